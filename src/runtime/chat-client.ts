@@ -1,0 +1,84 @@
+/**
+ * The model-facing interface, shaped after Microsoft.Extensions.AI's IChatClient: a list of messages
+ * in, a response (or a stream of updates) out, and a flag telling whether the service can keep the
+ * conversation itself (hosted sessions).
+ */
+import type { AIContent, ChatMessage, UsageDetails } from "./messages.js";
+import type { ServiceSessionId } from "./session.js";
+import type { AITool } from "./tools.js";
+
+export interface ChatOptions {
+  /** The service's conversation to continue (hosted sessions only). */
+  conversationId?: ServiceSessionId;
+  /** Whether the service should keep this exchange. `false` for local sessions. */
+  store?: boolean;
+  instructions?: string;
+  tools?: readonly AITool[];
+  signal?: AbortSignal;
+}
+
+export interface ChatResponse {
+  messages: ChatMessage[];
+  /** Set by services that keep the conversation: the id to continue it with. */
+  conversationId?: ServiceSessionId;
+  responseId?: string;
+  usage?: UsageDetails;
+  finishReason?: string;
+}
+
+export interface ChatResponseUpdate {
+  role?: string;
+  contents: AIContent[];
+  messageId?: string;
+  authorName?: string;
+  conversationId?: ServiceSessionId;
+  responseId?: string;
+}
+
+export interface ChatClientMetadata {
+  providerName: string;
+  /** True when the service can store conversations and hand back a conversation id. */
+  supportsServiceStorage: boolean;
+}
+
+export interface ChatClient {
+  readonly metadata: ChatClientMetadata;
+  getResponse(messages: readonly ChatMessage[], options?: ChatOptions): Promise<ChatResponse>;
+  getStreamingResponse(messages: readonly ChatMessage[], options?: ChatOptions): AsyncIterable<ChatResponseUpdate>;
+}
+
+/**
+ * Folds streaming updates into a response: consecutive updates of one message (same messageId, or
+ * same role with no id) join, and adjacent text contents merge.
+ */
+export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): ChatResponse {
+  const messages: ChatMessage[] = [];
+  const response: ChatResponse = { messages };
+  let current: ChatMessage | undefined;
+  let currentId: string | undefined;
+  for (const update of updates) {
+    if (update.conversationId !== undefined) response.conversationId = update.conversationId;
+    if (update.responseId !== undefined) response.responseId = update.responseId;
+    const role = update.role ?? current?.role ?? "assistant";
+    const startsNew = !current || (update.messageId !== undefined && update.messageId !== currentId) || role !== current.role;
+    if (startsNew) {
+      current = { role, contents: [] };
+      if (update.messageId !== undefined) current.messageId = update.messageId;
+      if (update.authorName !== undefined) current.authorName = update.authorName;
+      currentId = update.messageId;
+      messages.push(current);
+    }
+    for (const content of update.contents) {
+      const last = current!.contents[current!.contents.length - 1];
+      if (content.$type === "text" && last?.$type === "text" && !last.annotations && !content.annotations) {
+        current!.contents[current!.contents.length - 1] = { ...last, text: last.text + content.text };
+      } else if (content.$type === "usage") {
+        response.usage = content.details;
+        current!.contents.push(content);
+      } else {
+        current!.contents.push(content);
+      }
+    }
+  }
+  return response;
+}

@@ -1,0 +1,24 @@
+/**
+ * What the agent hands a provider on each call. Providers are stateless and shared by every
+ * session: everything session-specific arrives here and leaves through `state`.
+ */
+import type { ChatMessage } from "../messages.js";
+import type { AgentSession } from "../session.js";
+import type { StateAccess } from "../state-bag.js";
+
+export interface ProviderContext {
+  /** The session as it was when the run started. Read it; write through `state`. */
+  readonly session: Readonly<AgentSession>;
+  /** Staged state: reads see this run's writes; writes are allowed under the provider's own key only. */
+  readonly state: StateAccess;
+  /** The new messages the caller sent in this run. */
+  readonly requestMessages: readonly ChatMessage[];
+  /** A stable id for this run, for idempotent side effects (e.g. appends to an external log). */
+  readonly operationId: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Anything the agent hosts: it has a key, unique on its agent, under which it keeps its state. */
+export interface SessionStateProvider {
+  readonly key: string;
+}

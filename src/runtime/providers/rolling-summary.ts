@@ -1,0 +1,76 @@
+/**
+ * An example context provider (seed 004, scenario 3): keeps the last few messages of a session and
+ * a model-written summary of them, and gives the summary to the model as instructions. Its state is
+ * per session, in the bag; the provider itself holds only configuration and a client.
+ */
+import type { ChatClient } from "../chat-client.js";
+import { messageText, userMessage, type ChatMessage } from "../messages.js";
+import { ProviderSessionState } from "../state-bag.js";
+import type { ProviderState } from "../tagged.js";
+import { AIContextProvider, type AIContext, type InvokedContext } from "./context-provider.js";
+import type { ProviderContext } from "./provider.js";
+
+export interface RollingSummaryState extends ProviderState<"RollingSummaryState", 1> {
+  /** The model's latest summary of the conversation, empty until the first summary. */
+  summary: string;
+  /** The most recent messages (at most `maxMessages`), what the next summary is written from. */
+  recentMessages: ChatMessage[];
+  /**
+   * Turns seen since the session started.
+   * @TJS-type integer
+   * @minimum 0
+   */
+  turns: number;
+}
+
+export interface RollingSummaryOptions {
+  /** The client that writes summaries (often a small, cheap model). */
+  summarizer: ChatClient;
+  key?: string;
+  /** How many recent messages to keep. Default 10. */
+  maxMessages?: number;
+  /** Summarize every N turns. Default 1. */
+  summarizeEvery?: number;
+}
+
+export class RollingSummaryProvider extends AIContextProvider {
+  static readonly defaultKey = "statebag.rollingSummary";
+  readonly key: string;
+  readonly state: ProviderSessionState<RollingSummaryState>;
+  private readonly summarizer: ChatClient;
+  private readonly maxMessages: number;
+  private readonly summarizeEvery: number;
+
+  constructor(options: RollingSummaryOptions) {
+    super();
+    this.key = options.key ?? RollingSummaryProvider.defaultKey;
+    this.summarizer = options.summarizer;
+    this.maxMessages = options.maxMessages ?? 10;
+    this.summarizeEvery = options.summarizeEvery ?? 1;
+    this.state = new ProviderSessionState<RollingSummaryState>(this.key, {
+      stateType: "RollingSummaryState",
+      version: 1,
+      initial: () => ({ $type: "RollingSummaryState", summary: "", recentMessages: [], turns: 0 }),
+    });
+  }
+
+  override invoking(context: ProviderContext): AIContext | undefined {
+    const state = this.state.read(context.state);
+    if (!state?.summary) return undefined;
+    return { instructions: `Summary of the conversation so far: ${state.summary}` };
+  }
+
+  override async invoked(context: InvokedContext): Promise<void> {
+    const current = this.state.readOrInit(context.state);
+    const recentMessages = [...current.recentMessages, ...context.requestMessages, ...context.responseMessages].slice(-this.maxMessages);
+    const turns = current.turns + 1;
+    let summary = current.summary;
+    if (turns % this.summarizeEvery === 0) {
+      const transcript = recentMessages.map((m) => `${m.role}: ${messageText(m)}`).join("\n");
+      const prompt = userMessage(`Summarize the conversation below in at most three sentences.\n\n${transcript}`);
+      const response = await this.summarizer.getResponse([prompt], { store: false, signal: context.signal });
+      summary = response.messages.map(messageText).join(" ").trim() || summary;
+    }
+    this.state.write(context.state, { $type: "RollingSummaryState", summary, recentMessages, turns });
+  }
+}

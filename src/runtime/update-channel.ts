@@ -1,0 +1,41 @@
+/** A one-producer, one-consumer async queue: how a run hands streaming updates to its consumer. */
+export class UpdateChannel<T> implements AsyncIterable<T> {
+  private readonly queue: T[] = [];
+  private wake?: () => void;
+  private closed = false;
+  private failure: { error: unknown } | undefined;
+
+  push(value: T): void {
+    if (this.closed) return;
+    this.queue.push(value);
+    this.signal();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.signal();
+  }
+
+  fail(error: unknown): void {
+    this.failure = { error };
+    this.close();
+  }
+
+  private signal(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for (;;) {
+      if (this.queue.length) {
+        yield this.queue.shift()!;
+        continue;
+      }
+      if (this.failure) throw this.failure.error;
+      if (this.closed) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+}
