@@ -23,5 +23,6 @@ export * from "./runtime/providers/reducers.js";
 export * from "./runtime/providers/rolling-summary.js";
 export * from "./runtime/clients/scripted-chat-client.js";
 
-// Registry contract
+// Registry contract and generated-code support
+export * from "./runtime/formats.js";
 export * from "./runtime/registry-types.js";

@@ -1,0 +1,313 @@
+/**
+ * Store throughput probe: save (create), update (compare-and-swap) and load of N sessions with M
+ * history messages each, through statebag's store vs the raw driver running the same statements
+ * with the same JSON (`JSON.stringify(session)` / `JSON.parse`), one operation at a time.
+ *
+ * statebag's side additionally validates every tagged value on save (serializeSession with
+ * `validate: true`), checks the envelope and runs migrations/validation on load; the probe shows
+ * what that costs against a database round trip. Target: ours >= 80% of raw throughput.
+ *
+ * Each round uses fresh, isolated locations (temp SQLite file, PostgreSQL schema, Redis prefix);
+ * the two sides run interleaved in chunks of 50 sessions, alternating which goes first, so
+ * background load hits both alike; the median over rounds is reported.
+ *
+ *   npx tsx bench/stores-probe.ts [sqlite|postgres|redis ...] [--sessions 1000] [--messages 20] [--rounds 5]
+ *
+ * For the bench suite: `probeStore(kind, options)` returns the numbers for one backend.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { randomBytes } from "node:crypto";
+import type BetterSqlite3 from "better-sqlite3";
+import type pg from "pg";
+import type { Redis as RedisClient } from "ioredis";
+import type { AgentSession } from "../src/runtime/session.js";
+import { openStore } from "../src/runtime/stores/open.js";
+import { PostgresSessionStore, postgresStatements } from "../src/runtime/stores/postgres.js";
+import { REDIS_LUA, RedisSessionStore } from "../src/runtime/stores/redis.js";
+import { SQLITE_SQL } from "../src/runtime/stores/sqlite.js";
+import type { SessionStore } from "../src/runtime/stores/types.js";
+import { quoteIdent } from "../src/runtime/stores/url.js";
+import { makeSessions } from "./sessions.js";
+
+const require = createRequire(import.meta.url);
+
+export type ProbeKind = "sqlite" | "postgres" | "redis";
+
+export interface StoreProbeOptions {
+  /** Server URL for postgres/redis (defaults: local test servers; env STATEBAG_BENCH_PG_URL / STATEBAG_BENCH_REDIS_URL). */
+  url?: string;
+  sessions?: number;
+  messages?: number;
+  rounds?: number;
+}
+
+export interface PhaseNumbers {
+  /** Operations per second, median over rounds. */
+  save: number;
+  update: number;
+  load: number;
+  /** save+update+load of all sessions, ms (median). */
+  totalMs: number;
+}
+
+export interface StoreProbeResult {
+  kind: ProbeKind;
+  sessions: number;
+  messages: number;
+  rounds: number;
+  /** Average stored size of one session (statebag's stored text), bytes. */
+  bytesPerSession: number;
+  ours: PhaseNumbers;
+  raw: PhaseNumbers;
+  /** ours throughput / raw throughput over all three phases (1.0 = same speed). */
+  ratio: number;
+  /** ratio >= 0.8 */
+  pass: boolean;
+}
+
+interface Side {
+  save(session: AgentSession): Promise<number>;
+  update(session: AgentSession, revision: number): Promise<number>;
+  load(id: string): Promise<AgentSession>;
+  close(): Promise<void>;
+}
+
+const PG_URL = process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const REDIS_URL = process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+function unique(): string {
+  return `${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+}
+
+/** statebag's store as a Side. */
+function oursSide(store: SessionStore, close: () => Promise<void>): Side {
+  return {
+    save: (s) => store.save(s, { expectedRevision: null }),
+    update: (s, revision) => store.save(s, { expectedRevision: revision }),
+    load: async (id) => (await store.get(id))!.session,
+    close,
+  };
+}
+
+/** A fresh location and both sides on it (separate tables/prefixes for ours and raw). */
+async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ours: Side; raw: Side }> {
+  if (kind === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "statebag-probe-"));
+    const oursStore = await openStore(`sqlite:${join(dir, "ours.db")}`);
+    // The raw side's file gets the same tables and pragmas (WAL, synchronous=NORMAL).
+    const rawPath = join(dir, "raw.db");
+    await (await openStore(`sqlite:${rawPath}`)).close();
+    const Database = require("better-sqlite3") as typeof BetterSqlite3;
+    const db = new Database(rawPath, { timeout: 5000 });
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    const st = {
+      get: db.prepare(SQLITE_SQL.get),
+      bump: db.prepare(SQLITE_SQL.bump),
+      create: db.prepare(SQLITE_SQL.create),
+      update: db.prepare(SQLITE_SQL.update),
+    };
+    const create = db.transaction((id: string, text: string) => {
+      const now = Date.now();
+      const revision = (st.bump.get() as { value: number }).value;
+      if (st.create.run(id, revision, text, null, now, now).changes !== 1) throw new Error("conflict");
+      return revision;
+    });
+    const update = db.transaction((id: string, expected: number, text: string) => {
+      const now = Date.now();
+      const revision = (st.bump.get() as { value: number }).value;
+      if (st.update.run(revision, text, null, now, id, expected, now).changes !== 1) throw new Error("conflict");
+      return revision;
+    });
+    const raw: Side = {
+      save: async (s) => create.immediate(s.id, JSON.stringify(s)),
+      update: async (s, revision) => update.immediate(s.id, revision, JSON.stringify(s)),
+      load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
+      close: async () => {
+        db.close();
+      },
+    };
+    return {
+      ours: oursSide(oursStore, async () => {
+        await oursStore.close();
+        rmSync(dir, { recursive: true, force: true });
+      }),
+      raw,
+    };
+  }
+  if (kind === "postgres") {
+    const base = url ?? PG_URL;
+    const oursSchema = `sbprobe_${unique()}`;
+    const rawSchema = `${oursSchema}_raw`;
+    const oursStore = new PostgresSessionStore({ connectionString: base, schema: oursSchema });
+    await oursStore.setup();
+    const rawAdmin = new PostgresSessionStore({ connectionString: base, schema: rawSchema, max: 1 });
+    await rawAdmin.setup();
+    const { Pool } = require("pg") as typeof pg;
+    const pool = new Pool({ connectionString: base, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, keepAlive: true });
+    // Fresh statement names so the raw pool prepares its own.
+    const sql = postgresStatements(quoteIdent(rawSchema));
+    const raw: Side = {
+      save: async (s) => Number((await pool.query({ ...sql.create, name: `raw_${sql.create.name}`, values: [s.id, JSON.stringify(s), null] })).rows[0].revision),
+      update: async (s, revision) =>
+        Number((await pool.query({ ...sql.update, name: `raw_${sql.update.name}`, values: [s.id, revision, JSON.stringify(s), null] })).rows[0].revision),
+      load: async (id) => JSON.parse((await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0].data) as AgentSession,
+      close: async () => {
+        await pool.end();
+        await rawAdmin.dropSchema();
+        await rawAdmin.close();
+      },
+    };
+    return {
+      ours: oursSide(oursStore, async () => {
+        await oursStore.dropSchema();
+        await oursStore.close();
+      }),
+      raw,
+    };
+  }
+  const base = url ?? REDIS_URL;
+  const prefix = `sbprobe:${unique()}:`;
+  const oursStore = new RedisSessionStore({ url: base, prefix });
+  const rawPrefix = `${prefix}raw:`;
+  const Redis = (require("ioredis") as { Redis: new (url: string) => RedisClient }).Redis;
+  const client = new Redis(base) as RedisClient & { sbSave(...args: (string | number)[]): Promise<[number, string]> };
+  client.defineCommand("sbSave", { numberOfKeys: 4, lua: REDIS_LUA.save });
+  const k = { s: (id: string) => `${rawPrefix}s:${id}`, rev: `${rawPrefix}rev`, idx: `${rawPrefix}idx`, exp: `${rawPrefix}exp` };
+  const raw: Side = {
+    save: async (s) => Number((await client.sbSave(k.s(s.id), k.rev, k.idx, k.exp, "", JSON.stringify(s), "", s.id, Date.now(), `${rawPrefix}s:`))[1]),
+    update: async (s, revision) =>
+      Number((await client.sbSave(k.s(s.id), k.rev, k.idx, k.exp, String(revision), JSON.stringify(s), "", s.id, Date.now(), `${rawPrefix}s:`))[1]),
+    load: async (id) => {
+      const [, data] = await client.hmget(k.s(id), "r", "d");
+      return JSON.parse(data!) as AgentSession;
+    },
+    close: async () => {
+      await client.quit();
+    },
+  };
+  return {
+    ours: oursSide(oursStore, async () => {
+      await oursStore.deleteAll();
+      await oursStore.close();
+    }),
+    raw,
+  };
+}
+
+type Phases = { save: number; update: number; load: number };
+
+/**
+ * Runs save, update and load of every session on both sides, interleaved in chunks of 50
+ * (alternating which side goes first) so background load on the machine hits both sides alike.
+ */
+async function runInterleaved(a: Side, b: Side, sessions: AgentSession[]): Promise<[Phases, Phases]> {
+  const sides = [a, b];
+  const times: Phases[] = [
+    { save: 0, update: 0, load: 0 },
+    { save: 0, update: 0, load: 0 },
+  ];
+  const revisions = [new Array<number>(sessions.length), new Array<number>(sessions.length)];
+  const CHUNK = 50;
+  let flip = 0;
+  const phase = async (name: keyof Phases, op: (side: Side, i: number, k: number) => Promise<void>) => {
+    for (let from = 0; from < sessions.length; from += CHUNK) {
+      const to = Math.min(sessions.length, from + CHUNK);
+      const order = flip++ % 2 === 0 ? [0, 1] : [1, 0];
+      for (const k of order) {
+        const t = performance.now();
+        for (let i = from; i < to; i++) await op(sides[k], i, k);
+        times[k][name] += performance.now() - t;
+      }
+    }
+  };
+  await phase("save", async (side, i, k) => {
+    revisions[k][i] = await side.save(sessions[i]);
+  });
+  await phase("update", async (side, i, k) => {
+    revisions[k][i] = await side.update(sessions[i], revisions[k][i]);
+  });
+  let check = 0;
+  await phase("load", async (side, i) => {
+    check += Object.keys((await side.load(sessions[i].id)).stateBag).length;
+  });
+  if (check !== 2 * sessions.length) throw new Error("probe loaded unexpected sessions");
+  return [times[0], times[1]];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function summarize(runs: Phases[], n: number): PhaseNumbers {
+  const save = median(runs.map((r) => r.save));
+  const update = median(runs.map((r) => r.update));
+  const load = median(runs.map((r) => r.load));
+  const ops = (ms: number) => Math.round((n / ms) * 1000);
+  return { save: ops(save), update: ops(update), load: ops(load), totalMs: Math.round(median(runs.map((r) => r.save + r.update + r.load))) };
+}
+
+/** Measures one backend. Creates and removes its own isolated tables/keys/files. */
+export async function probeStore(kind: ProbeKind, options: StoreProbeOptions = {}): Promise<StoreProbeResult> {
+  const n = options.sessions ?? 1000;
+  const messages = options.messages ?? 20;
+  const rounds = options.rounds ?? 5;
+  const sessions = makeSessions(n, messages, "probe");
+  const oursRuns: Phases[] = [];
+  const rawRuns: Phases[] = [];
+  // Warm-up: JIT, prepared statements, connections.
+  {
+    const { ours, raw } = await makeSides(kind, options.url);
+    await runInterleaved(ours, raw, sessions.slice(0, Math.min(200, n)));
+    await ours.close();
+    await raw.close();
+  }
+  for (let round = 0; round < rounds; round++) {
+    const { ours, raw } = await makeSides(kind, options.url);
+    try {
+      const [o, r] = await runInterleaved(ours, raw, sessions);
+      oursRuns.push(o);
+      rawRuns.push(r);
+    } finally {
+      await ours.close();
+      await raw.close();
+    }
+  }
+  const ours = summarize(oursRuns, n);
+  const raw = summarize(rawRuns, n);
+  const { serializeSession } = await import("../src/runtime/serialization.js");
+  const bytes = sessions.reduce((sum, s) => sum + Buffer.byteLength(serializeSession(s)), 0) / n;
+  const ratio = Math.round((raw.totalMs / ours.totalMs) * 1000) / 1000;
+  return { kind, sessions: n, messages, rounds, bytesPerSession: Math.round(bytes), ours, raw, ratio, pass: ratio >= 0.8 };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const flag = (name: string, fallback: number) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? Number(args[i + 1]) : fallback;
+  };
+  const kinds = args.filter((a) => a === "sqlite" || a === "postgres" || a === "redis") as ProbeKind[];
+  const options = { sessions: flag("sessions", 1000), messages: flag("messages", 20), rounds: flag("rounds", 5) };
+  console.log(`store probe: ${options.sessions} sessions x ${options.messages} messages, ${options.rounds} rounds, sequential (one call at a time)\n`);
+  console.log("backend   side   save/s  update/s  load/s  total ms");
+  const results: StoreProbeResult[] = [];
+  for (const kind of kinds.length ? kinds : (["sqlite", "postgres", "redis"] as ProbeKind[])) {
+    const r = await probeStore(kind, options);
+    results.push(r);
+    for (const [side, p] of [["ours", r.ours], ["raw", r.raw]] as const) {
+      console.log(`${kind.padEnd(9)} ${side.padEnd(5)} ${String(p.save).padStart(7)} ${String(p.update).padStart(9)} ${String(p.load).padStart(7)} ${String(p.totalMs).padStart(9)}`);
+    }
+    console.log(`${"".padEnd(9)} ours/raw throughput ${(r.ratio * 100).toFixed(0)}% (target >= 80%) ${r.pass ? "PASS" : "FAIL"}; ${r.bytesPerSession} bytes/session\n`);
+  }
+  if (args.includes("--json")) console.log(JSON.stringify(results, null, 2));
+  if (results.some((r) => !r.pass)) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

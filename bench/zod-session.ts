@@ -1,0 +1,125 @@
+/**
+ * The baseline for `validate.*`: the same session model written by hand as a zod 4 schema, the way
+ * a TypeScript team would validate stored sessions without statebag. Faithful to
+ * src/runtime/messages.ts: every content type as a discriminated union on `$type`, annotations
+ * (citation + textSpan regions) on every content, nested tool calls in approval contents,
+ * `additionalProperties` of arbitrary JSON, `createdAt` as ISO-8601 date-time with an offset,
+ * integer token counts.
+ *
+ * Objects are `strictObject`: statebag's generated schemas are closed (`additionalProperties: false`),
+ * so unknown properties are errors on both sides (a stripping `z.object` would silently drop data).
+ */
+import { z } from "zod";
+
+const obj = z.strictObject;
+
+const jsonValue = z.json();
+const additionalProperties = z.record(z.string(), jsonValue).optional();
+const v1 = z.literal(1).optional();
+const int = z.number().int();
+
+const textSpan = obj({ $type: z.literal("textSpan"), $version: v1, start: int.optional(), end: int.optional() });
+const annotatedRegion = z.discriminatedUnion("$type", [textSpan]);
+
+const citation = obj({
+  $type: z.literal("citation"),
+  $version: v1,
+  title: z.string().optional(),
+  url: z.string().optional(),
+  fileId: z.string().optional(),
+  toolName: z.string().optional(),
+  snippet: z.string().optional(),
+  annotatedRegions: z.array(annotatedRegion).optional(),
+  additionalProperties,
+});
+const annotation = z.discriminatedUnion("$type", [citation]);
+
+const base = { $version: v1, annotations: z.array(annotation).optional(), additionalProperties };
+
+const usageDetails = obj({
+  inputTokenCount: int.optional(),
+  outputTokenCount: int.optional(),
+  totalTokenCount: int.optional(),
+  cachedInputTokenCount: int.optional(),
+  reasoningTokenCount: int.optional(),
+  additionalCounts: z.record(z.string(), z.number()).optional(),
+});
+
+const text = obj({ $type: z.literal("text"), ...base, text: z.string() });
+const reasoning = obj({ $type: z.literal("reasoning"), ...base, text: z.string().optional(), protectedData: z.string().optional() });
+const data = obj({ $type: z.literal("data"), ...base, uri: z.string().regex(/^data:/), name: z.string().optional() });
+const uri = obj({ $type: z.literal("uri"), ...base, uri: z.string(), mediaType: z.string() });
+const error = obj({ $type: z.literal("error"), ...base, message: z.string(), errorCode: z.string().optional(), details: z.string().optional() });
+const usage = obj({ $type: z.literal("usage"), ...base, details: usageDetails });
+const functionCall = obj({
+  $type: z.literal("functionCall"),
+  ...base,
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), jsonValue).optional(),
+  informationalOnly: z.boolean().optional(),
+});
+const functionResult = obj({ $type: z.literal("functionResult"), ...base, callId: z.string(), result: jsonValue.optional() });
+const hostedFile = obj({ $type: z.literal("hostedFile"), ...base, fileId: z.string(), mediaType: z.string().optional(), name: z.string().optional() });
+
+// Approval contents nest a content of their own: a recursive schema (zod 4 getters).
+const toolApprovalRequest = obj({
+  $type: z.literal("toolApprovalRequest"),
+  ...base,
+  requestId: z.string(),
+  get toolCall(): z.ZodType {
+    return aiContent;
+  },
+  requiresConfirmation: z.boolean().optional(),
+});
+const toolApprovalResponse = obj({
+  $type: z.literal("toolApprovalResponse"),
+  ...base,
+  requestId: z.string(),
+  approved: z.boolean(),
+  get toolCall(): z.ZodOptional<z.ZodType> {
+    return aiContent.optional();
+  },
+  reason: z.string().optional(),
+});
+
+export const aiContent: z.ZodType = z.discriminatedUnion("$type", [
+  text,
+  reasoning,
+  data,
+  uri,
+  error,
+  usage,
+  functionCall,
+  functionResult,
+  hostedFile,
+  toolApprovalRequest,
+  toolApprovalResponse,
+]);
+
+export const chatMessage = obj({
+  authorName: z.string().optional(),
+  createdAt: z.iso.datetime({ offset: true }).optional(),
+  role: z.string(),
+  contents: z.array(aiContent),
+  messageId: z.string().optional(),
+  additionalProperties,
+});
+
+const inMemoryChatHistoryState = obj({ $type: z.literal("InMemoryChatHistoryState"), $version: v1, messages: z.array(chatMessage) });
+const rollingSummaryState = obj({
+  $type: z.literal("RollingSummaryState"),
+  $version: v1,
+  summary: z.string(),
+  recentMessages: z.array(chatMessage),
+  turns: int.min(0),
+});
+
+export const sessionSchema = obj({
+  id: z.string().min(1),
+  kind: z.enum(["local", "hosted"]).optional(),
+  conversationId: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
+  stateBag: z.record(z.string(), z.discriminatedUnion("$type", [inMemoryChatHistoryState, rollingSummaryState])),
+});
+
+export type ZodSession = z.infer<typeof sessionSchema>;

@@ -1,0 +1,133 @@
+/**
+ * Makes a no-op `npm run gen` cheap: outputs are cached under a key made of the content hashes of
+ * every input file, the generator's own code and toolchain versions, and the options. A hit needs
+ * only file reads and hashes: ts-morph, TypeScript and ajv are never loaded.
+ *
+ * Inputs are over-approximated on purpose (every .ts file under the source roots, plus every
+ * non-library file the compiler read last time), so a hit is never stale.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { compareStrings } from "./errors.js";
+import type { TypeSummary } from "./index.js";
+
+export interface SourceFile {
+  path: string;
+  text: string;
+}
+
+const SKIP_DIRS = new Set(["node_modules", ".git", "dist", "coverage", ".statebag-cache"]);
+
+/** Every .ts/.tsx/.mts/.cts file (no .d.ts) under `dirs`, and every tsconfig*.json, sorted by path. */
+export function readSources(dirs: readonly string[], excludeDirs: readonly string[]): SourceFile[] {
+  const out: SourceFile[] = [];
+  const excluded = new Set(excludeDirs.map((d) => path.resolve(d)));
+  const walk = (dir: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!SKIP_DIRS.has(e.name) && !excluded.has(full)) walk(full);
+      } else if (e.isFile() && (/\.(ts|tsx|mts|cts)$/.test(e.name) ? !/\.d\.[mc]?ts$/.test(e.name) : /^tsconfig.*\.json$/.test(e.name))) {
+        out.push({ path: full, text: fs.readFileSync(full, "utf8") });
+      }
+    }
+  };
+  for (const d of dirs) walk(path.resolve(d));
+  return out.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+export function hash(text: string | Buffer): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+let fingerprint: string | undefined;
+
+/** The generator's own code and the versions of the tools whose output it embeds. */
+export function generatorFingerprint(): string {
+  if (fingerprint) return fingerprint;
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const parts: string[] = [];
+  for (const name of fs.readdirSync(here).sort(compareStrings))
+    if (/\.(ts|js)$/.test(name) && !name.endsWith(".d.ts")) parts.push(name, hash(fs.readFileSync(path.join(here, name))));
+  const require = createRequire(import.meta.url);
+  for (const pkg of ["ajv", "typescript-json-schema", "typescript", "ts-morph"]) {
+    try {
+      parts.push(pkg, (require(`${pkg}/package.json`) as { version: string }).version);
+    } catch {
+      parts.push(pkg, "?");
+    }
+  }
+  return (fingerprint = hash(parts.join("\n")));
+}
+
+export interface CacheEntry {
+  key: string;
+  /** Files outside the walked roots that the compiler read (imports), with their hashes. */
+  dependencies: { path: string; hash: string }[];
+  /** Generated files by path relative to the project root. */
+  outputs: Record<string, string>;
+  /** Outputs written only when missing (frozen schema history). */
+  createOnly: string[];
+  types: TypeSummary[];
+}
+
+export function cacheDir(root: string): string {
+  return fs.existsSync(path.join(root, "node_modules"))
+    ? path.join(root, "node_modules", ".cache", "statebag")
+    : path.join(root, ".statebag-cache");
+}
+
+function cacheFile(root: string): string {
+  return path.join(cacheDir(root), "gen.json");
+}
+
+export function cacheKey(sources: readonly SourceFile[], root: string, options: unknown): string {
+  const lines = [generatorFingerprint(), JSON.stringify(options)];
+  for (const s of sources) lines.push(`${path.relative(root, s.path)}\t${hash(s.text)}`);
+  return hash(lines.join("\n"));
+}
+
+/** The cached outputs when `key` matches and no recorded dependency changed. */
+export function readCache(root: string, key: string): CacheEntry | undefined {
+  let entry: CacheEntry;
+  try {
+    entry = JSON.parse(fs.readFileSync(cacheFile(root), "utf8")) as CacheEntry;
+  } catch {
+    return undefined;
+  }
+  if (entry.key !== key) return undefined;
+  for (const dep of entry.dependencies) {
+    try {
+      if (hash(fs.readFileSync(dep.path)) !== dep.hash) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return entry;
+}
+
+export function writeCache(root: string, entry: CacheEntry): void {
+  try {
+    fs.mkdirSync(cacheDir(root), { recursive: true });
+    const file = cacheFile(root);
+    // Unique temp name: parallel runs (test workers) must not interleave one file.
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(entry));
+    fs.renameSync(tmp, file);
+  } catch {
+    // A cache that cannot be written only costs the next run its speed.
+  }
+}
+
+export function dependencyHashes(files: readonly string[]): CacheEntry["dependencies"] {
+  return [...files].sort(compareStrings).map((p) => ({ path: p, hash: hash(fs.readFileSync(p)) }));
+}

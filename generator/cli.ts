@@ -1,0 +1,43 @@
+/**
+ * `npm run gen` (tsx generator/cli.ts): thin wrapper over generate(). Exit codes: 0 done/current,
+ * 1 generator errors or (--check) stale output, 2 usage error.
+ */
+import { Command, CommanderError } from "commander";
+import { formatResult, generate } from "./index.js";
+
+const program = new Command("gen")
+  .description("Generate JSON Schemas, the polymorphic registry and precompiled validators from $type-tagged types.")
+  .option("--project <tsconfig>", "a user project's tsconfig.json (default: this repo's src/)")
+  .option("--out <dir>", "generated modules directory (default: <project>/src/generated)")
+  .option("--schemas <dir>", "JSON Schema directory (default: <project>/schemas)")
+  .option("--runtime-import <module>", 'module generated code imports runtime types from (default: "statebag" with --project)')
+  .option("--check", "write nothing; exit 1 when generated files are stale, missing or extra")
+  .option("--no-cache", "ignore and do not update the no-op cache")
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+async function main(): Promise<number> {
+  try {
+    program.parse(process.argv);
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    throw e;
+  }
+  if (program.args.length > 0) {
+    process.stderr.write(`error usage: unexpected argument ${program.args[0]}\n`);
+    return 2;
+  }
+  const opts = program.opts<{ project?: string; out?: string; schemas?: string; runtimeImport?: string; check?: boolean; cache: boolean }>();
+  const result = await generate({ ...opts, check: opts.check ?? false });
+  const lines = formatResult(result, opts.check ?? false);
+  (result.exitCode === 0 ? process.stdout : process.stderr).write(lines.join("\n") + "\n");
+  return result.exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`statebag gen crashed: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

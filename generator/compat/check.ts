@@ -1,0 +1,555 @@
+/**
+ * `checkCompatibility`: keeps stored sessions readable as types evolve. It reads the current
+ * schemas, the frozen history, the declared migrations and the golden fixtures, and fails when:
+ *
+ * - a frozen schema file was edited (its hash differs from `schemas/history/frozen.lock.json`),
+ *   deleted, or (without `update`) never recorded in the lock;
+ * - a current schema has a breaking change against the frozen schema of the SAME version;
+ * - a version can not be migrated to the current one (a migration step is missing);
+ * - a `$type` name is reused: it was retired or renamed, is a former name of another type, moved
+ *   to another family, or its version went backwards;
+ * - a type was removed (it has history, no current schema, and was not retired or renamed);
+ * - a version has no golden fixture, or a fixture does not match its version's schema.
+ *
+ * Every failure names the type, a JSON pointer (into the value), the rule and the fix.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { Ajv } from "ajv";
+import { type Change, type ChangeKind, type ChangeRule, diffSchemas } from "./diff.js";
+import {
+  type CurrentSchema,
+  type FrozenSchema,
+  type RetiredType,
+  HISTORY_DIR,
+  LOCK_FILE,
+  RETIRED_FILE,
+  frozenHash,
+  readCurrentSchemas,
+  readFrozenSchemas,
+  readLock,
+  readRetired,
+  writeLock,
+  writeRetired,
+} from "./history.js";
+import { type JsonSchema, childPointer, displayPointer, isObject } from "./schema.js";
+
+/** A migration as declared with `defineMigration` (only what the check needs). */
+export interface DeclaredMigration {
+  /** The `$type` the migration produces (for a rename: the new name). */
+  type: string;
+  from: number;
+  to: number;
+  /** For a rename: the former `$type` the migration reads. */
+  fromType?: string;
+}
+
+export interface CheckOptions {
+  /** The generator's output directory (`schemas/`). */
+  schemasDir: string;
+  migrations: readonly DeclaredMigration[];
+  /** Golden fixtures: `<fixturesDir>/<$type>/v<N>*.json`. */
+  fixturesDir: string;
+  /** Current `$type` -> its earlier names (`TypeDefinition.formerNames`). Also read from `x-statebag.formerNames`. */
+  formerNames?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Record what is new instead of failing on it: add lock entries for frozen files the lock does
+   * not list, and add renamed types to `retired.json`. The generator passes `true`; a CI
+   * `--check` passes `false` (the default), so an unrecorded file fails the build.
+   */
+  update?: boolean;
+  /** Validate each golden fixture against its version's schema (default true). */
+  validateFixtures?: boolean;
+  /** Paths in messages are relative to this (default `process.cwd()`). */
+  cwd?: string;
+}
+
+export type CheckRule =
+  | ChangeRule
+  | "frozen-edited"
+  | "frozen-deleted"
+  | "frozen-unlocked"
+  | "invalid-schema"
+  | "duplicate-type"
+  | "missing-migration"
+  | "reused-type-name"
+  | "version-regressed"
+  | "removed-type"
+  | "unrecorded-rename"
+  | "missing-fixture"
+  | "invalid-fixture";
+
+export interface Failure {
+  /** The `$type` concerned. */
+  type: string;
+  family?: string;
+  /** JSON pointer into the value (`""`: the value itself). */
+  pointer: string;
+  rule: CheckRule;
+  message: string;
+  /** What to do about it, concretely. */
+  fix: string;
+  /** The file concerned, relative to `cwd`. */
+  file?: string;
+  /** For a breaking schema change: the change itself. */
+  change?: Change;
+}
+
+export interface CheckReport {
+  failures: Failure[];
+  /** Lock keys added to `frozen.lock.json` (with `update`). */
+  recorded: string[];
+  /** `$type`s added to `retired.json` (with `update`). */
+  retired: string[];
+  /** Types compared with their frozen schema of the same version. */
+  compared: { type: string; version: number; changes: Change[] }[];
+}
+
+export function checkCompatibility(options: CheckOptions): Failure[] {
+  return runCompatibilityCheck(options).failures;
+}
+
+/** The message for one failure: `T: /pointer: what (rule: r). Fix: how`. */
+export function formatFailure(f: Failure): string {
+  return `${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`;
+}
+
+export function formatFailures(failures: readonly Failure[]): string {
+  if (failures.length === 0) return "statebag compat: no problems.";
+  const lines = failures.map((f) => `  ${formatFailure(f)}`);
+  return `statebag compat: ${failures.length} problem${failures.length === 1 ? "" : "s"}\n${lines.join("\n")}`;
+}
+
+/** `defineMigration(...)` text for a fix. */
+export function migrationSnippet(type: string, from: number, to: number): string {
+  return `defineMigration({ type: ${JSON.stringify(type)}, from: ${from}, to: ${to}, up })`;
+}
+
+export function runCompatibilityCheck(options: CheckOptions): CheckReport {
+  const cwd = options.cwd ?? process.cwd();
+  const rel = (file: string): string => path.relative(cwd, file).split(path.sep).join("/") || ".";
+  const schemasDir = options.schemasDir;
+  const failures: Failure[] = [];
+  const report: CheckReport = { failures, recorded: [], retired: [], compared: [] };
+  const fail = (f: Failure): void => {
+    failures.push(f);
+  };
+
+  // --- Current schemas ---------------------------------------------------------------------
+  const { schemas: currentList, problems } = readCurrentSchemas(schemasDir);
+  for (const p of problems) {
+    fail({
+      type: path.basename(p.file).replace(/\.schema\.json$/, ""),
+      pointer: "",
+      rule: "invalid-schema",
+      message: `current schema ${rel(p.file)} is ${p.message}`,
+      fix: "regenerate it (npm run gen)",
+      file: rel(p.file),
+    });
+  }
+  const current = new Map<string, CurrentSchema>();
+  for (const c of currentList) {
+    const other = current.get(c.$type);
+    if (other) {
+      fail({
+        type: c.$type,
+        family: c.family,
+        pointer: "",
+        rule: "duplicate-type",
+        message: `$type "${c.$type}" is declared twice (${rel(other.file)} and ${rel(c.file)})`,
+        fix: "give one of the two types another $type: a $type must be unique across the registry",
+        file: rel(c.file),
+      });
+      continue;
+    }
+    current.set(c.$type, c);
+  }
+
+  // --- Frozen history and its lock ---------------------------------------------------------
+  const frozen = readFrozenSchemas(schemasDir);
+  const lock = readLock(schemasDir);
+  const lockPath = rel(path.join(schemasDir, HISTORY_DIR, LOCK_FILE));
+  let lockChanged = false;
+  const frozenKeys = new Set(frozen.map((f) => f.key));
+  for (const f of frozen) {
+    const hash = frozenHash(f.text);
+    const locked = lock.files[f.key];
+    const latest = current.get(f.$type)?.version ?? f.version;
+    if (locked === undefined) {
+      if (options.update && f.schema !== undefined) {
+        lock.files[f.key] = hash;
+        report.recorded.push(f.key);
+        lockChanged = true;
+      } else {
+        fail({
+          type: f.$type,
+          family: f.family,
+          pointer: "",
+          rule: "frozen-unlocked",
+          message:
+            f.schema === undefined
+              ? `frozen schema ${rel(f.file)} is not valid JSON and not recorded in ${lockPath}`
+              : `frozen schema ${rel(f.file)} is not recorded in ${lockPath}`,
+          fix:
+            f.schema === undefined
+              ? `restore the file (git checkout -- ${rel(f.file)}) or delete it and run npm run gen`
+              : `run npm run gen (it records new frozen schemas in ${lockPath}) and commit both files`,
+          file: rel(f.file),
+        });
+      }
+    } else if (locked !== hash) {
+      fail({
+        type: f.$type,
+        family: f.family,
+        pointer: "",
+        rule: "frozen-edited",
+        message: `frozen schema ${rel(f.file)} was edited (its hash no longer matches ${lockPath})`,
+        fix:
+          `restore it (git checkout -- ${rel(f.file)}): a frozen version describes sessions already stored. ` +
+          `To change ${f.$type}, change its TypeScript type, bump it to version ${latest + 1} and add a migration ` +
+          `${latest} -> ${latest + 1} (${migrationSnippet(f.$type, latest, latest + 1)})`,
+        file: rel(f.file),
+      });
+    }
+  }
+  for (const key of Object.keys(lock.files).sort()) {
+    if (frozenKeys.has(key)) continue;
+    const [family, type, name] = key.split("/");
+    const file = path.join(schemasDir, HISTORY_DIR, key);
+    fail({
+      type: type ?? key,
+      family,
+      pointer: "",
+      rule: "frozen-deleted",
+      message: `frozen schema ${rel(file)} is listed in ${lockPath} but the file is gone`,
+      fix: `restore it (git checkout -- ${rel(file)}): sessions stored at ${name?.replace(/\.schema\.json$/, "") ?? "that version"} still need it`,
+      file: rel(file),
+    });
+  }
+  if (lockChanged) writeLock(schemasDir, lock);
+
+  // history by $type -> family -> versions
+  const historyByType = new Map<string, Map<string, FrozenSchema[]>>();
+  for (const f of frozen) {
+    let byFamily = historyByType.get(f.$type);
+    if (!byFamily) historyByType.set(f.$type, (byFamily = new Map()));
+    const list = byFamily.get(f.family) ?? [];
+    list.push(f);
+    byFamily.set(f.family, list);
+  }
+  for (const byFamily of historyByType.values()) for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
+
+  // --- Former names, retired names ---------------------------------------------------------
+  const formerOf = new Map<string, string>(); // former name -> current type
+  for (const c of current.values()) {
+    const names = new Set([...(options.formerNames?.[c.$type] ?? []), ...c.formerNames]);
+    for (const n of names) if (n !== c.$type) formerOf.set(n, c.$type);
+  }
+  const retired = readRetired(schemasDir);
+  const retiredByName = new Map(retired.map((r) => [r.$type, r]));
+  const newlyRetired: RetiredType[] = [];
+  const retiredPath = rel(path.join(schemasDir, HISTORY_DIR, RETIRED_FILE));
+
+  // Types with history but no current schema: renamed, retired, or removed.
+  for (const [type, byFamily] of historyByType) {
+    if (current.has(type)) continue;
+    const versions = [...byFamily.values()].flat().map((f) => f.version);
+    const lastVersion = Math.max(...versions);
+    const family = [...byFamily.keys()][0];
+    if (retiredByName.has(type)) continue;
+    const renamedTo = formerOf.get(type);
+    if (renamedTo !== undefined) {
+      if (options.update) {
+        const entry: RetiredType = { $type: type, family, lastVersion, renamedTo };
+        newlyRetired.push(entry);
+        retiredByName.set(type, entry);
+        report.retired.push(type);
+      } else {
+        fail({
+          type,
+          family,
+          pointer: "",
+          rule: "unrecorded-rename",
+          message: `$type "${type}" was renamed to "${renamedTo}" but ${retiredPath} does not reserve the old name`,
+          fix: `run npm run gen (it records renamed types in ${retiredPath}) and commit the file`,
+        });
+      }
+      continue;
+    }
+    fail({
+      type,
+      family,
+      pointer: "",
+      rule: "removed-type",
+      message: `type removed: ${HISTORY_DIR}/${family}/${type} holds version${versions.length > 1 ? "s" : ""} ${versions.join(", ")} but no current schema declares "${type}", so stored sessions holding it can not be read`,
+      fix:
+        `restore the type; or, if it was renamed, declare "${type}" as a former name of the new type and add a migration from it ` +
+        `(${migrationSnippet("<new $type>", lastVersion, lastVersion + 1)}); or, to drop it for good, retire it: ` +
+        `retireType("${rel(schemasDir)}", { $type: "${type}", reason: "..." }) adds it to ${retiredPath}`,
+    });
+  }
+  if (newlyRetired.length > 0) writeRetired(schemasDir, [...retired, ...newlyRetired]);
+
+  // --- Each current type ---------------------------------------------------------------------
+  const types = [...current.values()].sort((a, b) => (a.$type < b.$type ? -1 : a.$type > b.$type ? 1 : 0));
+  for (const c of types) {
+    const T = c.$type;
+    const base = { type: T, family: c.family, file: rel(c.file) };
+
+    // Reuse of a name that belongs to something else.
+    const reuse: string[] = [];
+    const retiredEntry = retiredByName.get(T);
+    if (retiredEntry) {
+      reuse.push(
+        `$type "${T}" was retired${retiredEntry.renamedTo ? ` (renamed to "${retiredEntry.renamedTo}")` : ""}${retiredEntry.reason ? ` (${retiredEntry.reason})` : ""} and is listed in ${retiredPath}`,
+      );
+    }
+    const owner = formerOf.get(T);
+    if (owner !== undefined && owner !== T) reuse.push(`$type "${T}" is a former name of "${owner}"`);
+    const byFamily = historyByType.get(T);
+    const otherFamilies = byFamily ? [...byFamily.keys()].filter((f) => f !== c.family) : [];
+    if (otherFamilies.length > 0) {
+      reuse.push(`$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`);
+    }
+    if (reuse.length > 0) {
+      for (const message of reuse) {
+        fail({
+          ...base,
+          pointer: "",
+          rule: "reused-type-name",
+          message: `${message}: stored values tagged "${T}" mean the old type`,
+          fix: `give this type a new $type (a $type name can never be reused), or, if it really is the same type, remove "${T}" from ${retiredPath} / its former names`,
+        });
+      }
+      continue;
+    }
+
+    const own = byFamily?.get(c.family) ?? [];
+    const latest = own.length > 0 ? own[own.length - 1] : undefined;
+
+    if (latest && latest.version > c.version) {
+      fail({
+        ...base,
+        pointer: "",
+        rule: "version-regressed",
+        message: `version ${c.version} is lower than frozen version ${latest.version}`,
+        fix: `set ${T}'s version to ${latest.version + 1} and add a migration ${latest.version} -> ${latest.version + 1} (${migrationSnippet(T, latest.version, latest.version + 1)}); if this is a different type, give it a new $type`,
+      });
+      continue;
+    }
+
+    // Breaking changes against the frozen schema of the same version.
+    if (latest && latest.version === c.version && latest.schema !== undefined) {
+      const changes = diffSchemas(latest.schema, c.schema, { oldBase: latest.file, newBase: c.file });
+      report.compared.push({ type: T, version: c.version, changes });
+      const next = c.version + 1;
+      for (const change of changes) {
+        if (change.kind !== "breaking") continue;
+        fail({
+          ...base,
+          pointer: change.pointer,
+          rule: change.rule,
+          message: change.message,
+          fix: `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`,
+          change,
+        });
+      }
+    }
+
+    // Every known version must migrate to the current one.
+    const formers = [...formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name);
+    const graphTypes = new Set([T, ...formers]);
+    const edges = options.migrations.filter(
+      (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === T),
+    );
+    const starts = new Map<number, string>(); // version -> name values are stored under
+    for (const f of own) starts.set(f.version, T);
+    for (const former of formers) {
+      for (const list of historyByType.get(former)?.values() ?? []) for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
+    }
+    const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
+    const reachable = (from: number): Set<number> => {
+      const seen = new Set([from]);
+      const queue = [from];
+      while (queue.length > 0) {
+        const v = queue.shift()!;
+        for (const m of edges) {
+          if (m.from === v && m.to > m.from && m.to <= c.version && !seen.has(m.to)) {
+            seen.add(m.to);
+            queue.push(m.to);
+          }
+        }
+      }
+      return seen;
+    };
+    const reported = new Set<string>();
+    for (const v of known) {
+      if (v >= c.version) continue;
+      const seen = reachable(v);
+      if (seen.has(c.version)) continue;
+      const stuck = Math.max(...seen);
+      const target = known.find((k) => k > stuck) ?? c.version;
+      const key = `${stuck}->${target}`;
+      if (reported.has(key)) continue;
+      reported.add(key);
+      const storedAs = starts.get(stuck);
+      const renamed = storedAs !== undefined && storedAs !== T;
+      const isCurrent = target === c.version;
+      fail({
+        ...base,
+        pointer: "",
+        rule: "missing-migration",
+        message: renamed
+          ? `no migration from "${storedAs}" version ${stuck} (the former name) to version ${target}: sessions stored with it can not be read`
+          : isCurrent
+            ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${v} can not be read`
+            : `no migration from version ${stuck} to version ${target}: sessions stored at version ${v} can not be read`,
+        fix: renamed
+          ? `add a migration ${stuck} -> ${target} that renames $type "${storedAs}" to "${T}" (${migrationSnippet(T, stuck, target)})`
+          : `add a migration ${stuck} -> ${target} (${migrationSnippet(T, stuck, target)})`,
+      });
+    }
+
+    // Golden fixtures for every version still readable.
+    const fixtureVersions: { name: string; version: number; schema: JsonSchema | undefined }[] = [];
+    for (const v of known) {
+      const name = starts.get(v) ?? T;
+      let schema: JsonSchema | undefined;
+      if (name === T && v === c.version) schema = c.schema;
+      else {
+        for (const list of historyByType.get(name)?.values() ?? []) {
+          const hit = list.find((f) => f.version === v);
+          if (hit) schema = hit.schema;
+        }
+      }
+      fixtureVersions.push({ name, version: v, schema });
+    }
+    for (const fv of fixtureVersions) {
+      const dir = path.join(options.fixturesDir, fv.name);
+      const files = fixtureFiles(dir, fv.version);
+      if (files.length === 0) {
+        fail({
+          ...base,
+          type: fv.name,
+          pointer: "",
+          rule: "missing-fixture",
+          message: `version ${fv.version} has no golden fixture (${rel(dir)}/v${fv.version}*.json)`,
+          fix: `add ${rel(path.join(dir, `v${fv.version}.json`))}: a value of ${fv.name} as stored at version ${fv.version}${fv.name === T && fv.version === c.version ? " (statebag gen --scaffold-fixtures writes a starting point)" : ""}`,
+        });
+        continue;
+      }
+      if (options.validateFixtures === false || fv.schema === undefined) continue;
+      for (const file of files) {
+        for (const problem of validateFixture(file, fv.name, fv.version, fv.schema)) {
+          fail({
+            ...base,
+            type: fv.name,
+            pointer: problem.pointer,
+            rule: "invalid-fixture",
+            message: `golden fixture ${rel(file)} does not match version ${fv.version}: ${problem.message}`,
+            fix:
+              fv.name === T && fv.version === c.version
+                ? `correct the fixture; if it is right, the current schema of ${T} rejects a stored value: revert that change, or bump ${T} to version ${c.version + 1} with a migration`
+                : `correct the fixture: it must be a value exactly as stored at version ${fv.version}`,
+            file: rel(file),
+          });
+        }
+      }
+    }
+  }
+
+  failures.sort((a, b) => cmp(a.type, b.type) || cmp(a.rule, b.rule) || cmp(a.pointer, b.pointer));
+  return report;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Files `v<N>.json`, `v<N>-<anything>.json`, `v<N>.<anything>.json` in a fixture directory. */
+export function fixtureFiles(dir: string, version: number): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const pattern = new RegExp(`^v${version}(?![0-9]).*\\.json$`);
+  return fs
+    .readdirSync(dir)
+    .filter((n) => pattern.test(n))
+    .sort()
+    .map((n) => path.join(dir, n));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixture validation
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+let ajvInstance: Ajv | undefined;
+function ajv(): Ajv {
+  if (!ajvInstance) {
+    ajvInstance = new Ajv({ strict: false, allErrors: true, discriminator: true, logger: false, validateSchema: false });
+    ajvInstance.addFormat("date-time", DATE_TIME);
+    ajvInstance.addFormat("date", /^\d{4}-\d{2}-\d{2}$/);
+  }
+  return ajvInstance;
+}
+
+/** Replaces `$ref`s to other files (family slots) by an open schema: each nested value is checked by its own type. */
+function localOnly(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(localOnly);
+  if (!isObject(value)) return value;
+  if (typeof value.$ref === "string" && !value.$ref.startsWith("#")) return {};
+  for (const key of ["anyOf", "oneOf"]) {
+    const branches = value[key];
+    if (Array.isArray(branches) && branches.some((b) => isObject(b) && typeof b.$ref === "string" && !b.$ref.startsWith("#"))) {
+      return {};
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "$id") continue;
+    out[k] = k === "const" || k === "enum" || k === "default" || k === "examples" ? v : localOnly(v);
+  }
+  return out;
+}
+
+export interface FixtureProblem {
+  pointer: string;
+  message: string;
+}
+
+export function validateFixture(file: string, type: string, version: number, schema: JsonSchema): FixtureProblem[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (error) {
+    return [{ pointer: "", message: `not valid JSON (${(error as Error).message})` }];
+  }
+  const problems: FixtureProblem[] = [];
+  if (isObject(value)) {
+    if (value.$type !== type) problems.push({ pointer: "/$type", message: `$type is ${JSON.stringify(value.$type)}, expected "${type}"` });
+    const v = value.$version === undefined ? 1 : value.$version;
+    if (v !== version) problems.push({ pointer: "/$version", message: `$version is ${JSON.stringify(v)}, expected ${version}` });
+  }
+  let validate;
+  try {
+    validate = ajv().compile(localOnly(schema) as object);
+  } catch (error) {
+    problems.push({ pointer: "", message: `its schema could not be compiled (${(error as Error).message})` });
+    return problems;
+  }
+  if (!validate(value)) {
+    for (const e of validate.errors ?? []) {
+      const detail =
+        e.keyword === "additionalProperties"
+          ? `unexpected property "${String(e.params.additionalProperty)}"`
+          : e.keyword === "required"
+            ? `missing property "${String(e.params.missingProperty)}"`
+            : (e.message ?? e.keyword);
+      const key =
+        e.keyword === "additionalProperties" ? e.params.additionalProperty : e.keyword === "required" ? e.params.missingProperty : undefined;
+      problems.push({ pointer: typeof key === "string" ? childPointer(e.instancePath, key) : e.instancePath, message: detail });
+    }
+  }
+  return problems;
+}
+
+export type { ChangeKind };

@@ -1,0 +1,43 @@
+/** The compatibility check ("Versioned stored sessions", part 2). */
+export {
+  CHANGE_RULES,
+  OPAQUE_SLOT_SCHEMA,
+  type Change,
+  type ChangeKind,
+  type ChangeRule,
+  type DiffOptions,
+  type SlotInfo,
+  diffSchemas,
+  hasBreaking,
+  slotsOf,
+} from "./diff.js";
+export {
+  type CheckOptions,
+  type CheckReport,
+  type CheckRule,
+  type DeclaredMigration,
+  type Failure,
+  checkCompatibility,
+  formatFailure,
+  formatFailures,
+  migrationSnippet,
+  runCompatibilityCheck,
+  validateFixture,
+} from "./check.js";
+export {
+  type FrozenLock,
+  type RetiredType,
+  HISTORY_DIR,
+  LOCK_FILE,
+  RETIRED_FILE,
+  frozenHash,
+  frozenPath,
+  readLock,
+  readRetired,
+  recordFrozen,
+  retireType,
+  unfreeze,
+} from "./history.js";
+export { type ScaffoldFixturesOptions, type ScaffoldOptions, fileResolver, scaffoldFixture, writeScaffoldFixtures } from "./scaffold.js";
+export { type DiffReportOptions, type RunDiffResult, formatDiffReport, runDiff } from "./report.js";
+export { type ExternalRefResolver, type JsonSchema, type SchemaDoc, canonicalJson } from "./schema.js";

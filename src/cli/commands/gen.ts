@@ -1,0 +1,112 @@
+/**
+ * `statebag gen [--check] [--project tsconfig.json] [--out dir]`: the generator's programmatic API
+ * (`generator/index.ts`, loaded only when this command runs) with the CLI's conventions.
+ */
+import type { Command } from "commander";
+import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
+import { EXIT, type ExitCode } from "../io.js";
+
+interface GenOptions {
+  check?: boolean;
+  project?: string;
+  out?: string;
+  schemas?: string;
+  runtimeImport?: string;
+  cache: boolean;
+  json?: boolean;
+}
+
+export function registerGen(program: Command, context: CommandContext): void {
+  program
+    .command("gen")
+    .summary("generate JSON Schemas, the type registry and validators from $type-tagged types")
+    .description(
+      "Scans TypeScript for types declared with the ProviderState<...> / Tagged<...> markers and writes one JSON Schema per type,\n" +
+        "a frozen history schema per version, and the registry module with precompiled validators.\n" +
+        "With --check nothing is written: it fails (exit 1) when generated files are stale, missing or extra (use it in CI).",
+    )
+    .option("--check", "write nothing; exit 1 when generated files are not current")
+    .option("--project <tsconfig>", "your project's tsconfig.json (default: this repository's src/)")
+    .option("--out <dir>", "directory of the generated modules (default: <project>/src/generated)")
+    .option("--schemas <dir>", "directory of the JSON Schema files (default: <project>/schemas)")
+    .option("--runtime-import <module>", 'module the generated code imports statebag from (default: "statebag" with --project)')
+    .option("--no-cache", "ignore (and do not update) the no-op cache")
+    .addOption(jsonOption())
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ statebag gen                                   # this repository
+  $ statebag gen --project tsconfig.json           # your project: writes src/generated/ and schemas/
+  $ statebag gen --project tsconfig.json --check   # CI: fails when someone forgot to regenerate`,
+    )
+    .action(action(context, (options: GenOptions) => gen(context, options)));
+}
+
+async function gen(context: CommandContext, options: GenOptions): Promise<ExitCode> {
+  const out = context.output(options);
+  const { environment } = context;
+  const { generate } = await import("../../../generator/index.js");
+  const check = options.check === true;
+  const started = Date.now();
+  const result = await generate({
+    cwd: environment.cwd,
+    project: options.project,
+    out: options.out === undefined ? undefined : inputPath(options.out, environment),
+    schemas: options.schemas === undefined ? undefined : inputPath(options.schemas, environment),
+    runtimeImport: options.runtimeImport,
+    check,
+    cache: options.cache,
+  });
+  const ms = Date.now() - started;
+  const { c, ce } = out;
+
+  out.result({
+    ok: result.ok,
+    check,
+    types: result.types.map((t) => ({ $type: t.$type, family: t.family, version: t.version, name: t.name, source: t.source })),
+    files: result.files.length,
+    written: result.written,
+    deleted: result.deleted,
+    stale: result.stale,
+    missing: result.missing,
+    extra: result.extra,
+    errors: result.errors,
+    cacheHit: result.cacheHit,
+    ms,
+  });
+
+  if (result.errors.length > 0) {
+    const usage = result.exitCode === 2;
+    for (const e of result.errors) {
+      const lines = [`${ce.red(ce.bold("error:"))} ${e.message.replace(/\.$/, "")}${usage ? "" : ce.dim(` [${e.code}]`)}`];
+      if (e.file) lines.push(`  ${ce.dim("where:")} ${e.file}:${e.line ?? 1}:${e.column ?? 1}`);
+      const fix = e.hint ?? (usage ? "run it from your project's directory, or pass --project path/to/tsconfig.json" : undefined);
+      if (fix) lines.push(`  ${ce.dim("fix:")}   ${fix}`);
+      out.note(lines.join("\n"));
+    }
+    if (!usage) out.note(`${result.errors.length} error(s); nothing was written.`);
+    return usage ? EXIT.usage : EXIT.failed;
+  }
+
+  if (check) {
+    if (result.ok) {
+      out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
+      return EXIT.ok;
+    }
+    for (const f of result.stale) out.line(`${c.yellow("stale  ")} ${f}`);
+    for (const f of result.missing) out.line(`${c.yellow("missing")} ${f}`);
+    for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
+    const regenerate = ["statebag gen", ...(["project", "out", "schemas", "runtimeImport"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k === "runtimeImport" ? "runtime-import" : k} ${options[k]}`]))].join(" ");
+    out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
+    return EXIT.failed;
+  }
+
+  for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
+  for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
+  const changed = result.written.length + result.deleted.length;
+  out.line(
+    `${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`,
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,116 @@
+/**
+ * `statebag inspect --store <url> <id>`: one stored session as it is: its revision, the stored
+ * document pretty-printed, and whether it loads (validation and migrations). Without an id, lists
+ * the stored sessions.
+ */
+import type { Command } from "commander";
+import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
+import { CliError, EXIT, type ExitCode } from "../io.js";
+import { loadRegistry } from "../registry.js";
+import { checkDocument, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
+import { openCliStore, RawTextCodec } from "../store.js";
+
+interface InspectOptions {
+  store?: string;
+  registry?: string;
+  strict?: boolean;
+  brief?: boolean;
+  limit: string;
+  json?: boolean;
+}
+
+export function registerInspect(program: Command, context: CommandContext): void {
+  program
+    .command("inspect")
+    .summary("show a stored session: revision, stored JSON, validation summary")
+    .description(
+      "Reads one session from a store and prints its revision, the stored document and whether it loads\n" +
+        "(validation and migrations, as the runtime would). Without an id, lists the stored sessions.",
+    )
+    .argument("[id]", "the session id (omit to list sessions)")
+    .addOption(storeOption())
+    .option("--registry <module>", "your project's generated registry module, so your own types are checked too")
+    .option("--strict", "unknown $types and newer versions are problems")
+    .option("--brief", "leave out the stored document")
+    .option("--limit <n>", "how many sessions to list without an id", "50")
+    .addOption(jsonOption())
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ statebag inspect                                  # list sessions in ./.statebag/sessions.db
+  $ statebag inspect 6f1c...                          # one session from the default store
+  $ statebag inspect --store postgres://localhost/app 6f1c... --json`,
+    )
+    .action(action(context, (id: string | undefined, options: InspectOptions) => inspect(context, id, options)));
+}
+
+async function inspect(context: CommandContext, id: string | undefined, options: InspectOptions): Promise<ExitCode> {
+  const out = context.output(options);
+  const { c } = out;
+  const limit = Number(options.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
+  const registry = await loadRegistry(options.registry, context.environment);
+  const codec = new RawTextCodec();
+  const opened = await openCliStore(options.store, context.environment, { codec });
+  try {
+    if (id === undefined) {
+      const page = await opened.store.scan({ limit });
+      out.result({ ok: true, store: opened.url, sessions: page.items.map((i) => ({ id: i.id, revision: i.revision })), more: page.cursor !== undefined });
+      if (page.items.length === 0) {
+        out.line(`no sessions in ${opened.url}`);
+        return EXIT.ok;
+      }
+      out.line(c.dim(`${plural(page.items.length, "session")} in ${opened.url}${page.cursor ? ` (first ${limit}; --limit for more)` : ""}`));
+      for (const item of page.items) out.line(`${item.id}  ${c.dim(`revision ${item.revision}`)}`);
+      return EXIT.ok;
+    }
+
+    const stored = await opened.store.get(id);
+    if (stored === undefined || codec.last === undefined) {
+      throw new CliError(EXIT.failed, `session ${JSON.stringify(id)} is not in ${opened.url}`, {
+        fix: `list the stored sessions with: statebag inspect${options.store ? ` --store ${opened.url}` : ""}`,
+      });
+    }
+    const text = codec.last;
+    const report = checkDocument(text, { registry, strict: options.strict === true });
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch {
+      document = text;
+    }
+
+    out.result({
+      ok: report.ok,
+      store: opened.url,
+      id,
+      revision: stored.revision,
+      bytes: Buffer.byteLength(text),
+      document,
+      validation: { ok: report.ok, migrated: report.migrated, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
+    });
+
+    out.line(`${c.bold(`session ${JSON.stringify(id)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
+    if (!options.brief) {
+      out.line();
+      out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));
+      out.line();
+    }
+    if (report.ok) {
+      out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(" (stored at an older version: migrated on load, rewritten on the next save)") : ""}`);
+      for (const s of report.sessions[0]?.state ?? []) out.line(`  ${stateLine(s)}`);
+    } else {
+      out.line(`${c.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);
+      for (const line of problemLines(report.problems, c)) out.line(line);
+    }
+    for (const p of report.preserved) out.line(`  ${preservedLine(p, c)}`);
+    return report.ok ? EXIT.ok : EXIT.failed;
+  } finally {
+    await opened.close();
+  }
+}
+
+function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,101 @@
+/**
+ * `statebag validate <file...|->`: checks stored session documents (files, or stdin with `-`)
+ * exactly as loading them would: parse limits, envelope, migrations, every tagged value against
+ * its type's schema. Prints ok, or every problem with its JSON pointer.
+ */
+import { readFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
+import { CliError, EXIT, readAll, type ExitCode } from "../io.js";
+import { loadRegistry } from "../registry.js";
+import { checkDocument, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
+
+interface ValidateOptions {
+  strict?: boolean;
+  registry?: string;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+export function registerValidate(program: Command, context: CommandContext): void {
+  program
+    .command("validate")
+    .summary("validate stored session JSON files (or stdin)")
+    .description(
+      "Loads each document the way the runtime does (safe JSON parse, envelope, migrations, one validator per $type)\n" +
+        "and reports ok, or every problem with its JSON pointer, what was expected and how to fix it.\n" +
+        'Accepts the stored form ({"format": "statebag.session", ...}), a document of several sessions\n' +
+        '({"format": "statebag.sessions", ...}) and a bare session (JSON.stringify(session)).',
+    )
+    .argument("<files...>", 'session JSON files; "-" reads one document from stdin')
+    .option("--strict", "unknown $types and versions newer than this code are errors (default: kept and reported)")
+    .option("--registry <module>", "your project's generated registry module, so your own types are checked too")
+    .option("-q, --quiet", "print only failures")
+    .addOption(jsonOption())
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ statebag validate session.json
+  $ statebag validate exports/*.json --registry src/generated/registry.ts --strict
+  $ cat session.json | statebag validate - --json`,
+    )
+    .action(action(context, (files: string[], options: ValidateOptions) => validate(context, files, options)));
+}
+
+interface FileReport extends Omit<DocumentReport, "loaded"> {
+  file: string;
+  /** Set when the file could not be read at all. */
+  error?: string;
+}
+
+async function validate(context: CommandContext, files: string[], options: ValidateOptions): Promise<ExitCode> {
+  const out = context.output(options);
+  const { environment } = context;
+  const { c } = out;
+  if (files.filter((f) => f === "-").length > 1) throw new CliError(EXIT.usage, 'stdin ("-") can be given only once');
+  const registry = await loadRegistry(options.registry, environment);
+  const reports: FileReport[] = [];
+  const progress = await out.progress();
+  if (files.length > 20) progress.start(files.length, "validating");
+  let code: ExitCode = EXIT.ok;
+  for (const file of files) {
+    const name = file === "-" ? "(stdin)" : file;
+    let text: string;
+    try {
+      text = file === "-" ? await readAll(environment.stdin) : await readFile(inputPath(file, environment), "utf8");
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "is a directory" : (error as Error).message;
+      reports.push({ file: name, ok: false, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false });
+      out.note(`${out.ce.red("error:")} cannot read ${name}: ${reason}\n  ${out.ce.dim("where:")} ${inputPath(file, environment)}\n  ${out.ce.dim("fix:")}   check the path (use "-" to read stdin)`);
+      code = EXIT.usage;
+      progress.increment();
+      continue;
+    }
+    const { loaded: _loaded, ...report } = checkDocument(text, { registry, strict: options.strict === true });
+    reports.push({ file: name, ...report });
+    if (!report.ok && code === EXIT.ok) code = EXIT.failed;
+    progress.increment();
+    if (report.ok) {
+      if (options.quiet) continue;
+      const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
+      out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(" (older version: migrated on load)") : ""}`);
+      for (const s of report.sessions) {
+        const prefix = report.sessions.length > 1 ? `${s.id}: ` : "";
+        for (const st of s.state) out.line(`    ${c.dim(prefix + stateLine(st))}`);
+      }
+    } else {
+      out.line(`${c.red("✖")} ${c.bold(name)}: ${plural(report.problems.length, "problem")}`);
+      for (const line of problemLines(report.problems, c, "    ")) out.line(line);
+    }
+    for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
+  }
+  progress.stop();
+  const valid = reports.filter((r) => r.ok).length;
+  if (files.length > 1) {
+    const summary = `${valid} of ${files.length} valid`;
+    out.line(valid === files.length ? c.green(summary) : c.red(summary));
+  }
+  out.result({ ok: code === EXIT.ok, valid, total: files.length, files: reports });
+  return code;
+}

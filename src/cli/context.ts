@@ -1,0 +1,125 @@
+/**
+ * What command modules share: the context they are registered with, the common options, and the
+ * one way errors are reported (what, where, how to fix; a stack trace only with STATEBAG_DEBUG=1).
+ */
+import { isAbsolute, resolve } from "node:path";
+import { Option } from "commander";
+import { createColors } from "picocolors";
+import { StatebagError } from "../runtime/errors.js";
+import { CliError, colorEnabled, EXIT, Output, type CliEnvironment, type ExitCode } from "./io.js";
+
+/** What each command module receives. */
+export interface CommandContext {
+  environment: CliEnvironment;
+  /** Output helpers for one command invocation (`--json` decides the mode). */
+  output(options: { json?: boolean }): Output;
+  /** Records the exit code of the command that ran. */
+  exit(code: ExitCode): void;
+}
+
+/** The `--json` option, shared by every command that reports. */
+export function jsonOption(): Option {
+  return new Option("--json", "print one JSON document on stdout instead of text (for scripts and CI)");
+}
+
+export const DEFAULT_STORE = "sqlite:./.statebag/sessions.db";
+
+/** The `--store <url>` option. */
+export function storeOption(): Option {
+  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else ${DEFAULT_STORE})`);
+}
+
+/** The store URL a command uses: `--store`, else `$STATEBAG_STORE`, else the default SQLite file. */
+export function storeUrl(option: string | undefined, environment: CliEnvironment): string {
+  const url = option ?? environment.env.STATEBAG_STORE ?? DEFAULT_STORE;
+  if (url.trim() === "") {
+    throw new CliError(EXIT.usage, "the store URL is empty", { fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)" });
+  }
+  // A relative SQLite path is relative to the working directory the CLI was given.
+  const sqlite = /^sqlite:(?!\/\/)(?!:memory:)(.*)$/i.exec(url);
+  if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1])) return `sqlite:${resolve(environment.cwd, sqlite[1])}`;
+  return url;
+}
+
+/** A path given on the command line, resolved against the CLI's working directory. */
+export function inputPath(file: string, environment: CliEnvironment): string {
+  return resolve(environment.cwd, file);
+}
+
+function isDebug(environment: CliEnvironment): boolean {
+  const v = environment.env.STATEBAG_DEBUG;
+  return v === "1" || v === "true";
+}
+
+/** Prints an error and returns the exit code it maps to. */
+export function reportError(error: unknown, environment: CliEnvironment, json: boolean): ExitCode {
+  const c = createColors(colorEnabled(environment.stderr, environment.env));
+  const debug = isDebug(environment);
+  let code: ExitCode = EXIT.runtime;
+  let message: string;
+  let where: string | undefined;
+  let fix: string | undefined;
+  let errorCode: string | undefined;
+  if (error instanceof CliError) {
+    code = error.exitCode;
+    message = error.message;
+    where = error.details.where;
+    fix = error.details.fix;
+    const cause = error.details.cause;
+    if (cause instanceof StatebagError) errorCode = cause.code;
+  } else if (error instanceof StatebagError) {
+    // StatebagError messages end with "\n  hint: ..." when there is a hint.
+    const cut = error.hint ? error.message.lastIndexOf("\n  hint: ") : -1;
+    message = cut >= 0 ? error.message.slice(0, cut) : error.message;
+    fix = error.hint;
+    errorCode = error.code;
+    if (error.code === "configuration") code = EXIT.usage;
+  } else {
+    message = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+    if (!debug) fix = "rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
+  }
+  const lines = [`${c.red(c.bold("error:"))} ${message}`];
+  if (where) lines.push(`  ${c.dim("where:")} ${where}`);
+  if (fix) lines.push(`  ${c.dim("fix:")}   ${fix}`);
+  if (debug && error instanceof Error && error.stack) {
+    lines.push(c.dim(error.stack));
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error && cause.stack) lines.push(c.dim(`caused by: ${cause.stack}`));
+  }
+  environment.stderr.write(lines.join("\n") + "\n");
+  if (json) {
+    const body: { message: string; where?: string; fix?: string; code?: string } = { message };
+    if (where) body.where = where;
+    if (fix) body.fix = fix;
+    if (errorCode) body.code = errorCode;
+    environment.stdout.write(JSON.stringify({ ok: false, error: body }, null, 2) + "\n");
+  }
+  return code;
+}
+
+/**
+ * Wraps a command's action: its result is the exit code; any error is reported and mapped to one.
+ * The last argument commander passes is the Command; its options tell whether `--json` was set.
+ */
+export function action<A extends unknown[]>(context: CommandContext, run: (...args: A) => Promise<ExitCode>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    const command = args[args.length - 1] as { opts?: () => { json?: boolean } } | undefined;
+    const json = command?.opts?.().json === true;
+    try {
+      context.exit(await run(...args));
+    } catch (error) {
+      context.exit(reportError(error, context.environment, json));
+    }
+  };
+}
+
+/** The message of any thrown value, without a StatebagError's hint line. */
+export function messageOf(error: unknown): string {
+  if (error instanceof StatebagError && error.hint) {
+    const cut = error.message.lastIndexOf("\n  hint: ");
+    return cut >= 0 ? error.message.slice(0, cut) : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export { Output };

@@ -1,0 +1,67 @@
+/**
+ * Shared by `import` and `export`: reading the input document, writing the output, and turning
+ * "this document cannot be converted" into a validation failure (exit 1).
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { InvalidArgumentError } from "commander";
+import { StatebagError } from "../runtime/errors.js";
+import { inputPath, messageOf } from "./context.js";
+import { CliError, EXIT, readAll, type CliEnvironment } from "./io.js";
+
+export const FORMATS = ["dotnet", "python"] as const;
+export type Format = (typeof FORMATS)[number];
+
+export function parseFormat(value: string): Format {
+  const v = value.toLowerCase();
+  if (v === ".net" || v === "net" || v === "csharp") return "dotnet";
+  if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected "dotnet" or "python"`);
+  return v as Format;
+}
+
+export async function readInput(file: string, environment: CliEnvironment): Promise<string> {
+  if (file === "-") return readAll(environment.stdin);
+  const path = inputPath(file, environment);
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(EXIT.usage, `cannot read ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message}`, {
+      where: path,
+      fix: 'check the path (use "-" to read stdin)',
+    });
+  }
+}
+
+export async function writeOutput(file: string, text: string, environment: CliEnvironment): Promise<string> {
+  const path = inputPath(file, environment);
+  try {
+    await writeFile(path, text.endsWith("\n") ? text : text + "\n");
+  } catch (error) {
+    throw new CliError(EXIT.usage, `cannot write ${file}: ${(error as Error).message}`, { where: path, fix: "check that the directory exists and is writable" });
+  }
+  return path;
+}
+
+/** Statebag's own "this data is wrong" errors become exit 1 with their pointer; others pass through. */
+const NOT_DATA_ERRORS = new Set(["store-unavailable", "store-not-set-up", "conflict", "configuration"]);
+
+export function asFailure(error: unknown, what: string, file: string): unknown {
+  if (error instanceof StatebagError && !(error instanceof CliError) && !NOT_DATA_ERRORS.has(error.code)) {
+    const pointer = (error as { pointer?: unknown }).pointer;
+    return new CliError(EXIT.failed, `${what}: ${messageOf(error)}`, {
+      where: typeof pointer === "string" ? `${file}${pointer === "" ? "" : ` at ${pointer}`}` : file,
+      fix: error.hint,
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** Runs a conversion, mapping data errors with `asFailure`. */
+export function convert<T>(what: string, file: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw asFailure(error, what, file);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * What every command gets: where to write, whether to colour, how to show progress, and the one
+ * error type that carries an exit code. Injected, so tests run the whole program in-process.
+ */
+import { createColors } from "picocolors";
+import type { Readable, Writable } from "node:stream";
+
+/** Exit codes, the same for every command. */
+export const EXIT = {
+  /** Everything checked out. */
+  ok: 0,
+  /** A session is invalid, a schema change is incompatible, generated files are stale. */
+  failed: 1,
+  /** The command line was wrong: unknown option, missing argument, unreadable input file, bad URL. */
+  usage: 2,
+  /** The work could not be done: a store is unreachable, a module is missing, an unexpected error. */
+  runtime: 3,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A stream a command writes to. `isTTY` decides colour and progress bars. */
+export interface OutputStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface CliEnvironment {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  stdin: Readable | { [Symbol.asyncIterator](): AsyncIterator<string | Buffer> };
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+export function processEnvironment(): CliEnvironment {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
+}
+
+/**
+ * A failure the user can act on: what went wrong, where, and how to fix it. Printed without a
+ * stack trace (set STATEBAG_DEBUG=1 for one).
+ */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: ExitCode,
+    message: string,
+    readonly details: { where?: string; fix?: string; cause?: unknown } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = "CliError";
+  }
+}
+
+export const usageError = (message: string, details?: CliError["details"]) => new CliError(EXIT.usage, message, details);
+export const runtimeError = (message: string, details?: CliError["details"]) => new CliError(EXIT.runtime, message, details);
+
+export type Colors = ReturnType<typeof createColors>;
+
+/** Colour only on a terminal, never with NO_COLOR; FORCE_COLOR=1 forces it on (FORCE_COLOR=0 off). */
+export function colorEnabled(stream: OutputStream, env: CliEnvironment["env"]): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false";
+  if (env.TERM === "dumb") return false;
+  return stream.isTTY === true;
+}
+
+/** A long-running task's progress: a bar on a terminal, nothing elsewhere. */
+export interface Progress {
+  start(total: number, label: string): void;
+  increment(by?: number): void;
+  stop(): void;
+}
+
+const silentProgress: Progress = { start() {}, increment() {}, stop() {} };
+
+/** Per-command output helpers built from the environment and the command's `--json` flag. */
+export class Output {
+  readonly c: Colors;
+  readonly ce: Colors;
+  constructor(
+    readonly environment: CliEnvironment,
+    readonly json: boolean,
+  ) {
+    this.c = createColors(colorEnabled(environment.stdout, environment.env));
+    this.ce = createColors(colorEnabled(environment.stderr, environment.env));
+  }
+
+  /** A line of human output (suppressed in --json mode). */
+  line(text = ""): void {
+    if (!this.json) this.environment.stdout.write(text + "\n");
+  }
+
+  /** The one JSON document a command prints in --json mode. */
+  result(value: unknown): void {
+    if (this.json) this.environment.stdout.write(JSON.stringify(value, null, 2) + "\n");
+  }
+
+  /** A notice on stderr (never part of machine output). */
+  note(text: string): void {
+    this.environment.stderr.write(text + "\n");
+  }
+
+  warn(text: string): void {
+    this.note(`${this.ce.yellow("warning:")} ${text}`);
+  }
+
+  /** A progress bar on stderr when it is a terminal and the output is for people; otherwise silent. */
+  async progress(): Promise<Progress> {
+    const stream = this.environment.stderr;
+    if (this.json || stream.isTTY !== true || this.environment.env.CI) return silentProgress;
+    const { SingleBar, Presets } = await import("cli-progress");
+    let bar: InstanceType<typeof SingleBar> | undefined;
+    return {
+      start(total, label) {
+        bar = new SingleBar(
+          { format: `${label} [{bar}] {value}/{total} {percentage}% eta {eta_formatted}`, stream: stream as unknown as NodeJS.WritableStream, hideCursor: true, clearOnComplete: true },
+          Presets.shades_classic,
+        );
+        bar.start(total, 0);
+      },
+      increment(by = 1) {
+        bar?.increment(by);
+      },
+      stop() {
+        bar?.stop();
+        bar = undefined;
+      },
+    };
+  }
+}
+
+/** Reads all of stdin (for `validate -`). */
+export async function readAll(stream: CliEnvironment["stdin"]): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<string | Buffer>) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Writable adapter used by tests: collects everything written. */
+export class Capture implements OutputStream {
+  text = "";
+  constructor(readonly isTTY = false) {}
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
+
+export type { Writable };

@@ -1,0 +1,128 @@
+/**
+ * Reading stored session documents for people: load one (any of the stored forms), and describe
+ * what it holds and what is wrong with it. Shared by `validate` and `inspect`.
+ */
+import type { TypeRegistry } from "../runtime/registry.js";
+import { JsonParseError, parseJson } from "../runtime/safe-json.js";
+import {
+  deserializeSession,
+  deserializeSessions,
+  SessionValidationError,
+  SESSIONS_FORMAT,
+} from "../runtime/serialization.js";
+import type { AgentSession } from "../runtime/session.js";
+import type { PreservedValue, ValidationProblem } from "../runtime/validate.js";
+import type { Colors } from "./io.js";
+
+export interface StateSummary {
+  key: string;
+  $type: string;
+  version: number;
+  /** Number of messages, for values that hold a `messages` array. */
+  messages?: number;
+}
+
+export interface SessionSummary {
+  id: string;
+  kind?: string;
+  conversationId?: unknown;
+  state: StateSummary[];
+}
+
+export interface DocumentReport {
+  ok: boolean;
+  /** "session" (envelope), "sessions" (several), "bare" (JSON.stringify(session)). */
+  form?: "session" | "sessions" | "bare";
+  sessions: SessionSummary[];
+  problems: ValidationProblem[];
+  /** Values kept verbatim: types this registry does not know, or newer versions. */
+  preserved: PreservedValue[];
+  /** True when loading applied migrations (the stored text is older than the code). */
+  migrated: boolean;
+  /** The loaded sessions (after migrations), when the document is valid. */
+  loaded?: AgentSession[];
+}
+
+export function summarize(session: AgentSession): SessionSummary {
+  const state: StateSummary[] = [];
+  for (const [key, value] of Object.entries(session.stateBag ?? {})) {
+    const v = value as { $type?: unknown; $version?: unknown; messages?: unknown };
+    const entry: StateSummary = { key, $type: String(v?.$type), version: typeof v?.$version === "number" ? v.$version : 1 };
+    if (Array.isArray(v?.messages)) entry.messages = v.messages.length;
+    state.push(entry);
+  }
+  const out: SessionSummary = { id: session.id, state };
+  if (session.kind !== undefined) out.kind = session.kind;
+  if (session.conversationId !== undefined) out.conversationId = session.conversationId;
+  return out;
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** Loads `text` as stored sessions (validating and migrating), collecting every problem. */
+export function checkDocument(text: string, options: { registry: TypeRegistry; strict: boolean }): DocumentReport {
+  const report: DocumentReport = { ok: false, sessions: [], problems: [], preserved: [], migrated: false };
+  let doc: unknown;
+  try {
+    doc = parseJson(text);
+  } catch (error) {
+    if (!(error instanceof JsonParseError)) throw error;
+    const first = error.message.split("\n  hint: ")[0];
+    report.problems.push({ code: "json", pointer: error.pointer ?? "", expected: "well-formed JSON", found: first.split("\n")[0], message: first, ...(error.hint ? { hint: error.hint } : {}) });
+    return report;
+  }
+  const isObject = typeof doc === "object" && doc !== null && !Array.isArray(doc);
+  const format = isObject ? (doc as { format?: unknown }).format : undefined;
+  report.form = format === SESSIONS_FORMAT ? "sessions" : format === undefined && isObject && "stateBag" in (doc as object) ? "bare" : "session";
+  const loadOptions = {
+    registry: options.registry,
+    strict: options.strict,
+    onPreserved: (values: PreservedValue[]) => report.preserved.push(...values),
+  };
+  try {
+    const loaded = report.form === "sessions" ? deserializeSessions(doc, loadOptions) : [deserializeSession(doc, { ...loadOptions, allowBare: true })];
+    const original = report.form === "sessions" ? (doc as { sessions: unknown[] }).sessions : report.form === "bare" ? [doc] : [(doc as { session: unknown }).session];
+    report.migrated = loaded.some((s, i) => canonical(s) !== canonical(original[i]));
+    report.loaded = loaded;
+    report.sessions = loaded.map(summarize);
+    report.ok = true;
+  } catch (error) {
+    if (!(error instanceof SessionValidationError)) throw error;
+    report.problems.push(...error.problems);
+    report.preserved.push(...error.preserved.filter((p) => !report.preserved.includes(p)));
+  }
+  return report;
+}
+
+/** Human lines for problems: pointer, message, expected/found, hint. */
+export function problemLines(problems: readonly ValidationProblem[], c: Colors, indent = "  ", limit = 50): string[] {
+  const lines: string[] = [];
+  for (const p of problems.slice(0, limit)) {
+    const pointer = p.pointer === "" ? "(document root)" : p.pointer;
+    // Messages often start with their pointer; it is printed once, above them.
+    let message = p.message.startsWith(`${p.pointer}: `) ? p.message.slice(p.pointer.length + 2) : p.message;
+    message = message.replace(/\n/g, `\n${indent}  `);
+    lines.push(`${indent}${c.bold(pointer)}`);
+    lines.push(`${indent}  ${message}`);
+    if ((p.expected || p.found) && !p.message.includes(p.found)) lines.push(`${indent}  ${c.dim(`expected ${p.expected}; found ${p.found}`)}`);
+    if (p.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${p.hint}`);
+  }
+  if (problems.length > limit) lines.push(`${indent}... and ${problems.length - limit} more (use --json for all)`);
+  return lines;
+}
+
+export function stateLine(s: StateSummary): string {
+  return `${s.key}: ${s.$type} v${s.version}${s.messages !== undefined ? ` (${s.messages} message${s.messages === 1 ? "" : "s"})` : ""}`;
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** One line for a value kept verbatim (unknown type or newer version). */
+export function preservedLine(p: PreservedValue, c: Colors): string {
+  const message = p.message.replace(` at ${p.pointer}`, "");
+  return `${c.yellow("kept as is:")} ${p.pointer}: ${message}`;
+}

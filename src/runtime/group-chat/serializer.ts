@@ -1,0 +1,222 @@
+/**
+ * `AgentChatSerializer` (seed 002, option 2 with option 3's encoding as a choice): a group chat's
+ * state as a versioned document, never its agents (definitions and secrets stay in code).
+ *
+ * ```json
+ * { "format": "statebag.agentChat", "formatVersion": 1,
+ *   "history": [ ...ChatMessage ],
+ *   "channels": [ { "channelKey": "hosted:researcher", "channelState": { ...an AgentSession } } ] }
+ * ```
+ *
+ * With `{ encoding: "base64" }` each `channelState` is the base64 of its JSON text (option 3:
+ * discourages casual edits, needs no escaping). Loading detects the form of each state: an object,
+ * JSON text, or base64 of JSON text. `history` may likewise be an array or base64 of one.
+ *
+ * Every channel state goes through the session serialization (`serializeSession` /
+ * `deserializeSession`), so it is validated and migrated like any stored session; the history is
+ * checked the same way (as the messages of a history state). The whole document is checked before
+ * the chat is touched: a failed restore leaves the chat exactly as it was.
+ *
+ * Restore cases (seed 002):
+ * - Equivalent / Enhanced: every saved channel whose agent is in the chat is restored; an agent
+ *   with no saved channel catches up from the primary history on its first turn.
+ * - Reduced: a saved channel whose agent is missing is kept in the chat (`pendingChannelKeys`),
+ *   written back by the next `serialize`, and restored when that agent is added.
+ * - Empty (no agents) and Invalid (the chat already has history or channels) fail fast with an
+ *   `AgentChatRestoreError`; the chat is not changed and stays usable.
+ */
+import { StatebagError } from "../errors.js";
+import type { ChatMessage } from "../messages.js";
+import { parseJson } from "../safe-json.js";
+import { SessionValidationError } from "../serialization.js";
+import { problemText } from "../interop/errors.js";
+import type { AgentSession } from "../session.js";
+import { cloneJson, isPlainObject } from "../interop/json-util.js";
+import { decodeSession, encodeSession, type SessionCodecOptions } from "../interop/session-codec.js";
+import type { JsonObject } from "../tagged.js";
+import { channelStateAccess } from "./channel.js";
+import { groupChatInternals, type AgentGroupChat } from "./group-chat.js";
+
+export const AGENT_CHAT_FORMAT = "statebag.agentChat";
+export const AGENT_CHAT_FORMAT_VERSION = 1;
+
+export interface AgentChatChannelDocument {
+  channelKey: string;
+  /** The channel's `AgentSession` as JSON, or base64 of its JSON text. */
+  channelState: JsonObject | string;
+}
+
+export interface AgentChatDocument {
+  format: typeof AGENT_CHAT_FORMAT;
+  formatVersion: typeof AGENT_CHAT_FORMAT_VERSION;
+  /** The primary history, or base64 of its JSON text. */
+  history: ChatMessage[] | string;
+  channels: AgentChatChannelDocument[];
+}
+
+export interface SerializeAgentChatOptions {
+  /** `"json"` (default): channel states as JSON; `"base64"`: base64 of their JSON text. */
+  encoding?: "json" | "base64";
+}
+
+export interface AgentChatRestoreReport {
+  /** Channels given back to agents in the chat. */
+  restored: string[];
+  /** Saved channels whose agent is not in the chat: kept, written back, restored when it joins. */
+  pending: string[];
+  /** Agents with no saved channel: they catch up from the history on their first turn. */
+  fresh: string[];
+}
+
+export type AgentChatRestoreReason = "empty" | "not-empty" | "document";
+
+/** A chat could not be restored. The chat is unchanged and still usable. */
+export class AgentChatRestoreError extends StatebagError {
+  constructor(
+    readonly reason: AgentChatRestoreReason,
+    message: string,
+    options: { hint: string; pointer?: string; cause?: unknown },
+  ) {
+    super(`agent-chat-${reason}`, options.pointer === undefined ? message : `${message} (at ${JSON.stringify(options.pointer)})`, options);
+    this.pointer = options.pointer;
+  }
+  readonly pointer?: string;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodeText(value: string): string | undefined {
+  const compact = value.replace(/\s+/g, "");
+  if (compact.length % 4 !== 0 || !BASE64.test(compact)) return undefined;
+  return Buffer.from(compact, "base64").toString("utf8");
+}
+
+/** An object, JSON text, or base64 of JSON text -> parsed JSON. */
+function readEncoded(value: unknown, pointer: string, what: string): unknown {
+  if (typeof value !== "string") return value;
+  const trimmed = value.trimStart();
+  const text = trimmed.startsWith("{") || trimmed.startsWith("[") ? value : decodeText(value);
+  if (text === undefined) {
+    throw new AgentChatRestoreError("document", `${what} is a string that is neither JSON nor base64`, { pointer, hint: "channel states are JSON objects, or base64 of their JSON text (encoding: \"base64\")" });
+  }
+  try {
+    return parseJson(text);
+  } catch (cause) {
+    throw new AgentChatRestoreError("document", `${what} does not hold JSON: ${(cause as Error).message.split("\n")[0]}`, { pointer, cause, hint: "the document was damaged or edited by hand; serialize the chat again" });
+  }
+}
+
+/** The problems of a session validation error, one per line, at their place in the chat document. */
+function describeProblems(cause: unknown, where: (pointer: string) => string): string {
+  if (cause instanceof SessionValidationError) return ":\n" + cause.problems.map((p) => `  - ${JSON.stringify(where(p.pointer))}: ${problemText(p.message, p.pointer)}`).join("\n");
+  return `: ${(cause as Error).message}`;
+}
+
+function hintOf(cause: unknown, fallback: string): string {
+  if (cause instanceof SessionValidationError) {
+    const hints = [...new Set(cause.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
+    if (hints.length > 0) return hints.join("; ");
+  }
+  return (cause as StatebagError).hint ?? fallback;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-extraneous-class
+export class AgentChatSerializer {
+  /** The chat's state as a versioned document (plain JSON; `JSON.stringify` it to store). */
+  static serialize(chat: AgentGroupChat, options: SerializeAgentChatOptions = {}): AgentChatDocument {
+    const encoding = options.encoding ?? "json";
+    if (encoding !== "json" && encoding !== "base64") throw new RangeError(`unknown encoding ${JSON.stringify(encoding)}: use "json" or "base64"`);
+    const state = groupChatInternals(chat);
+    const sessions = new Map<string, AgentSession>();
+    for (const [key, channel] of state.channels) sessions.set(key, channel.session);
+    for (const [key, session] of state.pending) sessions.set(key, session);
+    const channels = [...sessions.keys()].sort().map((channelKey): AgentChatChannelDocument => {
+      const text = encodeSession(sessions.get(channelKey)!);
+      return { channelKey, channelState: encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : (JSON.parse(text) as JsonObject) };
+    });
+    return { format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history: cloneJson(state.history), channels };
+  }
+
+  /**
+   * Restores a document (object or JSON text) into a freshly created chat that already has its
+   * agents. Validates everything first; the chat changes only if the whole document is good.
+   */
+  static deserialize(chat: AgentGroupChat, document: AgentChatDocument | object | string, options: SessionCodecOptions = {}): AgentChatRestoreReport {
+    const state = groupChatInternals(chat);
+    if (state.members.length === 0) {
+      throw new AgentChatRestoreError("empty", "cannot restore a chat that has no agents: nothing would receive the channel states", {
+        hint: "create the chat with the same agents (definitions and secrets are never serialized), then deserialize into it; the chat is unchanged and usable",
+      });
+    }
+    if (state.history.length > 0 || state.channels.size > 0 || state.pending.size > 0) {
+      throw new AgentChatRestoreError("not-empty", `cannot restore into a chat that already has ${state.history.length} history message(s) and ${state.channels.size + state.pending.size} channel(s)`, {
+        hint: "deserialize into a freshly created chat; this chat is unchanged and usable",
+      });
+    }
+
+    const doc = typeof document === "string" ? parseJson(document) : document;
+    const bad = (pointer: string, problem: string, hint: string, cause?: unknown) => new AgentChatRestoreError("document", problem, { pointer, hint, cause });
+    if (!isPlainObject(doc)) throw bad("", "an agent chat document must be an object", 'serialize with AgentChatSerializer.serialize(chat)');
+    if (doc.format !== AGENT_CHAT_FORMAT) throw bad("/format", `expected "format": "${AGENT_CHAT_FORMAT}", found ${JSON.stringify(doc.format)}`, "this is not a statebag agent chat document");
+    if (typeof doc.formatVersion !== "number" || !Number.isInteger(doc.formatVersion) || doc.formatVersion < 1) {
+      throw bad("/formatVersion", `expected a positive integer "formatVersion", found ${JSON.stringify(doc.formatVersion)}`, `this release writes formatVersion ${AGENT_CHAT_FORMAT_VERSION}`);
+    }
+    if (doc.formatVersion > AGENT_CHAT_FORMAT_VERSION) {
+      throw bad("/formatVersion", `the document has formatVersion ${doc.formatVersion}, newer than this release reads (${AGENT_CHAT_FORMAT_VERSION})`, "upgrade statebag; the document is untouched");
+    }
+
+    // History: validated and migrated like a history state's messages.
+    const rawHistory = readEncoded(doc.history, "/history", "the history");
+    if (!Array.isArray(rawHistory)) throw bad("/history", "the history must be an array of messages", "serialize the chat again");
+    let history: ChatMessage[];
+    try {
+      const probe = decodeSession({ id: "agent-chat-history", stateBag: { history: { $type: "InMemoryChatHistoryState", messages: rawHistory } } }, options);
+      history = (probe.stateBag.history as unknown as { messages: ChatMessage[] }).messages;
+    } catch (cause) {
+      const where = (inner: string) => (typeof doc.history === "string" ? `/history (decoded)${inner.replace(/^\/stateBag\/history\/messages/, "")}` : inner.replace(/^\/stateBag\/history\/messages/, "/history"));
+      throw bad("/history", `the history is not valid${describeProblems(cause, where)}`, hintOf(cause, "the document was damaged or edited by hand"), cause);
+    }
+
+    // Channels: each an AgentSession, validated and migrated.
+    if (!Array.isArray(doc.channels)) throw bad("/channels", "expected an array of channels", "serialize the chat again");
+    const restored = new Map<string, AgentSession>();
+    doc.channels.forEach((entry: unknown, i: number) => {
+      const pointer = `/channels/${i}`;
+      if (!isPlainObject(entry)) throw bad(pointer, "a channel must be an object { channelKey, channelState }", "serialize the chat again");
+      const key = entry.channelKey;
+      if (typeof key !== "string" || key === "") throw bad(`${pointer}/channelKey`, "expected a non-empty string channel key", 'keys look like "local:writer" or "hosted:researcher"');
+      if (restored.has(key)) throw bad(`${pointer}/channelKey`, `the channel key "${key}" appears twice`, "each channel is saved once; the document was edited by hand");
+      const raw = readEncoded(entry.channelState, `${pointer}/channelState`, `the state of channel "${key}"`);
+      if (!isPlainObject(raw)) throw bad(`${pointer}/channelState`, `the state of channel "${key}" must be a session object`, "serialize the chat again");
+      let session: AgentSession;
+      try {
+        session = decodeSession(raw, options);
+      } catch (cause) {
+        const base = `${pointer}/channelState`;
+        const where = (inner: string) => (typeof entry.channelState === "string" ? `${base} (decoded)${inner}` : `${base}${inner}`);
+        throw bad(base, `the state of channel "${key}" is not a valid session${describeProblems(cause, where)}`, hintOf(cause, "serialize the chat again"), cause);
+      }
+      const mark = channelStateAccess.read(session);
+      if (mark && mark.synced > history.length) {
+        throw bad(`${pointer}/channelState`, `channel "${key}" has seen ${mark.synced} messages but the history holds ${history.length}`, "the history and the channels come from different saves; use one document as written");
+      }
+      restored.set(key, session);
+    });
+
+    // Everything checked: apply.
+    const report: AgentChatRestoreReport = { restored: [], pending: [], fresh: [] };
+    state.history.push(...history);
+    for (const [key, session] of restored) {
+      const member = state.members.find((m) => m.key === key);
+      if (member) {
+        state.channels.set(key, { ...member, session });
+        report.restored.push(key);
+      } else {
+        state.pending.set(key, session);
+        report.pending.push(key);
+      }
+    }
+    for (const member of state.members) if (!restored.has(member.key)) report.fresh.push(member.key);
+    return report;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Agent Framework for .NET: the serialized `ChatClientAgentSession`.
+ *
+ * ```json
+ * {"conversationId": "conv_1", "stateBag": {"InMemoryChatHistoryProvider": {"messages": [...]}, "<key>": <raw JSON>}}
+ * ```
+ *
+ * Mapping (.NET -> statebag):
+ * - `conversationId` -> `conversationId` (and kind `hosted`).
+ * - `stateBag.InMemoryChatHistoryProvider` (`{"messages": [...]}`) -> the history state
+ *   (`statebag.chatHistory`, `InMemoryChatHistoryState`). Messages already have the MEAI shape;
+ *   MEAI's defaults are applied (`role` "user", empty `contents`) as System.Text.Json does.
+ * - every other key: a `$type`-tagged value is kept as it is; anything else (.NET bag values are
+ *   untagged raw JSON) is wrapped as a `statebag.ForeignState` (format "dotnet") and unwrapped on
+ *   export, so it comes back byte-for-byte.
+ * - unknown top-level members are kept (under `statebag.dotnet.envelope`) and written back.
+ *
+ * The .NET form has no session id and no kind; export records them (and an object-shaped
+ * conversation id, which .NET cannot hold) under the bag key `statebag.session`, a key .NET keeps
+ * as raw JSON because no provider reads it. So statebag -> .NET -> statebag loses nothing statebag
+ * models. `{ metadata: false }` writes a bare .NET document instead.
+ *
+ * Every object carrying a `$type` is written with `$type` first: System.Text.Json's polymorphic
+ * reader requires that by default, and stores like PostgreSQL `jsonb` reorder keys.
+ */
+import { chatMessageFromMeai, type ChatMessage } from "../messages.js";
+import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
+import { parseJson } from "../safe-json.js";
+import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
+import { isTaggedValue, versionOf, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
+import { pointerSegment } from "../errors.js";
+import { InteropError, at } from "./errors.js";
+import { SESSION_INFO_KEY, envelopeKey, foreignState, isForeignState, type SessionInfo } from "./foreign.js";
+import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
+import { decodeImported, type SessionCodecOptions } from "./session-codec.js";
+
+/** The document `ChatClientAgent.SerializeSession` writes. */
+export interface DotnetSessionJson {
+  conversationId?: string;
+  stateBag: { [providerKey: string]: JsonValue };
+  [extra: string]: JsonValue | undefined;
+}
+
+export interface DotnetInteropOptions {
+  /** The .NET history provider's key. Default `"InMemoryChatHistoryProvider"` (its class name). */
+  dotnetHistoryKey?: string;
+  /** statebag's history key. Default `"statebag.chatHistory"`. */
+  historyKey?: string;
+}
+
+export interface ImportDotnetOptions extends DotnetInteropOptions, SessionCodecOptions {
+  /** The statebag session id (the .NET form has none). Default: the one recorded at export, else a new UUID. */
+  id?: string;
+}
+
+export interface ExportDotnetOptions extends DotnetInteropOptions {
+  /** Record the session id and kind under `stateBag["statebag.session"]`. Default true. */
+  metadata?: boolean;
+}
+
+export const DOTNET_DEFAULT_HISTORY_KEY = "InMemoryChatHistoryProvider";
+
+type Path = (string | number)[];
+
+const KNOWN_TOP_LEVEL = new Set(["conversationId", "stateBag"]);
+/** Earlier .NET session shapes (before `stateBag`), which .NET itself cannot read any more. */
+const LEGACY_KEYS = ["storeState", "chatHistoryProviderState", "aiContextProviderState"];
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+function importHistory(value: JsonRecord, path: Path): ChatMessage[] {
+  const messages = value.messages as unknown[];
+  return messages.map((message, i) => {
+    const here = [...path, "messages", i];
+    if (!isPlainObject(message)) throw new InteropError("dotnet", "import", at(here), `expected a ChatMessage object, found ${describe(message)}`, 'a message is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}');
+    if (message.role !== undefined && typeof message.role !== "string") throw new InteropError("dotnet", "import", at([...here, "role"]), `expected a string role, found ${describe(message.role)}`);
+    if (message.contents !== undefined) {
+      if (!Array.isArray(message.contents)) throw new InteropError("dotnet", "import", at([...here, "contents"]), `expected an array of contents, found ${describe(message.contents)}`);
+      message.contents.forEach((content, j) => {
+        if (!isTaggedValue(content)) {
+          throw new InteropError("dotnet", "import", at([...here, "contents", j]), 'expected an AIContent object with a "$type" discriminator', 'MEAI contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, ...');
+        }
+      });
+    }
+    return chatMessageFromMeai(cloneJson(message) as unknown as Parameters<typeof chatMessageFromMeai>[0]);
+  });
+}
+
+/** Reads a .NET session document (text or parsed) into a statebag session. */
+export function importDotnetSession(json: string | object, options: ImportDotnetOptions = {}): AgentSession {
+  const doc = typeof json === "string" ? parseJson(json) : json;
+  const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
+  const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
+  const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "import", at(path), problem, hint);
+  const hint = '.NET sessions are {"conversationId"?: string, "stateBag": {"<providerKey>": ...}}';
+  if (!isPlainObject(doc)) throw fail([], `expected an object, found ${describe(doc)}`, hint);
+  if (!Object.hasOwn(doc, "stateBag")) {
+    const legacy = LEGACY_KEYS.find((k) => Object.hasOwn(doc, k));
+    if (legacy) {
+      throw fail([legacy], `this is a pre-"stateBag" .NET session ("${legacy}"), a shape Agent Framework itself no longer reads`, 'load it with the Agent Framework release that wrote it and save it again, or move its provider states under "stateBag" by hand');
+    }
+    if (doc.type === "session" || "session_id" in doc) throw fail(["stateBag"], 'missing "stateBag"', 'this looks like a Python session ("type": "session"): import it with { from: "python" }');
+    throw fail(["stateBag"], 'missing "stateBag"', hint);
+  }
+  if (!isPlainObject(doc.stateBag)) throw fail(["stateBag"], `expected an object, found ${describe(doc.stateBag)}`, hint);
+  let conversationId: ServiceSessionId | undefined;
+  if (doc.conversationId !== undefined && doc.conversationId !== null) {
+    if (typeof doc.conversationId !== "string") throw fail(["conversationId"], `expected a string, found ${describe(doc.conversationId)}`, hint);
+    conversationId = doc.conversationId;
+  }
+
+  const bag: StateBag = {};
+  let info: SessionInfo | undefined;
+  let hasHistory = false;
+  const put = (key: string, value: TaggedValue, path: Path) => {
+    if (Object.hasOwn(bag, key)) throw fail(path, `two state bag entries map to the statebag key "${key}"`, `import with another historyKey (now "${historyKey}")`);
+    defineOwn(bag as JsonRecord, key, value);
+  };
+  for (const key of Object.keys(doc.stateBag)) {
+    const value = doc.stateBag[key];
+    const path = ["stateBag", key];
+    if (key === SESSION_INFO_KEY && isPlainObject(value) && value.$type === "statebag.SessionInfo") {
+      info = value as unknown as SessionInfo;
+    } else if (key === dotnetHistoryKey && isPlainObject(value) && !isTaggedValue(value) && "messages" in value) {
+      if (!Array.isArray(value.messages)) throw fail([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
+      if (Object.keys(value).length !== 1) {
+        // A history state with more than .NET's one member: keep it whole rather than drop parts.
+        put(key, foreignState("dotnet", cloneJson(value) as JsonObject) as unknown as TaggedValue, path);
+      } else {
+        put(historyKey, { $type: "InMemoryChatHistoryState", messages: importHistory(value, path) }, path);
+        hasHistory = true;
+      }
+    } else if (isTaggedValue(value)) {
+      put(key, cloneJson(value), path);
+    } else {
+      put(key, foreignState("dotnet", cloneJson(value as JsonValue)) as unknown as TaggedValue, path);
+    }
+  }
+  const extras: JsonRecord = {};
+  for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
+  if (Object.keys(extras).length > 0) put(envelopeKey("dotnet"), foreignState("dotnet", extras as JsonObject) as unknown as TaggedValue, []);
+
+  if (conversationId === undefined && isPlainObject(info?.conversationId)) conversationId = cloneJson(info.conversationId);
+  const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
+  const id = options.id ?? (typeof info?.id === "string" && info.id !== "" ? info.id : undefined);
+  const session = createSessionData({ id, kind, conversationId, stateBag: bag });
+  const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
+  return decodeImported(session, "dotnet", (pointer) => {
+    if (hasHistory && pointer.startsWith(historyPrefix)) return `/stateBag/${pointerSegment(dotnetHistoryKey)}/${pointer.slice(historyPrefix.length)}`;
+    return pointer;
+  }, options);
+}
+
+/** Writes a statebag session as a .NET session document. */
+export function exportDotnetSession(session: AgentSession, options: ExportDotnetOptions = {}): DotnetSessionJson {
+  const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
+  const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
+  const metadata = options.metadata !== false;
+  const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "export", at(path), problem, hint);
+  const bag: JsonRecord = {};
+  let extras: JsonRecord = {};
+  const put = (key: string, value: unknown) => {
+    if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key "${key}"`, `export with another dotnetHistoryKey (now "${dotnetHistoryKey}") or rename one of them`);
+    defineOwn(bag, key, value);
+  };
+  for (const key of Object.keys(session.stateBag)) {
+    const value = session.stateBag[key];
+    if (key === envelopeKey("dotnet") && isForeignState(value, "dotnet") && isPlainObject(value.value)) {
+      extras = cloneJson(value.value);
+    } else if (key === historyKey && value.$type === "InMemoryChatHistoryState" && versionOf(value) === 1 && Array.isArray(value.messages)) {
+      put(dotnetHistoryKey, { messages: typeFirst(value.messages) });
+    } else if (isForeignState(value, "dotnet")) {
+      put(key, cloneJson(value.value)); // raw, exactly as .NET wrote it
+    } else if (key === SESSION_INFO_KEY) {
+      throw fail(["stateBag", key], `the key "${key}" is reserved for session metadata`, "rename that provider's key");
+    } else {
+      put(key, typeFirst(value));
+    }
+  }
+  const doc: JsonRecord = {};
+  const info: SessionInfo = { $type: "statebag.SessionInfo", id: session.id };
+  if (session.kind !== undefined) info.kind = session.kind;
+  if (typeof session.conversationId === "string") doc.conversationId = session.conversationId;
+  else if (session.conversationId !== undefined) {
+    if (!metadata) throw fail(["conversationId"], "the conversation id is an object of named ids; the .NET form holds a string only", "export with metadata (the default) to keep it, or use a single string id");
+    info.conversationId = cloneJson(session.conversationId);
+  }
+  if (metadata) put(SESSION_INFO_KEY, info);
+  doc.stateBag = bag;
+  for (const key of Object.keys(extras)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(doc, key, extras[key]);
+  return doc as DotnetSessionJson;
+}

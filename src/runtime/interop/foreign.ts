@@ -1,0 +1,73 @@
+/**
+ * Envelopes that let data statebag does not model travel through a statebag session unchanged.
+ *
+ * Agent Framework keeps state bag values as raw JSON until a provider reads them, so a value under
+ * a key nobody reads survives a round trip. statebag's bag holds only `$type`-tagged values (that
+ * is what makes it validatable and migratable), so an untagged foreign value is wrapped:
+ *
+ * ```json
+ * { "$type": "statebag.ForeignState", "format": "dotnet", "value": <the raw JSON, untouched> }
+ * ```
+ *
+ * and unwrapped again when the session is written back to the format it came from. A foreign
+ * message content (a Python content type statebag has no counterpart for, such as
+ * `code_interpreter_tool_call`) is wrapped the same way as a `statebag.foreign` content, so a
+ * history keeps every item, in order, and the model simply does not see the ones it cannot read.
+ */
+import type { AIContentBase } from "../messages.js";
+import type { JsonObject, JsonValue, ProviderState, Tagged } from "../tagged.js";
+import { isPlainObject, type JsonRecord } from "./json-util.js";
+
+/** The session formats statebag reads and writes besides its own. */
+export type InteropFormat = "dotnet" | "python";
+
+/** A state bag value from another format that statebag does not model, kept byte-for-byte. */
+export interface ForeignState extends ProviderState<"statebag.ForeignState", 1> {
+  /** The format the value came from; it is unwrapped when writing that format again. */
+  format: InteropFormat;
+  /** The raw value exactly as the other format stored it. */
+  value: JsonValue;
+}
+
+/** A message content from another format that statebag has no content type for, kept as it was. */
+export interface ForeignContent extends Tagged<"AIContent", "statebag.foreign", 1>, AIContentBase {
+  format: InteropFormat;
+  /** The raw content exactly as the other format stored it. */
+  value: JsonObject;
+}
+
+export const FOREIGN_STATE_TYPE = "statebag.ForeignState";
+export const FOREIGN_CONTENT_TYPE = "statebag.foreign";
+
+/**
+ * The state bag key under which an export records what the target format has no field for (the
+ * statebag session id and kind, a non-string conversation id). Import reads it and removes it.
+ */
+export const SESSION_INFO_KEY = "statebag.session";
+
+/** What `SESSION_INFO_KEY` holds in an exported document. Never part of a statebag session. */
+export interface SessionInfo {
+  $type: "statebag.SessionInfo";
+  id?: string;
+  kind?: "local" | "hosted";
+  conversationId?: { [name: string]: string };
+}
+
+/** The bag key that keeps unknown top-level members of an imported document's envelope. */
+export const envelopeKey = (format: InteropFormat) => `statebag.${format}.envelope`;
+
+export function foreignState(format: InteropFormat, value: JsonValue): ForeignState {
+  return { $type: FOREIGN_STATE_TYPE, format, value };
+}
+
+export function isForeignState(value: unknown, format?: InteropFormat): value is ForeignState {
+  return isPlainObject(value) && value.$type === FOREIGN_STATE_TYPE && (format === undefined || value.format === format) && "value" in value;
+}
+
+export function foreignContent(format: InteropFormat, value: JsonObject): ForeignContent {
+  return { $type: FOREIGN_CONTENT_TYPE, format, value };
+}
+
+export function isForeignContent(value: unknown, format?: InteropFormat): value is ForeignContent & JsonRecord {
+  return isPlainObject(value) && value.$type === FOREIGN_CONTENT_TYPE && (format === undefined || value.format === format) && isPlainObject(value.value);
+}

@@ -1,0 +1,88 @@
+/**
+ * Small JSON helpers shared by the interop and group-chat code: plain-object checks, deep copies,
+ * structural equality, and `$type`-first key order (what System.Text.Json expects by default).
+ */
+import type { JsonValue } from "../tagged.js";
+
+export type JsonRecord = { [key: string]: unknown };
+
+/** A plain JSON object (not an array, not null). */
+export function isPlainObject(value: unknown): value is JsonRecord {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A deep copy of JSON data (own enumerable properties only; `undefined` members are left out). */
+export function cloneJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => cloneJson(item)) as T;
+  if (isPlainObject(value)) {
+    const out: JsonRecord = {};
+    for (const key of Object.keys(value)) {
+      const v = value[key];
+      if (v !== undefined) defineOwn(out, key, cloneJson(v));
+    }
+    return out as T;
+  }
+  return value;
+}
+
+/** Sets an own data property (never a prototype, even for a `"__proto__"` key). */
+export function defineOwn(target: JsonRecord, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+const EXTRA_KEYS = new Set(["additionalProperties", "additional_properties"]);
+
+function isEmptyObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).length === 0;
+}
+
+/**
+ * Structural equality of JSON data. Key order does not matter, `undefined` members count as
+ * absent, and an empty `additionalProperties` / `additional_properties` object counts as absent
+ * (both forms mean "no extra properties").
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (isPlainObject(a)) {
+    if (!isPlainObject(b)) return false;
+    const keys = (o: JsonRecord) => Object.keys(o).filter((k) => o[k] !== undefined && !(EXTRA_KEYS.has(k) && isEmptyObject(o[k])));
+    const ka = keys(a);
+    const kb = keys(b);
+    if (ka.length !== kb.length) return false;
+    for (const key of ka) {
+      if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
+    }
+    return true;
+  }
+  return typeof a === "number" && typeof b === "number" ? Number.isNaN(a) && Number.isNaN(b) : false;
+}
+
+/**
+ * A deep copy in which every object carrying a `$type` lists `$type` first (then `$version`).
+ * System.Text.Json's polymorphic reader requires the discriminator to be the first property by
+ * default, and stores such as PostgreSQL `jsonb` reorder keys: writing for .NET puts it back.
+ */
+export function typeFirst<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => typeFirst(item)) as T;
+  if (!isPlainObject(value)) return value;
+  const out: JsonRecord = {};
+  if (typeof value.$type === "string") {
+    defineOwn(out, "$type", value.$type);
+    if (value.$version !== undefined) defineOwn(out, "$version", value.$version);
+  }
+  for (const key of Object.keys(value)) {
+    if (Object.hasOwn(out, key) || value[key] === undefined) continue;
+    defineOwn(out, key, typeFirst(value[key]));
+  }
+  return out as T;
+}
+
+/** Narrowing helper for JSON values read from foreign documents. */
+export function asJson(value: unknown): JsonValue {
+  return value as JsonValue;
+}

@@ -1,0 +1,609 @@
+/**
+ * Agent Framework for Python: `AgentSession.to_dict()` documents.
+ *
+ * ```json
+ * {"type": "session", "session_id": "s1", "service_session_id": "conv_1" | {...} | null,
+ *  "state": {"in_memory": {"messages": [{"type": "message", "role": "user", "contents": [...]}]}, ...}}
+ * ```
+ *
+ * Mapping (Python -> statebag):
+ * - `session_id` -> `id`; `service_session_id` -> `conversationId` (a hosted session).
+ * - `state["in_memory"]` (the default `InMemoryHistoryProvider` source id) -> the history state
+ *   (`statebag.chatHistory`, `InMemoryChatHistoryState`), each `Message.to_dict()` mapped to the
+ *   MEAI message shape (snake_case -> camelCase, `type` tag -> `$type` id, table below).
+ * - every other state key: a `$type`-tagged value is kept as it is; anything else is wrapped as a
+ *   `statebag.ForeignState` (format "python") and unwrapped on export.
+ *
+ * | Python `type`                | statebag `$type`       |
+ * | ---------------------------- | ---------------------- |
+ * | `text`                       | `text`                 |
+ * | `text_reasoning`             | `reasoning`            |
+ * | `data`, `uri`, `error`       | same                   |
+ * | `usage`                      | `usage`                |
+ * | `function_call`              | `functionCall`         |
+ * | `function_result`            | `functionResult`       |
+ * | `hosted_file`                | `hostedFile`           |
+ * | `function_approval_request`  | `toolApprovalRequest`  |
+ * | `function_approval_response` | `toolApprovalResponse` |
+ * | anything else                | `statebag.foreign` (the raw content, kept in place) |
+ *
+ * Lossless both ways. Where one side has a field the other has no place for (Python's
+ * `exception`, a JSON-string `arguments`, a legacy `"chat_message"` tag; statebag's `createdAt`,
+ * `informationalOnly`, ...), the mapped item carries the original in its additional properties
+ * (`"statebag.pythonOriginal"` on the statebag side, `"statebag.original"` on the Python side,
+ * both of which Python and statebag keep as plain data). Writing back, the original is used when
+ * the item was not changed since; a changed item is mapped afresh. Items that map cleanly (the
+ * usual case) carry nothing extra.
+ */
+import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../messages.js";
+import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
+import { parseJson } from "../safe-json.js";
+import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
+import { isTaggedValue, versionOf, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
+import { pointerSegment } from "../errors.js";
+import { InteropError, at } from "./errors.js";
+import {
+  SESSION_INFO_KEY,
+  envelopeKey,
+  foreignContent,
+  foreignState,
+  isForeignContent,
+  isForeignState,
+  type SessionInfo,
+} from "./foreign.js";
+import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
+import { decodeImported, type SessionCodecOptions } from "./session-codec.js";
+
+/** The document `AgentSession.to_dict()` writes. */
+export interface PythonSessionJson {
+  type: "session";
+  session_id: string;
+  service_session_id: string | { [name: string]: string } | null;
+  state: { [sourceId: string]: JsonValue };
+  [extra: string]: JsonValue;
+}
+
+export interface PythonInteropOptions {
+  /** The Python history source id. Default `"in_memory"` (`InMemoryHistoryProvider.DEFAULT_SOURCE_ID`). */
+  pythonHistoryKey?: string;
+  /** statebag's history key. Default `"statebag.chatHistory"`. */
+  historyKey?: string;
+}
+
+export interface ImportPythonOptions extends PythonInteropOptions, SessionCodecOptions {
+  /** Overrides the session id (default: `session_id`). */
+  id?: string;
+}
+
+export interface ExportPythonOptions extends PythonInteropOptions {
+  /**
+   * Record what Python has no field for (the session kind) under `state["statebag.session"]`, a
+   * plain dict Python keeps as it is. Default true; false writes a bare Python document.
+   */
+  metadata?: boolean;
+}
+
+export const PYTHON_DEFAULT_HISTORY_KEY = "in_memory";
+/** In a statebag item's `additionalProperties`: the Python original it was mapped from. */
+export const PYTHON_ORIGINAL_KEY = "statebag.pythonOriginal";
+/** In a Python item's `additional_properties`: the statebag original it was mapped from. */
+export const STATEBAG_ORIGINAL_KEY = "statebag.original";
+
+type Path = (string | number)[];
+
+const malformed = (path: Path, problem: string, hint?: string) => new InteropError("python", "import", at(path), problem, hint);
+
+// ---------------------------------------------------------------------------------------------
+// Originals carried in additional properties
+
+/** Splits the original stashed under `stashKey` in `obj[bagKey]` from the rest of `obj`. */
+function takeStash(obj: JsonRecord, bagKey: string, stashKey: string): [JsonRecord, unknown] {
+  const bag = obj[bagKey];
+  if (!isPlainObject(bag) || !Object.hasOwn(bag, stashKey)) return [obj, undefined];
+  const rest: JsonRecord = {};
+  for (const key of Object.keys(bag)) if (key !== stashKey) defineOwn(rest, key, bag[key]);
+  const clean: JsonRecord = {};
+  for (const key of Object.keys(obj)) {
+    if (key !== bagKey) defineOwn(clean, key, obj[key]);
+    else if (Object.keys(rest).length > 0) defineOwn(clean, key, rest);
+  }
+  return [clean, bag[stashKey]];
+}
+
+function addStash(obj: JsonRecord, bagKey: string, stashKey: string, original: JsonRecord): void {
+  const bag: JsonRecord = isPlainObject(obj[bagKey]) ? { ...(obj[bagKey] as JsonRecord) } : {};
+  defineOwn(bag, stashKey, cloneJson(original));
+  defineOwn(obj, bagKey, bag);
+}
+
+/** True when `fn` maps `value` to something equal to `expected` (false if it throws). */
+function mapsTo(fn: (v: JsonRecord) => unknown, value: unknown, expected: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  try {
+    return jsonEqual(fn(value), expected);
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contents
+
+const str = (v: unknown): v is string => typeof v === "string";
+const num = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+const USAGE_KEYS: [py: string, sb: string][] = [
+  ["input_token_count", "inputTokenCount"],
+  ["output_token_count", "outputTokenCount"],
+  ["total_token_count", "totalTokenCount"],
+  ["cached_input_token_count", "cachedInputTokenCount"],
+  ["reasoning_token_count", "reasoningTokenCount"],
+];
+
+function usageIn(details: JsonRecord): JsonRecord {
+  const out: JsonRecord = {};
+  const extra: JsonRecord = {};
+  for (const key of Object.keys(details)) {
+    const value = details[key];
+    if (!num(value)) continue; // not a count: kept by the original, not modelled
+    const known = USAGE_KEYS.find(([py]) => py === key);
+    if (known) defineOwn(out, known[1], value);
+    else defineOwn(extra, key, value);
+  }
+  if (Object.keys(extra).length > 0) out.additionalCounts = extra;
+  return out;
+}
+
+function usageOut(details: JsonRecord): JsonRecord {
+  const out: JsonRecord = {};
+  for (const [py, sb] of USAGE_KEYS) if (details[sb] !== undefined) defineOwn(out, py, details[sb]);
+  if (isPlainObject(details.additionalCounts)) for (const key of Object.keys(details.additionalCounts)) if (!Object.hasOwn(out, key)) defineOwn(out, key, details.additionalCounts[key]);
+  return out;
+}
+
+function annotationsIn(list: unknown): JsonRecord[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const out: JsonRecord[] = [];
+  for (const a of list) {
+    if (!isPlainObject(a) || a.type !== "citation") continue; // kept by the original
+    const c: JsonRecord = { $type: "citation" };
+    if (str(a.title)) c.title = a.title;
+    if (str(a.url)) c.url = a.url;
+    if (str(a.file_id)) c.fileId = a.file_id;
+    if (str(a.tool_name)) c.toolName = a.tool_name;
+    if (str(a.snippet)) c.snippet = a.snippet;
+    if (Array.isArray(a.annotated_regions)) {
+      c.annotatedRegions = a.annotated_regions
+        .filter((r): r is JsonRecord => isPlainObject(r) && r.type === "text_span")
+        .map((r) => {
+          const region: JsonRecord = { $type: "textSpan" };
+          if (num(r.start_index)) region.start = r.start_index;
+          if (num(r.end_index)) region.end = r.end_index;
+          return region;
+        });
+    }
+    if (isPlainObject(a.additional_properties)) c.additionalProperties = cloneJson(a.additional_properties);
+    out.push(c);
+  }
+  return out;
+}
+
+function annotationsOut(list: unknown): JsonRecord[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const out: JsonRecord[] = [];
+  for (const a of list) {
+    if (!isPlainObject(a) || a.$type !== "citation") continue;
+    const c: JsonRecord = { type: "citation" };
+    if (a.title !== undefined) c.title = a.title;
+    if (a.url !== undefined) c.url = a.url;
+    if (a.fileId !== undefined) c.file_id = a.fileId;
+    if (a.toolName !== undefined) c.tool_name = a.toolName;
+    if (a.snippet !== undefined) c.snippet = a.snippet;
+    if (Array.isArray(a.annotatedRegions)) {
+      c.annotated_regions = a.annotatedRegions
+        .filter((r): r is JsonRecord => isPlainObject(r) && r.$type === "textSpan")
+        .map((r) => {
+          const region: JsonRecord = { type: "text_span" };
+          if (r.start !== undefined) region.start_index = r.start;
+          if (r.end !== undefined) region.end_index = r.end;
+          return region;
+        });
+    }
+    if (a.additionalProperties !== undefined) c.additional_properties = cloneJson(a.additionalProperties);
+    out.push(c);
+  }
+  return out;
+}
+
+/** The media type inside a `data:` URI (`data:image/png;base64,...` -> `image/png`). */
+function dataUriMediaType(uri: string): string | undefined {
+  const end = uri.search(/[;,]/);
+  const type = end < 0 ? "" : uri.slice(5, end);
+  return type === "" ? undefined : type;
+}
+
+/**
+ * Pure mapping of one Python content dict to statebag. Types statebag has no counterpart for,
+ * and known types missing a field statebag requires, become a `statebag.foreign` content.
+ */
+function contentIn(p: JsonRecord, path: Path): JsonRecord {
+  const foreign = () => foreignContent("python", cloneJson(p) as JsonObject) as unknown as JsonRecord;
+  let m: JsonRecord;
+  switch (p.type) {
+    case "text":
+      if (!str(p.text)) return foreign();
+      m = { $type: "text", text: p.text };
+      break;
+    case "text_reasoning":
+      m = { $type: "reasoning" };
+      if (str(p.text)) m.text = p.text;
+      if (str(p.protected_data)) m.protectedData = p.protected_data;
+      break;
+    case "data":
+      if (!str(p.uri) || !p.uri.startsWith("data:")) return foreign();
+      m = { $type: "data", uri: p.uri };
+      if (str(p.name)) m.name = p.name;
+      break;
+    case "uri":
+      if (!str(p.uri) || !str(p.media_type)) return foreign();
+      m = { $type: "uri", uri: p.uri, mediaType: p.media_type };
+      break;
+    case "error":
+      if (!str(p.message)) return foreign();
+      m = { $type: "error", message: p.message };
+      if (str(p.error_code)) m.errorCode = p.error_code;
+      if (str(p.error_details)) m.details = p.error_details;
+      break;
+    case "usage":
+      if (!isPlainObject(p.usage_details)) return foreign();
+      m = { $type: "usage", details: usageIn(p.usage_details) };
+      break;
+    case "function_call": {
+      if (!str(p.call_id) || !str(p.name)) return foreign();
+      m = { $type: "functionCall", callId: p.call_id, name: p.name };
+      let args = p.arguments;
+      if (str(args)) {
+        // Python allows the arguments as JSON text; statebag (like MEAI) holds the parsed object.
+        try {
+          args = JSON.parse(args);
+        } catch {
+          return foreign();
+        }
+      }
+      if (isPlainObject(args)) m.arguments = cloneJson(args);
+      else if (args !== undefined && args !== null) return foreign();
+      break;
+    }
+    case "function_result":
+      if (!str(p.call_id)) return foreign();
+      m = { $type: "functionResult", callId: p.call_id };
+      if (p.result !== undefined) m.result = cloneJson(p.result);
+      break;
+    case "hosted_file":
+      if (!str(p.file_id)) return foreign();
+      m = { $type: "hostedFile", fileId: p.file_id };
+      if (str(p.media_type)) m.mediaType = p.media_type;
+      if (str(p.name)) m.name = p.name;
+      break;
+    case "function_approval_request":
+      if (!str(p.id) || !isPlainObject(p.function_call)) return foreign();
+      m = { $type: "toolApprovalRequest", requestId: p.id, toolCall: importContent(p.function_call, [...path, "function_call"]) };
+      break;
+    case "function_approval_response":
+      if (!str(p.id) || typeof p.approved !== "boolean") return foreign();
+      m = { $type: "toolApprovalResponse", requestId: p.id, approved: p.approved };
+      if (isPlainObject(p.function_call)) m.toolCall = importContent(p.function_call, [...path, "function_call"]);
+      break;
+    default:
+      return foreign();
+  }
+  const annotations = annotationsIn(p.annotations);
+  if (annotations !== undefined) m.annotations = annotations;
+  if (isPlainObject(p.additional_properties)) m.additionalProperties = cloneJson(p.additional_properties);
+  return m;
+}
+
+/** Pure mapping of one statebag content to a Python content dict (field order as `Content.to_dict`). */
+function contentOut(m: JsonRecord): JsonRecord {
+  if (isForeignContent(m, "python")) return cloneJson(m.value) as JsonRecord;
+  const p: JsonRecord = {};
+  const set = (key: string, value: unknown) => {
+    if (value !== undefined) defineOwn(p, key, cloneJson(value));
+  };
+  switch (m.$type) {
+    case "text":
+      set("type", "text");
+      set("text", m.text);
+      break;
+    case "reasoning":
+      set("type", "text_reasoning");
+      set("text", m.text);
+      set("protected_data", m.protectedData);
+      break;
+    case "data":
+      set("type", "data");
+      set("uri", m.uri);
+      if (str(m.uri)) set("media_type", dataUriMediaType(m.uri));
+      set("name", m.name);
+      break;
+    case "uri":
+      set("type", "uri");
+      set("uri", m.uri);
+      set("media_type", m.mediaType);
+      break;
+    case "error":
+      set("type", "error");
+      set("message", m.message);
+      set("error_code", m.errorCode);
+      set("error_details", m.details);
+      break;
+    case "usage":
+      set("type", "usage");
+      if (isPlainObject(m.details)) set("usage_details", usageOut(m.details));
+      break;
+    case "functionCall":
+      set("type", "function_call");
+      set("call_id", m.callId);
+      set("name", m.name);
+      set("arguments", m.arguments);
+      break;
+    case "functionResult":
+      set("type", "function_result");
+      set("call_id", m.callId);
+      if (m.result !== null) set("result", m.result); // Python drops None members
+      break;
+    case "hostedFile":
+      set("type", "hosted_file");
+      set("media_type", m.mediaType);
+      set("name", m.name);
+      set("file_id", m.fileId);
+      break;
+    case "toolApprovalRequest":
+      set("type", "function_approval_request");
+      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", exportContent(m.toolCall));
+      set("user_input_request", true);
+      set("id", m.requestId);
+      break;
+    case "toolApprovalResponse":
+      set("type", "function_approval_response");
+      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", exportContent(m.toolCall));
+      set("approved", m.approved);
+      set("id", m.requestId);
+      break;
+    default:
+      // No Python counterpart: Python keeps a content of an unknown type with its
+      // additional_properties, which will carry the statebag original.
+      set("type", m.$type);
+  }
+  set("additional_properties", m.additionalProperties);
+  const annotations = annotationsOut(m.annotations);
+  if (annotations !== undefined) p.annotations = annotations;
+  return p;
+}
+
+/** One Python content (dict, or a bare string as Python also accepts) -> a statebag content. */
+function importContent(p: unknown, path: Path): JsonRecord {
+  if (typeof p === "string") return { $type: "text", text: p };
+  if (!isPlainObject(p)) throw malformed(path, `expected a content object, found ${describe(p)}`, 'a content is {"type": "text", "text": "..."} (Content.to_dict())');
+  if (!str(p.type)) {
+    if (str(p.$type)) return cloneJson(p); // a statebag content written as it is
+    throw malformed(path, 'a content needs a string "type"', 'Content.from_dict() requires "type"; known ones are "text", "function_call", "function_result", ...');
+  }
+  const [clean, original] = takeStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY);
+  if (mapsTo(contentOut, original, clean)) return cloneJson(original as JsonRecord);
+  const m = contentIn(clean, path);
+  if (!jsonEqual(contentOut(m), clean)) addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, clean);
+  return m;
+}
+
+/** One statebag content -> a Python content dict. */
+function exportContent(m: JsonRecord): JsonRecord {
+  const [clean, original] = takeStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY);
+  if (mapsTo((o) => contentIn(o, []), original, clean)) return cloneJson(original as JsonRecord);
+  const p = contentOut(clean);
+  if (!mapsTo((o) => contentIn(o, []), p, clean)) addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages (the "head": everything but the contents, which map one by one)
+
+function headIn(p: JsonRecord, path: Path): JsonRecord {
+  let role = p.role;
+  if (isPlainObject(role) && str(role.value)) role = role.value; // legacy {"value": "user"}
+  if (!str(role)) throw malformed([...path, "role"], `a message needs a string "role", found ${describe(p.role)}`, 'roles are "user", "assistant", "system", "tool" or any custom string');
+  const m: JsonRecord = {};
+  if (str(p.author_name)) m.authorName = p.author_name;
+  m.role = role;
+  if (str(p.message_id)) m.messageId = p.message_id;
+  if (isPlainObject(p.additional_properties)) m.additionalProperties = cloneJson(p.additional_properties);
+  return m;
+}
+
+function headOut(m: JsonRecord): JsonRecord {
+  const p: JsonRecord = { type: "message", role: m.role };
+  if (m.authorName !== undefined) p.author_name = m.authorName;
+  if (m.messageId !== undefined) p.message_id = m.messageId;
+  if (m.additionalProperties !== undefined) p.additional_properties = cloneJson(m.additionalProperties);
+  return p;
+}
+
+function withoutContents(obj: JsonRecord): JsonRecord {
+  const out: JsonRecord = {};
+  for (const key of Object.keys(obj)) if (key !== "contents") defineOwn(out, key, obj[key]);
+  return out;
+}
+
+/** Puts `contents` right after `role` (the order both MEAI and `Message.to_dict()` write). */
+function placeContents(head: JsonRecord, contents: JsonRecord[]): JsonRecord {
+  const out: JsonRecord = {};
+  let placed = false;
+  for (const key of Object.keys(head)) {
+    defineOwn(out, key, head[key]);
+    if (key === "role") {
+      defineOwn(out, "contents", contents);
+      placed = true;
+    }
+  }
+  if (!placed) defineOwn(out, "contents", contents);
+  return out;
+}
+
+function importMessage(p: unknown, path: Path): ChatMessage {
+  if (!isPlainObject(p)) throw malformed(path, `expected a message object, found ${describe(p)}`, 'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}');
+  if (p.type !== "message" && p.type !== "chat_message") {
+    throw malformed([...path, "type"], `expected "type": "message", found ${describe(p.type)}`, 'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}');
+  }
+  const rawContents = p.contents ?? [];
+  if (!Array.isArray(rawContents)) throw malformed([...path, "contents"], `expected an array of contents, found ${describe(rawContents)}`);
+  const contents = rawContents.map((c, i) => importContent(c, [...path, "contents", i]));
+  const [clean, original] = takeStash(withoutContents(p), "additional_properties", STATEBAG_ORIGINAL_KEY);
+  let head: JsonRecord;
+  if (mapsTo(headOut, original, clean)) head = cloneJson(original as JsonRecord);
+  else {
+    head = headIn(clean, path);
+    if (!jsonEqual(headOut(head), clean)) addStash(head, "additionalProperties", PYTHON_ORIGINAL_KEY, clean);
+  }
+  return chatMessageFromMeai(placeContents(head, contents) as unknown as ChatMessage);
+}
+
+function exportMessage(m: ChatMessage): JsonRecord {
+  const record = m as unknown as JsonRecord;
+  const contents = (m.contents ?? []).map((c) => exportContent(c as unknown as JsonRecord));
+  const [clean, original] = takeStash(withoutContents(record), "additionalProperties", PYTHON_ORIGINAL_KEY);
+  let head: JsonRecord;
+  if (mapsTo((o) => headIn(o, []), original, clean)) head = cloneJson(original as JsonRecord);
+  else {
+    head = headOut(clean);
+    if (!mapsTo((o) => headIn(o, []), head, clean)) addStash(head, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+  }
+  return placeContents(head, contents);
+}
+
+/** Maps Python `Message.to_dict()` dicts to statebag (MEAI-shaped) messages. */
+export function messagesFromPython(messages: readonly unknown[], path: Path = []): ChatMessage[] {
+  return messages.map((p, i) => importMessage(p, [...path, i]));
+}
+
+/** Maps statebag messages to Python `Message.to_dict()` dicts. */
+export function messagesToPython(messages: readonly ChatMessage[]): JsonRecord[] {
+  return messages.map(exportMessage);
+}
+
+/** Maps one Python content dict to a statebag content. */
+export function contentFromPython(content: unknown): AIContent {
+  return importContent(content, []) as unknown as AIContent;
+}
+
+/** Maps one statebag content to a Python content dict. */
+export function contentToPython(content: AIContent): JsonRecord {
+  return exportContent(content as unknown as JsonRecord);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+const KNOWN_TOP_LEVEL = new Set(["type", "session_id", "service_session_id", "state"]);
+
+function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (str(value)) return value;
+  if (isPlainObject(value) && Object.values(value).every(str)) return cloneJson(value) as { [name: string]: string };
+  throw malformed(["service_session_id"], `expected a string, an object of strings or null, found ${describe(value)}`);
+}
+
+/** Reads `AgentSession.to_dict()` output (text or parsed) into a statebag session. */
+export function importPythonSession(json: string | object, options: ImportPythonOptions = {}): AgentSession {
+  const doc = typeof json === "string" ? parseJson(json) : json;
+  const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
+  const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
+  const hint = 'Python\'s AgentSession.to_dict() writes {"type": "session", "session_id": ..., "service_session_id": ..., "state": {...}}';
+  if (!isPlainObject(doc)) throw malformed([], `expected an object, found ${describe(doc)}`, hint);
+  if (doc.type !== undefined && doc.type !== "session") throw malformed(["type"], `expected "type": "session", found ${describe(doc.type)}`, hint);
+  if (!str(doc.session_id) || doc.session_id === "") {
+    const looksDotnet = "stateBag" in doc;
+    throw malformed(["session_id"], `expected a non-empty string "session_id", found ${describe(doc.session_id)}`, looksDotnet ? "this looks like a .NET session (it has \"stateBag\"): import it with { from: \"dotnet\" }" : hint);
+  }
+  const state = doc.state ?? {};
+  if (!isPlainObject(state)) throw malformed(["state"], `expected an object, found ${describe(state)}`, hint);
+  const conversationId = serviceSessionIdIn(doc.service_session_id);
+
+  const bag: StateBag = {};
+  let info: SessionInfo | undefined;
+  let hasHistory = false;
+  const put = (key: string, value: TaggedValue) => {
+    if (Object.hasOwn(bag, key)) {
+      throw malformed(["state", key], `two state entries map to the statebag key "${key}"`, `import with another historyKey (now "${historyKey}") or rename one of them`);
+    }
+    defineOwn(bag as JsonRecord, key, value);
+  };
+  for (const key of Object.keys(state)) {
+    const value = state[key];
+    const path = ["state", key];
+    if (key === SESSION_INFO_KEY && isPlainObject(value) && value.$type === "statebag.SessionInfo") {
+      info = value as unknown as SessionInfo;
+      continue;
+    }
+    if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && Array.isArray(value.messages) && Object.keys(value).length === 1) {
+      put(historyKey, { $type: "InMemoryChatHistoryState", messages: messagesFromPython(value.messages, [...path, "messages"]) });
+      hasHistory = true;
+    } else if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && "messages" in value && !Array.isArray(value.messages)) {
+      throw malformed([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
+    } else if (isTaggedValue(value)) {
+      put(key, cloneJson(value));
+    } else {
+      put(key, foreignState("python", cloneJson(value as JsonValue)) as unknown as TaggedValue);
+    }
+  }
+  const extras: JsonRecord = {};
+  for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
+  if (Object.keys(extras).length > 0) put(envelopeKey("python"), foreignState("python", extras as JsonObject) as unknown as TaggedValue);
+
+  const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
+  const session = createSessionData({ id: options.id ?? doc.session_id, kind, conversationId, stateBag: bag });
+  const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
+  return decodeImported(session, "python", (pointer) => {
+    if (hasHistory && pointer.startsWith(historyPrefix)) return `/state/${pointerSegment(pyHistoryKey)}/${pointer.slice(historyPrefix.length)}`;
+    return pointer.replace(/^\/stateBag\//, "/state/");
+  }, options);
+}
+
+/** Writes a statebag session as Python's `AgentSession.to_dict()` document. */
+export function exportPythonSession(session: AgentSession, options: ExportPythonOptions = {}): PythonSessionJson {
+  const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
+  const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
+  const fail = (path: Path, problem: string, hint?: string) => new InteropError("python", "export", at(path), problem, hint);
+  const state: JsonRecord = {};
+  let extras: JsonRecord = {};
+  const put = (key: string, value: unknown) => {
+    if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key "${key}"`, `export with another pythonHistoryKey (now "${pyHistoryKey}") or rename one of them`);
+    defineOwn(state, key, value);
+  };
+  for (const key of Object.keys(session.stateBag)) {
+    const value = session.stateBag[key];
+    if (key === envelopeKey("python") && isForeignState(value, "python") && isPlainObject(value.value)) {
+      extras = cloneJson(value.value);
+    } else if (key === historyKey && value.$type === "InMemoryChatHistoryState" && versionOf(value) === 1 && Array.isArray(value.messages)) {
+      put(pyHistoryKey, { messages: messagesToPython(value.messages as ChatMessage[]) });
+    } else if (isForeignState(value, "python")) {
+      put(key, cloneJson(value.value));
+    } else if (key === SESSION_INFO_KEY) {
+      throw fail(["stateBag", key], `the key "${key}" is reserved for session metadata`, "rename that provider's key");
+    } else {
+      put(key, cloneJson(value));
+    }
+  }
+  if (options.metadata !== false && session.kind !== undefined) put(SESSION_INFO_KEY, { $type: "statebag.SessionInfo", kind: session.kind } satisfies SessionInfo);
+  const doc: JsonRecord = { type: "session", session_id: session.id, service_session_id: session.conversationId === undefined ? null : cloneJson(session.conversationId), state };
+  for (const key of Object.keys(extras)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(doc, key, extras[key]);
+  return doc as PythonSessionJson;
+}
+

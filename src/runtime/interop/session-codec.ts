@@ -1,0 +1,50 @@
+/**
+ * The one place the interop and group-chat code turns sessions into stored text and back. It goes
+ * through the session serialization (`serializeSession` / `deserializeSession`), so every session
+ * these modules read (an imported document, a group-chat channel, a workflow session) is validated
+ * and migrated like any other, and nothing is written that could not be loaded again.
+ */
+import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../serialization.js";
+import type { AgentSession } from "../session.js";
+import { InteropError, problemText } from "./errors.js";
+import type { InteropFormat } from "./foreign.js";
+
+/** Registry, strictness and limits used to validate the sessions read. */
+export type SessionCodecOptions = Pick<DeserializeOptions, "registry" | "strict" | "limits" | "onPreserved">;
+
+/** A session in its stored form (`{"format": "statebag.session", ...}`), fully validated first. */
+export function encodeSession(session: AgentSession, options: Pick<DeserializeOptions, "registry" | "strict"> = {}): string {
+  return serializeSession(session, { registry: options.registry, strict: options.strict, validate: true });
+}
+
+/**
+ * A session from its stored form, or from a bare session object built in code: validated and
+ * migrated. Throws `SessionValidationError` listing every problem.
+ */
+export function decodeSession(input: string | object, options: SessionCodecOptions = {}): AgentSession {
+  return deserializeSession(input, { ...options, allowBare: true });
+}
+
+/**
+ * Validates a session built from another format's document. A validation failure becomes an
+ * `InteropError` whose problems point into the imported document (`toSource` maps a pointer in the
+ * statebag session to the document's; field names inside messages are statebag's).
+ */
+export function decodeImported(session: AgentSession, format: InteropFormat, toSource: (pointer: string) => string, options: SessionCodecOptions = {}): AgentSession {
+  try {
+    return decodeSession(session, options);
+  } catch (cause) {
+    if (!(cause instanceof SessionValidationError)) throw cause;
+    const lines = cause.problems.map((p) => `  - ${JSON.stringify(toSource(p.pointer))}: ${problemText(p.message, p.pointer)}`);
+    const hints = [...new Set(cause.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
+    const first = cause.problems[0];
+    throw new InteropError(
+      format,
+      "import",
+      first ? toSource(first.pointer) : "",
+      `the document holds ${cause.problems.length === 1 ? "a value" : `${cause.problems.length} values`} statebag cannot accept:\n${lines.join("\n")}\n `,
+      hints.length > 0 ? hints.join("; ") : "fix the values listed, or load without strict to keep unknown types as they are",
+      cause,
+    );
+  }
+}

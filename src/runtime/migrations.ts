@@ -1,0 +1,308 @@
+/**
+ * Migrations: how a stored value written by older code becomes the value today's code reads.
+ *
+ * A migration is one step for one `$type`: it reads version `from` and writes version `to`
+ * (`to > from`), or it renames the type (`to: { type: "newName", version }`). On load, before a
+ * tagged value is validated, `MigrationSet.run` chains steps from the value's (type, version) to
+ * the latest version of the type the registry knows:
+ *
+ * ```ts
+ * defineMigration({ type: "acme.Summary", from: 1, to: 2, up: (v) => ({ ...v, lines: [v.text] }) });
+ * defineMigration({ type: "functionApprovalRequest", from: 1, to: { type: "toolApprovalRequest", version: 1 }, up: (v) => v });
+ * ```
+ *
+ * - `up` receives a private deep copy and may mutate it or return a new object; the runner then
+ *   sets `$type` (and `$version`, when the target version is above 1) itself.
+ * - The input value is never touched: if any step fails, the caller's value is exactly as it was.
+ * - A `$type` listed in a type's `formerNames` with no explicit step is a pure rename at the same
+ *   version (the common case: an id changed, the shape did not).
+ * - Errors name the type, the versions and the JSON pointer of the value.
+ */
+import { StatebagError } from "./errors.js";
+
+/** What `up` is told about the step it runs. */
+export interface MigrationContext {
+  /** JSON pointer of the value in the document being loaded. */
+  pointer: string;
+  type: string;
+  from: number;
+  toType: string;
+  to: number;
+}
+
+export interface MigrationSpec<In = any, Out = any> {
+  /** The `$type` this step reads. */
+  type: string;
+  /** The version this step reads. */
+  from: number;
+  /** The version it writes (same type), or the new name and version (a rename). */
+  to: number | { type: string; version: number };
+  /** Builds the newer value. Gets a private copy: mutating it is fine. */
+  up(value: In, context: MigrationContext): Out;
+}
+
+export interface Migration {
+  readonly type: string;
+  readonly from: number;
+  readonly toType: string;
+  readonly to: number;
+  readonly up: (value: any, context: MigrationContext) => unknown;
+  /** Where the migration was defined (`file:line`), for messages. */
+  readonly source?: string;
+}
+
+/** Thrown for a migration that is defined wrongly (at definition or registration time). */
+export class MigrationDefinitionError extends StatebagError {
+  constructor(message: string, hint?: string) {
+    super("migration-definition", message, { hint });
+  }
+}
+
+/** A value could not be brought to the current version. */
+export class MigrationError extends StatebagError {
+  constructor(
+    message: string,
+    readonly details: {
+      /** `no-step`: nothing reads this (type, version); `failed`: a step threw; `bad-result`: a step returned a non-object; `loop`/`overshoot`: the chain is inconsistent. */
+      reason: "no-step" | "failed" | "bad-result" | "loop" | "overshoot";
+      type: string;
+      from: number;
+      to?: number;
+      toType?: string;
+      pointer: string;
+      hint?: string;
+      cause?: unknown;
+    },
+  ) {
+    super("migration", message, { hint: details.hint, cause: details.cause });
+  }
+  get reason(): MigrationError["details"]["reason"] {
+    return this.details.reason;
+  }
+  get type(): string {
+    return this.details.type;
+  }
+  get from(): number {
+    return this.details.from;
+  }
+  get to(): number | undefined {
+    return this.details.to;
+  }
+  get pointer(): string {
+    return this.details.pointer;
+  }
+}
+
+function isVersion(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1;
+}
+
+/** Declares one migration step (checked here; applied by a registry that holds it). */
+export function defineMigration<In = any, Out = any>(spec: MigrationSpec<In, Out>): Migration {
+  if (typeof spec !== "object" || spec === null) throw new MigrationDefinitionError("defineMigration needs { type, from, to, up }");
+  const { type, from, to, up } = spec;
+  if (typeof type !== "string" || type.length === 0) throw new MigrationDefinitionError(`migration "type" must be a non-empty string, found ${JSON.stringify(type)}`);
+  if (!isVersion(from)) throw new MigrationDefinitionError(`migration of "${type}": "from" must be an integer >= 1, found ${JSON.stringify(from)}`);
+  if (typeof up !== "function") throw new MigrationDefinitionError(`migration of "${type}" v${from}: "up" must be a function`);
+  let toType = type;
+  let toVersion: number;
+  if (typeof to === "number") {
+    toVersion = to;
+  } else if (typeof to === "object" && to !== null && typeof to.type === "string" && to.type.length > 0) {
+    toType = to.type;
+    toVersion = to.version;
+  } else {
+    throw new MigrationDefinitionError(`migration of "${type}" v${from}: "to" must be a version number or { type, version }`);
+  }
+  if (!isVersion(toVersion)) throw new MigrationDefinitionError(`migration of "${type}" v${from}: target version must be an integer >= 1, found ${JSON.stringify(toVersion)}`);
+  if (toType === type && toVersion <= from) {
+    throw new MigrationDefinitionError(`migration of "${type}" goes from v${from} to v${toVersion}: a step must raise the version`, "versions only go up; to undo a change, write a new version");
+  }
+  return Object.freeze({ type, from, toType, to: toVersion, up: up as Migration["up"], source: callerSource() });
+}
+
+/** `file:line` of the first stack frame outside statebag's runtime (best effort, for messages). */
+export function callerSource(): string | undefined {
+  const stack = new Error().stack;
+  if (!stack) return undefined;
+  for (const line of stack.split("\n").slice(1)) {
+    if (/src[\\/]runtime[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal")) continue;
+    const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
+    if (m) return `${m[1].replace(/^file:\/\//, "")}:${m[2]}`;
+  }
+  return undefined;
+}
+
+/** Upgrade target lookup the runner needs from a registry. */
+export interface MigrationTargets {
+  /** Latest version of a currently registered `$type`, or undefined. */
+  latestVersion(type: string): number | undefined;
+  /** The current `$type` a former name now belongs to, or undefined. */
+  renamedTo(formerName: string): string | undefined;
+}
+
+export interface UpgradeResult {
+  /** The upgraded value (a new object), or the input itself when nothing had to change. */
+  value: unknown;
+  /** Number of steps applied (0: the input was already current). */
+  steps: number;
+}
+
+const MAX_STEPS = 10_000;
+
+/** The steps a registry holds, keyed by (type, from). */
+export class MigrationSet {
+  private readonly steps = new Map<string, Map<number, Migration>>();
+
+  get size(): number {
+    let n = 0;
+    for (const m of this.steps.values()) n += m.size;
+    return n;
+  }
+
+  *[Symbol.iterator](): IterableIterator<Migration> {
+    for (const m of this.steps.values()) yield* m.values();
+  }
+
+  /** The step that reads (type, from), if any. */
+  get(type: string, from: number): Migration | undefined {
+    return this.steps.get(type)?.get(from);
+  }
+
+  /** True when some step reads `type` (at any version). */
+  hasType(type: string): boolean {
+    return this.steps.has(type);
+  }
+
+  add(migration: Migration, where = "this registry"): void {
+    let byFrom = this.steps.get(migration.type);
+    if (byFrom === undefined) {
+      byFrom = new Map();
+      this.steps.set(migration.type, byFrom);
+    }
+    const existing = byFrom.get(migration.from);
+    if (existing !== undefined && existing !== migration) {
+      throw new MigrationDefinitionError(
+        `two migrations read "${migration.type}" v${migration.from}: one to ${describeTarget(existing)}${existing.source ? ` (${existing.source})` : ""}, one to ${describeTarget(migration)}${migration.source ? ` (${migration.source})` : ""} in ${where}`,
+        "each (type, from) has exactly one step; remove one of them",
+      );
+    }
+    byFrom.set(migration.from, migration);
+  }
+
+  /**
+   * Brings `value` (a tagged object) to the latest version of its type. The input is never
+   * modified. Throws `MigrationError` naming type, versions and `pointer`.
+   */
+  run(value: Record<string, unknown>, pointer: string, targets: MigrationTargets): UpgradeResult {
+    const startType = value.$type as string;
+    const startVersion = value.$version === undefined ? 1 : (value.$version as number);
+    let type = startType;
+    let version = startVersion;
+    let current: Record<string, unknown> = value;
+    let copied = false;
+    let steps = 0;
+    const seen = new Set<string>();
+    for (;;) {
+      const latest = targets.latestVersion(type);
+      if (latest !== undefined && version === latest) return { value: current, steps };
+      if (latest !== undefined && version > latest) {
+        throw new MigrationError(`migrating "${startType}" v${startVersion} at ${pointer || "/"} reached "${type}" v${version}, newer than the latest known v${latest}`, {
+          reason: "overshoot",
+          type,
+          from: version,
+          to: latest,
+          pointer,
+          hint: `a migration of "${type}" writes a version the registry does not know; fix its "to"`,
+        });
+      }
+      const key = `${type}\u0000${version}`;
+      if (seen.has(key) || steps >= MAX_STEPS) {
+        throw new MigrationError(`migrations of "${startType}" v${startVersion} at ${pointer || "/"} loop back to "${type}" v${version}`, {
+          reason: "loop",
+          type,
+          from: version,
+          pointer,
+          hint: "a rename chain leads back to a name it started from; check the migrations' targets",
+        });
+      }
+      seen.add(key);
+      const step = this.get(type, version);
+      if (step === undefined) {
+        const renamed = latest === undefined ? targets.renamedTo(type) : undefined;
+        if (renamed !== undefined) {
+          // Pure rename at the same version (a former name with no explicit step).
+          if (!copied) {
+            current = structuredClone(current);
+            copied = true;
+          }
+          current.$type = renamed;
+          type = renamed;
+          steps++;
+          continue;
+        }
+        throw noStep(startType, startVersion, type, version, latest, pointer);
+      }
+      if (!copied) {
+        current = structuredClone(current);
+        copied = true;
+      }
+      const context: MigrationContext = { pointer, type, from: version, toType: step.toType, to: step.to };
+      let out: unknown;
+      try {
+        out = step.up(current, context);
+      } catch (cause) {
+        throw new MigrationError(
+          `migration of "${type}" v${version} -> ${describeTarget(step)} failed at ${pointer || "/"}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          { reason: "failed", type, from: version, to: step.to, toType: step.toType, pointer, cause, hint: step.source ? `the migration is defined at ${step.source}` : undefined },
+        );
+      }
+      if (typeof out !== "object" || out === null || Array.isArray(out)) {
+        throw new MigrationError(
+          `migration of "${type}" v${version} -> ${describeTarget(step)} at ${pointer || "/"} returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}, not an object`,
+          { reason: "bad-result", type, from: version, to: step.to, toType: step.toType, pointer, hint: "`up` must return the migrated object" },
+        );
+      }
+      const next = out as Record<string, unknown>;
+      setOwn(next, "$type", step.toType);
+      if (step.to > 1) setOwn(next, "$version", step.to);
+      else if (next.$version !== undefined && next.$version !== 1) setOwn(next, "$version", 1);
+      current = next;
+      type = step.toType;
+      version = step.to;
+      steps++;
+    }
+  }
+}
+
+function noStep(startType: string, startVersion: number, type: string, version: number, latest: number | undefined, pointer: string): MigrationError {
+  const where = pointer || "/";
+  const via = type === startType && version === startVersion ? "" : ` (reached from "${startType}" v${startVersion})`;
+  if (latest === undefined) {
+    return new MigrationError(`"${type}" v${version} at ${where}${via} is no registered type and no migration reads it`, {
+      reason: "no-step",
+      type,
+      from: version,
+      pointer,
+      hint: `register the type, or add defineMigration({ type: "${type}", from: ${version}, to: { type: "<new name>", version: <n> }, up })`,
+    });
+  }
+  return new MigrationError(`"${type}" v${version} at ${where}${via} is older than the latest v${latest} and no migration reads v${version}`, {
+    reason: "no-step",
+    type,
+    from: version,
+    to: latest,
+    pointer,
+    hint: `add defineMigration({ type: "${type}", from: ${version}, to: ${version + 1}, up: (value) => ... }) and register it`,
+  });
+}
+
+function describeTarget(m: Migration): string {
+  return m.toType === m.type ? `v${m.to}` : `"${m.toType}" v${m.to}`;
+}
+
+/** Sets an own data property without ever invoking a `__proto__` setter. */
+export function setOwn(target: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string, unknown>)[key as string] = value;
+}

@@ -1,0 +1,658 @@
+/**
+ * The type registry: every `$type` statebag may load, each with one compiled validator.
+ *
+ * It is the allowlist of deserialization: a `$type` that is not here never resolves to anything
+ * (lookups go through a `Map`, so `"__proto__"`, `"constructor"` or `"toString"` are just unknown
+ * names), and values of unknown types are kept verbatim as data, never instantiated.
+ *
+ * Sources, composed with `TypeRegistry.compose(...)`:
+ * - statebag's own generated types (`defaultRegistry()`, from `src/generated/registry.ts`),
+ * - an application's generated registry (its own `npm run gen` output),
+ * - runtime registrations without codegen (`registry.register({ $type, version, schema })` with a
+ *   TypeBox or plain JSON schema, compiled by ajv at registration time).
+ * A `$type` defined twice, or a `$type` that is another type's former name, is an error naming
+ * both sources.
+ *
+ * Migrations (see `migrations.ts`) live here too: `registry.upgrade(value, pointer)` brings an
+ * older stored value to the latest version; the validation walker calls it per tagged value.
+ */
+import AjvModule from "ajv";
+import type { Format, Options as AjvOptions } from "ajv";
+import { generatedTypes } from "../generated/registry.js";
+import { StatebagError } from "./errors.js";
+import { isDateTime } from "./formats.js";
+import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets } from "./migrations.js";
+import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
+
+const Ajv = AjvModule.default;
+type AjvInstance = InstanceType<typeof Ajv>;
+
+/** The family of provider state values (the values directly under a state bag key). */
+export const PROVIDER_STATE_FAMILY = "ProviderState";
+
+/** A mistake in how types were registered or composed. */
+export class RegistryError extends StatebagError {
+  constructor(message: string, hint?: string, cause?: unknown) {
+    super("registry", message, { hint, cause });
+  }
+}
+
+/**
+ * A `$type` id: portable (the generator uses the same rule, ids end up in file names) and never
+ * the name of something every JavaScript object already has.
+ */
+const TYPE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+export function isReservedTypeName(name: string): boolean {
+  return name === "__proto__" || name === "prototype" || Object.prototype.hasOwnProperty.call(Object.prototype, name);
+}
+
+function checkTypeId(id: unknown, what: string): asserts id is string {
+  if (typeof id !== "string" || !TYPE_ID.test(id)) {
+    throw new RegistryError(`${what} ${JSON.stringify(id)} is not a valid $type id`, "use letters, digits, '_', '.', '-', starting with a letter or '_' (namespace your own: \"acme.SummaryState\")");
+  }
+  if (isReservedTypeName(id)) {
+    throw new RegistryError(`${what} "${id}" is reserved (it names a property every JavaScript object has)`, 'choose another id, e.g. "acme.' + id + '"');
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Slots, precompiled into a trie so the walker visits each shared prefix once.
+
+/** @internal A node of a type's compiled slot tree. `seg === null` means `"*"`. */
+export interface SlotNode {
+  readonly seg: string | null;
+  /** True when `seg` is also a property of `Object.prototype` (read it with an own-property check). */
+  readonly guarded: boolean;
+  /** The family of the tagged value at this position, when a slot ends here. */
+  readonly family: string | null;
+  readonly children: readonly SlotNode[];
+}
+
+function compileSlots(slots: readonly FamilySlot[]): SlotNode | null {
+  if (slots.length === 0) return null;
+  type Mutable = { seg: string | null; guarded: boolean; family: string | null; children: Mutable[] };
+  const root: Mutable = { seg: null, guarded: false, family: null, children: [] };
+  for (const slot of slots) {
+    let node = root;
+    for (const raw of slot.path) {
+      const seg = raw === "*" ? null : raw;
+      let child = node.children.find((c) => c.seg === seg);
+      if (child === undefined) {
+        child = { seg, guarded: seg !== null && (seg === "__proto__" || seg in Object.prototype), family: null, children: [] };
+        node.children.push(child);
+      }
+      node = child;
+    }
+    node.family = slot.family;
+  }
+  return root;
+}
+
+/**
+ * @internal The slot walk of one type compiled to straight-line code: property reads with the
+ * segment names written out (so each read site gets its own inline cache instead of one generic
+ * keyed read shared by every type), calling `walker.visitTagged` at each slot. Same semantics as
+ * the generic walk over `SlotNode`s (`SessionWalker.walkChildren`), which remains the fallback
+ * where code generation is not allowed.
+ */
+export type SlotWalk = (walker: SlotVisitor, value: object, depth: number, nesting: number, path: (string | number)[]) => void;
+
+/** @internal What a compiled slot walk calls back into. */
+export interface SlotVisitor {
+  visitTagged(value: unknown, family: string, depth: number, nesting: number): void;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function compileSlotWalk(tree: SlotNode): SlotWalk | null {
+  const families: string[] = [];
+  let counter = 0;
+  const lines: string[] = [];
+  const emit = (node: SlotNode, x: string, off: number, indent: string): void => {
+    for (const child of node.children) {
+      const y = `v${++counter}`;
+      const depth = `d + ${off}`;
+      const inner = (value: string, ind: string): void => {
+        if (child.family !== null) {
+          families.push(child.family);
+          lines.push(`${ind}w.visitTagged(${value}, F[${families.length - 1}], d + ${off + 1}, n);`);
+        } else if (child.children.length > 0) {
+          lines.push(`${ind}if (${value} !== null && typeof ${value} === "object") {`);
+          emit(child, value, off + 1, ind + "  ");
+          lines.push(`${ind}}`);
+        }
+      };
+      if (child.seg === null) {
+        const i = `i${counter}`;
+        lines.push(`${indent}if (Array.isArray(${x})) {`);
+        lines.push(`${indent}  for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
+        lines.push(`${indent}    p[${depth}] = ${i};`);
+        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
+        inner(y, indent + "    ");
+        lines.push(`${indent}  }`);
+        lines.push(`${indent}} else {`);
+        lines.push(`${indent}  for (const ${i} in ${x}) {`);
+        lines.push(`${indent}    if (!H.call(${x}, ${i})) continue;`);
+        lines.push(`${indent}    p[${depth}] = ${i};`);
+        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
+        inner(y, indent + "    ");
+        lines.push(`${indent}  }`);
+        lines.push(`${indent}}`);
+      } else {
+        const lit = JSON.stringify(child.seg);
+        const read = child.guarded ? `(H.call(${x}, ${lit}) ? ${x}[${lit}] : undefined)` : IDENTIFIER.test(child.seg) ? `${x}.${child.seg}` : `${x}[${lit}]`;
+        lines.push(`${indent}const ${y} = ${read};`);
+        lines.push(`${indent}if (${y} !== undefined) {`);
+        lines.push(`${indent}  p[${depth}] = ${lit};`);
+        inner(y, indent + "  ");
+        lines.push(`${indent}}`);
+      }
+    }
+  };
+  emit(tree, "v", 0, "  ");
+  try {
+    const factory = new Function("F", "H", `return function slotWalk(w, v, d, n, p) {\n${lines.join("\n")}\n};`) as (f: string[], h: typeof Object.prototype.hasOwnProperty) => SlotWalk;
+    return factory(families, Object.prototype.hasOwnProperty);
+  } catch {
+    return null; // code generation disallowed (CSP, some edge runtimes): the generic walk is used
+  }
+}
+
+/** @internal What the registry keeps per `$type`. */
+export interface RegistryEntry {
+  readonly def: TypeDefinition;
+  /** Which part of a composition it came from ("statebag", "runtime registration", ...). */
+  readonly origin: string;
+  /** Compiled `def.slots` (null when the type has none). */
+  readonly slotTree: SlotNode | null;
+  /** `slotTree` compiled to code (null: none, or code generation unavailable). */
+  readonly slotWalk: SlotWalk | null;
+}
+
+function describeEntry(e: { def: TypeDefinition; origin: string }): string {
+  const where = [e.def.name, e.def.source].filter(Boolean).join(" at ");
+  return `${e.origin}${where ? ` (${where})` : ""}`;
+}
+
+function checkDefinition(def: TypeDefinition, origin: string): void {
+  if (typeof def !== "object" || def === null) throw new RegistryError(`${origin} holds a type definition that is not an object`);
+  checkTypeId(def.$type, `${origin}: $type`);
+  if (typeof def.version !== "number" || !Number.isInteger(def.version) || def.version < 1) {
+    throw new RegistryError(`${origin}: "${def.$type}" has version ${JSON.stringify(def.version)}; versions are integers >= 1`);
+  }
+  if (typeof def.family !== "string" || def.family.length === 0) throw new RegistryError(`${origin}: "${def.$type}" has no family`);
+  if (typeof def.validate !== "function") throw new RegistryError(`${origin}: "${def.$type}" has no validate function`);
+  if (!Array.isArray(def.slots)) throw new RegistryError(`${origin}: "${def.$type}" has no slots array (use [] when it has none)`);
+  for (const slot of def.slots) {
+    if (!Array.isArray(slot?.path) || slot.path.length === 0 || !slot.path.every((s: unknown) => typeof s === "string") || typeof slot.family !== "string") {
+      throw new RegistryError(`${origin}: "${def.$type}" has a malformed slot ${JSON.stringify(slot)}`, 'a slot is { path: ["messages", "*", "contents", "*"], family: "AIContent" }');
+    }
+  }
+  for (const former of def.formerNames ?? []) checkTypeId(former, `${origin}: former name of "${def.$type}"`);
+}
+
+// -----------------------------------------------------------------------------------------------
+// Runtime registration (no codegen): TypeBox or plain JSON Schema, compiled by ajv here.
+
+export interface RegisterTypeSpec {
+  /** The registry-unique discriminator. */
+  $type: string;
+  /** The latest version (values are written at it). Default 1. */
+  version?: number;
+  /**
+   * A TypeBox schema (`Type.Object({...})`) or a plain JSON Schema (draft-07) of an object. It
+   * describes the value's own properties: `$type` and `$version` are added for you.
+   */
+  schema: object;
+  /** Default `"ProviderState"` (a value under a state bag key). */
+  family?: string;
+  /** Nested polymorphic positions. Their subschemas are replaced by "any value": the walker validates them. */
+  slots?: readonly FamilySlot[];
+  /** Earlier `$type` names of this type (a value under such a name is renamed on load). */
+  formerNames?: readonly string[];
+  /**
+   * Closed model: every object schema that does not say otherwise gets `additionalProperties:
+   * false`, so unknown properties are errors. `open: true` leaves schemas as written.
+   */
+  open?: boolean;
+  /** For messages. */
+  name?: string;
+}
+
+export interface TypeRegistryOptions {
+  /** A label for the types given here, used in collision messages. Default "this registry". */
+  source?: string;
+  types?: readonly TypeDefinition[];
+  migrations?: readonly Migration[];
+  /** Extra string formats for runtime registrations (`date-time` is built in). */
+  formats?: Record<string, Format>;
+}
+
+/** Anything `TypeRegistry.compose` accepts. */
+export type RegistryPart =
+  | TypeRegistry
+  | readonly TypeDefinition[]
+  | { source: string; types?: readonly TypeDefinition[]; migrations?: readonly Migration[] };
+
+const OBJECT_KEYWORDS_THAT_OPEN = ["additionalProperties", "patternProperties", "unevaluatedProperties"] as const;
+const COMBINATORS_AT_LEVEL = ["allOf", "anyOf", "oneOf", "if", "then", "else", "not", "$ref"] as const;
+const MAX_SCHEMA_DEPTH = 128;
+
+/**
+ * Copies a schema into plain JSON: own enumerable string keys only (TypeBox's symbol keys are
+ * dropped), `__proto__` keys stay own data, and, unless `open`, object schemas are closed.
+ */
+function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: number): unknown {
+  if (depth > MAX_SCHEMA_DEPTH) throw new RegistryError(`schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (a cycle?)`);
+  if (Array.isArray(node)) return node.map((item) => plainSchema(item, open, true, depth + 1));
+  if (typeof node !== "object" || node === null) {
+    if (typeof node === "function" || typeof node === "symbol" || typeof node === "bigint") throw new RegistryError(`schema contains a ${typeof node}, which is not JSON`);
+    return node;
+  }
+  const src = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(src)) {
+    const value = src[key];
+    if (value === undefined) continue;
+    let copied: unknown;
+    switch (key) {
+      // Schema maps: each value is a schema.
+      case "properties":
+      case "patternProperties":
+      case "definitions":
+      case "$defs":
+      case "dependentSchemas": {
+        const map: Record<string, unknown> = {};
+        for (const k of Object.keys(value as object)) defineOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
+        copied = map;
+        break;
+      }
+      // Members of an intersection are not closed at their own level (that would reject the other
+      // members' properties), nor are partial schemas of conditionals and negations.
+      case "allOf":
+        copied = (value as unknown[]).map((item) => plainSchema(item, open, false, depth + 1));
+        break;
+      case "not":
+      case "if":
+      case "then":
+      case "else":
+        copied = plainSchema(value, open, false, depth + 1);
+        break;
+      // Plain data, never schemas.
+      case "const":
+      case "enum":
+      case "default":
+      case "examples":
+      case "required":
+        copied = structuredClone(value);
+        break;
+      default:
+        copied = plainSchema(value, open, true, depth + 1);
+    }
+    defineOwn(out, key, copied);
+  }
+  if (!open && closeHere && isClosableObjectSchema(out)) out.additionalProperties = false;
+  return out;
+}
+
+function isClosableObjectSchema(s: Record<string, unknown>): boolean {
+  const t = s.type;
+  if (t !== "object" && !(t === undefined && "properties" in s)) return false;
+  for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
+  for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
+  return true;
+}
+
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** Replaces the subschema at a slot path with `{}` (opaque: the walker validates what sits there). */
+function opaqueSlot(schema: Record<string, unknown>, path: readonly string[]): void {
+  let node: Record<string, unknown> | undefined = schema;
+  for (let i = 0; i < path.length && node; i++) {
+    const seg = path[i];
+    const last = i === path.length - 1;
+    let holder: Record<string, unknown> | undefined;
+    let key: string | undefined;
+    if (seg === "*") {
+      if (node.type === "array" || (node.items !== undefined && typeof node.items === "object" && !Array.isArray(node.items))) {
+        holder = node;
+        key = "items";
+      } else if (typeof node.additionalProperties === "object" && node.additionalProperties !== null) {
+        holder = node;
+        key = "additionalProperties";
+      } else if (typeof node.patternProperties === "object" && node.patternProperties !== null) {
+        const pats = node.patternProperties as Record<string, unknown>;
+        const keys = Object.keys(pats);
+        if (keys.length === 1) {
+          holder = pats;
+          key = keys[0];
+        }
+      }
+    } else {
+      const props = node.properties as Record<string, unknown> | undefined;
+      if (props && Object.prototype.hasOwnProperty.call(props, seg)) {
+        holder = props;
+        key = seg;
+      }
+    }
+    if (holder === undefined || key === undefined) return; // shape not navigable: leave the schema as written
+    if (last) defineOwn(holder, key, {});
+    else node = holder[key] as Record<string, unknown> | undefined;
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+
+export class TypeRegistry {
+  /** @internal `$type` -> entry. The walker reads this map directly (one `Map.get` per value). */
+  readonly table = new Map<string, RegistryEntry>();
+  /** Former name -> the current `$type` it was renamed to. */
+  private readonly formerIndex = new Map<string, string>();
+  private readonly migrationSet = new MigrationSet();
+  private readonly formats: Record<string, Format>;
+  private ajvInstance: AjvInstance | undefined;
+  private readonly label: string;
+  /** @internal Bound once, handed to the migration runner. */
+  readonly targets: MigrationTargets;
+
+  constructor(options: TypeRegistryOptions = {}) {
+    this.label = options.source ?? "this registry";
+    this.formats = { "date-time": isDateTime, ...options.formats };
+    const table = this.table;
+    const formerIndex = this.formerIndex;
+    this.targets = {
+      latestVersion: (type) => table.get(type)?.def.version,
+      renamedTo: (name) => formerIndex.get(name),
+    };
+    for (const def of options.types ?? []) this.add(def, this.label);
+    for (const m of options.migrations ?? []) this.addMigration(m);
+  }
+
+  /**
+   * Builds one registry from several parts (earlier parts first), refusing any `$type` defined
+   * twice and any `$type` that is another type's former name.
+   *
+   * ```ts
+   * const registry = TypeRegistry.compose(defaultRegistry(), { source: "my-app", types: appGeneratedTypes });
+   * ```
+   */
+  static compose(...parts: RegistryPart[]): TypeRegistry {
+    const formats: Record<string, Format> = {};
+    for (const part of parts) if (part instanceof TypeRegistry) Object.assign(formats, part.formats);
+    const reg = new TypeRegistry({ source: "composed registry", formats });
+    parts.forEach((part, i) => {
+      if (part instanceof TypeRegistry) {
+        for (const e of part.table.values()) reg.addEntry(e.def, e.origin, e.slotTree, e.slotWalk);
+        for (const m of part.migrationSet) reg.addMigration(m, part.label);
+      } else if (Array.isArray(part)) {
+        for (const def of part as readonly TypeDefinition[]) reg.add(def, `part ${i + 1} of the composition`);
+      } else {
+        const p = part as { source: string; types?: readonly TypeDefinition[]; migrations?: readonly Migration[] };
+        for (const def of p.types ?? []) reg.add(def, p.source);
+        for (const m of p.migrations ?? []) reg.addMigration(m, p.source);
+      }
+    });
+    return reg;
+  }
+
+  /** Number of registered types. */
+  get size(): number {
+    return this.table.size;
+  }
+
+  get(type: string): TypeDefinition | undefined {
+    return this.table.get(type)?.def;
+  }
+
+  has(type: string): boolean {
+    return this.table.has(type);
+  }
+
+  /** All registered types, in registration order. */
+  types(): TypeDefinition[] {
+    return [...this.table.values()].map((e) => e.def);
+  }
+
+  /** Where a type came from, for messages (`statebag (TextContent at src/runtime/messages.ts:58)`). */
+  describe(type: string): string | undefined {
+    const e = this.table.get(type);
+    return e && `"${type}" v${e.def.version} from ${describeEntry(e)}`;
+  }
+
+  /** The current `$type` a former name was renamed to, if any. */
+  renamedTo(formerName: string): string | undefined {
+    return this.formerIndex.get(formerName);
+  }
+
+  /** Adds a prebuilt definition (generated code, or one built by hand). */
+  add(def: TypeDefinition, source = this.label): void {
+    checkDefinition(def, source);
+    this.addEntry(def, source, compileSlots(def.slots));
+  }
+
+  private addEntry(def: TypeDefinition, origin: string, slotTree: SlotNode | null, slotWalk?: SlotWalk | null): void {
+    const incoming = { def, origin };
+    const existing = this.table.get(def.$type);
+    if (existing !== undefined) {
+      if (existing.def === def) return; // the same definition reached us twice (e.g. composed twice)
+      throw new RegistryError(
+        `$type "${def.$type}" is defined twice: by ${describeEntry(existing)} and by ${describeEntry(incoming)}`,
+        `$type ids are unique across the whole registry; rename one (namespace your own, e.g. "acme.${def.$type}")`,
+      );
+    }
+    const renamedTo = this.formerIndex.get(def.$type);
+    if (renamedTo !== undefined) {
+      const owner = this.table.get(renamedTo);
+      throw new RegistryError(
+        `$type "${def.$type}" from ${describeEntry(incoming)} is a former name of "${renamedTo}"${owner ? ` from ${describeEntry(owner)}` : ""}`,
+        "former names stay reserved forever (stored values under them are renamed on load); choose another id",
+      );
+    }
+    for (const former of def.formerNames ?? []) {
+      const clash = this.table.get(former);
+      if (clash !== undefined) {
+        throw new RegistryError(
+          `"${former}", a former name of "${def.$type}" from ${describeEntry(incoming)}, is registered as a type by ${describeEntry(clash)}`,
+          "former names stay reserved forever; rename the other type",
+        );
+      }
+      const other = this.formerIndex.get(former);
+      if (other !== undefined && other !== def.$type) {
+        const owner = this.table.get(other);
+        throw new RegistryError(
+          `"${former}" is claimed as a former name by both "${other}"${owner ? ` (${describeEntry(owner)})` : ""} and "${def.$type}" (${describeEntry(incoming)})`,
+          "a stored value under a former name must rename to exactly one type",
+        );
+      }
+    }
+    for (const former of def.formerNames ?? []) this.formerIndex.set(former, def.$type);
+    this.table.set(def.$type, { def, origin, slotTree, slotWalk: slotWalk !== undefined ? slotWalk : slotTree === null ? null : compileSlotWalk(slotTree) });
+  }
+
+  /**
+   * Registers a type at runtime, without codegen, from a TypeBox (or plain JSON) schema.
+   * Registering a `$type` that exists is an error.
+   *
+   * ```ts
+   * registry.register({ $type: "acme.Summary", version: 2, schema: Type.Object({ summary: Type.String() }) });
+   * ```
+   */
+  register(spec: RegisterTypeSpec): TypeDefinition {
+    if (typeof spec !== "object" || spec === null) throw new RegistryError("register() needs { $type, version, schema }");
+    const source = callerSource();
+    checkTypeId(spec.$type, "register(): $type");
+    const $type = spec.$type;
+    const version = spec.version ?? 1;
+    if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new RegistryError(`register("${$type}"): version must be an integer >= 1, found ${JSON.stringify(version)}`);
+    const family = spec.family ?? PROVIDER_STATE_FAMILY;
+    if (typeof family !== "string" || family.length === 0) throw new RegistryError(`register("${$type}"): family must be a non-empty string`);
+    const existing = this.table.get($type);
+    if (existing !== undefined) {
+      throw new RegistryError(`register("${$type}"): the type is already registered by ${describeEntry(existing)}`, "register each type once; to change it, bump its version and add a migration");
+    }
+    const schema = this.prepareSchema(spec, $type, version);
+    let validate: Validator;
+    try {
+      validate = this.ajv().compile(schema) as Validator;
+    } catch (cause) {
+      throw new RegistryError(
+        `register("${$type}"): ajv cannot compile the schema: ${cause instanceof Error ? cause.message : String(cause)}`,
+        /unknown format/.test(String(cause)) ? "pass the format's checker in new TypeRegistry({ formats: { name: (s) => boolean } })" : "check the schema (draft-07 JSON Schema or TypeBox 0.34)",
+        cause,
+      );
+    }
+    const def: TypeDefinition = {
+      $type,
+      family,
+      version,
+      schema,
+      validate,
+      slots: (spec.slots ?? []).map((s) => ({ path: [...s.path], family: s.family })),
+      ...(spec.name !== undefined ? { name: spec.name } : {}),
+      ...(source !== undefined ? { source } : {}),
+      ...(spec.formerNames !== undefined ? { formerNames: [...spec.formerNames] } : {}),
+    };
+    allErrorsDefs.add(def);
+    this.add(def, "runtime registration");
+    return def;
+  }
+
+  private prepareSchema(spec: RegisterTypeSpec, $type: string, version: number): Record<string, unknown> {
+    if (typeof spec.schema !== "object" || spec.schema === null || Array.isArray(spec.schema)) throw new RegistryError(`register("${$type}"): schema must be an object schema`);
+    const schema = plainSchema(spec.schema, spec.open === true, true, 0) as Record<string, unknown>;
+    if (schema.type !== "object" || typeof schema.properties !== "object" || schema.properties === null) {
+      throw new RegistryError(`register("${$type}"): the schema must describe an object with properties (Type.Object({...}))`, "a tagged value is always a JSON object; unions are separate types, each with its own $type");
+    }
+    const props = schema.properties as Record<string, unknown>;
+    const declared = props.$type as { const?: unknown; enum?: unknown[] } | undefined;
+    if (declared !== undefined && declared.const !== undefined && declared.const !== $type) {
+      throw new RegistryError(`register("${$type}"): the schema's $type is ${JSON.stringify(declared.const)}, not "${$type}"`);
+    }
+    // $type and $version are the registry's: described here, first among the properties.
+    const ownProps: Record<string, unknown> = { $type: { type: "string", const: $type }, $version: { type: "integer", const: version } };
+    for (const k of Object.keys(props)) if (k !== "$type" && k !== "$version") defineOwn(ownProps, k, props[k]);
+    schema.properties = ownProps;
+    const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+    required.delete("$type");
+    required.delete("$version");
+    schema.required = ["$type", ...(version > 1 ? ["$version"] : []), ...required];
+    for (const slot of spec.slots ?? []) opaqueSlot(schema, slot.path);
+    return schema;
+  }
+
+  /**
+   * @internal The validator to explain a failure with: generated validators stop at the first
+   * error (`allErrors: false`, the fastest on the hot path), so on the error path the type's schema
+   * is compiled once more with `allErrors` to report every problem of the value. Falls back to the
+   * type's own validator when its schema does not compile here.
+   */
+  reportValidator(def: TypeDefinition): Validator {
+    const cached = reportValidators.get(def);
+    if (cached !== undefined) return cached;
+    let v: Validator = def.validate;
+    if (!allErrorsDefs.has(def)) {
+      try {
+        v = this.reportAjv().compile(def.schema) as Validator;
+      } catch {
+        v = def.validate;
+      }
+    }
+    reportValidators.set(def, v);
+    return v;
+  }
+
+  private reportAjvInstance: AjvInstance | undefined;
+  private reportAjv(): AjvInstance {
+    // Lenient: the schema was already checked strictly where it was compiled first.
+    this.reportAjvInstance ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, formats: this.formats, validateSchema: false, addUsedSchema: false });
+    return this.reportAjvInstance;
+  }
+
+  private ajv(): AjvInstance {
+    if (this.ajvInstance === undefined) {
+      const options: AjvOptions = {
+        allErrors: true,
+        strict: true,
+        strictTypes: false,
+        strictTuples: false,
+        strictRequired: false,
+        allowUnionTypes: true,
+        formats: this.formats,
+      };
+      this.ajvInstance = new Ajv(options);
+    }
+    return this.ajvInstance;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Migrations
+
+  /** Adds migration steps (see `defineMigration`). */
+  addMigration(migration: Migration, source?: string): this;
+  addMigration(...migrations: Migration[]): this;
+  addMigration(...args: (Migration | string | undefined)[]): this {
+    const source = typeof args[args.length - 1] === "string" ? (args.pop() as string) : undefined;
+    for (const m of args as Migration[]) {
+      if (typeof m !== "object" || m === null || typeof m.up !== "function") throw new MigrationDefinitionError("addMigration() takes values built by defineMigration()");
+      const current = this.table.get(m.type);
+      if (current !== undefined) {
+        if (m.toType !== m.type) {
+          throw new MigrationDefinitionError(
+            `a migration renames "${m.type}" to "${m.toType}", but "${m.type}" is still a registered type (${describeEntry(current)})`,
+            "a renamed type's old id must no longer be registered",
+          );
+        }
+        if (m.from >= current.def.version) {
+          throw new MigrationDefinitionError(`a migration reads "${m.type}" v${m.from}, but the latest "${m.type}" is v${current.def.version}`, "migrations read versions older than the latest");
+        }
+      }
+      this.migrationSet.add(m, source ?? m.source ?? this.label);
+    }
+    return this;
+  }
+
+  /** The migration steps this registry holds. */
+  migrations(): Migration[] {
+    return [...this.migrationSet];
+  }
+
+  /**
+   * True when `value` (a tagged object) is older than its type's latest version, or sits under a
+   * former name: `upgrade` would change it.
+   */
+  needsUpgrade(value: { $type: string; $version?: number }): boolean {
+    const e = this.table.get(value.$type);
+    if (e === undefined) return this.formerIndex.has(value.$type) || this.migrationSet.hasType(value.$type);
+    return (value.$version ?? 1) < e.def.version;
+  }
+
+  /**
+   * Brings a tagged value to the latest version of its type by running migration steps. Returns
+   * a new object (or `value` itself when it is current); `value` is never modified. Throws
+   * `MigrationError` naming the type, the versions and `pointer`.
+   */
+  upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = ""): T {
+    return this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets).value as T;
+  }
+}
+
+/** Definitions whose own validator already reports all errors (runtime registrations). */
+const allErrorsDefs = new WeakSet<TypeDefinition>();
+/** Per definition: the validator used to explain failures (see `reportValidator`). */
+const reportValidators = new WeakMap<TypeDefinition, Validator>();
+
+let defaultInstance: TypeRegistry | undefined;
+
+/**
+ * statebag's own registry: the generated types (message contents, annotations, built-in provider
+ * states). Built once, on first use. It is process-wide: `register()` on it affects every caller;
+ * compose your own (`TypeRegistry.compose(defaultRegistry(), ...)`) to keep registrations local.
+ */
+export function defaultRegistry(): TypeRegistry {
+  defaultInstance ??= new TypeRegistry({ source: "statebag", types: generatedTypes });
+  return defaultInstance;
+}

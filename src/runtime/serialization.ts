@@ -1,0 +1,287 @@
+/**
+ * Validated (de)serialization of sessions.
+ *
+ * ## Stored form (wire format), version 1
+ *
+ * One session:
+ * ```json
+ * {"format":"statebag.session","formatVersion":1,"session":{"id":"...","kind":"local","stateBag":{"<providerKey>":{"$type":"...", ...}}}}
+ * ```
+ * Several sessions:
+ * ```json
+ * {"format":"statebag.sessions","formatVersion":1,"sessions":[{...session...}, ...]}
+ * ```
+ * - `format` names the document kind; `formatVersion` is the version of this envelope and of the
+ *   session object's own shape (`id`, `kind`, `conversationId`, `stateBag`). Like OpenAI Agents JS
+ *   `RunState`'s `$schemaVersion`, it is explicit and checked first: every older version stays
+ *   readable, a newer one fails fast with an error naming both versions (no guessing).
+ * - What sits in the state bag is versioned per value instead (`$type` + `$version`), so providers
+ *   evolve independently through migrations without touching `formatVersion`.
+ * - `format` comes first so a reader can tell what a file is from its first bytes.
+ *
+ * Loading = safe parse (size/depth/key limits, no prototype keys) -> envelope check -> migrations
+ * -> validation of every tagged value (one validator per `$type`) -> the session. Unknown types
+ * and newer versions are kept verbatim (reported through `onPreserved`) unless `strict`.
+ *
+ * Saving always checks the session object itself (id, kind, conversationId, stateBag, and that
+ * every state value is a `$type`-tagged object): O(state keys), free. `validate: true` adds full
+ * validation of every tagged value, exactly as on load, so nothing is written that could not be
+ * loaded again: stores pass it (a store must never write an invalid session). It is opt-in because
+ * it costs about 20% of `JSON.stringify` on message-heavy sessions (the per-type validators plus
+ * the walk), against a save budget of 1.1x `JSON.stringify`; code that builds state through typed
+ * providers can skip it, code that writes to a store should not.
+ */
+import { StatebagError } from "./errors.js";
+import { setOwn } from "./migrations.js";
+import { defaultRegistry } from "./registry.js";
+import { JsonParseError, checkJsonLimits, parseJson, type JsonLimits } from "./safe-json.js";
+import type { AgentSession } from "./session.js";
+import { SessionWalker, describeValue, formatProblems, type PendingUpgrade, type PreservedValue, type ValidateOptions, type ValidationProblem } from "./validate.js";
+
+export const SESSION_FORMAT = "statebag.session";
+export const SESSIONS_FORMAT = "statebag.sessions";
+/** The newest envelope version this code reads and the one it writes. */
+export const SESSION_FORMAT_VERSION = 1;
+
+export interface SerializeOptions extends ValidateOptions {
+  /**
+   * Fully validate every tagged value before writing (as on load). Default false: only the session
+   * object and the tags of its state values are checked. Stores pass `true`.
+   */
+  validate?: boolean;
+  /** Passed to `JSON.stringify` (pretty printing). Default: compact. */
+  space?: string | number;
+}
+
+export interface DeserializeOptions extends ValidateOptions {
+  /** Parse limits (size, depth, keys, `__proto__` handling). See `parseJson`. */
+  limits?: JsonLimits;
+  /** Called with the values kept verbatim (unknown `$type`s, newer versions), when there are any. */
+  onPreserved?: (preserved: PreservedValue[]) => void;
+  /** Also accept a bare session object with no envelope (`JSON.stringify(session)`). Default false. */
+  allowBare?: boolean;
+}
+
+/**
+ * A session (or a document of sessions) that cannot be loaded or saved. `problems` lists every
+ * problem found, each with a JSON pointer from the document root, what was expected, what was
+ * found and a hint; the message shows them one per line.
+ */
+export class SessionValidationError extends StatebagError {
+  readonly problems: readonly ValidationProblem[];
+  readonly preserved: readonly PreservedValue[];
+  constructor(summary: string, problems: readonly ValidationProblem[], options: { preserved?: readonly PreservedValue[]; cause?: unknown } = {}) {
+    const n = problems.length;
+    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(problems)}`, { cause: options.cause });
+    this.problems = problems;
+    this.preserved = options.preserved ?? [];
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// Saving
+
+/** Writes one session in the stored form. Throws `SessionValidationError` for an invalid session. */
+export function serializeSession(session: AgentSession, options: SerializeOptions = {}): string {
+  {
+    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, deep: options.validate === true });
+    walker.walkSession(session, ["session"]);
+    const result = walker.result();
+    if (!result.ok) throw new SessionValidationError(`cannot save session ${sessionLabel(session)}`, result.problems, { preserved: result.preserved });
+  }
+  return stringify({ format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session }, options.space, `session ${sessionLabel(session)}`);
+}
+
+/** Writes several sessions as one document. */
+export function serializeSessions(sessions: readonly AgentSession[], options: SerializeOptions = {}): string {
+  if (!Array.isArray(sessions)) {
+    throw new SessionValidationError("cannot save sessions", [
+      { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: "serializeSessions takes an array of sessions" },
+    ]);
+  }
+  {
+    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, deep: options.validate === true });
+    const base: (string | number)[] = ["sessions", 0];
+    for (let i = 0; i < sessions.length; i++) {
+      base[1] = i;
+      walker.walkSession(sessions[i], base);
+    }
+    const result = walker.result();
+    if (!result.ok) throw new SessionValidationError(`cannot save ${sessions.length} sessions`, result.problems, { preserved: result.preserved });
+  }
+  return stringify({ format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions }, options.space, `${sessions.length} sessions`);
+}
+
+function stringify(doc: object, space: string | number | undefined, what: string): string {
+  try {
+    return JSON.stringify(doc, null, space);
+  } catch (cause) {
+    const reason = cause instanceof RangeError ? "it is nested too deeply (or holds a reference cycle)" : cause instanceof Error ? cause.message : String(cause);
+    throw new SessionValidationError(
+      `cannot save ${what}`,
+      [{ code: "not-json", pointer: "", expected: "a JSON value", found: "a value JSON.stringify rejects", message: `the value cannot be written as JSON: ${reason}`, hint: "session data must be plain JSON: no cycles, BigInts or class instances" }],
+      { cause },
+    );
+  }
+}
+
+function sessionLabel(session: unknown): string {
+  const id = typeof session === "object" && session !== null ? (session as { id?: unknown }).id : undefined;
+  return typeof id === "string" ? JSON.stringify(id) : "(no id)";
+}
+
+// -------------------------------------------------------------------------------------------------
+// Loading
+
+/**
+ * Reads one session from its stored form: text, UTF-8 bytes, or an already-parsed object (whose
+ * objects are then not modified: if migrations apply, the result is a copy). Throws
+ * `SessionValidationError` listing every problem.
+ */
+export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
+  const { doc, owned } = load(input, options, "session");
+  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare === true);
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true });
+  walker.walkSession(envelope.value, envelope.base);
+  const result = walker.result();
+  if (!result.ok) throw new SessionValidationError(`cannot load session ${sessionLabel(envelope.value)}`, result.problems, { preserved: result.preserved });
+  const root = applyUpgrades(doc, walker.upgrades!, owned);
+  if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
+  return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
+}
+
+/** Reads a document written by `serializeSessions`. */
+export function deserializeSessions(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession[] {
+  const { doc, owned } = load(input, options, "sessions");
+  const envelope = readEnvelope(doc, SESSIONS_FORMAT, "sessions", false);
+  const sessions = envelope.value;
+  if (!Array.isArray(sessions)) {
+    throw new SessionValidationError("cannot load sessions", [
+      { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: '"sessions" must be an array' },
+    ]);
+  }
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true });
+  const base: (string | number)[] = ["sessions", 0];
+  for (let i = 0; i < sessions.length; i++) {
+    base[1] = i;
+    walker.walkSession(sessions[i], base);
+  }
+  const result = walker.result();
+  if (!result.ok) throw new SessionValidationError(`cannot load ${sessions.length} sessions`, result.problems, { preserved: result.preserved });
+  const root = applyUpgrades(doc, walker.upgrades!, owned);
+  if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
+  return (root as { sessions: AgentSession[] }).sessions;
+}
+
+function load(input: unknown, options: DeserializeOptions, what: string): { doc: unknown; owned: boolean } {
+  const owned = typeof input === "string" || input instanceof Uint8Array;
+  try {
+    if (owned) return { doc: parseJson(input as string | Uint8Array, options.limits), owned };
+    checkJsonLimits(input, options.limits);
+    return { doc: input, owned };
+  } catch (err) {
+    if (!(err instanceof JsonParseError)) throw err;
+    const [first, ...rest] = err.message.split("\n  hint: ")[0].split("\n");
+    const problem: ValidationProblem = {
+      code: "json",
+      pointer: err.pointer ?? "",
+      expected: err.code === "json-syntax" ? "well-formed JSON" : `JSON within the limits (${err.code})`,
+      found: first,
+      message: [first, ...rest].join("\n     "),
+    };
+    if (err.hint !== undefined) problem.hint = err.hint;
+    throw new SessionValidationError(`cannot load ${what}`, [problem], { cause: err });
+  }
+}
+
+interface Envelope {
+  value: unknown;
+  /** Path of `value` from the document root. */
+  base: readonly (string | number)[];
+}
+
+const ENVELOPE_KEYS = new Set(["format", "formatVersion", "session", "sessions"]);
+
+function readEnvelope(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
+  const what = `a ${format} document`;
+  const shape = `{"format": "${format}", "formatVersion": ${SESSION_FORMAT_VERSION}, "${key}": ...}`;
+  const problems: ValidationProblem[] = [];
+  const fail = (): never => {
+    throw new SessionValidationError(`cannot load ${key === "session" ? "session" : "sessions"}`, problems);
+  };
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    problems.push({ code: "envelope", pointer: "", expected: `${what}: ${shape}`, found: describeValue(doc), message: `the document is not ${what}`, hint: `write it with serializeSession${key === "sessions" ? "s" : ""}()` });
+    return fail();
+  }
+  const d = doc as Record<string, unknown>;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const f = hasOwn.call(d, "format") ? d.format : undefined;
+  if (f === undefined) {
+    const looksBare = hasOwn.call(d, "stateBag");
+    if (looksBare && allowBare) return { value: doc, base: [] };
+    problems.push({
+      code: "envelope",
+      pointer: "/format",
+      expected: JSON.stringify(format),
+      found: "nothing (no \"format\" key)",
+      message: `the document has no "format": it is not ${what}`,
+      hint: looksBare
+        ? "this looks like a bare session (JSON.stringify(session)); store sessions with serializeSession(), or pass { allowBare: true } to read it"
+        : `expected ${shape}`,
+    });
+    return fail();
+  }
+  if (f !== format) {
+    const other = f === SESSIONS_FORMAT ? "deserializeSessions()" : f === SESSION_FORMAT ? "deserializeSession()" : undefined;
+    problems.push({
+      code: "envelope",
+      pointer: "/format",
+      expected: JSON.stringify(format),
+      found: describeValue(f),
+      message: `the document's format is ${JSON.stringify(f)}, not "${format}"`,
+      hint: other ? `read it with ${other}` : `expected ${shape}`,
+    });
+    return fail();
+  }
+  const v = d.formatVersion;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    problems.push({ code: "envelope", pointer: "/formatVersion", expected: "an integer >= 1", found: describeValue(v), message: `"formatVersion" must be an integer >= 1, found ${describeValue(v)}` });
+  } else if (v > SESSION_FORMAT_VERSION) {
+    problems.push({
+      code: "envelope",
+      pointer: "/formatVersion",
+      expected: `formatVersion ${SESSION_FORMAT_VERSION} or older`,
+      found: `formatVersion ${v}`,
+      message: `the document is ${format} format version ${v}, but this statebag reads format versions up to ${SESSION_FORMAT_VERSION}`,
+      hint: "it was written by a newer statebag: upgrade statebag here to read it (older formats always stay readable)",
+    });
+  }
+  for (const k in d) {
+    if (!hasOwn.call(d, k) || ENVELOPE_KEYS.has(k)) continue;
+    problems.push({ code: "envelope", pointer: "/" + k.replace(/~/g, "~0").replace(/\//g, "~1"), expected: `only ${shape}`, found: `property ${JSON.stringify(k)}`, message: `unknown envelope property ${JSON.stringify(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
+  }
+  const wrongKey = key === "session" ? "sessions" : "session";
+  if (hasOwn.call(d, wrongKey)) {
+    problems.push({ code: "envelope", pointer: "/" + wrongKey, expected: `"${key}"`, found: `"${wrongKey}"`, message: `a ${format} document holds "${key}", not "${wrongKey}"` });
+  }
+  if (!hasOwn.call(d, key)) {
+    problems.push({ code: "envelope", pointer: "/" + key, expected: key === "session" ? "the session object" : "an array of sessions", found: "nothing (the property is missing)", message: `the document has no "${key}"` });
+  }
+  if (problems.length > 0) return fail();
+  return { value: d[key], base: [key] };
+}
+
+/**
+ * Writes migrated values into the document, in walk order (outer values before the values nested
+ * in them). A caller-owned document is copied first, so the caller's objects never change.
+ */
+function applyUpgrades(doc: unknown, upgrades: readonly PendingUpgrade[], owned: boolean): unknown {
+  if (upgrades.length === 0) return doc;
+  const root = owned ? doc : structuredClone(doc);
+  for (const { path, value } of upgrades) {
+    let node = root as Record<string, unknown>;
+    for (let i = 0; i < path.length - 1; i++) node = node[path[i] as string] as Record<string, unknown>;
+    setOwn(node, path[path.length - 1], value);
+  }
+  return root;
+}

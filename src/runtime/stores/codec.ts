@@ -1,0 +1,119 @@
+/**
+ * The codecs stores use by default. Sessions go through statebag's serializer (full validation on
+ * write, migrations on read); a store never calls JSON.stringify/parse on a session itself.
+ */
+import { StatebagError } from "../errors.js";
+import type { ChatMessage } from "../messages.js";
+import type { TypeRegistry } from "../registry.js";
+import { deserializeSession, serializeSession } from "../serialization.js";
+import type { AgentSession } from "../session.js";
+import { isTaggedValue } from "../tagged.js";
+import type { MessageCodec, SessionCodec } from "./types.js";
+
+export interface SessionCodecOptions {
+  /** The types sessions may hold (default: statebag's `defaultRegistry()`). */
+  registry?: TypeRegistry;
+  /** Refuse unknown `$type`s and newer versions instead of keeping them verbatim (default false). */
+  strict?: boolean;
+  /** Also read bare `JSON.stringify(session)` documents with no envelope (default false). */
+  allowBare?: boolean;
+}
+
+/** Thrown by the fallback codecs for a value that is not a storable session or message. */
+export class InvalidStoredValueError extends StatebagError {
+  constructor(what: string, problem: string, pointer: string) {
+    super("invalid-session", `${what} is not storable: ${problem} at "${pointer}"`, {
+      hint: "fix the value before saving; stores refuse to write invalid data",
+    });
+  }
+}
+
+function checkSession(value: unknown): AgentSession {
+  const fail = (problem: string, pointer: string) => {
+    throw new InvalidStoredValueError("session", problem, pointer);
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) fail("expected an object", "");
+  const s = value as Record<string, unknown>;
+  if (typeof s.id !== "string" || s.id.length === 0) fail("id must be a non-empty string", "/id");
+  if (s.kind !== undefined && s.kind !== "local" && s.kind !== "hosted") fail('kind must be "local" or "hosted"', "/kind");
+  if (s.conversationId !== undefined) {
+    const c = s.conversationId;
+    const ok =
+      typeof c === "string" ||
+      (typeof c === "object" && c !== null && !Array.isArray(c) && Object.values(c).every((v) => typeof v === "string"));
+    if (!ok) fail("conversationId must be a string or an object of strings", "/conversationId");
+  }
+  const bag = s.stateBag;
+  if (typeof bag !== "object" || bag === null || Array.isArray(bag)) fail("stateBag must be an object", "/stateBag");
+  for (const [key, state] of Object.entries(bag as object)) {
+    if (!isTaggedValue(state)) fail('each state must be an object with a string "$type"', `/stateBag/${key}`);
+  }
+  return value as AgentSession;
+}
+
+/**
+ * Structural check + bare JSON, with no registry: for tests and tools that must not depend on the
+ * registry. Stores use `defaultSessionCodec()`.
+ */
+export const structuralSessionCodec: SessionCodec = {
+  serialize(session) {
+    checkSession(session);
+    return JSON.stringify(session);
+  },
+  deserialize(text) {
+    return checkSession(JSON.parse(text));
+  },
+};
+
+/**
+ * The codec a store uses when none is given: `serializeSession(session, { validate: true })`
+ * (every tagged value validated, so nothing is stored that could not be loaded again) and
+ * `deserializeSession(text)` (safe parse, envelope check, migrations, validation).
+ */
+export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionCodec {
+  const { registry, strict, allowBare } = options;
+  return {
+    serialize: (session) => serializeSession(session, { validate: true, registry, strict }),
+    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare }),
+  };
+}
+
+function checkMessage(value: unknown, pointer = ""): ChatMessage {
+  const fail = (problem: string, at: string) => {
+    throw new InvalidStoredValueError("chat message", problem, pointer + at);
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) fail("expected an object", "");
+  const m = value as Record<string, unknown>;
+  if (typeof m.role !== "string") fail("role must be a string", "/role");
+  if (m.contents !== undefined) {
+    if (!Array.isArray(m.contents)) fail("contents must be an array", "/contents");
+    (m.contents as unknown[]).forEach((c, i) => {
+      if (!isTaggedValue(c)) fail('each content must be an object with a string "$type"', `/contents/${i}`);
+    });
+  }
+  return value as ChatMessage;
+}
+
+/** Messages: a structural check (role, `$type` on every content) and JSON. */
+export const defaultMessageCodec: MessageCodec = {
+  serialize(message) {
+    checkMessage(message);
+    return JSON.stringify(message);
+  },
+  deserialize(text) {
+    return JSON.parse(text) as ChatMessage;
+  },
+};
+
+/** Serializes a batch of messages, naming the index of a refused one. */
+export function serializeMessages(codec: MessageCodec, messages: readonly ChatMessage[]): string[] {
+  if (!Array.isArray(messages)) throw new InvalidStoredValueError("message list", "expected an array", "");
+  return messages.map((m, i) => {
+    try {
+      return codec.serialize(m);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new StatebagError("invalid-message", `chat message ${i} of ${messages.length} was refused: ${reason}`, { cause: error });
+    }
+  });
+}

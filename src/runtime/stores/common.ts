@@ -1,0 +1,93 @@
+/** Argument checks and small helpers shared by every store, so all backends behave the same. */
+import { ConfigurationError } from "../errors.js";
+import type { AgentSession } from "../session.js";
+import type { DeleteOptions, SaveOptions, ScanOptions, TrimOptions } from "./types.js";
+
+export const DEFAULT_SCAN_LIMIT = 100;
+export const MAX_SCAN_LIMIT = 1000;
+
+export function checkId(id: unknown, what = "session id"): string {
+  if (typeof id !== "string" || id.length === 0) {
+    throw new ConfigurationError(`${what} must be a non-empty string, got ${JSON.stringify(id)}`);
+  }
+  if (id.length > 1024) throw new ConfigurationError(`${what} is ${id.length} characters long; the limit is 1024`);
+  return id;
+}
+
+/** The session's id, checked before anything is serialized. */
+export function sessionId(session: AgentSession): string {
+  if (typeof session !== "object" || session === null) throw new ConfigurationError("save() needs a session object");
+  return checkId(session.id);
+}
+
+export interface CheckedSave {
+  expected: number | null;
+  ttlMs: number | undefined;
+}
+
+export function checkSave(options: SaveOptions | undefined): CheckedSave {
+  const expected = options?.expectedRevision ?? null;
+  if (expected !== null && !(Number.isSafeInteger(expected) && expected > 0)) {
+    throw new ConfigurationError(`expectedRevision must be a positive integer or null, got ${JSON.stringify(expected)}`);
+  }
+  return { expected, ttlMs: checkTtl(options?.ttlMs) };
+}
+
+export function checkTtl(ttlMs: unknown): number | undefined {
+  if (ttlMs === undefined) return undefined;
+  if (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw new ConfigurationError(`ttlMs must be a positive integer number of milliseconds, got ${JSON.stringify(ttlMs)}`);
+  }
+  return ttlMs;
+}
+
+export function checkDelete(options: DeleteOptions | undefined): number | undefined {
+  const expected = options?.expectedRevision;
+  if (expected !== undefined && !(Number.isSafeInteger(expected) && expected > 0)) {
+    throw new ConfigurationError(`expectedRevision must be a positive integer, got ${JSON.stringify(expected)}`);
+  }
+  return expected;
+}
+
+export function checkScan(options: ScanOptions | undefined): { cursor: string | undefined; limit: number; includeText: boolean } {
+  const limit = options?.limit ?? DEFAULT_SCAN_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
+    throw new ConfigurationError(`scan limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`);
+  }
+  const cursor = options?.cursor;
+  if (cursor !== undefined && typeof cursor !== "string") throw new ConfigurationError("scan cursor must be a string");
+  return { cursor: cursor === "" ? undefined : cursor, limit, includeText: options?.includeText ?? false };
+}
+
+export function checkOperationId(operationId: unknown): string {
+  return checkId(operationId, "operationId");
+}
+
+export function checkVersion(version: unknown, what = "expectedVersion"): number | undefined {
+  if (version === undefined) return undefined;
+  if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) {
+    throw new ConfigurationError(`${what} must be a non-negative integer, got ${JSON.stringify(version)}`);
+  }
+  return version;
+}
+
+export function checkTrim(options: TrimOptions): { keepLast: number; expectedVersion: number | undefined } {
+  const keepLast = options?.keepLast;
+  if (typeof keepLast !== "number" || !Number.isSafeInteger(keepLast) || keepLast < 0) {
+    throw new ConfigurationError(`keepLast must be a non-negative integer, got ${JSON.stringify(keepLast)}`);
+  }
+  return { keepLast, expectedVersion: checkVersion(options.expectedVersion) };
+}
+
+export function checkLast(last: unknown): number | undefined {
+  if (last === undefined) return undefined;
+  if (typeof last !== "number" || !Number.isSafeInteger(last) || last < 0) {
+    throw new ConfigurationError(`last must be a non-negative integer, got ${JSON.stringify(last)}`);
+  }
+  return last;
+}
+
+/** Binary (UTF-8 byte) order of two strings, as SQLite, PostgreSQL "C" collation and Redis sort them. */
+export function compareIds(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}

@@ -1,0 +1,569 @@
+/**
+ * PostgreSQL store (`pg`), for apps running on many machines.
+ *
+ * - Tables are created only by an explicit `setup()` (`statebag store setup --store <url>`), never
+ *   on start: DDL at every start was slow and took locks in Mastra. A store whose tables are
+ *   missing fails with `StoreNotSetUpError` saying to run setup.
+ * - `statebag_meta` records the storage-format version so later releases can upgrade it.
+ * - Sessions are stored as `text`, not `jsonb`: the bytes come back exactly as the serializer
+ *   wrote them (jsonb re-orders keys, drops duplicate keys and whitespace, which once broke
+ *   `$type`-first readers in the field), the server does no JSON parsing on write and no
+ *   re-rendering on read, and the validated document is the stored document. Ad hoc queries can
+ *   still use `data::jsonb`. (JSON text never holds a raw NUL, the one thing `text` refuses.)
+ * - `id` uses the "C" collation: scan order is byte order, as in SQLite and Redis, independent of
+ *   the database's locale.
+ * - Every save is one statement: `UPDATE ... WHERE id = $1 AND revision = $2` (or an
+ *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
+ *   increasing across delete and re-create.
+ */
+import { createRequire } from "node:module";
+import type pg from "pg";
+import { ConfigurationError } from "../errors.js";
+import type { ChatMessage } from "../messages.js";
+import type { AgentSession } from "../session.js";
+import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import {
+  checkDelete,
+  checkId,
+  checkLast,
+  checkOperationId,
+  checkSave,
+  checkScan,
+  checkTrim,
+  checkVersion,
+  sessionId,
+} from "./common.js";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  DeleteOptions,
+  MessageCodec,
+  MessageLog,
+  MessageLogSnapshot,
+  ReplaceOptions,
+  SaveOptions,
+  ScanOptions,
+  ScanPage,
+  SessionCodec,
+  SessionStore,
+  SetupResult,
+  StoredSession,
+  TrimOptions,
+} from "./types.js";
+import { checkIdentifier, quoteIdent, redactUrl } from "./url.js";
+
+/** The storage-format version this code reads and writes. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/db`. Either this or `pool`. */
+  connectionString?: string;
+  /** A pool you own (the store will not end it on close). */
+  pool?: pg.Pool;
+  /** Schema holding the tables (default `public`). */
+  schema?: string;
+  codec?: SessionCodec;
+  messageCodec?: MessageCodec;
+  /** Pool size (default 10). */
+  max?: number;
+  /** How long to wait for a connection before reporting the store unavailable (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /** Client-side limit on one statement (default 30000 ms). */
+  queryTimeoutMs?: number;
+  /** The URL to show in errors (default: the connection string, password redacted). */
+  displayUrl?: string;
+}
+
+type Row = Record<string, unknown>;
+
+const require = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+function loadDriver(): typeof pg {
+  return (driver ??= require("pg") as typeof pg);
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNABORTED",
+]);
+const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
+
+/** Is this a failure to reach/keep the server (as opposed to an SQL error)? */
+function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (NETWORK_CODES.has(code)) return true;
+    // SQLSTATE: connection exceptions, shutdown/cannot-connect-now, too many connections.
+    if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === "53300") return true;
+  }
+  return NETWORK_MESSAGES.test(error.message);
+}
+
+function isMissingSchema(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === "42P01" || code === "3F000";
+}
+
+let nameCounter = 0;
+
+export class PostgresSessionStore implements SessionStore {
+  readonly kind = "postgres" as const;
+  readonly url: string;
+  readonly schema: string;
+  readonly messages: MessageLog;
+  private readonly codec: SessionCodec;
+  private readonly ownsPool: boolean;
+  private readonly options: PostgresStoreOptions;
+  private pool_: pg.Pool | undefined;
+  private ready = false;
+  private closed = false;
+  /** Qualified names and statement texts for this schema. @internal */
+  readonly sql: ReturnType<typeof postgresStatements>;
+
+  constructor(options: PostgresStoreOptions) {
+    if (!options.connectionString && !options.pool) {
+      throw new ConfigurationError("PostgresSessionStore needs a connectionString or a pool");
+    }
+    this.options = options;
+    this.url = options.displayUrl ?? (options.connectionString ? redactUrl(options.connectionString) : "postgres://(pool)");
+    this.schema = checkIdentifier("PostgreSQL schema", options.schema ?? "public");
+    this.codec = options.codec ?? defaultSessionCodec();
+    this.ownsPool = !options.pool;
+    this.pool_ = options.pool;
+    this.sql = postgresStatements(quoteIdent(this.schema));
+    this.messages = new PostgresMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+  }
+
+  private get pool(): pg.Pool {
+    if (this.closed) throw new Error(`the PostgreSQL store at ${this.url} was closed`);
+    if (!this.pool_) {
+      const { Pool } = loadDriver();
+      const pool = new Pool({
+        connectionString: this.options.connectionString,
+        max: this.options.max ?? 10,
+        connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+        query_timeout: this.options.queryTimeoutMs ?? 30_000,
+        idleTimeoutMillis: 10_000,
+        keepAlive: true,
+        application_name: "statebag",
+      });
+      // An idle connection dropped by the server must not crash the process; the pool discards it
+      // and the next call opens a new one.
+      pool.on("error", () => undefined);
+      this.pool_ = pool;
+    }
+    return this.pool_;
+  }
+
+  private unavailable(operation: string, error: unknown, outcomeUnknown: boolean): StoreUnavailableError {
+    return new StoreUnavailableError("PostgreSQL", this.url, operation, { cause: error, outcomeUnknown });
+  }
+
+  private notSetUp(): StoreNotSetUpError {
+    return new StoreNotSetUpError(
+      this.url,
+      `the PostgreSQL store at ${this.url} has no statebag tables in schema "${this.schema}"`,
+      `run \`statebag store setup --store <url>\` (or await store.setup()) once, from a deploy step or CI; ` +
+        `statebag never creates tables implicitly on start`,
+    );
+  }
+
+  /**
+   * Runs `fn` with a pooled connection. Connection failures become `StoreUnavailableError`
+   * (a write that was sent but not answered is flagged `outcomeUnknown`); a missing table becomes
+   * `StoreNotSetUpError`. @internal
+   */
+  async withClient<T>(operation: string, write: boolean, fn: (client: pg.PoolClient) => Promise<T>, checkReady = true): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw isUnavailable(error) ? this.unavailable(operation, error, false) : error;
+    }
+    let broken: Error | undefined;
+    let sent = false;
+    // A checked-out client has no error listener of the pool's: a connection dropped between two
+    // statements would otherwise be an uncaught 'error' event. The failing statement reports it.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
+    try {
+      if (checkReady && !this.ready) await this.checkSchema(client);
+      sent = true;
+      return await fn(client);
+    } catch (error) {
+      if (error instanceof StoreNotSetUpError || error instanceof ConflictError) throw error;
+      if (isMissingSchema(error)) {
+        this.ready = false;
+        throw this.notSetUp();
+      }
+      if (isUnavailable(error)) {
+        broken = error as Error;
+        throw this.unavailable(operation, error, write && sent);
+      }
+      throw error;
+    } finally {
+      client.off("error", onError);
+      client.release(broken ?? false);
+    }
+  }
+
+  private async checkSchema(client: pg.PoolClient): Promise<void> {
+    let version: number;
+    try {
+      const { rows } = await client.query<Row>(this.sql.metaVersion);
+      version = rows.length === 0 ? 0 : Number(rows[0].value);
+    } catch (error) {
+      if (isMissingSchema(error)) throw this.notSetUp();
+      throw error;
+    }
+    if (version === 0) throw this.notSetUp();
+    if (version < POSTGRES_SCHEMA_VERSION) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the PostgreSQL store at ${this.url} (schema "${this.schema}") has storage format ${version}; this statebag needs ${POSTGRES_SCHEMA_VERSION}`,
+        "run `statebag store setup --store <url>` to upgrade it",
+      );
+    }
+    if (version > POSTGRES_SCHEMA_VERSION) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the PostgreSQL store at ${this.url} (schema "${this.schema}") has storage format ${version}, newer than this statebag knows (${POSTGRES_SCHEMA_VERSION})`,
+        "upgrade statebag in this app to the release that set the store up",
+      );
+    }
+    this.ready = true;
+  }
+
+  /**
+   * Creates the schema, tables, sequence and `statebag_meta` if missing, or upgrades an older
+   * format. Idempotent and safe to run from several machines at once (an advisory lock serializes it).
+   */
+  async setup(): Promise<SetupResult> {
+    return this.withClient(
+      "setup",
+      true,
+      async (client) => {
+        await client.query("BEGIN");
+        try {
+          await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`statebag.setup.${this.schema}`]);
+          await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);
+          await client.query(this.sql.metaTable);
+          const { rows } = await client.query<Row>(this.sql.metaVersion);
+          const before = rows.length === 0 ? 0 : Number(rows[0].value);
+          if (before > POSTGRES_SCHEMA_VERSION) {
+            throw new StoreNotSetUpError(
+              this.url,
+              `the PostgreSQL store at ${this.url} (schema "${this.schema}") has storage format ${before}, newer than this statebag knows (${POSTGRES_SCHEMA_VERSION})`,
+              "run setup with the newer statebag release",
+            );
+          }
+          if (before < 1) {
+            for (const ddl of this.sql.ddlV1) await client.query(ddl);
+          }
+          // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
+          await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
+          await client.query("COMMIT");
+          this.ready = true;
+          return { version: POSTGRES_SCHEMA_VERSION, changed: before !== POSTGRES_SCHEMA_VERSION };
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          throw error;
+        }
+      },
+      false,
+    );
+  }
+
+  async get(id: string): Promise<StoredSession | undefined> {
+    checkId(id);
+    const rows = await this.withClient("get", false, async (c) => (await c.query<Row>(this.sql.get, [id])).rows);
+    if (rows.length === 0) return undefined;
+    return { session: this.codec.deserialize(rows[0].data as string), revision: Number(rows[0].revision) };
+  }
+
+  async save(session: AgentSession, options: SaveOptions): Promise<number> {
+    const id = sessionId(session);
+    const { expected, ttlMs } = checkSave(options);
+    const text = this.codec.serialize(session);
+    const ttl = ttlMs ?? null;
+    return this.withClient("save", true, async (c) => {
+      const { rows } =
+        expected === null
+          ? await c.query<Row>(this.sql.create, [id, text, ttl])
+          : await c.query<Row>(this.sql.update, [id, expected, text, ttl]);
+      if (rows.length === 1) return Number(rows[0].revision);
+      const current = await c.query<Row>(this.sql.current, [id]);
+      throw new ConflictError(id, expected, current.rows.length ? Number(current.rows[0].revision) : null);
+    });
+  }
+
+  async delete(id: string, options?: DeleteOptions): Promise<boolean> {
+    checkId(id);
+    const expected = checkDelete(options);
+    return this.withClient("delete", true, async (c) => {
+      if (expected === undefined) {
+        const { rows } = await c.query<Row>(this.sql.deleteAny, [id]);
+        return rows.length === 1 && rows[0].live === true;
+      }
+      const { rows } = await c.query<Row>(this.sql.deleteAt, [id, expected]);
+      if (rows.length === 1) return true;
+      const current = await c.query<Row>(this.sql.current, [id]);
+      throw new ConflictError(id, expected, current.rows.length ? Number(current.rows[0].revision) : null);
+    });
+  }
+
+  async scan(options?: ScanOptions): Promise<ScanPage> {
+    const { cursor, limit, includeText } = checkScan(options);
+    const rows = await this.withClient(
+      "scan",
+      false,
+      async (c) => (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
+    );
+    const items = rows.slice(0, limit).map((r) =>
+      includeText
+        ? { id: r.id as string, revision: Number(r.revision), text: r.data as string }
+        : { id: r.id as string, revision: Number(r.revision) },
+    );
+    return rows.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
+  }
+
+  async purgeExpired(): Promise<number> {
+    return this.withClient("purgeExpired", true, async (c) => (await c.query(this.sql.purge)).rowCount ?? 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool_;
+    this.pool_ = undefined;
+    if (pool && this.ownsPool) await pool.end();
+  }
+
+  /** Drops the schema with everything in it. For tests and teardown scripts only. */
+  async dropSchema(): Promise<void> {
+    await this.withClient("dropSchema", true, (c) => c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(this.schema)} CASCADE`), false);
+    this.ready = false;
+  }
+}
+
+/**
+ * Statement texts for one (quoted) schema, named so `pg` prepares each once per connection.
+ * Exported for the benchmark's raw-driver baseline. @internal
+ */
+export function postgresStatements(schema: string) {
+  const meta = `${schema}.statebag_meta`;
+  const seq = `${schema}.statebag_revision_seq`;
+  const sessions = `${schema}.statebag_sessions`;
+  const logs = `${schema}.statebag_message_logs`;
+  const messages = `${schema}.statebag_messages`;
+  const ops = `${schema}.statebag_message_ops`;
+  const live = "(expires_at IS NULL OR expires_at > now())";
+  const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
+  const named = (text: string): pg.QueryConfig => ({ name: `statebag_${++nameCounter}`, text });
+  return {
+    metaTable: `CREATE TABLE IF NOT EXISTS ${meta} (key text PRIMARY KEY, value text NOT NULL)`,
+    metaVersion: `SELECT value FROM ${meta} WHERE key = 'schema_version'`,
+    metaSetVersion: `INSERT INTO ${meta} (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    ddlV1: [
+      `CREATE SEQUENCE IF NOT EXISTS ${seq} AS bigint`,
+      `CREATE TABLE IF NOT EXISTS ${sessions} (
+         id text COLLATE "C" PRIMARY KEY,
+         revision bigint NOT NULL,
+         data text NOT NULL,
+         expires_at timestamptz,
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE INDEX IF NOT EXISTS statebag_sessions_expires ON ${sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE IF NOT EXISTS ${logs} (
+         storage_id text COLLATE "C" PRIMARY KEY,
+         version bigint NOT NULL,
+         next_seq bigint NOT NULL,
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${messages} (
+         storage_id text COLLATE "C" NOT NULL,
+         seq bigint NOT NULL,
+         body text NOT NULL,
+         PRIMARY KEY (storage_id, seq)
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${ops} (
+         storage_id text COLLATE "C" NOT NULL,
+         operation_id text NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (storage_id, operation_id)
+       )`,
+    ],
+    get: named(`SELECT revision, data FROM ${sessions} WHERE id = $1 AND ${live}`),
+    current: named(`SELECT revision FROM ${sessions} WHERE id = $1 AND ${live}`),
+    update: named(
+      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")}, updated_at = now()
+       WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`,
+    ),
+    create: named(
+      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at) VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")})
+       ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
+         expires_at = EXCLUDED.expires_at, updated_at = now()
+       WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
+       RETURNING revision`,
+    ),
+    deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
+    deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
+    scan: named(`SELECT id, revision FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
+    scanText: named(`SELECT id, revision, data FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
+    purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),
+    // One statement: record the operation id (a repeat inserts nothing and so appends nothing),
+    // bump the log header (its row lock orders concurrent appends), insert the messages.
+    append: named(
+      `WITH op AS (
+         INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING storage_id
+       ), hdr AS (
+         INSERT INTO ${logs} AS l (storage_id, version, next_seq)
+         SELECT storage_id, nextval('${seq}'), $4::bigint FROM op
+         ON CONFLICT (storage_id) DO UPDATE SET version = EXCLUDED.version,
+           next_seq = l.next_seq + EXCLUDED.next_seq, updated_at = now()
+         RETURNING version, next_seq
+       ), ins AS (
+         INSERT INTO ${messages} (storage_id, seq, body)
+         SELECT $1, hdr.next_seq - $4::bigint + t.ord - 1, t.body
+         FROM hdr, unnest($3::text[]) WITH ORDINALITY AS t(body, ord)
+       )
+       SELECT version FROM hdr`,
+    ),
+    logVersion: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1`),
+    logLock: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1 FOR UPDATE`),
+    logEnsure: named(`INSERT INTO ${logs} (storage_id, version, next_seq) VALUES ($1, 0, 0) ON CONFLICT DO NOTHING`),
+    logBump: named(
+      `UPDATE ${logs} SET version = nextval('${seq}'), next_seq = next_seq + $2, updated_at = now() WHERE storage_id = $1 RETURNING version, next_seq`,
+    ),
+    opInsert: named(`INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`),
+    msgAll: named(`SELECT body FROM ${messages} WHERE storage_id = $1 ORDER BY seq`),
+    msgLast: named(
+      `SELECT body FROM ${messages} WHERE storage_id = $1
+       AND seq >= (SELECT next_seq - $2 FROM ${logs} WHERE storage_id = $1) ORDER BY seq`,
+    ),
+    msgRead: named(
+      `SELECT l.version, coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1), '{}') AS bodies
+       FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
+    ),
+    msgInsert: named(
+      `INSERT INTO ${messages} (storage_id, seq, body)
+       SELECT $1, $2::bigint + t.ord - 1, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)`,
+    ),
+    msgClear: named(`DELETE FROM ${messages} WHERE storage_id = $1`),
+    msgTrim: named(`DELETE FROM ${messages} WHERE storage_id = $1 AND seq < $2`),
+    opsDelete: named(`DELETE FROM ${ops} WHERE storage_id = $1`),
+    logDelete: named(`DELETE FROM ${logs} WHERE storage_id = $1 RETURNING version`),
+  };
+}
+
+class PostgresMessageLog implements MessageLog {
+  constructor(
+    private readonly store: PostgresSessionStore,
+    private readonly codec: MessageCodec,
+  ) {}
+
+  private get sql() {
+    return this.store.sql;
+  }
+
+  /** Runs `fn` in a transaction. */
+  private tx<T>(operation: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.store.withClient(operation, true, async (c) => {
+      await c.query("BEGIN");
+      try {
+        const result = await fn(c);
+        await c.query("COMMIT");
+        return result;
+      } catch (error) {
+        await c.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+    checkId(storageId, "storageId");
+    const operationId = checkOperationId(options?.operationId);
+    const texts = serializeMessages(this.codec, messages);
+    return this.store.withClient("appendMessages", true, async (c) => {
+      const { rows } = await c.query<Row>({ ...this.sql.append, values: [storageId, operationId, texts, texts.length] });
+      if (rows.length === 1) return { applied: true, version: Number(rows[0].version) };
+      const current = await c.query<Row>(this.sql.logVersion, [storageId]);
+      return { applied: false, version: current.rows.length ? Number(current.rows[0].version) : 0 };
+    });
+  }
+
+  async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
+    checkId(storageId, "storageId");
+    const last = checkLast(options?.last);
+    const { rows } = await this.store.withClient("getMessages", false, (c) =>
+      last === undefined ? c.query<Row>(this.sql.msgAll, [storageId]) : c.query<Row>(this.sql.msgLast, [storageId, last]),
+    );
+    return rows.map((r) => this.codec.deserialize(r.body as string));
+  }
+
+  async readMessages(storageId: string): Promise<MessageLogSnapshot> {
+    checkId(storageId, "storageId");
+    const { rows } = await this.store.withClient("readMessages", false, (c) => c.query<Row>(this.sql.msgRead, [storageId]));
+    const bodies = (rows[0]?.bodies ?? []) as string[];
+    return { messages: bodies.map((b) => this.codec.deserialize(b)), version: Number(rows[0]?.version ?? 0) };
+  }
+
+  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+    checkId(storageId, "storageId");
+    const expected = checkVersion(options.expectedVersion);
+    const operationId = options.operationId === undefined ? undefined : checkOperationId(options.operationId);
+    const texts = serializeMessages(this.codec, messages);
+    return this.tx("replaceMessages", async (c) => {
+      if (operationId !== undefined && (await c.query(this.sql.opInsert, [storageId, operationId])).rowCount === 0) {
+        const current = await c.query<Row>(this.sql.logVersion, [storageId]);
+        return current.rows.length ? Number(current.rows[0].version) : 0;
+      }
+      await c.query(this.sql.logEnsure, [storageId]);
+      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
+      const current = Number(locked.version);
+      if (expected !== undefined && expected !== current) throw logConflict(storageId, expected, current);
+      const bumped = (await c.query<Row>(this.sql.logBump, [storageId, texts.length])).rows[0];
+      await c.query(this.sql.msgClear, [storageId]);
+      await c.query({ ...this.sql.msgInsert, values: [storageId, Number(bumped.next_seq) - texts.length, texts] });
+      return Number(bumped.version);
+    });
+  }
+
+  async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
+    checkId(storageId, "storageId");
+    const { keepLast, expectedVersion } = checkTrim(options);
+    return this.tx("trimMessages", async (c) => {
+      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
+      const current = locked ? Number(locked.version) : 0;
+      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
+      if (!locked) return 0;
+      const removed = (await c.query(this.sql.msgTrim, [storageId, Number(locked.next_seq) - keepLast])).rowCount ?? 0;
+      if (removed > 0) await c.query(this.sql.logBump, [storageId, 0]);
+      return removed;
+    });
+  }
+
+  async deleteMessages(storageId: string): Promise<boolean> {
+    checkId(storageId, "storageId");
+    return this.tx("deleteMessages", async (c) => {
+      // Lock the header first so a concurrent append either completes before or starts after.
+      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
+      await c.query(this.sql.msgClear, [storageId]);
+      await c.query(this.sql.opsDelete, [storageId]);
+      await c.query(this.sql.logDelete, [storageId]);
+      return locked !== undefined && Number(locked.version) > 0;
+    });
+  }
+}

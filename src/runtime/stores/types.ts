@@ -1,0 +1,165 @@
+/**
+ * The session store contract. A store keeps each session as one serialized document under its
+ * id, with a revision for compare-and-swap, so two requests working on the same session can never
+ * silently overwrite each other (the lost update LangGraph and Mastra stores allow).
+ *
+ * Every backend (memory, SQLite, PostgreSQL, Redis) passes the same conformance suite
+ * (test/stores/conformance.test.ts).
+ */
+import type { AgentSession } from "../session.js";
+import type { ChatMessage } from "../messages.js";
+
+/**
+ * Turns a session into stored text and back. `serialize` must validate (a store never writes an
+ * invalid session); `deserialize` must migrate older documents to the current shape. Both run
+ * outside any transaction or lock.
+ */
+export interface SessionCodec {
+  serialize(session: AgentSession): string;
+  deserialize(text: string): AgentSession;
+}
+
+/** The same for one chat message of a message log. */
+export interface MessageCodec {
+  serialize(message: ChatMessage): string;
+  deserialize(text: string): ChatMessage;
+}
+
+/** A loaded session and the revision it was loaded at (pass it back as `expectedRevision`). */
+export interface StoredSession {
+  session: AgentSession;
+  /** Monotonically increasing integer; a newer save of the same id always has a greater one. */
+  revision: number;
+}
+
+export interface SaveOptions {
+  /**
+   * The revision this save replaces: the one `get` returned. `null` means "the session must not
+   * exist yet" (create-if-absent). Leaving it out means the same as `null`: a store never
+   * overwrites blindly. A mismatch throws `ConflictError` and writes nothing.
+   */
+  expectedRevision: number | null;
+  /** Time to live of this revision, in milliseconds (absent: kept until deleted). */
+  ttlMs?: number;
+}
+
+export interface DeleteOptions {
+  /** Delete only if the stored revision is this one (else `ConflictError`). Absent: delete whatever is there. */
+  expectedRevision?: number;
+}
+
+export interface ScanOptions {
+  /** The `cursor` of the previous page; absent for the first page. Opaque. */
+  cursor?: string;
+  /** Page size, 1..1000 (default 100). */
+  limit?: number;
+  /** Also return each session's stored text (for migrations and tools). */
+  includeText?: boolean;
+}
+
+export interface ScanItem {
+  id: string;
+  revision: number;
+  /** The stored text, exactly as written, when `includeText` was set. */
+  text?: string;
+}
+
+export interface ScanPage {
+  /** Sessions in ascending id order (binary order of the id's UTF-8 bytes on SQL/Redis stores). */
+  items: ScanItem[];
+  /** Pass to the next `scan` call; absent when this is the last page. */
+  cursor?: string;
+}
+
+export interface SetupResult {
+  /** The store's own storage-format version after setup. */
+  version: number;
+  /** True when this call created or upgraded something. */
+  changed: boolean;
+}
+
+export type StoreKind = "memory" | "sqlite" | "postgres" | "redis";
+
+/**
+ * History kept outside the session (seed 003 "3rd party storage", seed 004 scenario 2b): an
+ * append-only log of chat messages per storage id, idempotent per operation id, with whole-log
+ * replacement and trimming for history reduction.
+ *
+ * Every mutation gives the log a new `version` (monotonically increasing; 0 means an empty log
+ * that was never written or was deleted). Pass a version you read as `expectedVersion` to
+ * `replaceMessages`/`trimMessages` so a reducer never drops messages appended after it read.
+ */
+export interface MessageLog {
+  /**
+   * Appends `messages` (in order) at the end of the log, atomically. A second call with the same
+   * `operationId` for the same `storageId` changes nothing and returns `applied: false`, so an
+   * append can be retried safely after a timeout. Operation ids are kept until `deleteMessages`.
+   */
+  appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult>;
+  /** The log's messages, oldest first (`last`: only the newest `last` of them). Empty when absent. */
+  getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]>;
+  /** The messages and the version they were read at, from one consistent read. */
+  readMessages(storageId: string): Promise<MessageLogSnapshot>;
+  /** Replaces the whole log (a reduction: summary + recent messages). Returns the new version. */
+  replaceMessages(storageId: string, messages: readonly ChatMessage[], options?: ReplaceOptions): Promise<number>;
+  /** Keeps only the newest `keepLast` messages; returns how many were removed. */
+  trimMessages(storageId: string, options: TrimOptions): Promise<number>;
+  /** Removes the log, its messages and its recorded operation ids. Returns whether it existed. */
+  deleteMessages(storageId: string): Promise<boolean>;
+}
+
+export interface AppendOptions {
+  /** Unique per logical append (for example the run or turn id): retries reuse it. */
+  operationId: string;
+}
+
+export interface AppendResult {
+  /** False when this operation id was already applied (nothing was appended). */
+  applied: boolean;
+  /** The log's version after this append (the current version when not applied). */
+  version: number;
+}
+
+export interface MessageLogSnapshot {
+  messages: ChatMessage[];
+  version: number;
+}
+
+export interface ReplaceOptions {
+  /** Replace only if the log is still at this version (else `ConflictError`). */
+  expectedVersion?: number;
+  /** Makes the replacement idempotent like an append (a repeat returns the current version). */
+  operationId?: string;
+}
+
+export interface TrimOptions {
+  keepLast: number;
+  expectedVersion?: number;
+}
+
+export interface SessionStore {
+  readonly kind: StoreKind;
+  /** Where the store points, with any password replaced by `***` (safe to log). */
+  readonly url: string;
+  /** The chat message log kept in the same backend. */
+  readonly messages: MessageLog;
+
+  /** Creates or upgrades the store's tables. Explicit for PostgreSQL; SQLite does it on open; a no-op elsewhere. */
+  setup(): Promise<SetupResult>;
+  /** The session and its revision, or `undefined` when absent (or expired). Migrates on load. */
+  get(id: string): Promise<StoredSession | undefined>;
+  /**
+   * Validates and serializes `session`, then writes it under `session.id` if the stored revision
+   * is still `expectedRevision` (`null`: only if absent). Returns the new revision, or throws
+   * `ConflictError` carrying the current one; nothing is written on any error.
+   */
+  save(session: AgentSession, options: SaveOptions): Promise<number>;
+  /** Deletes a session; returns whether one was there. */
+  delete(id: string, options?: DeleteOptions): Promise<boolean>;
+  /** One page of stored sessions, for migrations and tools. Expired sessions are skipped. */
+  scan(options?: ScanOptions): Promise<ScanPage>;
+  /** Removes expired sessions now (they are already invisible); returns how many. */
+  purgeExpired(): Promise<number>;
+  /** Releases connections. The store must not be used afterwards. */
+  close(): Promise<void>;
+}

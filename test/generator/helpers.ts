@@ -1,0 +1,56 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));
+
+/** The runtime files a project in this repo's layout needs for its markers and messages. */
+const RUNTIME_FILES = ["tagged.ts", "messages.ts", "registry-types.ts", "formats.ts"];
+
+const created: string[] = [];
+
+/**
+ * A throw-away project in this repo's layout (`src/runtime/...`) under os.tmpdir(). It gets a
+ * private node_modules holding only ajv (generated validators `require` its runtime helpers), so
+ * the generator's cache lands inside the temp dir, not in the repo's.
+ */
+export function tempProject(files: Record<string, string>, options: { runtime?: boolean } = {}): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "statebag-gen-"));
+  created.push(root);
+  if (options.runtime !== false)
+    for (const f of RUNTIME_FILES) writeFile(root, `src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8"));
+  fs.mkdirSync(path.join(root, "node_modules"));
+  fs.symlinkSync(path.join(REPO, "node_modules/ajv"), path.join(root, "node_modules/ajv"), "dir");
+  for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text);
+  return root;
+}
+
+export function writeFile(root: string, rel: string, text: string): void {
+  const file = path.join(root, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+export function readFile(root: string, rel: string): string {
+  return fs.readFileSync(path.join(root, rel), "utf8");
+}
+
+/** Every file under `dir` (relative path -> content), node_modules excluded. */
+export function readTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== "node_modules" && e.name !== ".statebag-cache") walk(full);
+      } else out[path.relative(dir, full).split(path.sep).join("/")] = fs.readFileSync(full, "utf8");
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+export function removeTempProjects(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,335 @@
+/**
+ * Faults: a server that stops mid-run (PostgreSQL and Redis, through a local TCP proxy the test
+ * kills and restarts, never the shared servers), a SQLite lock held too long, a store whose tables
+ * were never set up, and a process SIGKILLed in the middle of a save.
+ */
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import type BetterSqlite3 from "better-sqlite3";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
+import { openStore } from "../../src/runtime/stores/open.js";
+import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import { sqlitePath } from "../../src/runtime/stores/open.js";
+import type { SessionStore } from "../../src/runtime/stores/types.js";
+import { redactUrl } from "../../src/runtime/stores/url.js";
+import {
+  PG_URL,
+  REDIS_URL,
+  TcpProxy,
+  counterOf,
+  counterSession,
+  durableBackends,
+  postgresBackend,
+  redisBackend,
+  sleep,
+  sqliteBackend,
+  uniqueName,
+  type Backend,
+} from "./helpers.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+});
+
+async function errorOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (error: unknown) => error,
+  );
+}
+
+interface ServerCase {
+  name: string;
+  target: URL;
+  /** The store URL, pointing at the proxy port. */
+  urlVia(port: number, location: string): string;
+  backend: Backend;
+}
+
+const pgTarget = new URL(PG_URL);
+const redisTarget = new URL(REDIS_URL);
+
+const serverCases: ServerCase[] = [
+  {
+    name: "postgres",
+    target: pgTarget,
+    backend: postgresBackend(),
+    urlVia(port, location) {
+      // A password in the URL (trust auth ignores it) to check it never shows in errors.
+      const u = new URL(location);
+      u.port = String(port);
+      u.password = "s3cret-pw";
+      if (!u.username) u.username = "postgres";
+      return u.toString();
+    },
+  },
+  {
+    name: "redis",
+    target: redisTarget,
+    backend: redisBackend(),
+    urlVia(port, location) {
+      const u = new URL(location);
+      u.port = String(port);
+      return u.toString();
+    },
+  },
+];
+
+describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
+  it("fails clearly, corrupts nothing, and the same store works once it is back", async () => {
+    const { url: location, cleanup } = await c.backend.location();
+    cleanups.push(cleanup);
+    const proxy = new TcpProxy(c.target.hostname, Number(c.target.port));
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const url = c.urlVia(proxy.port, location);
+    const store = await openStore(url, { connectTimeoutMs: 1500 });
+    cleanups.push(() => store.close());
+    const id = "fault";
+    await store.save(counterSession(id, 0), { expectedRevision: null });
+
+    // Four concurrent incrementers on the one store object; the "server" stops right after the
+    // 20th acknowledged save (others are mid-call) and comes back 400 ms later.
+    let acked = 0;
+    let unknown = 0;
+    let unavailable = 0;
+    let conflicts = 0;
+    const errors: unknown[] = [];
+    let stopped = false;
+    let restarted = false;
+    const deadline = Date.now() + 20_000;
+    const incrementer = async () => {
+      while (acked < 60 && Date.now() < deadline) {
+        const started = performance.now();
+        try {
+          const loaded = await store.get(id);
+          await store.save(counterSession(id, counterOf(loaded!.session) + 1), { expectedRevision: loaded!.revision });
+          if (++acked === 20 && !stopped) {
+            stopped = true;
+            void proxy.stop().then(async () => {
+              await sleep(400);
+              await proxy.start();
+              restarted = true;
+            });
+          }
+        } catch (error) {
+          if (error instanceof ConflictError) {
+            conflicts++;
+            continue;
+          }
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          unavailable++;
+          if (error.outcomeUnknown) unknown++;
+          errors.push(Object.assign(error, { ms: performance.now() - started }));
+          await sleep(50);
+        }
+      }
+    };
+    await Promise.all([incrementer(), incrementer(), incrementer(), incrementer()]);
+    console.log(
+      `${c.name}: ${acked} saves acknowledged, ${conflicts} conflicts, ${unavailable} calls failed while down (${unknown} writes with unknown outcome)`,
+    );
+    console.log(`  first error: ${(errors[0] as Error)?.message}`);
+    expect(stopped && restarted).toBe(true);
+    expect(acked).toBeGreaterThanOrEqual(60);
+    expect(unavailable).toBeGreaterThan(0);
+
+    const first = errors[0] as StoreUnavailableError;
+    expect(first.code).toBe("store-unavailable");
+    expect(first.message).toMatch(new RegExp(`${c.name === "postgres" ? "PostgreSQL" : "Redis"} session store at .*:${proxy.port}.* is unavailable`));
+    expect(first.message).not.toContain("s3cret-pw");
+    expect(first.hint).toMatch(/reconnects by itself/);
+    for (const e of errors) expect((e as { ms?: number }).ms ?? 0).toBeLessThan(5000);
+
+    // No corruption: the stored session is whole and counts every acknowledged save, plus at
+    // most the writes whose outcome was unknown (sent, connection cut before the answer).
+    const final = await store.get(id);
+    expect(counterOf(final!.session)).toBeGreaterThanOrEqual(acked);
+    expect(counterOf(final!.session)).toBeLessThanOrEqual(acked + unknown);
+    const next = await store.save(counterSession(id, counterOf(final!.session) + 1), { expectedRevision: final!.revision });
+    expect(next).toBeGreaterThan(final!.revision);
+  }, 60_000);
+
+  it("a server that is down from the start fails fast with a clear error, then works", async () => {
+    const { url: location, cleanup } = await c.backend.location();
+    cleanups.push(cleanup);
+    const proxy = new TcpProxy(c.target.hostname, Number(c.target.port));
+    await proxy.start();
+    const port = proxy.port;
+    await proxy.stop();
+    const url = c.urlVia(port, location);
+    const store = await openStore(url, { connectTimeoutMs: 1500 });
+    cleanups.push(() => store.close());
+    const started = performance.now();
+    const error = await errorOf(store.save(counterSession("x"), { expectedRevision: null }));
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).outcomeUnknown).toBe(false);
+    expect(String((error as Error).message)).toContain("ECONNREFUSED");
+    expect(String((error as Error).message)).not.toContain("s3cret-pw");
+    await expect(store.messages.getMessages("x")).rejects.toBeInstanceOf(StoreUnavailableError);
+    proxy.port = port;
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    expect(await store.save(counterSession("x"), { expectedRevision: null })).toBeGreaterThan(0);
+    expect(await store.get("x")).toBeDefined();
+  }, 30_000);
+});
+
+describe("PostgreSQL setup is explicit", () => {
+  it("a store without tables says to run setup; setup() is idempotent and records its version", async () => {
+    const schema = `sbtest_${uniqueName()}`;
+    const store = new PostgresSessionStore({ connectionString: PG_URL, schema });
+    cleanups.push(async () => {
+      await store.dropSchema();
+      await store.close();
+    });
+    const error = await errorOf(store.get("a"));
+    expect(error).toBeInstanceOf(StoreNotSetUpError);
+    expect((error as Error).message).toContain(`schema "${schema}"`);
+    expect((error as Error).message).toContain("statebag store setup --store");
+    expect(await store.setup()).toEqual({ version: 1, changed: true });
+    expect(await store.setup()).toEqual({ version: 1, changed: false });
+    expect(await store.get("a")).toBeUndefined();
+    await store.save(counterSession("a"), { expectedRevision: null });
+
+    // Setting up twice at once (two deploys racing) is serialized by an advisory lock.
+    const other = new PostgresSessionStore({ connectionString: PG_URL, schema: `${schema}_b` });
+    cleanups.push(async () => {
+      await other.dropSchema();
+      await other.close();
+    });
+    const both = await Promise.all([other.setup(), new PostgresSessionStore({ connectionString: PG_URL, schema: `${schema}_b` }).setup()]);
+    expect(both.map((r) => r.changed).sort()).toEqual([false, true]);
+
+    // A newer format than this code knows is refused, not misread.
+    const pg = createRequire(import.meta.url)("pg") as typeof import("pg");
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`UPDATE "${schema}".statebag_meta SET value = '99' WHERE key = 'schema_version'`);
+    await client.end();
+    const fresh = new PostgresSessionStore({ connectionString: PG_URL, schema });
+    const newer = await errorOf(fresh.get("a"));
+    await fresh.close();
+    expect(newer).toBeInstanceOf(StoreNotSetUpError);
+    expect((newer as Error).message).toMatch(/format 99, newer/);
+  });
+});
+
+describe("SQLite lock held by another process", () => {
+  it("reports the store unavailable after busyTimeoutMs, and works once the lock is released", async () => {
+    const { url, cleanup } = await sqliteBackend.location();
+    cleanups.push(cleanup);
+    const store = await openStore(url, { busyTimeoutMs: 150 });
+    cleanups.push(() => store.close());
+    const r1 = await store.save(counterSession("s", 1), { expectedRevision: null });
+    const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+    const other = new Database(sqlitePath(url));
+    other.exec("BEGIN IMMEDIATE");
+    const started = performance.now();
+    const error = await errorOf(store.save(counterSession("s", 2), { expectedRevision: r1 }));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(100);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/SQLite session store at sqlite:.* is unavailable \(save: SQLITE_BUSY/);
+    expect(counterOf((await store.get("s"))!.session)).toBe(1); // readers are not blocked (WAL)
+    other.exec("ROLLBACK");
+    other.close();
+    expect(await store.save(counterSession("s", 2), { expectedRevision: r1 })).toBeGreaterThan(r1);
+  });
+});
+
+describe.each(durableBackends)("$name: a process killed in the middle of a save", (backend: Backend) => {
+  it("leaves the previous revision intact and readable", async () => {
+    const { url, cleanup } = await backend.location();
+    cleanups.push(cleanup);
+    const store: SessionStore = await openStore(url);
+    cleanups.push(() => store.close());
+    const id = "killed";
+    await store.save(counterSession(id, 0), { expectedRevision: null });
+    const script = fileURLToPath(new URL("./workers/slow-writer.ts", import.meta.url));
+
+    let lastAcked = 0;
+    const outcomes: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const child = spawn(process.execPath, ["--import", "tsx", script, url, id, String(2_000_000)], { stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+      let buffered = "";
+      const acks = 3;
+      await new Promise<void>((resolve, reject) => {
+        let seen = 0;
+        let writingAt = 0;
+        const durations: number[] = [];
+        child.stdout.on("data", (d: Buffer) => {
+          buffered += d.toString();
+          const lines = buffered.split("\n");
+          buffered = lines.pop()!;
+          for (const line of lines) {
+            const [word, value] = line.split(" ");
+            if (word === "writing") {
+              writingAt = performance.now();
+              if (seen === acks) {
+                // Kill somewhere inside this save (serialize + write), from how long saves took.
+                const typical = durations.reduce((a, b) => a + b, 0) / durations.length;
+                setTimeout(() => child.kill("SIGKILL"), typical * (0.2 + 0.8 * Math.random()));
+                resolve();
+              }
+            } else if (word === "saved") {
+              durations.push(performance.now() - writingAt);
+              lastAcked = Number(value);
+              seen++;
+            }
+          }
+        });
+        child.on("exit", () => reject(new Error(`writer exited before ${acks} saves: ${stderr}`)));
+      });
+      expect(await exited).toBe("SIGKILL");
+      const lines = (buffered + "\n").split("\n").filter((l) => l.startsWith("saved "));
+      if (lines.length) lastAcked = Number(lines[lines.length - 1].split(" ")[1]);
+
+      // Either the last acknowledged revision or the one in flight, never a torn mix. On
+      // PostgreSQL the server may still commit the dead client's statement a moment later: the
+      // compare-and-swap below then conflicts instead of overwriting it, and a reload sees it.
+      let lateCommit = false;
+      for (;;) {
+        const loaded = await store.get(id);
+        const state = loaded!.session.stateBag.counter as unknown as { value: number; payload: string };
+        expect([lastAcked, lastAcked + 1]).toContain(state.value);
+        expect(state.payload).toBe(String(state.value % 10).repeat(2_000_000));
+        try {
+          const next = await store.save({ ...loaded!.session }, { expectedRevision: loaded!.revision });
+          expect(next).toBeGreaterThan(loaded!.revision);
+          await expect(store.save(loaded!.session, { expectedRevision: loaded!.revision })).rejects.toBeInstanceOf(ConflictError);
+          outcomes.push(state.value === lastAcked ? "previous" : lateCommit ? "in-flight committed late" : "in-flight committed");
+          lastAcked = state.value;
+          break;
+        } catch (error) {
+          if (!(error instanceof ConflictError) || lateCommit || state.value !== lastAcked) throw error;
+          lateCommit = true;
+        }
+      }
+    }
+    console.log(`${backend.name}: after SIGKILL the store held: ${outcomes.join(", ")}`);
+    if (backend.name === "sqlite") {
+      const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+      const db = new Database(sqlitePath(url), { readonly: true });
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      db.close();
+    }
+  }, 60_000);
+});
+
+describe("redactUrl", () => {
+  it("hides passwords and secret parameters", () => {
+    expect(redactUrl("postgres://app:hunter2@db.example:5432/prod?schema=s")).toBe("postgres://app:***@db.example:5432/prod?schema=s");
+    expect(redactUrl("redis://:hunter2@cache:6379/0")).toBe("redis://:***@cache:6379/0");
+    expect(redactUrl("postgres://db/x?password=hunter2")).not.toContain("hunter2");
+    expect(redactUrl("sqlite:./x.db")).toBe("sqlite:./x.db");
+  });
+});

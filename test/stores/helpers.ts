@@ -1,0 +1,163 @@
+/**
+ * Shared fixtures for the store tests: one factory per backend, each giving a store on its own
+ * PostgreSQL schema / Redis key prefix / temporary SQLite file, and a cleanup that removes it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { AgentSession } from "../../src/runtime/session.js";
+import { openStore, type OpenStoreOptions } from "../../src/runtime/stores/open.js";
+import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
+import type { SessionStore } from "../../src/runtime/stores/types.js";
+
+export const PG_URL = process.env.STATEBAG_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const REDIS_URL = process.env.STATEBAG_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export function uniqueName(): string {
+  return `${process.pid.toString(36)}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+}
+
+export interface Backend {
+  name: "memory" | "sqlite" | "postgres" | "redis";
+  /** True when the backend is shared by several processes (not memory). */
+  durable: boolean;
+  /** A fresh, empty, set-up location: its URL and how to remove it. */
+  location(): Promise<{ url: string; cleanup: () => Promise<void> }>;
+}
+
+export const memoryBackend: Backend = {
+  name: "memory",
+  durable: false,
+  async location() {
+    return { url: "memory:", cleanup: async () => undefined };
+  },
+};
+
+export const sqliteBackend: Backend = {
+  name: "sqlite",
+  durable: true,
+  async location() {
+    const dir = mkdtempSync(join(tmpdir(), "statebag-sqlite-"));
+    return { url: `sqlite:${join(dir, "sessions.db")}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+};
+
+/** PostgreSQL: a new schema per location, set up here, dropped by cleanup. */
+export function postgresBackend(baseUrl = PG_URL): Backend {
+  return {
+    name: "postgres",
+    durable: true,
+    async location() {
+      const schema = `sbtest_${uniqueName()}`;
+      const url = `${baseUrl}${baseUrl.includes("?") ? "&" : "?"}schema=${schema}`;
+      const admin = new PostgresSessionStore({ connectionString: baseUrl, schema, max: 1 });
+      await admin.setup();
+      return {
+        url,
+        cleanup: async () => {
+          await admin.dropSchema();
+          await admin.close();
+        },
+      };
+    },
+  };
+}
+
+/** Redis: a new key prefix per location; cleanup deletes every key under it. */
+export function redisBackend(baseUrl = REDIS_URL): Backend {
+  return {
+    name: "redis",
+    durable: true,
+    async location() {
+      const prefix = `sbtest:${uniqueName()}:`;
+      const url = `${baseUrl}${baseUrl.includes("?") ? "&" : "?"}prefix=${encodeURIComponent(prefix)}`;
+      return {
+        url,
+        cleanup: async () => {
+          const admin = new RedisSessionStore({ url: baseUrl, prefix });
+          await admin.deleteAll();
+          await admin.close();
+        },
+      };
+    },
+  };
+}
+
+export const allBackends: Backend[] = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()];
+export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
+
+/** Opens a store at a fresh location; `done()` closes it and removes the location. */
+export async function freshStore(backend: Backend, options?: OpenStoreOptions): Promise<{ store: SessionStore; url: string; done: () => Promise<void> }> {
+  const { url, cleanup } = await backend.location();
+  const store = await openStore(url, options);
+  return {
+    store,
+    url,
+    done: async () => {
+      await store.close();
+      await cleanup();
+    },
+  };
+}
+
+/** A session whose state is a counter (a `$type`-tagged provider state). */
+export function counterSession(id: string, value = 0, extra: Record<string, unknown> = {}): AgentSession {
+  return { id, stateBag: { counter: { $type: "test.Counter", value, ...extra } } };
+}
+
+export function counterOf(session: AgentSession): number {
+  return (session.stateBag.counter as unknown as { value: number }).value;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A TCP proxy to a real server, so a test can "stop the server" (close the proxy and cut every
+ * connection through it) without touching the shared server other tests use.
+ */
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.targetPort, this.targetHost);
+      this.sockets.add(client);
+      this.sockets.add(upstream);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      client.on("error", drop).on("close", drop);
+      upstream.on("error", drop).on("close", drop);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.port, "127.0.0.1", () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Refuses new connections and cuts the open ones, like a server going down. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
