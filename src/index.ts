@@ -26,3 +26,7 @@ export * from "./runtime/clients/scripted-chat-client.js";
 // Registry contract and generated-code support
 export * from "./runtime/formats.js";
 export * from "./runtime/registry-types.js";
+
+// Many agents, one conversation; Agent Framework interop
+export * from "./runtime/group-chat/index.js";
+export * from "./runtime/interop/index.js";

@@ -1,0 +1,49 @@
+/**
+ * store.<sqlite|postgres|redis>.saveload: 1,000 sessions of 20 messages saved (create), updated
+ * (compare-and-swap) and loaded one call at a time through statebag's store, against the raw
+ * driver running the same statements with the same JSON. The measurement itself is the stores'
+ * probe (bench/stores-probe.ts); this case reports its total time per side.
+ *
+ * A backend whose server is not reachable is skipped (reported, not failed). Servers:
+ * STATEBAG_BENCH_PG_URL / STATEBAG_BENCH_REDIS_URL, else the local defaults of the probe.
+ */
+import { openStore } from "../../src/runtime/stores/index.js";
+import { result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
+import { probeStore, type ProbeKind } from "../stores-probe.js";
+
+const URLS: Record<Exclude<ProbeKind, "sqlite">, string> = {
+  postgres: process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+  redis: process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+};
+
+/** Why a server cannot be used, or undefined when it answers. */
+async function unreachable(kind: ProbeKind): Promise<string | undefined> {
+  if (kind === "sqlite") return undefined;
+  const store = await openStore(URLS[kind], { connectTimeoutMs: 2000 });
+  try {
+    await store.scan({ limit: 1 });
+    return undefined;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "store-not-set-up") return undefined; // reachable; the probe sets up its own tables
+    return error instanceof Error ? error.message.split("\n")[0] : String(error);
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
+export async function storeCases(ctx: BenchContext): Promise<CaseOutcome[]> {
+  const out: CaseOutcome[] = [];
+  for (const kind of ["sqlite", "postgres", "redis"] as const) {
+    const name = `store.${kind}.saveload`;
+    const reason = await unreachable(kind);
+    if (reason) {
+      out.push(skipped(name, `server not reachable: ${reason}`));
+      continue;
+    }
+    ctx.log(`${name} (1,000 sessions x 20 messages, ${ctx.quick ? 1 : 5} round${ctx.quick ? "" : "s"})`);
+    const probe = await probeStore(kind, { sessions: 1000, messages: 20, rounds: ctx.quick ? 1 : 5, ...(kind === "sqlite" ? {} : { url: URLS[kind] }) });
+    out.push(result(name, `raw ${kind === "sqlite" ? "better-sqlite3" : kind === "postgres" ? "pg" : "ioredis"}, same statements`, { ours_ms: probe.ours.totalMs, baseline_ms: probe.raw.totalMs }));
+  }
+  return out;
+}

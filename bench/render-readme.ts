@@ -1,0 +1,91 @@
+/**
+ * Renders the README's performance table from bench results and writes it between
+ * `<!-- bench:start -->` and `<!-- bench:end -->` in README.md.
+ *
+ *   npx tsx bench/render-readme.ts [bench/results.json]     (npm run bench does this itself)
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { CaseResult, SkippedCase } from "./harness.js";
+import type { MachineInfo } from "./machine.js";
+
+export interface BenchResults {
+  machine: MachineInfo;
+  cases: CaseResult[];
+  skipped?: SkippedCase[];
+  mode?: "full" | "quick";
+  date?: string;
+}
+
+export const START = "<!-- bench:start -->";
+export const END = "<!-- bench:end -->";
+
+/** What each case measures, for readers of the table. */
+const WHAT: Record<string, string> = {
+  "load.10": "load a 10-message session (parse + validate)",
+  "load.1000": "load a 1,000-message session",
+  "load.10000": "load a 10,000-message session",
+  "save.1000": "save a 1,000-message session (validate + stringify)",
+  "validate.1000": "validate a 1,000-message session",
+  "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain",
+  "gen.cold": "`npm run gen`, nothing cached (new process)",
+  "gen.noop": "`npm run gen`, nothing changed (new process)",
+};
+
+function describe(name: string): string {
+  if (WHAT[name]) return WHAT[name];
+  const store = /^store\.(\w+)\.saveload$/.exec(name);
+  if (store) return `${store[1]}: save + update + load 1,000 sessions of 20 messages`;
+  const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
+  if (bulk) return `${bulk[1]}: migrate every stored session`;
+  return "";
+}
+
+function ms(n: number): string {
+  if (n >= 100) return n.toFixed(0);
+  if (n >= 1) return n.toFixed(2);
+  return n.toPrecision(3);
+}
+
+/** The Markdown block (without the markers). */
+export function renderTable(results: BenchResults): string {
+  const m = results.machine;
+  const lines = [
+    "| case | what | statebag (ms) | baseline | baseline (ms) | ratio |",
+    "| --- | --- | ---: | --- | ---: | ---: |",
+    ...results.cases.map((c) => `| \`${c.case}\` | ${describe(c.case)} | ${ms(c.ours_ms)} | ${c.baseline} | ${ms(c.baseline_ms)} | ${c.ratio.toFixed(2)}x |`),
+  ];
+  const skipped = results.skipped ?? [];
+  return [
+    "",
+    `Medians, measured ${results.date ? results.date.slice(0, 10) : ""} on ${m.cpu} (${m.cores} cores, ${m.memory_gb} GB), ${m.os}, Node ${m.node}${results.mode === "quick" ? " (quick mode)" : ""}.`,
+    "`ratio` = statebag / baseline (below 1: statebag is faster). Each case and its baseline ran side by side in the same process and run.",
+    "",
+    ...lines,
+    ...(skipped.length ? ["", `Not measured in this run: ${skipped.map((s) => `\`${s.case}\` (${s.reason})`).join("; ")}.`] : []),
+    "",
+  ].join("\n");
+}
+
+/** Replaces the marked section of `readme` (text); throws when the markers are missing. */
+export function replaceSection(readme: string, table: string): string {
+  const start = readme.indexOf(START);
+  const end = readme.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`README.md has no ${START} ... ${END} section`);
+  return readme.slice(0, start + START.length) + "\n" + table + "\n" + readme.slice(end);
+}
+
+export function updateReadme(readmePath: string, results: BenchResults): boolean {
+  const before = readFileSync(readmePath, "utf8");
+  const after = replaceSection(before, renderTable(results));
+  if (after !== before) writeFileSync(readmePath, after);
+  return after !== before;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = new URL("../", import.meta.url);
+  const file = process.argv[2] ?? fileURLToPath(new URL("bench/results.json", root));
+  const results = JSON.parse(readFileSync(file, "utf8")) as BenchResults;
+  const changed = updateReadme(fileURLToPath(new URL("README.md", root)), results);
+  process.stdout.write(changed ? "README.md performance table updated\n" : "README.md performance table already current\n");
+}
