@@ -2,9 +2,12 @@
  * Quick local measurement of the serialization path (not the full bench suite):
  *   load     deserializeSession(text)      vs JSON.parse(text)            target <= 1.3x
  *   save     serializeSession(session)     vs JSON.stringify(envelope)    target <= 1.1x
+ *            (default: structural check; also shown with validate: true, what stores use)
  *   validate validateSession(session)      vs zod 4 sessionSchema.parse   target >= 10x faster
  * on a 1,000-message session (bench/sessions.ts), with the hand-made ajv registry of
- * test/serialization/model.ts standing in for the generated one.
+ * test/serialization/model.ts, or with `--generated` the generated one (src/generated/registry.ts).
+ * Times are process CPU time (medians of interleaved samples), steadier than wall time when
+ * other work shares the machine.
  *
  * Run: npx tsx bench/serialization-probe.ts [messages] [--generated]
  */
@@ -33,7 +36,7 @@ function compare(name: string, ours: () => unknown, base: () => unknown, samples
   const a: number[] = [];
   const b: number[] = [];
   const minMs = 20;
-  // CPU time of this thread (user + system), less disturbed than wall time on a busy machine.
+  // CPU time of the process (user + system), less disturbed than wall time on a busy machine.
   const cpuMs = () => {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;

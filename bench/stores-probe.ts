@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
+import { pathToFileURL } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Redis as RedisClient } from "ioredis";
@@ -310,4 +311,4 @@ async function main(): Promise<void> {
   if (results.some((r) => !r.pass)) process.exitCode = 1;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

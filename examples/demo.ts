@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   if (result.ok) {
     say(`   ${c.green("✔ valid")} (strict: every $type known, every value checked against its schema)`);
     for (const [key, value] of Object.entries(stored.session.stateBag)) {
-      const messages = Array.isArray((value as { messages?: unknown }).messages) ? ` (${((value as { messages: ChatMessage[] }).messages).length} messages)` : "";
+      const messages = Array.isArray((value as { messages?: unknown }).messages) ? ` (${((value as unknown as { messages: ChatMessage[] }).messages).length} messages)` : "";
       say(`     ${key}: ${value.$type} v${value.$version ?? 1}${messages}`);
     }
   } else {

@@ -21,6 +21,7 @@ export * from "./runtime/providers/chat-history-provider.js";
 export * from "./runtime/providers/in-memory-chat-history.js";
 export * from "./runtime/providers/reducers.js";
 export * from "./runtime/providers/rolling-summary.js";
+export * from "./runtime/providers/stored-chat-history.js";
 export * from "./runtime/clients/scripted-chat-client.js";
 
 // Registry contract and generated-code support
@@ -30,3 +31,6 @@ export * from "./runtime/registry-types.js";
 // Many agents, one conversation; Agent Framework interop
 export * from "./runtime/group-chat/index.js";
 export * from "./runtime/interop/index.js";
+
+// Stores
+export * from "./runtime/stores/index.js";

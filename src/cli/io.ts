@@ -68,11 +68,13 @@ export function colorEnabled(stream: OutputStream, env: CliEnvironment["env"]): 
 /** A long-running task's progress: a bar on a terminal, nothing elsewhere. */
 export interface Progress {
   start(total: number, label: string): void;
+  /** Changes the total (work whose size is learned as it goes, such as paging through a store). */
+  setTotal(total: number): void;
   increment(by?: number): void;
   stop(): void;
 }
 
-const silentProgress: Progress = { start() {}, increment() {}, stop() {} };
+const silentProgress: Progress = { start() {}, setTotal() {}, increment() {}, stop() {} };
 
 /** Per-command output helpers built from the environment and the command's `--json` flag. */
 export class Output {
@@ -118,6 +120,9 @@ export class Output {
           Presets.shades_classic,
         );
         bar.start(total, 0);
+      },
+      setTotal(total) {
+        bar?.setTotal(total);
       },
       increment(by = 1) {
         bar?.increment(by);

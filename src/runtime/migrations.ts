@@ -233,7 +233,7 @@ export class MigrationSet {
         if (renamed !== undefined) {
           // Pure rename at the same version (a former name with no explicit step).
           if (!copied) {
-            current = structuredClone(current);
+            current = copyForMigration(current, type, version, pointer);
             copied = true;
           }
           current.$type = renamed;
@@ -244,7 +244,7 @@ export class MigrationSet {
         throw noStep(startType, startVersion, type, version, latest, pointer);
       }
       if (!copied) {
-        current = structuredClone(current);
+        current = copyForMigration(current, type, version, pointer);
         copied = true;
       }
       const context: MigrationContext = { pointer, type, from: version, toType: step.toType, to: step.to };
@@ -272,6 +272,22 @@ export class MigrationSet {
       version = step.to;
       steps++;
     }
+  }
+}
+
+/** The private copy a chain works on (so the caller's value is never touched). */
+function copyForMigration(value: Record<string, unknown>, type: string, version: number, pointer: string): Record<string, unknown> {
+  try {
+    return structuredClone(value);
+  } catch (cause) {
+    throw new MigrationError(`"${type}" v${version} at ${pointer || "/"} cannot be copied for migration: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      reason: "failed",
+      type,
+      from: version,
+      pointer,
+      cause,
+      hint: "state values must be plain JSON data",
+    });
   }
 }
 

@@ -212,8 +212,10 @@ export interface RegisterTypeSpec {
   /** Earlier `$type` names of this type (a value under such a name is renamed on load). */
   formerNames?: readonly string[];
   /**
-   * Closed model: every object schema that does not say otherwise gets `additionalProperties:
-   * false`, so unknown properties are errors. `open: true` leaves schemas as written.
+   * Closed model: every object schema that lists `properties` and does not say otherwise gets
+   * `additionalProperties: false`, so unknown properties are errors (`{ type: "object" }` with no
+   * properties, `Type.Record` and intersections stay as written). `open: true` leaves all schemas
+   * as written.
    */
   open?: boolean;
   /** For messages. */
@@ -296,9 +298,10 @@ function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: nu
   return out;
 }
 
+/** An object schema that lists its properties (`{ type: "object" }` alone means "any object" and stays open). */
 function isClosableObjectSchema(s: Record<string, unknown>): boolean {
   const t = s.type;
-  if (t !== "object" && !(t === undefined && "properties" in s)) return false;
+  if ((t !== "object" && t !== undefined) || typeof s.properties !== "object" || s.properties === null) return false;
   for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
   for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
   return true;
@@ -568,7 +571,7 @@ export class TypeRegistry {
   private reportAjvInstance: AjvInstance | undefined;
   private reportAjv(): AjvInstance {
     // Lenient: the schema was already checked strictly where it was compiled first.
-    this.reportAjvInstance ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, formats: this.formats, validateSchema: false, addUsedSchema: false });
+    this.reportAjvInstance ??= new Ajv({ allErrors: true, ownProperties: true, strict: false, allowUnionTypes: true, formats: this.formats, validateSchema: false, addUsedSchema: false });
     return this.reportAjvInstance;
   }
 
@@ -576,6 +579,9 @@ export class TypeRegistry {
     if (this.ajvInstance === undefined) {
       const options: AjvOptions = {
         allErrors: true,
+        // Read own properties only: a property named like an Object.prototype member
+        // ("constructor", "toString") must not be found on the prototype.
+        ownProperties: true,
         strict: true,
         strictTypes: false,
         strictTuples: false,

@@ -181,18 +181,34 @@ function load(input: unknown, options: DeserializeOptions, what: string): { doc:
     return { doc: input, owned };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;
-    const [first, ...rest] = err.message.split("\n  hint: ")[0].split("\n");
+    const lines = err.message.split("\n  hint: ")[0].split("\n");
     const problem: ValidationProblem = {
       code: "json",
       pointer: err.pointer ?? "",
-      expected: err.code === "json-syntax" ? "well-formed JSON" : `JSON within the limits (${err.code})`,
-      found: first,
-      message: [first, ...rest].join("\n     "),
+      expected: JSON_EXPECTED[err.code] ?? "JSON text",
+      found: err.code === "json-syntax" ? `a syntax error at line ${err.line}, column ${err.column}` : (JSON_FOUND[err.code] ?? err.code),
+      message: lines.join("\n     "),
     };
     if (err.hint !== undefined) problem.hint = err.hint;
     throw new SessionValidationError(`cannot load ${what}`, [problem], { cause: err });
   }
 }
+
+const JSON_EXPECTED: Record<string, string> = {
+  "json-syntax": "well-formed JSON",
+  "json-too-large": "a document within limits.maxBytes",
+  "json-too-deep": "nesting within limits.maxDepth",
+  "json-too-many-keys": "objects within limits.maxKeys",
+  "json-proto-key": 'no "__proto__" keys',
+  "json-input": "JSON text (a string or UTF-8 bytes)",
+};
+const JSON_FOUND: Record<string, string> = {
+  "json-too-large": "a larger document",
+  "json-too-deep": "deeper nesting",
+  "json-too-many-keys": "an object with more keys",
+  "json-proto-key": 'a "__proto__" key',
+  "json-input": "something else",
+};
 
 interface Envelope {
   value: unknown;

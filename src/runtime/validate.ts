@@ -15,7 +15,11 @@
  * - All problems are collected, each with a JSON pointer from the document root.
  *
  * Hot path: no allocation per value (the current path lives in one reused array; pointers and
- * messages are built only when something is reported), no closures, slot paths precompiled.
+ * messages are built only when something is reported), no closures per call, slot paths compiled
+ * once per type into straight-line code (`SlotWalk`, with the generic `walkChildren` as fallback).
+ * On the error path only, a failing value is re-checked by an `allErrors` validator compiled from
+ * its type's schema, so generated validators (which stop at the first error) still yield every
+ * problem of the value.
  */
 import { pointerSegment } from "./errors.js";
 import { MigrationError } from "./migrations.js";
@@ -416,7 +420,7 @@ export class SessionWalker implements SlotVisitor {
   }
 
   private wrongFamily(d: number, t: string, actual: string, expected: string): void {
-    this.tagProblem(d, "wrong-family", `a value of the ${expected} family`, `"$type": "${t}" (${actual} family)`, t, `"${t}" is registered in the ${actual} family and cannot stand where a ${expected} value belongs`);
+    this.tagProblem(d, "wrong-family", `a value of the ${expected} family`, `"$type": "${t}" (${actual} family)`, t, `"${t}" is registered in the ${actual} family and cannot stand where a value of the ${expected} family belongs`);
   }
 
   private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string): void {
@@ -694,7 +698,7 @@ export function formatProblems(problems: readonly ValidationProblem[], limit = 2
   const lines: string[] = [];
   problems.slice(0, limit).forEach((p, i) => {
     lines.push(`  ${i + 1}. ${p.message}${p.$type !== undefined && !p.message.includes(`"${p.$type}"`) ? ` (in "${p.$type}")` : ""}`);
-    lines.push(`     expected ${p.expected}; found ${p.found}`);
+    if (!(p.message.includes(p.expected) && p.message.includes(p.found))) lines.push(`     expected ${p.expected}; found ${p.found}`);
     if (p.hint) lines.push(`     hint: ${p.hint}`);
   });
   if (problems.length > limit) lines.push(`  ... and ${problems.length - limit} more (see error.problems)`);

@@ -68,3 +68,29 @@ describe("bin/statebag.mjs (child process)", () => {
     expect(usage.stderr).toContain("unknown option '--bogus'");
   });
 });
+
+describe("progress bars", () => {
+  it("show on a terminal for long work, never in --json mode or on CI", async () => {
+    const { tempDir } = await import("./helpers.js");
+    const tmp = tempDir();
+    try {
+      const files = Array.from({ length: 25 }, (_, i) => tmp.file(`s${i}.json`, envelope(sampleSession(`p${i}`))));
+      const { Capture } = await import("../../src/cli/io.js");
+      const { runCli } = await import("../../src/cli/main.js");
+      const { Readable } = await import("node:stream");
+      const run = async (args: string[], env: Record<string, string>) => {
+        const stdout = new Capture(true);
+        const stderr = new Capture(true);
+        const code = await runCli(args, { stdout, stderr, stdin: Readable.from([]), env, cwd: tmp.dir });
+        return { code, stderr: stderr.text };
+      };
+      const bar = await run(["validate", "-q", ...files], {});
+      expect(bar.code).toBe(0);
+      expect(bar.stderr).toContain("validating [");
+      expect((await run(["validate", "--json", ...files], {})).stderr).toBe("");
+      expect((await run(["validate", "-q", ...files], { CI: "true" })).stderr).toBe("");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});

@@ -17,8 +17,8 @@ async function seeded(name: string, sessions: any[], options: { raw?: boolean } 
   return `sqlite:${path}`;
 }
 
-const PG = process.env.STATEBAG_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const REDIS = process.env.STATEBAG_TEST_REDIS ?? "redis://127.0.0.1:6379/0";
+const PG = process.env.STATEBAG_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const REDIS = process.env.STATEBAG_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 async function reachable(url: string): Promise<boolean> {
   const store = await openStore(url, { connectTimeoutMs: 1000 });

@@ -103,6 +103,17 @@ describe("parseJson: limits", () => {
     expect(parseError(nested(11), { maxDepth: 10 }).pointer).toBe("/0/0/0/0/0/0/0/0/0/0");
   });
 
+  it("a large maxDepth switches to the explicit-stack walk, still without overflow", () => {
+    const depth = 100_000;
+    const err = parseError("[".repeat(depth) + "]".repeat(depth), { maxDepth: 50_000 });
+    expect(err.code).toBe("json-too-deep");
+    expect(err.message).toMatch(/limit of 50000 levels/);
+    expect(parseJson("[".repeat(2000) + "]".repeat(2000), { maxDepth: 5000 })).toBeDefined();
+    const keys = parseError(JSON.stringify({ a: { b: 1, c: 2, d: 3 } }), { maxDepth: 5000, maxKeys: 2 });
+    expect([keys.code, keys.pointer]).toEqual(["json-too-many-keys", "/a"]);
+    expect(parseError('{"x":[{"__proto__":1}]}', { maxDepth: 5000 }).pointer).toBe("/x/0/__proto__");
+  });
+
   it("limits the keys of any one object", () => {
     const obj: Record<string, number> = {};
     for (let i = 0; i < 50; i++) obj["k" + i] = i;

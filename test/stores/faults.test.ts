@@ -155,6 +155,37 @@ describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
     expect(next).toBeGreaterThan(final!.revision);
   }, 60_000);
 
+  it("a write whose answer never arrives is reported as outcome unknown; a reload tells", async () => {
+    const { url: location, cleanup } = await c.backend.location();
+    cleanups.push(cleanup);
+    const proxy = new TcpProxy(c.target.hostname, Number(c.target.port));
+    await proxy.start();
+    cleanups.push(() => proxy.stop());
+    const store = await openStore(c.urlVia(proxy.port, location), { connectTimeoutMs: 1500 });
+    cleanups.push(() => store.close());
+    const r1 = await store.save(counterSession("lost-reply", 1), { expectedRevision: null });
+    // The server gets the write and applies it, but the answer is lost with the connection.
+    proxy.dropReplies = true;
+    const pending = store.save(counterSession("lost-reply", 2), { expectedRevision: r1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await sleep(300);
+    await proxy.stop();
+    const error = await pending;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).outcomeUnknown).toBe(true);
+    expect((error as Error).message).toMatch(/the write may or may not have been applied/);
+    expect((error as StoreUnavailableError).hint).toMatch(/reload the session/);
+    proxy.dropReplies = false;
+    await proxy.start();
+    const now = await store.get("lost-reply");
+    expect(now!.revision).toBeGreaterThan(r1);
+    expect(counterOf(now!.session)).toBe(2);
+    // Blindly retrying the same write would now conflict instead of applying it twice.
+    await expect(store.save(counterSession("lost-reply", 2), { expectedRevision: r1 })).rejects.toBeInstanceOf(ConflictError);
+  }, 30_000);
+
   it("a server that is down from the start fails fast with a clear error, then works", async () => {
     const { url: location, cleanup } = await c.backend.location();
     cleanups.push(cleanup);

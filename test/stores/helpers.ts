@@ -122,6 +122,8 @@ export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
+  /** While true, requests still reach the server but its replies are thrown away. */
+  dropReplies = false;
 
   constructor(
     private readonly targetHost: string,
@@ -142,7 +144,9 @@ export class TcpProxy {
       client.on("error", drop).on("close", drop);
       upstream.on("error", drop).on("close", drop);
       client.pipe(upstream);
-      upstream.pipe(client);
+      upstream.on("data", (chunk: Buffer) => {
+        if (!this.dropReplies) client.write(chunk);
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

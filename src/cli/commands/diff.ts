@@ -16,9 +16,8 @@ export function registerDiff(program: Command, context: CommandContext): void {
     .command("diff")
     .summary("compare two JSON Schemas: which changes break stored data")
     .description(
-      "Compares two versions of a type's JSON Schema and classifies every change: compatible (every value the old\n" +
-        "schema accepts, the new one accepts too) or breaking (stored values may be rejected: bump the version and add\n" +
-        "a migration). Exit 1 when any change is breaking. $refs to other files resolve relative to the referring file.",
+      "Compares two versions of a type's JSON Schema and classifies every change: compatible (every value the old schema accepts, the new one accepts too) or breaking (stored values may be rejected: bump the version and add a migration).\n\n" +
+        "Exit 1 when any change is breaking. $refs to other files resolve relative to the referring file.",
     )
     .argument("<old>", "the old schema (e.g. schemas/history/ProviderState/acme.Notes/v1.schema.json)")
     .argument("<new>", "the new schema (e.g. schemas/ProviderState/acme.Notes.schema.json)")

@@ -26,9 +26,9 @@ export function registerExport(program: Command, context: CommandContext): void 
     .command("export")
     .summary("write a statebag session as an Agent Framework (.NET or Python) session")
     .description(
-      "Loads a statebag session (validated and migrated) and writes it in Microsoft Agent Framework's format:\n" +
-        "  dotnet: {\"conversationId\"?, \"stateBag\": {\"InMemoryChatHistoryProvider\": {\"messages\": [...]}, ...}}\n" +
-        "  python: {\"type\": \"session\", \"session_id\", \"service_session_id\", \"state\": {\"in_memory\": ...}}\n" +
+      "Loads a statebag session (validated and migrated) and writes it as a Microsoft Agent Framework session document.\n\n" +
+        "  dotnet  what ChatClientAgent.DeserializeSession reads (.NET)\n" +
+        "  python  what AgentSession.from_dict() reads (Python)\n\n" +
         "Reads a statebag document from <file>, or a stored session with --id (from --store).",
     )
     .addOption(new Option("--to <format>", "the format to write").choices(FORMATS).argParser(parseFormat).makeOptionMandatory())

@@ -21,9 +21,8 @@ export function registerGen(program: Command, context: CommandContext): void {
     .command("gen")
     .summary("generate JSON Schemas, the type registry and validators from $type-tagged types")
     .description(
-      "Scans TypeScript for types declared with the ProviderState<...> / Tagged<...> markers and writes one JSON Schema per type,\n" +
-        "a frozen history schema per version, and the registry module with precompiled validators.\n" +
-        "With --check nothing is written: it fails (exit 1) when generated files are stale, missing or extra (use it in CI).",
+      "Scans TypeScript for types declared with the ProviderState<...> or Tagged<...> markers and writes one JSON Schema per type, a frozen history schema per version, and the registry module with precompiled validators.\n\n" +
+        "With --check nothing is written: it exits 1 when generated files are stale, missing or extra (use it in CI).",
     )
     .option("--check", "write nothing; exit 1 when generated files are not current")
     .option("--project <tsconfig>", "your project's tsconfig.json (default: this repository's src/)")

@@ -26,11 +26,10 @@ export function registerImport(program: Command, context: CommandContext): void 
     .command("import")
     .summary("read an Agent Framework (.NET or Python) session into a statebag session")
     .description(
-      "Converts a session document written by Microsoft Agent Framework into a statebag session and validates it.\n" +
-        "  dotnet: what ChatClientAgent.SerializeSession writes: {\"conversationId\"?, \"stateBag\": {...}}\n" +
-        "  python: what AgentSession.to_dict() writes: {\"type\": \"session\", \"session_id\", \"state\": {...}}\n" +
-        "History becomes statebag's history state; provider state statebag has no type for is kept verbatim, so\n" +
-        "`export` gives the original back. Prints the statebag document unless --out or --save is given.",
+      "Converts a session document written by Microsoft Agent Framework into a statebag session and validates it.\n\n" +
+        "  dotnet  ChatClientAgent.SerializeSession (.NET)\n" +
+        "  python  AgentSession.to_dict() (Python)\n\n" +
+        "History becomes statebag's history state; provider state statebag has no type for is kept verbatim, so `export` gives the original back. Prints the statebag document unless --out or --save is given.",
     )
     .addOption(new Option("--from <format>", "the document's format").choices(FORMATS).argParser(parseFormat).makeOptionMandatory())
     .argument("<file>", 'the document to import ("-": stdin)')

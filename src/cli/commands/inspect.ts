@@ -24,8 +24,7 @@ export function registerInspect(program: Command, context: CommandContext): void
     .command("inspect")
     .summary("show a stored session: revision, stored JSON, validation summary")
     .description(
-      "Reads one session from a store and prints its revision, the stored document and whether it loads\n" +
-        "(validation and migrations, as the runtime would). Without an id, lists the stored sessions.",
+      "Reads one session from a store and prints its revision, the stored document and whether it loads (validation and migrations, as the runtime would). Without an id, lists the stored sessions.",
     )
     .argument("[id]", "the session id (omit to list sessions)")
     .addOption(storeOption())

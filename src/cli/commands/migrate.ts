@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import type { TypeRegistry } from "../../runtime/registry.js";
 import type { SessionStore } from "../../runtime/stores/types.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
-import { EXIT, type ExitCode, type Output } from "../io.js";
+import { EXIT, type ExitCode, type Output, type Progress } from "../io.js";
 import { loadRegistry } from "../registry.js";
 import { checkDocument, plural } from "../session-report.js";
 import { openCliStore, RawTextCodec } from "../store.js";
@@ -26,10 +26,8 @@ export function registerMigrate(program: Command, context: CommandContext): void
     .command("migrate")
     .summary("migrate every stored session to the latest type versions")
     .description(
-      "Loads every session in the store through the registry's migrations and saves the ones that changed\n" +
-        "(compare-and-swap: a session saved meanwhile by the application is left for the next run).\n" +
-        "With --dry-run nothing is written: it reports what would change and what cannot be migrated.\n" +
-        "Exit 1 when any session cannot be migrated.",
+      "Loads every stored session through the registry's migrations and saves the ones that changed (compare-and-swap: a session the application saved meanwhile is left for the next run).\n\n" +
+        "With --dry-run nothing is written: it reports what would change and what cannot be migrated. Exit 1 when any session cannot be migrated.",
     )
     .addOption(storeOption())
     .option("--dry-run", "write nothing; report what would change")
@@ -79,7 +77,8 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
         },
       });
     } else {
-      report = await dryRunWithScan(opened.store, registry, () => progress.increment());
+      progress.start(0, "checking");
+      report = await dryRunWithScan(opened.store, registry, progress);
     }
     progress.stop();
     out.result({ ok: report.failed.length === 0, store: opened.url, dryRun, ...report });
@@ -92,11 +91,13 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
 }
 
 /** Read-only: loads every stored document and reports which would change on migration. */
-async function dryRunWithScan(store: SessionStore, registry: TypeRegistry, tick: () => void): Promise<BulkMigrateReport> {
+async function dryRunWithScan(store: SessionStore, registry: TypeRegistry, progress: Progress): Promise<BulkMigrateReport> {
   const report: BulkMigrateReport = { scanned: 0, migrated: 0, unchanged: 0, failed: [] };
   let cursor: string | undefined;
   do {
     const page = await store.scan({ cursor, limit: 500, includeText: true });
+    // The total is known only page by page: what was seen, plus a page more while there is one.
+    progress.setTotal(report.scanned + page.items.length + (page.cursor ? 500 : 0));
     for (const item of page.items) {
       report.scanned++;
       const checked = checkDocument(item.text ?? "", { registry, strict: false });
@@ -105,7 +106,7 @@ async function dryRunWithScan(store: SessionStore, registry: TypeRegistry, tick:
         report.failed.push({ id: item.id, message: first ? first.message : "does not load", ...(first ? { pointer: first.pointer } : {}) });
       } else if (checked.migrated) report.migrated++;
       else report.unchanged++;
-      tick();
+      progress.increment();
     }
     cursor = page.cursor;
   } while (cursor !== undefined);

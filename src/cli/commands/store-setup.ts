@@ -18,9 +18,8 @@ export function registerStoreSetup(program: Command, context: CommandContext): v
     .command("setup")
     .summary("create or upgrade a store's tables (idempotent)")
     .description(
-      "Creates the store's tables (PostgreSQL: in the schema given by ?schema=, default public) or upgrades them to\n" +
-        "the format this statebag writes. Safe to run again: an up-to-date store is left as it is.\n" +
-        "SQLite sets itself up when opened; Redis needs no setup (this records its format version).",
+      "Creates the store's tables (PostgreSQL: in the schema given by ?schema=, default public) or upgrades them to the format this statebag writes. Safe to run again: an up-to-date store is left as it is.\n\n" +
+        "PostgreSQL needs it before first use. SQLite sets itself up when opened; Redis needs no setup (this records its format version).",
     )
     .addOption(storeOption())
     .addOption(jsonOption())

@@ -22,10 +22,8 @@ export function registerValidate(program: Command, context: CommandContext): voi
     .command("validate")
     .summary("validate stored session JSON files (or stdin)")
     .description(
-      "Loads each document the way the runtime does (safe JSON parse, envelope, migrations, one validator per $type)\n" +
-        "and reports ok, or every problem with its JSON pointer, what was expected and how to fix it.\n" +
-        'Accepts the stored form ({"format": "statebag.session", ...}), a document of several sessions\n' +
-        '({"format": "statebag.sessions", ...}) and a bare session (JSON.stringify(session)).',
+      "Loads each document the way the runtime does (safe JSON parse, envelope, migrations, one validator per $type) and reports ok, or every problem with its JSON pointer, what was expected and how to fix it.\n\n" +
+        'Accepts the stored form ({"format": "statebag.session", ...}), a document of several sessions ({"format": "statebag.sessions", ...}) and a bare session (JSON.stringify(session)).',
     )
     .argument("<files...>", 'session JSON files; "-" reads one document from stdin')
     .option("--strict", "unknown $types and versions newer than this code are errors (default: kept and reported)")

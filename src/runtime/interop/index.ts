@@ -72,4 +72,4 @@ export {
   messagesToPython,
 } from "./python.js";
 export type { ExportPythonOptions, ImportPythonOptions, PythonInteropOptions, PythonSessionJson } from "./python.js";
-export type { SessionCodecOptions } from "./session-codec.js";
+export type { SessionCodecOptions as InteropDecodeOptions } from "./session-codec.js";

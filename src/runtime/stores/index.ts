@@ -19,7 +19,13 @@ export type {
   TrimOptions,
 } from "./types.js";
 export { ConflictError, SessionNotFoundError, StoreNotSetUpError, StoreUnavailableError } from "./errors.js";
-export { defaultMessageCodec, defaultSessionCodec, InvalidStoredValueError } from "./codec.js";
+export {
+  defaultMessageCodec,
+  defaultSessionCodec,
+  InvalidStoredValueError,
+  structuralSessionCodec,
+  type SessionCodecOptions,
+} from "./codec.js";
 export { DEFAULT_STORE_URL, openStore, type OpenStoreOptions } from "./open.js";
 export { MemorySessionStore, type MemoryStoreOptions } from "./memory.js";
 export { SqliteSessionStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from "./sqlite.js";

@@ -94,12 +94,13 @@ export async function withSession<R>(
       }
     }
     const context: SessionRunContext = { revision: loaded?.revision ?? null, created: !loaded, attempt };
-    const value = await fn(session, context);
-    const toSave = isReplacement(value, publicId) ? value : session;
-    if (toSave.id !== publicId) {
-      throw new ConfigurationError(`fn changed the session id to ${JSON.stringify(toSave.id)}; a session keeps the id "${publicId}" it is stored under`);
-    }
     try {
+      // A conflict inside fn (e.g. a history log written by a concurrent run) counts like a save conflict.
+      const value = await fn(session, context);
+      const toSave = isReplacement(value, publicId) ? value : session;
+      if (toSave.id !== publicId) {
+        throw new ConfigurationError(`fn changed the session id to ${JSON.stringify(toSave.id)}; a session keeps the id "${publicId}" it is stored under`);
+      }
       const revision = await store.save(toSave, { expectedRevision: context.revision, ttlMs: options.ttlMs });
       return { session: toSave, revision, created: context.created, attempts: attempt, value };
     } catch (error) {

@@ -1,0 +1,124 @@
+/**
+ * The benchmark suite: `npm run bench` (full) or `npm run bench -- --quick` (CI smoke run).
+ *
+ * Every case runs side by side with its baseline, in the same process and run, and reports
+ * medians (bench/harness.ts). Results:
+ *   full:  bench/results.json, and the performance table in README.md (between the bench markers)
+ *   quick: bench/results.quick.json only (fewer samples: a smoke test, not numbers to publish)
+ *
+ * Options: --quick, --only <prefix>[,<prefix>...] (e.g. --only load,save), --no-readme.
+ * Exit 1 when a case failed to run (a server that is not reachable is skipped, not a failure).
+ */
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { findMigrateStore } from "../src/cli/wiring.js";
+import { genCases } from "./cases/gen.js";
+import { migrationCases } from "./cases/migrations.js";
+import { serializationCases } from "./cases/serialization.js";
+import { storeCases } from "./cases/stores.js";
+import { isSkipped, skipped, type BenchContext, type CaseOutcome, type CaseResult, type SkippedCase } from "./harness.js";
+import { machine } from "./machine.js";
+import { updateReadme, type BenchResults } from "./render-readme.js";
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const onlyArg = args.indexOf("--only") >= 0 ? args[args.indexOf("--only") + 1] : undefined;
+const only = onlyArg?.split(",").filter(Boolean);
+const root = fileURLToPath(new URL("../", import.meta.url));
+
+const ctx: BenchContext = {
+  quick,
+  fast: quick ? { samples: 9, warmup: 3, minSampleMs: 15 } : { samples: 31, warmup: 10, minSampleMs: 50 },
+  slowSamples: quick ? 1 : 5,
+  root,
+  log: (line) => process.stderr.write(`  ${line}\n`),
+};
+
+interface Group {
+  /** Case names this group produces (for --only and for reporting a failed group). */
+  cases: string[];
+  run(ctx: BenchContext): Promise<CaseOutcome[]>;
+}
+
+const groups: Group[] = [
+  { cases: ["load.10", "load.1000", "load.10000", "save.1000", "validate.1000"], run: serializationCases },
+  { cases: ["migrate.lazy5.1000"], run: migrationCases },
+  { cases: ["gen.cold", "gen.noop"], run: genCases },
+  { cases: ["store.sqlite.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
+  {
+    cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"],
+    run: async () => {
+      const reason = (await findMigrateStore()) ? "the bulk migration case is not written yet" : "the bulk migration API is not in this build";
+      return ["sqlite", "postgres", "redis"].map((k) => skipped(`migrate.bulk.${k}`, reason));
+    },
+  },
+];
+
+function selected(name: string): boolean {
+  return !only || only.some((prefix) => name.startsWith(prefix));
+}
+
+function table(cases: readonly CaseResult[]): string {
+  const rows = [["case", "ours ms", "baseline", "baseline ms", "ratio"], ...cases.map((c) => [c.case, String(c.ours_ms), c.baseline, String(c.baseline_ms), `${c.ratio}x`])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const right = new Set([1, 3, 4]);
+  const line = (r: string[]) => r.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  ");
+  return [line(rows[0]), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n");
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const info = machine();
+  process.stderr.write(`statebag bench (${quick ? "quick" : "full"}) on ${info.cpu}, ${info.cores} cores, Node ${info.node}\n`);
+  const cases: CaseResult[] = [];
+  const skippedCases: SkippedCase[] = [];
+  let failed = false;
+  for (const group of groups) {
+    if (!group.cases.some(selected)) continue;
+    try {
+      for (const outcome of await group.run(ctx)) {
+        if (!selected(outcome.case)) continue;
+        if (isSkipped(outcome)) skippedCases.push(outcome);
+        else cases.push(outcome);
+      }
+    } catch (error) {
+      failed = true;
+      const reason = `failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
+      process.stderr.write(`  ${group.cases.join(", ")}: ${reason}\n`);
+      if (process.env.STATEBAG_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+      for (const name of group.cases.filter(selected)) skippedCases.push(skipped(name, reason));
+    }
+  }
+
+  const results: BenchResults & { mode: "full" | "quick"; date: string; skipped: SkippedCase[] } = {
+    machine: info,
+    cases,
+    skipped: skippedCases,
+    mode: quick ? "quick" : "full",
+    date: new Date().toISOString(),
+  };
+  process.stdout.write(`\n${table(cases)}\n`);
+  for (const s of skippedCases) process.stdout.write(`skipped ${s.case}: ${s.reason}\n`);
+
+  const file = quick ? "bench/results.quick.json" : "bench/results.json";
+  // A partial run (--only) never replaces the published results.
+  const target = only ? file.replace(/\.json$/, ".partial.json") : file;
+  writeFileSync(new URL(target, `file://${root}`), JSON.stringify(results, null, 2) + "\n");
+  process.stdout.write(`\nwrote ${target}`);
+  if (!quick && !only && !args.includes("--no-readme")) {
+    const changed = updateReadme(`${root}README.md`, results);
+    process.stdout.write(changed ? "; updated the README.md performance table" : "");
+  }
+  process.stdout.write(` (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
