@@ -47,6 +47,13 @@ function ms(n: number): string {
   return n.toPrecision(3);
 }
 
+/** Skipped cases grouped by reason: "`a`, `b` (reason); `c` (other reason)". */
+function skippedText(skipped: readonly SkippedCase[]): string {
+  const byReason = new Map<string, string[]>();
+  for (const s of skipped) byReason.set(s.reason, [...(byReason.get(s.reason) ?? []), `\`${s.case}\``]);
+  return [...byReason].map(([reason, cases]) => `${cases.join(", ")} (${reason})`).join("; ");
+}
+
 /** The Markdown block (without the markers). */
 export function renderTable(results: BenchResults): string {
   const m = results.machine;
@@ -62,7 +69,7 @@ export function renderTable(results: BenchResults): string {
     "`ratio` = statebag / baseline (below 1: statebag is faster). Each case and its baseline ran side by side in the same process and run.",
     "",
     ...lines,
-    ...(skipped.length ? ["", `Not measured in this run: ${skipped.map((s) => `\`${s.case}\` (${s.reason})`).join("; ")}.`] : []),
+    ...(skipped.length ? ["", `Not measured in this run: ${skippedText(skipped)}.`] : []),
     "",
   ].join("\n");
 }

@@ -166,7 +166,8 @@ async function main(): Promise<void> {
   );
 
   await store.close();
-  say(`\n${c.dim(`done in ${((Date.now() - started) / 1000).toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${process.env.STATEBAG_STORE ? ` --store ${store.url}` : ""}`);
+  const flags = `${process.env.STATEBAG_STORE ? ` --store ${process.env.STATEBAG_STORE}` : ""}${registered === "runtime" ? " --registry examples/providers/register.ts" : ""}`;
+  say(`\n${c.dim(`done in ${((Date.now() - started) / 1000).toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${flags}`);
 }
 
 main().catch((error: unknown) => {

@@ -24,6 +24,17 @@ export * from "./runtime/providers/rolling-summary.js";
 export * from "./runtime/providers/stored-chat-history.js";
 export * from "./runtime/clients/scripted-chat-client.js";
 
+// Registry, validation, (de)serialization, migrations
+export { TypeRegistry, defaultRegistry, RegistryError, PROVIDER_STATE_FAMILY, isReservedTypeName } from "./runtime/registry.js";
+export type { RegisterTypeSpec, TypeRegistryOptions, RegistryPart } from "./runtime/registry.js";
+export { validateSession, validateValue, formatProblems, describeValue } from "./runtime/validate.js";
+export type { ValidationProblem, PreservedValue, ValidationResult, ValidateOptions, ValidateValueOptions, ProblemCode } from "./runtime/validate.js";
+export * from "./runtime/serialization.js";
+export { parseJson, checkJsonLimits, JsonParseError, DEFAULT_JSON_LIMITS } from "./runtime/safe-json.js";
+export type { JsonLimits, JsonErrorCode } from "./runtime/safe-json.js";
+export { defineMigration, MigrationError, MigrationDefinitionError } from "./runtime/migrations.js";
+export type { Migration, MigrationSpec, MigrationContext, UpgradeResult } from "./runtime/migrations.js";
+
 // Registry contract and generated-code support
 export * from "./runtime/formats.js";
 export * from "./runtime/registry-types.js";

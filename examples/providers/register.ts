@@ -12,10 +12,13 @@ import { defaultRegistry } from "../../src/runtime/registry.js";
 
 export const USER_PROFILE_TYPE = "example.UserProfileState";
 
+let source: "generated" | "runtime" | undefined;
+
 /** How the type got into the registry: "generated" (codegen) or "runtime" (registered here). */
 export function ensureExampleTypes(): "generated" | "runtime" {
+  if (source) return source;
   const registry = defaultRegistry();
-  if (registry.has(USER_PROFILE_TYPE)) return "generated";
+  if (registry.has(USER_PROFILE_TYPE)) return (source = "generated");
   registry.register({
     $type: USER_PROFILE_TYPE,
     version: 1,
@@ -27,5 +30,12 @@ export function ensureExampleTypes(): "generated" | "runtime" {
       updatedAt: Type.Optional(Type.String({ format: "date-time" })),
     }),
   });
-  return "runtime";
+  return (source = "runtime");
 }
+
+/**
+ * For the CLI: `npx statebag inspect <id> --registry examples/providers/register.ts` reads the
+ * demo's sessions with the example type known (needed only while it is registered at runtime).
+ */
+ensureExampleTypes();
+export const registry = defaultRegistry();

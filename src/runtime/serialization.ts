@@ -58,7 +58,10 @@ export interface DeserializeOptions extends ValidateOptions {
   limits?: JsonLimits;
   /** Called with the values kept verbatim (unknown `$type`s, newer versions), when there are any. */
   onPreserved?: (preserved: PreservedValue[]) => void;
-  /** Also accept a bare session object with no envelope (`JSON.stringify(session)`). Default false. */
+  /**
+   * Accept a bare session object with no envelope (`JSON.stringify(session)`, read as format
+   * version 1). Default true; `false` insists on the envelope.
+   */
   allowBare?: boolean;
 }
 
@@ -140,7 +143,7 @@ function sessionLabel(session: unknown): string {
  */
 export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
   const { doc, owned } = load(input, options, "session");
-  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare === true);
+  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare !== false);
   const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true });
   walker.walkSession(envelope.value, envelope.base);
   const result = walker.result();

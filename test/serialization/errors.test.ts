@@ -85,10 +85,10 @@ describe("envelope errors", () => {
     expect(err.problems[0].hint).toMatch(/upgrade statebag/);
   });
 
-  it("a bare session is refused with a hint, or read with allowBare", () => {
+  it("a bare session (JSON.stringify(session)) is read as format 1, or refused with a hint when allowBare is false", () => {
     const bare = JSON.stringify({ id: "a", stateBag: { h: history({ $type: "text", text: "x" }) } });
-    expect(loadError(bare).problems[0].hint).toMatch(/bare session/);
-    expect(deserializeSession(bare, { registry, allowBare: true }).id).toBe("a");
+    expect(deserializeSession(bare, { registry }).id).toBe("a");
+    expect(loadError(bare, { allowBare: false }).problems[0].hint).toMatch(/bare session/);
     const invalidBare = JSON.stringify({ id: "a", stateBag: { h: history({ $type: "text" }) } });
     expect(loadError(invalidBare, { allowBare: true }).problems.map((p) => p.pointer)).toEqual(["/stateBag/h/messages/0/contents/0/text"]);
   });
