@@ -37,7 +37,7 @@ function describe(name: string): string {
   const store = /^store\.(\w+)\.saveload$/.exec(name);
   if (store) return `${store[1]}: save + update + load 1,000 sessions of 20 messages`;
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
-  if (bulk) return `${bulk[1]}: migrate every stored session`;
+  if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
   return "";
 }
 

@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { findMigrateStore } from "../src/cli/wiring.js";
+import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { genCases } from "./cases/gen.js";
 import { migrationCases } from "./cases/migrations.js";
 import { serializationCases } from "./cases/serialization.js";
@@ -45,13 +45,7 @@ const groups: Group[] = [
   { cases: ["migrate.lazy5.1000"], run: migrationCases },
   { cases: ["gen.cold", "gen.noop"], run: genCases },
   { cases: ["store.sqlite.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
-  {
-    cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"],
-    run: async () => {
-      const reason = (await findMigrateStore()) ? "the bulk migration case is not written yet" : "the bulk migration API is not in this build";
-      return ["sqlite", "postgres", "redis"].map((k) => skipped(`migrate.bulk.${k}`, reason));
-    },
-  },
+  { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
 ];
 
 function selected(name: string): boolean {

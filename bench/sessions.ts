@@ -109,7 +109,7 @@ export function makeSession(shape: SessionShape): AgentSession {
     id: shape.id ?? `bench-${shape.messages}-${shape.seed ?? 42}`,
     kind: "local",
     stateBag: {
-      [HISTORY_KEY]: { $type: "InMemoryChatHistoryState", messages: history as unknown as never },
+      [HISTORY_KEY]: { $type: "InMemoryChatHistoryState", $version: 2, messages: history as unknown as never, droppedMessageCount: 0 },
     },
   };
 }

@@ -106,13 +106,13 @@ export const chatMessage = obj({
   additionalProperties,
 });
 
-const inMemoryChatHistoryState = obj({ $type: z.literal("InMemoryChatHistoryState"), $version: v1, messages: z.array(chatMessage) });
+const inMemoryChatHistoryState = obj({ $type: z.literal("InMemoryChatHistoryState"), $version: z.literal(2), messages: z.array(chatMessage), droppedMessageCount: int.min(0) });
 const rollingSummaryState = obj({
   $type: z.literal("RollingSummaryState"),
-  $version: v1,
+  $version: z.literal(2),
   summary: z.string(),
   recentMessages: z.array(chatMessage),
-  turns: int.min(0),
+  turnCount: int.min(0),
 });
 
 export const sessionSchema = obj({

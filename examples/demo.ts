@@ -114,7 +114,6 @@ function readableJson(value: unknown, indent = ""): string {
 }
 
 async function main(): Promise<void> {
-  const started = Date.now();
   const registered = ensureExampleTypes();
   const store = await openStore(process.env.STATEBAG_STORE || undefined);
   await store.setup();
@@ -167,7 +166,7 @@ async function main(): Promise<void> {
 
   await store.close();
   const flags = `${process.env.STATEBAG_STORE ? ` --store ${process.env.STATEBAG_STORE}` : ""}${registered === "runtime" ? " --registry examples/providers/register.ts" : ""}`;
-  say(`\n${c.dim(`done in ${((Date.now() - started) / 1000).toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${flags}`);
+  say(`\n${c.dim(`done in ${process.uptime().toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${flags}`);
 }
 
 main().catch((error: unknown) => {

@@ -13,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareStrings } from "./errors.js";
 import type { TypeSummary } from "./index.js";
+import type { MigrationSummary } from "./migrations.js";
 
 export interface SourceFile {
   path: string;
@@ -78,6 +79,8 @@ export interface CacheEntry {
   /** Outputs written only when missing (frozen schema history). */
   createOnly: string[];
   types: TypeSummary[];
+  /** Declared migration steps (the compatibility check runs on every run, cached or not). */
+  migrations: MigrationSummary[];
 }
 
 export function cacheDir(root: string): string {

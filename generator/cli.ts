@@ -1,6 +1,7 @@
 /**
- * `npm run gen` (tsx generator/cli.ts): thin wrapper over generate(). Exit codes: 0 done/current,
- * 1 generator errors or (--check) stale output, 2 usage error.
+ * `npm run gen` (tsx generator/cli.ts): thin wrapper over generate(), with the compatibility check
+ * (generator/compat) on. Exit codes: 0 done/current and compatible, 1 generator errors, (--check)
+ * stale output, or compatibility failures, 2 usage error.
  */
 import { Command, CommanderError } from "commander";
 import { formatResult, generate } from "./index.js";
@@ -11,7 +12,10 @@ const program = new Command("gen")
   .option("--out <dir>", "generated modules directory (default: <project>/src/generated)")
   .option("--schemas <dir>", "JSON Schema directory (default: <project>/schemas)")
   .option("--runtime-import <module>", 'module generated code imports runtime types from (default: "statebag" with --project)')
-  .option("--check", "write nothing; exit 1 when generated files are stale, missing or extra")
+  .option("--check", "write nothing; exit 1 when generated files are stale, missing or extra, or the compatibility check fails")
+  .option("--fixtures <dir>", "golden fixtures directory, <dir>/<$type>/v<N>.json (default: <project>/test/fixtures)")
+  .option("--scaffold-fixtures", "write a starting-point fixture for every type and version that has none (never overwrites)")
+  .option("--no-compat", "skip the compatibility check (frozen history, version bumps, migrations, fixtures)")
   .option("--no-cache", "ignore and do not update the no-op cache")
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -27,8 +31,18 @@ async function main(): Promise<number> {
     process.stderr.write(`error usage: unexpected argument ${program.args[0]}\n`);
     return 2;
   }
-  const opts = program.opts<{ project?: string; out?: string; schemas?: string; runtimeImport?: string; check?: boolean; cache: boolean }>();
-  const result = await generate({ ...opts, check: opts.check ?? false });
+  const opts = program.opts<{
+    project?: string;
+    out?: string;
+    schemas?: string;
+    runtimeImport?: string;
+    check?: boolean;
+    cache: boolean;
+    compat: boolean;
+    fixtures?: string;
+    scaffoldFixtures?: boolean;
+  }>();
+  const result = await generate({ ...opts, check: opts.check ?? false, scaffoldFixtures: opts.scaffoldFixtures ?? false });
   const lines = formatResult(result, opts.check ?? false);
   (result.exitCode === 0 ? process.stdout : process.stderr).write(lines.join("\n") + "\n");
   return result.exitCode;

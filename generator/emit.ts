@@ -34,10 +34,12 @@ export interface EmittedType {
   document: Schema;
   slots: FamilySlot[];
   validatorName: string;
+  /** Earlier `$type`s of this type (sources of rename migrations that end here), sorted. */
+  formerNames?: readonly string[];
 }
 
 function meta(t: EmittedType) {
-  return { family: t.family, $type: t.$type, version: t.version, slots: t.slots };
+  return { family: t.family, $type: t.$type, version: t.version, slots: t.slots, ...(t.formerNames?.length ? { formerNames: t.formerNames } : {}) };
 }
 
 /** The schema a registry entry carries and its validator is compiled from: slots opaque, self-contained. */
@@ -101,14 +103,47 @@ function indent(text: string, spaces: number): string {
 }
 
 export interface ModuleOptions {
-  /** Module that exports the `TypeDefinition`/`Validator` types. */
+  /** Module that exports the `TypeDefinition`/`Validator`/`Migration` types. */
   typesImport: string;
   /** How to regenerate, for the header. */
   regenerate: string;
 }
 
-/** `src/generated/registry.ts`: one `TypeDefinition` per tagged type, sorted by `$type`. */
-export function registryModule(types: readonly EmittedType[], opts: ModuleOptions): string {
+/** An exported binding holding declared migrations, as the registry module imports it. */
+export interface EmittedMigrationExport {
+  exportName: string;
+  kind: "single" | "array";
+  /** Import specifier relative to the generated module (`../runtime/providers/x.js`). */
+  importPath: string;
+  /** One comment line per step: `"T" v1 -> v2 (src/x.ts:12)`. */
+  steps: string[];
+}
+
+/** Names the registry module declares itself; an imported migration binding must not shadow them. */
+const RESERVED_LOCALS = new Set(["validators", "generatedTypes", "generatedMigrations", "TypeDefinition", "Validator", "Migration"]);
+
+/** `import { a, b as b_2 } from "..."` lines and the spread/list entries of `generatedMigrations`. */
+function migrationImports(migrations: readonly EmittedMigrationExport[]): { imports: string[]; entries: string[] } {
+  const used = new Set(RESERVED_LOCALS);
+  const byPath = new Map<string, string[]>();
+  const entries: string[] = [];
+  for (const m of migrations) {
+    let local = m.exportName;
+    for (let n = 2; used.has(local); n++) local = `${m.exportName}_${n}`;
+    used.add(local);
+    byPath.set(m.importPath, [...(byPath.get(m.importPath) ?? []), local === m.exportName ? local : `${m.exportName} as ${local}`]);
+    for (const step of m.steps) entries.push(`  // ${step}`);
+    entries.push(`  ${m.kind === "array" ? "..." : ""}${local},`);
+  }
+  const imports = [...byPath].map(([from, names]) => `import { ${names.join(", ")} } from ${JSON.stringify(from)};`);
+  return { imports, entries };
+}
+
+/**
+ * `src/generated/registry.ts`: one `TypeDefinition` per tagged type, sorted by `$type`, and every
+ * migration declared next to the types (`generatedMigrations`, in file and line order).
+ */
+export function registryModule(types: readonly EmittedType[], opts: ModuleOptions, migrations: readonly EmittedMigrationExport[] = []): string {
   const sorted = [...types].sort((a, b) => compareStrings(a.$type, b.$type));
   const entries = sorted.map((t) => {
     const slots =
@@ -123,22 +158,31 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
       `    name: ${JSON.stringify(t.name)},`,
       `    source: ${JSON.stringify(t.source)},`,
       `    slots: ${slots},`,
+      ...(t.formerNames?.length ? [`    formerNames: [${t.formerNames.map((n) => JSON.stringify(n)).join(", ")}],`] : []),
       `    schema: ${indent(JSON.stringify(sortKeys(runtimeSchema(t)), null, 2), 4)},`,
       `    validate: validators.${t.validatorName} as Validator,`,
       "  },",
     ].join("\n");
   });
+  const declared = migrationImports(migrations);
   return [
     GENERATED_HEADER,
     `// Regenerate with \`${opts.regenerate}\`; \`--check\` verifies it is current.`,
     "// One entry per $type-tagged type: its latest version, JSON Schema (family slots opaque),",
-    "// precompiled validator (./validators.ts) and the slots the runtime walker dispatches by $type.",
-    `import type { TypeDefinition, Validator } from ${JSON.stringify(opts.typesImport)};`,
+    "// precompiled validator (./validators.ts) and the slots the runtime walker dispatches by $type;",
+    "// then the migrations declared next to the types (`export const ... = defineMigration(...)`).",
+    `import type { Migration, TypeDefinition, Validator } from ${JSON.stringify(opts.typesImport)};`,
+    ...declared.imports,
     `import * as validators from "./validators.js";`,
     "",
     `export const generatedTypes: readonly TypeDefinition[] = [`,
     ...entries,
     "];",
+    "",
+    "/** Every declared migration step, in file and line order: registered with the types above. */",
+    ...(declared.entries.length === 0
+      ? ["export const generatedMigrations: readonly Migration[] = [];"]
+      : [`export const generatedMigrations: readonly Migration[] = [`, ...declared.entries, "];"]),
     "",
   ].join("\n");
 }

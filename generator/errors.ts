@@ -18,6 +18,9 @@ export type GenErrorCode =
   | "mixed-slot"
   | "unsupported-format"
   | "schema-failed"
+  | "migration-not-exported"
+  | "migration-not-literal"
+  | "migration-conflict"
   | "usage";
 
 export interface GenError {

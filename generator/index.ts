@@ -18,12 +18,16 @@ import {
   type EmittedType,
   type ModuleOptions,
 } from "./emit.js";
+import type { Failure } from "./compat/check.js";
+import { displayPointer } from "./compat/schema.js";
 import { compareStrings, formatError, sortErrors, type GenError } from "./errors.js";
+import type { MigrationExport, MigrationSummary } from "./migrations.js";
 import type { MarkedType } from "./scan.js";
 import { buildTypeSchemas, familyFile, memberFile, type FamilySlot } from "./slots.js";
 
 export { formatError, type GenError } from "./errors.js";
 export type { FamilySlot } from "./slots.js";
+export type { MigrationSummary } from "./migrations.js";
 
 export interface GenerateOptions {
   /** Base for relative paths and for this repo's default layout. Default: `process.cwd()`. */
@@ -45,6 +49,21 @@ export interface GenerateOptions {
   cache?: boolean;
   /** The command shown in generated headers. */
   regenerateCommand?: string;
+  /**
+   * Run the compatibility check (generator/compat) after generating: frozen history intact,
+   * no breaking change without a version bump, a migration path from every stored version,
+   * golden fixtures for every version. Without `check` it records new frozen schemas and renamed
+   * types (`update`); with `check` it only reports. Failures make the run exit 1.
+   * Default false here; `npm run gen` turns it on.
+   */
+  compat?: boolean;
+  /** Golden fixtures: `<fixtures>/<$type>/v<N>.json`. Default: `<root>/test/fixtures`. */
+  fixtures?: string;
+  /**
+   * Before the compatibility check, write a starting-point fixture for every type and version
+   * that has none (`writeScaffoldFixtures`, never overwriting). Not with `check`.
+   */
+  scaffoldFixtures?: boolean;
 }
 
 export interface TypeSummary {
@@ -54,6 +73,19 @@ export interface TypeSummary {
   name: string;
   source: string;
   slots: FamilySlot[];
+  /** Earlier `$type`s (sources of rename migrations ending at this type). */
+  formerNames?: string[];
+}
+
+/** What the compatibility check found (`compat: true`). */
+export interface CompatResult {
+  failures: Failure[];
+  /** Frozen schemas the check recorded in the lock (update mode). */
+  recorded: string[];
+  /** Renamed `$type`s it recorded in `retired.json` (update mode). */
+  retired: string[];
+  /** Types compared against their frozen schema of the same version. */
+  compared: number;
 }
 
 export interface GeneratedFile {
@@ -84,6 +116,12 @@ export interface GenerateResult {
   /** Frozen schemas newly recorded in `schemas/history/frozen.lock.json` (lock keys). */
   recorded: string[];
   cacheHit: boolean;
+  /** Declared migration steps (`export const ... = defineMigration(...)`), in file and line order. */
+  migrations: MigrationSummary[];
+  /** The compatibility check's findings, when it ran. */
+  compat?: CompatResult;
+  /** Golden fixtures scaffolded by this run (`scaffoldFixtures`), relative to cwd. */
+  scaffolded: string[];
 }
 
 interface Config {
@@ -94,9 +132,12 @@ interface Config {
   walkRoots: string[];
   outDir: string;
   schemasDir: string;
+  fixturesDir: string;
   module: ModuleOptions & { formatsImport: string };
   check: boolean;
   cache: boolean;
+  compat: boolean;
+  scaffoldFixtures: boolean;
 }
 
 class UsageError extends Error {}
@@ -124,6 +165,8 @@ function resolveConfig(options: GenerateOptions): Config {
   }
   const outDir = options.out !== undefined ? path.resolve(cwd, options.out) : path.join(root, "src", "generated");
   const schemasDir = options.schemas !== undefined ? path.resolve(cwd, options.schemas) : path.join(root, "schemas");
+  const fixturesDir = options.fixtures !== undefined ? path.resolve(cwd, options.fixtures) : path.join(root, "test", "fixtures");
+  if (options.scaffoldFixtures && options.check) throw new UsageError("--scaffold-fixtures writes files; it cannot be combined with --check");
   const typesImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/registry-types.js")));
   const formatsImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/formats.js")));
   const regenerate =
@@ -135,14 +178,17 @@ function resolveConfig(options: GenerateOptions): Config {
     walkRoots: tsconfig ? [root] : [path.join(root, "src")],
     outDir,
     schemasDir,
+    fixturesDir,
     module: { typesImport, formatsImport, regenerate },
     check: options.check ?? false,
     cache: options.cache ?? true,
+    compat: options.compat ?? false,
+    scaffoldFixtures: options.scaffoldFixtures ?? false,
   };
 }
 
 function emptyResult(exitCode: 0 | 1 | 2, errors: GenError[]): GenerateResult {
-  return { ok: exitCode === 0, exitCode, errors, files: [], types: [], stale: [], missing: [], extra: [], written: [], deleted: [], recorded: [], cacheHit: false };
+  return { ok: exitCode === 0, exitCode, errors, files: [], types: [], stale: [], missing: [], extra: [], written: [], deleted: [], recorded: [], cacheHit: false, migrations: [], scaffolded: [] };
 }
 
 export async function generate(options: GenerateOptions = {}): Promise<GenerateResult> {
@@ -182,7 +228,69 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     const { recordFrozen } = await import("./compat/history.js");
     recorded = recordFrozen(cfg.schemasDir);
   }
-  return { ...result, recorded, cacheHit };
+  const toCwd = (abs: string) => posix(path.relative(cfg.cwd, abs));
+  let scaffolded: string[] = [];
+  if (cfg.scaffoldFixtures) {
+    const { writeScaffoldFixtures } = await import("./compat/scaffold.js");
+    scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, nonEmpty: true }).map(toCwd);
+  }
+  const compat = cfg.compat ? await runCompat(cfg, entry, result) : undefined;
+  const failed = (compat?.failures.length ?? 0) > 0;
+  const exitCode = result.exitCode !== 0 || failed ? 1 : 0;
+  return { ...result, ok: exitCode === 0, exitCode, recorded: [...recorded, ...(compat?.recorded ?? [])], cacheHit, migrations: entry.migrations, compat, scaffolded };
+}
+
+/**
+ * The compatibility check on this run's schemas. Without `check` they are on disk (just written).
+ * With `check` and stale output, the check runs on a scratch copy of the schemas directory with
+ * this run's output laid over it, so CI reports the real problem ("breaking change: bump the
+ * version and add a migration"), not only "stale"; paths in its messages name the real files.
+ */
+async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateResult, "files" | "stale" | "missing" | "extra">): Promise<CompatResult> {
+  const { runCompatibilityCheck } = await import("./compat/check.js");
+  const formerNames: Record<string, string[]> = {};
+  for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
+  const options = {
+    fixturesDir: cfg.fixturesDir,
+    migrations: entry.migrations.map((m) => (m.toType === m.type ? { type: m.type, from: m.from, to: m.to } : { type: m.toType, from: m.from, to: m.to, fromType: m.type })),
+    formerNames,
+    update: !cfg.check,
+    cwd: cfg.cwd,
+  };
+  const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
+  if (!cfg.check || upToDate) {
+    const report = runCompatibilityCheck({ ...options, schemasDir: cfg.schemasDir });
+    return { failures: report.failures, recorded: report.recorded, retired: report.retired, compared: report.compared.length };
+  }
+  const os = await import("node:os");
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "statebag-compat-"));
+  const overlay = path.join(scratch, "schemas");
+  try {
+    if (fs.existsSync(cfg.schemasDir)) fs.cpSync(cfg.schemasDir, overlay, { recursive: true });
+    else fs.mkdirSync(overlay, { recursive: true });
+    const inSchemas = (abs: string) => {
+      const rel = path.relative(cfg.schemasDir, abs);
+      return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : path.join(overlay, rel);
+    };
+    for (const f of result.files) {
+      const target = inSchemas(path.resolve(cfg.cwd, f.path));
+      if (!target || (f.createOnly && fs.existsSync(target))) continue;
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, f.content);
+    }
+    for (const f of result.extra) {
+      const target = inSchemas(path.resolve(cfg.cwd, f));
+      if (target) fs.rmSync(target, { force: true });
+    }
+    const report = runCompatibilityCheck({ ...options, schemasDir: overlay });
+    const from = posix(path.relative(cfg.cwd, overlay));
+    const to = posix(path.relative(cfg.cwd, cfg.schemasDir)) || ".";
+    const real = (text: string) => text.split(from).join(to);
+    const failures = report.failures.map((f) => ({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}) }));
+    return { failures, recorded: [], retired: [], compared: report.compared.length };
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,7 +307,7 @@ interface Built {
   errors: GenError[];
 }
 
-const FAILED = { dependencies: [], outputs: {}, createOnly: [], types: [] };
+const FAILED = { dependencies: [], outputs: {}, createOnly: [], types: [], migrations: [] };
 
 async function runPipeline(cfg: Config, sources: readonly SourceFile[]): Promise<{ errors: GenError[]; entry: Omit<CacheEntry, "key"> }> {
   const { scan } = await import("./scan.js");
@@ -211,8 +319,14 @@ async function runPipeline(cfg: Config, sources: readonly SourceFile[]): Promise
   });
   // Duplicates are reported by the scan; keep the first so later phases see unique $types.
   const types = scanned.types.filter((t, i, all) => all.findIndex((o) => o.$type === t.$type) === i);
-  const built = await buildTypes(cfg, types);
-  const errors = [...scanned.errors, ...built.errors];
+  const { checkMigrations } = await import("./migrations.js");
+  const declared = checkMigrations({
+    exports: scanned.migrations,
+    types: new Map(types.map((t) => [t.$type, { version: t.version, source: `${posix(path.relative(cfg.root, t.file))}:${t.line}` }])),
+    relative: (file) => posix(path.relative(cfg.root, file)),
+  });
+  const built = await buildTypes(cfg, types, declared.formerNames);
+  const errors = [...scanned.errors, ...declared.errors, ...built.errors];
   if (errors.length > 0) return { errors, entry: FAILED };
 
   const { buildValidators } = await import("./validators.js");
@@ -234,11 +348,11 @@ async function runPipeline(cfg: Config, sources: readonly SourceFile[]): Promise
 
   const walked = new Set(sources.map((s) => s.path));
   const dependencies = dependencyHashes([...new Set([...built.programFiles, ...scanned.files])].filter((f) => !walked.has(f)));
-  return { errors, entry: { dependencies, ...assembleOutputs(cfg, built, validators.code) } };
+  return { errors, entry: { dependencies, ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries) } };
 }
 
 /** Schemas, slots and validator names for every marked type (one compiler program for all). */
-async function buildTypes(cfg: Config, types: readonly MarkedType[]): Promise<Built> {
+async function buildTypes(cfg: Config, types: readonly MarkedType[], formerNames: ReadonlyMap<string, string[]>): Promise<Built> {
   const built: Built = { emitted: [], referenced: new Set(), openFamilies: new Set(), programFiles: [], errors: [] };
   if (types.length === 0) return built;
   const { buildSchemaGraph } = await import("./schemas.js");
@@ -270,20 +384,34 @@ async function buildTypes(cfg: Config, types: readonly MarkedType[]): Promise<Bu
       document: schemas.document,
       slots: schemas.slots,
       validatorName,
+      ...(formerNames.has(t.$type) ? { formerNames: formerNames.get(t.$type) } : {}),
     });
   }
   return built;
 }
 
 /** Every generated file, by path relative to the project root. */
-function assembleOutputs(cfg: Config, built: Built, validatorsCode: string): Omit<CacheEntry, "key" | "dependencies"> {
+function assembleOutputs(
+  cfg: Config,
+  built: Built,
+  validatorsCode: string,
+  migrationExports: readonly MigrationExport[],
+  migrations: MigrationSummary[],
+): Omit<CacheEntry, "key" | "dependencies"> {
   const outputs: Record<string, string> = {};
   const createOnly: string[] = [];
   const outRel = posix(path.relative(cfg.root, cfg.outDir));
   const schemasRel = posix(path.relative(cfg.root, cfg.schemasDir));
   const inSchemas = (p: string) => (schemasRel ? `${schemasRel}/${p}` : p);
 
-  outputs[`${outRel}/registry.ts`] = registryModule(built.emitted, cfg.module);
+  const relFile = (file: string) => posix(path.relative(cfg.root, file));
+  const emittedMigrations = migrationExports.map((ex) => ({
+    exportName: ex.exportName,
+    kind: ex.kind,
+    importPath: relImport(cfg.outDir, ex.file).replace(/\.([mc]?)tsx?$/, ".$1js"),
+    steps: ex.migrations.map((m) => `${m.toType === m.type ? `"${m.type}" v${m.from} -> v${m.to}` : `"${m.type}" v${m.from} -> "${m.toType}" v${m.to}`} (${relFile(ex.file)}:${m.line})`),
+  }));
+  outputs[`${outRel}/registry.ts`] = registryModule(built.emitted, cfg.module, emittedMigrations);
   outputs[`${outRel}/validators.ts`] = validatorsModule(validatorsCode, cfg.module);
   const byFamily = new Map<string, EmittedType[]>([...built.referenced].map((f) => [f, []]));
   for (const t of built.emitted) {
@@ -297,8 +425,16 @@ function assembleOutputs(cfg: Config, built: Built, validatorsCode: string): Omi
   }
   for (const [family, list] of byFamily) outputs[inSchemas(familyFile(family))] = familySchemaFile(family, list, built.openFamilies.has(family));
 
-  const types: TypeSummary[] = built.emitted.map((t) => ({ $type: t.$type, family: t.family, version: t.version, name: t.name, source: t.source, slots: t.slots }));
-  return { outputs, createOnly: createOnly.sort(compareStrings), types };
+  const types: TypeSummary[] = built.emitted.map((t) => ({
+    $type: t.$type,
+    family: t.family,
+    version: t.version,
+    name: t.name,
+    source: t.source,
+    slots: t.slots,
+    ...(t.formerNames?.length ? { formerNames: [...t.formerNames] } : {}),
+  }));
+  return { outputs, createOnly: createOnly.sort(compareStrings), types, migrations };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,7 +480,7 @@ function managedFiles(cfg: Config): string[] {
   return found;
 }
 
-function applyOutputs(cfg: Config, entry: CacheEntry): Omit<GenerateResult, "cacheHit" | "recorded"> {
+function applyOutputs(cfg: Config, entry: CacheEntry): Omit<GenerateResult, "cacheHit" | "recorded" | "migrations" | "compat" | "scaffolded"> {
   const createOnly = new Set(entry.createOnly);
   const toCwd = (abs: string) => posix(path.relative(cfg.cwd, abs));
   const stale: string[] = [];
@@ -396,19 +532,38 @@ function applyOutputs(cfg: Config, entry: CacheEntry): Omit<GenerateResult, "cac
 /** The report the CLI prints (also handy in tests). */
 export function formatResult(result: GenerateResult, check: boolean): string[] {
   if (result.errors.length > 0) return [...result.errors.map(formatError), `${result.errors.length} error(s); nothing was written.`];
+  const compat = formatCompat(result);
   if (check) {
-    if (result.ok) return [`generated files are current (${result.files.length} files, ${result.types.length} types).`];
+    const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
+    if (upToDate) return [`generated files are current (${result.files.length} files, ${result.types.length} types).`, ...compat];
     return [
       ...result.stale.map((f) => `stale: ${f}`),
       ...result.missing.map((f) => `missing: ${f}`),
       ...result.extra.map((f) => `extra: ${f}`),
       "generated files are out of date; run the generator.",
+      ...compat,
     ];
   }
   const changes = [
     ...result.written.map((f) => `wrote ${f}`),
     ...result.deleted.map((f) => `deleted ${f}`),
+    ...result.scaffolded.map((f) => `scaffolded ${f} (edit it into a realistic stored value)`),
     ...(result.recorded.length > 0 ? [`recorded ${result.recorded.length} frozen schema(s) in the history lock`] : []),
+    ...(result.compat?.retired.length ? [`reserved renamed type(s) in retired.json: ${result.compat.retired.join(", ")}`] : []),
   ];
-  return [...changes, `${result.types.length} types, ${result.files.length} files${changes.length === 0 ? ", all current" : ""}${result.cacheHit ? " (cached)" : ""}.`];
+  return [...changes, `${result.types.length} types, ${result.files.length} files${changes.length === 0 ? ", all current" : ""}${result.cacheHit ? " (cached)" : ""}.`, ...compat];
+}
+
+/** The compatibility check's lines: one per failure (type, pointer, rule, fix), or a summary. */
+function formatCompat(result: GenerateResult): string[] {
+  const compat = result.compat;
+  if (!compat) return [];
+  if (compat.failures.length === 0) {
+    return [`schemas compatible: ${result.types.length} types, ${result.migrations.length} migration(s), every version has a golden fixture.`];
+  }
+  const n = compat.failures.length;
+  return [
+    `compatibility check: ${n} problem${n === 1 ? "" : "s"}`,
+    ...compat.failures.map((f) => `  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`),
+  ];
 }

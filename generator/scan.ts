@@ -8,6 +8,7 @@ import { Project, ts as morphTs } from "ts-morph";
 import type * as TS from "typescript";
 import { compareStrings, type GenError } from "./errors.js";
 import { markerScope, readMarker, type TagInfo, type Ts } from "./markers.js";
+import { scanMigrations, type MigrationExport } from "./migrations.js";
 
 export interface MarkedType extends TagInfo {
   /** Declaration name. */
@@ -33,6 +34,8 @@ export interface ScanResult {
   /** Absolute paths of every scanned file, sorted. */
   files: string[];
   types: MarkedType[];
+  /** Exported `defineMigration(...)` bindings (see generator/migrations.ts), by file and line. */
+  migrations: MigrationExport[];
   errors: GenError[];
 }
 
@@ -58,6 +61,7 @@ export function scan(input: ScanInput): ScanResult {
 
   const errors: GenError[] = [];
   const types: MarkedType[] = [];
+  const migrations: MigrationExport[] = [];
   const files: string[] = [];
 
   for (const sourceFile of project.getSourceFiles()) {
@@ -65,14 +69,18 @@ export function scan(input: ScanInput): ScanResult {
     if (isExcluded(file, input.excludeDirs)) continue;
     files.push(file);
     const sf = sourceFile.compilerNode as unknown as TS.SourceFile;
-    const scope = markerScope(ts, sf);
-    // Cheap early exit: a file that cannot name a marker has no marked types.
-    if (scope.names.size === 0 && scope.namespaces.size === 0) continue;
-
     const where = (node: TS.Node) => {
       const { line, character } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
       return { file: relativePath(input.root, file), line: line + 1, column: character + 1 };
     };
+    const declared = scanMigrations(ts, sf, file);
+    if (declared) {
+      migrations.push(...declared.exports);
+      for (const p of declared.problems) errors.push({ code: p.code, ...where(p.node), message: p.message, hint: p.hint });
+    }
+    const scope = markerScope(ts, sf);
+    // Cheap early exit: a file that cannot name a marker has no marked types.
+    if (scope.names.size === 0 && scope.namespaces.size === 0) continue;
     // Top-level declarations only: the registry must be able to import every tagged type.
     for (const decl of [...sourceFile.getInterfaces(), ...sourceFile.getTypeAliases()]) {
       const raw = decl.compilerNode as TS.InterfaceDeclaration | TS.TypeAliasDeclaration;
@@ -98,7 +106,8 @@ export function scan(input: ScanInput): ScanResult {
   errors.push(...duplicates(input.root, types));
   files.sort(compareStrings);
   types.sort((a, b) => compareStrings(a.$type, b.$type) || compareStrings(a.file, b.file) || a.line - b.line);
-  return { files, types, errors };
+  migrations.sort((a, b) => compareStrings(a.file, b.file) || a.line - b.line);
+  return { files, types, migrations, errors };
 }
 
 /** `$type` is unique across the whole registry, whatever the family. */

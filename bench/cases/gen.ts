@@ -2,10 +2,12 @@
  * gen.cold, gen.noop: `npm run gen` as a user runs it (a fresh process each time), against
  * `tsc --noEmit` on the same project, the check every TypeScript project already pays for.
  *
- *   gen.cold  the whole pipeline: scan, schemas (TypeScript type checker), validators (ajv), compare
+ *   gen.cold  the whole pipeline: scan, schemas (TypeScript type checker), validators (ajv), compare,
+ *             compatibility check
  *   gen.noop  nothing changed since the last run: the no-op cache answers
  *
- * Runs on a temporary copy of this repository's src/ and schemas/ (the generator's own project),
+ * Runs on a temporary copy of this repository's src/, schemas/ and test/fixtures/ (the generator's
+ * own project; the compatibility check that `npm run gen` runs reads the fixtures),
  * with its own node_modules links and cache, so the repository is never touched. `--check` is used
  * throughout: the pipeline runs in full but writes nothing.
  */
@@ -21,6 +23,8 @@ function project(root: string): { dir: string; cleanup(): void } {
   // The library's own sources (the CLI is not part of what the generator scans or tsc checks here).
   cpSync(join(root, "src"), join(dir, "src"), { recursive: true, filter: (p) => !p.includes(`${join(root, "src", "cli")}`) });
   cpSync(join(root, "schemas"), join(dir, "schemas"), { recursive: true });
+  // Golden fixtures: `npm run gen` runs the compatibility check, which reads them.
+  cpSync(join(root, "test", "fixtures"), join(dir, "test", "fixtures"), { recursive: true });
   cpSync(join(root, "package.json"), join(dir, "package.json"));
   const tsconfig = readTsconfig(root);
   tsconfig.include = ["src"];

@@ -11,15 +11,15 @@ import { openStore } from "../../src/runtime/stores/index.js";
 import { result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { probeStore, type ProbeKind } from "../stores-probe.js";
 
-const URLS: Record<Exclude<ProbeKind, "sqlite">, string> = {
+export const storeUrls: Record<Exclude<ProbeKind, "sqlite">, string> = {
   postgres: process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   redis: process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
 };
 
 /** Why a server cannot be used, or undefined when it answers. */
-async function unreachable(kind: ProbeKind): Promise<string | undefined> {
+export async function unreachable(kind: ProbeKind): Promise<string | undefined> {
   if (kind === "sqlite") return undefined;
-  const store = await openStore(URLS[kind], { connectTimeoutMs: 2000 });
+  const store = await openStore(storeUrls[kind], { connectTimeoutMs: 2000 });
   try {
     await store.scan({ limit: 1 });
     return undefined;
@@ -42,7 +42,7 @@ export async function storeCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       continue;
     }
     ctx.log(`${name} (1,000 sessions x 20 messages, ${ctx.quick ? 1 : 5} round${ctx.quick ? "" : "s"})`);
-    const probe = await probeStore(kind, { sessions: 1000, messages: 20, rounds: ctx.quick ? 1 : 5, ...(kind === "sqlite" ? {} : { url: URLS[kind] }) });
+    const probe = await probeStore(kind, { sessions: 1000, messages: 20, rounds: ctx.quick ? 1 : 5, ...(kind === "sqlite" ? {} : { url: storeUrls[kind] }) });
     out.push(result(name, `raw ${kind === "sqlite" ? "better-sqlite3" : kind === "postgres" ? "pg" : "ioredis"}, same statements`, { ours_ms: probe.ours.totalMs, baseline_ms: probe.raw.totalMs }));
   }
   return out;

@@ -3,7 +3,7 @@
  * error type that carries an exit code. Injected, so tests run the whole program in-process.
  */
 import { createColors } from "picocolors";
-import type { Readable, Writable } from "node:stream";
+import type { Readable } from "node:stream";
 
 /** Exit codes, the same for every command. */
 export const EXIT = {
@@ -52,8 +52,6 @@ export class CliError extends Error {
   }
 }
 
-export const usageError = (message: string, details?: CliError["details"]) => new CliError(EXIT.usage, message, details);
-export const runtimeError = (message: string, details?: CliError["details"]) => new CliError(EXIT.runtime, message, details);
 
 export type Colors = ReturnType<typeof createColors>;
 
@@ -142,7 +140,7 @@ export async function readAll(stream: CliEnvironment["stdin"]): Promise<string> 
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Writable adapter used by tests: collects everything written. */
+/** An output stream that collects everything written (tests, embedding). */
 export class Capture implements OutputStream {
   text = "";
   constructor(readonly isTTY = false) {}
@@ -151,5 +149,3 @@ export class Capture implements OutputStream {
     return true;
   }
 }
-
-export type { Writable };

@@ -55,7 +55,7 @@ export function buildProgram(context: CommandContext): Command {
   program.addHelpText(
     "after",
     `
-Exit codes: 0 ok, 1 validation/compatibility failure, 2 usage error, 3 could not run (store down, unexpected error).
+Exit codes: 0 ok, 1 validation/compatibility failure, 2 usage error, 3 could not run or finish (store down, interrupted, unexpected error).
 Environment: STATEBAG_STORE (default store URL), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
 Docs: README.md, "CLI reference".`,
   );

@@ -4,8 +4,8 @@
  * Without it the CLI knows statebag's own types only; values of your types are then kept and
  * reported as "unknown type" (an error with --strict). The module may export:
  *   - `registry`: a `TypeRegistry` (used as it is: compose `defaultRegistry()` into it yourself), or
- *   - `generatedTypes` (what `statebag gen --project` writes to src/generated/registry.ts) and,
- *     optionally, `migrations` (an array of `defineMigration(...)` steps);
+ *   - `generatedTypes` and `generatedMigrations` (what `statebag gen --project` writes to
+ *     src/generated/registry.ts; a plain `migrations` array is accepted too);
  * the latter are composed with statebag's own types.
  */
 import { existsSync } from "node:fs";
@@ -37,7 +37,7 @@ export async function loadRegistry(module: string | undefined, environment: CliE
     });
   }
   if (/\.[cm]?tsx?$/.test(file)) await ensureTypeScriptLoader();
-  let mod: { registry?: unknown; generatedTypes?: unknown; migrations?: unknown; default?: unknown };
+  let mod: { registry?: unknown; generatedTypes?: unknown; generatedMigrations?: unknown; migrations?: unknown; default?: unknown };
   try {
     mod = (await import(pathToFileURL(file).href)) as typeof mod;
   } catch (error) {
@@ -55,7 +55,8 @@ export async function loadRegistry(module: string | undefined, environment: CliE
     return TypeRegistry.compose({ source: module, types: foreign.types(), migrations: foreign.migrations?.() ?? [] });
   }
   if (Array.isArray(mod.generatedTypes)) {
-    const migrations = Array.isArray(mod.migrations) ? (mod.migrations as Migration[]) : [];
+    const declared = mod.generatedMigrations ?? mod.migrations;
+    const migrations = Array.isArray(declared) ? (declared as Migration[]) : [];
     return TypeRegistry.compose(defaultRegistry(), { source: module, types: mod.generatedTypes as TypeDefinition[], migrations });
   }
   throw new CliError(EXIT.usage, `--registry ${module}: the module exports neither \`registry\` nor \`generatedTypes\``, {

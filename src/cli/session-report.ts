@@ -9,6 +9,7 @@ import {
   deserializeSessions,
   SessionValidationError,
   SESSIONS_FORMAT,
+  type MigratedValue,
 } from "../runtime/serialization.js";
 import type { AgentSession } from "../runtime/session.js";
 import type { PreservedValue, ValidationProblem } from "../runtime/validate.js";
@@ -39,6 +40,8 @@ export interface DocumentReport {
   preserved: PreservedValue[];
   /** True when loading applied migrations (the stored text is older than the code). */
   migrated: boolean;
+  /** The values migrations changed: where, and type/version before and after. */
+  migrations: MigratedValue[];
   /** The loaded sessions (after migrations), when the document is valid. */
   loaded?: AgentSession[];
 }
@@ -57,13 +60,9 @@ export function summarize(session: AgentSession): SessionSummary {
   return out;
 }
 
-function canonical(value: unknown): string {
-  return JSON.stringify(value);
-}
-
 /** Loads `text` as stored sessions (validating and migrating), collecting every problem. */
 export function checkDocument(text: string, options: { registry: TypeRegistry; strict: boolean }): DocumentReport {
-  const report: DocumentReport = { ok: false, sessions: [], problems: [], preserved: [], migrated: false };
+  const report: DocumentReport = { ok: false, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] };
   let doc: unknown;
   try {
     doc = parseJson(text);
@@ -80,11 +79,11 @@ export function checkDocument(text: string, options: { registry: TypeRegistry; s
     registry: options.registry,
     strict: options.strict,
     onPreserved: (values: PreservedValue[]) => report.preserved.push(...values),
+    onMigrated: (values: MigratedValue[]) => report.migrations.push(...values),
   };
   try {
     const loaded = report.form === "sessions" ? deserializeSessions(doc, loadOptions) : [deserializeSession(doc, { ...loadOptions, allowBare: true })];
-    const original = report.form === "sessions" ? (doc as { sessions: unknown[] }).sessions : report.form === "bare" ? [doc] : [(doc as { session: unknown }).session];
-    report.migrated = loaded.some((s, i) => canonical(s) !== canonical(original[i]));
+    report.migrated = report.migrations.length > 0;
     report.loaded = loaded;
     report.sessions = loaded.map(summarize);
     report.ok = true;
@@ -119,6 +118,16 @@ export function stateLine(s: StateSummary): string {
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** "InMemoryChatHistoryState v1 -> v2, RollingSummaryState v1 -> v2": the distinct transitions. */
+export function migrationSummary(migrations: readonly MigratedValue[]): string {
+  const seen = new Map<string, number>();
+  for (const m of migrations) {
+    const key = `${m.fromType} v${m.from} -> ${m.toType === m.fromType ? "" : `${m.toType} `}v${m.to}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return [...seen].map(([k, n]) => (n > 1 ? `${k} (${n}x)` : k)).join(", ");
 }
 
 /** One line for a value kept verbatim (unknown type or newer version). */

@@ -6,7 +6,7 @@ import { isDateTime } from "../runtime/formats.js";
 const statebagFormats = { "date-time": isDateTime };
 
 export const validateInMemoryChatHistoryState = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messages"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","droppedMessageCount","messages"]};
 const formats0 = statebagFormats["date-time"];
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -15,14 +15,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.messages === undefined) && (missing0 = "messages"))){
+if(((((data.$type === undefined) && (missing0 = "$type")) || ((data.$version === undefined) && (missing0 = "$version"))) || ((data.droppedMessageCount === undefined) && (missing0 = "droppedMessageCount"))) || ((data.messages === undefined) && (missing0 = "messages"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "messages") || (key0 === "$type")) || (key0 === "$version"))){
+if(!((((key0 === "messages") || (key0 === "droppedMessageCount")) || (key0 === "$type")) || (key0 === "$version"))){
 validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -209,16 +209,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data10 = data.$type;
+if(data.droppedMessageCount !== undefined){
+let data10 = data.droppedMessageCount;
 const _errs24 = errors;
-if(typeof data10 !== "string"){
-validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate10.errors = [{instancePath:instancePath+"/droppedMessageCount",schemaPath:"#/properties/droppedMessageCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if("InMemoryChatHistoryState" !== data10){
-validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "InMemoryChatHistoryState"},message:"must be equal to constant"}];
+if(errors === _errs24){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+validate10.errors = [{instancePath:instancePath+"/droppedMessageCount",schemaPath:"#/properties/droppedMessageCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
+}
+}
 }
 var valid0 = _errs24 === errors;
 }
@@ -226,21 +230,39 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data11 = data.$version;
+if(data.$type !== undefined){
+let data11 = data.$type;
 const _errs26 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(typeof data11 !== "string"){
+validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(1 !== data11){
-validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+if("InMemoryChatHistoryState" !== data11){
+validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "InMemoryChatHistoryState"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data12 = data.$version;
+const _errs28 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(2 !== data12){
+validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -257,7 +279,7 @@ return errors === 0;
 }
 
 export const validateRollingSummaryState = validate11;
-const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"RollingSummaryState","type":"object","properties":{"summary":{"description":"The model's latest summary of the conversation, empty until the first summary.","type":"string"},"recentMessages":{"description":"The most recent messages (at most `maxMessages`), what the next summary is written from.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"turns":{"description":"Turns seen since the session started.","type":"integer","minimum":0},"$type":{"type":"string","const":"RollingSummaryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","recentMessages","summary","turns"]};
+const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"RollingSummaryState","type":"object","properties":{"summary":{"description":"The model's latest summary of the conversation, empty until the first summary.","type":"string"},"recentMessages":{"description":"The most recent messages (at most `maxMessages`), what the next summary is written from.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"turnCount":{"description":"Turns seen since the session started (version 1 called it `turns`).","type":"integer","minimum":0},"$type":{"type":"string","const":"RollingSummaryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","recentMessages","summary","turnCount"]};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -265,14 +287,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.$type === undefined) && (missing0 = "$type")) || ((data.recentMessages === undefined) && (missing0 = "recentMessages"))) || ((data.summary === undefined) && (missing0 = "summary"))) || ((data.turns === undefined) && (missing0 = "turns"))){
+if((((((data.$type === undefined) && (missing0 = "$type")) || ((data.$version === undefined) && (missing0 = "$version"))) || ((data.recentMessages === undefined) && (missing0 = "recentMessages"))) || ((data.summary === undefined) && (missing0 = "summary"))) || ((data.turnCount === undefined) && (missing0 = "turnCount"))){
 validate11.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "summary") || (key0 === "recentMessages")) || (key0 === "turns")) || (key0 === "$type")) || (key0 === "$version"))){
+if(!(((((key0 === "summary") || (key0 === "recentMessages")) || (key0 === "turnCount")) || (key0 === "$type")) || (key0 === "$version"))){
 validate11.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -471,17 +493,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turns !== undefined){
-let data11 = data.turns;
+if(data.turnCount !== undefined){
+let data11 = data.turnCount;
 const _errs26 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate11.errors = [{instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate11.errors = [{instancePath:instancePath+"/turnCount",schemaPath:"#/properties/turnCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-validate11.errors = [{instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate11.errors = [{instancePath:instancePath+"/turnCount",schemaPath:"#/properties/turnCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -516,8 +538,8 @@ if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFi
 validate11.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data13){
-validate11.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+if(2 !== data13){
+validate11.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs30 === errors;
@@ -541,9 +563,8 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateCitationAnnotation = validate12;
-const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"CitationAnnotation","type":"object","properties":{"title":{"type":"string"},"url":{"type":"string"},"fileId":{"type":"string"},"toolName":{"type":"string"},"snippet":{"type":"string"},"annotatedRegions":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"citation"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
-const func2 = Object.prototype.hasOwnProperty;
+export const validateStoredChatHistoryState = validate12;
+const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`).","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messageCount","storageId"]};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -551,15 +572,365 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.$type === undefined) && (missing0 = "$type")){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.messageCount === undefined) && (missing0 = "messageCount"))) || ((data.storageId === undefined) && (missing0 = "storageId"))){
 validate12.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func2.call(schema13.properties, key0))){
+if(!(((((key0 === "storageId") || (key0 === "messageCount")) || (key0 === "pending")) || (key0 === "$type")) || (key0 === "$version"))){
 validate12.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.storageId !== undefined){
+const _errs2 = errors;
+if(typeof data.storageId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/storageId",schemaPath:"#/properties/storageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.messageCount !== undefined){
+let data1 = data.messageCount;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate12.errors = [{instancePath:instancePath+"/messageCount",schemaPath:"#/properties/messageCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+validate12.errors = [{instancePath:instancePath+"/messageCount",schemaPath:"#/properties/messageCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.pending !== undefined){
+let data2 = data.pending;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+let missing1;
+if((((data2.messages === undefined) && (missing1 = "messages")) || ((data2.mode === undefined) && (missing1 = "mode"))) || ((data2.operationId === undefined) && (missing1 = "operationId"))){
+validate12.errors = [{instancePath:instancePath+"/pending",schemaPath:"#/properties/pending/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data2){
+if(!(((key1 === "operationId") || (key1 === "mode")) || (key1 === "messages"))){
+validate12.errors = [{instancePath:instancePath+"/pending",schemaPath:"#/properties/pending/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data2.operationId !== undefined){
+const _errs9 = errors;
+if(typeof data2.operationId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/operationId",schemaPath:"#/properties/pending/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data2.mode !== undefined){
+let data4 = data2.mode;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/mode",schemaPath:"#/properties/pending/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data4 === "append") || (data4 === "replace"))){
+validate12.errors = [{instancePath:instancePath+"/pending/mode",schemaPath:"#/properties/pending/properties/mode/enum",keyword:"enum",params:{allowedValues: schema13.properties.pending.properties.mode.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data2.messages !== undefined){
+let data5 = data2.messages;
+const _errs13 = errors;
+if(errors === _errs13){
+if(Array.isArray(data5)){
+var valid2 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+const _errs15 = errors;
+if(errors === _errs15){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+let missing2;
+if(((data6.contents === undefined) && (missing2 = "contents")) || ((data6.role === undefined) && (missing2 = "role"))){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0,schemaPath:"#/properties/pending/properties/messages/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs17 = errors;
+for(const key2 in data6){
+if(!((((((key2 === "authorName") || (key2 === "createdAt")) || (key2 === "role")) || (key2 === "contents")) || (key2 === "messageId")) || (key2 === "additionalProperties"))){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0,schemaPath:"#/properties/pending/properties/messages/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs17 === errors){
+if(data6.authorName !== undefined){
+const _errs18 = errors;
+if(typeof data6.authorName !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/authorName",schemaPath:"#/properties/pending/properties/messages/items/properties/authorName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data6.createdAt !== undefined){
+let data8 = data6.createdAt;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data8 === "string"){
+if(!(formats0(data8))){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/createdAt",schemaPath:"#/properties/pending/properties/messages/items/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/createdAt",schemaPath:"#/properties/pending/properties/messages/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data6.role !== undefined){
+const _errs22 = errors;
+if(typeof data6.role !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/role",schemaPath:"#/properties/pending/properties/messages/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs22 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data6.contents !== undefined){
+let data10 = data6.contents;
+const _errs24 = errors;
+if(errors === _errs24){
+if(Array.isArray(data10)){
+var valid4 = true;
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+let data11 = data10[i1];
+const _errs26 = errors;
+if(errors === _errs26){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing3;
+if((data11.$type === undefined) && (missing3 = "$type")){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+if(data11.$type !== undefined){
+if(typeof data11.$type !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1+"/$type",schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid4 = _errs26 === errors;
+if(!valid4){
+break;
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents",schemaPath:"#/properties/pending/properties/messages/items/properties/contents/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid3 = _errs24 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data6.messageId !== undefined){
+const _errs30 = errors;
+if(typeof data6.messageId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/messageId",schemaPath:"#/properties/pending/properties/messages/items/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid3 = _errs30 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data6.additionalProperties !== undefined){
+let data14 = data6.additionalProperties;
+const _errs32 = errors;
+if(errors === _errs32){
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/additionalProperties",schemaPath:"#/properties/pending/properties/messages/items/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs32 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0,schemaPath:"#/properties/pending/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs15 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending/messages",schemaPath:"#/properties/pending/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/pending",schemaPath:"#/properties/pending/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data15 = data.$type;
+const _errs35 = errors;
+if(typeof data15 !== "string"){
+validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("StoredChatHistoryState" !== data15){
+validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "StoredChatHistoryState"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs35 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data16 = data.$version;
+const _errs37 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data16){
+validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs37 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+export const validateCitationAnnotation = validate13;
+const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"CitationAnnotation","type":"object","properties":{"title":{"type":"string"},"url":{"type":"string"},"fileId":{"type":"string"},"toolName":{"type":"string"},"snippet":{"type":"string"},"annotatedRegions":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"citation"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
+const func2 = Object.prototype.hasOwnProperty;
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.$type === undefined) && (missing0 = "$type")){
+validate13.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func2.call(schema14.properties, key0))){
+validate13.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -568,7 +939,7 @@ if(_errs1 === errors){
 if(data.title !== undefined){
 const _errs2 = errors;
 if(typeof data.title !== "string"){
-validate12.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -580,7 +951,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate12.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -592,7 +963,7 @@ if(valid0){
 if(data.fileId !== undefined){
 const _errs6 = errors;
 if(typeof data.fileId !== "string"){
-validate12.errors = [{instancePath:instancePath+"/fileId",schemaPath:"#/properties/fileId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/fileId",schemaPath:"#/properties/fileId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -604,7 +975,7 @@ if(valid0){
 if(data.toolName !== undefined){
 const _errs8 = errors;
 if(typeof data.toolName !== "string"){
-validate12.errors = [{instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -616,7 +987,7 @@ if(valid0){
 if(data.snippet !== undefined){
 const _errs10 = errors;
 if(typeof data.snippet !== "string"){
-validate12.errors = [{instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -639,20 +1010,20 @@ if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((data6.$type === undefined) && (missing1 = "$type")){
-validate12.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data6.$type !== undefined){
 if(typeof data6.$type !== "string"){
-validate12.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0+"/$type",schemaPath:"#/properties/annotatedRegions/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0+"/$type",schemaPath:"#/properties/annotatedRegions/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate12.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -663,7 +1034,7 @@ break;
 }
 }
 else {
-validate12.errors = [{instancePath:instancePath+"/annotatedRegions",schemaPath:"#/properties/annotatedRegions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate13.errors = [{instancePath:instancePath+"/annotatedRegions",schemaPath:"#/properties/annotatedRegions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -680,7 +1051,7 @@ if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate12.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate13.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -694,11 +1065,11 @@ if(data.$type !== undefined){
 let data9 = data.$type;
 const _errs21 = errors;
 if(typeof data9 !== "string"){
-validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("citation" !== data9){
-validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "citation"},message:"must be equal to constant"}];
+validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "citation"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -711,11 +1082,11 @@ if(data.$version !== undefined){
 let data10 = data.$version;
 const _errs23 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data10){
-validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -735,33 +1106,33 @@ var valid0 = true;
 }
 }
 else {
-validate12.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate13.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate12.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
 
-export const validateDataContent = validate13;
-const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"DataContent","description":"Inline bytes as a `data:` URI (media type and base64 payload).","type":"object","properties":{"uri":{"pattern":"^data:","type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"data"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","uri"]};
+export const validateDataContent = validate14;
+const schema15 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"DataContent","description":"Inline bytes as a `data:` URI (media type and base64 payload).","type":"object","properties":{"uri":{"pattern":"^data:","type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"data"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","uri"]};
 const pattern0 = new RegExp("^data:", "u");
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.uri === undefined) && (missing0 = "uri"))){
-validate13.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate14.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "uri") || (key0 === "name")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate13.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate14.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -773,12 +1144,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
-validate13.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/pattern",keyword:"pattern",params:{pattern: "^data:"},message:"must match pattern \""+"^data:"+"\""}];
+validate14.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/pattern",keyword:"pattern",params:{pattern: "^data:"},message:"must match pattern \""+"^data:"+"\""}];
 return false;
 }
 }
 else {
-validate13.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate14.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -791,7 +1162,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate13.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate14.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -804,11 +1175,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate14.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("data" !== data2){
-validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "data"},message:"must be equal to constant"}];
+validate14.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "data"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -821,11 +1192,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate14.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate14.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -848,20 +1219,20 @@ if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if((data5.$type === undefined) && (missing1 = "$type")){
-validate13.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data5.$type !== undefined){
 if(typeof data5.$type !== "string"){
-validate13.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate14.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate13.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -872,7 +1243,7 @@ break;
 }
 }
 else {
-validate13.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate14.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -889,7 +1260,7 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate13.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate14.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -907,32 +1278,32 @@ var valid0 = true;
 }
 }
 else {
-validate13.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate14.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate13.errors = vErrors;
+validate14.errors = vErrors;
 return errors === 0;
 }
 
-export const validateErrorContent = validate14;
-const schema15 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ErrorContent","type":"object","properties":{"message":{"type":"string"},"errorCode":{"type":"string"},"details":{"type":"string"},"$type":{"type":"string","const":"error"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","message"]};
+export const validateErrorContent = validate15;
+const schema16 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ErrorContent","type":"object","properties":{"message":{"type":"string"},"errorCode":{"type":"string"},"details":{"type":"string"},"$type":{"type":"string","const":"error"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","message"]};
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.message === undefined) && (missing0 = "message"))){
-validate14.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate15.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "message") || (key0 === "errorCode")) || (key0 === "details")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate14.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate15.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -941,7 +1312,7 @@ if(_errs1 === errors){
 if(data.message !== undefined){
 const _errs2 = errors;
 if(typeof data.message !== "string"){
-validate14.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate15.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -953,7 +1324,7 @@ if(valid0){
 if(data.errorCode !== undefined){
 const _errs4 = errors;
 if(typeof data.errorCode !== "string"){
-validate14.errors = [{instancePath:instancePath+"/errorCode",schemaPath:"#/properties/errorCode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate15.errors = [{instancePath:instancePath+"/errorCode",schemaPath:"#/properties/errorCode/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -965,7 +1336,7 @@ if(valid0){
 if(data.details !== undefined){
 const _errs6 = errors;
 if(typeof data.details !== "string"){
-validate14.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate15.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -978,11 +1349,11 @@ if(data.$type !== undefined){
 let data3 = data.$type;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate14.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate15.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("error" !== data3){
-validate14.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
+validate15.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -995,11 +1366,11 @@ if(data.$version !== undefined){
 let data4 = data.$version;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate14.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate15.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data4){
-validate14.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate15.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -1022,20 +1393,20 @@ if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((data6.$type === undefined) && (missing1 = "$type")){
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data6.$type !== undefined){
 if(typeof data6.$type !== "string"){
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate15.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1046,7 +1417,7 @@ break;
 }
 }
 else {
-validate14.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate15.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1063,7 +1434,7 @@ if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate14.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate15.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1082,32 +1453,32 @@ var valid0 = true;
 }
 }
 else {
-validate14.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate14.errors = vErrors;
+validate15.errors = vErrors;
 return errors === 0;
 }
 
-export const validateFunctionCallContent = validate15;
-const schema16 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionCallContent","type":"object","properties":{"callId":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{}},"informationalOnly":{"type":"boolean"},"$type":{"type":"string","const":"functionCall"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId","name"]};
+export const validateFunctionCallContent = validate16;
+const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionCallContent","type":"object","properties":{"callId":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{}},"informationalOnly":{"type":"boolean"},"$type":{"type":"string","const":"functionCall"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId","name"]};
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.callId === undefined) && (missing0 = "callId"))) || ((data.name === undefined) && (missing0 = "name"))){
-validate15.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate16.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "callId") || (key0 === "name")) || (key0 === "arguments")) || (key0 === "informationalOnly")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate15.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate16.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1116,7 +1487,7 @@ if(_errs1 === errors){
 if(data.callId !== undefined){
 const _errs2 = errors;
 if(typeof data.callId !== "string"){
-validate15.errors = [{instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate16.errors = [{instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1128,7 +1499,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate15.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate16.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1144,7 +1515,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate15.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate16.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1157,7 +1528,7 @@ if(valid0){
 if(data.informationalOnly !== undefined){
 const _errs9 = errors;
 if(typeof data.informationalOnly !== "boolean"){
-validate15.errors = [{instancePath:instancePath+"/informationalOnly",schemaPath:"#/properties/informationalOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate16.errors = [{instancePath:instancePath+"/informationalOnly",schemaPath:"#/properties/informationalOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -1170,11 +1541,11 @@ if(data.$type !== undefined){
 let data4 = data.$type;
 const _errs11 = errors;
 if(typeof data4 !== "string"){
-validate15.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate16.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("functionCall" !== data4){
-validate15.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "functionCall"},message:"must be equal to constant"}];
+validate16.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "functionCall"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -1187,11 +1558,11 @@ if(data.$version !== undefined){
 let data5 = data.$version;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate15.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate16.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data5){
-validate15.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate16.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -1214,20 +1585,20 @@ if(errors === _errs17){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing1;
 if((data7.$type === undefined) && (missing1 = "$type")){
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data7.$type !== undefined){
 if(typeof data7.$type !== "string"){
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate16.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1238,7 +1609,7 @@ break;
 }
 }
 else {
-validate15.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate16.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1255,7 +1626,7 @@ if(errors === _errs21){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate15.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate16.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1275,32 +1646,32 @@ var valid0 = true;
 }
 }
 else {
-validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate15.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
 
-export const validateFunctionResultContent = validate16;
-const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionResultContent","type":"object","properties":{"callId":{"type":"string"},"result":{},"$type":{"type":"string","const":"functionResult"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId"]};
+export const validateFunctionResultContent = validate17;
+const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionResultContent","type":"object","properties":{"callId":{"type":"string"},"result":{},"$type":{"type":"string","const":"functionResult"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId"]};
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.callId === undefined) && (missing0 = "callId"))){
-validate16.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate17.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "callId") || (key0 === "result")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate16.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate17.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1309,7 +1680,7 @@ if(_errs1 === errors){
 if(data.callId !== undefined){
 const _errs2 = errors;
 if(typeof data.callId !== "string"){
-validate16.errors = [{instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate17.errors = [{instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1322,11 +1693,11 @@ if(data.$type !== undefined){
 let data1 = data.$type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate16.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate17.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("functionResult" !== data1){
-validate16.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "functionResult"},message:"must be equal to constant"}];
+validate17.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "functionResult"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1339,11 +1710,11 @@ if(data.$version !== undefined){
 let data2 = data.$version;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate16.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate17.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data2){
-validate16.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate17.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -1366,20 +1737,20 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((data4.$type === undefined) && (missing1 = "$type")){
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data4.$type !== undefined){
 if(typeof data4.$type !== "string"){
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate17.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1390,7 +1761,7 @@ break;
 }
 }
 else {
-validate16.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate17.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1407,7 +1778,7 @@ if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
-validate16.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate17.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1424,32 +1795,32 @@ var valid0 = true;
 }
 }
 else {
-validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate17.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate16.errors = vErrors;
+validate17.errors = vErrors;
 return errors === 0;
 }
 
-export const validateHostedFileContent = validate17;
-const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"HostedFileContent","type":"object","properties":{"fileId":{"type":"string"},"mediaType":{"type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"hostedFile"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","fileId"]};
+export const validateHostedFileContent = validate18;
+const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"HostedFileContent","type":"object","properties":{"fileId":{"type":"string"},"mediaType":{"type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"hostedFile"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","fileId"]};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.fileId === undefined) && (missing0 = "fileId"))){
-validate17.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate18.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "fileId") || (key0 === "mediaType")) || (key0 === "name")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate17.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate18.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1458,7 +1829,7 @@ if(_errs1 === errors){
 if(data.fileId !== undefined){
 const _errs2 = errors;
 if(typeof data.fileId !== "string"){
-validate17.errors = [{instancePath:instancePath+"/fileId",schemaPath:"#/properties/fileId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate18.errors = [{instancePath:instancePath+"/fileId",schemaPath:"#/properties/fileId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1470,7 +1841,7 @@ if(valid0){
 if(data.mediaType !== undefined){
 const _errs4 = errors;
 if(typeof data.mediaType !== "string"){
-validate17.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate18.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1482,7 +1853,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs6 = errors;
 if(typeof data.name !== "string"){
-validate17.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate18.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -1495,11 +1866,11 @@ if(data.$type !== undefined){
 let data3 = data.$type;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate17.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate18.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("hostedFile" !== data3){
-validate17.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "hostedFile"},message:"must be equal to constant"}];
+validate18.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "hostedFile"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -1512,11 +1883,11 @@ if(data.$version !== undefined){
 let data4 = data.$version;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate17.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate18.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data4){
-validate17.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate18.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -1539,20 +1910,20 @@ if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((data6.$type === undefined) && (missing1 = "$type")){
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data6.$type !== undefined){
 if(typeof data6.$type !== "string"){
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate18.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1563,7 +1934,7 @@ break;
 }
 }
 else {
-validate17.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate18.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1580,7 +1951,7 @@ if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate17.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate18.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1599,32 +1970,32 @@ var valid0 = true;
 }
 }
 else {
-validate17.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate18.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate17.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextReasoningContent = validate18;
-const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextReasoningContent","type":"object","properties":{"text":{"type":"string"},"protectedData":{"type":"string"},"$type":{"type":"string","const":"reasoning"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type"]};
+export const validateTextReasoningContent = validate19;
+const schema20 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextReasoningContent","type":"object","properties":{"text":{"type":"string"},"protectedData":{"type":"string"},"$type":{"type":"string","const":"reasoning"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type"]};
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.$type === undefined) && (missing0 = "$type")){
-validate18.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate19.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "text") || (key0 === "protectedData")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate18.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate19.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1633,7 +2004,7 @@ if(_errs1 === errors){
 if(data.text !== undefined){
 const _errs2 = errors;
 if(typeof data.text !== "string"){
-validate18.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate19.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1645,7 +2016,7 @@ if(valid0){
 if(data.protectedData !== undefined){
 const _errs4 = errors;
 if(typeof data.protectedData !== "string"){
-validate18.errors = [{instancePath:instancePath+"/protectedData",schemaPath:"#/properties/protectedData/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate19.errors = [{instancePath:instancePath+"/protectedData",schemaPath:"#/properties/protectedData/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1658,11 +2029,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate18.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate19.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("reasoning" !== data2){
-validate18.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant"}];
+validate19.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -1675,11 +2046,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate18.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate19.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate18.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate19.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -1702,20 +2073,20 @@ if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if((data5.$type === undefined) && (missing1 = "$type")){
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate19.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data5.$type !== undefined){
 if(typeof data5.$type !== "string"){
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate19.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate19.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1726,7 +2097,7 @@ break;
 }
 }
 else {
-validate18.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate19.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1743,7 +2114,7 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate18.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate19.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1761,32 +2132,32 @@ var valid0 = true;
 }
 }
 else {
-validate18.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate19.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate18.errors = vErrors;
+validate19.errors = vErrors;
 return errors === 0;
 }
 
-export const validateForeignState = validate19;
-const schema20 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignState","description":"A state bag value from another format that statebag does not model, kept byte-for-byte.","type":"object","properties":{"format":{"description":"The format the value came from; it is unwrapped when writing that format again.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw value exactly as the other format stored it."},"$type":{"type":"string","const":"statebag.ForeignState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","format","value"]};
+export const validateForeignState = validate20;
+const schema21 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignState","description":"A state bag value from another format that statebag does not model, kept byte-for-byte.","type":"object","properties":{"format":{"description":"The format the value came from; it is unwrapped when writing that format again.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw value exactly as the other format stored it."},"$type":{"type":"string","const":"statebag.ForeignState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","format","value"]};
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.format === undefined) && (missing0 = "format"))) || ((data.value === undefined) && (missing0 = "value"))){
-validate19.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "format") || (key0 === "value")) || (key0 === "$type")) || (key0 === "$version"))){
-validate19.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate20.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1796,11 +2167,11 @@ if(data.format !== undefined){
 let data0 = data.format;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate19.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data0 === "dotnet") || (data0 === "python"))){
-validate19.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema20.properties.format.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema21.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1813,11 +2184,11 @@ if(data.$type !== undefined){
 let data1 = data.$type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate19.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("statebag.ForeignState" !== data1){
-validate19.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.ForeignState"},message:"must be equal to constant"}];
+validate20.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.ForeignState"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1830,121 +2201,17 @@ if(data.$version !== undefined){
 let data2 = data.$version;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate19.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(1 !== data2){
-validate19.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate19.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate19.errors = vErrors;
-return errors === 0;
-}
-
-export const validateGroupChatChannelState = validate20;
-const schema21 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"GroupChatChannelState","description":"How much of the group's history a channel has seen (kept in the channel's session).","type":"object","properties":{"channelKey":{"type":"string"},"synced":{"description":"Number of group history messages this channel has seen.","type":"integer","minimum":0},"$type":{"type":"string","const":"statebag.GroupChatChannelState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","channelKey","synced"]};
-
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.channelKey === undefined) && (missing0 = "channelKey"))) || ((data.synced === undefined) && (missing0 = "synced"))){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "channelKey") || (key0 === "synced")) || (key0 === "$type")) || (key0 === "$version"))){
-validate20.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.channelKey !== undefined){
-const _errs2 = errors;
-if(typeof data.channelKey !== "string"){
-validate20.errors = [{instancePath:instancePath+"/channelKey",schemaPath:"#/properties/channelKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.synced !== undefined){
-let data1 = data.synced;
-const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate20.errors = [{instancePath:instancePath+"/synced",schemaPath:"#/properties/synced/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-validate20.errors = [{instancePath:instancePath+"/synced",schemaPath:"#/properties/synced/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.$type !== undefined){
-let data2 = data.$type;
-const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("statebag.GroupChatChannelState" !== data2){
-validate20.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.GroupChatChannelState"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.$version !== undefined){
-let data3 = data.$version;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 validate20.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data3){
+if(1 !== data2){
 validate20.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -1960,8 +2227,8 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-export const validateWorkflowState = validate21;
-const schema22 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"WorkflowState","description":"The workflow's own key in its session: the participants' session kind and conversation id.","type":"object","properties":{"participants":{"type":"object","additionalProperties":{"description":"What a workflow session records about each participant besides its providers' state.","type":"object","properties":{"kind":{"description":"How a session keeps history. `local`: the history provider keeps it and the client gets all of\nit each turn. `hosted`: the model service keeps it under `conversationId`. Absent: not decided\nyet; fixed by the first response (a conversation id back means hosted).","enum":["hosted","local"],"type":"string"},"conversationId":{"description":"A service's id(s) for its stored conversation: one string, or named ids for services that need more.","anyOf":[{"type":"object","additionalProperties":{"type":"string"}},{"type":"string"}]}},"additionalProperties":false}},"$type":{"type":"string","const":"statebag.WorkflowState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","participants"]};
+export const validateGroupChatChannelState = validate21;
+const schema22 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"GroupChatChannelState","description":"How much of the group's history a channel has seen (kept in the channel's session).","type":"object","properties":{"channelKey":{"type":"string"},"synced":{"description":"Number of group history messages this channel has seen.","type":"integer","minimum":0},"$type":{"type":"string","const":"statebag.GroupChatChannelState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","channelKey","synced"]};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1969,15 +2236,119 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.participants === undefined) && (missing0 = "participants"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.channelKey === undefined) && (missing0 = "channelKey"))) || ((data.synced === undefined) && (missing0 = "synced"))){
 validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "participants") || (key0 === "$type")) || (key0 === "$version"))){
+if(!((((key0 === "channelKey") || (key0 === "synced")) || (key0 === "$type")) || (key0 === "$version"))){
 validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.channelKey !== undefined){
+const _errs2 = errors;
+if(typeof data.channelKey !== "string"){
+validate21.errors = [{instancePath:instancePath+"/channelKey",schemaPath:"#/properties/channelKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.synced !== undefined){
+let data1 = data.synced;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate21.errors = [{instancePath:instancePath+"/synced",schemaPath:"#/properties/synced/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+validate21.errors = [{instancePath:instancePath+"/synced",schemaPath:"#/properties/synced/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data2 = data.$type;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("statebag.GroupChatChannelState" !== data2){
+validate21.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.GroupChatChannelState"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data3 = data.$version;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate21.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data3){
+validate21.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+
+export const validateWorkflowState = validate22;
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"WorkflowState","description":"The workflow's own key in its session: the participants' session kind and conversation id.","type":"object","properties":{"participants":{"type":"object","additionalProperties":{"description":"What a workflow session records about each participant besides its providers' state.","type":"object","properties":{"kind":{"description":"How a session keeps history. `local`: the history provider keeps it and the client gets all of\nit each turn. `hosted`: the model service keeps it under `conversationId`. Absent: not decided\nyet; fixed by the first response (a conversation id back means hosted).","enum":["hosted","local"],"type":"string"},"conversationId":{"description":"A service's id(s) for its stored conversation: one string, or named ids for services that need more.","anyOf":[{"type":"object","additionalProperties":{"type":"string"}},{"type":"string"}]}},"additionalProperties":false}},"$type":{"type":"string","const":"statebag.WorkflowState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","participants"]};
+
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.$type === undefined) && (missing0 = "$type")) || ((data.participants === undefined) && (missing0 = "participants"))){
+validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "participants") || (key0 === "$type")) || (key0 === "$version"))){
+validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1996,7 +2367,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 const _errs7 = errors;
 for(const key2 in data1){
 if(!((key2 === "kind") || (key2 === "conversationId"))){
-validate21.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2006,11 +2377,11 @@ if(data1.kind !== undefined){
 let data2 = data1.kind;
 const _errs8 = errors;
 if(typeof data2 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data2 === "hosted") || (data2 === "local"))){
-validate21.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema22.properties.participants.additionalProperties.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema23.properties.participants.additionalProperties.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid2 = _errs8 === errors;
@@ -2082,7 +2453,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate21.errors = vErrors;
+validate22.errors = vErrors;
 return false;
 }
 else {
@@ -2105,7 +2476,7 @@ var valid2 = true;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2116,7 +2487,7 @@ break;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/participants",schemaPath:"#/properties/participants/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath:instancePath+"/participants",schemaPath:"#/properties/participants/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2130,11 +2501,11 @@ if(data.$type !== undefined){
 let data5 = data.$type;
 const _errs19 = errors;
 if(typeof data5 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("statebag.WorkflowState" !== data5){
-validate21.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.WorkflowState"},message:"must be equal to constant"}];
+validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.WorkflowState"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -2147,11 +2518,11 @@ if(data.$version !== undefined){
 let data6 = data.$version;
 const _errs21 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate21.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data6){
-validate21.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -2165,32 +2536,32 @@ var valid0 = true;
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate21.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
-export const validateForeignContent = validate22;
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
+export const validateForeignContent = validate23;
+const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.format === undefined) && (missing0 = "format"))) || ((data.value === undefined) && (missing0 = "value"))){
-validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "format") || (key0 === "value")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2200,11 +2571,11 @@ if(data.format !== undefined){
 let data0 = data.format;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate22.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data0 === "dotnet") || (data0 === "python"))){
-validate22.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema23.properties.format.enum},message:"must be equal to one of the allowed values"}];
+validate23.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema24.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2220,7 +2591,7 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2234,11 +2605,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("statebag.foreign" !== data2){
-validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
+validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -2251,11 +2622,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -2278,20 +2649,20 @@ if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if((data5.$type === undefined) && (missing1 = "$type")){
-validate22.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data5.$type !== undefined){
 if(typeof data5.$type !== "string"){
-validate22.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2302,7 +2673,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate23.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2319,7 +2690,7 @@ if(errors === _errs17){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2337,32 +2708,32 @@ var valid0 = true;
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextContent = validate23;
-const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
+export const validateTextContent = validate24;
+const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "text") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2371,7 +2742,7 @@ if(_errs1 === errors){
 if(data.text !== undefined){
 const _errs2 = errors;
 if(typeof data.text !== "string"){
-validate23.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2384,11 +2755,11 @@ if(data.$type !== undefined){
 let data1 = data.$type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("text" !== data1){
-validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
+validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2401,11 +2772,11 @@ if(data.$version !== undefined){
 let data2 = data.$version;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data2){
-validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2428,20 +2799,20 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((data4.$type === undefined) && (missing1 = "$type")){
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate24.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data4.$type !== undefined){
 if(typeof data4.$type !== "string"){
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2452,7 +2823,7 @@ break;
 }
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate24.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2469,7 +2840,7 @@ if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2486,32 +2857,32 @@ var valid0 = true;
 }
 }
 else {
-validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate23.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextSpanAnnotatedRegion = validate24;
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
+export const validateTextSpanAnnotatedRegion = validate25;
+const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.$type === undefined) && (missing0 = "$type")){
-validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "start") || (key0 === "end")) || (key0 === "$type")) || (key0 === "$version"))){
-validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2521,7 +2892,7 @@ if(data.start !== undefined){
 let data0 = data.start;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate24.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2534,7 +2905,7 @@ if(data.end !== undefined){
 let data1 = data.end;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate24.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2547,11 +2918,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("textSpan" !== data2){
-validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2564,11 +2935,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -2583,32 +2954,32 @@ var valid0 = true;
 }
 }
 else {
-validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate24.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const validateToolApprovalRequestContent = validate25;
-const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
+export const validateToolApprovalRequestContent = validate26;
+const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.requestId === undefined) && (missing0 = "requestId"))) || ((data.toolCall === undefined) && (missing0 = "toolCall"))){
-validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "requestId") || (key0 === "toolCall")) || (key0 === "requiresConfirmation")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2617,7 +2988,7 @@ if(_errs1 === errors){
 if(data.requestId !== undefined){
 const _errs2 = errors;
 if(typeof data.requestId !== "string"){
-validate25.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2633,20 +3004,20 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.$type === undefined) && (missing1 = "$type")){
-validate25.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data1.$type !== undefined){
 if(typeof data1.$type !== "string"){
-validate25.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2659,7 +3030,7 @@ if(valid0){
 if(data.requiresConfirmation !== undefined){
 const _errs8 = errors;
 if(typeof data.requiresConfirmation !== "boolean"){
-validate25.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate26.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -2672,11 +3043,11 @@ if(data.$type !== undefined){
 let data4 = data.$type;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("toolApprovalRequest" !== data4){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -2689,11 +3060,11 @@ if(data.$version !== undefined){
 let data5 = data.$version;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data5){
-validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -2716,20 +3087,20 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if((data7.$type === undefined) && (missing2 = "$type")){
-validate25.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 if(data7.$type !== undefined){
 if(typeof data7.$type !== "string"){
-validate25.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2740,7 +3111,7 @@ break;
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2757,7 +3128,7 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate26.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2776,32 +3147,32 @@ var valid0 = true;
 }
 }
 else {
-validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate26.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate25.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const validateToolApprovalResponseContent = validate26;
-const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
+export const validateToolApprovalResponseContent = validate27;
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.approved === undefined) && (missing0 = "approved"))) || ((data.requestId === undefined) && (missing0 = "requestId"))){
-validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "requestId") || (key0 === "approved")) || (key0 === "toolCall")) || (key0 === "reason")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2810,7 +3181,7 @@ if(_errs1 === errors){
 if(data.requestId !== undefined){
 const _errs2 = errors;
 if(typeof data.requestId !== "string"){
-validate26.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate27.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2822,7 +3193,7 @@ if(valid0){
 if(data.approved !== undefined){
 const _errs4 = errors;
 if(typeof data.approved !== "boolean"){
-validate26.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate27.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2838,20 +3209,20 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if((data2.$type === undefined) && (missing1 = "$type")){
-validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate27.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data2.$type !== undefined){
 if(typeof data2.$type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate27.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate27.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2864,7 +3235,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs10 = errors;
 if(typeof data.reason !== "string"){
-validate26.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate27.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -2877,11 +3248,11 @@ if(data.$type !== undefined){
 let data5 = data.$type;
 const _errs12 = errors;
 if(typeof data5 !== "string"){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("toolApprovalResponse" !== data5){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -2894,11 +3265,11 @@ if(data.$version !== undefined){
 let data6 = data.$version;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data6){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -2921,20 +3292,20 @@ if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing2;
 if((data8.$type === undefined) && (missing2 = "$type")){
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 if(data8.$type !== undefined){
 if(typeof data8.$type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate27.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2945,7 +3316,7 @@ break;
 }
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2962,7 +3333,7 @@ if(errors === _errs22){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 }
 else {
-validate26.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2982,32 +3353,32 @@ var valid0 = true;
 }
 }
 else {
-validate26.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate26.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUriContent = validate27;
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
+export const validateUriContent = validate28;
+const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.uri === undefined) && (missing0 = "uri"))){
-validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "uri") || (key0 === "mediaType")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3016,7 +3387,7 @@ if(_errs1 === errors){
 if(data.uri !== undefined){
 const _errs2 = errors;
 if(typeof data.uri !== "string"){
-validate27.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate28.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3028,7 +3399,7 @@ if(valid0){
 if(data.mediaType !== undefined){
 const _errs4 = errors;
 if(typeof data.mediaType !== "string"){
-validate27.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate28.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3041,11 +3412,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("uri" !== data2){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -3058,11 +3429,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -3085,20 +3456,20 @@ if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if((data5.$type === undefined) && (missing1 = "$type")){
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data5.$type !== undefined){
 if(typeof data5.$type !== "string"){
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate28.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3109,7 +3480,7 @@ break;
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3126,7 +3497,7 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3144,32 +3515,32 @@ var valid0 = true;
 }
 }
 else {
-validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate27.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUsageContent = validate28;
-const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+export const validateUsageContent = validate29;
+const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.details === undefined) && (missing0 = "details"))){
-validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "details") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3183,7 +3554,7 @@ if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 const _errs4 = errors;
 for(const key1 in data0){
 if(!((((((key1 === "inputTokenCount") || (key1 === "outputTokenCount")) || (key1 === "totalTokenCount")) || (key1 === "cachedInputTokenCount")) || (key1 === "reasoningTokenCount")) || (key1 === "additionalCounts"))){
-validate28.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate29.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3193,7 +3564,7 @@ if(data0.inputTokenCount !== undefined){
 let data1 = data0.inputTokenCount;
 const _errs5 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate28.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -3206,7 +3577,7 @@ if(data0.outputTokenCount !== undefined){
 let data2 = data0.outputTokenCount;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate28.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -3219,7 +3590,7 @@ if(data0.totalTokenCount !== undefined){
 let data3 = data0.totalTokenCount;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate28.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs9 === errors;
@@ -3232,7 +3603,7 @@ if(data0.cachedInputTokenCount !== undefined){
 let data4 = data0.cachedInputTokenCount;
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate28.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -3245,7 +3616,7 @@ if(data0.reasoningTokenCount !== undefined){
 let data5 = data0.reasoningTokenCount;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate28.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -3263,7 +3634,7 @@ for(const key2 in data6){
 let data7 = data6[key2];
 const _errs18 = errors;
 if(!((typeof data7 == "number") && (isFinite(data7)))){
-validate28.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate29.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid2 = _errs18 === errors;
@@ -3273,7 +3644,7 @@ break;
 }
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3290,7 +3661,7 @@ var valid1 = true;
 }
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3304,11 +3675,11 @@ if(data.$type !== undefined){
 let data8 = data.$type;
 const _errs20 = errors;
 if(typeof data8 !== "string"){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("usage" !== data8){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs20 === errors;
@@ -3321,11 +3692,11 @@ if(data.$version !== undefined){
 let data9 = data.$version;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data9){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -3348,20 +3719,20 @@ if(errors === _errs26){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 let missing1;
 if((data11.$type === undefined) && (missing1 = "$type")){
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate29.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data11.$type !== undefined){
 if(typeof data11.$type !== "string"){
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3372,7 +3743,7 @@ break;
 }
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3389,7 +3760,7 @@ if(errors === _errs30){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3406,10 +3777,10 @@ var valid0 = true;
 }
 }
 else {
-validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate28.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }

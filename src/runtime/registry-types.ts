@@ -4,6 +4,9 @@
  * produce `TypeDefinition`s; the runtime treats them the same.
  */
 
+/** Generated registries also list the migrations declared next to the types (`generatedMigrations`). */
+export type { Migration, MigrationContext } from "./migrations.js";
+
 /** A compiled validator: ajv's shape (standalone or runtime-compiled). */
 export interface Validator {
   (data: unknown): boolean;

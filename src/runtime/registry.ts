@@ -18,7 +18,7 @@
  */
 import AjvModule from "ajv";
 import type { Format, Options as AjvOptions } from "ajv";
-import { generatedTypes } from "../generated/registry.js";
+import { generatedMigrations, generatedTypes } from "../generated/registry.js";
 import { StatebagError } from "./errors.js";
 import { isDateTime } from "./formats.js";
 import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets } from "./migrations.js";
@@ -655,10 +655,10 @@ let defaultInstance: TypeRegistry | undefined;
 
 /**
  * statebag's own registry: the generated types (message contents, annotations, built-in provider
- * states). Built once, on first use. It is process-wide: `register()` on it affects every caller;
- * compose your own (`TypeRegistry.compose(defaultRegistry(), ...)`) to keep registrations local.
+ * states) and the migrations declared next to them. Built once, on first use. It is process-wide:
+ * `register()` on it affects every caller; compose your own (`TypeRegistry.compose(defaultRegistry(), ...)`) to keep registrations local.
  */
 export function defaultRegistry(): TypeRegistry {
-  defaultInstance ??= new TypeRegistry({ source: "statebag", types: generatedTypes });
+  defaultInstance ??= new TypeRegistry({ source: "statebag", types: generatedTypes, migrations: generatedMigrations });
   return defaultInstance;
 }

@@ -31,7 +31,7 @@
  * the walk), against a save budget of 1.1x `JSON.stringify`; code that builds state through typed
  * providers can skip it, code that writes to a store should not.
  */
-import { StatebagError } from "./errors.js";
+import { StatebagError, jsonPointer } from "./errors.js";
 import { setOwn } from "./migrations.js";
 import { defaultRegistry } from "./registry.js";
 import { JsonParseError, checkJsonLimits, parseJson, type JsonLimits } from "./safe-json.js";
@@ -58,11 +58,33 @@ export interface DeserializeOptions extends ValidateOptions {
   limits?: JsonLimits;
   /** Called with the values kept verbatim (unknown `$type`s, newer versions), when there are any. */
   onPreserved?: (preserved: PreservedValue[]) => void;
+  /** Called with the values migrations changed (outer values before the ones nested in them), when there are any. */
+  onMigrated?: (migrated: MigratedValue[]) => void;
   /**
    * Accept a bare session object with no envelope (`JSON.stringify(session)`, read as format
    * version 1). Default true; `false` insists on the envelope.
    */
   allowBare?: boolean;
+}
+
+/** A value that loading migrated: where it sits, and its type and version before and after. */
+export interface MigratedValue {
+  /** JSON pointer from the document root. */
+  pointer: string;
+  fromType: string;
+  from: number;
+  toType: string;
+  to: number;
+}
+
+function reportMigrated(upgrades: readonly PendingUpgrade[], options: DeserializeOptions): void {
+  if (options.onMigrated === undefined || upgrades.length === 0) return;
+  options.onMigrated(
+    upgrades.map((u) => {
+      const value = u.value as { $type: string; $version?: number };
+      return { pointer: jsonPointer(u.path), fromType: u.fromType, from: u.from, toType: value.$type, to: value.$version ?? 1 };
+    }),
+  );
 }
 
 /**
@@ -148,6 +170,7 @@ export function deserializeSession(input: string | Uint8Array | unknown, options
   walker.walkSession(envelope.value, envelope.base);
   const result = walker.result();
   if (!result.ok) throw new SessionValidationError(`cannot load session ${sessionLabel(envelope.value)}`, result.problems, { preserved: result.preserved });
+  reportMigrated(walker.upgrades!, options);
   const root = applyUpgrades(doc, walker.upgrades!, owned);
   if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
   return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
@@ -171,6 +194,7 @@ export function deserializeSessions(input: string | Uint8Array | unknown, option
   }
   const result = walker.result();
   if (!result.ok) throw new SessionValidationError(`cannot load ${sessions.length} sessions`, result.problems, { preserved: result.preserved });
+  reportMigrated(walker.upgrades!, options);
   const root = applyUpgrades(doc, walker.upgrades!, owned);
   if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
   return (root as { sessions: AgentSession[] }).sessions;

@@ -101,6 +101,9 @@ export interface PendingUpgrade {
   /** Path from the document root (including any base path) to the value. */
   path: (string | number)[];
   value: unknown;
+  /** The `$type` and version the value had before migration. */
+  fromType: string;
+  from: number;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -414,7 +417,7 @@ export class SessionWalker implements SlotVisitor {
       this.wrongFamily(d, newType, target.def.family, family);
       return undefined;
     }
-    if (this.upgrades !== null) this.upgrades.push({ path: this.path.slice(0, d), value: upgraded });
+    if (this.upgrades !== null) this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: t, from: version });
     this.lastUpgraded = upgraded;
     return target;
   }
@@ -482,7 +485,7 @@ export class SessionWalker implements SlotVisitor {
     }
     for (const p of found) {
       if (migratedFrom !== undefined) {
-        const note = `the value was migrated from ${migratedFrom} on load: check what the migrations produce`;
+        const note = `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
         p.hint = p.hint === undefined ? note : `${p.hint}; ${note}`;
       }
       this.problems.push(p);

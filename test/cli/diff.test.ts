@@ -35,8 +35,13 @@ describe("statebag diff", () => {
   });
 
   it("compares the repository's frozen history with the current schemas", async () => {
-    const r = await cli(["diff", "schemas/history/ProviderState/InMemoryChatHistoryState/v1.schema.json", "schemas/ProviderState/InMemoryChatHistoryState.schema.json"]);
+    // v2 is the current version: its frozen schema and the current one agree.
+    const r = await cli(["diff", "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json", "schemas/ProviderState/InMemoryChatHistoryState.schema.json"]);
     expect(r.code).toBe(0);
+    // v1 -> current adds the required droppedMessageCount: breaking (hence version 2 and its migration).
+    const v1 = await cli(["diff", "schemas/history/ProviderState/InMemoryChatHistoryState/v1.schema.json", "schemas/ProviderState/InMemoryChatHistoryState.schema.json"]);
+    expect(v1.code).toBe(1);
+    expect(v1.stdout).toContain("/droppedMessageCount");
   });
 
   it("exits 2 when a file is missing or not a schema", async () => {

@@ -1,5 +1,8 @@
-/** `statebag gen` on a small project of its own (the "use statebag in your project" flow). */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+/**
+ * `statebag gen` on a small project of its own: the README's "use statebag in your own project"
+ * and "evolve a type" walkthroughs, end to end.
+ */
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cli, envelope, REPO, tempDir } from "./helpers.js";
@@ -13,40 +16,68 @@ tmp.file("tsconfig.json", {
   compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, types: [], paths: { statebag: [index] } },
   include: ["src"],
 });
-const source = (extra = "") => `import type { ProviderState } from "statebag";
+mkdirSync(join(tmp.dir, "src"), { recursive: true });
+const notes = join(tmp.dir, "src/notes.ts");
+
+const v1 = `import type { ProviderState } from "statebag";
 
 /** Notes a provider keeps per session. */
 export interface NotesState extends ProviderState<"acme.NotesState", 1> {
-  notes: string[];${extra}
+  notes: string[];
 }
 `;
-const { mkdirSync } = await import("node:fs");
-mkdirSync(join(tmp.dir, "src"), { recursive: true });
-writeFileSync(join(tmp.dir, "src/notes.ts"), source());
+// Version 2: notes become items; the migration sits next to the type. (defineMigration is imported
+// by path here only because this throwaway project has no node_modules/statebag.)
+const v2 = `import type { ProviderState } from "statebag";
+import { defineMigration } from ${JSON.stringify(index)};
+
+export interface NoteItem {
+  text: string;
+  pinned: boolean;
+}
+
+/** Notes a provider keeps per session. */
+export interface NotesState extends ProviderState<"acme.NotesState", 2> {
+  notes: NoteItem[];
+}
+
+export const notesV1toV2 = defineMigration({
+  type: "acme.NotesState",
+  from: 1,
+  to: 2,
+  up: (v: { notes: string[] }) => ({ ...v, notes: v.notes.map((text) => ({ text, pinned: false })) }),
+});
+`;
+writeFileSync(notes, v1);
 
 // Generated code imports statebag's runtime from here (a published project uses "statebag").
-const runtime = join(REPO, "src/index.js");
 const project = join(tmp.dir, "tsconfig.json");
-const base = ["gen", "--project", project, "--runtime-import", runtime];
+const base = ["gen", "--project", project, "--runtime-import", join(REPO, "src/index.js")];
+const registry = join(tmp.dir, "src/generated/registry.ts");
+
 
 describe("statebag gen", () => {
-  it("generates schemas and a registry for a project, then --check passes", async () => {
-    const r = await cli([...base, "--json"]);
+  it("generates schemas, registry and a starting fixture for a project; then --check passes", async () => {
+    const r = await cli([...base, "--scaffold-fixtures", "--json"]);
+    expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = r.json();
     expect(out.types).toEqual([expect.objectContaining({ $type: "acme.NotesState", family: "ProviderState", version: 1 })]);
+    expect(out.compat.failures).toEqual([]);
     expect(existsSync(join(tmp.dir, "schemas/ProviderState/acme.NotesState.schema.json"))).toBe(true);
     expect(existsSync(join(tmp.dir, "schemas/history/ProviderState/acme.NotesState/v1.schema.json"))).toBe(true);
-    expect(readFileSync(join(tmp.dir, "src/generated/registry.ts"), "utf8")).toContain("acme.NotesState");
+    expect(existsSync(join(tmp.dir, "test/fixtures/acme.NotesState/v1.json"))).toBe(true);
+    expect(readFileSync(registry, "utf8")).toContain("acme.NotesState");
 
     const check = await cli([...base, "--check"]);
+    expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
     expect(check.stdout).toContain("generated files are current");
+    expect(check.stdout).toContain("schemas compatible");
   }, 60_000);
 
   it("the generated registry makes `validate --registry` check the project's own types", async () => {
     const file = tmp.file("session.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["a"] } } }));
-    const registry = join(tmp.dir, "src/generated/registry.ts");
     expect((await cli(["validate", file, "--strict", "--registry", registry])).code).toBe(0);
     const bad = tmp.file("bad.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: [1] } } }));
     const r = await cli(["validate", bad, "--registry", registry]);
@@ -55,11 +86,49 @@ describe("statebag gen", () => {
   });
 
   it("--check exits 1 when a type changed and the output was not regenerated", async () => {
-    writeFileSync(join(tmp.dir, "src/notes.ts"), source("\n  pinned?: boolean;"));
+    writeFileSync(notes, v1.replace("notes: string[];", "notes: string[];\n  pinned?: boolean;"));
     const r = await cli([...base, "--check"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/stale\s+.*acme\.NotesState\.schema\.json/);
     expect(r.stderr).toContain(`fix:   run statebag gen --project ${project}`);
+    writeFileSync(notes, v1);
+  }, 60_000);
+
+  it("a breaking change without a version bump fails the compatibility check", async () => {
+    writeFileSync(notes, v1.replace("notes: string[];", "notes: number[];"));
+    const r = await cli(base);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/acme\.NotesState/);
+    expect(r.stderr).toContain("fix:");
+    writeFileSync(notes, v1);
+    expect((await cli(base)).code).toBe(0);
+  }, 60_000);
+
+  it("evolving a type: bump the version, add the migration, scaffold the new fixture; old sessions migrate on load", async () => {
+    // The same project under a new path: this test process already imported the v1 modules.
+    const next = join(tmp.dir, "../", `${tmp.dir.split("/").pop()}-v2`);
+    cpSync(tmp.dir, next, { recursive: true });
+    const nextBase = ["gen", "--project", join(next, "tsconfig.json"), "--runtime-import", join(REPO, "src/index.js")];
+    try {
+      writeFileSync(join(next, "src/notes.ts"), v2);
+      const r = await cli([...nextBase, "--scaffold-fixtures", "--json"]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.json().migrations).toHaveLength(1);
+      expect(existsSync(join(next, "test/fixtures/acme.NotesState/v2.json"))).toBe(true);
+      expect(existsSync(join(next, "schemas/history/ProviderState/acme.NotesState/v1.schema.json"))).toBe(true);
+      expect((await cli([...nextBase, "--check"])).code).toBe(0);
+
+      // A session stored by version 1 loads through the generated registry, migrated.
+      const old = tmp.file("old.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["buy milk"] } } }));
+      const loaded = await cli(["validate", old, "--strict", "--registry", join(next, "src/generated/registry.ts")]);
+      expect(loaded.stderr).toBe("");
+      expect(loaded.code).toBe(0);
+      expect(loaded.stdout).toContain("migrated on load");
+      expect(loaded.stdout).toContain("notes: acme.NotesState v2");
+    } finally {
+      rmSync(next, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("reports type errors with file:line and exits 1, writing nothing", async () => {

@@ -101,10 +101,12 @@ export function sampleSession(id = "s-1"): any {
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
+        $version: 2,
         messages: [
           { role: "user", createdAt: "2025-03-01T10:00:00+01:00", contents: [{ $type: "text", text: "Hi, my name is Ada." }] },
           { role: "assistant", contents: [{ $type: "text", text: "Nice to meet you, Ada." }, { $type: "usage", details: { inputTokenCount: 5, outputTokenCount: 5 } }] },
         ],
+        droppedMessageCount: 0,
       },
     },
   };

@@ -1,16 +1,23 @@
 /** inspect, store setup and migrate against real stores (SQLite always; PostgreSQL/Redis when up). */
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
-import { structuralSessionCodec } from "../../src/runtime/stores/codec.js";
+import { serializeSession } from "../../src/runtime/serialization.js";
+import type { SessionCodec } from "../../src/runtime/stores/types.js";
 import { openStore } from "../../src/runtime/stores/index.js";
 import { cli, sampleSession, tempDir } from "./helpers.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 
+/** Stores sessions as they are, valid or not (the stored form, without validation). */
+const unchecked: SessionCodec = {
+  serialize: (session) => serializeSession(session, { validate: false }),
+  deserialize: (text) => JSON.parse(text).session,
+};
+
 async function seeded(name: string, sessions: any[], options: { raw?: boolean } = {}): Promise<string> {
   const path = `${tmp.dir}/${name}.db`;
-  const store = options.raw ? new SqliteSessionStore({ path, codec: structuralSessionCodec }) : await openStore(`sqlite:${path}`);
+  const store = options.raw ? new SqliteSessionStore({ path, codec: unchecked }) : await openStore(`sqlite:${path}`);
   await store.setup();
   for (const s of sessions) await store.save(s, { expectedRevision: null });
   await store.close();
@@ -47,7 +54,7 @@ describe("statebag inspect", () => {
     expect(one.stdout).toMatch(/session "a"\s+revision \d+/);
     expect(one.stdout).toContain('"format": "statebag.session"');
     expect(one.stdout).toContain("✔ valid");
-    expect(one.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v1 (2 messages)");
+    expect(one.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v2 (2 messages)");
 
     const json = (await cli(["inspect", "--store", url, "b", "--json"])).json();
     expect(json).toMatchObject({ ok: true, id: "b", validation: { ok: true, migrated: false } });
@@ -138,22 +145,46 @@ describe("statebag store setup", () => {
 });
 
 describe("statebag migrate", () => {
-  it("--dry-run loads every session and reports what would change", async () => {
-    const bad = sampleSession("x");
-    bad.stateBag["statebag.chatHistory"].messages = "nope";
-    const url = await seeded("migrate", [sampleSession("m1"), sampleSession("m2"), bad], { raw: true });
-    const r = await cli(["migrate", "--store", url, "--dry-run", "--json"]);
-    expect(r.code).toBe(1);
-    expect(r.json()).toMatchObject({ dryRun: true, scanned: 3, unchanged: 2, migrated: 0 });
-    expect(r.json().failed[0].id).toBe("x");
-    const human = await cli(["migrate", "--store", url, "--dry-run"]);
-    expect(human.stdout).toMatch(/3 sessions in .*: 0 would migrate, 2 already current, 1 cannot be migrated/);
+  /** A session as the previous release stored it: history state version 1 (no droppedMessageCount). */
+  const v1 = (id: string) => {
+    const s = sampleSession(id);
+    const { messages } = s.stateBag["statebag.chatHistory"];
+    s.stateBag["statebag.chatHistory"] = { $type: "InMemoryChatHistoryState", messages };
+    return s;
+  };
+
+  it("--dry-run reports what would change and writes nothing; a real run migrates; a re-run finds all current", async () => {
+    const url = await seeded("migrate", [v1("m1"), v1("m2"), sampleSession("m3")], { raw: true });
+    const dry = await cli(["migrate", "--store", url, "--dry-run", "--json"]);
+    expect(dry.stderr).toBe("");
+    expect(dry.code).toBe(0);
+    expect(dry.json()).toMatchObject({ ok: true, dryRun: true, scanned: 3, migrated: 2, unchanged: 1, failedCount: 0 });
+    expect((await cli(["inspect", "--store", url, "m1", "--json"])).json().validation.migrated).toBe(true);
+
+    const run = await cli(["migrate", "--store", url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/3 sessions in .*: 2 migrated, 1 already current/);
+    expect(run.stdout).toContain("InMemoryChatHistoryState v1 -> v2: 2");
+    const after = (await cli(["inspect", "--store", url, "m1", "--json"])).json();
+    expect(after.validation.migrated).toBe(false);
+    expect(after.document.session.stateBag["statebag.chatHistory"]).toMatchObject({ $version: 2, droppedMessageCount: 0 });
+
+    const again = await cli(["migrate", "--store", url, "--json"]);
+    expect(again.json()).toMatchObject({ migrated: 0, unchanged: 3 });
   });
 
-  it("writing needs the bulk migration API (exit 3 with a fix until it is in the build)", async () => {
-    const url = await seeded("migrate2", [sampleSession("m1")]);
+  it("exits 1 and names the session when one cannot be migrated (left as stored)", async () => {
+    const bad = sampleSession("x");
+    bad.stateBag["statebag.chatHistory"].messages = "nope";
+    const url = await seeded("migrate-bad", [v1("ok"), bad], { raw: true });
     const r = await cli(["migrate", "--store", url]);
-    expect([0, 3]).toContain(r.code);
-    if (r.code === 3) expect(r.stderr).toContain("--dry-run");
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/1 cannot be migrated/);
+    expect(r.stdout).toMatch(/✖ x at \/session\/stateBag\/statebag\.chatHistory/);
+    expect((await cli(["inspect", "--store", url, "x"])).code).toBe(1);
+  });
+
+  it("exits 2 for a bad --batch-size", async () => {
+    expect((await cli(["migrate", "--batch-size", "0", "--store", "memory:"])).code).toBe(2);
   });
 });

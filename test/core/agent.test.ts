@@ -120,11 +120,11 @@ describe("scenario 3: context providers", () => {
 
     const provider = agent.getService(RollingSummaryProvider)!;
     const stateA = provider.state.read(a)!;
-    expect(stateA.turns).toBe(2);
+    expect(stateA.turnCount).toBe(2);
     expect(stateA.recentMessages).toHaveLength(4);
     expect(stateA.summary).toContain("Tell me a joke");
     expect(provider.state.read(b)!.summary).toBe("The user said: I like robots.");
-    expect(provider.state.read(b)!.turns).toBe(1);
+    expect(provider.state.read(b)!.turnCount).toBe(1);
 
     // The summary reaches the model as instructions on the next turn, also after a restore.
     const client = agent.client as ScriptedChatClient;
@@ -342,7 +342,7 @@ describe("providers are stateless and shared", () => {
       expect(msgs).toHaveLength(20);
       const userTexts = msgs.filter((m) => m.role === "user").map(messageText);
       expect(userTexts).toEqual(Array.from({ length: 10 }, (_, t) => `session ${i} turn ${t}`));
-      expect(agent.getService(RollingSummaryProvider)!.state.read(session)!.turns).toBe(10);
+      expect(agent.getService(RollingSummaryProvider)!.state.read(session)!.turnCount).toBe(10);
     }
   });
 

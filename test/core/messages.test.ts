@@ -6,6 +6,7 @@ import {
   ScriptedChatClient,
   assistantMessage,
   chatMessageFromMeai,
+  emptyChatHistoryState,
   functionCallContent,
   functionResultContent,
   messageText,
@@ -40,7 +41,7 @@ describe("messages in the Microsoft.Extensions.AI shape", () => {
     const messages = dotnet.stateBag.InMemoryChatHistoryProvider.messages.map(chatMessageFromMeai);
     const provider = new InMemoryChatHistoryProvider({ key: "InMemoryChatHistoryProvider" });
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), history: provider });
-    const session = agent.createSession({ stateBag: { InMemoryChatHistoryProvider: { $type: "InMemoryChatHistoryState", messages } } });
+    const session = agent.createSession({ stateBag: { InMemoryChatHistoryProvider: { ...emptyChatHistoryState(messages) } } });
     expect((await provider.listMessages(session))[0].authorName).toBe("testAuthor");
     await agent.run("hello", session);
     expect(await provider.listMessages(session)).toHaveLength(3);

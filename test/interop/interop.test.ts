@@ -39,7 +39,7 @@ describe(".NET session import", () => {
     expect(session).toEqual({
       id: "s-01",
       kind: "local",
-      stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", messages: [{ authorName: "testAuthor", role: "user", contents: [] }] } },
+      stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: [{ authorName: "testAuthor", role: "user", contents: [] }], droppedMessageCount: 0 } },
     });
   });
 
@@ -94,6 +94,8 @@ describe(".NET session import", () => {
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
+          $version: 2,
+          droppedMessageCount: 7,
           messages: [
             { authorName: "Ada", createdAt: "2026-01-02T03:04:05+02:00", role: "user", contents: [{ $type: "text", text: "hi" }], messageId: "m1", additionalProperties: { x: [1, { y: null }] } },
             {
@@ -116,6 +118,9 @@ describe(".NET session import", () => {
     };
     const dotnet = roundTrip(exportDotnetSession(session));
     expect(dotnet.conversationId).toBeUndefined(); // an object id has no .NET form; kept in metadata
+    // .NET's history is { messages } only; statebag's droppedMessageCount rides in the metadata.
+    expect(Object.keys(dotnet.stateBag.InMemoryChatHistoryProvider as object)).toEqual(["messages"]);
+    expect(dotnet.stateBag["statebag.session"]).toMatchObject({ historyDroppedMessageCount: 7 });
     expect(dotnet.stateBag["legacy.raw"]).toEqual({ untagged: true });
     expect(importDotnetSession(dotnet)).toEqual(session);
     // Also through text, with the CLI-ready functions.
@@ -135,7 +140,7 @@ describe(".NET session import", () => {
 
   it("custom history keys on both sides", () => {
     const session = importDotnetSession({ stateBag: { MyHistory: { messages: [{ role: "user", contents: [] }] } } }, { dotnetHistoryKey: "MyHistory", historyKey: "app.history" });
-    expect(session.stateBag["app.history"]).toEqual({ $type: "InMemoryChatHistoryState", messages: [{ role: "user", contents: [] }] });
+    expect(session.stateBag["app.history"]).toEqual({ $type: "InMemoryChatHistoryState", $version: 2, messages: [{ role: "user", contents: [] }], droppedMessageCount: 0 });
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), history: new InMemoryChatHistoryProvider({ key: "app.history" }) });
     expect(agent.history.key).toBe("app.history");
     expect(exportDotnetSession(session, { dotnetHistoryKey: "MyHistory", historyKey: "app.history", metadata: false })).toEqual({
@@ -288,6 +293,8 @@ describe("Python session import", () => {
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
+          $version: 2,
+          droppedMessageCount: 3,
           messages: [
             { createdAt: "2026-05-06T07:08:09Z", role: "user", contents: [{ $type: "text", text: "hello", annotations: [{ $type: "citation", title: "t", annotatedRegions: [{ $type: "textSpan", start: 1, end: 2 }] }] }] },
             {
@@ -307,6 +314,8 @@ describe("Python session import", () => {
     const python = roundTrip(exportPythonSession(session));
     const messages = python.state.in_memory as unknown as { messages: Record<string, unknown>[] };
     expect(messages.messages[0]).toMatchObject({ type: "message", role: "user", additional_properties: { [STATEBAG_ORIGINAL_KEY]: { createdAt: "2026-05-06T07:08:09Z", role: "user" } } });
+    expect(Object.keys(messages)).toEqual(["messages"]);
+    expect(python.state["statebag.session"]).toEqual({ $type: "statebag.SessionInfo", kind: "local", historyDroppedMessageCount: 3 });
     expect(importPythonSession(python)).toEqual(session);
   });
 

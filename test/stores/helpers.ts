@@ -86,7 +86,42 @@ export function redisBackend(baseUrl = REDIS_URL): Backend {
   };
 }
 
-export const allBackends: Backend[] = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()];
+/** True when something accepts TCP connections at the URL's host and port (within 1 s). */
+async function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: u.hostname || "127.0.0.1", port: Number(u.port || defaultPort) });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+/**
+ * Which servers answer. Off CI, suites for a server that is not running are skipped, so `npm test`
+ * works on a machine without PostgreSQL or Redis; in CI (`CI` set) every suite runs, and a missing
+ * server fails loudly instead of being skipped.
+ */
+const inCi = Boolean(process.env.CI);
+export const serverUp = {
+  postgres: inCi || (await reachable(PG_URL, 5432)),
+  redis: inCi || (await reachable(REDIS_URL, 6379)),
+};
+if (!serverUp.postgres || !serverUp.redis) {
+  const missing = Object.entries(serverUp).filter(([, up]) => !up).map(([name]) => name);
+  console.warn(`[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see README "Stores")`);
+}
+
+/** Whether a backend's server is there to test against. */
+export function available(backend: Backend): boolean {
+  return backend.name === "postgres" ? serverUp.postgres : backend.name === "redis" ? serverUp.redis : true;
+}
+
+export const allBackends: Backend[] = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
 export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
 
 /** Opens a store at a fresh location; `done()` closes it and removes the location. */

@@ -12,6 +12,9 @@ interface GenOptions {
   out?: string;
   schemas?: string;
   runtimeImport?: string;
+  fixtures?: string;
+  scaffoldFixtures?: boolean;
+  compat: boolean;
   cache: boolean;
   json?: boolean;
 }
@@ -21,14 +24,18 @@ export function registerGen(program: Command, context: CommandContext): void {
     .command("gen")
     .summary("generate JSON Schemas, the type registry and validators from $type-tagged types")
     .description(
-      "Scans TypeScript for types declared with the ProviderState<...> or Tagged<...> markers and writes one JSON Schema per type, a frozen history schema per version, and the registry module with precompiled validators.\n\n" +
-        "With --check nothing is written: it exits 1 when generated files are stale, missing or extra (use it in CI).",
+      "Scans TypeScript for types declared with the ProviderState<...> or Tagged<...> markers (and migrations declared as `export const ... = defineMigration(...)`) and writes one JSON Schema per type, a frozen history schema per version, and the registry module with precompiled validators and the migrations.\n\n" +
+        "Then the compatibility check runs: frozen schemas untouched, no breaking change without a version bump, a migration path from every version, a golden fixture per version.\n\n" +
+        "With --check nothing is written: it exits 1 when generated files are stale, missing or extra, or the check fails (use it in CI).",
     )
     .option("--check", "write nothing; exit 1 when generated files are not current")
     .option("--project <tsconfig>", "your project's tsconfig.json (default: this repository's src/)")
     .option("--out <dir>", "directory of the generated modules (default: <project>/src/generated)")
     .option("--schemas <dir>", "directory of the JSON Schema files (default: <project>/schemas)")
     .option("--runtime-import <module>", 'module the generated code imports statebag from (default: "statebag" with --project)')
+    .option("--fixtures <dir>", "golden fixtures, <dir>/<$type>/v<N>.json (default: <project>/test/fixtures)")
+    .option("--scaffold-fixtures", "write a starting-point fixture for every type and version that has none (never overwrites)")
+    .option("--no-compat", "skip the compatibility check")
     .option("--no-cache", "ignore (and do not update) the no-op cache")
     .addOption(jsonOption())
     .addHelpText(
@@ -36,8 +43,8 @@ export function registerGen(program: Command, context: CommandContext): void {
       `
 Examples:
   $ statebag gen                                   # this repository
-  $ statebag gen --project tsconfig.json           # your project: writes src/generated/ and schemas/
-  $ statebag gen --project tsconfig.json --check   # CI: fails when someone forgot to regenerate`,
+  $ statebag gen --project tsconfig.json --scaffold-fixtures   # your project, first time
+  $ statebag gen --project tsconfig.json --check               # CI: fails when someone forgot to regenerate`,
     )
     .action(action(context, (options: GenOptions) => gen(context, options)));
 }
@@ -54,6 +61,9 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     out: options.out === undefined ? undefined : inputPath(options.out, environment),
     schemas: options.schemas === undefined ? undefined : inputPath(options.schemas, environment),
     runtimeImport: options.runtimeImport,
+    fixtures: options.fixtures === undefined ? undefined : inputPath(options.fixtures, environment),
+    scaffoldFixtures: options.scaffoldFixtures === true,
+    compat: options.compat,
     check,
     cache: options.cache,
   });
@@ -71,6 +81,10 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     missing: result.missing,
     extra: result.extra,
     errors: result.errors,
+    migrations: result.migrations,
+    compat: result.compat ?? null,
+    scaffolded: result.scaffolded,
+    recorded: result.recorded,
     cacheHit: result.cacheHit,
     ms,
   });
@@ -88,24 +102,38 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     return usage ? EXIT.usage : EXIT.failed;
   }
 
+  const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
+  const failures = result.compat?.failures ?? [];
+  const regenerate = ["statebag gen", ...(["project", "out", "schemas", "runtimeImport", "fixtures"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)} ${options[k]}`]))].join(" ");
+
   if (check) {
-    if (result.ok) {
-      out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
-      return EXIT.ok;
-    }
     for (const f of result.stale) out.line(`${c.yellow("stale  ")} ${f}`);
     for (const f of result.missing) out.line(`${c.yellow("missing")} ${f}`);
     for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
-    const regenerate = ["statebag gen", ...(["project", "out", "schemas", "runtimeImport"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k === "runtimeImport" ? "runtime-import" : k} ${options[k]}`]))].join(" ");
-    out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
-    return EXIT.failed;
+    if (upToDate) out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
+    else out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
+  } else {
+    for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
+    for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
+    for (const f of result.recorded) out.line(`${c.green("froze  ")} ${f} ${c.dim("(recorded in the frozen history lock)")}`);
+    for (const f of result.scaffolded) out.line(`${c.green("fixture")} ${f} ${c.dim("(a starting point: edit it into a realistic stored value)")}`);
+    const changed = result.written.length + result.deleted.length;
+    out.line(`${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`);
   }
 
-  for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
-  for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
-  const changed = result.written.length + result.deleted.length;
-  out.line(
-    `${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`,
-  );
-  return EXIT.ok;
+  if (result.compat) {
+    if (failures.length === 0) {
+      out.line(`${c.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`);
+    } else {
+      for (const f of failures) {
+        const lines = [`${ce.red(ce.bold("error:"))} ${f.type}${f.pointer ? ` ${f.pointer}` : ""}: ${f.message}${ce.dim(` [${f.rule}]`)}`];
+        if (f.file) lines.push(`  ${ce.dim("where:")} ${f.file}`);
+        lines.push(`  ${ce.dim("fix:")}   ${f.fix}`);
+        out.note(lines.join("\n"));
+      }
+      out.note(`${failures.length} compatibility problem(s): stored sessions of these types might not load after this change.`);
+    }
+  }
+  if (check && !upToDate) return EXIT.failed;
+  return failures.length > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../io.js";
 import { loadRegistry } from "../registry.js";
-import { checkDocument, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
+import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
 import { openCliStore, RawTextCodec } from "../store.js";
 
 interface InspectOptions {
@@ -87,7 +87,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       revision: stored.revision,
       bytes: Buffer.byteLength(text),
       document,
-      validation: { ok: report.ok, migrated: report.migrated, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
+      validation: { ok: report.ok, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
     });
 
     out.line(`${c.bold(`session ${JSON.stringify(id)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
@@ -97,7 +97,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       out.line();
     }
     if (report.ok) {
-      out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(" (stored at an older version: migrated on load, rewritten on the next save)") : ""}`);
+      out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`);
       for (const s of report.sessions[0]?.state ?? []) out.line(`  ${stateLine(s)}`);
     } else {
       out.line(`${c.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);

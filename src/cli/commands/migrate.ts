@@ -1,23 +1,24 @@
 /**
  * `statebag migrate --store <url> [--dry-run]`: brings every stored session to the latest versions
- * of its types (the same migrations loading runs), so old documents do not wait for their next
- * save. With --dry-run nothing is written: every session is loaded and the report says which
- * would change and which cannot be migrated (exit 1 when any cannot).
+ * of its types with the bulk migration API (`migrateStore`), so old documents do not wait for
+ * their next save. Each session is rewritten by one compare-and-swap save; an interrupted run
+ * loses nothing and resumes with --start-after.
  */
 import type { Command } from "commander";
-import type { TypeRegistry } from "../../runtime/registry.js";
-import type { SessionStore } from "../../runtime/stores/types.js";
+import type { MigrateStoreReport } from "../../runtime/stores/index.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
-import { EXIT, type ExitCode, type Output, type Progress } from "../io.js";
+import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
 import { loadRegistry } from "../registry.js";
-import { checkDocument, plural } from "../session-report.js";
-import { openCliStore, RawTextCodec } from "../store.js";
-import { bulkMigrationMissing, findMigrateStore, type BulkMigrateReport } from "../wiring.js";
+import { plural } from "../session-report.js";
+import { openCliStore } from "../store.js";
 
 interface MigrateOptions {
   store?: string;
   registry?: string;
   dryRun?: boolean;
+  strict?: boolean;
+  batchSize: string;
+  startAfter?: string;
   json?: boolean;
 }
 
@@ -26,89 +27,91 @@ export function registerMigrate(program: Command, context: CommandContext): void
     .command("migrate")
     .summary("migrate every stored session to the latest type versions")
     .description(
-      "Loads every stored session through the registry's migrations and saves the ones that changed (compare-and-swap: a session the application saved meanwhile is left for the next run).\n\n" +
-        "With --dry-run nothing is written: it reports what would change and what cannot be migrated. Exit 1 when any session cannot be migrated.",
+      "Loads every stored session through the registry's migrations and saves the ones that changed, each with one compare-and-swap write (a session the application saved meanwhile is re-read and migrated again). Sessions already current are not written.\n\n" +
+        "With --dry-run nothing is written: it reports what would change and what cannot be migrated. Exit 1 when any session cannot be migrated (it is left exactly as stored). Ctrl-C stops after the current session and prints where to resume.",
     )
     .addOption(storeOption())
     .option("--dry-run", "write nothing; report what would change")
     .option("--registry <module>", "your project's generated registry module (your types and migrations)")
+    .option("--strict", "unknown $types and newer versions fail the session instead of being kept")
+    .option("--batch-size <n>", "sessions per page read from the store (1-1000)", "100")
+    .option("--start-after <id>", "resume after this session id (printed by an interrupted run)")
     .addOption(jsonOption())
     .addHelpText(
       "after",
       `
 Examples:
   $ statebag migrate --store postgres://app@db/app --dry-run
-  $ statebag migrate --store postgres://app@db/app --registry dist/generated/registry.js`,
+  $ statebag migrate --store postgres://app@db/app --registry src/generated/registry.ts`,
     )
     .action(action(context, (options: MigrateOptions) => migrate(context, options)));
 }
 
-function printReport(out: Output, report: BulkMigrateReport, url: string, dryRun: boolean): void {
+function transitions(report: MigrateStoreReport): string[] {
+  return report.states.map((s) => {
+    const changed = s.toType !== s.type || s.to !== s.from;
+    return `${s.type} v${s.from}${changed ? ` -> ${s.toType === s.type ? "" : `${s.toType} `}v${s.to}` : " (current)"}: ${s.count}`;
+  });
+}
+
+function printReport(out: Output, report: MigrateStoreReport, url: string): void {
   const { c } = out;
-  const verb = dryRun ? "would migrate" : "migrated";
-  out.line(`${plural(report.scanned, "session")} in ${url}: ${c.green(`${report.migrated} ${verb}`)}, ${report.unchanged} already current${report.failed.length ? `, ${c.red(`${report.failed.length} cannot be migrated`)}` : ""}`);
+  const verb = report.dryRun ? "would migrate" : "migrated";
+  const parts = [
+    c.green(`${report.migrated} ${verb}`),
+    `${report.unchanged} already current`,
+    ...(report.failedCount ? [c.red(`${report.failedCount} cannot be migrated`)] : []),
+    ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
+    ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
+  ];
+  out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
+  for (const line of transitions(report)) out.line(`  ${c.dim(line)}`);
+  if (report.preserved) out.line(`  ${c.yellow(`${plural(report.preserved, "session")} hold values of unknown types or newer versions (kept as they are)`)}`);
   for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
-  if (report.failed.length > 50) out.line(`  ... and ${report.failed.length - 50} more (use --json for all)`);
+  const unlisted = report.failedCount - Math.min(50, report.failed.length);
+  if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
 }
 
 async function migrate(context: CommandContext, options: MigrateOptions): Promise<ExitCode> {
   const out = context.output(options);
+  const batchSize = Number(options.batchSize);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
   const registry = await loadRegistry(options.registry, context.environment);
-  const dryRun = options.dryRun === true;
-  const migrateStore = await findMigrateStore();
-  if (!migrateStore && !dryRun) throw bulkMigrationMissing();
-
-  const codec = migrateStore ? undefined : new RawTextCodec();
-  const opened = await openCliStore(options.store, context.environment, codec ? { codec } : { registry });
+  const { migrateStore } = await import("../../runtime/stores/index.js");
+  const opened = await openCliStore(options.store, context.environment, { registry });
   const progress = await out.progress();
+  // Ctrl-C: finish the session in hand, then report where to resume.
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  process.once("SIGINT", onSigint);
   try {
-    let report: BulkMigrateReport;
-    if (migrateStore) {
-      let started = false;
-      report = await migrateStore(opened.store, {
-        registry,
-        dryRun,
-        onProgress: (_done, total) => {
-          if (!started) {
-            progress.start(total ?? 0, dryRun ? "checking" : "migrating");
-            started = true;
-          }
-          progress.increment();
-        },
-      });
-    } else {
-      progress.start(0, "checking");
-      report = await dryRunWithScan(opened.store, registry, progress);
-    }
+    progress.start(0, options.dryRun ? "checking" : "migrating");
+    const report = await migrateStore(opened.store, {
+      registry,
+      dryRun: options.dryRun === true,
+      strict: options.strict === true,
+      batchSize,
+      signal: abort.signal,
+      ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
+      onProgress: (done) => {
+        // Stores do not count their sessions: the bar's end moves ahead a page at a time.
+        progress.setTotal(Math.ceil((done + 1) / batchSize) * batchSize);
+        progress.increment();
+      },
+    });
     progress.stop();
-    out.result({ ok: report.failed.length === 0, store: opened.url, dryRun, ...report });
-    printReport(out, report, opened.url, dryRun);
-    return report.failed.length === 0 ? EXIT.ok : EXIT.failed;
+    out.result({ ok: report.failedCount === 0 && !report.aborted, store: opened.url, ...report });
+    printReport(out, report, opened.url);
+    if (report.aborted) {
+      out.note(
+        `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,
+      );
+      return EXIT.runtime;
+    }
+    return report.failedCount === 0 ? EXIT.ok : EXIT.failed;
   } finally {
+    process.removeListener("SIGINT", onSigint);
     progress.stop();
     await opened.close();
   }
-}
-
-/** Read-only: loads every stored document and reports which would change on migration. */
-async function dryRunWithScan(store: SessionStore, registry: TypeRegistry, progress: Progress): Promise<BulkMigrateReport> {
-  const report: BulkMigrateReport = { scanned: 0, migrated: 0, unchanged: 0, failed: [] };
-  let cursor: string | undefined;
-  do {
-    const page = await store.scan({ cursor, limit: 500, includeText: true });
-    // The total is known only page by page: what was seen, plus a page more while there is one.
-    progress.setTotal(report.scanned + page.items.length + (page.cursor ? 500 : 0));
-    for (const item of page.items) {
-      report.scanned++;
-      const checked = checkDocument(item.text ?? "", { registry, strict: false });
-      if (!checked.ok) {
-        const first = checked.problems[0];
-        report.failed.push({ id: item.id, message: first ? first.message : "does not load", ...(first ? { pointer: first.pointer } : {}) });
-      } else if (checked.migrated) report.migrated++;
-      else report.unchanged++;
-      progress.increment();
-    }
-    cursor = page.cursor;
-  } while (cursor !== undefined);
-  return report;
 }

@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, readAll, type ExitCode } from "../io.js";
 import { loadRegistry } from "../registry.js";
-import { checkDocument, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
+import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
 
 interface ValidateOptions {
   strict?: boolean;
@@ -64,7 +64,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
       text = file === "-" ? await readAll(environment.stdin) : await readFile(inputPath(file, environment), "utf8");
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "is a directory" : (error as Error).message;
-      reports.push({ file: name, ok: false, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false });
+      reports.push({ file: name, ok: false, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
       out.note(`${out.ce.red("error:")} cannot read ${name}: ${reason}\n  ${out.ce.dim("where:")} ${inputPath(file, environment)}\n  ${out.ce.dim("fix:")}   check the path (use "-" to read stdin)`);
       code = EXIT.usage;
       progress.increment();
@@ -77,7 +77,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
     if (report.ok) {
       if (options.quiet) continue;
       const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
-      out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(" (older version: migrated on load)") : ""}`);
+      out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`);
       for (const s of report.sessions) {
         const prefix = report.sessions.length > 1 ? `${s.id}: ` : "";
         for (const st of s.state) out.line(`    ${c.dim(prefix + stateLine(st))}`);

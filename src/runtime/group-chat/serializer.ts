@@ -170,7 +170,7 @@ export class AgentChatSerializer {
     if (!Array.isArray(rawHistory)) throw bad("/history", "the history must be an array of messages", "serialize the chat again");
     let history: ChatMessage[];
     try {
-      const probe = decodeSession({ id: "agent-chat-history", stateBag: { history: { $type: "InMemoryChatHistoryState", messages: rawHistory } } }, options);
+      const probe = decodeSession({ id: "agent-chat-history", stateBag: { history: { $type: "InMemoryChatHistoryState", $version: 2, messages: rawHistory, droppedMessageCount: 0 } } }, options);
       history = (probe.stateBag.history as unknown as { messages: ChatMessage[] }).messages;
     } catch (cause) {
       const where = (inner: string) => (typeof doc.history === "string" ? `/history (decoded)${inner.replace(/^\/stateBag\/history\/messages/, "")}` : inner.replace(/^\/stateBag\/history\/messages/, "/history"));

@@ -8,8 +8,10 @@
  * Mapping (.NET -> statebag):
  * - `conversationId` -> `conversationId` (and kind `hosted`).
  * - `stateBag.InMemoryChatHistoryProvider` (`{"messages": [...]}`) -> the history state
- *   (`statebag.chatHistory`, `InMemoryChatHistoryState`). Messages already have the MEAI shape;
+ *   (`statebag.chatHistory`, `InMemoryChatHistoryState` v2). Messages already have the MEAI shape;
  *   MEAI's defaults are applied (`role` "user", empty `contents`) as System.Text.Json does.
+ *   Export writes `{"messages": [...]}` only, what .NET reads; the history's statebag-only
+ *   `droppedMessageCount` travels in the metadata (below) when it is not 0.
  * - every other key: a `$type`-tagged value is kept as it is; anything else (.NET bag values are
  *   untagged raw JSON) is wrapped as a `statebag.ForeignState` (format "dotnet") and unwrapped on
  *   export, so it comes back byte-for-byte.
@@ -27,10 +29,10 @@ import { chatMessageFromMeai, type ChatMessage } from "../messages.js";
 import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
 import { parseJson } from "../safe-json.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
-import { isTaggedValue, versionOf, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
+import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
 import { pointerSegment } from "../errors.js";
 import { InteropError, at } from "./errors.js";
-import { SESSION_INFO_KEY, envelopeKey, foreignState, isForeignState, type SessionInfo } from "./foreign.js";
+import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
 import { decodeImported, type SessionCodecOptions } from "./session-codec.js";
 
@@ -133,7 +135,7 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
         // A history state with more than .NET's one member: keep it whole rather than drop parts.
         put(key, foreignState("dotnet", cloneJson(value) as JsonObject) as unknown as TaggedValue, path);
       } else {
-        put(historyKey, { $type: "InMemoryChatHistoryState", messages: importHistory(value, path) }, path);
+        put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: importHistory(value, path), droppedMessageCount: 0 }, path);
         hasHistory = true;
       }
     } else if (isTaggedValue(value)) {
@@ -147,6 +149,7 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
   if (Object.keys(extras).length > 0) put(envelopeKey("dotnet"), foreignState("dotnet", extras as JsonObject) as unknown as TaggedValue, []);
 
   if (conversationId === undefined && isPlainObject(info?.conversationId)) conversationId = cloneJson(info.conversationId);
+  if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
   const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
   const id = options.id ?? (typeof info?.id === "string" && info.id !== "" ? info.id : undefined);
   const session = createSessionData({ id, kind, conversationId, stateBag: bag });
@@ -165,6 +168,7 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
   const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "export", at(path), problem, hint);
   const bag: JsonRecord = {};
   let extras: JsonRecord = {};
+  let dropped = 0;
   const put = (key: string, value: unknown) => {
     if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key "${key}"`, `export with another dotnetHistoryKey (now "${dotnetHistoryKey}") or rename one of them`);
     defineOwn(bag, key, value);
@@ -173,8 +177,10 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
     const value = session.stateBag[key];
     if (key === envelopeKey("dotnet") && isForeignState(value, "dotnet") && isPlainObject(value.value)) {
       extras = cloneJson(value.value);
-    } else if (key === historyKey && value.$type === "InMemoryChatHistoryState" && versionOf(value) === 1 && Array.isArray(value.messages)) {
+    } else if (key === historyKey && isHistoryState(value)) {
+      // .NET's history is { messages } and nothing else; statebag's own fields go to the metadata.
       put(dotnetHistoryKey, { messages: typeFirst(value.messages) });
+      dropped = typeof value.droppedMessageCount === "number" ? value.droppedMessageCount : 0;
     } else if (isForeignState(value, "dotnet")) {
       put(key, cloneJson(value.value)); // raw, exactly as .NET wrote it
     } else if (key === SESSION_INFO_KEY) {
@@ -186,6 +192,7 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
   const doc: JsonRecord = {};
   const info: SessionInfo = { $type: "statebag.SessionInfo", id: session.id };
   if (session.kind !== undefined) info.kind = session.kind;
+  if (dropped > 0) info.historyDroppedMessageCount = dropped;
   if (typeof session.conversationId === "string") doc.conversationId = session.conversationId;
   else if (session.conversationId !== undefined) {
     if (!metadata) throw fail(["conversationId"], "the conversation id is an object of named ids; the .NET form holds a string only", "export with metadata (the default) to keep it, or use a single string id");

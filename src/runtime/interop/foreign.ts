@@ -14,8 +14,8 @@
  * `code_interpreter_tool_call`) is wrapped the same way as a `statebag.foreign` content, so a
  * history keeps every item, in order, and the model simply does not see the ones it cannot read.
  */
-import type { AIContentBase } from "../messages.js";
-import type { JsonObject, JsonValue, ProviderState, Tagged } from "../tagged.js";
+import type { AIContentBase, ChatMessage } from "../messages.js";
+import { versionOf, type JsonObject, type JsonValue, type ProviderState, type Tagged, type TaggedValue } from "../tagged.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 
 /** The session formats statebag reads and writes besides its own. */
@@ -51,6 +51,25 @@ export interface SessionInfo {
   id?: string;
   kind?: "local" | "hosted";
   conversationId?: { [name: string]: string };
+  /**
+   * The history's `droppedMessageCount` (messages a reducer removed), when not 0: the other
+   * format's history has no field for it. Restored on import.
+   */
+  historyDroppedMessageCount?: number;
+}
+
+/**
+ * A history state an export can write as the other format's `{ messages }`:
+ * `InMemoryChatHistoryState` v2 (or v1, in a session built in code and not loaded through a store).
+ */
+export function isHistoryState(value: TaggedValue): value is TaggedValue & { messages: ChatMessage[]; droppedMessageCount?: number } {
+  return value.$type === "InMemoryChatHistoryState" && (versionOf(value) === 1 || versionOf(value) === 2) && Array.isArray(value.messages);
+}
+
+/** The `historyDroppedMessageCount` an export recorded, when it is a usable count. */
+export function droppedCountOf(info: SessionInfo | undefined): number {
+  const n = info?.historyDroppedMessageCount;
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
 }
 
 /** The bag key that keeps unknown top-level members of an imported document's envelope. */

@@ -39,7 +39,7 @@ import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../messag
 import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
 import { parseJson } from "../safe-json.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
-import { isTaggedValue, versionOf, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
+import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
 import { pointerSegment } from "../errors.js";
 import { InteropError, at } from "./errors.js";
 import {
@@ -49,6 +49,8 @@ import {
   foreignState,
   isForeignContent,
   isForeignState,
+  isHistoryState,
+  droppedCountOf,
   type SessionInfo,
 } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
@@ -553,7 +555,7 @@ export function importPythonSession(json: string | object, options: ImportPython
       continue;
     }
     if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && Array.isArray(value.messages) && Object.keys(value).length === 1) {
-      put(historyKey, { $type: "InMemoryChatHistoryState", messages: messagesFromPython(value.messages, [...path, "messages"]) });
+      put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: messagesFromPython(value.messages, [...path, "messages"]), droppedMessageCount: 0 });
       hasHistory = true;
     } else if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && "messages" in value && !Array.isArray(value.messages)) {
       throw malformed([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
@@ -568,6 +570,7 @@ export function importPythonSession(json: string | object, options: ImportPython
   if (Object.keys(extras).length > 0) put(envelopeKey("python"), foreignState("python", extras as JsonObject) as unknown as TaggedValue);
 
   const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
+  if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
   const session = createSessionData({ id: options.id ?? doc.session_id, kind, conversationId, stateBag: bag });
   const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
   return decodeImported(session, "python", (pointer) => {
@@ -583,6 +586,7 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
   const fail = (path: Path, problem: string, hint?: string) => new InteropError("python", "export", at(path), problem, hint);
   const state: JsonRecord = {};
   let extras: JsonRecord = {};
+  let dropped = 0;
   const put = (key: string, value: unknown) => {
     if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key "${key}"`, `export with another pythonHistoryKey (now "${pyHistoryKey}") or rename one of them`);
     defineOwn(state, key, value);
@@ -591,8 +595,9 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
     const value = session.stateBag[key];
     if (key === envelopeKey("python") && isForeignState(value, "python") && isPlainObject(value.value)) {
       extras = cloneJson(value.value);
-    } else if (key === historyKey && value.$type === "InMemoryChatHistoryState" && versionOf(value) === 1 && Array.isArray(value.messages)) {
-      put(pyHistoryKey, { messages: messagesToPython(value.messages as ChatMessage[]) });
+    } else if (key === historyKey && isHistoryState(value)) {
+      put(pyHistoryKey, { messages: messagesToPython(value.messages) });
+      dropped = typeof value.droppedMessageCount === "number" ? value.droppedMessageCount : 0;
     } else if (isForeignState(value, "python")) {
       put(key, cloneJson(value.value));
     } else if (key === SESSION_INFO_KEY) {
@@ -601,7 +606,12 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
       put(key, cloneJson(value));
     }
   }
-  if (options.metadata !== false && session.kind !== undefined) put(SESSION_INFO_KEY, { $type: "statebag.SessionInfo", kind: session.kind } satisfies SessionInfo);
+  if (options.metadata !== false && (session.kind !== undefined || dropped > 0)) {
+    const info: SessionInfo = { $type: "statebag.SessionInfo" };
+    if (session.kind !== undefined) info.kind = session.kind;
+    if (dropped > 0) info.historyDroppedMessageCount = dropped;
+    put(SESSION_INFO_KEY, info);
+  }
   const doc: JsonRecord = { type: "session", session_id: session.id, service_session_id: session.conversationId === undefined ? null : cloneJson(session.conversationId), state };
   for (const key of Object.keys(extras)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(doc, key, extras[key]);
   return doc as PythonSessionJson;

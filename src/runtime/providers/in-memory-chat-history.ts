@@ -3,6 +3,7 @@
  * carries the whole conversation (seed 004, enhancement 2).
  */
 import type { ChatMessage } from "../messages.js";
+import { defineMigration } from "../migrations.js";
 import type { AgentSession } from "../session.js";
 import { ProviderSessionState } from "../state-bag.js";
 import type { ProviderState } from "../tagged.js";
@@ -11,8 +12,34 @@ import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";
 
 /** A local session's history, kept in the session itself. */
-export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHistoryState", 1> {
+export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHistoryState", 2> {
   messages: ChatMessage[];
+  /**
+   * How many messages the history's reducer has removed so far (messages in minus messages out,
+   * summed over runs), so a UI can say "12 earlier messages hidden" and a summary knows the
+   * history was trimmed. 0 for a history that was never reduced. Added in version 2.
+   * @TJS-type integer
+   * @minimum 0
+   */
+  droppedMessageCount: number;
+}
+
+/**
+ * Version 1 had no `droppedMessageCount`. Whether a v1 history was ever reduced is not recorded,
+ * so it starts counting at 0 (what it shows is exactly what is kept).
+ */
+export const inMemoryChatHistoryMigrations = [
+  defineMigration<{ messages: ChatMessage[] }, Omit<InMemoryChatHistoryState, "$type" | "$version">>({
+    type: "InMemoryChatHistoryState",
+    from: 1,
+    to: 2,
+    up: (v) => ({ ...v, droppedMessageCount: 0 }),
+  }),
+];
+
+/** A new, empty history state (the current version). */
+export function emptyChatHistoryState(messages: ChatMessage[] = []): InMemoryChatHistoryState {
+  return { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
 }
 
 export interface InMemoryChatHistoryOptions {
@@ -34,8 +61,8 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     this.reducer = options.reducer;
     this.state = new ProviderSessionState<InMemoryChatHistoryState>(this.key, {
       stateType: "InMemoryChatHistoryState",
-      version: 1,
-      initial: () => ({ $type: "InMemoryChatHistoryState", messages: [] }),
+      version: 2,
+      initial: () => emptyChatHistoryState(),
     });
   }
 
@@ -46,9 +73,19 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
   async addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void> {
     const current = this.state.readOrInit(context.state);
     let next = [...current.messages, ...messages];
-    if (this.reducer) next = await this.reducer(next);
+    let dropped = current.droppedMessageCount;
+    if (this.reducer) {
+      const before = next.length;
+      next = await this.reducer(next);
+      dropped += Math.max(0, before - next.length);
+    }
     // A new value, never a mutation: an aborted run must leave the committed state untouched.
-    this.state.write(context.state, { ...current, messages: next });
+    this.state.write(context.state, { ...current, messages: next, droppedMessageCount: dropped });
+  }
+
+  /** How many messages the reducer has removed from this session's history (0 when none). */
+  droppedMessageCount(session: AgentSession): number {
+    return this.state.read(session)?.droppedMessageCount ?? 0;
   }
 
   async listMessages(session: AgentSession): Promise<ChatMessage[]> {

@@ -5,23 +5,34 @@
  */
 import type { ChatClient } from "../chat-client.js";
 import { messageText, userMessage, type ChatMessage } from "../messages.js";
+import { defineMigration } from "../migrations.js";
 import { ProviderSessionState } from "../state-bag.js";
 import type { ProviderState } from "../tagged.js";
 import { AIContextProvider, type AIContext, type InvokedContext } from "./context-provider.js";
 import type { ProviderContext } from "./provider.js";
 
-export interface RollingSummaryState extends ProviderState<"RollingSummaryState", 1> {
+export interface RollingSummaryState extends ProviderState<"RollingSummaryState", 2> {
   /** The model's latest summary of the conversation, empty until the first summary. */
   summary: string;
   /** The most recent messages (at most `maxMessages`), what the next summary is written from. */
   recentMessages: ChatMessage[];
   /**
-   * Turns seen since the session started.
+   * Turns seen since the session started (version 1 called it `turns`).
    * @TJS-type integer
    * @minimum 0
    */
-  turns: number;
+  turnCount: number;
 }
+
+/** Version 2 renamed `turns` to `turnCount` (a count, named like one); nothing else changed. */
+export const rollingSummaryMigrations = [
+  defineMigration<{ summary: string; recentMessages: ChatMessage[]; turns: number }, Omit<RollingSummaryState, "$type" | "$version">>({
+    type: "RollingSummaryState",
+    from: 1,
+    to: 2,
+    up: ({ turns, ...rest }) => ({ ...rest, turnCount: turns }),
+  }),
+];
 
 export interface RollingSummaryOptions {
   /** The client that writes summaries (often a small, cheap model). */
@@ -49,8 +60,8 @@ export class RollingSummaryProvider extends AIContextProvider {
     this.summarizeEvery = options.summarizeEvery ?? 1;
     this.state = new ProviderSessionState<RollingSummaryState>(this.key, {
       stateType: "RollingSummaryState",
-      version: 1,
-      initial: () => ({ $type: "RollingSummaryState", summary: "", recentMessages: [], turns: 0 }),
+      version: 2,
+      initial: () => ({ $type: "RollingSummaryState", $version: 2, summary: "", recentMessages: [], turnCount: 0 }),
     });
   }
 
@@ -63,14 +74,14 @@ export class RollingSummaryProvider extends AIContextProvider {
   override async invoked(context: InvokedContext): Promise<void> {
     const current = this.state.readOrInit(context.state);
     const recentMessages = [...current.recentMessages, ...context.requestMessages, ...context.responseMessages].slice(-this.maxMessages);
-    const turns = current.turns + 1;
+    const turnCount = current.turnCount + 1;
     let summary = current.summary;
-    if (turns % this.summarizeEvery === 0) {
+    if (turnCount % this.summarizeEvery === 0) {
       const transcript = recentMessages.map((m) => `${m.role}: ${messageText(m)}`).join("\n");
       const prompt = userMessage(`Summarize the conversation below in at most three sentences.\n\n${transcript}`);
       const response = await this.summarizer.getResponse([prompt], { store: false, signal: context.signal });
       summary = response.messages.map(messageText).join(" ").trim() || summary;
     }
-    this.state.write(context.state, { $type: "RollingSummaryState", summary, recentMessages, turns });
+    this.state.write(context.state, { $type: "RollingSummaryState", $version: 2, summary, recentMessages, turnCount });
   }
 }

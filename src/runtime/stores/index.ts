@@ -33,3 +33,13 @@ export { PostgresSessionStore, POSTGRES_SCHEMA_VERSION, type PostgresStoreOption
 export { RedisSessionStore, REDIS_FORMAT_VERSION, type RedisStoreOptions } from "./redis.js";
 export { withSession, type SessionRunContext, type WithSessionOptions, type WithSessionResult } from "./with-session.js";
 export { redactUrl } from "./url.js";
+export {
+  BulkMigrationError,
+  formatMigrateReport,
+  migrateStore,
+  type MigrateStoreFailure,
+  type MigrateStoreOptions,
+  type MigrateStoreProgress,
+  type MigrateStoreReport,
+  type StateVersionCount,
+} from "./migrate.js";

@@ -28,6 +28,7 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
+  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -121,9 +122,10 @@ export class MemorySessionStore implements SessionStore {
     const ids = [...this.rows.keys()]
       .filter((id) => (cursor === undefined || compareIds(id, cursor) > 0) && this.live(id, now))
       .sort(compareIds);
-    const page = ids.slice(0, limit).map((id) => {
+    const page = ids.slice(0, limit).map((id): ScanItem => {
       const row = this.rows.get(id)!;
-      return includeText ? { id, revision: row.revision, text: row.text } : { id, revision: row.revision };
+      if (!includeText) return { id, revision: row.revision };
+      return row.expiresAt === undefined ? { id, revision: row.revision, text: row.text } : { id, revision: row.revision, text: row.text, ttlMs: Math.max(1, row.expiresAt - now) };
     });
     return ids.length > limit ? { items: page, cursor: page[page.length - 1].id } : { items: page };
   }

@@ -43,6 +43,7 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
+  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -330,11 +331,12 @@ export class PostgresSessionStore implements SessionStore {
       false,
       async (c) => (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
     );
-    const items = rows.slice(0, limit).map((r) =>
-      includeText
-        ? { id: r.id as string, revision: Number(r.revision), text: r.data as string }
-        : { id: r.id as string, revision: Number(r.revision) },
-    );
+    const items = rows.slice(0, limit).map((r): ScanItem => {
+      if (!includeText) return { id: r.id as string, revision: Number(r.revision) };
+      const item: ScanItem = { id: r.id as string, revision: Number(r.revision), text: r.data as string };
+      if (r.ttl_ms !== null && r.ttl_ms !== undefined) item.ttlMs = Number(r.ttl_ms);
+      return item;
+    });
     return rows.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
   }
 
@@ -420,7 +422,10 @@ export function postgresStatements(schema: string) {
     deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
     deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
     scan: named(`SELECT id, revision FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
-    scanText: named(`SELECT id, revision, data FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
+    scanText: named(
+      `SELECT id, revision, data, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
+       FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`,
+    ),
     purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),
     // One statement: record the operation id (a repeat inserts nothing and so appends nothing),
     // bump the log header (its row lock orders concurrent appends), insert the messages.

@@ -43,6 +43,7 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
+  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -124,7 +125,7 @@ redis.call('DEL', KEYS[1])
 return {1, 1}
 `;
 
-/** KEYS: idx. ARGV: cursor ('' = start), wanted, withText ('1'/'0'), sessionKeyPrefix. Returns flat [id, rev, (text)]*. */
+/** KEYS: idx. ARGV: cursor ('' = start), wanted, withText ('1'/'0'), sessionKeyPrefix. Returns flat [id, rev, (text, pttl)]*. */
 const SCAN = `
 local start = '-'
 if ARGV[1] ~= '' then start = '(' .. ARGV[1] end
@@ -139,7 +140,10 @@ while n < wanted do
     if v[1] then
       out[#out + 1] = sid
       out[#out + 1] = v[1]
-      if ARGV[3] == '1' then out[#out + 1] = v[2] end
+      if ARGV[3] == '1' then
+        out[#out + 1] = v[2]
+        out[#out + 1] = redis.call('PTTL', ARGV[4] .. sid)
+      end
       n = n + 1
     else
       redis.call('ZREM', KEYS[1], sid)
@@ -408,10 +412,16 @@ export class RedisSessionStore implements SessionStore {
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     const flat = await this.call("scan", false, (c) => c.sbScan(this.keys.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", this.keys.sessionPrefix));
-    const step = includeText ? 3 : 2;
-    const all = [];
+    const step = includeText ? 4 : 2;
+    const all: ScanItem[] = [];
     for (let i = 0; i < flat.length; i += step) {
-      all.push(includeText ? { id: flat[i], revision: Number(flat[i + 1]), text: flat[i + 2] } : { id: flat[i], revision: Number(flat[i + 1]) });
+      if (!includeText) {
+        all.push({ id: flat[i], revision: Number(flat[i + 1]) });
+        continue;
+      }
+      // PTTL: -1 no expiry (a positive value is the time left).
+      const pttl = Number(flat[i + 3]);
+      all.push(pttl > 0 ? { id: flat[i], revision: Number(flat[i + 1]), text: flat[i + 2], ttlMs: pttl } : { id: flat[i], revision: Number(flat[i + 1]), text: flat[i + 2] });
     }
     const items = all.slice(0, limit);
     return all.length > limit ? { items, cursor: items[items.length - 1].id } : { items };

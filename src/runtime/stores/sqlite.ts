@@ -34,6 +34,7 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
+  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -120,7 +121,7 @@ export const SQLITE_SQL = {
   deleteAny: `DELETE FROM statebag_sessions WHERE id = @id RETURNING (expires_at IS NULL OR expires_at > @now) AS live`,
   deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
   scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
-  scanText: `SELECT id, revision, data FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
+  scanText: `SELECT id, revision, data, expires_at FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
   purge: `DELETE FROM statebag_sessions WHERE expires_at IS NOT NULL AND expires_at <= ?`,
   opInsert: `INSERT OR IGNORE INTO statebag_message_ops (storage_id, operation_id) VALUES (?, ?)`,
   logVersion: `SELECT version, next_seq FROM statebag_message_logs WHERE storage_id = ?`,
@@ -146,7 +147,7 @@ class Statements {
   readonly deleteAny: Stmt;
   readonly deleteAt: Stmt;
   readonly scan: Stmt<{ id: string; revision: number }>;
-  readonly scanText: Stmt<{ id: string; revision: number; data: string }>;
+  readonly scanText: Stmt<{ id: string; revision: number; data: string; expires_at: number | null }>;
   readonly purge: Stmt;
   readonly opInsert: Stmt;
   readonly logVersion: Stmt<{ version: number; next_seq: number }>;
@@ -325,10 +326,14 @@ export class SqliteSessionStore implements SessionStore {
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
+    const now = Date.now();
     const rows = this.run("scan", (s) =>
-      (includeText ? s.scanText : s.scan).all(cursor ?? "", Date.now(), limit + 1) as { id: string; revision: number; data?: string }[],
+      (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as { id: string; revision: number; data?: string; expires_at?: number | null }[],
     );
-    const items = rows.slice(0, limit).map((r) => (includeText ? { id: r.id, revision: r.revision, text: r.data } : { id: r.id, revision: r.revision }));
+    const items = rows.slice(0, limit).map((r): ScanItem => {
+      if (!includeText) return { id: r.id, revision: r.revision };
+      return r.expires_at == null ? { id: r.id, revision: r.revision, text: r.data } : { id: r.id, revision: r.revision, text: r.data, ttlMs: Math.max(1, r.expires_at - now) };
+    });
     return rows.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
   }
 

@@ -62,6 +62,12 @@ export interface ScanItem {
   revision: number;
   /** The stored text, exactly as written, when `includeText` was set. */
   text?: string;
+  /**
+   * With `includeText`: the session's remaining time to live in milliseconds, when it was saved
+   * with a `ttlMs` (absent: kept until deleted). A rewrite (a bulk migration) passes it back to
+   * `save` so the session expires when it would have.
+   */
+  ttlMs?: number;
 }
 
 export interface ScanPage {

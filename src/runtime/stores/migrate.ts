@@ -1,0 +1,321 @@
+/**
+ * `migrateStore(store, options)`: brings every stored session to the latest version of its types,
+ * so old documents do not wait for their next save (loading migrates lazily anyway).
+ *
+ * For each session, page by page through `store.scan({ includeText: true })`:
+ * 1. read its stored text and revision (nothing else is held: memory stays flat whatever the
+ *    store's size, about one page of texts);
+ * 2. load it exactly as `store.get` would (`deserializeSession`: safe parse, envelope check,
+ *    migrations, validation of every tagged value), with the registry given;
+ * 3. if a migration changed something, save the result with compare-and-swap on the revision read
+ *    (`store.save(session, { expectedRevision })`, which validates again and keeps the session's
+ *    remaining time to live). If the application saved the session meanwhile, the save is refused
+ *    and the session is re-read and migrated again from its new revision.
+ *
+ * A session that does not load or does not migrate is left exactly as stored and reported with
+ * its id and the error. `dryRun` does steps 1-2 only and reports what would change.
+ *
+ * Why an interrupted run (a crash, SIGKILL, a deploy) loses nothing and can simply be run again:
+ * - each session is written by one `save`, a single atomic compare-and-swap write in every backend:
+ *   after a kill it is either at its old revision with its old text, or at a new revision with the
+ *   complete migrated text; never in between;
+ * - a save only ever replaces the revision that was read, so a migrated copy of stale data never
+ *   overwrites an application write (the CAS refuses it and the session is re-read);
+ * - migrations run from the version found in the stored value: a value already at the latest
+ *   version is returned as it is (`registry.upgrade` applies no step), so a session migrated by an
+ *   earlier, killed run is reported `unchanged` by the next one and never migrated twice;
+ * - `unchanged` sessions are never written (no revision bump, no wasted writes on a re-run).
+ * A re-run therefore converges: every session ends at the latest versions exactly once.
+ * `startAfter` (the `cursor` of the last progress report) skips what a killed run already did.
+ */
+import { StatebagError } from "../errors.js";
+import { defaultRegistry, type TypeRegistry } from "../registry.js";
+import { SessionValidationError, deserializeSession, type MigratedValue } from "../serialization.js";
+import type { JsonLimits } from "../safe-json.js";
+import type { AgentSession } from "../session.js";
+import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
+import { ConflictError, StoreUnavailableError } from "./errors.js";
+import type { ScanItem, SessionStore } from "./types.js";
+import { pointerSegment } from "../errors.js";
+
+export interface MigrateStoreOptions {
+  /** The types and migrations to load with (default `defaultRegistry()`). */
+  registry?: TypeRegistry;
+  /** Load every session and report, write nothing. */
+  dryRun?: boolean;
+  /** Sessions per `scan` page, 1..1000 (default 100). Memory use is about one page of stored texts. */
+  batchSize?: number;
+  /** Called after each session. `total` is unknown (stores do not count): always undefined. */
+  onProgress?: (done: number, total: number | undefined, progress: MigrateStoreProgress) => void;
+  /** Stops after the current session; the report has `aborted: true` and the `cursor` to resume from. */
+  signal?: AbortSignal;
+  /** Unknown `$type`s and newer versions fail the session instead of being kept verbatim (default false). */
+  strict?: boolean;
+  /** Parse limits for stored texts (default: `parseJson`'s). */
+  limits?: JsonLimits;
+  /** Start after this session id: a `cursor` from an earlier run's progress or report. */
+  startAfter?: string;
+  /** Re-reads of a session the application keeps changing before giving up on it (default 10). */
+  maxConflictRetries?: number;
+  /** Failures listed in the report (all are counted in `failedCount`). Default 1000. */
+  maxReportedFailures?: number;
+}
+
+export interface MigrateStoreProgress {
+  done: number;
+  migrated: number;
+  unchanged: number;
+  failed: number;
+  /** Every session up to and including this id is done: pass it as `startAfter` to resume. */
+  cursor: string;
+}
+
+/** A session that could not be migrated (it is left exactly as stored). */
+export interface MigrateStoreFailure {
+  id: string;
+  /** The revision it was read at (and is still at, unless the application saved it since). */
+  revision: number;
+  message: string;
+  /** JSON pointer of the first problem in the stored document, when there is one. */
+  pointer?: string;
+  /** The problem or error code (`old-version`, `migration-failed`, `schema`, `json`, `conflict`, ...). */
+  code?: string;
+}
+
+/**
+ * Provider state values by type and version, before -> after (`from === to`: already current).
+ * Values kept verbatim (unknown types, newer versions) count under their own version.
+ */
+export interface StateVersionCount {
+  type: string;
+  from: number;
+  toType: string;
+  to: number;
+  /** State values (one per session and key) with this transition. */
+  count: number;
+}
+
+export interface MigrateStoreReport {
+  dryRun: boolean;
+  /** Sessions read. */
+  scanned: number;
+  /** Sessions rewritten at the latest versions (dry run: that would be). */
+  migrated: number;
+  /** Sessions already current: not written. */
+  unchanged: number;
+  /** Sessions that could not be migrated, left as stored (at most `maxReportedFailures` listed). */
+  failed: MigrateStoreFailure[];
+  failedCount: number;
+  /** Sessions deleted or expired between the scan and the save. */
+  vanished: number;
+  /** Saves refused because the application saved the session meanwhile (each was re-read and retried). */
+  conflicts: number;
+  /** Sessions holding values this registry does not know (kept verbatim, not an error unless strict). */
+  preserved: number;
+  /** Provider state values by type and version, before -> after. */
+  states: StateVersionCount[];
+  /** Every migrated value, nested ones included (message contents, ...), by type and version. */
+  values: StateVersionCount[];
+  /** True when `signal` stopped the run before the end. */
+  aborted: boolean;
+  /** The last session done: `startAfter` for a resumed run (absent when none was read). */
+  cursor?: string;
+  durationMs: number;
+}
+
+/** A session a bulk migration was asked to migrate but the store would not take. */
+export class BulkMigrationError extends StatebagError {
+  constructor(message: string, hint: string, cause?: unknown) {
+    super("bulk-migration", message, { hint, cause });
+  }
+}
+
+type Outcome = "migrated" | "unchanged" | "failed" | "vanished";
+
+interface Plan {
+  session: AgentSession;
+  changed: boolean;
+  migrated: MigratedValue[];
+  preserved: boolean;
+}
+
+/** Upgrades every stored session to the latest versions of its types. See the module comment. */
+export async function migrateStore(store: SessionStore, options: MigrateStoreOptions = {}): Promise<MigrateStoreReport> {
+  const started = performance.now();
+  const registry = options.registry ?? defaultRegistry();
+  const dryRun = options.dryRun === true;
+  const batchSize = options.batchSize ?? 100;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) {
+    throw new BulkMigrationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`, "pass a page size such as 100");
+  }
+  const maxRetries = options.maxConflictRetries ?? 10;
+  const maxReported = options.maxReportedFailures ?? 1000;
+  const report: MigrateStoreReport = {
+    dryRun,
+    scanned: 0,
+    migrated: 0,
+    unchanged: 0,
+    failed: [],
+    failedCount: 0,
+    vanished: 0,
+    conflicts: 0,
+    preserved: 0,
+    states: [],
+    values: [],
+    aborted: false,
+    durationMs: 0,
+  };
+  const states = new Map<string, StateVersionCount>();
+  const values = new Map<string, StateVersionCount>();
+  const count = (map: Map<string, StateVersionCount>, type: string, from: number, toType: string, to: number) => {
+    const key = `${type}\u0000${from}\u0000${toType}\u0000${to}`;
+    const hit = map.get(key);
+    if (hit) hit.count++;
+    else map.set(key, { type, from, toType, to, count: 1 });
+  };
+  const fail = (item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">) => {
+    report.failedCount++;
+    if (report.failed.length < maxReported) report.failed.push({ id: item.id, revision: item.revision, ...failure });
+  };
+
+  /** Loads one stored text the way `store.get` would, and says whether migrations changed it. */
+  const plan = (item: { id: string; revision: number }, text: string): Plan | undefined => {
+    let migrated: MigratedValue[] = [];
+    let preserved = false;
+    let session: AgentSession;
+    try {
+      session = deserializeSession(text, {
+        registry,
+        strict: options.strict,
+        limits: options.limits,
+        onMigrated: (m) => (migrated = m),
+        onPreserved: () => (preserved = true),
+      });
+    } catch (error) {
+      if (error instanceof SessionValidationError) {
+        const first = error.problems[0];
+        fail(item, { message: first ? first.message : error.message, ...(first ? { pointer: first.pointer, code: first.code } : {}) });
+        return undefined;
+      }
+      fail(item, { message: error instanceof Error ? error.message : String(error), code: error instanceof StatebagError ? error.code : undefined });
+      return undefined;
+    }
+    if (session.id !== item.id) {
+      fail(item, { message: `the stored session's id is ${JSON.stringify(session.id)}, not ${JSON.stringify(item.id)}`, pointer: "/session/id", code: "session" });
+      return undefined;
+    }
+    // (When the envelope's formatVersion is raised, an older envelope will count as a change too.)
+    return { session, changed: migrated.length > 0, migrated, preserved };
+  };
+
+  const record = (p: Plan) => {
+    const before = new Map<string, MigratedValue>();
+    for (const m of p.migrated) {
+      count(values, m.fromType, m.from, m.toType, m.to);
+      before.set(m.pointer, m);
+    }
+    for (const key of Object.keys(p.session.stateBag)) {
+      const value = p.session.stateBag[key];
+      const to = value.$version ?? 1;
+      const m = before.get(`/session/stateBag/${pointerSegment(key)}`);
+      count(states, m ? m.fromType : value.$type, m ? m.from : to, value.$type, to);
+    }
+    if (p.preserved) report.preserved++;
+  };
+
+  /** The session's current stored text, read again after a refused save (undefined: it is gone). */
+  const reread = async (id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> => {
+    let cursor = pageCursor;
+    for (;;) {
+      const page = await store.scan({ cursor, limit: batchSize, includeText: true });
+      for (const item of page.items) {
+        const order = compareIds(item.id, id);
+        if (order === 0) return item;
+        if (order > 0) return undefined;
+      }
+      if (page.cursor === undefined) return undefined;
+      cursor = page.cursor;
+    }
+  };
+
+  const migrateOne = async (first: ScanItem, pageCursor: string | undefined): Promise<Outcome> => {
+    let item = first;
+    for (let attempt = 0; ; attempt++) {
+      if (typeof item.text !== "string") {
+        fail(item, { message: `the store returned no text for session ${JSON.stringify(item.id)}`, code: "store" });
+        return "failed";
+      }
+      const p = plan(item, item.text);
+      if (p === undefined) return "failed";
+      if (!p.changed) {
+        record(p);
+        return "unchanged";
+      }
+      if (dryRun) {
+        record(p);
+        return "migrated";
+      }
+      try {
+        await store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+        record(p);
+        return "migrated";
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
+        if (!(error instanceof ConflictError)) {
+          fail(item, { message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof StatebagError ? error.code : "save" });
+          return "failed";
+        }
+        report.conflicts++;
+        if (attempt >= maxRetries) {
+          fail(item, { message: `the session changed ${attempt + 1} times while being migrated; left for the next run`, code: "conflict" });
+          return "failed";
+        }
+        const fresh = await reread(item.id, pageCursor);
+        if (fresh === undefined) return "vanished";
+        item = fresh;
+      }
+    }
+  };
+
+  let cursor = options.startAfter;
+  let pageCursor = options.startAfter;
+  scan: for (;;) {
+    const page = await store.scan({ cursor: pageCursor, limit: batchSize, includeText: true });
+    for (const item of page.items) {
+      if (options.signal?.aborted) {
+        report.aborted = true;
+        break scan;
+      }
+      report.scanned++;
+      const outcome = await migrateOne(item, pageCursor);
+      if (outcome === "vanished") report.vanished++;
+      else if (outcome !== "failed") report[outcome]++;
+      cursor = item.id;
+      options.onProgress?.(report.scanned, undefined, { done: report.scanned, migrated: report.migrated, unchanged: report.unchanged, failed: report.failedCount, cursor });
+    }
+    if (page.cursor === undefined) break;
+    pageCursor = page.cursor;
+  }
+  if (cursor !== undefined) report.cursor = cursor;
+  const order = (a: StateVersionCount, b: StateVersionCount) =>
+    (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) || a.from - b.from || (a.toType < b.toType ? -1 : a.toType > b.toType ? 1 : 0) || a.to - b.to;
+  report.states = [...states.values()].sort(order);
+  report.values = [...values.values()].sort(order);
+  report.durationMs = Math.round(performance.now() - started);
+  return report;
+}
+
+/** The report as a few readable lines (for logs and the CLI). */
+export function formatMigrateReport(report: MigrateStoreReport): string {
+  const verb = report.dryRun ? "would migrate" : "migrated";
+  const lines = [
+    `${report.scanned} session(s): ${report.migrated} ${verb}, ${report.unchanged} already current, ${report.failedCount} failed` +
+      (report.vanished ? `, ${report.vanished} gone meanwhile` : "") +
+      (report.conflicts ? `, ${report.conflicts} concurrent change(s) retried` : "") +
+      (report.aborted ? " (stopped early; resume with startAfter: " + JSON.stringify(report.cursor) + ")" : ""),
+  ];
+  for (const s of report.states) lines.push(`  ${s.type} v${s.from}${s.toType !== s.type || s.to !== s.from ? ` -> ${s.toType === s.type ? "" : `${s.toType} `}v${s.to}` : " (current)"}: ${s.count}`);
+  for (const f of report.failed) lines.push(`  failed ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
+  if (report.failedCount > report.failed.length) lines.push(`  ... and ${report.failedCount - report.failed.length} more failure(s)`);
+  return lines.join("\n");
+}
