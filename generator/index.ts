@@ -237,7 +237,7 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   const compat = cfg.compat ? await runCompat(cfg, entry, result) : undefined;
   const failed = (compat?.failures.length ?? 0) > 0;
   const exitCode = result.exitCode !== 0 || failed ? 1 : 0;
-  return { ...result, ok: exitCode === 0, exitCode, recorded: [...recorded, ...(compat?.recorded ?? [])], cacheHit, migrations: entry.migrations, compat, scaffolded };
+  return { ...result, ok: exitCode === 0, exitCode, recorded: [...recorded, ...(compat?.recorded ?? [])], cacheHit, migrations: entry.migrations ?? [], compat, scaffolded };
 }
 
 /**
@@ -252,7 +252,7 @@ async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateRe
   for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
   const options = {
     fixturesDir: cfg.fixturesDir,
-    migrations: entry.migrations.map((m) => (m.toType === m.type ? { type: m.type, from: m.from, to: m.to } : { type: m.toType, from: m.from, to: m.to, fromType: m.type })),
+    migrations: (entry.migrations ?? []).map((m) => (m.toType === m.type ? { type: m.type, from: m.from, to: m.to } : { type: m.toType, from: m.from, to: m.to, fromType: m.type })),
     formerNames,
     update: !cfg.check,
     cwd: cfg.cwd,

@@ -192,15 +192,17 @@ export class MigrationSet {
 
   /**
    * Brings `value` (a tagged object) to the latest version of its type. The input is never
-   * modified. Throws `MigrationError` naming type, versions and `pointer`.
+   * modified, unless `owned`: a value the caller just parsed and throws away on error (a document
+   * loaded from text) is not copied first, and steps may then change it in place.
+   * Throws `MigrationError` naming type, versions and `pointer`.
    */
-  run(value: Record<string, unknown>, pointer: string, targets: MigrationTargets): UpgradeResult {
+  run(value: Record<string, unknown>, pointer: string, targets: MigrationTargets, owned = false): UpgradeResult {
     const startType = value.$type as string;
     const startVersion = value.$version === undefined ? 1 : (value.$version as number);
     let type = startType;
     let version = startVersion;
     let current: Record<string, unknown> = value;
-    let copied = false;
+    let copied = owned;
     let steps = 0;
     const seen = new Set<string>();
     for (;;) {

@@ -638,11 +638,12 @@ export class TypeRegistry {
 
   /**
    * Brings a tagged value to the latest version of its type by running migration steps. Returns
-   * a new object (or `value` itself when it is current); `value` is never modified. Throws
+   * a new object (or `value` itself when it is current); `value` is never modified (with
+   * `owned`, for a value parsed by the caller and discarded on error, it is not copied first). Throws
    * `MigrationError` naming the type, the versions and `pointer`.
    */
-  upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = ""): T {
-    return this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets).value as T;
+  upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = "", options?: { owned?: boolean }): T {
+    return this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets, options?.owned === true).value as T;
   }
 }
 

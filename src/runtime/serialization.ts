@@ -166,7 +166,7 @@ function sessionLabel(session: unknown): string {
 export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
   const { doc, owned } = load(input, options, "session");
   const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare !== false);
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true });
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true, ownedInput: owned });
   walker.walkSession(envelope.value, envelope.base);
   const result = walker.result();
   if (!result.ok) throw new SessionValidationError(`cannot load session ${sessionLabel(envelope.value)}`, result.problems, { preserved: result.preserved });
@@ -186,7 +186,7 @@ export function deserializeSessions(input: string | Uint8Array | unknown, option
       { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: '"sessions" must be an array' },
     ]);
   }
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true });
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true, ownedInput: owned });
   const base: (string | number)[] = ["sessions", 0];
   for (let i = 0; i < sessions.length; i++) {
     base[1] = i;

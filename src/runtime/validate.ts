@@ -157,7 +157,11 @@ export class SessionWalker implements SlotVisitor {
   /** Use the generic slot walk even where a compiled one exists (for tests). */
   private readonly generic: boolean;
 
-  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; deep?: boolean; genericWalk?: boolean }) {
+  /** The document was parsed by the caller and is discarded on error: migrations need not copy values first. */
+  private readonly owned: { owned: boolean } | undefined;
+
+  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean }) {
+    this.owned = options.ownedInput === true ? { owned: true } : undefined;
     this.generic = options.genericWalk === true;
     this.registry = options.registry;
     this.strict = options.strict === true;
@@ -390,7 +394,7 @@ export class SessionWalker implements SlotVisitor {
     const pointer = this.pointer(d);
     let upgraded: Record<string, unknown>;
     try {
-      upgraded = this.registry.upgrade<Record<string, unknown>>(v as { $type: string }, pointer);
+      upgraded = this.registry.upgrade<Record<string, unknown>>(v as { $type: string }, pointer, this.owned);
     } catch (err) {
       if (!(err instanceof MigrationError)) throw err;
       const noStep = err.reason === "no-step";

@@ -6,7 +6,7 @@ import {
   ScriptedChatClient,
   assistantMessage,
   chatMessageFromMeai,
-  emptyChatHistoryState,
+  chatHistoryState,
   functionCallContent,
   functionResultContent,
   messageText,
@@ -41,7 +41,7 @@ describe("messages in the Microsoft.Extensions.AI shape", () => {
     const messages = dotnet.stateBag.InMemoryChatHistoryProvider.messages.map(chatMessageFromMeai);
     const provider = new InMemoryChatHistoryProvider({ key: "InMemoryChatHistoryProvider" });
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), history: provider });
-    const session = agent.createSession({ stateBag: { InMemoryChatHistoryProvider: { ...emptyChatHistoryState(messages) } } });
+    const session = agent.createSession({ stateBag: { InMemoryChatHistoryProvider: { ...chatHistoryState(messages) } } });
     expect((await provider.listMessages(session))[0].authorName).toBe("testAuthor");
     await agent.run("hello", session);
     expect(await provider.listMessages(session)).toHaveLength(3);

@@ -146,6 +146,31 @@ describe("declared migrations in a project", () => {
   });
 });
 
+describe("a former name that evolved before it was renamed", () => {
+  it("accepts steps of the old name that lead into the rename, and chains them", async () => {
+    const root = tempProject(
+      {
+        ...runtimeFiles,
+        "src/journal.ts": `import type { ProviderState } from "./runtime/tagged.js";
+import { defineMigration } from "./runtime/migrations.js";
+export interface JournalState extends ProviderState<"acme.Journal", 3> { entries: string[] }
+export const journalMigrations = [
+  defineMigration({ type: "acme.Diary", from: 1, to: 2, up: (v: { text: string }) => ({ lines: [v.text] }) }),
+  defineMigration({ type: "acme.Diary", from: 2, to: { type: "acme.Journal", version: 3 }, up: (v: { lines: string[] }) => ({ entries: v.lines }) }),
+];
+`,
+      },
+      { runtime: false },
+    );
+    const result = await generate({ cwd: root, cache: false });
+    expect(result.errors.map(formatError)).toEqual([]);
+    expect(result.types.find((t) => t.$type === "acme.Journal")!.formerNames).toEqual(["acme.Diary"]);
+    const mod = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as { generatedTypes: TypeDefinition[]; generatedMigrations: Migration[] };
+    const registry = new TypeRegistry({ types: mod.generatedTypes, migrations: mod.generatedMigrations });
+    expect(registry.upgrade({ $type: "acme.Diary", text: "dear diary" } as { $type: string })).toEqual({ $type: "acme.Journal", $version: 3, entries: ["dear diary"] });
+  });
+});
+
 describe("migrations the generator cannot use are errors with file:line", () => {
   it("reports every problem at once", async () => {
     const root = tempProject(

@@ -61,7 +61,7 @@ describe("migration chains", () => {
     registry.addMigration(defineMigration({ type: "acme.Legacy", from: 1, to: { type: "acme.Notes", version: 2 }, up: (v: { words: string }) => ({ items: v.words }) }));
     const bad = validateSession({ id: "a", stateBag: { l: { $type: "acme.Legacy", words: "not an array" } } }, { registry });
     expect(bad.problems.map((p) => [p.code, p.pointer, p.$type, p.expected])).toEqual([["schema", "/stateBag/l/items", "acme.Notes", "array"]]);
-    expect(bad.problems[0].hint).toBe('the value was migrated from "acme.Legacy" v1 to "acme.Notes" v2 on load: check what the migrations produce');
+    expect(bad.problems[0].hint).toBe('the value was migrated from "acme.Legacy" v1 to "acme.Notes" v3 on load: check what the migrations produce');
   });
 
   it("errors name the type, the versions and the pointer; the input is untouched", () => {

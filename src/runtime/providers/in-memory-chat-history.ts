@@ -37,8 +37,8 @@ export const inMemoryChatHistoryMigrations = [
   }),
 ];
 
-/** A new, empty history state (the current version). */
-export function emptyChatHistoryState(messages: ChatMessage[] = []): InMemoryChatHistoryState {
+/** A history state at the current version (empty unless `messages` are given), as the provider writes it. */
+export function chatHistoryState(messages: ChatMessage[] = []): InMemoryChatHistoryState {
   return { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
 }
 
@@ -62,7 +62,7 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     this.state = new ProviderSessionState<InMemoryChatHistoryState>(this.key, {
       stateType: "InMemoryChatHistoryState",
       version: 2,
-      initial: () => emptyChatHistoryState(),
+      initial: () => chatHistoryState(),
     });
   }
 

@@ -39,7 +39,11 @@ import type { ScanItem, SessionStore } from "./types.js";
 import { pointerSegment } from "../errors.js";
 
 export interface MigrateStoreOptions {
-  /** The types and migrations to load with (default `defaultRegistry()`). */
+  /**
+   * The types and migrations to load with (default `defaultRegistry()`). Open the store with the
+   * same registry (`openStore(url, { codec: defaultSessionCodec({ registry }) })`): its codec
+   * validates what `save` writes.
+   */
   registry?: TypeRegistry;
   /** Load every session and report, write nothing. */
   dryRun?: boolean;
