@@ -27,7 +27,8 @@ const WHAT: Record<string, string> = {
   "load.10000": "load a 10,000-message session",
   "save.1000": "save a 1,000-message session (validate + stringify)",
   "validate.1000": "validate a 1,000-message session",
-  "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain",
+  "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain (state-level steps)",
+  "migrate.lazy5rewrite.1000": "the same, but four of the five steps rewrite all 1,000 messages",
   "gen.cold": "`npm run gen`, nothing cached (new process)",
   "gen.noop": "`npm run gen`, nothing changed (new process)",
 };

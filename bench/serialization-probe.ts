@@ -9,8 +9,15 @@
  * Times are process CPU time (medians of interleaved samples), steadier than wall time when
  * other work shares the machine.
  *
- * Run: npx tsx bench/serialization-probe.ts [messages] [--generated]
+ * One process is not one measurement: how V8 tiers the code and how the heap has grown differ
+ * from process to process (zod's time moved by up to 1.5x between identical runs here, and
+ * earlier comparisons in the same process slow later ones). `--processes N` runs every
+ * comparison alone in N fresh processes and reports the median ratio with its range.
+ *
+ * Run: npx tsx bench/serialization-probe.ts [messages] [--generated] [--processes N] [--only name]
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { TypeRegistry, defaultRegistry } from "../src/runtime/registry.js";
 import { parseJson } from "../src/runtime/safe-json.js";
 import { deserializeSession, serializeSession } from "../src/runtime/serialization.js";
@@ -19,9 +26,19 @@ import { makeModelTypes } from "../test/serialization/model.js";
 import { makeSession } from "./sessions.js";
 import { sessionSchema } from "./zod-session.js";
 
-const messages = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 1000);
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const messages = Number(args.find((a, i) => /^\d+$/.test(a) && !/^--(processes|only)$/.test(args[i - 1] ?? "")) ?? 1000);
+const generated = args.includes("--generated");
+const processes = Number(option("--processes") ?? 0);
+const only = option("--only");
+const child = args.includes("--child");
+
 // `--generated`: the generated registry (src/generated/registry.ts) instead of the hand-made one.
-const registry = process.argv.includes("--generated") ? defaultRegistry() : new TypeRegistry({ source: "probe", types: makeModelTypes() });
+const registry = generated ? defaultRegistry() : new TypeRegistry({ source: "probe", types: makeModelTypes() });
 const session = makeSession({ messages });
 const envelope = { format: "statebag.session", formatVersion: 1, session };
 const text = JSON.stringify(envelope);
@@ -31,8 +48,17 @@ const check = validateSession(session, { registry });
 if (!check.ok) throw new Error("probe session invalid:\n" + JSON.stringify(check.problems.slice(0, 3), null, 2));
 sessionSchema.parse(session);
 
+/** name -> [label, ours, baseline] */
+const COMPARISONS: Record<string, [string, () => unknown, () => unknown]> = {
+  load: ["load  vs JSON.parse", () => deserializeSession(text, { registry }), () => JSON.parse(text)],
+  parse: ["parseJson vs JSON.parse", () => parseJson(text), () => JSON.parse(text)],
+  save: ["save vs JSON.stringify", () => serializeSession(session, { registry }), () => JSON.stringify(envelope)],
+  "save-validate": ["save(validate) vs stringify", () => serializeSession(session, { registry, validate: true }), () => JSON.stringify(envelope)],
+  validate: ["validate vs zod 4", () => validateSession(session, { registry }), () => sessionSchema.parse(session)],
+};
+
 /** Median CPU ms per op over interleaved samples of a and b. */
-function compare(name: string, ours: () => unknown, base: () => unknown, samples = 60): { ours: number; base: number } {
+function measure(ours: () => unknown, base: () => unknown, samples = 60): { ours: number; base: number } {
   const a: number[] = [];
   const b: number[] = [];
   const minMs = 20;
@@ -65,16 +91,52 @@ function compare(name: string, ours: () => unknown, base: () => unknown, samples
       a.push(sample(ours));
     }
   }
-  const med = (xs: number[]) => xs.sort((x, y) => x - y)[xs.length >> 1];
-  const r = { ours: med(a), base: med(b) };
-  console.log(`${name.padEnd(28)} ours ${r.ours.toFixed(3).padStart(8)} ms   baseline ${r.base.toFixed(3).padStart(8)} ms   ratio ${(r.ours / r.base).toFixed(3)}x`);
-  return r;
+  return { ours: median(a), base: median(b) };
 }
 
-console.log(`registry: ${registry.size} types; session: ${messages} messages, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB stored`);
-compare("load  vs JSON.parse", () => deserializeSession(text, { registry }), () => JSON.parse(text));
-compare("parseJson vs JSON.parse", () => parseJson(text), () => JSON.parse(text));
-compare("save vs JSON.stringify", () => serializeSession(session, { registry }), () => JSON.stringify(envelope));
-compare("save(validate) vs stringify", () => serializeSession(session, { registry, validate: true }), () => JSON.stringify(envelope));
-const v = compare("validate vs zod 4", () => validateSession(session, { registry }), () => sessionSchema.parse(session));
-console.log(`validation speed-up over zod: ${(v.base / v.ours).toFixed(1)}x`);
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function line(label: string, r: { ours: number; base: number }, extra = ""): void {
+  console.log(`${label.padEnd(28)} ours ${r.ours.toFixed(3).padStart(8)} ms   baseline ${r.base.toFixed(3).padStart(8)} ms   ratio ${(r.ours / r.base).toFixed(3)}x${extra}`);
+}
+
+const names = only !== undefined ? [only] : Object.keys(COMPARISONS);
+for (const name of names) if (!(name in COMPARISONS)) throw new Error(`unknown comparison "${name}" (one of ${Object.keys(COMPARISONS).join(", ")})`);
+
+if (child) {
+  // One comparison, one line of JSON for the parent.
+  const [, ours, base] = COMPARISONS[names[0]];
+  console.log(JSON.stringify(measure(ours, base)));
+} else if (processes > 0) {
+  const script = fileURLToPath(import.meta.url);
+  const passOn = [String(messages), ...(generated ? ["--generated"] : [])];
+  console.log(`registry: ${registry.size} types; session: ${messages} messages, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB stored; ${processes} fresh process(es) per comparison`);
+  let validateRatios: number[] = [];
+  for (const name of names) {
+    const runs: { ours: number; base: number }[] = [];
+    for (let k = 0; k < processes; k++) {
+      const r = spawnSync(process.execPath, [...process.execArgv, script, ...passOn, "--only", name, "--child"], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`probe child for "${name}" failed:\n${r.stderr}`);
+      runs.push(JSON.parse(r.stdout.trim().split("\n").pop()!));
+    }
+    const ratios = runs.map((r) => r.ours / r.base);
+    const med = { ours: median(runs.map((r) => r.ours)), base: median(runs.map((r) => r.base)) };
+    line(COMPARISONS[name][0], med, `   (median ratio ${median(ratios).toFixed(3)}x, range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`);
+    if (name === "validate") validateRatios = ratios;
+  }
+  if (validateRatios.length > 0) {
+    const speedups = validateRatios.map((r) => 1 / r);
+    console.log(`validation speed-up over zod: ${median(speedups).toFixed(1)}x (range ${Math.min(...speedups).toFixed(1)}-${Math.max(...speedups).toFixed(1)}x)`);
+  }
+} else {
+  console.log(`registry: ${registry.size} types; session: ${messages} messages, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB stored`);
+  for (const name of names) {
+    const [label, ours, base] = COMPARISONS[name];
+    const r = measure(ours, base);
+    line(label, r);
+    if (name === "validate") console.log(`validation speed-up over zod: ${(r.base / r.ours).toFixed(1)}x`);
+  }
+}

@@ -9,7 +9,8 @@ export const validateInMemoryChatHistoryState = validate10;
 const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","droppedMessageCount","messages"]};
 const formats0 = statebagFormats["date-time"];
 
-function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate10(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -281,7 +282,8 @@ return errors === 0;
 export const validateRollingSummaryState = validate11;
 const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"RollingSummaryState","type":"object","properties":{"summary":{"description":"The model's latest summary of the conversation, empty until the first summary.","type":"string"},"recentMessages":{"description":"The most recent messages (at most `maxMessages`), what the next summary is written from.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"turnCount":{"description":"Turns seen since the session started (version 1 called it `turns`).","type":"integer","minimum":0},"$type":{"type":"string","const":"RollingSummaryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","recentMessages","summary","turnCount"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -566,7 +568,8 @@ return errors === 0;
 export const validateStoredChatHistoryState = validate12;
 const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`).","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messageCount","storageId"]};
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -916,7 +919,8 @@ export const validateCitationAnnotation = validate13;
 const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"CitationAnnotation","type":"object","properties":{"title":{"type":"string"},"url":{"type":"string"},"fileId":{"type":"string"},"toolName":{"type":"string"},"snippet":{"type":"string"},"annotatedRegions":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"citation"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 const func2 = Object.prototype.hasOwnProperty;
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1118,7 +1122,8 @@ export const validateDataContent = validate14;
 const schema15 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"DataContent","description":"Inline bytes as a `data:` URI (media type and base64 payload).","type":"object","properties":{"uri":{"pattern":"^data:","type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"data"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","uri"]};
 const pattern0 = new RegExp("^data:", "u");
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1289,7 +1294,8 @@ return errors === 0;
 export const validateErrorContent = validate15;
 const schema16 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ErrorContent","type":"object","properties":{"message":{"type":"string"},"errorCode":{"type":"string"},"details":{"type":"string"},"$type":{"type":"string","const":"error"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","message"]};
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1464,7 +1470,8 @@ return errors === 0;
 export const validateFunctionCallContent = validate16;
 const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionCallContent","type":"object","properties":{"callId":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{}},"informationalOnly":{"type":"boolean"},"$type":{"type":"string","const":"functionCall"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId","name"]};
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1657,7 +1664,8 @@ return errors === 0;
 export const validateFunctionResultContent = validate17;
 const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionResultContent","type":"object","properties":{"callId":{"type":"string"},"result":{},"$type":{"type":"string","const":"functionResult"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId"]};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1806,7 +1814,8 @@ return errors === 0;
 export const validateHostedFileContent = validate18;
 const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"HostedFileContent","type":"object","properties":{"fileId":{"type":"string"},"mediaType":{"type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"hostedFile"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","fileId"]};
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -1981,7 +1990,8 @@ return errors === 0;
 export const validateTextReasoningContent = validate19;
 const schema20 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextReasoningContent","type":"object","properties":{"text":{"type":"string"},"protectedData":{"type":"string"},"$type":{"type":"string","const":"reasoning"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type"]};
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2143,7 +2153,8 @@ return errors === 0;
 export const validateForeignState = validate20;
 const schema21 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignState","description":"A state bag value from another format that statebag does not model, kept byte-for-byte.","type":"object","properties":{"format":{"description":"The format the value came from; it is unwrapped when writing that format again.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw value exactly as the other format stored it."},"$type":{"type":"string","const":"statebag.ForeignState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","format","value"]};
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2230,7 +2241,8 @@ return errors === 0;
 export const validateGroupChatChannelState = validate21;
 const schema22 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"GroupChatChannelState","description":"How much of the group's history a channel has seen (kept in the channel's session).","type":"object","properties":{"channelKey":{"type":"string"},"synced":{"description":"Number of group history messages this channel has seen.","type":"integer","minimum":0},"$type":{"type":"string","const":"statebag.GroupChatChannelState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","channelKey","synced"]};
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate21(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2334,7 +2346,8 @@ return errors === 0;
 export const validateWorkflowState = validate22;
 const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"WorkflowState","description":"The workflow's own key in its session: the participants' session kind and conversation id.","type":"object","properties":{"participants":{"type":"object","additionalProperties":{"description":"What a workflow session records about each participant besides its providers' state.","type":"object","properties":{"kind":{"description":"How a session keeps history. `local`: the history provider keeps it and the client gets all of\nit each turn. `hosted`: the model service keeps it under `conversationId`. Absent: not decided\nyet; fixed by the first response (a conversation id back means hosted).","enum":["hosted","local"],"type":"string"},"conversationId":{"description":"A service's id(s) for its stored conversation: one string, or named ids for services that need more.","anyOf":[{"type":"object","additionalProperties":{"type":"string"}},{"type":"string"}]}},"additionalProperties":false}},"$type":{"type":"string","const":"statebag.WorkflowState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","participants"]};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2547,7 +2560,8 @@ return errors === 0;
 export const validateForeignContent = validate23;
 const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2719,7 +2733,8 @@ return errors === 0;
 export const validateTextContent = validate24;
 const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2868,7 +2883,8 @@ return errors === 0;
 export const validateTextSpanAnnotatedRegion = validate25;
 const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -2965,7 +2981,8 @@ return errors === 0;
 export const validateToolApprovalRequestContent = validate26;
 const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3158,7 +3175,8 @@ return errors === 0;
 export const validateToolApprovalResponseContent = validate27;
 const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3364,7 +3382,8 @@ return errors === 0;
 export const validateUriContent = validate28;
 const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -3526,7 +3545,8 @@ return errors === 0;
 export const validateUsageContent = validate29;
 const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
