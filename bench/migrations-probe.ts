@@ -37,6 +37,7 @@ import { RedisSessionStore } from "../src/runtime/stores/redis.js";
 import type { SessionCodec, SessionStore } from "../src/runtime/stores/types.js";
 import { compare, median } from "./harness.js";
 import { HISTORY_KEY, makeSession } from "./sessions.js";
+import { PG_URL, REDIS_URL } from "./stores-probe.js";
 
 type Msg = Record<string, unknown>;
 const envelope = (session: unknown) => JSON.stringify({ format: "statebag.session", formatVersion: 1, session });
@@ -222,7 +223,7 @@ async function freshLocation(kind: BulkKind, base?: string): Promise<Location> {
     return { url: `sqlite:${join(dir, "s.db")}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   if (kind === "postgres") {
-    const url = base ?? process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+    const url = base ?? PG_URL;
     const admin = new PostgresSessionStore({ connectionString: url, schema: name, max: 1 });
     await admin.setup();
     return {
@@ -233,7 +234,7 @@ async function freshLocation(kind: BulkKind, base?: string): Promise<Location> {
       },
     };
   }
-  const url = base ?? process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+  const url = base ?? REDIS_URL;
   const prefix = `migprobe:${name}:`;
   return {
     url: `${url}${url.includes("?") ? "&" : "?"}prefix=${encodeURIComponent(prefix)}`,

@@ -77,8 +77,9 @@ interface Side {
   close(): Promise<void>;
 }
 
-const PG_URL = process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const REDIS_URL = process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+/** The bench's servers (every probe and case uses these): env overrides, else the local test servers. */
+export const PG_URL = process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const REDIS_URL = process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 function unique(): string {
   return `${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;

@@ -238,18 +238,19 @@ function patchGenerator(ts: Ts, checker: TS.TypeChecker, gen: PatchableGenerator
 // ---------------------------------------------------------------------------------------------
 // Post-processing
 
-const ANNOTATIONS_ONLY = new Set(["description", "title", "examples", "default", "$comment"]);
+/** Keywords that describe a schema without constraining it (kept when a schema is rewritten). */
+export const ANNOTATIONS: ReadonlySet<string> = new Set(["description", "title", "examples", "default", "$comment"]);
 
 function isBarePrimitive(s: unknown): s is { type: string } {
   if (typeof s !== "object" || s === null) return false;
-  const keys = Object.keys(s).filter((k) => !ANNOTATIONS_ONLY.has(k));
+  const keys = Object.keys(s).filter((k) => !ANNOTATIONS.has(k));
   return keys.length === 1 && keys[0] === "type" && typeof (s as { type: unknown }).type === "string";
 }
 
 function isLiteralOf(s: unknown, type: string): boolean {
   if (typeof s !== "object" || s === null) return false;
   const o = s as Schema;
-  const keys = Object.keys(o).filter((k) => !ANNOTATIONS_ONLY.has(k));
+  const keys = Object.keys(o).filter((k) => !ANNOTATIONS.has(k));
   return o.type === type && keys.every((k) => k === "type" || k === "enum" || k === "const");
 }
 
@@ -311,7 +312,7 @@ export function isJsonAnyShape(def: Schema, isAnyRef: (ref: string) => boolean):
   for (const b of branches) {
     if (b.type === "array" && refTo(b.items)) array = true;
     else if (b.type === "object" && refTo(b.additionalProperties) && !b.properties) object = true;
-    else if (isBarePrimitive(b) || (Array.isArray(b.type) && Object.keys(b).every((k) => k === "type" || ANNOTATIONS_ONLY.has(k))))
+    else if (isBarePrimitive(b) || (Array.isArray(b.type) && Object.keys(b).every((k) => k === "type" || ANNOTATIONS.has(k))))
       for (const t of [b.type].flat() as string[]) types.add(t);
     else return false;
   }

@@ -12,7 +12,7 @@
  */
 import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
-import { isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
+import { ANNOTATIONS, isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
 
 export interface FamilySlot {
   path: readonly string[];
@@ -52,7 +52,6 @@ export function familyFile(family: string): string {
 }
 
 const SUBSCHEMA_MAPS = ["properties", "patternProperties"] as const;
-const ANNOTATIONS = ["description", "title", "examples", "default", "$comment"];
 
 function safeDefinitionName(name: string): string {
   return name.replace(/[^A-Za-z0-9_.-]/g, "_");
@@ -85,7 +84,7 @@ export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: Do
       return inner && inner !== "mixed" ? { members: inner.members, family: true } : inner;
     }
     const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
-    if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.includes(k))) return undefined;
+    if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.has(k))) return undefined;
     const found = branches.map((b) => taggedMembers(b, seen));
     if (found.every((f) => f === undefined)) return undefined;
     if (found.some((f) => f === undefined || f === "mixed")) return "mixed";

@@ -9,12 +9,9 @@
  */
 import { openStore } from "../../src/runtime/stores/index.js";
 import { result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
-import { probeStore, type ProbeKind } from "../stores-probe.js";
+import { PG_URL, probeStore, REDIS_URL, type ProbeKind } from "../stores-probe.js";
 
-export const storeUrls: Record<Exclude<ProbeKind, "sqlite">, string> = {
-  postgres: process.env.STATEBAG_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-  redis: process.env.STATEBAG_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
-};
+export const storeUrls: Record<Exclude<ProbeKind, "sqlite">, string> = { postgres: PG_URL, redis: REDIS_URL };
 
 /** Why a server cannot be used, or undefined when it answers. */
 export async function unreachable(kind: ProbeKind): Promise<string | undefined> {

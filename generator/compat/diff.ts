@@ -8,6 +8,7 @@
  * `/x`, array items and map values (`additionalProperties`) are `/*`, tuple items are `/0`, `/1`...
  * Union branches keep their parent's pointer; the branch is named in the message.
  */
+import { OPAQUE_TAGGED } from "../slots.js";
 import {
   type ExternalRefResolver,
   type JsonSchema,
@@ -90,12 +91,8 @@ export interface SlotInfo {
   family: string;
 }
 
-/** What the type's own validator sees at a family slot: any object with a string `$type`. */
-export const OPAQUE_SLOT_SCHEMA: SchemaObject = Object.freeze({
-  type: "object",
-  properties: { $type: { type: "string" } },
-  required: ["$type"],
-}) as SchemaObject;
+/** What the type's own validator sees at a family slot: the generator's own opaque schema, so the two cannot drift. */
+export const OPAQUE_SLOT_SCHEMA: SchemaObject = OPAQUE_TAGGED as SchemaObject;
 
 /** `x-statebag.slots` of a generated schema ([] when absent). */
 export function slotsOf(schema: JsonSchema): SlotInfo[] {

@@ -9,7 +9,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type JsonSchema, canonicalJson, isObject, sha256 } from "./schema.js";
+import { hash as sha256 } from "../cache.js";
+import { type JsonSchema, canonicalJson, isObject } from "./schema.js";
 
 export const HISTORY_DIR = "history";
 export const LOCK_FILE = "frozen.lock.json";

@@ -3,7 +3,6 @@
  * equality, value-shape pointers, `$ref` resolution within a document (and optionally across
  * documents), cycle-safe.
  */
-import { createHash } from "node:crypto";
 import path from "node:path";
 import { pointerSegment } from "../../src/runtime/errors.js";
 
@@ -33,10 +32,6 @@ export function canonicalJson(value: unknown): string {
 
 export function jsonEqual(a: unknown, b: unknown): boolean {
   return a === b || canonicalJson(a) === canonicalJson(b);
-}
-
-export function sha256(text: string | Buffer): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /** Appends one segment to a value-shape pointer. `"*"` stands for every array item / map value. */

@@ -6,6 +6,8 @@ import { isAbsolute, resolve } from "node:path";
 import { Option } from "commander";
 import { createColors } from "picocolors";
 import { StatebagError } from "../runtime/errors.js";
+// url.ts, not the stores' index: the CLI loads store drivers only in commands that open a store.
+import { DEFAULT_STORE_URL } from "../runtime/stores/url.js";
 import { CliError, colorEnabled, EXIT, Output, type CliEnvironment, type ExitCode } from "./io.js";
 
 /** What each command module receives. */
@@ -22,16 +24,14 @@ export function jsonOption(): Option {
   return new Option("--json", "print one JSON document on stdout instead of text (for scripts and CI)");
 }
 
-export const DEFAULT_STORE = "sqlite:./.statebag/sessions.db";
-
 /** The `--store <url>` option. */
 export function storeOption(): Option {
-  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else ${DEFAULT_STORE})`);
+  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else ${DEFAULT_STORE_URL})`);
 }
 
 /** The store URL a command uses: `--store`, else `$STATEBAG_STORE`, else the default SQLite file. */
 export function storeUrl(option: string | undefined, environment: CliEnvironment): string {
-  const url = option ?? environment.env.STATEBAG_STORE ?? DEFAULT_STORE;
+  const url = option ?? environment.env.STATEBAG_STORE ?? DEFAULT_STORE_URL;
   if (url.trim() === "") {
     throw new CliError(EXIT.usage, "the store URL is empty", { fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)" });
   }
@@ -68,9 +68,8 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
     const cause = error.details.cause;
     if (cause instanceof StatebagError) errorCode = cause.code;
   } else if (error instanceof StatebagError) {
-    // StatebagError messages end with "\n  hint: ..." when there is a hint.
-    const cut = error.hint ? error.message.lastIndexOf("\n  hint: ") : -1;
-    message = cut >= 0 ? error.message.slice(0, cut) : error.message;
+    // The hint is printed once, as the fix line.
+    message = messageOf(error);
     fix = error.hint;
     errorCode = error.code;
     if (error.code === "configuration") code = EXIT.usage;
@@ -113,7 +112,7 @@ export function action<A extends unknown[]>(context: CommandContext, run: (...ar
   };
 }
 
-/** The message of any thrown value, without a StatebagError's hint line. */
+/** The message of any thrown value, without a StatebagError's hint line (its message ends with "\n  hint: ..."). */
 export function messageOf(error: unknown): string {
   if (error instanceof StatebagError && error.hint) {
     const cut = error.message.lastIndexOf("\n  hint: ");

@@ -60,10 +60,17 @@ export type AgentInput = string | ChatMessage | readonly ChatMessage[];
 
 type Constructor<T> = abstract new (...args: never[]) => T;
 
+/** How a streaming run hands out updates and learns when it may commit. */
+interface StreamHooks {
+  onUpdate: (update: ChatResponseUpdate) => void;
+  beforeCommit: () => Promise<void>;
+}
+
 /** Serializes runs per session object: a chain of promises keyed weakly by the session. */
 const sessionLocks = new WeakMap<AgentSession, Promise<void>>();
 
-async function lockSession(session: AgentSession): Promise<() => void> {
+/** @internal Waits for the session's earlier runs; call the returned function when this one ends. */
+export async function lockSession(session: AgentSession): Promise<() => void> {
   const previous = sessionLocks.get(session) ?? Promise.resolve();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
@@ -72,7 +79,8 @@ async function lockSession(session: AgentSession): Promise<() => void> {
   return release;
 }
 
-function toMessages(input: AgentInput): ChatMessage[] {
+/** @internal An input as a fresh array of messages (a string is one user message). */
+export function toMessages(input: AgentInput): ChatMessage[] {
   if (typeof input === "string") return [userMessage(input)];
   return Array.isArray(input) ? [...(input as readonly ChatMessage[])] : [input as ChatMessage];
 }
@@ -160,7 +168,16 @@ export class ChatClientAgent {
     const release = await lockSession(session);
     const context: RunContext = { agent: this, session, input: messages, streaming: true };
     const running = runMiddleware(this.middleware, context, () =>
-      this.execute(session, messages, { ...options, signal: abort.signal }, (update) => channel.push({ ...update, sessionId: session.id })),
+      this.execute(session, messages, { ...options, signal: abort.signal }, {
+        onUpdate: (update) => channel.push({ ...update, sessionId: session.id }),
+        // Commit only once the consumer has taken every update; if it stops instead, the abort
+        // below releases the wait and the run fails before committing.
+        beforeCommit: () =>
+          new Promise<void>((resolve) => {
+            abort.signal.addEventListener("abort", () => resolve(), { once: true });
+            void channel.drained().then(resolve);
+          }),
+      }),
     ).then(
       (response) => (channel.close(), response),
       (error: unknown) => {
@@ -207,7 +224,8 @@ export class ChatClientAgent {
   }
 
   /** The run itself: everything is staged, then committed in one step at the end. */
-  private async execute(session: AgentSession, input: ChatMessage[], options: RunOptions, onUpdate?: (update: ChatResponseUpdate) => void): Promise<AgentResponse> {
+  private async execute(session: AgentSession, input: ChatMessage[], options: RunOptions, stream?: StreamHooks): Promise<AgentResponse> {
+    const onUpdate = stream?.onUpdate;
     const declaredKind = this.checkKind(session);
     const staged = new StagedState(session.stateBag);
     const operationId = randomUUID();
@@ -263,6 +281,7 @@ export class ChatClientAgent {
     const kind: SessionKind = declaredKind ?? (conversationId !== undefined ? "hosted" : "local");
     for (const provider of this.contextProviders) await provider.invoked({ ...ctx(provider.key), responseMessages: produced });
     if (kind === "local") await this.history.addMessages(ctx(this.history.key), [...input, ...produced]);
+    await stream?.beforeCommit();
     signal?.throwIfAborted();
 
     // Commit: the only place the session changes.
@@ -317,6 +336,7 @@ function pendingCalls(messages: readonly ChatMessage[], tools: readonly AITool[]
   return runnable.length === calls.length ? calls : [];
 }
 
+/** Sums two rounds' usage, named counts included (a count only one round reports is kept as is). */
 function addUsage(a: UsageDetails | undefined, b: UsageDetails): UsageDetails {
   if (!a) return { ...b };
   const sum = (x?: number, y?: number) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
@@ -324,6 +344,11 @@ function addUsage(a: UsageDetails | undefined, b: UsageDetails): UsageDetails {
   for (const key of ["inputTokenCount", "outputTokenCount", "totalTokenCount", "cachedInputTokenCount", "reasoningTokenCount"] as const) {
     const value = sum(a[key], b[key]);
     if (value !== undefined) out[key] = value;
+  }
+  if (a.additionalCounts || b.additionalCounts) {
+    const counts = new Map<string, number>();
+    for (const source of [a.additionalCounts, b.additionalCounts]) for (const [name, n] of Object.entries(source ?? {})) counts.set(name, (counts.get(name) ?? 0) + n);
+    out.additionalCounts = Object.fromEntries(counts);
   }
   return out;
 }

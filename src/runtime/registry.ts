@@ -21,7 +21,7 @@ import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../generated/registry.js";
 import { StatebagError } from "./errors.js";
 import { isDateTime } from "./formats.js";
-import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets } from "./migrations.js";
+import { MigrationDefinitionError, MigrationSet, callerSource, setOwn, type Migration, type MigrationTargets } from "./migrations.js";
 import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
 
 const Ajv = AjvModule.default;
@@ -271,7 +271,7 @@ function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: nu
       case "$defs":
       case "dependentSchemas": {
         const map: Record<string, unknown> = {};
-        for (const k of Object.keys(value as object)) defineOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
+        for (const k of Object.keys(value as object)) setOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
         copied = map;
         break;
       }
@@ -297,7 +297,7 @@ function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: nu
       default:
         copied = plainSchema(value, open, true, depth + 1);
     }
-    defineOwn(out, key, copied);
+    setOwn(out, key, copied);
   }
   if (!open && closeHere && isClosableObjectSchema(out)) out.additionalProperties = false;
   return out;
@@ -310,11 +310,6 @@ function isClosableObjectSchema(s: Record<string, unknown>): boolean {
   for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
   for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
   return true;
-}
-
-function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
 }
 
 /** Replaces the subschema at a slot path with `{}` (opaque: the walker validates what sits there). */
@@ -348,7 +343,7 @@ function opaqueSlot(schema: Record<string, unknown>, path: readonly string[]): v
       }
     }
     if (holder === undefined || key === undefined) return; // shape not navigable: leave the schema as written
-    if (last) defineOwn(holder, key, {});
+    if (last) setOwn(holder, key, {});
     else node = holder[key] as Record<string, unknown> | undefined;
   }
 }
@@ -542,7 +537,7 @@ export class TypeRegistry {
     }
     // $type and $version are the registry's: described here, first among the properties.
     const ownProps: Record<string, unknown> = { $type: { type: "string", const: $type }, $version: { type: "integer", const: version } };
-    for (const k of Object.keys(props)) if (k !== "$type" && k !== "$version") defineOwn(ownProps, k, props[k]);
+    for (const k of Object.keys(props)) if (k !== "$type" && k !== "$version") setOwn(ownProps, k, props[k]);
     schema.properties = ownProps;
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     required.delete("$type");

@@ -406,7 +406,6 @@ export function locateSyntaxError(text: string): { position: number; reason: str
     return fail("unterminated string (missing closing quote)", start);
   };
   const num = (): { position: number; reason: string } | null => {
-    const start = i;
     if (text.charCodeAt(i) === 45) i++;
     const d0 = text.charCodeAt(i);
     if (d0 === 48) i++;
@@ -425,7 +424,6 @@ export function locateSyntaxError(text: string): { position: number; reason: str
       if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
       while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
     }
-    void start;
     return null;
   };
   const key = (): { position: number; reason: string } | null => {

@@ -301,7 +301,7 @@ function readEnvelope(doc: unknown, format: string, key: "session" | "sessions",
   }
   for (const k in d) {
     if (!hasOwn.call(d, k) || ENVELOPE_KEYS.has(k)) continue;
-    problems.push({ code: "envelope", pointer: "/" + k.replace(/~/g, "~0").replace(/\//g, "~1"), expected: `only ${shape}`, found: `property ${JSON.stringify(k)}`, message: `unknown envelope property ${JSON.stringify(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
+    problems.push({ code: "envelope", pointer: jsonPointer([k]), expected: `only ${shape}`, found: `property ${JSON.stringify(k)}`, message: `unknown envelope property ${JSON.stringify(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
   }
   const wrongKey = key === "session" ? "sessions" : "session";
   if (hasOwn.call(d, wrongKey)) {

@@ -4,6 +4,7 @@ export class UpdateChannel<T> implements AsyncIterable<T> {
   private wake?: () => void;
   private closed = false;
   private failure: { error: unknown } | undefined;
+  private drainWaiters: (() => void)[] = [];
 
   push(value: T): void {
     if (this.closed) return;
@@ -21,6 +22,16 @@ export class UpdateChannel<T> implements AsyncIterable<T> {
     this.close();
   }
 
+  /**
+   * Resolves once the consumer has taken every value pushed so far and asked for the next one.
+   * A run waits for this before committing, so a consumer that stops after any update (even the
+   * last) still leaves the session unchanged.
+   */
+  drained(): Promise<void> {
+    if (this.wake !== undefined && this.queue.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+  }
+
   private signal(): void {
     const wake = this.wake;
     this.wake = undefined;
@@ -35,7 +46,12 @@ export class UpdateChannel<T> implements AsyncIterable<T> {
       }
       if (this.failure) throw this.failure.error;
       if (this.closed) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        const waiters = this.drainWaiters;
+        this.drainWaiters = [];
+        for (const waiter of waiters) waiter();
+      });
     }
   }
 }

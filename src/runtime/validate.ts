@@ -380,7 +380,8 @@ export class SessionWalker implements SlotVisitor {
       }
       return undefined;
     }
-    if (entry === undefined && this.registry.renamedTo(t) === undefined && !this.registry.needsUpgrade(v as { $type: string })) {
+    // needsUpgrade covers former names (renames) and types only migrations still read.
+    if (entry === undefined && !this.registry.needsUpgrade(v as { $type: string })) {
       const pointer = this.pointer(d);
       const message = `"$type": "${t}" at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {

@@ -8,6 +8,7 @@ import {
   checkCompatibility,
   formatFailure,
   runCompatibilityCheck,
+  validateFixture,
 } from "../../generator/compat/check.js";
 import { frozenHash, readLock, readRetired, recordFrozen, retireType, unfreeze } from "../../generator/compat/history.js";
 import { TempProject, typeSchema } from "./helpers.js";
@@ -383,3 +384,16 @@ describe("golden fixtures", () => {
   });
 });
 
+describe("fixture validation", () => {
+  const stamped = (): Record<string, unknown> => typeSchema("Stamped", 1, { at: { type: "string", format: "date-time" } }, ["at"]);
+  function fixtureProblems(schema: Record<string, unknown>, value: unknown): string[] {
+    p.fixture("Stamped", "v1.json", value);
+    return validateFixture(path.join(p.fixturesDir, "Stamped", "v1.json"), "Stamped", 1, schema).map((x) => `${x.pointer} ${x.message}`);
+  }
+
+  it("checks date-time exactly as the runtime does (a real calendar day, a T separator)", () => {
+    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2024-02-29T12:00:00Z" })).toEqual([]);
+    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-02-30T12:00:00Z" })).toEqual(['/at must match format "date-time"']);
+    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-01-31 12:00:00Z" })).toEqual(['/at must match format "date-time"']);
+  });
+});

@@ -322,6 +322,18 @@ describe("atomic runs", () => {
     expect(texts(stored)).toEqual(["user: stream me", `assistant: ${chunks.join("")}`]);
   });
 
+  it("a stream consumer that stops right after the last update still leaves the session unchanged", async () => {
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
+    const session = agent.createSession();
+    let received = 0;
+    for await (const update of agent.runStream("hello there", session)) {
+      received++;
+      if (update.contents.some((c) => c.$type === "usage")) break; // the scripted client's last update
+    }
+    expect(received).toBeGreaterThan(1);
+    expect(session).toEqual({ id: session.id, stateBag: {} });
+  });
+
   it("an aborted run leaves the session unchanged", async () => {
     const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
     const session = agent.createSession();
@@ -410,6 +422,24 @@ describe("tools", () => {
     const roles = (await history(agent, session)).map((m) => m.role);
     expect(roles).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(response.usage?.totalTokenCount).toBeGreaterThan(0);
+  });
+
+  it("sums usage over tool rounds, named counts included", async () => {
+    let round = 0;
+    const client: ChatClient = {
+      metadata: { providerName: "counting", supportsServiceStorage: false },
+      async getResponse() {
+        round++;
+        const contents = round === 1 ? [{ $type: "functionCall" as const, callId: "c1", name: "noop" }] : [{ $type: "text" as const, text: "done" }];
+        return { messages: [{ role: "assistant", contents }], usage: { inputTokenCount: 10, additionalCounts: round === 1 ? { audio: 2 } : ({ audio: 3, image: 1 } as { [name: string]: number }) } };
+      },
+      getStreamingResponse() {
+        throw new Error("not used");
+      },
+    };
+    const agent = new ChatClientAgent({ client, tools: [{ name: "noop", execute: () => null }] });
+    const response = await agent.run("go");
+    expect(response.usage).toEqual({ inputTokenCount: 20, additionalCounts: { audio: 5, image: 1 } });
   });
 
   it("a failing tool reports its error to the model and the run goes on", async () => {

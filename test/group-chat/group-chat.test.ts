@@ -384,6 +384,33 @@ describe("AgentChatSerializer: the five cases of seed 002", () => {
     expect(() => AgentChatSerializer.deserialize(new AgentGroupChat({ agents: [writer()] }), doc, { strict: true })).toThrow(/"\/channels\/1\/channelState\/session\/stateBag\/statebag.chatHistory\/messages\/1\/contents\/1": .*functionApprovalRequest/);
   });
 
+  it("a hostile document (deep, __proto__, malformed text) is refused at the door with where and why", async () => {
+    const { chat, writer, researcher } = await conversation();
+    const good = AgentChatSerializer.serialize(chat);
+    const deep: Record<string, unknown> = {};
+    let node = deep;
+    for (let i = 0; i < 100_000; i++) node = (node.a = {}) as Record<string, unknown>;
+    const cases: [string, unknown, string, string | undefined][] = [
+      ["deep object", { ...good, channels: [{ channelKey: "local:writer", channelState: { id: "w", stateBag: { x: deep } } }] }, "json-too-deep", "/channels/0/channelState/stateBag/x/a/a"],
+      ["deep history", { ...good, history: [deep] }, "json-too-deep", "/history/0/a/a"],
+      ["__proto__ key", JSON.stringify(good).replace('"history":', '"__proto__":{"polluted":true},"history":'), "json-proto-key", "/__proto__"],
+      ["malformed text", JSON.stringify(good).slice(0, -5), "json-syntax", undefined],
+    ];
+    for (const [name, doc, code, pointer] of cases) {
+      const target = new AgentGroupChat({ agents: [writer(), researcher()] });
+      let error: StatebagError & { pointer?: string } = new StatebagError("none", "no error");
+      try {
+        AgentChatSerializer.deserialize(target, doc as AgentChatDocument);
+      } catch (e) {
+        error = e as StatebagError & { pointer?: string };
+      }
+      expect(error.code, name).toBe(code);
+      if (pointer !== undefined) expect(error.pointer?.startsWith(pointer), name).toBe(true);
+      expect(target.history, name).toEqual([]);
+      expect(AgentChatSerializer.deserialize(target, good).restored, name).toHaveLength(2);
+    }
+  });
+
   it("a damaged document is rejected with where and why, before the chat is touched", async () => {
     const { chat, writer, researcher } = await conversation();
     const good = AgentChatSerializer.serialize(chat);

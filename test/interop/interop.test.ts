@@ -340,7 +340,7 @@ describe("Python session import", () => {
     const messages = doc.state.in_memory.messages;
     expect(messages).toHaveLength(6);
     expect(messages[4]).toEqual({ type: "message", role: "user", contents: [{ type: "text", text: "thanks" }] });
-    expect(messages[5]).toMatchObject({ type: "message", role: "assistant", contents: [{ type: "text" }], message_id: "msg_1" });
+    expect(messages[5]).toMatchObject({ type: "message", role: "assistant", contents: [{ type: "text" }], message_id: expect.stringMatching(/^msg_[0-9a-f]{6}_1$/) });
     expect(doc.state["statebag.session"]).toEqual({ $type: "statebag.SessionInfo", kind: "local" });
     expect(doc.state.memory).toEqual({ facts: ["likes plots"], updated: "2026-04-02" });
   });
@@ -365,6 +365,41 @@ describe("malformed Python input gives clear errors", () => {
     expect(error.message).toMatch(message);
     expect(error.pointer).toBe(pointer);
     expect(error.code).toBe("interop-import");
+  });
+
+  it("a parsed document is held to the same limits as text: deep or cyclic objects give a pointer, not a stack overflow", () => {
+    const deep: Record<string, unknown> = {};
+    let node = deep;
+    for (let i = 0; i < 100_000; i++) node = (node.a = {}) as Record<string, unknown>;
+    for (const [from, doc, pointer] of [
+      ["dotnet", { stateBag: { x: deep } }, /^\/stateBag\/x\/a\/a/],
+      ["python", { type: "session", session_id: "s", state: { x: deep } }, /^\/state\/x\/a\/a/],
+    ] as const) {
+      const error = thrown(() => importSession(doc, { from })) as unknown as { code: string; pointer: string };
+      expect(error.code, from).toBe("json-too-deep");
+      expect(error.pointer, from).toMatch(pointer);
+    }
+    const cyclic: Record<string, unknown> = { stateBag: {} };
+    (cyclic.stateBag as Record<string, unknown>).self = cyclic;
+    expect((thrown(() => importSession(cyclic, { from: "dotnet" })) as unknown as { code: string }).code).toBe("json-too-deep");
+  });
+
+  it("function-call arguments given as hostile JSON text are kept as a foreign content, not parsed unbounded", () => {
+    const args = '{"a":' + "[".repeat(100_000) + "]".repeat(100_000) + "}";
+    const text = JSON.stringify({ type: "session", session_id: "s", state: { in_memory: { messages: [{ type: "message", role: "assistant", contents: [{ type: "function_call", call_id: "c", name: "f", arguments: args }] }] } } });
+    const session = importSession(text, { from: "python", limits: { maxBytes: 1_000_000 } });
+    const content = (session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages[0].contents[0] as unknown as { $type: string; value: { arguments: string } };
+    expect(content.$type).toBe("statebag.foreign");
+    expect(content.value.arguments).toBe(args);
+  });
+
+  it("the limits option applies to JSON text too", () => {
+    const text = JSON.stringify({ type: "session", session_id: "s", state: { x: { $type: "x.Deep", v: JSON.parse("[".repeat(300) + "]".repeat(300)) } } });
+    expect((thrown(() => importSession(text, { from: "python" })) as unknown as { code: string }).code).toBe("json-too-deep");
+    expect(importSession(text, { from: "python", limits: { maxDepth: 400 } }).id).toBe("s");
+    const tight = thrown(() => importSession('{"stateBag":{"a":{"$type":"x.A"},"b":{"$type":"x.B"}}}', { from: "dotnet", limits: { maxKeys: 1 } })) as unknown as { code: string; pointer: string };
+    expect(tight.code).toBe("json-too-many-keys");
+    expect(tight.pointer).toBe("/stateBag");
   });
 
   it("syntax errors point at line and column", () => {

@@ -67,6 +67,7 @@ describe("envelope errors", () => {
     ["formatVersion not an integer", JSON.stringify({ format: "statebag.session", formatVersion: "1", session: { id: "a", stateBag: {} } }), "/formatVersion", /integer >= 1/],
     ["missing session", JSON.stringify({ format: "statebag.session", formatVersion: 1 }), "/session", /no "session"/],
     ["unknown envelope key", env({ id: "a", stateBag: {} }, { extra: 1 }), "/extra", /unknown envelope property "extra"/],
+    ["unknown envelope key, pointer-escaped", env({ id: "a", stateBag: {} }, { "a/b~c": 1 }), "/a~1b~0c", /unknown envelope property "a\/b~c"/],
   ])("%s", (_name, text, pointer, message) => {
     const err = loadError(text);
     expect(err.problems[0].code).toBe("envelope");

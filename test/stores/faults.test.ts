@@ -11,6 +11,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
 import { sqlitePath } from "../../src/runtime/stores/open.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
@@ -146,6 +147,8 @@ describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
     expect(first.message).toMatch(new RegExp(`${c.name === "postgres" ? "PostgreSQL" : "Redis"} session store at .*:${proxy.port}.* is unavailable`));
     expect(first.message).not.toContain("s3cret-pw");
     expect(first.hint).toMatch(/reconnects by itself/);
+    // The connection went away: nothing answered, so the hint must not say the server refused.
+    for (const e of errors) expect((e as StoreUnavailableError).hint).not.toMatch(/server answered/);
     for (const e of errors) expect((e as { ms?: number }).ms ?? 0).toBeLessThan(5000);
 
     // No corruption: the stored session is whole and counts every acknowledged save, plus at
@@ -251,6 +254,24 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL setup is explicit", () => {
     await fresh.close();
     expect(newer).toBeInstanceOf(StoreNotSetUpError);
     expect((newer as Error).message).toMatch(/format 99, newer/);
+  });
+});
+
+describe.skipIf(!serverUp.redis)("Redis setup", () => {
+  it("records its format version once, and never marks a newer format as older", async () => {
+    const prefix = `sbtest:${uniqueName()}:`;
+    const store = new RedisSessionStore({ url: REDIS_URL, prefix });
+    cleanups.push(async () => {
+      await store.deleteAll();
+      await store.close();
+    });
+    expect(await store.setup()).toEqual({ version: 1, changed: true });
+    expect(await store.setup()).toEqual({ version: 1, changed: false });
+    await store.call("test", true, (c) => c.hset(`${prefix}meta`, "format", "99"));
+    const newer = await errorOf(store.setup());
+    expect(newer).toBeInstanceOf(StoreNotSetUpError);
+    expect((newer as Error).message).toMatch(/format 99, newer/);
+    expect(await store.call("test", false, (c) => c.hget(`${prefix}meta`, "format"))).toBe("99");
   });
 });
 

@@ -5,7 +5,7 @@
  * loses nothing and resumes with --start-after.
  */
 import type { Command } from "commander";
-import type { MigrateStoreReport } from "../../runtime/stores/index.js";
+import type { MigrateStoreReport, StateVersionCount } from "../../runtime/stores/index.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
 import { loadRegistry } from "../registry.js";
@@ -47,14 +47,7 @@ Examples:
     .action(action(context, (options: MigrateOptions) => migrate(context, options)));
 }
 
-function transitions(report: MigrateStoreReport): string[] {
-  return report.states.map((s) => {
-    const changed = s.toType !== s.type || s.to !== s.from;
-    return `${s.type} v${s.from}${changed ? ` -> ${s.toType === s.type ? "" : `${s.toType} `}v${s.to}` : " (current)"}: ${s.count}`;
-  });
-}
-
-function printReport(out: Output, report: MigrateStoreReport, url: string): void {
+function printReport(out: Output, report: MigrateStoreReport, url: string, transition: (s: StateVersionCount) => string): void {
   const { c } = out;
   const verb = report.dryRun ? "would migrate" : "migrated";
   const parts = [
@@ -65,7 +58,7 @@ function printReport(out: Output, report: MigrateStoreReport, url: string): void
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
   out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
-  for (const line of transitions(report)) out.line(`  ${c.dim(line)}`);
+  for (const s of report.states) out.line(`  ${c.dim(transition(s))}`);
   if (report.preserved) out.line(`  ${c.yellow(`${plural(report.preserved, "session")} hold values of unknown types or newer versions (kept as they are)`)}`);
   for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
@@ -77,7 +70,7 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   const batchSize = Number(options.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
   const registry = await loadRegistry(options.registry, context.environment);
-  const { migrateStore } = await import("../../runtime/stores/index.js");
+  const { migrateStore, formatStateTransition } = await import("../../runtime/stores/index.js");
   const opened = await openCliStore(options.store, context.environment, { registry });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.
@@ -101,7 +94,7 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
     });
     progress.stop();
     out.result({ ok: report.failedCount === 0 && !report.aborted, store: opened.url, ...report });
-    printReport(out, report, opened.url);
+    printReport(out, report, opened.url, formatStateTransition);
     if (report.aborted) {
       out.note(
         `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,

@@ -4,6 +4,7 @@
  * conversation memory visible ("my name is Ada" ... "what is my name?"). It can emit function calls
  * and usage, and can act as a hosted service that keeps conversations and hands out ids.
  */
+import { randomBytes } from "node:crypto";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
 import { StatebagError } from "../errors.js";
 import { messageText, type AIContent, type ChatMessage, type UsageDetails } from "../messages.js";
@@ -48,6 +49,8 @@ export class ScriptedChatClient implements ChatClient {
   private readonly rules: ScriptRule[];
   private readonly conversations = new Map<string, ChatMessage[]>();
   private counter = 0;
+  /** Makes ids unique across client instances (a restarted process must not reuse `msg_1`). */
+  private readonly idTag = randomBytes(3).toString("hex");
 
   constructor(private readonly options: ScriptedChatClientOptions = {}) {
     this.rules = options.rules ?? [];
@@ -66,14 +69,14 @@ export class ScriptedChatClient implements ChatClient {
     const last = [...messages].reverse().find((m) => m.role === "user");
     const context: ScriptContext = { text: last ? messageText(last) : "", messages: seen, instructions: options.instructions ?? "", options };
     const contents = this.contentsFor(context, messages);
-    const reply: ChatMessage = { role: "assistant", contents, messageId: `msg_${++this.counter}` };
+    const reply: ChatMessage = { role: "assistant", contents, messageId: `msg_${this.idTag}_${++this.counter}` };
     const usage: UsageDetails = {
       inputTokenCount: seen.reduce((n, m) => n + words(messageText(m)), 0),
       outputTokenCount: words(messageText(reply)),
     };
     usage.totalTokenCount = usage.inputTokenCount! + usage.outputTokenCount!;
     if (this.options.usage !== false) reply.contents.push({ $type: "usage", details: usage });
-    const response: ChatResponse = { messages: [reply], usage, responseId: `resp_${this.counter}` };
+    const response: ChatResponse = { messages: [reply], usage, responseId: `resp_${this.idTag}_${this.counter}` };
     const conversationId = this.keep(options, [...messages, reply]);
     if (conversationId !== undefined) response.conversationId = conversationId;
     return response;
@@ -115,7 +118,7 @@ export class ScriptedChatClient implements ChatClient {
     if (!this.metadata.supportsServiceStorage || options.store === false) return undefined;
     const previous = options.conversationId === undefined ? undefined : idKey(options.conversationId);
     const history = previous === undefined ? [] : (this.conversations.get(previous) ?? []);
-    const id = previous === undefined || this.options.newConversationIdPerTurn ? `conv_${++this.counter}` : previous;
+    const id = previous === undefined || this.options.newConversationIdPerTurn ? `conv_${this.idTag}_${++this.counter}` : previous;
     this.conversations.set(id, [...history, ...exchange]);
     return id;
   }
@@ -136,7 +139,7 @@ export class ScriptedChatClient implements ChatClient {
   private toContents(reply: ScriptedReply): AIContent[] {
     if (typeof reply === "string") return [{ $type: "text", text: reply }];
     if ("toolCall" in reply) {
-      const call: AIContent = { $type: "functionCall", callId: `call_${++this.counter}`, name: reply.toolCall.name };
+      const call: AIContent = { $type: "functionCall", callId: `call_${this.idTag}_${++this.counter}`, name: reply.toolCall.name };
       if (reply.toolCall.arguments) call.arguments = reply.toolCall.arguments;
       return [call];
     }

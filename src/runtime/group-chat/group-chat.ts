@@ -18,9 +18,9 @@
  * primary history and the channel's sync mark are updated together, synchronously, only when the
  * run succeeded. A failed turn leaves the chat as it was, and the chat stays usable.
  */
-import type { AgentInput, AgentResponse, ChatClientAgent, RunOptions } from "../agent.js";
+import { toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent.js";
 import { StatebagError } from "../errors.js";
-import { userMessage, type ChatMessage } from "../messages.js";
+import type { ChatMessage } from "../messages.js";
 import type { AgentSession } from "../session.js";
 import {
   asSpokenBy,
@@ -181,8 +181,7 @@ export class AgentGroupChat {
 
   /** Adds messages to the primary history (a string is a user message). */
   addMessages(input: AgentInput): void {
-    const messages = typeof input === "string" ? [userMessage(input)] : Array.isArray(input) ? (input as readonly ChatMessage[]) : [input as ChatMessage];
-    this.state.history.push(...structuredClone(messages));
+    this.state.history.push(...structuredClone(toMessages(input)));
   }
 
   /** Runs turns until the termination rule says stop. Returns the turns taken. */

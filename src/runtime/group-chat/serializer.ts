@@ -27,12 +27,11 @@
  */
 import { StatebagError } from "../errors.js";
 import type { ChatMessage } from "../messages.js";
-import { parseJson } from "../safe-json.js";
+import { parseJson, type JsonLimits } from "../safe-json.js";
 import { SessionValidationError } from "../serialization.js";
-import { problemText } from "../interop/errors.js";
 import type { AgentSession } from "../session.js";
 import { cloneJson, isPlainObject } from "../interop/json-util.js";
-import { decodeSession, encodeSession, type SessionCodecOptions } from "../interop/session-codec.js";
+import { decodeSession, encodeSession, problemHints, problemLines, readDocument, type SessionCodecOptions } from "../interop/session-codec.js";
 import type { JsonObject } from "../tagged.js";
 import { channelStateAccess } from "./channel.js";
 import { groupChatInternals, type AgentGroupChat } from "./group-chat.js";
@@ -92,7 +91,7 @@ function decodeText(value: string): string | undefined {
 }
 
 /** An object, JSON text, or base64 of JSON text -> parsed JSON. */
-function readEncoded(value: unknown, pointer: string, what: string): unknown {
+function readEncoded(value: unknown, pointer: string, what: string, limits: JsonLimits | undefined): unknown {
   if (typeof value !== "string") return value;
   const trimmed = value.trimStart();
   const text = trimmed.startsWith("{") || trimmed.startsWith("[") ? value : decodeText(value);
@@ -100,7 +99,7 @@ function readEncoded(value: unknown, pointer: string, what: string): unknown {
     throw new AgentChatRestoreError("document", `${what} is a string that is neither JSON nor base64`, { pointer, hint: "channel states are JSON objects, or base64 of their JSON text (encoding: \"base64\")" });
   }
   try {
-    return parseJson(text);
+    return parseJson(text, limits);
   } catch (cause) {
     throw new AgentChatRestoreError("document", `${what} does not hold JSON: ${(cause as Error).message.split("\n")[0]}`, { pointer, cause, hint: "the document was damaged or edited by hand; serialize the chat again" });
   }
@@ -108,15 +107,13 @@ function readEncoded(value: unknown, pointer: string, what: string): unknown {
 
 /** The problems of a session validation error, one per line, at their place in the chat document. */
 function describeProblems(cause: unknown, where: (pointer: string) => string): string {
-  if (cause instanceof SessionValidationError) return ":\n" + cause.problems.map((p) => `  - ${JSON.stringify(where(p.pointer))}: ${problemText(p.message, p.pointer)}`).join("\n");
+  if (cause instanceof SessionValidationError) return ":\n" + problemLines(cause, where).join("\n");
   return `: ${(cause as Error).message}`;
 }
 
 function hintOf(cause: unknown, fallback: string): string {
-  if (cause instanceof SessionValidationError) {
-    const hints = [...new Set(cause.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
-    if (hints.length > 0) return hints.join("; ");
-  }
+  const hints = cause instanceof SessionValidationError ? problemHints(cause) : [];
+  if (hints.length > 0) return hints.join("; ");
   return (cause as StatebagError).hint ?? fallback;
 }
 
@@ -154,7 +151,7 @@ export class AgentChatSerializer {
       });
     }
 
-    const doc = typeof document === "string" ? parseJson(document) : document;
+    const doc = readDocument(document, options);
     const bad = (pointer: string, problem: string, hint: string, cause?: unknown) => new AgentChatRestoreError("document", problem, { pointer, hint, cause });
     if (!isPlainObject(doc)) throw bad("", "an agent chat document must be an object", 'serialize with AgentChatSerializer.serialize(chat)');
     if (doc.format !== AGENT_CHAT_FORMAT) throw bad("/format", `expected "format": "${AGENT_CHAT_FORMAT}", found ${JSON.stringify(doc.format)}`, "this is not a statebag agent chat document");
@@ -166,7 +163,7 @@ export class AgentChatSerializer {
     }
 
     // History: validated and migrated like a history state's messages.
-    const rawHistory = readEncoded(doc.history, "/history", "the history");
+    const rawHistory = readEncoded(doc.history, "/history", "the history", options.limits);
     if (!Array.isArray(rawHistory)) throw bad("/history", "the history must be an array of messages", "serialize the chat again");
     let history: ChatMessage[];
     try {
@@ -186,7 +183,7 @@ export class AgentChatSerializer {
       const key = entry.channelKey;
       if (typeof key !== "string" || key === "") throw bad(`${pointer}/channelKey`, "expected a non-empty string channel key", 'keys look like "local:writer" or "hosted:researcher"');
       if (restored.has(key)) throw bad(`${pointer}/channelKey`, `the channel key "${key}" appears twice`, "each channel is saved once; the document was edited by hand");
-      const raw = readEncoded(entry.channelState, `${pointer}/channelState`, `the state of channel "${key}"`);
+      const raw = readEncoded(entry.channelState, `${pointer}/channelState`, `the state of channel "${key}"`, options.limits);
       if (!isPlainObject(raw)) throw bad(`${pointer}/channelState`, `the state of channel "${key}" must be a session object`, "serialize the chat again");
       let session: AgentSession;
       try {

@@ -14,9 +14,9 @@
  * runs on a view of its own namespace. The workflow session changes only when every participant
  * succeeded: a failure anywhere leaves it exactly as it was.
  */
-import type { AgentInput, AgentResponse, ChatClientAgent, RunOptions } from "../agent.js";
+import { lockSession, toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent.js";
 import { ConfigurationError, StatebagError } from "../errors.js";
-import { userMessage, type ChatMessage } from "../messages.js";
+import type { ChatMessage } from "../messages.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
 import { ProviderSessionState } from "../state-bag.js";
 import type { ProviderState } from "../tagged.js";
@@ -60,8 +60,6 @@ export interface WorkflowResponse extends AgentResponse {
   steps: WorkflowStep[];
 }
 
-const locks = new WeakMap<AgentSession, Promise<void>>();
-
 /** The bag key of a participant's provider key. */
 export const participantStateKey = (channelKey: string, providerKey: string) => `${channelKey}/${providerKey}`;
 
@@ -93,9 +91,9 @@ export class SequentialWorkflowAgent {
 
   /** Runs every participant in order. The session is updated only if all of them succeed. */
   async run(input: AgentInput, session: AgentSession = this.createSession(), options: RunOptions = {}): Promise<WorkflowResponse> {
-    const release = await lock(session);
+    const release = await lockSession(session);
     try {
-      const first: ChatMessage[] = typeof input === "string" ? [userMessage(input)] : Array.isArray(input) ? [...(input as readonly ChatMessage[])] : [input as ChatMessage];
+      const first = toMessages(input);
       const said: ChatMessage[] = [];
       const views: { key: string; view: AgentSession }[] = [];
       const steps: WorkflowStep[] = [];
@@ -143,14 +141,5 @@ export class SequentialWorkflowAgent {
       stateBag,
     });
   }
-}
-
-async function lock(session: AgentSession): Promise<() => void> {
-  const previous = locks.get(session) ?? Promise.resolve();
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  locks.set(session, previous.then(() => held));
-  await previous;
-  return release;
 }
 

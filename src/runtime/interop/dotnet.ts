@@ -27,14 +27,13 @@
  */
 import { chatMessageFromMeai, type ChatMessage } from "../messages.js";
 import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
-import { parseJson } from "../safe-json.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
 import { pointerSegment } from "../errors.js";
-import { InteropError, at } from "./errors.js";
+import { InteropError, at, describe } from "./errors.js";
 import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
-import { decodeImported, type SessionCodecOptions } from "./session-codec.js";
+import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 
 /** The document `ChatClientAgent.SerializeSession` writes. */
 export interface DotnetSessionJson {
@@ -68,14 +67,6 @@ const KNOWN_TOP_LEVEL = new Set(["conversationId", "stateBag"]);
 /** Earlier .NET session shapes (before `stateBag`), which .NET itself cannot read any more. */
 const LEGACY_KEYS = ["storeState", "chatHistoryProviderState", "aiContextProviderState"];
 
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
-}
-
 function importHistory(value: JsonRecord, path: Path): ChatMessage[] {
   const messages = value.messages as unknown[];
   return messages.map((message, i) => {
@@ -96,7 +87,7 @@ function importHistory(value: JsonRecord, path: Path): ChatMessage[] {
 
 /** Reads a .NET session document (text or parsed) into a statebag session. */
 export function importDotnetSession(json: string | object, options: ImportDotnetOptions = {}): AgentSession {
-  const doc = typeof json === "string" ? parseJson(json) : json;
+  const doc = readDocument(json, options);
   const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "import", at(path), problem, hint);

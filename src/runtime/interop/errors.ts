@@ -33,6 +33,15 @@ export class InteropError extends StatebagError {
 /** @internal Builds the JSON pointer of a path. */
 export const at = (path: readonly (string | number)[]) => jsonPointer(path);
 
+/** @internal How a found value reads in an error message ("an array", "null", a short string). */
+export function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
 /** @internal A validation problem's sentence without the pointer the validator puts in front of it. */
 export function problemText(message: string, pointer: string): string {
   return pointer !== "" && message.startsWith(pointer) ? message.slice(pointer.length).replace(/^:?\s*/, "") : message;

@@ -2,8 +2,6 @@
  * Small JSON helpers shared by the interop and group-chat code: plain-object checks, deep copies,
  * structural equality, and `$type`-first key order (what System.Text.Json expects by default).
  */
-import type { JsonValue } from "../tagged.js";
-
 export type JsonRecord = { [key: string]: unknown };
 
 /** A plain JSON object (not an array, not null). */
@@ -80,9 +78,4 @@ export function typeFirst<T>(value: T): T {
     defineOwn(out, key, typeFirst(value[key]));
   }
   return out as T;
-}
-
-/** Narrowing helper for JSON values read from foreign documents. */
-export function asJson(value: unknown): JsonValue {
-  return value as JsonValue;
 }

@@ -37,11 +37,11 @@
  */
 import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../messages.js";
 import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
-import { parseJson } from "../safe-json.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
 import { pointerSegment } from "../errors.js";
-import { InteropError, at } from "./errors.js";
+import { parseJson } from "../safe-json.js";
+import { InteropError, at, describe } from "./errors.js";
 import {
   SESSION_INFO_KEY,
   envelopeKey,
@@ -54,7 +54,7 @@ import {
   type SessionInfo,
 } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
-import { decodeImported, type SessionCodecOptions } from "./session-codec.js";
+import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 
 /** The document `AgentSession.to_dict()` writes. */
 export interface PythonSessionJson {
@@ -266,8 +266,9 @@ function contentIn(p: JsonRecord, path: Path): JsonRecord {
       let args = p.arguments;
       if (str(args)) {
         // Python allows the arguments as JSON text; statebag (like MEAI) holds the parsed object.
+        // Text that is not JSON, or breaks the parse limits (depth, `__proto__`), stays foreign.
         try {
-          args = JSON.parse(args);
+          args = parseJson(args);
         } catch {
           return foreign();
         }
@@ -505,14 +506,6 @@ export function contentToPython(content: AIContent): JsonRecord {
 // ---------------------------------------------------------------------------------------------
 // Sessions
 
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
-}
-
 const KNOWN_TOP_LEVEL = new Set(["type", "session_id", "service_session_id", "state"]);
 
 function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
@@ -524,7 +517,7 @@ function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
 
 /** Reads `AgentSession.to_dict()` output (text or parsed) into a statebag session. */
 export function importPythonSession(json: string | object, options: ImportPythonOptions = {}): AgentSession {
-  const doc = typeof json === "string" ? parseJson(json) : json;
+  const doc = readDocument(json, options);
   const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   const hint = 'Python\'s AgentSession.to_dict() writes {"type": "session", "session_id": ..., "service_session_id": ..., "state": {...}}';

@@ -4,6 +4,7 @@
  * these modules read (an imported document, a group-chat channel, a workflow session) is validated
  * and migrated like any other, and nothing is written that could not be loaded again.
  */
+import { checkJsonLimits, parseJson } from "../safe-json.js";
 import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../serialization.js";
 import type { AgentSession } from "../session.js";
 import { InteropError, problemText } from "./errors.js";
@@ -11,6 +12,17 @@ import type { InteropFormat } from "./foreign.js";
 
 /** Registry, strictness and limits used to validate the sessions read. */
 export type SessionCodecOptions = Pick<DeserializeOptions, "registry" | "strict" | "limits" | "onPreserved">;
+
+/**
+ * A document given as JSON text or as an already-parsed object, held to the same limits either
+ * way: an object can be as deep, cyclic or `__proto__`-laden as text, and the interop mappers
+ * recurse over it before any validation runs.
+ */
+export function readDocument(input: string | object, options: Pick<SessionCodecOptions, "limits"> = {}): unknown {
+  if (typeof input === "string") return parseJson(input, options.limits);
+  checkJsonLimits(input, options.limits);
+  return input;
+}
 
 /** A session in its stored form (`{"format": "statebag.session", ...}`), fully validated first. */
 export function encodeSession(session: AgentSession, options: Pick<DeserializeOptions, "registry" | "strict"> = {}): string {
@@ -25,6 +37,16 @@ export function decodeSession(input: string | object, options: SessionCodecOptio
   return deserializeSession(input, { ...options, allowBare: true });
 }
 
+/** @internal A validation error's problems, one line each, at their place in the source document. */
+export function problemLines(error: SessionValidationError, toSource: (pointer: string) => string): string[] {
+  return error.problems.map((p) => `  - ${JSON.stringify(toSource(p.pointer))}: ${problemText(p.message, p.pointer)}`);
+}
+
+/** @internal The distinct hints of a validation error's problems. */
+export function problemHints(error: SessionValidationError): string[] {
+  return [...new Set(error.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
+}
+
 /**
  * Validates a session built from another format's document. A validation failure becomes an
  * `InteropError` whose problems point into the imported document (`toSource` maps a pointer in the
@@ -35,8 +57,8 @@ export function decodeImported(session: AgentSession, format: InteropFormat, toS
     return decodeSession(session, options);
   } catch (cause) {
     if (!(cause instanceof SessionValidationError)) throw cause;
-    const lines = cause.problems.map((p) => `  - ${JSON.stringify(toSource(p.pointer))}: ${problemText(p.message, p.pointer)}`);
-    const hints = [...new Set(cause.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
+    const lines = problemLines(cause, toSource);
+    const hints = problemHints(cause);
     const first = cause.problems[0];
     throw new InteropError(
       format,

@@ -1,7 +1,7 @@
 /** Argument checks and small helpers shared by every store, so all backends behave the same. */
 import { ConfigurationError } from "../errors.js";
 import type { AgentSession } from "../session.js";
-import type { DeleteOptions, SaveOptions, ScanOptions, TrimOptions } from "./types.js";
+import type { DeleteOptions, ReplaceOptions, SaveOptions, ScanItem, ScanOptions, ScanPage, TrimOptions } from "./types.js";
 
 export const DEFAULT_SCAN_LIMIT = 100;
 export const MAX_SCAN_LIMIT = 1000;
@@ -63,6 +63,15 @@ export function checkOperationId(operationId: unknown): string {
   return checkId(operationId, "operationId");
 }
 
+/** `replaceMessages` options: the expected log version and the optional idempotency key. */
+export function checkReplace(options: ReplaceOptions | undefined): { expected: number | undefined; operationId: string | undefined } {
+  const operationId = options?.operationId;
+  return {
+    expected: checkVersion(options?.expectedVersion),
+    operationId: operationId === undefined ? undefined : checkOperationId(operationId),
+  };
+}
+
 export function checkVersion(version: unknown, what = "expectedVersion"): number | undefined {
   if (version === undefined) return undefined;
   if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) {
@@ -85,6 +94,46 @@ export function checkLast(last: unknown): number | undefined {
     throw new ConfigurationError(`last must be a non-negative integer, got ${JSON.stringify(last)}`);
   }
   return last;
+}
+
+/**
+ * A scan page from up to `limit + 1` items: stores fetch one extra item to learn, without
+ * counting, whether another page follows.
+ */
+export function scanPage(items: ScanItem[], limit: number): ScanPage {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  return { items: page, cursor: page[page.length - 1].id };
+}
+
+/** A scan item: the stored text only when asked for, `ttlMs` only for a session that expires. */
+export function scanItem(id: string, revision: number, text?: string, ttlMs?: number): ScanItem {
+  const item: ScanItem = { id, revision };
+  if (text !== undefined) {
+    item.text = text;
+    if (ttlMs !== undefined) item.ttlMs = ttlMs;
+  }
+  return item;
+}
+
+/** Socket-level error codes meaning the server could not be reached or the connection broke. */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNABORTED",
+]);
+
+/** True for a Node socket error (a network server store is unavailable, not misused). */
+export function isNetworkError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && NETWORK_CODES.has(code);
 }
 
 /** Binary (UTF-8 byte) order of two strings, as SQLite, PostgreSQL "C" collation and Redis sort them. */

@@ -36,6 +36,7 @@ export { redactUrl } from "./url.js";
 export {
   BulkMigrationError,
   formatMigrateReport,
+  formatStateTransition,
   migrateStore,
   type MigrateStoreFailure,
   type MigrateStoreOptions,

@@ -11,11 +11,13 @@ import {
   checkId,
   checkLast,
   checkOperationId,
+  checkReplace,
   checkSave,
   checkScan,
   checkTrim,
-  checkVersion,
   compareIds,
+  scanItem,
+  scanPage,
   sessionId,
 } from "./common.js";
 import { ConflictError, logConflict } from "./errors.js";
@@ -28,7 +30,6 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
-  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -122,12 +123,12 @@ export class MemorySessionStore implements SessionStore {
     const ids = [...this.rows.keys()]
       .filter((id) => (cursor === undefined || compareIds(id, cursor) > 0) && this.live(id, now))
       .sort(compareIds);
-    const page = ids.slice(0, limit).map((id): ScanItem => {
+    const items = ids.slice(0, limit + 1).map((id) => {
       const row = this.rows.get(id)!;
-      if (!includeText) return { id, revision: row.revision };
-      return row.expiresAt === undefined ? { id, revision: row.revision, text: row.text } : { id, revision: row.revision, text: row.text, ttlMs: Math.max(1, row.expiresAt - now) };
+      if (!includeText) return scanItem(id, row.revision);
+      return scanItem(id, row.revision, row.text, row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now));
     });
-    return ids.length > limit ? { items: page, cursor: page[page.length - 1].id } : { items: page };
+    return scanPage(items, limit);
   }
 
   async purgeExpired(): Promise<number> {
@@ -189,8 +190,7 @@ class MemoryMessageLog implements MessageLog {
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     this.check();
     checkId(storageId, "storageId");
-    const expected = checkVersion(options.expectedVersion);
-    const operationId = options.operationId === undefined ? undefined : checkOperationId(options.operationId);
+    const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
     const existing = this.logs.get(storageId);
     if (operationId !== undefined && existing?.ops.has(operationId)) return existing.version;

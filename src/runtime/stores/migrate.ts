@@ -309,6 +309,12 @@ export async function migrateStore(store: SessionStore, options: MigrateStoreOpt
   return report;
 }
 
+/** "RollingSummaryState v1 -> v2: 3" or "X v2 (current): 5": one line of `report.states`. */
+export function formatStateTransition(s: StateVersionCount): string {
+  const changed = s.toType !== s.type || s.to !== s.from;
+  return `${s.type} v${s.from}${changed ? ` -> ${s.toType === s.type ? "" : `${s.toType} `}v${s.to}` : " (current)"}: ${s.count}`;
+}
+
 /** The report as a few readable lines (for logs and the CLI). */
 export function formatMigrateReport(report: MigrateStoreReport): string {
   const verb = report.dryRun ? "would migrate" : "migrated";
@@ -318,7 +324,7 @@ export function formatMigrateReport(report: MigrateStoreReport): string {
       (report.conflicts ? `, ${report.conflicts} concurrent change(s) retried` : "") +
       (report.aborted ? " (stopped early; resume with startAfter: " + JSON.stringify(report.cursor) + ")" : ""),
   ];
-  for (const s of report.states) lines.push(`  ${s.type} v${s.from}${s.toType !== s.type || s.to !== s.from ? ` -> ${s.toType === s.type ? "" : `${s.toType} `}v${s.to}` : " (current)"}: ${s.count}`);
+  for (const s of report.states) lines.push(`  ${formatStateTransition(s)}`);
   for (const f of report.failed) lines.push(`  failed ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
   if (report.failedCount > report.failed.length) lines.push(`  ... and ${report.failedCount - report.failed.length} more failure(s)`);
   return lines.join("\n");

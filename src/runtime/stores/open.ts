@@ -18,9 +18,9 @@ import { PostgresSessionStore } from "./postgres.js";
 import { RedisSessionStore } from "./redis.js";
 import { SqliteSessionStore } from "./sqlite.js";
 import type { MessageCodec, SessionCodec, SessionStore } from "./types.js";
-import { redactUrl, takeParams } from "./url.js";
+import { DEFAULT_STORE_URL, redactUrl, takeParams } from "./url.js";
 
-export const DEFAULT_STORE_URL = "sqlite:./.statebag/sessions.db";
+export { DEFAULT_STORE_URL };
 
 export interface OpenStoreOptions {
   /** Session codec (default: statebag's validating, migrating serializer). */

@@ -27,10 +27,13 @@ import {
   checkId,
   checkLast,
   checkOperationId,
+  checkReplace,
   checkSave,
   checkScan,
   checkTrim,
-  checkVersion,
+  isNetworkError,
+  scanItem,
+  scanPage,
   sessionId,
 } from "./common.js";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
@@ -43,7 +46,6 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
-  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -84,25 +86,14 @@ function loadDriver(): typeof pg {
   return (driver ??= require("pg") as typeof pg);
 }
 
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ECONNABORTED",
-]);
 const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
 
 /** Is this a failure to reach/keep the server (as opposed to an SQL error)? */
 function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (isNetworkError(error)) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string") {
-    if (NETWORK_CODES.has(code)) return true;
     // SQLSTATE: connection exceptions, shutdown/cannot-connect-now, too many connections.
     if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === "53300") return true;
   }
@@ -331,13 +322,12 @@ export class PostgresSessionStore implements SessionStore {
       false,
       async (c) => (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
     );
-    const items = rows.slice(0, limit).map((r): ScanItem => {
-      if (!includeText) return { id: r.id as string, revision: Number(r.revision) };
-      const item: ScanItem = { id: r.id as string, revision: Number(r.revision), text: r.data as string };
-      if (r.ttl_ms !== null && r.ttl_ms !== undefined) item.ttlMs = Number(r.ttl_ms);
-      return item;
-    });
-    return rows.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
+    const items = rows.map((r) =>
+      includeText
+        ? scanItem(r.id as string, Number(r.revision), r.data as string, r.ttl_ms == null ? undefined : Number(r.ttl_ms))
+        : scanItem(r.id as string, Number(r.revision)),
+    );
+    return scanPage(items, limit);
   }
 
   async purgeExpired(): Promise<number> {
@@ -527,8 +517,7 @@ class PostgresMessageLog implements MessageLog {
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
-    const expected = checkVersion(options.expectedVersion);
-    const operationId = options.operationId === undefined ? undefined : checkOperationId(options.operationId);
+    const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
     return this.tx("replaceMessages", async (c) => {
       if (operationId !== undefined && (await c.query(this.sql.opInsert, [storageId, operationId])).rowCount === 0) {

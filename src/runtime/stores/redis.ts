@@ -27,13 +27,16 @@ import {
   checkId,
   checkLast,
   checkOperationId,
+  checkReplace,
   checkSave,
   checkScan,
   checkTrim,
-  checkVersion,
+  isNetworkError,
+  scanItem,
+  scanPage,
   sessionId,
 } from "./common.js";
-import { ConflictError, StoreUnavailableError, logConflict } from "./errors.js";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -43,7 +46,6 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
-  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -233,14 +235,10 @@ interface ScriptedClient extends RedisClient {
   sbTrim(...args: (string | number)[]): Promise<Reply>;
 }
 
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 const NETWORK_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
 
 function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
-  return NETWORK_MESSAGES.test(error.message);
+  return isNetworkError(error) || (error instanceof Error && NETWORK_MESSAGES.test(error.message));
 }
 
 export class RedisSessionStore implements SessionStore {
@@ -357,25 +355,35 @@ export class RedisSessionStore implements SessionStore {
       return await fn(client);
     } catch (error) {
       if (isUnavailable(error)) {
-        const stillUp = client.status === "ready";
+        // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
+        // client's status is no guide: it can still read "ready" just after the socket closed.
+        const refused = (error as Error).name === "ReplyError";
         throw new StoreUnavailableError("Redis", this.url, operation, {
           cause: error,
           // "Stream isn't writeable" means it was never sent.
           outcomeUnknown: write && !/Stream isn't writeable/.test((error as Error).message),
-          hint: stillUp ? "the server answered with an error meaning it cannot serve requests right now" : undefined,
+          hint: refused ? "the server answered with an error meaning it cannot serve requests right now" : undefined,
         });
       }
       throw error;
     }
   }
 
-  /** Records the format version under `P meta` (Redis needs no DDL). */
+  /** Records the format version under `P meta` (Redis needs no DDL). Refuses to mark a newer format as older. */
   async setup(): Promise<SetupResult> {
     const before = await this.call("setup", true, async (c) => {
       const old = await c.hget(this.keys.meta, "format");
-      await c.hset(this.keys.meta, "format", String(REDIS_FORMAT_VERSION));
+      if (old !== null && Number(old) > REDIS_FORMAT_VERSION) return old;
+      if (old !== String(REDIS_FORMAT_VERSION)) await c.hset(this.keys.meta, "format", String(REDIS_FORMAT_VERSION));
       return old;
     });
+    if (before !== null && Number(before) > REDIS_FORMAT_VERSION) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the Redis store at ${this.url} (prefix "${this.prefix}") has storage format ${before}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
+        "run setup with the newer statebag release that wrote it",
+      );
+    }
     return { version: REDIS_FORMAT_VERSION, changed: before !== String(REDIS_FORMAT_VERSION) };
   }
 
@@ -412,19 +420,17 @@ export class RedisSessionStore implements SessionStore {
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     const flat = await this.call("scan", false, (c) => c.sbScan(this.keys.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", this.keys.sessionPrefix));
-    const step = includeText ? 4 : 2;
-    const all: ScanItem[] = [];
-    for (let i = 0; i < flat.length; i += step) {
+    const items = [];
+    for (let i = 0; i < flat.length; i += includeText ? 4 : 2) {
       if (!includeText) {
-        all.push({ id: flat[i], revision: Number(flat[i + 1]) });
+        items.push(scanItem(flat[i], Number(flat[i + 1])));
         continue;
       }
       // PTTL: -1 no expiry (a positive value is the time left).
       const pttl = Number(flat[i + 3]);
-      all.push(pttl > 0 ? { id: flat[i], revision: Number(flat[i + 1]), text: flat[i + 2], ttlMs: pttl } : { id: flat[i], revision: Number(flat[i + 1]), text: flat[i + 2] });
+      items.push(scanItem(flat[i], Number(flat[i + 1]), flat[i + 2], pttl > 0 ? pttl : undefined));
     }
-    const items = all.slice(0, limit);
-    return all.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
+    return scanPage(items, limit);
   }
 
   async purgeExpired(): Promise<number> {
@@ -494,12 +500,11 @@ class RedisMessageLog implements MessageLog {
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
-    const expected = checkVersion(options.expectedVersion);
-    const operationId = options.operationId === undefined ? "" : checkOperationId(options.operationId);
+    const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
     const k = this.store.keys;
     const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
-      c.sbReplace(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, expected === undefined ? "" : String(expected), operationId, ...texts),
+      c.sbReplace(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, expected === undefined ? "" : String(expected), operationId ?? "", ...texts),
     );
     if (ok === 1) return Number(version);
     throw logConflict(storageId, expected!, Number(version));

@@ -18,10 +18,12 @@ import {
   checkId,
   checkLast,
   checkOperationId,
+  checkReplace,
   checkSave,
   checkScan,
   checkTrim,
-  checkVersion,
+  scanItem,
+  scanPage,
   sessionId,
 } from "./common.js";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
@@ -34,7 +36,6 @@ import type {
   MessageLogSnapshot,
   ReplaceOptions,
   SaveOptions,
-  ScanItem,
   ScanOptions,
   ScanPage,
   SessionCodec,
@@ -330,11 +331,10 @@ export class SqliteSessionStore implements SessionStore {
     const rows = this.run("scan", (s) =>
       (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as { id: string; revision: number; data?: string; expires_at?: number | null }[],
     );
-    const items = rows.slice(0, limit).map((r): ScanItem => {
-      if (!includeText) return { id: r.id, revision: r.revision };
-      return r.expires_at == null ? { id: r.id, revision: r.revision, text: r.data } : { id: r.id, revision: r.revision, text: r.data, ttlMs: Math.max(1, r.expires_at - now) };
-    });
-    return rows.length > limit ? { items, cursor: items[items.length - 1].id } : { items };
+    const items = rows.map((r) =>
+      includeText ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now)) : scanItem(r.id, r.revision),
+    );
+    return scanPage(items, limit);
   }
 
   async purgeExpired(): Promise<number> {
@@ -408,8 +408,7 @@ class SqliteMessageLog implements MessageLog {
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
-    const expected = checkVersion(options.expectedVersion);
-    const operationId = options.operationId === undefined ? undefined : checkOperationId(options.operationId);
+    const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
     return this.store.run("replaceMessages", (s, db) =>
       db

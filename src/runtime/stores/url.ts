@@ -1,6 +1,9 @@
 /** URL helpers shared by the stores. */
 import { ConfigurationError } from "../errors.js";
 
+/** Where sessions go when no store URL is given (library and CLI alike). */
+export const DEFAULT_STORE_URL = "sqlite:./.statebag/sessions.db";
+
 const SECRET_PARAMS = /^(password|pass|pwd|secret|token|sslpassword|sslkey)$/i;
 
 /** The URL with its password (and secret-looking query parameters) replaced by `***`. */
