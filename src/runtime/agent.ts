@@ -264,7 +264,17 @@ export class ChatClientAgent {
       const hosted = declaredKind === "hosted" || (declaredKind === undefined && response.conversationId !== undefined);
       if (hosted && response.conversationId !== undefined) conversationId = response.conversationId;
       const calls = pendingCalls(response.messages, tools);
-      if (calls.length === 0 || round + 1 >= this.maxToolRounds) break;
+      if (calls.length === 0) break;
+      if (round + 1 >= this.maxToolRounds) {
+        // Answer every call anyway: a call without a result would break the next model request.
+        const notRun: ChatMessage = {
+          role: "tool",
+          contents: calls.map((call) => ({ $type: "functionResult", callId: call.callId, result: { error: `not run: this run reached maxToolRounds (${this.maxToolRounds})` } })),
+        };
+        produced.push(notRun);
+        onUpdate?.({ role: notRun.role, contents: notRun.contents });
+        break;
+      }
       const results = await this.invokeTools(calls, tools, session.id, signal);
       produced.push(results);
       onUpdate?.({ role: results.role, contents: results.contents });
@@ -280,7 +290,8 @@ export class ChatClientAgent {
 
     const kind: SessionKind = declaredKind ?? (conversationId !== undefined ? "hosted" : "local");
     for (const provider of this.contextProviders) await provider.invoked({ ...ctx(provider.key), responseMessages: produced });
-    if (kind === "local") await this.history.addMessages(ctx(this.history.key), [...input, ...produced]);
+    // A copy: the caller keeps its input and the response's messages; editing them later must not change stored history.
+    if (kind === "local") await this.history.addMessages(ctx(this.history.key), structuredClone([...input, ...produced]));
     await stream?.beforeCommit();
     signal?.throwIfAborted();
 

@@ -12,6 +12,7 @@ import {
   keepLastMessages,
   keepSystemAndLastTurns,
   messageText,
+  userMessage,
   type AgentSession,
   type ChatClient,
   type ChatMessage,
@@ -440,6 +441,33 @@ describe("tools", () => {
     const agent = new ChatClientAgent({ client, tools: [{ name: "noop", execute: () => null }] });
     const response = await agent.run("go");
     expect(response.usage).toEqual({ inputTokenCount: 20, additionalCounts: { audio: 5, image: 1 } });
+  });
+
+  it("at maxToolRounds every pending call still gets a result, so history stays well-formed", async () => {
+    const client = new ScriptedChatClient({ rules: [{ when: () => true, reply: { toolCall: { name: "loop" } } }] });
+    let ran = 0;
+    const agent = new ChatClientAgent({ client, maxToolRounds: 1, tools: [{ name: "loop", execute: () => (ran++, "again") }] });
+    const session = agent.createSession();
+    await agent.run("go", session);
+    const stored = await history(agent, session);
+    const calls = stored.flatMap((m) => m.contents).filter((c) => c.$type === "functionCall").map((c) => (c as { callId: string }).callId);
+    const results = stored.flatMap((m) => m.contents).filter((c) => c.$type === "functionResult");
+    expect(calls).toHaveLength(1);
+    expect(ran).toBe(0);
+    expect(results.map((r) => (r as { callId: string }).callId)).toEqual(calls);
+    expect((results[0] as { result: unknown }).result).toEqual({ error: "not run: this run reached maxToolRounds (1)" });
+  });
+
+  it("editing the caller's input or the response afterwards does not change stored history", async () => {
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
+    const session = agent.createSession();
+    const input = userMessage("original");
+    const response = await agent.run(input, session);
+    (input.contents[0] as { text: string }).text = "edited";
+    response.messages[0].contents.length = 0;
+    const stored = await history(agent, session);
+    expect(messageText(stored[0])).toBe("original");
+    expect(stored[1].contents.length).toBeGreaterThan(0);
   });
 
   it("a failing tool reports its error to the model and the run goes on", async () => {
