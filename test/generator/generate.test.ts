@@ -9,6 +9,20 @@ import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generate, type GenerateResult, type TypeSummary } from "../../generator/index.js";
 import type { TypeDefinition } from "../../src/runtime/registry-types.js";
+import {
+  AIContextProvider,
+  ChatClientAgent,
+  ProviderSessionState,
+  ScriptedChatClient,
+  SessionValidationError,
+  TypeRegistry,
+  defaultRegistry,
+  deserializeSession,
+  serializeSession,
+  type ChatMessage,
+  type InvokedContext,
+  type ProviderState,
+} from "../../src/index.js";
 import { isDateTime } from "../../src/runtime/formats.js";
 import { readFile, readTree, REPO, removeTempProjects, tempProject, writeFile } from "./helpers.js";
 
@@ -276,7 +290,7 @@ describe("--check, frozen history and the cache", () => {
 });
 
 describe("adding a provider state type: write the interface, run gen, use it", () => {
-  it("validates values with the generated validator", async () => {
+  it("validates values with the generated validator, and a provider and session round trip use it", async () => {
     const root = tempProject({ "src/runtime/notes.ts": STATE });
     expect((await generate({ cwd: root })).ok).toBe(true);
 
@@ -317,6 +331,37 @@ export interface SummaryState extends ProviderState<"acme.Summary", 1> {
     const { summary: _omitted, ...missing } = ok;
     expect(summary.validate(missing)).toBe(false);
     expect(summary.validate.errors?.[0]).toMatchObject({ keyword: "required", params: { missingProperty: "summary" } });
+
+    // ... and use it: a provider keeps the new state; sessions round-trip through the new registry.
+    // The temp project carries its own copies of the message types; compose only its new type with statebag's registry.
+    const registry = TypeRegistry.compose(defaultRegistry(), { source: "temp project", types: [summary] });
+    interface SummaryState extends ProviderState<"acme.Summary", 1> {
+      summary: string;
+      updatedAt?: string;
+      recent: ChatMessage[];
+    }
+    class SummaryProvider extends AIContextProvider {
+      readonly key = "acme.summary";
+      readonly state = new ProviderSessionState<SummaryState>(this.key, { stateType: "acme.Summary", version: 1, initial: () => ({ $type: "acme.Summary", summary: "-", recent: [] }) });
+      override invoked(context: InvokedContext) {
+        const recent = [...context.requestMessages, ...context.responseMessages];
+        this.state.write(context.state, { $type: "acme.Summary", summary: `${recent.length} messages`, updatedAt: "2025-01-31T12:00:00Z", recent });
+      }
+    }
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient(), contextProviders: [new SummaryProvider()] });
+    const session = agent.createSession();
+    await agent.run("hello", session);
+    const stored = serializeSession(session, { registry, validate: true, strict: true });
+    const loaded = deserializeSession(stored, { registry, strict: true });
+    expect(loaded).toEqual(session);
+    expect(agent.getService(SummaryProvider)!.state.read(loaded)!.summary).toBe("2 messages");
+    const broken = stored.replace('"updatedAt":"2025-01-31T12:00:00Z"', '"updatedAt":"2025-02-30T12:00:00Z"');
+    expect(() => deserializeSession(broken, { registry })).toThrow(SessionValidationError);
+    try {
+      deserializeSession(broken, { registry });
+    } catch (error) {
+      expect((error as SessionValidationError).problems[0]).toMatchObject({ pointer: "/session/stateBag/acme.summary/updatedAt", $type: "acme.Summary" });
+    }
   });
 });
 
