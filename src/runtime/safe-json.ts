@@ -18,7 +18,7 @@
  * `"prototype"` are ordinary data keys (they occur in real tool results) and are kept: they cannot
  * reach a prototype through `JSON.parse` or through statebag, which reads own properties only.
  */
-import { StatebagError, jsonPointer } from "./errors.js";
+import { StatebagError, jsonPointer, pointerSegment } from "./errors.js";
 
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */
@@ -276,11 +276,17 @@ function keysOf(node: object): string[] {
   return keys;
 }
 
-/** A pointer for a message: long pointers (deep nesting) are cut in the middle. */
-function shortPointer(path: readonly (string | number)[]): string {
-  if (path.length === 0) return "the root";
-  if (path.length <= 12) return jsonPointer(path);
-  return `${jsonPointer(path.slice(0, 6))}/…(${path.length - 9} more)…${jsonPointer(path.slice(-3))}`;
+/**
+ * A pointer for a message: long pointers (deep nesting) are cut in the middle. Takes a path, or
+ * a JSON pointer (RFC 6901) already built from one (`pointer` fields stay exact; only messages
+ * are shortened). @internal
+ */
+export function shortPointer(at: readonly (string | number)[] | string): string {
+  // Escaped segments: joined with "/" they give the pointer back.
+  const segments = typeof at === "string" ? (at === "" ? [] : at.slice(1).split("/")) : at.map(pointerSegment);
+  if (segments.length === 0) return "the root";
+  if (segments.length <= 12) return "/" + segments.join("/");
+  return `/${segments.slice(0, 6).join("/")}/…(${segments.length - 9} more)…/${segments.slice(-3).join("/")}`;
 }
 
 // -----------------------------------------------------------------------------------------------

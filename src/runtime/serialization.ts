@@ -166,13 +166,7 @@ function sessionLabel(session: unknown): string {
 export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
   const { doc, owned } = load(input, options, "session");
   const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare !== false);
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true, ownedInput: owned });
-  walker.walkSession(envelope.value, envelope.base);
-  const result = walker.result();
-  if (!result.ok) throw new SessionValidationError(`cannot load session ${sessionLabel(envelope.value)}`, result.problems, { preserved: result.preserved });
-  reportMigrated(walker.upgrades!, options);
-  const root = applyUpgrades(doc, walker.upgrades!, owned);
-  if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
+  const root = walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
   return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
 }
 
@@ -186,18 +180,39 @@ export function deserializeSessions(input: string | Uint8Array | unknown, option
       { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: '"sessions" must be an array' },
     ]);
   }
+  const root = walkLoaded(doc, owned, options, sessions, envelope.base, true);
+  return (root as { sessions: AgentSession[] }).sessions;
+}
+
+/**
+ * The shared tail of loading: walks the session (`many: false`) or every session of the array
+ * `value` (`many: true`) at `base`, throws `SessionValidationError` on any problem, reports
+ * migrations, writes the migrated values into the document (a copy of a caller-owned one) and
+ * reports preserved values. Returns the document root.
+ */
+function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, value: unknown, base: readonly (string | number)[], many: boolean): unknown {
   const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true, ownedInput: owned });
-  const base: (string | number)[] = ["sessions", 0];
-  for (let i = 0; i < sessions.length; i++) {
-    base[1] = i;
-    walker.walkSession(sessions[i], base);
+  if (many) {
+    const sessions = value as readonly unknown[];
+    const path: (string | number)[] = [...base, 0];
+    const last = base.length;
+    for (let i = 0; i < sessions.length; i++) {
+      path[last] = i;
+      walker.walkSession(sessions[i], path);
+    }
+  } else {
+    walker.walkSession(value, base);
   }
   const result = walker.result();
-  if (!result.ok) throw new SessionValidationError(`cannot load ${sessions.length} sessions`, result.problems, { preserved: result.preserved });
-  reportMigrated(walker.upgrades!, options);
-  const root = applyUpgrades(doc, walker.upgrades!, owned);
+  if (!result.ok) {
+    const summary = many ? `cannot load ${(value as readonly unknown[]).length} sessions` : `cannot load session ${sessionLabel(value)}`;
+    throw new SessionValidationError(summary, result.problems, { preserved: result.preserved });
+  }
+  const upgrades = walker.upgrades!;
+  reportMigrated(upgrades, options);
+  const root = applyUpgrades(doc, upgrades, owned);
   if (result.preserved.length > 0) options.onPreserved?.(result.preserved);
-  return (root as { sessions: AgentSession[] }).sessions;
+  return root;
 }
 
 function load(input: unknown, options: DeserializeOptions, what: string): { doc: unknown; owned: boolean } {

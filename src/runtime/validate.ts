@@ -23,6 +23,7 @@
  */
 import { pointerSegment } from "./errors.js";
 import { MigrationError } from "./migrations.js";
+import { shortPointer } from "./safe-json.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
 import type { TypeDefinition, ValidatorError } from "./registry-types.js";
 
@@ -406,7 +407,8 @@ export class SessionWalker implements SlotVisitor {
         $type: t,
         expected: latest !== undefined ? `"${t}" v${latest}, or a migration from v${version}` : `a migration from "${t}" v${version}`,
         found: `"${t}" v${version}`,
-        message: err.message.split("\n")[0],
+        // The migration error names the full pointer: shorten it like every other message.
+        message: pointer === "" ? err.message.split("\n")[0] : err.message.split("\n")[0].replace(pointer, () => pointerLabel(pointer)),
         hint: err.hint,
       });
       return undefined;
@@ -501,8 +503,9 @@ export class SessionWalker implements SlotVisitor {
 // -------------------------------------------------------------------------------------------------
 // Helpers for reports.
 
+/** A pointer for a message (long ones, from deep nesting, cut in the middle as in parse errors). */
 function pointerLabel(pointer: string): string {
-  return pointer === "" ? "the document root" : pointer;
+  return pointer === "" ? "the document root" : shortPointer(pointer);
 }
 
 /** A short, safe description of a JSON value for messages. */

@@ -56,6 +56,37 @@ describe("input errors", () => {
     const err = loadError("[".repeat(100_000) + "]".repeat(100_000));
     expect(err.problems[0].message).toMatch(/deeper than the limit/);
   });
+
+  it("a 100,000-deep in-memory object is stopped by the JSON limits, with a short message and an exact pointer", () => {
+    let inner: unknown = [];
+    for (let i = 0; i < 100_000; i++) inner = [inner];
+    const doc = { format: "statebag.session", formatVersion: 1, session: { id: "x", stateBag: { h: history({ $type: "functionResult", callId: "c", result: inner }) } } };
+    const err = loadError(doc);
+    expect(brief(err.problems).map(([code]) => code)).toEqual(["json"]);
+    const pointer = err.problems[0].pointer;
+    expect(pointer.startsWith("/session/stateBag/h/messages/0/contents/0/result/0/0")).toBe(true);
+    expect(pointer.split("/").length - 1).toBeGreaterThan(250);
+    expect(err.message).not.toContain(pointer);
+    expect(err.message).toMatch(/at \/session\/stateBag\/h\/messages\/0\/contents\/…\(\d+ more\)…\/0\/0\/0/);
+    expect(err.message.length).toBeLessThan(600);
+  });
+
+  it("a long pointer from the walker is shortened in messages and kept exact in `pointer`", () => {
+    // Tagged values nested 100,000 deep, under raised parse limits: the walker stops at maxNesting.
+    let call: Record<string, unknown> = { $type: "functionCall", callId: "c", name: "f" };
+    for (let i = 0; i < 100_000; i++) call = { $type: "toolApprovalRequest", requestId: "r" + i, toolCall: call };
+    const doc = { format: "statebag.session", formatVersion: 1, session: { id: "x", stateBag: { h: history(call) } } };
+    const err = loadError(doc, { limits: { maxDepth: 200_000 } });
+    expect(err.problems.map((p) => p.code)).toEqual(["too-deep"]);
+    const { pointer, message } = err.problems[0];
+    expect(pointer).toBe("/session/stateBag/h/messages/0/contents/0" + "/toolCall".repeat(127));
+    expect(message).toBe("/session/stateBag/h/messages/0/contents/…(125 more)…/toolCall/toolCall/toolCall: expected at most 128 levels of nested tagged values, found deeper nesting (or a cycle)");
+    expect(err.message).not.toContain(pointer);
+    expect(err.message.length).toBeLessThan(600);
+    // the same message for an in-memory session that skips the parse limits
+    const validated = validateSession(doc.session, { registry });
+    expect(validated.problems.map((p) => [p.pointer.length, p.message])).toEqual([[pointer.length - "/session".length, expect.stringContaining("…(124 more)…")]]);
+  });
 });
 
 describe("envelope errors", () => {

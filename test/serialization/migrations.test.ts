@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MigrationDefinitionError, MigrationError, defineMigration } from "../../src/runtime/migrations.js";
 import { TypeRegistry } from "../../src/runtime/registry.js";
 import type { TypeDefinition } from "../../src/runtime/registry-types.js";
-import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
+import { SessionValidationError, deserializeSession, deserializeSessions, serializeSession } from "../../src/runtime/serialization.js";
 import { validateSession } from "../../src/runtime/validate.js";
 import { ajv, makeModelTypes } from "./model.js";
 
@@ -50,6 +50,38 @@ describe("migration chains", () => {
     expect(doc).toEqual(before);
     expect(loaded).not.toBe(doc.session);
     expect(loaded.stateBag.n).toMatchObject({ $version: 3, count: 1 });
+  });
+
+  it("deserializeSessions migrates, reports and preserves like deserializeSession, with /sessions/<i> pointers", () => {
+    const registry = notesRegistry();
+    const sessions = [
+      { id: "a", stateBag: { k: { $type: "acme.Notes", $version: 3, items: [], count: 0 } } },
+      { id: "b", stateBag: { n: { $type: "acme.Notes", text: "a;b" }, u: { $type: "x.Unknown", keep: 1 } } },
+    ];
+    const doc = { format: "statebag.sessions", formatVersion: 1, sessions };
+    const before = structuredClone(doc);
+    const migrated: unknown[] = [];
+    const preserved: unknown[] = [];
+    const options = { registry, onMigrated: (m: unknown[]) => migrated.push(...m), onPreserved: (p: unknown[]) => preserved.push(...p) };
+    const loaded = deserializeSessions(doc, options);
+    expect(doc).toEqual(before); // caller-owned: migrated into a copy
+    expect(loaded[1].stateBag.n).toEqual({ $type: "acme.Notes", $version: 3, items: ["a", "b"], count: 2 });
+    expect(loaded[1].stateBag.u).toEqual({ $type: "x.Unknown", keep: 1 });
+    expect(migrated).toEqual([{ pointer: "/sessions/1/stateBag/n", fromType: "acme.Notes", from: 1, toType: "acme.Notes", to: 3 }]);
+    expect(preserved).toMatchObject([{ pointer: "/sessions/1/stateBag/u", $type: "x.Unknown", reason: "unknown-type" }]);
+    // the same from text, and the same error shape as deserializeSession on a problem
+    expect(deserializeSessions(JSON.stringify(doc), { registry })).toEqual(loaded);
+    const bad = { ...doc, sessions: [sessions[0], { id: "c", stateBag: { n: { $type: "acme.Notes", $version: 3, items: "x", count: 1 } } }] };
+    let error: unknown;
+    try {
+      deserializeSessions(bad, options);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SessionValidationError);
+    expect((error as Error).message).toMatch(/^cannot load 2 sessions: 1 problem/);
+    expect((error as SessionValidationError).problems.map((p) => p.pointer)).toEqual(["/sessions/1/stateBag/n/items"]);
+    expect(migrated).toHaveLength(1); // nothing reported for a document that failed
   });
 
   it("validateSession checks the migrated value but leaves the input alone", () => {

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type BetterSqlite3 from "better-sqlite3";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
@@ -271,6 +271,42 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
     const newer = await errorOf(store.setup());
     expect(newer).toBeInstanceOf(StoreNotSetUpError);
     expect((newer as Error).message).toMatch(/format 99, newer/);
+    expect(await store.call("test", false, (c) => c.hget(`${prefix}meta`, "format"))).toBe("99");
+  });
+
+  it("every call checks the format marker (once per store object): a fresh prefix needs no setup, a newer format is refused", async () => {
+    const prefix = `sbtest:${uniqueName()}:`;
+    const store = new RedisSessionStore({ url: REDIS_URL, prefix });
+    cleanups.push(async () => {
+      await store.deleteAll();
+      await store.close();
+    });
+    // A fresh prefix (no marker) works without setup, as before, and gets no marker from use.
+    const client = await store.call("test", false, async (c) => c, false);
+    const hget = vi.spyOn(client, "hget");
+    await Promise.all([store.get("a"), store.get("b"), store.messages.getMessages("a")]);
+    await store.save(counterSession("a"), { expectedRevision: null });
+    expect(await store.get("a")).toBeDefined();
+    expect(hget.mock.calls.filter(([key]) => key === `${prefix}meta`)).toHaveLength(1);
+    hget.mockRestore();
+    expect(await store.call("test", false, (c) => c.exists(`${prefix}meta`))).toBe(0);
+
+    // A newer statebag marked the prefix: a new store object refuses every call, and writes nothing.
+    await store.call("test", true, (c) => c.hset(`${prefix}meta`, "format", "99"));
+    const newer = new RedisSessionStore({ url: REDIS_URL, prefix });
+    cleanups.push(() => newer.close());
+    for (const call of [
+      () => newer.get("a"),
+      () => newer.save(counterSession("b"), { expectedRevision: null }),
+      () => newer.scan(),
+      () => newer.messages.appendMessages("a", [], { operationId: "op-1" }),
+    ]) {
+      const error = await errorOf(call());
+      expect(error).toBeInstanceOf(StoreNotSetUpError);
+      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(1\)/);
+      expect((error as StoreNotSetUpError).hint).toMatch(/upgrade statebag/);
+    }
+    expect(await store.call("test", false, (c) => c.exists(`${prefix}s:b`, `${prefix}mo:a`))).toBe(0);
     expect(await store.call("test", false, (c) => c.hget(`${prefix}meta`, "format"))).toBe("99");
   });
 });

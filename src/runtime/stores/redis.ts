@@ -252,6 +252,10 @@ export class RedisSessionStore implements SessionStore {
   private connecting: Promise<void> | undefined;
   private lastError: unknown;
   private closed = false;
+  /** The format marker under `P meta` was read once and is one this code can use (or absent). */
+  private formatOk = false;
+  /** The format check in flight, shared by the calls that wait for it. */
+  private formatCheck: Promise<void> | undefined;
   /** @internal */
   readonly keys: {
     session: (id: string) => string;
@@ -347,21 +351,29 @@ export class RedisSessionStore implements SessionStore {
     return client;
   }
 
-  /** Connects if needed and runs `fn`, mapping connection failures. @internal */
-  async call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>): Promise<T> {
+  /**
+   * Connects if needed and runs `fn`, mapping connection failures. The first call on this store
+   * object (and every call until it passes) first reads the format marker, refusing a newer format
+   * with `StoreNotSetUpError`; `checkFormat: false` skips that (setup, teardown). @internal
+   */
+  async call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>, checkFormat = true): Promise<T> {
     let client = this.client;
     if (client.status !== "ready") client = await this.connect(operation);
+    let sent = false;
     try {
+      if (checkFormat && !this.formatOk) await this.checkFormat(client);
+      sent = true;
       return await fn(client);
     } catch (error) {
+      if (error instanceof StoreNotSetUpError) throw error;
       if (isUnavailable(error)) {
         // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
         // client's status is no guide: it can still read "ready" just after the socket closed.
         const refused = (error as Error).name === "ReplyError";
         throw new StoreUnavailableError("Redis", this.url, operation, {
           cause: error,
-          // "Stream isn't writeable" means it was never sent.
-          outcomeUnknown: write && !/Stream isn't writeable/.test((error as Error).message),
+          // "Stream isn't writeable" means it was never sent (nor was anything when the format check failed).
+          outcomeUnknown: write && sent && !/Stream isn't writeable/.test((error as Error).message),
           hint: refused ? "the server answered with an error meaning it cannot serve requests right now" : undefined,
         });
       }
@@ -369,21 +381,50 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  /**
+   * Reads the format marker once (concurrent first calls share the read). An absent marker (a
+   * prefix never set up) is fine: Redis needs no setup. A newer format is refused, and checked
+   * again on the next call.
+   */
+  private checkFormat(client: ScriptedClient): Promise<void> {
+    return (this.formatCheck ??= this.readFormat(client).finally(() => {
+      this.formatCheck = undefined;
+    }));
+  }
+
+  private async readFormat(client: ScriptedClient): Promise<void> {
+    const format = await client.hget(this.keys.meta, "format");
+    if (format !== null && Number(format) > REDIS_FORMAT_VERSION) {
+      throw this.newerFormat(format, "upgrade statebag in this app to the release that wrote the store, or use another key prefix");
+    }
+    this.formatOk = true;
+  }
+
+  private newerFormat(format: string, hint: string): StoreNotSetUpError {
+    return new StoreNotSetUpError(
+      this.url,
+      `the Redis store at ${this.url} (prefix "${this.prefix}") has storage format ${format}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
+      hint,
+    );
+  }
+
   /** Records the format version under `P meta` (Redis needs no DDL). Refuses to mark a newer format as older. */
   async setup(): Promise<SetupResult> {
-    const before = await this.call("setup", true, async (c) => {
-      const old = await c.hget(this.keys.meta, "format");
-      if (old !== null && Number(old) > REDIS_FORMAT_VERSION) return old;
-      if (old !== String(REDIS_FORMAT_VERSION)) await c.hset(this.keys.meta, "format", String(REDIS_FORMAT_VERSION));
-      return old;
-    });
+    const before = await this.call(
+      "setup",
+      true,
+      async (c) => {
+        const old = await c.hget(this.keys.meta, "format");
+        if (old !== null && Number(old) > REDIS_FORMAT_VERSION) return old;
+        if (old !== String(REDIS_FORMAT_VERSION)) await c.hset(this.keys.meta, "format", String(REDIS_FORMAT_VERSION));
+        return old;
+      },
+      false,
+    );
     if (before !== null && Number(before) > REDIS_FORMAT_VERSION) {
-      throw new StoreNotSetUpError(
-        this.url,
-        `the Redis store at ${this.url} (prefix "${this.prefix}") has storage format ${before}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
-        "run setup with the newer statebag release that wrote it",
-      );
+      throw this.newerFormat(before, "run setup with the newer statebag release that wrote it");
     }
+    this.formatOk = true;
     return { version: REDIS_FORMAT_VERSION, changed: before !== String(REDIS_FORMAT_VERSION) };
   }
 
@@ -447,7 +488,7 @@ export class RedisSessionStore implements SessionStore {
     else client.disconnect();
   }
 
-  /** Deletes every key under this store's prefix (SCAN + UNLINK). For tests and teardown only. */
+  /** Deletes every key under this store's prefix (SCAN + UNLINK), whatever its format. For tests and teardown only. */
   async deleteAll(): Promise<number> {
     return this.call("deleteAll", true, async (c) => {
       let removed = 0;
@@ -458,7 +499,7 @@ export class RedisSessionStore implements SessionStore {
         if (keys.length) removed += await c.unlink(...keys);
       } while (cursor !== "0");
       return removed;
-    });
+    }, false);
   }
 }
 

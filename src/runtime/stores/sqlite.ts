@@ -198,6 +198,8 @@ export class SqliteSessionStore implements SessionStore {
   private db: Db | undefined;
   private stmts: Statements | undefined;
   private closed = false;
+  /** Opening this store created the file's tables (a new file): what `setup()` reports as `changed`. */
+  private createdSchema = false;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path === ":memory:" ? ":memory:" : resolve(options.path);
@@ -229,12 +231,14 @@ export class SqliteSessionStore implements SessionStore {
       // from `timeout`) makes concurrent writers wait instead of failing at once.
       if (this.path !== ":memory:") retryBusy(() => db.pragma("journal_mode = WAL"));
       db.pragma(`synchronous = ${this.synchronous.toUpperCase()}`);
-      retryBusy(() =>
-        db.transaction(() => {
+      const created = retryBusy(() =>
+        db.transaction((): boolean => {
           db.exec(DDL);
           const row = db.prepare(`SELECT value FROM statebag_meta WHERE key = 'schema_version'`).get() as { value: number } | undefined;
           if (row === undefined) {
+            // No version recorded: the tables were created just now, in this transaction.
             db.prepare(`INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`).run(SQLITE_SCHEMA_VERSION);
+            return true;
           } else if (row.value > SQLITE_SCHEMA_VERSION) {
             throw new StoreNotSetUpError(
               this.url,
@@ -242,8 +246,10 @@ export class SqliteSessionStore implements SessionStore {
               "upgrade statebag in this app to the version that wrote the file",
             );
           }
+          return false;
         }).immediate(),
       );
+      if (created) this.createdSchema = true;
       this.stmts = new Statements(db);
     } catch (error) {
       db.close();
@@ -271,9 +277,14 @@ export class SqliteSessionStore implements SessionStore {
     return error;
   }
 
+  /**
+   * The file sets itself up when this store opens it; `changed` says whether that opening created
+   * the tables (a new file), so it stays true for every `setup()` on this store object (`openStore`
+   * calls `setup()` itself before handing the store out).
+   */
   async setup(): Promise<SetupResult> {
     this.run("setup", () => undefined);
-    return { version: SQLITE_SCHEMA_VERSION, changed: false };
+    return { version: SQLITE_SCHEMA_VERSION, changed: this.createdSchema };
   }
 
   async get(id: string): Promise<StoredSession | undefined> {
