@@ -49,17 +49,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
                 "type": "string"
               },
               "contents": {
-                "items": {
-                  "properties": {
-                    "$type": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "$type"
-                  ],
-                  "type": "object"
-                },
+                "items": {},
                 "type": "array"
               },
               "createdAt": {
@@ -130,17 +120,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
                 "type": "string"
               },
               "contents": {
-                "items": {
-                  "properties": {
-                    "$type": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "$type"
-                  ],
-                  "type": "object"
-                },
+                "items": {},
                 "type": "array"
               },
               "createdAt": {
@@ -229,17 +209,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
                     "type": "string"
                   },
                   "contents": {
-                    "items": {
-                      "properties": {
-                        "$type": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "$type"
-                      ],
-                      "type": "object"
-                    },
+                    "items": {},
                     "type": "array"
                   },
                   "createdAt": {
@@ -325,17 +295,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotatedRegions": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "fileId": {
@@ -390,17 +350,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "name": {
@@ -447,17 +397,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "details": {
@@ -506,17 +446,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "arguments": {
@@ -570,17 +500,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "callId": {
@@ -624,17 +544,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "fileId": {
@@ -683,17 +593,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "protectedData": {
@@ -882,17 +782,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "format": {
@@ -946,17 +836,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "text": {
@@ -1035,17 +915,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "requestId": {
@@ -1054,17 +924,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
         "requiresConfirmation": {
           "type": "boolean"
         },
-        "toolCall": {
-          "properties": {
-            "$type": {
-              "type": "string"
-            }
-          },
-          "required": [
-            "$type"
-          ],
-          "type": "object"
-        }
+        "toolCall": {}
       },
       "required": [
         "$type",
@@ -1104,17 +964,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "approved": {
@@ -1126,17 +976,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
         "requestId": {
           "type": "string"
         },
-        "toolCall": {
-          "properties": {
-            "$type": {
-              "type": "string"
-            }
-          },
-          "required": [
-            "$type"
-          ],
-          "type": "object"
-        }
+        "toolCall": {}
       },
       "required": [
         "$type",
@@ -1175,17 +1015,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "mediaType": {
@@ -1232,17 +1062,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "object"
         },
         "annotations": {
-          "items": {
-            "properties": {
-              "$type": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "$type"
-            ],
-            "type": "object"
-          },
+          "items": {},
           "type": "array"
         },
         "details": {

@@ -6,7 +6,7 @@ import { isDateTime } from "../runtime/formats.js";
 const statebagFormats = { "date-time": isDateTime };
 
 export const validateInMemoryChatHistoryState = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","droppedMessageCount","messages"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","droppedMessageCount","messages"]};
 const formats0 = statebagFormats["date-time"];
 
 function validate10(data, options){
@@ -105,43 +105,9 @@ var valid2 = true;
 }
 if(valid2){
 if(data1.contents !== undefined){
-let data5 = data1.contents;
 const _errs13 = errors;
 if(errors === _errs13){
-if(Array.isArray(data5)){
-var valid3 = true;
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-const _errs15 = errors;
-if(errors === _errs15){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-let missing2;
-if((data6.$type === undefined) && (missing2 = "$type")){
-validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/messages/items/properties/contents/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data6.$type !== undefined){
-if(typeof data6.$type !== "string"){
-validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/contents/" + i1+"/$type",schemaPath:"#/properties/messages/items/properties/contents/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/messages/items/properties/contents/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs15 === errors;
-if(!valid3){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data1.contents))){
 validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/contents",schemaPath:"#/properties/messages/items/properties/contents/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -153,29 +119,29 @@ var valid2 = true;
 }
 if(valid2){
 if(data1.messageId !== undefined){
-const _errs19 = errors;
+const _errs15 = errors;
 if(typeof data1.messageId !== "string"){
 validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/messageId",schemaPath:"#/properties/messages/items/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid2 = _errs19 === errors;
+var valid2 = _errs15 === errors;
 }
 else {
 var valid2 = true;
 }
 if(valid2){
 if(data1.additionalProperties !== undefined){
-let data9 = data1.additionalProperties;
-const _errs21 = errors;
-if(errors === _errs21){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let data7 = data1.additionalProperties;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
 validate10.errors = [{instancePath:instancePath+"/messages/" + i0+"/additionalProperties",schemaPath:"#/properties/messages/items/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid2 = _errs21 === errors;
+var valid2 = _errs17 === errors;
 }
 else {
 var valid2 = true;
@@ -211,55 +177,55 @@ var valid0 = true;
 }
 if(valid0){
 if(data.droppedMessageCount !== undefined){
-let data10 = data.droppedMessageCount;
-const _errs24 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+let data8 = data.droppedMessageCount;
+const _errs20 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate10.errors = [{instancePath:instancePath+"/droppedMessageCount",schemaPath:"#/properties/droppedMessageCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs24){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
+if(errors === _errs20){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
 validate10.errors = [{instancePath:instancePath+"/droppedMessageCount",schemaPath:"#/properties/droppedMessageCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs20 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$type !== undefined){
-let data11 = data.$type;
-const _errs26 = errors;
-if(typeof data11 !== "string"){
+let data9 = data.$type;
+const _errs22 = errors;
+if(typeof data9 !== "string"){
 validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("InMemoryChatHistoryState" !== data11){
+if("InMemoryChatHistoryState" !== data9){
 validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "InMemoryChatHistoryState"},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$version !== undefined){
-let data12 = data.$version;
-const _errs28 = errors;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+let data10 = data.$version;
+const _errs24 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(2 !== data12){
+if(2 !== data10){
 validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs28 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
@@ -280,7 +246,7 @@ return errors === 0;
 }
 
 export const validateRollingSummaryState = validate11;
-const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"RollingSummaryState","type":"object","properties":{"summary":{"description":"The model's latest summary of the conversation, empty until the first summary.","type":"string"},"recentMessages":{"description":"The most recent messages (at most `maxMessages`), what the next summary is written from.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"turnCount":{"description":"Turns seen since the session started (version 1 called it `turns`).","type":"integer","minimum":0},"$type":{"type":"string","const":"RollingSummaryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","recentMessages","summary","turnCount"]};
+const schema12 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"RollingSummaryState","type":"object","properties":{"summary":{"description":"The model's latest summary of the conversation, empty until the first summary.","type":"string"},"recentMessages":{"description":"The most recent messages (at most `maxMessages`), what the next summary is written from.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"turnCount":{"description":"Turns seen since the session started (version 1 called it `turns`).","type":"integer","minimum":0},"$type":{"type":"string","const":"RollingSummaryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","recentMessages","summary","turnCount"]};
 
 function validate11(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -390,43 +356,9 @@ var valid2 = true;
 }
 if(valid2){
 if(data2.contents !== undefined){
-let data6 = data2.contents;
 const _errs15 = errors;
 if(errors === _errs15){
-if(Array.isArray(data6)){
-var valid3 = true;
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-const _errs17 = errors;
-if(errors === _errs17){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-let missing2;
-if((data7.$type === undefined) && (missing2 = "$type")){
-validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/contents/" + i1,schemaPath:"#/properties/recentMessages/items/properties/contents/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data7.$type !== undefined){
-if(typeof data7.$type !== "string"){
-validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/contents/" + i1+"/$type",schemaPath:"#/properties/recentMessages/items/properties/contents/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/contents/" + i1,schemaPath:"#/properties/recentMessages/items/properties/contents/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs17 === errors;
-if(!valid3){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data2.contents))){
 validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/contents",schemaPath:"#/properties/recentMessages/items/properties/contents/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -438,29 +370,29 @@ var valid2 = true;
 }
 if(valid2){
 if(data2.messageId !== undefined){
-const _errs21 = errors;
+const _errs17 = errors;
 if(typeof data2.messageId !== "string"){
 validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/messageId",schemaPath:"#/properties/recentMessages/items/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid2 = _errs21 === errors;
+var valid2 = _errs17 === errors;
 }
 else {
 var valid2 = true;
 }
 if(valid2){
 if(data2.additionalProperties !== undefined){
-let data10 = data2.additionalProperties;
-const _errs23 = errors;
-if(errors === _errs23){
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+let data8 = data2.additionalProperties;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
 validate11.errors = [{instancePath:instancePath+"/recentMessages/" + i0+"/additionalProperties",schemaPath:"#/properties/recentMessages/items/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid2 = _errs23 === errors;
+var valid2 = _errs19 === errors;
 }
 else {
 var valid2 = true;
@@ -496,55 +428,55 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnCount !== undefined){
-let data11 = data.turnCount;
-const _errs26 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+let data9 = data.turnCount;
+const _errs22 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 validate11.errors = [{instancePath:instancePath+"/turnCount",schemaPath:"#/properties/turnCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs26){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
+if(errors === _errs22){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
 validate11.errors = [{instancePath:instancePath+"/turnCount",schemaPath:"#/properties/turnCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$type !== undefined){
-let data12 = data.$type;
-const _errs28 = errors;
-if(typeof data12 !== "string"){
+let data10 = data.$type;
+const _errs24 = errors;
+if(typeof data10 !== "string"){
 validate11.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("RollingSummaryState" !== data12){
+if("RollingSummaryState" !== data10){
 validate11.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "RollingSummaryState"},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs28 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$version !== undefined){
-let data13 = data.$version;
-const _errs30 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+let data11 = data.$version;
+const _errs26 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 validate11.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(2 !== data13){
+if(2 !== data11){
 validate11.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
@@ -566,7 +498,7 @@ return errors === 0;
 }
 
 export const validateStoredChatHistoryState = validate12;
-const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`).","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messageCount","storageId"]};
+const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`).","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messageCount","storageId"]};
 
 function validate12(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -746,43 +678,9 @@ var valid3 = true;
 }
 if(valid3){
 if(data6.contents !== undefined){
-let data10 = data6.contents;
 const _errs24 = errors;
 if(errors === _errs24){
-if(Array.isArray(data10)){
-var valid4 = true;
-const len1 = data10.length;
-for(let i1=0; i1<len1; i1++){
-let data11 = data10[i1];
-const _errs26 = errors;
-if(errors === _errs26){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-let missing3;
-if((data11.$type === undefined) && (missing3 = "$type")){
-validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
-return false;
-}
-else {
-if(data11.$type !== undefined){
-if(typeof data11.$type !== "string"){
-validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1+"/$type",schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents/" + i1,schemaPath:"#/properties/pending/properties/messages/items/properties/contents/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid4 = _errs26 === errors;
-if(!valid4){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data6.contents))){
 validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/contents",schemaPath:"#/properties/pending/properties/messages/items/properties/contents/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -794,29 +692,29 @@ var valid3 = true;
 }
 if(valid3){
 if(data6.messageId !== undefined){
-const _errs30 = errors;
+const _errs26 = errors;
 if(typeof data6.messageId !== "string"){
 validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/messageId",schemaPath:"#/properties/pending/properties/messages/items/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid3 = _errs30 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
 if(data6.additionalProperties !== undefined){
-let data14 = data6.additionalProperties;
-const _errs32 = errors;
-if(errors === _errs32){
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+let data12 = data6.additionalProperties;
+const _errs28 = errors;
+if(errors === _errs28){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/pending/messages/" + i0+"/additionalProperties",schemaPath:"#/properties/pending/properties/messages/items/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid3 = _errs32 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
@@ -867,34 +765,34 @@ var valid0 = true;
 }
 if(valid0){
 if(data.$type !== undefined){
-let data15 = data.$type;
-const _errs35 = errors;
-if(typeof data15 !== "string"){
+let data13 = data.$type;
+const _errs31 = errors;
+if(typeof data13 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("StoredChatHistoryState" !== data15){
+if("StoredChatHistoryState" !== data13){
 validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "StoredChatHistoryState"},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs35 === errors;
+var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$version !== undefined){
-let data16 = data.$version;
-const _errs37 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+let data14 = data.$version;
+const _errs33 = errors;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
 validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data16){
+if(1 !== data14){
 validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs37 === errors;
+var valid0 = _errs33 === errors;
 }
 else {
 var valid0 = true;
@@ -916,7 +814,7 @@ return errors === 0;
 }
 
 export const validateCitationAnnotation = validate13;
-const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"CitationAnnotation","type":"object","properties":{"title":{"type":"string"},"url":{"type":"string"},"fileId":{"type":"string"},"toolName":{"type":"string"},"snippet":{"type":"string"},"annotatedRegions":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"citation"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
+const schema14 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"CitationAnnotation","type":"object","properties":{"title":{"type":"string"},"url":{"type":"string"},"fileId":{"type":"string"},"toolName":{"type":"string"},"snippet":{"type":"string"},"annotatedRegions":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"citation"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 const func2 = Object.prototype.hasOwnProperty;
 
 function validate13(data, options){
@@ -1001,43 +899,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotatedRegions !== undefined){
-let data5 = data.annotatedRegions;
 const _errs12 = errors;
 if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-let missing1;
-if((data6.$type === undefined) && (missing1 = "$type")){
-validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data6.$type !== undefined){
-if(typeof data6.$type !== "string"){
-validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0+"/$type",schemaPath:"#/properties/annotatedRegions/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate13.errors = [{instancePath:instancePath+"/annotatedRegions/" + i0,schemaPath:"#/properties/annotatedRegions/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotatedRegions))){
 validate13.errors = [{instancePath:instancePath+"/annotatedRegions",schemaPath:"#/properties/annotatedRegions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1049,51 +913,51 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data8 = data.additionalProperties;
-const _errs18 = errors;
-if(errors === _errs18){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
 validate13.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$type !== undefined){
-let data9 = data.$type;
-const _errs21 = errors;
-if(typeof data9 !== "string"){
+let data7 = data.$type;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("citation" !== data9){
+if("citation" !== data7){
 validate13.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "citation"},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$version !== undefined){
-let data10 = data.$version;
-const _errs23 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+let data8 = data.$version;
+const _errs19 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data10){
+if(1 !== data8){
 validate13.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs23 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
@@ -1119,7 +983,7 @@ return errors === 0;
 }
 
 export const validateDataContent = validate14;
-const schema15 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"DataContent","description":"Inline bytes as a `data:` URI (media type and base64 payload).","type":"object","properties":{"uri":{"pattern":"^data:","type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"data"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","uri"]};
+const schema15 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"DataContent","description":"Inline bytes as a `data:` URI (media type and base64 payload).","type":"object","properties":{"uri":{"pattern":"^data:","type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"data"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","uri"]};
 const pattern0 = new RegExp("^data:", "u");
 
 function validate14(data, options){
@@ -1211,43 +1075,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data4 = data.annotations;
 const _errs10 = errors;
 if(errors === _errs10){
-if(Array.isArray(data4)){
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((data5.$type === undefined) && (missing1 = "$type")){
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data5.$type !== undefined){
-if(typeof data5.$type !== "string"){
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate14.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs12 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate14.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1259,17 +1089,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data7 = data.additionalProperties;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate14.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
@@ -1292,7 +1122,7 @@ return errors === 0;
 }
 
 export const validateErrorContent = validate15;
-const schema16 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ErrorContent","type":"object","properties":{"message":{"type":"string"},"errorCode":{"type":"string"},"details":{"type":"string"},"$type":{"type":"string","const":"error"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","message"]};
+const schema16 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ErrorContent","type":"object","properties":{"message":{"type":"string"},"errorCode":{"type":"string"},"details":{"type":"string"},"$type":{"type":"string","const":"error"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","message"]};
 
 function validate15(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -1386,43 +1216,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data5 = data.annotations;
 const _errs12 = errors;
 if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-let missing1;
-if((data6.$type === undefined) && (missing1 = "$type")){
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data6.$type !== undefined){
-if(typeof data6.$type !== "string"){
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate15.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate15.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1434,17 +1230,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data8 = data.additionalProperties;
-const _errs18 = errors;
-if(errors === _errs18){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
 validate15.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
@@ -1468,7 +1264,7 @@ return errors === 0;
 }
 
 export const validateFunctionCallContent = validate16;
-const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionCallContent","type":"object","properties":{"callId":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{}},"informationalOnly":{"type":"boolean"},"$type":{"type":"string","const":"functionCall"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId","name"]};
+const schema17 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionCallContent","type":"object","properties":{"callId":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"object","additionalProperties":{}},"informationalOnly":{"type":"boolean"},"$type":{"type":"string","const":"functionCall"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId","name"]};
 
 function validate16(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -1579,43 +1375,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data6 = data.annotations;
 const _errs15 = errors;
 if(errors === _errs15){
-if(Array.isArray(data6)){
-var valid1 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-let data7 = data6[i0];
-const _errs17 = errors;
-if(errors === _errs17){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-let missing1;
-if((data7.$type === undefined) && (missing1 = "$type")){
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data7.$type !== undefined){
-if(typeof data7.$type !== "string"){
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate16.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs17 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate16.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1627,17 +1389,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data9 = data.additionalProperties;
-const _errs21 = errors;
-if(errors === _errs21){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let data7 = data.additionalProperties;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
 validate16.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
@@ -1662,7 +1424,7 @@ return errors === 0;
 }
 
 export const validateFunctionResultContent = validate17;
-const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionResultContent","type":"object","properties":{"callId":{"type":"string"},"result":{},"$type":{"type":"string","const":"functionResult"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId"]};
+const schema18 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"FunctionResultContent","type":"object","properties":{"callId":{"type":"string"},"result":{},"$type":{"type":"string","const":"functionResult"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","callId"]};
 
 function validate17(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -1732,43 +1494,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data3 = data.annotations;
 const _errs8 = errors;
 if(errors === _errs8){
-if(Array.isArray(data3)){
-var valid1 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-let missing1;
-if((data4.$type === undefined) && (missing1 = "$type")){
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data4.$type !== undefined){
-if(typeof data4.$type !== "string"){
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate17.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs10 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate17.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1780,17 +1508,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data6 = data.additionalProperties;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+let data4 = data.additionalProperties;
+const _errs10 = errors;
+if(errors === _errs10){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 }
 else {
 validate17.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -1812,7 +1540,7 @@ return errors === 0;
 }
 
 export const validateHostedFileContent = validate18;
-const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"HostedFileContent","type":"object","properties":{"fileId":{"type":"string"},"mediaType":{"type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"hostedFile"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","fileId"]};
+const schema19 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"HostedFileContent","type":"object","properties":{"fileId":{"type":"string"},"mediaType":{"type":"string"},"name":{"type":"string"},"$type":{"type":"string","const":"hostedFile"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","fileId"]};
 
 function validate18(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -1906,43 +1634,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data5 = data.annotations;
 const _errs12 = errors;
 if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-let missing1;
-if((data6.$type === undefined) && (missing1 = "$type")){
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data6.$type !== undefined){
-if(typeof data6.$type !== "string"){
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate18.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate18.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -1954,17 +1648,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data8 = data.additionalProperties;
-const _errs18 = errors;
-if(errors === _errs18){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
 validate18.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
@@ -1988,7 +1682,7 @@ return errors === 0;
 }
 
 export const validateTextReasoningContent = validate19;
-const schema20 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextReasoningContent","type":"object","properties":{"text":{"type":"string"},"protectedData":{"type":"string"},"$type":{"type":"string","const":"reasoning"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type"]};
+const schema20 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextReasoningContent","type":"object","properties":{"text":{"type":"string"},"protectedData":{"type":"string"},"$type":{"type":"string","const":"reasoning"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type"]};
 
 function validate19(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2070,43 +1764,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data4 = data.annotations;
 const _errs10 = errors;
 if(errors === _errs10){
-if(Array.isArray(data4)){
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((data5.$type === undefined) && (missing1 = "$type")){
-validate19.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data5.$type !== undefined){
-if(typeof data5.$type !== "string"){
-validate19.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate19.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs12 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate19.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -2118,17 +1778,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data7 = data.additionalProperties;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate19.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
@@ -2558,7 +2218,7 @@ return errors === 0;
 }
 
 export const validateForeignContent = validate23;
-const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
+const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
 
 function validate23(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2650,43 +2310,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data4 = data.annotations;
 const _errs11 = errors;
 if(errors === _errs11){
-if(Array.isArray(data4)){
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((data5.$type === undefined) && (missing1 = "$type")){
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data5.$type !== undefined){
-if(typeof data5.$type !== "string"){
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate23.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs13 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate23.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -2698,17 +2324,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data7 = data.additionalProperties;
-const _errs17 = errors;
-if(errors === _errs17){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let data5 = data.additionalProperties;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate23.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
@@ -2731,7 +2357,7 @@ return errors === 0;
 }
 
 export const validateTextContent = validate24;
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
+const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
 
 function validate24(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2801,43 +2427,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data3 = data.annotations;
 const _errs8 = errors;
 if(errors === _errs8){
-if(Array.isArray(data3)){
-var valid1 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-let missing1;
-if((data4.$type === undefined) && (missing1 = "$type")){
-validate24.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data4.$type !== undefined){
-if(typeof data4.$type !== "string"){
-validate24.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs10 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate24.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -2849,17 +2441,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data6 = data.additionalProperties;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+let data4 = data.additionalProperties;
+const _errs10 = errors;
+if(errors === _errs10){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 }
 else {
 validate24.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -2979,7 +2571,7 @@ return errors === 0;
 }
 
 export const validateToolApprovalRequestContent = validate26;
-const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
+const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
 
 function validate26(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3014,29 +2606,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.toolCall !== undefined){
-let data1 = data.toolCall;
+if(data.requiresConfirmation !== undefined){
 const _errs4 = errors;
-if(errors === _errs4){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.$type === undefined) && (missing1 = "$type")){
-validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(typeof data.requiresConfirmation !== "boolean"){
+validate26.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-else {
-if(data1.$type !== undefined){
-if(typeof data1.$type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -3044,10 +2618,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.requiresConfirmation !== undefined){
+if(data.$type !== undefined){
+let data2 = data.$type;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("toolApprovalRequest" !== data2){
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data3 = data.$version;
 const _errs8 = errors;
-if(typeof data.requiresConfirmation !== "boolean"){
-validate26.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data3){
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -3056,16 +2652,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data4 = data.$type;
+if(data.annotations !== undefined){
 const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs10){
+if(!(Array.isArray(data.annotations))){
+validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
-if("toolApprovalRequest" !== data4){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs10 === errors;
 }
@@ -3073,87 +2666,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data5 = data.$version;
-const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(1 !== data5){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.annotations !== undefined){
-let data6 = data.annotations;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data6)){
-var valid2 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-let data7 = data6[i0];
-const _errs16 = errors;
-if(errors === _errs16){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-let missing2;
-if((data7.$type === undefined) && (missing2 = "$type")){
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data7.$type !== undefined){
-if(typeof data7.$type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs16 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.additionalProperties !== undefined){
-let data9 = data.additionalProperties;
-const _errs20 = errors;
-if(errors === _errs20){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs20 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -3173,7 +2700,7 @@ return errors === 0;
 }
 
 export const validateToolApprovalResponseContent = validate27;
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
 
 function validate27(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3220,29 +2747,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.toolCall !== undefined){
-let data2 = data.toolCall;
+if(data.reason !== undefined){
 const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-let missing1;
-if((data2.$type === undefined) && (missing1 = "$type")){
-validate27.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(typeof data.reason !== "string"){
+validate27.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-else {
-if(data2.$type !== undefined){
-if(typeof data2.$type !== "string"){
-validate27.errors = [{instancePath:instancePath+"/toolCall/$type",schemaPath:"#/properties/toolCall/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/toolCall",schemaPath:"#/properties/toolCall/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -3250,10 +2759,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
+if(data.$type !== undefined){
+let data3 = data.$type;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("toolApprovalResponse" !== data3){
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data4 = data.$version;
 const _errs10 = errors;
-if(typeof data.reason !== "string"){
-validate27.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data4){
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -3262,16 +2793,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data5 = data.$type;
+if(data.annotations !== undefined){
 const _errs12 = errors;
-if(typeof data5 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs12){
+if(!(Array.isArray(data.annotations))){
+validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
-if("toolApprovalResponse" !== data5){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs12 === errors;
 }
@@ -3279,87 +2807,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data6 = data.$version;
-const _errs14 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(1 !== data6){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.annotations !== undefined){
-let data7 = data.annotations;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len0 = data7.length;
-for(let i0=0; i0<len0; i0++){
-let data8 = data7[i0];
-const _errs18 = errors;
-if(errors === _errs18){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-let missing2;
-if((data8.$type === undefined) && (missing2 = "$type")){
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data8.$type !== undefined){
-if(typeof data8.$type !== "string"){
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.additionalProperties !== undefined){
-let data10 = data.additionalProperties;
-const _errs22 = errors;
-if(errors === _errs22){
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 }
 else {
 validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs22 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -3380,7 +2842,7 @@ return errors === 0;
 }
 
 export const validateUriContent = validate28;
-const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
+const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
 
 function validate28(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3462,43 +2924,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data4 = data.annotations;
 const _errs10 = errors;
 if(errors === _errs10){
-if(Array.isArray(data4)){
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((data5.$type === undefined) && (missing1 = "$type")){
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data5.$type !== undefined){
-if(typeof data5.$type !== "string"){
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs12 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -3510,17 +2938,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data7 = data.additionalProperties;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
@@ -3543,7 +2971,7 @@ return errors === 0;
 }
 
 export const validateUsageContent = validate29;
-const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{"type":"object","required":["$type"],"properties":{"$type":{"type":"string"}}}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
 
 function validate29(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3726,43 +3154,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-let data10 = data.annotations;
 const _errs24 = errors;
 if(errors === _errs24){
-if(Array.isArray(data10)){
-var valid3 = true;
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-const _errs26 = errors;
-if(errors === _errs26){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-let missing1;
-if((data11.$type === undefined) && (missing1 = "$type")){
-validate29.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data11.$type !== undefined){
-if(typeof data11.$type !== "string"){
-validate29.errors = [{instancePath:instancePath+"/annotations/" + i0+"/$type",schemaPath:"#/properties/annotations/items/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/annotations/" + i0,schemaPath:"#/properties/annotations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs26 === errors;
-if(!valid3){
-break;
-}
-}
-}
-else {
+if(!(Array.isArray(data.annotations))){
 validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
@@ -3774,17 +3168,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data13 = data.additionalProperties;
-const _errs30 = errors;
-if(errors === _errs30){
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let data11 = data.additionalProperties;
+const _errs26 = errors;
+if(errors === _errs26){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
 validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
