@@ -7,6 +7,7 @@
  * such as statebag's own message contents seen from a user project).
  */
 import type * as TS from "typescript";
+import { TYPE_ID_PATTERN } from "../src/runtime/tagged.js";
 
 export type Ts = typeof TS;
 export type MarkerName = "Tagged" | "ProviderState";
@@ -32,8 +33,8 @@ export interface MarkerRead {
   helper?: boolean;
 }
 
-/** `$type` ids end up in file names and generated identifiers: keep them portable. */
-const TYPE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** `$type` ids end up in file names and generated identifiers: the runtime registry's rule. */
+const TYPE_ID = TYPE_ID_PATTERN;
 const FAMILY_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Local names under which a file can refer to the markers. */

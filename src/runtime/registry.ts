@@ -23,6 +23,7 @@ import { StatebagError } from "./errors.js";
 import { isDateTime } from "./formats.js";
 import { MigrationDefinitionError, MigrationSet, callerSource, setOwn, type Migration, type MigrationTargets } from "./migrations.js";
 import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
+import { TYPE_ID_PATTERN } from "./tagged.js";
 
 const Ajv = AjvModule.default;
 type AjvInstance = InstanceType<typeof Ajv>;
@@ -37,11 +38,8 @@ export class RegistryError extends StatebagError {
   }
 }
 
-/**
- * A `$type` id: portable (the generator uses the same rule, ids end up in file names) and never
- * the name of something every JavaScript object already has.
- */
-const TYPE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** A `$type` id (see `TYPE_ID_PATTERN`) is never the name of something every JavaScript object already has. */
+const TYPE_ID = TYPE_ID_PATTERN;
 
 export function isReservedTypeName(name: string): boolean {
   return name === "__proto__" || name === "prototype" || Object.prototype.hasOwnProperty.call(Object.prototype, name);

@@ -46,6 +46,12 @@ export interface TaggedValue {
   [key: string]: unknown;
 }
 
+/**
+ * What a `$type` id may look like: portable, because ids end up in file names and generated
+ * identifiers. The generator and the runtime registry both check it.
+ */
+export const TYPE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
 /** True for a plain object carrying a string `$type`, wherever the key sits among its keys. */
 export function isTaggedValue(value: unknown): value is TaggedValue {
   return (
