@@ -2,6 +2,8 @@
  * Small JSON helpers shared by the interop and group-chat code: plain-object checks, deep copies,
  * structural equality, and `$type`-first key order (what System.Text.Json expects by default).
  */
+import { setOwn } from "../migrations.js";
+
 export type JsonRecord = { [key: string]: unknown };
 
 /** A plain JSON object (not an array, not null). */
@@ -23,10 +25,8 @@ export function cloneJson<T>(value: T): T {
   return value;
 }
 
-/** Sets an own data property (never a prototype, even for a `"__proto__"` key). */
-export function defineOwn(target: JsonRecord, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
+/** Sets an own data property (never a prototype, even for a `"__proto__"` key): the migrations' helper. */
+export const defineOwn: (target: JsonRecord, key: string, value: unknown) => void = setOwn;
 
 const EXTRA_KEYS = new Set(["additionalProperties", "additional_properties"]);
 
