@@ -8,7 +8,9 @@
  * `/x`, array items and map values (`additionalProperties`) are `/*`, tuple items are `/0`, `/1`...
  * Union branches keep their parent's pointer; the branch is named in the message.
  */
+import { isDateTime } from "../../src/runtime/persistence/formats.js";
 import { OPAQUE_TAGGED } from "../slots.js";
+import { type StringConstraints, lengthIncludes, patternIncludes, patternMinus, patternOverlap } from "./regex.js";
 import {
   type ExternalRefResolver,
   type JsonSchema,
@@ -27,7 +29,12 @@ import {
   typeTagOf,
 } from "./schema.js";
 
-export type ChangeKind = "compatible" | "breaking";
+/**
+ * `compatible`: every value the old schema accepts, the new one accepts. `breaking`: some value the
+ * old schema accepts is rejected now. `undecided`: the meaning could not be compared (a keyword or
+ * regex the analysis does not cover); never reported as either of the other two.
+ */
+export type ChangeKind = "compatible" | "breaking" | "undecided";
 
 /** Every rule `diffSchemas` reports, with the kind it always has. */
 export const CHANGE_RULES = {
@@ -55,6 +62,8 @@ export const CHANGE_RULES = {
   "ref-change": "breaking",
   "change-slot-family": "breaking",
   "unknown-keyword-change": "breaking",
+  "implied-constraint": "compatible",
+  "cannot-decide": "undecided",
 } as const satisfies Record<string, ChangeKind>;
 
 export type ChangeRule = keyof typeof CHANGE_RULES;
@@ -68,6 +77,39 @@ export interface Change {
   message: string;
   /** The schema keyword concerned, for constraint / unknown-keyword changes (`"minimum"`, `"pattern"`...). */
   keyword?: string;
+  /** For a breaking change (after `assessCompatibility`): a document the old schema accepts and the new one rejects. */
+  witness?: Witness;
+}
+
+/** A document the old schema accepts and the new one rejects, checked by validating it against both. */
+export interface Witness {
+  document: unknown;
+  /** How it was found: built from the change, or drawn by sampling (with the seed that reproduces it). */
+  source: "constructed" | "sampled";
+  seed?: number;
+}
+
+/**
+ * What the analysis knows about a breaking change, for building its witness: a value at the
+ * change's pointer that the old schema accepts there and the new one rejects, or the shape of the
+ * enclosing object (a property present / absent, an extra key).
+ */
+export type Probe =
+  | { value: unknown }
+  | { absent: true }
+  | { present: true }
+  | { extraKey: string }
+  | { type: string }
+  | { notIn: readonly unknown[] }
+  | { uniqueItems: true }
+  | { overlapping: true }
+  | { itemsBeyond: number };
+
+const probes = new WeakMap<Change, Probe>();
+
+/** The probe the analysis left for a change (none for compatible changes). */
+export function probeOf(change: Change): Probe | undefined {
+  return probes.get(change);
 }
 
 export interface DiffOptions {
@@ -187,6 +229,7 @@ const HANDLED = new Set([
   "allOf",
   "$ref",
   "discriminator",
+  "patternProperties",
 ]);
 /** Known keywords not analysed in depth: removing one only loosens; any other change is breaking. */
 const LOOSENED_WHEN_REMOVED = new Set(["contains", "propertyNames", "dependencies", "not", "if", "then", "else"]);
@@ -297,9 +340,10 @@ class Differ {
   }
 
   diff(oldNode: SchemaNode, newNode: SchemaNode, pointer: string, branch: string, out: Change[]): void {
-    const emit = (rule: ChangeRule, message: string, keyword?: string): void => {
+    const emit: Emit = (rule, message, keyword, probe) => {
       const change: Change = { pointer, rule, kind: CHANGE_RULES[rule], message: branch ? `${message} (in ${branch})` : message };
       if (keyword !== undefined) change.keyword = keyword;
+      if (probe !== undefined) probes.set(change, probe);
       out.push(change);
     };
 
@@ -383,14 +427,15 @@ class Differ {
 
     this.diffTypes(os, ns, oldTypes, emit);
     this.diffValues(os, ns, emit);
-    if (relevant("minimum")) this.diffNumbers(os, ns, emit);
-    if (relevant("minLength")) this.diffStrings(os, ns, emit);
-    if (relevant("minItems")) {
-      this.diffCounts(os, ns, "minItems", "maxItems", emit);
-      if (!os.uniqueItems && ns.uniqueItems === true) emit("tighten-constraint", "items must now be unique", "uniqueItems");
-      if (os.uniqueItems === true && !ns.uniqueItems) emit("loosen-constraint", "items no longer need to be unique", "uniqueItems");
-      this.diffItems(o, n, pointer, branch, out);
+    const oldValues = valueSet(os);
+    if (oldValues && (relevant("minimum") || relevant("minLength"))) {
+      // A finite set of old values: each is checked against the new scalar keywords (an enum implies its lengths and bounds).
+      this.diffScalarValues(oldValues, os, ns, emit);
+    } else {
+      if (relevant("minimum")) this.diffNumbers(os, ns, oldTypes, emit);
+      if (relevant("minLength")) this.diffStrings(os, ns, emit);
     }
+    if (relevant("minItems")) this.diffItems(o, n, pointer, branch, out, emit);
     if (relevant("properties")) {
       this.diffCounts(os, ns, "minProperties", "maxProperties", emit);
       this.diffObject(o, n, pointer, branch, out, emit);
@@ -416,6 +461,7 @@ class Differ {
           ? "type narrowed from number to integer"
           : `type narrowed from ${showTypes(oldTypes)} to ${showTypes(newDeclared)}`,
         "type",
+        lost[0] === "any other type" ? undefined : { type: lost[0] },
       );
       return;
     }
@@ -429,8 +475,8 @@ class Differ {
     const newValues = valueSet(ns);
     if (!oldValues && !newValues) return;
     if (!oldValues && newValues) {
-      if ("const" in ns) emit("add-const", `value pinned to const ${showValue(ns.const)}`, "const");
-      else emit("add-enum", `value restricted to enum ${showValue(newValues)}`, "enum");
+      if ("const" in ns) emit("add-const", `value pinned to const ${showValue(ns.const)}`, "const", { notIn: newValues });
+      else emit("add-enum", `value restricted to enum ${showValue(newValues)}`, "enum", { notIn: newValues });
       return;
     }
     if (oldValues && !newValues) {
@@ -443,25 +489,48 @@ class Differ {
     const removed = oldList.filter((v) => !newList.some((w) => jsonEqual(v, w)));
     const added = newList.filter((v) => !oldList.some((w) => jsonEqual(v, w)));
     if ("const" in os && "const" in ns && removed.length > 0) {
-      emit("change-const", `const changed from ${showValue(os.const)} to ${showValue(ns.const)}`, "const");
+      emit("change-const", `const changed from ${showValue(os.const)} to ${showValue(ns.const)}`, "const", { value: os.const });
       return;
     }
     if (removed.length > 0) {
-      emit("remove-enum-value", `enum value${removed.length > 1 ? "s" : ""} ${removed.map(showValue).join(", ")} removed`, "enum");
+      emit("remove-enum-value", `enum value${removed.length > 1 ? "s" : ""} ${removed.map(showValue).join(", ")} removed`, "enum", {
+        value: removed[0],
+      });
     }
     if (added.length > 0) {
       emit("add-enum-value", `enum value${added.length > 1 ? "s" : ""} ${added.map(showValue).join(", ")} added`, "enum");
     }
   }
 
-  private diffNumbers(os: SchemaObject, ns: SchemaObject, emit: Emit): void {
+  /** Old values are a finite set: a new scalar keyword breaks exactly when some old value fails it. */
+  private diffScalarValues(values: readonly unknown[], os: SchemaObject, ns: SchemaObject, emit: Emit): void {
+    for (const keyword of SCALAR_KEYWORDS) {
+      if (jsonEqual(os[keyword], ns[keyword]) || ns[keyword] === undefined) continue;
+      if (keyword === "exclusiveMinimum" || keyword === "exclusiveMaximum") {
+        if (typeof ns[keyword] === "boolean") continue; // draft-04 modifier: judged with minimum / maximum
+      }
+      const failing = values.find((v) => !satisfiesScalar(v, keyword, ns));
+      if (failing === undefined) {
+        if (os[keyword] === undefined) emit("implied-constraint", `${keyword} ${showValue(ns[keyword])} added: every allowed value already satisfies it`, keyword);
+        else emit("loosen-constraint", `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}: every allowed value still satisfies it`, keyword);
+      } else {
+        const what = os[keyword] === undefined ? `${keyword} ${showValue(ns[keyword])} added` : `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}`;
+        emit("tighten-constraint", `${what}: the allowed value ${showValue(failing)} fails it`, keyword, { value: failing });
+      }
+    }
+  }
+
+  /** Bounds compared as sets of numbers; when the old schema holds only integers, as sets of integers. */
+  private diffNumbers(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSet, emit: Emit): void {
+    const integers = oldTypes !== null && oldTypes.has("integer") && !oldTypes.has("number");
     for (const side of ["lower", "upper"] as const) {
       const ob = bound(os, side);
       const nb = bound(ns, side);
       if (!ob && !nb) continue;
       const name = side === "lower" ? "minimum" : "maximum";
       if (!ob && nb) {
-        emit("tighten-constraint", `${nb.keyword} ${nb.value} added`, nb.keyword);
+        const probe = side === "lower" ? (nb.exclusive ? nb.value : nb.value - 1) : nb.exclusive ? nb.value : nb.value + 1;
+        emit("tighten-constraint", `${nb.keyword} ${nb.value} added`, nb.keyword, { value: integers ? Math.round(probe) : probe });
         continue;
       }
       if (ob && !nb) {
@@ -471,36 +540,91 @@ class Differ {
       const a = ob as Bound;
       const b = nb as Bound;
       if (a.value === b.value && a.exclusive === b.exclusive) continue;
+      if (integers) {
+        // Integer semantics: exclusiveMinimum 0 and minimum 1 admit the same integers.
+        const ai = integerBound(a, side);
+        const bi = integerBound(b, side);
+        if (ai === bi) continue;
+        const tighter = side === "lower" ? bi > ai : bi < ai;
+        const verb = side === "lower" ? (tighter ? "raised" : "lowered") : tighter ? "lowered" : "raised";
+        emit(
+          tighter ? "tighten-constraint" : "loosen-constraint",
+          `${name} ${verb} from ${showBound(a)} to ${showBound(b)} (integers ${side === "lower" ? "from" : "up to"} ${ai} -> ${bi})`,
+          b.keyword,
+          tighter ? { value: side === "lower" ? ai : ai } : undefined,
+        );
+        continue;
+      }
       const tighter =
         side === "lower"
           ? b.value > a.value || (b.value === a.value && b.exclusive && !a.exclusive)
           : b.value < a.value || (b.value === a.value && b.exclusive && !a.exclusive);
       const verb = side === "lower" ? (tighter ? "raised" : "lowered") : tighter ? "lowered" : "raised";
+      const probe = a.exclusive ? (a.value + b.value) / 2 : a.value;
       emit(
         tighter ? "tighten-constraint" : "loosen-constraint",
         `${name} ${verb} from ${showBound(a)} to ${showBound(b)}`,
         b.keyword,
+        tighter ? { value: probe } : undefined,
       );
     }
-    const om = typeof os.multipleOf === "number" ? os.multipleOf : undefined;
+    const om = typeof os.multipleOf === "number" ? os.multipleOf : integers ? 1 : undefined;
     const nm = typeof ns.multipleOf === "number" ? ns.multipleOf : undefined;
-    if (om !== nm) {
-      if (nm === undefined) emit("loosen-constraint", `multipleOf ${om} removed`, "multipleOf");
-      else if (om === undefined) emit("tighten-constraint", `multipleOf ${nm} added`, "multipleOf");
-      else if (isMultiple(om, nm)) emit("loosen-constraint", `multipleOf changed from ${om} to ${nm}`, "multipleOf");
-      else emit("tighten-constraint", `multipleOf changed from ${om} to ${nm}`, "multipleOf");
+    if (om !== nm && !(nm === undefined && os.multipleOf === undefined)) {
+      const shown = typeof os.multipleOf === "number" ? os.multipleOf : undefined;
+      if (nm === undefined) emit("loosen-constraint", `multipleOf ${shown} removed`, "multipleOf");
+      else if (om === undefined) emit("tighten-constraint", `multipleOf ${nm} added`, "multipleOf", { value: nm / 2 });
+      else if (isMultiple(om, nm)) {
+        if (shown === undefined) emit("implied-constraint", `multipleOf ${nm} added: every integer is a multiple of it`, "multipleOf");
+        else emit("loosen-constraint", `multipleOf changed from ${shown} to ${nm}`, "multipleOf");
+      } else if (shown === undefined) emit("tighten-constraint", `multipleOf ${nm} added`, "multipleOf", { value: 1 });
+      else emit("tighten-constraint", `multipleOf changed from ${shown} to ${nm}`, "multipleOf", { value: om });
     }
   }
 
+  /** Lengths, `pattern` and `format` compared as languages: a constraint already implied by the old ones is no change. */
   private diffStrings(os: SchemaObject, ns: SchemaObject, emit: Emit): void {
-    this.diffCounts(os, ns, "minLength", "maxLength", emit);
-    for (const keyword of ["pattern", "format"] as const) {
-      const a = os[keyword];
-      const b = ns[keyword];
-      if (jsonEqual(a, b)) continue;
-      if (a === undefined) emit("tighten-constraint", `${keyword} ${showValue(b)} added`, keyword);
-      else if (b === undefined) emit("loosen-constraint", `${keyword} ${showValue(a)} removed`, keyword);
-      else emit("tighten-constraint", `${keyword} changed from ${showValue(a)} to ${showValue(b)}`, keyword);
+    const old = stringConstraints(os);
+    const omin = old.minLength ?? 0;
+    const nmin = typeof ns.minLength === "number" ? ns.minLength : 0;
+    const omax = old.maxLength ?? Infinity;
+    const nmax = typeof ns.maxLength === "number" ? ns.maxLength : Infinity;
+    const show = (v: number): string => (v === Infinity ? "none" : String(v));
+    if (nmin < omin) emit("loosen-constraint", `minLength lowered from ${omin} to ${nmin}`, "minLength");
+    if (nmax > omax) emit("loosen-constraint", `maxLength raised from ${show(omax)} to ${show(nmax)}`, "maxLength");
+    for (const [kw, tighter, from, to] of [
+      ["minLength", nmin > omin, omin, nmin],
+      ["maxLength", nmax < omax, omax, nmax],
+    ] as const) {
+      if (!tighter) continue;
+      const verb = kw === "minLength" ? "raised" : "lowered";
+      const outcome = lengthIncludes(old, kw === "minLength" ? nmin : 0, kw === "maxLength" ? nmax : undefined);
+      if (outcome.kind === "included") emit("implied-constraint", `${kw} ${verb} from ${show(from)} to ${show(to)}: every allowed string already has such a length`, kw);
+      else if (outcome.kind === "excluded") emit("tighten-constraint", `${kw} ${verb} from ${show(from)} to ${show(to)}`, kw, { value: outcome.witness });
+      else emit("cannot-decide", `${kw} ${verb} from ${show(from)} to ${show(to)}: ${outcome.reason}`, kw);
+    }
+
+    const op = typeof os.pattern === "string" ? os.pattern : undefined;
+    const np = typeof ns.pattern === "string" ? ns.pattern : undefined;
+    if (op !== np) {
+      if (np === undefined) emit("loosen-constraint", `pattern ${showValue(op)} removed`, "pattern");
+      else {
+        const what = op === undefined ? `pattern ${showValue(np)} added` : `pattern changed from ${showValue(op)} to ${showValue(np)}`;
+        const outcome = patternIncludes(old, np);
+        if (outcome.kind === "included") {
+          if (op === undefined) emit("implied-constraint", `${what}: every allowed string already matches it`, "pattern");
+          else emit("loosen-constraint", `${what}: every string the old pattern allowed still matches`, "pattern");
+        } else if (outcome.kind === "excluded") emit("tighten-constraint", what, "pattern", { value: outcome.witness });
+        else emit("cannot-decide", `${what}: ${outcome.reason}`, "pattern");
+      }
+    }
+
+    const of = typeof os.format === "string" ? os.format : undefined;
+    const nf = typeof ns.format === "string" ? ns.format : undefined;
+    if (of !== nf) {
+      if (nf === undefined) emit("loosen-constraint", `format ${showValue(of)} removed`, "format");
+      else if (of === undefined) emit("tighten-constraint", `format ${showValue(nf)} added`, "format", { value: "" });
+      else emit("tighten-constraint", `format changed from ${showValue(of)} to ${showValue(nf)}`, "format");
     }
   }
 
@@ -516,18 +640,49 @@ class Differ {
     else if (nmax > omax) emit("loosen-constraint", `${maxKw} raised from ${show(omax)} to ${show(nmax)}`, maxKw);
   }
 
-  private diffItems(o: SchemaNode, n: SchemaNode, pointer: string, branch: string, out: Change[]): void {
-    const oi = itemsOf(o.schema as SchemaObject);
-    const ni = itemsOf(n.schema as SchemaObject);
-    const length = Math.max(oi.prefix.length, ni.prefix.length);
+  /**
+   * Arrays: positions the old schema can hold (a closed tuple holds no more than its items, and
+   * `maxItems` caps the rest) are compared one by one; counts and uniqueness implied by them are no change.
+   */
+  private diffItems(o: SchemaNode, n: SchemaNode, pointer: string, branch: string, out: Change[], emit: Emit): void {
+    const os = o.schema as SchemaObject;
+    const ns = n.schema as SchemaObject;
+    const oi = itemsOf(os);
+    const ni = itemsOf(ns);
+    const oldMax = Math.min(typeof os.maxItems === "number" ? os.maxItems : Infinity, oi.rest === false ? oi.prefix.length : Infinity);
+    const oldMin = typeof os.minItems === "number" ? os.minItems : 0;
+    const newMin = typeof ns.minItems === "number" ? ns.minItems : 0;
+    const newMax = typeof ns.maxItems === "number" ? ns.maxItems : Infinity;
+    const show = (v: number): string => (v === Infinity ? "none" : String(v));
+    if (newMin > oldMin) emit("tighten-constraint", `minItems raised from ${oldMin} to ${newMin}`, "minItems", { itemsBeyond: oldMin });
+    else if (newMin < oldMin) emit("loosen-constraint", `minItems lowered from ${oldMin} to ${newMin}`, "minItems");
+    const oldMaxKw = typeof os.maxItems === "number" ? os.maxItems : Infinity;
+    if (newMax < oldMax) emit("tighten-constraint", `maxItems lowered from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems", { itemsBeyond: newMax + 1 });
+    else if (newMax > oldMaxKw) emit("loosen-constraint", `maxItems raised from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems");
+    else if (newMax < oldMaxKw) emit("implied-constraint", `maxItems lowered to ${newMax}: the old items already allow at most ${oldMax}`, "maxItems");
+    if (!os.uniqueItems && ns.uniqueItems === true) {
+      if (oldMax <= 1) emit("implied-constraint", "items must now be unique: the old schema allows at most one item", "uniqueItems");
+      else emit("tighten-constraint", "items must now be unique", "uniqueItems", { uniqueItems: true });
+    }
+    if (os.uniqueItems === true && !ns.uniqueItems) emit("loosen-constraint", "items no longer need to be unique", "uniqueItems");
+
+    const length = Math.min(Math.max(oi.prefix.length, ni.prefix.length), oldMax);
     for (let i = 0; i < length; i++) {
-      this.diff(
-        { schema: oi.prefix[i] ?? oi.rest, doc: o.doc },
-        { schema: ni.prefix[i] ?? ni.rest, doc: n.doc },
-        childPointer(pointer, i),
-        branch,
-        out,
-      );
+      const newItem = ni.prefix[i] ?? ni.rest;
+      if (i >= ni.prefix.length && newItem === false) {
+        emit("tighten-constraint", `an item at position ${i} is no longer accepted (the tuple ends at ${ni.prefix.length}: additionalItems is false)`, "additionalItems", {
+          itemsBeyond: i + 1,
+        });
+        return;
+      }
+      this.diff({ schema: oi.prefix[i] ?? oi.rest, doc: o.doc }, { schema: newItem, doc: n.doc }, childPointer(pointer, i), branch, out);
+    }
+    if (oldMax <= length) return; // no position past the tuples can hold a value
+    if (ni.rest === false && oi.rest !== false) {
+      emit("tighten-constraint", `items after position ${length - 1 < 0 ? 0 : length} are no longer accepted (additionalItems is false)`, "additionalItems", {
+        itemsBeyond: length + 1,
+      });
+      return;
     }
     this.diff({ schema: oi.rest, doc: o.doc }, { schema: ni.rest, doc: n.doc }, childPointer(pointer, "*"), branch, out);
   }
@@ -543,7 +698,7 @@ class Differ {
     const added = Object.keys(newProps).filter((p) => !(p in oldProps));
     const oldAdditional = normalizeAdditional(os.additionalProperties);
     const newAdditional = normalizeAdditional(ns.additionalProperties);
-    const at = (p: string): Emit => (rule, message, keyword) => {
+    const at = (p: string): Emit => (rule, message, keyword, probe) => {
       const change: Change = {
         pointer: childPointer(pointer, p),
         rule,
@@ -551,6 +706,7 @@ class Differ {
         message: branch ? `${message} (in ${branch})` : message,
       };
       if (keyword !== undefined) change.keyword = keyword;
+      if (probe !== undefined) probes.set(change, probe);
       out.push(change);
     };
 
@@ -560,10 +716,10 @@ class Differ {
         renamedTo.length > 0
           ? ` (possibly renamed to ${renamedTo.map((q) => `"${q}"`).join(" or ")}: a rename is a removal for stored values)`
           : "";
-      at(p)("remove-property", `property removed${hint}`, "properties");
+      at(p)("remove-property", `property removed${hint}`, "properties", { present: true });
     }
     for (const p of added) {
-      if (newReq.has(p)) at(p)("add-required", "required property added", "required");
+      if (newReq.has(p)) at(p)("add-required", "required property added", "required", { absent: true });
       else at(p)("add-optional-property", "optional property added", "properties");
       // Values stored under this key used to match the index signature: they must still match.
       if (isObject(oldAdditional)) {
@@ -575,33 +731,120 @@ class Differ {
       this.diff({ schema: oldProps[p], doc: o.doc }, { schema: newProps[p], doc: n.doc }, childPointer(pointer, p), branch, out);
     }
     for (const p of newReq) {
-      if (!oldReq.has(p) && !added.includes(p)) at(p)("make-required", "optional property made required", "required");
+      if (!oldReq.has(p) && !added.includes(p)) at(p)("make-required", "optional property made required", "required", { absent: true });
     }
     for (const p of oldReq) {
       if (!newReq.has(p) && !removed.includes(p)) at(p)("make-optional", "required property made optional", "required");
     }
 
+    if (isObject(os.patternProperties) || isObject(ns.patternProperties)) {
+      this.diffPatternProperties(o, n, oldAdditional, newAdditional, pointer, branch, out, emit);
+      return;
+    }
     // additionalProperties: `true` (absent) / `false` / a schema (an index signature).
+    const extraKey = freshKey(oldProps, newProps);
     if (oldAdditional === false) {
       if (newAdditional !== false) {
         emit("open-additional-properties", "additionalProperties opened: extra properties are accepted now", "additionalProperties");
       }
     } else if (oldAdditional === true) {
       if (newAdditional === false) {
-        emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties");
+        emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", { extraKey });
       } else if (newAdditional !== true) {
         emit(
           "close-additional-properties",
           "additionalProperties closed to a schema: extra properties must match it now",
           "additionalProperties",
+          { extraKey },
         );
       }
     } else if (newAdditional === false) {
-      emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties");
+      emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", { extraKey });
     } else if (newAdditional === true) {
       emit("open-additional-properties", "additionalProperties opened: extra properties may hold any value now", "additionalProperties");
     } else {
       this.diff({ schema: oldAdditional, doc: o.doc }, { schema: newAdditional, doc: n.doc }, childPointer(pointer, "*"), branch, out);
+    }
+  }
+
+  /**
+   * `patternProperties` read as key languages: a stored key lands in a named property, in every
+   * pattern it matches, or in `additionalProperties`. For each old group of keys, the new groups
+   * the same keys fall into (found by automata intersection) must accept its values.
+   */
+  private diffPatternProperties(
+    o: SchemaNode,
+    n: SchemaNode,
+    oldAdditional: boolean | SchemaObject,
+    newAdditional: boolean | SchemaObject,
+    pointer: string,
+    branch: string,
+    out: Change[],
+    emit: Emit,
+  ): void {
+    const os = o.schema as SchemaObject;
+    const ns = n.schema as SchemaObject;
+    const oldPP = isObject(os.patternProperties) ? (os.patternProperties as Record<string, JsonSchema>) : {};
+    const newPP = isObject(ns.patternProperties) ? (ns.patternProperties as Record<string, JsonSchema>) : {};
+    const oldNamed = isObject(os.properties) ? (os.properties as Record<string, JsonSchema>) : {};
+    const newNamed = isObject(ns.properties) ? (ns.properties as Record<string, JsonSchema>) : {};
+    const oldPatterns = Object.keys(oldPP);
+    const newPatterns = Object.keys(newPP);
+    const undecided = (reason: string): void => emit("cannot-decide", `patternProperties: ${reason}`, "patternProperties");
+    const compare = (a: JsonSchema, b: JsonSchema, key: string): void =>
+      this.diff({ schema: a, doc: o.doc }, { schema: b, doc: n.doc }, childPointer(pointer, key), branch, out);
+    const matches = (pattern: string, key: string): boolean => {
+      try {
+        return new RegExp(pattern, "u").test(key);
+      } catch {
+        return false;
+      }
+    };
+
+    // Named properties kept: a new pattern matching the name applies to its values too.
+    for (const p of Object.keys(oldNamed)) {
+      if (!(p in newNamed)) continue;
+      for (const q of newPatterns) if (matches(q, p) && !oldPatterns.some((op) => op === q && matches(op, p))) compare(oldNamed[p], newPP[q], p);
+    }
+    // Keys of each old pattern: the new patterns they match, else the new additionalProperties.
+    for (const p of oldPatterns) {
+      for (const q of newPatterns) {
+        const overlap = patternOverlap(p, q);
+        if ("undecided" in overlap) undecided(overlap.undecided);
+        else if (overlap.overlap) compare(oldPP[p], newPP[q], overlap.witness);
+      }
+      const leftOver = patternMinus(p, newPatterns);
+      if (leftOver.kind === "undecided") undecided(leftOver.reason);
+      else if (leftOver.kind === "excluded" && !(leftOver.witness in newNamed)) {
+        const key = leftOver.witness;
+        if (newAdditional === false) {
+          emit("close-additional-properties", `keys matching ${showValue(p)} (like ${showValue(key)}) are no longer accepted`, "patternProperties", { extraKey: key });
+        } else if (newAdditional !== true) compare(oldPP[p], newAdditional, key);
+      }
+    }
+    // Keys the old schema left to additionalProperties.
+    if (oldAdditional === false) {
+      if (newAdditional !== false) emit("open-additional-properties", "additionalProperties opened: extra properties are accepted now", "additionalProperties");
+      return;
+    }
+    for (const q of newPatterns) {
+      const fresh = patternMinus(q, oldPatterns);
+      if (fresh.kind === "undecided") undecided(fresh.reason);
+      else if (fresh.kind === "excluded" && !(fresh.witness in oldNamed)) compare(oldAdditional, newPP[q], fresh.witness);
+    }
+    const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
+    if (rest.kind === "undecided") undecided(rest.reason);
+    else if (rest.kind === "excluded") {
+      const key = rest.witness in oldNamed || rest.witness in newNamed ? undefined : rest.witness;
+      if (newAdditional === false) {
+        emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", key ? { extraKey: key } : undefined);
+      } else if (newAdditional !== true) {
+        if (oldAdditional === true) {
+          emit("close-additional-properties", "additionalProperties closed to a schema: extra properties must match it now", "additionalProperties", key ? { extraKey: key } : undefined);
+        } else compare(oldAdditional, newAdditional, "*");
+      } else if (oldAdditional !== true) {
+        emit("open-additional-properties", "additionalProperties opened: extra properties may hold any value now", "additionalProperties");
+      }
     }
   }
 
@@ -635,7 +878,7 @@ class Differ {
         emit("loosen-constraint", `${key} removed`, key);
         continue;
       }
-      const known = LOOSENED_WHEN_REMOVED.has(key) || key === "patternProperties";
+      const known = LOOSENED_WHEN_REMOVED.has(key);
       const what = os[key] === undefined ? "added" : ns[key] === undefined ? "removed" : "changed";
       emit(
         "unknown-keyword-change",
@@ -712,14 +955,40 @@ class Differ {
       emit("add-union-branch", `union branch ${what} added`, unionKeyword(ns));
     });
 
-    // oneOf demands exactly one matching branch: moving to it can reject values that match two.
+    // oneOf demands exactly one matching branch: a value matching two is rejected. Pairs of
+    // branches that were both in the old oneOf never matched the same old value.
     const oldExclusive = Array.isArray(os.oneOf) && !Array.isArray(os.anyOf);
     const newExclusive = Array.isArray(ns.oneOf) && !Array.isArray(ns.anyOf);
-    if (newExclusive && !oldExclusive && !this.disjoint(newBranches)) {
-      emit("tighten-constraint", "union became oneOf and its branches can overlap: a value matching two is rejected now", "oneOf");
-    } else if (oldExclusive && !newExclusive && isUnion(ns)) {
+    if (newExclusive) {
+      const wasExclusive = (nb: Resolved): boolean =>
+        oldExclusive && oldBranches.some((ob) => (isOpaque(ob) || isOpaque(nb) ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity : this.same(ob, nb)));
+      const pair = this.overlappingPair(newBranches, wasExclusive);
+      if (pair) {
+        const [a, b] = pair.map((i) => branchName(newBranches[i], this.resolveExternal));
+        emit(
+          "tighten-constraint",
+          oldExclusive
+            ? `oneOf branches ${a} and ${b} can both match a value: such a value is rejected now (oneOf allows exactly one match)`
+            : "union became oneOf and its branches can overlap: a value matching two is rejected now",
+          "oneOf",
+          { overlapping: true },
+        );
+      }
+    } else if (oldExclusive && isUnion(ns)) {
       emit("loosen-constraint", "oneOf became anyOf", "anyOf");
     }
+  }
+
+  /** The first pair of branches no rule proves disjoint (skipping pairs where both were already exclusive). */
+  private overlappingPair(branches: Resolved[], wasExclusive: (b: Resolved) => boolean): [number, number] | undefined {
+    const old = branches.map(wasExclusive);
+    for (let i = 0; i < branches.length; i++) {
+      for (let j = i + 1; j < branches.length; j++) {
+        if (old[i] && old[j]) continue;
+        if (!this.provablyDisjoint(branches[i], branches[j])) return [i, j];
+      }
+    }
+    return undefined;
   }
 
   /** The alternatives a schema stands for: union branches (with the parent's other keywords merged in), or itself. */
@@ -777,28 +1046,50 @@ class Differ {
     return parts.map((p) => ({ schema: p, doc: node.doc }));
   }
 
-  /** True when no value can match two of the branches (distinct `$type`s, consts or types). */
-  private disjoint(branches: Resolved[]): boolean {
-    const keys = branches.map((b) => {
-      if (isOpaque(b)) return { tag: undefined as string | undefined, values: null as unknown[] | null, types: null as TypeSet };
-      const s = b.schema as SchemaObject;
-      return { tag: typeTagOf(b, this.resolveExternal), values: valueSet(s), types: effectiveTypes(s) };
-    });
-    for (let i = 0; i < keys.length; i++) {
-      for (let j = i + 1; j < keys.length; j++) {
-        const a = keys[i];
-        const b = keys[j];
-        if (a.tag !== undefined && b.tag !== undefined && a.tag !== b.tag) continue;
-        if (a.values && b.values && !a.values.some((v) => b.values!.some((w) => jsonEqual(v, w)))) continue;
-        if (!typesIntersect(a.types, b.types)) continue;
-        return false;
+  /**
+   * True when no value can match both branches: distinct `$type`s (the discriminator), disjoint
+   * consts / enums or types, a required property pinned to different consts, or a property one
+   * requires and the other (closed) does not allow.
+   */
+  private provablyDisjoint(x: Resolved, y: Resolved): boolean {
+    if (isOpaque(x) || isOpaque(y)) return false;
+    const a = x.schema as SchemaObject;
+    const b = y.schema as SchemaObject;
+    const ta = typeTagOf(x, this.resolveExternal);
+    const tb = typeTagOf(y, this.resolveExternal);
+    if (ta !== undefined && tb !== undefined && ta !== tb) return true;
+    const va = valueSet(a);
+    const vb = valueSet(b);
+    if (va && vb && !va.some((v) => vb.some((w) => jsonEqual(v, w)))) return true;
+    if (!typesIntersect(effectiveTypes(a), effectiveTypes(b))) return true;
+    const objectOnly = (s: SchemaObject): boolean => {
+      const t = effectiveTypes(s);
+      return t !== null && t.size === 1 && t.has("object");
+    };
+    if (!objectOnly(a) && !objectOnly(b)) return false;
+    const pinned = (node: SchemaNode, prop: string): unknown[] | null => {
+      const props = (node.schema as SchemaObject).properties;
+      if (!isObject(props) || props[prop] === undefined) return null;
+      const r = this.resolve({ schema: props[prop] as JsonSchema, doc: node.doc });
+      return isOpaque(r) || !isObject(r.schema) ? null : valueSet(r.schema);
+    };
+    const requiredOf = (s: SchemaObject): string[] => (Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : []);
+    const forbids = (s: SchemaObject, prop: string): boolean =>
+      objectOnly(s) && s.additionalProperties === false && !(isObject(s.properties) && prop in s.properties) && !isObject(s.patternProperties);
+    for (const prop of requiredOf(a)) {
+      if (requiredOf(b).includes(prop)) {
+        const pa = pinned(x, prop);
+        const pb = pinned(y, prop);
+        if (pa && pb && !pa.some((v) => pb.some((w) => jsonEqual(v, w)))) return true;
       }
+      if (objectOnly(a) && forbids(b, prop)) return true;
     }
-    return true;
+    for (const prop of requiredOf(b)) if (objectOnly(b) && forbids(a, prop)) return true;
+    return false;
   }
 }
 
-type Emit = (rule: ChangeRule, message: string, keyword?: string) => void;
+type Emit = (rule: ChangeRule, message: string, keyword?: string, probe?: Probe) => void;
 
 function sameExternalTarget(a: JsonSchema, b: JsonSchema): boolean {
   return (
@@ -817,6 +1108,20 @@ function isUnion(s: SchemaObject): boolean {
 
 function unionKeyword(s: SchemaObject): string {
   return Array.isArray(s.oneOf) && !Array.isArray(s.anyOf) ? "oneOf" : "anyOf";
+}
+
+/** A property name neither schema declares, for an "extra property" witness. */
+function freshKey(...named: Record<string, unknown>[]): string {
+  for (let i = 0; ; i++) {
+    const key = i === 0 ? "extra" : `extra${i}`;
+    if (!named.some((n) => key in n)) return key;
+  }
+}
+
+function branchName(b: Resolved, resolveExternal: ExternalRefResolver | undefined): string {
+  if (isOpaque(b)) return b.ref;
+  const tag = typeTagOf(b, resolveExternal);
+  return tag !== undefined ? `$type "${tag}"` : describeSchema(b.schema);
 }
 
 function joinBranch(outer: string, inner: string): string {
@@ -865,6 +1170,71 @@ function bound(s: SchemaObject, side: "lower" | "upper"): Bound | undefined {
 
 function showBound(b: Bound): string {
   return b.exclusive ? `${b.value} (exclusive)` : String(b.value);
+}
+
+/** The smallest (lower) or largest (upper) integer a bound admits. */
+function integerBound(b: Bound, side: "lower" | "upper"): number {
+  if (side === "lower") return b.exclusive ? Math.floor(b.value) + 1 : Math.ceil(b.value);
+  return b.exclusive ? Math.ceil(b.value) - 1 : Math.floor(b.value);
+}
+
+/** Keywords on numbers and strings that a finite set of old values is checked against. */
+const SCALAR_KEYWORDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format"] as const;
+
+/** Whether one value satisfies one scalar keyword of a schema (values of other types pass, as in validators). */
+export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS)[number], s: SchemaObject): boolean {
+  if (typeof value === "number") {
+    const lower = bound(s, "lower");
+    const upper = bound(s, "upper");
+    switch (keyword) {
+      case "minimum":
+      case "exclusiveMinimum":
+        return !lower || (lower.exclusive ? value > lower.value : value >= lower.value);
+      case "maximum":
+      case "exclusiveMaximum":
+        return !upper || (upper.exclusive ? value < upper.value : value <= upper.value);
+      case "multipleOf":
+        return typeof s.multipleOf !== "number" || isMultiple(value, s.multipleOf);
+      default:
+        return true;
+    }
+  }
+  if (typeof value === "string") {
+    const length = [...value].length;
+    switch (keyword) {
+      case "minLength":
+        return typeof s.minLength !== "number" || length >= s.minLength;
+      case "maxLength":
+        return typeof s.maxLength !== "number" || length <= s.maxLength;
+      case "pattern":
+        try {
+          return typeof s.pattern !== "string" || new RegExp(s.pattern, "u").test(value);
+        } catch {
+          return false;
+        }
+      case "format":
+        return typeof s.format !== "string" || formatAccepts(s.format, value);
+      default:
+        return true;
+    }
+  }
+  return true;
+}
+
+/** Formats the runtime checks; an unknown format is not checked by validators (ajv with strict off). */
+export function formatAccepts(format: string, value: string): boolean {
+  if (format === "date-time") return isDateTime(value);
+  if (format === "date") return /^\d{4}-\d{2}-\d{2}$/.test(value);
+  return true;
+}
+
+function stringConstraints(s: SchemaObject): StringConstraints {
+  const c: StringConstraints = {};
+  if (typeof s.pattern === "string") c.patterns = [s.pattern];
+  if (typeof s.minLength === "number") c.minLength = s.minLength;
+  if (typeof s.maxLength === "number") c.maxLength = s.maxLength;
+  if (typeof s.format === "string") c.format = s.format;
+  return c;
 }
 
 function isMultiple(value: number, divisor: number): boolean {

@@ -1,0 +1,168 @@
+/**
+ * Regular-expression inclusion for the compatibility check: does every string the old schema
+ * accepts also match the new `pattern`? Decided on finite automata (refa), not on pattern text,
+ * so `^[a-z]+$` -> `^[a-z0-9]+$` is a widening and `^a` -> `a` is no change at all.
+ *
+ * JSON Schema patterns are ECMAScript regexes (ajv compiles them with the `u` flag) that match
+ * anywhere in the string, so a pattern `P` stands for the language `[^]*(?:P)[^]*`. A string
+ * constraint set (patterns, length bounds, a known format's shape, an enum) becomes the
+ * intersection of such languages. Anything refa cannot turn into an automaton (backreferences,
+ * lookarounds it can not eliminate) or an automaton that grows past a node budget gives
+ * `undecided`, never a guess.
+ */
+import { type CharSet, DFA, JS, NFA, Transformers, getIntersectionWordSets, transform } from "refa";
+
+/** Nodes one automaton may have: keeps a pathological pattern from stalling `gen --check`. */
+const MAX_NODES = 20_000;
+const MAX_CHARACTER = 0x10ffff;
+
+export type LanguageOutcome =
+  | { kind: "included" }
+  /** `witness`: a string in the old language that the new constraint rejects. */
+  | { kind: "excluded"; witness: string }
+  | { kind: "undecided"; reason: string };
+
+/** The constraints on a string, as the inclusion check reads them. */
+export interface StringConstraints {
+  patterns?: readonly string[];
+  minLength?: number;
+  maxLength?: number;
+  /** A format whose shape is known (see `FORMAT_SHAPES`); others make string questions undecided. */
+  format?: string;
+}
+
+/**
+ * Regular over-approximations of formats: every value the runtime's format check accepts matches
+ * the shape (the shape may accept more, e.g. `2025-02-30`). Sound for "the old format implies the
+ * new pattern"; never used to prove a value valid under a new format.
+ */
+export const FORMAT_SHAPES: Readonly<Record<string, string>> = {
+  "date-time": "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:[Zz]|[+-]\\d{2}:\\d{2})$",
+  date: "^\\d{4}-\\d{2}-\\d{2}$",
+};
+
+export class RegexUndecidable extends Error {}
+
+const cache = new Map<string, NFA>();
+
+/** The automaton of the strings a JSON Schema `pattern` matches (anywhere in the string). */
+export function patternAutomaton(pattern: string): NFA {
+  const cached = cache.get(pattern);
+  if (cached) return cached;
+  let nfa: NFA;
+  try {
+    new RegExp(pattern, "u");
+    const { expression, maxCharacter } = JS.Parser.fromLiteral({ source: `[^]*(?:${pattern})[^]*`, flags: "u" }).parse({
+      backreferences: "throw",
+    });
+    let simplified = transform(Transformers.simplify({ ignoreAmbiguity: true, ignoreOrder: true }), expression);
+    simplified = transform(Transformers.patternEdgeAssertions({ remove: true }), simplified);
+    nfa = NFA.fromRegex(simplified, { maxCharacter }, { assertions: "throw" }, new NFA.LimitedNodeFactory(MAX_NODES));
+  } catch (error) {
+    throw new RegexUndecidable(`pattern ${JSON.stringify(pattern)} can not be analysed (${(error as Error).message})`);
+  }
+  if (cache.size > 500) cache.clear();
+  cache.set(pattern, nfa);
+  return nfa;
+}
+
+function lengthAutomaton(min: number, max: number | undefined): NFA {
+  const any = `[^]`;
+  const hi = max === undefined ? "" : String(max);
+  if (min > 1000 || (max !== undefined && max > 1000)) throw new RegexUndecidable("length bounds above 1000 are not analysed as automata");
+  const { expression, maxCharacter } = JS.Parser.fromLiteral({ source: `^${any}{${min},${hi}}$`, flags: "u" }).parse();
+  const e = transform(Transformers.patternEdgeAssertions({ remove: true }), expression);
+  return NFA.fromRegex(e, { maxCharacter }, { assertions: "throw" }, new NFA.LimitedNodeFactory(MAX_NODES));
+}
+
+/** The old side: the intersection of every constraint (as one NFA). */
+function constraintAutomaton(c: StringConstraints): NFA {
+  let result: NFA | undefined;
+  const add = (nfa: NFA): void => {
+    result = result ? NFA.fromIntersection(result, nfa, new NFA.LimitedNodeFactory(MAX_NODES)) : nfa.copy();
+  };
+  try {
+    for (const p of c.patterns ?? []) add(patternAutomaton(p));
+    if (c.format !== undefined) {
+      const shape = FORMAT_SHAPES[c.format];
+      if (shape !== undefined) add(patternAutomaton(shape));
+    }
+    if ((c.minLength ?? 0) > 0 || c.maxLength !== undefined) add(lengthAutomaton(c.minLength ?? 0, c.maxLength));
+    return result ?? NFA.all({ maxCharacter: MAX_CHARACTER });
+  } catch (error) {
+    if (error instanceof RegexUndecidable) throw error;
+    throw new RegexUndecidable(`string constraints too large to analyse (${(error as Error).message})`);
+  }
+}
+
+/** Is every string satisfying `old` also accepted by `accepts` (an automaton of the new constraint)? */
+function includedIn(old: StringConstraints, accepts: () => NFA): LanguageOutcome {
+  try {
+    const oldNfa = constraintAutomaton(old);
+    const rejected = DFA.fromFA(accepts(), new DFA.LimitedNodeFactory(MAX_NODES));
+    rejected.complement();
+    for (const wordSet of getIntersectionWordSets(oldNfa, rejected, MAX_NODES)) return { kind: "excluded", witness: readable(wordSet) };
+    return { kind: "included" };
+  } catch (error) {
+    return { kind: "undecided", reason: error instanceof RegexUndecidable ? error.message : `regular-expression analysis failed (${(error as Error).message})` };
+  }
+}
+
+/** Does every string under `old` match `pattern`? */
+export function patternIncludes(old: StringConstraints, pattern: string): LanguageOutcome {
+  return includedIn(old, () => patternAutomaton(pattern));
+}
+
+/** Does every string under `old` have a length in `[min, max]`? (A pattern can imply a length.) */
+export function lengthIncludes(old: StringConstraints, min: number, max: number | undefined): LanguageOutcome {
+  if ((old.patterns ?? []).length === 0 && (old.format === undefined || FORMAT_SHAPES[old.format] === undefined)) {
+    // Plain length bounds: no automaton needed.
+    const omin = old.minLength ?? 0;
+    const omax = old.maxLength;
+    if (omin >= min && (max === undefined || (omax !== undefined && omax <= max))) return { kind: "included" };
+    const length = omin < min ? omin : (max as number) + 1;
+    if (omax !== undefined && length > omax) return { kind: "included" }; // empty old language
+    return { kind: "excluded", witness: "a".repeat(length) };
+  }
+  return includedIn(old, () => lengthAutomaton(min, max));
+}
+
+/** Is there a string both patterns match? Returns one, or undefined when none exists. */
+export function patternOverlap(a: string, b: string): { overlap: true; witness: string } | { overlap: false } | { undecided: string } {
+  try {
+    for (const wordSet of getIntersectionWordSets(patternAutomaton(a), patternAutomaton(b), MAX_NODES)) {
+      return { overlap: true, witness: readable(wordSet) };
+    }
+    return { overlap: false };
+  } catch (error) {
+    return { undecided: (error as Error).message };
+  }
+}
+
+/** Keys matched by `pattern` that none of `others` match (for a pattern whose keys leave a group), or undefined. */
+export function patternMinus(pattern: string, others: readonly string[]): LanguageOutcome {
+  return includedIn({ patterns: [pattern] }, () => {
+    let union: NFA | undefined;
+    for (const o of others) {
+      const nfa = patternAutomaton(o);
+      if (union) union.union(nfa);
+      else union = nfa.copy();
+    }
+    return union ?? NFA.empty({ maxCharacter: MAX_CHARACTER });
+  });
+}
+
+/** A readable word from a word set: letters and digits where the set allows them. */
+function readable(wordSet: readonly CharSet[]): string {
+  const preferred = ["a", "0", "A", " ", "-", "_", ".", ":", "T", "Z"].map((ch) => ch.codePointAt(0)!);
+  return wordSet
+    .map((set) => {
+      for (const c of preferred) if (set.has(c)) return String.fromCodePoint(c);
+      for (const range of set.ranges) {
+        for (let c = Math.max(range.min, 0x21); c <= Math.min(range.max, 0x7e); c++) return String.fromCodePoint(c);
+      }
+      const first = set.ranges[0]!.min;
+      return String.fromCodePoint(first >= 0xd800 && first <= 0xdfff && set.has(0xe000) ? 0xe000 : first);
+    })
+    .join("");
+}
