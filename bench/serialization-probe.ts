@@ -18,10 +18,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { TypeRegistry, defaultRegistry } from "../src/runtime/registry.js";
-import { parseJson } from "../src/runtime/safe-json.js";
-import { deserializeSession, serializeSession } from "../src/runtime/serialization.js";
-import { validateSession } from "../src/runtime/validate.js";
+import { TypeRegistry, defaultRegistry } from "../src/runtime/persistence/registry.js";
+import { parseJson } from "../src/runtime/persistence/safe-json.js";
+import { deserializeSession, serializeSession } from "../src/runtime/persistence/serialization.js";
+import { validateSession } from "../src/runtime/persistence/validate.js";
 import { makeModelTypes } from "../test/serialization/model.js";
 import { makeSession } from "./sessions.js";
 import { sessionSchema } from "./zod-session.js";

@@ -25,7 +25,7 @@ import { pathToFileURL } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Redis as RedisClient } from "ioredis";
-import type { AgentSession } from "../src/runtime/session.js";
+import type { AgentSession } from "../src/runtime/core/session.js";
 import { openStore } from "../src/runtime/stores/open.js";
 import { PostgresSessionStore, postgresStatements } from "../src/runtime/stores/postgres.js";
 import { REDIS_LUA, RedisSessionStore } from "../src/runtime/stores/redis.js";
@@ -283,7 +283,7 @@ export async function probeStore(kind: ProbeKind, options: StoreProbeOptions = {
   }
   const ours = summarize(oursRuns, n);
   const raw = summarize(rawRuns, n);
-  const { serializeSession } = await import("../src/runtime/serialization.js");
+  const { serializeSession } = await import("../src/runtime/persistence/serialization.js");
   const bytes = sessions.reduce((sum, s) => sum + Buffer.byteLength(serializeSession(s)), 0) / n;
   const ratio = Math.round((raw.totalMs / ours.totalMs) * 1000) / 1000;
   return { kind, sessions: n, messages, rounds, bytesPerSession: Math.round(bytes), ours, raw, ratio, pass: ratio >= 0.8 };

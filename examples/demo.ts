@@ -22,9 +22,9 @@ import {
   type AITool,
   type ChatMessage,
 } from "../src/index.js";
-import { serializeSession } from "../src/runtime/serialization.js";
+import { serializeSession } from "../src/runtime/persistence/serialization.js";
 import { openStore, withSession, type SessionStore } from "../src/runtime/stores/index.js";
-import { validateSession } from "../src/runtime/validate.js";
+import { validateSession } from "../src/runtime/persistence/validate.js";
 import { ensureExampleTypes } from "./providers/register.js";
 import { unitFromInstructions, UserProfileProvider } from "./providers/user-profile.js";
 

@@ -113,7 +113,7 @@ export interface ModuleOptions {
 export interface EmittedMigrationExport {
   exportName: string;
   kind: "single" | "array";
-  /** Import specifier relative to the generated module (`../runtime/providers/x.js`). */
+  /** Import specifier relative to the generated module (`../runtime/agent/providers/x.js`). */
   importPath: string;
   /** One comment line per step: `"T" v1 -> v2 (src/x.ts:12)`. */
   steps: string[];

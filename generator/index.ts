@@ -167,8 +167,8 @@ function resolveConfig(options: GenerateOptions): Config {
   const schemasDir = options.schemas !== undefined ? path.resolve(cwd, options.schemas) : path.join(root, "schemas");
   const fixturesDir = options.fixtures !== undefined ? path.resolve(cwd, options.fixtures) : path.join(root, "test", "fixtures");
   if (options.scaffoldFixtures && options.check) throw new UsageError("--scaffold-fixtures writes files; it cannot be combined with --check");
-  const typesImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/registry-types.js")));
-  const formatsImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/formats.js")));
+  const typesImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/persistence/registry-types.js")));
+  const formatsImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/persistence/formats.js")));
   const regenerate =
     options.regenerateCommand ?? (tsconfig ? `statebag gen --project ${posix(path.relative(root, tsconfig))}` : "npm run gen");
   return {

@@ -7,7 +7,7 @@
  * such as statebag's own message contents seen from a user project).
  */
 import type * as TS from "typescript";
-import { TYPE_ID_PATTERN } from "../src/runtime/tagged.js";
+import { TYPE_ID_PATTERN } from "../src/runtime/core/tagged.js";
 
 export type Ts = typeof TS;
 export type MarkerName = "Tagged" | "ProviderState";
@@ -57,7 +57,7 @@ export function markerScope(ts: Ts, sf: TS.SourceFile): MarkerScope {
           if (imported === "Tagged" || imported === "ProviderState") names.set(el.name.text, imported);
         }
     } else if (ts.isTypeAliasDeclaration(st) && (st.name.text === "Tagged" || st.name.text === "ProviderState")) {
-      // The file that defines the markers (src/runtime/tagged.ts).
+      // The file that defines the markers (src/runtime/core/tagged.ts).
       names.set(st.name.text, st.name.text);
     }
   }

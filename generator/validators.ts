@@ -1,7 +1,7 @@
 /**
  * Precompiles the runtime schemas with ajv standalone, so nothing compiles at start-up.
  *
- * `date-time` is checked by `isDateTime` (src/runtime/formats.ts): exact but cheap. The generated
+ * `date-time` is checked by `isDateTime` (src/runtime/persistence/formats.ts): exact but cheap. The generated
  * module imports it with a plain ESM import and ajv's `code.formats` points at a local object, so
  * it works the same under tsx, vitest and tsc-compiled dist (no `require` of a .ts file).
  *
@@ -20,7 +20,7 @@
  * Measured and not used: `messages: false` (no difference: messages are built on failure only),
  * `code.optimize` passes beyond the default (no difference).
  */
-import { isDateTime } from "../src/runtime/formats.js";
+import { isDateTime } from "../src/runtime/persistence/formats.js";
 import type { Schema } from "./schemas.js";
 
 export interface ValidatorInput {

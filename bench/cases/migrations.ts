@@ -13,10 +13,10 @@
  * is at version 1. The baseline is loading the same session already stored at version 6 with the
  * same registry: the ratio is the cost of the lazy migration on top of an ordinary load.
  */
-import { defineMigration } from "../../src/runtime/migrations.js";
-import { defaultRegistry, TypeRegistry } from "../../src/runtime/registry.js";
-import { deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
-import type { AgentSession } from "../../src/runtime/session.js";
+import { defineMigration } from "../../src/runtime/persistence/migrations.js";
+import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { compare, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSession } from "../sessions.js";
 

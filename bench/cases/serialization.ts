@@ -11,8 +11,8 @@
  *
  * N is the number of history messages in the session (bench/sessions.ts).
  */
-import { deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
-import { validateSession } from "../../src/runtime/validate.js";
+import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import { validateSession } from "../../src/runtime/persistence/validate.js";
 import { compare, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { makeSession } from "../sessions.js";
 import { sessionSchema } from "../zod-session.js";

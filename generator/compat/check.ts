@@ -16,7 +16,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
-import { isDateTime } from "../../src/runtime/formats.js";
+import { isDateTime } from "../../src/runtime/persistence/formats.js";
 import { compareStrings as cmp } from "../errors.js";
 import { type Change, type ChangeKind, type ChangeRule, diffSchemas } from "./diff.js";
 import {

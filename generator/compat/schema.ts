@@ -4,7 +4,7 @@
  * documents), cycle-safe.
  */
 import path from "node:path";
-import { pointerSegment } from "../../src/runtime/errors.js";
+import { pointerSegment } from "../../src/runtime/core/errors.js";
 
 /** A draft-07 schema: an object or a boolean. */
 export type JsonSchema = boolean | SchemaObject;

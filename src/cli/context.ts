@@ -5,7 +5,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { Option } from "commander";
 import { createColors } from "picocolors";
-import { StatebagError } from "../runtime/errors.js";
+import { StatebagError } from "../runtime/core/errors.js";
 // url.ts, not the stores' index: the CLI loads store drivers only in commands that open a store.
 import { DEFAULT_STORE_URL } from "../runtime/stores/url.js";
 import { CliError, colorEnabled, EXIT, Output, type CliEnvironment, type ExitCode } from "./io.js";

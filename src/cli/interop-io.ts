@@ -4,7 +4,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { InvalidArgumentError } from "commander";
-import { StatebagError } from "../runtime/errors.js";
+import { StatebagError } from "../runtime/core/errors.js";
 import { inputPath, messageOf } from "./context.js";
 import { CliError, EXIT, readAll, type CliEnvironment } from "./io.js";
 

@@ -10,9 +10,9 @@
  */
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { defaultRegistry, TypeRegistry } from "../runtime/registry.js";
-import type { Migration } from "../runtime/migrations.js";
-import type { TypeDefinition } from "../runtime/registry-types.js";
+import { defaultRegistry, TypeRegistry } from "../runtime/persistence/registry.js";
+import type { Migration } from "../runtime/persistence/migrations.js";
+import type { TypeDefinition } from "../runtime/persistence/registry-types.js";
 import { inputPath } from "./context.js";
 import { CliError, EXIT, type CliEnvironment } from "./io.js";
 

@@ -2,17 +2,17 @@
  * Reading stored session documents for people: load one (any of the stored forms), and describe
  * what it holds and what is wrong with it. Shared by `validate` and `inspect`.
  */
-import type { TypeRegistry } from "../runtime/registry.js";
-import { JsonParseError, parseJson } from "../runtime/safe-json.js";
+import type { TypeRegistry } from "../runtime/persistence/registry.js";
+import { JsonParseError, parseJson } from "../runtime/persistence/safe-json.js";
 import {
   deserializeSession,
   deserializeSessions,
   SessionValidationError,
   SESSIONS_FORMAT,
   type MigratedValue,
-} from "../runtime/serialization.js";
-import type { AgentSession } from "../runtime/session.js";
-import type { PreservedValue, ValidationProblem } from "../runtime/validate.js";
+} from "../runtime/persistence/serialization.js";
+import type { AgentSession } from "../runtime/core/session.js";
+import type { PreservedValue, ValidationProblem } from "../runtime/persistence/validate.js";
 import type { Colors } from "./io.js";
 
 export interface StateSummary {

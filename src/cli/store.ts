@@ -2,8 +2,8 @@
  * Opening stores for CLI commands: the URL rules (`--store`, `$STATEBAG_STORE`, the default SQLite
  * file), a read-only codec that hands commands the stored text as it is, and closing.
  */
-import type { TypeRegistry } from "../runtime/registry.js";
-import type { AgentSession } from "../runtime/session.js";
+import type { TypeRegistry } from "../runtime/persistence/registry.js";
+import type { AgentSession } from "../runtime/core/session.js";
 import type { SessionCodec, SessionStore } from "../runtime/stores/types.js";
 import { storeUrl } from "./context.js";
 import { CliError, EXIT, type CliEnvironment } from "./io.js";

@@ -3,9 +3,9 @@
 // One entry per $type-tagged type: its latest version, JSON Schema (family slots opaque),
 // precompiled validator (./validators.ts) and the slots the runtime walker dispatches by $type;
 // then the migrations declared next to the types (`export const ... = defineMigration(...)`).
-import type { Migration, TypeDefinition, Validator } from "../runtime/registry-types.js";
-import { inMemoryChatHistoryMigrations } from "../runtime/providers/in-memory-chat-history.js";
-import { rollingSummaryMigrations } from "../runtime/providers/rolling-summary.js";
+import type { Migration, TypeDefinition, Validator } from "../runtime/persistence/registry-types.js";
+import { inMemoryChatHistoryMigrations } from "../runtime/agent/providers/in-memory-chat-history.js";
+import { rollingSummaryMigrations } from "../runtime/agent/providers/rolling-summary.js";
 import * as validators from "./validators.js";
 
 export const generatedTypes: readonly TypeDefinition[] = [
@@ -14,7 +14,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "InMemoryChatHistoryState",
-    source: "src/runtime/providers/in-memory-chat-history.ts:15",
+    source: "src/runtime/agent/providers/in-memory-chat-history.ts:15",
     slots: [
       { path: ["messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -90,7 +90,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "RollingSummaryState",
-    source: "src/runtime/providers/rolling-summary.ts:14",
+    source: "src/runtime/agent/providers/rolling-summary.ts:14",
     slots: [
       { path: ["recentMessages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -171,7 +171,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "StoredChatHistoryState",
-    source: "src/runtime/providers/stored-chat-history.ts:36",
+    source: "src/runtime/agent/providers/stored-chat-history.ts:36",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -273,7 +273,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIAnnotation",
     version: 1,
     name: "CitationAnnotation",
-    source: "src/runtime/messages.ts:33",
+    source: "src/runtime/core/messages.ts:33",
     slots: [
       { path: ["annotatedRegions", "*"], family: "AnnotatedRegion" },
     ],
@@ -327,7 +327,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "DataContent",
-    source: "src/runtime/messages.ts:67",
+    source: "src/runtime/core/messages.ts:67",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -375,7 +375,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ErrorContent",
-    source: "src/runtime/messages.ts:78",
+    source: "src/runtime/core/messages.ts:78",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -424,7 +424,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "FunctionCallContent",
-    source: "src/runtime/messages.ts:102",
+    source: "src/runtime/core/messages.ts:102",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -478,7 +478,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "FunctionResultContent",
-    source: "src/runtime/messages.ts:109",
+    source: "src/runtime/core/messages.ts:109",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -522,7 +522,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "HostedFileContent",
-    source: "src/runtime/messages.ts:114",
+    source: "src/runtime/core/messages.ts:114",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -571,7 +571,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "TextReasoningContent",
-    source: "src/runtime/messages.ts:61",
+    source: "src/runtime/core/messages.ts:61",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -814,7 +814,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "TextContent",
-    source: "src/runtime/messages.ts:57",
+    source: "src/runtime/core/messages.ts:57",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -857,7 +857,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AnnotatedRegion",
     version: 1,
     name: "TextSpanAnnotatedRegion",
-    source: "src/runtime/messages.ts:20",
+    source: "src/runtime/core/messages.ts:20",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -892,7 +892,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ToolApprovalRequestContent",
-    source: "src/runtime/messages.ts:120",
+    source: "src/runtime/core/messages.ts:120",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
       { path: ["toolCall"], family: "AIContent" },
@@ -941,7 +941,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ToolApprovalResponseContent",
-    source: "src/runtime/messages.ts:126",
+    source: "src/runtime/core/messages.ts:126",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
       { path: ["toolCall"], family: "AIContent" },
@@ -993,7 +993,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "UriContent",
-    source: "src/runtime/messages.ts:73",
+    source: "src/runtime/core/messages.ts:73",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -1040,7 +1040,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "UsageContent",
-    source: "src/runtime/messages.ts:98",
+    source: "src/runtime/core/messages.ts:98",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -1106,8 +1106,8 @@ export const generatedTypes: readonly TypeDefinition[] = [
 
 /** Every declared migration step, in file and line order: registered with the types above. */
 export const generatedMigrations: readonly Migration[] = [
-  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/providers/in-memory-chat-history.ts:32)
+  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:32)
   ...inMemoryChatHistoryMigrations,
-  // "RollingSummaryState" v1 -> v2 (src/runtime/providers/rolling-summary.ts:29)
+  // "RollingSummaryState" v1 -> v2 (src/runtime/agent/providers/rolling-summary.ts:29)
   ...rollingSummaryMigrations,
 ];

@@ -11,8 +11,8 @@ import { REPO, removeTempProjects, tempProject } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
-const BAD = `import type { ProviderState, Tagged } from "./tagged.js";
-import type { AIContent } from "./messages.js";
+const BAD = `import type { ProviderState, Tagged } from "./core/tagged.js";
+import type { AIContent } from "./core/messages.js";
 const T = "x";
 export interface DupA extends ProviderState<"dup", 1> { a: string }
 export interface DupB extends ProviderState<"dup", 1> { b: string }
@@ -134,7 +134,7 @@ describe("CLI", () => {
     spawnSync(path.join(REPO, "node_modules/.bin/tsx"), [path.join(REPO, "generator/cli.ts"), ...args], { cwd, encoding: "utf8" });
 
   it("exits 1 and prints the errors; exits 2 on usage errors", () => {
-    const root = tempProject({ "src/runtime/bad.ts": `import type { ProviderState } from "./tagged.js";\ninterface Hidden extends ProviderState<"h", 1> { a: string }\n` });
+    const root = tempProject({ "src/runtime/bad.ts": `import type { ProviderState } from "./core/tagged.js";\ninterface Hidden extends ProviderState<"h", 1> { a: string }\n` });
     const bad = cli(["--no-cache"], root);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("src/runtime/bad.ts:2:11 error not-exported: tagged type Hidden is not exported.");
@@ -149,7 +149,7 @@ describe("CLI", () => {
   });
 
   it("--check exits 1 naming stale files, 0 when current", async () => {
-    const root = tempProject({ "src/runtime/s.ts": `import type { ProviderState } from "./tagged.js";\nexport interface S extends ProviderState<"s", 1> { a: string }\n` });
+    const root = tempProject({ "src/runtime/s.ts": `import type { ProviderState } from "./core/tagged.js";\nexport interface S extends ProviderState<"s", 1> { a: string }\n` });
     expect((await generate({ cwd: root })).ok).toBe(true);
     // (The compatibility check, on by default in the CLI, has its own tests: test/migrations/compat-gen.test.ts.)
     const current = cli(["--check", "--no-compat"], root);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDateTime } from "../../src/runtime/formats.js";
+import { isDateTime } from "../../src/runtime/persistence/formats.js";
 
 describe("isDateTime (RFC 3339 date-time)", () => {
   it.each([

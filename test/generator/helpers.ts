@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
 /** The runtime files a project in this repo's layout needs for its markers and messages. */
-const RUNTIME_FILES = ["tagged.ts", "messages.ts", "registry-types.ts", "formats.ts"];
+const RUNTIME_FILES = ["core/tagged.ts", "core/messages.ts", "persistence/registry-types.ts", "persistence/formats.ts"];
 
 const created: string[] = [];
 

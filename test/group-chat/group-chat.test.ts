@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent, ScriptedChatClient, StatebagError, messageText, type AgentSession, type ChatClient, type ChatMessage } from "../../src/index.js";
-import { defineMigration } from "../../src/runtime/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/registry.js";
+import { defineMigration } from "../../src/runtime/persistence/migrations.js";
+import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import {
   AgentChatRestoreError,
   AgentChatSerializer,

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent, InMemoryChatHistoryProvider, ScriptedChatClient, StatebagError, messageText, type AgentSession, type ChatMessage } from "../../src/index.js";
-import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
+import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import {
   InteropError,
   PYTHON_ORIGINAL_KEY,

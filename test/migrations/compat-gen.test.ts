@@ -9,17 +9,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Migration } from "../../src/runtime/migrations.js";
-import { TypeRegistry } from "../../src/runtime/registry.js";
-import type { TypeDefinition } from "../../src/runtime/registry-types.js";
-import { validateValue } from "../../src/runtime/validate.js";
+import type { Migration } from "../../src/runtime/persistence/migrations.js";
+import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import { validateValue } from "../../src/runtime/persistence/validate.js";
 import { readTree, removeTempProjects, tempProject, writeFile } from "../generator/helpers.js";
 import { REPO } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
 /** The runtime files a project needs to declare types and migrations (no built-in message types). */
-const RUNTIME = ["tagged.ts", "registry-types.ts", "migrations.ts", "errors.ts", "formats.ts"];
+const RUNTIME = ["core/tagged.ts", "persistence/registry-types.ts", "persistence/migrations.ts", "core/errors.ts", "persistence/formats.ts"];
 const runtimeFiles = Object.fromEntries(RUNTIME.map((f) => [`src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8")]));
 
 const gen = (root: string, ...args: string[]) => {
@@ -27,7 +27,7 @@ const gen = (root: string, ...args: string[]) => {
   return { code: r.status, out: r.stdout + r.stderr };
 };
 
-const state = (body: string, version = 1, extra = "") => `import type { ProviderState } from "./runtime/tagged.js";
+const state = (body: string, version = 1, extra = "") => `import type { ProviderState } from "./runtime/core/tagged.js";
 ${extra}
 /** A model-written summary of a conversation. */
 export interface SummaryState extends ProviderState<"acme.Summary", ${version}> {
@@ -80,7 +80,7 @@ describe("npm run gen runs the compatibility check", () => {
       state(
         "  summary: string;\n  lines: string[];",
         2,
-        `import { defineMigration } from "./runtime/migrations.js";
+        `import { defineMigration } from "./runtime/persistence/migrations.js";
 /** v2 keeps the summary as lines too. */
 export const summaryMigrations = [defineMigration({ type: "acme.Summary", from: 1, to: 2, up: (v: { summary: string }) => ({ ...v, lines: [v.summary] }) })];`,
       ),

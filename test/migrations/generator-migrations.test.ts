@@ -8,19 +8,19 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatError, generate, type GenerateResult } from "../../generator/index.js";
-import type { Migration } from "../../src/runtime/migrations.js";
-import { TypeRegistry } from "../../src/runtime/registry.js";
-import type { TypeDefinition } from "../../src/runtime/registry-types.js";
+import type { Migration } from "../../src/runtime/persistence/migrations.js";
+import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
 import { readFile, removeTempProjects, tempProject } from "../generator/helpers.js";
 import { REPO } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
-const RUNTIME = ["tagged.ts", "registry-types.ts", "migrations.ts", "errors.ts", "formats.ts"];
+const RUNTIME = ["core/tagged.ts", "persistence/registry-types.ts", "persistence/migrations.ts", "core/errors.ts", "persistence/formats.ts"];
 const runtimeFiles = Object.fromEntries(RUNTIME.map((f) => [`src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8")]));
 
-const NOTES = `import type { ProviderState } from "./runtime/tagged.js";
-import { defineMigration } from "./runtime/migrations.js";
+const NOTES = `import type { ProviderState } from "./runtime/core/tagged.js";
+import { defineMigration } from "./runtime/persistence/migrations.js";
 
 export interface NotesState extends ProviderState<"acme.Notes", 3> {
   items: string[];
@@ -34,8 +34,8 @@ export const notesMigrations = [
 ] as const;
 `;
 
-const PREFS = `import type { ProviderState } from "./runtime/tagged.js";
-import { defineMigration as migration } from "./runtime/migrations.js";
+const PREFS = `import type { ProviderState } from "./runtime/core/tagged.js";
+import { defineMigration as migration } from "./runtime/persistence/migrations.js";
 
 /** Formerly "acme.Settings" (v1). */
 export interface PrefsState extends ProviderState<"acme.Prefs", 2> {
@@ -50,8 +50,8 @@ export const settingsToPrefs = migration({
 });
 `;
 
-const COUNTER = `import type { ProviderState } from "./runtime/tagged.js";
-import * as sb from "./runtime/migrations.js";
+const COUNTER = `import type { ProviderState } from "./runtime/core/tagged.js";
+import * as sb from "./runtime/persistence/migrations.js";
 
 export interface CounterState extends ProviderState<"acme.Counter", 2> {
   value: number;
@@ -137,7 +137,7 @@ describe("declared migrations in a project", () => {
     // (acme.Notes v1/v2 and acme.Counter v1 were never frozen in this project: no fixtures needed for them.)
     expect(first.compat!.failures.map((f) => `${f.type} ${f.rule}`)).toEqual([]);
     // A new type that takes the old name back is refused.
-    fs.writeFileSync(path.join(root, "src/settings.ts"), `import type { ProviderState } from "./runtime/tagged.js";\nexport interface Settings extends ProviderState<"acme.Settings", 1> { other: number }\n`);
+    fs.writeFileSync(path.join(root, "src/settings.ts"), `import type { ProviderState } from "./runtime/core/tagged.js";\nexport interface Settings extends ProviderState<"acme.Settings", 1> { other: number }\n`);
     const reused = await generate({ cwd: root, cache: false, compat: true });
     expect(reused.errors.map(formatError)).toEqual([
       'src/prefs.ts:9:32 error migration-conflict: migration "acme.Settings" v1 -> "acme.Prefs" v2 renames "acme.Settings", but "acme.Settings" is still declared (src/settings.ts:2). hint: a renamed type\'s old $type must no longer be declared: rename the type itself to "acme.Prefs"',
@@ -151,8 +151,8 @@ describe("a former name that evolved before it was renamed", () => {
     const root = tempProject(
       {
         ...runtimeFiles,
-        "src/journal.ts": `import type { ProviderState } from "./runtime/tagged.js";
-import { defineMigration } from "./runtime/migrations.js";
+        "src/journal.ts": `import type { ProviderState } from "./runtime/core/tagged.js";
+import { defineMigration } from "./runtime/persistence/migrations.js";
 export interface JournalState extends ProviderState<"acme.Journal", 3> { entries: string[] }
 export const journalMigrations = [
   defineMigration({ type: "acme.Diary", from: 1, to: 2, up: (v: { text: string }) => ({ lines: [v.text] }) }),
@@ -176,9 +176,9 @@ describe("migrations the generator cannot use are errors with file:line", () => 
     const root = tempProject(
       {
         ...runtimeFiles,
-        "src/bad.ts": `import type { ProviderState } from "./runtime/tagged.js";
-import { defineMigration, type Migration } from "./runtime/migrations.js";
-import { TypeRegistry } from "./runtime/registry-types.js";
+        "src/bad.ts": `import type { ProviderState } from "./runtime/core/tagged.js";
+import { defineMigration, type Migration } from "./runtime/persistence/migrations.js";
+import { TypeRegistry } from "./runtime/persistence/registry-types.js";
 export interface S extends ProviderState<"acme.S", 2> { a: string }
 const hidden = defineMigration({ type: "acme.S", from: 1, to: 2, up: (v) => v });
 const FROM = 1;
@@ -217,8 +217,8 @@ export const noUp = defineMigration({ type: "acme.S", from: 1, to: 2 } as never)
     // With the syntax fixed, the same checks across files, and a rename to nowhere.
     fs.writeFileSync(
       path.join(root, "src/bad.ts"),
-      `import type { ProviderState } from "./runtime/tagged.js";
-import { defineMigration } from "./runtime/migrations.js";
+      `import type { ProviderState } from "./runtime/core/tagged.js";
+import { defineMigration } from "./runtime/persistence/migrations.js";
 export interface S extends ProviderState<"acme.S", 2> { a: string }
 export const beyond = defineMigration({ type: "acme.S", from: 2, to: 3, up: (v) => v });
 export const first = defineMigration({ type: "acme.S", from: 1, to: 2, up: (v) => v });

@@ -7,9 +7,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Type } from "@sinclair/typebox";
-import { defineMigration } from "../../src/runtime/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/registry.js";
-import type { AgentSession } from "../../src/runtime/session.js";
+import { defineMigration } from "../../src/runtime/persistence/migrations.js";
+import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 
 export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deserializeSession } from "../../src/runtime/serialization.js";
+import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { MigrateStoreReport } from "../../src/runtime/stores/migrate.js";
 import { available, postgresBackend, redisBackend, sleep, sqliteBackend, type Backend } from "../stores/helpers.js";
 import { canonical, expectedV2, testRegistry, v1Session } from "./helpers.js";

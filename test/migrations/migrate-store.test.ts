@@ -4,8 +4,8 @@
  * On every backend (PostgreSQL and Redis as in test/stores: the local test servers).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deserializeSession } from "../../src/runtime/serialization.js";
-import type { AgentSession } from "../../src/runtime/session.js";
+import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { formatMigrateReport, migrateStore, type MigrateStoreReport } from "../../src/runtime/stores/migrate.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { allBackends, type Backend } from "../stores/helpers.js";

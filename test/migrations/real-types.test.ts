@@ -19,7 +19,7 @@ import {
   messageText,
   type AgentSession,
 } from "../../src/index.js";
-import { deserializeSession } from "../../src/runtime/serialization.js";
+import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
 import { sqliteBackend } from "../stores/helpers.js";
 import { envelope, fixture } from "./helpers.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { StatebagError } from "../../src/runtime/errors.js";
-import { TypeRegistry } from "../../src/runtime/registry.js";
-import { JsonParseError } from "../../src/runtime/safe-json.js";
-import { SessionValidationError, deserializeSession, deserializeSessions, serializeSession, serializeSessions } from "../../src/runtime/serialization.js";
-import type { AgentSession } from "../../src/runtime/session.js";
-import { validateSession, type ValidationProblem } from "../../src/runtime/validate.js";
+import { StatebagError } from "../../src/runtime/core/errors.js";
+import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { JsonParseError } from "../../src/runtime/persistence/safe-json.js";
+import { SessionValidationError, deserializeSession, deserializeSessions, serializeSession, serializeSessions } from "../../src/runtime/persistence/serialization.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
+import { validateSession, type ValidationProblem } from "../../src/runtime/persistence/validate.js";
 import { makeModelTypes } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

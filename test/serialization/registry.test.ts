@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { RegistryError, TypeRegistry, defaultRegistry } from "../../src/runtime/registry.js";
-import type { TypeDefinition } from "../../src/runtime/registry-types.js";
-import { deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
-import { validateSession, validateValue } from "../../src/runtime/validate.js";
+import { RegistryError, TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
 import { makeModelTypes } from "./model.js";
 
 function thrown(f: () => unknown): Error {

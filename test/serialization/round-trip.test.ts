@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TypeRegistry } from "../../src/runtime/registry.js";
+import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import {
   SESSION_FORMAT_VERSION,
   SessionValidationError,
@@ -7,9 +7,9 @@ import {
   deserializeSessions,
   serializeSession,
   serializeSessions,
-} from "../../src/runtime/serialization.js";
-import type { AgentSession } from "../../src/runtime/session.js";
-import { validateSession, validateValue, type PreservedValue } from "../../src/runtime/validate.js";
+} from "../../src/runtime/persistence/serialization.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
+import { validateSession, validateValue, type PreservedValue } from "../../src/runtime/persistence/validate.js";
 import { makeModelTypes, makeSession } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JsonParseError, checkJsonLimits, locateSyntaxError, parseJson } from "../../src/runtime/safe-json.js";
+import { JsonParseError, checkJsonLimits, locateSyntaxError, parseJson } from "../../src/runtime/persistence/safe-json.js";
 
 function parseError(text: string | Uint8Array, limits?: Parameters<typeof parseJson>[1]): JsonParseError {
   try {

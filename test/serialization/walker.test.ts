@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/registry.js";
-import { deserializeSession, serializeSession } from "../../src/runtime/serialization.js";
-import { SessionWalker, validateSession } from "../../src/runtime/validate.js";
+import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import { SessionWalker, validateSession } from "../../src/runtime/persistence/validate.js";
 import { makeSession as makeBenchSession } from "../../bench/sessions.js";
 import { makeModelTypes, makeSession } from "./model.js";
 

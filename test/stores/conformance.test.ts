@@ -2,9 +2,9 @@
  * One conformance suite, run unchanged against every store: memory, SQLite, PostgreSQL, Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../src/runtime/errors.js";
-import type { ChatMessage } from "../../src/runtime/messages.js";
-import type { AgentSession } from "../../src/runtime/session.js";
+import { ConfigurationError } from "../../src/runtime/core/errors.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { compareIds } from "../../src/runtime/stores/common.js";
 import { ConflictError } from "../../src/runtime/stores/errors.js";

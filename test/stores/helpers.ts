@@ -7,7 +7,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { AgentSession } from "../../src/runtime/session.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { openStore, type OpenStoreOptions } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis.js";

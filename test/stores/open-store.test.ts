@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../src/runtime/errors.js";
+import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { DEFAULT_STORE_URL, openStore, sqlitePath } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";

@@ -1,7 +1,7 @@
 /** The hosted-app flow helper, with a fake `fn` standing in for the agent. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../src/runtime/errors.js";
-import type { AgentSession } from "../../src/runtime/session.js";
+import { ConfigurationError } from "../../src/runtime/core/errors.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { ConflictError, SessionNotFoundError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";

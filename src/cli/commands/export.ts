@@ -60,7 +60,7 @@ async function runExport(context: CommandContext, file: string | undefined, opti
     });
   }
   const registry = await loadRegistry(options.registry, environment);
-  const { deserializeSession } = await import("../../runtime/serialization.js");
+  const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
   const { exportSession } = await import("../../runtime/interop/index.js");
   let source: string;
   let session;

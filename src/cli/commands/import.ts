@@ -55,7 +55,7 @@ async function runImport(context: CommandContext, file: string, options: ImportO
   const { environment } = context;
   const text = await readInput(file, environment);
   const { importSession } = await import("../../runtime/interop/index.js");
-  const { serializeSession } = await import("../../runtime/serialization.js");
+  const { serializeSession } = await import("../../runtime/persistence/serialization.js");
   const from = options.from;
   const session = convert(file, file, () =>
     importSession(text, { from, ...(options.id !== undefined ? { id: options.id } : {}), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }),

@@ -11,11 +11,11 @@
  * one, its `name`) and the kind says where its conversation lives. Nothing random and nothing
  * derived from object identity goes into a key, so a restored chat finds its channels again.
  */
-import type { ChatClientAgent } from "../agent.js";
-import { StatebagError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import { ProviderSessionState } from "../state-bag.js";
-import type { ProviderState } from "../tagged.js";
+import type { ChatClientAgent } from "../agent/agent.js";
+import { StatebagError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import { ProviderSessionState } from "../core/state-bag.js";
+import type { ProviderState } from "../core/tagged.js";
 
 /** Where a channel's conversation lives: in its session (`local`) or at the model service (`hosted`). */
 export type ChannelKind = "local" | "hosted";

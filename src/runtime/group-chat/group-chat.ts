@@ -18,10 +18,10 @@
  * primary history and the channel's sync mark are updated together, synchronously, only when the
  * run succeeded. A failed turn leaves the chat as it was, and the chat stays usable.
  */
-import { toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent.js";
-import { StatebagError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import { toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import { StatebagError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import {
   asSpokenBy,
   channelStateAccess,

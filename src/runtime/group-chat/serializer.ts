@@ -25,14 +25,14 @@
  * - Empty (no agents) and Invalid (the chat already has history or channels) fail fast with an
  *   `AgentChatRestoreError`; the chat is not changed and stays usable.
  */
-import { StatebagError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import { parseJson, type JsonLimits } from "../safe-json.js";
-import { SessionValidationError } from "../serialization.js";
-import type { AgentSession } from "../session.js";
+import { StatebagError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import { parseJson, type JsonLimits } from "../persistence/safe-json.js";
+import { SessionValidationError } from "../persistence/serialization.js";
+import type { AgentSession } from "../core/session.js";
 import { cloneJson, isPlainObject } from "../interop/json-util.js";
 import { decodeSession, encodeSession, problemHints, problemLines, readDocument, type SessionCodecOptions } from "../interop/session-codec.js";
-import type { JsonObject } from "../tagged.js";
+import type { JsonObject } from "../core/tagged.js";
 import { channelStateAccess } from "./channel.js";
 import { groupChatInternals, type AgentGroupChat } from "./group-chat.js";
 

@@ -14,12 +14,12 @@
  * runs on a view of its own namespace. The workflow session changes only when every participant
  * succeeded: a failure anywhere leaves it exactly as it was.
  */
-import { lockSession, toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent.js";
-import { ConfigurationError, StatebagError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
-import { ProviderSessionState } from "../state-bag.js";
-import type { ProviderState } from "../tagged.js";
+import { lockSession, toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import { ProviderSessionState } from "../core/state-bag.js";
+import type { ProviderState } from "../core/tagged.js";
 import { asSpokenBy, othersAsUser, resolveParticipants, type ChannelKind, type GroupChatParticipant, type MessageAdapter } from "./channel.js";
 
 /** What a workflow session records about each participant besides its providers' state. */

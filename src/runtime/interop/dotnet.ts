@@ -25,11 +25,11 @@
  * Every object carrying a `$type` is written with `$type` first: System.Text.Json's polymorphic
  * reader requires that by default, and stores like PostgreSQL `jsonb` reorder keys.
  */
-import { chatMessageFromMeai, type ChatMessage } from "../messages.js";
-import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
-import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
-import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
-import { pointerSegment } from "../errors.js";
+import { chatMessageFromMeai, type ChatMessage } from "../core/messages.js";
+import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
+import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
+import { pointerSegment } from "../core/errors.js";
 import { InteropError, at, describe } from "./errors.js";
 import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";

@@ -1,5 +1,5 @@
 /** Errors for reading and writing other frameworks' session formats. */
-import { StatebagError, jsonPointer } from "../errors.js";
+import { StatebagError, jsonPointer } from "../core/errors.js";
 import type { InteropFormat } from "./foreign.js";
 
 const FORMAT_NAMES: Record<InteropFormat, string> = { dotnet: "Agent Framework .NET", python: "Agent Framework Python" };

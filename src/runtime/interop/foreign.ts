@@ -14,8 +14,8 @@
  * `code_interpreter_tool_call`) is wrapped the same way as a `statebag.foreign` content, so a
  * history keeps every item, in order, and the model simply does not see the ones it cannot read.
  */
-import type { AIContentBase, ChatMessage } from "../messages.js";
-import { versionOf, type JsonObject, type JsonValue, type ProviderState, type Tagged, type TaggedValue } from "../tagged.js";
+import type { AIContentBase, ChatMessage } from "../core/messages.js";
+import { versionOf, type JsonObject, type JsonValue, type ProviderState, type Tagged, type TaggedValue } from "../core/tagged.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 
 /** The session formats statebag reads and writes besides its own. */

@@ -6,8 +6,8 @@
  * `InteropError`s (or `JsonParseError`s for text that is not JSON) naming the JSON pointer of the
  * problem and a hint.
  */
-import { StatebagError } from "../errors.js";
-import type { AgentSession } from "../session.js";
+import { StatebagError } from "../core/errors.js";
+import type { AgentSession } from "../core/session.js";
 import { exportDotnetSession, importDotnetSession, type ExportDotnetOptions, type ImportDotnetOptions } from "./dotnet.js";
 import type { InteropFormat } from "./foreign.js";
 import { isPlainObject } from "./json-util.js";

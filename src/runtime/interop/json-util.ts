@@ -2,7 +2,7 @@
  * Small JSON helpers shared by the interop and group-chat code: plain-object checks, deep copies,
  * structural equality, and `$type`-first key order (what System.Text.Json expects by default).
  */
-import { setOwn } from "../migrations.js";
+import { setOwn } from "../persistence/migrations.js";
 
 export type JsonRecord = { [key: string]: unknown };
 

@@ -35,12 +35,12 @@
  * the item was not changed since; a changed item is mapped afresh. Items that map cleanly (the
  * usual case) carry nothing extra.
  */
-import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../messages.js";
-import { InMemoryChatHistoryProvider } from "../providers/in-memory-chat-history.js";
-import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../session.js";
-import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../tagged.js";
-import { pointerSegment } from "../errors.js";
-import { parseJson } from "../safe-json.js";
+import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../core/messages.js";
+import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
+import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
+import { pointerSegment } from "../core/errors.js";
+import { parseJson } from "../persistence/safe-json.js";
 import { InteropError, at, describe } from "./errors.js";
 import {
   SESSION_INFO_KEY,

@@ -4,9 +4,9 @@
  * these modules read (an imported document, a group-chat channel, a workflow session) is validated
  * and migrated like any other, and nothing is written that could not be loaded again.
  */
-import { checkJsonLimits, parseJson } from "../safe-json.js";
-import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../serialization.js";
-import type { AgentSession } from "../session.js";
+import { checkJsonLimits, parseJson } from "../persistence/safe-json.js";
+import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../persistence/serialization.js";
+import type { AgentSession } from "../core/session.js";
 import { InteropError, problemText } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
 

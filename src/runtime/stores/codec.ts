@@ -2,12 +2,12 @@
  * The codecs stores use by default. Sessions go through statebag's serializer (full validation on
  * write, migrations on read); a store never calls JSON.stringify/parse on a session itself.
  */
-import { StatebagError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import type { TypeRegistry } from "../registry.js";
-import { deserializeSession, serializeSession } from "../serialization.js";
-import type { AgentSession } from "../session.js";
-import { isTaggedValue } from "../tagged.js";
+import { StatebagError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { TypeRegistry } from "../persistence/registry.js";
+import { deserializeSession, serializeSession } from "../persistence/serialization.js";
+import type { AgentSession } from "../core/session.js";
+import { isTaggedValue } from "../core/tagged.js";
 import type { MessageCodec, SessionCodec } from "./types.js";
 
 export interface SessionCodecOptions {

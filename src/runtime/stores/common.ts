@@ -1,6 +1,6 @@
 /** Argument checks and small helpers shared by every store, so all backends behave the same. */
-import { ConfigurationError } from "../errors.js";
-import type { AgentSession } from "../session.js";
+import { ConfigurationError } from "../core/errors.js";
+import type { AgentSession } from "../core/session.js";
 import type { DeleteOptions, ReplaceOptions, SaveOptions, ScanItem, ScanOptions, ScanPage, TrimOptions } from "./types.js";
 
 export const DEFAULT_SCAN_LIMIT = 100;

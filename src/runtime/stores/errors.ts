@@ -2,7 +2,7 @@
  * Errors a session store throws. Each says what failed, where (the store URL, password
  * redacted) and what to do, and carries a stable `code`.
  */
-import { StatebagError } from "../errors.js";
+import { StatebagError } from "../core/errors.js";
 
 function revisionText(revision: number | null, unit: string): string {
   return revision === null ? "absent" : `${unit} ${revision}`;

@@ -3,8 +3,8 @@
  * caller can never mutate a stored session through a shared reference and every load migrates and
  * validates exactly like the durable stores do.
  */
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
 import {
   checkDelete,

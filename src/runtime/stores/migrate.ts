@@ -28,15 +28,15 @@
  * A re-run therefore converges: every session ends at the latest versions exactly once.
  * `startAfter` (the `cursor` of the last progress report) skips what a killed run already did.
  */
-import { StatebagError } from "../errors.js";
-import { defaultRegistry, type TypeRegistry } from "../registry.js";
-import { SessionValidationError, deserializeSession, type MigratedValue } from "../serialization.js";
-import type { JsonLimits } from "../safe-json.js";
-import type { AgentSession } from "../session.js";
+import { StatebagError } from "../core/errors.js";
+import { defaultRegistry, type TypeRegistry } from "../persistence/registry.js";
+import { SessionValidationError, deserializeSession, type MigratedValue } from "../persistence/serialization.js";
+import type { JsonLimits } from "../persistence/safe-json.js";
+import type { AgentSession } from "../core/session.js";
 import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import type { ScanItem, SessionStore } from "./types.js";
-import { pointerSegment } from "../errors.js";
+import { pointerSegment } from "../core/errors.js";
 
 export interface MigrateStoreOptions {
   /**

@@ -12,7 +12,7 @@
  * call, and the same store works once the server is back. SQLite files are opened (and their
  * tables created) at once, so a bad path fails here.
  */
-import { ConfigurationError } from "../errors.js";
+import { ConfigurationError } from "../core/errors.js";
 import { MemorySessionStore } from "./memory.js";
 import { PostgresSessionStore } from "./postgres.js";
 import { RedisSessionStore } from "./redis.js";

@@ -18,9 +18,9 @@
  */
 import { createRequire } from "node:module";
 import type pg from "pg";
-import { ConfigurationError } from "../errors.js";
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import { ConfigurationError } from "../core/errors.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
 import {
   checkDelete,

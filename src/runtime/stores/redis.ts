@@ -19,8 +19,8 @@
  */
 import { createRequire } from "node:module";
 import type { Redis as RedisClient, RedisOptions } from "ioredis";
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
 import {
   checkDelete,

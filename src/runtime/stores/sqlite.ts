@@ -10,8 +10,8 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
 import {
   checkDelete,

@@ -6,8 +6,8 @@
  * Every backend (memory, SQLite, PostgreSQL, Redis) passes the same conformance suite
  * (test/stores/conformance.test.ts).
  */
-import type { AgentSession } from "../session.js";
-import type { ChatMessage } from "../messages.js";
+import type { AgentSession } from "../core/session.js";
+import type { ChatMessage } from "../core/messages.js";
 
 /**
  * Turns a session into stored text and back. `serialize` must validate (a store never writes an

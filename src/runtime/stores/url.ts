@@ -1,5 +1,5 @@
 /** URL helpers shared by the stores. */
-import { ConfigurationError } from "../errors.js";
+import { ConfigurationError } from "../core/errors.js";
 
 /** Where sessions go when no store URL is given (library and CLI alike). */
 export const DEFAULT_STORE_URL = "sqlite:./.statebag/sessions.db";

@@ -14,9 +14,9 @@
  * nothing of that run is saved; with `"retry"` it reloads the fresh session and runs `fn` again
  * (so `fn` runs more than once: use it only when re-running the agent is acceptable).
  */
-import { ConfigurationError } from "../errors.js";
-import type { AgentSession } from "../session.js";
-import { createSessionData } from "../session.js";
+import { ConfigurationError } from "../core/errors.js";
+import type { AgentSession } from "../core/session.js";
+import { createSessionData } from "../core/session.js";
 import { checkId } from "./common.js";
 import { ConflictError, SessionNotFoundError } from "./errors.js";
 import type { SessionStore } from "./types.js";

@@ -31,11 +31,11 @@
  * the walk), against a save budget of 1.1x `JSON.stringify`; code that builds state through typed
  * providers can skip it, code that writes to a store should not.
  */
-import { StatebagError, jsonPointer } from "./errors.js";
+import { StatebagError, jsonPointer } from "../core/errors.js";
 import { setOwn } from "./migrations.js";
 import { defaultRegistry } from "./registry.js";
 import { JsonParseError, checkJsonLimits, parseJson, type JsonLimits } from "./safe-json.js";
-import type { AgentSession } from "./session.js";
+import type { AgentSession } from "../core/session.js";
 import { SessionWalker, describeValue, formatProblems, type PendingUpgrade, type PreservedValue, type ValidateOptions, type ValidationProblem } from "./validate.js";
 
 export const SESSION_FORMAT = "statebag.session";

@@ -2,9 +2,9 @@
  * What the agent hands a provider on each call. Providers are stateless and shared by every
  * session: everything session-specific arrives here and leaves through `state`.
  */
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
-import type { StateAccess } from "../state-bag.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import type { StateAccess } from "../../core/state-bag.js";
 
 export interface ProviderContext {
   /** The session as it was when the run started. Read it; write through `state`. */

@@ -3,7 +3,7 @@
  * window. They never split a function call from its result: a tool message whose call was cut is
  * cut too, so the model is never shown an orphaned result.
  */
-import type { ChatMessage } from "../messages.js";
+import type { ChatMessage } from "../../core/messages.js";
 
 export type ChatReducer = (messages: readonly ChatMessage[]) => ChatMessage[] | Promise<ChatMessage[]>;
 

@@ -3,8 +3,8 @@
  * in, a response (or a stream of updates) out, and a flag telling whether the service can keep the
  * conversation itself (hosted sessions).
  */
-import type { AIContent, ChatMessage, UsageDetails } from "./messages.js";
-import type { ServiceSessionId } from "./session.js";
+import type { AIContent, ChatMessage, UsageDetails } from "../core/messages.js";
+import type { ServiceSessionId } from "../core/session.js";
 import type { AITool } from "./tools.js";
 
 export interface ChatOptions {

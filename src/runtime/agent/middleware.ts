@@ -4,8 +4,8 @@
  * If `next()` rejects, the session is unchanged.
  */
 import type { AgentResponse, ChatClientAgent } from "./agent.js";
-import type { ChatMessage } from "./messages.js";
-import type { AgentSession } from "./session.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 
 export interface RunContext {
   readonly agent: ChatClientAgent;

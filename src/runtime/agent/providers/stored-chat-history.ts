@@ -14,12 +14,12 @@
  *   lie beyond `messageCount` and are never shown; the next write cuts them off.
  * Appends cost only the new messages; a reducer that shortens the history records a replacement.
  */
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
-import { ProviderSessionState } from "../state-bag.js";
-import { ConflictError } from "../stores/errors.js";
-import type { MessageLog } from "../stores/types.js";
-import type { ProviderState } from "../tagged.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import { ProviderSessionState } from "../../core/state-bag.js";
+import { ConflictError } from "../../stores/errors.js";
+import type { MessageLog } from "../../stores/types.js";
+import type { ProviderState } from "../../core/tagged.js";
 import { ChatHistoryProvider } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";

@@ -6,10 +6,10 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
-import { StatebagError } from "../errors.js";
-import { messageText, type AIContent, type ChatMessage, type UsageDetails } from "../messages.js";
-import type { ServiceSessionId } from "../session.js";
-import type { JsonValue } from "../tagged.js";
+import { StatebagError } from "../../core/errors.js";
+import { messageText, type AIContent, type ChatMessage, type UsageDetails } from "../../core/messages.js";
+import type { ServiceSessionId } from "../../core/session.js";
+import type { JsonValue } from "../../core/tagged.js";
 
 export interface ScriptContext {
   /** Text of the last user message. */

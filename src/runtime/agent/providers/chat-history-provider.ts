@@ -2,8 +2,8 @@
  * Chat history providers keep a local session's messages. Hosted sessions never use them: the
  * service keeps that history (seed 004, enhancement 1).
  */
-import type { ChatMessage } from "../messages.js";
-import type { AgentSession } from "../session.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
 
 export abstract class ChatHistoryProvider implements SessionStateProvider {

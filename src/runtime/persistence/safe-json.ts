@@ -18,7 +18,7 @@
  * `"prototype"` are ordinary data keys (they occur in real tool results) and are kept: they cannot
  * reach a prototype through `JSON.parse` or through statebag, which reads own properties only.
  */
-import { StatebagError, jsonPointer, pointerSegment } from "./errors.js";
+import { StatebagError, jsonPointer, pointerSegment } from "../core/errors.js";
 
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */

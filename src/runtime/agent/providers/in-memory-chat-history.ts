@@ -2,11 +2,11 @@
  * The default history provider: messages live in the session's own state bag, so the session alone
  * carries the whole conversation (seed 004, enhancement 2).
  */
-import type { ChatMessage } from "../messages.js";
-import { defineMigration } from "../migrations.js";
-import type { AgentSession } from "../session.js";
-import { ProviderSessionState } from "../state-bag.js";
-import type { ProviderState } from "../tagged.js";
+import type { ChatMessage } from "../../core/messages.js";
+import { defineMigration } from "../../persistence/migrations.js";
+import type { AgentSession } from "../../core/session.js";
+import { ProviderSessionState } from "../../core/state-bag.js";
+import type { ProviderState } from "../../core/tagged.js";
 import { ChatHistoryProvider } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";

@@ -18,12 +18,12 @@
  */
 import AjvModule from "ajv";
 import type { Format, Options as AjvOptions } from "ajv";
-import { generatedMigrations, generatedTypes } from "../generated/registry.js";
-import { StatebagError } from "./errors.js";
+import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
+import { StatebagError } from "../core/errors.js";
 import { isDateTime } from "./formats.js";
 import { MigrationDefinitionError, MigrationSet, callerSource, setOwn, type Migration, type MigrationTargets } from "./migrations.js";
 import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
-import { TYPE_ID_PATTERN } from "./tagged.js";
+import { TYPE_ID_PATTERN } from "../core/tagged.js";
 
 const Ajv = AjvModule.default;
 type AjvInstance = InstanceType<typeof Ajv>;

@@ -8,18 +8,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { responseFromUpdates, type ChatClient, type ChatOptions, type ChatResponse, type ChatResponseUpdate } from "./chat-client.js";
-import { ConfigurationError, StatebagError } from "./errors.js";
-import { messageText, userMessage, type AIContent, type ChatMessage, type FunctionCallContent, type UsageDetails } from "./messages.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
+import { messageText, userMessage, type AIContent, type ChatMessage, type FunctionCallContent, type UsageDetails } from "../core/messages.js";
 import { runMiddleware, type RunContext, type RunMiddleware } from "./middleware.js";
 import { AIContextProvider, type AIContext } from "./providers/context-provider.js";
 import { ChatHistoryProvider } from "./providers/chat-history-provider.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
 import type { ProviderContext, SessionStateProvider } from "./providers/provider.js";
-import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind } from "./session.js";
-import { OwnedStateAccess, StagedState } from "./state-bag.js";
+import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind } from "../core/session.js";
+import { OwnedStateAccess, StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";
-import type { JsonValue } from "./tagged.js";
+import type { JsonValue } from "../core/tagged.js";
 
 export interface ChatClientAgentOptions {
   client: ChatClient;

@@ -4,10 +4,10 @@
  * per session, in the bag; the provider itself holds only configuration and a client.
  */
 import type { ChatClient } from "../chat-client.js";
-import { messageText, userMessage, type ChatMessage } from "../messages.js";
-import { defineMigration } from "../migrations.js";
-import { ProviderSessionState } from "../state-bag.js";
-import type { ProviderState } from "../tagged.js";
+import { messageText, userMessage, type ChatMessage } from "../../core/messages.js";
+import { defineMigration } from "../../persistence/migrations.js";
+import { ProviderSessionState } from "../../core/state-bag.js";
+import type { ProviderState } from "../../core/tagged.js";
 import { AIContextProvider, type AIContext, type InvokedContext } from "./context-provider.js";
 import type { ProviderContext } from "./provider.js";
 

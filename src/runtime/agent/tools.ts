@@ -1,5 +1,5 @@
 /** Tools an agent (or a context provider) offers the model. */
-import type { JsonValue } from "./tagged.js";
+import type { JsonValue } from "../core/tagged.js";
 
 export interface ToolInvocationContext {
   sessionId: string;

@@ -21,7 +21,7 @@
  * its type's schema, so generated validators (which stop at the first error) still yield every
  * problem of the value.
  */
-import { pointerSegment } from "./errors.js";
+import { pointerSegment } from "../core/errors.js";
 import { MigrationError } from "./migrations.js";
 import { shortPointer } from "./safe-json.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";

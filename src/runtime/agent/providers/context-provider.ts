@@ -3,7 +3,7 @@
  * (memory, summaries, RAG). Seed 004, scenario 3: they live on the agent; their per-session state
  * lives in the session's bag.
  */
-import type { ChatMessage } from "../messages.js";
+import type { ChatMessage } from "../../core/messages.js";
 import type { AITool } from "../tools.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
 

@@ -18,7 +18,7 @@
  *   version (the common case: an id changed, the shape did not).
  * - Errors name the type, the versions and the JSON pointer of the value.
  */
-import { StatebagError } from "./errors.js";
+import { StatebagError } from "../core/errors.js";
 
 /** What `up` is told about the step it runs. */
 export interface MigrationContext {
@@ -126,7 +126,7 @@ export function callerSource(): string | undefined {
   const stack = new Error().stack;
   if (!stack) return undefined;
   for (const line of stack.split("\n").slice(1)) {
-    if (/src[\\/]runtime[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal")) continue;
+    if (/src[\\/]runtime[\\/]persistence[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal")) continue;
     const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
     if (m) return `${m[1].replace(/^file:\/\//, "")}:${m[2]}`;
   }
