@@ -63,6 +63,7 @@ export const CHANGE_RULES = {
   "change-slot-family": "breaking",
   "unknown-keyword-change": "breaking",
   "implied-constraint": "compatible",
+  "sampled-counterexample": "breaking",
   "cannot-decide": "undecided",
 } as const satisfies Record<string, ChangeKind>;
 
