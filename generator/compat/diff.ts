@@ -711,7 +711,22 @@ class Differ {
       out.push(change);
     };
 
+    const newPatterns = isObject(ns.patternProperties) ? (ns.patternProperties as Record<string, JsonSchema>) : {};
     for (const p of removed) {
+      // A key the new schema still accepts through patternProperties or an additionalProperties schema is not removed:
+      // its values must match what now applies to it.
+      const covering = Object.keys(newPatterns).filter((q) => {
+        try {
+          return new RegExp(q, "u").test(p);
+        } catch {
+          return false;
+        }
+      });
+      if (covering.length > 0 || (covering.length === 0 && isObject(newAdditional))) {
+        const targets = covering.length > 0 ? covering.map((q) => newPatterns[q]) : [newAdditional as SchemaObject];
+        for (const target of targets) this.diff({ schema: oldProps[p], doc: o.doc }, { schema: target, doc: n.doc }, childPointer(pointer, p), branch, out);
+        continue;
+      }
       const renamedTo = added.filter((q) => this.same({ schema: oldProps[p], doc: o.doc }, { schema: newProps[q], doc: n.doc }));
       const hint =
         renamedTo.length > 0
@@ -961,11 +976,14 @@ class Differ {
     const oldExclusive = Array.isArray(os.oneOf) && !Array.isArray(os.anyOf);
     const newExclusive = Array.isArray(ns.oneOf) && !Array.isArray(ns.anyOf);
     if (newExclusive) {
+      // The oneOf's own branches (a nested anyOf or type array inside one branch is not exclusive).
+      const exclusiveNew = this.oneOfBranches(n);
+      const exclusiveOld = oldExclusive ? this.oneOfBranches(o) : [];
       const wasExclusive = (nb: Resolved): boolean =>
-        oldExclusive && oldBranches.some((ob) => (isOpaque(ob) || isOpaque(nb) ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity : this.same(ob, nb)));
-      const pair = this.overlappingPair(newBranches, wasExclusive);
+        exclusiveOld.some((ob) => (isOpaque(ob) || isOpaque(nb) ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity : this.same(ob, nb)));
+      const pair = this.overlappingPair(exclusiveNew, wasExclusive);
       if (pair) {
-        const [a, b] = pair.map((i) => branchName(newBranches[i], this.resolveExternal));
+        const [a, b] = pair.map((i) => branchName(exclusiveNew[i], this.resolveExternal));
         emit(
           "tighten-constraint",
           oldExclusive
@@ -978,6 +996,28 @@ class Differ {
     } else if (oldExclusive && isUnion(ns)) {
       emit("loosen-constraint", "oneOf became anyOf", "anyOf");
     }
+  }
+
+  /** The branches of a `oneOf`, each with the parent's other keywords merged in. */
+  private oneOfBranches(node: SchemaNode): Resolved[] {
+    const s = node.schema as SchemaObject;
+    const base: SchemaObject = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === "oneOf" || k === "discriminator" || isAnnotationKeyword(k) || CONTAINERS.has(k)) continue;
+      base[k] = v;
+    }
+    const result: Resolved[] = [];
+    for (const raw of s.oneOf as JsonSchema[]) {
+      const rb = this.resolve({ schema: raw, doc: node.doc });
+      if (isOpaque(rb)) {
+        result.push(rb);
+        continue;
+      }
+      if (rb.schema === false) continue;
+      const bs = rb.schema === true ? EMPTY : rb.schema;
+      result.push({ schema: Object.keys(base).length === 0 ? bs : this.merge(s, bs, base), doc: rb.doc });
+    }
+    return result;
   }
 
   /** The first pair of branches no rule proves disjoint (skipping pairs where both were already exclusive). */
@@ -1053,6 +1093,15 @@ class Differ {
    * requires and the other (closed) does not allow.
    */
   private provablyDisjoint(x: Resolved, y: Resolved): boolean {
+    if (isOpaque(x) || isOpaque(y)) return false;
+    // A branch that is itself a union (or a type array): every alternative must be disjoint.
+    const xs = this.branchesOf(x, 0);
+    const ys = this.branchesOf(y, 0);
+    if (xs.length === 0 || ys.length === 0) return true; // a branch that accepts nothing
+    return xs.every((a) => ys.every((b) => this.disjointPlain(a, b)));
+  }
+
+  private disjointPlain(x: Resolved, y: Resolved): boolean {
     if (isOpaque(x) || isOpaque(y)) return false;
     const a = x.schema as SchemaObject;
     const b = y.schema as SchemaObject;

@@ -253,3 +253,26 @@ describe("other families, both directions", () => {
     expect(diffSchemas(deep(["y"]), deep([]))).toMatchObject([{ pointer: "/x/*/x/y", rule: "make-optional", kind: "compatible" }]);
   });
 });
+
+describe("oneOf: nested unions inside one branch", () => {
+  it("a branch that is itself an anyOf (or a type array) is one branch: its alternatives may overlap each other", () => {
+    const nested = { anyOf: [{ type: "number" }, { type: "integer" }] };
+    expect(verdict(diffSchemas(obj({ oneOf: [{ type: "string" }] }), obj({ oneOf: [{ type: "string" }, nested] })))).toBe("compatible");
+    expect(verdict(diffSchemas(obj({ oneOf: [{ type: "string" }] }), obj({ oneOf: [{ type: "string" }, { type: ["number", "integer"] }] })))).toBe("compatible");
+    // ...but one overlapping another branch is caught.
+    expect(verdict(diffSchemas(obj({ oneOf: [{ type: "integer" }] }), obj({ oneOf: [{ type: "integer" }, nested] })))).toBe("breaking");
+  });
+});
+
+describe("a named property folded into patternProperties / an index signature", () => {
+  it("is no removal when the new pattern or additionalProperties schema accepts its values", () => {
+    const old = { type: "object", properties: { ab: { type: "string" } }, additionalProperties: false };
+    expect(verdict(diffSchemas(old, { type: "object", patternProperties: { "^a": { type: "string" } }, additionalProperties: false }))).toBe("compatible");
+    expect(verdict(diffSchemas(old, { type: "object", additionalProperties: { type: "string" } }))).toBe("compatible");
+    expect(diffSchemas(old, { type: "object", additionalProperties: { type: "number" } })).toMatchObject([
+      { pointer: "/ab", rule: "narrow-type", kind: "breaking" },
+      { rule: "open-additional-properties" },
+    ]);
+    expect(diffSchemas(old, { type: "object", additionalProperties: false })).toMatchObject([{ pointer: "/ab", rule: "remove-property", kind: "breaking" }]);
+  });
+});
