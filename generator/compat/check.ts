@@ -4,7 +4,8 @@
  *
  * - a frozen schema file was edited (its hash differs from `schemas/history/frozen.lock.json`),
  *   deleted, or (without `update`) never recorded in the lock;
- * - a current schema has a breaking change against the frozen schema of the SAME version;
+ * - a current schema rejects a value the frozen schema of the SAME version accepts (decided by
+ *   meaning, shown with a witness document), or the check can not decide whether it does;
  * - a version can not be migrated to the current one (a migration step is missing);
  * - a `$type` name is reused: it was retired or renamed, is a former name of another type, moved
  *   to another family, or its version went backwards;
@@ -18,7 +19,8 @@ import path from "node:path";
 import { Ajv } from "ajv";
 import { isDateTime } from "../../src/runtime/persistence/formats.js";
 import { compareStrings as cmp } from "../errors.js";
-import { type Change, type ChangeKind, type ChangeRule, diffSchemas } from "./diff.js";
+import { type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
+import type { Change, ChangeKind, ChangeRule, Witness } from "./diff.js";
 import {
   type CurrentSchema,
   type FrozenSchema,
@@ -35,6 +37,7 @@ import {
   writeRetired,
 } from "./history.js";
 import { type JsonSchema, childPointer, displayPointer, isObject } from "./schema.js";
+import { formatWitness } from "./witness.js";
 
 /** A migration as declared with `defineMigration` (only what the check needs). */
 export interface DeclaredMigration {
@@ -64,7 +67,17 @@ export interface CheckOptions {
   validateFixtures?: boolean;
   /** Paths in messages are relative to this (default `process.cwd()`). */
   cwd?: string;
+  /**
+   * Sampling of changes judged compatible (documents drawn from the frozen schema, validated
+   * against the current one). The whole check spends at most `totalTimeBudgetMs` on it
+   * (default 3000), each type at most one second.
+   */
+  sampling?: { seed?: number; samples?: number; totalTimeBudgetMs?: number };
 }
+
+/** Time the whole check may spend sampling: it runs in CI and in pre-commit loops. */
+export const DEFAULT_CHECK_TIME_BUDGET_MS = 3000;
+const PER_TYPE_TIME_BUDGET_MS = 1000;
 
 export type CheckRule =
   | ChangeRule
@@ -95,6 +108,8 @@ export interface Failure {
   file?: string;
   /** For a breaking schema change: the change itself. */
   change?: Change;
+  /** For a breaking schema change: a document the frozen schema accepts and the current one rejects. */
+  witness?: Witness;
 }
 
 export interface CheckReport {
@@ -104,7 +119,7 @@ export interface CheckReport {
   /** `$type`s added to `retired.json` (with `update`). */
   retired: string[];
   /** Types compared with their frozen schema of the same version. */
-  compared: { type: string; version: number; changes: Change[] }[];
+  compared: { type: string; version: number; changes: Change[]; verdict: Verdict; sampling?: SamplingReport }[];
 }
 
 export function checkCompatibility(options: CheckOptions): Failure[] {
@@ -116,9 +131,16 @@ export function formatFailure(f: Failure): string {
   return `${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`;
 }
 
+/** The lines under a failure's message: its witness, cut and escaped for a terminal. */
+export function failureDetails(f: Failure): string[] {
+  if (!f.witness) return [];
+  const how = f.witness.source === "sampled" ? `drawn by sampling, seed ${f.witness.seed}` : "built from the change";
+  return [`witness (${how}; the old schema accepts it, the new one rejects it): ${formatWitness(f.witness.document)}`];
+}
+
 export function formatFailures(failures: readonly Failure[]): string {
   if (failures.length === 0) return "statebag compat: no problems.";
-  const lines = failures.map((f) => `  ${formatFailure(f)}`);
+  const lines = failures.flatMap((f) => [`  ${formatFailure(f)}`, ...failureDetails(f).map((d) => `    ${d}`)]);
   return `statebag compat: ${failures.length} problem${failures.length === 1 ? "" : "s"}\n${lines.join("\n")}`;
 }
 
@@ -128,46 +150,118 @@ export function migrationSnippet(type: string, from: number, to: number): string
 }
 
 export function runCompatibilityCheck(options: CheckOptions): CheckReport {
-  const cwd = options.cwd ?? process.cwd();
-  const rel = (file: string): string => path.relative(cwd, file).split(path.sep).join("/") || ".";
-  const schemasDir = options.schemasDir;
-  const failures: Failure[] = [];
-  const report: CheckReport = { failures, recorded: [], retired: [], compared: [] };
-  const fail = (f: Failure): void => {
-    failures.push(f);
-  };
+  const ctx = newContext(options);
+  const current = readCurrent(ctx);
+  const frozen = checkFrozenLock(ctx, current);
+  const history = groupHistory(frozen);
+  const names = readNames(ctx, current);
+  checkRemovedTypes(ctx, current, history, names);
+  const budget = samplingBudget(options);
+  for (const c of [...current.values()].sort((a, b) => cmp(a.$type, b.$type))) {
+    const base = { type: c.$type, family: c.family, file: ctx.rel(c.file) };
+    if (checkNameReuse(ctx, c, base, history, names)) continue;
+    const own = history.get(c.$type)?.get(c.family) ?? [];
+    const latest = own.length > 0 ? own[own.length - 1] : undefined;
+    if (checkVersionRegressed(ctx, c, base, latest)) continue;
+    checkSameVersionChange(ctx, c, base, latest, budget);
+    const chain = readableVersions(ctx, c, own, history, names);
+    checkMigrationChain(ctx, c, base, chain);
+    checkGoldenFixtures(ctx, c, base, chain, history);
+  }
+  ctx.failures.sort((a, b) => cmp(a.type, b.type) || cmp(a.rule, b.rule) || cmp(a.pointer, b.pointer));
+  return ctx.report;
+}
 
-  // --- Current schemas ---------------------------------------------------------------------
-  const { schemas: currentList, problems } = readCurrentSchemas(schemasDir);
+// ---------------------------------------------------------------------------------------------
+// One function per rule. They share a context: options, the report, and a way to report a failure.
+
+interface CheckContext {
+  options: CheckOptions;
+  schemasDir: string;
+  /** A path as shown in messages: relative to `cwd`, with `/`. */
+  rel: (file: string) => string;
+  report: CheckReport;
+  failures: Failure[];
+  fail: (f: Failure) => void;
+}
+
+/** What every failure about one current type starts with. */
+interface TypeBase {
+  type: string;
+  family: string;
+  file: string;
+}
+
+/** Frozen versions by `$type`, then family, sorted by version. */
+type History = Map<string, Map<string, FrozenSchema[]>>;
+
+interface Names {
+  /** Former name -> the current type that took it over. */
+  formerOf: Map<string, string>;
+  retiredByName: Map<string, RetiredType>;
+  retiredPath: string;
+}
+
+/** A current type's readable versions: each with the `$type` its values are stored under, and the migrations between them. */
+interface Chain {
+  /** Version -> the name values of that version are stored under (the type or a former name). */
+  starts: Map<number, string>;
+  /** Every known version, ascending, the current one included. */
+  known: number[];
+  edges: readonly DeclaredMigration[];
+}
+
+function newContext(options: CheckOptions): CheckContext {
+  const cwd = options.cwd ?? process.cwd();
+  const failures: Failure[] = [];
+  return {
+    options,
+    schemasDir: options.schemasDir,
+    rel: (file) => path.relative(cwd, file).split(path.sep).join("/") || ".",
+    report: { failures, recorded: [], retired: [], compared: [] },
+    failures,
+    fail: (f) => {
+      failures.push(f);
+    },
+  };
+}
+
+/** Current schemas by `$type`: unreadable files and a `$type` declared twice fail. */
+function readCurrent(ctx: CheckContext): Map<string, CurrentSchema> {
+  const { schemas, problems } = readCurrentSchemas(ctx.schemasDir);
   for (const p of problems) {
-    fail({
+    ctx.fail({
       type: path.basename(p.file).replace(/\.schema\.json$/, ""),
       pointer: "",
       rule: "invalid-schema",
-      message: `current schema ${rel(p.file)} is ${p.message}`,
+      message: `current schema ${ctx.rel(p.file)} is ${p.message}`,
       fix: "regenerate it (npm run gen)",
-      file: rel(p.file),
+      file: ctx.rel(p.file),
     });
   }
   const current = new Map<string, CurrentSchema>();
-  for (const c of currentList) {
+  for (const c of schemas) {
     const other = current.get(c.$type);
     if (other) {
-      fail({
+      ctx.fail({
         type: c.$type,
         family: c.family,
         pointer: "",
         rule: "duplicate-type",
-        message: `$type "${c.$type}" is declared twice (${rel(other.file)} and ${rel(c.file)})`,
+        message: `$type "${c.$type}" is declared twice (${ctx.rel(other.file)} and ${ctx.rel(c.file)})`,
         fix: "give one of the two types another $type: a $type must be unique across the registry",
-        file: rel(c.file),
+        file: ctx.rel(c.file),
       });
       continue;
     }
     current.set(c.$type, c);
   }
+  return current;
+}
 
-  // --- Frozen history and its lock ---------------------------------------------------------
+/** Frozen files against `frozen.lock.json`: unlocked (recorded with `update`), edited, or deleted. */
+function checkFrozenLock(ctx: CheckContext, current: Map<string, CurrentSchema>): FrozenSchema[] {
+  const { rel, schemasDir, options } = ctx;
   const frozen = readFrozenSchemas(schemasDir);
   const lock = readLock(schemasDir);
   const lockPath = rel(path.join(schemasDir, HISTORY_DIR, LOCK_FILE));
@@ -180,10 +274,10 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
     if (locked === undefined) {
       if (options.update && f.schema !== undefined) {
         lock.files[f.key] = hash;
-        report.recorded.push(f.key);
+        ctx.report.recorded.push(f.key);
         lockChanged = true;
       } else {
-        fail({
+        ctx.fail({
           type: f.$type,
           family: f.family,
           pointer: "",
@@ -200,7 +294,7 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
         });
       }
     } else if (locked !== hash) {
-      fail({
+      ctx.fail({
         type: f.$type,
         family: f.family,
         pointer: "",
@@ -218,7 +312,7 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
     if (frozenKeys.has(key)) continue;
     const [family, type, name] = key.split("/");
     const file = path.join(schemasDir, HISTORY_DIR, key);
-    fail({
+    ctx.fail({
       type: type ?? key,
       family,
       pointer: "",
@@ -229,56 +323,64 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
     });
   }
   if (lockChanged) writeLock(schemasDir, lock);
+  return frozen;
+}
 
-  // history by $type -> family -> versions
-  const historyByType = new Map<string, Map<string, FrozenSchema[]>>();
+function groupHistory(frozen: readonly FrozenSchema[]): History {
+  const history: History = new Map();
   for (const f of frozen) {
-    let byFamily = historyByType.get(f.$type);
-    if (!byFamily) historyByType.set(f.$type, (byFamily = new Map()));
+    let byFamily = history.get(f.$type);
+    if (!byFamily) history.set(f.$type, (byFamily = new Map()));
     const list = byFamily.get(f.family) ?? [];
     list.push(f);
     byFamily.set(f.family, list);
   }
-  for (const byFamily of historyByType.values()) for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
+  for (const byFamily of history.values()) for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
+  return history;
+}
 
-  // --- Former names, retired names ---------------------------------------------------------
-  const formerOf = new Map<string, string>(); // former name -> current type
+function readNames(ctx: CheckContext, current: Map<string, CurrentSchema>): Names {
+  const formerOf = new Map<string, string>();
   for (const c of current.values()) {
-    const names = new Set([...(options.formerNames?.[c.$type] ?? []), ...c.formerNames]);
+    const names = new Set([...(ctx.options.formerNames?.[c.$type] ?? []), ...c.formerNames]);
     for (const n of names) if (n !== c.$type) formerOf.set(n, c.$type);
   }
-  const retired = readRetired(schemasDir);
-  const retiredByName = new Map(retired.map((r) => [r.$type, r]));
-  const newlyRetired: RetiredType[] = [];
-  const retiredPath = rel(path.join(schemasDir, HISTORY_DIR, RETIRED_FILE));
+  const retired = readRetired(ctx.schemasDir);
+  return {
+    formerOf,
+    retiredByName: new Map(retired.map((r) => [r.$type, r])),
+    retiredPath: ctx.rel(path.join(ctx.schemasDir, HISTORY_DIR, RETIRED_FILE)),
+  };
+}
 
-  // Types with history but no current schema: renamed, retired, or removed.
-  for (const [type, byFamily] of historyByType) {
-    if (current.has(type)) continue;
+/** Types with history but no current schema: renamed (recorded with `update`), retired, or removed (a failure). */
+function checkRemovedTypes(ctx: CheckContext, current: Map<string, CurrentSchema>, history: History, names: Names): void {
+  const newlyRetired: RetiredType[] = [];
+  for (const [type, byFamily] of history) {
+    if (current.has(type) || names.retiredByName.has(type)) continue;
     const versions = [...byFamily.values()].flat().map((f) => f.version);
     const lastVersion = Math.max(...versions);
     const family = [...byFamily.keys()][0];
-    if (retiredByName.has(type)) continue;
-    const renamedTo = formerOf.get(type);
+    const renamedTo = names.formerOf.get(type);
     if (renamedTo !== undefined) {
-      if (options.update) {
+      if (ctx.options.update) {
         const entry: RetiredType = { $type: type, family, lastVersion, renamedTo };
         newlyRetired.push(entry);
-        retiredByName.set(type, entry);
-        report.retired.push(type);
+        names.retiredByName.set(type, entry);
+        ctx.report.retired.push(type);
       } else {
-        fail({
+        ctx.fail({
           type,
           family,
           pointer: "",
           rule: "unrecorded-rename",
-          message: `$type "${type}" was renamed to "${renamedTo}" but ${retiredPath} does not reserve the old name`,
-          fix: `run npm run gen (it records renamed types in ${retiredPath}) and commit the file`,
+          message: `$type "${type}" was renamed to "${renamedTo}" but ${names.retiredPath} does not reserve the old name`,
+          fix: `run npm run gen (it records renamed types in ${names.retiredPath}) and commit the file`,
         });
       }
       continue;
     }
-    fail({
+    ctx.fail({
       type,
       family,
       pointer: "",
@@ -287,181 +389,218 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
       fix:
         `restore the type; or, if it was renamed, declare "${type}" as a former name of the new type and add a migration from it ` +
         `(${migrationSnippet("<new $type>", lastVersion, lastVersion + 1)}); or, to drop it for good, retire it: ` +
-        `retireType("${rel(schemasDir)}", { $type: "${type}", reason: "..." }) adds it to ${retiredPath}`,
+        `retireType("${ctx.rel(ctx.schemasDir)}", { $type: "${type}", reason: "..." }) adds it to ${names.retiredPath}`,
     });
   }
-  if (newlyRetired.length > 0) writeRetired(schemasDir, [...retired, ...newlyRetired]);
+  if (newlyRetired.length > 0) writeRetired(ctx.schemasDir, [...readRetired(ctx.schemasDir), ...newlyRetired]);
+}
 
-  // --- Each current type ---------------------------------------------------------------------
-  const types = [...current.values()].sort((a, b) => (a.$type < b.$type ? -1 : a.$type > b.$type ? 1 : 0));
-  for (const c of types) {
-    const T = c.$type;
-    const base = { type: T, family: c.family, file: rel(c.file) };
-
-    // Reuse of a name that belongs to something else.
-    const reuse: string[] = [];
-    const retiredEntry = retiredByName.get(T);
-    if (retiredEntry) {
-      reuse.push(
-        `$type "${T}" was retired${retiredEntry.renamedTo ? ` (renamed to "${retiredEntry.renamedTo}")` : ""}${retiredEntry.reason ? ` (${retiredEntry.reason})` : ""} and is listed in ${retiredPath}`,
-      );
-    }
-    const owner = formerOf.get(T);
-    if (owner !== undefined && owner !== T) reuse.push(`$type "${T}" is a former name of "${owner}"`);
-    const byFamily = historyByType.get(T);
-    const otherFamilies = byFamily ? [...byFamily.keys()].filter((f) => f !== c.family) : [];
-    if (otherFamilies.length > 0) {
-      reuse.push(`$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`);
-    }
-    if (reuse.length > 0) {
-      for (const message of reuse) {
-        fail({
-          ...base,
-          pointer: "",
-          rule: "reused-type-name",
-          message: `${message}: stored values tagged "${T}" mean the old type`,
-          fix: `give this type a new $type (a $type name can never be reused), or, if it really is the same type, remove "${T}" from ${retiredPath} / its former names`,
-        });
-      }
-      continue;
-    }
-
-    const own = byFamily?.get(c.family) ?? [];
-    const latest = own.length > 0 ? own[own.length - 1] : undefined;
-
-    if (latest && latest.version > c.version) {
-      fail({
-        ...base,
-        pointer: "",
-        rule: "version-regressed",
-        message: `version ${c.version} is lower than frozen version ${latest.version}`,
-        fix: `set ${T}'s version to ${latest.version + 1} and add a migration ${latest.version} -> ${latest.version + 1} (${migrationSnippet(T, latest.version, latest.version + 1)}); if this is a different type, give it a new $type`,
-      });
-      continue;
-    }
-
-    // Breaking changes against the frozen schema of the same version.
-    if (latest && latest.version === c.version && latest.schema !== undefined) {
-      const changes = diffSchemas(latest.schema, c.schema, { oldBase: latest.file, newBase: c.file });
-      report.compared.push({ type: T, version: c.version, changes });
-      const next = c.version + 1;
-      for (const change of changes) {
-        if (change.kind !== "breaking") continue;
-        fail({
-          ...base,
-          pointer: change.pointer,
-          rule: change.rule,
-          message: change.message,
-          fix: `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`,
-          change,
-        });
-      }
-    }
-
-    // Every known version must migrate to the current one.
-    const formers = [...formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name);
-    const graphTypes = new Set([T, ...formers]);
-    const edges = options.migrations.filter(
-      (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === T),
+/** A `$type` that belongs to something else: retired, a former name of another type, or history in another family. True when it failed. */
+function checkNameReuse(ctx: CheckContext, c: CurrentSchema, base: TypeBase, history: History, names: Names): boolean {
+  const T = c.$type;
+  const reuse: string[] = [];
+  const retiredEntry = names.retiredByName.get(T);
+  if (retiredEntry) {
+    reuse.push(
+      `$type "${T}" was retired${retiredEntry.renamedTo ? ` (renamed to "${retiredEntry.renamedTo}")` : ""}${retiredEntry.reason ? ` (${retiredEntry.reason})` : ""} and is listed in ${names.retiredPath}`,
     );
-    const starts = new Map<number, string>(); // version -> name values are stored under
-    for (const f of own) starts.set(f.version, T);
-    for (const former of formers) {
-      for (const list of historyByType.get(former)?.values() ?? []) for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
-    }
-    const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
-    const reachable = (from: number): Set<number> => {
-      const seen = new Set([from]);
-      const queue = [from];
-      while (queue.length > 0) {
-        const v = queue.shift()!;
-        for (const m of edges) {
-          if (m.from === v && m.to > m.from && m.to <= c.version && !seen.has(m.to)) {
-            seen.add(m.to);
-            queue.push(m.to);
-          }
-        }
-      }
-      return seen;
-    };
-    const reported = new Set<string>();
-    for (const v of known) {
-      if (v >= c.version) continue;
-      const seen = reachable(v);
-      if (seen.has(c.version)) continue;
-      const stuck = Math.max(...seen);
-      const target = known.find((k) => k > stuck) ?? c.version;
-      const key = `${stuck}->${target}`;
-      if (reported.has(key)) continue;
-      reported.add(key);
-      const storedAs = starts.get(stuck);
-      const renamed = storedAs !== undefined && storedAs !== T;
-      const isCurrent = target === c.version;
-      fail({
-        ...base,
-        pointer: "",
-        rule: "missing-migration",
-        message: renamed
-          ? `no migration from "${storedAs}" version ${stuck} (the former name) to version ${target}: sessions stored with it can not be read`
-          : isCurrent
-            ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${v} can not be read`
-            : `no migration from version ${stuck} to version ${target}: sessions stored at version ${v} can not be read`,
-        fix: renamed
-          ? `add a migration ${stuck} -> ${target} that renames $type "${storedAs}" to "${T}" (${migrationSnippet(T, stuck, target)})`
-          : `add a migration ${stuck} -> ${target} (${migrationSnippet(T, stuck, target)})`,
-      });
-    }
+  }
+  const owner = names.formerOf.get(T);
+  if (owner !== undefined && owner !== T) reuse.push(`$type "${T}" is a former name of "${owner}"`);
+  const byFamily = history.get(T);
+  const otherFamilies = byFamily ? [...byFamily.keys()].filter((f) => f !== c.family) : [];
+  if (otherFamilies.length > 0) {
+    reuse.push(`$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`);
+  }
+  for (const message of reuse) {
+    ctx.fail({
+      ...base,
+      pointer: "",
+      rule: "reused-type-name",
+      message: `${message}: stored values tagged "${T}" mean the old type`,
+      fix: `give this type a new $type (a $type name can never be reused), or, if it really is the same type, remove "${T}" from ${names.retiredPath} / its former names`,
+    });
+  }
+  return reuse.length > 0;
+}
 
-    // Golden fixtures for every version still readable.
-    const fixtureVersions: { name: string; version: number; schema: JsonSchema | undefined }[] = [];
-    for (const v of known) {
-      const name = starts.get(v) ?? T;
-      let schema: JsonSchema | undefined;
-      if (name === T && v === c.version) schema = c.schema;
-      else {
-        for (const list of historyByType.get(name)?.values() ?? []) {
-          const hit = list.find((f) => f.version === v);
-          if (hit) schema = hit.schema;
+/** The current version is below the latest frozen one. True when it failed. */
+function checkVersionRegressed(ctx: CheckContext, c: CurrentSchema, base: TypeBase, latest: FrozenSchema | undefined): boolean {
+  if (!latest || latest.version <= c.version) return false;
+  const T = c.$type;
+  ctx.fail({
+    ...base,
+    pointer: "",
+    rule: "version-regressed",
+    message: `version ${c.version} is lower than frozen version ${latest.version}`,
+    fix: `set ${T}'s version to ${latest.version + 1} and add a migration ${latest.version} -> ${latest.version + 1} (${migrationSnippet(T, latest.version, latest.version + 1)}); if this is a different type, give it a new $type`,
+  });
+  return true;
+}
+
+/** What is left of the sampling time for the whole check. */
+interface SamplingBudget {
+  seed: number;
+  samples: number;
+  remainingMs: number;
+}
+
+function samplingBudget(options: CheckOptions): SamplingBudget {
+  return {
+    seed: options.sampling?.seed ?? DEFAULT_SEED,
+    samples: options.sampling?.samples ?? DEFAULT_SAMPLES,
+    remainingMs: options.sampling?.totalTimeBudgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS,
+  };
+}
+
+/**
+ * The current schema against the frozen schema of the same version: every stored value must
+ * still validate. A break (with its witness) or an undecidable change fails; a change judged
+ * compatible is sampled within what is left of the check's time budget.
+ */
+function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeBase, latest: FrozenSchema | undefined, budget: SamplingBudget): void {
+  if (!latest || latest.version !== c.version || latest.schema === undefined) return;
+  const T = c.$type;
+  const started = performance.now();
+  const assessment = assessCompatibility(latest.schema, c.schema, {
+    oldBase: latest.file,
+    newBase: c.file,
+    seed: budget.seed,
+    samples: budget.remainingMs > 0 ? budget.samples : 0,
+    timeBudgetMs: Math.min(PER_TYPE_TIME_BUDGET_MS, budget.remainingMs),
+  });
+  if (assessment.sampling) budget.remainingMs -= performance.now() - started;
+  const entry: CheckReport["compared"][number] = { type: T, version: c.version, changes: assessment.changes, verdict: assessment.verdict };
+  if (assessment.sampling) entry.sampling = assessment.sampling;
+  ctx.report.compared.push(entry);
+  const next = c.version + 1;
+  const bump = `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`;
+  for (const change of assessment.changes) {
+    if (change.kind === "compatible") continue;
+    const failure: Failure = {
+      ...base,
+      pointer: change.pointer,
+      rule: change.rule,
+      message: change.message,
+      fix:
+        change.kind === "breaking"
+          ? bump
+          : `the check can not tell whether every stored value still validates: make the change in a way it can read (see the keyword "${change.keyword ?? change.rule}"), or ${bump}`,
+      change,
+    };
+    if (change.witness) failure.witness = change.witness;
+    ctx.fail(failure);
+  }
+}
+
+/** Every version the type can be stored at, with the name it is stored under, and the migrations that apply. */
+function readableVersions(ctx: CheckContext, c: CurrentSchema, own: readonly FrozenSchema[], history: History, names: Names): Chain {
+  const T = c.$type;
+  const formers = [...names.formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name);
+  const graphTypes = new Set([T, ...formers]);
+  const edges = ctx.options.migrations.filter(
+    (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === T),
+  );
+  const starts = new Map<number, string>();
+  for (const f of own) starts.set(f.version, T);
+  for (const former of formers) {
+    for (const list of history.get(former)?.values() ?? []) for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
+  }
+  const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
+  return { starts, known, edges };
+}
+
+/** Every known version must migrate to the current one: one failure per gap in the chain. */
+function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain): void {
+  const T = c.$type;
+  const reachable = (from: number): Set<number> => {
+    const seen = new Set([from]);
+    const queue = [from];
+    while (queue.length > 0) {
+      const v = queue.shift()!;
+      for (const m of chain.edges) {
+        if (m.from === v && m.to > m.from && m.to <= c.version && !seen.has(m.to)) {
+          seen.add(m.to);
+          queue.push(m.to);
         }
       }
-      fixtureVersions.push({ name, version: v, schema });
     }
-    for (const fv of fixtureVersions) {
-      const dir = path.join(options.fixturesDir, fv.name);
-      const files = fixtureFiles(dir, fv.version);
-      if (files.length === 0) {
-        fail({
-          ...base,
-          type: fv.name,
-          pointer: "",
-          rule: "missing-fixture",
-          message: `version ${fv.version} has no golden fixture (${rel(dir)}/v${fv.version}*.json)`,
-          fix: `add ${rel(path.join(dir, `v${fv.version}.json`))}: a value of ${fv.name} as stored at version ${fv.version}${fv.name === T && fv.version === c.version ? " (statebag gen --scaffold-fixtures writes a starting point)" : ""}`,
-        });
-        continue;
+    return seen;
+  };
+  const reported = new Set<string>();
+  for (const v of chain.known) {
+    if (v >= c.version) continue;
+    const seen = reachable(v);
+    if (seen.has(c.version)) continue;
+    const stuck = Math.max(...seen);
+    const target = chain.known.find((k) => k > stuck) ?? c.version;
+    const key = `${stuck}->${target}`;
+    if (reported.has(key)) continue;
+    reported.add(key);
+    const storedAs = chain.starts.get(stuck);
+    const renamed = storedAs !== undefined && storedAs !== T;
+    const isCurrent = target === c.version;
+    ctx.fail({
+      ...base,
+      pointer: "",
+      rule: "missing-migration",
+      message: renamed
+        ? `no migration from "${storedAs}" version ${stuck} (the former name) to version ${target}: sessions stored with it can not be read`
+        : isCurrent
+          ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${v} can not be read`
+          : `no migration from version ${stuck} to version ${target}: sessions stored at version ${v} can not be read`,
+      fix: renamed
+        ? `add a migration ${stuck} -> ${target} that renames $type "${storedAs}" to "${T}" (${migrationSnippet(T, stuck, target)})`
+        : `add a migration ${stuck} -> ${target} (${migrationSnippet(T, stuck, target)})`,
+    });
+  }
+}
+
+/** Golden fixtures: every readable version has one, and each matches its version's schema. */
+function checkGoldenFixtures(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain, history: History): void {
+  const { rel, options } = ctx;
+  const T = c.$type;
+  for (const v of chain.known) {
+    const name = chain.starts.get(v) ?? T;
+    let schema: JsonSchema | undefined;
+    if (name === T && v === c.version) schema = c.schema;
+    else {
+      for (const list of history.get(name)?.values() ?? []) {
+        const hit = list.find((f) => f.version === v);
+        if (hit) schema = hit.schema;
       }
-      if (options.validateFixtures === false || fv.schema === undefined) continue;
-      for (const file of files) {
-        for (const problem of validateFixture(file, fv.name, fv.version, fv.schema)) {
-          fail({
-            ...base,
-            type: fv.name,
-            pointer: problem.pointer,
-            rule: "invalid-fixture",
-            message: `golden fixture ${rel(file)} does not match version ${fv.version}: ${problem.message}`,
-            fix:
-              fv.name === T && fv.version === c.version
-                ? `correct the fixture; if it is right, the current schema of ${T} rejects a stored value: revert that change, or bump ${T} to version ${c.version + 1} with a migration`
-                : `correct the fixture: it must be a value exactly as stored at version ${fv.version}`,
-            file: rel(file),
-          });
-        }
+    }
+    const dir = path.join(options.fixturesDir, name);
+    const files = fixtureFiles(dir, v);
+    const isCurrent = name === T && v === c.version;
+    if (files.length === 0) {
+      ctx.fail({
+        ...base,
+        type: name,
+        pointer: "",
+        rule: "missing-fixture",
+        message: `version ${v} has no golden fixture (${rel(dir)}/v${v}*.json)`,
+        fix: `add ${rel(path.join(dir, `v${v}.json`))}: a value of ${name} as stored at version ${v}${isCurrent ? " (statebag gen --scaffold-fixtures writes a starting point)" : ""}`,
+      });
+      continue;
+    }
+    if (options.validateFixtures === false || schema === undefined) continue;
+    for (const file of files) {
+      for (const problem of validateFixture(file, name, v, schema)) {
+        ctx.fail({
+          ...base,
+          type: name,
+          pointer: problem.pointer,
+          rule: "invalid-fixture",
+          message: `golden fixture ${rel(file)} does not match version ${v}: ${problem.message}`,
+          fix: isCurrent
+            ? `correct the fixture; if it is right, the current schema of ${T} rejects a stored value: revert that change, or bump ${T} to version ${c.version + 1} with a migration`
+            : `correct the fixture: it must be a value exactly as stored at version ${v}`,
+          file: rel(file),
+        });
       }
     }
   }
-
-  failures.sort((a, b) => cmp(a.type, b.type) || cmp(a.rule, b.rule) || cmp(a.pointer, b.pointer));
-  return report;
 }
 
 /** Files `v<N>.json`, `v<N>-<anything>.json`, `v<N>.<anything>.json` in a fixture directory. */
