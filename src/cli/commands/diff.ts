@@ -5,10 +5,12 @@
 import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../io.js";
+import { loadCompat } from "../toolchain.js";
 
 interface DiffOptions {
   breakingOnly?: boolean;
   json?: boolean;
+  seed?: string;
 }
 
 export function registerDiff(program: Command, context: CommandContext): void {
@@ -16,12 +18,14 @@ export function registerDiff(program: Command, context: CommandContext): void {
     .command("diff")
     .summary("compare two JSON Schemas: which changes break stored data")
     .description(
-      "Compares two versions of a type's JSON Schema and classifies every change: compatible (every value the old schema accepts, the new one accepts too) or breaking (stored values may be rejected: bump the version and add a migration).\n\n" +
-        "Exit 1 when any change is breaking. $refs to other files resolve relative to the referring file.",
+      "Compares two versions of a type's JSON Schema by meaning and classifies every change: compatible (every value the old schema accepts, the new one accepts too), breaking (stored values may be rejected: bump the version and add a migration) or undecided (the check can not tell).\n\n" +
+        "Every breaking change comes with a witness: a small document the old schema accepts and the new one rejects, checked against both. A change judged compatible is also tested on documents sampled from the old schema (seeded: --seed reproduces a run).\n\n" +
+        "Exit 1 when any change is breaking or undecided. $refs to other files resolve relative to the referring file.",
     )
     .argument("<old>", "the old schema (e.g. schemas/history/ProviderState/acme.Notes/v1.schema.json)")
     .argument("<new>", "the new schema (e.g. schemas/ProviderState/acme.Notes.schema.json)")
-    .option("--breaking-only", "list only breaking changes")
+    .option("--breaking-only", "list only breaking and undecided changes")
+    .option("--seed <n>", "seed of the sampled documents (default 1)")
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -35,20 +39,36 @@ Example:
 async function diff(context: CommandContext, oldFile: string, newFile: string, options: DiffOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
-  const { runDiff, formatDiffReport } = await import("../../../generator/compat/index.js");
+  const { runDiff, formatDiffReport } = await loadCompat();
   const oldPath = inputPath(oldFile, context.environment);
   const newPath = inputPath(newFile, context.environment);
-  const result = runDiff(oldPath, newPath);
+  const seedText = options.seed;
+  const seed = seedText === undefined ? undefined : Number(seedText);
+  if (seedText !== undefined && !Number.isSafeInteger(seed)) {
+    throw new CliError(EXIT.usage, `--seed must be an integer, got ${JSON.stringify(seedText.slice(0, 40))}`, { fix: "pass --seed 1 (or the seed a report printed)" });
+  }
+  const result = runDiff(oldPath, newPath, { seed });
   if (result.exitCode === 2) {
     throw new CliError(EXIT.usage, result.report.replace(/^statebag diff: /, ""), { fix: "pass two JSON Schema files: the old version first, then the new one" });
   }
   const breaking = result.changes.filter((ch) => ch.kind === "breaking").length;
-  out.result({ ok: breaking === 0, breaking, compatible: result.changes.length - breaking, changes: result.changes });
-  const report = formatDiffReport(result.changes, { compatible: !options.breakingOnly });
+  const undecided = result.changes.filter((ch) => ch.kind === "undecided").length;
+  out.result({
+    ok: result.verdict === "compatible",
+    verdict: result.verdict,
+    breaking,
+    undecided,
+    compatible: result.changes.length - breaking - undecided,
+    changes: result.changes,
+    ...(result.sampling ? { sampling: result.sampling } : {}),
+  });
+  const report = formatDiffReport(result.changes, { compatible: !options.breakingOnly, sampling: result.sampling });
   for (const line of report.split("\n")) {
     if (line.startsWith("BREAKING")) out.line(c.red(line));
+    else if (line.startsWith("UNDECIDED")) out.line(c.yellow(line));
     else if (line.startsWith("compatible")) out.line(c.green(line));
-    else out.line(breaking > 0 && line !== "" ? c.bold(line) : line);
+    else if (line.trimStart().startsWith("witness")) out.line(c.dim(line));
+    else out.line(result.verdict !== "compatible" && line !== "" ? c.bold(line) : line);
   }
-  return breaking > 0 ? EXIT.failed : EXIT.ok;
+  return result.exitCode === 0 ? EXIT.ok : EXIT.failed;
 }

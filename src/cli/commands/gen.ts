@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { EXIT, type ExitCode } from "../io.js";
+import { loadGenerator } from "../toolchain.js";
 
 interface GenOptions {
   check?: boolean;
@@ -52,7 +53,7 @@ Examples:
 async function gen(context: CommandContext, options: GenOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { environment } = context;
-  const { generate } = await import("../../../generator/index.js");
+  const { generate } = await loadGenerator();
   const check = options.check === true;
   const started = Date.now();
   const result = await generate({
