@@ -7,7 +7,7 @@ import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { compareIds } from "../../src/runtime/stores/common.js";
-import { ConflictError } from "../../src/runtime/stores/errors.js";
+import { ConflictError, InvalidIdError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import type { SessionCodec, SessionStore } from "../../src/runtime/stores/types.js";
 import { allBackends, counterOf, counterSession, sleep, type Backend } from "./helpers.js";
@@ -38,6 +38,50 @@ describe.each(allBackends)("$name store", (backend: Backend) => {
   afterAll(async () => {
     await store?.close();
     await cleanup?.();
+  });
+
+  describe("ids", () => {
+    // Ids that differ only in a lone surrogate (or hold a NUL) would share one record on PostgreSQL
+    // and Redis (both store U+FFFD instead) and come back changed from SQLite's scan.
+    const illFormed = ["user-\udbff", "user-\ud800", "\udc00-user", "a\udc00\ud800b", "user-\u0000"];
+
+    it("refuses ill-formed ids in every operation, writing nothing", async () => {
+      const log = store.messages;
+      for (const bad of illFormed) {
+        const refused = async (promise: Promise<unknown>) => {
+          const error = await promise.then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(InvalidIdError);
+          expect((error as InvalidIdError).code).toBe("invalid-id");
+          expect((error as InvalidIdError).hint).toMatch(/well-formed/);
+        };
+        await refused(store.get(bad));
+        await refused(store.save(counterSession(bad, 1), { expectedRevision: null }));
+        await refused(store.delete(bad));
+        await refused(log.appendMessages(bad, [user("x")], { operationId: "op" }));
+        await refused(log.appendMessages("fine", [user("x")], { operationId: bad }));
+        await refused(log.getMessages(bad));
+        await refused(log.readMessages(bad));
+        await refused(log.replaceMessages(bad, [user("x")]));
+        await refused(log.trimMessages(bad, { keepLast: 0 }));
+        await refused(log.deleteMessages(bad));
+      }
+      expect(await log.getMessages("fine")).toEqual([]);
+    });
+
+    it("keeps ids that look alike apart, and scan returns them exactly as saved", async () => {
+      const prefix = id("alike");
+      const ids = [`${prefix}-\ufffd`, `${prefix}-\u{10FFFF}`, `${prefix}-\u{1F600}`, `${prefix}-e\u0301`, `${prefix}-\u00e9`];
+      for (const [i, sid] of ids.entries()) await store.save(counterSession(sid, i), { expectedRevision: null });
+      for (const [i, sid] of ids.entries()) expect(counterOf((await store.get(sid))!.session)).toBe(i);
+      const scanned: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.scan({ cursor, limit: 1000 });
+        scanned.push(...page.items.map((item) => item.id));
+        cursor = page.cursor;
+      } while (cursor);
+      expect(scanned.filter((sid) => sid.startsWith(prefix)).sort(compareIds)).toEqual([...ids].sort(compareIds));
+    });
   });
 
   describe("sessions", () => {

@@ -1,18 +1,34 @@
 /** Argument checks and small helpers shared by every store, so all backends behave the same. */
 import { ConfigurationError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
+import { InvalidIdError, MAX_ID_LENGTH } from "./errors.js";
 import type { DeleteOptions, ReplaceOptions, SaveOptions, ScanItem, ScanOptions, ScanPage, TrimOptions } from "./types.js";
 
 export const DEFAULT_SCAN_LIMIT = 100;
 export const MAX_SCAN_LIMIT = 1000;
 
+/**
+ * The one id rule every store applies to session ids, message-log ids and operation ids, so an id
+ * means the same record on every backend: a non-empty string of well-formed UTF-16 (no lone
+ * surrogate, which PostgreSQL and Redis would turn into U+FFFD, merging distinct ids) without NUL
+ * (which PostgreSQL refuses), at most `MAX_ID_LENGTH` code units.
+ */
 export function checkId(id: unknown, what = "session id"): string {
-  if (typeof id !== "string" || id.length === 0) {
-    throw new ConfigurationError(`${what} must be a non-empty string, got ${JSON.stringify(id)}`);
+  if (typeof id !== "string") throw new InvalidIdError(what, `must be a string, got ${id === null ? "null" : typeof id}`);
+  if (id.length === 0) throw new InvalidIdError(what, "must not be empty");
+  if (id.length > MAX_ID_LENGTH) throw new InvalidIdError(what, `is ${id.length} characters long; the limit is ${MAX_ID_LENGTH}`);
+  const nul = id.indexOf("\0");
+  if (nul >= 0) throw new InvalidIdError(what, `${JSON.stringify(id)} contains a NUL character at index ${nul}`);
+  const lone = LONE_SURROGATE.exec(id);
+  if (lone) {
+    const unit = lone[0].charCodeAt(0).toString(16).toUpperCase();
+    throw new InvalidIdError(what, `${JSON.stringify(id)} is not well-formed text: a lone surrogate (\\u${unit}) at index ${lone.index}`);
   }
-  if (id.length > 1024) throw new ConfigurationError(`${what} is ${id.length} characters long; the limit is 1024`);
   return id;
 }
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The session's id, checked before anything is serialized. */
 export function sessionId(session: AgentSession): string {

@@ -2,7 +2,7 @@
  * Errors a session store throws. Each says what failed, where (the store URL, password
  * redacted) and what to do, and carries a stable `code`.
  */
-import { StatebagError } from "../core/errors.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
 
 function revisionText(revision: number | null, unit: string): string {
   return revision === null ? "absent" : `${unit} ${revision}`;
@@ -39,7 +39,8 @@ export class StoreUnavailableError extends StatebagError {
     readonly store: string,
     readonly url: string,
     readonly operation: string,
-    options: { cause?: unknown; hint?: string; outcomeUnknown?: boolean } = {},
+    /** `reconnects: false` for a failure that trying again will not cure by itself (a corrupt file, a held lock). */
+    options: { cause?: unknown; hint?: string; outcomeUnknown?: boolean; reconnects?: boolean } = {},
   ) {
     const reason = describeCause(options.cause);
     super(
@@ -50,7 +51,7 @@ export class StoreUnavailableError extends StatebagError {
         cause: options.cause,
         hint:
           (options.hint ?? `check that the ${store} server is running and reachable at that address`) +
-          "; the store reconnects by itself on the next call" +
+          (options.reconnects === false ? "" : "; the store reconnects by itself on the next call") +
           (options.outcomeUnknown ? "; reload the session (get) before retrying the write" : ""),
       },
     );
@@ -93,4 +94,52 @@ export function logConflict(storageId: string, expected: number, current: number
     unit: "version",
     hint: "read the log again (messages.readMessages) and redo the reduction on the fresh messages",
   });
+}
+
+/**
+ * An id (session, message log or operation id) that is not a non-empty, well-formed string.
+ * Backends would otherwise disagree on it: PostgreSQL and Redis turn lone surrogates into U+FFFD
+ * (so distinct ids share one record) and PostgreSQL refuses NUL outright.
+ */
+export class InvalidIdError extends ConfigurationError {
+  override readonly code = "invalid-id";
+  constructor(
+    /** What the id names: "session id", "storageId", "operationId". */
+    readonly what: string,
+    /** Why it was refused. */
+    readonly reason: string,
+  ) {
+    super(`${what} ${reason}`, `use an id of 1-${MAX_ID_LENGTH} characters of well-formed Unicode text without NUL (for example a UUID or a URL-safe name)`);
+  }
+}
+
+/** The longest id a store accepts, in UTF-16 code units. */
+export const MAX_ID_LENGTH = 1024;
+
+/** Where a store refused to connect because its credentials were wrong. Nothing was read or written. */
+export class StoreAuthenticationError extends StatebagError {
+  constructor(
+    readonly store: string,
+    readonly url: string,
+    readonly user: string | undefined,
+    hint: string,
+  ) {
+    super("store-authentication", `${store} at ${url} refused the credentials${user ? ` of user "${user}"` : ""}: authentication failed`, { hint });
+  }
+}
+
+/**
+ * A Redis key under this store's prefix holds data of another shape: another store's prefix
+ * overlaps this one (one is the start of the other), or another program writes there.
+ */
+export class StoreKeyConflictError extends StatebagError {
+  constructor(
+    readonly url: string,
+    readonly prefix: string,
+    detail: string,
+  ) {
+    super("store-key-conflict", `the Redis store at ${url} (prefix "${prefix}") found a key it did not write: ${detail}`, {
+      hint: 'give every store its own key prefix, none of which starts with another (for example "app1:" and "app2:", not "app:" and "app:s:")',
+    });
+  }
 }

@@ -18,7 +18,16 @@ export type {
   StoredSession,
   TrimOptions,
 } from "./types.js";
-export { ConflictError, SessionNotFoundError, StoreNotSetUpError, StoreUnavailableError } from "./errors.js";
+export {
+  ConflictError,
+  InvalidIdError,
+  MAX_ID_LENGTH,
+  SessionNotFoundError,
+  StoreAuthenticationError,
+  StoreKeyConflictError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "./errors.js";
 export {
   defaultMessageCodec,
   defaultSessionCodec,
