@@ -224,11 +224,16 @@ function dataUriMediaType(uri: string): string | undefined {
   return type === "" ? undefined : type;
 }
 
+/** Maps a nested content (an approval's `function_call` / `toolCall`) one way or the other. */
+type NestedIn = (raw: unknown, path: Path) => JsonRecord;
+type NestedOut = (content: JsonRecord) => JsonRecord;
+
 /**
- * Pure mapping of one Python content dict to statebag. Types statebag has no counterpart for,
- * and known types missing a field statebag requires, become a `statebag.foreign` content.
+ * Mapping of one Python content dict's own fields to statebag; a nested content goes through
+ * `nested`. Types statebag has no counterpart for, and known types missing a field statebag
+ * requires, become a `statebag.foreign` content.
  */
-function contentIn(p: JsonRecord, path: Path): JsonRecord {
+function contentIn(p: JsonRecord, path: Path, nested: NestedIn): JsonRecord {
   const foreign = () => foreignContent("python", cloneJson(p) as JsonObject) as unknown as JsonRecord;
   let m: JsonRecord;
   switch (p.type) {
@@ -290,12 +295,12 @@ function contentIn(p: JsonRecord, path: Path): JsonRecord {
       break;
     case "function_approval_request":
       if (!str(p.id) || !isPlainObject(p.function_call)) return foreign();
-      m = { $type: "toolApprovalRequest", requestId: p.id, toolCall: importContent(p.function_call, [...path, "function_call"]) };
+      m = { $type: "toolApprovalRequest", requestId: p.id, toolCall: nested(p.function_call, [...path, "function_call"]) };
       break;
     case "function_approval_response":
       if (!str(p.id) || typeof p.approved !== "boolean") return foreign();
       m = { $type: "toolApprovalResponse", requestId: p.id, approved: p.approved };
-      if (isPlainObject(p.function_call)) m.toolCall = importContent(p.function_call, [...path, "function_call"]);
+      if (isPlainObject(p.function_call)) m.toolCall = nested(p.function_call, [...path, "function_call"]);
       break;
     default:
       return foreign();
@@ -306,8 +311,8 @@ function contentIn(p: JsonRecord, path: Path): JsonRecord {
   return m;
 }
 
-/** Pure mapping of one statebag content to a Python content dict (field order as `Content.to_dict`). */
-function contentOut(m: JsonRecord): JsonRecord {
+/** Mapping of one statebag content's own fields to a Python content dict (field order as `Content.to_dict`). */
+function contentOut(m: JsonRecord, nested: NestedOut): JsonRecord {
   if (isForeignContent(m, "python")) return cloneJson(m.value) as JsonRecord;
   const p: JsonRecord = {};
   const set = (key: string, value: unknown) => {
@@ -363,13 +368,13 @@ function contentOut(m: JsonRecord): JsonRecord {
       break;
     case "toolApprovalRequest":
       set("type", "function_approval_request");
-      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", exportContent(m.toolCall));
+      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", nested(m.toolCall));
       set("user_input_request", true);
       set("id", m.requestId);
       break;
     case "toolApprovalResponse":
       set("type", "function_approval_response");
-      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", exportContent(m.toolCall));
+      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", nested(m.toolCall));
       set("approved", m.approved);
       set("id", m.requestId);
       break;
@@ -384,6 +389,13 @@ function contentOut(m: JsonRecord): JsonRecord {
   return p;
 }
 
+/*
+ * Each item's round trip is checked on its own fields only: a nested content is mapped (and
+ * checked, and given its own original if it needs one) exactly once, where it sits, and the
+ * parent's check looks it up by identity. Checking the parent by mapping its whole subtree again
+ * would map every level once per ancestor in each direction: exponential in the nesting depth.
+ */
+
 /** One Python content (dict, or a bare string as Python also accepts) -> a statebag content. */
 function importContent(p: unknown, path: Path): JsonRecord {
   if (typeof p === "string") return { $type: "text", text: p };
@@ -393,18 +405,30 @@ function importContent(p: unknown, path: Path): JsonRecord {
     throw malformed(path, 'a content needs a string "type"', 'Content.from_dict() requires "type"; known ones are "text", "function_call", "function_result", ...');
   }
   const [clean, original] = takeStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY);
-  if (mapsTo(contentOut, original, clean)) return cloneJson(original as JsonRecord);
-  const m = contentIn(clean, path);
-  if (!jsonEqual(contentOut(m), clean)) addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, clean);
+  if (mapsTo((o) => contentOut(o, exportContent), original, clean)) return cloneJson(original as JsonRecord);
+  const rawOf = new Map<JsonRecord, unknown>();
+  const m = contentIn(clean, path, (raw, at) => {
+    const child = importContent(raw, at);
+    rawOf.set(child, raw);
+    return child;
+  });
+  if (!jsonEqual(contentOut(m, (child) => (rawOf.get(child) as JsonRecord | undefined) ?? exportContent(child)), clean)) addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, clean);
   return m;
 }
 
 /** One statebag content -> a Python content dict. */
 function exportContent(m: JsonRecord): JsonRecord {
   const [clean, original] = takeStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY);
-  if (mapsTo((o) => contentIn(o, []), original, clean)) return cloneJson(original as JsonRecord);
-  const p = contentOut(clean);
-  if (!mapsTo((o) => contentIn(o, []), p, clean)) addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+  if (mapsTo((o) => contentIn(o, [], importContent), original, clean)) return cloneJson(original as JsonRecord);
+  const contentOf = new Map<JsonRecord, JsonRecord>();
+  const p = contentOut(clean, (child) => {
+    const out = exportContent(child);
+    contentOf.set(out, child);
+    return out;
+  });
+  if (!mapsTo((o) => contentIn(o, [], (raw, at) => (isPlainObject(raw) ? contentOf.get(raw) : undefined) ?? importContent(raw, at)), p, clean)) {
+    addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+  }
   return p;
 }
 
