@@ -145,93 +145,175 @@ interface Plan {
 
 /** Upgrades every stored session to the latest versions of its types. See the module comment. */
 export async function migrateStore(store: SessionStore, options: MigrateStoreOptions = {}): Promise<MigrateStoreReport> {
-  const started = performance.now();
-  const registry = options.registry ?? defaultRegistry();
-  const dryRun = options.dryRun === true;
   const batchSize = options.batchSize ?? 100;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) {
     throw new BulkMigrationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`, "pass a page size such as 100");
   }
-  const maxRetries = options.maxConflictRetries ?? 10;
-  const maxReported = options.maxReportedFailures ?? 1000;
-  const report: MigrateStoreReport = {
-    dryRun,
-    scanned: 0,
-    migrated: 0,
-    unchanged: 0,
-    failed: [],
-    failedCount: 0,
-    vanished: 0,
-    conflicts: 0,
-    preserved: 0,
-    states: [],
-    values: [],
-    aborted: false,
-    durationMs: 0,
-  };
-  const states = new Map<string, StateVersionCount>();
-  const values = new Map<string, StateVersionCount>();
-  const count = (map: Map<string, StateVersionCount>, type: string, from: number, toType: string, to: number) => {
-    const key = `${type}\u0000${from}\u0000${toType}\u0000${to}`;
-    const hit = map.get(key);
-    if (hit) hit.count++;
-    else map.set(key, { type, from, toType, to, count: 1 });
-  };
-  const fail = (item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">) => {
-    report.failedCount++;
-    if (report.failed.length < maxReported) report.failed.push({ id: item.id, revision: item.revision, ...failure });
-  };
+  return new StoreMigration(store, options, batchSize).run();
+}
+
+/** One `migrateStore` run: its options, its running report and the steps of one session. */
+class StoreMigration {
+  private readonly started = performance.now();
+  private readonly registry: TypeRegistry;
+  private readonly dryRun: boolean;
+  private readonly maxRetries: number;
+  private readonly maxReported: number;
+  private readonly states = new VersionTally();
+  private readonly values = new VersionTally();
+  private readonly report: MigrateStoreReport;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly options: MigrateStoreOptions,
+    private readonly batchSize: number,
+  ) {
+    this.registry = options.registry ?? defaultRegistry();
+    this.dryRun = options.dryRun === true;
+    this.maxRetries = options.maxConflictRetries ?? 10;
+    this.maxReported = options.maxReportedFailures ?? 1000;
+    this.report = {
+      dryRun: this.dryRun,
+      scanned: 0,
+      migrated: 0,
+      unchanged: 0,
+      failed: [],
+      failedCount: 0,
+      vanished: 0,
+      conflicts: 0,
+      preserved: 0,
+      states: [],
+      values: [],
+      aborted: false,
+      durationMs: 0,
+    };
+  }
+
+  /** Pages through the store, one session at a time, and returns the finished report. */
+  async run(): Promise<MigrateStoreReport> {
+    const { report, options } = this;
+    let cursor = options.startAfter;
+    let pageCursor = options.startAfter;
+    scan: for (;;) {
+      const page = await this.store.scan({ cursor: pageCursor, limit: this.batchSize, includeText: true });
+      for (const item of page.items) {
+        if (options.signal?.aborted) {
+          report.aborted = true;
+          break scan;
+        }
+        report.scanned++;
+        const outcome = await this.migrateOne(item, pageCursor);
+        if (outcome === "vanished") report.vanished++;
+        else if (outcome !== "failed") report[outcome]++;
+        cursor = item.id;
+        options.onProgress?.(report.scanned, undefined, { done: report.scanned, migrated: report.migrated, unchanged: report.unchanged, failed: report.failedCount, cursor });
+      }
+      if (page.cursor === undefined) break;
+      pageCursor = page.cursor;
+    }
+    if (cursor !== undefined) report.cursor = cursor;
+    report.states = this.states.sorted();
+    report.values = this.values.sorted();
+    report.durationMs = Math.round(performance.now() - this.started);
+    return report;
+  }
+
+  /** Loads, migrates and saves one session, re-reading it after each refused save. */
+  private async migrateOne(first: ScanItem, pageCursor: string | undefined): Promise<Outcome> {
+    let item = first;
+    for (let attempt = 0; ; attempt++) {
+      if (typeof item.text !== "string") {
+        this.fail(item, { message: `the store returned no text for session ${JSON.stringify(item.id)}`, code: "store" });
+        return "failed";
+      }
+      const p = this.plan(item, item.text);
+      if (p === undefined) return "failed";
+      if (!p.changed) {
+        this.record(p);
+        return "unchanged";
+      }
+      if (this.dryRun) {
+        this.record(p);
+        return "migrated";
+      }
+      try {
+        await this.store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+        this.record(p);
+        return "migrated";
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
+        if (!(error instanceof ConflictError)) {
+          this.fail(item, { message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof StatebagError ? error.code : "save" });
+          return "failed";
+        }
+        this.report.conflicts++;
+        if (attempt >= this.maxRetries) {
+          this.fail(item, { message: `the session changed ${attempt + 1} times while being migrated; left for the next run`, code: "conflict" });
+          return "failed";
+        }
+        const fresh = await this.reread(item.id, pageCursor);
+        if (fresh === undefined) return "vanished";
+        item = fresh;
+      }
+    }
+  }
 
   /** Loads one stored text the way `store.get` would, and says whether migrations changed it. */
-  const plan = (item: { id: string; revision: number }, text: string): Plan | undefined => {
+  private plan(item: { id: string; revision: number }, text: string): Plan | undefined {
     let migrated: MigratedValue[] = [];
     let preserved = false;
     let session: AgentSession;
     try {
       session = deserializeSession(text, {
-        registry,
-        strict: options.strict,
-        limits: options.limits,
+        registry: this.registry,
+        strict: this.options.strict,
+        limits: this.options.limits,
         onMigrated: (m) => (migrated = m),
         onPreserved: () => (preserved = true),
       });
     } catch (error) {
       if (error instanceof SessionValidationError) {
         const first = error.problems[0];
-        fail(item, { message: first ? first.message : error.message, ...(first ? { pointer: first.pointer, code: first.code } : {}) });
+        this.fail(item, { message: first ? first.message : error.message, ...(first ? { pointer: first.pointer, code: first.code } : {}) });
         return undefined;
       }
-      fail(item, { message: error instanceof Error ? error.message : String(error), code: error instanceof StatebagError ? error.code : undefined });
+      this.fail(item, { message: error instanceof Error ? error.message : String(error), code: error instanceof StatebagError ? error.code : undefined });
       return undefined;
     }
     if (session.id !== item.id) {
-      fail(item, { message: `the stored session's id is ${JSON.stringify(session.id)}, not ${JSON.stringify(item.id)}`, pointer: "/session/id", code: "session" });
+      this.fail(item, { message: `the stored session's id is ${JSON.stringify(session.id)}, not ${JSON.stringify(item.id)}`, pointer: "/session/id", code: "session" });
       return undefined;
     }
     // (When the envelope's formatVersion is raised, an older envelope will count as a change too.)
     return { session, changed: migrated.length > 0, migrated, preserved };
-  };
+  }
 
-  const record = (p: Plan) => {
+  /** Counts a loaded session's values by type and version transition. */
+  private record(p: Plan): void {
     const before = new Map<string, MigratedValue>();
     for (const m of p.migrated) {
-      count(values, m.fromType, m.from, m.toType, m.to);
+      this.values.add(m.fromType, m.from, m.toType, m.to);
       before.set(m.pointer, m);
     }
     for (const key of Object.keys(p.session.stateBag)) {
       const value = p.session.stateBag[key];
       const to = value.$version ?? 1;
       const m = before.get(`/session/stateBag/${pointerSegment(key)}`);
-      count(states, m ? m.fromType : value.$type, m ? m.from : to, value.$type, to);
+      this.states.add(m ? m.fromType : value.$type, m ? m.from : to, value.$type, to);
     }
-    if (p.preserved) report.preserved++;
-  };
+    if (p.preserved) this.report.preserved++;
+  }
+
+  private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
+    this.report.failedCount++;
+    if (this.report.failed.length < this.maxReported) this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
+  }
 
   /** The session's current stored text, read again after a refused save (undefined: it is gone). */
-  const reread = async (id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> => {
+  private async reread(id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> {
     let cursor = pageCursor;
     for (;;) {
-      const page = await store.scan({ cursor, limit: batchSize, includeText: true });
+      const page = await this.store.scan({ cursor, limit: this.batchSize, includeText: true });
       for (const item of page.items) {
         const order = compareIds(item.id, id);
         if (order === 0) return item;
@@ -240,73 +322,25 @@ export async function migrateStore(store: SessionStore, options: MigrateStoreOpt
       if (page.cursor === undefined) return undefined;
       cursor = page.cursor;
     }
-  };
-
-  const migrateOne = async (first: ScanItem, pageCursor: string | undefined): Promise<Outcome> => {
-    let item = first;
-    for (let attempt = 0; ; attempt++) {
-      if (typeof item.text !== "string") {
-        fail(item, { message: `the store returned no text for session ${JSON.stringify(item.id)}`, code: "store" });
-        return "failed";
-      }
-      const p = plan(item, item.text);
-      if (p === undefined) return "failed";
-      if (!p.changed) {
-        record(p);
-        return "unchanged";
-      }
-      if (dryRun) {
-        record(p);
-        return "migrated";
-      }
-      try {
-        await store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
-        record(p);
-        return "migrated";
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
-        if (!(error instanceof ConflictError)) {
-          fail(item, { message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof StatebagError ? error.code : "save" });
-          return "failed";
-        }
-        report.conflicts++;
-        if (attempt >= maxRetries) {
-          fail(item, { message: `the session changed ${attempt + 1} times while being migrated; left for the next run`, code: "conflict" });
-          return "failed";
-        }
-        const fresh = await reread(item.id, pageCursor);
-        if (fresh === undefined) return "vanished";
-        item = fresh;
-      }
-    }
-  };
-
-  let cursor = options.startAfter;
-  let pageCursor = options.startAfter;
-  scan: for (;;) {
-    const page = await store.scan({ cursor: pageCursor, limit: batchSize, includeText: true });
-    for (const item of page.items) {
-      if (options.signal?.aborted) {
-        report.aborted = true;
-        break scan;
-      }
-      report.scanned++;
-      const outcome = await migrateOne(item, pageCursor);
-      if (outcome === "vanished") report.vanished++;
-      else if (outcome !== "failed") report[outcome]++;
-      cursor = item.id;
-      options.onProgress?.(report.scanned, undefined, { done: report.scanned, migrated: report.migrated, unchanged: report.unchanged, failed: report.failedCount, cursor });
-    }
-    if (page.cursor === undefined) break;
-    pageCursor = page.cursor;
   }
-  if (cursor !== undefined) report.cursor = cursor;
-  const order = (a: StateVersionCount, b: StateVersionCount) =>
-    (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) || a.from - b.from || (a.toType < b.toType ? -1 : a.toType > b.toType ? 1 : 0) || a.to - b.to;
-  report.states = [...states.values()].sort(order);
-  report.values = [...values.values()].sort(order);
-  report.durationMs = Math.round(performance.now() - started);
-  return report;
+}
+
+/** Counts of values per (type, from, toType, to) transition. */
+class VersionTally {
+  private readonly counts = new Map<string, StateVersionCount>();
+
+  add(type: string, from: number, toType: string, to: number): void {
+    const key = `${type}\u0000${from}\u0000${toType}\u0000${to}`;
+    const hit = this.counts.get(key);
+    if (hit) hit.count++;
+    else this.counts.set(key, { type, from, toType, to, count: 1 });
+  }
+
+  /** By type, then versions: a stable order for reports. */
+  sorted(): StateVersionCount[] {
+    const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    return [...this.counts.values()].sort((a, b) => cmp(a.type, b.type) || a.from - b.from || cmp(a.toType, b.toType) || a.to - b.to);
+  }
 }
 
 /** "RollingSummaryState v1 -> v2: 3" or "X v2 (current): 5": one line of `report.states`. */
