@@ -9,6 +9,7 @@ import { StatebagError } from "../runtime/core/errors.js";
 // url.ts, not the stores' index: the CLI loads store drivers only in commands that open a store.
 import { DEFAULT_STORE_URL } from "../runtime/stores/url.js";
 import { CliError, colorEnabled, EXIT, Output, type CliEnvironment, type ExitCode } from "./io.js";
+import type { ProjectConfig } from "./project-config.js";
 
 /** What each command module receives. */
 export interface CommandContext {
@@ -17,6 +18,11 @@ export interface CommandContext {
   output(options: { json?: boolean }): Output;
   /** Records the exit code of the command that ran. */
   exit(code: ExitCode): void;
+  /**
+   * The project config (`--config`, else the nearest statebag.config.json or package.json "statebag"
+   * key from the working directory upward); undefined when there is none. Read on first use.
+   */
+  project(): ProjectConfig | undefined;
 }
 
 /** The `--json` option, shared by every command that reports. */
@@ -26,12 +32,15 @@ export function jsonOption(): Option {
 
 /** The `--store <url>` option. */
 export function storeOption(): Option {
-  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else ${DEFAULT_STORE_URL})`);
+  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else the config's "store", else ${DEFAULT_STORE_URL})`);
 }
 
-/** The store URL a command uses: `--store`, else `$STATEBAG_STORE`, else the default SQLite file. */
-export function storeUrl(option: string | undefined, environment: CliEnvironment): string {
-  const url = option ?? environment.env.STATEBAG_STORE ?? DEFAULT_STORE_URL;
+/**
+ * The store URL a command uses: `--store`, else `$STATEBAG_STORE`, else the project config's
+ * `store`, else the default SQLite file.
+ */
+export function storeUrl(option: string | undefined, environment: CliEnvironment, configured?: string): string {
+  const url = option ?? environment.env.STATEBAG_STORE ?? configured ?? DEFAULT_STORE_URL;
   if (url.trim() === "") {
     throw new CliError(EXIT.usage, "the store URL is empty", { fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)" });
   }

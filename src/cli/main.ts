@@ -15,12 +15,14 @@ import { registerDiff } from "./commands/diff.js";
 import { registerExport } from "./commands/export.js";
 import { registerGen } from "./commands/gen.js";
 import { registerImport } from "./commands/import.js";
+import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerStoreSetup } from "./commands/store-setup.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportError, type CommandContext } from "./context.js";
 import { colorEnabled, EXIT, Output, processEnvironment, type CliEnvironment, type ExitCode } from "./io.js";
+import { findProjectConfig, type ProjectConfig } from "./project-config.js";
 
 export type { CommandContext } from "./context.js";
 
@@ -45,6 +47,7 @@ export function buildProgram(context: CommandContext): Command {
     .description("Store, validate, evolve and restore AI-agent sessions safely.")
     .version(packageVersion(), "-V, --version", "print the statebag version")
     .helpOption("-h, --help", "show help for a command")
+    .option("-c, --config <file>", "the project config (default: statebag.config.json or package.json \"statebag\", from the working directory upward)")
     .showHelpAfterError(errColors.dim("(add --help for usage)"))
     .configureOutput({
       writeOut: (s) => void environment.stdout.write(s),
@@ -56,10 +59,12 @@ export function buildProgram(context: CommandContext): Command {
     "after",
     `
 Exit codes: 0 ok, 1 validation/compatibility failure, 2 usage error, 3 could not run or finish (store down, interrupted, unexpected error).
-Environment: STATEBAG_STORE (default store URL), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
+Project config: statebag.config.json (or a "statebag" key in package.json), found from the working directory upward; \`statebag init\` writes one.
+Environment: STATEBAG_STORE (store URL, over the config's), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
 Docs: README.md, "CLI reference".`,
   );
 
+  registerInit(program, context);
   registerGen(program, context);
   registerValidate(program, context);
   registerInspect(program, context);
@@ -74,12 +79,14 @@ Docs: README.md, "CLI reference".`,
 /** Runs the CLI with `argv` (the arguments after the program name). Resolves to the exit code. */
 export async function runCli(argv: readonly string[], environment: CliEnvironment = processEnvironment()): Promise<number> {
   let exitCode: ExitCode = EXIT.ok;
+  let project: { config: ProjectConfig | undefined } | undefined;
   const context: CommandContext = {
     environment,
     output: (options) => new Output(environment, options.json === true),
     exit: (code) => {
       exitCode = code;
     },
+    project: () => (project ??= { config: findProjectConfig(environment.cwd, program.opts<{ config?: string }>().config) }).config,
   };
   const program = buildProgram(context);
   if (argv.length === 0) {

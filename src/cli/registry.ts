@@ -1,49 +1,106 @@
 /**
- * `--registry <module>`: the types of your own project, for commands that read sessions.
+ * The types a command that reads sessions knows: statebag's own, plus the project's from its
+ * registry module (`--registry <module>`, else the project config's `"registry"`).
  *
- * Without it the CLI knows statebag's own types only; values of your types are then kept and
- * reported as "unknown type" (an error with --strict). The module may export:
+ * Without one the CLI knows statebag's own types only; values of the project's types are then kept
+ * and reported as "not checked" (see `unknownTypesFix`). The module may export:
  *   - `registry`: a `TypeRegistry` (used as it is: compose `defaultRegistry()` into it yourself), or
- *   - `generatedTypes` and `generatedMigrations` (what `statebag gen --project` writes to
+ *   - `generatedTypes` and `generatedMigrations` (what `statebag gen` writes to
  *     src/generated/registry.ts; a plain `migrations` array is accepted too);
  * the latter are composed with statebag's own types.
  */
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { defaultRegistry, TypeRegistry } from "../runtime/persistence/registry.js";
 import type { Migration } from "../runtime/persistence/migrations.js";
 import type { TypeDefinition } from "../runtime/persistence/registry-types.js";
-import { inputPath } from "./context.js";
+import { inputPath, type CommandContext } from "./context.js";
 import { CliError, EXIT, type CliEnvironment } from "./io.js";
+
+/** The registry a command uses, and where it came from (for messages about types it does not know). */
+export interface CliRegistry {
+  registry: TypeRegistry;
+  /** "flag": --registry; "config": the project config; "none": statebag's own types only. */
+  origin: "flag" | "config" | "none";
+  /** The module loaded, as the user wrote it (flag) or relative to the project (config). */
+  module?: string;
+  /** The config file that named the module (origin "config"). */
+  configFile?: string;
+}
 
 let tsxRegistered = false;
 
-/** Lets `import()` load TypeScript when the CLI runs from compiled JavaScript. */
-async function ensureTypeScriptLoader(): Promise<void> {
+/**
+ * Lets `import()` load TypeScript: the project's own tsx first (it matches the project), else the
+ * one statebag was installed with. Without either, says what to do.
+ */
+async function ensureTypeScriptLoader(projectDir: string, module: string, where: string): Promise<void> {
   if (tsxRegistered) return;
-  const { register } = await import("tsx/esm/api");
-  register();
+  let api: { register(): unknown } | undefined;
+  const candidates: (() => Promise<{ register(): unknown }>)[] = [
+    async () => (await import(pathToFileURL(createRequire(join(projectDir, "package.json")).resolve("tsx/esm/api")).href)) as { register(): unknown },
+    async () => (await import("tsx/esm/api")) as { register(): unknown },
+  ];
+  for (const load of candidates) {
+    try {
+      api = await load();
+      break;
+    } catch {
+      // try the next one
+    }
+  }
+  if (api === undefined) {
+    throw new CliError(EXIT.usage, `the registry module ${module} is TypeScript, and no TypeScript loader is installed to load it`, {
+      where,
+      fix: "install one in the project (npm install --save-dev tsx), or point the registry at the compiled JavaScript (e.g. dist/generated/registry.js)",
+    });
+  }
+  api.register();
   tsxRegistered = true;
 }
 
-export async function loadRegistry(module: string | undefined, environment: CliEnvironment): Promise<TypeRegistry> {
-  if (module === undefined) return defaultRegistry();
-  const file = inputPath(module, environment);
-  const where = file;
-  if (!existsSync(file)) {
-    throw new CliError(EXIT.usage, `--registry ${module}: no such file`, {
-      where,
-      fix: "pass the module `statebag gen --project` wrote (e.g. --registry src/generated/registry.ts), or one that exports `registry`",
+/** The registry for a command: `--registry`, else the project config's, else statebag's own types. */
+export async function resolveRegistry(option: string | undefined, context: CommandContext): Promise<CliRegistry> {
+  const { environment } = context;
+  if (option !== undefined) {
+    return { registry: await importRegistry(inputPath(option, environment), `--registry ${option}`, option, environment.cwd), origin: "flag", module: option };
+  }
+  const config = context.project();
+  if (config === undefined) return { registry: defaultRegistry(), origin: "none" };
+  const module = relative(config.root, config.registry) || config.registry;
+  if (!existsSync(config.registry)) {
+    throw new CliError(EXIT.usage, `the registry module ${module} does not exist yet ("registry" in ${relative(config.root, config.file)})`, {
+      where: config.registry,
+      fix: "run npx statebag gen to generate it (or correct \"registry\" in the config)",
     });
   }
-  if (/\.[cm]?tsx?$/.test(file)) await ensureTypeScriptLoader();
+  return { registry: await importRegistry(config.registry, module, module, config.root), origin: "config", module, configFile: config.file };
+}
+
+/** Kept for commands that take only `--registry`: statebag's own types without it. */
+export async function loadRegistry(module: string | undefined, environment: CliEnvironment): Promise<TypeRegistry> {
+  if (module === undefined) return defaultRegistry();
+  return importRegistry(inputPath(module, environment), `--registry ${module}`, module, environment.cwd);
+}
+
+async function importRegistry(file: string, label: string, module: string, projectDir: string): Promise<TypeRegistry> {
+  const where = file;
+  if (!existsSync(file)) {
+    throw new CliError(EXIT.usage, `${label}: no such file`, {
+      where,
+      fix: "pass the module `statebag gen` wrote (e.g. --registry src/generated/registry.ts), or one that exports `registry`",
+    });
+  }
+  if (/\.[cm]?tsx?$/.test(file)) await ensureTypeScriptLoader(projectDir, module, where);
   let mod: { registry?: unknown; generatedTypes?: unknown; generatedMigrations?: unknown; migrations?: unknown; default?: unknown };
   try {
     mod = (await import(pathToFileURL(file).href)) as typeof mod;
   } catch (error) {
-    throw new CliError(EXIT.usage, `--registry ${module}: the module cannot be loaded: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new CliError(EXIT.usage, `${label}: the module cannot be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
       where,
-      fix: "check that it compiles and that its imports resolve from where it is",
+      fix: "check that it compiles and that its imports resolve from where it is (is statebag installed in the project?)",
       cause: error,
     });
   }
@@ -59,8 +116,38 @@ export async function loadRegistry(module: string | undefined, environment: CliE
     const migrations = Array.isArray(declared) ? (declared as Migration[]) : [];
     return TypeRegistry.compose(defaultRegistry(), { source: module, types: mod.generatedTypes as TypeDefinition[], migrations });
   }
-  throw new CliError(EXIT.usage, `--registry ${module}: the module exports neither \`registry\` nor \`generatedTypes\``, {
+  throw new CliError(EXIT.usage, `${label}: the module exports neither \`registry\` nor \`generatedTypes\``, {
     where,
     fix: "export a TypeRegistry as `registry`, or point at the generated registry module (it exports `generatedTypes`)",
   });
+}
+
+/** How to make the CLI know the types it reported as unknown. */
+export function unknownTypesFix(source: CliRegistry): string {
+  if (source.origin === "none") {
+    return 'give the CLI your registry: set "registry" in statebag.config.json (npx statebag init writes one), or pass --registry src/generated/registry.ts';
+  }
+  return `${source.module} does not declare these types: run npx statebag gen so it does, or check the $type`;
+}
+
+/**
+ * What a load could not check, in one clause: "2 values of a type the CLI does not know ("acme.NotesState")
+ * were not checked" (values of newer versions are counted apart).
+ */
+export function unknownTypesSummary(values: readonly { $type: string; reason?: "unknown-type" | "newer-version" }[]): string {
+  // $types come from the data: quoted and cut, never printed raw.
+  const names = (list: readonly { $type: string }[]) => {
+    const types = [...new Set(list.map((v) => v.$type))];
+    return { count: types.length, shown: types.slice(0, 5).map((t) => JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}...` : t)).join(", ") + (types.length > 5 ? `, and ${types.length - 5} more` : "") };
+  };
+  const values_ = (n: number) => `${n} value${n === 1 ? "" : "s"}`;
+  const unknown = values.filter((v) => v.reason !== "newer-version");
+  const newer = values.filter((v) => v.reason === "newer-version");
+  const parts: string[] = [];
+  if (unknown.length > 0) {
+    const t = names(unknown);
+    parts.push(`${values_(unknown.length)} of ${t.count === 1 ? "a type" : `${t.count} types`} the CLI does not know (${t.shown})`);
+  }
+  if (newer.length > 0) parts.push(`${values_(newer.length)} at versions newer than it knows (${names(newer).shown})`);
+  return `${parts.join(" and ")} ${values.length === 1 ? "was" : "were"} not checked`;
 }

@@ -16,8 +16,9 @@ export interface OpenedStore {
 }
 
 /** Opens the store a command was pointed at. */
-export async function openCliStore(option: string | undefined, environment: CliEnvironment, options: { codec?: SessionCodec; registry?: TypeRegistry } = {}): Promise<OpenedStore> {
-  const url = storeUrl(option, environment);
+export async function openCliStore(option: string | undefined, environment: CliEnvironment, options: { codec?: SessionCodec; registry?: TypeRegistry; configured?: string } = {}): Promise<OpenedStore> {
+  // `configured`: the project config's store URL, used after --store and $STATEBAG_STORE.
+  const url = storeUrl(option, environment, options.configured);
   const { openStore, defaultSessionCodec } = await import("../runtime/stores/index.js");
   const codec = options.codec ?? (options.registry ? defaultSessionCodec({ registry: options.registry }) : undefined);
   const store = await openStore(url, codec ? { codec } : {});

@@ -90,7 +90,7 @@ describe("statebag gen", () => {
     const r = await cli([...base, "--check"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/stale\s+.*acme\.NotesState\.schema\.json/);
-    expect(r.stderr).toContain(`fix:   run statebag gen --project ${project}`);
+    expect(r.stderr).toContain(`fix:   run npx statebag gen --project ${project}`);
     writeFileSync(notes, v1);
   }, 60_000);
 

@@ -54,13 +54,21 @@ describe("statebag validate", () => {
     expect(out.files[0].problems[0]).toMatchObject({ pointer: "/session/stateBag/statebag.chatHistory/messages/0/createdAt", code: "schema" });
   });
 
-  it("keeps unknown types by default and fails on them with --strict", async () => {
+  it("never calls a value of an unknown type valid: not checked, exit 1, how to fix; --allow-unknown accepts it; --strict fails the load", async () => {
     const s = sampleSession("u");
     s.stateBag["acme.notes"] = { $type: "acme.NotesState", notes: ["x"] };
     const file = tmp.file("unknown.json", envelope(s));
-    const lenient = await cli(["validate", file]);
-    expect(lenient.code).toBe(0);
-    expect(lenient.stdout).toContain("kept as is: /session/stateBag/acme.notes");
+    const unchecked = await cli(["validate", file]);
+    expect(unchecked.code).toBe(1);
+    expect(unchecked.stdout).not.toContain("valid");
+    expect(unchecked.stdout).toContain('not fully checked: 1 value of a type the CLI does not know ("acme.NotesState") was not checked');
+    expect(unchecked.stdout).toContain("kept as is: /session/stateBag/acme.notes");
+    expect(unchecked.stdout).toContain('fix: give the CLI your registry: set "registry" in statebag.config.json');
+    const json = await cli(["validate", file, "--json"]);
+    expect(json.json()).toMatchObject({ ok: false, valid: 0, unchecked: 1, files: [{ ok: true, unchecked: 1 }] });
+    const allowed = await cli(["validate", file, "--allow-unknown"]);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toContain("not fully checked");
     const strict = await cli(["validate", file, "--strict", "--json"]);
     expect(strict.code).toBe(1);
     expect(strict.json().files[0].problems[0].code).toBe("unknown-type");

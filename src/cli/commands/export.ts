@@ -7,7 +7,7 @@ import { Option } from "commander";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../io.js";
 import { asFailure, convert, FORMATS, parseFormat, readInput, writeOutput, type Format } from "../interop-io.js";
-import { loadRegistry } from "../registry.js";
+import { resolveRegistry } from "../registry.js";
 import { openCliStore } from "../store.js";
 
 interface ExportOptions {
@@ -59,14 +59,14 @@ async function runExport(context: CommandContext, file: string | undefined, opti
       fix: "statebag export --to dotnet session.json   or   statebag export --to dotnet --id <id> --store <url>",
     });
   }
-  const registry = await loadRegistry(options.registry, environment);
+  const { registry } = await resolveRegistry(options.registry, context);
   const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
   const { exportSession } = await import("../../runtime/interop/index.js");
   let source: string;
   let session;
   if (options.id !== undefined) {
     const { defaultSessionCodec } = await import("../../runtime/stores/index.js");
-    const opened = await openCliStore(options.store, environment, { codec: defaultSessionCodec({ registry, allowBare: true }) });
+    const opened = await openCliStore(options.store, environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store });
     try {
       source = `session ${JSON.stringify(options.id)} in ${opened.url}`;
       const stored = await opened.store.get(options.id).catch((error: unknown) => {

@@ -1,10 +1,17 @@
 /**
- * `statebag gen [--check] [--project tsconfig.json] [--out dir]`: the generator's programmatic API
- * (`generator/index.ts`, loaded only when this command runs) with the CLI's conventions.
+ * `statebag gen [--check]`: the generator's programmatic API (`generator/index.ts`, loaded only
+ * when this command runs) with the CLI's conventions.
+ *
+ * Where it reads and writes comes from the project config (flags override single keys). Without a
+ * config it runs only with --project, or inside statebag's own repository, whose default layout
+ * writes statebag's internal registry: anywhere else that would break the project, so it refuses.
  */
+import { existsSync } from "node:fs";
+import { relative } from "node:path";
 import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
-import { EXIT, type ExitCode } from "../io.js";
+import { CliError, EXIT, type ExitCode } from "../io.js";
+import { statebagRepositoryRoot } from "../project-config.js";
 import { loadGenerator } from "../toolchain.js";
 
 interface GenOptions {
@@ -30,11 +37,11 @@ export function registerGen(program: Command, context: CommandContext): void {
         "With --check nothing is written: it exits 1 when generated files are stale, missing or extra, or the check fails (use it in CI).",
     )
     .option("--check", "write nothing; exit 1 when generated files are not current")
-    .option("--project <tsconfig>", "your project's tsconfig.json (default: this repository's src/)")
-    .option("--out <dir>", "directory of the generated modules (default: <project>/src/generated)")
-    .option("--schemas <dir>", "directory of the JSON Schema files (default: <project>/schemas)")
-    .option("--runtime-import <module>", 'module the generated code imports statebag from (default: "statebag" with --project)')
-    .option("--fixtures <dir>", "golden fixtures, <dir>/<$type>/v<N>.json (default: <project>/test/fixtures)")
+    .option("--project <tsconfig>", 'your project\'s tsconfig.json (default: "tsconfig" in the project config)')
+    .option("--out <dir>", 'directory of the generated modules (default: "generated" in the config, else <project>/src/generated)')
+    .option("--schemas <dir>", 'directory of the JSON Schema files (default: "schemas" in the config, else <project>/schemas)')
+    .option("--runtime-import <module>", 'module the generated code imports statebag from (default: "statebag")')
+    .option("--fixtures <dir>", 'golden fixtures, <dir>/<$type>/v<N>.json (default: "fixtures" in the config, else <project>/test/fixtures)')
     .option("--scaffold-fixtures", "write a starting-point fixture for every type and version that has none (never overwrites)")
     .option("--no-compat", "skip the compatibility check")
     .option("--no-cache", "ignore (and do not update) the no-op cache")
@@ -43,9 +50,9 @@ export function registerGen(program: Command, context: CommandContext): void {
       "after",
       `
 Examples:
-  $ statebag gen                                   # this repository
-  $ statebag gen --project tsconfig.json --scaffold-fixtures   # your project, first time
-  $ statebag gen --project tsconfig.json --check               # CI: fails when someone forgot to regenerate`,
+  $ npx statebag init                              # once: writes statebag.config.json
+  $ npx statebag gen --scaffold-fixtures           # a new type or version: also writes starting fixtures
+  $ npx statebag gen --check                       # CI: fails when someone forgot to regenerate`,
     )
     .action(action(context, (options: GenOptions) => gen(context, options)));
 }
@@ -53,16 +60,12 @@ Examples:
 async function gen(context: CommandContext, options: GenOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { environment } = context;
+  const layout = resolveLayout(context, options);
   const { generate } = await loadGenerator();
   const check = options.check === true;
   const started = Date.now();
   const result = await generate({
-    cwd: environment.cwd,
-    project: options.project,
-    out: options.out === undefined ? undefined : inputPath(options.out, environment),
-    schemas: options.schemas === undefined ? undefined : inputPath(options.schemas, environment),
-    runtimeImport: options.runtimeImport,
-    fixtures: options.fixtures === undefined ? undefined : inputPath(options.fixtures, environment),
+    ...layout.options,
     scaffoldFixtures: options.scaffoldFixtures === true,
     compat: options.compat,
     check,
@@ -105,7 +108,8 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
 
   const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
   const failures = result.compat?.failures ?? [];
-  const regenerate = ["statebag gen", ...(["project", "out", "schemas", "runtimeImport", "fixtures"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)} ${options[k]}`]))].join(" ");
+  const flags = (["project", "out", "schemas", "runtimeImport", "fixtures"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)} ${options[k]}`]));
+  const regenerate = [layout.command, ...(flags.length > 0 && layout.command.startsWith("npm run") ? ["--"] : []), ...flags].join(" ");
 
   if (check) {
     for (const f of result.stale) out.line(`${c.yellow("stale  ")} ${f}`);
@@ -137,4 +141,43 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   }
   if (check && !upToDate) return EXIT.failed;
   return failures.length > 0 ? EXIT.failed : EXIT.ok;
+}
+
+/** The generator's options for where this command runs, and the command that regenerates there. */
+function resolveLayout(context: CommandContext, options: GenOptions): { options: Parameters<typeof import("../../../generator/index.js").generate>[0] & object; command: string } {
+  const { environment } = context;
+  const path = (p: string | undefined) => (p === undefined ? undefined : inputPath(p, environment));
+  const config = context.project();
+  if (config !== undefined) {
+    if (options.project === undefined && !existsSync(config.tsconfig)) {
+      throw new CliError(EXIT.usage, `${relative(config.root, config.tsconfig) || config.tsconfig}: no such file ("tsconfig" in ${relative(config.root, config.file)})`, {
+        where: config.file,
+        fix: 'create the tsconfig.json that includes your sources, or set "tsconfig" in the config to yours',
+      });
+    }
+    // One command in a configured project, so the generated headers do not depend on how it was run.
+    const command = "npx statebag gen";
+    return {
+      command,
+      options: {
+        cwd: environment.cwd,
+        project: options.project ?? config.tsconfig,
+        out: path(options.out) ?? config.generated,
+        schemas: path(options.schemas) ?? config.schemas,
+        fixtures: path(options.fixtures) ?? config.fixtures,
+        runtimeImport: options.runtimeImport ?? config.runtimeImport,
+        regenerateCommand: command,
+      },
+    };
+  }
+  const common = { out: path(options.out), schemas: path(options.schemas), fixtures: path(options.fixtures), runtimeImport: options.runtimeImport };
+  if (options.project !== undefined) return { command: "npx statebag gen", options: { cwd: environment.cwd, project: options.project, ...common } };
+  const repository = statebagRepositoryRoot(environment.cwd);
+  if (repository === undefined) {
+    throw new CliError(EXIT.usage, `no statebag config in ${environment.cwd} or any folder above it`, {
+      fix: "run npx statebag init in your project's root (it writes statebag.config.json), then npx statebag gen",
+    });
+  }
+  // statebag's own repository: its sources, its internal registry, its npm script.
+  return { command: "npm run gen", options: { cwd: repository, ...common } };
 }

@@ -69,7 +69,7 @@ async function runImport(context: CommandContext, file: string, options: ImportO
   let revision: number | undefined;
   let storeUrl: string | undefined;
   if (options.save) {
-    const opened = await openCliStore(options.store, environment);
+    const opened = await openCliStore(options.store, environment, { configured: context.project()?.store });
     try {
       revision = await opened.store.save(session, { expectedRevision: null });
       storeUrl = opened.url;

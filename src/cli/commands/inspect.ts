@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../io.js";
-import { loadRegistry } from "../registry.js";
+import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
 import { openCliStore, RawTextCodec } from "../store.js";
 
@@ -14,6 +14,7 @@ interface InspectOptions {
   store?: string;
   registry?: string;
   strict?: boolean;
+  allowUnknown?: boolean;
   brief?: boolean;
   limit: string;
   json?: boolean;
@@ -24,12 +25,14 @@ export function registerInspect(program: Command, context: CommandContext): void
     .command("inspect")
     .summary("show a stored session: revision, stored JSON, validation summary")
     .description(
-      "Reads one session from a store and prints its revision, the stored document and whether it loads (validation and migrations, as the runtime would). Without an id, lists the stored sessions.",
+      "Reads one session from a store and prints its revision, the stored document and whether it loads (validation and migrations, as the runtime would). Without an id, lists the stored sessions.\n\n" +
+        "A value whose $type the CLI does not know cannot be checked: the session is then reported as not fully checked and the exit code is 1, unless --allow-unknown.",
     )
     .argument("[id]", "the session id (omit to list sessions)")
     .addOption(storeOption())
-    .option("--registry <module>", "your project's generated registry module, so your own types are checked too")
+    .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
     .option("--strict", "unknown $types and newer versions are problems")
+    .option("--allow-unknown", "values of unknown $types or newer versions do not fail the run (exit 0)")
     .option("--brief", "leave out the stored document")
     .option("--limit <n>", "how many sessions to list without an id", "50")
     .addOption(jsonOption())
@@ -37,7 +40,7 @@ export function registerInspect(program: Command, context: CommandContext): void
       "after",
       `
 Examples:
-  $ statebag inspect                                  # list sessions in ./.statebag/sessions.db
+  $ statebag inspect                                  # list sessions (store: the config's "store", else ./.statebag/sessions.db)
   $ statebag inspect 6f1c...                          # one session from the default store
   $ statebag inspect --store postgres://localhost/app 6f1c... --json`,
     )
@@ -49,9 +52,8 @@ async function inspect(context: CommandContext, id: string | undefined, options:
   const { c } = out;
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
-  const registry = await loadRegistry(options.registry, context.environment);
   const codec = new RawTextCodec();
-  const opened = await openCliStore(options.store, context.environment, { codec });
+  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store });
   try {
     if (id === undefined) {
       const page = await opened.store.scan({ limit });
@@ -72,7 +74,9 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       });
     }
     const text = codec.last;
-    const report = checkDocument(text, { registry, strict: options.strict === true });
+    const source = await resolveRegistry(options.registry, context);
+    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true });
+    const unchecked = report.ok ? report.preserved.length : 0;
     let document: unknown;
     try {
       document = JSON.parse(text);
@@ -81,13 +85,13 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     }
 
     out.result({
-      ok: report.ok,
+      ok: report.ok && (unchecked === 0 || options.allowUnknown === true),
       store: opened.url,
       id,
       revision: stored.revision,
       bytes: Buffer.byteLength(text),
       document,
-      validation: { ok: report.ok, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
+      validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
     });
 
     out.line(`${c.bold(`session ${JSON.stringify(id)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
@@ -95,6 +99,13 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       out.line();
       out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));
       out.line();
+    }
+    if (unchecked > 0) {
+      out.line(`${c.yellow("? loads, but not fully checked")}: ${unknownTypesSummary(report.preserved)}`);
+      for (const s of report.sessions[0]?.state ?? []) out.line(`  ${stateLine(s)}`);
+      for (const p of report.preserved) out.line(`  ${preservedLine(p, c)}`);
+      out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
+      return options.allowUnknown ? EXIT.ok : EXIT.failed;
     }
     if (report.ok) {
       out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`);

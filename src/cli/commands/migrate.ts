@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import type { MigrateStoreReport, StateVersionCount } from "../../runtime/stores/index.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
-import { loadRegistry } from "../registry.js";
+import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
 import { plural } from "../session-report.js";
 import { openCliStore } from "../store.js";
 
@@ -17,6 +17,7 @@ interface MigrateOptions {
   registry?: string;
   dryRun?: boolean;
   strict?: boolean;
+  allowUnknown?: boolean;
   batchSize: string;
   startAfter?: string;
   json?: boolean;
@@ -28,12 +29,14 @@ export function registerMigrate(program: Command, context: CommandContext): void
     .summary("migrate every stored session to the latest type versions")
     .description(
       "Loads every stored session through the registry's migrations and saves the ones that changed, each with one compare-and-swap write (a session the application saved meanwhile is re-read and migrated again). Sessions already current are not written.\n\n" +
-        "With --dry-run nothing is written: it reports what would change and what cannot be migrated. Exit 1 when any session cannot be migrated (it is left exactly as stored). Ctrl-C stops after the current session and prints where to resume.",
+        "With --dry-run nothing is written: it reports what would change and what cannot be migrated. Exit 1 when any session cannot be migrated (it is left exactly as stored). Ctrl-C stops after the current session and prints where to resume.\n\n" +
+        "Values whose $type the CLI does not know (give it the project's registry: statebag.config.json or --registry) cannot be migrated: they are left as stored and counted apart, never as current, and the exit code is 1 unless --allow-unknown.",
     )
     .addOption(storeOption())
     .option("--dry-run", "write nothing; report what would change")
-    .option("--registry <module>", "your project's generated registry module (your types and migrations)")
+    .option("--registry <module>", 'your project\'s registry module, your types and migrations (default: "registry" in the project config)')
     .option("--strict", "unknown $types and newer versions fail the session instead of being kept")
+    .option("--allow-unknown", "values of unknown $types or newer versions are left as stored without failing the run")
     .option("--batch-size <n>", "sessions per page read from the store (1-1000)", "100")
     .option("--start-after <id>", "resume after this session id (printed by an interrupted run)")
     .addOption(jsonOption())
@@ -42,24 +45,50 @@ export function registerMigrate(program: Command, context: CommandContext): void
       `
 Examples:
   $ statebag migrate --store postgres://app@db/app --dry-run
-  $ statebag migrate --store postgres://app@db/app --registry src/generated/registry.ts`,
+  $ statebag migrate                                  # store and registry from statebag.config.json`,
     )
     .action(action(context, (options: MigrateOptions) => migrate(context, options)));
 }
 
-function printReport(out: Output, report: MigrateStoreReport, url: string, transition: (s: StateVersionCount) => string): void {
+/** What the registry says about a stored state's type: known (and current or migrated), unknown, or newer than it knows. */
+function knowledge(s: StateVersionCount, source: CliRegistry): "known" | "unknown-type" | "newer-version" {
+  const def = source.registry.get(s.toType);
+  if (def === undefined) return "unknown-type";
+  return s.to > def.version ? "newer-version" : "known";
+}
+
+/** The $type as data (quoted, cut): it comes from the store. */
+function quoted(type: string): string {
+  return JSON.stringify(type.length > 60 ? `${type.slice(0, 60)}...` : type);
+}
+
+function transitionLine(s: StateVersionCount, source: CliRegistry, transition: (s: StateVersionCount) => string): string {
+  const known = knowledge(s, source);
+  if (known === "unknown-type") return `${quoted(s.type)} v${s.to} (unknown type: not checked, left as stored): ${s.count}`;
+  if (known === "newer-version") return `${quoted(s.type)} v${s.to} (newer than the registry's v${source.registry.get(s.toType)!.version}: left as stored): ${s.count}`;
+  return transition(s);
+}
+
+function printReport(out: Output, report: MigrateStoreReport, url: string, transition: (s: StateVersionCount) => string, source: CliRegistry, unknownValues: number): void {
   const { c } = out;
   const verb = report.dryRun ? "would migrate" : "migrated";
   const parts = [
     c.green(`${report.migrated} ${verb}`),
-    `${report.unchanged} already current`,
+    // A session holding values the CLI does not know is unchanged, not "current".
+    report.preserved ? `${report.unchanged} unchanged` : `${report.unchanged} already current`,
     ...(report.failedCount ? [c.red(`${report.failedCount} cannot be migrated`)] : []),
     ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
   out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
-  for (const s of report.states) out.line(`  ${c.dim(transition(s))}`);
-  if (report.preserved) out.line(`  ${c.yellow(`${plural(report.preserved, "session")} hold values of unknown types or newer versions (kept as they are)`)}`);
+  for (const s of report.states) {
+    const line = transitionLine(s, source, transition);
+    out.line(`  ${knowledge(s, source) === "known" ? c.dim(line) : c.yellow(line)}`);
+  }
+  if (report.preserved) {
+    out.line(`  ${c.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`);
+    out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
+  }
   for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
@@ -69,9 +98,10 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   const out = context.output(options);
   const batchSize = Number(options.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
-  const registry = await loadRegistry(options.registry, context.environment);
+  const source = await resolveRegistry(options.registry, context);
+  const { registry } = source;
   const { migrateStore, formatStateTransition } = await import("../../runtime/stores/index.js");
-  const opened = await openCliStore(options.store, context.environment, { registry });
+  const opened = await openCliStore(options.store, context.environment, { registry, configured: context.project()?.store });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.
   const abort = new AbortController();
@@ -93,15 +123,18 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
       },
     });
     progress.stop();
-    out.result({ ok: report.failedCount === 0 && !report.aborted, store: opened.url, ...report });
-    printReport(out, report, opened.url, formatStateTransition);
+    const unknown = report.states.filter((s) => knowledge(s, source) !== "known").map((s) => ({ type: s.type, version: s.to, count: s.count, reason: knowledge(s, source) }));
+    const unknownValues = unknown.reduce((n, u) => n + u.count, 0);
+    const unknownFails = report.preserved > 0 && options.allowUnknown !== true;
+    out.result({ ok: report.failedCount === 0 && !report.aborted && !unknownFails, store: opened.url, ...report, unknown });
+    printReport(out, report, opened.url, formatStateTransition, source, unknownValues);
     if (report.aborted) {
       out.note(
         `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,
       );
       return EXIT.runtime;
     }
-    return report.failedCount === 0 ? EXIT.ok : EXIT.failed;
+    return report.failedCount === 0 && !unknownFails ? EXIT.ok : EXIT.failed;
   } finally {
     process.removeListener("SIGINT", onSigint);
     progress.stop();

@@ -37,7 +37,7 @@ Examples:
 async function setup(context: CommandContext, options: SetupOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
-  const opened = await openCliStore(options.store, context.environment);
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store });
   try {
     const started = Date.now();
     const result = await opened.store.setup();

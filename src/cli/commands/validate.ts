@@ -7,11 +7,12 @@ import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, readAll, type ExitCode } from "../io.js";
-import { loadRegistry } from "../registry.js";
+import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
 
 interface ValidateOptions {
   strict?: boolean;
+  allowUnknown?: boolean;
   registry?: string;
   quiet?: boolean;
   json?: boolean;
@@ -23,11 +24,13 @@ export function registerValidate(program: Command, context: CommandContext): voi
     .summary("validate stored session JSON files (or stdin)")
     .description(
       "Loads each document the way the runtime does (safe JSON parse, envelope, migrations, one validator per $type) and reports ok, or every problem with its JSON pointer, what was expected and how to fix it.\n\n" +
+        "A value whose $type the CLI does not know (or whose version is newer than it knows) cannot be checked: the file is then reported as not checked and the exit code is 1, unless --allow-unknown. The project's types come from the registry module named in statebag.config.json, or --registry.\n\n" +
         'Accepts the stored form ({"format": "statebag.session", ...}), a document of several sessions ({"format": "statebag.sessions", ...}) and a bare session (JSON.stringify(session)).',
     )
     .argument("<files...>", 'session JSON files; "-" reads one document from stdin')
-    .option("--strict", "unknown $types and versions newer than this code are errors (default: kept and reported)")
-    .option("--registry <module>", "your project's generated registry module, so your own types are checked too")
+    .option("--strict", "unknown $types and versions newer than this code are problems: the document does not load")
+    .option("--allow-unknown", "values of unknown $types or newer versions are kept and reported, and do not fail the run")
+    .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
     .option("-q, --quiet", "print only failures")
     .addOption(jsonOption())
     .addHelpText(
@@ -35,7 +38,7 @@ export function registerValidate(program: Command, context: CommandContext): voi
       `
 Examples:
   $ statebag validate session.json
-  $ statebag validate exports/*.json --registry src/generated/registry.ts --strict
+  $ statebag validate exports/*.json --strict      # your types from statebag.config.json's "registry"
   $ cat session.json | statebag validate - --json`,
     )
     .action(action(context, (files: string[], options: ValidateOptions) => validate(context, files, options)));
@@ -43,6 +46,8 @@ Examples:
 
 interface FileReport extends Omit<DocumentReport, "loaded"> {
   file: string;
+  /** Loaded, but some values could not be checked (unknown type, newer version). */
+  unchecked: number;
   /** Set when the file could not be read at all. */
   error?: string;
 }
@@ -52,7 +57,8 @@ async function validate(context: CommandContext, files: string[], options: Valid
   const { environment } = context;
   const { c } = out;
   if (files.filter((f) => f === "-").length > 1) throw new CliError(EXIT.usage, 'stdin ("-") can be given only once');
-  const registry = await loadRegistry(options.registry, environment);
+  const source = await resolveRegistry(options.registry, context);
+  const { registry } = source;
   const reports: FileReport[] = [];
   const progress = await out.progress();
   if (files.length > 20) progress.start(files.length, "validating");
@@ -64,16 +70,25 @@ async function validate(context: CommandContext, files: string[], options: Valid
       text = file === "-" ? await readAll(environment.stdin) : await readFile(inputPath(file, environment), "utf8");
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "is a directory" : (error as Error).message;
-      reports.push({ file: name, ok: false, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
+      reports.push({ file: name, ok: false, unchecked: 0, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
       out.note(`${out.ce.red("error:")} cannot read ${name}: ${reason}\n  ${out.ce.dim("where:")} ${inputPath(file, environment)}\n  ${out.ce.dim("fix:")}   check the path (use "-" to read stdin)`);
       code = EXIT.usage;
       progress.increment();
       continue;
     }
     const { loaded: _loaded, ...report } = checkDocument(text, { registry, strict: options.strict === true });
-    reports.push({ file: name, ...report });
-    if (!report.ok && code === EXIT.ok) code = EXIT.failed;
+    const unchecked = report.ok ? report.preserved.length : 0;
+    reports.push({ file: name, ...report, unchecked });
+    // A value the CLI could not check is not "valid": it fails the run unless --allow-unknown.
+    if ((!report.ok || (unchecked > 0 && !options.allowUnknown)) && code === EXIT.ok) code = EXIT.failed;
     progress.increment();
+    if (report.ok && unchecked > 0) {
+      const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
+      out.line(`${c.yellow("?")} ${c.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`);
+      for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
+      out.line(`    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`);
+      continue;
+    }
     if (report.ok) {
       if (options.quiet) continue;
       const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
@@ -89,11 +104,12 @@ async function validate(context: CommandContext, files: string[], options: Valid
     for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
   }
   progress.stop();
-  const valid = reports.filter((r) => r.ok).length;
+  const valid = reports.filter((r) => r.ok && r.unchecked === 0).length;
+  const partly = reports.filter((r) => r.ok && r.unchecked > 0).length;
   if (files.length > 1) {
-    const summary = `${valid} of ${files.length} valid`;
+    const summary = `${valid} of ${files.length} valid${partly ? `, ${partly} not fully checked` : ""}`;
     out.line(valid === files.length ? c.green(summary) : c.red(summary));
   }
-  out.result({ ok: code === EXIT.ok, valid, total: files.length, files: reports });
+  out.result({ ok: code === EXIT.ok, valid, unchecked: partly, total: files.length, files: reports });
   return code;
 }
