@@ -564,6 +564,6 @@ function formatCompat(result: GenerateResult): string[] {
   const n = compat.failures.length;
   return [
     `compatibility check: ${n} problem${n === 1 ? "" : "s"}`,
-    ...compat.failures.map((f) => `  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`),
+    ...compat.failures.flatMap((f) => [`  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`, ...(f.details ?? []).map((d) => `    ${d}`)]),
   ];
 }

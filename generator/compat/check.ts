@@ -110,6 +110,8 @@ export interface Failure {
   change?: Change;
   /** For a breaking schema change: a document the frozen schema accepts and the current one rejects. */
   witness?: Witness;
+  /** Lines to print under the message (the witness, cut and escaped for a terminal). */
+  details?: string[];
 }
 
 export interface CheckReport {
@@ -488,7 +490,10 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
           : `the check can not tell whether every stored value still validates: make the change in a way it can read (see the keyword "${change.keyword ?? change.rule}"), or ${bump}`,
       change,
     };
-    if (change.witness) failure.witness = change.witness;
+    if (change.witness) {
+      failure.witness = change.witness;
+      failure.details = failureDetails(failure);
+    }
     ctx.fail(failure);
   }
 }

@@ -19,6 +19,7 @@ export {
   type Failure,
   checkCompatibility,
   formatFailure,
+  failureDetails,
   formatFailures,
   migrationSnippet,
   runCompatibilityCheck,
@@ -39,5 +40,8 @@ export {
   unfreeze,
 } from "./history.js";
 export { type ScaffoldFixturesOptions, type ScaffoldOptions, fileResolver, scaffoldFixture, writeScaffoldFixtures } from "./scaffold.js";
-export { type DiffReportOptions, type RunDiffResult, formatDiffReport, runDiff } from "./report.js";
+export { type DiffReportOptions, type RunDiffOptions, type RunDiffResult, formatDiffReport, runDiff } from "./report.js";
+export { type AssessOptions, type Assessment, type SamplingReport, type Verdict, assessCompatibility, verdictOf } from "./assess.js";
+export { type SampleOptions, type Samples, sampleDocuments } from "./sampling.js";
+export { formatWitness } from "./witness.js";
 export { type ExternalRefResolver, type JsonSchema, type SchemaDoc, canonicalJson } from "./schema.js";

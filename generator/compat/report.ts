@@ -1,56 +1,83 @@
 /**
- * `statebag diff old.schema.json new.schema.json`: the report and the exit code.
+ * `statebag diff old.schema.json new.schema.json`: the verdict, the report and the exit code.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type Change, diffSchemas } from "./diff.js";
+import { type Assessment, type SamplingReport, type Verdict, assessCompatibility } from "./assess.js";
+import type { Change } from "./diff.js";
 import { type JsonSchema, type SchemaDoc, displayPointer, isObject } from "./schema.js";
+import { formatWitness } from "./witness.js";
 
 export interface DiffReportOptions {
   /** Also list compatible changes (default true). */
   compatible?: boolean;
+  /** How sampling went, for the summary (the seed reproduces a counterexample). */
+  sampling?: SamplingReport;
 }
 
+const LABEL: Record<Change["kind"], string> = { breaking: "BREAKING", undecided: "UNDECIDED", compatible: "compatible" };
+const ORDER: Record<Change["kind"], number> = { breaking: 0, undecided: 1, compatible: 2 };
+
 /**
- * One line per change, breaking ones first:
+ * One line per change, breaking ones first, each breaking one followed by its witness:
  * `BREAKING    /summary  required property added (rule: add-required)`, then a summary line.
  */
 export function formatDiffReport(changes: readonly Change[], options: DiffReportOptions = {}): string {
-  const shown = options.compatible === false ? changes.filter((c) => c.kind === "breaking") : [...changes];
+  const shown = options.compatible === false ? changes.filter((c) => c.kind !== "compatible") : [...changes];
   const breaking = changes.filter((c) => c.kind === "breaking").length;
-  const compatible = changes.length - breaking;
+  const undecided = changes.filter((c) => c.kind === "undecided").length;
+  const compatible = changes.length - breaking - undecided;
   if (changes.length === 0) return "No changes: every value the old schema accepts, the new one accepts.";
-  const order = (c: Change): number => (c.kind === "breaking" ? 0 : 1);
-  const sorted = shown.sort((a, b) => order(a) - order(b) || (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
+  const sorted = shown.sort((a, b) => ORDER[a.kind] - ORDER[b.kind] || (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
   const width = Math.min(48, Math.max(...sorted.map((c) => displayPointer(c.pointer).length), 0));
-  const lines = sorted.map(
-    (c) =>
-      `${(c.kind === "breaking" ? "BREAKING" : "compatible").padEnd(10)}  ${displayPointer(c.pointer).padEnd(width)}  ${c.message} (rule: ${c.rule})`,
-  );
+  const lines = sorted.flatMap((c) => {
+    const line = `${LABEL[c.kind].padEnd(10)}  ${displayPointer(c.pointer).padEnd(width)}  ${c.message} (rule: ${c.rule})`;
+    if (!c.witness) return [line];
+    const how = c.witness.source === "sampled" ? `sampled, seed ${c.witness.seed}` : "old accepts, new rejects";
+    return [line, `${" ".repeat(12)}witness (${how}): ${formatWitness(c.witness.document)}`];
+  });
+  const plural = changes.length === 1 ? "" : "s";
   const summary =
     breaking > 0
-      ? `${breaking} breaking, ${compatible} compatible change${changes.length === 1 ? "" : "s"}: values stored with the old schema may be rejected; bump the type's version and add a migration.`
-      : `${compatible} compatible change${compatible === 1 ? "" : "s"}: every value the old schema accepts, the new one accepts.`;
-  return [...lines, "", summary].join("\n");
+      ? `${breaking} breaking, ${undecided > 0 ? `${undecided} undecided, ` : ""}${compatible} compatible change${plural}: values stored with the old schema may be rejected; bump the type's version and add a migration.`
+      : undecided > 0
+        ? `${undecided} undecided, ${compatible} compatible change${plural}: the check can not tell whether every value the old schema accepts is still accepted; treat it as breaking (bump the version and add a migration) unless you are sure.`
+        : `${compatible} compatible change${compatible === 1 ? "" : "s"}: every value the old schema accepts, the new one accepts.`;
+  const sampled = options.sampling
+    ? [
+        `Sampling: ${options.sampling.drawn} document${options.sampling.drawn === 1 ? "" : "s"} drawn from the old schema (seed ${options.sampling.seed})${options.sampling.timedOut ? ", stopped by the time budget" : ""}${options.sampling.error ? `; ${options.sampling.error}` : ""}.`,
+      ]
+    : [];
+  return [...lines, "", summary, ...sampled].join("\n");
 }
 
 export interface RunDiffResult {
   changes: Change[];
-  /** 0: compatible (or no change); 1: some change is breaking; 2: a file could not be read. */
+  /** `compatible`, `breaking` (with witnesses) or `undecided`. */
+  verdict: Verdict;
+  sampling?: SamplingReport;
+  /** 0: compatible (or no change); 1: breaking or undecided; 2: a file could not be read. */
   exitCode: 0 | 1 | 2;
   /** The text to print (the report, or what went wrong reading the files). */
   report: string;
 }
 
-/** Loads two schema files and diffs them; `$ref`s to other files resolve relative to the referring file. */
-export function runDiff(oldPath: string, newPath: string): RunDiffResult {
+export interface RunDiffOptions {
+  /** Seed of sampling and of witnesses found by sampling (default 1). */
+  seed?: number;
+  /** Documents sampled from the old schema when the analysis finds the change compatible (default 300). */
+  samples?: number;
+}
+
+/** Loads two schema files and assesses the change; `$ref`s to other files resolve relative to the referring file. */
+export function runDiff(oldPath: string, newPath: string, options: RunDiffOptions = {}): RunDiffResult {
   let oldSchema: JsonSchema;
   let newSchema: JsonSchema;
   try {
     oldSchema = readSchemaFile(oldPath);
     newSchema = readSchemaFile(newPath);
   } catch (error) {
-    return { changes: [], exitCode: 2, report: `statebag diff: ${(error as Error).message}` };
+    return { changes: [], verdict: "undecided", exitCode: 2, report: `statebag diff: ${(error as Error).message}` };
   }
   const cache = new Map<string, SchemaDoc | undefined>();
   const resolveExternalRef = (ref: string, base: string | undefined): SchemaDoc | undefined => {
@@ -65,12 +92,22 @@ export function runDiff(oldPath: string, newPath: string): RunDiffResult {
     }
     return cache.get(file);
   };
-  const changes = diffSchemas(oldSchema, newSchema, {
+  const assessment: Assessment = assessCompatibility(oldSchema, newSchema, {
     resolveExternalRef,
     oldBase: path.resolve(oldPath),
     newBase: path.resolve(newPath),
+    seed: options.seed,
+    samples: options.samples,
   });
-  return { changes, exitCode: changes.some((c) => c.kind === "breaking") ? 1 : 0, report: formatDiffReport(changes) };
+  const { changes, verdict, sampling } = assessment;
+  const result: RunDiffResult = {
+    changes,
+    verdict,
+    exitCode: verdict === "compatible" ? 0 : 1,
+    report: formatDiffReport(changes, { sampling }),
+  };
+  if (sampling) result.sampling = sampling;
+  return result;
 }
 
 function readSchemaFile(file: string): JsonSchema {

@@ -337,8 +337,9 @@ function numbers(s: SchemaObject, integer: boolean): number[] {
 function strings(s: SchemaObject): string[] {
   const min = typeof s.minLength === "number" ? s.minLength : 0;
   const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
-  if (s.format === "date-time") return ["2000-01-01T00:00:00Z"];
-  if (s.format === "date") return ["2000-01-01"];
+  // Several spellings a format allows: a new pattern may reject some of them.
+  if (s.format === "date-time") return ["2000-01-01T00:00:00Z", "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00.5Z", "2000-01-01t00:00:00z"];
+  if (s.format === "date") return ["2000-01-01", "2000-12-31"];
   if (typeof s.pattern === "string") {
     try {
       const words: string[] = [];

@@ -32,6 +32,22 @@ describe("statebag diff", () => {
     expect(json.ok).toBe(false);
     expect(json.breaking).toBe(1);
     expect(json.changes[0]).toMatchObject({ kind: "breaking", pointer: "/lines" });
+    // The witness: a document v1 accepts and v2 rejects (it lacks the new required property).
+    expect(json.verdict).toBe("breaking");
+    expect(json.changes[0].witness).toEqual({ document: { $type: "acme.Notes", text: "" }, source: "constructed" });
+    expect(r.stdout).toContain('witness (old accepts, new rejects): {"$type":"acme.Notes","text":""}');
+  });
+
+  it("takes --seed for the sampled documents and rejects one that is not an integer", async () => {
+    const v2 = { ...v1, properties: { ...v1.properties, tags: { type: "array", items: { type: "string" } } } };
+    const old = tmp.file("s1.json", v1);
+    const next = tmp.file("s2.json", v2);
+    const json = (await cli(["diff", old, next, "--seed", "9", "--json"])).json();
+    expect(json).toMatchObject({ ok: true, verdict: "compatible", sampling: { seed: 9 } });
+    const bad = await cli(["diff", old, next, "--seed", "x\u0007"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--seed must be an integer");
+    expect(bad.stderr).not.toContain("\u0007");
   });
 
   it("compares the repository's frozen history with the current schemas", async () => {

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { Ajv } from "ajv";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type CheckOptions,
@@ -7,6 +8,7 @@ import {
   type Failure,
   checkCompatibility,
   formatFailure,
+  formatFailures,
   runCompatibilityCheck,
   validateFixture,
 } from "../../generator/compat/check.js";
@@ -23,6 +25,10 @@ afterEach(() => {
 
 function check(migrations: DeclaredMigration[] = [], extra: Partial<CheckOptions> = {}): Failure[] {
   return checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations, cwd: p.root, ...extra });
+}
+
+function validateWith(schema: Record<string, unknown>, value: unknown): boolean {
+  return new Ajv({ strict: false }).compile(schema)(value) as boolean;
 }
 
 function summary(failures: Failure[]): string[] {
@@ -167,6 +173,50 @@ describe("breaking changes without a version bump", () => {
       "SummaryState tighten-constraint /summary",
       "SummaryState tighten-constraint /turns",
     ]);
+  });
+});
+
+describe("verdicts by meaning: witnesses, undecided changes, sampling", () => {
+  it("a breaking change carries a witness the frozen schema accepts and the current one rejects, printed under the failure", () => {
+    const migrations = setUpTwoVersions();
+    p.current(summaryV2({ summary: { type: "string", maxLength: 3 } }));
+    const failures = check(migrations);
+    expect(summary(failures)).toEqual(["SummaryState tighten-constraint /summary"]);
+    const witness = failures[0].witness!;
+    expect(witness.source).toBe("constructed");
+    const doc = witness.document as Record<string, unknown>;
+    expect(doc).toMatchObject({ $type: "SummaryState", $version: 2 });
+    expect(String(doc.summary).length).toBe(4);
+    expect(validateWith(summaryV2(), doc)).toBe(true);
+    expect(validateWith(summaryV2({ summary: { type: "string", maxLength: 3 } }), doc)).toBe(false);
+    expect(formatFailures(failures)).toMatch(/\n {4}witness \(built from the change; the old schema accepts it, the new one rejects it\): \{.*"summary":"aaaa"/);
+  });
+
+  it("a change the check can not decide fails with its keyword and pointer, and says so", () => {
+    // A backreference to a group of any length: no finite automaton reads it, so the two can not be compared.
+    p.generate(summaryV2({ summary: { type: "string", pattern: "^([a-z]+)\\1$" } }));
+    p.fixture("SummaryState", "v2.json", { $type: "SummaryState", $version: 2, turns: 3, summary: "abab" });
+    recordFrozen(p.schemasDir);
+    p.current(summaryV2({ summary: { type: "string", pattern: "^[a-z]+$" } }));
+    const failures = check();
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ pointer: "/summary", rule: "cannot-decide", change: { keyword: "pattern", kind: "undecided" } });
+    expect(failures[0].witness).toBeUndefined();
+    expect(failures[0].fix).toContain("can not tell whether every stored value still validates");
+    expect(failures[0].fix).toContain("bump SummaryState to version 3");
+  });
+
+  it("a compatible change is sampled (seed reported); a zero time budget skips sampling", () => {
+    const migrations = setUpTwoVersions();
+    p.current(summaryV2({ note: { type: "string" } }));
+    const options = { schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations, cwd: p.root };
+    const sampled = runCompatibilityCheck({ ...options, sampling: { seed: 11, samples: 25 } });
+    expect(sampled.failures).toEqual([]);
+    expect(sampled.compared[0]).toMatchObject({ verdict: "compatible", sampling: { seed: 11 } });
+    expect(sampled.compared[0].sampling!.drawn).toBeGreaterThan(0);
+    const skipped = runCompatibilityCheck({ ...options, sampling: { totalTimeBudgetMs: 0 } });
+    expect(skipped.compared[0].verdict).toBe("compatible");
+    expect(skipped.compared[0].sampling).toBeUndefined();
   });
 });
 

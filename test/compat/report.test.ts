@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { diffSchemas } from "../../generator/compat/diff.js";
+import { assessCompatibility } from "../../generator/compat/assess.js";
 import { formatDiffReport, runDiff } from "../../generator/compat/report.js";
 import { TempProject } from "./helpers.js";
 
@@ -38,6 +39,34 @@ describe("formatDiffReport", () => {
   });
 });
 
+describe("formatDiffReport: verdicts by meaning", () => {
+  it("prints the witness under each breaking change, escaped and bounded", () => {
+    const next = { ...old, properties: { ...old.properties, role: { type: "string", maxLength: 3 } } };
+    const { changes } = assessCompatibility(old, next, { samples: 0 });
+    const lines = formatDiffReport(changes).split("\n");
+    expect(lines[0]).toMatch(/^BREAKING\s+\/role\s+maxLength/);
+    expect(lines[1]).toBe('            witness (old accepts, new rejects): {"role":"aaaa"}');
+    const hostile = [{ ...changes[0], witness: { document: { role: "\u001b[2J" + "x".repeat(500) }, source: "constructed" as const } }];
+    const shown = formatDiffReport(hostile).split("\n")[1];
+    expect(shown).toContain("\\u001b[2J");
+    expect(shown).not.toContain("\u001b");
+    expect(shown.length).toBeLessThan(120);
+  });
+
+  it("lists undecided changes after breaking ones and says what to do", () => {
+    const { changes } = assessCompatibility({ type: "string", "acme-rule": 1 }, { type: "string", "acme-rule": 2 });
+    const report = formatDiffReport(changes);
+    expect(report).toMatch(/^UNDECIDED\s+\(root\)\s+unknown keyword "acme-rule" changed/);
+    expect(report).toContain("1 undecided, 0 compatible change: the check can not tell");
+    expect(formatDiffReport(changes, { compatible: false })).toContain("UNDECIDED");
+  });
+
+  it("names the seed of the sampled documents", () => {
+    const report = formatDiffReport(diffSchemas(old, compatible), { sampling: { seed: 42, drawn: 300, timedOut: false } });
+    expect(report.split("\n").at(-1)).toBe("Sampling: 300 documents drawn from the old schema (seed 42).");
+  });
+});
+
 describe("runDiff", () => {
   let p: TempProject;
   beforeEach(() => {
@@ -57,6 +86,17 @@ describe("runDiff", () => {
     expect(r.exitCode).toBe(1);
     expect(r.changes.map((c) => c.rule)).toEqual(["add-required"]);
     expect(r.report).toContain("BREAKING");
+    expect(r.verdict).toBe("breaking");
+    expect(r.changes[0].witness).toEqual({ document: { role: "" }, source: "constructed" });
+    expect(r.report).toContain('witness (old accepts, new rejects): {"role":""}');
+  });
+
+  it("exits 1 when a change is undecided, and samples compatible changes with the given seed", () => {
+    const undecided = runDiff(write("u1.schema.json", { type: "string", "acme-rule": 1 }), write("u2.schema.json", { type: "string", "acme-rule": 2 }));
+    expect(undecided).toMatchObject({ exitCode: 1, verdict: "undecided" });
+    const sampled = runDiff(write("old.schema.json", old), write("new.schema.json", compatible), { seed: 5, samples: 20 });
+    expect(sampled).toMatchObject({ exitCode: 0, verdict: "compatible", sampling: { seed: 5 } });
+    expect(sampled.report).toContain("(seed 5)");
   });
 
   it("exits 0 when every change is compatible (or there is none)", () => {
