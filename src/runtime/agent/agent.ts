@@ -294,6 +294,8 @@ export class ChatClientAgent {
     if (kind === "local") await this.history.addMessages(ctx(this.history.key), structuredClone([...input, ...produced]));
     await stream?.beforeCommit();
     signal?.throwIfAborted();
+    // Last step that may fail: a history kept outside the session is written only for a run that commits.
+    if (kind === "local") await this.history.committing(ctx(this.history.key));
 
     // Commit: the only place the session changes.
     staged.commitTo(session.stateBag);

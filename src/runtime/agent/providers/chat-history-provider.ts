@@ -2,6 +2,7 @@
  * Chat history providers keep a local session's messages. Hosted sessions never use them: the
  * service keeps that history (seed 004, enhancement 1).
  */
+import { StatebagError } from "../../core/errors.js";
 import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
@@ -15,6 +16,61 @@ export abstract class ChatHistoryProvider implements SessionStateProvider {
   /** Records this run's request and response messages (called once, after a successful run). */
   abstract addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void>;
 
+  /**
+   * Called once the run has succeeded, right before its staged state is committed to the session.
+   * A provider that writes history outside the session does it here; throwing fails the run and
+   * leaves the session unchanged.
+   */
+  committing(_context: ProviderContext): Promise<void> | void {}
+
   /** The stored history of a session, for callers outside a run (UIs, tests, exports). */
   abstract listMessages(session: AgentSession): Promise<ChatMessage[]>;
+}
+
+/** The state types statebag's own history providers keep. */
+export const HISTORY_STATE_TYPES: ReadonlySet<string> = new Set(["InMemoryChatHistoryState", "StoredChatHistoryState"]);
+
+/** History state found in a session under a key other than the asking provider's. */
+export interface ForeignHistoryState {
+  key: string;
+  $type: string;
+  value: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * History that another provider keeps in this session: a value of a history state type under any
+ * key but `ownKey`. A session moved to an agent with a different history provider carries it.
+ */
+export function foreignHistoryStates(session: Readonly<AgentSession>, ownKey: string): ForeignHistoryState[] {
+  const found: ForeignHistoryState[] = [];
+  for (const [key, value] of Object.entries(session.stateBag ?? {})) {
+    if (key === ownKey || value === null || typeof value !== "object" || Array.isArray(value)) continue;
+    const type = (value as { $type?: unknown }).$type;
+    if (typeof type === "string" && HISTORY_STATE_TYPES.has(type)) found.push({ key, $type: type, value: value as Record<string, unknown> });
+  }
+  return found;
+}
+
+/**
+ * A session's history is held by a provider this agent does not have (or under another key), and
+ * taking it over would lose or mix messages. Thrown before the model is called, so the agent never
+ * answers as if the conversation were new.
+ */
+export class HistoryProviderMismatchError extends StatebagError {
+  constructor(
+    readonly sessionId: string,
+    /** The state bag key and state type that hold the history now. */
+    readonly heldBy: { key: string; $type: string },
+    /** The provider class of the agent that was asked to run the session. */
+    readonly provider: string,
+    detail: string,
+    hint: string,
+  ) {
+    super(
+      "history-provider-mismatch",
+      `session ${JSON.stringify(sessionId)} keeps its history in "${heldBy.$type}" under state bag key "${heldBy.key}", ` +
+        `which this agent's ${provider} does not read: ${detail}; nothing was run`,
+      { hint },
+    );
+  }
 }

@@ -7,7 +7,7 @@ import { defineMigration } from "../../persistence/migrations.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import type { ProviderState } from "../../core/tagged.js";
-import { ChatHistoryProvider } from "./chat-history-provider.js";
+import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";
 
@@ -67,7 +67,9 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
   }
 
   async getMessages(context: ProviderContext): Promise<ChatMessage[]> {
-    return [...this.state.readOrInit(context.state).messages];
+    const own = this.state.read(context.state);
+    this.checkNoHistoryElsewhere(context.session, own !== undefined);
+    return [...(own?.messages ?? [])];
   }
 
   async addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void> {
@@ -89,6 +91,38 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
   }
 
   async listMessages(session: AgentSession): Promise<ChatMessage[]> {
-    return [...(this.state.read(session)?.messages ?? [])];
+    const own = this.state.read(session);
+    this.checkNoHistoryElsewhere(session, own !== undefined);
+    return [...(own?.messages ?? [])];
+  }
+
+  /**
+   * A session whose history another provider keeps (a message log, or this provider's state under
+   * another key) must not be run as if it had none. A message log cannot be read from here, and a
+   * log-backed session that also holds this provider's state has moved on from it: both refuse.
+   */
+  private checkNoHistoryElsewhere(session: Readonly<AgentSession>, hasOwn: boolean): void {
+    for (const other of foreignHistoryStates(session, this.key)) {
+      if (other.$type === "StoredChatHistoryState") {
+        const storageId = typeof other.value.storageId === "string" ? other.value.storageId : "?";
+        throw new HistoryProviderMismatchError(
+          session.id,
+          other,
+          "InMemoryChatHistoryProvider",
+          `its messages are in the message log ${JSON.stringify(storageId)} of a store`,
+          "run it with an agent whose history is a StoredChatHistoryProvider on that store (new ChatClientAgent({ history: new StoredChatHistoryProvider({ log: store.messages }) }))",
+        );
+      }
+      const messages = other.value.messages;
+      if (!hasOwn && Array.isArray(messages) && messages.length > 0) {
+        throw new HistoryProviderMismatchError(
+          session.id,
+          other,
+          "InMemoryChatHistoryProvider",
+          `this provider uses the key "${this.key}", and the session holds ${messages.length} message(s) under "${other.key}"`,
+          `give the provider the session's key: new InMemoryChatHistoryProvider({ key: ${JSON.stringify(other.key)} })`,
+        );
+      }
+    }
   }
 }
