@@ -5,13 +5,35 @@
 
 export class StatebagError extends Error {
   readonly code: string;
-  readonly hint?: string;
+  /**
+   * How to fix it; never empty. A thrower that knows the fix gives it (and the message ends with it
+   * as "\n  hint: ..."); otherwise it is the general advice for the error's `code`.
+   */
+  readonly hint: string;
   constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
-    super(options.hint ? `${message}\n  hint: ${options.hint}` : message, options.cause === undefined ? undefined : { cause: options.cause });
+    const specific = options.hint !== undefined && options.hint.trim() !== "" ? options.hint : undefined;
+    super(specific ? `${message}\n  hint: ${specific}` : message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.hint = options.hint;
+    this.hint = specific ?? defaultHint(code);
   }
+}
+
+/** The advice for an error whose thrower gave no specific hint, by code (family prefix for json-*, interop-*, store-*). */
+const DEFAULT_HINTS: Record<string, string> = {
+  configuration: "correct the option or argument the message names: it says what was expected and what was given",
+  registry: "correct the type definition the message names ($type, version, schema), or the registry it is added to",
+  "migration-definition": "correct the defineMigration call the message names (type, from, to and an up function)",
+  migration: "fix the migration step the message names so it returns a value valid at the target version; the stored data was not changed",
+  "session-invalid": "fix the values at the JSON pointers listed (each says what was expected and what was found)",
+  json: "fix the JSON input at the position the message gives",
+  interop: "the message names the field and the JSON pointer of the document that could not be converted; correct it in the source document",
+  store: "check the store URL and that its server is reachable; the message names the store",
+};
+
+function defaultHint(code: string): string {
+  const family = code.startsWith("json-") ? "json" : code.startsWith("interop-") ? "interop" : code.startsWith("store-") ? "store" : code;
+  return DEFAULT_HINTS[family] ?? "the message says what went wrong and where; rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
 }
 
 /** A mistake in how an agent, provider or session was put together (caught before any model call). */

@@ -5,7 +5,8 @@
  *   memory:                     a fresh in-process store
  *   sqlite:./path.db            a SQLite file, relative to the working directory
  *   sqlite:/abs/path.db         (also sqlite:///abs/path.db; sqlite::memory: for a private in-memory DB)
- *   postgres://user:pw@host/db  PostgreSQL (postgresql:// too); ?schema=name selects the schema
+ *   postgres://user:pw@host/db  PostgreSQL (postgresql:// too); ?schema=name selects the schema,
+ *                               ?queryTimeout=ms limits each statement client-side, ?statement_timeout=ms server-side
  *   redis://host:6379/0         Redis (rediss:// for TLS); ?prefix=app:sessions: sets the key prefix
  *
  * Opening does not contact PostgreSQL or Redis: a server that is down is reported by the first
@@ -36,6 +37,8 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /** SQLite durability (default `normal`). */
   synchronous?: "normal" | "full";
+  /** PostgreSQL: client-side limit on one statement in ms (overrides `?queryTimeout=`; default 30000). */
+  queryTimeoutMs?: number;
   /** PostgreSQL pool size (default 10). */
   maxConnections?: number;
 }
@@ -61,12 +64,13 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     }
     case "postgres":
     case "postgresql": {
-      const { url: connectionString, params } = takeParams(url, ["schema"]);
+      const { url: connectionString, params } = takeParams(url, ["schema", "queryTimeout"]);
       return new PostgresSessionStore({
         ...common,
         connectionString,
         schema: options.schema ?? params.schema,
         connectTimeoutMs: options.connectTimeoutMs,
+        queryTimeoutMs: options.queryTimeoutMs ?? (params.queryTimeout === undefined ? undefined : Number(params.queryTimeout)),
         max: options.maxConnections,
         displayUrl: redactUrl(url),
       });

@@ -36,7 +36,7 @@ import {
   scanPage,
   sessionId,
 } from "./common.js";
-import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -100,6 +100,24 @@ function isUnavailable(error: unknown): boolean {
   return NETWORK_MESSAGES.test(error.message);
 }
 
+/** SQLSTATE class 28: invalid authorization (wrong password, unknown role, no pg_hba.conf entry). */
+function isAuthenticationFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && /^28/.test(code);
+}
+
+/** The user a store logs in as, for messages (never the password). */
+function connectionUser(options: PostgresStoreOptions): string | undefined {
+  const fromPool = (options.pool as { options?: { user?: unknown } } | undefined)?.options?.user;
+  if (typeof fromPool === "string") return fromPool;
+  try {
+    const user = new URL(options.connectionString ?? "").username;
+    return user ? decodeURIComponent(user) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function isMissingSchema(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return code === "42P01" || code === "3F000";
@@ -160,6 +178,18 @@ export class PostgresSessionStore implements SessionStore {
     return new StoreUnavailableError("PostgreSQL", this.url, operation, { cause: error, outcomeUnknown });
   }
 
+  /** The server refused the login. The driver's error is not kept: nothing of the credentials travels on. */
+  private authenticationFailed(): StoreAuthenticationError {
+    const user = connectionUser(this.options);
+    return new StoreAuthenticationError(
+      "PostgreSQL",
+      this.url,
+      user,
+      `check the user name and password in the store URL (postgres://user:password@host/db; percent-encode special characters), ` +
+        `that the role${user ? ` "${user}"` : ""} exists and may log in, and that pg_hba.conf allows it from this host`,
+    );
+  }
+
   private notSetUp(): StoreNotSetUpError {
     return new StoreNotSetUpError(
       this.url,
@@ -179,6 +209,7 @@ export class PostgresSessionStore implements SessionStore {
     try {
       client = await this.pool.connect();
     } catch (error) {
+      if (isAuthenticationFailure(error)) throw this.authenticationFailed();
       throw isUnavailable(error) ? this.unavailable(operation, error, false) : error;
     }
     let broken: Error | undefined;

@@ -36,7 +36,7 @@ import {
   scanPage,
   sessionId,
 } from "./common.js";
-import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+import { ConflictError, StoreAuthenticationError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -219,6 +219,29 @@ redis.call('HSET', KEYS[2], 'v', redis.call('INCR', KEYS[3]))
 return {1, len - keep}
 `;
 
+/** ARGV: candidate prefixes. Returns the first one a store uses (it has an index or a format marker), or false. */
+const OUTER = `
+for _, p in ipairs(ARGV) do
+  if redis.call('TYPE', p .. 'idx').ok == 'zset' or redis.call('TYPE', p .. 'rev').ok == 'string' or redis.call('TYPE', p .. 'meta').ok == 'hash' then return p end
+end
+return false
+`;
+
+/** The key tags a store puts between its prefix and an id. */
+const ID_TAGS = ["s:", "ml:", "mh:", "mo:"];
+
+/**
+ * The prefixes of stores whose id-keyed keys would contain this prefix's keys: for `app:s:x:`,
+ * the store `app:` (its session `x:...` is this store's `...`).
+ */
+function enclosingPrefixes(prefix: string): string[] {
+  const out: string[] = [];
+  for (const tag of ID_TAGS) {
+    for (let at = prefix.indexOf(tag); at >= 0; at = prefix.indexOf(tag, at + 1)) out.push(prefix.slice(0, at));
+  }
+  return out;
+}
+
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
 export const REDIS_LUA = { save: SAVE, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM } as const;
 
@@ -233,6 +256,7 @@ interface ScriptedClient extends RedisClient {
   sbRead(...args: (string | number)[]): Promise<[number, string[]]>;
   sbReplace(...args: (string | number)[]): Promise<Reply>;
   sbTrim(...args: (string | number)[]): Promise<Reply>;
+  sbOuter(...args: (string | number)[]): Promise<string | null>;
 }
 
 const NETWORK_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
@@ -315,6 +339,7 @@ export class RedisSessionStore implements SessionStore {
       client.defineCommand("sbRead", { numberOfKeys: 2, lua: READ });
       client.defineCommand("sbReplace", { numberOfKeys: 4, lua: REPLACE });
       client.defineCommand("sbTrim", { numberOfKeys: 3, lua: TRIM });
+      client.defineCommand("sbOuter", { numberOfKeys: 0, lua: OUTER });
       this.client_ = client;
     }
     return this.client_;
@@ -346,6 +371,14 @@ export class RedisSessionStore implements SessionStore {
     try {
       await this.connecting;
     } catch (error) {
+      if (error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message)) {
+        throw new StoreAuthenticationError(
+          "Redis",
+          this.url,
+          this.username(),
+          "check the user name and password in the store URL (redis://user:password@host:6379; percent-encode special characters) against the server's requirepass / ACL users",
+        );
+      }
       throw new StoreUnavailableError("Redis", this.url, operation, { cause: error });
     }
     return client;
@@ -365,7 +398,10 @@ export class RedisSessionStore implements SessionStore {
       sent = true;
       return await fn(client);
     } catch (error) {
-      if (error instanceof StoreNotSetUpError) throw error;
+      if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
+      if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
+        throw new StoreKeyConflictError(this.url, this.prefix, `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`);
+      }
       if (isUnavailable(error)) {
         // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
         // client's status is no guide: it can still read "ready" just after the socket closed.
@@ -393,11 +429,29 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private async readFormat(client: ScriptedClient): Promise<void> {
-    const format = await client.hget(this.keys.meta, "format");
+    const [format, outer] = await Promise.all([client.hget(this.keys.meta, "format"), this.enclosingStore(client)]);
+    if (outer) {
+      throw new StoreKeyConflictError(this.url, this.prefix, `its keys lie inside those of the store with prefix "${outer}" (a session or message log there has an id starting with "${this.prefix.slice(outer.length)}")`);
+    }
     if (format !== null && Number(format) > REDIS_FORMAT_VERSION) {
       throw this.newerFormat(format, "upgrade statebag in this app to the release that wrote the store, or use another key prefix");
     }
     this.formatOk = true;
+  }
+
+  /** The prefix of a store whose keys would contain this one's, if one is in use. */
+  private async enclosingStore(client: ScriptedClient): Promise<string | null> {
+    const candidates = enclosingPrefixes(this.prefix);
+    return candidates.length === 0 ? null : client.sbOuter(...candidates);
+  }
+
+  private username(): string | undefined {
+    try {
+      const user = new URL(this.options.url).username;
+      return user ? decodeURIComponent(user) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private newerFormat(format: string, hint: string): StoreNotSetUpError {

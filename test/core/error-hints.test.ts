@@ -1,0 +1,150 @@
+/**
+ * Every StatebagError says how to fix it: `hint` is never empty. Each subclass in the sources is
+ * triggered here (through the API that throws it where that is practical) and a subclass added
+ * without a case fails the audit below.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigurationError, StatebagError, StateTypeError } from "../../src/runtime/core/errors.js";
+import { ProviderSessionState, StateVersionError } from "../../src/runtime/core/state-bag.js";
+import { defineMigration, MigrationDefinitionError, MigrationError } from "../../src/runtime/persistence/migrations.js";
+import { defaultRegistry, RegistryError, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { JsonParseError, parseJson } from "../../src/runtime/persistence/safe-json.js";
+import { deserializeSession, SessionValidationError } from "../../src/runtime/persistence/serialization.js";
+import {
+  ConflictError,
+  InvalidIdError,
+  SessionNotFoundError,
+  StoreAuthenticationError,
+  StoreKeyConflictError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "../../src/runtime/stores/errors.js";
+import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/chat-history-provider.js";
+import { openStore } from "../../src/runtime/stores/index.js";
+import { importSession } from "../../src/runtime/interop/index.js";
+import { InteropError } from "../../src/runtime/interop/errors.js";
+import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";
+import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.js";
+import { InvalidStoredValueError } from "../../src/runtime/stores/codec.js";
+import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
+import { ToolchainMissingError } from "../../src/cli/toolchain.js";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Runs `fn`, which must throw; returns what it threw. */
+async function caught(fn: () => unknown): Promise<unknown> {
+  try {
+    await fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected an error");
+}
+
+/** How each subclass is triggered. Classes only some modules export are looked up by name. */
+const cases: Record<string, () => Promise<unknown> | unknown> = {
+  StatebagError: () => new StatebagError("something-new", "what went wrong"),
+  ConfigurationError: () => caught(() => openStore("sqlite:")),
+  StateTypeError: () =>
+    caught(() =>
+      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", { stateType: "acme.A", version: 1, initial: () => ({ $type: "acme.A", notes: [] }) }).read({
+        id: "s",
+        stateBag: { k: { $type: "acme.B" } },
+      }),
+    ),
+  StateVersionError: () =>
+    caught(() =>
+      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", { stateType: "acme.A", version: 1, initial: () => ({ $type: "acme.A", notes: [] }) }).read({
+        id: "s",
+        stateBag: { k: { $type: "acme.A", $version: 9 } },
+      }),
+    ),
+  // The one the issue found without a hint: a document that does not load.
+  SessionValidationError: () => caught(() => deserializeSession({ format: "statebag.session", formatVersion: 1, session: { id: 3, stateBag: {} } })),
+  JsonParseError: () => caught(() => parseJson("{")),
+  RegistryError: () => caught(() => new TypeRegistry().register({ $type: "not a valid id!", version: 1, schema: { type: "object" } })),
+  MigrationDefinitionError: () => caught(() => defineMigration({ type: "acme.A", from: 2, to: 1, up: (v: object) => v } as never)),
+  MigrationError: () => {
+    const registry = TypeRegistry.compose(defaultRegistry());
+    registry.register({ $type: "acme.M", version: 2, schema: { type: "object", properties: { n: { type: "number" } } } });
+    return caught(() => registry.upgrade({ $type: "acme.M", $version: 1 }));
+  },
+  ConflictError: async () => {
+    const store = await openStore("memory:");
+    await store.save({ id: "c", stateBag: {} }, { expectedRevision: null });
+    return caught(() => store.save({ id: "c", stateBag: {} }, { expectedRevision: null }));
+  },
+  InteropError: () => caught(() => importSession('{"stateBag": 3}', { from: "dotnet" })),
+  SessionNotFoundError: () => new SessionNotFoundError("s"),
+  StoreNotSetUpError: () => new StoreNotSetUpError("postgres://h/db", "the store is not set up", "run statebag store setup --store postgres://h/db"),
+  StoreUnavailableError: () => new StoreUnavailableError("redis", "redis://h", "get", { cause: new Error("ECONNREFUSED") }),
+  InvalidIdError: async () => {
+    const store = await openStore("memory:");
+    return caught(() => store.get("a\u0000b"));
+  },
+  StoreAuthenticationError: () => new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
+  StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
+  HistoryProviderMismatchError: () => new HistoryProviderMismatchError("s", { key: "statebag.chatHistory", $type: "InMemoryChatHistoryState" }, "StoredChatHistoryProvider", "the log is empty", "keep the provider the session started with"),
+  ChannelKeyError: () => new ChannelKeyError("two channels share a key", "give each agent its own name"),
+  AgentChatRestoreError: () => new AgentChatRestoreError("format" as never, "not an agent chat document", { hint: "pass what AgentChatSerializer.serialize wrote" }),
+  InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
+  BulkMigrationError: () => new BulkMigrationError("the store cannot be migrated", "set it up first"),
+  ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
+};
+
+/** Every class declared (in src/ and generator/) as a subclass of StatebagError, directly or not. */
+function declaredSubclasses(): string[] {
+  const parents = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts")) {
+        for (const m of readFileSync(path, "utf8").matchAll(/class (\w+) extends (\w+)/g)) parents.set(m[1], m[2]);
+      }
+    }
+  };
+  walk(join(ROOT, "src"));
+  walk(join(ROOT, "generator"));
+  const isStatebag = (name: string, seen = new Set<string>()): boolean =>
+    name === "StatebagError" || (!seen.has(name) && parents.has(name) && isStatebag(parents.get(name)!, seen.add(name)));
+  return [...parents.keys()].filter((name) => isStatebag(name)).sort();
+}
+
+describe("every StatebagError carries a hint", () => {
+  it("the audit: every subclass in the sources has a case here", () => {
+    const missing = declaredSubclasses().filter((name) => !(name in cases));
+    expect(missing, "add a case that triggers each of these and check its hint").toEqual([]);
+  });
+
+  for (const [name, trigger] of Object.entries(cases)) {
+    it(`${name}: a non-empty hint`, async () => {
+      const error = await trigger();
+      expect(error).toBeInstanceOf(StatebagError);
+      expect((error as Error).constructor.name).toBe(name);
+      const hint = (error as StatebagError).hint;
+      expect(typeof hint).toBe("string");
+      expect(hint.trim().length).toBeGreaterThan(10);
+    });
+  }
+
+  it("a thrower's own hint ends the message; without one the code's general advice is the hint, outside the message", () => {
+    const own = new ConfigurationError("retries must be >= 0", "pass retries: 3");
+    expect(own.hint).toBe("pass retries: 3");
+    expect(own.message).toBe("retries must be >= 0\n  hint: pass retries: 3");
+    const general = new ConfigurationError("retries must be >= 0");
+    expect(general.message).toBe("retries must be >= 0");
+    expect(general.hint).toContain("correct the option or argument");
+    expect(new ConfigurationError("x", "   ").hint).toBe(general.hint);
+    expect(new StatebagError("json-depth", "too deep").hint).toContain("JSON input");
+    expect(new StatebagError("unheard-of", "x").hint).toContain("STATEBAG_DEBUG=1");
+  });
+
+  it("SessionValidationError says how to fix it, and each problem keeps its own hint", async () => {
+    const error = (await cases.SessionValidationError()) as SessionValidationError;
+    expect(error.hint).toContain("JSON pointers");
+    expect(error.problems.length).toBeGreaterThan(0);
+  });
+});
