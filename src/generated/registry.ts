@@ -171,7 +171,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "StoredChatHistoryState",
-    source: "src/runtime/agent/providers/stored-chat-history.ts:36",
+    source: "src/runtime/agent/providers/stored-chat-history.ts:47",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -691,6 +691,102 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateGroupChatChannelState as Validator,
+  },
+  {
+    $type: "statebag.ToolApprovalState",
+    family: "ProviderState",
+    version: 1,
+    name: "ToolApprovalState",
+    source: "src/runtime/agent/approvals.ts:48",
+    slots: [
+      { path: ["pending", "*", "call"], family: "AIContent" },
+      { path: ["pending", "*", "request"], family: "AIContent" },
+      { path: ["pending", "*", "response"], family: "AIContent" },
+      { path: ["pending", "*", "result"], family: "AIContent" },
+    ],
+    schema: {
+      "$schema": "http://json-schema.org/draft-07/schema#",
+      "additionalProperties": false,
+      "description": "The agent's approval bookkeeping for one session.",
+      "properties": {
+        "$type": {
+          "const": "statebag.ToolApprovalState",
+          "type": "string"
+        },
+        "$version": {
+          "const": 1,
+          "type": "integer"
+        },
+        "answered": {
+          "description": "Recently answered requests, oldest first (at most `ANSWERED_KEPT`).",
+          "items": {
+            "additionalProperties": false,
+            "description": "A request that was answered and whose round is closed: kept so a second answer is told apart from an unknown id.",
+            "properties": {
+              "approved": {
+                "type": "boolean"
+              },
+              "callId": {
+                "type": "string"
+              },
+              "requestId": {
+                "type": "string"
+              }
+            },
+            "required": [
+              "approved",
+              "callId",
+              "requestId"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "pending": {
+          "description": "The calls of the model turn waiting for answers, in the model's order; empty when nothing waits.",
+          "items": {
+            "additionalProperties": false,
+            "description": "One call of a model turn that stopped for approval.",
+            "properties": {
+              "call": {
+                "description": "The call as the model made it."
+              },
+              "request": {
+                "description": "Present when the call needs approval: the request the application answers (its `toolCall` is `call`)."
+              },
+              "response": {
+                "description": "The application's answer, once given."
+              },
+              "result": {
+                "description": "The call's result (or its rejection), once known. A call with a result never runs again."
+              },
+              "startedAt": {
+                "description": "When a run began executing the call (set only by `answerToolApprovals`, before running it).",
+                "format": "date-time",
+                "type": "string"
+              },
+              "startedBy": {
+                "description": "Which execution claimed the call (an opaque token).",
+                "type": "string"
+              }
+            },
+            "required": [
+              "call"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        }
+      },
+      "required": [
+        "$type",
+        "answered",
+        "pending"
+      ],
+      "title": "ToolApprovalState",
+      "type": "object"
+    },
+    validate: validators.validateToolApprovalState as Validator,
   },
   {
     $type: "statebag.WorkflowState",

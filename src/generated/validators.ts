@@ -2003,8 +2003,8 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-export const validateWorkflowState = validate22;
-const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"WorkflowState","description":"The workflow's own key in its session: the participants' session kind and conversation id.","type":"object","properties":{"participants":{"type":"object","additionalProperties":{"description":"What a workflow session records about each participant besides its providers' state.","type":"object","properties":{"kind":{"description":"How a session keeps history. `local`: the history provider keeps it and the client gets all of\nit each turn. `hosted`: the model service keeps it under `conversationId`. Absent: not decided\nyet; fixed by the first response (a conversation id back means hosted).","enum":["hosted","local"],"type":"string"},"conversationId":{"description":"A service's id(s) for its stored conversation: one string, or named ids for services that need more.","anyOf":[{"type":"object","additionalProperties":{"type":"string"}},{"type":"string"}]}},"additionalProperties":false}},"$type":{"type":"string","const":"statebag.WorkflowState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","participants"]};
+export const validateToolApprovalState = validate22;
+const schema23 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalState","description":"The agent's approval bookkeeping for one session.","type":"object","properties":{"pending":{"description":"The calls of the model turn waiting for answers, in the model's order; empty when nothing waits.","type":"array","items":{"description":"One call of a model turn that stopped for approval.","type":"object","properties":{"call":{"description":"The call as the model made it."},"request":{"description":"Present when the call needs approval: the request the application answers (its `toolCall` is `call`)."},"response":{"description":"The application's answer, once given."},"startedAt":{"description":"When a run began executing the call (set only by `answerToolApprovals`, before running it).","format":"date-time","type":"string"},"startedBy":{"description":"Which execution claimed the call (an opaque token).","type":"string"},"result":{"description":"The call's result (or its rejection), once known. A call with a result never runs again."}},"additionalProperties":false,"required":["call"]}},"answered":{"description":"Recently answered requests, oldest first (at most `ANSWERED_KEPT`).","type":"array","items":{"description":"A request that was answered and whose round is closed: kept so a second answer is told apart from an unknown id.","type":"object","properties":{"requestId":{"type":"string"},"callId":{"type":"string"},"approved":{"type":"boolean"}},"additionalProperties":false,"required":["approved","callId","requestId"]}},"$type":{"type":"string","const":"statebag.ToolApprovalState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","answered","pending"]};
 
 function validate22(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2013,15 +2013,263 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.participants === undefined) && (missing0 = "participants"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.answered === undefined) && (missing0 = "answered"))) || ((data.pending === undefined) && (missing0 = "pending"))){
 validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "participants") || (key0 === "$type")) || (key0 === "$version"))){
+if(!((((key0 === "pending") || (key0 === "answered")) || (key0 === "$type")) || (key0 === "$version"))){
 validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.pending !== undefined){
+let data0 = data.pending;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(errors === _errs4){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.call === undefined) && (missing1 = "call")){
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0,schemaPath:"#/properties/pending/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key1 in data1){
+if(!((((((key1 === "call") || (key1 === "request")) || (key1 === "response")) || (key1 === "startedAt")) || (key1 === "startedBy")) || (key1 === "result"))){
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0,schemaPath:"#/properties/pending/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data1.startedAt !== undefined){
+let data2 = data1.startedAt;
+const _errs7 = errors;
+if(errors === _errs7){
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!(formats0(data2))){
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0+"/startedAt",schemaPath:"#/properties/pending/items/properties/startedAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0+"/startedAt",schemaPath:"#/properties/pending/items/properties/startedAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid2 = _errs7 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.startedBy !== undefined){
+const _errs9 = errors;
+if(typeof data1.startedBy !== "string"){
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0+"/startedBy",schemaPath:"#/properties/pending/items/properties/startedBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid2 = _errs9 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/pending/" + i0,schemaPath:"#/properties/pending/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/pending",schemaPath:"#/properties/pending/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answered !== undefined){
+let data4 = data.answered;
+const _errs11 = errors;
+if(errors === _errs11){
+if(Array.isArray(data4)){
+var valid3 = true;
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+let data5 = data4[i1];
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((((data5.approved === undefined) && (missing2 = "approved")) || ((data5.callId === undefined) && (missing2 = "callId"))) || ((data5.requestId === undefined) && (missing2 = "requestId"))){
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1,schemaPath:"#/properties/answered/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key2 in data5){
+if(!(((key2 === "requestId") || (key2 === "callId")) || (key2 === "approved"))){
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1,schemaPath:"#/properties/answered/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.requestId !== undefined){
+const _errs16 = errors;
+if(typeof data5.requestId !== "string"){
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1+"/requestId",schemaPath:"#/properties/answered/items/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid4 = _errs16 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.callId !== undefined){
+const _errs18 = errors;
+if(typeof data5.callId !== "string"){
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1+"/callId",schemaPath:"#/properties/answered/items/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid4 = _errs18 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.approved !== undefined){
+const _errs20 = errors;
+if(typeof data5.approved !== "boolean"){
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1+"/approved",schemaPath:"#/properties/answered/items/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid4 = _errs20 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/answered/" + i1,schemaPath:"#/properties/answered/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs13 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/answered",schemaPath:"#/properties/answered/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data9 = data.$type;
+const _errs22 = errors;
+if(typeof data9 !== "string"){
+validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("statebag.ToolApprovalState" !== data9){
+validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.ToolApprovalState"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data10 = data.$version;
+const _errs24 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data10){
+validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+
+export const validateWorkflowState = validate23;
+const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"WorkflowState","description":"The workflow's own key in its session: the participants' session kind and conversation id.","type":"object","properties":{"participants":{"type":"object","additionalProperties":{"description":"What a workflow session records about each participant besides its providers' state.","type":"object","properties":{"kind":{"description":"How a session keeps history. `local`: the history provider keeps it and the client gets all of\nit each turn. `hosted`: the model service keeps it under `conversationId`. Absent: not decided\nyet; fixed by the first response (a conversation id back means hosted).","enum":["hosted","local"],"type":"string"},"conversationId":{"description":"A service's id(s) for its stored conversation: one string, or named ids for services that need more.","anyOf":[{"type":"object","additionalProperties":{"type":"string"}},{"type":"string"}]}},"additionalProperties":false}},"$type":{"type":"string","const":"statebag.WorkflowState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","participants"]};
+
+function validate23(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.$type === undefined) && (missing0 = "$type")) || ((data.participants === undefined) && (missing0 = "participants"))){
+validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "participants") || (key0 === "$type")) || (key0 === "$version"))){
+validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2040,7 +2288,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 const _errs7 = errors;
 for(const key2 in data1){
 if(!((key2 === "kind") || (key2 === "conversationId"))){
-validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate23.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2050,11 +2298,11 @@ if(data1.kind !== undefined){
 let data2 = data1.kind;
 const _errs8 = errors;
 if(typeof data2 !== "string"){
-validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data2 === "hosted") || (data2 === "local"))){
-validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema23.properties.participants.additionalProperties.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate23.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/participants/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema24.properties.participants.additionalProperties.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid2 = _errs8 === errors;
@@ -2126,7 +2374,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return false;
 }
 else {
@@ -2149,7 +2397,7 @@ var valid2 = true;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/participants/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/participants/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2160,7 +2408,7 @@ break;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/participants",schemaPath:"#/properties/participants/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath:instancePath+"/participants",schemaPath:"#/properties/participants/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2174,11 +2422,11 @@ if(data.$type !== undefined){
 let data5 = data.$type;
 const _errs19 = errors;
 if(typeof data5 !== "string"){
-validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("statebag.WorkflowState" !== data5){
-validate22.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.WorkflowState"},message:"must be equal to constant"}];
+validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.WorkflowState"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -2191,11 +2439,11 @@ if(data.$version !== undefined){
 let data6 = data.$version;
 const _errs21 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data6){
-validate22.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -2209,18 +2457,18 @@ var valid0 = true;
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-export const validateForeignContent = validate23;
-const schema24 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
+export const validateForeignContent = validate24;
+const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
 
-function validate23(data, options){
+function validate24(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
@@ -2228,14 +2476,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.$type === undefined) && (missing0 = "$type")) || ((data.format === undefined) && (missing0 = "format"))) || ((data.value === undefined) && (missing0 = "value"))){
-validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "format") || (key0 === "value")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2245,11 +2493,11 @@ if(data.format !== undefined){
 let data0 = data.format;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate23.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data0 === "dotnet") || (data0 === "python"))){
-validate23.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema24.properties.format.enum},message:"must be equal to one of the allowed values"}];
+validate24.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema25.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2265,7 +2513,7 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2279,11 +2527,11 @@ if(data.$type !== undefined){
 let data2 = data.$type;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("statebag.foreign" !== data2){
-validate23.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
+validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -2296,11 +2544,11 @@ if(data.$version !== undefined){
 let data3 = data.$version;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data3){
-validate23.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -2313,7 +2561,7 @@ if(data.annotations !== undefined){
 const _errs11 = errors;
 if(errors === _errs11){
 if(!(Array.isArray(data.annotations))){
-validate23.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate24.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2330,7 +2578,7 @@ if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
-validate23.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2348,18 +2596,18 @@ var valid0 = true;
 }
 }
 else {
-validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate23.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextContent = validate24;
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
+export const validateTextContent = validate25;
+const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
 
-function validate24(data, options){
+function validate25(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
@@ -2367,14 +2615,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.$type === undefined) && (missing0 = "$type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "text") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2383,7 +2631,7 @@ if(_errs1 === errors){
 if(data.text !== undefined){
 const _errs2 = errors;
 if(typeof data.text !== "string"){
-validate24.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2396,11 +2644,11 @@ if(data.$type !== undefined){
 let data1 = data.$type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("text" !== data1){
-validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2413,11 +2661,11 @@ if(data.$version !== undefined){
 let data2 = data.$version;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data2){
-validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2430,7 +2678,7 @@ if(data.annotations !== undefined){
 const _errs8 = errors;
 if(errors === _errs8){
 if(!(Array.isArray(data.annotations))){
-validate24.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate25.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2447,7 +2695,7 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 }
 else {
-validate24.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate25.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2464,18 +2712,18 @@ var valid0 = true;
 }
 }
 else {
-validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate24.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextSpanAnnotatedRegion = validate25;
-const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
+export const validateTextSpanAnnotatedRegion = validate26;
+const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 
-function validate25(data, options){
+function validate26(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
 let vErrors = null;
 let errors = 0;
@@ -2483,14 +2731,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.$type === undefined) && (missing0 = "$type")){
-validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "start") || (key0 === "end")) || (key0 === "$type")) || (key0 === "$version"))){
-validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2500,7 +2748,7 @@ if(data.start !== undefined){
 let data0 = data.start;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate25.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate26.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2513,103 +2761,7 @@ if(data.end !== undefined){
 let data1 = data.end;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate25.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.$type !== undefined){
-let data2 = data.$type;
-const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("textSpan" !== data2){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.$version !== undefined){
-let data3 = data.$version;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(1 !== data3){
-validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate25.errors = vErrors;
-return errors === 0;
-}
-
-export const validateToolApprovalRequestContent = validate26;
-const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
-
-function validate26(data, options){
-const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.requestId === undefined) && (missing0 = "requestId"))) || ((data.toolCall === undefined) && (missing0 = "toolCall"))){
-validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "requestId") || (key0 === "toolCall")) || (key0 === "requiresConfirmation")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
-validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.requestId !== undefined){
-const _errs2 = errors;
-if(typeof data.requestId !== "string"){
-validate26.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.requiresConfirmation !== undefined){
-const _errs4 = errors;
-if(typeof data.requiresConfirmation !== "boolean"){
-validate26.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate26.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2625,8 +2777,8 @@ if(typeof data2 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("toolApprovalRequest" !== data2){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
+if("textSpan" !== data2){
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2651,39 +2803,6 @@ var valid0 = _errs8 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.annotations !== undefined){
-const _errs10 = errors;
-if(errors === _errs10){
-if(!(Array.isArray(data.annotations))){
-validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.additionalProperties !== undefined){
-let data5 = data.additionalProperties;
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
 }
 }
 }
@@ -2699,8 +2818,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const validateToolApprovalResponseContent = validate27;
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
+export const validateToolApprovalRequestContent = validate27;
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
 
 function validate27(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2709,14 +2828,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.approved === undefined) && (missing0 = "approved"))) || ((data.requestId === undefined) && (missing0 = "requestId"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.requestId === undefined) && (missing0 = "requestId"))) || ((data.toolCall === undefined) && (missing0 = "toolCall"))){
 validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "requestId") || (key0 === "approved")) || (key0 === "toolCall")) || (key0 === "reason")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!(((((((key0 === "requestId") || (key0 === "toolCall")) || (key0 === "requiresConfirmation")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2735,10 +2854,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.approved !== undefined){
+if(data.requiresConfirmation !== undefined){
 const _errs4 = errors;
-if(typeof data.approved !== "boolean"){
-validate27.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data.requiresConfirmation !== "boolean"){
+validate27.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2747,10 +2866,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
+if(data.$type !== undefined){
+let data2 = data.$type;
 const _errs6 = errors;
-if(typeof data.reason !== "string"){
-validate27.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data2 !== "string"){
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("toolApprovalRequest" !== data2){
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2759,15 +2883,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data3 = data.$type;
+if(data.$version !== undefined){
+let data3 = data.$version;
 const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if("toolApprovalResponse" !== data3){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
+if(1 !== data3){
+validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -2776,16 +2900,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data4 = data.$version;
+if(data.annotations !== undefined){
 const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs10){
+if(!(Array.isArray(data.annotations))){
+validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
-if(1 !== data4){
-validate27.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs10 === errors;
 }
@@ -2793,11 +2914,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.annotations !== undefined){
+if(data.additionalProperties !== undefined){
+let data5 = data.additionalProperties;
 const _errs12 = errors;
 if(errors === _errs12){
-if(!(Array.isArray(data.annotations))){
-validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2805,24 +2929,6 @@ var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.additionalProperties !== undefined){
-let data6 = data.additionalProperties;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -2841,8 +2947,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUriContent = validate28;
-const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
+export const validateToolApprovalResponseContent = validate28;
+const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
 
 function validate28(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2851,24 +2957,24 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.uri === undefined) && (missing0 = "uri"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.approved === undefined) && (missing0 = "approved"))) || ((data.requestId === undefined) && (missing0 = "requestId"))){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "uri") || (key0 === "mediaType")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((((key0 === "requestId") || (key0 === "approved")) || (key0 === "toolCall")) || (key0 === "reason")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.uri !== undefined){
+if(data.requestId !== undefined){
 const _errs2 = errors;
-if(typeof data.uri !== "string"){
-validate28.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data.requestId !== "string"){
+validate28.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2877,10 +2983,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mediaType !== undefined){
+if(data.approved !== undefined){
 const _errs4 = errors;
-if(typeof data.mediaType !== "string"){
-validate28.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data.approved !== "boolean"){
+validate28.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2889,15 +2995,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data2 = data.$type;
+if(data.reason !== undefined){
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("uri" !== data2){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
+if(typeof data.reason !== "string"){
+validate28.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -2906,15 +3007,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data3 = data.$version;
+if(data.$type !== undefined){
+let data3 = data.$type;
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(typeof data3 !== "string"){
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(1 !== data3){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+if("toolApprovalResponse" !== data3){
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -2923,13 +3024,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.annotations !== undefined){
+if(data.$version !== undefined){
+let data4 = data.$version;
 const _errs10 = errors;
-if(errors === _errs10){
-if(!(Array.isArray(data.annotations))){
-validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+if(1 !== data4){
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
 }
 var valid0 = _errs10 === errors;
 }
@@ -2937,14 +3041,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.additionalProperties !== undefined){
-let data5 = data.additionalProperties;
+if(data.annotations !== undefined){
 const _errs12 = errors;
 if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(!(Array.isArray(data.annotations))){
+validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2952,6 +3053,24 @@ var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.additionalProperties !== undefined){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -2970,8 +3089,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUsageContent = validate29;
-const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+export const validateUriContent = validate29;
+const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
 
 function validate29(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -2980,15 +3099,144 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.details === undefined) && (missing0 = "details"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.uri === undefined) && (missing0 = "uri"))){
 validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "details") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((key0 === "uri") || (key0 === "mediaType")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.uri !== undefined){
+const _errs2 = errors;
+if(typeof data.uri !== "string"){
+validate29.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mediaType !== undefined){
+const _errs4 = errors;
+if(typeof data.mediaType !== "string"){
+validate29.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data2 = data.$type;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("uri" !== data2){
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data3 = data.$version;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data3){
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.annotations !== undefined){
+const _errs10 = errors;
+if(errors === _errs10){
+if(!(Array.isArray(data.annotations))){
+validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additionalProperties !== undefined){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+
+export const validateUsageContent = validate30;
+const schema31 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+
+function validate30(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.$type === undefined) && (missing0 = "$type")) || ((data.details === undefined) && (missing0 = "details"))){
+validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "details") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3002,7 +3250,7 @@ if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 const _errs4 = errors;
 for(const key1 in data0){
 if(!((((((key1 === "inputTokenCount") || (key1 === "outputTokenCount")) || (key1 === "totalTokenCount")) || (key1 === "cachedInputTokenCount")) || (key1 === "reasoningTokenCount")) || (key1 === "additionalCounts"))){
-validate29.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate30.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3012,7 +3260,7 @@ if(data0.inputTokenCount !== undefined){
 let data1 = data0.inputTokenCount;
 const _errs5 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate29.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -3025,7 +3273,7 @@ if(data0.outputTokenCount !== undefined){
 let data2 = data0.outputTokenCount;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate29.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -3038,7 +3286,7 @@ if(data0.totalTokenCount !== undefined){
 let data3 = data0.totalTokenCount;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate29.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs9 === errors;
@@ -3051,7 +3299,7 @@ if(data0.cachedInputTokenCount !== undefined){
 let data4 = data0.cachedInputTokenCount;
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate29.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -3064,7 +3312,7 @@ if(data0.reasoningTokenCount !== undefined){
 let data5 = data0.reasoningTokenCount;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate29.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -3082,7 +3330,7 @@ for(const key2 in data6){
 let data7 = data6[key2];
 const _errs18 = errors;
 if(!((typeof data7 == "number") && (isFinite(data7)))){
-validate29.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate30.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid2 = _errs18 === errors;
@@ -3092,7 +3340,7 @@ break;
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3109,7 +3357,7 @@ var valid1 = true;
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3123,11 +3371,11 @@ if(data.$type !== undefined){
 let data8 = data.$type;
 const _errs20 = errors;
 if(typeof data8 !== "string"){
-validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("usage" !== data8){
-validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
+validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs20 === errors;
@@ -3140,11 +3388,11 @@ if(data.$version !== undefined){
 let data9 = data.$version;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data9){
-validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -3157,7 +3405,7 @@ if(data.annotations !== undefined){
 const _errs24 = errors;
 if(errors === _errs24){
 if(!(Array.isArray(data.annotations))){
-validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate30.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3174,7 +3422,7 @@ if(errors === _errs26){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3191,10 +3439,10 @@ var valid0 = true;
 }
 }
 else {
-validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate29.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }

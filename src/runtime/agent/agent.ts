@@ -9,7 +9,25 @@
 import { randomUUID } from "node:crypto";
 import { responseFromUpdates, type ChatClient, type ChatOptions, type ChatResponse, type ChatResponseUpdate } from "./chat-client.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
-import { messageText, userMessage, type AIContent, type ChatMessage, type FunctionCallContent, type UsageDetails } from "../core/messages.js";
+import { messageText, userMessage, type ChatMessage, type FunctionCallContent, type ToolApprovalRequestContent, type UsageDetails } from "../core/messages.js";
+import {
+  approvalRequestFor,
+  closeRound,
+  extractAnswers,
+  forModel,
+  pendingToolApprovals,
+  recordAnswers,
+  requiresApproval,
+  runTool,
+  settleRound,
+  TOOL_APPROVALS_KEY,
+  ToolApprovalError,
+  toolApprovalState,
+  unanswered,
+  withApprovalRequests,
+  type PendingToolCall,
+  type ToolApprovalAnswer,
+} from "./approvals.js";
 import { runMiddleware, type RunContext, type RunMiddleware } from "./middleware.js";
 import { AIContextProvider, type AIContext } from "./providers/context-provider.js";
 import { ChatHistoryProvider } from "./providers/chat-history-provider.js";
@@ -19,7 +37,6 @@ import { createSessionData, type AgentSession, type CreateSessionOptions, type S
 import { OwnedStateAccess, StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";
-import type { JsonValue } from "../core/tagged.js";
 
 export interface ChatClientAgentOptions {
   client: ChatClient;
@@ -34,12 +51,23 @@ export interface ChatClientAgentOptions {
   middleware?: readonly RunMiddleware[];
   /** Model round trips allowed for tool calls in one run. Default 8. */
   maxToolRounds?: number;
+  /**
+   * How long an approved call claimed by `answerToolApprovals` counts as still running elsewhere.
+   * After that, a claim without a result is reported to the model as an unknown outcome (the tool
+   * is never run twice). Default 10 minutes.
+   */
+  toolClaimTimeoutMs?: number;
 }
 
 export interface RunOptions {
   signal?: AbortSignal;
   /** Extra instructions for this run only. */
   instructions?: string;
+  /**
+   * Answers to the session's pending tool approval requests (by request id or call id). Answers may
+   * also come as `toolApprovalResponse` contents in the input.
+   */
+  approvals?: readonly ToolApprovalAnswer[];
 }
 
 export interface AgentResponse {
@@ -50,6 +78,11 @@ export interface AgentResponse {
   text: string;
   conversationId?: ServiceSessionId;
   usage?: UsageDetails;
+  /**
+   * Set when the run stopped for tool approvals: the requests waiting for an answer (also kept in
+   * the session). Answer them with `run(..., { approvals })` or `answerToolApprovals`.
+   */
+  pendingApprovals?: ToolApprovalRequestContent[];
 }
 
 export interface AgentResponseUpdate extends ChatResponseUpdate {
@@ -95,6 +128,7 @@ export class ChatClientAgent {
   readonly tools: readonly AITool[];
   private readonly middleware: readonly RunMiddleware[];
   private readonly maxToolRounds: number;
+  readonly toolClaimTimeoutMs: number;
 
   constructor(options: ChatClientAgentOptions) {
     this.client = options.client;
@@ -106,6 +140,7 @@ export class ChatClientAgent {
     this.tools = [...(options.tools ?? [])];
     this.middleware = [...(options.middleware ?? [])];
     this.maxToolRounds = options.maxToolRounds ?? 8;
+    this.toolClaimTimeoutMs = options.toolClaimTimeoutMs ?? 10 * 60_000;
     const seen = new Map<string, SessionStateProvider>();
     for (const provider of this.providers) {
       if (typeof provider.key !== "string" || provider.key === "") throw new ConfigurationError(`a provider of this agent has no key`, "give every provider a non-empty, namespaced key");
@@ -115,8 +150,14 @@ export class ChatClientAgent {
           "give one of them an explicit, namespaced key (for example { key: \"myapp.notes\" })",
         );
       }
+      if (provider.key === TOOL_APPROVALS_KEY) throw new ConfigurationError(`a provider uses the state bag key "${TOOL_APPROVALS_KEY}", which the agent keeps its tool approvals under`, "give the provider another key");
       seen.set(provider.key, provider);
     }
+  }
+
+  /** The session's tool approval requests waiting for an answer (empty when none). */
+  pendingApprovals(session: AgentSession): ToolApprovalRequestContent[] {
+    return pendingToolApprovals(session);
   }
 
   /** Every provider this agent hosts, history first. */
@@ -224,12 +265,40 @@ export class ChatClientAgent {
   }
 
   /** The run itself: everything is staged, then committed in one step at the end. */
-  private async execute(session: AgentSession, input: ChatMessage[], options: RunOptions, stream?: StreamHooks): Promise<AgentResponse> {
+  private async execute(session: AgentSession, rawInput: ChatMessage[], options: RunOptions, stream?: StreamHooks): Promise<AgentResponse> {
     const onUpdate = stream?.onUpdate;
     const declaredKind = this.checkKind(session);
     const staged = new StagedState(session.stateBag);
     const operationId = randomUUID();
     const signal = options.signal;
+    const { messages: input, answers } = extractAnswers(rawInput);
+    answers.push(...(options.approvals ?? []));
+
+    // Answers first: refused answers (unknown, answered before) fail the run before anything runs.
+    let approvals = toolApprovalState.read(staged);
+    if (answers.length) {
+      approvals = recordAnswers(approvals, answers);
+      toolApprovalState.write(staged, approvals);
+    }
+    const waiting = unanswered(approvals);
+    if (waiting.length) {
+      if (answers.length === 0) {
+        throw new ToolApprovalError(
+          "tool-approval-pending",
+          `session ${session.id} is waiting for answers to tool approval requests ${waiting.map((r) => JSON.stringify(r.requestId)).join(", ")}`,
+          "answer them first: agent.run(input, session, { approvals: [approveToolCall(id)] }) (or rejectToolCall(id, reason))",
+          waiting[0].requestId,
+        );
+      }
+      // Some answered, some not: keep the answers, run nothing until the round is complete.
+      await stream?.beforeCommit();
+      signal?.throwIfAborted();
+      staged.commitTo(session.stateBag);
+      const partial: AgentResponse = { sessionId: session.id, messages: [], text: "", pendingApprovals: structuredClone(waiting) };
+      if (session.conversationId !== undefined) partial.conversationId = session.conversationId;
+      return partial;
+    }
+
     const ctx = (key: string) => this.providerContext(session, staged, key, input, operationId, signal);
     // Hosted sessions' history lives at the service; the history provider is not consulted.
     const history = declaredKind === "hosted" ? [] : await this.history.getMessages(ctx(this.history.key));
@@ -243,6 +312,19 @@ export class ChatClientAgent {
     const tools = [...this.tools, ...contexts.flatMap((c) => c.tools ?? [])];
     const contextMessages = contexts.flatMap((c) => c.messages ?? []);
 
+    // A complete round: every call gets its result now (calls that already have one are not run again).
+    let resumed: ChatMessage[] = [];
+    let resumedResults: ChatMessage | undefined;
+    if (approvals && approvals.pending.length) {
+      const settled = await settleRound(approvals, tools, { sessionId: session.id, signal, claimTimeoutMs: this.toolClaimTimeoutMs });
+      const closed = closeRound(settled);
+      toolApprovalState.write(staged, closed.state);
+      resumed = closed.messages;
+      resumedResults = closed.results;
+      onUpdate?.({ role: closed.results.role, contents: closed.results.contents });
+    }
+
+
     const chatOptions: ChatOptions = { signal };
     if (instructions) chatOptions.instructions = instructions;
     if (tools.length) chatOptions.tools = tools;
@@ -253,17 +335,28 @@ export class ChatClientAgent {
       chatOptions.store = false;
     }
 
-    let outgoing: ChatMessage[] = [...history, ...contextMessages, ...input];
+    // Hosted: the service holds the calls already, so it gets the results and the new input only.
+    let outgoing: ChatMessage[] = forModel([...history, ...contextMessages, ...resumed, ...input]);
     const produced: ChatMessage[] = [];
+    let pendingApprovals: ToolApprovalRequestContent[] | undefined;
     let conversationId = session.conversationId;
     let usage: UsageDetails | undefined;
     for (let round = 0; ; round++) {
       const response = await this.callModel(outgoing, chatOptions, onUpdate);
-      produced.push(...response.messages);
       if (response.usage) usage = addUsage(usage, response.usage);
       const hosted = declaredKind === "hosted" || (declaredKind === undefined && response.conversationId !== undefined);
       if (hosted && response.conversationId !== undefined) conversationId = response.conversationId;
       const calls = pendingCalls(response.messages, tools);
+      const planned = await this.planRound(calls, tools, session.id, signal);
+      if (planned.some((p) => p.request)) {
+        // Stop before running anything: the round waits in the session for the application's answers.
+        produced.push(...withApprovalRequests(response.messages, planned));
+        toolApprovalState.write(staged, { ...toolApprovalState.readOrInit(staged), pending: planned });
+        pendingApprovals = planned.flatMap((p) => (p.request ? [structuredClone(p.request)] : []));
+        onUpdate?.({ role: "assistant", contents: structuredClone(pendingApprovals) });
+        break;
+      }
+      produced.push(...response.messages);
       if (calls.length === 0) break;
       if (round + 1 >= this.maxToolRounds) {
         // Answer every call anyway: a call without a result would break the next model request.
@@ -287,11 +380,14 @@ export class ChatClientAgent {
         outgoing = [...outgoing, ...response.messages, results];
       }
     }
+    if (resumedResults) produced.unshift(resumedResults);
 
     const kind: SessionKind = declaredKind ?? (conversationId !== undefined ? "hosted" : "local");
     for (const provider of this.contextProviders) await provider.invoked({ ...ctx(provider.key), responseMessages: produced });
     // A copy: the caller keeps its input and the response's messages; editing them later must not change stored history.
-    if (kind === "local") await this.history.addMessages(ctx(this.history.key), structuredClone([...input, ...produced]));
+    // The closed round (answers, then results) precedes the input, as the model saw it.
+    const recorded = resumedResults ? [...resumed, ...input, ...produced.slice(1)] : [...input, ...produced];
+    if (kind === "local") await this.history.addMessages(ctx(this.history.key), structuredClone(recorded));
     await stream?.beforeCommit();
     signal?.throwIfAborted();
     // Last step that may fail: a history kept outside the session is written only for a run that commits.
@@ -306,7 +402,20 @@ export class ChatClientAgent {
     const result: AgentResponse = { sessionId: session.id, messages: produced, text: lastAssistant ? messageText(lastAssistant) : "" };
     if (session.conversationId !== undefined) result.conversationId = session.conversationId;
     if (usage) result.usage = usage;
+    if (pendingApprovals) result.pendingApprovals = pendingApprovals;
     return result;
+  }
+
+  /** Which of a turn's calls need approval; `request` is set on those (nothing runs here). */
+  private async planRound(calls: FunctionCallContent[], tools: readonly AITool[], sessionId: string, signal?: AbortSignal): Promise<PendingToolCall[]> {
+    const planned: PendingToolCall[] = [];
+    for (const call of calls) {
+      const tool = tools.find((t) => t.name === call.name)!;
+      const entry: PendingToolCall = { call: structuredClone(call) };
+      if (await requiresApproval(tool, call, { sessionId, callId: call.callId, signal })) entry.request = approvalRequestFor(call, `approval_${randomUUID()}`);
+      planned.push(entry);
+    }
+    return planned;
   }
 
   private async callModel(messages: ChatMessage[], options: ChatOptions, onUpdate?: (update: ChatResponseUpdate) => void): Promise<ChatResponse> {
@@ -321,18 +430,9 @@ export class ChatClientAgent {
   }
 
   private async invokeTools(calls: FunctionCallContent[], tools: readonly AITool[], sessionId: string, signal?: AbortSignal): Promise<ChatMessage> {
-    const contents: AIContent[] = [];
-    for (const call of calls) {
-      const tool = tools.find((t) => t.name === call.name)!;
-      let result: JsonValue;
-      try {
-        result = await tool.execute!(call.arguments ?? {}, { sessionId, callId: call.callId, signal });
-      } catch (error) {
-        // The model sees the failure and can recover; the run goes on.
-        result = { error: error instanceof Error ? error.message : String(error) };
-      }
-      contents.push({ $type: "functionResult", callId: call.callId, result: result ?? null });
-    }
+    const contents = [];
+    // A throwing tool gives the model an error result it can recover from; the run goes on.
+    for (const call of calls) contents.push(await runTool(tools.find((t) => t.name === call.name)!, call, { sessionId, callId: call.callId, signal }));
     return { role: "tool", contents };
   }
 }
