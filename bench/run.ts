@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { genCases } from "./cases/gen.js";
 import { migrationCases } from "./cases/migrations.js";
+import { peerCases } from "./cases/peers.js";
 import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
 import { isSkipped, skipped, type BenchContext, type CaseOutcome, type CaseResult, type SkippedCase } from "./harness.js";
@@ -46,6 +47,7 @@ const groups: Group[] = [
   { cases: ["gen.cold", "gen.noop"], run: genCases },
   { cases: ["store.sqlite.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
+  { cases: ["peer.openai-agents.load.1000", "peer.openai-agents.fromString.1000", "peer.langgraph.sqlite.saveload", "peer.langgraph.postgres.saveload"], run: peerCases },
 ];
 
 function selected(name: string): boolean {
