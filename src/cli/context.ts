@@ -5,10 +5,10 @@
 import { isAbsolute, resolve } from "node:path";
 import { Option } from "commander";
 import { createColors } from "picocolors";
-import { StatebagError } from "../runtime/core/errors.js";
+import { ConfigurationError, StatebagError } from "../runtime/core/errors.js";
 // url.ts, not the stores' index: the CLI loads store drivers only in commands that open a store.
 import { DEFAULT_STORE_URL } from "../runtime/stores/url.js";
-import { CliError, colorEnabled, EXIT, Output, type CliEnvironment, type ExitCode } from "./io.js";
+import { CliError, colorEnabled, EXIT, Output, safeOutput, type CliEnvironment, type ExitCode } from "./io.js";
 import type { ProjectConfig } from "./project-config.js";
 
 /** What each command module receives. */
@@ -81,7 +81,8 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
     message = messageOf(error);
     fix = error.hint;
     errorCode = error.code;
-    if (error.code === "configuration") code = EXIT.usage;
+    // Misuse (a bad URL, id or option) is a usage error, whatever its specific code.
+    if (error instanceof ConfigurationError) code = EXIT.usage;
   } else {
     message = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
     if (!debug) fix = "rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
@@ -94,7 +95,7 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
     const cause = (error as { cause?: unknown }).cause;
     if (cause instanceof Error && cause.stack) lines.push(c.dim(`caused by: ${cause.stack}`));
   }
-  environment.stderr.write(lines.join("\n") + "\n");
+  environment.stderr.write(safeOutput(lines.join("\n"), colorEnabled(environment.stderr, environment.env)) + "\n");
   if (json) {
     const body: { message: string; where?: string; fix?: string; code?: string } = { message };
     if (where) body.where = where;

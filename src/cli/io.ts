@@ -55,6 +55,49 @@ export class CliError extends Error {
 
 export type Colors = ReturnType<typeof createColors>;
 
+/**
+ * Characters a terminal acts on or hides: C0/C1 controls (escape sequences, carriage returns,
+ * newlines that would forge a line of output), DEL, and the invisible formatting and bidi
+ * characters that make text read differently from what it is.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+/** The same, minus the newline and tab a composed line may hold, plus the colour codes the CLI writes itself. */
+const UNSAFE_IN_LINE = /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** How many characters of an input value are echoed; the rest is cut, and its length said. */
+export const MAX_ECHOED = 200;
+
+function escapeChar(ch: string): string {
+  const code = ch.charCodeAt(0);
+  if (ch === "\n") return "\\n";
+  if (ch === "\r") return "\\r";
+  if (ch === "\t") return "\\t";
+  // JSON's escape form, so escaped JSON text stays valid JSON.
+  return `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A value that came from input (an id, a key, a `$type`, a message quoting them), made safe to
+ * print on one line: control and invisible characters escaped (`\n`, `\u001b`, `\u202e`), and cut
+ * after `max` characters with its full length, so a 50 MB key prints as a short line.
+ */
+export function echo(value: unknown, max = MAX_ECHOED): string {
+  const text = String(value);
+  if (text.length <= max) return text.replace(UNSAFE, escapeChar);
+  // Never split a surrogate pair at the cut.
+  const end = /[\ud800-\udbff]/.test(text[max - 1]) ? max - 1 : max;
+  return `${text.slice(0, end).replace(UNSAFE, escapeChar)}... (${text.length} characters)`;
+}
+
+/**
+ * Output as written to a stream: every control character is escaped except newlines, tabs and
+ * (when colour is on) the colour codes picocolors writes. The last line of defence: values are
+ * escaped where they are interpolated (`echo`).
+ */
+export function safeOutput(text: string, color: boolean): string {
+  return text.replace(UNSAFE_IN_LINE, (match) => (match.length > 1 && color ? match : match.length > 1 ? match.replace(UNSAFE, escapeChar) : escapeChar(match)));
+}
+
 /** Colour only on a terminal, never with NO_COLOR; FORCE_COLOR=1 forces it on (FORCE_COLOR=0 off). */
 export function colorEnabled(stream: OutputStream, env: CliEnvironment["env"]): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
@@ -88,7 +131,7 @@ export class Output {
 
   /** A line of human output (suppressed in --json mode). */
   line(text = ""): void {
-    if (!this.json) this.environment.stdout.write(text + "\n");
+    if (!this.json) this.environment.stdout.write(safeOutput(text, colorEnabled(this.environment.stdout, this.environment.env)) + "\n");
   }
 
   /** The one JSON document a command prints in --json mode. */
@@ -98,7 +141,7 @@ export class Output {
 
   /** A notice on stderr (never part of machine output). */
   note(text: string): void {
-    this.environment.stderr.write(text + "\n");
+    this.environment.stderr.write(safeOutput(text, colorEnabled(this.environment.stderr, this.environment.env)) + "\n");
   }
 
   warn(text: string): void {

@@ -13,7 +13,10 @@ import {
 } from "../runtime/persistence/serialization.js";
 import type { AgentSession } from "../runtime/core/session.js";
 import type { PreservedValue, ValidationProblem } from "../runtime/persistence/validate.js";
-import type { Colors } from "./io.js";
+import { echo, type Colors } from "./io.js";
+
+/** Longest problem message echoed (it quotes pointers and values from the document). */
+const MAX_MESSAGE = 1000;
 
 export interface StateSummary {
   key: string;
@@ -95,25 +98,30 @@ export function checkDocument(text: string, options: { registry: TypeRegistry; s
   return report;
 }
 
-/** Human lines for problems: pointer, message, expected/found, hint. */
+/**
+ * Human lines for problems: pointer, message, expected/found, hint. Every part quotes the
+ * document (keys, `$type` values, ids), so each is escaped and cut; at most `limit` problems are
+ * listed, then the count of the rest.
+ */
 export function problemLines(problems: readonly ValidationProblem[], c: Colors, indent = "  ", limit = 50): string[] {
   const lines: string[] = [];
-  for (const p of problems.slice(0, limit)) {
-    const pointer = p.pointer === "" ? "(document root)" : p.pointer;
+  const shown = Math.min(problems.length, limit);
+  for (let i = 0; i < shown; i++) {
+    const p = problems[i];
+    const pointer = p.pointer === "" ? "(document root)" : echo(p.pointer);
     // Messages often start with their pointer; it is printed once, above them.
-    let message = p.message.startsWith(`${p.pointer}: `) ? p.message.slice(p.pointer.length + 2) : p.message;
-    message = message.replace(/\n/g, `\n${indent}  `);
+    const message = p.message.startsWith(`${p.pointer}: `) ? p.message.slice(p.pointer.length + 2) : p.message;
     lines.push(`${indent}${c.bold(pointer)}`);
-    lines.push(`${indent}  ${message}`);
-    if ((p.expected || p.found) && !p.message.includes(p.found)) lines.push(`${indent}  ${c.dim(`expected ${p.expected}; found ${p.found}`)}`);
-    if (p.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${p.hint}`);
+    lines.push(`${indent}  ${echo(message, MAX_MESSAGE)}`);
+    if ((p.expected || p.found) && !p.message.includes(p.found)) lines.push(`${indent}  ${c.dim(`expected ${echo(p.expected)}; found ${echo(p.found)}`)}`);
+    if (p.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${echo(p.hint, MAX_MESSAGE)}`);
   }
   if (problems.length > limit) lines.push(`${indent}... and ${problems.length - limit} more (use --json for all)`);
   return lines;
 }
 
 export function stateLine(s: StateSummary): string {
-  return `${s.key}: ${s.$type} v${s.version}${s.messages !== undefined ? ` (${s.messages} message${s.messages === 1 ? "" : "s"})` : ""}`;
+  return `${echo(s.key)}: ${echo(s.$type)} v${s.version}${s.messages !== undefined ? ` (${s.messages} message${s.messages === 1 ? "" : "s"})` : ""}`;
 }
 
 export function plural(n: number, word: string): string {
@@ -124,7 +132,7 @@ export function plural(n: number, word: string): string {
 export function migrationSummary(migrations: readonly MigratedValue[]): string {
   const seen = new Map<string, number>();
   for (const m of migrations) {
-    const key = `${m.fromType} v${m.from} -> ${m.toType === m.fromType ? "" : `${m.toType} `}v${m.to}`;
+    const key = `${echo(m.fromType)} v${m.from} -> ${m.toType === m.fromType ? "" : `${echo(m.toType)} `}v${m.to}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
   return [...seen].map(([k, n]) => (n > 1 ? `${k} (${n}x)` : k)).join(", ");
@@ -133,5 +141,5 @@ export function migrationSummary(migrations: readonly MigratedValue[]): string {
 /** One line for a value kept verbatim (unknown type or newer version). */
 export function preservedLine(p: PreservedValue, c: Colors): string {
   const message = p.message.replace(` at ${p.pointer}`, "");
-  return `${c.yellow("kept as is:")} ${p.pointer}: ${message}`;
+  return `${c.yellow("kept as is:")} ${echo(p.pointer)}: ${echo(message, MAX_MESSAGE)}`;
 }
