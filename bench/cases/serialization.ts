@@ -3,7 +3,9 @@
  * would do without it, on the same documents.
  *
  *   load.N         deserializeSession(text): safe parse + envelope + every tagged value validated
- *                  vs JSON.parse(text) (no checks at all)
+ *                  vs JSON.parse(text) (no checks at all); N up to 100,000 shows the cost is linear
+ *   load.100000.peak  growth of peak RSS during one load (fresh process each, bench/heap-probe.ts)
+ *                  vs the same for JSON.parse: what a memory limit sees
  *   save.1000      serializeSession(session): validates every tagged value, then stringifies
  *                  vs JSON.stringify of the same envelope
  *   validate.1000  validateSession(session) (one precompiled validator per $type)
@@ -11,9 +13,14 @@
  *
  * N is the number of history messages in the session (bench/sessions.ts).
  */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import { validateSession } from "../../src/runtime/persistence/validate.js";
-import { compare, result, type BenchContext, type CaseOutcome } from "../harness.js";
+import { fileURLToPath } from "node:url";
+import { compare, median, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { makeSession } from "../sessions.js";
 import { sessionSchema } from "../zod-session.js";
 
@@ -28,12 +35,40 @@ function fixture(messages: number) {
   return { session, envelope, text };
 }
 
+/** Median peak-RSS growth of one load in fresh processes, ours vs JSON.parse (reported in MiB). */
+function peakMemory(ctx: BenchContext, text: string) {
+  const dir = mkdtempSync(join(tmpdir(), "statebag-heap-"));
+  const file = join(dir, "session.json");
+  writeFileSync(file, text);
+  const probe = fileURLToPath(new URL("../heap-probe.ts", import.meta.url));
+  const run = (mode: string): number => {
+    const r = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", probe, file, mode], { cwd: ctx.root, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`heap probe (${mode}) failed: ${r.stderr.slice(0, 500)}`);
+    return (JSON.parse(r.stdout) as { peakGrowth: number }).peakGrowth / (1024 * 1024);
+  };
+  try {
+    ctx.log("load.100000.peak (fresh process per sample)");
+    const ours: number[] = [];
+    const base: number[] = [];
+    for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
+      ours.push(run("statebag"));
+      base.push(run("json"));
+    }
+    return result("load.100000.peak", "JSON.parse peak RSS growth (MiB, not ms)", { ours_ms: median(ours), baseline_ms: median(base) });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function serializationCases(ctx: BenchContext): Promise<CaseOutcome[]> {
   const out: CaseOutcome[] = [];
-  for (const n of [10, 1000, 10000]) {
+  for (const n of [10, 1000, 10000, 100000]) {
     const { text } = fixture(n);
     ctx.log(`load.${n} (${(text.length / 1024).toFixed(0)} KiB)`);
-    out.push(result(`load.${n}`, "JSON.parse", await compare(() => deserializeSession(text), () => JSON.parse(text), ctx.fast)));
+    // 100,000 messages take ~0.1 s a load: fewer, longer samples.
+    const timing = n >= 100000 ? { ...ctx.fast, samples: Math.min(ctx.fast.samples, 9), warmup: 2, minSampleMs: 0 } : ctx.fast;
+    out.push(result(`load.${n}`, "JSON.parse", await compare(() => deserializeSession(text), () => JSON.parse(text), timing)));
+    if (n === 100000) out.push(peakMemory(ctx, text));
   }
   const { session, envelope } = fixture(1000);
   ctx.log("save.1000");
