@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { REPO, tempDir } from "./helpers.js";
 
 const readme = readFileSync(join(REPO, "README.md"), "utf8");
-const tsBlocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+const tsBlocks = [...readme.matchAll(/```ts(?: [^\n]*)?\n([\s\S]*?)```/g)].map((m) => m[1]);
 const tmp = tempDir("statebag-readme-");
 const root = await import("../../src/index.js");
 afterAll(() => tmp.cleanup());

@@ -3,7 +3,8 @@
  * triggered here (through the API that throws it where that is practical) and a subclass added
  * without a case fails the audit below.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, StatebagError, StateTypeError } from "../../src/runtime/core/errors.js";
@@ -22,6 +23,7 @@ import {
   StoreUnavailableError,
 } from "../../src/runtime/stores/errors.js";
 import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/chat-history-provider.js";
+import { ToolApprovalError } from "../../src/runtime/agent/approvals.js";
 import { openStore } from "../../src/runtime/stores/index.js";
 import { importSession } from "../../src/runtime/interop/index.js";
 import { InteropError } from "../../src/runtime/interop/errors.js";
@@ -87,6 +89,7 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   StoreAuthenticationError: () => new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
   StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
   HistoryProviderMismatchError: () => new HistoryProviderMismatchError("s", { key: "statebag.chatHistory", $type: "InMemoryChatHistoryState" }, "StoredChatHistoryProvider", "the log is empty", "keep the provider the session started with"),
+  ToolApprovalError: () => new ToolApprovalError("tool-approval-not-found", "no pending approval request req_1", "answer a request the last run returned", "req_1"),
   ChannelKeyError: () => new ChannelKeyError("two channels share a key", "give each agent its own name"),
   AgentChatRestoreError: () => new AgentChatRestoreError("format" as never, "not an agent chat document", { hint: "pass what AgentChatSerializer.serialize wrote" }),
   InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
@@ -94,20 +97,22 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
 };
 
-/** Every class declared (in src/ and generator/) as a subclass of StatebagError, directly or not. */
+/**
+ * Every class declared (in the committed files of src/ and generator/) as a subclass of
+ * StatebagError, directly or not.
+ */
 function declaredSubclasses(): string[] {
   const parents = new Map<string, string>();
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith(".ts")) {
-        for (const m of readFileSync(path, "utf8").matchAll(/class (\w+) extends (\w+)/g)) parents.set(m[1], m[2]);
-      }
+  const files = execFileSync("git", ["ls-files", "src", "generator"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter((f) => f.endsWith(".ts"));
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(join(ROOT, file), "utf8");
+    } catch {
+      continue; // deleted in the working tree
     }
-  };
-  walk(join(ROOT, "src"));
-  walk(join(ROOT, "generator"));
+    for (const m of text.matchAll(/class (\w+) extends (\w+)/g)) parents.set(m[1], m[2]);
+  }
   const isStatebag = (name: string, seen = new Set<string>()): boolean =>
     name === "StatebagError" || (!seen.has(name) && parents.has(name) && isStatebag(parents.get(name)!, seen.add(name)));
   return [...parents.keys()].filter((name) => isStatebag(name)).sort();
