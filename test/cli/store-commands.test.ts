@@ -1,4 +1,5 @@
 /** inspect, store setup and migrate against real stores (SQLite always; PostgreSQL/Redis when up). */
+import { chmodSync, existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
 import { serializeSession } from "../../src/runtime/persistence/serialization.js";
@@ -42,6 +43,25 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 describe("statebag inspect", () => {
+  it("opens SQLite read-only: never creates a store, and reads a file it may not write", async () => {
+    const missing = `${tmp.dir}/missing/sessions.db`;
+    const result = await cli(["inspect", "--store", `sqlite:${missing}`]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`there is no SQLite file at ${missing}`);
+    expect(existsSync(`${tmp.dir}/missing`)).toBe(false);
+
+    const url = await seeded("inspect-readonly", [sampleSession("a")]);
+    const path = url.slice("sqlite:".length);
+    chmodSync(path, 0o444); // root ignores this; the read-only open itself is what is checked
+    const list = await cli(["inspect", "--store", url]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^a  revision \d+$/m);
+    const exported = await cli(["export", "--to", "python", "--id", "a", "--store", url, "--no-metadata"]);
+    expect(exported.stderr).toBe("");
+    expect(exported.code).toBe(0);
+    chmodSync(path, 0o644);
+  });
+
   it("lists sessions, then shows one: revision, stored JSON, validation", async () => {
     const url = await seeded("inspect", [sampleSession("a"), sampleSession("b")]);
     const list = await cli(["inspect", "--store", url]);

@@ -7,13 +7,14 @@ import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import type BetterSqlite3 from "better-sqlite3";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
 import { sqlitePath } from "../../src/runtime/stores/open.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
+import { betterSqliteDriver } from "../../src/runtime/stores/sqlite/better-sqlite3.js";
+import { nodeSqliteDriver } from "../../src/runtime/stores/sqlite/node-sqlite.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
 import {
   PG_URL,
@@ -28,6 +29,7 @@ import {
   redisBackend,
   sleep,
   sqliteBackend,
+  betterSqliteBackend,
   uniqueName,
   type Backend,
 } from "./helpers.js";
@@ -311,21 +313,23 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
   });
 });
 
-describe("SQLite lock held by another process", () => {
+describe.each([sqliteBackend, betterSqliteBackend].filter(available))("$name: lock held by another connection", (backend: Backend) => {
   it("reports the store unavailable after busyTimeoutMs, and works once the lock is released", async () => {
-    const { url, cleanup } = await sqliteBackend.location();
+    const { url, cleanup } = await backend.location();
     cleanups.push(cleanup);
     const store = await openStore(url, { busyTimeoutMs: 150 });
     cleanups.push(() => store.close());
     const r1 = await store.save(counterSession("s", 1), { expectedRevision: null });
-    const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
-    const other = new Database(sqlitePath(url));
+    // The lock holder uses the store's own driver: two SQLite libraries in one process do not see each other's locks.
+    const other = (backend.name === "sqlite" ? nodeSqliteDriver : betterSqliteDriver).open(sqlitePath(url), { readOnly: false, busyTimeoutMs: 0 });
     other.exec("BEGIN IMMEDIATE");
     const started = performance.now();
     const error = await errorOf(store.save(counterSession("s", 2), { expectedRevision: r1 }));
     expect(performance.now() - started).toBeGreaterThanOrEqual(100);
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as Error).message).toMatch(/SQLite session store at sqlite:.* is unavailable \(save: SQLITE_BUSY/);
+    expect((error as StoreUnavailableError).hint).toMatch(/busyTimeoutMs \(150 ms\).*works once it is released/);
+    expect((error as StoreUnavailableError).hint).not.toMatch(/reconnects/);
     expect(counterOf((await store.get("s"))!.session)).toBe(1); // readers are not blocked (WAL)
     other.exec("ROLLBACK");
     other.close();
@@ -406,10 +410,10 @@ describe.each(durableBackends)("$name: a process killed in the middle of a save"
       }
     }
     console.log(`${backend.name}: after SIGKILL the store held: ${outcomes.join(", ")}`);
-    if (backend.name === "sqlite") {
-      const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
-      const db = new Database(sqlitePath(url), { readonly: true });
-      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    if (backend.name.startsWith("sqlite")) {
+      const driver = backend.name === "sqlite" ? nodeSqliteDriver : betterSqliteDriver;
+      const db = driver.open(sqlitePath(url), { readOnly: true, busyTimeoutMs: 1000 });
+      expect(db.prepare("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
       db.close();
     }
   }, 60_000);

@@ -8,9 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { AgentSession } from "../../src/runtime/core/session.js";
+import { driverInstalled } from "../../src/runtime/stores/drivers.js";
 import { openStore, type OpenStoreOptions } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
+import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 
 export const PG_URL = process.env.STATEBAG_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -21,7 +23,8 @@ export function uniqueName(): string {
 }
 
 export interface Backend {
-  name: "memory" | "sqlite" | "postgres" | "redis";
+  /** `sqlite` is the default driver (node:sqlite), `sqlite-better` the optional better-sqlite3 driver on the same kind of file. */
+  name: "memory" | "sqlite" | "sqlite-better" | "postgres" | "redis";
   /** True when the backend is shared by several processes (not memory). */
   durable: boolean;
   /** A fresh, empty, set-up location: its URL and how to remove it. */
@@ -36,14 +39,22 @@ export const memoryBackend: Backend = {
   },
 };
 
-export const sqliteBackend: Backend = {
-  name: "sqlite",
-  durable: true,
-  async location() {
-    const dir = mkdtempSync(join(tmpdir(), "statebag-sqlite-"));
-    return { url: `sqlite:${join(dir, "sessions.db")}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-  },
-};
+function sqliteBackendWith(driver: SqliteDriverName): Backend {
+  return {
+    name: driver === "node:sqlite" ? "sqlite" : "sqlite-better",
+    durable: true,
+    async location() {
+      const dir = mkdtempSync(join(tmpdir(), "statebag-sqlite-"));
+      const query = driver === "node:sqlite" ? "" : `?driver=${driver}`;
+      return { url: `sqlite:${join(dir, "sessions.db")}${query}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  };
+}
+
+/** SQLite through the default driver, node:sqlite. */
+export const sqliteBackend: Backend = sqliteBackendWith("node:sqlite");
+/** SQLite through the optional better-sqlite3 driver. */
+export const betterSqliteBackend: Backend = sqliteBackendWith("better-sqlite3");
 
 /** PostgreSQL: a new schema per location, set up here, dropped by cleanup. */
 export function postgresBackend(baseUrl = PG_URL): Backend {
@@ -116,12 +127,30 @@ if (!serverUp.postgres || !serverUp.redis) {
   console.warn(`[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see README "Stores")`);
 }
 
-/** Whether a backend's server is there to test against. */
-export function available(backend: Backend): boolean {
-  return backend.name === "postgres" ? serverUp.postgres : backend.name === "redis" ? serverUp.redis : true;
+/**
+ * better-sqlite3 is an optional peer dependency (a native build). Off CI its suites are skipped,
+ * visibly, when it is not installed; in CI they always run, so a missing build fails loudly.
+ */
+export const betterSqliteInstalled = inCi || driverInstalled("better-sqlite3");
+if (!betterSqliteInstalled) {
+  console.warn("[statebag tests] skipping the better-sqlite3 driver suites: better-sqlite3 is not installed (npm i --no-save better-sqlite3; CI runs them)");
 }
 
-export const allBackends: Backend[] = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
+/** Whether a backend's server (or driver) is there to test against. */
+export function available(backend: Backend): boolean {
+  switch (backend.name) {
+    case "postgres":
+      return serverUp.postgres;
+    case "redis":
+      return serverUp.redis;
+    case "sqlite-better":
+      return betterSqliteInstalled;
+    default:
+      return true;
+  }
+}
+
+export const allBackends: Backend[] = [memoryBackend, sqliteBackend, betterSqliteBackend, postgresBackend(), redisBackend()].filter(available);
 export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
 
 /** Opens a store at a fresh location; `done()` closes it and removes the location. */

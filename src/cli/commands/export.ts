@@ -66,7 +66,7 @@ async function runExport(context: CommandContext, file: string | undefined, opti
   let session;
   if (options.id !== undefined) {
     const { defaultSessionCodec } = await import("../../runtime/stores/index.js");
-    const opened = await openCliStore(options.store, environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store });
+    const opened = await openCliStore(options.store, environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store, readOnly: true });
     try {
       source = `session ${JSON.stringify(options.id)} in ${opened.url}`;
       const stored = await opened.store.get(options.id).catch((error: unknown) => {

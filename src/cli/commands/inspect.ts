@@ -53,7 +53,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
   const codec = new RawTextCodec();
-  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store });
+  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store, readOnly: true });
   try {
     if (id === undefined) {
       const page = await opened.store.scan({ limit });

@@ -38,6 +38,8 @@ export {
 export { DEFAULT_STORE_URL, openStore, type OpenStoreOptions } from "./open.js";
 export { MemorySessionStore, type MemoryStoreOptions } from "./memory.js";
 export { SqliteSessionStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from "./sqlite.js";
+export type { SqliteDriverName } from "./sqlite/driver.js";
+export { DriverMissingError, type OptionalDriver } from "./drivers.js";
 export { PostgresSessionStore, POSTGRES_SCHEMA_VERSION, type PostgresStoreOptions } from "./postgres.js";
 export { RedisSessionStore, REDIS_FORMAT_VERSION, type RedisStoreOptions } from "./redis.js";
 export { withSession, type SessionRunContext, type WithSessionOptions, type WithSessionResult } from "./with-session.js";

@@ -4,24 +4,30 @@
  *   (none)                      sqlite:./.statebag/sessions.db (the default, directory created)
  *   memory:                     a fresh in-process store
  *   sqlite:./path.db            a SQLite file, relative to the working directory
- *   sqlite:/abs/path.db         (also sqlite:///abs/path.db; sqlite::memory: for a private in-memory DB)
+ *   sqlite:/abs/path.db         (also sqlite:///abs/path.db, file: URIs; sqlite::memory: for a private in-memory DB);
+ *                               ?driver=better-sqlite3 picks the optional driver, ?readOnly=true opens for reading
  *   postgres://user:pw@host/db  PostgreSQL (postgresql:// too); ?schema=name selects the schema,
  *                               ?queryTimeout=ms limits each statement client-side, ?statement_timeout=ms server-side
  *   redis://host:6379/0         Redis (rediss:// for TLS); ?prefix=app:sessions: sets the key prefix
  *
+ * Database drivers are loaded only for the URL that needs them (`pg`, `ioredis`, and `better-sqlite3`
+ * for ?driver=better-sqlite3); a missing one is a `DriverMissingError` saying what to install.
  * Opening does not contact PostgreSQL or Redis: a server that is down is reported by the first
  * call, and the same store works once the server is back. SQLite files are opened (and their
  * tables created) at once, so a bad path fails here.
  */
 import { ConfigurationError } from "../core/errors.js";
+import { loadDriver } from "./drivers.js";
 import { MemorySessionStore } from "./memory.js";
 import { PostgresSessionStore } from "./postgres.js";
 import { RedisSessionStore } from "./redis.js";
 import { SqliteSessionStore } from "./sqlite.js";
+import type { SqliteDriverName } from "./sqlite/driver.js";
+import { parseSqliteUrl, sqlitePath } from "./sqlite/url.js";
 import type { MessageCodec, SessionCodec, SessionStore } from "./types.js";
 import { DEFAULT_STORE_URL, redactUrl, takeParams } from "./url.js";
 
-export { DEFAULT_STORE_URL };
+export { DEFAULT_STORE_URL, sqlitePath };
 
 export interface OpenStoreOptions {
   /** Session codec (default: statebag's validating, migrating serializer). */
@@ -35,8 +41,15 @@ export interface OpenStoreOptions {
   connectTimeoutMs?: number;
   /** SQLite: how long a write waits for another process's lock (default 5000 ms). */
   busyTimeoutMs?: number;
-  /** SQLite durability (default `normal`). */
+  /** SQLite durability (default `normal`; overrides `?synchronous=`). */
   synchronous?: "normal" | "full";
+  /**
+   * SQLite driver (overrides `?driver=`): `node:sqlite` (default, built into Node) or
+   * `better-sqlite3` (optional package: `npm i better-sqlite3`). Both use the same file format.
+   */
+  sqliteDriver?: SqliteDriverName;
+  /** SQLite: open the existing file for reading only, never creating or changing it (overrides `?readOnly=`). */
+  readOnly?: boolean;
   /** PostgreSQL: client-side limit on one statement in ms (overrides `?queryTimeout=`; default 30000). */
   queryTimeoutMs?: number;
   /** PostgreSQL pool size (default 10). */
@@ -51,12 +64,14 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     case "memory":
       return new MemorySessionStore(common);
     case "sqlite": {
-      const path = sqlitePath(url);
+      const parsed = parseSqliteUrl(url);
       const store = new SqliteSessionStore({
         ...common,
-        path,
-        busyTimeoutMs: options.busyTimeoutMs ?? numberParam(url, "busyTimeout"),
-        synchronous: options.synchronous ?? (param(url, "synchronous") as "normal" | "full" | undefined),
+        path: parsed.path,
+        busyTimeoutMs: options.busyTimeoutMs ?? parsed.busyTimeoutMs,
+        synchronous: options.synchronous ?? parsed.synchronous,
+        driver: options.sqliteDriver ?? parsed.driver,
+        readOnly: options.readOnly ?? parsed.readOnly,
         displayUrl: url,
       });
       await store.setup();
@@ -64,6 +79,7 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     }
     case "postgres":
     case "postgresql": {
+      loadDriver("pg"); // a missing driver is reported here, not at the first call
       const { url: connectionString, params } = takeParams(url, ["schema", "queryTimeout"]);
       return new PostgresSessionStore({
         ...common,
@@ -77,6 +93,7 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     }
     case "redis":
     case "rediss": {
+      loadDriver("ioredis");
       const { url: redisUrl, params } = takeParams(url, ["prefix"]);
       return new RedisSessionStore({
         ...common,
@@ -92,26 +109,4 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
         "use memory:, sqlite:./path.db, postgres://user@host/db?schema=name or redis://host:6379?prefix=app:",
       );
   }
-}
-
-/** The file path of a `sqlite:` URL (query string removed). */
-export function sqlitePath(url: string): string {
-  let rest = url.replace(/^sqlite:/i, "").replace(/\?.*$/, "");
-  if (rest.startsWith("//")) rest = rest.slice(2); // sqlite://./x.db, sqlite:///abs/x.db
-  rest = decodeURIComponent(rest);
-  if (rest === "") throw new ConfigurationError(`the SQLite store URL "${url}" has no file path`, "write sqlite:./path/sessions.db");
-  return rest;
-}
-
-function param(url: string, name: string): string | undefined {
-  const query = url.includes("?") ? url.slice(url.indexOf("?") + 1) : "";
-  return new URLSearchParams(query).get(name) ?? undefined;
-}
-
-function numberParam(url: string, name: string): number | undefined {
-  const value = param(url, name);
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new ConfigurationError(`?${name}= must be a non-negative integer, got "${value}"`);
-  return n;
 }

@@ -16,12 +16,12 @@
  *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
  *   increasing across delete and re-create.
  */
-import { createRequire } from "node:module";
 import type pg from "pg";
 import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { loadDriver } from "./drivers.js";
 import {
   checkDelete,
   checkId,
@@ -80,10 +80,8 @@ export interface PostgresStoreOptions {
 
 type Row = Record<string, unknown>;
 
-const require = createRequire(import.meta.url);
-let driver: typeof pg | undefined;
-function loadDriver(): typeof pg {
-  return (driver ??= require("pg") as typeof pg);
+function loadPg(): typeof pg {
+  return loadDriver<typeof pg>("pg");
 }
 
 const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
@@ -156,7 +154,7 @@ export class PostgresSessionStore implements SessionStore {
   private get pool(): pg.Pool {
     if (this.closed) throw new Error(`the PostgreSQL store at ${this.url} was closed`);
     if (!this.pool_) {
-      const { Pool } = loadDriver();
+      const { Pool } = loadPg();
       const pool = new Pool({
         connectionString: this.options.connectionString,
         max: this.options.max ?? 10,

@@ -1,15 +1,18 @@
 /**
- * The default store: one SQLite file (better-sqlite3, WAL). Several processes on one machine can
- * share the file: every write is a `BEGIN IMMEDIATE` transaction, so writers queue on SQLite's
- * file lock (waiting up to `busyTimeoutMs`) and the compare-and-swap inside cannot interleave.
+ * The default store: one SQLite file in WAL mode, through the built-in `node:sqlite` driver (or the
+ * optional better-sqlite3, `driver: "better-sqlite3"`; both read and write the same file format).
+ * Several processes on one machine can share the file: every write is a `BEGIN IMMEDIATE`
+ * transaction, so writers queue on SQLite's file lock and the compare-and-swap inside cannot
+ * interleave. A writer waits for another process's lock asynchronously (a short wait inside SQLite,
+ * then retries with backoff up to `busyTimeoutMs`), so the event loop keeps running meanwhile.
  *
  * Revisions come from one counter in `statebag_meta`, so they keep increasing even across a
  * delete and re-create (a client holding an old revision can never match a new session).
  */
-import { mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
@@ -27,6 +30,9 @@ import {
   sessionId,
 } from "./common.js";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+import { betterSqliteDriver } from "./sqlite/better-sqlite3.js";
+import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from "./sqlite/driver.js";
+import { nodeSqliteDriver } from "./sqlite/node-sqlite.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -60,19 +66,30 @@ export interface SqliteStoreOptions {
    * on power loss. `full`: fsync on every commit (durable against power loss, slower).
    */
   synchronous?: "normal" | "full";
+  /** `node:sqlite` (default, built in) or `better-sqlite3` (optional package, `npm i better-sqlite3`). */
+  driver?: SqliteDriverName;
+  /**
+   * Open for reading only: the file must exist and is never created, changed or set up (works on a
+   * read-only file or mount); every write is refused.
+   */
+  readOnly?: boolean;
   /** The URL to show in errors (default `sqlite:<path>`). */
   displayUrl?: string;
 }
 
-type Db = BetterSqlite3.Database;
-type Stmt<R = unknown> = BetterSqlite3.Statement<unknown[], R>;
+const DRIVERS: Record<SqliteDriverName, SqliteDriver> = { "node:sqlite": nodeSqliteDriver, "better-sqlite3": betterSqliteDriver };
 
-const require = createRequire(import.meta.url);
-let driver: typeof BetterSqlite3 | undefined;
-function loadDriver(): typeof BetterSqlite3 {
-  return (driver ??= require("better-sqlite3") as typeof BetterSqlite3);
-}
+/**
+ * Which driver has each file open in this process. SQLite's file locks are per process, and each
+ * driver carries its own copy of SQLite: two copies in one process would not see each other's
+ * locks (nor survive each other closing the file), so one file is opened through one driver at a time.
+ */
+const openFiles = new Map<string, { driver: SqliteDriverName; count: number }>();
 
+/** How long one attempt may block inside SQLite on a lock before yielding to the event loop. */
+const LOCK_WAIT_PER_ATTEMPT_MS = 10;
+/** Longest pause between two attempts to take a lock. */
+const MAX_RETRY_PAUSE_MS = 50;
 const DDL = `
 CREATE TABLE IF NOT EXISTS statebag_meta (
   key TEXT PRIMARY KEY,
@@ -119,7 +136,7 @@ export const SQLITE_SQL = {
      ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, data = excluded.data,
        expires_at = excluded.expires_at, updated_at = excluded.updated_at
      WHERE statebag_sessions.expires_at IS NOT NULL AND statebag_sessions.expires_at <= ?`,
-  deleteAny: `DELETE FROM statebag_sessions WHERE id = @id RETURNING (expires_at IS NULL OR expires_at > @now) AS live`,
+  deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
   deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
   scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
   scanText: `SELECT id, revision, data, expires_at FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
@@ -138,30 +155,30 @@ export const SQLITE_SQL = {
   opsDelete: `DELETE FROM statebag_message_ops WHERE storage_id = ?`,
 } as const;
 
-/** better-sqlite3 statements, prepared once per connection. */
+/** The store's statements, prepared once per connection. */
 class Statements {
-  readonly get: Stmt<{ revision: number; data: string }>;
-  readonly current: Stmt<{ revision: number }>;
-  readonly bump: Stmt<{ value: number }>;
-  readonly update: Stmt;
-  readonly create: Stmt;
-  readonly deleteAny: Stmt;
-  readonly deleteAt: Stmt;
-  readonly scan: Stmt<{ id: string; revision: number }>;
-  readonly scanText: Stmt<{ id: string; revision: number; data: string; expires_at: number | null }>;
-  readonly purge: Stmt;
-  readonly opInsert: Stmt;
-  readonly logVersion: Stmt<{ version: number; next_seq: number }>;
-  readonly logUpsert: Stmt<{ next_seq: number }>;
-  readonly msgInsert: Stmt;
-  readonly msgAll: Stmt<{ body: string }>;
-  readonly msgLast: Stmt<{ body: string }>;
-  readonly msgClear: Stmt;
-  readonly msgTrim: Stmt;
-  readonly logDelete: Stmt;
-  readonly opsDelete: Stmt;
+  readonly get: SqliteStatement<{ revision: number; data: string }>;
+  readonly current: SqliteStatement<{ revision: number }>;
+  readonly bump: SqliteStatement<{ value: number }>;
+  readonly update: SqliteStatement<never>;
+  readonly create: SqliteStatement<never>;
+  readonly deleteAny: SqliteStatement<{ live: number }>;
+  readonly deleteAt: SqliteStatement<never>;
+  readonly scan: SqliteStatement<{ id: string; revision: number }>;
+  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null }>;
+  readonly purge: SqliteStatement<never>;
+  readonly opInsert: SqliteStatement<never>;
+  readonly logVersion: SqliteStatement<{ version: number; next_seq: number }>;
+  readonly logUpsert: SqliteStatement<{ next_seq: number }>;
+  readonly msgInsert: SqliteStatement<never>;
+  readonly msgAll: SqliteStatement<{ body: string }>;
+  readonly msgLast: SqliteStatement<{ body: string }>;
+  readonly msgClear: SqliteStatement<never>;
+  readonly msgTrim: SqliteStatement<never>;
+  readonly logDelete: SqliteStatement<never>;
+  readonly opsDelete: SqliteStatement<never>;
 
-  constructor(db: Db) {
+  constructor(db: SqliteConnection) {
     this.get = db.prepare(SQLITE_SQL.get);
     this.current = db.prepare(SQLITE_SQL.current);
     this.bump = db.prepare(SQLITE_SQL.bump);
@@ -185,17 +202,23 @@ class Statements {
   }
 }
 
-const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PERM|AUTH|PROTOCOL)/;
+/** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */
+type Access = "read" | "snapshot" | "write";
+
+/** Result codes that mean the file cannot be used right now (as opposed to an SQL mistake). */
+const UNAVAILABLE_CODES = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_PERM", "SQLITE_AUTH", "SQLITE_PROTOCOL"]);
 
 export class SqliteSessionStore implements SessionStore {
   readonly kind = "sqlite" as const;
   readonly url: string;
   readonly messages: MessageLog;
   readonly path: string;
+  readonly driver: SqliteDriverName;
+  readonly readOnly: boolean;
   private readonly codec: SessionCodec;
   private readonly busyTimeoutMs: number;
   private readonly synchronous: "normal" | "full";
-  private db: Db | undefined;
+  private db: SqliteConnection | undefined;
   private stmts: Statements | undefined;
   private closed = false;
   /** Opening this store created the file's tables (a new file): what `setup()` reports as `changed`. */
@@ -206,52 +229,97 @@ export class SqliteSessionStore implements SessionStore {
     this.url = options.displayUrl ?? `sqlite:${options.path}`;
     this.codec = options.codec ?? defaultSessionCodec();
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isSafeInteger(this.busyTimeoutMs) || this.busyTimeoutMs < 0) {
+      throw new ConfigurationError(`busyTimeoutMs must be a non-negative integer (ms), got ${String(options.busyTimeoutMs)}`);
+    }
     this.synchronous = options.synchronous ?? "normal";
+    if (this.synchronous !== "normal" && this.synchronous !== "full") {
+      throw new ConfigurationError(`synchronous must be "normal" or "full", got ${JSON.stringify(String(this.synchronous)).slice(0, 40)}`);
+    }
+    this.driver = checkSqliteDriver(options.driver ?? DEFAULT_SQLITE_DRIVER, "SqliteStoreOptions.driver");
+    this.readOnly = options.readOnly ?? false;
+    if (this.readOnly && this.path === ":memory:") {
+      throw new ConfigurationError("a read-only SQLite store needs a file: :memory: starts empty", "drop readOnly, or give the path of an existing file");
+    }
     this.messages = new SqliteMessageLog(this, options.messageCodec ?? defaultMessageCodec);
   }
 
-  /** Runs `fn` on the open database, mapping driver failures to clear errors. @internal */
-  run<T>(operation: string, fn: (s: Statements, db: Db) => T): T {
-    if (this.closed) throw new Error(`the SQLite store at ${this.url} was closed`);
-    try {
-      const db = this.open();
-      return fn(this.stmts!, db);
-    } catch (error) {
-      throw this.mapError(operation, error);
+  /**
+   * Runs `fn` on the open database (opening it first if needed), inside the transaction `access`
+   * asks for. While another process holds the lock, waits without blocking the event loop and tries
+   * again, up to `busyTimeoutMs`; driver failures become clear errors. @internal
+   */
+  async run<T>(operation: string, access: Access, fn: (s: Statements) => T): Promise<T> {
+    if (access === "write" && this.readOnly) {
+      throw new StatebagError("store-read-only", `the SQLite store at ${this.url} was opened read-only: ${operation} is not allowed`, {
+        hint: "open it without readOnly (drop ?readOnly=true) to write",
+      });
+    }
+    const deadline = performance.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (this.closed) throw new StatebagError("store-closed", `the SQLite store at ${this.url} was closed`, { hint: "open a new store with openStore()" });
+      try {
+        const db = this.db ?? this.open();
+        return access === "read" ? fn(this.stmts!) : this.transaction(db, access === "write" ? "BEGIN IMMEDIATE" : "BEGIN", () => fn(this.stmts!));
+      } catch (error) {
+        const left = deadline - performance.now();
+        if (!this.isBusy(error) || left <= 0) throw this.mapError(operation, error);
+        const pause = Math.min(2 ** attempt, MAX_RETRY_PAUSE_MS) * (0.5 + Math.random());
+        await sleep(Math.max(1, Math.min(pause, left)));
+      }
     }
   }
 
-  private open(): Db {
-    if (this.db) return this.db;
-    if (this.path !== ":memory:") mkdirSync(dirname(this.path), { recursive: true });
-    const Database = loadDriver();
-    const db = new Database(this.path, { timeout: this.busyTimeoutMs });
+  /** `fn` inside one transaction: committed when it returns, rolled back when it throws. */
+  private transaction<T>(db: SqliteConnection, begin: string, fn: () => T): T {
+    db.exec(begin);
     try {
-      // WAL: readers never block the writer and vice versa; the busy timeout (set by the driver
-      // from `timeout`) makes concurrent writers wait instead of failing at once.
-      if (this.path !== ":memory:") retryBusy(() => db.pragma("journal_mode = WAL"));
-      db.pragma(`synchronous = ${this.synchronous.toUpperCase()}`);
-      const created = retryBusy(() =>
-        db.transaction((): boolean => {
-          db.exec(DDL);
-          const row = db.prepare(`SELECT value FROM statebag_meta WHERE key = 'schema_version'`).get() as { value: number } | undefined;
-          if (row === undefined) {
-            // No version recorded: the tables were created just now, in this transaction.
-            db.prepare(`INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`).run(SQLITE_SCHEMA_VERSION);
-            return true;
-          } else if (row.value > SQLITE_SCHEMA_VERSION) {
-            throw new StoreNotSetUpError(
-              this.url,
-              `the SQLite store at ${this.url} has storage format ${row.value}, newer than this statebag knows (${SQLITE_SCHEMA_VERSION})`,
-              "upgrade statebag in this app to the version that wrote the file",
-            );
-          }
-          return false;
-        }).immediate(),
+      const result = fn();
+      db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      // SQLite may already have rolled back (after an I/O error, for one); the first error is what to report.
+      if (db.inTransaction) {
+        try {
+          db.exec("ROLLBACK");
+        } catch {}
+      }
+      throw error;
+    }
+  }
+
+  private open(): SqliteConnection {
+    const driver = DRIVERS[this.driver];
+    const other = openFiles.get(this.path);
+    if (this.path !== ":memory:" && other && other.driver !== this.driver) {
+      throw new ConfigurationError(
+        `the SQLite file ${this.path} is already open in this process through the ${other.driver} driver; opening it through ${this.driver} as well could corrupt it`,
+        "use one SQLite driver per file in a process (close the other store first)",
       );
+    }
+    const db = this.readOnly ? this.openReadOnly(driver) : this.openWritable(driver);
+    if (this.path !== ":memory:") openFiles.set(this.path, { driver: this.driver, count: (other?.count ?? 0) + 1 });
+    return db;
+  }
+
+  private openWritable(driver: SqliteDriver): SqliteConnection {
+    if (this.path !== ":memory:") mkdirSync(dirname(this.path), { recursive: true });
+    const db = driver.open(this.path, { readOnly: false, busyTimeoutMs: Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS) });
+    try {
+      // WAL: readers never block the writer and vice versa.
+      if (this.path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
+      db.exec(this.synchronous === "full" ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+      const created = this.transaction(db, "BEGIN IMMEDIATE", () => {
+        db.exec(DDL);
+        // No version recorded: the tables were created just now, in this transaction.
+        if (this.checkFormat(db) !== undefined) return false;
+        db.prepare(`INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`).run(SQLITE_SCHEMA_VERSION);
+        return true;
+      });
       if (created) this.createdSchema = true;
       this.stmts = new Statements(db);
     } catch (error) {
+      this.stmts = undefined;
       db.close();
       throw error;
     }
@@ -259,19 +327,79 @@ export class SqliteSessionStore implements SessionStore {
     return db;
   }
 
+  /**
+   * Opens an existing file for reading. Reading a WAL file needs its shared-memory file next to it;
+   * where that cannot be created (a read-only directory or mount), the file is read as immutable.
+   */
+  private openReadOnly(driver: SqliteDriver): SqliteConnection {
+    if (!existsSync(this.path)) {
+      throw new StoreNotSetUpError(this.url, `there is no SQLite file at ${this.path} (${this.url})`, "check the path; a read-only open never creates the file");
+    }
+    const busyTimeoutMs = Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS);
+    let db = driver.open(this.path, { readOnly: true, busyTimeoutMs });
+    try {
+      try {
+        this.checkFormat(db);
+      } catch (error) {
+        const code = driver.resultCode(error);
+        if (code !== "SQLITE_READONLY" && code !== "SQLITE_CANTOPEN") throw error;
+        if (!driver.canOpenImmutable) {
+          throw new StoreUnavailableError("SQLite", this.url, "open read-only", {
+            cause: Object.assign(new Error((error as Error).message, { cause: error }), { code }),
+            hint: `the file's directory is read-only, and the ${driver.name} driver cannot read a WAL file there: use the default node:sqlite driver (drop ?driver=), or copy the file somewhere writable`,
+            reconnects: false,
+          });
+        }
+        db.close();
+        db = driver.open(this.path, { readOnly: true, immutable: true, busyTimeoutMs });
+        this.checkFormat(db);
+      }
+      this.stmts = new Statements(db);
+    } catch (error) {
+      this.stmts = undefined;
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    return db;
+  }
+
+  /** The recorded storage format (undefined: none yet); refuses a newer one, and (read-only) a file without statebag's tables. */
+  private checkFormat(db: SqliteConnection): number | undefined {
+    const hasTables = db.prepare<{ n: number }>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'statebag_meta'`).get()!.n > 0;
+    if (!hasTables) {
+      throw new StoreNotSetUpError(this.url, `the SQLite file ${this.path} has no statebag tables`, "check the path; open it once for writing (or run statebag store setup) to create them");
+    }
+    const row = db.prepare<{ value: number }>(`SELECT value FROM statebag_meta WHERE key = 'schema_version'`).get();
+    if (row !== undefined && row.value > SQLITE_SCHEMA_VERSION) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the SQLite store at ${this.url} has storage format ${row.value}, newer than this statebag knows (${SQLITE_SCHEMA_VERSION})`,
+        "upgrade statebag in this app to the version that wrote the file",
+      );
+    }
+    return row?.value;
+  }
+
+  private isBusy(error: unknown): boolean {
+    const code = DRIVERS[this.driver].resultCode(error);
+    return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+  }
+
   private mapError(operation: string, error: unknown): unknown {
     if (!(error instanceof Error)) return error;
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && UNAVAILABLE_CODES.test(code)) {
-      const hint = /BUSY|LOCKED/.test(code)
-        ? `another process held the database's write lock for longer than busyTimeoutMs (${this.busyTimeoutMs} ms)`
-        : `check that the file and its directory exist, are writable and are on a local disk (SQLite's locking needs one)`;
-      return new StoreUnavailableError("SQLite", this.url, operation, { cause: error, hint });
+    const code = DRIVERS[this.driver].resultCode(error);
+    if (code !== undefined && UNAVAILABLE_CODES.has(code)) {
+      // The result-code name in front of the driver's message, the same for both drivers.
+      const cause = Object.assign(new Error(error.message, { cause: error }), { code });
+      return new StoreUnavailableError("SQLite", this.url, operation, { cause, hint: sqliteHint(code, this.busyTimeoutMs), reconnects: false });
     }
-    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) {
+    const errno = (error as { code?: unknown }).code;
+    if (typeof errno === "string" && /^E[A-Z]+$/.test(errno)) {
       return new StoreUnavailableError("SQLite", this.url, operation, {
         cause: error,
-        hint: "check that the directory can be created and written",
+        hint: "check that the directory can be created and written; the same store works once it can",
+        reconnects: false,
       });
     }
     return error;
@@ -283,13 +411,13 @@ export class SqliteSessionStore implements SessionStore {
    * calls `setup()` itself before handing the store out).
    */
   async setup(): Promise<SetupResult> {
-    this.run("setup", () => undefined);
+    await this.run("setup", "read", () => undefined);
     return { version: SQLITE_SCHEMA_VERSION, changed: this.createdSchema };
   }
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const row = this.run("get", (s) => s.get.get(id, Date.now()));
+    const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
     if (!row) return undefined;
     return { session: this.codec.deserialize(row.data), revision: row.revision };
   }
@@ -299,47 +427,33 @@ export class SqliteSessionStore implements SessionStore {
     const { expected, ttlMs } = checkSave(options);
     // Validate and serialize before taking any lock.
     const text = this.codec.serialize(session);
-    const result = this.run("save", (s, db) =>
-      db
-        .transaction((): number => {
-          const now = Date.now();
-          const expiresAt = ttlMs === undefined ? null : now + ttlMs;
-          const revision = s.bump.get()!.value;
-          const changes =
-            expected === null
-              ? s.create.run(id, revision, text, expiresAt, now, now).changes
-              : s.update.run(revision, text, expiresAt, now, id, expected, now).changes;
-          if (changes === 1) return revision;
-          // Throwing rolls the counter bump back; the current revision is read under the same lock.
-          throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
-        })
-        .immediate(),
-    );
-    return result;
+    return this.run("save", "write", (s): number => {
+      const now = Date.now();
+      const expiresAt = ttlMs === undefined ? null : now + ttlMs;
+      const revision = s.bump.get()!.value;
+      const changes =
+        expected === null ? s.create.run(id, revision, text, expiresAt, now, now).changes : s.update.run(revision, text, expiresAt, now, id, expected, now).changes;
+      if (changes === 1) return revision;
+      // Throwing rolls the counter bump back; the current revision is read under the same lock.
+      throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
+    });
   }
 
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {
     checkId(id);
     const expected = checkDelete(options);
-    return this.run("delete", (s, db) =>
-      db
-        .transaction((): boolean => {
-          const now = Date.now();
-          if (expected === undefined) {
-            const row = s.deleteAny.get({ id, now }) as { live: number } | undefined;
-            return row !== undefined && row.live === 1;
-          }
-          if (s.deleteAt.run(id, expected, now).changes === 1) return true;
-          throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
-        })
-        .immediate(),
-    );
+    return this.run("delete", "write", (s): boolean => {
+      const now = Date.now();
+      if (expected === undefined) return s.deleteAny.get(id, now)?.live === 1;
+      if (s.deleteAt.run(id, expected, now).changes === 1) return true;
+      throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
+    });
   }
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     const now = Date.now();
-    const rows = this.run("scan", (s) =>
+    const rows = await this.run("scan", "read", (s) =>
       (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as { id: string; revision: number; data?: string; expires_at?: number | null }[],
     );
     const items = rows.map((r) =>
@@ -349,7 +463,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async purgeExpired(): Promise<number> {
-    return this.run("purgeExpired", (s) => s.purge.run(Date.now()).changes);
+    return this.run("purgeExpired", "write", (s) => s.purge.run(Date.now()).changes);
   }
 
   async close(): Promise<void> {
@@ -357,20 +471,27 @@ export class SqliteSessionStore implements SessionStore {
     const db = this.db;
     this.db = undefined;
     this.stmts = undefined;
-    db?.close();
+    if (!db) return;
+    db.close();
+    const entry = openFiles.get(this.path);
+    if (entry && --entry.count === 0) openFiles.delete(this.path);
   }
 }
 
-/** `journal_mode` and first-time DDL can report SQLITE_BUSY without waiting while another process opens the file. */
-function retryBusy<T>(fn: () => T): T {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return fn();
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (attempt >= 50 || typeof code !== "string" || !code.startsWith("SQLITE_BUSY")) throw error;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
-    }
+function sqliteHint(code: string, busyTimeoutMs: number): string {
+  switch (code) {
+    case "SQLITE_BUSY":
+    case "SQLITE_LOCKED":
+      return `another process held the database's write lock for longer than busyTimeoutMs (${busyTimeoutMs} ms); the same store works once it is released (raise ?busyTimeout= to wait longer)`;
+    case "SQLITE_CORRUPT":
+    case "SQLITE_NOTADB":
+      return "the file is damaged or is not a SQLite database; retrying will not help: restore it from a backup, or recover what is readable with the sqlite3 shell's .recover";
+    case "SQLITE_FULL":
+      return "the disk is full: free space, then retry (nothing partial was written)";
+    case "SQLITE_READONLY":
+      return "the file or its directory is read-only: make it writable, or open it with ?readOnly=true to read";
+    default:
+      return "check that the file and its directory exist, are writable and are on a local disk (SQLite's locking needs one); the same store works once they are";
   }
 }
 
@@ -384,36 +505,31 @@ class SqliteMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages);
-    return this.store.run("appendMessages", (s, db) =>
-      db
-        .transaction((): AppendResult => {
-          if (s.opInsert.run(storageId, operationId).changes === 0) {
-            return { applied: false, version: s.logVersion.get(storageId)?.version ?? 0 };
-          }
-          const version = s.bump.get()!.value;
-          const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
-          let seq = end - texts.length;
-          for (const text of texts) s.msgInsert.run(storageId, seq++, text);
-          return { applied: true, version };
-        })
-        .immediate(),
-    );
+    return this.store.run("appendMessages", "write", (s): AppendResult => {
+      if (s.opInsert.run(storageId, operationId).changes === 0) {
+        return { applied: false, version: s.logVersion.get(storageId)?.version ?? 0 };
+      }
+      const version = s.bump.get()!.value;
+      const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
+      let seq = end - texts.length;
+      for (const text of texts) s.msgInsert.run(storageId, seq++, text);
+      return { applied: true, version };
+    });
   }
 
   async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
-    const rows = this.store.run("getMessages", (s) => (last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last)));
+    const rows = await this.store.run("getMessages", "read", (s) => (last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last)));
     return rows.map((r) => this.codec.deserialize(r.body));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
-    const { rows, version } = this.store.run("readMessages", (s, db) =>
-      db
-        .transaction(() => ({ version: s.logVersion.get(storageId)?.version ?? 0, rows: s.msgAll.all(storageId) }))
-        .deferred(),
-    );
+    const { rows, version } = await this.store.run("readMessages", "snapshot", (s) => ({
+      version: s.logVersion.get(storageId)?.version ?? 0,
+      rows: s.msgAll.all(storageId),
+    }));
     return { messages: rows.map((r) => this.codec.deserialize(r.body)), version };
   }
 
@@ -421,51 +537,39 @@ class SqliteMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
-    return this.store.run("replaceMessages", (s, db) =>
-      db
-        .transaction((): number => {
-          const current = s.logVersion.get(storageId)?.version ?? 0;
-          if (operationId !== undefined && s.opInsert.run(storageId, operationId).changes === 0) return current;
-          if (expected !== undefined && expected !== current) throw logConflict(storageId, expected, current);
-          const version = s.bump.get()!.value;
-          const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
-          s.msgClear.run(storageId);
-          let seq = end - texts.length;
-          for (const text of texts) s.msgInsert.run(storageId, seq++, text);
-          return version;
-        })
-        .immediate(),
-    );
+    return this.store.run("replaceMessages", "write", (s): number => {
+      const current = s.logVersion.get(storageId)?.version ?? 0;
+      if (operationId !== undefined && s.opInsert.run(storageId, operationId).changes === 0) return current;
+      if (expected !== undefined && expected !== current) throw logConflict(storageId, expected, current);
+      const version = s.bump.get()!.value;
+      const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
+      s.msgClear.run(storageId);
+      let seq = end - texts.length;
+      for (const text of texts) s.msgInsert.run(storageId, seq++, text);
+      return version;
+    });
   }
 
   async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
     checkId(storageId, "storageId");
     const { keepLast, expectedVersion } = checkTrim(options);
-    return this.store.run("trimMessages", (s, db) =>
-      db
-        .transaction((): number => {
-          const log = s.logVersion.get(storageId);
-          const current = log?.version ?? 0;
-          if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
-          if (!log) return 0;
-          const removed = s.msgTrim.run(storageId, log.next_seq - keepLast).changes;
-          if (removed > 0) s.logUpsert.get(storageId, s.bump.get()!.value, 0);
-          return removed;
-        })
-        .immediate(),
-    );
+    return this.store.run("trimMessages", "write", (s): number => {
+      const log = s.logVersion.get(storageId);
+      const current = log?.version ?? 0;
+      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
+      if (!log) return 0;
+      const removed = s.msgTrim.run(storageId, log.next_seq - keepLast).changes;
+      if (removed > 0) s.logUpsert.get(storageId, s.bump.get()!.value, 0);
+      return removed;
+    });
   }
 
   async deleteMessages(storageId: string): Promise<boolean> {
     checkId(storageId, "storageId");
-    return this.store.run("deleteMessages", (s, db) =>
-      db
-        .transaction((): boolean => {
-          s.msgClear.run(storageId);
-          s.opsDelete.run(storageId);
-          return s.logDelete.run(storageId).changes === 1;
-        })
-        .immediate(),
-    );
+    return this.store.run("deleteMessages", "write", (s): boolean => {
+      s.msgClear.run(storageId);
+      s.opsDelete.run(storageId);
+      return s.logDelete.run(storageId).changes === 1;
+    });
   }
 }
