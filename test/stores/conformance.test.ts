@@ -91,7 +91,7 @@ describe.each(allBackends)("$name store", (backend: Backend) => {
 
     it("creates with expectedRevision: null and loads what it saved", async () => {
       const s = counterSession(id("create"), 1);
-      s.kind = "local";
+      s.kind = "hosted"; // a conversation id belongs to a hosted session (a local one with it is refused)
       s.conversationId = { responses: "resp_1" };
       const revision = await store.save(s, { expectedRevision: null });
       expect(Number.isSafeInteger(revision) && revision > 0).toBe(true);
