@@ -116,7 +116,7 @@ describe(".NET session import", () => {
         "legacy.raw": { $type: "statebag.ForeignState", format: "dotnet", value: { untagged: true } },
       },
     };
-    const dotnet = roundTrip(exportDotnetSession(session));
+    const dotnet = roundTrip(exportDotnetSession(session, { metadata: true }));
     expect(dotnet.conversationId).toBeUndefined(); // an object id has no .NET form; kept in metadata
     // .NET's history is { messages } only; statebag's droppedMessageCount rides in the metadata.
     expect(Object.keys(dotnet.stateBag.InMemoryChatHistoryProvider as object)).toEqual(["messages"]);
@@ -124,13 +124,15 @@ describe(".NET session import", () => {
     expect(dotnet.stateBag["legacy.raw"]).toEqual({ untagged: true });
     expect(importDotnetSession(dotnet)).toEqual(session);
     // Also through text, with the CLI-ready functions.
-    expect(importSession(exportSession(session, { to: "dotnet" }), { from: "dotnet" })).toEqual(session);
+    expect(importSession(exportSession(session, { to: "dotnet", metadata: true }), { from: "dotnet" })).toEqual(session);
   });
 
-  it("the id can be given on import; a bare export leaves statebag's metadata out", () => {
+  it("the id can be given on import; export adds statebag's metadata only when asked", () => {
     const session: AgentSession = { id: "a", kind: "local", stateBag: {} };
-    expect(exportDotnetSession(session, { metadata: false })).toEqual({ stateBag: {} });
-    expect(importDotnetSession(exportDotnetSession(session), { id: "b" })).toEqual({ id: "b", kind: "local", stateBag: {} });
+    expect(exportDotnetSession(session)).toEqual({ stateBag: {} });
+    expect(exportSession(session, { to: "dotnet", indent: 0 })).toBe('{"stateBag":{}}');
+    expect(importDotnetSession(exportDotnetSession(session, { metadata: true }), { id: "b" })).toEqual({ id: "b", kind: "local", stateBag: {} });
+    expect(importDotnetSession(exportDotnetSession(session, { metadata: true })).id).toBe("a");
   });
 
   it("unknown top-level members survive a round trip", () => {
@@ -201,7 +203,7 @@ describe("malformed .NET input gives clear errors", () => {
   it("recognizes an older .NET shape and a Python document, and says what to do", () => {
     const legacy = thrown(() => importSession('{"storeState": {"messages": []}}', { from: "dotnet" }));
     expect(legacy.message).toMatch(/pre-"stateBag" \.NET session/);
-    expect(legacy.hint).toMatch(/save it again/);
+    expect(legacy.hint).toMatch(/from: "dotnet-thread"/);
     const python = thrown(() => importSession(fixture("04_python_agentsession_to_dict.json"), { from: "dotnet" }));
     expect(python.hint).toMatch(/from: "python"/);
     const wrongWay = thrown(() => importSession(fixture("01_dotnet_chatclientagentsession_inmemory_history.json"), { from: "python" }));
@@ -210,7 +212,7 @@ describe("malformed .NET input gives clear errors", () => {
 
   it("rejects an unknown format name", () => {
     expect(() => importSession("{}", { from: "java" as "dotnet" })).toThrow(/unknown session format "java"/);
-    expect(() => exportSession({ id: "x", stateBag: {} }, { to: "go" as "python" })).toThrow(/use one of "dotnet", "python"/);
+    expect(() => exportSession({ id: "x", stateBag: {} }, { to: "go" as "python" })).toThrow(/use one of "dotnet", "dotnet-thread", .*"durable-2-preview"/);
   });
 
   it("export refuses what it cannot write, naming the key", () => {
@@ -220,7 +222,7 @@ describe("malformed .NET input gives clear errors", () => {
       id: "y",
       stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", messages: [] }, InMemoryChatHistoryProvider: { $type: "acme.X" } },
     };
-    const error = thrown(() => exportDotnetSession(clash));
+    const error = thrown(() => exportDotnetSession(clash, { metadata: true }));
     expect(error.pointer).toBe("/stateBag/InMemoryChatHistoryProvider");
   });
 });
@@ -311,7 +313,7 @@ describe("Python session import", () => {
         "acme.state": { $type: "acme.State", $version: 2, n: 1 },
       },
     };
-    const python = roundTrip(exportPythonSession(session));
+    const python = roundTrip(exportPythonSession(session, { metadata: true }));
     const messages = python.state.in_memory as unknown as { messages: Record<string, unknown>[] };
     expect(messages.messages[0]).toMatchObject({ type: "message", role: "user", additional_properties: { [STATEBAG_ORIGINAL_KEY]: { createdAt: "2026-05-06T07:08:09Z", role: "user" } } });
     expect(Object.keys(messages)).toEqual(["messages"]);
@@ -336,7 +338,7 @@ describe("Python session import", () => {
     const session = importSession(fixture("12_python_session_function_call_reasoning_unknown_tag.json"), { from: "python" });
     const agent = new ChatClientAgent({ client: new ScriptedChatClient({ usage: false }) });
     await agent.run("thanks", session);
-    const doc = JSON.parse(exportSession(session, { to: "python" }));
+    const doc = JSON.parse(exportSession(session, { to: "python", metadata: true }));
     const messages = doc.state.in_memory.messages;
     expect(messages).toHaveLength(6);
     expect(messages[4]).toEqual({ type: "message", role: "user", contents: [{ type: "text", text: "thanks" }] });

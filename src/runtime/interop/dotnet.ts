@@ -17,10 +17,10 @@
  *   export, so it comes back byte-for-byte.
  * - unknown top-level members are kept (under `statebag.dotnet.envelope`) and written back.
  *
- * The .NET form has no session id and no kind; export records them (and an object-shaped
- * conversation id, which .NET cannot hold) under the bag key `statebag.session`, a key .NET keeps
- * as raw JSON because no provider reads it. So statebag -> .NET -> statebag loses nothing statebag
- * models. `{ metadata: false }` writes a bare .NET document instead.
+ * The .NET form has no session id and no kind; with `{ metadata: true }` export records them (and
+ * an object-shaped conversation id, which .NET cannot hold) under the bag key `statebag.session`,
+ * a key .NET keeps as raw JSON because no provider reads it, so statebag -> .NET -> statebag loses
+ * nothing statebag models. By default the document is a bare .NET one.
  *
  * Every object carrying a `$type` is written with `$type` first: System.Text.Json's polymorphic
  * reader requires that by default, and stores like PostgreSQL `jsonb` reorder keys.
@@ -30,10 +30,11 @@ import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-h
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/errors.js";
-import { InteropError, at, describe } from "./errors.js";
+import { InteropError, at, describe, shown } from "./errors.js";
 import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
 import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
+import type { SessionShape } from "./shapes.js";
 
 /** The document `ChatClientAgent.SerializeSession` writes. */
 export interface DotnetSessionJson {
@@ -55,8 +56,21 @@ export interface ImportDotnetOptions extends DotnetInteropOptions, SessionCodecO
 }
 
 export interface ExportDotnetOptions extends DotnetInteropOptions {
-  /** Record the session id and kind under `stateBag["statebag.session"]`. Default true. */
+  /**
+   * Record what .NET has no field for (the session id and kind, an object conversation id, the
+   * history's dropped count) under `stateBag["statebag.session"]`. Default false: the document is
+   * exactly what Agent Framework writes.
+   */
   metadata?: boolean;
+}
+
+/**
+ * @internal How an older or another agent's shape uses this reader: its name for messages, and
+ * where a pointer into the converted document sits in the original one.
+ */
+export interface ReaderContext {
+  shape: SessionShape;
+  sourcePointer: (pointer: string) => string;
 }
 
 export const DOTNET_DEFAULT_HISTORY_KEY = "InMemoryChatHistoryProvider";
@@ -67,17 +81,18 @@ const KNOWN_TOP_LEVEL = new Set(["conversationId", "stateBag"]);
 /** Earlier .NET session shapes (before `stateBag`), which .NET itself cannot read any more. */
 const LEGACY_KEYS = ["storeState", "chatHistoryProviderState", "aiContextProviderState"];
 
-function importHistory(value: JsonRecord, path: Path): ChatMessage[] {
+function importHistory(value: JsonRecord, path: Path, context: ReaderContext): ChatMessage[] {
   const messages = value.messages as unknown[];
+  const fail = (where: Path, problem: string, hint?: string) => new InteropError(context.shape, "import", context.sourcePointer(at(where)), problem, hint);
   return messages.map((message, i) => {
     const here = [...path, "messages", i];
-    if (!isPlainObject(message)) throw new InteropError("dotnet", "import", at(here), `expected a ChatMessage object, found ${describe(message)}`, 'a message is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}');
-    if (message.role !== undefined && typeof message.role !== "string") throw new InteropError("dotnet", "import", at([...here, "role"]), `expected a string role, found ${describe(message.role)}`);
+    if (!isPlainObject(message)) throw fail(here, `expected a ChatMessage object, found ${describe(message)}`, 'a message is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}');
+    if (message.role !== undefined && typeof message.role !== "string") throw fail([...here, "role"], `expected a string role, found ${describe(message.role)}`);
     if (message.contents !== undefined) {
-      if (!Array.isArray(message.contents)) throw new InteropError("dotnet", "import", at([...here, "contents"]), `expected an array of contents, found ${describe(message.contents)}`);
+      if (!Array.isArray(message.contents)) throw fail([...here, "contents"], `expected an array of contents, found ${describe(message.contents)}`);
       message.contents.forEach((content, j) => {
         if (!isTaggedValue(content)) {
-          throw new InteropError("dotnet", "import", at([...here, "contents", j]), 'expected an AIContent object with a "$type" discriminator', 'MEAI contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, ...');
+          throw fail([...here, "contents", j], 'expected an AIContent object with a "$type" discriminator', 'MEAI contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, ...');
         }
       });
     }
@@ -86,17 +101,17 @@ function importHistory(value: JsonRecord, path: Path): ChatMessage[] {
 }
 
 /** Reads a .NET session document (text or parsed) into a statebag session. */
-export function importDotnetSession(json: string | object, options: ImportDotnetOptions = {}): AgentSession {
+export function importDotnetSession(json: string | object, options: ImportDotnetOptions = {}, context: ReaderContext = { shape: "dotnet", sourcePointer: (p) => p }): AgentSession {
   const doc = readDocument(json, options);
   const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
-  const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "import", at(path), problem, hint);
+  const fail = (path: Path, problem: string, hint?: string) => new InteropError(context.shape, "import", context.sourcePointer(at(path)), problem, hint);
   const hint = '.NET sessions are {"conversationId"?: string, "stateBag": {"<providerKey>": ...}}';
   if (!isPlainObject(doc)) throw fail([], `expected an object, found ${describe(doc)}`, hint);
   if (!Object.hasOwn(doc, "stateBag")) {
     const legacy = LEGACY_KEYS.find((k) => Object.hasOwn(doc, k));
     if (legacy) {
-      throw fail([legacy], `this is a pre-"stateBag" .NET session ("${legacy}"), a shape Agent Framework itself no longer reads`, 'load it with the Agent Framework release that wrote it and save it again, or move its provider states under "stateBag" by hand');
+      throw fail([legacy], `this is a pre-"stateBag" .NET session ("${legacy}"), a shape Agent Framework itself no longer reads`, `import it with { from: "${legacy === "chatHistoryProviderState" ? "dotnet-provider-state" : "dotnet-thread"}" } (or without --from on the command line), which brings it to today's shape`);
     }
     if (doc.type === "session" || "session_id" in doc) throw fail(["stateBag"], 'missing "stateBag"', 'this looks like a Python session ("type": "session"): import it with { from: "python" }');
     throw fail(["stateBag"], 'missing "stateBag"', hint);
@@ -112,7 +127,7 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
   let info: SessionInfo | undefined;
   let hasHistory = false;
   const put = (key: string, value: TaggedValue, path: Path) => {
-    if (Object.hasOwn(bag, key)) throw fail(path, `two state bag entries map to the statebag key "${key}"`, `import with another historyKey (now "${historyKey}")`);
+    if (Object.hasOwn(bag, key)) throw fail(path, `two state bag entries map to the statebag key ${shown(key)}`, `import with another historyKey (now ${shown(historyKey)})`);
     defineOwn(bag as JsonRecord, key, value);
   };
   for (const key of Object.keys(doc.stateBag)) {
@@ -126,7 +141,7 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
         // A history state with more than .NET's one member: keep it whole rather than drop parts.
         put(key, foreignState("dotnet", cloneJson(value) as JsonObject) as unknown as TaggedValue, path);
       } else {
-        put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: importHistory(value, path), droppedMessageCount: 0 }, path);
+        put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: importHistory(value, path, context), droppedMessageCount: 0 }, path);
         hasHistory = true;
       }
     } else if (isTaggedValue(value)) {
@@ -145,9 +160,9 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
   const id = options.id ?? (typeof info?.id === "string" && info.id !== "" ? info.id : undefined);
   const session = createSessionData({ id, kind, conversationId, stateBag: bag });
   const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
-  return decodeImported(session, "dotnet", (pointer) => {
-    if (hasHistory && pointer.startsWith(historyPrefix)) return `/stateBag/${pointerSegment(dotnetHistoryKey)}/${pointer.slice(historyPrefix.length)}`;
-    return pointer;
+  return decodeImported(session, context.shape, (pointer) => {
+    if (hasHistory && pointer.startsWith(historyPrefix)) return context.sourcePointer(`/stateBag/${pointerSegment(dotnetHistoryKey)}/${pointer.slice(historyPrefix.length)}`);
+    return context.sourcePointer(pointer);
   }, options);
 }
 
@@ -155,13 +170,13 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
 export function exportDotnetSession(session: AgentSession, options: ExportDotnetOptions = {}): DotnetSessionJson {
   const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
-  const metadata = options.metadata !== false;
+  const metadata = options.metadata === true;
   const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "export", at(path), problem, hint);
   const bag: JsonRecord = {};
   let extras: JsonRecord = {};
   let dropped = 0;
   const put = (key: string, value: unknown) => {
-    if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key "${key}"`, `export with another dotnetHistoryKey (now "${dotnetHistoryKey}") or rename one of them`);
+    if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key ${shown(key)}`, `export with another dotnetHistoryKey (now ${shown(dotnetHistoryKey)}) or rename one of them`);
     defineOwn(bag, key, value);
   };
   for (const key of Object.keys(session.stateBag)) {
@@ -175,7 +190,7 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
     } else if (isForeignState(value, "dotnet")) {
       put(key, cloneJson(value.value)); // raw, exactly as .NET wrote it
     } else if (key === SESSION_INFO_KEY) {
-      throw fail(["stateBag", key], `the key "${key}" is reserved for session metadata`, "rename that provider's key");
+      throw fail(["stateBag", key], `the key ${shown(key)} is reserved for session metadata`, "rename that provider's key");
     } else {
       put(key, typeFirst(value));
     }
@@ -186,7 +201,7 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
   if (dropped > 0) info.historyDroppedMessageCount = dropped;
   if (typeof session.conversationId === "string") doc.conversationId = session.conversationId;
   else if (session.conversationId !== undefined) {
-    if (!metadata) throw fail(["conversationId"], "the conversation id is an object of named ids; the .NET form holds a string only", "export with metadata (the default) to keep it, or use a single string id");
+    if (!metadata) throw fail(["conversationId"], "the conversation id is an object of named ids; the .NET form holds a string only", "export with metadata ({ metadata: true }, --with-metadata) to keep it, or use a single string id");
     info.conversationId = cloneJson(session.conversationId);
   }
   if (metadata) put(SESSION_INFO_KEY, info);

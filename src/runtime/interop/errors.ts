@@ -1,11 +1,14 @@
 /** Errors for reading and writing other frameworks' session formats. */
 import { StatebagError, jsonPointer } from "../core/errors.js";
 import type { InteropFormat } from "./foreign.js";
+import { familyOf, isSessionShape, type SessionShape } from "./shapes.js";
 
 const FORMAT_NAMES: Record<InteropFormat, string> = { dotnet: "Agent Framework .NET", python: "Agent Framework Python" };
 
-export function formatName(format: InteropFormat): string {
-  return FORMAT_NAMES[format];
+/** The family's name, and the shape's own name where it is not the family's current one. */
+export function formatName(format: InteropFormat | SessionShape): string {
+  const family = FORMAT_NAMES[familyOf(format)];
+  return format === "dotnet" || format === "python" || !isSessionShape(format) ? family : `${family} (${format})`;
 }
 
 /**
@@ -14,31 +17,72 @@ export function formatName(format: InteropFormat): string {
  * to fix it.
  */
 export class InteropError extends StatebagError {
+  /** The document's family (`dotnet` or `python`). */
+  readonly format: InteropFormat;
+  /** The shape being read or written (`dotnet-thread`, `durable`, ...). */
+  readonly shape: SessionShape | InteropFormat;
   constructor(
-    readonly format: InteropFormat,
+    shape: SessionShape | InteropFormat,
     readonly direction: "import" | "export",
     readonly pointer: string,
-    problem: string,
+    /** What is wrong, without the "cannot import ..." frame and the pointer. */
+    readonly problem: string,
     hint?: string,
     cause?: unknown,
   ) {
     super(
       direction === "import" ? "interop-import" : "interop-export",
-      `cannot ${direction} ${direction === "import" ? "from" : "to"} the ${formatName(format)} session format: ${problem} (at ${pointer === "" ? "the document root" : JSON.stringify(pointer)})`,
+      `cannot ${direction} ${direction === "import" ? "from" : "to"} the ${formatName(shape)} session format: ${problem} (at ${pointer === "" ? "the document root" : shownPointer(pointer)})`,
       { hint, cause },
     );
+    this.shape = shape;
+    this.format = familyOf(shape);
   }
+}
+
+/**
+ * @internal The same error told about the shape the caller reads (`dotnet-thread`, ...) at the
+ * place in that shape's document: used where a shape is read by converting it to another.
+ */
+export function reframe(error: unknown, shape: SessionShape, sourcePointer: (pointer: string) => string): unknown {
+  if (!(error instanceof InteropError) || error.shape === shape) return error;
+  return new InteropError(shape, error.direction, sourcePointer(error.pointer), error.problem, error.hint, error.cause ?? error);
 }
 
 /** @internal Builds the JSON pointer of a path. */
 export const at = (path: readonly (string | number)[]) => jsonPointer(path);
+
+const MAX_SHOWN = 80;
+const MAX_POINTER = 512;
+
+/**
+ * @internal A string as an error message shows it: quoted, control characters escaped (also
+ * C1 and line/paragraph separators, which JSON.stringify leaves), cut with its length when long.
+ */
+export function shown(text: string, max = MAX_SHOWN): string {
+  const cut = text.length > max ? text.slice(0, max) : text;
+  const quoted = JSON.stringify(cut).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.length > max ? `${quoted.slice(0, -1)}..." (${text.length} characters)` : quoted;
+}
+
+/** @internal Text as an error message shows it unquoted: control characters escaped, cut with its length when long. */
+export function escaped(text: string, max = 300): string {
+  const cut = text.length > max ? text.slice(0, max) : text;
+  const safe = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.length > max ? `${safe}... (${text.length} characters)` : safe;
+}
+
+/** @internal A JSON pointer as an error message shows it (bounded, escaped). */
+export function shownPointer(pointer: string): string {
+  return shown(pointer, MAX_POINTER);
+}
 
 /** @internal How a found value reads in an error message ("an array", "null", a short string). */
 export function describe(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "..." : value);
+  if (typeof value === "string") return shown(value, 40);
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
 }
 

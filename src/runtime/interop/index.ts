@@ -1,60 +1,142 @@
 /**
- * Agent Framework interop: read and write the .NET and Python session documents.
+ * Agent Framework interop: read every session document shape Agent Framework has written (.NET,
+ * Python, the Python file store, the durable entity state) and write each of them back.
  *
  * `importSession(text, { from })` and `exportSession(session, { to })` are what the CLI calls
- * (`statebag import --from dotnet <file>`, `statebag export --to python`). Errors are
+ * (`statebag import --from dotnet-thread <file>`, `statebag export --to python`);
+ * `detectSessionShape(doc)` tells which shape a document is. Errors are
  * `InteropError`s (or `JsonParseError`s for text that is not JSON) naming the JSON pointer of the
  * problem and a hint.
  */
 import { StatebagError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
+import { detectSessionShape, isStatebagDocument } from "./detect.js";
 import { exportDotnetSession, importDotnetSession, type ExportDotnetOptions, type ImportDotnetOptions } from "./dotnet.js";
+import { dotnetFromCurrent, dotnetToCurrent, isDotnetLegacyShape, type DotnetGenerationOptions } from "./dotnet-generations.js";
+import { exportDurableState, importDurableState } from "./durable.js";
+import { reframe } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
-import { isPlainObject } from "./json-util.js";
+import type { JsonRecord } from "./json-util.js";
 import { exportPythonSession, importPythonSession, type ExportPythonOptions, type ImportPythonOptions } from "./python.js";
+import { sessionToSnapshot, snapshotToSession } from "./python-file-store.js";
+import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
+import { readDocument } from "./session-codec.js";
+import { SHAPE_NAMES, isSessionShape, type SessionShape } from "./shapes.js";
 
+/** The two families (today's .NET and Python documents); every shape is in `SHAPE_NAMES`. */
 export const INTEROP_FORMATS: readonly InteropFormat[] = ["dotnet", "python"];
 
-export interface ImportSessionOptions extends ImportDotnetOptions, ImportPythonOptions {
-  from: InteropFormat;
+/** The Python history source id of the Feb 12 - 17 2026 releases. */
+export const PYTHON_MEMORY_HISTORY_KEY = "memory";
+
+export interface ImportSessionOptions extends ImportDotnetOptions, ImportPythonOptions, DotnetGenerationOptions {
+  from: SessionShape;
 }
 
-export interface ExportSessionOptions extends ExportDotnetOptions, ExportPythonOptions {
-  to: InteropFormat;
+export interface ExportSessionOptions extends ExportDotnetOptions, ExportPythonOptions, DotnetGenerationOptions {
+  to: SessionShape;
   /** Indentation of the JSON text. Default 2; 0 writes one line. */
   indent?: number;
 }
 
-function checkFormat(format: unknown, option: "from" | "to"): asserts format is InteropFormat {
-  if (!INTEROP_FORMATS.includes(format as InteropFormat)) {
-    throw new StatebagError("interop-format", `unknown session format ${JSON.stringify(format)} in { ${option}: ... }`, {
-      hint: `use one of ${INTEROP_FORMATS.map((f) => JSON.stringify(f)).join(", ")}`,
+function checkShape(shape: unknown, option: "from" | "to"): asserts shape is SessionShape {
+  if (!isSessionShape(shape)) {
+    throw new StatebagError("interop-format", `unknown session format ${JSON.stringify(String(shape).slice(0, 60))} in { ${option}: ... }`, {
+      hint: `use one of ${SHAPE_NAMES.map((f) => JSON.stringify(f)).join(", ")}`,
     });
   }
 }
 
-/** Which format a parsed document looks like, if any: `"statebag"`, `"dotnet"` or `"python"`. */
+/** Which family a parsed document looks like, if any: `"statebag"`, `"dotnet"` or `"python"`. */
 export function detectSessionFormat(doc: unknown): InteropFormat | "statebag" | undefined {
-  if (!isPlainObject(doc)) return undefined;
-  if (typeof doc.id === "string" && isPlainObject(doc.stateBag)) return "statebag";
-  if (isPlainObject(doc.stateBag)) return "dotnet";
-  if (doc.type === "session" || typeof doc.session_id === "string") return "python";
-  return undefined;
+  if (isStatebagDocument(doc)) return "statebag";
+  const detected = detectSessionShape(doc);
+  if (!detected) return undefined;
+  return detected.shape.startsWith("python") ? "python" : "dotnet";
 }
 
-/** Reads another framework's session document (JSON text or parsed) into a statebag session. */
+/** Reads an Agent Framework session document of the given shape (JSON text or parsed) into a statebag session. */
 export function importSession(text: string | object, options: ImportSessionOptions): AgentSession {
-  checkFormat(options.from, "from");
-  return options.from === "dotnet" ? importDotnetSession(text, options) : importPythonSession(text, options);
+  const shape = options.from;
+  checkShape(shape, "from");
+  switch (shape) {
+    case "dotnet":
+      return importDotnetSession(text, options);
+    case "python":
+      return importPythonSession(text, options);
+    case "python-memory":
+      return importPythonSession(text, { ...options, pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY }, { shape, sourcePointer: (p) => p });
+    case "python-thread": {
+      const { doc, sourcePointer } = pythonThreadToSession(readDocument(text, options), options.id, options.pythonHistoryKey);
+      return importPythonSession(doc, options, { shape, sourcePointer });
+    }
+    case "python-file-store":
+      return importPythonSession(snapshotToSession(readDocument(text, options)), options, { shape, sourcePointer: (p) => p });
+    case "durable":
+    case "durable-2-preview":
+      return importDurableState(text, { ...options, preview: shape === "durable-2-preview" });
+    default: {
+      const { doc, sourcePointer } = dotnetToCurrent(shape, readDocument(text, options), options);
+      return importDotnetSession(doc, options, { shape, sourcePointer });
+    }
+  }
 }
 
-/** Writes a statebag session as another framework's session document (JSON text). */
+/** Writes a statebag session as an Agent Framework document of the given shape (the parsed document). */
+export function exportSessionDocument(session: AgentSession, options: ExportSessionOptions): JsonRecord {
+  const shape = options.to;
+  checkShape(shape, "to");
+  try {
+    switch (shape) {
+      case "dotnet":
+        return exportDotnetSession(session, options) as unknown as JsonRecord;
+      case "python":
+        return exportPythonSession(session, options) as unknown as JsonRecord;
+      case "python-memory":
+        return exportPythonSession(session, { ...options, pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY }) as unknown as JsonRecord;
+      case "python-thread":
+        return pythonSessionToThread(exportPythonSession(session, options) as unknown as JsonRecord, options.pythonHistoryKey);
+      case "python-file-store":
+        return sessionToSnapshot(exportPythonSession(session, options) as unknown as JsonRecord);
+      case "durable":
+      case "durable-2-preview":
+        return exportDurableState(session, { historyKey: options.historyKey, preview: shape === "durable-2-preview" });
+      default:
+        if (isDotnetLegacyShape(shape)) return dotnetFromCurrent(shape, exportDotnetSession(session, options) as unknown as JsonRecord, options);
+        throw new Error(`unreachable: ${shape}`);
+    }
+  } catch (error) {
+    throw reframe(error, shape, (p) => p);
+  }
+}
+
+/** Writes a statebag session as an Agent Framework document of the given shape (JSON text). */
 export function exportSession(session: AgentSession, options: ExportSessionOptions): string {
-  checkFormat(options.to, "to");
-  const doc = options.to === "dotnet" ? exportDotnetSession(session, options) : exportPythonSession(session, options);
-  return JSON.stringify(doc, null, options.indent ?? 2);
+  return JSON.stringify(exportSessionDocument(session, options), null, options.indent ?? 2);
 }
 
+export { detectSessionShape, isStatebagDocument } from "./detect.js";
+export type { ShapeDetection } from "./detect.js";
+export { SHAPES, SHAPE_NAMES, familyOf, isSessionShape, shapeInfo } from "./shapes.js";
+export type { SessionShape, ShapeInfo } from "./shapes.js";
+export { dotnetFromCurrent, dotnetToCurrent } from "./dotnet-generations.js";
+export type { DotnetGenerationOptions, DotnetLegacyShape } from "./dotnet-generations.js";
+export { PYTHON_THREAD_STORE_KEY, pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
+export {
+  PYTHON_MAX_SESSION_ID_LENGTH,
+  PYTHON_SNAPSHOT_VERSION,
+  isLiteralSafeKey,
+  keyFromFileName,
+  listSnapshotFiles,
+  sessionFileName,
+  sessionToSnapshot,
+  snapshotToSession,
+  writeSnapshotFile,
+} from "./python-file-store.js";
+export type { SnapshotFile } from "./python-file-store.js";
+export { DURABLE_DEFAULT_SCHEMA_VERSION, DURABLE_STATE_KEY, checkDurableVersion, exportDurableState, importDurableState } from "./durable.js";
+export type { DurableExportOptions, DurableImportOptions } from "./durable.js";
+export { resolveStoredHistory } from "./stored-history.js";
 export { FOREIGN_CONTENT_TYPE, FOREIGN_STATE_TYPE, SESSION_INFO_KEY, foreignContent, foreignState, isForeignContent, isForeignState } from "./foreign.js";
 export type { ForeignContent, ForeignState, InteropFormat, SessionInfo } from "./foreign.js";
 export { InteropError } from "./errors.js";

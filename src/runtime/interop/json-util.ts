@@ -2,7 +2,7 @@
  * Small JSON helpers shared by the interop and group-chat code: plain-object checks, deep copies,
  * structural equality, and `$type`-first key order (what System.Text.Json expects by default).
  */
-import { setOwn } from "../persistence/migrations.js";
+import { jsonEqual as structurallyEqual, setOwn } from "../core/json.js";
 
 export type JsonRecord = { [key: string]: unknown };
 
@@ -25,7 +25,7 @@ export function cloneJson<T>(value: T): T {
   return value;
 }
 
-/** Sets an own data property (never a prototype, even for a `"__proto__"` key): the migrations' helper. */
+/** Sets an own data property (never a prototype, even for a `"__proto__"` key): the shared `setOwn`. */
 export const defineOwn: (target: JsonRecord, key: string, value: unknown) => void = setOwn;
 
 const EXTRA_KEYS = new Set(["additionalProperties", "additional_properties"]);
@@ -34,30 +34,15 @@ function isEmptyObject(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length === 0;
 }
 
+/** An empty `additionalProperties` / `additional_properties` object means "no extra properties": the same as none. */
+const ignoreEmptyExtras = (key: string, value: unknown) => EXTRA_KEYS.has(key) && isEmptyObject(value);
+
 /**
- * Structural equality of JSON data. Key order does not matter, `undefined` members count as
- * absent, and an empty `additionalProperties` / `additional_properties` object counts as absent
- * (both forms mean "no extra properties").
+ * Structural equality of JSON data (the shared `jsonEqual`), where an empty `additionalProperties`
+ * / `additional_properties` object counts as absent (both forms mean "no extra properties").
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (isPlainObject(a)) {
-    if (!isPlainObject(b)) return false;
-    const keys = (o: JsonRecord) => Object.keys(o).filter((k) => o[k] !== undefined && !(EXTRA_KEYS.has(k) && isEmptyObject(o[k])));
-    const ka = keys(a);
-    const kb = keys(b);
-    if (ka.length !== kb.length) return false;
-    for (const key of ka) {
-      if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
-    }
-    return true;
-  }
-  return typeof a === "number" && typeof b === "number" ? Number.isNaN(a) && Number.isNaN(b) : false;
+  return structurallyEqual(a, b, { ignore: ignoreEmptyExtras });
 }
 
 /**

@@ -41,7 +41,8 @@ import { createSessionData, type AgentSession, type ServiceSessionId, type Sessi
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/errors.js";
 import { parseJson } from "../persistence/safe-json.js";
-import { InteropError, at, describe } from "./errors.js";
+import { InteropError, at, describe, reframe, shown } from "./errors.js";
+import type { ReaderContext } from "./dotnet.js";
 import {
   SESSION_INFO_KEY,
   envelopeKey,
@@ -79,8 +80,9 @@ export interface ImportPythonOptions extends PythonInteropOptions, SessionCodecO
 
 export interface ExportPythonOptions extends PythonInteropOptions {
   /**
-   * Record what Python has no field for (the session kind) under `state["statebag.session"]`, a
-   * plain dict Python keeps as it is. Default true; false writes a bare Python document.
+   * Record what Python has no field for (the session kind, the history's dropped count) under
+   * `state["statebag.session"]`, a plain dict Python keeps as it is. Default false: the document
+   * is exactly what Agent Framework writes.
    */
   metadata?: boolean;
 }
@@ -540,7 +542,16 @@ function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
 }
 
 /** Reads `AgentSession.to_dict()` output (text or parsed) into a statebag session. */
-export function importPythonSession(json: string | object, options: ImportPythonOptions = {}): AgentSession {
+export function importPythonSession(json: string | object, options: ImportPythonOptions = {}, context?: ReaderContext): AgentSession {
+  if (context === undefined) return readPythonSession(json, options, { shape: "python", sourcePointer: (p) => p });
+  try {
+    return readPythonSession(json, options, context);
+  } catch (error) {
+    throw reframe(error, context.shape, context.sourcePointer);
+  }
+}
+
+function readPythonSession(json: string | object, options: ImportPythonOptions, context: ReaderContext): AgentSession {
   const doc = readDocument(json, options);
   const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
@@ -560,7 +571,7 @@ export function importPythonSession(json: string | object, options: ImportPython
   let hasHistory = false;
   const put = (key: string, value: TaggedValue) => {
     if (Object.hasOwn(bag, key)) {
-      throw malformed(["state", key], `two state entries map to the statebag key "${key}"`, `import with another historyKey (now "${historyKey}") or rename one of them`);
+      throw malformed(["state", key], `two state entries map to the statebag key ${shown(key)}`, `import with another historyKey (now ${shown(historyKey)}) or rename one of them`);
     }
     defineOwn(bag as JsonRecord, key, value);
   };
@@ -590,9 +601,9 @@ export function importPythonSession(json: string | object, options: ImportPython
   if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
   const session = createSessionData({ id: options.id ?? doc.session_id, kind, conversationId, stateBag: bag });
   const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
-  return decodeImported(session, "python", (pointer) => {
-    if (hasHistory && pointer.startsWith(historyPrefix)) return `/state/${pointerSegment(pyHistoryKey)}/${pointer.slice(historyPrefix.length)}`;
-    return pointer.replace(/^\/stateBag\//, "/state/");
+  return decodeImported(session, context.shape, (pointer) => {
+    if (hasHistory && pointer.startsWith(historyPrefix)) return context.sourcePointer(`/state/${pointerSegment(pyHistoryKey)}/${pointer.slice(historyPrefix.length)}`);
+    return context.sourcePointer(pointer.replace(/^\/stateBag\//, "/state/"));
   }, options);
 }
 
@@ -605,7 +616,7 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
   let extras: JsonRecord = {};
   let dropped = 0;
   const put = (key: string, value: unknown) => {
-    if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key "${key}"`, `export with another pythonHistoryKey (now "${pyHistoryKey}") or rename one of them`);
+    if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key ${shown(key)}`, `export with another pythonHistoryKey (now ${shown(pyHistoryKey)}) or rename one of them`);
     defineOwn(state, key, value);
   };
   for (const key of Object.keys(session.stateBag)) {
@@ -618,12 +629,12 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
     } else if (isForeignState(value, "python")) {
       put(key, cloneJson(value.value));
     } else if (key === SESSION_INFO_KEY) {
-      throw fail(["stateBag", key], `the key "${key}" is reserved for session metadata`, "rename that provider's key");
+      throw fail(["stateBag", key], `the key ${shown(key)} is reserved for session metadata`, "rename that provider's key");
     } else {
       put(key, cloneJson(value));
     }
   }
-  if (options.metadata !== false && (session.kind !== undefined || dropped > 0)) {
+  if (options.metadata === true && (session.kind !== undefined || dropped > 0)) {
     const info: SessionInfo = { $type: "statebag.SessionInfo" };
     if (session.kind !== undefined) info.kind = session.kind;
     if (dropped > 0) info.historyDroppedMessageCount = dropped;

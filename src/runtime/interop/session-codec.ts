@@ -7,8 +7,9 @@
 import { checkJsonLimits, parseJson } from "../persistence/safe-json.js";
 import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
-import { InteropError, problemText } from "./errors.js";
+import { InteropError, escaped, problemText, shownPointer } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
+import type { SessionShape } from "./shapes.js";
 
 /** Registry, strictness and limits used to validate the sessions read. */
 export type SessionCodecOptions = Pick<DeserializeOptions, "registry" | "strict" | "limits" | "onPreserved">;
@@ -37,14 +38,29 @@ export function decodeSession(input: string | object, options: SessionCodecOptio
   return deserializeSession(input, { ...options, allowBare: true });
 }
 
+/** At most this many problems are listed in an import error (the count says how many there are). */
+export const MAX_LISTED_PROBLEMS = 20;
+
 /** @internal A validation error's problems, one line each, at their place in the source document. */
 export function problemLines(error: SessionValidationError, toSource: (pointer: string) => string): string[] {
-  return error.problems.map((p) => `  - ${JSON.stringify(toSource(p.pointer))}: ${problemText(p.message, p.pointer)}`);
+  const lines: string[] = [];
+  const n = Math.min(error.problems.length, MAX_LISTED_PROBLEMS);
+  for (let i = 0; i < n; i++) {
+    const p = error.problems[i];
+    lines.push(`  - ${shownPointer(toSource(p.pointer))}: ${escaped(problemText(p.message, p.pointer))}`);
+  }
+  if (error.problems.length > n) lines.push(`  ... and ${error.problems.length - n} more`);
+  return lines;
 }
 
 /** @internal The distinct hints of a validation error's problems. */
 export function problemHints(error: SessionValidationError): string[] {
-  return [...new Set(error.problems.map((p) => p.hint).filter((h): h is string => h !== undefined))];
+  const hints = new Set<string>();
+  for (const p of error.problems) {
+    if (p.hint !== undefined) hints.add(p.hint);
+    if (hints.size >= 5) break;
+  }
+  return [...hints];
 }
 
 /**
@@ -52,7 +68,7 @@ export function problemHints(error: SessionValidationError): string[] {
  * `InteropError` whose problems point into the imported document (`toSource` maps a pointer in the
  * statebag session to the document's; field names inside messages are statebag's).
  */
-export function decodeImported(session: AgentSession, format: InteropFormat, toSource: (pointer: string) => string, options: SessionCodecOptions = {}): AgentSession {
+export function decodeImported(session: AgentSession, format: InteropFormat | SessionShape, toSource: (pointer: string) => string, options: SessionCodecOptions = {}): AgentSession {
   try {
     return decodeSession(session, options);
   } catch (cause) {
