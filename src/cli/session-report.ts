@@ -81,8 +81,13 @@ export function checkDocument(text: string, options: { registry: TypeRegistry; s
   const loadOptions = {
     registry: options.registry,
     strict: options.strict,
-    onPreserved: (values: PreservedValue[]) => report.preserved.push(...values),
-    onMigrated: (values: MigratedValue[]) => report.migrations.push(...values),
+    // Loops, not push(...values): spreading a long list overflows the call stack.
+    onPreserved: (values: PreservedValue[]) => {
+      for (const v of values) report.preserved.push(v);
+    },
+    onMigrated: (values: MigratedValue[]) => {
+      for (const v of values) report.migrations.push(v);
+    },
   };
   try {
     const loaded = report.form === "sessions" ? deserializeSessions(doc, loadOptions) : [deserializeSession(doc, { ...loadOptions, allowBare: true })];
@@ -92,8 +97,9 @@ export function checkDocument(text: string, options: { registry: TypeRegistry; s
     report.ok = true;
   } catch (error) {
     if (!(error instanceof SessionValidationError)) throw error;
-    report.problems.push(...error.problems);
-    report.preserved.push(...error.preserved.filter((p) => !report.preserved.includes(p)));
+    for (const p of error.problems) report.problems.push(p);
+    const seen = new Set(report.preserved);
+    for (const p of error.preserved) if (!seen.has(p)) report.preserved.push(p);
   }
   return report;
 }

@@ -350,6 +350,15 @@ describe("prototype pollution", () => {
     expect(Object.hasOwn(loaded.stateBag, "__proto__")).toBe(true);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty("polluted");
-    expect(serializeSession(loaded, { registry, validate: true })).toBe(text);
+    // Save and load are one contract: the same limits on both sides.
+    expect(serializeSession(loaded, { registry, validate: true, limits: { protoKeys: "keep" } })).toBe(text);
+    // By default a "__proto__" provider key is refused on save exactly as on load (nothing written).
+    let saveError: SessionValidationError | undefined;
+    try {
+      serializeSession(loaded, { registry, validate: true });
+    } catch (e) {
+      saveError = e as SessionValidationError;
+    }
+    expect(saveError?.problems.map((p) => p.message)).toEqual(loadError(text).problems.map((p) => p.message));
   });
 });

@@ -272,7 +272,7 @@ export class ChatClientAgent {
     const operationId = randomUUID();
     const signal = options.signal;
     const { messages: input, answers } = extractAnswers(rawInput);
-    answers.push(...(options.approvals ?? []));
+    for (const answer of options.approvals ?? []) answers.push(answer); // no push(...list): a long list overflows the stack
 
     // Answers first: refused answers (unknown, answered before) fail the run before anything runs.
     let approvals = toolApprovalState.read(staged);
@@ -350,13 +350,13 @@ export class ChatClientAgent {
       const planned = await this.planRound(calls, tools, session.id, signal);
       if (planned.some((p) => p.request)) {
         // Stop before running anything: the round waits in the session for the application's answers.
-        produced.push(...withApprovalRequests(response.messages, planned));
+        for (const message of withApprovalRequests(response.messages, planned)) produced.push(message);
         toolApprovalState.write(staged, { ...toolApprovalState.readOrInit(staged), pending: planned });
         pendingApprovals = planned.flatMap((p) => (p.request ? [structuredClone(p.request)] : []));
         onUpdate?.({ role: "assistant", contents: structuredClone(pendingApprovals) });
         break;
       }
-      produced.push(...response.messages);
+      for (const message of response.messages) produced.push(message);
       if (calls.length === 0) break;
       if (round + 1 >= this.maxToolRounds) {
         // Answer every call anyway: a call without a result would break the next model request.

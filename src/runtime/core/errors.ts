@@ -59,11 +59,5 @@ function describe(value: unknown): string {
   return value === null ? "null" : typeof value;
 }
 
-/** Escapes one segment of a JSON pointer (RFC 6901). */
-export function pointerSegment(segment: string | number): string {
-  return String(segment).replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
-export function jsonPointer(path: readonly (string | number)[]): string {
-  return path.length === 0 ? "" : "/" + path.map(pointerSegment).join("/");
-}
+// Pointers live with the other JSON helpers; re-exported for the modules that import them from here.
+export { jsonPointer, pointerSegment } from "./json.js";

@@ -181,7 +181,9 @@ export class AgentGroupChat {
 
   /** Adds messages to the primary history (a string is a user message). */
   addMessages(input: AgentInput): void {
-    this.state.history.push(...structuredClone(toMessages(input)));
+    // A loop, not push(...messages): spreading a long list overflows the call stack.
+    const history = this.state.history;
+    for (const message of structuredClone(toMessages(input))) history.push(message);
   }
 
   /** Runs turns until the termination rule says stop. Returns the turns taken. */
@@ -222,7 +224,7 @@ export class AgentGroupChat {
     const response = await agent.run(input, working, options);
     // Commit: channel, primary history and sync mark together, with no await in between.
     const messages = asSpokenBy(agent, response.messages);
-    history.push(...messages);
+    for (const message of messages) history.push(message);
     channelStateAccess.write(working, { $type: "statebag.GroupChatChannelState", channelKey: member.key, synced: history.length });
     this.state.channels.set(member.key, { ...member, session: working });
     return { agent, channelKey: member.key, response, messages: structuredClone(messages) };

@@ -104,7 +104,7 @@ export class SequentialWorkflowAgent {
           return adapted ? [structuredClone(adapted)] : [];
         });
         const response = await agent.run([...structuredClone(first), ...earlier], view, options);
-        said.push(...asSpokenBy(agent, response.messages));
+        for (const message of asSpokenBy(agent, response.messages)) said.push(message);
         views.push({ key, view });
         steps.push({ channelKey: key, agent, response });
       }

@@ -19,6 +19,10 @@
  * - Errors name the type, the versions and the JSON pointer of the value.
  */
 import { StatebagError } from "../core/errors.js";
+import { setOwn } from "../core/json.js";
+
+// The own-property write lives with the other JSON helpers; re-exported for existing importers.
+export { setOwn };
 
 /** What `up` is told about the step it runs. */
 export interface MigrationContext {
@@ -319,8 +323,3 @@ function describeTarget(m: Migration): string {
   return m.toType === m.type ? `v${m.to}` : `"${m.toType}" v${m.to}`;
 }
 
-/** Sets an own data property without ever invoking a `__proto__` setter. */
-export function setOwn(target: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else (target as Record<string, unknown>)[key as string] = value;
-}

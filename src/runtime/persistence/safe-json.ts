@@ -1,5 +1,6 @@
 /**
- * Safe JSON input: `JSON.parse` plus limits, with errors that say where and why.
+ * Safe JSON input: `JSON.parse` plus limits, with errors that say where and why; and the same
+ * limits checked on a value about to be written, so nothing is written that could not be read.
  *
  * - Size: the UTF-8 byte length of the text is checked before parsing (default 64 MiB).
  * - Depth and keys: checked after `JSON.parse` by a walk whose recursion stops one level past
@@ -7,18 +8,22 @@
  *   array is a clear `json-too-deep` error, never a stack overflow.
  *   V8's `JSON.parse` is itself iterative; what overflows on deep data is everything after it
  *   (`JSON.stringify`, recursive validators), which is why the depth is bounded at the door.
- * - Malformed JSON: the error carries line, column and a snippet with a caret.
+ * - Malformed JSON: the error carries line, column and a snippet with a caret (`json-syntax.ts`).
  *
  * Prototype keys (decision): `JSON.parse` makes `"__proto__"` an own data property, harmless by
- * itself, but any later `Object.assign`/deep-merge/`obj[k] = v` copy in application code would set
- * the target's prototype from it. Such a key has no legitimate use in session data, so by default
- * a `"__proto__"` key anywhere in the document is rejected with a `json-proto-key` error naming its
- * pointer (`protoKeys: "keep"` keeps it as plain own data instead; statebag's own code never copies
- * values with `[[Set]]` semantics, so nothing reaches a prototype either way). `"constructor"` and
- * `"prototype"` are ordinary data keys (they occur in real tool results) and are kept: they cannot
- * reach a prototype through `JSON.parse` or through statebag, which reads own properties only.
+ * itself; only a later `Object.assign`/deep-merge/`obj[k] = v` copy would set a prototype from it.
+ * `parseJson` on its own rejects such a key anywhere (`json-proto-key`, naming its pointer), the
+ * safe default for arbitrary input; `protoKeys: "keep"` keeps it as plain own data. Session and
+ * chat documents are read with "keep": a tool's output is legitimate data, and statebag never
+ * copies values with `[[Set]]` semantics; the session layer rejects the key only where statebag
+ * itself looks things up by key (see `serialization.ts`). `"constructor"` and `"prototype"` are
+ * ordinary data keys everywhere.
  */
-import { StatebagError, jsonPointer, pointerSegment } from "../core/errors.js";
+import { StatebagError } from "../core/errors.js";
+import { boundedPointer, jsonPointer, shortPointer } from "../core/json.js";
+import { describeSyntaxError } from "./json-syntax.js";
+
+export { locateSyntaxError } from "./json-syntax.js";
 
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */
@@ -44,7 +49,9 @@ export type JsonErrorCode =
   | "json-too-deep"
   | "json-too-many-keys"
   | "json-proto-key"
-  | "json-input";
+  | "json-input"
+  /** A value to be written is not plain JSON data (NaN, a Date, a function, ...): it would not read back equal. */
+  | "json-value";
 
 /** The input is not acceptable JSON. `code` says which rule it broke. */
 export class JsonParseError extends StatebagError {
@@ -68,7 +75,8 @@ export class JsonParseError extends StatebagError {
   }
 }
 
-function resolveLimits(limits: JsonLimits | undefined): Required<JsonLimits> {
+/** @internal The limits with every default filled in. */
+export function resolveLimits(limits: JsonLimits | undefined): Required<JsonLimits> {
   if (limits === undefined) return DEFAULT_JSON_LIMITS;
   return {
     maxBytes: limits.maxBytes ?? DEFAULT_JSON_LIMITS.maxBytes,
@@ -92,6 +100,25 @@ function tooLarge(bytes: number, max: number): JsonParseError {
   });
 }
 
+/** Throws `json-too-large` when `text` is over `maxBytes` in UTF-8. */
+function checkTextSize(text: string, maxBytes: number): void {
+  // UTF-8 length is between length and 3 * length: only count when it matters.
+  const n = text.length;
+  if (n > maxBytes) throw tooLarge(Buffer.byteLength(text, "utf8"), maxBytes);
+  if (n * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
+  }
+}
+
+/**
+ * Checks JSON text about to be written against the size limit `parseJson` applies when reading
+ * it back. Throws `JsonParseError` (`json-too-large`).
+ */
+export function checkJsonSize(text: string, limits?: JsonLimits): void {
+  checkTextSize(text, resolveLimits(limits).maxBytes);
+}
+
 /**
  * Parses JSON text (a string, or UTF-8 bytes) within `limits`. Throws `JsonParseError`.
  * A leading byte-order mark is ignored.
@@ -100,13 +127,7 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
   const lim = resolveLimits(limits);
   let text: string;
   if (typeof input === "string") {
-    // UTF-8 length is between length and 3 * length: only count when it matters.
-    const n = input.length;
-    if (n > lim.maxBytes) throw tooLarge(Buffer.byteLength(input, "utf8"), lim.maxBytes);
-    if (n * 3 > lim.maxBytes) {
-      const bytes = Buffer.byteLength(input, "utf8");
-      if (bytes > lim.maxBytes) throw tooLarge(bytes, lim.maxBytes);
-    }
+    checkTextSize(input, lim.maxBytes);
     text = input;
   } else if (input instanceof Uint8Array) {
     if (input.byteLength > lim.maxBytes) throw tooLarge(input.byteLength, lim.maxBytes);
@@ -124,7 +145,8 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw syntaxError(text, cause);
+    const report = describeSyntaxError(text, cause);
+    throw new JsonParseError("json-syntax", report.message, { line: report.line, column: report.column, position: report.position, cause });
   }
   checkJsonLimits(value, lim);
   return value;
@@ -226,25 +248,12 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: "depth" | "
     const f = frames[frames.length - 1];
     if (f.i === 0) {
       const depth = frames.length;
-      if (kind === "depth" && depth > lim.maxDepth) {
-        return new JsonParseError("json-too-deep", `JSON nesting is deeper than the limit of ${lim.maxDepth} levels at ${shortPointer(path)}`, {
-          pointer: jsonPointer(path),
-          hint: "session data is never nested this deep; if it legitimately is, raise limits.maxDepth",
-        });
-      }
+      if (kind === "depth" && depth > lim.maxDepth) return tooDeep(path, lim.maxDepth);
       if (f.keys !== null) {
-        if (kind === "keys" && f.keys.length > lim.maxKeys) {
-          return new JsonParseError("json-too-many-keys", `an object at ${shortPointer(path)} has ${f.keys.length} keys, over the limit of ${lim.maxKeys}`, {
-            pointer: jsonPointer(path),
-            hint: "raise limits.maxKeys if objects this large are expected",
-          });
-        }
+        if (kind === "keys" && f.keys.length > lim.maxKeys) return tooManyKeys(path, f.keys.length, lim.maxKeys);
         if (kind === "proto" && f.keys.includes("__proto__")) {
-          const at = [...path, "__proto__"];
-          return new JsonParseError("json-proto-key", `a "__proto__" key at ${shortPointer(at)} is not accepted`, {
-            pointer: jsonPointer(at),
-            hint: 'remove the key; "__proto__" has no place in session data and becomes a prototype-pollution hazard in any code that copies the value (pass limits.protoKeys: "keep" to accept it as plain data)',
-          });
+          path.push("__proto__");
+          return protoKeyError(path, 'pass limits.protoKeys: "keep" to accept it as plain data');
         }
       }
     }
@@ -276,238 +285,133 @@ function keysOf(node: object): string[] {
   return keys;
 }
 
-/**
- * A pointer for a message: long pointers (deep nesting) are cut in the middle. Takes a path, or
- * a JSON pointer (RFC 6901) already built from one (`pointer` fields stay exact; only messages
- * are shortened). @internal
- */
-export function shortPointer(at: readonly (string | number)[] | string): string {
-  // Escaped segments: joined with "/" they give the pointer back.
-  const segments = typeof at === "string" ? (at === "" ? [] : at.slice(1).split("/")) : at.map(pointerSegment);
-  if (segments.length === 0) return "the root";
-  if (segments.length <= 12) return "/" + segments.join("/");
-  return `/${segments.slice(0, 6).join("/")}/…(${segments.length - 9} more)…/${segments.slice(-3).join("/")}`;
-}
-
-// -----------------------------------------------------------------------------------------------
-// Syntax errors: locate with a small iterative JSON scanner (error path only), then show a snippet.
-
-/** Builds the error for text that `JSON.parse` rejected. */
-function syntaxError(text: string, cause: unknown): JsonParseError {
-  const found = locateSyntaxError(text);
-  let position: number;
-  let reason: string;
-  if (found !== null) {
-    position = found.position;
-    reason = found.reason;
-  } else {
-    // Our scanner accepted what V8 rejected (should not happen): fall back to V8's own words.
-    const msg = cause instanceof Error ? cause.message : String(cause);
-    const m = /position (\d+)/.exec(msg);
-    position = m ? Number(m[1]) : 0;
-    reason = msg;
-  }
-  const { line, column } = lineColumn(text, position);
-  const snippet = snippetAt(text, position, line, column);
-  return new JsonParseError("json-syntax", `malformed JSON at line ${line}, column ${column}: ${reason}\n${snippet}`, {
-    line,
-    column,
-    position,
-    cause,
+/** @internal The error for a `"__proto__"` key at `path` (the path ends with the key). */
+export function protoKeyError(path: readonly (string | number)[], fix: string): JsonParseError {
+  return new JsonParseError("json-proto-key", `a "__proto__" key at ${shortPointer(path)} is not accepted`, {
+    pointer: boundedPointer(jsonPointer(path)),
+    hint: `remove or rename the key: code that copies it with obj[key] = value would set a prototype; ${fix}`,
   });
 }
 
-function lineColumn(text: string, position: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  const end = Math.min(position, text.length);
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) {
-      line++;
-      lineStart = i + 1;
-    } else if (c === 13) {
-      if (text.charCodeAt(i + 1) !== 10) {
-        line++;
-        lineStart = i + 1;
-      }
-    }
-  }
-  return { line, column: end - lineStart + 1 };
-}
-
-function snippetAt(text: string, position: number, line: number, column: number): string {
-  const start = position - (column - 1);
-  let end = start;
-  while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
-  const width = 72;
-  let from = start;
-  let to = end;
-  let prefix = "";
-  let suffix = "";
-  if (end - start > width) {
-    from = Math.max(start, position - Math.floor(width / 2));
-    to = Math.min(end, from + width);
-    if (from > start) prefix = "…";
-    if (to < end) suffix = "…";
-  }
-  const shown = prefix + text.slice(from, to).replace(/\t/g, " ") + suffix;
-  const caret = " ".repeat(prefix.length + Math.max(0, position - from)) + "^";
-  const gutter = String(line);
-  return `  ${gutter} | ${shown}\n  ${" ".repeat(gutter.length)} | ${caret}`;
-}
-
-function describeChar(text: string, i: number): string {
-  if (i >= text.length) return "end of input";
-  const ch = text[i];
-  const code = text.charCodeAt(i);
-  if (code < 0x20) return `control character U+${code.toString(16).padStart(4, "0").toUpperCase()}`;
-  return `'${ch}'`;
-}
+// -----------------------------------------------------------------------------------------------
+// Writing: the same limits, checked before anything is written.
 
 /**
- * Finds where and why `text` is not JSON (RFC 8259). Returns null when it is valid JSON.
- * Iterative (a stack of open containers), so it is safe on any nesting.
+ * Checks a value about to be written as JSON against the limits `parseJson` and
+ * `checkJsonLimits` apply when it is read back (depth, keys per object, `__proto__` keys unless
+ * `protoKeys: "keep"`), and that it is plain JSON data that reads back equal: finite numbers,
+ * strings, booleans, null, arrays without holes or `undefined` items, and plain objects (members
+ * that are `undefined` are left out, as `JSON.stringify` does). Throws `JsonParseError` with the
+ * same code and message a reader would give, or `json-value` for data JSON cannot hold. A cycle is
+ * reported as too deep. Iterative: safe on any depth.
  */
-export function locateSyntaxError(text: string): { position: number; reason: string } | null {
-  const n = text.length;
-  const stack: number[] = []; // 0 = array, 1 = object
-  let i = 0;
-  const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 9 || c === 10 || c === 13) i++;
-      else break;
-    }
-  };
-  const fail = (reason: string, at = i) => ({ position: at, reason });
-  // Returns an error or null, advancing i past the string.
-  const str = (): { position: number; reason: string } | null => {
-    const start = i;
-    i++; // opening quote
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 34) {
-        i++;
-        return null;
-      }
-      if (c === 92) {
-        const e = text.charCodeAt(i + 1);
-        if (e === 117) {
-          for (let k = 2; k < 6; k++) {
-            const h = text.charCodeAt(i + k);
-            const hex = (h >= 48 && h <= 57) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102);
-            if (!hex) return fail("bad \\u escape in string: expected 4 hex digits", i + k);
-          }
-          i += 6;
-        } else if (e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116) {
-          i += 2;
-        } else {
-          return fail(`bad escape in string: \\${i + 1 < n ? text[i + 1] : ""}`, i);
-        }
-      } else if (c < 0x20) {
-        return fail(`${describeChar(text, i)} inside a string (escape it, e.g. \\n)`);
-      } else i++;
-    }
-    return fail("unterminated string (missing closing quote)", start);
-  };
-  const num = (): { position: number; reason: string } | null => {
-    if (text.charCodeAt(i) === 45) i++;
-    const d0 = text.charCodeAt(i);
-    if (d0 === 48) i++;
-    else if (d0 >= 49 && d0 <= 57) while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-    else return fail(`invalid number: expected a digit, found ${describeChar(text, i)}`);
-    if (text.charCodeAt(i) === 46) {
-      i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit after '.', found ${describeChar(text, i)}`);
-      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-    }
-    const e = text.charCodeAt(i);
-    if (e === 101 || e === 69) {
-      i++;
-      const s = text.charCodeAt(i);
-      if (s === 43 || s === 45) i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
-      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-    }
+export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
+  const lim = resolveLimits(limits);
+  const rejectProto = lim.protoKeys !== "keep";
+  const bad = writableKind(value);
+  if (bad !== null) throw notJson([], bad);
+  if (typeof value !== "object" || value === null) return;
+  // Violations are found in the order the reading side finds them: depth on entering a container,
+  // `__proto__` at the key, the key count when leaving the object.
+  type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | null; i: number; written: number };
+  const frames: Frame[] = [];
+  const path: (string | number)[] = [];
+  const enter = (node: object): JsonParseError | null => {
+    if (frames.length + 1 > lim.maxDepth) return tooDeep(path, lim.maxDepth);
+    frames.push({ node: node as Frame["node"], keys: Array.isArray(node) ? null : Object.keys(node), i: 0, written: 0 });
     return null;
   };
-  const key = (): { position: number; reason: string } | null => {
-    ws();
-    if (text.charCodeAt(i) !== 34) return fail(`expected a property name in double quotes, found ${describeChar(text, i)}`);
-    const e = str();
-    if (e) return e;
-    ws();
-    if (text.charCodeAt(i) !== 58) return fail(`expected ':' after the property name, found ${describeChar(text, i)}`);
-    i++;
-    return null;
-  };
-
-  for (;;) {
-    // Expect a value.
-    ws();
-    if (i >= n) return fail("unexpected end of input: expected a value");
-    const c = text.charCodeAt(i);
-    let err: { position: number; reason: string } | null = null;
-    let opened = false;
-    if (c === 123) {
-      i++;
-      ws();
-      if (text.charCodeAt(i) === 125) i++;
-      else {
-        stack.push(1);
-        err = key();
-        opened = true;
-      }
-    } else if (c === 91) {
-      i++;
-      ws();
-      if (text.charCodeAt(i) === 93) i++;
-      else {
-        stack.push(0);
-        opened = true;
-      }
-    } else if (c === 34) err = str();
-    else if (c === 45 || (c >= 48 && c <= 57)) err = num();
-    else if (text.startsWith("true", i)) i += 4;
-    else if (text.startsWith("false", i)) i += 5;
-    else if (text.startsWith("null", i)) i += 4;
-    else if (c === 93 || c === 125) {
-      const prev = text.slice(0, i).trimEnd();
-      return fail(prev.endsWith(",") ? `unexpected '${text[i]}' (trailing commas are not allowed in JSON)` : `unexpected '${text[i]}': expected a value`);
-    } else if (c === 39) return fail("unexpected single quote: JSON strings use double quotes");
-    else return fail(`unexpected ${describeChar(text, i)}: expected a value`);
-    if (err) return err;
-    if (opened) continue;
-    // After a value: close containers or take a comma.
-    for (;;) {
-      ws();
-      if (stack.length === 0) {
-        if (i < n) return fail(`unexpected ${describeChar(text, i)} after the end of the JSON value`);
-        return null;
-      }
-      const top = stack[stack.length - 1];
-      const d = text.charCodeAt(i);
-      if (d === 44) {
-        i++;
-        if (top === 1) {
-          const e = key();
-          if (e) return e;
+  const first = enter(value);
+  if (first !== null) throw first;
+  while (frames.length > 0) {
+    const f = frames[frames.length - 1];
+    const keys = f.keys;
+    const n = keys === null ? (f.node as unknown[]).length : keys.length;
+    let descended = false;
+    while (f.i < n) {
+      const idx = f.i++;
+      let child: unknown;
+      let key: string | number;
+      if (keys === null) {
+        key = idx;
+        child = (f.node as unknown[])[idx];
+        if (child === undefined) {
+          path.push(key);
+          throw notJson(path, "an empty slot or undefined array item (it would be written as null)");
         }
-        break; // expect a value
+      } else {
+        key = keys[idx];
+        child = (f.node as Record<string, unknown>)[key];
+        if (child === undefined) continue;
+        f.written++;
+        if (rejectProto && key === "__proto__") {
+          path.push(key);
+          throw protoKeyError(path, 'or pass limits.protoKeys: "keep" on both sides to keep it as plain data');
+        }
       }
-      if (top === 0 && d === 93) {
-        stack.pop();
-        i++;
-        continue;
+      const kind = writableKind(child);
+      if (kind !== null) {
+        path.push(key);
+        throw notJson(path, kind);
       }
-      if (top === 1 && d === 125) {
-        stack.pop();
-        i++;
-        continue;
+      if (typeof child === "object" && child !== null) {
+        path.push(key);
+        const err = enter(child);
+        if (err !== null) throw err;
+        descended = true;
+        break;
       }
-      if (i >= n) return fail(`unexpected end of input: expected ',' or '${top === 0 ? "]" : "}"}'`);
-      return fail(`expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, i)}`);
+    }
+    if (!descended) {
+      if (keys !== null && f.written > lim.maxKeys) throw tooManyKeys(path, f.written, lim.maxKeys);
+      frames.pop();
+      path.pop();
     }
   }
+}
+
+/** Why a value cannot be written as JSON that reads back equal, or null when it can (containers are checked item by item). */
+function writableKind(value: unknown): string | null {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return null;
+    case "number":
+      return Number.isFinite(value) ? null : `the number ${value} (JSON has no ${value}; it would be written as null)`;
+    case "object": {
+      if (value === null || Array.isArray(value)) return null;
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        const name = typeof proto?.constructor?.name === "string" && proto.constructor.name !== "" ? proto.constructor.name : "a class";
+        return `an instance of ${name.length > 40 ? "a class" : name} (only plain objects read back as they were)`;
+      }
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return "an object with a toJSON method (it would be written as something else)";
+      return null;
+    }
+    case "undefined":
+      return "undefined";
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+function notJson(path: readonly (string | number)[], what: string): JsonParseError {
+  return new JsonParseError("json-value", `the value at ${shortPointer(path)} cannot be written as JSON: ${what}`, {
+    pointer: boundedPointer(jsonPointer(path)),
+    hint: "session data must be plain JSON: strings, finite numbers, booleans, null, arrays and plain objects",
+  });
+}
+
+function tooDeep(path: readonly (string | number)[], maxDepth: number): JsonParseError {
+  return new JsonParseError("json-too-deep", `JSON nesting is deeper than the limit of ${maxDepth} levels at ${shortPointer(path)}`, {
+    pointer: boundedPointer(jsonPointer(path)),
+    hint: "session data is never nested this deep; if it legitimately is, raise limits.maxDepth",
+  });
+}
+
+function tooManyKeys(path: readonly (string | number)[], keys: number, maxKeys: number): JsonParseError {
+  return new JsonParseError("json-too-many-keys", `an object at ${shortPointer(path)} has ${keys} keys, over the limit of ${maxKeys}`, {
+    pointer: boundedPointer(jsonPointer(path)),
+    hint: "raise limits.maxKeys if objects this large are expected",
+  });
 }

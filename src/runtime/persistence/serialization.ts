@@ -19,24 +19,34 @@
  *   evolve independently through migrations without touching `formatVersion`.
  * - `format` comes first so a reader can tell what a file is from its first bytes.
  *
- * Loading = safe parse (size/depth/key limits, no prototype keys) -> envelope check -> migrations
- * -> validation of every tagged value (one validator per `$type`) -> the session. Unknown types
- * and newer versions are kept verbatim (reported through `onPreserved`) unless `strict`.
+ * Loading = safe parse (size/depth/key limits) -> envelope check -> migrations -> validation of
+ * every tagged value (one validator per `$type`) -> the session. Unknown types and newer versions
+ * are kept verbatim (reported through `onPreserved`) unless `strict`.
  *
  * Saving always checks the session object itself (id, kind, conversationId, stateBag, and that
- * every state value is a `$type`-tagged object): O(state keys), free. `validate: true` adds full
- * validation of every tagged value, exactly as on load, so nothing is written that could not be
- * loaded again: stores pass it (a store must never write an invalid session). It is opt-in because
- * it costs about 20% of `JSON.stringify` on message-heavy sessions (the per-type validators plus
- * the walk), against a save budget of 1.1x `JSON.stringify`; code that builds state through typed
- * providers can skip it, code that writes to a store should not.
+ * every state value is a `$type`-tagged object): O(state keys), cheap. `validate: true` makes save
+ * and load one contract: every tagged value is validated exactly as on load, the document is
+ * checked against the same parse limits (depth, keys per object, size of the text) and must be
+ * plain JSON that reads back equal (no NaN, Dates, class instances, `undefined` array items).
+ * Whatever it accepts, loading with the same options gives back equal; whatever loading would
+ * refuse, it refuses with the same problem, before anything is written. Stores pass it. It is
+ * opt-in because it costs a walk of the data; code that builds state through typed providers can
+ * skip it, code that writes to a store should not.
+ *
+ * `"__proto__"` keys: inside values (a tool's output, a message's extra properties) such a key is
+ * ordinary data, kept as an own property exactly as `JSON.parse` does, on save and on load.
+ * Where statebag looks values up by key (state-bag provider keys, conversation id names, the
+ * session and envelope objects) it is refused, on save and on load alike. Pass the same
+ * `limits: { protoKeys: "reject" }` to both sides to refuse it everywhere, or `"keep"` to accept it
+ * everywhere, state-bag keys included.
  */
-import { StatebagError, jsonPointer } from "../core/errors.js";
-import { setOwn } from "./migrations.js";
-import { defaultRegistry } from "./registry.js";
-import { JsonParseError, checkJsonLimits, parseJson, type JsonLimits } from "./safe-json.js";
+import { StatebagError } from "../core/errors.js";
+import { MAX_POINTER_CHARS, boundedPointer, describeValue, jsonPointer, quoted, setOwn } from "../core/json.js";
 import type { AgentSession } from "../core/session.js";
-import { SessionWalker, describeValue, formatProblems, type PendingUpgrade, type PreservedValue, type ValidateOptions, type ValidationProblem } from "./validate.js";
+import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
+import { defaultRegistry } from "./registry.js";
+import { JsonParseError, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
+import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
 
 export const SESSION_FORMAT = "statebag.session";
 export const SESSIONS_FORMAT = "statebag.sessions";
@@ -51,10 +61,15 @@ export interface SerializeOptions extends ValidateOptions {
   validate?: boolean;
   /** Passed to `JSON.stringify` (pretty printing). Default: compact. */
   space?: string | number;
+  /** With `validate: true`: the parse limits the document must meet (pass loading the same ones). See `parseJson`. */
+  limits?: JsonLimits;
 }
 
 export interface DeserializeOptions extends ValidateOptions {
-  /** Parse limits (size, depth, keys, `__proto__` handling). See `parseJson`. */
+  /**
+   * Parse limits (size, depth, keys, `__proto__` handling). See `parseJson`; unlike `parseJson`,
+   * sessions keep `"__proto__"` keys inside values unless `protoKeys: "reject"` is given.
+   */
   limits?: JsonLimits;
   /** Called with the values kept verbatim (unknown `$type`s, newer versions), when there are any. */
   onPreserved?: (preserved: PreservedValue[]) => void;
@@ -88,33 +103,49 @@ function reportMigrated(upgrades: readonly PendingUpgrade[], options: Deserializ
 }
 
 /**
- * A session (or a document of sessions) that cannot be loaded or saved. `problems` lists every
- * problem found, each with a JSON pointer from the document root, what was expected, what was
- * found and a hint; the message shows them one per line.
+ * A session (or a document of sessions) that cannot be loaded or saved. `problems` lists the
+ * problems found (at most 100 by default, `maxProblems`; `problemCount` says how many there are in
+ * all), each with a JSON pointer from the document root, what was expected, what was found and a
+ * hint; the message shows the first ones, one per line. It never holds the input itself: values
+ * are described, long strings cut with their length.
  */
 export class SessionValidationError extends StatebagError {
   readonly problems: readonly ValidationProblem[];
+  /** How many problems there are in all (`problems` holds the first of them). */
+  readonly problemCount: number;
   readonly preserved: readonly PreservedValue[];
-  constructor(summary: string, problems: readonly ValidationProblem[], options: { preserved?: readonly PreservedValue[]; cause?: unknown } = {}) {
-    const n = problems.length;
-    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(problems)}`, { cause: options.cause });
-    this.problems = problems;
-    this.preserved = options.preserved ?? [];
+  constructor(summary: string, problems: readonly ValidationProblem[], options: { preserved?: readonly PreservedValue[]; cause?: unknown; problemCount?: number } = {}) {
+    const kept = (problems.length > MAX_HELD ? problems.slice(0, MAX_HELD) : problems).map((p) => (p.pointer.length > MAX_POINTER_CHARS ? { ...p, pointer: boundedPointer(p.pointer) } : p));
+    const n = Math.max(options.problemCount ?? problems.length, problems.length);
+    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(kept, 20, n)}`, { cause: options.cause });
+    this.problems = kept;
+    this.problemCount = n;
+    const preserved = options.preserved ?? [];
+    this.preserved = preserved.length > MAX_HELD ? preserved.slice(0, MAX_HELD) : preserved;
   }
 }
+
+/** At most this many problems (and preserved values) are held by an error, whatever a caller passes. */
+const MAX_HELD = 10 * DEFAULT_MAX_PROBLEMS;
 
 // -------------------------------------------------------------------------------------------------
 // Saving
 
 /** Writes one session in the stored form. Throws `SessionValidationError` for an invalid session. */
 export function serializeSession(session: AgentSession, options: SerializeOptions = {}): string {
+  const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
+  const what = `session ${sessionLabel(session)}`;
+  const deep = options.validate === true;
+  if (deep) checkWritable(doc, options, what);
   {
-    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, deep: options.validate === true });
+    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
     walker.walkSession(session, ["session"]);
     const result = walker.result();
-    if (!result.ok) throw new SessionValidationError(`cannot save session ${sessionLabel(session)}`, result.problems, { preserved: result.preserved });
+    if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  return stringify({ format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session }, options.space, `session ${sessionLabel(session)}`);
+  const text = stringify(doc, options.space, what);
+  if (deep) checkWrittenSize(text, options, what);
+  return text;
 }
 
 /** Writes several sessions as one document. */
@@ -124,17 +155,47 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
       { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: "serializeSessions takes an array of sessions" },
     ]);
   }
+  const doc = { format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions };
+  const what = `${sessions.length} sessions`;
+  const deep = options.validate === true;
+  if (deep) checkWritable(doc, options, what);
   {
-    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, deep: options.validate === true });
+    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
     const base: (string | number)[] = ["sessions", 0];
     for (let i = 0; i < sessions.length; i++) {
       base[1] = i;
       walker.walkSession(sessions[i], base);
     }
     const result = walker.result();
-    if (!result.ok) throw new SessionValidationError(`cannot save ${sessions.length} sessions`, result.problems, { preserved: result.preserved });
+    if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  return stringify({ format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions }, options.space, `${sessions.length} sessions`);
+  const text = stringify(doc, options.space, what);
+  if (deep) checkWrittenSize(text, options, what);
+  return text;
+}
+
+/** The limits session documents are read with: the caller's, keeping `__proto__` inside values unless told otherwise. */
+function sessionLimits(limits: JsonLimits | undefined): JsonLimits {
+  return limits?.protoKeys !== undefined ? limits : { ...limits, protoKeys: "keep" };
+}
+
+/** Save side of the parse limits: what loading would refuse is refused here, with the same problem. */
+function checkWritable(doc: object, options: SerializeOptions, what: string): void {
+  try {
+    checkWritableJson(doc, sessionLimits(options.limits));
+  } catch (err) {
+    if (!(err instanceof JsonParseError)) throw err;
+    throw new SessionValidationError(`cannot save ${what}`, [jsonProblem(err)], { cause: err });
+  }
+}
+
+function checkWrittenSize(text: string, options: SerializeOptions, what: string): void {
+  try {
+    checkJsonSize(text, options.limits);
+  } catch (err) {
+    if (!(err instanceof JsonParseError)) throw err;
+    throw new SessionValidationError(`cannot save ${what}`, [jsonProblem(err)], { cause: err });
+  }
 }
 
 function stringify(doc: object, space: string | number | undefined, what: string): string {
@@ -191,7 +252,7 @@ export function deserializeSessions(input: string | Uint8Array | unknown, option
  * reports preserved values. Returns the document root.
  */
 function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, value: unknown, base: readonly (string | number)[], many: boolean): unknown {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, collectUpgrades: true, ownedInput: owned });
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", collectUpgrades: true, ownedInput: owned });
   if (many) {
     const sessions = value as readonly unknown[];
     const path: (string | number)[] = [...base, 0];
@@ -206,7 +267,7 @@ function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, v
   const result = walker.result();
   if (!result.ok) {
     const summary = many ? `cannot load ${(value as readonly unknown[]).length} sessions` : `cannot load session ${sessionLabel(value)}`;
-    throw new SessionValidationError(summary, result.problems, { preserved: result.preserved });
+    throw new SessionValidationError(summary, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
   const upgrades = walker.upgrades!;
   reportMigrated(upgrades, options);
@@ -217,23 +278,29 @@ function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, v
 
 function load(input: unknown, options: DeserializeOptions, what: string): { doc: unknown; owned: boolean } {
   const owned = typeof input === "string" || input instanceof Uint8Array;
+  const limits = sessionLimits(options.limits);
   try {
-    if (owned) return { doc: parseJson(input as string | Uint8Array, options.limits), owned };
-    checkJsonLimits(input, options.limits);
+    if (owned) return { doc: parseJson(input as string | Uint8Array, limits), owned };
+    checkJsonLimits(input, limits);
     return { doc: input, owned };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;
-    const lines = err.message.split("\n  hint: ")[0].split("\n");
-    const problem: ValidationProblem = {
-      code: "json",
-      pointer: err.pointer ?? "",
-      expected: JSON_EXPECTED[err.code] ?? "JSON text",
-      found: err.code === "json-syntax" ? `a syntax error at line ${err.line}, column ${err.column}` : (JSON_FOUND[err.code] ?? err.code),
-      message: lines.join("\n     "),
-    };
-    if (err.hint !== undefined) problem.hint = err.hint;
-    throw new SessionValidationError(`cannot load ${what}`, [problem], { cause: err });
+    throw new SessionValidationError(`cannot load ${what}`, [jsonProblem(err)], { cause: err });
   }
+}
+
+/** A JSON-level error (syntax, limits, data JSON cannot hold) as a validation problem: the same on save and on load. */
+function jsonProblem(err: JsonParseError): ValidationProblem {
+  const lines = err.message.split("\n  hint: ")[0].split("\n");
+  const problem: ValidationProblem = {
+    code: err.code === "json-value" ? "not-json" : "json",
+    pointer: err.pointer ?? "",
+    expected: JSON_EXPECTED[err.code] ?? "JSON text",
+    found: err.code === "json-syntax" ? `a syntax error at line ${err.line}, column ${err.column}` : (JSON_FOUND[err.code] ?? err.code),
+    message: lines.join("\n     "),
+  };
+  if (err.hint !== undefined) problem.hint = err.hint;
+  return problem;
 }
 
 const JSON_EXPECTED: Record<string, string> = {
@@ -243,6 +310,7 @@ const JSON_EXPECTED: Record<string, string> = {
   "json-too-many-keys": "objects within limits.maxKeys",
   "json-proto-key": 'no "__proto__" keys',
   "json-input": "JSON text (a string or UTF-8 bytes)",
+  "json-value": "plain JSON data",
 };
 const JSON_FOUND: Record<string, string> = {
   "json-too-large": "a larger document",
@@ -250,6 +318,7 @@ const JSON_FOUND: Record<string, string> = {
   "json-too-many-keys": "an object with more keys",
   "json-proto-key": 'a "__proto__" key',
   "json-input": "something else",
+  "json-value": "a value JSON cannot hold as it is",
 };
 
 interface Envelope {
@@ -296,7 +365,7 @@ function readEnvelope(doc: unknown, format: string, key: "session" | "sessions",
       pointer: "/format",
       expected: JSON.stringify(format),
       found: describeValue(f),
-      message: `the document's format is ${JSON.stringify(f)}, not "${format}"`,
+      message: `the document's format is ${typeof f === "string" ? quoted(f) : describeValue(f)}, not "${format}"`,
       hint: other ? `read it with ${other}` : `expected ${shape}`,
     });
     return fail();
@@ -316,7 +385,7 @@ function readEnvelope(doc: unknown, format: string, key: "session" | "sessions",
   }
   for (const k in d) {
     if (!hasOwn.call(d, k) || ENVELOPE_KEYS.has(k)) continue;
-    problems.push({ code: "envelope", pointer: jsonPointer([k]), expected: `only ${shape}`, found: `property ${JSON.stringify(k)}`, message: `unknown envelope property ${JSON.stringify(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
+    problems.push({ code: "envelope", pointer: jsonPointer([k]), expected: `only ${shape}`, found: `property ${quoted(k)}`, message: `unknown envelope property ${quoted(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
   }
   const wrongKey = key === "session" ? "sessions" : "session";
   if (hasOwn.call(d, wrongKey)) {

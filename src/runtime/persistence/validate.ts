@@ -12,7 +12,9 @@
  * - A value older than the latest version is upgraded by the registry's migrations before it is
  *   validated (the upgraded value is checked; `validateSession` never modifies its input); with no
  *   migration it is an error naming the type and both versions.
- * - All problems are collected, each with a JSON pointer from the document root.
+ * - Problems are collected, each with a JSON pointer from the document root: the first
+ *   `maxProblems` are kept and every one is counted, so a document with millions of mistakes costs
+ *   time linear in its size and an error of bounded size.
  *
  * Hot path: no allocation per value (the current path lives in one reused array; pointers and
  * messages are built only when something is reported), no closures per call, slot paths compiled
@@ -21,70 +23,24 @@
  * its type's schema, so generated validators (which stop at the first error) still yield every
  * problem of the value.
  */
-import { pointerSegment } from "../core/errors.js";
+import { boundedPointer, describeValue, pointerSegment, quoted } from "../core/json.js";
+import { emitSchemaProblems } from "./ajv-problems.js";
 import { MigrationError } from "./migrations.js";
-import { shortPointer } from "./safe-json.js";
+import { DEFAULT_MAX_PROBLEMS, ProblemList, pointerLabel, type ProblemCode, type PreservedValue, type ValidationProblem } from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
-import type { TypeDefinition, ValidatorError } from "./registry-types.js";
+import type { TypeDefinition } from "./registry-types.js";
 
-export type ProblemCode =
-  /** The text is not acceptable JSON (syntax, size, depth, keys, `__proto__`). */
-  | "json"
-  /** The stored envelope (`format`, `formatVersion`, `session`/`sessions`). */
-  | "envelope"
-  /** A value cannot be written as JSON (a cycle, a BigInt, nesting too deep). */
-  | "not-json"
-  /** The session object itself (id, stateBag, kind, conversationId, unknown keys). */
-  | "session"
-  /** A tagged position holds something that is not an object. */
-  | "not-tagged"
-  /** An object in a tagged position has no `$type`, or a non-string one. */
-  | "missing-type"
-  /** `$version` is not an integer >= 1. */
-  | "invalid-version"
-  /** Unknown `$type` (strict mode only; otherwise preserved). */
-  | "unknown-type"
-  /** Version newer than the registry knows (strict mode only; otherwise preserved). */
-  | "newer-version"
-  /** Older version with no migration path. */
-  | "old-version"
-  /** A migration step failed. */
-  | "migration-failed"
-  /** The `$type` belongs to another family than the position expects. */
-  | "wrong-family"
-  /** The type's schema rejected the value. */
-  | "schema"
-  /** Tagged values nested deeper than the walker allows (or a cycle). */
-  | "too-deep";
-
-export interface ValidationProblem {
-  code: ProblemCode;
-  /** JSON pointer (RFC 6901) from the document root. */
-  pointer: string;
-  /** The `$type` of the innermost tagged value the problem is in, when there is one. */
-  $type?: string;
-  /** What should be there. */
-  expected: string;
-  /** What is there. */
-  found: string;
-  /** One readable sentence. */
-  message: string;
-  /** How to fix it. */
-  hint?: string;
-}
-
-/** A value kept verbatim because this registry cannot read it (not an error unless strict). */
-export interface PreservedValue {
-  pointer: string;
-  $type: string;
-  version: number;
-  reason: "unknown-type" | "newer-version";
-  message: string;
-}
+// Problem types and their text live in problems.ts; re-exported for existing importers.
+export { formatProblems } from "./problems.js";
+export { describeValue };
+export type { ProblemCode, PreservedValue, ValidationProblem };
 
 export interface ValidationResult {
   ok: boolean;
+  /** The first `maxProblems` problems, in document order. */
   problems: ValidationProblem[];
+  /** How many problems there are in all, when `problems` does not hold them all (more than `maxProblems`). */
+  problemCount?: number;
   preserved: PreservedValue[];
 }
 
@@ -95,6 +51,8 @@ export interface ValidateOptions {
   strict?: boolean;
   /** Maximum nesting of tagged values inside tagged values (guards cycles in in-memory data). Default 128. */
   maxNesting?: number;
+  /** How many problems to keep (the rest are only counted, in `problemCount`). Default 100. */
+  maxProblems?: number;
 }
 
 /** @internal A migrated value waiting to be written back into the document. */
@@ -114,7 +72,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
  * throws for bad data and never modifies `session`.
  */
 export function validateSession(session: unknown, options: ValidateOptions = {}): ValidationResult {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting });
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
   walker.walkSession(session, EMPTY_PATH);
   return walker.result();
 }
@@ -133,22 +91,25 @@ export interface ValidateValueOptions extends ValidateOptions {
  * content) with everything nested in it. Never throws for bad data; never modifies `value`.
  */
 export function validateValue(value: unknown, options: ValidateValueOptions = {}): ValidationResult {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting });
+  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
   walker.walkValue(value, options.family ?? PROVIDER_STATE_FAMILY, options.path ?? EMPTY_PATH);
   return walker.result();
 }
 
 /** @internal The walker behind `validateSession` and the (de)serializers. One instance per call. */
 export class SessionWalker implements SlotVisitor {
-  readonly problems: ValidationProblem[] = [];
+  private readonly problems: ProblemList;
   readonly preserved: PreservedValue[] = [];
   /** Upgraded values to write back (null when the caller only validates). */
   readonly upgrades: PendingUpgrade[] | null;
   private readonly table: ReadonlyMap<string, RegistryEntry>;
   private readonly path: (string | number)[] = [];
   private readonly maxNesting: number;
-  /** Pointers where the walker itself reported a tag problem (ajv's report on the same spot is dropped). */
-  private tagProblemPointers: Set<string> | null = null;
+  /**
+   * Schema problems of the tagged values being walked (the current value and its ancestors), by
+   * pointer: the walker's own report on a nested position supersedes ajv's report on the same spot.
+   */
+  private readonly schemaAt = new Map<string, number>();
 
   private readonly registry: TypeRegistry;
   private readonly strict: boolean;
@@ -161,7 +122,12 @@ export class SessionWalker implements SlotVisitor {
   /** The document was parsed by the caller and is discarded on error: migrations need not copy values first. */
   private readonly owned: { owned: boolean } | undefined;
 
-  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean }) {
+  /** `"__proto__"` is accepted as a state-bag key too (`limits.protoKeys: "keep"`). */
+  private readonly protoKeysAsData: boolean;
+
+  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; maxProblems?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean; protoKeysAsData?: boolean }) {
+    this.protoKeysAsData = options.protoKeysAsData === true;
+    this.problems = new ProblemList(Math.max(1, options.maxProblems ?? DEFAULT_MAX_PROBLEMS));
     this.owned = options.ownedInput === true ? { owned: true } : undefined;
     this.generic = options.genericWalk === true;
     this.registry = options.registry;
@@ -173,10 +139,10 @@ export class SessionWalker implements SlotVisitor {
   }
 
   result(): ValidationResult {
-    let problems = this.problems;
-    const tagged = this.tagProblemPointers;
-    if (tagged !== null) problems = problems.filter((p) => p.code !== "schema" || !tagged.has(p.pointer));
-    return { ok: problems.length === 0, problems, preserved: this.preserved };
+    const list = this.problems;
+    const result: ValidationResult = { ok: list.total === 0, problems: list.kept, preserved: this.preserved };
+    if (list.total > list.kept.length) result.problemCount = list.total;
+    return result;
   }
 
   /** Walks one session; `base` is its path from the document root (e.g. `["session"]`). */
@@ -192,6 +158,8 @@ export class SessionWalker implements SlotVisitor {
     let bag: unknown;
     let sawId = false;
     let sawBag = false;
+    let kind: unknown;
+    let hasConversationId = false;
     for (const key in s) {
       if (!hasOwn.call(s, key)) continue;
       const value = s[key];
@@ -209,18 +177,31 @@ export class SessionWalker implements SlotVisitor {
           bag = value;
           break;
         case "kind":
+          kind = value;
           if (value !== "local" && value !== "hosted") {
             path[d] = "kind";
             this.sessionProblem(d + 1, '"local" or "hosted" (or no kind)', describeValue(value), "omit kind while it is not decided yet");
           }
           break;
         case "conversationId":
+          hasConversationId = true;
           this.checkConversationId(value, d);
           break;
         default:
           path[d] = key;
-          this.sessionProblem(d + 1, "no such property (a session has id, kind, conversationId, stateBag)", describeValue(value), `remove "${key}"; state belongs in the state bag under a provider key`, `unknown session property "${key}"`);
+          this.sessionProblem(d + 1, "no such property (a session has id, kind, conversationId, stateBag)", describeValue(value), `remove ${quoted(key)}; state belongs in the state bag under a provider key`, `unknown session property ${quoted(key)}`);
       }
+    }
+    if (kind === "local" && hasConversationId) {
+      // A local session keeps its history itself; a run would refuse it, so loading does first.
+      path[d] = "conversationId";
+      this.sessionProblem(
+        d + 1,
+        'no conversationId (the session is "kind": "local")',
+        describeValue(s.conversationId),
+        'a local session keeps its history itself: drop conversationId, or make the session "kind": "hosted" if the service holds the conversation',
+        'a "kind": "local" session holds a conversationId',
+      );
     }
     if (!sawId) {
       path[d] = "id";
@@ -241,6 +222,10 @@ export class SessionWalker implements SlotVisitor {
     for (const key in b) {
       if (!hasOwn.call(b, key)) continue;
       path[d + 1] = key;
+      if (key === "__proto__" && !this.protoKeysAsData) {
+        this.protoKey(d + 2, "provider key", "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype");
+        continue;
+      }
       if (this.deep) this.visitTagged(b[key], PROVIDER_STATE_FAMILY, d + 2, 0);
       else this.tagOnly(b[key], PROVIDER_STATE_FAMILY, d + 2);
     }
@@ -263,7 +248,10 @@ export class SessionWalker implements SlotVisitor {
       for (const k in value) {
         if (!hasOwn.call(value, k)) continue;
         const v = (value as Record<string, unknown>)[k];
-        if (typeof v !== "string") {
+        if (k === "__proto__" && !this.protoKeysAsData) {
+          path[d + 1] = k;
+          this.protoKey(d + 2, "conversation id name", "rename the id: code that copies conversationId with obj[key] = value would set its prototype");
+        } else if (typeof v !== "string") {
           path[d + 1] = k;
           this.sessionProblem(d + 2, "a string", describeValue(v), "conversationId is a string, or an object of named string ids");
         }
@@ -273,9 +261,18 @@ export class SessionWalker implements SlotVisitor {
     this.sessionProblem(d + 1, "a string, or an object of named string ids", describeValue(value), "omit conversationId for a session whose history is kept locally");
   }
 
+  /**
+   * A `"__proto__"` key where statebag looks values up by key (state-bag keys, conversation id
+   * names). Inside values it is ordinary data; here it is refused, on save as on load.
+   */
+  private protoKey(d: number, what: string, hint: string): void {
+    const pointer = this.pointer(d);
+    this.problems.add({ code: "session", pointer, expected: `a ${what} other than "__proto__"`, found: 'the key "__proto__"', message: `a "__proto__" key at ${pointerLabel(pointer)} is not accepted as a ${what}`, hint });
+  }
+
   private sessionProblem(d: number, expected: string, found: string, hint: string, message?: string): void {
     const pointer = this.pointer(d);
-    this.problems.push({ code: "session", pointer, expected, found, message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`, hint });
+    this.problems.add({ code: "session", pointer, expected, found, message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`, hint });
   }
 
   private pointer(d: number): string {
@@ -346,17 +343,19 @@ export class SessionWalker implements SlotVisitor {
       }
     }
     const def = entry.def;
-    if (!def.validate(v)) this.schemaProblems(def, v, d, migratedFrom);
+    const reported = def.validate(v) ? null : this.schemaProblems(def, v, d, migratedFrom);
     const tree = entry.slotTree;
     if (tree !== null) {
       if (nesting >= this.maxNesting) {
         this.tagProblem(d, "too-deep", `at most ${this.maxNesting} levels of nested tagged values`, "deeper nesting (or a cycle)", t, "tagged values are nested too deeply; is there a reference cycle in the data?");
-        return;
+      } else {
+        const walk = entry.slotWalk;
+        if (walk !== null && !this.generic) walk(this, v, d, nesting + 1, this.path);
+        else this.walkChildren(v, tree, d, nesting + 1);
       }
-      const walk = entry.slotWalk;
-      if (walk !== null && !this.generic) walk(this, v, d, nesting + 1, this.path);
-      else this.walkChildren(v, tree, d, nesting + 1);
     }
+    // Nothing after this value's walk can report at its positions again.
+    if (reported !== null) for (const p of reported) this.schemaAt.delete(p);
   }
 
 
@@ -375,7 +374,7 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"${t}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
       if (this.strict) {
-        this.problems.push({ code: "newer-version", pointer, $type: t, expected: `"${t}" at v${entry.def.version} or older`, found: `v${version}`, message, hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim" });
+        this.problems.add({ code: "newer-version", pointer, $type: t, expected: `${quoted(t)} at v${entry.def.version} or older`, found: `v${version}`, message, hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim" });
       } else {
         this.preserved.push({ pointer, $type: t, version, reason: "newer-version", message: `${message}; kept verbatim` });
       }
@@ -384,9 +383,9 @@ export class SessionWalker implements SlotVisitor {
     // needsUpgrade covers former names (renames) and types only migrations still read.
     if (entry === undefined && !this.registry.needsUpgrade(v as { $type: string })) {
       const pointer = this.pointer(d);
-      const message = `"$type": "${t}" at ${pointerLabel(pointer)} is not a registered type`;
+      const message = `"$type": ${quoted(t)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
-        this.problems.push({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${JSON.stringify(t)}`, message, hint: "register the type (npm run gen, or registry.register(...)), or load without strict to keep it verbatim" });
+        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npm run gen, or registry.register(...)), or load without strict to keep it verbatim" });
       } else {
         this.preserved.push({ pointer, $type: t, version, reason: "unknown-type", message: `${message}; kept verbatim` });
       }
@@ -401,7 +400,7 @@ export class SessionWalker implements SlotVisitor {
       if (!(err instanceof MigrationError)) throw err;
       const noStep = err.reason === "no-step";
       const latest = entry?.def.version;
-      this.problems.push({
+      this.problems.add({
         code: noStep ? "old-version" : "migration-failed",
         pointer,
         $type: t,
@@ -434,11 +433,15 @@ export class SessionWalker implements SlotVisitor {
   }
 
   private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string): void {
-    const pointer = this.pointer(d);
-    (this.tagProblemPointers ??= new Set()).add(pointer);
+    const pointer = boundedPointer(this.pointer(d));
+    const superseded = this.schemaAt.get(pointer);
+    if (superseded !== undefined) {
+      this.schemaAt.delete(pointer);
+      this.problems.withdraw(pointer, superseded);
+    }
     const problem: ValidationProblem = { code, pointer, expected, found, message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`, hint };
     if ($type !== undefined) problem.$type = $type;
-    this.problems.push(problem);
+    this.problems.add(problem);
   }
 
   private walkChildren(container: object, node: SlotNode, d: number, nesting: number): void {
@@ -479,240 +482,27 @@ export class SessionWalker implements SlotVisitor {
   // -----------------------------------------------------------------------------------------------
   // ajv errors -> problems (error path only).
 
-  private schemaProblems(def: TypeDefinition, value: Record<string, unknown>, d: number, migratedFrom: string | undefined): void {
+  /**
+   * Reports why `value` failed its type's validator. Returns the pointers reported (to forget once
+   * the value's nested values are walked), or null when there were none.
+   */
+  private schemaProblems(def: TypeDefinition, value: Record<string, unknown>, d: number, migratedFrom: string | undefined): string[] | null {
     const base = this.pointer(d);
     let errors = def.validate.errors;
     const report = this.registry.reportValidator(def);
     if (report !== def.validate && !report(value) && report.errors && report.errors.length > 0) errors = report.errors;
-    const found: ValidationProblem[] = [];
-    if (!errors || errors.length === 0) {
-      found.push({ code: "schema", pointer: base, $type: def.$type, expected: `a valid "${def.$type}" v${def.version}`, found: describeValue(value), message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}` });
-    } else {
-      for (const e of reduceAjvErrors(errors)) found.push(problemFromAjv(e, base, value, def));
-    }
-    for (const p of found) {
-      if (migratedFrom !== undefined) {
-        const note = `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
-        p.hint = p.hint === undefined ? note : `${p.hint}; ${note}`;
-      }
-      this.problems.push(p);
-    }
+    const note = migratedFrom === undefined ? undefined : `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
+    const pointers: string[] = [];
+    const schemaAt = this.schemaAt;
+    emitSchemaProblems(def, value, errors, base, (p) => {
+      p.pointer = boundedPointer(p.pointer);
+      if (note !== undefined) p.hint = p.hint === undefined ? note : `${p.hint}; ${note}`;
+      this.problems.add(p);
+      const seen = schemaAt.get(p.pointer);
+      if (seen === undefined) pointers.push(p.pointer);
+      schemaAt.set(p.pointer, (seen ?? 0) + 1);
+    });
+    return pointers.length > 0 ? pointers : null;
   }
-}
-
-// -------------------------------------------------------------------------------------------------
-// Helpers for reports.
-
-/** A pointer for a message (long ones, from deep nesting, cut in the middle as in parse errors). */
-function pointerLabel(pointer: string): string {
-  return pointer === "" ? "the document root" : shortPointer(pointer);
-}
-
-/** A short, safe description of a JSON value for messages. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  switch (typeof value) {
-    case "string":
-      return `string ${JSON.stringify(value.length > 40 ? value.slice(0, 37) + "..." : value)}`;
-    case "number":
-      return `number ${value}`;
-    case "boolean":
-      return `boolean ${value}`;
-    case "object": {
-      if (Array.isArray(value)) return value.length === 0 ? "an empty array" : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
-      const t = hasOwn.call(value, "$type") ? (value as { $type: unknown }).$type : undefined;
-      if (typeof t === "string") return `an object with "$type": ${JSON.stringify(t)}`;
-      const keys = Object.keys(value);
-      if (keys.length === 0) return "an empty object";
-      return `an object with keys ${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ")}${keys.length > 5 ? ", ..." : ""}`;
-    }
-    default:
-      return `a ${typeof value} (not JSON)`;
-  }
-}
-
-function unescapeSegment(s: string): string {
-  return s.replace(/~1/g, "/").replace(/~0/g, "~");
-}
-
-/** Reads the value at an ajv `instancePath` (own properties only). */
-function resolveInstancePath(root: unknown, instancePath: string): unknown {
-  if (instancePath === "") return root;
-  let node: unknown = root;
-  for (const raw of instancePath.slice(1).split("/")) {
-    const seg = unescapeSegment(raw);
-    if (typeof node !== "object" || node === null || !hasOwn.call(node, seg)) return undefined;
-    node = (node as Record<string, unknown>)[seg];
-  }
-  return node;
-}
-
-/** Reads a node of a schema by an ajv `schemaPath` (`#/properties/x/type`). */
-function resolveSchemaPath(schema: unknown, schemaPath: string): unknown {
-  if (!schemaPath.startsWith("#")) return undefined;
-  let node: unknown = schema;
-  for (const raw of schemaPath.slice(2).split("/")) {
-    if (raw === "") continue;
-    const seg = unescapeSegment(decodeURIComponent(raw));
-    if (typeof node !== "object" || node === null || !hasOwn.call(node, seg)) return undefined;
-    node = (node as Record<string, unknown>)[seg];
-  }
-  return node;
-}
-
-function parentSchemaPath(schemaPath: string): string {
-  const i = schemaPath.lastIndexOf("/");
-  return i < 0 ? schemaPath : schemaPath.slice(0, i);
-}
-
-/**
- * With `allErrors`, a failed `anyOf`/`oneOf` reports every branch's errors plus its own. Keep
- * one report per alternative set: the branch errors when they all sit at the alternative's own
- * position (merged into one "expected a or b"), else the branch that got furthest into the data.
- */
-function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
-  const combinators = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf");
-  if (combinators.length === 0) return errors.filter((e) => e.keyword !== "if");
-  const dropped = new Set<ValidatorError>();
-  const added: ValidatorError[] = [];
-  for (const c of combinators) {
-    if (dropped.has(c)) continue;
-    const prefix = c.schemaPath + "/";
-    const branch = errors.filter((e) => e !== c && e.schemaPath.startsWith(prefix) && e.instancePath.startsWith(c.instancePath));
-    if (branch.length === 0) continue;
-    for (const e of branch) dropped.add(e);
-    if (branch.every((e) => e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"))) {
-      const wanted = [...new Set(branch.map(expectedOf))];
-      dropped.add(c);
-      added.push({ ...c, keyword: "anyOf", params: { ...c.params, expected: wanted.join(" or ") } });
-      continue;
-    }
-    // The branch whose errors reach deepest into the data is most likely the one intended.
-    const byBranch = new Map<string, ValidatorError[]>();
-    for (const e of branch) {
-      const idx = e.schemaPath.slice(prefix.length).split("/")[0];
-      const list = byBranch.get(idx) ?? [];
-      list.push(e);
-      byBranch.set(idx, list);
-    }
-    let best: ValidatorError[] = [];
-    let bestDepth = -1;
-    for (const list of byBranch.values()) {
-      const depth = Math.max(...list.map((e) => e.instancePath.split("/").length));
-      if (depth > bestDepth) {
-        bestDepth = depth;
-        best = list;
-      }
-    }
-    if (bestDepth > c.instancePath.split("/").length) {
-      dropped.add(c);
-      for (const e of best) dropped.delete(e);
-    }
-  }
-  return [...errors.filter((e) => !dropped.has(e) && e.keyword !== "if"), ...added];
-}
-
-function expectedOf(e: ValidatorError): string {
-  const p = e.params;
-  switch (e.keyword) {
-    case "type":
-      return String(p.type).split(",").join(" or ");
-    case "const":
-      return JSON.stringify(p.allowedValue);
-    case "enum":
-      return `one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
-    default:
-      return e.message ?? e.keyword;
-  }
-}
-
-const FORMAT_EXAMPLES: Record<string, string> = {
-  "date-time": 'ISO-8601 with an offset, e.g. "2025-01-31T12:00:00Z" or "2025-01-31T12:00:00+02:00" (and a real calendar day)',
-  date: 'e.g. "2025-01-31"',
-  uri: 'an absolute URI, e.g. "https://example.com/a"',
-  email: 'e.g. "name@example.com"',
-  uuid: 'e.g. "3f1c2a4e-1111-4222-8333-944455556666"',
-};
-
-function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: TypeDefinition): ValidationProblem {
-  const p = e.params ?? {};
-  const at = resolveInstancePath(value, e.instancePath);
-  const typeLabel = `"${def.$type}" v${def.version}`;
-  let pointer = base + e.instancePath;
-  let expected: string;
-  let found = describeValue(at);
-  let message: string;
-  let hint: string | undefined;
-  switch (e.keyword) {
-    case "required": {
-      const name = String(p.missingProperty);
-      pointer += "/" + pointerSegment(name);
-      expected = `property "${name}"`;
-      found = "nothing (the property is missing)";
-      message = `${pointerLabel(pointer)}: required property "${name}" is missing`;
-      hint = `${typeLabel} requires "${name}"`;
-      break;
-    }
-    case "additionalProperties": {
-      const name = String(p.additionalProperty);
-      pointer += "/" + pointerSegment(name);
-      const parent = resolveSchemaPath(def.schema, parentSchemaPath(e.schemaPath)) as { properties?: Record<string, unknown> } | undefined;
-      const allowed = parent?.properties ? Object.keys(parent.properties) : [];
-      expected = allowed.length > 0 ? `only ${allowed.slice(0, 12).map((k) => JSON.stringify(k)).join(", ")}${allowed.length > 12 ? ", ..." : ""}` : "no other properties";
-      found = `property "${name}" (${describeValue(resolveInstancePath(at, "/" + pointerSegment(name)))})`;
-      message = `${pointerLabel(pointer)}: unknown property "${name}" in ${typeLabel}`;
-      hint = `${typeLabel} has a closed model: remove "${name}", or declare it in the type (and bump the version if older readers must not see it)`;
-      break;
-    }
-    case "anyOf":
-    case "oneOf": {
-      expected = typeof p.expected === "string" ? p.expected : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
-      break;
-    }
-    case "format": {
-      const fmt = String(p.format);
-      expected = `a "${fmt}" string`;
-      message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
-      hint = FORMAT_EXAMPLES[fmt] ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
-      break;
-    }
-    case "pattern":
-      expected = `a string matching /${String(p.pattern)}/`;
-      message = `${pointerLabel(pointer)} must match /${String(p.pattern)}/, found ${found}`;
-      break;
-    case "type":
-    case "const":
-    case "enum":
-      expected = expectedOf(e);
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
-      break;
-    case "minimum":
-    case "maximum":
-    case "exclusiveMinimum":
-    case "exclusiveMaximum":
-      expected = `a number ${String(p.comparison)} ${String(p.limit)}`;
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
-      break;
-    default:
-      expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
-      message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
-  }
-  const problem: ValidationProblem = { code: "schema", pointer, $type: def.$type, expected, found, message };
-  if (hint !== undefined) problem.hint = hint;
-  return problem;
-}
-
-/** Formats problems as readable lines: what, where, hint. At most `limit` are listed. */
-export function formatProblems(problems: readonly ValidationProblem[], limit = 20): string {
-  const lines: string[] = [];
-  problems.slice(0, limit).forEach((p, i) => {
-    lines.push(`  ${i + 1}. ${p.message}${p.$type !== undefined && !p.message.includes(`"${p.$type}"`) ? ` (in "${p.$type}")` : ""}`);
-    if (!(p.message.includes(p.expected) && p.message.includes(p.found))) lines.push(`     expected ${p.expected}; found ${p.found}`);
-    if (p.hint) lines.push(`     hint: ${p.hint}`);
-  });
-  if (problems.length > limit) lines.push(`  ... and ${problems.length - limit} more (see error.problems)`);
-  return lines.join("\n");
 }
 

@@ -166,7 +166,7 @@ class MemoryMessageLog implements MessageLog {
     if (existing?.ops.has(operationId)) return { applied: false, version: existing.version };
     const log = this.log(storageId);
     log.ops.add(operationId);
-    log.messages.push(...texts);
+    for (const text of texts) log.messages.push(text); // no push(...texts): a long batch overflows the stack
     log.version = this.nextVersion();
     return { applied: true, version: log.version };
   }

@@ -252,9 +252,10 @@ interface ScriptedClient extends RedisClient {
   sbDelete(...args: (string | number)[]): Promise<Reply>;
   sbScan(...args: (string | number)[]): Promise<string[]>;
   sbPurge(...args: (string | number)[]): Promise<number>;
-  sbAppend(...args: (string | number)[]): Promise<Reply>;
+  /** Arrays among the arguments are flattened by ioredis (a long list is passed as one array, never spread). */
+  sbAppend(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbRead(...args: (string | number)[]): Promise<[number, string[]]>;
-  sbReplace(...args: (string | number)[]): Promise<Reply>;
+  sbReplace(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbTrim(...args: (string | number)[]): Promise<Reply>;
   sbOuter(...args: (string | number)[]): Promise<string | null>;
 }
@@ -550,7 +551,7 @@ export class RedisSessionStore implements SessionStore {
       do {
         const [next, keys] = await c.scan(cursor, "MATCH", `${escapeGlob(this.prefix)}*`, "COUNT", 1000);
         cursor = next;
-        if (keys.length) removed += await c.unlink(...keys);
+        if (keys.length) removed += await c.unlink(keys);
       } while (cursor !== "0");
       return removed;
     }, false);
@@ -573,7 +574,7 @@ class RedisMessageLog implements MessageLog {
     const texts = serializeMessages(this.codec, messages);
     const k = this.store.keys;
     const [ok, version] = await this.store.call("appendMessages", true, (c) =>
-      c.sbAppend(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, operationId, ...texts),
+      c.sbAppend(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, operationId, texts),
     );
     return { applied: ok === 1, version: Number(version) };
   }
@@ -599,7 +600,7 @@ class RedisMessageLog implements MessageLog {
     const texts = serializeMessages(this.codec, messages);
     const k = this.store.keys;
     const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
-      c.sbReplace(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, expected === undefined ? "" : String(expected), operationId ?? "", ...texts),
+      c.sbReplace(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),
     );
     if (ok === 1) return Number(version);
     throw logConflict(storageId, expected!, Number(version));

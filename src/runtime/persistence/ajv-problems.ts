@@ -1,0 +1,219 @@
+/**
+ * Turning ajv errors into validation problems (error path only): one problem per distinct
+ * mistake, with a JSON pointer from the document root, what was expected, what was found and a
+ * hint. Alternatives (`anyOf`/`oneOf`) are merged into one report. Linear in the number of errors.
+ */
+import { describeValue, pointerSegment, quoted, unescapeSegment } from "../core/json.js";
+import { pointerLabel, type ValidationProblem } from "./problems.js";
+import type { TypeDefinition, ValidatorError } from "./registry-types.js";
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * The problems of one value its type's validator rejected: `errors` are the validator's (from an
+ * `allErrors` validator when there is one), `base` the value's pointer. Calls `emit` per problem.
+ */
+export function emitSchemaProblems(def: TypeDefinition, value: unknown, errors: readonly ValidatorError[] | null | undefined, base: string, emit: (problem: ValidationProblem) => void): void {
+  if (!errors || errors.length === 0) {
+    emit({ code: "schema", pointer: base, $type: def.$type, expected: `a valid "${def.$type}" v${def.version}`, found: describeValue(value), message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}` });
+    return;
+  }
+  for (const e of reduceAjvErrors(errors)) emit(problemFromAjv(e, base, value, def));
+}
+
+/** Reads the value at an ajv `instancePath` (own properties only). */
+function resolveInstancePath(root: unknown, instancePath: string): unknown {
+  if (instancePath === "") return root;
+  let node: unknown = root;
+  for (const raw of instancePath.slice(1).split("/")) {
+    const seg = unescapeSegment(raw);
+    if (typeof node !== "object" || node === null || !hasOwn.call(node, seg)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return node;
+}
+
+/** Reads a node of a schema by an ajv `schemaPath` (`#/properties/x/type`). */
+function resolveSchemaPath(schema: unknown, schemaPath: string): unknown {
+  if (!schemaPath.startsWith("#")) return undefined;
+  let node: unknown = schema;
+  for (const raw of schemaPath.slice(2).split("/")) {
+    if (raw === "") continue;
+    const seg = unescapeSegment(decodeURIComponent(raw));
+    if (typeof node !== "object" || node === null || !hasOwn.call(node, seg)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return node;
+}
+
+function parentSchemaPath(schemaPath: string): string {
+  const i = schemaPath.lastIndexOf("/");
+  return i < 0 ? schemaPath : schemaPath.slice(0, i);
+}
+
+/** True when `inner` is `outer` or a position inside it (pointer segments, not string prefixes). */
+function within(inner: string, outer: string): boolean {
+  return outer === "" || inner === outer || (inner.length > outer.length && inner.charCodeAt(outer.length) === 47 && inner.startsWith(outer));
+}
+
+function depthOf(instancePath: string): number {
+  let n = 0;
+  for (let i = 0; i < instancePath.length; i++) if (instancePath.charCodeAt(i) === 47) n++;
+  return n;
+}
+
+/**
+ * With `allErrors`, a failed `anyOf`/`oneOf` reports every branch's errors plus its own. Keep
+ * one report per alternative set: the branch errors when they all sit at the alternative's own
+ * position (merged into one "expected a or b"), else the branch that got furthest into the data.
+ *
+ * Linear in the number of errors (times the nesting of the data): ajv pushes a failed
+ * combinator's error right after the errors of its evaluation, and every error of that evaluation
+ * lies at or below the combinator's position, so its branch errors are found by scanning back from
+ * it while errors stay inside that position, never by searching the whole list per combinator.
+ */
+function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
+  let combinators = 0;
+  for (const e of errors) if (e.keyword === "anyOf" || e.keyword === "oneOf") combinators++;
+  if (combinators === 0) return errors.filter((e) => e.keyword !== "if");
+  const dropped = new Set<ValidatorError>();
+  const added: ValidatorError[] = [];
+  for (let j = 0; j < errors.length; j++) {
+    const c = errors[j];
+    if ((c.keyword !== "anyOf" && c.keyword !== "oneOf") || dropped.has(c)) continue;
+    const prefix = c.schemaPath + "/";
+    const branch: ValidatorError[] = [];
+    for (let k = j - 1; k >= 0 && within(errors[k].instancePath, c.instancePath); k--) {
+      if (errors[k].schemaPath.startsWith(prefix)) branch.push(errors[k]);
+    }
+    if (branch.length === 0) continue;
+    branch.reverse();
+    for (const e of branch) dropped.add(e);
+    if (branch.every((e) => e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"))) {
+      const wanted = [...new Set(branch.map(expectedOf))];
+      dropped.add(c);
+      added.push({ ...c, keyword: "anyOf", params: { ...c.params, expected: wanted.join(" or ") } });
+      continue;
+    }
+    // The branch whose errors reach deepest into the data is most likely the one intended.
+    const byBranch = new Map<string, ValidatorError[]>();
+    for (const e of branch) {
+      const rest = e.schemaPath.slice(prefix.length);
+      const slash = rest.indexOf("/");
+      const idx = slash < 0 ? rest : rest.slice(0, slash);
+      const list = byBranch.get(idx);
+      if (list === undefined) byBranch.set(idx, [e]);
+      else list.push(e);
+    }
+    let best: ValidatorError[] = [];
+    let bestDepth = -1;
+    for (const list of byBranch.values()) {
+      let depth = 0;
+      for (const e of list) depth = Math.max(depth, depthOf(e.instancePath) + 1);
+      if (depth > bestDepth) {
+        bestDepth = depth;
+        best = list;
+      }
+    }
+    if (bestDepth > depthOf(c.instancePath) + 1) {
+      dropped.add(c);
+      for (const e of best) dropped.delete(e);
+    }
+  }
+  const out: ValidatorError[] = [];
+  for (const e of errors) if (!dropped.has(e) && e.keyword !== "if") out.push(e);
+  for (const e of added) out.push(e);
+  return out;
+}
+
+function expectedOf(e: ValidatorError): string {
+  const p = e.params;
+  switch (e.keyword) {
+    case "type":
+      return String(p.type).split(",").join(" or ");
+    case "const":
+      return JSON.stringify(p.allowedValue);
+    case "enum":
+      return `one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    default:
+      return e.message ?? e.keyword;
+  }
+}
+
+const FORMAT_EXAMPLES: Record<string, string> = {
+  "date-time": 'ISO-8601 with an offset, e.g. "2025-01-31T12:00:00Z" or "2025-01-31T12:00:00+02:00" (and a real calendar day)',
+  date: 'e.g. "2025-01-31"',
+  uri: 'an absolute URI, e.g. "https://example.com/a"',
+  email: 'e.g. "name@example.com"',
+  uuid: 'e.g. "3f1c2a4e-1111-4222-8333-944455556666"',
+};
+
+function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: TypeDefinition): ValidationProblem {
+  const p = e.params ?? {};
+  const at = resolveInstancePath(value, e.instancePath);
+  const typeLabel = `"${def.$type}" v${def.version}`;
+  let pointer = base + e.instancePath;
+  let expected: string;
+  let found = describeValue(at);
+  let message: string;
+  let hint: string | undefined;
+  switch (e.keyword) {
+    case "required": {
+      const name = String(p.missingProperty);
+      pointer += "/" + pointerSegment(name);
+      expected = `property "${name}"`;
+      found = "nothing (the property is missing)";
+      message = `${pointerLabel(pointer)}: required property "${name}" is missing`;
+      hint = `${typeLabel} requires "${name}"`;
+      break;
+    }
+    case "additionalProperties": {
+      const name = String(p.additionalProperty);
+      pointer += "/" + pointerSegment(name);
+      const parent = resolveSchemaPath(def.schema, parentSchemaPath(e.schemaPath)) as { properties?: Record<string, unknown> } | undefined;
+      const allowed = parent?.properties ? Object.keys(parent.properties) : [];
+      expected = allowed.length > 0 ? `only ${allowed.slice(0, 12).map((k) => JSON.stringify(k)).join(", ")}${allowed.length > 12 ? ", ..." : ""}` : "no other properties";
+      found = `property ${quoted(name)} (${describeValue(resolveInstancePath(at, "/" + pointerSegment(name)))})`;
+      message = `${pointerLabel(pointer)}: unknown property ${quoted(name)} in ${typeLabel}`;
+      hint = `${typeLabel} has a closed model: remove ${quoted(name)}, or declare it in the type (and bump the version if older readers must not see it)`;
+      break;
+    }
+    case "anyOf":
+    case "oneOf": {
+      expected = typeof p.expected === "string" ? p.expected : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
+      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      break;
+    }
+    case "format": {
+      const fmt = String(p.format);
+      expected = `a "${fmt}" string`;
+      message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
+      hint = FORMAT_EXAMPLES[fmt] ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
+      break;
+    }
+    case "pattern":
+      expected = `a string matching /${String(p.pattern)}/`;
+      message = `${pointerLabel(pointer)} must match /${String(p.pattern)}/, found ${found}`;
+      break;
+    case "type":
+    case "const":
+    case "enum":
+      expected = expectedOf(e);
+      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      break;
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      expected = `a number ${String(p.comparison)} ${String(p.limit)}`;
+      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      break;
+    default:
+      expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
+      message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+  }
+  const problem: ValidationProblem = { code: "schema", pointer, $type: def.$type, expected, found, message };
+  if (hint !== undefined) problem.hint = hint;
+  return problem;
+}
+

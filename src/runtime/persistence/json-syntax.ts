@@ -1,0 +1,236 @@
+/**
+ * Locating a JSON syntax error: `JSON.parse` says little about where text went wrong, so on the
+ * error path a small iterative scanner (RFC 8259) finds the position and the reason, and the error
+ * shows the line with a caret. Never on the hot path: valid text is parsed by `JSON.parse` alone.
+ */
+import { escapeControl } from "../core/json.js";
+
+/** Where and why `JSON.parse` rejected `text`, with a snippet of the line and a caret. */
+export interface SyntaxErrorReport {
+  /** 0-based offset in the text (UTF-16 code units). */
+  position: number;
+  /** 1-based line and column. */
+  line: number;
+  column: number;
+  /** `malformed JSON at line L, column C: reason` and the snippet. */
+  message: string;
+}
+
+/** Describes text that `JSON.parse` rejected (error path only). */
+export function describeSyntaxError(text: string, cause: unknown): SyntaxErrorReport {
+  const found = locateSyntaxError(text);
+  let position: number;
+  let reason: string;
+  if (found !== null) {
+    position = found.position;
+    reason = found.reason;
+  } else {
+    // Our scanner accepted what V8 rejected (should not happen): fall back to V8's own words.
+    const msg = cause instanceof Error ? cause.message : String(cause);
+    const m = /position (\d+)/.exec(msg);
+    position = m ? Number(m[1]) : 0;
+    reason = escapeControl(msg.length > 200 ? msg.slice(0, 200) + "…" : msg);
+  }
+  const { line, column } = lineColumn(text, position);
+  const snippet = snippetAt(text, position, line, column);
+  return { position, line, column, message: `malformed JSON at line ${line}, column ${column}: ${reason}\n${snippet}` };
+}
+
+function lineColumn(text: string, position: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(position, text.length);
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      line++;
+      lineStart = i + 1;
+    } else if (c === 13) {
+      if (text.charCodeAt(i + 1) !== 10) {
+        line++;
+        lineStart = i + 1;
+      }
+    }
+  }
+  return { line, column: end - lineStart + 1 };
+}
+
+function snippetAt(text: string, position: number, line: number, column: number): string {
+  const start = position - (column - 1);
+  let end = start;
+  while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+  const width = 72;
+  let from = start;
+  let to = end;
+  let prefix = "";
+  let suffix = "";
+  if (end - start > width) {
+    from = Math.max(start, position - Math.floor(width / 2));
+    to = Math.min(end, from + width);
+    if (from > start) prefix = "…";
+    if (to < end) suffix = "…";
+  }
+  // One column per character, so the caret lines up: tabs become spaces, other control characters U+FFFD.
+  // eslint-disable-next-line no-control-regex
+  const shown = prefix + text.slice(from, to).replace(/\t/g, " ").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "\ufffd") + suffix;
+  const caret = " ".repeat(prefix.length + Math.max(0, position - from)) + "^";
+  const gutter = String(line);
+  return `  ${gutter} | ${shown}\n  ${" ".repeat(gutter.length)} | ${caret}`;
+}
+
+function describeChar(text: string, i: number): string {
+  if (i >= text.length) return "end of input";
+  const ch = text[i];
+  const code = text.charCodeAt(i);
+  const hex = `U+${code.toString(16).padStart(4, "0").toUpperCase()}`;
+  if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return `control character ${hex}`;
+  if (code >= 0xd800 && code <= 0xdfff) return `character ${hex}`;
+  return `'${ch}'`;
+}
+
+/**
+ * Finds where and why `text` is not JSON (RFC 8259). Returns null when it is valid JSON.
+ * Iterative (a stack of open containers), so it is safe on any nesting.
+ */
+export function locateSyntaxError(text: string): { position: number; reason: string } | null {
+  const n = text.length;
+  const stack: number[] = []; // 0 = array, 1 = object
+  let i = 0;
+  const ws = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 10 || c === 13) i++;
+      else break;
+    }
+  };
+  const fail = (reason: string, at = i) => ({ position: at, reason });
+  // Returns an error or null, advancing i past the string.
+  const str = (): { position: number; reason: string } | null => {
+    const start = i;
+    i++; // opening quote
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 34) {
+        i++;
+        return null;
+      }
+      if (c === 92) {
+        const e = text.charCodeAt(i + 1);
+        if (e === 117) {
+          for (let k = 2; k < 6; k++) {
+            const h = text.charCodeAt(i + k);
+            const hex = (h >= 48 && h <= 57) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102);
+            if (!hex) return fail("bad \\u escape in string: expected 4 hex digits", i + k);
+          }
+          i += 6;
+        } else if (e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116) {
+          i += 2;
+        } else {
+          return fail(`bad escape in string: \\${i + 1 < n ? escapeControl(text[i + 1]) : ""}`, i);
+        }
+      } else if (c < 0x20) {
+        return fail(`${describeChar(text, i)} inside a string (escape it, e.g. \\n)`);
+      } else i++;
+    }
+    return fail("unterminated string (missing closing quote)", start);
+  };
+  const num = (): { position: number; reason: string } | null => {
+    if (text.charCodeAt(i) === 45) i++;
+    const d0 = text.charCodeAt(i);
+    if (d0 === 48) i++;
+    else if (d0 >= 49 && d0 <= 57) while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    else return fail(`invalid number: expected a digit, found ${describeChar(text, i)}`);
+    if (text.charCodeAt(i) === 46) {
+      i++;
+      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit after '.', found ${describeChar(text, i)}`);
+      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    }
+    const e = text.charCodeAt(i);
+    if (e === 101 || e === 69) {
+      i++;
+      const s = text.charCodeAt(i);
+      if (s === 43 || s === 45) i++;
+      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
+      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    }
+    return null;
+  };
+  const key = (): { position: number; reason: string } | null => {
+    ws();
+    if (text.charCodeAt(i) !== 34) return fail(`expected a property name in double quotes, found ${describeChar(text, i)}`);
+    const e = str();
+    if (e) return e;
+    ws();
+    if (text.charCodeAt(i) !== 58) return fail(`expected ':' after the property name, found ${describeChar(text, i)}`);
+    i++;
+    return null;
+  };
+
+  for (;;) {
+    // Expect a value.
+    ws();
+    if (i >= n) return fail("unexpected end of input: expected a value");
+    const c = text.charCodeAt(i);
+    let err: { position: number; reason: string } | null = null;
+    let opened = false;
+    if (c === 123) {
+      i++;
+      ws();
+      if (text.charCodeAt(i) === 125) i++;
+      else {
+        stack.push(1);
+        err = key();
+        opened = true;
+      }
+    } else if (c === 91) {
+      i++;
+      ws();
+      if (text.charCodeAt(i) === 93) i++;
+      else {
+        stack.push(0);
+        opened = true;
+      }
+    } else if (c === 34) err = str();
+    else if (c === 45 || (c >= 48 && c <= 57)) err = num();
+    else if (text.startsWith("true", i)) i += 4;
+    else if (text.startsWith("false", i)) i += 5;
+    else if (text.startsWith("null", i)) i += 4;
+    else if (c === 93 || c === 125) {
+      const prev = text.slice(0, i).trimEnd();
+      return fail(prev.endsWith(",") ? `unexpected '${text[i]}' (trailing commas are not allowed in JSON)` : `unexpected '${text[i]}': expected a value`);
+    } else if (c === 39) return fail("unexpected single quote: JSON strings use double quotes");
+    else return fail(`unexpected ${describeChar(text, i)}: expected a value`);
+    if (err) return err;
+    if (opened) continue;
+    // After a value: close containers or take a comma.
+    for (;;) {
+      ws();
+      if (stack.length === 0) {
+        if (i < n) return fail(`unexpected ${describeChar(text, i)} after the end of the JSON value`);
+        return null;
+      }
+      const top = stack[stack.length - 1];
+      const d = text.charCodeAt(i);
+      if (d === 44) {
+        i++;
+        if (top === 1) {
+          const e = key();
+          if (e) return e;
+        }
+        break; // expect a value
+      }
+      if (top === 0 && d === 93) {
+        stack.pop();
+        i++;
+        continue;
+      }
+      if (top === 1 && d === 125) {
+        stack.pop();
+        i++;
+        continue;
+      }
+      if (i >= n) return fail(`unexpected end of input: expected ',' or '${top === 0 ? "]" : "}"}'`);
+      return fail(`expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, i)}`);
+    }
+  }
+}
