@@ -49,7 +49,8 @@ export interface ChatClient {
 
 /**
  * Folds streaming updates into a response: consecutive updates of one message (same messageId, or
- * same role with no id) join, and adjacent text contents merge.
+ * same role with no id) join, adjacent text contents merge (a streamed annotation joins the text
+ * before it), and adjacent plain reasoning deltas merge.
  */
 export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): ChatResponse {
   const messages: ChatMessage[] = [];
@@ -70,8 +71,13 @@ export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): Cha
     }
     for (const content of update.contents) {
       const last = current!.contents[current!.contents.length - 1];
-      if (content.$type === "text" && last?.$type === "text" && !last.annotations && !content.annotations) {
+      if (content.$type === "text" && last?.$type === "text" && content.text === "" && content.annotations) {
+        // A streamed annotation belongs to the text before it (its offsets count from that text's start).
+        current!.contents[current!.contents.length - 1] = { ...last, annotations: [...(last.annotations ?? []), ...content.annotations] };
+      } else if (content.$type === "text" && last?.$type === "text" && !content.annotations) {
         current!.contents[current!.contents.length - 1] = { ...last, text: last.text + content.text };
+      } else if (content.$type === "reasoning" && last?.$type === "reasoning" && last.protectedData === undefined && content.protectedData === undefined && !last.additionalProperties && !content.additionalProperties) {
+        current!.contents[current!.contents.length - 1] = { ...last, text: (last.text ?? "") + (content.text ?? "") };
       } else if (content.$type === "usage") {
         response.usage = content.details;
         current!.contents.push(content);

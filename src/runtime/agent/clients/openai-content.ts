@@ -1,0 +1,333 @@
+/**
+ * Mapping between statebag's messages (Microsoft.Extensions.AI shape) and the OpenAI wire formats:
+ * Chat Completions messages and Responses API items, both ways.
+ *
+ * What the formats carry maps exactly: text, images and files (inline `data:` URIs, URLs, uploaded
+ * file ids), audio input (Chat Completions), function calls and results, refusals (an `error`
+ * content with `errorCode: "refusal"`, as Microsoft.Extensions.AI records them), reasoning (the
+ * Responses API's summaries and encrypted content; `reasoning_content` of compatible servers),
+ * citations (url/file citations with their text spans) and usage.
+ *
+ * What a format cannot carry is kept in the session but not sent: usage and error contents,
+ * reasoning in Chat Completions (no request field exists) and reasoning without encrypted content
+ * in the Responses API, annotations on history sent back (the APIs take none on input). User
+ * content a format cannot express (a video, an unknown media type) is refused with an error rather
+ * than left out, because the model would otherwise answer without seeing it.
+ */
+import { StatebagError } from "../../core/errors.js";
+import type { AIAnnotation, AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, UsageDetails } from "../../core/messages.js";
+import type { JsonValue } from "../../core/tagged.js";
+import type { AITool } from "../tools.js";
+
+/** Plain wire JSON (what the SDK serializes). */
+export type Wire = { [key: string]: unknown };
+
+export class UnsupportedContentError extends StatebagError {
+  constructor(message: string, hint: string) {
+    super("unsupported-content", message, { hint });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+
+/** `data:<media type>;base64,<payload>` split into its parts. */
+export function parseDataUri(uri: string): { mediaType: string; base64: string } {
+  const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(uri);
+  if (!match) throw new UnsupportedContentError(`a data content's URI is not a base64 data: URI (${uri.slice(0, 40)}...)`, "store inline bytes as data:<media type>;base64,<payload>");
+  return { mediaType: match[1] || "application/octet-stream", base64: match[2] };
+}
+
+export function resultText(result: JsonValue | undefined): string {
+  return typeof result === "string" ? result : JSON.stringify(result ?? null);
+}
+
+/** Arguments as the model wrote them; text that is not a JSON object is kept raw beside the call. */
+export function functionCall(callId: string, name: string, argumentsJson: string | undefined): FunctionCallContent {
+  const call: FunctionCallContent = { $type: "functionCall", callId, name };
+  const text = argumentsJson ?? "";
+  if (text.trim() === "") {
+    call.arguments = {};
+    return call;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+      call.arguments = parsed as { [name: string]: JsonValue };
+      return call;
+    }
+  } catch {
+    // fall through: keep what the model wrote
+  }
+  call.additionalProperties = { rawArguments: text };
+  return call;
+}
+
+function argumentsJson(call: FunctionCallContent): string {
+  const raw = call.additionalProperties?.rawArguments;
+  return call.arguments === undefined && typeof raw === "string" ? raw : JSON.stringify(call.arguments ?? {});
+}
+
+/** OpenAI's `name` field allows letters, digits, `_` and `-` (64 at most). */
+function participantName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
+  return cleaned === "" ? undefined : cleaned;
+}
+
+function textOf(contents: readonly AIContent[]): string {
+  return contents.map((c) => (c.$type === "text" ? c.text : "")).join("");
+}
+
+export function functionTools(tools: readonly AITool[] | undefined, shape: "chat" | "responses"): Wire[] | undefined {
+  if (!tools?.length) return undefined;
+  return tools.map((tool) => {
+    const parameters = tool.parameters ?? { type: "object", properties: {} };
+    if (shape === "responses") {
+      const out: Wire = { type: "function", name: tool.name, parameters, strict: false };
+      if (tool.description !== undefined) out.description = tool.description;
+      return out;
+    }
+    const fn: Wire = { name: tool.name, parameters };
+    if (tool.description !== undefined) fn.description = tool.description;
+    return { type: "function", function: fn };
+  });
+}
+
+function citation(fields: { url?: string; title?: string; fileId?: string; start?: number; end?: number; extra?: Wire }): CitationAnnotation {
+  const out: CitationAnnotation = { $type: "citation" };
+  if (fields.title !== undefined) out.title = fields.title;
+  if (fields.url !== undefined) out.url = fields.url;
+  if (fields.fileId !== undefined) out.fileId = fields.fileId;
+  if (fields.start !== undefined || fields.end !== undefined) {
+    const region: { $type: "textSpan"; start?: number; end?: number } = { $type: "textSpan" };
+    if (fields.start !== undefined) region.start = fields.start;
+    if (fields.end !== undefined) region.end = fields.end;
+    out.annotatedRegions = [region];
+  }
+  if (fields.extra && Object.keys(fields.extra).length) out.additionalProperties = fields.extra as { [key: string]: JsonValue };
+  return out;
+}
+
+/** An OpenAI annotation (either API) as a citation; kinds without a url or file keep their fields as additional properties. */
+export function annotationFromWire(annotation: Wire): AIAnnotation {
+  const a = annotation as Record<string, unknown>;
+  const inner = (a.url_citation as Record<string, unknown> | undefined) ?? a; // Chat Completions nests the fields
+  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const { type, url, title, start_index, end_index, file_id, filename, index, url_citation: _nested, ...rest } = { ...a, ...inner } as Record<string, unknown>;
+  const extra: Wire = { ...rest, ...(typeof type === "string" && type !== "url_citation" ? { type } : {}) };
+  if (index !== undefined) extra.index = index;
+  return citation({ url: str(url), title: str(title) ?? str(filename), fileId: str(file_id), start: num(start_index), end: num(end_index), extra });
+}
+
+export function usageFromChat(usage: Wire | undefined | null): UsageDetails | undefined {
+  if (!usage) return undefined;
+  const u = usage as Record<string, unknown>;
+  const out: UsageDetails = {};
+  if (typeof u.prompt_tokens === "number") out.inputTokenCount = u.prompt_tokens;
+  if (typeof u.completion_tokens === "number") out.outputTokenCount = u.completion_tokens;
+  if (typeof u.total_tokens === "number") out.totalTokenCount = u.total_tokens;
+  const counts = detailCounts(out, u.prompt_tokens_details, "cached_tokens", "cachedInputTokenCount", "prompt_tokens_details.");
+  detailCounts(out, u.completion_tokens_details, "reasoning_tokens", "reasoningTokenCount", "completion_tokens_details.", counts);
+  if (Object.keys(counts).length) out.additionalCounts = counts;
+  return out;
+}
+
+export function usageFromResponses(usage: Wire | undefined | null): UsageDetails | undefined {
+  if (!usage) return undefined;
+  const u = usage as Record<string, unknown>;
+  const out: UsageDetails = {};
+  if (typeof u.input_tokens === "number") out.inputTokenCount = u.input_tokens;
+  if (typeof u.output_tokens === "number") out.outputTokenCount = u.output_tokens;
+  if (typeof u.total_tokens === "number") out.totalTokenCount = u.total_tokens;
+  const counts = detailCounts(out, u.input_tokens_details, "cached_tokens", "cachedInputTokenCount", "input_tokens_details.");
+  detailCounts(out, u.output_tokens_details, "reasoning_tokens", "reasoningTokenCount", "output_tokens_details.", counts);
+  if (Object.keys(counts).length) out.additionalCounts = counts;
+  return out;
+}
+
+/** One named count becomes a standard field; the other numeric counts of the details are kept by name. */
+function detailCounts(out: UsageDetails, details: unknown, known: string, field: "cachedInputTokenCount" | "reasoningTokenCount", prefix: string, counts: { [name: string]: number } = {}): { [name: string]: number } {
+  if (!details || typeof details !== "object") return counts;
+  for (const [name, value] of Object.entries(details as Record<string, unknown>)) {
+    if (typeof value !== "number") continue;
+    if (name === known) out[field] = value;
+    else counts[prefix + name] = value;
+  }
+  return counts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chat Completions
+
+function chatUserPart(content: AIContent): Wire | undefined {
+  switch (content.$type) {
+    case "text":
+      return { type: "text", text: content.text };
+    case "data": {
+      const { mediaType, base64 } = parseDataUri(content.uri);
+      if (mediaType.startsWith("image/")) return { type: "image_url", image_url: { url: content.uri } };
+      if (mediaType === "audio/wav" || mediaType === "audio/x-wav" || mediaType === "audio/mpeg" || mediaType === "audio/mp3") {
+        return { type: "input_audio", input_audio: { data: base64, format: mediaType.includes("wav") ? "wav" : "mp3" } };
+      }
+      if (mediaType === "application/pdf") return { type: "file", file: { file_data: content.uri, filename: content.name ?? "document.pdf" } };
+      throw new UnsupportedContentError(`Chat Completions cannot send inline ${mediaType} content`, "send images, wav/mp3 audio or PDF files, or upload the file and reference it as a hostedFile content");
+    }
+    case "uri":
+      if (content.mediaType.startsWith("image/")) return { type: "image_url", image_url: { url: content.uri } };
+      throw new UnsupportedContentError(`Chat Completions cannot send a link to ${content.mediaType} content (${content.uri})`, "only image URLs can be sent by link; send other files inline (data content) or upload them");
+    case "hostedFile":
+      return { type: "file", file: { file_id: content.fileId } };
+    default:
+      return undefined; // usage, reasoning, errors and approval bookkeeping stay in the session
+  }
+}
+
+/** statebag messages as Chat Completions messages (instructions first, as a system message). */
+export function toChatMessages(messages: readonly ChatMessage[], instructions?: string): Wire[] {
+  const out: Wire[] = [];
+  if (instructions) out.push({ role: "system", content: instructions });
+  for (const message of messages) {
+    const name = participantName(message.authorName);
+    const withName = (m: Wire) => (name !== undefined ? { ...m, name } : m);
+    if (message.role === "system" || message.role === "developer") {
+      out.push(withName({ role: message.role, content: textOf(message.contents) }));
+    } else if (message.role === "assistant") {
+      const m: Wire = { role: "assistant" };
+      const text = textOf(message.contents);
+      m.content = text === "" ? null : text;
+      const refusal = message.contents.find((c) => c.$type === "error" && c.errorCode === "refusal");
+      if (refusal?.$type === "error") m.refusal = refusal.message;
+      const calls = message.contents.filter((c): c is FunctionCallContent => c.$type === "functionCall" && !c.informationalOnly);
+      if (calls.length) m.tool_calls = calls.map((c) => ({ id: c.callId, type: "function", function: { name: c.name, arguments: argumentsJson(c) } }));
+      if (m.content === null && !m.tool_calls && m.refusal === undefined) continue; // nothing the API can carry
+      out.push(withName(m));
+    } else if (message.role === "tool") {
+      for (const c of message.contents) {
+        if (c.$type === "functionResult") out.push({ role: "tool", tool_call_id: c.callId, content: resultText(c.result) });
+      }
+    } else {
+      const parts = message.contents.map(chatUserPart).filter((p): p is Wire => p !== undefined);
+      if (parts.length === 0) continue;
+      const onlyText = parts.every((p) => p.type === "text");
+      out.push(withName({ role: "user", content: onlyText ? parts.map((p) => p.text).join("") : parts }));
+    }
+  }
+  return out;
+}
+
+/** A Chat Completions choice's message as statebag contents (reasoning, text, refusal, calls). */
+export function fromChatMessage(message: Wire): AIContent[] {
+  const m = message as Record<string, unknown>;
+  const contents: AIContent[] = [];
+  const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : typeof m.reasoning === "string" ? m.reasoning : undefined;
+  if (reasoning) contents.push({ $type: "reasoning", text: reasoning });
+  if (typeof m.content === "string" && m.content !== "") {
+    const text: AIContent = { $type: "text", text: m.content };
+    if (Array.isArray(m.annotations) && m.annotations.length) text.annotations = (m.annotations as Wire[]).map(annotationFromWire);
+    contents.push(text);
+  }
+  if (typeof m.refusal === "string" && m.refusal !== "") contents.push({ $type: "error", message: m.refusal, errorCode: "refusal" });
+  for (const call of (m.tool_calls as Wire[] | undefined) ?? []) {
+    const c = call as { id: string; function?: { name: string; arguments?: string } };
+    if (c.function) contents.push(functionCall(c.id, c.function.name, c.function.arguments));
+  }
+  return contents;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses API
+
+function responsesUserPart(content: AIContent): Wire | undefined {
+  switch (content.$type) {
+    case "text":
+      return { type: "input_text", text: content.text };
+    case "data": {
+      const { mediaType } = parseDataUri(content.uri);
+      if (mediaType.startsWith("image/")) return { type: "input_image", image_url: content.uri, detail: "auto" };
+      return { type: "input_file", file_data: content.uri, filename: content.name ?? `file.${mediaType.split("/")[1] ?? "bin"}` };
+    }
+    case "uri":
+      if (content.mediaType.startsWith("image/")) return { type: "input_image", image_url: content.uri, detail: "auto" };
+      return { type: "input_file", file_url: content.uri };
+    case "hostedFile":
+      return content.mediaType?.startsWith("image/") ? { type: "input_image", file_id: content.fileId, detail: "auto" } : { type: "input_file", file_id: content.fileId };
+    default:
+      return undefined;
+  }
+}
+
+/** statebag messages as Responses API input items. */
+export function toResponsesInput(messages: readonly ChatMessage[]): Wire[] {
+  const out: Wire[] = [];
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      let text = "";
+      const flushText = () => {
+        if (text !== "") out.push({ role: "assistant", content: text });
+        text = "";
+      };
+      for (const c of message.contents) {
+        if (c.$type === "text") text += c.text;
+        else if (c.$type === "functionCall" && !c.informationalOnly) {
+          flushText();
+          out.push({ type: "function_call", call_id: c.callId, name: c.name, arguments: argumentsJson(c) });
+        } else if (c.$type === "reasoning" && c.protectedData !== undefined && typeof c.additionalProperties?.id === "string") {
+          flushText();
+          out.push({ type: "reasoning", id: c.additionalProperties.id, encrypted_content: c.protectedData, summary: c.text ? [{ type: "summary_text", text: c.text }] : [] });
+        }
+      }
+      flushText();
+    } else if (message.role === "tool") {
+      for (const c of message.contents) if (c.$type === "functionResult") out.push({ type: "function_call_output", call_id: c.callId, output: resultText(c.result) });
+    } else if (message.role === "system" || message.role === "developer") {
+      out.push({ role: message.role, content: textOf(message.contents) });
+    } else {
+      const parts = message.contents.map(responsesUserPart).filter((p): p is Wire => p !== undefined);
+      if (parts.length) out.push({ role: "user", content: parts });
+    }
+  }
+  return out;
+}
+
+/** What one Responses API output item becomes; items of hosted tools are kept as informational calls. */
+export function fromResponsesItem(item: Wire): { contents: AIContent[]; messageId?: string } {
+  const i = item as Record<string, unknown>;
+  switch (i.type) {
+    case "message": {
+      const contents: AIContent[] = [];
+      for (const part of (i.content as Wire[] | undefined) ?? []) {
+        const p = part as Record<string, unknown>;
+        if (p.type === "output_text") {
+          const text: AIContent = { $type: "text", text: String(p.text ?? "") };
+          if (Array.isArray(p.annotations) && p.annotations.length) text.annotations = (p.annotations as Wire[]).map(annotationFromWire);
+          contents.push(text);
+        } else if (p.type === "refusal") {
+          contents.push({ $type: "error", message: String(p.refusal ?? ""), errorCode: "refusal" });
+        }
+      }
+      return { contents, messageId: typeof i.id === "string" ? i.id : undefined };
+    }
+    case "function_call":
+      return { contents: [functionCall(String(i.call_id), String(i.name), typeof i.arguments === "string" ? i.arguments : undefined)] };
+    case "reasoning": {
+      const summary = ((i.summary as Wire[] | undefined) ?? []).map((s) => String((s as { text?: unknown }).text ?? ""));
+      const detail = ((i.content as Wire[] | undefined) ?? []).map((s) => String((s as { text?: unknown }).text ?? ""));
+      const content: AIContent = { $type: "reasoning" };
+      const text = [...summary, ...detail].join("\n\n");
+      if (text) content.text = text;
+      if (typeof i.encrypted_content === "string") content.protectedData = i.encrypted_content;
+      if (typeof i.id === "string") content.additionalProperties = { id: i.id };
+      return { contents: [content] };
+    }
+    default: {
+      // A hosted tool's call (web search, file search, code interpreter, ...): the service ran it.
+      const { type, id, ...rest } = i;
+      const call: FunctionCallContent = { $type: "functionCall", callId: typeof id === "string" ? id : String(type), name: String(type), informationalOnly: true };
+      call.arguments = JSON.parse(JSON.stringify(rest)) as { [name: string]: JsonValue };
+      return { contents: [call] };
+    }
+  }
+}
+
