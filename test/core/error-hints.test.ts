@@ -32,6 +32,14 @@ import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.j
 import { InvalidStoredValueError } from "../../src/runtime/stores/codec.js";
 import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
 import { ToolchainMissingError } from "../../src/cli/toolchain.js";
+import { driverResolution } from "../../src/runtime/stores/drivers.js";
+import { importOptional } from "../../src/runtime/agent/clients/optional-dependency.js";
+import { toChatMessages } from "../../src/runtime/agent/clients/openai-content.js";
+import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { userMessage } from "../../src/runtime/core/messages.js";
+import { startOpenAIServer } from "../clients/openai-server.js";
+import { openAIError } from "../clients/fixtures/openai.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -95,6 +103,42 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
   BulkMigrationError: () => new BulkMigrationError("the store cannot be migrated", "set it up first"),
   ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
+  // A postgres:// store whose driver package is not installed (the resolver points at a missing name).
+  DriverMissingError: async () => {
+    const real = driverResolution.moduleName;
+    driverResolution.moduleName = (driver) => `statebag-test-not-installed-${driver}`;
+    try {
+      return await caught(() => openStore("postgres://app@127.0.0.1:1/app"));
+    } finally {
+      driverResolution.moduleName = real;
+    }
+  },
+  // How a model client loads its optional SDK, with a package that is not installed.
+  MissingDependencyError: () => caught(() => importOptional("statebag-test-no-such-sdk", "OpenAIChatClient", () => import("statebag-test-no-such-sdk" as string))),
+  // Chat Completions cannot carry a link to a video: refused, not silently dropped.
+  UnsupportedContentError: () => caught(() => toChatMessages([userMessage([{ $type: "uri", uri: "https://example.org/clip.mp4", mediaType: "video/mp4" }])])),
+  // The service refuses the API key (a loopback server speaking the OpenAI wire format).
+  ModelServiceError: async () => {
+    const server = await startOpenAIServer();
+    try {
+      server.reply(openAIError(401, "Incorrect API key provided: test-key.", "invalid_request_error", "invalid_api_key"));
+      const agent = new ChatClientAgent({ client: new OpenAIChatClient({ model: "gpt-4.1-mini", baseURL: server.baseURL, apiKey: "test-key", maxRetries: 0 }) });
+      return await caught(() => agent.run("hi", agent.createSession()));
+    } finally {
+      await server.close();
+    }
+  },
+};
+
+/** What the hint must say, for the classes whose hint names a specific fix. */
+const specificHints: Record<string, string> = {
+  DriverMissingError: "npm i pg",
+  MissingDependencyError: "npm i statebag-test-no-such-sdk",
+  UnsupportedContentError: "only image URLs can be sent by link",
+  ModelServiceError: "check the API key",
+  InvalidIdError: "NUL",
+  StateVersionError: "newer release",
+  ToolchainMissingError: "npm i -D ts-morph",
 };
 
 /**
@@ -132,6 +176,7 @@ describe("every StatebagError carries a hint", () => {
       const hint = (error as StatebagError).hint;
       expect(typeof hint).toBe("string");
       expect(hint.trim().length).toBeGreaterThan(10);
+      if (name in specificHints) expect(hint).toContain(specificHints[name]);
     });
   }
 
