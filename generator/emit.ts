@@ -197,3 +197,86 @@ export function validatorsModule(code: string, opts: ModuleOptions): string {
     code,
   ].join("\n");
 }
+
+/** A provider state type, as `src/generated/descriptors.ts` names it. */
+export interface EmittedDescriptor {
+  /** The state type's exported name (`NotesState`). */
+  typeName: string;
+  $type: string;
+  version: number;
+  /** Import specifier of the declaring module, relative to the generated module. */
+  importPath: string;
+  /** `relative/path.ts:line`, for the doc comment. */
+  source: string;
+}
+
+/**
+ * `src/generated/descriptors.ts`: one `StateDescriptor` per provider state type, `<Name>Type`.
+ * Each is annotated with its state type, so a descriptor left behind its type (the type bumped,
+ * the generator not run) fails to compile, and `ProviderSessionState` takes its version from it.
+ * Type-only imports: the module has no runtime dependencies, so any module may import it.
+ */
+export function descriptorsModule(descriptors: readonly EmittedDescriptor[], opts: ModuleOptions & { stateImport: string }): string {
+  const sorted = [...descriptors].sort((a, b) => compareStrings(a.$type, b.$type));
+  const used = new Set(["StateDescriptor"]);
+  const unique = (wanted: string): string => {
+    let name = wanted;
+    for (let n = 2; used.has(name); n++) name = `${wanted}_${n}`;
+    used.add(name);
+    return name;
+  };
+  const locals = sorted.map((d) => unique(d.typeName));
+  const byPath = new Map<string, string[]>();
+  sorted.forEach((d, i) => byPath.set(d.importPath, [...(byPath.get(d.importPath) ?? []), locals[i] === d.typeName ? d.typeName : `${d.typeName} as ${locals[i]}`]));
+  const imports = [...byPath]
+    .sort(([a], [b]) => compareStrings(a, b))
+    .map(([from, names]) => `import type { ${names.join(", ")} } from ${JSON.stringify(from)};`);
+  const entries = sorted.flatMap((d, i) => [
+    "",
+    `/** "${d.$type}" version ${d.version} (${d.source}). */`,
+    `export const ${unique(`${d.typeName}Type`)}: StateDescriptor<${locals[i]}> = { $type: ${JSON.stringify(d.$type)}, version: ${d.version} };`,
+  ]);
+  return [
+    GENERATED_HEADER,
+    `// Regenerate with \`${opts.regenerate}\`; \`--check\` verifies it is current.`,
+    "// One descriptor per provider state type: its $type and the version code reads and writes, typed",
+    "// from the state type itself. Use it as `new ProviderSessionState(key, NotesStateType, { initial })`.",
+    ...(sorted.length > 0 ? [`import type { StateDescriptor } from ${JSON.stringify(opts.stateImport)};`, ...imports] : ["export {};"]),
+    ...entries,
+    "",
+  ].join("\n");
+}
+
+/** One stored version of one type, for `src/generated/versions.ts`. */
+export interface EmittedVersion {
+  $type: string;
+  version: number;
+  /** Exported name (`NotesState_v1`). */
+  name: string;
+  schema: unknown;
+  /** Where the schema comes from (`schemas/history/ProviderState/acme.NotesState/v1.schema.json`). */
+  from: string;
+}
+
+/**
+ * `src/generated/versions.ts`: a TypeScript type for every stored version of every type (frozen
+ * history, and the current schema for the latest version), for typed migrations:
+ * `defineMigration<NotesState_v1, NotesState_v2>({ type: "acme.NotesState", from: 1, to: 2, up })`.
+ */
+export function versionsModule(versions: readonly EmittedVersion[], opts: ModuleOptions & { taggedImport: string }, declare: (v: EmittedVersion) => { code: string; usesTaggedValue: boolean }): string {
+  const sorted = [...versions].sort((a, b) => compareStrings(a.$type, b.$type) || a.version - b.version);
+  const blocks = sorted.map(declare);
+  const tagged = blocks.some((b) => b.usesTaggedValue);
+  return [
+    GENERATED_HEADER,
+    `// Regenerate with \`${opts.regenerate}\`; \`--check\` verifies it is current.`,
+    "// Every stored version of every type, as a TypeScript type: what a migration reads and writes.",
+    "// `defineMigration<NotesState_v1, NotesState_v2>({ ... })` checks `up` against both. Older",
+    "// versions come from the frozen schemas in schemas/history/, the latest from the current schema.",
+    "// Family slots are `TaggedValue`: a nested value is migrated by its own type's steps.",
+    ...(tagged ? [`import type { TaggedValue } from ${JSON.stringify(opts.taggedImport)};`] : []),
+    ...(sorted.length === 0 ? ["export {};"] : []),
+    ...blocks.flatMap((b) => ["", b.code]),
+    "",
+  ].join("\n");
+}

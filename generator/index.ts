@@ -9,16 +9,20 @@ import fs from "node:fs";
 import path from "node:path";
 import { cacheKey, dependencyHashes, readCache, readSources, writeCache, type CacheEntry, type SourceFile } from "./cache.js";
 import {
+  descriptorsModule,
   documentSchemaFile,
   familySchemaFile,
   GENERATED_HEADER,
   historyFile,
   registryModule,
   validatorsModule,
+  versionsModule,
   type EmittedType,
+  type EmittedVersion,
   type ModuleOptions,
 } from "./emit.js";
 import type { Failure } from "./compat/check.js";
+import type { MigrationStep, StoredDataRule } from "./compat/stored-data.js";
 import { displayPointer } from "./compat/schema.js";
 import { compareStrings, formatError, sortErrors, type GenError } from "./errors.js";
 import type { MigrationExport, MigrationSummary } from "./migrations.js";
@@ -47,14 +51,26 @@ export interface GenerateOptions {
   check?: boolean;
   /** Use and update the no-op cache. Default: true. */
   cache?: boolean;
-  /** The command shown in generated headers. */
+  /**
+   * How to run the generator where it runs, named in every fix text and in generated headers:
+   * `npx statebag gen` in a user project (the CLI passes it), `npm run gen` in this repository
+   * (the default without `project`; with `project`: `npx statebag gen --project <tsconfig>`).
+   */
+  command?: string;
+  /** The command shown in generated headers. Default: `command`. */
   regenerateCommand?: string;
   /**
    * Run the compatibility check (generator/compat) after generating: frozen history intact,
    * no breaking change without a version bump, a migration path from every stored version,
    * golden fixtures for every version. Without `check` it records new frozen schemas and renamed
    * types (`update`); with `check` it only reports. Failures make the run exit 1.
-   * Default false here; `npm run gen` turns it on.
+   * Default false here; `npm run gen` turns it on. Then every golden fixture is also loaded
+   * through the project's migrations and validated at the latest version (`compat/stored-data.ts`).
+   *
+   * Without `check` the run is atomic for changes stored data would not survive (a breaking change
+   * at the same version, an edited or deleted frozen schema, a reused or removed `$type`): then
+   * nothing is written. Other findings (a missing migration or fixture, a fixture that does not
+   * load) are reported after writing, since fixing them needs the generated files.
    */
   compat?: boolean;
   /** Golden fixtures: `<fixtures>/<$type>/v<N>.json`. Default: `<root>/test/fixtures`. */
@@ -77,15 +93,22 @@ export interface TypeSummary {
   formerNames?: string[];
 }
 
+/** One finding of the compatibility check or of loading the stored data (fixtures). */
+export type CompatFailure = Omit<Failure, "rule"> & { rule: Failure["rule"] | StoredDataRule; step?: MigrationStep };
+
 /** What the compatibility check found (`compat: true`). */
 export interface CompatResult {
-  failures: Failure[];
+  failures: CompatFailure[];
   /** Frozen schemas the check recorded in the lock (update mode). */
   recorded: string[];
   /** Renamed `$type`s it recorded in `retired.json` (update mode). */
   retired: string[];
   /** Types compared against their frozen schema of the same version. */
   compared: number;
+  /** Golden fixtures loaded through the migrations to the latest version (relative to cwd). */
+  loaded: string[];
+  /** True when a finding stopped `gen` from writing anything. */
+  blocked: boolean;
 }
 
 export interface GeneratedFile {
@@ -133,14 +156,23 @@ interface Config {
   outDir: string;
   schemasDir: string;
   fixturesDir: string;
-  module: ModuleOptions & { formatsImport: string };
+  module: ModuleOptions & { formatsImport: string; stateImport: string; taggedImport: string };
+  /** How to run the generator here, for fix texts. */
+  command: string;
   check: boolean;
   cache: boolean;
   compat: boolean;
   scaffoldFixtures: boolean;
 }
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
 
 function posix(p: string): string {
   return p.split(path.sep).join("/");
@@ -167,10 +199,14 @@ function resolveConfig(options: GenerateOptions): Config {
   const schemasDir = options.schemas !== undefined ? path.resolve(cwd, options.schemas) : path.join(root, "schemas");
   const fixturesDir = options.fixtures !== undefined ? path.resolve(cwd, options.fixtures) : path.join(root, "test", "fixtures");
   if (options.scaffoldFixtures && options.check) throw new UsageError("--scaffold-fixtures writes files; it cannot be combined with --check");
-  const typesImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/persistence/registry-types.js")));
-  const formatsImport = options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime/persistence/formats.js")));
-  const regenerate =
-    options.regenerateCommand ?? (tsconfig ? `statebag gen --project ${posix(path.relative(root, tsconfig))}` : "npm run gen");
+  if (!tsconfig && options.runtimeImport === undefined) refuseOutsideStatebag(root);
+  const internal = (file: string) => options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime", file)));
+  const typesImport = internal("persistence/registry-types.js");
+  const formatsImport = internal("persistence/formats.js");
+  const stateImport = internal("core/state-bag.js");
+  const taggedImport = internal("core/tagged.js");
+  const command = options.command ?? (tsconfig ? `npx statebag gen --project ${posix(path.relative(cwd, tsconfig))}` : "npm run gen");
+  const regenerate = options.regenerateCommand ?? command;
   return {
     cwd,
     root,
@@ -179,12 +215,49 @@ function resolveConfig(options: GenerateOptions): Config {
     outDir,
     schemasDir,
     fixturesDir,
-    module: { typesImport, formatsImport, regenerate },
+    module: { typesImport, formatsImport, stateImport, taggedImport, regenerate },
+    command,
     check: options.check ?? false,
     cache: options.cache ?? true,
     compat: options.compat ?? false,
     scaffoldFixtures: options.scaffoldFixtures ?? false,
   };
+}
+
+/** The runtime files the default (this repository's) layout imports from generated code. */
+const INTERNAL_RUNTIME = ["src/runtime/persistence/registry-types.ts", "src/runtime/persistence/formats.ts", "src/runtime/core/tagged.ts"];
+
+/**
+ * Without `project`, generated code imports statebag's runtime by relative path: right inside
+ * statebag's own repository, a project that no longer compiles anywhere else. Refuse there.
+ */
+function refuseOutsideStatebag(root: string): void {
+  const pkg = nearestPackageJson(root);
+  const name = pkg ? packageName(pkg) : undefined;
+  const hasRuntime = INTERNAL_RUNTIME.every((f) => fs.existsSync(path.join(root, f)));
+  if (hasRuntime && (pkg === undefined || name === "statebag")) return;
+  throw new UsageError(
+    `${pkg ? `${name ? `"${name}"` : "this package"} (${posix(path.relative(process.cwd(), pkg)) || "package.json"}) is not statebag's own repository` : "this is not statebag's own repository"}, and no project was given: ` +
+      "generating here would write statebag's internal imports into src/generated/",
+    "run `npx statebag init` once (it writes statebag.config.json, which every command then finds), or pass --project tsconfig.json",
+  );
+}
+
+function nearestPackageJson(dir: string): string | undefined {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const file = path.join(d, "package.json");
+    if (fs.existsSync(file)) return file;
+    if (path.dirname(d) === d) return undefined;
+  }
+}
+
+function packageName(file: string): string | undefined {
+  try {
+    const name = (JSON.parse(fs.readFileSync(file, "utf8")) as { name?: unknown }).name;
+    return typeof name === "string" ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function emptyResult(exitCode: 0 | 1 | 2, errors: GenError[]): GenerateResult {
@@ -196,7 +269,7 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   try {
     cfg = resolveConfig(options);
   } catch (e) {
-    if (e instanceof UsageError) return emptyResult(2, [{ code: "usage", message: e.message }]);
+    if (e instanceof UsageError) return emptyResult(2, [{ code: "usage", message: e.message, ...(e.hint ? { hint: e.hint } : {}) }]);
     throw e;
   }
 
@@ -218,36 +291,104 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     }
     entry = { key, ...run.entry };
   }
+  // The version types depend on the frozen history too, which is not a cache input.
+  const outputs = { ...entry.outputs, ...(await versionTypesOutput(cfg, entry)) };
+  const plan = planOutputs(cfg, entry, outputs);
 
-  const result = applyOutputs(cfg, entry);
-  if (!cacheHit && cfg.cache && !cfg.check) writeCache(cfg.root, entry);
-  let recorded: string[] = [];
-  if (!cfg.check) {
-    // The compatibility check (generator/compat) locks each frozen schema's hash so an edit is
-    // caught; new frozen files are recorded here, where they are written.
-    const { recordFrozen } = await import("./compat/history.js");
-    recorded = recordFrozen(cfg.schemasDir);
+  // Everything is computed and checked before anything is written.
+  const compat = cfg.compat ? await runCompat(cfg, entry, plan) : undefined;
+  try {
+    if (compat?.blocked) {
+      return { ...plan, written: [], deleted: [], ok: false, exitCode: 1, recorded: [], cacheHit, migrations: entry.migrations ?? [], compat: compat.result, scaffolded: [] };
+    }
+    const toCwd = (abs: string) => posix(path.relative(cfg.cwd, abs));
+    let written: string[] = [];
+    let deleted: string[] = [];
+    let recorded: string[] = [];
+    let scaffolded: string[] = [];
+    if (!cfg.check) {
+      ({ written, deleted } = writeOutputs(cfg, plan));
+      if (!cacheHit && cfg.cache) writeCache(cfg.root, entry);
+      compat?.commit();
+      // The frozen lock records the hash of each frozen schema (an edit is then caught); new
+      // frozen files are recorded where they are written.
+      const { recordFrozen } = await import("./compat/history.js");
+      recorded = recordFrozen(cfg.schemasDir);
+      if (cfg.scaffoldFixtures) {
+        const { writeScaffoldFixtures } = await import("./compat/scaffold.js");
+        scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, nonEmpty: true }).map(toCwd);
+      }
+    }
+    let result: CompatResult | undefined;
+    if (compat) {
+      // Fixtures written by this run are no longer missing (the stored-data check reports them as unedited).
+      const fixtureDir = (type: string) => `${toCwd(path.join(cfg.fixturesDir, type))}/`;
+      const found = compat.result.failures.filter((f) => !(f.rule === "missing-fixture" && scaffolded.some((file) => file.startsWith(fixtureDir(f.type)))));
+      const stored = await runStoredData(cfg, entry, cfg.check ? compat.schemasDir : cfg.schemasDir, found);
+      // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
+      const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
+      result = { ...compat.result, failures: sortFailures([...kept, ...stored.failures]), loaded: stored.loaded };
+    }
+    const failed = (result?.failures.length ?? 0) > 0;
+    const exitCode = plan.exitCode !== 0 || failed ? 1 : 0;
+    return {
+      ...plan,
+      written,
+      deleted,
+      ok: exitCode === 0,
+      exitCode,
+      recorded: [...new Set([...recorded, ...(result?.recorded ?? [])])],
+      cacheHit,
+      migrations: entry.migrations ?? [],
+      compat: result,
+      scaffolded,
+    };
+  } finally {
+    compat?.dispose();
   }
-  const toCwd = (abs: string) => posix(path.relative(cfg.cwd, abs));
-  let scaffolded: string[] = [];
-  if (cfg.scaffoldFixtures) {
-    const { writeScaffoldFixtures } = await import("./compat/scaffold.js");
-    scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, nonEmpty: true }).map(toCwd);
-  }
-  const compat = cfg.compat ? await runCompat(cfg, entry, result) : undefined;
-  const failed = (compat?.failures.length ?? 0) > 0;
-  const exitCode = result.exitCode !== 0 || failed ? 1 : 0;
-  return { ...result, ok: exitCode === 0, exitCode, recorded: [...recorded, ...(compat?.recorded ?? [])], cacheHit, migrations: entry.migrations ?? [], compat, scaffolded };
+}
+
+/** Rules whose findings mean the new schemas would misdescribe stored data: `gen` then writes nothing. */
+const BLOCKING_RULES = new Set(["frozen-edited", "frozen-deleted", "invalid-schema", "duplicate-type", "reused-type-name", "version-regressed", "removed-type"]);
+
+function isBlocking(f: CompatFailure): boolean {
+  return f.change !== undefined || BLOCKING_RULES.has(f.rule);
+}
+
+function sortFailures(failures: CompatFailure[]): CompatFailure[] {
+  return failures.sort((a, b) => compareStrings(a.type, b.type) || compareStrings(a.rule, b.rule) || compareStrings(a.pointer, b.pointer) || compareStrings(a.file ?? "", b.file ?? ""));
+}
+
+/** "npm run gen" -> "npm run gen -- --flag"; "npx statebag gen" -> "npx statebag gen --flag". */
+function withFlag(command: string, flag: string): string {
+  return /^npm run \S+$/.test(command) ? `${command} -- ${flag}` : `${command} ${flag}`;
+}
+
+/** The check's texts say `npm run gen` (this repository); name the command for where this runs. */
+function localizeCommand<T extends { message: string; fix: string }>(f: T, command: string): T {
+  if (command === "npm run gen") return f;
+  const swap = (text: string) =>
+    text
+      .replace(/(?:npx )?statebag gen --scaffold-fixtures/g, withFlag(command, "--scaffold-fixtures"))
+      .replace(/\bnpm run gen(?: -- )?/g, (m) => (m.endsWith("-- ") ? `${command} ` : command));
+  return { ...f, message: swap(f.message), fix: swap(f.fix) };
 }
 
 /**
- * The compatibility check on this run's schemas. Without `check` they are on disk (just written).
- * With `check` and stale output, the check runs on a scratch copy of the schemas directory with
- * this run's output laid over it, so CI reports the real problem ("breaking change: bump the
- * version and add a migration"), not only "stale"; paths in its messages name the real files.
+ * The compatibility check on this run's schemas, before anything is written: on a scratch copy of
+ * the schemas directory with this run's output laid over it, so
+ * `--check` reports the real problem ("breaking change: bump the version and add a migration"),
+ * not only "stale", and `gen` can refuse to write a breaking change. Paths in its messages name
+ * the real files. Without `check`, what it records (the frozen lock, renamed types) is copied back
+ * by `commit()`, after the outputs are written.
  */
-async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateResult, "files" | "stale" | "missing" | "extra">): Promise<CompatResult> {
+async function runCompat(
+  cfg: Config,
+  entry: CacheEntry,
+  plan: Pick<GenerateResult, "files" | "stale" | "missing" | "extra">,
+): Promise<{ result: CompatResult; blocked: boolean; schemasDir: string; commit: () => void; dispose: () => void }> {
   const { runCompatibilityCheck } = await import("./compat/check.js");
+  const { HISTORY_DIR, LOCK_FILE, RETIRED_FILE } = await import("./compat/history.js");
   const formerNames: Record<string, string[]> = {};
   for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
   const options = {
@@ -257,14 +398,10 @@ async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateRe
     update: !cfg.check,
     cwd: cfg.cwd,
   };
-  const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
-  if (!cfg.check || upToDate) {
-    const report = runCompatibilityCheck({ ...options, schemasDir: cfg.schemasDir });
-    return { failures: report.failures, recorded: report.recorded, retired: report.retired, compared: report.compared.length };
-  }
   const os = await import("node:os");
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "statebag-compat-"));
   const overlay = path.join(scratch, "schemas");
+  const dispose = () => fs.rmSync(scratch, { recursive: true, force: true });
   try {
     if (fs.existsSync(cfg.schemasDir)) fs.cpSync(cfg.schemasDir, overlay, { recursive: true });
     else fs.mkdirSync(overlay, { recursive: true });
@@ -272,13 +409,13 @@ async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateRe
       const rel = path.relative(cfg.schemasDir, abs);
       return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : path.join(overlay, rel);
     };
-    for (const f of result.files) {
+    for (const f of plan.files) {
       const target = inSchemas(path.resolve(cfg.cwd, f.path));
       if (!target || (f.createOnly && fs.existsSync(target))) continue;
       fs.mkdirSync(path.dirname(target), { recursive: true });
       fs.writeFileSync(target, f.content);
     }
-    for (const f of result.extra) {
+    for (const f of plan.extra) {
       const target = inSchemas(path.resolve(cfg.cwd, f));
       if (target) fs.rmSync(target, { force: true });
     }
@@ -286,11 +423,54 @@ async function runCompat(cfg: Config, entry: CacheEntry, result: Pick<GenerateRe
     const from = posix(path.relative(cfg.cwd, overlay));
     const to = posix(path.relative(cfg.cwd, cfg.schemasDir)) || ".";
     const real = (text: string) => text.split(from).join(to);
-    const failures = report.failures.map((f) => ({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}) }));
-    return { failures, recorded: [], retired: [], compared: report.compared.length };
-  } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
+    const failures: CompatFailure[] = report.failures.map((f) =>
+      localizeCommand({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}) }, cfg.command),
+    );
+    const blocked = !cfg.check && failures.some(isBlocking);
+    // Refused: leave out what only recording would fix (it was not recorded).
+    const shown = blocked ? failures.filter((f) => isBlocking(f) || !["frozen-unlocked", "unrecorded-rename"].includes(f.rule)) : failures;
+    return {
+      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked },
+      blocked,
+      schemasDir: overlay,
+      // What the check recorded in the overlay (the frozen lock, retired names) goes to the real directory.
+      commit: () => {
+        for (const name of [LOCK_FILE, RETIRED_FILE]) {
+          const source = path.join(overlay, HISTORY_DIR, name);
+          const target = path.join(cfg.schemasDir, HISTORY_DIR, name);
+          const content = readIfExists(source);
+          if (content === undefined || readIfExists(target) === content) continue;
+          fs.mkdirSync(path.dirname(target), { recursive: true });
+          fs.writeFileSync(target, content);
+        }
+      },
+      dispose,
+    };
+  } catch (error) {
+    dispose();
+    throw error;
   }
+}
+
+/** Loads every golden fixture through the project's migrations (compat/stored-data.ts). */
+async function runStoredData(
+  cfg: Config,
+  entry: CacheEntry,
+  schemasDir: string,
+  failures: readonly CompatFailure[],
+): Promise<{ failures: CompatFailure[]; loaded: string[]; unedited: string[] }> {
+  const { checkStoredData } = await import("./compat/stored-data.js");
+  const formerNames: Record<string, string[]> = {};
+  for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
+  // Reported already as not matching their own version: loading them would blame the migrations.
+  const skip = new Set(failures.filter((f) => f.rule === "invalid-fixture" && f.file !== undefined).map((f) => path.resolve(cfg.cwd, f.file!)));
+  const bindings = new Map<string, { file: string; exportName: string }>();
+  for (const m of entry.migrations ?? []) {
+    const file = path.join(cfg.root, m.source.replace(/:\d+$/, ""));
+    bindings.set(`${file}\u0000${m.exportName}`, { file, exportName: m.exportName });
+  }
+  const report = await checkStoredData({ schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip });
+  return { failures: report.failures.map((f) => localizeCommand(f, cfg.command)), loaded: report.loaded, unedited: report.unedited };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,6 +593,10 @@ function assembleOutputs(
   }));
   outputs[`${outRel}/registry.ts`] = registryModule(built.emitted, cfg.module, emittedMigrations);
   outputs[`${outRel}/validators.ts`] = validatorsModule(validatorsCode, cfg.module);
+  const descriptors = built.emitted
+    .filter((t) => t.family === "ProviderState")
+    .map((t) => ({ typeName: t.name, $type: t.$type, version: t.version, source: t.source, importPath: relImport(cfg.outDir, path.join(cfg.root, t.at.file)).replace(/\.([mc]?)tsx?$/, ".$1js") }));
+  outputs[`${outRel}/descriptors.ts`] = descriptorsModule(descriptors, cfg.module);
   const byFamily = new Map<string, EmittedType[]>([...built.referenced].map((f) => [f, []]));
   for (const t of built.emitted) {
     const document = documentSchemaFile(t);
@@ -480,53 +664,94 @@ function managedFiles(cfg: Config): string[] {
   return found;
 }
 
-function applyOutputs(cfg: Config, entry: CacheEntry): Omit<GenerateResult, "cacheHit" | "recorded" | "migrations" | "compat" | "scaffolded"> {
+type Plan = Omit<GenerateResult, "cacheHit" | "recorded" | "migrations" | "compat" | "scaffolded">;
+
+/** What writing would change: every file with its content, and which are stale, missing or extra. Writes nothing. */
+function planOutputs(cfg: Config, entry: CacheEntry, outputs: Readonly<Record<string, string>>): Plan {
   const createOnly = new Set(entry.createOnly);
   const toCwd = (abs: string) => posix(path.relative(cfg.cwd, abs));
   const stale: string[] = [];
   const missing: string[] = [];
-  const written: string[] = [];
-  const deleted: string[] = [];
   const files: GeneratedFile[] = [];
   const expected = new Set<string>();
-
-  for (const rel of Object.keys(entry.outputs).sort(compareStrings)) {
+  for (const rel of Object.keys(outputs).sort(compareStrings)) {
     const abs = path.join(cfg.root, rel);
-    const content = entry.outputs[rel]!;
+    const content = outputs[rel]!;
     expected.add(abs);
     files.push({ path: toCwd(abs), content, createOnly: createOnly.has(rel) });
     const current = readIfExists(abs);
     if (current === undefined) missing.push(toCwd(abs));
     else if (current !== content && !createOnly.has(rel)) stale.push(toCwd(abs));
-    else continue;
-    if (!cfg.check) {
-      fs.mkdirSync(path.dirname(abs), { recursive: true });
-      fs.writeFileSync(abs, content);
-      written.push(toCwd(abs));
-    }
   }
   const extra = managedFiles(cfg)
     .filter((f) => !expected.has(f))
-    .sort(compareStrings);
-  if (!cfg.check)
-    for (const f of extra) {
-      fs.rmSync(f);
-      deleted.push(toCwd(f));
-    }
+    .sort(compareStrings)
+    .map(toCwd);
   const upToDate = stale.length === 0 && missing.length === 0 && extra.length === 0;
   const exitCode = cfg.check && !upToDate ? 1 : 0;
-  return {
-    ok: exitCode === 0,
-    exitCode,
-    errors: [],
-    files,
-    types: entry.types,
-    stale,
-    missing,
-    extra: extra.map(toCwd),
-    written,
-    deleted,
+  return { ok: exitCode === 0, exitCode, errors: [], files, types: entry.types, stale, missing, extra, written: [], deleted: [] };
+}
+
+/** Writes the stale and missing files of a plan and deletes its extra ones. */
+function writeOutputs(cfg: Config, plan: Plan): { written: string[]; deleted: string[] } {
+  const changed = new Set([...plan.stale, ...plan.missing]);
+  const written: string[] = [];
+  for (const f of plan.files) {
+    if (!changed.has(f.path)) continue;
+    const abs = path.resolve(cfg.cwd, f.path);
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.writeFileSync(abs, f.content);
+    written.push(f.path);
+  }
+  for (const f of plan.extra) fs.rmSync(path.resolve(cfg.cwd, f));
+  return { written, deleted: [...plan.extra] };
+}
+
+/**
+ * `versions.ts`: a type per stored version, from the frozen history (and the current schema for
+ * the latest version). History files this run creates are taken from its outputs.
+ */
+async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<Record<string, string>> {
+  const { readFrozenSchemas } = await import("./compat/history.js");
+  const { versionTypeDeclaration } = await import("./version-types.js");
+  const outRel = posix(path.relative(cfg.root, cfg.outDir));
+  const schemasRel = posix(path.relative(cfg.root, cfg.schemasDir));
+  const inSchemas = (p: string) => (schemasRel ? `${schemasRel}/${p}` : p);
+  const schemas = new Map<string, { family: string; $type: string; version: number; schema: unknown; from: string }>();
+  const keyOf = ($type: string, version: number) => `${$type}\u0000${version}`;
+  for (const f of readFrozenSchemas(cfg.schemasDir)) {
+    if (f.schema === undefined) continue;
+    schemas.set(keyOf(f.$type, f.version), { family: f.family, $type: f.$type, version: f.version, schema: f.schema, from: inSchemas(historyFile(f.family, f.$type, f.version)) });
+  }
+  const names = new Map<string, string>();
+  for (const t of entry.types) {
+    names.set(t.$type, t.name);
+    // The latest version as the current schema describes it (a compatible change at the same version widens the frozen one).
+    const file = inSchemas(memberFile(t.family, t.$type));
+    const text = entry.outputs[file];
+    if (text !== undefined) schemas.set(keyOf(t.$type, t.version), { family: t.family, $type: t.$type, version: t.version, schema: JSON.parse(text), from: file });
+  }
+  const base = (s: { $type: string; schema: unknown }): string => {
+    const known = names.get(s.$type);
+    if (known) return known;
+    const title = typeof s.schema === "object" && s.schema !== null ? (s.schema as { title?: unknown }).title : undefined;
+    const raw = typeof title === "string" ? title : s.$type.slice(s.$type.lastIndexOf(".") + 1);
+    const name = raw.replace(/[^A-Za-z0-9_$]/g, "_");
+    return /^[0-9]/.test(name) ? `_${name}` : name;
   };
+  const used = new Set(["TaggedValue"]);
+  const versions: EmittedVersion[] = [...schemas.values()]
+    .sort((a, b) => compareStrings(a.$type, b.$type) || a.version - b.version)
+    .map((s) => {
+      let name = `${base(s)}_v${s.version}`;
+      for (let n = 2; used.has(name); n++) name = `${base(s)}_${n}_v${s.version}`;
+      used.add(name);
+      return { $type: s.$type, version: s.version, name, schema: s.schema, from: s.from };
+    });
+  const content = versionsModule(versions, cfg.module, (v) =>
+    versionTypeDeclaration({ name: v.name, summary: `"${v.$type}" version ${v.version}, as stored (${v.from}).`, schema: v.schema }),
+  );
+  return { [`${outRel}/versions.ts`]: content };
 }
 
 /** The report the CLI prints (also handy in tests). */

@@ -5,8 +5,9 @@
  *   1. declare the state type with the `ProviderState<"<unique $type>", <version>>` marker;
  *   2. run `npm run gen` (it scans examples/ too), which adds its JSON Schema and validator to the
  *      generated registry, so stored sessions holding it are validated like built-in state;
- *   3. read and write it through `ProviderSessionState`: the provider itself stays stateless and
- *      one instance serves every session.
+ *   3. read and write it through `ProviderSessionState`, constructed with the type's descriptor
+ *      (so the version it reads and writes comes from the type): the provider itself stays
+ *      stateless and one instance serves every session.
  */
 import {
   AIContextProvider,
@@ -16,6 +17,7 @@ import {
   type InvokedContext,
   type ProviderContext,
   type ProviderState,
+  type StateDescriptor,
 } from "../../src/index.js";
 
 /** What the profile provider keeps in a session's state bag. */
@@ -32,6 +34,13 @@ export interface UserProfileState extends ProviderState<"example.UserProfileStat
    */
   updatedAt?: string;
 }
+
+/**
+ * The type's descriptor: its `$type` and version, typed from `UserProfileState`, so it cannot fall
+ * behind the type. `statebag gen` writes these into src/generated/descriptors.ts for the types it
+ * scans; this example is registered at runtime (register.ts), so it declares its own.
+ */
+export const UserProfileStateType: StateDescriptor<UserProfileState> = { $type: "example.UserProfileState", version: 1 };
 
 export interface UserProfileOptions {
   /** State bag key. Default `"example.userProfile"`. */
@@ -54,9 +63,7 @@ export class UserProfileProvider extends AIContextProvider {
     super();
     this.key = options.key ?? UserProfileProvider.defaultKey;
     this.now = options.now ?? (() => new Date());
-    this.state = new ProviderSessionState<UserProfileState>(this.key, {
-      stateType: "example.UserProfileState",
-      version: 1,
+    this.state = new ProviderSessionState(this.key, UserProfileStateType, {
       initial: () => ({ $type: "example.UserProfileState", notes: [] }),
     });
   }

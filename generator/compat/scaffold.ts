@@ -283,6 +283,17 @@ export interface ScaffoldFixturesOptions extends ScaffoldOptions {
  * current type (and with `history`, every frozen version) that has no fixture for that version
  * yet. Never overwrites. Returns the files written.
  */
+/**
+ * The key `--scaffold-fixtures` puts into every fixture it writes: a placeholder is not evidence
+ * that stored data loads, so the check fails until a person replaces the value (and the key).
+ */
+export const UNEDITED_KEY = "$unedited";
+
+/** The text of a scaffolded fixture's marker: what to do with the file. */
+export function uneditedNote(type: string, version: number): string {
+  return `placeholder written by --scaffold-fixtures: replace this value with one your code really stored as "${type}" version ${version}, then delete this key`;
+}
+
 export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[] {
   const targets: { type: string; version: number; schema: JsonSchema; file: string }[] = [];
   for (const c of readCurrentSchemas(options.schemasDir).schemas) targets.push({ type: c.$type, version: c.version, schema: c.schema, file: c.file });
@@ -304,9 +315,11 @@ export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[
       resolveExternalRef: options.resolveExternalRef ?? resolver,
     });
     if (isObject(value) && t.version > 1 && value.$version === undefined) value.$version = t.version;
+    // Marked, so the check fails until a person replaces the placeholder with a real stored value.
+    const marked = isObject(value) ? { [UNEDITED_KEY]: uneditedNote(t.type, t.version), ...value } : value;
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `v${t.version}.json`);
-    fs.writeFileSync(file, JSON.stringify(value, null, 2) + "\n");
+    fs.writeFileSync(file, JSON.stringify(marked, null, 2) + "\n");
     written.push(file);
   }
   return written;

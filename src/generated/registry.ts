@@ -14,7 +14,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "InMemoryChatHistoryState",
-    source: "src/runtime/agent/providers/in-memory-chat-history.ts:15",
+    source: "src/runtime/agent/providers/in-memory-chat-history.ts:17",
     slots: [
       { path: ["messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -90,7 +90,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "RollingSummaryState",
-    source: "src/runtime/agent/providers/rolling-summary.ts:14",
+    source: "src/runtime/agent/providers/rolling-summary.ts:16",
     slots: [
       { path: ["recentMessages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -171,7 +171,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "StoredChatHistoryState",
-    source: "src/runtime/agent/providers/stored-chat-history.ts:47",
+    source: "src/runtime/agent/providers/stored-chat-history.ts:48",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -658,7 +658,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "GroupChatChannelState",
-    source: "src/runtime/group-chat/channel.ts:34",
+    source: "src/runtime/group-chat/channel.ts:35",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -793,7 +793,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "WorkflowState",
-    source: "src/runtime/group-chat/workflow.ts:32",
+    source: "src/runtime/group-chat/workflow.ts:33",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -1202,8 +1202,8 @@ export const generatedTypes: readonly TypeDefinition[] = [
 
 /** Every declared migration step, in file and line order: registered with the types above. */
 export const generatedMigrations: readonly Migration[] = [
-  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:32)
+  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:34)
   ...inMemoryChatHistoryMigrations,
-  // "RollingSummaryState" v1 -> v2 (src/runtime/agent/providers/rolling-summary.ts:29)
+  // "RollingSummaryState" v1 -> v2 (src/runtime/agent/providers/rolling-summary.ts:31)
   ...rollingSummaryMigrations,
 ];

@@ -238,7 +238,13 @@ describe("--check, frozen history and the cache", () => {
     const check = await generate({ cwd: root, cache: false, check: true });
     expect(check.ok).toBe(false);
     expect(check.exitCode).toBe(1);
-    expect(check.stale).toEqual(["schemas/ProviderState/acme.S.schema.json", "src/generated/registry.ts", "src/generated/validators.ts"]);
+    expect(check.stale).toEqual([
+      "schemas/ProviderState/acme.S.schema.json",
+      "src/generated/descriptors.ts",
+      "src/generated/registry.ts",
+      "src/generated/validators.ts",
+      "src/generated/versions.ts",
+    ]);
     expect(check.missing).toEqual(["schemas/ProviderState.family.schema.json", "schemas/history/ProviderState/acme.S/v2.schema.json"]);
     expect(check.extra).toEqual(["schemas/ProviderState/acme.T.schema.json"]);
     expect(check.written).toEqual([]);

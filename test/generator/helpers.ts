@@ -8,6 +8,25 @@ export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)
 /** The runtime files a project in this repo's layout needs for its markers and messages. */
 const RUNTIME_FILES = ["core/tagged.ts", "core/messages.ts", "persistence/registry-types.ts", "persistence/formats.ts"];
 
+/**
+ * `src/runtime/<file>` for each file and every runtime module it imports (relative imports,
+ * followed to the end), as `tempProject` files: a temp project whose modules the generator loads
+ * (to run their migrations) needs the whole import closure, not only the files it names.
+ */
+export function runtimeSources(files: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const queue = files.map((f) => path.join(REPO, "src/runtime", f));
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    const rel = path.relative(path.join(REPO, "src/runtime"), file).split(path.sep).join("/");
+    if (rel.startsWith("..") || `src/runtime/${rel}` in out || !fs.existsSync(file)) continue;
+    const text = fs.readFileSync(file, "utf8");
+    out[`src/runtime/${rel}`] = text;
+    for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)\.js"/g)) queue.push(path.resolve(path.dirname(file), `${m[1]}.ts`));
+  }
+  return out;
+}
+
 const created: string[] = [];
 
 /**

@@ -11,13 +11,13 @@ import { formatError, generate, type GenerateResult } from "../../generator/inde
 import type { Migration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
-import { readFile, removeTempProjects, tempProject } from "../generator/helpers.js";
+import { readFile, removeTempProjects, runtimeSources, tempProject } from "../generator/helpers.js";
 import { REPO } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
 const RUNTIME = ["core/tagged.ts", "persistence/registry-types.ts", "persistence/migrations.ts", "core/errors.ts", "persistence/formats.ts"];
-const runtimeFiles = Object.fromEntries(RUNTIME.map((f) => [`src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8")]));
+const runtimeFiles = runtimeSources(RUNTIME);
 
 const NOTES = `import type { ProviderState } from "./runtime/core/tagged.js";
 import { defineMigration } from "./runtime/persistence/migrations.js";

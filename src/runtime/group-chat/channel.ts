@@ -15,6 +15,7 @@ import type { ChatClientAgent } from "../agent/agent.js";
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { ProviderSessionState } from "../core/state-bag.js";
+import { GroupChatChannelStateType } from "../../generated/descriptors.js";
 import type { ProviderState } from "../core/tagged.js";
 
 /** Where a channel's conversation lives: in its session (`local`) or at the model service (`hosted`). */
@@ -43,9 +44,7 @@ export interface GroupChatChannelState extends ProviderState<"statebag.GroupChat
 
 export const GROUP_CHAT_STATE_KEY = "statebag.groupChat";
 
-export const channelStateAccess = new ProviderSessionState<GroupChatChannelState>(GROUP_CHAT_STATE_KEY, {
-  stateType: "statebag.GroupChatChannelState",
-  version: 1,
+export const channelStateAccess = new ProviderSessionState(GROUP_CHAT_STATE_KEY, GroupChatChannelStateType, {
   initial: () => ({ $type: "statebag.GroupChatChannelState", channelKey: "", synced: 0 }),
 });
 

@@ -19,6 +19,7 @@ import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { ProviderSessionState } from "../core/state-bag.js";
+import { WorkflowStateType } from "../../generated/descriptors.js";
 import type { ProviderState } from "../core/tagged.js";
 import { asSpokenBy, othersAsUser, resolveParticipants, type ChannelKind, type GroupChatParticipant, type MessageAdapter } from "./channel.js";
 
@@ -35,9 +36,7 @@ export interface WorkflowState extends ProviderState<"statebag.WorkflowState", 1
 
 export const WORKFLOW_STATE_KEY = "statebag.workflow";
 
-const workflowState = new ProviderSessionState<WorkflowState>(WORKFLOW_STATE_KEY, {
-  stateType: "statebag.WorkflowState",
-  version: 1,
+const workflowState = new ProviderSessionState(WORKFLOW_STATE_KEY, WorkflowStateType, {
   initial: () => ({ $type: "statebag.WorkflowState", participants: {} }),
 });
 

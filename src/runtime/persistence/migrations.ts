@@ -19,6 +19,7 @@
  * - Errors name the type, the versions and the JSON pointer of the value.
  */
 import { StatebagError } from "../core/errors.js";
+import type { TypeIdOf, VersionOf } from "../core/state-bag.js";
 import { setOwn } from "../core/json.js";
 
 // The own-property write lives with the other JSON helpers; re-exported for existing importers.
@@ -34,15 +35,37 @@ export interface MigrationContext {
   to: number;
 }
 
+/** `T` without its `$type`/`$version` tag (index signatures kept, unlike `Omit`). */
+export type Untagged<T> = { [K in keyof T as K extends "$type" | "$version" ? never : K]: T[K] };
+
+/**
+ * What `up` returns for a step writing `Out`: every field of `Out`; `$type` and `$version` may be
+ * left out or carried over from the input (`{ ...v, ... }`), since the runner sets them.
+ */
+export type MigrationResult<Out> = Untagged<Out> & { $type?: string; $version?: number };
+
+/**
+ * One step. With the generated version types (`src/generated/versions.ts`) the compiler checks it
+ * against both versions' shapes:
+ *
+ * ```ts
+ * defineMigration<NotesState_v1, NotesState_v2>({ type: "acme.NotesState", from: 1, to: 2, up: (v) => ({ notes: ... }) });
+ * ```
+ *
+ * `type`, `from` and `to` must then match the two types' `$type` and `$version`, and `up` must
+ * return every required field of the newer version. Without type arguments nothing is checked.
+ */
 export interface MigrationSpec<In = any, Out = any> {
   /** The `$type` this step reads. */
-  type: string;
+  type: TypeIdOf<In>;
   /** The version this step reads. */
-  from: number;
+  from: VersionOf<In>;
   /** The version it writes (same type), or the new name and version (a rename). */
-  to: number | { type: string; version: number };
+  to: TypeIdOf<Out> extends TypeIdOf<In>
+    ? VersionOf<Out> | { type: TypeIdOf<Out>; version: VersionOf<Out> }
+    : { type: TypeIdOf<Out>; version: VersionOf<Out> };
   /** Builds the newer value. Gets a private copy: mutating it is fine. */
-  up(value: In, context: MigrationContext): Out;
+  up(value: In, context: MigrationContext): 0 extends 1 & Out ? any : MigrationResult<Out>;
 }
 
 export interface Migration {
@@ -104,7 +127,8 @@ function isVersion(v: unknown): v is number {
 /** Declares one migration step (checked here; applied by a registry that holds it). */
 export function defineMigration<In = any, Out = any>(spec: MigrationSpec<In, Out>): Migration {
   if (typeof spec !== "object" || spec === null) throw new MigrationDefinitionError("defineMigration needs { type, from, to, up }");
-  const { type, from, to, up } = spec;
+  // Checked field by field: the typed spec says what the compiler allows, not what arrives.
+  const { type, from, to, up } = spec as { type: unknown; from: unknown; to: unknown; up: unknown };
   if (typeof type !== "string" || type.length === 0) throw new MigrationDefinitionError(`migration "type" must be a non-empty string, found ${JSON.stringify(type)}`);
   if (!isVersion(from)) throw new MigrationDefinitionError(`migration of "${type}": "from" must be an integer >= 1, found ${JSON.stringify(from)}`);
   if (typeof up !== "function") throw new MigrationDefinitionError(`migration of "${type}" v${from}: "up" must be a function`);
@@ -112,9 +136,9 @@ export function defineMigration<In = any, Out = any>(spec: MigrationSpec<In, Out
   let toVersion: number;
   if (typeof to === "number") {
     toVersion = to;
-  } else if (typeof to === "object" && to !== null && typeof to.type === "string" && to.type.length > 0) {
-    toType = to.type;
-    toVersion = to.version;
+  } else if (typeof to === "object" && to !== null && typeof (to as { type?: unknown }).type === "string" && (to as { type: string }).type.length > 0) {
+    toType = (to as { type: string }).type;
+    toVersion = (to as { version: number }).version;
   } else {
     throw new MigrationDefinitionError(`migration of "${type}" v${from}: "to" must be a version number or { type, version }`);
   }

@@ -6,6 +6,8 @@ import type { ChatMessage } from "../../core/messages.js";
 import { defineMigration } from "../../persistence/migrations.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
+import { InMemoryChatHistoryStateType } from "../../../generated/descriptors.js";
+import type { InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2 } from "../../../generated/versions.js";
 import type { ProviderState } from "../../core/tagged.js";
 import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
@@ -29,7 +31,7 @@ export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHis
  * so it starts counting at 0 (what it shows is exactly what is kept).
  */
 export const inMemoryChatHistoryMigrations = [
-  defineMigration<{ messages: ChatMessage[] }, Omit<InMemoryChatHistoryState, "$type" | "$version">>({
+  defineMigration<InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2>({
     type: "InMemoryChatHistoryState",
     from: 1,
     to: 2,
@@ -59,11 +61,7 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     super();
     this.key = options.key ?? InMemoryChatHistoryProvider.defaultKey;
     this.reducer = options.reducer;
-    this.state = new ProviderSessionState<InMemoryChatHistoryState>(this.key, {
-      stateType: "InMemoryChatHistoryState",
-      version: 2,
-      initial: () => chatHistoryState(),
-    });
+    this.state = new ProviderSessionState(this.key, InMemoryChatHistoryStateType, { initial: () => chatHistoryState() });
   }
 
   async getMessages(context: ProviderContext): Promise<ChatMessage[]> {

@@ -7,6 +7,8 @@ import type { ChatClient } from "../chat-client.js";
 import { messageText, userMessage, type ChatMessage } from "../../core/messages.js";
 import { defineMigration } from "../../persistence/migrations.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
+import { RollingSummaryStateType } from "../../../generated/descriptors.js";
+import type { RollingSummaryState_v1, RollingSummaryState_v2 } from "../../../generated/versions.js";
 import type { ProviderState } from "../../core/tagged.js";
 import { AIContextProvider, type AIContext, type InvokedContext } from "./context-provider.js";
 import type { ProviderContext } from "./provider.js";
@@ -26,7 +28,7 @@ export interface RollingSummaryState extends ProviderState<"RollingSummaryState"
 
 /** Version 2 renamed `turns` to `turnCount` (a count, named like one); nothing else changed. */
 export const rollingSummaryMigrations = [
-  defineMigration<{ summary: string; recentMessages: ChatMessage[]; turns: number }, Omit<RollingSummaryState, "$type" | "$version">>({
+  defineMigration<RollingSummaryState_v1, RollingSummaryState_v2>({
     type: "RollingSummaryState",
     from: 1,
     to: 2,
@@ -58,9 +60,7 @@ export class RollingSummaryProvider extends AIContextProvider {
     this.summarizer = options.summarizer;
     this.maxMessages = options.maxMessages ?? 10;
     this.summarizeEvery = options.summarizeEvery ?? 1;
-    this.state = new ProviderSessionState<RollingSummaryState>(this.key, {
-      stateType: "RollingSummaryState",
-      version: 2,
+    this.state = new ProviderSessionState(this.key, RollingSummaryStateType, {
       initial: () => ({ $type: "RollingSummaryState", $version: 2, summary: "", recentMessages: [], turnCount: 0 }),
     });
   }

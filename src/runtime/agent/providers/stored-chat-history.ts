@@ -27,6 +27,7 @@
 import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
+import { StoredChatHistoryStateType } from "../../../generated/descriptors.js";
 import { ConfigurationError } from "../../core/errors.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog } from "../../stores/types.js";
@@ -114,9 +115,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     this.log = options.log;
     this.reducer = options.reducer;
     this.storageIdFor = options.storageIdFor ?? ((session) => session.id);
-    this.state = new ProviderSessionState<StoredChatHistoryState>(this.key, {
-      stateType: "StoredChatHistoryState",
-      version: 1,
+    this.state = new ProviderSessionState(this.key, StoredChatHistoryStateType, {
       initial: () => ({ $type: "StoredChatHistoryState", storageId: "", messageCount: 0 }),
     });
   }
