@@ -5,17 +5,26 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { InvalidArgumentError } from "commander";
 import { StatebagError } from "../runtime/core/errors.js";
+import { SHAPES, SHAPE_NAMES, type SessionShape } from "../runtime/interop/shapes.js";
 import { inputPath, messageOf } from "./context.js";
 import { CliError, EXIT, readAll, type CliEnvironment } from "./io.js";
 
-export const FORMATS = ["dotnet", "python"] as const;
-export type Format = (typeof FORMATS)[number];
+/** Every Agent Framework shape `import --from` / `export --to` take (see the README's table). */
+export const FORMATS: readonly SessionShape[] = SHAPE_NAMES;
+export type Format = SessionShape;
+
+const ALIASES: Record<string, SessionShape> = { ".net": "dotnet", net: "dotnet", csharp: "dotnet", durable2: "durable-2-preview", "python-session-store": "python-file-store" };
 
 export function parseFormat(value: string): Format {
   const v = value.toLowerCase();
-  if (v === ".net" || v === "net" || v === "csharp") return "dotnet";
-  if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected "dotnet" or "python"`);
+  if (Object.hasOwn(ALIASES, v)) return ALIASES[v];
+  if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of: ${FORMATS.join(", ")}`);
   return v as Format;
+}
+
+/** The shape list for --help. */
+export function shapeHelp(): string {
+  return SHAPES.map((s) => `  ${s.shape.padEnd(22)} ${s.title}, ${s.dates}`).join("\n");
 }
 
 export async function readInput(file: string, environment: CliEnvironment): Promise<string> {

@@ -1,98 +1,166 @@
 /**
- * `statebag export --to dotnet|python <file>`: writes a statebag session (a file, stdin, or a
- * stored session with --id) as a Microsoft Agent Framework session document.
+ * `statebag export --to <shape> [file]`: writes a statebag session (a file, stdin, a stored
+ * session with --id, or every stored session with --all) as a Microsoft Agent Framework session
+ * document of any shape it has written. A session whose history lives in the store's message log
+ * (`StoredChatHistoryProvider`) is written with that history.
  */
+import { mkdir } from "node:fs/promises";
 import type { Command } from "commander";
 import { Option } from "commander";
-import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
-import { CliError, EXIT, type ExitCode } from "../io.js";
-import { asFailure, convert, FORMATS, parseFormat, readInput, writeOutput, type Format } from "../interop-io.js";
+import { action, inputPath, jsonOption, storeOption, type CommandContext } from "../context.js";
+import { CliError, EXIT, echo, type ExitCode } from "../io.js";
+import { asFailure, convert, FORMATS, parseFormat, readInput, shapeHelp, writeOutput, type Format } from "../interop-io.js";
 import { resolveRegistry } from "../registry.js";
 import { openCliStore } from "../store.js";
+import type { AgentSession } from "../../runtime/core/session.js";
 
 interface ExportOptions {
   to: Format;
   out?: string;
   id?: string;
+  all?: boolean;
   store?: string;
   registry?: string;
   historyKey?: string;
-  metadata: boolean;
+  withMetadata?: boolean;
   json?: boolean;
 }
 
 export function registerExport(program: Command, context: CommandContext): void {
   program
     .command("export")
-    .summary("write a statebag session as an Agent Framework (.NET or Python) session")
+    .summary("write statebag sessions as Agent Framework documents (any .NET, Python or durable shape)")
     .description(
-      "Loads a statebag session (validated and migrated) and writes it as a Microsoft Agent Framework session document.\n\n" +
-        "  dotnet  what ChatClientAgent.DeserializeSession reads (.NET)\n" +
-        "  python  what AgentSession.from_dict() reads (Python)\n\n" +
-        "Reads a statebag document from <file>, or a stored session with --id (from --store).",
+      "Loads a statebag session (validated and migrated) and writes it as a Microsoft Agent Framework session document of the given shape:\n\n" +
+        shapeHelp() +
+        "\n\nReads a statebag document from <file>, a stored session with --id, or every stored session with --all (into the directory --out names; " +
+        "with --to python-file-store that directory is a Python FileSessionStore). The document is exactly what Agent Framework writes; " +
+        "--with-metadata adds what it has no field for (the statebag id and kind) under a key Agent Framework keeps as raw JSON.",
     )
-    .addOption(new Option("--to <format>", "the format to write").choices(FORMATS).argParser(parseFormat).makeOptionMandatory())
-    .argument("[file]", 'a statebag session document ("-": stdin); omit with --id')
+    .addOption(new Option("--to <shape>", "the shape to write").choices(FORMATS).argParser(parseFormat).makeOptionMandatory())
+    .argument("[file]", 'a statebag session document ("-": stdin); omit with --id or --all')
     .option("--id <id>", "export this session from the store instead of a file")
+    .option("--all", "export every stored session into the directory given by --out")
     .addOption(storeOption())
     .option("--registry <module>", "your project's generated registry module (to load your own types)")
-    .option("-o, --out <file>", "write the document to this file instead of stdout")
+    .option("-o, --out <path>", "write the document to this file (with --all: this directory) instead of stdout")
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
-    .option("--no-metadata", "leave out the statebag session id/kind record (a bare Agent Framework document)")
+    .option("--with-metadata", "record the statebag session id and kind in the document (import reads them back)")
     .addOption(jsonOption())
     .addHelpText(
       "after",
       `
 Examples:
   $ statebag export --to dotnet session.json -o session.dotnet.json
-  $ statebag export --to python --id 6f1c... --store sqlite:./sessions.db`,
+  $ statebag export --to python --id 6f1c... --store sqlite:./sessions.db
+  $ statebag export --to python-file-store --all --store sqlite:./sessions.db --out ./py-sessions`,
     )
     .action(action(context, (file: string | undefined, options: ExportOptions) => runExport(context, file, options)));
 }
 
 async function runExport(context: CommandContext, file: string | undefined, options: ExportOptions): Promise<ExitCode> {
-  const out = context.output(options);
-  const { c } = out;
-  const { environment } = context;
-  if ((file === undefined) === (options.id === undefined)) {
-    throw new CliError(EXIT.usage, file === undefined ? "nothing to export: give a file, or --id to read from a store" : "give either a file or --id, not both", {
+  const sources = [file !== undefined, options.id !== undefined, options.all === true].filter(Boolean).length;
+  if (sources !== 1) {
+    throw new CliError(EXIT.usage, sources === 0 ? "nothing to export: give a file, --id or --all" : "give one of a file, --id or --all", {
       fix: "statebag export --to dotnet session.json   or   statebag export --to dotnet --id <id> --store <url>",
     });
   }
+  if (options.all && options.out === undefined) throw new CliError(EXIT.usage, "--all writes one file per session: give the directory with --out", { fix: "statebag export --to python-file-store --all --out ./sessions" });
   const { registry } = await resolveRegistry(options.registry, context);
-  const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
-  const { exportSession } = await import("../../runtime/interop/index.js");
-  let source: string;
-  let session;
-  if (options.id !== undefined) {
-    const { defaultSessionCodec } = await import("../../runtime/stores/index.js");
-    const opened = await openCliStore(options.store, environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store, readOnly: true });
-    try {
-      source = `session ${JSON.stringify(options.id)} in ${opened.url}`;
-      const stored = await opened.store.get(options.id).catch((error: unknown) => {
+  const interop = await import("../../runtime/interop/index.js");
+  const exportOne = (session: AgentSession, source: string) =>
+    convert(source, source, () => interop.exportSession(session, { to: options.to, metadata: options.withMetadata === true, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }));
+  if (file !== undefined) {
+    const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
+    const source = file === "-" ? "(stdin)" : file;
+    const text = await readInput(file, context.environment);
+    const session = convert(`cannot load ${source}`, source, () => deserializeSession(text, { registry, allowBare: true }));
+    if (hasStoredHistory(session)) {
+      throw new CliError(EXIT.failed, `${echo(source)} keeps its history in a store's message log (StoredChatHistoryProvider)`, { fix: "export it from its store: statebag export --to <shape> --id <id> --store <url>" });
+    }
+    return emit(context, options, session, exportOne(session, source), source);
+  }
+  const { defaultSessionCodec } = await import("../../runtime/stores/index.js");
+  const opened = await openCliStore(options.store, context.environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store });
+  try {
+    const load = async (id: string) => {
+      const source = `session ${echo(id)} in ${opened.url}`;
+      const stored = await opened.store.get(id).catch((error: unknown) => {
         throw asFailure(error, `cannot load ${source}`, opened.url);
       });
       if (!stored) throw new CliError(EXIT.failed, `${source} does not exist`, { fix: "list stored sessions with: statebag inspect --store <url>" });
-      session = stored.session;
-    } finally {
-      await opened.close();
+      const session = await interop.resolveStoredHistory(stored.session, opened.store.messages, options.historyKey !== undefined ? { historyKey: options.historyKey } : {});
+      return { session, source };
+    };
+    if (options.id !== undefined) {
+      const { session, source } = await load(options.id);
+      return await emit(context, options, session, exportOne(session, source), source);
     }
-  } else {
-    source = file === "-" ? "(stdin)" : file!;
-    const text = await readInput(file!, environment);
-    session = convert(`cannot load ${source}`, source, () => deserializeSession(text, { registry, allowBare: true }));
+    return await exportAll(context, options, opened, load, exportOne);
+  } finally {
+    await opened.close();
   }
-  const loaded = session;
-  const text = convert(source, source, () =>
-    exportSession(loaded, { to: options.to, metadata: options.metadata, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }),
-  );
+}
+
+function hasStoredHistory(session: AgentSession): boolean {
+  return Object.values(session.stateBag).some((v) => (v as { $type?: unknown }).$type === "StoredChatHistoryState");
+}
+
+async function emit(context: CommandContext, options: ExportOptions, session: AgentSession, text: string, source: string): Promise<ExitCode> {
+  const out = context.output(options);
   if (options.out !== undefined) {
-    const written = await writeOutput(options.out, text, environment);
-    out.result({ ok: true, to: options.to, id: loaded.id, out: written });
-    out.line(`${c.green("✔")} exported ${source} as ${options.to}: ${written}`);
+    const written = await writeOutput(options.out, text, context.environment);
+    out.result({ ok: true, to: options.to, id: session.id, out: written });
+    out.line(`${out.c.green("✔")} exported ${source} as ${options.to}: ${echo(written)}`);
     return EXIT.ok;
   }
-  if (options.json) out.result({ ok: true, to: options.to, id: loaded.id, document: JSON.parse(text) });
-  else environment.stdout.write(text + "\n");
+  if (options.json) out.result({ ok: true, to: options.to, id: session.id, document: JSON.parse(text) });
+  else context.environment.stdout.write(text + "\n");
   return EXIT.ok;
+}
+
+type Opened = Awaited<ReturnType<typeof openCliStore>>;
+
+async function exportAll(
+  context: CommandContext,
+  options: ExportOptions,
+  opened: Opened,
+  load: (id: string) => Promise<{ session: AgentSession; source: string }>,
+  exportOne: (session: AgentSession, source: string) => string,
+): Promise<ExitCode> {
+  const out = context.output(options);
+  const { writeSnapshotFile } = await import("../../runtime/interop/python-file-store.js");
+  const dir = inputPath(options.out!, context.environment);
+  await mkdir(dir, { recursive: true });
+  const failed: { id: string; message: string }[] = [];
+  let written = 0;
+  const progress = await out.progress();
+  progress.start(0, "exporting");
+  let cursor: string | undefined;
+  try {
+    do {
+      const page = await opened.store.scan({ cursor, limit: 200 });
+      progress.setTotal(written + failed.length + page.items.length + (page.cursor ? 200 : 0));
+      for (const item of page.items) {
+        try {
+          const { session, source } = await load(item.id);
+          // The file store's own naming (safe ids as they are, others encoded) suits every shape.
+          await writeSnapshotFile(dir, session.id, exportOne(session, source) + "\n");
+          written++;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          failed.push({ id: item.id, message });
+        }
+        progress.increment();
+      }
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  } finally {
+    progress.stop();
+  }
+  out.result({ ok: failed.length === 0, to: options.to, out: dir, written, failed });
+  out.line(`${failed.length === 0 ? out.c.green("✔") : out.c.yellow("!")} exported ${written} session${written === 1 ? "" : "s"} from ${opened.url} as ${options.to} into ${echo(dir)}${failed.length ? `; ${failed.length} could not be written` : ""}`);
+  for (const f of failed.slice(0, 50)) out.line(`  ${out.c.red("✖")} ${echo(f.id)}: ${echo(f.message, 400)}`);
+  if (failed.length > 50) out.line(`  ... and ${failed.length - 50} more (use --json for the full list)`);
+  return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
