@@ -35,8 +35,9 @@ const WHAT: Record<string, string> = {
 
 function describe(name: string): string {
   if (WHAT[name]) return WHAT[name];
-  const store = /^store\.(\w+)\.saveload$/.exec(name);
-  if (store) return `${store[1]}: save + update + load 1,000 sessions of 20 messages`;
+  const store = /^store\.([\w-]+)\.saveload$/.exec(name);
+  const storeNames: Record<string, string> = { sqlite: "sqlite (node:sqlite)", "sqlite-better": "sqlite (better-sqlite3)" };
+  if (store) return `${storeNames[store[1]] ?? store[1]}: save + update + load 1,000 sessions of 20 messages`;
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
   return "";

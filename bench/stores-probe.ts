@@ -11,7 +11,7 @@
  * the two sides run interleaved in chunks of 50 sessions, alternating which goes first, so
  * background load hits both alike; the median over rounds is reported.
  *
- *   npx tsx bench/stores-probe.ts [sqlite|postgres|redis ...] [--sessions 1000] [--messages 20] [--rounds 5]
+ *   npx tsx bench/stores-probe.ts [sqlite|sqlite-better|postgres|redis ...] [--sessions 1000] [--messages 20] [--rounds 5]
  *
  * For the bench suite: `probeStore(kind, options)` returns the numbers for one backend.
  */
@@ -36,7 +36,8 @@ import { makeSessions } from "./sessions.js";
 
 const require = createRequire(import.meta.url);
 
-export type ProbeKind = "sqlite" | "postgres" | "redis";
+/** `sqlite`: the default node:sqlite driver; `sqlite-better`: the optional better-sqlite3 driver. */
+export type ProbeKind = "sqlite" | "sqlite-better" | "postgres" | "redis";
 
 export interface StoreProbeOptions {
   /** Server URL for postgres/redis (defaults: local test servers; env STATEBAG_BENCH_PG_URL / STATEBAG_BENCH_REDIS_URL). */
@@ -97,42 +98,14 @@ function oursSide(store: SessionStore, close: () => Promise<void>): Side {
 
 /** A fresh location and both sides on it (separate tables/prefixes for ours and raw). */
 async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ours: Side; raw: Side }> {
-  if (kind === "sqlite") {
+  if (kind === "sqlite" || kind === "sqlite-better") {
+    const driver = kind === "sqlite" ? "node:sqlite" : "better-sqlite3";
     const dir = mkdtempSync(join(tmpdir(), "statebag-probe-"));
-    const oursStore = await openStore(`sqlite:${join(dir, "ours.db")}`);
+    const oursStore = await openStore(`sqlite:${join(dir, "ours.db")}`, { sqliteDriver: driver });
     // The raw side's file gets the same tables and pragmas (WAL, synchronous=NORMAL).
     const rawPath = join(dir, "raw.db");
-    await (await openStore(`sqlite:${rawPath}`)).close();
-    const Database = require("better-sqlite3") as typeof BetterSqlite3;
-    const db = new Database(rawPath, { timeout: 5000 });
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    const st = {
-      get: db.prepare(SQLITE_SQL.get),
-      bump: db.prepare(SQLITE_SQL.bump),
-      create: db.prepare(SQLITE_SQL.create),
-      update: db.prepare(SQLITE_SQL.update),
-    };
-    const create = db.transaction((id: string, text: string) => {
-      const now = Date.now();
-      const revision = (st.bump.get() as { value: number }).value;
-      if (st.create.run(id, revision, text, null, now, now).changes !== 1) throw new Error("conflict");
-      return revision;
-    });
-    const update = db.transaction((id: string, expected: number, text: string) => {
-      const now = Date.now();
-      const revision = (st.bump.get() as { value: number }).value;
-      if (st.update.run(revision, text, null, now, id, expected, now).changes !== 1) throw new Error("conflict");
-      return revision;
-    });
-    const raw: Side = {
-      save: async (s) => create.immediate(s.id, JSON.stringify(s)),
-      update: async (s, revision) => update.immediate(s.id, revision, JSON.stringify(s)),
-      load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
-      close: async () => {
-        db.close();
-      },
-    };
+    await (await openStore(`sqlite:${rawPath}`, { sqliteDriver: driver })).close();
+    const raw = kind === "sqlite" ? rawNodeSqlite(rawPath) : rawBetterSqlite(rawPath);
     return {
       ours: oursSide(oursStore, async () => {
         await oursStore.close();
@@ -198,6 +171,81 @@ async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ou
       await oursStore.close();
     }),
     raw,
+  };
+}
+
+/** The raw better-sqlite3 side: the store's statements, in `BEGIN IMMEDIATE` transactions. */
+function rawBetterSqlite(path: string): Side {
+  const Database = require("better-sqlite3") as typeof BetterSqlite3;
+  const db = new Database(path, { timeout: 5000 });
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  const st = {
+    get: db.prepare(SQLITE_SQL.get),
+    bump: db.prepare(SQLITE_SQL.bump),
+    create: db.prepare(SQLITE_SQL.create),
+    update: db.prepare(SQLITE_SQL.update),
+  };
+  const create = db.transaction((id: string, text: string) => {
+    const now = Date.now();
+    const revision = (st.bump.get() as { value: number }).value;
+    if (st.create.run(id, revision, text, null, now, now).changes !== 1) throw new Error("conflict");
+    return revision;
+  });
+  const update = db.transaction((id: string, expected: number, text: string) => {
+    const now = Date.now();
+    const revision = (st.bump.get() as { value: number }).value;
+    if (st.update.run(revision, text, null, now, id, expected, now).changes !== 1) throw new Error("conflict");
+    return revision;
+  });
+  return {
+    save: async (s) => create.immediate(s.id, JSON.stringify(s)),
+    update: async (s, revision) => update.immediate(s.id, revision, JSON.stringify(s)),
+    load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+/** The raw node:sqlite side: the same statements and transactions through `DatabaseSync`. */
+function rawNodeSqlite(path: string): Side {
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite");
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+  const st = {
+    get: db.prepare(SQLITE_SQL.get),
+    bump: db.prepare(SQLITE_SQL.bump),
+    create: db.prepare(SQLITE_SQL.create),
+    update: db.prepare(SQLITE_SQL.update),
+  };
+  const immediate = <T>(fn: () => T): T => {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = fn();
+      db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      db.exec("ROLLBACK");
+      throw error;
+    }
+  };
+  const write = (statement: "create" | "update", id: string, text: string, expected?: number) =>
+    immediate(() => {
+      const now = Date.now();
+      const revision = (st.bump.get() as { value: number }).value;
+      const changes =
+        statement === "create" ? st.create.run(id, revision, text, null, now, now).changes : st.update.run(revision, text, null, now, id, expected!, now).changes;
+      if (changes !== 1) throw new Error("conflict");
+      return revision;
+    });
+  return {
+    save: async (s) => write("create", s.id, JSON.stringify(s)),
+    update: async (s, revision) => write("update", s.id, JSON.stringify(s), revision),
+    load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
+    close: async () => {
+      db.close();
+    },
   };
 }
 
@@ -295,12 +343,12 @@ async function main(): Promise<void> {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? Number(args[i + 1]) : fallback;
   };
-  const kinds = args.filter((a) => a === "sqlite" || a === "postgres" || a === "redis") as ProbeKind[];
+  const kinds = args.filter((a) => a === "sqlite" || a === "sqlite-better" || a === "postgres" || a === "redis") as ProbeKind[];
   const options = { sessions: flag("sessions", 1000), messages: flag("messages", 20), rounds: flag("rounds", 5) };
   console.log(`store probe: ${options.sessions} sessions x ${options.messages} messages, ${options.rounds} rounds, sequential (one call at a time)\n`);
   console.log("backend   side   save/s  update/s  load/s  total ms");
   const results: StoreProbeResult[] = [];
-  for (const kind of kinds.length ? kinds : (["sqlite", "postgres", "redis"] as ProbeKind[])) {
+  for (const kind of kinds.length ? kinds : (["sqlite", "sqlite-better", "postgres", "redis"] as ProbeKind[])) {
     const r = await probeStore(kind, options);
     results.push(r);
     for (const [side, p] of [["ours", r.ours], ["raw", r.raw]] as const) {

@@ -17,11 +17,11 @@
  * flight when the connection drops is never re-sent (it may have run), it fails with
  * `outcomeUnknown`. The next call after the server is back connects again.
  */
-import { createRequire } from "node:module";
 import type { Redis as RedisClient, RedisOptions } from "ioredis";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { loadDriver } from "./drivers.js";
 import {
   checkDelete,
   checkId,
@@ -75,15 +75,10 @@ export interface RedisStoreOptions {
   displayUrl?: string;
 }
 
-const require = createRequire(import.meta.url);
 type RedisCtor = new (url: string, options: RedisOptions) => RedisClient;
-let driver: RedisCtor | undefined;
-function loadDriver(): RedisCtor {
-  if (!driver) {
-    const mod = require("ioredis") as { default?: RedisCtor; Redis?: RedisCtor };
-    driver = (mod.Redis ?? mod.default ?? (mod as unknown as RedisCtor)) as RedisCtor;
-  }
-  return driver;
+function loadRedis(): RedisCtor {
+  const mod = loadDriver<{ default?: RedisCtor; Redis?: RedisCtor }>("ioredis");
+  return (mod.Redis ?? mod.default ?? (mod as unknown as RedisCtor)) as RedisCtor;
 }
 
 // --- Lua scripts ------------------------------------------------------------------------------
@@ -316,7 +311,7 @@ export class RedisSessionStore implements SessionStore {
   private get client(): ScriptedClient {
     if (this.closed) throw new Error(`the Redis store at ${this.url} was closed`);
     if (!this.client_) {
-      const Redis = loadDriver();
+      const Redis = loadRedis();
       const client = new Redis(this.options.url, {
         lazyConnect: true,
         connectTimeout: this.options.connectTimeoutMs ?? 3000,
