@@ -10,21 +10,20 @@
  *
  * Offline and deterministic apart from ids and timestamps. Set STATEBAG_STORE to use another store
  * (e.g. postgres://postgres@127.0.0.1/postgres).
+ *
+ * With OPENAI_API_KEY set it talks to a real model instead (OpenAIChatClient, Chat Completions;
+ * STATEBAG_MODEL picks the model, default gpt-4.1-mini). STATEBAG_MODEL may also name an
+ * OpenAI-compatible server, `<baseURL>#<model>` (e.g. http://127.0.0.1:11434/v1#llama3.2 for Ollama).
  */
 import { createColors } from "picocolors";
-import {
-  ChatClientAgent,
-  InMemoryChatHistoryProvider,
-  messageText,
-  RollingSummaryProvider,
-  ScriptedChatClient,
-  type AgentResponse,
-  type AITool,
-  type ChatMessage,
-} from "../src/index.js";
+import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, type AgentResponse, type AITool } from "../src/agent.js";
+import { messageText, type ChatMessage } from "../src/index.js";
+import { ScriptedChatClient } from "../src/testing.js";
 import { serializeSession } from "../src/runtime/persistence/serialization.js";
 import { openStore, withSession, type SessionStore } from "../src/runtime/stores/index.js";
 import { validateSession } from "../src/runtime/persistence/validate.js";
+import { OpenAIChatClient } from "../src/runtime/agent/clients/openai-chat-client.js";
+import type { ChatClient } from "../src/runtime/agent/chat-client.js";
 import { ensureExampleTypes } from "./providers/register.js";
 import { unitFromInstructions, UserProfileProvider } from "./providers/user-profile.js";
 
@@ -43,12 +42,24 @@ const weatherTool: AITool = {
   },
 };
 
+/** A real model when the environment names one (OPENAI_API_KEY, or STATEBAG_MODEL with a baseURL), else undefined. */
+function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClient | undefined {
+  const spec = env.STATEBAG_MODEL?.trim();
+  if (spec && /^https?:\/\//.test(spec)) {
+    const [baseURL, model] = spec.split("#");
+    return new OpenAIChatClient({ baseURL, model: model || "llama3.2", apiKey: env.OPENAI_API_KEY || "not-needed", providerName: "openai-compatible" });
+  }
+  if (env.OPENAI_API_KEY) return new OpenAIChatClient({ model: spec || "gpt-4.1-mini", apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined });
+  return undefined;
+}
+
 /**
  * Everything that is behaviour: the chat client, the providers, the agent. A restart builds all
  * of it again; only the session (pure JSON) carries over.
  */
 function buildAgent(): ChatClientAgent {
-  const client = new ScriptedChatClient({
+  const real = realModel();
+  const client: ChatClient = real ?? new ScriptedChatClient({
     rules: [
       { when: /\bprefer\b/i, reply: (ctx) => `Noted, I will use ${/celsius/i.test(ctx.text) ? "celsius" : "fahrenheit"} from now on.` },
       {
@@ -63,8 +74,8 @@ function buildAgent(): ChatClientAgent {
       },
     ],
   });
-  // A "small model" that writes the rolling summary: here, what the user said, most recent last.
-  const summarizer = new ScriptedChatClient({
+  // A "small model" that writes the rolling summary: offline, what the user said, most recent last.
+  const summarizer: ChatClient = real ?? new ScriptedChatClient({
     usage: false,
     rules: [{ when: /^summari[sz]e/i, reply: (ctx) => `The user said: ${[...ctx.text.matchAll(/^user: (.+)$/gm)].map((m) => m[1]).join(" / ")}` }],
   });
@@ -119,6 +130,8 @@ async function main(): Promise<void> {
   await store.setup();
   say(c.bold("statebag demo: an agent session that survives a restart"));
   say(c.dim(`store: ${store.url}`));
+  const real = realModel();
+  say(c.dim(real ? `model: ${real.metadata.providerName} ${real.model}` : "model: offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)"));
 
   // ---- 1. First process: three turns.
   heading(1, "An agent with in-memory history, a rolling summary and a custom user-profile provider");
