@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AgentSession, ChatMessage } from "../../src/runtime/core/index.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import { StoredChatHistoryProvider } from "../../src/runtime/agent/providers/stored-chat-history.js";
