@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { AgentSession, ChatMessage } from "../../src/index.js";
-import { ChatClientAgent, ScriptedChatClient } from "../../src/index.js";
+import { ChatClientAgent } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import { InteropError, detectSessionShape, exportSessionDocument, importSession, type SessionShape } from "../../src/runtime/interop/index.js";
 
@@ -73,6 +74,17 @@ describe(".NET older generations move forward to today's shape", () => {
     // Named after the provider it belongs to today.
     const named = importSession(thread, { from: "dotnet-thread", id: "t", contextProviderKey: "MyApp.MemoryProvider" });
     expect(Object.keys(exportSessionDocument(named, { to: "dotnet" }).stateBag as object)).toEqual(["MyApp.MemoryProvider", "InMemoryChatHistoryProvider"]);
+  });
+
+  it("normalisation: null members are left out on export, as .NET writes them", () => {
+    const session = importSession({ conversationId: null, storeState: null, aiContextProviderState: ["CP1"] }, { from: "dotnet-thread", id: "n" });
+    expect(exportSessionDocument(session, { to: "dotnet-thread" })).toEqual({ aiContextProviderState: ["CP1"] });
+  });
+
+  it("normalisation: a file store snapshot gets \"version\": \"1.0\" last, as the store writes it", () => {
+    const doc = { version: "1.0", type: "session", session_id: "v", service_session_id: null, state: {} };
+    const text = JSON.stringify(exportSessionDocument(importSession(doc, { from: "python-file-store" }), { to: "python-file-store" }));
+    expect(text).toBe('{"type":"session","session_id":"v","service_session_id":null,"state":{},"version":"1.0"}');
   });
 
   it("a custom message store's state is kept verbatim and written back", () => {
