@@ -92,11 +92,13 @@ export function dotnetToCurrent(shape: DotnetLegacyShape, doc: unknown, options:
       if (value === null) continue; // written as absent; .NET omits nulls
       if (typeof value !== "string") throw fail([key], `expected a string conversation id, found ${describe(value)}`);
       out.conversationId = value;
-    } else if (key === layout.storeMember && value !== null) {
+    } else if ((key === layout.storeMember || (key === "aiContextProviderState" && layout.contextProvider)) && value === null) {
+      continue; // written as absent; .NET omits nulls
+    } else if (key === layout.storeMember) {
       const target = isHistoryOnly(value) ? historyKey : (options.storeStateKey ?? key);
       put(bag, target, value, [key], fail);
       moved.set(`/stateBag/${escape(target)}`, `/${escape(key)}`);
-    } else if (key === "aiContextProviderState" && layout.contextProvider && value !== null) {
+    } else if (key === "aiContextProviderState" && layout.contextProvider) {
       put(bag, contextKey, value, [key], fail);
       moved.set(`/stateBag/${escape(contextKey)}`, `/${escape(key)}`);
     } else if (key === SESSION_INFO_KEY && !layout.stateBag) {
