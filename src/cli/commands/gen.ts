@@ -166,11 +166,13 @@ function resolveLayout(context: CommandContext, options: GenOptions): { options:
         schemas: path(options.schemas) ?? config.schemas,
         fixtures: path(options.fixtures) ?? config.fixtures,
         runtimeImport: options.runtimeImport ?? config.runtimeImport,
-        regenerateCommand: command,
+        // Every fix text and generated header names this command, never this repository's npm script.
+        command,
       },
     };
   }
   const common = { out: path(options.out), schemas: path(options.schemas), fixtures: path(options.fixtures), runtimeImport: options.runtimeImport };
+  // Without a config the generator's fix texts say `npx statebag gen --project <tsconfig>`.
   if (options.project !== undefined) return { command: "npx statebag gen", options: { cwd: environment.cwd, project: options.project, ...common } };
   const repository = statebagRepositoryRoot(environment.cwd);
   if (repository === undefined) {
@@ -179,5 +181,5 @@ function resolveLayout(context: CommandContext, options: GenOptions): { options:
     });
   }
   // statebag's own repository: its sources, its internal registry, its npm script.
-  return { command: "npm run gen", options: { cwd: repository, ...common } };
+  return { command: "npm run gen", options: { cwd: repository, command: "npm run gen", ...common } };
 }
