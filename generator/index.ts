@@ -469,7 +469,9 @@ async function runStoredData(
     const file = path.join(cfg.root, m.source.replace(/:\d+$/, ""));
     bindings.set(`${file}\u0000${m.exportName}`, { file, exportName: m.exportName });
   }
-  const report = await checkStoredData({ schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip });
+  // Steps named as the scan found them (`src/notes.ts:12`, relative to where the generator runs).
+  const sources = new Map((entry.migrations ?? []).map((m) => [`${m.type}\u0000${m.from}`, posix(path.relative(cfg.cwd, path.join(cfg.root, m.source)))]));
+  const report = await checkStoredData({ schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip, sources });
   return { failures: report.failures.map((f) => localizeCommand(f, cfg.command)), loaded: report.loaded, unedited: report.unedited };
 }
 
@@ -758,6 +760,7 @@ async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<Recor
 export function formatResult(result: GenerateResult, check: boolean): string[] {
   if (result.errors.length > 0) return [...result.errors.map(formatError), `${result.errors.length} error(s); nothing was written.`];
   const compat = formatCompat(result);
+  if (result.compat?.blocked) return [...compat, "nothing was written: stored sessions would not survive this change (see the fixes above)."];
   if (check) {
     const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
     if (upToDate) return [`generated files are current (${result.files.length} files, ${result.types.length} types).`, ...compat];
@@ -784,7 +787,11 @@ function formatCompat(result: GenerateResult): string[] {
   const compat = result.compat;
   if (!compat) return [];
   if (compat.failures.length === 0) {
-    return [`schemas compatible: ${result.types.length} types, ${result.migrations.length} migration(s), every version has a golden fixture.`];
+    const loaded = compat.loaded.length;
+    return [
+      `schemas compatible: ${result.types.length} types, ${result.migrations.length} migration(s), every version has a golden fixture` +
+        (loaded > 0 ? `; ${loaded} fixture(s) load through the migrations and validate at the latest version.` : "."),
+    ];
   }
   const n = compat.failures.length;
   return [

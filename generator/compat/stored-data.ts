@@ -71,6 +71,8 @@ export interface StoredDataContext {
   formerNames?: Readonly<Record<string, readonly string[]>>;
   /** How to run the generator, for fix texts (`npx statebag gen`). */
   command?: string;
+  /** Where each step is declared (`"<type>\u0000<from>"` -> `src/notes.ts:12`), from the generator's scan. */
+  sources?: ReadonlyMap<string, string>;
 }
 
 interface TypeInfo {
@@ -96,10 +98,11 @@ class Loader {
       for (const former of [...current.formerNames, ...(context.formerNames?.[current.$type] ?? [])]) this.renamed.set(former, current.$type);
     }
     for (const m of context.migrations) {
+      const source = context.sources?.get(`${m.type}\u0000${m.from}`) ?? m.source;
       const traced: Migration = {
         ...m,
         up: (value: unknown, ctx: MigrationContext) => {
-          this.trace.push({ type: ctx.type, from: ctx.from, toType: ctx.toType, to: ctx.to, ...(m.source ? { source: m.source } : {}) });
+          this.trace.push({ type: ctx.type, from: ctx.from, toType: ctx.toType, to: ctx.to, ...(source ? { source } : {}) });
           return m.up(value, ctx);
         },
       };
@@ -391,7 +394,6 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   for (const [type, set] of [...versions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const version of [...set].sort((a, b) => a - b)) {
       for (const file of fixtureFiles(path.join(options.fixturesDir, type), version)) {
-        if (options.skip?.has(file)) continue;
         let value: unknown;
         try {
           value = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -410,6 +412,7 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
           });
           continue;
         }
+        if (options.skip?.has(file)) continue;
         documents.push({ label: `golden fixture ${rel(file)}`, document: value, fromVersion: version, file: rel(file) });
       }
     }

@@ -97,7 +97,7 @@ export const summaryMigrations = [defineMigration({ type: "acme.Summary", from: 
     );
     writeFile(root, "test/fixtures/acme.Summary/v2.json", JSON.stringify({ $type: "acme.Summary", $version: 2, summary: "Lisbon: rain.", lines: ["Lisbon: rain."] }));
     const fixed = gen(root);
-    expect(fixed.out).toContain("schemas compatible: 1 types, 1 migration(s), every version has a golden fixture.");
+    expect(fixed.out).toContain("schemas compatible: 1 types, 1 migration(s), every version has a golden fixture; 2 fixture(s) load through the migrations and validate at the latest version.");
     expect(fixed.code).toBe(0);
     expect(gen(root, "--check").code).toBe(0);
 
