@@ -28,7 +28,7 @@ import {
   type PendingToolCall,
   type ToolApprovalAnswer,
 } from "./approvals.js";
-import { runMiddleware, type RunContext, type RunMiddleware } from "./middleware.js";
+import { runMiddleware, type Middleware } from "./middleware.js";
 import { AIContextProvider, type AIContext } from "./providers/context-provider.js";
 import { ChatHistoryProvider } from "./providers/chat-history-provider.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
@@ -90,6 +90,22 @@ export interface AgentResponseUpdate extends ChatResponseUpdate {
 }
 
 export type AgentInput = string | ChatMessage | readonly ChatMessage[];
+
+/** What run middleware sees: the agent, the live session, the run's input. */
+export interface RunContext {
+  readonly agent: ChatClientAgent;
+  /** The live session: read it freely; the run itself is what changes it. */
+  readonly session: Readonly<AgentSession>;
+  readonly input: readonly ChatMessage[];
+  readonly streaming: boolean;
+}
+
+/**
+ * A function wrapping a run. Before `next()` it sees the session as it was; after `next()`
+ * resolves, the run has committed and it sees the new state. If `next()` rejects, the session is
+ * unchanged.
+ */
+export type RunMiddleware = Middleware<RunContext, AgentResponse>;
 
 type Constructor<T> = abstract new (...args: never[]) => T;
 

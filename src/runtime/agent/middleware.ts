@@ -1,25 +1,15 @@
 /**
- * Run middleware (seed 004, scenario 8): a function wrapping a run. Before `next()` it sees the
- * session as it was; after `next()` resolves, the run has committed and it sees the new state.
- * If `next()` rejects, the session is unchanged.
+ * A middleware chain: functions wrapping a core call, first one outermost, each calling `next()`
+ * at most once. The agent runs every run through its chain (`RunMiddleware` in agent.ts): before
+ * `next()` a middleware sees the session as it was; after `next()` resolves, the run has committed.
  */
-import type { AgentResponse, ChatClientAgent } from "./agent.js";
-import type { ChatMessage } from "../core/messages.js";
-import type { AgentSession } from "../core/session.js";
 
-export interface RunContext {
-  readonly agent: ChatClientAgent;
-  /** The live session: read it freely; the run itself is what changes it. */
-  readonly session: Readonly<AgentSession>;
-  readonly input: readonly ChatMessage[];
-  readonly streaming: boolean;
-}
+/** One link of a chain: does its work around `next()`, the rest of the chain and the core call. */
+export type Middleware<C, R> = (context: C, next: () => Promise<R>) => Promise<R>;
 
-export type RunMiddleware = (context: RunContext, next: () => Promise<AgentResponse>) => Promise<AgentResponse>;
-
-/** Runs `core` inside the middleware, first one outermost. */
-export function runMiddleware(middleware: readonly RunMiddleware[], context: RunContext, core: () => Promise<AgentResponse>): Promise<AgentResponse> {
-  const call = (index: number): Promise<AgentResponse> => {
+/** Runs `core` inside `middleware`, first one outermost. */
+export function runMiddleware<C, R>(middleware: readonly Middleware<C, R>[], context: C, core: () => Promise<R>): Promise<R> {
+  const call = (index: number): Promise<R> => {
     if (index === middleware.length) return core();
     let called = false;
     return middleware[index](context, () => {
