@@ -7,18 +7,10 @@
  * export still writes exactly `{"messages": [...]}`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ChatClientAgent,
-  InMemoryChatHistoryProvider,
-  RollingSummaryProvider,
-  ScriptedChatClient,
-  StateVersionError,
-  exportDotnetSession,
-  importDotnetSession,
-  keepLastMessages,
-  messageText,
-  type AgentSession,
-} from "../../src/index.js";
+import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, keepLastMessages } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { StateVersionError, messageText, type AgentSession } from "../../src/index.js";
+import { exportDotnetSession, importDotnetSession } from "../../src/interop.js";
 import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
 import { sqliteBackend } from "../stores/helpers.js";
@@ -112,7 +104,7 @@ describe(".NET interop with the v2 history", () => {
     expect(state.droppedMessageCount).toBe(7 - state.messages.length);
     expect(state.droppedMessageCount).toBeGreaterThanOrEqual(3);
 
-    const dotnet = JSON.parse(JSON.stringify(exportDotnetSession(session)));
+    const dotnet = JSON.parse(JSON.stringify(exportDotnetSession(session, { metadata: true })));
     expect(Object.keys(dotnet.stateBag.InMemoryChatHistoryProvider)).toEqual(["messages"]);
     expect(dotnet.stateBag.InMemoryChatHistoryProvider.messages).toHaveLength(state.messages.length);
     expect(dotnet.stateBag["statebag.session"]).toMatchObject({ historyDroppedMessageCount: state.droppedMessageCount });
