@@ -1,5 +1,5 @@
 /**
- * `ChatClientAgent`: the behaviour half of seed 001's option 2. It owns the providers and the chat
+ * `ChatClientAgent`: behaviour, separate from the state it works on. It owns the providers and the chat
  * client; a session owns only state. One agent serves any number of sessions concurrently.
  *
  * A run is atomic for its session: providers write to a staged copy of the state bag, and the
@@ -190,7 +190,7 @@ export class ChatClientAgent {
 
   /**
    * Finds a provider (by class or key) or the chat client (by class): the way to reach behaviour,
-   * since sessions hold none (seed 001, driver C).
+   * since sessions hold none (they are plain data).
    */
   getService<T>(type: Constructor<T>): T | undefined;
   getService(key: string): SessionStateProvider | undefined;

@@ -1,7 +1,7 @@
 /**
  * The session: pure data, nothing but JSON. Behaviour (providers, clients) lives on the agent;
  * the session carries only state, so `JSON.stringify(session)` is its stored form and an array of
- * sessions serializes with one call (seed 001, option 2). `serializeSession` wraps it in a
+ * sessions serializes with one call. `serializeSession` wraps it in a
  * versioned envelope; `deserializeSession` reads both forms.
  */
 import { randomUUID } from "node:crypto";

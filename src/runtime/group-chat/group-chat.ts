@@ -1,5 +1,5 @@
 /**
- * `AgentGroupChat`: several agents, one conversation (seed 002; seed 004 scenarios 4-5).
+ * `AgentGroupChat`: several agents, one conversation, each agent with its own session (channel).
  *
  * The chat keeps a primary history (every message said in the group, each agent's marked with its
  * `authorName`) and, per agent, a channel whose state is an ordinary `AgentSession` for that agent.

@@ -1,5 +1,5 @@
 /**
- * `AgentChatSerializer` (seed 002, option 2 with option 3's encoding as a choice): a group chat's
+ * `AgentChatSerializer`: a group chat's
  * state as a versioned document, never its agents (definitions and secrets stay in code).
  *
  * ```json
@@ -24,7 +24,7 @@
  * a stored session measured from its own root (its nesting inside the chat document does not
  * count), the history to those of a history state.
  *
- * Restore cases (seed 002):
+ * Restore cases (the chat restored into may differ from the one saved):
  * - Equivalent / Enhanced: every saved channel whose agent is in the chat is restored; an agent
  *   with no saved channel catches up from the primary history on its first turn.
  * - Reduced: a saved channel whose agent is missing is kept in the chat (`pendingChannelKeys`),

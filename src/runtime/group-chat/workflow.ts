@@ -1,5 +1,5 @@
 /**
- * `SequentialWorkflowAgent`: several agents wrapped as one (seed 004, note on workflows as agents).
+ * `SequentialWorkflowAgent`: several agents wrapped as one, so a workflow is used like any agent.
  * Its caller sees one agent and one session; inside, each participant keeps its own state.
  *
  * Session layout: one ordinary `AgentSession`. Each participant's provider state sits in the same

@@ -87,7 +87,7 @@ export interface SetupResult {
 export type StoreKind = "memory" | "sqlite" | "postgres" | "redis";
 
 /**
- * History kept outside the session (seed 003 "3rd party storage", seed 004 scenario 2b): an
+ * History kept outside the session, in the store (for long conversations or apps that keep only an id): an
  * append-only log of chat messages per storage id, idempotent per operation id, with whole-log
  * replacement and trimming for history reduction.
  *

@@ -1,5 +1,5 @@
 /**
- * The hosted-app flow (seed 004, "hosted app thread flow"): load a session by its public id (or
+ * How a server uses sessions: load a session by its public id (or
  * create it), run the agent on it, save it back with compare-and-swap.
  *
  * ```ts

@@ -1,6 +1,6 @@
 /**
  * Chat history providers keep a local session's messages. Hosted sessions never use them: the
- * service keeps that history (seed 004, enhancement 1).
+ * service keeps that history and the session holds only its conversation id.
  */
 import { StatebagError } from "../../core/errors.js";
 import type { ChatMessage } from "../../core/messages.js";

@@ -1,6 +1,6 @@
 /**
  * Context providers add to a model call (instructions, messages, tools) and learn from its outcome
- * (memory, summaries, RAG). Seed 004, scenario 3: they live on the agent; their per-session state
+ * (memory, summaries, RAG). They live on the agent and hold no session data; their per-session state
  * lives in the session's bag.
  */
 import type { ChatMessage } from "../../core/messages.js";

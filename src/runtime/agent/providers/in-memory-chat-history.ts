@@ -1,6 +1,6 @@
 /**
  * The default history provider: messages live in the session's own state bag, so the session alone
- * carries the whole conversation (seed 004, enhancement 2).
+ * carries the whole conversation and survives a restart by being stored.
  */
 import type { ChatMessage } from "../../core/messages.js";
 import { defineMigration } from "../../persistence/migrations.js";

@@ -1,5 +1,5 @@
 /**
- * Chat history reducers (seed 004, scenario 7): shrink a local session's history to fit a context
+ * Chat history reducers: shrink a local session's history to fit a context
  * window. They never split a function call from its result: a tool message whose call was cut is
  * cut too, so the model is never shown an orphaned result.
  */

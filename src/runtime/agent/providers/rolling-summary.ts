@@ -1,5 +1,5 @@
 /**
- * An example context provider (seed 004, scenario 3): keeps the last few messages of a session and
+ * An example context provider (memory of a session beyond its history): keeps the last few messages of a session and
  * a model-written summary of them, and gives the summary to the model as instructions. Its state is
  * per session, in the bag; the provider itself holds only configuration and a client.
  */

@@ -1,5 +1,5 @@
 /**
- * History kept outside the session (seed 003 "3rd party storage", seed 004 scenario 2b): the
+ * History kept outside the session, in a store (for long conversations, or apps that keep only an id): the
  * messages live in a store's message log; the session's bag holds the storage id and how many of
  * the log's messages it has committed.
  *
@@ -20,8 +20,8 @@
  *   run's turn is appended and the next run reduces.
  *
  * In both modes the provider never truncates or replaces a log it has not read: a session without
- * this provider's state adopts the log under its storage id (seed 003's open question: the app
- * creates a session with the id it already has, and one log read brings the history back), and a
+ * this provider's state adopts the log under its storage id (an app that kept only the id
+ * creates a session with that id, and one log read brings the history back), and a
  * session moved here from an in-memory history carries its messages into an empty log.
  */
 import type { ChatMessage } from "../../core/messages.js";
@@ -66,7 +66,7 @@ export interface StoredChatHistoryOptions {
   log: MessageLog;
   /** State bag key. Default `"statebag.storedChatHistory"`. */
   key?: string;
-  /** The log id for a new session. Default: the session's id (seed 003: reuse the public id). */
+  /** The log id for a new session. Default: the session's id, so an app needs to keep only one id. */
   storageIdFor?: (session: Readonly<AgentSession>) => string;
   /** Shrinks the stored history after each run. */
   reducer?: ChatReducer;
