@@ -1,47 +1,104 @@
 /**
  * statebag: AI-agent sessions that can be stored, validated, evolved and restored safely.
- * The package root exports the whole public API.
+ *
+ * The package root is the session model: tagged types, sessions and their state bag, messages, the
+ * type registry, validation, (de)serialization, migrations and errors. The rest lives in subpaths
+ * mirroring `src/runtime/`: `statebag/agent`, `statebag/stores`, `statebag/interop`,
+ * `statebag/group-chat`, `statebag/testing`, and one per model client (`statebag/openai`).
+ *
+ * Named exports only: a name missing here is internal. `test/api/exports.snapshot.json` lists every
+ * entry point's names, so a change to the surface shows up as a deliberate diff.
  */
 
-// Data model
-export * from "./runtime/core/tagged.js";
-export * from "./runtime/core/messages.js";
-export * from "./runtime/core/session.js";
-export * from "./runtime/core/errors.js";
-export * from "./runtime/core/state-bag.js";
+// Tagged values: the markers user types extend, and what generated code imports.
+export { TYPE_ID_PATTERN, isTaggedValue, versionOf } from "./runtime/core/tagged.js";
+export type { JsonObject, JsonValue, ProviderState, ProviderStateFamily, Tagged, TaggedValue, Versioned } from "./runtime/core/tagged.js";
 
-// Behaviour
-export * from "./runtime/agent/chat-client.js";
-export * from "./runtime/agent/tools.js";
-export * from "./runtime/agent/agent.js";
-export * from "./runtime/agent/middleware.js";
-export * from "./runtime/agent/providers/provider.js";
-export * from "./runtime/agent/providers/context-provider.js";
-export * from "./runtime/agent/providers/chat-history-provider.js";
-export * from "./runtime/agent/providers/in-memory-chat-history.js";
-export * from "./runtime/agent/providers/reducers.js";
-export * from "./runtime/agent/providers/rolling-summary.js";
-export * from "./runtime/agent/providers/stored-chat-history.js";
-export * from "./runtime/agent/clients/scripted-chat-client.js";
+// Sessions and their state bag
+export { createSessionData, newSessionId } from "./runtime/core/session.js";
+export type { AgentSession, CreateSessionOptions, ServiceSessionId, SessionKind, StateBag } from "./runtime/core/session.js";
+export { ProviderSessionState, StateVersionError } from "./runtime/core/state-bag.js";
+export type {
+  InitialState,
+  ProviderSessionStateOptions,
+  StateAccess,
+  StateDescriptor,
+  TaggedShape,
+  TypeIdOf,
+  VersionOf,
+} from "./runtime/core/state-bag.js";
 
-// Registry, validation, (de)serialization, migrations
-export { TypeRegistry, defaultRegistry, RegistryError, PROVIDER_STATE_FAMILY, isReservedTypeName } from "./runtime/persistence/registry.js";
-export type { RegisterTypeSpec, TypeRegistryOptions, RegistryPart } from "./runtime/persistence/registry.js";
-export { validateSession, validateValue, formatProblems, describeValue } from "./runtime/persistence/validate.js";
-export type { ValidationProblem, PreservedValue, ValidationResult, ValidateOptions, ValidateValueOptions, ProblemCode } from "./runtime/persistence/validate.js";
-export * from "./runtime/persistence/serialization.js";
-export { parseJson, checkJsonLimits, JsonParseError, DEFAULT_JSON_LIMITS } from "./runtime/persistence/safe-json.js";
-export type { JsonLimits, JsonErrorCode } from "./runtime/persistence/safe-json.js";
-export { defineMigration, MigrationError, MigrationDefinitionError } from "./runtime/persistence/migrations.js";
-export type { Migration, MigrationSpec, MigrationContext, UpgradeResult } from "./runtime/persistence/migrations.js";
+// Messages (Microsoft.Extensions.AI's JSON shape)
+export {
+  assistantMessage,
+  chatMessageFromMeai,
+  functionCallContent,
+  functionResultContent,
+  messageText,
+  systemMessage,
+  textContent,
+  toolMessage,
+  usageContent,
+  userMessage,
+} from "./runtime/core/messages.js";
+export type {
+  AdditionalProperties,
+  AIAnnotation,
+  AIAnnotationTypes,
+  AIContent,
+  AIContentBase,
+  AIContentTypes,
+  AnnotatedRegion,
+  AnnotatedRegionTypes,
+  ChatMessage,
+  ChatRole,
+  CitationAnnotation,
+  DataContent,
+  ErrorContent,
+  FunctionCallContent,
+  FunctionResultContent,
+  HostedFileContent,
+  TextContent,
+  TextReasoningContent,
+  TextSpanAnnotatedRegion,
+  ToolApprovalRequestContent,
+  ToolApprovalResponseContent,
+  UriContent,
+  UsageContent,
+  UsageDetails,
+} from "./runtime/core/messages.js";
 
-// Registry contract and generated-code support
-export * from "./runtime/persistence/formats.js";
-export * from "./runtime/persistence/registry-types.js";
+// Errors
+export { ConfigurationError, StateTypeError, StatebagError } from "./runtime/core/errors.js";
+export type { StatebagErrorCode } from "./runtime/core/errors.js";
 
-// Many agents, one conversation; Agent Framework interop
-export * from "./runtime/group-chat/index.js";
-export * from "./runtime/interop/index.js";
+// The type registry, and the contract generated registry modules are written against
+export { PROVIDER_STATE_FAMILY, RegistryError, TypeRegistry, defaultRegistry } from "./runtime/persistence/registry.js";
+export type { RegisterTypeSpec, RegistryPart, TypeRegistryOptions } from "./runtime/persistence/registry.js";
+export type { FamilySlot, TypeDefinition, Validator, ValidatorError } from "./runtime/persistence/registry-types.js";
+export { isDateTime } from "./runtime/persistence/formats.js";
 
-// Stores
-export * from "./runtime/stores/index.js";
+// Validation
+export { validateSession, validateValue } from "./runtime/persistence/validate.js";
+export type { ValidateOptions, ValidateValueOptions, ValidationResult } from "./runtime/persistence/validate.js";
+export { formatProblems } from "./runtime/persistence/problems.js";
+export type { PreservedValue, ProblemCode, ValidationProblem } from "./runtime/persistence/problems.js";
+
+// (De)serialization and safe JSON parsing
+export {
+  SESSIONS_FORMAT,
+  SESSION_FORMAT,
+  SESSION_FORMAT_VERSION,
+  SessionValidationError,
+  deserializeSession,
+  deserializeSessions,
+  serializeSession,
+  serializeSessions,
+} from "./runtime/persistence/serialization.js";
+export type { DeserializeOptions, MigratedValue, SerializeOptions } from "./runtime/persistence/serialization.js";
+export { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, parseJson } from "./runtime/persistence/safe-json.js";
+export type { JsonErrorCode, JsonLimits } from "./runtime/persistence/safe-json.js";
+
+// Migrations
+export { MigrationDefinitionError, MigrationError, defineMigration } from "./runtime/persistence/migrations.js";
+export type { Migration, MigrationContext, MigrationResult, MigrationSpec, Untagged, UpgradeResult } from "./runtime/persistence/migrations.js";

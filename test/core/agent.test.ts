@@ -1,25 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  AIContextProvider,
-  ChatClientAgent,
-  ConfigurationError,
-  InMemoryChatHistoryProvider,
-  ProviderSessionState,
-  RollingSummaryProvider,
-  ScriptedChatClient,
-  StateTypeError,
-  StateVersionError,
-  keepLastMessages,
-  keepSystemAndLastTurns,
-  messageText,
-  userMessage,
-  type AgentSession,
-  type ChatClient,
-  type ChatMessage,
-  type ProviderContext,
-  type ProviderState,
-  type RunMiddleware,
-} from "../../src/index.js";
+import { AIContextProvider, ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, keepLastMessages, keepSystemAndLastTurns, type ChatClient, type ProviderContext, type RunMiddleware } from "../../src/agent.js";
+import { ConfigurationError, ProviderSessionState, StateTypeError, StateVersionError, messageText, userMessage, type AgentSession, type ChatMessage, type ProviderState } from "../../src/index.js";
+import { ScriptedChatClient } from "../../src/testing.js";
 
 const history = (agent: ChatClientAgent, session: AgentSession) => agent.history.listMessages(session);
 const texts = (messages: ChatMessage[]) => messages.map((m) => `${m.role}: ${messageText(m)}`);

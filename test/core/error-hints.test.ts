@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigurationError, StatebagError, StateTypeError } from "../../src/runtime/core/errors.js";
+import { ConfigurationError, StatebagError, StateTypeError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
 import { ProviderSessionState, StateVersionError } from "../../src/runtime/core/state-bag.js";
 import { defineMigration, MigrationDefinitionError, MigrationError } from "../../src/runtime/persistence/migrations.js";
 import { defaultRegistry, RegistryError, TypeRegistry } from "../../src/runtime/persistence/registry.js";
@@ -55,7 +55,7 @@ async function caught(fn: () => unknown): Promise<unknown> {
 
 /** How each subclass is triggered. Classes only some modules export are looked up by name. */
 const cases: Record<string, () => Promise<unknown> | unknown> = {
-  StatebagError: () => new StatebagError("something-new", "what went wrong"),
+  StatebagError: () => new StatebagError("something-new" as StatebagErrorCode, "what went wrong"),
   ConfigurationError: () => caught(() => openStore("sqlite:")),
   StateTypeError: () =>
     caught(() =>
@@ -188,8 +188,8 @@ describe("every StatebagError carries a hint", () => {
     expect(general.message).toBe("retries must be >= 0");
     expect(general.hint).toContain("correct the option or argument");
     expect(new ConfigurationError("x", "   ").hint).toBe(general.hint);
-    expect(new StatebagError("json-depth", "too deep").hint).toContain("JSON input");
-    expect(new StatebagError("unheard-of", "x").hint).toContain("STATEBAG_DEBUG=1");
+    expect(new StatebagError("json-too-deep", "too deep").hint).toContain("JSON input");
+    expect(new StatebagError("unheard-of" as StatebagErrorCode, "x").hint).toContain("STATEBAG_DEBUG=1");
   });
 
   it("SessionValidationError says how to fix it, and each problem keeps its own hint", async () => {

@@ -1,21 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import {
-  ChatClientAgent,
-  InMemoryChatHistoryProvider,
-  ScriptedChatClient,
-  assistantMessage,
-  chatMessageFromMeai,
-  chatHistoryState,
-  functionCallContent,
-  functionResultContent,
-  messageText,
-  responseFromUpdates,
-  systemMessage,
-  toolMessage,
-  userMessage,
-  type ChatMessage,
-} from "../../src/index.js";
+import { ChatClientAgent, InMemoryChatHistoryProvider, chatHistoryState, responseFromUpdates } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { assistantMessage, chatMessageFromMeai, functionCallContent, functionResultContent, messageText, systemMessage, toolMessage, userMessage, type ChatMessage } from "../../src/index.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/maf/${name}`, import.meta.url), "utf8"));
 

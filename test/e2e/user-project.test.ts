@@ -68,7 +68,8 @@ export interface NotesState extends ProviderState<"acme.NotesState", 1> {
 }
 `;
 
-const providerV1 = `import { AIContextProvider, messageText, ProviderSessionState, type InvokedContext, type ProviderContext } from "statebag";
+const providerV1 = `import { messageText, ProviderSessionState } from "statebag";
+import { AIContextProvider, type InvokedContext, type ProviderContext } from "statebag/agent";
 import type { NotesState } from "./notes.js";
 
 /** Remembers what the user said, per session. */
@@ -94,7 +95,10 @@ export class NotesProvider extends AIContextProvider {
 `;
 
 /** One agent turn (`turn <text>`), or just a load (`show`), against the project's SQLite store. */
-const appScript = `import { ChatClientAgent, ScriptedChatClient, TypeRegistry, defaultRegistry, defaultSessionCodec, openStore, withSession } from "statebag";
+const appScript = `import { TypeRegistry, defaultRegistry } from "statebag";
+import { ChatClientAgent } from "statebag/agent";
+import { defaultSessionCodec, openStore, withSession } from "statebag/stores";
+import { ScriptedChatClient } from "statebag/testing";
 import { generatedMigrations, generatedTypes } from "./generated/registry.js";
 import { NotesProvider } from "./notes-provider.js";
 

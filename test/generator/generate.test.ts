@@ -9,20 +9,9 @@ import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generate, type GenerateResult, type TypeSummary } from "../../generator/index.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
-import {
-  AIContextProvider,
-  ChatClientAgent,
-  ProviderSessionState,
-  ScriptedChatClient,
-  SessionValidationError,
-  TypeRegistry,
-  defaultRegistry,
-  deserializeSession,
-  serializeSession,
-  type ChatMessage,
-  type InvokedContext,
-  type ProviderState,
-} from "../../src/index.js";
+import { AIContextProvider, ChatClientAgent, type InvokedContext } from "../../src/agent.js";
+import { ProviderSessionState, SessionValidationError, TypeRegistry, defaultRegistry, deserializeSession, serializeSession, type ChatMessage, type ProviderState } from "../../src/index.js";
+import { ScriptedChatClient } from "../../src/testing.js";
 import { isDateTime } from "../../src/runtime/persistence/formats.js";
 import { readFile, readTree, REPO, removeTempProjects, tempProject, writeFile } from "./helpers.js";
 

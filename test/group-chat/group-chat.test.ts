@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ChatClientAgent, ScriptedChatClient, StatebagError, messageText, type AgentSession, type ChatClient, type ChatMessage } from "../../src/index.js";
+import { ChatClientAgent, type ChatClient } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { StatebagError, messageText, type AgentSession, type ChatMessage, type StatebagErrorCode } from "../../src/index.js";
 import { defineMigration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import {
@@ -398,7 +400,7 @@ describe("AgentChatSerializer: the five cases of seed 002", () => {
     ];
     for (const [name, doc, code, pointer] of cases) {
       const target = new AgentGroupChat({ agents: [writer(), researcher()] });
-      let error: StatebagError & { pointer?: string } = new StatebagError("none", "no error");
+      let error: StatebagError & { pointer?: string } = new StatebagError("none" as StatebagErrorCode, "no error");
       try {
         AgentChatSerializer.deserialize(target, doc as AgentChatDocument);
       } catch (e) {

@@ -5,20 +5,10 @@
  * history over or is refused before the model is called.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ChatClientAgent,
-  InMemoryChatHistoryProvider,
-  ScriptedChatClient,
-  StoredChatHistoryProvider,
-  deserializeSession,
-  keepLastMessages,
-  messageText,
-  serializeSession,
-  withSession,
-  type ChatMessage,
-  type MessageLog,
-  type SessionStore,
-} from "../../src/index.js";
+import { ChatClientAgent, InMemoryChatHistoryProvider, StoredChatHistoryProvider, keepLastMessages } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { deserializeSession, messageText, serializeSession, type ChatMessage } from "../../src/index.js";
+import { withSession, type MessageLog, type SessionStore } from "../../src/stores.js";
 import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/chat-history-provider.js";
 import { allBackends, freshStore, type Backend } from "../stores/helpers.js";
 

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChatClientAgent, InMemoryChatHistoryProvider, ScriptedChatClient, StatebagError, messageText, type AgentSession, type ChatMessage } from "../../src/index.js";
+import { ChatClientAgent, InMemoryChatHistoryProvider } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { StatebagError, messageText, type AgentSession, type ChatMessage } from "../../src/index.js";
 import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import {
   InteropError,

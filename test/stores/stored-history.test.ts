@@ -1,15 +1,9 @@
 /** History kept in a store's message log, driven by a real agent through the hosted-app flow. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ChatClientAgent,
-  ConflictError,
-  ScriptedChatClient,
-  StoredChatHistoryProvider,
-  keepLastMessages,
-  messageText,
-  withSession,
-  type SessionStore,
-} from "../../src/index.js";
+import { ChatClientAgent, StoredChatHistoryProvider, keepLastMessages } from "../../src/agent.js";
+import { ConflictError, withSession, type SessionStore } from "../../src/stores.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { messageText } from "../../src/index.js";
 import { allBackends, freshStore, type Backend } from "./helpers.js";
 
 describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backend) => {

@@ -3,14 +3,78 @@
  * and how to fix it, and carries a stable `code` for programs to branch on.
  */
 
+/**
+ * Every `code` a `StatebagError` carries: stable, for programs to branch on. Grouped by where the
+ * error comes from; a new error class adds its code here.
+ */
+export type StatebagErrorCode =
+  // Sessions, their state bag and types
+  | "configuration"
+  | "invalid-id"
+  | "state-type"
+  | "state-descriptor"
+  | "state-ownership"
+  | "state-version"
+  | "registry"
+  | "migration"
+  | "migration-definition"
+  | "session-invalid"
+  | "invalid-message"
+  // Parsing and writing JSON
+  | "json-syntax"
+  | "json-too-large"
+  | "json-too-deep"
+  | "json-too-many-keys"
+  | "json-proto-key"
+  | "json-input"
+  | "json-value"
+  // Stores
+  | "conflict"
+  | "session-not-found"
+  | "store-unavailable"
+  | "store-not-set-up"
+  | "store-authentication"
+  | "store-key-conflict"
+  | "store-read-only"
+  | "store-closed"
+  | "driver-missing"
+  | "driver-unloadable"
+  | "bulk-migration"
+  // Agents, tools and model clients
+  | "history-provider-mismatch"
+  | "stream-abandoned"
+  | "client-capability"
+  | "conversation-not-found"
+  | "tool-approval-not-found"
+  | "tool-approval-answered"
+  | "tool-approval-pending"
+  | "tool-approval-in-progress"
+  | "tool-approval-invalid"
+  | "model-service"
+  | "unsupported-content"
+  | "missing-dependency"
+  // Interop and group chats
+  | "interop-format"
+  | "interop-import"
+  | "interop-export"
+  | "channel-key"
+  | "group-chat-agent"
+  | "group-chat-empty"
+  | "workflow-participant"
+  | "agent-chat-empty"
+  | "agent-chat-not-empty"
+  | "agent-chat-document"
+  // The CLI's code generator
+  | "toolchain-missing";
+
 export class StatebagError extends Error {
-  readonly code: string;
+  readonly code: StatebagErrorCode;
   /**
    * How to fix it; never empty. A thrower that knows the fix gives it (and the message ends with it
    * as "\n  hint: ..."); otherwise it is the general advice for the error's `code`.
    */
   readonly hint: string;
-  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+  constructor(code: StatebagErrorCode, message: string, options: { hint?: string; cause?: unknown } = {}) {
     const specific = options.hint !== undefined && options.hint.trim() !== "" ? options.hint : undefined;
     super(specific ? `${message}\n  hint: ${specific}` : message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;

@@ -22,7 +22,7 @@ export interface SessionCodecOptions {
 /** Thrown by the fallback codecs for a value that is not a storable session or message. */
 export class InvalidStoredValueError extends StatebagError {
   constructor(what: string, problem: string, pointer: string) {
-    super("invalid-session", `${what} is not storable: ${problem} at "${pointer}"`, {
+    super("session-invalid", `${what} is not storable: ${problem} at "${pointer}"`, {
       hint: "fix the value before saving; stores refuse to write invalid data",
     });
   }

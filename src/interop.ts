@@ -1,0 +1,37 @@
+/**
+ * `statebag/interop`: read every session document shape Microsoft Agent Framework has written
+ * (.NET, Python, the Python file store, durable entity state) into a statebag session, and write a
+ * session back in any of them. Content and state statebag has no type for travel as "foreign"
+ * values, so a round trip loses nothing.
+ */
+export {
+  INTEROP_FORMATS,
+  PYTHON_MEMORY_HISTORY_KEY,
+  detectSessionFormat,
+  exportSession,
+  exportSessionDocument,
+  importSession,
+} from "./runtime/interop/index.js";
+export type { ExportSessionOptions, ImportSessionOptions, InteropDecodeOptions } from "./runtime/interop/index.js";
+export { detectSessionShape } from "./runtime/interop/detect.js";
+export type { ShapeDetection } from "./runtime/interop/detect.js";
+export { SHAPES, SHAPE_NAMES, familyOf, isSessionShape, shapeInfo } from "./runtime/interop/shapes.js";
+export type { SessionShape, ShapeInfo } from "./runtime/interop/shapes.js";
+export type { DotnetGenerationOptions, DotnetLegacyShape } from "./runtime/interop/dotnet-generations.js";
+export { InteropError } from "./runtime/interop/errors.js";
+// A session whose history lives in a store's message log, with that history put back in (for export)
+export { resolveStoredHistory } from "./runtime/interop/stored-history.js";
+
+// One family at a time
+export { DOTNET_DEFAULT_HISTORY_KEY, exportDotnetSession, importDotnetSession } from "./runtime/interop/dotnet.js";
+export type { DotnetInteropOptions, DotnetSessionJson, ExportDotnetOptions, ImportDotnetOptions } from "./runtime/interop/dotnet.js";
+export { PYTHON_DEFAULT_HISTORY_KEY, exportPythonSession, importPythonSession } from "./runtime/interop/python.js";
+export type { ExportPythonOptions, ImportPythonOptions, PythonInteropOptions, PythonSessionJson } from "./runtime/interop/python.js";
+
+// The Python file store's directory of session snapshots
+export { keyFromFileName, listSnapshotFiles, sessionFileName, writeSnapshotFile } from "./runtime/interop/python-file-store.js";
+export type { SnapshotFile } from "./runtime/interop/python-file-store.js";
+
+// What statebag keeps of content and state it has no type for
+export { FOREIGN_CONTENT_TYPE, FOREIGN_STATE_TYPE, SESSION_INFO_KEY, foreignContent, foreignState, isForeignContent, isForeignState } from "./runtime/interop/foreign.js";
+export type { ForeignContent, ForeignState, InteropFormat, SessionInfo } from "./runtime/interop/foreign.js";

@@ -1,0 +1,61 @@
+/**
+ * `statebag/stores`: session stores (memory, SQLite by default, PostgreSQL, Redis) that never lose
+ * an update (compare-and-swap saves), message logs, `withSession` for hosted apps, and bulk
+ * migration. Database drivers are optional peer dependencies, loaded when a store first needs one.
+ */
+export { DEFAULT_STORE_URL, openStore } from "./runtime/stores/open.js";
+export type { OpenStoreOptions } from "./runtime/stores/open.js";
+export type {
+  AppendOptions,
+  AppendResult,
+  DeleteOptions,
+  MessageCodec,
+  MessageLog,
+  MessageLogSnapshot,
+  ReplaceOptions,
+  SaveOptions,
+  ScanItem,
+  ScanOptions,
+  ScanPage,
+  SessionCodec,
+  SessionStore,
+  SetupResult,
+  StoreKind,
+  StoredSession,
+  TrimOptions,
+} from "./runtime/stores/types.js";
+export { withSession } from "./runtime/stores/with-session.js";
+export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
+
+// Codecs: how sessions and messages are written
+export { InvalidStoredValueError, defaultMessageCodec, defaultSessionCodec } from "./runtime/stores/codec.js";
+export type { SessionCodecOptions } from "./runtime/stores/codec.js";
+
+// The stores
+export { MemorySessionStore } from "./runtime/stores/memory.js";
+export type { MemoryStoreOptions } from "./runtime/stores/memory.js";
+export { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "./runtime/stores/sqlite.js";
+export type { SqliteStoreOptions } from "./runtime/stores/sqlite.js";
+export type { SqliteDriverName } from "./runtime/stores/sqlite/driver.js";
+export { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "./runtime/stores/postgres.js";
+export type { PostgresStoreOptions } from "./runtime/stores/postgres.js";
+export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis.js";
+export type { RedisStoreOptions } from "./runtime/stores/redis.js";
+
+// Errors
+export {
+  ConflictError,
+  InvalidIdError,
+  MAX_ID_LENGTH,
+  SessionNotFoundError,
+  StoreAuthenticationError,
+  StoreKeyConflictError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "./runtime/stores/errors.js";
+export { DriverMissingError } from "./runtime/stores/drivers.js";
+export type { OptionalDriver } from "./runtime/stores/drivers.js";
+
+// Bringing every stored session to the latest type versions
+export { BulkMigrationError, migrateStore } from "./runtime/stores/migrate.js";
+export type { MigrateStoreFailure, MigrateStoreOptions, MigrateStoreProgress, MigrateStoreReport, StateVersionCount } from "./runtime/stores/migrate.js";
