@@ -10,7 +10,7 @@ import { compareIds } from "../../src/runtime/stores/common.js";
 import { ConflictError, InvalidIdError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import type { SessionCodec, SessionStore } from "../../src/runtime/stores/types.js";
-import { allBackends, counterOf, counterSession, sleep, type Backend } from "./helpers.js";
+import { allBackends, counterOf, counterSession, scaleOutBackends, sleep, type Backend } from "./helpers.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", contents: [{ $type: "text", text }] });
 const texts = (messages: ChatMessage[]) => messages.map((m) => (m.contents[0] as { text: string }).text);
@@ -24,7 +24,7 @@ async function conflictOf(promise: Promise<unknown>): Promise<ConflictError> {
   return error as ConflictError;
 }
 
-describe.each(allBackends)("$name store", (backend: Backend) => {
+describe.each([...allBackends, ...scaleOutBackends])("$name store", (backend: Backend) => {
   let store: SessionStore;
   let url: string;
   let cleanup: () => Promise<void>;

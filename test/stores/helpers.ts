@@ -11,9 +11,10 @@ import type { AgentSession } from "../../src/runtime/core/session.js";
 import { driverInstalled } from "../../src/runtime/stores/drivers.js";
 import { openStore, type OpenStoreOptions } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
-import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
+import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis.js";
 import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
+import { binariesPresent, sharedServer, startPgBouncer, startRedisCluster } from "./servers.js";
 
 export const PG_URL = process.env.STATEBAG_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const REDIS_URL = process.env.STATEBAG_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -24,7 +25,7 @@ export function uniqueName(): string {
 
 export interface Backend {
   /** `sqlite` is the default driver (node:sqlite), `sqlite-better` the optional better-sqlite3 driver on the same kind of file. */
-  name: "memory" | "sqlite" | "sqlite-better" | "postgres" | "redis";
+  name: "memory" | "sqlite" | "sqlite-better" | "postgres" | "redis" | "redis-cluster" | "postgres-pgbouncer";
   /** True when the backend is shared by several processes (not memory). */
   durable: boolean;
   /** A fresh, empty, set-up location: its URL and how to remove it. */
@@ -97,6 +98,66 @@ export function redisBackend(baseUrl = REDIS_URL): Backend {
   };
 }
 
+/** A three-node Redis Cluster the tests start (test/stores/servers.ts), shared while a location is held. */
+export const redisCluster = sharedServer(startRedisCluster);
+
+/** Redis Cluster: a new key prefix per location on the local cluster; cleanup deletes its keys on every master. */
+export const redisClusterBackend: Backend = {
+  name: "redis-cluster",
+  durable: true,
+  async location() {
+    const cluster = await redisCluster.acquire();
+    const prefix = `sbtest:${uniqueName()}:`;
+    return {
+      url: `${cluster.url}?prefix=${encodeURIComponent(prefix)}`,
+      cleanup: async () => {
+        const { url, cluster: nodes } = parseRedisStoreUrl(cluster.url);
+        const admin = new RedisSessionStore({ url, cluster: nodes, prefix });
+        try {
+          await admin.deleteAll();
+        } finally {
+          await admin.close();
+          await redisCluster.release();
+        }
+      },
+    };
+  },
+};
+
+/** PgBouncer in transaction pooling mode in front of the test PostgreSQL, started by the tests. */
+export const pgBouncer = sharedServer(() => {
+  const u = new URL(PG_URL);
+  return startPgBouncer({ host: u.hostname, port: Number(u.port || 5432), database: u.pathname.slice(1), user: decodeURIComponent(u.username) || "postgres" });
+});
+
+/** PostgreSQL through PgBouncer (`?pgbouncer=true`): a new schema per location, set up through the pooler too. */
+export const pgBouncerBackend: Backend = {
+  name: "postgres-pgbouncer",
+  durable: true,
+  async location() {
+    const bouncer = await pgBouncer.acquire();
+    try {
+      const schema = `sbtest_${uniqueName()}`;
+      const admin = new PostgresSessionStore({ connectionString: bouncer.url, schema, max: 1, preparedStatements: false });
+      await admin.setup();
+      return {
+        url: `${bouncer.url}?pgbouncer=true&schema=${schema}`,
+        cleanup: async () => {
+          try {
+            await admin.dropSchema();
+          } finally {
+            await admin.close();
+            await pgBouncer.release();
+          }
+        },
+      };
+    } catch (error) {
+      await pgBouncer.release();
+      throw error;
+    }
+  },
+};
+
 /** True when something accepts TCP connections at the URL's host and port (within 1 s). */
 async function reachable(url: string, defaultPort: number): Promise<boolean> {
   const u = new URL(url);
@@ -145,6 +206,10 @@ export function available(backend: Backend): boolean {
       return serverUp.redis;
     case "sqlite-better":
       return betterSqliteInstalled;
+    case "redis-cluster":
+      return binariesPresent("the Redis Cluster suites", ["redis-server", "redis-cli"], "apt-get install redis-server");
+    case "postgres-pgbouncer":
+      return serverUp.postgres && binariesPresent("the PgBouncer suites", ["pgbouncer"], "apt-get install pgbouncer");
     default:
       return true;
   }
@@ -152,6 +217,11 @@ export function available(backend: Backend): boolean {
 
 export const allBackends: Backend[] = [memoryBackend, sqliteBackend, betterSqliteBackend, postgresBackend(), redisBackend()].filter(available);
 export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
+/**
+ * Servers the tests start themselves (a local Redis Cluster, PgBouncer), for the suites that run
+ * on them too (the conformance suite, test/stores/redis-cluster.test.ts, pgbouncer.test.ts).
+ */
+export const scaleOutBackends: Backend[] = [redisClusterBackend, pgBouncerBackend].filter(available);
 
 /** Opens a store at a fresh location; `done()` closes it and removes the location. */
 export async function freshStore(backend: Backend, options?: OpenStoreOptions): Promise<{ store: SessionStore; url: string; done: () => Promise<void> }> {

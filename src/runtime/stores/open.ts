@@ -7,8 +7,10 @@
  *   sqlite:/abs/path.db         (also sqlite:///abs/path.db, file: URIs; sqlite::memory: for a private in-memory DB);
  *                               ?driver=better-sqlite3 picks the optional driver, ?readOnly=true opens for reading
  *   postgres://user:pw@host/db  PostgreSQL (postgresql:// too); ?schema=name selects the schema,
- *                               ?queryTimeout=ms limits each statement client-side, ?statement_timeout=ms server-side
+ *                               ?queryTimeout=ms limits each statement client-side, ?statement_timeout=ms server-side,
+ *                               ?pgbouncer=true sends unnamed statements (PgBouncer in transaction pooling mode)
  *   redis://host:6379/0         Redis (rediss:// for TLS); ?prefix=app:sessions: sets the key prefix
+ *   redis+cluster://h1:p1,h2:p2 Redis Cluster (rediss+cluster:// for TLS; or redis://h1:p1?cluster=true)
  *
  * Database drivers are loaded only for the URL that needs them (`pg`, `ioredis`, and `better-sqlite3`
  * for ?driver=better-sqlite3); a missing one is a `DriverMissingError` saying what to install.
@@ -19,8 +21,8 @@
 import { ConfigurationError } from "../core/errors.js";
 import { loadDriver } from "./drivers.js";
 import { MemorySessionStore } from "./memory.js";
-import { PostgresSessionStore } from "./postgres.js";
-import { RedisSessionStore } from "./redis.js";
+import { PostgresSessionStore, preparedStatementsParam } from "./postgres.js";
+import { parseRedisStoreUrl, RedisSessionStore } from "./redis.js";
 import { SqliteSessionStore } from "./sqlite.js";
 import type { SqliteDriverName } from "./sqlite/driver.js";
 import { parseSqliteUrl, sqlitePath } from "./sqlite/url.js";
@@ -80,7 +82,7 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     case "postgres":
     case "postgresql": {
       loadDriver("pg"); // a missing driver is reported here, not at the first call
-      const { url: connectionString, params } = takeParams(url, ["schema", "queryTimeout"]);
+      const { url: connectionString, params } = takeParams(url, ["schema", "queryTimeout", "pgbouncer"]);
       return new PostgresSessionStore({
         ...common,
         connectionString,
@@ -88,16 +90,20 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
         connectTimeoutMs: options.connectTimeoutMs,
         queryTimeoutMs: options.queryTimeoutMs ?? (params.queryTimeout === undefined ? undefined : Number(params.queryTimeout)),
         max: options.maxConnections,
+        preparedStatements: preparedStatementsParam(url, params.pgbouncer),
         displayUrl: redactUrl(url),
       });
     }
     case "redis":
-    case "rediss": {
+    case "rediss":
+    case "redis+cluster":
+    case "rediss+cluster": {
       loadDriver("ioredis");
-      const { url: redisUrl, params } = takeParams(url, ["prefix"]);
+      const { url: redisUrl, params, cluster } = parseRedisStoreUrl(url);
       return new RedisSessionStore({
         ...common,
         url: redisUrl,
+        cluster,
         prefix: options.prefix ?? params.prefix,
         connectTimeoutMs: options.connectTimeoutMs,
         displayUrl: redactUrl(url),

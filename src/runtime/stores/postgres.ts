@@ -12,6 +12,12 @@
  *   still use `data::jsonb`. (JSON text never holds a raw NUL, the one thing `text` refuses.)
  * - `id` uses the "C" collation: scan order is byte order, as in SQLite and Redis, independent of
  *   the database's locale.
+ * - Statements are named, so `pg` prepares each once per connection. Behind PgBouncer in
+ *   transaction pooling mode (before 1.21, or without `max_prepared_statements`) a named statement
+ *   prepared on one server connection is missing on the next: `preparedStatements: false`
+ *   (`?pgbouncer=true`) sends every statement unnamed. The store keeps no other session state
+ *   (no SET, no LISTEN, no session advisory locks; setup's lock is transaction-scoped), so it
+ *   works in transaction pooling as it is.
  * - Every save is one statement: `UPDATE ... WHERE id = $1 AND revision = $2` (or an
  *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
  *   increasing across delete and re-create.
@@ -76,6 +82,25 @@ export interface PostgresStoreOptions {
   queryTimeoutMs?: number;
   /** The URL to show in errors (default: the connection string, password redacted). */
   displayUrl?: string;
+  /**
+   * Named (prepared) statements (default true). `false` sends unnamed statements, for PgBouncer in
+   * transaction pooling mode and other poolers that do not keep prepared statements (`?pgbouncer=true`).
+   */
+  preparedStatements?: boolean;
+}
+
+/** `?pgbouncer=` of a store URL: `true` turns named statements off. @internal */
+export function preparedStatementsParam(url: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === "true") return false;
+  if (value === "false") return true;
+  throw new ConfigurationError(`?pgbouncer= in the store URL "${redactUrl(url)}" must be true or false, got ${JSON.stringify(value.slice(0, 40))}`);
+}
+
+/** A named statement missing on this server connection, or already there: a pooler switched connections under us. */
+function isPoolerStatementError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (code === "26000" || code === "42P05") && error instanceof Error && /statebag_\d+/.test(error.message);
 }
 
 type Row = Record<string, unknown>;
@@ -147,7 +172,7 @@ export class PostgresSessionStore implements SessionStore {
     this.codec = options.codec ?? defaultSessionCodec();
     this.ownsPool = !options.pool;
     this.pool_ = options.pool;
-    this.sql = postgresStatements(quoteIdent(this.schema));
+    this.sql = postgresStatements(quoteIdent(this.schema), { prepared: options.preparedStatements ?? true });
     this.messages = new PostgresMessageLog(this, options.messageCodec ?? defaultMessageCodec);
   }
 
@@ -227,6 +252,13 @@ export class PostgresSessionStore implements SessionStore {
       if (isMissingSchema(error)) {
         this.ready = false;
         throw this.notSetUp();
+      }
+      if (isPoolerStatementError(error)) {
+        // Parse failed, so the statement did not run.
+        throw new ConfigurationError(
+          `the PostgreSQL store at ${this.url} lost a prepared statement between server connections (${(error as Error).message})`,
+          "a pooler in transaction mode (PgBouncer) sits in between: add ?pgbouncer=true to the store URL (or preparedStatements: false), or enable max_prepared_statements in PgBouncer 1.21+",
+        );
       }
       if (isUnavailable(error)) {
         broken = error as Error;
@@ -379,10 +411,10 @@ export class PostgresSessionStore implements SessionStore {
 }
 
 /**
- * Statement texts for one (quoted) schema, named so `pg` prepares each once per connection.
- * Exported for the benchmark's raw-driver baseline. @internal
+ * Statement texts for one (quoted) schema, named so `pg` prepares each once per connection
+ * (unnamed with `prepared: false`). Exported for the benchmark's raw-driver baseline. @internal
  */
-export function postgresStatements(schema: string) {
+export function postgresStatements(schema: string, { prepared = true }: { prepared?: boolean } = {}) {
   const meta = `${schema}.statebag_meta`;
   const seq = `${schema}.statebag_revision_seq`;
   const sessions = `${schema}.statebag_sessions`;
@@ -391,7 +423,7 @@ export function postgresStatements(schema: string) {
   const ops = `${schema}.statebag_message_ops`;
   const live = "(expires_at IS NULL OR expires_at > now())";
   const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
-  const named = (text: string): pg.QueryConfig => ({ name: `statebag_${++nameCounter}`, text });
+  const named = (text: string): pg.QueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
   return {
     metaTable: `CREATE TABLE IF NOT EXISTS ${meta} (key text PRIMARY KEY, value text NOT NULL)`,
     metaVersion: `SELECT value FROM ${meta} WHERE key = 'schema_version'`,

@@ -1,23 +1,36 @@
 /**
- * Redis store (ioredis), for many machines and for sessions that should expire.
+ * Redis store (ioredis), for many machines and for sessions that should expire; standalone Redis
+ * (or one primary) and Redis Cluster.
  *
  * Every mutation is one Lua script (plain EVAL/EVALSHA, no modules), so the compare-and-swap is
- * atomic on the server. Layout under the key prefix `P` (default `statebag:`):
+ * atomic on the server. Layout under the key prefix `P` (default `statebag:`) on a standalone server:
  *   P s:<id>   hash {r: revision, d: serialized session}; TTL via PEXPIRE
  *   P rev      revision counter (INCR), shared by sessions and message logs
  *   P idx      sorted set (all scores 0) of session ids: `scan` pages through it with ZRANGEBYLEX
  *   P exp      sorted set of ids with a TTL, scored by expiry time, to drop expired ids from `idx`
  *   P ml:<id>  list of serialized messages; P mh:<id> hash {v: version}; P mo:<id> set of operation ids
+ *   P meta     hash {format}
  *
- * Scripts touch keys derived inside the script, so the store targets a standalone Redis (or one
- * primary), not Redis Cluster.
+ * On a Redis Cluster (`redis+cluster://h1:p1,h2:p2` or `?cluster=true`) a script may only touch keys
+ * of one hash slot, so the same layout is split into 1,024 buckets, each under its own hash tag:
+ * `P{n}s:<id>`, `P{n}rev`, `P{n}idx`, `P{n}exp`, `P{n}ml:<id>`, ... with n = CRC16(id) mod 1024.
+ * A session, its revision counter, its index entries and its message log (same id) share one
+ * slot, so every script above runs unchanged inside one bucket; revisions still increase across
+ * delete and re-create (the counter is per bucket, never deleted). `scan` merges the buckets'
+ * pages in byte order, which visits every master. The standalone layout is the one-bucket case
+ * with an empty tag, unchanged from earlier releases: existing data stays readable. Moving a
+ * standalone store into a cluster is a copy through the API (README, "Redis Cluster"), not a
+ * key-level import: a cluster store refuses a prefix that holds standalone-layout keys.
  *
  * Connections: no background reconnect loop and no offline queue. A call while the server is down
  * tries to connect once (`connectTimeoutMs`) and fails with `StoreUnavailableError`; a command in
  * flight when the connection drops is never re-sent (it may have run), it fails with
- * `outcomeUnknown`. The next call after the server is back connects again.
+ * `outcomeUnknown`. The next call after the server is back connects again. On a cluster, replies
+ * that mean "not run" (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) are followed as usual; a node that is
+ * down fails the calls for its slots with `StoreUnavailableError`, the other nodes keep serving.
  */
-import type { Redis as RedisClient, RedisOptions } from "ioredis";
+import type { Cluster as ClusterClient, ClusterOptions, Redis as RedisClient, RedisOptions } from "ioredis";
+import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
@@ -31,6 +44,7 @@ import {
   checkSave,
   checkScan,
   checkTrim,
+  compareIds,
   isNetworkError,
   scanItem,
   scanPage,
@@ -54,13 +68,23 @@ import type {
   StoredSession,
   TrimOptions,
 } from "./types.js";
-import { redactUrl } from "./url.js";
+import { redactUrl, takeParams } from "./url.js";
 
 export const REDIS_FORMAT_VERSION = 1;
 
+export interface RedisClusterNode {
+  host: string;
+  port: number;
+}
+
 export interface RedisStoreOptions {
-  /** `redis://[:password@]host:port[/db]` or `rediss://...`. */
+  /** `redis://[:password@]host:port[/db]` or `rediss://...` (with `cluster`: any one node, for its credentials and TLS). */
   url: string;
+  /**
+   * Redis Cluster: `true` to start from the node in `url`, or the nodes to start from. Keys are
+   * hash-tagged per bucket (see the module comment); the prefix may not contain `{` or `}`.
+   */
+  cluster?: boolean | readonly RedisClusterNode[];
   /** Key prefix (default `statebag:`). */
   prefix?: string;
   codec?: SessionCodec;
@@ -69,16 +93,108 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Per-command timeout (default 10000 ms). */
   commandTimeoutMs?: number;
-  /** Extra ioredis options (merged last). */
+  /** Extra ioredis options (merged last; on a cluster, into every node's options). */
   redisOptions?: RedisOptions;
+  /** Extra ioredis Cluster options (merged last). */
+  clusterOptions?: ClusterOptions;
   /** The URL to show in errors (default: `url`, password redacted). */
   displayUrl?: string;
 }
 
 type RedisCtor = new (url: string, options: RedisOptions) => RedisClient;
+type ClusterCtor = new (nodes: RedisClusterNode[], options: ClusterOptions) => ClusterClient;
+type IoRedisModule = { default?: RedisCtor; Redis?: RedisCtor; Cluster?: ClusterCtor };
 function loadRedis(): RedisCtor {
-  const mod = loadDriver<{ default?: RedisCtor; Redis?: RedisCtor }>("ioredis");
+  const mod = loadDriver<IoRedisModule>("ioredis");
   return (mod.Redis ?? mod.default ?? (mod as unknown as RedisCtor)) as RedisCtor;
+}
+function loadCluster(): ClusterCtor {
+  const mod = loadDriver<IoRedisModule>("ioredis");
+  return (mod.Cluster ?? (mod.default as unknown as IoRedisModule | undefined)?.Cluster) as ClusterCtor;
+}
+
+/**
+ * A Redis store URL taken apart: `redis://`, `rediss://`, `redis+cluster://h1:p1,h2:p2[/?...]`
+ * (`rediss+cluster://` with TLS) and `?cluster=true` on a one-node URL. Returns a plain
+ * `redis(s)://` URL of the first node (credentials, TLS, driver options), statebag's own
+ * parameters, and the cluster's start nodes when it is a cluster. @internal
+ */
+export function parseRedisStoreUrl(url: string): { url: string; params: Record<string, string>; cluster?: RedisClusterNode[] } {
+  const multi = /^(rediss?)\+cluster:\/\/([^/?#]*)(.*)$/is.exec(url);
+  let seedUrl = url;
+  let hosts: string[] | undefined;
+  if (multi) {
+    const [, scheme, authority, rest] = multi;
+    const at = authority.lastIndexOf("@");
+    const userinfo = at >= 0 ? authority.slice(0, at + 1) : "";
+    hosts = authority.slice(at + 1).split(",");
+    seedUrl = `${scheme.toLowerCase()}://${userinfo}${hosts[0]}${rest}`;
+  }
+  const { url: plain, params } = takeParams(seedUrl, ["prefix", "cluster"]);
+  if (params.cluster !== undefined && params.cluster !== "true" && params.cluster !== "false") {
+    throw new ConfigurationError(`?cluster= in the store URL "${redactUrl(url)}" must be true or false, got ${JSON.stringify(params.cluster.slice(0, 40))}`);
+  }
+  if (!hosts && params.cluster !== "true") return { url: plain, params };
+  const nodes = (hosts ?? [new URL(plain).host]).map((host) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = host ? new URL(`redis://${host}`) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !parsed.hostname || parsed.pathname !== "" || parsed.username) {
+      throw new ConfigurationError(`the store URL "${redactUrl(url)}" lists a cluster node "${host.slice(0, 100)}" that is not host:port`, "write redis+cluster://[user:password@]host1:port1,host2:port2/?prefix=app:");
+    }
+    return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(parsed.port || 6379) };
+  });
+  const parsed = new URL(plain);
+  if ((parsed.pathname !== "" && parsed.pathname !== "/" && parsed.pathname !== "/0") || (parsed.searchParams.get("db") ?? "0") !== "0") {
+    throw new ConfigurationError(`the store URL "${redactUrl(url)}" selects a database other than 0`, "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=");
+  }
+  return { url: plain, params, cluster: nodes };
+}
+
+/** Buckets of the cluster layout. Part of the storage format: changing it would hide existing keys. */
+export const REDIS_CLUSTER_BUCKETS = 1024;
+
+/** CRC16-XMODEM, the hash Redis Cluster uses for slots; here only to spread ids over buckets. */
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 8;
+    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
+    table[i] = c;
+  }
+  return table;
+})();
+
+function crc16(text: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(text, "utf8")) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff];
+  return crc;
+}
+
+/** The keys one bucket shares: its revision counter and its index sets. */
+interface Bucket {
+  /** Prefix of the bucket's keys: `P` standalone, `P{n}` on a cluster. */
+  prefix: string;
+  rev: string;
+  idx: string;
+  exp: string;
+  /** Prefix of session keys in this bucket (the scripts append the id). */
+  sessionPrefix: string;
+}
+
+function bucketAt(prefix: string): Bucket {
+  return { prefix, rev: `${prefix}rev`, idx: `${prefix}idx`, exp: `${prefix}exp`, sessionPrefix: `${prefix}s:` };
+}
+
+/** Every key of one id, with its bucket's shared keys. */
+export interface RedisIdKeys extends Bucket {
+  session: string;
+  list: string;
+  hdr: string;
+  ops: string;
 }
 
 // --- Lua scripts ------------------------------------------------------------------------------
@@ -149,6 +265,13 @@ while n < wanted do
   end
 end
 return out
+`;
+
+/** KEYS: session. Returns {revision, text, pttl}, or false when absent (one bucket's part of a cluster scan). */
+const TEXT = `
+local v = redis.call('HMGET', KEYS[1], 'r', 'd')
+if not v[1] then return false end
+return {v[1], v[2], redis.call('PTTL', KEYS[1])}
 `;
 
 /** KEYS: idx, exp. ARGV: nowMs, sessionKeyPrefix. Drops index entries of expired sessions. */
@@ -238,11 +361,11 @@ function enclosingPrefixes(prefix: string): string[] {
 }
 
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
-export const REDIS_LUA = { save: SAVE, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM } as const;
+export const REDIS_LUA = { save: SAVE, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM, text: TEXT } as const;
 
 type Reply = [number, string | number | null];
 
-interface ScriptedClient extends RedisClient {
+interface Scripts {
   sbSave(...args: (string | number)[]): Promise<Reply>;
   sbDelete(...args: (string | number)[]): Promise<Reply>;
   sbScan(...args: (string | number)[]): Promise<string[]>;
@@ -253,9 +376,17 @@ interface ScriptedClient extends RedisClient {
   sbReplace(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbTrim(...args: (string | number)[]): Promise<Reply>;
   sbOuter(...args: (string | number)[]): Promise<string | null>;
+  sbText(key: string): Promise<[string, string, number] | null>;
 }
 
-const NETWORK_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
+/** A standalone client or a cluster client, with the scripts defined on it. */
+type ScriptedClient = (RedisClient | ClusterClient) & Scripts;
+
+const NETWORK_MESSAGES =
+  /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
+
+/** A standalone client's command hit a cluster node (or a cluster client a standalone server): the URL names the wrong kind. */
+const WRONG_KIND = /^(MOVED|ASK) \d+ |cluster support disabled/;
 
 function isUnavailable(error: unknown): boolean {
   return isNetworkError(error) || (error instanceof Error && NETWORK_MESSAGES.test(error.message));
@@ -276,33 +407,32 @@ export class RedisSessionStore implements SessionStore {
   private formatOk = false;
   /** The format check in flight, shared by the calls that wait for it. */
   private formatCheck: Promise<void> | undefined;
+  /** True on a Redis Cluster (hash-tagged buckets). */
+  readonly cluster: boolean;
+  /** The buckets: one (the prefix itself) standalone, `REDIS_CLUSTER_BUCKETS` on a cluster. @internal */
+  readonly buckets: readonly Bucket[];
   /** @internal */
-  readonly keys: {
-    session: (id: string) => string;
-    sessionPrefix: string;
-    rev: string;
-    idx: string;
-    exp: string;
-    list: (id: string) => string;
-    hdr: (id: string) => string;
-    ops: (id: string) => string;
-    meta: string;
-  };
+  readonly keys: { of: (id: string) => RedisIdKeys; meta: string };
 
   constructor(options: RedisStoreOptions) {
     this.options = options;
     this.url = options.displayUrl ?? redactUrl(options.url);
     const p = (this.prefix = options.prefix ?? "statebag:");
+    this.cluster = Boolean(options.cluster);
+    if (this.cluster && /[{}]/.test(p)) {
+      // A brace in the prefix would become (part of) the hash tag and put keys of one id in different slots.
+      throw new ConfigurationError(`the Redis Cluster key prefix "${p}" contains "{" or "}"`, "use a prefix without braces (statebag adds its own hash tags on a cluster)");
+    }
     this.codec = options.codec ?? defaultSessionCodec();
+    this.buckets = this.cluster ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`)) : [bucketAt(p)];
+    const buckets = this.buckets;
+    const single = buckets.length === 1;
     this.keys = {
-      session: (id) => `${p}s:${id}`,
-      sessionPrefix: `${p}s:`,
-      rev: `${p}rev`,
-      idx: `${p}idx`,
-      exp: `${p}exp`,
-      list: (id) => `${p}ml:${id}`,
-      hdr: (id) => `${p}mh:${id}`,
-      ops: (id) => `${p}mo:${id}`,
+      of: (id) => {
+        const b = single ? buckets[0] : buckets[crc16(id) % REDIS_CLUSTER_BUCKETS];
+        const bp = b.prefix;
+        return { ...b, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
+      },
       meta: `${p}meta`,
     };
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
@@ -311,8 +441,7 @@ export class RedisSessionStore implements SessionStore {
   private get client(): ScriptedClient {
     if (this.closed) throw new Error(`the Redis store at ${this.url} was closed`);
     if (!this.client_) {
-      const Redis = loadRedis();
-      const client = new Redis(this.options.url, {
+      const nodeOptions: RedisOptions = {
         lazyConnect: true,
         connectTimeout: this.options.connectTimeoutMs ?? 3000,
         commandTimeout: this.options.commandTimeoutMs ?? 10_000,
@@ -323,7 +452,8 @@ export class RedisSessionStore implements SessionStore {
         autoResendUnfulfilledCommands: false,
         maxRetriesPerRequest: 0,
         ...this.options.redisOptions,
-      }) as ScriptedClient;
+      };
+      const client = (this.options.cluster ? this.newCluster(nodeOptions) : new (loadRedis())(this.options.url, nodeOptions)) as ScriptedClient;
       client.on("error", (error: unknown) => {
         this.lastError = error;
       });
@@ -336,9 +466,36 @@ export class RedisSessionStore implements SessionStore {
       client.defineCommand("sbReplace", { numberOfKeys: 4, lua: REPLACE });
       client.defineCommand("sbTrim", { numberOfKeys: 3, lua: TRIM });
       client.defineCommand("sbOuter", { numberOfKeys: 0, lua: OUTER });
+      client.defineCommand("sbText", { numberOfKeys: 1, lua: TEXT });
       this.client_ = client;
     }
     return this.client_;
+  }
+
+  /** An ioredis Cluster with the same no-retry policy, nodes logging in as `url` says. */
+  private newCluster(nodeOptions: RedisOptions): ClusterClient {
+    const seed = new URL(this.options.url);
+    const nodes = Array.isArray(this.options.cluster) ? [...this.options.cluster] : [{ host: seed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(seed.port || 6379) }];
+    const Cluster = loadCluster();
+    return new Cluster(nodes, {
+      lazyConnect: true,
+      // Node connections open on first use: commands wait (unsent) while one is being opened,
+      // and fail if it cannot be. Commands already sent are still never re-sent.
+      enableOfflineQueue: true,
+      // One try to learn the slots; the next call tries again (no background loop).
+      clusterRetryStrategy: () => null,
+      // 0: a command whose connection closed may have run, so it is never re-sent. MOVED, ASK,
+      // TRYAGAIN and CLUSTERDOWN replies (the command did not run) are still followed.
+      retryDelayOnFailover: 0,
+      redisOptions: {
+        ...nodeOptions,
+        enableOfflineQueue: true,
+        username: seed.username ? decodeURIComponent(seed.username) : nodeOptions.username,
+        password: seed.password ? decodeURIComponent(seed.password) : nodeOptions.password,
+        ...(seed.protocol === "rediss:" && !nodeOptions.tls ? { tls: {} } : {}),
+      },
+      ...this.options.clusterOptions,
+    });
   }
 
   private async connect(operation: string): Promise<ScriptedClient> {
@@ -367,6 +524,7 @@ export class RedisSessionStore implements SessionStore {
     try {
       await this.connecting;
     } catch (error) {
+      if (error instanceof Error && WRONG_KIND.test(error.message)) throw this.wrongKind(error);
       if (error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message)) {
         throw new StoreAuthenticationError(
           "Redis",
@@ -395,6 +553,7 @@ export class RedisSessionStore implements SessionStore {
       return await fn(client);
     } catch (error) {
       if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
+      if (error instanceof Error && WRONG_KIND.test(error.message)) throw this.wrongKind(error);
       if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
         throw new StoreKeyConflictError(this.url, this.prefix, `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`);
       }
@@ -413,6 +572,15 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  private wrongKind(error: Error): ConfigurationError {
+    return this.cluster
+      ? new ConfigurationError(`the Redis server at ${this.url} is not a Redis Cluster (${error.message.split("\n")[0]})`, "drop ?cluster=true / use redis:// instead of redis+cluster:// for a standalone server")
+      : new ConfigurationError(
+          `the Redis server at ${this.url} is a Redis Cluster node (it answered ${error.message.split(" ")[0]})`,
+          "open the store with redis+cluster://host1:port1,host2:port2 (or add ?cluster=true) so keys are hash-tagged per slot",
+        );
+  }
+
   /**
    * Reads the format marker once (concurrent first calls share the read). An absent marker (a
    * prefix never set up) is fine: Redis needs no setup. A newer format is refused, and checked
@@ -425,7 +593,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private async readFormat(client: ScriptedClient): Promise<void> {
-    const [format, outer] = await Promise.all([client.hget(this.keys.meta, "format"), this.enclosingStore(client)]);
+    const [format, outer] = await Promise.all([client.hget(this.keys.meta, "format"), this.cluster ? this.standaloneKeys(client) : this.enclosingStore(client)]);
     if (outer) {
       throw new StoreKeyConflictError(this.url, this.prefix, `its keys lie inside those of the store with prefix "${outer}" (a session or message log there has an id starting with "${this.prefix.slice(outer.length)}")`);
     }
@@ -433,6 +601,24 @@ export class RedisSessionStore implements SessionStore {
       throw this.newerFormat(format, "upgrade statebag in this app to the release that wrote the store, or use another key prefix");
     }
     this.formatOk = true;
+  }
+
+  /**
+   * On a cluster: refuses a prefix holding keys of the standalone layout (copied in at key level,
+   * e.g. by `redis-cli --cluster import`), which this store would not see. Cluster stores cannot
+   * nest (their keys are `P{n}...` or `Pmeta`, and a prefix has no braces), so no other check is needed.
+   */
+  private async standaloneKeys(client: ScriptedClient): Promise<null> {
+    const plain = bucketAt(this.prefix);
+    const found = (await Promise.all([plain.idx, plain.rev].map((key) => client.exists(key)))).some((n) => n > 0);
+    if (found) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the Redis Cluster store at ${this.url} (prefix "${this.prefix}") holds keys of the standalone layout (${plain.idx}), which a cluster store does not read`,
+        'copy the sessions and message logs through the API from a standalone store into the cluster store (README, "Redis Cluster"), or use another prefix',
+      );
+    }
+    return null;
   }
 
   /** The prefix of a store whose keys would contain this one's, if one is in use. */
@@ -480,7 +666,7 @@ export class RedisSessionStore implements SessionStore {
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const [revision, data] = await this.call("get", false, (c) => c.hmget(this.keys.session(id), "r", "d"));
+    const [revision, data] = await this.call("get", false, (c) => c.hmget(this.keys.of(id).session, "r", "d"));
     if (revision === null || data === null) return undefined;
     return { session: this.codec.deserialize(data), revision: Number(revision) };
   }
@@ -489,9 +675,9 @@ export class RedisSessionStore implements SessionStore {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
     const text = this.codec.serialize(session);
-    const k = this.keys;
+    const k = this.keys.of(id);
     const [ok, value] = await this.call("save", true, (c) =>
-      c.sbSave(k.session(id), k.rev, k.idx, k.exp, expected === null ? "" : String(expected), text, ttlMs === undefined ? "" : String(ttlMs), id, Date.now(), k.sessionPrefix),
+      c.sbSave(k.session, k.rev, k.idx, k.exp, expected === null ? "" : String(expected), text, ttlMs === undefined ? "" : String(ttlMs), id, Date.now(), k.sessionPrefix),
     );
     if (ok === 1) return Number(value);
     throw new ConflictError(id, expected, value === null ? null : Number(value));
@@ -500,9 +686,9 @@ export class RedisSessionStore implements SessionStore {
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {
     checkId(id);
     const expected = checkDelete(options);
-    const k = this.keys;
+    const k = this.keys.of(id);
     const [ok, value] = await this.call("delete", true, (c) =>
-      c.sbDelete(k.session(id), k.idx, k.exp, expected === undefined ? "" : String(expected), id),
+      c.sbDelete(k.session, k.idx, k.exp, expected === undefined ? "" : String(expected), id),
     );
     if (ok === 1) return Number(value) === 1;
     throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
@@ -510,7 +696,9 @@ export class RedisSessionStore implements SessionStore {
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
-    const flat = await this.call("scan", false, (c) => c.sbScan(this.keys.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", this.keys.sessionPrefix));
+    if (this.cluster) return this.call("scan", false, (c) => this.scanBuckets(c, cursor, limit, includeText));
+    const b = this.buckets[0];
+    const flat = await this.call("scan", false, (c) => c.sbScan(b.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", b.sessionPrefix));
     const items = [];
     for (let i = 0; i < flat.length; i += includeText ? 4 : 2) {
       if (!includeText) {
@@ -524,8 +712,56 @@ export class RedisSessionStore implements SessionStore {
     return scanPage(items, limit);
   }
 
+  /**
+   * One page of a cluster scan: the first `limit + 1` live ids after `cursor` over all buckets. Each
+   * bucket is asked for a share (its SCAN script drops index entries of expired sessions, as on a
+   * standalone server); a bucket that filled its share and might still hold ids below the page's
+   * last one is asked again for more, so the merge is exact. Texts are then read per session.
+   */
+  private async scanBuckets(c: ScriptedClient, cursor: string | undefined, limit: number, includeText: boolean): Promise<ScanPage> {
+    const want = limit + 1;
+    const parts = this.buckets.map((bucket) => ({ bucket, ids: [] as string[], revisions: [] as number[], full: true, share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)) }));
+    let pending = parts;
+    for (;;) {
+      await Promise.all(
+        pending.map(async (part) => {
+          const after = part.ids.length ? part.ids[part.ids.length - 1] : (cursor ?? "");
+          const flat = await c.sbScan(part.bucket.idx, after, part.share, "0", part.bucket.sessionPrefix);
+          for (let i = 0; i < flat.length; i += 2) {
+            part.ids.push(flat[i]);
+            part.revisions.push(Number(flat[i + 1]));
+          }
+          part.full = flat.length / 2 === part.share;
+          part.share *= 2;
+        }),
+      );
+      const merged = parts.flatMap((part) => part.ids).sort(compareIds);
+      const bound = merged.length >= want ? merged[want - 1] : undefined;
+      pending = parts.filter((part) => part.full && (bound === undefined || compareIds(part.ids[part.ids.length - 1], bound) < 0));
+      if (pending.length === 0) break;
+    }
+    const all = parts.flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i] }))).sort((a, b) => compareIds(a.id, b.id));
+    const page = all.slice(0, limit);
+    const next = all.length > limit ? page[page.length - 1].id : undefined;
+    if (!includeText) return { items: page.map((x) => scanItem(x.id, x.revision)), ...(next === undefined ? {} : { cursor: next }) };
+    // A session deleted or expired since its id was listed is left out; the cursor still moves on.
+    const texts = await Promise.all(page.map((x) => c.sbText(this.keys.of(x.id).session)));
+    const items = [];
+    for (const [i, x] of page.entries()) {
+      const found = texts[i];
+      if (!found) continue;
+      const pttl = Number(found[2]);
+      items.push(scanItem(x.id, Number(found[0]), found[1], pttl > 0 ? pttl : undefined));
+    }
+    return { items, ...(next === undefined ? {} : { cursor: next }) };
+  }
+
   async purgeExpired(): Promise<number> {
-    return this.call("purgeExpired", true, (c) => c.sbPurge(this.keys.idx, this.keys.exp, Date.now(), this.keys.sessionPrefix));
+    return this.call("purgeExpired", true, async (c) => {
+      const now = Date.now();
+      const removed = await Promise.all(this.buckets.map((b) => c.sbPurge(b.idx, b.exp, now, b.sessionPrefix)));
+      return removed.reduce((sum, n) => sum + Number(n), 0);
+    });
   }
 
   async close(): Promise<void> {
@@ -542,12 +778,18 @@ export class RedisSessionStore implements SessionStore {
   async deleteAll(): Promise<number> {
     return this.call("deleteAll", true, async (c) => {
       let removed = 0;
-      let cursor = "0";
-      do {
-        const [next, keys] = await c.scan(cursor, "MATCH", `${escapeGlob(this.prefix)}*`, "COUNT", 1000);
-        cursor = next;
-        if (keys.length) removed += await c.unlink(keys);
-      } while (cursor !== "0");
+      // On a cluster every master holds part of the keys; one UNLINK per key (a multi-key UNLINK must stay in one slot).
+      const servers: RedisClient[] = this.cluster ? (c as ClusterClient).nodes("master") : [c as RedisClient];
+      for (const server of servers) {
+        let cursor = "0";
+        do {
+          const [next, keys] = await server.scan(cursor, "MATCH", `${escapeGlob(this.prefix)}*`, "COUNT", 1000);
+          cursor = next;
+          if (keys.length === 0) continue;
+          if (!this.cluster) removed += await server.unlink(keys);
+          else removed += (await Promise.all(keys.map((key) => server.unlink(key)))).reduce((sum, n) => sum + n, 0);
+        } while (cursor !== "0");
+      }
       return removed;
     }, false);
   }
@@ -567,10 +809,8 @@ class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages);
-    const k = this.store.keys;
-    const [ok, version] = await this.store.call("appendMessages", true, (c) =>
-      c.sbAppend(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, operationId, texts),
-    );
+    const k = this.store.keys.of(storageId);
+    const [ok, version] = await this.store.call("appendMessages", true, (c) => c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts));
     return { applied: ok === 1, version: Number(version) };
   }
 
@@ -578,14 +818,14 @@ class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
     if (last === 0) return [];
-    const texts = await this.store.call("getMessages", false, (c) => c.lrange(this.store.keys.list(storageId), last === undefined ? 0 : -last, -1));
+    const texts = await this.store.call("getMessages", false, (c) => c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1));
     return texts.map((t) => this.codec.deserialize(t));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
-    const k = this.store.keys;
-    const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list(storageId), k.hdr(storageId)));
+    const k = this.store.keys.of(storageId);
+    const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list, k.hdr));
     return { messages: texts.map((t) => this.codec.deserialize(t)), version: Number(version) };
   }
 
@@ -593,9 +833,9 @@ class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages);
-    const k = this.store.keys;
+    const k = this.store.keys.of(storageId);
     const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
-      c.sbReplace(k.list(storageId), k.hdr(storageId), k.ops(storageId), k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),
+      c.sbReplace(k.list, k.hdr, k.ops, k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),
     );
     if (ok === 1) return Number(version);
     throw logConflict(storageId, expected!, Number(version));
@@ -604,9 +844,9 @@ class RedisMessageLog implements MessageLog {
   async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
     checkId(storageId, "storageId");
     const { keepLast, expectedVersion } = checkTrim(options);
-    const k = this.store.keys;
+    const k = this.store.keys.of(storageId);
     const [ok, value] = await this.store.call("trimMessages", true, (c) =>
-      c.sbTrim(k.list(storageId), k.hdr(storageId), k.rev, keepLast, expectedVersion === undefined ? "" : String(expectedVersion)),
+      c.sbTrim(k.list, k.hdr, k.rev, keepLast, expectedVersion === undefined ? "" : String(expectedVersion)),
     );
     if (ok === 1) return Number(value);
     throw logConflict(storageId, expectedVersion!, Number(value));
@@ -614,8 +854,8 @@ class RedisMessageLog implements MessageLog {
 
   async deleteMessages(storageId: string): Promise<boolean> {
     checkId(storageId, "storageId");
-    const k = this.store.keys;
-    const removed = await this.store.call("deleteMessages", true, (c) => c.del(k.list(storageId), k.hdr(storageId), k.ops(storageId)));
+    const k = this.store.keys.of(storageId);
+    const removed = await this.store.call("deleteMessages", true, (c) => c.del(k.list, k.hdr, k.ops));
     return removed > 0;
   }
 }
