@@ -487,9 +487,9 @@ export class RedisSessionStore implements SessionStore {
       // 0: a command whose connection closed may have run, so it is never re-sent. MOVED, ASK,
       // TRYAGAIN and CLUSTERDOWN replies (the command did not run) are still followed.
       retryDelayOnFailover: 0,
+      // ioredis itself gives node connections retryStrategy null and an offline queue.
       redisOptions: {
         ...nodeOptions,
-        enableOfflineQueue: true,
         username: seed.username ? decodeURIComponent(seed.username) : nodeOptions.username,
         password: seed.password ? decodeURIComponent(seed.password) : nodeOptions.password,
         ...(seed.protocol === "rediss:" && !nodeOptions.tls ? { tls: {} } : {}),
