@@ -17,35 +17,10 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import { generate } from "../../generator/index.js";
+import { projectFiles, tsBlocks, type Block } from "./blocks.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const readme = readFileSync(join(REPO, "README.md"), "utf8");
-
-interface Block {
-  /** README line of the first code line (1-based). */
-  line: number;
-  file?: string;
-  noCheck: boolean;
-  code: string;
-}
-
-/** Every ```ts fence (also indented ones inside list items), with its info string and its code dedented. */
-function tsBlocks(text: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^( *)```ts(?:\s+(.*))?$/.exec(lines[i]);
-    if (!open) continue;
-    const indent = open[1].length;
-    const info = open[2] ?? "";
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]); j++) body.push(lines[j].slice(Math.min(indent, lines[j].length - lines[j].trimStart().length)));
-    blocks.push({ line: i + 2, file: /(?:^|\s)file=(\S+)/.exec(info)?.[1], noCheck: /(?:^|\s)no-check(?:\s|$)/.test(info), code: body.join("\n") + "\n" });
-    i = j;
-  }
-  return blocks;
-}
 
 const blocks = tsBlocks(readme);
 const evolveAt = readme.split("\n").findIndex((l) => l.startsWith("## Walkthrough: evolve a type")) + 1;
@@ -114,13 +89,6 @@ function project(name: string): string {
   return root;
 }
 
-/** The walkthrough's files as they stand after README line `upTo`: a later block of a path replaces the earlier one. */
-function projectFiles(upTo: number): Map<string, Block> {
-  const files = new Map<string, Block>();
-  for (const b of blocks) if (b.file && !b.noCheck && b.line <= upTo) files.set(b.file, b);
-  return files;
-}
-
 /** Writes the files, runs the real generator on the project, type-checks it; README lines in the output. */
 async function checkProject(root: string, files: Map<string, Block>): Promise<string[]> {
   for (const [file, block] of files) write(join(root, file), block.code);
@@ -162,7 +130,7 @@ describe("README TypeScript blocks", () => {
   }, 60_000);
 
   it("the add-a-type walkthrough compiles as a project, with the generated descriptor and registry", async () => {
-    const files = projectFiles(evolveAt);
+    const files = projectFiles(blocks, evolveAt);
     expect([...files.keys()].sort()).toEqual(["src/app.ts", "src/notes-provider.ts", "src/notes.ts"]);
     const root = project("add-a-type");
     expect(await checkProject(root, files)).toEqual([]);
@@ -172,14 +140,14 @@ describe("README TypeScript blocks", () => {
   it("the evolve walkthrough compiles after gen (v2 types, the typed migration, the updated provider); the v1 provider does not", async () => {
     const root = project("evolve");
     // First the project as the add walkthrough left it, generated, so v1 is frozen in schemas/history/.
-    expect(await checkProject(root, projectFiles(evolveAt))).toEqual([]);
-    const evolved = projectFiles(Infinity);
+    expect(await checkProject(root, projectFiles(blocks, evolveAt))).toEqual([]);
+    const evolved = projectFiles(blocks, Infinity);
     expect(await checkProject(root, evolved)).toEqual([]);
     expect(readFileSync(join(root, "src/generated/versions.ts"), "utf8")).toMatch(/interface NotesState_v1[\s\S]*interface NotesState_v2/);
     expect(readFileSync(join(root, "src/generated/registry.ts"), "utf8")).toContain("notesV1toV2");
 
     // Step 4's point: the provider from the add walkthrough no longer compiles against v2.
-    const stale = new Map(evolved).set("src/notes-provider.ts", projectFiles(evolveAt).get("src/notes-provider.ts")!);
+    const stale = new Map(evolved).set("src/notes-provider.ts", projectFiles(blocks, evolveAt).get("src/notes-provider.ts")!);
     const problems = await checkProject(root, stale);
     expect(problems.some((p) => p.includes("(src/notes-provider.ts)") && p.includes("$version"))).toBe(true);
   }, 180_000);
