@@ -385,8 +385,8 @@ type ScriptedClient = (RedisClient | ClusterClient) & Scripts;
 const NETWORK_MESSAGES =
   /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
 
-/** A standalone client's command hit a cluster node (or a cluster client a standalone server): the URL names the wrong kind. */
-const WRONG_KIND = /^(MOVED|ASK) \d+ |cluster support disabled/;
+/** The URL names the wrong kind of server: a standalone client's command hit a cluster node, or a cluster client a standalone server. */
+const WRONG_KIND = { standalone: /^(MOVED|ASK) \d+ |^CROSSSLOT\b/, cluster: /cluster support disabled/ };
 
 function isUnavailable(error: unknown): boolean {
   return isNetworkError(error) || (error instanceof Error && NETWORK_MESSAGES.test(error.message));
@@ -524,8 +524,10 @@ export class RedisSessionStore implements SessionStore {
     try {
       await this.connecting;
     } catch (error) {
-      if (error instanceof Error && WRONG_KIND.test(error.message)) throw this.wrongKind(error);
-      if (error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message)) {
+      // A cluster client that could not learn the slots keeps the node's answer in lastNodeError.
+      const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+      for (const e of [error, nodeError]) if (this.isWrongKind(e)) throw this.wrongKind(e as Error);
+      if ([error, nodeError].some((e) => e instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(e.message))) {
         throw new StoreAuthenticationError(
           "Redis",
           this.url,
@@ -553,7 +555,7 @@ export class RedisSessionStore implements SessionStore {
       return await fn(client);
     } catch (error) {
       if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
-      if (error instanceof Error && WRONG_KIND.test(error.message)) throw this.wrongKind(error);
+      if (this.isWrongKind(error)) throw this.wrongKind(error as Error);
       if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
         throw new StoreKeyConflictError(this.url, this.prefix, `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`);
       }
@@ -572,11 +574,15 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  private isWrongKind(error: unknown): boolean {
+    return error instanceof Error && WRONG_KIND[this.cluster ? "cluster" : "standalone"].test(error.message);
+  }
+
   private wrongKind(error: Error): ConfigurationError {
     return this.cluster
       ? new ConfigurationError(`the Redis server at ${this.url} is not a Redis Cluster (${error.message.split("\n")[0]})`, "drop ?cluster=true / use redis:// instead of redis+cluster:// for a standalone server")
       : new ConfigurationError(
-          `the Redis server at ${this.url} is a Redis Cluster node (it answered ${error.message.split(" ")[0]})`,
+          `the Redis server at ${this.url} is a Redis Cluster node (it answered ${error.message.split(" ")[0]}; nothing was written)`,
           "open the store with redis+cluster://host1:port1,host2:port2 (or add ?cluster=true) so keys are hash-tagged per slot",
         );
   }
