@@ -210,13 +210,13 @@ function unprivilegedUser(): { uid: number; gid: number } | undefined {
 }
 
 /**
- * Starts PgBouncer in transaction pooling mode on a free loopback port, in front of `target`
+ * Starts PgBouncer in transaction pooling mode on a free loopback port (or `listenPort`), in front of `target`
  * (host, port, database; trust authentication).
  */
-export async function startPgBouncer(target: { host: string; port: number; database: string; user: string }): Promise<PgBouncerHandle> {
+export async function startPgBouncer(target: { host: string; port: number; database: string; user: string }, listenPort?: number): Promise<PgBouncerHandle> {
   const binary = requireBinary("pgbouncer", "apt-get install pgbouncer");
   const dir = mkdtempSync(join(tmpdir(), "statebag-pgbouncer-"));
-  const port = await freePort();
+  const port = listenPort ?? (await freePort());
   const ini = join(dir, "pgbouncer.ini");
   writeFileSync(
     ini,
