@@ -49,6 +49,19 @@ describe("statebag gen in a project with a config", () => {
     expect(check.stderr).not.toContain("npm run gen");
   }, 120_000);
 
+  it("a breaking change without a version bump: nothing written, no success mark, exit 1", async () => {
+    const generated = join(tmp.dir, "src/generated/registry.ts");
+    const before = readFileSync(generated, "utf8");
+    writeFileSync(join(tmp.dir, "src/notes.ts"), notes("notes: number[];"));
+    const r = await cli(["gen"], { cwd: tmp.dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain("✔");
+    expect(r.stdout).not.toContain("wrote");
+    expect(r.stderr).toContain("acme.NotesState");
+    expect(r.stderr).toContain("nothing was written");
+    expect(readFileSync(generated, "utf8")).toBe(before);
+  }, 120_000);
+
   it("in statebag's own repository the generated files name npm run gen", () => {
     const header = readFileSync(join(REPO, "src/generated/registry.ts"), "utf8").split("\n").slice(0, 3).join("\n");
     expect(header).toContain("npm run gen");

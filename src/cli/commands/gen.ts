@@ -117,6 +117,8 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
     if (upToDate) out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
     else out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
+  } else if (result.compat?.blocked) {
+    // gen is atomic on a change stored data would not survive: nothing was written, so no success line.
   } else {
     for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
     for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
@@ -137,6 +139,7 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
         out.note(lines.join("\n"));
       }
       out.note(`${failures.length} compatibility problem(s): stored sessions of these types might not load after this change.`);
+      if (!check && result.compat.blocked) out.note("nothing was written: fix the problems above, then run it again.");
     }
   }
   if (check && !upToDate) return EXIT.failed;
