@@ -6,14 +6,14 @@
  * Inputs are over-approximated on purpose (every .ts file under the source roots, plus every
  * non-library file the compiler read last time), so a hit is never stale.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareStrings } from "./errors.js";
-import type { TypeSummary } from "./index.js";
+import { hash } from "./hash.js";
 import type { MigrationSummary } from "./migrations.js";
+import type { TypeSummary } from "./summary.js";
 
 export interface SourceFile {
   path: string;
@@ -44,10 +44,6 @@ export function readSources(dirs: readonly string[], excludeDirs: readonly strin
   };
   for (const d of dirs) walk(path.resolve(d));
   return out.sort((a, b) => compareStrings(a.path, b.path));
-}
-
-export function hash(text: string | Buffer): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 let fingerprint: string | undefined;

@@ -27,11 +27,13 @@ import { displayPointer } from "./compat/schema.js";
 import { compareStrings, formatError, sortErrors, type GenError } from "./errors.js";
 import type { MigrationExport, MigrationSummary } from "./migrations.js";
 import type { MarkedType } from "./scan.js";
-import { buildTypeSchemas, familyFile, memberFile, type FamilySlot } from "./slots.js";
+import { buildTypeSchemas, familyFile, memberFile } from "./slots.js";
+import type { TypeSummary } from "./summary.js";
 
 export { formatError, type GenError } from "./errors.js";
 export type { FamilySlot } from "./slots.js";
 export type { MigrationSummary } from "./migrations.js";
+export type { TypeSummary } from "./summary.js";
 
 export interface GenerateOptions {
   /** Base for relative paths and for this repo's default layout. Default: `process.cwd()`. */
@@ -80,17 +82,6 @@ export interface GenerateOptions {
    * that has none (`writeScaffoldFixtures`, never overwriting). Not with `check`.
    */
   scaffoldFixtures?: boolean;
-}
-
-export interface TypeSummary {
-  $type: string;
-  family: string;
-  version: number;
-  name: string;
-  source: string;
-  slots: FamilySlot[];
-  /** Earlier `$type`s (sources of rename migrations ending at this type). */
-  formerNames?: string[];
 }
 
 /** One finding of the compatibility check or of loading the stored data (fixtures). */

@@ -9,7 +9,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { hash as sha256 } from "../cache.js";
+import { hash as sha256 } from "../hash.js";
 import { type JsonSchema, canonicalJson, isObject } from "./schema.js";
 
 export const HISTORY_DIR = "history";
