@@ -12,11 +12,13 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
+import { concurrencyCases } from "./cases/concurrency.js";
 import { genCases } from "./cases/gen.js";
 import { migrationCases } from "./cases/migrations.js";
 import { peerCases } from "./cases/peers.js";
 import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
+import { turnCases } from "./cases/turns.js";
 import { isSkipped, skipped, type BenchContext, type CaseOutcome, type CaseResult, type SkippedCase } from "./harness.js";
 import { machine } from "./machine.js";
 import { updateReadme, type BenchResults } from "./render-readme.js";
@@ -47,6 +49,8 @@ const groups: Group[] = [
   { cases: ["gen.cold", "gen.noop"], run: genCases },
   { cases: ["store.sqlite.saveload", "store.sqlite-better.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
+  { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
+  { cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"], run: concurrencyCases },
   { cases: ["peer.openai-agents.load.1000", "peer.openai-agents.fromString.1000", "peer.langgraph.sqlite.saveload", "peer.langgraph.postgres.saveload"], run: peerCases },
 ];
 

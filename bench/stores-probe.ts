@@ -71,11 +71,16 @@ export interface StoreProbeResult {
   pass: boolean;
 }
 
-interface Side {
+/** One side of a store comparison (exported for the turn and concurrency cases). */
+export interface Side {
   save(session: AgentSession): Promise<number>;
   update(session: AgentSession, revision: number): Promise<number>;
   load(id: string): Promise<AgentSession>;
+  /** The session and the revision to pass back to `update`. */
+  loadWithRevision(id: string): Promise<{ session: AgentSession; revision: number }>;
   close(): Promise<void>;
+  /** statebag's store (the ours side only). */
+  store?: SessionStore;
 }
 
 /** The bench's servers (every probe and case uses these): env overrides, else the local test servers. */
@@ -92,12 +97,14 @@ function oursSide(store: SessionStore, close: () => Promise<void>): Side {
     save: (s) => store.save(s, { expectedRevision: null }),
     update: (s, revision) => store.save(s, { expectedRevision: revision }),
     load: async (id) => (await store.get(id))!.session,
+    loadWithRevision: async (id) => (await store.get(id))!,
     close,
+    store,
   };
 }
 
 /** A fresh location and both sides on it (separate tables/prefixes for ours and raw). */
-async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ours: Side; raw: Side }> {
+export async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ours: Side; raw: Side }> {
   if (kind === "sqlite" || kind === "sqlite-better") {
     const driver = kind === "sqlite" ? "node:sqlite" : "better-sqlite3";
     const dir = mkdtempSync(join(tmpdir(), "statebag-probe-"));
@@ -131,6 +138,10 @@ async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ou
       update: async (s, revision) =>
         Number((await pool.query({ ...sql.update, name: `raw_${sql.update.name}`, values: [s.id, revision, JSON.stringify(s), null] })).rows[0].revision),
       load: async (id) => JSON.parse((await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0].data) as AgentSession,
+      loadWithRevision: async (id) => {
+        const row = (await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0];
+        return { session: JSON.parse(row.data) as AgentSession, revision: Number(row.revision) };
+      },
       close: async () => {
         await pool.end();
         await rawAdmin.dropSchema();
@@ -160,6 +171,10 @@ async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ou
     load: async (id) => {
       const [, data] = await client.hmget(k.s(id), "r", "d");
       return JSON.parse(data!) as AgentSession;
+    },
+    loadWithRevision: async (id) => {
+      const [revision, data] = await client.hmget(k.s(id), "r", "d");
+      return { session: JSON.parse(data!) as AgentSession, revision: Number(revision) };
     },
     close: async () => {
       await client.quit();
@@ -202,6 +217,10 @@ function rawBetterSqlite(path: string): Side {
     save: async (s) => create.immediate(s.id, JSON.stringify(s)),
     update: async (s, revision) => update.immediate(s.id, revision, JSON.stringify(s)),
     load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
+    loadWithRevision: async (id) => {
+      const row = st.get.get(id, Date.now()) as { revision: number; data: string };
+      return { session: JSON.parse(row.data) as AgentSession, revision: Number(row.revision) };
+    },
     close: async () => {
       db.close();
     },
@@ -243,6 +262,10 @@ function rawNodeSqlite(path: string): Side {
     save: async (s) => write("create", s.id, JSON.stringify(s)),
     update: async (s, revision) => write("update", s.id, JSON.stringify(s), revision),
     load: async (id) => JSON.parse((st.get.get(id, Date.now()) as { data: string }).data) as AgentSession,
+    loadWithRevision: async (id) => {
+      const row = st.get.get(id, Date.now()) as { revision: number; data: string };
+      return { session: JSON.parse(row.data) as AgentSession, revision: Number(row.revision) };
+    },
     close: async () => {
       db.close();
     },

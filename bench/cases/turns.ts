@@ -1,0 +1,87 @@
+/**
+ * turn.<sqlite|postgres|redis>.1000: one `withSession` turn on a stored 1,000-message session
+ * (load, `agent.run` with the offline ScriptedChatClient and the default in-memory history, save
+ * with compare-and-swap), against the raw driver doing the least a turn needs on the same kind of
+ * table: get + JSON.parse + append the same two messages + JSON.stringify + CAS update.
+ *
+ * Before every timed turn both sides put the session back to its 1,000 messages (untimed), so
+ * each sample is the same turn on the same document. Sides alternate which goes first.
+ */
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
+import { withSession } from "../../src/runtime/stores/with-session.js";
+import { median, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
+import { HISTORY_KEY, makeSession } from "../sessions.js";
+import { makeSides, type ProbeKind } from "../stores-probe.js";
+import { storeUrls, unreachable } from "./stores.js";
+
+export const TURN_KINDS = ["sqlite", "postgres", "redis"] as const satisfies readonly ProbeKind[];
+const RAW: Record<(typeof TURN_KINDS)[number], string> = { sqlite: "node:sqlite", postgres: "pg", redis: "ioredis" };
+
+function historyOf(session: AgentSession): ChatMessage[] {
+  return (session.stateBag[HISTORY_KEY] as unknown as { messages: ChatMessage[] }).messages;
+}
+
+export async function turnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
+  const out: CaseOutcome[] = [];
+  const samples = ctx.quick ? 15 : 41;
+  for (const kind of TURN_KINDS) {
+    const name = `turn.${kind}.1000`;
+    const reason = await unreachable(kind);
+    if (reason) {
+      out.push(skipped(name, `server not reachable: ${reason}`));
+      continue;
+    }
+    ctx.log(`${name} (${samples} turns per side)`);
+    const { ours, raw } = await makeSides(kind, kind === "sqlite" ? undefined : storeUrls[kind]);
+    try {
+      const store = ours.store!;
+      const base = makeSession({ messages: 1000, id: "turn-1000" });
+      const client = new ScriptedChatClient();
+      const agent = new ChatClientAgent({ client, name: "bench" });
+      // The two messages one turn adds (the user's and the scripted reply), for the raw side.
+      const probe = structuredClone(base);
+      await agent.run("What is the weather like in Lisbon today?", probe);
+      const added = historyOf(probe).slice(1000);
+      if (added.length !== 2) throw new Error(`a turn added ${added.length} messages, expected 2`);
+      let oursRevision = await ours.save(base);
+      let rawRevision = await raw.save(base);
+      const oursTurn = async () => {
+        const done = await withSession(store, base.id, (session) => agent.run("What is the weather like in Lisbon today?", session));
+        oursRevision = done.revision;
+      };
+      const rawTurn = async () => {
+        const { session, revision } = await raw.loadWithRevision(base.id);
+        historyOf(session).push(...added);
+        rawRevision = await raw.update(session, revision);
+      };
+      const reset = async () => {
+        client.requests.length = 0;
+        oursRevision = await ours.update(base, oursRevision);
+        rawRevision = await raw.update(base, rawRevision);
+      };
+      const times: [number[], number[]] = [[], []];
+      for (let i = -5; i < samples; i++) {
+        for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
+          await reset();
+          const start = performance.now();
+          await (side === 0 ? oursTurn() : rawTurn());
+          if (i >= 0) times[side].push(performance.now() - start);
+        }
+      }
+      // One more turn each (untimed): both sides then hold the session with its turn, 1,002 messages.
+      await reset();
+      await oursTurn();
+      await rawTurn();
+      const [mine, theirs] = [await ours.load(base.id), await raw.load(base.id)];
+      if (historyOf(mine).length !== 1002 || historyOf(theirs).length !== 1002) throw new Error("a turn did not store 1,002 messages");
+      out.push(result(name, `raw ${RAW[kind]}: get + JSON.parse + 2 messages + JSON.stringify + CAS update`, { ours_ms: median(times[0]), baseline_ms: median(times[1]) }));
+    } finally {
+      await ours.close();
+      await raw.close();
+    }
+  }
+  return out;
+}
