@@ -9,6 +9,10 @@
  *   AIContent may sit) and unknown types can be preserved instead of rejected;
  * - the DOCUMENT schema (schemas/<Family>/<$type>.schema.json): the same, except that slots
  *   reference the member/family schema files (`oneOf` + `discriminator` over `$type`).
+ *
+ * `buildTypeSchemas` runs the steps: `TypeWalker` turns the definition graph into both schemas
+ * (finding slots with `taggedMembers`, writing them with `documentSlot`), `localDefinitions` adds
+ * the recursive plain types, `recursiveSlotErrors` rejects slots inside them.
  */
 import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
@@ -19,13 +23,15 @@ export interface FamilySlot {
   family: string;
 }
 
+type SchemaError = Omit<GenError, "file" | "line" | "column">;
+
 export interface TypeSchemas {
   runtime: Schema;
   document: Schema;
   slots: FamilySlot[];
   /** Families whose file the document schema references. */
   families: string[];
-  errors: Omit<GenError, "file" | "line" | "column">[];
+  errors: SchemaError[];
 }
 
 /** What a property typed as a family accepts at runtime: any tagged object (checked separately). */
@@ -57,128 +63,173 @@ function safeDefinitionName(name: string): string {
   return name.replace(/[^A-Za-z0-9_.-]/g, "_");
 }
 
-/**
- * Builds the runtime and document schemas of the tagged definition `rootName`.
- */
+/** Builds the runtime and document schemas of the tagged definition `rootName`. */
 export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: DocumentLinks): TypeSchemas {
-  const errors: TypeSchemas["errors"] = [];
-  const slots: FamilySlot[] = [];
-  const referencedFamilies = new Set<string>();
-  const slotKeys = new Set<string>();
-  const recursive = new Set<string>();
-  const slotStacks: { path: string; stack: readonly string[] }[] = [];
-  const definitions = { runtime: {} as Schema, document: {} as Schema };
+  const rootDef = graph.definitions.get(rootName);
+  if (!rootDef) return { runtime: {}, document: {}, slots: [], families: [], errors: [{ code: "schema-failed", message: `no definition for ${rootName}` }] };
+  const walker = new TypeWalker(graph, links);
+  const [runtime, document] = walker.visit(rootDef, [], [rootName]);
+  const definitions = localDefinitions(walker);
+  const errors = [...walker.errors, ...recursiveSlotErrors(walker)];
+  if (definitions) {
+    runtime.definitions = definitions.runtime;
+    document.definitions = definitions.document;
+  }
+  return { runtime, document, slots: walker.slots.sort(compareSlots), families: [...walker.families].sort(), errors };
+}
 
-  /**
-   * The tagged members a schema stands for, if it is a family position: a tagged ref, a named
-   * union of tagged types (`family: true`, e.g. AIContent), or an inline union of those.
-   */
-  const taggedMembers = (s: Schema, seen: ReadonlySet<string> = new Set()): { members: TagInfo[]; family: boolean } | "mixed" | undefined => {
-    if (typeof s.$ref === "string") {
-      const name = refName(s.$ref);
-      const tag = graph.tagged.get(name);
-      if (tag) return { members: [tag], family: false };
-      const def = graph.definitions.get(name);
-      if (!def || seen.has(name) || graph.jsonAny.has(name)) return undefined;
-      const inner = taggedMembers(def, new Set([...seen, name]));
-      return inner && inner !== "mixed" ? { members: inner.members, family: true } : inner;
-    }
-    const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
-    if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.has(k))) return undefined;
-    const found = branches.map((b) => taggedMembers(b, seen));
-    if (found.every((f) => f === undefined)) return undefined;
-    if (found.some((f) => f === undefined || f === "mixed")) return "mixed";
-    const list = found as { members: TagInfo[]; family: boolean }[];
-    return { members: list.flatMap((f) => f.members), family: list.some((f) => f.family) };
-  };
+/** A family position's members: which tagged types it accepts, and whether it names a family. */
+export interface SlotMembers {
+  members: TagInfo[];
+  family: boolean;
+}
 
-  const annotations = (s: Schema): Schema => {
-    const out: Schema = {};
-    for (const k of ANNOTATIONS) if (s[k] !== undefined) out[k] = s[k];
-    return out;
-  };
+/**
+ * The tagged members a schema stands for, if it is a family position: a tagged ref, a named
+ * union of tagged types (`family: true`, e.g. AIContent), or an inline union of those.
+ * `"mixed"` when tagged and other alternatives meet.
+ */
+export function taggedMembers(graph: SchemaGraph, s: Schema, seen: ReadonlySet<string> = new Set()): SlotMembers | "mixed" | undefined {
+  if (typeof s.$ref === "string") {
+    const name = refName(s.$ref);
+    const tag = graph.tagged.get(name);
+    if (tag) return { members: [tag], family: false };
+    const def = graph.definitions.get(name);
+    if (!def || seen.has(name) || graph.jsonAny.has(name)) return undefined;
+    const inner = taggedMembers(graph, def, new Set([...seen, name]));
+    return inner && inner !== "mixed" ? { members: inner.members, family: true } : inner;
+  }
+  const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
+  if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.has(k))) return undefined;
+  const found = branches.map((b) => taggedMembers(graph, b, seen));
+  if (found.every((f) => f === undefined)) return undefined;
+  if (found.some((f) => f === undefined || f === "mixed")) return "mixed";
+  const list = found as SlotMembers[];
+  return { members: list.flatMap((f) => f.members), family: list.some((f) => f.family) };
+}
 
-  /**
-   * A slot in a document schema. Written the way the property is typed, so it does not change
-   * when unrelated types are added: a named family -> the family file; a tagged member -> its
-   * file; an inline union of members -> `oneOf` + `discriminator` over their files. Members
-   * declared outside this project have no file here: the family file stands for them.
-   */
-  const documentSlot = (family: string, found: { members: TagInfo[]; family: boolean }): Schema => {
-    const types = [...new Set(found.members.map((m) => m.$type))].sort();
-    referencedFamilies.add(family);
-    if (found.family || !types.every((t) => links.members.has(t))) return { $ref: `../${familyFile(family)}` };
-    const refs = types.map((t) => ({ $ref: `../${memberFile(family, t)}` }));
-    return refs.length === 1 ? refs[0]! : { type: "object", oneOf: refs, discriminator: { propertyName: "$type" } };
-  };
+/**
+ * A slot in a document schema. Written the way the property is typed, so it does not change
+ * when unrelated types are added: a named family -> the family file; a tagged member -> its
+ * file; an inline union of members -> `oneOf` + `discriminator` over their files. Members
+ * declared outside this project have no file here: the family file stands for them.
+ */
+export function documentSlot(links: DocumentLinks, family: string, found: SlotMembers): Schema {
+  const types = [...new Set(found.members.map((m) => m.$type))].sort();
+  if (found.family || !types.every((t) => links.members.has(t))) return { $ref: `../${familyFile(family)}` };
+  const refs = types.map((t) => ({ $ref: `../${memberFile(family, t)}` }));
+  return refs.length === 1 ? refs[0]! : { type: "object", oneOf: refs, discriminator: { propertyName: "$type" } };
+}
 
-  // Descriptions that belong to the JSON alias itself, not to a property using it.
-  const jsonAnyDescriptions = new Set([...graph.jsonAny].map((n) => graph.definitions.get(n)?.description));
-  const isAnyRef = (ref: string) => graph.jsonAny.has(refName(ref));
+function annotations(s: Schema): Schema {
+  const out: Schema = {};
+  for (const k of ANNOTATIONS) if (s[k] !== undefined) out[k] = s[k];
+  return out;
+}
+
+/**
+ * Walks one type's definition graph into its [runtime, document] schema pair, collecting on the
+ * way its slots, the families they reference, the recursive plain types met, and errors.
+ */
+class TypeWalker {
+  readonly errors: SchemaError[] = [];
+  readonly slots: FamilySlot[] = [];
+  readonly families = new Set<string>();
+  /** Plain types met again inside themselves: they become local definitions. */
+  readonly recursive = new Set<string>();
+  /** Where each slot sits and the definitions around it, to reject slots in recursive types. */
+  readonly slotStacks: { path: string; stack: readonly string[] }[] = [];
+  private readonly slotKeys = new Set<string>();
+  /** Descriptions that belong to the JSON alias itself, not to a property using it. */
+  private readonly jsonAnyDescriptions: Set<unknown>;
+  private readonly isAnyRef = (ref: string): boolean => this.graph.jsonAny.has(refName(ref));
+
+  constructor(
+    readonly graph: SchemaGraph,
+    private readonly links: DocumentLinks,
+  ) {
+    this.jsonAnyDescriptions = new Set([...graph.jsonAny].map((n) => graph.definitions.get(n)?.description));
+  }
 
   /** Returns [runtime, document] for schema `s` found at `path`. */
-  const visit = (s: Schema, path: readonly string[], stack: readonly string[]): [Schema, Schema] => {
-    if (isJsonAnyShape(s, isAnyRef)) {
-      const ann = annotations(s);
-      if (jsonAnyDescriptions.has(ann.description)) delete ann.description;
-      return [{ ...ann }, { ...ann }];
-    }
-    const members = taggedMembers(s);
+  visit(s: Schema, path: readonly string[], stack: readonly string[]): [Schema, Schema] {
+    if (isJsonAnyShape(s, this.isAnyRef)) return this.jsonAny(s);
+    const members = taggedMembers(this.graph, s);
     const where = path.length ? path.join("/") : "(root)";
     if (members === "mixed") {
-      errors.push({
+      this.errors.push({
         code: "mixed-slot",
         message: `${where} mixes tagged types with other types (or with null)`,
         hint: "make the property a family or tagged member only (optional `?` is fine), or wrap the alternatives in a plain object",
       });
       return [{}, {}];
     }
-    if (members) {
-      const families = [...new Set(members.members.map((m) => m.family))].sort();
-      if (families.length > 1) {
-        errors.push({
-          code: "mixed-slot",
-          message: `${where} mixes tagged types of different families (${families.join(", ")})`,
-          hint: "a position holds one family; declare the types in one family or split the property",
-        });
-        return [{}, {}];
-      }
-      const family = families[0]!;
-      const key = `${path.join("/")}\u0000${family}`;
-      if (!slotKeys.has(key)) {
-        slotKeys.add(key);
-        slots.push({ path: [...path], family });
-      }
-      slotStacks.push({ path: where, stack });
-      const ann = annotations(s);
-      // Runtime: no check at all here. The walker visits every slot item anyway and reports a
-      // non-object or untagged one itself; checking it here too cost ~6% of validation.
-      return [{ ...ann }, { ...ann, ...documentSlot(family, members) }];
-    }
+    if (members) return this.slot(s, members, path, stack);
+    if (typeof s.$ref === "string") return this.reference(s, s.$ref, path, stack);
+    return this.plain(s, path, stack);
+  }
 
-    if (typeof s.$ref === "string") {
-      const name = refName(s.$ref);
-      const ann = annotations(s);
-      if (graph.jsonAny.has(name)) {
-        if (jsonAnyDescriptions.has(ann.description)) delete ann.description;
-        return [{ ...ann }, { ...ann }];
-      }
-      const def = graph.definitions.get(name);
-      if (!def) {
-        errors.push({ code: "schema-failed", message: `${where} references missing definition ${name}` });
-        return [{}, {}];
-      }
-      if (stack.includes(name)) {
-        recursive.add(name);
-        const ref = { $ref: REF_PREFIX + safeDefinitionName(name) };
-        return [{ ...ann, ...ref }, { ...ann, ...ref }];
-      }
-      const [r, d] = visit(def, path, [...stack, name]);
-      return [{ ...r, ...ann }, { ...d, ...ann }];
-    }
+  /** Any JSON value: only the annotations remain. */
+  private jsonAny(s: Schema): [Schema, Schema] {
+    const ann = annotations(s);
+    if (this.jsonAnyDescriptions.has(ann.description)) delete ann.description;
+    return [{ ...ann }, { ...ann }];
+  }
 
+  /** A family position: recorded as a slot; the document schema points at the member files. */
+  private slot(s: Schema, members: SlotMembers, path: readonly string[], stack: readonly string[]): [Schema, Schema] {
+    const where = path.length ? path.join("/") : "(root)";
+    const families = [...new Set(members.members.map((m) => m.family))].sort();
+    if (families.length > 1) {
+      this.errors.push({
+        code: "mixed-slot",
+        message: `${where} mixes tagged types of different families (${families.join(", ")})`,
+        hint: "a position holds one family; declare the types in one family or split the property",
+      });
+      return [{}, {}];
+    }
+    const family = families[0]!;
+    const key = `${path.join("/")}\u0000${family}`;
+    if (!this.slotKeys.has(key)) {
+      this.slotKeys.add(key);
+      this.slots.push({ path: [...path], family });
+    }
+    this.slotStacks.push({ path: where, stack });
+    const ann = annotations(s);
+    // Runtime: no check here. The walker visits every slot item anyway and reports a non-object
+    // or untagged one itself, so checking it here too would only slow validation down.
+    this.families.add(family);
+    return [{ ...ann }, { ...ann, ...documentSlot(this.links, family, members) }];
+  }
+
+  /** A named plain type: inlined, or a local `$ref` when met again inside itself. */
+  private reference(s: Schema, ref: string, path: readonly string[], stack: readonly string[]): [Schema, Schema] {
+    const where = path.length ? path.join("/") : "(root)";
+    const name = refName(ref);
+    const ann = annotations(s);
+    if (this.graph.jsonAny.has(name)) {
+      if (this.jsonAnyDescriptions.has(ann.description)) delete ann.description;
+      return [{ ...ann }, { ...ann }];
+    }
+    const def = this.graph.definitions.get(name);
+    if (!def) {
+      this.errors.push({ code: "schema-failed", message: `${where} references missing definition ${name}` });
+      return [{}, {}];
+    }
+    if (stack.includes(name)) {
+      this.recursive.add(name);
+      const local = { $ref: REF_PREFIX + safeDefinitionName(name) };
+      return [{ ...ann, ...local }, { ...ann, ...local }];
+    }
+    const [r, d] = this.visit(def, path, [...stack, name]);
+    return [{ ...r, ...ann }, { ...d, ...ann }];
+  }
+
+  /** Any other schema: its keywords copied, its subschemas walked. */
+  private plain(s: Schema, path: readonly string[], stack: readonly string[]): [Schema, Schema] {
+    const where = path.length ? path.join("/") : "(root)";
     if (typeof s.format === "string" && !SUPPORTED_FORMATS.has(s.format))
-      errors.push({
+      this.errors.push({
         code: "unsupported-format",
         message: `${where} uses format "${s.format}"; generated validators check only ${[...SUPPORTED_FORMATS].join(", ")}`,
         hint: "drop the @format tag or use a @pattern",
@@ -191,50 +242,58 @@ export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: Do
         const r: Schema = {};
         const d: Schema = {};
         for (const [prop, sub] of Object.entries(value as Schema)) {
-          [r[prop], d[prop]] = typeof sub === "object" && sub !== null ? visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack) : [sub, sub];
+          [r[prop], d[prop]] = typeof sub === "object" && sub !== null ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack) : [sub, sub];
         }
         runtime[key] = r;
         document[key] = d;
       } else if ((key === "items" || key === "additionalProperties" || key === "additionalItems") && typeof value === "object" && value !== null) {
         if (Array.isArray(value)) {
-          const pairs = value.map((v, i) => visit(v as Schema, [...path, String(i)], stack));
+          const pairs = value.map((v, i) => this.visit(v as Schema, [...path, String(i)], stack));
           runtime[key] = pairs.map((p) => p[0]);
           document[key] = pairs.map((p) => p[1]);
         } else {
-          [runtime[key], document[key]] = visit(value as Schema, [...path, "*"], stack);
+          [runtime[key], document[key]] = this.visit(value as Schema, [...path, "*"], stack);
         }
       } else if ((key === "anyOf" || key === "oneOf" || key === "allOf") && Array.isArray(value)) {
         // A plain union: each alternative is walked at the same path.
-        const pairs = value.map((v) => visit(v as Schema, path, stack));
+        const pairs = value.map((v) => this.visit(v as Schema, path, stack));
         runtime[key] = pairs.map((p) => p[0]);
         document[key] = pairs.map((p) => p[1]);
       } else if (key === "not" && typeof value === "object" && value !== null) {
-        [runtime[key], document[key]] = visit(value as Schema, path, stack);
+        [runtime[key], document[key]] = this.visit(value as Schema, path, stack);
       } else if (key !== "definitions") {
         runtime[key] = value;
         document[key] = value;
       }
     }
     return [runtime, document];
-  };
+  }
+}
 
-  const rootDef = graph.definitions.get(rootName);
-  if (!rootDef) return { runtime: {}, document: {}, slots, families: [], errors: [{ code: "schema-failed", message: `no definition for ${rootName}` }] };
-  const [runtime, document] = visit(rootDef, [], [rootName]);
-
-  // Recursive plain types become local definitions; they must not hold slots (a slot path would be infinite).
+/**
+ * Recursive plain types as local definitions (walking one may meet more), or undefined when the
+ * type has none. They must not hold slots: `recursiveSlotErrors` reports those.
+ */
+function localDefinitions(walker: TypeWalker): { runtime: Schema; document: Schema } | undefined {
+  const definitions = { runtime: {} as Schema, document: {} as Schema };
   const done = new Set<string>();
-  for (let pending = [...recursive]; pending.length > 0; pending = [...recursive].filter((n) => !done.has(n))) {
+  for (let pending = [...walker.recursive]; pending.length > 0; pending = [...walker.recursive].filter((n) => !done.has(n))) {
     for (const name of pending.sort()) {
       done.add(name);
-      const [r, d] = visit(graph.definitions.get(name)!, [`(${name})`], [name]);
+      const [r, d] = walker.visit(walker.graph.definitions.get(name)!, [`(${name})`], [name]);
       definitions.runtime[safeDefinitionName(name)] = r;
       definitions.document[safeDefinitionName(name)] = d;
     }
   }
+  return done.size > 0 ? definitions : undefined;
+}
+
+/** A slot inside a recursive type would have an infinite path: one error per such type. */
+function recursiveSlotErrors(walker: TypeWalker): SchemaError[] {
+  const errors: SchemaError[] = [];
   const reported = new Set<string>();
-  for (const { path, stack } of slotStacks) {
-    const cycle = stack.find((n) => recursive.has(n));
+  for (const { path, stack } of walker.slotStacks) {
+    const cycle = stack.find((n) => walker.recursive.has(n));
     if (cycle && !reported.has(cycle) && reported.add(cycle))
       errors.push({
         code: "recursive-slot",
@@ -242,11 +301,7 @@ export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: Do
         hint: `make ${cycle} non-recursive (for example a flat array with parent ids), or store the nested values as JsonValue`,
       });
   }
-  if (done.size > 0) {
-    runtime.definitions = definitions.runtime;
-    document.definitions = definitions.document;
-  }
-  return { runtime, document, slots: slots.sort(compareSlots), families: [...referencedFamilies].sort(), errors };
+  return errors;
 }
 
 function compareSlots(a: FamilySlot, b: FamilySlot): number {
