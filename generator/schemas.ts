@@ -6,7 +6,7 @@
  * refs, with every tagged definition recognised. generator/slots.ts turns the graph into one
  * schema per tagged type (inlining plain types, cutting family slots out).
  *
- * Fixes applied, each for a measured reason (see /work/shared/REFERENCE.md section 3):
+ * Fixes applied, each because tjs's output would otherwise misdescribe the type:
  * - `Record<string, X>` keeps X (tjs reads the mapped type's declaration, finds no index
  *   signature and emits `additionalProperties: false`, which would reject every entry);
  * - branded primitives `string & {}` stay strings (tjs emits an empty object);
