@@ -311,6 +311,9 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
   const bad = writableKind(value);
   if (bad !== null) throw notJson([], bad);
   if (typeof value !== "object" || value === null) return;
+  // Fast path: a recursive pass that only says "all fine"; on anything doubtful the walk below
+  // runs and finds (or clears) the first violation in reading order, with its pointer.
+  if (lim.maxDepth <= MAX_RECURSIVE_DEPTH && writableBounded(value as Record<string, unknown>, 1, lim.maxDepth, lim.maxKeys, rejectProto)) return;
   // Violations are found in the order the reading side finds them: depth on entering a container,
   // `__proto__` at the key, the key count when leaving the object.
   type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | null; i: number; written: number };
@@ -368,6 +371,49 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
       path.pop();
     }
   }
+}
+
+/**
+ * True when `node` and everything in it can be written (the same rules as `checkWritableJson`);
+ * false when the exact walk must look. Recursion depth <= maxDepth + 1 (a cycle ends there).
+ */
+function writableBounded(node: Record<string, unknown> | unknown[], depth: number, maxDepth: number, maxKeys: number, rejectProto: boolean): boolean {
+  if (depth > maxDepth) return false;
+  const next = depth + 1;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const child = node[i];
+      if (typeof child === "object") {
+        if (child === null) continue;
+        if (!writableContainer(child) || !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)) return false;
+      } else if (!writableScalar(child)) return false;
+    }
+    return true;
+  }
+  let written = 0;
+  // for-in sees at least the own enumerable keys the exact walk checks; anything extra only sends it there.
+  for (const key in node) {
+    const child = node[key];
+    if (child === undefined) continue;
+    written++;
+    if (rejectProto && key === "__proto__") return false;
+    if (typeof child === "object") {
+      if (child === null) continue;
+      if (!writableContainer(child) || !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)) return false;
+    } else if (!writableScalar(child)) return false;
+  }
+  return written <= maxKeys;
+}
+
+function writableScalar(value: unknown): boolean {
+  const t = typeof value;
+  return t === "string" || t === "boolean" || (t === "number" && Number.isFinite(value));
+}
+
+function writableContainer(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
 }
 
 /** Why a value cannot be written as JSON that reads back equal, or null when it can (containers are checked item by item). */
