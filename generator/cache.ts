@@ -48,13 +48,18 @@ export function readSources(dirs: readonly string[], excludeDirs: readonly strin
 
 let fingerprint: string | undefined;
 
-/** The generator's own code and the versions of the tools whose output it embeds. */
+/**
+ * The generator's own code (compatibility check included), the runtime code it runs (migrations,
+ * formats) and the versions of the tools whose output it embeds.
+ */
 export function generatorFingerprint(): string {
   if (fingerprint) return fingerprint;
   const here = path.dirname(fileURLToPath(import.meta.url));
+  const isCode = (name: string) => /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts");
   const parts: string[] = [];
-  for (const name of fs.readdirSync(here).sort(compareStrings))
-    if (/\.(ts|js)$/.test(name) && !name.endsWith(".d.ts")) parts.push(name, hash(fs.readFileSync(path.join(here, name))));
+  // Next to the generator: this repository's src/runtime, or dist/src/runtime in a package.
+  for (const dir of [here, path.join(here, "..", "src", "runtime")])
+    for (const file of listFiles(dir, isCode)) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
   const require = createRequire(import.meta.url);
   for (const pkg of ["ajv", "typescript-json-schema", "typescript", "ts-morph"]) {
     try {
@@ -64,6 +69,31 @@ export function generatorFingerprint(): string {
     }
   }
   return (fingerprint = hash(parts.join("\n")));
+}
+
+/** Files under `dir` (recursively) whose name passes `keep`, sorted; none when `dir` does not exist. */
+function listFiles(dir: string, keep: (name: string) => boolean = () => true): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile() && keep(e.name)) out.push(full);
+    }
+  };
+  walk(dir);
+  return out.sort(compareStrings);
+}
+
+/** One hash of every file under `dir`: names and contents. */
+export function treeHash(dir: string): string {
+  return hash(listFiles(dir).map((f) => `${path.relative(dir, f)}\t${hash(fs.readFileSync(f))}`).join("\n"));
 }
 
 export interface CacheEntry {
@@ -85,8 +115,8 @@ export function cacheDir(root: string): string {
     : path.join(root, ".statebag-cache");
 }
 
-function cacheFile(root: string): string {
-  return path.join(cacheDir(root), "gen.json");
+function cacheFile(root: string, name = "gen.json"): string {
+  return path.join(cacheDir(root), name);
 }
 
 export function cacheKey(sources: readonly SourceFile[], root: string, options: unknown): string {
@@ -115,16 +145,42 @@ export function readCache(root: string, key: string): CacheEntry | undefined {
 }
 
 export function writeCache(root: string, entry: CacheEntry): void {
+  writeJson(cacheFile(root), entry);
+}
+
+function writeJson(file: string, value: unknown): void {
   try {
-    fs.mkdirSync(cacheDir(root), { recursive: true });
-    const file = cacheFile(root);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     // Unique temp name: parallel runs (test workers) must not interleave one file.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(entry));
+    fs.writeFileSync(tmp, JSON.stringify(value));
     fs.renameSync(tmp, file);
   } catch {
     // A cache that cannot be written only costs the next run its speed.
   }
+}
+
+/**
+ * A compatibility check (and stored-data check) that found nothing and recorded nothing, under a
+ * key of everything it read: with it a no-op run loads no ajv and none of the project's modules.
+ */
+export interface CompatVerdict {
+  key: string;
+  compared: number;
+  loaded: string[];
+}
+
+export function readCompatVerdict(root: string, key: string): CompatVerdict | undefined {
+  try {
+    const verdict = JSON.parse(fs.readFileSync(cacheFile(root, "compat.json"), "utf8")) as CompatVerdict;
+    return verdict.key === key ? verdict : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeCompatVerdict(root: string, verdict: CompatVerdict): void {
+  writeJson(cacheFile(root, "compat.json"), verdict);
 }
 
 export function dependencyHashes(files: readonly string[]): CacheEntry["dependencies"] {

@@ -7,7 +7,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { cacheKey, dependencyHashes, readCache, readSources, writeCache, type CacheEntry, type SourceFile } from "./cache.js";
+import {
+  cacheKey,
+  dependencyHashes,
+  generatorFingerprint,
+  readCache,
+  readCompatVerdict,
+  readSources,
+  treeHash,
+  writeCache,
+  writeCompatVerdict,
+  type CacheEntry,
+  type SourceFile,
+} from "./cache.js";
 import {
   descriptorsModule,
   documentSchemaFile,
@@ -25,6 +37,7 @@ import type { Failure } from "./compat/check.js";
 import type { MigrationStep, StoredDataRule } from "./compat/stored-data.js";
 import { displayPointer } from "./compat/schema.js";
 import { compareStrings, formatError, sortErrors, type GenError } from "./errors.js";
+import { hash } from "./hash.js";
 import type { MigrationExport, MigrationSummary } from "./migrations.js";
 import type { MarkedType } from "./scan.js";
 import { buildTypeSchemas, familyFile, memberFile } from "./slots.js";
@@ -286,8 +299,11 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   const outputs = { ...entry.outputs, ...(await versionTypesOutput(cfg, entry)) };
   const plan = planOutputs(cfg, entry, outputs);
 
-  // Everything is computed and checked before anything is written.
-  const compat = cfg.compat ? await runCompat(cfg, entry, plan) : undefined;
+  // Everything is computed and checked before anything is written. A clean verdict on the same
+  // inputs stands in for the check when the output on disk is current (nothing to write).
+  const verdictKey = cfg.compat && cfg.cache && !cfg.scaffoldFixtures && isCurrent(plan) ? compatVerdictKey(cfg, entry, outputs) : undefined;
+  const verdict = verdictKey !== undefined ? readCompatVerdict(cfg.root, verdictKey) : undefined;
+  const compat = cfg.compat && !verdict ? await runCompat(cfg, entry, plan) : undefined;
   try {
     if (compat?.blocked) {
       return { ...plan, written: [], deleted: [], ok: false, exitCode: 1, recorded: [], cacheHit, migrations: entry.migrations ?? [], compat: compat.result, scaffolded: [] };
@@ -311,7 +327,9 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       }
     }
     let result: CompatResult | undefined;
-    if (compat) {
+    if (verdict) {
+      result = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false };
+    } else if (compat) {
       // Fixtures written by this run are no longer missing (the stored-data check reports them as unedited).
       const fixtureDir = (type: string) => `${toCwd(path.join(cfg.fixturesDir, type))}/`;
       const found = compat.result.failures.filter((f) => !(f.rule === "missing-fixture" && scaffolded.some((file) => file.startsWith(fixtureDir(f.type)))));
@@ -319,6 +337,9 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
       const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
       result = { ...compat.result, failures: sortFailures([...kept, ...stored.failures]), loaded: stored.loaded };
+      // Recorded nothing and found nothing: the same in `--check` (which fails where this records).
+      const clean = result.failures.length === 0 && result.recorded.length === 0 && result.retired.length === 0 && recorded.length === 0;
+      if (verdictKey !== undefined && !cfg.check && clean) writeCompatVerdict(cfg.root, { key: verdictKey, compared: result.compared, loaded: result.loaded });
     }
     const failed = (result?.failures.length ?? 0) > 0;
     const exitCode = plan.exitCode !== 0 || failed ? 1 : 0;
@@ -337,6 +358,22 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   } finally {
     compat?.dispose();
   }
+}
+
+function isCurrent(plan: Plan): boolean {
+  return plan.stale.length === 0 && plan.missing.length === 0 && plan.extra.length === 0;
+}
+
+/**
+ * Everything the compatibility and stored-data checks read, given current output on disk: the
+ * generator and runtime code, the sources and the files they import (the migrations run), the
+ * outputs, the schemas directory with its history, the fixtures, and where messages point.
+ */
+function compatVerdictKey(cfg: Config, entry: CacheEntry, outputs: Readonly<Record<string, string>>): string {
+  const lines = [generatorFingerprint(), entry.key, JSON.stringify(entry.dependencies), cfg.cwd, cfg.root, cfg.fixturesDir, cfg.command];
+  for (const rel of Object.keys(outputs).sort(compareStrings)) lines.push(`${rel}\t${hash(outputs[rel]!)}`);
+  lines.push(treeHash(cfg.schemasDir), treeHash(cfg.fixturesDir));
+  return hash(lines.join("\n"));
 }
 
 /** Rules whose findings mean the new schemas would misdescribe stored data: `gen` then writes nothing. */

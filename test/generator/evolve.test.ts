@@ -4,11 +4,13 @@
  * in-process with the TypeScript compiler API) or `gen --check`, with the documented message; the
  * correct evolution loads stored v1 state and works on its second turn.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { cacheDir } from "../../generator/cache.js";
 import { formatResult, generate, type CompatFailure } from "../../generator/index.js";
 import { ProviderSessionState, StateVersionError, type StateDescriptor } from "../../src/runtime/core/state-bag.js";
 import type { Migration } from "../../src/runtime/persistence/migrations.js";
@@ -273,6 +275,45 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     expect(lines.at(-1)).toBe("nothing was written: stored sessions would not survive this change (see the fixes above).");
     expect(lines.join("\n")).not.toMatch(/^wrote |types, \d+ files/m);
   }, 60_000);
+
+  it("a no-op run reuses a clean compatibility verdict only while nothing the check reads changed", async () => {
+    const root = v1Project();
+    const run = (check = false) => generate({ cwd: root, compat: true, check });
+    expect((await run()).exitCode).toBe(0);
+    writeFile(root, "src/notes.ts", NOTES_V2(`import { pin } from "../lib/pin.js";
+export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map(pin) }) });`));
+    writeFile(root, "lib/pin.ts", `export const pin = (text: string) => ({ text, pinned: false });\n`);
+    writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
+    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    expect(rules((await run()).compat?.failures)).toEqual([]);
+    const v1Schema = "schemas/history/ProviderState/acme.NotesState/v1.schema.json";
+    await run(); // the compiler read the previous versions.ts: one more miss
+    const clean = await run();
+    expect(clean).toMatchObject({ exitCode: 0, cacheHit: true, compat: { failures: [], recorded: [] } });
+    expect(fs.existsSync(path.join(cacheDir(root), "compat.json"))).toBe(true);
+    const again = await run(true);
+    expect(again).toMatchObject({ exitCode: 0, cacheHit: true });
+    expect(again.compat).toEqual(clean.compat);
+
+    const fixture = "test/fixtures/acme.NotesState/v1.json";
+    writeFile(root, fixture, JSON.stringify({ $type: "acme.NotesState", notes: [1] }));
+    expect(rules((await run(true)).compat?.failures)).toEqual(["acme.NotesState invalid-fixture"]);
+    writeFile(root, fixture, JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }));
+    expect((await run(true)).exitCode).toBe(0);
+
+    const frozen = fs.readFileSync(path.join(root, v1Schema), "utf8");
+    writeFile(root, v1Schema, frozen.replace('"notes"', '"notez"'));
+    expect(rules((await run(true)).compat?.failures)).toContain("acme.NotesState frozen-edited");
+    writeFile(root, v1Schema, frozen);
+    expect((await run(true)).exitCode).toBe(0);
+
+    // A module the migration imports from outside the scanned sources (a fresh process, as the
+    // CLI runs: this one keeps the module it imported).
+    writeFile(root, "lib/pin.ts", `export const pin = (text: string) => ({ text });\n`);
+    const cli = spawnSync(process.execPath, [path.join(REPO, "node_modules/tsx/dist/cli.mjs"), path.join(REPO, "generator/cli.ts"), "--check"], { cwd: root, encoding: "utf8" });
+    expect(cli.status).toBe(1);
+    expect(cli.stdout + cli.stderr).toContain("(rule: stored-data)");
+  }, 120_000);
 
   it("fix texts name the command given for where the generator runs", async () => {
     const root = project({ "src/notes.ts": NOTES_V1 });
