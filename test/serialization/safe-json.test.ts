@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JsonParseError, checkJsonLimits, locateSyntaxError, parseJson } from "../../src/runtime/persistence/safe-json.js";
+import { JsonParseError, checkJsonLimits, checkWritableJson, locateSyntaxError, parseJson } from "../../src/runtime/persistence/safe-json.js";
 
 function parseError(text: string | Uint8Array, limits?: Parameters<typeof parseJson>[1]): JsonParseError {
   try {
@@ -163,5 +163,54 @@ describe("parseJson: prototype keys", () => {
     expect(value.constructor).toBe("Widget");
     expect(value.prototype).toEqual({ x: 1 });
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+  });
+});
+
+describe("checkWritableJson: the quick pass never clears what the exact walk refuses", () => {
+  class Point {
+    x = 1;
+  }
+  const cycle: Record<string, unknown> = { a: 1 };
+  cycle.self = { back: cycle };
+  const cases: [string, unknown][] = [
+    ["plain", { a: [1, "x", true, null, { b: {} }], c: undefined }],
+    ["NaN", { a: { b: [1, NaN] } }],
+    ["Infinity", { a: -Infinity }],
+    ["Date", { a: [{ when: new Date(0) }] }],
+    ["Map", { a: new Map() }],
+    ["class instance", { a: [new Point()] }],
+    ["toJSON", { a: { toJSON: () => 1 } }],
+    ["undefined item", { a: [1, undefined] }],
+    ["hole", { a: [1, , 3] }],
+    ["function", { a: () => 1 }],
+    ["symbol", { a: Symbol("s") }],
+    ["bigint", { a: 1n }],
+    ["__proto__ key", JSON.parse('{"a":[{"__proto__":{"x":1}}]}')],
+    ["null prototype", Object.assign(Object.create(null), { a: 1 })],
+    ["many keys", { a: { k1: 1, k2: 2, k3: 3, k4: undefined } }],
+    ["deep", { a: [[[[[[[1]]]]]]] }],
+    ["cycle", cycle],
+  ];
+  const outcome = (value: unknown, maxDepth: number, protoKeys: "keep" | "reject") => {
+    try {
+      checkWritableJson(value, { maxDepth, maxKeys: 3, protoKeys });
+      return "ok";
+    } catch (err) {
+      expect(err).toBeInstanceOf(JsonParseError);
+      const e = err as JsonParseError;
+      // A cycle is too deep at either limit; only the depth in the text differs.
+      return value === cycle ? e.code : `${e.code} ${e.pointer} ${e.message}`;
+    }
+  };
+  it.each(cases)("%s", (_, value) => {
+    for (const protoKeys of ["keep", "reject"] as const) {
+      // maxDepth above 1024 runs the exact walk alone.
+      expect(outcome(value, 1024, protoKeys)).toBe(outcome(value, 1025, protoKeys));
+    }
+  });
+  it("the quick pass stops at maxDepth too", () => {
+    expect(outcome({ a: [[[[[[[1]]]]]]] }, 6, "keep")).toMatch(/^json-too-deep \/a\/0\/0\/0\/0\/0 /);
+    expect(parseError('{"a":[[[[[[[1]]]]]]]}', { maxDepth: 6 }).pointer).toBe("/a/0/0/0/0/0");
+    expect(outcome({ a: [[[[[[[1]]]]]]] }, 8, "keep")).toBe("ok");
   });
 });
