@@ -48,8 +48,14 @@ async function main(): Promise<number> {
   return result.exitCode;
 }
 
+// Exit when the event loop drains, not at once: tsx writes its compiled-module cache
+// asynchronously, and an immediate exit loses it (every run would compile the generator again).
+// A handle left open (a pool, a watcher) must not keep the process alive: exit a second later.
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code;
+    setTimeout(() => process.exit(code), 1000).unref();
+  },
   (e: unknown) => {
     process.stderr.write(`statebag gen crashed: ${(e as Error).stack ?? String(e)}\n`);
     process.exit(1);

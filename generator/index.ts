@@ -40,7 +40,7 @@ import { compareStrings, formatError, sortErrors, type GenError } from "./errors
 import { hash } from "./hash.js";
 import type { MigrationExport, MigrationSummary } from "./migrations.js";
 import type { MarkedType } from "./scan.js";
-import { buildTypeSchemas, familyFile, memberFile } from "./slots.js";
+import { familyFile, memberFile } from "./schema-files.js";
 import type { TypeSummary } from "./summary.js";
 
 export { formatError, type GenError } from "./errors.js";
@@ -566,6 +566,7 @@ async function buildTypes(cfg: Config, types: readonly MarkedType[], formerNames
   const built: Built = { emitted: [], referenced: new Set(), openFamilies: new Set(), programFiles: [], errors: [] };
   if (types.length === 0) return built;
   const { buildSchemaGraph } = await import("./schemas.js");
+  const { buildTypeSchemas } = await import("./slots.js");
   const graph = await buildSchemaGraph({ root: cfg.root, types, tsconfig: cfg.tsconfig });
   built.errors.push(...graph.errors);
   built.programFiles = graph.files;

@@ -16,6 +16,7 @@
  */
 import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
+import { familyFile, memberFile } from "./schema-files.js";
 import { ANNOTATIONS, isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
 
 export interface FamilySlot {
@@ -47,14 +48,6 @@ export const SUPPORTED_FORMATS = new Set(["date-time"]);
 export interface DocumentLinks {
   /** `$type` -> family, for every type generated in this run. */
   members: ReadonlyMap<string, string>;
-}
-
-export function memberFile(family: string, $type: string): string {
-  return `${family}/${$type}.schema.json`;
-}
-
-export function familyFile(family: string): string {
-  return `${family}.family.schema.json`;
 }
 
 const SUBSCHEMA_MAPS = ["properties", "patternProperties"] as const;
