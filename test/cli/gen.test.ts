@@ -55,19 +55,30 @@ const project = join(tmp.dir, "tsconfig.json");
 const base = ["gen", "--project", project, "--runtime-import", join(REPO, "src/index.js")];
 const registry = join(tmp.dir, "src/generated/registry.ts");
 
+/** What a person puts in place of the scaffolded placeholder: a value the code really stored. */
+const realFixtures: Record<number, object> = {
+  1: { $type: "acme.NotesState", notes: ["buy milk", "call Ada about the invoice"] },
+  2: { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy milk", pinned: true }, { text: "call Ada", pinned: false }] },
+};
+function editFixture(dir: string, version: number): void {
+  writeFileSync(join(dir, `test/fixtures/acme.NotesState/v${version}.json`), JSON.stringify(realFixtures[version], null, 2) + "\n");
+}
+
 
 describe("statebag gen", () => {
-  it("generates schemas, registry and a starting fixture for a project; then --check passes", async () => {
+  it("generates schemas, registry and a starting fixture for a project; the placeholder fails until edited; then --check passes", async () => {
     const r = await cli([...base, "--scaffold-fixtures", "--json"]);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
+    // Everything is written, but a scaffolded placeholder proves nothing about stored data.
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("is still the placeholder --scaffold-fixtures wrote");
     const out = r.json();
     expect(out.types).toEqual([expect.objectContaining({ $type: "acme.NotesState", family: "ProviderState", version: 1 })]);
-    expect(out.compat.failures).toEqual([]);
+    expect(out.compat.failures).toEqual([expect.objectContaining({ rule: "unedited-fixture" })]);
     expect(existsSync(join(tmp.dir, "schemas/ProviderState/acme.NotesState.schema.json"))).toBe(true);
     expect(existsSync(join(tmp.dir, "schemas/history/ProviderState/acme.NotesState/v1.schema.json"))).toBe(true);
     expect(existsSync(join(tmp.dir, "test/fixtures/acme.NotesState/v1.json"))).toBe(true);
     expect(readFileSync(registry, "utf8")).toContain("acme.NotesState");
+    editFixture(tmp.dir, 1);
 
     const check = await cli([...base, "--check"]);
     expect(check.stderr).toBe("");
@@ -112,10 +123,11 @@ describe("statebag gen", () => {
     try {
       writeFileSync(join(next, "src/notes.ts"), v2);
       const r = await cli([...nextBase, "--scaffold-fixtures", "--json"]);
-      expect(r.stderr).toBe("");
-      expect(r.code).toBe(0);
+      expect(r.stderr).toContain("acme.NotesState/v2.json is still the placeholder");
+      expect(r.code).toBe(1);
       expect(r.json().migrations).toHaveLength(1);
       expect(existsSync(join(next, "test/fixtures/acme.NotesState/v2.json"))).toBe(true);
+      editFixture(next, 2);
       expect(existsSync(join(next, "schemas/history/ProviderState/acme.NotesState/v1.schema.json"))).toBe(true);
       expect((await cli([...nextBase, "--check"])).code).toBe(0);
 

@@ -56,7 +56,7 @@ describe("statebag inspect", () => {
     const list = await cli(["inspect", "--store", url]);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/^a  revision \d+$/m);
-    const exported = await cli(["export", "--to", "python", "--id", "a", "--store", url, "--no-metadata"]);
+    const exported = await cli(["export", "--to", "python", "--id", "a", "--store", url]);
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
     chmodSync(path, 0o644);

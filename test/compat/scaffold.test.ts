@@ -125,7 +125,17 @@ describe("writeScaffoldFixtures", () => {
     p.generate(holder);
     recordFrozen(p.schemasDir);
     writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir });
-    expect(p.read("test/fixtures/Holder/v1.json")).toEqual({ $type: "Holder", toolCall: { $type: "text", text: "text" } });
+    const placeholder = { $unedited: expect.stringContaining('placeholder written by --scaffold-fixtures: replace this value with one your code really stored as "Holder" version 1') };
+    expect(p.read("test/fixtures/Holder/v1.json")).toEqual({ ...placeholder, $type: "Holder", toolCall: { $type: "text", text: "text" } });
+    // A placeholder proves nothing about stored data: the check refuses it until a person edits it.
+    // (The marker key fails the fixture's closed schema; `gen` reports it as an unedited fixture.)
+    const placeholders = checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations: [] });
+    expect(placeholders.map((f) => [f.type, f.pointer]).sort()).toEqual([
+      ["Holder", "/$unedited"],
+      ["text", "/$unedited"],
+    ]);
+    fs.writeFileSync(p.file("test/fixtures/Holder/v1.json"), JSON.stringify({ $type: "Holder", toolCall: { $type: "text", text: "What is the weather in Oslo?" } }));
+    fs.writeFileSync(p.file("test/fixtures/text/v1.json"), JSON.stringify({ $type: "text", text: "Sunny, 21 degrees." }));
     expect(checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations: [] })).toEqual([]);
   });
 
@@ -138,11 +148,12 @@ describe("writeScaffoldFixtures", () => {
     recordFrozen(p.schemasDir);
     const written = writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir });
     expect(written.map((f) => path.relative(p!.root, f))).toEqual([path.join("test", "fixtures", "SummaryState", "v2.json")]);
-    expect(p.read("test/fixtures/SummaryState/v2.json")).toEqual({ $type: "SummaryState", $version: 2, turns: 0 });
+    expect(p.read("test/fixtures/SummaryState/v2.json")).toEqual({ $unedited: expect.any(String), $type: "SummaryState", $version: 2, turns: 0 });
 
     const withHistory = writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, history: true });
     expect(withHistory.map((f) => path.basename(f))).toEqual(["v1.json"]);
-    expect(p.read("test/fixtures/SummaryState/v1.json")).toEqual({ $type: "SummaryState", summary: "summary" });
+    expect(p.read("test/fixtures/SummaryState/v1.json")).toEqual({ $unedited: expect.any(String), $type: "SummaryState", summary: "summary" });
+    fs.writeFileSync(p.file("test/fixtures/SummaryState/v1.json"), JSON.stringify({ $type: "SummaryState", summary: "Ada asked about the invoice twice" }));
 
     fs.writeFileSync(p.file("test/fixtures/SummaryState/v2.json"), JSON.stringify({ $type: "SummaryState", $version: 2, turns: 9 }));
     expect(writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, history: true })).toEqual([]);
