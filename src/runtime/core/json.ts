@@ -118,19 +118,38 @@ export function escapeControl(text: string): string {
  * (saying how long it is), so a 50 MB key gives a line, not 50 MB.
  */
 export function shownText(text: string, max = MAX_SHOWN_CHARS): string {
-  if (text.length <= max) return escapeControl(text);
-  const head = Math.ceil((max - 1) * 0.7);
-  const tail = max - 1 - head;
-  return `${escapeControl(text.slice(0, head))}…(${text.length} chars)…${escapeControl(text.slice(text.length - tail))}`;
+  if (text.length <= max) {
+    const escaped = escapeControl(text);
+    if (escaped.length <= max) return escaped;
+  }
+  return cutMiddle(text, max, escapeControl);
 }
 
 /** A string in double quotes for a message: JSON-escaped and cut like `shownText`. */
 export function quoted(text: string, max = MAX_SHOWN_CHARS): string {
-  if (text.length <= max) return escapeControl(JSON.stringify(text));
-  const head = Math.ceil((max - 1) * 0.7);
-  const tail = max - 1 - head;
   const inner = (s: string) => escapeControl(JSON.stringify(s).slice(1, -1));
-  return `"${inner(text.slice(0, head))}…(${text.length} chars)…${inner(text.slice(text.length - tail))}"`;
+  if (text.length <= max) {
+    const escaped = inner(text);
+    if (escaped.length <= max) return `"${escaped}"`;
+  }
+  return `"${cutMiddle(text, max, inner)}"`;
+}
+
+/** At most `max` characters: the start and the end of `text` (escaped), and its length between them. */
+function cutMiddle(text: string, max: number, escape: (s: string) => string): string {
+  const marker = `…(${text.length} chars)…`;
+  const room = Math.max(2, max - marker.length);
+  const head = Math.ceil(room * 0.7);
+  const tail = room - head;
+  // Escaping can lengthen a piece: cut again after escaping (never inside a surrogate pair).
+  const fit = (s: string, n: number, fromEnd: boolean) => {
+    if (s.length <= n) return s;
+    let out = fromEnd ? s.slice(s.length - n) : s.slice(0, n);
+    const edge = fromEnd ? out.charCodeAt(0) : out.charCodeAt(out.length - 1);
+    if (edge >= 0xd800 && edge <= 0xdfff) out = fromEnd ? out.slice(1) : out.slice(0, -1);
+    return out;
+  };
+  return fit(escape(text.slice(0, head)), head, false) + marker + fit(escape(text.slice(text.length - tail)), tail, true);
 }
 
 /** A short, safe description of a JSON value for messages. */

@@ -35,7 +35,7 @@
 import { StatebagError } from "../core/errors.js";
 import { describeValue, quoted } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
-import { DEFAULT_JSON_LIMITS, checkJsonLimits, checkJsonSize, parseJson, protoKeyError, type JsonLimits } from "../persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, protoKeyError, type JsonLimits } from "../persistence/safe-json.js";
 import { SESSION_FORMAT, SESSION_FORMAT_VERSION, SessionValidationError, deserializeSession, serializeSession } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { isPlainObject } from "../interop/json-util.js";
@@ -138,12 +138,16 @@ function partLimits(limits: JsonLimits | undefined): JsonLimits {
 /** A channel state sits this many levels below the chat document's root (`/channels/<i>/channelState`). */
 const CHANNEL_STATE_DEPTH = 3;
 
+function shellLimits(limits: JsonLimits | undefined): JsonLimits {
+  return { ...partLimits(limits), maxDepth: (limits?.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth) + CHANNEL_STATE_DEPTH };
+}
+
 /**
  * Reads the chat document itself (text or object). Its depth limit leaves room for the channel
  * states nested in it, which are then held to a stored session's limits from their own root.
  */
 function readChatDocument(document: unknown, limits: JsonLimits | undefined): unknown {
-  const shell: JsonLimits = { ...partLimits(limits), maxDepth: (limits?.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth) + CHANNEL_STATE_DEPTH };
+  const shell = shellLimits(limits);
   const doc = typeof document === "string" ? parseJson(document, shell) : (checkJsonLimits(document, shell), document);
   if (limits?.protoKeys !== "keep" && isPlainObject(doc)) {
     // The chat document's own keys are looked up by name: a "__proto__" there is refused.
@@ -223,6 +227,8 @@ export class AgentChatSerializer {
       const text = serializeSession(sessions.get(channelKey)!, { registry: options.registry, strict: options.strict, limits: options.limits, validate: true });
       return { channelKey, channelState: encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : (parseJson(text, partLimits(options.limits)) as JsonObject) };
     });
+    // The checks deserialize makes, in its order: the document's limits, then the history's.
+    checkWritableJson({ format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history: state.history }, shellLimits(options.limits));
     const history = writeHistory(state.history, options);
     const doc: AgentChatDocument = { format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history, channels };
     checkJsonSize(JSON.stringify(doc), options.limits);

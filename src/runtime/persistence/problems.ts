@@ -100,6 +100,7 @@ export class ProblemList {
 
 const MAX_TYPE_CHARS = 256;
 
+
 /** A pointer for a message (long ones, from deep nesting, cut in the middle as in parse errors). */
 export function pointerLabel(pointer: string): string {
   return pointer === "" ? "the document root" : shortPointer(pointer);

@@ -136,16 +136,20 @@ export function serializeSession(session: AgentSession, options: SerializeOption
   const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
   const what = `session ${sessionLabel(session)}`;
   const deep = options.validate === true;
-  if (deep) checkWritable(doc, options, what);
+  // With validate, checked in the order loading checks: size, depth/keys/plain data, then every value.
+  let text: string | undefined;
+  if (deep) {
+    text = stringify(doc, options.space, what);
+    checkWrittenSize(text, options, what);
+    checkWritable(doc, options, what);
+  }
   {
     const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
     walker.walkSession(session, ["session"]);
     const result = walker.result();
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  const text = stringify(doc, options.space, what);
-  if (deep) checkWrittenSize(text, options, what);
-  return text;
+  return text ?? stringify(doc, options.space, what);
 }
 
 /** Writes several sessions as one document. */
@@ -158,7 +162,12 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
   const doc = { format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions };
   const what = `${sessions.length} sessions`;
   const deep = options.validate === true;
-  if (deep) checkWritable(doc, options, what);
+  let text: string | undefined;
+  if (deep) {
+    text = stringify(doc, options.space, what);
+    checkWrittenSize(text, options, what);
+    checkWritable(doc, options, what);
+  }
   {
     const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
     const base: (string | number)[] = ["sessions", 0];
@@ -169,9 +178,7 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
     const result = walker.result();
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  const text = stringify(doc, options.space, what);
-  if (deep) checkWrittenSize(text, options, what);
-  return text;
+  return text ?? stringify(doc, options.space, what);
 }
 
 /** The limits session documents are read with: the caller's, keeping `__proto__` inside values unless told otherwise. */

@@ -5,6 +5,7 @@
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { TypeRegistry } from "../persistence/registry.js";
+import type { JsonLimits } from "../persistence/safe-json.js";
 import { deserializeSession, serializeSession } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
@@ -17,6 +18,8 @@ export interface SessionCodecOptions {
   strict?: boolean;
   /** Also read bare `JSON.stringify(session)` documents with no envelope (default false). */
   allowBare?: boolean;
+  /** Parse limits, applied alike when saving and when loading (default: `DEFAULT_JSON_LIMITS`). */
+  limits?: JsonLimits;
 }
 
 /** Thrown by the fallback codecs for a value that is not a storable session or message. */
@@ -71,10 +74,11 @@ export const structuralSessionCodec: SessionCodec = {
  * `deserializeSession(text)` (safe parse, envelope check, migrations, validation).
  */
 export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionCodec {
-  const { registry, strict, allowBare } = options;
+  const { registry, strict, allowBare, limits } = options;
+  // One set of options for both directions: whatever serialize accepts, deserialize reads back.
   return {
-    serialize: (session) => serializeSession(session, { validate: true, registry, strict }),
-    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare }),
+    serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
+    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits }),
   };
 }
 
