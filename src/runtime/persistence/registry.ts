@@ -19,24 +19,24 @@
 import AjvModule from "ajv";
 import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
-import { StatebagError } from "../core/errors.js";
 import { isDateTime } from "./formats.js";
-import { MigrationDefinitionError, MigrationSet, callerSource, setOwn, type Migration, type MigrationTargets } from "./migrations.js";
+import { setOwn } from "../core/json.js";
+import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets } from "./migrations.js";
+import { RegistryError } from "./registry-error.js";
+import { opaqueSlot, plainSchema } from "./schema-closing.js";
+import { compileSlotWalk, compileSlots, type SlotNode, type SlotVisitor, type SlotWalk } from "./slot-walk.js";
 import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
 import { TYPE_ID_PATTERN } from "../core/tagged.js";
 
 const Ajv = AjvModule.default;
 type AjvInstance = InstanceType<typeof Ajv>;
 
+// Split out for one concept per module; re-exported for existing importers.
+export { RegistryError };
+export type { SlotNode, SlotVisitor, SlotWalk };
+
 /** The family of provider state values (the values directly under a state bag key). */
 export const PROVIDER_STATE_FAMILY = "ProviderState";
-
-/** A mistake in how types were registered or composed. */
-export class RegistryError extends StatebagError {
-  constructor(message: string, hint?: string, cause?: unknown) {
-    super("registry", message, { hint, cause });
-  }
-}
 
 /** A `$type` id (see `TYPE_ID_PATTERN`) is never the name of something every JavaScript object already has. */
 const TYPE_ID = TYPE_ID_PATTERN;
@@ -51,114 +51,6 @@ function checkTypeId(id: unknown, what: string): asserts id is string {
   }
   if (isReservedTypeName(id)) {
     throw new RegistryError(`${what} "${id}" is reserved (it names a property every JavaScript object has)`, 'choose another id, e.g. "acme.' + id + '"');
-  }
-}
-
-// -----------------------------------------------------------------------------------------------
-// Slots, precompiled into a trie so the walker visits each shared prefix once.
-
-/** @internal A node of a type's compiled slot tree. `seg === null` means `"*"`. */
-export interface SlotNode {
-  readonly seg: string | null;
-  /** True when `seg` is also a property of `Object.prototype` (read it with an own-property check). */
-  readonly guarded: boolean;
-  /** The family of the tagged value at this position, when a slot ends here. */
-  readonly family: string | null;
-  readonly children: readonly SlotNode[];
-}
-
-function compileSlots(slots: readonly FamilySlot[]): SlotNode | null {
-  if (slots.length === 0) return null;
-  type Mutable = { seg: string | null; guarded: boolean; family: string | null; children: Mutable[] };
-  const root: Mutable = { seg: null, guarded: false, family: null, children: [] };
-  for (const slot of slots) {
-    let node = root;
-    for (const raw of slot.path) {
-      const seg = raw === "*" ? null : raw;
-      let child = node.children.find((c) => c.seg === seg);
-      if (child === undefined) {
-        child = { seg, guarded: seg !== null && (seg === "__proto__" || seg in Object.prototype), family: null, children: [] };
-        node.children.push(child);
-      }
-      node = child;
-    }
-    node.family = slot.family;
-  }
-  return root;
-}
-
-/**
- * @internal The slot walk of one type compiled to straight-line code: property reads with the
- * segment names written out (so each read site gets its own inline cache instead of one generic
- * keyed read shared by every type), calling `walker.visitTagged` at each slot. Same semantics as
- * the generic walk over `SlotNode`s (`SessionWalker.walkChildren`), which remains the fallback
- * where code generation is not allowed.
- *
- * The source names its type: V8 caches `new Function` by source text, so types with the same
- * slots (every content type walks `annotations/*`) would otherwise share one compiled function and
- * one set of inline caches, made megamorphic by all their shapes (measured: 3-5% of validation).
- */
-export type SlotWalk = (walker: SlotVisitor, value: object, depth: number, nesting: number, path: (string | number)[]) => void;
-
-/** @internal What a compiled slot walk calls back into. */
-export interface SlotVisitor {
-  visitTagged(value: unknown, family: string, depth: number, nesting: number): void;
-}
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null {
-  const families: string[] = [];
-  let counter = 0;
-  const lines: string[] = [];
-  const emit = (node: SlotNode, x: string, off: number, indent: string): void => {
-    for (const child of node.children) {
-      const y = `v${++counter}`;
-      const depth = `d + ${off}`;
-      const inner = (value: string, ind: string): void => {
-        if (child.family !== null) {
-          families.push(child.family);
-          lines.push(`${ind}w.visitTagged(${value}, F[${families.length - 1}], d + ${off + 1}, n);`);
-        } else if (child.children.length > 0) {
-          lines.push(`${ind}if (${value} !== null && typeof ${value} === "object") {`);
-          emit(child, value, off + 1, ind + "  ");
-          lines.push(`${ind}}`);
-        }
-      };
-      if (child.seg === null) {
-        const i = `i${counter}`;
-        lines.push(`${indent}if (Array.isArray(${x})) {`);
-        lines.push(`${indent}  for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
-        lines.push(`${indent}    p[${depth}] = ${i};`);
-        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
-        inner(y, indent + "    ");
-        lines.push(`${indent}  }`);
-        lines.push(`${indent}} else {`);
-        lines.push(`${indent}  for (const ${i} in ${x}) {`);
-        lines.push(`${indent}    if (!H.call(${x}, ${i})) continue;`);
-        lines.push(`${indent}    p[${depth}] = ${i};`);
-        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
-        inner(y, indent + "    ");
-        lines.push(`${indent}  }`);
-        lines.push(`${indent}}`);
-      } else {
-        const lit = JSON.stringify(child.seg);
-        const read = child.guarded ? `(H.call(${x}, ${lit}) ? ${x}[${lit}] : undefined)` : IDENTIFIER.test(child.seg) ? `${x}.${child.seg}` : `${x}[${lit}]`;
-        lines.push(`${indent}const ${y} = ${read};`);
-        lines.push(`${indent}if (${y} !== undefined) {`);
-        lines.push(`${indent}  p[${depth}] = ${lit};`);
-        inner(y, indent + "  ");
-        lines.push(`${indent}}`);
-      }
-    }
-  };
-  emit(tree, "v", 0, "  ");
-  try {
-    // `$type` is a checked id (letters, digits, "_", ".", "-"): safe in a line comment.
-    const factory = new Function("F", "H", `return function slotWalk(w, v, d, n, p) {\n  // slot walk of ${$type}\n${lines.join("\n")}\n};`) as (f: string[], h: typeof Object.prototype.hasOwnProperty) => SlotWalk;
-    return factory(families, Object.prototype.hasOwnProperty);
-  } catch {
-    return null; // code generation disallowed (CSP, some edge runtimes): the generic walk is used
   }
 }
 
@@ -239,112 +131,6 @@ export type RegistryPart =
   | TypeRegistry
   | readonly TypeDefinition[]
   | { source: string; types?: readonly TypeDefinition[]; migrations?: readonly Migration[] };
-
-const OBJECT_KEYWORDS_THAT_OPEN = ["additionalProperties", "patternProperties", "unevaluatedProperties"] as const;
-const COMBINATORS_AT_LEVEL = ["allOf", "anyOf", "oneOf", "if", "then", "else", "not", "$ref"] as const;
-const MAX_SCHEMA_DEPTH = 128;
-
-/**
- * Copies a schema into plain JSON: own enumerable string keys only (TypeBox's symbol keys are
- * dropped), `__proto__` keys stay own data, and, unless `open`, object schemas are closed.
- */
-function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: number): unknown {
-  if (depth > MAX_SCHEMA_DEPTH) throw new RegistryError(`schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (a cycle?)`);
-  if (Array.isArray(node)) return node.map((item) => plainSchema(item, open, true, depth + 1));
-  if (typeof node !== "object" || node === null) {
-    if (typeof node === "function" || typeof node === "symbol" || typeof node === "bigint") throw new RegistryError(`schema contains a ${typeof node}, which is not JSON`);
-    return node;
-  }
-  const src = node as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(src)) {
-    const value = src[key];
-    if (value === undefined) continue;
-    let copied: unknown;
-    switch (key) {
-      // Schema maps: each value is a schema.
-      case "properties":
-      case "patternProperties":
-      case "definitions":
-      case "$defs":
-      case "dependentSchemas": {
-        const map: Record<string, unknown> = {};
-        for (const k of Object.keys(value as object)) setOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
-        copied = map;
-        break;
-      }
-      // Members of an intersection are not closed at their own level (that would reject the other
-      // members' properties), nor are partial schemas of conditionals and negations.
-      case "allOf":
-        copied = (value as unknown[]).map((item) => plainSchema(item, open, false, depth + 1));
-        break;
-      case "not":
-      case "if":
-      case "then":
-      case "else":
-        copied = plainSchema(value, open, false, depth + 1);
-        break;
-      // Plain data, never schemas.
-      case "const":
-      case "enum":
-      case "default":
-      case "examples":
-      case "required":
-        copied = structuredClone(value);
-        break;
-      default:
-        copied = plainSchema(value, open, true, depth + 1);
-    }
-    setOwn(out, key, copied);
-  }
-  if (!open && closeHere && isClosableObjectSchema(out)) out.additionalProperties = false;
-  return out;
-}
-
-/** An object schema that lists its properties (`{ type: "object" }` alone means "any object" and stays open). */
-function isClosableObjectSchema(s: Record<string, unknown>): boolean {
-  const t = s.type;
-  if ((t !== "object" && t !== undefined) || typeof s.properties !== "object" || s.properties === null) return false;
-  for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
-  for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
-  return true;
-}
-
-/** Replaces the subschema at a slot path with `{}` (opaque: the walker validates what sits there). */
-function opaqueSlot(schema: Record<string, unknown>, path: readonly string[]): void {
-  let node: Record<string, unknown> | undefined = schema;
-  for (let i = 0; i < path.length && node; i++) {
-    const seg = path[i];
-    const last = i === path.length - 1;
-    let holder: Record<string, unknown> | undefined;
-    let key: string | undefined;
-    if (seg === "*") {
-      if (node.type === "array" || (node.items !== undefined && typeof node.items === "object" && !Array.isArray(node.items))) {
-        holder = node;
-        key = "items";
-      } else if (typeof node.additionalProperties === "object" && node.additionalProperties !== null) {
-        holder = node;
-        key = "additionalProperties";
-      } else if (typeof node.patternProperties === "object" && node.patternProperties !== null) {
-        const pats = node.patternProperties as Record<string, unknown>;
-        const keys = Object.keys(pats);
-        if (keys.length === 1) {
-          holder = pats;
-          key = keys[0];
-        }
-      }
-    } else {
-      const props = node.properties as Record<string, unknown> | undefined;
-      if (props && Object.prototype.hasOwnProperty.call(props, seg)) {
-        holder = props;
-        key = seg;
-      }
-    }
-    if (holder === undefined || key === undefined) return; // shape not navigable: leave the schema as written
-    if (last) setOwn(holder, key, {});
-    else node = holder[key] as Record<string, unknown> | undefined;
-  }
-}
 
 // -----------------------------------------------------------------------------------------------
 

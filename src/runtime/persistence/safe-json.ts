@@ -78,6 +78,8 @@ export class JsonParseError extends StatebagError {
 /** @internal The limits with every default filled in. */
 export function resolveLimits(limits: JsonLimits | undefined): Required<JsonLimits> {
   if (limits === undefined) return DEFAULT_JSON_LIMITS;
+  // Already complete (a frozen preset): used as it is, no copy per call.
+  if (limits.maxBytes !== undefined && limits.maxDepth !== undefined && limits.maxKeys !== undefined && limits.protoKeys !== undefined) return limits as Required<JsonLimits>;
   return {
     maxBytes: limits.maxBytes ?? DEFAULT_JSON_LIMITS.maxBytes,
     maxDepth: limits.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth,

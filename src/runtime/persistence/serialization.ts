@@ -45,7 +45,7 @@ import { MAX_POINTER_CHARS, boundedPointer, describeValue, jsonPointer, quoted, 
 import type { AgentSession } from "../core/session.js";
 import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
 import { defaultRegistry } from "./registry.js";
-import { JsonParseError, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
 import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
 
 export const SESSION_FORMAT = "statebag.session";
@@ -183,8 +183,11 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
 
 /** The limits session documents are read with: the caller's, keeping `__proto__` inside values unless told otherwise. */
 function sessionLimits(limits: JsonLimits | undefined): JsonLimits {
-  return limits?.protoKeys !== undefined ? limits : { ...limits, protoKeys: "keep" };
+  if (limits === undefined) return SESSION_LIMITS;
+  return limits.protoKeys !== undefined ? limits : { ...limits, protoKeys: "keep" };
 }
+
+const SESSION_LIMITS: Readonly<Required<JsonLimits>> = Object.freeze({ ...DEFAULT_JSON_LIMITS, protoKeys: "keep" });
 
 /** Save side of the parse limits: what loading would refuse is refused here, with the same problem. */
 function checkWritable(doc: object, options: SerializeOptions, what: string): void {

@@ -109,7 +109,7 @@ export class SessionWalker implements SlotVisitor {
    * Schema problems of the tagged values being walked (the current value and its ancestors), by
    * pointer: the walker's own report on a nested position supersedes ajv's report on the same spot.
    */
-  private readonly schemaAt = new Map<string, number>();
+  private schemaAt: Map<string, number> | null = null;
 
   private readonly registry: TypeRegistry;
   private readonly strict: boolean;
@@ -355,7 +355,7 @@ export class SessionWalker implements SlotVisitor {
       }
     }
     // Nothing after this value's walk can report at its positions again.
-    if (reported !== null) for (const p of reported) this.schemaAt.delete(p);
+    if (reported !== null) for (const p of reported) this.schemaAt!.delete(p);
   }
 
 
@@ -434,9 +434,9 @@ export class SessionWalker implements SlotVisitor {
 
   private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string): void {
     const pointer = boundedPointer(this.pointer(d));
-    const superseded = this.schemaAt.get(pointer);
+    const superseded = this.schemaAt?.get(pointer);
     if (superseded !== undefined) {
-      this.schemaAt.delete(pointer);
+      this.schemaAt!.delete(pointer);
       this.problems.withdraw(pointer, superseded);
     }
     const problem: ValidationProblem = { code, pointer, expected, found, message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`, hint };
@@ -493,7 +493,7 @@ export class SessionWalker implements SlotVisitor {
     if (report !== def.validate && !report(value) && report.errors && report.errors.length > 0) errors = report.errors;
     const note = migratedFrom === undefined ? undefined : `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
     const pointers: string[] = [];
-    const schemaAt = this.schemaAt;
+    const schemaAt = (this.schemaAt ??= new Map());
     emitSchemaProblems(def, value, errors, base, (p) => {
       p.pointer = boundedPointer(p.pointer);
       if (note !== undefined) p.hint = p.hint === undefined ? note : `${p.hint}; ${note}`;
