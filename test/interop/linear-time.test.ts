@@ -18,44 +18,29 @@ function nestedStatebagApproval(depth: number): Record<string, unknown> {
 
 const pythonDoc = (content: unknown) => JSON.stringify({ type: "session", session_id: "deep", service_session_id: null, state: { in_memory: { messages: [{ type: "message", role: "assistant", contents: [content] }] } } });
 
-function timed<T>(fn: () => T): [T, number] {
-  const start = performance.now();
-  const value = fn();
-  return [value, performance.now() - start];
-}
-
+/*
+ * No wall-clock thresholds here (speed is measured by `npm run bench`). The mapping this replaced
+ * doubled its work per level of nesting; at depths near the 128-level limit of tagged values such
+ * a mapping could never finish within vitest's timeout, so finishing with the exact result is the
+ * proof.
+ */
 describe("Python interop runs in time linear in its input", () => {
-  it("imports a function_approval_request nested 36 deep (was 143 s) and 120 deep, and exports it back", () => {
+  it("imports a function_approval_request nested 36 and 120 deep, and exports it back", () => {
     for (const depth of [36, 120]) {
       const original = nestedPythonApproval(depth);
-      const [session, ms] = timed(() => importSession(pythonDoc(original), { from: "python", limits: { maxDepth: 1024 } }));
-      expect(ms, `import at depth ${depth}`).toBeLessThan(1500);
-      const [text, outMs] = timed(() => exportSession(session, { to: "python" }));
-      expect(outMs, `export at depth ${depth}`).toBeLessThan(1500);
-      expect(JSON.parse(text).state.in_memory.messages[0].contents[0]).toEqual(original);
+      const session = importSession(pythonDoc(original), { from: "python", limits: { maxDepth: 1024 } });
+      const text = exportSession(session, { to: "python" });
+      expect(JSON.parse(text).state.in_memory.messages[0].contents[0], `depth ${depth}`).toEqual(original);
     }
   });
 
-  it("exports a valid session nested 24 deep (was 37 s) and 100 deep, then imports it back equal", () => {
+  it("exports a valid session nested 24 and 100 deep, then imports it back equal", () => {
     for (const depth of [24, 100]) {
       const message = { role: "assistant", contents: [nestedStatebagApproval(depth)] } as unknown as ChatMessage;
       const session: AgentSession = { id: "deep", kind: "local", stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: [message], droppedMessageCount: 0 } } };
-      const [text, ms] = timed(() => exportSession(session, { to: "python" }));
-      expect(ms, `export at depth ${depth}`).toBeLessThan(1500);
-      const [back, inMs] = timed(() => importSession(text, { from: "python", limits: { maxDepth: 4096 } }));
-      expect(inMs, `import at depth ${depth}`).toBeLessThan(1500);
-      expect(back).toEqual(session);
+      const text = exportSession(session, { to: "python" });
+      const back = importSession(text, { from: "python", limits: { maxDepth: 4096 } });
+      expect(back, `depth ${depth}`).toEqual(session);
     }
-  });
-
-  it("doubling the depth at most about quadruples the time (no exponential growth)", () => {
-    const measure = (depth: number) => {
-      const text = pythonDoc(nestedPythonApproval(depth));
-      return Math.min(...[0, 1, 2].map(() => timed(() => importSession(text, { from: "python", limits: { maxDepth: 1024 } }))[1]));
-    };
-    measure(40); // warm up
-    const small = Math.max(measure(50), 1);
-    const large = measure(100);
-    expect(large / small).toBeLessThan(8);
   });
 });
