@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { responseFromUpdates, type ChatClient, type ChatOptions, type ChatResponse, type ChatResponseUpdate } from "./chat-client.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
+import { quoted } from "../core/json.js";
 import { messageText, userMessage, type ChatMessage, type FunctionCallContent, type ToolApprovalRequestContent, type UsageDetails } from "../core/messages.js";
 import {
   approvalRequestFor,
@@ -301,7 +302,7 @@ export class ChatClientAgent {
       if (answers.length === 0) {
         throw new ToolApprovalError(
           "tool-approval-pending",
-          `session ${session.id} is waiting for answers to tool approval requests ${waiting.map((r) => JSON.stringify(r.requestId)).join(", ")}`,
+          `session ${quoted(session.id)} is waiting for answers to tool approval requests ${waiting.map((r) => quoted(r.requestId)).join(", ")}`,
           "answer them first: agent.run(input, session, { approvals: [approveToolCall(id)] }) (or rejectToolCall(id, reason))",
           waiting[0].requestId,
         );

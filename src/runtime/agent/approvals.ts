@@ -15,6 +15,7 @@
  * answering run is retried after a save conflict or a crash.
  */
 import { StatebagError } from "../core/errors.js";
+import { describeValue, quoted } from "../core/json.js";
 import type { ChatMessage, FunctionCallContent, FunctionResultContent, ToolApprovalRequestContent, ToolApprovalResponseContent } from "../core/messages.js";
 import { ProviderSessionState, type StateAccess } from "../core/state-bag.js";
 import type { AgentSession } from "../core/session.js";
@@ -188,29 +189,29 @@ export function recordAnswers(state: ToolApprovalState | undefined, answers: rea
   for (const a of answers) {
     const id = a.requestId ?? a.callId;
     if (typeof id !== "string" || id === "" || typeof a.approved !== "boolean") {
-      throw new ToolApprovalError("tool-approval-invalid", `an approval answer needs a request id (or call id) and approved: true/false, got ${JSON.stringify(a)}`, "answer with approveToolCall(id) or rejectToolCall(id, reason)", id);
+      throw new ToolApprovalError("tool-approval-invalid", `an approval answer needs a request id (or call id) and approved: true/false, got id ${describeValue(id)} and approved ${describeValue(a.approved)}`, "answer with approveToolCall(id) or rejectToolCall(id, reason)", id);
     }
     const entry = next.pending.find((p) => p.request && (p.request.requestId === id || p.call.callId === id));
     if (!entry) {
       const done = [...next.answered].reverse().find((d) => d.requestId === id || d.callId === id);
       if (done) {
-        throw new ToolApprovalError("tool-approval-answered", `approval request ${JSON.stringify(id)} was already answered (${done.approved ? "approved" : "rejected"}) and its round is closed`, "answer each request once; reload the session to see its current state", id);
+        throw new ToolApprovalError("tool-approval-answered", `approval request ${quoted(id)} was already answered (${done.approved ? "approved" : "rejected"}) and its round is closed`, "answer each request once; reload the session to see its current state", id);
       }
       const waiting = next.pending.filter((p) => p.request && !p.response).map((p) => p.request!.requestId);
       throw new ToolApprovalError(
         "tool-approval-not-found",
-        `session has no approval request ${JSON.stringify(id)}`,
-        waiting.length ? `the requests waiting are: ${waiting.map((w) => JSON.stringify(w)).join(", ")}` : "nothing is waiting for approval in this session",
+        `session has no approval request ${quoted(id)}`,
+        waiting.length ? `the requests waiting are: ${waiting.map((w) => quoted(w)).join(", ")}` : "nothing is waiting for approval in this session",
         id,
       );
     }
-    if (seen.has(entry)) throw new ToolApprovalError("tool-approval-answered", `approval request ${JSON.stringify(entry.request!.requestId)} was answered twice in one call`, "give one answer per request", entry.request!.requestId);
+    if (seen.has(entry)) throw new ToolApprovalError("tool-approval-answered", `approval request ${quoted(entry.request!.requestId)} was answered twice in one call`, "give one answer per request", entry.request!.requestId);
     seen.add(entry);
     if (entry.response) {
       if (options.repeatIsRetry && entry.response.approved === a.approved) continue;
       throw new ToolApprovalError(
         "tool-approval-answered",
-        `approval request ${JSON.stringify(entry.request!.requestId)} was already answered (${entry.response.approved ? "approved" : "rejected"})`,
+        `approval request ${quoted(entry.request!.requestId)} was already answered (${entry.response.approved ? "approved" : "rejected"})`,
         "answer each request once; reload the session to see its current state",
         entry.request!.requestId,
       );
@@ -282,7 +283,7 @@ export async function settleRound(
       if (Number.isFinite(age) && age < context.claimTimeoutMs) {
         throw new ToolApprovalError(
           "tool-approval-in-progress",
-          `the approved call ${JSON.stringify(entry.call.callId)} to ${entry.call.name} is being run by another process (claimed ${entry.startedAt})`,
+          `the approved call ${quoted(entry.call.callId)} to ${entry.call.name} is being run by another process (claimed ${entry.startedAt})`,
           `try again later; if that process stopped, the call is reported to the model as having an unknown outcome once its claim is older than ${context.claimTimeoutMs} ms`,
           entry.call.callId,
         );

@@ -3,6 +3,7 @@
  * service keeps that history and the session holds only its conversation id.
  */
 import { StatebagError } from "../../core/errors.js";
+import { quoted } from "../../core/json.js";
 import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
@@ -68,7 +69,7 @@ export class HistoryProviderMismatchError extends StatebagError {
   ) {
     super(
       "history-provider-mismatch",
-      `session ${JSON.stringify(sessionId)} keeps its history in "${heldBy.$type}" under state bag key "${heldBy.key}", ` +
+      `session ${quoted(sessionId)} keeps its history in "${heldBy.$type}" under state bag key "${heldBy.key}", ` +
         `which this agent's ${provider} does not read: ${detail}; nothing was run`,
       { hint },
     );

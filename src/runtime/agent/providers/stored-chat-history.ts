@@ -29,6 +29,7 @@ import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { StoredChatHistoryStateType } from "../../../generated/descriptors.js";
 import { ConfigurationError } from "../../core/errors.js";
+import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog } from "../../stores/types.js";
 import type { ProviderState } from "../../core/tagged.js";
@@ -240,7 +241,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       session.id,
       source,
       "StoredChatHistoryProvider",
-      `it holds ${messages.length} message(s) there, and the message log ${JSON.stringify(storageId)} already holds ${snapshot.messages.length} other message(s); statebag merges or drops neither`,
+      `it holds ${messages.length} message(s) there, and the message log ${quoted(storageId)} already holds ${snapshot.messages.length} other message(s); statebag merges or drops neither`,
       "run the session with an agent whose history is an InMemoryChatHistoryProvider, or move the log aside (store.messages.deleteMessages, or a storageIdFor naming an empty log) to carry the in-memory history over",
     );
   }
