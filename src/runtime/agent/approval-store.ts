@@ -21,7 +21,6 @@
 import { randomUUID } from "node:crypto";
 import type { ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
 import type { SessionStore } from "../stores/types.js";
 import { withSession } from "../stores/with-session.js";
 import type { AgentResponse, ChatClientAgent, RunOptions } from "./agent.js";
@@ -114,14 +113,5 @@ export async function answerToolApprovals(
 
 /** Load, change, save with compare-and-swap; on a conflict, load the fresh copy and change it again. */
 async function update(store: SessionStore, id: string, retries: number, ttlMs: number | undefined, change: (session: AgentSession) => void): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
-    const loaded = await store.get(id);
-    if (!loaded) throw new SessionNotFoundError(id);
-    change(loaded.session);
-    try {
-      return await store.save(loaded.session, { expectedRevision: loaded.revision, ttlMs });
-    } catch (error) {
-      if (!(error instanceof ConflictError) || attempt >= retries) throw error;
-    }
-  }
+  return (await withSession(store, id, change, { onConflict: "retry", retries, create: false, ttlMs })).revision;
 }
