@@ -1,5 +1,6 @@
 /** Errors for reading and writing other frameworks' session formats. */
 import { StatebagError, jsonPointer } from "../core/errors.js";
+import { quoted, shownText } from "../core/json.js";
 import type { InteropFormat } from "./foreign.js";
 import { familyOf, isSessionShape, type SessionShape } from "./shapes.js";
 
@@ -55,21 +56,14 @@ export const at = (path: readonly (string | number)[]) => jsonPointer(path);
 const MAX_SHOWN = 80;
 const MAX_POINTER = 512;
 
-/**
- * @internal A string as an error message shows it: quoted, control characters escaped (also
- * C1 and line/paragraph separators, which JSON.stringify leaves), cut with its length when long.
- */
+/** @internal A string as an error message shows it: quoted, escaped and cut like every statebag message (`quoted`). */
 export function shown(text: string, max = MAX_SHOWN): string {
-  const cut = text.length > max ? text.slice(0, max) : text;
-  const quoted = JSON.stringify(cut).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return text.length > max ? `${quoted.slice(0, -1)}..." (${text.length} characters)` : quoted;
+  return quoted(text, max);
 }
 
-/** @internal Text as an error message shows it unquoted: control characters escaped, cut with its length when long. */
+/** @internal Text as an error message shows it unquoted: escaped and cut like every statebag message (`shownText`). */
 export function escaped(text: string, max = 300): string {
-  const cut = text.length > max ? text.slice(0, max) : text;
-  const safe = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return text.length > max ? `${safe}... (${text.length} characters)` : safe;
+  return shownText(text, max);
 }
 
 /** @internal A JSON pointer as an error message shows it (bounded, escaped). */
