@@ -1,28 +1,14 @@
 /** examples/approval.ts: process 1 stops at the approval, process 2 approves, the tool runs once (SQLite file). */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runExample, tempDir } from "../cli/helpers.js";
 
-const REPO = join(import.meta.dirname, "..", "..");
-const dir = mkdtempSync(join(tmpdir(), "statebag-approval-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tmp = tempDir("statebag-approval-");
+const dir = tmp.dir;
+afterAll(() => tmp.cleanup());
 
-function example(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, "node_modules/tsx/dist/cli.mjs"), join(REPO, "examples/approval.ts"), ...args], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, STATEBAG_STORE: `sqlite:${join(dir, "sessions.db")}`, STATEBAG_LEDGER: join(dir, "refunds.log") },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const example = (args: string[]) => runExample("approval.ts", args, { env: { STATEBAG_STORE: `sqlite:${join(dir, "sessions.db")}`, STATEBAG_LEDGER: join(dir, "refunds.log") } });
 
 describe("the approval example", () => {
   it("stops in one process and runs the approved tool exactly once in another", async () => {

@@ -1,26 +1,11 @@
 /** `npm run demo` works offline, remembers across the "restart", and its hint command works. */
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cli, REPO, tempDir } from "./helpers.js";
+import { cli, runExample, tempDir } from "./helpers.js";
 
 const tmp = tempDir("statebag-demo-");
 afterAll(() => tmp.cleanup());
 
-function runDemo(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, "node_modules/tsx/dist/cli.mjs"), join(REPO, "examples/demo.ts")], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const runDemo = (env: Record<string, string>) => runExample("demo.ts", [], { env });
 
 describe("the demo", () => {
   it("runs three turns, restarts, remembers, prints the stored JSON and a valid result", async () => {

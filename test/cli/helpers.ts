@@ -61,10 +61,20 @@ export async function cli(args: string[], options: RunOptions = {}): Promise<Run
 
 /** `node bin/statebag.mjs ...` as a child process (about half a second each: use sparingly). */
 export function spawnCli(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return spawnNode([BIN, ...args], { ...options, env: { STATEBAG_FROM_SOURCE: "1", ...options.env } });
+}
+
+/** `tsx examples/<file> ...` as a child process, as a user runs an example. */
+export function runExample(file: string, args: string[] = [], options: RunOptions = {}): Promise<RunResult> {
+  return spawnNode([join(REPO, "node_modules/tsx/dist/cli.mjs"), join(REPO, "examples", file), ...args], options);
+}
+
+/** `node <argv>` with only PATH and HOME from this process's environment. */
+function spawnNode(argv: string[], options: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, argv, {
       cwd: options.cwd ?? REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, STATEBAG_FROM_SOURCE: "1", ...options.env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
