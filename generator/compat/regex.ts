@@ -120,7 +120,8 @@ export function lengthIncludes(old: StringConstraints, min: number, max: number 
     const omin = old.minLength ?? 0;
     const omax = old.maxLength;
     if (omin >= min && (max === undefined || (omax !== undefined && omax <= max))) return { kind: "included" };
-    const length = omin < min ? omin : (max as number) + 1;
+    // The shortest old length the new bounds reject (at least the old minimum, or it is no old string).
+    const length = omin < min ? omin : Math.max(omin, (max as number) + 1);
     if (omax !== undefined && length > omax) return { kind: "included" }; // empty old language
     return { kind: "excluded", witness: "a".repeat(length) };
   }

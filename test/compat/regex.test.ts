@@ -45,6 +45,8 @@ describe("lengthIncludes: lengths implied by other constraints", () => {
     expect(lengthIncludes({ minLength: 2, maxLength: 4 }, 1, 5)).toEqual({ kind: "included" });
     expect(lengthIncludes({ minLength: 2 }, 3, undefined)).toEqual({ kind: "excluded", witness: "aa" });
     expect(lengthIncludes({ maxLength: 9 }, 0, 5)).toEqual({ kind: "excluded", witness: "aaaaaa" });
+    // the witness is an old string: at least the old minimum long
+    expect(lengthIncludes({ minLength: 10, maxLength: 20 }, 0, 5)).toEqual({ kind: "excluded", witness: "a".repeat(10) });
   });
 
   it("bounds implied by a pattern or a format", () => {
