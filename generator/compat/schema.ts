@@ -4,7 +4,7 @@
  * documents), cycle-safe.
  */
 import path from "node:path";
-import { pointerSegment } from "../../src/runtime/core/errors.js";
+import { jsonEqual, pointerSegment } from "../../src/runtime/core/json.js";
 
 /** A draft-07 schema: an object or a boolean. */
 export type JsonSchema = boolean | SchemaObject;
@@ -30,9 +30,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  return a === b || canonicalJson(a) === canonicalJson(b);
-}
+/** Structural equality of JSON values (the runtime's, shared: key order and `undefined` members ignored). */
+export { jsonEqual };
 
 /** Appends one segment to a value-shape pointer. `"*"` stands for every array item / map value. */
 export function childPointer(pointer: string, segment: string | number): string {
