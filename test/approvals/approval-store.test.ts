@@ -136,6 +136,41 @@ describe("answerToolApprovals", () => {
     expect(done.response!.text).toContain("outcome of this call to wire_money is unknown");
   });
 
+  it("an abort between two approved calls saves the first result and releases the second's claim", async () => {
+    const store = new MemorySessionStore();
+    const controller = new AbortController();
+    const runs: string[] = [];
+    const wire: AITool = {
+      name: "wire_money",
+      requiresApproval: true,
+      execute: async (args, context) => {
+        runs.push(context.callId);
+        if (runs.length === 1) controller.abort(new Error("client went away"));
+        return { sent: args.amount };
+      },
+    };
+    const calls = [
+      { $type: "functionCall" as const, callId: "call_a", name: "wire_money", arguments: { amount: 1 } },
+      { $type: "functionCall" as const, callId: "call_b", name: "wire_money", arguments: { amount: 2 } },
+    ];
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: calls } }] }), tools: [wire] });
+    const { value } = await withSession(store, "s1", (session) => agent.run("wire twice", session));
+    const answers = value.pendingApprovals!.map((r) => approveToolCall(r.requestId));
+
+    await expect(answerToolApprovals(store, "s1", agent, answers, { signal: controller.signal })).rejects.toThrow("client went away");
+    expect(runs).toEqual(["call_a"]);
+    const [a, b] = stateOf((await store.get("s1"))!.session).pending;
+    expect(a.result).toMatchObject({ callId: "call_a", result: { sent: 1 } });
+    expect(b.result).toBeUndefined();
+    expect(b.startedBy).toBeUndefined();
+
+    // The retry runs only the call that never started; nothing is reported as an unknown outcome.
+    const retried = await answerToolApprovals(store, "s1", agent, answers);
+    expect(runs).toEqual(["call_a", "call_b"]);
+    expect(retried.executed).toEqual(["call_b"]);
+    expect(retried.response!.text).not.toContain("unknown");
+  });
+
   it("a rejection runs nothing; continue: false leaves the model call to the application", async () => {
     const store = new MemorySessionStore();
     const { agent, runs, client } = setup();

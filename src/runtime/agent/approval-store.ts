@@ -83,25 +83,34 @@ export async function answerToolApprovals(
   const waiting = unanswered(state);
   if (waiting.length) return { pendingApprovals: structuredClone(waiting), executed: [], revision };
 
-  // 2. Run what this call claimed; merge the results into whatever is stored now.
+  // 2. Run what this call claimed; merge the results into whatever is stored now. An abort stops
+  // before the next call: the results already in hand are still saved, and the claims on calls
+  // that never started are released, so neither is reported as an unknown outcome later.
   const results = new Map<string, FunctionResultContent>();
-  for (const entry of state.pending) {
-    if (entry.startedBy !== claim) continue;
-    options.signal?.throwIfAborted();
+  const claimed = state.pending.filter((entry) => entry.startedBy === claim);
+  for (const entry of claimed) {
+    if (options.signal?.aborted) break;
     const tool = agent.tools.find((t) => t.name === entry.call.name && t.execute)!;
     results.set(entry.call.callId, await runTool(tool, entry.call, { sessionId, callId: entry.call.callId, signal: options.signal }));
   }
-  if (results.size) {
+  if (claimed.length) {
     revision = await update(store, sessionId, retries, options.ttlMs, (session) => {
       const latest = toolApprovalState.read(session);
       if (!latest) return;
       const merged = structuredClone(latest);
       for (const entry of merged.pending) {
-        if (entry.startedBy === claim && !entry.result && results.has(entry.call.callId)) entry.result = results.get(entry.call.callId)!;
+        if (entry.startedBy !== claim || entry.result) continue;
+        const result = results.get(entry.call.callId);
+        if (result) entry.result = result;
+        else {
+          delete entry.startedBy;
+          delete entry.startedAt;
+        }
       }
       toolApprovalState.write(session, merged);
     });
   }
+  options.signal?.throwIfAborted();
   const executed = [...results.keys()];
   if (options.continue === false) return { pendingApprovals: [], executed, revision };
 
