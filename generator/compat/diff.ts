@@ -829,9 +829,10 @@ class Differ {
         if ("undecided" in overlap) undecided(overlap.undecided);
         else if (overlap.overlap) compare(oldPP[p], newPP[q], overlap.witness);
       }
-      const leftOver = patternMinus(p, newPatterns);
+      // A key the new schema names is judged by that property; any other key is left to additionalProperties.
+      const leftOver = patternMinus(p, [...newPatterns, ...Object.keys(newNamed).map(exactKeyPattern)]);
       if (leftOver.kind === "undecided") undecided(leftOver.reason);
-      else if (leftOver.kind === "excluded" && !(leftOver.witness in newNamed)) {
+      else if (leftOver.kind === "excluded") {
         const key = leftOver.witness;
         if (newAdditional === false) {
           emit("close-additional-properties", `keys matching ${showValue(p)} (like ${showValue(key)}) are no longer accepted`, "patternProperties", { extraKey: key });
@@ -844,14 +845,14 @@ class Differ {
       return;
     }
     for (const q of newPatterns) {
-      const fresh = patternMinus(q, oldPatterns);
+      const fresh = patternMinus(q, [...oldPatterns, ...Object.keys(oldNamed).map(exactKeyPattern)]);
       if (fresh.kind === "undecided") undecided(fresh.reason);
-      else if (fresh.kind === "excluded" && !(fresh.witness in oldNamed)) compare(oldAdditional, newPP[q], fresh.witness);
+      else if (fresh.kind === "excluded") compare(oldAdditional, newPP[q], fresh.witness);
     }
     const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
     if (rest.kind === "undecided") undecided(rest.reason);
     else if (rest.kind === "excluded") {
-      const key = rest.witness in oldNamed || rest.witness in newNamed ? undefined : rest.witness;
+      const key = Object.hasOwn(oldNamed, rest.witness) || Object.hasOwn(newNamed, rest.witness) ? undefined : rest.witness;
       if (newAdditional === false) {
         emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", key ? { extraKey: key } : undefined);
       } else if (newAdditional !== true) {
@@ -1158,6 +1159,11 @@ function isUnion(s: SchemaObject): boolean {
 
 function unionKeyword(s: SchemaObject): string {
   return Array.isArray(s.oneOf) && !Array.isArray(s.anyOf) ? "oneOf" : "anyOf";
+}
+
+/** A pattern matching exactly one property name (a `u`-mode regex: only syntax characters escaped). */
+function exactKeyPattern(name: string): string {
+  return `^${name.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")}$`;
 }
 
 /** A property name neither schema declares, for an "extra property" witness. */

@@ -205,6 +205,17 @@ describe("patternProperties: key languages", () => {
     expect(verdict(diffSchemas(closed, { ...closed, patternProperties: { "^a": { type: "string" } } }))).toBe("compatible");
     expect(verdict(diffSchemas(closed, { ...closed, patternProperties: { "^a": { type: "number" } } }))).toBe("breaking");
   });
+
+  it("a key pattern replaced by one named property: the pattern's other keys are lost, even when its shortest key is that name", () => {
+    for (const name of ["x", "a-b/c.d"]) {
+      const old = { type: "object", patternProperties: { [`^${name.replace(/[.\/]/g, "\\$&")}`]: {} }, additionalProperties: false };
+      const changes = diffSchemas(old, { type: "object", properties: { [name]: {} }, additionalProperties: false });
+      const lost = changes.find((c) => c.kind === "breaking");
+      expect(lost, name).toMatchObject({ rule: "close-additional-properties", keyword: "patternProperties" });
+      const key = (probeOf(lost!) as { extraKey: string }).extraKey;
+      expect(key.startsWith(name) && key !== name, key).toBe(true);
+    }
+  });
 });
 
 describe("other families, both directions", () => {
