@@ -339,7 +339,32 @@ interface Envelope {
 
 const ENVELOPE_KEYS = new Set(["format", "formatVersion", "session", "sessions"]);
 
+const SESSION_BASE: readonly (string | number)[] = ["session"];
+const SESSIONS_BASE: readonly (string | number)[] = ["sessions"];
+
 function readEnvelope(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
+  // Fast path, nothing allocated but the result: a well-formed envelope. Anything else takes the
+  // full check below, which reports every problem.
+  if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) {
+    const d = doc as Record<string, unknown>;
+    const v = d.formatVersion;
+    if (d.format === format && typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= SESSION_FORMAT_VERSION && hasOwnKey.call(d, "format") && hasOwnKey.call(d, key)) {
+      let clean = true;
+      for (const k in d) {
+        if (k !== key && k !== "format" && k !== "formatVersion") {
+          clean = false;
+          break;
+        }
+      }
+      if (clean) return { value: d[key], base: key === "session" ? SESSION_BASE : SESSIONS_BASE };
+    }
+  }
+  return readEnvelopeSlow(doc, format, key, allowBare);
+}
+
+const hasOwnKey = Object.prototype.hasOwnProperty;
+
+function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
   const what = `a ${format} document`;
   const shape = `{"format": "${format}", "formatVersion": ${SESSION_FORMAT_VERSION}, "${key}": ...}`;
   const problems: ValidationProblem[] = [];

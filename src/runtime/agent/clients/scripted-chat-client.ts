@@ -40,7 +40,24 @@ export interface ScriptedChatClientOptions {
   name?: string;
 }
 
-const words = (s: string) => (s.trim() === "" ? 0 : s.trim().split(/\s+/).length);
+/** Whitespace as `\s` and `trim()` define it. */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** Number of whitespace-separated words; counted in place, since usage counts every message a request holds. */
+function words(s: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < s.length; i++) {
+    if (isSpace(s.charCodeAt(i))) inWord = false;
+    else if (!inWord) {
+      inWord = true;
+      n++;
+    }
+  }
+  return n;
+}
 
 export class ScriptedChatClient implements ChatClient {
   readonly metadata: ChatClientMetadata;
