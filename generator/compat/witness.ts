@@ -8,6 +8,7 @@
 import type { ValidateFunction } from "ajv";
 import { NFA } from "refa";
 import { type Change, type Probe, probeOf } from "./diff.js";
+import { setOwn } from "../../src/runtime/core/json.js";
 import { patternAutomaton } from "./regex.js";
 import { type JsonSchema, type SchemaObject, canonicalJson, getByPointer, isObject } from "./schema.js";
 
@@ -161,7 +162,7 @@ export class Instances {
       const props = isObject(s.properties) ? s.properties : {};
       const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
       const base: Record<string, unknown> = {};
-      for (const key of required) base[key] = this.first(props[key] ?? additionalOf(s), depth + 1);
+      for (const key of required) setOwn(base, key, this.first((Object.hasOwn(props, key) ? props[key] : undefined) ?? additionalOf(s), depth + 1));
       if (withKey === undefined) out.push(base);
       const optional = withKey !== undefined ? [withKey] : Object.keys(props).filter((k) => !required.includes(k));
       for (const key of optional.slice(0, MAX_VARIANTS)) {
@@ -241,7 +242,7 @@ export class Instances {
       if (couldBe(s, "object")) {
         const props = isObject(s.properties) ? s.properties : {};
         const key = seg === "*" ? freshKey(props) : seg;
-        const child = seg !== "*" && key in props ? props[key] : (patternSchema(s, key) ?? additionalOf(s));
+        const child = seg !== "*" && Object.hasOwn(props, key) ? props[key] : (patternSchema(s, key) ?? additionalOf(s));
         if (child !== false) {
           const bases = this.objectVariants(s).slice(0, 2) as Record<string, unknown>[];
           for (const value of this.at(child, rest, leaf, depth + 1)) for (const base of bases) yield { ...base, [key]: value };
@@ -393,7 +394,7 @@ function shorten(value: unknown, depth: number): unknown {
   if (isObject(value)) {
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    for (const key of keys.slice(0, MAX_KEYS)) out[shorten(key, depth) as string] = shorten(value[key], depth + 1);
+    for (const key of keys.slice(0, MAX_KEYS)) setOwn(out, shorten(key, depth) as string, shorten(value[key], depth + 1));
     if (keys.length > MAX_KEYS) out["..."] = `${keys.length - MAX_KEYS} more`;
     return out;
   }

@@ -45,6 +45,7 @@ describe("findWitness", () => {
 describe("formatWitness", () => {
   it("prints canonical JSON on one line", () => {
     expect(formatWitness({ b: 1, a: [true, null] })).toBe('{"a":[true,null],"b":1}');
+    expect(formatWitness(JSON.parse('{"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1}}');
   });
 
   it("escapes control and invisible characters (no terminal tricks)", () => {
