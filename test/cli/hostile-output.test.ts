@@ -62,6 +62,18 @@ describe("hostile strings in CLI output", () => {
     expect(stdout).toMatch(/\.\.\. \(\d+ characters\)/);
   });
 
+  it("cuts a huge session id in validate's verdict, valid or not", async () => {
+    const id = `s${"I".repeat(5_000_000)}${ESCAPES}`;
+    const history = { $type: "InMemoryChatHistoryState", $version: 2, messages: [], droppedMessageCount: 0 };
+    for (const [name, messages, exit] of [["big-id.json", [], 0], ["big-id-bad.json", 1, 1]] as const) {
+      const { code, stdout } = await cli(["validate", file(name, { id, stateBag: { "statebag.chatHistory": { ...history, messages } } })]);
+      expect(code).toBe(exit);
+      expect(stdout.length).toBeLessThan(5_000);
+      expectSafe(stdout, exit === 0 ? 1 : 0);
+      if (exit === 0) expect(stdout).toContain(`(${id.length} chars)`);
+    }
+  });
+
   it("lists a bounded number of problems, then how many more", async () => {
     const stateBag: Record<string, unknown> = {};
     for (let i = 0; i < 500; i++) stateBag[`h${i}`] = { $type: "InMemoryChatHistoryState", $version: 2, messages: i, droppedMessageCount: 0 };

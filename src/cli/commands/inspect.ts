@@ -4,8 +4,10 @@
  * the stored sessions.
  */
 import type { Command } from "commander";
+import { quoted } from "../../runtime/core/json.js";
+import { MAX_ID_LENGTH } from "../../runtime/stores/errors.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
-import { CliError, EXIT, type ExitCode } from "../io.js";
+import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
 import { openCliStore, RawTextCodec } from "../store.js";
@@ -63,13 +65,13 @@ async function inspect(context: CommandContext, id: string | undefined, options:
         return EXIT.ok;
       }
       out.line(c.dim(`${plural(page.items.length, "session")} in ${opened.url}${page.cursor ? ` (first ${limit}; --limit for more)` : ""}`));
-      for (const item of page.items) out.line(`${item.id}  ${c.dim(`revision ${item.revision}`)}`);
+      for (const item of page.items) out.line(`${echo(item.id, MAX_ID_LENGTH)}  ${c.dim(`revision ${item.revision}`)}`);
       return EXIT.ok;
     }
 
     const stored = await opened.store.get(id);
     if (stored === undefined || codec.last === undefined) {
-      throw new CliError(EXIT.failed, `session ${JSON.stringify(id)} is not in ${opened.url}`, {
+      throw new CliError(EXIT.failed, `session ${quoted(id, MAX_ID_LENGTH)} is not in ${opened.url}`, {
         fix: `list the stored sessions with: statebag inspect${options.store ? ` --store ${opened.url}` : ""}`,
       });
     }
@@ -94,7 +96,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
     });
 
-    out.line(`${c.bold(`session ${JSON.stringify(id)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
+    out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
     if (!options.brief) {
       out.line();
       out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));

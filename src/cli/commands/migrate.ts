@@ -10,6 +10,7 @@ import { action, jsonOption, storeOption, type CommandContext } from "../context
 import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
 import { plural } from "../session-report.js";
+import { quoted } from "../../runtime/core/json.js";
 import { openCliStore } from "../store.js";
 
 interface MigrateOptions {
@@ -57,15 +58,13 @@ function knowledge(s: StateVersionCount, source: CliRegistry): "known" | "unknow
   return s.to > def.version ? "newer-version" : "known";
 }
 
-/** The $type as data (quoted, cut): it comes from the store. */
-function quoted(type: string): string {
-  return JSON.stringify(type.length > 60 ? `${type.slice(0, 60)}...` : type);
-}
+/** The $type as data (quoted, escaped, cut): it comes from the store. */
+const shownType = (type: string): string => quoted(type, 60);
 
 function transitionLine(s: StateVersionCount, source: CliRegistry, transition: (s: StateVersionCount) => string): string {
   const known = knowledge(s, source);
-  if (known === "unknown-type") return `${quoted(s.type)} v${s.to} (unknown type: not checked, left as stored): ${s.count}`;
-  if (known === "newer-version") return `${quoted(s.type)} v${s.to} (newer than the registry's v${source.registry.get(s.toType)!.version}: left as stored): ${s.count}`;
+  if (known === "unknown-type") return `${shownType(s.type)} v${s.to} (unknown type: not checked, left as stored): ${s.count}`;
+  if (known === "newer-version") return `${shownType(s.type)} v${s.to} (newer than the registry's v${source.registry.get(s.toType)!.version}: left as stored): ${s.count}`;
   return transition(s);
 }
 

@@ -5,6 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { quoted } from "../../runtime/core/json.js";
+import { MAX_ID_LENGTH } from "../../runtime/stores/errors.js";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, readAll, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
@@ -83,7 +85,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
     if ((!report.ok || (unchecked > 0 && !options.allowUnknown)) && code === EXIT.ok) code = EXIT.failed;
     progress.increment();
     if (report.ok && unchecked > 0) {
-      const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
+      const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
       out.line(`${c.yellow("?")} ${c.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`);
       for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
       out.line(`    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`);
@@ -91,7 +93,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
     }
     if (report.ok) {
       if (options.quiet) continue;
-      const what = report.sessions.length === 1 ? `session ${JSON.stringify(report.sessions[0].id)}` : plural(report.sessions.length, "session");
+      const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
       out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`);
       for (const s of report.sessions) {
         const prefix = report.sessions.length > 1 ? `${s.id}: ` : "";
