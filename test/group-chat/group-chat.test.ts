@@ -186,7 +186,7 @@ describe("channel keys", () => {
   });
 });
 
-describe("AgentChatSerializer: the five cases of seed 002", () => {
+describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, empty or non-empty chat", () => {
   async function conversation() {
     const w = world();
     const chat = new AgentGroupChat({ agents: [w.writer(), w.researcher()] });
@@ -234,7 +234,7 @@ describe("AgentChatSerializer: the five cases of seed 002", () => {
     expect(request.messages.map((m) => m.authorName)).toEqual(["Writer"]);
   });
 
-  it("1. Equivalent, encoded (option 3): base64 channel states; both forms and a mix load", async () => {
+  it("1. Equivalent, encoded: base64 channel states; both forms and a mix load", async () => {
     const { chat, writer, researcher } = await conversation();
     const encoded = AgentChatSerializer.serialize(chat, { encoding: "base64" });
     for (const channel of encoded.channels) {

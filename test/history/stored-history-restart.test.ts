@@ -31,7 +31,7 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
   });
   afterAll(async () => done());
 
-  describe('seed 004 scenario 2b: the app keeps only the conversation id', () => {
+  describe("the app keeps only the conversation id and creates a session with it after a restart", () => {
     it("a new session with the id adopts the log and never replaces it (default commit)", async () => {
       const conversationId = id("2b");
       // Phase 1: one process, one session object, two turns; nothing is saved but the log.
@@ -126,7 +126,7 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
     });
   });
 
-  describe("seed 004 scenario 6: a session moves between history providers", () => {
+  describe("a session moves from an in-memory history to a stored one", () => {
     it("in-memory history is carried into the log on first use, and kept there", async () => {
       const pid = id("switch");
       const local = new ChatClientAgent({ client: client() });
