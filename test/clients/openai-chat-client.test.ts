@@ -158,6 +158,19 @@ describe("Chat Completions (local sessions)", () => {
     expect(JSON.stringify(session)).toBe(before);
   });
 
+  it("a service's message is quoted escaped and cut in the error's message, kept whole in its details", async () => {
+    const agent = new ChatClientAgent({ client: chatClient() });
+    const message = `\u001b[2J\nforged line${"m".repeat(100_000)}`;
+    server.reply(openAIError(400, message, "invalid_request_error", null));
+    const error = (await agent.run("hi", agent.createSession()).catch((e: unknown) => e)) as ModelServiceError;
+    expect(error).toBeInstanceOf(ModelServiceError);
+    expect(error.details.serviceMessage).toBe(message);
+    const [line] = error.message.split("\n  hint: ");
+    expect(line.length).toBeLessThan(1_200);
+    expect(line).not.toMatch(/[\u0000-\u001f]/);
+    expect(line).toContain(`(${message.length} chars)`);
+  });
+
   it("API errors become ModelServiceError with the status and the service's message; the session is unchanged", async () => {
     const agent = new ChatClientAgent({ client: chatClient() });
     const session = agent.createSession();

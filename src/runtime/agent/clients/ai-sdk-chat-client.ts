@@ -29,7 +29,7 @@ import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatRes
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AIAnnotation, AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, UsageDetails } from "../../core/messages.js";
 import type { JsonValue } from "../../core/tagged.js";
-import { ModelServiceError } from "./model-service-error.js";
+import { ModelServiceError, serviceText } from "./model-service-error.js";
 import { functionCall, parseDataUri, UnsupportedContentError } from "./openai-content.js";
 import { importOptional } from "./optional-dependency.js";
 
@@ -152,14 +152,14 @@ async function call<T>(fn: () => PromiseLike<T>, provider: string, signal?: Abor
 function serviceError(error: unknown, provider: string): unknown {
   if (error instanceof StatebagError) return error;
   const e = error as { statusCode?: unknown; isRetryable?: unknown; message?: unknown; responseBody?: unknown; name?: unknown } | null;
-  if (!e || typeof e !== "object") return new ModelServiceError(`${provider} failed: ${String(error)}`, { provider, serviceMessage: String(error), retryable: false });
+  if (!e || typeof e !== "object") return new ModelServiceError(`${provider} failed: ${serviceText(String(error))}`, { provider, serviceMessage: String(error), retryable: false });
   const status = typeof e.statusCode === "number" ? e.statusCode : undefined;
   const serviceMessage = typeof e.message === "string" ? e.message : String(error);
   const retryable = typeof e.isRetryable === "boolean" ? e.isRetryable : status === 429 || (status !== undefined && status >= 500);
   const details: ModelServiceError["details"] = { provider, serviceMessage, retryable };
   if (status !== undefined) details.status = status;
   if (typeof e.name === "string" && e.name.startsWith("AI_")) details.serviceCode = e.name;
-  return new ModelServiceError(`${provider} ${status === undefined ? "failed" : `answered ${status}`}: ${serviceMessage}`, details, error);
+  return new ModelServiceError(`${provider} ${status === undefined ? "failed" : `answered ${status}`}: ${serviceText(serviceMessage)}`, details, error);
 }
 
 function providerOptionsOf(content: AIContent): { providerOptions?: SharedV4ProviderMetadata } {

@@ -1,5 +1,9 @@
 /** The error every model client throws for a service failure, whatever the SDK. */
 import { StatebagError } from "../../core/errors.js";
+import { shownText } from "../../core/json.js";
+
+/** A service's message as an error message quotes it: escaped and cut (the service may be any server). */
+export const serviceText = (message: string): string => shownText(message, 1000);
 
 /** The model service answered with an error, or could not be reached. */
 export class ModelServiceError extends StatebagError {

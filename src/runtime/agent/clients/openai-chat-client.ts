@@ -19,7 +19,8 @@ import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatRes
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AIContent, ChatMessage, UsageDetails } from "../../core/messages.js";
 import type { ServiceSessionId } from "../../core/session.js";
-import { ModelServiceError } from "./model-service-error.js";
+import { ModelServiceError, serviceText } from "./model-service-error.js";
+import { shownText } from "../../core/json.js";
 import { importOptional } from "./optional-dependency.js";
 
 export { ModelServiceError };
@@ -294,14 +295,14 @@ export class OpenAIChatClient implements ChatClient {
     if (typeof error.code === "string") details.serviceCode = error.code;
     if (typeof error.requestID === "string") details.requestId = error.requestID;
     const what = status === undefined ? `could not reach ${provider}` : `${provider} answered ${status}`;
-    return new ModelServiceError(`${what}: ${serviceMessage}`, details, error);
+    return new ModelServiceError(`${what}: ${serviceText(serviceMessage)}`, details, error);
   }
 }
 
 function conversationKey(id: ServiceSessionId): string {
   if (typeof id === "string") return id;
   const value = id.responseId ?? id.conversationId ?? Object.values(id)[0];
-  if (typeof value !== "string") throw new ConfigurationError(`the session's conversation id ${JSON.stringify(id)} names no OpenAI response or conversation`, "hosted OpenAI sessions keep a string id");
+  if (typeof value !== "string") throw new ConfigurationError(`the session's conversation id ${shownText(JSON.stringify(id))} names no OpenAI response or conversation`, "hosted OpenAI sessions keep a string id");
   return value;
 }
 
@@ -315,7 +316,7 @@ function streamError(provider: string, message: string, code?: string): ModelSer
   const retryable = code === "server_error" || code === "rate_limit_exceeded";
   const details: ModelServiceError["details"] = { provider, serviceMessage: message, retryable };
   if (code !== undefined) details.serviceCode = code;
-  return new ModelServiceError(`${provider} failed the response: ${message}`, details);
+  return new ModelServiceError(`${provider} failed the response: ${serviceText(message)}`, details);
 }
 
 function failIfFailed(provider: string, response: Wire | undefined): void {
