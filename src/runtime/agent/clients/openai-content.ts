@@ -121,28 +121,23 @@ export function annotationFromWire(annotation: Wire): AIAnnotation {
   return citation({ url: str(url), title: str(title) ?? str(filename), fileId: str(file_id), start: num(start_index), end: num(end_index), extra });
 }
 
-export function usageFromChat(usage: Wire | undefined | null): UsageDetails | undefined {
-  if (!usage) return undefined;
-  const u = usage as Record<string, unknown>;
-  const out: UsageDetails = {};
-  if (typeof u.prompt_tokens === "number") out.inputTokenCount = u.prompt_tokens;
-  if (typeof u.completion_tokens === "number") out.outputTokenCount = u.completion_tokens;
-  if (typeof u.total_tokens === "number") out.totalTokenCount = u.total_tokens;
-  const counts = detailCounts(out, u.prompt_tokens_details, "cached_tokens", "cachedInputTokenCount", "prompt_tokens_details.");
-  detailCounts(out, u.completion_tokens_details, "reasoning_tokens", "reasoningTokenCount", "completion_tokens_details.", counts);
-  if (Object.keys(counts).length) out.additionalCounts = counts;
-  return out;
-}
+/** The field names of one API's usage object (Chat Completions and Responses name the same counts differently). */
+const CHAT_USAGE = { input: "prompt_tokens", output: "completion_tokens", inputDetails: "prompt_tokens_details", outputDetails: "completion_tokens_details" } as const;
+const RESPONSES_USAGE = { input: "input_tokens", output: "output_tokens", inputDetails: "input_tokens_details", outputDetails: "output_tokens_details" } as const;
 
-export function usageFromResponses(usage: Wire | undefined | null): UsageDetails | undefined {
+export const usageFromChat = (usage: Wire | undefined | null): UsageDetails | undefined => usageFrom(usage, CHAT_USAGE);
+export const usageFromResponses = (usage: Wire | undefined | null): UsageDetails | undefined => usageFrom(usage, RESPONSES_USAGE);
+
+function usageFrom(usage: Wire | undefined | null, names: typeof CHAT_USAGE | typeof RESPONSES_USAGE): UsageDetails | undefined {
   if (!usage) return undefined;
   const u = usage as Record<string, unknown>;
   const out: UsageDetails = {};
-  if (typeof u.input_tokens === "number") out.inputTokenCount = u.input_tokens;
-  if (typeof u.output_tokens === "number") out.outputTokenCount = u.output_tokens;
-  if (typeof u.total_tokens === "number") out.totalTokenCount = u.total_tokens;
-  const counts = detailCounts(out, u.input_tokens_details, "cached_tokens", "cachedInputTokenCount", "input_tokens_details.");
-  detailCounts(out, u.output_tokens_details, "reasoning_tokens", "reasoningTokenCount", "output_tokens_details.", counts);
+  const [input, output, total] = [u[names.input], u[names.output], u.total_tokens];
+  if (typeof input === "number") out.inputTokenCount = input;
+  if (typeof output === "number") out.outputTokenCount = output;
+  if (typeof total === "number") out.totalTokenCount = total;
+  const counts = detailCounts(out, u[names.inputDetails], "cached_tokens", "cachedInputTokenCount", `${names.inputDetails}.`);
+  detailCounts(out, u[names.outputDetails], "reasoning_tokens", "reasoningTokenCount", `${names.outputDetails}.`, counts);
   if (Object.keys(counts).length) out.additionalCounts = counts;
   return out;
 }
