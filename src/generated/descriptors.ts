@@ -17,7 +17,7 @@ export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistorySt
 /** "RollingSummaryState" version 2 (src/runtime/agent/providers/rolling-summary.ts:16). */
 export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $type: "RollingSummaryState", version: 2 };
 
-/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:48). */
+/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:49). */
 export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 1 };
 
 /** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:25). */
@@ -26,7 +26,7 @@ export const ForeignStateType: StateDescriptor<ForeignState> = { $type: "stateba
 /** "statebag.GroupChatChannelState" version 1 (src/runtime/group-chat/channel.ts:35). */
 export const GroupChatChannelStateType: StateDescriptor<GroupChatChannelState> = { $type: "statebag.GroupChatChannelState", version: 1 };
 
-/** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:48). */
+/** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:49). */
 export const ToolApprovalStateType: StateDescriptor<ToolApprovalState> = { $type: "statebag.ToolApprovalState", version: 1 };
 
 /** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:33). */

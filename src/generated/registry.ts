@@ -171,7 +171,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "StoredChatHistoryState",
-    source: "src/runtime/agent/providers/stored-chat-history.ts:48",
+    source: "src/runtime/agent/providers/stored-chat-history.ts:49",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -697,7 +697,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "ToolApprovalState",
-    source: "src/runtime/agent/approvals.ts:48",
+    source: "src/runtime/agent/approvals.ts:49",
     slots: [
       { path: ["pending", "*", "call"], family: "AIContent" },
       { path: ["pending", "*", "request"], family: "AIContent" },
