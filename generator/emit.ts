@@ -99,6 +99,17 @@ export function familySchemaFile(family: string, members: readonly EmittedType[]
   });
 }
 
+/**
+ * JSON data as a TypeScript expression. In an object literal a `"__proto__": v` member sets the
+ * prototype instead of adding a property, so that key (a state type's property of that name) is
+ * written computed, `["__proto__"]: v`, which defines an own data property; every other line is
+ * the JSON text unchanged. With one key per line, a line starting `"__proto__": ` is always a key
+ * (a quote inside a string value is escaped).
+ */
+function objectLiteral(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/^(\s*)"__proto__": /gm, '$1["__proto__"]: ');
+}
+
 function indent(text: string, spaces: number): string {
   const pad = " ".repeat(spaces);
   return text
@@ -164,7 +175,7 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
       `    source: ${JSON.stringify(t.source)},`,
       `    slots: ${slots},`,
       ...(t.formerNames?.length ? [`    formerNames: [${t.formerNames.map((n) => JSON.stringify(n)).join(", ")}],`] : []),
-      `    schema: ${indent(JSON.stringify(sortKeys(runtimeSchema(t)), null, 2), 4)},`,
+      `    schema: ${indent(objectLiteral(sortKeys(runtimeSchema(t))), 4)},`,
       `    validate: validators.${t.validatorName} as Validator,`,
       "  },",
     ].join("\n");

@@ -18,6 +18,7 @@ import path from "node:path";
 import type * as TS from "typescript";
 import type { Definition } from "typescript-json-schema";
 import { compareStrings, type GenError } from "./errors.js";
+import { setOwn } from "../src/runtime/core/json.js";
 import { checkJsonable } from "./jsonable.js";
 import { markerScope, readMarker, type MarkerScope, type TagInfo, type Ts } from "./markers.js";
 import type { MarkedType } from "./scan.js";
@@ -202,6 +203,7 @@ function rel(root: string, file: string): string {
 interface PatchableGenerator {
   getTypeDefinition(typ: TS.Type, asRef?: boolean, unionModifier?: string, prop?: TS.Symbol, reffedType?: TS.Symbol, pairedSymbol?: TS.Symbol, forceNotRef?: boolean, ignoreUndefined?: boolean): Definition;
   getClassDefinition(typ: TS.Type, definition: Definition): Definition;
+  getDefinitionForProperty(prop: TS.Symbol, node: TS.Node): Definition | null;
 }
 
 function patchGenerator(ts: Ts, checker: TS.TypeChecker, gen: PatchableGenerator, typesByName: Map<string, TS.Type>): void {
@@ -226,6 +228,23 @@ function patchGenerator(ts: Ts, checker: TS.TypeChecker, gen: PatchableGenerator
 
   gen.getClassDefinition = (typ, definition) => {
     const out = getClassDefinition(typ, definition);
+    // tjs collects properties with `all[name] = def`, which for a property named `__proto__` sets
+    // the object's prototype instead: put it back as an own property, in declaration order.
+    const props = checker.getPropertiesOfType(typ);
+    const proto = props.find((p) => p.getName() === "__proto__" && !(p.flags & ts.SymbolFlags.Method));
+    const node = proto?.valueDeclaration ?? proto?.getDeclarations()?.[0];
+    const protoDef = proto && node ? gen.getDefinitionForProperty(proto, node) : null;
+    if (protoDef) {
+      const before = (out.properties ?? {}) as Record<string, Definition>;
+      const properties: Record<string, Definition> = {};
+      for (const p of props) {
+        const name = p.getName();
+        if (name === "__proto__") setOwn(properties, name, protoDef);
+        else if (Object.hasOwn(before, name)) setOwn(properties, name, before[name]);
+      }
+      out.type ??= "object";
+      out.properties = properties;
+    }
     if (out.additionalProperties === false && !out.patternProperties) {
       // Record<string, X> and other mapped types: take the value type from the checker.
       const info = checker.getIndexInfoOfType(typ, ts.IndexKind.String);
@@ -261,7 +280,7 @@ export function normalize(schema: Schema): Schema {
     if (key === "propertyOrder" || key === "defaultProperties" || key === "typeof") continue;
     if (key === "properties" || key === "patternProperties" || key === "definitions") {
       const map: Schema = {};
-      for (const [k, v] of Object.entries(value as Schema)) map[k] = typeof v === "object" && v !== null ? normalize(v as Schema) : v;
+      for (const [k, v] of Object.entries(value as Schema)) setOwn(map, k, typeof v === "object" && v !== null ? normalize(v as Schema) : v); // `__proto__` too
       out[key] = map;
     } else if (key === "anyOf" || key === "oneOf" || key === "allOf" || (key === "items" && Array.isArray(value))) {
       out[key] = (value as unknown[]).map((v) => (typeof v === "object" && v !== null ? normalize(v as Schema) : v));

@@ -18,6 +18,7 @@ import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
 import { familyFile, memberFile } from "./schema-files.js";
 import { ANNOTATIONS, isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
+import { setOwn } from "../src/runtime/core/json.js";
 
 export interface FamilySlot {
   path: readonly string[];
@@ -235,7 +236,9 @@ class TypeWalker {
         const r: Schema = {};
         const d: Schema = {};
         for (const [prop, sub] of Object.entries(value as Schema)) {
-          [r[prop], d[prop]] = typeof sub === "object" && sub !== null ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack) : [sub, sub];
+          const [rs, ds] = typeof sub === "object" && sub !== null ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack) : [sub, sub];
+          setOwn(r, prop, rs); // a property named `__proto__` stays a property
+          setOwn(d, prop, ds);
         }
         runtime[key] = r;
         document[key] = d;
