@@ -148,6 +148,18 @@ describe("statebag import into a store: many documents", () => {
     expect(stored.json().ok).toBe(true);
   });
 
+  it("importing the same document again reports it already there and writes nothing", async () => {
+    const store = `sqlite:${tmp.dir}/again.db`;
+    const first = await cli(["import", "--from", "python", python, "--store", store, "--json"]);
+    expect(first.json()).toMatchObject({ imported: 1, unchanged: 0 });
+    const before = (await cli(["inspect", "--store", store, "s1", "--json"])).stdout;
+    const again = await cli(["import", "--from", "python", python, "--store", store, "--json"]);
+    expect(again.code).toBe(0);
+    expect(again.json()).toMatchObject({ imported: 0, unchanged: 1 });
+    expect(again.json().conflicts ?? []).toHaveLength(0);
+    expect((await cli(["inspect", "--store", store, "s1", "--json"])).stdout).toBe(before);
+  });
+
   it("a Python FileSessionStore directory: read into a store, written back as a store directory", async () => {
     const src = join(tmp.dir, "pystore");
     mkdirSync(src);

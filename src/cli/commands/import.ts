@@ -198,6 +198,10 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   const { c } = out;
   const { ConflictError } = await import("../../runtime/stores/errors.js");
   const { jsonEqual } = await import("../../runtime/interop/json-util.js");
+  const { deserializeSession, serializeSession } = await import("../../runtime/persistence/serialization.js");
+  // The stored side was migrated and normalised on load: compare the fresh side after the same
+  // save-and-load round trip, or a re-run would call an unchanged session "different".
+  const sameAsStored = (stored: AgentSession, fresh: AgentSession) => jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
   const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store });
   const byShape = new Map<string, ShapeCounts>();
   const failed: Failure[] = [];
@@ -219,7 +223,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
         if (docs.length === 1) Object.assign(one, { session, shape });
         const existing = await opened.store.get(session.id);
         if (existing !== undefined) {
-          if (jsonEqual(existing.session, session)) counts(shape).unchanged++;
+          if (sameAsStored(existing.session, session)) counts(shape).unchanged++;
           else {
             counts(shape).conflicts++;
             conflicts.push({ file: doc.name, id: session.id });
@@ -234,7 +238,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
             if (!(error instanceof ConflictError)) throw error;
             // Saved by someone else meanwhile (another import run): the same content counts as done.
             const now = await opened.store.get(session.id);
-            if (now !== undefined && jsonEqual(now.session, session)) counts(shape).unchanged++;
+            if (now !== undefined && sameAsStored(now.session, session)) counts(shape).unchanged++;
             else {
               counts(shape).conflicts++;
               conflicts.push({ file: doc.name, id: session.id });
