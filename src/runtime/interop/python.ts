@@ -40,7 +40,7 @@ import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-h
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/errors.js";
-import { parseJson } from "../persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, parseJson } from "../persistence/safe-json.js";
 import { InteropError, at, describe, reframe, shown } from "./errors.js";
 import type { ReaderContext } from "./dotnet.js";
 import {
@@ -396,7 +396,57 @@ function contentOut(m: JsonRecord, nested: NestedOut): JsonRecord {
  * checked, and given its own original if it needs one) exactly once, where it sits, and the
  * parent's check looks it up by identity. Checking the parent by mapping its whole subtree again
  * would map every level once per ancestor in each direction: exponential in the nesting depth.
+ *
+ * Likewise a saved original holds the item's own fields only, with `NESTED_MARK` where its nested
+ * content sat; reading it back puts the child's own mapping there. A full copy of the subtree at
+ * every level would make the output quadratic in the nesting depth. (An original saved whole, as
+ * earlier versions wrote it, still reads back: it simply has no mark.)
  */
+
+/** In a saved original: "the nested content went here" (mapped on its own, where it sits). */
+const NESTED_MARK_KEY = "statebag.nested";
+const isNestedMark = (value: unknown): boolean => isPlainObject(value) && value[NESTED_MARK_KEY] === true && Object.keys(value).length === 1;
+
+/** `obj` with the field `key` replaced by the nested mark (key order kept). */
+function markNested(obj: JsonRecord, key: string): JsonRecord {
+  const out: JsonRecord = {};
+  for (const k of Object.keys(obj)) defineOwn(out, k, k === key ? { [NESTED_MARK_KEY]: true } : obj[k]);
+  return out;
+}
+
+/** A copy of a saved original with its nested mark (at `key`) replaced by `child()`; undefined when there is no child to put there. */
+function rebuildOriginal(original: JsonRecord, key: string, child: () => JsonRecord | undefined): JsonRecord | undefined {
+  const out: JsonRecord = {};
+  for (const k of Object.keys(original)) {
+    if (k === key && isNestedMark(original[k])) {
+      const c = child();
+      if (c === undefined) return undefined;
+      defineOwn(out, k, c);
+    } else if (original[k] !== undefined) defineOwn(out, k, cloneJson(original[k]));
+  }
+  return out;
+}
+
+/**
+ * Maps the nested content at most once, however many times it is asked for (the saved original's
+ * check and the fresh mapping both need it); a failure is remembered too, so a chain of failing
+ * levels does not retry each child once per ancestor.
+ */
+function once<A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R) & { done: () => R | undefined } {
+  let state: { value: R } | { error: unknown } | undefined;
+  const call = (...args: A): R => {
+    if (state === undefined) {
+      try {
+        state = { value: fn(...args) };
+      } catch (error) {
+        state = { error };
+      }
+    }
+    if ("error" in state) throw state.error;
+    return state.value;
+  };
+  return Object.assign(call, { done: () => (state !== undefined && "value" in state ? state.value : undefined) });
+}
 
 /** One Python content (dict, or a bare string as Python also accepts) -> a statebag content. */
 function importContent(p: unknown, path: Path): JsonRecord {
@@ -407,29 +457,40 @@ function importContent(p: unknown, path: Path): JsonRecord {
     throw malformed(path, 'a content needs a string "type"', 'Content.from_dict() requires "type"; known ones are "text", "function_call", "function_result", ...');
   }
   const [clean, original] = takeStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY);
-  if (mapsTo((o) => contentOut(o, exportContent), original, clean)) return cloneJson(original as JsonRecord);
-  const rawOf = new Map<JsonRecord, unknown>();
-  const m = contentIn(clean, path, (raw, at) => {
-    const child = importContent(raw, at);
-    rawOf.set(child, raw);
-    return child;
-  });
-  if (!jsonEqual(contentOut(m, (child) => (rawOf.get(child) as JsonRecord | undefined) ?? exportContent(child)), clean)) addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, clean);
+  const rawChild = clean.function_call;
+  const child = once((raw: unknown, at: Path) => importContent(raw, at));
+  const childOut = (c: JsonRecord) => (c === child.done() ? (rawChild as JsonRecord) : exportContent(c));
+  if (isPlainObject(original)) {
+    let rebuilt: JsonRecord | undefined;
+    try {
+      rebuilt = rebuildOriginal(original, "toolCall", () => (isPlainObject(rawChild) ? child(rawChild, [...path, "function_call"]) : undefined));
+    } catch {
+      rebuilt = undefined; // the child fails on its own; the fresh mapping below says where
+    }
+    if (rebuilt !== undefined && mapsTo((o) => contentOut(o, childOut), rebuilt, clean)) return rebuilt;
+  }
+  const m = contentIn(clean, path, (raw, at) => (raw === rawChild ? child(raw, at) : importContent(raw, at)));
+  if (!jsonEqual(contentOut(m, childOut), clean)) {
+    const nested = child.done() !== undefined && m.toolCall === child.done();
+    addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, nested ? markNested(clean, "function_call") : clean);
+  }
   return m;
 }
 
 /** One statebag content -> a Python content dict. */
 function exportContent(m: JsonRecord): JsonRecord {
   const [clean, original] = takeStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY);
-  if (mapsTo((o) => contentIn(o, [], importContent), original, clean)) return cloneJson(original as JsonRecord);
-  const contentOf = new Map<JsonRecord, JsonRecord>();
-  const p = contentOut(clean, (child) => {
-    const out = exportContent(child);
-    contentOf.set(out, child);
-    return out;
-  });
-  if (!mapsTo((o) => contentIn(o, [], (raw, at) => (isPlainObject(raw) ? contentOf.get(raw) : undefined) ?? importContent(raw, at)), p, clean)) {
-    addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+  const sbChild = clean.toolCall;
+  const child = once((c: JsonRecord) => exportContent(c));
+  const childIn = (raw: unknown, at: Path) => (raw === child.done() ? (sbChild as JsonRecord) : importContent(raw, at));
+  if (isPlainObject(original)) {
+    const rebuilt = rebuildOriginal(original, "function_call", () => (isPlainObject(sbChild) ? child(sbChild) : undefined));
+    if (rebuilt !== undefined && mapsTo((o) => contentIn(o, [], childIn), rebuilt, clean)) return rebuilt;
+  }
+  const p = contentOut(clean, (c) => (c === sbChild ? child(c) : exportContent(c)));
+  if (!mapsTo((o) => contentIn(o, [], childIn), p, clean)) {
+    const nested = child.done() !== undefined && p.function_call === child.done();
+    addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, nested ? markNested(clean, "toolCall") : clean);
   }
   return p;
 }
@@ -607,11 +668,35 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
   }, options);
 }
 
+/**
+ * A session handed to export was not necessarily loaded (and so never held to the read limits):
+ * the mapping recurses per level and a too-deep value would overflow the stack or the string
+ * length. The check walks with an explicit stack, and counts depth as in the session document.
+ * The limit is the default read limit: what a default read accepts, and shallow enough for the
+ * per-level recursion of the mapping.
+ */
+function checkExportDepth(session: AgentSession, maxDepth: number): void {
+  try {
+    checkJsonLimits({ stateBag: session.stateBag }, { maxDepth, maxKeys: Number.MAX_SAFE_INTEGER, protoKeys: "keep" });
+  } catch (error) {
+    if (!(error instanceof JsonParseError) || error.code !== "json-too-deep") throw error;
+    throw new InteropError(
+      "python",
+      "export",
+      error.pointer ?? "",
+      `the value nests deeper than ${maxDepth} levels`,
+      "a document this deep could not be read back with the default limits: flatten the value (for a nested approval, keep the chain shorter)",
+      error,
+    );
+  }
+}
+
 /** Writes a statebag session as Python's `AgentSession.to_dict()` document. */
 export function exportPythonSession(session: AgentSession, options: ExportPythonOptions = {}): PythonSessionJson {
   const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   const fail = (path: Path, problem: string, hint?: string) => new InteropError("python", "export", at(path), problem, hint);
+  checkExportDepth(session, DEFAULT_JSON_LIMITS.maxDepth);
   const state: JsonRecord = {};
   let extras: JsonRecord = {};
   let dropped = 0;
