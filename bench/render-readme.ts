@@ -25,12 +25,16 @@ const WHAT: Record<string, string> = {
   "load.10": "load a 10-message session (parse + validate)",
   "load.1000": "load a 1,000-message session",
   "load.10000": "load a 10,000-message session",
+  "load.100000": "load a 100,000-message session (linear in size?)",
+  "load.100000.peak": "peak RSS growth of that load, in MiB (fresh process each)",
   "save.1000": "save a 1,000-message session (validate + stringify)",
   "validate.1000": "validate a 1,000-message session",
   "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain (state-level steps)",
   "migrate.lazy5rewrite.1000": "the same, but four of the five steps rewrite all 1,000 messages",
   "gen.cold": "`npm run gen`, nothing cached (new process)",
   "gen.noop": "`npm run gen`, nothing changed (new process)",
+  "peer.openai-agents.load.1000": "restore the same 1,000-message conversation: statebag vs the OpenAI Agents SDK",
+  "peer.openai-agents.fromString.1000": "the OpenAI Agents SDK's restore against JSON.parse of its own text",
 };
 
 function describe(name: string): string {
@@ -40,6 +44,12 @@ function describe(name: string): string {
   if (store) return `${storeNames[store[1]] ?? store[1]}: save + update + load 1,000 sessions of 20 messages`;
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
+  const turn = /^turn\.(\w+)\.1000$/.exec(name);
+  if (turn) return `${turn[1]}: one turn (withSession, scripted client) on a stored 1,000-message session`;
+  const writers = /^concurrency\.(\w+)\.8writers$/.exec(name);
+  if (writers) return `${writers[1]}: 8 concurrent writers on different sessions, per get + compare-and-swap`;
+  const langgraph = /^peer\.langgraph\.(\w+)\.saveload$/.exec(name);
+  if (langgraph) return `${langgraph[1]}: 1,000 conversations of 20 messages stored, updated, read: statebag vs LangGraph's checkpoint saver`;
   return "";
 }
 
