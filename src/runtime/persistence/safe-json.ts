@@ -19,7 +19,7 @@
  * itself looks things up by key (see `serialization.ts`). `"constructor"` and `"prototype"` are
  * ordinary data keys everywhere.
  */
-import { StatebagError } from "../core/errors.js";
+import { StatebagError, type StatebagErrorCode } from "../core/errors.js";
 import { boundedPointer, jsonPointer, shortPointer } from "../core/json.js";
 import { describeSyntaxError } from "./json-syntax.js";
 
@@ -43,15 +43,11 @@ export const DEFAULT_JSON_LIMITS: Readonly<Required<JsonLimits>> = Object.freeze
   protoKeys: "reject",
 });
 
-export type JsonErrorCode =
-  | "json-syntax"
-  | "json-too-large"
-  | "json-too-deep"
-  | "json-too-many-keys"
-  | "json-proto-key"
-  | "json-input"
-  /** A value to be written is not plain JSON data (NaN, a Date, a function, ...): it would not read back equal. */
-  | "json-value";
+/**
+ * The JSON family of `StatebagErrorCode`. `json-value`: a value to be written is not plain JSON data
+ * (NaN, a Date, a function, ...), so it would not read back equal.
+ */
+export type JsonErrorCode = Extract<StatebagErrorCode, `json-${string}`>;
 
 /** The input is not acceptable JSON. `code` says which rule it broke. */
 export class JsonParseError extends StatebagError {

@@ -131,20 +131,37 @@ const MAX_HELD = 10 * DEFAULT_MAX_PROBLEMS;
 // -------------------------------------------------------------------------------------------------
 // Saving
 
+/**
+ * With `validate`, the document's text, checked in the order loading checks it: size, then
+ * depth/keys/plain data (every value follows, in the walk). Without it, undefined: written later.
+ */
+function checkedText(doc: object, options: SerializeOptions, what: string): string | undefined {
+  if (options.validate !== true) return undefined;
+  const text = stringify(doc, options.space, what);
+  checkWrittenSize(text, options, what);
+  checkWritable(doc, options, what);
+  return text;
+}
+
+/** The walker a save runs: the shape check, or with `validate` every value (`deep`). */
+function saveWalker(options: SerializeOptions): SessionWalker {
+  return new SessionWalker({
+    registry: options.registry ?? defaultRegistry(),
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+    protoKeysAsData: options.limits?.protoKeys === "keep",
+    deep: options.validate === true,
+  });
+}
+
 /** Writes one session in the stored form. Throws `SessionValidationError` for an invalid session. */
 export function serializeSession(session: AgentSession, options: SerializeOptions = {}): string {
   const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
   const what = `session ${sessionLabel(session)}`;
-  const deep = options.validate === true;
-  // With validate, checked in the order loading checks: size, depth/keys/plain data, then every value.
-  let text: string | undefined;
-  if (deep) {
-    text = stringify(doc, options.space, what);
-    checkWrittenSize(text, options, what);
-    checkWritable(doc, options, what);
-  }
+  const text = checkedText(doc, options, what);
   {
-    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
+    const walker = saveWalker(options);
     walker.walkSession(session, ["session"]);
     const result = walker.result();
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
@@ -161,15 +178,9 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
   }
   const doc = { format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions };
   const what = `${sessions.length} sessions`;
-  const deep = options.validate === true;
-  let text: string | undefined;
-  if (deep) {
-    text = stringify(doc, options.space, what);
-    checkWrittenSize(text, options, what);
-    checkWritable(doc, options, what);
-  }
+  const text = checkedText(doc, options, what);
   {
-    const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", deep });
+    const walker = saveWalker(options);
     const base: (string | number)[] = ["sessions", 0];
     for (let i = 0; i < sessions.length; i++) {
       base[1] = i;
