@@ -20,7 +20,7 @@ import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, t
 import { messageText, type ChatMessage } from "../src/index.js";
 import { ScriptedChatClient } from "../src/testing.js";
 import { serializeSession } from "../src/runtime/persistence/serialization.js";
-import { openStore, withSession, type SessionStore } from "../src/runtime/stores/index.js";
+import { openStore, withSession, type SessionStore } from "../src/stores.js";
 import { validateSession } from "../src/runtime/persistence/validate.js";
 import { OpenAIChatClient } from "../src/runtime/agent/clients/openai-chat-client.js";
 import type { ChatClient } from "../src/runtime/agent/chat-client.js";

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { migrateStore, openStore, type SessionCodec, type SessionStore } from "../../src/runtime/stores/index.js";
+import { migrateStore, openStore, type SessionCodec, type SessionStore } from "../../src/stores.js";
 import { compareWithSetup, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSessions } from "../sessions.js";
 import { storeUrls, unreachable } from "./stores.js";

@@ -27,7 +27,7 @@ import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import type { AgentSession, AIContent, ChatMessage } from "../../src/index.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { openStore } from "../../src/runtime/stores/index.js";
+import { openStore } from "../../src/stores.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { compare, compareWithSetup, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSession, makeSessions } from "../sessions.js";

@@ -9,7 +9,7 @@
  * STATEBAG_BENCH_PG_URL / STATEBAG_BENCH_REDIS_URL, else the local defaults of the probe.
  */
 import { driverInstalled } from "../../src/runtime/stores/drivers.js";
-import { openStore } from "../../src/runtime/stores/index.js";
+import { openStore } from "../../src/stores.js";
 import { result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { PG_URL, probeStore, REDIS_URL, type ProbeKind } from "../stores-probe.js";
 

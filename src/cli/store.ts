@@ -19,7 +19,7 @@ export interface OpenedStore {
 export async function openCliStore(option: string | undefined, environment: CliEnvironment, options: { codec?: SessionCodec; registry?: TypeRegistry; configured?: string; readOnly?: boolean } = {}): Promise<OpenedStore> {
   // `configured`: the project config's store URL, used after --store and $STATEBAG_STORE.
   const url = storeUrl(option, environment, options.configured);
-  const { openStore, defaultSessionCodec } = await import("../runtime/stores/index.js");
+  const { openStore, defaultSessionCodec } = await import("../stores.js");
   const codec = options.codec ?? (options.registry ? defaultSessionCodec({ registry: options.registry }) : undefined);
   // readOnly: commands that only read open a SQLite file read-only (it may sit on a read-only mount).
   const store = await openStore(url, { ...(codec ? { codec } : {}), ...(options.readOnly ? { readOnly: true } : {}) });

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
 import { serializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
-import { openStore } from "../../src/runtime/stores/index.js";
+import { openStore } from "../../src/stores.js";
 import { cli, sampleSession, tempDir } from "./helpers.js";
 
 const tmp = tempDir();

@@ -24,7 +24,7 @@ import {
 } from "../../src/runtime/stores/errors.js";
 import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/chat-history-provider.js";
 import { ToolApprovalError } from "../../src/runtime/agent/approvals.js";
-import { openStore } from "../../src/runtime/stores/index.js";
+import { openStore } from "../../src/stores.js";
 import { importSession } from "../../src/runtime/interop/index.js";
 import { InteropError } from "../../src/runtime/interop/errors.js";
 import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";

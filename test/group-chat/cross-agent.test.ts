@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AIContextProvider, ChatClientAgent, type ChatClient, type ProviderContext } from "../../src/agent.js";
 import { ProviderSessionState, messageText, type AgentSession, type ChatMessage, type ProviderState } from "../../src/index.js";
 import { ScriptedChatClient } from "../../src/testing.js";
-import { SequentialWorkflowAgent, participantStateKey } from "../../src/runtime/group-chat/index.js";
+import { SequentialWorkflowAgent, participantStateKey } from "../../src/group-chat.js";
 import { decodeSession, encodeSession } from "../../src/runtime/interop/session-codec.js";
 
 /** A stored session read back in another process: through the session serialization. */

@@ -11,7 +11,7 @@ import {
   ChannelKeyError,
   channelKeyOf,
   type AgentChatDocument,
-} from "../../src/runtime/group-chat/index.js";
+} from "../../src/group-chat.js";
 
 const texts = (messages: readonly ChatMessage[]) => messages.map((m) => `${m.authorName ?? m.role}: ${messageText(m)}`);
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value));

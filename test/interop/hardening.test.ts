@@ -4,7 +4,7 @@ import type { AgentSession } from "../../src/runtime/core/session.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import { StoredChatHistoryProvider } from "../../src/runtime/agent/providers/stored-chat-history.js";
-import { openStore, withSession } from "../../src/runtime/stores/index.js";
+import { openStore, withSession } from "../../src/stores.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import {
   InteropError,

@@ -16,7 +16,7 @@ import { ChatClientAgent } from "../../src/agent.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import type { AgentSession, ChatMessage } from "../../src/index.js";
 import { jsonEqual } from "../../src/runtime/core/json.js";
-import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/runtime/group-chat/index.js";
+import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/group-chat.js";
 import { JsonParseError, type JsonLimits } from "../../src/runtime/persistence/safe-json.js";
 import { SESSION_FORMAT, SESSION_FORMAT_VERSION, SessionValidationError, deserializeSession } from "../../src/runtime/persistence/serialization.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";

@@ -80,7 +80,7 @@ async function runExport(context: CommandContext, file: string | undefined, opti
     }
     return emit(context, options, session, exportOne(session, source), source);
   }
-  const { defaultSessionCodec } = await import("../../runtime/stores/index.js");
+  const { defaultSessionCodec } = await import("../../stores.js");
   const opened = await openCliStore(options.store, context.environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store });
   try {
     const load = async (id: string) => {

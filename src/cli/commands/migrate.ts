@@ -5,7 +5,7 @@
  * loses nothing and resumes with --start-after.
  */
 import type { Command } from "commander";
-import type { MigrateStoreReport, StateVersionCount } from "../../runtime/stores/index.js";
+import type { MigrateStoreReport, StateVersionCount } from "../../stores.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
@@ -99,7 +99,7 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
-  const { migrateStore, formatStateTransition } = await import("../../runtime/stores/index.js");
+  const { migrateStore, formatStateTransition } = await import("../../runtime/stores/migrate.js");
   const opened = await openCliStore(options.store, context.environment, { registry, configured: context.project()?.store });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.

@@ -5,7 +5,7 @@
  *   node --import tsx loaded-drivers.ts <dbPath>
  */
 import { createRequire } from "node:module";
-import { openStore } from "../../../src/runtime/stores/index.js";
+import { openStore } from "../../../src/stores.js";
 
 const store = await openStore(`sqlite:${process.argv[2]}`);
 await store.get("x");
