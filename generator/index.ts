@@ -499,7 +499,7 @@ async function runStoredData(
   }
   // Steps named as the scan found them (`src/notes.ts:12`, relative to where the generator runs).
   const sources = new Map((entry.migrations ?? []).map((m) => [`${m.type}\u0000${m.from}`, posix(path.relative(cfg.cwd, path.join(cfg.root, m.source)))]));
-  const report = await checkStoredData({ schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip, sources });
+  const report = await checkStoredData({ schemasDir, displaySchemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip, sources });
   return { failures: report.failures.map((f) => localizeCommand(f, cfg.command)), loaded: report.loaded, unedited: report.unedited };
 }
 

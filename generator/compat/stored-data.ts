@@ -18,7 +18,8 @@ import { pathToFileURL } from "node:url";
 import { MigrationError, MigrationSet, type Migration, type MigrationContext } from "../../src/runtime/persistence/migrations.js";
 import { bundleSchema, compileBundled } from "./bundle.js";
 import { fixtureFiles } from "./check.js";
-import { readCurrentSchemas, readFrozenSchemas, type CurrentSchema } from "./history.js";
+import { HISTORY_DIR, readCurrentSchemas, readFrozenSchemas, type CurrentSchema, type FrozenSchema } from "./history.js";
+import { sampleDocuments } from "./sampling.js";
 import { fileResolver, UNEDITED_KEY } from "./scaffold.js";
 import { childPointer, isObject, type JsonSchema } from "./schema.js";
 
@@ -363,6 +364,13 @@ export interface StoredDataOptions extends Omit<StoredDataContext, "migrations">
   cwd: string;
   /** Fixture files (absolute) not to load: the compatibility check already reported them as invalid. */
   skip?: ReadonlySet<string>;
+  /**
+   * Documents drawn from each older frozen version's schema, also run through the migrations
+   * (default: 40 per version, seed 1, at most 3 s in all). `count: 0` turns it off.
+   */
+  sampling?: { count?: number; seed?: number; timeBudgetMs?: number };
+  /** Where messages say the schemas are, when `schemasDir` is a scratch copy of them (default: `schemasDir`). */
+  displaySchemasDir?: string;
 }
 
 export interface StoredDataReport {
@@ -419,6 +427,94 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   }
   const loaded = await loadDeclaredMigrations(options.bindings, { cwd: options.cwd, command: options.command });
   failures.push(...loaded.failures);
-  failures.push(...checkStoredDocuments(documents, { ...options, migrations: loaded.migrations }));
+  const context = { ...options, migrations: loaded.migrations };
+  const fixtureFailures = checkStoredDocuments(documents, context);
+  failures.push(...fixtureFailures);
+  const samples = sampledOlderVersions(frozen, current, formerOf, options, rel);
+  failures.push(...newSteps(checkStoredDocuments(samples, context), fixtureFailures));
   return { failures, loaded: documents.map((d) => d.file!), unedited };
+}
+
+/**
+ * One failure per migration step that no fixture already showed broken: a step that fails on a
+ * fixture needs no sampled example, and one sampled example per step is enough to fix it.
+ */
+function newSteps(sampled: readonly StoredDataFailure[], known: readonly StoredDataFailure[]): StoredDataFailure[] {
+  const key = (f: StoredDataFailure) => `${f.type}\u0000${f.step ? `${f.step.from}>${f.step.to}` : ""}`;
+  const seen = new Set(known.map(key));
+  const out: StoredDataFailure[] = [];
+  for (const f of sampled) {
+    if (seen.has(key(f))) continue;
+    seen.add(key(f));
+    out.push(f);
+  }
+  return out;
+}
+
+/**
+ * Documents drawn from the schema of every frozen version older than its type's current one (and
+ * of former names): what fixtures do not show (optional fields, empty lists, odd values) still has
+ * to migrate. Seeded, so a failure names a document that reproduces; bounded in count and time.
+ */
+function sampledOlderVersions(
+  frozen: readonly FrozenSchema[],
+  current: readonly CurrentSchema[],
+  formerOf: ReadonlyMap<string, string>,
+  options: StoredDataOptions,
+  rel: (file: string) => string,
+): StoredDocument[] {
+  const count = options.sampling?.count ?? 40;
+  const seed = options.sampling?.seed ?? 1;
+  const deadline = Date.now() + (options.sampling?.timeBudgetMs ?? 3000);
+  const out: StoredDocument[] = [];
+  if (count <= 0) return out;
+  const latest = new Map(current.map((c) => [c.$type, c.version]));
+  const order = [...frozen].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const f of order) {
+    const now = latest.get(f.$type);
+    const older = now !== undefined ? f.version < now : formerOf.has(f.$type);
+    if (!older || f.schema === undefined) continue;
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const resolver = fileResolver();
+    const drawn = sampleDocuments(f.schema, { seed, count, timeBudgetMs: Math.min(left, 1000), base: f.file, resolveExternalRef: resolver });
+    // A family slot is opaque in its parent's schema, so the sampler fills it with any value, which
+    // no stored session could hold: empty the slots and keep the documents the schema still accepts.
+    const slots = slotPaths(f.schema);
+    const shown = rel(path.join(options.displaySchemasDir ?? options.schemasDir, HISTORY_DIR, f.key));
+    // Every stored value names its type (and, from version 2, its version): a draw that left them
+    // out is not something a store could hold.
+    const validate = compileBundled(bundleSchema(f.schema, f.file, resolver));
+    drawn.documents.forEach((document, i) => {
+      if (!isObject(document)) return;
+      for (const slot of slots) clearSlot(document, slot);
+      document.$type = f.$type;
+      if (f.version > 1) document.$version = f.version;
+      if ("error" in validate || !validate.validate(document)) return;
+      out.push({ label: `document #${i + 1} drawn from ${shown} (sampling seed ${seed})`, document, fromVersion: f.version, file: shown });
+    });
+  }
+  return out;
+}
+
+/** The family slots a generated schema declares (`x-statebag.slots[].path`). */
+function slotPaths(schema: JsonSchema): string[][] {
+  const meta = isObject(schema) && isObject(schema["x-statebag"]) ? schema["x-statebag"] : {};
+  const slots = Array.isArray(meta.slots) ? meta.slots : [];
+  return slots.filter((s): s is { path: string[] } => isObject(s) && Array.isArray(s.path)).map((s) => s.path);
+}
+
+/** Removes what sits at a slot path: array items for a trailing `*`, else the property. */
+function clearSlot(value: unknown, slot: readonly string[]): void {
+  if (slot.length === 0 || (!isObject(value) && !Array.isArray(value))) return;
+  const [head, ...rest] = slot;
+  if (head === "*") {
+    if (!Array.isArray(value)) return;
+    if (rest.length === 0) value.length = 0;
+    else for (const item of value) clearSlot(item, rest);
+    return;
+  }
+  if (!isObject(value) || !Object.hasOwn(value, head)) return;
+  if (rest.length === 0) delete value[head];
+  else clearSlot(value[head], rest);
 }

@@ -231,6 +231,25 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     expect(failure!.fix).toMatch(/^fix the migration "acme\.NotesState" v1 -> v2 \(src\/notes\.ts:9\) so it handles this stored value/);
   }, 90_000);
 
+  it("documents drawn from the v1 schema catch a migration the fixture does not: one failure per step, named with its seed", async () => {
+    const root = v1Project();
+    await gen(root);
+    // Fine on the fixture (it has notes), broken on a stored value with none.
+    const partial = `export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => { if (v.notes.length === 0) throw new Error("no notes to move"); return { notes: v.notes.map((text) => ({ text, pinned: false })) }; } });`;
+    writeFile(root, "src/notes.ts", NOTES_V2(partial));
+    writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
+    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    await gen(root);
+    const check = await gen(root, { check: true });
+    expect(check.exitCode).toBe(1);
+    const failures = check.compat!.failures.filter((f) => f.rule === "stored-data");
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ type: "acme.NotesState", file: "schemas/history/ProviderState/acme.NotesState/v1.schema.json", step: { type: "acme.NotesState", from: 1, to: 2 } });
+    expect(failures[0]!.message).toMatch(
+      /^document #\d+ drawn from schemas\/history\/ProviderState\/acme\.NotesState\/v1\.schema\.json \(sampling seed 1\) \(stored at version 1\) does not load: migration "acme\.NotesState" v1 -> v2 failed: no notes to move$/,
+    );
+  }, 90_000);
+
   it("a module with migrations that can not be loaded is named, with how to see why", async () => {
     const root = v1Project();
     await gen(root);
