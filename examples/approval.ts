@@ -10,13 +10,9 @@
  * it ran exactly once. Offline (ScriptedChatClient); STATEBAG_STORE picks the store (default SQLite).
  */
 import { appendFileSync } from "node:fs";
-import { ChatClientAgent } from "../src/runtime/agent/agent.js";
-import type { AITool } from "../src/runtime/agent/tools.js";
-import { answerToolApprovals } from "../src/runtime/agent/approval-store.js";
-import { approveToolCall, rejectToolCall } from "../src/runtime/agent/approvals.js";
-import { ScriptedChatClient } from "../src/runtime/agent/clients/scripted-chat-client.js";
-import { openStore } from "../src/runtime/stores/open.js";
-import { withSession } from "../src/runtime/stores/with-session.js";
+import { answerToolApprovals, approveToolCall, ChatClientAgent, rejectToolCall, type AITool } from "statebag/agent";
+import { openStore, withSession } from "statebag/stores";
+import { ScriptedChatClient } from "statebag/testing";
 
 const ledger = process.env.STATEBAG_LEDGER ?? ".statebag/refunds.log";
 

@@ -16,14 +16,11 @@
  * OpenAI-compatible server, `<baseURL>#<model>` (e.g. http://127.0.0.1:11434/v1#llama3.2 for Ollama).
  */
 import { createColors } from "picocolors";
-import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, type AgentResponse, type AITool } from "../src/agent.js";
-import { messageText, type ChatMessage } from "../src/index.js";
-import { ScriptedChatClient } from "../src/testing.js";
-import { serializeSession } from "../src/runtime/persistence/serialization.js";
-import { openStore, withSession, type SessionStore } from "../src/stores.js";
-import { validateSession } from "../src/runtime/persistence/validate.js";
-import { OpenAIChatClient } from "../src/runtime/agent/clients/openai-chat-client.js";
-import type { ChatClient } from "../src/runtime/agent/chat-client.js";
+import { messageText, serializeSession, validateSession, type ChatMessage } from "statebag";
+import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, type AgentResponse, type AITool, type ChatClient } from "statebag/agent";
+import { OpenAIChatClient } from "statebag/openai";
+import { openStore, withSession, type SessionStore } from "statebag/stores";
+import { ScriptedChatClient } from "statebag/testing";
 import { ensureExampleTypes } from "./providers/register.js";
 import { unitFromInstructions, UserProfileProvider } from "./providers/user-profile.js";
 

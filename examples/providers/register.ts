@@ -8,7 +8,7 @@
  * and load.
  */
 import { Type } from "@sinclair/typebox";
-import { defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { defaultRegistry } from "statebag";
 
 export const USER_PROFILE_TYPE = "example.UserProfileState";
 

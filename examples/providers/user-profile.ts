@@ -9,8 +9,8 @@
  *      (so the version it reads and writes comes from the type): the provider itself stays
  *      stateless and one instance serves every session.
  */
-import { AIContextProvider, type AIContext, type InvokedContext, type ProviderContext } from "../../src/agent.js";
-import { messageText, ProviderSessionState, type ProviderState, type StateDescriptor } from "../../src/index.js";
+import { messageText, ProviderSessionState, type ProviderState, type StateDescriptor } from "statebag";
+import { AIContextProvider, type AIContext, type InvokedContext, type ProviderContext } from "statebag/agent";
 
 /** What the profile provider keeps in a session's state bag. */
 export interface UserProfileState extends ProviderState<"example.UserProfileState", 1> {
