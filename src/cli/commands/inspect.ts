@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { quoted } from "../../runtime/core/json.js";
 import { MAX_ID_LENGTH } from "../../runtime/stores/errors.js";
+import { StoredSessionIdError } from "../../runtime/stores/codec.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
@@ -78,6 +79,8 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     const text = codec.last;
     const source = await resolveRegistry(options.registry, context);
     const report = checkDocument(text, { registry: source.registry, strict: options.strict === true });
+    // The load rule store.get applies: the row's session must have the id it is stored under.
+    if (report.ok) applyStoredIdRule(report, id);
     const unchecked = report.ok ? report.preserved.length : 0;
     let document: unknown;
     try {
@@ -121,6 +124,13 @@ async function inspect(context: CommandContext, id: string | undefined, options:
   } finally {
     await opened.close();
   }
+}
+
+function applyStoredIdRule(report: ReturnType<typeof checkDocument>, id: string): void {
+  const documentId = report.loaded?.length === 1 ? report.loaded[0].id : undefined;
+  if (documentId === id) return;
+  report.ok = false;
+  report.problems.push(new StoredSessionIdError(id, documentId).toProblem());
 }
 
 function formatBytes(n: number): string {

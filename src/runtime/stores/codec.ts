@@ -3,8 +3,10 @@
  * write, migrations on read); a store never calls JSON.stringify/parse on a session itself.
  */
 import { StatebagError } from "../core/errors.js";
+import { describeValue, quoted } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { TypeRegistry } from "../persistence/registry.js";
+import type { ValidationProblem } from "../persistence/problems.js";
 import type { JsonLimits } from "../persistence/safe-json.js";
 import { deserializeSession, serializeSession } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
@@ -29,6 +31,69 @@ export class InvalidStoredValueError extends StatebagError {
       hint: "fix the value before saving; stores refuse to write invalid data",
     });
   }
+}
+
+/**
+ * A stored session whose id is not the key it is stored under (a row copied, renamed or written by
+ * another program). Loading it would hand the caller a session that saves under another key, so
+ * every load refuses it: `store.get`, `withSession`, bulk migrations and `statebag inspect`.
+ * `key` and `documentId` keep the exact values; the message shows them escaped and cut.
+ */
+export class StoredSessionIdError extends StatebagError {
+  /** Where the id is in the stored (envelope) document. */
+  readonly pointer = "/session/id";
+  constructor(
+    readonly key: string,
+    readonly documentId: unknown,
+    /** The store, as its (password-free) URL, when known. */
+    readonly store?: string,
+  ) {
+    super("session-invalid", storedIdMessage(key, documentId, store), { hint: storedIdHint(key, documentId) });
+  }
+
+  /** The same finding as a validation problem, for reports that list problems (`statebag inspect`). */
+  toProblem(): ValidationProblem {
+    return {
+      code: "session",
+      pointer: this.pointer,
+      expected: `the key it is stored under, ${quoted(this.key)}`,
+      found: shownId(this.documentId),
+      message: storedIdMessage(this.key, this.documentId, this.store),
+      hint: storedIdHint(this.key, this.documentId),
+    };
+  }
+}
+
+function shownId(id: unknown): string {
+  return typeof id === "string" ? quoted(id) : describeValue(id);
+}
+
+function storedIdMessage(key: string, documentId: unknown, store: string | undefined): string {
+  return `the session stored under the key ${quoted(key)}${store ? ` in ${store}` : ""} has the id ${shownId(documentId)}; a stored session's id must be its key`;
+}
+
+function storedIdHint(key: string, documentId: unknown): string {
+  const other = typeof documentId === "string" ? ` ${quoted(documentId)}` : "";
+  return `the row was written or copied under another key (statebag saves a session under its own id): delete the row ${quoted(key)}, or save the document under its own id${other}`;
+}
+
+/**
+ * The one load rule for stored sessions: the document under `key` must be the session with that
+ * id. Throws `StoredSessionIdError` otherwise.
+ */
+export function checkStoredSessionId(key: string, session: { id?: unknown } | undefined, store?: string): void {
+  const id = session?.id;
+  if (id !== key) throw new StoredSessionIdError(key, id, store);
+}
+
+/**
+ * How every store loads a session row: the codec's `deserialize`, then the id rule. The codec gets
+ * the key too, so a codec that does not read documents (the CLI's raw-text codec) can answer with it.
+ */
+export function loadStoredSession(codec: SessionCodec, key: string, text: string, store?: string): AgentSession {
+  const session = codec.deserialize(text, key);
+  checkStoredSessionId(key, session, store);
+  return session;
 }
 
 function checkSession(value: unknown): AgentSession {

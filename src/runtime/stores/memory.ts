@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
 import {
   checkDelete,
   checkId,
@@ -92,7 +92,7 @@ export class MemorySessionStore implements SessionStore {
     this.check();
     const row = this.live(checkId(id));
     if (!row) return undefined;
-    return { session: this.codec.deserialize(row.text), revision: row.revision };
+    return { session: loadStoredSession(this.codec, id, row.text, this.url), revision: row.revision };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {

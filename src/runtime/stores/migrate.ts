@@ -33,6 +33,7 @@ import { defaultRegistry, type TypeRegistry } from "../persistence/registry.js";
 import { SessionValidationError, deserializeSession, type MigratedValue } from "../persistence/serialization.js";
 import type { JsonLimits } from "../persistence/safe-json.js";
 import type { AgentSession } from "../core/session.js";
+import { StoredSessionIdError } from "./codec.js";
 import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import type { ScanItem, SessionStore } from "./types.js";
@@ -281,7 +282,9 @@ class StoreMigration {
       return undefined;
     }
     if (session.id !== item.id) {
-      this.fail(item, { message: `the stored session's id is ${JSON.stringify(session.id)}, not ${JSON.stringify(item.id)}`, pointer: "/session/id", code: "session" });
+      // The same rule and wording as store.get (loadStoredSession).
+      const problem = new StoredSessionIdError(item.id, session.id).toProblem();
+      this.fail(item, { message: problem.message, pointer: problem.pointer, code: problem.code });
       return undefined;
     }
     // (When the envelope's formatVersion is raised, an older envelope will count as a change too.)

@@ -26,7 +26,7 @@ import type pg from "pg";
 import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
 import { loadDriver } from "./drivers.js";
 import {
   checkDelete,
@@ -342,7 +342,7 @@ export class PostgresSessionStore implements SessionStore {
     checkId(id);
     const rows = await this.withClient("get", false, async (c) => (await c.query<Row>(this.sql.get, [id])).rows);
     if (rows.length === 0) return undefined;
-    return { session: this.codec.deserialize(rows[0].data as string), revision: Number(rows[0].revision) };
+    return { session: loadStoredSession(this.codec, id, rows[0].data as string, this.url), revision: Number(rows[0].revision) };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {

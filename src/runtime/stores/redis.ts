@@ -33,7 +33,7 @@ import type { Cluster as ClusterClient, ClusterOptions, Redis as RedisClient, Re
 import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
 import { loadDriver } from "./drivers.js";
 import {
   checkDelete,
@@ -674,7 +674,7 @@ export class RedisSessionStore implements SessionStore {
     checkId(id);
     const [revision, data] = await this.call("get", false, (c) => c.hmget(this.keys.of(id).session, "r", "d"));
     if (revision === null || data === null) return undefined;
-    return { session: this.codec.deserialize(data), revision: Number(revision) };
+    return { session: loadStoredSession(this.codec, id, data, this.url), revision: Number(revision) };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {

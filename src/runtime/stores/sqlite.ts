@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, serializeMessages } from "./codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
 import {
   checkDelete,
   checkId,
@@ -419,7 +419,7 @@ export class SqliteSessionStore implements SessionStore {
     checkId(id);
     const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
     if (!row) return undefined;
-    return { session: this.codec.deserialize(row.data), revision: row.revision };
+    return { session: loadStoredSession(this.codec, id, row.data, this.url), revision: row.revision };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {

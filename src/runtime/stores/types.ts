@@ -16,7 +16,11 @@ import type { ChatMessage } from "../core/messages.js";
  */
 export interface SessionCodec {
   serialize(session: AgentSession): string;
-  deserialize(text: string): AgentSession;
+  /**
+   * `key`: the id the text is stored under, when a store loads a row. The store then checks that
+   * the returned session has that id (a codec need not).
+   */
+  deserialize(text: string, key?: string): AgentSession;
 }
 
 /** The same for one chat message of a message log. */

@@ -17,6 +17,7 @@
 import { ConfigurationError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
 import { createSessionData } from "../core/session.js";
+import { checkStoredSessionId } from "./codec.js";
 import { checkId } from "./common.js";
 import { ConflictError, SessionNotFoundError } from "./errors.js";
 import type { SessionStore } from "./types.js";
@@ -85,6 +86,9 @@ export async function withSession<R>(
     let session: AgentSession;
     if (loaded) {
       session = loaded.session;
+      // Stores apply this rule when loading; checked again for a store implemented elsewhere, so
+      // a mismatched row is named as such instead of as "fn changed the session id".
+      checkStoredSessionId(publicId, session, store.url);
     } else if (create === false) {
       throw new SessionNotFoundError(publicId);
     } else {
