@@ -296,7 +296,8 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     entry = { key, ...run.entry };
   }
   // The version types depend on the frozen history too, which is not a cache input.
-  const outputs = { ...entry.outputs, ...(await versionTypesOutput(cfg, entry)) };
+  const versionTypes = await versionTypesOutput(cfg, entry);
+  const outputs = { ...entry.outputs, ...versionTypes.outputs };
   const plan = planOutputs(cfg, entry, outputs);
 
   // Everything is computed and checked before anything is written. A clean verdict on the same
@@ -313,14 +314,16 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     let deleted: string[] = [];
     let recorded: string[] = [];
     let scaffolded: string[] = [];
+    let named: string[] = [];
     if (!cfg.check) {
       ({ written, deleted } = writeOutputs(cfg, plan));
       if (!cacheHit && cfg.cache) writeCache(cfg.root, entry);
       compat?.commit();
       // The frozen lock records the hash of each frozen schema (an edit is then caught); new
       // frozen files are recorded where they are written.
-      const { recordFrozen } = await import("./compat/history.js");
+      const { recordFrozen, recordNames } = await import("./compat/history.js");
       recorded = recordFrozen(cfg.schemasDir);
+      named = recordNames(cfg.schemasDir, versionTypes.names);
       if (cfg.scaffoldFixtures) {
         const { writeScaffoldFixtures } = await import("./compat/scaffold.js");
         scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, nonEmpty: true }).map(toCwd);
@@ -336,9 +339,10 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       const stored = await runStoredData(cfg, entry, cfg.check ? compat.schemasDir : cfg.schemasDir, found);
       // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
       const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
-      result = { ...compat.result, failures: sortFailures([...kept, ...stored.failures]), loaded: stored.loaded };
+      const unnamed = cfg.check ? unrecordedNames(cfg, versionTypes.unrecorded) : [];
+      result = { ...compat.result, failures: sortFailures([...kept, ...stored.failures, ...unnamed]), loaded: stored.loaded };
       // Recorded nothing and found nothing: the same in `--check` (which fails where this records).
-      const clean = result.failures.length === 0 && result.recorded.length === 0 && result.retired.length === 0 && recorded.length === 0;
+      const clean = result.failures.length === 0 && result.recorded.length === 0 && result.retired.length === 0 && recorded.length === 0 && named.length === 0;
       if (verdictKey !== undefined && !cfg.check && clean) writeCompatVerdict(cfg.root, { key: verdictKey, compared: result.compared, loaded: result.loaded });
     }
     const failed = (result?.failures.length ?? 0) > 0;
@@ -358,6 +362,23 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   } finally {
     compat?.dispose();
   }
+}
+
+/** `--check`: frozen versions whose version type name the lock does not record yet (`gen` records it). */
+function unrecordedNames(cfg: Config, keys: readonly string[]): CompatFailure[] {
+  const lock = posix(path.relative(cfg.cwd, path.join(cfg.schemasDir, "history", "frozen.lock.json")));
+  return keys.map((key) => {
+    const [family, type] = key.split("/");
+    return {
+      type: type ?? key,
+      family,
+      pointer: "",
+      rule: "frozen-unlocked",
+      message: `${lock} records no version type name for ${key}, so a rename or a new type could still move it`,
+      fix: `run ${cfg.command} (it records the names src/generated/versions.ts uses) and commit ${lock}`,
+      file: lock,
+    };
+  });
 }
 
 function isCurrent(plan: Plan): boolean {
@@ -741,48 +762,61 @@ function writeOutputs(cfg: Config, plan: Plan): { written: string[]; deleted: st
 /**
  * `versions.ts`: a type per stored version, from the frozen history (and the current schema for
  * the latest version). History files this run creates are taken from its outputs.
+ *
+ * Names are part of the user's code (migrations import them), so a version keeps the name it got
+ * first: it is recorded in the history lock (`names`) and never given to another version. A new
+ * version is named after its type's declaration (`<Name>_v<N>`, `<Name>_<k>_v<N>` when taken).
+ * `names` maps each lock key to its name, for `recordNames`; `unrecorded` lists the keys of
+ * frozen files without a recorded name.
  */
-async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<Record<string, string>> {
-  const { readFrozenSchemas } = await import("./compat/history.js");
+async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<{ outputs: Record<string, string>; names: Record<string, string>; unrecorded: string[] }> {
+  const { readFrozenSchemas, readLock } = await import("./compat/history.js");
   const { versionTypeDeclaration } = await import("./version-types.js");
   const outRel = posix(path.relative(cfg.root, cfg.outDir));
   const schemasRel = posix(path.relative(cfg.root, cfg.schemasDir));
   const inSchemas = (p: string) => (schemasRel ? `${schemasRel}/${p}` : p);
-  const schemas = new Map<string, { family: string; $type: string; version: number; schema: unknown; from: string }>();
-  const keyOf = ($type: string, version: number) => `${$type}\u0000${version}`;
+  const schemas = new Map<string, { family: string; $type: string; version: number; schema: unknown; from: string; frozen: boolean }>();
+  const lockKey = (family: string, $type: string, version: number) => historyFile(family, $type, version).slice("history/".length);
   for (const f of readFrozenSchemas(cfg.schemasDir)) {
     if (f.schema === undefined) continue;
-    schemas.set(keyOf(f.$type, f.version), { family: f.family, $type: f.$type, version: f.version, schema: f.schema, from: inSchemas(historyFile(f.family, f.$type, f.version)) });
+    schemas.set(f.key, { family: f.family, $type: f.$type, version: f.version, schema: f.schema, from: inSchemas(historyFile(f.family, f.$type, f.version)), frozen: true });
   }
-  const names = new Map<string, string>();
+  const declared = new Map<string, string>();
   for (const t of entry.types) {
-    names.set(t.$type, t.name);
+    declared.set(t.$type, t.name);
     // The latest version as the current schema describes it (a compatible change at the same version widens the frozen one).
     const file = inSchemas(memberFile(t.family, t.$type));
     const text = entry.outputs[file];
-    if (text !== undefined) schemas.set(keyOf(t.$type, t.version), { family: t.family, $type: t.$type, version: t.version, schema: JSON.parse(text), from: file });
+    const key = lockKey(t.family, t.$type, t.version);
+    if (text !== undefined) schemas.set(key, { family: t.family, $type: t.$type, version: t.version, schema: JSON.parse(text), from: file, frozen: schemas.has(key) });
   }
   const base = (s: { $type: string; schema: unknown }): string => {
-    const known = names.get(s.$type);
+    const known = declared.get(s.$type);
     if (known) return known;
     const title = typeof s.schema === "object" && s.schema !== null ? (s.schema as { title?: unknown }).title : undefined;
     const raw = typeof title === "string" ? title : s.$type.slice(s.$type.lastIndexOf(".") + 1);
     const name = raw.replace(/[^A-Za-z0-9_$]/g, "_");
     return /^[0-9]/.test(name) ? `_${name}` : name;
   };
-  const used = new Set(["TaggedValue"]);
-  const versions: EmittedVersion[] = [...schemas.values()]
-    .sort((a, b) => compareStrings(a.$type, b.$type) || a.version - b.version)
-    .map((s) => {
-      let name = `${base(s)}_v${s.version}`;
+  const recorded = readLock(cfg.schemasDir).names ?? {};
+  const names: Record<string, string> = {};
+  const used = new Set(["TaggedValue", ...Object.values(recorded)]);
+  const sorted = [...schemas].sort(([, a], [, b]) => compareStrings(a.$type, b.$type) || a.version - b.version);
+  for (const [key, s] of sorted) {
+    let name = recorded[key];
+    if (name === undefined) {
+      name = `${base(s)}_v${s.version}`;
       for (let n = 2; used.has(name); n++) name = `${base(s)}_${n}_v${s.version}`;
       used.add(name);
-      return { $type: s.$type, version: s.version, name, schema: s.schema, from: s.from };
-    });
+    }
+    names[key] = name;
+  }
+  const versions: EmittedVersion[] = sorted.map(([key, s]) => ({ $type: s.$type, version: s.version, name: names[key]!, schema: s.schema, from: s.from }));
   const content = versionsModule(versions, cfg.module, (v) =>
     versionTypeDeclaration({ name: v.name, summary: `"${v.$type}" version ${v.version}, as stored (${v.from}).`, schema: v.schema }),
   );
-  return { [`${outRel}/versions.ts`]: content };
+  const unrecorded = sorted.filter(([key, s]) => s.frozen && recorded[key] === undefined).map(([key]) => key);
+  return { outputs: { [`${outRel}/versions.ts`]: content }, names, unrecorded };
 }
 
 /** The report the CLI prints (also handy in tests). */

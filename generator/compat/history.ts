@@ -142,6 +142,12 @@ export interface FrozenLock {
   version: 1;
   /** Lock key (`<Family>/<$type>/v<N>.schema.json`) -> `sha256:<hex>` of the file's canonical JSON. */
   files: Record<string, string>;
+  /**
+   * Lock key -> the name `versions.ts` gives that version (`NotesState_v1`). Recorded when the
+   * version is first generated and never reassigned, so a rename or a new type can not move a
+   * name that migrations already import.
+   */
+  names?: Record<string, string>;
 }
 
 /**
@@ -162,21 +168,22 @@ export function readLock(schemasDir: string): FrozenLock {
   if (!fs.existsSync(file)) return { version: 1, files: {} };
   const parsed: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
   const files = isObject(parsed) && isObject(parsed.files) ? parsed.files : {};
-  return {
-    version: 1,
-    files: Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => typeof e[1] === "string")),
-  };
+  const names = isObject(parsed) && isObject(parsed.names) ? parsed.names : {};
+  const strings = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === "string"));
+  return { version: 1, files: strings(files), names: strings(names) };
 }
 
 export function writeLock(schemasDir: string, lock: FrozenLock): void {
   const file = path.join(schemasDir, HISTORY_DIR, LOCK_FILE);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const files = Object.fromEntries(Object.keys(lock.files).sort().map((k) => [k, lock.files[k]]));
+  const sorted = (o: Record<string, string>) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+  const names = lock.names ?? {};
   const body = {
     $comment:
-      "Written by statebag: sha256 (of canonical JSON) of every frozen schema. Frozen schemas describe sessions already stored: never edit one; bump the type's version and add a migration instead.",
+      "Written by statebag: sha256 (of canonical JSON) of every frozen schema, and the name src/generated/versions.ts gives each version. Frozen schemas describe sessions already stored: never edit one; bump the type's version and add a migration instead.",
     version: 1,
-    files,
+    files: sorted(lock.files),
+    ...(Object.keys(names).length > 0 ? { names: sorted(names) } : {}),
   };
   fs.writeFileSync(file, JSON.stringify(body, null, 2) + "\n");
 }
@@ -193,6 +200,20 @@ export function recordFrozen(schemasDir: string): string[] {
     lock.files[frozen.key] = frozenHash(frozen.text);
     added.push(frozen.key);
   }
+  if (added.length > 0) writeLock(schemasDir, lock);
+  return added;
+}
+
+/**
+ * Records the version type name of each frozen file that has none yet (`names`: lock key -> name);
+ * a recorded name is never changed. Returns the keys it added.
+ */
+export function recordNames(schemasDir: string, names: Readonly<Record<string, string>>): string[] {
+  const lock = readLock(schemasDir);
+  const recorded = (lock.names ??= {});
+  const frozen = new Set(readFrozenSchemas(schemasDir).map((f) => f.key));
+  const added = Object.keys(names).filter((key) => frozen.has(key) && recorded[key] === undefined);
+  for (const key of added) recorded[key] = names[key]!;
   if (added.length > 0) writeLock(schemasDir, lock);
   return added;
 }

@@ -73,3 +73,33 @@ export function readTree(dir: string): Record<string, string> {
 export function removeTempProjects(): void {
   for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
+
+/** Type-checks every .ts file under the project's src/ (the TypeScript compiler API, in-process): `file:line message` per error. */
+export async function typeErrors(root: string): Promise<string[]> {
+  const { default: ts } = await import("typescript");
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === "node_modules" || e.name.startsWith(".")) continue;
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.name.endsWith(".ts")) files.push(full);
+    }
+  };
+  walk(path.join(root, "src"));
+  const program = ts.createProgram(files, {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ["lib.es2023.d.ts"],
+    typeRoots: [path.join(REPO, "node_modules/@types")],
+    types: ["node"],
+  });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "";
+    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
+  });
+}
