@@ -10,7 +10,7 @@
  */
 import { StatebagError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
-import { detectSessionShape, isStatebagDocument } from "./detect.js";
+import { checkShapeFits, detectSessionShape, isStatebagDocument } from "./detect.js";
 import { exportDotnetSession, importDotnetSession, type ExportDotnetOptions, type ImportDotnetOptions } from "./dotnet.js";
 import { dotnetFromCurrent, dotnetToCurrent, isDotnetLegacyShape, type DotnetGenerationOptions } from "./dotnet-generations.js";
 import { exportDurableState, importDurableState } from "./durable.js";
@@ -56,9 +56,13 @@ export function detectSessionFormat(doc: unknown): InteropFormat | "statebag" | 
 }
 
 /** Reads an Agent Framework session document of the given shape (JSON text or parsed) into a statebag session. */
-export function importSession(text: string | object, options: ImportSessionOptions): AgentSession {
+export function importSession(input: string | object, options: ImportSessionOptions): AgentSession {
   const shape = options.from;
   checkShape(shape, "from");
+  // Parsed once and held to the limits; a chat message or another shape's document is refused
+  // here, before a reader could keep it as unknown members of an empty session.
+  const text = readDocument(input, options) as object;
+  checkShapeFits(shape, text);
   switch (shape) {
     case "dotnet":
       return importDotnetSession(text, options);
@@ -115,7 +119,7 @@ export function exportSession(session: AgentSession, options: ExportSessionOptio
   return JSON.stringify(exportSessionDocument(session, options), null, options.indent ?? 2);
 }
 
-export { detectSessionShape, isStatebagDocument } from "./detect.js";
+export { checkShapeFits, describeNonSession, detectSessionShape, isStatebagDocument } from "./detect.js";
 export type { ShapeDetection } from "./detect.js";
 export { SHAPES, SHAPE_NAMES, familyOf, isSessionShape, shapeInfo } from "./shapes.js";
 export type { SessionShape, ShapeInfo } from "./shapes.js";
