@@ -170,7 +170,7 @@ describe("AISDKChatClient", () => {
 
     const streaming = new MockLanguageModelV4({ doStream: streamOf([{ type: "error", error: apiError }]) });
     const run = (async () => {
-      for await (const _ of new ChatClientAgent({ client: new AISDKChatClient(streaming) }).runStream("hi", session));
+      for await (const _ of new ChatClientAgent({ client: new AISDKChatClient(streaming, { maxRetries: 0 }) }).runStream("hi", session));
     })();
     await expect(run).rejects.toBeInstanceOf(ModelServiceError);
     expect(JSON.stringify(session)).toBe(before);

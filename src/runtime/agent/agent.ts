@@ -230,8 +230,10 @@ export class ChatClientAgent {
         onUpdate: (update) => channel.push({ ...update, sessionId: session.id }),
         // Commit only once the consumer has taken every update; if it stops instead, the abort
         // below releases the wait and the run fails before committing.
+        // (An abort that already fired fires no event: check it first, or the run waits forever.)
         beforeCommit: () =>
           new Promise<void>((resolve) => {
+            if (abort.signal.aborted) return resolve();
             abort.signal.addEventListener("abort", () => resolve(), { once: true });
             void channel.drained().then(resolve);
           }),
@@ -342,7 +344,7 @@ export class ChatClientAgent {
     }
 
 
-    const chatOptions: ChatOptions = { signal };
+    const chatOptions: ChatOptions = { signal, sessionId: session.id };
     if (instructions) chatOptions.instructions = instructions;
     if (tools.length) chatOptions.tools = tools;
     if (declaredKind === "hosted") {
@@ -438,11 +440,12 @@ export class ChatClientAgent {
   private async callModel(messages: ChatMessage[], options: ChatOptions, onUpdate?: (update: ChatResponseUpdate) => void): Promise<ChatResponse> {
     if (!onUpdate) return this.client.getResponse(messages, options);
     const updates: ChatResponseUpdate[] = [];
-    for await (const update of this.client.getStreamingResponse(messages, options)) {
-      options.signal?.throwIfAborted();
+    for await (const update of abortable(this.client.getStreamingResponse(messages, options), options.signal)) {
       updates.push(update);
       onUpdate(update);
     }
+    // A client may end its stream quietly when aborted (the OpenAI SDK does): that is no answer.
+    options.signal?.throwIfAborted();
     return responseFromUpdates(updates);
   }
 
@@ -451,6 +454,39 @@ export class ChatClientAgent {
     // A throwing tool gives the model an error result it can recover from; the run goes on.
     for (const call of calls) contents.push(await runTool(tools.find((t) => t.name === call.name)!, call, { sessionId, callId: call.callId, signal }));
     return { role: "tool", contents };
+  }
+}
+
+/**
+ * A client's stream that stops as soon as the signal fires, even while the client waits for a chunk
+ * that never comes (a stalled service, a client that ignores the signal): the run must end promptly
+ * when its consumer leaves.
+ */
+async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+  if (!signal) {
+    yield* source;
+    return;
+  }
+  const iterator = source[Symbol.asyncIterator]();
+  let aborted!: () => void;
+  const stopped = new Promise<never>((_, reject) => (aborted = () => reject(signal.reason)));
+  stopped.catch(() => {});
+  signal.addEventListener("abort", aborted, { once: true });
+  let finished = false;
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      const next = await Promise.race([iterator.next(), stopped]);
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    signal.removeEventListener("abort", aborted);
+    // Not awaited: a generator busy in a read settles its return() only after that read.
+    if (!finished) void Promise.resolve(iterator.return?.()).catch(() => {});
   }
 }
 

@@ -15,6 +15,11 @@ export interface ChatOptions {
   instructions?: string;
   tools?: readonly AITool[];
   signal?: AbortSignal;
+  /**
+   * The session this request is for. A client may use it to tie together the attempts of one turn,
+   * e.g. to continue, not recreate, a service conversation it created for a first turn that failed.
+   */
+  sessionId?: string;
 }
 
 export interface ChatResponse {
@@ -33,6 +38,8 @@ export interface ChatResponseUpdate {
   authorName?: string;
   conversationId?: ServiceSessionId;
   responseId?: string;
+  /** When the service created the message (ISO 8601); kept on the message as a non-streamed answer keeps it. */
+  createdAt?: string;
 }
 
 export interface ChatClientMetadata {
@@ -69,6 +76,7 @@ export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): Cha
       currentId = update.messageId;
       messages.push(current);
     }
+    if (current!.createdAt === undefined && update.createdAt !== undefined) current!.createdAt = update.createdAt;
     for (const content of update.contents) {
       const last = current!.contents[current!.contents.length - 1];
       if (content.$type === "text" && last?.$type === "text" && content.text === "" && content.annotations) {

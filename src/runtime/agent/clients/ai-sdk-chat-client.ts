@@ -11,7 +11,13 @@
  * Mapping: text (with citations), reasoning, files and images (inline, by URL, or by provider
  * reference), tool calls and results (provider-executed ones as informational calls), sources and
  * usage. Provider metadata (e.g. reasoning signatures that must be sent back) is kept on the content
- * as `additionalProperties.providerMetadata` and returned as `providerOptions`.
+ * as `additionalProperties.providerMetadata` and returned as `providerOptions`, except the ids of
+ * items a service stored (`itemId`): a local session sends its history as content, so it never
+ * depends on the service still holding those items.
+ *
+ * The declarations type the model structurally (they compile without `@ai-sdk/provider` or `ai`),
+ * `ai` is imported by a name a bundler does not follow, and failures are `ModelServiceError`,
+ * retried by the same policy as the OpenAI client (retry.ts).
  */
 import type {
   LanguageModelV4,
@@ -22,6 +28,7 @@ import type {
   LanguageModelV4Message,
   LanguageModelV4Prompt,
   LanguageModelV4Source,
+  LanguageModelV4StreamPart,
   LanguageModelV4Usage,
   SharedV4ProviderMetadata,
 } from "@ai-sdk/provider";
@@ -29,20 +36,59 @@ import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatRes
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AIAnnotation, AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, UsageDetails } from "../../core/messages.js";
 import type { JsonValue } from "../../core/tagged.js";
-import { ModelServiceError, serviceText } from "./model-service-error.js";
+import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
 import { functionCall, parseDataUri, UnsupportedContentError } from "./openai-content.js";
-import { importOptional } from "./optional-dependency.js";
+import { importOptional, importPackage } from "./optional-dependency.js";
+import { checkMaxRetries, streamWithRetries, withRetries } from "./retry.js";
 
-/** A model of any specification version `ai` 7 accepts. */
-export type AISDKLanguageModel = LanguageModelV4 | { readonly specificationVersion: "v2" | "v3"; readonly provider: string; readonly modelId: string };
+/**
+ * A model of any specification version `ai` 7 accepts (a provider's `openai("gpt-4.1-mini")`, a
+ * `MockLanguageModelV4`, ...). Structural: only what statebag calls.
+ */
+export type AISDKLanguageModel =
+  | {
+      readonly specificationVersion: "v4";
+      readonly provider: string;
+      readonly modelId: string;
+      doGenerate(options: never): PromiseLike<unknown>;
+      doStream(options: never): PromiseLike<unknown>;
+    }
+  | { readonly specificationVersion: "v2" | "v3"; readonly provider: string; readonly modelId: string };
+
+/** Call settings of the provider specification (`LanguageModelV4CallOptions` without prompt, tools and signal). */
+export interface AISDKCallSettings {
+  maxOutputTokens?: number;
+  temperature?: number;
+  stopSequences?: string[];
+  topP?: number;
+  topK?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  seed?: number;
+  responseFormat?: { type: "text" } | { type: "json"; schema?: unknown; name?: string; description?: string };
+  toolChoice?: { type: "auto" | "none" | "required" } | { type: "tool"; toolName: string };
+  includeRawChunks?: boolean;
+  headers?: Record<string, string | undefined>;
+  /** Per provider, e.g. `{ openai: { reasoningEffort: "low" } }`. */
+  providerOptions?: Record<string, Record<string, unknown>>;
+  /** Settings a newer specification adds. */
+  [setting: string]: unknown;
+}
 
 export interface AISDKChatClientOptions {
   /** Call settings passed with every request (`temperature`, `maxOutputTokens`, `providerOptions`, ...). */
-  settings?: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "abortSignal">;
+  settings?: AISDKCallSettings;
+  /**
+   * More attempts after a retryable failure (the provider's `isRetryable`, a 429/5xx, a connection
+   * cut), as `OpenAIChatClient` does. A stream is retried only before any of it reached the caller.
+   * Default 2.
+   */
+  maxRetries?: number;
 }
 
 export class AISDKChatClient implements ChatClient {
   readonly metadata: ChatClientMetadata;
+  readonly maxRetries: number;
   private resolved?: Promise<LanguageModelV4>;
 
   constructor(
@@ -52,12 +98,13 @@ export class AISDKChatClient implements ChatClient {
     if (!model || typeof model !== "object" || typeof (model as { specificationVersion?: unknown }).specificationVersion !== "string") {
       throw new ConfigurationError("AISDKChatClient needs an AI SDK language model object", 'pass a provider\'s model, e.g. new AISDKChatClient(openai("gpt-4.1-mini"))');
     }
+    this.maxRetries = checkMaxRetries(options.maxRetries, "AISDKChatClient");
     this.metadata = { providerName: model.provider, supportsServiceStorage: false };
   }
 
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const model = await this.resolve();
-    const result = await call(() => model.doGenerate(this.callOptions(messages, options)), model.provider, options.signal);
+    const result = await withRetries(this.maxRetries, options.signal, () => call(() => model.doGenerate(this.callOptions(messages, options)), model.provider, options.signal));
     const contents = fromResult(result.content);
     const usage = usageFrom(result.usage);
     if (usage) contents.push({ $type: "usage", details: usage });
@@ -72,17 +119,34 @@ export class AISDKChatClient implements ChatClient {
 
   async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
     const model = await this.resolve();
-    const { stream } = await call(() => model.doStream(this.callOptions(messages, options)), model.provider, options.signal);
+    yield* streamWithRetries(this.maxRetries, options.signal, () => this.stream(model, messages, options));
+  }
+
+  private async *stream(model: LanguageModelV4, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
+    const signal = options.signal;
+    const { stream } = await call(() => model.doStream(this.callOptions(messages, options)), model.provider, signal);
     let id: string | undefined;
-    const update = (contents: AIContent[]): ChatResponseUpdate => ({ role: "assistant", contents, ...(id !== undefined ? { messageId: id, responseId: id } : {}) });
+    let createdAt: string | undefined;
+    const update = (contents: AIContent[]): ChatResponseUpdate => ({
+      role: "assistant",
+      contents,
+      ...(id !== undefined ? { messageId: id, responseId: id } : {}),
+      ...(createdAt !== undefined ? { createdAt } : {}),
+    });
     const reader = stream.getReader();
+    // A model that ignores the signal would keep a stalled read waiting: cancelling the reader ends it.
+    const cancel = () => void reader.cancel(signal?.reason).catch(() => {});
+    signal?.addEventListener("abort", cancel, { once: true });
+    let finished = false;
     try {
       for (;;) {
-        const { done, value: part } = await call(() => reader.read(), model.provider, options.signal);
+        const { done, value: part } = await call(() => reader.read(), model.provider, signal);
+        signal?.throwIfAborted(); // a cancelled read ends as if the stream were done
         if (done) break;
         switch (part.type) {
           case "response-metadata":
             if (part.id) id = part.id;
+            if (part.timestamp) createdAt = part.timestamp.toISOString();
             break;
           case "text-delta":
             if (part.delta) yield update([{ $type: "text", text: part.delta }]);
@@ -114,19 +178,25 @@ export class AISDKChatClient implements ChatClient {
             throw serviceError(part.error, model.provider);
         }
       }
+      finished = true;
     } finally {
+      signal?.removeEventListener("abort", cancel);
+      if (!finished) cancel(); // the consumer left, or the stream failed: the provider stops sending
       reader.releaseLock();
     }
   }
 
   private resolve(): Promise<LanguageModelV4> {
-    if (this.model.specificationVersion === "v4") return Promise.resolve(this.model as LanguageModelV4);
-    this.resolved ??= importOptional("ai", "AISDKChatClient (for a v2/v3 model)", () => import("ai")).then((ai) => ai.wrapLanguageModel({ model: this.model as never, middleware: [] }));
+    if (this.model.specificationVersion === "v4") return Promise.resolve(this.model as unknown as LanguageModelV4);
+    this.resolved ??= importOptional("ai", "AISDKChatClient (for a v2/v3 model)", () => importPackage<{ wrapLanguageModel(options: { model: unknown; middleware: unknown[] }): LanguageModelV4 }>("ai")).then((ai) =>
+      ai.wrapLanguageModel({ model: this.model, middleware: [] }),
+    );
+    this.resolved.catch(() => (this.resolved = undefined)); // a failed load may be retried (e.g. after installing)
     return this.resolved;
   }
 
   private callOptions(messages: readonly ChatMessage[], options: ChatOptions): LanguageModelV4CallOptions {
-    const out: LanguageModelV4CallOptions = { ...this.options.settings, prompt: toPrompt(messages, options.instructions, this.metadata.providerName) };
+    const out = { ...this.options.settings, prompt: toPrompt(messages, options.instructions, this.metadata.providerName) } as LanguageModelV4CallOptions;
     if (options.tools?.length) {
       out.tools = options.tools.map((t) => {
         const tool: NonNullable<LanguageModelV4CallOptions["tools"]>[number] = { type: "function", name: t.name, inputSchema: (t.parameters ?? { type: "object", properties: {} }) as never };
@@ -148,23 +218,42 @@ async function call<T>(fn: () => PromiseLike<T>, provider: string, signal?: Abor
   }
 }
 
-/** AI SDK errors (`APICallError` and kin) as `ModelServiceError`; statebag's own errors pass through. */
+/** AI SDK errors (`APICallError` and kin) and transport failures as `ModelServiceError`; statebag's own errors pass through. */
 function serviceError(error: unknown, provider: string): unknown {
   if (error instanceof StatebagError) return error;
-  const e = error as { statusCode?: unknown; isRetryable?: unknown; message?: unknown; responseBody?: unknown; name?: unknown } | null;
+  if (isCutConnection(error)) {
+    const serviceMessage = connectionMessage(error);
+    return new ModelServiceError(`the connection to ${provider} failed or was cut before the answer was complete: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+  }
+  const e = error as { statusCode?: unknown; isRetryable?: unknown; message?: unknown; responseBody?: unknown; responseHeaders?: unknown; name?: unknown } | null;
   if (!e || typeof e !== "object") return new ModelServiceError(`${provider} failed: ${serviceText(String(error))}`, { provider, serviceMessage: String(error), retryable: false });
   const status = typeof e.statusCode === "number" ? e.statusCode : undefined;
   const serviceMessage = typeof e.message === "string" ? e.message : String(error);
-  const retryable = typeof e.isRetryable === "boolean" ? e.isRetryable : status === 429 || (status !== undefined && status >= 500);
+  const retryable = typeof e.isRetryable === "boolean" ? e.isRetryable : status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
   const details: ModelServiceError["details"] = { provider, serviceMessage, retryable };
   if (status !== undefined) details.status = status;
   if (typeof e.name === "string" && e.name.startsWith("AI_")) details.serviceCode = e.name;
+  const headers = e.responseHeaders as Record<string, string | undefined> | undefined;
+  const retryAfterMs = Number.parseFloat(headers?.["retry-after-ms"] ?? "") || Number.parseFloat(headers?.["retry-after"] ?? "") * 1000;
+  if (Number.isFinite(retryAfterMs)) details.retryAfterMs = retryAfterMs;
   return new ModelServiceError(`${provider} ${status === undefined ? "failed" : `answered ${status}`}: ${serviceText(serviceMessage)}`, details, error);
 }
 
+/**
+ * A content's provider metadata as the options it goes back with, minus `itemId`: with it, a
+ * Responses API provider sends an `item_reference` instead of the content, and the request then
+ * depends on the service still holding that item. A local session carries its own history.
+ */
 function providerOptionsOf(content: AIContent): { providerOptions?: SharedV4ProviderMetadata } {
   const metadata = content.additionalProperties?.providerMetadata;
-  return metadata && typeof metadata === "object" && !Array.isArray(metadata) ? { providerOptions: metadata as unknown as SharedV4ProviderMetadata } : {};
+  if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) return {};
+  const options: SharedV4ProviderMetadata = {};
+  for (const [provider, values] of Object.entries(metadata)) {
+    if (!values || typeof values !== "object" || Array.isArray(values)) continue;
+    const { itemId: _stored, ...rest } = values as Record<string, JsonValue>;
+    if (Object.keys(rest).length) options[provider] = rest as SharedV4ProviderMetadata[string];
+  }
+  return Object.keys(options).length ? { providerOptions: options } : {};
 }
 
 function filePart(content: AIContent, provider: string): LanguageModelV4FilePart | undefined {
@@ -184,7 +273,7 @@ function filePart(content: AIContent, provider: string): LanguageModelV4FilePart
 }
 
 /** statebag messages as the provider specification's prompt. */
-export function toPrompt(messages: readonly ChatMessage[], instructions: string | undefined, provider: string): LanguageModelV4Prompt {
+function toPrompt(messages: readonly ChatMessage[], instructions: string | undefined, provider: string): LanguageModelV4Prompt {
   const prompt: LanguageModelV4Prompt = [];
   if (instructions) prompt.push({ role: "system", content: instructions });
   const toolNames = new Map<string, string>();
@@ -265,7 +354,7 @@ function fileContent(mediaType: string, data: { type: "data"; data: Uint8Array |
 }
 
 /** Generated content as statebag contents; sources become citations on an empty text, in order. */
-export function fromResult(content: readonly LanguageModelV4Content[]): AIContent[] {
+function fromResult(content: readonly LanguageModelV4Content[]): AIContent[] {
   const out: AIContent[] = [];
   for (const part of content) {
     switch (part.type) {
@@ -311,7 +400,7 @@ export function fromResult(content: readonly LanguageModelV4Content[]): AIConten
   return out;
 }
 
-export function usageFrom(usage: LanguageModelV4Usage | undefined): UsageDetails | undefined {
+function usageFrom(usage: LanguageModelV4Usage | undefined): UsageDetails | undefined {
   if (!usage) return undefined;
   const out: UsageDetails = {};
   const input = usage.inputTokens.total;

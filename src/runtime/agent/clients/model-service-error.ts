@@ -19,6 +19,8 @@ export class ModelServiceError extends StatebagError {
       requestId?: string;
       /** True for rate limits, server errors and connection failures: trying again later may work. */
       retryable: boolean;
+      /** How long the service asked to wait before a retry (`retry-after-ms` / `retry-after`), in ms. */
+      retryAfterMs?: number;
     },
     cause?: unknown,
   ) {
@@ -36,4 +38,26 @@ export class ModelServiceError extends StatebagError {
   get status(): number | undefined {
     return this.details.status;
   }
+}
+
+const CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_ABORTED", "UND_ERR_BODY_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT"]);
+
+/** Whether an error (or one it was caused by) is a transport failure: undici's `terminated`, a reset socket. */
+export function isCutConnection(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
+    if (e instanceof TypeError && (e.message === "terminated" || e.message === "fetch failed")) return true;
+  }
+  return false;
+}
+
+/** The transport failure in words: the error's message and what caused it (a socket's "other side closed"). */
+export function connectionMessage(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    parts.push(typeof code === "string" ? `${e.message} [${code}]` : e.message);
+  }
+  return parts.join(": ") || String(error);
 }

@@ -10,18 +10,25 @@
  *   `hostedConversation: "conversation"`, a Conversations API id. Only this mode reports
  *   `supportsServiceStorage`. A local session can use it too (`store: false`, history sent).
  *
- * `openai` is an optional peer dependency, imported on the first request. Service errors become
- * `ModelServiceError` with the HTTP status and the service's own message; since the agent commits a
- * run only when it succeeds, a 429 or 5xx leaves the session as it was.
+ * `openai` is an optional peer dependency, imported on the first request by a name a bundler does
+ * not follow (an app bundles without it, and does not carry it when it never talks to OpenAI). The
+ * declarations type the SDK client structurally, so they compile without `openai` installed.
+ *
+ * Every failure becomes `ModelServiceError`: an HTTP error with its status and the service's own
+ * message, an error frame inside a stream, a connection cut mid-response. Retryable ones are retried
+ * by statebag's own policy (retry.ts; the SDK's retries are off so there is one policy), a stream
+ * only while none of it has reached the caller. Since the agent commits a run only when it
+ * succeeds, a failure leaves the session as it was.
  */
-import type OpenAI from "openai";
+import { randomUUID } from "node:crypto";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AIContent, ChatMessage, UsageDetails } from "../../core/messages.js";
 import type { ServiceSessionId } from "../../core/session.js";
-import { ModelServiceError, serviceText } from "./model-service-error.js";
+import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
 import { shownText } from "../../core/json.js";
-import { importOptional } from "./optional-dependency.js";
+import { importOptional, importPackage } from "./optional-dependency.js";
+import { checkMaxRetries, streamWithRetries, withRetries } from "./retry.js";
 
 export { ModelServiceError };
 import {
@@ -37,6 +44,16 @@ import {
   type Wire,
 } from "./openai-content.js";
 
+/**
+ * The part of an `openai` SDK client statebag calls: any `new OpenAI(...)` (or `AzureOpenAI`) fits.
+ * Structural, so these declarations need no `openai` types.
+ */
+export interface OpenAIClientLike {
+  readonly chat: { readonly completions: { create(body: never, options?: never): PromiseLike<unknown> } };
+  readonly responses: { create(body: never, options?: never): PromiseLike<unknown> };
+  readonly conversations: { create(body?: never, options?: never): PromiseLike<unknown> };
+}
+
 export interface OpenAIChatClientOptions {
   /** The model id, e.g. `"gpt-4.1-mini"` (or the model name a compatible server knows). */
   model: string;
@@ -44,15 +61,19 @@ export interface OpenAIChatClientOptions {
   api?: "chat" | "responses";
   /** Responses API: how a hosted session names its conversation. Default `"previous-response"`. */
   hostedConversation?: "previous-response" | "conversation";
-  /** A configured SDK client; otherwise one is built from the options below on first use. */
-  client?: OpenAI;
+  /** A configured SDK client; otherwise one is built from the options below on first use. Its own retries are not used (see `maxRetries`). */
+  client?: OpenAIClientLike;
   /** Default: `OPENAI_API_KEY`. Compatible local servers usually accept any value. */
   apiKey?: string;
   /** An OpenAI-compatible endpoint, e.g. `http://127.0.0.1:11434/v1` for Ollama. Default: `OPENAI_BASE_URL` or OpenAI. */
   baseURL?: string;
   organization?: string;
   project?: string;
-  /** Retries of the SDK for 408/409/429/5xx and connection errors. Default 2 (the SDK's). */
+  /**
+   * More attempts after a retryable failure (408/409/429/5xx, a connection refused or cut, a
+   * retryable error frame), with exponential backoff or the service's `retry-after`. A stream is
+   * retried only before any of it reached the caller. Default 2.
+   */
   maxRetries?: number;
   /** Per request, in ms. Default: the SDK's (10 minutes). */
   timeoutMs?: number;
@@ -63,13 +84,35 @@ export interface OpenAIChatClientOptions {
   providerName?: string;
 }
 
-type OpenAIModule = typeof import("openai");
+type ErrorClass = abstract new (...args: never[]) => Error;
+/** What statebag uses of the `openai` module (typed here so nothing public names the package). */
+interface OpenAIModule {
+  OpenAI: new (options: Record<string, unknown>) => OpenAIClientLike;
+  APIError: ErrorClass;
+  APIConnectionError: ErrorClass;
+  APIConnectionTimeoutError: ErrorClass;
+}
+/** The fields of the SDK's `APIError` read here. */
+interface SDKAPIError {
+  status?: number;
+  error?: unknown;
+  code?: unknown;
+  type?: unknown;
+  requestID?: unknown;
+  headers?: { get(name: string): string | null };
+  message: string;
+}
+
+/** Conversations created for a first turn that then failed, by session: the retry reuses them. */
+const MAX_PENDING_CONVERSATIONS = 1000;
 
 export class OpenAIChatClient implements ChatClient {
   readonly metadata: ChatClientMetadata;
   readonly model: string;
   readonly api: "chat" | "responses";
-  private sdk?: Promise<{ module: OpenAIModule; client: OpenAI }>;
+  readonly maxRetries: number;
+  private sdk?: Promise<{ module: OpenAIModule; client: OpenAIClientLike }>;
+  private readonly pendingConversations = new Map<string, Promise<string>>();
 
   constructor(readonly options: OpenAIChatClientOptions) {
     if (typeof options?.model !== "string" || options.model === "") throw new ConfigurationError("OpenAIChatClient needs a model", 'pass { model: "gpt-4.1-mini" } (or the model name your server knows)');
@@ -77,30 +120,48 @@ export class OpenAIChatClient implements ChatClient {
     if (api !== "chat" && api !== "responses") throw new ConfigurationError(`unknown OpenAI api ${JSON.stringify(api)}`, 'use "chat" (Chat Completions) or "responses" (Responses API)');
     this.model = options.model;
     this.api = api;
+    this.maxRetries = checkMaxRetries(options.maxRetries, "OpenAIChatClient");
     this.metadata = { providerName: options.providerName ?? "openai", supportsServiceStorage: api === "responses" };
   }
 
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const { module, client } = await this.load();
-    try {
-      return this.api === "chat" ? await this.chat(client, messages, options) : await this.responses(client, messages, options);
-    } catch (error) {
-      throw this.mapError(module, error, options.signal);
-    }
+    const turn = this.turnKey(options);
+    const response = await withRetries(this.maxRetries, options.signal, async () => {
+      try {
+        return this.api === "chat" ? await this.chat(client, messages, options) : await this.responses(client, messages, options, turn);
+      } catch (error) {
+        throw this.mapError(module, error, options.signal);
+      }
+    });
+    this.pendingConversations.delete(turn);
+    return response;
   }
 
   async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
     const { module, client } = await this.load();
-    try {
-      if (this.api === "chat") yield* this.chatStream(client, messages, options);
-      else yield* this.responsesStream(client, messages, options);
-    } catch (error) {
-      throw this.mapError(module, error, options.signal);
-    }
+    const turn = this.turnKey(options);
+    const map = this.mapError.bind(this, module);
+    yield* streamWithRetries(this.maxRetries, options.signal, async function* (this: OpenAIChatClient) {
+      try {
+        if (this.api === "chat") yield* this.chatStream(client, messages, options);
+        else yield* this.responsesStream(client, messages, options, turn);
+      } catch (error) {
+        throw map(error, options.signal);
+      }
+      // The SDK ends a stream quietly when its request is aborted: that is not an answer.
+      options.signal?.throwIfAborted();
+    }.bind(this));
+    this.pendingConversations.delete(turn);
   }
 
-  private load(): Promise<{ module: OpenAIModule; client: OpenAI }> {
-    this.sdk ??= importOptional("openai", "OpenAIChatClient", () => import("openai")).then((module) => {
+  /** Which turn a request belongs to: its session's (a failed first turn's retry finds its conversation), else this call's. */
+  private turnKey(options: ChatOptions): string {
+    return options.sessionId !== undefined ? `session:${options.sessionId}` : `call:${randomUUID()}`;
+  }
+
+  private load(): Promise<{ module: OpenAIModule; client: OpenAIClientLike }> {
+    this.sdk ??= importOptional("openai", "OpenAIChatClient", () => importPackage<OpenAIModule>("openai")).then((module) => {
       const o = this.options;
       const client =
         o.client ??
@@ -109,7 +170,7 @@ export class OpenAIChatClient implements ChatClient {
           baseURL: o.baseURL,
           organization: o.organization,
           project: o.project,
-          maxRetries: o.maxRetries,
+          maxRetries: 0, // statebag retries (one policy for every client; see retry.ts)
           timeout: o.timeoutMs,
           defaultHeaders: o.defaultHeaders,
         });
@@ -131,8 +192,8 @@ export class OpenAIChatClient implements ChatClient {
     return body;
   }
 
-  private async chat(client: OpenAI, messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatResponse> {
-    const completion = (await client.chat.completions.create(this.chatBody(messages, options) as never, { signal: options.signal })) as unknown as Wire;
+  private async chat(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatResponse> {
+    const completion = (await client.chat.completions.create(this.chatBody(messages, options) as never, requestOptions(options))) as Wire;
     const choice = ((completion.choices as Wire[] | undefined) ?? [])[0] as { message?: Wire; finish_reason?: string } | undefined;
     const contents = choice?.message ? fromChatMessage(choice.message) : [];
     const usage = usageFromChat(completion.usage as Wire | undefined);
@@ -147,16 +208,23 @@ export class OpenAIChatClient implements ChatClient {
     return response;
   }
 
-  private async *chatStream(client: OpenAI, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
+  private async *chatStream(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
     const body = { ...this.chatBody(messages, options), stream: true, stream_options: { include_usage: true } };
-    const stream = (await client.chat.completions.create(body as never, { signal: options.signal })) as unknown as AsyncIterable<Wire>;
+    const stream = (await client.chat.completions.create(body as never, requestOptions(options))) as AsyncIterable<Wire>;
     let id: string | undefined;
+    let createdAt: string | undefined;
     let refusal = "";
     let usage: UsageDetails | undefined;
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    const update = (contents: AIContent[]): ChatResponseUpdate => ({ role: "assistant", contents, ...(id !== undefined ? { messageId: id, responseId: id } : {}) });
+    const update = (contents: AIContent[]): ChatResponseUpdate => ({
+      role: "assistant",
+      contents,
+      ...(id !== undefined ? { messageId: id, responseId: id } : {}),
+      ...(createdAt !== undefined ? { createdAt } : {}),
+    });
     for await (const chunk of stream) {
       if (id === undefined && typeof chunk.id === "string") id = chunk.id;
+      if (createdAt === undefined && typeof chunk.created === "number") createdAt = new Date(chunk.created * 1000).toISOString();
       if (chunk.usage) usage = usageFromChat(chunk.usage as Wire);
       const delta = (((chunk.choices as Wire[] | undefined) ?? [])[0]?.delta ?? {}) as Record<string, unknown>;
       const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : "";
@@ -182,7 +250,7 @@ export class OpenAIChatClient implements ChatClient {
 
   // ---- Responses API
 
-  private async responsesBody(client: OpenAI, messages: readonly ChatMessage[], options: ChatOptions): Promise<{ body: Wire; hosted: boolean; conversation?: string }> {
+  private async responsesBody(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): Promise<{ body: Wire; hosted: boolean; conversation?: string }> {
     const hosted = options.store !== false;
     const body: Wire = { model: this.model, input: toResponsesInput(messages), store: hosted, ...this.options.request };
     if (options.instructions) body.instructions = options.instructions;
@@ -196,10 +264,22 @@ export class OpenAIChatClient implements ChatClient {
       else body.previous_response_id = id;
     } else if (hosted && this.options.hostedConversation === "conversation") {
       // The Conversations API needs the conversation to exist before a response can be added to it.
-      const created = (await client.conversations.create({} as never)) as unknown as { id: string };
-      body.conversation = conversation = created.id;
+      // Created once per turn: a retry of a failed first turn (by statebag or by the application,
+      // same session) continues it instead of leaving an empty conversation behind.
+      body.conversation = conversation = await this.firstConversation(client, turn, options);
     }
     return { body, hosted, conversation };
+  }
+
+  private firstConversation(client: OpenAIClientLike, turn: string, options: ChatOptions): Promise<string> {
+    let created = this.pendingConversations.get(turn);
+    if (!created) {
+      created = Promise.resolve(client.conversations.create({} as never, requestOptions(options))).then((c) => (c as { id: string }).id);
+      created.catch(() => this.pendingConversations.delete(turn));
+      if (this.pendingConversations.size >= MAX_PENDING_CONVERSATIONS) this.pendingConversations.delete(this.pendingConversations.keys().next().value!);
+      this.pendingConversations.set(turn, created);
+    }
+    return created;
   }
 
   private conversationIdOf(response: Wire, hosted: boolean, conversation: string | undefined): string | undefined {
@@ -211,9 +291,9 @@ export class OpenAIChatClient implements ChatClient {
     return typeof response.id === "string" ? response.id : undefined;
   }
 
-  private async responses(client: OpenAI, messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatResponse> {
-    const { body, hosted, conversation } = await this.responsesBody(client, messages, options);
-    const response = (await client.responses.create(body as never, { signal: options.signal })) as unknown as Wire;
+  private async responses(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): Promise<ChatResponse> {
+    const { body, hosted, conversation } = await this.responsesBody(client, messages, options, turn);
+    const response = (await client.responses.create(body as never, requestOptions(options))) as Wire;
     failIfFailed(this.metadata.providerName, response);
     const contents: AIContent[] = [];
     for (const item of (response.output as Wire[] | undefined) ?? []) for (const content of fromResponsesItem(item).contents) contents.push(content);
@@ -231,14 +311,16 @@ export class OpenAIChatClient implements ChatClient {
     return out;
   }
 
-  private async *responsesStream(client: OpenAI, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
-    const { body, hosted, conversation } = await this.responsesBody(client, messages, options);
-    const stream = (await client.responses.create({ ...body, stream: true } as never, { signal: options.signal })) as unknown as AsyncIterable<Wire>;
+  private async *responsesStream(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): AsyncGenerator<ChatResponseUpdate> {
+    const { body, hosted, conversation } = await this.responsesBody(client, messages, options, turn);
+    const stream = (await client.responses.create({ ...body, stream: true } as never, requestOptions(options))) as AsyncIterable<Wire>;
     let id: string | undefined;
+    let createdAt: string | undefined;
     let conversationId: string | undefined = hosted ? conversation : undefined;
     const update = (contents: AIContent[]): ChatResponseUpdate => {
       const u: ChatResponseUpdate = { role: "assistant", contents };
       if (id !== undefined) u.messageId = u.responseId = id;
+      if (createdAt !== undefined) u.createdAt = createdAt;
       if (conversationId !== undefined) u.conversationId = conversationId;
       return u;
     };
@@ -248,6 +330,7 @@ export class OpenAIChatClient implements ChatClient {
         case "response.in_progress": {
           const response = event.response as Wire;
           if (typeof response?.id === "string") id = response.id;
+          if (typeof response?.created_at === "number") createdAt = new Date(response.created_at * 1000).toISOString();
           conversationId = this.conversationIdOf(response, hosted, conversation) ?? conversationId;
           break;
         }
@@ -281,23 +364,69 @@ export class OpenAIChatClient implements ChatClient {
     }
   }
 
+  /** Any failure of a request as `ModelServiceError`, or as it is when it is statebag's own or an abort. */
   private mapError(module: OpenAIModule, error: unknown, signal?: AbortSignal): unknown {
     if (error instanceof StatebagError) return error;
     if (signal?.aborted) return signal.reason ?? error;
-    if (!(error instanceof module.APIError)) return error;
     const provider = this.metadata.providerName;
-    const status = typeof error.status === "number" ? error.status : undefined;
-    const body = error.error as { message?: unknown } | undefined;
-    const serviceMessage = typeof body?.message === "string" ? body.message : error.message;
-    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-    const details = { provider, serviceMessage, retryable } as ModelServiceError["details"];
-    if (status !== undefined) details.status = status;
-    if (typeof error.code === "string") details.serviceCode = error.code;
-    if (typeof error.requestID === "string") details.requestId = error.requestID;
-    const what = status === undefined ? `could not reach ${provider}` : `${provider} answered ${status}`;
-    return new ModelServiceError(`${what}: ${serviceText(serviceMessage)}`, details, error);
+    if (error instanceof module.APIConnectionError) {
+      const timedOut = error instanceof module.APIConnectionTimeoutError;
+      const cause = error.cause instanceof Error ? error.cause.message : undefined;
+      const serviceMessage = cause && cause !== error.message ? `${error.message} (${cause})` : error.message;
+      return new ModelServiceError(`${timedOut ? `timed out waiting for ${provider}` : `could not reach ${provider}`}: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+    }
+    if (error instanceof module.APIError) {
+      const e = error as SDKAPIError;
+      const status = typeof e.status === "number" ? e.status : undefined;
+      const body = e.error as { message?: unknown } | undefined;
+      const serviceMessage = typeof body?.message === "string" ? body.message : e.message;
+      const details: ModelServiceError["details"] = { provider, serviceMessage, retryable: false };
+      if (typeof e.code === "string") details.serviceCode = e.code;
+      if (typeof e.requestID === "string") details.requestId = e.requestID;
+      if (status === undefined) {
+        // No status on an APIError that is not a connection error: an error frame inside a 200 stream.
+        details.retryable = retryableCode(e.code) || retryableCode(e.type);
+        return new ModelServiceError(`${provider} reported an error in the middle of its streamed answer: ${serviceText(serviceMessage)}`, details, error);
+      }
+      details.status = status;
+      details.retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+      const retryAfterMs = retryAfter(e.headers);
+      if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
+      return new ModelServiceError(`${provider} answered ${status}: ${serviceText(serviceMessage)}`, details, error);
+    }
+    if (isCutConnection(error)) {
+      const serviceMessage = connectionMessage(error);
+      return new ModelServiceError(`the connection to ${provider} was cut before the answer was complete: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+    }
+    if (error instanceof SyntaxError) {
+      return new ModelServiceError(`${provider} sent an answer that is not valid JSON: ${serviceText(error.message)}`, { provider, serviceMessage: error.message, retryable: false }, error);
+    }
+    return error;
   }
 }
+
+/** The SDK's per-request options: the caller's signal, and no SDK retries (statebag retries). */
+function requestOptions(options: ChatOptions): never {
+  return { signal: options.signal, maxRetries: 0 } as never;
+}
+
+/** Error codes and types OpenAI uses for failures worth retrying. */
+function retryableCode(code: unknown): boolean {
+  return typeof code === "string" && /^(server_error|rate_limit_exceeded|rate_limit_error|overloaded|overloaded_error|service_unavailable|timeout|internal_error|api_error)$/.test(code);
+}
+
+/** The wait the service asked for, in ms (`retry-after-ms`, or `retry-after` in seconds or as a date). */
+function retryAfter(headers: SDKAPIError["headers"]): number | undefined {
+  const ms = Number.parseFloat(headers?.get?.("retry-after-ms") ?? "");
+  if (Number.isFinite(ms)) return ms;
+  const after = headers?.get?.("retry-after");
+  if (!after) return undefined;
+  const seconds = Number.parseFloat(after);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(after);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
 
 function conversationKey(id: ServiceSessionId): string {
   if (typeof id === "string") return id;
@@ -313,8 +442,7 @@ function finishReasonOf(response: Wire): string {
 }
 
 function streamError(provider: string, message: string, code?: string): ModelServiceError {
-  const retryable = code === "server_error" || code === "rate_limit_exceeded";
-  const details: ModelServiceError["details"] = { provider, serviceMessage: message, retryable };
+  const details: ModelServiceError["details"] = { provider, serviceMessage: message, retryable: retryableCode(code) };
   if (code !== undefined) details.serviceCode = code;
   return new ModelServiceError(`${provider} failed the response: ${serviceText(message)}`, details);
 }

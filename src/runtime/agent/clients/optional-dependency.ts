@@ -15,6 +15,14 @@ export class MissingDependencyError extends StatebagError {
   }
 }
 
+/**
+ * `import(name)` with the name as a value: a bundler leaves it alone (no "Could not resolve" when
+ * the package is absent, no SDK inlined when present), and Node resolves it when it runs.
+ */
+export function importPackage<T>(name: string): Promise<T> {
+  return import(name) as Promise<T>;
+}
+
 /** Imports an optional package, turning "not installed" into `MissingDependencyError`. */
 export async function importOptional<T>(packageName: string, usedBy: string, load: () => Promise<T>): Promise<T> {
   try {
