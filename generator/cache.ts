@@ -10,6 +10,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { compilerVersions } from "./compilers.js";
 import { compareStrings } from "./errors.js";
 import { hash } from "./hash.js";
 import type { MigrationSummary } from "./migrations.js";
@@ -50,25 +51,40 @@ let fingerprint: string | undefined;
 
 /**
  * The generator's own code (compatibility check included), the runtime code it runs (migrations,
- * formats) and the versions of the tools whose output it embeds.
+ * formats) and the versions of the tools whose output it embeds: the compilers it actually loads
+ * (typescript-json-schema's TypeScript and ts-morph's bundled one), never the app's `typescript`.
  */
 export function generatorFingerprint(): string {
   if (fingerprint) return fingerprint;
   const here = path.dirname(fileURLToPath(import.meta.url));
   const isCode = (name: string) => /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts");
   const parts: string[] = [];
-  // Next to the generator: this repository's src/runtime, or dist/src/runtime in a package.
-  for (const dir of [here, path.join(here, "..", "src", "runtime")])
-    for (const file of listFiles(dir, isCode)) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
+  for (const dir of [here, runtimeDir(here)]) for (const file of listFiles(dir, isCode)) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
   const require = createRequire(import.meta.url);
-  for (const pkg of ["ajv", "typescript-json-schema", "typescript", "ts-morph"]) {
+  for (const pkg of ["ajv", "typescript-json-schema", "ts-morph"]) {
     try {
       parts.push(pkg, (require(`${pkg}/package.json`) as { version: string }).version);
     } catch {
       parts.push(pkg, "?");
     }
   }
+  const compilers = compilerVersions();
+  parts.push("typescript (typescript-json-schema)", compilers.typescript, "typescript (ts-morph)", compilers.tsMorph);
   return (fingerprint = hash(parts.join("\n")));
+}
+
+/**
+ * The runtime the generator runs: this repository's src/runtime next to generator/, or in
+ * statebag-kit the installed statebag's (dist/src/runtime, found through its package.json).
+ */
+function runtimeDir(here: string): string {
+  const sources = path.join(here, "..", "src", "runtime");
+  if (fs.existsSync(sources)) return sources;
+  try {
+    return path.join(path.dirname(createRequire(import.meta.url).resolve("statebag/package.json")), "dist", "src", "runtime");
+  } catch {
+    return sources;
+  }
 }
 
 /** Files under `dir` (recursively) whose name passes `keep`, sorted; none when `dir` does not exist. */

@@ -3,7 +3,7 @@
  * JSON, a trailing newline, no timestamps or absolute paths, so two runs are byte-identical and
  * `--check` can compare text.
  */
-import { setOwn } from "../src/runtime/core/json.js";
+import { setOwn } from "./runtime.js";
 import { compareStrings } from "./errors.js";
 import type { Schema } from "./schemas.js";
 import { familyFile, memberFile } from "./schema-files.js";

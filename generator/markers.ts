@@ -7,7 +7,7 @@
  * such as statebag's own message contents seen from a user project).
  */
 import type * as TS from "typescript";
-import { TYPE_ID_PATTERN } from "../src/runtime/core/tagged.js";
+import { TYPE_ID_PATTERN } from "./runtime.js";
 
 export type Ts = typeof TS;
 export type MarkerName = "Tagged" | "ProviderState";

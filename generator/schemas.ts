@@ -18,7 +18,7 @@ import path from "node:path";
 import type * as TS from "typescript";
 import type { Definition } from "typescript-json-schema";
 import { compareStrings, type GenError } from "./errors.js";
-import { setOwn } from "../src/runtime/core/json.js";
+import { setOwn } from "./runtime.js";
 import { checkJsonable } from "./jsonable.js";
 import { markerScope, readMarker, type MarkerScope, type TagInfo, type Ts } from "./markers.js";
 import type { MarkedType } from "./scan.js";

@@ -18,7 +18,7 @@ import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
 import { familyFile, memberFile } from "./schema-files.js";
 import { ANNOTATIONS, isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
-import { setOwn } from "../src/runtime/core/json.js";
+import { setOwn } from "./runtime.js";
 
 export interface FamilySlot {
   path: readonly string[];

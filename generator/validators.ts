@@ -20,7 +20,7 @@
  * Tried and not used, as they made no difference: `messages: false` (messages are built on
  * failure only), `code.optimize` passes beyond the default.
  */
-import { isDateTime } from "../src/runtime/persistence/formats.js";
+import { isDateTime } from "./runtime.js";
 import type { Schema } from "./schemas.js";
 
 export interface ValidatorInput {

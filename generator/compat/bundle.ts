@@ -5,7 +5,7 @@
  * value's type, as at a family slot). Then an ajv validator with the runtime's formats.
  */
 import { Ajv, type ValidateFunction } from "ajv";
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
+import { isDateTime } from "../runtime.js";
 import { type ExternalRefResolver, type JsonSchema, type SchemaDoc, isObject } from "./schema.js";
 
 const BUNDLE_KEY = "__statebag_bundled";

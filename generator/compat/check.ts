@@ -17,7 +17,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
+import { isDateTime } from "../runtime.js";
 import { compareStrings as cmp } from "../errors.js";
 import { type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
 import type { Change, ChangeKind, ChangeRule, Witness } from "./diff.js";

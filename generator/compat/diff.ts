@@ -8,7 +8,7 @@
  * `/x`, array items and map values (`additionalProperties`) are `/*`, tuple items are `/0`, `/1`...
  * Union branches keep their parent's pointer; the branch is named in the message.
  */
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
+import { isDateTime } from "../runtime.js";
 import { OPAQUE_TAGGED } from "../slots.js";
 import { type StringConstraints, lengthIncludes, patternIncludes, patternMinus, patternOverlap } from "./regex.js";
 import {

@@ -4,7 +4,7 @@
  * documents), cycle-safe.
  */
 import path from "node:path";
-import { jsonEqual, pointerSegment } from "../../src/runtime/core/json.js";
+import { jsonEqual, pointerSegment } from "../runtime.js";
 
 /** A draft-07 schema: an object or a boolean. */
 export type JsonSchema = boolean | SchemaObject;

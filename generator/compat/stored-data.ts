@@ -15,7 +15,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { MigrationError, MigrationSet, type Migration, type MigrationContext } from "../../src/runtime/persistence/migrations.js";
+import { MigrationError, MigrationSet, type Migration, type MigrationContext } from "../runtime.js";
 import { bundleSchema, compileBundled } from "./bundle.js";
 import { fixtureFiles } from "./check.js";
 import { HISTORY_DIR, readCurrentSchemas, readFrozenSchemas, type CurrentSchema, type FrozenSchema } from "./history.js";

@@ -8,7 +8,7 @@
 import type { ValidateFunction } from "ajv";
 import { NFA } from "refa";
 import { type Change, type Probe, probeOf } from "./diff.js";
-import { setOwn } from "../../src/runtime/core/json.js";
+import { setOwn } from "../runtime.js";
 import { patternAutomaton } from "./regex.js";
 import { type JsonSchema, type SchemaObject, canonicalJson, getByPointer, isObject } from "./schema.js";
 

@@ -1,77 +1,106 @@
 /**
- * The generator's toolchain (TypeScript, ts-morph, typescript-json-schema, refa, json-schema-faker)
- * is an optional peer dependency: an application that only loads, validates, migrates and stores
- * sessions never installs a compiler. `statebag gen` and `statebag diff` load it through here, so
- * a project without it is told the one command that installs it, not a module-resolution trace.
+ * The generator's toolchain (TypeScript 5.9, ts-morph, typescript-json-schema, refa,
+ * json-schema-faker, tsx) is its own dev package, `statebag-kit`: the runtime package has no
+ * compiler peer, so an application on any TypeScript (7 included) installs statebag without a
+ * conflict, and the kit brings the compiler it was built for as its own dependency.
+ *
+ * `statebag gen` and `statebag diff` load the kit through here: from the project first, then from
+ * next to statebag, then (in statebag's own repository only) the generator's sources. A project
+ * without it is told the one command that installs it, never a module-resolution trace.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { StatebagError } from "../runtime/core/errors.js";
 
-/** What `gen` needs; `diff` needs only the compatibility check's part. */
-const GENERATOR_PACKAGES = ["typescript", "ts-morph", "typescript-json-schema", "refa", "json-schema-faker"] as const;
-const COMPAT_PACKAGES = ["refa", "json-schema-faker"] as const;
+/** The package that holds `statebag gen`'s toolchain. */
+export const KIT = "statebag-kit";
 
-export type ToolchainPackage = (typeof GENERATOR_PACKAGES)[number];
-
-/** One or more toolchain packages are not installed where statebag can load them. */
+/** The kit (or a compiler it needs) is not installed where statebag can load it. */
 export class ToolchainMissingError extends StatebagError {
   constructor(
-    readonly missing: readonly ToolchainPackage[],
+    readonly missing: readonly string[],
     readonly command: string,
     readonly installCommand: string,
+    /** What was found instead (a compiler of another version), when something was. */
+    readonly found?: string,
   ) {
-    super("toolchain-missing", `statebag ${command} needs ${missing.join(", ")}, which ${missing.length === 1 ? "is" : "are"} not installed`, {
-      hint: `install the generator toolchain as dev dependencies: ${installCommand}`,
+    const what = `statebag ${command} needs ${missing.join(", ")}`;
+    super("toolchain-missing", found === undefined ? `${what}, which ${missing.length === 1 ? "is" : "are"} not installed` : `${what}, but found ${found}`, {
+      hint: `install the generator toolchain as a dev dependency: ${installCommand}`,
     });
   }
 }
 
-/** How packages are resolved (tests replace it to simulate a project without the toolchain). @internal */
-export const toolchainResolution: { resolve: (id: string) => string } = {
-  // ESM resolution: some of these packages (json-schema-faker) publish no `require` entry.
-  resolve: (id) => import.meta.resolve(id),
-};
-
-/** The peer ranges from statebag's own package.json, so the install command never drifts from it. */
-function peerRanges(): Record<string, string> {
+/** statebag's own version: the kit is released with it, and the install command pins it. */
+export function statebagVersion(): string {
   for (const rel of ["../../package.json", "../../../package.json"]) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; peerDependencies?: Record<string, string> };
-      if (pkg.name === "statebag") return pkg.peerDependencies ?? {};
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "statebag" && pkg.version) return pkg.version;
     } catch {
       // try the next candidate
     }
   }
-  return {};
+  return "latest";
 }
 
-/** `npm i -D typescript@"~5.9.3" ...` for the given packages. */
-export function installCommand(packages: readonly string[]): string {
-  const ranges = peerRanges();
-  return `npm i -D ${packages.map((p) => (ranges[p] ? `${p}@"${ranges[p]}"` : p)).join(" ")}`;
+/**
+ * `npm i -D statebag-kit@<statebag's version>`: one package, whatever compiler the app uses (the
+ * kit's TypeScript is its own dependency, so the app's `typescript` is never changed).
+ */
+export function installCommand(): string {
+  return `npm i -D ${KIT}@${statebagVersion()}`;
 }
 
-function assertInstalled(command: string, packages: readonly ToolchainPackage[]): void {
-  const missing = packages.filter((p) => {
-    try {
-      toolchainResolution.resolve(p);
-      return false;
-    } catch {
-      return true;
+/** How the kit is found (tests replace it to simulate a project with or without it). @internal */
+export const toolchainResolution: {
+  /** The resolved file of `id` as seen from a file in `fromDir`; throws when it is not installed there. */
+  resolve: (id: string, fromDir: string) => string;
+  /** The generator's sources next to this module (statebag's own repository), or undefined in an installed package. */
+  sourceEntry: (entry: "index" | "compat/index") => string | undefined;
+} = {
+  resolve: (id, fromDir) => createRequire(join(fromDir, "statebag-resolve.js")).resolve(id),
+  sourceEntry: (entry) => {
+    // src/cli/ in a checkout (index.ts), or dist/src/cli/ after this repository's build (index.js);
+    // the published package leaves dist/generator out, so neither exists there.
+    for (const ext of [".ts", ".js"]) {
+      const url = new URL(`../../generator/${entry}${ext}`, import.meta.url);
+      if (url.protocol === "file:" && existsSync(url)) return url.href;
     }
-  });
-  // Name the whole toolchain in the command: installing only the missing half leaves version skew.
-  if (missing.length > 0) throw new ToolchainMissingError(missing, command, installCommand(packages));
+    return undefined;
+  },
+};
+
+/** The kit's entry for `subpath`, from the project directory first, then from next to statebag. */
+function findKit(subpath: "" | "/compat", projectDir: string): string | undefined {
+  for (const from of [projectDir, fileURLToPath(new URL(".", import.meta.url))]) {
+    try {
+      return toolchainResolution.resolve(`${KIT}${subpath}`, from);
+    } catch {
+      // not installed there
+    }
+  }
+  return undefined;
 }
 
-/** The generator module, after checking its toolchain is installed. */
-export async function loadGenerator(): Promise<typeof import("../../generator/index.js")> {
-  assertInstalled("gen", GENERATOR_PACKAGES);
-  return import("../../generator/index.js");
+type GeneratorModule = typeof import("../../generator/index.js");
+type CompatModule = typeof import("../../generator/compat/index.js");
+
+async function load<T>(command: string, subpath: "" | "/compat", projectDir: string, fromSources: () => Promise<T>): Promise<T> {
+  const kit = findKit(subpath, projectDir);
+  if (kit !== undefined) return (await import(pathToFileURL(kit).href)) as T;
+  if (toolchainResolution.sourceEntry(subpath === "" ? "index" : "compat/index") !== undefined) return fromSources();
+  throw new ToolchainMissingError([KIT], command, installCommand());
 }
 
-/** The compatibility-check module, after checking its toolchain is installed. */
-export async function loadCompat(): Promise<typeof import("../../generator/compat/index.js")> {
-  assertInstalled("diff", COMPAT_PACKAGES);
-  return import("../../generator/compat/index.js");
+/** The generator module: statebag-kit's, or this repository's sources. */
+export function loadGenerator(projectDir: string = process.cwd()): Promise<GeneratorModule> {
+  return load("gen", "", projectDir, () => import("../../generator/index.js"));
+}
+
+/** The compatibility-check module (`statebag diff`): statebag-kit's, or this repository's sources. */
+export function loadCompat(projectDir: string = process.cwd()): Promise<CompatModule> {
+  return load("diff", "/compat", projectDir, () => import("../../generator/compat/index.js"));
 }

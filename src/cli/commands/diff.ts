@@ -39,7 +39,7 @@ Example:
 async function diff(context: CommandContext, oldFile: string, newFile: string, options: DiffOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
-  const { runDiff, formatDiffReport } = await loadCompat();
+  const { runDiff, formatDiffReport } = await loadCompat(context.environment.cwd);
   const oldPath = inputPath(oldFile, context.environment);
   const newPath = inputPath(newFile, context.environment);
   const seedText = options.seed;

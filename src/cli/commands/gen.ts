@@ -61,7 +61,7 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   const out = context.output(options);
   const { environment } = context;
   const layout = resolveLayout(context, options);
-  const { generate } = await loadGenerator();
+  const { generate } = await loadGenerator(environment.cwd);
   const check = options.check === true;
   const started = Date.now();
   const result = await generate({

@@ -1,0 +1,12 @@
+/**
+ * `statebag/internal/toolchain`: the runtime helpers the generator (the `statebag-kit` package)
+ * runs. Internal: not a public API, no compatibility promise; it exists so that the kit uses the
+ * application's installed statebag, and an app has one copy of the runtime's classes (a
+ * `MigrationError` thrown by a user's migration is the same class the compatibility check tests for).
+ */
+export { jsonEqual, pointerSegment, setOwn } from "../runtime/core/json.js";
+export { StatebagError } from "../runtime/core/errors.js";
+export { TYPE_ID_PATTERN } from "../runtime/core/tagged.js";
+export { isDateTime } from "../runtime/persistence/formats.js";
+export { MigrationError, MigrationSet, type Migration, type MigrationContext } from "../runtime/persistence/migrations.js";
+export { ToolchainMissingError } from "../cli/toolchain.js";
