@@ -4,6 +4,7 @@
  * none. Refuses to overwrite anything, so running it twice is harmless.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { action, jsonOption, type CommandContext } from "../context.js";
@@ -16,15 +17,21 @@ interface InitOptions {
   json?: boolean;
 }
 
-/** A tsconfig for a new project: ES modules, strict, the sources under src/. */
-const STARTER_TSCONFIG = {
+/**
+ * A tsconfig for a new project: ES modules, strict, the sources under src/. Valid on TypeScript 5.9
+ * and 7: TypeScript 7 wants `rootDir` whenever `outDir` is set (TS5011) and loads no `@types`
+ * package unless `types` names it (`process` would be TS2591), so both are explicit.
+ */
+export const STARTER_TSCONFIG = {
   compilerOptions: {
     target: "ES2022",
     module: "NodeNext",
     moduleResolution: "NodeNext",
+    rootDir: "src",
+    outDir: "dist",
+    types: ["node"],
     strict: true,
     skipLibCheck: true,
-    outDir: "dist",
   },
   include: ["src"],
 };
@@ -105,10 +112,23 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
   for (const f of created) out.line(`${c.green("created")} ${f}`);
   if (parent) out.warn(`this config takes precedence over ${parent.file} for commands run here`);
   out.line(`${c.green("✔")} statebag is set up. Next:`);
+  // The starter tsconfig names Node's types: without @types/node every tsc run fails on it.
+  if (created.includes(relative(dir, config.tsconfig)) && !resolvable("@types/node/package.json", dir)) {
+    out.line(`  0. npm i -D @types/node                  ${c.dim("# tsconfig.json uses Node's types")}`);
+  }
   out.line(`  1. write a state type in ${relative(dir, config.root) || "src/"} (README: "Walkthrough: add a provider type")`);
   out.line(`  2. npx statebag gen --scaffold-fixtures   ${c.dim(`# schemas, ${relative(dir, config.generated)}/, starting fixtures`)}`);
   out.line(`  3. npx statebag gen --check               ${c.dim("# in CI")}`);
   return EXIT.ok;
+}
+
+function resolvable(id: string, dir: string): boolean {
+  try {
+    createRequire(join(dir, "package.json")).resolve(id);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function packageHasKey(file: string): boolean {
