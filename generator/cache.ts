@@ -55,7 +55,11 @@ let fingerprint: string | undefined;
  * (typescript-json-schema's TypeScript and ts-morph's bundled one), never the app's `typescript`.
  */
 export function generatorFingerprint(): string {
-  if (fingerprint) return fingerprint;
+  return (fingerprint ??= hash(generatorFingerprintInputs().join("\n")));
+}
+
+/** What the fingerprint hashes: file names with content hashes, then package names with versions. @internal */
+export function generatorFingerprintInputs(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const isCode = (name: string) => /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts");
   const parts: string[] = [];
@@ -70,7 +74,7 @@ export function generatorFingerprint(): string {
   }
   const compilers = compilerVersions();
   parts.push("typescript (typescript-json-schema)", compilers.typescript, "typescript (ts-morph)", compilers.tsMorph);
-  return (fingerprint = hash(parts.join("\n")));
+  return parts;
 }
 
 /**

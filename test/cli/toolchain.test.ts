@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { generatorFingerprintInputs } from "../../generator/cache.js";
 import { assertCompilers, compilerVersions } from "../../generator/compilers.js";
 import { installCommand, loadCompat, loadGenerator, statebagVersion, ToolchainMissingError, toolchainResolution } from "../../src/cli/toolchain.js";
 import { cli } from "./helpers.js";
@@ -103,5 +104,15 @@ describe("the compilers the generator runs", () => {
     expect(error.hint).toContain("npm i -D statebag-kit@1.2.3");
     // A kit whose compiler can not be found at all (resolved from a folder without one).
     expect(() => assertCompilers(found, "npm i -D statebag-kit@1.2.3", join(work, "nowhere.js"))).toThrow(/needs TypeScript \(typescript-json-schema's compiler\) 5\.9, but found none that loads/);
+  });
+
+  it("are what the no-op cache's fingerprint records, never the app's `typescript` package", () => {
+    const inputs = generatorFingerprintInputs();
+    const versions = compilerVersions();
+    const pairs = new Map<string, string>();
+    for (let i = inputs.indexOf("ajv"); i >= 0 && i < inputs.length; i += 2) pairs.set(inputs[i], inputs[i + 1]);
+    expect(pairs.get("typescript (typescript-json-schema)")).toBe(versions.typescript);
+    expect(pairs.get("typescript (ts-morph)")).toBe(versions.tsMorph);
+    expect(pairs.has("typescript")).toBe(false); // the package an app resolves: 7.x in an app on TypeScript 7
   });
 });
