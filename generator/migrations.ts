@@ -18,6 +18,7 @@
 import type * as TS from "typescript";
 import type { GenErrorCode } from "./errors.js";
 import type { Ts } from "./markers.js";
+import { renameRecipe } from "./recipes.js";
 
 /** One migration step as written in the source (what the compatibility check needs). */
 export interface ScannedMigration {
@@ -340,6 +341,8 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
   const renames = new Map<string, MigrationSummary[]>();
   for (const s of summaries) if (s.toType !== s.type) renames.set(s.type, [...(renames.get(s.type) ?? []), s]);
 
+  // The latest version a (possibly no longer declared) type reached, as its steps say.
+  const lastVersionOf = (type: string) => Math.max(...summaries.filter((m) => m.type === type && m.toType === type).map((m) => m.to));
   for (const s of summaries) {
     const declared = input.types.get(s.type);
     if (s.toType === s.type) {
@@ -350,7 +353,7 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
         fail(
           s,
           `migration ${describe(s)}: no tagged type declares "${s.type}"`,
-          `declare the type, or, if it was renamed, make the step rename it: to: { type: "<new $type>", version: ${s.to} }`,
+          `declare the type, or, if it was renamed: ${renameRecipe(s.type, lastVersionOf(s.type))}`,
         );
       } else if (declared && s.to > declared.version) {
         fail(s, `migration ${describe(s)} writes v${s.to}, but "${s.type}" is at version ${declared.version} (${declared.source})`, `bump the type to version ${s.to}, or fix the step's "to"`);
@@ -358,7 +361,7 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
       continue;
     }
     if (declared) {
-      fail(s, `migration ${describe(s)} renames "${s.type}", but "${s.type}" is still declared (${declared.source})`, `a renamed type's old $type must no longer be declared: rename the type itself to "${s.toType}"`);
+      fail(s, `migration ${describe(s)} renames "${s.type}", but "${s.type}" is still declared (${declared.source})`, `a renamed type's old $type must no longer be declared: change the marker at ${declared.source} to ProviderState<"${s.toType}", ${s.to}> (or the Tagged<...> equivalent)`);
       continue;
     }
     // Follow the rename chain to the declared type it ends at.

@@ -19,6 +19,7 @@ import path from "node:path";
 import { Ajv } from "ajv";
 import { isDateTime } from "../runtime.js";
 import { compareStrings as cmp } from "../errors.js";
+import { renameRecipe } from "../recipes.js";
 import { type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
 import type { Change, ChangeKind, ChangeRule, Witness } from "./diff.js";
 import {
@@ -389,9 +390,9 @@ function checkRemovedTypes(ctx: CheckContext, current: Map<string, CurrentSchema
       rule: "removed-type",
       message: `type removed: ${HISTORY_DIR}/${family}/${type} holds version${versions.length > 1 ? "s" : ""} ${versions.join(", ")} but no current schema declares "${type}", so stored sessions holding it can not be read`,
       fix:
-        `restore the type; or, if it was renamed, declare "${type}" as a former name of the new type and add a migration from it ` +
-        `(${migrationSnippet("<new $type>", lastVersion, lastVersion + 1)}); or, to drop it for good, retire it: ` +
-        `retireType("${ctx.rel(ctx.schemasDir)}", { $type: "${type}", reason: "..." }) adds it to ${names.retiredPath}`,
+        `restore the type; or, if it was renamed: ${renameRecipe(type, lastVersion)}; ` +
+        `or, to drop it for good (no stored session may hold it any more), reserve the name: add { "$type": "${type}", "reason": "..." } ` +
+        `to the "retired" list of ${names.retiredPath} (create it as { "retired": [] } if missing)`,
     });
   }
   if (newlyRetired.length > 0) writeRetired(ctx.schemasDir, [...readRetired(ctx.schemasDir), ...newlyRetired]);
@@ -555,7 +556,7 @@ function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase
           ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${v} can not be read`
           : `no migration from version ${stuck} to version ${target}: sessions stored at version ${v} can not be read`,
       fix: renamed
-        ? `add a migration ${stuck} -> ${target} that renames $type "${storedAs}" to "${T}" (${migrationSnippet(T, stuck, target)})`
+        ? `add the step that renames $type "${storedAs}" v${stuck} to "${T}" v${target}: defineMigration({ type: "${storedAs}", from: ${stuck}, to: { type: "${T}", version: ${target} }, up: (v) => v })`
         : `add a migration ${stuck} -> ${target} (${migrationSnippet(T, stuck, target)})`,
     });
   }

@@ -289,7 +289,11 @@ describe("removed, renamed, retired and reused $type names", () => {
     const failures = check();
     expect(summary(failures)).toEqual(["OldState removed-type "]);
     expect(failures[0].message).toContain("type removed");
-    expect(failures[0].fix).toContain("retire it");
+    // The fix names what a user can do: edit retired.json (no internal helper such as retireType).
+    expect(failures[0].fix).toContain('add { "$type": "OldState", "reason": "..." } to the "retired" list of schemas/history/retired.json');
+    expect(failures[0].fix).not.toContain("retireType");
+    fs.writeFileSync(path.join(p.schemasDir, "history/retired.json"), JSON.stringify({ retired: [{ $type: "OldState", reason: "feature dropped" }] }));
+    expect(check()).toEqual([]);
   });
 
   it("a retired type may be gone; its name can never come back", () => {
@@ -321,7 +325,7 @@ describe("removed, renamed, retired and reused $type names", () => {
 
     // Without update: the rename must be recorded (and it needs a migration from the old name).
     expect(summary(check([], { formerNames }))).toEqual(["NewState missing-migration ", "OldState unrecorded-rename "]);
-    expect(check([], { formerNames }).find((f) => f.rule === "missing-migration")!.fix).toContain('renames $type "OldState" to "NewState"');
+    expect(check([], { formerNames }).find((f) => f.rule === "missing-migration")!.fix).toContain('renames $type "OldState" v1 to "NewState" v2: defineMigration({ type: "OldState", from: 1, to: { type: "NewState", version: 2 }, up: (v) => v })');
 
     const report = runCompatibilityCheck({
       schemasDir: p.schemasDir,

@@ -140,7 +140,7 @@ describe("declared migrations in a project", () => {
     fs.writeFileSync(path.join(root, "src/settings.ts"), `import type { ProviderState } from "./runtime/core/tagged.js";\nexport interface Settings extends ProviderState<"acme.Settings", 1> { other: number }\n`);
     const reused = await generate({ cwd: root, cache: false, compat: true });
     expect(reused.errors.map(formatError)).toEqual([
-      'src/prefs.ts:9:32 error migration-conflict: migration "acme.Settings" v1 -> "acme.Prefs" v2 renames "acme.Settings", but "acme.Settings" is still declared (src/settings.ts:2). hint: a renamed type\'s old $type must no longer be declared: rename the type itself to "acme.Prefs"',
+      'src/prefs.ts:9:32 error migration-conflict: migration "acme.Settings" v1 -> "acme.Prefs" v2 renames "acme.Settings", but "acme.Settings" is still declared (src/settings.ts:2). hint: a renamed type\'s old $type must no longer be declared: change the marker at src/settings.ts:2 to ProviderState<"acme.Prefs", 2> (or the Tagged<...> equivalent)',
     ]);
     fs.rmSync(path.join(root, "src/settings.ts"));
   });
@@ -210,7 +210,7 @@ export const noUp = defineMigration({ type: "acme.S", from: 1, to: 2 } as never)
       'src/bad.ts:13:23 error migration-conflict: migration "acme.S" v2 -> v3 writes v3, but "acme.S" is at version 2 (src/bad.ts:4). hint: bump the type to version 3, or fix the step\'s "to"',
       'src/bad.ts:14:22 error migration-conflict: two migrations read "acme.S" v1: "acme.S" v1 -> v2 (src/bad.ts:10) and "acme.S" v1 -> v2 (src/bad.ts:14). hint: each (type, from) has exactly one step; remove one of them',
       'src/bad.ts:15:22 error migration-conflict: two migrations read "acme.S" v1: "acme.S" v1 -> v2 (src/bad.ts:10) and "acme.S" v1 -> v2 (src/bad.ts:15). hint: each (type, from) has exactly one step; remove one of them',
-      'src/bad.ts:16:23 error migration-conflict: migration "acme.Gone" v1 -> v2: no tagged type declares "acme.Gone". hint: declare the type, or, if it was renamed, make the step rename it: to: { type: "<new $type>", version: 2 }',
+      'src/bad.ts:16:23 error migration-conflict: migration "acme.Gone" v1 -> v2: no tagged type declares "acme.Gone". hint: declare the type, or, if it was renamed: change the type\'s marker to the new $type at the next version (ProviderState<"<new $type>", 3>) and add the rename step next to it: defineMigration({ type: "acme.Gone", from: 2, to: { type: "<new $type>", version: 3 }, up: (v) => v }); keep the old name\'s migrations and fixtures as they are',
       "src/bad.ts:17:37 error migration-not-literal: the migration has no \"up\" function. hint: write the step's type and versions as literals: defineMigration({ type: \"my.Type\", from: 1, to: 2, up }) or, for a rename, to: { type: \"my.NewType\", version: 2 }",
     ]);
 

@@ -385,7 +385,7 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"$type": ${quoted(t)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
-        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npm run gen, or registry.register(...)), or load without strict to keep it verbatim" });
+        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim" });
       } else {
         this.preserved.push({ pointer, $type: t, version, reason: "unknown-type", message: `${message}; kept verbatim` });
       }
