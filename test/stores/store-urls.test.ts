@@ -4,10 +4,13 @@
  * a refused login names the user; overlapping Redis prefixes are caught; the PostgreSQL query
  * timeout is set from the URL.
  */
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { InvalidIdError, StoreAuthenticationError, StoreKeyConflictError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore, sqlitePath } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
@@ -69,6 +72,117 @@ describe("store URLs", () => {
     const ok = await openStore("postgres://db.example/prod?schema=s&sslmode=disable&application_name=x&queryTimeout=250");
     expect(ok).toBeInstanceOf(PostgresSessionStore);
     await ok.close();
+  });
+});
+
+describe("PostgreSQL URL option values (#21.9)", () => {
+  const base = `postgres://app:${SECRET}@db.example:5432/prod`;
+  const dir = mkdtempSync(join(tmpdir(), "statebag-pgurl-"));
+  const ca = join(dir, "root.crt");
+  writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ["sslmode=bogus", "?sslmode=", /one of disable, prefer, require, verify-ca, verify-full, no-verify, got "bogus"/],
+    ["ssl=false", "?ssl=", /1 \(or true\) to turn TLS on, 0 to turn it off/],
+    ["ssl=maybe", "?ssl=", /got "maybe"/],
+    ["port=abc", "?port=", /whole number from 1 to 65535/],
+    ["port=70000", "?port=", /whole number from 1 to 65535/],
+    ["sslnegotiation=fast", "?sslnegotiation=", /postgres or direct/],
+    ["sslnegotiation=direct&sslmode=disable", "?sslnegotiation=", /direct needs TLS on/],
+    ["uselibpqcompat=yes", "?uselibpqcompat=", /true or false/],
+    ["uselibpqcompat=true&sslmode=no-verify", "?sslmode=", /not a libpq mode/],
+    ["uselibpqcompat=true&sslmode=verify-ca", "?sslmode=", /verify-ca also needs \?sslrootcert=/],
+    ["sslrootcert=/no/such/root.crt", "?sslrootcert=", /readable file/],
+    ["client_encoding=LATIN1", "?client_encoding=", /UTF8/],
+    ["application_name=a%07b", "?application_name=", /control characters/],
+    ["options=search_path%3Dapp", "?options=", /starting with "-"/],
+    ["statement_timeout=1e3", "?statement_timeout=", /whole number of milliseconds/],
+    ["lock_timeout=-1", "?lock_timeout=", /whole number of milliseconds/],
+    ["connect_timeout=soon", "?connect_timeout=", /whole number of seconds/],
+    ["queryTimeout=99999999999", "?queryTimeout=", /whole number of milliseconds/],
+    ["host=a%20b", "?host=", /without spaces/],
+    ["keepalives=0", "?keepalives=", /has no effect/],
+    ["db=other", "?db=", /has no effect/],
+    ["encoding=LATIN1", "?encoding=", /has no effect/],
+    ["sslmode=disable&sslmode=require", "?sslmode=", /2 times/],
+  ])("?%s is a ConfigurationError naming the option and what it may be", async (query, option, allowed) => {
+    const error = await failure(openStore(`${base}?${query}`));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).code).toBe("configuration");
+    expect(error.message).toContain(option);
+    expect(`${error.message}`).toMatch(allowed);
+    expect(error.message).toContain("app:***@db.example");
+    for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+    // The store class itself checks a connection string just the same.
+    expect(() => new PostgresSessionStore({ connectionString: `${base}?${query}` })).toThrow(ConfigurationError);
+  });
+
+  it.each([
+    ["a secret option value", `postgres://app@db.example/prod?sslpassword=${SECRET}`],
+    ["a misspelt password option", `postgres://app@db.example/prod?pasword=${SECRET}`],
+    ["a password in the query", `postgres://app@db.example/prod?password=${SECRET}&port=x`],
+    ["the path of a missing key file", `postgres://app@db.example/prod?sslkey=/keys/${SECRET}.key`],
+    ["a #fragment (a raw # in a password)", `postgres://app:ab#${SECRET}@db.example/prod`],
+    ["a #fragment after the query", `postgres://app@db.example/prod?sslmode=require#${SECRET}`],
+    ["a / in the database name", `postgres://app:${SECRET}@db.example/prod/x`],
+    ["a control character in the user", `postgres://a%01pp:${SECRET}@db.example/prod`],
+  ])("%s is refused without showing the secret", async (_label, url) => {
+    const error = await failure(openStore(url));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+  });
+
+  it("accepts every option with a value pg accepts, and honours ?connect_timeout= (seconds)", async () => {
+    const query = [
+      "sslmode=verify-full", `sslrootcert=${encodeURIComponent(ca)}`, "sslnegotiation=postgres", "application_name=app-1",
+      "fallback_application_name=x", "options=-c%20search_path%3Dapp", "client_encoding=UTF8", "statement_timeout=0",
+      "lock_timeout=100", "idle_in_transaction_session_timeout=60000", "connect_timeout=3", "uselibpqcompat=false",
+      "port=5433", "host=db2.example", "user=other", "schema=s", "queryTimeout=250", "pgbouncer=false",
+    ].join("&");
+    const store = await openStore(`${base}?${query}`);
+    expect(store).toBeInstanceOf(PostgresSessionStore);
+    expect((store as unknown as { options: { connectTimeoutMs?: number } }).options.connectTimeoutMs).toBe(3000);
+    await store.close();
+    for (const ssl of ["ssl=1", "ssl=true", "ssl=0", "sslmode=no-verify", "uselibpqcompat=true&sslmode=require"]) {
+      const s = await openStore(`${base}?${ssl}`);
+      await s.close();
+    }
+  });
+});
+
+describe("SQLite URLs with a login, host or port (#21.9)", () => {
+  it.each([
+    ["credentials and a host", `sqlite://u:${SECRET}@host/x.db`, /credentials/],
+    ["credentials in a file: URI", `sqlite:file://u:${SECRET}@host/x.db`, /credentials/],
+    ["a user and password without a host", `sqlite://u:${SECRET}@/x.db`, /credentials/],
+    ["a host and port", "sqlite://db.example:5432/x.db", /host and port/],
+    ["a host:secret pair", `sqlite://u:${SECRET}/x.db`, /host and port/],
+    ["a host", "sqlite://db.example/x.db", /names the host "db.example"/],
+    ["a host in a file: URI", "sqlite:file://db.example/x.db", /names the host "db.example"/],
+    ["an unknown option holding a password", `sqlite:./x.db?password=${SECRET}`, /unknown option \?password=/],
+    ["a misspelt option", `sqlite:./x.db?busyTimeout=5&pasword=${SECRET}`, /unknown option \?pasword=/],
+  ])("%s is refused, nothing created, the password nowhere", async (_label, url, pattern) => {
+    const cwd = mkdtempSync(join(tmpdir(), "statebag-sqliteurl-"));
+    try {
+      // Parsed before anything is opened; paths would be relative to the process's directory.
+      const error = await failure(openStore(url));
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect(error.message).toMatch(pattern);
+      expect((error as ConfigurationError).hint).toBeTruthy();
+      for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it("still opens sqlite:///abs, sqlite://./rel and file://localhost paths", () => {
+    expect(sqlitePath("sqlite:///var/x.db")).toBe("/var/x.db");
+    expect(sqlitePath("sqlite://./x.db")).toBe("./x.db");
+    expect(sqlitePath("sqlite://../x.db")).toBe("../x.db");
+    expect(sqlitePath("sqlite:file://localhost/var/x.db")).toBe("/var/x.db");
+    expect(sqlitePath("sqlite:./me@home.db")).toBe("./me@home.db");
   });
 });
 

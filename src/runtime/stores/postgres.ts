@@ -60,7 +60,7 @@ import type {
   StoredSession,
   TrimOptions,
 } from "./types.js";
-import { checkIdentifier, quoteIdent, redactUrl } from "./url.js";
+import { checkIdentifier, quoteIdent, redactUrl, takeParams } from "./url.js";
 
 /** The storage-format version this code reads and writes. */
 export const POSTGRES_SCHEMA_VERSION = 1;
@@ -166,7 +166,11 @@ export class PostgresSessionStore implements SessionStore {
     if (!options.connectionString && !options.pool) {
       throw new ConfigurationError("PostgresSessionStore needs a connectionString or a pool");
     }
-    this.options = options;
+    // Every part of the URL is checked now (a bad ?sslmode= would otherwise fail at the first call
+    // as a plain Error); ?connect_timeout= (seconds) is honoured here, as pg never sees it: the
+    // pool's own connection timeout always wins.
+    const urlTimeout = options.connectionString === undefined ? undefined : takeParams(options.connectionString, ["connect_timeout"]).params.connect_timeout;
+    this.options = { ...options, connectTimeoutMs: options.connectTimeoutMs ?? (urlTimeout === undefined ? undefined : Number(urlTimeout) * 1000) };
     this.url = options.displayUrl ?? (options.connectionString ? redactUrl(options.connectionString) : "postgres://(pool)");
     this.schema = checkIdentifier("PostgreSQL schema", options.schema ?? "public");
     this.codec = options.codec ?? defaultSessionCodec();

@@ -9,6 +9,7 @@
  * never silently falls back to a default.
  */
 import { ConfigurationError } from "../../core/errors.js";
+import { quoted, shownText } from "../../core/json.js";
 import { checkSqliteDriver, type SqliteDriverName } from "./driver.js";
 
 export interface SqliteUrl {
@@ -22,10 +23,42 @@ export interface SqliteUrl {
 const OPTIONS = ["busyTimeout", "synchronous", "driver", "readOnly"] as const;
 type OptionName = (typeof OPTIONS)[number];
 
-/** A short, printable excerpt of user input for an error message. */
-function excerpt(text: string): string {
-  const short = text.length > 60 ? `${text.slice(0, 60)}...` : text;
-  return JSON.stringify(short);
+/**
+ * The URL for an error message: escaped and cut, with anything that may be a secret hidden: the
+ * part before an "@" (credentials) and every query value (a misspelt ?pasword= is still a password).
+ */
+function excerpt(url: string): string {
+  const question = url.indexOf("?");
+  let head = question < 0 ? url : url.slice(0, question);
+  const authority = /^(sqlite:(?:file:)?\/\/)([^/]*)(.*)$/is.exec(head);
+  if (authority && /[@:]/.test(authority[2])) {
+    const at = authority[2].lastIndexOf("@");
+    head = `${authority[1]}***${at < 0 ? "" : authority[2].slice(at)}${authority[3]}`;
+  }
+  const query = question < 0 ? "" : `?${url.slice(question + 1).split("&").map((pair) => (pair.includes("=") ? `${pair.slice(0, pair.indexOf("="))}=***` : pair)).join("&")}`;
+  return quoted(head + query, 120);
+}
+
+/** Which option values may be shown in a message (the others may be secrets). */
+function showValue(name: string): boolean {
+  return (OPTIONS as readonly string[]).includes(name);
+}
+
+/**
+ * The part between "//" and the next "/" of sqlite://... or sqlite:file://...: SQLite opens local
+ * files, so credentials, a host or a port there are refused rather than read as a relative path
+ * (sqlite://user:pass@host/x.db would create the folder "user:pass@host" and show it around).
+ * Allowed: "" (sqlite:///abs.db), "." and ".." (sqlite://./rel.db), and "localhost" for file: URIs.
+ */
+function checkAuthority(authority: string, url: string, fileUri: boolean): void {
+  if (authority === "" || (!fileUri && (authority === "." || authority === "..")) || (fileUri && authority.toLowerCase() === "localhost")) return;
+  const fix = "SQLite opens local files, with no login: write sqlite:./relative/path.db or sqlite:///absolute/path.db";
+  if (authority.includes("@")) {
+    throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has credentials (user:password@) before its path`, fix);
+  }
+  // Not shown: "user:secret" without an "@" reads as a host and port too.
+  if (authority.includes(":")) throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has a host and port before its path`, fix);
+  throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} names the host ${quoted(authority, 40)}; SQLite opens local files only`, fix);
 }
 
 function decode(text: string, what: string, url: string): string {
@@ -53,16 +86,12 @@ export function parseSqliteUrl(url: string): SqliteUrl {
     rest = rest.slice(5);
     if (rest.startsWith("//")) {
       const slash = rest.indexOf("/", 2);
-      const host = rest.slice(2, slash < 0 ? undefined : slash);
-      if (host !== "" && host.toLowerCase() !== "localhost") {
-        throw new ConfigurationError(
-          `the SQLite store URL ${excerpt(url)} names the host "${host.slice(0, 40)}"; SQLite opens local files only`,
-          "write sqlite:file:///absolute/path.db (three slashes) or sqlite:./relative/path.db",
-        );
-      }
+      checkAuthority(rest.slice(2, slash < 0 ? undefined : slash), url, true);
       rest = slash < 0 ? "" : rest.slice(slash);
     }
   } else if (rest.startsWith("//")) {
+    const slash = rest.indexOf("/", 2);
+    checkAuthority(rest.slice(2, slash < 0 ? undefined : slash), url, false);
     rest = rest.slice(2); // sqlite://./x.db, sqlite:///abs/x.db
   }
   const path = decode(rest, "path", url);
@@ -80,9 +109,9 @@ function parseOptions(query: string, url: string): Omit<SqliteUrl, "path"> {
     const eq = pair.indexOf("=");
     const name = decode(eq < 0 ? pair : pair.slice(0, eq), "query string", url);
     const value = decode(eq < 0 ? "" : pair.slice(eq + 1).replace(/\+/g, " "), "query string", url);
-    if (!(OPTIONS as readonly string[]).includes(name)) {
+    if (!showValue(name)) {
       throw new ConfigurationError(
-        `the SQLite store URL ${excerpt(url)} has an unknown option ?${name.slice(0, 40)}=`,
+        `the SQLite store URL ${excerpt(url)} has an unknown option ?${shownText(name, 40)}=`,
         `the options are ${OPTIONS.map((o) => `?${o}=`).join(", ")} (names are case-sensitive)`,
       );
     }
@@ -94,7 +123,7 @@ function parseOptions(query: string, url: string): Omit<SqliteUrl, "path"> {
 }
 
 function setOption(out: Omit<SqliteUrl, "path">, name: OptionName, value: string): void {
-  const bad = (allowed: string) => new ConfigurationError(`?${name}= must be ${allowed}, got ${excerpt(value)}`, `fix ?${name}= in the store URL`);
+  const bad = (allowed: string) => new ConfigurationError(`?${name}= in the SQLite store URL must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
   switch (name) {
     case "busyTimeout": {
       const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
