@@ -4,12 +4,16 @@
  *
  * Every mutation is one Lua script (plain EVAL/EVALSHA, no modules), so the compare-and-swap is
  * atomic on the server. Layout under the key prefix `P` (default `statebag:`) on a standalone server:
- *   P s:<id>   hash {r: revision, d: serialized session}; TTL via PEXPIRE
- *   P rev      revision counter (INCR), shared by sessions and message logs
- *   P idx      sorted set (all scores 0) of session ids: `scan` pages through it with ZRANGEBYLEX
- *   P exp      sorted set of ids with a TTL, scored by expiry time, to drop expired ids from `idx`
- *   P ml:<id>  list of serialized messages; P mh:<id> hash {v: version}; P mo:<id> set of operation ids
- *   P meta     hash {format}
+ *   P{}s:<id>   hash {r: revision, d: serialized session}; TTL via PEXPIRE
+ *   P{}rev      revision counter (INCR), shared by sessions and message logs
+ *   P{}idx      sorted set (all scores 0) of session ids: `scan` pages through it with ZRANGEBYLEX
+ *   P{}exp      sorted set of ids with a TTL, scored by expiry time, to drop expired ids from `idx`
+ *   P{}ml:<id>  list of serialized messages; P{}mh:<id> hash {v: version}; P{}mo:<id> set of operation ids
+ *   P meta      hash {format}
+ * `{}` ends the prefix (a prefix may not contain it), so no store's keys start with another
+ * store's `P{}`: the stores `p:` and `p:tenant2:` never see, scan or delete each other's keys.
+ * Format 1 (earlier releases) had no `{}`; `store setup` moves such keys (redis-upgrade.ts), and
+ * until then the store refuses to run (`StoreNotSetUpError`) rather than miss them.
  *
  * On a Redis Cluster (`redis+cluster://h1:p1,h2:p2` or `?cluster=true`) a script may only touch keys
  * of one hash slot, so the same layout is split into 1,024 buckets, each under its own hash tag:
@@ -17,20 +21,22 @@
  * A session, its revision counter, its index entries and its message log (same id) share one
  * slot, so every script above runs unchanged inside one bucket; revisions still increase across
  * delete and re-create (the counter is per bucket, never deleted). `scan` merges the buckets'
- * pages in byte order, which visits every master. The standalone layout is the one-bucket case
- * with an empty tag, unchanged from earlier releases: existing data stays readable. Moving a
- * standalone store into a cluster is a copy through the API (README, "Redis Cluster"), not a
- * key-level import: a cluster store refuses a prefix that holds standalone-layout keys.
+ * pages in byte order, which visits every master. A cluster prefix has no braces, so `P{` is
+ * prefix-free too (this layout is unchanged since it was introduced). Moving a standalone store
+ * into a cluster is a copy through the API (README, "Redis Cluster"), not a key-level import: a
+ * cluster store refuses a prefix that holds standalone-layout keys.
  *
  * Connections: no background reconnect loop and no offline queue. A call while the server is down
- * tries to connect once (`connectTimeoutMs`) and fails with `StoreUnavailableError`; a command in
- * flight when the connection drops is never re-sent (it may have run), it fails with
- * `outcomeUnknown`. The next call after the server is back connects again. On a cluster, replies
- * that mean "not run" (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) are followed as usual; a node that is
- * down fails the calls for its slots with `StoreUnavailableError`, the other nodes keep serving.
+ * tries to connect `1 + connectRetries` times (`connectTimeoutMs` each, 100 ms, 200 ms, ... apart)
+ * and fails with `StoreUnavailableError` naming host:port; a command in flight when the connection
+ * drops is never re-sent (it may have run), it fails with `outcomeUnknown`. The next call after the
+ * server is back connects again. The database (`/n`) is selected by the store, checked, before any
+ * other command on each new connection. On a cluster, replies that mean "not run" (MOVED, ASK,
+ * TRYAGAIN, CLUSTERDOWN) are followed as usual; a node that is down fails the calls for its slots
+ * with `StoreUnavailableError`, the other nodes keep serving.
  */
-import type { Cluster as ClusterClient, ClusterOptions, Redis as RedisClient, RedisOptions } from "ioredis";
 import { ConfigurationError } from "../core/errors.js";
+import { quoted } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
@@ -68,14 +74,27 @@ import type {
   StoredSession,
   TrimOptions,
 } from "./types.js";
-import { redactUrl, takeParams } from "./url.js";
+import type { RedisClientConstructor, RedisClientLike, RedisClusterConstructor, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./redis-types.js";
+import { escapeGlob, LEGACY_TAGS, MERGE_LEGACY, MOVE_LEGACY, upgradeLegacyLayout } from "./redis-upgrade.js";
+import {
+  checkConnectOption,
+  parseRedisStoreUrl,
+  REDIS_DEFAULT_CONNECT_RETRIES,
+  REDIS_DEFAULT_CONNECT_TIMEOUT_MS,
+  redisConnection,
+  type RedisClusterNode,
+  type RedisConnection,
+} from "./redis-url.js";
+import { redactUrl } from "./url.js";
 
-export const REDIS_FORMAT_VERSION = 1;
+export { parseRedisStoreUrl, type RedisClusterNode };
+export type { RedisClientLike, RedisClusterDriverOptions, RedisDriverOptions } from "./redis-types.js";
 
-export interface RedisClusterNode {
-  host: string;
-  port: number;
-}
+/**
+ * 2: standalone keys under `P{}` (prefix-free); 1: standalone keys right after the prefix
+ * (read no more: `store setup` moves them). The cluster layout is the same in both.
+ */
+export const REDIS_FORMAT_VERSION = 2;
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://...` (with `cluster`: any one node, for its credentials and TLS). */
@@ -89,69 +108,30 @@ export interface RedisStoreOptions {
   prefix?: string;
   codec?: SessionCodec;
   messageCodec?: MessageCodec;
-  /** Connect timeout (default 3000 ms). */
+  /** Time one connection attempt may take (default 3000 ms; `?connectTimeout=` in the URL). */
   connectTimeoutMs?: number;
+  /**
+   * Extra connection attempts when one fails (default 1, so 2 in all, 100 ms then 200 ms ... apart;
+   * `?connectRetries=` in the URL). After the last, the call fails with `StoreUnavailableError`.
+   */
+  connectRetries?: number;
   /** Per-command timeout (default 10000 ms). */
   commandTimeoutMs?: number;
   /** Extra ioredis options (merged last; on a cluster, into every node's options). */
-  redisOptions?: RedisOptions;
+  redisOptions?: RedisDriverOptions;
   /** Extra ioredis Cluster options (merged last). */
-  clusterOptions?: ClusterOptions;
+  clusterOptions?: RedisClusterDriverOptions;
   /** The URL to show in errors (default: `url`, password redacted). */
   displayUrl?: string;
 }
 
-type RedisCtor = new (url: string, options: RedisOptions) => RedisClient;
-type ClusterCtor = new (nodes: RedisClusterNode[], options: ClusterOptions) => ClusterClient;
-type IoRedisModule = { default?: RedisCtor; Redis?: RedisCtor; Cluster?: ClusterCtor };
-function loadRedis(): RedisCtor {
-  const mod = loadDriver<IoRedisModule>("ioredis");
-  return (mod.Redis ?? mod.default ?? (mod as unknown as RedisCtor)) as RedisCtor;
-}
-function loadCluster(): ClusterCtor {
-  const mod = loadDriver<IoRedisModule>("ioredis");
-  return (mod.Cluster ?? (mod.default as unknown as IoRedisModule | undefined)?.Cluster) as ClusterCtor;
-}
-
-/**
- * A Redis store URL taken apart: `redis://`, `rediss://`, `redis+cluster://h1:p1,h2:p2[/?...]`
- * (`rediss+cluster://` with TLS) and `?cluster=true` on a one-node URL. Returns a plain
- * `redis(s)://` URL of the first node (credentials, TLS, driver options), statebag's own
- * parameters, and the cluster's start nodes when it is a cluster. @internal
- */
-export function parseRedisStoreUrl(url: string): { url: string; params: Record<string, string>; cluster?: RedisClusterNode[] } {
-  const multi = /^(rediss?)\+cluster:\/\/([^/?#]*)(.*)$/is.exec(url);
-  let seedUrl = url;
-  let hosts: string[] | undefined;
-  if (multi) {
-    const [, scheme, authority, rest] = multi;
-    const at = authority.lastIndexOf("@");
-    const userinfo = at >= 0 ? authority.slice(0, at + 1) : "";
-    hosts = authority.slice(at + 1).split(",");
-    seedUrl = `${scheme.toLowerCase()}://${userinfo}${hosts[0]}${rest}`;
-  }
-  const { url: plain, params } = takeParams(seedUrl, ["prefix", "cluster"]);
-  if (params.cluster !== undefined && params.cluster !== "true" && params.cluster !== "false") {
-    throw new ConfigurationError(`?cluster= in the store URL "${redactUrl(url)}" must be true or false, got ${JSON.stringify(params.cluster.slice(0, 40))}`);
-  }
-  if (!hosts && params.cluster !== "true") return { url: plain, params };
-  const nodes = (hosts ?? [new URL(plain).host]).map((host) => {
-    let parsed: URL | undefined;
-    try {
-      parsed = host ? new URL(`redis://${host}`) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || !parsed.hostname || parsed.pathname !== "" || parsed.username) {
-      throw new ConfigurationError(`the store URL "${redactUrl(url)}" lists a cluster node "${host.slice(0, 100)}" that is not host:port`, "write redis+cluster://[user:password@]host1:port1,host2:port2/?prefix=app:");
-    }
-    return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(parsed.port || 6379) };
-  });
-  const parsed = new URL(plain);
-  if ((parsed.pathname !== "" && parsed.pathname !== "/" && parsed.pathname !== "/0") || (parsed.searchParams.get("db") ?? "0") !== "0") {
-    throw new ConfigurationError(`the store URL "${redactUrl(url)}" selects a database other than 0`, "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=");
-  }
-  return { url: plain, params, cluster: nodes };
+function ioredis(): { Redis: RedisClientConstructor; Cluster: RedisClusterConstructor } {
+  type Module = { default?: RedisClientConstructor & { Cluster?: RedisClusterConstructor }; Redis?: RedisClientConstructor; Cluster?: RedisClusterConstructor };
+  const mod = loadDriver<Module>("ioredis");
+  return {
+    Redis: (mod.Redis ?? mod.default ?? (mod as unknown as RedisClientConstructor)) as RedisClientConstructor,
+    Cluster: (mod.Cluster ?? mod.default?.Cluster) as RedisClusterConstructor,
+  };
 }
 
 /** Buckets of the cluster layout. Part of the storage format: changing it would hide existing keys. */
@@ -337,28 +317,37 @@ redis.call('HSET', KEYS[2], 'v', redis.call('INCR', KEYS[3]))
 return {1, len - keep}
 `;
 
-/** ARGV: candidate prefixes. Returns the first one a store uses (it has an index or a format marker), or false. */
+/**
+ * ARGV: candidate prefixes. Returns the first one holding a store of the earlier standalone layout
+ * (format 1: an index or a revision counter right after the prefix), or false.
+ */
 const OUTER = `
 for _, p in ipairs(ARGV) do
-  if redis.call('TYPE', p .. 'idx').ok == 'zset' or redis.call('TYPE', p .. 'rev').ok == 'string' or redis.call('TYPE', p .. 'meta').ok == 'hash' then return p end
+  if redis.call('TYPE', p .. 'idx').ok == 'zset' or redis.call('TYPE', p .. 'rev').ok == 'string' then return p end
 end
 return false
 `;
 
-/** The key tags a store puts between its prefix and an id. */
-const ID_TAGS = ["s:", "ml:", "mh:", "mo:"];
-
 /**
- * The prefixes of stores whose id-keyed keys would contain this prefix's keys: for `app:s:x:`,
- * the store `app:` (its session `x:...` is this store's `...`).
+ * The prefixes of format-1 stores whose id-keyed keys would contain this prefix's keys: for
+ * `app:s:x:`, the store `app:` (its session `x:...` is this store's `...`). Format-2 keys never
+ * nest, but a format-1 store's upgrade would take such keys for its own.
  */
 function enclosingPrefixes(prefix: string): string[] {
   const out: string[] = [];
-  for (const tag of ID_TAGS) {
+  for (const [tag] of LEGACY_TAGS) {
     for (let at = prefix.indexOf(tag); at >= 0; at = prefix.indexOf(tag, at + 1)) out.push(prefix.slice(0, at));
   }
   return out;
 }
+
+/**
+ * What a standalone store's keys start with: the prefix and `{}`. A prefix may not contain `{}`,
+ * so no store's `P{}` starts another's (`p:{}` vs `p:tenant2:{}`), and a key scan of one store
+ * (`P{}*`) never matches another store's keys. A cluster store's `P{n}` is prefix-free the same
+ * way (its prefix has no braces at all).
+ */
+const STANDALONE_TAG = "{}";
 
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
 export const REDIS_LUA = { save: SAVE, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM, text: TEXT } as const;
@@ -377,16 +366,36 @@ interface Scripts {
   sbTrim(...args: (string | number)[]): Promise<Reply>;
   sbOuter(...args: (string | number)[]): Promise<string | null>;
   sbText(key: string): Promise<[string, string, number] | null>;
+  sbMoveLegacy(from: string, to: string): Promise<number>;
+  sbMergeLegacy(...keys: string[]): Promise<number>;
 }
 
 /** A standalone client or a cluster client, with the scripts defined on it. */
-type ScriptedClient = (RedisClient | ClusterClient) & Scripts;
+type ScriptedClient = RedisClientLike & Scripts;
 
 const NETWORK_MESSAGES =
   /Connection is closed|Stream isn't writeable|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest|Reached the max retries|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|OOM)\b/;
 
 /** The URL names the wrong kind of server: a standalone client's command hit a cluster node, or a cluster client a standalone server. */
 const WRONG_KIND = { standalone: /^(MOVED|ASK) \d+ |^CROSSSLOT\b/, cluster: /cluster support disabled/ };
+
+/** Why connecting failed: the last error, after how many attempts. */
+interface ConnectFailure {
+  error: unknown;
+  attempts: number;
+}
+
+function isAuthFailure(error: unknown): boolean {
+  return error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message);
+}
+
+/** An error's message (with its code when the message lacks it), for the text of a wrapping error. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return error === undefined ? "" : String(error);
+  const code = (error as { code?: unknown }).code;
+  const message = error.message || error.name;
+  return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
+}
 
 function isUnavailable(error: unknown): boolean {
   return isNetworkError(error) || (error instanceof Error && NETWORK_MESSAGES.test(error.message));
@@ -401,6 +410,12 @@ export class RedisSessionStore implements SessionStore {
   private readonly options: RedisStoreOptions;
   private client_: ScriptedClient | undefined;
   private connecting: Promise<void> | undefined;
+  /** The URL's parts, checked: what ioredis gets, the database, host:port. */
+  private readonly connection: RedisConnection;
+  private readonly connectTimeoutMs: number;
+  private readonly connectRetries: number;
+  /** The current connection has selected the URL's database (false again once it closes). */
+  private selected = false;
   private lastError: unknown;
   private closed = false;
   /** The format marker under `P meta` was read once and is one this code can use (or absent). */
@@ -421,10 +436,25 @@ export class RedisSessionStore implements SessionStore {
     this.cluster = Boolean(options.cluster);
     if (this.cluster && /[{}]/.test(p)) {
       // A brace in the prefix would become (part of) the hash tag and put keys of one id in different slots.
-      throw new ConfigurationError(`the Redis Cluster key prefix "${p}" contains "{" or "}"`, "use a prefix without braces (statebag adds its own hash tags on a cluster)");
+      throw new ConfigurationError(`the Redis Cluster key prefix ${quoted(p, 200)} contains "{" or "}"`, "use a prefix without braces (statebag adds its own hash tags on a cluster)");
+    }
+    if (p.includes(STANDALONE_TAG)) {
+      // `{}` ends the prefix in every key: inside it, one store's keys could start another's.
+      throw new ConfigurationError(`the Redis key prefix ${quoted(p, 200)} contains "{}"`, 'use a prefix without "{}" (statebag puts "{}" after the prefix to keep stores apart)');
+    }
+    // Every part of the URL is checked now: a bad database or option fails here, before any connection.
+    this.connection = redisConnection(options.url, this.url);
+    this.connectTimeoutMs = checkConnectOption("connectTimeoutMs", options.connectTimeoutMs) ?? this.connection.connectTimeoutMs ?? REDIS_DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectRetries = checkConnectOption("connectRetries", options.connectRetries) ?? this.connection.connectRetries ?? REDIS_DEFAULT_CONNECT_RETRIES;
+    const optionDb = options.redisOptions?.db;
+    if (optionDb !== undefined && optionDb !== this.connection.db) {
+      throw new ConfigurationError(`the Redis store option redisOptions.db (${String(optionDb).slice(0, 40)}) differs from the database in the store URL (${this.connection.db})`, "name the database once, in the URL path (redis://host:6379/2)");
+    }
+    if (this.cluster && this.connection.db !== 0) {
+      throw new ConfigurationError(`the store URL ${quoted(this.url, 200)} selects a database other than 0`, "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=");
     }
     this.codec = options.codec ?? defaultSessionCodec();
-    this.buckets = this.cluster ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`)) : [bucketAt(p)];
+    this.buckets = this.cluster ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`)) : [bucketAt(`${p}${STANDALONE_TAG}`)];
     const buckets = this.buckets;
     const single = buckets.length === 1;
     this.keys = {
@@ -441,9 +471,10 @@ export class RedisSessionStore implements SessionStore {
   private get client(): ScriptedClient {
     if (this.closed) throw new Error(`the Redis store at ${this.url} was closed`);
     if (!this.client_) {
-      const nodeOptions: RedisOptions = {
+      const { db: _db, ...extra } = this.options.redisOptions ?? {};
+      const nodeOptions: RedisDriverOptions = {
         lazyConnect: true,
-        connectTimeout: this.options.connectTimeoutMs ?? 3000,
+        connectTimeout: this.connectTimeoutMs,
         commandTimeout: this.options.commandTimeoutMs ?? 10_000,
         // We reconnect on demand (next call), never in a background loop, and never queue or
         // re-send commands: a re-sent compare-and-swap could report a conflict with itself.
@@ -451,11 +482,23 @@ export class RedisSessionStore implements SessionStore {
         enableOfflineQueue: false,
         autoResendUnfulfilledCommands: false,
         maxRetriesPerRequest: 0,
-        ...this.options.redisOptions,
+        ...extra,
+        // The store selects the database itself, checked, before any command (see `open`).
+        db: 0,
       };
-      const client = (this.options.cluster ? this.newCluster(nodeOptions) : new (loadRedis())(this.options.url, nodeOptions)) as ScriptedClient;
+      const { Redis } = ioredis();
+      const client = (this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)) as ScriptedClient;
+      // Every failure is reported through the calls; an "error" event without a listener would crash the process.
       client.on("error", (error: unknown) => {
         this.lastError = error;
+      });
+      client.on("node error", () => undefined);
+      // A closed connection must select the database again before it is used.
+      client.on("close", () => {
+        this.selected = false;
+      });
+      client.on("end", () => {
+        this.selected = false;
       });
       client.defineCommand("sbSave", { numberOfKeys: 4, lua: SAVE });
       client.defineCommand("sbDelete", { numberOfKeys: 3, lua: DELETE });
@@ -467,22 +510,24 @@ export class RedisSessionStore implements SessionStore {
       client.defineCommand("sbTrim", { numberOfKeys: 3, lua: TRIM });
       client.defineCommand("sbOuter", { numberOfKeys: 0, lua: OUTER });
       client.defineCommand("sbText", { numberOfKeys: 1, lua: TEXT });
+      client.defineCommand("sbMoveLegacy", { numberOfKeys: 2, lua: MOVE_LEGACY });
+      client.defineCommand("sbMergeLegacy", { numberOfKeys: 6, lua: MERGE_LEGACY });
       this.client_ = client;
     }
     return this.client_;
   }
 
   /** An ioredis Cluster with the same no-retry policy, nodes logging in as `url` says. */
-  private newCluster(nodeOptions: RedisOptions): ClusterClient {
-    const seed = new URL(this.options.url);
+  private newCluster(nodeOptions: RedisDriverOptions): RedisClusterLike {
+    const seed = new URL(this.connection.url);
     const nodes = Array.isArray(this.options.cluster) ? [...this.options.cluster] : [{ host: seed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(seed.port || 6379) }];
-    const Cluster = loadCluster();
+    const { Cluster } = ioredis();
     return new Cluster(nodes, {
       lazyConnect: true,
       // Node connections open on first use: commands wait (unsent) while one is being opened,
       // and fail if it cannot be. Commands already sent are still never re-sent.
       enableOfflineQueue: true,
-      // One try to learn the slots; the next call tries again (no background loop).
+      // One try to learn the slots per connection attempt (see `open`); no background loop.
       clusterRetryStrategy: () => null,
       // 0: a command whose connection closed may have run, so it is never re-sent. MOVED, ASK,
       // TRYAGAIN and CLUSTERDOWN replies (the command did not run) are still followed.
@@ -498,36 +543,27 @@ export class RedisSessionStore implements SessionStore {
     });
   }
 
+  /** Where the store connects, for messages: `host:port` (every start node on a cluster), never credentials. */
+  private get address(): string {
+    const nodes = Array.isArray(this.options.cluster) ? this.options.cluster.map((n) => `${n.host.includes(":") ? `[${n.host}]` : n.host}:${n.port}`) : [this.connection.address];
+    return nodes.join(",");
+  }
+
   private async connect(operation: string): Promise<ScriptedClient> {
     const client = this.client;
-    if (client.status === "ready") return client;
-    this.connecting ??= (async () => {
-      try {
-        if (client.status === "connecting" || client.status === "connect") {
-          await new Promise<void>((resolve, reject) => {
-            const onReady = () => (cleanup(), resolve());
-            const onEnd = () => (cleanup(), reject(this.lastError ?? new Error("Connection is closed.")));
-            const cleanup = () => (client.off("ready", onReady), client.off("end", onEnd));
-            client.once("ready", onReady);
-            client.once("end", onEnd);
-          });
-        } else {
-          this.lastError = undefined;
-          await client.connect();
-        }
-      } catch (error) {
-        throw this.lastError ?? error;
-      } finally {
-        this.connecting = undefined;
-      }
-    })();
+    if (client.status === "ready" && this.selected) return client;
+    this.connecting ??= this.open(client).finally(() => {
+      this.connecting = undefined;
+    });
     try {
       await this.connecting;
-    } catch (error) {
+    } catch (failure) {
+      if (failure instanceof ConfigurationError) throw failure;
+      const { error, attempts } = failure as ConnectFailure;
       // A cluster client that could not learn the slots keeps the node's answer in lastNodeError.
       const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
       for (const e of [error, nodeError]) if (this.isWrongKind(e)) throw this.wrongKind(e as Error);
-      if ([error, nodeError].some((e) => e instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(e.message))) {
+      if ([error, nodeError].some(isAuthFailure)) {
         throw new StoreAuthenticationError(
           "Redis",
           this.url,
@@ -535,9 +571,83 @@ export class RedisSessionStore implements SessionStore {
           "check the user name and password in the store URL (redis://user:password@host:6379; percent-encode special characters) against the server's requirepass / ACL users",
         );
       }
-      throw new StoreUnavailableError("Redis", this.url, operation, { cause: error });
+      const reason = describeError(nodeError ?? error);
+      const cause = new Error(`no connection to ${this.address} after ${attempts} attempt${attempts === 1 ? "" : "s"}${reason ? ` (${reason})` : ""}`, { cause: error });
+      throw new StoreUnavailableError("Redis", this.url, operation, {
+        cause,
+        hint: `check that the Redis server is running and reachable at ${this.address}; each call tries ${this.connectRetries + 1} time(s), ${this.connectTimeoutMs} ms each at most (?connectRetries=, ?connectTimeout= in the URL)`,
+      });
     }
     return client;
+  }
+
+  /**
+   * Connects, trying `1 + connectRetries` times (100 ms, 200 ms, ... apart) while the failure is a
+   * network one, then selects the database. A refused login, the wrong kind of server or a database
+   * the server does not have fails at once: trying again would not change the answer.
+   */
+  private async open(client: ScriptedClient): Promise<void> {
+    const attempts = this.connectRetries + 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.connectOnce(client);
+        break;
+      } catch (error) {
+        const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+        const final = attempt >= attempts || this.isWrongKind(error) || this.isWrongKind(nodeError) || isAuthFailure(error) || isAuthFailure(nodeError);
+        if (final) throw { error, attempts: attempt } satisfies ConnectFailure;
+        client.disconnect();
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+    await this.selectDatabase(client);
+  }
+
+  private async connectOnce(client: ScriptedClient): Promise<void> {
+    try {
+      if (client.status === "connecting" || client.status === "connect") {
+        await new Promise<void>((resolve, reject) => {
+          const onReady = () => (cleanup(), resolve());
+          const onEnd = () => (cleanup(), reject(this.lastError ?? new Error("Connection is closed.")));
+          const cleanup = () => (client.off("ready", onReady), client.off("end", onEnd));
+          client.once("ready", onReady);
+          client.once("end", onEnd);
+        });
+      } else if (client.status !== "ready") {
+        this.lastError = undefined;
+        await client.connect();
+      }
+    } catch (error) {
+      throw this.lastError ?? error;
+    }
+  }
+
+  /**
+   * SELECTs the URL's database on a new connection, before any other command of the store. A
+   * database the server does not have is a `ConfigurationError` naming the server's limit; the
+   * connection is closed, so nothing reaches database 0 instead.
+   */
+  private async selectDatabase(client: ScriptedClient): Promise<void> {
+    const db = this.connection.db;
+    if (db !== 0) {
+      try {
+        await client.select(db);
+      } catch (error) {
+        if (isUnavailable(error)) throw { error, attempts: 1 } satisfies ConnectFailure;
+        const limit = await client.config("GET", "databases").then(
+          (reply) => (Array.isArray(reply) && /^\d+$/.test(String(reply[1])) ? Number(reply[1]) : undefined),
+          () => undefined,
+        );
+        client.disconnect();
+        throw new ConfigurationError(
+          `the Redis server at ${this.address} has no database ${db} (store URL ${quoted(this.url, 200)}): ${limit === undefined ? "it refused SELECT" : `it has ${limit} (0 to ${limit - 1})`}; nothing was read or written`,
+          limit === undefined
+            ? "use a database number the server has (its `databases` setting in redis.conf, 16 by default)"
+            : `use a database from 0 to ${limit - 1} in the URL path (redis://host:6379/<db>), or raise \`databases\` in the server's redis.conf`,
+        );
+      }
+    }
+    this.selected = true;
   }
 
   /**
@@ -547,7 +657,7 @@ export class RedisSessionStore implements SessionStore {
    */
   async call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>, checkFormat = true): Promise<T> {
     let client = this.client;
-    if (client.status !== "ready") client = await this.connect(operation);
+    if (client.status !== "ready" || !this.selected) client = await this.connect(operation);
     let sent = false;
     try {
       if (checkFormat && !this.formatOk) await this.checkFormat(client);
@@ -599,10 +709,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private async readFormat(client: ScriptedClient): Promise<void> {
-    const [format, outer] = await Promise.all([client.hget(this.keys.meta, "format"), this.cluster ? this.standaloneKeys(client) : this.enclosingStore(client)]);
-    if (outer) {
-      throw new StoreKeyConflictError(this.url, this.prefix, `its keys lie inside those of the store with prefix "${outer}" (a session or message log there has an id starting with "${this.prefix.slice(outer.length)}")`);
-    }
+    const [format] = await Promise.all([client.hget(this.keys.meta, "format"), this.cluster ? this.standaloneKeys(client) : this.checkStandaloneLayout(client)]);
     if (format !== null && Number(format) > REDIS_FORMAT_VERSION) {
       throw this.newerFormat(format, "upgrade statebag in this app to the release that wrote the store, or use another key prefix");
     }
@@ -610,24 +717,56 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * On a cluster: refuses a prefix holding keys of the standalone layout (copied in at key level,
+   * Standalone: refuses a prefix inside a format-1 store's keys (that store's upgrade would take
+   * this one's keys), and a prefix that still holds format-1 keys (not moved by `store setup` yet).
+   */
+  private async checkStandaloneLayout(client: ScriptedClient): Promise<void> {
+    const [outer, legacy] = await Promise.all([this.enclosingStore(client), this.hasLegacyKeys(client)]);
+    if (outer !== null) throw this.insideLegacy(outer);
+    if (legacy) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the Redis store at ${this.url} (prefix ${quoted(this.prefix, 200)}) holds sessions in the key layout of earlier statebag releases (format 1, not isolated from stores whose prefix starts with this one), which this release does not read`,
+        `stop the apps that run an earlier statebag, then run \`statebag store setup --store <this URL>\` once: it moves the keys to the current layout (nothing is lost; safe to run again if interrupted)`,
+      );
+    }
+  }
+
+  private insideLegacy(outer: string): StoreKeyConflictError {
+    return new StoreKeyConflictError(
+      this.url,
+      this.prefix,
+      `its keys lie inside those of the store with prefix ${quoted(outer, 200)}, which has the key layout of earlier releases (a session or message log there has an id starting with ${quoted(this.prefix.slice(outer.length), 200)}); run \`statebag store setup\` for that store first (it moves its keys to the current layout), or use another prefix`,
+    );
+  }
+
+  /** Whether format-1 keys are under the prefix: its revision counter or index, right after the prefix. */
+  private async hasLegacyKeys(client: RedisClientLike): Promise<boolean> {
+    const old = bucketAt(this.prefix);
+    const [idx, rev] = await Promise.all([client.type(old.idx), client.type(old.rev)]);
+    return idx === "zset" || rev === "string";
+  }
+
+  /**
+   * On a cluster: refuses a prefix holding keys of a standalone layout (copied in at key level,
    * e.g. by `redis-cli --cluster import`), which this store would not see. Cluster stores cannot
    * nest (their keys are `P{n}...` or `Pmeta`, and a prefix has no braces), so no other check is needed.
    */
   private async standaloneKeys(client: ScriptedClient): Promise<null> {
-    const plain = bucketAt(this.prefix);
-    const found = (await Promise.all([plain.idx, plain.rev].map((key) => client.exists(key)))).some((n) => n > 0);
-    if (found) {
+    const keys = [bucketAt(this.prefix), bucketAt(`${this.prefix}${STANDALONE_TAG}`)].flatMap((b) => [b.idx, b.rev]);
+    const counts = await Promise.all(keys.map((key) => client.exists(key)));
+    const first = keys.find((_, i) => counts[i] > 0);
+    if (first !== undefined) {
       throw new StoreNotSetUpError(
         this.url,
-        `the Redis Cluster store at ${this.url} (prefix "${this.prefix}") holds keys of the standalone layout (${plain.idx}), which a cluster store does not read`,
+        `the Redis Cluster store at ${this.url} (prefix ${quoted(this.prefix, 200)}) holds keys of the standalone layout (${quoted(first, 200)}), which a cluster store does not read`,
         'copy the sessions and message logs through the API from a standalone store into the cluster store (README, "Redis Cluster"), or use another prefix',
       );
     }
     return null;
   }
 
-  /** The prefix of a store whose keys would contain this one's, if one is in use. */
+  /** The prefix of a format-1 store whose keys would contain this one's, if one is in use. */
   private async enclosingStore(client: ScriptedClient): Promise<string | null> {
     const candidates = enclosingPrefixes(this.prefix);
     return candidates.length === 0 ? null : client.sbOuter(...candidates);
@@ -645,21 +784,33 @@ export class RedisSessionStore implements SessionStore {
   private newerFormat(format: string, hint: string): StoreNotSetUpError {
     return new StoreNotSetUpError(
       this.url,
-      `the Redis store at ${this.url} (prefix "${this.prefix}") has storage format ${format}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
+      `the Redis store at ${this.url} (prefix ${quoted(this.prefix, 200)}) has storage format ${quoted(format, 40)}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
       hint,
     );
   }
 
-  /** Records the format version under `P meta` (Redis needs no DDL). Refuses to mark a newer format as older. */
+  /**
+   * Records the format version under `P meta` (Redis needs no DDL). Refuses to mark a newer format
+   * as older. On a standalone server, first moves keys of the format-1 layout (earlier releases) to
+   * the current one (redis-upgrade.ts).
+   */
   async setup(): Promise<SetupResult> {
-    const before = await this.call(
+    const { before, moved } = await this.call(
       "setup",
       true,
       async (c) => {
         const old = await c.hget(this.keys.meta, "format");
-        if (old !== null && Number(old) > REDIS_FORMAT_VERSION) return old;
+        if (old !== null && Number(old) > REDIS_FORMAT_VERSION) return { before: old, moved: 0 };
+        let moved = 0;
+        if (!this.cluster) {
+          const outer = await this.enclosingStore(c);
+          if (outer !== null) throw this.insideLegacy(outer);
+          if (await this.hasLegacyKeys(c)) moved = await this.upgrade(c);
+        } else {
+          await this.standaloneKeys(c);
+        }
         if (old !== String(REDIS_FORMAT_VERSION)) await c.hset(this.keys.meta, "format", String(REDIS_FORMAT_VERSION));
-        return old;
+        return { before: old, moved };
       },
       false,
     );
@@ -667,7 +818,18 @@ export class RedisSessionStore implements SessionStore {
       throw this.newerFormat(before, "run setup with the newer statebag release that wrote it");
     }
     this.formatOk = true;
-    return { version: REDIS_FORMAT_VERSION, changed: before !== String(REDIS_FORMAT_VERSION) };
+    return { version: REDIS_FORMAT_VERSION, changed: before !== String(REDIS_FORMAT_VERSION) || moved > 0 };
+  }
+
+  /** Moves this prefix's format-1 keys to format 2. */
+  private upgrade(c: ScriptedClient): Promise<number> {
+    const old = bucketAt(this.prefix);
+    const cur = this.buckets[0];
+    return upgradeLegacyLayout(
+      c,
+      { from: this.prefix, to: cur.prefix, idx: old.idx, exp: old.exp, rev: old.rev, newIdx: cur.idx, newExp: cur.exp, newRev: cur.rev },
+      (detail) => new StoreKeyConflictError(this.url, this.prefix, `upgrading its keys to the current layout: ${detail}`),
+    );
   }
 
   async get(id: string): Promise<StoredSession | undefined> {
@@ -780,29 +942,30 @@ export class RedisSessionStore implements SessionStore {
     else client.disconnect();
   }
 
-  /** Deletes every key under this store's prefix (SCAN + UNLINK), whatever its format. For tests and teardown only. */
+  /**
+   * Deletes every key of this store (SCAN + UNLINK): `P{}*` standalone, `P{*` on a cluster, and
+   * `P meta`. Never another store's keys, whatever its prefix (`P{` starts no other store's keys).
+   * Keys of the format-1 layout are left alone (`store setup` moves them first). For tests and teardown only.
+   */
   async deleteAll(): Promise<number> {
     return this.call("deleteAll", true, async (c) => {
       let removed = 0;
+      const pattern = `${escapeGlob(this.prefix)}${this.cluster ? "{" : STANDALONE_TAG}*`;
       // On a cluster every master holds part of the keys; one UNLINK per key (a multi-key UNLINK must stay in one slot).
-      const servers: RedisClient[] = this.cluster ? (c as ClusterClient).nodes("master") : [c as RedisClient];
+      const servers: RedisClientLike[] = this.cluster ? (c as unknown as RedisClusterLike).nodes("master") : [c];
       for (const server of servers) {
         let cursor = "0";
         do {
-          const [next, keys] = await server.scan(cursor, "MATCH", `${escapeGlob(this.prefix)}*`, "COUNT", 1000);
+          const [next, keys] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
           cursor = next;
           if (keys.length === 0) continue;
-          if (!this.cluster) removed += await server.unlink(keys);
+          if (!this.cluster) removed += await server.unlink(...keys);
           else removed += (await Promise.all(keys.map((key) => server.unlink(key)))).reduce((sum, n) => sum + n, 0);
         } while (cursor !== "0");
       }
-      return removed;
+      return removed + (await c.unlink(this.keys.meta));
     }, false);
   }
-}
-
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, "\\$&");
 }
 
 class RedisMessageLog implements MessageLog {

@@ -1,0 +1,55 @@
+/**
+ * The few parts of the `ioredis` API the Redis store uses, as structural types. statebag's public
+ * declarations must not name `ioredis` (an optional dependency): an app without it that compiles
+ * with `skipLibCheck: false` would otherwise fail on statebag's own .d.ts files. ioredis's
+ * `Redis` and `Cluster` satisfy these shapes; the driver is loaded at run time (drivers.ts).
+ */
+
+/**
+ * Extra ioredis connection options, passed through unchanged (see ioredis's `RedisOptions`). The
+ * names statebag reads itself are typed; anything else is the driver's business.
+ */
+export interface RedisDriverOptions {
+  username?: string;
+  password?: string;
+  /** TLS options for `tls.connect` (an object turns TLS on). */
+  tls?: object;
+  [option: string]: unknown;
+}
+
+/** Extra ioredis Cluster options, passed through unchanged (see ioredis's `ClusterOptions`). */
+export interface RedisClusterDriverOptions {
+  [option: string]: unknown;
+}
+
+/** A Redis connection as the store uses it: a standalone client, or a Cluster client (which routes each command by key). */
+export interface RedisClientLike {
+  /** "wait", "connecting", "connect", "ready", "close", "reconnecting", "end". */
+  readonly status: string;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  once(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
+  connect(): Promise<unknown>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  hget(key: string, field: string): Promise<string | null>;
+  hset(key: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  exists(...keys: string[]): Promise<number>;
+  type(key: string): Promise<string>;
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+  del(...keys: string[]): Promise<number>;
+  unlink(...keys: string[]): Promise<number>;
+  scan(cursor: string, ...args: (string | number)[]): Promise<[cursor: string, keys: string[]]>;
+  select(db: number): Promise<unknown>;
+  config(subcommand: "GET", parameter: string): Promise<unknown>;
+}
+
+/** A Redis Cluster client: also lists its masters (for key scans, which are per node). */
+export interface RedisClusterLike extends RedisClientLike {
+  nodes(role: "master"): RedisClientLike[];
+}
+
+export type RedisClientConstructor = new (url: string, options: RedisDriverOptions) => RedisClientLike;
+export type RedisClusterConstructor = new (nodes: { host: string; port: number }[], options: RedisClusterDriverOptions) => RedisClusterLike;
