@@ -272,8 +272,8 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
       await store.deleteAll();
       await store.close();
     });
-    expect(await store.setup()).toEqual({ version: 1, changed: true });
-    expect(await store.setup()).toEqual({ version: 1, changed: false });
+    expect(await store.setup()).toEqual({ version: 2, changed: true });
+    expect(await store.setup()).toEqual({ version: 2, changed: false });
     await store.call("test", true, (c) => c.hset(`${prefix}meta`, "format", "99"));
     const newer = await errorOf(store.setup());
     expect(newer).toBeInstanceOf(StoreNotSetUpError);
@@ -310,7 +310,7 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
     ]) {
       const error = await errorOf(call());
       expect(error).toBeInstanceOf(StoreNotSetUpError);
-      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(1\)/);
+      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(2\)/);
       expect((error as StoreNotSetUpError).hint).toMatch(/upgrade statebag/);
     }
     expect(await store.call("test", false, (c) => c.exists(`${prefix}s:b`, `${prefix}mo:a`))).toBe(0);

@@ -36,7 +36,7 @@
  * with `StoreUnavailableError`, the other nodes keep serving.
  */
 import { ConfigurationError } from "../core/errors.js";
-import { quoted } from "../core/json.js";
+import { quoted, shownText } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
@@ -784,7 +784,7 @@ export class RedisSessionStore implements SessionStore {
   private newerFormat(format: string, hint: string): StoreNotSetUpError {
     return new StoreNotSetUpError(
       this.url,
-      `the Redis store at ${this.url} (prefix ${quoted(this.prefix, 200)}) has storage format ${quoted(format, 40)}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
+      `the Redis store at ${this.url} (prefix ${quoted(this.prefix, 200)}) has storage format ${shownText(format, 40)}, newer than this statebag knows (${REDIS_FORMAT_VERSION})`,
       hint,
     );
   }
