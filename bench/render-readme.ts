@@ -1,6 +1,6 @@
 /**
- * Renders the README's performance table from bench results and writes it between
- * `<!-- bench:start -->` and `<!-- bench:end -->` in README.md.
+ * Renders the performance table from bench results and writes it between
+ * `<!-- bench:start -->` and `<!-- bench:end -->` in docs/performance.md.
  *
  *   npx tsx bench/render-readme.ts [bench/results.json]     (npm run bench does this itself)
  */
@@ -90,7 +90,7 @@ export function renderTable(results: BenchResults): string {
 export function replaceSection(readme: string, table: string): string {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${START} ... ${END} section`);
+  if (start < 0 || end < start) throw new Error(`docs/performance.md has no ${START} ... ${END} section`);
   return readme.slice(0, start + START.length) + "\n" + table + "\n" + readme.slice(end);
 }
 
@@ -105,6 +105,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const root = new URL("../", import.meta.url);
   const file = process.argv[2] ?? fileURLToPath(new URL("bench/results.json", root));
   const results = JSON.parse(readFileSync(file, "utf8")) as BenchResults;
-  const changed = updateReadme(fileURLToPath(new URL("README.md", root)), results);
-  process.stdout.write(changed ? "README.md performance table updated\n" : "README.md performance table already current\n");
+  const changed = updateReadme(fileURLToPath(new URL("docs/performance.md", root)), results);
+  process.stdout.write(changed ? "docs/performance.md table updated\n" : "docs/performance.md table already current\n");
 }

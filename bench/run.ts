@@ -3,7 +3,7 @@
  *
  * Every case runs side by side with its baseline, in the same process and run, and reports
  * medians (bench/harness.ts). Results:
- *   full:  bench/results.json, and the performance table in README.md (between the bench markers)
+ *   full:  bench/results.json, and the performance table in docs/performance.md (between the bench markers)
  *   quick: bench/results.quick.json only (fewer samples: a smoke test, not numbers to publish)
  *
  * Options: --quick, --only <prefix>[,<prefix>...] (e.g. --only load,save), --no-readme.
@@ -106,8 +106,8 @@ async function main(): Promise<number> {
   writeFileSync(new URL(target, `file://${root}`), JSON.stringify(results, null, 2) + "\n");
   process.stdout.write(`\nwrote ${target}`);
   if (!quick && !only && !args.includes("--no-readme")) {
-    const changed = updateReadme(`${root}README.md`, results);
-    process.stdout.write(changed ? "; updated the README.md performance table" : "");
+    const changed = updateReadme(`${root}docs/performance.md`, results);
+    process.stdout.write(changed ? "; updated the docs/performance.md table" : "");
   }
   process.stdout.write(` (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   return failed ? 1 : 0;

@@ -1,7 +1,30 @@
-/** The README's ```ts blocks, for the tests that type-check and run them. */
+/** The ```ts blocks of the README and docs/, for the tests that type-check and run them. */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface Doc {
+  /** Path from the repository root, e.g. `docs/walkthroughs.md`. */
+  path: string;
+  text: string;
+}
+
+/** The user documentation: README.md and every Markdown file under docs/, README first. */
+export function docs(): Doc[] {
+  const files = readdirSync(join(REPO, "docs"), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".md"))
+    .map((e) => relative(REPO, join(e.parentPath, e.name)))
+    .sort();
+  return ["README.md", ...files].map((path) => ({ path, text: readFileSync(join(REPO, path), "utf8") }));
+}
+
+/** The page holding the walkthroughs' project (the ```ts file=... blocks). */
+export const WALKTHROUGHS = "docs/walkthroughs.md";
 
 export interface Block {
-  /** README line of the first code line (1-based). */
+  /** Line of the first code line in its Markdown file (1-based). */
   line: number;
   /** `file=<path>`: a file of the walkthroughs' project. */
   file?: string;
@@ -28,7 +51,7 @@ export function tsBlocks(text: string): Block[] {
   return blocks;
 }
 
-/** The walkthroughs' files as they stand after README line `upTo`: a later block of a path replaces the earlier one. */
+/** The walkthroughs' files as they stand after line `upTo` of their page: a later block of a path replaces the earlier one. */
 export function projectFiles(blocks: readonly Block[], upTo: number): Map<string, Block> {
   const files = new Map<string, Block>();
   for (const b of blocks) if (b.file && !b.noCheck && b.line <= upTo) files.set(b.file, b);

@@ -1,29 +1,35 @@
 /**
- * The README's TypeScript compiles as written: every ```ts block is type-checked with the
- * TypeScript compiler API, in-process, with `statebag` (and its subpaths) mapped to the source entry
- * modules.
+ * The TypeScript of README.md and of every Markdown file under docs/ compiles as written: every ```ts block is
+ * type-checked with the TypeScript compiler API, in-process, with `statebag` (and its subpaths)
+ * mapped to the source entry modules.
  *
  * - A plain ```ts block is a module of its own (imports included): it must compile alone.
- * - Blocks marked ```ts file=<path> are a project the walkthroughs build up; a later block with the
- *   same path replaces the file (the evolve walkthrough rewrites src/notes.ts). The project is
- *   checked at the end of each walkthrough, with `src/generated/` written by the real generator,
- *   exactly as `statebag gen` would write it there.
+ * - Blocks marked ```ts file=<path> (only in docs/walkthroughs.md) are a project the walkthroughs
+ *   build up; a later block with the same path replaces the file (the evolve walkthrough rewrites
+ *   src/notes.ts). The project is checked at the end of each walkthrough, with `src/generated/`
+ *   written by the real generator, exactly as `statebag gen` would write it there.
  * - ```ts no-check marks a block that is deliberately partial; they must stay rare.
+ * - Packages the docs import that this repository does not install (an AI SDK provider) are
+ *   declared in test/readme/stubs/, with the signature of the real package.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import { generate } from "../../generator/index.js";
-import { projectFiles, tsBlocks, type Block } from "./blocks.js";
+import { docs, projectFiles, tsBlocks, WALKTHROUGHS, type Block } from "./blocks.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const readme = readFileSync(join(REPO, "README.md"), "utf8");
+const pages = docs();
+const walkthroughs = pages.find((p) => p.path === WALKTHROUGHS)!.text;
 
-const blocks = tsBlocks(readme);
-const evolveAt = readme.split("\n").findIndex((l) => l.startsWith("## Walkthrough: evolve a type")) + 1;
+/** Every block of every page, with the page it is on. */
+const allBlocks = pages.flatMap((page) => tsBlocks(page.text).map((block) => ({ ...block, page: page.path })));
+/** The walkthroughs' blocks (the project's files among them). */
+const blocks = tsBlocks(walkthroughs);
+const evolveAt = walkthroughs.split("\n").findIndex((l) => l.startsWith("## Walkthrough: evolve a type")) + 1;
 
 /**
  * `statebag` and every subpath package.json exports, mapped to the source module its types come
@@ -32,7 +38,11 @@ const evolveAt = readme.split("\n").findIndex((l) => l.startsWith("## Walkthroug
  */
 function statebagPaths(): Record<string, string[]> {
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { exports?: Record<string, string | { types?: string }> };
-  const paths: Record<string, string[]> = { "statebag/*": [join(REPO, "src/index.ts")] };
+  const paths: Record<string, string[]> = {
+    "statebag/*": [join(REPO, "src/index.ts")],
+    // Not installed here: the docs' AI SDK example uses it (its real signature, in a stub).
+    "@ai-sdk/openai": [join(REPO, "test/readme/stubs/ai-sdk-openai.d.ts")],
+  };
   for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
     const types = typeof target === "string" ? target : target.types;
     if (!types?.endsWith(".d.ts")) continue; // ./package.json and the like
@@ -81,31 +91,39 @@ function typeCheck(root: string, files: string[], where: (file: string, line: nu
   });
 }
 
-/** A fresh project folder: an ES module package whose tsconfig maps statebag to the sources. */
+/**
+ * A fresh project folder: an ES module package whose tsconfig maps statebag to the sources. Its
+ * node_modules links to this repository's, so the packages the docs tell users to install
+ * (`openai`, `ai`, ...) resolve as in a user's app.
+ */
 function project(name: string): string {
   const root = join(work, name);
   write(join(root, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
   write(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2));
+  symlinkSync(join(REPO, "node_modules"), join(root, "node_modules"), "dir");
   return root;
 }
 
-/** Writes the files, runs the real generator on the project, type-checks it; README lines in the output. */
+/** Writes the files, runs the real generator on the project, type-checks it; walkthrough lines in the output. */
 async function checkProject(root: string, files: Map<string, Block>): Promise<string[]> {
   for (const [file, block] of files) write(join(root, file), block.code);
   const result = await generate({ cwd: root, project: join(root, "tsconfig.json"), compat: false, cache: false });
-  expect(result.errors, "the generator refused the README's types").toEqual([]);
+  expect(result.errors, "the generator refused the walkthroughs' types").toEqual([]);
   const byPath = new Map([...files].map(([file, block]) => [join(root, file), block]));
   const sources = ts.sys.readDirectory(join(root, "src"), [".ts"]);
   return typeCheck(root, sources, (file, line) => {
     const block = byPath.get(file);
-    return block ? `README.md:${block.line + line} (${relative(root, file)})` : relative(root, file);
+    return block ? `${WALKTHROUGHS}:${block.line + line} (${relative(root, file)})` : relative(root, file);
   });
 }
 
-describe("README TypeScript blocks", () => {
+describe("README and docs/ TypeScript blocks", () => {
   it("are all checked here, except the few marked no-check", () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(8);
-    expect(blocks.filter((b) => b.noCheck).length).toBeLessThanOrEqual(2);
+    expect(pages.map((p) => p.path)).toEqual(expect.arrayContaining(["README.md", "docs/README.md", WALKTHROUGHS, "docs/models-and-approvals.md"]));
+    expect(allBlocks.length).toBeGreaterThanOrEqual(15);
+    expect(allBlocks.filter((b) => b.noCheck).length).toBeLessThanOrEqual(2);
+    // The walkthroughs' project lives on one page: a file= block anywhere else would be checked nowhere.
+    expect(allBlocks.filter((b) => b.file && b.page !== WALKTHROUGHS)).toEqual([]);
     expect(evolveAt).toBeGreaterThan(0);
     // Both walkthroughs are projects, and the evolve one rewrites the state type and the provider.
     expect(new Set(blocks.filter((b) => b.file).map((b) => b.file))).toEqual(new Set(["src/notes.ts", "src/notes-provider.ts", "src/app.ts"]));
@@ -114,17 +132,17 @@ describe("README TypeScript blocks", () => {
 
   it("standalone blocks compile alone, as written", () => {
     const root = project("snippets");
-    const standalone = blocks.filter((b) => !b.file && !b.noCheck);
-    const byPath = new Map<string, Block>();
+    const standalone = allBlocks.filter((b) => !b.file && !b.noCheck);
+    const byPath = new Map<string, Block & { page: string }>();
     for (const b of standalone) {
       // `export {}` keeps a block without imports a module (top-level await), as it is in a user's file.
-      const path = join(root, "src", `readme-line-${b.line}.ts`);
+      const path = join(root, "src", `${b.page.replace(/[/.]/g, "-")}-line-${b.line}.ts`);
       write(path, b.code + "export {};\n");
       byPath.set(path, b);
     }
     const problems = typeCheck(root, [...byPath.keys()], (file, line) => {
       const block = byPath.get(file);
-      return block ? `README.md:${block.line + line}` : relative(root, file);
+      return block ? `${block.page}:${block.line + line}` : relative(root, file);
     });
     expect(problems).toEqual([]);
   }, 60_000);
