@@ -44,8 +44,9 @@ export function storeUrl(option: string | undefined, environment: CliEnvironment
   if (url.trim() === "") {
     throw new CliError(EXIT.usage, "the store URL is empty", { fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)" });
   }
-  // A relative SQLite path is relative to the working directory the CLI was given.
-  const sqlite = /^sqlite:(?!\/\/)(?!:memory:)(.*)$/i.exec(url);
+  // A relative SQLite path is relative to the working directory the CLI was given (a file: URI is
+  // left whole: made "relative", its "//user:pass@host" part would pass the store's check as a path).
+  const sqlite = /^sqlite:(?!\/\/)(?!:memory:)(?!file:)(.*)$/i.exec(url);
   if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1])) return `sqlite:${resolve(environment.cwd, sqlite[1])}`;
   return url;
 }

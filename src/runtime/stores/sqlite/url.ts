@@ -123,7 +123,7 @@ function parseOptions(query: string, url: string): Omit<SqliteUrl, "path"> {
 }
 
 function setOption(out: Omit<SqliteUrl, "path">, name: OptionName, value: string): void {
-  const bad = (allowed: string) => new ConfigurationError(`?${name}= in the SQLite store URL must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
+  const bad = (allowed: string) => new ConfigurationError(`?${name}= must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
   switch (name) {
     case "busyTimeout": {
       const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
