@@ -181,6 +181,25 @@ describe("SQLite URLs with a login, host or port (#21.9)", () => {
   });
 });
 
+describe("memory: and unknown schemes (#21.9)", () => {
+  it("refuses anything after memory:, and accepts memory: and memory://", async () => {
+    for (const url of ["memory:./x.db", "memory:?ttl=5", "memory://host"]) {
+      const error = await failure(openStore(url));
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect(error.message).toContain('after "memory:"');
+    }
+    for (const url of ["memory:", "memory://", "MEMORY:"]) await (await openStore(url)).close();
+  });
+
+  it("names an unknown scheme with the password hidden and control characters escaped", async () => {
+    const error = await failure(openStore(`mysql://app:${SECRET}@db.example/x\u001b[2J`));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain("mysql://app:***@db.example");
+    expect(error.message).not.toContain("\u001b");
+    for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+  });
+});
+
 describe.skipIf(!serverUp.postgres)("PostgreSQL connections", () => {
   const schema = `sbtest_${uniqueName()}`;
   const admin = new PostgresSessionStore({ connectionString: PG_URL, schema, max: 1 });

@@ -19,6 +19,7 @@
  * tables created) at once, so a bad path fails here.
  */
 import { ConfigurationError } from "../core/errors.js";
+import { quoted } from "../core/json.js";
 import { loadDriver } from "./drivers.js";
 import { MemorySessionStore } from "./memory.js";
 import { PostgresSessionStore, preparedStatementsParam } from "./postgres.js";
@@ -64,6 +65,10 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
   const common = { codec: options.codec, messageCodec: options.messageCodec };
   switch (scheme) {
     case "memory":
+      // Nothing after "memory:" means anything: refused, so a path or option is never silently dropped.
+      if (!/^memory:(\/\/)?$/i.test(url)) {
+        throw new ConfigurationError(`the store URL ${quoted(redactUrl(url), 200)} has something after "memory:"`, "write memory: alone (each openStore call gives a fresh in-process store)");
+      }
       return new MemorySessionStore(common);
     case "sqlite": {
       const parsed = parseSqliteUrl(url);
@@ -111,7 +116,7 @@ export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenSt
     }
     default:
       throw new ConfigurationError(
-        `unknown session store URL "${redactUrl(url)}"`,
+        `unknown session store URL ${quoted(redactUrl(url), 200)}`,
         "use memory:, sqlite:./path.db, postgres://user@host/db?schema=name or redis://host:6379?prefix=app:",
       );
   }
