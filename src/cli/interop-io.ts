@@ -2,12 +2,13 @@
  * Shared by `import` and `export`: reading the input document, writing the output, and turning
  * "this document cannot be converted" into a validation failure (exit 1).
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { InvalidArgumentError } from "commander";
 import { StatebagError } from "../runtime/core/errors.js";
 import { SHAPES, SHAPE_NAMES, type SessionShape } from "../runtime/interop/shapes.js";
 import { inputPath, messageOf } from "./context.js";
-import { CliError, EXIT, readAll, type CliEnvironment } from "./io.js";
+import { CliError, EXIT, type CliEnvironment } from "./io.js";
+import { readDocumentFile, readStdinBytes } from "./read-document.js";
 
 /** Every Agent Framework shape `import --from` / `export --to` take (see the README's table). */
 export const FORMATS: readonly SessionShape[] = SHAPE_NAMES;
@@ -27,18 +28,10 @@ export function shapeHelp(): string {
   return SHAPES.map((s) => `  ${s.shape.padEnd(22)} ${s.title}, ${s.dates}`).join("\n");
 }
 
-export async function readInput(file: string, environment: CliEnvironment): Promise<string> {
-  if (file === "-") return readAll(environment.stdin);
-  const path = inputPath(file, environment);
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(EXIT.usage, `cannot read ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message}`, {
-      where: path,
-      fix: 'check the path (use "-" to read stdin)',
-    });
-  }
+/** A document's bytes (stdin with "-"), size-checked before reading; the loader decodes them strictly. */
+export async function readInput(file: string, environment: CliEnvironment): Promise<Buffer> {
+  if (file === "-") return readStdinBytes(environment.stdin);
+  return readDocumentFile(inputPath(file, environment), file);
 }
 
 export async function writeOutput(file: string, text: string, environment: CliEnvironment): Promise<string> {

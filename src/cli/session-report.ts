@@ -63,18 +63,23 @@ export function summarize(session: AgentSession): SessionSummary {
   return out;
 }
 
-/** Loads `text` as stored sessions (validating and migrating), collecting every problem. */
-export function checkDocument(text: string, options: { registry: TypeRegistry; strict: boolean }): DocumentReport {
+/**
+ * Loads `text` as stored sessions (validating and migrating), collecting every problem. Bytes are
+ * decoded as the loader decodes them (invalid UTF-8 is its error). `maxBytes` raises the size
+ * limit; `onParsed` receives the parsed document (so a caller need not parse it again).
+ */
+export function checkDocument(text: string | Uint8Array, options: { registry: TypeRegistry; strict: boolean; maxBytes?: number; onParsed?: (doc: unknown) => void }): DocumentReport {
   const report: DocumentReport = { ok: false, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] };
   let doc: unknown;
   try {
-    doc = parseJson(text);
+    doc = parseJson(text, options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes });
   } catch (error) {
     if (!(error instanceof JsonParseError)) throw error;
     const first = error.message.split("\n  hint: ")[0];
     report.problems.push({ code: "json", pointer: error.pointer ?? "", expected: "well-formed JSON", found: first.split("\n")[0], message: first, ...(error.hint ? { hint: error.hint } : {}) });
     return report;
   }
+  options.onParsed?.(doc);
   const isObject = typeof doc === "object" && doc !== null && !Array.isArray(doc);
   const format = isObject ? (doc as { format?: unknown }).format : undefined;
   report.form = format === SESSIONS_FORMAT ? "sessions" : format === undefined && isObject && "stateBag" in (doc as object) ? "bare" : "session";

@@ -8,17 +8,19 @@
  * and an interrupted run resumes where it stopped; documents that cannot be read are reported
  * (file, pointer, reason) while the rest go through.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import type { Command } from "commander";
 import { Option } from "commander";
 import { action, inputPath, jsonOption, messageOf, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
-import { convert, FORMATS, parseFormat, readInput, shapeHelp, writeOutput, type Format } from "../interop-io.js";
+import { convert, FORMATS, parseFormat, shapeHelp, writeOutput, type Format } from "../interop-io.js";
+import { DEFAULT_MAX_BYTES, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
 import { openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
 import type { SessionShape } from "../../runtime/interop/shapes.js";
+import { checkId } from "../../runtime/stores/common.js";
 
 interface ImportOptions {
   from?: Format;
@@ -28,13 +30,12 @@ interface ImportOptions {
   save?: boolean;
   store?: string;
   dryRun?: boolean;
+  maxBytes?: number;
   json?: boolean;
 }
 
 /** How many unreadable documents a text report lists (--json lists them all). */
 const LISTED_FAILURES = 50;
-/** A document larger than this is reported, not read (the session loader's default limit). */
-const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 
 export function registerImport(program: Command, context: CommandContext): void {
   program
@@ -53,7 +54,8 @@ export function registerImport(program: Command, context: CommandContext): void 
     .option("--id <id>", "the statebag session id (one input; default: the document's own, else its file name, else a new UUID)")
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
     .option("--save", "import into the store (see --store); implied by --store")
-    .option("--dry-run", "read and check everything, write nothing (with --store/--save)")
+    .option("--dry-run", "read and check everything, write nothing (with --store/--save); a store that does not exist yet is read as empty and not created")
+    .addOption(maxBytesOption())
     .addOption(storeOption())
     .addOption(jsonOption())
     .addHelpText(
@@ -73,15 +75,28 @@ interface Document {
   name: string;
   /** The id for documents without one of their own: the file name without its extension. */
   fallbackId?: string;
-  read: () => Promise<string>;
+  /** The document's bytes, size-checked first (the loader decodes them). */
+  read: () => Promise<Buffer>;
 }
 
-async function collect(inputs: string[], context: CommandContext): Promise<Document[]> {
+/** A `*.json` entry of a directory that is not imported, and why. */
+interface Skipped {
+  file: string;
+  reason: string;
+}
+
+/**
+ * The documents to import. A directory gives its `*.json` regular files; links and other entries
+ * are skipped and listed (a link is not followed: it may lead out of the directory, or to a file
+ * imported under another name).
+ */
+async function collect(inputs: string[], context: CommandContext, maxBytes: number): Promise<{ docs: Document[]; skipped: Skipped[] }> {
   const { environment } = context;
   const docs: Document[] = [];
+  const skipped: Skipped[] = [];
   for (const input of inputs) {
     if (input === "-") {
-      docs.push({ name: "(stdin)", read: () => readInput("-", environment) });
+      docs.push({ name: "(stdin)", read: () => readStdinBytes(environment.stdin, maxBytes) });
       continue;
     }
     const path = inputPath(input, environment);
@@ -89,22 +104,19 @@ async function collect(inputs: string[], context: CommandContext): Promise<Docum
       throw new CliError(EXIT.usage, `cannot read ${echo(input)}: ${error.code === "ENOENT" ? "no such file or directory" : error.message}`, { where: path, fix: 'check the path (use "-" to read stdin)' });
     });
     if (info.isDirectory()) {
-      const entries = (await readdir(path, { withFileTypes: true }))
-        .filter((e) => e.isFile() && e.name.endsWith(".json") && !e.name.startsWith("."))
-        .map((e) => e.name)
-        .sort();
-      for (const name of entries) docs.push({ name: join(input, name), fallbackId: name.slice(0, -".json".length), read: () => readDocumentFile(join(path, name), join(input, name)) });
+      const entries = (await readdir(path, { withFileTypes: true })).filter((e) => e.name.endsWith(".json")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const e of entries) {
+        const name = join(input, e.name);
+        if (e.isSymbolicLink()) skipped.push({ file: name, reason: "a symbolic link (not followed: pass the file it points to by its path)" });
+        else if (!e.isFile()) skipped.push({ file: name, reason: e.isDirectory() ? "a directory (directories are not searched recursively)" : "not a regular file" });
+        else if (e.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file (pass it by its path to import it)" });
+        else docs.push({ name, fallbackId: e.name.slice(0, -".json".length), read: () => readDocumentFile(join(path, e.name), name, maxBytes) });
+      }
     } else {
-      docs.push({ name: input, fallbackId: basename(input, extname(input)), read: () => readDocumentFile(path, input) });
+      docs.push({ name: input, fallbackId: basename(input, extname(input)), read: () => readDocumentFile(path, input, maxBytes) });
     }
   }
-  return docs;
-}
-
-async function readDocumentFile(path: string, name: string): Promise<string> {
-  const info = await stat(path);
-  if (info.size > MAX_DOCUMENT_BYTES) throw new CliError(EXIT.failed, `${echo(name)} is ${info.size} bytes, over the ${MAX_DOCUMENT_BYTES}-byte document limit`, { where: name });
-  return readFile(path, "utf8");
+  return { docs, skipped };
 }
 
 interface Converted {
@@ -116,14 +128,16 @@ interface Converted {
 type Interop = typeof import("../../runtime/interop/index.js");
 
 /** Parses, recognises (unless --from) and converts one document. Throws data errors as they are. */
-function convertOne(interop: Interop, text: string, doc: Document, options: ImportOptions, id: string | undefined): Converted {
+function convertOne(interop: Interop, text: Buffer, doc: Document, options: ImportOptions, id: string | undefined): Converted {
   const { parseJson } = interopJson;
-  const parsed = parseJson(text);
+  const parsed = parseJson(text, options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes });
   let shape = options.from;
   let evidence: string | undefined;
   if (shape === undefined) {
     const detected = interop.detectSessionShape(parsed);
     if (detected === undefined) {
+      const non = interop.describeNonSession(parsed);
+      if (non !== undefined) throw new CliError(EXIT.failed, non.problem, { where: doc.name, fix: non.hint });
       throw new CliError(EXIT.failed, interop.isStatebagDocument(parsed) ? "this is already a statebag session" : "not a session document of any Agent Framework shape statebag knows", {
         where: doc.name,
         fix: `name its shape with --from (one of ${FORMATS.join(", ")})`,
@@ -137,6 +151,12 @@ function convertOne(interop: Interop, text: string, doc: Document, options: Impo
   }
   const ownId = shape === "python" || shape === "python-memory" || shape === "python-file-store";
   const session = interop.importSession(parsed as object, { from: shape, ...(id !== undefined ? { id } : ownId || doc.fallbackId === undefined ? {} : { id: doc.fallbackId }), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) });
+  // The stores' own id rule, before anything is written (a lone surrogate would be refused by every store).
+  try {
+    checkId(session.id);
+  } catch (error) {
+    throw new CliError(EXIT.failed, `the session id from this document cannot be stored: ${messageOf(error)}`, { where: doc.name, fix: "give the session another id with --id <id> (one document at a time), or fix the id in the document" });
+  }
   return { session, shape, ...(evidence !== undefined ? { evidence } : {}) };
 }
 
@@ -145,15 +165,29 @@ let interopJson: typeof import("../../runtime/persistence/safe-json.js");
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
   const interop = await import("../../runtime/interop/index.js");
   interopJson = await import("../../runtime/persistence/safe-json.js");
-  const docs = await collect(inputs, context);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (options.id !== undefined) {
+    try {
+      checkId(options.id);
+    } catch (error) {
+      throw new CliError(EXIT.usage, `--id: ${messageOf(error)}`, { fix: "use an id of 1-1024 characters of well-formed text without NUL" });
+    }
+  }
+  const { docs, skipped } = await collect(inputs, context, maxBytes);
   const toStore = options.save === true || options.store !== undefined;
+  // Listed on stderr for one document; the store report lists them with the rest.
+  if (!toStore) for (const s of skipped) context.output(options).warn(`skipped ${echo(s.file)}: ${s.reason}`);
   if (!toStore && (docs.length !== 1 || inputs.length !== 1)) {
     throw new CliError(EXIT.usage, `${docs.length} documents given without a store`, { fix: "import several documents or a directory with --store <url> (add --dry-run to only check them)" });
   }
-  if (docs.length === 0) throw new CliError(EXIT.usage, "no *.json documents in the given directories", { fix: "give the directory a Python FileSessionStore or your app wrote the documents to" });
+  if (docs.length === 0) {
+    throw new CliError(EXIT.usage, `no *.json documents in the given directories${skipped.length ? ` (${skipped.length} skipped: ${skipped.slice(0, 3).map((s) => `${echo(s.file)}, ${s.reason}`).join("; ")}${skipped.length > 3 ? "; ..." : ""})` : ""}`, {
+      fix: "give the directory a Python FileSessionStore or your app wrote the documents to",
+    });
+  }
   if ((options.id !== undefined || options.out !== undefined) && docs.length !== 1) throw new CliError(EXIT.usage, "--id and --out take one input", { fix: "import several documents with --store" });
   if (options.dryRun && !toStore) throw new CliError(EXIT.usage, "--dry-run goes with --store or --save", { fix: "statebag import <dir> --store <url> --dry-run" });
-  return toStore ? importIntoStore(context, interop, docs, options) : importOne(context, interop, docs[0], options);
+  return toStore ? importIntoStore(context, interop, docs, skipped, options) : importOne(context, interop, docs[0], options);
 }
 
 async function importOne(context: CommandContext, interop: Interop, doc: Document, options: ImportOptions): Promise<ExitCode> {
@@ -193,7 +227,7 @@ interface Failure {
   message: string;
 }
 
-async function importIntoStore(context: CommandContext, interop: Interop, docs: Document[], options: ImportOptions): Promise<ExitCode> {
+async function importIntoStore(context: CommandContext, interop: Interop, docs: Document[], skipped: Skipped[], options: ImportOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
   const { ConflictError } = await import("../../runtime/stores/errors.js");
@@ -202,7 +236,8 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   // The stored side was migrated and normalised on load: compare the fresh side after the same
   // save-and-load round trip, or a re-run would call an unchanged session "different".
   const sameAsStored = (stored: AgentSession, fresh: AgentSession) => jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store });
+  // A dry run opens the store read-only, creating nothing (no file, folder, table).
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
   const byShape = new Map<string, ShapeCounts>();
   const failed: Failure[] = [];
   const conflicts: { file: string; id: string }[] = [];
@@ -264,16 +299,18 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   const shapes = Object.fromEntries([...byShape].sort(([a], [b]) => (a < b ? -1 : 1)));
   const total = (k: keyof ShapeCounts) => [...byShape.values()].reduce((n, s) => n + s[k], 0);
   if (options.json) {
-    out.result({ ok: failed.length === 0, dryRun: options.dryRun === true, store: opened.url, documents: docs.length, imported: total("imported"), unchanged: total("unchanged"), conflicts, failed, byShape: shapes, ...(written ? { out: written } : {}), durationMs: Date.now() - started });
+    out.result({ ok: failed.length === 0, dryRun: options.dryRun === true, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), skipped, documents: docs.length, imported: total("imported"), unchanged: total("unchanged"), conflicts, failed, byShape: shapes, ...(written ? { out: written } : {}), durationMs: Date.now() - started });
   } else {
     const verb = options.dryRun ? "would import" : "imported";
-    out.line(`${failed.length === 0 ? c.green("✔") : c.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}`);
+    out.line(`${failed.length === 0 ? c.green("✔") : c.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}${skipped.length ? `, skipped ${skipped.length}` : ""}`);
+    if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
     if (one.session !== undefined) out.line(`  ${echo(docs[0].name)} (${one.shape}) is session ${echo(one.session.id)}`);
     if (written !== undefined) out.line(`  wrote ${echo(written)}`);
     for (const [shape, n] of Object.entries(shapes)) out.line(c.dim(`    ${shape.padEnd(22)} ${verb} ${n.imported}, already there ${n.unchanged}${n.conflicts ? `, different session stored ${n.conflicts}` : ""}`));
     for (const conflict of conflicts.slice(0, LISTED_FAILURES)) out.line(`  ${c.yellow("≠")} ${echo(conflict.file)}: session ${echo(conflict.id)} is stored with other content (left as it is)`);
+    for (const s of skipped.slice(0, LISTED_FAILURES)) out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
     for (const f of failed.slice(0, LISTED_FAILURES)) out.line(`  ${c.red("✖")} ${echo(f.file)}${f.pointer ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 400)}`);
-    const unlisted = Math.max(0, failed.length - LISTED_FAILURES) + Math.max(0, conflicts.length - LISTED_FAILURES);
+    const unlisted = Math.max(0, failed.length - LISTED_FAILURES) + Math.max(0, conflicts.length - LISTED_FAILURES) + Math.max(0, skipped.length - LISTED_FAILURES);
     if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the full list)`);
   }
   return failed.length === 0 ? EXIT.ok : EXIT.failed;

@@ -11,6 +11,7 @@ import { action, jsonOption, storeOption, type CommandContext } from "../context
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
+import { previewJson, previewText } from "../preview.js";
 import { openCliStore, RawTextCodec } from "../store.js";
 
 interface InspectOptions {
@@ -19,6 +20,7 @@ interface InspectOptions {
   strict?: boolean;
   allowUnknown?: boolean;
   brief?: boolean;
+  full?: boolean;
   limit: string;
   json?: boolean;
 }
@@ -37,6 +39,7 @@ export function registerInspect(program: Command, context: CommandContext): void
     .option("--strict", "unknown $types and newer versions are problems")
     .option("--allow-unknown", "values of unknown $types or newer versions do not fail the run (exit 0)")
     .option("--brief", "leave out the stored document")
+    .option("--full", "print the whole stored document (by default long strings, arrays and objects are cut and the output is bounded)")
     .option("--limit <n>", "how many sessions to list without an id", "50")
     .addOption(jsonOption())
     .addHelpText(
@@ -78,31 +81,37 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     }
     const text = codec.last;
     const source = await resolveRegistry(options.registry, context);
-    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true });
+    // The check parses the document once; the preview reuses it (a stored row can be hundreds of MB).
+    let parsed: { doc: unknown } | undefined;
+    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true, onParsed: (doc) => (parsed = { doc }) });
     // The load rule store.get applies: the row's session must have the id it is stored under.
     if (report.ok) applyStoredIdRule(report, id);
     const unchecked = report.ok ? report.preserved.length : 0;
-    let document: unknown;
-    try {
-      document = JSON.parse(text);
-    } catch {
-      document = text;
-    }
+    const bytes = Buffer.byteLength(text);
+    // Bounded unless --full: long strings, arrays and objects cut with their sizes, the whole capped.
+    const preview = options.full ? undefined : parsed ? previewJson(parsed.doc) : previewText(text);
+    const whole = () => (parsed ? parsed.doc : parseOrText(text));
 
     out.result({
       ok: report.ok && (unchecked === 0 || options.allowUnknown === true),
       store: opened.url,
       id,
       revision: stored.revision,
-      bytes: Buffer.byteLength(text),
-      document,
+      bytes,
+      ...(preview === undefined || !preview.cut ? { document: whole() } : { preview: preview.text, previewCut: true }),
       validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
     });
 
-    out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(Buffer.byteLength(text))} in ${opened.url}`)}`);
-    if (!options.brief) {
+    out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`);
+    if (!options.brief && !options.json) {
       out.line();
-      out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));
+      if (preview === undefined) {
+        const document = whole();
+        out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));
+      } else {
+        out.line(preview.text);
+        if (preview.cut) out.line(c.dim(`(cut: long strings, arrays and objects are shortened${parsed ? "" : ", the text was not parsed"}; --full prints all ${formatBytes(bytes)})`));
+      }
       out.line();
     }
     if (unchecked > 0) {
@@ -131,6 +140,15 @@ function applyStoredIdRule(report: ReturnType<typeof checkDocument>, id: string)
   if (documentId === id) return;
   report.ok = false;
   report.problems.push(new StoredSessionIdError(id, documentId).toProblem());
+}
+
+/** The stored text parsed for --full, or the text itself when it is not JSON. */
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 function formatBytes(n: number): string {

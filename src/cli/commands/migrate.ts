@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { MigrateStoreReport, StateVersionCount } from "../../stores.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
-import { CliError, EXIT, type ExitCode, type Output } from "../io.js";
+import { CliError, echo, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
 import { plural } from "../session-report.js";
 import { quoted } from "../../runtime/core/json.js";
@@ -100,7 +100,8 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
   const { migrateStore, formatStateTransition } = await import("../../runtime/stores/migrate.js");
-  const opened = await openCliStore(options.store, context.environment, { registry, configured: context.project()?.store });
+  // A dry run opens the store read-only, creating nothing (no file, folder, table).
+  const opened = await openCliStore(options.store, context.environment, { registry, configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.
   const abort = new AbortController();
@@ -125,8 +126,9 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
     const unknown = report.states.filter((s) => knowledge(s, source) !== "known").map((s) => ({ type: s.type, version: s.to, count: s.count, reason: knowledge(s, source) }));
     const unknownValues = unknown.reduce((n, u) => n + u.count, 0);
     const unknownFails = report.preserved > 0 && options.allowUnknown !== true;
-    out.result({ ok: report.failedCount === 0 && !report.aborted && !unknownFails, store: opened.url, ...report, unknown });
+    out.result({ ok: report.failedCount === 0 && !report.aborted && !unknownFails, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), ...report, unknown });
     printReport(out, report, opened.url, formatStateTransition, source, unknownValues);
+    if (opened.empty) out.line(out.c.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
     if (report.aborted) {
       out.note(
         `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,

@@ -3,12 +3,12 @@
  * exactly as loading them would: parse limits, envelope, migrations, every tagged value against
  * its type's schema. Prints ok, or every problem with its JSON pointer.
  */
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { quoted } from "../../runtime/core/json.js";
 import { MAX_ID_LENGTH } from "../../runtime/stores/errors.js";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
-import { CliError, EXIT, readAll, type ExitCode } from "../io.js";
+import { CliError, echo, EXIT, type ExitCode } from "../io.js";
+import { DEFAULT_MAX_BYTES, DocumentTooLargeError, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
 
@@ -17,6 +17,7 @@ interface ValidateOptions {
   allowUnknown?: boolean;
   registry?: string;
   quiet?: boolean;
+  maxBytes?: number;
   json?: boolean;
 }
 
@@ -34,6 +35,7 @@ export function registerValidate(program: Command, context: CommandContext): voi
     .option("--allow-unknown", "values of unknown $types or newer versions are kept and reported, and do not fail the run")
     .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
     .option("-q, --quiet", "print only failures")
+    .addOption(maxBytesOption())
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -62,23 +64,35 @@ async function validate(context: CommandContext, files: string[], options: Valid
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
   const reports: FileReport[] = [];
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const progress = await out.progress();
   if (files.length > 20) progress.start(files.length, "validating");
   let code: ExitCode = EXIT.ok;
   for (const file of files) {
     const name = file === "-" ? "(stdin)" : file;
-    let text: string;
+    // Bytes, not text: the loader decodes them strictly (invalid UTF-8 is its error, not U+FFFD).
+    let bytes: Buffer;
     try {
-      text = file === "-" ? await readAll(environment.stdin) : await readFile(inputPath(file, environment), "utf8");
+      bytes = file === "-" ? await readStdinBytes(environment.stdin, maxBytes) : await readDocumentFile(inputPath(file, environment), file, maxBytes);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "is a directory" : (error as Error).message;
-      reports.push({ file: name, ok: false, unchecked: 0, error: `cannot read ${name}: ${reason}`, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
-      out.note(`${out.ce.red("error:")} cannot read ${name}: ${reason}\n  ${out.ce.dim("where:")} ${inputPath(file, environment)}\n  ${out.ce.dim("fix:")}   check the path (use "-" to read stdin)`);
+      if (!(error instanceof CliError)) throw error;
+      if (error instanceof DocumentTooLargeError) {
+        // Refused from its size, as the loader would refuse it: a failed document (exit 1), never read.
+        const problem = { code: "json" as const, pointer: "", expected: `at most ${error.maxBytes} bytes`, found: `${error.bytes} bytes`, message: error.message, ...(error.details.fix ? { hint: error.details.fix } : {}) };
+        reports.push({ file: name, ok: false, unchecked: 0, sessions: [], problems: [problem], preserved: [], migrated: false, migrations: [] });
+        out.line(`${c.red("✖")} ${c.bold(echo(name))}: ${error.message}`);
+        if (error.details.fix) out.line(`    ${c.cyan("fix:")} ${error.details.fix}`);
+        if (code === EXIT.ok) code = EXIT.failed;
+        progress.increment();
+        continue;
+      }
+      reports.push({ file: name, ok: false, unchecked: 0, error: error.message, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
+      out.note(`${out.ce.red("error:")} ${error.message}\n  ${out.ce.dim("where:")} ${echo(error.details.where ?? name)}\n  ${out.ce.dim("fix:")}   ${error.details.fix}`);
       code = EXIT.usage;
       progress.increment();
       continue;
     }
-    const { loaded: _loaded, ...report } = checkDocument(text, { registry, strict: options.strict === true });
+    const { loaded: _loaded, ...report } = checkDocument(bytes, { registry, strict: options.strict === true, maxBytes });
     const unchecked = report.ok ? report.preserved.length : 0;
     reports.push({ file: name, ...report, unchecked });
     // A value the CLI could not check is not "valid": it fails the run unless --allow-unknown.
