@@ -1,11 +1,14 @@
-/** The README stays true: its quick start, its imports, its 30-second example, its bench markers. */
+/** The README and docs/ stay true: the quick start, their imports, the 30-second example, the bench markers, the install lines. */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { docs } from "../readme/blocks.js";
 import { REPO, tempDir } from "./helpers.js";
 
 const readme = readFileSync(join(REPO, "README.md"), "utf8");
-const tsBlocks = [...readme.matchAll(/```ts(?: [^\n]*)?\n([\s\S]*?)```/g)].map((m) => m[1]);
+const pages = docs();
+const tsBlocksOf = (text: string) => [...text.matchAll(/```ts(?: [^\n]*)?\n([\s\S]*?)```/g)].map((m) => m[1]);
+const tsBlocks = tsBlocksOf(readme);
 const tmp = tempDir("statebag-readme-");
 afterAll(() => tmp.cleanup());
 
@@ -15,26 +18,30 @@ function entryModule(specifier: string): string {
   return join(REPO, "src", sub && existsSync(join(REPO, "src", `${sub}.ts`)) ? `${sub}.ts` : "index.ts");
 }
 
-describe("README.md", () => {
-  it("has the two quick-start commands", () => {
+describe("README.md and docs/", () => {
+  it("the README has the two quick-start commands, and stays a first page", () => {
     const quick = readme.slice(readme.indexOf("## Quick start"));
     expect(quick).toContain("```sh\nnpm ci && npm run demo\nnpm test\n```");
+    expect(readme.split("\n").length).toBeLessThanOrEqual(260);
   });
 
-  it("imports from statebag and its subpaths only what their entry modules export", async () => {
+  it("import from statebag and its subpaths only what their entry modules export", async () => {
     const names = new Map<string, Set<string>>();
-    for (const block of tsBlocks) {
-      for (const m of block.matchAll(/import \{([^}]*)\} from "(statebag(?:\/[\w-]+)?)"/g)) {
-        const set = names.get(m[2]) ?? new Set<string>();
-        names.set(m[2], set);
-        for (const part of m[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!part.startsWith("type ")) set.add(part);
+    for (const page of pages) {
+      for (const block of tsBlocksOf(page.text)) {
+        for (const m of block.matchAll(/import \{([^}]*)\} from "(statebag(?:\/[\w-]+)?)"/g)) {
+          const set = names.get(m[2]) ?? new Set<string>();
+          names.set(m[2], set);
+          for (const part of m[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!part.startsWith("type ")) set.add(part);
+        }
       }
     }
     expect([...names.values()].reduce((n, set) => n + set.size, 0)).toBeGreaterThan(5);
+    expect([...names.keys()]).toEqual(expect.arrayContaining(["statebag/openai", "statebag/ai-sdk"]));
     for (const [specifier, wanted] of names) {
       const module = (await import(entryModule(specifier))) as Record<string, unknown>;
       const missing = [...wanted].filter((n) => !(n in module));
-      expect(missing, `README imports these from "${specifier}", but ${entryModule(specifier)} does not export them`).toEqual([]);
+      expect(missing, `the docs import these from "${specifier}", but ${entryModule(specifier)} does not export them`).toEqual([]);
     }
   });
 
@@ -54,9 +61,33 @@ describe("README.md", () => {
     }
   });
 
-  it("has the markers the bench writes the performance table between", () => {
-    expect(readme.indexOf("<!-- bench:start -->")).toBeGreaterThan(0);
-    expect(readme.indexOf("<!-- bench:end -->")).toBeGreaterThan(readme.indexOf("<!-- bench:start -->"));
+  it("the stored JSON the README shows is what the 30-second example stores (ids aside)", async () => {
+    const shown = /```json\n(\{"format":"statebag\.session"[^\n]*)\n```/.exec(readme)?.[1];
+    expect(shown).toBeDefined();
+    const example = tsBlocks.find((b) => b.includes("withSession(store, \"user-42\""))!;
+    const code =
+      `import { serializeSession } from ${JSON.stringify(entryModule("statebag"))};\n` +
+      example
+        .replace(/from "(statebag(?:\/[\w-]+)?)"/g, (_, specifier: string) => `from ${JSON.stringify(entryModule(specifier))}`)
+        .replace("openStore()", 'openStore("memory:")')
+        .replace(/^console\.log\(value\.text\);.*$/m, "") +
+      '\nexport const stored = serializeSession((await store.get("user-42"))!.session);\nawait store.close();\n';
+    const { stored } = (await import(tmp.file("stored.ts", code))) as { stored: string };
+    // The scripted client's message ids carry a random tag per instance: msg_<hex>_<n>.
+    const ids = (text: string) => text.replace(/"messageId":"msg_[0-9a-f]+_(\d+)"/g, '"messageId":"msg_<tag>_$1"');
+    expect(ids(shown!)).toBe(ids(stored));
+  });
+
+  it("docs/performance.md has the markers the bench writes its table between", () => {
+    const performance = readFileSync(join(REPO, "docs/performance.md"), "utf8");
+    expect(performance.indexOf("<!-- bench:start -->")).toBeGreaterThan(0);
+    expect(performance.indexOf("<!-- bench:end -->")).toBeGreaterThan(performance.indexOf("<!-- bench:start -->"));
+  });
+
+  it("every page installs the generator toolchain with the same pinned line", () => {
+    const lines = pages.flatMap((page) => page.text.split("\n").filter((l) => /install (--save-dev|-D) .*ts-morph/.test(l)).map((l) => ({ page: page.path, line: l.replace(/^npm (i|install) (--save-dev|-D) /, "").replace(/\s+#.*$/, "").trim() })));
+    expect(lines.map((l) => l.page)).toEqual(expect.arrayContaining(["README.md", "docs/walkthroughs.md"]));
+    expect(new Set(lines.map((l) => l.line)).size, JSON.stringify(lines, null, 2)).toBe(1);
+    expect(lines[0].line).toMatch(/typescript@"[~^]\d/); // pinned: an unpinned install fetches a major the generator does not support
   });
 });
-

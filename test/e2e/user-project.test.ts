@@ -118,13 +118,13 @@ try {
 }
 `;
 
-/** The evolve walkthrough's files, exactly as the README shows them (src/notes.ts at v2 with its migration, the v2 provider). */
-const readme = readFileSync(join(REPO, "README.md"), "utf8");
+/** The evolve walkthrough's files, exactly as docs/walkthroughs.md shows them (src/notes.ts at v2 with its migration, the v2 provider). */
+const readme = readFileSync(join(REPO, "docs/walkthroughs.md"), "utf8");
 const readmeBlocks = tsBlocks(readme);
 const evolveAt = readme.split("\n").findIndex((l) => l.startsWith("## Walkthrough: evolve a type"));
 const notesV2 = projectFiles(readmeBlocks, Infinity).get("src/notes.ts")!.code;
 const providerV2 = projectFiles(readmeBlocks, Infinity).get("src/notes-provider.ts")!.code;
-/** The add walkthrough's provider (the descriptor form), as the README shows it before the evolve walkthrough. */
+/** The add walkthrough's provider (the descriptor form), as docs/walkthroughs.md shows it before the evolve walkthrough. */
 const readmeProviderV1 = projectFiles(readmeBlocks, evolveAt).get("src/notes-provider.ts")!.code;
 const fixtureV2 = { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy milk", pinned: true }, { text: "call Ada about the Lisbon trip", pinned: false }], updatedAt: "2025-04-02T17:40:00Z" };
 
