@@ -12,13 +12,21 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
 }
 
-export type CannedReply = { status?: number; json: unknown; headers?: Record<string, string> } | { status?: number; sse: string };
+export type CannedReply =
+  | { status?: number; json: unknown; headers?: Record<string, string> }
+  | { status?: number; sse: string }
+  /** Sends these events, then keeps the stream open, silent (a model pausing mid-answer), until the client leaves. */
+  | { hold: string }
+  /** Starts a 200 answer (JSON or a stream), then destroys the socket mid-body (a cut connection). */
+  | { cut: string; as: "json" | "sse" };
 
 export interface OpenAITestServer {
   baseURL: string;
   requests: RecordedRequest[];
   /** Queues replies, answered in order, one per request. */
   reply(...replies: CannedReply[]): void;
+  /** The `hold` replies so far: `endedByServer` stays false (the server never ends them). */
+  held: { endedByServer: boolean; clientLeft: Promise<void> }[];
   close(): Promise<void>;
 }
 
@@ -35,6 +43,7 @@ export function responsesSse(events: readonly { type: string; [key: string]: unk
 export async function startOpenAIServer(): Promise<OpenAITestServer> {
   const queue: CannedReply[] = [];
   const requests: RecordedRequest[] = [];
+  const held: OpenAITestServer["held"] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -47,7 +56,18 @@ export async function startOpenAIServer(): Promise<OpenAITestServer> {
         res.end(JSON.stringify({ error: { message: `test server: no reply queued for ${req.method} ${req.url}`, type: "server_error" } }));
         return;
       }
-      if ("sse" in next) {
+      if ("hold" in next) {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        res.write(next.hold);
+        const entry = { endedByServer: false, clientLeft: new Promise<void>((resolve) => res.on("close", () => resolve())) };
+        res.on("finish", () => (entry.endedByServer = true));
+        held.push(entry);
+      } else if ("cut" in next) {
+        const type = next.as === "sse" ? "text/event-stream" : "application/json";
+        // The declared length promises more than is sent, so the client must notice the cut.
+        res.writeHead(200, { "content-type": type, ...(next.as === "json" ? { "content-length": String(Buffer.byteLength(next.cut) * 2) } : {}) });
+        res.write(next.cut, () => setImmediate(() => res.socket?.destroy()));
+      } else if ("sse" in next) {
         res.writeHead(next.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
         res.end(next.sse);
       } else {
@@ -61,6 +81,7 @@ export async function startOpenAIServer(): Promise<OpenAITestServer> {
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    held,
     reply: (...replies) => queue.push(...replies),
     close: () =>
       new Promise<void>((resolve, reject) => {
