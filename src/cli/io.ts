@@ -176,13 +176,6 @@ export class Output {
   }
 }
 
-/** Reads all of stdin (for `validate -`). */
-export async function readAll(stream: CliEnvironment["stdin"]): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<string | Buffer>) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /** An output stream that collects everything written (tests, embedding). */
 export class Capture implements OutputStream {
   text = "";

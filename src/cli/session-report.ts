@@ -76,7 +76,9 @@ export function checkDocument(text: string | Uint8Array, options: { registry: Ty
   } catch (error) {
     if (!(error instanceof JsonParseError)) throw error;
     const first = error.message.split("\n  hint: ")[0];
-    report.problems.push({ code: "json", pointer: error.pointer ?? "", expected: "well-formed JSON", found: first.split("\n")[0], message: first, ...(error.hint ? { hint: error.hint } : {}) });
+    // The runtime's hint names its option; the CLI's is --max-bytes.
+    const hint = error.code === "json-too-large" ? "if the application reads it with a higher limits.maxBytes, check it with --max-bytes <size> (the same limit)" : error.hint;
+    report.problems.push({ code: "json", pointer: error.pointer ?? "", expected: "well-formed JSON", found: first.split("\n")[0], message: first, ...(hint ? { hint } : {}) });
     return report;
   }
   options.onParsed?.(doc);

@@ -191,6 +191,7 @@ describe("sizes are checked before reading; output is bounded; UTF-8 is the load
     expect(r.stdout.length).toBeLessThan(25_000);
     expect(r.stdout).toContain("over the limit of 64 MiB");
     expect(r.stdout).toContain("the text was not parsed");
+    expect(r.stdout).toContain("check it with --max-bytes <size>");
   });
 });
 

@@ -12,6 +12,7 @@ import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
 import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
 import { previewJson, previewText } from "../preview.js";
+import { maxBytesOption } from "../read-document.js";
 import { openCliStore, RawTextCodec } from "../store.js";
 
 interface InspectOptions {
@@ -21,6 +22,7 @@ interface InspectOptions {
   allowUnknown?: boolean;
   brief?: boolean;
   full?: boolean;
+  maxBytes?: number;
   limit: string;
   json?: boolean;
 }
@@ -39,6 +41,7 @@ export function registerInspect(program: Command, context: CommandContext): void
     .option("--strict", "unknown $types and newer versions are problems")
     .option("--allow-unknown", "values of unknown $types or newer versions do not fail the run (exit 0)")
     .option("--brief", "leave out the stored document")
+    .addOption(maxBytesOption())
     .option("--full", "print the whole stored document (by default long strings, arrays and objects are cut and the output is bounded)")
     .option("--limit <n>", "how many sessions to list without an id", "50")
     .addOption(jsonOption())
@@ -83,7 +86,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     const source = await resolveRegistry(options.registry, context);
     // The check parses the document once; the preview reuses it (a stored row can be hundreds of MB).
     let parsed: { doc: unknown } | undefined;
-    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true, onParsed: (doc) => (parsed = { doc }) });
+    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true, ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}), onParsed: (doc) => (parsed = { doc }) });
     // The load rule store.get applies: the row's session must have the id it is stored under.
     if (report.ok) applyStoredIdRule(report, id);
     const unchecked = report.ok ? report.preserved.length : 0;
