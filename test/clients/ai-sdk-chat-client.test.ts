@@ -160,7 +160,7 @@ describe("AISDKChatClient", () => {
         throw apiError;
       },
     });
-    const agent = new ChatClientAgent({ client: new AISDKChatClient(model) });
+    const agent = new ChatClientAgent({ client: new AISDKChatClient(model, { maxRetries: 0 }) });
     const session = agent.createSession();
     const before = JSON.stringify(session);
     const error = await agent.run("hi", session).catch((e: unknown) => e);
@@ -174,6 +174,36 @@ describe("AISDKChatClient", () => {
     })();
     await expect(run).rejects.toBeInstanceOf(ModelServiceError);
     expect(JSON.stringify(session)).toBe(before);
+  });
+
+  it("a local session sends earlier assistant turns as content, never as references to items the service stored (#21.16)", async () => {
+    // What @ai-sdk/openai's .responses() model returns: each part names the stored item it came from.
+    const model = new MockLanguageModelV4({
+      provider: "openai.responses",
+      doGenerate: [
+        generated([
+          { type: "reasoning", text: "", providerMetadata: { openai: { itemId: "rs_0c1d2e3f4a5b6c7d8", reasoningEncryptedContent: "gAAAAABencrypted==" } } },
+          { type: "text", text: "Nice to meet you, Ada.", providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } } },
+        ]),
+        generated([{ type: "text", text: "Your name is Ada.", providerMetadata: { openai: { itemId: "msg_0f1e2d3c4b5a69788" } } }], "gen-2"),
+      ],
+    });
+    const agent = new ChatClientAgent({ client: new AISDKChatClient(model) });
+    const session = agent.createSession({ kind: "local" });
+    await agent.run("Hi, I'm Ada.", session);
+    await agent.run("What is my name?", session);
+
+    const second = (model.doGenerateCalls[1] as LanguageModelV4CallOptions).prompt;
+    expect(second[1]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "reasoning", text: "", providerOptions: { openai: { reasoningEncryptedContent: "gAAAAABencrypted==" } } },
+        { type: "text", text: "Nice to meet you, Ada." },
+      ],
+    });
+    expect(JSON.stringify(second)).not.toMatch(/itemId|item_reference|msg_0a1b2c3d4e5f60718|rs_0c1d2e3f4a5b6c7d8/);
+    // The session still records where each part came from.
+    expect(history(session)[1].contents[1]).toMatchObject({ additionalProperties: { providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } } } });
   });
 
   it("a v3 model is upgraded through ai's wrapLanguageModel", async () => {
