@@ -1,6 +1,6 @@
 /**
  * Redis Cluster: URLs, the hash-tagged layout (one slot per id, spread over every master), the
- * merged scan, the standalone layout left as it was, and failures (a node down, the wrong kind of
+ * merged scan, the standalone layout (format 2, under P{}), and failures (a node down, the wrong kind of
  * server). The conformance suite runs on the same local cluster (conformance.test.ts).
  */
 import { createRequire } from "node:module";
@@ -51,7 +51,7 @@ describe("Redis store URLs", () => {
     };
     refused("redis+cluster://:sekret@h1:7000,,h3:7002", /cluster node "" that is not host:port/);
     refused("redis+cluster://:sekret@h1:7000,h2:99999", /cluster node "h2:99999"/);
-    refused("redis+cluster://:sekret@h1:7000,h2/x:1", /not host:port|selects a database/);
+    refused("redis+cluster://:sekret@h1:7000,h2/x:1", /not host:port|selects a database|is not a database number/);
     refused("redis://:sekret@h1:7000/2?cluster=true", /database other than 0/);
     refused("redis+cluster://:sekret@h1:7000?db=1", /database other than 0/);
     refused("redis://:sekret@h1:7000?cluster=yes", /\?cluster= .* must be true or false/);
@@ -167,22 +167,26 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
 
   it("refuses a prefix that holds keys of the standalone layout (imported key by key)", async () => {
     const prefix = `sbtest:${uniqueName()}:`;
-    const standalone = new RedisSessionStore({ url: "redis://127.0.0.1:1", prefix });
     const { url, cluster: seeds } = parseRedisStoreUrl(cluster.url);
     const store = new RedisSessionStore({ url, cluster: seeds, prefix });
     try {
       // What `redis-cli --cluster import` of a standalone store would leave: P idx, P s:<id>, ...
       const anyNode = new (require("ioredis").Cluster)(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
-      await anyNode.zadd(standalone.buckets[0].idx, 0, "old");
+      await anyNode.zadd(`${prefix}idx`, 0, "old");
       anyNode.disconnect();
       const error = await store.get("old").then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(StoreNotSetUpError);
       expect((error as StoreNotSetUpError).message).toContain("standalone layout");
       expect((error as StoreNotSetUpError).hint).toMatch(/copy the sessions/);
+      const cleaner = new (require("ioredis").Cluster)(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
+      await cleaner.del(`${prefix}idx`);
+      await cleaner.zadd(`${prefix}{}idx`, 0, "old"); // the current standalone layout is refused the same way
+      expect(await store.get("old").then(() => undefined, (e: unknown) => e)).toBeInstanceOf(StoreNotSetUpError);
+      await cleaner.del(`${prefix}{}idx`);
+      cleaner.disconnect();
     } finally {
       await store.deleteAll();
       await store.close();
-      await standalone.close();
     }
   });
 
@@ -219,28 +223,24 @@ describe.skipIf(!serverUp.redis)("Redis Cluster URL on a standalone server", () 
     }
   });
 
-  it("keeps the standalone key layout of earlier releases (existing data stays readable)", async () => {
+  it("keeps every standalone key under P{} (the prefix-free layout, format 2), and P meta", async () => {
     const prefix = `sbtest:${uniqueName()}:`;
     const store = (await openStore(`${REDIS_URL}?prefix=${encodeURIComponent(prefix)}`)) as RedisSessionStore;
     const raw = new Redis(REDIS_URL);
     try {
       expect(store.cluster).toBe(false);
-      // Written as a release before the cluster layout wrote it, read through today's store.
-      await raw.hset(`${prefix}s:legacy`, "r", "7", "d", JSON.stringify(counterSession("legacy", 3)));
-      await raw.zadd(`${prefix}idx`, 0, "legacy");
-      await raw.set(`${prefix}rev`, "7");
-      await raw.rpush(`${prefix}ml:legacy`, JSON.stringify(user("hi")));
-      await raw.hset(`${prefix}mh:legacy`, "v", "5");
-      const loaded = await store.get("legacy");
-      expect(loaded?.revision).toBe(7);
-      expect(counterOf(loaded!.session)).toBe(3);
-      expect(await store.messages.readMessages("legacy")).toEqual({ messages: [user("hi")], version: 5 });
-      expect((await store.scan()).items.map((i) => i.id)).toEqual(["legacy"]);
-      expect(await store.save(counterSession("legacy", 4), { expectedRevision: 7 })).toBe(8);
-      expect((await raw.keys(`${prefix}*`)).sort()).toEqual([`${prefix}idx`, `${prefix}mh:legacy`, `${prefix}ml:legacy`, `${prefix}rev`, `${prefix}s:legacy`].sort());
+      await store.setup();
+      const r = await store.save(counterSession("s1", 3), { expectedRevision: null, ttlMs: 60_000 });
+      await store.messages.appendMessages("s1", [user("hi")], { operationId: "op-1" });
+      expect((await raw.keys(`${prefix}*`)).sort()).toEqual(
+        [`${prefix}{}exp`, `${prefix}{}idx`, `${prefix}{}mh:s1`, `${prefix}{}ml:s1`, `${prefix}{}mo:s1`, `${prefix}{}rev`, `${prefix}{}s:s1`, `${prefix}meta`].sort(),
+      );
+      expect(await raw.hget(`${prefix}{}s:s1`, "r")).toBe(String(r));
+      expect(await raw.hget(`${prefix}meta`, "format")).toBe("2");
     } finally {
       raw.disconnect();
       await store.deleteAll();
+      expect(await raw.keys(`${prefix}*`).catch(() => [])).toEqual([]);
       await store.close();
     }
   });

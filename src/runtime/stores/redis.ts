@@ -950,20 +950,24 @@ export class RedisSessionStore implements SessionStore {
   async deleteAll(): Promise<number> {
     return this.call("deleteAll", true, async (c) => {
       let removed = 0;
-      const pattern = `${escapeGlob(this.prefix)}${this.cluster ? "{" : STANDALONE_TAG}*`;
+      // `P*` lists other stores' keys too (`p:tenant2:...` under `p:`): only `P{...` and `P meta` are this store's.
+      const root = `${this.prefix}${this.cluster ? "{" : STANDALONE_TAG}`;
+      const own = (key: string) => key.startsWith(root) || key === this.keys.meta;
+      const pattern = `${escapeGlob(this.prefix)}*`;
       // On a cluster every master holds part of the keys; one UNLINK per key (a multi-key UNLINK must stay in one slot).
       const servers: RedisClientLike[] = this.cluster ? (c as unknown as RedisClusterLike).nodes("master") : [c];
       for (const server of servers) {
         let cursor = "0";
         do {
-          const [next, keys] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+          const [next, found] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+          const keys = found.filter(own);
           cursor = next;
           if (keys.length === 0) continue;
           if (!this.cluster) removed += await server.unlink(...keys);
           else removed += (await Promise.all(keys.map((key) => server.unlink(key)))).reduce((sum, n) => sum + n, 0);
         } while (cursor !== "0");
       }
-      return removed + (await c.unlink(this.keys.meta));
+      return removed;
     }, false);
   }
 }
