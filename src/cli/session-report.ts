@@ -156,3 +156,15 @@ export function preservedLine(p: PreservedValue, c: Colors): string {
   const message = p.message.replace(` at ${p.pointer}`, "");
   return `${c.yellow("kept as is:")} ${echo(p.pointer)}: ${echo(message, MAX_MESSAGE)}`;
 }
+
+/** How many lines of one kind (state entries, kept values) a report prints; --json has them all. */
+export const LISTED_LINES = 50;
+
+/** One line per item, at most `limit`, then how many more: a document with 100,000 values prints a page. */
+export function listedLines<T>(items: readonly T[], render: (item: T) => string, indent: string, limit = LISTED_LINES): string[] {
+  const lines: string[] = [];
+  const shown = Math.min(items.length, limit);
+  for (let i = 0; i < shown; i++) lines.push(indent + render(items[i]));
+  if (items.length > shown) lines.push(`${indent}... and ${items.length - shown} more (use --json for all)`);
+  return lines;
+}

@@ -156,6 +156,26 @@ describe("sizes are checked before reading; output is bounded; UTF-8 is the load
     expect(imported.stderr).toContain("JSON input is not valid UTF-8");
   });
 
+  it("lists of state entries and kept values are bounded (validate, inspect), the rest counted", async () => {
+    const session = sampleSession("many");
+    for (let i = 0; i < 200; i++) session.stateBag[`custom.${i}`] = { $type: "Custom.Unknown", $version: 1, n: i };
+    const file = tmp.file("many.json", envelope(session));
+    const v = await cli(["validate", file, "--allow-unknown"]);
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout.match(/kept as is:/g)).toHaveLength(50);
+    expect(v.stdout).toContain("... and 150 more (use --json for all)");
+    const all = await cli(["validate", file, "--allow-unknown", "--json"]);
+    expect(all.json().files[0].preserved).toHaveLength(200);
+    const path = join(tmp.dir, "many.db");
+    const store = await openStore(`sqlite:${path}`);
+    await store.save(session, { expectedRevision: null });
+    await store.close();
+    const i = await cli(["inspect", "many", "--store", `sqlite:${path}`, "--allow-unknown", "--brief"]);
+    expect(i.code, i.stderr).toBe(0);
+    expect(i.stdout.match(/kept as is:/g)).toHaveLength(50);
+    expect(i.stdout.split("\n").length).toBeLessThan(120);
+  });
+
   it("inspect prints a bounded preview of a big row (strings cut with their length), --full all of it", async () => {
     const path = join(tmp.dir, "big-row.db");
     const store = await openStore(`sqlite:${path}`);

@@ -10,7 +10,7 @@ import { StoredSessionIdError } from "../../runtime/stores/codec.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
-import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
+import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
 import { previewJson, previewText } from "../preview.js";
 import { maxBytesOption } from "../read-document.js";
 import { openCliStore, RawTextCodec } from "../store.js";
@@ -119,19 +119,19 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     }
     if (unchecked > 0) {
       out.line(`${c.yellow("? loads, but not fully checked")}: ${unknownTypesSummary(report.preserved)}`);
-      for (const s of report.sessions[0]?.state ?? []) out.line(`  ${stateLine(s)}`);
-      for (const p of report.preserved) out.line(`  ${preservedLine(p, c)}`);
+      for (const line of listedLines(report.sessions[0]?.state ?? [], stateLine, "  ")) out.line(line);
+      for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
       out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
       return options.allowUnknown ? EXIT.ok : EXIT.failed;
     }
     if (report.ok) {
       out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`);
-      for (const s of report.sessions[0]?.state ?? []) out.line(`  ${stateLine(s)}`);
+      for (const line of listedLines(report.sessions[0]?.state ?? [], stateLine, "  ")) out.line(line);
     } else {
       out.line(`${c.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);
       for (const line of problemLines(report.problems, c)) out.line(line);
     }
-    for (const p of report.preserved) out.line(`  ${preservedLine(p, c)}`);
+    for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
     return report.ok ? EXIT.ok : EXIT.failed;
   } finally {
     await opened.close();

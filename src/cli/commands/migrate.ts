@@ -9,7 +9,7 @@ import type { MigrateStoreReport, StateVersionCount } from "../../stores.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, echo, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
-import { plural } from "../session-report.js";
+import { listedLines, plural } from "../session-report.js";
 import { quoted } from "../../runtime/core/json.js";
 import { openCliStore } from "../store.js";
 
@@ -80,15 +80,13 @@ function printReport(out: Output, report: MigrateStoreReport, url: string, trans
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
   out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
-  for (const s of report.states) {
-    const line = transitionLine(s, source, transition);
-    out.line(`  ${knowledge(s, source) === "known" ? c.dim(line) : c.yellow(line)}`);
-  }
+  for (const line of listedLines(report.states, (s) => (knowledge(s, source) === "known" ? c.dim : c.yellow)(transitionLine(s, source, transition)), "  ")) out.line(line);
   if (report.preserved) {
     out.line(`  ${c.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`);
     out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
   }
-  for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
+  // Ids, pointers and messages come from the store: escaped and cut.
+  for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${echo(f.id)}${f.pointer !== undefined ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 1000)}`);
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
 }

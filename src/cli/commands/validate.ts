@@ -10,7 +10,7 @@ import { action, inputPath, jsonOption, type CommandContext } from "../context.j
 import { CliError, echo, EXIT, type ExitCode } from "../io.js";
 import { DEFAULT_MAX_BYTES, DocumentTooLargeError, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
-import { checkDocument, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
+import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
 
 interface ValidateOptions {
   strict?: boolean;
@@ -101,7 +101,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
     if (report.ok && unchecked > 0) {
       const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
       out.line(`${c.yellow("?")} ${c.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`);
-      for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
+      for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "    ")) out.line(line);
       out.line(`    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`);
       continue;
     }
@@ -109,15 +109,13 @@ async function validate(context: CommandContext, files: string[], options: Valid
       if (options.quiet) continue;
       const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
       out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`);
-      for (const s of report.sessions) {
-        const prefix = report.sessions.length > 1 ? `${s.id}: ` : "";
-        for (const st of s.state) out.line(`    ${c.dim(prefix + stateLine(st))}`);
-      }
+      const states = report.sessions.flatMap((s) => s.state.map((st) => (report.sessions.length > 1 ? `${echo(s.id)}: ` : "") + stateLine(st)));
+      for (const line of listedLines(states, (l) => c.dim(l), "    ")) out.line(line);
     } else {
       out.line(`${c.red("✖")} ${c.bold(name)}: ${plural(report.problems.length, "problem")}`);
       for (const line of problemLines(report.problems, c, "    ")) out.line(line);
     }
-    for (const p of report.preserved) out.line(`    ${preservedLine(p, c)}`);
+    for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "    ")) out.line(line);
   }
   progress.stop();
   const valid = reports.filter((r) => r.ok && r.unchecked === 0).length;
