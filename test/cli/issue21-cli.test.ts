@@ -40,6 +40,12 @@ describe("--dry-run opens nothing for writing (#21.4)", () => {
     const text = await cli(["import", THREAD, "--store", url, "--dry-run"]);
     expect(text.stdout).toContain("read as an empty store, nothing created");
     expect(existsSync(join(tmp.dir, "dry-import"))).toBe(false);
+    // Nor a file of its own.
+    const out = join(tmp.dir, "dry-out.json");
+    const withOut = await cli(["import", THREAD, "--store", url, "--dry-run", "-o", out]);
+    expect(withOut.code).toBe(2);
+    expect(withOut.stderr).toContain("--dry-run writes nothing, and --out writes a file");
+    expect(existsSync(out)).toBe(false);
   });
 
   it("migrate --dry-run on a missing SQLite file, and on a file without tables, creates and changes nothing", async () => {

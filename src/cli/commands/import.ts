@@ -187,6 +187,7 @@ async function runImport(context: CommandContext, inputs: string[], options: Imp
   }
   if ((options.id !== undefined || options.out !== undefined) && docs.length !== 1) throw new CliError(EXIT.usage, "--id and --out take one input", { fix: "import several documents with --store" });
   if (options.dryRun && !toStore) throw new CliError(EXIT.usage, "--dry-run goes with --store or --save", { fix: "statebag import <dir> --store <url> --dry-run" });
+  if (options.dryRun && options.out !== undefined) throw new CliError(EXIT.usage, "--dry-run writes nothing, and --out writes a file", { fix: "leave out --out to check, or --dry-run to write it" });
   return toStore ? importIntoStore(context, interop, docs, skipped, options) : importOne(context, interop, docs[0], options);
 }
 
