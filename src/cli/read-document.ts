@@ -40,6 +40,8 @@ export function maxBytesOption(): Option {
 
 /** A document over the size limit: refused before it is read, with the limit and how to raise it. */
 export class DocumentTooLargeError extends CliError {
+  /** The message without the document's name ("100.0 MiB (104857600 bytes), over the 64.0 MiB document limit"). */
+  readonly reason: string;
   constructor(
     /** The document as the user named it. */
     readonly document: string,
@@ -48,10 +50,9 @@ export class DocumentTooLargeError extends CliError {
     readonly maxBytes: number,
     atLeast = false,
   ) {
-    super(EXIT.failed, `${echo(document)} is ${atLeast ? "" : `${formatBytes(bytes)} (${bytes} bytes), `}over the ${formatBytes(maxBytes)} document limit`, {
-      where: document,
-      fix: tooLargeFix(atLeast ? maxBytes + 1 : bytes, maxBytes),
-    });
+    const reason = `${atLeast ? "" : `${formatBytes(bytes)} (${bytes} bytes), `}over the ${formatBytes(maxBytes)} document limit`;
+    super(EXIT.failed, `${echo(document)} is ${reason}`, { where: document, fix: tooLargeFix(atLeast ? maxBytes + 1 : bytes, maxBytes) });
+    this.reason = reason;
   }
 }
 

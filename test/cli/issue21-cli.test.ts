@@ -138,7 +138,7 @@ describe("sizes are checked before reading; output is bounded; UTF-8 is the load
     expect(low.stdout).toMatch(/over the 100 bytes document limit/);
     const stdin = await cli(["validate", "-", "--max-bytes", "100"], { stdin: JSON.stringify(envelope(sampleSession("small"))) });
     expect(stdin.code).toBe(1);
-    expect(stdin.stdout).toContain("(stdin) is over the 100 bytes document limit");
+    expect(stdin.stdout).toContain("(stdin): over the 100 bytes document limit");
   });
 
   it("validate refuses invalid UTF-8 with the loader's own error (it used to read it as U+FFFD)", async () => {

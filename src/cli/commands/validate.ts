@@ -80,7 +80,7 @@ async function validate(context: CommandContext, files: string[], options: Valid
         // Refused from its size, as the loader would refuse it: a failed document (exit 1), never read.
         const problem = { code: "json" as const, pointer: "", expected: `at most ${error.maxBytes} bytes`, found: `${error.bytes} bytes`, message: error.message, ...(error.details.fix ? { hint: error.details.fix } : {}) };
         reports.push({ file: name, ok: false, unchecked: 0, sessions: [], problems: [problem], preserved: [], migrated: false, migrations: [] });
-        out.line(`${c.red("✖")} ${c.bold(echo(name))}: ${error.message}`);
+        out.line(`${c.red("✖")} ${c.bold(echo(name))}: ${error.reason}`);
         if (error.details.fix) out.line(`    ${c.cyan("fix:")} ${error.details.fix}`);
         if (code === EXIT.ok) code = EXIT.failed;
         progress.increment();
