@@ -22,7 +22,6 @@
  *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
  *   increasing across delete and re-create.
  */
-import type pg from "pg";
 import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
@@ -60,6 +59,7 @@ import type {
   StoredSession,
   TrimOptions,
 } from "./types.js";
+import type { PgModule, PgPool, PgPoolClient, PgQueryConfig } from "./postgres-driver.js";
 import { checkIdentifier, quoteIdent, redactUrl, takeParams } from "./url.js";
 
 /** The storage-format version this code reads and writes. */
@@ -69,7 +69,7 @@ export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db`. Either this or `pool`. */
   connectionString?: string;
   /** A pool you own (the store will not end it on close). */
-  pool?: pg.Pool;
+  pool?: PgPool;
   /** Schema holding the tables (default `public`). */
   schema?: string;
   codec?: SessionCodec;
@@ -105,8 +105,8 @@ function isPoolerStatementError(error: unknown): boolean {
 
 type Row = Record<string, unknown>;
 
-function loadPg(): typeof pg {
-  return loadDriver<typeof pg>("pg");
+function loadPg(): PgModule {
+  return loadDriver<PgModule>("pg");
 }
 
 const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
@@ -156,7 +156,7 @@ export class PostgresSessionStore implements SessionStore {
   private readonly codec: SessionCodec;
   private readonly ownsPool: boolean;
   private readonly options: PostgresStoreOptions;
-  private pool_: pg.Pool | undefined;
+  private pool_: PgPool | undefined;
   private ready = false;
   private closed = false;
   /** Qualified names and statement texts for this schema. @internal */
@@ -180,7 +180,7 @@ export class PostgresSessionStore implements SessionStore {
     this.messages = new PostgresMessageLog(this, options.messageCodec ?? defaultMessageCodec);
   }
 
-  private get pool(): pg.Pool {
+  private get pool(): PgPool {
     if (this.closed) throw new Error(`the PostgreSQL store at ${this.url} was closed`);
     if (!this.pool_) {
       const { Pool } = loadPg();
@@ -231,8 +231,8 @@ export class PostgresSessionStore implements SessionStore {
    * (a write that was sent but not answered is flagged `outcomeUnknown`); a missing table becomes
    * `StoreNotSetUpError`. @internal
    */
-  async withClient<T>(operation: string, write: boolean, fn: (client: pg.PoolClient) => Promise<T>, checkReady = true): Promise<T> {
-    let client: pg.PoolClient;
+  async withClient<T>(operation: string, write: boolean, fn: (client: PgPoolClient) => Promise<T>, checkReady = true): Promise<T> {
+    let client: PgPoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
@@ -275,7 +275,7 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  private async checkSchema(client: pg.PoolClient): Promise<void> {
+  private async checkSchema(client: PgPoolClient): Promise<void> {
     let version: number;
     try {
       const { rows } = await client.query<Row>(this.sql.metaVersion);
@@ -427,7 +427,7 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
   const ops = `${schema}.statebag_message_ops`;
   const live = "(expires_at IS NULL OR expires_at > now())";
   const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
-  const named = (text: string): pg.QueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
+  const named = (text: string): PgQueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
   return {
     metaTable: `CREATE TABLE IF NOT EXISTS ${meta} (key text PRIMARY KEY, value text NOT NULL)`,
     metaVersion: `SELECT value FROM ${meta} WHERE key = 'schema_version'`,
@@ -538,7 +538,7 @@ class PostgresMessageLog implements MessageLog {
   }
 
   /** Runs `fn` in a transaction. */
-  private tx<T>(operation: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  private tx<T>(operation: string, fn: (c: PgPoolClient) => Promise<T>): Promise<T> {
     return this.store.withClient(operation, true, async (c) => {
       await c.query("BEGIN");
       try {
