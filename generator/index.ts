@@ -325,8 +325,8 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       recorded = recordFrozen(cfg.schemasDir);
       named = recordNames(cfg.schemasDir, versionTypes.names);
       if (cfg.scaffoldFixtures) {
-        const { writeScaffoldFixtures } = await import("./compat/scaffold.js");
-        scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, nonEmpty: true }).map(toCwd);
+        const { GEN_SCAFFOLD_OPTIONS, writeScaffoldFixtures } = await import("./compat/scaffold.js");
+        scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, ...GEN_SCAFFOLD_OPTIONS }).map(toCwd);
       }
     }
     let result: CompatResult | undefined;
@@ -442,7 +442,10 @@ async function runCompat(
   for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
   const options = {
     fixturesDir: cfg.fixturesDir,
-    migrations: (entry.migrations ?? []).map((m) => (m.toType === m.type ? { type: m.type, from: m.from, to: m.to } : { type: m.toType, from: m.from, to: m.to, fromType: m.type })),
+    migrations: (entry.migrations ?? []).map((m) => {
+      const source = posix(path.relative(cfg.cwd, path.join(cfg.root, m.source)));
+      return m.toType === m.type ? { type: m.type, from: m.from, to: m.to, source } : { type: m.toType, from: m.from, to: m.to, fromType: m.type, source };
+    }),
     formerNames,
     update: !cfg.check,
     cwd: cfg.cwd,

@@ -36,6 +36,7 @@ import {
   readRetired,
   writeLock,
   writeRetired,
+  frozenPath,
 } from "./history.js";
 import { type JsonSchema, childPointer, displayPointer, isObject } from "./schema.js";
 import { formatWitness } from "./witness.js";
@@ -48,6 +49,8 @@ export interface DeclaredMigration {
   to: number;
   /** For a rename: the former `$type` the migration reads. */
   fromType?: string;
+  /** Where it is declared (`src/notes.ts:12`), for messages. */
+  source?: string;
 }
 
 export interface CheckOptions {
@@ -168,6 +171,7 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
     if (checkVersionRegressed(ctx, c, base, latest)) continue;
     checkSameVersionChange(ctx, c, base, latest, budget);
     const chain = readableVersions(ctx, c, own, history, names);
+    checkMissingHistory(ctx, c, base, chain);
     checkMigrationChain(ctx, c, base, chain);
     checkGoldenFixtures(ctx, c, base, chain, history);
   }
@@ -502,7 +506,13 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
 /** Every version the type can be stored at, with the name it is stored under, and the migrations that apply. */
 function readableVersions(ctx: CheckContext, c: CurrentSchema, own: readonly FrozenSchema[], history: History, names: Names): Chain {
   const T = c.$type;
-  const formers = [...names.formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name);
+  // Former names: declared by the current type, or recorded as renamed to it in retired.json.
+  const formers = [
+    ...new Set([
+      ...[...names.formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name),
+      ...[...names.retiredByName.values()].filter((r) => r.renamedTo === T).map((r) => r.$type),
+    ]),
+  ];
   const graphTypes = new Set([T, ...formers]);
   const edges = ctx.options.migrations.filter(
     (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === T),
@@ -514,6 +524,59 @@ function readableVersions(ctx: CheckContext, c: CurrentSchema, own: readonly Fro
   }
   const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
   return { starts, known, edges };
+}
+
+/**
+ * A version that fixtures (or migrations) still refer to must have its frozen schema: deleting it
+ * together with its lock entry would otherwise drop that version from every check (its fixtures
+ * unread, its steps never run on them) while stored sessions of that version still exist. A
+ * version only migrations read is fine when it was never frozen (a project that adopted the
+ * generator later); the lock's recorded version type names show it was.
+ */
+function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain): void {
+  const T = c.$type;
+  const { rel } = ctx;
+  const frozenFile = (name: string, v: number) => frozenPath(ctx.schemasDir, c.family, name, v);
+  const lockPath = rel(path.join(ctx.schemasDir, HISTORY_DIR, LOCK_FILE));
+  const wasFrozen = readLock(ctx.schemasDir).names ?? {};
+  // Any name of the type's history counts: a step or fixture filed under the new name for a
+  // version stored under a former one is another check's business.
+  const known = (v: number) => v === c.version || chain.starts.has(v);
+  const missing = new Map<string, { name: string; v: number; fixtures: string[]; steps: string[] }>();
+  const refer = (name: string, v: number) => {
+    const key = `${name}\u0000${v}`;
+    if (!missing.has(key)) missing.set(key, { name, v, fixtures: [], steps: [] });
+    return missing.get(key)!;
+  };
+  for (const m of chain.edges) {
+    const name = m.fromType ?? m.type;
+    if (!known(m.from)) refer(name, m.from).steps.push(`migration "${name}" v${m.from} -> ${m.fromType ? `"${m.type}" ` : ""}v${m.to}${m.source ? ` (${m.source})` : ""}`);
+  }
+  const names = new Set([T, ...chain.starts.values(), ...chain.edges.map((m) => m.fromType ?? m.type)]);
+  for (const name of names) {
+    const dir = path.join(ctx.options.fixturesDir, name);
+    if (!fs.existsSync(dir)) continue;
+    for (const file of fs.readdirSync(dir).sort()) {
+      const v = Number(/^v([1-9][0-9]*)(?![0-9]).*\.json$/.exec(file)?.[1] ?? NaN);
+      if (Number.isNaN(v) || known(v) || (name === T && v > c.version)) continue;
+      refer(name, v).fixtures.push(rel(path.join(dir, file)));
+    }
+  }
+  for (const { name, v, fixtures, steps } of missing.values()) {
+    const gone = rel(frozenFile(name, v));
+    const key = path.relative(path.join(ctx.schemasDir, HISTORY_DIR), frozenFile(name, v)).split(path.sep).join("/");
+    if (fixtures.length === 0 && wasFrozen[key] === undefined) continue;
+    const by = [...fixtures.map((f) => `golden fixture ${f}`), ...steps];
+    ctx.fail({
+      ...base,
+      type: name,
+      pointer: "",
+      rule: "frozen-deleted",
+      message: `"${name}" version ${v} is still referred to (${by.join(", ")}), but its frozen schema ${gone} is gone and ${lockPath} does not list it: stored sessions of that version would no longer be checked`,
+      fix: `restore ${gone} and its entries in ${lockPath} (git checkout -- ${gone} ${lockPath})`,
+      ...(fixtures.length > 0 ? { file: fixtures[0] } : {}),
+    });
+  }
 }
 
 /** Every known version must migrate to the current one: one failure per gap in the chain. */

@@ -294,6 +294,20 @@ export function uneditedNote(type: string, version: number): string {
   return `placeholder written by --scaffold-fixtures: replace this value with one your code really stored as "${type}" version ${version}, then delete this key`;
 }
 
+/**
+ * The value `--scaffold-fixtures` writes for one version (without its marker key): the schema's
+ * placeholder, with `$version` set from version 2 on. The check compares fixtures with it, so a
+ * placeholder whose marker was deleted but whose value was never edited is still caught.
+ */
+export function scaffoldStoredValue(schemasDir: string, t: { version: number; schema: JsonSchema; file: string }, options: ScaffoldOptions = {}): JsonValue {
+  const value = scaffoldFixture(t.schema, { ...options, base: refBase(schemasDir, t.file), resolveExternalRef: options.resolveExternalRef ?? fileResolver() });
+  if (isObject(value) && t.version > 1 && value.$version === undefined) value.$version = t.version;
+  return value;
+}
+
+/** The options `statebag gen --scaffold-fixtures` scaffolds with (the check recognises what they write). */
+export const GEN_SCAFFOLD_OPTIONS = { nonEmpty: true } as const;
+
 export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[] {
   const targets: { type: string; version: number; schema: JsonSchema; file: string }[] = [];
   for (const c of readCurrentSchemas(options.schemasDir).schemas) targets.push({ type: c.$type, version: c.version, schema: c.schema, file: c.file });
@@ -309,12 +323,7 @@ export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[
   for (const t of targets) {
     const dir = path.join(options.fixturesDir, t.type);
     if (fixtureFiles(dir, t.version).length > 0) continue;
-    const value = scaffoldFixture(t.schema, {
-      ...options,
-      base: refBase(options.schemasDir, t.file),
-      resolveExternalRef: options.resolveExternalRef ?? resolver,
-    });
-    if (isObject(value) && t.version > 1 && value.$version === undefined) value.$version = t.version;
+    const value = scaffoldStoredValue(options.schemasDir, t, { ...options, resolveExternalRef: options.resolveExternalRef ?? resolver });
     // Marked, so the check fails until a person replaces the placeholder with a real stored value.
     const marked = isObject(value) ? { [UNEDITED_KEY]: uneditedNote(t.type, t.version), ...value } : value;
     fs.mkdirSync(dir, { recursive: true });

@@ -20,8 +20,8 @@ import { bundleSchema, compileBundled } from "./bundle.js";
 import { fixtureFiles } from "./check.js";
 import { HISTORY_DIR, readCurrentSchemas, readFrozenSchemas, type CurrentSchema, type FrozenSchema } from "./history.js";
 import { sampleDocuments } from "./sampling.js";
-import { fileResolver, UNEDITED_KEY } from "./scaffold.js";
-import { childPointer, isObject, type JsonSchema } from "./schema.js";
+import { fileResolver, GEN_SCAFFOLD_OPTIONS, scaffoldStoredValue, UNEDITED_KEY } from "./scaffold.js";
+import { canonicalJson, childPointer, isObject, type JsonSchema } from "./schema.js";
 
 export { UNEDITED_KEY };
 
@@ -399,6 +399,13 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   const documents: StoredDocument[] = [];
   const failures: StoredDataFailure[] = [];
   const unedited: string[] = [];
+  // What --scaffold-fixtures writes for a version, from its frozen schema (or the current one).
+  const resolver = fileResolver();
+  const placeholders = (type: string, version: number): string[] => {
+    const sources = [...frozen.filter((f) => f.$type === type && f.version === version && f.schema !== undefined), ...current.filter((c) => c.$type === type && c.version === version)];
+    return sources.map((t) => canonicalJson(scaffoldStoredValue(options.schemasDir, { version, schema: t.schema as JsonSchema, file: t.file }, { ...GEN_SCAFFOLD_OPTIONS, resolveExternalRef: resolver })));
+  };
+  const isPlaceholder = (value: unknown, type: string, version: number) => placeholders(type, version).includes(canonicalJson(value));
   for (const [type, set] of [...versions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const version of [...set].sort((a, b) => a - b)) {
       for (const file of fixtureFiles(path.join(options.fixturesDir, type), version)) {
@@ -416,6 +423,18 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
             rule: "unedited-fixture",
             message: `golden fixture ${rel(file)} is still the placeholder --scaffold-fixtures wrote, so it proves nothing about stored data`,
             fix: `replace it with a realistic value of "${type}" exactly as your code stored it at version ${version} (real text, non-empty lists, the optional fields you set), and delete its "${UNEDITED_KEY}" key`,
+            file: rel(file),
+          });
+          continue;
+        }
+        if (isPlaceholder(value, type, version)) {
+          unedited.push(rel(file));
+          failures.push({
+            type,
+            pointer: "",
+            rule: "unedited-fixture",
+            message: `golden fixture ${rel(file)} is still the placeholder --scaffold-fixtures wrote (its "${UNEDITED_KEY}" key is gone, its value unchanged), so it proves nothing about stored data`,
+            fix: `replace it with a realistic value of "${type}" exactly as your code stored it at version ${version} (real text, non-empty lists, the optional fields you set)`,
             file: rel(file),
           });
           continue;
