@@ -1,6 +1,6 @@
 /**
  * The examples are what users copy into their own app, so they import only what an app can:
- * `statebag` and the subpaths package.json exports, `node:` builtins, their own files (inside
+ * `statebag` and the public subpaths package.json exports, `node:` builtins, their own files (inside
  * examples/), and packages statebag declares (dependencies and peer dependencies). Never
  * `../src/...`, never `statebag/runtime/...`, never a dev-only package.
  *
@@ -41,6 +41,7 @@ function refusal(file: string, specifier: string): string | undefined {
     return target === EXAMPLES || target.startsWith(EXAMPLES + sep) ? undefined : `reaches outside examples/ (${relative(REPO, target)}): import it from "statebag" or a subpath instead`;
   }
   if (specifier === "statebag" || specifier.startsWith("statebag/")) {
+    if (specifier.startsWith("statebag/internal/")) return `"${specifier}" is internal (for statebag-kit), not a public API`;
     return statebagSpecifiers.has(specifier) ? undefined : `"${specifier}" is not in package.json exports (${[...statebagSpecifiers].join(", ")})`;
   }
   if (declared.has(packageOf(specifier))) return undefined;
@@ -81,6 +82,7 @@ describe("examples/", () => {
     const demo = join(EXAMPLES, "demo.ts");
     expect(refusal(demo, "../src/runtime/agent/agent.js")).toMatch(/outside examples/);
     expect(refusal(demo, "statebag/runtime/agent/agent.js")).toMatch(/not in package.json exports/);
+    expect(refusal(demo, "statebag/internal/toolchain")).toMatch(/internal/);
     expect(refusal(demo, "vitest")).toMatch(/neither a dependency/);
     expect(refusal(demo, "fs")).toMatch(/node:fs/);
     for (const ok of ["statebag", "statebag/agent", "node:fs", "./providers/register.js", "picocolors", "openai", "@sinclair/typebox"]) expect(refusal(demo, ok), ok).toBeUndefined();
