@@ -489,17 +489,17 @@ export class RedisSessionStore implements SessionStore {
       const { Redis } = ioredis();
       const client = (this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)) as ScriptedClient;
       // Every failure is reported through the calls; an "error" event without a listener would crash the process.
+      // Events of a client given up on (see `connectOnce`) no longer speak for the store.
       client.on("error", (error: unknown) => {
-        this.lastError = error;
+        if (this.client_ === client) this.lastError = error;
       });
       client.on("node error", () => undefined);
       // A closed connection must select the database again before it is used.
-      client.on("close", () => {
-        this.selected = false;
-      });
-      client.on("end", () => {
-        this.selected = false;
-      });
+      const unselect = () => {
+        if (this.client_ === client) this.selected = false;
+      };
+      client.on("close", unselect);
+      client.on("end", unselect);
       client.defineCommand("sbSave", { numberOfKeys: 4, lua: SAVE });
       client.defineCommand("sbDelete", { numberOfKeys: 3, lua: DELETE });
       client.defineCommand("sbScan", { numberOfKeys: 1, lua: SCAN });
@@ -552,7 +552,7 @@ export class RedisSessionStore implements SessionStore {
   private async connect(operation: string): Promise<ScriptedClient> {
     const client = this.client;
     if (client.status === "ready" && this.selected) return client;
-    this.connecting ??= this.open(client).finally(() => {
+    this.connecting ??= this.open().finally(() => {
       this.connecting = undefined;
     });
     try {
@@ -578,7 +578,7 @@ export class RedisSessionStore implements SessionStore {
         hint: `check that the Redis server is running and reachable at ${this.address}; each call tries ${this.connectRetries + 1} time(s), ${this.connectTimeoutMs} ms each at most (?connectRetries=, ?connectTimeout= in the URL)`,
       });
     }
-    return client;
+    return this.client;
   }
 
   /**
@@ -586,9 +586,11 @@ export class RedisSessionStore implements SessionStore {
    * network one, then selects the database. A refused login, the wrong kind of server or a database
    * the server does not have fails at once: trying again would not change the answer.
    */
-  private async open(client: ScriptedClient): Promise<void> {
+  private async open(): Promise<void> {
     const attempts = this.connectRetries + 1;
+    let client = this.client;
     for (let attempt = 1; ; attempt++) {
+      client = this.client;
       try {
         await this.connectOnce(client);
         break;
@@ -596,15 +598,23 @@ export class RedisSessionStore implements SessionStore {
         const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
         const final = attempt >= attempts || this.isWrongKind(error) || this.isWrongKind(nodeError) || isAuthFailure(error) || isAuthFailure(nodeError);
         if (final) throw { error, attempts: attempt } satisfies ConnectFailure;
-        client.disconnect();
+        // A client left half-open is closed first; a refused one is already "end" (and disconnect()
+        // would mark it closed by us, so ioredis would not report the next attempt's error).
+        if (this.client_ === client && client.status !== "end" && client.status !== "wait") client.disconnect();
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
       }
     }
     await this.selectDatabase(client);
   }
 
+  /**
+   * One connection attempt, bounded by `connectTimeoutMs` as a whole: ioredis's own timeout ends at
+   * the TCP handshake, so a server that accepts connections but never answers (a proxy whose
+   * backend is gone, another service on the port) would otherwise hold the call forever.
+   */
   private async connectOnce(client: ScriptedClient): Promise<void> {
-    try {
+    let timer: NodeJS.Timeout | undefined;
+    const attempt = (async () => {
       if (client.status === "connecting" || client.status === "connect") {
         await new Promise<void>((resolve, reject) => {
           const onReady = () => (cleanup(), resolve());
@@ -617,8 +627,33 @@ export class RedisSessionStore implements SessionStore {
         this.lastError = undefined;
         await client.connect();
       }
+    })();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(`connect timed out after ${this.connectTimeoutMs} ms (no ready reply from the server)`);
+        (error as { code?: string }).code = "ETIMEDOUT";
+        reject(error);
+      }, this.connectTimeoutMs);
+    });
+    try {
+      await Promise.race([attempt, timeout]);
     } catch (error) {
+      // The losing attempt rejects once the connection is closed: handled here, never unhandled.
+      attempt.catch(() => undefined);
+      if (error instanceof Error && /^connect timed out after/.test(error.message)) {
+        // disconnect() only half-closes a socket the server never answered on: destroy it, and
+        // start the next attempt from a new client rather than one still half-connected.
+        (client as { stream?: { destroy?: () => void } }).stream?.destroy?.();
+        client.disconnect();
+        if (this.client_ === client) {
+          this.client_ = undefined;
+          this.selected = false;
+        }
+        throw error;
+      }
       throw this.lastError ?? error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
