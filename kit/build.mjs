@@ -3,12 +3,14 @@
 // change: generator/runtime.js, the seam to statebag's runtime, re-exports the installed
 // `statebag/internal/toolchain`, so an app has one copy of the runtime's classes.
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const kit = fileURLToPath(new URL(".", import.meta.url));
-const repo = join(kit, "..");
-const built = join(repo, "dist/generator");
+// `node kit/build.mjs [<built dist> <kit folder>]`: the e2e test builds into a staging copy.
+const kitSources = fileURLToPath(new URL(".", import.meta.url));
+const repo = join(kitSources, "..");
+const built = resolve(process.argv[2] ?? join(repo, "dist"), "generator");
+const kit = resolve(process.argv[3] ?? kitSources);
 const out = join(kit, "dist");
 
 const fail = (message) => {
@@ -47,5 +49,8 @@ for (const file of walk(out)) {
 
 // The compilers this build was made with, checked by index.js when the kit loads.
 const { compilerVersions } = await import(new URL("compilers.js", `file://${built}/`).href);
-writeFileSync(join(out, "compilers.json"), JSON.stringify(compilerVersions(), null, 2) + "\n");
+// Resolved from this repository, whose toolchain (the kit's dependency ranges, checked above) built and tested it.
+const compilers = compilerVersions(join(repo, "package.json"));
+if (Object.values(compilers).includes("?")) fail(`the toolchain is not installed in ${repo} (found ${JSON.stringify(compilers)}): run npm ci`);
+writeFileSync(join(out, "compilers.json"), JSON.stringify(compilers, null, 2) + "\n");
 console.log(`build:kit: kit/dist (statebag-kit ${pkg.version}, compilers ${readFileSync(join(out, "compilers.json"), "utf8").replace(/\s+/g, " ").trim()})`);
