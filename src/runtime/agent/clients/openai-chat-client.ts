@@ -127,37 +127,52 @@ export class OpenAIChatClient implements ChatClient {
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const { module, client } = await this.load();
     const turn = this.turnKey(options);
-    const response = await withRetries(this.maxRetries, options.signal, async () => {
-      try {
-        return this.api === "chat" ? await this.chat(client, messages, options) : await this.responses(client, messages, options, turn);
-      } catch (error) {
-        throw this.mapError(module, error, options.signal);
-      }
-    });
-    this.pendingConversations.delete(turn);
-    return response;
+    let answered = false;
+    try {
+      const response = await withRetries(this.maxRetries, options.signal, async () => {
+        try {
+          return this.api === "chat" ? await this.chat(client, messages, options) : await this.responses(client, messages, options, turn);
+        } catch (error) {
+          throw this.mapError(module, error, options.signal);
+        }
+      });
+      answered = true;
+      return response;
+    } finally {
+      this.endTurn(turn, answered);
+    }
   }
 
   async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
     const { module, client } = await this.load();
     const turn = this.turnKey(options);
     const map = this.mapError.bind(this, module);
-    yield* streamWithRetries(this.maxRetries, options.signal, async function* (this: OpenAIChatClient) {
-      try {
-        if (this.api === "chat") yield* this.chatStream(client, messages, options);
-        else yield* this.responsesStream(client, messages, options, turn);
-      } catch (error) {
-        throw map(error, options.signal);
-      }
-      // The SDK ends a stream quietly when its request is aborted: that is not an answer.
-      options.signal?.throwIfAborted();
-    }.bind(this));
-    this.pendingConversations.delete(turn);
+    let answered = false;
+    try {
+      yield* streamWithRetries(this.maxRetries, options.signal, async function* (this: OpenAIChatClient) {
+        try {
+          if (this.api === "chat") yield* this.chatStream(client, messages, options);
+          else yield* this.responsesStream(client, messages, options, turn);
+        } catch (error) {
+          throw map(error, options.signal);
+        }
+        // The SDK ends a stream quietly when its request is aborted: that is not an answer.
+        options.signal?.throwIfAborted();
+      }.bind(this));
+      answered = true;
+    } finally {
+      this.endTurn(turn, answered);
+    }
   }
 
   /** Which turn a request belongs to: its session's (a failed first turn's retry finds its conversation), else this call's. */
   private turnKey(options: ChatOptions): string {
     return options.sessionId !== undefined ? `session:${options.sessionId}` : `call:${randomUUID()}`;
+  }
+
+  /** An answered turn's conversation now lives in the session; a failed session turn keeps it for the retry. */
+  private endTurn(turn: string, answered: boolean): void {
+    if (answered || turn.startsWith("call:")) this.pendingConversations.delete(turn);
   }
 
   private load(): Promise<{ module: OpenAIModule; client: OpenAIClientLike }> {
