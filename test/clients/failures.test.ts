@@ -268,6 +268,14 @@ describe("Conversations mode leaves no orphan conversation", () => {
     expect(server.requests[1].body.conversation).toBe("conv_once");
     expect(server.requests[2].body.conversation).toBe("conv_once");
     expect(session.conversationId).toBe("conv_once");
+
+    // Another session's first turn never continues it: it gets a conversation of its own.
+    server.requests.splice(0);
+    server.reply({ json: { ...conversation.json, id: "conv_other" } }, { json: response([outputMessage("msg_2", "Hi.")], { id: "resp_2", conversation: "conv_other" }) });
+    const other = agent.createSession({ kind: "hosted" });
+    await agent.run("Hi", other);
+    expect(server.requests.map((r) => r.path)).toEqual(["/v1/conversations", "/v1/responses"]);
+    expect(other.conversationId).toBe("conv_other");
   });
 
   it("a first turn the client retries itself, streamed: one conversation", async () => {
