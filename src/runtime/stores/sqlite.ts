@@ -297,6 +297,7 @@ export class SqliteSessionStore implements SessionStore {
         "use one SQLite driver per file in a process (close the other store first)",
       );
     }
+    driver.load(); // a driver this Node lacks is named before the store's folder is created
     const db = this.readOnly ? this.openReadOnly(driver) : this.openWritable(driver);
     if (this.path !== ":memory:") openFiles.set(this.path, { driver: this.driver, count: (other?.count ?? 0) + 1 });
     return db;

@@ -27,6 +27,9 @@ export const betterSqliteDriver: SqliteDriver = {
   name: "better-sqlite3",
   // Its bundled SQLite is built without URI filenames, so `immutable` cannot be asked for.
   canOpenImmutable: false,
+  load() {
+    loadDriver("better-sqlite3");
+  },
   open(path, { readOnly, busyTimeoutMs }) {
     const Database = loadDriver<typeof BetterSqlite3>("better-sqlite3");
     // fileMustExist: a read-only open never creates the file (node:sqlite behaves the same).

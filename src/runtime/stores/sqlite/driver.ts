@@ -40,6 +40,8 @@ export interface SqliteDriver {
   readonly name: SqliteDriverName;
   /** Whether `open` supports `immutable`. */
   readonly canOpenImmutable: boolean;
+  /** Loads the driver, throwing a typed error when this Node or install lacks it (called before any file or folder is made). */
+  load(): void;
   open(path: string, options: SqliteOpenOptions): SqliteConnection;
   /** The primary SQLite result code name of a driver error (`SQLITE_BUSY`, ...), if it is one. */
   resultCode(error: unknown): string | undefined;

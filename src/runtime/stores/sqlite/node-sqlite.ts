@@ -1,6 +1,7 @@
 /** The SQLite store's default driver: Node's built-in `node:sqlite` (`DatabaseSync`), no install or native build. */
 import type { DatabaseSync } from "node:sqlite";
 import { pathToFileURL } from "node:url";
+import { StatebagError } from "../../core/errors.js";
 import { resultCodeName, type SqliteConnection, type SqliteDriver, type SqliteStatement } from "./driver.js";
 
 type NodeSqlite = typeof import("node:sqlite");
@@ -20,12 +21,36 @@ function load(): NodeSqlite {
     if (type === "ExperimentalWarning" && text.startsWith("SQLite is an experimental feature")) return;
     return (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
   } as typeof process.emitWarning;
+  let loaded: NodeSqlite | undefined;
   try {
-    nodeSqlite = process.getBuiltinModule("node:sqlite") as NodeSqlite;
+    // Node 20 has no node:sqlite (getBuiltinModule answers undefined; before 20.16 it is missing too).
+    loaded = typeof process.getBuiltinModule === "function" ? (process.getBuiltinModule("node:sqlite") as NodeSqlite | undefined) : undefined;
+  } catch {
+    loaded = undefined;
   } finally {
     process.emitWarning = emitWarning;
   }
+  if (typeof loaded?.DatabaseSync !== "function") throw new NodeSqliteMissingError();
+  nodeSqlite = loaded;
   return nodeSqlite;
+}
+
+/**
+ * The default SQLite driver is not in this Node: node:sqlite is built into Node 22.13+ (23.4+).
+ * Node 20 installs statebag with only an engine warning, so this is where it is caught.
+ */
+export class NodeSqliteMissingError extends StatebagError {
+  /** The Node version that lacks it. */
+  readonly nodeVersion = process.versions.node;
+  constructor() {
+    super(
+      "driver-missing",
+      `the SQLite store's default driver, node:sqlite, is not built into Node ${process.versions.node}: it needs Node 22.13 or newer`,
+      {
+        hint: "upgrade Node to 22.13+ (24 LTS recommended), or use the optional better-sqlite3 driver: npm i better-sqlite3 and add ?driver=better-sqlite3 to the sqlite: store URL (openStore option sqliteDriver: \"better-sqlite3\")",
+      },
+    );
+  }
 }
 
 class NodeSqliteConnection implements SqliteConnection {
@@ -52,6 +77,9 @@ class NodeSqliteConnection implements SqliteConnection {
 export const nodeSqliteDriver: SqliteDriver = {
   name: "node:sqlite",
   canOpenImmutable: true,
+  load() {
+    load();
+  },
   open(path, { readOnly, immutable, busyTimeoutMs }) {
     const { DatabaseSync } = load();
     // node:sqlite opens `file:` URIs, which is how SQLite takes `immutable`.
