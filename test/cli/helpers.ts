@@ -64,9 +64,13 @@ export function spawnCli(args: string[], options: RunOptions = {}): Promise<RunR
   return spawnNode([BIN, ...args], { ...options, env: { STATEBAG_FROM_SOURCE: "1", ...options.env } });
 }
 
-/** `tsx examples/<file> ...` as a child process, as a user runs an example. */
+/**
+ * `tsx examples/<file> ...` as a child process, as a user runs an example. `--tsconfig` names this
+ * repository's: its `paths` make the examples' `statebag` imports the sources (tsx would otherwise
+ * look for a tsconfig in `cwd`, and a test run elsewhere would get the built dist/).
+ */
 export function runExample(file: string, args: string[] = [], options: RunOptions = {}): Promise<RunResult> {
-  return spawnNode([join(REPO, "node_modules/tsx/dist/cli.mjs"), join(REPO, "examples", file), ...args], options);
+  return spawnNode([join(REPO, "node_modules/tsx/dist/cli.mjs"), "--tsconfig", join(REPO, "tsconfig.json"), join(REPO, "examples", file), ...args], options);
 }
 
 /** `node <argv>` with only PATH and HOME from this process's environment. */
