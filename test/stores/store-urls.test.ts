@@ -199,6 +199,16 @@ describe("memory: and unknown schemes (#21.9)", () => {
   });
 });
 
+/** Whether the test PostgreSQL has TLS off (SHOW ssl), for the test of a URL that asks for it. */
+const pgSslOff = serverUp.postgres && (await (async () => {
+  const probe = new PostgresSessionStore({ connectionString: PG_URL, max: 1 });
+  try {
+    return (await probe.withClient("show", false, (c) => c.query<{ ssl: string }>("SHOW ssl"), false)).rows[0].ssl === "off";
+  } finally {
+    await probe.close();
+  }
+})());
+
 describe.skipIf(!serverUp.postgres)("PostgreSQL connections", () => {
   const schema = `sbtest_${uniqueName()}`;
   const admin = new PostgresSessionStore({ connectionString: PG_URL, schema, max: 1 });
@@ -235,6 +245,20 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL connections", () => {
     const { rows } = await server.withClient("show", false, (c) => c.query("SHOW statement_timeout"));
     expect(rows[0].statement_timeout).toBe("150ms");
     await server.close();
+  });
+
+  it.skipIf(!pgSslOff)("a URL asking for TLS from a server without it is a ConfigurationError, not a plain Error (#21.9)", async () => {
+    const url = new URL(PG_URL);
+    url.password = SECRET;
+    url.searchParams.set("sslmode", "require");
+    url.searchParams.set("schema", schema);
+    const store = await openStore(url.toString());
+    const error = await failure(store.get("x"));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain("does not accept TLS");
+    expect((error as ConfigurationError).hint).toContain("?sslmode=disable");
+    for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+    await store.close();
   });
 
   it("a NUL id is refused before it reaches the server", async () => {

@@ -237,6 +237,13 @@ export class PostgresSessionStore implements SessionStore {
       client = await this.pool.connect();
     } catch (error) {
       if (isAuthenticationFailure(error)) throw this.authenticationFailed();
+      // pg says this as a plain Error: the URL asks for TLS (?sslmode=, ?ssl=) and the server has none.
+      if (error instanceof Error && /server does not support SSL/i.test(error.message)) {
+        throw new ConfigurationError(
+          `the PostgreSQL server at ${this.url} does not accept TLS connections, but the store URL asks for TLS (?sslmode= or ?ssl=)`,
+          "turn TLS on in the server (ssl = on in postgresql.conf), or, on a trusted network only, connect without it: ?sslmode=disable",
+        );
+      }
       throw isUnavailable(error) ? this.unavailable(operation, error, false) : error;
     }
     let broken: Error | undefined;
