@@ -7,6 +7,7 @@ import { Option } from "commander";
 import { createColors } from "picocolors";
 import { ConfigurationError, StatebagError } from "../runtime/core/errors.js";
 // url.ts, not the stores' index: the CLI loads store drivers only in commands that open a store.
+import { parseSqliteUrl } from "../runtime/stores/sqlite/url.js";
 import { DEFAULT_STORE_URL } from "../runtime/stores/url.js";
 import { CliError, colorEnabled, EXIT, Output, safeOutput, type CliEnvironment, type ExitCode } from "./io.js";
 import type { ProjectConfig } from "./project-config.js";
@@ -47,7 +48,8 @@ export function storeUrl(option: string | undefined, environment: CliEnvironment
   // A relative SQLite path is relative to the working directory the CLI was given (a file: URI is
   // left whole: made "relative", its "//user:pass@host" part would pass the store's check as a path).
   const sqlite = /^sqlite:(?!\/\/)(?!:memory:)(?!file:)(.*)$/i.exec(url);
-  if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1])) return `sqlite:${resolve(environment.cwd, sqlite[1])}`;
+  // Checked as written first: once made absolute, "user:pass@host/x.db" would pass as a path.
+  if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1])) return (parseSqliteUrl(url), `sqlite:${resolve(environment.cwd, sqlite[1])}`);
   return url;
 }
 

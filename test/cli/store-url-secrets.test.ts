@@ -33,6 +33,14 @@ describe("statebag with a sqlite:// URL holding credentials", () => {
     }
   });
 
+  it("is refused when written without // (sqlite:user:pass@host/x.db), relative paths being resolved by the CLI", async () => {
+    const r = await spawnCli(["store", "setup", "--store", `sqlite:u:${SECRET}@host/x.db`], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/looks like credentials/);
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   it("is refused from $STATEBAG_STORE too", async () => {
     const r = await spawnCli(["inspect", "--json"], { cwd, env: { STATEBAG_STORE: `sqlite:file://u:${SECRET}@host/x.db` } });
     expect(r.code).toBe(2);

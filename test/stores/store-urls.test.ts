@@ -155,6 +155,7 @@ describe("SQLite URLs with a login, host or port (#21.9)", () => {
     ["credentials and a host", `sqlite://u:${SECRET}@host/x.db`, /credentials/],
     ["credentials in a file: URI", `sqlite:file://u:${SECRET}@host/x.db`, /credentials/],
     ["a user and password without a host", `sqlite://u:${SECRET}@/x.db`, /credentials/],
+    ["credentials without //", `sqlite:u:${SECRET}@host/x.db`, /looks like credentials/],
     ["a host and port", "sqlite://db.example:5432/x.db", /host and port/],
     ["a host:secret pair", `sqlite://u:${SECRET}/x.db`, /host and port/],
     ["a host", "sqlite://db.example/x.db", /names the host "db.example"/],
@@ -177,6 +178,8 @@ describe("SQLite URLs with a login, host or port (#21.9)", () => {
     expect(sqlitePath("sqlite://../x.db")).toBe("../x.db");
     expect(sqlitePath("sqlite:file://localhost/var/x.db")).toBe("/var/x.db");
     expect(sqlitePath("sqlite:./me@home.db")).toBe("./me@home.db");
+    expect(sqlitePath("sqlite:./u:p@h/x.db")).toBe("./u:p@h/x.db");
+    expect(sqlitePath("sqlite:me@home.db")).toBe("me@home.db");
   });
 });
 

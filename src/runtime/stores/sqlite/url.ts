@@ -30,7 +30,7 @@ type OptionName = (typeof OPTIONS)[number];
 function excerpt(url: string): string {
   const question = url.indexOf("?");
   let head = question < 0 ? url : url.slice(0, question);
-  const authority = /^(sqlite:(?:file:)?\/\/)([^/]*)(.*)$/is.exec(head);
+  const authority = /^(sqlite:(?:file:)?\/\/|sqlite:(?=[^/]*:[^/]*@))([^/]*)(.*)$/is.exec(head);
   if (authority && /[@:]/.test(authority[2])) {
     const at = authority[2].lastIndexOf("@");
     head = `${authority[1]}***${at < 0 ? "" : authority[2].slice(at)}${authority[3]}`;
@@ -93,6 +93,12 @@ export function parseSqliteUrl(url: string): SqliteUrl {
     const slash = rest.indexOf("/", 2);
     checkAuthority(rest.slice(2, slash < 0 ? undefined : slash), url, false);
     rest = rest.slice(2); // sqlite://./x.db, sqlite:///abs/x.db
+  } else if (/^[^/]*:[^/]*@/.test(rest)) {
+    // sqlite:user:pass@host/x.db: a login written without "//", not a file name (sqlite:./ keeps one).
+    throw new ConfigurationError(
+      `the SQLite store URL ${excerpt(url)} starts its path with what looks like credentials (user:password@)`,
+      "SQLite opens local files, with no login: write sqlite:./relative/path.db (a file name that really starts like this: sqlite:./<name>)",
+    );
   }
   const path = decode(rest, "path", url);
   if (path === "") throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has no file path`, "write sqlite:./path/sessions.db");
