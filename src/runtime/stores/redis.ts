@@ -591,6 +591,12 @@ export class RedisSessionStore implements SessionStore {
     let client = this.client;
     for (let attempt = 1; ; attempt++) {
       client = this.client;
+      // A connection still closing ("close", "disconnecting", ...) would finish closing after a
+      // new one opened on the same client, and take it down: start from a new client instead.
+      if (!["wait", "end", "ready", "connecting", "connect"].includes(client.status)) {
+        this.discard(client);
+        client = this.client;
+      }
       try {
         await this.connectOnce(client);
         break;
@@ -643,17 +649,22 @@ export class RedisSessionStore implements SessionStore {
       if (error instanceof Error && /^connect timed out after/.test(error.message)) {
         // disconnect() only half-closes a socket the server never answered on: destroy it, and
         // start the next attempt from a new client rather than one still half-connected.
-        (client as { stream?: { destroy?: () => void } }).stream?.destroy?.();
-        client.disconnect();
-        if (this.client_ === client) {
-          this.client_ = undefined;
-          this.selected = false;
-        }
+        this.discard(client);
         throw error;
       }
       throw this.lastError ?? error;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Closes a client for good (its socket destroyed, not half-closed); the next call starts a new one. */
+  private discard(client: ScriptedClient): void {
+    (client as { stream?: { destroy?: () => void } }).stream?.destroy?.();
+    client.disconnect();
+    if (this.client_ === client) {
+      this.client_ = undefined;
+      this.selected = false;
     }
   }
 
@@ -673,7 +684,7 @@ export class RedisSessionStore implements SessionStore {
           (reply) => (Array.isArray(reply) && /^\d+$/.test(String(reply[1])) ? Number(reply[1]) : undefined),
           () => undefined,
         );
-        client.disconnect();
+        this.discard(client);
         throw new ConfigurationError(
           `the Redis server at ${this.address} has no database ${db} (store URL ${quoted(this.url, 200)}): ${limit === undefined ? "it refused SELECT" : `it has ${limit} (0 to ${limit - 1})`}; nothing was read or written`,
           limit === undefined
@@ -708,6 +719,9 @@ export class RedisSessionStore implements SessionStore {
         // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
         // client's status is no guide: it can still read "ready" just after the socket closed.
         const refused = (error as Error).name === "ReplyError";
+        // The server closed the socket (the client has not seen it yet): the next call starts a new
+        // connection rather than fail on this one until ioredis notices.
+        if (!this.cluster && /Stream isn't writeable/.test((error as Error).message)) this.discard(client);
         throw new StoreUnavailableError("Redis", this.url, operation, {
           cause: error,
           // "Stream isn't writeable" means it was never sent (nor was anything when the format check failed).
