@@ -28,7 +28,7 @@ export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
 
 // Codecs: how sessions and messages are written
-export { InvalidStoredValueError, defaultMessageCodec, defaultSessionCodec } from "./runtime/stores/codec.js";
+export { InvalidStoredValueError, StoredSessionIdError, defaultMessageCodec, defaultSessionCodec } from "./runtime/stores/codec.js";
 export type { SessionCodecOptions } from "./runtime/stores/codec.js";
 
 // The stores
@@ -37,8 +37,11 @@ export type { MemoryStoreOptions } from "./runtime/stores/memory.js";
 export { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "./runtime/stores/sqlite.js";
 export type { SqliteStoreOptions } from "./runtime/stores/sqlite.js";
 export type { SqliteDriverName } from "./runtime/stores/sqlite/driver.js";
+export { NodeSqliteMissingError } from "./runtime/stores/sqlite/node-sqlite.js";
 export { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "./runtime/stores/postgres.js";
 export type { PostgresStoreOptions } from "./runtime/stores/postgres.js";
+// What the PostgreSQL store needs of a pg Pool (structural, so apps without pg type-check).
+export type { PgPool, PgPoolClient, PgPoolConfig, PgQueryConfig, PgQueryResult } from "./runtime/stores/postgres-driver.js";
 export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis.js";
 export type { RedisStoreOptions } from "./runtime/stores/redis.js";
 

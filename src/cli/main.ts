@@ -61,7 +61,7 @@ export function buildProgram(context: CommandContext): Command {
 Exit codes: 0 ok, 1 validation/compatibility failure, 2 usage error, 3 could not run or finish (store down, interrupted, unexpected error).
 Project config: statebag.config.json (or a "statebag" key in package.json), found from the working directory upward; \`statebag init\` writes one.
 Environment: STATEBAG_STORE (store URL, over the config's), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
-Docs: README.md, "CLI reference".`,
+Docs: docs/cli.md.`,
   );
 
   registerInit(program, context);

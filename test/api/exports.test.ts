@@ -27,7 +27,7 @@ interface Surface {
 const entries = Object.entries(pkg.exports)
   .filter((entry): entry is [string, { types: string; import: string }] => typeof entry[1] === "object")
   .map(([subpath, target]) => {
-    const match = /^\.\/dist\/(src\/[a-z-]+)\.js$/.exec(target.import);
+    const match = /^\.\/dist\/(src\/[a-z-]+(?:\/[a-z-]+)?)\.js$/.exec(target.import);
     if (!match) throw new Error(`exports["${subpath}"].import is not a dist/src module: ${target.import}`);
     return { name: subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`, subpath, target, source: join(REPO, `${match[1]}.ts`) };
   });

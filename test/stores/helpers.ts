@@ -185,7 +185,7 @@ export const serverUp = {
 };
 if (!serverUp.postgres || !serverUp.redis) {
   const missing = Object.entries(serverUp).filter(([, up]) => !up).map(([name]) => name);
-  console.warn(`[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see README "Stores")`);
+  console.warn(`[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see docs/stores.md)`);
 }
 
 /**
