@@ -136,7 +136,7 @@ export interface EmittedMigrationExport {
 }
 
 /** Names the registry module declares itself; an imported migration binding must not shadow them. */
-const RESERVED_LOCALS = new Set(["validators", "generatedTypes", "generatedMigrations", "TypeDefinition", "Validator", "Migration"]);
+const RESERVED_LOCALS = new Set(["validators", "storedVersions", "generatedTypes", "generatedMigrations", "TypeDefinition", "Validator", "Migration"]);
 
 /** `import { a, b as b_2 } from "..."` lines and the spread/list entries of `generatedMigrations`. */
 function migrationImports(migrations: readonly EmittedMigrationExport[]): { imports: string[]; entries: string[] } {
@@ -177,6 +177,7 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
       ...(t.formerNames?.length ? [`    formerNames: [${t.formerNames.map((n) => JSON.stringify(n)).join(", ")}],`] : []),
       `    schema: ${indent(objectLiteral(sortKeys(runtimeSchema(t))), 4)},`,
       `    validate: validators.${t.validatorName} as Validator,`,
+      `    storedVersions: storedVersions[${JSON.stringify(t.$type)}] ?? [],`,
       "  },",
     ].join("\n");
   });
@@ -190,6 +191,7 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
     `import type { Migration, TypeDefinition, Validator } from ${JSON.stringify(opts.typesImport)};`,
     ...declared.imports,
     `import * as validators from "./validators.js";`,
+    `import { storedVersions } from "./stored-versions.js";`,
     "",
     `export const generatedTypes: readonly TypeDefinition[] = [`,
     ...entries,
@@ -199,6 +201,47 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
     ...(declared.entries.length === 0
       ? ["export const generatedMigrations: readonly Migration[] = [];"]
       : [`export const generatedMigrations: readonly Migration[] = [`, ...declared.entries, "];"]),
+    "",
+  ].join("\n");
+}
+
+/** An older version a migration reads, for `src/generated/stored-versions.ts`. */
+export interface EmittedStoredVersion {
+  /** The current `$type` whose registry entry carries it. */
+  owner: string;
+  $type: string;
+  version: number;
+  /** `schemas/history/...`, relative to the project root. */
+  file: string;
+  schema: Record<string, unknown>;
+}
+
+/**
+ * `src/generated/stored-versions.ts`: per current `$type`, the older versions its migrations read,
+ * with the schema each was stored under (frozen, family slots opaque). The registry checks a value
+ * against it before a step runs, so invalid stored data is not blamed on the migration. Built from
+ * the history (like versions.ts), so registry.ts stays independent of it.
+ */
+export function storedVersionsModule(versions: readonly EmittedStoredVersion[], opts: ModuleOptions): string {
+  const sorted = [...versions].sort((a, b) => compareStrings(a.owner, b.owner) || compareStrings(a.$type, b.$type) || a.version - b.version);
+  const owners = [...new Set(sorted.map((v) => v.owner))];
+  const lines = owners.flatMap((owner) => [
+    `  ${JSON.stringify(owner)}: [`,
+    ...sorted
+      .filter((v) => v.owner === owner)
+      .map((v) => `    {\n      $type: ${JSON.stringify(v.$type)},\n      version: ${v.version},\n      file: ${JSON.stringify(v.file)},\n      schema: ${indent(objectLiteral(sortKeys(v.schema)), 6)},\n    },`),
+    "  ],",
+  ]);
+  return [
+    GENERATED_HEADER,
+    `// Regenerate with \`${opts.regenerate}\`; \`--check\` verifies it is current.`,
+    "// The older versions each type's migrations read, with the schema they were stored under",
+    "// (schemas/history/, family slots opaque): before a step runs on a value, the registry checks it",
+    "// against its own version, so a failing step on invalid stored data names the data, not the step.",
+    `import type { TypeDefinition } from ${JSON.stringify(opts.typesImport)};`,
+    "",
+    `export const storedVersions: Readonly<Record<string, NonNullable<TypeDefinition["storedVersions"]>>> = {${lines.length === 0 ? "};" : ""}`,
+    ...(lines.length === 0 ? [] : [...lines, "};"]),
     "",
   ].join("\n");
 }

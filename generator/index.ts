@@ -27,8 +27,10 @@ import {
   GENERATED_HEADER,
   historyFile,
   registryModule,
+  storedVersionsModule,
   validatorsModule,
   versionsModule,
+  type EmittedStoredVersion,
   type EmittedType,
   type EmittedVersion,
   type ModuleOptions,
@@ -336,7 +338,7 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       // Fixtures written by this run are no longer missing (the stored-data check reports them as unedited).
       const fixtureDir = (type: string) => `${toCwd(path.join(cfg.fixturesDir, type))}/`;
       const found = compat.result.failures.filter((f) => !(f.rule === "missing-fixture" && scaffolded.some((file) => file.startsWith(fixtureDir(f.type)))));
-      const stored = await runStoredData(cfg, entry, cfg.check ? compat.schemasDir : cfg.schemasDir, found);
+      const stored = await runStoredData(cfg, entry, cfg.check ? compat.schemasDir : cfg.schemasDir, found, versionTypes.names);
       // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
       const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
       const unnamed = cfg.check ? unrecordedNames(cfg, versionTypes.unrecorded) : [];
@@ -510,6 +512,7 @@ async function runStoredData(
   entry: CacheEntry,
   schemasDir: string,
   failures: readonly CompatFailure[],
+  names: Readonly<Record<string, string>>,
 ): Promise<{ failures: CompatFailure[]; loaded: string[]; unedited: string[] }> {
   const { checkStoredData } = await import("./compat/stored-data.js");
   const formerNames: Record<string, string[]> = {};
@@ -523,7 +526,12 @@ async function runStoredData(
   }
   // Steps named as the scan found them (`src/notes.ts:12`, relative to where the generator runs).
   const sources = new Map((entry.migrations ?? []).map((m) => [`${m.type}\u0000${m.from}`, posix(path.relative(cfg.cwd, path.join(cfg.root, m.source)))]));
-  const report = await checkStoredData({ schemasDir, displaySchemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip, sources });
+  // `versions.ts` names by (type, version): fix texts name the types a typed migration imports.
+  const versionTypeNames = new Map(Object.entries(names).map(([key, name]) => {
+    const [, type, file] = key.split("/");
+    return [`${type}\u0000${Number(/^v(\d+)/.exec(file ?? "")?.[1])}`, name] as const;
+  }));
+  const report = await checkStoredData({ schemasDir, displaySchemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames, cwd: cfg.cwd, command: cfg.command, skip, sources, versionTypeNames });
   return { failures: report.failures.map((f) => localizeCommand(f, cfg.command)), loaded: report.loaded, unedited: report.unedited };
 }
 
@@ -819,7 +827,22 @@ async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<{ out
     versionTypeDeclaration({ name: v.name, summary: `"${v.$type}" version ${v.version}, as stored (${v.from}).`, schema: v.schema }),
   );
   const unrecorded = sorted.filter(([key, s]) => s.frozen && recorded[key] === undefined).map(([key]) => key);
-  return { outputs: { [`${outRel}/versions.ts`]: content }, names, unrecorded };
+  // The versions migrations read, with their frozen schema, for the runtime's check before a step.
+  const { storedSchema } = await import("./stored-schema.js");
+  const owner = new Map<string, string>();
+  for (const t of entry.types) for (const n of [t.$type, ...(t.formerNames ?? [])]) owner.set(n, t.$type);
+  const stored: EmittedStoredVersion[] = [];
+  for (const m of entry.migrations ?? []) {
+    const family = entry.types.find((t) => t.$type === owner.get(m.type))?.family;
+    const frozen = family !== undefined ? schemas.get(lockKey(family, m.type, m.from)) : undefined;
+    if (!frozen?.frozen) continue;
+    stored.push({ owner: owner.get(m.type)!, $type: m.type, version: m.from, file: frozen.from, schema: storedSchema(frozen.schema) });
+  }
+  return {
+    outputs: { [`${outRel}/versions.ts`]: content, [`${outRel}/stored-versions.ts`]: storedVersionsModule(stored, cfg.module) },
+    names,
+    unrecorded,
+  };
 }
 
 /** The report the CLI prints (also handy in tests). */

@@ -16,6 +16,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { MigrationError, MigrationSet, type Migration, type MigrationContext } from "../runtime.js";
+import { storedSchema } from "../stored-schema.js";
 import { bundleSchema, compileBundled } from "./bundle.js";
 import { fixtureFiles } from "./check.js";
 import { HISTORY_DIR, readCurrentSchemas, readFrozenSchemas, type CurrentSchema, type FrozenSchema } from "./history.js";
@@ -74,6 +75,12 @@ export interface StoredDataContext {
   command?: string;
   /** Where each step is declared (`"<type>\u0000<from>"` -> `src/notes.ts:12`), from the generator's scan. */
   sources?: ReadonlyMap<string, string>;
+  /** Where messages say the schemas are, when `schemasDir` is a scratch copy of them (default: `schemasDir`). */
+  displaySchemasDir?: string;
+  /** How messages show a path (default: absolute). */
+  relative?: (file: string) => string;
+  /** Version type names (`"<$type>\u0000<version>"` -> `NotesState_v1`), for fix texts; default `<title>_v<N>`. */
+  versionTypeNames?: ReadonlyMap<string, string>;
 }
 
 interface TypeInfo {
@@ -91,7 +98,15 @@ class Loader {
   /** Steps run for the document being loaded, in order. */
   trace: MigrationStep[] = [];
 
+  /** `"<$type>\u0000<version>"` -> the frozen schema, compiled on first use (slots opaque, as the runtime checks it). */
+  private readonly frozen = new Map<string, { schema: JsonSchema; file: string; validate?: ReturnType<typeof compileBundled> }>();
+
   constructor(private readonly context: StoredDataContext) {
+    for (const f of readFrozenSchemas(context.schemasDir)) {
+      if (f.schema === undefined) continue;
+      const shown = path.join(context.displaySchemasDir ?? context.schemasDir, HISTORY_DIR, f.key);
+      this.frozen.set(`${f.$type}\u0000${f.version}`, { schema: f.schema, file: context.relative ? context.relative(shown) : shown });
+    }
     for (const current of readCurrentSchemas(context.schemasDir).schemas) {
       const meta = isObject(current.schema) && isObject(current.schema["x-statebag"]) ? current.schema["x-statebag"] : {};
       const slots = Array.isArray(meta.slots) ? meta.slots.filter((s): s is { path: string[]; family: string } => isObject(s) && Array.isArray(s.path)) : [];
@@ -115,9 +130,18 @@ class Loader {
     return this.types.has(type) || this.renamed.has(type);
   }
 
-  readonly targets = {
+  readonly targets: Parameters<MigrationSet["run"]>[2] = {
     latestVersion: (type: string) => this.types.get(type)?.current.version,
     renamedTo: (former: string) => this.renamed.get(former),
+    // As the generated registry does at run time (storedVersions): a failing step on a value its
+    // own version's schema rejects is invalid stored data, or the fault of the step before.
+    storedProblems: (type: string, version: number, value: unknown) => {
+      const frozen = this.frozen.get(`${type}\u0000${version}`);
+      if (!frozen) return undefined;
+      frozen.validate ??= compileBundled(storedSchema(frozen.schema));
+      if ("error" in frozen.validate || frozen.validate.validate(value)) return [];
+      return (frozen.validate.validate.errors ?? []).map((e) => ({ ...ajvProblem(e), file: frozen.file }));
+    },
   };
 
   /** Brings a tagged value and the tagged values in its slots to their latest versions. */
@@ -159,8 +183,8 @@ function stepText(step: MigrationStep): string {
   return step.toType === step.type ? `"${step.type}" v${step.from} -> v${step.to}` : `"${step.type}" v${step.from} -> "${step.toType}" v${step.to}`;
 }
 
-function versionTypes(step: MigrationStep, typeName: (type: string) => string): string {
-  return `defineMigration<${typeName(step.type)}_v${step.from}, ${typeName(step.toType)}_v${step.to}>`;
+function versionTypes(step: MigrationStep, typeName: (type: string, version: number) => string): string {
+  return `defineMigration<${typeName(step.type, step.from)}, ${typeName(step.toType, step.to)}>`;
 }
 
 function ajvProblem(error: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }): { pointer: string; message: string } {
@@ -184,9 +208,11 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
   const loader = new Loader(context);
   const command = context.command ?? "npm run gen";
   const failures: StoredDataFailure[] = [];
-  const typeName = (type: string): string => {
+  const typeName = (type: string, version: number): string => {
+    const recorded = context.versionTypeNames?.get(`${type}\u0000${version}`);
+    if (recorded !== undefined) return recorded;
     const schema = readTitle(context.schemasDir, type);
-    return schema ?? type.slice(type.lastIndexOf(".") + 1);
+    return `${schema ?? type.slice(type.lastIndexOf(".") + 1)}_v${version}`;
   };
   for (const doc of documents) {
     const original = doc.document;
@@ -209,6 +235,20 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
       continue;
     }
     if (!loader.has(type)) continue; // not a type of this project: its own package checks it
+    // A value its own version's schema rejects was never stored by this type's code: say so
+    // instead of running the migrations on it and blaming them.
+    const own = loader.targets.latestVersion(type) === doc.fromVersion ? undefined : loader.targets.storedProblems?.(type, doc.fromVersion, original)?.[0];
+    if (own) {
+      failures.push({
+        type,
+        pointer: own.pointer,
+        rule: "stored-data",
+        message: `${doc.label} is invalid stored data, not a migration bug: it does not match "${type}" v${doc.fromVersion}${own.file ? ` (${own.file})` : ""} at ${own.pointer || "/"}: ${own.message}`,
+        fix: `correct the value: it must be exactly as stored at version ${doc.fromVersion}, matching that version's frozen schema; the migrations need no change`,
+        ...where,
+      });
+      continue;
+    }
     loader.trace = [];
     let latest: Record<string, unknown>;
     try {
@@ -216,6 +256,17 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
     } catch (error) {
       if (!(error instanceof MigrationError)) throw error;
       if (error.reason === "no-step") continue; // the compatibility check reports the missing migration, with its fix
+      if (error.reason === "invalid-data") {
+        failures.push({
+          type,
+          pointer: error.pointer,
+          rule: "stored-data",
+          message: `${doc.label} holds invalid stored data, not a migration bug: ${firstLine(error.message)}`,
+          fix: `correct the value at ${error.pointer || "/"}: a nested value must be exactly as its own type stored it at its version, matching that version's frozen schema; the migrations need no change`,
+          ...where,
+        });
+        continue;
+      }
       const failed = error.details.toType !== undefined && error.details.to !== undefined ? { type: error.type, from: error.from, toType: error.details.toType, to: error.details.to } : undefined;
       const step: MigrationStep | undefined = failed ? (loader.trace.findLast((s) => s.type === failed.type && s.from === failed.from) ?? failed) : undefined;
       const cause = error.details.cause instanceof Error ? error.details.cause.message : error.message;
@@ -223,7 +274,9 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
         type,
         pointer: error.pointer,
         rule: "stored-data",
-        message: `${doc.label} (stored at version ${doc.fromVersion}) does not load: ${step ? `migration ${stepText(step)} failed` : "its migrations failed"}: ${firstLine(cause)}`,
+        message: error.details.invalidResult
+          ? `${doc.label} (stored at version ${doc.fromVersion}) does not load: ${firstLine(error.message)}`
+          : `${doc.label} (stored at version ${doc.fromVersion}) does not load: ${step ? `migration ${stepText(step)} failed` : "its migrations failed"}: ${firstLine(cause)}`,
         fix: step
           ? `fix the migration ${stepText(step)}${step.source ? ` (${step.source})` : ""} so it handles this stored value; if no release ever stored a value like it, correct the fixture`
           : `fix the migrations of "${type}" (${error.details.hint ?? error.reason})`,
@@ -369,8 +422,6 @@ export interface StoredDataOptions extends Omit<StoredDataContext, "migrations">
    * (default: 40 per version, seed 1, at most 3 s in all). `count: 0` turns it off.
    */
   sampling?: { count?: number; seed?: number; timeBudgetMs?: number };
-  /** Where messages say the schemas are, when `schemasDir` is a scratch copy of them (default: `schemasDir`). */
-  displaySchemasDir?: string;
 }
 
 export interface StoredDataReport {
@@ -446,7 +497,7 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   }
   const loaded = await loadDeclaredMigrations(options.bindings, { cwd: options.cwd, command: options.command });
   failures.push(...loaded.failures);
-  const context = { ...options, migrations: loaded.migrations };
+  const context = { relative: rel, ...options, migrations: loaded.migrations };
   const fixtureFailures = checkStoredDocuments(documents, context);
   failures.push(...fixtureFailures);
   const samples = sampledOlderVersions(frozen, current, formerOf, options, rel);

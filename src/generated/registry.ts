@@ -7,6 +7,7 @@ import type { Migration, TypeDefinition, Validator } from "../runtime/persistenc
 import { inMemoryChatHistoryMigrations } from "../runtime/agent/providers/in-memory-chat-history.js";
 import { rollingSummaryMigrations } from "../runtime/agent/providers/rolling-summary.js";
 import * as validators from "./validators.js";
+import { storedVersions } from "./stored-versions.js";
 
 export const generatedTypes: readonly TypeDefinition[] = [
   {
@@ -84,6 +85,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateInMemoryChatHistoryState as Validator,
+    storedVersions: storedVersions["InMemoryChatHistoryState"] ?? [],
   },
   {
     $type: "RollingSummaryState",
@@ -165,6 +167,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateRollingSummaryState as Validator,
+    storedVersions: storedVersions["RollingSummaryState"] ?? [],
   },
   {
     $type: "StoredChatHistoryState",
@@ -267,6 +270,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateStoredChatHistoryState as Validator,
+    storedVersions: storedVersions["StoredChatHistoryState"] ?? [],
   },
   {
     $type: "citation",
@@ -321,6 +325,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateCitationAnnotation as Validator,
+    storedVersions: storedVersions["citation"] ?? [],
   },
   {
     $type: "data",
@@ -369,6 +374,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateDataContent as Validator,
+    storedVersions: storedVersions["data"] ?? [],
   },
   {
     $type: "error",
@@ -418,6 +424,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateErrorContent as Validator,
+    storedVersions: storedVersions["error"] ?? [],
   },
   {
     $type: "functionCall",
@@ -472,6 +479,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateFunctionCallContent as Validator,
+    storedVersions: storedVersions["functionCall"] ?? [],
   },
   {
     $type: "functionResult",
@@ -516,6 +524,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateFunctionResultContent as Validator,
+    storedVersions: storedVersions["functionResult"] ?? [],
   },
   {
     $type: "hostedFile",
@@ -565,6 +574,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateHostedFileContent as Validator,
+    storedVersions: storedVersions["hostedFile"] ?? [],
   },
   {
     $type: "reasoning",
@@ -610,6 +620,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateTextReasoningContent as Validator,
+    storedVersions: storedVersions["reasoning"] ?? [],
   },
   {
     $type: "statebag.ForeignState",
@@ -652,6 +663,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateForeignState as Validator,
+    storedVersions: storedVersions["statebag.ForeignState"] ?? [],
   },
   {
     $type: "statebag.GroupChatChannelState",
@@ -691,6 +703,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateGroupChatChannelState as Validator,
+    storedVersions: storedVersions["statebag.GroupChatChannelState"] ?? [],
   },
   {
     $type: "statebag.ToolApprovalState",
@@ -787,6 +800,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateToolApprovalState as Validator,
+    storedVersions: storedVersions["statebag.ToolApprovalState"] ?? [],
   },
   {
     $type: "statebag.WorkflowState",
@@ -849,6 +863,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateWorkflowState as Validator,
+    storedVersions: storedVersions["statebag.WorkflowState"] ?? [],
   },
   {
     $type: "statebag.foreign",
@@ -904,6 +919,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateForeignContent as Validator,
+    storedVersions: storedVersions["statebag.foreign"] ?? [],
   },
   {
     $type: "text",
@@ -947,6 +963,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateTextContent as Validator,
+    storedVersions: storedVersions["text"] ?? [],
   },
   {
     $type: "textSpan",
@@ -982,6 +999,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateTextSpanAnnotatedRegion as Validator,
+    storedVersions: storedVersions["textSpan"] ?? [],
   },
   {
     $type: "toolApprovalRequest",
@@ -1031,6 +1049,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateToolApprovalRequestContent as Validator,
+    storedVersions: storedVersions["toolApprovalRequest"] ?? [],
   },
   {
     $type: "toolApprovalResponse",
@@ -1083,6 +1102,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateToolApprovalResponseContent as Validator,
+    storedVersions: storedVersions["toolApprovalResponse"] ?? [],
   },
   {
     $type: "uri",
@@ -1130,6 +1150,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateUriContent as Validator,
+    storedVersions: storedVersions["uri"] ?? [],
   },
   {
     $type: "usage",
@@ -1197,6 +1218,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "type": "object"
     },
     validate: validators.validateUsageContent as Validator,
+    storedVersions: storedVersions["usage"] ?? [],
   },
 ];
 

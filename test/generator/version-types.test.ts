@@ -94,9 +94,22 @@ describe("checkStoredDocuments (any documents, e.g. sampled ones)", () => {
       { schemasDir, migrations },
     );
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatchObject({ type: "RollingSummaryState", rule: "stored-data", pointer: "/turnCount", step: { type: "RollingSummaryState", from: 1, to: 2 } });
-    expect(failures[0]!.message).toBe('sample #2 of RollingSummaryState v1 (stored at version 1) migrated through "RollingSummaryState" v1 -> v2 does not match "RollingSummaryState" v2 at /turnCount: must be >= 0');
+    // turns: -1 was never a valid v1: the stored data is at fault, not the migration that carried it on.
+    expect(failures[0]).toMatchObject({ type: "RollingSummaryState", rule: "stored-data", pointer: "/turns" });
+    expect(failures[0]!.step).toBeUndefined();
+    expect(failures[0]!.message).toBe(
+      `sample #2 of RollingSummaryState v1 is invalid stored data, not a migration bug: it does not match "RollingSummaryState" v1 (${path.join(schemasDir, "history/ProviderState/RollingSummaryState/v1.schema.json")}) at /turns: must be >= 0`,
+    );
     expect(good.turns).toBe(3); // documents are never modified
+  });
+
+  it("a valid stored value the migration turns invalid is the migration's fault", () => {
+    const losing = [defineMigration({ type: "RollingSummaryState", from: 1, to: 2, up: ({ turns, ...rest }: { turns: number }) => ({ ...rest, turnCount: -turns }) })];
+    const failures = checkStoredDocuments([{ label: "fixture y", document: { $type: "RollingSummaryState", summary: "", recentMessages: [], turns: 3 }, fromVersion: 1 }], { schemasDir, migrations: losing });
+    expect(failures.map((f) => [f.pointer, f.step?.from, f.message])).toEqual([
+      ["/turnCount", 1, 'fixture y (stored at version 1) migrated through "RollingSummaryState" v1 -> v2 does not match "RollingSummaryState" v2 at /turnCount: must be >= 0'],
+    ]);
+    expect(failures[0]!.fix).toContain("defineMigration<RollingSummaryState_v1, RollingSummaryState_v2>");
   });
 
   it("a document filed under another version than it says is reported, not migrated", () => {

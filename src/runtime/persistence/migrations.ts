@@ -90,8 +90,14 @@ export class MigrationError extends StatebagError {
   constructor(
     message: string,
     readonly details: {
-      /** `no-step`: nothing reads this (type, version); `failed`: a step threw; `bad-result`: a step returned a non-object; `loop`/`overshoot`: the chain is inconsistent. */
-      reason: "no-step" | "failed" | "bad-result" | "loop" | "overshoot";
+      /**
+       * `no-step`: nothing reads this (type, version); `failed`: a step threw (or, with `type`/`from`
+       * naming an earlier step, that step returned a value its version's schema rejects and the next
+       * step failed on it); `bad-result`: a step returned a non-object; `invalid-data`: a step failed on a
+       * stored value that does not match its own version's schema (the data is wrong, not the step);
+       * `loop`/`overshoot`: the chain is inconsistent.
+       */
+      reason: "no-step" | "failed" | "bad-result" | "invalid-data" | "loop" | "overshoot";
       type: string;
       from: number;
       to?: number;
@@ -99,6 +105,8 @@ export class MigrationError extends StatebagError {
       pointer: string;
       hint?: string;
       cause?: unknown;
+      /** With `failed` naming an earlier step: where that step's result fails its version's schema. */
+      invalidResult?: StoredProblem;
     },
   ) {
     super("migration", message, { hint: details.hint, cause: details.cause });
@@ -167,6 +175,20 @@ export interface MigrationTargets {
   latestVersion(type: string): number | undefined;
   /** The current `$type` a former name now belongs to, or undefined. */
   renamedTo(formerName: string): string | undefined;
+  /**
+   * Checks a value against the schema it was stored under at (type, version): its problems (empty
+   * when valid), or undefined when that version's schema is not known. Asked before each step.
+   */
+  storedProblems?(type: string, version: number, value: unknown): readonly StoredProblem[] | undefined;
+}
+
+/** Where a value fails its own version's schema. */
+export interface StoredProblem {
+  /** JSON pointer inside the value. */
+  pointer: string;
+  message: string;
+  /** The schema's file (`schemas/history/...`), for messages. */
+  file?: string;
 }
 
 export interface UpgradeResult {
@@ -232,6 +254,8 @@ export class MigrationSet {
     let current: Record<string, unknown> = value;
     let copied = owned;
     let steps = 0;
+    /** The last step that ran (a pure rename is none): blamed when its result fails its version's schema. */
+    let previous: Migration | undefined;
     const seen = new Set<string>();
     for (;;) {
       const latest = targets.latestVersion(type);
@@ -273,6 +297,11 @@ export class MigrationSet {
         }
         throw noStep(startType, startVersion, type, version, latest, pointer);
       }
+      // Checked before `up` runs (it may change its input), used only if the step fails: a value that
+      // does not match its version's schema explains the failure (a frozen schema is the version as
+      // first generated, so a value a later compatible change allowed may not match it: then a
+      // working step keeps it loadable).
+      const invalid = targets.storedProblems?.(type, version, current)?.[0];
       if (!copied) {
         current = copyForMigration(current, type, version, pointer);
         copied = true;
@@ -282,12 +311,14 @@ export class MigrationSet {
       try {
         out = step.up(current, context);
       } catch (cause) {
+        if (invalid) throw invalidInput(invalid, { type, version, step, previous, pointer, what: cause instanceof Error ? cause.message : String(cause), cause });
         throw new MigrationError(
           `migration of "${type}" v${version} -> ${describeTarget(step)} failed at ${pointer || "/"}: ${cause instanceof Error ? cause.message : String(cause)}`,
           { reason: "failed", type, from: version, to: step.to, toType: step.toType, pointer, cause, hint: step.source ? `the migration is defined at ${step.source}` : undefined },
         );
       }
       if (typeof out !== "object" || out === null || Array.isArray(out)) {
+        if (invalid) throw invalidInput(invalid, { type, version, step, previous, pointer, what: `it returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}` });
         throw new MigrationError(
           `migration of "${type}" v${version} -> ${describeTarget(step)} at ${pointer || "/"} returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}, not an object`,
           { reason: "bad-result", type, from: version, to: step.to, toType: step.toType, pointer, hint: "`up` must return the migrated object" },
@@ -300,9 +331,53 @@ export class MigrationSet {
       current = next;
       type = step.toType;
       version = step.to;
+      previous = step;
       steps++;
     }
   }
+}
+
+/**
+ * A step failed on a value that does not match its own version's schema: the stored data is
+ * invalid (no step ran before), or the step before returned it.
+ */
+function invalidInput(
+  problem: StoredProblem,
+  at: { type: string; version: number; step: Migration; previous: Migration | undefined; pointer: string; what: string; cause?: unknown },
+): MigrationError {
+  const { type, version, step, previous, pointer } = at;
+  const inside = pointer + problem.pointer;
+  const schema = problem.file ? ` (${problem.file})` : "";
+  const failed = `migration of "${type}" v${version} -> ${describeTarget(step)} then failed on it: ${at.what}`;
+  if (previous === undefined) {
+    return new MigrationError(
+      `invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${failed}`,
+      {
+        reason: "invalid-data",
+        type,
+        from: version,
+        to: step.to,
+        toType: step.toType,
+        pointer: inside,
+        cause: at.cause,
+        hint: `the stored value is wrong, not the migration: it is not a "${type}" v${version} as that version's code wrote it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
+      },
+    );
+  }
+  return new MigrationError(
+    `migration of "${previous.type}" v${previous.from} -> ${describeTarget(previous)} at ${pointer || "/"} returned a value that does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; the next ${failed}`,
+    {
+      reason: "failed",
+      type: previous.type,
+      from: previous.from,
+      to: previous.to,
+      toType: previous.toType,
+      pointer: inside,
+      cause: at.cause,
+      invalidResult: problem,
+      hint: `fix the migration "${previous.type}" v${previous.from} -> ${describeTarget(previous)}${previous.source ? ` (defined at ${previous.source})` : ""} so it returns a valid v${version}`,
+    },
+  );
 }
 
 /** The private copy a chain works on (so the caller's value is never touched). */

@@ -53,4 +53,20 @@ export interface TypeDefinition {
   source?: string;
   /** Earlier `$type` names of this type (renamed by migrations); reserved forever. */
   formerNames?: readonly string[];
+  /**
+   * Older versions a migration reads, with the schema they were stored under (the frozen one,
+   * family slots opaque). A value is checked against it before a step runs on it, so a failure
+   * names invalid stored data as such instead of blaming the migration.
+   */
+  storedVersions?: readonly StoredVersion[];
+}
+
+/** One older stored version of a type (under its own or a former `$type`). */
+export interface StoredVersion {
+  $type: string;
+  version: number;
+  /** JSON Schema (draft-07) of the value as stored at that version. */
+  schema: Record<string, unknown>;
+  /** Where the schema comes from (`schemas/history/...`), for messages. */
+  file?: string;
 }

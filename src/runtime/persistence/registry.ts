@@ -21,11 +21,11 @@ import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
 import { isDateTime } from "./formats.js";
 import { setOwn } from "../core/json.js";
-import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets } from "./migrations.js";
+import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets, type StoredProblem } from "./migrations.js";
 import { RegistryError } from "./registry-error.js";
 import { opaqueSlot, plainSchema } from "./schema-closing.js";
 import { compileSlotWalk, compileSlots, type SlotNode, type SlotVisitor, type SlotWalk } from "./slot-walk.js";
-import type { FamilySlot, TypeDefinition, Validator } from "./registry-types.js";
+import type { FamilySlot, StoredVersion, TypeDefinition, Validator } from "./registry-types.js";
 import { TYPE_ID_PATTERN } from "../core/tagged.js";
 
 const Ajv = AjvModule.default;
@@ -139,6 +139,8 @@ export class TypeRegistry {
   readonly table = new Map<string, RegistryEntry>();
   /** Former name -> the current `$type` it was renamed to. */
   private readonly formerIndex = new Map<string, string>();
+  /** `"<$type>\u0000<version>"` -> an older stored version's schema (`TypeDefinition.storedVersions`). */
+  private readonly storedIndex = new Map<string, StoredVersion>();
   private readonly migrationSet = new MigrationSet();
   private readonly formats: Record<string, Format>;
   private ajvInstance: AjvInstance | undefined;
@@ -151,9 +153,14 @@ export class TypeRegistry {
     this.formats = { "date-time": isDateTime, ...options.formats };
     const table = this.table;
     const formerIndex = this.formerIndex;
+    const storedIndex = this.storedIndex;
     this.targets = {
       latestVersion: (type) => table.get(type)?.def.version,
       renamedTo: (name) => formerIndex.get(name),
+      storedProblems: (type, version, value) => {
+        const stored = storedIndex.get(`${type}\u0000${version}`);
+        return stored && this.storedProblems(stored, value);
+      },
     };
     for (const def of options.types ?? []) this.add(def, this.label);
     for (const m of options.migrations ?? []) this.addMigration(m);
@@ -257,6 +264,7 @@ export class TypeRegistry {
       }
     }
     for (const former of def.formerNames ?? []) this.formerIndex.set(former, def.$type);
+    for (const stored of def.storedVersions ?? []) this.storedIndex.set(`${stored.$type}\u0000${stored.version}`, stored);
     this.table.set(def.$type, { def, origin, slotTree, slotWalk: slotWalk !== undefined ? slotWalk : slotTree === null ? null : compileSlotWalk(slotTree, def.$type) });
   }
 
@@ -352,6 +360,24 @@ export class TypeRegistry {
     return v;
   }
 
+  /**
+   * Where `value` fails the schema it was stored under (empty when it matches). Compiled on first
+   * use: only values that need migrating get here. A schema that does not compile checks nothing.
+   */
+  private storedProblems(stored: StoredVersion, value: unknown): StoredProblem[] {
+    let validate = storedValidators.get(stored);
+    if (validate === undefined) {
+      try {
+        validate = this.reportAjv().compile(stored.schema) as Validator;
+      } catch {
+        validate = null;
+      }
+      storedValidators.set(stored, validate);
+    }
+    if (validate === null || validate(value)) return [];
+    return (validate.errors ?? []).map((e) => ({ ...describeAjvError(e), ...(stored.file !== undefined ? { file: stored.file } : {}) }));
+  }
+
   private reportAjvInstance: AjvInstance | undefined;
   private reportAjv(): AjvInstance {
     // Lenient: the schema was already checked strictly where it was compiled first.
@@ -429,6 +455,17 @@ export class TypeRegistry {
   upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = "", options?: { owned?: boolean }): T {
     return this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets, options?.owned === true).value as T;
   }
+}
+
+/** Per stored version: its compiled schema (null: it did not compile). */
+const storedValidators = new WeakMap<StoredVersion, Validator | null>();
+
+/** An ajv error as a pointer into the value and a sentence. */
+function describeAjvError(e: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }): { pointer: string; message: string } {
+  const child = (name: unknown) => `${e.instancePath}/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+  if (e.keyword === "required") return { pointer: child(e.params.missingProperty), message: `missing required property "${String(e.params.missingProperty)}"` };
+  if (e.keyword === "additionalProperties") return { pointer: child(e.params.additionalProperty), message: `unexpected property "${String(e.params.additionalProperty)}"` };
+  return { pointer: e.instancePath, message: e.message ?? `fails "${e.keyword}"` };
 }
 
 /** Definitions whose own validator already reports all errors (runtime registrations). */
