@@ -1,12 +1,12 @@
 /**
- * The few parts of the `ioredis` API the Redis store uses, as structural types. statebag's public
- * declarations must not name `ioredis` (an optional dependency): an app without it that compiles
- * with `skipLibCheck: false` would otherwise fail on statebag's own .d.ts files. ioredis's
- * `Redis` and `Cluster` satisfy these shapes; the driver is loaded at run time (drivers.ts).
+ * The few parts of the Redis driver's API the Redis store uses, as structural types. statebag's
+ * public declarations must not name the driver package (an optional dependency): an app without
+ * it that compiles with `skipLibCheck: false` would otherwise fail on statebag's own .d.ts files.
+ * The driver's `Redis` and `Cluster` classes satisfy these shapes; it is loaded at run time (drivers.ts).
  */
 
 /**
- * Extra ioredis connection options, passed through unchanged (see ioredis's `RedisOptions`). The
+ * Extra Redis driver connection options, passed through unchanged (the driver's `RedisOptions`). The
  * names statebag reads itself are typed; anything else is the driver's business.
  */
 export interface RedisDriverOptions {
@@ -17,7 +17,7 @@ export interface RedisDriverOptions {
   [option: string]: unknown;
 }
 
-/** Extra ioredis Cluster options, passed through unchanged (see ioredis's `ClusterOptions`). */
+/** Extra Redis Cluster driver options, passed through unchanged (the driver's `ClusterOptions`). */
 export interface RedisClusterDriverOptions {
   [option: string]: unknown;
 }

@@ -1,8 +1,8 @@
 /**
- * Redis store URLs: every part is checked before anything connects. ioredis itself reads a
+ * Redis store URLs: every part is checked before anything connects. the driver itself reads a
  * database path with parseInt (`/1.5` is db 1, `/abc` an uncaught error) and reports a failed
  * SELECT only as an event while commands go to db 0; so statebag takes the database and its own
- * connection options out of the URL and hands ioredis a URL with neither.
+ * connection options out of the URL and hands the driver a URL with neither.
  */
 import { ConfigurationError } from "../core/errors.js";
 import { quoted } from "../core/json.js";
@@ -75,9 +75,9 @@ export function parseRedisStoreUrl(url: string): { url: string; params: Record<s
   return { url: plain, params, cluster: nodes };
 }
 
-/** What the store connects with: the URL for ioredis (no database, no statebag options) and the rest, checked. @internal */
+/** What the store connects with: the URL for the driver (no database, no statebag options) and the rest, checked. @internal */
 export interface RedisConnection {
-  /** `redis(s)://[user:password@]host:port[?family=..]`: what ioredis is given. */
+  /** `redis(s)://[user:password@]host:port[?family=..]`: what the driver is given. */
   url: string;
   /** The database to SELECT after connecting (0: none). */
   db: number;

@@ -117,9 +117,9 @@ export interface RedisStoreOptions {
   connectRetries?: number;
   /** Per-command timeout (default 10000 ms). */
   commandTimeoutMs?: number;
-  /** Extra ioredis options (merged last; on a cluster, into every node's options). */
+  /** Extra Redis driver options (merged last; on a cluster, into every node's options). */
   redisOptions?: RedisDriverOptions;
-  /** Extra ioredis Cluster options (merged last). */
+  /** Extra Redis Cluster driver options (merged last). */
   clusterOptions?: RedisClusterDriverOptions;
   /** The URL to show in errors (default: `url`, password redacted). */
   displayUrl?: string;
@@ -359,7 +359,7 @@ interface Scripts {
   sbDelete(...args: (string | number)[]): Promise<Reply>;
   sbScan(...args: (string | number)[]): Promise<string[]>;
   sbPurge(...args: (string | number)[]): Promise<number>;
-  /** Arrays among the arguments are flattened by ioredis (a long list is passed as one array, never spread). */
+  /** Arrays among the arguments are flattened by the driver (a long list is passed as one array, never spread). */
   sbAppend(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbRead(...args: (string | number)[]): Promise<[number, string[]]>;
   sbReplace(...args: (string | number | readonly string[])[]): Promise<Reply>;
@@ -410,7 +410,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly options: RedisStoreOptions;
   private client_: ScriptedClient | undefined;
   private connecting: Promise<void> | undefined;
-  /** The URL's parts, checked: what ioredis gets, the database, host:port. */
+  /** The URL's parts, checked: what the driver gets, the database, host:port. */
   private readonly connection: RedisConnection;
   private readonly connectTimeoutMs: number;
   private readonly connectRetries: number;
@@ -517,7 +517,7 @@ export class RedisSessionStore implements SessionStore {
     return this.client_;
   }
 
-  /** An ioredis Cluster with the same no-retry policy, nodes logging in as `url` says. */
+  /** A driver Cluster client with the same no-retry policy, nodes logging in as `url` says. */
   private newCluster(nodeOptions: RedisDriverOptions): RedisClusterLike {
     const seed = new URL(this.connection.url);
     const nodes = Array.isArray(this.options.cluster) ? [...this.options.cluster] : [{ host: seed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(seed.port || 6379) }];
@@ -614,7 +614,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * One connection attempt, bounded by `connectTimeoutMs` as a whole: ioredis's own timeout ends at
+   * One connection attempt, bounded by `connectTimeoutMs` as a whole: the driver's own timeout ends at
    * the TCP handshake, so a server that accepts connections but never answers (a proxy whose
    * backend is gone, another service on the port) would otherwise hold the call forever.
    */
