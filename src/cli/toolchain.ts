@@ -73,14 +73,22 @@ export const toolchainResolution: {
   },
 };
 
-/** The kit's entry for `subpath`, from the project directory first, then from next to statebag. */
-function findKit(subpath: "" | "/compat", projectDir: string): string | undefined {
+/** The kit's entry for `subpath` and its version, from the project directory first, then from next to statebag. */
+function findKit(subpath: "" | "/compat", projectDir: string): { entry: string; version: string | undefined } | undefined {
   for (const from of [projectDir, fileURLToPath(new URL(".", import.meta.url))]) {
+    let entry: string;
     try {
-      return toolchainResolution.resolve(`${KIT}${subpath}`, from);
+      entry = toolchainResolution.resolve(`${KIT}${subpath}`, from);
     } catch {
-      // not installed there
+      continue; // not installed there
     }
+    let version: string | undefined;
+    try {
+      version = (JSON.parse(readFileSync(toolchainResolution.resolve(`${KIT}/package.json`, from), "utf8")) as { version?: string }).version;
+    } catch {
+      version = undefined;
+    }
+    return { entry, version };
   }
   return undefined;
 }
@@ -90,7 +98,13 @@ type CompatModule = typeof import("../../generator/compat/index.js");
 
 async function load<T>(command: string, subpath: "" | "/compat", projectDir: string, fromSources: () => Promise<T>): Promise<T> {
   const kit = findKit(subpath, projectDir);
-  if (kit !== undefined) return (await import(pathToFileURL(kit).href)) as T;
+  if (kit !== undefined) {
+    // The kit is released with statebag and uses its internals (statebag/internal/toolchain): another
+    // release of either may not fit, so a mismatch stops here, not somewhere inside the generator.
+    const wanted = statebagVersion();
+    if (kit.version !== wanted) throw new ToolchainMissingError([`${KIT}@${wanted}`], command, installCommand(), `${KIT}@${kit.version ?? "unknown"}`);
+    return (await import(pathToFileURL(kit.entry).href)) as T;
+  }
   if (toolchainResolution.sourceEntry(subpath === "" ? "index" : "compat/index") !== undefined) return fromSources();
   throw new ToolchainMissingError([KIT], command, installCommand());
 }

@@ -26,14 +26,14 @@ const work = mkdtempSync(join(tmpdir(), "statebag-toolchain-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** A project with a stand-in statebag-kit in its node_modules, whose modules say where they came from. */
-function projectWithKit(name: string): string {
+function projectWithKit(name: string, version = statebagVersion()): string {
   const project = join(work, name);
   const kit = join(project, "node_modules/statebag-kit");
   mkdirSync(kit, { recursive: true });
   writeFileSync(join(project, "package.json"), JSON.stringify({ name, type: "module" }));
   writeFileSync(
     join(kit, "package.json"),
-    JSON.stringify({ name: "statebag-kit", version: "0.0.0-test", type: "module", exports: { ".": { default: "./index.js" }, "./compat": { default: "./compat.js" } } }),
+    JSON.stringify({ name: "statebag-kit", version, type: "module", exports: { ".": { default: "./index.js" }, "./compat": { default: "./compat.js" }, "./package.json": "./package.json" } }),
   );
   writeFileSync(join(kit, "index.js"), `export const from = ${JSON.stringify(name)}; export const generate = () => "kit";\n`);
   writeFileSync(join(kit, "compat.js"), `export const from = ${JSON.stringify(name)}; export const runDiff = () => "kit";\n`);
@@ -52,6 +52,15 @@ describe("the generator toolchain is the statebag-kit dev package", () => {
     expect(generator.from).toBe("with-kit");
     const compat = (await loadCompat(join(project, "node_modules"))) as unknown as { from: string }; // found from a subfolder too
     expect(compat.from).toBe("with-kit");
+  });
+
+  it("a kit of another release than statebag's is a ToolchainMissingError naming both, before any of it loads", async () => {
+    const project = projectWithKit("old-kit", "0.0.1");
+    const error = (await loadGenerator(project).catch((e: unknown) => e)) as ToolchainMissingError;
+    expect(error).toBeInstanceOf(ToolchainMissingError);
+    expect(error.message.split("\n")[0]).toBe(`statebag gen needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`);
+    expect(error.installCommand).toBe(`npm i -D statebag-kit@${statebagVersion()}`);
+    await expect(loadCompat(project)).rejects.toThrow(`statebag diff needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`);
   });
 
   it("without the kit: a ToolchainMissingError naming the one install command, pinned to statebag's version, and no compiler", async () => {
