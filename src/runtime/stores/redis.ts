@@ -35,7 +35,7 @@
  * TRYAGAIN, CLUSTERDOWN) are followed as usual; a node that is down fails the calls for its slots
  * with `StoreUnavailableError`, the other nodes keep serving.
  */
-import { ConfigurationError } from "../core/errors.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
 import { quoted, shownText } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
@@ -379,10 +379,12 @@ const NETWORK_MESSAGES =
 /** The URL names the wrong kind of server: a standalone client's command hit a cluster node, or a cluster client a standalone server. */
 const WRONG_KIND = { standalone: /^(MOVED|ASK) \d+ |^CROSSSLOT\b/, cluster: /cluster support disabled/ };
 
-/** Why connecting failed: the last error, after how many attempts. */
-interface ConnectFailure {
-  error: unknown;
-  attempts: number;
+/** Why connecting failed: the last error, after how many attempts (turned into a typed error by `connect`). */
+class ConnectFailure {
+  constructor(
+    readonly error: unknown,
+    readonly attempts: number,
+  ) {}
 }
 
 function isAuthFailure(error: unknown): boolean {
@@ -469,7 +471,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private get client(): ScriptedClient {
-    if (this.closed) throw new Error(`the Redis store at ${this.url} was closed`);
+    if (this.closed) throw new StatebagError("store-closed", `the Redis store at ${this.url} was closed`, { hint: "open a new store with openStore()" });
     if (!this.client_) {
       const { db: _db, ...extra } = this.options.redisOptions ?? {};
       const nodeOptions: RedisDriverOptions = {
@@ -558,8 +560,8 @@ export class RedisSessionStore implements SessionStore {
     try {
       await this.connecting;
     } catch (failure) {
-      if (failure instanceof ConfigurationError) throw failure;
-      const { error, attempts } = failure as ConnectFailure;
+      if (!(failure instanceof ConnectFailure)) throw failure;
+      const { error, attempts } = failure;
       // A cluster client that could not learn the slots keeps the node's answer in lastNodeError.
       const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
       for (const e of [error, nodeError]) if (this.isWrongKind(e)) throw this.wrongKind(e as Error);
@@ -603,7 +605,7 @@ export class RedisSessionStore implements SessionStore {
       } catch (error) {
         const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
         const final = attempt >= attempts || this.isWrongKind(error) || this.isWrongKind(nodeError) || isAuthFailure(error) || isAuthFailure(nodeError);
-        if (final) throw { error, attempts: attempt } satisfies ConnectFailure;
+        if (final) throw new ConnectFailure(error, attempt);
         // A client left half-open is closed first; a refused one is already "end" (and disconnect()
         // would mark it closed by us, so ioredis would not report the next attempt's error).
         if (this.client_ === client && client.status !== "end" && client.status !== "wait") client.disconnect();
@@ -679,7 +681,18 @@ export class RedisSessionStore implements SessionStore {
       try {
         await client.select(db);
       } catch (error) {
-        if (isUnavailable(error)) throw { error, attempts: 1 } satisfies ConnectFailure;
+        if (isUnavailable(error)) throw new ConnectFailure(error, 1);
+        if (error instanceof Error && /cluster mode/i.test(error.message)) {
+          this.discard(client);
+          throw this.wrongKind(error);
+        }
+        if (!(error instanceof Error && /invalid DB index|out of range/i.test(error.message))) {
+          this.discard(client);
+          throw new ConfigurationError(
+            `the Redis server at ${this.address} refused SELECT ${db} (store URL ${quoted(this.url, 200)}): ${shownText(String((error as Error)?.message ?? error).split("\n")[0], 200)}; nothing was read or written`,
+            "check that the store's Redis user may use that database (ACL: the select command)",
+          );
+        }
         const limit = await client.config("GET", "databases").then(
           (reply) => (Array.isArray(reply) && /^\d+$/.test(String(reply[1])) ? Number(reply[1]) : undefined),
           () => undefined,
