@@ -115,6 +115,11 @@ export interface CompatResult {
   loaded: string[];
   /** True when a finding stopped `gen` from writing anything. */
   blocked: boolean;
+  /**
+   * True when a finding would stop `gen` from writing anything (with `check` too): then "run the
+   * generator" is no fix for stale output, the findings' own fixes are.
+   */
+  wouldBlock: boolean;
 }
 
 export interface GeneratedFile {
@@ -333,7 +338,7 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     }
     let result: CompatResult | undefined;
     if (verdict) {
-      result = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false };
+      result = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false, wouldBlock: false };
     } else if (compat) {
       // Fixtures written by this run are no longer missing (the stored-data check reports them as unedited).
       const fixtureDir = (type: string) => `${toCwd(path.join(cfg.fixturesDir, type))}/`;
@@ -342,7 +347,8 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
       // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
       const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
       const unnamed = cfg.check ? unrecordedNames(cfg, versionTypes.unrecorded) : [];
-      result = { ...compat.result, failures: sortFailures([...kept, ...stored.failures, ...unnamed]), loaded: stored.loaded };
+      const failures = sortFailures([...kept, ...stored.failures, ...unnamed]);
+      result = { ...compat.result, failures, loaded: stored.loaded, wouldBlock: failures.some(isBlocking) };
       // Recorded nothing and found nothing: the same in `--check` (which fails where this records).
       const clean = result.failures.length === 0 && result.recorded.length === 0 && result.retired.length === 0 && recorded.length === 0 && named.length === 0;
       if (verdictKey !== undefined && !cfg.check && clean) writeCompatVerdict(cfg.root, { key: verdictKey, compared: result.compared, loaded: result.loaded });
@@ -484,7 +490,7 @@ async function runCompat(
     // Refused: leave out what only recording would fix (it was not recorded).
     const shown = blocked ? failures.filter((f) => isBlocking(f) || !["frozen-unlocked", "unrecorded-rename"].includes(f.rule)) : failures;
     return {
-      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked },
+      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked, wouldBlock: failures.some(isBlocking) },
       blocked,
       schemasDir: overlay,
       // What the check recorded in the overlay (the frozen lock, retired names) goes to the real directory.
@@ -857,7 +863,10 @@ export function formatResult(result: GenerateResult, check: boolean): string[] {
       ...result.stale.map((f) => `stale: ${f}`),
       ...result.missing.map((f) => `missing: ${f}`),
       ...result.extra.map((f) => `extra: ${f}`),
-      "generated files are out of date; run the generator.",
+      // Running gen would refuse while a finding stored data would not survive stands: say that, not "run the generator".
+      result.compat?.wouldBlock
+        ? "generated files are out of date, and gen writes nothing until the problems below are fixed (see each fix)."
+        : "generated files are out of date; run the generator.",
       ...compat,
     ];
   }

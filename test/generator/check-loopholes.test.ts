@@ -6,8 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { generate } from "../../generator/index.js";
-import { removeTempProjects, runtimeSources, tempProject, writeFile } from "./helpers.js";
+import { formatResult, generate } from "../../generator/index.js";
+import { cli, tempDir } from "../cli/helpers.js";
+import { REPO, removeTempProjects, runtimeSources, tempProject, writeFile } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
@@ -96,4 +97,44 @@ describe("gen --check loopholes", () => {
       `"acme.NotesState" version 1 is still referred to (migration "acme.NotesState" v1 -> v2 (src/notes.ts:8)), but its frozen schema ${gone} is gone and schemas/history/frozen.lock.json does not list it: stored sessions of that version would no longer be checked`,
     ]);
   }, 90_000);
+});
+
+describe("gen --check never sends users to a gen that refuses", () => {
+  it("stale output caused by a breaking change says to fix the change first, not to run the generator", async () => {
+    const root = tempProject({ ...RUNTIME, "src/notes.ts": NOTES_V1 }, { runtime: false });
+    writeFile(root, "test/fixtures/acme.NotesState/v1.json", JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }));
+    await gen(root);
+    writeFile(root, "src/notes.ts", NOTES_V1.replace("notes: string[];", "notes: { text: string }[];"));
+    const check = await gen(root, { check: true });
+    const lines = formatResult(check, true);
+    expect(lines).not.toContain("generated files are out of date; run the generator.");
+    expect(lines).toContain("generated files are out of date, and gen writes nothing until the problems below are fixed (see each fix).");
+    expect((await gen(root)).compat!.blocked).toBe(true); // what running gen would do
+  }, 60_000);
+});
+
+describe("statebag gen --check (the CLI) on stale output gen would refuse to write", () => {
+  it("names the compatibility fixes first, not only `run npx statebag gen`", async () => {
+    const tmp = tempDir("statebag-gen-refuses-");
+    try {
+      tmp.file("package.json", { name: "acme-app", type: "module" });
+      tmp.file("statebag.config.json", {});
+      tmp.file("tsconfig.json", {
+        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, types: [], paths: { statebag: [path.join(REPO, "src/index.ts")] } },
+        include: ["src"],
+      });
+      for (const dir of ["src", "test/fixtures/acme.NotesState"]) fs.mkdirSync(path.join(tmp.dir, dir), { recursive: true });
+      const notes = (field: string) => `import type { ProviderState } from "statebag";\n\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  ${field}\n}\n`;
+      tmp.file("src/notes.ts", notes("notes: string[];"));
+      tmp.file("test/fixtures/acme.NotesState/v1.json", { $type: "acme.NotesState", notes: ["buy oat milk"] });
+      expect((await cli(["gen"], { cwd: tmp.dir })).code).toBe(0);
+      tmp.file("src/notes.ts", notes("notes: number[];"));
+      const check = await cli(["gen", "--check"], { cwd: tmp.dir });
+      expect(check.code).toBe(1);
+      expect(check.stderr).toContain("fix:   fix the compatibility problems below first (until then npx statebag gen writes nothing), then run npx statebag gen");
+      expect(check.stderr).not.toContain("run npx statebag gen and commit the result");
+    } finally {
+      tmp.cleanup();
+    }
+  }, 120_000);
 });

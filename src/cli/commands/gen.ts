@@ -116,6 +116,8 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     for (const f of result.missing) out.line(`${c.yellow("missing")} ${f}`);
     for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
     if (upToDate) out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
+    // While a finding below stands, gen writes nothing: its fix comes first.
+    else if (result.compat?.wouldBlock) out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   fix the compatibility problems below first (until then ${regenerate} writes nothing), then run ${regenerate}`);
     else out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
   } else if (result.compat?.blocked) {
     // gen is atomic on a change stored data would not survive: nothing was written, so no success line.
