@@ -129,8 +129,8 @@ export class StoreAuthenticationError extends StatebagError {
 }
 
 /**
- * A Redis key under this store's prefix holds data of another shape: another store's prefix
- * overlaps this one (one is the start of the other), or another program writes there.
+ * A Redis key where this store keeps its data holds something it did not write: another program
+ * writes there, or (keys of earlier releases) a store of the older layout encloses this prefix.
  */
 export class StoreKeyConflictError extends StatebagError {
   constructor(
@@ -139,7 +139,7 @@ export class StoreKeyConflictError extends StatebagError {
     detail: string,
   ) {
     super("store-key-conflict", `the Redis store at ${url} (prefix "${prefix}") found a key it did not write: ${detail}`, {
-      hint: 'give every store its own key prefix, none of which starts with another (for example "app1:" and "app2:", not "app:" and "app:s:")',
+      hint: "give every store its own key prefix, and let no other program write keys under it; the message says which key and what to do",
     });
   }
 }
