@@ -7,37 +7,24 @@
  * Runs on the same session object are serialized, so concurrent callers never interleave state.
  */
 import { randomUUID } from "node:crypto";
-import { responseFromUpdates, type ChatClient, type ChatOptions, type ChatResponse, type ChatResponseUpdate } from "./chat-client.js";
+import type { ChatClient, ChatResponseUpdate } from "./chat-client.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
-import { quoted } from "../core/json.js";
-import { messageText, userMessage, type ChatMessage, type FunctionCallContent, type ToolApprovalRequestContent, type UsageDetails } from "../core/messages.js";
-import {
-  approvalRequestFor,
-  closeRound,
-  extractAnswers,
-  forModel,
-  pendingToolApprovals,
-  recordAnswers,
-  requiresApproval,
-  runTool,
-  settleRound,
-  TOOL_APPROVALS_KEY,
-  ToolApprovalError,
-  toolApprovalState,
-  unanswered,
-  withApprovalRequests,
-  type PendingToolCall,
-  type ToolApprovalAnswer,
-} from "./approvals.js";
+import { userMessage, type ChatMessage, type ToolApprovalRequestContent, type UsageDetails } from "../core/messages.js";
+import { extractAnswers, pendingToolApprovals, TOOL_APPROVALS_KEY, type ToolApprovalAnswer } from "./approvals.js";
 import { runMiddleware, type Middleware } from "./middleware.js";
-import { AIContextProvider, type AIContext } from "./providers/context-provider.js";
-import { ChatHistoryProvider } from "./providers/chat-history-provider.js";
+import type { AIContextProvider } from "./providers/context-provider.js";
+import type { ChatHistoryProvider } from "./providers/chat-history-provider.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
-import type { ProviderContext, SessionStateProvider } from "./providers/provider.js";
+import type { SessionStateProvider } from "./providers/provider.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind } from "../core/session.js";
-import { OwnedStateAccess, StagedState } from "../core/state-bag.js";
+import { StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";
+import { closeAnsweredRound, takeApprovalAnswers } from "./run/approval-round.js";
+import { commitAnswersOnly, commitRun } from "./run/commit.js";
+import { firstRequest, prepareRequest } from "./run/prepare.js";
+import type { RunScope, StreamHooks } from "./run/scope.js";
+import { runToolRounds } from "./run/tool-round.js";
 
 export interface ChatClientAgentOptions {
   client: ChatClient;
@@ -109,12 +96,6 @@ export interface RunContext {
 export type RunMiddleware = Middleware<RunContext, AgentResponse>;
 
 type Constructor<T> = abstract new (...args: never[]) => T;
-
-/** How a streaming run hands out updates and learns when it may commit. */
-interface StreamHooks {
-  onUpdate: (update: ChatResponseUpdate) => void;
-  beforeCommit: () => Promise<void>;
-}
 
 /** Serializes runs per session object: a chain of promises keyed weakly by the session. */
 const sessionLocks = new WeakMap<AgentSession, Promise<void>>();
@@ -279,242 +260,21 @@ export class ChatClientAgent {
     return kind;
   }
 
-  private providerContext(session: AgentSession, staged: StagedState, key: string, requestMessages: readonly ChatMessage[], operationId: string, signal?: AbortSignal): ProviderContext {
-    return { session, state: new OwnedStateAccess(staged, key), requestMessages, operationId, signal };
-  }
-
-  /** The run itself: everything is staged, then committed in one step at the end. */
+  /**
+   * The run itself, streaming or not: every step writes to staged state, and only the commit step
+   * changes the session (see run/).
+   */
   private async execute(session: AgentSession, rawInput: ChatMessage[], options: RunOptions, stream?: StreamHooks): Promise<AgentResponse> {
-    const onUpdate = stream?.onUpdate;
     const declaredKind = this.checkKind(session);
-    const staged = new StagedState(session.stateBag);
-    const operationId = randomUUID();
-    const signal = options.signal;
     const { messages: input, answers } = extractAnswers(rawInput);
     for (const answer of options.approvals ?? []) answers.push(answer); // no push(...list): a long list overflows the stack
+    const scope: RunScope = { agent: this, session, declaredKind, input, staged: new StagedState(session.stateBag), operationId: randomUUID(), signal: options.signal, stream };
 
-    // Answers first: refused answers (unknown, answered before) fail the run before anything runs.
-    let approvals = toolApprovalState.read(staged);
-    if (answers.length) {
-      approvals = recordAnswers(approvals, answers);
-      toolApprovalState.write(staged, approvals);
-    }
-    const waiting = unanswered(approvals);
-    if (waiting.length) {
-      if (answers.length === 0) {
-        throw new ToolApprovalError(
-          "tool-approval-pending",
-          `session ${quoted(session.id)} is waiting for answers to tool approval requests ${waiting.map((r) => quoted(r.requestId)).join(", ")}`,
-          "answer them first: agent.run(input, session, { approvals: [approveToolCall(id)] }) (or rejectToolCall(id, reason))",
-          waiting[0].requestId,
-        );
-      }
-      // Some answered, some not: keep the answers, run nothing until the round is complete.
-      await stream?.beforeCommit();
-      signal?.throwIfAborted();
-      staged.commitTo(session.stateBag);
-      const partial: AgentResponse = { sessionId: session.id, messages: [], text: "", pendingApprovals: structuredClone(waiting) };
-      if (session.conversationId !== undefined) partial.conversationId = session.conversationId;
-      return partial;
-    }
-
-    const ctx = (key: string) => this.providerContext(session, staged, key, input, operationId, signal);
-    // Hosted sessions' history lives at the service; the history provider is not consulted.
-    const history = declaredKind === "hosted" ? [] : await this.history.getMessages(ctx(this.history.key));
-
-    const contexts: AIContext[] = [];
-    for (const provider of this.contextProviders) {
-      const added = await provider.invoking(ctx(provider.key));
-      if (added) contexts.push(added);
-    }
-    const instructions = [this.instructions, options.instructions, ...contexts.map((c) => c.instructions)].filter(Boolean).join("\n\n");
-    const tools = [...this.tools, ...contexts.flatMap((c) => c.tools ?? [])];
-    const contextMessages = contexts.flatMap((c) => c.messages ?? []);
-
-    // A complete round: every call gets its result now (calls that already have one are not run again).
-    let resumed: ChatMessage[] = [];
-    let resumedResults: ChatMessage | undefined;
-    if (approvals && approvals.pending.length) {
-      const settled = await settleRound(approvals, tools, { sessionId: session.id, signal, claimTimeoutMs: this.toolClaimTimeoutMs });
-      const closed = closeRound(settled);
-      toolApprovalState.write(staged, closed.state);
-      resumed = closed.messages;
-      resumedResults = closed.results;
-      onUpdate?.({ role: closed.results.role, contents: closed.results.contents });
-    }
-
-
-    const chatOptions: ChatOptions = { signal, sessionId: session.id };
-    if (instructions) chatOptions.instructions = instructions;
-    if (tools.length) chatOptions.tools = tools;
-    if (declaredKind === "hosted") {
-      chatOptions.store = true;
-      if (session.conversationId !== undefined) chatOptions.conversationId = session.conversationId;
-    } else if (declaredKind === "local" || !this.client.metadata.supportsServiceStorage) {
-      chatOptions.store = false;
-    }
-
-    // Hosted: the service holds the calls already, so it gets the results and the new input only.
-    let outgoing: ChatMessage[] = forModel([...history, ...contextMessages, ...resumed, ...input]);
-    const produced: ChatMessage[] = [];
-    let pendingApprovals: ToolApprovalRequestContent[] | undefined;
-    let conversationId = session.conversationId;
-    let usage: UsageDetails | undefined;
-    for (let round = 0; ; round++) {
-      const response = await this.callModel(outgoing, chatOptions, onUpdate);
-      if (response.usage) usage = addUsage(usage, response.usage);
-      const hosted = declaredKind === "hosted" || (declaredKind === undefined && response.conversationId !== undefined);
-      if (hosted && response.conversationId !== undefined) conversationId = response.conversationId;
-      const calls = pendingCalls(response.messages, tools);
-      const planned = await this.planRound(calls, tools, session.id, signal);
-      if (planned.some((p) => p.request)) {
-        // Stop before running anything: the round waits in the session for the application's answers.
-        for (const message of withApprovalRequests(response.messages, planned)) produced.push(message);
-        toolApprovalState.write(staged, { ...toolApprovalState.readOrInit(staged), pending: planned });
-        pendingApprovals = planned.flatMap((p) => (p.request ? [structuredClone(p.request)] : []));
-        onUpdate?.({ role: "assistant", contents: structuredClone(pendingApprovals) });
-        break;
-      }
-      for (const message of response.messages) produced.push(message);
-      if (calls.length === 0) break;
-      if (round + 1 >= this.maxToolRounds) {
-        // Answer every call anyway: a call without a result would break the next model request.
-        const notRun: ChatMessage = {
-          role: "tool",
-          contents: calls.map((call) => ({ $type: "functionResult", callId: call.callId, result: { error: `not run: this run reached maxToolRounds (${this.maxToolRounds})` } })),
-        };
-        produced.push(notRun);
-        onUpdate?.({ role: notRun.role, contents: notRun.contents });
-        break;
-      }
-      const results = await this.invokeTools(calls, tools, session.id, signal);
-      produced.push(results);
-      onUpdate?.({ role: results.role, contents: results.contents });
-      if (hosted) {
-        // The service already holds everything before the results.
-        outgoing = [results];
-        chatOptions.conversationId = conversationId;
-        chatOptions.store = true;
-      } else {
-        outgoing = [...outgoing, ...response.messages, results];
-      }
-    }
-    if (resumedResults) produced.unshift(resumedResults);
-
-    const kind: SessionKind = declaredKind ?? (conversationId !== undefined ? "hosted" : "local");
-    for (const provider of this.contextProviders) await provider.invoked({ ...ctx(provider.key), responseMessages: produced });
-    // A copy: the caller keeps its input and the response's messages; editing them later must not change stored history.
-    // The closed round (answers, then results) precedes the input, as the model saw it.
-    const recorded = resumedResults ? [...resumed, ...input, ...produced.slice(1)] : [...input, ...produced];
-    if (kind === "local") await this.history.addMessages(ctx(this.history.key), structuredClone(recorded));
-    await stream?.beforeCommit();
-    signal?.throwIfAborted();
-    // Last step that may fail: a history kept outside the session is written only for a run that commits.
-    if (kind === "local") await this.history.committing(ctx(this.history.key));
-
-    // Commit: the only place the session changes.
-    staged.commitTo(session.stateBag);
-    session.kind = kind;
-    if (kind === "hosted" && conversationId !== undefined) session.conversationId = conversationId;
-
-    const lastAssistant = [...produced].reverse().find((m) => m.role === "assistant");
-    const result: AgentResponse = { sessionId: session.id, messages: produced, text: lastAssistant ? messageText(lastAssistant) : "" };
-    if (session.conversationId !== undefined) result.conversationId = session.conversationId;
-    if (usage) result.usage = usage;
-    if (pendingApprovals) result.pendingApprovals = pendingApprovals;
-    return result;
+    const { approvals, waiting } = takeApprovalAnswers(scope, answers);
+    if (waiting.length) return commitAnswersOnly(scope, waiting);
+    const prepared = await prepareRequest(scope, options.instructions);
+    const closed = await closeAnsweredRound(scope, approvals, prepared.tools);
+    const outcome = await runToolRounds(scope, prepared, firstRequest(prepared, closed, input), this.maxToolRounds);
+    return commitRun(scope, closed, outcome);
   }
-
-  /** Which of a turn's calls need approval; `request` is set on those (nothing runs here). */
-  private async planRound(calls: FunctionCallContent[], tools: readonly AITool[], sessionId: string, signal?: AbortSignal): Promise<PendingToolCall[]> {
-    const planned: PendingToolCall[] = [];
-    for (const call of calls) {
-      const tool = tools.find((t) => t.name === call.name)!;
-      const entry: PendingToolCall = { call: structuredClone(call) };
-      if (await requiresApproval(tool, call, { sessionId, callId: call.callId, signal })) entry.request = approvalRequestFor(call, `approval_${randomUUID()}`);
-      planned.push(entry);
-    }
-    return planned;
-  }
-
-  private async callModel(messages: ChatMessage[], options: ChatOptions, onUpdate?: (update: ChatResponseUpdate) => void): Promise<ChatResponse> {
-    if (!onUpdate) return this.client.getResponse(messages, options);
-    const updates: ChatResponseUpdate[] = [];
-    for await (const update of abortable(this.client.getStreamingResponse(messages, options), options.signal)) {
-      updates.push(update);
-      onUpdate(update);
-    }
-    // A client may end its stream quietly when aborted (the OpenAI SDK does): that is no answer.
-    options.signal?.throwIfAborted();
-    return responseFromUpdates(updates);
-  }
-
-  private async invokeTools(calls: FunctionCallContent[], tools: readonly AITool[], sessionId: string, signal?: AbortSignal): Promise<ChatMessage> {
-    const contents = [];
-    // A throwing tool gives the model an error result it can recover from; the run goes on.
-    for (const call of calls) contents.push(await runTool(tools.find((t) => t.name === call.name)!, call, { sessionId, callId: call.callId, signal }));
-    return { role: "tool", contents };
-  }
-}
-
-/**
- * A client's stream that stops as soon as the signal fires, even while the client waits for a chunk
- * that never comes (a stalled service, a client that ignores the signal): the run must end promptly
- * when its consumer leaves.
- */
-async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
-  if (!signal) {
-    yield* source;
-    return;
-  }
-  const iterator = source[Symbol.asyncIterator]();
-  let aborted!: () => void;
-  const stopped = new Promise<never>((_, reject) => (aborted = () => reject(signal.reason)));
-  stopped.catch(() => {});
-  signal.addEventListener("abort", aborted, { once: true });
-  let finished = false;
-  try {
-    for (;;) {
-      signal.throwIfAborted();
-      const next = await Promise.race([iterator.next(), stopped]);
-      if (next.done) {
-        finished = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    signal.removeEventListener("abort", aborted);
-    // Not awaited: a generator busy in a read settles its return() only after that read.
-    if (!finished) void Promise.resolve(iterator.return?.()).catch(() => {});
-  }
-}
-
-/** Function calls this agent can answer itself (a tool with `execute`); others go back to the caller. */
-function pendingCalls(messages: readonly ChatMessage[], tools: readonly AITool[]): FunctionCallContent[] {
-  const calls: FunctionCallContent[] = [];
-  for (const message of messages) {
-    for (const content of message.contents) {
-      if (content.$type === "functionCall" && !content.informationalOnly) calls.push(content);
-    }
-  }
-  const runnable = calls.filter((call) => tools.some((t) => t.name === call.name && t.execute));
-  return runnable.length === calls.length ? calls : [];
-}
-
-/** Sums two rounds' usage, named counts included (a count only one round reports is kept as is). */
-function addUsage(a: UsageDetails | undefined, b: UsageDetails): UsageDetails {
-  if (!a) return { ...b };
-  const sum = (x?: number, y?: number) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
-  const out: UsageDetails = {};
-  for (const key of ["inputTokenCount", "outputTokenCount", "totalTokenCount", "cachedInputTokenCount", "reasoningTokenCount"] as const) {
-    const value = sum(a[key], b[key]);
-    if (value !== undefined) out[key] = value;
-  }
-  if (a.additionalCounts || b.additionalCounts) {
-    const counts = new Map<string, number>();
-    for (const source of [a.additionalCounts, b.additionalCounts]) for (const [name, n] of Object.entries(source ?? {})) counts.set(name, (counts.get(name) ?? 0) + n);
-    out.additionalCounts = Object.fromEntries(counts);
-  }
-  return out;
 }
