@@ -10,7 +10,8 @@
  * - `session_id` -> `id`; `service_session_id` -> `conversationId` (a hosted session).
  * - `state["in_memory"]` (the default `InMemoryHistoryProvider` source id) -> the history state
  *   (`statebag.chatHistory`, `InMemoryChatHistoryState`), each `Message.to_dict()` mapped to the
- *   MEAI message shape (snake_case -> camelCase, `type` tag -> `$type` id, table below).
+ *   MEAI message shape (snake_case -> camelCase, `type` tag -> `$type` id, table below; the
+ *   field mapping is one table for both directions, in `python-contents.ts`).
  * - every other state key: a `$type`-tagged value is kept as it is; anything else is wrapped as a
  *   `statebag.ForeignState` (format "python") and unwrapped on export.
  *
@@ -40,21 +41,20 @@ import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-h
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/errors.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, parseJson } from "../persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits } from "../persistence/safe-json.js";
 import { InteropError, at, describe, reframe, shown } from "./errors.js";
 import type { ReaderContext } from "./dotnet.js";
 import {
   SESSION_INFO_KEY,
   envelopeKey,
-  foreignContent,
   foreignState,
-  isForeignContent,
   isForeignState,
   isHistoryState,
   droppedCountOf,
   type SessionInfo,
 } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
+import { contentIn, contentOut, str, type Path } from "./python-contents.js";
 import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 
 /** The document `AgentSession.to_dict()` writes. */
@@ -93,8 +93,6 @@ export const PYTHON_ORIGINAL_KEY = "statebag.pythonOriginal";
 /** In a Python item's `additional_properties`: the statebag original it was mapped from. */
 export const STATEBAG_ORIGINAL_KEY = "statebag.original";
 
-type Path = (string | number)[];
-
 const malformed = (path: Path, problem: string, hint?: string) => new InteropError("python", "import", at(path), problem, hint);
 
 // ---------------------------------------------------------------------------------------------
@@ -131,265 +129,7 @@ function mapsTo(fn: (v: JsonRecord) => unknown, value: unknown, expected: unknow
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contents
-
-const str = (v: unknown): v is string => typeof v === "string";
-const num = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
-
-const USAGE_KEYS: [py: string, sb: string][] = [
-  ["input_token_count", "inputTokenCount"],
-  ["output_token_count", "outputTokenCount"],
-  ["total_token_count", "totalTokenCount"],
-  ["cached_input_token_count", "cachedInputTokenCount"],
-  ["reasoning_token_count", "reasoningTokenCount"],
-];
-
-function usageIn(details: JsonRecord): JsonRecord {
-  const out: JsonRecord = {};
-  const extra: JsonRecord = {};
-  for (const key of Object.keys(details)) {
-    const value = details[key];
-    if (!num(value)) continue; // not a count: kept by the original, not modelled
-    const known = USAGE_KEYS.find(([py]) => py === key);
-    if (known) defineOwn(out, known[1], value);
-    else defineOwn(extra, key, value);
-  }
-  if (Object.keys(extra).length > 0) out.additionalCounts = extra;
-  return out;
-}
-
-function usageOut(details: JsonRecord): JsonRecord {
-  const out: JsonRecord = {};
-  for (const [py, sb] of USAGE_KEYS) if (details[sb] !== undefined) defineOwn(out, py, details[sb]);
-  if (isPlainObject(details.additionalCounts)) for (const key of Object.keys(details.additionalCounts)) if (!Object.hasOwn(out, key)) defineOwn(out, key, details.additionalCounts[key]);
-  return out;
-}
-
-function annotationsIn(list: unknown): JsonRecord[] | undefined {
-  if (!Array.isArray(list)) return undefined;
-  const out: JsonRecord[] = [];
-  for (const a of list) {
-    if (!isPlainObject(a) || a.type !== "citation") continue; // kept by the original
-    const c: JsonRecord = { $type: "citation" };
-    if (str(a.title)) c.title = a.title;
-    if (str(a.url)) c.url = a.url;
-    if (str(a.file_id)) c.fileId = a.file_id;
-    if (str(a.tool_name)) c.toolName = a.tool_name;
-    if (str(a.snippet)) c.snippet = a.snippet;
-    if (Array.isArray(a.annotated_regions)) {
-      c.annotatedRegions = a.annotated_regions
-        .filter((r): r is JsonRecord => isPlainObject(r) && r.type === "text_span")
-        .map((r) => {
-          const region: JsonRecord = { $type: "textSpan" };
-          if (num(r.start_index)) region.start = r.start_index;
-          if (num(r.end_index)) region.end = r.end_index;
-          return region;
-        });
-    }
-    if (isPlainObject(a.additional_properties)) c.additionalProperties = cloneJson(a.additional_properties);
-    out.push(c);
-  }
-  return out;
-}
-
-function annotationsOut(list: unknown): JsonRecord[] | undefined {
-  if (!Array.isArray(list)) return undefined;
-  const out: JsonRecord[] = [];
-  for (const a of list) {
-    if (!isPlainObject(a) || a.$type !== "citation") continue;
-    const c: JsonRecord = { type: "citation" };
-    if (a.title !== undefined) c.title = a.title;
-    if (a.url !== undefined) c.url = a.url;
-    if (a.fileId !== undefined) c.file_id = a.fileId;
-    if (a.toolName !== undefined) c.tool_name = a.toolName;
-    if (a.snippet !== undefined) c.snippet = a.snippet;
-    if (Array.isArray(a.annotatedRegions)) {
-      c.annotated_regions = a.annotatedRegions
-        .filter((r): r is JsonRecord => isPlainObject(r) && r.$type === "textSpan")
-        .map((r) => {
-          const region: JsonRecord = { type: "text_span" };
-          if (r.start !== undefined) region.start_index = r.start;
-          if (r.end !== undefined) region.end_index = r.end;
-          return region;
-        });
-    }
-    if (a.additionalProperties !== undefined) c.additional_properties = cloneJson(a.additionalProperties);
-    out.push(c);
-  }
-  return out;
-}
-
-/** The media type inside a `data:` URI (`data:image/png;base64,...` -> `image/png`). */
-function dataUriMediaType(uri: string): string | undefined {
-  const end = uri.search(/[;,]/);
-  const type = end < 0 ? "" : uri.slice(5, end);
-  return type === "" ? undefined : type;
-}
-
-/** Maps a nested content (an approval's `function_call` / `toolCall`) one way or the other. */
-type NestedIn = (raw: unknown, path: Path) => JsonRecord;
-type NestedOut = (content: JsonRecord) => JsonRecord;
-
-/**
- * Mapping of one Python content dict's own fields to statebag; a nested content goes through
- * `nested`. Types statebag has no counterpart for, and known types missing a field statebag
- * requires, become a `statebag.foreign` content.
- */
-function contentIn(p: JsonRecord, path: Path, nested: NestedIn): JsonRecord {
-  const foreign = () => foreignContent("python", cloneJson(p) as JsonObject) as unknown as JsonRecord;
-  let m: JsonRecord;
-  switch (p.type) {
-    case "text":
-      if (!str(p.text)) return foreign();
-      m = { $type: "text", text: p.text };
-      break;
-    case "text_reasoning":
-      m = { $type: "reasoning" };
-      if (str(p.text)) m.text = p.text;
-      if (str(p.protected_data)) m.protectedData = p.protected_data;
-      break;
-    case "data":
-      if (!str(p.uri) || !p.uri.startsWith("data:")) return foreign();
-      m = { $type: "data", uri: p.uri };
-      if (str(p.name)) m.name = p.name;
-      break;
-    case "uri":
-      if (!str(p.uri) || !str(p.media_type)) return foreign();
-      m = { $type: "uri", uri: p.uri, mediaType: p.media_type };
-      break;
-    case "error":
-      if (!str(p.message)) return foreign();
-      m = { $type: "error", message: p.message };
-      if (str(p.error_code)) m.errorCode = p.error_code;
-      if (str(p.error_details)) m.details = p.error_details;
-      break;
-    case "usage":
-      if (!isPlainObject(p.usage_details)) return foreign();
-      m = { $type: "usage", details: usageIn(p.usage_details) };
-      break;
-    case "function_call": {
-      if (!str(p.call_id) || !str(p.name)) return foreign();
-      m = { $type: "functionCall", callId: p.call_id, name: p.name };
-      let args = p.arguments;
-      if (str(args)) {
-        // Python allows the arguments as JSON text; statebag (like MEAI) holds the parsed object.
-        // Text that is not JSON, or breaks the parse limits (depth, `__proto__`), stays foreign.
-        try {
-          args = parseJson(args);
-        } catch {
-          return foreign();
-        }
-      }
-      if (isPlainObject(args)) m.arguments = cloneJson(args);
-      else if (args !== undefined && args !== null) return foreign();
-      break;
-    }
-    case "function_result":
-      if (!str(p.call_id)) return foreign();
-      m = { $type: "functionResult", callId: p.call_id };
-      if (p.result !== undefined) m.result = cloneJson(p.result);
-      break;
-    case "hosted_file":
-      if (!str(p.file_id)) return foreign();
-      m = { $type: "hostedFile", fileId: p.file_id };
-      if (str(p.media_type)) m.mediaType = p.media_type;
-      if (str(p.name)) m.name = p.name;
-      break;
-    case "function_approval_request":
-      if (!str(p.id) || !isPlainObject(p.function_call)) return foreign();
-      m = { $type: "toolApprovalRequest", requestId: p.id, toolCall: nested(p.function_call, [...path, "function_call"]) };
-      break;
-    case "function_approval_response":
-      if (!str(p.id) || typeof p.approved !== "boolean") return foreign();
-      m = { $type: "toolApprovalResponse", requestId: p.id, approved: p.approved };
-      if (isPlainObject(p.function_call)) m.toolCall = nested(p.function_call, [...path, "function_call"]);
-      break;
-    default:
-      return foreign();
-  }
-  const annotations = annotationsIn(p.annotations);
-  if (annotations !== undefined) m.annotations = annotations;
-  if (isPlainObject(p.additional_properties)) m.additionalProperties = cloneJson(p.additional_properties);
-  return m;
-}
-
-/** Mapping of one statebag content's own fields to a Python content dict (field order as `Content.to_dict`). */
-function contentOut(m: JsonRecord, nested: NestedOut): JsonRecord {
-  if (isForeignContent(m, "python")) return cloneJson(m.value) as JsonRecord;
-  const p: JsonRecord = {};
-  const set = (key: string, value: unknown) => {
-    if (value !== undefined) defineOwn(p, key, cloneJson(value));
-  };
-  switch (m.$type) {
-    case "text":
-      set("type", "text");
-      set("text", m.text);
-      break;
-    case "reasoning":
-      set("type", "text_reasoning");
-      set("text", m.text);
-      set("protected_data", m.protectedData);
-      break;
-    case "data":
-      set("type", "data");
-      set("uri", m.uri);
-      if (str(m.uri)) set("media_type", dataUriMediaType(m.uri));
-      set("name", m.name);
-      break;
-    case "uri":
-      set("type", "uri");
-      set("uri", m.uri);
-      set("media_type", m.mediaType);
-      break;
-    case "error":
-      set("type", "error");
-      set("message", m.message);
-      set("error_code", m.errorCode);
-      set("error_details", m.details);
-      break;
-    case "usage":
-      set("type", "usage");
-      if (isPlainObject(m.details)) set("usage_details", usageOut(m.details));
-      break;
-    case "functionCall":
-      set("type", "function_call");
-      set("call_id", m.callId);
-      set("name", m.name);
-      set("arguments", m.arguments);
-      break;
-    case "functionResult":
-      set("type", "function_result");
-      set("call_id", m.callId);
-      if (m.result !== null) set("result", m.result); // Python drops None members
-      break;
-    case "hostedFile":
-      set("type", "hosted_file");
-      set("media_type", m.mediaType);
-      set("name", m.name);
-      set("file_id", m.fileId);
-      break;
-    case "toolApprovalRequest":
-      set("type", "function_approval_request");
-      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", nested(m.toolCall));
-      set("user_input_request", true);
-      set("id", m.requestId);
-      break;
-    case "toolApprovalResponse":
-      set("type", "function_approval_response");
-      if (isPlainObject(m.toolCall)) defineOwn(p, "function_call", nested(m.toolCall));
-      set("approved", m.approved);
-      set("id", m.requestId);
-      break;
-    default:
-      // No Python counterpart: Python keeps a content of an unknown type with its
-      // additional_properties, which will carry the statebag original.
-      set("type", m.$type);
-  }
-  set("additional_properties", m.additionalProperties);
-  const annotations = annotationsOut(m.annotations);
-  if (annotations !== undefined) p.annotations = annotations;
-  return p;
-}
+// Contents (the field mapping itself is in python-contents.ts)
 
 /*
  * Each item's round trip is checked on its own fields only: a nested content is mapped (and
