@@ -99,4 +99,30 @@ describe("version type names are stable", () => {
     expect(await typeErrors(root)).toEqual([]);
     expect((await gen(root, true)).exitCode).toBe(0);
   }, 180_000);
+
+  it("a rename that restarts at version 1 (the old README way) still moves no existing name", async () => {
+    const root = tempProject({ ...RUNTIME, "src/notes.ts": `${HEAD}\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  notes: string[];\n}\n` }, { runtime: false });
+    fixture(root, "acme.NotesState", 1, { $type: "acme.NotesState", notes: ["buy oat milk"] });
+    await gen(root);
+    writeFile(root, "src/notes.ts", NOTES_V2);
+    fixture(root, "acme.NotesState", 2, { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk", pinned: true }] });
+    expect(rules((await gen(root)).compat?.failures)).toEqual([]);
+
+    const restarted = `${HEAD}import type { NotesState_v1, NotesState_v2 } from "./generated/versions.js";
+
+export interface NotesState extends ProviderState<"acme.Notes", 1> {
+  notes: { text: string; pinned: boolean }[];
+}
+
+${V1_TO_V2}
+export const renameNotes = defineMigration({ type: "acme.NotesState", from: 2, to: { type: "acme.Notes", version: 1 }, up: (v: NotesState_v2) => v });
+`;
+    writeFile(root, "src/notes.ts", restarted);
+    fixture(root, "acme.Notes", 1, { $type: "acme.Notes", notes: [{ text: "call Ada", pinned: false }] });
+    await gen(root);
+    const versions = fs.readFileSync(path.join(root, "src/generated/versions.ts"), "utf8");
+    expect(versions).toContain('export interface NotesState_v1 {\n  $type: "acme.NotesState";');
+    expect(versions).toContain('export interface NotesState_2_v1 {\n  $type: "acme.Notes";');
+    expect(await typeErrors(root)).toEqual([]);
+  }, 180_000);
 });
