@@ -145,7 +145,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
         for (const contractCase of cases) {
           const lacking = (contractCase.requires ?? []).filter((capability) => skip[capability] !== undefined);
           if (lacking.length > 0) {
-            const title = `${contractCase.clause} (skipped: the store declares no ${lacking.map((c) => `${c} (${skip[c]})`).join(", ")})`;
+            const title = `${contractCase.clause} (skipped: ${lacking.map((c) => `the store declares no ${c}: ${skip[c]}`).join("; ")})`;
             const noop = async () => undefined;
             if (typeof runner.it.skip === "function") runner.it.skip(title, noop);
             else runner.it(title, noop);
