@@ -28,6 +28,7 @@ export type StatebagErrorCode =
   | "json-proto-key"
   | "json-input"
   | "json-value"
+  | "json-duplicate-key"
   // Stores
   | "conflict"
   | "session-not-found"

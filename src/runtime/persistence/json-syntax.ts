@@ -234,3 +234,76 @@ export function locateSyntaxError(text: string): { position: number; reason: str
     }
   }
 }
+
+/** A key that appears twice in one object. */
+export interface DuplicateKey {
+  /** Path of the object from the document root. */
+  path: (string | number)[];
+  /** The key, decoded. */
+  key: string;
+  /** 0-based offset, 1-based line and column of its second occurrence. */
+  position: number;
+  line: number;
+  column: number;
+}
+
+/**
+ * Finds the first object, in reading order, that holds a key twice (keys compared decoded, so
+ * `"a"` and `"\u0061"` are the same). For text `JSON.parse` accepted; null when no key repeats.
+ * Iterative and linear: one pass, each object's keys in a set while it is open.
+ */
+export function locateDuplicateKey(text: string): DuplicateKey | null {
+  // One frame per open container: the keys an object holds so far (null for an array), and the
+  // key or index of the member being read, which makes up the path.
+  const keys: (Set<string> | null)[] = [];
+  const segments: (string | number)[] = [];
+  const n = text.length;
+  let expectKey = false;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      const start = i;
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let b = end - 1;
+        while (text.charCodeAt(b) === 92) b--;
+        if (((end - 1 - b) & 1) === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      i = end + 1;
+      if (!expectKey) continue;
+      expectKey = false;
+      const raw = text.slice(start + 1, end);
+      const key = raw.includes("\\") ? (JSON.parse(text.slice(start, end + 1)) as string) : raw;
+      const top = keys.length - 1;
+      const seen = keys[top]!;
+      if (seen.has(key)) {
+        const { line, column } = lineColumn(text, start);
+        return { path: segments.slice(0, top), key, position: start, line, column };
+      }
+      seen.add(key);
+      segments[top] = key;
+    } else if (c === 123) {
+      keys.push(new Set());
+      segments.push("");
+      expectKey = true;
+      i++;
+    } else if (c === 91) {
+      keys.push(null);
+      segments.push(0);
+      i++;
+    } else if (c === 125 || c === 93) {
+      keys.pop();
+      segments.pop();
+      expectKey = false; // after "{}", the next string is not a key
+      i++;
+    } else if (c === 44) {
+      const top = keys.length - 1;
+      if (keys[top] === null) segments[top] = (segments[top] as number) + 1;
+      else expectKey = true;
+      i++;
+    } else i++;
+  }
+  return null;
+}

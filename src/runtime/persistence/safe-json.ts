@@ -9,6 +9,13 @@
  *   V8's `JSON.parse` is itself iterative; what overflows on deep data is everything after it
  *   (`JSON.stringify`, recursive validators), which is why the depth is bounded at the door.
  * - Malformed JSON: the error carries line, column and a snippet with a caret (`json-syntax.ts`).
+ * - Numbers: a number no double holds (`1e400`, which `JSON.parse` reads as Infinity) is refused
+ *   with its pointer (`json-value`), found by the same walk; no writer could give it back, and
+ *   `JSON.stringify` would write null. The writing side refuses NaN and Infinity alike.
+ * - Duplicate keys: `JSON.parse` keeps the last of two equal keys silently; readers disagree on
+ *   which wins, so a repeated key is refused (`json-duplicate-key`, naming the object, the key and
+ *   the line). The check counts the colons that may follow a key (a native `indexOf` hop per
+ *   colon) against the keys the walk counted; only when they differ does a full scan look.
  *
  * Prototype keys (decision): `JSON.parse` makes `"__proto__"` an own data property, harmless by
  * itself; only a later `Object.assign`/deep-merge/`obj[k] = v` copy would set a prototype from it.
@@ -20,8 +27,8 @@
  * ordinary data keys everywhere.
  */
 import { StatebagError, type StatebagErrorCode } from "../core/errors.js";
-import { boundedPointer, jsonPointer, shortPointer } from "../core/json.js";
-import { describeSyntaxError } from "./json-syntax.js";
+import { boundedPointer, jsonPointer, quoted, shortPointer } from "../core/json.js";
+import { describeSyntaxError, locateDuplicateKey, type DuplicateKey } from "./json-syntax.js";
 
 export { locateSyntaxError } from "./json-syntax.js";
 
@@ -45,7 +52,8 @@ export const DEFAULT_JSON_LIMITS: Readonly<Required<JsonLimits>> = Object.freeze
 
 /**
  * The JSON family of `StatebagErrorCode`. `json-value`: a value to be written is not plain JSON data
- * (NaN, a Date, a function, ...), so it would not read back equal.
+ * (NaN, a Date, a function, ...), so it would not read back equal; or a number read is not finite
+ * (`1e400`). `json-duplicate-key`: an object of the text holds a key twice.
  */
 export type JsonErrorCode = Extract<StatebagErrorCode, `json-${string}`>;
 
@@ -146,23 +154,80 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
     const report = describeSyntaxError(text, cause);
     throw new JsonParseError("json-syntax", report.message, { line: report.line, column: report.column, position: report.position, cause });
   }
-  checkJsonLimits(value, lim);
+  const keys = checkedKeys(value, lim);
+  // JSON.parse keeps the last of two equal keys without a word. A structural colon follows every
+  // key, so counting the colons that can be structural bounds the text's keys from above: when the
+  // bound equals the keys parsed, no key was dropped. Only when it does not (a colon right after a
+  // string that opens a value, or a duplicate) does the exact scan look.
+  if (keys > 0 && keyColonBound(text) !== keys) {
+    const dup = locateDuplicateKey(text);
+    if (dup !== null) throw duplicateKeyError(dup);
+  }
   return value;
 }
 
 /**
+ * Counts the colons of `text` that may follow a key: those after a quote (then whitespace) that is
+ * not escaped. Every key has one, so the count is at least the number of keys. Linear: each colon
+ * looks back over the whitespace and backslashes directly before it, which no other colon does.
+ */
+function keyColonBound(text: string): number {
+  let n = 0;
+  let p = text.indexOf(":");
+  while (p !== -1) {
+    let q = p - 1;
+    let c = text.charCodeAt(q);
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = text.charCodeAt(--q);
+    if (c === 34) {
+      let b = q - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if (((q - 1 - b) & 1) === 0) n++;
+    }
+    p = text.indexOf(":", p + 1);
+  }
+  return n;
+}
+
+function duplicateKeyError(dup: DuplicateKey): JsonParseError {
+  const member = [...dup.path, dup.key];
+  return new JsonParseError("json-duplicate-key", `the object at ${shortPointer(dup.path)} has the key ${quoted(dup.key)} twice (again at line ${dup.line}, column ${dup.column}); JSON.parse would keep only the last value`, {
+    pointer: boundedPointer(jsonPointer(member)),
+    line: dup.line,
+    column: dup.column,
+    position: dup.position,
+    hint: "remove or rename one of the two members: readers disagree on which value wins, so statebag reads neither",
+  });
+}
+
+/**
  * Checks an already-parsed value against the depth, key and `__proto__` limits (the size limit
- * applies to text only). Safe on any depth (recursion is bounded by `maxDepth`); a cycle is
+ * applies to text only), and that every number is finite (`1e400` parses as Infinity, which no
+ * JSON writer gives back). Safe on any depth (recursion is bounded by `maxDepth`); a cycle is
  * reported as too deep.
  */
 export function checkJsonLimits(value: unknown, limits?: JsonLimits): void {
-  if (typeof value !== "object" || value === null) return;
-  const lim = resolveLimits(limits);
+  checkedKeys(value, resolveLimits(limits));
+}
+
+/** What the limit walks return for a violation (a count of keys is never negative). */
+const TOO_DEEP = -1;
+const TOO_MANY_KEYS = -2;
+const PROTO_KEY = -3;
+const NOT_FINITE = -4;
+type Violation = "depth" | "keys" | "proto" | "number";
+const VIOLATIONS: Record<number, Violation> = { [TOO_DEEP]: "depth", [TOO_MANY_KEYS]: "keys", [PROTO_KEY]: "proto", [NOT_FINITE]: "number" };
+
+/** `checkJsonLimits`, returning the number of object keys in the value (for the duplicate-key check). */
+function checkedKeys(value: unknown, lim: Required<JsonLimits>): number {
+  if (typeof value !== "object" || value === null) {
+    if (typeof value === "number" && value - value !== 0) throw locateLimit(value, lim, "number");
+    return 0;
+  }
   if (lim.maxDepth <= MAX_RECURSIVE_DEPTH) {
     // Recursion bounded by maxDepth (it stops one level past it): a little faster than an explicit stack.
-    const bad = walkBounded(value as Record<string, unknown>, 1, lim.maxDepth, lim.maxKeys, lim.protoKeys !== "keep");
-    if (bad !== null) throw locateLimit(value, lim, bad);
-    return;
+    const keys = walkBounded(value as Record<string, unknown>, 1, lim.maxDepth, lim.maxKeys, lim.protoKeys !== "keep");
+    if (keys < 0) throw locateLimit(value, lim, VIOLATIONS[keys]);
+    return keys;
   }
   const maxDepth = lim.maxDepth;
   const maxKeys = lim.maxKeys;
@@ -170,6 +235,7 @@ export function checkJsonLimits(value: unknown, limits?: JsonLimits): void {
   const stack: object[] = [value];
   const depths: number[] = [1];
   let top = 1;
+  let total = 0;
   while (top > 0) {
     top--;
     const node = stack[top] as Record<string, unknown>;
@@ -179,10 +245,12 @@ export function checkJsonLimits(value: unknown, limits?: JsonLimits): void {
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const child = node[i];
-        if (typeof child === "object" && child !== null) {
-          stack[top] = child;
-          depths[top++] = next;
-        }
+        if (typeof child === "object") {
+          if (child !== null) {
+            stack[top] = child;
+            depths[top++] = next;
+          }
+        } else if (typeof child === "number" && child - child !== 0) throw locateLimit(value, lim, "number");
       }
     } else {
       let keys = 0;
@@ -190,51 +258,67 @@ export function checkJsonLimits(value: unknown, limits?: JsonLimits): void {
         keys++;
         if (key === "__proto__" && rejectProto) throw locateLimit(value, lim, "proto");
         const child = node[key];
-        if (typeof child === "object" && child !== null) {
-          stack[top] = child;
-          depths[top++] = next;
-        }
+        if (typeof child === "object") {
+          if (child !== null) {
+            stack[top] = child;
+            depths[top++] = next;
+          }
+        } else if (typeof child === "number" && child - child !== 0) throw locateLimit(value, lim, "number");
       }
       if (keys > maxKeys) throw locateLimit(value, lim, "keys");
+      total += keys;
     }
   }
+  return total;
 }
 
 /** Up to this `maxDepth`, the limit walk may recurse (each level is one small stack frame). */
 const MAX_RECURSIVE_DEPTH = 1024;
 
-/** Returns the kind of the first violation found, or null. Recursion depth <= maxDepth + 1. */
-function walkBounded(node: Record<string, unknown> | unknown[], depth: number, maxDepth: number, maxKeys: number, rejectProto: boolean): "depth" | "keys" | "proto" | null {
-  if (depth > maxDepth) return "depth";
+/**
+ * The number of object keys in `node`, or the (negative) first violation found. Recursion depth
+ * <= maxDepth + 1. `x - x !== 0` is true for NaN and the infinities only.
+ */
+function walkBounded(node: Record<string, unknown> | unknown[], depth: number, maxDepth: number, maxKeys: number, rejectProto: boolean): number {
+  if (depth > maxDepth) return TOO_DEEP;
   const next = depth + 1;
+  let total = 0;
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const child = node[i];
-      if (typeof child === "object" && child !== null) {
-        const bad = walkBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto);
-        if (bad !== null) return bad;
-      }
+      if (typeof child === "object") {
+        if (child !== null) {
+          const keys = walkBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto);
+          if (keys < 0) return keys;
+          total += keys;
+        }
+      } else if (typeof child === "number" && child - child !== 0) return NOT_FINITE;
     }
-    return null;
+    return total;
   }
-  let keys = 0;
+  let own = 0;
   for (const key in node) {
-    keys++;
-    if (key === "__proto__" && rejectProto) return "proto";
+    own++;
+    if (key === "__proto__" && rejectProto) return PROTO_KEY;
     const child = node[key];
-    if (typeof child === "object" && child !== null) {
-      const bad = walkBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto);
-      if (bad !== null) return bad;
-    }
+    if (typeof child === "object") {
+      if (child !== null) {
+        const keys = walkBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto);
+        if (keys < 0) return keys;
+        total += keys;
+      }
+    } else if (typeof child === "number" && child - child !== 0) return NOT_FINITE;
   }
-  return keys > maxKeys ? "keys" : null;
+  return own > maxKeys ? TOO_MANY_KEYS : total + own;
 }
 
 /**
  * Slow path, on a limit violation only: finds the first offending position again with a
  * path-tracking iterative depth-first search bounded at `maxDepth + 1` levels.
  */
-function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: "depth" | "keys" | "proto"): JsonParseError {
+function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, saving = false): JsonParseError {
+  const numberError = (path: readonly (string | number)[], value: number) => (saving ? notJson(path, writableKind(value)!) : notFinite(path, value));
+  if (typeof root !== "object" || root === null) return numberError([], root as number);
   type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | null; i: number };
   const frames: Frame[] = [];
   const path: (string | number)[] = [];
@@ -246,7 +330,8 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: "depth" | "
     const f = frames[frames.length - 1];
     if (f.i === 0) {
       const depth = frames.length;
-      if (kind === "depth" && depth > lim.maxDepth) return tooDeep(path, lim.maxDepth);
+      // Any kind: the search stays within maxDepth + 1 levels (a cycle ends here too).
+      if (depth > lim.maxDepth) return tooDeep(path, lim.maxDepth);
       if (f.keys !== null) {
         if (kind === "keys" && f.keys.length > lim.maxKeys) return tooManyKeys(path, f.keys.length, lim.maxKeys);
         if (kind === "proto" && f.keys.includes("__proto__")) {
@@ -261,6 +346,10 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: "depth" | "
       const idx = f.i++;
       const key = f.keys === null ? idx : f.keys[idx];
       const child = f.keys === null ? (f.node as unknown[])[idx] : (f.node as Record<string, unknown>)[key as string];
+      if (kind === "number" && typeof child === "number" && child - child !== 0) {
+        path.push(key);
+        return numberError(path, child);
+      }
       if (typeof child === "object" && child !== null) {
         path.push(key);
         push(child);
@@ -274,13 +363,22 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: "depth" | "
     }
   }
   // Not found again (cannot happen for JSON data): report without a position.
-  return new JsonParseError(kind === "depth" ? "json-too-deep" : kind === "keys" ? "json-too-many-keys" : "json-proto-key", `JSON input breaks the ${kind} limit`);
+  return new JsonParseError(kind === "depth" ? "json-too-deep" : kind === "keys" ? "json-too-many-keys" : kind === "proto" ? "json-proto-key" : "json-value", `JSON input breaks the ${kind} limit`);
 }
 
 function keysOf(node: object): string[] {
   const keys: string[] = [];
   for (const k in node) keys.push(k);
   return keys;
+}
+
+/** A number no double holds (`1e400` reads as Infinity), or NaN/Infinity in a value handed over already parsed. */
+function notFinite(path: readonly (string | number)[], value: number): JsonParseError {
+  const what = Number.isNaN(value) ? "is NaN" : `is too large for a double: it reads as ${value}`;
+  return new JsonParseError("json-value", `the number at ${shortPointer(path)} ${what}, which JSON cannot write back (JSON.stringify writes null)`, {
+    pointer: boundedPointer(jsonPointer(path)),
+    hint: "numbers must be finite, of magnitude below 1.8e308: write a value outside that range as a string",
+  });
 }
 
 /** @internal The error for a `"__proto__"` key at `path` (the path ends with the key). */
@@ -369,6 +467,41 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
       path.pop();
     }
   }
+}
+
+/**
+ * Throws `json-value`, with its pointer, for the first NaN or Infinity in `value`: `JSON.stringify`
+ * writes them as null, and nothing may change on the way to the store. For a value that
+ * `JSON.stringify` just wrote (so no cycle); iterative, so any depth.
+ */
+export function checkFiniteNumbers(value: unknown): void {
+  if (typeof value === "number") {
+    if (value - value !== 0) throw notJson([], writableKind(value)!);
+    return;
+  }
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop() as Record<string, unknown> | unknown[];
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const child = node[i];
+        if (typeof child === "object") {
+          if (child !== null) stack.push(child);
+        } else if (typeof child === "number" && child - child !== 0) throw locateNonFinite(value);
+      }
+    } else {
+      for (const key in node) {
+        const child = node[key];
+        if (typeof child === "object") {
+          if (child !== null) stack.push(child);
+        } else if (typeof child === "number" && child - child !== 0) throw locateNonFinite(value);
+      }
+    }
+  }
+}
+
+function locateNonFinite(root: unknown): JsonParseError {
+  return locateLimit(root, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: Number.MAX_SAFE_INTEGER, maxKeys: Number.MAX_SAFE_INTEGER, protoKeys: "keep" }, "number", true);
 }
 
 /**

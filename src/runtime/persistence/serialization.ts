@@ -45,7 +45,7 @@ import { MAX_POINTER_CHARS, boundedPointer, describeValue, jsonPointer, quoted, 
 import type { AgentSession } from "../core/session.js";
 import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
 import { defaultRegistry } from "./registry.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkFiniteNumbers, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
 import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
 
 export const SESSION_FORMAT = "statebag.session";
@@ -166,7 +166,7 @@ export function serializeSession(session: AgentSession, options: SerializeOption
     const result = walker.result();
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  return text ?? stringify(doc, options.space, what);
+  return text ?? written(doc, options.space, what);
 }
 
 /** Writes several sessions as one document. */
@@ -189,7 +189,25 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
     const result = walker.result();
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
-  return text ?? stringify(doc, options.space, what);
+  return text ?? written(doc, options.space, what);
+}
+
+/**
+ * The text of a save without `validate`: still never a NaN or Infinity written as null (loading
+ * could not tell it from a null). Only a text holding "null" can hide one, so only then is the
+ * value walked.
+ */
+function written(doc: object, space: string | number | undefined, what: string): string {
+  const text = stringify(doc, space, what);
+  if (text.includes("null")) {
+    try {
+      checkFiniteNumbers(doc);
+    } catch (err) {
+      if (!(err instanceof JsonParseError)) throw err;
+      throw new SessionValidationError(`cannot save ${what}`, [jsonProblem(err)], { cause: err });
+    }
+  }
+  return text;
 }
 
 /** The limits session documents are read with: the caller's, keeping `__proto__` inside values unless told otherwise. */
@@ -332,6 +350,7 @@ const JSON_EXPECTED: Record<string, string> = {
   "json-proto-key": 'no "__proto__" keys',
   "json-input": "JSON text (a string or UTF-8 bytes)",
   "json-value": "plain JSON data",
+  "json-duplicate-key": "each key once in an object",
 };
 const JSON_FOUND: Record<string, string> = {
   "json-too-large": "a larger document",
@@ -340,6 +359,7 @@ const JSON_FOUND: Record<string, string> = {
   "json-proto-key": 'a "__proto__" key',
   "json-input": "something else",
   "json-value": "a value JSON cannot hold as it is",
+  "json-duplicate-key": "a key given twice",
 };
 
 interface Envelope {
