@@ -10,6 +10,8 @@ import { generatedTypes } from "../../src/generated/registry.js";
 import { defineMigration, MigrationError } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import type { TypeDefinition, Validator } from "../../src/runtime/persistence/registry-types.js";
+import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
+import { envelope } from "./helpers.js";
 
 const object = (properties: Record<string, unknown>, required: string[]) => ({ type: "object", properties, required, additionalProperties: false });
 const tag = (version: number) => ({ $type: { const: "acme.Notes" }, $version: { const: version } });
@@ -63,6 +65,17 @@ describe("invalid stored data vs a migration bug, at run time", () => {
       'invalid stored data: "acme.Notes" v1 at /stateBag/acme.notes does not match version 1\'s schema (schemas/history/ProviderState/acme.Notes/v1.schema.json) at /stateBag/acme.notes/notes: must be array; migration of "acme.Notes" v1 -> v2 then failed on it: v.notes.map is not a function',
     );
     expect(error.details.hint).toMatch(/^the stored value is wrong, not the migration/);
+  });
+
+  it("loading a session with such a value reports invalid stored data at its pointer, and the hint says the data is wrong", async () => {
+    const codec = defaultSessionCodec({ registry: registry(correct) });
+    const text = envelope({ id: "s1", stateBag: { "acme.notes": { $type: "acme.Notes", notes: 42 } } });
+    const error = await Promise.resolve()
+      .then(() => codec.deserialize(text, "s1" as never))
+      .then(() => undefined, (e: Error) => e);
+    expect(error?.message).toContain('invalid stored data: "acme.Notes" v1 at /session/stateBag/acme.notes does not match version 1\'s schema');
+    expect(error?.message).toContain("at /session/stateBag/acme.notes/notes: must be array");
+    expect(error?.message).toContain('hint: the stored value is wrong, not the migration: it does not match "acme.Notes" v1');
   });
 
   it("a step failing on a valid stored value is the migration's fault, named with where it is defined", () => {

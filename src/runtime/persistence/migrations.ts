@@ -360,7 +360,7 @@ function invalidInput(
         toType: step.toType,
         pointer: inside,
         cause: at.cause,
-        hint: `the stored value is wrong, not the migration: it is not a "${type}" v${version} as that version's code wrote it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
+        hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
       },
     );
   }
