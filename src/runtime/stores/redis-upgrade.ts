@@ -102,10 +102,11 @@ export async function upgradeLegacyLayout(c: UpgradeClient, keys: LegacyKeys, co
   const kept: string[] = [];
   for (const [tag] of LEGACY_TAGS) {
     await eachKeyPage(c, `${escapeGlob(keys.from + tag)}*`, async (page) => {
-      for (const key of page) {
-        const result = await c.sbMoveLegacy(key, keys.to + key.slice(keys.from.length));
+      // Each move is one atomic script on its own key: a page's moves may run side by side.
+      const results = await Promise.all(page.map((key) => c.sbMoveLegacy(key, keys.to + key.slice(keys.from.length))));
+      for (const [i, result] of results.entries()) {
         if (result === 1) moved++;
-        else if (result === 0) kept.push(key);
+        else if (result === 0) kept.push(page[i]);
       }
     });
   }
