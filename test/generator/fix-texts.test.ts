@@ -39,7 +39,7 @@ interface FixText {
   text: string;
 }
 
-/** Texts under `fix:` / `hint:` properties, and the second argument of `new XxxError(message, hint)`. */
+/** Texts under `fix:` / `hint:` properties, the hint of `fail(step, message, hint)`, and the second argument of `new XxxError(message, hint)`. */
 function fixTexts(): FixText[] {
   const out: FixText[] = [];
   const files = [...sourceFiles("generator"), ...sourceFiles("src/runtime/persistence")];
@@ -49,6 +49,10 @@ function fixTexts(): FixText[] {
     const visit = (n: ts.Node): void => {
       if (ts.isPropertyAssignment(n) && ts.isIdentifier(n.name) && (n.name.text === "fix" || n.name.text === "hint")) {
         for (const text of literalText(n.initializer)) out.push({ where: where(n), text });
+      }
+      // generator/migrations.ts: fail(step, message, hint)
+      if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === "fail" && n.arguments.length >= 3) {
+        for (const text of literalText(n.arguments[2]!)) out.push({ where: where(n), text });
       }
       if (ts.isNewExpression(n) && /Error$/.test(n.expression.getText(sf)) && n.arguments && n.arguments.length >= 2) {
         for (const text of literalText(n.arguments[1]!)) out.push({ where: where(n), text });
@@ -91,6 +95,7 @@ describe("fix texts name only what a user can run", () => {
   it("finds the fix texts (the scan itself works)", () => {
     expect(texts.length).toBeGreaterThan(50);
     expect(texts.some((t) => t.text.includes("--scaffold-fixtures"))).toBe(true);
+    expect(texts.some((t) => t.where.startsWith("generator/migrations.ts") && t.text.includes("declare the type, or, if it was renamed"))).toBe(true);
   });
 
   it("every function called in a fix text is exported by a public entry point", () => {
