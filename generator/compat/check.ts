@@ -394,7 +394,7 @@ function checkRemovedTypes(ctx: CheckContext, current: Map<string, CurrentSchema
       rule: "removed-type",
       message: `type removed: ${HISTORY_DIR}/${family}/${type} holds version${versions.length > 1 ? "s" : ""} ${versions.join(", ")} but no current schema declares "${type}", so stored sessions holding it can not be read`,
       fix:
-        `restore the type; or, if it was renamed: ${renameRecipe(type, lastVersion)}; ` +
+        `restore the type; or, if it was renamed: ${renameRecipe(type, lastVersion, undefined, family)}; ` +
         `or, to drop it for good (no stored session may hold it any more), reserve the name: add { "$type": "${type}", "reason": "..." } ` +
         `to the "retired" list of ${names.retiredPath} (create it as { "retired": [] } if missing)`,
     });

@@ -8,7 +8,7 @@
  *
  * ```ts
  * defineMigration({ type: "acme.Summary", from: 1, to: 2, up: (v) => ({ ...v, lines: [v.text] }) });
- * defineMigration({ type: "functionApprovalRequest", from: 1, to: { type: "toolApprovalRequest", version: 1 }, up: (v) => v });
+ * defineMigration({ type: "acme.NotesState", from: 2, to: { type: "acme.Notes", version: 3 }, up: (v) => v }); // a rename
  * ```
  *
  * - `up` receives a private deep copy and may mutate it or return a new object; the runner then
@@ -405,7 +405,7 @@ function noStep(startType: string, startVersion: number, type: string, version: 
       type,
       from: version,
       pointer,
-      hint: `register the type, or add defineMigration({ type: "${type}", from: ${version}, to: { type: "<new name>", version: <n> }, up })`,
+      hint: `register the type, or, if it was renamed, add the step that renames it at the next version: defineMigration({ type: "${type}", from: ${version}, to: { type: "<new $type>", version: ${version + 1} }, up: (v) => v })`,
     });
   }
   return new MigrationError(`"${type}" v${version} at ${where}${via} is older than the latest v${latest} and no migration reads v${version}`, {
