@@ -1,6 +1,7 @@
 /** answerToolApprovals: an approved tool runs exactly once across save conflicts, failures and crashes. */
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { AIContextProvider } from "../../src/runtime/agent/providers/context-provider.js";
 import { answerToolApprovals } from "../../src/runtime/agent/approval-store.js";
 import { approveToolCall, rejectToolCall, TOOL_APPROVALS_KEY, ToolApprovalError, type ToolApprovalState } from "../../src/runtime/agent/approvals.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
@@ -199,5 +200,136 @@ describe("answerToolApprovals", () => {
     await answerToolApprovals(store, "s1", agent, [approveToolCall(requestId)]);
     expect(conflicts).toBe(1);
     expect(runs).toEqual(["call_w"]);
+  });
+  it("a second call while the first holds the round: in-progress, nothing written; once closed: answered", async () => {
+    const base = new MemorySessionStore();
+    const first = setup();
+    const second = setup();
+    const requestId = await stoppedSession(base, first.agent);
+    let during: unknown;
+    let revisionDuring = 0;
+    // Just before the first call merges its result, the second answers the same request.
+    const store = interceptSaves(base, async (n) => {
+      if (n !== 2) return;
+      revisionDuring = (await base.get("s1"))!.revision;
+      during = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+      expect((await base.get("s1"))!.revision).toBe(revisionDuring); // it wrote nothing
+    });
+    const result = await answerToolApprovals(store, "s1", first.agent, [approveToolCall(requestId)]);
+    expect(result.response!.text).toBe('The tool returned {"sent":70}.');
+    expect(during).toBeInstanceOf(ToolApprovalError);
+    expect((during as ToolApprovalError).code).toBe("tool-approval-in-progress");
+    expect((during as ToolApprovalError).message).toContain("is being answered by another call");
+    const after = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+    expect((after as ToolApprovalError).code).toBe("tool-approval-answered");
+    expect(first.runs).toEqual(["call_w"]);
+    expect(second.runs).toEqual([]);
+    expect(second.client.requests).toHaveLength(0);
+  });
+
+  it("a call that recorded its answer before the round was closed by another does not continue it", async () => {
+    const base = new MemorySessionStore();
+    const first = setup();
+    const second = setup();
+    const requestId = await stoppedSession(base, first.agent);
+    const modelCalls = first.client.requests.length;
+    // The second call's loads are counted; its second load (step 3) waits for the first call to finish.
+    let loads = 0;
+    let reachedStep3!: () => void;
+    const atStep3 = new Promise<void>((resolve) => (reachedStep3 = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = new Proxy(base, {
+      get(target, prop, receiver) {
+        if (prop === "get") {
+          return async (id: string) => {
+            if (++loads === 2) {
+              reachedStep3();
+              await released;
+            }
+            return target.get(id);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    let secondCall!: Promise<unknown>;
+    // The first call claims the round; then the second records (a repeat) and stops before step 3.
+    const store = interceptSaves(base, async (n) => {
+      if (n !== 2) return;
+      secondCall = answerToolApprovals(slow, "s1", second.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+      await atStep3;
+    });
+    await answerToolApprovals(store, "s1", first.agent, [approveToolCall(requestId)]);
+    const revision = (await base.get("s1"))!.revision;
+    release();
+    const error = (await secondCall) as ToolApprovalError;
+    expect(error).toBeInstanceOf(ToolApprovalError);
+    expect(error.code).toBe("tool-approval-answered");
+    expect(error.message).toContain("round closed by another call");
+    expect(error.hint).toContain("reload the session");
+    expect((await base.get("s1"))!.revision).toBe(revision);
+    expect(second.client.requests).toHaveLength(0);
+    expect(first.client.requests).toHaveLength(modelCalls + 1);
+    expect(first.runs).toEqual(["call_w"]);
+  });
+
+  it("the claim is given back when the call stops after running the tool: model failure, continue: false", async () => {
+    const store = new MemorySessionStore();
+    const { agent, client } = setup();
+    const requestId = await stoppedSession(store, agent);
+    const original = client.getResponse.bind(client);
+    client.getResponse = async () => {
+      throw new Error("503");
+    };
+    await expect(answerToolApprovals(store, "s1", agent, [approveToolCall(requestId)])).rejects.toThrow("503");
+    const [entry] = stateOf((await store.get("s1"))!.session).pending;
+    expect(entry.result).toMatchObject({ result: { sent: 70 } });
+    expect(entry.startedBy).toBeUndefined();
+    client.getResponse = original;
+
+    const other = new MemorySessionStore();
+    const second = setup();
+    const id2 = await stoppedSession(other, second.agent);
+    await answerToolApprovals(other, "s1", second.agent, [approveToolCall(id2)], { continue: false });
+    const [kept] = stateOf((await other.get("s1"))!.session).pending;
+    expect(kept.result).toMatchObject({ result: { sent: 70 } });
+    expect(kept.startedBy).toBeUndefined();
+  });
+  it("a context provider's tool is run by the continuing run; a stale claim on it does not turn it into an unknown outcome", async () => {
+    const runs: string[] = [];
+    class Tools extends AIContextProvider {
+      readonly key = "test.tools";
+      override invoking() {
+        return { tools: [{ name: "wire_money", requiresApproval: true, execute: (args: { amount?: unknown }, context: { callId: string }) => (runs.push(context.callId), { sent: args.amount }) } as AITool] };
+      }
+    }
+    const client = new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }] });
+    const base = new MemorySessionStore();
+    const agent = new ChatClientAgent({ client, contextProviders: [new Tools()], toolClaimTimeoutMs: 0 });
+    const requestId = await stoppedSession(base, agent);
+    // A first call claims the round and dies before continuing (its step-3 load fails).
+    let loads = 0;
+    const dying = new Proxy(base, {
+      get(target, prop, receiver) {
+        if (prop === "get") {
+          return async (id: string) => {
+            if (++loads >= 2) throw new Error("process killed"); // and so is giving the claim back
+            return target.get(id);
+          };
+        }
+        if (prop === "save") return target.save.bind(target);
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await expect(answerToolApprovals(dying, "s1", agent, [approveToolCall(requestId)])).rejects.toThrow("process killed");
+    expect(stateOf((await base.get("s1"))!.session).pending[0].startedBy).toEqual(expect.any(String));
+    expect(runs).toEqual([]);
+    // Its claim is stale at once (timeout 0): the next call continues and runs the tool, once.
+    const done = await answerToolApprovals(base, "s1", agent, [approveToolCall(requestId)]);
+    expect(runs).toEqual(["call_w"]);
+    expect(done.response!.text).toBe('The tool returned {"sent":70}.');
   });
 });
