@@ -19,12 +19,14 @@
  *   evolve independently through migrations without touching `formatVersion`.
  * - `format` comes first so a reader can tell what a file is from its first bytes.
  *
- * Loading = safe parse (size/depth/key limits) -> envelope check -> migrations -> validation of
- * every tagged value (one validator per `$type`) -> the session. Unknown types and newer versions
- * are kept verbatim (reported through `onPreserved`) unless `strict`.
+ * Loading = safe parse (size/depth/key limits, finite numbers, no key twice in an object) ->
+ * envelope check -> migrations -> validation of every tagged value (one validator per `$type`) ->
+ * the session. Unknown types and newer versions are kept verbatim (reported through `onPreserved`)
+ * unless `strict`.
  *
  * Saving always checks the session object itself (id, kind, conversationId, stateBag, and that
- * every state value is a `$type`-tagged object): O(state keys), cheap. `validate: true` makes save
+ * every state value is a `$type`-tagged object): O(state keys), cheap; and it never writes a NaN or
+ * Infinity as null (only a text holding a null is walked for one). `validate: true` makes save
  * and load one contract: every tagged value is validated exactly as on load, the document is
  * checked against the same parse limits (depth, keys per object, size of the text) and must be
  * plain JSON that reads back equal (no NaN, Dates, class instances, `undefined` array items).
