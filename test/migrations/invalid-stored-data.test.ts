@@ -97,6 +97,15 @@ describe("invalid stored data vs a migration bug, at run time", () => {
     expect(error.message).toMatch(/^migration of "acme\.Notes" v1 -> v2 at \/ returned a value that does not match version 2's schema \(schemas\/history\/ProviderState\/acme\.Notes\/v2\.schema\.json\) at \/notes\/0: must be object; the next migration of "acme\.Notes" v2 -> v3 then failed on it: /);
   });
 
+  it("steps that carry an invalid stored value through to an invalid latest value: the data is named, not the last step", () => {
+    const error = failure(() => registry(correct).upgrade({ $type: "acme.Notes", notes: [1, 2] } as never, "/stateBag/acme.notes"));
+    expect(error.reason).toBe("invalid-data");
+    expect([error.type, error.from, error.pointer]).toEqual(["acme.Notes", 1, "/stateBag/acme.notes/notes/0"]);
+    expect(error.message.split("\n")[0]).toBe(
+      'invalid stored data: "acme.Notes" v1 at /stateBag/acme.notes does not match version 1\'s schema (schemas/history/ProviderState/acme.Notes/v1.schema.json) at /stateBag/acme.notes/notes/0: must be string; migrated to "acme.Notes" v3, it does not match that version either (at /stateBag/acme.notes/notes/0/text: must be string)',
+    );
+  });
+
   it("a value that works stays loadable: the check only explains failures", () => {
     // Not valid v1 (an extra key a later compatible change at v1 could have allowed), migrates fine.
     const value = registry(correct).upgrade<{ notes: unknown[] }>({ $type: "acme.Notes", notes: ["a"], tags: [] } as never, "");

@@ -196,6 +196,11 @@ export interface UpgradeResult {
   value: unknown;
   /** Number of steps applied (0: the input was already current). */
   steps: number;
+  /**
+   * The stored value did not match its own version's schema, yet every step ran. The registry then
+   * checks the result at the latest version: invalid there too, it is reported as invalid stored data.
+   */
+  invalidStored?: { problem: StoredProblem; type: string; version: number; step: Migration };
 }
 
 const MAX_STEPS = 10_000;
@@ -256,10 +261,11 @@ export class MigrationSet {
     let steps = 0;
     /** The last step that ran (a pure rename is none): blamed when its result fails its version's schema. */
     let previous: Migration | undefined;
+    let invalidStored: UpgradeResult["invalidStored"];
     const seen = new Set<string>();
     for (;;) {
       const latest = targets.latestVersion(type);
-      if (latest !== undefined && version === latest) return { value: current, steps };
+      if (latest !== undefined && version === latest) return { value: current, steps, ...(invalidStored ? { invalidStored } : {}) };
       if (latest !== undefined && version > latest) {
         throw new MigrationError(`migrating "${startType}" v${startVersion} at ${pointer || "/"} reached "${type}" v${version}, newer than the latest known v${latest}`, {
           reason: "overshoot",
@@ -302,6 +308,7 @@ export class MigrationSet {
       // first generated, so a value a later compatible change allowed may not match it: then a
       // working step keeps it loadable).
       const invalid = targets.storedProblems?.(type, version, current)?.[0];
+      if (invalid && previous === undefined) invalidStored = { problem: invalid, type, version, step };
       if (!copied) {
         current = copyForMigration(current, type, version, pointer);
         copied = true;
@@ -338,6 +345,30 @@ export class MigrationSet {
 }
 
 /**
+ * A stored value that does not match its own version's schema, and what then went wrong with it
+ * (`after`: a step failed on it, or its migrated value fails the latest version too).
+ */
+export function invalidStoredData(
+  problem: StoredProblem,
+  at: { type: string; version: number; step: Migration; pointer: string; cause?: unknown },
+  after: string,
+): MigrationError {
+  const { type, version, step, pointer } = at;
+  const inside = pointer + problem.pointer;
+  const schema = problem.file ? ` (${problem.file})` : "";
+  return new MigrationError(`invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${after}`, {
+    reason: "invalid-data",
+    type,
+    from: version,
+    to: step.to,
+    toType: step.toType,
+    pointer: inside,
+    cause: at.cause,
+    hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
+  });
+}
+
+/**
  * A step failed on a value that does not match its own version's schema: the stored data is
  * invalid (no step ran before), or the step before returned it.
  */
@@ -349,21 +380,7 @@ function invalidInput(
   const inside = pointer + problem.pointer;
   const schema = problem.file ? ` (${problem.file})` : "";
   const failed = `migration of "${type}" v${version} -> ${describeTarget(step)} then failed on it: ${at.what}`;
-  if (previous === undefined) {
-    return new MigrationError(
-      `invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${failed}`,
-      {
-        reason: "invalid-data",
-        type,
-        from: version,
-        to: step.to,
-        toType: step.toType,
-        pointer: inside,
-        cause: at.cause,
-        hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
-      },
-    );
-  }
+  if (previous === undefined) return invalidStoredData(problem, { type, version, step, pointer, cause: at.cause }, failed);
   return new MigrationError(
     `migration of "${previous.type}" v${previous.from} -> ${describeTarget(previous)} at ${pointer || "/"} returned a value that does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; the next ${failed}`,
     {

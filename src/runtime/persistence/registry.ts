@@ -21,7 +21,7 @@ import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
 import { isDateTime } from "./formats.js";
 import { setOwn } from "../core/json.js";
-import { MigrationDefinitionError, MigrationSet, callerSource, type Migration, type MigrationTargets, type StoredProblem } from "./migrations.js";
+import { MigrationDefinitionError, MigrationSet, callerSource, invalidStoredData, type Migration, type MigrationTargets, type StoredProblem } from "./migrations.js";
 import { RegistryError } from "./registry-error.js";
 import { opaqueSlot, plainSchema } from "./schema-closing.js";
 import { compileSlotWalk, compileSlots, type SlotNode, type SlotVisitor, type SlotWalk } from "./slot-walk.js";
@@ -453,7 +453,23 @@ export class TypeRegistry {
    * `MigrationError` naming the type, the versions and `pointer`.
    */
   upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = "", options?: { owned?: boolean }): T {
-    return this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets, options?.owned === true).value as T;
+    const result = this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets, options?.owned === true);
+    const invalid = result.invalidStored;
+    if (invalid !== undefined) {
+      // The stored value did not match its own version and the steps carried it on: if the result
+      // fails the latest version too, the data is at fault, not the last step.
+      const def = this.table.get((result.value as { $type: string }).$type)?.def;
+      if (def !== undefined && !def.validate(result.value)) {
+        const latest = def.validate.errors?.[0];
+        const where = latest ? describeAjvError(latest) : undefined;
+        throw invalidStoredData(
+          invalid.problem,
+          { type: invalid.type, version: invalid.version, step: invalid.step, pointer },
+          `migrated to "${def.$type}" v${def.version}, it does not match that version either${where ? ` (at ${pointer + where.pointer || "/"}: ${where.message})` : ""}`,
+        );
+      }
+    }
+    return result.value as T;
   }
 }
 
