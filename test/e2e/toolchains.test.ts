@@ -11,61 +11,17 @@
  * `tsc` or `gen --check` and the correct evolution must migrate the stored session and run the next
  * turn. Every command is a new process, as it is for the user.
  */
-import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectFiles, tsBlocks, WALKTHROUGHS } from "../readme/blocks.js";
+import { CACHE, ok, packBoth, REPO, run, type Run, writeIn } from "./apps.js";
+import { projectFiles, tsBlocks } from "../readme/blocks.js";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const PNPM = join(REPO, "node_modules/.bin/pnpm");
 const repoPkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string; devDependencies: Record<string, string> };
 const work = mkdtempSync(join(tmpdir(), "statebag-e2e-"));
-/** One download cache for every run and both package managers (kept between runs: installs are offline after the first). */
-const CACHE = join(REPO, "node_modules/.cache/statebag-e2e");
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command (a new process) with this Node and the app's bin folder first on PATH. */
-function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  const PATH = [dirname(process.execPath), join(cwd, "node_modules/.bin"), process.env.PATH].join(delimiter);
-  return new Promise((resolve) => {
-    execFile(
-      command,
-      args,
-      {
-        cwd,
-        env: {
-          PATH,
-          HOME: process.env.HOME ?? work,
-          NO_COLOR: "1",
-          npm_config_update_notifier: "false",
-          npm_config_cache: join(CACHE, "npm"),
-          npm_config_prefer_offline: "true",
-          npm_config_audit: "false",
-          npm_config_fund: "false",
-          ...env,
-        },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: 300_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-/** Fails with everything the command printed, so a broken step explains itself. */
-function ok(r: Run, what: string): Run {
-  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-  return r;
-}
 
 // --- the matrix ----------------------------------------------------------------------------------
 
@@ -104,35 +60,11 @@ function statebagIn(c: Combination, cwd: string, args: string[]): Promise<Run> {
 /** The app's own compiler (5.9 or 7), never this repository's. */
 const tscIn = (cwd: string) => run(process.execPath, [join(cwd, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], cwd);
 
-function writeIn(cwd: string, file: string, content: string | object): void {
-  const path = join(cwd, file);
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2) + "\n");
-}
-
 let statebagTarball = "";
 let kitTarball = "";
 
-/** Builds both packages into a staging folder (never this repository's dist/ or kit/dist) and packs each once. */
-async function packBoth(): Promise<void> {
-  const staging = join(work, "staging");
-  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] };
-  mkdirSync(staging);
-  for (const entry of pkg.files) if (!entry.startsWith("!") && entry !== "dist" && existsSync(join(REPO, entry))) cpSync(join(REPO, entry), join(staging, entry), { recursive: true });
-  cpSync(join(REPO, "package.json"), join(staging, "package.json"));
-  ok(await run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", join(REPO, "tsconfig.build.json"), "--outDir", join(staging, "dist")], REPO), "build");
-  const kit = join(work, "staging-kit");
-  mkdirSync(kit);
-  for (const f of ["package.json", "index.js", "index.d.ts", "compat.js", "compat.d.ts", "README.md"]) cpSync(join(REPO, "kit", f), join(kit, f));
-  ok(await run(process.execPath, [join(REPO, "kit/build.mjs"), join(staging, "dist"), kit], REPO), "build:kit");
-  const pack = async (dir: string) => join(work, (JSON.parse(ok(await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], dir), `npm pack ${dir}`).stdout) as { filename: string }[])[0].filename);
-  statebagTarball = await pack(staging);
-  kitTarball = await pack(kit);
-}
-
 beforeAll(async () => {
-  mkdirSync(CACHE, { recursive: true });
-  await packBoth();
+  ({ statebag: statebagTarball, kit: kitTarball } = await packBoth(work));
 }, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -1,0 +1,86 @@
+/**
+ * Fresh apps outside this repository, as users make them: the packed packages (built into a staging
+ * folder, never this repository's dist/ or kit/dist), and commands run as new processes with one
+ * shared download cache, so installs are offline after the first run.
+ */
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+/** One download cache for every run and both package managers (kept between runs: installs are offline after the first). */
+export const CACHE = join(REPO, "node_modules/.cache/statebag-e2e");
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command (a new process) with this Node and the app's bin folder first on PATH. */
+export function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  const PATH = [dirname(process.execPath), join(cwd, "node_modules/.bin"), process.env.PATH].join(delimiter);
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      {
+        cwd,
+        env: {
+          PATH,
+          HOME: process.env.HOME ?? tmpdir(),
+          NO_COLOR: "1",
+          npm_config_update_notifier: "false",
+          npm_config_cache: join(CACHE, "npm"),
+          npm_config_prefer_offline: "true",
+          npm_config_audit: "false",
+          npm_config_fund: "false",
+          ...env,
+        },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 300_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Fails with everything the command printed, so a broken step explains itself. */
+export function ok(r: Run, what: string): Run {
+  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  return r;
+}
+
+
+export function writeIn(cwd: string, file: string, content: string | object): void {
+  const path = join(cwd, file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2) + "\n");
+}
+
+const pack = async (dir: string, destination: string) =>
+  join(destination, (JSON.parse(ok(await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", destination], dir), `npm pack ${dir}`).stdout) as { filename: string }[])[0].filename);
+
+/** Builds statebag into `work`/staging and packs it; returns the tarball and the staging dist/. */
+export async function packStatebag(work: string): Promise<{ tarball: string; dist: string }> {
+  const staging = join(work, "staging");
+  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] };
+  mkdirSync(staging, { recursive: true });
+  for (const entry of pkg.files) if (!entry.startsWith("!") && entry !== "dist" && existsSync(join(REPO, entry))) cpSync(join(REPO, entry), join(staging, entry), { recursive: true });
+  cpSync(join(REPO, "package.json"), join(staging, "package.json"));
+  ok(await run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", join(REPO, "tsconfig.build.json"), "--outDir", join(staging, "dist")], REPO), "build");
+  return { tarball: await pack(staging, work), dist: join(staging, "dist") };
+}
+
+/** Packs statebag and statebag-kit (built from statebag's staging dist/). */
+export async function packBoth(work: string): Promise<{ statebag: string; kit: string }> {
+  mkdirSync(CACHE, { recursive: true });
+  const { tarball, dist } = await packStatebag(work);
+  const kit = join(work, "staging-kit");
+  mkdirSync(kit);
+  for (const f of ["package.json", "index.js", "index.d.ts", "compat.js", "compat.d.ts", "README.md"]) cpSync(join(REPO, "kit", f), join(kit, f));
+  ok(await run(process.execPath, [join(REPO, "kit/build.mjs"), dist, kit], REPO), "build:kit");
+  return { statebag: tarball, kit: await pack(kit, work) };
+}

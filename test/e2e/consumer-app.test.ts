@@ -1,0 +1,141 @@
+/**
+ * An app that installs only the runtime (`npm i statebag`, no optional peer: no pg, ioredis, openai,
+ * ai, better-sqlite3, TypeScript toolchain) on the toolchains users have today:
+ * - its type check passes with `skipLibCheck: false` on TypeScript 5.9 and 7, importing every
+ *   public entry point (statebag's own declarations must stand alone);
+ * - the README's 30-second example runs on Node, on Bun and on Deno (with the permissions the docs
+ *   name), and from a single-file esbuild bundle, including an app that imports the model clients
+ *   whose SDKs it never installed.
+ *
+ * The package is packed from this checkout (test/e2e/apps.ts) and installed with npm, as a user's
+ * `npm install <tarball>` would.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CACHE, ok, packStatebag, REPO, run as runIn, writeIn } from "./apps.js";
+
+const BIN = join(REPO, "node_modules/.bin");
+const work = mkdtempSync(join(tmpdir(), "statebag-consumer-"));
+const app = join(work, "app");
+const run = (command: string, args: string[], cwd = app, env: Record<string, string> = {}) => runIn(command, args, cwd, env);
+const write = (file: string, content: string | object) => writeIn(app, file, content);
+
+const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+  version: string;
+  files: string[];
+  exports: Record<string, unknown>;
+  devDependencies: Record<string, string>;
+};
+/** Every public entry point, from package.json's exports (internal ones are not for apps). */
+const entries = Object.keys(pkg.exports)
+  .filter((key) => key !== "./package.json" && !key.includes("internal"))
+  .map((key) => (key === "." ? "statebag" : `statebag/${key.slice(2)}`));
+
+const example = `import { ChatClientAgent } from "statebag/agent";
+import { openStore, withSession } from "statebag/stores";
+import { ScriptedChatClient } from "statebag/testing";
+
+const store = await openStore(); // SQLite, ./.statebag/sessions.db
+const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
+await withSession(store, "user-42", (session) => agent.run("Hi, my name is Ada.", session));
+const restarted = new ChatClientAgent({ client: new ScriptedChatClient() });
+const { value } = await withSession(store, "user-42", (session) => restarted.run("What is my name?", session));
+console.log(value.text);
+await store.close();
+`;
+
+beforeAll(async () => {
+  mkdirSync(CACHE, { recursive: true });
+  const { tarball } = await packStatebag(work);
+  mkdirSync(app);
+  write("package.json", { name: "consumer-app", version: "1.0.0", private: true, type: "module" });
+  // The same @types/node the repository uses, so the install needs nothing the npm cache lacks.
+  const install = ok(
+    await run("npm", ["install", tarball, `@types/node@${pkg.devDependencies["@types/node"]}`]),
+    "npm install",
+  );
+  // No warning of any kind: no peer conflict, no engine mismatch, no install script to approve.
+  expect(`${install.stdout}\n${install.stderr}`).not.toMatch(/ERESOLVE|npm warn|npm error/i);
+}, 600_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("an app with only the runtime installed", () => {
+  it("has none of the optional peers (so the checks below prove the declarations stand alone)", () => {
+    for (const peer of ["pg", "ioredis", "openai", "ai", "@ai-sdk/provider", "better-sqlite3", "typescript", "ts-morph", "typescript-json-schema"]) {
+      expect(existsSync(join(app, "node_modules", peer)), peer).toBe(false);
+    }
+  });
+
+  describe.each([
+    { compiler: "TypeScript 5.9", tsc: join(REPO, "node_modules/typescript/bin/tsc") },
+    { compiler: "TypeScript 7", tsc: join(REPO, "node_modules/typescript7/bin/tsc") },
+  ])("$compiler", ({ tsc }) => {
+    it("type-checks a consumer of every entry point with skipLibCheck: false", async () => {
+      const dir = `check-${tsc.includes("typescript7") ? 7 : 5}`;
+      write(`${dir}/tsconfig.json`, {
+        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, noEmit: true, types: ["node"], rootDir: "." },
+        include: ["*.ts"],
+      });
+      // A namespace import of each entry puts its whole declaration graph into the program.
+      write(`${dir}/consumer.ts`, entries.map((e, i) => `import * as entry${i} from "${e}";\nexport type Entry${i} = typeof entry${i};\n`).join("") + example.replace(/^import.*\n/gm, "").replace(/^/, 'import { ChatClientAgent } from "statebag/agent";\nimport { openStore, withSession } from "statebag/stores";\nimport { ScriptedChatClient } from "statebag/testing";\n'));
+      const r = await run(process.execPath, [tsc, "-p", join(app, dir, "tsconfig.json")]);
+      expect(r.stdout + r.stderr, "tsc output").toBe("");
+      expect(r.code).toBe(0);
+    });
+  });
+
+  it("runs the 30-second example on Node", async () => {
+    write("node/example.ts", example);
+    const r = ok(await run(process.execPath, ["--experimental-strip-types", "--no-warnings", "example.ts"], join(app, "node")), "node example.ts");
+    expect(r.stdout.trim()).toBe("Your name is Ada.");
+  });
+
+  it("runs the 30-second example on Bun", async () => {
+    write("bun/example.ts", example);
+    const r = ok(await run(join(BIN, "bun"), ["example.ts"], join(app, "bun")), "bun example.ts");
+    expect(r.stdout.trim()).toBe("Your name is Ada.");
+  });
+
+  it("runs the 30-second example on Deno with --allow-read --allow-write=.statebag", async () => {
+    write("deno/example.ts", example);
+    const cwd = join(app, "deno");
+    const r = ok(await run(join(BIN, "deno"), ["run", "--allow-read", "--allow-write=.statebag", "--allow-env", "example.ts"], cwd, { DENO_DIR: join(work, "deno-cache") }), "deno run");
+    expect(r.stdout.trim()).toBe("Your name is Ada.");
+    // Without write permission for .statebag Deno refuses, and the error names the permission.
+    rmSync(join(cwd, ".statebag"), { recursive: true, force: true });
+    const denied = await run(join(BIN, "deno"), ["run", "--allow-read", "--allow-env", "--no-prompt", "example.ts"], cwd, { DENO_DIR: join(work, "deno-cache") });
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toMatch(/write/i);
+  });
+
+  describe.each([
+    { sdks: "absent", link: false },
+    { sdks: "installed", link: true },
+  ])("an esbuild bundle, model SDKs $sdks", ({ link }) => {
+    it("is one file that runs with no node_modules and never inlines the model SDKs", async () => {
+      const dir = `bundle-${link ? "sdks" : "plain"}`;
+      const withClients = `import { OpenAIChatClient } from "statebag/openai";\nimport { AISDKChatClient } from "statebag/ai-sdk";\nexport const clients = [OpenAIChatClient, AISDKChatClient];\n${example}`;
+      write(`${dir}/example.ts`, withClients);
+      if (link) {
+        // The SDKs as the app would have them installed (linked from this repository's copies).
+        for (const sdk of ["openai", "ai", "@ai-sdk"]) {
+          mkdirSync(dirname(join(app, dir, "node_modules", sdk)), { recursive: true });
+          symlinkSync(join(REPO, "node_modules", sdk), join(app, dir, "node_modules", sdk));
+        }
+      }
+      const out = join(work, `${dir}-out`, "example.mjs");
+      const built = ok(await run(join(BIN, "esbuild"), ["example.ts", "--bundle", "--platform=node", "--format=esm", "--log-level=warning", `--outfile=${out}`], join(app, dir)), "esbuild");
+      expect(built.stderr, "esbuild warnings").toBe("");
+      const bundle = readFileSync(out, "utf8");
+      // The SDKs load lazily at run time: the bundle holds statebag and its few dependencies only.
+      expect(bundle.length).toBeLessThan(1_500_000);
+      expect(bundle).not.toMatch(/api\.openai\.com/);
+      expect(readdirSync(dirname(out))).toEqual(["example.mjs"]);
+      const r = ok(await run(process.execPath, ["example.mjs"], dirname(out)), "node bundle");
+      expect(r.stdout.trim()).toBe("Your name is Ada.");
+    });
+  });
+});
