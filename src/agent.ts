@@ -6,7 +6,8 @@
 
 // The agent and its run
 export { ChatClientAgent } from "./runtime/agent/agent.js";
-export type { AgentInput, AgentResponse, AgentResponseUpdate, ChatClientAgentOptions, RunOptions } from "./runtime/agent/agent.js";
+export type { ChatClientAgentOptions, RunOptions } from "./runtime/agent/agent.js";
+export type { AgentInput, AgentResponse, AgentResponseUpdate } from "./runtime/agent/response.js";
 export type { RunContext, RunMiddleware } from "./runtime/agent/agent.js";
 
 // The contract a model client implements

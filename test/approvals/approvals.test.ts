@@ -1,6 +1,7 @@
 /** Tool approvals: a run stops at a call that needs approval; the answer may come after a restart. */
 import { describe, expect, it } from "vitest";
-import { ChatClientAgent, type AgentResponse, type AgentResponseUpdate } from "../../src/runtime/agent/agent.js";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import type { AgentResponse, AgentResponseUpdate } from "../../src/runtime/agent/response.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import {
   approveToolCall,

@@ -1,6 +1,7 @@
 /** OpenAIChatClient against a loopback server speaking the OpenAI wire format (no key, no internet). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ChatClientAgent, type AgentResponseUpdate } from "../../src/runtime/agent/agent.js";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import type { AgentResponseUpdate } from "../../src/runtime/agent/response.js";
 import { approveToolCall } from "../../src/runtime/agent/approvals.js";
 import { ModelServiceError, OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";
 import { UnsupportedContentError } from "../../src/runtime/agent/clients/openai-content.js";

@@ -7,7 +7,8 @@
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatClientAgent, type AgentResponseUpdate } from "../../src/runtime/agent/agent.js";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import type { AgentResponseUpdate } from "../../src/runtime/agent/response.js";
 import type { ChatClient } from "../../src/runtime/agent/chat-client.js";
 import { AISDKChatClient } from "../../src/runtime/agent/clients/ai-sdk-chat-client.js";
 import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";

@@ -20,6 +20,7 @@ import { createSessionData, type AgentSession, type CreateSessionOptions, type S
 import { StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";
+import type { AgentInput, AgentResponse, AgentResponseUpdate } from "./response.js";
 import { closeAnsweredRound, takeApprovalAnswers } from "./run/approval-round.js";
 import { commitAnswersOnly, commitRun } from "./run/commit.js";
 import { firstRequest, prepareRequest } from "./run/prepare.js";
@@ -57,27 +58,6 @@ export interface RunOptions {
    */
   approvals?: readonly ToolApprovalAnswer[];
 }
-
-export interface AgentResponse {
-  sessionId: string;
-  /** What the model (and tools) produced in this run. */
-  messages: ChatMessage[];
-  /** The text of the last assistant message. */
-  text: string;
-  conversationId?: ServiceSessionId;
-  usage?: UsageDetails;
-  /**
-   * Set when the run stopped for tool approvals: the requests waiting for an answer (also kept in
-   * the session). Answer them with `run(..., { approvals })` or `answerToolApprovals`.
-   */
-  pendingApprovals?: ToolApprovalRequestContent[];
-}
-
-export interface AgentResponseUpdate extends ChatResponseUpdate {
-  sessionId: string;
-}
-
-export type AgentInput = string | ChatMessage | readonly ChatMessage[];
 
 /** What run middleware sees: the agent, the live session, the run's input. */
 export interface RunContext {

@@ -18,7 +18,8 @@
  * primary history and the channel's sync mark are updated together, synchronously, only when the
  * run succeeded. A failed turn leaves the chat as it was, and the chat stays usable.
  */
-import { toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import { toMessages, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import type { AgentInput, AgentResponse } from "../agent/response.js";
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";

@@ -14,7 +14,8 @@
  * runs on a view of its own namespace. The workflow session changes only when every participant
  * succeeded: a failure anywhere leaves it exactly as it was.
  */
-import { lockSession, toMessages, type AgentInput, type AgentResponse, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import { lockSession, toMessages, type ChatClientAgent, type RunOptions } from "../agent/agent.js";
+import type { AgentInput, AgentResponse } from "../agent/response.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";

@@ -4,7 +4,7 @@
  */
 import { messageText, type ChatMessage, type ToolApprovalRequestContent, type UsageDetails } from "../../core/messages.js";
 import type { AgentSession, SessionKind } from "../../core/session.js";
-import type { AgentResponse } from "../agent.js";
+import type { AgentResponse } from "../response.js";
 import type { ClosedRound } from "./approval-round.js";
 import { providerContext, type RunScope } from "./scope.js";
 import type { ToolRoundsOutcome } from "./tool-round.js";
