@@ -82,7 +82,21 @@ export { isDateTime } from "./runtime/persistence/formats.js";
 export { validateSession, validateValue } from "./runtime/persistence/validate.js";
 export type { ValidateOptions, ValidateValueOptions, ValidationResult } from "./runtime/persistence/validate.js";
 export { formatProblems } from "./runtime/persistence/problems.js";
-export type { PreservedValue, ProblemCode, ValidationProblem } from "./runtime/persistence/problems.js";
+export type {
+  DuplicateKeyProblemDetails,
+  FamilyProblemDetails,
+  JsonTypeName,
+  LimitProblemDetails,
+  OtherSchemaKeyword,
+  PreservedValue,
+  ProblemCode,
+  ProblemDetails,
+  SchemaProblemDetails,
+  SessionProblemDetails,
+  SyntaxProblemDetails,
+  ValidationProblem,
+  VersionProblemDetails,
+} from "./runtime/persistence/problems.js";
 
 // (De)serialization and safe JSON parsing
 export {

@@ -4,7 +4,7 @@
  * hint. Alternatives (`anyOf`/`oneOf`) are merged into one report. Linear in the number of errors.
  */
 import { describeValue, pointerSegment, quoted, unescapeSegment } from "../core/json.js";
-import { pointerLabel, type ValidationProblem } from "./problems.js";
+import { detailText, pointerLabel, type JsonTypeName, type OtherSchemaKeyword, type SchemaProblemDetails, type ValidationProblem } from "./problems.js";
 import type { TypeDefinition, ValidatorError } from "./registry-types.js";
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -15,7 +15,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
  */
 export function emitSchemaProblems(def: TypeDefinition, value: unknown, errors: readonly ValidatorError[] | null | undefined, base: string, emit: (problem: ValidationProblem) => void): void {
   if (!errors || errors.length === 0) {
-    emit({ code: "schema", pointer: base, $type: def.$type, expected: `a valid "${def.$type}" v${def.version}`, found: describeValue(value), message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}` });
+    emit({ code: "schema", pointer: base, $type: def.$type, expected: `a valid "${def.$type}" v${def.version}`, found: describeValue(value), message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}`, details: { kind: "schema", keyword: "unknown", params: {} } });
     return;
   }
   for (const e of reduceAjvErrors(errors)) emit(problemFromAjv(e, base, value, def));
@@ -92,7 +92,16 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     if (branch.every((e) => e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"))) {
       const wanted = [...new Set(branch.map(expectedOf))];
       dropped.add(c);
-      added.push({ ...c, keyword: "anyOf", params: { ...c.params, expected: wanted.join(" or ") } });
+      // What the alternatives accept together, as data (for the problem's details).
+      const types: JsonTypeName[] = [];
+      const values: unknown[] = [];
+      for (const e of branch) {
+        if (e.keyword === "type") {
+          for (const t of typeNames(e.params.type)) if (!types.includes(t)) types.push(t);
+        } else if (e.keyword === "const") values.push(e.params.allowedValue);
+        else if (Array.isArray(e.params.allowedValues)) values.push(...(e.params.allowedValues as unknown[]));
+      }
+      added.push({ ...c, keyword: "anyOf", params: { ...c.params, expected: wanted.join(" or "), combinator: c.keyword, types, values } });
       continue;
     }
     // The branch whose errors reach deepest into the data is most likely the one intended.
@@ -157,6 +166,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
   let found = describeValue(at);
   let message: string;
   let hint: string | undefined;
+  let details: SchemaProblemDetails;
   switch (e.keyword) {
     case "required": {
       const name = String(p.missingProperty);
@@ -165,6 +175,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       found = "nothing (the property is missing)";
       message = `${pointerLabel(pointer)}: required property "${name}" is missing`;
       hint = `${typeLabel} requires "${name}"`;
+      details = { kind: "schema", keyword: "required", property: name };
       break;
     }
     case "additionalProperties": {
@@ -176,12 +187,16 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       found = `property ${quoted(name)} (${describeValue(resolveInstancePath(at, "/" + pointerSegment(name)))})`;
       message = `${pointerLabel(pointer)}: unknown property ${quoted(name)} in ${typeLabel}`;
       hint = `${typeLabel} has a closed model: remove ${quoted(name)}, or declare it in the type (and bump the version if older readers must not see it)`;
+      details = { kind: "schema", keyword: "additionalProperties", property: detailText(name), allowed };
       break;
     }
     case "anyOf":
     case "oneOf": {
       expected = typeof p.expected === "string" ? p.expected : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      details = { kind: "schema", keyword: p.combinator === "oneOf" || (p.combinator === undefined && e.keyword === "oneOf") ? "oneOf" : "anyOf" };
+      if (Array.isArray(p.types) && p.types.length > 0) details.types = p.types as JsonTypeName[];
+      if (Array.isArray(p.values) && p.values.length > 0) details.values = p.values as unknown[];
       break;
     }
     case "format": {
@@ -189,17 +204,25 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       expected = `a "${fmt}" string`;
       message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
       hint = FORMAT_EXAMPLES[fmt] ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
+      details = { kind: "schema", keyword: "format", format: fmt };
       break;
     }
     case "pattern":
       expected = `a string matching /${String(p.pattern)}/`;
       message = `${pointerLabel(pointer)} must match /${String(p.pattern)}/, found ${found}`;
+      details = { kind: "schema", keyword: "pattern", pattern: String(p.pattern) };
       break;
     case "type":
     case "const":
     case "enum":
       expected = expectedOf(e);
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      details =
+        e.keyword === "type"
+          ? { kind: "schema", keyword: "type", types: typeNames(p.type), actualType: jsonTypeOf(at) }
+          : e.keyword === "const"
+            ? { kind: "schema", keyword: "const", value: p.allowedValue }
+            : { kind: "schema", keyword: "enum", values: Array.isArray(p.allowedValues) ? p.allowedValues.slice() : [] };
       break;
     case "minimum":
     case "maximum":
@@ -207,13 +230,90 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "exclusiveMaximum":
       expected = `a number ${String(p.comparison)} ${String(p.limit)}`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      details = { kind: "schema", keyword: e.keyword, comparison: p.comparison as ">=" | "<=" | ">" | "<", limit: Number(p.limit), actual: Number(at) };
+      break;
+    case "minLength":
+    case "maxLength":
+    case "minItems":
+    case "maxItems":
+    case "minProperties":
+    case "maxProperties":
+      expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
+      message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      details = { kind: "schema", keyword: e.keyword, limit: Number(p.limit), actual: sizeOf(at) };
       break;
     default:
       expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
       message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      details = otherDetails(e);
   }
-  const problem: ValidationProblem = { code: "schema", pointer, $type: def.$type, expected, found, message };
+  const problem: ValidationProblem = { code: "schema", pointer, $type: def.$type, expected, found, message, details };
   if (hint !== undefined) problem.hint = hint;
   return problem;
 }
 
+
+// -----------------------------------------------------------------------------------------------
+// Details (the problem as data).
+
+const OTHER_KEYWORDS = new Set<string>(["multipleOf", "uniqueItems", "dependentRequired", "dependencies", "propertyNames", "additionalItems", "items", "prefixItems", "contains", "minContains", "maxContains", "not", "false schema", "unevaluatedProperties", "unevaluatedItems", "discriminator"] satisfies OtherSchemaKeyword[]);
+
+/** Details for a keyword without its own variant: ajv's params, input strings cut. */
+function otherDetails(e: ValidatorError): SchemaProblemDetails {
+  const params: Record<string, unknown> = {};
+  for (const k in e.params) {
+    if (!hasOwn.call(e.params, k)) continue;
+    const v = e.params[k];
+    params[k] = typeof v === "string" ? detailText(v) : v;
+  }
+  if (OTHER_KEYWORDS.has(e.keyword)) return { kind: "schema", keyword: e.keyword as OtherSchemaKeyword, params };
+  params.keyword = detailText(e.keyword);
+  return { kind: "schema", keyword: "unknown", params };
+}
+
+/** ajv's `type` param (`"string"`, `"string,null"` or an array) as type names. */
+function typeNames(type: unknown): JsonTypeName[] {
+  return (Array.isArray(type) ? type.map(String) : String(type).split(",")) as JsonTypeName[];
+}
+
+function jsonTypeOf(value: unknown): JsonTypeName | "undefined" {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  switch (typeof value) {
+    case "string":
+      return "string";
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "undefined":
+      return "undefined";
+    default:
+      return "object";
+  }
+}
+
+/** A string's length in code points (as JSON Schema counts it), an array's items, an object's own keys. */
+function sizeOf(value: unknown): number {
+  if (typeof value === "string") {
+    let n = value.length;
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < value.length) {
+        const d = value.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          n--;
+          i++;
+        }
+      }
+    }
+    return n;
+  }
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === "object" && value !== null) {
+    let n = 0;
+    for (const k in value) if (hasOwn.call(value, k)) n++;
+    return n;
+  }
+  return 0;
+}

@@ -50,6 +50,150 @@ export interface ValidationProblem {
   message: string;
   /** How to fix it. */
   hint?: string;
+  /**
+   * The same finding as data, for code that reacts to problems without reading sentences. A union
+   * on `kind` (narrow with `switch (p.details?.kind)`); `"schema"` details narrow further on
+   * `keyword`. Which kind goes with which `code`:
+   *
+   * - `"schema"` (code `schema`): the failing JSON Schema `keyword` and its data: the missing
+   *   `property` (`required`), the unknown `property` and the declared ones (`additionalProperties`),
+   *   the allowed `types` (`type`), `values` (`enum`), `value` (`const`), the `format`, the `pattern`,
+   *   `limit` and `actual` (numeric bounds, lengths, item and property counts).
+   * - `"limit"` (codes `json`, `too-deep`): the `option` to raise, its `limit` and the `actual` size.
+   * - `"version"` (codes `newer-version`, `old-version`, `migration-failed`): the value's `$version`
+   *   and the registry's `expectedVersion` (when the type is registered).
+   * - `"family"` (codes `not-tagged`, `missing-type`, `invalid-version`, `unknown-type`,
+   *   `wrong-family`): the `family` the position expects (and the value's `actualFamily`).
+   * - `"session"` (code `session`): the session `property` and what is wrong with it.
+   * - `"syntax"`, `"duplicate-key"` (code `json`): where in the text (`line`, `column`, `position`).
+   *
+   * JSON errors carry their details as `JsonParseError.problemDetails` (`limit`, `syntax`,
+   * `duplicate-key`), for the `json` problem made from them.
+   *
+   * Strings taken from the input (property names, keys) are cut to 256 characters like `$type`.
+   * Absent on problems made elsewhere (envelope problems, other producers).
+   */
+  details?: ProblemDetails;
+}
+
+/** The machine-readable side of a problem (see `ValidationProblem.details`). */
+export type ProblemDetails = SchemaProblemDetails | LimitProblemDetails | VersionProblemDetails | FamilyProblemDetails | SessionProblemDetails | SyntaxProblemDetails | DuplicateKeyProblemDetails;
+
+/** A JSON type name as JSON Schema's `type` spells it (`"integer"` appears in schemas only). */
+export type JsonTypeName = "string" | "number" | "integer" | "boolean" | "null" | "array" | "object";
+
+/** Details of a `schema` problem: the JSON Schema keyword that failed, with its data. */
+export type SchemaProblemDetails =
+  /** A required property is missing (`property` names it). */
+  | { kind: "schema"; keyword: "required"; property: string }
+  /** A closed model holds `property`; `allowed` are the properties the schema declares there. */
+  | { kind: "schema"; keyword: "additionalProperties"; property: string; allowed: string[] }
+  /** The value is none of `types`; `actualType` is what it is (`"number"` for any number). */
+  | { kind: "schema"; keyword: "type"; types: JsonTypeName[]; actualType: JsonTypeName | "undefined" }
+  /** The value is none of `values`. */
+  | { kind: "schema"; keyword: "enum"; values: unknown[] }
+  /** The value is not `value`. */
+  | { kind: "schema"; keyword: "const"; value: unknown }
+  /** A string not in `format` (`"date-time"`, `"uri"`, ...). */
+  | { kind: "schema"; keyword: "format"; format: string }
+  /** A string not matching `pattern` (the regular expression's source). */
+  | { kind: "schema"; keyword: "pattern"; pattern: string }
+  /** A number out of bounds: `actual` must be `comparison` `limit`. */
+  | { kind: "schema"; keyword: "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum"; comparison: ">=" | "<=" | ">" | "<"; limit: number; actual: number }
+  /**
+   * A length or count out of bounds: `actual` is the string's length (in code points, as JSON
+   * Schema counts), the array's items or the object's properties.
+   */
+  | { kind: "schema"; keyword: "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"; limit: number; actual: number }
+  /**
+   * None of the alternatives matched. When every alternative is a plain type or value check at
+   * the same position, `types` and `values` are what they accept together.
+   */
+  | { kind: "schema"; keyword: "anyOf" | "oneOf"; types?: JsonTypeName[]; values?: unknown[] }
+  /**
+   * Any other keyword, with ajv's `params` (strings cut like property names). `"unknown"`: the
+   * validator said no without saying why (or used a keyword this list does not name: `params.keyword`).
+   */
+  | { kind: "schema"; keyword: OtherSchemaKeyword; params: Record<string, unknown> };
+
+/** The JSON Schema keywords `SchemaProblemDetails` reports with ajv's raw `params`. */
+export type OtherSchemaKeyword =
+  | "multipleOf"
+  | "uniqueItems"
+  | "dependentRequired"
+  | "dependencies"
+  | "propertyNames"
+  | "additionalItems"
+  | "items"
+  | "prefixItems"
+  | "contains"
+  | "minContains"
+  | "maxContains"
+  | "not"
+  | "false schema"
+  | "unevaluatedProperties"
+  | "unevaluatedItems"
+  | "discriminator"
+  | "unknown";
+
+/**
+ * A size limit was exceeded. `option` is the setting to raise (`limits.maxBytes`, `maxDepth`,
+ * `maxKeys`, or the validator's `maxNesting`); `limit` its value; `actual` the size found (for
+ * depth and nesting: the level at which checking stopped, so at least that deep).
+ */
+export interface LimitProblemDetails {
+  kind: "limit";
+  option: "maxBytes" | "maxDepth" | "maxKeys" | "maxNesting";
+  limit: number;
+  actual: number;
+}
+
+/** A version the registry cannot read: `$version` is the value's, `expectedVersion` the registry's latest (absent when only migrations know the type). */
+export interface VersionProblemDetails {
+  kind: "version";
+  $version: number;
+  expectedVersion?: number;
+}
+
+/** A position of `family` holds something else; `actualFamily` is the family of the value's `$type` (`wrong-family`). */
+export interface FamilyProblemDetails {
+  kind: "family";
+  family: string;
+  actualFamily?: string;
+}
+
+/**
+ * The session object. `property` is the session property concerned: absent when the session is
+ * not an object; the key itself for `"unknown-property"`; `stateBag` or `conversationId` for a
+ * `"__proto__"` key inside them (`"proto-key"`); `conversationId` for `"conflict"` (a local
+ * session holding one). `"invalid"`: the property holds the wrong kind of value.
+ */
+export interface SessionProblemDetails {
+  kind: "session";
+  property?: string;
+  reason: "not-an-object" | "missing" | "invalid" | "unknown-property" | "proto-key" | "conflict";
+}
+
+/** Malformed JSON text: 1-based `line` and `column`, 0-based `position` (UTF-16 code units). */
+export interface SyntaxProblemDetails {
+  kind: "syntax";
+  line: number;
+  column: number;
+  position: number;
+}
+
+/** An object of the text holds `key` twice; `line`/`column`/`position` are where it appears again. */
+export interface DuplicateKeyProblemDetails {
+  kind: "duplicate-key";
+  key: string;
+  line: number;
+  column: number;
+  position: number;
+}
+
+/** @internal Input strings kept in details: at most `MAX_TYPE_CHARS` characters (cut in the middle). */
+export function detailText(text: string): string {
+  return text.length > MAX_TYPE_CHARS ? shownText(text, MAX_TYPE_CHARS) : text;
 }
 
 /** A value kept verbatim because this registry cannot read it (not an error unless strict). */

@@ -29,6 +29,7 @@
 import { StatebagError, type StatebagErrorCode } from "../core/errors.js";
 import { boundedPointer, jsonPointer, quoted, shortPointer } from "../core/json.js";
 import { describeSyntaxError, locateDuplicateKey, type DuplicateKey } from "./json-syntax.js";
+import { detailText, type ProblemDetails } from "./problems.js";
 
 export { locateSyntaxError } from "./json-syntax.js";
 
@@ -66,16 +67,23 @@ export class JsonParseError extends StatebagError {
   readonly position?: number;
   /** JSON pointer of the offending value, for limit errors found after parsing. */
   readonly pointer?: string;
+  /**
+   * The finding as data, for the validation problem made from this error: `limit` (the option,
+   * its value and the size found) for size, depth and key-count limits; `syntax` and
+   * `duplicate-key` with the position in the text.
+   */
+  readonly problemDetails?: ProblemDetails;
   constructor(
     code: JsonErrorCode,
     message: string,
-    details: { hint?: string; line?: number; column?: number; position?: number; pointer?: string; cause?: unknown } = {},
+    details: { hint?: string; line?: number; column?: number; position?: number; pointer?: string; cause?: unknown; problemDetails?: ProblemDetails } = {},
   ) {
     super(code, message, { hint: details.hint, cause: details.cause });
     this.line = details.line;
     this.column = details.column;
     this.position = details.position;
     this.pointer = details.pointer;
+    if (details.problemDetails !== undefined) this.problemDetails = details.problemDetails;
   }
 }
 
@@ -103,6 +111,7 @@ function formatBytes(n: number): string {
 function tooLarge(bytes: number, max: number): JsonParseError {
   return new JsonParseError("json-too-large", `JSON input is ${formatBytes(bytes)}, over the limit of ${formatBytes(max)}`, {
     hint: "raise limits.maxBytes if documents this large are expected",
+    problemDetails: { kind: "limit", option: "maxBytes", limit: max, actual: bytes },
   });
 }
 
@@ -152,7 +161,13 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
     value = JSON.parse(text);
   } catch (cause) {
     const report = describeSyntaxError(text, cause);
-    throw new JsonParseError("json-syntax", report.message, { line: report.line, column: report.column, position: report.position, cause });
+    throw new JsonParseError("json-syntax", report.message, {
+      line: report.line,
+      column: report.column,
+      position: report.position,
+      cause,
+      problemDetails: { kind: "syntax", line: report.line, column: report.column, position: report.position },
+    });
   }
   const keys = checkedKeys(value, lim);
   // JSON.parse keeps the last of two equal keys without a word. A structural colon follows every
@@ -196,6 +211,7 @@ function duplicateKeyError(dup: DuplicateKey): JsonParseError {
     column: dup.column,
     position: dup.position,
     hint: "remove or rename one of the two members: readers disagree on which value wins, so statebag reads neither",
+    problemDetails: { kind: "duplicate-key", key: detailText(dup.key), line: dup.line, column: dup.column, position: dup.position },
   });
 }
 
@@ -583,6 +599,8 @@ function tooDeep(path: readonly (string | number)[], maxDepth: number): JsonPars
   return new JsonParseError("json-too-deep", `JSON nesting is deeper than the limit of ${maxDepth} levels at ${shortPointer(path)}`, {
     pointer: boundedPointer(jsonPointer(path)),
     hint: "session data is never nested this deep; if it legitimately is, raise limits.maxDepth",
+    // The walks stop one level past the limit: the value is at least that deep.
+    problemDetails: { kind: "limit", option: "maxDepth", limit: maxDepth, actual: maxDepth + 1 },
   });
 }
 
@@ -590,5 +608,6 @@ function tooManyKeys(path: readonly (string | number)[], keys: number, maxKeys: 
   return new JsonParseError("json-too-many-keys", `an object at ${shortPointer(path)} has ${keys} keys, over the limit of ${maxKeys}`, {
     pointer: boundedPointer(jsonPointer(path)),
     hint: "raise limits.maxKeys if objects this large are expected",
+    problemDetails: { kind: "limit", option: "maxKeys", limit: maxKeys, actual: keys },
   });
 }

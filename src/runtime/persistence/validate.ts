@@ -26,14 +26,14 @@
 import { boundedPointer, describeValue, pointerSegment, quoted } from "../core/json.js";
 import { emitSchemaProblems } from "./ajv-problems.js";
 import { MigrationError } from "./migrations.js";
-import { DEFAULT_MAX_PROBLEMS, ProblemList, pointerLabel, type ProblemCode, type PreservedValue, type ValidationProblem } from "./problems.js";
+import { DEFAULT_MAX_PROBLEMS, ProblemList, detailText, pointerLabel, type ProblemCode, type ProblemDetails, type PreservedValue, type SessionProblemDetails, type ValidationProblem } from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
 import type { TypeDefinition } from "./registry-types.js";
 
 // Problem types and their text live in problems.ts; re-exported for existing importers.
 export { formatProblems } from "./problems.js";
 export { describeValue };
-export type { ProblemCode, PreservedValue, ValidationProblem };
+export type { ProblemCode, ProblemDetails, PreservedValue, ValidationProblem };
 
 export interface ValidationResult {
   ok: boolean;
@@ -151,7 +151,7 @@ export class SessionWalker implements SlotVisitor {
     const d = base.length;
     for (let i = 0; i < d; i++) path[i] = base[i];
     if (typeof session !== "object" || session === null || Array.isArray(session)) {
-      this.sessionProblem(d, "a session object ({ id, stateBag, ... })", describeValue(session), "the session must be a JSON object");
+      this.sessionProblem(d, "a session object ({ id, stateBag, ... })", describeValue(session), "the session must be a JSON object", undefined, { kind: "session", reason: "not-an-object" });
       return;
     }
     const s = session as Record<string, unknown>;
@@ -169,7 +169,7 @@ export class SessionWalker implements SlotVisitor {
           sawId = true;
           if (typeof value !== "string" || value.length === 0) {
             path[d] = "id";
-            this.sessionProblem(d + 1, "a non-empty string", describeValue(value), "session.id is the stable id the session is stored under");
+            this.sessionProblem(d + 1, "a non-empty string", describeValue(value), "session.id is the stable id the session is stored under", undefined, { kind: "session", property: "id", reason: "invalid" });
           }
           break;
         case "stateBag":
@@ -180,7 +180,7 @@ export class SessionWalker implements SlotVisitor {
           kind = value;
           if (value !== "local" && value !== "hosted") {
             path[d] = "kind";
-            this.sessionProblem(d + 1, '"local" or "hosted" (or no kind)', describeValue(value), "omit kind while it is not decided yet");
+            this.sessionProblem(d + 1, '"local" or "hosted" (or no kind)', describeValue(value), "omit kind while it is not decided yet", undefined, { kind: "session", property: "kind", reason: "invalid" });
           }
           break;
         case "conversationId":
@@ -189,7 +189,7 @@ export class SessionWalker implements SlotVisitor {
           break;
         default:
           path[d] = key;
-          this.sessionProblem(d + 1, "no such property (a session has id, kind, conversationId, stateBag)", describeValue(value), `remove ${quoted(key)}; state belongs in the state bag under a provider key`, `unknown session property ${quoted(key)}`);
+          this.sessionProblem(d + 1, "no such property (a session has id, kind, conversationId, stateBag)", describeValue(value), `remove ${quoted(key)}; state belongs in the state bag under a provider key`, `unknown session property ${quoted(key)}`, { kind: "session", property: detailText(key), reason: "unknown-property" });
       }
     }
     if (kind === "local" && hasConversationId) {
@@ -201,20 +201,21 @@ export class SessionWalker implements SlotVisitor {
         describeValue(s.conversationId),
         'a local session keeps its history itself: drop conversationId, or make the session "kind": "hosted" if the service holds the conversation',
         'a "kind": "local" session holds a conversationId',
+        { kind: "session", property: "conversationId", reason: "conflict" },
       );
     }
     if (!sawId) {
       path[d] = "id";
-      this.sessionProblem(d + 1, "a non-empty string", "nothing (the property is missing)", "every session has an id", 'the session has no "id"');
+      this.sessionProblem(d + 1, "a non-empty string", "nothing (the property is missing)", "every session has an id", 'the session has no "id"', { kind: "session", property: "id", reason: "missing" });
     }
     if (!sawBag) {
       path[d] = "stateBag";
-      this.sessionProblem(d + 1, "an object of provider key -> state", "nothing (the property is missing)", "an empty session has stateBag: {}", 'the session has no "stateBag"');
+      this.sessionProblem(d + 1, "an object of provider key -> state", "nothing (the property is missing)", "an empty session has stateBag: {}", 'the session has no "stateBag"', { kind: "session", property: "stateBag", reason: "missing" });
       return;
     }
     if (typeof bag !== "object" || bag === null || Array.isArray(bag)) {
       path[d] = "stateBag";
-      this.sessionProblem(d + 1, "an object of provider key -> state", describeValue(bag), "stateBag maps each provider key to that provider's $type-tagged state");
+      this.sessionProblem(d + 1, "an object of provider key -> state", describeValue(bag), "stateBag maps each provider key to that provider's $type-tagged state", undefined, { kind: "session", property: "stateBag", reason: "invalid" });
       return;
     }
     path[d] = "stateBag";
@@ -223,7 +224,7 @@ export class SessionWalker implements SlotVisitor {
       if (!hasOwn.call(b, key)) continue;
       path[d + 1] = key;
       if (key === "__proto__" && !this.protoKeysAsData) {
-        this.protoKey(d + 2, "provider key", "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype");
+        this.protoKey(d + 2, "provider key", "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype", "stateBag");
         continue;
       }
       if (this.deep) this.visitTagged(b[key], PROVIDER_STATE_FAMILY, d + 2, 0);
@@ -250,29 +251,29 @@ export class SessionWalker implements SlotVisitor {
         const v = (value as Record<string, unknown>)[k];
         if (k === "__proto__" && !this.protoKeysAsData) {
           path[d + 1] = k;
-          this.protoKey(d + 2, "conversation id name", "rename the id: code that copies conversationId with obj[key] = value would set its prototype");
+          this.protoKey(d + 2, "conversation id name", "rename the id: code that copies conversationId with obj[key] = value would set its prototype", "conversationId");
         } else if (typeof v !== "string") {
           path[d + 1] = k;
-          this.sessionProblem(d + 2, "a string", describeValue(v), "conversationId is a string, or an object of named string ids");
+          this.sessionProblem(d + 2, "a string", describeValue(v), "conversationId is a string, or an object of named string ids", undefined, { kind: "session", property: "conversationId", reason: "invalid" });
         }
       }
       return;
     }
-    this.sessionProblem(d + 1, "a string, or an object of named string ids", describeValue(value), "omit conversationId for a session whose history is kept locally");
+    this.sessionProblem(d + 1, "a string, or an object of named string ids", describeValue(value), "omit conversationId for a session whose history is kept locally", undefined, { kind: "session", property: "conversationId", reason: "invalid" });
   }
 
   /**
    * A `"__proto__"` key where statebag looks values up by key (state-bag keys, conversation id
    * names). Inside values it is ordinary data; here it is refused, on save as on load.
    */
-  private protoKey(d: number, what: string, hint: string): void {
+  private protoKey(d: number, what: string, hint: string, property: "stateBag" | "conversationId"): void {
     const pointer = this.pointer(d);
-    this.problems.add({ code: "session", pointer, expected: `a ${what} other than "__proto__"`, found: 'the key "__proto__"', message: `a "__proto__" key at ${pointerLabel(pointer)} is not accepted as a ${what}`, hint });
+    this.problems.add({ code: "session", pointer, expected: `a ${what} other than "__proto__"`, found: 'the key "__proto__"', message: `a "__proto__" key at ${pointerLabel(pointer)} is not accepted as a ${what}`, hint, details: { kind: "session", property, reason: "proto-key" } });
   }
 
-  private sessionProblem(d: number, expected: string, found: string, hint: string, message?: string): void {
+  private sessionProblem(d: number, expected: string, found: string, hint: string, message: string | undefined, details: SessionProblemDetails): void {
     const pointer = this.pointer(d);
-    this.problems.add({ code: "session", pointer, expected, found, message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`, hint });
+    this.problems.add({ code: "session", pointer, expected, found, message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`, hint, details });
   }
 
   private pointer(d: number): string {
@@ -285,17 +286,17 @@ export class SessionWalker implements SlotVisitor {
   /** Shallow mode: the value is an object with a string `$type` and a valid `$version`. */
   private tagOnly(value: unknown, family: string, d: number): void {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`);
+      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`, { kind: "family", family });
       return;
     }
     const t = (value as Record<string, unknown>).$type;
     if (typeof t !== "string") {
-      this.tagProblem(d, "missing-type", `a "$type" string naming a type of the ${family} family`, t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`, undefined, `every ${family} value carries "$type"`);
+      this.tagProblem(d, "missing-type", `a "$type" string naming a type of the ${family} family`, t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`, undefined, `every ${family} value carries "$type"`, { kind: "family", family });
       return;
     }
     const v = (value as Record<string, unknown>).$version;
     if (v !== undefined && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
-      this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(v), t, "$version counts versions of the type: 1, 2, 3, ...");
+      this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(v), t, "$version counts versions of the type: 1, 2, 3, ...", { kind: "family", family });
     }
   }
 
@@ -305,7 +306,7 @@ export class SessionWalker implements SlotVisitor {
   /** @internal One tagged value of `family` at depth `d`. Also called by compiled slot walks (`SlotWalk`). */
   visitTagged(value: unknown, family: string, d: number, nesting: number): void {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`);
+      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`, { kind: "family", family });
       return;
     }
     let v = value as Record<string, unknown>;
@@ -318,6 +319,7 @@ export class SessionWalker implements SlotVisitor {
         t === undefined ? "an object without \"$type\"" : `"$type": ${describeValue(t)}`,
         undefined,
         t === undefined ? `every ${family} value carries "$type" (it may sit anywhere among the keys)` : '"$type" must be a string id',
+        { kind: "family", family },
       );
       return;
     }
@@ -326,7 +328,7 @@ export class SessionWalker implements SlotVisitor {
     if (rawVersion !== undefined) {
       if (typeof rawVersion === "number" && Number.isInteger(rawVersion) && rawVersion >= 1) version = rawVersion;
       else {
-        this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(rawVersion), t, "$version counts versions of the type: 1, 2, 3, ...");
+        this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(rawVersion), t, "$version counts versions of the type: 1, 2, 3, ...", { kind: "family", family });
         return;
       }
     }
@@ -347,7 +349,7 @@ export class SessionWalker implements SlotVisitor {
     const tree = entry.slotTree;
     if (tree !== null) {
       if (nesting >= this.maxNesting) {
-        this.tagProblem(d, "too-deep", `at most ${this.maxNesting} levels of nested tagged values`, "deeper nesting (or a cycle)", t, "tagged values are nested too deeply; is there a reference cycle in the data?");
+        this.tagProblem(d, "too-deep", `at most ${this.maxNesting} levels of nested tagged values`, "deeper nesting (or a cycle)", t, "tagged values are nested too deeply; is there a reference cycle in the data?", { kind: "limit", option: "maxNesting", limit: this.maxNesting, actual: nesting + 1 });
       } else {
         const walk = entry.slotWalk;
         if (walk !== null && !this.generic) walk(this, v, d, nesting + 1, this.path);
@@ -374,7 +376,7 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"${t}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
       if (this.strict) {
-        this.problems.add({ code: "newer-version", pointer, $type: t, expected: `${quoted(t)} at v${entry.def.version} or older`, found: `v${version}`, message, hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim" });
+        this.problems.add({ code: "newer-version", pointer, $type: t, expected: `${quoted(t)} at v${entry.def.version} or older`, found: `v${version}`, message, hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim", details: { kind: "version", $version: version, expectedVersion: entry.def.version } });
       } else {
         this.preserved.push({ pointer, $type: t, version, reason: "newer-version", message: `${message}; kept verbatim` });
       }
@@ -385,7 +387,7 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"$type": ${quoted(t)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
-        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim" });
+        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim", details: { kind: "family", family } });
       } else {
         this.preserved.push({ pointer, $type: t, version, reason: "unknown-type", message: `${message}; kept verbatim` });
       }
@@ -400,6 +402,8 @@ export class SessionWalker implements SlotVisitor {
       if (!(err instanceof MigrationError)) throw err;
       const noStep = err.reason === "no-step";
       const latest = entry?.def.version;
+      const details: ProblemDetails = { kind: "version", $version: version };
+      if (latest !== undefined) details.expectedVersion = latest;
       this.problems.add({
         code: noStep ? "old-version" : "migration-failed",
         pointer,
@@ -409,6 +413,7 @@ export class SessionWalker implements SlotVisitor {
         // The migration error names the full pointer: shorten it like every other message.
         message: pointer === "" ? err.message.split("\n")[0] : err.message.split("\n")[0].replace(pointer, () => pointerLabel(pointer)),
         hint: err.hint,
+        details,
       });
       return undefined;
     }
@@ -416,7 +421,7 @@ export class SessionWalker implements SlotVisitor {
     const target = this.table.get(newType);
     if (target === undefined) {
       // Cannot happen: the runner stops only at a registered latest version.
-      this.tagProblem(d, "migration-failed", "a registered type after migration", `"$type": "${newType}"`, t, "check the migration chain's targets");
+      this.tagProblem(d, "migration-failed", "a registered type after migration", `"$type": "${newType}"`, t, "check the migration chain's targets", { kind: "version", $version: version });
       return undefined;
     }
     if (target.def.family !== family) {
@@ -429,17 +434,17 @@ export class SessionWalker implements SlotVisitor {
   }
 
   private wrongFamily(d: number, t: string, actual: string, expected: string): void {
-    this.tagProblem(d, "wrong-family", `a value of the ${expected} family`, `"$type": "${t}" (${actual} family)`, t, `"${t}" is registered in the ${actual} family and cannot stand where a value of the ${expected} family belongs`);
+    this.tagProblem(d, "wrong-family", `a value of the ${expected} family`, `"$type": "${t}" (${actual} family)`, t, `"${t}" is registered in the ${actual} family and cannot stand where a value of the ${expected} family belongs`, { kind: "family", family: expected, actualFamily: actual });
   }
 
-  private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string): void {
+  private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string, details: ProblemDetails): void {
     const pointer = boundedPointer(this.pointer(d));
     const superseded = this.schemaAt?.get(pointer);
     if (superseded !== undefined) {
       this.schemaAt!.delete(pointer);
       this.problems.withdraw(pointer, superseded);
     }
-    const problem: ValidationProblem = { code, pointer, expected, found, message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`, hint };
+    const problem: ValidationProblem = { code, pointer, expected, found, message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`, hint, details };
     if ($type !== undefined) problem.$type = $type;
     this.problems.add(problem);
   }
