@@ -17,7 +17,7 @@ export interface RedisClusterNode {
 export const REDIS_CONNECT_PARAMS = ["connectTimeout", "connectRetries"] as const;
 
 /** Default connect timeout of one attempt, in ms. */
-export const REDIS_DEFAULT_CONNECT_TIMEOUT_MS = 3000;
+export const REDIS_DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 /** Default extra connection attempts after a failed one (so 2 attempts in all). */
 export const REDIS_DEFAULT_CONNECT_RETRIES = 1;
 /** Upper bounds, so a typo cannot make a call wait for hours. */

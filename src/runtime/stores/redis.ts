@@ -108,7 +108,7 @@ export interface RedisStoreOptions {
   prefix?: string;
   codec?: SessionCodec;
   messageCodec?: MessageCodec;
-  /** Time one connection attempt may take (default 3000 ms; `?connectTimeout=` in the URL). */
+  /** Time one connection attempt may take (default 2000 ms; `?connectTimeout=` in the URL). */
   connectTimeoutMs?: number;
   /**
    * Extra connection attempts when one fails (default 1, so 2 in all, 100 ms then 200 ms ... apart;
