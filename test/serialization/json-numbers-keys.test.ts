@@ -175,4 +175,16 @@ describe("duplicate keys (#21.17)", () => {
     }
     expect(repeats).toBeGreaterThan(300);
   });
+
+  // No wall-clock threshold (speed is `npm run bench`'s): a check that looked back or ahead per
+  // colon or per quote would never finish on these 2-4 MB texts; finishing with the verdict is the proof.
+  it("stays linear on texts built against it: runs of escaped quotes, spaces and colons, many suspect keys", () => {
+    const n = 500_000;
+    const backslashes = `{"s":"${'\\"'.repeat(n)}:","t":"${" ".repeat(n)}:${":".repeat(n)}"}`;
+    expect(Object.keys(parseJson(backslashes) as object)).toEqual(["s", "t"]);
+    // Every member's value opens with a colon, so the quick bound never matches and the full scan runs.
+    const suspects = `{${Array.from({ length: 100_000 }, (_, i) => `"k${i}":":"`).join(",")}}`;
+    expect(Object.keys(parseJson(suspects) as object)).toHaveLength(100_000);
+    expect(thrown(() => parseJson(suspects.slice(0, -1) + ',"k99999":1}'), JsonParseError).message).toContain('the key "k99999" twice');
+  });
 });
