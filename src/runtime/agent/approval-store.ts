@@ -39,7 +39,11 @@ import { recordAnswers, runTool, ToolApprovalError, toolApprovalState, unanswere
 import type { FunctionResultContent } from "../core/messages.js";
 
 export interface AnswerToolApprovalsOptions extends Omit<RunOptions, "approvals"> {
-  /** Send the results to the model once every request is answered (step 3). Default true. */
+  /**
+   * Send the results to the model once every request is answered (step 3). Default true. With
+   * false, the results are stored and the round is left unclaimed: the application continues it
+   * (`agent.run([], session)`).
+   */
   continue?: boolean;
   /** Reloads after a save conflict, per step. Default 5. */
   retries?: number;
