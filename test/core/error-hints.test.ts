@@ -29,7 +29,8 @@ import { importSession } from "../../src/runtime/interop/index.js";
 import { InteropError } from "../../src/runtime/interop/errors.js";
 import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";
 import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.js";
-import { InvalidStoredValueError } from "../../src/runtime/stores/codec.js";
+import { InvalidStoredValueError, StoredSessionIdError } from "../../src/runtime/stores/codec.js";
+import { NodeSqliteMissingError } from "../../src/runtime/stores/sqlite/node-sqlite.js";
 import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
 import { ToolchainMissingError } from "../../src/cli/toolchain.js";
 import { driverResolution } from "../../src/runtime/stores/drivers.js";
@@ -101,6 +102,10 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   ChannelKeyError: () => new ChannelKeyError("two channels share a key", "give each agent its own name"),
   AgentChatRestoreError: () => new AgentChatRestoreError("format" as never, "not an agent chat document", { hint: "pass what AgentChatSerializer.serialize wrote" }),
   InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
+  // A row stored under one key whose document names another session.
+  StoredSessionIdError: () => new StoredSessionIdError("user-1", "user-2"),
+  // The default SQLite driver on a Node without node:sqlite (Node 20).
+  NodeSqliteMissingError: () => new NodeSqliteMissingError(),
   BulkMigrationError: () => new BulkMigrationError("the store cannot be migrated", "set it up first"),
   ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
   // A postgres:// store whose driver package is not installed (the resolver points at a missing name).
@@ -133,6 +138,7 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
 /** What the hint must say, for the classes whose hint names a specific fix. */
 const specificHints: Record<string, string> = {
   DriverMissingError: "npm i pg",
+  NodeSqliteMissingError: "?driver=better-sqlite3",
   MissingDependencyError: "npm i statebag-test-no-such-sdk",
   UnsupportedContentError: "only image URLs can be sent by link",
   ModelServiceError: "check the API key",

@@ -404,9 +404,12 @@ export class SessionWalker implements SlotVisitor {
       const latest = entry?.def.version;
       const details: ProblemDetails = { kind: "version", $version: version };
       if (latest !== undefined) details.expectedVersion = latest;
+      // Stored data that does not match its own version's schema is a schema problem at its own
+      // pointer (the data is wrong), not a migration failure.
+      const invalidData = err.reason === "invalid-data";
       this.problems.add({
-        code: noStep ? "old-version" : "migration-failed",
-        pointer,
+        code: noStep ? "old-version" : invalidData ? "schema" : "migration-failed",
+        pointer: invalidData ? err.pointer : pointer,
         $type: t,
         expected: latest !== undefined ? `"${t}" v${latest}, or a migration from v${version}` : `a migration from "${t}" v${version}`,
         found: `"${t}" v${version}`,
