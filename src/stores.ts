@@ -34,16 +34,16 @@ export type { SessionCodecOptions } from "./runtime/stores/codec.js";
 // The stores
 export { MemorySessionStore } from "./runtime/stores/memory.js";
 export type { MemoryStoreOptions } from "./runtime/stores/memory.js";
-export { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "./runtime/stores/sqlite.js";
-export type { SqliteStoreOptions } from "./runtime/stores/sqlite.js";
+export { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "./runtime/stores/sqlite/store.js";
+export type { SqliteStoreOptions } from "./runtime/stores/sqlite/store.js";
 export type { SqliteDriverName } from "./runtime/stores/sqlite/driver.js";
 export { NodeSqliteMissingError } from "./runtime/stores/sqlite/node-sqlite.js";
-export { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "./runtime/stores/postgres.js";
-export type { PostgresStoreOptions } from "./runtime/stores/postgres.js";
+export { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "./runtime/stores/postgres/store.js";
+export type { PostgresStoreOptions } from "./runtime/stores/postgres/store.js";
 // What the PostgreSQL store needs of a pg Pool (structural, so apps without pg type-check).
-export type { PgPool, PgPoolClient, PgPoolConfig, PgQueryConfig, PgQueryResult } from "./runtime/stores/postgres-driver.js";
-export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis.js";
-export type { RedisStoreOptions } from "./runtime/stores/redis.js";
+export type { PgPool, PgPoolClient, PgPoolConfig, PgQueryConfig, PgQueryResult } from "./runtime/stores/postgres/driver.js";
+export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis/store.js";
+export type { RedisStoreOptions } from "./runtime/stores/redis/store.js";
 
 // Errors
 export {

@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
+import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
 import { cli, sampleSession, tempDir } from "./helpers.js";
 

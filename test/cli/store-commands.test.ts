@@ -1,7 +1,7 @@
 /** inspect, store setup and migrate against real stores (SQLite always; PostgreSQL/Redis when up). */
 import { chmodSync, existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
+import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import { serializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
 import { openStore } from "../../src/stores.js";

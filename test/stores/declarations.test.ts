@@ -12,8 +12,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgPool, PgPoolClient } from "../../src/runtime/stores/postgres-driver.js";
-import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import type { PgPool, PgPoolClient } from "../../src/runtime/stores/postgres/driver.js";
+import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { counterSession, PG_URL, serverUp, uniqueName } from "./helpers.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { DriverMissingError, driverResolution, loadDriver, type OptionalDriver } from "../../src/runtime/stores/drivers.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
+import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 
 const real = { ...driverResolution };
 afterEach(() => Object.assign(driverResolution, real));

@@ -9,7 +9,7 @@ import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { ConflictError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import { counterOf, counterSession, PG_URL, pgBouncer, pgBouncerBackend, scaleOutBackends, uniqueName } from "./helpers.js";
 import { startPgBouncer, type PgBouncerHandle } from "./servers.js";

@@ -13,7 +13,7 @@ import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { StoreKeyConflictError, StoreNotSetUpError } from "../../src/runtime/stores/errors.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { RedisSessionStore } from "../../src/runtime/stores/redis.js";
+import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { counterOf, counterSession, REDIS_URL, redisCluster, redisClusterBackend, scaleOutBackends, serverUp, sleep, uniqueName } from "./helpers.js";
 
 const require = createRequire(import.meta.url);

@@ -14,7 +14,7 @@ import { ConfigurationError, StatebagError } from "../../src/runtime/core/errors
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite.js";
+import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";
 import { parseSqliteUrl } from "../../src/runtime/stores/sqlite/url.js";
 import { betterSqliteInstalled, counterOf, counterSession, sleep } from "./helpers.js";

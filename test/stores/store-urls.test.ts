@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { InvalidIdError, StoreAuthenticationError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore, sqlitePath } from "../../src/runtime/stores/open.js";
-import { PostgresSessionStore } from "../../src/runtime/stores/postgres.js";
+import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
 import { counterSession, PG_URL, REDIS_URL, serverUp, uniqueName } from "./helpers.js";
 

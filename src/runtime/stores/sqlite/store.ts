@@ -12,10 +12,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConfigurationError, StatebagError } from "../core/errors.js";
-import type { ChatMessage } from "../core/messages.js";
-import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
+import { ConfigurationError, StatebagError } from "../../core/errors.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "../codec.js";
 import {
   checkDelete,
   checkId,
@@ -28,11 +28,11 @@ import {
   scanItem,
   scanPage,
   sessionId,
-} from "./common.js";
-import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
-import { betterSqliteDriver } from "./sqlite/better-sqlite3.js";
-import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from "./sqlite/driver.js";
-import { nodeSqliteDriver } from "./sqlite/node-sqlite.js";
+} from "../common.js";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "../errors.js";
+import { betterSqliteDriver } from "./better-sqlite3.js";
+import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from "./driver.js";
+import { nodeSqliteDriver } from "./node-sqlite.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -49,7 +49,7 @@ import type {
   SetupResult,
   StoredSession,
   TrimOptions,
-} from "./types.js";
+} from "../types.js";
 
 /** The storage-format version this code writes (recorded in `statebag_meta`). */
 export const SQLITE_SCHEMA_VERSION = 1;

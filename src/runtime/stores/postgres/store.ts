@@ -22,11 +22,11 @@
  *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
  *   increasing across delete and re-create.
  */
-import { ConfigurationError } from "../core/errors.js";
-import type { ChatMessage } from "../core/messages.js";
-import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
-import { loadDriver } from "./drivers.js";
+import { ConfigurationError } from "../../core/errors.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "../codec.js";
+import { loadDriver } from "../drivers.js";
 import {
   checkDelete,
   checkId,
@@ -40,8 +40,8 @@ import {
   scanItem,
   scanPage,
   sessionId,
-} from "./common.js";
-import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+} from "../common.js";
+import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "../errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -58,9 +58,9 @@ import type {
   SetupResult,
   StoredSession,
   TrimOptions,
-} from "./types.js";
-import type { PgModule, PgPool, PgPoolClient, PgQueryConfig } from "./postgres-driver.js";
-import { checkIdentifier, quoteIdent, redactUrl, takeParams } from "./url.js";
+} from "../types.js";
+import type { PgModule, PgPool, PgPoolClient, PgQueryConfig } from "./driver.js";
+import { checkIdentifier, quoteIdent, redactUrl, takeParams } from "../url.js";
 
 /** The storage-format version this code reads and writes. */
 export const POSTGRES_SCHEMA_VERSION = 1;

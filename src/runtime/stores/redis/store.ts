@@ -35,12 +35,12 @@
  * TRYAGAIN, CLUSTERDOWN) are followed as usual; a node that is down fails the calls for its slots
  * with `StoreUnavailableError`, the other nodes keep serving.
  */
-import { ConfigurationError, StatebagError } from "../core/errors.js";
-import { quoted, shownText } from "../core/json.js";
-import type { ChatMessage } from "../core/messages.js";
-import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
-import { loadDriver } from "./drivers.js";
+import { ConfigurationError, StatebagError } from "../../core/errors.js";
+import { quoted, shownText } from "../../core/json.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "../codec.js";
+import { loadDriver } from "../drivers.js";
 import {
   checkDelete,
   checkId,
@@ -55,8 +55,8 @@ import {
   scanItem,
   scanPage,
   sessionId,
-} from "./common.js";
-import { ConflictError, StoreAuthenticationError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "./errors.js";
+} from "../common.js";
+import { ConflictError, StoreAuthenticationError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "../errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -73,9 +73,9 @@ import type {
   SetupResult,
   StoredSession,
   TrimOptions,
-} from "./types.js";
-import type { RedisClientConstructor, RedisClientLike, RedisClusterConstructor, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./redis-types.js";
-import { escapeGlob, LEGACY_TAGS, MERGE_LEGACY, MOVE_LEGACY, upgradeLegacyLayout } from "./redis-upgrade.js";
+} from "../types.js";
+import type { RedisClientConstructor, RedisClientLike, RedisClusterConstructor, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./types.js";
+import { escapeGlob, LEGACY_TAGS, MERGE_LEGACY, MOVE_LEGACY, upgradeLegacyLayout } from "./upgrade.js";
 import {
   checkConnectOption,
   parseRedisStoreUrl,
@@ -84,11 +84,11 @@ import {
   redisConnection,
   type RedisClusterNode,
   type RedisConnection,
-} from "./redis-url.js";
-import { redactUrl } from "./url.js";
+} from "./url.js";
+import { redactUrl } from "../url.js";
 
 export { parseRedisStoreUrl, type RedisClusterNode };
-export type { RedisClientLike, RedisClusterDriverOptions, RedisDriverOptions } from "./redis-types.js";
+export type { RedisClientLike, RedisClusterDriverOptions, RedisDriverOptions } from "./types.js";
 
 /**
  * 2: standalone keys under `P{}` (prefix-free); 1: standalone keys right after the prefix

@@ -8,8 +8,8 @@
  * stays refused (`StoreNotSetUpError`) until the upgrade is complete. Nothing is deleted: a key
  * present in both layouts is left where it is and reported.
  */
-import { quoted } from "../core/json.js";
-import type { RedisClientLike } from "./redis-types.js";
+import { quoted } from "../../core/json.js";
+import type { RedisClientLike } from "./types.js";
 
 /** Format-1 key tags before an id, with the type each key holds. */
 export const LEGACY_TAGS = [

@@ -4,9 +4,9 @@
  * SELECT only as an event while commands go to db 0; so statebag takes the database and its own
  * connection options out of the URL and hands the driver a URL with neither.
  */
-import { ConfigurationError } from "../core/errors.js";
-import { quoted } from "../core/json.js";
-import { redactUrl, takeParams } from "./url.js";
+import { ConfigurationError } from "../../core/errors.js";
+import { quoted } from "../../core/json.js";
+import { redactUrl, takeParams } from "../url.js";
 
 export interface RedisClusterNode {
   host: string;
