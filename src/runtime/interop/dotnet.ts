@@ -35,6 +35,8 @@ import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignS
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
 import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 import type { SessionShape } from "./shapes.js";
+import { liftDotnetApprovals, lowerDotnetApprovals } from "./dotnet-approvals.js";
+import { isEmptyRuntimeEntry } from "./dotnet-harness.js";
 
 /** The document `ChatClientAgent.SerializeSession` writes. */
 export interface DotnetSessionJson {
@@ -53,6 +55,8 @@ export interface DotnetInteropOptions {
 export interface ImportDotnetOptions extends DotnetInteropOptions, SessionCodecOptions {
   /** The statebag session id (the .NET form has none). Default: the one recorded at export, else a new UUID. */
   id?: string;
+  /** Receives notes on what import left out on purpose (an empty `*_Runtime` entry, ...). */
+  notes?: string[];
 }
 
 export interface ExportDotnetOptions extends DotnetInteropOptions {
@@ -74,6 +78,8 @@ export interface ReaderContext {
 }
 
 export const DOTNET_DEFAULT_HISTORY_KEY = "InMemoryChatHistoryProvider";
+/** Where `FileSystemAgentSessionStore` kept a session (agent, user, conversation), recorded on import from the store. */
+export const DOTNET_FS_STORE_KEY = "statebag.dotnet.fsStore";
 
 type Path = (string | number)[];
 
@@ -144,12 +150,16 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
         put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: importHistory(value, path, context), droppedMessageCount: 0 }, path);
         hasHistory = true;
       }
+    } else if (isEmptyRuntimeEntry(key, value)) {
+      // Live objects (running tasks) .NET re-creates: no data to keep.
+      options.notes?.push(`dropped the state bag entry ${shown(key)}: a *_Runtime entry holds live objects, not data (.NET re-creates it)`);
     } else if (isTaggedValue(value)) {
       put(key, cloneJson(value), path);
     } else {
       put(key, foreignState("dotnet", cloneJson(value as JsonValue)) as unknown as TaggedValue, path);
     }
   }
+  liftDotnetApprovals(bag, context.shape, context.sourcePointer);
   const extras: JsonRecord = {};
   for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
   if (Object.keys(extras).length > 0) put(envelopeKey("dotnet"), foreignState("dotnet", extras as JsonObject) as unknown as TaggedValue, []);
@@ -179,8 +189,10 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
     if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key ${shown(key)}`, `export with another dotnetHistoryKey (now ${shown(dotnetHistoryKey)}) or rename one of them`);
     defineOwn(bag, key, value);
   };
-  for (const key of Object.keys(session.stateBag)) {
-    const value = session.stateBag[key];
+  const stateBag = lowerDotnetApprovals(session.stateBag);
+  for (const key of Object.keys(stateBag)) {
+    const value = stateBag[key];
+    if (key === DOTNET_FS_STORE_KEY) continue; // where the session was stored, not session data
     if (key === envelopeKey("dotnet") && isForeignState(value, "dotnet") && isPlainObject(value.value)) {
       extras = cloneJson(value.value);
     } else if (key === historyKey && isHistoryState(value)) {
