@@ -1,0 +1,182 @@
+/**
+ * `npm run chat`: a chat page (React, AI SDK UI's `useChat`) on statebag sessions.
+ *
+ *   - server.ts (this file): a node:http server on `createChatHandler` (statebag/http) plus the page.
+ *   - client/app.jsx: the page, bundled by esbuild when the server starts (no network, no CDN).
+ *
+ * The model: OpenAIChatClient when OPENAI_API_KEY or STATEBAG_MODEL (`<baseURL>#<model>`) is set,
+ * else the offline ScriptedChatClient, slowed to a readable pace. Tools: get_weather, and
+ * send_email, which waits for your approval in the page. Listens on 127.0.0.1, port $PORT or a free
+ * one; STATEBAG_STORE picks the store (default SQLite ./.statebag/sessions.db).
+ *
+ * The page's packages (react, react-dom, @ai-sdk/react, ai) and esbuild are the app's own: install
+ * them next to statebag (`npm i react react-dom @ai-sdk/react ai && npm i -D esbuild`).
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { ChatClientAgent, type AITool, type ChatClient, type ChatOptions, type ChatResponseUpdate } from "statebag/agent";
+import { createChatHandler, toNodeListener } from "statebag/http";
+import { OpenAIChatClient } from "statebag/openai";
+import { openStore, type SessionStore } from "statebag/stores";
+import { ScriptedChatClient } from "statebag/testing";
+import type { ChatMessage } from "statebag";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+export const weatherTool: AITool = {
+  name: "get_weather",
+  description: "Current weather for a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  execute: ({ city }) => ({ city, celsius: 12 + ((String(city).length * 7) % 15), conditions: "sunny" }),
+};
+
+/** Sending an email needs a person's approval: the run stops until the page answers. */
+export const emailTool: AITool = {
+  name: "send_email",
+  description: "Send an email",
+  parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" } }, required: ["to", "subject"] },
+  requiresApproval: true,
+  execute: ({ to, subject }, { callId }) => ({ sent: true, to, subject, messageId: `mail-${callId}` }),
+};
+
+/** The offline model: scripted answers, streamed a word at a time with a pause, as a real one would. */
+class PacedClient implements ChatClient {
+  constructor(private readonly inner: ChatClient, private readonly pauseMs: number) {}
+  get metadata() {
+    return this.inner.metadata;
+  }
+  getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
+    return this.inner.getResponse(messages, options);
+  }
+  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+    for await (const update of this.inner.getStreamingResponse(messages, options)) {
+      await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
+      options.signal?.throwIfAborted();
+      yield update;
+    }
+  }
+}
+
+export function scriptedClient(pauseMs = 40): ChatClient {
+  return new PacedClient(
+    new ScriptedChatClient({
+      rules: [
+        { when: /weather in (\w+)/i, reply: (ctx) => ({ toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(ctx.text)![1] } } }) },
+        { when: /email (\S+@\S+)/i, reply: (ctx) => ({ toolCall: { name: "send_email", arguments: { to: /email (\S+@\S+)/i.exec(ctx.text)![1], subject: "Hello from statebag" } } }) },
+        { when: /story/i, reply: Array.from({ length: 120 }, (_, i) => `Once${i ? " more" : ""} upon a time, sentence ${i + 1}.`).join(" ") },
+      ],
+    }),
+    pauseMs,
+  );
+}
+
+/** A real model when the environment names one, as in examples/demo.ts. */
+export function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClient | undefined {
+  const spec = env.STATEBAG_MODEL?.trim();
+  if (spec && /^https?:\/\//.test(spec)) {
+    const [baseURL, model] = spec.split("#");
+    return new OpenAIChatClient({ baseURL, model: model || "llama3.2", apiKey: env.OPENAI_API_KEY || "not-needed", providerName: "openai-compatible" });
+  }
+  if (env.OPENAI_API_KEY) return new OpenAIChatClient({ model: spec || "gpt-4.1-mini", apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined });
+  return undefined;
+}
+
+/** Bundles client/app.jsx with esbuild's command line into a fresh temporary folder; returns the script. */
+export async function bundleClient(): Promise<string> {
+  const out = mkdtempSync(join(tmpdir(), "statebag-chat-app-"));
+  try {
+    // esbuild is a build tool here, run as its CLI (found next to the app's node_modules).
+    const esbuildBin = join(dirname(createRequire(import.meta.url).resolve("esbuild/package.json")), "bin", "esbuild");
+    await promisify(execFile)(esbuildBin, [
+      join(HERE, "client", "app.jsx"),
+      "--bundle",
+      "--format=esm",
+      "--jsx=automatic",
+      "--minify",
+      "--log-level=warning",
+      '--define:process.env.NODE_ENV="production"',
+      `--outfile=${join(out, "app.js")}`,
+    ]);
+    return readFileSync(join(out, "app.js"), "utf8");
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>statebag chat</title><link rel="stylesheet" href="/app.css"></head>
+<body><div id="root"></div><script type="module" src="/app.js"></script></body></html>`;
+
+export interface ChatApp {
+  url: string;
+  server: Server;
+  store: SessionStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the app. The owner is a cookie the page sets once (a demo stand-in for your login: use
+ * your authentication's verified user id).
+ */
+export async function startChatApp(options: { client?: ChatClient; store?: SessionStore; port?: number } = {}): Promise<ChatApp> {
+  const store = options.store ?? (await openStore(process.env.STATEBAG_STORE || undefined));
+  await store.setup();
+  const agent = new ChatClientAgent({
+    client: options.client ?? realModel() ?? scriptedClient(),
+    name: "chat-app",
+    instructions: "You are a concise assistant. Use get_weather for the weather and send_email to send emails.",
+    tools: [weatherTool, emailTool],
+  });
+  const handler = createChatHandler({
+    agent,
+    store,
+    owner: (request) => /(?:^|;\s*)owner=([A-Za-z0-9_-]{1,64})/.exec(request.headers.get("cookie") ?? "")?.[1] ?? "",
+    onError: (error) => process.stderr.write(`chat-app: ${error instanceof Error ? `${error.name}: ${error.message}` : "error"}\n`),
+  });
+  const script = await bundleClient();
+  const css = readFileSync(join(HERE, "client", "app.css"), "utf8");
+  const api = toNodeListener(handler);
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path.startsWith("/api/")) return api(req, res);
+    const asset = path === "/app.js" ? ["text/javascript", script] : path === "/app.css" ? ["text/css", css] : path === "/" || /^\/c\/[A-Za-z0-9_-]+$/.test(path) ? ["text/html", PAGE] : undefined;
+    if (!asset || req.method !== "GET") {
+      res.writeHead(404, { "content-type": "application/problem+json" });
+      res.end(JSON.stringify({ type: "urn:statebag:problem:not-found", title: "Not found", status: 404, detail: "There is nothing at this path." }));
+      return;
+    }
+    res.writeHead(200, { "content-type": `${asset[0]}; charset=utf-8`, "cache-control": "no-store" });
+    res.end(asset[1]);
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    server,
+    store,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!options.store) await store.close();
+    },
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const real = realModel();
+  const app = await startChatApp({ port: process.env.PORT ? Number(process.env.PORT) : 0 });
+  process.stdout.write(`statebag chat: ${app.url}\n`);
+  process.stdout.write(`model: ${real ? `${real.metadata.providerName} ${real.model}` : "offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)"}; store: ${app.store.url}\n`);
+  process.stdout.write(`try: "What's the weather in Lisbon?", "Please email ada@example.com", "Tell me a story"\n`);
+  const stop = () => void app.close().then(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
