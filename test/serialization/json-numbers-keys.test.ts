@@ -129,6 +129,10 @@ describe("duplicate keys (#21.17)", () => {
     const imported = await cli(["import", "--from", "dotnet", dup]);
     expect(imported.code).toBe(1);
     expect(imported.stderr).toContain('has the key "stateBag" twice');
+    const hugeNumber = await cli(["import", "--from", "dotnet", tmp.file("huge.json", '{"stateBag":{"InMemoryChatHistoryProvider":{"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c","result":1e400}]}]}}}')]);
+    expect(hugeNumber.code).toBe(1);
+    expect(hugeNumber.stderr).toContain("/stateBag/InMemoryChatHistoryProvider/messages/0/contents/0/result is too large for a double");
+    expect(hugeNumber.stdout).not.toContain("null");
     const validated = await cli(["validate", big]);
     expect(validated.code).toBe(1);
     expect(validated.stdout + validated.stderr).toContain(`${RESULT}/0`);
