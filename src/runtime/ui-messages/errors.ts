@@ -1,0 +1,18 @@
+/** The error for UI messages that cannot be converted: what, where (a JSON pointer) and how to fix it. */
+import { StatebagError } from "../core/errors.js";
+import { boundedPointer, describeValue, jsonPointer, shortPointer } from "../core/json.js";
+
+export class UIMessageError extends StatebagError {
+  /** JSON pointer into the input (the `UIMessage[]`, or the history) of the offending value. */
+  readonly pointer: string;
+  constructor(path: readonly (string | number)[], problem: string, hint: string) {
+    const pointer = jsonPointer(path);
+    super("invalid-message", `cannot convert UI messages: ${problem} (at ${shortPointer(pointer)})`, { hint });
+    this.pointer = boundedPointer(pointer);
+  }
+}
+
+/** "expected X, found <a short, escaped description>" */
+export function expected(path: readonly (string | number)[], what: string, found: unknown, hint: string): UIMessageError {
+  return new UIMessageError(path, `expected ${what}, found ${describeValue(found)}`, hint);
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { fromUIMessages, toUIMessages, UIMessageError, type UIMessage } from "../../src/ui-messages.js";
+import type { ChatMessage } from "../../src/index.js";
+
+const history: ChatMessage[] = [
+  { role: "user", messageId: "u1", createdAt: "2026-01-02T03:04:05Z", contents: [{ $type: "text", text: "Refund A-1042" }, { $type: "data", uri: "data:image/png;base64,AAAA", name: "r.png" }] },
+  {
+    role: "assistant",
+    messageId: "a1",
+    contents: [
+      { $type: "reasoning", text: "thinking", additionalProperties: { providerMetadata: { anthropic: { signature: "s" } } } },
+      { $type: "functionCall", callId: "c1", name: "lookup", arguments: { id: "A-1042" } },
+      { $type: "toolApprovalRequest", requestId: "r1", toolCall: { $type: "functionCall", callId: "c2", name: "refund", arguments: { amount: 129 } } },
+    ],
+  },
+  { role: "user", contents: [{ $type: "toolApprovalResponse", requestId: "r1", approved: false, reason: "too much", toolCall: { $type: "functionCall", callId: "c2", name: "refund", arguments: { amount: 129 } } }] },
+  { role: "tool", contents: [{ $type: "functionResult", callId: "c1", result: { found: true } }, { $type: "functionResult", callId: "c2", result: { error: "the user rejected this call to refund: too much", rejected: true } }] },
+  { role: "assistant", messageId: "a2", contents: [{ $type: "text", text: "Refused." }, { $type: "text", text: "", annotations: [{ $type: "citation", url: "https://x.test/p", title: "Policy", additionalProperties: { sourceId: "s1" } }] }, { $type: "usage", details: { inputTokenCount: 3, outputTokenCount: 2 } }] },
+];
+
+describe("toUIMessages / fromUIMessages", () => {
+  it("folds results and answers into tool parts with their states", () => {
+    const ui = toUIMessages(history);
+    expect(ui.map((m) => m.id)).toEqual(["u1", "a1", "a2"]);
+    expect(ui[0]).toEqual({ id: "u1", role: "user", metadata: { createdAt: "2026-01-02T03:04:05Z" }, parts: [{ type: "text", text: "Refund A-1042" }, { type: "file", mediaType: "image/png", url: "data:image/png;base64,AAAA", filename: "r.png" }] });
+    expect(ui[1].parts).toEqual([
+      { type: "reasoning", text: "thinking", providerMetadata: { anthropic: { signature: "s" } } },
+      { type: "tool-lookup", toolCallId: "c1", state: "output-available", input: { id: "A-1042" }, output: { found: true } },
+      { type: "tool-refund", toolCallId: "c2", state: "output-denied", input: { amount: 129 }, approval: { id: "r1", approved: false, reason: "too much" } },
+    ]);
+    expect(ui[2]).toEqual({ id: "a2", role: "assistant", metadata: { usage: { inputTokenCount: 3, outputTokenCount: 2 } }, parts: [{ type: "text", text: "Refused." }, { type: "source-url", sourceId: "s1", url: "https://x.test/p", title: "Policy" }] });
+  });
+
+  it("round-trips statebag -> UI -> statebag", () => {
+    expect(fromUIMessages(toUIMessages(history))).toEqual(history);
+  });
+
+  it("round-trips UI -> statebag -> UI, keeping what statebag has no place for", () => {
+    const ui = [
+      { id: "m1", role: "assistant", metadata: { model: "x" }, parts: [{ type: "step-start" }, { type: "text", text: "hi", state: "done" }, { type: "dynamic-tool", toolName: "t", toolCallId: "k", state: "input-streaming", input: "partial" }, { type: "data-weather", id: "w", data: { c: 19 } }] },
+    ] as unknown as UIMessage[];
+    const back = toUIMessages(fromUIMessages(ui));
+    expect(back).toEqual(ui);
+  });
+
+  it("refuses bad input with a pointer", () => {
+    expect(() => fromUIMessages([{ id: "x", role: "user", parts: [{ type: "text", text: 3 }] }] as never)).toThrow(UIMessageError);
+    try {
+      fromUIMessages([{ id: "x", role: "user", parts: [{ type: "text", text: 3 }] }] as never);
+    } catch (e) {
+      expect((e as UIMessageError).pointer).toBe("/0/parts/0/text");
+    }
+  });
+});
