@@ -31,6 +31,26 @@ export type { ExportPythonOptions, ImportPythonOptions, PythonInteropOptions, Py
 // The Python file store's directory of session snapshots
 export { keyFromFileName, listSnapshotFiles, sessionFileName, writeSnapshotFile } from "./runtime/interop/python-file-store.js";
 export type { SnapshotFile } from "./runtime/interop/python-file-store.js";
+// msgpack (an optional peer, @msgpack/msgpack): FileSessionStore msgpack snapshots, FileHistoryProvider histories
+export { exportSessionMsgpack, importSessionMsgpack } from "./runtime/interop/index.js";
+export { MSGPACK_EXTENSION, keyFromFileStem, sessionFileStem } from "./runtime/interop/python-file-store.js";
+export { loadMsgpack } from "./runtime/interop/python-msgpack.js";
+export {
+  PYTHON_HISTORY_SOURCE_ID,
+  detectHistoryFile,
+  exportPythonHistoryJsonl,
+  exportPythonHistoryMsgpack,
+  historyFileKey,
+  historyFileName,
+  importPythonHistory,
+  readHistoryJsonl,
+  readHistoryMsgpack,
+} from "./runtime/interop/python-history.js";
+export type { HistoryFormat } from "./runtime/interop/python-history.js";
+// Python session-state keys: the approval round (tool_approval), compaction annotations
+export { PYTHON_TOOL_APPROVAL_KEY } from "./runtime/interop/python-approvals.js";
+export { PYTHON_COMPACTION_STATE_KEY, PYTHON_MESSAGE_INJECTION_KEY, compactionView, includedMessages, sessionCompactionView } from "./runtime/interop/python-compaction.js";
+export type { CompactionAnnotation } from "./runtime/interop/python-compaction.js";
 
 // What statebag keeps of content and state it has no type for
 export { FOREIGN_CONTENT_TYPE, FOREIGN_STATE_TYPE, SESSION_INFO_KEY, foreignContent, foreignState, isForeignContent, isForeignState } from "./runtime/interop/foreign.js";

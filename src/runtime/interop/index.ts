@@ -19,6 +19,7 @@ import type { InteropFormat } from "./foreign.js";
 import type { JsonRecord } from "./json-util.js";
 import { exportPythonSession, importPythonSession, type ExportPythonOptions, type ImportPythonOptions } from "./python.js";
 import { sessionToSnapshot, snapshotToSession } from "./python-file-store.js";
+import { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
 import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
 import { readDocument } from "./session-codec.js";
 import { SHAPE_NAMES, isSessionShape, type SessionShape } from "./shapes.js";
@@ -119,6 +120,23 @@ export function exportSession(session: AgentSession, options: ExportSessionOptio
   return JSON.stringify(exportSessionDocument(session, options), null, options.indent ?? 2);
 }
 
+/**
+ * Reads a msgpack session document (a `FileSessionStore(..., serialization_format="msgpack")`
+ * snapshot, or any shape's document written as msgpack) into a statebag session. Loads the
+ * optional `@msgpack/msgpack` package on first use.
+ */
+export async function importSessionMsgpack(bytes: Uint8Array, options: ImportSessionOptions): Promise<AgentSession> {
+  checkShape(options.from, "from");
+  const codec = await loadMsgpack();
+  return importSession(decodeMsgpackDocument(codec, bytes, options.from, options.limits) as object, options);
+}
+
+/** Writes a statebag session as a msgpack document of the given shape (what msgspec writes: see python-msgpack.ts). */
+export async function exportSessionMsgpack(session: AgentSession, options: ExportSessionOptions): Promise<Uint8Array> {
+  const codec = await loadMsgpack();
+  return codec.encode(exportSessionDocument(session, options));
+}
+
 export { checkShapeFits, describeNonSession, detectSessionShape, isStatebagDocument } from "./detect.js";
 export type { ShapeDetection } from "./detect.js";
 export { SHAPES, SHAPE_NAMES, familyOf, isSessionShape, shapeInfo } from "./shapes.js";
@@ -138,6 +156,25 @@ export {
   writeSnapshotFile,
 } from "./python-file-store.js";
 export type { SnapshotFile } from "./python-file-store.js";
+export { MSGPACK_EXTENSION, keyFromFileStem, sessionFileStem } from "./python-file-store.js";
+export type { SnapshotFormat } from "./python-file-store.js";
+export { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
+export type { MsgpackCodec } from "./python-msgpack.js";
+export {
+  PYTHON_HISTORY_SOURCE_ID,
+  detectHistoryFile,
+  exportPythonHistoryJsonl,
+  exportPythonHistoryMsgpack,
+  historyFileKey,
+  historyFileName,
+  importPythonHistory,
+  readHistoryJsonl,
+  readHistoryMsgpack,
+} from "./python-history.js";
+export type { HistoryFormat } from "./python-history.js";
+export { PYTHON_TOOL_APPROVAL_KEY } from "./python-approvals.js";
+export { PYTHON_COMPACTION_STATE_KEY, PYTHON_MESSAGE_INJECTION_KEY, compactionView, includedMessages, sessionCompactionView } from "./python-compaction.js";
+export type { CompactionAnnotation } from "./python-compaction.js";
 export { DURABLE_DEFAULT_SCHEMA_VERSION, DURABLE_STATE_KEY, checkDurableVersion, exportDurableState, importDurableState } from "./durable.js";
 export type { DurableExportOptions, DurableImportOptions } from "./durable.js";
 export { resolveStoredHistory } from "./stored-history.js";

@@ -23,6 +23,10 @@ export const PYTHON_MAX_SESSION_ID_LENGTH = 128;
 const ENCODED_PREFIX = "~session-";
 const MAX_ENCODED_STEM = 180;
 const EXTENSION = ".json";
+/** `FileSessionStore(..., serialization_format="msgpack")` writes `<stem>.msgpack` (same stems). */
+export const MSGPACK_EXTENSION = ".msgpack";
+export type SnapshotFormat = "json" | "msgpack";
+const extensionOf = (format: SnapshotFormat) => (format === "msgpack" ? MSGPACK_EXTENSION : EXTENSION);
 const WINDOWS_RESERVED = new Set([
   "CON", "PRN", "AUX", "NUL",
   ...[1, 2, 3, 4, 5, 6, 7, 8, 9].flatMap((n) => [`COM${n}`, `LPT${n}`]),
@@ -39,15 +43,23 @@ export function isLiteralSafeKey(key: string): boolean {
 /** Python's `len()`: code points. */
 const codePoints = (s: string) => [...s].length;
 
+/**
+ * The file stem `FileSessionStore` and `FileHistoryProvider` use for a key (`_session_file_stem`):
+ * the key when it is a portable name, else `~session-<base64url>`, else `~session-sha256-<hex>`.
+ */
+export function sessionFileStem(key: string): string {
+  if (isLiteralSafeKey(key)) return key;
+  const encoded = ENCODED_PREFIX + Buffer.from(key, "utf8").toString("base64url");
+  if (encoded.length <= MAX_ENCODED_STEM) return encoded;
+  return `${ENCODED_PREFIX}sha256-${createHash("sha256").update(key, "utf8").digest("hex")}`;
+}
+
 /** The file name `FileSessionStore` uses for a key. Throws for an empty key or one over 128 characters. */
-export function sessionFileName(key: string): string {
+export function sessionFileName(key: string, format: SnapshotFormat = "json"): string {
   if (key === "" || codePoints(key) > PYTHON_MAX_SESSION_ID_LENGTH) {
     throw new InteropError("python-file-store", "export", "/session_id", `session_id must be a non-empty string of at most ${PYTHON_MAX_SESSION_ID_LENGTH} characters (found ${codePoints(key)})`, "FileSessionStore refuses longer keys: shorten the session id");
   }
-  if (isLiteralSafeKey(key)) return key + EXTENSION;
-  const encoded = ENCODED_PREFIX + Buffer.from(key, "utf8").toString("base64url");
-  if (encoded.length <= MAX_ENCODED_STEM) return encoded + EXTENSION;
-  return `${ENCODED_PREFIX}sha256-${createHash("sha256").update(key, "utf8").digest("hex")}${EXTENSION}`;
+  return sessionFileStem(key) + extensionOf(format);
 }
 
 /**
@@ -55,9 +67,14 @@ export function sessionFileName(key: string): string {
  * `session_id` can tell) and for names that are not session snapshots (temporary, quarantined
  * `.corrupt` files and other dot files, other extensions).
  */
-export function keyFromFileName(name: string): { key?: string; hashed: boolean } | undefined {
-  if (!name.endsWith(EXTENSION) || name.startsWith(".")) return undefined;
-  const stem = name.slice(0, -EXTENSION.length);
+export function keyFromFileName(name: string, extension: string = EXTENSION): { key?: string; hashed: boolean } | undefined {
+  if (!name.endsWith(extension) || name.startsWith(".")) return undefined;
+  return keyFromFileStem(name.slice(0, -extension.length));
+}
+
+/** The key a file stem encodes (`keyFromFileName` without the extension). */
+export function keyFromFileStem(stem: string): { key?: string; hashed: boolean } | undefined {
+  if (stem.startsWith(".")) return undefined;
   if (stem.startsWith(`${ENCODED_PREFIX}sha256-`) && /^[0-9a-f]{64}$/.test(stem.slice(ENCODED_PREFIX.length + 7))) return { hashed: true };
   if (stem.startsWith(ENCODED_PREFIX)) {
     const body = stem.slice(ENCODED_PREFIX.length);
@@ -111,6 +128,8 @@ export interface SnapshotFile {
   path: string;
   /** The key its name encodes (absent for a hashed name). */
   key?: string;
+  /** `"msgpack"` for a `.msgpack` snapshot. */
+  format?: SnapshotFormat;
 }
 
 /** The session snapshot files of a `FileSessionStore` directory, in name order (temporary and quarantined files left out). */
@@ -119,17 +138,18 @@ export async function listSnapshotFiles(dir: string): Promise<SnapshotFile[]> {
   const files: SnapshotFile[] = [];
   for (const entry of entries) {
     if (!entry.isFile()) continue;
-    const decoded = keyFromFileName(entry.name);
+    const msgpack = entry.name.endsWith(MSGPACK_EXTENSION);
+    const decoded = keyFromFileName(entry.name, msgpack ? MSGPACK_EXTENSION : EXTENSION);
     if (decoded === undefined) continue;
-    files.push({ name: entry.name, path: join(dir, entry.name), ...(decoded.key !== undefined ? { key: decoded.key } : {}) });
+    files.push({ name: entry.name, path: join(dir, entry.name), ...(decoded.key !== undefined ? { key: decoded.key } : {}), ...(msgpack ? { format: "msgpack" as const } : {}) });
   }
   return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Writes one snapshot into a store directory under its key's file name (temporary file + rename, as the store does). */
-export async function writeSnapshotFile(dir: string, key: string, text: string): Promise<string> {
-  const path = join(dir, sessionFileName(key));
-  const temp = join(dir, `.${sessionFileName(key)}.${randomUUID().replace(/-/g, "")}.tmp`);
+export async function writeSnapshotFile(dir: string, key: string, text: string | Uint8Array, format: SnapshotFormat = "json"): Promise<string> {
+  const path = join(dir, sessionFileName(key, format));
+  const temp = join(dir, `.${sessionFileName(key, format)}.${randomUUID().replace(/-/g, "")}.tmp`);
   try {
     await writeFile(temp, text);
     await rename(temp, path);

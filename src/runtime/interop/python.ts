@@ -54,6 +54,7 @@ import {
   type SessionInfo,
 } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
+import { approvalsFromPython, approvalsToPython } from "./python-approvals.js";
 import { contentIn, contentOut, str, type Path } from "./python-contents.js";
 import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 
@@ -333,6 +334,9 @@ export function contentToPython(content: AIContent): JsonRecord {
 // ---------------------------------------------------------------------------------------------
 // Sessions
 
+/** How the approval round maps contents (python-approvals.ts). */
+const APPROVAL_MAPPER = { from: (c: unknown) => contentFromPython(c), to: (c: AIContent) => contentToPython(c) };
+
 const KNOWN_TOP_LEVEL = new Set(["type", "session_id", "service_session_id", "state"]);
 
 function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
@@ -398,6 +402,7 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
   for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
   if (Object.keys(extras).length > 0) put(envelopeKey("python"), foreignState("python", extras as JsonObject) as unknown as TaggedValue);
 
+  approvalsFromPython(bag as JsonRecord, historyKey, APPROVAL_MAPPER);
   const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
   if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
   const session = createSessionData({ id: options.id ?? doc.session_id, kind, conversationId, stateBag: bag });
@@ -444,8 +449,9 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
     if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key ${shown(key)}`, `export with another pythonHistoryKey (now ${shown(pyHistoryKey)}) or rename one of them`);
     defineOwn(state, key, value);
   };
-  for (const key of Object.keys(session.stateBag)) {
-    const value = session.stateBag[key];
+  const sourceBag = approvalsToPython(session.stateBag as JsonRecord, historyKey, APPROVAL_MAPPER);
+  for (const key of Object.keys(sourceBag)) {
+    const value = sourceBag[key] as StateBag[string];
     if (key === envelopeKey("python") && isForeignState(value, "python") && isPlainObject(value.value)) {
       extras = cloneJson(value.value);
     } else if (key === historyKey && isHistoryState(value)) {
