@@ -8,6 +8,11 @@
  *   {"$type": "response", "correlationId": "...", "createdAt": "...", "messages": [...], "usage": {...}}]}}
  * ```
  *
+ * Versions 1.0-1.2 are read alike: 1.2.0's `data.session` (an opaque AgentSession),
+ * `ingestedPositions`, `truncation`, `errorResponse` / `compaction` entries and stable message ids
+ * are kept verbatim (tested with fixture 43); 2.0's `terminalResults`, `completionReceipts`,
+ * `historyBinding`, `developer` role and string arguments likewise, as `durable-2-preview`.
+ *
  * `schemaVersion` is checked as the JSON converter checks it: present, a version number, major 1
  * (the `durable-2-preview` shape also takes the proposed `2.0.0`). Mapping:
  * - every entry's messages, in order, become the history (`statebag.chatHistory`); everything
