@@ -11,8 +11,9 @@ import { CliError, EXIT, type CliEnvironment } from "./io.js";
 import { readDocumentFile, readStdinBytes } from "./read-document.js";
 
 /** Every Agent Framework shape `import --from` / `export --to` take (see the README's table). */
-export const FORMATS: readonly SessionShape[] = SHAPE_NAMES;
-export type Format = SessionShape;
+export const FORMATS: readonly Format[] = [...SHAPE_NAMES, "python-history"];
+/** A session shape, or `python-history`: FileHistoryProvider files into and out of message logs (src/cli/python-history.ts). */
+export type Format = SessionShape | "python-history";
 
 const ALIASES: Record<string, SessionShape> = { ".net": "dotnet", net: "dotnet", csharp: "dotnet", durable2: "durable-2-preview", "python-session-store": "python-file-store" };
 
@@ -23,9 +24,24 @@ export function parseFormat(value: string): Format {
   return v as Format;
 }
 
+/** `import --from` also reads chats saved by AI SDK UI apps (`UIMessage[]`), which `export` does not write. */
+export type ImportFormat = Format | "ai-sdk-ui";
+export const IMPORT_FORMATS: readonly ImportFormat[] = [...FORMATS, "ai-sdk-ui"];
+
+export function parseImportFormat(value: string): ImportFormat {
+  const v = value.toLowerCase();
+  return v === "ai-sdk-ui" || v === "usechat" || v === "uimessage" ? "ai-sdk-ui" : parseFormat(value);
+}
+
 /** The shape list for --help. */
 export function shapeHelp(): string {
-  return SHAPES.map((s) => `  ${s.shape.padEnd(22)} ${s.title}, ${s.dates}`).join("\n");
+  const history = `  ${"python-history".padEnd(22)} Python FileHistoryProvider history (<id>.jsonl / <id>.msgpack) into / out of a store's message log, Jul 2026 - now`;
+  return [...SHAPES.map((s) => `  ${s.shape.padEnd(22)} ${s.title}, ${s.dates}`), history].join("\n");
+}
+
+/** The shape list for `import --help`: the session shapes, and AI SDK UI chats. */
+export function importShapeHelp(): string {
+  return `${shapeHelp()}\n  ${"ai-sdk-ui".padEnd(22)} AI SDK UI chats (useChat UIMessage[], ai 5-7): <chat id>.json, { id, messages } or [{ id, messages }] (only with --from)`;
 }
 
 /** A document's bytes (stdin with "-"), size-checked before reading; the loader decodes them strictly. */

@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import { action, inputPath, jsonOption, messageOf, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
-import { convert, FORMATS, parseFormat, shapeHelp, writeOutput, type Format } from "../interop-io.js";
+import { convert, FORMATS, IMPORT_FORMATS, importShapeHelp, parseImportFormat, writeOutput, type ImportFormat } from "../interop-io.js";
 import { DEFAULT_MAX_BYTES, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
 import { openCliStore } from "../store.js";
@@ -23,7 +23,7 @@ import type { SessionShape } from "../../runtime/interop/shapes.js";
 import { checkId } from "../../runtime/stores/common.js";
 
 interface ImportOptions {
-  from?: Format;
+  from?: ImportFormat;
   out?: string;
   id?: string;
   historyKey?: string;
@@ -43,12 +43,12 @@ export function registerImport(program: Command, context: CommandContext): void 
     .summary("read Agent Framework sessions (any .NET, Python or durable shape) into statebag sessions")
     .description(
       "Converts session documents written by Microsoft Agent Framework into statebag sessions and validates them.\n\n" +
-        shapeHelp() +
+        importShapeHelp() +
         "\n\nWithout --from, each document's shape is recognised (and named, with the evidence); a document two shapes would read differently needs --from. " +
         "One document prints the statebag session unless --out or --store/--save is given. With --store (or --save), every file and directory given (a directory: its *.json files, " +
         "such as a Python FileSessionStore) is imported into the store: sessions already there are left alone (re-running imports nothing twice), and documents that cannot be read are listed while the rest go through.",
     )
-    .addOption(new Option("--from <shape>", "the documents' shape (default: recognised per document)").choices(FORMATS).argParser(parseFormat))
+    .addOption(new Option("--from <shape>", "the documents' shape (default: recognised per document)").choices(IMPORT_FORMATS).argParser(parseImportFormat))
     .argument("<inputs...>", 'documents or directories to import ("-": stdin)')
     .option("-o, --out <file>", "write the statebag session document to this file (one input)")
     .option("--id <id>", "the statebag session id (one input; default: the document's own, else its file name, else a new UUID)")
@@ -77,6 +77,8 @@ interface Document {
   fallbackId?: string;
   /** The document's bytes, size-checked first (the loader decodes them). */
   read: () => Promise<Buffer>;
+  /** A `.msgpack` file (a msgpack FileSessionStore snapshot): decoded with @msgpack/msgpack. */
+  msgpack?: boolean;
 }
 
 /** A `*.json` entry of a directory that is not imported, and why. */
@@ -104,16 +106,16 @@ async function collect(inputs: string[], context: CommandContext, maxBytes: numb
       throw new CliError(EXIT.usage, `cannot read ${echo(input)}: ${error.code === "ENOENT" ? "no such file or directory" : error.message}`, { where: path, fix: 'check the path (use "-" to read stdin)' });
     });
     if (info.isDirectory()) {
-      const entries = (await readdir(path, { withFileTypes: true })).filter((e) => e.name.endsWith(".json")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const entries = (await readdir(path, { withFileTypes: true })).filter((e) => e.name.endsWith(".json") || e.name.endsWith(".msgpack")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const name = join(input, e.name);
         if (e.isSymbolicLink()) skipped.push({ file: name, reason: "a symbolic link (not followed: pass the file it points to by its path)" });
         else if (!e.isFile()) skipped.push({ file: name, reason: e.isDirectory() ? "a directory (directories are not searched recursively)" : "not a regular file" });
         else if (e.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file (pass it by its path to import it)" });
-        else docs.push({ name, fallbackId: e.name.slice(0, -".json".length), read: () => readDocumentFile(join(path, e.name), name, maxBytes) });
+        else docs.push({ name, fallbackId: e.name.slice(0, -extname(e.name).length), read: () => readDocumentFile(join(path, e.name), name, maxBytes), ...(e.name.endsWith(".msgpack") ? { msgpack: true } : {}) });
       }
     } else {
-      docs.push({ name: input, fallbackId: basename(input, extname(input)), read: () => readDocumentFile(path, input, maxBytes) });
+      docs.push({ name: input, fallbackId: basename(input, extname(input)), read: () => readDocumentFile(path, input, maxBytes), ...(input.endsWith(".msgpack") ? { msgpack: true } : {}) });
     }
   }
   return { docs, skipped };
@@ -121,17 +123,29 @@ async function collect(inputs: string[], context: CommandContext, maxBytes: numb
 
 interface Converted {
   session: AgentSession;
-  shape: SessionShape;
+  shape: SessionShape | "ai-sdk-ui";
   evidence?: string;
 }
 
 type Interop = typeof import("../../runtime/interop/index.js");
 
 /** Parses, recognises (unless --from) and converts one document. Throws data errors as they are. */
+/** Every session of one document: one, or (--from ai-sdk-ui) one per chat the file holds. */
+function convertAll(interop: Interop, text: Buffer, doc: Document, options: ImportOptions, id: string | undefined): Converted[] {
+  if (options.from !== "ai-sdk-ui") return [convertOne(interop, text, doc, options, id)];
+  const parsed = interopJson.parseJson(text, { protoKeys: "keep", ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
+  const sessions = uiChats!.importUIChats(parsed, { ...(id !== undefined ? { id } : {}), ...(doc.fallbackId !== undefined ? { fallbackId: doc.fallbackId } : {}), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) });
+  return sessions.map((session) => (checkStorableId(session, doc), { session, shape: "ai-sdk-ui" as const }));
+}
+
 function convertOne(interop: Interop, text: Buffer, doc: Document, options: ImportOptions, id: string | undefined): Converted {
   const { parseJson } = interopJson;
-  const parsed = parseJson(text, options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes });
-  let shape = options.from;
+  // A FileHistoryProvider file is a history, not a session: named with its evidence.
+  const history = options.from === undefined ? interop.detectHistoryFile(basename(doc.name), text) : undefined;
+  if (history !== undefined) throw new CliError(EXIT.failed, `this is not a session: ${history.evidence}`, { where: doc.name, fix: "import histories into a store's message logs with --from python-history --store <url>" });
+  const limits = options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes };
+  const parsed = doc.msgpack && msgpackCodec !== undefined ? interop.decodeMsgpackDocument(msgpackCodec, text, (options.from as SessionShape | undefined) ?? "python-file-store", limits) : parseJson(text, limits);
+  let shape = options.from as SessionShape | undefined;
   let evidence: string | undefined;
   if (shape === undefined) {
     const detected = interop.detectSessionShape(parsed);
@@ -151,20 +165,28 @@ function convertOne(interop: Interop, text: Buffer, doc: Document, options: Impo
   }
   const ownId = shape === "python" || shape === "python-memory" || shape === "python-file-store";
   const session = interop.importSession(parsed as object, { from: shape, ...(id !== undefined ? { id } : ownId || doc.fallbackId === undefined ? {} : { id: doc.fallbackId }), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) });
-  // The stores' own id rule, before anything is written (a lone surrogate would be refused by every store).
+  checkStorableId(session, doc);
+  return { session, shape, ...(evidence !== undefined ? { evidence } : {}) };
+}
+
+/** The stores' own id rule, before anything is written (a lone surrogate would be refused by every store). */
+function checkStorableId(session: AgentSession, doc: Document): void {
   try {
     checkId(session.id);
   } catch (error) {
     throw new CliError(EXIT.failed, `the session id from this document cannot be stored: ${messageOf(error)}`, { where: doc.name, fix: "give the session another id with --id <id> (one document at a time), or fix the id in the document" });
   }
-  return { session, shape, ...(evidence !== undefined ? { evidence } : {}) };
 }
 
 let interopJson: typeof import("../../runtime/persistence/safe-json.js");
+let msgpackCodec: import("../../runtime/interop/python-msgpack.js").MsgpackCodec | undefined;
+let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
+  if (options.from === "python-history") return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
   const interop = await import("../../runtime/interop/index.js");
   interopJson = await import("../../runtime/persistence/safe-json.js");
+  if (options.from === "ai-sdk-ui") uiChats = await import("../../runtime/ui-messages/import.js");
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (options.id !== undefined) {
     try {
@@ -174,6 +196,7 @@ async function runImport(context: CommandContext, inputs: string[], options: Imp
     }
   }
   const { docs, skipped } = await collect(inputs, context, maxBytes);
+  if (docs.some((d) => d.msgpack)) msgpackCodec = await interop.loadMsgpack("statebag import (msgpack FileSessionStore snapshots)");
   const toStore = options.save === true || options.store !== undefined;
   // Listed on stderr for one document; the store report lists them with the rest.
   if (!toStore) for (const s of skipped) context.output(options).warn(`skipped ${echo(s.file)}: ${s.reason}`);
@@ -196,7 +219,9 @@ async function importOne(context: CommandContext, interop: Interop, doc: Documen
   const { environment } = context;
   const { serializeSession } = await import("../../runtime/persistence/serialization.js");
   const text = await doc.read();
-  const converted = convert(`cannot import ${doc.name}`, doc.name, () => convertOne(interop, text, { ...doc, fallbackId: undefined }, options, options.id));
+  const all = convert(`cannot import ${doc.name}`, doc.name, () => convertAll(interop, text, options.from === "ai-sdk-ui" ? doc : { ...doc, fallbackId: undefined }, options, options.id));
+  if (all.length !== 1) throw new CliError(EXIT.usage, `${echo(doc.name)} holds ${all.length} chats`, { fix: "import them with --store <url> (add --dry-run to only check them)" });
+  const converted = all[0];
   const { session, shape } = converted;
   if (converted.evidence !== undefined && !options.json) out.note(`${out.ce.dim("recognised")} ${shape}: ${converted.evidence}`);
   const stored = convert(`the session imported from ${doc.name} is not valid`, doc.name, () => serializeSession(session, { space: 2 }));
@@ -242,7 +267,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   const byShape = new Map<string, ShapeCounts>();
   const failed: Failure[] = [];
   const conflicts: { file: string; id: string }[] = [];
-  const one: { session?: AgentSession; shape?: SessionShape } = {};
+  const one: { session?: AgentSession; shape?: SessionShape | "ai-sdk-ui" } = {};
   const counts = (shape: string) => {
     let entry = byShape.get(shape);
     if (!entry) byShape.set(shape, (entry = { imported: 0, unchanged: 0, conflicts: 0 }));
@@ -255,7 +280,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
     for (const doc of docs) {
       try {
         const text = await doc.read();
-        const { session, shape } = convertOne(interop, text, doc, options, options.id);
+        for (const { session, shape } of convertAll(interop, text, doc, options, options.id)) {
         if (docs.length === 1) Object.assign(one, { session, shape });
         const existing = await opened.store.get(session.id);
         if (existing !== undefined) {
@@ -280,6 +305,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
               conflicts.push({ file: doc.name, id: session.id });
             }
           }
+        }
         }
       } catch (error) {
         if (isUnreachable(error)) throw error;

@@ -82,7 +82,7 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
     const metadata = ui.metadata;
     if (isPlainObject(metadata)) {
       if (typeof metadata.createdAt === "string" && DATE_TIME.test(metadata.createdAt)) message.createdAt = metadata.createdAt;
-      if (isPlainObject(metadata.usage) && Object.keys(metadata).every((k) => k === "createdAt" || k === "usage")) message.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
+      if (isUsageDetails(metadata.usage) && Object.keys(metadata).every((k) => k === "createdAt" || k === "usage")) message.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
     }
     out.push(message);
     pending.push(entry);
@@ -109,6 +109,22 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
     if (Object.keys(extra).length > 0) entry.message.additionalProperties = { ...entry.message.additionalProperties, [UI_MESSAGE_KEY]: extra as unknown as JsonValue };
   });
   return out;
+}
+
+const USAGE_COUNTS = new Set(["inputTokenCount", "outputTokenCount", "totalTokenCount", "cachedInputTokenCount", "reasoningTokenCount"]);
+
+/** statebag's own `UsageDetails` (as `toUIMessages` writes `metadata.usage`); an AI SDK app's usage stays metadata. */
+function isUsageDetails(value: unknown): value is JsonRecord {
+  if (!isPlainObject(value)) return false;
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    if (USAGE_COUNTS.has(key)) {
+      if (!Number.isSafeInteger(v)) return false;
+    } else if (key === "additionalCounts") {
+      if (!isPlainObject(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) return false;
+    } else return false;
+  }
+  return true;
 }
 
 function addExtra(content: AIContent, extra: ContentExtra): void {

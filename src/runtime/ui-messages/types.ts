@@ -115,7 +115,7 @@ export interface UIMessageLike {
   id?: string;
   role: string;
   metadata?: unknown;
-  parts: readonly { type: string; [key: string]: unknown }[];
+  parts: readonly { type: string }[];
 }
 
 /** Which `ai` major's shape to write: 5 has no approval states. */
