@@ -27,11 +27,12 @@ import type pg from "pg";
 import type { Redis as RedisClient } from "ioredis";
 import type { AgentSession } from "../src/runtime/core/session.js";
 import { openStore } from "../src/runtime/stores/open.js";
-import { PostgresSessionStore, postgresStatements } from "../src/runtime/stores/postgres/store.js";
-import { REDIS_LUA, RedisSessionStore } from "../src/runtime/stores/redis/store.js";
-import { SQLITE_SQL } from "../src/runtime/stores/sqlite/store.js";
+import { postgresStatements, quoteIdent } from "../src/runtime/stores/postgres/sql.js";
+import { PostgresSessionStore } from "../src/runtime/stores/postgres/store.js";
+import { RedisSessionStore } from "../src/runtime/stores/redis/store.js";
+import { REDIS_LUA } from "../src/runtime/stores/redis/scripts.js";
+import { SQLITE_SQL } from "../src/runtime/stores/sqlite/sql.js";
 import type { SessionStore } from "../src/runtime/stores/types.js";
-import { quoteIdent } from "../src/runtime/stores/url.js";
 import { makeSessions } from "./sessions.js";
 
 const require = createRequire(import.meta.url);

@@ -11,7 +11,8 @@ import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { compareIds } from "../../src/runtime/stores/common.js";
 import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { parseRedisStoreUrl, REDIS_CLUSTER_BUCKETS, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
+import { REDIS_CLUSTER_BUCKETS } from "../../src/runtime/stores/redis/keys.js";
+import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { counterOf, counterSession, REDIS_URL, redisCluster, redisClusterBackend, scaleOutBackends, serverUp, uniqueName } from "./helpers.js";
 import { startRedisCluster, type RedisClusterHandle } from "./servers.js";
 

@@ -5,62 +5,26 @@
  *   on start: DDL at every start was slow and took locks in Mastra. A store whose tables are
  *   missing fails with `StoreNotSetUpError` saying to run setup.
  * - `statebag_meta` records the storage-format version so later releases can upgrade it.
- * - Sessions are stored as `text`, not `jsonb`: the bytes come back exactly as the serializer
- *   wrote them (jsonb re-orders keys, drops duplicate keys and whitespace, which once broke
- *   `$type`-first readers in the field), the server does no JSON parsing on write and no
- *   re-rendering on read, and the validated document is the stored document. Ad hoc queries can
- *   still use `data::jsonb`. (JSON text never holds a raw NUL, the one thing `text` refuses.)
- * - `id` uses the "C" collation: scan order is byte order, as in SQLite and Redis, independent of
- *   the database's locale.
+ * - The tables and every statement are in sql.ts (the storage format), the message log in
+ *   message-log.ts, the URL's PostgreSQL options in url.ts.
  * - Statements are named, so `pg` prepares each once per connection. Behind PgBouncer in
  *   transaction pooling mode (before 1.21, or without `max_prepared_statements`) a named statement
  *   prepared on one server connection is missing on the next: `preparedStatements: false`
  *   (`?pgbouncer=true`) sends every statement unnamed. The store keeps no other session state
  *   (no SET, no LISTEN, no session advisory locks; setup's lock is transaction-scoped), so it
  *   works in transaction pooling as it is.
- * - Every save is one statement: `UPDATE ... WHERE id = $1 AND revision = $2` (or an
- *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
- *   increasing across delete and re-create.
  */
 import { ConfigurationError } from "../../core/errors.js";
-import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "../codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { loadDriver } from "../drivers.js";
-import {
-  checkDelete,
-  checkId,
-  checkLast,
-  checkOperationId,
-  checkReplace,
-  checkSave,
-  checkScan,
-  checkTrim,
-  isNetworkError,
-  scanItem,
-  scanPage,
-  sessionId,
-} from "../common.js";
-import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "../errors.js";
-import type {
-  AppendOptions,
-  AppendResult,
-  DeleteOptions,
-  MessageCodec,
-  MessageLog,
-  MessageLogSnapshot,
-  ReplaceOptions,
-  SaveOptions,
-  ScanOptions,
-  ScanPage,
-  SessionCodec,
-  SessionStore,
-  SetupResult,
-  StoredSession,
-  TrimOptions,
-} from "../types.js";
-import type { PgModule, PgPool, PgPoolClient, PgQueryConfig } from "./driver.js";
-import { checkIdentifier, quoteIdent, redactUrl, takeParams } from "../url.js";
+import { checkDelete, checkId, checkSave, checkScan, isNetworkError, scanItem, scanPage, sessionId } from "../common.js";
+import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import type { DeleteOptions, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession } from "../types.js";
+import { redactUrl, takeParams } from "../url.js";
+import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
+import { PostgresMessageLog } from "./message-log.js";
+import { checkIdentifier, postgresStatements, quoteIdent, TRANSACTION, type PostgresStatements, type Row } from "./sql.js";
 
 /** The storage-format version this code reads and writes. */
 export const POSTGRES_SCHEMA_VERSION = 1;
@@ -103,7 +67,6 @@ function isPoolerStatementError(error: unknown): boolean {
   return (code === "26000" || code === "42P05") && error instanceof Error && /statebag_\d+/.test(error.message);
 }
 
-type Row = Record<string, unknown>;
 
 function loadPg(): PgModule {
   return loadDriver<PgModule>("pg");
@@ -146,8 +109,6 @@ function isMissingSchema(error: unknown): boolean {
   return code === "42P01" || code === "3F000";
 }
 
-let nameCounter = 0;
-
 export class PostgresSessionStore implements SessionStore {
   readonly kind = "postgres" as const;
   readonly url: string;
@@ -160,7 +121,7 @@ export class PostgresSessionStore implements SessionStore {
   private ready = false;
   private closed = false;
   /** Qualified names and statement texts for this schema. @internal */
-  readonly sql: ReturnType<typeof postgresStatements>;
+  readonly sql: PostgresStatements;
 
   constructor(options: PostgresStoreOptions) {
     if (!options.connectionString && !options.pool) {
@@ -318,10 +279,10 @@ export class PostgresSessionStore implements SessionStore {
       "setup",
       true,
       async (client) => {
-        await client.query("BEGIN");
+        await client.query(TRANSACTION.begin);
         try {
-          await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`statebag.setup.${this.schema}`]);
-          await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);
+          await client.query(this.sql.setupLock, [`statebag.setup.${this.schema}`]);
+          await client.query(this.sql.createSchema);
           await client.query(this.sql.metaTable);
           const { rows } = await client.query<Row>(this.sql.metaVersion);
           const before = rows.length === 0 ? 0 : Number(rows[0].value);
@@ -337,11 +298,11 @@ export class PostgresSessionStore implements SessionStore {
           }
           // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
           await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
-          await client.query("COMMIT");
+          await client.query(TRANSACTION.commit);
           this.ready = true;
           return { version: POSTGRES_SCHEMA_VERSION, changed: before !== POSTGRES_SCHEMA_VERSION };
         } catch (error) {
-          await client.query("ROLLBACK").catch(() => undefined);
+          await client.query(TRANSACTION.rollback).catch(() => undefined);
           throw error;
         }
       },
@@ -416,220 +377,7 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Drops the schema with everything in it. For tests and teardown scripts only. */
   async dropSchema(): Promise<void> {
-    await this.withClient("dropSchema", true, (c) => c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(this.schema)} CASCADE`), false);
+    await this.withClient("dropSchema", true, (c) => c.query(this.sql.dropSchema), false);
     this.ready = false;
-  }
-}
-
-/**
- * Statement texts for one (quoted) schema, named so `pg` prepares each once per connection
- * (unnamed with `prepared: false`). Exported for the benchmark's raw-driver baseline. @internal
- */
-export function postgresStatements(schema: string, { prepared = true }: { prepared?: boolean } = {}) {
-  const meta = `${schema}.statebag_meta`;
-  const seq = `${schema}.statebag_revision_seq`;
-  const sessions = `${schema}.statebag_sessions`;
-  const logs = `${schema}.statebag_message_logs`;
-  const messages = `${schema}.statebag_messages`;
-  const ops = `${schema}.statebag_message_ops`;
-  const live = "(expires_at IS NULL OR expires_at > now())";
-  const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
-  const named = (text: string): PgQueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
-  return {
-    metaTable: `CREATE TABLE IF NOT EXISTS ${meta} (key text PRIMARY KEY, value text NOT NULL)`,
-    metaVersion: `SELECT value FROM ${meta} WHERE key = 'schema_version'`,
-    metaSetVersion: `INSERT INTO ${meta} (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    ddlV1: [
-      `CREATE SEQUENCE IF NOT EXISTS ${seq} AS bigint`,
-      `CREATE TABLE IF NOT EXISTS ${sessions} (
-         id text COLLATE "C" PRIMARY KEY,
-         revision bigint NOT NULL,
-         data text NOT NULL,
-         expires_at timestamptz,
-         updated_at timestamptz NOT NULL DEFAULT now()
-       )`,
-      `CREATE INDEX IF NOT EXISTS statebag_sessions_expires ON ${sessions} (expires_at) WHERE expires_at IS NOT NULL`,
-      `CREATE TABLE IF NOT EXISTS ${logs} (
-         storage_id text COLLATE "C" PRIMARY KEY,
-         version bigint NOT NULL,
-         next_seq bigint NOT NULL,
-         updated_at timestamptz NOT NULL DEFAULT now()
-       )`,
-      `CREATE TABLE IF NOT EXISTS ${messages} (
-         storage_id text COLLATE "C" NOT NULL,
-         seq bigint NOT NULL,
-         body text NOT NULL,
-         PRIMARY KEY (storage_id, seq)
-       )`,
-      `CREATE TABLE IF NOT EXISTS ${ops} (
-         storage_id text COLLATE "C" NOT NULL,
-         operation_id text NOT NULL,
-         created_at timestamptz NOT NULL DEFAULT now(),
-         PRIMARY KEY (storage_id, operation_id)
-       )`,
-    ],
-    get: named(`SELECT revision, data FROM ${sessions} WHERE id = $1 AND ${live}`),
-    current: named(`SELECT revision FROM ${sessions} WHERE id = $1 AND ${live}`),
-    update: named(
-      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")}, updated_at = now()
-       WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`,
-    ),
-    create: named(
-      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at) VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")})
-       ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
-         expires_at = EXCLUDED.expires_at, updated_at = now()
-       WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
-       RETURNING revision`,
-    ),
-    deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
-    deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
-    scan: named(`SELECT id, revision FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
-    scanText: named(
-      `SELECT id, revision, data, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
-       FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`,
-    ),
-    purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),
-    // One statement: record the operation id (a repeat inserts nothing and so appends nothing),
-    // bump the log header (its row lock orders concurrent appends), insert the messages.
-    append: named(
-      `WITH op AS (
-         INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING storage_id
-       ), hdr AS (
-         INSERT INTO ${logs} AS l (storage_id, version, next_seq)
-         SELECT storage_id, nextval('${seq}'), $4::bigint FROM op
-         ON CONFLICT (storage_id) DO UPDATE SET version = EXCLUDED.version,
-           next_seq = l.next_seq + EXCLUDED.next_seq, updated_at = now()
-         RETURNING version, next_seq
-       ), ins AS (
-         INSERT INTO ${messages} (storage_id, seq, body)
-         SELECT $1, hdr.next_seq - $4::bigint + t.ord - 1, t.body
-         FROM hdr, unnest($3::text[]) WITH ORDINALITY AS t(body, ord)
-       )
-       SELECT version FROM hdr`,
-    ),
-    logVersion: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1`),
-    logLock: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1 FOR UPDATE`),
-    logEnsure: named(`INSERT INTO ${logs} (storage_id, version, next_seq) VALUES ($1, 0, 0) ON CONFLICT DO NOTHING`),
-    logBump: named(
-      `UPDATE ${logs} SET version = nextval('${seq}'), next_seq = next_seq + $2, updated_at = now() WHERE storage_id = $1 RETURNING version, next_seq`,
-    ),
-    opInsert: named(`INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`),
-    msgAll: named(`SELECT body FROM ${messages} WHERE storage_id = $1 ORDER BY seq`),
-    msgLast: named(
-      `SELECT body FROM ${messages} WHERE storage_id = $1
-       AND seq >= (SELECT next_seq - $2 FROM ${logs} WHERE storage_id = $1) ORDER BY seq`,
-    ),
-    msgRead: named(
-      `SELECT l.version, coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1), '{}') AS bodies
-       FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
-    ),
-    msgInsert: named(
-      `INSERT INTO ${messages} (storage_id, seq, body)
-       SELECT $1, $2::bigint + t.ord - 1, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)`,
-    ),
-    msgClear: named(`DELETE FROM ${messages} WHERE storage_id = $1`),
-    msgTrim: named(`DELETE FROM ${messages} WHERE storage_id = $1 AND seq < $2`),
-    opsDelete: named(`DELETE FROM ${ops} WHERE storage_id = $1`),
-    logDelete: named(`DELETE FROM ${logs} WHERE storage_id = $1 RETURNING version`),
-  };
-}
-
-class PostgresMessageLog implements MessageLog {
-  constructor(
-    private readonly store: PostgresSessionStore,
-    private readonly codec: MessageCodec,
-  ) {}
-
-  private get sql() {
-    return this.store.sql;
-  }
-
-  /** Runs `fn` in a transaction. */
-  private tx<T>(operation: string, fn: (c: PgPoolClient) => Promise<T>): Promise<T> {
-    return this.store.withClient(operation, true, async (c) => {
-      await c.query("BEGIN");
-      try {
-        const result = await fn(c);
-        await c.query("COMMIT");
-        return result;
-      } catch (error) {
-        await c.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      }
-    });
-  }
-
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
-    checkId(storageId, "storageId");
-    const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
-    return this.store.withClient("appendMessages", true, async (c) => {
-      const { rows } = await c.query<Row>({ ...this.sql.append, values: [storageId, operationId, texts, texts.length] });
-      if (rows.length === 1) return { applied: true, version: Number(rows[0].version) };
-      const current = await c.query<Row>(this.sql.logVersion, [storageId]);
-      return { applied: false, version: current.rows.length ? Number(current.rows[0].version) : 0 };
-    });
-  }
-
-  async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
-    checkId(storageId, "storageId");
-    const last = checkLast(options?.last);
-    const { rows } = await this.store.withClient("getMessages", false, (c) =>
-      last === undefined ? c.query<Row>(this.sql.msgAll, [storageId]) : c.query<Row>(this.sql.msgLast, [storageId, last]),
-    );
-    return rows.map((r) => this.codec.deserialize(r.body as string));
-  }
-
-  async readMessages(storageId: string): Promise<MessageLogSnapshot> {
-    checkId(storageId, "storageId");
-    const { rows } = await this.store.withClient("readMessages", false, (c) => c.query<Row>(this.sql.msgRead, [storageId]));
-    const bodies = (rows[0]?.bodies ?? []) as string[];
-    return { messages: bodies.map((b) => this.codec.deserialize(b)), version: Number(rows[0]?.version ?? 0) };
-  }
-
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
-    checkId(storageId, "storageId");
-    const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
-    return this.tx("replaceMessages", async (c) => {
-      if (operationId !== undefined && (await c.query(this.sql.opInsert, [storageId, operationId])).rowCount === 0) {
-        const current = await c.query<Row>(this.sql.logVersion, [storageId]);
-        return current.rows.length ? Number(current.rows[0].version) : 0;
-      }
-      await c.query(this.sql.logEnsure, [storageId]);
-      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
-      const current = Number(locked.version);
-      if (expected !== undefined && expected !== current) throw logConflict(storageId, expected, current);
-      const bumped = (await c.query<Row>(this.sql.logBump, [storageId, texts.length])).rows[0];
-      await c.query(this.sql.msgClear, [storageId]);
-      await c.query({ ...this.sql.msgInsert, values: [storageId, Number(bumped.next_seq) - texts.length, texts] });
-      return Number(bumped.version);
-    });
-  }
-
-  async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
-    checkId(storageId, "storageId");
-    const { keepLast, expectedVersion } = checkTrim(options);
-    return this.tx("trimMessages", async (c) => {
-      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
-      const current = locked ? Number(locked.version) : 0;
-      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
-      if (!locked) return 0;
-      const removed = (await c.query(this.sql.msgTrim, [storageId, Number(locked.next_seq) - keepLast])).rowCount ?? 0;
-      if (removed > 0) await c.query(this.sql.logBump, [storageId, 0]);
-      return removed;
-    });
-  }
-
-  async deleteMessages(storageId: string): Promise<boolean> {
-    checkId(storageId, "storageId");
-    return this.tx("deleteMessages", async (c) => {
-      // Lock the header first so a concurrent append either completes before or starts after.
-      const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
-      await c.query(this.sql.msgClear, [storageId]);
-      await c.query(this.sql.opsDelete, [storageId]);
-      await c.query(this.sql.logDelete, [storageId]);
-      return locked !== undefined && Number(locked.version) > 0;
-    });
   }
 }

@@ -6,50 +6,24 @@
  * interleave. A writer waits for another process's lock asynchronously (a short wait inside SQLite,
  * then retries with backoff up to `busyTimeoutMs`), so the event loop keeps running meanwhile.
  *
- * Revisions come from one counter in `statebag_meta`, so they keep increasing even across a
- * delete and re-create (a client holding an old revision can never match a new session).
+ * The tables and every statement are in sql.ts (the storage format), the message log in
+ * message-log.ts, the two drivers in node-sqlite.ts and better-sqlite3.ts (driver.ts: what both
+ * provide), `sqlite:` URLs in url.ts.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
-import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "../codec.js";
-import {
-  checkDelete,
-  checkId,
-  checkLast,
-  checkOperationId,
-  checkReplace,
-  checkSave,
-  checkScan,
-  checkTrim,
-  scanItem,
-  scanPage,
-  sessionId,
-} from "../common.js";
-import { ConflictError, StoreNotSetUpError, StoreUnavailableError, logConflict } from "../errors.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
+import { checkDelete, checkId, checkSave, checkScan, scanItem, scanPage, sessionId } from "../common.js";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import type { DeleteOptions, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession } from "../types.js";
 import { betterSqliteDriver } from "./better-sqlite3.js";
-import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from "./driver.js";
+import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName } from "./driver.js";
+import { SqliteMessageLog } from "./message-log.js";
 import { nodeSqliteDriver } from "./node-sqlite.js";
-import type {
-  AppendOptions,
-  AppendResult,
-  DeleteOptions,
-  MessageCodec,
-  MessageLog,
-  MessageLogSnapshot,
-  ReplaceOptions,
-  SaveOptions,
-  ScanOptions,
-  ScanPage,
-  SessionCodec,
-  SessionStore,
-  SetupResult,
-  StoredSession,
-  TrimOptions,
-} from "../types.js";
+import { DDL, FORMAT_SQL, PRAGMAS, Statements, TRANSACTION, type Access } from "./sql.js";
 
 /** The storage-format version this code writes (recorded in `statebag_meta`). */
 export const SQLITE_SCHEMA_VERSION = 1;
@@ -90,120 +64,6 @@ const openFiles = new Map<string, { driver: SqliteDriverName; count: number }>()
 const LOCK_WAIT_PER_ATTEMPT_MS = 10;
 /** Longest pause between two attempts to take a lock. */
 const MAX_RETRY_PAUSE_MS = 50;
-const DDL = `
-CREATE TABLE IF NOT EXISTS statebag_meta (
-  key TEXT PRIMARY KEY,
-  value INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO statebag_meta (key, value) VALUES ('revision', 0);
-CREATE TABLE IF NOT EXISTS statebag_sessions (
-  id TEXT PRIMARY KEY,
-  revision INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  expires_at INTEGER,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS statebag_sessions_expires ON statebag_sessions (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE IF NOT EXISTS statebag_message_logs (
-  storage_id TEXT PRIMARY KEY,
-  version INTEGER NOT NULL,
-  next_seq INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS statebag_messages (
-  storage_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  body TEXT NOT NULL,
-  PRIMARY KEY (storage_id, seq)
-);
-CREATE TABLE IF NOT EXISTS statebag_message_ops (
-  storage_id TEXT NOT NULL,
-  operation_id TEXT NOT NULL,
-  PRIMARY KEY (storage_id, operation_id)
-) WITHOUT ROWID;
-`;
-
-const LIVE = "(expires_at IS NULL OR expires_at > ?)";
-
-/** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
-export const SQLITE_SQL = {
-  get: `SELECT revision, data FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
-  current: `SELECT revision FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
-  bump: `UPDATE statebag_meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
-  // The compare-and-swap: only the row still at the expected (live) revision is replaced.
-  update: `UPDATE statebag_sessions SET revision = ?, data = ?, expires_at = ?, updated_at = ? WHERE id = ? AND revision = ? AND ${LIVE}`,
-  // Create-if-absent: an expired row counts as absent and is replaced; a live one is left alone.
-  create: `INSERT INTO statebag_sessions (id, revision, data, expires_at, updated_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, data = excluded.data,
-       expires_at = excluded.expires_at, updated_at = excluded.updated_at
-     WHERE statebag_sessions.expires_at IS NOT NULL AND statebag_sessions.expires_at <= ?`,
-  deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
-  deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
-  scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
-  scanText: `SELECT id, revision, data, expires_at FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
-  purge: `DELETE FROM statebag_sessions WHERE expires_at IS NOT NULL AND expires_at <= ?`,
-  opInsert: `INSERT OR IGNORE INTO statebag_message_ops (storage_id, operation_id) VALUES (?, ?)`,
-  logVersion: `SELECT version, next_seq FROM statebag_message_logs WHERE storage_id = ?`,
-  logUpsert: `INSERT INTO statebag_message_logs (storage_id, version, next_seq) VALUES (?, ?, ?)
-     ON CONFLICT (storage_id) DO UPDATE SET version = excluded.version, next_seq = next_seq + excluded.next_seq
-     RETURNING next_seq`,
-  msgInsert: `INSERT INTO statebag_messages (storage_id, seq, body) VALUES (?, ?, ?)`,
-  msgAll: `SELECT body FROM statebag_messages WHERE storage_id = ? ORDER BY seq`,
-  msgLast: `SELECT body FROM (SELECT seq, body FROM statebag_messages WHERE storage_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
-  msgClear: `DELETE FROM statebag_messages WHERE storage_id = ?`,
-  msgTrim: `DELETE FROM statebag_messages WHERE storage_id = ? AND seq < ?`,
-  logDelete: `DELETE FROM statebag_message_logs WHERE storage_id = ?`,
-  opsDelete: `DELETE FROM statebag_message_ops WHERE storage_id = ?`,
-} as const;
-
-/** The store's statements, prepared once per connection. */
-class Statements {
-  readonly get: SqliteStatement<{ revision: number; data: string }>;
-  readonly current: SqliteStatement<{ revision: number }>;
-  readonly bump: SqliteStatement<{ value: number }>;
-  readonly update: SqliteStatement<never>;
-  readonly create: SqliteStatement<never>;
-  readonly deleteAny: SqliteStatement<{ live: number }>;
-  readonly deleteAt: SqliteStatement<never>;
-  readonly scan: SqliteStatement<{ id: string; revision: number }>;
-  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null }>;
-  readonly purge: SqliteStatement<never>;
-  readonly opInsert: SqliteStatement<never>;
-  readonly logVersion: SqliteStatement<{ version: number; next_seq: number }>;
-  readonly logUpsert: SqliteStatement<{ next_seq: number }>;
-  readonly msgInsert: SqliteStatement<never>;
-  readonly msgAll: SqliteStatement<{ body: string }>;
-  readonly msgLast: SqliteStatement<{ body: string }>;
-  readonly msgClear: SqliteStatement<never>;
-  readonly msgTrim: SqliteStatement<never>;
-  readonly logDelete: SqliteStatement<never>;
-  readonly opsDelete: SqliteStatement<never>;
-
-  constructor(db: SqliteConnection) {
-    this.get = db.prepare(SQLITE_SQL.get);
-    this.current = db.prepare(SQLITE_SQL.current);
-    this.bump = db.prepare(SQLITE_SQL.bump);
-    this.update = db.prepare(SQLITE_SQL.update);
-    this.create = db.prepare(SQLITE_SQL.create);
-    this.deleteAny = db.prepare(SQLITE_SQL.deleteAny);
-    this.deleteAt = db.prepare(SQLITE_SQL.deleteAt);
-    this.scan = db.prepare(SQLITE_SQL.scan);
-    this.scanText = db.prepare(SQLITE_SQL.scanText);
-    this.purge = db.prepare(SQLITE_SQL.purge);
-    this.opInsert = db.prepare(SQLITE_SQL.opInsert);
-    this.logVersion = db.prepare(SQLITE_SQL.logVersion);
-    this.logUpsert = db.prepare(SQLITE_SQL.logUpsert);
-    this.msgInsert = db.prepare(SQLITE_SQL.msgInsert);
-    this.msgAll = db.prepare(SQLITE_SQL.msgAll);
-    this.msgLast = db.prepare(SQLITE_SQL.msgLast);
-    this.msgClear = db.prepare(SQLITE_SQL.msgClear);
-    this.msgTrim = db.prepare(SQLITE_SQL.msgTrim);
-    this.logDelete = db.prepare(SQLITE_SQL.logDelete);
-    this.opsDelete = db.prepare(SQLITE_SQL.opsDelete);
-  }
-}
-
-/** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */
-type Access = "read" | "snapshot" | "write";
 
 /** Result codes that mean the file cannot be used right now (as opposed to an SQL mistake). */
 const UNAVAILABLE_CODES = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_PERM", "SQLITE_AUTH", "SQLITE_PROTOCOL"]);
@@ -260,7 +120,7 @@ export class SqliteSessionStore implements SessionStore {
       if (this.closed) throw new StatebagError("store-closed", `the SQLite store at ${this.url} was closed`, { hint: "open a new store with openStore()" });
       try {
         const db = this.db ?? this.open();
-        return access === "read" ? fn(this.stmts!) : this.transaction(db, access === "write" ? "BEGIN IMMEDIATE" : "BEGIN", () => fn(this.stmts!));
+        return access === "read" ? fn(this.stmts!) : this.transaction(db, access === "write" ? TRANSACTION.write : TRANSACTION.snapshot, () => fn(this.stmts!));
       } catch (error) {
         const left = deadline - performance.now();
         if (!this.isBusy(error) || left <= 0) throw this.mapError(operation, error);
@@ -275,13 +135,13 @@ export class SqliteSessionStore implements SessionStore {
     db.exec(begin);
     try {
       const result = fn();
-      db.exec("COMMIT");
+      db.exec(TRANSACTION.commit);
       return result;
     } catch (error) {
       // SQLite may already have rolled back (after an I/O error, for one); the first error is what to report.
       if (db.inTransaction) {
         try {
-          db.exec("ROLLBACK");
+          db.exec(TRANSACTION.rollback);
         } catch {}
       }
       throw error;
@@ -308,13 +168,13 @@ export class SqliteSessionStore implements SessionStore {
     const db = driver.open(this.path, { readOnly: false, busyTimeoutMs: Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS) });
     try {
       // WAL: readers never block the writer and vice versa.
-      if (this.path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
-      db.exec(this.synchronous === "full" ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
-      const created = this.transaction(db, "BEGIN IMMEDIATE", () => {
+      if (this.path !== ":memory:") db.exec(PRAGMAS.wal);
+      db.exec(this.synchronous === "full" ? PRAGMAS.synchronousFull : PRAGMAS.synchronousNormal);
+      const created = this.transaction(db, TRANSACTION.write, () => {
         db.exec(DDL);
         // No version recorded: the tables were created just now, in this transaction.
         if (this.checkFormat(db) !== undefined) return false;
-        db.prepare(`INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`).run(SQLITE_SCHEMA_VERSION);
+        db.prepare(FORMAT_SQL.setVersion).run(SQLITE_SCHEMA_VERSION);
         return true;
       });
       if (created) this.createdSchema = true;
@@ -367,11 +227,11 @@ export class SqliteSessionStore implements SessionStore {
 
   /** The recorded storage format (undefined: none yet); refuses a newer one, and (read-only) a file without statebag's tables. */
   private checkFormat(db: SqliteConnection): number | undefined {
-    const hasTables = db.prepare<{ n: number }>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'statebag_meta'`).get()!.n > 0;
+    const hasTables = db.prepare<{ n: number }>(FORMAT_SQL.hasTables).get()!.n > 0;
     if (!hasTables) {
       throw new StoreNotSetUpError(this.url, `the SQLite file ${this.path} has no statebag tables`, "check the path; open it once for writing (or run statebag store setup) to create them");
     }
-    const row = db.prepare<{ value: number }>(`SELECT value FROM statebag_meta WHERE key = 'schema_version'`).get();
+    const row = db.prepare<{ value: number }>(FORMAT_SQL.version).get();
     if (row !== undefined && row.value > SQLITE_SCHEMA_VERSION) {
       throw new StoreNotSetUpError(
         this.url,
@@ -493,84 +353,5 @@ function sqliteHint(code: string, busyTimeoutMs: number): string {
       return "the file or its directory is read-only: make it writable, or open it with ?readOnly=true to read";
     default:
       return "check that the file and its directory exist, are writable and are on a local disk (SQLite's locking needs one); the same store works once they are";
-  }
-}
-
-class SqliteMessageLog implements MessageLog {
-  constructor(
-    private readonly store: SqliteSessionStore,
-    private readonly codec: MessageCodec,
-  ) {}
-
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
-    checkId(storageId, "storageId");
-    const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
-    return this.store.run("appendMessages", "write", (s): AppendResult => {
-      if (s.opInsert.run(storageId, operationId).changes === 0) {
-        return { applied: false, version: s.logVersion.get(storageId)?.version ?? 0 };
-      }
-      const version = s.bump.get()!.value;
-      const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
-      let seq = end - texts.length;
-      for (const text of texts) s.msgInsert.run(storageId, seq++, text);
-      return { applied: true, version };
-    });
-  }
-
-  async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
-    checkId(storageId, "storageId");
-    const last = checkLast(options?.last);
-    const rows = await this.store.run("getMessages", "read", (s) => (last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last)));
-    return rows.map((r) => this.codec.deserialize(r.body));
-  }
-
-  async readMessages(storageId: string): Promise<MessageLogSnapshot> {
-    checkId(storageId, "storageId");
-    const { rows, version } = await this.store.run("readMessages", "snapshot", (s) => ({
-      version: s.logVersion.get(storageId)?.version ?? 0,
-      rows: s.msgAll.all(storageId),
-    }));
-    return { messages: rows.map((r) => this.codec.deserialize(r.body)), version };
-  }
-
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
-    checkId(storageId, "storageId");
-    const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
-    return this.store.run("replaceMessages", "write", (s): number => {
-      const current = s.logVersion.get(storageId)?.version ?? 0;
-      if (operationId !== undefined && s.opInsert.run(storageId, operationId).changes === 0) return current;
-      if (expected !== undefined && expected !== current) throw logConflict(storageId, expected, current);
-      const version = s.bump.get()!.value;
-      const end = s.logUpsert.get(storageId, version, texts.length)!.next_seq;
-      s.msgClear.run(storageId);
-      let seq = end - texts.length;
-      for (const text of texts) s.msgInsert.run(storageId, seq++, text);
-      return version;
-    });
-  }
-
-  async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
-    checkId(storageId, "storageId");
-    const { keepLast, expectedVersion } = checkTrim(options);
-    return this.store.run("trimMessages", "write", (s): number => {
-      const log = s.logVersion.get(storageId);
-      const current = log?.version ?? 0;
-      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
-      if (!log) return 0;
-      const removed = s.msgTrim.run(storageId, log.next_seq - keepLast).changes;
-      if (removed > 0) s.logUpsert.get(storageId, s.bump.get()!.value, 0);
-      return removed;
-    });
-  }
-
-  async deleteMessages(storageId: string): Promise<boolean> {
-    checkId(storageId, "storageId");
-    return this.store.run("deleteMessages", "write", (s): boolean => {
-      s.msgClear.run(storageId);
-      s.opsDelete.run(storageId);
-      return s.logDelete.run(storageId).changes === 1;
-    });
   }
 }

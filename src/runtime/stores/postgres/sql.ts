@@ -1,0 +1,158 @@
+/**
+ * Every SQL statement and DDL the PostgreSQL store runs: with the table layout they create, its
+ * storage format (the version recorded in `statebag_meta`, `POSTGRES_SCHEMA_VERSION`).
+ *
+ * - Sessions are stored as `text`, not `jsonb`: the bytes come back exactly as the serializer
+ *   wrote them (jsonb re-orders keys, drops duplicate keys and whitespace, which once broke
+ *   `$type`-first readers in the field), the server does no JSON parsing on write and no
+ *   re-rendering on read, and the validated document is the stored document. Ad hoc queries can
+ *   still use `data::jsonb`. (JSON text never holds a raw NUL, the one thing `text` refuses.)
+ * - `id` uses the "C" collation: scan order is byte order, as in SQLite and Redis, independent of
+ *   the database's locale.
+ * - Statements are named, so `pg` prepares each once per connection (unnamed with `prepared: false`).
+ * - Every save is one statement: `UPDATE ... WHERE id = $1 AND revision = $2` (or an
+ *   `INSERT ... ON CONFLICT` for create-if-absent); revisions come from one sequence, so they keep
+ *   increasing across delete and re-create.
+ */
+import { ConfigurationError } from "../../core/errors.js";
+import type { PgQueryConfig } from "./driver.js";
+
+/** A result row, as `pg` returns it. */
+export type Row = Record<string, unknown>;
+
+/** The statements around a unit of work (the message log's changes, setup). */
+export const TRANSACTION = { begin: "BEGIN", commit: "COMMIT", rollback: "ROLLBACK" } as const;
+
+/** A quoted SQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function checkIdentifier(what: string, name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) {
+    throw new ConfigurationError(`${what} "${name}" is not a valid name`, "use 1-63 letters, digits or underscores, not starting with a digit");
+  }
+  return name;
+}
+
+let nameCounter = 0;
+
+/**
+ * Statement texts for one (quoted) schema, named so `pg` prepares each once per connection
+ * (unnamed with `prepared: false`). Exported for the benchmark's raw-driver baseline. @internal
+ */
+export function postgresStatements(schema: string, { prepared = true }: { prepared?: boolean } = {}) {
+  const meta = `${schema}.statebag_meta`;
+  const seq = `${schema}.statebag_revision_seq`;
+  const sessions = `${schema}.statebag_sessions`;
+  const logs = `${schema}.statebag_message_logs`;
+  const messages = `${schema}.statebag_messages`;
+  const ops = `${schema}.statebag_message_ops`;
+  const live = "(expires_at IS NULL OR expires_at > now())";
+  const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
+  const named = (text: string): PgQueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
+  return {
+    createSchema: `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+    dropSchema: `DROP SCHEMA IF EXISTS ${schema} CASCADE`,
+    /** One setup at a time per schema (transaction-scoped: nothing outlives the transaction). $1: the lock's name. */
+    setupLock: "SELECT pg_advisory_xact_lock(hashtext($1))",
+    metaTable: `CREATE TABLE IF NOT EXISTS ${meta} (key text PRIMARY KEY, value text NOT NULL)`,
+    metaVersion: `SELECT value FROM ${meta} WHERE key = 'schema_version'`,
+    metaSetVersion: `INSERT INTO ${meta} (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    ddlV1: [
+      `CREATE SEQUENCE IF NOT EXISTS ${seq} AS bigint`,
+      `CREATE TABLE IF NOT EXISTS ${sessions} (
+         id text COLLATE "C" PRIMARY KEY,
+         revision bigint NOT NULL,
+         data text NOT NULL,
+         expires_at timestamptz,
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE INDEX IF NOT EXISTS statebag_sessions_expires ON ${sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE IF NOT EXISTS ${logs} (
+         storage_id text COLLATE "C" PRIMARY KEY,
+         version bigint NOT NULL,
+         next_seq bigint NOT NULL,
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${messages} (
+         storage_id text COLLATE "C" NOT NULL,
+         seq bigint NOT NULL,
+         body text NOT NULL,
+         PRIMARY KEY (storage_id, seq)
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${ops} (
+         storage_id text COLLATE "C" NOT NULL,
+         operation_id text NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (storage_id, operation_id)
+       )`,
+    ],
+    get: named(`SELECT revision, data FROM ${sessions} WHERE id = $1 AND ${live}`),
+    current: named(`SELECT revision FROM ${sessions} WHERE id = $1 AND ${live}`),
+    update: named(
+      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")}, updated_at = now()
+       WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`,
+    ),
+    create: named(
+      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at) VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")})
+       ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
+         expires_at = EXCLUDED.expires_at, updated_at = now()
+       WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
+       RETURNING revision`,
+    ),
+    deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
+    deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
+    scan: named(`SELECT id, revision FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
+    scanText: named(
+      `SELECT id, revision, data, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
+       FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`,
+    ),
+    purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),
+    // One statement: record the operation id (a repeat inserts nothing and so appends nothing),
+    // bump the log header (its row lock orders concurrent appends), insert the messages.
+    append: named(
+      `WITH op AS (
+         INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING storage_id
+       ), hdr AS (
+         INSERT INTO ${logs} AS l (storage_id, version, next_seq)
+         SELECT storage_id, nextval('${seq}'), $4::bigint FROM op
+         ON CONFLICT (storage_id) DO UPDATE SET version = EXCLUDED.version,
+           next_seq = l.next_seq + EXCLUDED.next_seq, updated_at = now()
+         RETURNING version, next_seq
+       ), ins AS (
+         INSERT INTO ${messages} (storage_id, seq, body)
+         SELECT $1, hdr.next_seq - $4::bigint + t.ord - 1, t.body
+         FROM hdr, unnest($3::text[]) WITH ORDINALITY AS t(body, ord)
+       )
+       SELECT version FROM hdr`,
+    ),
+    logVersion: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1`),
+    logLock: named(`SELECT version, next_seq FROM ${logs} WHERE storage_id = $1 FOR UPDATE`),
+    logEnsure: named(`INSERT INTO ${logs} (storage_id, version, next_seq) VALUES ($1, 0, 0) ON CONFLICT DO NOTHING`),
+    logBump: named(
+      `UPDATE ${logs} SET version = nextval('${seq}'), next_seq = next_seq + $2, updated_at = now() WHERE storage_id = $1 RETURNING version, next_seq`,
+    ),
+    opInsert: named(`INSERT INTO ${ops} (storage_id, operation_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`),
+    msgAll: named(`SELECT body FROM ${messages} WHERE storage_id = $1 ORDER BY seq`),
+    msgLast: named(
+      `SELECT body FROM ${messages} WHERE storage_id = $1
+       AND seq >= (SELECT next_seq - $2 FROM ${logs} WHERE storage_id = $1) ORDER BY seq`,
+    ),
+    msgRead: named(
+      `SELECT l.version, coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1), '{}') AS bodies
+       FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
+    ),
+    msgInsert: named(
+      `INSERT INTO ${messages} (storage_id, seq, body)
+       SELECT $1, $2::bigint + t.ord - 1, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)`,
+    ),
+    msgClear: named(`DELETE FROM ${messages} WHERE storage_id = $1`),
+    msgTrim: named(`DELETE FROM ${messages} WHERE storage_id = $1 AND seq < $2`),
+    opsDelete: named(`DELETE FROM ${ops} WHERE storage_id = $1`),
+    logDelete: named(`DELETE FROM ${logs} WHERE storage_id = $1 RETURNING version`),
+  };
+}
+
+/** The statements of one schema. */
+export type PostgresStatements = ReturnType<typeof postgresStatements>;

@@ -1,0 +1,187 @@
+/**
+ * The Redis key layout: the storage format of the Redis store (with the Lua scripts in scripts.ts
+ * that read and write these keys). Every key name the store builds comes from here.
+ *
+ * Under the key prefix `P` (default `statebag:`) on a standalone server:
+ *   P{}s:<id>   hash {r: revision, d: serialized session}; TTL via PEXPIRE
+ *   P{}rev      revision counter (INCR), shared by sessions and message logs
+ *   P{}idx      sorted set (all scores 0) of session ids: `scan` pages through it with ZRANGEBYLEX
+ *   P{}exp      sorted set of ids with a TTL, scored by expiry time, to drop expired ids from `idx`
+ *   P{}ml:<id>  list of serialized messages; P{}mh:<id> hash {v: version}; P{}mo:<id> set of operation ids
+ *   P meta      hash {format}
+ * `{}` ends the prefix (a prefix may not contain it), so no store's keys start with another
+ * store's `P{}`: the stores `p:` and `p:tenant2:` never see, scan or delete each other's keys.
+ * Format 1 (earlier releases) had no `{}`; `store setup` moves such keys (upgrade.ts), and
+ * until then the store refuses to run (`StoreNotSetUpError`) rather than miss them.
+ *
+ * On a Redis Cluster a script may only touch keys of one hash slot, so the same layout is split
+ * into 1,024 buckets, each under its own hash tag:
+ * `P{n}s:<id>`, `P{n}rev`, `P{n}idx`, `P{n}exp`, `P{n}ml:<id>`, ... with n = CRC16(id) mod 1024.
+ * A session, its revision counter, its index entries and its message log (same id) share one
+ * slot, so every script runs unchanged inside one bucket; revisions still increase across
+ * delete and re-create (the counter is per bucket, never deleted). A cluster prefix has no
+ * braces, so `P{` is prefix-free too (this layout is unchanged since it was introduced).
+ */
+import { ConfigurationError } from "../../core/errors.js";
+import { quoted } from "../../core/json.js";
+
+/** Buckets of the cluster layout. Part of the storage format: changing it would hide existing keys. */
+export const REDIS_CLUSTER_BUCKETS = 1024;
+
+/** CRC16-XMODEM, the hash Redis Cluster uses for slots; here only to spread ids over buckets. */
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 8;
+    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
+    table[i] = c;
+  }
+  return table;
+})();
+
+function crc16(text: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(text, "utf8")) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff];
+  return crc;
+}
+
+/** The keys one bucket shares: its revision counter and its index sets. */
+export interface Bucket {
+  /** Prefix of the bucket's keys: `P` standalone, `P{n}` on a cluster. */
+  prefix: string;
+  rev: string;
+  idx: string;
+  exp: string;
+  /** Prefix of session keys in this bucket (the scripts append the id). */
+  sessionPrefix: string;
+}
+
+function bucketAt(prefix: string): Bucket {
+  return { prefix, rev: `${prefix}rev`, idx: `${prefix}idx`, exp: `${prefix}exp`, sessionPrefix: `${prefix}s:` };
+}
+
+/** Every key of one id, with its bucket's shared keys. */
+export interface RedisIdKeys extends Bucket {
+  session: string;
+  list: string;
+  hdr: string;
+  ops: string;
+}
+
+/**
+ * What a standalone store's keys start with: the prefix and `{}`. A prefix may not contain `{}`,
+ * so no store's `P{}` starts another's (`p:{}` vs `p:tenant2:{}`), and a key scan of one store
+ * (`P{}*`) never matches another store's keys. A cluster store's `P{n}` is prefix-free the same
+ * way (its prefix has no braces at all).
+ */
+const STANDALONE_TAG = "{}";
+
+/** Format-1 key tags before an id, with the type each key holds. */
+export const LEGACY_TAGS = [
+  ["s:", "hash"],
+  ["ml:", "list"],
+  ["mh:", "hash"],
+  ["mo:", "set"],
+] as const;
+
+/**
+ * The prefixes of format-1 stores whose id-keyed keys would contain this prefix's keys: for
+ * `app:s:x:`, the store `app:` (its session `x:...` is this store's `...`). Format-2 keys never
+ * nest, but a format-1 store's upgrade would take such keys for its own.
+ */
+export function enclosingPrefixes(prefix: string): string[] {
+  const out: string[] = [];
+  for (const [tag] of LEGACY_TAGS) {
+    for (let at = prefix.indexOf(tag); at >= 0; at = prefix.indexOf(tag, at + 1)) out.push(prefix.slice(0, at));
+  }
+  return out;
+}
+
+export function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, "\\$&");
+}
+
+/** The keys of one store: its buckets, each id's keys, the format marker. */
+export class RedisKeys {
+  /** One bucket (the prefix and `{}`) standalone, `REDIS_CLUSTER_BUCKETS` (`P{n}`) on a cluster. */
+  readonly buckets: readonly Bucket[];
+  /** The format marker, a hash {format}. */
+  readonly meta: string;
+  /** What every key of this store but `meta` starts with: `P{}` standalone, `P{` on a cluster. */
+  readonly root: string;
+
+  constructor(
+    readonly prefix: string,
+    readonly cluster: boolean,
+  ) {
+    const p = prefix;
+    if (cluster && /[{}]/.test(p)) {
+      // A brace in the prefix would become (part of) the hash tag and put keys of one id in different slots.
+      throw new ConfigurationError(`the Redis Cluster key prefix ${quoted(p, 200)} contains "{" or "}"`, "use a prefix without braces (statebag adds its own hash tags on a cluster)");
+    }
+    if (p.includes(STANDALONE_TAG)) {
+      // `{}` ends the prefix in every key: inside it, one store's keys could start another's.
+      throw new ConfigurationError(`the Redis key prefix ${quoted(p, 200)} contains "{}"`, 'use a prefix without "{}" (statebag puts "{}" after the prefix to keep stores apart)');
+    }
+    this.buckets = cluster ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`)) : [bucketAt(`${p}${STANDALONE_TAG}`)];
+    this.meta = `${p}meta`;
+    this.root = `${p}${cluster ? "{" : STANDALONE_TAG}`;
+  }
+
+  /** Every key of one id, with its bucket's shared keys. */
+  of(id: string): RedisIdKeys {
+    const b = this.buckets.length === 1 ? this.buckets[0] : this.buckets[crc16(id) % REDIS_CLUSTER_BUCKETS];
+    const bp = b.prefix;
+    return { ...b, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
+  }
+
+  /** A key-scan pattern for this store's keys; it matches stores whose prefix starts with this one's too (see `owns`). */
+  get pattern(): string {
+    return `${escapeGlob(this.prefix)}*`;
+  }
+
+  /** Whether a key is this store's (`P*` lists `p:tenant2:...` under `p:`: only `P{...` and `P meta` are). */
+  owns(key: string): boolean {
+    return key.startsWith(this.root) || key === this.meta;
+  }
+
+  /** The shared keys of the format-1 layout (right after the prefix), whose presence marks a format-1 store. */
+  get legacy(): Bucket {
+    return bucketAt(this.prefix);
+  }
+
+  /** The keys that show a standalone layout (format 1 or 2) under the prefix (a cluster store refuses them). */
+  standaloneMarkers(): string[] {
+    return [bucketAt(this.prefix), bucketAt(`${this.prefix}${STANDALONE_TAG}`)].flatMap((b) => [b.idx, b.rev]);
+  }
+
+  /** What `upgradeLegacyLayout` moves from format 1 to format 2 (standalone). */
+  legacyMove(): LegacyKeys {
+    const old = bucketAt(this.prefix);
+    const cur = this.buckets[0];
+    return { from: this.prefix, to: cur.prefix, idx: old.idx, exp: old.exp, rev: old.rev, newIdx: cur.idx, newExp: cur.exp, newRev: cur.rev };
+  }
+}
+
+export interface LegacyKeys {
+  /** The store's prefix `P` (format-1 keys start right after it). */
+  from: string;
+  /** The format-2 key root, `P{}`. */
+  to: string;
+  idx: string;
+  exp: string;
+  rev: string;
+  newIdx: string;
+  newExp: string;
+  newRev: string;
+}
+
+/** A key-scan pattern for the format-1 keys of one tag (`P s:*`). */
+export function legacyPattern(keys: LegacyKeys, tag: string): string {
+  return `${escapeGlob(keys.from + tag)}*`;
+}
+
+/** The format-2 name of a format-1 key: the same tail, after `P{}` instead of `P`. */
+export function upgradedKey(keys: LegacyKeys, key: string): string {
+  return keys.to + key.slice(keys.from.length);
+}

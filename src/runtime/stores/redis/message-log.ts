@@ -1,0 +1,78 @@
+/**
+ * The Redis store's message log: per storage id a list of serialized messages, a header with its
+ * version and a set of applied operation ids (keys.ts), each change one script (scripts.ts).
+ */
+import type { ChatMessage } from "../../core/messages.js";
+import { serializeMessages } from "../codec.js";
+import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
+import { logConflict } from "../errors.js";
+import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, ReplaceOptions, TrimOptions } from "../types.js";
+import type { RedisKeys } from "./keys.js";
+import type { ScriptedClient } from "./scripts.js";
+
+/** What the log uses of its store (RedisSessionStore): the key layout and `call` (connection, format check, error mapping). */
+export interface RedisLogStore {
+  readonly keys: RedisKeys;
+  call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>): Promise<T>;
+}
+
+export class RedisMessageLog implements MessageLog {
+  constructor(
+    private readonly store: RedisLogStore,
+    private readonly codec: MessageCodec,
+  ) {}
+
+  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+    checkId(storageId, "storageId");
+    const operationId = checkOperationId(options?.operationId);
+    const texts = serializeMessages(this.codec, messages);
+    const k = this.store.keys.of(storageId);
+    const [ok, version] = await this.store.call("appendMessages", true, (c) => c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts));
+    return { applied: ok === 1, version: Number(version) };
+  }
+
+  async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
+    checkId(storageId, "storageId");
+    const last = checkLast(options?.last);
+    if (last === 0) return [];
+    const texts = await this.store.call("getMessages", false, (c) => c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1));
+    return texts.map((t) => this.codec.deserialize(t));
+  }
+
+  async readMessages(storageId: string): Promise<MessageLogSnapshot> {
+    checkId(storageId, "storageId");
+    const k = this.store.keys.of(storageId);
+    const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list, k.hdr));
+    return { messages: texts.map((t) => this.codec.deserialize(t)), version: Number(version) };
+  }
+
+  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+    checkId(storageId, "storageId");
+    const { expected, operationId } = checkReplace(options);
+    const texts = serializeMessages(this.codec, messages);
+    const k = this.store.keys.of(storageId);
+    const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
+      c.sbReplace(k.list, k.hdr, k.ops, k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),
+    );
+    if (ok === 1) return Number(version);
+    throw logConflict(storageId, expected!, Number(version));
+  }
+
+  async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
+    checkId(storageId, "storageId");
+    const { keepLast, expectedVersion } = checkTrim(options);
+    const k = this.store.keys.of(storageId);
+    const [ok, value] = await this.store.call("trimMessages", true, (c) =>
+      c.sbTrim(k.list, k.hdr, k.rev, keepLast, expectedVersion === undefined ? "" : String(expectedVersion)),
+    );
+    if (ok === 1) return Number(value);
+    throw logConflict(storageId, expectedVersion!, Number(value));
+  }
+
+  async deleteMessages(storageId: string): Promise<boolean> {
+    checkId(storageId, "storageId");
+    const k = this.store.keys.of(storageId);
+    const removed = await this.store.call("deleteMessages", true, (c) => c.del(k.list, k.hdr, k.ops));
+    return removed > 0;
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Every SQL statement the SQLite store runs, with the tables they create (`DDL`): the storage
+ * format of the file (the version recorded in `statebag_meta`, `SQLITE_SCHEMA_VERSION`). Both
+ * drivers run the same statements on the same file format.
+ *
+ * Revisions come from one counter in `statebag_meta`, so they keep increasing even across a
+ * delete and re-create (a client holding an old revision can never match a new session).
+ */
+import type { SqliteConnection, SqliteStatement } from "./driver.js";
+
+/** The tables, created when a writable store first opens the file. */
+export const DDL = `
+CREATE TABLE IF NOT EXISTS statebag_meta (
+  key TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO statebag_meta (key, value) VALUES ('revision', 0);
+CREATE TABLE IF NOT EXISTS statebag_sessions (
+  id TEXT PRIMARY KEY,
+  revision INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  expires_at INTEGER,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS statebag_sessions_expires ON statebag_sessions (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS statebag_message_logs (
+  storage_id TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,
+  next_seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS statebag_messages (
+  storage_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (storage_id, seq)
+);
+CREATE TABLE IF NOT EXISTS statebag_message_ops (
+  storage_id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  PRIMARY KEY (storage_id, operation_id)
+) WITHOUT ROWID;
+`;
+
+const LIVE = "(expires_at IS NULL OR expires_at > ?)";
+
+/** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
+export const SQLITE_SQL = {
+  get: `SELECT revision, data FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  current: `SELECT revision FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  bump: `UPDATE statebag_meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
+  // The compare-and-swap: only the row still at the expected (live) revision is replaced.
+  update: `UPDATE statebag_sessions SET revision = ?, data = ?, expires_at = ?, updated_at = ? WHERE id = ? AND revision = ? AND ${LIVE}`,
+  // Create-if-absent: an expired row counts as absent and is replaced; a live one is left alone.
+  create: `INSERT INTO statebag_sessions (id, revision, data, expires_at, updated_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, data = excluded.data,
+       expires_at = excluded.expires_at, updated_at = excluded.updated_at
+     WHERE statebag_sessions.expires_at IS NOT NULL AND statebag_sessions.expires_at <= ?`,
+  deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
+  deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
+  scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
+  scanText: `SELECT id, revision, data, expires_at FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
+  purge: `DELETE FROM statebag_sessions WHERE expires_at IS NOT NULL AND expires_at <= ?`,
+  opInsert: `INSERT OR IGNORE INTO statebag_message_ops (storage_id, operation_id) VALUES (?, ?)`,
+  logVersion: `SELECT version, next_seq FROM statebag_message_logs WHERE storage_id = ?`,
+  logUpsert: `INSERT INTO statebag_message_logs (storage_id, version, next_seq) VALUES (?, ?, ?)
+     ON CONFLICT (storage_id) DO UPDATE SET version = excluded.version, next_seq = next_seq + excluded.next_seq
+     RETURNING next_seq`,
+  msgInsert: `INSERT INTO statebag_messages (storage_id, seq, body) VALUES (?, ?, ?)`,
+  msgAll: `SELECT body FROM statebag_messages WHERE storage_id = ? ORDER BY seq`,
+  msgLast: `SELECT body FROM (SELECT seq, body FROM statebag_messages WHERE storage_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+  msgClear: `DELETE FROM statebag_messages WHERE storage_id = ?`,
+  msgTrim: `DELETE FROM statebag_messages WHERE storage_id = ? AND seq < ?`,
+  logDelete: `DELETE FROM statebag_message_logs WHERE storage_id = ?`,
+  opsDelete: `DELETE FROM statebag_message_ops WHERE storage_id = ?`,
+} as const;
+
+/** The storage-format marker: read before the tables are used, written when a file's tables are created. */
+export const FORMAT_SQL = {
+  hasTables: `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'statebag_meta'`,
+  version: `SELECT value FROM statebag_meta WHERE key = 'schema_version'`,
+  setVersion: `INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`,
+} as const;
+
+/** Settings of a writable connection: WAL (readers never block the writer and vice versa), and how often to fsync. */
+export const PRAGMAS = { wal: "PRAGMA journal_mode = WAL", synchronousNormal: "PRAGMA synchronous = NORMAL", synchronousFull: "PRAGMA synchronous = FULL" } as const;
+
+/** The statements around a unit of work: `snapshot` reads in one transaction, `write` takes the write lock at once. */
+export const TRANSACTION = { snapshot: "BEGIN", write: "BEGIN IMMEDIATE", commit: "COMMIT", rollback: "ROLLBACK" } as const;
+
+/** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */
+export type Access = "read" | "snapshot" | "write";
+
+/** The store's statements, prepared once per connection. */
+export class Statements {
+  readonly get: SqliteStatement<{ revision: number; data: string }>;
+  readonly current: SqliteStatement<{ revision: number }>;
+  readonly bump: SqliteStatement<{ value: number }>;
+  readonly update: SqliteStatement<never>;
+  readonly create: SqliteStatement<never>;
+  readonly deleteAny: SqliteStatement<{ live: number }>;
+  readonly deleteAt: SqliteStatement<never>;
+  readonly scan: SqliteStatement<{ id: string; revision: number }>;
+  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null }>;
+  readonly purge: SqliteStatement<never>;
+  readonly opInsert: SqliteStatement<never>;
+  readonly logVersion: SqliteStatement<{ version: number; next_seq: number }>;
+  readonly logUpsert: SqliteStatement<{ next_seq: number }>;
+  readonly msgInsert: SqliteStatement<never>;
+  readonly msgAll: SqliteStatement<{ body: string }>;
+  readonly msgLast: SqliteStatement<{ body: string }>;
+  readonly msgClear: SqliteStatement<never>;
+  readonly msgTrim: SqliteStatement<never>;
+  readonly logDelete: SqliteStatement<never>;
+  readonly opsDelete: SqliteStatement<never>;
+
+  constructor(db: SqliteConnection) {
+    this.get = db.prepare(SQLITE_SQL.get);
+    this.current = db.prepare(SQLITE_SQL.current);
+    this.bump = db.prepare(SQLITE_SQL.bump);
+    this.update = db.prepare(SQLITE_SQL.update);
+    this.create = db.prepare(SQLITE_SQL.create);
+    this.deleteAny = db.prepare(SQLITE_SQL.deleteAny);
+    this.deleteAt = db.prepare(SQLITE_SQL.deleteAt);
+    this.scan = db.prepare(SQLITE_SQL.scan);
+    this.scanText = db.prepare(SQLITE_SQL.scanText);
+    this.purge = db.prepare(SQLITE_SQL.purge);
+    this.opInsert = db.prepare(SQLITE_SQL.opInsert);
+    this.logVersion = db.prepare(SQLITE_SQL.logVersion);
+    this.logUpsert = db.prepare(SQLITE_SQL.logUpsert);
+    this.msgInsert = db.prepare(SQLITE_SQL.msgInsert);
+    this.msgAll = db.prepare(SQLITE_SQL.msgAll);
+    this.msgLast = db.prepare(SQLITE_SQL.msgLast);
+    this.msgClear = db.prepare(SQLITE_SQL.msgClear);
+    this.msgTrim = db.prepare(SQLITE_SQL.msgTrim);
+    this.logDelete = db.prepare(SQLITE_SQL.logDelete);
+    this.opsDelete = db.prepare(SQLITE_SQL.opsDelete);
+  }
+}
