@@ -4,7 +4,7 @@
  * document of any shape it has written. A session whose history lives in the store's message log
  * (`StoredChatHistoryProvider`) is written with that history.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { Option } from "commander";
 import { action, inputPath, jsonOption, storeOption, type CommandContext } from "../context.js";
@@ -13,6 +13,7 @@ import { asFailure, convert, FORMATS, parseFormat, readInput, shapeHelp, writeOu
 import { resolveRegistry } from "../registry.js";
 import { openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
+import type { SessionShape } from "../../runtime/interop/shapes.js";
 
 interface ExportOptions {
   to: Format;
@@ -23,6 +24,8 @@ interface ExportOptions {
   registry?: string;
   historyKey?: string;
   withMetadata?: boolean;
+  /** With --to python-file-store: msgpack snapshots (`serialization_format="msgpack"`). */
+  msgpack?: boolean;
   json?: boolean;
 }
 
@@ -46,6 +49,7 @@ export function registerExport(program: Command, context: CommandContext): void 
     .option("-o, --out <path>", "write the document to this file (with --all: this directory) instead of stdout")
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
     .option("--with-metadata", "record the statebag session id and kind in the document (import reads them back)")
+    .option("--msgpack", 'with --to python-file-store: write msgpack snapshots (<id>.msgpack, FileSessionStore serialization_format="msgpack"); needs --out')
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -68,8 +72,17 @@ async function runExport(context: CommandContext, file: string | undefined, opti
   if (options.all && options.out === undefined) throw new CliError(EXIT.usage, "--all writes one file per session: give the directory with --out", { fix: "statebag export --to python-file-store --all --out ./sessions" });
   const { registry } = await resolveRegistry(options.registry, context);
   const interop = await import("../../runtime/interop/index.js");
+  if (options.to === "python-history") {
+    const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
+    const loadFile = async (f: string) => convert(`cannot load ${f}`, f, async () => deserializeSession(await readInput(f, context.environment), { registry, allowBare: true }));
+    return (await import("../python-history.js")).exportPythonHistory(context, file, options, loadFile);
+  }
+  if (options.msgpack && (options.to !== "python-file-store" || options.out === undefined)) {
+    throw new CliError(EXIT.usage, "--msgpack writes FileSessionStore msgpack snapshots: it goes with --to python-file-store and --out", { fix: "statebag export --to python-file-store --msgpack --all --store <url> --out ./sessions" });
+  }
+  if (options.msgpack) msgpack = await interop.loadMsgpack("statebag export --msgpack");
   const exportOne = (session: AgentSession, source: string) =>
-    convert(source, source, () => interop.exportSession(session, { to: options.to, metadata: options.withMetadata === true, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }));
+    convert(source, source, () => interop.exportSession(session, { to: options.to as SessionShape, metadata: options.withMetadata === true, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }));
   if (file !== undefined) {
     const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
     const source = file === "-" ? "(stdin)" : file;
@@ -106,10 +119,14 @@ function hasStoredHistory(session: AgentSession): boolean {
   return Object.values(session.stateBag).some((v) => (v as { $type?: unknown }).$type === "StoredChatHistoryState");
 }
 
+/** The msgpack codec, loaded when --msgpack is given. */
+let msgpack: import("../../runtime/interop/python-msgpack.js").MsgpackCodec | undefined;
+
 async function emit(context: CommandContext, options: ExportOptions, session: AgentSession, text: string, source: string): Promise<ExitCode> {
   const out = context.output(options);
   if (options.out !== undefined) {
-    const written = await writeOutput(options.out, text, context.environment);
+    const written = msgpack !== undefined ? inputPath(options.out, context.environment) : await writeOutput(options.out, text, context.environment);
+    if (msgpack !== undefined) await writeFile(written, msgpack.encode(JSON.parse(text)));
     out.result({ ok: true, to: options.to, id: session.id, out: written });
     out.line(`${out.c.green("✔")} exported ${source} as ${options.to}: ${echo(written)}`);
     return EXIT.ok;
@@ -145,7 +162,8 @@ async function exportAll(
         try {
           const { session, source } = await load(item.id);
           // The file store's own naming (safe ids as they are, others encoded) suits every shape.
-          await writeSnapshotFile(dir, session.id, exportOne(session, source) + "\n");
+          const text = exportOne(session, source);
+          await (msgpack !== undefined ? writeSnapshotFile(dir, session.id, msgpack.encode(JSON.parse(text)), "msgpack") : writeSnapshotFile(dir, session.id, text + "\n"));
           written++;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
