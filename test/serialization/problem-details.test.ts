@@ -219,3 +219,18 @@ describe("JSON limits: the error carries the details its problem gets", () => {
     expect(caught(() => parseJson('{"a": 1, "a": 2}')).problemDetails).toMatchObject({ kind: "duplicate-key", key: "a", line: 1 });
   });
 });
+
+describe("JSON problems of a load carry the same details", () => {
+  it("a document over the key limit fails to load with a problem holding the limit's details", async () => {
+    const { deserializeSession } = await import("../../src/runtime/persistence/serialization.js");
+    const text = '{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{},"a":1,"b":2}}';
+    let error: unknown;
+    try {
+      deserializeSession(text, { limits: { maxKeys: 3 } });
+    } catch (e) {
+      error = e;
+    }
+    const problems = (error as { problems?: { details?: unknown }[] }).problems;
+    expect(problems?.[0]?.details).toMatchObject({ kind: "limit", option: "maxKeys", limit: 3 });
+  });
+});

@@ -338,6 +338,7 @@ function jsonProblem(err: JsonParseError): ValidationProblem {
     message: lines.join("\n     "),
   };
   if (err.hint !== undefined) problem.hint = err.hint;
+  if (err.problemDetails !== undefined) problem.details = err.problemDetails;
   return problem;
 }
 
