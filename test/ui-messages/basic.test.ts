@@ -52,3 +52,33 @@ describe("toUIMessages / fromUIMessages", () => {
     }
   });
 });
+
+describe("sessions, versions and hostile input", () => {
+  const session = { id: "s", stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: history, droppedMessageCount: 0 } } } as never;
+
+  it("reads a session's in-memory history; a stored history asks for its messages", () => {
+    expect(toUIMessages(session)).toEqual(toUIMessages(history));
+    const stored = { id: "s", stateBag: { "statebag.chatHistory": { $type: "StoredChatHistoryState", $version: 1, storageId: "s", messageCount: 3 } } } as never;
+    expect(() => toUIMessages(stored)).toThrow(/message log[\s\S]*hint: read it with resolveStoredHistory/);
+    expect(toUIMessages({ id: "e", stateBag: {} } as never)).toEqual([]);
+  });
+
+  it("writes ai 5 tool parts without approval states", () => {
+    const v5 = toUIMessages(history, { version: 5 });
+    expect(v5[1].parts[2]).toEqual({ type: "tool-refund", toolCallId: "c2", state: "output-error", input: { amount: 129 }, errorText: "the user rejected this call to refund: too much" });
+  });
+
+  it("refuses deep, duplicate and non-JSON input with pointers, and is linear on large input", () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(() => fromUIMessages([{ id: "m", role: "user", parts: [{ type: "data-x", data: deep }] }] as never)).toThrow(/deep/);
+    const dup = [{ id: "m", role: "assistant", parts: [{ type: "tool-a", toolCallId: "c", state: "input-available", input: {} }, { type: "tool-b", toolCallId: "c", state: "input-available", input: {} }] }];
+    expect(() => fromUIMessages(dup as never)).toThrow(expect.objectContaining({ code: "invalid-message", pointer: "/0/parts/1/toolCallId" }));
+    expect(() => fromUIMessages([{ id: "m", role: "user", parts: [{ type: "data-x", data: Number.NaN }] }] as never)).toThrow();
+    expect(() => fromUIMessages([{ id: "m", role: "user", parts: [{ type: "mystery" }] }] as never, { unknownParts: "reject" })).toThrow(/unknown part type/);
+    const big = Array.from({ length: 20_000 }, (_, i) => ({ id: `m${i}`, role: "assistant", parts: [{ type: `tool-t`, toolCallId: `c${i}`, state: "output-available", input: {}, output: i }] }));
+    const t0 = performance.now();
+    expect(toUIMessages(fromUIMessages(big as never))).toEqual(big);
+    expect(performance.now() - t0).toBeLessThan(5000);
+  });
+});
