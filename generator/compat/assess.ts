@@ -14,7 +14,8 @@
  */
 import type { ValidateFunction } from "ajv";
 import { bundleSchema, compileBundled } from "./bundle.js";
-import { type Change, type DiffOptions, type Witness, diffSchemas } from "./diff.js";
+import { type DiffOptions, diffSchemas } from "./diff.js";
+import type { Change, Witness } from "./rule-catalogue.js";
 import { sampleDocuments } from "./sampling.js";
 import { type JsonSchema, canonicalJson, childPointer } from "./schema.js";
 import { type WitnessContext, findWitness } from "./witness.js";

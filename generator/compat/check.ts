@@ -21,7 +21,7 @@ import { isDateTime } from "../runtime.js";
 import { compareStrings as cmp } from "../errors.js";
 import { renameRecipe } from "../recipes.js";
 import { type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
-import type { Change, ChangeKind, ChangeRule, Witness } from "./diff.js";
+import type { Change, ChangeKind, ChangeRule, Witness } from "./rule-catalogue.js";
 import {
   type CurrentSchema,
   type FrozenSchema,

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type Assessment, type SamplingReport, type Verdict, assessCompatibility } from "./assess.js";
-import type { Change } from "./diff.js";
+import type { Change } from "./rule-catalogue.js";
 import { type JsonSchema, type SchemaDoc, displayPointer, isObject } from "./schema.js";
 import { formatWitness } from "./witness.js";
 

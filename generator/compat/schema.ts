@@ -20,6 +20,9 @@ export function isSchemaObject(value: unknown): value is SchemaObject {
   return isObject(value);
 }
 
+/** The schema `true` read as an object: one frozen instance, so the differ can tell it by identity. */
+export const EMPTY_SCHEMA: SchemaObject = Object.freeze({}) as SchemaObject;
+
 /** JSON text with object keys sorted at every level: equal values give equal text. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return "[" + value.map(canonicalJson).join(",") + "]";

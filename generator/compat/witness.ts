@@ -7,7 +7,7 @@
  */
 import type { ValidateFunction } from "ajv";
 import { NFA } from "refa";
-import { type Change, type Probe, probeOf } from "./diff.js";
+import { type Change, type Probe, probeOf } from "./rule-catalogue.js";
 import { setOwn } from "../runtime.js";
 import { patternAutomaton } from "./regex.js";
 import { type JsonSchema, type SchemaObject, canonicalJson, getByPointer, isObject } from "./schema.js";

@@ -1,0 +1,275 @@
+/**
+ * Union rules: `anyOf` / `oneOf` (and a type array facing a union) compared branch by branch, and
+ * the disjointness proofs `oneOf` needs (a value matching two branches of a oneOf is rejected).
+ * Branches are matched by `$type` tag, then by equality, then by the fewest breaking changes; the
+ * comparison of a matched pair goes back to the differ, which this module reaches only through
+ * `BranchDiffer` (so the import runs one way).
+ */
+import { type Change, CONTAINERS, type Site, describeSchema, emitAt, isAnnotationKeyword } from "./rule-catalogue.js";
+import { effectiveTypes, typesIntersect, valueSet } from "./scalars.js";
+import {
+  EMPTY_SCHEMA,
+  type ExternalRefResolver,
+  type JsonSchema,
+  type OpaqueRef,
+  type SchemaNode,
+  type SchemaObject,
+  isObject,
+  isOpaque,
+  jsonEqual,
+  typeTagOf,
+} from "./schema.js";
+
+/** A schema node after `$ref`s are followed, or the reference that could not be. */
+export type Resolved = SchemaNode | OpaqueRef;
+
+/** What union comparison needs from the differ: reference resolution and the comparison of one matched pair. */
+export interface BranchDiffer {
+  readonly resolveExternal: ExternalRefResolver | undefined;
+  resolve(node: SchemaNode): Resolved;
+  same(a: SchemaNode, b: SchemaNode): boolean;
+  diff(oldNode: SchemaNode, newNode: SchemaNode, site: Site): void;
+}
+
+/** One per `diffSchemas` run: the merged / split / stripped branch schemas are cached by identity for the run. */
+export class UnionDiffer {
+  private readonly mergedCache = new WeakMap<object, WeakMap<object, SchemaObject>>();
+  private readonly splitCache = new WeakMap<object, SchemaObject[]>();
+  private readonly strippedCache = new WeakMap<object, SchemaObject>();
+
+  constructor(private readonly differ: BranchDiffer) {}
+
+  diffUnion(o: SchemaNode, n: SchemaNode, site: Site): void {
+    const emit = emitAt(site);
+    const os = o.schema as SchemaObject;
+    const ns = n.schema as SchemaObject;
+    const oldBranches = this.branchesOf(o, 0);
+    const newBranches = this.branchesOf(n, 0);
+    const matched = new Set<number>();
+
+    for (const ob of oldBranches) {
+      if (isOpaque(ob)) {
+        const i = newBranches.findIndex((nb) => isOpaque(nb) && nb.identity === ob.identity);
+        if (i >= 0) matched.add(i);
+        else emit("remove-union-branch", `union branch ${ob.ref} removed`, unionKeyword(os));
+        continue;
+      }
+      const tag = typeTagOf(ob, this.differ.resolveExternal);
+      if (tag !== undefined) {
+        const i = newBranches.findIndex((nb) => !isOpaque(nb) && typeTagOf(nb, this.differ.resolveExternal) === tag);
+        if (i >= 0) {
+          matched.add(i);
+          this.differ.diff(ob, newBranches[i] as SchemaNode, { ...site, branch: joinBranch(site.branch, `$type "${tag}"`) });
+        } else {
+          emit("remove-union-branch", `union branch $type "${tag}" removed`, unionKeyword(os));
+        }
+        continue;
+      }
+      const candidates = newBranches
+        .map((nb, i) => ({ nb, i }))
+        .filter((c): c is { nb: SchemaNode; i: number } => !isOpaque(c.nb) && typeTagOf(c.nb, this.differ.resolveExternal) === undefined);
+      const exact = candidates.find((c) => this.differ.same(ob, c.nb));
+      if (exact) {
+        matched.add(exact.i);
+        continue;
+      }
+      let best: { i: number; changes: Change[]; breaking: number } | undefined;
+      for (const c of candidates) {
+        const trial: Change[] = [];
+        this.differ.diff(ob, c.nb, { ...site, out: trial });
+        const breaking = trial.filter((t) => t.kind === "breaking").length;
+        if (!best || breaking < best.breaking || (breaking === best.breaking && trial.length < best.changes.length)) {
+          best = { i: c.i, changes: trial, breaking };
+        }
+      }
+      const obTypes = effectiveTypes(ob.schema as SchemaObject);
+      const bestNode = best ? (newBranches[best.i] as SchemaNode) : undefined;
+      if (best && (best.breaking === 0 || typesIntersect(obTypes, effectiveTypes(bestNode!.schema as SchemaObject)))) {
+        matched.add(best.i);
+        site.out.push(...best.changes);
+      } else {
+        emit("remove-union-branch", `union branch ${describeSchema(ob.schema)} removed`, unionKeyword(os));
+      }
+    }
+
+    newBranches.forEach((nb, i) => {
+      if (matched.has(i)) return;
+      const what = isOpaque(nb)
+        ? nb.ref
+        : typeTagOf(nb, this.differ.resolveExternal) !== undefined
+          ? `$type "${typeTagOf(nb, this.differ.resolveExternal)}"`
+          : describeSchema(nb.schema);
+      emit("add-union-branch", `union branch ${what} added`, unionKeyword(ns));
+    });
+
+    // oneOf demands exactly one matching branch: a value matching two is rejected. Pairs of
+    // branches that were both in the old oneOf never matched the same old value.
+    const oldExclusive = Array.isArray(os.oneOf) && !Array.isArray(os.anyOf);
+    const newExclusive = Array.isArray(ns.oneOf) && !Array.isArray(ns.anyOf);
+    if (newExclusive) {
+      // The oneOf's own branches (a nested anyOf or type array inside one branch is not exclusive).
+      const exclusiveNew = this.mergedBranches(n, "oneOf");
+      const exclusiveOld = oldExclusive ? this.mergedBranches(o, "oneOf") : [];
+      const wasExclusive = (nb: Resolved): boolean =>
+        exclusiveOld.some((ob) => (isOpaque(ob) || isOpaque(nb) ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity : this.differ.same(ob, nb)));
+      const pair = this.overlappingPair(exclusiveNew, wasExclusive);
+      if (pair) {
+        const [a, b] = pair.map((i) => branchName(exclusiveNew[i], this.differ.resolveExternal));
+        emit(
+          "tighten-constraint",
+          oldExclusive
+            ? `oneOf branches ${a} and ${b} can both match a value: such a value is rejected now (oneOf allows exactly one match)`
+            : "union became oneOf and its branches can overlap: a value matching two is rejected now",
+          "oneOf",
+          { overlapping: true },
+        );
+      }
+    } else if (oldExclusive && isUnion(ns)) {
+      emit("loosen-constraint", "oneOf became anyOf", "anyOf");
+    }
+  }
+
+  /** The first pair of branches no rule proves disjoint (skipping pairs where both were already exclusive). */
+  private overlappingPair(branches: Resolved[], wasExclusive: (b: Resolved) => boolean): [number, number] | undefined {
+    const old = branches.map(wasExclusive);
+    for (let i = 0; i < branches.length; i++) {
+      for (let j = i + 1; j < branches.length; j++) {
+        if (old[i] && old[j]) continue;
+        if (!this.provablyDisjoint(branches[i], branches[j])) return [i, j];
+      }
+    }
+    return undefined;
+  }
+
+  /** The alternatives a schema stands for: union branches (with the parent's other keywords merged in), or itself. */
+  private branchesOf(node: SchemaNode, depth: number): Resolved[] {
+    const s = node.schema as SchemaObject;
+    const keyword = Array.isArray(s.anyOf) ? "anyOf" : Array.isArray(s.oneOf) ? "oneOf" : undefined;
+    if (!keyword || depth > 8) return this.splitTypes({ schema: this.stripped(s), doc: node.doc });
+    return this.mergedBranches(node, keyword).flatMap((b) => (isOpaque(b) ? [b] : this.branchesOf(b, depth + 1)));
+  }
+
+  /**
+   * The branches under `keyword`, each resolved and with the parent's other keywords merged in (a
+   * union's siblings apply to every branch); branches that accept nothing are dropped.
+   */
+  private mergedBranches(node: SchemaNode, keyword: "anyOf" | "oneOf"): Resolved[] {
+    const s = node.schema as SchemaObject;
+    const base: SchemaObject = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === keyword || k === "discriminator" || isAnnotationKeyword(k) || CONTAINERS.has(k)) continue;
+      base[k] = v;
+    }
+    const result: Resolved[] = [];
+    for (const raw of s[keyword] as JsonSchema[]) {
+      const rb = this.differ.resolve({ schema: raw, doc: node.doc });
+      if (isOpaque(rb)) {
+        result.push(rb);
+        continue;
+      }
+      if (rb.schema === false) continue;
+      const bs = rb.schema === true ? EMPTY_SCHEMA : rb.schema;
+      result.push({ schema: Object.keys(base).length === 0 ? bs : this.merge(s, bs, base), doc: rb.doc });
+    }
+    return result;
+  }
+
+  private merge(parent: SchemaObject, branch: SchemaObject, base: SchemaObject): SchemaObject {
+    let byBranch = this.mergedCache.get(parent);
+    if (!byBranch) this.mergedCache.set(parent, (byBranch = new WeakMap()));
+    let merged = byBranch.get(branch);
+    if (!merged) byBranch.set(branch, (merged = { ...base, ...branch }));
+    return merged;
+  }
+
+  private stripped(s: SchemaObject): SchemaObject {
+    if (!Object.keys(s).some(isAnnotationKeyword)) return s;
+    let result = this.strippedCache.get(s);
+    if (!result) {
+      result = Object.fromEntries(Object.entries(s).filter(([k]) => !isAnnotationKeyword(k)));
+      this.strippedCache.set(s, result);
+    }
+    return result;
+  }
+
+  /** `{type: [a, b], ...}` stands for two alternatives when compared with a union. */
+  private splitTypes(node: SchemaNode): SchemaNode[] {
+    const s = node.schema as SchemaObject;
+    if (!Array.isArray(s.type) || s.type.length < 2) return [node];
+    let parts = this.splitCache.get(s);
+    if (!parts) {
+      parts = (s.type as unknown[]).map((t) => ({ ...s, type: t }));
+      this.splitCache.set(s, parts);
+    }
+    return parts.map((p) => ({ schema: p, doc: node.doc }));
+  }
+
+  /**
+   * True when no value can match both branches: distinct `$type`s (the discriminator), disjoint
+   * consts / enums or types, a required property pinned to different consts, or a property one
+   * requires and the other (closed) does not allow.
+   */
+  private provablyDisjoint(x: Resolved, y: Resolved): boolean {
+    if (isOpaque(x) || isOpaque(y)) return false;
+    // A branch that is itself a union (or a type array): every alternative must be disjoint.
+    const xs = this.branchesOf(x, 0);
+    const ys = this.branchesOf(y, 0);
+    if (xs.length === 0 || ys.length === 0) return true; // a branch that accepts nothing
+    return xs.every((a) => ys.every((b) => this.disjointPlain(a, b)));
+  }
+
+  private disjointPlain(x: Resolved, y: Resolved): boolean {
+    if (isOpaque(x) || isOpaque(y)) return false;
+    const a = x.schema as SchemaObject;
+    const b = y.schema as SchemaObject;
+    const ta = typeTagOf(x, this.differ.resolveExternal);
+    const tb = typeTagOf(y, this.differ.resolveExternal);
+    if (ta !== undefined && tb !== undefined && ta !== tb) return true;
+    const va = valueSet(a);
+    const vb = valueSet(b);
+    if (va && vb && !va.some((v) => vb.some((w) => jsonEqual(v, w)))) return true;
+    if (!typesIntersect(effectiveTypes(a), effectiveTypes(b))) return true;
+    const objectOnly = (s: SchemaObject): boolean => {
+      const t = effectiveTypes(s);
+      return t !== null && t.size === 1 && t.has("object");
+    };
+    if (!objectOnly(a) && !objectOnly(b)) return false;
+    const pinned = (node: SchemaNode, prop: string): unknown[] | null => {
+      const props = (node.schema as SchemaObject).properties;
+      if (!isObject(props) || props[prop] === undefined) return null;
+      const r = this.differ.resolve({ schema: props[prop] as JsonSchema, doc: node.doc });
+      return isOpaque(r) || !isObject(r.schema) ? null : valueSet(r.schema);
+    };
+    const requiredOf = (s: SchemaObject): string[] => (Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : []);
+    const forbids = (s: SchemaObject, prop: string): boolean =>
+      objectOnly(s) && s.additionalProperties === false && !(isObject(s.properties) && prop in s.properties) && !isObject(s.patternProperties);
+    for (const prop of requiredOf(a)) {
+      if (requiredOf(b).includes(prop)) {
+        const pa = pinned(x, prop);
+        const pb = pinned(y, prop);
+        if (pa && pb && !pa.some((v) => pb.some((w) => jsonEqual(v, w)))) return true;
+      }
+      if (objectOnly(a) && forbids(b, prop)) return true;
+    }
+    for (const prop of requiredOf(b)) if (objectOnly(b) && forbids(a, prop)) return true;
+    return false;
+  }
+}
+
+export function isUnion(s: SchemaObject): boolean {
+  return Array.isArray(s.anyOf) || Array.isArray(s.oneOf);
+}
+
+function unionKeyword(s: SchemaObject): string {
+  return Array.isArray(s.oneOf) && !Array.isArray(s.anyOf) ? "oneOf" : "anyOf";
+}
+
+function branchName(b: Resolved, resolveExternal: ExternalRefResolver | undefined): string {
+  if (isOpaque(b)) return b.ref;
+  const tag = typeTagOf(b, resolveExternal);
+  return tag !== undefined ? `$type "${tag}"` : describeSchema(b.schema);
+}
+
+function joinBranch(outer: string, inner: string): string {
+  return outer ? `${outer} > ${inner}` : inner;
+}
