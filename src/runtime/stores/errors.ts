@@ -143,3 +143,22 @@ export class StoreKeyConflictError extends StatebagError {
     });
   }
 }
+
+/**
+ * A save named an owner other than the one the session is stored with (or an owner for a session
+ * stored without one). A session never changes tenant; nothing was written. `withSession(..., {
+ * owner })` never throws this for another owner's session: it answers as if the session did not
+ * exist (`SessionNotFoundError`), so a caller learns nothing about sessions it does not own.
+ */
+export class SessionOwnerError extends ConfigurationError {
+  constructor(
+    readonly id: string,
+    /** The owner the save named. The stored owner is deliberately not carried. */
+    readonly owner: string,
+  ) {
+    super(
+      `session "${id}" cannot be saved with owner "${owner}": it is stored with another owner or none, and a session never changes owner; nothing was saved`,
+      "save it with the owner it was created with (or leave meta.owner out); to move a session to another owner, create a new session under a new id and delete this one",
+    );
+  }
+}

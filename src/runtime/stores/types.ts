@@ -15,18 +15,66 @@ import type { ChatMessage } from "../core/messages.js";
  * outside any transaction or lock.
  */
 export interface SessionCodec {
-  serialize(session: AgentSession): string;
+  /** `context`: what the store knows about the row besides the session (its owner), when it knows it. */
+  serialize(session: AgentSession, context?: SessionCodecContext): string;
   /**
    * `key`: the id the text is stored under, when a store loads a row. The store then checks that
-   * the returned session has that id (a codec need not).
+   * the returned session has that id (a codec need not). `context`: the row's owner, as given to
+   * `serialize` when the row was written.
    */
-  deserialize(text: string, key?: string): AgentSession;
+  deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession;
+}
+
+/**
+ * What a store passes a `SessionCodec` besides the session, for example as the associated data of
+ * an encrypting codec (so a body copied to another owner's row no longer decrypts). The same
+ * values on write and on the matching read.
+ */
+export interface SessionCodecContext {
+  /** The row's owner (`SessionMeta.owner`); absent for an unowned session. */
+  owner?: string;
 }
 
 /** The same for one chat message of a message log. */
 export interface MessageCodec {
-  serialize(message: ChatMessage): string;
-  deserialize(text: string): ChatMessage;
+  serialize(message: ChatMessage, context?: MessageCodecContext): string;
+  deserialize(text: string, context?: MessageCodecContext): ChatMessage;
+}
+
+/** What a store passes a `MessageCodec` besides the message. */
+export interface MessageCodecContext {
+  /** The message log's storage id. */
+  logId: string;
+  /**
+   * The message's position in the log, when the store keeps one and knows it at that point
+   * (stores differ: absent means "not known", never "0").
+   */
+  seq?: number;
+}
+
+/**
+ * Store metadata kept beside the session, outside the state bag, in indexed columns or structures
+ * (never parsed out of the stored body): who the session belongs to, and what to show in a list.
+ */
+export interface SessionMeta {
+  /**
+   * The tenant (user, account) the session belongs to. Set when the session is created and never
+   * changed afterwards: a save naming another owner is refused (`SessionOwnerError`). Absent: an
+   * unowned session, which no `list` call returns.
+   */
+  owner?: string;
+  /** A display title. */
+  title?: string;
+  /** Free-form string labels, filterable by `list` (all given labels must match). */
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** Metadata as stored: `SessionMeta` plus the times the store set (ISO 8601, UTC, millisecond precision). */
+export interface StoredSessionMeta extends SessionMeta {
+  /** When the session was first saved (for sessions stored before metadata existed: their first save since). */
+  createdAt: string;
+  /** When the session was last saved. */
+  updatedAt: string;
 }
 
 /** A loaded session and the revision it was loaded at (pass it back as `expectedRevision`). */
@@ -34,6 +82,8 @@ export interface StoredSession {
   session: AgentSession;
   /** Monotonically increasing integer; a newer save of the same id always has a greater one. */
   revision: number;
+  /** The store's metadata of the session. */
+  meta: StoredSessionMeta;
 }
 
 export interface SaveOptions {
@@ -45,6 +95,13 @@ export interface SaveOptions {
   expectedRevision: number | null;
   /** Time to live of this revision, in milliseconds (absent: kept until deleted). */
   ttlMs?: number;
+  /**
+   * Metadata. On create: sets owner, title and labels. On update: an omitted field keeps its
+   * stored value; a given `title` or `labels` replaces it (`labels: {}` clears them); an `owner`
+   * other than the stored one (including an owner for an unowned session) is refused with
+   * `SessionOwnerError` and nothing is written: a session never changes tenant.
+   */
+  meta?: SessionMeta;
 }
 
 export interface DeleteOptions {
@@ -78,6 +135,47 @@ export interface ScanPage {
   /** Sessions in ascending id order (binary order of the id's UTF-8 bytes on SQL/Redis stores). */
   items: ScanItem[];
   /** Pass to the next `scan` call; absent when this is the last page. */
+  cursor?: string;
+}
+
+/**
+ * What `list` returns: one owner's sessions, a page at a time, from the metadata alone (bodies are
+ * never loaded).
+ *
+ * Consistency under concurrent writes: a session that exists, unchanged, for the whole listing is
+ * returned exactly once (never skipped, never repeated). A session saved during the listing is
+ * returned at most once under `order: "updatedAt desc"` (it moves ahead of the cursor and may be
+ * missed) and exactly once under `order: "id"` as long as it exists for the whole listing; a
+ * session created or deleted during the listing may or may not appear.
+ */
+export interface ListOptions {
+  /** Whose sessions (required: a listing never crosses owners; unowned sessions are listed by none). */
+  owner: string;
+  /** Only sessions carrying all these labels with these values. */
+  labels?: Readonly<Record<string, string>>;
+  /** Only sessions last saved strictly before this instant (ISO 8601). */
+  updatedBefore?: string;
+  /** Only sessions last saved strictly after this instant (ISO 8601). */
+  updatedAfter?: string;
+  /** Newest first (default; ties by id), or ascending id (the order `scan` uses). */
+  order?: "updatedAt desc" | "id";
+  /** The `cursor` of the previous page (same options otherwise); absent for the first page. Opaque. */
+  cursor?: string;
+  /** Page size, 1..1000 (default 100). */
+  limit?: number;
+}
+
+export interface ListItem {
+  id: string;
+  revision: number;
+  meta: StoredSessionMeta;
+  /** Remaining time to live in milliseconds, when saved with a `ttlMs`. */
+  ttlMs?: number;
+}
+
+export interface ListPage {
+  items: ListItem[];
+  /** Pass to the next `list` call; absent when this is the last page. */
   cursor?: string;
 }
 
@@ -168,6 +266,12 @@ export interface SessionStore {
   delete(id: string, options?: DeleteOptions): Promise<boolean>;
   /** One page of stored sessions, for migrations and tools. Expired sessions are skipped. */
   scan(options?: ScanOptions): Promise<ScanPage>;
+  /**
+   * One page of one owner's sessions with their metadata (never their bodies), newest first or by
+   * id, filtered by labels and update time. Expired sessions are skipped. See `ListOptions` for
+   * what a listing guarantees while others write.
+   */
+  list(options: ListOptions): Promise<ListPage>;
   /** Removes expired sessions now (they are already invisible); returns how many. */
   purgeExpired(): Promise<number>;
   /** Releases connections. The store must not be used afterwards. */
