@@ -12,6 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compilerVersions } from "./compilers.js";
 import { compareStrings } from "./errors.js";
+import { walkFiles, writeFileAtomic } from "./files.js";
 import { hash } from "./hash.js";
 import type { MigrationSummary } from "./migrations.js";
 import type { TypeSummary } from "./summary.js";
@@ -25,26 +26,12 @@ const SKIP_DIRS = new Set(["node_modules", ".git", "dist", "coverage", ".stateba
 
 /** Every .ts/.tsx/.mts/.cts file (no .d.ts) under `dirs`, and every tsconfig*.json, sorted by path. */
 export function readSources(dirs: readonly string[], excludeDirs: readonly string[]): SourceFile[] {
-  const out: SourceFile[] = [];
   const excluded = new Set(excludeDirs.map((d) => path.resolve(d)));
-  const walk = (dir: string): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const full = path.join(dir, e.name);
-      if (e.isDirectory()) {
-        if (!SKIP_DIRS.has(e.name) && !excluded.has(full)) walk(full);
-      } else if (e.isFile() && (/\.(ts|tsx|mts|cts)$/.test(e.name) ? !/\.d\.[mc]?ts$/.test(e.name) : /^tsconfig.*\.json$/.test(e.name))) {
-        out.push({ path: full, text: fs.readFileSync(full, "utf8") });
-      }
-    }
-  };
-  for (const d of dirs) walk(path.resolve(d));
-  return out.sort((a, b) => compareStrings(a.path, b.path));
+  const isSource = (name: string) => (/\.(ts|tsx|mts|cts)$/.test(name) ? !/\.d\.[mc]?ts$/.test(name) : /^tsconfig.*\.json$/.test(name));
+  return dirs
+    .flatMap((d) => walkFiles(path.resolve(d), { enter: (full, name) => !SKIP_DIRS.has(name) && !excluded.has(full), keep: (e) => e.isFile() && isSource(e.name) }))
+    .sort(compareStrings)
+    .map((file) => ({ path: file, text: fs.readFileSync(file, "utf8") }));
 }
 
 let fingerprint: string | undefined;
@@ -61,9 +48,9 @@ export function generatorFingerprint(): string {
 /** What the fingerprint hashes: file names with content hashes, then package names with versions. @internal */
 export function generatorFingerprintInputs(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const isCode = (name: string) => /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts");
+  const isCode = (e: fs.Dirent) => e.isFile() && /\.(ts|js)$/.test(e.name) && !e.name.endsWith(".d.ts");
   const parts: string[] = [];
-  for (const dir of [here, runtimeDir(here)]) for (const file of listFiles(dir, isCode)) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
+  for (const dir of [here, runtimeDir(here)]) for (const file of walkFiles(dir, { keep: isCode })) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
   const require = createRequire(import.meta.url);
   for (const pkg of ["ajv", "typescript-json-schema", "ts-morph"]) {
     try {
@@ -91,29 +78,9 @@ function runtimeDir(here: string): string {
   }
 }
 
-/** Files under `dir` (recursively) whose name passes `keep`, sorted; none when `dir` does not exist. */
-function listFiles(dir: string, keep: (name: string) => boolean = () => true): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const full = path.join(d, e.name);
-      if (e.isDirectory()) walk(full);
-      else if (e.isFile() && keep(e.name)) out.push(full);
-    }
-  };
-  walk(dir);
-  return out.sort(compareStrings);
-}
-
 /** One hash of every file under `dir`: names and contents. */
 export function treeHash(dir: string): string {
-  return hash(listFiles(dir).map((f) => `${path.relative(dir, f)}\t${hash(fs.readFileSync(f))}`).join("\n"));
+  return hash(walkFiles(dir).map((f) => `${path.relative(dir, f)}\t${hash(fs.readFileSync(f))}`).join("\n"));
 }
 
 export interface CacheEntry {
@@ -170,11 +137,7 @@ export function writeCache(root: string, entry: CacheEntry): void {
 
 function writeJson(file: string, value: unknown): void {
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    // Unique temp name: parallel runs (test workers) must not interleave one file.
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(value));
-    fs.renameSync(tmp, file);
+    writeFileAtomic(file, JSON.stringify(value));
   } catch {
     // A cache that cannot be written only costs the next run its speed.
   }

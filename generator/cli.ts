@@ -4,7 +4,8 @@
  * stale output, or compatibility failures, 2 usage error.
  */
 import { Command, CommanderError } from "commander";
-import { formatResult, generate } from "./index.js";
+import { generate } from "./index.js";
+import { formatResult } from "./report.js";
 
 const program = new Command("gen")
   .description("Generate JSON Schemas, the polymorphic registry and precompiled validators from $type-tagged types.")

@@ -8,3 +8,5 @@ const built = JSON.parse(readFileSync(new URL("./dist/compilers.json", import.me
 assertCompilers(built, `npm i -D statebag-kit@${version}`);
 
 export * from "./dist/generator/index.js";
+export { formatResult } from "./dist/generator/report.js";
+export { formatError } from "./dist/generator/errors.js";

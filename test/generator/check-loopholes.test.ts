@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { formatResult, generate } from "../../generator/index.js";
+import { generate } from "../../generator/index.js";
+import { formatResult } from "../../generator/report.js";
 import { cli, tempDir } from "../cli/helpers.js";
 import { REPO, removeTempProjects, runtimeSources, tempProject, writeFile } from "./helpers.js";
 

@@ -6,7 +6,9 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatError, generate, type GenerateResult } from "../../generator/index.js";
+import { formatError } from "../../generator/errors.js";
+import { generate } from "../../generator/index.js";
+import type { GenerateResult } from "../../generator/report.js";
 import { REPO, removeTempProjects, tempProject } from "./helpers.js";
 
 afterAll(removeTempProjects);

@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { generate, type CompatFailure } from "../../generator/index.js";
+import type { CompatFailure } from "../../generator/compat-run.js";
+import { generate } from "../../generator/index.js";
 import { readLock } from "../../generator/compat/history.js";
 import { removeTempProjects, runtimeSources, tempProject, typeErrors, writeFile } from "./helpers.js";
 
