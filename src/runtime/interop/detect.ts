@@ -8,6 +8,7 @@
 import { InteropError } from "./errors.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 import type { SessionShape } from "./shapes.js";
+import { looksLikeAguiSnapshot, looksLikeWorkflowCheckpoint } from "./ag-ui.js";
 
 export interface ShapeDetection {
   /** The shape to read it as (the first candidate). */
@@ -53,6 +54,8 @@ export function detectSessionShape(doc: unknown): ShapeDetection | undefined {
   if (doc.type === "agent_thread_state" || has(doc, "service_thread_id") || has(doc, "chat_message_store_state")) {
     return found("python-thread", `${members(doc, ["type", "service_thread_id", "chat_message_store_state"])} (Python AgentThread)`);
   }
+  if (looksLikeWorkflowCheckpoint(doc)) return found("workflow-checkpoint", `${members(doc, ["workflow_name", "checkpoint_id", "graph_signature_hash", "version"])} (a Python workflow checkpoint)`);
+  if (looksLikeAguiSnapshot(doc)) return found("ag-ui-snapshot", `${members(doc, ["messages", "state", "interrupt", "session_state"])} with AG-UI messages (an AG-UI thread snapshot)`);
   if (has(doc, "stateBag")) {
     if (has(doc, "contextId") || has(doc, "taskId") || has(doc, "taskState")) return found("dotnet-a2a", `"stateBag" with ${members(doc, ["contextId", "taskId", "taskState"])} (A2A agent session)`);
     if (has(doc, "serviceSessionId")) return found("dotnet-copilot-studio", `"stateBag" with "serviceSessionId" (Copilot Studio agent session)`);
@@ -80,6 +83,7 @@ const OWN_MEMBERS: Partial<Record<SessionShape, readonly string[]>> = {
   "dotnet-a2a-thread": ["contextId", "taskId", "statebag.session"],
   "dotnet-service-thread": ["serviceThreadId", "statebag.session"],
   "python-thread": ["type", "service_thread_id", "chat_message_store_state", "statebag.session"],
+  "ag-ui-snapshot": ["messages", "state", "interrupt", "session_state"],
 };
 
 /** Members that make an object a session (of some shape), never a chat message. */

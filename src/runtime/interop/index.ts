@@ -14,7 +14,7 @@ import { checkShapeFits, detectSessionShape, isStatebagDocument } from "./detect
 import { exportDotnetSession, importDotnetSession, type ExportDotnetOptions, type ImportDotnetOptions } from "./dotnet.js";
 import { dotnetFromCurrent, dotnetToCurrent, isDotnetLegacyShape, type DotnetGenerationOptions } from "./dotnet-generations.js";
 import { exportDurableState, importDurableState } from "./durable.js";
-import { reframe } from "./errors.js";
+import { InteropError, reframe } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
 import type { JsonRecord } from "./json-util.js";
 import { exportPythonSession, importPythonSession, type ExportPythonOptions, type ImportPythonOptions } from "./python.js";
@@ -22,7 +22,8 @@ import { sessionToSnapshot, snapshotToSession } from "./python-file-store.js";
 import { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
 import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
 import { readDocument } from "./session-codec.js";
-import { SHAPE_NAMES, isSessionShape, type SessionShape } from "./shapes.js";
+import { SHAPE_NAMES, familyOf, isSessionShape, type SessionShape } from "./shapes.js";
+import { exportAguiSnapshot, importAguiSnapshot, importWorkflowCheckpoint } from "./ag-ui.js";
 
 /** The two families (today's .NET and Python documents); every shape is in `SHAPE_NAMES`. */
 export const INTEROP_FORMATS: readonly InteropFormat[] = ["dotnet", "python"];
@@ -53,7 +54,7 @@ export function detectSessionFormat(doc: unknown): InteropFormat | "statebag" | 
   if (isStatebagDocument(doc)) return "statebag";
   const detected = detectSessionShape(doc);
   if (!detected) return undefined;
-  return detected.shape.startsWith("python") ? "python" : "dotnet";
+  return familyOf(detected.shape);
 }
 
 /** Reads an Agent Framework session document of the given shape (JSON text or parsed) into a statebag session. */
@@ -80,6 +81,10 @@ export function importSession(input: string | object, options: ImportSessionOpti
     case "durable":
     case "durable-2-preview":
       return importDurableState(text, { ...options, preview: shape === "durable-2-preview" });
+    case "ag-ui-snapshot":
+      return importAguiSnapshot(text, options);
+    case "workflow-checkpoint":
+      return importWorkflowCheckpoint(text, options);
     default: {
       const { doc, sourcePointer } = dotnetToCurrent(shape, readDocument(text, options), options);
       return importDotnetSession(doc, options, { shape, sourcePointer });
@@ -106,6 +111,10 @@ export function exportSessionDocument(session: AgentSession, options: ExportSess
       case "durable":
       case "durable-2-preview":
         return exportDurableState(session, { historyKey: options.historyKey, preview: shape === "durable-2-preview" });
+      case "ag-ui-snapshot":
+        return exportAguiSnapshot(session, { historyKey: options.historyKey });
+      case "workflow-checkpoint":
+        throw new InteropError("workflow-checkpoint", "export", "", "statebag does not write workflow checkpoints (their values are Python pickles)", "export the session --to python or --to python-file-store");
       default:
         if (isDotnetLegacyShape(shape)) return dotnetFromCurrent(shape, exportDotnetSession(session, options) as unknown as JsonRecord, options);
         throw new Error(`unreachable: ${shape}`);
@@ -175,6 +184,7 @@ export type { HistoryFormat } from "./python-history.js";
 export { PYTHON_TOOL_APPROVAL_KEY } from "./python-approvals.js";
 export { PYTHON_COMPACTION_STATE_KEY, PYTHON_MESSAGE_INJECTION_KEY, compactionView, includedMessages, sessionCompactionView } from "./python-compaction.js";
 export type { CompactionAnnotation } from "./python-compaction.js";
+export { AGUI_ORIGINAL_KEY, AGUI_SNAPSHOT_KEY, exportAguiSnapshot, importAguiSnapshot } from "./ag-ui.js";
 export { DURABLE_DEFAULT_SCHEMA_VERSION, DURABLE_STATE_KEY, checkDurableVersion, exportDurableState, importDurableState } from "./durable.js";
 export type { DurableExportOptions, DurableImportOptions } from "./durable.js";
 export { resolveStoredHistory } from "./stored-history.js";

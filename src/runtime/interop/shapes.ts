@@ -21,6 +21,8 @@ export type SessionShape =
   | "python-memory"
   | "python-thread"
   | "python-file-store"
+  | "ag-ui-snapshot"
+  | "workflow-checkpoint"
   | "durable"
   | "durable-2-preview";
 
@@ -49,6 +51,8 @@ export const SHAPES: readonly ShapeInfo[] = [
   { shape: "python-memory", family: "python", title: "Python AgentSession.to_dict() (history under \"memory\")", dates: "Feb 12 - Feb 17 2026", writable: true },
   { shape: "python-thread", family: "python", title: "Python AgentThread.serialize() (service_thread_id, chat_message_store_state)", dates: "Aug 2025 - Feb 2026", writable: true },
   { shape: "python-file-store", family: "python", title: "Python FileSessionStore snapshot (\"version\": \"1.0\"), one file per session", dates: "Jul 2026 - now", writable: true },
+  { shape: "ag-ui-snapshot", family: "python", title: "Python AG-UI thread snapshot ({messages, state?, interrupt?, session_state?})", dates: "Jul 2026 - now", writable: true },
+  { shape: "workflow-checkpoint", family: "python", title: "Python workflow checkpoint (version 1.0): recognised, refused (pickled values, no session)", dates: "2026 - now", writable: false },
   { shape: "durable", family: "dotnet", title: "Durable agent entity state, schemaVersion 1.x (.NET and Python)", dates: "Nov 2025 - now", writable: true },
   { shape: "durable-2-preview", family: "dotnet", title: "Durable agent entity state 2.0 (proposed; preview)", dates: "proposed Sep 2026", writable: true, preview: true },
 ];
