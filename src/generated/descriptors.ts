@@ -29,5 +29,5 @@ export const GroupChatChannelStateType: StateDescriptor<GroupChatChannelState> =
 /** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:49). */
 export const ToolApprovalStateType: StateDescriptor<ToolApprovalState> = { $type: "statebag.ToolApprovalState", version: 1 };
 
-/** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:33). */
+/** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:34). */
 export const WorkflowStateType: StateDescriptor<WorkflowState> = { $type: "statebag.WorkflowState", version: 1 };

@@ -807,7 +807,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "WorkflowState",
-    source: "src/runtime/group-chat/workflow.ts:33",
+    source: "src/runtime/group-chat/workflow.ts:34",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
