@@ -62,3 +62,33 @@ export type { OptionalDriver } from "./runtime/stores/drivers.js";
 // Bringing every stored session to the latest type versions
 export { BulkMigrationError, migrateStore } from "./runtime/stores/migrate.js";
 export type { MigrateStoreFailure, MigrateStoreOptions, MigrateStoreProgress, MigrateStoreReport, StateVersionCount } from "./runtime/stores/migrate.js";
+
+// Encryption at rest (AES-256-GCM codecs, keyrings, re-encryption)
+export {
+  createKeyring,
+  DecryptionError,
+  ENCRYPTED_FORMAT,
+  EncryptedStoreError,
+  encryptedKeyId,
+  encryptedMessageCodec,
+  encryptedSessionCodec,
+  EncryptionContextError,
+  encryptionCodecs,
+  EncryptionKeyError,
+  isEncryptedText,
+  Keyring,
+  loadKeyring,
+  migrateEncryption,
+} from "./runtime/stores/encryption/index.js";
+export type {
+  DecryptionFailure,
+  EncryptedMessageCodec,
+  EncryptedSessionCodec,
+  EncryptionBinding,
+  EncryptionMigrationOptions,
+  EncryptionMigrationReport,
+  EncryptionOptions,
+  KeyMaterial,
+  KeyResolver,
+  KeyringSpec,
+} from "./runtime/stores/encryption/index.js";

@@ -41,6 +41,8 @@ export type StatebagErrorCode =
   | "driver-missing"
   | "driver-unloadable"
   | "bulk-migration"
+  | "decryption-failed"
+  | "encryption-key"
   // Agents, tools and model clients
   | "history-provider-mismatch"
   | "stream-abandoned"
@@ -93,6 +95,8 @@ const DEFAULT_HINTS: Record<string, string> = {
   "session-invalid": "fix the values at the JSON pointers listed (each says what was expected and what was found)",
   json: "fix the JSON input at the position the message gives",
   interop: "the message names the field and the JSON pointer of the document that could not be converted; correct it in the source document",
+  "decryption-failed": "the row was not decrypted: give the keyring holding its key id, and check that the row was not copied from another id, owner, log or store",
+  "encryption-key": "fix the keyring: {\"current\": \"<kid>\", \"keys\": {\"<kid>\": \"<32 bytes, base64>\"}}",
   store: "check the store URL and that its server is reachable; the message names the store",
 };
 

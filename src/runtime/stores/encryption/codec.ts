@@ -1,0 +1,174 @@
+/**
+ * Encrypting codecs: `encryptedSessionCodec` and `encryptedMessageCodec` wrap the codecs a store
+ * writes through (default: statebag's validating, migrating ones) and store each row as an
+ * AES-256-GCM envelope (envelope.ts) bound to the store name, the session id or log id and
+ * position, and the owner. There is no plaintext fallback: a plaintext row is a `DecryptionError`
+ * unless `acceptPlaintext` is set, for the migration window that `statebag migrate --encrypt` closes.
+ */
+import { ConfigurationError } from "../../core/errors.js";
+import type { ChatMessage } from "../../core/messages.js";
+import type { AgentSession } from "../../core/session.js";
+import { quoted } from "../../core/json.js";
+import { defaultMessageCodec, defaultSessionCodec } from "../codec.js";
+import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "../types.js";
+import { DecryptionError, EncryptionContextError } from "./errors.js";
+import { encryptedKeyId, isEncryptedText, open, seal } from "./envelope.js";
+import { createKeyring, type Keyring, type KeyringSpec } from "./keyring.js";
+
+export type { MessageCodecContext, SessionCodecContext };
+
+export interface EncryptionOptions {
+  /** `{ current, keys }` (keys as 32-byte Buffers or base64), or a keyring from `createKeyring`/`loadKeyring`. */
+  keyring: Keyring | KeyringSpec;
+  /**
+   * The logical store name, bound into every row: rows copied between stores with different names
+   * do not decrypt. Keep it stable (it is not the URL: a store may move).
+   */
+  store: string;
+  /**
+   * TEMPORARY, for the migration window only: read rows that are still plaintext (they are
+   * re-written encrypted on their next save). Remove it once `statebag migrate --encrypt` has run.
+   */
+  acceptPlaintext?: boolean;
+}
+
+export interface EncryptedSessionCodecOptions extends EncryptionOptions {
+  /** The codec for the plaintext (default `defaultSessionCodec()`). */
+  inner?: SessionCodec;
+}
+
+export interface EncryptedMessageCodecOptions extends EncryptionOptions {
+  /** The codec for the plaintext (default `defaultMessageCodec`). */
+  inner?: MessageCodec;
+}
+
+/** Counts of what a codec read: plaintext rows, rows under an older key, rows under the current key. */
+export interface EncryptionReads {
+  plaintext: number;
+  stale: number;
+  current: number;
+}
+
+/** What an encrypting codec was built with (no key material): used by the re-encryption migration. */
+export interface EncryptionInfo {
+  readonly keyring: Keyring;
+  readonly store: string;
+  readonly acceptPlaintext: boolean;
+  readonly reads: EncryptionReads;
+}
+
+export interface EncryptedSessionCodec {
+  serialize(session: AgentSession, context?: SessionCodecContext): string;
+  deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession;
+  readonly encryption: EncryptionInfo;
+}
+
+export interface EncryptedMessageCodec {
+  serialize(message: ChatMessage, context?: MessageCodecContext): string;
+  deserialize(text: string, context?: MessageCodecContext): ChatMessage;
+  readonly encryption: EncryptionInfo;
+}
+
+function checkStoreName(store: unknown): string {
+  if (typeof store !== "string" || store.length === 0 || store.length > 200) {
+    throw new ConfigurationError("the encrypting codec needs `store`, the logical store name (1-200 characters) bound into every row", 'pass e.g. store: "sessions"; keep it stable, rows written under one name do not decrypt under another');
+  }
+  return store;
+}
+
+function info(options: EncryptionOptions): EncryptionInfo {
+  return {
+    keyring: createKeyring(options.keyring),
+    store: checkStoreName(options.store),
+    acceptPlaintext: options.acceptPlaintext === true,
+    reads: { plaintext: 0, stale: 0, current: 0 },
+  };
+}
+
+function owner(context: SessionCodecContext | undefined): string | undefined {
+  const o = context?.owner;
+  return typeof o === "string" ? o : undefined;
+}
+
+function count(enc: EncryptionInfo, text: string): void {
+  const kid = encryptedKeyId(text);
+  if (kid === enc.keyring.current) enc.reads.current++;
+  else enc.reads.stale++;
+}
+
+/** A session codec that encrypts what `inner` writes. See the module comment. */
+export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): EncryptedSessionCodec & SessionCodec {
+  const enc = info(options);
+  const inner = options.inner ?? defaultSessionCodec();
+  return {
+    encryption: enc,
+    serialize(session: AgentSession, context?: SessionCodecContext): string {
+      const text = inner.serialize(session);
+      return seal(enc.keyring, { kind: "session", store: enc.store, id: session.id, owner: owner(context) }, text);
+    },
+    deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession {
+      if (typeof key !== "string") {
+        throw new EncryptionContextError("the encrypting session codec was called without the key the row is stored under", "encrypted rows are bound to their session id: load through store.get, which passes it");
+      }
+      const what = `the session ${quoted(key, 200)}`;
+      if (!isEncryptedText(text)) {
+        if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
+        enc.reads.plaintext++;
+        return inner.deserialize(text, key);
+      }
+      const plain = open(enc.keyring, { kind: "session", store: enc.store, id: key, owner: owner(context) }, text, what);
+      count(enc, text);
+      return inner.deserialize(plain, key);
+    },
+  };
+}
+
+function logContext(context: MessageCodecContext | undefined, direction: string): MessageCodecContext {
+  if (typeof context?.logId !== "string") {
+    throw new EncryptionContextError(
+      `the store ${direction} a message without its log id, which encrypted messages are bound to`,
+      "use a store that passes the message codec context ({ logId, seq }); every built-in store does from the release that added it",
+    );
+  }
+  return context;
+}
+
+/** A message codec that encrypts what `inner` writes, bound to the log id (and position when given). */
+export function encryptedMessageCodec(options: EncryptedMessageCodecOptions): EncryptedMessageCodec & MessageCodec {
+  const enc = info(options);
+  const inner = options.inner ?? defaultMessageCodec;
+  const position = (seq: unknown) => (Number.isSafeInteger(seq) && (seq as number) >= 0 ? (seq as number) : undefined);
+  return {
+    encryption: enc,
+    serialize(message: ChatMessage, context?: MessageCodecContext): string {
+      const { logId, seq } = logContext(context, "wrote");
+      const text = inner.serialize(message);
+      return seal(enc.keyring, { kind: "message", store: enc.store, id: logId, position: position(seq) }, text);
+    },
+    deserialize(text: string, context?: MessageCodecContext): ChatMessage {
+      const { logId, seq } = logContext(context, "read");
+      const what = `a message of the log ${quoted(logId, 200)}${seq === undefined ? "" : ` (position ${seq})`}`;
+      if (!isEncryptedText(text)) {
+        if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
+        enc.reads.plaintext++;
+        return inner.deserialize(text);
+      }
+      const plain = open(enc.keyring, { kind: "message", store: enc.store, id: logId, position: position(seq) }, text, what);
+      count(enc, text);
+      return inner.deserialize(plain);
+    },
+  };
+}
+
+/** Both codecs for `openStore(url, encryptionCodecs(options))`. */
+export function encryptionCodecs(options: EncryptedSessionCodecOptions & { messageInner?: MessageCodec }): {
+  codec: EncryptedSessionCodec & SessionCodec;
+  messageCodec: EncryptedMessageCodec & MessageCodec;
+} {
+  const keyring = createKeyring(options.keyring);
+  const common = { keyring, store: options.store, ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}) };
+  return {
+    codec: encryptedSessionCodec({ ...common, ...(options.inner ? { inner: options.inner } : {}) }),
+    messageCodec: encryptedMessageCodec({ ...common, ...(options.messageInner ? { inner: options.messageInner } : {}) }),
+  };
+}

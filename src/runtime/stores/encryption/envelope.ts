@@ -1,0 +1,147 @@
+/**
+ * The encrypted envelope, version 1: one JSON object per stored row, keys in this order:
+ *
+ *   {"format":"statebag.encrypted","v":1,"kid":"k2","iv":"<12 bytes>","ct":"<ciphertext>","tag":"<16 bytes>",
+ *    "b":{"s":"<fp>","i":"<fp>","o":"<fp>","p":7}}
+ *
+ * - `iv`, `ct`, `tag`: base64url without padding; `iv` is a random 96-bit nonce per write, `tag`
+ *   the 128-bit GCM tag. The AES-256-GCM key is HKDF-SHA256(key, "statebag.encrypted.v1", "aes-256-gcm").
+ * - The associated data (not stored) is the JSON array
+ *   ["statebag.encrypted", 1, kid, kind, store, id, position, owner]
+ *   kind "session" (id: the session id, position null) or "message" (id: the log id, position:
+ *   the message's position when the store gave it at write time, else null); owner null when none.
+ *   A row read under another store name, id, log, position or owner fails the tag check.
+ * - `b`: binding fingerprints, only to say *which* binding differs when the tag check fails:
+ *   HMAC-SHA256 under a separate derived key, cut to 72 bits (they reveal nothing without the key,
+ *   and are not trusted: they only pick the message). `p` is the bound position itself (present
+ *   exactly when a position is bound; it is in the associated data, so removing it fails too).
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { DecryptionError, type EncryptionBinding } from "./errors.js";
+import type { DerivedKey, Keyring } from "./keyring.js";
+
+export const ENCRYPTED_FORMAT = "statebag.encrypted";
+export const ENCRYPTED_VERSION = 1;
+const PREFIX = `{"format":"${ENCRYPTED_FORMAT}",`;
+
+export interface Binding {
+  kind: "session" | "message";
+  store: string;
+  /** The session id, or the message log id. */
+  id: string;
+  position?: number;
+  owner?: string;
+}
+
+interface Envelope {
+  v: number;
+  kid: string;
+  iv: Buffer;
+  ct: Buffer;
+  tag: Buffer;
+  fp: { s?: string; i?: string; o?: string; p?: number };
+}
+
+/** Whether `text` is an encrypted envelope (of any version): a cheap prefix test. */
+export function isEncryptedText(text: string): boolean {
+  return typeof text === "string" && text.startsWith(PREFIX);
+}
+
+/** The key id of an encrypted row, or undefined for plaintext or a malformed envelope. */
+export function encryptedKeyId(text: string): string | undefined {
+  if (!isEncryptedText(text)) return undefined;
+  const m = /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([A-Za-z0-9._-]{1,64})"/.exec(text);
+  return m?.[1];
+}
+
+function aad(kid: string, b: Binding, position: number | null): Buffer {
+  return Buffer.from(JSON.stringify([ENCRYPTED_FORMAT, ENCRYPTED_VERSION, kid, b.kind, b.store, b.id, position, b.owner ?? null]));
+}
+
+function fingerprint(key: DerivedKey, label: string, value: string): string {
+  return createHmac("sha256", key.fingerprint).update(`${label}\u0000${value}`).digest().subarray(0, 9).toString("base64url");
+}
+
+/** Encrypts `plaintext` for `binding` under the keyring's current key. */
+export function seal(keyring: Keyring, binding: Binding, plaintext: string): string {
+  const key = keyring.key(keyring.current)!;
+  const iv = randomBytes(12);
+  const position = binding.position ?? null;
+  const cipher = createCipheriv("aes-256-gcm", key.cipher, iv);
+  cipher.setAAD(aad(key.kid, binding, position));
+  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  const tag = cipher.getAuthTag();
+  const fp: Record<string, string | number> = { s: fingerprint(key, "store", binding.store), i: fingerprint(key, binding.kind, binding.id) };
+  if (binding.owner !== undefined) fp.o = fingerprint(key, "owner", binding.owner);
+  if (position !== null) fp.p = position;
+  return `${PREFIX}"v":${ENCRYPTED_VERSION},"kid":"${key.kid}","iv":"${iv.toString("base64url")}","ct":"${ct.toString("base64url")}","tag":"${tag.toString("base64url")}","b":${JSON.stringify(fp)}}`;
+}
+
+const B64URL = /^[A-Za-z0-9_-]*$/;
+
+function parse(text: string, what: string): Envelope {
+  const malformed = (kid?: string) => new DecryptionError({ reason: "malformed", what, ...(kid ? { kid } : {}) });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw malformed();
+  }
+  const d = doc as Record<string, unknown>;
+  if (typeof d !== "object" || d === null || d.format !== ENCRYPTED_FORMAT) throw malformed();
+  const kid = typeof d.kid === "string" && /^[A-Za-z0-9._-]{1,64}$/.test(d.kid) ? d.kid : undefined;
+  if (d.v !== ENCRYPTED_VERSION || kid === undefined) throw malformed(kid);
+  const bytes = (v: unknown, size?: number): Buffer => {
+    if (typeof v !== "string" || !B64URL.test(v)) throw malformed(kid);
+    const b = Buffer.from(v, "base64url");
+    if (size !== undefined && b.length !== size) throw malformed(kid);
+    return b;
+  };
+  const iv = bytes(d.iv, 12);
+  const ct = bytes(d.ct);
+  const tag = bytes(d.tag, 16);
+  const f = d.b;
+  if (typeof f !== "object" || f === null || Array.isArray(f)) throw malformed(kid);
+  const fp = f as Envelope["fp"];
+  if (fp.p !== undefined && !(Number.isSafeInteger(fp.p) && fp.p >= 0)) throw malformed(kid);
+  return { v: d.v as number, kid, iv, ct, tag, fp };
+}
+
+/**
+ * Decrypts an envelope for `binding`, or throws `DecryptionError` saying why. `binding.position`
+ * is the reader's position; it is checked only when the row bound one.
+ */
+export function open(keyring: Keyring, binding: Binding, text: string, what: string): string {
+  const env = parse(text, what);
+  const key = keyring.key(env.kid);
+  if (!key) throw new DecryptionError({ reason: "missing-key", kid: env.kid, what });
+  let position: number | null = null;
+  if (env.fp.p !== undefined) {
+    // The row bound a position: the reader must be at it (absent: the store does not say, which cannot match).
+    position = binding.position ?? -1;
+  }
+  const decipher = createDecipheriv("aes-256-gcm", key.cipher, env.iv);
+  decipher.setAAD(aad(key.kid, binding, position));
+  decipher.setAuthTag(env.tag);
+  try {
+    return Buffer.concat([decipher.update(env.ct), decipher.final()]).toString("utf8");
+  } catch {
+    throw explain(key, env, binding, what);
+  }
+}
+
+/** Which binding differs, from the (unauthenticated) fingerprints: only to choose the message. */
+function explain(key: DerivedKey, env: Envelope, b: Binding, what: string): DecryptionError {
+  const mismatched: EncryptionBinding[] = [];
+  const fp = env.fp;
+  if (fp.s !== fingerprint(key, "store", b.store)) mismatched.push("store");
+  if (fp.i !== fingerprint(key, b.kind, b.id)) mismatched.push(b.kind === "session" ? "id" : "log");
+  if (fp.o !== (b.owner === undefined ? undefined : fingerprint(key, "owner", b.owner))) mismatched.push("owner");
+  if (fp.p !== undefined && fp.p !== b.position) mismatched.push("position");
+  // Every fingerprint differs: the key under this id is not the one the row was written with (or
+  // the row comes from another store and id altogether); the two cannot be told apart.
+  const fingerprinted = 2 + (fp.o !== undefined || b.owner !== undefined ? 1 : 0);
+  if (mismatched.filter((m) => m !== "position").length === fingerprinted) return new DecryptionError({ reason: "wrong-key", kid: env.kid, mismatched, what });
+  if (mismatched.length > 0) return new DecryptionError({ reason: "binding", kid: env.kid, mismatched, what });
+  return new DecryptionError({ reason: "tampered", kid: env.kid, what });
+}

@@ -1,0 +1,281 @@
+/**
+ * `migrateEncryption(store, { codec, messageCodec, mode })`: rewrites every stored row that is not
+ * encrypted under the keyring's current key. `mode: "encrypt"` also encrypts plaintext rows (the
+ * codecs must be in their `acceptPlaintext` window) and closes that window; `"reencrypt"` rewrites
+ * rows under older keys (after a rotation) and reports plaintext rows as failures.
+ *
+ * Like `migrateStore`: page by page through `scan({ includeText: true })`, each session rewritten
+ * by one compare-and-swap `save` on the revision read (a session the application saved meanwhile
+ * is re-read and retried: the application's write, already encrypted under the current key, is
+ * never overwritten), time to live kept, `dryRun`, progress, `signal`, `startAfter` to resume.
+ * Each session's message log (the log under the session's id, or `logIds(id)`) is read through
+ * the store and, when it held a plaintext or older-key message, replaced with compare-and-swap on
+ * the version read (`replaceMessages({ expectedVersion })`): a message appended meanwhile makes
+ * the replace fail and the log is read again, so nothing appended is ever dropped.
+ *
+ * The store must have been opened with these very codec objects (`openStore(url, { codec,
+ * messageCodec })`): the first rewritten row is read back, and a store that wrote it some other
+ * way stops the run.
+ */
+import { ConfigurationError, StatebagError } from "../../core/errors.js";
+import { compareIds, MAX_SCAN_LIMIT } from "../common.js";
+import { ConflictError, StoreUnavailableError } from "../errors.js";
+import type { ScanItem, SessionStore } from "../types.js";
+import type { EncryptedMessageCodec, EncryptedSessionCodec, EncryptionReads } from "./codec.js";
+import { encryptedKeyId, isEncryptedText } from "./envelope.js";
+
+export interface EncryptionMigrationOptions {
+  /** The encrypting session codec the store was opened with. */
+  codec: EncryptedSessionCodec;
+  /** The encrypting message codec the store was opened with; without it message logs are not touched. */
+  messageCodec?: EncryptedMessageCodec;
+  /** `encrypt`: plaintext and older-key rows; `reencrypt`: older-key rows only. */
+  mode: "encrypt" | "reencrypt";
+  dryRun?: boolean;
+  /** Sessions per scan page, 1..1000 (default 100). */
+  batchSize?: number;
+  startAfter?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, progress: EncryptionMigrationProgress) => void;
+  /** The message logs that belong to a session (default: the log under the session's id). */
+  logIds?: (sessionId: string) => readonly string[];
+  /** Re-reads of a row the application keeps changing before giving up on it (default 10). */
+  maxConflictRetries?: number;
+  /** Failures listed in the report (all are counted). Default 1000. */
+  maxReportedFailures?: number;
+}
+
+export interface EncryptionMigrationProgress {
+  done: number;
+  rewritten: number;
+  failed: number;
+  /** Every session up to and including this id is done: pass it as `startAfter` to resume. */
+  cursor: string;
+}
+
+export interface EncryptionMigrationFailure {
+  id: string;
+  /** Set when the failure is the session's message log. */
+  logId?: string;
+  message: string;
+  code?: string;
+}
+
+export interface EncryptionMigrationReport {
+  mode: "encrypt" | "reencrypt";
+  dryRun: boolean;
+  scanned: number;
+  /** Sessions found in plaintext / under an older key (before the run). */
+  plaintext: number;
+  stale: number;
+  /** Sessions rewritten under the current key (dry run: that would be). */
+  rewritten: number;
+  /** Sessions already under the current key: not written. */
+  current: number;
+  /** Message logs read, and those rewritten (dry run: that would be); messages in rewritten logs. */
+  logs: { read: number; rewritten: number; messages: number };
+  failed: EncryptionMigrationFailure[];
+  failedCount: number;
+  vanished: number;
+  conflicts: number;
+  aborted: boolean;
+  cursor?: string;
+  /** The key id every rewritten row is now under. */
+  currentKey: string;
+  durationMs: number;
+}
+
+function delta(after: EncryptionReads, before: EncryptionReads): EncryptionReads {
+  return { plaintext: after.plaintext - before.plaintext, stale: after.stale - before.stale, current: after.current - before.current };
+}
+
+export async function migrateEncryption(store: SessionStore, options: EncryptionMigrationOptions): Promise<EncryptionMigrationReport> {
+  const { codec, messageCodec, mode } = options;
+  if (!codec?.encryption) throw new ConfigurationError("migrateEncryption needs `codec`: the encrypting session codec the store was opened with", "openStore(url, encryptionCodecs({ keyring, store })) and pass the same codec objects");
+  if (mode !== "encrypt" && mode !== "reencrypt") throw new ConfigurationError(`migrateEncryption: mode must be "encrypt" or "reencrypt"`, 'pass mode: "encrypt" (plaintext rows too) or "reencrypt" (after a key rotation)');
+  if (mode === "encrypt" && !options.dryRun && (!codec.encryption.acceptPlaintext || (messageCodec && !messageCodec.encryption.acceptPlaintext))) {
+    throw new ConfigurationError("encrypting a store's plaintext rows needs codecs opened with `acceptPlaintext: true`", "open the store with encryptionCodecs({ keyring, store, acceptPlaintext: true }) for the migration; remove it afterwards");
+  }
+  const batchSize = options.batchSize ?? 100;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) throw new ConfigurationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}`, "pass a page size such as 100");
+  const started = performance.now();
+  const current = codec.encryption.keyring.current;
+  const maxRetries = options.maxConflictRetries ?? 10;
+  const maxReported = options.maxReportedFailures ?? 1000;
+  const dryRun = options.dryRun === true;
+  const report: EncryptionMigrationReport = {
+    mode,
+    dryRun,
+    scanned: 0,
+    plaintext: 0,
+    stale: 0,
+    rewritten: 0,
+    current: 0,
+    logs: { read: 0, rewritten: 0, messages: 0 },
+    failed: [],
+    failedCount: 0,
+    vanished: 0,
+    conflicts: 0,
+    aborted: false,
+    currentKey: current,
+    durationMs: 0,
+  };
+  let verified = false;
+  const fail = (f: EncryptionMigrationFailure) => {
+    report.failedCount++;
+    if (report.failed.length < maxReported) report.failed.push(f);
+  };
+  const describe = (error: unknown) => ({ message: error instanceof Error ? error.message : String(error), ...(error instanceof StatebagError ? { code: error.code } : {}) });
+
+  const reread = async (id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> => {
+    let cursor = pageCursor;
+    for (;;) {
+      const page = await store.scan({ cursor, limit: batchSize, includeText: true });
+      for (const item of page.items) {
+        const order = compareIds(item.id, id);
+        if (order === 0) return item;
+        if (order > 0) return undefined;
+      }
+      if (page.cursor === undefined) return undefined;
+      cursor = page.cursor;
+    }
+  };
+
+  const migrateSession = async (first: ScanItem, pageCursor: string | undefined): Promise<void> => {
+    let item = first;
+    let counted = false;
+    for (let attempt = 0; ; attempt++) {
+      const text = item.text;
+      if (typeof text !== "string") return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
+      const kid = encryptedKeyId(text);
+      const plaintext = !isEncryptedText(text);
+      if (!counted) {
+        counted = true;
+        if (plaintext) report.plaintext++;
+        else if (kid !== current) report.stale++;
+      }
+      if (kid === current) {
+        if (attempt === 0) report.current++;
+        else report.rewritten++; // the application rewrote it under the current key meanwhile
+        return;
+      }
+      if (plaintext && mode === "reencrypt") return fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
+      let session;
+      if (!(dryRun && plaintext)) {
+        // Through store.get: the store passes the row's owner to the codec (a scan does not know it).
+        let loaded;
+        try {
+          loaded = await store.get(item.id);
+        } catch (error) {
+          if (error instanceof StoreUnavailableError) throw error;
+          return fail({ id: item.id, ...describe(error) });
+        }
+        if (loaded === undefined) {
+          report.vanished++;
+          return;
+        }
+        if (loaded.revision !== item.revision) {
+          // Saved since the scan: look at what is stored now.
+          report.conflicts++;
+          if (attempt >= maxRetries) return fail({ id: item.id, message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+          const fresh = await reread(item.id, pageCursor);
+          if (fresh === undefined) {
+            report.vanished++;
+            return;
+          }
+          item = fresh;
+          continue;
+        }
+        session = loaded.session;
+      }
+      if (dryRun) {
+        report.rewritten++;
+        return;
+      }
+      try {
+        await store.save(session!, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error;
+        if (!(error instanceof ConflictError)) return fail({ id: item.id, ...describe(error) });
+        report.conflicts++;
+        if (attempt >= maxRetries) return fail({ id: item.id, message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+        const fresh = await reread(item.id, pageCursor);
+        if (fresh === undefined) {
+          report.vanished++;
+          return;
+        }
+        item = fresh;
+        continue;
+      }
+      report.rewritten++;
+      if (!verified) {
+        verified = true;
+        const back = await reread(item.id, pageCursor);
+        if (back?.text !== undefined && encryptedKeyId(back.text) !== current) {
+          throw new ConfigurationError(
+            `the store did not write the session ${JSON.stringify(item.id).slice(0, 200)} under the key ${current}: it was not opened with this codec`,
+            "open the store with the same codec objects you pass to migrateEncryption: openStore(url, { codec, messageCodec })",
+          );
+        }
+      }
+      return;
+    }
+  };
+
+  const migrateLog = async (sessionId: string, logId: string): Promise<void> => {
+    const mc = messageCodec!;
+    for (let attempt = 0; ; attempt++) {
+      const before = { ...mc.encryption.reads };
+      let snapshot;
+      try {
+        snapshot = await store.messages.readMessages(logId);
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error;
+        return fail({ id: sessionId, logId, ...describe(error) });
+      }
+      if (attempt === 0) report.logs.read++;
+      const seen = delta(mc.encryption.reads, before);
+      // Concurrent reads through the same codec can only add to the counts: at worst a log is rewritten needlessly.
+      if (snapshot.messages.length === 0 || (seen.plaintext === 0 && seen.stale === 0)) return;
+      if (seen.plaintext > 0 && mode === "reencrypt") return fail({ id: sessionId, logId, message: "the message log holds plaintext messages", code: "decryption-failed" });
+      if (dryRun) {
+        report.logs.rewritten++;
+        report.logs.messages += snapshot.messages.length;
+        return;
+      }
+      try {
+        await store.messages.replaceMessages(logId, snapshot.messages, { expectedVersion: snapshot.version });
+        report.logs.rewritten++;
+        report.logs.messages += snapshot.messages.length;
+        return;
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error;
+        if (!(error instanceof ConflictError)) return fail({ id: sessionId, logId, ...describe(error) });
+        report.conflicts++;
+        if (attempt >= maxRetries) return fail({ id: sessionId, logId, message: `the log changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+      }
+    }
+  };
+
+  let cursor = options.startAfter;
+  let pageCursor = options.startAfter;
+  scan: for (;;) {
+    const page = await store.scan({ cursor: pageCursor, limit: batchSize, includeText: true });
+    for (const item of page.items) {
+      if (options.signal?.aborted) {
+        report.aborted = true;
+        break scan;
+      }
+      report.scanned++;
+      await migrateSession(item, pageCursor);
+      if (messageCodec) for (const logId of options.logIds?.(item.id) ?? [item.id]) await migrateLog(item.id, logId);
+      cursor = item.id;
+      options.onProgress?.(report.scanned, { done: report.scanned, rewritten: report.rewritten, failed: report.failedCount, cursor });
+    }
+    if (page.cursor === undefined) break;
+    pageCursor = page.cursor;
+  }
+  if (cursor !== undefined) report.cursor = cursor;
+  report.durationMs = Math.round(performance.now() - started);
+  return report;
+}
