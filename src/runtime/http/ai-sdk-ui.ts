@@ -3,9 +3,14 @@
  * trigger, messageId? }`, read into a `TurnInput`. Only the last message counts: a user message to
  * append, or an assistant message whose tool parts carry approval answers
  * (`addToolApprovalResponse`: state `approval-responded`, `approval: { id, approved, reason? }`).
- * The client's copy of the history is never trusted: the history is the stored one.
+ * The message is read with `fromUIMessages` (statebag/ui-messages), the same conversion GET
+ * /chats/:id answers with (`toUIMessages`). The client's copy of the history is never trusted: the
+ * history is the stored one.
  */
+import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
+import { fromUIMessages } from "../ui-messages/from-ui.js";
+import type { UIMessageLike } from "../ui-messages/types.js";
 import type { ApprovalAnswerInput, TurnInput } from "./chat-flow.js";
 import { HttpProblem } from "./problem.js";
 
@@ -50,45 +55,62 @@ export function parseUIChatRequest(body: unknown, limits: UIRequestLimits): Pars
   }
   if (!isObject(last) || !Array.isArray(last.parts)) throw bad("The last message must be an object with a parts array.");
   if (last.role === "user") return { chatId, input: { kind: "message", message: userMessage(last, limits) } };
-  if (last.role === "assistant") return { chatId, input: { kind: "approvals", answers: approvalAnswers(last.parts, limits) } };
+  if (last.role === "assistant") return { chatId, input: { kind: "approvals", answers: approvalAnswers(last, limits) } };
   throw bad('The last message must be a "user" message, or an "assistant" message answering tool approvals.');
 }
 
-function userMessage(message: Record<string, unknown>, limits: UIRequestLimits): ChatMessage {
-  const parts = message.parts as unknown[];
-  let chars = 0;
-  const texts: string[] = [];
-  for (const part of parts) {
-    if (!isObject(part) || typeof part.type !== "string") throw bad("Every part must be an object with a type.");
-    if (part.type === "step-start") continue;
-    if (part.type !== "text") throw new HttpProblem(422, "unsupported-part", "Unsupported message part", "Only text parts are accepted in a user message.");
-    if (typeof part.text !== "string") throw bad("A text part needs a text string.");
-    chars += part.text.length;
-    if (chars > limits.maxMessageChars) {
-      throw new HttpProblem(413, "message-too-long", "Message too long", `The message is longer than ${limits.maxMessageChars} characters.`);
+/** The UI message as statebag messages, through `fromUIMessages`; a malformed one is a 400 that names no input. */
+function converted(message: Record<string, unknown>): ChatMessage[] {
+  try {
+    return fromUIMessages([message as unknown as UIMessageLike], { unknownParts: "reject" });
+  } catch (error) {
+    if (error instanceof StatebagError) {
+      const pointer = (error as { pointer?: unknown }).pointer;
+      // The pointer names the place (indices and the part's own field names), never a value.
+      const at = typeof pointer === "string" && /^[A-Za-z0-9/_-]{0,80}$/.test(pointer) ? ` (at ${pointer.replace(/^\/0/, "") || "/"})` : "";
+      throw bad(`The last message is not a valid UI message${at}.`);
     }
-    texts.push(part.text);
+    throw error;
   }
-  const text = texts.join("\n");
-  if (text.trim() === "") throw bad("The message has no text.");
-  const chatMessage: ChatMessage = { role: "user", contents: [{ $type: "text", text }] };
-  // The client's id is kept, so the stored message and the one on screen are the same message.
+}
+
+function userMessage(message: Record<string, unknown>, limits: UIRequestLimits): ChatMessage {
+  let chars = 0;
+  for (const part of message.parts as unknown[]) {
+    if (isObject(part) && part.type === "text" && typeof part.text === "string") chars += part.text.length;
+  }
+  // Counted before converting, so a huge message costs no copy.
+  if (chars > limits.maxMessageChars) {
+    throw new HttpProblem(413, "message-too-long", "Message too long", `The message is longer than ${limits.maxMessageChars} characters.`);
+  }
+  const [converted_, ...rest] = converted(message);
+  if (!converted_ || rest.length > 0 || converted_.contents.some((c) => c.$type !== "text")) {
+    throw new HttpProblem(422, "unsupported-part", "Unsupported message part", "Only text parts are accepted in a user message.");
+  }
+  if (converted_.contents.every((c) => c.$type === "text" && c.text.trim() === "")) throw bad("The message has no text.");
+  // The text, and the client's id (so the stored message and the one on screen are the same
+  // message). Client metadata and extra fields are not stored: the client is not trusted.
+  const chatMessage: ChatMessage = { role: "user", contents: converted_.contents.map((c) => (c.$type === "text" ? { $type: "text", text: c.text } : c)) };
   if (typeof message.id === "string" && ID_PATTERN.test(message.id)) chatMessage.messageId = message.id;
   return chatMessage;
 }
 
-function approvalAnswers(parts: unknown[], limits: UIRequestLimits): ApprovalAnswerInput[] {
+/**
+ * The answers of an assistant message: its tool parts in state `approval-responded`. Through
+ * `fromUIMessages` those are `toolApprovalResponse` contents whose call has no result yet (a part
+ * answered earlier and already run, `output-available` or `output-denied`, has one).
+ */
+function approvalAnswers(message: Record<string, unknown>, limits: UIRequestLimits): ApprovalAnswerInput[] {
+  const messages = converted(message);
+  const done = new Set(messages.flatMap((m) => m.contents.flatMap((c) => (c.$type === "functionResult" ? [c.callId] : []))));
   const answers: ApprovalAnswerInput[] = [];
-  for (const part of parts) {
-    if (!isObject(part) || typeof part.type !== "string") throw bad("Every part must be an object with a type.");
-    const isTool = part.type.startsWith("tool-") || part.type === "dynamic-tool";
-    if (!isTool || part.state !== "approval-responded") continue;
-    const approval = part.approval;
-    if (!isObject(approval) || typeof approval.id !== "string" || approval.id.length === 0 || approval.id.length > 256 || typeof approval.approved !== "boolean") {
-      throw bad("An approval answer needs an id and approved: true or false.");
-    }
-    if (approval.reason !== undefined && (typeof approval.reason !== "string" || approval.reason.length > 2000)) throw bad("An approval reason must be a string of at most 2000 characters.");
-    answers.push({ approvalId: approval.id, approved: approval.approved, ...(typeof approval.reason === "string" && approval.reason ? { reason: approval.reason } : {}) });
+  for (const content of messages.flatMap((m) => m.contents)) {
+    if (content.$type !== "toolApprovalResponse") continue;
+    const call = content.toolCall;
+    if (call?.$type === "functionCall" && done.has(call.callId)) continue;
+    if (content.requestId.length === 0 || content.requestId.length > 256) throw bad("An approval id must be 1-256 characters.");
+    if (content.reason !== undefined && content.reason.length > 2000) throw bad("An approval reason must be at most 2000 characters.");
+    answers.push({ approvalId: content.requestId, approved: content.approved, ...(content.reason ? { reason: content.reason } : {}) });
     if (answers.length > limits.maxAnswers) throw bad(`At most ${limits.maxAnswers} approval answers per request.`);
   }
   if (answers.length === 0) throw bad("The last message is an assistant message with no approval answer in it.");

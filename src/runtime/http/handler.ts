@@ -21,7 +21,7 @@ import { checkChatId, parseUIChatRequest } from "./ai-sdk-ui.js";
 import { InvalidCursorError, type ChatIndex } from "./chat-index.js";
 import { ChatSessions } from "./chat-flow.js";
 import { HttpProblem, problemResponse } from "./problem.js";
-import { toUIMessages } from "./ui-convert.js";
+import { toUIMessages } from "../ui-messages/to-ui.js";
 import { SSE_DONE, sseEvent, UI_MESSAGE_STREAM_HEADERS, UIMessageStreamEncoder } from "./ui-message-stream.js";
 
 export interface ChatHandlerOptions {

@@ -1,0 +1,361 @@
+/**
+ * statebag/http against what AI SDK UI really sends: the request bodies in
+ * test/fixtures/ai-sdk-ui-requests/ were recorded from `@ai-sdk/react`'s `Chat` and `ai`'s
+ * `DefaultChatTransport`, and every streamed reply is read back with `ai`'s own parser and
+ * `readUIMessageStream`, as `useChat` reads it.
+ */
+import type { UIMessage } from "ai";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import { call, fixture, Gate, harness, post, readReply, userTurn } from "./setup.js";
+
+/** Checks a problem response: status, RFC 9457 body with exactly its four fields, no stack, none of `secrets` echoed. */
+async function expectProblem(response: Response, status: number, slug: string, secrets: string[] = []) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toBe("application/problem+json");
+  const text = await response.text();
+  const body = JSON.parse(text) as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(["detail", "status", "title", "type"]);
+  expect(body).toMatchObject({ type: `urn:statebag:problem:${slug}`, status });
+  expect(text).not.toMatch(/\bat \S+ \(|\.ts:\d+|\.js:\d+|Error:/);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+  return body;
+}
+
+type AnyPart = UIMessage["parts"][number] & Record<string, unknown>;
+const partsOf = (message: UIMessage) => message.parts as AnyPart[];
+
+async function getChat(handler: ChatHandler, id: string, owner = "ada"): Promise<UIMessage[]> {
+  const response = await call(handler, "GET", `/chats/${id}`, owner);
+  expect(response.status).toBe(200);
+  return (await response.json()) as UIMessage[];
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("POST /chat with recorded useChat requests", () => {
+  it("a text turn streams one assistant message, part by part, and GET /chats/:id gives the same chat back", async () => {
+    const { handler } = harness();
+    const body = fixture("text-turn.json");
+    const response = await post(handler, body);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const { message, chunks, errors } = await readReply(response);
+    expect(errors).toEqual([]);
+    expect(chunks[0].type).toBe("start");
+    expect(chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
+    expect(message.role).toBe("assistant");
+    const parts = partsOf(message);
+    expect(parts.map((p) => p.type)).toEqual(["step-start", "text"]);
+    expect(parts[1]).toMatchObject({ type: "text", state: "done" });
+    const answer = parts[1].text as string;
+    expect(answer.length).toBeGreaterThan(0);
+
+    const stored = await getChat(handler, "chat-text-0001");
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+    // The client's message id is kept, so the stored message is the one on screen.
+    expect(stored[0]).toEqual({ id: "msg-0001", role: "user", parts: [{ type: "text", text: "Hi, my name is Ada." }] });
+    expect(partsOf(stored[1]).filter((p) => p.type === "text").map((p) => p.text)).toEqual([answer]);
+  });
+
+  it("the example app's single-message body is read the same way", async () => {
+    const { handler } = harness();
+    const { message } = await readReply(await post(handler, fixture("single-message-turn.json")));
+    expect(partsOf(message).some((p) => p.type === "text")).toBe(true);
+    const stored = await getChat(handler, "chat-single-01");
+    expect(stored[0]).toEqual({ id: "msg-0008", role: "user", parts: [{ type: "text", text: "Hello from the example app." }] });
+  });
+
+  it("a tool turn (get_weather): input, output, then the answer in a second step; the tool ran once", async () => {
+    const { handler, toolRuns } = harness();
+    const { message, errors } = await readReply(await post(handler, fixture("tool-turn.json")));
+    expect(errors).toEqual([]);
+    const parts = partsOf(message);
+    expect(parts.map((p) => p.type)).toEqual(["step-start", "tool-get_weather", "step-start", "text"]);
+    expect(parts[1]).toMatchObject({ state: "output-available", input: { city: "Lisbon" }, output: { city: "Lisbon", celsius: 19, conditions: "sunny" } });
+    expect(toolRuns.get_weather).toBe(1);
+
+    const stored = await getChat(handler, "chat-weather-01");
+    const tool = stored.flatMap(partsOf).find((p) => p.type === "tool-get_weather")!;
+    expect(tool).toMatchObject({ toolCallId: parts[1].toolCallId, state: "output-available", input: { city: "Lisbon" }, output: { city: "Lisbon", celsius: 19 } });
+  });
+
+  it("an approval request, then the recorded approval response: the tool runs exactly once, and a second answer is refused", async () => {
+    const { handler, toolRuns } = harness();
+    const first = await readReply(await post(handler, fixture("approval-request-turn.json")));
+    expect(first.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "tool-calls" });
+    const asked = partsOf(first.message).find((p) => p.type === "tool-send_email")!;
+    expect(asked).toMatchObject({ state: "approval-requested", input: { to: "ada@example.com" } });
+    const approvalId = (asked.approval as { id: string }).id;
+    expect(toolRuns.send_email).toBe(0);
+
+    // While it waits, a new message is refused (answer the approval first).
+    await expectProblem(await post(handler, userTurn("chat-email-0001", "never mind")), 409, "tool-approval-pending", ["never mind"]);
+
+    // The recorded answer, with this run's approval and call ids in place of the recorded ones.
+    const recorded = fixture("approval-response.json");
+    const recordedPart = (recorded.messages as UIMessage[]).at(-1)!.parts.find((p) => p.type === "tool-send_email") as AnyPart;
+    expect(recordedPart).toMatchObject({ state: "approval-responded", approval: { approved: true } });
+    const answerBody = JSON.parse(
+      JSON.stringify(recorded)
+        .replaceAll((recordedPart.approval as { id: string }).id, approvalId)
+        .replaceAll(recordedPart.toolCallId as string, asked.toolCallId as string),
+    ) as Record<string, unknown>;
+    const answered = (answerBody.messages as UIMessage[]).at(-1)!;
+
+    const second = await post(handler, answerBody);
+    expect(second.status).toBe(200);
+    const { message, errors } = await readReply(second, answered);
+    expect(errors).toEqual([]);
+    expect(toolRuns.send_email).toBe(1);
+    const done = partsOf(message).find((p) => p.type === "tool-send_email")!;
+    expect(done).toMatchObject({ state: "output-available", output: { sent: true, to: "ada@example.com" } });
+    expect(partsOf(message).some((p) => p.type === "text")).toBe(true);
+
+    // The same answer again (a retry, a second tab): 409, and the tool does not run again.
+    await expectProblem(await post(handler, answerBody), 409, "tool-approval-not-pending");
+    expect(toolRuns.send_email).toBe(1);
+
+    const stored = await getChat(handler, "chat-email-0001");
+    const tool = stored.flatMap(partsOf).filter((p) => p.type === "tool-send_email");
+    expect(tool).toHaveLength(1);
+    expect(tool[0]).toMatchObject({ state: "output-available", approval: { id: approvalId, approved: true }, output: { sent: true } });
+  });
+
+  it("a denied approval: the tool does not run, the part ends output-denied", async () => {
+    const { handler, toolRuns } = harness();
+    const first = await readReply(await post(handler, fixture("approval-request-turn.json")));
+    const asked = partsOf(first.message).find((p) => p.type === "tool-send_email")!;
+    const answered = { ...first.message, parts: first.message.parts.map((p) => (p === (asked as unknown) ? { ...asked, state: "approval-responded", approval: { id: (asked.approval as { id: string }).id, approved: false, reason: "not now" } } : p)) } as UIMessage;
+    const { message } = await readReply(await post(handler, { id: "chat-email-0001", messages: [answered], trigger: "submit-message" }), answered);
+    expect(toolRuns.send_email).toBe(0);
+    expect(partsOf(message).find((p) => p.type === "tool-send_email")).toMatchObject({ state: "output-denied" });
+    const stored = (await getChat(handler, "chat-email-0001")).flatMap(partsOf).find((p) => p.type === "tool-send_email");
+    expect(stored).toMatchObject({ state: "output-denied", approval: { approved: false, reason: "not now" } });
+  });
+});
+
+describe("owners", () => {
+  it("another owner's GET, DELETE and approval POST on an id are 404, and no read touches the first owner's chat", async () => {
+    const { handler, gets, store } = harness();
+    await readReply(await post(handler, fixture("approval-request-turn.json"), { owner: "ada" }));
+    const adaIds = new Set(gets.filter((id) => id.includes("ada")));
+    expect(adaIds.size).toBeGreaterThan(0);
+    const adaChat = [...adaIds].find((id) => id.endsWith("chat-email-0001"))!;
+    const before = await store.get(adaChat);
+    gets.length = 0;
+
+    await expectProblem(await call(handler, "GET", "/chats/chat-email-0001", "bob"), 404, "chat-not-found");
+    await expectProblem(await call(handler, "DELETE", "/chats/chat-email-0001", "bob"), 404, "chat-not-found");
+    const answer = { id: "chat-email-0001", messages: [{ id: "a1", role: "assistant", parts: [{ type: "tool-send_email", toolCallId: "c1", state: "approval-responded", input: {}, approval: { id: "approval_x", approved: true } }] }], trigger: "submit-message" };
+    await expectProblem(await post(handler, answer, { owner: "bob" }), 404, "chat-not-found");
+    const list = (await (await call(handler, "GET", "/chats", "bob")).json()) as { chats: unknown[] };
+    expect(list.chats).toEqual([]);
+
+    // Every read made for bob was in bob's namespace; ada's chat was never loaded.
+    expect(gets.length).toBeGreaterThan(0);
+    expect(gets.filter((id) => !/^ui-chat(-index)?\/bob(\/|$)/.test(id))).toEqual([]);
+    gets.length = 0;
+    // A message from bob with the same chat id starts bob's own chat; ada's is untouched.
+    await readReply(await post(handler, userTurn("chat-email-0001", "hello"), { owner: "bob" }));
+    expect(gets.filter((id) => !/^ui-chat(-index)?\/bob(\/|$)/.test(id))).toEqual([]);
+    expect((await store.get(adaChat))!.revision).toBe(before!.revision);
+    expect((await getChat(handler, "chat-email-0001", "ada")).flatMap(partsOf).some((p) => p.type === "tool-send_email")).toBe(true);
+  });
+
+  it("no owner is 401; an owner function that throws is 401 too", async () => {
+    const { handler } = harness();
+    await expectProblem(await post(handler, fixture("text-turn.json"), { owner: "" }), 401, "unauthenticated");
+    const throwing = harness({ owner: () => { throw new Error("token secret-abc expired"); } });
+    await expectProblem(await call(throwing.handler, "GET", "/chats"), 401, "unauthenticated", ["secret-abc"]);
+  });
+});
+
+describe("limits", () => {
+  it("a body over maxBodyBytes is a 413 before it is parsed: an endless body is not read to its end", async () => {
+    const { handler, gets } = harness({ maxBodyBytes: 64 * 1024 });
+    let pulls = 0;
+    const chunk = new TextEncoder().encode(`{"id":"x","pad":"${"a".repeat(16 * 1024)}`);
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls++;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await handler(new Request("http://app.test/api/chat", { method: "POST", headers: { "content-type": "application/json", "x-owner": "ada" }, body: endless, duplex: "half" } as RequestInit));
+    await expectProblem(response, 413, "body-too-large", ["aaaa"]);
+    expect(pulls).toBeLessThan(10);
+    // A declared Content-Length over the limit: refused without reading the body.
+    let read = 0;
+    const declared = new ReadableStream<Uint8Array>({ pull: (c) => (read++, c.enqueue(chunk)) });
+    const refused = await handler(new Request("http://app.test/api/chat", { method: "POST", headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024), "x-owner": "ada" }, body: declared, duplex: "half" } as RequestInit));
+    await expectProblem(refused, 413, "body-too-large");
+    expect(read).toBeLessThanOrEqual(1); // the stream's own first pull on construction, at most
+    expect(gets).toEqual([]);
+  });
+
+  it("bad JSON, a non-JSON content type and a proto key are 400/415 problems that echo nothing", async () => {
+    const { handler, gets } = harness();
+    await expectProblem(await post(handler, undefined, { raw: '{"id":"chat-1","messages":[{"secret-xyz' }), 400, "invalid-json", ["secret-xyz"]);
+    await expectProblem(await post(handler, undefined, { raw: '{"id":"chat-1","__proto__":{"polluted":"secret-xyz"}}' }), 400, "invalid-json", ["secret-xyz"]);
+    await expectProblem(await post(handler, undefined, { raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported-media-type");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(gets).toEqual([]);
+  });
+
+  it("a message over maxMessageChars is 413, and nothing is stored", async () => {
+    const { handler, gets } = harness({ maxMessageChars: 100 });
+    const long = `secret-${"x".repeat(100)}`;
+    await expectProblem(await post(handler, userTurn("chat-long", long)), 413, "message-too-long", [long.slice(0, 20)]);
+    expect(gets).toEqual([]);
+    await expectProblem(await call(handler, "GET", "/chats/chat-long"), 404, "chat-not-found");
+  });
+
+  it("a bad chat id (in the body or the path), a malformed part and an unsupported part are 400/422 problems", async () => {
+    const { handler } = harness();
+    await expectProblem(await post(handler, { ...fixture("text-turn.json"), id: "../ada/secret-id" }), 400, "invalid-request", ["secret-id"]);
+    await expectProblem(await post(handler, { ...fixture("text-turn.json"), id: "x".repeat(129) }), 400, "invalid-request");
+    await expectProblem(await call(handler, "GET", "/chats/bad%20id%20secret-q"), 400, "invalid-request", ["secret-q"]);
+    await expectProblem(await call(handler, "DELETE", "/chats/%E0%A4%A"), 404, "chat-not-found");
+    const malformed = { id: "chat-1", messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: 42 }] }], trigger: "submit-message" };
+    await expectProblem(await post(handler, malformed), 400, "invalid-request");
+    const file = { id: "chat-1", messages: [{ id: "m1", role: "user", parts: [{ type: "file", mediaType: "text/plain", url: "data:text/plain,secret-file" }] }], trigger: "submit-message" };
+    await expectProblem(await post(handler, file), 422, "unsupported-part", ["secret-file"]);
+    await expectProblem(await post(handler, { ...fixture("text-turn.json"), trigger: "regenerate-message" }), 422, "regenerate-unsupported");
+    await expectProblem(await call(handler, "GET", "/chats?limit=0"), 400, "invalid-request");
+    await expectProblem(await call(handler, "GET", "/chats?cursor=secret-cursor"), 400, "invalid-cursor", ["secret-cursor"]);
+    await expectProblem(await call(handler, "DELETE", "/chats"), 405, "method-not-allowed");
+    await expectProblem(await call(handler, "GET", "/elsewhere"), 404, "not-found");
+  });
+});
+
+describe("concurrency and disconnects", () => {
+  it("a second send to a chat while a reply streams is 409 chat-busy; the first turn then completes and commits", async () => {
+    const { handler, client } = harness();
+    const gate = (client.gate = new Gate());
+    const first = await post(handler, userTurn("chat-busy", "Tell me a story"));
+    const reading = readReply(first);
+    await gate.reachedPromise;
+    await expectProblem(await post(handler, userTurn("chat-busy", "hurry up", "m-2")), 409, "chat-busy", ["hurry up"]);
+    // Another chat of the same owner is not blocked.
+    client.gate = undefined;
+    expect((await readReply(await post(handler, userTurn("chat-other", "hi")))).message.role).toBe("assistant");
+    gate.open();
+    const { message } = await reading;
+    expect(partsOf(message).find((p) => p.type === "text")!.text).toContain("never saved");
+    const stored = await getChat(handler, "chat-busy");
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+    // Free again.
+    expect((await post(handler, userTurn("chat-busy", "thanks", "m-3"))).status).toBe(200);
+  });
+
+  for (const how of ["the request signal aborts", "the response body is cancelled"] as const) {
+    it(`a client that leaves mid-stream (${how}) commits nothing, and the turn settles: the stream ends and the chat is free`, async () => {
+      const { handler, client, store, errors } = harness();
+      await readReply(await post(handler, userTurn("chat-leave", "Hi, my name is Ada.")));
+      const storageId = "ui-chat/ada/chat-leave";
+      const before = (await store.get(storageId))!;
+      const gate = (client.gate = new Gate());
+      const abort = new AbortController();
+      const response = await post(handler, userTurn("chat-leave", "Tell me a story", "m-story"), { signal: abort.signal });
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let seen = "";
+      while (!seen.includes("upon")) seen += decoder.decode((await reader.read()).value);
+      await gate.reachedPromise;
+      if (how === "the request signal aborts") {
+        abort.abort();
+        // The handler ends the stream itself: read to its end (it settles; no hanging turn).
+        while (!(await reader.read()).done);
+      } else {
+        await reader.cancel();
+      }
+      // Nothing was committed: the stored chat is the revision from before the story.
+      expect((await store.get(storageId))!.revision).toBe(before.revision);
+      // The turn settled and let go of the chat: a new message is accepted. After an abort the
+      // stream's end already proved it; after a cancel the turn ends on its own, so a 409 here
+      // means "not yet" (a bounded number of tries, no clock).
+      client.gate = undefined;
+      let status = 0;
+      for (let tries = 0; tries < 50; tries++) {
+        const attempt = await post(handler, userTurn("chat-leave", "hello again", "m-after"));
+        status = attempt.status;
+        if (status === 200) await readReply(attempt);
+        else await attempt.text();
+        if (status !== 409 || how === "the request signal aborts") break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(status).toBe(200);
+      expect(errors).toEqual([]);
+      const texts = (await getChat(handler, "chat-leave")).flatMap(partsOf).filter((p) => p.type === "text").map((p) => p.text as string);
+      expect(texts.join("\n")).not.toMatch(/story|upon a time/i);
+      expect(texts).toContain("hello again");
+    });
+  }
+});
+
+describe("GET /chats and DELETE /chats/:id", () => {
+  it("lists the owner's chats newest first, a page at a time, with a cursor and no repeats; a touched chat moves to the front", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { handler } = harness();
+    const ids = ["chat-a", "chat-b", "chat-c", "chat-d", "chat-e"];
+    for (const [i, id] of ids.entries()) {
+      vi.setSystemTime(new Date(Date.UTC(2026, 0, 1, 0, i)));
+      await readReply(await post(handler, userTurn(id, `Title of ${id}`)));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const response = await call(handler, "GET", `/chats?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as { chats: { id: string; title: string; updatedAt: string }[]; cursor?: string };
+      expect(page.chats.length).toBeLessThanOrEqual(2);
+      seen.push(...page.chats.map((c) => c.id));
+      cursor = page.cursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...ids].reverse());
+    expect(new Set(seen).size).toBe(seen.length);
+
+    vi.setSystemTime(new Date(Date.UTC(2026, 0, 1, 1)));
+    await readReply(await post(handler, userTurn("chat-b", "again", "m-b2")));
+    const top = (await (await call(handler, "GET", "/chats?limit=1")).json()) as { chats: { id: string; title: string }[] };
+    expect(top.chats).toEqual([expect.objectContaining({ id: "chat-b", title: "Title of chat-b" })]);
+  });
+
+  it("DELETE answers 204; then GET is 404, the chat is gone from the list, and a second DELETE is 404", async () => {
+    const { handler } = harness();
+    await readReply(await post(handler, userTurn("chat-keep", "keep me")));
+    await readReply(await post(handler, userTurn("chat-drop", "drop me")));
+    const deleted = await call(handler, "DELETE", "/chats/chat-drop");
+    expect(deleted.status).toBe(204);
+    await expectProblem(await call(handler, "GET", "/chats/chat-drop"), 404, "chat-not-found");
+    const list = (await (await call(handler, "GET", "/chats")).json()) as { chats: { id: string }[] };
+    expect(list.chats.map((c) => c.id)).toEqual(["chat-keep"]);
+    await expectProblem(await call(handler, "DELETE", "/chats/chat-drop"), 404, "chat-not-found");
+  });
+});
+
+describe("errors inside the stream", () => {
+  it("a model failure after the stream started ends it with an error chunk that names nothing internal, and commits nothing", async () => {
+    const { handler, client, errors, store } = harness();
+    client.getStreamingResponse = async function* () {
+      yield { role: "assistant", contents: [{ $type: "text", text: "Half an ans" }] };
+      throw new Error("connection reset by db-secret-host:5432");
+    };
+    const response = await post(handler, userTurn("chat-fail", "hi"));
+    expect(response.status).toBe(200);
+    const { chunks, errors: streamErrors } = await readReply(response);
+    const error = chunks.find((c) => c.type === "error") as { errorText: string } | undefined;
+    expect(error?.errorText).toBe("The reply failed; nothing of this turn was saved.");
+    // What useChat shows: readUIMessageStream reports it as the chat's error.
+    expect(streamErrors.map((e) => (e as Error).message)).toEqual(["The reply failed; nothing of this turn was saved."]);
+    expect(JSON.stringify(chunks)).not.toContain("secret");
+    expect(errors).toHaveLength(1);
+    expect(await store.get("ui-chat/ada/chat-fail")).toBeUndefined();
+  });
+});
