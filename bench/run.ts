@@ -13,6 +13,7 @@ import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
+import { encryptionCases } from "./cases/encryption.js";
 import { genCases } from "./cases/gen.js";
 import { migrationCases } from "./cases/migrations.js";
 import { peerCases } from "./cases/peers.js";
@@ -48,6 +49,7 @@ const groups: Group[] = [
   { cases: ["migrate.lazy5.1000", "migrate.lazy5rewrite.1000"], run: migrationCases },
   { cases: ["gen.cold", "gen.noop"], run: genCases },
   { cases: ["store.sqlite.saveload", "store.sqlite-better.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
+  { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
   { cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"], run: concurrencyCases },

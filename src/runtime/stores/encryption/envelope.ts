@@ -79,32 +79,36 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
+const HEAD = /^\{"format":"statebag\.encrypted","v":(\d{1,9}),"kid":"([^"\\]{0,64})","iv":"([A-Za-z0-9_-]{0,64})","ct":"/;
+
+/** Reads the canonical envelope `seal` writes (no JSON.parse over the whole ciphertext). */
 function parse(text: string, what: string): Envelope {
-  const malformed = (kid?: string) => new DecryptionError({ reason: "malformed", what, ...(kid ? { kid } : {}) });
-  let doc: unknown;
+  const head = HEAD.exec(text);
+  const kid = head && /^[A-Za-z0-9._-]{1,64}$/.test(head[2]) ? head[2] : undefined;
+  const malformed = () => new DecryptionError({ reason: "malformed", what, ...(kid ? { kid } : {}) });
+  if (!head || kid === undefined || Number(head[1]) !== ENCRYPTED_VERSION) throw malformed();
+  const ctStart = head[0].length;
+  const ctEnd = text.indexOf('","tag":"', ctStart);
+  if (ctEnd < 0) throw malformed();
+  const tagStart = ctEnd + 9;
+  const tagEnd = text.indexOf('","b":', tagStart);
+  if (tagEnd < 0 || !text.endsWith("}")) throw malformed();
+  const ctText = text.slice(ctStart, ctEnd);
+  const tagText = text.slice(tagStart, tagEnd);
+  if (!B64URL.test(ctText) || !B64URL.test(tagText)) throw malformed();
+  let fp: Envelope["fp"];
   try {
-    doc = JSON.parse(text);
+    fp = JSON.parse(text.slice(tagEnd + 6, -1)) as Envelope["fp"];
   } catch {
     throw malformed();
   }
-  const d = doc as Record<string, unknown>;
-  if (typeof d !== "object" || d === null || d.format !== ENCRYPTED_FORMAT) throw malformed();
-  const kid = typeof d.kid === "string" && /^[A-Za-z0-9._-]{1,64}$/.test(d.kid) ? d.kid : undefined;
-  if (d.v !== ENCRYPTED_VERSION || kid === undefined) throw malformed(kid);
-  const bytes = (v: unknown, size?: number): Buffer => {
-    if (typeof v !== "string" || !B64URL.test(v)) throw malformed(kid);
-    const b = Buffer.from(v, "base64url");
-    if (size !== undefined && b.length !== size) throw malformed(kid);
-    return b;
-  };
-  const iv = bytes(d.iv, 12);
-  const ct = bytes(d.ct);
-  const tag = bytes(d.tag, 16);
-  const f = d.b;
-  if (typeof f !== "object" || f === null || Array.isArray(f)) throw malformed(kid);
-  const fp = f as Envelope["fp"];
-  if (fp.p !== undefined && !(Number.isSafeInteger(fp.p) && fp.p >= 0)) throw malformed(kid);
-  return { v: d.v as number, kid, iv, ct, tag, fp };
+  if (typeof fp !== "object" || fp === null || Array.isArray(fp)) throw malformed();
+  for (const k of ["s", "i", "o"] as const) if (fp[k] !== undefined && typeof fp[k] !== "string") throw malformed();
+  if (fp.p !== undefined && !(Number.isSafeInteger(fp.p) && fp.p >= 0)) throw malformed();
+  const iv = Buffer.from(head[3], "base64url");
+  const tag = Buffer.from(tagText, "base64url");
+  if (iv.length !== 12 || tag.length !== 16) throw malformed();
+  return { v: ENCRYPTED_VERSION, kid, iv, ct: Buffer.from(ctText, "base64url"), tag, fp };
 }
 
 /**

@@ -1,0 +1,36 @@
+/**
+ * store.sqlite.saveload.encrypted: one 1,000-message session saved (compare-and-swap update) and
+ * loaded through a SQLite store whose codec encrypts (AES-256-GCM, encryptedSessionCodec), against
+ * the same store with the default codec. The ratio is the cost of encryption at rest.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encryptedSessionCodec, openStore, type SessionStore } from "../../src/stores.js";
+import { compare, result, type BenchContext, type CaseOutcome } from "../harness.js";
+import { makeSession } from "../sessions.js";
+
+export async function encryptionCases(ctx: BenchContext): Promise<CaseOutcome[]> {
+  const dir = mkdtempSync(join(tmpdir(), "statebag-bench-enc-"));
+  const stores: SessionStore[] = [];
+  try {
+    const session = makeSession({ messages: 1000, id: "bench-enc" });
+    const codec = encryptedSessionCodec({ keyring: { current: "k1", keys: { k1: randomBytes(32) } }, store: "bench" });
+    const encrypted = await openStore(`sqlite:${join(dir, "encrypted.db")}`, { codec });
+    const plain = await openStore(`sqlite:${join(dir, "plain.db")}`);
+    stores.push(encrypted, plain);
+    const revisions = new Map<SessionStore, number>();
+    for (const store of stores) revisions.set(store, await store.save(session, { expectedRevision: null }));
+    const saveLoad = (store: SessionStore) => async () => {
+      revisions.set(store, await store.save(session, { expectedRevision: revisions.get(store)! }));
+      return store.get(session.id);
+    };
+    ctx.log("store.sqlite.saveload.encrypted (1 session x 1,000 messages, save + load)");
+    const timing = await compare(saveLoad(encrypted), saveLoad(plain), { samples: ctx.quick ? 5 : 15, warmup: 3, minSampleMs: 0 });
+    return [result("store.sqlite.saveload.encrypted", "same store, unencrypted codec", timing)];
+  } finally {
+    for (const store of stores) await store.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
