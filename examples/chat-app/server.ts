@@ -2,15 +2,18 @@
  * `npm run chat`: a chat page (React, AI SDK UI's `useChat`) on statebag sessions.
  *
  *   - server.ts (this file): a node:http server on `createChatHandler` (statebag/http) plus the page.
- *   - client/app.jsx: the page, bundled by esbuild when the server starts (no network, no CDN).
+ *   - client/app.tsx: the page, bundled by esbuild when the server starts (no network, no CDN).
  *
  * The model: OpenAIChatClient when OPENAI_API_KEY or STATEBAG_MODEL (`<baseURL>#<model>`) is set,
  * else the offline ScriptedChatClient, slowed to a readable pace. Tools: get_weather, and
  * send_email, which waits for your approval in the page. Listens on 127.0.0.1, port $PORT or a free
  * one; STATEBAG_STORE picks the store (default SQLite ./.statebag/sessions.db).
  *
- * The page's packages (react, react-dom, @ai-sdk/react, ai) and esbuild are the app's own: install
- * them next to statebag (`npm i react react-dom @ai-sdk/react ai && npm i -D esbuild`).
+ * This folder is a small app of its own: package.json declares what it uses (statebag; react,
+ * react-dom, @ai-sdk/react and ai for the page; openai and better-sqlite3 for the real model and
+ * the default store; esbuild and tsx to build and run). Copied out, `npm install && npm start`.
+ * In this repository `npm run chat` runs it from the root: the packages resolve from the root's
+ * node_modules, and `statebag` to the sources through tsconfig.json paths.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -88,14 +91,14 @@ export function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClien
   return undefined;
 }
 
-/** Bundles client/app.jsx with esbuild's command line into a fresh temporary folder; returns the script. */
+/** Bundles client/app.tsx with esbuild's command line into a fresh temporary folder; returns the script. */
 export async function bundleClient(): Promise<string> {
   const out = mkdtempSync(join(tmpdir(), "statebag-chat-app-"));
   try {
     // esbuild is a build tool here, run as its CLI (found next to the app's node_modules).
     const esbuildBin = join(dirname(createRequire(import.meta.url).resolve("esbuild/package.json")), "bin", "esbuild");
     await promisify(execFile)(esbuildBin, [
-      join(HERE, "client", "app.jsx"),
+      join(HERE, "client", "app.tsx"),
       "--bundle",
       "--format=esm",
       "--jsx=automatic",

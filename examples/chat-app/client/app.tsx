@@ -1,9 +1,17 @@
 // The chat page: a sidebar of the owner's chats (GET /api/chats) and the open chat, driven by AI SDK
-// UI's useChat against statebag/http's handler. Bundled by esbuild when server.ts starts.
+// UI's useChat against statebag/http's handler. Bundled by esbuild when server.ts starts; type
+// checked with ../tsconfig.json (DOM, react-jsx).
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
-import { useCallback, useEffect, useState } from "react";
+import { DefaultChatTransport, getToolName, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatAddToolApproveResponseFunction, type UIMessage } from "ai";
+import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { createRoot } from "react-dom/client";
+
+/** A row of GET /api/chats. */
+interface ChatSummary {
+  id: string;
+  title: string;
+  updatedAt: string;
+}
 
 // A demo owner: one random id per browser, in a cookie. A real app uses its login instead.
 if (!/(?:^|;\s*)owner=/.test(document.cookie)) {
@@ -13,9 +21,9 @@ if (!/(?:^|;\s*)owner=/.test(document.cookie)) {
 const newId = () => crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 const chatIdFromPath = () => /^\/c\/([A-Za-z0-9_-]+)$/.exec(location.pathname)?.[1];
 
-async function problemText(response) {
+async function problemText(response: Response): Promise<string> {
   try {
-    const problem = await response.json();
+    const problem = (await response.json()) as { detail?: string; title?: string };
     return problem.detail || problem.title || `HTTP ${response.status}`;
   } catch {
     return `HTTP ${response.status}`;
@@ -23,14 +31,14 @@ async function problemText(response) {
 }
 
 function App() {
-  const [chats, setChats] = useState([]);
-  const [current, setCurrent] = useState(() => ({ id: chatIdFromPath() ?? newId(), stored: Boolean(chatIdFromPath()) }));
-  const [initial, setInitial] = useState(current.stored ? undefined : []);
-  const [loadError, setLoadError] = useState();
+  const [chats, setChats] = useState<ChatSummary[]>([]);
+  const [current, setCurrent] = useState<{ id: string; stored: boolean }>(() => ({ id: chatIdFromPath() ?? newId(), stored: Boolean(chatIdFromPath()) }));
+  const [initial, setInitial] = useState<UIMessage[] | undefined>(current.stored ? undefined : []);
+  const [loadError, setLoadError] = useState<string>();
 
   const refreshChats = useCallback(async () => {
     const response = await fetch("/api/chats?limit=50");
-    if (response.ok) setChats((await response.json()).chats);
+    if (response.ok) setChats(((await response.json()) as { chats: ChatSummary[] }).chats);
   }, []);
 
   useEffect(() => void refreshChats(), [refreshChats]);
@@ -41,7 +49,7 @@ function App() {
     setInitial(undefined);
     fetch(`/api/chats/${current.id}`).then(async (response) => {
       if (cancelled) return;
-      if (response.ok) setInitial(await response.json());
+      if (response.ok) setInitial((await response.json()) as UIMessage[]);
       else if (response.status === 404) setInitial([]);
       else setLoadError(await problemText(response));
     });
@@ -50,7 +58,7 @@ function App() {
     };
   }, [current]);
 
-  const open = (id) => {
+  const open = (id: string) => {
     history.pushState(null, "", `/c/${id}`);
     setCurrent({ id, stored: true });
   };
@@ -100,7 +108,7 @@ function App() {
   );
 }
 
-function Chat({ id, initialMessages, onTurn }) {
+function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UIMessage[]; onTurn: () => void }) {
   const [input, setInput] = useState("");
   const { messages, sendMessage, addToolApprovalResponse, status, stop, error } = useChat({
     id,
@@ -114,7 +122,7 @@ function Chat({ id, initialMessages, onTurn }) {
     onFinish: onTurn,
   });
   const busy = status === "submitted" || status === "streaming";
-  const submit = (e) => {
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!input.trim() || busy) return;
     void sendMessage({ text: input });
@@ -140,11 +148,11 @@ function Chat({ id, initialMessages, onTurn }) {
   );
 }
 
-function Part({ part, onAnswer }) {
+function Part({ part, onAnswer }: { part: UIMessage["parts"][number]; onAnswer: ChatAddToolApproveResponseFunction }) {
   if (part.type === "text") return <p className="text">{part.text}</p>;
   if (part.type === "reasoning") return <p className="reasoning">{part.text}</p>;
-  if (!part.type.startsWith("tool-")) return null;
-  const name = part.type.slice(5);
+  if (!isToolUIPart(part)) return null;
+  const name = getToolName(part);
   return (
     <div className={`tool ${part.state}`} data-testid={`tool-${name}`} data-state={part.state}>
       <div className="tool-head">
@@ -165,4 +173,4 @@ function Part({ part, onAnswer }) {
   );
 }
 
-createRoot(document.getElementById("root")).render(<App />);
+createRoot(document.getElementById("root")!).render(<App />);
