@@ -224,7 +224,7 @@ describe.skipIf(!serverUp.redis)("Redis Cluster URL on a standalone server", () 
     }
   });
 
-  it("keeps every standalone key under P{} (the prefix-free layout, format 2), and P meta", async () => {
+  it("keeps every standalone key under P{} (the prefix-free layout, format 2 and 3), and P meta", async () => {
     const prefix = `sbtest:${uniqueName()}:`;
     const store = (await openStore(`${REDIS_URL}?prefix=${encodeURIComponent(prefix)}`)) as RedisSessionStore;
     const raw = new Redis(REDIS_URL);
@@ -237,7 +237,7 @@ describe.skipIf(!serverUp.redis)("Redis Cluster URL on a standalone server", () 
         [`${prefix}{}exp`, `${prefix}{}idx`, `${prefix}{}mh:s1`, `${prefix}{}ml:s1`, `${prefix}{}mo:s1`, `${prefix}{}rev`, `${prefix}{}s:s1`, `${prefix}meta`].sort(),
       );
       expect(await raw.hget(`${prefix}{}s:s1`, "r")).toBe(String(r));
-      expect(await raw.hget(`${prefix}meta`, "format")).toBe("2");
+      expect(await raw.hget(`${prefix}meta`, "format")).toBe("3");
     } finally {
       raw.disconnect();
       await store.deleteAll();

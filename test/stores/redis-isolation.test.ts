@@ -178,7 +178,7 @@ describe.skipIf(!serverUp.redis)("Redis data of earlier releases (format 1)", ()
       await expect(store.save(counterSession("new"), { expectedRevision: null })).rejects.toBeInstanceOf(StoreNotSetUpError);
       expect(await raw.exists(`${p}{}s:new`, `${p}s:new`)).toBe(0);
 
-      expect(await store.setup()).toEqual({ version: 2, changed: true });
+      expect(await store.setup()).toEqual({ version: 3, changed: true });
       const loaded = await store.get("legacy");
       expect(loaded?.revision).toBe(7);
       expect(counterOf(loaded!.session)).toBe(3);
@@ -191,9 +191,9 @@ describe.skipIf(!serverUp.redis)("Redis data of earlier releases (format 1)", ()
       expect(await store.save(counterSession("legacy", 4), { expectedRevision: 7 })).toBe(10);
       expect(await raw.keys(`${p}[sm]*`)).toEqual([`${p}meta`]);
       expect(await raw.exists(`${p}idx`, `${p}rev`, `${p}exp`)).toBe(0);
-      expect(await raw.hget(`${p}meta`, "format")).toBe("2");
+      expect(await raw.hget(`${p}meta`, "format")).toBe("3");
       expect(await snapshot({ url: REDIS_URL, nodes: [raw] }, `${p}tenant2:*`)).toEqual(neighbour);
-      expect(await store.setup()).toEqual({ version: 2, changed: false });
+      expect(await store.setup()).toEqual({ version: 3, changed: false });
     } finally {
       await store.close();
       await cleanup(`${base}*`);

@@ -9,6 +9,17 @@
  *   P{}exp      sorted set of ids with a TTL, scored by expiry time, to drop expired ids from `idx`
  *   P{}ml:<id>  list of serialized messages; P{}mh:<id> hash {v: version}; P{}mo:<id> set of operation ids
  *   P meta      hash {format}
+ * Format 3 adds the session metadata and the per-owner index (issue #23):
+ *   P{}s:<id>   also {o: owner, t: title, l: labels JSON, c: createdAt ms, u: updatedAt ms} (no `o`: unowned;
+ *               no `c`/`u`: stored before format 3, shown as the epoch until its next save)
+ *   P{}xo       hash id -> owner NUL revision, for owned sessions with a TTL (their owner is gone with the hash
+ *               when they expire; the sweep and `purgeExpired` read it to drop the owner's index entry)
+ *   P{}ou:<o>   owner o's sessions, newest first: members inv(updatedAt) (15 digits) + id, all scores 0
+ *   P{}oi:<o>   owner o's session ids (scores 0, byte order, for `order: "id"`)
+ *   P{}om:<o>   hash id -> JSON array of index candidates {u, r, l, w} (see scripts.ts); labels for filtering
+ * `list` reads the owner's index (one script) for a page of candidates, then each candidate's
+ * metadata fields (never `d`), and returns only those whose stored owner, updatedAt and labels
+ * match: the session hash is the truth, the index a superset of it.
  * `{}` ends the prefix (a prefix may not contain it), so no store's keys start with another
  * store's `P{}`: the stores `p:` and `p:tenant2:` never see, scan or delete each other's keys.
  * Format 1 (earlier releases) had no `{}`; `store setup` moves such keys (upgrade.ts), and
@@ -20,7 +31,26 @@
  * A session, its revision counter, its index entries and its message log (same id) share one
  * slot, so every script runs unchanged inside one bucket; revisions still increase across
  * delete and re-create (the counter is per bucket, never deleted). A cluster prefix has no
- * braces, so `P{` is prefix-free too (this layout is unchanged since it was introduced).
+ * braces, so `P{` is prefix-free too.
+ *
+ * The owner index lives in the owner's bucket, n = CRC16(owner) mod 1024 (`P{n}ou:<owner>`, ...), so
+ * one page is one script in one slot however many sessions the owner has, never a key scan. A
+ * session's keys live in its id's bucket, so on a cluster (unless both buckets are the same slot)
+ * no script can change both; standalone, every script changes both atomically. The cluster order:
+ *   create: 1. `add` a pending candidate (r = 0) to the owner's index; 2. the CAS save; 3. `commit`
+ *           the stored revision, updatedAt and labels (or `abort` the pending one on a conflict).
+ *   update: 1. the CAS save (a session never changes owner, so it is already in its owner's index);
+ *           2. `commit`.
+ *   delete / expiry: 1. the session goes (the script returns its owner and revision; expiring
+ *           sessions keep theirs in `P{n}xo`); 2. `drop` that revision's candidates.
+ * Repair rule: a crash between the steps leaves the index a superset (an extra or outdated
+ * candidate), never a subset: an id is indexed before its session exists under that owner and
+ * leaves the index only after the session is gone. `list` shows a candidate only when the
+ * session hash agrees (same owner, and for the newest-first order the same updatedAt), so a
+ * leftover never shows another owner's session nor a session twice; it then `repair`s the
+ * entry from the session (compare-and-set on the entry it read): the session's own candidate
+ * is written, candidates of gone revisions are dropped, pending ones younger than 5 minutes
+ * (a create between its steps) are kept.
  */
 import { ConfigurationError } from "../../core/errors.js";
 import { quoted } from "../../core/json.js";
@@ -52,12 +82,14 @@ export interface Bucket {
   rev: string;
   idx: string;
   exp: string;
+  /** Owned sessions with a TTL: id -> owner NUL revision. */
+  xo: string;
   /** Prefix of session keys in this bucket (the scripts append the id). */
   sessionPrefix: string;
 }
 
 function bucketAt(prefix: string): Bucket {
-  return { prefix, rev: `${prefix}rev`, idx: `${prefix}idx`, exp: `${prefix}exp`, sessionPrefix: `${prefix}s:` };
+  return { prefix, rev: `${prefix}rev`, idx: `${prefix}idx`, exp: `${prefix}exp`, xo: `${prefix}xo`, sessionPrefix: `${prefix}s:` };
 }
 
 /** Every key of one id, with its bucket's shared keys. */
@@ -130,9 +162,19 @@ export class RedisKeys {
 
   /** Every key of one id, with its bucket's shared keys. */
   of(id: string): RedisIdKeys {
-    const b = this.buckets.length === 1 ? this.buckets[0] : this.buckets[crc16(id) % REDIS_CLUSTER_BUCKETS];
+    const b = this.bucketOf(id);
     const bp = b.prefix;
     return { ...b, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
+  }
+
+  /** One owner's index keys, in the owner's bucket (the same single bucket standalone). */
+  owner(owner: string): OwnerKeys {
+    const bp = this.bucketOf(owner).prefix;
+    return { prefix: bp, ou: `${bp}ou:${owner}`, oi: `${bp}oi:${owner}`, om: `${bp}om:${owner}` };
+  }
+
+  private bucketOf(text: string): Bucket {
+    return this.buckets.length === 1 ? this.buckets[0] : this.buckets[crc16(text) % REDIS_CLUSTER_BUCKETS];
   }
 
   /** A key-scan pattern for this store's keys; it matches stores whose prefix starts with this one's too (see `owns`). */
@@ -161,6 +203,14 @@ export class RedisKeys {
     const cur = this.buckets[0];
     return { from: this.prefix, to: cur.prefix, idx: old.idx, exp: old.exp, rev: old.rev, newIdx: cur.idx, newExp: cur.exp, newRev: cur.rev };
   }
+}
+
+/** One owner's index: newest first (`ou`), by id (`oi`), candidates (`om`); `prefix` is its bucket's. */
+export interface OwnerKeys {
+  prefix: string;
+  ou: string;
+  oi: string;
+  om: string;
 }
 
 export interface LegacyKeys {

@@ -1,6 +1,8 @@
 /**
  * The Redis store's message log: per storage id a list of serialized messages, a header with its
- * version and a set of applied operation ids (keys.ts), each change one script (scripts.ts).
+ * version and a set of applied operation ids (keys.ts), each change one script (scripts.ts). The
+ * codecs get the log id; never a position (`seq`): trims and replacements renumber a Redis list, so
+ * a position given on write would not be the one on read.
  */
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
@@ -25,7 +27,7 @@ export class RedisMessageLog implements MessageLog {
   async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const k = this.store.keys.of(storageId);
     const [ok, version] = await this.store.call("appendMessages", true, (c) => c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts));
     return { applied: ok === 1, version: Number(version) };
@@ -36,20 +38,20 @@ export class RedisMessageLog implements MessageLog {
     const last = checkLast(options?.last);
     if (last === 0) return [];
     const texts = await this.store.call("getMessages", false, (c) => c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1));
-    return texts.map((t) => this.codec.deserialize(t));
+    return texts.map((t) => this.codec.deserialize(t, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
     const k = this.store.keys.of(storageId);
     const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list, k.hdr));
-    return { messages: texts.map((t) => this.codec.deserialize(t)), version: Number(version) };
+    return { messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })), version: Number(version) };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const k = this.store.keys.of(storageId);
     const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
       c.sbReplace(k.list, k.hdr, k.ops, k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),

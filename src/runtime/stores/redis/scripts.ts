@@ -5,43 +5,302 @@
  */
 import type { RedisClientLike } from "./types.js";
 
-/** KEYS: session, rev, idx, exp. ARGV: expected ('' = must be absent), data, ttlMs ('' = none), id, nowMs, sessionKeyPrefix. */
-const SAVE = `
+/**
+ * The owner index (keys.ts): helpers shared by the scripts that keep it. `ou`, `oi`, `om` are one
+ * owner's keys. `om[id]` is a JSON array of candidates {u: updatedAt ms, r: revision (0 = pending,
+ * written before the session on a cluster), l: labels (false = not known), w: write time ms}; each
+ * candidate has the member `inv(u) .. id` in `ou` (inv(u): u in 15 digits, so descending byte order
+ * is newest first, ties by descending id, as the SQL stores), and the id is in `oi` while it has any candidate.
+ */
+const IDX = `
+local function inv(u) return string.format('%015d', u) end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function idx_get(om, id)
+  local v = redis.call('HGET', om, id)
+  if v then return cjson.decode(v) end
+  return {}
+end
+local function idx_set(ou, oi, om, id, old, new)
+  local keep = {}
+  for _, c in ipairs(new) do keep[c.u] = true end
+  for _, c in ipairs(old) do
+    if not keep[c.u] then redis.call('ZREM', ou, inv(c.u) .. id) end
+  end
+  if #new == 0 then
+    redis.call('HDEL', om, id)
+    redis.call('ZREM', oi, id)
+    return
+  end
+  for _, c in ipairs(new) do redis.call('ZADD', ou, 0, inv(c.u) .. id) end
+  redis.call('HSET', om, id, cjson.encode(new))
+  redis.call('ZADD', oi, 0, id)
+end
+-- The session is stored at revision r (u, labels l): drop committed candidates up to r and the
+-- pending one this save wrote (pu), keep younger pending ones and newer commits.
+local function idx_commit(ou, oi, om, id, r, u, l, pu, now, grace)
+  local old = idx_get(om, id)
+  local new = {}
+  local newer = false
+  for _, c in ipairs(old) do
+    if c.r > r then
+      newer = true
+      new[#new + 1] = c
+    elseif c.r == 0 and c.u ~= pu and now - c.w < grace then
+      new[#new + 1] = c
+    end
+  end
+  if not newer then new[#new + 1] = {u = u, r = r, l = l, w = now} end
+  idx_set(ou, oi, om, id, old, new)
+end
+-- The session's revision r (and older ones) is gone (deleted or expired).
+local function idx_drop(ou, oi, om, id, r)
+  local old = idx_get(om, id)
+  local new = {}
+  for _, c in ipairs(old) do
+    if c.r > r or c.r == 0 then new[#new + 1] = c end
+  end
+  idx_set(ou, oi, om, id, old, new)
+end
+local function owner_keys(prefix, owner)
+  return prefix .. 'ou:' .. owner, prefix .. 'oi:' .. owner, prefix .. 'om:' .. owner
+end
+-- Expired sessions of this bucket (at most n): their ids leave idx and exp, and their owner index
+-- entries are dropped here (inline, standalone) or returned as {owner, id, revision}... for the caller.
+local function sweep(idx, exp, xo, sprefix, now, n, inline, oprefix, out)
+  local removed = 0
+  local stale = redis.call('ZRANGEBYSCORE', exp, '-inf', now, 'LIMIT', 0, n)
+  for _, sid in ipairs(stale) do
+    if redis.call('EXISTS', sprefix .. sid) == 0 then
+      redis.call('ZREM', idx, sid)
+      removed = removed + 1
+      local x = xo and redis.call('HGET', xo, sid)
+      if x then
+        redis.call('HDEL', xo, sid)
+        local at = string.find(x, '\0', 1, true)
+        local owner, r = string.sub(x, 1, at - 1), tonumber(string.sub(x, at + 1))
+        if inline then
+          local ou, oi, om = owner_keys(oprefix, owner)
+          idx_drop(ou, oi, om, sid, r)
+        else
+          out[#out + 1] = owner
+          out[#out + 1] = sid
+          out[#out + 1] = r
+        end
+      end
+    end
+    redis.call('ZREM', exp, sid)
+  end
+  return removed
+end
+`;
+
+/** Pending candidates younger than this are never dropped by a repair (a save between its two steps). */
+export const PENDING_GRACE_MS = 300_000;
+
+/**
+ * KEYS: session, rev, idx, exp. ARGV: expected ('' = must be absent), data, ttlMs ('' = none), id,
+ * nowMs, sessionKeyPrefix, then the metadata (absent: none handled, for the raw-driver baseline):
+ * 7 ownerGiven ('1'/'0'), 8 owner, 9 codec owner ('=' .. the owner the body was serialized for, '=' none; '' = not checked),
+ * 10 title mode ('1' set, '0' keep, '-' clear), 11 title, 12 labels mode ('1' set, '0' keep), 13 labels JSON,
+ * 14 inline ('1': owner index in this slot, standalone), 15 owner key prefix, 16 xo (bucket's
+ * expiring-owner hash), 17 pending u ('' none).
+ * Returns {1, rev, owner|false, u, c, labels JSON|false, swept...} | {0, current} (conflict) |
+ * {2} (another owner) | {3, stored owner} (body serialized for the wrong owner: serialize again).
+ */
+const SAVE = `${IDX}
 local cur = redis.call('HGET', KEYS[1], 'r')
 if ARGV[1] == '' then
   if cur then return {0, cur} end
 elseif cur ~= ARGV[1] then
   return {0, cur}
 end
+local meta = ARGV[7] ~= nil
+local owner, u, c, labels = false, 0, 0, false
+local now = tonumber(ARGV[5])
+local inline = meta and ARGV[14] == '1'
+if meta then
+  now = now_ms()
+  local old = redis.call('HMGET', KEYS[1], 'o', 'l', 'c', 'u')
+  if cur then
+    owner = old[1]
+    if ARGV[7] == '1' and owner ~= ARGV[8] then return {2} end
+    if ARGV[9] ~= '' and '=' .. (owner or '') ~= ARGV[9] then return {3, owner or ''} end
+  elseif ARGV[7] == '1' then
+    owner = ARGV[8]
+  end
+  u = now
+  if old[4] and tonumber(old[4]) >= u then u = tonumber(old[4]) + 1 end
+  c = tonumber(old[3] or u)
+  labels = old[2]
+  if ARGV[12] == '1' then labels = ARGV[13] end
+  if labels == '{}' then labels = false end
+end
 local rev = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'r', rev, 'd', ARGV[2])
+if meta then
+  redis.call('HSET', KEYS[1], 'c', c, 'u', u)
+  if owner and not cur then redis.call('HSET', KEYS[1], 'o', owner) end
+  if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 't', ARGV[11]) elseif ARGV[10] == '-' then redis.call('HDEL', KEYS[1], 't') end
+  if labels then redis.call('HSET', KEYS[1], 'l', labels) else redis.call('HDEL', KEYS[1], 'l') end
+end
 if ARGV[3] ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('ZADD', KEYS[4], tonumber(ARGV[5]) + tonumber(ARGV[3]), ARGV[4])
+  if owner then redis.call('HSET', ARGV[16], ARGV[4], owner .. '\0' .. rev) end
 else
   redis.call('PERSIST', KEYS[1])
   redis.call('ZREM', KEYS[4], ARGV[4])
+  if meta then redis.call('HDEL', ARGV[16], ARGV[4]) end
 end
 redis.call('ZADD', KEYS[3], 0, ARGV[4])
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[5], 'LIMIT', 0, 16)
-for _, sid in ipairs(stale) do
-  if redis.call('EXISTS', ARGV[6] .. sid) == 0 then
-    redis.call('ZREM', KEYS[3], sid)
-    redis.call('ZREM', KEYS[4], sid)
-  end
+if inline and owner then
+  local ou, oi, om = owner_keys(ARGV[15], owner)
+  idx_commit(ou, oi, om, ARGV[4], rev, u, labels and cjson.decode(labels) or {}, -1, now, ${PENDING_GRACE_MS})
 end
-return {1, rev}
+local out = {1, rev, owner, u, c, labels}
+sweep(KEYS[3], KEYS[4], meta and ARGV[16], ARGV[6], tonumber(ARGV[5]), 16, inline, ARGV[15], out)
+return out
 `;
 
-/** KEYS: session, idx, exp. ARGV: expected ('' = any), id. Returns {ok, current|deleted}. */
-const DELETE = `
+/**
+ * KEYS: session, idx, exp, xo. ARGV: expected ('' = any), id, inline ('1'), owner key prefix.
+ * Returns {ok, current|deleted, owner|false, revision}.
+ */
+const DELETE = `${IDX}
 local cur = redis.call('HGET', KEYS[1], 'r')
 if ARGV[1] ~= '' and cur ~= ARGV[1] then return {0, cur} end
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[2])
 if not cur then return {1, 0} end
+local owner = redis.call('HGET', KEYS[1], 'o')
 redis.call('DEL', KEYS[1])
-return {1, 1}
+if owner and ARGV[3] == '1' then
+  local ou, oi, om = owner_keys(ARGV[4], owner)
+  idx_drop(ou, oi, om, ARGV[2], tonumber(cur))
+end
+return {1, 1, owner, cur}
+`;
+
+/**
+ * Owner slot. KEYS: ou, oi, om. ARGV: op, id, then
+ * 'add' u labelsJSON|'' (a pending candidate before a create) |
+ * 'commit' r u labelsJSON|'' pendingU|'' | 'abort' pendingU | 'drop' r |
+ * 'repair' om value as read ('' = none), present ('1'/'0'), r, u, labelsJSON|'' (only if om is unchanged).
+ */
+const INDEX = `${IDX}
+local op, id = ARGV[1], ARGV[2]
+local now = now_ms()
+local function lab(text) if text == '' then return {} end return cjson.decode(text) end
+if op == 'add' then
+  local old = idx_get(KEYS[3], id)
+  local new = {}
+  for _, c in ipairs(old) do new[#new + 1] = c end
+  new[#new + 1] = {u = tonumber(ARGV[3]), r = 0, l = lab(ARGV[4]), w = now}
+  idx_set(KEYS[1], KEYS[2], KEYS[3], id, old, new)
+elseif op == 'commit' then
+  local pu = -1
+  if ARGV[6] ~= '' then pu = tonumber(ARGV[6]) end
+  idx_commit(KEYS[1], KEYS[2], KEYS[3], id, tonumber(ARGV[3]), tonumber(ARGV[4]), lab(ARGV[5]), pu, now, ${PENDING_GRACE_MS})
+elseif op == 'abort' then
+  local old = idx_get(KEYS[3], id)
+  local new = {}
+  for _, c in ipairs(old) do
+    if not (c.r == 0 and c.u == tonumber(ARGV[3])) then new[#new + 1] = c end
+  end
+  idx_set(KEYS[1], KEYS[2], KEYS[3], id, old, new)
+elseif op == 'drop' then
+  idx_drop(KEYS[1], KEYS[2], KEYS[3], id, tonumber(ARGV[3]))
+elseif op == 'repair' then
+  if (redis.call('HGET', KEYS[3], id) or '') ~= ARGV[3] then return 0 end
+  local old = idx_get(KEYS[3], id)
+  local new = {}
+  local r = tonumber(ARGV[5])
+  for _, c in ipairs(old) do
+    if (c.r == 0 and now - c.w < ${PENDING_GRACE_MS}) or (ARGV[4] == '1' and c.r > r) then new[#new + 1] = c end
+  end
+  if ARGV[4] == '1' then new[#new + 1] = {u = tonumber(ARGV[6]), r = r, l = lab(ARGV[7]), w = now} end
+  idx_set(KEYS[1], KEYS[2], KEYS[3], id, old, new)
+end
+return 1
+`;
+
+/**
+ * Owner slot, one page of index candidates. KEYS: ou, oi, om. ARGV: order ('u' | 'i'), after
+ * (exclusive member of ou, or id of oi; '' = start), wanted, updatedAfter ms ('' none), updatedBefore
+ * ms ('' none), labels JSON ('' none). Returns flat [id, u|'', om value]*, prefiltered by the
+ * candidates (the caller checks each against the session itself), then the last position scanned
+ * and 1 when the index has nothing after it (0: scanning stopped early, ask again from there).
+ */
+const LIST = `${IDX}
+local order, wanted = ARGV[1], tonumber(ARGV[3])
+local ua, ub = tonumber(ARGV[4]), tonumber(ARGV[5])
+local want = false
+if ARGV[6] ~= '' then want = cjson.decode(ARGV[6]) end
+local function fits(c)
+  if ua and c.u <= ua then return false end
+  if ub and c.u >= ub then return false end
+  if want and c.l ~= false then
+    for k, v in pairs(want) do if c.l[k] ~= v then return false end end
+  end
+  return true
+end
+local out = {}
+local n, last, scanned, done = 0, ARGV[2], 0, 0
+local lo, hi = '-', '+'
+local key, range = KEYS[2], 'ZRANGEBYLEX'
+if order == 'u' then
+  key, range = KEYS[1], 'ZREVRANGEBYLEX'
+  if ub then hi = '(' .. inv(ub) end
+  if ua then lo = '[' .. inv(ua + 1) end
+  if last ~= '' and (hi == '+' or last <= string.sub(hi, 2)) then hi = '(' .. last end
+elseif last ~= '' then
+  lo = '(' .. last
+end
+while n < wanted and scanned < 5000 do
+  local batch
+  if order == 'u' then batch = redis.call(range, key, hi, lo, 'LIMIT', 0, wanted - n + 8)
+  else batch = redis.call(range, key, lo, hi, 'LIMIT', 0, wanted - n + 8) end
+  if #batch == 0 then done = 1 break end
+  for _, m in ipairs(batch) do
+    scanned = scanned + 1
+    local id, u = m, ''
+    if order == 'u' then
+      id = string.sub(m, 16)
+      u = tonumber(string.sub(m, 1, 15))
+    end
+    local raw = redis.call('HGET', KEYS[3], id)
+    local ok = false
+    if raw then
+      for _, c in ipairs(cjson.decode(raw)) do
+        if (order ~= 'u' or c.u == u) and fits(c) then ok = true end
+      end
+    end
+    if ok then
+      out[#out + 1] = id
+      out[#out + 1] = tostring(u)
+      out[#out + 1] = raw
+      n = n + 1
+    end
+    last = m
+    if order == 'u' then hi = '(' .. m else lo = '(' .. m end
+    if n >= wanted then break end
+  end
+end
+out[#out + 1] = last
+out[#out + 1] = done
+return out
+`;
+
+/** KEYS: session. The metadata without the body: {r, o, t, l, c, u, pttl}, or false when absent. */
+const META = `
+local v = redis.call('HMGET', KEYS[1], 'r', 'o', 't', 'l', 'c', 'u')
+if not v[1] then return false end
+v[7] = redis.call('PTTL', KEYS[1])
+return v
 `;
 
 /** KEYS: idx. ARGV: cursor ('' = start), wanted, withText ('1'/'0'), sessionKeyPrefix. Returns flat [id, rev, (text, pttl)]*. */
@@ -80,18 +339,14 @@ if not v[1] then return false end
 return {v[1], v[2], redis.call('PTTL', KEYS[1])}
 `;
 
-/** KEYS: idx, exp. ARGV: nowMs, sessionKeyPrefix. Drops index entries of expired sessions. */
-const PURGE = `
-local removed = 0
-local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 1000)
-for _, sid in ipairs(stale) do
-  if redis.call('EXISTS', ARGV[2] .. sid) == 0 then
-    redis.call('ZREM', KEYS[1], sid)
-    removed = removed + 1
-  end
-  redis.call('ZREM', KEYS[2], sid)
-end
-return removed
+/**
+ * KEYS: idx, exp, xo. ARGV: nowMs, sessionKeyPrefix, inline ('1'), owner key prefix. Drops index
+ * entries of expired sessions. Returns {removed, owner, id, revision, ...} (owner entries left to the caller).
+ */
+const PURGE = `${IDX}
+local out = {0}
+out[1] = sweep(KEYS[1], KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[1]), 1000, ARGV[3] == '1', ARGV[4], out)
+return out
 `;
 
 const PUSH = `
@@ -184,15 +439,18 @@ return 1
 `;
 
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
-export const REDIS_LUA = { save: SAVE, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM, text: TEXT } as const;
+export const REDIS_LUA = { save: SAVE, index: INDEX, list: LIST, meta: META, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM, text: TEXT } as const;
 
 export type Reply = [number, string | number | null];
 
 export interface Scripts {
-  sbSave(...args: (string | number)[]): Promise<Reply>;
-  sbDelete(...args: (string | number)[]): Promise<Reply>;
+  sbSave(...args: (string | number)[]): Promise<(string | number | null)[]>;
+  sbDelete(...args: (string | number)[]): Promise<(string | number | null)[]>;
   sbScan(...args: (string | number)[]): Promise<string[]>;
-  sbPurge(...args: (string | number)[]): Promise<number>;
+  sbPurge(...args: (string | number)[]): Promise<(string | number)[]>;
+  sbIndex(...args: (string | number)[]): Promise<number>;
+  sbList(...args: (string | number)[]): Promise<string[]>;
+  sbMeta(key: string): Promise<(string | number | null)[] | null>;
   /** Arrays among the arguments are flattened by the driver (a long list is passed as one array, never spread). */
   sbAppend(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbRead(...args: (string | number)[]): Promise<[number, string[]]>;
@@ -210,9 +468,12 @@ export type ScriptedClient = RedisClientLike & Scripts;
 /** Defines every script on a new client, as the commands `Scripts` names. */
 export function defineScripts(client: RedisClientLike): void {
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: SAVE });
-  client.defineCommand("sbDelete", { numberOfKeys: 3, lua: DELETE });
+  client.defineCommand("sbDelete", { numberOfKeys: 4, lua: DELETE });
+  client.defineCommand("sbIndex", { numberOfKeys: 3, lua: INDEX });
+  client.defineCommand("sbList", { numberOfKeys: 3, lua: LIST });
+  client.defineCommand("sbMeta", { numberOfKeys: 1, lua: META });
   client.defineCommand("sbScan", { numberOfKeys: 1, lua: SCAN });
-  client.defineCommand("sbPurge", { numberOfKeys: 2, lua: PURGE });
+  client.defineCommand("sbPurge", { numberOfKeys: 3, lua: PURGE });
   client.defineCommand("sbAppend", { numberOfKeys: 4, lua: APPEND });
   client.defineCommand("sbRead", { numberOfKeys: 2, lua: READ });
   client.defineCommand("sbReplace", { numberOfKeys: 4, lua: REPLACE });

@@ -13,11 +13,27 @@ import { quoted, shownText } from "../../core/json.js";
 import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, compareIds, scanItem, scanPage, sessionId } from "../common.js";
-import { ConflictError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
-import type { DeleteOptions, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession } from "../types.js";
+import { ConflictError, SessionOwnerError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "../listing.js";
+import type {
+  DeleteOptions,
+  ListItem,
+  ListOptions,
+  ListPage,
+  MessageCodec,
+  MessageLog,
+  SaveOptions,
+  ScanOptions,
+  ScanPage,
+  SessionCodec,
+  SessionStore,
+  SetupResult,
+  StoredSession,
+  StoredSessionMeta,
+} from "../types.js";
 import { redactUrl } from "../url.js";
 import { isUnavailable, RedisConnector } from "./connection.js";
-import { enclosingPrefixes, RedisKeys, type Bucket } from "./keys.js";
+import { enclosingPrefixes, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
 import type { ScriptedClient } from "./scripts.js";
 import type { RedisClientLike, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./types.js";
@@ -28,10 +44,26 @@ export { parseRedisStoreUrl, type RedisClusterNode };
 export type { RedisClientLike, RedisClusterDriverOptions, RedisDriverOptions } from "./types.js";
 
 /**
- * 2: standalone keys under `P{}` (prefix-free); 1: standalone keys right after the prefix
- * (read no more: `store setup` moves them). The cluster layout is the same in both.
+ * 3: session metadata and the per-owner index (keys.ts); format-2 data reads as it is (its
+ * sessions are unowned), so 2 -> 3 moves nothing: `store setup` only records 3, which makes
+ * releases that do not keep the owner index refuse the store. 2: standalone keys under `P{}`
+ * (prefix-free); 1: standalone keys right after the prefix (read no more: `store setup` moves
+ * them). The cluster layout is the same in 1 and 2.
  */
-export const REDIS_FORMAT_VERSION = 2;
+export const REDIS_FORMAT_VERSION = 3;
+
+/** The 15-digit updatedAt that starts an owner's `ou` member (keys.ts). */
+function position(updatedAt: number): string {
+  return String(updatedAt).padStart(15, "0");
+}
+
+/** Session fields `sbMeta` returns: revision, owner, title, labels JSON, createdAt, updatedAt (ms), PTTL. */
+type MetaReply = [string, string | null, string | null, string | null, string | null, string | null, number];
+
+function metaOf(v: readonly (string | number | null)[]): StoredSessionMeta {
+  const labels = v[3] == null ? undefined : (JSON.parse(String(v[3])) as Record<string, string>);
+  return storedMeta(v[1] as string | null, v[2] as string | null, labels, Number(v[4] ?? 0), Number(v[5] ?? 0));
+}
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://...` (with `cluster`: any one node, for its credentials and TLS). */
@@ -253,32 +285,156 @@ export class RedisSessionStore implements SessionStore {
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const [revision, data] = await this.call("get", false, (c) => c.hmget(this.keys.of(id).session, "r", "d"));
+    const v = await this.call("get", false, (c) => c.hmget(this.keys.of(id).session, "r", "o", "t", "l", "c", "u", "d"));
+    const [revision, owner] = v;
+    const data = v[6];
     if (revision === null || data === null) return undefined;
-    return { session: loadStoredSession(this.codec, id, data, this.url), revision: Number(revision) };
+    this.remember(id, owner);
+    return {
+      session: loadStoredSession(this.codec, id, data, this.url, { owner: owner ?? undefined }),
+      revision: Number(revision),
+      meta: metaOf(v),
+    };
+  }
+
+  /** Owners seen by `get` (a context-using codec serializes an update for the stored owner without another read). */
+  private readonly owners = new Map<string, string | null>();
+
+  private remember(id: string, owner: string | null): void {
+    if (!usesContext(this.codec)) return;
+    if (this.owners.size >= 10_000) this.owners.clear();
+    this.owners.set(id, owner);
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
-    const text = this.codec.serialize(session);
+    const meta = checkMeta(options);
     const k = this.keys.of(id);
-    const [ok, value] = await this.call("save", true, (c) =>
-      c.sbSave(k.session, k.rev, k.idx, k.exp, expected === null ? "" : String(expected), text, ttlMs === undefined ? "" : String(ttlMs), id, Date.now(), k.sessionPrefix),
-    );
-    if (ok === 1) return Number(value);
-    throw new ConflictError(id, expected, value === null ? null : Number(value));
+    const checkCodecOwner = usesContext(this.codec);
+    // The owner the body is serialized for: the given one, else (an update) the stored one as far as
+    // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
+    let codecOwner = meta.owner ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
+    const labels = meta.labels === undefined ? "" : JSON.stringify(meta.labels);
+    // Cluster: a create names its owner index first (a pending candidate), so a crash after the
+    // session is written never leaves it out of its owner's list (keys.ts).
+    const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
+    if (pending !== undefined) await this.indexOp("save", this.keys.owner(meta.owner!), "add", id, pending, labels);
+    let reply: (string | number | null)[];
+    for (let attempt = 0; ; attempt++) {
+      const text = this.codec.serialize(session, { owner: codecOwner });
+      reply = await this.call("save", true, (c) =>
+        c.sbSave(
+          k.session, k.rev, k.idx, k.exp,
+          expected === null ? "" : String(expected), text, ttlMs === undefined ? "" : String(ttlMs), id, Date.now(), k.sessionPrefix,
+          meta.owner === undefined ? "0" : "1", meta.owner ?? "", checkCodecOwner ? `=${codecOwner ?? ""}` : "",
+          meta.title === undefined ? "0" : "1", meta.title ?? "", meta.labels === undefined ? "0" : "1", labels,
+          this.cluster ? "0" : "1", this.buckets[0].prefix, k.xo,
+        ),
+      );
+      if (Number(reply[0]) !== 3 || attempt > 0) break;
+      codecOwner = (reply[1] as string) || undefined;
+    }
+    const status = Number(reply[0]);
+    if (status !== 1) {
+      if (pending !== undefined) await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
+      if (status === 2) throw new SessionOwnerError(id, meta.owner!);
+      throw new ConflictError(id, expected, reply[1] === null ? null : Number(reply[1]));
+    }
+    const revision = Number(reply[1]);
+    const owner = reply[2] as string | null;
+    this.remember(id, owner);
+    if (this.cluster) {
+      // The session is saved: a failure from here on is only an outdated index entry, which `list` repairs.
+      const followUps: Promise<unknown>[] = [];
+      if (owner !== null) followUps.push(this.indexOp("save", this.keys.owner(owner), "commit", id, revision, Number(reply[3]), (reply[5] as string | null) ?? "", pending ?? ""));
+      followUps.push(this.dropExpired(reply.slice(6)));
+      await Promise.all(followUps.map((p) => p.catch(() => undefined)));
+    }
+    return revision;
+  }
+
+  /** One change to an owner's index (sbIndex, scripts.ts). */
+  private indexOp(operation: string, o: OwnerKeys, ...args: (string | number)[]): Promise<number> {
+    return this.call(operation, true, (c) => c.sbIndex(o.ou, o.oi, o.om, ...args));
+  }
+
+  /** Cluster: drops the owner index entries of expired sessions a sweep returned as (owner, id, revision)*. */
+  private async dropExpired(flat: readonly (string | number | null)[]): Promise<void> {
+    const drops: Promise<number>[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) drops.push(this.indexOp("purgeExpired", this.keys.owner(String(flat[i])), "drop", String(flat[i + 1]), Number(flat[i + 2])));
+    await Promise.all(drops);
   }
 
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {
     checkId(id);
     const expected = checkDelete(options);
     const k = this.keys.of(id);
-    const [ok, value] = await this.call("delete", true, (c) =>
-      c.sbDelete(k.session, k.idx, k.exp, expected === undefined ? "" : String(expected), id),
+    const reply = await this.call("delete", true, (c) =>
+      c.sbDelete(k.session, k.idx, k.exp, k.xo, expected === undefined ? "" : String(expected), id, this.cluster ? "0" : "1", this.buckets[0].prefix),
     );
-    if (ok === 1) return Number(value) === 1;
-    throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
+    const [ok, value] = reply;
+    if (Number(ok) !== 1) throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
+    this.owners.delete(id);
+    // Cluster: the session is gone; its owner's index entry goes next (a leftover is dropped by `list`).
+    if (this.cluster && typeof reply[2] === "string") await this.indexOp("delete", this.keys.owner(reply[2]), "drop", id, Number(reply[3])).catch(() => undefined);
+    return Number(value) === 1;
+  }
+
+  /**
+   * One page of an owner's sessions: candidates from the owner's index (one script in the owner's
+   * slot), then each candidate's metadata fields from its session hash (never the body), kept only
+   * when they agree (same owner, filters, and for the newest-first order the same updatedAt).
+   * Entries that disagree are repaired from the session (keys.ts) and the index is read further.
+   */
+  async list(options: ListOptions): Promise<ListPage> {
+    const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
+    const byTime = order === "updatedAt desc";
+    const o = this.keys.owner(owner);
+    const wanted = JSON.stringify(labels);
+    const want = limit + 1;
+    return this.call("list", false, async (c) => {
+      const found: { item: ListItem; updated: number }[] = [];
+      const repairs: Promise<unknown>[] = [];
+      let after = cursor === undefined ? "" : byTime ? position(Number(cursor.updated)) + cursor.id : cursor.id;
+      for (let done = false; found.length < want && !done; ) {
+        const flat = await c.sbList(o.ou, o.oi, o.om, byTime ? "u" : "i", after, want - found.length, updatedAfter ?? "", updatedBefore ?? "", wanted === "{}" ? "" : wanted);
+        done = Number(flat[flat.length - 1]) === 1;
+        after = flat[flat.length - 2];
+        const candidates = [];
+        for (let i = 0; i + 3 < flat.length; i += 3) candidates.push({ id: flat[i], u: flat[i + 1], raw: flat[i + 2] });
+        const metas = (await Promise.all(candidates.map((x) => c.sbMeta(this.keys.of(x.id).session)))) as (MetaReply | null)[];
+        for (const [i, x] of candidates.entries()) {
+          const v = metas[i];
+          const mine = v !== null && v[1] === owner;
+          const u = mine ? Number(v[5] ?? 0) : NaN;
+          const l = mine && v[3] !== null ? (JSON.parse(v[3]) as Record<string, string>) : undefined;
+          const shown =
+            mine &&
+            (!byTime || u === Number(x.u)) &&
+            labelsMatch(l, labels) &&
+            (updatedBefore === undefined || u < updatedBefore) &&
+            (updatedAfter === undefined || u > updatedAfter);
+          if (shown) {
+            const item: ListItem = { id: x.id, revision: Number(v[0]), meta: metaOf(v) };
+            if (Number(v[6]) > 0) item.ttlMs = Number(v[6]);
+            found.push({ item, updated: u });
+          }
+          // The entry as the session implies: one committed candidate at its revision and updatedAt.
+          const exact = mine && (JSON.parse(x.raw) as { u: number; r: number }[]).every((cand) => cand.r === Number(v[0]) && cand.u === u);
+          if (!exact) {
+            repairs.push(
+              c.sbIndex(o.ou, o.oi, o.om, "repair", x.id, x.raw, mine ? "1" : "0", mine ? Number(v[0]) : 0, mine ? u : 0, mine ? (v[3] ?? "") : "").catch(() => undefined),
+            );
+          }
+        }
+      }
+      await Promise.all(repairs);
+      const items = found.slice(0, limit).map((f) => f.item);
+      if (found.length <= limit) return { items };
+      const last = found[limit - 1];
+      return { items, cursor: encodeCursor({ order, updated: String(last.updated), id: last.item.id }) };
+    });
   }
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
@@ -346,8 +502,11 @@ export class RedisSessionStore implements SessionStore {
   async purgeExpired(): Promise<number> {
     return this.call("purgeExpired", true, async (c) => {
       const now = Date.now();
-      const removed = await Promise.all(this.buckets.map((b) => c.sbPurge(b.idx, b.exp, now, b.sessionPrefix)));
-      return removed.reduce((sum, n) => sum + Number(n), 0);
+      const inline = this.cluster ? "0" : "1";
+      const replies = await Promise.all(this.buckets.map((b) => c.sbPurge(b.idx, b.exp, b.xo, now, b.sessionPrefix, inline, b.prefix)));
+      // Cluster: the expired sessions' owner index entries, in their owners' slots.
+      if (this.cluster) await Promise.all(replies.map((r) => this.dropExpired(r.slice(1))));
+      return replies.reduce((sum, r) => sum + Number(r[0]), 0);
     });
   }
   async close(): Promise<void> {

@@ -34,6 +34,7 @@ export interface RedisClientLike {
   disconnect(): void;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   hget(key: string, field: string): Promise<string | null>;
+  hkeys(key: string): Promise<string[]>;
   hset(key: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   exists(...keys: string[]): Promise<number>;
