@@ -24,12 +24,17 @@ export function parseFormat(value: string): Format {
   return v as Format;
 }
 
-/** `import --from` also reads chats saved by AI SDK UI apps (`UIMessage[]`), which `export` does not write. */
-export type ImportFormat = Format | "ai-sdk-ui";
-export const IMPORT_FORMATS: readonly ImportFormat[] = [...FORMATS, "ai-sdk-ui"];
+/**
+ * `import --from` also reads chats saved by AI SDK UI apps (`UIMessage[]`) and two .NET stores read
+ * whole (a `FileSystemAgentSessionStore` tree, a Cosmos DB chat-history export: src/cli/maf-stores.ts),
+ * which `export` does not write.
+ */
+export type ImportFormat = Format | "ai-sdk-ui" | "dotnet-fs-store" | "cosmos-chat-history";
+export const IMPORT_FORMATS: readonly ImportFormat[] = [...FORMATS, "ai-sdk-ui", "dotnet-fs-store", "cosmos-chat-history"];
 
 export function parseImportFormat(value: string): ImportFormat {
   const v = value.toLowerCase();
+  if (v === "dotnet-fs-store" || v === "cosmos-chat-history") return v;
   return v === "ai-sdk-ui" || v === "usechat" || v === "uimessage" ? "ai-sdk-ui" : parseFormat(value);
 }
 
@@ -41,7 +46,12 @@ export function shapeHelp(): string {
 
 /** The shape list for `import --help`: the session shapes, and AI SDK UI chats. */
 export function importShapeHelp(): string {
-  return `${shapeHelp()}\n  ${"ai-sdk-ui".padEnd(22)} AI SDK UI chats (useChat UIMessage[], ai 5-7): <chat id>.json, { id, messages } or [{ id, messages }] (only with --from)`;
+  return [
+    shapeHelp(),
+    `  ${"ai-sdk-ui".padEnd(22)} AI SDK UI chats (useChat UIMessage[], ai 5-7): <chat id>.json, { id, messages } or [{ id, messages }] (only with --from)`,
+    `  ${"dotnet-fs-store".padEnd(22)} .NET FileSystemAgentSessionStore root: a-{agent}/u-{user}/c-{conversation}.json, each a .NET session, into a store (only with --from)`,
+    `  ${"cosmos-chat-history".padEnd(22)} .NET Cosmos DB chat-history export (JSON array or lines) into a store's message logs, one per conversation (only with --from)`,
+  ].join("\n");
 }
 
 /** A document's bytes (stdin with "-"), size-checked before reading; the loader decodes them strictly. */

@@ -65,7 +65,9 @@ Examples:
   $ statebag import thread.json > session.statebag.json        # shape recognised
   $ statebag import --from dotnet-thread thread.json -o session.statebag.json
   $ statebag import --from python-file-store ./sessions --store sqlite:./sessions.db --dry-run
-  $ statebag import exported/*.json --store postgres://app@db/app`,
+  $ statebag import exported/*.json --store postgres://app@db/app
+  $ statebag import --from dotnet-fs-store ./sessions --store sqlite:./sessions.db
+  $ statebag import --from cosmos-chat-history export.json --store sqlite:./sessions.db`,
     )
     .action(action(context, (inputs: string[], options: ImportOptions) => runImport(context, inputs, options)));
 }
@@ -184,6 +186,8 @@ let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
   if (options.from === "python-history") return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
+  if (options.from === "dotnet-fs-store") return (await import("../maf-stores.js")).importDotnetFsStore(context, inputs, options);
+  if (options.from === "cosmos-chat-history") return (await import("../maf-stores.js")).importCosmosChatHistory(context, inputs, options);
   const interop = await import("../../runtime/interop/index.js");
   interopJson = await import("../../runtime/persistence/safe-json.js");
   if (options.from === "ai-sdk-ui") uiChats = await import("../../runtime/ui-messages/import.js");

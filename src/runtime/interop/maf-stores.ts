@@ -9,7 +9,7 @@
  *   (`DOTNET_FS_STORE_KEY`; a store-level owner field is planned), not written back on export.
  * - Cosmos DB chat history (`CosmosChatHistoryProvider`): one document per message,
  *   `{id, conversationId, timestamp, messageId, role, message: "<ChatMessage JSON>", type: "ChatMessage",
- *   ttl?, tenantId?, userId?, sessionId?}`. A JSON export of the container (an array, or JSON lines)
+ *   ttl?, tenantId?, userId?, sessionId?}`. A JSON export of the container (an array, JSON lines, or one document)
  *   becomes one message log per conversation (hierarchical partitions: per tenant/user/session).
  *   The message string is written with System.Text.Json's default options (PascalCase names,
  *   nulls written): names are read case-insensitively into MEAI's camelCase and nulls left out.
@@ -18,6 +18,7 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../core/messages.js";
+import { checkJsonSize } from "../persistence/safe-json.js";
 import { chatMessageFromMeai } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import type { JsonObject, TaggedValue } from "../core/tagged.js";
@@ -27,7 +28,7 @@ import { InteropError, at, describe } from "./errors.js";
 import { foreignState } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, type JsonRecord } from "./json-util.js";
 import { readDocument, type SessionCodecOptions } from "./session-codec.js";
-import type { SessionShape } from "./shapes.js";
+import { familyOf, type SessionShape } from "./shapes.js";
 
 export { DOTNET_FS_STORE_KEY };
 export const COSMOS_KEY = "statebag.cosmos";
@@ -82,7 +83,8 @@ export async function listDotnetFsStore(root: string): Promise<{ entries: FsStor
 /** The shape a store file is read as: recognised from its members (any .NET agent's session). */
 export function fsStoreShape(doc: unknown, file: string): SessionShape {
   const detected = detectSessionShape(doc);
-  if (detected === undefined || detected.ambiguous || detected.shape.startsWith("python") || detected.shape.startsWith("durable")) {
+  // Any .NET agent's session; not Python's shapes (AG-UI snapshots, checkpoints included) nor a durable entity state.
+  if (detected === undefined || detected.ambiguous || familyOf(detected.shape) !== "dotnet" || detected.shape.startsWith("durable")) {
     throw new InteropError("dotnet", "import", "", `${file} is not a .NET session document${detected ? ` (it looks like ${detected.shape})` : ""}`, "FileSystemAgentSessionStore files hold SerializeSessionAsync output, {\"stateBag\": {...}}");
   }
   return detected.shape;
@@ -129,12 +131,23 @@ function normalise(value: unknown, data: boolean): unknown {
   return out;
 }
 
+/** The text as one JSON value, or undefined when it is not one (such as JSON lines). */
+function wholeDocument(text: string, options: SessionCodecOptions): unknown {
+  try {
+    return readDocument(text, options);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads a JSON export of a Cosmos chat-history container (an array of documents, or one document
  * per line) into one message list per conversation, oldest first (by `timestamp`, then input order).
  */
 export function readCosmosChatHistory(text: string, options: SessionCodecOptions = {}): CosmosConversation[] {
   const shape = "dotnet";
+  // The whole export is held to the size limit, JSON lines too (each line is then held to the rest).
+  checkJsonSize(text, options.limits);
   const trimmed = text.trimStart();
   let docs: unknown[];
   let pointerOf: (i: number) => string;
@@ -143,7 +156,12 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
     docs = parsed as unknown[];
     pointerOf = (i) => `/${i}`;
   } else {
-    docs = [];
+    // One document, possibly written over several lines, is read as one (not as JSON lines).
+    const whole = trimmed.startsWith("{") ? wholeDocument(text, options) : undefined;
+    docs = whole === undefined ? [] : [whole];
+    pointerOf = (i) => `/${i}`;
+  }
+  if (docs.length === 0 && !trimmed.startsWith("[")) {
     const lines: number[] = [];
     text.split("\n").forEach((line, n) => {
       if (line.trim() === "") return;
