@@ -55,3 +55,10 @@ export type { CompactionAnnotation } from "./runtime/interop/python-compaction.j
 // What statebag keeps of content and state it has no type for
 export { FOREIGN_CONTENT_TYPE, FOREIGN_STATE_TYPE, SESSION_INFO_KEY, foreignContent, foreignState, isForeignContent, isForeignState } from "./runtime/interop/foreign.js";
 export type { ForeignContent, ForeignState, InteropFormat, SessionInfo } from "./runtime/interop/foreign.js";
+
+// .NET 2026 state-bag keys: compaction groups and harness tools (read-only views of kept state)
+export { DOTNET_HARNESS_KEYS, dotnetCompaction, dotnetHarnessState } from "./runtime/interop/dotnet-harness.js";
+export type { CompactionGroupKind, CompactionMessageInfo, DotnetHarnessState, DotnetTodoItem } from "./runtime/interop/dotnet-harness.js";
+// .NET stores: FileSystemAgentSessionStore trees and Cosmos chat-history exports
+export { COSMOS_KEY, DOTNET_FS_STORE_KEY, listDotnetFsStore, readCosmosChatHistory, withFsStoreOwner } from "./runtime/interop/maf-stores.js";
+export type { CosmosConversation, FsStoreEntry } from "./runtime/interop/maf-stores.js";
