@@ -11,7 +11,7 @@ import {
   SESSIONS_FORMAT,
   type MigratedValue,
 } from "../runtime/persistence/serialization.js";
-import type { AgentSession } from "../runtime/core/session.js";
+import type { AgentSession, QuarantinedValue } from "../runtime/core/session.js";
 import type { PreservedValue, ValidationProblem } from "../runtime/persistence/validate.js";
 import { echo, type Colors } from "./io.js";
 
@@ -167,4 +167,17 @@ export function listedLines<T>(items: readonly T[], render: (item: T) => string,
   for (let i = 0; i < shown; i++) lines.push(indent + render(items[i]));
   if (items.length > shown) lines.push(`${indent}... and ${items.length - shown} more (use --json for all)`);
   return lines;
+}
+
+/** The values a quarantine load set aside, as stored in a (parsed) session document: `session.quarantine`. */
+export function storedQuarantine(doc: unknown): QuarantinedValue[] {
+  const d = doc as { session?: { quarantine?: unknown }; quarantine?: unknown } | null;
+  const q = typeof d === "object" && d !== null ? (d.session !== undefined ? d.session?.quarantine : d.quarantine) : undefined;
+  return Array.isArray(q) ? (q as QuarantinedValue[]) : [];
+}
+
+/** One line for a quarantined value: where it was, its size, and why it was set aside. */
+export function quarantineLine(q: QuarantinedValue, c: Colors): string {
+  const why = typeof q?.reason?.message === "string" ? q.reason.message : "(no reason recorded)";
+  return `${c.yellow("quarantined:")} ${echo(String(q?.pointer))} (${typeof q?.text === "string" ? q.text.length : 0} chars): ${echo(why, MAX_MESSAGE)}`;
 }

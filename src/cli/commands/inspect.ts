@@ -10,7 +10,7 @@ import { StoredSessionIdError } from "../../runtime/stores/codec.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
-import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, stateLine } from "../session-report.js";
+import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, quarantineLine, stateLine, storedQuarantine } from "../session-report.js";
 import { previewJson, previewText } from "../preview.js";
 import { maxBytesOption } from "../read-document.js";
 import { openCliStore, RawTextCodec } from "../store.js";
@@ -94,6 +94,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     // Bounded unless --full: long strings, arrays and objects cut with their sizes, the whole capped.
     const preview = options.full ? undefined : parsed ? previewJson(parsed.doc) : previewText(text);
     const whole = () => (parsed ? parsed.doc : parseOrText(text));
+    const quarantined = parsed ? storedQuarantine(parsed.doc) : [];
 
     out.result({
       ok: report.ok && (unchecked === 0 || options.allowUnknown === true),
@@ -102,7 +103,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       revision: stored.revision,
       bytes,
       ...(preview === undefined || !preview.cut ? { document: whole() } : { preview: preview.text, previewCut: true }),
-      validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved },
+      validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved, quarantined },
     });
 
     out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`);
@@ -132,6 +133,8 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       for (const line of problemLines(report.problems, c)) out.line(line);
     }
     for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
+    if (quarantined.length > 0) out.line(`${c.yellow(`${plural(quarantined.length, "value")} set aside by a quarantine load`)} (kept verbatim in session.quarantine):`);
+    for (const line of listedLines(quarantined, (q) => quarantineLine(q, c), "  ")) out.line(line);
     return report.ok ? EXIT.ok : EXIT.failed;
   } finally {
     await opened.close();

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { TaggedValue } from "./tagged.js";
+import type { ValidationProblem } from "../persistence/problems.js";
 
 /**
  * How a session keeps history. `local`: the history provider keeps it and the client gets all of
@@ -29,6 +30,25 @@ export interface AgentSession {
   /** The model service's conversation id, for hosted sessions only. */
   conversationId?: ServiceSessionId;
   stateBag: StateBag;
+  /**
+   * Values a quarantine load (`deserializeSession(text, { quarantine: true })`) set aside because
+   * they failed validation or migration: absent from `stateBag` (and from the history the model
+   * sees), kept here verbatim and written back unchanged on every save. A load without
+   * `quarantine` refuses a session holding any, with each value's own problems. Absent when empty.
+   */
+  quarantine?: QuarantinedValue[];
+}
+
+/** One value a quarantine load set aside (see `AgentSession.quarantine`). */
+export interface QuarantinedValue {
+  /** Where it was, from the session object: `/stateBag/<key>` or `/stateBag/<key>/messages/<n>`. */
+  pointer: string;
+  /** Its JSON text exactly as it was in the loaded document (the same characters). */
+  text: string;
+  /** Why: the first problem the load found in it (its pointer from that document's root). */
+  reason: ValidationProblem;
+  /** How many problems the value had, when more than one. */
+  problemCount?: number;
 }
 
 export interface CreateSessionOptions {

@@ -34,7 +34,9 @@ export type ProblemCode =
   /** The type's schema rejected the value. */
   | "schema"
   /** Tagged values nested deeper than the walker allows (or a cycle). */
-  | "too-deep";
+  | "too-deep"
+  /** A value a quarantine load set aside (`session.quarantine`) that validates now: still not in place. */
+  | "quarantined";
 
 export interface ValidationProblem {
   code: ProblemCode;

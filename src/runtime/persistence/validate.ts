@@ -25,6 +25,7 @@
  */
 import { boundedPointer, describeValue, pointerSegment, quoted } from "../core/json.js";
 import { emitSchemaProblems } from "./ajv-problems.js";
+import { JsonParseError, parseJson } from "./safe-json.js";
 import { MigrationError } from "./migrations.js";
 import { DEFAULT_MAX_PROBLEMS, ProblemList, detailText, pointerLabel, type ProblemCode, type ProblemDetails, type PreservedValue, type SessionProblemDetails, type ValidationProblem } from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
@@ -66,6 +67,19 @@ export interface PendingUpgrade {
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * @internal Where a quarantined value came from: `/stateBag/<key>` or `/stateBag/<key>/messages/<n>`
+ * (RFC 6901, relative to the session object). Undefined for anything else.
+ */
+export function parseQuarantinePointer(pointer: unknown): { key: string; message?: number } | undefined {
+  if (typeof pointer !== "string" || !pointer.startsWith("/stateBag/")) return undefined;
+  const parts = pointer.slice(10).split("/");
+  const key = parts[0].replace(/~1/g, "/").replace(/~0/g, "~");
+  if (parts.length === 1) return { key };
+  if (parts.length === 3 && parts[1] === "messages" && /^(0|[1-9][0-9]{0,8})$/.test(parts[2])) return { key, message: Number(parts[2]) };
+  return undefined;
+}
 
 /**
  * Validates a session (envelope shape, every state value, every nested tagged value). Never
@@ -125,7 +139,16 @@ export class SessionWalker implements SlotVisitor {
   /** `"__proto__"` is accepted as a state-bag key too (`limits.protoKeys: "keep"`). */
   private readonly protoKeysAsData: boolean;
 
-  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; maxProblems?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean; protoKeysAsData?: boolean }) {
+  /**
+   * What to do with a session's `quarantine` entries (values a quarantine load set aside):
+   * `"check"` (default, the strict load and `validateSession`): validate each one again where it
+   * came from, so its problems are reported as if it had never been moved (and one that now
+   * validates is reported as `quarantined`); `"keep"` (saving, quarantine loads): check their shape only.
+   */
+  private readonly quarantine: "check" | "keep";
+
+  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; maxProblems?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean; protoKeysAsData?: boolean; quarantine?: "check" | "keep" }) {
+    this.quarantine = options.quarantine ?? "check";
     this.protoKeysAsData = options.protoKeysAsData === true;
     this.problems = new ProblemList(Math.max(1, options.maxProblems ?? DEFAULT_MAX_PROBLEMS));
     this.owned = options.ownedInput === true ? { owned: true } : undefined;
@@ -160,6 +183,7 @@ export class SessionWalker implements SlotVisitor {
     let sawBag = false;
     let kind: unknown;
     let hasConversationId = false;
+    let quarantine: unknown;
     for (const key in s) {
       if (!hasOwn.call(s, key)) continue;
       const value = s[key];
@@ -186,6 +210,9 @@ export class SessionWalker implements SlotVisitor {
         case "conversationId":
           hasConversationId = true;
           this.checkConversationId(value, d);
+          break;
+        case "quarantine":
+          quarantine = value;
           break;
         default:
           path[d] = key;
@@ -229,6 +256,84 @@ export class SessionWalker implements SlotVisitor {
       }
       if (this.deep) this.visitTagged(b[key], PROVIDER_STATE_FAMILY, d + 2, 0);
       else this.tagOnly(b[key], PROVIDER_STATE_FAMILY, d + 2);
+    }
+    if (quarantine !== undefined) this.walkQuarantine(quarantine, d, b);
+  }
+
+  /**
+   * The session's `quarantine` section: an array of `{ pointer, text, reason }`, where `pointer`
+   * (from the session object) is `/stateBag/<key>` or `/stateBag/<key>/messages/<n>`. With
+   * `quarantine: "check"`, each text is parsed (same limits) and validated again at its pointer: a
+   * state-bag entry exactly as it stood; a message inside a copy of the current value at `<key>`,
+   * put back at index `n`, keeping only the problems of that message.
+   */
+  private walkQuarantine(q: unknown, d: number, bag: Record<string, unknown> | undefined): void {
+    const path = this.path;
+    path[d] = "quarantine";
+    if (!Array.isArray(q)) {
+      this.sessionProblem(d + 1, "an array of quarantined values ({ pointer, text, reason })", describeValue(q), "quarantine is written by a quarantine load; leave it as it is", undefined, { kind: "session", property: "quarantine", reason: "invalid" });
+      return;
+    }
+    for (let i = 0; i < q.length; i++) {
+      path[d] = "quarantine";
+      path[d + 1] = i;
+      const entry = q[i] as Record<string, unknown> | null;
+      const target = typeof entry === "object" && entry !== null && !Array.isArray(entry) ? parseQuarantinePointer(entry.pointer) : undefined;
+      if (target === undefined || typeof entry!.text !== "string" || typeof entry!.reason !== "object" || entry!.reason === null) {
+        this.sessionProblem(d + 2, '{ "pointer": "/stateBag/<key>[/messages/<n>]", "text": "<JSON text>", "reason": { ...problem } }', describeValue(entry), "quarantine is written by a quarantine load; leave it as it is", undefined, { kind: "session", property: "quarantine", reason: "invalid" });
+        continue;
+      }
+      if (this.quarantine === "keep" || !this.deep) continue;
+      this.recheckQuarantined(entry!.text as string, target, d, i, bag, entry!.reason as ValidationProblem);
+    }
+  }
+
+  private recheckQuarantined(text: string, target: { key: string; message?: number }, d: number, index: number, bag: Record<string, unknown> | undefined, reason: ValidationProblem): void {
+    const path = this.path;
+    const before = this.problems.total;
+    path[d] = "stateBag";
+    path[d + 1] = target.key;
+    let value: unknown;
+    try {
+      value = parseJson(text, { protoKeys: "keep" });
+    } catch (err) {
+      if (!(err instanceof JsonParseError)) throw err;
+      path[d] = "quarantine";
+      path[d + 1] = index;
+      this.problems.add({ code: "json", pointer: this.pointer(d + 2) + "/text", expected: "the JSON text of the quarantined value", found: err.code, message: err.message.split("\n")[0] });
+      return;
+    }
+    if (target.message === undefined) {
+      this.visitTagged(value, PROVIDER_STATE_FAMILY, d + 2, 0);
+    } else {
+      const shell = bag !== undefined && hasOwn.call(bag, target.key) ? bag[target.key] : undefined;
+      const messages = typeof shell === "object" && shell !== null && !Array.isArray(shell) ? (shell as { messages?: unknown }).messages : undefined;
+      if (Array.isArray(messages)) {
+        const at = Math.min(target.message, messages.length);
+        const copy = { ...(shell as object), messages: [...messages.slice(0, at), value, ...messages.slice(at)] };
+        const sub = new SessionWalker({ registry: this.registry, strict: this.strict, maxNesting: this.maxNesting, maxProblems: this.problems.limit, quarantine: "keep" });
+        sub.walkValue(copy, PROVIDER_STATE_FAMILY, path.slice(0, d + 2));
+        path[d + 2] = "messages";
+        path[d + 3] = at;
+        const prefix = this.pointer(d + 4);
+        for (const p of sub.result().problems) {
+          if (p.pointer === prefix || (p.pointer.startsWith(prefix) && p.pointer.charCodeAt(prefix.length) === 47)) this.problems.add(p);
+        }
+      }
+    }
+    if (this.problems.total === before) {
+      // Valid now (the code was fixed), or no history to check it in: still set aside.
+      path[d] = "quarantine";
+      path[d + 1] = index;
+      const pointer = this.pointer(d + 2);
+      this.problems.add({
+        code: "quarantined",
+        pointer,
+        expected: "no quarantined values",
+        found: `a value set aside by a quarantine load (${describeValue(reason.message)})`,
+        message: `${pointerLabel(pointer)}: a value was set aside by a quarantine load from ${pointerLabel("/" + ["stateBag", target.key].map(pointerSegment).join("/") + (target.message === undefined ? "" : `/messages/${target.message}`))}`,
+        hint: "load with { quarantine: true } to run without it; put it back in place by hand once it validates",
+      });
     }
   }
 

@@ -22,6 +22,12 @@ export interface SessionCodecOptions {
   allowBare?: boolean;
   /** Parse limits, applied alike when saving and when loading (default: `DEFAULT_JSON_LIMITS`). */
   limits?: JsonLimits;
+  /**
+   * Load with `deserializeSession(text, { quarantine: true })`: a value that fails validation or
+   * migration is set aside in `session.quarantine` instead of making the session unloadable, and
+   * saves write it back unchanged (default false).
+   */
+  quarantine?: boolean;
 }
 
 /** Thrown by the fallback codecs for a value that is not a storable session or message. */
@@ -139,11 +145,11 @@ export const structuralSessionCodec: SessionCodec = {
  * `deserializeSession(text)` (safe parse, envelope check, migrations, validation).
  */
 export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionCodec {
-  const { registry, strict, allowBare, limits } = options;
+  const { registry, strict, allowBare, limits, quarantine } = options;
   // One set of options for both directions: whatever serialize accepts, deserialize reads back.
   return {
     serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
-    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits }),
+    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits, quarantine }),
   };
 }
 
