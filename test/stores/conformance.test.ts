@@ -15,10 +15,10 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
   storeConformance({
     name: `${backend.name} store`,
     runner: vitest,
-    async open({ codec }) {
+    async open({ codec, messageCodec }) {
       const { url, cleanup } = await backend.location();
       try {
-        const store = await openStore(url, { codec });
+        const store = await openStore(url, { codec, messageCodec });
         cleanups.set(store, cleanup);
         return store;
       } catch (error) {

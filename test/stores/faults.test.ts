@@ -236,8 +236,8 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL setup is explicit", () => {
     expect(error).toBeInstanceOf(StoreNotSetUpError);
     expect((error as Error).message).toContain(`schema "${schema}"`);
     expect((error as Error).message).toContain("statebag store setup --store");
-    expect(await store.setup()).toEqual({ version: 1, changed: true });
-    expect(await store.setup()).toEqual({ version: 1, changed: false });
+    expect(await store.setup()).toEqual({ version: 2, changed: true });
+    expect(await store.setup()).toEqual({ version: 2, changed: false });
     expect(await store.get("a")).toBeUndefined();
     await store.save(counterSession("a"), { expectedRevision: null });
 

@@ -153,7 +153,7 @@ describe("sqlite: drivers", () => {
 
       const second = await openStore(`sqlite:${path}`, { sqliteDriver: reader });
       expect((second as SqliteSessionStore).driver).toBe(reader);
-      expect(await second.setup()).toEqual({ version: 1, changed: false });
+      expect(await second.setup()).toEqual({ version: 2, changed: false });
       // Identical pages, except the TTL left, which has run down a little meanwhile.
       const withoutTtl = (p: typeof page) => p.items.map(({ ttlMs, ...item }) => ({ ...item, hasTtl: ttlMs !== undefined }));
       const again = await second.scan({ limit: 100, includeText: true });
@@ -283,7 +283,7 @@ describe("sqlite: read-only", () => {
   it("reads an existing file and refuses every write, changing nothing", async () => {
     const { path, revision } = await seeded();
     const store = await openStore(`sqlite:${path}?readOnly=true`);
-    expect(await store.setup()).toEqual({ version: 1, changed: false });
+    expect(await store.setup()).toEqual({ version: 2, changed: false });
     expect((await store.get("s"))?.revision).toBe(revision);
     expect(await store.messages.getMessages("s")).toEqual([user("hi")]);
     expect((await store.messages.readMessages("s")).messages).toHaveLength(1);

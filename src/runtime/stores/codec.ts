@@ -11,7 +11,8 @@ import type { JsonLimits } from "../persistence/safe-json.js";
 import { deserializeSession, serializeSession } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
-import type { MessageCodec, SessionCodec } from "./types.js";
+import { markContextFree } from "./listing.js";
+import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "./types.js";
 
 export interface SessionCodecOptions {
   /** The types sessions may hold (default: statebag's `defaultRegistry()`). */
@@ -96,8 +97,8 @@ export function checkStoredSessionId(key: string, session: { id?: unknown } | un
  * How every store loads a session row: the codec's `deserialize`, then the id rule. The codec gets
  * the key too, so a codec that does not read documents (the CLI's raw-text codec) can answer with it.
  */
-export function loadStoredSession(codec: SessionCodec, key: string, text: string, store?: string): AgentSession {
-  const session = codec.deserialize(text, key);
+export function loadStoredSession(codec: SessionCodec, key: string, text: string, store?: string, context?: SessionCodecContext): AgentSession {
+  const session = context === undefined ? codec.deserialize(text, key) : codec.deserialize(text, key, context);
   checkStoredSessionId(key, session, store);
   return session;
 }
@@ -129,7 +130,7 @@ function checkSession(value: unknown): AgentSession {
  * Structural check + bare JSON, with no registry: for tests and tools that must not depend on the
  * registry. Stores use `defaultSessionCodec()`.
  */
-export const structuralSessionCodec: SessionCodec = {
+export const structuralSessionCodec: SessionCodec = markContextFree({
   serialize(session) {
     checkSession(session);
     return JSON.stringify(session);
@@ -137,7 +138,7 @@ export const structuralSessionCodec: SessionCodec = {
   deserialize(text) {
     return checkSession(JSON.parse(text));
   },
-};
+} satisfies SessionCodec);
 
 /**
  * The codec a store uses when none is given: `serializeSession(session, { validate: true })`
@@ -147,10 +148,11 @@ export const structuralSessionCodec: SessionCodec = {
 export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionCodec {
   const { registry, strict, allowBare, limits, quarantine } = options;
   // One set of options for both directions: whatever serialize accepts, deserialize reads back.
-  return {
+  // The codec context (owner) is accepted and ignored.
+  return markContextFree<SessionCodec>({
     serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
     deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits, quarantine }),
-  };
+  });
 }
 
 function checkMessage(value: unknown, pointer = ""): ChatMessage {
@@ -169,7 +171,7 @@ function checkMessage(value: unknown, pointer = ""): ChatMessage {
   return value as ChatMessage;
 }
 
-/** Messages: a structural check (role, `$type` on every content) and JSON. */
+/** Messages: a structural check (role, `$type` on every content) and JSON. The codec context is ignored. */
 export const defaultMessageCodec: MessageCodec = {
   serialize(message) {
     checkMessage(message);
@@ -181,11 +183,11 @@ export const defaultMessageCodec: MessageCodec = {
 };
 
 /** Serializes a batch of messages, naming the index of a refused one. */
-export function serializeMessages(codec: MessageCodec, messages: readonly ChatMessage[]): string[] {
+export function serializeMessages(codec: MessageCodec, messages: readonly ChatMessage[], context?: MessageCodecContext): string[] {
   if (!Array.isArray(messages)) throw new InvalidStoredValueError("message list", "expected an array", "");
   return messages.map((m, i) => {
     try {
-      return codec.serialize(m);
+      return context === undefined ? codec.serialize(m) : codec.serialize(m, context);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new StatebagError("invalid-message", `chat message ${i} of ${messages.length} was refused: ${reason}`, { cause: error });

@@ -20,11 +20,15 @@ import {
   scanPage,
   sessionId,
 } from "./common.js";
-import { ConflictError, logConflict } from "./errors.js";
+import { ConflictError, SessionOwnerError, logConflict } from "./errors.js";
+import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "./listing.js";
 import type {
   AppendOptions,
   AppendResult,
   DeleteOptions,
+  ListItem,
+  ListOptions,
+  ListPage,
   MessageCodec,
   MessageLog,
   MessageLogSnapshot,
@@ -48,6 +52,12 @@ interface Row {
   revision: number;
   text: string;
   expiresAt: number | undefined;
+  owner: string | undefined;
+  title: string | undefined;
+  labels: Record<string, string> | undefined;
+  /** Epoch ms; `updatedAt` never goes backwards, even when the clock does. */
+  createdAt: number;
+  updatedAt: number;
 }
 
 interface Log {
@@ -61,6 +71,8 @@ export class MemorySessionStore implements SessionStore {
   readonly url = "memory:";
   readonly messages: MessageLog;
   private readonly rows = new Map<string, Row>();
+  /** Session ids by owner, so a listing reads only that owner's rows. */
+  private readonly byOwner = new Map<string, Set<string>>();
   private readonly logs = new Map<string, Log>();
   private counter = 0;
   private readonly codec: SessionCodec;
@@ -78,10 +90,22 @@ export class MemorySessionStore implements SessionStore {
   private live(id: string, now = Date.now()): Row | undefined {
     const row = this.rows.get(id);
     if (row && row.expiresAt !== undefined && row.expiresAt <= now) {
-      this.rows.delete(id);
+      this.remove(id);
       return undefined;
     }
     return row;
+  }
+
+  private remove(id: string): boolean {
+    const row = this.rows.get(id);
+    if (!row) return false;
+    this.rows.delete(id);
+    if (row.owner !== undefined) {
+      const ids = this.byOwner.get(row.owner)!;
+      ids.delete(id);
+      if (ids.size === 0) this.byOwner.delete(row.owner);
+    }
+    return true;
   }
 
   async setup(): Promise<SetupResult> {
@@ -92,18 +116,46 @@ export class MemorySessionStore implements SessionStore {
     this.check();
     const row = this.live(checkId(id));
     if (!row) return undefined;
-    return { session: loadStoredSession(this.codec, id, row.text, this.url), revision: row.revision };
+    return {
+      session: loadStoredSession(this.codec, id, row.text, this.url, { owner: row.owner }),
+      revision: row.revision,
+      meta: rowMeta(row),
+    };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
     this.check();
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
-    const text = this.codec.serialize(session);
-    const current = this.live(id)?.revision ?? null;
+    const meta = checkMeta(options);
+    // The owner the row will have: the given one, else (an update) the stored one, which a codec
+    // binding the owner needs to see (it never changes for a given revision).
+    let owner = meta.owner;
+    if (owner === undefined && expected !== null && usesContext(this.codec)) owner = this.live(id)?.owner;
+    const text = this.codec.serialize(session, { owner });
+    const row = this.live(id);
+    const current = row?.revision ?? null;
     if (current !== expected) throw new ConflictError(id, expected, current);
+    if (row && meta.owner !== undefined && meta.owner !== row.owner) throw new SessionOwnerError(id, meta.owner);
     const revision = ++this.counter;
-    this.rows.set(id, { revision, text, expiresAt: ttlMs === undefined ? undefined : Date.now() + ttlMs });
+    const now = Date.now();
+    const next: Row = row
+      ? {
+          ...row,
+          revision,
+          text,
+          expiresAt: ttlMs === undefined ? undefined : now + ttlMs,
+          title: meta.title ?? row.title,
+          labels: meta.labels ?? row.labels,
+          updatedAt: Math.max(now, row.updatedAt),
+        }
+      : { revision, text, expiresAt: ttlMs === undefined ? undefined : now + ttlMs, owner: meta.owner, title: meta.title, labels: meta.labels, createdAt: now, updatedAt: now };
+    this.rows.set(id, next);
+    if (next.owner !== undefined) {
+      let ids = this.byOwner.get(next.owner);
+      if (!ids) this.byOwner.set(next.owner, (ids = new Set()));
+      ids.add(id);
+    }
     return revision;
   }
 
@@ -113,7 +165,7 @@ export class MemorySessionStore implements SessionStore {
     const expected = checkDelete(options);
     const current = this.live(id)?.revision ?? null;
     if (expected !== undefined && current !== expected) throw new ConflictError(id, expected, current);
-    return this.rows.delete(id);
+    return this.remove(id);
   }
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
@@ -131,6 +183,37 @@ export class MemorySessionStore implements SessionStore {
     return scanPage(items, limit);
   }
 
+  async list(options: ListOptions): Promise<ListPage> {
+    this.check();
+    const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
+    const now = Date.now();
+    const byTime = order === "updatedAt desc";
+    const after = (id: string, row: Row): boolean => {
+      if (!cursor) return true;
+      if (!byTime) return compareIds(id, cursor.id) > 0;
+      const u = Number(cursor.updated);
+      return row.updatedAt < u || (row.updatedAt === u && compareIds(id, cursor.id) < 0);
+    };
+    const rows: [string, Row][] = [];
+    for (const id of this.byOwner.get(owner) ?? []) {
+      const row = this.live(id, now);
+      if (!row || !after(id, row) || !labelsMatch(row.labels, labels)) continue;
+      if (updatedBefore !== undefined && !(row.updatedAt < updatedBefore)) continue;
+      if (updatedAfter !== undefined && !(row.updatedAt > updatedAfter)) continue;
+      rows.push([id, row]);
+    }
+    // Newest first, ties by descending id (as the SQL stores' index runs); or ascending id.
+    rows.sort(([a, ra], [b, rb]) => (!byTime ? compareIds(a, b) : ra.updatedAt !== rb.updatedAt ? rb.updatedAt - ra.updatedAt : compareIds(b, a)));
+    const items: ListItem[] = rows.slice(0, limit).map(([id, row]) => {
+      const item: ListItem = { id, revision: row.revision, meta: rowMeta(row) };
+      if (row.expiresAt !== undefined) item.ttlMs = Math.max(1, row.expiresAt - now);
+      return item;
+    });
+    if (rows.length <= limit) return { items };
+    const [lastId, last] = rows[limit - 1];
+    return { items, cursor: encodeCursor({ order, updated: String(last.updatedAt), id: lastId }) };
+  }
+
   async purgeExpired(): Promise<number> {
     const now = Date.now();
     let removed = 0;
@@ -141,6 +224,10 @@ export class MemorySessionStore implements SessionStore {
   async close(): Promise<void> {
     this.closed = true;
   }
+}
+
+function rowMeta(row: Row) {
+  return storedMeta(row.owner, row.title, row.labels, row.createdAt, row.updatedAt);
 }
 
 class MemoryMessageLog implements MessageLog {
@@ -161,7 +248,7 @@ class MemoryMessageLog implements MessageLog {
     this.check();
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const existing = this.logs.get(storageId);
     if (existing?.ops.has(operationId)) return { applied: false, version: existing.version };
     const log = this.log(storageId);
@@ -177,21 +264,21 @@ class MemoryMessageLog implements MessageLog {
     const last = checkLast(options?.last);
     const texts = this.logs.get(storageId)?.messages ?? [];
     const slice = last === undefined ? texts : last === 0 ? [] : texts.slice(-last);
-    return slice.map((t) => this.codec.deserialize(t));
+    return slice.map((t) => this.codec.deserialize(t, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     this.check();
     checkId(storageId, "storageId");
     const log = this.logs.get(storageId);
-    return { messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t)), version: log?.version ?? 0 };
+    return { messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t, { logId: storageId })), version: log?.version ?? 0 };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     this.check();
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const existing = this.logs.get(storageId);
     if (operationId !== undefined && existing?.ops.has(operationId)) return existing.version;
     const version = existing?.version ?? 0;

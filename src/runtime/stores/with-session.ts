@@ -20,7 +20,8 @@ import { createSessionData } from "../core/session.js";
 import { checkStoredSessionId } from "./codec.js";
 import { checkId } from "./common.js";
 import { ConflictError, SessionNotFoundError } from "./errors.js";
-import type { SessionStore } from "./types.js";
+import { checkMeta } from "./listing.js";
+import type { SessionMeta, SessionStore } from "./types.js";
 
 export interface WithSessionOptions {
   /** `reject` (default): throw `ConflictError`. `retry`: reload and run `fn` again, up to `retries` times. */
@@ -36,6 +37,15 @@ export interface WithSessionOptions {
   ttlMs?: number;
   /** Milliseconds to wait before a retry (default: a small random 5-25 ms, times the attempt). */
   retryDelayMs?: (attempt: number) => number;
+  /**
+   * The tenant making the call. A session stored under this id with another owner (or none) is
+   * never loaded, run or overwritten: the call throws `SessionNotFoundError`, exactly as for an
+   * absent session with `create: false` (nothing is said about the other owner). A session this
+   * call creates gets this owner.
+   */
+  owner?: string;
+  /** Title and labels to save with the session (replacing the stored ones; omitted fields are kept). */
+  meta?: Omit<SessionMeta, "owner">;
 }
 
 export interface SessionRunContext {
@@ -80,10 +90,15 @@ export async function withSession<R>(
   const retries = onConflict === "retry" ? (options.retries ?? 3) : 0;
   if (!Number.isSafeInteger(retries) || retries < 0) throw new ConfigurationError(`retries must be a non-negative integer, got ${retries}`);
   const create = options.create ?? true;
+  const { owner, title, labels } = checkMeta({ expectedRevision: null, meta: { ...options.meta, owner: options.owner } });
 
   for (let attempt = 1; ; attempt++) {
     const loaded = await store.get(publicId);
     let session: AgentSession;
+    if (loaded && owner !== undefined && loaded.meta?.owner !== owner) {
+      // Another tenant's session (or an unowned one): answered like an absent one that cannot be created.
+      throw new SessionNotFoundError(publicId);
+    }
     if (loaded) {
       session = loaded.session;
       // Stores apply this rule when loading; checked again for a store implemented elsewhere, so
@@ -105,7 +120,11 @@ export async function withSession<R>(
       if (toSave.id !== publicId) {
         throw new ConfigurationError(`fn changed the session id to ${JSON.stringify(toSave.id)}; a session keeps the id "${publicId}" it is stored under`);
       }
-      const revision = await store.save(toSave, { expectedRevision: context.revision, ttlMs: options.ttlMs });
+      // The stored owner is passed back on update, so a codec that binds the owner need not look it up.
+      const meta: SessionMeta = { owner: owner ?? loaded?.meta?.owner };
+      if (title !== undefined) meta.title = title;
+      if (labels !== undefined) meta.labels = labels;
+      const revision = await store.save(toSave, { expectedRevision: context.revision, ttlMs: options.ttlMs, meta });
       return { session: toSave, revision, created: context.created, attempts: attempt, value };
     } catch (error) {
       if (!(error instanceof ConflictError) || attempt > retries) {

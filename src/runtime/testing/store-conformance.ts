@@ -10,11 +10,12 @@
  * statebag's public API (`statebag`, `statebag/stores`).
  */
 import { ConfigurationError } from "../../index.js";
-import type { SessionCodec, SessionStore } from "../../stores.js";
+import type { MessageCodec, SessionCodec, SessionStore } from "../../stores.js";
 import { STORE_CAPABILITIES, type CaseContext, type ContractCase, type StoreCapability } from "./conformance/case.js";
 import { Clause } from "./conformance/check.js";
 import { codecCases, scanCases, ttlCases } from "./conformance/codec-scan-ttl.js";
 import { idCases } from "./conformance/ids.js";
+import { listingCases } from "./conformance/listing.js";
 import { messageLogCases } from "./conformance/message-log.js";
 import { sessionCases } from "./conformance/sessions.js";
 
@@ -47,10 +48,11 @@ export interface StoreConformanceOptions {
   runner: StoreConformanceRunner;
   /**
    * Opens a store on a fresh, empty location (its own table, schema, key prefix or database),
-   * using `options.codec` as its session codec when given (the default: `defaultSessionCodec()`).
+   * using `options.codec` as its session codec when given (the default: `defaultSessionCodec()`),
+   * and `options.messageCodec` as its message codec when given (the listing area's codec-context case).
    * Called once for the suite and again by the cases that need an empty store of their own.
    */
-  open(options: { codec?: SessionCodec }): SessionStore | Promise<SessionStore>;
+  open(options: { codec?: SessionCodec; messageCodec?: MessageCodec }): SessionStore | Promise<SessionStore>;
   /** Closes a store `open` returned and removes its location. Default: `store.close()`. */
   close?(store: SessionStore): void | Promise<void>;
   /**
@@ -68,6 +70,7 @@ const AREAS: ReadonlyArray<readonly [string, readonly ContractCase[]]> = [
   ["scan", scanCases],
   ["ttl", ttlCases],
   ["message log", messageLogCases],
+  ["listing", listingCases],
 ];
 
 function hook(runner: StoreConformanceRunner, preferred: "beforeAll" | "afterAll", alias: "before" | "after"): Hook {
@@ -99,7 +102,7 @@ function checkOptions(options: StoreConformanceOptions): Required<Pick<StoreConf
 
 /**
  * Registers the `SessionStore` contract on the caller's test runner, as one `describe` block per
- * contract area (ids, sessions, codec, scan, ttl, message log). Call it at the top level of a
+ * contract area (ids, sessions, codec, scan, ttl, message log, listing). Call it at the top level of a
  * test file (or inside a `describe`), once per store configuration.
  *
  * ```ts
@@ -120,8 +123,8 @@ export function storeConformance(options: StoreConformanceOptions): void {
   const { runner, name } = options;
   const beforeAll = hook(runner, "beforeAll", "before");
   const afterAll = hook(runner, "afterAll", "after");
-  const open = async (codec?: SessionCodec): Promise<SessionStore> => {
-    const store = await options.open(codec ? { codec } : {});
+  const open = async (codec?: SessionCodec, messageCodec?: MessageCodec): Promise<SessionStore> => {
+    const store = await options.open({ ...(codec ? { codec } : {}), ...(messageCodec ? { messageCodec } : {}) });
     if (!store || typeof store.get !== "function") throw new ConfigurationError(`storeConformance(${name}): open() returned ${String(store)}, not a SessionStore`);
     return store;
   };
@@ -156,7 +159,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
             if (!shared) throw check.violation("the suite's store was not opened (did open() fail in beforeAll?)", new Error("no store"));
             const context: CaseContext = {
               store: shared,
-              open: (o) => open(o?.codec),
+              open: (o) => open(o?.codec, o?.messageCodec),
               close,
               id: (label) => `${label}-${++n}`,
               check,

@@ -44,7 +44,7 @@ export class PostgresMessageLog implements MessageLog {
   async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     return this.store.withClient("appendMessages", true, async (c) => {
       const { rows } = await c.query<Row>({ ...this.sql.append, values: [storageId, operationId, texts, texts.length] });
       if (rows.length === 1) return { applied: true, version: Number(rows[0].version) };
@@ -59,20 +59,20 @@ export class PostgresMessageLog implements MessageLog {
     const { rows } = await this.store.withClient("getMessages", false, (c) =>
       last === undefined ? c.query<Row>(this.sql.msgAll, [storageId]) : c.query<Row>(this.sql.msgLast, [storageId, last]),
     );
-    return rows.map((r) => this.codec.deserialize(r.body as string));
+    return rows.map((r) => this.codec.deserialize(r.body as string, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
     const { rows } = await this.store.withClient("readMessages", false, (c) => c.query<Row>(this.sql.msgRead, [storageId]));
     const bodies = (rows[0]?.bodies ?? []) as string[];
-    return { messages: bodies.map((b) => this.codec.deserialize(b)), version: Number(rows[0]?.version ?? 0) };
+    return { messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })), version: Number(rows[0]?.version ?? 0) };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     return this.tx("replaceMessages", async (c) => {
       if (operationId !== undefined && (await c.query(this.sql.opInsert, [storageId, operationId])).rowCount === 0) {
         const current = await c.query<Row>(this.sql.logVersion, [storageId]);

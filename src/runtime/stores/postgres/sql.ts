@@ -50,6 +50,15 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
   const ops = `${schema}.statebag_message_ops`;
   const live = "(expires_at IS NULL OR expires_at > now())";
   const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
+  const meta_ = "owner, title, labels, COALESCE(created_at, updated_at) AS created_at, updated_at";
+  const ttl = "CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END";
+  // Metadata times are kept to the millisecond, the precision they are shown (ISO 8601) and filtered with.
+  const nowMs = "date_trunc('milliseconds', now())";
+  const micros = "(extract(epoch FROM updated_at) * 1000000)::bigint";
+  const bound = (param: string, fallback: string) =>
+    `COALESCE(timestamptz 'epoch' + ${param}::bigint * interval '1 millisecond', '${fallback}'::timestamptz)`;
+  const listFilter = `owner = $1::text AND ${live} AND updated_at < ${bound("$2", "infinity")} AND updated_at > ${bound("$3", "-infinity")}
+       AND COALESCE(labels, '{}'::jsonb) @> $4::jsonb`;
   const named = (text: string): PgQueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
   return {
     createSchema: `CREATE SCHEMA IF NOT EXISTS ${schema}`,
@@ -88,18 +97,48 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
          PRIMARY KEY (storage_id, operation_id)
        )`,
     ],
-    get: named(`SELECT revision, data FROM ${sessions} WHERE id = $1 AND ${live}`),
-    current: named(`SELECT revision FROM ${sessions} WHERE id = $1 AND ${live}`),
+    /**
+     * Format 2 (#23): session metadata columns and the listing indexes, each step idempotent (run
+     * inside setup's transaction: an interrupted upgrade is rolled back and redone by the next setup).
+     * Rows of format 1 keep owner NULL (listed by no owner) and created_at NULL (read as their
+     * updated_at, set from it at their next save).
+     */
+    ddlV2: [
+      `ALTER TABLE ${sessions} ADD COLUMN IF NOT EXISTS owner text COLLATE "C",
+         ADD COLUMN IF NOT EXISTS title text, ADD COLUMN IF NOT EXISTS labels jsonb, ADD COLUMN IF NOT EXISTS created_at timestamptz`,
+      `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_updated ON ${sessions} (owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_id ON ${sessions} (owner, id) WHERE owner IS NOT NULL`,
+    ],
+    get: named(`SELECT revision, data, ${meta_} FROM ${sessions} WHERE id = $1 AND ${live}`),
+    current: named(`SELECT revision, owner FROM ${sessions} WHERE id = $1 AND ${live}`),
+    // $5: the owner the save names (NULL: any); title/labels replaced only when given ($6/$8 true);
+    // updated_at never goes backwards; a format-1 row gets its created_at from its last update.
     update: named(
-      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")}, updated_at = now()
-       WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`,
+      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")},
+         updated_at = GREATEST(${nowMs}, updated_at), created_at = COALESCE(created_at, updated_at),
+         title = CASE WHEN $6::boolean THEN $7::text ELSE title END, labels = CASE WHEN $8::boolean THEN $9::jsonb ELSE labels END
+       WHERE id = $1 AND revision = $2 AND ${live} AND ($5::text IS NULL OR owner = $5::text) RETURNING revision`,
     ),
     create: named(
-      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at) VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")})
+      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at, owner, title, labels, created_at, updated_at)
+       VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")}, $4, $5, $6::jsonb, ${nowMs}, ${nowMs})
        ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
-         expires_at = EXCLUDED.expires_at, updated_at = now()
+         expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at, created_at = EXCLUDED.created_at,
+         owner = EXCLUDED.owner, title = EXCLUDED.title, labels = EXCLUDED.labels
        WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
        RETURNING revision`,
+    ),
+    // Keyset pages over the (owner, updated_at DESC, id DESC) and (owner, id) indexes, reading only
+    // metadata columns. $2/$3: updated before/after (epoch ms, NULL: no bound); $4: labels (jsonb
+    // containment); the cursor's time is in microseconds (exact), NULL on a first page.
+    listByTime: named(
+      `SELECT id, revision, ${meta_}, ${ttl} AS ttl_ms, ${micros} AS updated_us FROM ${sessions}
+       WHERE ${listFilter} AND (updated_at, id) < (COALESCE(timestamptz 'epoch' + $5::bigint * interval '1 microsecond', 'infinity'), $6::text)
+       ORDER BY updated_at DESC, id DESC LIMIT $7`,
+    ),
+    listById: named(
+      `SELECT id, revision, ${meta_}, ${ttl} AS ttl_ms FROM ${sessions}
+       WHERE ${listFilter} AND id > $5::text ORDER BY id LIMIT $6`,
     ),
     deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
     deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),

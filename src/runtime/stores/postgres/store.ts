@@ -19,15 +19,16 @@ import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { loadDriver } from "../drivers.js";
 import { checkDelete, checkId, checkSave, checkScan, isNetworkError, scanItem, scanPage, sessionId } from "../common.js";
-import { ConflictError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
-import type { DeleteOptions, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession } from "../types.js";
+import { ConflictError, SessionOwnerError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
+import type { DeleteOptions, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
 import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
 import { checkIdentifier, postgresStatements, quoteIdent, TRANSACTION, type PostgresStatements, type Row } from "./sql.js";
 
-/** The storage-format version this code reads and writes. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+/** The storage-format version this code reads and writes. 2: session metadata columns and listing indexes (#23). */
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db`. Either this or `pool`. */
@@ -220,7 +221,7 @@ export class PostgresSessionStore implements SessionStore {
       sent = true;
       return await fn(client);
     } catch (error) {
-      if (error instanceof StoreNotSetUpError || error instanceof ConflictError) throw error;
+      if (error instanceof StoreNotSetUpError || error instanceof ConflictError || error instanceof SessionOwnerError) throw error;
       if (isMissingSchema(error)) {
         this.ready = false;
         throw this.notSetUp();
@@ -296,6 +297,9 @@ export class PostgresSessionStore implements SessionStore {
           if (before < 1) {
             for (const ddl of this.sql.ddlV1) await client.query(ddl);
           }
+          if (before < 2) {
+            for (const ddl of this.sql.ddlV2) await client.query(ddl);
+          }
           // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
           await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
           await client.query(TRANSACTION.commit);
@@ -314,22 +318,40 @@ export class PostgresSessionStore implements SessionStore {
     checkId(id);
     const rows = await this.withClient("get", false, async (c) => (await c.query<Row>(this.sql.get, [id])).rows);
     if (rows.length === 0) return undefined;
-    return { session: loadStoredSession(this.codec, id, rows[0].data as string, this.url), revision: Number(rows[0].revision) };
+    const row = rows[0];
+    return {
+      session: loadStoredSession(this.codec, id, row.data as string, this.url, { owner: (row.owner as string | null) ?? undefined }),
+      revision: Number(row.revision),
+      meta: rowMeta(row),
+    };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
-    const text = this.codec.serialize(session);
+    const meta = checkMeta(options);
+    // The owner the row will have, for the codec: the given one, else (an update) the stored one.
+    // A row's owner never changes, and the update below only applies at that revision.
+    let owner = meta.owner;
+    if (owner === undefined && expected !== null && usesContext(this.codec)) {
+      const { rows } = await this.withClient("save", false, (c) => c.query<Row>(this.sql.current, [id]));
+      const current = rows.length ? Number(rows[0].revision) : null;
+      if (current !== expected) throw new ConflictError(id, expected, current);
+      owner = (rows[0].owner as string | null) ?? undefined;
+    }
+    const text = this.codec.serialize(session, { owner });
     const ttl = ttlMs ?? null;
+    const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.withClient("save", true, async (c) => {
       const { rows } =
         expected === null
-          ? await c.query<Row>(this.sql.create, [id, text, ttl])
-          : await c.query<Row>(this.sql.update, [id, expected, text, ttl]);
+          ? await c.query<Row>(this.sql.create, [id, text, ttl, meta.owner ?? null, meta.title ?? null, labels])
+          : await c.query<Row>(this.sql.update, [id, expected, text, ttl, meta.owner ?? null, meta.title !== undefined, meta.title ?? null, labels !== null, labels]);
       if (rows.length === 1) return Number(rows[0].revision);
       const current = await c.query<Row>(this.sql.current, [id]);
-      throw new ConflictError(id, expected, current.rows.length ? Number(current.rows[0].revision) : null);
+      const revision = current.rows.length ? Number(current.rows[0].revision) : null;
+      if (revision !== null && revision === expected) throw new SessionOwnerError(id, meta.owner!);
+      throw new ConflictError(id, expected, revision);
     });
   }
 
@@ -363,6 +385,25 @@ export class PostgresSessionStore implements SessionStore {
     return scanPage(items, limit);
   }
 
+  async list(options: ListOptions): Promise<ListPage> {
+    const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
+    const filter = [owner, updatedBefore ?? null, updatedAfter ?? null, JSON.stringify(labels)];
+    const rows = await this.withClient("list", false, async (c) =>
+      order === "id"
+        ? (await c.query<Row>(this.sql.listById, [...filter, cursor?.id ?? "", limit + 1])).rows
+        : (await c.query<Row>(this.sql.listByTime, [...filter, cursor?.updated ?? null, cursor?.id ?? "", limit + 1])).rows,
+    );
+    const items = rows.slice(0, limit).map((r): ListItem => {
+      const item: ListItem = { id: r.id as string, revision: Number(r.revision), meta: rowMeta(r) };
+      if (r.ttl_ms != null) item.ttlMs = Number(r.ttl_ms);
+      return item;
+    });
+    if (rows.length <= limit) return { items };
+    const last = rows[limit - 1];
+    // By time: the exact stored time (microseconds), so a page ends where the next begins.
+    return { items, cursor: encodeCursor({ order, updated: order === "id" ? "0" : String(last.updated_us), id: last.id as string }) };
+  }
+
   async purgeExpired(): Promise<number> {
     return this.withClient("purgeExpired", true, async (c) => (await c.query(this.sql.purge)).rowCount ?? 0);
   }
@@ -380,4 +421,14 @@ export class PostgresSessionStore implements SessionStore {
     await this.withClient("dropSchema", true, (c) => c.query(this.sql.dropSchema), false);
     this.ready = false;
   }
+}
+
+function rowMeta(row: Row): StoredSessionMeta {
+  return storedMeta(
+    row.owner as string | null,
+    row.title as string | null,
+    row.labels as Record<string, string> | null,
+    row.created_at as Date,
+    row.updated_at as Date,
+  );
 }

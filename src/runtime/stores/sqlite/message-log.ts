@@ -23,7 +23,7 @@ export class SqliteMessageLog implements MessageLog {
   async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     return this.store.run("appendMessages", "write", (s): AppendResult => {
       if (s.opInsert.run(storageId, operationId).changes === 0) {
         return { applied: false, version: s.logVersion.get(storageId)?.version ?? 0 };
@@ -40,7 +40,7 @@ export class SqliteMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
     const rows = await this.store.run("getMessages", "read", (s) => (last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last)));
-    return rows.map((r) => this.codec.deserialize(r.body));
+    return rows.map((r) => this.codec.deserialize(r.body, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
@@ -49,13 +49,13 @@ export class SqliteMessageLog implements MessageLog {
       version: s.logVersion.get(storageId)?.version ?? 0,
       rows: s.msgAll.all(storageId),
     }));
-    return { messages: rows.map((r) => this.codec.deserialize(r.body)), version };
+    return { messages: rows.map((r) => this.codec.deserialize(r.body, { logId: storageId })), version };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
-    const texts = serializeMessages(this.codec, messages);
+    const texts = serializeMessages(this.codec, messages, { logId: storageId });
     return this.store.run("replaceMessages", "write", (s): number => {
       const current = s.logVersion.get(storageId)?.version ?? 0;
       if (operationId !== undefined && s.opInsert.run(storageId, operationId).changes === 0) return current;

@@ -41,20 +41,56 @@ CREATE TABLE IF NOT EXISTS statebag_message_ops (
 ) WITHOUT ROWID;
 `;
 
+/**
+ * Storage format 2 (#23): session metadata in columns beside the body, and the listing indexes.
+ * Applied by `upgradeToV2` to a file of format 1 (columns only added when missing, so a file
+ * interrupted half-way, or upgraded by a newer release, is finished rather than broken). Rows of
+ * format 1 keep `owner` NULL (listed by no owner) and `created_at` NULL (read as their
+ * `updated_at`, and set from it at their next save).
+ */
+export const V2_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ["owner", "owner TEXT"],
+  ["title", "title TEXT"],
+  ["labels", "labels TEXT"],
+  ["created_at", "created_at INTEGER"],
+];
+export const V2_INDEXES = [
+  `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_updated ON statebag_sessions (owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_id ON statebag_sessions (owner, id) WHERE owner IS NOT NULL`,
+] as const;
+export const COLUMNS_SQL = `SELECT name FROM pragma_table_info('statebag_sessions')`;
+
 const LIVE = "(expires_at IS NULL OR expires_at > ?)";
+const META = "owner, title, labels, coalesce(created_at, updated_at) AS created_at, updated_at";
+/** Every label of the JSON object parameter is on the row (an empty object: always true). */
+const HAS_LABELS = `NOT EXISTS (SELECT 1 FROM json_each(?) AS w WHERE NOT EXISTS (
+  SELECT 1 FROM json_each(statebag_sessions.labels) AS l WHERE l.key = w.key AND l.value = w.value))`;
+const LIST_FILTER = `owner = ? AND ${LIVE} AND updated_at < ? AND updated_at > ? AND ${HAS_LABELS}`;
+const LIST_COLUMNS = `id, revision, ${META}, expires_at`;
 
 /** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
 export const SQLITE_SQL = {
-  get: `SELECT revision, data FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
-  current: `SELECT revision FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  get: `SELECT revision, data, ${META} FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  current: `SELECT revision, owner FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
   bump: `UPDATE statebag_meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
   // The compare-and-swap: only the row still at the expected (live) revision is replaced.
-  update: `UPDATE statebag_sessions SET revision = ?, data = ?, expires_at = ?, updated_at = ? WHERE id = ? AND revision = ? AND ${LIVE}`,
+  // A given owner must be the stored one; title/labels replaced only when given (flag 1);
+  // updated_at never goes backwards; a format-1 row gets its created_at from its last update.
+  update: `UPDATE statebag_sessions SET revision = ?, data = ?, expires_at = ?, updated_at = max(?, updated_at),
+       created_at = coalesce(created_at, updated_at),
+       title = CASE WHEN ? THEN ? ELSE title END, labels = CASE WHEN ? THEN ? ELSE labels END
+     WHERE id = ? AND revision = ? AND ${LIVE} AND (? IS NULL OR owner IS ?)`,
   // Create-if-absent: an expired row counts as absent and is replaced; a live one is left alone.
-  create: `INSERT INTO statebag_sessions (id, revision, data, expires_at, updated_at) VALUES (?, ?, ?, ?, ?)
+  create: `INSERT INTO statebag_sessions (id, revision, data, expires_at, updated_at, created_at, owner, title, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, data = excluded.data,
-       expires_at = excluded.expires_at, updated_at = excluded.updated_at
+       expires_at = excluded.expires_at, updated_at = excluded.updated_at, created_at = excluded.created_at,
+       owner = excluded.owner, title = excluded.title, labels = excluded.labels
      WHERE statebag_sessions.expires_at IS NOT NULL AND statebag_sessions.expires_at <= ?`,
+  // Keyset pages over the (owner, updated_at DESC, id DESC) and (owner, id) indexes; the first
+  // page passes a cursor past every row. Only metadata columns are read, never data.
+  listByTime: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND (updated_at, id) < (?, ?)
+     ORDER BY updated_at DESC, id DESC LIMIT ?`,
+  listById: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND id > ? ORDER BY id LIMIT ?`,
   deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
   deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
   scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
@@ -78,7 +114,7 @@ export const SQLITE_SQL = {
 export const FORMAT_SQL = {
   hasTables: `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'statebag_meta'`,
   version: `SELECT value FROM statebag_meta WHERE key = 'schema_version'`,
-  setVersion: `INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?)`,
+  setVersion: `INSERT INTO statebag_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 } as const;
 
 /** Settings of a writable connection: WAL (readers never block the writer and vice versa), and how often to fsync. */
@@ -90,10 +126,27 @@ export const TRANSACTION = { snapshot: "BEGIN", write: "BEGIN IMMEDIATE", commit
 /** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */
 export type Access = "read" | "snapshot" | "write";
 
+/** A row's metadata columns (times in epoch ms, labels as JSON). */
+export interface MetaRow {
+  owner: string | null;
+  title: string | null;
+  labels: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ListRow extends MetaRow {
+  id: string;
+  revision: number;
+  expires_at: number | null;
+}
+
 /** The store's statements, prepared once per connection. */
 export class Statements {
-  readonly get: SqliteStatement<{ revision: number; data: string }>;
-  readonly current: SqliteStatement<{ revision: number }>;
+  readonly get: SqliteStatement<{ revision: number; data: string } & MetaRow>;
+  readonly current: SqliteStatement<{ revision: number; owner: string | null }>;
+  readonly listByTime: SqliteStatement<ListRow>;
+  readonly listById: SqliteStatement<ListRow>;
   readonly bump: SqliteStatement<{ value: number }>;
   readonly update: SqliteStatement<never>;
   readonly create: SqliteStatement<never>;
@@ -116,6 +169,8 @@ export class Statements {
   constructor(db: SqliteConnection) {
     this.get = db.prepare(SQLITE_SQL.get);
     this.current = db.prepare(SQLITE_SQL.current);
+    this.listByTime = db.prepare(SQLITE_SQL.listByTime);
+    this.listById = db.prepare(SQLITE_SQL.listById);
     this.bump = db.prepare(SQLITE_SQL.bump);
     this.update = db.prepare(SQLITE_SQL.update);
     this.create = db.prepare(SQLITE_SQL.create);

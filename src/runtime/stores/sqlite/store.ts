@@ -17,16 +17,25 @@ import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, scanItem, scanPage, sessionId } from "../common.js";
-import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
-import type { DeleteOptions, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession } from "../types.js";
+import { ConflictError, SessionOwnerError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
+import type { DeleteOptions, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
 import { betterSqliteDriver } from "./better-sqlite3.js";
 import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
 import { nodeSqliteDriver } from "./node-sqlite.js";
-import { DDL, FORMAT_SQL, PRAGMAS, Statements, TRANSACTION, type Access } from "./sql.js";
+import { COLUMNS_SQL, DDL, FORMAT_SQL, PRAGMAS, Statements, TRANSACTION, V2_COLUMNS, V2_INDEXES, type Access, type MetaRow } from "./sql.js";
 
-/** The storage-format version this code writes (recorded in `statebag_meta`). */
-export const SQLITE_SCHEMA_VERSION = 1;
+/**
+ * The storage-format version this code writes (recorded in `statebag_meta`). 2: session metadata
+ * columns and listing indexes (a writable open upgrades a format-1 file in place).
+ */
+export const SQLITE_SCHEMA_VERSION = 2;
+
+/** Sorts after every stored time and id: the keyset cursor of a first page. */
+const PAST_EVERY_TIME = Number.MAX_SAFE_INTEGER;
+const NO_BOUND_BEFORE = Number.MAX_SAFE_INTEGER;
+const NO_BOUND_AFTER = Number.MIN_SAFE_INTEGER;
 
 export interface SqliteStoreOptions {
   /** File path (`:memory:` for a private in-memory database). Parent directories are created. */
@@ -81,7 +90,7 @@ export class SqliteSessionStore implements SessionStore {
   private db: SqliteConnection | undefined;
   private stmts: Statements | undefined;
   private closed = false;
-  /** Opening this store created the file's tables (a new file): what `setup()` reports as `changed`. */
+  /** Opening this store created the file's tables or upgraded their format: what `setup()` reports as `changed`. */
   private createdSchema = false;
 
   constructor(options: SqliteStoreOptions) {
@@ -173,7 +182,9 @@ export class SqliteSessionStore implements SessionStore {
       const created = this.transaction(db, TRANSACTION.write, () => {
         db.exec(DDL);
         // No version recorded: the tables were created just now, in this transaction.
-        if (this.checkFormat(db) !== undefined) return false;
+        const version = this.checkFormat(db);
+        if (version === SQLITE_SCHEMA_VERSION) return false;
+        upgradeToV2(db);
         db.prepare(FORMAT_SQL.setVersion).run(SQLITE_SCHEMA_VERSION);
         return true;
       });
@@ -200,7 +211,7 @@ export class SqliteSessionStore implements SessionStore {
     let db = driver.open(this.path, { readOnly: true, busyTimeoutMs });
     try {
       try {
-        this.checkFormat(db);
+        this.checkReadableFormat(db);
       } catch (error) {
         const code = driver.resultCode(error);
         if (code !== "SQLITE_READONLY" && code !== "SQLITE_CANTOPEN") throw error;
@@ -213,7 +224,7 @@ export class SqliteSessionStore implements SessionStore {
         }
         db.close();
         db = driver.open(this.path, { readOnly: true, immutable: true, busyTimeoutMs });
-        this.checkFormat(db);
+        this.checkReadableFormat(db);
       }
       this.stmts = new Statements(db);
     } catch (error) {
@@ -240,6 +251,18 @@ export class SqliteSessionStore implements SessionStore {
       );
     }
     return row?.value;
+  }
+
+  /** A read-only store cannot upgrade: an older format is named, with the way to upgrade it. */
+  private checkReadableFormat(db: SqliteConnection): void {
+    const version = this.checkFormat(db) ?? 1;
+    if (version < SQLITE_SCHEMA_VERSION) {
+      throw new StoreNotSetUpError(
+        this.url,
+        `the SQLite store at ${this.url} has storage format ${version}; this statebag reads ${SQLITE_SCHEMA_VERSION}, and a read-only store cannot upgrade it`,
+        "open it once for writing (or run `statebag store setup --store <url>`) to upgrade it in place; sessions stored before keep loading",
+      );
+    }
   }
 
   private isBusy(error: unknown): boolean {
@@ -280,23 +303,45 @@ export class SqliteSessionStore implements SessionStore {
     checkId(id);
     const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
     if (!row) return undefined;
-    return { session: loadStoredSession(this.codec, id, row.data, this.url), revision: row.revision };
+    return {
+      session: loadStoredSession(this.codec, id, row.data, this.url, { owner: row.owner ?? undefined }),
+      revision: row.revision,
+      meta: rowMeta(row),
+    };
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
+    const meta = checkMeta(options);
+    // The owner the row will have, for the codec: the given one, else (an update) the stored one.
+    // A row's owner never changes, and the update below only applies at that revision.
+    let owner = meta.owner;
+    if (owner === undefined && expected !== null && usesContext(this.codec)) {
+      const current = await this.run("save", "read", (s) => s.current.get(id, Date.now()));
+      if (current?.revision !== expected) throw new ConflictError(id, expected, current?.revision ?? null);
+      owner = current.owner ?? undefined;
+    }
     // Validate and serialize before taking any lock.
-    const text = this.codec.serialize(session);
+    const text = this.codec.serialize(session, { owner });
+    const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.run("save", "write", (s): number => {
       const now = Date.now();
       const expiresAt = ttlMs === undefined ? null : now + ttlMs;
       const revision = s.bump.get()!.value;
       const changes =
-        expected === null ? s.create.run(id, revision, text, expiresAt, now, now).changes : s.update.run(revision, text, expiresAt, now, id, expected, now).changes;
+        expected === null
+          ? s.create.run(id, revision, text, expiresAt, now, now, meta.owner ?? null, meta.title ?? null, labels, now).changes
+          : s.update.run(
+              revision, text, expiresAt, now,
+              meta.title === undefined ? 0 : 1, meta.title ?? null, labels === null ? 0 : 1, labels,
+              id, expected, now, meta.owner ?? null, meta.owner ?? null,
+            ).changes;
       if (changes === 1) return revision;
-      // Throwing rolls the counter bump back; the current revision is read under the same lock.
-      throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
+      // Throwing rolls the counter bump back; the current row is read under the same lock.
+      const current = s.current.get(id, now);
+      if (current !== undefined && current.revision === expected) throw new SessionOwnerError(id, meta.owner!);
+      throw new ConflictError(id, expected, current?.revision ?? null);
     });
   }
 
@@ -323,6 +368,25 @@ export class SqliteSessionStore implements SessionStore {
     return scanPage(items, limit);
   }
 
+  async list(options: ListOptions): Promise<ListPage> {
+    const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
+    const now = Date.now();
+    const filter = [owner, now, updatedBefore ?? NO_BOUND_BEFORE, updatedAfter ?? NO_BOUND_AFTER, JSON.stringify(labels)];
+    const rows = await this.run("list", "read", (s) =>
+      order === "id"
+        ? s.listById.all(...filter, cursor?.id ?? "", limit + 1)
+        : s.listByTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1),
+    );
+    const items = rows.slice(0, limit).map((r): ListItem => {
+      const item: ListItem = { id: r.id, revision: r.revision, meta: rowMeta(r) };
+      if (r.expires_at != null) item.ttlMs = Math.max(1, r.expires_at - now);
+      return item;
+    });
+    if (rows.length <= limit) return { items };
+    const last = rows[limit - 1];
+    return { items, cursor: encodeCursor({ order, updated: String(last.updated_at), id: last.id }) };
+  }
+
   async purgeExpired(): Promise<number> {
     return this.run("purgeExpired", "write", (s) => s.purge.run(Date.now()).changes);
   }
@@ -337,6 +401,20 @@ export class SqliteSessionStore implements SessionStore {
     const entry = openFiles.get(this.path);
     if (entry && --entry.count === 0) openFiles.delete(this.path);
   }
+}
+
+/**
+ * Format 1 -> 2: the metadata columns (each only if missing) and the listing indexes. Runs inside
+ * the opening transaction, so an interrupted upgrade leaves format 1 and is redone on the next open.
+ */
+function upgradeToV2(db: SqliteConnection): void {
+  const have = new Set(db.prepare<{ name: string }>(COLUMNS_SQL).all().map((r) => r.name));
+  for (const [name, column] of V2_COLUMNS) if (!have.has(name)) db.exec(`ALTER TABLE statebag_sessions ADD COLUMN ${column}`);
+  for (const index of V2_INDEXES) db.exec(index);
+}
+
+function rowMeta(row: MetaRow): StoredSessionMeta {
+  return storedMeta(row.owner, row.title, row.labels === null ? null : (JSON.parse(row.labels) as Record<string, string>), row.created_at, row.updated_at);
 }
 
 function sqliteHint(code: string, busyTimeoutMs: number): string {

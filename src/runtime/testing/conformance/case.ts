@@ -3,7 +3,7 @@
  * and its check against a store. The fixtures the cases share live here too.
  */
 import type { AgentSession, ChatMessage } from "../../../index.js";
-import type { SessionCodec, SessionStore } from "../../../stores.js";
+import type { MessageCodec, SessionCodec, SessionStore } from "../../../stores.js";
 import { Clause } from "./check.js";
 
 /**
@@ -12,17 +12,19 @@ import { Clause } from "./check.js";
  * - `messageLog`: `store.messages` (append/get/read/replace/trim/delete messages);
  * - `scan`: `store.scan` (paging through every session; migrateStore needs it);
  * - `ttl`: `save(..., { ttlMs })` expiry and `purgeExpired`;
- * - `codec`: `open({ codec })` passing a custom `SessionCodec` through to the store.
+ * - `codec`: `open({ codec })` passing a custom `SessionCodec` through to the store;
+ * - `listing`: session metadata (`SaveOptions.meta`, `StoredSession.meta`) and `store.list`, and the
+ *   codec context (owner, log id) the store passes its codecs.
  */
-export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec";
-export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec"];
+export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing";
+export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec", "listing"];
 
 /** What a case runs with. */
 export interface CaseContext {
   /** The store opened for the whole run (shared by the cases; each uses its own ids). */
   readonly store: SessionStore;
   /** Opens another store on a fresh, empty location; closed by the case with `close`. */
-  open(options?: { codec?: SessionCodec }): Promise<SessionStore>;
+  open(options?: { codec?: SessionCodec; messageCodec?: MessageCodec }): Promise<SessionStore>;
   close(store: SessionStore): Promise<void>;
   /** A session id unique within the run, starting with `label`. */
   id(label: string): string;

@@ -31,7 +31,8 @@ export const sessionCases: ContractCase[] = [
       s.conversationId = { responses: "resp_1" };
       const revision = await store.save(s, { expectedRevision: null });
       check.ok(Number.isSafeInteger(revision) && revision > 0, `save must return the new revision, a positive safe integer (got ${String(revision)})`);
-      check.equal(await store.get(s.id), { session: s, revision }, "get must return the saved session, equal to what was saved, with the revision save returned");
+      const loaded = await store.get(s.id);
+      check.equal(loaded && { session: loaded.session, revision: loaded.revision }, { session: s, revision }, "get must return the saved session, equal to what was saved, with the revision save returned");
     },
   },
   {

@@ -1,0 +1,112 @@
+/**
+ * #23 beyond the conformance kit: the format-1 -> 2 upgrade of SQLite and PostgreSQL (old rows keep
+ * loading, are listed by no owner, get their times lazily), and withSession's owner rule.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterAll, describe, expect, it } from "vitest";
+import { MemorySessionStore, PostgresSessionStore, SessionNotFoundError, SessionOwnerError, SqliteSessionStore, StoreNotSetUpError, withSession } from "../../src/stores.js";
+import { PG_URL, uniqueName } from "./helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "statebag-listing-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const doc = (id: string) => JSON.stringify({ id, stateBag: {} });
+
+describe("SQLite format 1 -> 2", () => {
+  it("upgrades on a writable open; old rows load, are unowned, and get createdAt from their last update", async () => {
+    const path = join(dir, "v1.db");
+    const raw = new DatabaseSync(path);
+    raw.exec(`CREATE TABLE statebag_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      INSERT INTO statebag_meta VALUES ('revision', 1), ('schema_version', 1);
+      CREATE TABLE statebag_sessions (id TEXT PRIMARY KEY, revision INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER, updated_at INTEGER NOT NULL);`);
+    raw.prepare("INSERT INTO statebag_sessions VALUES ('old', 1, ?, NULL, 1700000000000)").run(doc("old"));
+    raw.close();
+    const readOnly = new SqliteSessionStore({ path, readOnly: true });
+    await expect(readOnly.get("old")).rejects.toThrow(StoreNotSetUpError);
+    await readOnly.close();
+    const store = new SqliteSessionStore({ path });
+    expect(await store.setup()).toEqual({ version: 2, changed: true });
+    const old = (await store.get("old"))!;
+    expect(old.meta).toEqual({ createdAt: "2023-11-14T22:13:20.000Z", updatedAt: "2023-11-14T22:13:20.000Z" });
+    await expect(store.save(old.session, { expectedRevision: old.revision, meta: { owner: "a" } })).rejects.toThrow(SessionOwnerError);
+    await store.save(old.session, { expectedRevision: old.revision, meta: { title: "kept" } });
+    const saved = (await store.get("old"))!.meta;
+    expect(saved.createdAt).toBe("2023-11-14T22:13:20.000Z");
+    expect(saved.title).toBe("kept");
+    expect((await store.list({ owner: "a" })).items).toEqual([]);
+    await store.close();
+    const again = new SqliteSessionStore({ path });
+    expect(await again.setup()).toEqual({ version: 2, changed: false });
+    await again.close();
+  });
+
+  it("the listing query uses the owner index, never the table", async () => {
+    const raw = new DatabaseSync(join(dir, "plan.db"));
+    const store = new SqliteSessionStore({ path: join(dir, "plan.db") });
+    await store.setup();
+    const { SQLITE_SQL } = await import("../../src/runtime/stores/sqlite/sql.js");
+    for (const sql of [SQLITE_SQL.listByTime, SQLITE_SQL.listById]) {
+      const params = sql === SQLITE_SQL.listById ? ["o", 0, 1, 0, "{}", "", 10] : ["o", 0, 1, 0, "{}", 1, "", 10];
+      const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => String(r.detail)).join("\n");
+      expect(plan).toMatch(/statebag_sessions_owner_(updated|id)/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
+    raw.close();
+    await store.close();
+  });
+});
+
+describe("PostgreSQL format 1 -> 2", () => {
+  it("says to run setup, upgrades in setup (idempotent), and old rows keep loading", async () => {
+    const schema = `s_${uniqueName()}`;
+    const store = new PostgresSessionStore({ connectionString: PG_URL, schema });
+    await store.dropSchema();
+    const raw = (store as unknown as { pool: { query(sql: string, params?: unknown[]): Promise<unknown> } }).pool;
+    await raw.query(`CREATE SCHEMA "${schema}"`);
+    await raw.query(`CREATE TABLE "${schema}".statebag_meta (key text PRIMARY KEY, value text NOT NULL)`);
+    await raw.query(`INSERT INTO "${schema}".statebag_meta VALUES ('schema_version', '1')`);
+    await raw.query(`CREATE SEQUENCE "${schema}".statebag_revision_seq AS bigint`);
+    await raw.query(`CREATE TABLE "${schema}".statebag_sessions (id text COLLATE "C" PRIMARY KEY, revision bigint NOT NULL, data text NOT NULL, expires_at timestamptz, updated_at timestamptz NOT NULL DEFAULT now())`);
+    await raw.query(`INSERT INTO "${schema}".statebag_sessions VALUES ('old', 1, $1, NULL, '2023-11-14T22:13:20Z')`, [doc("old")]);
+    try {
+      await expect(store.get("old")).rejects.toThrow(/storage format 1; this statebag needs 2/);
+      const fresh = new PostgresSessionStore({ connectionString: PG_URL, schema });
+      expect(await fresh.setup()).toEqual({ version: 2, changed: true });
+      expect(await fresh.setup()).toEqual({ version: 2, changed: false });
+      const old = (await fresh.get("old"))!;
+      expect(old.meta).toEqual({ createdAt: "2023-11-14T22:13:20.000Z", updatedAt: "2023-11-14T22:13:20.000Z" });
+      await fresh.save(old.session, { expectedRevision: old.revision, meta: { labels: { k: "v" } } });
+      const meta = (await fresh.get("old"))!.meta;
+      expect([meta.createdAt, meta.labels, meta.owner]).toEqual(["2023-11-14T22:13:20.000Z", { k: "v" }, undefined]);
+      await fresh.close();
+    } finally {
+      await store.dropSchema();
+      await store.close();
+    }
+  });
+});
+
+describe("withSession({ owner })", () => {
+  it("never loads or overwrites another owner's session, and says nothing about it", async () => {
+    const store = new MemorySessionStore();
+    await withSession(store, "s1", () => undefined, { owner: "alice", meta: { title: "Trip", labels: { kind: "chat" } } });
+    const saved = (await store.get("s1"))!;
+    expect(saved.meta).toMatchObject({ owner: "alice", title: "Trip", labels: { kind: "chat" } });
+    let ran = false;
+    const error = await withSession(store, "s1", () => { ran = true; }, { owner: "mallory" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionNotFoundError);
+    expect(String((error as Error).message) + (error as { hint: string }).hint).not.toContain("alice");
+    expect(ran).toBe(false);
+    expect((await store.get("s1"))!.revision).toBe(saved.revision);
+    await store.save(saved.session, { expectedRevision: saved.revision, meta: {} });
+    const unowned = await withSession(store, "s2", () => undefined).then(() => withSession(store, "s2", () => undefined, { owner: "alice" }).catch((e: unknown) => e));
+    expect(unowned).toBeInstanceOf(SessionNotFoundError);
+    const updated = await withSession(store, "s1", () => undefined, { owner: "alice", meta: { title: "Renamed" } });
+    expect(updated.created).toBe(false);
+    expect((await store.get("s1"))!.meta).toMatchObject({ owner: "alice", title: "Renamed", labels: { kind: "chat" } });
+    expect((await store.list({ owner: "alice" })).items.map((i) => i.id)).toEqual(["s1"]);
+  });
+});
