@@ -21,7 +21,6 @@ import {
   type Emit,
   HANDLED,
   KEYWORD_GROUP,
-  LOOSENED_WHEN_REMOVED,
   type Site,
   childSite,
   describeSchema,
@@ -29,7 +28,9 @@ import {
   isAnnotationKeyword,
   showValue,
 } from "./rule-catalogue.js";
-import { covers, diffNumbers, diffScalarValues, diffStrings, diffTypes, diffValues, effectiveTypes, valueSet } from "./scalars.js";
+import { KeywordRules, stripApplicators } from "./keywords.js";
+import { normalise } from "./normalise.js";
+import { covers, diffNumbers, diffScalarValues, diffStrings, diffTypes, diffValues, effectiveTypes, typesIntersect, valueSet } from "./scalars.js";
 import {
   EMPTY_SCHEMA,
   type ExternalRefResolver,
@@ -130,6 +131,7 @@ class Differ implements BranchDiffer {
   /** Pairs being compared right now (cycle guard: a pair met again is assumed unchanged). */
   private readonly inProgress = new Map<object, Set<object>>();
   private readonly unions = new UnionDiffer(this);
+  private readonly keywords = new KeywordRules(this);
 
   constructor(
     readonly resolveExternal: ExternalRefResolver | undefined,
@@ -181,8 +183,9 @@ class Differ implements BranchDiffer {
     const os = ro.schema === true ? EMPTY_SCHEMA : ro.schema;
     const ns = rn.schema === true ? EMPTY_SCHEMA : rn.schema;
     if (os === ns && (os === EMPTY_SCHEMA || ro.doc.root === rn.doc.root)) return; // the very same schema
-    const o: SchemaNode = { schema: os, doc: ro.doc };
-    const n: SchemaNode = { schema: ns, doc: rn.doc };
+    // Compared in normal form: equivalent spellings alike, constraints one keyword implies for another written out.
+    const o: SchemaNode = { schema: normalise(os), doc: ro.doc };
+    const n: SchemaNode = { schema: normalise(ns), doc: rn.doc };
 
     const pending = this.inProgress.get(os);
     if (pending?.has(ns)) return;
@@ -190,7 +193,7 @@ class Differ implements BranchDiffer {
     else this.inProgress.set(os, new Set([ns]));
     try {
       this.diffAnnotations(os, ns, emit);
-      if (isUnion(os) || isUnion(ns)) this.unions.diffUnion(o, n, site);
+      if (isUnion(o.schema as SchemaObject) || isUnion(n.schema as SchemaObject)) this.unions.diffUnion(o, n, site);
       else this.diffPlain(o, n, site, emit);
     } finally {
       this.inProgress.get(os)?.delete(ns);
@@ -238,11 +241,42 @@ class Differ implements BranchDiffer {
     }
     if (relevant("minItems")) this.diffItems(o, n, site, emit);
     if (relevant("properties")) {
-      this.diffCounts(os, ns, "minProperties", "maxProperties", emit);
+      this.diffPropertyCounts(os, ns, emit);
       this.diffObject(o, n, site, emit);
     }
     this.diffAllOf(o, n, site, emit);
+    const oldRest = stripApplicators(os);
+    if (relevant("contains")) this.keywords.diffContains(o, n, os, site, emit);
+    if (relevant("dependencies")) this.keywords.diffDependencies(o, n, os, site, emit);
+    if (relevant("propertyNames")) this.keywords.diffPropertyNames(o, n, os, site, emit);
+    this.keywords.diffNot(o, n, oldRest, site, emit);
+    this.keywords.diffConditional(o, n, os, site, emit);
     this.diffOtherKeywords(o, n, relevant, emit);
+  }
+
+  /**
+   * Object sizes: the old object's own bounds are the stated ones tightened by what its keys imply
+   * (at least as many keys as required names; a closed object without patterns at most its named ones).
+   */
+  private diffPropertyCounts(os: SchemaObject, ns: SchemaObject, emit: Emit): void {
+    const required = new Set(Array.isArray(os.required) ? os.required.filter((r): r is string => typeof r === "string") : []);
+    const named = isObject(os.properties) ? Object.keys(os.properties).length : Infinity;
+    const closed = os.additionalProperties === false && os.patternProperties === undefined;
+    const impliedMin = required.size;
+    const impliedMax = closed ? named : Infinity;
+    const omin = typeof os.minProperties === "number" ? os.minProperties : 0;
+    const nmin = typeof ns.minProperties === "number" ? ns.minProperties : 0;
+    const omax = typeof os.maxProperties === "number" ? os.maxProperties : Infinity;
+    const nmax = typeof ns.maxProperties === "number" ? ns.maxProperties : Infinity;
+    const show = (v: number): string => (v === Infinity ? "none" : String(v));
+    if (nmin > omin) {
+      if (nmin <= Math.max(omin, impliedMin)) emit("implied-constraint", `minProperties raised from ${omin} to ${nmin}: every allowed object has ${impliedMin} required properties`, "minProperties");
+      else emit("tighten-constraint", `minProperties raised from ${omin} to ${nmin}`, "minProperties");
+    } else if (nmin < omin) emit("loosen-constraint", `minProperties lowered from ${omin} to ${nmin}`, "minProperties");
+    if (nmax < omax) {
+      if (nmax >= Math.min(omax, impliedMax)) emit("implied-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}: the closed object has at most ${impliedMax} properties`, "maxProperties");
+      else emit("tighten-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}`, "maxProperties");
+    } else if (nmax > omax) emit("loosen-constraint", `maxProperties raised from ${show(omax)} to ${show(nmax)}`, "maxProperties");
   }
 
   private diffCounts(os: SchemaObject, ns: SchemaObject, minKw: string, maxKw: string, emit: Emit): void {
@@ -279,6 +313,9 @@ class Differ implements BranchDiffer {
     else if (newMax < oldMaxKw) emit("implied-constraint", `maxItems lowered to ${newMax}: the old items already allow at most ${oldMax}`, "maxItems");
     if (!os.uniqueItems && ns.uniqueItems === true) {
       if (oldMax <= 1) emit("implied-constraint", "items must now be unique: the old schema allows at most one item", "uniqueItems");
+      else if (oldMax <= oi.prefix.length && this.distinctPositions(oi.prefix.slice(0, oldMax), o)) {
+        emit("implied-constraint", "items must now be unique: the closed tuple's positions never hold equal values", "uniqueItems");
+      }
       else emit("tighten-constraint", "items must now be unique", "uniqueItems", { uniqueItems: true });
     }
     if (os.uniqueItems === true && !ns.uniqueItems) emit("loosen-constraint", "items no longer need to be unique", "uniqueItems");
@@ -302,6 +339,28 @@ class Differ implements BranchDiffer {
       return;
     }
     this.diff({ schema: oi.rest, doc: o.doc }, { schema: ni.rest, doc: n.doc }, childSite(site, "*"));
+  }
+
+  /** True when no two tuple positions can hold equal values (disjoint consts / enums, or disjoint types). */
+  private distinctPositions(positions: JsonSchema[], o: SchemaNode): boolean {
+    const read = positions.map((p) => {
+      const r = this.resolve({ schema: p, doc: o.doc });
+      return isOpaque(r) || !isObject(r.schema) ? undefined : (r.schema as SchemaObject);
+    });
+    if (read.some((r) => r === undefined)) return false;
+    const schemas = read as SchemaObject[];
+    for (let i = 0; i < schemas.length; i++) {
+      for (let j = i + 1; j < schemas.length; j++) {
+        const a = schemas[i]!;
+        const b = schemas[j]!;
+        const va = valueSet(a);
+        const vb = valueSet(b);
+        if (va && vb && !va.some((v) => vb.some((w) => jsonEqual(v, w)))) continue;
+        if (!typesIntersect(effectiveTypes(a), effectiveTypes(b))) continue;
+        return false;
+      }
+    }
+    return true;
   }
 
   private diffObject(o: SchemaNode, n: SchemaNode, site: Site, emit: Emit): void {
@@ -495,19 +554,7 @@ class Differ implements BranchDiffer {
       if (HANDLED.has(key) || CONTAINERS.has(key) || isAnnotationKeyword(key) || !relevant(key)) continue;
       const same = this.same({ schema: { [key]: os[key] }, doc: o.doc }, { schema: { [key]: ns[key] }, doc: n.doc });
       if (same) continue;
-      if (LOOSENED_WHEN_REMOVED.has(key) && ns[key] === undefined) {
-        emit("loosen-constraint", `${key} removed`, key);
-        continue;
-      }
-      const known = LOOSENED_WHEN_REMOVED.has(key);
-      const what = os[key] === undefined ? "added" : ns[key] === undefined ? "removed" : "changed";
-      emit(
-        "unknown-keyword-change",
-        known
-          ? `keyword "${key}" ${what} (not analysed: treated as breaking)`
-          : `unknown keyword "${key}" ${what} (treated as breaking)`,
-        key,
-      );
+      this.keywords.diffUnknown(key, os, ns, emit);
     }
   }
 }

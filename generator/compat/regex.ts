@@ -10,10 +10,17 @@
  * lookarounds it can not eliminate) or an automaton that grows past a node budget gives
  * `undecided`, never a guess.
  */
-import { type CharSet, DFA, JS, NFA, Transformers, getIntersectionWordSets, transform } from "refa";
+import { CharBase, type CharSet, DFA, JS, NFA, Transformers, getIntersectionWordSets, transform } from "refa";
+import { ASSERTED_FORMATS } from "./formats.js";
 
 /** Nodes one automaton may have: keeps a pathological pattern from stalling `gen --check`. */
 const MAX_NODES = 20_000;
+/**
+ * Product states the on-the-fly inclusion search may visit before it gives up (and the whole-DFA
+ * construction is tried). Each state is a pair of subsets reached by one word; a pattern like
+ * `(a|b)*a(a|b){12}` needs about 2^13 of them, far below its 20,000-node complete DFA's cost.
+ */
+const MAX_PRODUCT_STATES = 60_000;
 const MAX_CHARACTER = 0x10ffff;
 
 export type LanguageOutcome =
@@ -27,7 +34,10 @@ export interface StringConstraints {
   patterns?: readonly string[];
   minLength?: number;
   maxLength?: number;
-  /** A format whose shape is known (see `FORMAT_SHAPES`); others make string questions undecided. */
+  /**
+   * A format: when the runtime asserts it (`ASSERTED_FORMATS`) its shape (`FORMAT_SHAPES`) bounds the
+   * old language; any other format is an annotation and bounds nothing.
+   */
   format?: string;
 }
 
@@ -83,7 +93,7 @@ function constraintAutomaton(c: StringConstraints): NFA {
   };
   try {
     for (const p of c.patterns ?? []) add(patternAutomaton(p));
-    if (c.format !== undefined) {
+    if (c.format !== undefined && ASSERTED_FORMATS.has(c.format)) {
       const shape = FORMAT_SHAPES[c.format];
       if (shape !== undefined) add(patternAutomaton(shape));
     }
@@ -99,13 +109,83 @@ function constraintAutomaton(c: StringConstraints): NFA {
 function includedIn(old: StringConstraints, accepts: () => NFA): LanguageOutcome {
   try {
     const oldNfa = constraintAutomaton(old);
-    const rejected = DFA.fromFA(accepts(), new DFA.LimitedNodeFactory(MAX_NODES));
+    const newNfa = accepts();
+    const lazy = lazyInclusion(oldNfa, newNfa, MAX_PRODUCT_STATES);
+    if (lazy !== undefined) return lazy;
+    const rejected = DFA.fromFA(newNfa, new DFA.LimitedNodeFactory(MAX_NODES));
     rejected.complement();
     for (const wordSet of getIntersectionWordSets(oldNfa, rejected, MAX_NODES)) return { kind: "excluded", witness: readable(wordSet) };
     return { kind: "included" };
   } catch (error) {
     return { kind: "undecided", reason: error instanceof RegexUndecidable ? error.message : `regular-expression analysis failed (${(error as Error).message})` };
   }
+}
+
+/**
+ * On-the-fly inclusion: a breadth-first search of the product of the two subset constructions,
+ * built only as far as words reach, for a word the old automaton accepts and the new one rejects.
+ * The first such word found is a shortest counterexample (the witness string). A search that runs
+ * out of states proves inclusion; one that exceeds `budget` states returns undefined (the caller
+ * falls back to whole automata). Neither DFA is ever built completely.
+ */
+export function lazyInclusion(old: NFA, next: NFA, budget: number): LanguageOutcome | undefined {
+  const ids = new Map<NFA.Node, number>();
+  const idOf = (n: NFA.Node): number => {
+    let id = ids.get(n);
+    if (id === undefined) ids.set(n, (id = ids.size));
+    return id;
+  };
+  const keyOf = (a: readonly NFA.Node[], b: readonly NFA.Node[]): string =>
+    `${a.map(idOf).sort((x, y) => x - y).join(",")}|${b.map(idOf).sort((x, y) => x - y).join(",")}`;
+  interface State {
+    old: NFA.Node[];
+    next: NFA.Node[];
+    parent: State | undefined;
+    via: CharSet | undefined;
+  }
+  const start: State = { old: [old.initial], next: [next.initial], parent: undefined, via: undefined };
+  const seen = new Set<string>([keyOf(start.old, start.next)]);
+  const queue: State[] = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const state = queue[head]!;
+    if (state.old.some((n) => old.finals.has(n)) && !state.next.some((n) => next.finals.has(n))) {
+      const word: CharSet[] = [];
+      for (let s: State | undefined = state; s?.via !== undefined; s = s.parent) word.push(s.via);
+      return { kind: "excluded", witness: readable(word.reverse()) };
+    }
+    const sets: CharSet[] = [];
+    for (const n of state.old) for (const cs of n.out.values()) sets.push(cs);
+    if (sets.length === 0) continue;
+    for (const n of state.next) for (const cs of n.out.values()) sets.push(cs);
+    for (const base of new CharBase(sets).sets) {
+      const step = (nodes: readonly NFA.Node[]): NFA.Node[] => {
+        const out = new Set<NFA.Node>();
+        for (const n of nodes) for (const [to, cs] of n.out) if (!cs.isDisjointWith(base)) out.add(to);
+        return [...out];
+      };
+      const o = step(state.old);
+      if (o.length === 0) continue; // no old word goes on this way
+      const x = step(state.next);
+      const key = keyOf(o, x);
+      if (seen.has(key)) continue;
+      if (seen.size >= budget) return undefined;
+      seen.add(key);
+      queue.push({ old: o, next: x, parent: state, via: base });
+    }
+  }
+  return { kind: "included" };
+}
+
+/**
+ * Does every string under `old` satisfy `next` (patterns and lengths; an asserted format by its
+ * shape)? A string outside the new shape is a sure witness; inclusion in the shape of a format the
+ * old strings do not have is not a proof (the shape accepts more than the format).
+ */
+export function stringIncludes(old: StringConstraints, next: StringConstraints): LanguageOutcome {
+  const formatGap = next.format !== undefined && ASSERTED_FORMATS.has(next.format) && next.format !== old.format;
+  const outcome = includedIn(old, () => constraintAutomaton(next));
+  if (outcome.kind === "included" && formatGap) return { kind: "undecided", reason: `whether every string is a valid ${next.format} was not decided` };
+  return outcome;
 }
 
 /** Does every string under `old` match `pattern`? */
@@ -115,7 +195,7 @@ export function patternIncludes(old: StringConstraints, pattern: string): Langua
 
 /** Does every string under `old` have a length in `[min, max]`? (A pattern can imply a length.) */
 export function lengthIncludes(old: StringConstraints, min: number, max: number | undefined): LanguageOutcome {
-  if ((old.patterns ?? []).length === 0 && (old.format === undefined || FORMAT_SHAPES[old.format] === undefined)) {
+  if ((old.patterns ?? []).length === 0 && (old.format === undefined || !ASSERTED_FORMATS.has(old.format) || FORMAT_SHAPES[old.format] === undefined)) {
     // Plain length bounds: no automaton needed.
     const omin = old.minLength ?? 0;
     const omax = old.maxLength;

@@ -3,8 +3,8 @@
  * `pattern` and `format`. None of them recurses into child schemas, so they are plain functions of
  * the two schema objects that report through an `Emit`; the differ decides when each applies.
  */
-import { isDateTime } from "../runtime.js";
-import { type StringConstraints, lengthIncludes, patternIncludes } from "./regex.js";
+import { ASSERTED_FORMATS, NEAR_MISSES, formatAccepts } from "./formats.js";
+import { FORMAT_SHAPES, type StringConstraints, lengthIncludes, patternIncludes } from "./regex.js";
 import { type Emit, showValue } from "./rule-catalogue.js";
 import { type SchemaObject, jsonEqual, jsonTypeOf } from "./schema.js";
 
@@ -227,13 +227,36 @@ export function diffStrings(os: SchemaObject, ns: SchemaObject, emit: Emit): voi
     }
   }
 
+  diffFormats(os, ns, old, emit);
+}
+
+/**
+ * Formats, as the runtime asserts them (`ASSERTED_FORMATS`): a format the runtime does not assert
+ * is an annotation (any change compatible). An asserted format removed loosens; one added breaks
+ * with a string of the old language that its check rejects (outside its shape, or a near miss such
+ * as `2025-02-30T00:00:00Z`), and is implied when the old format is the same.
+ */
+function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints, emit: Emit): void {
   const of = typeof os.format === "string" ? os.format : undefined;
   const nf = typeof ns.format === "string" ? ns.format : undefined;
-  if (of !== nf) {
-    if (nf === undefined) emit("loosen-constraint", `format ${showValue(of)} removed`, "format");
-    else if (of === undefined) emit("tighten-constraint", `format ${showValue(nf)} added`, "format", { value: "" });
-    else emit("tighten-constraint", `format changed from ${showValue(of)} to ${showValue(nf)}`, "format");
+  if (of === nf) return;
+  const oldAsserted = of !== undefined && ASSERTED_FORMATS.has(of);
+  const newAsserted = nf !== undefined && ASSERTED_FORMATS.has(nf);
+  const what = of === undefined ? `format ${showValue(nf)} added` : nf === undefined ? `format ${showValue(of)} removed` : `format changed from ${showValue(of)} to ${showValue(nf)}`;
+  if (!newAsserted) {
+    if (oldAsserted) emit("loosen-constraint", what, "format");
+    else emit("annotation-change", `${what}: the validators do not assert it (an annotation)`, "format");
+    return;
   }
+  const shape = FORMAT_SHAPES[nf];
+  const outcome = shape === undefined ? undefined : patternIncludes(old, shape);
+  if (outcome?.kind === "excluded") {
+    emit("tighten-constraint", `${what}: the allowed string ${showValue(outcome.witness)} is not a valid ${nf}`, "format", { value: outcome.witness });
+    return;
+  }
+  const near = (NEAR_MISSES[nf] ?? []).find((v) => !formatAccepts(nf, v) && (["minLength", "maxLength", "pattern", "format"] as const).every((k) => satisfiesScalar(v, k, os)));
+  if (near !== undefined) emit("tighten-constraint", `${what}: the allowed string ${showValue(near)} is not a valid ${nf}`, "format", { value: near });
+  else emit("cannot-decide", `${what}: ${outcome?.kind === "undecided" ? outcome.reason : `whether every allowed string is a valid ${nf} was not decided`}`, "format");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,12 +339,7 @@ export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS
   return true;
 }
 
-/** Formats the runtime checks; an unknown format is not checked by validators (ajv with strict off). */
-export function formatAccepts(format: string, value: string): boolean {
-  if (format === "date-time") return isDateTime(value);
-  if (format === "date") return /^\d{4}-\d{2}-\d{2}$/.test(value);
-  return true;
-}
+export { formatAccepts } from "./formats.js";
 
 function stringConstraints(s: SchemaObject): StringConstraints {
   const c: StringConstraints = {};

@@ -1,0 +1,398 @@
+/**
+ * Rules for the applicator keywords that used to be compared as text: `not`, `if`/`then`/`else`,
+ * `dependencies` (property lists and schemas), `propertyNames` and `contains`, and the verdict for
+ * keywords the differ does not know. Each is decided by meaning, reusing the differ for the
+ * sub-questions ("does every value of this schema satisfy that one?"), asked on trial change lists:
+ * a trial with only compatible changes is a proof of inclusion; anything else is not.
+ *
+ * Keywords draft-07 ajv (the validators' dialect) ignores, like `dependentRequired`,
+ * `dependentSchemas`, `minContains`, `maxContains`, constrain no stored value: any change to them is
+ * an annotation change.
+ */
+import { Ajv } from "ajv";
+import { conjoin } from "./normalise.js";
+import { type StringConstraints, stringIncludes } from "./regex.js";
+import { type Change, type Emit, type Site, childSite, describeSchema, emitAt, showValue } from "./rule-catalogue.js";
+import { covers, effectiveTypes, satisfiesScalar, typesIntersect, valueSet } from "./scalars.js";
+import { EMPTY_SCHEMA, type JsonSchema, type SchemaNode, type SchemaObject, isObject, isOpaque, jsonEqual, jsonTypeOf } from "./schema.js";
+import type { BranchDiffer } from "./unions.js";
+
+type Inclusion = "yes" | "no" | "unknown";
+
+let keywordAjv: Ajv | undefined;
+/** Whether the validators (draft-07 ajv) give `keyword` a meaning; an unknown keyword is ignored by them. */
+export function validatorsKnow(keyword: string): boolean {
+  keywordAjv ??= new Ajv({ strict: false, logger: false, validateSchema: false });
+  return keywordAjv.getKeyword(keyword) !== false;
+}
+
+export class KeywordRules {
+  constructor(private readonly differ: BranchDiffer) {}
+
+  /** The changes of comparing a with b on a trial list, and what they prove. */
+  private trial(a: SchemaNode, b: SchemaNode, site: Site, branch = ""): { changes: Change[]; included: Inclusion } {
+    const changes: Change[] = [];
+    this.differ.diff(a, b, { ...site, branch: branch ? (site.branch ? `${site.branch} > ${branch}` : branch) : site.branch, out: changes });
+    const included: Inclusion = changes.some((c) => c.kind === "undecided") ? "unknown" : changes.some((c) => c.kind === "breaking") ? "no" : "yes";
+    return { changes, included };
+  }
+
+  private node(schema: unknown, doc: SchemaNode["doc"]): SchemaNode {
+    return { schema: schema === undefined ? true : (schema as JsonSchema), doc };
+  }
+
+  /** The schema as a plain object (refs followed), or undefined when it can not be read here. */
+  private plain(schema: unknown, doc: SchemaNode["doc"]): SchemaObject | undefined {
+    const r = this.differ.resolve(this.node(schema, doc));
+    if (isOpaque(r)) return undefined;
+    if (r.schema === true) return EMPTY_SCHEMA;
+    if (r.schema === false) return { not: {} };
+    return r.schema;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // not
+
+  /**
+   * `not: A` -> `not: B`: the new schema rejects B; the old one already rejected A. Compatible when
+   * B ⊆ A (nothing newly excluded) or no old value can match B; breaking with a value of B \ A the
+   * old schema accepts.
+   */
+  diffNot(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
+    const a = (o.schema as SchemaObject).not;
+    const b = (n.schema as SchemaObject).not;
+    if (b === undefined) {
+      if (a !== undefined) emit("loosen-constraint", `not ${describeSchema(a)} removed`, "not");
+      return;
+    }
+    if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
+    const what = a === undefined ? `not ${describeSchema(b)} added` : `not changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const bs = this.plain(b, n.doc);
+    if (bs && !typesIntersect(effectiveTypes(oldRest), effectiveTypes(bs))) {
+      emit("implied-constraint", `${what}: no allowed value has a type it excludes`, "not");
+      return;
+    }
+    const values = bs ? valueSet(bs) : null;
+    if (values) {
+      const excluded = values.filter((v) => couldAccept(oldRest, v) && !(a !== undefined && this.matchesValue(a, v, o.doc)));
+      if (excluded.length === 0) emit("implied-constraint", `${what}: no allowed value is among those it excludes`, "not");
+      else emit("tighten-constraint", `${what}: the allowed value ${showValue(excluded[0])} is rejected now`, "not", { value: excluded[0] });
+      return;
+    }
+    if (a !== undefined && this.trial(this.node(b, n.doc), this.node(a, o.doc), site).included === "yes") {
+      emit("loosen-constraint", `${what}: it excludes no value the old one did not`, "not");
+      return;
+    }
+    if (bs && this.trial({ schema: oldRest, doc: o.doc }, { schema: bs, doc: n.doc }, site).included === "yes") {
+      emit("tighten-constraint", `${what}: every allowed value matches it, none is accepted now`, "not");
+      return;
+    }
+    emit("cannot-decide", `${what}: whether an allowed value matches it was not decided`, "not");
+  }
+
+  /** Whether a value matches `schema` when it is a const / enum (undefined schema shapes: false). */
+  private matchesValue(schema: unknown, value: unknown, doc: SchemaNode["doc"]): boolean {
+    const s = this.plain(schema, doc);
+    const vs = s ? valueSet(s) : null;
+    return vs !== null && vs.some((v) => jsonEqual(v, value)) && couldAccept(s!, value);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // if / then / else
+
+  /**
+   * `if I then T else E` is `(I ∧ T) ∨ (¬I ∧ E)`. Removed: loosened. Same `if`: each branch compared
+   * (with the value's type) as the branch's constraint added to the old schema. Added: the old values
+   * matching each branch must satisfy it. `if ¬I then E else T` is the same conditional.
+   */
+  diffConditional(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
+    const os = o.schema as SchemaObject;
+    const ns = n.schema as SchemaObject;
+    if (ns.if === undefined) {
+      if (os.if !== undefined) emit("loosen-constraint", "if/then/else removed", "if");
+      return;
+    }
+    let [oi, ot, oe] = [os.if, os.then, os.else];
+    const [ni, nt, ne] = [ns.if, ns.then, ns.else];
+    if (oi !== undefined && isObject(ni) && Object.keys(ni).length === 1 && ni.not !== undefined && this.differ.same(this.node(ni.not, n.doc), this.node(oi, o.doc))) {
+      [oi, ot, oe] = [ni, oe, ot]; // if ¬I then E else T
+    } else if (isObject(oi) && Object.keys(oi).length === 1 && oi.not !== undefined && this.differ.same(this.node(oi.not, o.doc), this.node(ni, n.doc))) {
+      [oi, ot, oe] = [ni, oe, ot];
+    }
+    const sameIf = oi !== undefined && this.differ.same(this.node(oi, o.doc), this.node(ni, n.doc));
+    if (oi !== undefined && !sameIf) {
+      // A changed condition: compatible when each new branch holds for every old value whichever branch it took.
+      const holds = (branch: unknown): boolean =>
+        branch === undefined ||
+        [ot, oe].every((old) => this.branchTrial(oldRest, old, branch, o.doc, n.doc, site, "").included === "yes");
+      if (holds(nt) && holds(ne)) emit("loosen-constraint", "if changed: every old value satisfies both new branches", "if");
+      else emit("cannot-decide", `if changed from ${describeSchema(oi)} to ${describeSchema(ni)}: which stored values take which branch was not decided`, "if");
+      return;
+    }
+    for (const [name, oldBranch, newBranch] of [
+      ["then", sameIf ? ot : undefined, nt],
+      ["else", sameIf ? oe : undefined, ne],
+    ] as const) {
+      if (newBranch === undefined) {
+        if (oldBranch !== undefined) emit("loosen-constraint", `${name} removed`, name);
+        continue;
+      }
+      if (oldBranch !== undefined && this.differ.same(this.node(oldBranch, o.doc), this.node(newBranch, n.doc))) continue;
+      // Values that take this branch: the old ones that match (or not) the condition.
+      const cond = name === "then" ? ni : { not: ni };
+      const t = this.branchTrial(oldRest, oldBranch, newBranch, o.doc, n.doc, site, `${name} of if ${describeSchema(ni)}`);
+      if (t.included === "yes") {
+        if (t.changes.length === 0 && oldBranch === undefined) emit("implied-constraint", `${name} ${describeSchema(newBranch)} added: every allowed value already satisfies it`, name);
+        else if (oldBranch !== undefined) emit("loosen-constraint", `${name} changed: every value the old ${name} allowed still satisfies it`, name);
+        else emit("implied-constraint", `${name} added: every allowed value already satisfies it`, name);
+        continue;
+      }
+      const condS = this.plain(cond, n.doc);
+      if (condS && name === "then" && !typesIntersect(effectiveTypes(oldRest), effectiveTypes(this.plain(ni, n.doc) ?? EMPTY_SCHEMA))) continue; // no old value takes it
+      site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+    }
+  }
+
+  /** Old schema ∧ old branch compared with old schema ∧ new branch (the branch's constraints added). */
+  private branchTrial(
+    oldRest: SchemaObject,
+    oldBranch: unknown,
+    newBranch: unknown,
+    oldDoc: SchemaNode["doc"],
+    newDoc: SchemaNode["doc"],
+    site: Site,
+    label: string,
+  ): { changes: Change[]; included: Inclusion } {
+    const base = stripApplicators(oldRest);
+    const ob = oldBranch === undefined ? EMPTY_SCHEMA : this.plain(oldBranch, oldDoc);
+    const nb = this.plain(newBranch, newDoc);
+    const left = ob ? conjoin(base, ob) : undefined;
+    const right = nb && left ? conjoin(left, nb) : undefined;
+    if (!left || !right) {
+      const changes: Change[] = [];
+      emitAt({ ...site, out: changes })("cannot-decide", `${label || "branch"}: the branch can not be merged with the schema to compare it`, "if");
+      return { changes, included: "unknown" };
+    }
+    return this.trial({ schema: left, doc: oldDoc }, { schema: right, doc: newDoc }, site, label);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // dependencies
+
+  /**
+   * `dependencies: {a: [b]}` (b required when a is present) and `{a: schema}` (the object matches it
+   * when a is present). Per key: the new dependency added to the old schema with `a` present must
+   * accept what the old dependency accepted. A key the old object can not hold needs nothing.
+   */
+  diffDependencies(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
+    const od = isObject((o.schema as SchemaObject).dependencies) ? ((o.schema as SchemaObject).dependencies as Record<string, unknown>) : {};
+    const nd = isObject((n.schema as SchemaObject).dependencies) ? ((n.schema as SchemaObject).dependencies as Record<string, unknown>) : {};
+    const asSchema = (d: unknown): unknown => (Array.isArray(d) ? { required: d } : d);
+    for (const key of new Set([...Object.keys(od), ...Object.keys(nd)])) {
+      const a = od[key];
+      const b = nd[key];
+      if (jsonEqual(a, b)) continue;
+      if (b === undefined || (Array.isArray(b) && b.length === 0) || b === true) {
+        emit("loosen-constraint", `dependencies ${showValue(key)} removed`, "dependencies");
+        continue;
+      }
+      if (!canHold(oldRest, key)) {
+        emit("implied-constraint", `dependencies ${showValue(key)} changed: the object can not hold ${showValue(key)}`, "dependencies");
+        continue;
+      }
+      const present = { ...stripApplicators(oldRest), required: [...new Set([...(Array.isArray(oldRest.required) ? (oldRest.required as string[]) : []), key])] };
+      const t = this.branchTrial(present, asSchema(a), asSchema(b), o.doc, n.doc, site, `dependencies ${showValue(key)}`);
+      if (t.included === "yes") {
+        emit(a === undefined ? "implied-constraint" : "loosen-constraint", `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: every allowed object with ${showValue(key)} already satisfies it`, "dependencies");
+        continue;
+      }
+      // The trial's object has `key` required; a witness needs it present: re-pointed at the key for lists.
+      if (Array.isArray(b)) {
+        const missing = (b as string[]).filter((p) => !(Array.isArray(a) && a.includes(p)) && !(Array.isArray(oldRest.required) && oldRest.required.includes(p)));
+        if (missing.length > 0 && t.included === "no") {
+          emitAt(childSite(site, key))("tighten-constraint", `dependencies: ${showValue(key)} now requires ${missing.map(showValue).join(", ")}`, "dependencies", { present: true });
+          continue;
+        }
+      }
+      site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // propertyNames
+
+  /** Every key an old object can hold must satisfy the new `propertyNames`. */
+  diffPropertyNames(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
+    const a = (o.schema as SchemaObject).propertyNames;
+    const b = (n.schema as SchemaObject).propertyNames;
+    if (b === undefined || b === true) {
+      if (a !== undefined && a !== true) emit("loosen-constraint", "propertyNames removed", "propertyNames");
+      return;
+    }
+    const what = a === undefined ? `propertyNames ${describeSchema(b)} added` : `propertyNames changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const as = a === undefined ? EMPTY_SCHEMA : this.plain(a, o.doc);
+    const bs = this.plain(b, n.doc);
+    if (!as || !bs) {
+      emit("cannot-decide", `${what}: a reference that can not be read`, "propertyNames");
+      return;
+    }
+    const named = isObject(oldRest.properties) ? Object.keys(oldRest.properties) : [];
+    const closed = oldRest.additionalProperties === false && oldRest.patternProperties === undefined;
+    // Named keys (all keys of a closed object).
+    for (const p of named) {
+      if (acceptsString(as, p) === false) continue; // the old object never holds it
+      const ok = acceptsString(bs, p);
+      if (ok === false) {
+        emitAt(childSite(site, p))("tighten-constraint", `${what}: the key ${showValue(p)} is rejected now`, "propertyNames", { present: true });
+        return;
+      }
+      if (ok === undefined) {
+        emit("cannot-decide", `${what}: whether the key ${showValue(p)} satisfies it was not decided`, "propertyNames");
+        return;
+      }
+    }
+    if (closed) {
+      emit("implied-constraint", `${what}: every key the object can hold satisfies it`, "propertyNames");
+      return;
+    }
+    // Open object: any key the old propertyNames allows.
+    const oldKeys = stringSchema(as);
+    const newKeys = stringSchema(bs);
+    if (!oldKeys || !newKeys) {
+      emit("cannot-decide", `${what}: the key schemas are not plain string constraints`, "propertyNames");
+      return;
+    }
+    if (newKeys.values) {
+      const candidates = oldKeys.values ?? ["extra", "key", "a", "x", "extra1", "z0"];
+      const bad = candidates.find((k) => typeof k === "string" && acceptsString(as, k) === true && acceptsString(bs, k) === false);
+      if (bad !== undefined) emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", { extraKey: bad as string });
+      else if (oldKeys.values) emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
+      else emit("cannot-decide", `${what}: keys outside its enum were not searched`, "propertyNames");
+      return;
+    }
+    if (oldKeys.values) {
+      const bad = oldKeys.values.find((k) => typeof k === "string" && acceptsString(bs, k) === false);
+      if (bad === undefined && oldKeys.values.every((k) => typeof k !== "string" || acceptsString(bs, k) === true)) emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
+      else if (bad !== undefined) emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", { extraKey: bad as string });
+      else emit("cannot-decide", `${what}: not decided`, "propertyNames");
+      return;
+    }
+    const outcome = stringIncludes(oldKeys.constraints, newKeys.constraints);
+    if (outcome.kind === "included") emit(a === undefined ? "implied-constraint" : "loosen-constraint", `${what}: every key the old schema allows satisfies it`, "propertyNames");
+    else if (outcome.kind === "excluded") {
+      const key = outcome.witness;
+      if (named.includes(key)) emitAt(childSite(site, key))("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", { present: true });
+      else emit("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", { extraKey: key });
+    } else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames");
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // contains
+
+  /**
+   * `contains: C`: some item matches C (an empty array fails). Compatible when the old `contains`
+   * is included in C, or the old `items` are and `minItems` is at least 1 (or a tuple position below
+   * `minItems` is); breaking with an empty array when the old schema allows one.
+   */
+  diffContains(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
+    const os = o.schema as SchemaObject;
+    const a = os.contains;
+    const b = (n.schema as SchemaObject).contains;
+    if (b === undefined) {
+      if (a !== undefined) emit("loosen-constraint", "contains removed", "contains");
+      return;
+    }
+    if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
+    const what = a === undefined ? `contains ${describeSchema(b)} added` : `contains changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const into = (x: unknown): Inclusion => this.trial(this.node(x, o.doc), this.node(b, n.doc), childSite(site, "*")).included;
+    const minItems = typeof oldRest.minItems === "number" ? oldRest.minItems : 0;
+    if (a !== undefined && into(a) === "yes") {
+      emit("loosen-constraint", `${what}: an item matching the old one matches the new one`, "contains");
+      return;
+    }
+    if (minItems >= 1) {
+      const positions = Array.isArray(os.items) ? (os.items as unknown[]).slice(0, minItems) : [os.items ?? true];
+      if (positions.some((p) => into(p) === "yes") || (Array.isArray(os.items) && minItems > os.items.length && into(os.additionalItems ?? true) === "yes")) {
+        emit("implied-constraint", `${what}: every allowed array has an item of the kind it asks for`, "contains");
+        return;
+      }
+    }
+    if (a === undefined && minItems === 0) {
+      emit("tighten-constraint", `${what}: an empty array is rejected now`, "contains", { value: [] });
+      return;
+    }
+    if (a !== undefined) {
+      // An array whose one matching item is of the old kind but not the new one.
+      const t = this.trial(this.node(a, o.doc), this.node(b, n.doc), childSite(site, 0), "contains");
+      if (t.included === "no") {
+        site.out.push(...t.changes.filter((c) => c.kind === "breaking"));
+        return;
+      }
+    }
+    emit("cannot-decide", `${what}: whether every allowed array has such an item was not decided`, "contains");
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Keywords the differ does not know
+
+  diffUnknown(key: string, os: SchemaObject, ns: SchemaObject, emit: Emit): void {
+    const what = os[key] === undefined ? "added" : ns[key] === undefined ? "removed" : "changed";
+    if (IGNORED_BY_VALIDATORS.has(key) && !validatorsKnow(key)) emit("annotation-change", `keyword "${key}" ${what}: the validators (draft-07 ajv) ignore it`, key);
+    // No probe: no document tells the schemas apart for ajv, so the assessment reports it undecided, naming the keyword.
+    else emit("unknown-keyword-change", `unknown keyword "${key}" ${what} (treated as breaking)`, key);
+  }
+}
+
+/**
+ * Keywords of later drafts that draft-07 ajv (the validators' dialect) does not implement: they
+ * constrain no stored value. Any other unknown keyword may be a custom ajv keyword: undecided.
+ */
+const IGNORED_BY_VALIDATORS = new Set(["dependentRequired", "dependentSchemas", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "prefixItems", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor", "$vocabulary"]);
+
+/** The schema without the applicators these rules decide (the rest of the old schema, as context). */
+export function stripApplicators(s: SchemaObject): SchemaObject {
+  const out: SchemaObject = {};
+  for (const [k, v] of Object.entries(s)) if (!APPLICATORS.has(k)) out[k] = v;
+  return out;
+}
+const APPLICATORS = new Set(["not", "if", "then", "else", "dependencies", "propertyNames", "contains", "anyOf", "oneOf", "allOf", "definitions", "$defs"]);
+
+/** Whether an object of `s` can hold the key (false only for a closed object that does not name it). */
+function canHold(s: SchemaObject, key: string): boolean {
+  if (s.additionalProperties !== false || s.patternProperties !== undefined) return true;
+  return isObject(s.properties) && Object.hasOwn(s.properties, key);
+}
+
+/** False when `s`'s type, values or scalar keywords certainly reject `v` (a cheap over-approximation of acceptance). */
+export function couldAccept(s: SchemaObject, v: unknown): boolean {
+  const types = effectiveTypes(s);
+  const t = jsonTypeOf(v);
+  if (!covers(types, t) && !(t === "integer" && covers(types, "number"))) return false;
+  const values = valueSet(s);
+  if (values && !values.some((w) => jsonEqual(v, w))) return false;
+  for (const k of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format"] as const) {
+    if (!satisfiesScalar(v, k, s)) return false;
+  }
+  return true;
+}
+
+const STRING_KEYWORDS = new Set(["type", "enum", "const", "pattern", "minLength", "maxLength", "format"]);
+
+/** A schema made of string keywords only, read as a language (values: an enum / const). */
+function stringSchema(s: SchemaObject): { constraints: StringConstraints; values?: unknown[] } | undefined {
+  if (Object.keys(s).some((k) => !STRING_KEYWORDS.has(k) && !k.startsWith("x-") && !["title", "description", "$comment"].includes(k))) return undefined;
+  const c: StringConstraints = {};
+  if (typeof s.pattern === "string") c.patterns = [s.pattern];
+  if (typeof s.minLength === "number") c.minLength = s.minLength;
+  if (typeof s.maxLength === "number") c.maxLength = s.maxLength;
+  if (typeof s.format === "string") c.format = s.format;
+  const values = valueSet(s);
+  return values ? { constraints: c, values } : { constraints: c };
+}
+
+/** Whether a string schema accepts `key` (undefined when the schema is not made of string keywords). */
+function acceptsString(s: SchemaObject, key: string): boolean | undefined {
+  if (s === EMPTY_SCHEMA || Object.keys(s).length === 0) return true;
+  if (!stringSchema(s)) return undefined;
+  return couldAccept(s, key);
+}

@@ -1,0 +1,221 @@
+/**
+ * A small normalisation step run on both schemas before they are compared, so that equivalent
+ * spellings compare equal and constraints one keyword implies for another are seen:
+ * - `nullable: true` (ajv's OpenAPI keyword) is `"null"` added to `type`;
+ * - `type: "number"` with `multipleOf: 1` is `type: "integer"`;
+ * - `not` of one count or type keyword is its complement: `not: {maxLength: 0}` is `type: "string",
+ *   minLength: 1` (a value of another type satisfies `maxLength`, so `not` rejects it);
+ * - `type` and `required` inside `allOf` members apply to the parent and are moved there (a member
+ *   left without keywords is dropped);
+ * - `then` / `else` without `if`, and `if` without `then` / `else`, are no constraint (ajv ignores them).
+ * Every rewrite accepts exactly the same values. The result is cached; an unchanged schema is
+ * returned as itself (the differ compares schemas by identity).
+ */
+import { isAnnotationKeyword } from "./rule-catalogue.js";
+import { type JsonSchema, type SchemaObject, isObject, jsonEqual } from "./schema.js";
+
+const ALL_TYPES = ["null", "boolean", "object", "array", "number", "string"] as const;
+const cache = new WeakMap<SchemaObject, SchemaObject>();
+
+export function normalise(s: SchemaObject): SchemaObject {
+  let out = cache.get(s);
+  if (!out) cache.set(s, (out = rewrite(s)));
+  return out;
+}
+
+function rewrite(s: SchemaObject): SchemaObject {
+  let r: SchemaObject | undefined;
+  const edit = (): SchemaObject => (r ??= { ...s });
+  const cur = (): SchemaObject => r ?? s;
+
+  if (typeof cur().nullable === "boolean" && (typeof cur().type === "string" || Array.isArray(cur().type))) {
+    if (cur().nullable === true) edit().type = intersectOrUnion(typesOf(cur()), ["null"], "union");
+    delete edit().nullable;
+  }
+
+  // allOf members: their type and required apply to the parent.
+  if (Array.isArray(cur().allOf)) {
+    const members: JsonSchema[] = [];
+    let changed = false;
+    for (const m of cur().allOf as JsonSchema[]) {
+      if (!isObject(m) || "$ref" in m || (m.type === undefined && m.required === undefined)) {
+        members.push(m);
+        continue;
+      }
+      if (m.type !== undefined) {
+        const t = intersectOrUnion(typesOf(cur()), typesOf(m as SchemaObject) ?? [...ALL_TYPES], "intersect");
+        if (t === undefined) {
+          members.push(m);
+          continue;
+        }
+        edit().type = t;
+      }
+      if (Array.isArray(m.required)) edit().required = [...new Set([...(Array.isArray(cur().required) ? (cur().required as string[]) : []), ...(m.required as string[])])];
+      const rest = Object.fromEntries(Object.entries(m).filter(([k]) => k !== "type" && k !== "required"));
+      changed = true;
+      if (Object.keys(rest).some((k) => !isAnnotationKeyword(k))) members.push(rest as SchemaObject);
+    }
+    if (changed) {
+      if (members.length > 0) edit().allOf = members;
+      else delete edit().allOf;
+    }
+  }
+
+  // not of one keyword: its complement.
+  const not = cur().not;
+  if (isObject(not)) {
+    const keys = Object.keys(not).filter((k) => !isAnnotationKeyword(k));
+    const k = keys[0];
+    const v = k === undefined ? undefined : not[k];
+    const complement = keys.length === 1 && k !== undefined ? complementOf(k, v, cur()) : undefined;
+    if (complement) {
+      const next = edit();
+      delete next.not;
+      Object.assign(next, complement);
+    }
+  }
+
+  // number + an integer multipleOf: integers.
+  const m = cur().multipleOf;
+  const types = typesOf(cur());
+  if (m === 1 && types !== null && types.includes("number")) {
+    edit().type = collapse(types.map((t) => (t === "number" ? "integer" : t)));
+    delete edit().multipleOf;
+  } else if (m === 1 && types !== null && types.includes("integer") && !types.includes("number")) {
+    delete edit().multipleOf;
+  }
+
+  // Conditionals ajv ignores.
+  if (cur().if === undefined && (cur().then !== undefined || cur().else !== undefined)) {
+    delete edit().then;
+    delete edit().else;
+  }
+  if (cur().if !== undefined && cur().then === undefined && cur().else === undefined) delete edit().if;
+  return r ?? s;
+}
+
+/** `not: {k: v}` as positive keywords (with the type the negated keyword applies to), or undefined. */
+function complementOf(k: string, v: unknown, s: SchemaObject): SchemaObject | undefined {
+  const counts: Record<string, [string, string, string, "min" | "max"]> = {
+    maxLength: ["string", "minLength", "maxLength", "max"],
+    minLength: ["string", "maxLength", "minLength", "min"],
+    maxItems: ["array", "minItems", "maxItems", "max"],
+    minItems: ["array", "maxItems", "minItems", "min"],
+    maxProperties: ["object", "minProperties", "maxProperties", "max"],
+    minProperties: ["object", "maxProperties", "minProperties", "min"],
+  };
+  if (k in counts) {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) return undefined;
+    const [type, target, , side] = counts[k]!;
+    if (side === "min" && v === 0) return undefined; // not {minLength: 0} accepts no value of that type
+    const t = intersectOrUnion(typesOf(s), [type], "intersect");
+    if (t === undefined) return undefined;
+    const bound = side === "max" ? v + 1 : v - 1;
+    const existing = s[target];
+    const value = typeof existing === "number" ? (side === "max" ? Math.max(existing, bound) : Math.min(existing, bound)) : bound;
+    return { type: t, [target]: value };
+  }
+  if (k === "type") {
+    const negated = typeof v === "string" ? [v] : Array.isArray(v) ? (v as string[]) : undefined;
+    if (!negated || negated.includes("integer") && !negated.includes("number")) return undefined;
+    const left = (typesOf(s) ?? [...ALL_TYPES]).filter((t) => !negated.includes(t) && !(t === "integer" && negated.includes("number")));
+    if (left.length === 0) return undefined;
+    return { type: collapse(left) };
+  }
+  return undefined;
+}
+
+function typesOf(s: SchemaObject): string[] | null {
+  if (typeof s.type === "string") return [s.type];
+  if (Array.isArray(s.type)) return s.type.filter((t): t is string => typeof t === "string");
+  return null;
+}
+
+function collapse(types: string[]): string | string[] {
+  const unique = [...new Set(types)];
+  return unique.length === 1 ? unique[0]! : unique;
+}
+
+/** Type sets combined (`null` = every type); undefined when an intersection is empty. */
+function intersectOrUnion(a: string[] | null, b: string[], how: "intersect" | "union"): string | string[] | undefined {
+  if (how === "union") return a === null ? undefined : collapse([...a, ...b]);
+  const left = a ?? [...ALL_TYPES];
+  const out: string[] = [];
+  for (const t of left) {
+    for (const u of b) {
+      if (t === u) out.push(t);
+      else if ((t === "number" && u === "integer") || (t === "integer" && u === "number")) out.push("integer");
+    }
+  }
+  return out.length === 0 ? undefined : collapse(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conjunction
+
+/** Keywords read together: a conjunction that has one group on both sides is not merged. */
+const GROUPS: readonly (readonly string[])[] = [
+  ["properties", "patternProperties", "additionalProperties"],
+  ["items", "additionalItems"],
+  ["if", "then", "else"],
+  ["contains"],
+  ["$ref"],
+];
+const MERGE_MAX = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
+const MERGE_MIN = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"]);
+
+/**
+ * One schema accepting exactly the values both accept (`allOf: [a, b]` written out), or undefined
+ * when the two can not be merged keyword by keyword (then the caller does not decide).
+ */
+export function conjoin(a: SchemaObject, b: SchemaObject): SchemaObject | undefined {
+  if ("$ref" in a || "$ref" in b) return Object.keys(b).every(isAnnotationKeyword) ? a : Object.keys(a).every(isAnnotationKeyword) ? b : undefined;
+  const out: SchemaObject = { ...a };
+  for (const group of GROUPS) {
+    const inA = group.some((k) => a[k] !== undefined);
+    const inB = group.some((k) => b[k] !== undefined);
+    if (!inB) continue;
+    if (!inA) {
+      for (const k of group) if (b[k] !== undefined) out[k] = b[k];
+      continue;
+    }
+    if (group[0] !== "properties") return undefined;
+    // Both have properties: merged by name, only when neither side closes the other's names off.
+    const pa = isObject(a.properties) ? a.properties : {};
+    const pb = isObject(b.properties) ? b.properties : {};
+    const openA = (a.additionalProperties === undefined || a.additionalProperties === true) && a.patternProperties === undefined;
+    const openB = (b.additionalProperties === undefined || b.additionalProperties === true) && b.patternProperties === undefined;
+    if (!openA && Object.keys(pb).some((p) => !(p in pa))) return undefined;
+    if (!openB && Object.keys(pa).some((p) => !(p in pb))) return undefined;
+    if (!openA && !openB) return undefined;
+    const merged: Record<string, JsonSchema> = { ...(pa as Record<string, JsonSchema>) };
+    for (const [p, sb] of Object.entries(pb as Record<string, JsonSchema>)) {
+      const sa = merged[p];
+      if (sa === undefined || sa === true || jsonEqual(sa, sb)) merged[p] = sb;
+      else if (sb === true) continue;
+      else if (isObject(sa) && isObject(sb)) {
+        const m = conjoin(sa as SchemaObject, sb as SchemaObject);
+        if (!m) return undefined;
+        merged[p] = m;
+      } else return undefined;
+    }
+    out.properties = merged;
+    for (const k of ["patternProperties", "additionalProperties"]) if (b[k] !== undefined) out[k] = b[k];
+  }
+  const grouped = new Set(GROUPS.flat());
+  for (const [k, vb] of Object.entries(b)) {
+    if (grouped.has(k) || isAnnotationKeyword(k)) continue;
+    const va = a[k];
+    if (va === undefined || jsonEqual(va, vb)) out[k] = vb;
+    else if (k === "type") {
+      const t = intersectOrUnion(typesOf(a), typesOf(b) ?? [...ALL_TYPES], "intersect");
+      if (t === undefined) return undefined;
+      out.type = t;
+    } else if (k === "required" && Array.isArray(va) && Array.isArray(vb)) out.required = [...new Set([...va, ...vb])];
+    else if (MERGE_MAX.has(k) && typeof va === "number" && typeof vb === "number") out[k] = Math.max(va, vb);
+    else if (MERGE_MIN.has(k) && typeof va === "number" && typeof vb === "number") out[k] = Math.min(va, vb);
+    else if (k === "allOf" && Array.isArray(va) && Array.isArray(vb)) out.allOf = [...va, ...vb];
+    else return undefined;
+  }
+  return out;
+}
