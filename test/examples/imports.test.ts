@@ -150,7 +150,7 @@ describe("examples/", () => {
     const tsconfig = JSON.parse(readFileSync(join(REPO, "tsconfig.json"), "utf8")) as { compilerOptions: { paths?: Record<string, string[]> }; include: string[] };
     expect(tsconfig.include).toContain("examples");
     const expected: Record<string, string[]> = {};
-    for (const [subpath, target] of Object.entries(pkg.exports)) {
+    for (const [subpath, target] of Object.entries(pkg.exports!)) {
       const types = typeof target === "object" && target !== null ? (target as { types?: string }).types : undefined;
       if (!types) continue; // ./package.json
       expected[subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`] = [types.replace(/^\.\/dist\//, "./").replace(/\.d\.ts$/, ".ts")];
