@@ -16,7 +16,7 @@ export type { JsonObject, JsonValue, ProviderState, ProviderStateFamily, Tagged,
 
 // Sessions and their state bag
 export { createSessionData, newSessionId } from "./runtime/core/session.js";
-export type { AgentSession, CreateSessionOptions, ServiceSessionId, SessionKind, StateBag } from "./runtime/core/session.js";
+export type { AgentSession, CreateSessionOptions, QuarantinedValue, ServiceSessionId, SessionKind, StateBag } from "./runtime/core/session.js";
 export { ProviderSessionState, StateVersionError } from "./runtime/core/state-bag.js";
 export type {
   InitialState,

@@ -3,6 +3,7 @@
  * redacted) and what to do, and carries a stable `code`.
  */
 import { ConfigurationError, StatebagError } from "../core/errors.js";
+import { quoted } from "../core/json.js";
 
 function revisionText(revision: number | null, unit: string): string {
   return revision === null ? "absent" : `${unit} ${revision}`;
@@ -157,7 +158,7 @@ export class SessionOwnerError extends ConfigurationError {
     readonly owner: string,
   ) {
     super(
-      `session "${id}" cannot be saved with owner "${owner}": it is stored with another owner or none, and a session never changes owner; nothing was saved`,
+      `session ${quoted(id)} cannot be saved with owner ${quoted(owner)}: it is stored with another owner or none, and a session never changes owner; nothing was saved`,
       "save it with the owner it was created with (or leave meta.owner out); to move a session to another owner, create a new session under a new id and delete this one",
     );
   }
