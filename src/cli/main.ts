@@ -19,6 +19,7 @@ import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerStoreSetup } from "./commands/store-setup.js";
+import { registerStudio } from "./commands/studio.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportError, type CommandContext } from "./context.js";
 import { colorEnabled, EXIT, Output, processEnvironment, type CliEnvironment, type ExitCode } from "./io.js";
@@ -73,6 +74,7 @@ Docs: docs/cli.md.`,
   registerDiff(program, context);
   registerImport(program, context);
   registerExport(program, context);
+  registerStudio(program, context);
   return program;
 }
 
