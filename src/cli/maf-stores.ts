@@ -25,7 +25,7 @@ import { inputPath, messageOf, type CommandContext } from "./context.js";
 import { CliError, EXIT, echo, type ExitCode } from "./io.js";
 import { asFailure } from "./interop-io.js";
 import { DEFAULT_MAX_BYTES, readDocumentFile, readStdinBytes } from "./read-document.js";
-import { openCliStore } from "./store.js";
+import { cliKeyring, openCliStore } from "./store.js";
 
 export const DOTNET_FS_STORE_FORMAT = "dotnet-fs-store";
 export const COSMOS_CHAT_HISTORY_FORMAT = "cosmos-chat-history";
@@ -42,6 +42,7 @@ interface MafStoreImportOptions {
   dryRun?: boolean;
   maxBytes?: number;
   json?: boolean;
+  keyring?: string;
 }
 
 type Outcome = "imported" | "unchanged" | "conflict" | "failed";
@@ -99,7 +100,7 @@ export async function importDotnetFsStore(context: CommandContext, inputs: strin
   if (listed.entries.length === 0) {
     throw new CliError(EXIT.usage, `no c-{conversation}.json session files under ${echo(input)}${skipped.length ? ` (${skipped.length} skipped)` : ""}`, { fix: "give the root directory a FileSystemAgentSessionStore writes to" });
   }
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
   const results: FileResult[] = [];
   const progress = await out.progress();
   try {
@@ -212,7 +213,7 @@ export async function importCosmosChatHistory(context: CommandContext, inputs: s
     throw asFailure(error, `cannot import ${name}`, name);
   }
   if (logs.length === 0) throw new CliError(EXIT.failed, `${echo(name)} holds no chat-history documents`, { where: name, fix: "export the chat-history container's ChatMessage documents" });
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
   const results: LogResult[] = [];
   const plain = (m: readonly ChatMessage[]) => JSON.parse(JSON.stringify(m)) as unknown;
   try {

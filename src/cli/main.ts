@@ -19,6 +19,8 @@ import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerStoreSetup } from "./commands/store-setup.js";
+import { registerStoreErase } from "./commands/store-erase.js";
+import { registerStorePurge } from "./commands/store-purge.js";
 import { registerStudio } from "./commands/studio.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportError, type CommandContext } from "./context.js";
@@ -61,7 +63,7 @@ export function buildProgram(context: CommandContext): Command {
     `
 Exit codes: 0 ok, 1 validation/compatibility failure, 2 usage error, 3 could not run or finish (store down, interrupted, unexpected error).
 Project config: statebag.config.json (or a "statebag" key in package.json), found from the working directory upward; \`statebag init\` writes one.
-Environment: STATEBAG_STORE (store URL, over the config's), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
+Environment: STATEBAG_STORE (store URL, over the config's), STATEBAG_KEYRING (keyring file of an encrypted store, over the config's), NO_COLOR, STATEBAG_DEBUG=1 (stack traces).
 Docs: docs/cli.md.`,
   );
 
@@ -71,6 +73,8 @@ Docs: docs/cli.md.`,
   registerInspect(program, context);
   registerMigrate(program, context);
   registerStoreSetup(program, context);
+  registerStorePurge(program, context);
+  registerStoreErase(program, context);
   registerDiff(program, context);
   registerImport(program, context);
   registerExport(program, context);

@@ -15,7 +15,9 @@
  *   }
  *
  * Every key is optional (these are the defaults); `runtimeImport` (the module generated code imports
- * statebag from, default "statebag") is for unusual layouts. Unknown keys and wrong types are errors
+ * statebag from, default "statebag") is for unusual layouts. `keyring` (no default) is the keyring
+ * file of an encrypted store (after --keyring and $STATEBAG_KEYRING); it may be absolute (a secrets
+ * mount), a relative one is relative to the config's folder. Unknown keys and wrong types are errors
  * that name the file and the JSON pointer, since a misspelt key would otherwise be silently ignored.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -36,6 +38,8 @@ export interface ProjectConfigFile {
   registry?: string;
   store?: string;
   runtimeImport?: string;
+  /** The keyring file of an encrypted store: {"current", "keys", "store"} (no default). */
+  keyring?: string;
 }
 
 /** The config with defaults applied and paths made absolute. */
@@ -54,9 +58,11 @@ export interface ProjectConfig {
   /** A store URL; a relative SQLite path is made absolute against `root`. */
   store: string;
   runtimeImport: string;
+  /** The keyring file of an encrypted store, absolute; absent when the config names none. */
+  keyring?: string;
 }
 
-export const CONFIG_DEFAULTS: Required<ProjectConfigFile> = {
+export const CONFIG_DEFAULTS: Required<Omit<ProjectConfigFile, "keyring">> = {
   tsconfig: "tsconfig.json",
   schemas: "schemas",
   generated: "src/generated",
@@ -66,7 +72,11 @@ export const CONFIG_DEFAULTS: Required<ProjectConfigFile> = {
   runtimeImport: "statebag",
 };
 
-const KEYS = Object.keys(CONFIG_DEFAULTS) as (keyof ProjectConfigFile)[];
+/** Keys without a default. `keyring`: the keyring file of an encrypted store (absolute allowed: a secrets mount). */
+const OPTIONAL_KEYS: Record<Exclude<keyof ProjectConfigFile, keyof typeof CONFIG_DEFAULTS>, { example: string }> = {
+  keyring: { example: "/run/secrets/statebag-keyring.json" },
+};
+const KEYS = [...Object.keys(CONFIG_DEFAULTS), ...Object.keys(OPTIONAL_KEYS)] as (keyof ProjectConfigFile)[];
 const PATH_KEYS = new Set<keyof ProjectConfigFile>(["tsconfig", "schemas", "generated", "fixtures", "registry"]);
 
 /** Where a config was found: the file, and the parsed object (not yet validated). */
@@ -140,7 +150,7 @@ export function validateConfig(value: unknown, file: string, pointer = ""): Proj
     }
     const v = raw[key];
     if (typeof v !== "string" || v.trim() === "") {
-      fail(`${pointer}/${pointerSegment(key)}`, `"${key}" must be a non-empty string, found ${v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "an empty string" : typeof v}`, `write it as a string, e.g. "${key}": ${JSON.stringify(CONFIG_DEFAULTS[key as keyof ProjectConfigFile])}`);
+      fail(`${pointer}/${pointerSegment(key)}`, `"${key}" must be a non-empty string, found ${v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "an empty string" : typeof v}`, `write it as a string, e.g. "${key}": ${JSON.stringify(key in CONFIG_DEFAULTS ? CONFIG_DEFAULTS[key as keyof typeof CONFIG_DEFAULTS] : OPTIONAL_KEYS[key as keyof typeof OPTIONAL_KEYS].example)}`);
     }
     if (PATH_KEYS.has(key as keyof ProjectConfigFile) && isAbsolute(v as string)) {
       fail(`${pointer}/${pointerSegment(key)}`, `"${key}" is an absolute path`, `write it relative to ${relativeName(file)}'s folder, so the project works wherever it is checked out`);
@@ -160,6 +170,7 @@ export function validateConfig(value: unknown, file: string, pointer = ""): Proj
     registry: path(merged.registry),
     store: resolveStoreUrl(merged.store, root),
     runtimeImport: merged.runtimeImport,
+    ...(typeof raw.keyring === "string" ? { keyring: path(raw.keyring) } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { inputPath, messageOf, type CommandContext } from "./context.js";
 import { CliError, EXIT, echo, type ExitCode } from "./io.js";
 import { asFailure, writeOutput } from "./interop-io.js";
 import { DEFAULT_MAX_BYTES, readDocumentFile } from "./read-document.js";
-import { openCliStore } from "./store.js";
+import { cliKeyring, openCliStore } from "./store.js";
 
 export const PYTHON_HISTORY_FORMAT = "python-history";
 
@@ -29,6 +29,7 @@ interface HistoryImportOptions {
   dryRun?: boolean;
   maxBytes?: number;
   json?: boolean;
+  keyring?: string;
 }
 
 interface HistoryFile {
@@ -78,7 +79,7 @@ export async function importPythonHistories(context: CommandContext, inputs: str
   const { files, skipped } = await collectHistories(inputs, context);
   if (files.length === 0) throw new CliError(EXIT.usage, "no .jsonl or .msgpack history files given", { fix: "give the FileHistoryProvider directory or its files" });
   if (options.id !== undefined && files.length !== 1) throw new CliError(EXIT.usage, "--id takes one history file", { fix: "import several files without --id: each file name says its session id" });
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
   const results: { file: string; log?: string; outcome: "imported" | "appended" | "unchanged" | "conflict" | "failed"; messages?: number; message?: string }[] = [];
   try {
     for (const file of files) {
@@ -135,6 +136,7 @@ interface HistoryExportOptions {
   store?: string;
   historyKey?: string;
   json?: boolean;
+  keyring?: string;
 }
 
 /**
@@ -158,7 +160,7 @@ export async function exportPythonHistory(context: CommandContext, file: string 
     messages = fromSession(await loadFile(file));
     if (messages === undefined) throw new CliError(EXIT.failed, `${echo(file)} has no in-memory history under ${echo(historyKey)}`, { fix: "export a stored session with --id (its message log is read), or name the history with --history-key" });
   } else {
-    const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, readOnly: true });
+    const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, readOnly: true, keyring: cliKeyring(options, context) });
     source = `${echo(options.id!)} in ${opened.url}`;
     try {
       const stored = await opened.store.get(options.id!);

@@ -11,7 +11,7 @@ import { action, inputPath, jsonOption, storeOption, type CommandContext } from 
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { asFailure, convert, FORMATS, parseFormat, readInput, shapeHelp, writeOutput, type Format } from "../interop-io.js";
 import { resolveRegistry } from "../registry.js";
-import { openCliStore } from "../store.js";
+import { cliKeyring, keyringOption, openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
 import type { SessionShape } from "../../runtime/interop/shapes.js";
 
@@ -27,6 +27,7 @@ interface ExportOptions {
   /** With --to python-file-store: msgpack snapshots (`serialization_format="msgpack"`). */
   msgpack?: boolean;
   json?: boolean;
+  keyring?: string;
 }
 
 export function registerExport(program: Command, context: CommandContext): void {
@@ -45,6 +46,7 @@ export function registerExport(program: Command, context: CommandContext): void 
     .option("--id <id>", "export this session from the store instead of a file")
     .option("--all", "export every stored session into the directory given by --out")
     .addOption(storeOption())
+    .addOption(keyringOption())
     .option("--registry <module>", "your project's generated registry module (to load your own types)")
     .option("-o, --out <path>", "write the document to this file (with --all: this directory) instead of stdout")
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
@@ -94,7 +96,7 @@ async function runExport(context: CommandContext, file: string | undefined, opti
     return emit(context, options, session, exportOne(session, source), source);
   }
   const { defaultSessionCodec } = await import("../../stores.js");
-  const opened = await openCliStore(options.store, context.environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store });
+  const opened = await openCliStore(options.store, context.environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store, keyring: cliKeyring(options, context) });
   try {
     const load = async (id: string) => {
       const source = `session ${echo(id)} in ${opened.url}`;

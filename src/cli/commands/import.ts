@@ -17,7 +17,7 @@ import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { convert, FORMATS, IMPORT_FORMATS, importShapeHelp, parseImportFormat, writeOutput, type ImportFormat } from "../interop-io.js";
 import { DEFAULT_MAX_BYTES, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
-import { openCliStore } from "../store.js";
+import { cliKeyring, keyringOption, openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
 import type { SessionShape } from "../../runtime/interop/shapes.js";
 import { checkId } from "../../runtime/stores/common.js";
@@ -32,6 +32,7 @@ interface ImportOptions {
   dryRun?: boolean;
   maxBytes?: number;
   json?: boolean;
+  keyring?: string;
 }
 
 /** How many unreadable documents a text report lists (--json lists them all). */
@@ -57,6 +58,7 @@ export function registerImport(program: Command, context: CommandContext): void 
     .option("--dry-run", "read and check everything, write nothing (with --store/--save); a store that does not exist yet is read as empty and not created")
     .addOption(maxBytesOption())
     .addOption(storeOption())
+    .addOption(keyringOption())
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -267,7 +269,7 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   // save-and-load round trip, or a re-run would call an unchanged session "different".
   const sameAsStored = (stored: AgentSession, fresh: AgentSession) => jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
   // A dry run opens the store read-only, creating nothing (no file, folder, table).
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
   const byShape = new Map<string, ShapeCounts>();
   const failed: Failure[] = [];
   const conflicts: { file: string; id: string }[] = [];

@@ -13,7 +13,7 @@ import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../regist
 import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, quarantineLine, stateLine, storedQuarantine } from "../session-report.js";
 import { previewJson, previewText } from "../preview.js";
 import { maxBytesOption } from "../read-document.js";
-import { openCliStore, RawTextCodec } from "../store.js";
+import { cliKeyring, keyringOption, openCliStore, RawTextCodec } from "../store.js";
 
 interface InspectOptions {
   store?: string;
@@ -25,6 +25,7 @@ interface InspectOptions {
   maxBytes?: number;
   limit: string;
   json?: boolean;
+  keyring?: string;
 }
 
 export function registerInspect(program: Command, context: CommandContext): void {
@@ -37,6 +38,7 @@ export function registerInspect(program: Command, context: CommandContext): void
     )
     .argument("[id]", "the session id (omit to list sessions)")
     .addOption(storeOption())
+    .addOption(keyringOption())
     .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
     .option("--strict", "unknown $types and newer versions are problems")
     .option("--allow-unknown", "values of unknown $types or newer versions do not fail the run (exit 0)")
@@ -62,7 +64,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
   const codec = new RawTextCodec();
-  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store, readOnly: true });
+  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store, readOnly: true, keyring: cliKeyring(options, context) });
   try {
     if (id === undefined) {
       const page = await opened.store.scan({ limit });
@@ -101,12 +103,14 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       store: opened.url,
       id,
       revision: stored.revision,
+      ...(opened.encryption ? { encrypted: { store: opened.encryption.store } } : {}),
       bytes,
       ...(preview === undefined || !preview.cut ? { document: whole() } : { preview: preview.text, previewCut: true }),
       validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved, quarantined },
     });
 
     out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`);
+    if (opened.encryption) out.line(c.dim(`encrypted at rest; decrypted with the keyring (store name ${quoted(opened.encryption.store, 200)})`));
     if (!options.brief && !options.json) {
       out.line();
       if (preview === undefined) {

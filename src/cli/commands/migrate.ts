@@ -2,7 +2,9 @@
  * `statebag migrate --store <url> [--dry-run]`: brings every stored session to the latest versions
  * of its types with the bulk migration API (`migrateStore`), so old documents do not wait for
  * their next save. Each session is rewritten by one compare-and-swap save; an interrupted run
- * loses nothing and resumes with --start-after.
+ * loses nothing and resumes with --start-after. On an encrypted store (--keyring) it decrypts
+ * through the keyring; `--encrypt` and `--reencrypt` rewrite rows under the keyring's current key
+ * (`migrateEncryption`).
  */
 import type { Command } from "commander";
 import type { MigrateStoreReport, StateVersionCount } from "../../stores.js";
@@ -11,7 +13,8 @@ import { CliError, echo, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
 import { listedLines, plural } from "../session-report.js";
 import { quoted } from "../../runtime/core/json.js";
-import { openCliStore } from "../store.js";
+import { cliKeyring, keyringOption, openCliStore, PlaintextCapture, scanTextReader, type OpenedStore } from "../store.js";
+import type { EncryptionMigrationReport } from "../../runtime/stores/encryption/migrate.js";
 
 interface MigrateOptions {
   store?: string;
@@ -22,6 +25,9 @@ interface MigrateOptions {
   batchSize: string;
   startAfter?: string;
   json?: boolean;
+  keyring?: string;
+  encrypt?: boolean;
+  reencrypt?: boolean;
 }
 
 export function registerMigrate(program: Command, context: CommandContext): void {
@@ -40,13 +46,18 @@ export function registerMigrate(program: Command, context: CommandContext): void
     .option("--allow-unknown", "values of unknown $types or newer versions are left as stored without failing the run")
     .option("--batch-size <n>", "sessions per page read from the store (1-1000)", "100")
     .option("--start-after <id>", "resume after this session id (printed by an interrupted run)")
+    .addOption(keyringOption())
+    .option("--encrypt", "encrypt every plaintext row (and rows under older keys) under the keyring's current key, instead of migrating types; needs a keyring")
+    .option("--reencrypt", "rewrite rows under older keys under the keyring's current key (after a key rotation); needs a keyring")
     .addOption(jsonOption())
     .addHelpText(
       "after",
       `
 Examples:
   $ statebag migrate --store postgres://app@db/app --dry-run
-  $ statebag migrate                                  # store and registry from statebag.config.json`,
+  $ statebag migrate                                  # store and registry from statebag.config.json
+  $ statebag migrate --encrypt --keyring keyring.json --dry-run
+  $ statebag migrate --reencrypt                      # keyring from $STATEBAG_KEYRING or the config`,
     )
     .action(action(context, (options: MigrateOptions) => migrate(context, options)));
 }
@@ -95,11 +106,16 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   const out = context.output(options);
   const batchSize = Number(options.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
+  if (options.encrypt && options.reencrypt) throw new CliError(EXIT.usage, "--encrypt and --reencrypt do not go together", { fix: "--encrypt for a store with plaintext rows, --reencrypt after a key rotation" });
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
+  if (options.encrypt || options.reencrypt) return migrateEncryptionCommand(context, options, registry, batchSize);
   const { migrateStore, formatStateTransition } = await import("../../runtime/stores/migrate.js");
+  const { defaultSessionCodec } = await import("../../stores.js");
+  // On an encrypted store the store's codec decrypts into `capture`; the migration loads the text itself.
+  const capture = new PlaintextCapture(defaultSessionCodec({ registry }));
   // A dry run opens the store read-only, creating nothing (no file, folder, table).
-  const opened = await openCliStore(options.store, context.environment, { registry, configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, { codec: capture, configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.
   const abort = new AbortController();
@@ -113,6 +129,7 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
       strict: options.strict === true,
       batchSize,
       signal: abort.signal,
+      readText: scanTextReader(opened, capture),
       ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
       onProgress: (done) => {
         // Stores do not count their sessions: the bar's end moves ahead a page at a time.
@@ -139,4 +156,87 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
     progress.stop();
     await opened.close();
   }
+}
+
+/** `migrate --encrypt` / `--reencrypt`: `migrateEncryption` with the keyring's codecs. */
+async function migrateEncryptionCommand(context: CommandContext, options: MigrateOptions, registry: CliRegistry["registry"], batchSize: number): Promise<ExitCode> {
+  const out = context.output(options);
+  const { c } = out;
+  const mode = options.encrypt ? "encrypt" : "reencrypt";
+  const flag = `--${mode}`;
+  const { defaultSessionCodec } = await import("../../stores.js");
+  const { migrateEncryption } = await import("../../runtime/stores/encryption/migrate.js");
+  // --encrypt reads plaintext rows for this run only (the codecs' acceptPlaintext window).
+  const opened: OpenedStore = await openCliStore(options.store, context.environment, {
+    codec: defaultSessionCodec({ registry }),
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(mode === "encrypt" ? { acceptPlaintext: true } : {}),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
+  const progress = await out.progress();
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  process.once("SIGINT", onSigint);
+  try {
+    const encryption = opened.encryption;
+    if (!encryption) {
+      throw new CliError(EXIT.usage, `${flag} needs the store's keyring`, { fix: 'pass --keyring <file> (or set STATEBAG_KEYRING=<file>, or "keyring" in statebag.config.json)' });
+    }
+    progress.start(0, options.dryRun ? "checking" : mode === "encrypt" ? "encrypting" : "re-encrypting");
+    const report = await migrateEncryption(opened.store, {
+      codec: encryption.codec,
+      messageCodec: encryption.messageCodec,
+      mode,
+      dryRun: options.dryRun === true,
+      batchSize,
+      signal: abort.signal,
+      ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
+      onProgress: (done) => {
+        progress.setTotal(Math.ceil((done + 1) / batchSize) * batchSize);
+        progress.increment();
+      },
+    });
+    progress.stop();
+    out.result({ ok: report.failedCount === 0 && !report.aborted, store: opened.url, storeName: encryption.store, ...(opened.empty ? { emptyStore: opened.empty } : {}), ...report });
+    printEncryptionReport(out, report, opened.url, encryption.store);
+    if (opened.empty) out.line(c.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
+    if (report.aborted) {
+      out.note(`${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`);
+      return EXIT.runtime;
+    }
+    if (report.failedCount === 0 && !report.dryRun) {
+      out.line(
+        c.dim(
+          mode === "encrypt"
+            ? `  every row is under the key ${report.currentKey}: remove acceptPlaintext from the application's codecs`
+            : `  every row is under the key ${report.currentKey}: older keys can leave the keyring once no backup you may restore needs them`,
+        ),
+      );
+    }
+    return report.failedCount === 0 ? EXIT.ok : EXIT.failed;
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+    progress.stop();
+    await opened.close();
+  }
+}
+
+function printEncryptionReport(out: Output, report: EncryptionMigrationReport, url: string, storeName: string): void {
+  const { c } = out;
+  const verb = report.dryRun ? (report.mode === "encrypt" ? "would encrypt" : "would re-encrypt") : report.mode === "encrypt" ? "encrypted" : "re-encrypted";
+  const parts = [
+    c.green(`${report.rewritten} ${verb}`),
+    `${report.current} already under ${report.currentKey}`,
+    ...(report.plaintext ? [`${report.plaintext} found in plaintext`] : []),
+    ...(report.stale ? [`${report.stale} under older keys`] : []),
+    ...(report.failedCount ? [c.red(`${report.failedCount} failed`)] : []),
+    ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
+    ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
+  ];
+  out.line(`${plural(report.scanned, "session")} in ${url} (store name ${quoted(storeName, 200)}): ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
+  out.line(c.dim(`  message logs: ${report.logs.read} read, ${report.logs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"} (${plural(report.logs.messages, "message")})`));
+  for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${echo(f.id)}${f.logId !== undefined ? ` (log ${echo(f.logId)})` : ""}: ${echo(f.message, 1000)}`);
+  const unlisted = report.failedCount - Math.min(50, report.failed.length);
+  if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
 }

@@ -27,6 +27,12 @@
  * - `unchanged` sessions are never written (no revision bump, no wasted writes on a re-run).
  * A re-run therefore converges: every session ends at the latest versions exactly once.
  * `startAfter` (the `cursor` of the last progress report) skips what a killed run already did.
+ *
+ * An encrypted store (`encryptionCodecs`) stores envelopes, not documents: give `readText`, which
+ * returns each session's decrypted text with the revision it was read at (e.g. through `store.get`
+ * with an inner codec that hands over the plaintext, as `statebag migrate` does); the
+ * compare-and-swap save is on that revision, and `save` encrypts through the store's codec.
+ * Without `readText`, an encrypted row fails with `decryption-failed` and is left as stored.
  */
 import { StatebagError } from "../core/errors.js";
 import { defaultRegistry, type TypeRegistry } from "../persistence/registry.js";
@@ -36,7 +42,9 @@ import type { AgentSession } from "../core/session.js";
 import { StoredSessionIdError } from "./codec.js";
 import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
+import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
+import { tracingOf, type MigrationProbe, type StoreTracing } from "../observability/hooks.js";
 import { pointerSegment } from "../core/errors.js";
 
 export interface MigrateStoreOptions {
@@ -64,6 +72,13 @@ export interface MigrateStoreOptions {
   maxConflictRetries?: number;
   /** Failures listed in the report (all are counted in `failedCount`). Default 1000. */
   maxReportedFailures?: number;
+  /**
+   * The text to migrate for a scanned session, in place of the scanned text: for an encrypted
+   * store, the decrypted text and the revision it was read at (the save is compare-and-swap on
+   * that revision). Undefined: the session is gone. A `StatebagError` fails the session (left as
+   * stored); any other error stops the run.
+   */
+  readText?: (item: ScanItem) => Promise<ScanItem | undefined>;
 }
 
 export interface MigrateStoreProgress {
@@ -150,7 +165,11 @@ export async function migrateStore(store: SessionStore, options: MigrateStoreOpt
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) {
     throw new BulkMigrationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`, "pass a page size such as 100");
   }
-  return new StoreMigration(store, options, batchSize).run();
+  const migration = new StoreMigration(store, options, batchSize);
+  const tracing = tracingOf(store);
+  if (tracing === undefined) return migration.run();
+  migration.tracing = tracing;
+  return tracing.migrateStore(() => migration.run());
 }
 
 /** One `migrateStore` run: its options, its running report and the steps of one session. */
@@ -163,6 +182,9 @@ class StoreMigration {
   private readonly states = new VersionTally();
   private readonly values = new VersionTally();
   private readonly report: MigrateStoreReport;
+  /** The store's tracing, when it is traced, and the span of the session being migrated. */
+  tracing?: StoreTracing;
+  private probe?: MigrationProbe;
 
   constructor(
     private readonly store: SessionStore,
@@ -203,7 +225,10 @@ class StoreMigration {
           break scan;
         }
         report.scanned++;
-        const outcome = await this.migrateOne(item, pageCursor);
+        const outcome = this.tracing === undefined ? await this.migrateOne(item, pageCursor) : await this.tracing.migrateSession(item.id, (probe) => {
+          this.probe = probe;
+          return this.migrateOne(item, pageCursor);
+        });
         if (outcome === "vanished") report.vanished++;
         else if (outcome !== "failed") report[outcome]++;
         cursor = item.id;
@@ -221,8 +246,23 @@ class StoreMigration {
 
   /** Loads, migrates and saves one session, re-reading it after each refused save. */
   private async migrateOne(first: ScanItem, pageCursor: string | undefined): Promise<Outcome> {
-    let item = first;
+    let scanned = first;
     for (let attempt = 0; ; attempt++) {
+      this.probe?.attempt(attempt + 1);
+      let item = scanned;
+      if (this.options.readText) {
+        let read: ScanItem | undefined;
+        try {
+          read = await this.options.readText(scanned);
+        } catch (error) {
+          if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;
+          this.fail(scanned, { message: error.message, code: error.code });
+          return "failed";
+        }
+        if (read === undefined) return "vanished";
+        // The scan's time to live: a readText need not carry it.
+        item = { ...read, ...(scanned.ttlMs !== undefined && read.ttlMs === undefined ? { ttlMs: scanned.ttlMs } : {}) };
+      }
       if (typeof item.text !== "string") {
         this.fail(item, { message: `the store returned no text for session ${JSON.stringify(item.id)}`, code: "store" });
         return "failed";
@@ -254,7 +294,7 @@ class StoreMigration {
         }
         const fresh = await this.reread(item.id, pageCursor);
         if (fresh === undefined) return "vanished";
-        item = fresh;
+        scanned = fresh;
       }
     }
   }
@@ -264,6 +304,10 @@ class StoreMigration {
     let migrated: MigratedValue[] = [];
     let preserved = false;
     let session: AgentSession;
+    if (isEncryptedText(text)) {
+      this.fail(item, { message: "the session is encrypted: migrate it through the store's encrypting codec (the readText option; statebag migrate --keyring <file>)", code: "decryption-failed" });
+      return undefined;
+    }
     try {
       session = deserializeSession(text, {
         registry: this.registry,
@@ -288,6 +332,7 @@ class StoreMigration {
       return undefined;
     }
     // (When the envelope's formatVersion is raised, an older envelope will count as a change too.)
+    this.probe?.loaded(text, session, migrated.length);
     return { session, changed: migrated.length > 0, migrated, preserved };
   }
 
@@ -309,6 +354,7 @@ class StoreMigration {
 
   private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
     this.report.failedCount++;
+    this.probe?.failed(failure.code);
     if (this.report.failed.length < this.maxReported) this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
   }
 
