@@ -20,7 +20,8 @@ import { Ajv } from "ajv";
 import { isDateTime } from "../runtime.js";
 import { compareStrings as cmp } from "../errors.js";
 import { renameRecipe } from "../recipes.js";
-import { type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
+import { type AssessedChange, type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
+import { BUDGET_NAMES, assessmentWarnings } from "./report.js";
 import type { Change, ChangeKind, ChangeRule, Witness } from "./rule-catalogue.js";
 import {
   type CurrentSchema,
@@ -39,7 +40,7 @@ import {
   frozenPath,
 } from "./history.js";
 import { type JsonSchema, childPointer, displayPointer, isObject } from "./schema.js";
-import { formatWitness } from "./witness.js";
+import { witnessText } from "./witness.js";
 
 /** A migration as declared with `defineMigration` (only what the check needs). */
 export interface DeclaredMigration {
@@ -114,7 +115,7 @@ export interface Failure {
   change?: Change;
   /** For a breaking schema change: a document the frozen schema accepts and the current one rejects. */
   witness?: Witness;
-  /** Lines to print under the message (the witness, cut and escaped for a terminal). */
+  /** Lines to print under the message (the witness, cut and escaped for a terminal; the budget an undecided change ran out of). */
   details?: string[];
 }
 
@@ -125,7 +126,9 @@ export interface CheckReport {
   /** `$type`s added to `retired.json` (with `update`). */
   retired: string[];
   /** Types compared with their frozen schema of the same version. */
-  compared: { type: string; version: number; changes: Change[]; verdict: Verdict; sampling?: SamplingReport }[];
+  compared: { type: string; version: number; changes: AssessedChange[]; verdict: Verdict; sampling?: SamplingReport }[];
+  /** `T: warning` lines: sampling that drew no document, budgets that ran out. */
+  warnings: string[];
 }
 
 export function checkCompatibility(options: CheckOptions): Failure[] {
@@ -139,9 +142,10 @@ export function formatFailure(f: Failure): string {
 
 /** The lines under a failure's message: its witness, cut and escaped for a terminal. */
 export function failureDetails(f: Failure): string[] {
-  if (!f.witness) return [];
+  const budget = (f.change as AssessedChange | undefined)?.budget;
+  if (!f.witness) return budget && f.change?.kind === "undecided" ? [`budget ran out: ${BUDGET_NAMES[budget]}`] : [];
   const how = f.witness.source === "sampled" ? `drawn by sampling, seed ${f.witness.seed}` : "built from the change";
-  return [`witness (${how}; the old schema accepts it, the new one rejects it): ${formatWitness(f.witness.document)}`];
+  return [`witness (${how}; the old schema accepts it, the new one rejects it): ${witnessText(f.witness.document)}`];
 }
 
 export function formatFailures(failures: readonly Failure[]): string {
@@ -225,7 +229,7 @@ function newContext(options: CheckOptions): CheckContext {
     options,
     schemasDir: options.schemasDir,
     rel: (file) => path.relative(cwd, file).split(path.sep).join("/") || ".",
-    report: { failures, recorded: [], retired: [], compared: [] },
+    report: { failures, recorded: [], retired: [], compared: [], warnings: [] },
     failures,
     fail: (f) => {
       failures.push(f);
@@ -475,11 +479,13 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
     seed: budget.seed,
     samples: budget.remainingMs > 0 ? budget.samples : 0,
     timeBudgetMs: Math.min(PER_TYPE_TIME_BUDGET_MS, budget.remainingMs),
+    ...(budget.remainingMs > 0 ? {} : { samplingOffReason: "the check's sampling time budget was spent on other types" }),
   });
   if (assessment.sampling) budget.remainingMs -= performance.now() - started;
   const entry: CheckReport["compared"][number] = { type: T, version: c.version, changes: assessment.changes, verdict: assessment.verdict };
   if (assessment.sampling) entry.sampling = assessment.sampling;
   ctx.report.compared.push(entry);
+  for (const warning of assessmentWarnings(assessment.changes, assessment.sampling)) ctx.report.warnings.push(`${T}: ${warning}`);
   const next = c.version + 1;
   const bump = `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`;
   for (const change of assessment.changes) {
@@ -495,10 +501,9 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
           : `the check can not tell whether every stored value still validates: make the change in a way it can read (see the keyword "${change.keyword ?? change.rule}"), or ${bump}`,
       change,
     };
-    if (change.witness) {
-      failure.witness = change.witness;
-      failure.details = failureDetails(failure);
-    }
+    if (change.witness) failure.witness = change.witness;
+    const details = failureDetails(failure);
+    if (details.length > 0) failure.details = details;
     ctx.fail(failure);
   }
 }

@@ -3,16 +3,31 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type Assessment, type SamplingReport, type Verdict, assessCompatibility } from "./assess.js";
+import { type AssessedChange, type Assessment, type Budget, type SamplingReport, type Verdict, assessCompatibility } from "./assess.js";
 import type { Change } from "./rule-catalogue.js";
 import { type JsonSchema, type SchemaDoc, displayPointer, isObject } from "./schema.js";
-import { formatWitness } from "./witness.js";
+import { witnessText } from "./witness.js";
 
 export interface DiffReportOptions {
   /** Also list compatible changes (default true). */
   compatible?: boolean;
   /** How sampling went, for the summary (the seed reproduces a counterexample). */
   sampling?: SamplingReport;
+  /** How a witness is printed (default `witnessText`: canonical JSON, escaped, cut at ~500 characters with the total length). */
+  formatWitness?: (document: unknown) => string;
+}
+
+/** How budgets are named in text output. */
+export const BUDGET_NAMES: Record<Budget, string> = { "witness-work": "witness work", "automaton-size": "automaton size", sampling: "sampling time" };
+
+/** The warnings of an assessment, for text and JSON output: sampling that drew nothing, budgets that ran out. */
+export function assessmentWarnings(changes: readonly AssessedChange[], sampling: SamplingReport | undefined): string[] {
+  const out: string[] = [];
+  if (sampling?.warning) out.push(sampling.warning);
+  else if (sampling?.budget) out.push(`sampling stopped at its time budget after ${sampling.drawn} document${sampling.drawn === 1 ? "" : "s"}`);
+  const budgets = [...new Set(changes.flatMap((c) => (c.kind === "undecided" && c.budget ? [c.budget] : [])))];
+  for (const b of budgets) out.push(`the ${BUDGET_NAMES[b]} budget ran out: some changes are undecided because of it, not because of what they mean`);
+  return out;
 }
 
 const LABEL: Record<Change["kind"], string> = { breaking: "BREAKING", undecided: "UNDECIDED", compatible: "compatible" };
@@ -22,7 +37,8 @@ const ORDER: Record<Change["kind"], number> = { breaking: 0, undecided: 1, compa
  * One line per change, breaking ones first, each breaking one followed by its witness:
  * `BREAKING    /summary  required property added (rule: add-required)`, then a summary line.
  */
-export function formatDiffReport(changes: readonly Change[], options: DiffReportOptions = {}): string {
+export function formatDiffReport(changes: readonly AssessedChange[], options: DiffReportOptions = {}): string {
+  const show = options.formatWitness ?? ((document: unknown) => witnessText(document));
   const shown = options.compatible === false ? changes.filter((c) => c.kind !== "compatible") : [...changes];
   const breaking = changes.filter((c) => c.kind === "breaking").length;
   const undecided = changes.filter((c) => c.kind === "undecided").length;
@@ -32,9 +48,10 @@ export function formatDiffReport(changes: readonly Change[], options: DiffReport
   const width = Math.min(48, Math.max(...sorted.map((c) => displayPointer(c.pointer).length), 0));
   const lines = sorted.flatMap((c) => {
     const line = `${LABEL[c.kind].padEnd(10)}  ${displayPointer(c.pointer).padEnd(width)}  ${c.message} (rule: ${c.rule})`;
-    if (!c.witness) return [line];
+    const budget = c.kind === "undecided" && c.budget ? [`${" ".repeat(12)}budget ran out: ${BUDGET_NAMES[c.budget]}`] : [];
+    if (!c.witness) return [line, ...budget];
     const how = c.witness.source === "sampled" ? `sampled, seed ${c.witness.seed}` : "old accepts, new rejects";
-    return [line, `${" ".repeat(12)}witness (${how}): ${formatWitness(c.witness.document)}`];
+    return [line, `${" ".repeat(12)}witness (${how}): ${show(c.witness.document)}`];
   });
   const plural = changes.length === 1 ? "" : "s";
   const summary =
@@ -43,19 +60,25 @@ export function formatDiffReport(changes: readonly Change[], options: DiffReport
       : undecided > 0
         ? `${undecided} undecided, ${compatible} compatible change${plural}: the check can not tell whether every value the old schema accepts is still accepted; treat it as breaking (bump the version and add a migration) unless you are sure.`
         : `${compatible} compatible change${compatible === 1 ? "" : "s"}: every value the old schema accepts, the new one accepts.`;
-  const sampled = options.sampling
+  const sp = options.sampling;
+  const sampled = sp
     ? [
-        `Sampling: ${options.sampling.drawn} document${options.sampling.drawn === 1 ? "" : "s"} drawn from the old schema (seed ${options.sampling.seed})${options.sampling.timedOut ? ", stopped by the time budget" : ""}${options.sampling.error ? `; ${options.sampling.error}` : ""}.`,
+        sp.drawn === 0
+          ? `Sampling: no document drawn from the old schema (seed ${sp.seed}).`
+          : `Sampling: ${sp.drawn} document${sp.drawn === 1 ? "" : "s"} drawn from the old schema (seed ${sp.seed}), ${sp.accepted === sp.drawn ? "all" : sp.accepted} accepted by the new one${sp.timedOut ? "; stopped by the time budget" : ""}${sp.error ? `; ${sp.error}` : ""}.`,
       ]
     : [];
-  return [...lines, "", summary, ...sampled].join("\n");
+  const warnings = assessmentWarnings(changes, sp).map((w) => `warning: ${w}`);
+  return [...lines, "", summary, ...sampled, ...warnings].join("\n");
 }
 
 export interface RunDiffResult {
-  changes: Change[];
+  changes: AssessedChange[];
   /** `compatible`, `breaking` (with witnesses) or `undecided`. */
   verdict: Verdict;
   sampling?: SamplingReport;
+  /** Sampling that drew nothing, budgets that ran out (also in the report's text). */
+  warnings: string[];
   /** 0: compatible (or no change); 1: breaking or undecided; 2: a file could not be read. */
   exitCode: 0 | 1 | 2;
   /** The text to print (the report, or what went wrong reading the files). */
@@ -77,7 +100,7 @@ export function runDiff(oldPath: string, newPath: string, options: RunDiffOption
     oldSchema = readSchemaFile(oldPath);
     newSchema = readSchemaFile(newPath);
   } catch (error) {
-    return { changes: [], verdict: "undecided", exitCode: 2, report: `statebag diff: ${(error as Error).message}` };
+    return { changes: [], verdict: "undecided", exitCode: 2, warnings: [], report: `statebag diff: ${(error as Error).message}` };
   }
   const cache = new Map<string, SchemaDoc | undefined>();
   const resolveExternalRef = (ref: string, base: string | undefined): SchemaDoc | undefined => {
@@ -104,6 +127,7 @@ export function runDiff(oldPath: string, newPath: string, options: RunDiffOption
     changes,
     verdict,
     exitCode: verdict === "compatible" ? 0 : 1,
+    warnings: assessmentWarnings(changes, sampling),
     report: formatDiffReport(changes, { sampling }),
   };
   if (sampling) result.sampling = sampling;

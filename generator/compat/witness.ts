@@ -14,28 +14,74 @@ import { type JsonSchema, type SchemaObject, canonicalJson, getByPointer, isObje
 
 /** Candidates tried per change: keeps a wide schema from stalling the check. */
 const MAX_CANDIDATES = 400;
-/** Variants kept per schema node. */
+/** Variants kept per schema node near the change (fewer further down: one, the smallest, deep inside). */
 const MAX_VARIANTS = 6;
-const MAX_DEPTH = 8;
+/** Units of work (schema nodes instantiated, candidates validated) one witness search may spend. */
+export const DEFAULT_WITNESS_WORK = 200_000;
+/** What a validated candidate costs, in work units. */
+const VALIDATION_COST = 20;
 
 export interface WitnessContext {
   /** The old schema, bundled (self-contained). */
   oldSchema: JsonSchema;
   validOld: ValidateFunction;
   validNew: ValidateFunction;
+  /** Work the search may spend (default `DEFAULT_WITNESS_WORK`). */
+  workBudget?: number;
+}
+
+export interface WitnessSearch {
+  /** The smallest document found that the old schema accepts and the new one rejects. */
+  document?: unknown;
+  /** True when the search stopped because its work budget ran out (not because it tried everything). */
+  exhausted: boolean;
+  /** Work spent, and the budget it had. */
+  work: number;
+  budget: number;
+  /** Candidates validated. */
+  tried: number;
+}
+
+/** Work left for one search; once spent, builders return what they have. */
+export class WorkBudget {
+  spent = 0;
+  exhausted = false;
+  constructor(readonly limit: number) {}
+  spend(units = 1): boolean {
+    if (this.spent + units > this.limit) {
+      this.exhausted = true;
+      return false;
+    }
+    this.spent += units;
+    return true;
+  }
 }
 
 /** The shortest candidate document the old schema accepts and the new one rejects, or undefined. */
 export function findWitness(change: Change, ctx: WitnessContext): unknown {
+  return searchWitness(change, ctx).document;
+}
+
+/** `findWitness`, saying whether the work budget ran out (an `undecided` verdict names that budget). */
+export function searchWitness(change: Change, ctx: WitnessContext): WitnessSearch {
+  const budget = new WorkBudget(ctx.workBudget ?? DEFAULT_WITNESS_WORK);
   let best: { doc: unknown; size: number } | undefined;
   let tried = 0;
-  for (const doc of candidates(change, ctx.oldSchema)) {
+  let exhausted = false;
+  for (const doc of candidates(change, ctx.oldSchema, budget)) {
     if (++tried > MAX_CANDIDATES) break;
+    if (!budget.spend(VALIDATION_COST)) {
+      exhausted = true;
+      break;
+    }
     if (!ctx.validOld(doc) || ctx.validNew(doc)) continue;
     const size = canonicalJson(doc).length;
     if (!best || size < best.size) best = { doc, size };
   }
-  return best?.doc;
+  exhausted ||= budget.exhausted;
+  const out: WitnessSearch = { exhausted: best === undefined && exhausted, work: budget.spent, budget: budget.limit, tried };
+  if (best) out.document = best.doc;
+  return out;
 }
 
 /** True when the document is accepted by the old schema and rejected by the new one. */
@@ -43,17 +89,21 @@ export function isWitness(doc: unknown, ctx: Pick<WitnessContext, "validOld" | "
   return ctx.validOld(doc) === true && ctx.validNew(doc) === false;
 }
 
-function* candidates(change: Change, root: JsonSchema): Generator<unknown> {
+/** Keywords about an object's or array's size: the boundary sizes are the candidates that tell old and new apart. */
+const SIZE_KEYWORDS = new Set(["minProperties", "maxProperties", "minItems", "maxItems"]);
+
+function* candidates(change: Change, root: JsonSchema, budget: WorkBudget): Generator<unknown> {
   const segments = parsePointer(change.pointer);
   const probe = probeOf(change);
-  const builder = new Instances(root);
+  const builder = new Instances(root, budget);
   if (probe && ("absent" in probe || "present" in probe) && segments.length > 0) {
     const key = segments[segments.length - 1]!;
     const parent = segments.slice(0, -1);
     yield* builder.at(root, parent, (s) => builder.objectVariants(s, "present" in probe ? key : undefined), 0);
     return;
   }
-  yield* builder.at(root, segments, (s) => builder.leaf(s, probe), 0);
+  const sized = change.keyword !== undefined && SIZE_KEYWORDS.has(change.keyword);
+  yield* builder.at(root, segments, (s) => [...(sized ? builder.boundarySizes(s) : []), ...builder.leaf(s, probe)], 0);
 }
 
 /** Value-shape pointer segments (`*` kept as the wildcard). */
@@ -65,9 +115,28 @@ export function parsePointer(pointer: string): string[] {
     .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-/** Builds small instances of schema nodes inside one (bundled) document. */
+/** Nothing can be built (a `false` schema, a recursion with no way out, or the budget spent). */
+const NONE: unique symbol = Symbol("none");
+type Built = unknown | typeof NONE;
+
+/** How many variants a node `depth` levels below the change gets: a few near it, the smallest one deep inside. */
+function width(depth: number): number {
+  return depth <= 1 ? MAX_VARIANTS : depth <= 3 ? 2 : 1;
+}
+
+/**
+ * Builds small instances of schema nodes inside one (bundled) document. Depth is not capped: every
+ * node built spends from the work budget, and recursion through a schema already being built is
+ * cut (another alternative is taken), so a break 30 levels down is reached when the budget allows.
+ */
 export class Instances {
-  constructor(private readonly root: JsonSchema) {}
+  private readonly smallest = new Map<unknown, unknown>();
+  private readonly building = new Set<unknown>();
+
+  constructor(
+    private readonly root: JsonSchema,
+    private readonly budget: WorkBudget = new WorkBudget(DEFAULT_WITNESS_WORK),
+  ) {}
 
   private resolve(schema: unknown): SchemaObject | boolean {
     let current = schema;
@@ -81,6 +150,7 @@ export class Instances {
 
   /** The alternatives a schema stands for: union branches merged with their parent, allOf merged. */
   alternatives(schema: unknown, depth = 0): SchemaObject[] {
+    this.budget.spend();
     const s = this.resolve(schema);
     if (s === false) return [];
     if (s === true) return [{}];
@@ -89,13 +159,13 @@ export class Instances {
       merged = { ...s };
       delete merged.allOf;
       for (const member of s.allOf) {
-        const m = this.resolve(member);
-        if (m === false) return [];
-        if (m !== true) merged = mergeSchemas(merged, m);
+        const alts = this.alternatives(member, depth + 1);
+        if (alts.length === 0) return [];
+        merged = mergeSchemas(merged, alts[0]!);
       }
     }
     const keyword = Array.isArray(merged.anyOf) ? "anyOf" : Array.isArray(merged.oneOf) ? "oneOf" : undefined;
-    if (!keyword || depth > 4) return [merged];
+    if (!keyword || depth > 8) return [merged];
     const base = { ...merged };
     delete base[keyword];
     delete base.discriminator;
@@ -108,17 +178,47 @@ export class Instances {
     return out;
   }
 
-  /** A few instances of a schema (not guaranteed valid: callers validate). */
+  /** A few instances of a schema (not guaranteed valid: callers validate), the smallest first. */
   variants(schema: unknown, depth = 0): unknown[] {
-    if (depth > MAX_DEPTH) return [];
-    const out: unknown[] = [];
-    for (const alt of this.alternatives(schema)) {
-      for (const v of this.variantsOfPlain(alt, depth)) {
-        if (out.length >= MAX_VARIANTS * 2) return out;
-        out.push(v);
-      }
+    if (width(depth) === 1) {
+      const one = this.minimal(schema);
+      return one === NONE ? [] : [one];
     }
-    return out;
+    const key = this.resolve(schema);
+    if (this.building.has(key) || !this.budget.spend()) return [];
+    this.building.add(key);
+    try {
+      const out: unknown[] = [];
+      for (const alt of this.alternatives(schema)) {
+        for (const v of this.variantsOfPlain(alt, depth)) {
+          if (out.length >= width(depth) * 2) return out;
+          out.push(v);
+        }
+      }
+      return out;
+    } finally {
+      this.building.delete(key);
+    }
+  }
+
+  /** The smallest instance this builder finds (remembered per schema node), or NONE. */
+  minimal(schema: unknown): Built {
+    const key = this.resolve(schema);
+    if (this.smallest.has(key)) return this.smallest.get(key);
+    if (this.building.has(key) || !this.budget.spend()) return NONE;
+    this.building.add(key);
+    try {
+      for (const alt of this.alternatives(schema)) {
+        const built = this.variantsOfPlain(alt, Infinity);
+        if (built.length > 0) {
+          this.smallest.set(key, built[0]);
+          return built[0];
+        }
+      }
+      return NONE;
+    } finally {
+      this.building.delete(key);
+    }
   }
 
   private variantsOfPlain(s: SchemaObject, depth: number): unknown[] {
@@ -147,26 +247,92 @@ export class Instances {
           out.push(...this.arrayVariants(s, depth));
           break;
         case "object":
-          out.push(...this.objectVariants(s, undefined, depth));
+          out.push(...this.objectsOf(s, undefined, depth));
           break;
+      }
+      if (depth === Infinity && out.length > 0) return out;
+    }
+    return out;
+  }
+
+  /** Objects: required properties only (filled up to `minProperties`), then with each optional property (or `withKey`) added. */
+  objectVariants(schema: unknown, withKey?: string, depth = 0): unknown[] {
+    const out: unknown[] = [];
+    for (const s of this.alternatives(schema)) if (couldBe(s, "object")) out.push(...this.objectsOf(s, withKey, depth));
+    return out;
+  }
+
+  /** The schema a property `key` of an object of `s` is validated by. */
+  private propertySchema(s: SchemaObject, key: string): unknown {
+    const props = isObject(s.properties) ? s.properties : {};
+    if (Object.hasOwn(props, key)) return props[key];
+    return patternSchema(s, key) ?? additionalOf(s);
+  }
+
+  /** The smallest object of `s`: its required properties, then more (declared, then fresh keys) up to `minProperties`. */
+  private baseObject(s: SchemaObject, atLeast = 0): Record<string, unknown> | undefined {
+    const props = isObject(s.properties) ? s.properties : {};
+    const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
+    const base: Record<string, unknown> = {};
+    for (const key of required) {
+      const v = this.minimal(this.propertySchema(s, key));
+      if (v === NONE) return undefined;
+      setOwn(base, key, v);
+    }
+    const min = Math.max(atLeast, typeof s.minProperties === "number" ? s.minProperties : 0);
+    if (Object.keys(base).length < min) {
+      for (const key of Object.keys(props)) {
+        if (Object.keys(base).length >= min) break;
+        if (Object.hasOwn(base, key) || !keyAllowed(s, key)) continue;
+        const v = this.minimal(props[key]);
+        if (v !== NONE) setOwn(base, key, v);
+      }
+      for (const key of freshKeys(s, base, min - Object.keys(base).length)) {
+        const v = this.minimal(this.propertySchema(s, key));
+        if (v !== NONE) setOwn(base, key, v);
+      }
+    }
+    return base;
+  }
+
+  private objectsOf(s: SchemaObject, withKey: string | undefined, depth: number): unknown[] {
+    if (!this.budget.spend()) return [];
+    const base = this.baseObject(s);
+    if (!base) return [];
+    const out: unknown[] = [];
+    if (withKey === undefined) out.push(base);
+    if (depth === Infinity) return out;
+    const props = isObject(s.properties) ? s.properties : {};
+    const max = typeof s.maxProperties === "number" ? s.maxProperties : Infinity;
+    const optional = withKey !== undefined ? [withKey] : Object.keys(props).filter((k) => !Object.hasOwn(base, k));
+    if (withKey === undefined && Object.keys(base).length + 1 > max) return out;
+    for (const key of optional.slice(0, width(depth))) {
+      for (const value of this.variants(this.propertySchema(s, key), depth + 1).slice(0, 3)) {
+        const obj = { ...base };
+        setOwn(obj, key, value);
+        out.push(obj);
       }
     }
     return out;
   }
 
-  /** Objects: required properties only, then with each optional property (or `withKey`) added. */
-  objectVariants(schema: unknown, withKey?: string, depth = 0): unknown[] {
+  /** Objects and arrays of the sizes `s` allows at its bounds (its minimum, its maximum), for a changed size limit. */
+  boundarySizes(schema: unknown): unknown[] {
     const out: unknown[] = [];
     for (const s of this.alternatives(schema)) {
-      if (!couldBe(s, "object")) continue;
-      const props = isObject(s.properties) ? s.properties : {};
-      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
-      const base: Record<string, unknown> = {};
-      for (const key of required) setOwn(base, key, this.first((Object.hasOwn(props, key) ? props[key] : undefined) ?? additionalOf(s), depth + 1));
-      if (withKey === undefined) out.push(base);
-      const optional = withKey !== undefined ? [withKey] : Object.keys(props).filter((k) => !required.includes(k));
-      for (const key of optional.slice(0, MAX_VARIANTS)) {
-        for (const value of this.variants(props[key] ?? additionalOf(s), depth + 1).slice(0, 3)) out.push({ ...base, [key]: value });
+      if (couldBe(s, "object")) {
+        const max = typeof s.maxProperties === "number" ? s.maxProperties : undefined;
+        const min = typeof s.minProperties === "number" ? s.minProperties : 0;
+        for (const n of [max, min, max !== undefined ? undefined : min + 1]) {
+          if (n === undefined || n > 1000) continue;
+          const obj = this.baseObject(s, n);
+          if (obj) out.push(obj);
+        }
+      }
+      if (couldBe(s, "array")) {
+        const max = typeof s.maxItems === "number" ? s.maxItems : undefined;
+        const min = typeof s.minItems === "number" ? s.minItems : 0;
+        for (const n of [max, min]) if (n !== undefined && n <= 1000) out.push(...this.arraysOf(s, n));
       }
     }
     return out;
@@ -176,12 +342,33 @@ export class Instances {
     const prefix = Array.isArray(s.items) ? (s.items as unknown[]) : [];
     const rest = Array.isArray(s.items) ? (s.additionalItems ?? true) : (s.items ?? true);
     const min = typeof s.minItems === "number" ? s.minItems : 0;
-    const base: unknown[] = [];
-    for (let i = 0; i < Math.max(min, prefix.length === 0 ? 0 : Math.min(prefix.length, min)); i++) base.push(this.first(prefix[i] ?? rest, depth + 1));
+    const max = typeof s.maxItems === "number" ? s.maxItems : Infinity;
+    const base = this.filledArray(s, min);
+    if (!base) return [];
     const out: unknown[] = [base];
+    if (depth === Infinity || base.length + 1 > max) return out;
     const next = prefix[base.length] ?? rest;
     for (const v of this.variants(next, depth + 1).slice(0, 3)) out.push([...base, v]);
     return out;
+  }
+
+  /** `n` items of `s` (distinct ones under `uniqueItems`), or undefined. */
+  private filledArray(s: SchemaObject, n: number): unknown[] | undefined {
+    const prefix = Array.isArray(s.items) ? (s.items as unknown[]) : [];
+    const rest = Array.isArray(s.items) ? (s.additionalItems ?? true) : (s.items ?? true);
+    const items: unknown[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < Math.min(n, 1000); i++) {
+      const item = prefix[i] ?? rest;
+      let value: Built = this.minimal(item);
+      if (s.uniqueItems === true && value !== NONE && seen.has(canonicalJson(value))) {
+        value = this.variants(item, 0).find((v) => !seen.has(canonicalJson(v))) ?? NONE;
+      }
+      if (value === NONE) return undefined;
+      seen.add(canonicalJson(value));
+      items.push(value);
+    }
+    return items;
   }
 
   /** Arrays of exactly `n` items, and arrays with two equal items. */
@@ -195,16 +382,16 @@ export class Instances {
         for (const v of this.variants(prefix[0] ?? rest).slice(0, 3)) out.push([v, v]);
         continue;
       }
-      const items: unknown[] = [];
-      for (let i = 0; i < Math.min(n, 1000); i++) items.push(this.first(prefix[i] ?? (rest === false ? true : rest), 1));
-      out.push(items);
+      const open = { ...s, additionalItems: s.additionalItems === false ? true : s.additionalItems };
+      const filled = this.filledArray(open, n);
+      if (filled) out.push(filled);
     }
     return out;
   }
 
-  private first(schema: unknown, depth: number): unknown {
-    const v = this.variants(schema, depth);
-    return v.length > 0 ? v[0] : null;
+  private first(schema: unknown): unknown {
+    const v = this.minimal(schema);
+    return v === NONE ? null : v;
   }
 
   /** Values at the change's pointer: the probe's value first, then variants of the old schema there. */
@@ -214,7 +401,13 @@ export class Instances {
     if (probe && "extraKey" in probe) {
       for (const s of this.alternatives(schema)) {
         const extra = this.variants(additionalOf(s)).slice(0, 3);
-        for (const obj of this.objectVariants(s).slice(0, 3)) for (const v of extra.length > 0 ? extra : ["a"]) out.push({ ...(obj as object), [probe.extraKey]: v });
+        for (const obj of this.objectVariants(s).slice(0, 3)) {
+          for (const v of extra.length > 0 ? extra : ["a"]) {
+            const copy = { ...(obj as object) } as Record<string, unknown>;
+            setOwn(copy, probe.extraKey, v);
+            out.push(copy);
+          }
+        }
       }
     }
     if (probe && "itemsBeyond" in probe) out.push(...this.arraysOf(schema, probe.itemsBeyond));
@@ -230,22 +423,31 @@ export class Instances {
     return out;
   }
 
-  /** Documents of `schema` holding a leaf value at the value path `segments`. */
+  /** Documents of `schema` holding a leaf value at the value path `segments` (any depth: the work budget bounds it). */
   *at(schema: unknown, segments: readonly string[], leaf: (s: unknown) => unknown[], depth: number): Generator<unknown> {
     if (segments.length === 0) {
       yield* leaf(schema);
       return;
     }
-    if (depth > 32) return;
+    if (!this.budget.spend()) return;
     const [seg, ...rest] = segments as [string, ...string[]];
+    const bases = depth < 2 ? 2 : 1;
     for (const s of this.alternatives(schema)) {
       if (couldBe(s, "object")) {
         const props = isObject(s.properties) ? s.properties : {};
-        const key = seg === "*" ? freshKey(props) : seg;
-        const child = seg !== "*" && Object.hasOwn(props, key) ? props[key] : (patternSchema(s, key) ?? additionalOf(s));
+        const key = seg === "*" ? (freshKeys(s, props, 1)[0] ?? freshKey(props)) : seg;
+        const child = this.propertySchema(s, key);
         if (child !== false) {
-          const bases = this.objectVariants(s).slice(0, 2) as Record<string, unknown>[];
-          for (const value of this.at(child, rest, leaf, depth + 1)) for (const base of bases) yield { ...base, [key]: value };
+          const base = this.baseObject(s);
+          const others = (this.objectsOf(s, undefined, depth).slice(1, bases) as Record<string, unknown>[]).filter((o) => !Object.hasOwn(o, key));
+          const shapes = base ? [base, ...others] : others;
+          for (const value of this.at(child, rest, leaf, depth + 1)) {
+            for (const shape of shapes) {
+              const obj = { ...shape };
+              setOwn(obj, key, value);
+              yield obj;
+            }
+          }
         }
       }
       if (couldBe(s, "array") && (seg === "*" || /^\d+$/.test(seg))) {
@@ -253,16 +455,70 @@ export class Instances {
         const prefix = Array.isArray(s.items) ? (s.items as unknown[]) : [];
         const restItems = Array.isArray(s.items) ? (s.additionalItems ?? true) : (s.items ?? true);
         const before: unknown[] = [];
-        for (let i = 0; i < index; i++) before.push(this.first(prefix[i] ?? restItems, depth + 1));
+        for (let i = 0; i < index; i++) before.push(this.first(prefix[i] ?? restItems));
         const min = typeof s.minItems === "number" ? s.minItems : 0;
         for (const value of this.at(prefix[index] ?? restItems, rest, leaf, depth + 1)) {
           const items = [...before, value];
-          for (let i = items.length; i < min && i < 1000; i++) items.push(this.first(prefix[i] ?? restItems, depth + 1));
+          for (let i = items.length; i < min && i < 1000; i++) items.push(this.first(prefix[i] ?? restItems));
           yield items;
         }
       }
     }
   }
+}
+
+/** Does `propertyNames` (and, on a closed object, `properties` / `patternProperties`) allow this key? */
+function keyAllowed(s: SchemaObject, key: string): boolean {
+  const names = s.propertyNames;
+  if (names === false) return false;
+  if (isObject(names) && !stringAllowed(names, key)) return false;
+  return true;
+}
+
+/** A string check for key names: const, enum, length, pattern (refs and other keywords are not read: the validators decide). */
+function stringAllowed(s: SchemaObject, value: string): boolean {
+  if ("const" in s && s.const !== value) return false;
+  if (Array.isArray(s.enum) && !s.enum.includes(value)) return false;
+  const length = [...value].length;
+  if (typeof s.minLength === "number" && length < s.minLength) return false;
+  if (typeof s.maxLength === "number" && length > s.maxLength) return false;
+  if (typeof s.pattern === "string") {
+    try {
+      if (!new RegExp(s.pattern, "u").test(value)) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * `n` new keys for an object of `s` (not in `taken`): names `propertyNames` allows that a closed
+ * object accepts (matching a `patternProperties` pattern) or, when it is open, plain ones.
+ */
+function freshKeys(s: SchemaObject, taken: Record<string, unknown>, n: number): string[] {
+  if (n <= 0) return [];
+  const props = isObject(s.properties) ? s.properties : {};
+  const out: string[] = [];
+  const closed = s.additionalProperties === false;
+  const names = isObject(s.propertyNames) ? s.propertyNames : undefined;
+  const pool: string[] = [];
+  if (names) {
+    if ("const" in names && typeof names.const === "string") pool.push(names.const);
+    if (Array.isArray(names.enum)) pool.push(...names.enum.filter((v): v is string => typeof v === "string"));
+    if (typeof names.pattern === "string") pool.push(...strings(names, n + 8));
+  }
+  if (isObject(s.patternProperties)) for (const pattern of Object.keys(s.patternProperties)) pool.push(...strings({ pattern }, n + 8));
+  if (!closed) for (let i = 0; i < n + 8; i++) pool.push(i === 0 ? "key" : `key${i}`);
+  if (names && typeof names.pattern !== "string" && !closed) for (let i = 0; i < n + 8; i++) pool.push("k".repeat(Math.max(1, typeof names.minLength === "number" ? names.minLength : 1)) + (i === 0 ? "" : String(i)));
+  for (const key of pool) {
+    if (out.length >= n) break;
+    if (Object.hasOwn(taken, key) || Object.hasOwn(props, key) || out.includes(key)) continue;
+    if (!keyAllowed(s, key)) continue;
+    if (closed && patternSchema(s, key) === undefined) continue;
+    out.push(key);
+  }
+  return out;
 }
 
 function mergeSchemas(a: SchemaObject, b: SchemaObject): SchemaObject {
@@ -335,7 +591,7 @@ function numbers(s: SchemaObject, integer: boolean): number[] {
   return [...out].filter((x) => Number.isFinite(x) && x >= lo && x <= hi && (!integer || Number.isInteger(x)));
 }
 
-function strings(s: SchemaObject): string[] {
+function strings(s: SchemaObject, count = 2): string[] {
   const min = typeof s.minLength === "number" ? s.minLength : 0;
   const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
   // Several spellings a format allows: a new pattern may reject some of them.
@@ -349,12 +605,27 @@ function strings(s: SchemaObject): string[] {
       for (const set of nfa.wordSets()) {
         // Word sets come shortest first and may never fit the length bounds: stop after a few.
         if (++seen > 64) break;
-        const word = set.map((cs) => String.fromCodePoint(cs.ranges.find((r) => r.max >= 0x61 && r.min <= 0x7a) ? Math.max(0x61, cs.ranges.find((r) => r.max >= 0x61)!.min) : cs.ranges[0]!.min)).join("");
+        const pick = (cs: (typeof set)[number]): number =>
+          cs.ranges.find((r) => r.max >= 0x61 && r.min <= 0x7a) ? Math.max(0x61, cs.ranges.find((r) => r.max >= 0x61)!.min) : cs.ranges[0]!.min;
+        const word = set.map((cs) => String.fromCodePoint(pick(cs))).join("");
         const length = [...word].length;
-        if (length >= min && length <= max) words.push(word);
-        if (words.length >= 2) break;
+        if (length < min || length > max) continue;
+        words.push(word);
+        // More words of the same shape: vary the last position over its characters.
+        const last = set[set.length - 1];
+        if (last && words.length < count) {
+          const first = pick(last);
+          for (const r of last.ranges) {
+            for (let c = Math.max(r.min, first + 1); c <= r.max && words.length < count; c++) {
+              if (c >= 0xd800 && c <= 0xdfff) continue;
+              words.push(word.slice(0, word.length - String.fromCodePoint(first).length) + String.fromCodePoint(c));
+            }
+            if (words.length >= count) break;
+          }
+        }
+        if (words.length >= count) break;
       }
-      if (words.length > 0) return words;
+      if (words.length > 0) return [...new Set(words)].slice(0, count);
     } catch {
       // fall through to plain strings
     }
@@ -368,7 +639,30 @@ function strings(s: SchemaObject): string[] {
 // ---------------------------------------------------------------------------------------------
 // Display
 
+/** Characters of a witness printed in text output; the rest is cut and the total length said. */
+export const WITNESS_TEXT_CHARS = 500;
+
+/** What a terminal acts on or hides (the CLI output layer's set, `src/cli/io.ts`), plus lone surrogates. */
+const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function escapeUnsafe(text: string): string {
+  return text.replace(UNSAFE_TEXT, (ch) => (ch === "\n" ? "\\n" : ch === "\r" ? "\\r" : ch === "\t" ? "\\t" : `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`));
+}
+
+/**
+ * A witness as printed in text output (`statebag diff`, `gen --check`): the whole document as
+ * canonical JSON on one line, control and invisible characters escaped, cut after `max` characters
+ * with its full length (`... (12034 characters)`) -- the same form as the CLI's `echo`.
+ */
+export function witnessText(document: unknown, max = WITNESS_TEXT_CHARS): string {
+  const text = canonicalJson(document);
+  if (text.length <= max) return escapeUnsafe(text);
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${escapeUnsafe(text.slice(0, end))}... (${text.length} characters)`;
+}
+
 const MAX_STRING = 40;
+const MAX_SHOWN_DEPTH = 8;
 const MAX_ITEMS = 10;
 const MAX_KEYS = 20;
 const MAX_TEXT = 240;
@@ -386,7 +680,7 @@ export function formatWitness(document: unknown): string {
 
 function shorten(value: unknown, depth: number): unknown {
   if (typeof value === "string") return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING - 3)}...` : value;
-  if (depth > MAX_DEPTH) return "...";
+  if (depth > MAX_SHOWN_DEPTH) return "...";
   if (Array.isArray(value)) {
     const items = value.slice(0, MAX_ITEMS).map((v) => shorten(v, depth + 1));
     return value.length > MAX_ITEMS ? [...items, `... ${value.length - MAX_ITEMS} more`] : items;

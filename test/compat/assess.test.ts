@@ -227,7 +227,8 @@ describe("sampling: the second line of defence", () => {
     expect(a.verdict).toBe("compatible");
     expect(a.sampling).toMatchObject({ seed: 3, timedOut: false });
     expect(a.sampling!.drawn).toBeGreaterThan(0);
-    expect(assessCompatibility(old, widened, { samples: 0 }).sampling).toBeUndefined();
+    // Sampling off is said, never silent (issue #26): 0 drawn, with a warning.
+    expect(assessCompatibility(old, widened, { samples: 0 }).sampling).toMatchObject({ drawn: 0, accepted: 0, warning: expect.stringContaining("turned off") });
   });
 
   it("identical schemas are not sampled", () => {

@@ -216,7 +216,9 @@ describe("verdicts by meaning: witnesses, undecided changes, sampling", () => {
     expect(sampled.compared[0].sampling!.drawn).toBeGreaterThan(0);
     const skipped = runCompatibilityCheck({ ...options, sampling: { totalTimeBudgetMs: 0 } });
     expect(skipped.compared[0].verdict).toBe("compatible");
-    expect(skipped.compared[0].sampling).toBeUndefined();
+    // Skipped sampling is reported, never silent (issue #26).
+    expect(skipped.compared[0].sampling).toMatchObject({ drawn: 0, budget: "sampling", warning: expect.stringContaining("time budget") });
+    expect(skipped.warnings).toEqual([expect.stringContaining("no document was sampled")]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bundleSchema, compileBundled } from "../../generator/compat/bundle.js";
-import { diffSchemas } from "../../generator/compat/diff.js";
+import { type Change, diffSchemas } from "../../generator/compat/diff.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { findWitness, formatWitness, isWitness } from "../../generator/compat/witness.js";
 
@@ -30,7 +30,8 @@ describe("findWitness", () => {
   it("finds none when no document tells the schemas apart (the change is not a real break)", () => {
     const old = { type: "object", properties: { a: { type: "string" } }, "acme-rule": 1 };
     const next = { ...old, "acme-rule": 2 };
-    const change = diffSchemas(old, next).find((c) => c.kind === "breaking")!;
+    // A change claimed breaking by hand: what the analysis says about unknown keywords is not this test's concern.
+    const change: Change = { pointer: "", rule: "unknown-keyword-change", kind: "breaking", message: "acme-rule changed", keyword: "acme-rule" };
     expect(findWitness(change, context(old, next))).toBeUndefined();
   });
 

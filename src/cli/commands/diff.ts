@@ -4,8 +4,11 @@
  */
 import type { Command } from "commander";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
-import { CliError, EXIT, type ExitCode } from "../io.js";
+import { CliError, EXIT, type ExitCode, echo } from "../io.js";
 import { loadCompat } from "../toolchain.js";
+
+/** Characters of a witness printed in text output. */
+const WITNESS_CHARS = 500;
 
 interface DiffOptions {
   breakingOnly?: boolean;
@@ -39,7 +42,7 @@ Example:
 async function diff(context: CommandContext, oldFile: string, newFile: string, options: DiffOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
-  const { runDiff, formatDiffReport } = await loadCompat(context.environment.cwd);
+  const { runDiff, formatDiffReport, canonicalJson } = await loadCompat(context.environment.cwd);
   const oldPath = inputPath(oldFile, context.environment);
   const newPath = inputPath(newFile, context.environment);
   const seedText = options.seed;
@@ -61,13 +64,17 @@ async function diff(context: CommandContext, oldFile: string, newFile: string, o
     compatible: result.changes.length - breaking - undecided,
     changes: result.changes,
     ...(result.sampling ? { sampling: result.sampling } : {}),
+    warnings: result.warnings,
   });
-  const report = formatDiffReport(result.changes, { compatible: !options.breakingOnly, sampling: result.sampling });
+  // Witnesses in full up to WITNESS_CHARS, escaped and cut (with the total length) like any echoed input.
+  const formatWitness = (document: unknown): string => echo(canonicalJson(document), WITNESS_CHARS);
+  const report = formatDiffReport(result.changes, { compatible: !options.breakingOnly, sampling: result.sampling, formatWitness });
   for (const line of report.split("\n")) {
     if (line.startsWith("BREAKING")) out.line(c.red(line));
     else if (line.startsWith("UNDECIDED")) out.line(c.yellow(line));
     else if (line.startsWith("compatible")) out.line(c.green(line));
-    else if (line.trimStart().startsWith("witness")) out.line(c.dim(line));
+    else if (line.trimStart().startsWith("witness") || line.trimStart().startsWith("budget ran out")) out.line(c.dim(line));
+    else if (line.startsWith("warning:")) out.line(`${c.yellow("warning:")}${line.slice("warning:".length)}`);
     else out.line(result.verdict !== "compatible" && line !== "" ? c.bold(line) : line);
   }
   return result.exitCode === 0 ? EXIT.ok : EXIT.failed;
