@@ -120,7 +120,7 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     await ready(page, "session");
     const problem = page.getByTestId("problem-node").first();
     await expect.poll(() => problem.getAttribute("data-pointer")).toBe("/session/stateBag/statebag.chatHistory/messages/1/role");
-    expect(await problem.evaluate((el) => getComputedStyle(el).outlineStyle)).toBe("solid");
+    expect(await problem.evaluate((el) => (globalThis as any).getComputedStyle(el).outlineStyle)).toBe("solid");
     expect(await page.getByTestId("problems").innerText()).toContain("must be string");
     await shot(page, "7-invalid-highlighted");
   });
@@ -150,8 +150,11 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
     const check = async (name: string) => {
-      expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
-      const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+      expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
+      const { scroll, width } = await page.evaluate(() => {
+        const w = globalThis as any;
+        return { scroll: w.document.documentElement.scrollWidth as number, width: w.innerWidth as number };
+      });
       expect(scroll, `${name}: page wider than the viewport`).toBeLessThanOrEqual(width + 1);
       expect(await page.locator("img, script:not([src]), svg, iframe").count()).toBe(0);
     };

@@ -15,7 +15,7 @@ import { seedProject, seedStore, type SeededStore } from "./seed.js";
 
 function context(cwd: string): CommandContext {
   const environment = { stdout: new Capture(false), stderr: new Capture(false), stdin: Readable.from([]), env: {}, cwd };
-  return { environment, output: (o) => new Output(environment, o.json === true), exit: () => EXIT.ok, project: () => findProjectConfig(cwd, undefined) } as unknown as CommandContext;
+  return { environment, output: (o: { json?: boolean }) => new Output(environment, o.json === true), exit: () => EXIT.ok, project: () => findProjectConfig(cwd, undefined) } as unknown as CommandContext;
 }
 
 type Studio = Awaited<ReturnType<typeof openStudio>>;

@@ -66,7 +66,7 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
   const texts = new Map<string, string>();
   const raw: SessionCodec = {
     serialize: (s: AgentSession) => texts.get(s.id)!,
-    deserialize: (t: string, key?: string) => ({ id: key ?? "", stateBag: {} }),
+    deserialize: (_text: string, key?: string) => ({ id: key ?? "", stateBag: {} }),
   };
   const store = await openStore(url, { codec: raw });
   const put = async (id: string, doc: unknown, meta?: { owner?: string; title?: string }) => {

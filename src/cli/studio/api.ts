@@ -16,7 +16,7 @@ import { isEncryptedText } from "../../runtime/stores/encryption/envelope.js";
 import type { ListItem, ScanItem, StoredSessionMeta } from "../../runtime/stores/types.js";
 import type { CliRegistry } from "../registry.js";
 import { checkDocument, storedQuarantine } from "../session-report.js";
-import { PlaintextCapture, scanTextReader, type OpenedStore } from "../store.js";
+import { scanTextReader, type OpenedStore, type PlaintextCapture } from "../store.js";
 
 /** An error the API answers with a status and a message (JSON `{ error }`). */
 export class StudioHttpError extends Error {

@@ -30,7 +30,7 @@ export const STUDIO_HTML = `<!doctype html>
 </html>
 `;
 
-export const STUDIO_CSS = String.raw`
+export const STUDIO_CSS = `
 * { box-sizing: border-box; }
 html, body { margin: 0; padding: 0; max-width: 100%; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2330; background: #f6f7f9; overflow-wrap: anywhere; }
