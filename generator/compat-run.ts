@@ -36,6 +36,8 @@ export interface CompatResult {
    * generator" is no fix for stale output, the findings' own fixes are.
    */
   wouldBlock: boolean;
+  /** What the check could not fully check (sampling drew nothing, a budget ran out): printed, never silent. */
+  warnings: string[];
 }
 
 /** What a run changed that the verdict depends on (paths of scaffolded fixtures relative to cwd). */
@@ -63,7 +65,7 @@ export async function startCompat(cfg: Config, entry: CacheEntry, plan: OutputPl
   const verdictKey = cfg.cache && !cfg.scaffoldFixtures && isCurrent(plan) ? compatVerdictKey(cfg, entry, outputs) : undefined;
   const verdict = verdictKey !== undefined ? readCompatVerdict(cfg.root, verdictKey) : undefined;
   if (verdict) {
-    const result: CompatResult = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false, wouldBlock: false };
+    const result: CompatResult = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false, wouldBlock: false, warnings: [] };
     return { commit: () => {}, dispose: () => {}, finish: async () => result };
   }
   const check = await runCompat(cfg, entry, plan);
@@ -216,13 +218,13 @@ async function runCompat(
     const to = fromCwd(cfg, cfg.schemasDir) || ".";
     const real = (text: string) => text.split(from).join(to);
     const failures: CompatFailure[] = report.failures.map((f) =>
-      localizeCommand({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}) }, cfg.command),
+      localizeCommand({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}), ...(f.details !== undefined ? { details: f.details.map(real) } : {}) }, cfg.command),
     );
     const blocked = !cfg.check && failures.some(isBlocking);
     // Refused: leave out what only recording would fix (it was not recorded).
     const shown = blocked ? failures.filter((f) => isBlocking(f) || !["frozen-unlocked", "unrecorded-rename"].includes(f.rule)) : failures;
     return {
-      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked, wouldBlock: failures.some(isBlocking) },
+      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked, wouldBlock: failures.some(isBlocking), warnings: report.warnings.map(real) },
       blocked,
       schemasDir: overlay,
       // What the check recorded in the overlay (the frozen lock, retired names) goes to the real directory.

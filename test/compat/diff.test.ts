@@ -369,9 +369,9 @@ describe("unknown keywords", () => {
     expect(diffSchemas(obj({ type: "string", foo: { a: 1 } }), obj({ type: "string", foo: { a: 1 } }))).toEqual([]);
   });
 
-  it("known keywords that are not analysed: adding one is breaking, removing one loosens", () => {
+  it("not, by meaning: adding one that excludes an allowed value is breaking, removing one loosens", () => {
     expect(only(diffSchemas(obj({ type: "string" }), obj({ type: "string", not: { const: "" } })))).toMatchObject({
-      rule: "unknown-keyword-change",
+      rule: "tighten-constraint",
       keyword: "not",
       kind: "breaking",
     });
@@ -388,11 +388,11 @@ describe("unknown keywords", () => {
     });
   });
 
-  it("allOf: members are matched; an added member tightens, a removed one loosens, a changed one is diffed", () => {
+  it("allOf: type/required in members apply to the parent; a changed member is diffed", () => {
     const a = { properties: { a: { type: "string" } } };
     const b = { required: ["a"] };
-    expect(only(diffSchemas({ allOf: [a] }, { allOf: [a, b] }))).toMatchObject({ rule: "tighten-constraint", keyword: "allOf", kind: "breaking" });
-    expect(only(diffSchemas({ allOf: [a, b] }, { allOf: [a] }))).toMatchObject({ rule: "loosen-constraint", keyword: "allOf", kind: "compatible" });
+    expect(only(diffSchemas({ allOf: [a] }, { allOf: [a, b] }))).toMatchObject({ pointer: "/a", rule: "make-required", kind: "breaking" });
+    expect(only(diffSchemas({ allOf: [a, b] }, { allOf: [a] }))).toMatchObject({ pointer: "/a", rule: "make-optional", kind: "compatible" });
     expect(rules(diffSchemas({ allOf: [a] }, { allOf: [{ properties: { a: { type: "integer" } } }] }))).toEqual(["narrow-type@/a"]);
   });
 });

@@ -131,12 +131,15 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   }
 
   if (result.compat) {
+    for (const warning of result.compat.warnings ?? []) out.note(`${ce.yellow(ce.bold("warning:"))} ${warning}`);
     if (failures.length === 0) {
       out.line(`${c.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`);
     } else {
       for (const f of failures) {
         const lines = [`${ce.red(ce.bold("error:"))} ${f.type}${f.pointer ? ` ${f.pointer}` : ""}: ${f.message}${ce.dim(` [${f.rule}]`)}`];
         if (f.file) lines.push(`  ${ce.dim("where:")} ${f.file}`);
+        // The witness (a stored value the new schema refuses) and any budget that ran out: bounded and escaped by the check.
+        for (const detail of f.details ?? []) lines.push(`  ${detail}`);
         lines.push(`  ${ce.dim("fix:")}   ${f.fix}`);
         out.note(lines.join("\n"));
       }
