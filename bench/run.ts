@@ -19,6 +19,7 @@ import { migrationCases } from "./cases/migrations.js";
 import { peerCases } from "./cases/peers.js";
 import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
+import { storedLogCases } from "./cases/storedlog.js";
 import { turnCases } from "./cases/turns.js";
 import { isSkipped, skipped, type BenchContext, type CaseOutcome, type CaseResult, type SkippedCase } from "./harness.js";
 import { machine } from "./machine.js";
@@ -52,6 +53,7 @@ const groups: Group[] = [
   { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
+  { cases: ["turn.storedlog.1000.windowed", "turn.storedlog.100000.windowed", "turn.storedlog.1000.warm", "turn.storedlog.100000.warm", "turn.storedlog.100000.full"], run: storedLogCases },
   { cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"], run: concurrencyCases },
   { cases: ["peer.openai-agents.load.1000", "peer.openai-agents.fromString.1000", "peer.langgraph.sqlite.saveload", "peer.langgraph.postgres.saveload"], run: peerCases },
 ];

@@ -21,6 +21,7 @@ import {
   sessionId,
 } from "./common.js";
 import { ConflictError, SessionOwnerError, logConflict } from "./errors.js";
+import { checkWindow } from "./window.js";
 import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "./listing.js";
 import type {
   AppendOptions,
@@ -32,6 +33,8 @@ import type {
   MessageCodec,
   MessageLog,
   MessageLogSnapshot,
+  MessageLogWindow,
+  MessageWindowOptions,
   ReplaceOptions,
   SaveOptions,
   ScanOptions,
@@ -63,6 +66,8 @@ interface Row {
 interface Log {
   version: number;
   messages: string[];
+  /** Messages ever written (appends, replacements): the position after the newest. */
+  end?: number;
   ops: Set<string>;
 }
 
@@ -254,6 +259,7 @@ class MemoryMessageLog implements MessageLog {
     const log = this.log(storageId);
     log.ops.add(operationId);
     for (const text of texts) log.messages.push(text); // no push(...texts): a long batch overflows the stack
+    log.end = (log.end ?? 0) + texts.length;
     log.version = this.nextVersion();
     return { applied: true, version: log.version };
   }
@@ -274,6 +280,17 @@ class MemoryMessageLog implements MessageLog {
     return { messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t, { logId: storageId })), version: log?.version ?? 0 };
   }
 
+  async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
+    this.check();
+    checkId(storageId, "storageId");
+    const window = checkWindow(options);
+    const log = this.logs.get(storageId);
+    const texts = log?.messages ?? [];
+    const end = log?.end ?? texts.length;
+    const from = Math.max(0, "last" in window ? texts.length - window.last : window.from - (end - texts.length));
+    return { messages: texts.slice(from).map((t) => this.codec.deserialize(t, { logId: storageId })), version: log?.version ?? 0, length: texts.length, end };
+  }
+
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
     this.check();
     checkId(storageId, "storageId");
@@ -286,6 +303,7 @@ class MemoryMessageLog implements MessageLog {
     const log = this.log(storageId);
     if (operationId !== undefined) log.ops.add(operationId);
     log.messages = texts;
+    log.end = (log.end ?? 0) + texts.length;
     log.version = this.nextVersion();
     return log.version;
   }

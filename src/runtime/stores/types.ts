@@ -208,6 +208,13 @@ export interface MessageLog {
   getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]>;
   /** The messages and the version they were read at, from one consistent read. */
   readMessages(storageId: string): Promise<MessageLogSnapshot>;
+  /**
+   * Part of the log, with its version and length, from one consistent read: the newest `last`
+   * messages, or those at positions `from` and after (see `MessageLogWindow.end`). A history that
+   * shows the model a window, or keeps a decoded log warm, reads this instead of the whole log.
+   * Optional: callers fall back to `readMessages` when a log does not have it.
+   */
+  readMessageWindow?(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow>;
   /** Replaces the whole log (a reduction: summary + recent messages). Returns the new version. */
   replaceMessages(storageId: string, messages: readonly ChatMessage[], options?: ReplaceOptions): Promise<number>;
   /** Keeps only the newest `keepLast` messages; returns how many were removed. */
@@ -231,6 +238,27 @@ export interface AppendResult {
 export interface MessageLogSnapshot {
   messages: ChatMessage[];
   version: number;
+}
+
+/** Exactly one of `last` and `from`. */
+export interface MessageWindowOptions {
+  /** The newest `last` messages. */
+  last?: number;
+  /** The messages at positions `from` and after (positions as `MessageLogWindow.end` counts them). */
+  from?: number;
+}
+
+export interface MessageLogWindow extends MessageLogSnapshot {
+  /** How many messages the whole log holds (the window may hold fewer). */
+  length: number;
+  /**
+   * The position after the log's newest message: how many messages appends and replacements have
+   * written to the log since it was created, so the log holds positions `end - length` to
+   * `end - 1`. Appends move it forward by what they add; trims and replacements never renumber
+   * the messages that stay; it starts again at 0 after `deleteMessages`. Undefined when the
+   * backend keeps no positions (Redis): `from` then reads the whole log.
+   */
+  end?: number;
 }
 
 export interface ReplaceOptions {

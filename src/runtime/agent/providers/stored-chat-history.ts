@@ -19,6 +19,12 @@
  *   reduction replaces the log only if nobody wrote to it since this run read it; otherwise this
  *   run's turn is appended and the next run reduces.
  *
+ * What a run reads (issue #25): with `window`, only the log's newest messages (one windowed read,
+ * whatever the log's length); without it, the whole log, but a warm process keeps the decoded log
+ * (`cacheBytes`, per storage id and log version) and reads only what was appended since, reloading
+ * the whole log when it changed otherwise (a replacement, trim or deletion by anyone). Either way a
+ * run writes only its new messages.
+ *
  * In both modes the provider never truncates or replaces a log it has not read: a session without
  * this provider's state adopts the log under its storage id (an app that kept only the id
  * creates a session with that id, and one log read brings the history back), and a
@@ -31,11 +37,12 @@ import { StoredChatHistoryStateType } from "../../../generated/descriptors.js";
 import { ConfigurationError } from "../../core/errors.js";
 import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
-import type { MessageLog } from "../../stores/types.js";
+import type { MessageLog, MessageLogSnapshot } from "../../stores/types.js";
 import type { ProviderState } from "../../core/tagged.js";
 import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
-import type { ChatReducer } from "./reducers.js";
+import { DEFAULT_LOG_CACHE_BYTES, estimatedBytes, LogCache } from "./log-cache.js";
+import { keepLastMessages, type ChatReducer } from "./reducers.js";
 
 /** A committed write the log has not necessarily seen yet. */
 export interface PendingLogWrite {
@@ -76,6 +83,19 @@ export interface StoredChatHistoryOptions {
    * turn is appended to the log when the run commits, for apps that never save sessions.
    */
   commit?: StoredHistoryCommit;
+  /**
+   * Show the model only the log's newest `window` messages (fewer when the oldest would be a
+   * function result without its call), read with one windowed read: a run costs the same on a log
+   * of any length. The log keeps every message (a run only appends); pair it with a
+   * `RollingSummaryProvider` for what falls out of the window. Not with `reducer`.
+   */
+  window?: number;
+  /**
+   * Without `window`: how many bytes of decoded logs this provider keeps between runs (least
+   * recently used first out), so a run on a log it read before reads only what was appended since.
+   * Default 16 MiB; 0 turns it off.
+   */
+  cacheBytes?: number;
 }
 
 /** What one run read: the history it showed the model and the log it came from. */
@@ -83,10 +103,14 @@ interface RunView {
   operationId: string;
   storageId: string;
   history: ChatMessage[];
+  /** How many messages the committed history holds (more than `history` with a window). */
+  count: number;
   /** The log's version when read (for replacements in `"run"` mode). */
   version: number;
   /** Messages carried over from another provider's state, not yet in the (empty) log. */
   carried: boolean;
+  /** The carried-over messages (all of them: `history` may show only the window). */
+  carriedMessages?: ChatMessage[];
   /** This run's own messages, once `addMessages` has them. */
   turn?: ChatMessage[];
 }
@@ -99,6 +123,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   private readonly log: MessageLog;
   private readonly storageIdFor: (session: Readonly<AgentSession>) => string;
   private readonly reducer?: ChatReducer;
+  private readonly window?: number;
+  private readonly shape?: ChatReducer;
+  private readonly cache?: LogCache;
   /**
    * The current run's view per session object (runs on one session object are serialized), so a
    * run reads the log once. Checked against the run's operation id before use.
@@ -116,6 +143,21 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     this.log = options.log;
     this.reducer = options.reducer;
     this.storageIdFor = options.storageIdFor ?? ((session) => session.id);
+    if (options.window !== undefined) {
+      if (!Number.isSafeInteger(options.window) || options.window < 1) {
+        throw new ConfigurationError(`StoredChatHistoryProvider window must be a positive integer, got ${JSON.stringify(options.window)}`);
+      }
+      if (options.reducer) {
+        throw new ConfigurationError("StoredChatHistoryProvider takes a window or a reducer, not both", "a windowed log keeps every message and shows the model the newest `window` of them");
+      }
+      this.window = options.window;
+      this.shape = keepLastMessages(options.window);
+    }
+    const cacheBytes = options.cacheBytes ?? DEFAULT_LOG_CACHE_BYTES;
+    if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
+      throw new ConfigurationError(`StoredChatHistoryProvider cacheBytes must be a non-negative integer, got ${JSON.stringify(options.cacheBytes)}`);
+    }
+    if (cacheBytes > 0) this.cache = new LogCache(cacheBytes);
     this.state = new ProviderSessionState(this.key, StoredChatHistoryStateType, {
       initial: () => ({ $type: "StoredChatHistoryState", storageId: "", messageCount: 0 }),
     });
@@ -131,11 +173,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     view.turn = turn;
     // Carried-over messages are not in the log yet: they go with this turn's write.
     let next: StoredChatHistoryState = view.carried
-      ? { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: 0, pending: { operationId: context.operationId, mode: "append", messages: [...view.history, ...turn] } }
-      : { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: view.history.length, pending: { operationId: context.operationId, mode: "append", messages: turn } };
+      ? { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: 0, pending: { operationId: context.operationId, mode: "append", messages: [...(view.carriedMessages ?? view.history), ...turn] } }
+      : { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: view.count, pending: { operationId: context.operationId, mode: "append", messages: turn } };
     if (this.reducer) {
       const reduced = await this.reducer([...view.history, ...turn]);
-      if (reduced.length !== view.history.length + turn.length) {
+      if (reduced.length !== view.count + turn.length) {
         next = { ...next, messageCount: 0, pending: { operationId: context.operationId, mode: "replace", messages: reduced } };
       }
     }
@@ -169,10 +211,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   /** The committed history, read without writing anything. */
   async listMessages(session: AgentSession): Promise<ChatMessage[]> {
     const state = this.state.read(session);
-    if (!state) return (await this.adopt(session)).history;
+    if (!state) return structuredClone((await this.adopt(session, true)).history);
     if (state.pending?.mode === "replace") return [...state.pending.messages];
-    const log = (await this.log.readMessages(state.storageId)).messages;
-    return this.commit === "run" && !state.pending ? log : committedView(log, state).history;
+    const log = (await this.readLog(state.storageId)).messages;
+    // A copy: the warm cache shares its decoded messages between runs, and a caller may edit these.
+    return structuredClone(this.commit === "run" && !state.pending ? log : committedView(log, state).history);
   }
 
   /**
@@ -185,15 +228,15 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const state = this.state.read(context.state);
     let view: RunView;
     if (state) {
-      const { history, version } = await this.flushed(state);
-      view = { operationId: context.operationId, storageId: state.storageId, history, version, carried: false };
-      if (state.pending) this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: state.storageId, messageCount: history.length });
+      const { history, count, version } = (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
+      view = { operationId: context.operationId, storageId: state.storageId, history, count, version, carried: false };
+      if (state.pending) this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: state.storageId, messageCount: count });
     } else {
       const adopted = await this.adopt(context.session);
       view = { operationId: context.operationId, ...adopted };
       // Record the adopted log now, so a session saved after this run keeps reading it.
-      if (adopted.history.length > 0 && !adopted.carried) {
-        this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: adopted.storageId, messageCount: adopted.history.length });
+      if (adopted.count > 0 && !adopted.carried) {
+        this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: adopted.storageId, messageCount: adopted.count });
       }
     }
     this.runs.set(context.session, view);
@@ -205,7 +248,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * storage id (one read), or, when that log is empty, the messages an in-memory history provider
    * kept in the session. Both non-empty and different: refused, naming where the history is.
    */
-  private async adopt(session: Readonly<AgentSession>): Promise<{ storageId: string; history: ChatMessage[]; version: number; carried: boolean }> {
+  private async adopt(
+    session: Readonly<AgentSession>,
+    /** The whole history, not what the model sees of it (`listMessages`). */
+    whole = false,
+  ): Promise<{ storageId: string; history: ChatMessage[]; carriedMessages?: ChatMessage[]; count: number; version: number; carried: boolean }> {
     const storageId = this.storageIdFor(session);
     const foreign = foreignHistoryStates(session, this.key);
     const otherLog = foreign.find((f) => f.$type === "StoredChatHistoryState");
@@ -219,8 +266,13 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       );
     }
     const inMemory = foreign.filter((f) => Array.isArray(f.value.messages) && (f.value.messages as unknown[]).length > 0);
-    const snapshot = await this.log.readMessages(storageId);
-    if (inMemory.length === 0) return { storageId, history: snapshot.messages, version: snapshot.version, carried: false };
+    const shown = (history: ChatMessage[]) => (whole ? history : this.shown(history));
+    if (inMemory.length === 0 && !whole && this.window !== undefined && this.log.readMessageWindow) {
+      const w = await this.log.readMessageWindow(storageId, { last: this.window });
+      return { storageId, history: this.shape!(w.messages) as ChatMessage[], count: w.length, version: w.version, carried: false };
+    }
+    const snapshot = await this.readLog(storageId);
+    if (inMemory.length === 0) return { storageId, history: shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
     if (inMemory.length > 1) {
       throw new HistoryProviderMismatchError(
         session.id,
@@ -232,10 +284,14 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     }
     const source = inMemory[0];
     const messages = source.value.messages as ChatMessage[];
-    if (snapshot.messages.length === 0) return { storageId, history: structuredClone(messages), version: snapshot.version, carried: true };
+    // Carried over: all of it goes to the log with the first turn (in addMessages, so no window here).
+    if (snapshot.messages.length === 0) {
+      const carried = structuredClone(messages);
+      return { storageId, history: shown(carried), carriedMessages: carried, count: messages.length, version: snapshot.version, carried: true };
+    }
     // The log already took these messages over (an earlier carry-over whose session was not saved).
     if (snapshot.messages.length >= messages.length && messages.every((m, i) => sameMessage(m, snapshot.messages[i]))) {
-      return { storageId, history: snapshot.messages, version: snapshot.version, carried: false };
+      return { storageId, history: shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
     }
     throw new HistoryProviderMismatchError(
       session.id,
@@ -250,16 +306,17 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * Applies a pending write of an earlier, committed run to the log (idempotently) and returns the
    * committed history and the log's version after it.
    */
-  private async flushed(state: StoredChatHistoryState): Promise<{ history: ChatMessage[]; version: number }> {
+  private async flushed(state: StoredChatHistoryState): Promise<{ history: ChatMessage[]; count: number; version: number }> {
     const { storageId, pending } = state;
     for (let attempt = 0; ; attempt++) {
-      const snapshot = await this.log.readMessages(storageId);
+      const snapshot = await this.readLog(storageId);
       if (!pending) {
         // In "run" mode the log is the record: every message in it is history.
-        return { history: this.commit === "run" ? snapshot.messages : snapshot.messages.slice(0, state.messageCount), version: snapshot.version };
+        const history = this.commit === "run" ? snapshot.messages : snapshot.messages.slice(0, state.messageCount);
+        return { history: this.shown(history), count: history.length, version: snapshot.version };
       }
       const view = committedView(snapshot.messages, state);
-      if (view.applied) return { history: view.history, version: snapshot.version };
+      if (view.applied) return { history: this.shown(view.history), count: view.history.length, version: snapshot.version };
       try {
         let version: number;
         if (pending.mode === "append" && snapshot.messages.length === state.messageCount) {
@@ -269,13 +326,99 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
           // log as just read, never blindly.
           version = await this.log.replaceMessages(storageId, view.history, { expectedVersion: snapshot.version, operationId: pending.operationId });
         }
-        return { history: view.history, version };
+        return { history: this.shown(view.history), count: view.history.length, version };
       } catch (error) {
         // Another reader applied it meanwhile: look again.
         if (!(error instanceof ConflictError) || attempt >= 2) throw error;
       }
     }
   }
+
+  /** What the model sees of a committed history: all of it, or its window. */
+  private shown(history: ChatMessage[]): ChatMessage[] {
+    return this.shape ? (this.shape(history) as ChatMessage[]) : history;
+  }
+
+  /**
+   * `flushed` with a window: the committed history's newest messages and its length, from a
+   * windowed read (and the pending append applied). Undefined when only the whole log can tell
+   * (no windowed read, a log shorter than the state's count, leftovers to cut off): `flushed` then.
+   */
+  private async windowed(state: StoredChatHistoryState): Promise<{ history: ChatMessage[]; count: number; version: number } | undefined> {
+    const read = this.log.readMessageWindow?.bind(this.log);
+    const k = this.window!;
+    const { storageId, pending, messageCount } = state;
+    if (!read || pending?.mode === "replace") return undefined;
+    const p = pending?.messages.length ?? 0;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let w = await read(storageId, { last: k + p });
+      if (this.commit === "run" && !pending) return { history: this.shape!(w.messages) as ChatMessage[], count: w.length, version: w.version };
+      const length = w.length;
+      if (length < messageCount) return undefined;
+      const need = length - Math.max(0, messageCount - k);
+      if (need > w.messages.length) {
+        // Messages beyond the committed ones (a lost save's leftovers): read back to the window.
+        w = await read(storageId, { last: need });
+        if (w.length !== length || w.messages.length !== need) continue;
+      }
+      const base = length - w.messages.length; // the log position of w.messages[0]
+      const committed = w.messages.slice(Math.max(0, messageCount - k) - base, messageCount - base);
+      if (!pending) return { history: this.shape!(committed) as ChatMessage[], count: messageCount, version: w.version };
+      const tail = w.messages.slice(messageCount - base);
+      const history = [...committed, ...pending.messages];
+      if (tail.length >= p && pending.messages.every((m, i) => sameMessage(m, tail[i]))) {
+        return { history: this.shape!(history) as ChatMessage[], count: messageCount + p, version: w.version };
+      }
+      if (length !== messageCount) return undefined;
+      const { version } = await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
+      return { history: this.shape!(history) as ChatMessage[], count: messageCount + p, version };
+    }
+    return undefined;
+  }
+
+  /**
+   * The whole log, through the warm cache when the log has windowed reads: unchanged since the
+   * cached version, one small read; grown by appends only (same oldest position, length grown by
+   * what the end moved, the cached newest message still in its place), only the new messages;
+   * anything else, the whole log again.
+   */
+  private async readLog(storageId: string): Promise<MessageLogSnapshot> {
+    const read = this.log.readMessageWindow?.bind(this.log);
+    if (!this.cache || !read) return this.log.readMessages(storageId);
+    const entry = this.cache.get(storageId);
+    if (entry) {
+      // What the entry held before the read: another run of this process may grow it meanwhile.
+      const { version, end, length } = entry;
+      const overlap = end !== undefined && length > 0;
+      const w = await read(storageId, end === undefined ? { last: 0 } : { from: overlap ? end - 1 : end });
+      // The array only grows at its end, so its first `length` messages are still that version.
+      if (w.version === version && w.length === length) return { messages: entry.messages.slice(0, length), version };
+      if (
+        end !== undefined &&
+        w.end !== undefined &&
+        w.end >= end &&
+        w.length - length === w.end - end &&
+        (!overlap || (w.messages.length > 0 && sameMessage(w.messages[0], entry.messages[length - 1])))
+      ) {
+        const added = overlap ? w.messages.slice(1) : w.messages;
+        const messages = entry.messages.slice(0, length);
+        for (const m of added) messages.push(m);
+        if (this.cache.get(storageId) === entry && entry.version === version && entry.messages.length === length) {
+          this.cache.grow(storageId, entry, added, w.version, w.end);
+        }
+        return { messages, version: w.version };
+      }
+    }
+    // The whole log through readMessages (what a log without windows, or a wrapper, serves), and
+    // its end position from a read of no messages: kept only when both saw the same version.
+    const head = await read(storageId, { last: 0 });
+    const snapshot = await this.log.readMessages(storageId);
+    const end = head.version === snapshot.version && head.length === snapshot.messages.length ? head.end : undefined;
+    const { messages, version } = snapshot;
+    this.cache.set(storageId, { version, end, length: messages.length, messages, bytes: estimatedBytes(messages) });
+    return { messages: messages.slice(), version };
+  }
+
 }
 
 /** The history a state commits to, given the log as it is, and whether the log already holds it. */

@@ -5,8 +5,9 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
+import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, ReplaceOptions, TrimOptions } from "../types.js";
+import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
 import type { PgPoolClient } from "./driver.js";
 import { TRANSACTION, type PostgresStatements, type Row } from "./sql.js";
 
@@ -67,6 +68,24 @@ export class PostgresMessageLog implements MessageLog {
     const { rows } = await this.store.withClient("readMessages", false, (c) => c.query<Row>(this.sql.msgRead, [storageId]));
     const bodies = (rows[0]?.bodies ?? []) as string[];
     return { messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })), version: Number(rows[0]?.version ?? 0) };
+  }
+
+  async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const window = checkWindow(options);
+    const params = "last" in window ? [storageId, null, window.last] : [storageId, window.from, null];
+    const { rows } = await this.store.withClient("readMessageWindow", false, (c) => c.query<Row>(this.sql.msgWindow, params));
+    const row = rows[0];
+    if (row?.version === null || row?.version === undefined) return { messages: [], version: 0, length: 0, end: 0 };
+    const end = Number(row.next_seq);
+    const bodies = (row.bodies ?? []) as string[];
+    return {
+      messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })),
+      version: Number(row.version),
+      // Positions are the rows' seq: contiguous, the newest at next_seq - 1.
+      length: row.first === null || row.first === undefined ? 0 : end - Number(row.first),
+      end,
+    };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {

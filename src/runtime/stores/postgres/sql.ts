@@ -182,6 +182,14 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
       `SELECT l.version, coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1), '{}') AS bodies
        FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
     ),
+    // One statement, so one snapshot: the header, the oldest position, and the messages from a
+    // position ($2) or the newest $3.
+    msgWindow: named(
+      `SELECT l.version, l.next_seq, (SELECT min(m.seq) FROM ${messages} m WHERE m.storage_id = $1) AS first,
+         coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1
+           AND m.seq >= coalesce($2::bigint, l.next_seq - $3::bigint)), '{}') AS bodies
+       FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
+    ),
     msgInsert: named(
       `INSERT INTO ${messages} (storage_id, seq, body)
        SELECT $1, $2::bigint + t.ord - 1, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)`,

@@ -7,8 +7,9 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
+import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, ReplaceOptions, TrimOptions } from "../types.js";
+import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
 import type { RedisKeys } from "./keys.js";
 import type { ScriptedClient } from "./scripts.js";
 
@@ -46,6 +47,35 @@ export class RedisMessageLog implements MessageLog {
     const k = this.store.keys.of(storageId);
     const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list, k.hdr));
     return { messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })), version: Number(version) };
+  }
+
+  /**
+   * A Redis list keeps no positions (`end` is undefined, and `from` reads the whole log). The
+   * header's version, read before and after the list, makes the read consistent: every change
+   * bumps it in the same script that changes the list, so an unchanged version means nothing
+   * changed in between (the commands of one connection run in order).
+   */
+  async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const window = checkWindow(options);
+    const k = this.store.keys.of(storageId);
+    const last = "last" in window ? window.last : undefined;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const [before, length, texts, after] = await this.store.call("readMessageWindow", false, (c) => {
+        const client = c as typeof c & { llen(key: string): Promise<number> };
+        return Promise.all([
+          client.hget(k.hdr, "v"),
+          client.llen(k.list),
+          last === 0 ? Promise.resolve([] as string[]) : client.lrange(k.list, last === undefined ? 0 : -last, -1),
+          client.hget(k.hdr, "v"),
+        ]);
+      });
+      if (before !== after) continue;
+      return { messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })), version: Number(before ?? 0), length };
+    }
+    // Written to all the time: one atomic read of the whole log.
+    const { messages, version } = await this.readMessages(storageId);
+    return { messages: last === undefined ? messages : last === 0 ? [] : messages.slice(-last), version, length: messages.length };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {

@@ -5,8 +5,9 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
+import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, ReplaceOptions, TrimOptions } from "../types.js";
+import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
 import type { Access, Statements } from "./sql.js";
 
 /** What the log uses of its store (SqliteSessionStore): `run` (open, transaction, lock waits, error mapping). */
@@ -50,6 +51,20 @@ export class SqliteMessageLog implements MessageLog {
       rows: s.msgAll.all(storageId),
     }));
     return { messages: rows.map((r) => this.codec.deserialize(r.body, { logId: storageId })), version };
+  }
+
+  async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const window = checkWindow(options);
+    const { rows, version, length, end } = await this.store.run("readMessageWindow", "snapshot", (s) => {
+      const log = s.logVersion.get(storageId);
+      if (!log) return { rows: [], version: 0, length: 0, end: 0 };
+      // Positions are the rows' seq: contiguous, the newest at next_seq - 1.
+      const first = s.msgFirst.get(storageId)?.first ?? log.next_seq;
+      const from = "last" in window ? log.next_seq - window.last : window.from;
+      return { rows: s.msgFrom.all(storageId, Math.max(from, first)), version: log.version, length: log.next_seq - first, end: log.next_seq };
+    });
+    return { messages: rows.map((r) => this.codec.deserialize(r.body, { logId: storageId })), version, length, end };
   }
 
   async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {

@@ -104,6 +104,8 @@ export const SQLITE_SQL = {
   msgInsert: `INSERT INTO statebag_messages (storage_id, seq, body) VALUES (?, ?, ?)`,
   msgAll: `SELECT body FROM statebag_messages WHERE storage_id = ? ORDER BY seq`,
   msgLast: `SELECT body FROM (SELECT seq, body FROM statebag_messages WHERE storage_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+  msgFrom: `SELECT body FROM statebag_messages WHERE storage_id = ? AND seq >= ? ORDER BY seq`,
+  msgFirst: `SELECT min(seq) AS first FROM statebag_messages WHERE storage_id = ?`,
   msgClear: `DELETE FROM statebag_messages WHERE storage_id = ?`,
   msgTrim: `DELETE FROM statebag_messages WHERE storage_id = ? AND seq < ?`,
   logDelete: `DELETE FROM statebag_message_logs WHERE storage_id = ?`,
@@ -161,6 +163,8 @@ export class Statements {
   readonly msgInsert: SqliteStatement<never>;
   readonly msgAll: SqliteStatement<{ body: string }>;
   readonly msgLast: SqliteStatement<{ body: string }>;
+  readonly msgFrom: SqliteStatement<{ body: string }>;
+  readonly msgFirst: SqliteStatement<{ first: number | null }>;
   readonly msgClear: SqliteStatement<never>;
   readonly msgTrim: SqliteStatement<never>;
   readonly logDelete: SqliteStatement<never>;
@@ -185,6 +189,8 @@ export class Statements {
     this.msgInsert = db.prepare(SQLITE_SQL.msgInsert);
     this.msgAll = db.prepare(SQLITE_SQL.msgAll);
     this.msgLast = db.prepare(SQLITE_SQL.msgLast);
+    this.msgFrom = db.prepare(SQLITE_SQL.msgFrom);
+    this.msgFirst = db.prepare(SQLITE_SQL.msgFirst);
     this.msgClear = db.prepare(SQLITE_SQL.msgClear);
     this.msgTrim = db.prepare(SQLITE_SQL.msgTrim);
     this.logDelete = db.prepare(SQLITE_SQL.logDelete);

@@ -113,4 +113,37 @@ export const messageLogCases: ContractCase[] = [
       await check.rejects(log.appendMessages(sid, [user("x")], {} as never), ConfigurationError, "appendMessages without an operationId must throw ConfigurationError");
     },
   },
+  {
+    area: "message log",
+    clause: "reads a window (newest messages, or from a position) with the log's version and length",
+    requires: ["messageLog"],
+    async run({ store, id, check }) {
+      const log = store.messages;
+      if (!log.readMessageWindow) return; // optional: callers fall back to readMessages
+      const sid = id("log-window");
+      check.equal(await log.readMessageWindow(sid, { last: 3 }), { messages: [], version: 0, length: 0, ...(store.kind === "redis" ? {} : { end: 0 }) }, "the window of a log never written must be empty, at version 0");
+      for (let i = 0; i < 6; i++) await log.appendMessages(sid, [user(`m${i}`)], { operationId: `t${i}` });
+      const full = await log.readMessages(sid);
+      const w = await log.readMessageWindow(sid, { last: 2 });
+      check.equal(texts(w.messages), ["m4", "m5"], "readMessageWindow({ last: 2 }) must return the newest two, oldest first");
+      check.equal([w.version, w.length], [full.version, 6], "a window must carry the log's version and its whole length");
+      check.equal(texts((await log.readMessageWindow(sid, { last: 10 })).messages), ["m0", "m1", "m2", "m3", "m4", "m5"], "a window larger than the log must return the whole log");
+      check.equal((await log.readMessageWindow(sid, { last: 0 })).messages, [], "readMessageWindow({ last: 0 }) must return no messages");
+      if (w.end === undefined) return; // a backend without positions (Redis)
+      const end = w.end;
+      check.equal(texts((await log.readMessageWindow(sid, { from: end - 1 })).messages), ["m5"], "readMessageWindow({ from: end - 1 }) must return the newest message");
+      await log.appendMessages(sid, [user("m6"), user("m7")], { operationId: "t6" });
+      const grown = await log.readMessageWindow(sid, { from: end });
+      check.equal([texts(grown.messages), grown.end, grown.length], [["m6", "m7"], end + 2, 8], "after an append, the window from the old end must be exactly what was appended");
+      await log.trimMessages(sid, { keepLast: 3 });
+      const trimmed = await log.readMessageWindow(sid, { from: 0 });
+      check.equal([texts(trimmed.messages), trimmed.end, trimmed.length], [["m5", "m6", "m7"], end + 2, 3], "a trim must keep the end and shorten the length (positions are not renumbered)");
+      await log.replaceMessages(sid, [user("s"), user("r")]);
+      const replaced = await log.readMessageWindow(sid, { last: 5 });
+      check.equal([texts(replaced.messages), replaced.length], [["s", "r"], 2], "after a replacement the window must hold only the new messages");
+      check.ok(replaced.end! - replaced.length >= end + 2, "a replacement must not reuse the positions of the messages it removed");
+      await log.deleteMessages(sid);
+      check.equal(await log.readMessageWindow(sid, { from: 0 }), { messages: [], version: 0, length: 0, end: 0 }, "a deleted log's window must read as never written");
+    },
+  },
 ];
