@@ -15,6 +15,7 @@ import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
 import { encryptionCases } from "./cases/encryption.js";
 import { genCases } from "./cases/gen.js";
+import { listingCases } from "./cases/listing.js";
 import { migrationCases } from "./cases/migrations.js";
 import { peerCases } from "./cases/peers.js";
 import { serializationCases } from "./cases/serialization.js";
@@ -55,6 +56,7 @@ const groups: Group[] = [
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
   { cases: ["turn.storedlog.1000.windowed", "turn.storedlog.100000.windowed", "turn.storedlog.1000.warm", "turn.storedlog.100000.warm", "turn.storedlog.100000.full"], run: storedLogCases },
   { cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"], run: concurrencyCases },
+  { cases: ["listing.sqlite.first", "listing.sqlite.later", "listing.postgres.first", "listing.postgres.later", "listing.redis.first", "listing.redis.later", "listing.redis-cluster.first", "listing.redis-cluster.later"], run: listingCases },
   { cases: ["peer.openai-agents.load.1000", "peer.openai-agents.fromString.1000", "peer.langgraph.sqlite.saveload", "peer.langgraph.postgres.saveload"], run: peerCases },
 ];
 
