@@ -9,6 +9,9 @@ export type {
   AppendOptions,
   AppendResult,
   DeleteOptions,
+  EraseOptions,
+  EraseReceipt,
+  LabelRetentionRule,
   ListItem,
   ListOptions,
   ListPage,
@@ -17,6 +20,9 @@ export type {
   MessageLog,
   MessageLogSnapshot,
   ReplaceOptions,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionRule,
   SaveOptions,
   ScanItem,
   ScanOptions,
@@ -66,6 +72,11 @@ export {
 } from "./runtime/stores/errors.js";
 export { DriverMissingError } from "./runtime/stores/drivers.js";
 export type { OptionalDriver } from "./runtime/stores/drivers.js";
+
+// Retention and erasure requests
+export { checkRetention, isRetentionExpired, parseDuration, purgeRetention, retentionRuleFor } from "./runtime/stores/retention.js";
+export type { PurgeRetentionOptions, PurgeRetentionReport } from "./runtime/stores/retention.js";
+export { eraseOwnerSessions, ownerDigest, previewErase } from "./runtime/stores/erasure.js";
 
 // Bringing every stored session to the latest type versions
 export { BulkMigrationError, migrateStore } from "./runtime/stores/migrate.js";

@@ -19,6 +19,8 @@ import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerStoreSetup } from "./commands/store-setup.js";
+import { registerStoreErase } from "./commands/store-erase.js";
+import { registerStorePurge } from "./commands/store-purge.js";
 import { registerStudio } from "./commands/studio.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportError, type CommandContext } from "./context.js";
@@ -71,6 +73,8 @@ Docs: docs/cli.md.`,
   registerInspect(program, context);
   registerMigrate(program, context);
   registerStoreSetup(program, context);
+  registerStorePurge(program, context);
+  registerStoreErase(program, context);
   registerDiff(program, context);
   registerImport(program, context);
   registerExport(program, context);

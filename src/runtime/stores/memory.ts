@@ -22,11 +22,15 @@ import {
 } from "./common.js";
 import { ConflictError, SessionOwnerError, logConflict } from "./errors.js";
 import { checkWindow } from "./window.js";
+import { eraseOwnerSessions } from "./erasure.js";
 import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "./listing.js";
+import { checkRetention, purgeRetention } from "./retention.js";
 import type {
   AppendOptions,
   AppendResult,
   DeleteOptions,
+  EraseOptions,
+  EraseReceipt,
   ListItem,
   ListOptions,
   ListPage,
@@ -36,6 +40,8 @@ import type {
   MessageLogWindow,
   MessageWindowOptions,
   ReplaceOptions,
+  RetentionOptions,
+  RetentionPolicy,
   SaveOptions,
   ScanOptions,
   ScanPage,
@@ -49,6 +55,8 @@ import type {
 export interface MemoryStoreOptions {
   codec?: SessionCodec;
   messageCodec?: MessageCodec;
+  /** What `purgeExpired()` removes besides expired sessions. */
+  retention?: RetentionOptions;
 }
 
 interface Row {
@@ -75,6 +83,7 @@ export class MemorySessionStore implements SessionStore {
   readonly kind = "memory" as const;
   readonly url = "memory:";
   readonly messages: MessageLog;
+  readonly retention?: RetentionPolicy;
   private readonly rows = new Map<string, Row>();
   /** Session ids by owner, so a listing reads only that owner's rows. */
   private readonly byOwner = new Map<string, Set<string>>();
@@ -85,6 +94,7 @@ export class MemorySessionStore implements SessionStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.codec = options.codec ?? defaultSessionCodec();
+    this.retention = checkRetention(options.retention);
     this.messages = new MemoryMessageLog(this.logs, options.messageCodec ?? defaultMessageCodec, () => ++this.counter, () => this.check());
   }
 
@@ -182,8 +192,9 @@ export class MemorySessionStore implements SessionStore {
       .sort(compareIds);
     const items = ids.slice(0, limit + 1).map((id) => {
       const row = this.rows.get(id)!;
-      if (!includeText) return scanItem(id, row.revision);
-      return scanItem(id, row.revision, row.text, row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now));
+      const item = includeText ? scanItem(id, row.revision, row.text, row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now)) : scanItem(id, row.revision);
+      item.meta = rowMeta(row);
+      return item;
     });
     return scanPage(items, limit);
   }
@@ -223,7 +234,12 @@ export class MemorySessionStore implements SessionStore {
     const now = Date.now();
     let removed = 0;
     for (const id of [...this.rows.keys()]) if (!this.live(id, now)) removed++;
-    return removed;
+    return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
+  }
+
+  async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
+    this.check();
+    return eraseOwnerSessions(this, owner, options);
   }
 
   async close(): Promise<void> {

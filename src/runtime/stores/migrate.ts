@@ -266,7 +266,9 @@ class StoreMigration {
         return "migrated";
       }
       try {
-        await this.store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+        // The scanned owner (a store column): a codec binding the owner gets it without another read.
+        const owner = item.meta?.owner;
+        await this.store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}), ...(owner !== undefined ? { meta: { owner } } : {}) });
         this.record(p);
         return "migrated";
       } catch (error) {

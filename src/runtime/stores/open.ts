@@ -22,12 +22,13 @@ import { ConfigurationError } from "../core/errors.js";
 import { quoted } from "../core/json.js";
 import { loadDriver } from "./drivers.js";
 import { MemorySessionStore } from "./memory.js";
+import { checkRetention, takeRetentionParams } from "./retention.js";
 import { PostgresSessionStore, preparedStatementsParam } from "./postgres/store.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "./redis/store.js";
 import { SqliteSessionStore } from "./sqlite/store.js";
 import type { SqliteDriverName } from "./sqlite/driver.js";
 import { parseSqliteUrl, sqlitePath } from "./sqlite/url.js";
-import type { MessageCodec, SessionCodec, SessionStore } from "./types.js";
+import type { MessageCodec, RetentionOptions, SessionCodec, SessionStore } from "./types.js";
 import { DEFAULT_STORE_URL, redactUrl, takeParams } from "./url.js";
 
 export { DEFAULT_STORE_URL, sqlitePath };
@@ -57,12 +58,22 @@ export interface OpenStoreOptions {
   queryTimeoutMs?: number;
   /** PostgreSQL pool size (default 10). */
   maxConnections?: number;
+  /**
+   * What `purgeExpired()` (and `statebag store purge`) removes besides TTL-expired sessions: one
+   * rule `{ maxAgeMs?, maxIdleMs? }`, or a policy by owner and label (`RetentionPolicy`). Overrides
+   * the URL's `?retentionMaxAge=` / `?retentionMaxIdle=` (durations: `90d`, `12h`, ms).
+   */
+  retention?: RetentionOptions;
 }
 
 /** The store for `url` (default: the SQLite file `./.statebag/sessions.db`). */
 export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenStoreOptions = {}): Promise<SessionStore> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  const common = { codec: options.codec, messageCodec: options.messageCodec };
+  // Retention options are the same for every backend: taken out before the backend reads its URL.
+  const taken = scheme === undefined ? { url, retention: undefined } : takeRetentionParams(url);
+  url = taken.url;
+  const retention = checkRetention(options.retention ?? taken.retention);
+  const common = { codec: options.codec, messageCodec: options.messageCodec, retention };
   switch (scheme) {
     case "memory":
       // Nothing after "memory:" means anything: refused, so a path or option is never silently dropped.

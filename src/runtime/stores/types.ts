@@ -129,6 +129,12 @@ export interface ScanItem {
    * `save` so the session expires when it would have.
    */
   ttlMs?: number;
+  /**
+   * The session's store metadata (owner, title, labels, createdAt, updatedAt), from the store's
+   * columns or structures, never parsed out of the body: a bulk tool passes `meta.owner` on to a
+   * codec that binds the owner, and retention reads the times. Every built-in store sets it.
+   */
+  meta?: StoredSessionMeta;
 }
 
 export interface ScanPage {
@@ -187,6 +193,58 @@ export interface SetupResult {
 }
 
 export type StoreKind = "memory" | "sqlite" | "postgres" | "redis";
+
+/**
+ * How long a session is kept: it is removed by `purgeExpired()` once it is older than `maxAgeMs`
+ * (counted from `meta.createdAt`) or idle for longer than `maxIdleMs` (counted from
+ * `meta.updatedAt`). A rule with neither keeps sessions until deleted (an exemption).
+ */
+export interface RetentionRule {
+  maxAgeMs?: number;
+  maxIdleMs?: number;
+}
+
+/** A retention rule for the sessions carrying all of `match`'s labels. */
+export interface LabelRetentionRule extends RetentionRule {
+  match: Readonly<Record<string, string>>;
+}
+
+/**
+ * Retention by owner and label. For each session the first rule that applies wins: the rule of its
+ * owner (`owners[meta.owner]`), else the first of `labels` whose `match` labels it all carries,
+ * else `default` (absent: kept).
+ */
+export interface RetentionPolicy {
+  default?: RetentionRule;
+  owners?: Readonly<Record<string, RetentionRule>>;
+  labels?: readonly LabelRetentionRule[];
+}
+
+/** A store's retention: one rule for every session, or a policy by owner and label. */
+export type RetentionOptions = RetentionRule | RetentionPolicy;
+
+/**
+ * What `eraseOwner` returns once nothing of the owner is left: a record an app can keep of an
+ * erasure request, naming the owner only by its SHA-256 (so the record holds no personal id).
+ */
+export interface EraseReceipt {
+  /** SHA-256 of the owner id (UTF-8), lowercase hex. */
+  owner: string;
+  /** Sessions this call removed (a re-run after an interrupted one counts only what was left). */
+  sessions: number;
+  /** Message logs this call removed (each session's log, and any other log its stored history named). */
+  messageLogs: number;
+  /** ISO 8601. */
+  startedAt: string;
+  finishedAt: string;
+  /** Always true: `eraseOwner` returns only once the owner has no session left (otherwise it throws; run it again). */
+  complete: true;
+}
+
+export interface EraseOptions {
+  /** Called after each removed session with the counts so far. */
+  onProgress?: (progress: { sessions: number; messageLogs: number }) => void;
+}
 
 /**
  * History kept outside the session, in the store (for long conversations or apps that keep only an id): an
@@ -279,6 +337,8 @@ export interface SessionStore {
   readonly url: string;
   /** The chat message log kept in the same backend. */
   readonly messages: MessageLog;
+  /** What `purgeExpired()` removes besides TTL-expired sessions (`openStore(url, { retention })`, `?retentionMaxAge=`). */
+  readonly retention?: RetentionPolicy;
 
   /** Creates or upgrades the store's tables. Explicit for PostgreSQL; SQLite does it on open; a no-op elsewhere. */
   setup(): Promise<SetupResult>;
@@ -300,8 +360,19 @@ export interface SessionStore {
    * what a listing guarantees while others write.
    */
   list(options: ListOptions): Promise<ListPage>;
-  /** Removes expired sessions now (they are already invisible); returns how many. */
+  /**
+   * Removes expired sessions now (they are already invisible), and, when the store has a
+   * `retention`, the sessions it no longer keeps (with their message logs); returns how many.
+   */
   purgeExpired(): Promise<number>;
+  /**
+   * Removes every session of `owner` (found as `list` finds them), each session's message log and
+   * any other log its stored history names, and the owner's index entries. Tool-approval records
+   * live in the sessions and go with them. Idempotent: an interrupted call leaves a consistent
+   * store, and running it again finishes the work. Returns once nothing of the owner is left.
+   * Sessions the owner creates while it runs may survive it: stop the owner's traffic first.
+   */
+  eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt>;
   /** Releases connections. The store must not be used afterwards. */
   close(): Promise<void>;
 }

@@ -14,6 +14,7 @@ import type { MessageCodec, SessionCodec, SessionStore } from "../../stores.js";
 import { STORE_CAPABILITIES, type CaseContext, type ContractCase, type StoreCapability } from "./conformance/case.js";
 import { Clause } from "./conformance/check.js";
 import { codecCases, scanCases, ttlCases } from "./conformance/codec-scan-ttl.js";
+import { erasureCases, retentionCases, scanMetaCases } from "./conformance/erasure.js";
 import { idCases } from "./conformance/ids.js";
 import { listingCases } from "./conformance/listing.js";
 import { messageLogCases } from "./conformance/message-log.js";
@@ -71,6 +72,9 @@ const AREAS: ReadonlyArray<readonly [string, readonly ContractCase[]]> = [
   ["ttl", ttlCases],
   ["message log", messageLogCases],
   ["listing", listingCases],
+  ["scan metadata", scanMetaCases],
+  ["retention", retentionCases],
+  ["erasure", erasureCases],
 ];
 
 function hook(runner: StoreConformanceRunner, preferred: "beforeAll" | "afterAll", alias: "before" | "after"): Hook {
@@ -102,7 +106,7 @@ function checkOptions(options: StoreConformanceOptions): Required<Pick<StoreConf
 
 /**
  * Registers the `SessionStore` contract on the caller's test runner, as one `describe` block per
- * contract area (ids, sessions, codec, scan, ttl, message log, listing). Call it at the top level of a
+ * contract area (ids, sessions, codec, scan, ttl, message log, listing, scan metadata, retention, erasure). Call it at the top level of a
  * test file (or inside a `describe`), once per store configuration.
  *
  * ```ts

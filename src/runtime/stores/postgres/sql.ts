@@ -142,9 +142,9 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     ),
     deleteAny: named(`DELETE FROM ${sessions} WHERE id = $1 RETURNING ${live} AS live`),
     deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
-    scan: named(`SELECT id, revision FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
+    scan: named(`SELECT id, revision, ${meta_} FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
     scanText: named(
-      `SELECT id, revision, data, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
+      `SELECT id, revision, data, ${meta_}, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
        FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`,
     ),
     purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),

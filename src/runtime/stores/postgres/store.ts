@@ -20,8 +20,10 @@ import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../
 import { loadDriver } from "../drivers.js";
 import { checkDelete, checkId, checkSave, checkScan, isNetworkError, scanItem, scanPage, sessionId } from "../common.js";
 import { ConflictError, SessionOwnerError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
-import type { DeleteOptions, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
+import { checkRetention, purgeRetention } from "../retention.js";
+import type { DeleteOptions, EraseOptions, EraseReceipt, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, RetentionOptions, RetentionPolicy, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
 import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
@@ -52,6 +54,8 @@ export interface PostgresStoreOptions {
    * transaction pooling mode and other poolers that do not keep prepared statements (`?pgbouncer=true`).
    */
   preparedStatements?: boolean;
+  /** What `purgeExpired()` removes besides expired sessions. */
+  retention?: RetentionOptions;
 }
 
 /** `?pgbouncer=` of a store URL: `true` turns named statements off. @internal */
@@ -115,6 +119,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly url: string;
   readonly schema: string;
   readonly messages: MessageLog;
+  readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   private readonly ownsPool: boolean;
   private readonly options: PostgresStoreOptions;
@@ -140,6 +145,7 @@ export class PostgresSessionStore implements SessionStore {
     this.pool_ = options.pool;
     this.sql = postgresStatements(quoteIdent(this.schema), { prepared: options.preparedStatements ?? true });
     this.messages = new PostgresMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    this.retention = checkRetention(options.retention);
   }
 
   private get pool(): PgPool {
@@ -377,11 +383,13 @@ export class PostgresSessionStore implements SessionStore {
       false,
       async (c) => (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
     );
-    const items = rows.map((r) =>
-      includeText
+    const items = rows.map((r) => {
+      const item = includeText
         ? scanItem(r.id as string, Number(r.revision), r.data as string, r.ttl_ms == null ? undefined : Number(r.ttl_ms))
-        : scanItem(r.id as string, Number(r.revision)),
-    );
+        : scanItem(r.id as string, Number(r.revision));
+      item.meta = rowMeta(r);
+      return item;
+    });
     return scanPage(items, limit);
   }
 
@@ -405,7 +413,12 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async purgeExpired(): Promise<number> {
-    return this.withClient("purgeExpired", true, async (c) => (await c.query(this.sql.purge)).rowCount ?? 0);
+    const removed = await this.withClient("purgeExpired", true, async (c) => (await c.query(this.sql.purge)).rowCount ?? 0);
+    return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
+  }
+
+  async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
+    return eraseOwnerSessions(this, owner, options);
   }
 
   async close(): Promise<void> {

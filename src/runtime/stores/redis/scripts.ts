@@ -303,7 +303,10 @@ v[7] = redis.call('PTTL', KEYS[1])
 return v
 `;
 
-/** KEYS: idx. ARGV: cursor ('' = start), wanted, withText ('1'/'0'), sessionKeyPrefix. Returns flat [id, rev, (text, pttl)]*. */
+/**
+ * KEYS: idx. ARGV: cursor ('' = start), wanted, withText ('1'/'0'), sessionKeyPrefix. Returns flat
+ * [id, rev, owner, title, labels JSON, createdAt, updatedAt, (text, pttl)]* (absent fields nil).
+ */
 const SCAN = `
 local start = '-'
 if ARGV[1] ~= '' then start = '(' .. ARGV[1] end
@@ -314,12 +317,12 @@ while n < wanted do
   local ids = redis.call('ZRANGEBYLEX', KEYS[1], start, '+', 'LIMIT', 0, wanted - n)
   if #ids == 0 then break end
   for _, sid in ipairs(ids) do
-    local v = redis.call('HMGET', ARGV[4] .. sid, 'r', 'd')
+    local v = redis.call('HMGET', ARGV[4] .. sid, 'r', 'o', 't', 'l', 'c', 'u', 'd')
     if v[1] then
       out[#out + 1] = sid
-      out[#out + 1] = v[1]
+      for i = 1, 6 do out[#out + 1] = v[i] end
       if ARGV[3] == '1' then
-        out[#out + 1] = v[2]
+        out[#out + 1] = v[7]
         out[#out + 1] = redis.call('PTTL', ARGV[4] .. sid)
       end
       n = n + 1
@@ -332,11 +335,14 @@ end
 return out
 `;
 
-/** KEYS: session. Returns {revision, text, pttl}, or false when absent (one bucket's part of a cluster scan). */
+/**
+ * KEYS: session. Returns {revision, text, pttl, owner, title, labels JSON, createdAt, updatedAt}, or
+ * false when absent (one bucket's part of a cluster scan).
+ */
 const TEXT = `
-local v = redis.call('HMGET', KEYS[1], 'r', 'd')
+local v = redis.call('HMGET', KEYS[1], 'r', 'd', 'o', 't', 'l', 'c', 'u')
 if not v[1] then return false end
-return {v[1], v[2], redis.call('PTTL', KEYS[1])}
+return {v[1], v[2], redis.call('PTTL', KEYS[1]), v[3], v[4], v[5], v[6], v[7]}
 `;
 
 /**
@@ -446,7 +452,7 @@ export type Reply = [number, string | number | null];
 export interface Scripts {
   sbSave(...args: (string | number)[]): Promise<(string | number | null)[]>;
   sbDelete(...args: (string | number)[]): Promise<(string | number | null)[]>;
-  sbScan(...args: (string | number)[]): Promise<string[]>;
+  sbScan(...args: (string | number)[]): Promise<(string | null)[]>;
   sbPurge(...args: (string | number)[]): Promise<(string | number)[]>;
   sbIndex(...args: (string | number)[]): Promise<number>;
   sbList(...args: (string | number)[]): Promise<string[]>;
@@ -457,7 +463,7 @@ export interface Scripts {
   sbReplace(...args: (string | number | readonly string[])[]): Promise<Reply>;
   sbTrim(...args: (string | number)[]): Promise<Reply>;
   sbOuter(...args: (string | number)[]): Promise<string | null>;
-  sbText(key: string): Promise<[string, string, number] | null>;
+  sbText(key: string): Promise<[string, string, number, ...(string | null)[]] | null>;
   sbMoveLegacy(from: string, to: string): Promise<number>;
   sbMergeLegacy(...keys: string[]): Promise<number>;
 }

@@ -14,14 +14,20 @@ import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, compareIds, scanItem, scanPage, sessionId } from "../common.js";
 import { ConflictError, SessionOwnerError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "../listing.js";
+import { checkRetention, purgeRetention } from "../retention.js";
 import type {
   DeleteOptions,
+  EraseOptions,
+  EraseReceipt,
   ListItem,
   ListOptions,
   ListPage,
   MessageCodec,
   MessageLog,
+  RetentionOptions,
+  RetentionPolicy,
   SaveOptions,
   ScanOptions,
   ScanPage,
@@ -92,6 +98,8 @@ export interface RedisStoreOptions {
   clusterOptions?: RedisClusterDriverOptions;
   /** The URL to show in errors (default: `url`, password redacted). */
   displayUrl?: string;
+  /** What `purgeExpired()` removes besides expired sessions. */
+  retention?: RetentionOptions;
 }
 
 export class RedisSessionStore implements SessionStore {
@@ -99,6 +107,7 @@ export class RedisSessionStore implements SessionStore {
   readonly url: string;
   readonly prefix: string;
   readonly messages: MessageLog;
+  readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   /** The driver's client, connected on demand. */
   private readonly connector: RedisConnector;
@@ -123,6 +132,7 @@ export class RedisSessionStore implements SessionStore {
     this.codec = options.codec ?? defaultSessionCodec();
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    this.retention = checkRetention(options.retention);
   }
 
   /**
@@ -443,14 +453,13 @@ export class RedisSessionStore implements SessionStore {
     const b = this.buckets[0];
     const flat = await this.call("scan", false, (c) => c.sbScan(b.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", b.sessionPrefix));
     const items = [];
-    for (let i = 0; i < flat.length; i += includeText ? 4 : 2) {
-      if (!includeText) {
-        items.push(scanItem(flat[i], Number(flat[i + 1])));
-        continue;
-      }
+    for (let i = 0; i < flat.length; i += includeText ? 9 : 7) {
+      const id = flat[i]!;
       // PTTL: -1 no expiry (a positive value is the time left).
-      const pttl = Number(flat[i + 3]);
-      items.push(scanItem(flat[i], Number(flat[i + 1]), flat[i + 2], pttl > 0 ? pttl : undefined));
+      const pttl = includeText ? Number(flat[i + 8]) : 0;
+      const item = includeText ? scanItem(id, Number(flat[i + 1]), flat[i + 7]!, pttl > 0 ? pttl : undefined) : scanItem(id, Number(flat[i + 1]));
+      item.meta = metaOf(flat.slice(i + 1, i + 7));
+      items.push(item);
     }
     return scanPage(items, limit);
   }
@@ -463,18 +472,19 @@ export class RedisSessionStore implements SessionStore {
    */
   private async scanBuckets(c: ScriptedClient, cursor: string | undefined, limit: number, includeText: boolean): Promise<ScanPage> {
     const want = limit + 1;
-    const parts = this.buckets.map((bucket) => ({ bucket, ids: [] as string[], revisions: [] as number[], full: true, share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)) }));
+    const parts = this.buckets.map((bucket) => ({ bucket, ids: [] as string[], revisions: [] as number[], metas: [] as StoredSessionMeta[], full: true, share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)) }));
     let pending = parts;
     for (;;) {
       await Promise.all(
         pending.map(async (part) => {
           const after = part.ids.length ? part.ids[part.ids.length - 1] : (cursor ?? "");
           const flat = await c.sbScan(part.bucket.idx, after, part.share, "0", part.bucket.sessionPrefix);
-          for (let i = 0; i < flat.length; i += 2) {
-            part.ids.push(flat[i]);
+          for (let i = 0; i < flat.length; i += 7) {
+            part.ids.push(flat[i]!);
             part.revisions.push(Number(flat[i + 1]));
+            part.metas.push(metaOf(flat.slice(i + 1, i + 7)));
           }
-          part.full = flat.length / 2 === part.share;
+          part.full = flat.length / 7 === part.share;
           part.share *= 2;
         }),
       );
@@ -483,10 +493,10 @@ export class RedisSessionStore implements SessionStore {
       pending = parts.filter((part) => part.full && (bound === undefined || compareIds(part.ids[part.ids.length - 1], bound) < 0));
       if (pending.length === 0) break;
     }
-    const all = parts.flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i] }))).sort((a, b) => compareIds(a.id, b.id));
+    const all = parts.flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i], meta: part.metas[i] }))).sort((a, b) => compareIds(a.id, b.id));
     const page = all.slice(0, limit);
     const next = all.length > limit ? page[page.length - 1].id : undefined;
-    if (!includeText) return { items: page.map((x) => scanItem(x.id, x.revision)), ...(next === undefined ? {} : { cursor: next }) };
+    if (!includeText) return { items: page.map((x) => ({ ...scanItem(x.id, x.revision), meta: x.meta })), ...(next === undefined ? {} : { cursor: next }) };
     // A session deleted or expired since its id was listed is left out; the cursor still moves on.
     const texts = await Promise.all(page.map((x) => c.sbText(this.keys.of(x.id).session)));
     const items = [];
@@ -494,7 +504,9 @@ export class RedisSessionStore implements SessionStore {
       const found = texts[i];
       if (!found) continue;
       const pttl = Number(found[2]);
-      items.push(scanItem(x.id, Number(found[0]), found[1], pttl > 0 ? pttl : undefined));
+      const item = scanItem(x.id, Number(found[0]), found[1], pttl > 0 ? pttl : undefined);
+      item.meta = metaOf([found[0], ...found.slice(3, 8)] as (string | null)[]);
+      items.push(item);
     }
     return { items, ...(next === undefined ? {} : { cursor: next }) };
   }
@@ -507,7 +519,25 @@ export class RedisSessionStore implements SessionStore {
       // Cluster: the expired sessions' owner index entries, in their owners' slots.
       if (this.cluster) await Promise.all(replies.map((r) => this.dropExpired(r.slice(1))));
       return replies.reduce((sum, r) => sum + Number(r[0]), 0);
+    }).then(async (removed) => (this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed));
+  }
+
+  /**
+   * The contract's erasure (erasure.ts: `list` finds each session, repairing stale index entries),
+   * then the owner's index keys, once no session of the owner is left: entries a crashed save left
+   * (pending candidates, with their labels) go too.
+   */
+  async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
+    const receipt = await eraseOwnerSessions(this, owner, options);
+    const o = this.keys.owner(owner);
+    await this.call("eraseOwner", true, async (c) => {
+      const ids = await c.zrange(o.oi, 0, -1);
+      const metas = await Promise.all(ids.map((id) => c.sbMeta(this.keys.of(id).session)));
+      // A session of the owner created meanwhile keeps the index (a later erase finds it).
+      if (metas.some((v) => v !== null && v[1] === owner)) return;
+      await c.del(o.ou, o.oi, o.om);
     });
+    return { ...receipt, finishedAt: new Date().toISOString() };
   }
   async close(): Promise<void> {
     await this.connector.close();

@@ -40,6 +40,7 @@ export interface RedisClientLike {
   exists(...keys: string[]): Promise<number>;
   type(key: string): Promise<string>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
+  zrange(key: string, start: number, stop: number): Promise<string[]>;
   del(...keys: string[]): Promise<number>;
   unlink(...keys: string[]): Promise<number>;
   scan(cursor: string, ...args: (string | number)[]): Promise<[cursor: string, keys: string[]]>;

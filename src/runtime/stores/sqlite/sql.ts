@@ -93,8 +93,8 @@ export const SQLITE_SQL = {
   listById: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND id > ? ORDER BY id LIMIT ?`,
   deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
   deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
-  scan: `SELECT id, revision FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
-  scanText: `SELECT id, revision, data, expires_at FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
+  scan: `SELECT id, revision, ${META} FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
+  scanText: `SELECT id, revision, data, expires_at, ${META} FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
   purge: `DELETE FROM statebag_sessions WHERE expires_at IS NOT NULL AND expires_at <= ?`,
   opInsert: `INSERT OR IGNORE INTO statebag_message_ops (storage_id, operation_id) VALUES (?, ?)`,
   logVersion: `SELECT version, next_seq FROM statebag_message_logs WHERE storage_id = ?`,
@@ -154,8 +154,8 @@ export class Statements {
   readonly create: SqliteStatement<never>;
   readonly deleteAny: SqliteStatement<{ live: number }>;
   readonly deleteAt: SqliteStatement<never>;
-  readonly scan: SqliteStatement<{ id: string; revision: number }>;
-  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null }>;
+  readonly scan: SqliteStatement<{ id: string; revision: number } & MetaRow>;
+  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null } & MetaRow>;
   readonly purge: SqliteStatement<never>;
   readonly opInsert: SqliteStatement<never>;
   readonly logVersion: SqliteStatement<{ version: number; next_seq: number }>;

@@ -18,8 +18,10 @@ import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, scanItem, scanPage, sessionId } from "../common.js";
 import { ConflictError, SessionOwnerError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
-import type { DeleteOptions, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
+import { checkRetention, purgeRetention } from "../retention.js";
+import type { DeleteOptions, EraseOptions, EraseReceipt, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, RetentionOptions, RetentionPolicy, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
 import { betterSqliteDriver } from "./better-sqlite3.js";
 import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
@@ -58,6 +60,8 @@ export interface SqliteStoreOptions {
   readOnly?: boolean;
   /** The URL to show in errors (default `sqlite:<path>`). */
   displayUrl?: string;
+  /** What `purgeExpired()` removes besides expired sessions. */
+  retention?: RetentionOptions;
 }
 
 const DRIVERS: Record<SqliteDriverName, SqliteDriver> = { "node:sqlite": nodeSqliteDriver, "better-sqlite3": betterSqliteDriver };
@@ -81,6 +85,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly kind = "sqlite" as const;
   readonly url: string;
   readonly messages: MessageLog;
+  readonly retention?: RetentionPolicy;
   readonly path: string;
   readonly driver: SqliteDriverName;
   readonly readOnly: boolean;
@@ -111,6 +116,7 @@ export class SqliteSessionStore implements SessionStore {
       throw new ConfigurationError("a read-only SQLite store needs a file: :memory: starts empty", "drop readOnly, or give the path of an existing file");
     }
     this.messages = new SqliteMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    this.retention = checkRetention(options.retention);
   }
 
   /**
@@ -360,11 +366,13 @@ export class SqliteSessionStore implements SessionStore {
     const { cursor, limit, includeText } = checkScan(options);
     const now = Date.now();
     const rows = await this.run("scan", "read", (s) =>
-      (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as { id: string; revision: number; data?: string; expires_at?: number | null }[],
+      (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as ({ id: string; revision: number; data?: string; expires_at?: number | null } & MetaRow)[],
     );
-    const items = rows.map((r) =>
-      includeText ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now)) : scanItem(r.id, r.revision),
-    );
+    const items = rows.map((r) => {
+      const item = includeText ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now)) : scanItem(r.id, r.revision);
+      item.meta = rowMeta(r);
+      return item;
+    });
     return scanPage(items, limit);
   }
 
@@ -388,7 +396,12 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async purgeExpired(): Promise<number> {
-    return this.run("purgeExpired", "write", (s) => s.purge.run(Date.now()).changes);
+    const removed = await this.run("purgeExpired", "write", (s) => s.purge.run(Date.now()).changes);
+    return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
+  }
+
+  async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
+    return eraseOwnerSessions(this, owner, options);
   }
 
   async close(): Promise<void> {

@@ -13,8 +13,9 @@ import { Clause } from "./check.js";
  * - `scan`: `store.scan` (paging through every session; migrateStore needs it);
  * - `ttl`: `save(..., { ttlMs })` expiry and `purgeExpired`;
  * - `codec`: `open({ codec })` passing a custom `SessionCodec` through to the store;
- * - `listing`: session metadata (`SaveOptions.meta`, `StoredSession.meta`) and `store.list`, and the
- *   codec context (owner, log id) the store passes its codecs.
+ * - `listing`: session metadata (`SaveOptions.meta`, `StoredSession.meta`, `ScanItem.meta`) and
+ *   `store.list`, the codec context (owner, log id) the store passes its codecs, and what builds on
+ *   them: retention (`purgeRetention`) and erasure requests (`store.eraseOwner`).
  */
 export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing";
 export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec", "listing"];

@@ -1,0 +1,95 @@
+/** `statebag store purge` and `statebag store erase` against a SQLite store. */
+import { createHash } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/stores.js";
+import { cli, tempDir } from "./helpers.js";
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+const session = (id: string) => ({ id, stateBag: {} });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const user = (text: string) => ({ role: "user" as const, contents: [{ $type: "text" as const, text }] });
+
+let n = 0;
+async function seeded(): Promise<string> {
+  const url = `sqlite:${tmp.dir}/purge-erase-${n++}.db`;
+  const store = await openStore(url);
+  await store.save(session("old-1"), { expectedRevision: null, meta: { owner: "u1" } });
+  await store.save(session("old-2"), { expectedRevision: null });
+  await store.messages.appendMessages("old-1", [user("hi")], { operationId: "op" });
+  await sleep(400);
+  await store.save(session("new-1"), { expectedRevision: null, meta: { owner: "u1" } });
+  await store.save(session("new-2"), { expectedRevision: null, meta: { owner: "u2" } });
+  await store.close();
+  return url;
+}
+
+async function ids(url: string): Promise<string[]> {
+  const store = await openStore(url);
+  try {
+    return (await store.scan()).items.map((i) => i.id);
+  } finally {
+    await store.close();
+  }
+}
+
+describe("statebag store purge", () => {
+  it("--dry-run counts, then removes sessions idle longer than --idle-for with their logs; a re-run finds nothing", async () => {
+    const url = await seeded();
+    const dry = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--dry-run", "--json"]);
+    expect(dry.code).toBe(0);
+    expect(dry.json()).toMatchObject({ ok: true, dryRun: true, scanned: 4, sessions: 2, retention: { default: { maxIdleMs: 250 } } });
+    expect(await ids(url)).toEqual(["new-1", "new-2", "old-1", "old-2"]);
+    const run = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ ok: true, expired: 0, scanned: 4, sessions: 2, messageLogs: 1, skipped: 0, cursor: "old-2" });
+    expect(await ids(url)).toEqual(["new-1", "new-2"]);
+    const again = await cli(["store", "purge", "--store", url, "--idle-for", "250"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("0 of 2 sessions removed by the retention policy");
+  });
+
+  it("takes the policy from the store URL (?retentionMaxAge=), and --start-after skips what was scanned", async () => {
+    const url = await seeded();
+    const skip = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=250`, "--start-after", "old-1", "--json"]);
+    expect(skip.json()).toMatchObject({ scanned: 1, sessions: 1, retention: { default: { maxAgeMs: 250 } } });
+    expect(await ids(url)).toEqual(["new-1", "new-2", "old-1"]);
+    const rest = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=250`, "--json"]);
+    expect(rest.json()).toMatchObject({ scanned: 3, sessions: 1 });
+    expect(await ids(url)).toEqual(["new-1", "new-2"]);
+  });
+
+  it("without a policy removes only expired sessions, and refuses a bad duration (exit 2)", async () => {
+    const url = await seeded();
+    const plain = await cli(["store", "purge", "--store", url]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("no retention policy");
+    expect(await ids(url)).toHaveLength(4);
+    const bad = await cli(["store", "purge", "--store", url, "--older-than", "soon"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--older-than");
+  });
+});
+
+describe("statebag store erase", () => {
+  it("--dry-run counts; erase prints the receipt as JSON (owner as SHA-256); a re-run removes nothing", async () => {
+    const url = await seeded();
+    const dry = await cli(["store", "erase", "--store", url, "--owner", "u1", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    const digest = createHash("sha256").update("u1").digest("hex");
+    expect(JSON.parse(dry.stdout)).toEqual({ owner: digest, sessions: 2, messageLogs: 1, dryRun: true });
+    expect(await ids(url)).toHaveLength(4);
+
+    const run = await cli(["store", "erase", "--store", url, "--owner", "u1"]);
+    expect(run.code).toBe(0);
+    const receipt = JSON.parse(run.stdout);
+    expect(receipt).toMatchObject({ owner: digest, sessions: 2, messageLogs: 1, complete: true });
+    expect(run.stdout).not.toContain('"u1"');
+    expect(await ids(url)).toEqual(["new-2", "old-2"]);
+
+    const again = await cli(["store", "erase", "--store", url, "--owner", "u1", "--json"]);
+    expect(again.json()).toMatchObject({ owner: digest, sessions: 0, messageLogs: 0, complete: true });
+    expect((await cli(["store", "erase", "--store", url])).code).toBe(2);
+  });
+});
