@@ -58,6 +58,11 @@ export type { PgPool, PgPoolClient, PgPoolConfig, PgQueryConfig, PgQueryResult }
 export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis/store.js";
 export type { RedisStoreOptions } from "./runtime/stores/redis/store.js";
 
+// OpenTelemetry spans (optional peer @opentelemetry/api; structural types)
+export { tracedStore, TRACER_NAME } from "./runtime/observability/traced-store.js";
+export type { TracedStoreOptions, TracingOptions } from "./runtime/observability/traced-store.js";
+export type { OtelAttributes, OtelAttributeValue, OtelSpan, OtelTracer, OtelTracerProvider } from "./runtime/observability/otel.js";
+
 // Errors
 export {
   ConflictError,

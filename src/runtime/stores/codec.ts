@@ -12,6 +12,7 @@ import { deserializeSession, serializeSession } from "../persistence/serializati
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
 import { markContextFree } from "./listing.js";
+import { noteMigrations } from "../observability/hooks.js";
 import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "./types.js";
 
 export interface SessionCodecOptions {
@@ -151,7 +152,7 @@ export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionC
   // The codec context (owner) is accepted and ignored.
   return markContextFree<SessionCodec>({
     serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
-    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits, quarantine }),
+    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits, quarantine, onMigrated: noteMigrations }),
   });
 }
 

@@ -44,6 +44,7 @@ import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
+import { tracingOf, type MigrationProbe, type StoreTracing } from "../observability/hooks.js";
 import { pointerSegment } from "../core/errors.js";
 
 export interface MigrateStoreOptions {
@@ -164,7 +165,11 @@ export async function migrateStore(store: SessionStore, options: MigrateStoreOpt
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) {
     throw new BulkMigrationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`, "pass a page size such as 100");
   }
-  return new StoreMigration(store, options, batchSize).run();
+  const migration = new StoreMigration(store, options, batchSize);
+  const tracing = tracingOf(store);
+  if (tracing === undefined) return migration.run();
+  migration.tracing = tracing;
+  return tracing.migrateStore(() => migration.run());
 }
 
 /** One `migrateStore` run: its options, its running report and the steps of one session. */
@@ -177,6 +182,9 @@ class StoreMigration {
   private readonly states = new VersionTally();
   private readonly values = new VersionTally();
   private readonly report: MigrateStoreReport;
+  /** The store's tracing, when it is traced, and the span of the session being migrated. */
+  tracing?: StoreTracing;
+  private probe?: MigrationProbe;
 
   constructor(
     private readonly store: SessionStore,
@@ -217,7 +225,10 @@ class StoreMigration {
           break scan;
         }
         report.scanned++;
-        const outcome = await this.migrateOne(item, pageCursor);
+        const outcome = this.tracing === undefined ? await this.migrateOne(item, pageCursor) : await this.tracing.migrateSession(item.id, (probe) => {
+          this.probe = probe;
+          return this.migrateOne(item, pageCursor);
+        });
         if (outcome === "vanished") report.vanished++;
         else if (outcome !== "failed") report[outcome]++;
         cursor = item.id;
@@ -237,6 +248,7 @@ class StoreMigration {
   private async migrateOne(first: ScanItem, pageCursor: string | undefined): Promise<Outcome> {
     let scanned = first;
     for (let attempt = 0; ; attempt++) {
+      this.probe?.attempt(attempt + 1);
       let item = scanned;
       if (this.options.readText) {
         let read: ScanItem | undefined;
@@ -322,6 +334,7 @@ class StoreMigration {
       return undefined;
     }
     // (When the envelope's formatVersion is raised, an older envelope will count as a change too.)
+    this.probe?.loaded(text, session, migrated.length);
     return { session, changed: migrated.length > 0, migrated, preserved };
   }
 
@@ -343,6 +356,7 @@ class StoreMigration {
 
   private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
     this.report.failedCount++;
+    this.probe?.failed(failure.code);
     if (this.report.failed.length < this.maxReported) this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
   }
 

@@ -21,6 +21,7 @@
 import { ConfigurationError } from "../core/errors.js";
 import { quoted } from "../core/json.js";
 import { loadDriver } from "./drivers.js";
+import { openTracing, type TracingOptions } from "../observability/traced-store.js";
 import { MemorySessionStore } from "./memory.js";
 import { checkRetention, takeRetentionParams } from "./retention.js";
 import { PostgresSessionStore, preparedStatementsParam } from "./postgres/store.js";
@@ -54,6 +55,12 @@ export interface OpenStoreOptions {
   sqliteDriver?: SqliteDriverName;
   /** SQLite: open the existing file for reading only, never creating or changing it (overrides `?readOnly=`). */
   readOnly?: boolean;
+  /**
+   * OpenTelemetry spans for this store's calls (and `withSession`/`migrateStore` on it): `true`,
+   * `false`, or `{ tracerProvider, idHashKey }`. Default: on when `@opentelemetry/api` is installed
+   * and a global tracer provider is registered when the store is opened.
+   */
+  tracing?: boolean | TracingOptions;
   /** PostgreSQL: client-side limit on one statement in ms (overrides `?queryTimeout=`; default 30000). */
   queryTimeoutMs?: number;
   /** PostgreSQL pool size (default 10). */
@@ -68,6 +75,12 @@ export interface OpenStoreOptions {
 
 /** The store for `url` (default: the SQLite file `./.statebag/sessions.db`). */
 export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenStoreOptions = {}): Promise<SessionStore> {
+  const tracing = await openTracing(options.tracing);
+  if (tracing === undefined) return openBackend(url, options);
+  return tracing.wrap(await openBackend(url, { ...options, codec: tracing.codec(options.codec) }));
+}
+
+async function openBackend(url: string, options: OpenStoreOptions): Promise<SessionStore> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   // Retention options are the same for every backend: taken out before the backend reads its URL.
   const taken = scheme === undefined ? { url, retention: undefined } : takeRetentionParams(url);

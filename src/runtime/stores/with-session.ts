@@ -22,6 +22,7 @@ import { checkId } from "./common.js";
 import { ConflictError, SessionNotFoundError } from "./errors.js";
 import { checkMeta } from "./listing.js";
 import type { SessionMeta, SessionStore } from "./types.js";
+import { tracingOf, type SessionProbe } from "../observability/hooks.js";
 
 export interface WithSessionOptions {
   /** `reject` (default): throw `ConflictError`. `retry`: reload and run `fn` again, up to `retries` times. */
@@ -91,8 +92,28 @@ export async function withSession<R>(
   if (!Number.isSafeInteger(retries) || retries < 0) throw new ConfigurationError(`retries must be a non-negative integer, got ${retries}`);
   const create = options.create ?? true;
   const { owner, title, labels } = checkMeta({ expectedRevision: null, meta: { ...options.meta, owner: options.owner } });
+  const plan: SessionPlan<R> = { store, publicId, fn, options, retries, create, owner, title, labels };
+  const tracing = tracingOf(store);
+  return tracing === undefined ? runAttempts(plan) : tracing.withSession(publicId, (probe) => runAttempts(plan, probe));
+}
 
+interface SessionPlan<R> {
+  store: SessionStore;
+  publicId: string;
+  fn: (session: AgentSession, context: SessionRunContext) => R | Promise<R>;
+  options: WithSessionOptions;
+  retries: number;
+  create: NonNullable<WithSessionOptions["create"]>;
+  owner: string | undefined;
+  title: string | undefined;
+  labels: SessionMeta["labels"];
+}
+
+/** The load-run-save attempts of one `withSession` call (`probe`: its span, when the store is traced). */
+async function runAttempts<R>(plan: SessionPlan<R>, probe?: SessionProbe): Promise<WithSessionResult<R>> {
+  const { store, publicId, fn, options, retries, create, owner, title, labels } = plan;
   for (let attempt = 1; ; attempt++) {
+    probe?.attempt(attempt);
     const loaded = await store.get(publicId);
     let session: AgentSession;
     if (loaded && owner !== undefined && loaded.meta?.owner !== owner) {
@@ -135,6 +156,7 @@ export async function withSession<R>(
         }
         throw error;
       }
+      probe?.conflict(attempt);
       const delay = options.retryDelayMs ? options.retryDelayMs(attempt) : (5 + Math.random() * 20) * attempt;
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     }
