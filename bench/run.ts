@@ -47,7 +47,7 @@ interface Group {
 }
 
 const groups: Group[] = [
-  { cases: ["load.10", "load.1000", "load.10000", "load.100000", "load.100000.peak", "save.1000", "validate.1000"], run: serializationCases },
+  { cases: ["load.10", "load.1000", "load.10000", "load.100000", "load.100000.peak", "save.1000", "save.validated.1000", "validate.1000"], run: serializationCases },
   { cases: ["migrate.lazy5.1000", "migrate.lazy5rewrite.1000"], run: migrationCases },
   { cases: ["gen.cold", "gen.noop"], run: genCases },
   { cases: ["store.sqlite.saveload", "store.sqlite-better.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },

@@ -92,7 +92,13 @@ async function build(cfg: Config, sources: readonly SourceFile[]): Promise<{ err
 
   const walked = new Set(sources.map((s) => s.path));
   const dependencies = dependencyHashes([...new Set([...built.programFiles, ...scanned.files])].filter((f) => !walked.has(f)));
-  return { errors, entry: { dependencies, ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries) } };
+  const { buildFusedCheck } = await import("./fused-check.js");
+  const fused = buildFusedCheck(
+    built.emitted.map((t) => ({ $type: t.$type, family: t.family, version: t.version, validatorName: t.validatorName, schema: runtimeSchema(t), slots: t.slots })),
+    cfg.module.formatsImport,
+    cfg.module.regenerate,
+  );
+  return { errors, entry: { dependencies, ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries, fused.code) } };
 }
 
 /** Schemas, slots and validator names for every marked type (one compiler program for all). */
@@ -147,6 +153,7 @@ function assembleOutputs(
   validatorsCode: string,
   migrationExports: readonly MigrationExport[],
   migrations: MigrationSummary[],
+  fusedCode: string,
 ): Omit<CacheEntry, "key" | "dependencies"> {
   const outputs: Record<string, string> = {};
   const createOnly: string[] = [];
@@ -158,6 +165,7 @@ function assembleOutputs(
   }));
   outputs[moduleOutput(cfg, "registry.ts")] = registryModule(built.emitted, cfg.module, emittedMigrations);
   outputs[moduleOutput(cfg, "validators.ts")] = validatorsModule(validatorsCode, cfg.module);
+  outputs[moduleOutput(cfg, "fused-check.ts")] = fusedCode;
   const descriptors = built.emitted
     .filter((t) => t.family === "ProviderState")
     .map((t) => ({ typeName: t.name, $type: t.$type, version: t.version, source: t.source, importPath: generatedImport(cfg, path.join(cfg.root, t.at.file)) }));

@@ -6,7 +6,10 @@
  *                  vs JSON.parse(text) (no checks at all); N up to 100,000 shows the cost is linear
  *   load.100000.peak  growth of peak RSS during one load (fresh process each, bench/heap-probe.ts)
  *                  vs the same for JSON.parse: what a memory limit sees
- *   save.1000      serializeSession(session): validates every tagged value, then stringifies
+ *   save.1000      serializeSession(session): checks the session's shape and tags, then stringifies
+ *                  vs JSON.stringify of the same envelope
+ *   save.validated.1000  serializeSession(session, { validate: true }), what stores call: every
+ *                  tagged value validated and the save-side limits checked, then stringified
  *                  vs JSON.stringify of the same envelope
  *   validate.1000  validateSession(session) (one precompiled validator per $type)
  *                  vs a zod 4 schema of the same model (bench/zod-session.ts)
@@ -73,6 +76,10 @@ export async function serializationCases(ctx: BenchContext): Promise<CaseOutcome
   const { session, envelope } = fixture(1000);
   ctx.log("save.1000");
   out.push(result("save.1000", "JSON.stringify", await compare(() => serializeSession(session), () => JSON.stringify(envelope), ctx.fast)));
+  // What stores call: full validation and the save-side limits, then the text.
+  ctx.log("save.validated.1000");
+  if (serializeSession(session, { validate: true }) !== JSON.stringify(envelope)) throw new Error("save.validated.1000: the validated save writes other text than JSON.stringify");
+  out.push(result("save.validated.1000", "JSON.stringify", await compare(() => serializeSession(session, { validate: true }), () => JSON.stringify(envelope), ctx.fast)));
   ctx.log("validate.1000");
   out.push(result("validate.1000", "zod 4 schema", await compare(() => validateSession(session), () => sessionSchema.parse(session), ctx.fast)));
   return out;

@@ -140,6 +140,17 @@ export function checkJsonSize(text: string, limits?: JsonLimits): void {
  */
 export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unknown {
   const lim = resolveLimits(limits);
+  const { text, value } = parseJsonText(input, lim);
+  checkDuplicateKeys(text, checkedKeys(value, lim));
+  return value;
+}
+
+/**
+ * @internal The first half of `parseJson`: the size limit, UTF-8 decoding, a leading byte-order
+ * mark and `JSON.parse` with its syntax errors. The parsed value still needs the depth/keys/number
+ * checks (`checkedKeyCount`, or a fused check that folds them in) and then `checkDuplicateKeys`.
+ */
+export function parseJsonText(input: string | Uint8Array, lim: Required<JsonLimits>): { text: string; value: unknown } {
   let text: string;
   if (typeof input === "string") {
     checkTextSize(input, lim.maxBytes);
@@ -156,9 +167,8 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
 
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return { text, value: JSON.parse(text) };
   } catch (cause) {
     const report = describeSyntaxError(text, cause);
     throw new JsonParseError("json-syntax", report.message, {
@@ -169,16 +179,27 @@ export function parseJson(input: string | Uint8Array, limits?: JsonLimits): unkn
       problemDetails: { kind: "syntax", line: report.line, column: report.column, position: report.position },
     });
   }
-  const keys = checkedKeys(value, lim);
-  // JSON.parse keeps the last of two equal keys without a word. A structural colon follows every
-  // key, so counting the colons that can be structural bounds the text's keys from above: when the
-  // bound equals the keys parsed, no key was dropped. Only when it does not (a colon right after a
-  // string that opens a value, or a duplicate) does the exact scan look.
+}
+
+/**
+ * @internal Throws `json-duplicate-key` when `text` holds a key twice in one object, given `keys`,
+ * the number of object keys `JSON.parse(text)` produced (every object, at every depth).
+ *
+ * JSON.parse keeps the last of two equal keys without a word. A structural colon follows every
+ * key, so counting the colons that can be structural bounds the text's keys from above: when the
+ * bound equals the keys parsed, no key was dropped. Only when it does not (a colon right after a
+ * string that opens a value, or a duplicate) does the exact scan look.
+ */
+export function checkDuplicateKeys(text: string, keys: number): void {
   if (keys > 0 && keyColonBound(text) !== keys) {
     const dup = locateDuplicateKey(text);
     if (dup !== null) throw duplicateKeyError(dup);
   }
-  return value;
+}
+
+/** @internal `checkJsonLimits` on resolved limits, returning the number of object keys in the value. */
+export function checkedKeyCount(value: unknown, lim: Required<JsonLimits>): number {
+  return checkedKeys(value, lim);
 }
 
 /**

@@ -48,8 +48,10 @@ import type { AgentSession, QuarantinedValue } from "../core/session.js";
 import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
 import { valueTexts } from "./json-spans.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry } from "./registry.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError, checkFiniteNumbers, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, type JsonLimits } from "./safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkDuplicateKeys, checkFiniteNumbers, checkJsonSize, checkWritableJson, checkedKeyCount, parseJsonText, resolveLimits, type JsonLimits } from "./safe-json.js";
+import { fusedFor, fusedLimits, fusedSession, fusedSessionDocument, fusedSessionsDocument } from "./fused.js";
 import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
+import type { FusedLimits } from "../../generated/fused-check.js";
 
 export const SESSION_FORMAT = "statebag.session";
 export const SESSIONS_FORMAT = "statebag.sessions";
@@ -176,6 +178,8 @@ function saveWalker(options: SerializeOptions): SessionWalker {
 export function serializeSession(session: AgentSession, options: SerializeOptions = {}): string {
   const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
   const what = `session ${sessionLabel(session)}`;
+  // The fused check: validation and the save-side limits in one walk. On "no", today's path decides.
+  if (options.validate === true && fusedSave(options, (limits) => fusedSession(session, 2, limits))) return fusedText(doc, options, what);
   const text = checkedText(doc, options, what);
   {
     const walker = saveWalker(options);
@@ -195,6 +199,7 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
   }
   const doc = { format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions };
   const what = `${sessions.length} sessions`;
+  if (options.validate === true && fusedSave(options, (limits) => fusedSessionsDocument(doc, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits) >= 0)) return fusedText(doc, options, what);
   const text = checkedText(doc, options, what);
   {
     const walker = saveWalker(options);
@@ -207,6 +212,24 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
     if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
   }
   return text ?? written(doc, options.space, what);
+}
+
+/**
+ * With `validate`: runs `check` under the save-side limits when a fused check decides for the
+ * registry. True: the document is valid plain JSON within the depth/keys limits, as the walker,
+ * the validators and `checkWritableJson` would find (the size of the text is checked after writing).
+ */
+function fusedSave(options: SerializeOptions, check: (limits: NonNullable<ReturnType<typeof fusedLimits>>) => boolean): boolean {
+  if (!fusedFor(options.registry ?? defaultRegistry())) return false;
+  const limits = fusedLimits(resolveLimits(sessionLimits(options.limits)), options.maxNesting, true);
+  return limits !== undefined && check(limits);
+}
+
+/** The text of a document the fused check accepted: stringified, then held to the size limit. */
+function fusedText(doc: object, options: SerializeOptions, what: string): string {
+  const text = stringify(doc, options.space, what);
+  checkWrittenSize(text, options, what);
+  return text;
 }
 
 /**
@@ -278,15 +301,19 @@ function sessionLabel(session: unknown): string {
  * `SessionValidationError` listing every problem.
  */
 export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
-  const { doc, owned } = load(input, options, "session");
-  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", options.allowBare !== false);
+  const allowBare = options.allowBare !== false;
+  const { doc, owned, fused } = load(input, options, "session", (d, limits) => fusedSessionDocument(d, SESSION_FORMAT, SESSION_FORMAT_VERSION, allowBare, limits));
+  // Accepted by the fused check: valid, current, nothing to migrate, preserve or set aside.
+  if (fused) return ((doc as { format?: unknown }).format === undefined ? doc : (doc as { session: unknown }).session) as AgentSession;
+  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", allowBare);
   const root = options.quarantine === true ? walkQuarantining(input, doc, owned, options, envelope.value, envelope.base, false) : walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
   return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
 }
 
 /** Reads a document written by `serializeSessions`. */
 export function deserializeSessions(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession[] {
-  const { doc, owned } = load(input, options, "sessions");
+  const { doc, owned, fused } = load(input, options, "sessions", (d, limits) => fusedSessionsDocument(d, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits));
+  if (fused) return (doc as { sessions: AgentSession[] }).sessions;
   const envelope = readEnvelope(doc, SESSIONS_FORMAT, "sessions", false);
   const sessions = envelope.value;
   if (!Array.isArray(sessions)) {
@@ -492,13 +519,23 @@ function withoutSetAside(session: Record<string, unknown>, found: readonly SetAs
   return { ...session, stateBag: bag, quarantine: [...before, ...entries] };
 }
 
-function load(input: unknown, options: DeserializeOptions, what: string): { doc: unknown; owned: boolean } {
+/**
+ * Parses (text) and checks the limits, in the order and with the errors of `parseJson`. `fused`
+ * returns the document's object keys when the fused check accepts it (the limits are folded into
+ * it), else -1: then the limits walk runs as before. `fused: true` in the result: the document is
+ * valid as it is.
+ */
+function load(input: unknown, options: DeserializeOptions, what: string, fused: (doc: unknown, limits: FusedLimits) => number): { doc: unknown; owned: boolean; fused: boolean } {
   const owned = typeof input === "string" || input instanceof Uint8Array;
-  const limits = sessionLimits(options.limits);
+  const lim = resolveLimits(sessionLimits(options.limits));
+  const fusedLim = fusedFor(options.registry ?? defaultRegistry()) ? fusedLimits(lim, options.maxNesting, false) : undefined;
   try {
-    if (owned) return { doc: parseJson(input as string | Uint8Array, limits), owned };
-    checkJsonLimits(input, limits);
-    return { doc: input, owned };
+    const { text, value } = owned ? parseJsonText(input as string | Uint8Array, lim) : { text: undefined, value: input };
+    let keys = fusedLim !== undefined ? fused(value, fusedLim) : -1;
+    const accepted = keys >= 0;
+    if (!accepted) keys = checkedKeyCount(value, lim);
+    if (text !== undefined) checkDuplicateKeys(text, keys);
+    return { doc: value, owned, fused: accepted };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;
     throw new SessionValidationError(`cannot load ${what}`, [jsonProblem(err)], { cause: err });

@@ -26,6 +26,7 @@
 import { boundedPointer, describeValue, pointerSegment, quoted } from "../core/json.js";
 import { emitSchemaProblems } from "./ajv-problems.js";
 import { JsonParseError, parseJson } from "./safe-json.js";
+import { UNLIMITED, fusedFor, fusedSession, fusedValue } from "./fused.js";
 import { MigrationError } from "./migrations.js";
 import { DEFAULT_MAX_PROBLEMS, ProblemList, detailText, pointerLabel, type ProblemCode, type ProblemDetails, type PreservedValue, type SessionProblemDetails, type ValidationProblem } from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
@@ -86,12 +87,20 @@ export function parseQuarantinePointer(pointer: unknown): { key: string; message
  * throws for bad data and never modifies `session`.
  */
 export function validateSession(session: unknown, options: ValidateOptions = {}): ValidationResult {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
+  const registry = options.registry ?? defaultRegistry();
+  // The fused check decides "valid as it is"; anything else (and every report) is the walker's.
+  if (fusedFor(registry) && fusedSession(session, 1, fusedUnlimited(options.maxNesting))) return { ok: true, problems: [], preserved: [] };
+  const walker = new SessionWalker({ registry, strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
   walker.walkSession(session, EMPTY_PATH);
   return walker.result();
 }
 
 const EMPTY_PATH: readonly (string | number)[] = [];
+
+/** Fused limits for an in-memory check: no JSON limits of its own, the caller's tagged nesting. */
+function fusedUnlimited(maxNesting: number | undefined) {
+  return maxNesting === undefined ? UNLIMITED : { ...UNLIMITED, maxNesting };
+}
 
 export interface ValidateValueOptions extends ValidateOptions {
   /** The family the value must belong to. Default `"ProviderState"`. */
@@ -105,7 +114,9 @@ export interface ValidateValueOptions extends ValidateOptions {
  * content) with everything nested in it. Never throws for bad data; never modifies `value`.
  */
 export function validateValue(value: unknown, options: ValidateValueOptions = {}): ValidationResult {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
+  const registry = options.registry ?? defaultRegistry();
+  if (fusedFor(registry) && fusedValue(value, options.family ?? PROVIDER_STATE_FAMILY, 1, fusedUnlimited(options.maxNesting))) return { ok: true, problems: [], preserved: [] };
+  const walker = new SessionWalker({ registry, strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
   walker.walkValue(value, options.family ?? PROVIDER_STATE_FAMILY, options.path ?? EMPTY_PATH);
   return walker.result();
 }

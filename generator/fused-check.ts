@@ -1,0 +1,516 @@
+/**
+ * Emits `fused-check.ts`: one fused check per document root, from the same runtime schemas the ajv
+ * validators are compiled from (generator/validators.ts).
+ *
+ * A fused check is one recursive descent over a document that answers one question: would today's
+ * path (the limits walk, then the SessionWalker dispatching every `$type` to its ajv validator)
+ * accept this document exactly as it is, with nothing to migrate and nothing to preserve? It
+ * returns true or false, never a reason: on false the caller runs today's path, which decides and
+ * reports. So every rule here may be stricter than today's path (a false only costs time), never
+ * looser:
+ *
+ * - tagged values: a `switch` on `$type` per family, only types at their latest version (anything
+ *   older, newer, unknown, renamed or of another family is "no");
+ * - closed objects (`additionalProperties: false`): one `for...in` whose `switch` on the key checks
+ *   each property's type and counts the required ones; any other key is "no";
+ * - `date-time` with the project's own `isDateTime` (src/runtime/persistence/formats.ts);
+ * - the parse limits folded in: the depth of every container, the keys per object, `"__proto__"`
+ *   keys (always "no": where it is legal data, today's path accepts it), finite numbers; the
+ *   generic limits walk (`json`) runs only inside opaque subtrees (an empty schema: `arguments`,
+ *   `result`, `additionalProperties`, ...);
+ * - every object key is counted (`keyCount()`), for the duplicate-key check of the text;
+ * - `saving`: the value comes from the application, not `JSON.parse`: every object must also be a
+ *   plain object without `toJSON` (what `checkWritableJson` asks), and `undefined` anywhere is "no".
+ *
+ * A schema using a keyword this emitter does not implement makes its type's check a constant
+ * "no" (named in the generated comment): documents holding that type always take today's path.
+ */
+import { GENERATED_HEADER } from "./emit.js";
+import type { Schema } from "./schemas.js";
+
+export interface FusedInput {
+  $type: string;
+  family: string;
+  version: number;
+  /** The type's validator export name (`validateTextContent`): the check is `checkTextContent`. */
+  validatorName: string;
+  /** The runtime schema (family slots are empty schemas). */
+  schema: Schema;
+  slots: readonly { path: readonly string[]; family: string }[];
+}
+
+/** The family whose members sit under state-bag keys (`PROVIDER_STATE_FAMILY`). */
+const SESSION_FAMILY = "ProviderState";
+
+class Unsupported extends Error {}
+
+interface SlotNode {
+  family?: string;
+  children: Map<string, SlotNode>;
+}
+
+function slotTree(slots: FusedInput["slots"]): SlotNode {
+  const root: SlotNode = { children: new Map() };
+  for (const slot of slots) {
+    let node = root;
+    for (const seg of slot.path) {
+      let next = node.children.get(seg);
+      if (next === undefined) node.children.set(seg, (next = { children: new Map() }));
+      node = next;
+    }
+    node.family = slot.family;
+  }
+  return root;
+}
+
+/** Keywords that say nothing about the data. */
+const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly"]);
+const HANDLED = new Set(["type", "properties", "required", "additionalProperties", "items", "const", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format", "pattern", "anyOf"]);
+const TYPES = ["string", "number", "integer", "boolean", "null", "array", "object"] as const;
+
+function identifier(name: string): string {
+  const id = name.replace(/[^A-Za-z0-9_$]/g, "_");
+  return /^[0-9]/.test(id) ? `_${id}` : id;
+}
+
+function isPrimitive(v: unknown): v is string | number | boolean | null {
+  return v === null || typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
+}
+
+/** The code of one function: its lines, fresh variable names, its deepest container offset and largest closed object. */
+class FunctionBody {
+  readonly lines: string[] = [];
+  private n = 0;
+  maxOffset = 0;
+  maxClosedKeys = 0;
+  usesNest = false;
+  constructor(private readonly module: ModuleState) {}
+  fresh(prefix: string): string {
+    return `${prefix}${++this.n}`;
+  }
+  line(indent: number, text: string): void {
+    this.lines.push("  ".repeat(indent) + text);
+  }
+
+  /**
+   * Code that returns false unless `x` (an expression naming a variable) satisfies `schema`; `offset`:
+   * the depth of `x` (when a container) relative to the function's `d`; `slot`: slot positions below.
+   */
+  value(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) throw new Unsupported(`a non-object schema at ${where}`);
+    const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
+    for (const k of keys) if (!HANDLED.has(k)) throw new Unsupported(`the keyword "${k}" at ${where}`);
+    if (slot?.family !== undefined) {
+      if (keys.length > 0 || slot.children.size > 0) throw new Unsupported(`a family slot with its own schema at ${where}`);
+      this.usesNest = true;
+      this.line(indent, `if (!${this.module.familyCheck(slot.family)}(${x}, d + ${offset}, nest + 1)) return false; // ${slot.family}`);
+      return;
+    }
+    if (keys.length === 0) {
+      if (slot !== undefined && slot.children.size > 0) throw new Unsupported(`slots inside an empty schema at ${where}`);
+      this.line(indent, `if (!json(${x}, d + ${offset})) return false;`);
+      return;
+    }
+    if (schema.anyOf !== undefined) {
+      if (keys.length !== 1 || !Array.isArray(schema.anyOf)) throw new Unsupported(`anyOf next to other keywords at ${where}`);
+      if (slot !== undefined && slot.children.size > 0) throw new Unsupported(`slots inside anyOf at ${where}`);
+      const branches = (schema.anyOf as Schema[]).map((b, i) => this.module.branchFunction(b, `${where} (anyOf ${i})`));
+      const saved = this.fresh("keys");
+      this.line(indent, `const ${saved} = keys;`);
+      this.line(indent, `if (!(${branches.map((b) => `${b}(${x}, d + ${offset}) || ((keys = ${saved}), false)`).join(" || ")})) return false;`);
+      return;
+    }
+    if (schema.const !== undefined || schema.enum !== undefined) {
+      const values: unknown[] = schema.const !== undefined ? [schema.const] : (schema.enum as unknown[]);
+      if (!Array.isArray(values) || !values.every(isPrimitive)) throw new Unsupported(`a non-primitive const/enum at ${where}`);
+      this.line(indent, `if (${values.map((v) => `${x} !== ${JSON.stringify(v)}`).join(" && ")}) return false;`);
+      // Every allowed value is a primitive of a known type: the remaining keywords only narrow them further.
+      const rest = keys.filter((k) => k !== "const" && k !== "enum" && k !== "type");
+      if (rest.length === 0) {
+        if (schema.type === undefined || values.every((v) => typeAllows(schema.type, v))) return;
+      }
+    }
+    const types = new Set<string>(schema.type === undefined ? TYPES : Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string]);
+    for (const t of types) if (!(TYPES as readonly string[]).includes(t)) throw new Unsupported(`type "${t}" at ${where}`);
+    const branches: { test: string; body: () => void }[] = [];
+    if (types.has("string")) branches.push({ test: `typeof ${x} === "string"`, body: () => this.stringKeywords(schema, x, indent + 1, where) });
+    if (types.has("number") || types.has("integer")) {
+      branches.push({ test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`, body: () => this.numberKeywords(schema, x, indent + 1) });
+    }
+    if (types.has("boolean")) branches.push({ test: `typeof ${x} === "boolean"`, body: () => {} });
+    if (types.has("null")) branches.push({ test: `${x} === null`, body: () => {} });
+    if (types.has("array")) branches.push({ test: `Array.isArray(${x})`, body: () => this.arrayKeywords(schema, x, offset, slot, indent + 1, where) });
+    if (types.has("object")) branches.push({ test: `typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x})`, body: () => this.objectKeywords(schema, x, offset, slot, indent + 1, where) });
+    if (slot !== undefined && slot.children.size > 0 && !types.has("array") && !types.has("object")) throw new Unsupported(`slots below a scalar at ${where}`);
+    if (branches.length === 1) {
+      this.line(indent, `if (!(${branches[0].test})) return false;`);
+      const before = this.lines.length;
+      branches[0].body();
+      // The body was written one level in: pull it back.
+      for (let i = before; i < this.lines.length; i++) this.lines[i] = this.lines[i].slice(2);
+      return;
+    }
+    branches.forEach((b, i) => {
+      this.line(indent, `${i === 0 ? "if" : "} else if"} (${b.test}) {`);
+      b.body();
+    });
+    this.line(indent, "} else return false;");
+  }
+
+  private stringKeywords(schema: Schema, x: string, indent: number, where: string): void {
+    if (schema.format !== undefined) {
+      if (schema.format !== "date-time") throw new Unsupported(`format "${String(schema.format)}" at ${where}`);
+      this.line(indent, `if (!isDateTime(${x})) return false;`);
+    }
+    if (schema.pattern !== undefined) this.line(indent, `if (!${this.module.pattern(String(schema.pattern))}.test(${x})) return false;`);
+  }
+
+  private numberKeywords(schema: Schema, x: string, indent: number): void {
+    const bound = (k: string, op: string) => {
+      const v = schema[k];
+      if (v === undefined) return;
+      if (typeof v !== "number") throw new Unsupported(`a non-numeric ${k}`);
+      this.line(indent, `if (${x} ${op} ${v}) return false;`);
+    };
+    bound("minimum", "<");
+    bound("maximum", ">");
+    bound("exclusiveMinimum", "<=");
+    bound("exclusiveMaximum", ">=");
+  }
+
+  private arrayKeywords(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+    this.maxOffset = Math.max(this.maxOffset, offset);
+    const items = schema.items === undefined ? {} : schema.items;
+    if (Array.isArray(items)) throw new Unsupported(`tuple items at ${where}`);
+    for (const seg of slot?.children.keys() ?? []) if (seg !== "*") throw new Unsupported(`a named slot segment "${seg}" on an array at ${where}`);
+    const i = this.fresh("i");
+    const item = this.fresh("item");
+    this.line(indent, `for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
+    this.line(indent + 1, `const ${item} = ${x}[${i}];`);
+    this.value(items as Schema, item, offset + 1, slot?.children.get("*"), indent + 1, `${where}[*]`);
+    this.line(indent, "}");
+  }
+
+  private objectKeywords(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+    this.maxOffset = Math.max(this.maxOffset, offset);
+    const props = (schema.properties ?? {}) as Record<string, Schema>;
+    const names = Object.keys(props);
+    const required = (schema.required ?? []) as string[];
+    for (const r of required) if (!Object.prototype.hasOwnProperty.call(props, r)) throw new Unsupported(`required "${r}" without a property schema at ${where}`);
+    for (const n of names) if (n === "__proto__") throw new Unsupported(`a property named "__proto__" at ${where}`);
+    const additional = schema.additionalProperties === undefined || schema.additionalProperties === true ? {} : schema.additionalProperties;
+    const closed = additional === false;
+    const star = slot?.children.get("*");
+    if (star !== undefined && names.length > 0) throw new Unsupported(`a "*" slot on an object with properties at ${where}`);
+    for (const seg of slot?.children.keys() ?? []) if (seg !== "*" && !names.includes(seg)) throw new Unsupported(`a slot on the undeclared property "${seg}" at ${where}`);
+    if (closed) this.maxClosedKeys = Math.max(this.maxClosedKeys, names.length);
+    const n = this.fresh("n");
+    const seen = this.fresh("req");
+    const k = this.fresh("k");
+    const y = this.fresh("y");
+    this.line(indent, `if (saving && !plainObject(${x})) return false;`);
+    this.line(indent, `let ${n} = 0;`);
+    if (required.length > 0) this.line(indent, `let ${seen} = 0;`);
+    this.line(indent, `for (const ${k} in ${x}) {`);
+    this.line(indent + 1, `${n}++;`);
+    this.line(indent + 1, `const ${y} = ${x}[${k}];`);
+    const otherwise = () => {
+      if (closed) this.line(indent + 3, "return false;");
+      else {
+        this.line(indent + 3, `if (${k} === "__proto__") return false;`);
+        this.value(additional as Schema, y, offset + 1, star, indent + 3, `${where}.*`);
+      }
+    };
+    if (names.length === 0) {
+      // No declared properties: every key takes the additional-properties schema.
+      this.lines.push(...(() => {
+        const before = this.lines.length;
+        otherwise();
+        return this.lines.splice(before).map((l) => l.slice(4));
+      })());
+    } else {
+      this.line(indent + 1, `switch (${k}) {`);
+      for (const name of names) {
+        this.line(indent + 2, `case ${JSON.stringify(name)}:`);
+        this.value(props[name], y, offset + 1, slot?.children.get(name), indent + 3, `${where}.${name}`);
+        if (required.includes(name)) this.line(indent + 3, `${seen}++;`);
+        this.line(indent + 3, "break;");
+      }
+      this.line(indent + 2, "default:");
+      otherwise();
+      this.line(indent + 1, "}");
+    }
+    this.line(indent, "}");
+    if (required.length > 0) this.line(indent, `if (${seen} !== ${required.length}) return false;`);
+    if (!closed) this.line(indent, `if (${n} > maxKeys) return false;`);
+    this.line(indent, `keys += ${n};`);
+  }
+}
+
+function typeAllows(type: unknown, v: unknown): boolean {
+  const list = Array.isArray(type) ? (type as string[]) : [type as string];
+  return list.some((t) => {
+    switch (t) {
+      case "string":
+        return typeof v === "string";
+      case "number":
+        return typeof v === "number";
+      case "integer":
+        return Number.isInteger(v);
+      case "boolean":
+        return typeof v === "boolean";
+      case "null":
+        return v === null;
+      default:
+        return false;
+    }
+  });
+}
+
+class ModuleState {
+  readonly patterns = new Map<string, string>();
+  readonly helpers: string[] = [];
+  private branches = 0;
+  constructor(readonly families: ReadonlySet<string>) {}
+  familyCheck(family: string): string {
+    if (!this.families.has(family)) throw new Unsupported(`the family "${family}" has no member here`);
+    return `check${identifier(family)}`;
+  }
+  pattern(source: string): string {
+    let name = this.patterns.get(source);
+    if (name === undefined) this.patterns.set(source, (name = `pattern${this.patterns.size}`));
+    return name;
+  }
+  /** A separate function for one `anyOf` branch: `(v, d)`, true when `v` satisfies it. */
+  branchFunction(schema: Schema, where: string): string {
+    const name = `anyOf${this.branches++}`;
+    const body = new FunctionBody(this);
+    body.value(schema, "v", 0, undefined, 1, where);
+    const guard = entryGuard(body);
+    this.helpers.push([`/** ${where} */`, `function ${name}(v, d) {`, ...(guard ? [`  ${guard}`] : []), ...body.lines, "  return true;", "}"].join("\n"));
+    return name;
+  }
+}
+
+/** The conservative limit test at a function's entry: its deepest container and largest closed object. */
+function entryGuard(body: FunctionBody): string | undefined {
+  const tests: string[] = [];
+  tests.push(`d + ${body.maxOffset} > maxDepth`);
+  if (body.maxClosedKeys > 0) tests.push(`maxKeys < ${body.maxClosedKeys}`);
+  return `if (${tests.join(" || ")}) return false;`;
+}
+
+export interface FusedOutput {
+  code: string;
+  /** Types whose check is a constant "no", with the reason. */
+  unsupported: { $type: string; reason: string }[];
+}
+
+export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: string, regenerate: string): FusedOutput {
+  const sorted = [...inputs].sort((a, b) => (a.$type < b.$type ? -1 : a.$type > b.$type ? 1 : 0));
+  const families = new Set(sorted.map((t) => t.family));
+  const module = new ModuleState(families);
+  const unsupported: FusedOutput["unsupported"] = [];
+  const typeFunctions: string[] = [];
+  const names = new Map<FusedInput, string>();
+  for (const t of sorted) {
+    const name = `check${t.validatorName.replace(/^validate/, "")}`;
+    names.set(t, name);
+    const body = new FunctionBody(module);
+    const doc = `/** "${t.$type}" v${t.version} (${t.family}): the value at depth \`d\`, \`nest\` tagged values deep. */`;
+    try {
+      const tree = slotTree(t.slots);
+      body.value(t.schema, "v", 0, tree, 1, t.$type);
+      const lines = [doc, `function ${name}(v, d, nest) {`, `  ${entryGuard(body)}`];
+      // The walker refuses to go into a type's slots `maxNesting` tagged values deep.
+      if (t.slots.length > 0) lines.push("  if (nest >= maxNesting) return false;");
+      typeFunctions.push([...lines, ...body.lines, "  return true;", "}"].join("\n"));
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      unsupported.push({ $type: t.$type, reason: e.message });
+      typeFunctions.push([doc, `// Not fused (${e.message}): always the long way.`, `function ${name}(v, d, nest) {`, "  return false;", "}"].join("\n"));
+    }
+  }
+
+  const familyFunctions: string[] = [];
+  for (const family of [...families].sort()) {
+    const members = sorted.filter((t) => t.family === family);
+    const lines = [
+      `/** A value of the ${family} family: dispatched on \`$type\`, each type at its latest version only. */`,
+      `function check${identifier(family)}(v, d, nest) {`,
+      "  if (typeof v !== \"object\" || v === null || Array.isArray(v)) return false;",
+      "  switch (v.$type) {",
+    ];
+    for (const t of members) {
+      const version = t.version === 1 ? "(v.$version === undefined || v.$version === 1)" : `v.$version === ${t.version}`;
+      lines.push(`    case ${JSON.stringify(t.$type)}:`, `      return ${version} && ${names.get(t)}(v, d, nest);`);
+    }
+    lines.push("    default:", "      return false;", "  }", "}");
+    familyFunctions.push(lines.join("\n"));
+  }
+
+  const familyTable = [...families].sort().map((f) => `  ${JSON.stringify(f)}: check${identifier(f)},`);
+  const out: string[] = [
+    "// @ts-nocheck",
+    GENERATED_HEADER,
+    `// Regenerate with \`${regenerate}\`. One fused check per document root (generator/fused-check.ts):`,
+    "// true only when today's path (limits walk + validators + walker) would accept the value as it is,",
+    "// with nothing to migrate or preserve; on false the caller takes today's path, which decides and reports.",
+    `import { isDateTime } from ${JSON.stringify(formatsImport)};`,
+    "",
+    "// The limits of the current call (set by the entry points) and the keys counted so far.",
+    "let maxDepth = 256;",
+    "let maxKeys = 100000;",
+    "let maxNesting = 128;",
+    "let saving = false;",
+    "let keys = 0;",
+    "",
+    ...[...module.patterns].map(([source, name]) => `const ${name} = new RegExp(${JSON.stringify(source)}, "u");`),
+    "",
+    RUNTIME_HELPERS,
+    "",
+    ...familyFunctions.flatMap((f) => [f, ""]),
+    ...typeFunctions.flatMap((f) => [f, ""]),
+    ...module.helpers.flatMap((f) => [f, ""]),
+    families.has(SESSION_FAMILY) ? SESSION_CHECK : "/** No ProviderState family here: no session is fused. */\nfunction checkSessionObject(s, d) {\n  return false;\n}",
+    "",
+    "const familyChecks = {",
+    ...familyTable,
+    "};",
+    "",
+    ENTRY_POINTS,
+    "",
+    `/** Types whose check is a constant "no" (a schema keyword the emitter does not implement). */`,
+    `export const unfusedTypes = ${JSON.stringify(unsupported.map((u) => u.$type))};`,
+    "",
+  ];
+  return { code: out.join("\n"), unsupported };
+}
+
+const RUNTIME_HELPERS = `/**
+ * A value about to be written must be a plain object (what JSON.stringify writes as it is). An own
+ * \`toJSON\` needs no test here: its value is a function, which no position accepts; an inherited one
+ * (a polluted Object.prototype) makes the entry points decline.
+ */
+function plainObject(o) {
+  const proto = Object.getPrototypeOf(o);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Any JSON value inside an opaque subtree, within the limits: containers at most \`maxDepth\` deep
+ * (\`d\` is the depth of \`x\`), at most \`maxKeys\` keys per object, no "__proto__" key, finite numbers.
+ */
+function json(x, d) {
+  if (typeof x !== "object") return typeof x === "string" || typeof x === "boolean" || Number.isFinite(x);
+  if (x === null) return true;
+  if (d > maxDepth) return false;
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) if (!json(x[i], d + 1)) return false;
+    return true;
+  }
+  if (saving && !plainObject(x)) return false;
+  let n = 0;
+  for (const k in x) {
+    n++;
+    if (k === "__proto__" || !json(x[k], d + 1)) return false;
+  }
+  if (n > maxKeys) return false;
+  keys += n;
+  return true;
+}`;
+
+const SESSION_CHECK = `/**
+ * A session object at depth \`d\`: \`id\` (non-empty string), \`kind\` ("local" | "hosted"),
+ * \`conversationId\` (a string, or an object of strings; not with "kind": "local"), \`stateBag\` (an
+ * object of ProviderState values). A \`quarantine\` section, a "__proto__" key or any other key: "no".
+ */
+function checkSessionObject(s, d) {
+  if (typeof s !== "object" || s === null || Array.isArray(s) || d + 1 > maxDepth || maxKeys < 4) return false;
+  if (saving && !plainObject(s)) return false;
+  let n = 0;
+  let id = false;
+  let kind;
+  let conversation = false;
+  let bag;
+  for (const k in s) {
+    const x = s[k];
+    if (x === undefined) continue; // written as nothing; the walker skips it too
+    n++;
+    switch (k) {
+      case "id":
+        if (typeof x !== "string" || x.length === 0) return false;
+        id = true;
+        break;
+      case "kind":
+        if (x !== "local" && x !== "hosted") return false;
+        kind = x;
+        break;
+      case "conversationId":
+        if (typeof x !== "string") {
+          if (typeof x !== "object" || x === null || Array.isArray(x) || (saving && !plainObject(x))) return false;
+          let m = 0;
+          for (const name in x) {
+            m++;
+            if (name === "__proto__" || typeof x[name] !== "string") return false;
+          }
+          if (m > maxKeys) return false;
+          keys += m;
+        }
+        conversation = true;
+        break;
+      case "stateBag":
+        bag = x;
+        break;
+      default:
+        return false;
+    }
+  }
+  if (!id || bag === undefined || (kind === "local" && conversation)) return false;
+  if (typeof bag !== "object" || bag === null || Array.isArray(bag) || (saving && !plainObject(bag))) return false;
+  let m = 0;
+  for (const key in bag) {
+    m++;
+    if (key === "__proto__" || !checkProviderState(bag[key], d + 2, 0)) return false;
+  }
+  if (m > maxKeys) return false;
+  keys += n + m;
+  return true;
+}`;
+
+const ENTRY_POINTS = `/** The limits a check runs under (resolved: every field set). */
+export interface FusedLimits {
+  maxDepth: number;
+  maxKeys: number;
+  maxNesting: number;
+  /** The value comes from the application (save): plain objects only, no \`undefined\`. */
+  saving: boolean;
+}
+
+/** False when the call cannot be fused: a save while Object.prototype carries a toJSON. */
+function begin(limits) {
+  if (limits.saving && typeof Object.prototype.toJSON === "function") return false;
+  maxDepth = limits.maxDepth;
+  maxKeys = limits.maxKeys;
+  maxNesting = limits.maxNesting;
+  saving = limits.saving;
+  keys = 0;
+  return true;
+}
+
+/** The object keys the last check counted (every object it accepted, opaque subtrees included). */
+export function keyCount(): number {
+  return keys;
+}
+${`
+/** A session object at depth \`depth\` (1: a bare session; 2: inside the envelope). */
+export function checkSession(session: unknown, depth: number, limits: FusedLimits): boolean {
+  return begin(limits) && checkSessionObject(session, depth);
+}`}
+
+/** One tagged value of \`family\` at depth \`depth\`, \`nesting\` tagged values deep; false for a family with no member here. */
+export function checkTagged(value: unknown, family: string, depth: number, nesting: number, limits: FusedLimits): boolean {
+  const check = familyChecks[family];
+  if (check === undefined) return false;
+  return begin(limits) && check(value, depth, nesting);
+}`;

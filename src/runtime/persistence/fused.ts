@@ -1,0 +1,97 @@
+/**
+ * The runtime side of the fused checks (src/generated/fused-check.ts, emitted by
+ * generator/fused-check.ts): when a fused check may decide for a registry, and the calls with the
+ * limits resolved.
+ *
+ * A fused check says "yes" only when today's path (limits walk, walker, validators) would accept
+ * the value exactly as it is. It knows the generated types only, so it may decide for a registry
+ * only when each generated `$type` resolves there to the generated definition itself (the default
+ * registry, or a composition of it with other types): then a value it accepts is validated by the
+ * same definitions on today's path. Entries are never replaced (a second definition of a `$type`
+ * is refused), so once true this stays true; a value of a type registered at runtime (TypeBox,
+ * JSON Schema) is a "no" and takes today's path.
+ */
+import { generatedTypes } from "../../generated/registry.js";
+import { checkSession, checkTagged, keyCount, type FusedLimits } from "../../generated/fused-check.js";
+import type { TypeRegistry } from "./registry.js";
+import type { JsonLimits } from "./safe-json.js";
+
+const fusedRegistries = new WeakSet<TypeRegistry>();
+
+/** True when the generated fused checks decide for `registry` (see above). */
+export function fusedFor(registry: TypeRegistry): boolean {
+  if (fusedRegistries.has(registry)) return true;
+  const table = registry.table;
+  for (const def of generatedTypes) if (table.get(def.$type)?.def !== def) return false;
+  fusedRegistries.add(registry);
+  return true;
+}
+
+/** The recursive descent stops at this depth; deeper limits take today's path (an explicit stack). */
+const MAX_FUSED_DEPTH = 1024;
+
+const DEFAULT_NESTING = 128;
+
+/** Fused limits for resolved JSON limits; undefined when the fused check cannot apply them. */
+export function fusedLimits(lim: Required<JsonLimits>, maxNesting: number | undefined, saving: boolean): FusedLimits | undefined {
+  if (lim.maxDepth > MAX_FUSED_DEPTH) return undefined;
+  return { maxDepth: lim.maxDepth, maxKeys: lim.maxKeys, maxNesting: maxNesting ?? DEFAULT_NESTING, saving };
+}
+
+/** Limits for a check with no JSON limits of its own (`validateSession`): only the recursion bound. */
+export const UNLIMITED: FusedLimits = Object.freeze({ maxDepth: MAX_FUSED_DEPTH, maxKeys: Number.MAX_SAFE_INTEGER, maxNesting: DEFAULT_NESTING, saving: false });
+
+/**
+ * The object keys of a session document (an envelope `{format, formatVersion, session}` at depth 1,
+ * or a bare session) when the fused check accepts it, else -1. `format`/`version`: the envelope's.
+ */
+export function fusedSessionDocument(doc: unknown, format: string, maxVersion: number, allowBare: boolean, limits: FusedLimits): number {
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
+  const d = doc as Record<string, unknown>;
+  const f = d.format;
+  if (f === undefined) {
+    // A bare session (no "format" key at all: the session check refuses any other key).
+    if (!allowBare || !checkSession(doc, 1, limits)) return -1;
+    return keyCount();
+  }
+  const v = d.formatVersion;
+  if (f !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3) return -1;
+  let n = 0;
+  for (const k in d) {
+    if (k !== "format" && k !== "formatVersion" && k !== "session") return -1;
+    n++;
+  }
+  if (n !== 3 || !checkSession(d.session, 2, limits)) return -1;
+  return keyCount() + 3;
+}
+
+/** The same for a `statebag.sessions` document: `{format, formatVersion, sessions: [...]}`. */
+export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: number, limits: FusedLimits): number {
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
+  const d = doc as Record<string, unknown>;
+  const v = d.formatVersion;
+  if (d.format !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3 || limits.maxDepth < 2) return -1;
+  let n = 0;
+  for (const k in d) {
+    if (k !== "format" && k !== "formatVersion" && k !== "sessions") return -1;
+    n++;
+  }
+  const sessions = d.sessions;
+  if (n !== 3 || !Array.isArray(sessions)) return -1;
+  let keys = 3;
+  for (let i = 0; i < sessions.length; i++) {
+    if (!checkSession(sessions[i], 3, limits)) return -1;
+    keys += keyCount();
+  }
+  return keys;
+}
+
+/** True when the fused check accepts `session` at `depth` (a save: `limits.saving`). */
+export function fusedSession(session: unknown, depth: number, limits: FusedLimits): boolean {
+  return checkSession(session, depth, limits);
+}
+
+/** True when the fused check accepts one tagged value of `family`. */
+export function fusedValue(value: unknown, family: string, depth: number, limits: FusedLimits): boolean {
+  return checkTagged(value, family, depth, 0, limits);
+}
