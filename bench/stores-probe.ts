@@ -135,9 +135,9 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
     // Fresh statement names so the raw pool prepares its own.
     const sql = postgresStatements(quoteIdent(rawSchema));
     const raw: Side = {
-      save: async (s) => Number((await pool.query({ ...sql.create, name: `raw_${sql.create.name}`, values: [s.id, JSON.stringify(s), null] })).rows[0].revision),
+      save: async (s) => Number((await pool.query({ ...sql.create, name: `raw_${sql.create.name}`, values: [s.id, JSON.stringify(s), null, null, null, null] })).rows[0].revision),
       update: async (s, revision) =>
-        Number((await pool.query({ ...sql.update, name: `raw_${sql.update.name}`, values: [s.id, revision, JSON.stringify(s), null] })).rows[0].revision),
+        Number((await pool.query({ ...sql.update, name: `raw_${sql.update.name}`, values: [s.id, revision, JSON.stringify(s), null, null, false, null, false, null] })).rows[0].revision),
       load: async (id) => JSON.parse((await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0].data) as AgentSession,
       loadWithRevision: async (id) => {
         const row = (await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0];
@@ -205,13 +205,13 @@ function rawBetterSqlite(path: string): Side {
   const create = db.transaction((id: string, text: string) => {
     const now = Date.now();
     const revision = (st.bump.get() as { value: number }).value;
-    if (st.create.run(id, revision, text, null, now, now).changes !== 1) throw new Error("conflict");
+    if (st.create.run(id, revision, text, null, now, now, null, null, null, now).changes !== 1) throw new Error("conflict");
     return revision;
   });
   const update = db.transaction((id: string, expected: number, text: string) => {
     const now = Date.now();
     const revision = (st.bump.get() as { value: number }).value;
-    if (st.update.run(revision, text, null, now, id, expected, now).changes !== 1) throw new Error("conflict");
+    if (st.update.run(revision, text, null, now, 0, null, 0, null, id, expected, now, null, null).changes !== 1) throw new Error("conflict");
     return revision;
   });
   return {
@@ -255,7 +255,7 @@ function rawNodeSqlite(path: string): Side {
       const now = Date.now();
       const revision = (st.bump.get() as { value: number }).value;
       const changes =
-        statement === "create" ? st.create.run(id, revision, text, null, now, now).changes : st.update.run(revision, text, null, now, id, expected!, now).changes;
+        statement === "create" ? st.create.run(id, revision, text, null, now, now, null, null, null, now).changes : st.update.run(revision, text, null, now, 0, null, 0, null, id, expected!, now, null, null).changes;
       if (changes !== 1) throw new Error("conflict");
       return revision;
     });
