@@ -232,6 +232,7 @@ describe("--check, frozen history and the cache", () => {
     expect(check.stale).toEqual([
       "schemas/ProviderState/acme.S.schema.json",
       "src/generated/descriptors.ts",
+      "src/generated/fused-check.ts",
       "src/generated/registry.ts",
       "src/generated/validators.ts",
       "src/generated/versions.ts",
