@@ -145,15 +145,63 @@ export function withApprovalRequests(messages: readonly ChatMessage[], round: re
  */
 export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  for (const message of messages) {
-    if (!message.contents.some((c) => c.$type === "toolApprovalRequest" || c.$type === "toolApprovalResponse")) {
+  appendForModel(out, messages, 0, messages.length);
+  return out;
+}
+
+/** Whether a message holds approval contents (which `forModel` rewrites). */
+function holdsApprovals(message: ChatMessage): boolean {
+  for (const c of message.contents) if (c.$type === "toolApprovalRequest" || c.$type === "toolApprovalResponse") return true;
+  return false;
+}
+
+/** `forModel` of `messages[from..to)`, pushed onto `out`: messages without approval contents as they are. */
+export function appendForModel(out: ChatMessage[], messages: readonly ChatMessage[], from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    const message = messages[i];
+    if (!holdsApprovals(message)) {
       out.push(message);
       continue;
     }
     const contents = message.contents.flatMap((c) => (c.$type === "toolApprovalRequest" ? (c.toolCall.$type === "functionCall" ? [c.toolCall] : []) : c.$type === "toolApprovalResponse" ? [] : [c]));
     if (contents.length) out.push({ ...message, contents });
   }
-  return out;
+}
+
+/** `forModel` of a prefix of an append-only history: `view[0..length)`, for `processed` history messages. */
+interface ModelView {
+  processed: number;
+  view: ChatMessage[];
+  length: number;
+}
+
+/** Per append-only history array (`HistoryView.appendOnly`), its model view so far; extended, never rebuilt. */
+const modelViews = new WeakMap<readonly ChatMessage[], ModelView>();
+
+/**
+ * `forModel` of an append-only history's `history[0..length)`, as the first `length` messages of
+ * the returned array (shared: read only). The result is kept and extended by what was appended
+ * since, so a run on an unchanged (or grown) history does not go over all of it again.
+ */
+export function modelView(history: readonly ChatMessage[], length: number): { messages: readonly ChatMessage[]; length: number } {
+  let cached = modelViews.get(history);
+  if (!cached || cached.processed > length) {
+    // A shorter prefix than the kept one (a run that read the history before it grew): not kept.
+    if (cached) {
+      const view: ChatMessage[] = [];
+      appendForModel(view, history, 0, length);
+      return { messages: view, length: view.length };
+    }
+    cached = { processed: 0, view: [], length: 0 };
+    modelViews.set(history, cached);
+  }
+  if (cached.processed < length) {
+    // The view only grows at its end, so a caller holding an earlier length keeps its prefix.
+    appendForModel(cached.view, history, cached.processed, length);
+    cached.processed = length;
+    cached.length = cached.view.length;
+  }
+  return { messages: cached.view, length: cached.length };
 }
 
 /**

@@ -83,7 +83,7 @@ export class ScriptedChatClient implements ChatClient {
     options.signal?.throwIfAborted();
     this.requests.push({ messages: [...messages], options });
     const seen = this.visibleMessages(messages, options);
-    const last = [...messages].reverse().find((m) => m.role === "user");
+    const last = lastUserMessage(messages);
     const context: ScriptContext = { text: last ? messageText(last) : "", messages: seen, instructions: options.instructions ?? "", options };
     const contents = this.contentsFor(context, messages);
     const reply: ChatMessage = { role: "assistant", contents, messageId: `msg_${this.idTag}_${++this.counter}` };
@@ -116,8 +116,9 @@ export class ScriptedChatClient implements ChatClient {
     }
   }
 
-  private visibleMessages(messages: readonly ChatMessage[], options: ChatOptions): ChatMessage[] {
-    if (options.conversationId === undefined) return [...messages];
+  private visibleMessages(messages: readonly ChatMessage[], options: ChatOptions): readonly ChatMessage[] {
+    // Read only (ScriptContext.messages): no copy of a long history per request.
+    if (options.conversationId === undefined) return messages;
     if (!this.metadata.supportsServiceStorage) {
       throw new StatebagError("client-capability", `${this.metadata.providerName} client keeps no conversations but got conversation id ${JSON.stringify(options.conversationId)}`);
     }
@@ -162,6 +163,11 @@ export class ScriptedChatClient implements ChatClient {
     }
     return [...reply.contents];
   }
+}
+
+function lastUserMessage(messages: readonly ChatMessage[]): ChatMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "user") return messages[i];
+  return undefined;
 }
 
 function idKey(id: ServiceSessionId): string {

@@ -8,11 +8,33 @@ import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
 
+/**
+ * A history as the agent reads it before a run: the first `length` messages of `messages`, shared
+ * with the provider (no copy). Nobody changes them: read only. With `appendOnly`, the array only
+ * ever grows at its end (its first `length` messages never change), so what is derived from a
+ * prefix of it may be kept and extended (the agent's model view, see approvals.ts `modelView`).
+ * @internal
+ */
+export interface HistoryView {
+  readonly messages: readonly ChatMessage[];
+  readonly length: number;
+  readonly appendOnly?: boolean;
+}
+
 export abstract class ChatHistoryProvider implements SessionStateProvider {
   abstract readonly key: string;
 
   /** The history to send to the model before this run's new messages. */
   abstract getMessages(context: ProviderContext): Promise<ChatMessage[]>;
+
+  /**
+   * @internal What the agent reads before a run: `getMessages` without its copy, when the provider
+   * can hand out its messages read-only. Default: `getMessages`.
+   */
+  async historyView(context: ProviderContext): Promise<HistoryView> {
+    const messages = await this.getMessages(context);
+    return { messages, length: messages.length };
+  }
 
   /** Records this run's request and response messages (called once, after a successful run). */
   abstract addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void>;

@@ -9,7 +9,7 @@ import { ProviderSessionState } from "../../core/state-bag.js";
 import { InMemoryChatHistoryStateType } from "../../../generated/descriptors.js";
 import type { InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2 } from "../../../generated/versions.js";
 import type { ProviderState } from "../../core/tagged.js";
-import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError } from "./chat-history-provider.js";
+import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError, type HistoryView } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";
 
@@ -68,6 +68,16 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     const own = this.state.read(context.state);
     this.checkNoHistoryElsewhere(context.session, own !== undefined);
     return [...(own?.messages ?? [])];
+  }
+
+  /** @internal The stored messages themselves (never changed in place: `addMessages` writes a new array). */
+  override async historyView(context: ProviderContext): Promise<HistoryView> {
+    // A subclass that changes what getMessages returns is asked through it.
+    if (this.getMessages !== InMemoryChatHistoryProvider.prototype.getMessages) return super.historyView(context);
+    const own = this.state.read(context.state);
+    this.checkNoHistoryElsewhere(context.session, own !== undefined);
+    const messages = own?.messages ?? [];
+    return { messages, length: messages.length };
   }
 
   async addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void> {

@@ -39,7 +39,7 @@ import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog, MessageLogSnapshot } from "../../stores/types.js";
 import type { ProviderState } from "../../core/tagged.js";
-import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError } from "./chat-history-provider.js";
+import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError, type HistoryView } from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import { DEFAULT_LOG_CACHE_BYTES, estimatedBytes, LogCache } from "./log-cache.js";
 import { keepLastMessages, type ChatReducer } from "./reducers.js";
@@ -102,7 +102,13 @@ export interface StoredChatHistoryOptions {
 interface RunView {
   operationId: string;
   storageId: string;
-  history: ChatMessage[];
+  /**
+   * What the model is shown: `history[0..length)`. With `appendOnly`, `history` is the warm
+   * cache's array, shared (read only; it may hold more messages than `length`).
+   */
+  history: readonly ChatMessage[];
+  length: number;
+  appendOnly: boolean;
   /** How many messages the committed history holds (more than `history` with a window). */
   count: number;
   /** The log's version when read (for replacements in `"run"` mode). */
@@ -164,7 +170,16 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   }
 
   async getMessages(context: ProviderContext): Promise<ChatMessage[]> {
-    return [...(await this.view(context)).history];
+    const view = await this.view(context);
+    return view.history.slice(0, view.length);
+  }
+
+  /** @internal The run's history without a copy: the warm cache's array, when it came from there. */
+  override async historyView(context: ProviderContext): Promise<HistoryView> {
+    // A subclass that changes what getMessages returns is asked through it.
+    if (this.getMessages !== StoredChatHistoryProvider.prototype.getMessages) return super.historyView(context);
+    const view = await this.view(context);
+    return { messages: view.history, length: view.length, appendOnly: view.appendOnly };
   }
 
   async addMessages(context: ProviderContext, added: readonly ChatMessage[]): Promise<void> {
@@ -173,10 +188,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     view.turn = turn;
     // Carried-over messages are not in the log yet: they go with this turn's write.
     let next: StoredChatHistoryState = view.carried
-      ? { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: 0, pending: { operationId: context.operationId, mode: "append", messages: [...(view.carriedMessages ?? view.history), ...turn] } }
+      ? { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: 0, pending: { operationId: context.operationId, mode: "append", messages: [...(view.carriedMessages ?? view.history.slice(0, view.length)), ...turn] } }
       : { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: view.count, pending: { operationId: context.operationId, mode: "append", messages: turn } };
     if (this.reducer) {
-      const reduced = await this.reducer([...view.history, ...turn]);
+      const reduced = await this.reducer([...view.history.slice(0, view.length), ...turn]);
       if (reduced.length !== view.count + turn.length) {
         next = { ...next, messageCount: 0, pending: { operationId: context.operationId, mode: "replace", messages: reduced } };
       }
@@ -211,7 +226,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   /** The committed history, read without writing anything. */
   async listMessages(session: AgentSession): Promise<ChatMessage[]> {
     const state = this.state.read(session);
-    if (!state) return structuredClone((await this.adopt(session, true)).history);
+    if (!state) {
+      const adopted = await this.adopt(session, true);
+      return structuredClone(adopted.history.slice(0, adopted.length));
+    }
     if (state.pending?.mode === "replace") return [...state.pending.messages];
     const log = (await this.readLog(state.storageId)).messages;
     // A copy: the warm cache shares its decoded messages between runs, and a caller may edit these.
@@ -228,8 +246,8 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const state = this.state.read(context.state);
     let view: RunView;
     if (state) {
-      const { history, count, version } = (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
-      view = { operationId: context.operationId, storageId: state.storageId, history, count, version, carried: false };
+      const { history, length, appendOnly, count, version } = (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
+      view = { operationId: context.operationId, storageId: state.storageId, history, length, appendOnly, count, version, carried: false };
       if (state.pending) this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: state.storageId, messageCount: count });
     } else {
       const adopted = await this.adopt(context.session);
@@ -252,7 +270,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     session: Readonly<AgentSession>,
     /** The whole history, not what the model sees of it (`listMessages`). */
     whole = false,
-  ): Promise<{ storageId: string; history: ChatMessage[]; carriedMessages?: ChatMessage[]; count: number; version: number; carried: boolean }> {
+  ): Promise<{ storageId: string; history: readonly ChatMessage[]; length: number; appendOnly: boolean; carriedMessages?: ChatMessage[]; count: number; version: number; carried: boolean }> {
     const storageId = this.storageIdFor(session);
     const foreign = foreignHistoryStates(session, this.key);
     const otherLog = foreign.find((f) => f.$type === "StoredChatHistoryState");
@@ -266,13 +284,18 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       );
     }
     const inMemory = foreign.filter((f) => Array.isArray(f.value.messages) && (f.value.messages as unknown[]).length > 0);
-    const shown = (history: ChatMessage[]) => (whole ? history : this.shown(history));
+    const shown = (history: ChatMessage[]) => all(whole ? history : this.shown(history));
     if (inMemory.length === 0 && !whole && this.window !== undefined && this.log.readMessageWindow) {
       const w = await this.log.readMessageWindow(storageId, { last: this.window });
-      return { storageId, history: this.shape!(w.messages) as ChatMessage[], count: w.length, version: w.version, carried: false };
+      return { storageId, ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version, carried: false };
+    }
+    if (inMemory.length === 0) {
+      // The log as read, shared when it is the warm cache's (what the model sees of it, with a window).
+      const log = await this.readLogShared(storageId);
+      const history = whole || !this.shape ? log : all(this.shown(log.history.slice(0, log.length)));
+      return { storageId, ...history, count: log.length, version: log.version, carried: false };
     }
     const snapshot = await this.readLog(storageId);
-    if (inMemory.length === 0) return { storageId, history: shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
     if (inMemory.length > 1) {
       throw new HistoryProviderMismatchError(
         session.id,
@@ -287,11 +310,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     // Carried over: all of it goes to the log with the first turn (in addMessages, so no window here).
     if (snapshot.messages.length === 0) {
       const carried = structuredClone(messages);
-      return { storageId, history: shown(carried), carriedMessages: carried, count: messages.length, version: snapshot.version, carried: true };
+      return { storageId, ...shown(carried), carriedMessages: carried, count: messages.length, version: snapshot.version, carried: true };
     }
     // The log already took these messages over (an earlier carry-over whose session was not saved).
     if (snapshot.messages.length >= messages.length && messages.every((m, i) => sameMessage(m, snapshot.messages[i]))) {
-      return { storageId, history: shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
+      return { storageId, ...shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
     }
     throw new HistoryProviderMismatchError(
       session.id,
@@ -306,17 +329,20 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * Applies a pending write of an earlier, committed run to the log (idempotently) and returns the
    * committed history and the log's version after it.
    */
-  private async flushed(state: StoredChatHistoryState): Promise<{ history: ChatMessage[]; count: number; version: number }> {
+  private async flushed(state: StoredChatHistoryState): Promise<ShownHistory & { count: number; version: number }> {
     const { storageId, pending } = state;
     for (let attempt = 0; ; attempt++) {
-      const snapshot = await this.readLog(storageId);
       if (!pending) {
+        const log = await this.readLogShared(storageId);
         // In "run" mode the log is the record: every message in it is history.
-        const history = this.commit === "run" ? snapshot.messages : snapshot.messages.slice(0, state.messageCount);
-        return { history: this.shown(history), count: history.length, version: snapshot.version };
+        const length = this.commit === "run" ? log.length : Math.min(log.length, state.messageCount);
+        // Shared (no copy) unless a window cuts it.
+        const history = this.shape ? all(this.shown(log.history.slice(0, length))) : { history: log.history, length, appendOnly: log.appendOnly };
+        return { ...history, count: length, version: log.version };
       }
+      const snapshot = await this.readLog(storageId);
       const view = committedView(snapshot.messages, state);
-      if (view.applied) return { history: this.shown(view.history), count: view.history.length, version: snapshot.version };
+      if (view.applied) return { ...all(this.shown(view.history)), count: view.history.length, version: snapshot.version };
       try {
         let version: number;
         if (pending.mode === "append" && snapshot.messages.length === state.messageCount) {
@@ -326,7 +352,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
           // log as just read, never blindly.
           version = await this.log.replaceMessages(storageId, view.history, { expectedVersion: snapshot.version, operationId: pending.operationId });
         }
-        return { history: this.shown(view.history), count: view.history.length, version };
+        return { ...all(this.shown(view.history)), count: view.history.length, version };
       } catch (error) {
         // Another reader applied it meanwhile: look again.
         if (!(error instanceof ConflictError) || attempt >= 2) throw error;
@@ -344,7 +370,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * windowed read (and the pending append applied). Undefined when only the whole log can tell
    * (no windowed read, a log shorter than the state's count, leftovers to cut off): `flushed` then.
    */
-  private async windowed(state: StoredChatHistoryState): Promise<{ history: ChatMessage[]; count: number; version: number } | undefined> {
+  private async windowed(state: StoredChatHistoryState): Promise<(ShownHistory & { count: number; version: number }) | undefined> {
     const read = this.log.readMessageWindow?.bind(this.log);
     const k = this.window!;
     const { storageId, pending, messageCount } = state;
@@ -352,7 +378,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const p = pending?.messages.length ?? 0;
     for (let attempt = 0; attempt < 3; attempt++) {
       let w = await read(storageId, { last: k + p });
-      if (this.commit === "run" && !pending) return { history: this.shape!(w.messages) as ChatMessage[], count: w.length, version: w.version };
+      if (this.commit === "run" && !pending) return { ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version };
       const length = w.length;
       if (length < messageCount) return undefined;
       const need = length - Math.max(0, messageCount - k);
@@ -363,15 +389,15 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       }
       const base = length - w.messages.length; // the log position of w.messages[0]
       const committed = w.messages.slice(Math.max(0, messageCount - k) - base, messageCount - base);
-      if (!pending) return { history: this.shape!(committed) as ChatMessage[], count: messageCount, version: w.version };
+      if (!pending) return { ...all(this.shape!(committed) as ChatMessage[]), count: messageCount, version: w.version };
       const tail = w.messages.slice(messageCount - base);
       const history = [...committed, ...pending.messages];
       if (tail.length >= p && pending.messages.every((m, i) => sameMessage(m, tail[i]))) {
-        return { history: this.shape!(history) as ChatMessage[], count: messageCount + p, version: w.version };
+        return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version: w.version };
       }
       if (length !== messageCount) return undefined;
       const { version } = await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
-      return { history: this.shape!(history) as ChatMessage[], count: messageCount + p, version };
+      return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version };
     }
     return undefined;
   }
@@ -383,8 +409,21 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * anything else, the whole log again.
    */
   private async readLog(storageId: string): Promise<MessageLogSnapshot> {
+    const log = await this.readLogShared(storageId);
+    // A copy of a shared array: callers may change what they get.
+    return { messages: log.appendOnly ? log.history.slice(0, log.length) : (log.history as ChatMessage[]), version: log.version };
+  }
+
+  /**
+   * `readLog` without its copy: the log is `history[0..length)`; with `appendOnly` the array is the
+   * warm cache's (shared: read only, it only grows at its end), otherwise this read's own.
+   */
+  private async readLogShared(storageId: string): Promise<ShownHistory & { version: number }> {
     const read = this.log.readMessageWindow?.bind(this.log);
-    if (!this.cache || !read) return this.log.readMessages(storageId);
+    if (!this.cache || !read) {
+      const { messages, version } = await this.log.readMessages(storageId);
+      return { ...all(messages), version };
+    }
     const entry = this.cache.get(storageId);
     if (entry) {
       // What the entry held before the read: another run of this process may grow it meanwhile.
@@ -392,7 +431,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       const overlap = end !== undefined && length > 0;
       const w = await read(storageId, end === undefined ? { last: 0 } : { from: overlap ? end - 1 : end });
       // The array only grows at its end, so its first `length` messages are still that version.
-      if (w.version === version && w.length === length) return { messages: entry.messages.slice(0, length), version };
+      if (w.version === version && w.length === length) return { history: entry.messages, length, appendOnly: true, version };
       if (
         end !== undefined &&
         w.end !== undefined &&
@@ -401,12 +440,14 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         (!overlap || (w.messages.length > 0 && sameMessage(w.messages[0], entry.messages[length - 1])))
       ) {
         const added = overlap ? w.messages.slice(1) : w.messages;
+        if (this.cache.get(storageId) === entry && entry.version === version && entry.messages.length === length) {
+          // Grown in place: the cache's array, now with the new messages at its end.
+          this.cache.grow(storageId, entry, added, w.version, w.end);
+          return { history: entry.messages, length: length + added.length, appendOnly: true, version: w.version };
+        }
         const messages = entry.messages.slice(0, length);
         for (const m of added) messages.push(m);
-        if (this.cache.get(storageId) === entry && entry.version === version && entry.messages.length === length) {
-          this.cache.grow(storageId, entry, added, w.version, w.end);
-        }
-        return { messages, version: w.version };
+        return { ...all(messages), version: w.version };
       }
     }
     // The whole log through readMessages (what a log without windows, or a wrapper, serves), and
@@ -416,9 +457,22 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const end = head.version === snapshot.version && head.length === snapshot.messages.length ? head.end : undefined;
     const { messages, version } = snapshot;
     this.cache.set(storageId, { version, end, length: messages.length, messages, bytes: estimatedBytes(messages) });
-    return { messages: messages.slice(), version };
+    // The cache's array (kept or not, nothing but a pure append changes it).
+    return { history: messages, length: messages.length, appendOnly: true, version };
   }
 
+}
+
+/** A history as a run shows it: `history[0..length)`, shared and read only when `appendOnly`. */
+interface ShownHistory {
+  history: readonly ChatMessage[];
+  length: number;
+  appendOnly: boolean;
+}
+
+/** A history array of its own (not shared). */
+function all(history: ChatMessage[]): ShownHistory {
+  return { history, length: history.length, appendOnly: false };
 }
 
 /** The history a state commits to, given the log as it is, and whether the log already holds it. */
