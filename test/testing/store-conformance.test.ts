@@ -78,7 +78,7 @@ async function runKit(options: Omit<StoreConformanceOptions, "runner">, runnerOp
 
 describe("storeConformance", () => {
   it("passes statebag's memory store: every case runs and passes", async () => {
-    const outcomes = await runKit({ name: "memory", open: ({ codec }) => new MemorySessionStore({ codec }) });
+    const outcomes = await runKit({ name: "memory", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }) });
     expect(outcomes.filter((o) => o.status !== "passed")).toEqual([]);
     expect(outcomes.length).toBeGreaterThanOrEqual(25);
   });
@@ -129,22 +129,27 @@ describe("storeConformance", () => {
     const codec = outcomes.find((o) => o.title.includes("goes through the injected codec"))!;
     expect(codec.status).toBe("failed");
     expect(codec.error!.message).toContain("get must return what the codec's deserialize (a migration) made of the stored text");
-    expect(outcomes.filter((o) => o.status === "failed")).toHaveLength(1);
+    // Only the clauses about the injected codecs fail (the codec itself, and the context it is given).
+    const failed = outcomes.filter((o) => o.status === "failed").map((o) => o.title);
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    for (const title of failed) expect(title).toMatch(/codec/);
   });
 
   it("skips only the capabilities declared up front, saying why, and still runs the rest", async () => {
-    const outcomes = await runKit({ name: "partial", open: ({ codec }) => new MemorySessionStore({ codec }), skip: { scan: "no ordered index", messageLog: "sessions only" } });
+    const outcomes = await runKit({ name: "partial", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }), skip: { scan: "no ordered index", messageLog: "sessions only" } });
     const skipped = outcomes.filter((o) => o.status === "skipped");
     expect(skipped.map((o) => o.title)).toContain(
       "partial: statebag SessionStore contract › scan › scans in pages: every id once, in byte order, with or without text (skipped: the store declares no scan: no ordered index)",
     );
     expect(skipped.some((o) => o.title.includes("scan leaves expired sessions out (skipped: the store declares no scan: no ordered index)"))).toBe(true);
-    expect(skipped.filter((o) => o.title.includes("message log ›"))).toHaveLength(5);
+    const logCases = outcomes.filter((o) => o.title.includes("message log ›"));
+    expect(logCases.length).toBeGreaterThanOrEqual(5);
+    expect(logCases.filter((o) => o.status !== "skipped")).toEqual([]);
     expect(outcomes.filter((o) => o.status === "failed")).toEqual([]);
     expect(outcomes.find((o) => o.title.endsWith("keeps ids that look alike apart"))!.status).toBe("passed");
     expect(outcomes.find((o) => o.title.endsWith("expires a session saved with a time to live"))!.status).toBe("passed");
     // A runner without it.skip still lists them, by name, as skipped.
-    const plain = await runKit({ name: "partial", open: ({ codec }) => new MemorySessionStore({ codec }), skip: { ttl: "no expiry" } }, { withSkip: false });
+    const plain = await runKit({ name: "partial", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }), skip: { ttl: "no expiry" } }, { withSkip: false });
     expect(plain.filter((o) => o.title.includes("(skipped: the store declares no ttl: no expiry)"))).toHaveLength(2);
   });
 
