@@ -1,7 +1,7 @@
 /** inspect, store setup and migrate against real stores (SQLite always; PostgreSQL/Redis when up). */
 import { chmodSync, existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
+import { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import { serializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
 import { openStore } from "../../src/stores.js";
@@ -116,10 +116,10 @@ describe("statebag store setup", () => {
     const url = `sqlite:${tmp.dir}/setup/nested/sessions.db`;
     const first = await cli(["store", "setup", "--store", url, "--json"]);
     expect(first.code).toBe(0);
-    expect(first.json()).toMatchObject({ ok: true, kind: "sqlite", version: 1 });
+    expect(first.json()).toMatchObject({ ok: true, kind: "sqlite", version: SQLITE_SCHEMA_VERSION });
     const again = await cli(["store", "setup", "--store", url]);
     expect(again.code).toBe(0);
-    expect(again.stdout).toContain("format version 1");
+    expect(again.stdout).toContain(`format version ${SQLITE_SCHEMA_VERSION}`);
   });
 
   it("exits 3 when the server is unreachable, with a fix", async () => {

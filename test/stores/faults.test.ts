@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
-import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
+import { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
+import { REDIS_FORMAT_VERSION, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { sqlitePath } from "../../src/runtime/stores/open.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { betterSqliteDriver } from "../../src/runtime/stores/sqlite/better-sqlite3.js";
@@ -236,8 +236,8 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL setup is explicit", () => {
     expect(error).toBeInstanceOf(StoreNotSetUpError);
     expect((error as Error).message).toContain(`schema "${schema}"`);
     expect((error as Error).message).toContain("statebag store setup --store");
-    expect(await store.setup()).toEqual({ version: 2, changed: true });
-    expect(await store.setup()).toEqual({ version: 2, changed: false });
+    expect(await store.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: true });
+    expect(await store.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: false });
     expect(await store.get("a")).toBeUndefined();
     await store.save(counterSession("a"), { expectedRevision: null });
 
@@ -272,8 +272,8 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
       await store.deleteAll();
       await store.close();
     });
-    expect(await store.setup()).toEqual({ version: 2, changed: true });
-    expect(await store.setup()).toEqual({ version: 2, changed: false });
+    expect(await store.setup()).toEqual({ version: REDIS_FORMAT_VERSION, changed: true });
+    expect(await store.setup()).toEqual({ version: REDIS_FORMAT_VERSION, changed: false });
     await store.call("test", true, (c) => c.hset(`${prefix}meta`, "format", "99"));
     const newer = await errorOf(store.setup());
     expect(newer).toBeInstanceOf(StoreNotSetUpError);
@@ -310,7 +310,7 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
     ]) {
       const error = await errorOf(call());
       expect(error).toBeInstanceOf(StoreNotSetUpError);
-      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(2\)/);
+      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(\d+\)/);
       expect((error as StoreNotSetUpError).hint).toMatch(/upgrade statebag/);
     }
     expect(await store.call("test", false, (c) => c.exists(`${prefix}s:b`, `${prefix}mo:a`))).toBe(0);
