@@ -40,6 +40,12 @@ import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-cl
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { userMessage } from "../../src/runtime/core/messages.js";
 import { startOpenAIServer } from "../clients/openai-server.js";
+import { DecryptionError, EncryptedStoreError, EncryptionContextError, EncryptionKeyError } from "../../src/runtime/stores/encryption/errors.js";
+import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/runtime/stores/encryption/codec.js";
+import { createKeyring } from "../../src/runtime/stores/encryption/keyring.js";
+import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
+import { createSessionData } from "../../src/runtime/core/session.js";
+import { fromUIMessages } from "../../src/runtime/ui-messages/from-ui.js";
 import { openAIError } from "../clients/fixtures/openai.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -106,6 +112,28 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   StoredSessionIdError: () => new StoredSessionIdError("user-1", "user-2"),
   // The default SQLite driver on a Node without node:sqlite (Node 20).
   NodeSqliteMissingError: () => new NodeSqliteMissingError(),
+  // A keyring whose key is not 32 bytes.
+  EncryptionKeyError: () => caught(() => createKeyring({ current: "k1", keys: { k1: Buffer.alloc(16).toString("base64") } })),
+  // A row encrypted for session a, read back as session b (copied onto another id).
+  DecryptionError: () => {
+    const codec = encryptedSessionCodec({ keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } }, store: "sessions" });
+    const text = codec.serialize(createSessionData({ id: "a" }));
+    return caught(() => codec.deserialize(text, "b"));
+  },
+  // A store that gives the message codec no log id (nothing to bind the row to).
+  EncryptionContextError: () =>
+    caught(() => encryptedMessageCodec({ keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } }, store: "sessions" }).serialize(userMessage("hi"))),
+  // What the CLI reports for an encrypted row read without a keyring.
+  EncryptedStoreError: () => new EncryptedStoreError("session a", "pass --keyring <file> or set STATEBAG_KEYRING"),
+  // A save naming another owner than the stored one.
+  SessionOwnerError: async () => {
+    const store = new MemorySessionStore();
+    await store.save(createSessionData({ id: "s" }), { expectedRevision: null, meta: { owner: "ada" } });
+    const { revision } = (await store.get("s"))!;
+    return caught(() => store.save(createSessionData({ id: "s" }), { expectedRevision: revision, meta: { owner: "bob" } }));
+  },
+  // A UI message that is not an object.
+  UIMessageError: () => caught(() => fromUIMessages([42 as never])),
   BulkMigrationError: () => new BulkMigrationError("the store cannot be migrated", "set it up first"),
   ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
   // A postgres:// store whose driver package is not installed (the resolver points at a missing name).
