@@ -17,7 +17,7 @@ export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistorySt
 /** "RollingSummaryState" version 2 (src/runtime/agent/providers/rolling-summary.ts:16). */
 export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $type: "RollingSummaryState", version: 2 };
 
-/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:49). */
+/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:56). */
 export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 1 };
 
 /** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:25). */
