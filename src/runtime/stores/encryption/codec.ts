@@ -103,7 +103,8 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
   return {
     encryption: enc,
     serialize(session: AgentSession, context?: SessionCodecContext): string {
-      const text = inner.serialize(session);
+      // The inner codec sees the same context (a codec under encryption may bind to it too).
+      const text = inner.serialize(session, context);
       return seal(enc.keyring, { kind: "session", store: enc.store, id: session.id, owner: owner(context) }, text);
     },
     deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession {
@@ -114,11 +115,11 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
       if (!isEncryptedText(text)) {
         if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
         enc.reads.plaintext++;
-        return inner.deserialize(text, key);
+        return inner.deserialize(text, key, context);
       }
       const plain = open(enc.keyring, { kind: "session", store: enc.store, id: key, owner: owner(context) }, text, what);
       count(enc, text);
-      return inner.deserialize(plain, key);
+      return inner.deserialize(plain, key, context);
     },
   };
 }
@@ -142,7 +143,7 @@ export function encryptedMessageCodec(options: EncryptedMessageCodecOptions): En
     encryption: enc,
     serialize(message: ChatMessage, context?: MessageCodecContext): string {
       const { logId, seq } = logContext(context, "wrote");
-      const text = inner.serialize(message);
+      const text = inner.serialize(message, context);
       return seal(enc.keyring, { kind: "message", store: enc.store, id: logId, position: position(seq) }, text);
     },
     deserialize(text: string, context?: MessageCodecContext): ChatMessage {
@@ -151,11 +152,11 @@ export function encryptedMessageCodec(options: EncryptedMessageCodecOptions): En
       if (!isEncryptedText(text)) {
         if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
         enc.reads.plaintext++;
-        return inner.deserialize(text);
+        return inner.deserialize(text, context);
       }
       const plain = open(enc.keyring, { kind: "message", store: enc.store, id: logId, position: position(seq) }, text, what);
       count(enc, text);
-      return inner.deserialize(plain);
+      return inner.deserialize(plain, context);
     },
   };
 }

@@ -15,10 +15,12 @@ import { Clause } from "./check.js";
  * - `codec`: `open({ codec })` passing a custom `SessionCodec` through to the store;
  * - `listing`: session metadata (`SaveOptions.meta`, `StoredSession.meta`, `ScanItem.meta`) and
  *   `store.list`, the codec context (owner, log id) the store passes its codecs, and what builds on
- *   them: retention (`purgeRetention`) and erasure requests (`store.eraseOwner`).
+ *   them: retention (`purgeRetention`) and erasure requests (`store.eraseOwner`);
+ * - `verbatimText`: the store keeps the default codec's text byte for byte and `scan({ includeText })`
+ *   returns it (a store whose codec transforms rows, e.g. encryption, lacks it: its text is an envelope).
  */
-export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing";
-export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec", "listing"];
+export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing" | "verbatimText";
+export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec", "listing", "verbatimText"];
 
 /** What a case runs with. */
 export interface CaseContext {

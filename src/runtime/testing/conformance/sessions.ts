@@ -141,7 +141,7 @@ export const sessionCases: ContractCase[] = [
   {
     area: "sessions",
     clause: "stores exactly the serializer's text (no re-ordering), non-ASCII and large documents included",
-    requires: ["scan"],
+    requires: ["scan", "verbatimText"],
     async run({ store, id, check }) {
       const s = bulkySession(id("bytes-é"));
       await store.save(s, { expectedRevision: null });
