@@ -73,7 +73,8 @@ export { ConfigurationError, StateTypeError, StatebagError } from "./runtime/cor
 export type { StatebagErrorCode } from "./runtime/core/errors.js";
 
 // The type registry, and the contract generated registry modules are written against
-export { PROVIDER_STATE_FAMILY, RegistryError, TypeRegistry, defaultRegistry } from "./runtime/persistence/registry.js";
+export { PROVIDER_STATE_FAMILY, TypeRegistry, defaultRegistry } from "./runtime/persistence/registry.js";
+export { RegistryError } from "./runtime/persistence/registry-error.js";
 export type { RegisterTypeSpec, RegistryPart, TypeRegistryOptions } from "./runtime/persistence/registry.js";
 export type { FamilySlot, TypeDefinition, Validator, ValidatorError } from "./runtime/persistence/registry-types.js";
 export { isDateTime } from "./runtime/persistence/formats.js";

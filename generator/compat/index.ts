@@ -1,16 +1,6 @@
 /** The compatibility check ("Versioned stored sessions", part 2). */
-export {
-  CHANGE_RULES,
-  OPAQUE_SLOT_SCHEMA,
-  type Change,
-  type ChangeKind,
-  type ChangeRule,
-  type DiffOptions,
-  type SlotInfo,
-  diffSchemas,
-  hasBreaking,
-  slotsOf,
-} from "./diff.js";
+export { OPAQUE_SLOT_SCHEMA, type DiffOptions, type SlotInfo, diffSchemas, hasBreaking, slotsOf } from "./diff.js";
+export { CHANGE_RULES, type Change, type ChangeKind, type ChangeRule } from "./rule-catalogue.js";
 export {
   type CheckOptions,
   type CheckReport,

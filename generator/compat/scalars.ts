@@ -339,7 +339,6 @@ export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS
   return true;
 }
 
-export { formatAccepts } from "./formats.js";
 
 function stringConstraints(s: SchemaObject): StringConstraints {
   const c: StringConstraints = {};

@@ -23,7 +23,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { JsonParseError, parseJson } from "../runtime/persistence/safe-json.js";
-import { pointerSegment } from "../runtime/core/errors.js";
+import { pointerSegment } from "../runtime/core/json.js";
 import { CliError, EXIT } from "./io.js";
 
 export const CONFIG_FILE = "statebag.config.json";

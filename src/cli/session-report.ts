@@ -12,7 +12,7 @@ import {
   type MigratedValue,
 } from "../runtime/persistence/serialization.js";
 import type { AgentSession, QuarantinedValue } from "../runtime/core/session.js";
-import type { PreservedValue, ValidationProblem } from "../runtime/persistence/validate.js";
+import type { PreservedValue, ValidationProblem } from "../runtime/persistence/problems.js";
 import { echo, type Colors } from "./io.js";
 
 /** Longest problem message echoed (it quotes pointers and values from the document). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CHANGE_RULES, type Change, diffSchemas } from "../../generator/compat/diff.js";
+import { diffSchemas } from "../../generator/compat/diff.js";
+import { CHANGE_RULES, type Change } from "../../generator/compat/rule-catalogue.js";
 import { rules } from "./helpers.js";
 
 /** A closed object with one property `x` (required unless told), so pointers read `/x`. */

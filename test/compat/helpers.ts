@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Change } from "../../generator/compat/diff.js";
+import type { Change } from "../../generator/compat/rule-catalogue.js";
 
 /** A closed, typescript-json-schema-like schema of a tagged type, with the generator's `x-statebag`. */
 export function typeSchema(

@@ -3,7 +3,8 @@
  * and the cases where text comparison used to get the verdict wrong.
  */
 import { describe, expect, it } from "vitest";
-import { type Change, type ChangeKind, diffSchemas, probeOf } from "../../generator/compat/diff.js";
+import { diffSchemas } from "../../generator/compat/diff.js";
+import { type Change, type ChangeKind, probeOf } from "../../generator/compat/rule-catalogue.js";
 import { compileBundled } from "../../generator/compat/bundle.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
 

@@ -2,7 +2,8 @@
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { describe, expect, it } from "vitest";
 import { assessCompatibility } from "../../generator/compat/assess.js";
-import { type Change, type ChangeKind, diffSchemas } from "../../generator/compat/diff.js";
+import { diffSchemas } from "../../generator/compat/diff.js";
+import { type Change, type ChangeKind } from "../../generator/compat/rule-catalogue.js";
 
 function verdict(changes: readonly Change[]): ChangeKind {
   if (changes.some((c) => c.kind === "breaking")) return "breaking";

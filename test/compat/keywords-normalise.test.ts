@@ -1,7 +1,8 @@
 /** Implied constraints and equivalent spellings (issue #26): the normalisation step before comparison. */
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { describe, expect, it } from "vitest";
-import { type Change, type ChangeKind, diffSchemas } from "../../generator/compat/diff.js";
+import { diffSchemas } from "../../generator/compat/diff.js";
+import { type Change, type ChangeKind } from "../../generator/compat/rule-catalogue.js";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import { conjoin, normalise } from "../../generator/compat/normalise.js";
 

@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigurationError, StatebagError, StateTypeError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
 import { ProviderSessionState, StateVersionError } from "../../src/runtime/core/state-bag.js";
 import { defineMigration, MigrationDefinitionError, MigrationError } from "../../src/runtime/persistence/migrations.js";
-import { defaultRegistry, RegistryError, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
 import { JsonParseError, parseJson } from "../../src/runtime/persistence/safe-json.js";
 import { deserializeSession, SessionValidationError } from "../../src/runtime/persistence/serialization.js";
 import {

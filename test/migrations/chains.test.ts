@@ -6,9 +6,10 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { MigrationError, defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { RegistryError, TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
 import { SessionValidationError, deserializeSession, serializeSession, type MigratedValue } from "../../src/runtime/persistence/serialization.js";
-import type { PreservedValue } from "../../src/runtime/persistence/validate.js";
+import type { PreservedValue } from "../../src/runtime/persistence/problems.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";

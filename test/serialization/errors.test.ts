@@ -4,7 +4,8 @@ import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import { JsonParseError } from "../../src/runtime/persistence/safe-json.js";
 import { SessionValidationError, deserializeSession, deserializeSessions, serializeSession, serializeSessions } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { validateSession, type ValidationProblem } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { type ValidationProblem } from "../../src/runtime/persistence/problems.js";
 import { makeModelTypes } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

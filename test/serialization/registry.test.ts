@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { RegistryError, TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";

@@ -9,7 +9,8 @@ import {
   serializeSessions,
 } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { validateSession, validateValue, type PreservedValue } from "../../src/runtime/persistence/validate.js";
+import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
+import { type PreservedValue } from "../../src/runtime/persistence/problems.js";
 import { makeModelTypes, makeSession } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

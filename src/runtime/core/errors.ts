@@ -128,5 +128,3 @@ function describe(value: unknown): string {
   return value === null ? "null" : typeof value;
 }
 
-// Pointers live with the other JSON helpers; re-exported for the modules that import them from here.
-export { jsonPointer, pointerSegment } from "./json.js";

@@ -29,7 +29,7 @@ import { chatMessageFromMeai, type ChatMessage } from "../core/messages.js";
 import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
-import { pointerSegment } from "../core/errors.js";
+import { pointerSegment } from "../core/json.js";
 import { InteropError, at, describe, shown } from "./errors.js";
 import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";

@@ -1,5 +1,6 @@
 /** Errors for reading and writing other frameworks' session formats. */
-import { StatebagError, jsonPointer } from "../core/errors.js";
+import { StatebagError } from "../core/errors.js";
+import { jsonPointer } from "../core/json.js";
 import { quoted, shownText } from "../core/json.js";
 import type { InteropFormat } from "./foreign.js";
 import { familyOf, isSessionShape, type SessionShape } from "./shapes.js";

@@ -40,7 +40,7 @@ import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../core/m
 import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
 import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
-import { pointerSegment } from "../core/errors.js";
+import { pointerSegment } from "../core/json.js";
 import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits } from "../persistence/safe-json.js";
 import { InteropError, at, describe, reframe, shown } from "./errors.js";
 import type { ReaderContext } from "./dotnet.js";

@@ -22,8 +22,6 @@ import { StatebagError } from "../core/errors.js";
 import type { TypeIdOf, VersionOf } from "../core/state-bag.js";
 import { setOwn } from "../core/json.js";
 
-// The own-property write lives with the other JSON helpers; re-exported for existing importers.
-export { setOwn };
 
 /** What `up` is told about the step it runs. */
 export interface MigrationContext {

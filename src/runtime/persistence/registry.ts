@@ -31,9 +31,6 @@ import { TYPE_ID_PATTERN } from "../core/tagged.js";
 const Ajv = AjvModule.default;
 type AjvInstance = InstanceType<typeof Ajv>;
 
-// Split out for one concept per module; re-exported for existing importers.
-export { RegistryError };
-export type { SlotNode, SlotVisitor, SlotWalk };
 
 /** The family of provider state values (the values directly under a state bag key). */
 export const PROVIDER_STATE_FAMILY = "ProviderState";

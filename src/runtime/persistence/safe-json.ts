@@ -31,7 +31,6 @@ import { boundedPointer, jsonPointer, quoted, shortPointer } from "../core/json.
 import { describeSyntaxError, locateDuplicateKey, type DuplicateKey } from "./json-syntax.js";
 import { detailText, type ProblemDetails } from "./problems.js";
 
-export { locateSyntaxError } from "./json-syntax.js";
 
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */

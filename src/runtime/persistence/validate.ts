@@ -29,13 +29,10 @@ import { JsonParseError, parseJson } from "./safe-json.js";
 import { UNLIMITED, fusedFor, fusedSession, fusedValue } from "./fused.js";
 import { MigrationError } from "./migrations.js";
 import { DEFAULT_MAX_PROBLEMS, ProblemList, detailText, pointerLabel, type ProblemCode, type ProblemDetails, type PreservedValue, type SessionProblemDetails, type ValidationProblem } from "./problems.js";
-import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type SlotNode, type SlotVisitor, type TypeRegistry } from "./registry.js";
+import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type TypeRegistry } from "./registry.js";
+import { type SlotNode, type SlotVisitor } from "./slot-walk.js";
 import type { TypeDefinition } from "./registry-types.js";
 
-// Problem types and their text live in problems.ts; re-exported for existing importers.
-export { formatProblems } from "./problems.js";
-export { describeValue };
-export type { ProblemCode, ProblemDetails, PreservedValue, ValidationProblem };
 
 export interface ValidationResult {
   ok: boolean;

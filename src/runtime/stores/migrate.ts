@@ -45,7 +45,7 @@ import { ConflictError, StoreUnavailableError } from "./errors.js";
 import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
 import { tracingOf, type MigrationProbe, type StoreTracing } from "../observability/hooks.js";
-import { pointerSegment } from "../core/errors.js";
+import { pointerSegment } from "../core/json.js";
 
 export interface MigrateStoreOptions {
   /**

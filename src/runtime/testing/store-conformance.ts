@@ -20,7 +20,6 @@ import { listingCases } from "./conformance/listing.js";
 import { messageLogCases } from "./conformance/message-log.js";
 import { sessionCases } from "./conformance/sessions.js";
 
-export type { StoreCapability } from "./conformance/case.js";
 
 type Body = () => Promise<void>;
 type Hook = (fn: Body) => unknown;

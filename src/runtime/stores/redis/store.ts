@@ -47,7 +47,6 @@ import { upgradeLegacyLayout } from "./upgrade.js";
 import { parseRedisStoreUrl, type RedisClusterNode } from "./url.js";
 
 export { parseRedisStoreUrl, type RedisClusterNode };
-export type { RedisClientLike, RedisClusterDriverOptions, RedisDriverOptions } from "./types.js";
 
 /**
  * 3: session metadata and the per-owner index (keys.ts); format-2 data reads as it is (its
