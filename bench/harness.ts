@@ -79,12 +79,19 @@ async function prepare(task: Task, options: TimingOptions): Promise<Side> {
   else sink = first;
   let once = performance.now() - t0;
   for (let i = 1; i < options.warmup; i++) once = Math.min(once, await runBatch(task, 1, async));
-  const batch = options.minSampleMs > 0 ? Math.max(1, Math.min(100_000, Math.ceil(options.minSampleMs / Math.max(once, 0.0005)))) : 1;
+  const batch =
+    options.minSampleMs > 0
+      ? Math.max(1, Math.min(100_000, Math.ceil(options.minSampleMs / Math.max(once, 0.0005))))
+      : 1;
   return { task, async, batch, samples: [] };
 }
 
 /** Median per-operation milliseconds of `ours` and `baseline`, measured interleaved. */
-export async function compare(ours: Task, baseline: Task, options: TimingOptions): Promise<{ ours_ms: number; baseline_ms: number }> {
+export async function compare(
+  ours: Task,
+  baseline: Task,
+  options: TimingOptions,
+): Promise<{ ours_ms: number; baseline_ms: number }> {
   const a = await prepare(ours, options);
   const b = await prepare(baseline, options);
   for (let i = 0; i < options.samples; i++) {
@@ -103,7 +110,16 @@ export async function compareWithSetup(
   const a: number[] = [];
   const b: number[] = [];
   for (let i = 0; i < samples; i++) {
-    const order: [typeof ours, number[]][] = i % 2 === 0 ? [[ours, a], [baseline, b]] : [[baseline, b], [ours, a]];
+    const order: [typeof ours, number[]][] =
+      i % 2 === 0
+        ? [
+            [ours, a],
+            [baseline, b],
+          ]
+        : [
+            [baseline, b],
+            [ours, a],
+          ];
     for (const [side, out] of order) {
       await side.setup?.();
       const start = performance.now();

@@ -40,7 +40,10 @@ const WHAT: Record<string, string> = {
 function describe(name: string): string {
   if (WHAT[name]) return WHAT[name];
   const store = /^store\.([\w-]+)\.saveload$/.exec(name);
-  const storeNames: Record<string, string> = { sqlite: "sqlite (node:sqlite)", "sqlite-better": "sqlite (better-sqlite3)" };
+  const storeNames: Record<string, string> = {
+    sqlite: "sqlite (node:sqlite)",
+    "sqlite-better": "sqlite (better-sqlite3)",
+  };
   if (store) return `${storeNames[store[1]] ?? store[1]}: save + update + load 1,000 sessions of 20 messages`;
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
@@ -49,7 +52,8 @@ function describe(name: string): string {
   const writers = /^concurrency\.(\w+)\.8writers$/.exec(name);
   if (writers) return `${writers[1]}: 8 concurrent writers on different sessions, per get + compare-and-swap`;
   const langgraph = /^peer\.langgraph\.(\w+)\.saveload$/.exec(name);
-  if (langgraph) return `${langgraph[1]}: 1,000 conversations of 20 messages stored, updated, read: statebag vs LangGraph's checkpoint saver`;
+  if (langgraph)
+    return `${langgraph[1]}: 1,000 conversations of 20 messages stored, updated, read: statebag vs LangGraph's checkpoint saver`;
   return "";
 }
 
@@ -72,7 +76,10 @@ export function renderTable(results: BenchResults): string {
   const lines = [
     "| case | what | statebag (ms) | baseline | baseline (ms) | ratio |",
     "| --- | --- | ---: | --- | ---: | ---: |",
-    ...results.cases.map((c) => `| \`${c.case}\` | ${describe(c.case)} | ${ms(c.ours_ms)} | ${c.baseline} | ${ms(c.baseline_ms)} | ${c.ratio.toFixed(2)}x |`),
+    ...results.cases.map(
+      (c) =>
+        `| \`${c.case}\` | ${describe(c.case)} | ${ms(c.ours_ms)} | ${c.baseline} | ${ms(c.baseline_ms)} | ${c.ratio.toFixed(2)}x |`,
+    ),
   ];
   const skipped = results.skipped ?? [];
   return [

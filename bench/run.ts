@@ -22,7 +22,14 @@ import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
 import { storedLogCases } from "./cases/storedlog.js";
 import { turnCases } from "./cases/turns.js";
-import { isSkipped, skipped, type BenchContext, type CaseOutcome, type CaseResult, type SkippedCase } from "./harness.js";
+import {
+  isSkipped,
+  skipped,
+  type BenchContext,
+  type CaseOutcome,
+  type CaseResult,
+  type SkippedCase,
+} from "./harness.js";
 import { machine } from "./machine.js";
 import { updateReadme, type BenchResults } from "./render-readme.js";
 
@@ -47,17 +54,64 @@ interface Group {
 }
 
 const groups: Group[] = [
-  { cases: ["load.10", "load.1000", "load.10000", "load.100000", "load.100000.peak", "save.1000", "save.validated.1000", "validate.1000"], run: serializationCases },
+  {
+    cases: [
+      "load.10",
+      "load.1000",
+      "load.10000",
+      "load.100000",
+      "load.100000.peak",
+      "save.1000",
+      "save.validated.1000",
+      "validate.1000",
+    ],
+    run: serializationCases,
+  },
   { cases: ["migrate.lazy5.1000", "migrate.lazy5rewrite.1000"], run: migrationCases },
   { cases: ["gen.cold", "gen.noop"], run: genCases },
-  { cases: ["store.sqlite.saveload", "store.sqlite-better.saveload", "store.postgres.saveload", "store.redis.saveload"], run: storeCases },
+  {
+    cases: ["store.sqlite.saveload", "store.sqlite-better.saveload", "store.postgres.saveload", "store.redis.saveload"],
+    run: storeCases,
+  },
   { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
-  { cases: ["turn.storedlog.1000.windowed", "turn.storedlog.100000.windowed", "turn.storedlog.1000.warm", "turn.storedlog.100000.warm", "turn.storedlog.100000.full"], run: storedLogCases },
-  { cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"], run: concurrencyCases },
-  { cases: ["listing.sqlite.first", "listing.sqlite.later", "listing.postgres.first", "listing.postgres.later", "listing.redis.first", "listing.redis.later", "listing.redis-cluster.first", "listing.redis-cluster.later"], run: listingCases },
-  { cases: ["peer.openai-agents.load.1000", "peer.openai-agents.fromString.1000", "peer.langgraph.sqlite.saveload", "peer.langgraph.postgres.saveload"], run: peerCases },
+  {
+    cases: [
+      "turn.storedlog.1000.windowed",
+      "turn.storedlog.100000.windowed",
+      "turn.storedlog.1000.warm",
+      "turn.storedlog.100000.warm",
+      "turn.storedlog.100000.full",
+    ],
+    run: storedLogCases,
+  },
+  {
+    cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"],
+    run: concurrencyCases,
+  },
+  {
+    cases: [
+      "listing.sqlite.first",
+      "listing.sqlite.later",
+      "listing.postgres.first",
+      "listing.postgres.later",
+      "listing.redis.first",
+      "listing.redis.later",
+      "listing.redis-cluster.first",
+      "listing.redis-cluster.later",
+    ],
+    run: listingCases,
+  },
+  {
+    cases: [
+      "peer.openai-agents.load.1000",
+      "peer.openai-agents.fromString.1000",
+      "peer.langgraph.sqlite.saveload",
+      "peer.langgraph.postgres.saveload",
+    ],
+    run: peerCases,
+  },
 ];
 
 function selected(name: string): boolean {
@@ -65,17 +119,23 @@ function selected(name: string): boolean {
 }
 
 function table(cases: readonly CaseResult[]): string {
-  const rows = [["case", "ours ms", "baseline", "baseline ms", "ratio"], ...cases.map((c) => [c.case, String(c.ours_ms), c.baseline, String(c.baseline_ms), `${c.ratio}x`])];
+  const rows = [
+    ["case", "ours ms", "baseline", "baseline ms", "ratio"],
+    ...cases.map((c) => [c.case, String(c.ours_ms), c.baseline, String(c.baseline_ms), `${c.ratio}x`]),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const right = new Set([1, 3, 4]);
-  const line = (r: string[]) => r.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  ");
+  const line = (r: string[]) =>
+    r.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  ");
   return [line(rows[0]), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n");
 }
 
 async function main(): Promise<number> {
   const started = Date.now();
   const info = machine();
-  process.stderr.write(`statebag bench (${quick ? "quick" : "full"}) on ${info.cpu}, ${info.cores} cores, Node ${info.node}\n`);
+  process.stderr.write(
+    `statebag bench (${quick ? "quick" : "full"}) on ${info.cpu}, ${info.cores} cores, Node ${info.node}\n`,
+  );
   const cases: CaseResult[] = [];
   const skippedCases: SkippedCase[] = [];
   let failed = false;

@@ -67,7 +67,13 @@ export function makeSession(shape: SessionShape): AgentSession {
   };
   while (history.length < shape.messages) {
     const n = history.length;
-    push({ role: "user", authorName: "ada", createdAt: stamp(), messageId: `m${n}`, contents: [{ $type: "text", text: sentence(rand, 6, 24) }] });
+    push({
+      role: "user",
+      authorName: "ada",
+      createdAt: stamp(),
+      messageId: `m${n}`,
+      contents: [{ $type: "text", text: sentence(rand, 6, 24) }],
+    });
     if (rand() < 0.35) {
       const callId = `call_${++call}`;
       const city = CITIES[Math.floor(rand() * CITIES.length)];
@@ -75,13 +81,31 @@ export function makeSession(shape: SessionShape): AgentSession {
         role: "assistant",
         createdAt: stamp(),
         messageId: `m${history.length}`,
-        contents: [{ $type: "functionCall", callId, name: "get_weather", arguments: { city, unit: rand() < 0.5 ? "celsius" : "fahrenheit", days: 1 + Math.floor(rand() * 5) } }],
+        contents: [
+          {
+            $type: "functionCall",
+            callId,
+            name: "get_weather",
+            arguments: { city, unit: rand() < 0.5 ? "celsius" : "fahrenheit", days: 1 + Math.floor(rand() * 5) },
+          },
+        ],
       });
       push({
         role: "tool",
         createdAt: stamp(),
         messageId: `m${history.length}`,
-        contents: [{ $type: "functionResult", callId, result: { city, temperature: Math.round(rand() * 350) / 10, conditions: ["sunny", "rain", "cloudy"][Math.floor(rand() * 3)], hourly: [12.5, 13.1, 14.0, 13.7] } }],
+        contents: [
+          {
+            $type: "functionResult",
+            callId,
+            result: {
+              city,
+              temperature: Math.round(rand() * 350) / 10,
+              conditions: ["sunny", "rain", "cloudy"][Math.floor(rand() * 3)],
+              hourly: [12.5, 13.1, 14.0, 13.7],
+            },
+          },
+        ],
       });
     }
     const text = sentence(rand, 12, 60);
@@ -102,14 +126,22 @@ export function makeSession(shape: SessionShape): AgentSession {
     contents.push(answer);
     const input = 20 + Math.floor(rand() * 2000);
     const output = 5 + Math.floor(rand() * 300);
-    contents.push({ $type: "usage", details: { inputTokenCount: input, outputTokenCount: output, totalTokenCount: input + output } });
+    contents.push({
+      $type: "usage",
+      details: { inputTokenCount: input, outputTokenCount: output, totalTokenCount: input + output },
+    });
     push({ role: "assistant", createdAt: stamp(), messageId: `m${history.length}`, contents });
   }
   return {
     id: shape.id ?? `bench-${shape.messages}-${shape.seed ?? 42}`,
     kind: "local",
     stateBag: {
-      [HISTORY_KEY]: { $type: "InMemoryChatHistoryState", $version: 2, messages: history as unknown as never, droppedMessageCount: 0 },
+      [HISTORY_KEY]: {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: history as unknown as never,
+        droppedMessageCount: 0,
+      },
     },
   };
 }
@@ -117,6 +149,7 @@ export function makeSession(shape: SessionShape): AgentSession {
 /** `count` distinct sessions of `messages` messages each (ids `<prefix>-000001`, ...). */
 export function makeSessions(count: number, messages: number, prefix = "bench"): AgentSession[] {
   const out: AgentSession[] = [];
-  for (let i = 0; i < count; i++) out.push(makeSession({ messages, seed: 1000 + i, id: `${prefix}-${String(i + 1).padStart(6, "0")}` }));
+  for (let i = 0; i < count; i++)
+    out.push(makeSession({ messages, seed: 1000 + i, id: `${prefix}-${String(i + 1).padStart(6, "0")}` }));
   return out;
 }

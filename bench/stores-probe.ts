@@ -131,14 +131,40 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
     const rawAdmin = new PostgresSessionStore({ connectionString: base, schema: rawSchema, max: 1 });
     await rawAdmin.setup();
     const { Pool } = require("pg") as typeof pg;
-    const pool = new Pool({ connectionString: base, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, keepAlive: true });
+    const pool = new Pool({
+      connectionString: base,
+      max: 10,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 10_000,
+      keepAlive: true,
+    });
     // Fresh statement names so the raw pool prepares its own.
     const sql = postgresStatements(quoteIdent(rawSchema));
     const raw: Side = {
-      save: async (s) => Number((await pool.query({ ...sql.create, name: `raw_${sql.create.name}`, values: [s.id, JSON.stringify(s), null, null, null, null] })).rows[0].revision),
+      save: async (s) =>
+        Number(
+          (
+            await pool.query({
+              ...sql.create,
+              name: `raw_${sql.create.name}`,
+              values: [s.id, JSON.stringify(s), null, null, null, null],
+            })
+          ).rows[0].revision,
+        ),
       update: async (s, revision) =>
-        Number((await pool.query({ ...sql.update, name: `raw_${sql.update.name}`, values: [s.id, revision, JSON.stringify(s), null, null, false, null, false, null] })).rows[0].revision),
-      load: async (id) => JSON.parse((await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0].data) as AgentSession,
+        Number(
+          (
+            await pool.query({
+              ...sql.update,
+              name: `raw_${sql.update.name}`,
+              values: [s.id, revision, JSON.stringify(s), null, null, false, null, false, null],
+            })
+          ).rows[0].revision,
+        ),
+      load: async (id) =>
+        JSON.parse(
+          (await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0].data,
+        ) as AgentSession,
       loadWithRevision: async (id) => {
         const row = (await pool.query({ ...sql.get, name: `raw_${sql.get.name}`, values: [id] })).rows[0];
         return { session: JSON.parse(row.data) as AgentSession, revision: Number(row.revision) };
@@ -164,11 +190,47 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
   const Redis = (require("ioredis") as { Redis: new (url: string) => RedisClient }).Redis;
   const client = new Redis(base) as RedisClient & { sbSave(...args: (string | number)[]): Promise<[number, string]> };
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: REDIS_LUA.save });
-  const k = { s: (id: string) => `${rawPrefix}s:${id}`, rev: `${rawPrefix}rev`, idx: `${rawPrefix}idx`, exp: `${rawPrefix}exp` };
+  const k = {
+    s: (id: string) => `${rawPrefix}s:${id}`,
+    rev: `${rawPrefix}rev`,
+    idx: `${rawPrefix}idx`,
+    exp: `${rawPrefix}exp`,
+  };
   const raw: Side = {
-    save: async (s) => Number((await client.sbSave(k.s(s.id), k.rev, k.idx, k.exp, "", JSON.stringify(s), "", s.id, Date.now(), `${rawPrefix}s:`))[1]),
+    save: async (s) =>
+      Number(
+        (
+          await client.sbSave(
+            k.s(s.id),
+            k.rev,
+            k.idx,
+            k.exp,
+            "",
+            JSON.stringify(s),
+            "",
+            s.id,
+            Date.now(),
+            `${rawPrefix}s:`,
+          )
+        )[1],
+      ),
     update: async (s, revision) =>
-      Number((await client.sbSave(k.s(s.id), k.rev, k.idx, k.exp, String(revision), JSON.stringify(s), "", s.id, Date.now(), `${rawPrefix}s:`))[1]),
+      Number(
+        (
+          await client.sbSave(
+            k.s(s.id),
+            k.rev,
+            k.idx,
+            k.exp,
+            String(revision),
+            JSON.stringify(s),
+            "",
+            s.id,
+            Date.now(),
+            `${rawPrefix}s:`,
+          )
+        )[1],
+      ),
     load: async (id) => {
       const [, data] = await client.hmget(k.s(id), "r", "d");
       return JSON.parse(data!) as AgentSession;
@@ -205,13 +267,15 @@ function rawBetterSqlite(path: string): Side {
   const create = db.transaction((id: string, text: string) => {
     const now = Date.now();
     const revision = (st.bump.get() as { value: number }).value;
-    if (st.create.run(id, revision, text, null, now, now, null, null, null, now).changes !== 1) throw new Error("conflict");
+    if (st.create.run(id, revision, text, null, now, now, null, null, null, now).changes !== 1)
+      throw new Error("conflict");
     return revision;
   });
   const update = db.transaction((id: string, expected: number, text: string) => {
     const now = Date.now();
     const revision = (st.bump.get() as { value: number }).value;
-    if (st.update.run(revision, text, null, now, 0, null, 0, null, id, expected, now, null, null).changes !== 1) throw new Error("conflict");
+    if (st.update.run(revision, text, null, now, 0, null, 0, null, id, expected, now, null, null).changes !== 1)
+      throw new Error("conflict");
     return revision;
   });
   return {
@@ -255,7 +319,9 @@ function rawNodeSqlite(path: string): Side {
       const now = Date.now();
       const revision = (st.bump.get() as { value: number }).value;
       const changes =
-        statement === "create" ? st.create.run(id, revision, text, null, now, now, null, null, null, now).changes : st.update.run(revision, text, null, now, 0, null, 0, null, id, expected!, now, null, null).changes;
+        statement === "create"
+          ? st.create.run(id, revision, text, null, now, now, null, null, null, now).changes
+          : st.update.run(revision, text, null, now, 0, null, 0, null, id, expected!, now, null, null).changes;
       if (changes !== 1) throw new Error("conflict");
       return revision;
     });
@@ -324,7 +390,12 @@ function summarize(runs: Phases[], n: number): PhaseNumbers {
   const update = median(runs.map((r) => r.update));
   const load = median(runs.map((r) => r.load));
   const ops = (ms: number) => Math.round((n / ms) * 1000);
-  return { save: ops(save), update: ops(update), load: ops(load), totalMs: Math.round(median(runs.map((r) => r.save + r.update + r.load))) };
+  return {
+    save: ops(save),
+    update: ops(update),
+    load: ops(load),
+    totalMs: Math.round(median(runs.map((r) => r.save + r.update + r.load))),
+  };
 }
 
 /** Measures one backend. Creates and removes its own isolated tables/keys/files. */
@@ -358,7 +429,17 @@ export async function probeStore(kind: ProbeKind, options: StoreProbeOptions = {
   const { serializeSession } = await import("../src/runtime/persistence/serialization.js");
   const bytes = sessions.reduce((sum, s) => sum + Buffer.byteLength(serializeSession(s)), 0) / n;
   const ratio = Math.round((raw.totalMs / ours.totalMs) * 1000) / 1000;
-  return { kind, sessions: n, messages, rounds, bytesPerSession: Math.round(bytes), ours, raw, ratio, pass: ratio >= 0.8 };
+  return {
+    kind,
+    sessions: n,
+    messages,
+    rounds,
+    bytesPerSession: Math.round(bytes),
+    ours,
+    raw,
+    ratio,
+    pass: ratio >= 0.8,
+  };
 }
 
 async function main(): Promise<void> {
@@ -367,18 +448,29 @@ async function main(): Promise<void> {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? Number(args[i + 1]) : fallback;
   };
-  const kinds = args.filter((a) => a === "sqlite" || a === "sqlite-better" || a === "postgres" || a === "redis") as ProbeKind[];
+  const kinds = args.filter(
+    (a) => a === "sqlite" || a === "sqlite-better" || a === "postgres" || a === "redis",
+  ) as ProbeKind[];
   const options = { sessions: flag("sessions", 1000), messages: flag("messages", 20), rounds: flag("rounds", 5) };
-  console.log(`store probe: ${options.sessions} sessions x ${options.messages} messages, ${options.rounds} rounds, sequential (one call at a time)\n`);
+  console.log(
+    `store probe: ${options.sessions} sessions x ${options.messages} messages, ${options.rounds} rounds, sequential (one call at a time)\n`,
+  );
   console.log("backend   side   save/s  update/s  load/s  total ms");
   const results: StoreProbeResult[] = [];
   for (const kind of kinds.length ? kinds : (["sqlite", "sqlite-better", "postgres", "redis"] as ProbeKind[])) {
     const r = await probeStore(kind, options);
     results.push(r);
-    for (const [side, p] of [["ours", r.ours], ["raw", r.raw]] as const) {
-      console.log(`${kind.padEnd(9)} ${side.padEnd(5)} ${String(p.save).padStart(7)} ${String(p.update).padStart(9)} ${String(p.load).padStart(7)} ${String(p.totalMs).padStart(9)}`);
+    for (const [side, p] of [
+      ["ours", r.ours],
+      ["raw", r.raw],
+    ] as const) {
+      console.log(
+        `${kind.padEnd(9)} ${side.padEnd(5)} ${String(p.save).padStart(7)} ${String(p.update).padStart(9)} ${String(p.load).padStart(7)} ${String(p.totalMs).padStart(9)}`,
+      );
     }
-    console.log(`${"".padEnd(9)} ours/raw throughput ${(r.ratio * 100).toFixed(0)}% (target >= 80%) ${r.pass ? "PASS" : "FAIL"}; ${r.bytesPerSession} bytes/session\n`);
+    console.log(
+      `${"".padEnd(9)} ours/raw throughput ${(r.ratio * 100).toFixed(0)}% (target >= 80%) ${r.pass ? "PASS" : "FAIL"}; ${r.bytesPerSession} bytes/session\n`,
+    );
   }
   if (args.includes("--json")) console.log(JSON.stringify(results, null, 2));
   if (results.some((r) => !r.pass)) process.exitCode = 1;

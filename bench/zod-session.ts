@@ -55,10 +55,21 @@ const usageDetails = obj({
 });
 
 const text = obj({ $type: z.literal("text"), ...base, text: z.string() });
-const reasoning = obj({ $type: z.literal("reasoning"), ...base, text: z.string().optional(), protectedData: z.string().optional() });
+const reasoning = obj({
+  $type: z.literal("reasoning"),
+  ...base,
+  text: z.string().optional(),
+  protectedData: z.string().optional(),
+});
 const data = obj({ $type: z.literal("data"), ...base, uri: z.string().regex(/^data:/), name: z.string().optional() });
 const uri = obj({ $type: z.literal("uri"), ...base, uri: z.string(), mediaType: z.string() });
-const error = obj({ $type: z.literal("error"), ...base, message: z.string(), errorCode: z.string().optional(), details: z.string().optional() });
+const error = obj({
+  $type: z.literal("error"),
+  ...base,
+  message: z.string(),
+  errorCode: z.string().optional(),
+  details: z.string().optional(),
+});
 const usage = obj({ $type: z.literal("usage"), ...base, details: usageDetails });
 const functionCall = obj({
   $type: z.literal("functionCall"),
@@ -68,9 +79,25 @@ const functionCall = obj({
   arguments: anyObject.optional(),
   informationalOnly: z.boolean().optional(),
 });
-const functionResult = obj({ $type: z.literal("functionResult"), ...base, callId: z.string(), result: z.unknown().optional() });
-const foreign = obj({ $type: z.literal("statebag.foreign"), ...base, format: z.enum(["dotnet", "python"]), value: anyObject });
-const hostedFile = obj({ $type: z.literal("hostedFile"), ...base, fileId: z.string(), mediaType: z.string().optional(), name: z.string().optional() });
+const functionResult = obj({
+  $type: z.literal("functionResult"),
+  ...base,
+  callId: z.string(),
+  result: z.unknown().optional(),
+});
+const foreign = obj({
+  $type: z.literal("statebag.foreign"),
+  ...base,
+  format: z.enum(["dotnet", "python"]),
+  value: anyObject,
+});
+const hostedFile = obj({
+  $type: z.literal("hostedFile"),
+  ...base,
+  fileId: z.string(),
+  mediaType: z.string().optional(),
+  name: z.string().optional(),
+});
 
 // Approval contents nest a content of their own: a recursive schema (zod 4 getters).
 const toolApprovalRequest = obj({
@@ -117,7 +144,12 @@ export const chatMessage = obj({
   additionalProperties,
 });
 
-const inMemoryChatHistoryState = obj({ $type: z.literal("InMemoryChatHistoryState"), $version: z.literal(2), messages: z.array(chatMessage), droppedMessageCount: int.min(0) });
+const inMemoryChatHistoryState = obj({
+  $type: z.literal("InMemoryChatHistoryState"),
+  $version: z.literal(2),
+  messages: z.array(chatMessage),
+  droppedMessageCount: int.min(0),
+});
 const rollingSummaryState = obj({
   $type: z.literal("RollingSummaryState"),
   $version: z.literal(2),
@@ -131,21 +163,51 @@ const storedChatHistoryState = obj({
   $version: v1,
   storageId: z.string(),
   messageCount: int.min(0),
-  pending: obj({ operationId: z.string(), mode: z.enum(["append", "replace"]), messages: z.array(chatMessage) }).optional(),
+  pending: obj({
+    operationId: z.string(),
+    mode: z.enum(["append", "replace"]),
+    messages: z.array(chatMessage),
+  }).optional(),
 });
-const foreignState = obj({ $type: z.literal("statebag.ForeignState"), $version: v1, format: z.enum(["dotnet", "python"]), value: anyValue });
-const groupChatChannelState = obj({ $type: z.literal("statebag.GroupChatChannelState"), $version: v1, channelKey: z.string(), synced: int.min(0) });
+const foreignState = obj({
+  $type: z.literal("statebag.ForeignState"),
+  $version: v1,
+  format: z.enum(["dotnet", "python"]),
+  value: anyValue,
+});
+const groupChatChannelState = obj({
+  $type: z.literal("statebag.GroupChatChannelState"),
+  $version: v1,
+  channelKey: z.string(),
+  synced: int.min(0),
+});
 const workflowState = obj({
   $type: z.literal("statebag.WorkflowState"),
   $version: v1,
-  participants: z.record(z.string(), obj({ kind: z.enum(["hosted", "local"]).optional(), conversationId: z.union([z.record(z.string(), z.string()), z.string()]).optional() })),
+  participants: z.record(
+    z.string(),
+    obj({
+      kind: z.enum(["hosted", "local"]).optional(),
+      conversationId: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
+    }),
+  ),
 });
 
 export const sessionSchema = obj({
   id: z.string().min(1),
   kind: z.enum(["local", "hosted"]).optional(),
   conversationId: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
-  stateBag: z.record(z.string(), z.discriminatedUnion("$type", [inMemoryChatHistoryState, rollingSummaryState, storedChatHistoryState, foreignState, groupChatChannelState, workflowState])),
+  stateBag: z.record(
+    z.string(),
+    z.discriminatedUnion("$type", [
+      inMemoryChatHistoryState,
+      rollingSummaryState,
+      storedChatHistoryState,
+      foreignState,
+      groupChatChannelState,
+      workflowState,
+    ]),
+  ),
 });
 
 export type ZodSession = z.infer<typeof sessionSchema>;

@@ -20,7 +20,11 @@ const ledger = process.env.STATEBAG_LEDGER ?? ".statebag/refunds.log";
 const refund: AITool = {
   name: "refund_order",
   description: "Refund an order",
-  parameters: { type: "object", properties: { orderId: { type: "string" }, amount: { type: "number" } }, required: ["orderId", "amount"] },
+  parameters: {
+    type: "object",
+    properties: { orderId: { type: "string" }, amount: { type: "number" } },
+    required: ["orderId", "amount"],
+  },
   requiresApproval: (args) => Number(args.amount) > 100,
   execute: ({ orderId, amount }, { callId }) => {
     appendFileSync(ledger, `${callId} refunded ${orderId} ${amount}\n`); // callId: a stable idempotency key
@@ -30,10 +34,15 @@ const refund: AITool = {
 
 function buildAgent(): ChatClientAgent {
   const client = new ScriptedChatClient({
-    rules: [{ when: /refund order (\S+) of (\d+(?:\.\d+)?)/i, reply: (ctx) => {
-      const [, orderId, amount] = /refund order (\S+) of (\d+(?:\.\d+)?)/i.exec(ctx.text)!;
-      return { toolCall: { name: "refund_order", arguments: { orderId, amount: Number(amount) } } };
-    } }],
+    rules: [
+      {
+        when: /refund order (\S+) of (\d+(?:\.\d+)?)/i,
+        reply: (ctx) => {
+          const [, orderId, amount] = /refund order (\S+) of (\d+(?:\.\d+)?)/i.exec(ctx.text)!;
+          return { toolCall: { name: "refund_order", arguments: { orderId, amount: Number(amount) } } };
+        },
+      },
+    ],
   });
   return new ChatClientAgent({ client, name: "support", tools: [refund] });
 }
@@ -45,7 +54,9 @@ async function main(): Promise<void> {
     const agent = buildAgent();
     if (command === "start") {
       const sessionId = id ?? agent.createSession().id;
-      const { value } = await withSession(store, sessionId, (session) => agent.run("Please refund order A-1042 of 129.50", session));
+      const { value } = await withSession(store, sessionId, (session) =>
+        agent.run("Please refund order A-1042 of 129.50", session),
+      );
       for (const request of value.pendingApprovals ?? []) {
         const call = request.toolCall.$type === "functionCall" ? request.toolCall : undefined;
         console.log(`waiting for approval: ${call?.name} ${JSON.stringify(call?.arguments)}`);
@@ -58,12 +69,18 @@ async function main(): Promise<void> {
       const pending = agent.pendingApprovals(stored.session);
       if (pending.length === 0) throw new Error(`session ${id} has no pending approval`);
       const reason = why.join(" ") || undefined;
-      const answers = pending.map((r) => (command === "approve" ? approveToolCall(r.requestId, reason) : rejectToolCall(r.requestId, reason)));
+      const answers = pending.map((r) =>
+        command === "approve" ? approveToolCall(r.requestId, reason) : rejectToolCall(r.requestId, reason),
+      );
       const result = await answerToolApprovals(store, id, agent, answers);
-      console.log(`${command === "approve" ? "approved" : "rejected"}; ran: ${result.executed.join(", ") || "nothing"}`);
+      console.log(
+        `${command === "approve" ? "approved" : "rejected"}; ran: ${result.executed.join(", ") || "nothing"}`,
+      );
       console.log(`agent: ${result.response?.text ?? ""}`);
     } else {
-      throw new Error("usage: approval.ts start [session id] | approve <session id> [reason] | reject <session id> [reason]");
+      throw new Error(
+        "usage: approval.ts start [session id] | approve <session id> [reason] | reject <session id> [reason]",
+      );
     }
   } finally {
     await store.close();

@@ -17,7 +17,14 @@
  */
 import { createColors } from "picocolors";
 import { messageText, serializeSession, validateSession, type ChatMessage } from "statebag";
-import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, type AgentResponse, type AITool, type ChatClient } from "statebag/agent";
+import {
+  ChatClientAgent,
+  InMemoryChatHistoryProvider,
+  RollingSummaryProvider,
+  type AgentResponse,
+  type AITool,
+  type ChatClient,
+} from "statebag/agent";
 import { OpenAIChatClient } from "statebag/openai";
 import { openStore, withSession, type SessionStore } from "statebag/stores";
 import { ScriptedChatClient } from "statebag/testing";
@@ -32,10 +39,19 @@ const heading = (n: number, text: string) => say(`\n${c.bold(c.cyan(`${n}.`))} $
 const weatherTool: AITool = {
   name: "get_weather",
   description: "Current weather for a city",
-  parameters: { type: "object", properties: { city: { type: "string" }, unit: { enum: ["celsius", "fahrenheit"] } }, required: ["city"] },
+  parameters: {
+    type: "object",
+    properties: { city: { type: "string" }, unit: { enum: ["celsius", "fahrenheit"] } },
+    required: ["city"],
+  },
   execute: ({ city, unit }) => {
-    const celsius = 12 + (String(city).length * 7) % 15;
-    return { city, unit: unit ?? "fahrenheit", temperature: unit === "celsius" ? celsius : Math.round(celsius * 1.8 + 32), conditions: "sunny" };
+    const celsius = 12 + ((String(city).length * 7) % 15);
+    return {
+      city,
+      unit: unit ?? "fahrenheit",
+      temperature: unit === "celsius" ? celsius : Math.round(celsius * 1.8 + 32),
+      conditions: "sunny",
+    };
   },
 };
 
@@ -44,9 +60,19 @@ function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClient | und
   const spec = env.STATEBAG_MODEL?.trim();
   if (spec && /^https?:\/\//.test(spec)) {
     const [baseURL, model] = spec.split("#");
-    return new OpenAIChatClient({ baseURL, model: model || "llama3.2", apiKey: env.OPENAI_API_KEY || "not-needed", providerName: "openai-compatible" });
+    return new OpenAIChatClient({
+      baseURL,
+      model: model || "llama3.2",
+      apiKey: env.OPENAI_API_KEY || "not-needed",
+      providerName: "openai-compatible",
+    });
   }
-  if (env.OPENAI_API_KEY) return new OpenAIChatClient({ model: spec || "gpt-4.1-mini", apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined });
+  if (env.OPENAI_API_KEY)
+    return new OpenAIChatClient({
+      model: spec || "gpt-4.1-mini",
+      apiKey: env.OPENAI_API_KEY,
+      baseURL: env.OPENAI_BASE_URL || undefined,
+    });
   return undefined;
 }
 
@@ -56,26 +82,41 @@ function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClient | und
  */
 function buildAgent(): ChatClientAgent {
   const real = realModel();
-  const client: ChatClient = real ?? new ScriptedChatClient({
-    rules: [
-      { when: /\bprefer\b/i, reply: (ctx) => `Noted, I will use ${/celsius/i.test(ctx.text) ? "celsius" : "fahrenheit"} from now on.` },
-      {
-        when: /\bweather in (\w+)/i,
-        reply: (ctx) => ({
-          toolCall: {
-            name: "get_weather",
-            // The unit comes from the user profile provider's instructions: its state, not the history.
-            arguments: { city: /\bweather in (\w+)/i.exec(ctx.text)![1], unit: unitFromInstructions(ctx.instructions) ?? "fahrenheit" },
-          },
-        }),
-      },
-    ],
-  });
+  const client: ChatClient =
+    real ??
+    new ScriptedChatClient({
+      rules: [
+        {
+          when: /\bprefer\b/i,
+          reply: (ctx) => `Noted, I will use ${/celsius/i.test(ctx.text) ? "celsius" : "fahrenheit"} from now on.`,
+        },
+        {
+          when: /\bweather in (\w+)/i,
+          reply: (ctx) => ({
+            toolCall: {
+              name: "get_weather",
+              // The unit comes from the user profile provider's instructions: its state, not the history.
+              arguments: {
+                city: /\bweather in (\w+)/i.exec(ctx.text)![1],
+                unit: unitFromInstructions(ctx.instructions) ?? "fahrenheit",
+              },
+            },
+          }),
+        },
+      ],
+    });
   // A "small model" that writes the rolling summary: offline, what the user said, most recent last.
-  const summarizer: ChatClient = real ?? new ScriptedChatClient({
-    usage: false,
-    rules: [{ when: /^summari[sz]e/i, reply: (ctx) => `The user said: ${[...ctx.text.matchAll(/^user: (.+)$/gm)].map((m) => m[1]).join(" / ")}` }],
-  });
+  const summarizer: ChatClient =
+    real ??
+    new ScriptedChatClient({
+      usage: false,
+      rules: [
+        {
+          when: /^summari[sz]e/i,
+          reply: (ctx) => `The user said: ${[...ctx.text.matchAll(/^user: (.+)$/gm)].map((m) => m[1]).join(" / ")}`,
+        },
+      ],
+    });
   return new ChatClientAgent({
     client,
     name: "demo",
@@ -90,7 +131,8 @@ function printTurn(input: string, response: AgentResponse): void {
   say(`   ${c.dim("you:  ")} ${input}`);
   for (const message of response.messages) {
     for (const content of message.contents) {
-      if (content.$type === "functionCall") say(`   ${c.dim("agent:")} ${c.magenta(`[calls ${content.name} ${JSON.stringify(content.arguments ?? {})}]`)}`);
+      if (content.$type === "functionCall")
+        say(`   ${c.dim("agent:")} ${c.magenta(`[calls ${content.name} ${JSON.stringify(content.arguments ?? {})}]`)}`);
       if (content.$type === "functionResult") say(`   ${c.dim("tool: ")} ${c.magenta(JSON.stringify(content.result))}`);
     }
     const text = messageText(message);
@@ -128,7 +170,13 @@ async function main(): Promise<void> {
   say(c.bold("statebag demo: an agent session that survives a restart"));
   say(c.dim(`store: ${store.url}`));
   const real = realModel();
-  say(c.dim(real ? `model: ${real.metadata.providerName} ${real.model}` : "model: offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)"));
+  say(
+    c.dim(
+      real
+        ? `model: ${real.metadata.providerName} ${real.model}`
+        : "model: offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)",
+    ),
+  );
 
   // ---- 1. First process: three turns.
   heading(1, "An agent with in-memory history, a rolling summary and a custom user-profile provider");
@@ -160,7 +208,9 @@ async function main(): Promise<void> {
   if (result.ok) {
     say(`   ${c.green("✔ valid")} (strict: every $type known, every value checked against its schema)`);
     for (const [key, value] of Object.entries(stored.session.stateBag)) {
-      const messages = Array.isArray((value as { messages?: unknown }).messages) ? ` (${((value as unknown as { messages: ChatMessage[] }).messages).length} messages)` : "";
+      const messages = Array.isArray((value as { messages?: unknown }).messages)
+        ? ` (${(value as unknown as { messages: ChatMessage[] }).messages.length} messages)`
+        : "";
       say(`     ${key}: ${value.$type} v${value.$version ?? 1}${messages}`);
     }
   } else {
@@ -176,7 +226,9 @@ async function main(): Promise<void> {
 
   await store.close();
   const flags = `${process.env.STATEBAG_STORE ? ` --store ${process.env.STATEBAG_STORE}` : ""}${registered === "runtime" ? " --registry examples/providers/register.ts" : ""}`;
-  say(`\n${c.dim(`done in ${process.uptime().toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${flags}`);
+  say(
+    `\n${c.dim(`done in ${process.uptime().toFixed(1)} s. Look at it again with:`)} npx statebag inspect ${id}${flags}`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -25,7 +25,9 @@ import type { TypeSummary } from "./summary.js";
  * The cache entry for this run's inputs (`cacheHit` when it was cached), or the errors of building
  * it, sorted, with paths relative to where the generator runs.
  */
-export async function cachedOrBuilt(cfg: Config): Promise<{ entry: CacheEntry; cacheHit: boolean; errors?: undefined } | { errors: GenError[] }> {
+export async function cachedOrBuilt(
+  cfg: Config,
+): Promise<{ entry: CacheEntry; cacheHit: boolean; errors?: undefined } | { errors: GenError[] }> {
   const sources = readSources(cfg.walkRoots, [cfg.outDir, cfg.schemasDir]);
   const key = cacheKey(sources, cfg.root, {
     tsconfig: cfg.tsconfig && fromRoot(cfg, cfg.tsconfig),
@@ -36,7 +38,8 @@ export async function cachedOrBuilt(cfg: Config): Promise<{ entry: CacheEntry; c
   const cached = cfg.cache ? readCache(cfg.root, key) : undefined;
   if (cached) return { entry: cached, cacheHit: true };
   const run = await build(cfg, sources);
-  if (run.errors.length > 0) return { errors: sortErrors(run.errors).map((e) => (e.file ? { ...e, file: fromCwd(cfg, e.file) } : e)) };
+  if (run.errors.length > 0)
+    return { errors: sortErrors(run.errors).map((e) => (e.file ? { ...e, file: fromCwd(cfg, e.file) } : e)) };
   return { entry: { key, ...run.entry }, cacheHit: false };
 }
 
@@ -53,7 +56,10 @@ interface Built {
 
 const FAILED = { dependencies: [], outputs: {}, createOnly: [], types: [], migrations: [] };
 
-async function build(cfg: Config, sources: readonly SourceFile[]): Promise<{ errors: GenError[]; entry: Omit<CacheEntry, "key"> }> {
+async function build(
+  cfg: Config,
+  sources: readonly SourceFile[],
+): Promise<{ errors: GenError[]; entry: Omit<CacheEntry, "key"> }> {
   const { scan } = await import("./scan.js");
   const scanned = scan({
     root: cfg.root,
@@ -91,18 +97,37 @@ async function build(cfg: Config, sources: readonly SourceFile[]): Promise<{ err
   if (errors.length > 0) return { errors, entry: FAILED };
 
   const walked = new Set(sources.map((s) => s.path));
-  const dependencies = dependencyHashes([...new Set([...built.programFiles, ...scanned.files])].filter((f) => !walked.has(f)));
+  const dependencies = dependencyHashes(
+    [...new Set([...built.programFiles, ...scanned.files])].filter((f) => !walked.has(f)),
+  );
   const { buildFusedCheck } = await import("./fused-check.js");
   const fused = buildFusedCheck(
-    built.emitted.map((t) => ({ $type: t.$type, family: t.family, version: t.version, validatorName: t.validatorName, schema: runtimeSchema(t), slots: t.slots })),
+    built.emitted.map((t) => ({
+      $type: t.$type,
+      family: t.family,
+      version: t.version,
+      validatorName: t.validatorName,
+      schema: runtimeSchema(t),
+      slots: t.slots,
+    })),
     cfg.module.formatsImport,
     cfg.module.regenerate,
   );
-  return { errors, entry: { dependencies, ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries, fused.code) } };
+  return {
+    errors,
+    entry: {
+      dependencies,
+      ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries, fused.code),
+    },
+  };
 }
 
 /** Schemas, slots and validator names for every marked type (one compiler program for all). */
-async function buildTypes(cfg: Config, types: readonly MarkedType[], formerNames: ReadonlyMap<string, string[]>): Promise<Built> {
+async function buildTypes(
+  cfg: Config,
+  types: readonly MarkedType[],
+  formerNames: ReadonlyMap<string, string[]>,
+): Promise<Built> {
   const built: Built = { emitted: [], referenced: new Set(), openFamilies: new Set(), programFiles: [], errors: [] };
   if (types.length === 0) return built;
   const { buildSchemaGraph } = await import("./schemas.js");
@@ -161,14 +186,23 @@ function assembleOutputs(
     exportName: ex.exportName,
     kind: ex.kind,
     importPath: generatedImport(cfg, ex.file),
-    steps: ex.migrations.map((m) => `${m.toType === m.type ? `"${m.type}" v${m.from} -> v${m.to}` : `"${m.type}" v${m.from} -> "${m.toType}" v${m.to}`} (${fromRoot(cfg, ex.file)}:${m.line})`),
+    steps: ex.migrations.map(
+      (m) =>
+        `${m.toType === m.type ? `"${m.type}" v${m.from} -> v${m.to}` : `"${m.type}" v${m.from} -> "${m.toType}" v${m.to}`} (${fromRoot(cfg, ex.file)}:${m.line})`,
+    ),
   }));
   outputs[moduleOutput(cfg, "registry.ts")] = registryModule(built.emitted, cfg.module, emittedMigrations);
   outputs[moduleOutput(cfg, "validators.ts")] = validatorsModule(validatorsCode, cfg.module);
   outputs[moduleOutput(cfg, "fused-check.ts")] = fusedCode;
   const descriptors = built.emitted
     .filter((t) => t.family === "ProviderState")
-    .map((t) => ({ typeName: t.name, $type: t.$type, version: t.version, source: t.source, importPath: generatedImport(cfg, path.join(cfg.root, t.at.file)) }));
+    .map((t) => ({
+      typeName: t.name,
+      $type: t.$type,
+      version: t.version,
+      source: t.source,
+      importPath: generatedImport(cfg, path.join(cfg.root, t.at.file)),
+    }));
   outputs[moduleOutput(cfg, "descriptors.ts")] = descriptorsModule(descriptors, cfg.module);
   const byFamily = new Map<string, EmittedType[]>([...built.referenced].map((f) => [f, []]));
   for (const t of built.emitted) {
@@ -180,7 +214,8 @@ function assembleOutputs(
     createOnly.push(history);
     byFamily.set(t.family, [...(byFamily.get(t.family) ?? []), t]);
   }
-  for (const [family, list] of byFamily) outputs[schemaOutput(cfg, familyFile(family))] = familySchemaFile(family, list, built.openFamilies.has(family));
+  for (const [family, list] of byFamily)
+    outputs[schemaOutput(cfg, familyFile(family))] = familySchemaFile(family, list, built.openFamilies.has(family));
 
   const types: TypeSummary[] = built.emitted.map((t) => ({
     $type: t.$type,

@@ -27,9 +27,15 @@ const SKIP_DIRS = new Set(["node_modules", ".git", "dist", "coverage", ".stateba
 /** Every .ts/.tsx/.mts/.cts file (no .d.ts) under `dirs`, and every tsconfig*.json, sorted by path. */
 export function readSources(dirs: readonly string[], excludeDirs: readonly string[]): SourceFile[] {
   const excluded = new Set(excludeDirs.map((d) => path.resolve(d)));
-  const isSource = (name: string) => (/\.(ts|tsx|mts|cts)$/.test(name) ? !/\.d\.[mc]?ts$/.test(name) : /^tsconfig.*\.json$/.test(name));
+  const isSource = (name: string) =>
+    /\.(ts|tsx|mts|cts)$/.test(name) ? !/\.d\.[mc]?ts$/.test(name) : /^tsconfig.*\.json$/.test(name);
   return dirs
-    .flatMap((d) => walkFiles(path.resolve(d), { enter: (full, name) => !SKIP_DIRS.has(name) && !excluded.has(full), keep: (e) => e.isFile() && isSource(e.name) }))
+    .flatMap((d) =>
+      walkFiles(path.resolve(d), {
+        enter: (full, name) => !SKIP_DIRS.has(name) && !excluded.has(full),
+        keep: (e) => e.isFile() && isSource(e.name),
+      }),
+    )
     .sort(compareStrings)
     .map((file) => ({ path: file, text: fs.readFileSync(file, "utf8") }));
 }
@@ -50,7 +56,9 @@ export function generatorFingerprintInputs(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const isCode = (e: fs.Dirent) => e.isFile() && /\.(ts|js)$/.test(e.name) && !e.name.endsWith(".d.ts");
   const parts: string[] = [];
-  for (const dir of [here, runtimeDir(here)]) for (const file of walkFiles(dir, { keep: isCode })) parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
+  for (const dir of [here, runtimeDir(here)])
+    for (const file of walkFiles(dir, { keep: isCode }))
+      parts.push(path.relative(here, file), hash(fs.readFileSync(file)));
   const require = createRequire(import.meta.url);
   for (const pkg of ["ajv", "typescript-json-schema", "ts-morph"]) {
     try {
@@ -72,7 +80,12 @@ function runtimeDir(here: string): string {
   const sources = path.join(here, "..", "src", "runtime");
   if (fs.existsSync(sources)) return sources;
   try {
-    return path.join(path.dirname(createRequire(import.meta.url).resolve("statebag/package.json")), "dist", "src", "runtime");
+    return path.join(
+      path.dirname(createRequire(import.meta.url).resolve("statebag/package.json")),
+      "dist",
+      "src",
+      "runtime",
+    );
   } catch {
     return sources;
   }
@@ -80,7 +93,11 @@ function runtimeDir(here: string): string {
 
 /** One hash of every file under `dir`: names and contents. */
 export function treeHash(dir: string): string {
-  return hash(walkFiles(dir).map((f) => `${path.relative(dir, f)}\t${hash(fs.readFileSync(f))}`).join("\n"));
+  return hash(
+    walkFiles(dir)
+      .map((f) => `${path.relative(dir, f)}\t${hash(fs.readFileSync(f))}`)
+      .join("\n"),
+  );
 }
 
 export interface CacheEntry {

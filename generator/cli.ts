@@ -12,10 +12,19 @@ const program = new Command("gen")
   .option("--project <tsconfig>", "a user project's tsconfig.json (default: this repo's src/)")
   .option("--out <dir>", "generated modules directory (default: <project>/src/generated)")
   .option("--schemas <dir>", "JSON Schema directory (default: <project>/schemas)")
-  .option("--runtime-import <module>", 'module generated code imports runtime types from (default: "statebag" with --project)')
-  .option("--check", "write nothing; exit 1 when generated files are stale, missing or extra, or the compatibility check fails")
+  .option(
+    "--runtime-import <module>",
+    'module generated code imports runtime types from (default: "statebag" with --project)',
+  )
+  .option(
+    "--check",
+    "write nothing; exit 1 when generated files are stale, missing or extra, or the compatibility check fails",
+  )
   .option("--fixtures <dir>", "golden fixtures directory, <dir>/<$type>/v<N>.json (default: <project>/test/fixtures)")
-  .option("--scaffold-fixtures", "write a starting-point fixture for every type and version that has none (never overwrites)")
+  .option(
+    "--scaffold-fixtures",
+    "write a starting-point fixture for every type and version that has none (never overwrites)",
+  )
   .option("--no-compat", "skip the compatibility check (frozen history, version bumps, migrations, fixtures)")
   .option("--no-cache", "ignore and do not update the no-op cache")
   .exitOverride()
@@ -43,7 +52,11 @@ async function main(): Promise<number> {
     fixtures?: string;
     scaffoldFixtures?: boolean;
   }>();
-  const result = await generate({ ...opts, check: opts.check ?? false, scaffoldFixtures: opts.scaffoldFixtures ?? false });
+  const result = await generate({
+    ...opts,
+    check: opts.check ?? false,
+    scaffoldFixtures: opts.scaffoldFixtures ?? false,
+  });
   const lines = formatResult(result, opts.check ?? false);
   (result.exitCode === 0 ? process.stdout : process.stderr).write(lines.join("\n") + "\n");
   return result.exitCode;

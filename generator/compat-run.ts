@@ -61,11 +61,26 @@ export interface CompatRun {
 }
 
 /** Starts the compatibility run: the cached clean verdict when the output on disk is current and nothing changed, else the check. */
-export async function startCompat(cfg: Config, entry: CacheEntry, plan: OutputPlan, outputs: Readonly<Record<string, string>>): Promise<CompatRun> {
-  const verdictKey = cfg.cache && !cfg.scaffoldFixtures && isCurrent(plan) ? compatVerdictKey(cfg, entry, outputs) : undefined;
+export async function startCompat(
+  cfg: Config,
+  entry: CacheEntry,
+  plan: OutputPlan,
+  outputs: Readonly<Record<string, string>>,
+): Promise<CompatRun> {
+  const verdictKey =
+    cfg.cache && !cfg.scaffoldFixtures && isCurrent(plan) ? compatVerdictKey(cfg, entry, outputs) : undefined;
   const verdict = verdictKey !== undefined ? readCompatVerdict(cfg.root, verdictKey) : undefined;
   if (verdict) {
-    const result: CompatResult = { failures: [], recorded: [], retired: [], compared: verdict.compared, loaded: verdict.loaded, blocked: false, wouldBlock: false, warnings: [] };
+    const result: CompatResult = {
+      failures: [],
+      recorded: [],
+      retired: [],
+      compared: verdict.compared,
+      loaded: verdict.loaded,
+      blocked: false,
+      wouldBlock: false,
+      warnings: [],
+    };
     return { commit: () => {}, dispose: () => {}, finish: async () => result };
   }
   const check = await runCompat(cfg, entry, plan);
@@ -76,21 +91,43 @@ export async function startCompat(cfg: Config, entry: CacheEntry, plan: OutputPl
     finish: async (changes, versionTypes) => {
       const result = await withStoredData(cfg, entry, check, changes, versionTypes);
       // Recorded nothing and found nothing: the same in `--check` (which fails where this records).
-      const clean = result.failures.length === 0 && result.recorded.length === 0 && result.retired.length === 0 && changes.recorded.length === 0 && changes.named.length === 0;
-      if (verdictKey !== undefined && !cfg.check && clean) writeCompatVerdict(cfg.root, { key: verdictKey, compared: result.compared, loaded: result.loaded });
+      const clean =
+        result.failures.length === 0 &&
+        result.recorded.length === 0 &&
+        result.retired.length === 0 &&
+        changes.recorded.length === 0 &&
+        changes.named.length === 0;
+      if (verdictKey !== undefined && !cfg.check && clean)
+        writeCompatVerdict(cfg.root, { key: verdictKey, compared: result.compared, loaded: result.loaded });
       return result;
     },
   };
 }
 
 /** The check's findings with the stored-data check's, and (`--check`) versions whose type name the lock does not record. */
-async function withStoredData(cfg: Config, entry: CacheEntry, check: CompatCheck, changes: RunChanges, versionTypes: Pick<VersionTypes, "names" | "unrecorded">): Promise<CompatResult> {
+async function withStoredData(
+  cfg: Config,
+  entry: CacheEntry,
+  check: CompatCheck,
+  changes: RunChanges,
+  versionTypes: Pick<VersionTypes, "names" | "unrecorded">,
+): Promise<CompatResult> {
   // Fixtures written by this run are no longer missing (the stored-data check reports them as unedited).
   const fixtureDir = (type: string) => `${fromCwd(cfg, path.join(cfg.fixturesDir, type))}/`;
-  const found = check.result.failures.filter((f) => !(f.rule === "missing-fixture" && changes.scaffolded.some((file) => file.startsWith(fixtureDir(f.type)))));
-  const stored = await runStoredData(cfg, entry, cfg.check ? check.schemasDir : cfg.schemasDir, found, versionTypes.names);
+  const found = check.result.failures.filter(
+    (f) => !(f.rule === "missing-fixture" && changes.scaffolded.some((file) => file.startsWith(fixtureDir(f.type)))),
+  );
+  const stored = await runStoredData(
+    cfg,
+    entry,
+    cfg.check ? check.schemasDir : cfg.schemasDir,
+    found,
+    versionTypes.names,
+  );
   // An unedited scaffold also fails its schema (the marker key): the one message about it is enough.
-  const kept = found.filter((f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)));
+  const kept = found.filter(
+    (f) => !(f.rule === "invalid-fixture" && f.file !== undefined && stored.unedited.includes(f.file)),
+  );
   const unnamed = cfg.check ? unrecordedNames(cfg, versionTypes.unrecorded) : [];
   const failures = sortFailures([...kept, ...stored.failures, ...unnamed]);
   return { ...check.result, failures, loaded: stored.loaded, wouldBlock: failures.some(isBlocking) };
@@ -136,21 +173,43 @@ function unrecordedNames(cfg: Config, keys: readonly string[]): CompatFailure[] 
  * outputs, the schemas directory with its history, the fixtures, and where messages point.
  */
 function compatVerdictKey(cfg: Config, entry: CacheEntry, outputs: Readonly<Record<string, string>>): string {
-  const lines = [generatorFingerprint(), entry.key, JSON.stringify(entry.dependencies), cfg.cwd, cfg.root, cfg.fixturesDir, cfg.command];
+  const lines = [
+    generatorFingerprint(),
+    entry.key,
+    JSON.stringify(entry.dependencies),
+    cfg.cwd,
+    cfg.root,
+    cfg.fixturesDir,
+    cfg.command,
+  ];
   for (const rel of Object.keys(outputs).sort(compareStrings)) lines.push(`${rel}\t${hash(outputs[rel]!)}`);
   lines.push(treeHash(cfg.schemasDir), treeHash(cfg.fixturesDir));
   return hash(lines.join("\n"));
 }
 
 /** Rules whose findings mean the new schemas would misdescribe stored data: `gen` then writes nothing. */
-const BLOCKING_RULES = new Set(["frozen-edited", "frozen-deleted", "invalid-schema", "duplicate-type", "reused-type-name", "version-regressed", "removed-type"]);
+const BLOCKING_RULES = new Set([
+  "frozen-edited",
+  "frozen-deleted",
+  "invalid-schema",
+  "duplicate-type",
+  "reused-type-name",
+  "version-regressed",
+  "removed-type",
+]);
 
 function isBlocking(f: CompatFailure): boolean {
   return f.change !== undefined || BLOCKING_RULES.has(f.rule);
 }
 
 function sortFailures(failures: CompatFailure[]): CompatFailure[] {
-  return failures.sort((a, b) => compareStrings(a.type, b.type) || compareStrings(a.rule, b.rule) || compareStrings(a.pointer, b.pointer) || compareStrings(a.file ?? "", b.file ?? ""));
+  return failures.sort(
+    (a, b) =>
+      compareStrings(a.type, b.type) ||
+      compareStrings(a.rule, b.rule) ||
+      compareStrings(a.pointer, b.pointer) ||
+      compareStrings(a.file ?? "", b.file ?? ""),
+  );
 }
 
 /** "npm run gen" -> "npm run gen -- --flag"; "npx statebag gen" -> "npx statebag gen --flag". */
@@ -176,18 +235,16 @@ function localizeCommand<T extends { message: string; fix: string }>(f: T, comma
  * the real files. Without `check`, what it records (the frozen lock, renamed types) is copied back
  * by `commit()`, after the outputs are written.
  */
-async function runCompat(
-  cfg: Config,
-  entry: CacheEntry,
-  plan: OutputPlan,
-): Promise<CompatCheck> {
+async function runCompat(cfg: Config, entry: CacheEntry, plan: OutputPlan): Promise<CompatCheck> {
   const { runCompatibilityCheck } = await import("./compat/check.js");
   const { HISTORY_DIR, LOCK_FILE, RETIRED_FILE } = await import("./compat/history.js");
   const options = {
     fixturesDir: cfg.fixturesDir,
     migrations: (entry.migrations ?? []).map((m) => {
       const source = fromCwd(cfg, m.source);
-      return m.toType === m.type ? { type: m.type, from: m.from, to: m.to, source } : { type: m.toType, from: m.from, to: m.to, fromType: m.type, source };
+      return m.toType === m.type
+        ? { type: m.type, from: m.from, to: m.to, source }
+        : { type: m.toType, from: m.from, to: m.to, fromType: m.type, source };
     }),
     formerNames: formerNamesOf(entry),
     update: !cfg.check,
@@ -218,13 +275,33 @@ async function runCompat(
     const to = fromCwd(cfg, cfg.schemasDir) || ".";
     const real = (text: string) => text.split(from).join(to);
     const failures: CompatFailure[] = report.failures.map((f) =>
-      localizeCommand({ ...f, message: real(f.message), fix: real(f.fix), ...(f.file !== undefined ? { file: real(f.file) } : {}), ...(f.details !== undefined ? { details: f.details.map(real) } : {}) }, cfg.command),
+      localizeCommand(
+        {
+          ...f,
+          message: real(f.message),
+          fix: real(f.fix),
+          ...(f.file !== undefined ? { file: real(f.file) } : {}),
+          ...(f.details !== undefined ? { details: f.details.map(real) } : {}),
+        },
+        cfg.command,
+      ),
     );
     const blocked = !cfg.check && failures.some(isBlocking);
     // Refused: leave out what only recording would fix (it was not recorded).
-    const shown = blocked ? failures.filter((f) => isBlocking(f) || !["frozen-unlocked", "unrecorded-rename"].includes(f.rule)) : failures;
+    const shown = blocked
+      ? failures.filter((f) => isBlocking(f) || !["frozen-unlocked", "unrecorded-rename"].includes(f.rule))
+      : failures;
     return {
-      result: { failures: shown, recorded: blocked ? [] : report.recorded, retired: blocked ? [] : report.retired, compared: report.compared.length, loaded: [], blocked, wouldBlock: failures.some(isBlocking), warnings: report.warnings.map(real) },
+      result: {
+        failures: shown,
+        recorded: blocked ? [] : report.recorded,
+        retired: blocked ? [] : report.retired,
+        compared: report.compared.length,
+        loaded: [],
+        blocked,
+        wouldBlock: failures.some(isBlocking),
+        warnings: report.warnings.map(real),
+      },
       blocked,
       schemasDir: overlay,
       // What the check recorded in the overlay (the frozen lock, retired names) goes to the real directory.
@@ -255,7 +332,11 @@ async function runStoredData(
 ): Promise<{ failures: CompatFailure[]; loaded: string[]; unedited: string[] }> {
   const { checkStoredData } = await import("./compat/stored-data.js");
   // Reported already as not matching their own version: loading them would blame the migrations.
-  const skip = new Set(failures.filter((f) => f.rule === "invalid-fixture" && f.file !== undefined).map((f) => path.resolve(cfg.cwd, f.file!)));
+  const skip = new Set(
+    failures
+      .filter((f) => f.rule === "invalid-fixture" && f.file !== undefined)
+      .map((f) => path.resolve(cfg.cwd, f.file!)),
+  );
   const bindings = new Map<string, { file: string; exportName: string }>();
   for (const m of entry.migrations ?? []) {
     const file = path.join(cfg.root, m.source.replace(/:\d+$/, ""));
@@ -264,10 +345,27 @@ async function runStoredData(
   // Steps named as the scan found them (`src/notes.ts:12`, relative to where the generator runs).
   const sources = new Map((entry.migrations ?? []).map((m) => [`${m.type}\u0000${m.from}`, fromCwd(cfg, m.source)]));
   // `versions.ts` names by (type, version): fix texts name the types a typed migration imports.
-  const versionTypeNames = new Map(Object.entries(names).map(([key, name]) => {
-    const [, type, file] = key.split("/");
-    return [`${type}\u0000${Number(/^v(\d+)/.exec(file ?? "")?.[1])}`, name] as const;
-  }));
-  const report = await checkStoredData({ schemasDir, displaySchemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, bindings: [...bindings.values()], formerNames: formerNamesOf(entry), cwd: cfg.cwd, command: cfg.command, skip, sources, versionTypeNames });
-  return { failures: report.failures.map((f) => localizeCommand(f, cfg.command)), loaded: report.loaded, unedited: report.unedited };
+  const versionTypeNames = new Map(
+    Object.entries(names).map(([key, name]) => {
+      const [, type, file] = key.split("/");
+      return [`${type}\u0000${Number(/^v(\d+)/.exec(file ?? "")?.[1])}`, name] as const;
+    }),
+  );
+  const report = await checkStoredData({
+    schemasDir,
+    displaySchemasDir: cfg.schemasDir,
+    fixturesDir: cfg.fixturesDir,
+    bindings: [...bindings.values()],
+    formerNames: formerNamesOf(entry),
+    cwd: cfg.cwd,
+    command: cfg.command,
+    skip,
+    sources,
+    versionTypeNames,
+  });
+  return {
+    failures: report.failures.map((f) => localizeCommand(f, cfg.command)),
+    loaded: report.loaded,
+    unedited: report.unedited,
+  };
 }

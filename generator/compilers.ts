@@ -74,14 +74,23 @@ const majorMinor = (v: string) => /^\d+\.\d+/.exec(v)?.[0];
  * and tested with (an override or a broken install could hand typescript-json-schema TypeScript 7,
  * which has no compiler API, or another 5.x whose output differs).
  */
-export function assertCompilers(expected: CompilerVersions, installCommand: string, from: string = import.meta.url): CompilerVersions {
+export function assertCompilers(
+  expected: CompilerVersions,
+  installCommand: string,
+  from: string = import.meta.url,
+): CompilerVersions {
   const found = compilerVersions(from);
   for (const [key, label] of [
     ["typescript", "TypeScript (typescript-json-schema's compiler)"],
     ["tsMorph", "ts-morph's bundled TypeScript"],
   ] as const) {
     if (majorMinor(found[key]) !== majorMinor(expected[key])) {
-      throw new ToolchainMissingError([`${label} ${majorMinor(expected[key])}`], "gen", installCommand, found[key] === "?" ? "none that loads" : `version ${found[key]}`);
+      throw new ToolchainMissingError(
+        [`${label} ${majorMinor(expected[key])}`],
+        "gen",
+        installCommand,
+        found[key] === "?" ? "none that loads" : `version ${found[key]}`,
+      );
     }
   }
   return found;

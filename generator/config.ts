@@ -114,15 +114,19 @@ function layout(options: GenerateOptions): Config {
   }
   const outDir = options.out !== undefined ? path.resolve(cwd, options.out) : path.join(root, "src", "generated");
   const schemasDir = options.schemas !== undefined ? path.resolve(cwd, options.schemas) : path.join(root, "schemas");
-  const fixturesDir = options.fixtures !== undefined ? path.resolve(cwd, options.fixtures) : path.join(root, "test", "fixtures");
-  if (options.scaffoldFixtures && options.check) throw new UsageError("--scaffold-fixtures writes files; it cannot be combined with --check");
+  const fixturesDir =
+    options.fixtures !== undefined ? path.resolve(cwd, options.fixtures) : path.join(root, "test", "fixtures");
+  if (options.scaffoldFixtures && options.check)
+    throw new UsageError("--scaffold-fixtures writes files; it cannot be combined with --check");
   if (!tsconfig && options.runtimeImport === undefined) refuseOutsideStatebag(root);
-  const internal = (file: string) => options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime", file)));
+  const internal = (file: string) =>
+    options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime", file)));
   const typesImport = internal("persistence/registry-types.js");
   const formatsImport = internal("persistence/formats.js");
   const stateImport = internal("core/state-bag.js");
   const taggedImport = internal("core/tagged.js");
-  const command = options.command ?? (tsconfig ? `npx statebag gen --project ${posix(path.relative(cwd, tsconfig))}` : "npm run gen");
+  const command =
+    options.command ?? (tsconfig ? `npx statebag gen --project ${posix(path.relative(cwd, tsconfig))}` : "npm run gen");
   const regenerate = options.regenerateCommand ?? command;
   return {
     cwd,
@@ -142,7 +146,11 @@ function layout(options: GenerateOptions): Config {
 }
 
 /** The runtime files the default (this repository's) layout imports from generated code. */
-const INTERNAL_RUNTIME = ["src/runtime/persistence/registry-types.ts", "src/runtime/persistence/formats.ts", "src/runtime/core/tagged.ts"];
+const INTERNAL_RUNTIME = [
+  "src/runtime/persistence/registry-types.ts",
+  "src/runtime/persistence/formats.ts",
+  "src/runtime/core/tagged.ts",
+];
 
 /**
  * Without `project`, generated code imports statebag's runtime by relative path: right inside

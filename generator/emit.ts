@@ -20,7 +20,8 @@ export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (typeof value !== "object" || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort(compareStrings)) setOwn(out, key, sortKeys((value as Record<string, unknown>)[key]));
+  for (const key of Object.keys(value).sort(compareStrings))
+    setOwn(out, key, sortKeys((value as Record<string, unknown>)[key]));
   return out;
 }
 
@@ -44,7 +45,13 @@ export interface EmittedType {
 }
 
 function meta(t: EmittedType) {
-  return { family: t.family, $type: t.$type, version: t.version, slots: t.slots, ...(t.formerNames?.length ? { formerNames: t.formerNames } : {}) };
+  return {
+    family: t.family,
+    $type: t.$type,
+    version: t.version,
+    slots: t.slots,
+    ...(t.formerNames?.length ? { formerNames: t.formerNames } : {}),
+  };
 }
 
 /** The schema a registry entry carries and its validator is compiled from: slots opaque, self-contained. */
@@ -54,7 +61,13 @@ export function runtimeSchema(t: EmittedType): Schema {
 
 /** `schemas/<Family>/<$type>.schema.json`: the latest version, slots pointing at member/family files. */
 export function documentSchemaFile(t: EmittedType): string {
-  return stableJson({ $schema: DRAFT_07, $id: memberFile(t.family, t.$type), title: t.name, ...t.document, "x-statebag": meta(t) });
+  return stableJson({
+    $schema: DRAFT_07,
+    $id: memberFile(t.family, t.$type),
+    title: t.name,
+    ...t.document,
+    "x-statebag": meta(t),
+  });
 }
 
 /**
@@ -136,7 +149,15 @@ export interface EmittedMigrationExport {
 }
 
 /** Names the registry module declares itself; an imported migration binding must not shadow them. */
-const RESERVED_LOCALS = new Set(["validators", "storedVersions", "generatedTypes", "generatedMigrations", "TypeDefinition", "Validator", "Migration"]);
+const RESERVED_LOCALS = new Set([
+  "validators",
+  "storedVersions",
+  "generatedTypes",
+  "generatedMigrations",
+  "TypeDefinition",
+  "Validator",
+  "Migration",
+]);
 
 /** `import { a, b as b_2 } from "..."` lines and the spread/list entries of `generatedMigrations`. */
 function migrationImports(migrations: readonly EmittedMigrationExport[]): { imports: string[]; entries: string[] } {
@@ -147,7 +168,10 @@ function migrationImports(migrations: readonly EmittedMigrationExport[]): { impo
     let local = m.exportName;
     for (let n = 2; used.has(local); n++) local = `${m.exportName}_${n}`;
     used.add(local);
-    byPath.set(m.importPath, [...(byPath.get(m.importPath) ?? []), local === m.exportName ? local : `${m.exportName} as ${local}`]);
+    byPath.set(m.importPath, [
+      ...(byPath.get(m.importPath) ?? []),
+      local === m.exportName ? local : `${m.exportName} as ${local}`,
+    ]);
     for (const step of m.steps) entries.push(`  // ${step}`);
     entries.push(`  ${m.kind === "array" ? "..." : ""}${local},`);
   }
@@ -159,13 +183,24 @@ function migrationImports(migrations: readonly EmittedMigrationExport[]): { impo
  * `src/generated/registry.ts`: one `TypeDefinition` per tagged type, sorted by `$type`, and every
  * migration declared next to the types (`generatedMigrations`, in file and line order).
  */
-export function registryModule(types: readonly EmittedType[], opts: ModuleOptions, migrations: readonly EmittedMigrationExport[] = []): string {
+export function registryModule(
+  types: readonly EmittedType[],
+  opts: ModuleOptions,
+  migrations: readonly EmittedMigrationExport[] = [],
+): string {
   const sorted = [...types].sort((a, b) => compareStrings(a.$type, b.$type));
   const entries = sorted.map((t) => {
     const slots =
       t.slots.length === 0
         ? "[]"
-        : ["[", ...t.slots.map((s) => `      { path: [${s.path.map((p) => JSON.stringify(p)).join(", ")}], family: ${JSON.stringify(s.family)} },`), "    ]"].join("\n");
+        : [
+            "[",
+            ...t.slots.map(
+              (s) =>
+                `      { path: [${s.path.map((p) => JSON.stringify(p)).join(", ")}], family: ${JSON.stringify(s.family)} },`,
+            ),
+            "    ]",
+          ].join("\n");
     return [
       "  {",
       `    $type: ${JSON.stringify(t.$type)},`,
@@ -174,7 +209,9 @@ export function registryModule(types: readonly EmittedType[], opts: ModuleOption
       `    name: ${JSON.stringify(t.name)},`,
       `    source: ${JSON.stringify(t.source)},`,
       `    slots: ${slots},`,
-      ...(t.formerNames?.length ? [`    formerNames: [${t.formerNames.map((n) => JSON.stringify(n)).join(", ")}],`] : []),
+      ...(t.formerNames?.length
+        ? [`    formerNames: [${t.formerNames.map((n) => JSON.stringify(n)).join(", ")}],`]
+        : []),
       `    schema: ${indent(objectLiteral(sortKeys(runtimeSchema(t))), 4)},`,
       `    validate: validators.${t.validatorName} as Validator,`,
       `    storedVersions: storedVersions[${JSON.stringify(t.$type)}] ?? [],`,
@@ -223,13 +260,18 @@ export interface EmittedStoredVersion {
  * the history (like versions.ts), so registry.ts stays independent of it.
  */
 export function storedVersionsModule(versions: readonly EmittedStoredVersion[], opts: ModuleOptions): string {
-  const sorted = [...versions].sort((a, b) => compareStrings(a.owner, b.owner) || compareStrings(a.$type, b.$type) || a.version - b.version);
+  const sorted = [...versions].sort(
+    (a, b) => compareStrings(a.owner, b.owner) || compareStrings(a.$type, b.$type) || a.version - b.version,
+  );
   const owners = [...new Set(sorted.map((v) => v.owner))];
   const lines = owners.flatMap((owner) => [
     `  ${JSON.stringify(owner)}: [`,
     ...sorted
       .filter((v) => v.owner === owner)
-      .map((v) => `    {\n      $type: ${JSON.stringify(v.$type)},\n      version: ${v.version},\n      file: ${JSON.stringify(v.file)},\n      schema: ${indent(objectLiteral(sortKeys(v.schema)), 6)},\n    },`),
+      .map(
+        (v) =>
+          `    {\n      $type: ${JSON.stringify(v.$type)},\n      version: ${v.version},\n      file: ${JSON.stringify(v.file)},\n      schema: ${indent(objectLiteral(sortKeys(v.schema)), 6)},\n    },`,
+      ),
     "  ],",
   ]);
   return [
@@ -275,7 +317,10 @@ export interface EmittedDescriptor {
  * the generator not run) fails to compile, and `ProviderSessionState` takes its version from it.
  * Type-only imports: the module has no runtime dependencies, so any module may import it.
  */
-export function descriptorsModule(descriptors: readonly EmittedDescriptor[], opts: ModuleOptions & { stateImport: string }): string {
+export function descriptorsModule(
+  descriptors: readonly EmittedDescriptor[],
+  opts: ModuleOptions & { stateImport: string },
+): string {
   const sorted = [...descriptors].sort((a, b) => compareStrings(a.$type, b.$type));
   const used = new Set(["StateDescriptor"]);
   const unique = (wanted: string): string => {
@@ -286,7 +331,12 @@ export function descriptorsModule(descriptors: readonly EmittedDescriptor[], opt
   };
   const locals = sorted.map((d) => unique(d.typeName));
   const byPath = new Map<string, string[]>();
-  sorted.forEach((d, i) => byPath.set(d.importPath, [...(byPath.get(d.importPath) ?? []), locals[i] === d.typeName ? d.typeName : `${d.typeName} as ${locals[i]}`]));
+  sorted.forEach((d, i) =>
+    byPath.set(d.importPath, [
+      ...(byPath.get(d.importPath) ?? []),
+      locals[i] === d.typeName ? d.typeName : `${d.typeName} as ${locals[i]}`,
+    ]),
+  );
   const imports = [...byPath]
     .sort(([a], [b]) => compareStrings(a, b))
     .map(([from, names]) => `import type { ${names.join(", ")} } from ${JSON.stringify(from)};`);
@@ -300,7 +350,9 @@ export function descriptorsModule(descriptors: readonly EmittedDescriptor[], opt
     `// Regenerate with \`${opts.regenerate}\`; \`--check\` verifies it is current.`,
     "// One descriptor per provider state type: its $type and the version code reads and writes, typed",
     "// from the state type itself. Use it as `new ProviderSessionState(key, NotesStateType, { initial })`.",
-    ...(sorted.length > 0 ? [`import type { StateDescriptor } from ${JSON.stringify(opts.stateImport)};`, ...imports] : ["export {};"]),
+    ...(sorted.length > 0
+      ? [`import type { StateDescriptor } from ${JSON.stringify(opts.stateImport)};`, ...imports]
+      : ["export {};"]),
     ...entries,
     "",
   ].join("\n");
@@ -322,7 +374,11 @@ export interface EmittedVersion {
  * history, and the current schema for the latest version), for typed migrations:
  * `defineMigration<NotesState_v1, NotesState_v2>({ type: "acme.NotesState", from: 1, to: 2, up })`.
  */
-export function versionsModule(versions: readonly EmittedVersion[], opts: ModuleOptions & { taggedImport: string }, declare: (v: EmittedVersion) => { code: string; usesTaggedValue: boolean }): string {
+export function versionsModule(
+  versions: readonly EmittedVersion[],
+  opts: ModuleOptions & { taggedImport: string },
+  declare: (v: EmittedVersion) => { code: string; usesTaggedValue: boolean },
+): string {
   const sorted = [...versions].sort((a, b) => compareStrings(a.$type, b.$type) || a.version - b.version);
   const blocks = sorted.map(declare);
   const tagged = blocks.some((b) => b.usesTaggedValue);

@@ -64,8 +64,34 @@ function slotTree(slots: FusedInput["slots"]): SlotNode {
 }
 
 /** Keywords that say nothing about the data. */
-const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly"]);
-const HANDLED = new Set(["type", "properties", "required", "additionalProperties", "items", "const", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format", "pattern", "anyOf"]);
+const ANNOTATIONS = new Set([
+  "$schema",
+  "$id",
+  "$comment",
+  "title",
+  "description",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+]);
+const HANDLED = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "const",
+  "enum",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "format",
+  "pattern",
+  "anyOf",
+]);
 const TYPES = ["string", "number", "integer", "boolean", "null", "array", "object"] as const;
 
 function identifier(name: string): string {
@@ -97,32 +123,43 @@ class FunctionBody {
    * the depth of `x` (when a container) relative to the function's `d`; `slot`: slot positions below.
    */
   value(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
-    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) throw new Unsupported(`a non-object schema at ${where}`);
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+      throw new Unsupported(`a non-object schema at ${where}`);
     const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
     for (const k of keys) if (!HANDLED.has(k)) throw new Unsupported(`the keyword "${k}" at ${where}`);
     if (slot?.family !== undefined) {
-      if (keys.length > 0 || slot.children.size > 0) throw new Unsupported(`a family slot with its own schema at ${where}`);
+      if (keys.length > 0 || slot.children.size > 0)
+        throw new Unsupported(`a family slot with its own schema at ${where}`);
       this.usesNest = true;
-      this.line(indent, `if (!${this.module.familyCheck(slot.family)}(${x}, d + ${offset}, nest + 1)) return false; // ${slot.family}`);
+      this.line(
+        indent,
+        `if (!${this.module.familyCheck(slot.family)}(${x}, d + ${offset}, nest + 1)) return false; // ${slot.family}`,
+      );
       return;
     }
     if (keys.length === 0) {
-      if (slot !== undefined && slot.children.size > 0) throw new Unsupported(`slots inside an empty schema at ${where}`);
+      if (slot !== undefined && slot.children.size > 0)
+        throw new Unsupported(`slots inside an empty schema at ${where}`);
       this.line(indent, `if (!json(${x}, d + ${offset})) return false;`);
       return;
     }
     if (schema.anyOf !== undefined) {
-      if (keys.length !== 1 || !Array.isArray(schema.anyOf)) throw new Unsupported(`anyOf next to other keywords at ${where}`);
+      if (keys.length !== 1 || !Array.isArray(schema.anyOf))
+        throw new Unsupported(`anyOf next to other keywords at ${where}`);
       if (slot !== undefined && slot.children.size > 0) throw new Unsupported(`slots inside anyOf at ${where}`);
       const branches = (schema.anyOf as Schema[]).map((b, i) => this.module.branchFunction(b, `${where} (anyOf ${i})`));
       const saved = this.fresh("keys");
       this.line(indent, `const ${saved} = keys;`);
-      this.line(indent, `if (!(${branches.map((b) => `${b}(${x}, d + ${offset}) || ((keys = ${saved}), false)`).join(" || ")})) return false;`);
+      this.line(
+        indent,
+        `if (!(${branches.map((b) => `${b}(${x}, d + ${offset}) || ((keys = ${saved}), false)`).join(" || ")})) return false;`,
+      );
       return;
     }
     if (schema.const !== undefined || schema.enum !== undefined) {
       const values: unknown[] = schema.const !== undefined ? [schema.const] : (schema.enum as unknown[]);
-      if (!Array.isArray(values) || !values.every(isPrimitive)) throw new Unsupported(`a non-primitive const/enum at ${where}`);
+      if (!Array.isArray(values) || !values.every(isPrimitive))
+        throw new Unsupported(`a non-primitive const/enum at ${where}`);
       this.line(indent, `if (${values.map((v) => `${x} !== ${JSON.stringify(v)}`).join(" && ")}) return false;`);
       // Every allowed value is a primitive of a known type: the remaining keywords only narrow them further.
       const rest = keys.filter((k) => k !== "const" && k !== "enum" && k !== "type");
@@ -130,18 +167,41 @@ class FunctionBody {
         if (schema.type === undefined || values.every((v) => typeAllows(schema.type, v))) return;
       }
     }
-    const types = new Set<string>(schema.type === undefined ? TYPES : Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string]);
-    for (const t of types) if (!(TYPES as readonly string[]).includes(t)) throw new Unsupported(`type "${t}" at ${where}`);
+    const types = new Set<string>(
+      schema.type === undefined
+        ? TYPES
+        : Array.isArray(schema.type)
+          ? (schema.type as string[])
+          : [schema.type as string],
+    );
+    for (const t of types)
+      if (!(TYPES as readonly string[]).includes(t)) throw new Unsupported(`type "${t}" at ${where}`);
     const branches: { test: string; body: () => void }[] = [];
-    if (types.has("string")) branches.push({ test: `typeof ${x} === "string"`, body: () => this.stringKeywords(schema, x, indent + 1, where) });
+    if (types.has("string"))
+      branches.push({
+        test: `typeof ${x} === "string"`,
+        body: () => this.stringKeywords(schema, x, indent + 1, where),
+      });
     if (types.has("number") || types.has("integer")) {
-      branches.push({ test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`, body: () => this.numberKeywords(schema, x, indent + 1) });
+      branches.push({
+        test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`,
+        body: () => this.numberKeywords(schema, x, indent + 1),
+      });
     }
     if (types.has("boolean")) branches.push({ test: `typeof ${x} === "boolean"`, body: () => {} });
     if (types.has("null")) branches.push({ test: `${x} === null`, body: () => {} });
-    if (types.has("array")) branches.push({ test: `Array.isArray(${x})`, body: () => this.arrayKeywords(schema, x, offset, slot, indent + 1, where) });
-    if (types.has("object")) branches.push({ test: `typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x})`, body: () => this.objectKeywords(schema, x, offset, slot, indent + 1, where) });
-    if (slot !== undefined && slot.children.size > 0 && !types.has("array") && !types.has("object")) throw new Unsupported(`slots below a scalar at ${where}`);
+    if (types.has("array"))
+      branches.push({
+        test: `Array.isArray(${x})`,
+        body: () => this.arrayKeywords(schema, x, offset, slot, indent + 1, where),
+      });
+    if (types.has("object"))
+      branches.push({
+        test: `typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x})`,
+        body: () => this.objectKeywords(schema, x, offset, slot, indent + 1, where),
+      });
+    if (slot !== undefined && slot.children.size > 0 && !types.has("array") && !types.has("object"))
+      throw new Unsupported(`slots below a scalar at ${where}`);
     if (branches.length === 1) {
       this.line(indent, `if (!(${branches[0].test})) return false;`);
       const before = this.lines.length;
@@ -162,7 +222,8 @@ class FunctionBody {
       if (schema.format !== "date-time") throw new Unsupported(`format "${String(schema.format)}" at ${where}`);
       this.line(indent, `if (!isDateTime(${x})) return false;`);
     }
-    if (schema.pattern !== undefined) this.line(indent, `if (!${this.module.pattern(String(schema.pattern))}.test(${x})) return false;`);
+    if (schema.pattern !== undefined)
+      this.line(indent, `if (!${this.module.pattern(String(schema.pattern))}.test(${x})) return false;`);
   }
 
   private numberKeywords(schema: Schema, x: string, indent: number): void {
@@ -178,11 +239,19 @@ class FunctionBody {
     bound("exclusiveMaximum", ">=");
   }
 
-  private arrayKeywords(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+  private arrayKeywords(
+    schema: Schema,
+    x: string,
+    offset: number,
+    slot: SlotNode | undefined,
+    indent: number,
+    where: string,
+  ): void {
     this.maxOffset = Math.max(this.maxOffset, offset);
     const items = schema.items === undefined ? {} : schema.items;
     if (Array.isArray(items)) throw new Unsupported(`tuple items at ${where}`);
-    for (const seg of slot?.children.keys() ?? []) if (seg !== "*") throw new Unsupported(`a named slot segment "${seg}" on an array at ${where}`);
+    for (const seg of slot?.children.keys() ?? [])
+      if (seg !== "*") throw new Unsupported(`a named slot segment "${seg}" on an array at ${where}`);
     const i = this.fresh("i");
     const item = this.fresh("item");
     this.line(indent, `for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
@@ -191,18 +260,33 @@ class FunctionBody {
     this.line(indent, "}");
   }
 
-  private objectKeywords(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+  private objectKeywords(
+    schema: Schema,
+    x: string,
+    offset: number,
+    slot: SlotNode | undefined,
+    indent: number,
+    where: string,
+  ): void {
     this.maxOffset = Math.max(this.maxOffset, offset);
     const props = (schema.properties ?? {}) as Record<string, Schema>;
     const names = Object.keys(props);
     const required = (schema.required ?? []) as string[];
-    for (const r of required) if (!Object.prototype.hasOwnProperty.call(props, r)) throw new Unsupported(`required "${r}" without a property schema at ${where}`);
+    for (const r of required)
+      if (!Object.prototype.hasOwnProperty.call(props, r))
+        throw new Unsupported(`required "${r}" without a property schema at ${where}`);
     for (const n of names) if (n === "__proto__") throw new Unsupported(`a property named "__proto__" at ${where}`);
-    const additional = schema.additionalProperties === undefined || schema.additionalProperties === true ? {} : schema.additionalProperties;
+    const additional =
+      schema.additionalProperties === undefined || schema.additionalProperties === true
+        ? {}
+        : schema.additionalProperties;
     const closed = additional === false;
     const star = slot?.children.get("*");
-    if (star !== undefined && names.length > 0) throw new Unsupported(`a "*" slot on an object with properties at ${where}`);
-    for (const seg of slot?.children.keys() ?? []) if (seg !== "*" && !names.includes(seg)) throw new Unsupported(`a slot on the undeclared property "${seg}" at ${where}`);
+    if (star !== undefined && names.length > 0)
+      throw new Unsupported(`a "*" slot on an object with properties at ${where}`);
+    for (const seg of slot?.children.keys() ?? [])
+      if (seg !== "*" && !names.includes(seg))
+        throw new Unsupported(`a slot on the undeclared property "${seg}" at ${where}`);
     if (closed) this.maxClosedKeys = Math.max(this.maxClosedKeys, names.length);
     const n = this.fresh("n");
     const seen = this.fresh("req");
@@ -223,11 +307,13 @@ class FunctionBody {
     };
     if (names.length === 0) {
       // No declared properties: every key takes the additional-properties schema.
-      this.lines.push(...(() => {
-        const before = this.lines.length;
-        otherwise();
-        return this.lines.splice(before).map((l) => l.slice(4));
-      })());
+      this.lines.push(
+        ...(() => {
+          const before = this.lines.length;
+          otherwise();
+          return this.lines.splice(before).map((l) => l.slice(4));
+        })(),
+      );
     } else {
       this.line(indent + 1, `switch (${k}) {`);
       for (const name of names) {
@@ -287,7 +373,16 @@ class ModuleState {
     const body = new FunctionBody(this);
     body.value(schema, "v", 0, undefined, 1, where);
     const guard = entryGuard(body);
-    this.helpers.push([`/** ${where} */`, `function ${name}(v, d) {`, ...(guard ? [`  ${guard}`] : []), ...body.lines, "  return true;", "}"].join("\n"));
+    this.helpers.push(
+      [
+        `/** ${where} */`,
+        `function ${name}(v, d) {`,
+        ...(guard ? [`  ${guard}`] : []),
+        ...body.lines,
+        "  return true;",
+        "}",
+      ].join("\n"),
+    );
     return name;
   }
 }
@@ -328,7 +423,15 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
       unsupported.push({ $type: t.$type, reason: e.message });
-      typeFunctions.push([doc, `// Not fused (${e.message}): always the long way.`, `function ${name}(v, d, nest) {`, "  return false;", "}"].join("\n"));
+      typeFunctions.push(
+        [
+          doc,
+          `// Not fused (${e.message}): always the long way.`,
+          `function ${name}(v, d, nest) {`,
+          "  return false;",
+          "}",
+        ].join("\n"),
+      );
     }
   }
 
@@ -338,11 +441,12 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     const lines = [
       `/** A value of the ${family} family: dispatched on \`$type\`, each type at its latest version only. */`,
       `function check${identifier(family)}(v, d, nest) {`,
-      "  if (typeof v !== \"object\" || v === null || Array.isArray(v)) return false;",
+      '  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;',
       "  switch (v.$type) {",
     ];
     for (const t of members) {
-      const version = t.version === 1 ? "(v.$version === undefined || v.$version === 1)" : `v.$version === ${t.version}`;
+      const version =
+        t.version === 1 ? "(v.$version === undefined || v.$version === 1)" : `v.$version === ${t.version}`;
       lines.push(`    case ${JSON.stringify(t.$type)}:`, `      return ${version} && ${names.get(t)}(v, d, nest);`);
     }
     lines.push("    default:", "      return false;", "  }", "}");
@@ -372,7 +476,9 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     ...familyFunctions.flatMap((f) => [f, ""]),
     ...typeFunctions.flatMap((f) => [f, ""]),
     ...module.helpers.flatMap((f) => [f, ""]),
-    families.has(SESSION_FAMILY) ? SESSION_CHECK : "/** No ProviderState family here: no session is fused. */\nfunction checkSessionObject(s, d) {\n  return false;\n}",
+    families.has(SESSION_FAMILY)
+      ? SESSION_CHECK
+      : "/** No ProviderState family here: no session is fused. */\nfunction checkSessionObject(s, d) {\n  return false;\n}",
     "",
     "const familyChecks = {",
     ...familyTable,

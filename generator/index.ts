@@ -26,7 +26,10 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
   // Everything is computed and checked before anything is written.
   const compat = cfg.compat ? await startCompat(cfg, entry, plan, outputs) : undefined;
   try {
-    const changes = cfg.check || compat?.blocked ? noChanges() : await applyChanges(cfg, { entry, cacheHit, plan, compat, names: versionTypes.names });
+    const changes =
+      cfg.check || compat?.blocked
+        ? noChanges()
+        : await applyChanges(cfg, { entry, cacheHit, plan, compat, names: versionTypes.names });
     const compatResult = compat?.blocked ?? (await compat?.finish(changes, versionTypes));
     return runResult(cfg, { entry, cacheHit, plan, changes, compat: compatResult });
   } finally {
@@ -43,7 +46,13 @@ function noChanges(): Changes {
 /** Writes the outputs, the cache and the schema history, then (`scaffoldFixtures`) missing fixtures. */
 async function applyChanges(
   cfg: Config,
-  run: { entry: CacheEntry; cacheHit: boolean; plan: OutputPlan; compat: CompatRun | undefined; names: Record<string, string> },
+  run: {
+    entry: CacheEntry;
+    cacheHit: boolean;
+    plan: OutputPlan;
+    compat: CompatRun | undefined;
+    names: Record<string, string>;
+  },
 ): Promise<Changes> {
   const { written, deleted } = writeOutputs(cfg, run.plan);
   if (!run.cacheHit && cfg.cache) writeCache(cfg.root, run.entry);
@@ -56,7 +65,12 @@ async function applyChanges(
   let scaffolded: string[] = [];
   if (cfg.scaffoldFixtures) {
     const { GEN_SCAFFOLD_OPTIONS, writeScaffoldFixtures } = await import("./compat/scaffold.js");
-    scaffolded = writeScaffoldFixtures({ schemasDir: cfg.schemasDir, fixturesDir: cfg.fixturesDir, history: true, ...GEN_SCAFFOLD_OPTIONS }).map((f) => fromCwd(cfg, f));
+    scaffolded = writeScaffoldFixtures({
+      schemasDir: cfg.schemasDir,
+      fixturesDir: cfg.fixturesDir,
+      history: true,
+      ...GEN_SCAFFOLD_OPTIONS,
+    }).map((f) => fromCwd(cfg, f));
   }
   return { written, deleted, recorded, named, scaffolded };
 }

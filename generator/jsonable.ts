@@ -59,16 +59,27 @@ export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.
     }
     if (f & (F.Any | F.Unknown | F.Never | F.NonPrimitive)) return;
     if (f & (F.StringLike | F.NumberLike | F.BooleanLike | F.Null | F.EnumLike)) return;
-    if (f & F.BigIntLike) return void fail(at, where, "a bigint", "store it as a decimal string (or a number if it fits)");
+    if (f & F.BigIntLike)
+      return void fail(at, where, "a bigint", "store it as a decimal string (or a number if it fits)");
     if (f & F.ESSymbolLike) return void fail(at, where, "a symbol", "use a string");
     if (f & (F.Undefined | F.Void))
-      return void fail(at, where, "only undefined", "drop the property, or make it optional with a real type (`x?: string`)");
+      return void fail(
+        at,
+        where,
+        "only undefined",
+        "drop the property, or make it optional with a real type (`x?: string`)",
+      );
     if (f & F.TypeParameter)
       return void fail(at, where, "a type parameter", "tagged types have one concrete schema; use a concrete type");
     if (f & F.Union) {
       const members = (t as TS.UnionType).types.filter((m) => !(m.flags & (F.Undefined | F.Void)));
       if (members.length === 0)
-        return void fail(at, where, "only undefined", "drop the property, or make it optional with a real type (`x?: string`)");
+        return void fail(
+          at,
+          where,
+          "only undefined",
+          "drop the property, or make it optional with a real type (`x?: string`)",
+        );
       for (const m of members) visit(m, where, at);
       return;
     }
@@ -96,10 +107,24 @@ export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.
     if (t.getConstructSignatures().length > 0)
       return void fail(at, where, "a class constructor", "store data, not classes");
     if (sym && sym.flags & ts.SymbolFlags.Class)
-      return void fail(at, where, `an instance of class ${name}`, "use a plain interface; JSON.parse gives back plain objects, never class instances");
+      return void fail(
+        at,
+        where,
+        `an instance of class ${name}`,
+        "use a plain interface; JSON.parse gives back plain objects, never class instances",
+      );
     const decls = sym?.getDeclarations() ?? [];
-    if (sym && sym.flags & ts.SymbolFlags.Interface && decls.some((d) => program.isSourceFileDefaultLibrary(d.getSourceFile())))
-      return void fail(at, where, `a ${name}`, FIX_BY_LIB_TYPE[name] ?? "use plain objects, arrays, strings, numbers, booleans and null");
+    if (
+      sym &&
+      sym.flags & ts.SymbolFlags.Interface &&
+      decls.some((d) => program.isSourceFileDefaultLibrary(d.getSourceFile()))
+    )
+      return void fail(
+        at,
+        where,
+        `a ${name}`,
+        FIX_BY_LIB_TYPE[name] ?? "use plain objects, arrays, strings, numbers, booleans and null",
+      );
 
     // Structure is walked once per type (recursive types end here).
     if (visited.has(t)) return;

@@ -19,7 +19,13 @@ export interface TagInfo {
 }
 
 export interface MarkerProblem {
-  code: "type-not-literal" | "bad-type-id" | "family-not-literal" | "bad-version" | "generic-tagged" | "multiple-markers";
+  code:
+    | "type-not-literal"
+    | "bad-type-id"
+    | "family-not-literal"
+    | "bad-version"
+    | "generic-tagged"
+    | "multiple-markers";
   node: TS.Node;
   message: string;
   hint: string;
@@ -105,7 +111,11 @@ function findMarkers(ts: Ts, scope: MarkerScope, decl: TS.InterfaceDeclaration |
 }
 
 function stringLiteral(ts: Ts, node: TS.TypeNode | undefined): string | undefined {
-  if (node && ts.isLiteralTypeNode(node) && (ts.isStringLiteral(node.literal) || ts.isNoSubstitutionTemplateLiteral(node.literal)))
+  if (
+    node &&
+    ts.isLiteralTypeNode(node) &&
+    (ts.isStringLiteral(node.literal) || ts.isNoSubstitutionTemplateLiteral(node.literal))
+  )
     return node.literal.text;
   return undefined;
 }
@@ -122,7 +132,11 @@ function numberLiteral(ts: Ts, node: TS.TypeNode | undefined): number | undefine
 /**
  * Reads a declaration's marker. Returns undefined for a declaration that references no marker.
  */
-export function readMarker(ts: Ts, scope: MarkerScope, decl: TS.InterfaceDeclaration | TS.TypeAliasDeclaration): MarkerRead | undefined {
+export function readMarker(
+  ts: Ts,
+  scope: MarkerScope,
+  decl: TS.InterfaceDeclaration | TS.TypeAliasDeclaration,
+): MarkerRead | undefined {
   const refs = findMarkers(ts, scope, decl);
   if (refs.length === 0) return undefined;
   const problems: MarkerProblem[] = [];

@@ -82,13 +82,24 @@ function isDefineMigrationCall(ts: Ts, scope: MigrationScope, node: TS.Node): no
   if (!ts.isCallExpression(node)) return false;
   const callee = node.expression;
   if (ts.isIdentifier(callee)) return scope.names.has(callee.text);
-  return ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) && scope.namespaces.has(callee.expression.text) && callee.name.text === "defineMigration";
+  return (
+    ts.isPropertyAccessExpression(callee) &&
+    ts.isIdentifier(callee.expression) &&
+    scope.namespaces.has(callee.expression.text) &&
+    callee.name.text === "defineMigration"
+  );
 }
 
 /** `(x)`, `x as T`, `x satisfies T`, `<T>x`, `x!` -> `x`. */
 function unwrap(ts: Ts, node: TS.Expression): TS.Expression {
   for (;;) {
-    if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isNonNullExpression(node) || ts.isTypeAssertionExpression(node)) node = node.expression;
+    if (
+      ts.isParenthesizedExpression(node) ||
+      ts.isAsExpression(node) ||
+      ts.isNonNullExpression(node) ||
+      ts.isTypeAssertionExpression(node)
+    )
+      node = node.expression;
     else if (ts.isSatisfiesExpression?.(node)) node = node.expression;
     else return node;
   }
@@ -111,13 +122,23 @@ function versionValue(ts: Ts, node: TS.Expression): number | undefined {
   return Number.isInteger(v) && v >= 1 ? v : undefined;
 }
 
-const SHAPE = 'defineMigration({ type: "my.Type", from: 1, to: 2, up }) or, for a rename, to: { type: "my.NewType", version: 2 }';
+const SHAPE =
+  'defineMigration({ type: "my.Type", from: 1, to: 2, up }) or, for a rename, to: { type: "my.NewType", version: 2 }';
 
 /** Reads the literal `{ type, from, to, up }` of one call. */
-function readCall(ts: Ts, sf: TS.SourceFile, call: TS.CallExpression): { migration?: ScannedMigration; problems: MigrationProblem[] } {
+function readCall(
+  ts: Ts,
+  sf: TS.SourceFile,
+  call: TS.CallExpression,
+): { migration?: ScannedMigration; problems: MigrationProblem[] } {
   const problems: MigrationProblem[] = [];
   const notLiteral = (node: TS.Node, message: string) =>
-    problems.push({ code: "migration-not-literal", node, message, hint: `write the step's type and versions as literals: ${SHAPE}` });
+    problems.push({
+      code: "migration-not-literal",
+      node,
+      message,
+      hint: `write the step's type and versions as literals: ${SHAPE}`,
+    });
   const arg = call.arguments[0] ? unwrap(ts, call.arguments[0]) : undefined;
   if (!arg || !ts.isObjectLiteralExpression(arg) || call.arguments.length !== 1) {
     notLiteral(arg ?? call, "defineMigration takes one object literal { type, from, to, up }");
@@ -139,11 +160,19 @@ function readCall(ts: Ts, sf: TS.SourceFile, call: TS.CallExpression): { migrati
 
   const typeNode = valueOf("type");
   const type = typeNode && stringValue(ts, typeNode);
-  if (type === undefined) notLiteral(typeNode ?? arg, `the migration's "type" must be a string literal${typeNode ? `, found ${typeNode.getText(sf)}` : " (it is missing)"}`);
+  if (type === undefined)
+    notLiteral(
+      typeNode ?? arg,
+      `the migration's "type" must be a string literal${typeNode ? `, found ${typeNode.getText(sf)}` : " (it is missing)"}`,
+    );
 
   const fromNode = valueOf("from");
   const from = fromNode && versionValue(ts, fromNode);
-  if (from === undefined) notLiteral(fromNode ?? arg, `the migration's "from" must be an integer literal >= 1${fromNode ? `, found ${fromNode.getText(sf)}` : " (it is missing)"}`);
+  if (from === undefined)
+    notLiteral(
+      fromNode ?? arg,
+      `the migration's "from" must be an integer literal >= 1${fromNode ? `, found ${fromNode.getText(sf)}` : " (it is missing)"}`,
+    );
 
   const toNode = valueOf("to");
   let to: number | undefined;
@@ -158,15 +187,24 @@ function readCall(ts: Ts, sf: TS.SourceFile, call: TS.CallExpression): { migrati
         if (name === "type" && ts.isPropertyAssignment(p)) renamed = stringValue(ts, p.initializer);
         if (name === "version" && ts.isPropertyAssignment(p)) to = versionValue(ts, p.initializer);
       }
-      if (renamed === undefined || to === undefined) notLiteral(toNode, `the migration's "to" must be { type: "<string literal>", version: <integer literal> }, found ${toNode.getText(sf)}`);
+      if (renamed === undefined || to === undefined)
+        notLiteral(
+          toNode,
+          `the migration's "to" must be { type: "<string literal>", version: <integer literal> }, found ${toNode.getText(sf)}`,
+        );
       toType = renamed;
     } else {
       to = versionValue(ts, toNode);
-      if (to === undefined) notLiteral(toNode, `the migration's "to" must be an integer literal >= 1 or { type, version }, found ${toNode.getText(sf)}`);
+      if (to === undefined)
+        notLiteral(
+          toNode,
+          `the migration's "to" must be an integer literal >= 1 or { type, version }, found ${toNode.getText(sf)}`,
+        );
     }
   }
   if (!props.has("up")) notLiteral(arg, 'the migration has no "up" function');
-  if (problems.length > 0 || type === undefined || from === undefined || to === undefined || toType === undefined) return { problems };
+  if (problems.length > 0 || type === undefined || from === undefined || to === undefined || toType === undefined)
+    return { problems };
   const { line, character } = sf.getLineAndCharacterOfPosition(call.getStart(sf));
   return { migration: { type, from, toType, to, line: line + 1, column: character + 1 }, problems };
 }
@@ -179,14 +217,25 @@ function isFunctionLike(ts: Ts, node: TS.Node): boolean {
  * The exported migrations of one file, and the problems with its other module-level
  * `defineMigration` calls. Returns undefined quickly for a file that cannot call it.
  */
-export function scanMigrations(ts: Ts, sf: TS.SourceFile, file: string): { exports: MigrationExport[]; problems: MigrationProblem[] } | undefined {
+export function scanMigrations(
+  ts: Ts,
+  sf: TS.SourceFile,
+  file: string,
+): { exports: MigrationExport[]; problems: MigrationProblem[] } | undefined {
   const scope = migrationScope(ts, sf);
   if (scope.names.size === 0 && scope.namespaces.size === 0) return undefined;
 
   // Names exported through `export { a, b as c }` (no module specifier): local -> exported names.
   const exportedLocals = new Map<string, string[]>();
   for (const st of sf.statements) {
-    if (!ts.isExportDeclaration(st) || st.moduleSpecifier || st.isTypeOnly || !st.exportClause || !ts.isNamedExports(st.exportClause)) continue;
+    if (
+      !ts.isExportDeclaration(st) ||
+      st.moduleSpecifier ||
+      st.isTypeOnly ||
+      !st.exportClause ||
+      !ts.isNamedExports(st.exportClause)
+    )
+      continue;
     for (const el of st.exportClause.elements) {
       if (el.isTypeOnly) continue;
       const local = (el.propertyName ?? el.name).text;
@@ -214,7 +263,10 @@ export function scanMigrations(ts: Ts, sf: TS.SourceFile, file: string): { expor
       if (isDefineMigrationCall(ts, scope, init)) {
         calls = [init];
         kind = "single";
-      } else if (ts.isArrayLiteralExpression(init) && init.elements.some((e) => isDefineMigrationCall(ts, scope, unwrap(ts, e)))) {
+      } else if (
+        ts.isArrayLiteralExpression(init) &&
+        init.elements.some((e) => isDefineMigrationCall(ts, scope, unwrap(ts, e)))
+      ) {
         kind = "array";
         calls = [];
         for (const el of init.elements) {
@@ -235,7 +287,10 @@ export function scanMigrations(ts: Ts, sf: TS.SourceFile, file: string): { expor
         problems.push({
           code: "migration-not-exported",
           node: decl.name,
-          message: !isConst && names.length > 0 ? `migration ${decl.name.text} is not a const` : `migration ${decl.name.text} is not exported`,
+          message:
+            !isConst && names.length > 0
+              ? `migration ${decl.name.text} is not a const`
+              : `migration ${decl.name.text} is not exported`,
           hint: `declare it as \`export const ${decl.name.text} = ...\`: the generated registry imports every migration, so defaultRegistry() and the compatibility check see it`,
         });
         continue;
@@ -319,20 +374,33 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
   for (const ex of input.exports) {
     const file = input.relative(ex.file);
     for (const m of ex.migrations) {
-      const s: MigrationSummary = { type: m.type, from: m.from, toType: m.toType, to: m.to, exportName: ex.exportName, source: `${file}:${m.line}` };
+      const s: MigrationSummary = {
+        type: m.type,
+        from: m.from,
+        toType: m.toType,
+        to: m.to,
+        exportName: ex.exportName,
+        source: `${file}:${m.line}`,
+      };
       summaries.push(s);
       at.set(s, { file, line: m.line, column: m.column });
     }
   }
-  const fail = (s: MigrationSummary, message: string, hint: string) => errors.push({ code: "migration-conflict", ...at.get(s)!, message, hint });
-  const describe = (s: MigrationSummary) => (s.toType === s.type ? `"${s.type}" v${s.from} -> v${s.to}` : `"${s.type}" v${s.from} -> "${s.toType}" v${s.to}`);
+  const fail = (s: MigrationSummary, message: string, hint: string) =>
+    errors.push({ code: "migration-conflict", ...at.get(s)!, message, hint });
+  const describe = (s: MigrationSummary) =>
+    s.toType === s.type ? `"${s.type}" v${s.from} -> v${s.to}` : `"${s.type}" v${s.from} -> "${s.toType}" v${s.to}`;
 
   const byStart = new Map<string, MigrationSummary>();
   for (const s of summaries) {
     const key = `${s.type}\u0000${s.from}`;
     const other = byStart.get(key);
     if (other) {
-      fail(s, `two migrations read "${s.type}" v${s.from}: ${describe(other)} (${other.source}) and ${describe(s)} (${s.source})`, "each (type, from) has exactly one step; remove one of them");
+      fail(
+        s,
+        `two migrations read "${s.type}" v${s.from}: ${describe(other)} (${other.source}) and ${describe(s)} (${s.source})`,
+        "each (type, from) has exactly one step; remove one of them",
+      );
       continue;
     }
     byStart.set(key, s);
@@ -342,12 +410,17 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
   for (const s of summaries) if (s.toType !== s.type) renames.set(s.type, [...(renames.get(s.type) ?? []), s]);
 
   // The latest version a (possibly no longer declared) type reached, as its steps say.
-  const lastVersionOf = (type: string) => Math.max(...summaries.filter((m) => m.type === type && m.toType === type).map((m) => m.to));
+  const lastVersionOf = (type: string) =>
+    Math.max(...summaries.filter((m) => m.type === type && m.toType === type).map((m) => m.to));
   for (const s of summaries) {
     const declared = input.types.get(s.type);
     if (s.toType === s.type) {
       if (s.to <= s.from) {
-        fail(s, `migration ${describe(s)} does not raise the version`, "versions only go up; to undo a change, write a new version");
+        fail(
+          s,
+          `migration ${describe(s)} does not raise the version`,
+          "versions only go up; to undo a change, write a new version",
+        );
       } else if (!declared && renameTarget(s.type, renames, input.types) === undefined) {
         // (A step of a former name that is itself renamed later is fine: it evolves old values first.)
         fail(
@@ -356,23 +429,39 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
           `declare the type, or, if it was renamed: ${renameRecipe(s.type, lastVersionOf(s.type))}`,
         );
       } else if (declared && s.to > declared.version) {
-        fail(s, `migration ${describe(s)} writes v${s.to}, but "${s.type}" is at version ${declared.version} (${declared.source})`, `bump the type to version ${s.to}, or fix the step's "to"`);
+        fail(
+          s,
+          `migration ${describe(s)} writes v${s.to}, but "${s.type}" is at version ${declared.version} (${declared.source})`,
+          `bump the type to version ${s.to}, or fix the step's "to"`,
+        );
       }
       continue;
     }
     if (declared) {
-      fail(s, `migration ${describe(s)} renames "${s.type}", but "${s.type}" is still declared (${declared.source})`, `a renamed type's old $type must no longer be declared: change the marker at ${declared.source} to ProviderState<"${s.toType}", ${s.to}> (or the Tagged<...> equivalent)`);
+      fail(
+        s,
+        `migration ${describe(s)} renames "${s.type}", but "${s.type}" is still declared (${declared.source})`,
+        `a renamed type's old $type must no longer be declared: change the marker at ${declared.source} to ProviderState<"${s.toType}", ${s.to}> (or the Tagged<...> equivalent)`,
+      );
       continue;
     }
     // Follow the rename chain to the declared type it ends at.
     const end = renameTarget(s.toType, renames, input.types);
     if (end === undefined) {
-      fail(s, `migration ${describe(s)}: no tagged type declares "${s.toType}" (nor does a rename chain from it end at one)`, `declare "${s.toType}", or point the rename at a declared type`);
+      fail(
+        s,
+        `migration ${describe(s)}: no tagged type declares "${s.toType}" (nor does a rename chain from it end at one)`,
+        `declare "${s.toType}", or point the rename at a declared type`,
+      );
       continue;
     }
     const target = input.types.get(s.toType);
     if (target && s.to > target.version) {
-      fail(s, `migration ${describe(s)} writes v${s.to}, but "${s.toType}" is at version ${target.version} (${target.source})`, `fix the step's "to" version (at most ${target.version})`);
+      fail(
+        s,
+        `migration ${describe(s)} writes v${s.to}, but "${s.toType}" is at version ${target.version} (${target.source})`,
+        `fix the step's "to" version (at most ${target.version})`,
+      );
     }
   }
 
@@ -388,7 +477,11 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
 }
 
 /** The declared type a (possibly renamed) name ends at, following rename steps; undefined on a dead end or a loop. */
-function renameTarget(name: string, renames: ReadonlyMap<string, MigrationSummary[]>, types: ReadonlyMap<string, unknown>): string | undefined {
+function renameTarget(
+  name: string,
+  renames: ReadonlyMap<string, MigrationSummary[]>,
+  types: ReadonlyMap<string, unknown>,
+): string | undefined {
   const seen = new Set<string>();
   let current = name;
   while (!types.has(current)) {

@@ -74,7 +74,10 @@ export function writeOutputs(cfg: Config, plan: OutputPlan): { written: string[]
 /** Generated files currently on disk: schema files outside history/, and modules carrying our header. */
 function managedFiles(cfg: Config): string[] {
   const history = path.join(cfg.schemasDir, "history");
-  const schemas = walkFiles(cfg.schemasDir, { enter: (dir) => dir !== history, keep: (e) => e.isFile() && e.name.endsWith(".schema.json") });
+  const schemas = walkFiles(cfg.schemasDir, {
+    enter: (dir) => dir !== history,
+    keep: (e) => e.isFile() && e.name.endsWith(".schema.json"),
+  });
   const modules = walkFiles(cfg.outDir, { enter: () => false, keep: (e) => /\.[mc]?ts$/.test(e.name) }).filter((file) =>
     (readIfExists(file)?.slice(0, 200) ?? "").split("\n").slice(0, 2).includes(GENERATED_HEADER),
   );

@@ -11,7 +11,10 @@
  */
 export function renameRecipe(oldType: string, last: number, newType = "<new $type>", family = "ProviderState"): string {
   const next = last + 1;
-  const marker = family === "ProviderState" ? `ProviderState<${JSON.stringify(newType)}, ${next}>` : `Tagged<${JSON.stringify(family)}, ${JSON.stringify(newType)}, ${next}>`;
+  const marker =
+    family === "ProviderState"
+      ? `ProviderState<${JSON.stringify(newType)}, ${next}>`
+      : `Tagged<${JSON.stringify(family)}, ${JSON.stringify(newType)}, ${next}>`;
   return (
     `change the type's marker to the new $type at the next version (${marker}) and add the rename step next to it: ` +
     `defineMigration({ type: ${JSON.stringify(oldType)}, from: ${last}, to: { type: ${JSON.stringify(newType)}, version: ${next} }, up: (v) => v }); ` +

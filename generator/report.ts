@@ -39,16 +39,34 @@ export interface GenerateResult {
 
 /** The result of a run that stopped before producing anything. */
 export function emptyResult(exitCode: 0 | 1 | 2, errors: GenError[]): GenerateResult {
-  return { ok: exitCode === 0, exitCode, errors, files: [], types: [], stale: [], missing: [], extra: [], written: [], deleted: [], recorded: [], cacheHit: false, migrations: [], scaffolded: [] };
+  return {
+    ok: exitCode === 0,
+    exitCode,
+    errors,
+    files: [],
+    types: [],
+    stale: [],
+    missing: [],
+    extra: [],
+    written: [],
+    deleted: [],
+    recorded: [],
+    cacheHit: false,
+    migrations: [],
+    scaffolded: [],
+  };
 }
 
 /** The report the CLI prints (also handy in tests). */
 export function formatResult(result: GenerateResult, check: boolean): string[] {
-  if (result.errors.length > 0) return [...result.errors.map(formatError), `${result.errors.length} error(s); nothing was written.`];
+  if (result.errors.length > 0)
+    return [...result.errors.map(formatError), `${result.errors.length} error(s); nothing was written.`];
   const compat = formatCompat(result);
-  if (result.compat?.blocked) return [...compat, "nothing was written: stored sessions would not survive this change (see the fixes above)."];
+  if (result.compat?.blocked)
+    return [...compat, "nothing was written: stored sessions would not survive this change (see the fixes above)."];
   if (check) {
-    if (isCurrent(result)) return [`generated files are current (${result.files.length} files, ${result.types.length} types).`, ...compat];
+    if (isCurrent(result))
+      return [`generated files are current (${result.files.length} files, ${result.types.length} types).`, ...compat];
     return [
       ...result.stale.map((f) => `stale: ${f}`),
       ...result.missing.map((f) => `missing: ${f}`),
@@ -65,9 +83,15 @@ export function formatResult(result: GenerateResult, check: boolean): string[] {
     ...result.deleted.map((f) => `deleted ${f}`),
     ...result.scaffolded.map((f) => `scaffolded ${f} (edit it into a realistic stored value)`),
     ...(result.recorded.length > 0 ? [`recorded ${result.recorded.length} frozen schema(s) in the history lock`] : []),
-    ...(result.compat?.retired.length ? [`reserved renamed type(s) in retired.json: ${result.compat.retired.join(", ")}`] : []),
+    ...(result.compat?.retired.length
+      ? [`reserved renamed type(s) in retired.json: ${result.compat.retired.join(", ")}`]
+      : []),
   ];
-  return [...changes, `${result.types.length} types, ${result.files.length} files${changes.length === 0 ? ", all current" : ""}${result.cacheHit ? " (cached)" : ""}.`, ...compat];
+  return [
+    ...changes,
+    `${result.types.length} types, ${result.files.length} files${changes.length === 0 ? ", all current" : ""}${result.cacheHit ? " (cached)" : ""}.`,
+    ...compat,
+  ];
 }
 
 /** The compatibility check's lines: one per failure (type, pointer, rule, fix), or a summary. */
@@ -84,6 +108,9 @@ function formatCompat(result: GenerateResult): string[] {
   const n = compat.failures.length;
   return [
     `compatibility check: ${n} problem${n === 1 ? "" : "s"}`,
-    ...compat.failures.flatMap((f) => [`  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`, ...(f.details ?? []).map((d) => `    ${d}`)]),
+    ...compat.failures.flatMap((f) => [
+      `  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`,
+      ...(f.details ?? []).map((d) => `    ${d}`),
+    ]),
   ];
 }

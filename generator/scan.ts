@@ -56,7 +56,11 @@ export function scan(input: ScanInput): ScanResult {
   const ts = morphTs as unknown as Ts;
   const project = input.tsconfig
     ? new Project({ tsConfigFilePath: input.tsconfig, skipFileDependencyResolution: true, skipLoadingLibFiles: true })
-    : new Project({ skipFileDependencyResolution: true, skipLoadingLibFiles: true, compilerOptions: { allowJs: false } });
+    : new Project({
+        skipFileDependencyResolution: true,
+        skipLoadingLibFiles: true,
+        compilerOptions: { allowJs: false },
+      });
   if (!input.tsconfig) for (const f of input.files ?? []) project.createSourceFile(f.path, f.text, { overwrite: true });
 
   const errors: GenError[] = [];
@@ -76,7 +80,8 @@ export function scan(input: ScanInput): ScanResult {
     const declared = scanMigrations(ts, sf, file);
     if (declared) {
       migrations.push(...declared.exports);
-      for (const p of declared.problems) errors.push({ code: p.code, ...where(p.node), message: p.message, hint: p.hint });
+      for (const p of declared.problems)
+        errors.push({ code: p.code, ...where(p.node), message: p.message, hint: p.hint });
     }
     const scope = markerScope(ts, sf);
     // Cheap early exit: a file that cannot name a marker has no marked types.
@@ -126,7 +131,7 @@ function duplicates(root: string, types: readonly MarkedType[]): GenError[] {
         line: t.line,
         column: t.column,
         message: `$type "${$type}" is declared twice: ${places}`,
-        hint: "every $type is unique across the registry; prefix yours with a namespace (\"acme.Summary\")",
+        hint: 'every $type is unique across the registry; prefix yours with a namespace ("acme.Summary")',
       });
   }
   return errors;

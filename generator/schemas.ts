@@ -60,10 +60,14 @@ function compilerOptions(ts: Ts, tsconfig: string | undefined): TS.CompilerOptio
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
   };
   if (tsconfig) {
-    const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: () => {},
-    });
+    const parsed = ts.getParsedCommandLineOfConfigFile(
+      tsconfig,
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: () => {},
+      },
+    );
     if (parsed) base = parsed.options;
   }
   return {
@@ -82,7 +86,11 @@ function compilerOptions(ts: Ts, tsconfig: string | undefined): TS.CompilerOptio
   };
 }
 
-function declarationNode(ts: Ts, sf: TS.SourceFile, name: string): TS.InterfaceDeclaration | TS.TypeAliasDeclaration | undefined {
+function declarationNode(
+  ts: Ts,
+  sf: TS.SourceFile,
+  name: string,
+): TS.InterfaceDeclaration | TS.TypeAliasDeclaration | undefined {
   for (const st of sf.statements)
     if ((ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st)) && st.name.text === name) return st;
   return undefined;
@@ -138,11 +146,22 @@ export async function buildSchemaGraph(input: SchemaInput): Promise<SchemaGraph>
     const sf = program.getSourceFile(marked.file);
     const decl = sf && declarationNode(ts, sf, marked.name);
     if (!decl) {
-      errors.push({ code: "schema-failed", file: rel(input.root, marked.file), line: marked.line, column: marked.column, message: `${marked.name} not found by the compiler` });
+      errors.push({
+        code: "schema-failed",
+        file: rel(input.root, marked.file),
+        line: marked.line,
+        column: marked.column,
+        message: `${marked.name} not found by the compiler`,
+      });
       continue;
     }
     const type = checker.getTypeAtLocation(decl);
-    const jsonErrors = checkJsonable({ ts, checker, program, root: input.root, isTagged: (t) => tagOfType(t) !== undefined }, marked.name, decl, type);
+    const jsonErrors = checkJsonable(
+      { ts, checker, program, root: input.root, isTagged: (t) => tagOfType(t) !== undefined },
+      marked.name,
+      decl,
+      type,
+    );
     if (jsonErrors.length > 0) {
       located.push(...jsonErrors);
       continue;
@@ -201,12 +220,26 @@ function rel(root: string, file: string): string {
 // typescript-json-schema patches (its internals are stable within the pinned 0.68.x line)
 
 interface PatchableGenerator {
-  getTypeDefinition(typ: TS.Type, asRef?: boolean, unionModifier?: string, prop?: TS.Symbol, reffedType?: TS.Symbol, pairedSymbol?: TS.Symbol, forceNotRef?: boolean, ignoreUndefined?: boolean): Definition;
+  getTypeDefinition(
+    typ: TS.Type,
+    asRef?: boolean,
+    unionModifier?: string,
+    prop?: TS.Symbol,
+    reffedType?: TS.Symbol,
+    pairedSymbol?: TS.Symbol,
+    forceNotRef?: boolean,
+    ignoreUndefined?: boolean,
+  ): Definition;
   getClassDefinition(typ: TS.Type, definition: Definition): Definition;
   getDefinitionForProperty(prop: TS.Symbol, node: TS.Node): Definition | null;
 }
 
-function patchGenerator(ts: Ts, checker: TS.TypeChecker, gen: PatchableGenerator, typesByName: Map<string, TS.Type>): void {
+function patchGenerator(
+  ts: Ts,
+  checker: TS.TypeChecker,
+  gen: PatchableGenerator,
+  typesByName: Map<string, TS.Type>,
+): void {
   const F = ts.TypeFlags;
   const getTypeDefinition = gen.getTypeDefinition.bind(gen);
   const getClassDefinition = gen.getClassDefinition.bind(gen);
@@ -214,7 +247,9 @@ function patchGenerator(ts: Ts, checker: TS.TypeChecker, gen: PatchableGenerator
   gen.getTypeDefinition = (typ, ...rest) => {
     if (typ.flags & F.Intersection) {
       // `string & {}` (open string unions like ChatRole) and branded primitives: the primitive.
-      const prim = (typ as TS.IntersectionType).types.find((m) => m.flags & (F.StringLike | F.NumberLike | F.BooleanLike));
+      const prim = (typ as TS.IntersectionType).types.find(
+        (m) => m.flags & (F.StringLike | F.NumberLike | F.BooleanLike),
+      );
       if (prim) typ = prim;
     }
     const def = getTypeDefinition(typ, ...rest);
@@ -280,11 +315,24 @@ export function normalize(schema: Schema): Schema {
     if (key === "propertyOrder" || key === "defaultProperties" || key === "typeof") continue;
     if (key === "properties" || key === "patternProperties" || key === "definitions") {
       const map: Schema = {};
-      for (const [k, v] of Object.entries(value as Schema)) setOwn(map, k, typeof v === "object" && v !== null ? normalize(v as Schema) : v); // `__proto__` too
+      for (const [k, v] of Object.entries(value as Schema))
+        setOwn(map, k, typeof v === "object" && v !== null ? normalize(v as Schema) : v); // `__proto__` too
       out[key] = map;
     } else if (key === "anyOf" || key === "oneOf" || key === "allOf" || (key === "items" && Array.isArray(value))) {
       out[key] = (value as unknown[]).map((v) => (typeof v === "object" && v !== null ? normalize(v as Schema) : v));
-    } else if (["items", "additionalProperties", "additionalItems", "not", "contains", "propertyNames", "if", "then", "else"].includes(key)) {
+    } else if (
+      [
+        "items",
+        "additionalProperties",
+        "additionalItems",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+      ].includes(key)
+    ) {
       out[key] = typeof value === "object" && value !== null ? normalize(value as Schema) : value;
     } else {
       out[key] = value;
@@ -324,18 +372,29 @@ function normalizeTagged(def: Schema, tag: TagInfo): Schema {
 export function isJsonAnyShape(def: Schema, isAnyRef: (ref: string) => boolean): boolean {
   const branches = def.anyOf as Schema[] | undefined;
   if (!Array.isArray(branches)) return false;
-  const refTo = (s: unknown) => typeof s === "object" && s !== null && typeof (s as Schema).$ref === "string" && isAnyRef((s as Schema).$ref as string);
+  const refTo = (s: unknown) =>
+    typeof s === "object" &&
+    s !== null &&
+    typeof (s as Schema).$ref === "string" &&
+    isAnyRef((s as Schema).$ref as string);
   const types = new Set<string>();
   let array = false;
   let object = false;
   for (const b of branches) {
     if (b.type === "array" && refTo(b.items)) array = true;
     else if (b.type === "object" && refTo(b.additionalProperties) && !b.properties) object = true;
-    else if (isBarePrimitive(b) || (Array.isArray(b.type) && Object.keys(b).every((k) => k === "type" || ANNOTATIONS.has(k))))
+    else if (
+      isBarePrimitive(b) ||
+      (Array.isArray(b.type) && Object.keys(b).every((k) => k === "type" || ANNOTATIONS.has(k)))
+    )
       for (const t of [b.type].flat() as string[]) types.add(t);
     else return false;
   }
-  return array && object && ["null", "string", "number", "boolean"].every((t) => types.has(t) || (t === "number" && types.has("integer")));
+  return (
+    array &&
+    object &&
+    ["null", "string", "number", "boolean"].every((t) => types.has(t) || (t === "number" && types.has("integer")))
+  );
 }
 
 function isJsonAny(name: string, def: Schema): boolean {

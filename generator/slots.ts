@@ -60,7 +60,14 @@ function safeDefinitionName(name: string): string {
 /** Builds the runtime and document schemas of the tagged definition `rootName`. */
 export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: DocumentLinks): TypeSchemas {
   const rootDef = graph.definitions.get(rootName);
-  if (!rootDef) return { runtime: {}, document: {}, slots: [], families: [], errors: [{ code: "schema-failed", message: `no definition for ${rootName}` }] };
+  if (!rootDef)
+    return {
+      runtime: {},
+      document: {},
+      slots: [],
+      families: [],
+      errors: [{ code: "schema-failed", message: `no definition for ${rootName}` }],
+    };
   const walker = new TypeWalker(graph, links);
   const [runtime, document] = walker.visit(rootDef, [], [rootName]);
   const definitions = localDefinitions(walker);
@@ -83,7 +90,11 @@ export interface SlotMembers {
  * union of tagged types (`family: true`, e.g. AIContent), or an inline union of those.
  * `"mixed"` when tagged and other alternatives meet.
  */
-export function taggedMembers(graph: SchemaGraph, s: Schema, seen: ReadonlySet<string> = new Set()): SlotMembers | "mixed" | undefined {
+export function taggedMembers(
+  graph: SchemaGraph,
+  s: Schema,
+  seen: ReadonlySet<string> = new Set(),
+): SlotMembers | "mixed" | undefined {
   if (typeof s.$ref === "string") {
     const name = refName(s.$ref);
     const tag = graph.tagged.get(name);
@@ -94,7 +105,8 @@ export function taggedMembers(graph: SchemaGraph, s: Schema, seen: ReadonlySet<s
     return inner && inner !== "mixed" ? { members: inner.members, family: true } : inner;
   }
   const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
-  if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.has(k))) return undefined;
+  if (!Array.isArray(branches) || Object.keys(s).some((k) => k !== "anyOf" && k !== "oneOf" && !ANNOTATIONS.has(k)))
+    return undefined;
   const found = branches.map((b) => taggedMembers(graph, b, seen));
   if (found.every((f) => f === undefined)) return undefined;
   if (found.some((f) => f === undefined || f === "mixed")) return "mixed";
@@ -213,10 +225,16 @@ class TypeWalker {
     if (stack.includes(name)) {
       this.recursive.add(name);
       const local = { $ref: REF_PREFIX + safeDefinitionName(name) };
-      return [{ ...ann, ...local }, { ...ann, ...local }];
+      return [
+        { ...ann, ...local },
+        { ...ann, ...local },
+      ];
     }
     const [r, d] = this.visit(def, path, [...stack, name]);
-    return [{ ...r, ...ann }, { ...d, ...ann }];
+    return [
+      { ...r, ...ann },
+      { ...d, ...ann },
+    ];
   }
 
   /** Any other schema: its keywords copied, its subschemas walked. */
@@ -236,13 +254,20 @@ class TypeWalker {
         const r: Schema = {};
         const d: Schema = {};
         for (const [prop, sub] of Object.entries(value as Schema)) {
-          const [rs, ds] = typeof sub === "object" && sub !== null ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack) : [sub, sub];
+          const [rs, ds] =
+            typeof sub === "object" && sub !== null
+              ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack)
+              : [sub, sub];
           setOwn(r, prop, rs); // a property named `__proto__` stays a property
           setOwn(d, prop, ds);
         }
         runtime[key] = r;
         document[key] = d;
-      } else if ((key === "items" || key === "additionalProperties" || key === "additionalItems") && typeof value === "object" && value !== null) {
+      } else if (
+        (key === "items" || key === "additionalProperties" || key === "additionalItems") &&
+        typeof value === "object" &&
+        value !== null
+      ) {
         if (Array.isArray(value)) {
           const pairs = value.map((v, i) => this.visit(v as Schema, [...path, String(i)], stack));
           runtime[key] = pairs.map((p) => p[0]);
@@ -273,7 +298,11 @@ class TypeWalker {
 function localDefinitions(walker: TypeWalker): { runtime: Schema; document: Schema } | undefined {
   const definitions = { runtime: {} as Schema, document: {} as Schema };
   const done = new Set<string>();
-  for (let pending = [...walker.recursive]; pending.length > 0; pending = [...walker.recursive].filter((n) => !done.has(n))) {
+  for (
+    let pending = [...walker.recursive];
+    pending.length > 0;
+    pending = [...walker.recursive].filter((n) => !done.has(n))
+  ) {
     for (const name of pending.sort()) {
       done.add(name);
       const [r, d] = walker.visit(walker.graph.definitions.get(name)!, [`(${name})`], [name]);

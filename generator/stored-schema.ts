@@ -9,7 +9,8 @@ import { isObject } from "./compat/schema.js";
 /** What a family slot holds, as the runtime schemas write it: any tagged object. */
 const OPAQUE_SLOT = { type: "object", required: ["$type"], properties: { $type: { type: "string" } } };
 
-const external = (node: unknown): boolean => isObject(node) && typeof node.$ref === "string" && !node.$ref.startsWith("#");
+const external = (node: unknown): boolean =>
+  isObject(node) && typeof node.$ref === "string" && !node.$ref.startsWith("#");
 
 export function storedSchema(schema: unknown): Record<string, unknown> {
   const open = (node: unknown): unknown => {

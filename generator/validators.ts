@@ -38,7 +38,10 @@ export interface ValidatorsOutput {
 
 const FORMATS_VAR = "statebagFormats";
 
-export async function buildValidators(inputs: readonly ValidatorInput[], formatsImport: string): Promise<ValidatorsOutput> {
+export async function buildValidators(
+  inputs: readonly ValidatorInput[],
+  formatsImport: string,
+): Promise<ValidatorsOutput> {
   const { Ajv, _ } = await import("ajv");
   const standaloneCode = (await import("ajv/dist/standalone/index.js")).default as unknown as (
     ajv: InstanceType<typeof Ajv>,
@@ -56,7 +59,11 @@ export async function buildValidators(inputs: readonly ValidatorInput[], formats
       formats: { "date-time": isDateTime },
     });
 
-  const prepared = inputs.map((input) => ({ exportName: input.exportName, schema: input.schema, own: readsPrototypeNames(input.schema) }));
+  const prepared = inputs.map((input) => ({
+    exportName: input.exportName,
+    schema: input.schema,
+    own: readsPrototypeNames(input.schema),
+  }));
 
   const compileAll = (inputs: readonly { exportName: string; schema: Schema }[], own: boolean) => {
     const ajv = newAjv(own);
@@ -93,7 +100,14 @@ export async function buildValidators(inputs: readonly ValidatorInput[], formats
     // ES modules are strict already; ajv's leading directive would sit after our imports.
     const body = leanSignatures(standaloneCode(ajv, refs).replace(/^"use strict";\n?/, "")).trim();
     // A second ajv output reuses the first one's names (validate10, schema11, ...): give it a scope.
-    bodies.push(bodies.length === 0 ? body : scoped(body, good.map((g) => g.exportName)));
+    bodies.push(
+      bodies.length === 0
+        ? body
+        : scoped(
+            body,
+            good.map((g) => g.exportName),
+          ),
+    );
   }
   const body = bodies.join("\n\n");
   const needsRequire = /\brequire\(/.test(body);
@@ -159,7 +173,8 @@ function readsPrototypeNames(schema: unknown): boolean {
   return false;
 }
 
-const AJV_SIGNATURE = /^function (validate\d+)\(data, \{instancePath="", parentData, parentDataProperty, rootData=data\}=\{\}\)\{/;
+const AJV_SIGNATURE =
+  /^function (validate\d+)\(data, \{instancePath="", parentData, parentDataProperty, rootData=data\}=\{\}\)\{/;
 
 /**
  * `function validateN(data, {instancePath="", parentData, parentDataProperty, rootData=data}={})`

@@ -82,7 +82,8 @@ export function versionTypeDeclaration(input: VersionTypeInput): VersionTypeOutp
     if (typeof schema.$ref === "string") {
       const ref = schema.$ref;
       const local = /^#\/definitions\/([^/]+)$/.exec(ref);
-      if (local && Object.hasOwn(definitions, decodeURIComponent(local[1]!))) return definitionName(decodeURIComponent(local[1]!));
+      if (local && Object.hasOwn(definitions, decodeURIComponent(local[1]!)))
+        return definitionName(decodeURIComponent(local[1]!));
       if (ref === "#") return input.name;
       if (!ref.startsWith("#")) {
         usesTaggedValue = true;
@@ -100,7 +101,8 @@ export function versionTypeDeclaration(input: VersionTypeInput): VersionTypeOutp
     if (Array.isArray(schema.allOf)) parts.push(schema.allOf.map((b) => operand(typeOf(b, pad))).join(" & "));
     const types = Array.isArray(schema.type) ? schema.type : typeof schema.type === "string" ? [schema.type] : [];
     if (types.length > 0) parts.push(union(types.map((t) => primitive(String(t), schema, pad))));
-    else if (isObject(schema.properties) || schema.additionalProperties !== undefined) parts.push(objectType(schema, pad));
+    else if (isObject(schema.properties) || schema.additionalProperties !== undefined)
+      parts.push(objectType(schema, pad));
     if (parts.length === 0) return "unknown";
     const kept = parts.filter((p) => p !== "unknown");
     return kept.length === 0 ? "unknown" : kept.length === 1 ? kept[0]! : kept.map(operand).join(" & ");
@@ -120,7 +122,8 @@ export function versionTypeDeclaration(input: VersionTypeInput): VersionTypeOutp
       case "array": {
         if (Array.isArray(schema.items)) {
           const items = schema.items.map((i) => typeOf(i, pad));
-          const rest = schema.additionalItems === false ? [] : [`...${wrapArray(typeOf(schema.additionalItems, pad))}[]`];
+          const rest =
+            schema.additionalItems === false ? [] : [`...${wrapArray(typeOf(schema.additionalItems, pad))}[]`];
           return `[${[...items, ...rest].join(", ")}]`;
         }
         return `${wrapArray(typeOf(schema.items, pad))}[]`;
@@ -134,7 +137,9 @@ export function versionTypeDeclaration(input: VersionTypeInput): VersionTypeOutp
 
   const objectType = (schema: Record<string, unknown>, pad: string): string => {
     const properties = isObject(schema.properties) ? schema.properties : {};
-    const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : []);
+    const required = new Set(
+      Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : [],
+    );
     const inner = `${pad}  `;
     const lines: string[] = [];
     for (const key of Object.keys(properties)) {
@@ -146,7 +151,10 @@ export function versionTypeDeclaration(input: VersionTypeInput): VersionTypeOutp
     const hasPatterns = isObject(schema.patternProperties) && Object.keys(schema.patternProperties).length > 0;
     if (extra !== false || hasPatterns) {
       // Named properties must fit the index signature: with any, only `unknown` is safe.
-      const value = Object.keys(properties).length > 0 || hasPatterns ? "unknown" : typeOf(extra === undefined ? true : extra, inner);
+      const value =
+        Object.keys(properties).length > 0 || hasPatterns
+          ? "unknown"
+          : typeOf(extra === undefined ? true : extra, inner);
       lines.push(`${inner}[key: string]: ${value};`);
     }
     return lines.length === 0 ? "{}" : `{\n${lines.join("\n")}\n${pad}}`;

@@ -5,7 +5,13 @@
  */
 import type { CacheEntry } from "./cache.js";
 import { moduleOutput, schemaOutput, type Config } from "./config.js";
-import { historyFile, storedVersionsModule, versionsModule, type EmittedStoredVersion, type EmittedVersion } from "./emit.js";
+import {
+  historyFile,
+  storedVersionsModule,
+  versionsModule,
+  type EmittedStoredVersion,
+  type EmittedVersion,
+} from "./emit.js";
 import { compareStrings } from "./errors.js";
 import { memberFile } from "./schema-files.js";
 
@@ -28,11 +34,22 @@ export interface VersionTypes {
 export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promise<VersionTypes> {
   const { readFrozenSchemas, readLock } = await import("./compat/history.js");
   const { versionTypeDeclaration } = await import("./version-types.js");
-  const schemas = new Map<string, { family: string; $type: string; version: number; schema: unknown; from: string; frozen: boolean }>();
-  const lockKey = (family: string, $type: string, version: number) => historyFile(family, $type, version).slice("history/".length);
+  const schemas = new Map<
+    string,
+    { family: string; $type: string; version: number; schema: unknown; from: string; frozen: boolean }
+  >();
+  const lockKey = (family: string, $type: string, version: number) =>
+    historyFile(family, $type, version).slice("history/".length);
   for (const f of readFrozenSchemas(cfg.schemasDir)) {
     if (f.schema === undefined) continue;
-    schemas.set(f.key, { family: f.family, $type: f.$type, version: f.version, schema: f.schema, from: schemaOutput(cfg, historyFile(f.family, f.$type, f.version)), frozen: true });
+    schemas.set(f.key, {
+      family: f.family,
+      $type: f.$type,
+      version: f.version,
+      schema: f.schema,
+      from: schemaOutput(cfg, historyFile(f.family, f.$type, f.version)),
+      frozen: true,
+    });
   }
   const declared = new Map<string, string>();
   for (const t of entry.types) {
@@ -41,12 +58,21 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
     const file = schemaOutput(cfg, memberFile(t.family, t.$type));
     const text = entry.outputs[file];
     const key = lockKey(t.family, t.$type, t.version);
-    if (text !== undefined) schemas.set(key, { family: t.family, $type: t.$type, version: t.version, schema: JSON.parse(text), from: file, frozen: schemas.has(key) });
+    if (text !== undefined)
+      schemas.set(key, {
+        family: t.family,
+        $type: t.$type,
+        version: t.version,
+        schema: JSON.parse(text),
+        from: file,
+        frozen: schemas.has(key),
+      });
   }
   const base = (s: { $type: string; schema: unknown }): string => {
     const known = declared.get(s.$type);
     if (known) return known;
-    const title = typeof s.schema === "object" && s.schema !== null ? (s.schema as { title?: unknown }).title : undefined;
+    const title =
+      typeof s.schema === "object" && s.schema !== null ? (s.schema as { title?: unknown }).title : undefined;
     const raw = typeof title === "string" ? title : s.$type.slice(s.$type.lastIndexOf(".") + 1);
     const name = raw.replace(/[^A-Za-z0-9_$]/g, "_");
     return /^[0-9]/.test(name) ? `_${name}` : name;
@@ -64,9 +90,19 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
     }
     names[key] = name;
   }
-  const versions: EmittedVersion[] = sorted.map(([key, s]) => ({ $type: s.$type, version: s.version, name: names[key]!, schema: s.schema, from: s.from }));
+  const versions: EmittedVersion[] = sorted.map(([key, s]) => ({
+    $type: s.$type,
+    version: s.version,
+    name: names[key]!,
+    schema: s.schema,
+    from: s.from,
+  }));
   const content = versionsModule(versions, cfg.module, (v) =>
-    versionTypeDeclaration({ name: v.name, summary: `"${v.$type}" version ${v.version}, as stored (${v.from}).`, schema: v.schema }),
+    versionTypeDeclaration({
+      name: v.name,
+      summary: `"${v.$type}" version ${v.version}, as stored (${v.from}).`,
+      schema: v.schema,
+    }),
   );
   const unrecorded = sorted.filter(([key, s]) => s.frozen && recorded[key] === undefined).map(([key]) => key);
   // The versions migrations read, with their frozen schema, for the runtime's check before a step.
@@ -78,10 +114,19 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
     const family = entry.types.find((t) => t.$type === owner.get(m.type))?.family;
     const frozen = family !== undefined ? schemas.get(lockKey(family, m.type, m.from)) : undefined;
     if (!frozen?.frozen) continue;
-    stored.push({ owner: owner.get(m.type)!, $type: m.type, version: m.from, file: frozen.from, schema: storedSchema(frozen.schema) });
+    stored.push({
+      owner: owner.get(m.type)!,
+      $type: m.type,
+      version: m.from,
+      file: frozen.from,
+      schema: storedSchema(frozen.schema),
+    });
   }
   return {
-    outputs: { [moduleOutput(cfg, "versions.ts")]: content, [moduleOutput(cfg, "stored-versions.ts")]: storedVersionsModule(stored, cfg.module) },
+    outputs: {
+      [moduleOutput(cfg, "versions.ts")]: content,
+      [moduleOutput(cfg, "stored-versions.ts")]: storedVersionsModule(stored, cfg.module),
+    },
     names,
     unrecorded,
   };

@@ -23,22 +23,32 @@ if (!existsSync(join(built, "index.js"))) fail(`${relative(repo, built)}/index.j
 const root = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
 const pkg = JSON.parse(readFileSync(join(kit, "package.json"), "utf8"));
 if (pkg.version !== root.version || pkg.peerDependencies.statebag !== root.version) {
-  fail(`kit/package.json has version ${pkg.version} and peer statebag ${pkg.peerDependencies.statebag}; both must be statebag's ${root.version}`);
+  fail(
+    `kit/package.json has version ${pkg.version} and peer statebag ${pkg.peerDependencies.statebag}; both must be statebag's ${root.version}`,
+  );
 }
 for (const [name, range] of Object.entries(pkg.dependencies)) {
   const tested = root.devDependencies[name] ?? root.dependencies[name];
-  if (tested !== range) fail(`kit/package.json asks for ${name}@${range}, but this repository builds and tests with ${tested}`);
+  if (tested !== range)
+    fail(`kit/package.json asks for ${name}@${range}, but this repository builds and tests with ${tested}`);
 }
 
 rmSync(out, { recursive: true, force: true });
 // generator/cli.ts is this repository's `npm run gen`; the kit's command is `statebag gen`.
-cpSync(built, join(out, "generator"), { recursive: true, filter: (src) => !/[\\/]cli\.(js|d\.ts)$/.test(src) && !src.endsWith(".map") });
-const seam = "// statebag's runtime helpers, from the installed statebag (see generator/runtime.ts).\nexport * from \"statebag/internal/toolchain\";\n";
+cpSync(built, join(out, "generator"), {
+  recursive: true,
+  filter: (src) => !/[\\/]cli\.(js|d\.ts)$/.test(src) && !src.endsWith(".map"),
+});
+const seam =
+  '// statebag\'s runtime helpers, from the installed statebag (see generator/runtime.ts).\nexport * from "statebag/internal/toolchain";\n';
 writeFileSync(join(out, "generator/runtime.js"), seam);
 writeFileSync(join(out, "generator/runtime.d.ts"), seam);
 
 // Nothing may reach outside the kit by relative path (the runtime comes through the seam only).
-const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+const walk = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+  );
 for (const file of walk(out)) {
   const text = readFileSync(file, "utf8");
   for (const m of text.matchAll(/(?:from |import\()\s*["'](\.{1,2}\/[^"']+)["']/g)) {
@@ -51,6 +61,9 @@ for (const file of walk(out)) {
 const { compilerVersions } = await import(new URL("compilers.js", `file://${built}/`).href);
 // Resolved from this repository, whose toolchain (the kit's dependency ranges, checked above) built and tested it.
 const compilers = compilerVersions(join(repo, "package.json"));
-if (Object.values(compilers).includes("?")) fail(`the toolchain is not installed in ${repo} (found ${JSON.stringify(compilers)}): run npm ci`);
+if (Object.values(compilers).includes("?"))
+  fail(`the toolchain is not installed in ${repo} (found ${JSON.stringify(compilers)}): run npm ci`);
 writeFileSync(join(out, "compilers.json"), JSON.stringify(compilers, null, 2) + "\n");
-console.log(`build:kit: kit/dist (statebag-kit ${pkg.version}, compilers ${readFileSync(join(out, "compilers.json"), "utf8").replace(/\s+/g, " ").trim()})`);
+console.log(
+  `build:kit: kit/dist (statebag-kit ${pkg.version}, compilers ${readFileSync(join(out, "compilers.json"), "utf8").replace(/\s+/g, " ").trim()})`,
+);

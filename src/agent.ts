@@ -12,12 +12,31 @@ export type { RunContext, RunMiddleware } from "./runtime/agent/agent.js";
 
 // The contract a model client implements
 export { responseFromUpdates } from "./runtime/agent/chat-client.js";
-export type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "./runtime/agent/chat-client.js";
+export type {
+  ChatClient,
+  ChatClientMetadata,
+  ChatOptions,
+  ChatResponse,
+  ChatResponseUpdate,
+} from "./runtime/agent/chat-client.js";
 
 // Tools, and approvals that survive a restart
 export type { AITool, ToolInvocationContext } from "./runtime/agent/tools.js";
-export { TOOL_APPROVALS_KEY, ToolApprovalError, approveToolCall, pendingToolApprovals, rejectToolCall, toolApprovalMessage } from "./runtime/agent/approvals.js";
-export type { AnsweredToolApproval, PendingToolCall, ToolApprovalAnswer, ToolApprovalErrorCode, ToolApprovalState } from "./runtime/agent/approvals.js";
+export {
+  TOOL_APPROVALS_KEY,
+  ToolApprovalError,
+  approveToolCall,
+  pendingToolApprovals,
+  rejectToolCall,
+  toolApprovalMessage,
+} from "./runtime/agent/approvals.js";
+export type {
+  AnsweredToolApproval,
+  PendingToolCall,
+  ToolApprovalAnswer,
+  ToolApprovalErrorCode,
+  ToolApprovalState,
+} from "./runtime/agent/approvals.js";
 export { answerToolApprovals } from "./runtime/agent/approval-store.js";
 export type { AnswerToolApprovalsOptions, AnswerToolApprovalsResult } from "./runtime/agent/approval-store.js";
 
@@ -27,9 +46,17 @@ export { AIContextProvider } from "./runtime/agent/providers/context-provider.js
 export type { AIContext, InvokedContext } from "./runtime/agent/providers/context-provider.js";
 export { ChatHistoryProvider, HistoryProviderMismatchError } from "./runtime/agent/providers/chat-history-provider.js";
 export { InMemoryChatHistoryProvider, chatHistoryState } from "./runtime/agent/providers/in-memory-chat-history.js";
-export type { InMemoryChatHistoryOptions, InMemoryChatHistoryState } from "./runtime/agent/providers/in-memory-chat-history.js";
+export type {
+  InMemoryChatHistoryOptions,
+  InMemoryChatHistoryState,
+} from "./runtime/agent/providers/in-memory-chat-history.js";
 export { StoredChatHistoryProvider } from "./runtime/agent/providers/stored-chat-history.js";
-export type { PendingLogWrite, StoredChatHistoryOptions, StoredChatHistoryState, StoredHistoryCommit } from "./runtime/agent/providers/stored-chat-history.js";
+export type {
+  PendingLogWrite,
+  StoredChatHistoryOptions,
+  StoredChatHistoryState,
+  StoredHistoryCommit,
+} from "./runtime/agent/providers/stored-chat-history.js";
 export { RollingSummaryProvider } from "./runtime/agent/providers/rolling-summary.js";
 export type { RollingSummaryOptions, RollingSummaryState } from "./runtime/agent/providers/rolling-summary.js";
 export { keepLastMessages, keepSystemAndLastTurns } from "./runtime/agent/providers/reducers.js";

@@ -14,8 +14,18 @@ export type {
   TerminationOptions,
 } from "./runtime/group-chat/group-chat.js";
 export { ChannelKeyError, GROUP_CHAT_STATE_KEY, channelKeyOf, othersAsUser } from "./runtime/group-chat/channel.js";
-export type { ChannelKind, GroupChatChannelState, GroupChatParticipant, MessageAdapter } from "./runtime/group-chat/channel.js";
-export { AGENT_CHAT_FORMAT, AGENT_CHAT_FORMAT_VERSION, AgentChatRestoreError, AgentChatSerializer } from "./runtime/group-chat/serializer.js";
+export type {
+  ChannelKind,
+  GroupChatChannelState,
+  GroupChatParticipant,
+  MessageAdapter,
+} from "./runtime/group-chat/channel.js";
+export {
+  AGENT_CHAT_FORMAT,
+  AGENT_CHAT_FORMAT_VERSION,
+  AgentChatRestoreError,
+  AgentChatSerializer,
+} from "./runtime/group-chat/serializer.js";
 export type {
   AgentChatChannelDocument,
   AgentChatDocument,
@@ -24,4 +34,10 @@ export type {
   SerializeAgentChatOptions,
 } from "./runtime/group-chat/serializer.js";
 export { SequentialWorkflowAgent, WORKFLOW_STATE_KEY, participantStateKey } from "./runtime/group-chat/workflow.js";
-export type { SequentialWorkflowAgentOptions, WorkflowParticipantState, WorkflowResponse, WorkflowState, WorkflowStep } from "./runtime/group-chat/workflow.js";
+export type {
+  SequentialWorkflowAgentOptions,
+  WorkflowParticipantState,
+  WorkflowResponse,
+  WorkflowState,
+  WorkflowStep,
+} from "./runtime/group-chat/workflow.js";

@@ -10,7 +10,14 @@ export type { ChatHandler, ChatHandlerOptions } from "./runtime/http/handler.js"
 export { toNodeListener } from "./runtime/http/node.js";
 export type { NodeListener } from "./runtime/http/node.js";
 export { ChatSessions, escapeSegment } from "./runtime/http/chat-flow.js";
-export type { ApprovalAnswerInput, ChatSessionsOptions, Turn, TurnInput, TurnResult, TurnSink } from "./runtime/http/chat-flow.js";
+export type {
+  ApprovalAnswerInput,
+  ChatSessionsOptions,
+  Turn,
+  TurnInput,
+  TurnResult,
+  TurnSink,
+} from "./runtime/http/chat-flow.js";
 export { CHAT_INDEX_KEY, CHAT_INDEX_TYPE, StoreChatIndex } from "./runtime/http/chat-index.js";
 export type { ChatIndex, ChatPage, ChatSummary } from "./runtime/http/chat-index.js";
 export { HttpProblem, problemResponse } from "./runtime/http/problem.js";

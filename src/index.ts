@@ -12,11 +12,26 @@
 
 // Tagged values: the markers user types extend, and what generated code imports.
 export { TYPE_ID_PATTERN, isTaggedValue, versionOf } from "./runtime/core/tagged.js";
-export type { JsonObject, JsonValue, ProviderState, ProviderStateFamily, Tagged, TaggedValue, Versioned } from "./runtime/core/tagged.js";
+export type {
+  JsonObject,
+  JsonValue,
+  ProviderState,
+  ProviderStateFamily,
+  Tagged,
+  TaggedValue,
+  Versioned,
+} from "./runtime/core/tagged.js";
 
 // Sessions and their state bag
 export { createSessionData, newSessionId } from "./runtime/core/session.js";
-export type { AgentSession, CreateSessionOptions, QuarantinedValue, ServiceSessionId, SessionKind, StateBag } from "./runtime/core/session.js";
+export type {
+  AgentSession,
+  CreateSessionOptions,
+  QuarantinedValue,
+  ServiceSessionId,
+  SessionKind,
+  StateBag,
+} from "./runtime/core/session.js";
 export { ProviderSessionState, StateVersionError } from "./runtime/core/state-bag.js";
 export type {
   InitialState,
@@ -116,4 +131,11 @@ export type { JsonErrorCode, JsonLimits } from "./runtime/persistence/safe-json.
 
 // Migrations
 export { MigrationDefinitionError, MigrationError, defineMigration } from "./runtime/persistence/migrations.js";
-export type { Migration, MigrationContext, MigrationResult, MigrationSpec, Untagged, UpgradeResult } from "./runtime/persistence/migrations.js";
+export type {
+  Migration,
+  MigrationContext,
+  MigrationResult,
+  MigrationSpec,
+  Untagged,
+  UpgradeResult,
+} from "./runtime/persistence/migrations.js";

@@ -41,7 +41,12 @@ export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
 
 // Codecs: how sessions and messages are written
-export { InvalidStoredValueError, StoredSessionIdError, defaultMessageCodec, defaultSessionCodec } from "./runtime/stores/codec.js";
+export {
+  InvalidStoredValueError,
+  StoredSessionIdError,
+  defaultMessageCodec,
+  defaultSessionCodec,
+} from "./runtime/stores/codec.js";
 export type { SessionCodecOptions } from "./runtime/stores/codec.js";
 
 // The stores
@@ -54,14 +59,26 @@ export { NodeSqliteMissingError } from "./runtime/stores/sqlite/node-sqlite.js";
 export { POSTGRES_SCHEMA_VERSION, PostgresSessionStore } from "./runtime/stores/postgres/store.js";
 export type { PostgresStoreOptions } from "./runtime/stores/postgres/store.js";
 // What the PostgreSQL store needs of a pg Pool (structural, so apps without pg type-check).
-export type { PgPool, PgPoolClient, PgPoolConfig, PgQueryConfig, PgQueryResult } from "./runtime/stores/postgres/driver.js";
+export type {
+  PgPool,
+  PgPoolClient,
+  PgPoolConfig,
+  PgQueryConfig,
+  PgQueryResult,
+} from "./runtime/stores/postgres/driver.js";
 export { REDIS_FORMAT_VERSION, RedisSessionStore } from "./runtime/stores/redis/store.js";
 export type { RedisStoreOptions } from "./runtime/stores/redis/store.js";
 
 // OpenTelemetry spans (optional peer @opentelemetry/api; structural types)
 export { tracedStore, TRACER_NAME } from "./runtime/observability/traced-store.js";
 export type { TracedStoreOptions, TracingOptions } from "./runtime/observability/traced-store.js";
-export type { OtelAttributes, OtelAttributeValue, OtelSpan, OtelTracer, OtelTracerProvider } from "./runtime/observability/otel.js";
+export type {
+  OtelAttributes,
+  OtelAttributeValue,
+  OtelSpan,
+  OtelTracer,
+  OtelTracerProvider,
+} from "./runtime/observability/otel.js";
 
 // Errors
 export {
@@ -79,13 +96,25 @@ export { DriverMissingError } from "./runtime/stores/drivers.js";
 export type { OptionalDriver } from "./runtime/stores/drivers.js";
 
 // Retention and erasure requests
-export { checkRetention, isRetentionExpired, parseDuration, purgeRetention, retentionRuleFor } from "./runtime/stores/retention.js";
+export {
+  checkRetention,
+  isRetentionExpired,
+  parseDuration,
+  purgeRetention,
+  retentionRuleFor,
+} from "./runtime/stores/retention.js";
 export type { PurgeRetentionOptions, PurgeRetentionReport } from "./runtime/stores/retention.js";
 export { eraseOwnerSessions, ownerDigest, previewErase } from "./runtime/stores/erasure.js";
 
 // Bringing every stored session to the latest type versions
 export { BulkMigrationError, migrateStore } from "./runtime/stores/migrate.js";
-export type { MigrateStoreFailure, MigrateStoreOptions, MigrateStoreProgress, MigrateStoreReport, StateVersionCount } from "./runtime/stores/migrate.js";
+export type {
+  MigrateStoreFailure,
+  MigrateStoreOptions,
+  MigrateStoreProgress,
+  MigrateStoreReport,
+  StateVersionCount,
+} from "./runtime/stores/migrate.js";
 
 // Encryption at rest (AES-256-GCM codecs, keyrings, re-encryption)
 export {

@@ -5,7 +5,12 @@
  * outside statebag.
  */
 export { ScriptedChatClient } from "./runtime/agent/clients/scripted-chat-client.js";
-export type { ScriptContext, ScriptRule, ScriptedChatClientOptions, ScriptedReply } from "./runtime/agent/clients/scripted-chat-client.js";
+export type {
+  ScriptContext,
+  ScriptRule,
+  ScriptedChatClientOptions,
+  ScriptedReply,
+} from "./runtime/agent/clients/scripted-chat-client.js";
 export { storeConformance } from "./runtime/testing/store-conformance.js";
 export type { StoreConformanceOptions, StoreConformanceRunner } from "./runtime/testing/store-conformance.js";
 export type { StoreCapability } from "./runtime/testing/conformance/case.js";

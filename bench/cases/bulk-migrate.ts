@@ -78,7 +78,11 @@ async function location(kind: "sqlite" | "postgres" | "redis", dir: string): Pro
   };
 }
 
-async function seeded(kind: "sqlite" | "postgres" | "redis", dir: string, sessions: readonly AgentSession[]): Promise<Location> {
+async function seeded(
+  kind: "sqlite" | "postgres" | "redis",
+  dir: string,
+  sessions: readonly AgentSession[],
+): Promise<Location> {
   const where = await location(kind, dir);
   const store = await openStore(where.url, { codec: passThrough });
   await store.setup();
@@ -120,7 +124,9 @@ export async function bulkMigrateCases(ctx: BenchContext): Promise<CaseOutcome[]
         out.push(skipped(name, `server not reachable: ${reason}`));
         continue;
       }
-      ctx.log(`${name} (${SESSIONS} sessions x ${MESSAGES} messages, ${ctx.slowSamples} sample${ctx.slowSamples === 1 ? "" : "s"})`);
+      ctx.log(
+        `${name} (${SESSIONS} sessions x ${MESSAGES} messages, ${ctx.slowSamples} sample${ctx.slowSamples === 1 ? "" : "s"})`,
+      );
       let ours: { where: Location; store: SessionStore } | undefined;
       let raw: { where: Location; store: SessionStore } | undefined;
       const cleanup = async (side: typeof ours) => {
@@ -138,7 +144,10 @@ export async function bulkMigrateCases(ctx: BenchContext): Promise<CaseOutcome[]
             },
             run: async () => {
               const report = await migrateStore(ours!.store);
-              if (report.migrated !== SESSIONS || report.failedCount !== 0) throw new Error(`${name}: migrateStore migrated ${report.migrated} of ${SESSIONS} (${report.failedCount} failed)`);
+              if (report.migrated !== SESSIONS || report.failedCount !== 0)
+                throw new Error(
+                  `${name}: migrateStore migrated ${report.migrated} of ${SESSIONS} (${report.failedCount} failed)`,
+                );
             },
           },
           {

@@ -53,9 +53,15 @@ export async function concurrencyCases(ctx: BenchContext): Promise<CaseOutcome[]
       await writers(raw, sessions, 10);
       const times: [number[], number[]] = [[], []];
       for (let round = 0; round < rounds; round++) {
-        for (const side of round % 2 === 0 ? [0, 1] : [1, 0]) times[side].push((await writers(side === 0 ? ours : raw, sessions, ops)) / (WRITERS * ops));
+        for (const side of round % 2 === 0 ? [0, 1] : [1, 0])
+          times[side].push((await writers(side === 0 ? ours : raw, sessions, ops)) / (WRITERS * ops));
       }
-      out.push(result(name, `raw ${RAW[kind]}, same ${WRITERS} writers (per get+CAS)`, { ours_ms: median(times[0]), baseline_ms: median(times[1]) }));
+      out.push(
+        result(name, `raw ${RAW[kind]}, same ${WRITERS} writers (per get+CAS)`, {
+          ours_ms: median(times[0]),
+          baseline_ms: median(times[1]),
+        }),
+      );
     } finally {
       await ours.close();
       await raw.close();

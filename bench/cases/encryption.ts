@@ -27,7 +27,11 @@ export async function encryptionCases(ctx: BenchContext): Promise<CaseOutcome[]>
       return store.get(session.id);
     };
     ctx.log("store.sqlite.saveload.encrypted (1 session x 1,000 messages, save + load)");
-    const timing = await compare(saveLoad(encrypted), saveLoad(plain), { samples: ctx.quick ? 5 : 15, warmup: 3, minSampleMs: 0 });
+    const timing = await compare(saveLoad(encrypted), saveLoad(plain), {
+      samples: ctx.quick ? 5 : 15,
+      warmup: 3,
+      minSampleMs: 0,
+    });
     return [result("store.sqlite.saveload.encrypted", "same store, unencrypted codec", timing)];
   } finally {
     for (const store of stores) await store.close().catch(() => undefined);

@@ -52,7 +52,8 @@ class Layout {
   readonly stride: number;
   readonly t0: number;
   constructor(readonly n: number) {
-    if (n < TARGET_SESSIONS * 10) throw new Error(`listing bench: N must be at least ${TARGET_SESSIONS * 10}, got ${n}`);
+    if (n < TARGET_SESSIONS * 10)
+      throw new Error(`listing bench: N must be at least ${TARGET_SESSIONS * 10}, got ${n}`);
     this.owners = Math.floor(n / 10);
     this.stride = Math.floor(n / TARGET_SESSIONS);
     this.t0 = Date.now() - n - 60_000;
@@ -84,7 +85,10 @@ class Layout {
 /** The stored text of session `id`: an empty session through the default codec (small, loads as written). */
 function bodyTemplate(): { text: string; placeholder: string } {
   const placeholder = "s-PLACEHOLDER";
-  return { text: defaultSessionCodec().serialize(createSessionData({ id: placeholder }), { owner: TARGET }), placeholder };
+  return {
+    text: defaultSessionCodec().serialize(createSessionData({ id: placeholder }), { owner: TARGET }),
+    placeholder,
+  };
 }
 
 interface Seeded {
@@ -102,7 +106,9 @@ export function listingSeedLog(): readonly string[] {
 
 function same(name: string, got: readonly string[], want: readonly string[]): void {
   if (got.length !== want.length || got.some((id, i) => id !== want[i])) {
-    throw new Error(`${name}: page holds [${got.slice(0, 3).join(", ")}, ...] (${got.length}), expected [${want.slice(0, 3).join(", ")}, ...] (${want.length})`);
+    throw new Error(
+      `${name}: page holds [${got.slice(0, 3).join(", ")}, ...] (${got.length}), expected [${want.slice(0, 3).join(", ")}, ...] (${want.length})`,
+    );
   }
 }
 
@@ -132,12 +138,19 @@ async function seedSqlite(layout: Layout, dir: string): Promise<Seeded> {
 
   const store = await openStore(`sqlite:${file}`);
   const reader = new DatabaseSync(file, { readOnly: true });
-  const first = reader.prepare(`SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`);
+  const first = reader.prepare(
+    `SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+  );
   const next = reader.prepare(
     `SELECT id, updated_at FROM statebag_sessions WHERE owner = ? AND (updated_at, id) < (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
   );
-  const plan = reader.prepare(`EXPLAIN QUERY PLAN SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`).all(TARGET);
-  if (!plan.some((row) => String(row.detail).includes("statebag_sessions_owner_updated"))) throw new Error(`listing.sqlite: the raw query does not use the owner index: ${JSON.stringify(plan)}`);
+  const plan = reader
+    .prepare(
+      `EXPLAIN QUERY PLAN SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+    )
+    .all(TARGET);
+  if (!plan.some((row) => String(row.detail).includes("statebag_sessions_owner_updated")))
+    throw new Error(`listing.sqlite: the raw query does not use the owner index: ${JSON.stringify(plan)}`);
   return {
     store,
     raw: async (_from, after) => {
@@ -182,13 +195,26 @@ async function seedPostgres(layout: Layout): Promise<Seeded> {
                 'Session ' || g, NULL, t, t
          FROM generate_series($7::int, $8::int) AS g,
               LATERAL (SELECT 's-' || lpad(g::text, 8, '0') AS id, timestamptz 'epoch' + ($9::bigint + g) * interval '1 millisecond' AS t) AS x`,
-        [text, placeholder, stride, TARGET_SESSIONS, TARGET, layout.owners - 1, start, Math.min(layout.n, start + BATCH) - 1, layout.t0],
+        [
+          text,
+          placeholder,
+          stride,
+          TARGET_SESSIONS,
+          TARGET,
+          layout.owners - 1,
+          start,
+          Math.min(layout.n, start + BATCH) - 1,
+          layout.t0,
+        ],
       );
     }
     await client.query(`SELECT setval('${schema}.statebag_revision_seq', $1::bigint)`, [layout.n]);
     await client.query(`VACUUM ANALYZE ${sessions}`);
     store = await openStore(url);
-    const first = { name: `bench_listing_first_${schema}`, text: `SELECT id, updated_at FROM ${sessions} WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}` };
+    const first = {
+      name: `bench_listing_first_${schema}`,
+      text: `SELECT id, updated_at FROM ${sessions} WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+    };
     const next = {
       name: `bench_listing_next_${schema}`,
       text: `SELECT id, updated_at FROM ${sessions} WHERE owner = $1 AND (updated_at, id) < (timestamptz 'epoch' + $2::bigint * interval '1 millisecond', $3::text)
@@ -196,11 +222,14 @@ async function seedPostgres(layout: Layout): Promise<Seeded> {
     };
     const plan = await client.query(`EXPLAIN ${first.text.replace("$1", `'${TARGET}'`)}`);
     const planText = plan.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
-    if (!planText.includes("statebag_sessions_owner_updated")) throw new Error(`listing.postgres: the raw query does not use the owner index:\n${planText}`);
+    if (!planText.includes("statebag_sessions_owner_updated"))
+      throw new Error(`listing.postgres: the raw query does not use the owner index:\n${planText}`);
     return {
       store,
       raw: async (_from, after) => {
-        const res = after ? await client.query({ ...next, values: [TARGET, after.u, after.id] }) : await client.query({ ...first, values: [TARGET] });
+        const res = after
+          ? await client.query({ ...next, values: [TARGET, after.u, after.id] })
+          : await client.query({ ...first, values: [TARGET] });
         return res.rows.map((r: { id: string }) => r.id);
       },
       cleanup,
@@ -257,9 +286,7 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
   let url: string;
   if (cluster) {
     url = `${cluster.url}?prefix=${prefix}`;
-    client = new ioredis.Cluster(
-      cluster.ports.map((port) => ({ host: "127.0.0.1", port })),
-    ) as unknown as RedisLike;
+    client = new ioredis.Cluster(cluster.ports.map((port) => ({ host: "127.0.0.1", port }))) as unknown as RedisLike;
   } else {
     const base = storeUrls.redis;
     url = `${base}${base.includes("?") ? "&" : "?"}prefix=${prefix}`;
@@ -284,7 +311,8 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
   try {
     const { text, placeholder } = bodyTemplate();
     const [pre, post] = text.split(placeholder);
-    if (text.split(placeholder).length !== 2) throw new Error("listing.redis: the body template holds its id more than once");
+    if (text.split(placeholder).length !== 2)
+      throw new Error("listing.redis: the body template holds its id more than once");
     const pad = (u: number) => String(u).padStart(15, "0");
     // One script per bucket and batch (server-side writes: a million sessions are millions of commands).
     // Per bucket: S ops write a session hash and its id index entry; O ops the owner index entries.
@@ -303,7 +331,11 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
         args(keys.of(id).prefix).push("S", id, i + 1, u, owner, `Session ${i}`);
         args(keys.owner(owner).prefix).push("O", owner, id, i + 1, u, pad(u) + id);
       }
-      await Promise.all([...perBucket].map(([bucketPrefix, ops]) => client.eval(SEED_SCRIPT, 1, `${bucketPrefix}idx`, bucketPrefix, pre, post, ...ops)));
+      await Promise.all(
+        [...perBucket].map(([bucketPrefix, ops]) =>
+          client.eval(SEED_SCRIPT, 1, `${bucketPrefix}idx`, bucketPrefix, pre, post, ...ops),
+        ),
+      );
     }
     await client.zadd(rawKey, ...layout.targetNewestFirst().flatMap((i) => [layout.updated(i), layout.id(i)]));
     await Promise.all(keys.buckets.map((b) => client.set(b.rev, layout.n)));
@@ -327,18 +359,29 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
 
 // ---------------------------------------------------------------- the cases
 
-async function measure(ctx: BenchContext, backend: Backend, layout: Layout, seeded: Seeded, baseline: string): Promise<CaseOutcome[]> {
+async function measure(
+  ctx: BenchContext,
+  backend: Backend,
+  layout: Layout,
+  seeded: Seeded,
+  baseline: string,
+): Promise<CaseOutcome[]> {
   const { store, raw } = seeded;
   // Correctness first: one seeded session loads through the store; pages 1..LATER_PAGE are the expected ids.
   const probe = layout.pageIds(1)[0];
   const loaded = await store.get(probe);
-  if (loaded?.meta.owner !== TARGET) throw new Error(`listing.${backend}: seeded session ${probe} did not load with its owner`);
+  if (loaded?.meta.owner !== TARGET)
+    throw new Error(`listing.${backend}: seeded session ${probe} did not load with its owner`);
   let cursor: string | undefined;
   let laterCursor: string | undefined;
   for (let page = 1; page <= LATER_PAGE; page++) {
     if (page === LATER_PAGE) laterCursor = cursor;
     const got = await store.list({ owner: TARGET, limit: PAGE, cursor });
-    same(`listing.${backend} page ${page}`, got.items.map((x) => x.id), layout.pageIds(page));
+    same(
+      `listing.${backend} page ${page}`,
+      got.items.map((x) => x.id),
+      layout.pageIds(page),
+    );
     cursor = got.cursor;
   }
   const laterFrom = (LATER_PAGE - 1) * PAGE;
@@ -386,7 +429,8 @@ function listingN(ctx: BenchContext): number {
   const env = process.env.STATEBAG_BENCH_LISTING_N;
   if (env !== undefined) {
     const n = Number(env.replace(/_/g, ""));
-    if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`STATEBAG_BENCH_LISTING_N must be a positive integer, got ${env}`);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new Error(`STATEBAG_BENCH_LISTING_N must be a positive integer, got ${env}`);
     return n;
   }
   return ctx.quick ? 20_000 : 1_000_000;
@@ -402,7 +446,11 @@ export async function listingCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       let cluster: RedisClusterHandle | undefined;
       if (backend === "redis-cluster") {
         if (!findBinary("redis-server") || !findBinary("redis-cli")) {
-          out.push(...names(backend).map((n) => skipped(n, "redis-server / redis-cli not installed (the bench starts a local 3-node cluster)")));
+          out.push(
+            ...names(backend).map((n) =>
+              skipped(n, "redis-server / redis-cli not installed (the bench starts a local 3-node cluster)"),
+            ),
+          );
           continue;
         }
         if (!(await import("../../src/runtime/stores/drivers.js")).driverInstalled("ioredis")) {
@@ -419,8 +467,15 @@ export async function listingCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       }
       try {
         const started = performance.now();
-        ctx.log(`listing.${backend}: seeding ${layout.n.toLocaleString("en")} sessions of ${layout.owners.toLocaleString("en")} owners`);
-        const seeded = backend === "sqlite" ? await seedSqlite(layout, dir) : backend === "postgres" ? await seedPostgres(layout) : await seedRedis(layout, cluster);
+        ctx.log(
+          `listing.${backend}: seeding ${layout.n.toLocaleString("en")} sessions of ${layout.owners.toLocaleString("en")} owners`,
+        );
+        const seeded =
+          backend === "sqlite"
+            ? await seedSqlite(layout, dir)
+            : backend === "postgres"
+              ? await seedPostgres(layout)
+              : await seedRedis(layout, cluster);
         const line = `listing.${backend}: seeded ${layout.n.toLocaleString("en")} sessions in ${((performance.now() - started) / 1000).toFixed(1)} s (not measured)`;
         seedLog.push(line);
         ctx.log(line);

@@ -61,9 +61,12 @@ function fingerprint(messages: readonly ChatMessage[]): string[] {
   const out: string[] = [];
   for (const m of messages)
     for (const c of m.contents) {
-      if (c.$type === "text" || c.$type === "reasoning") out.push(`${m.role}:${c.$type}:${(c as { text: string }).text}`);
-      else if (c.$type === "functionCall") out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
-      else if (c.$type === "functionResult") out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
+      if (c.$type === "text" || c.$type === "reasoning")
+        out.push(`${m.role}:${c.$type}:${(c as { text: string }).text}`);
+      else if (c.$type === "functionCall")
+        out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
+      else if (c.$type === "functionResult")
+        out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
     }
   return out;
 }
@@ -71,7 +74,9 @@ function fingerprint(messages: readonly ChatMessage[]): string[] {
 function sameMessages(name: string, ours: string[], theirs: string[]): void {
   if (ours.length !== theirs.length || ours.some((v, i) => v !== theirs[i])) {
     const at = ours.findIndex((v, i) => v !== theirs[i]);
-    throw new Error(`${name}: the peer's document does not hold the same messages (first difference at ${at}: ${ours[at]} vs ${theirs[at]})`);
+    throw new Error(
+      `${name}: the peer's document does not hold the same messages (first difference at ${at}: ${ours[at]} vs ${theirs[at]})`,
+    );
   }
 }
 
@@ -84,19 +89,37 @@ function agentItems(messages: readonly ChatMessage[]): unknown[] {
     for (const c of m.contents) {
       if (c.$type === "functionCall") {
         const call = c as { callId: string; name: string; arguments: unknown };
-        items.push({ type: "function_call", callId: call.callId, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" });
+        items.push({
+          type: "function_call",
+          callId: call.callId,
+          name: call.name,
+          arguments: JSON.stringify(call.arguments),
+          status: "completed",
+        });
       } else if (c.$type === "functionResult") {
         const r = c as { callId: string; result: unknown };
-        items.push({ type: "function_call_result", callId: r.callId, name: "get_weather", status: "completed", output: { type: "text", text: JSON.stringify(r.result) } });
+        items.push({
+          type: "function_call_result",
+          callId: r.callId,
+          name: "get_weather",
+          status: "completed",
+          output: { type: "text", text: JSON.stringify(r.result) },
+        });
       }
     }
-    for (const text of texts(m.contents, "reasoning")) items.push({ type: "reasoning", content: [{ type: "input_text", text }] });
+    for (const text of texts(m.contents, "reasoning"))
+      items.push({ type: "reasoning", content: [{ type: "input_text", text }] });
     const said = texts(m.contents, "text");
     if (said.length === 0) continue;
     items.push(
       m.role === "user"
         ? { type: "message", role: "user", content: said.map((text) => ({ type: "input_text", text })) }
-        : { type: "message", role: "assistant", status: "completed", content: said.map((text) => ({ type: "output_text", text })) },
+        : {
+            type: "message",
+            role: "assistant",
+            status: "completed",
+            content: said.map((text) => ({ type: "output_text", text })),
+          },
     );
   }
   return items;
@@ -107,7 +130,8 @@ function agentFingerprint(items: readonly any[]): string[] {
   const out: string[] = [];
   for (const item of items) {
     if (item.type === "function_call") out.push(`call:${item.callId}:${JSON.stringify(JSON.parse(item.arguments))}`);
-    else if (item.type === "function_call_result") out.push(`result:${item.callId}:${JSON.stringify(JSON.parse(item.output.text))}`);
+    else if (item.type === "function_call_result")
+      out.push(`result:${item.callId}:${JSON.stringify(JSON.parse(item.output.text))}`);
     else if (item.type === "reasoning") for (const c of item.content) out.push(`assistant:reasoning:${c.text}`);
     else if (item.type === "message") for (const c of item.content) out.push(`${item.role}:text:${c.text}`);
   }
@@ -118,7 +142,10 @@ function agentFingerprint(items: readonly any[]): string[] {
 function orderedFingerprint(messages: readonly ChatMessage[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
-    for (const entry of fingerprint([{ ...m, contents: m.contents.filter((c) => c.$type === "functionCall" || c.$type === "functionResult") }])) out.push(entry);
+    for (const entry of fingerprint([
+      { ...m, contents: m.contents.filter((c) => c.$type === "functionCall" || c.$type === "functionResult") },
+    ]))
+      out.push(entry);
     for (const text of texts(m.contents, "reasoning")) out.push(`assistant:reasoning:${text}`);
     for (const text of texts(m.contents, "text")) out.push(`${m.role}:text:${text}`);
   }
@@ -135,11 +162,33 @@ async function openAIAgentsCases(ctx: BenchContext): Promise<CaseOutcome[]> {
   const state = new sdk.RunState(new sdk.RunContext(), agentItems(history(session)), agent, 10);
   const theirs: string = state.toString();
   const restored = await sdk.RunState.fromString(agent, theirs);
-  sameMessages("openai-agents", orderedFingerprint(history(deserializeSession(ours))), agentFingerprint(restored._originalInput));
-  ctx.log(`peer.openai-agents.load.1000 (ours ${(ours.length / 1024).toFixed(0)} KiB, RunState ${(theirs.length / 1024).toFixed(0)} KiB)`);
+  sameMessages(
+    "openai-agents",
+    orderedFingerprint(history(deserializeSession(ours))),
+    agentFingerprint(restored._originalInput),
+  );
+  ctx.log(
+    `peer.openai-agents.load.1000 (ours ${(ours.length / 1024).toFixed(0)} KiB, RunState ${(theirs.length / 1024).toFixed(0)} KiB)`,
+  );
   return [
-    result(names[0], "OpenAI Agents RunState.fromString", await compare(() => deserializeSession(ours), () => sdk.RunState.fromString(agent, theirs), ctx.fast)),
-    result(names[1], "JSON.parse (its own text)", await compare(() => sdk.RunState.fromString(agent, theirs), () => JSON.parse(theirs), ctx.fast)),
+    result(
+      names[0],
+      "OpenAI Agents RunState.fromString",
+      await compare(
+        () => deserializeSession(ours),
+        () => sdk.RunState.fromString(agent, theirs),
+        ctx.fast,
+      ),
+    ),
+    result(
+      names[1],
+      "JSON.parse (its own text)",
+      await compare(
+        () => sdk.RunState.fromString(agent, theirs),
+        () => JSON.parse(theirs),
+        ctx.fast,
+      ),
+    ),
   ];
 }
 
@@ -153,11 +202,17 @@ function langchainMessages(lc: any, messages: readonly ChatMessage[]): unknown[]
   const out: unknown[] = [];
   for (const m of messages) {
     const text = texts(m.contents, "text").join("\n");
-    const calls = m.contents.filter((c) => c.$type === "functionCall") as { callId: string; name: string; arguments: Record<string, unknown> }[];
+    const calls = m.contents.filter((c) => c.$type === "functionCall") as {
+      callId: string;
+      name: string;
+      arguments: Record<string, unknown>;
+    }[];
     const results = m.contents.filter((c) => c.$type === "functionResult") as { callId: string; result: unknown }[];
     const reasoning = texts(m.contents, "reasoning");
     if (m.role === "user") out.push(new lc.HumanMessage({ content: text, id: m.messageId }));
-    else if (m.role === "tool") for (const r of results) out.push(new lc.ToolMessage({ content: JSON.stringify(r.result), tool_call_id: r.callId, id: m.messageId }));
+    else if (m.role === "tool")
+      for (const r of results)
+        out.push(new lc.ToolMessage({ content: JSON.stringify(r.result), tool_call_id: r.callId, id: m.messageId }));
     else
       out.push(
         new lc.AIMessage({
@@ -180,7 +235,8 @@ function langchainFingerprint(messages: readonly any[]): string[] {
       continue;
     }
     for (const call of m.tool_calls ?? []) out.push(`call:${call.id}:${JSON.stringify(call.args)}`);
-    if (m.additional_kwargs?.reasoning_content) out.push(`assistant:reasoning:${m.additional_kwargs.reasoning_content}`);
+    if (m.additional_kwargs?.reasoning_content)
+      out.push(`assistant:reasoning:${m.additional_kwargs.reasoning_content}`);
     if (m.content !== "") out.push(`${type === "human" ? "user" : "assistant"}:text:${m.content}`);
   }
   return out;
@@ -191,8 +247,10 @@ function langchainOrderedFingerprint(messages: readonly ChatMessage[]): string[]
   const out: string[] = [];
   for (const m of messages) {
     for (const c of m.contents) {
-      if (c.$type === "functionCall") out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
-      if (c.$type === "functionResult") out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
+      if (c.$type === "functionCall")
+        out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
+      if (c.$type === "functionResult")
+        out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
     }
     const reasoning = texts(m.contents, "reasoning");
     if (reasoning.length) out.push(`assistant:reasoning:${reasoning.join("\n")}`);
@@ -208,13 +266,28 @@ interface Saver {
 }
 
 /** put + put + getTuple per thread, the way a two-step graph run and a later read use a saver. */
-async function langgraphRun(checkpoint: any, saver: Saver, threads: { id: string; messages: unknown[]; next: unknown[] }[], prefix: string): Promise<number> {
+async function langgraphRun(
+  checkpoint: any,
+  saver: Saver,
+  threads: { id: string; messages: unknown[]; next: unknown[] }[],
+  prefix: string,
+): Promise<number> {
   let checked = 0;
   for (const t of threads) {
     const config = { configurable: { thread_id: `${prefix}${t.id}`, checkpoint_ns: "" } };
-    const first = { ...checkpoint.emptyCheckpoint(), id: checkpoint.uuid6(-1), channel_values: { messages: t.messages }, channel_versions: { messages: 1 } };
+    const first = {
+      ...checkpoint.emptyCheckpoint(),
+      id: checkpoint.uuid6(-1),
+      channel_values: { messages: t.messages },
+      channel_versions: { messages: 1 },
+    };
     const saved = await saver.put(config, first, { source: "loop", step: 0, parents: {} }, { messages: 1 });
-    const second = { ...checkpoint.emptyCheckpoint(), id: checkpoint.uuid6(-1), channel_values: { messages: t.next }, channel_versions: { messages: 2 } };
+    const second = {
+      ...checkpoint.emptyCheckpoint(),
+      id: checkpoint.uuid6(-1),
+      channel_values: { messages: t.next },
+      channel_versions: { messages: 2 },
+    };
     await saver.put(saved, second, { source: "loop", step: 1, parents: {} }, { messages: 2 });
     const tuple = await saver.getTuple(config);
     checked += tuple.checkpoint.channel_values.messages.length;
@@ -242,9 +315,14 @@ async function langgraphCases(ctx: BenchContext): Promise<CaseOutcome[]> {
     peer("@langchain/langgraph-checkpoint-sqlite"),
     peer("@langchain/langgraph-checkpoint-postgres"),
   ]);
-  if (!checkpoint || !lc) return kinds.map((k) => skipped(`peer.langgraph.${k}.saveload`, `peer not installed: ${INSTALL}`));
+  if (!checkpoint || !lc)
+    return kinds.map((k) => skipped(`peer.langgraph.${k}.saveload`, `peer not installed: ${INSTALL}`));
   const sessions = makeSessions(THREADS, MESSAGES, "peer");
-  const threads = sessions.map((s) => ({ id: s.id, messages: langchainMessages(lc, history(s).slice(0, MESSAGES - 2)), next: langchainMessages(lc, history(s)) }));
+  const threads = sessions.map((s) => ({
+    id: s.id,
+    messages: langchainMessages(lc, history(s).slice(0, MESSAGES - 2)),
+    next: langchainMessages(lc, history(s)),
+  }));
   const out: CaseOutcome[] = [];
   for (const kind of kinds) {
     const name = `peer.langgraph.${kind}.saveload`;
@@ -260,7 +338,9 @@ async function langgraphCases(ctx: BenchContext): Promise<CaseOutcome[]> {
     }
     const dir = mkdtempSync(join(tmpdir(), "statebag-peer-"));
     const schema = `bench_peer_${randomBytes(4).toString("hex")}`;
-    const store = await openStore(kind === "sqlite" ? `sqlite:${join(dir, "sessions.db")}` : `${PG_URL}?schema=${schema}`);
+    const store = await openStore(
+      kind === "sqlite" ? `sqlite:${join(dir, "sessions.db")}` : `${PG_URL}?schema=${schema}`,
+    );
     let saver: Saver & { setup?(): Promise<void>; end?(): Promise<void>; db?: { close(): void } };
     if (kind === "sqlite") saver = sqliteSaver.SqliteSaver.fromConnString(join(dir, "sessions.db"));
     else {
@@ -273,16 +353,22 @@ async function langgraphCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       await statebagRun(store, sessions.slice(0, 1), "check-");
       await langgraphRun(checkpoint, saver, threads.slice(0, 1), "check-");
       const ours = history((await store.get(`check-${sessions[0].id}`))!.session);
-      const theirs = (await saver.getTuple({ configurable: { thread_id: `check-${threads[0].id}`, checkpoint_ns: "" } })).checkpoint.channel_values.messages;
+      const theirs = (
+        await saver.getTuple({ configurable: { thread_id: `check-${threads[0].id}`, checkpoint_ns: "" } })
+      ).checkpoint.channel_values.messages;
       sameMessages(name, langchainOrderedFingerprint(ours), langchainFingerprint(theirs));
-      ctx.log(`${name} (${THREADS} threads x ${MESSAGES} messages, ${ctx.slowSamples} round${ctx.slowSamples === 1 ? "" : "s"})`);
+      ctx.log(
+        `${name} (${THREADS} threads x ${MESSAGES} messages, ${ctx.slowSamples} round${ctx.slowSamples === 1 ? "" : "s"})`,
+      );
       let round = 0;
       const timing = await compareWithSetup(
         { setup: () => void round++, run: () => statebagRun(store, sessions, `r${round}-`) },
         { run: () => langgraphRun(checkpoint, saver, threads, `r${round}-`) },
         ctx.slowSamples,
       );
-      out.push(result(name, `LangGraph ${kind === "sqlite" ? "SqliteSaver" : "PostgresSaver"} put+put+getTuple`, timing));
+      out.push(
+        result(name, `LangGraph ${kind === "sqlite" ? "SqliteSaver" : "PostgresSaver"} put+put+getTuple`, timing),
+      );
     } finally {
       await store.close();
       if (kind === "postgres") {

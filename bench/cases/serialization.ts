@@ -33,7 +33,8 @@ function fixture(messages: number) {
   const text = serializeSession(session);
   // Both sides must accept the document, or the comparison means nothing.
   const check = validateSession(session, { strict: true });
-  if (!check.ok) throw new Error(`bench session (${messages} messages) is invalid: ${JSON.stringify(check.problems.slice(0, 2))}`);
+  if (!check.ok)
+    throw new Error(`bench session (${messages} messages) is invalid: ${JSON.stringify(check.problems.slice(0, 2))}`);
   sessionSchema.parse(session);
   return { session, envelope, text };
 }
@@ -45,7 +46,10 @@ function peakMemory(ctx: BenchContext, text: string) {
   writeFileSync(file, text);
   const probe = fileURLToPath(new URL("../heap-probe.ts", import.meta.url));
   const run = (mode: string): number => {
-    const r = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", probe, file, mode], { cwd: ctx.root, encoding: "utf8" });
+    const r = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", probe, file, mode], {
+      cwd: ctx.root,
+      encoding: "utf8",
+    });
     if (r.status !== 0) throw new Error(`heap probe (${mode}) failed: ${r.stderr.slice(0, 500)}`);
     return (JSON.parse(r.stdout) as { peakGrowth: number }).peakGrowth / (1024 * 1024);
   };
@@ -57,7 +61,10 @@ function peakMemory(ctx: BenchContext, text: string) {
       ours.push(run("statebag"));
       base.push(run("json"));
     }
-    return result("load.100000.peak", "JSON.parse peak RSS growth (MiB, not ms)", { ours_ms: median(ours), baseline_ms: median(base) });
+    return result("load.100000.peak", "JSON.parse peak RSS growth (MiB, not ms)", {
+      ours_ms: median(ours),
+      baseline_ms: median(base),
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -69,18 +76,60 @@ export async function serializationCases(ctx: BenchContext): Promise<CaseOutcome
     const { text } = fixture(n);
     ctx.log(`load.${n} (${(text.length / 1024).toFixed(0)} KiB)`);
     // 100,000 messages take ~0.1 s a load: fewer, longer samples.
-    const timing = n >= 100000 ? { ...ctx.fast, samples: Math.min(ctx.fast.samples, 9), warmup: 2, minSampleMs: 0 } : ctx.fast;
-    out.push(result(`load.${n}`, "JSON.parse", await compare(() => deserializeSession(text), () => JSON.parse(text), timing)));
+    const timing =
+      n >= 100000 ? { ...ctx.fast, samples: Math.min(ctx.fast.samples, 9), warmup: 2, minSampleMs: 0 } : ctx.fast;
+    out.push(
+      result(
+        `load.${n}`,
+        "JSON.parse",
+        await compare(
+          () => deserializeSession(text),
+          () => JSON.parse(text),
+          timing,
+        ),
+      ),
+    );
     if (n === 100000) out.push(peakMemory(ctx, text));
   }
   const { session, envelope } = fixture(1000);
   ctx.log("save.1000");
-  out.push(result("save.1000", "JSON.stringify", await compare(() => serializeSession(session), () => JSON.stringify(envelope), ctx.fast)));
+  out.push(
+    result(
+      "save.1000",
+      "JSON.stringify",
+      await compare(
+        () => serializeSession(session),
+        () => JSON.stringify(envelope),
+        ctx.fast,
+      ),
+    ),
+  );
   // What stores call: full validation and the save-side limits, then the text.
   ctx.log("save.validated.1000");
-  if (serializeSession(session, { validate: true }) !== JSON.stringify(envelope)) throw new Error("save.validated.1000: the validated save writes other text than JSON.stringify");
-  out.push(result("save.validated.1000", "JSON.stringify", await compare(() => serializeSession(session, { validate: true }), () => JSON.stringify(envelope), ctx.fast)));
+  if (serializeSession(session, { validate: true }) !== JSON.stringify(envelope))
+    throw new Error("save.validated.1000: the validated save writes other text than JSON.stringify");
+  out.push(
+    result(
+      "save.validated.1000",
+      "JSON.stringify",
+      await compare(
+        () => serializeSession(session, { validate: true }),
+        () => JSON.stringify(envelope),
+        ctx.fast,
+      ),
+    ),
+  );
   ctx.log("validate.1000");
-  out.push(result("validate.1000", "zod 4 schema", await compare(() => validateSession(session), () => sessionSchema.parse(session), ctx.fast)));
+  out.push(
+    result(
+      "validate.1000",
+      "zod 4 schema",
+      await compare(
+        () => validateSession(session),
+        () => sessionSchema.parse(session),
+        ctx.fast,
+      ),
+    ),
+  );
   return out;
 }

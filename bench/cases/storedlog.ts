@@ -51,7 +51,11 @@ export async function storedLogCases(ctx: BenchContext): Promise<CaseOutcome[]> 
   const dir = mkdtempSync(join(tmpdir(), "statebag-storedlog-"));
   const store = await openStore(`sqlite:${join(dir, "log.db")}`);
   try {
-    const history = (makeSession({ messages: SIZES[SIZES.length - 1], id: "storedlog" }).stateBag[HISTORY_KEY] as unknown as { messages: ChatMessage[] }).messages;
+    const history = (
+      makeSession({ messages: SIZES[SIZES.length - 1], id: "storedlog" }).stateBag[HISTORY_KEY] as unknown as {
+        messages: ChatMessage[];
+      }
+    ).messages;
     const sides: { size: number; variant: Variant; turn: () => Promise<number>; times: number[] }[] = [];
     for (const size of SIZES) {
       for (const variant of VARIANTS) {
@@ -60,7 +64,11 @@ export async function storedLogCases(ctx: BenchContext): Promise<CaseOutcome[]> 
         const provider = new StoredChatHistoryProvider({
           log: store.messages,
           commit: "run",
-          ...(variant === "windowed" ? { window: 20 } : variant === "warm" ? { cacheBytes: 1024 * 1024 * 1024 } : { cacheBytes: 0 }),
+          ...(variant === "windowed"
+            ? { window: 20 }
+            : variant === "warm"
+              ? { cacheBytes: 1024 * 1024 * 1024 }
+              : { cacheBytes: 0 }),
         });
         const client = new TimedClient({ usage: false });
         const agent = new ChatClientAgent({ client, name: "bench", history: provider });
@@ -87,15 +95,34 @@ export async function storedLogCases(ctx: BenchContext): Promise<CaseOutcome[]> 
     // Every side wrote exactly its turns, two messages each.
     for (const side of sides) {
       const length = (await store.messages.readMessageWindow!(`log-${side.size}-${side.variant}`, { last: 0 })).length;
-      if (length !== side.size + 2 * (rounds + 3)) throw new Error(`log-${side.size}-${side.variant} holds ${length} messages, expected ${side.size + 2 * (rounds + 3)}`);
+      if (length !== side.size + 2 * (rounds + 3))
+        throw new Error(
+          `log-${side.size}-${side.variant} holds ${length} messages, expected ${side.size + 2 * (rounds + 3)}`,
+        );
     }
-    const ms = (size: number, variant: Variant) => median(sides.find((s) => s.size === size && s.variant === variant)!.times);
+    const ms = (size: number, variant: Variant) =>
+      median(sides.find((s) => s.size === size && s.variant === variant)!.times);
     return [
-      result("turn.storedlog.1000.windowed", "the same turn reading the whole log (cacheBytes: 0, before #25)", { ours_ms: ms(1000, "windowed"), baseline_ms: ms(1000, "full") }),
-      result("turn.storedlog.100000.windowed", "turn.storedlog.1000.windowed (same run)", { ours_ms: ms(100_000, "windowed"), baseline_ms: ms(1000, "windowed") }),
-      result("turn.storedlog.1000.warm", "the same turn reading the whole log (cacheBytes: 0, before #25)", { ours_ms: ms(1000, "warm"), baseline_ms: ms(1000, "full") }),
-      result("turn.storedlog.100000.warm", "turn.storedlog.1000.warm (same run)", { ours_ms: ms(100_000, "warm"), baseline_ms: ms(1000, "warm") }),
-      result("turn.storedlog.100000.full", "turn.storedlog.1000.full (whole-log reads, before #25)", { ours_ms: ms(100_000, "full"), baseline_ms: ms(1000, "full") }),
+      result("turn.storedlog.1000.windowed", "the same turn reading the whole log (cacheBytes: 0, before #25)", {
+        ours_ms: ms(1000, "windowed"),
+        baseline_ms: ms(1000, "full"),
+      }),
+      result("turn.storedlog.100000.windowed", "turn.storedlog.1000.windowed (same run)", {
+        ours_ms: ms(100_000, "windowed"),
+        baseline_ms: ms(1000, "windowed"),
+      }),
+      result("turn.storedlog.1000.warm", "the same turn reading the whole log (cacheBytes: 0, before #25)", {
+        ours_ms: ms(1000, "warm"),
+        baseline_ms: ms(1000, "full"),
+      }),
+      result("turn.storedlog.100000.warm", "turn.storedlog.1000.warm (same run)", {
+        ours_ms: ms(100_000, "warm"),
+        baseline_ms: ms(1000, "warm"),
+      }),
+      result("turn.storedlog.100000.full", "turn.storedlog.1000.full (whole-log reads, before #25)", {
+        ours_ms: ms(100_000, "full"),
+        baseline_ms: ms(1000, "full"),
+      }),
     ];
   } finally {
     await store.close();

@@ -13,14 +13,25 @@ import { openStore } from "../../src/stores.js";
 import { result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { PG_URL, probeStore, REDIS_URL, type ProbeKind } from "../stores-probe.js";
 
-export const storeUrls: Record<Exclude<ProbeKind, "sqlite" | "sqlite-better">, string> = { postgres: PG_URL, redis: REDIS_URL };
+export const storeUrls: Record<Exclude<ProbeKind, "sqlite" | "sqlite-better">, string> = {
+  postgres: PG_URL,
+  redis: REDIS_URL,
+};
 
-const RAW_DRIVER: Record<ProbeKind, string> = { sqlite: "node:sqlite", "sqlite-better": "better-sqlite3", postgres: "pg", redis: "ioredis" };
+const RAW_DRIVER: Record<ProbeKind, string> = {
+  sqlite: "node:sqlite",
+  "sqlite-better": "better-sqlite3",
+  postgres: "pg",
+  redis: "ioredis",
+};
 
 /** Why a server (or the optional driver) cannot be used, or undefined when it answers. */
 export async function unreachable(kind: ProbeKind): Promise<string | undefined> {
   if (kind === "sqlite") return undefined;
-  if (kind === "sqlite-better") return driverInstalled("better-sqlite3") ? undefined : "better-sqlite3 is not installed (npm i --no-save better-sqlite3)";
+  if (kind === "sqlite-better")
+    return driverInstalled("better-sqlite3")
+      ? undefined
+      : "better-sqlite3 is not installed (npm i --no-save better-sqlite3)";
   const store = await openStore(storeUrls[kind], { connectTimeoutMs: 2000 });
   try {
     await store.scan({ limit: 1 });
@@ -44,8 +55,18 @@ export async function storeCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       continue;
     }
     ctx.log(`${name} (1,000 sessions x 20 messages, ${ctx.quick ? 1 : 5} round${ctx.quick ? "" : "s"})`);
-    const probe = await probeStore(kind, { sessions: 1000, messages: 20, rounds: ctx.quick ? 1 : 5, ...(kind === "postgres" || kind === "redis" ? { url: storeUrls[kind] } : {}) });
-    out.push(result(name, `raw ${RAW_DRIVER[kind]}, same statements`, { ours_ms: probe.ours.totalMs, baseline_ms: probe.raw.totalMs }));
+    const probe = await probeStore(kind, {
+      sessions: 1000,
+      messages: 20,
+      rounds: ctx.quick ? 1 : 5,
+      ...(kind === "postgres" || kind === "redis" ? { url: storeUrls[kind] } : {}),
+    });
+    out.push(
+      result(name, `raw ${RAW_DRIVER[kind]}, same statements`, {
+        ours_ms: probe.ours.totalMs,
+        baseline_ms: probe.raw.totalMs,
+      }),
+    );
   }
   return out;
 }

@@ -49,7 +49,9 @@ export async function turnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       let oursRevision = await ours.save(base);
       let rawRevision = await raw.save(base);
       const oursTurn = async () => {
-        const done = await withSession(store, base.id, (session) => agent.run("What is the weather like in Lisbon today?", session));
+        const done = await withSession(store, base.id, (session) =>
+          agent.run("What is the weather like in Lisbon today?", session),
+        );
         oursRevision = done.revision;
       };
       const rawTurn = async () => {
@@ -76,8 +78,14 @@ export async function turnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       await oursTurn();
       await rawTurn();
       const [mine, theirs] = [await ours.load(base.id), await raw.load(base.id)];
-      if (historyOf(mine).length !== 1002 || historyOf(theirs).length !== 1002) throw new Error("a turn did not store 1,002 messages");
-      out.push(result(name, `raw ${RAW[kind]}: get + JSON.parse + 2 messages + JSON.stringify + CAS update`, { ours_ms: median(times[0]), baseline_ms: median(times[1]) }));
+      if (historyOf(mine).length !== 1002 || historyOf(theirs).length !== 1002)
+        throw new Error("a turn did not store 1,002 messages");
+      out.push(
+        result(name, `raw ${RAW[kind]}: get + JSON.parse + 2 messages + JSON.stringify + CAS update`, {
+          ours_ms: median(times[0]),
+          baseline_ms: median(times[1]),
+        }),
+      );
     } finally {
       await ours.close();
       await raw.close();

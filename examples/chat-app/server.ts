@@ -24,7 +24,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { ChatClientAgent, type AITool, type ChatClient, type ChatOptions, type ChatResponseUpdate } from "statebag/agent";
+import {
+  ChatClientAgent,
+  type AITool,
+  type ChatClient,
+  type ChatOptions,
+  type ChatResponseUpdate,
+} from "statebag/agent";
 import { createChatHandler, toNodeListener } from "statebag/http";
 import { OpenAIChatClient } from "statebag/openai";
 import { openStore, type SessionStore } from "statebag/stores";
@@ -44,21 +50,31 @@ export const weatherTool: AITool = {
 export const emailTool: AITool = {
   name: "send_email",
   description: "Send an email",
-  parameters: { type: "object", properties: { to: { type: "string" }, subject: { type: "string" } }, required: ["to", "subject"] },
+  parameters: {
+    type: "object",
+    properties: { to: { type: "string" }, subject: { type: "string" } },
+    required: ["to", "subject"],
+  },
   requiresApproval: true,
   execute: ({ to, subject }, { callId }) => ({ sent: true, to, subject, messageId: `mail-${callId}` }),
 };
 
 /** The offline model: scripted answers, streamed a word at a time with a pause, as a real one would. */
 class PacedClient implements ChatClient {
-  constructor(private readonly inner: ChatClient, private readonly pauseMs: number) {}
+  constructor(
+    private readonly inner: ChatClient,
+    private readonly pauseMs: number,
+  ) {}
   get metadata() {
     return this.inner.metadata;
   }
   getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
     return this.inner.getResponse(messages, options);
   }
-  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options: ChatOptions = {},
+  ): AsyncIterable<ChatResponseUpdate> {
     for await (const update of this.inner.getStreamingResponse(messages, options)) {
       await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
       options.signal?.throwIfAborted();
@@ -71,9 +87,27 @@ export function scriptedClient(pauseMs = 40): ChatClient {
   return new PacedClient(
     new ScriptedChatClient({
       rules: [
-        { when: /weather in (\w+)/i, reply: (ctx) => ({ toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(ctx.text)![1] } } }) },
-        { when: /email (\S+@\S+)/i, reply: (ctx) => ({ toolCall: { name: "send_email", arguments: { to: /email (\S+@\S+)/i.exec(ctx.text)![1], subject: "Hello from statebag" } } }) },
-        { when: /story/i, reply: Array.from({ length: 120 }, (_, i) => `Once${i ? " more" : ""} upon a time, sentence ${i + 1}.`).join(" ") },
+        {
+          when: /weather in (\w+)/i,
+          reply: (ctx) => ({
+            toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(ctx.text)![1] } },
+          }),
+        },
+        {
+          when: /email (\S+@\S+)/i,
+          reply: (ctx) => ({
+            toolCall: {
+              name: "send_email",
+              arguments: { to: /email (\S+@\S+)/i.exec(ctx.text)![1], subject: "Hello from statebag" },
+            },
+          }),
+        },
+        {
+          when: /story/i,
+          reply: Array.from({ length: 120 }, (_, i) => `Once${i ? " more" : ""} upon a time, sentence ${i + 1}.`).join(
+            " ",
+          ),
+        },
       ],
     }),
     pauseMs,
@@ -85,9 +119,19 @@ export function realModel(env: NodeJS.ProcessEnv = process.env): OpenAIChatClien
   const spec = env.STATEBAG_MODEL?.trim();
   if (spec && /^https?:\/\//.test(spec)) {
     const [baseURL, model] = spec.split("#");
-    return new OpenAIChatClient({ baseURL, model: model || "llama3.2", apiKey: env.OPENAI_API_KEY || "not-needed", providerName: "openai-compatible" });
+    return new OpenAIChatClient({
+      baseURL,
+      model: model || "llama3.2",
+      apiKey: env.OPENAI_API_KEY || "not-needed",
+      providerName: "openai-compatible",
+    });
   }
-  if (env.OPENAI_API_KEY) return new OpenAIChatClient({ model: spec || "gpt-4.1-mini", apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined });
+  if (env.OPENAI_API_KEY)
+    return new OpenAIChatClient({
+      model: spec || "gpt-4.1-mini",
+      apiKey: env.OPENAI_API_KEY,
+      baseURL: env.OPENAI_BASE_URL || undefined,
+    });
   return undefined;
 }
 
@@ -129,7 +173,9 @@ export interface ChatApp {
  * Starts the app. The owner is a cookie the page sets once (a demo stand-in for your login: use
  * your authentication's verified user id).
  */
-export async function startChatApp(options: { client?: ChatClient; store?: SessionStore; port?: number } = {}): Promise<ChatApp> {
+export async function startChatApp(
+  options: { client?: ChatClient; store?: SessionStore; port?: number } = {},
+): Promise<ChatApp> {
   const store = options.store ?? (await openStore(process.env.STATEBAG_STORE || undefined));
   await store.setup();
   const agent = new ChatClientAgent({
@@ -142,7 +188,8 @@ export async function startChatApp(options: { client?: ChatClient; store?: Sessi
     agent,
     store,
     owner: (request) => /(?:^|;\s*)owner=([A-Za-z0-9_-]{1,64})/.exec(request.headers.get("cookie") ?? "")?.[1] ?? "",
-    onError: (error) => process.stderr.write(`chat-app: ${error instanceof Error ? `${error.name}: ${error.message}` : "error"}\n`),
+    onError: (error) =>
+      process.stderr.write(`chat-app: ${error instanceof Error ? `${error.name}: ${error.message}` : "error"}\n`),
   });
   const script = await bundleClient();
   const css = readFileSync(join(HERE, "client", "app.css"), "utf8");
@@ -150,10 +197,24 @@ export async function startChatApp(options: { client?: ChatClient; store?: Sessi
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path.startsWith("/api/")) return api(req, res);
-    const asset = path === "/app.js" ? ["text/javascript", script] : path === "/app.css" ? ["text/css", css] : path === "/" || /^\/c\/[A-Za-z0-9_-]+$/.test(path) ? ["text/html", PAGE] : undefined;
+    const asset =
+      path === "/app.js"
+        ? ["text/javascript", script]
+        : path === "/app.css"
+          ? ["text/css", css]
+          : path === "/" || /^\/c\/[A-Za-z0-9_-]+$/.test(path)
+            ? ["text/html", PAGE]
+            : undefined;
     if (!asset || req.method !== "GET") {
       res.writeHead(404, { "content-type": "application/problem+json" });
-      res.end(JSON.stringify({ type: "urn:statebag:problem:not-found", title: "Not found", status: 404, detail: "There is nothing at this path." }));
+      res.end(
+        JSON.stringify({
+          type: "urn:statebag:problem:not-found",
+          title: "Not found",
+          status: 404,
+          detail: "There is nothing at this path.",
+        }),
+      );
       return;
     }
     res.writeHead(200, { "content-type": `${asset[0]}; charset=utf-8`, "cache-control": "no-store" });
@@ -177,7 +238,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const real = realModel();
   const app = await startChatApp({ port: process.env.PORT ? Number(process.env.PORT) : 0 });
   process.stdout.write(`statebag chat: ${app.url}\n`);
-  process.stdout.write(`model: ${real ? `${real.metadata.providerName} ${real.model}` : "offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)"}; store: ${app.store.url}\n`);
+  process.stdout.write(
+    `model: ${real ? `${real.metadata.providerName} ${real.model}` : "offline ScriptedChatClient (set OPENAI_API_KEY or STATEBAG_MODEL for a real one)"}; store: ${app.store.url}\n`,
+  );
   process.stdout.write(`try: "What's the weather in Lisbon?", "Please email ada@example.com", "Tell me a story"\n`);
   const stop = () => void app.close().then(() => process.exit(0));
   process.on("SIGINT", stop);

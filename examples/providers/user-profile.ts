@@ -32,7 +32,10 @@ export interface UserProfileState extends ProviderState<"example.UserProfileStat
  * behind the type. `statebag gen` writes these into src/generated/descriptors.ts for the types it
  * scans; this example is registered at runtime (register.ts), so it declares its own.
  */
-export const UserProfileStateType: StateDescriptor<UserProfileState> = { $type: "example.UserProfileState", version: 1 };
+export const UserProfileStateType: StateDescriptor<UserProfileState> = {
+  $type: "example.UserProfileState",
+  version: 1,
+};
 
 export interface UserProfileOptions {
   /** State bag key. Default `"example.userProfile"`. */
@@ -78,11 +81,12 @@ export class UserProfileProvider extends AIContextProvider {
       if (message.role !== "user") continue;
       const text = messageText(message);
       const name = /\bmy name is (\w[\w-]*)/i.exec(text);
-      if (name && name[1] !== next.name) ((next.name = name[1]), (changed = true));
+      if (name && name[1] !== next.name) (next.name = name[1]), (changed = true);
       const unit = /\b(celsius|fahrenheit)\b/i.exec(text);
-      if (unit && /\bprefer\b/i.test(text)) ((next.unit = unit[1].toLowerCase() as UserProfileState["unit"]), (changed = true));
+      if (unit && /\bprefer\b/i.test(text))
+        (next.unit = unit[1].toLowerCase() as UserProfileState["unit"]), (changed = true);
       const note = /\bremember that (.+?)[.!]?$/i.exec(text);
-      if (note) (next.notes.push(note[1]), (changed = true));
+      if (note) next.notes.push(note[1]), (changed = true);
     }
     if (!changed) return;
     next.updatedAt = this.now().toISOString();

@@ -72,7 +72,11 @@ export const DEFAULT_SEED = 1;
 export const DEFAULT_SAMPLES = 300;
 export const DEFAULT_TIME_BUDGET_MS = 1000;
 
-export function assessCompatibility(oldSchema: JsonSchema, newSchema: JsonSchema, options: AssessOptions = {}): Assessment {
+export function assessCompatibility(
+  oldSchema: JsonSchema,
+  newSchema: JsonSchema,
+  options: AssessOptions = {},
+): Assessment {
   const seed = options.seed ?? DEFAULT_SEED;
   const samples = options.samples ?? DEFAULT_SAMPLES;
   // Refs through nested `$id`s become root pointers first, so the analysis follows the refs ajv follows.
@@ -84,21 +88,43 @@ export function assessCompatibility(oldSchema: JsonSchema, newSchema: JsonSchema
   const oldValidator = compileBundled(bundledOld);
   const newValidator = compileBundled(bundledNew);
   if ("error" in oldValidator || "error" in newValidator) {
-    const error = "error" in oldValidator ? `old schema: ${oldValidator.error}` : `new schema: ${(newValidator as { error: string }).error}`;
-    const all = changes.map((c) => (c.kind === "breaking" ? undecided(c, `the schemas can not be compiled to check a witness (${error})`) : c));
+    const error =
+      "error" in oldValidator
+        ? `old schema: ${oldValidator.error}`
+        : `new schema: ${(newValidator as { error: string }).error}`;
+    const all = changes.map((c) =>
+      c.kind === "breaking" ? undecided(c, `the schemas can not be compiled to check a witness (${error})`) : c,
+    );
     const verdict = verdictOf(all);
     if (verdict !== "compatible") return { verdict, changes: all };
-    const sampling: SamplingReport = { seed, drawn: 0, accepted: 0, timedOut: false, error: `the schemas can not be compiled (${error})` };
+    const sampling: SamplingReport = {
+      seed,
+      drawn: 0,
+      accepted: 0,
+      timedOut: false,
+      error: `the schemas can not be compiled (${error})`,
+    };
     sampling.warning = `no document was sampled: ${sampling.error}; the compatible verdict rests on the analysis alone`;
     return { verdict, changes: all, sampling };
   }
-  const ctx: WitnessContext = { oldSchema: bundledOld, validOld: oldValidator.validate, validNew: newValidator.validate, workBudget: options.witnessWork ?? DEFAULT_WITNESS_WORK };
+  const ctx: WitnessContext = {
+    oldSchema: bundledOld,
+    validOld: oldValidator.validate,
+    validNew: newValidator.validate,
+    workBudget: options.witnessWork ?? DEFAULT_WITNESS_WORK,
+  };
   const witnessed = changes.map((c) => withWitness(c, ctx));
   const verdict = verdictOf(witnessed);
   if (verdict !== "compatible") return { verdict, changes: witnessed };
   if (samples <= 0) {
     const why = options.samplingOffReason ?? "sampling was turned off (samples: 0)";
-    const sampling: SamplingReport = { seed, drawn: 0, accepted: 0, timedOut: false, warning: `no document was sampled: ${why}; the compatible verdict rests on the analysis alone` };
+    const sampling: SamplingReport = {
+      seed,
+      drawn: 0,
+      accepted: 0,
+      timedOut: false,
+      warning: `no document was sampled: ${why}; the compatible verdict rests on the analysis alone`,
+    };
     if (options.samplingOffReason !== undefined) sampling.budget = "sampling";
     return { verdict, changes: witnessed, sampling };
   }
@@ -124,7 +150,11 @@ export function assessCompatibility(oldSchema: JsonSchema, newSchema: JsonSchema
   if (drawn.timedOut) sampling.budget = "sampling";
   if (drawn.error !== undefined) sampling.error = drawn.error;
   if (sampling.drawn === 0) {
-    const why = drawn.error ?? (drawn.timedOut ? `the sampling time budget (${options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS} ms) ran out first` : `none of ${drawn.drawn} draws was valid under the old schema`);
+    const why =
+      drawn.error ??
+      (drawn.timedOut
+        ? `the sampling time budget (${options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS} ms) ran out first`
+        : `none of ${drawn.drawn} draws was valid under the old schema`);
     sampling.warning = `no document was sampled: ${why}; the compatible verdict rests on the analysis alone`;
   }
   if (counter === undefined) return { verdict, changes: witnessed, sampling };
@@ -154,7 +184,13 @@ function withWitness(change: AssessedChange, ctx: WitnessContext): AssessedChang
     return { ...change, witness };
   }
   if (search.exhausted) {
-    return { ...undecided(change, `the witness search ran out of its work budget (${search.budget} steps, ${search.tried} documents tried) before finding a document the old schema accepts and the new one rejects`), budget: "witness-work" };
+    return {
+      ...undecided(
+        change,
+        `the witness search ran out of its work budget (${search.budget} steps, ${search.tried} documents tried) before finding a document the old schema accepts and the new one rejects`,
+      ),
+      budget: "witness-work",
+    };
   }
   return undecided(change, "no document was found that the old schema accepts and the new one rejects");
 }
@@ -168,9 +204,13 @@ function firstProblem(validate: ValidateFunction, document: unknown): { pointer:
   validate(document);
   const e = validate.errors?.[0];
   if (!e) return { pointer: "", message: "rejected" };
-  if (e.keyword === "required") return { pointer: childPointer(e.instancePath, String(e.params.missingProperty)), message: "missing property" };
+  if (e.keyword === "required")
+    return { pointer: childPointer(e.instancePath, String(e.params.missingProperty)), message: "missing property" };
   if (e.keyword === "additionalProperties") {
-    return { pointer: childPointer(e.instancePath, String(e.params.additionalProperty)), message: "property not allowed" };
+    return {
+      pointer: childPointer(e.instancePath, String(e.params.additionalProperty)),
+      message: "property not allowed",
+    };
   }
   return { pointer: e.instancePath, message: e.message ?? e.keyword };
 }

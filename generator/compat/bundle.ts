@@ -17,9 +17,27 @@ import { type ExternalRefResolver, type JsonSchema, type SchemaDoc, isObject } f
 
 const BUNDLE_KEY = "__statebag_bundled";
 /** Keywords whose values are data, not schemas: never rewritten. */
-const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "x-statebag", "required", "type", "$comment", "description", "title"]);
+const DATA_KEYWORDS = new Set([
+  "const",
+  "enum",
+  "default",
+  "examples",
+  "x-statebag",
+  "required",
+  "type",
+  "$comment",
+  "description",
+  "title",
+]);
 /** Keywords holding a map of name -> schema (the names are data: a property may be called `$id`). */
-const SCHEMA_MAPS = new Set(["properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"]);
+const SCHEMA_MAPS = new Set([
+  "properties",
+  "patternProperties",
+  "definitions",
+  "$defs",
+  "dependentSchemas",
+  "dependencies",
+]);
 /** Siblings of a `$ref` kept in the bundle: they assert nothing, and refs point into them. */
 const REF_CONTAINERS = ["definitions", "$defs"] as const;
 /** Base URI of a document without an `$id` (and what relative ids resolve against). */
@@ -50,11 +68,18 @@ function stripFragment(uri: string): string {
 
 /** A JSON pointer segment as it is written in a URI fragment. */
 function fragmentSegment(segment: string): string {
-  return segment.replace(/~/g, "~0").replace(/\//g, "~1").replace(/[%#"<>\\^`{|}\s]|[^\u0000-\u007f]/gu, (ch) => encodeURIComponent(ch));
+  return segment
+    .replace(/~/g, "~0")
+    .replace(/\//g, "~1")
+    .replace(/[%#"<>\\^`{|}\s]|[^\u0000-\u007f]/gu, (ch) => encodeURIComponent(ch));
 }
 
 /** Walks a schema's sub-schemas the way a validator does: `(schema, pointer)` for every schema position. */
-function forEachSubschema(schema: Record<string, unknown>, pointer: string, visit: (child: unknown, pointer: string) => void): void {
+function forEachSubschema(
+  schema: Record<string, unknown>,
+  pointer: string,
+  visit: (child: unknown, pointer: string) => void,
+): void {
   const isRef = typeof schema.$ref === "string";
   for (const [k, v] of Object.entries(schema)) {
     if (DATA_KEYWORDS.has(k) || k === "$ref" || k === "$id" || k === "$schema" || k === "$anchor") continue;
@@ -120,7 +145,13 @@ interface RewriteOptions {
   nameOf: (doc: SchemaDoc) => string;
 }
 
-function rewriteDocument(docRoot: unknown, docBase: string | undefined, prefix: string, pseudo: string, options: RewriteOptions): unknown {
+function rewriteDocument(
+  docRoot: unknown,
+  docBase: string | undefined,
+  prefix: string,
+  pseudo: string,
+  options: RewriteOptions,
+): unknown {
   const index = indexDocument(docRoot, pseudo);
   /** The bundle pointer a ref stands for, or an external document it names. */
   const target = (ref: string, scope: string): { $ref: string } | { external: string } => {
@@ -157,7 +188,8 @@ function rewriteDocument(docRoot: unknown, docBase: string | undefined, prefix: 
           const ref = t.external;
           const hash = ref.indexOf("#");
           const doc = options.resolveExternal?.(hash < 0 ? ref : ref.slice(0, hash), docBase);
-          if (doc) out.$ref = `#/definitions/${BUNDLE_KEY}/${options.nameOf(doc)}${hash < 0 ? "" : ref.slice(hash + 1)}`;
+          if (doc)
+            out.$ref = `#/definitions/${BUNDLE_KEY}/${options.nameOf(doc)}${hash < 0 ? "" : ref.slice(hash + 1)}`;
           // else: unresolvable, an open schema
         }
         for (const [k, v] of Object.entries(value)) {
@@ -182,14 +214,23 @@ function rewriteDocument(docRoot: unknown, docBase: string | undefined, prefix: 
   const rewriteMap = (map: Record<string, unknown>, scope: string): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     for (const [name, child] of Object.entries(map)) {
-      Object.defineProperty(out, name, { value: Array.isArray(child) ? child : rewrite(child, scope), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, name, {
+        value: Array.isArray(child) ? child : rewrite(child, scope),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   };
   return rewrite(docRoot, pseudo);
 }
 
-export function bundleSchema(root: JsonSchema, base: string | undefined, resolveExternal?: ExternalRefResolver): JsonSchema {
+export function bundleSchema(
+  root: JsonSchema,
+  base: string | undefined,
+  resolveExternal?: ExternalRefResolver,
+): JsonSchema {
   const docs: { doc: SchemaDoc; name: string }[] = [];
   const names = new Map<unknown, string>();
   const nameOf = (doc: SchemaDoc): string => {
@@ -209,7 +250,13 @@ export function bundleSchema(root: JsonSchema, base: string | undefined, resolve
   const bundled: Record<string, unknown> = {};
   for (let i = 0; i < docs.length; i++) {
     const { doc, name } = docs[i]!; // docs grows while rewriting: each new doc is visited in turn
-    bundled[name] = rewriteDocument(doc.root, doc.base, `/definitions/${BUNDLE_KEY}/${name}`, `${PSEUDO_BASE}${name}/`, options);
+    bundled[name] = rewriteDocument(
+      doc.root,
+      doc.base,
+      `/definitions/${BUNDLE_KEY}/${name}`,
+      `${PSEUDO_BASE}${name}/`,
+      options,
+    );
   }
   const wrapper = isObject(top) ? top : top === false ? { not: {} } : {};
   const definitions = isObject(wrapper.definitions) ? wrapper.definitions : {};
@@ -222,7 +269,14 @@ export function compatAjv(): Ajv {
   if (!shared) {
     // Unoptimised code: compiling is what costs here (a few hundred documents are validated per
     // schema), and ajv's optimiser triples the compile time of a wide schema.
-    shared = new Ajv({ strict: false, allErrors: false, logger: false, validateSchema: false, addUsedSchema: false, code: { optimize: false } });
+    shared = new Ajv({
+      strict: false,
+      allErrors: false,
+      logger: false,
+      validateSchema: false,
+      addUsedSchema: false,
+      code: { optimize: false },
+    });
     shared.addFormat("date-time", isDateTime);
     shared.addFormat("date", /^\d{4}-\d{2}-\d{2}$/);
   }
@@ -233,7 +287,8 @@ export function compatAjv(): Ajv {
 export function compileBundled(schema: JsonSchema): { validate: ValidateFunction } | { error: string } {
   try {
     // An id of its own, so a `$ref` to the root itself ("#") resolves (ajv can not resolve it without one).
-    const withId = typeof schema === "boolean" || typeof schema.$id === "string" ? schema : { $id: BUNDLE_ID, ...schema };
+    const withId =
+      typeof schema === "boolean" || typeof schema.$id === "string" ? schema : { $id: BUNDLE_ID, ...schema };
     return { validate: compatAjv().compile(withId as object) };
   } catch (error) {
     return { error: (error as Error).message };

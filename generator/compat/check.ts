@@ -20,7 +20,14 @@ import { Ajv } from "ajv";
 import { isDateTime } from "../runtime.js";
 import { compareStrings as cmp } from "../errors.js";
 import { renameRecipe } from "../recipes.js";
-import { type AssessedChange, type SamplingReport, type Verdict, DEFAULT_SAMPLES, DEFAULT_SEED, assessCompatibility } from "./assess.js";
+import {
+  type AssessedChange,
+  type SamplingReport,
+  type Verdict,
+  DEFAULT_SAMPLES,
+  DEFAULT_SEED,
+  assessCompatibility,
+} from "./assess.js";
 import { BUDGET_NAMES, assessmentWarnings } from "./report.js";
 import type { Change, ChangeKind, ChangeRule, Witness } from "./rule-catalogue.js";
 import {
@@ -346,7 +353,8 @@ function groupHistory(frozen: readonly FrozenSchema[]): History {
     list.push(f);
     byFamily.set(f.family, list);
   }
-  for (const byFamily of history.values()) for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
+  for (const byFamily of history.values())
+    for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
   return history;
 }
 
@@ -365,7 +373,12 @@ function readNames(ctx: CheckContext, current: Map<string, CurrentSchema>): Name
 }
 
 /** Types with history but no current schema: renamed (recorded with `update`), retired, or removed (a failure). */
-function checkRemovedTypes(ctx: CheckContext, current: Map<string, CurrentSchema>, history: History, names: Names): void {
+function checkRemovedTypes(
+  ctx: CheckContext,
+  current: Map<string, CurrentSchema>,
+  history: History,
+  names: Names,
+): void {
   const newlyRetired: RetiredType[] = [];
   for (const [type, byFamily] of history) {
     if (current.has(type) || names.retiredByName.has(type)) continue;
@@ -421,7 +434,9 @@ function checkNameReuse(ctx: CheckContext, c: CurrentSchema, base: TypeBase, his
   const byFamily = history.get(T);
   const otherFamilies = byFamily ? [...byFamily.keys()].filter((f) => f !== c.family) : [];
   if (otherFamilies.length > 0) {
-    reuse.push(`$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`);
+    reuse.push(
+      `$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`,
+    );
   }
   for (const message of reuse) {
     ctx.fail({
@@ -436,7 +451,12 @@ function checkNameReuse(ctx: CheckContext, c: CurrentSchema, base: TypeBase, his
 }
 
 /** The current version is below the latest frozen one. True when it failed. */
-function checkVersionRegressed(ctx: CheckContext, c: CurrentSchema, base: TypeBase, latest: FrozenSchema | undefined): boolean {
+function checkVersionRegressed(
+  ctx: CheckContext,
+  c: CurrentSchema,
+  base: TypeBase,
+  latest: FrozenSchema | undefined,
+): boolean {
   if (!latest || latest.version <= c.version) return false;
   const T = c.$type;
   ctx.fail({
@@ -469,7 +489,13 @@ function samplingBudget(options: CheckOptions): SamplingBudget {
  * still validate. A break (with its witness) or an undecidable change fails; a change judged
  * compatible is sampled within what is left of the check's time budget.
  */
-function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeBase, latest: FrozenSchema | undefined, budget: SamplingBudget): void {
+function checkSameVersionChange(
+  ctx: CheckContext,
+  c: CurrentSchema,
+  base: TypeBase,
+  latest: FrozenSchema | undefined,
+  budget: SamplingBudget,
+): void {
   if (!latest || latest.version !== c.version || latest.schema === undefined) return;
   const T = c.$type;
   const started = performance.now();
@@ -479,13 +505,21 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
     seed: budget.seed,
     samples: budget.remainingMs > 0 ? budget.samples : 0,
     timeBudgetMs: Math.min(PER_TYPE_TIME_BUDGET_MS, budget.remainingMs),
-    ...(budget.remainingMs > 0 ? {} : { samplingOffReason: "the check's sampling time budget was spent on other types" }),
+    ...(budget.remainingMs > 0
+      ? {}
+      : { samplingOffReason: "the check's sampling time budget was spent on other types" }),
   });
   if (assessment.sampling) budget.remainingMs -= performance.now() - started;
-  const entry: CheckReport["compared"][number] = { type: T, version: c.version, changes: assessment.changes, verdict: assessment.verdict };
+  const entry: CheckReport["compared"][number] = {
+    type: T,
+    version: c.version,
+    changes: assessment.changes,
+    verdict: assessment.verdict,
+  };
   if (assessment.sampling) entry.sampling = assessment.sampling;
   ctx.report.compared.push(entry);
-  for (const warning of assessmentWarnings(assessment.changes, assessment.sampling)) ctx.report.warnings.push(`${T}: ${warning}`);
+  for (const warning of assessmentWarnings(assessment.changes, assessment.sampling))
+    ctx.report.warnings.push(`${T}: ${warning}`);
   const next = c.version + 1;
   const bump = `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`;
   for (const change of assessment.changes) {
@@ -509,7 +543,13 @@ function checkSameVersionChange(ctx: CheckContext, c: CurrentSchema, base: TypeB
 }
 
 /** Every version the type can be stored at, with the name it is stored under, and the migrations that apply. */
-function readableVersions(ctx: CheckContext, c: CurrentSchema, own: readonly FrozenSchema[], history: History, names: Names): Chain {
+function readableVersions(
+  ctx: CheckContext,
+  c: CurrentSchema,
+  own: readonly FrozenSchema[],
+  history: History,
+  names: Names,
+): Chain {
   const T = c.$type;
   // Former names: declared by the current type, or recorded as renamed to it in retired.json.
   const formers = [
@@ -525,7 +565,8 @@ function readableVersions(ctx: CheckContext, c: CurrentSchema, own: readonly Fro
   const starts = new Map<number, string>();
   for (const f of own) starts.set(f.version, T);
   for (const former of formers) {
-    for (const list of history.get(former)?.values() ?? []) for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
+    for (const list of history.get(former)?.values() ?? [])
+      for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
   }
   const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
   return { starts, known, edges };
@@ -555,7 +596,10 @@ function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase
   };
   for (const m of chain.edges) {
     const name = m.fromType ?? m.type;
-    if (!known(m.from)) refer(name, m.from).steps.push(`migration "${name}" v${m.from} -> ${m.fromType ? `"${m.type}" ` : ""}v${m.to}${m.source ? ` (${m.source})` : ""}`);
+    if (!known(m.from))
+      refer(name, m.from).steps.push(
+        `migration "${name}" v${m.from} -> ${m.fromType ? `"${m.type}" ` : ""}v${m.to}${m.source ? ` (${m.source})` : ""}`,
+      );
   }
   const names = new Set([T, ...chain.starts.values(), ...chain.edges.map((m) => m.fromType ?? m.type)]);
   for (const name of names) {
@@ -631,7 +675,13 @@ function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase
 }
 
 /** Golden fixtures: every readable version has one, and each matches its version's schema. */
-function checkGoldenFixtures(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain, history: History): void {
+function checkGoldenFixtures(
+  ctx: CheckContext,
+  c: CurrentSchema,
+  base: TypeBase,
+  chain: Chain,
+  history: History,
+): void {
   const { rel, options } = ctx;
   const T = c.$type;
   for (const v of chain.known) {
@@ -694,7 +744,13 @@ export function fixtureFiles(dir: string, version: number): string[] {
 let ajvInstance: Ajv | undefined;
 function ajv(): Ajv {
   if (!ajvInstance) {
-    ajvInstance = new Ajv({ strict: false, allErrors: true, discriminator: true, logger: false, validateSchema: false });
+    ajvInstance = new Ajv({
+      strict: false,
+      allErrors: true,
+      discriminator: true,
+      logger: false,
+      validateSchema: false,
+    });
     // The runtime's own check, so a fixture passes here exactly when it loads (no "2025-02-30").
     ajvInstance.addFormat("date-time", isDateTime);
     ajvInstance.addFormat("date", /^\d{4}-\d{2}-\d{2}$/);
@@ -709,7 +765,10 @@ function localOnly(value: unknown): unknown {
   if (typeof value.$ref === "string" && !value.$ref.startsWith("#")) return {};
   for (const key of ["anyOf", "oneOf"]) {
     const branches = value[key];
-    if (Array.isArray(branches) && branches.some((b) => isObject(b) && typeof b.$ref === "string" && !b.$ref.startsWith("#"))) {
+    if (
+      Array.isArray(branches) &&
+      branches.some((b) => isObject(b) && typeof b.$ref === "string" && !b.$ref.startsWith("#"))
+    ) {
       return {};
     }
   }
@@ -735,9 +794,11 @@ export function validateFixture(file: string, type: string, version: number, sch
   }
   const problems: FixtureProblem[] = [];
   if (isObject(value)) {
-    if (value.$type !== type) problems.push({ pointer: "/$type", message: `$type is ${JSON.stringify(value.$type)}, expected "${type}"` });
+    if (value.$type !== type)
+      problems.push({ pointer: "/$type", message: `$type is ${JSON.stringify(value.$type)}, expected "${type}"` });
     const v = value.$version === undefined ? 1 : value.$version;
-    if (v !== version) problems.push({ pointer: "/$version", message: `$version is ${JSON.stringify(v)}, expected ${version}` });
+    if (v !== version)
+      problems.push({ pointer: "/$version", message: `$version is ${JSON.stringify(v)}, expected ${version}` });
   }
   let validate;
   try {
@@ -755,8 +816,15 @@ export function validateFixture(file: string, type: string, version: number, sch
             ? `missing property "${String(e.params.missingProperty)}"`
             : (e.message ?? e.keyword);
       const key =
-        e.keyword === "additionalProperties" ? e.params.additionalProperty : e.keyword === "required" ? e.params.missingProperty : undefined;
-      problems.push({ pointer: typeof key === "string" ? childPointer(e.instancePath, key) : e.instancePath, message: detail });
+        e.keyword === "additionalProperties"
+          ? e.params.additionalProperty
+          : e.keyword === "required"
+            ? e.params.missingProperty
+            : undefined;
+      problems.push({
+        pointer: typeof key === "string" ? childPointer(e.instancePath, key) : e.instancePath,
+        message: detail,
+      });
     }
   }
   return problems;

@@ -30,7 +30,17 @@ import {
 } from "./rule-catalogue.js";
 import { KeywordRules, stripApplicators } from "./keywords.js";
 import { normalise } from "./normalise.js";
-import { covers, diffNumbers, diffScalarValues, diffStrings, diffTypes, diffValues, effectiveTypes, typesIntersect, valueSet } from "./scalars.js";
+import {
+  covers,
+  diffNumbers,
+  diffScalarValues,
+  diffStrings,
+  diffTypes,
+  diffValues,
+  effectiveTypes,
+  typesIntersect,
+  valueSet,
+} from "./scalars.js";
 import {
   EMPTY_SCHEMA,
   type ExternalRefResolver,
@@ -81,7 +91,10 @@ export function slotsOf(schema: JsonSchema): SlotInfo[] {
   if (!Array.isArray(slots)) return [];
   return slots.filter(
     (s): s is SlotInfo =>
-      isObject(s) && typeof s.family === "string" && Array.isArray(s.path) && s.path.every((seg: unknown) => typeof seg === "string"),
+      isObject(s) &&
+      typeof s.family === "string" &&
+      Array.isArray(s.path) &&
+      s.path.every((seg: unknown) => typeof seg === "string"),
   );
 }
 
@@ -209,7 +222,11 @@ class Differ implements BranchDiffer {
       const op = isObject(os.discriminator) ? os.discriminator.propertyName : undefined;
       const np = isObject(ns.discriminator) ? ns.discriminator.propertyName : undefined;
       if (op !== undefined && np !== undefined && op !== np) {
-        emit("unknown-keyword-change", `discriminator changed from "${String(op)}" to "${String(np)}"`, "discriminator");
+        emit(
+          "unknown-keyword-change",
+          `discriminator changed from "${String(op)}" to "${String(np)}"`,
+          "discriminator",
+        );
       } else {
         emit("annotation-change", "annotation changed: discriminator");
       }
@@ -258,7 +275,9 @@ class Differ implements BranchDiffer {
    * (at least as many keys as required names; a closed object without patterns at most its named ones).
    */
   private diffPropertyCounts(os: SchemaObject, ns: SchemaObject, emit: Emit): void {
-    const required = new Set(Array.isArray(os.required) ? os.required.filter((r): r is string => typeof r === "string") : []);
+    const required = new Set(
+      Array.isArray(os.required) ? os.required.filter((r): r is string => typeof r === "string") : [],
+    );
     const named = isObject(os.properties) ? Object.keys(os.properties).length : Infinity;
     const closed = os.additionalProperties === false && os.patternProperties === undefined;
     const impliedMin = required.size;
@@ -269,13 +288,24 @@ class Differ implements BranchDiffer {
     const nmax = typeof ns.maxProperties === "number" ? ns.maxProperties : Infinity;
     const show = (v: number): string => (v === Infinity ? "none" : String(v));
     if (nmin > omin) {
-      if (nmin <= Math.max(omin, impliedMin)) emit("implied-constraint", `minProperties raised from ${omin} to ${nmin}: every allowed object has ${impliedMin} required properties`, "minProperties");
+      if (nmin <= Math.max(omin, impliedMin))
+        emit(
+          "implied-constraint",
+          `minProperties raised from ${omin} to ${nmin}: every allowed object has ${impliedMin} required properties`,
+          "minProperties",
+        );
       else emit("tighten-constraint", `minProperties raised from ${omin} to ${nmin}`, "minProperties");
     } else if (nmin < omin) emit("loosen-constraint", `minProperties lowered from ${omin} to ${nmin}`, "minProperties");
     if (nmax < omax) {
-      if (nmax >= Math.min(omax, impliedMax)) emit("implied-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}: the closed object has at most ${impliedMax} properties`, "maxProperties");
+      if (nmax >= Math.min(omax, impliedMax))
+        emit(
+          "implied-constraint",
+          `maxProperties lowered from ${show(omax)} to ${show(nmax)}: the closed object has at most ${impliedMax} properties`,
+          "maxProperties",
+        );
       else emit("tighten-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}`, "maxProperties");
-    } else if (nmax > omax) emit("loosen-constraint", `maxProperties raised from ${show(omax)} to ${show(nmax)}`, "maxProperties");
+    } else if (nmax > omax)
+      emit("loosen-constraint", `maxProperties raised from ${show(omax)} to ${show(nmax)}`, "maxProperties");
   }
 
   private diffCounts(os: SchemaObject, ns: SchemaObject, minKw: string, maxKw: string, emit: Emit): void {
@@ -299,42 +329,70 @@ class Differ implements BranchDiffer {
     const ns = n.schema as SchemaObject;
     const oi = itemsOf(os);
     const ni = itemsOf(ns);
-    const oldMax = Math.min(typeof os.maxItems === "number" ? os.maxItems : Infinity, oi.rest === false ? oi.prefix.length : Infinity);
+    const oldMax = Math.min(
+      typeof os.maxItems === "number" ? os.maxItems : Infinity,
+      oi.rest === false ? oi.prefix.length : Infinity,
+    );
     const oldMin = typeof os.minItems === "number" ? os.minItems : 0;
     const newMin = typeof ns.minItems === "number" ? ns.minItems : 0;
     const newMax = typeof ns.maxItems === "number" ? ns.maxItems : Infinity;
     const show = (v: number): string => (v === Infinity ? "none" : String(v));
-    if (newMin > oldMin) emit("tighten-constraint", `minItems raised from ${oldMin} to ${newMin}`, "minItems", { itemsBeyond: oldMin });
+    if (newMin > oldMin)
+      emit("tighten-constraint", `minItems raised from ${oldMin} to ${newMin}`, "minItems", { itemsBeyond: oldMin });
     else if (newMin < oldMin) emit("loosen-constraint", `minItems lowered from ${oldMin} to ${newMin}`, "minItems");
     const oldMaxKw = typeof os.maxItems === "number" ? os.maxItems : Infinity;
-    if (newMax < oldMax) emit("tighten-constraint", `maxItems lowered from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems", { itemsBeyond: newMax + 1 });
-    else if (newMax > oldMaxKw) emit("loosen-constraint", `maxItems raised from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems");
-    else if (newMax < oldMaxKw) emit("implied-constraint", `maxItems lowered to ${newMax}: the old items already allow at most ${oldMax}`, "maxItems");
+    if (newMax < oldMax)
+      emit("tighten-constraint", `maxItems lowered from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems", {
+        itemsBeyond: newMax + 1,
+      });
+    else if (newMax > oldMaxKw)
+      emit("loosen-constraint", `maxItems raised from ${show(oldMaxKw)} to ${show(newMax)}`, "maxItems");
+    else if (newMax < oldMaxKw)
+      emit(
+        "implied-constraint",
+        `maxItems lowered to ${newMax}: the old items already allow at most ${oldMax}`,
+        "maxItems",
+      );
     if (!os.uniqueItems && ns.uniqueItems === true) {
-      if (oldMax <= 1) emit("implied-constraint", "items must now be unique: the old schema allows at most one item", "uniqueItems");
+      if (oldMax <= 1)
+        emit("implied-constraint", "items must now be unique: the old schema allows at most one item", "uniqueItems");
       else if (oldMax <= oi.prefix.length && this.distinctPositions(oi.prefix.slice(0, oldMax), o)) {
-        emit("implied-constraint", "items must now be unique: the closed tuple's positions never hold equal values", "uniqueItems");
-      }
-      else emit("tighten-constraint", "items must now be unique", "uniqueItems", { uniqueItems: true });
+        emit(
+          "implied-constraint",
+          "items must now be unique: the closed tuple's positions never hold equal values",
+          "uniqueItems",
+        );
+      } else emit("tighten-constraint", "items must now be unique", "uniqueItems", { uniqueItems: true });
     }
-    if (os.uniqueItems === true && !ns.uniqueItems) emit("loosen-constraint", "items no longer need to be unique", "uniqueItems");
+    if (os.uniqueItems === true && !ns.uniqueItems)
+      emit("loosen-constraint", "items no longer need to be unique", "uniqueItems");
 
     const length = Math.min(Math.max(oi.prefix.length, ni.prefix.length), oldMax);
     for (let i = 0; i < length; i++) {
       const newItem = ni.prefix[i] ?? ni.rest;
       if (i >= ni.prefix.length && newItem === false) {
-        emit("tighten-constraint", `an item at position ${i} is no longer accepted (the tuple ends at ${ni.prefix.length}: additionalItems is false)`, "additionalItems", {
-          itemsBeyond: i + 1,
-        });
+        emit(
+          "tighten-constraint",
+          `an item at position ${i} is no longer accepted (the tuple ends at ${ni.prefix.length}: additionalItems is false)`,
+          "additionalItems",
+          {
+            itemsBeyond: i + 1,
+          },
+        );
         return;
       }
       this.diff({ schema: oi.prefix[i] ?? oi.rest, doc: o.doc }, { schema: newItem, doc: n.doc }, childSite(site, i));
     }
     if (oldMax <= length) return; // no position past the tuples can hold a value
     if (ni.rest === false && oi.rest !== false) {
-      emit("tighten-constraint", `items after position ${length - 1 < 0 ? 0 : length} are no longer accepted (additionalItems is false)`, "additionalItems", {
-        itemsBeyond: length + 1,
-      });
+      emit(
+        "tighten-constraint",
+        `items after position ${length - 1 < 0 ? 0 : length} are no longer accepted (additionalItems is false)`,
+        "additionalItems",
+        {
+          itemsBeyond: length + 1,
+        },
+      );
       return;
     }
     this.diff({ schema: oi.rest, doc: o.doc }, { schema: ni.rest, doc: n.doc }, childSite(site, "*"));
@@ -367,8 +425,12 @@ class Differ implements BranchDiffer {
     const ns = n.schema as SchemaObject;
     const oldProps = isObject(os.properties) ? (os.properties as Record<string, JsonSchema>) : {};
     const newProps = isObject(ns.properties) ? (ns.properties as Record<string, JsonSchema>) : {};
-    const oldReq = new Set(Array.isArray(os.required) ? os.required.filter((r): r is string => typeof r === "string") : []);
-    const newReq = new Set(Array.isArray(ns.required) ? ns.required.filter((r): r is string => typeof r === "string") : []);
+    const oldReq = new Set(
+      Array.isArray(os.required) ? os.required.filter((r): r is string => typeof r === "string") : [],
+    );
+    const newReq = new Set(
+      Array.isArray(ns.required) ? ns.required.filter((r): r is string => typeof r === "string") : [],
+    );
     const removed = Object.keys(oldProps).filter((p) => !(p in newProps));
     const added = Object.keys(newProps).filter((p) => !(p in oldProps));
     const oldAdditional = normalizeAdditional(os.additionalProperties);
@@ -388,10 +450,13 @@ class Differ implements BranchDiffer {
       });
       if (covering.length > 0 || (covering.length === 0 && isObject(newAdditional))) {
         const targets = covering.length > 0 ? covering.map((q) => newPatterns[q]) : [newAdditional as SchemaObject];
-        for (const target of targets) this.diff({ schema: oldProps[p], doc: o.doc }, { schema: target, doc: n.doc }, childSite(site, p));
+        for (const target of targets)
+          this.diff({ schema: oldProps[p], doc: o.doc }, { schema: target, doc: n.doc }, childSite(site, p));
         continue;
       }
-      const renamedTo = added.filter((q) => this.same({ schema: oldProps[p], doc: o.doc }, { schema: newProps[q], doc: n.doc }));
+      const renamedTo = added.filter((q) =>
+        this.same({ schema: oldProps[p], doc: o.doc }, { schema: newProps[q], doc: n.doc }),
+      );
       const hint =
         renamedTo.length > 0
           ? ` (possibly renamed to ${renamedTo.map((q) => `"${q}"`).join(" or ")}: a rename is a removal for stored values)`
@@ -411,7 +476,8 @@ class Differ implements BranchDiffer {
       this.diff({ schema: oldProps[p], doc: o.doc }, { schema: newProps[p], doc: n.doc }, childSite(site, p));
     }
     for (const p of newReq) {
-      if (!oldReq.has(p) && !added.includes(p)) at(p)("make-required", "optional property made required", "required", { absent: true });
+      if (!oldReq.has(p) && !added.includes(p))
+        at(p)("make-required", "optional property made required", "required", { absent: true });
     }
     for (const p of oldReq) {
       if (!newReq.has(p) && !removed.includes(p)) at(p)("make-optional", "required property made optional", "required");
@@ -425,11 +491,20 @@ class Differ implements BranchDiffer {
     const extraKey = freshKey(oldProps, newProps);
     if (oldAdditional === false) {
       if (newAdditional !== false) {
-        emit("open-additional-properties", "additionalProperties opened: extra properties are accepted now", "additionalProperties");
+        emit(
+          "open-additional-properties",
+          "additionalProperties opened: extra properties are accepted now",
+          "additionalProperties",
+        );
       }
     } else if (oldAdditional === true) {
       if (newAdditional === false) {
-        emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", { extraKey });
+        emit(
+          "close-additional-properties",
+          "additionalProperties closed: extra properties are rejected now",
+          "additionalProperties",
+          { extraKey },
+        );
       } else if (newAdditional !== true) {
         emit(
           "close-additional-properties",
@@ -439,9 +514,18 @@ class Differ implements BranchDiffer {
         );
       }
     } else if (newAdditional === false) {
-      emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", { extraKey });
+      emit(
+        "close-additional-properties",
+        "additionalProperties closed: extra properties are rejected now",
+        "additionalProperties",
+        { extraKey },
+      );
     } else if (newAdditional === true) {
-      emit("open-additional-properties", "additionalProperties opened: extra properties may hold any value now", "additionalProperties");
+      emit(
+        "open-additional-properties",
+        "additionalProperties opened: extra properties may hold any value now",
+        "additionalProperties",
+      );
     } else {
       this.diff({ schema: oldAdditional, doc: o.doc }, { schema: newAdditional, doc: n.doc }, childSite(site, "*"));
     }
@@ -468,7 +552,8 @@ class Differ implements BranchDiffer {
     const newNamed = isObject(ns.properties) ? (ns.properties as Record<string, JsonSchema>) : {};
     const oldPatterns = Object.keys(oldPP);
     const newPatterns = Object.keys(newPP);
-    const undecided = (reason: string): void => emit("cannot-decide", `patternProperties: ${reason}`, "patternProperties");
+    const undecided = (reason: string): void =>
+      emit("cannot-decide", `patternProperties: ${reason}`, "patternProperties");
     const compare = (a: JsonSchema, b: JsonSchema, key: string): void =>
       this.diff({ schema: a, doc: o.doc }, { schema: b, doc: n.doc }, childSite(site, key));
     const matches = (pattern: string, key: string): boolean => {
@@ -482,7 +567,8 @@ class Differ implements BranchDiffer {
     // Named properties kept: a new pattern matching the name applies to its values too.
     for (const p of Object.keys(oldNamed)) {
       if (!(p in newNamed)) continue;
-      for (const q of newPatterns) if (matches(q, p) && !oldPatterns.some((op) => op === q && matches(op, p))) compare(oldNamed[p], newPP[q], p);
+      for (const q of newPatterns)
+        if (matches(q, p) && !oldPatterns.some((op) => op === q && matches(op, p))) compare(oldNamed[p], newPP[q], p);
     }
     // Keys of each old pattern: the new patterns they match, else the new additionalProperties.
     for (const p of oldPatterns) {
@@ -497,13 +583,23 @@ class Differ implements BranchDiffer {
       else if (leftOver.kind === "excluded") {
         const key = leftOver.witness;
         if (newAdditional === false) {
-          emit("close-additional-properties", `keys matching ${showValue(p)} (like ${showValue(key)}) are no longer accepted`, "patternProperties", { extraKey: key });
+          emit(
+            "close-additional-properties",
+            `keys matching ${showValue(p)} (like ${showValue(key)}) are no longer accepted`,
+            "patternProperties",
+            { extraKey: key },
+          );
         } else if (newAdditional !== true) compare(oldPP[p], newAdditional, key);
       }
     }
     // Keys the old schema left to additionalProperties.
     if (oldAdditional === false) {
-      if (newAdditional !== false) emit("open-additional-properties", "additionalProperties opened: extra properties are accepted now", "additionalProperties");
+      if (newAdditional !== false)
+        emit(
+          "open-additional-properties",
+          "additionalProperties opened: extra properties are accepted now",
+          "additionalProperties",
+        );
       return;
     }
     for (const q of newPatterns) {
@@ -514,22 +610,41 @@ class Differ implements BranchDiffer {
     const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
     if (rest.kind === "undecided") undecided(rest.reason);
     else if (rest.kind === "excluded") {
-      const key = Object.hasOwn(oldNamed, rest.witness) || Object.hasOwn(newNamed, rest.witness) ? undefined : rest.witness;
+      const key =
+        Object.hasOwn(oldNamed, rest.witness) || Object.hasOwn(newNamed, rest.witness) ? undefined : rest.witness;
       if (newAdditional === false) {
-        emit("close-additional-properties", "additionalProperties closed: extra properties are rejected now", "additionalProperties", key ? { extraKey: key } : undefined);
+        emit(
+          "close-additional-properties",
+          "additionalProperties closed: extra properties are rejected now",
+          "additionalProperties",
+          key ? { extraKey: key } : undefined,
+        );
       } else if (newAdditional !== true) {
         if (oldAdditional === true) {
-          emit("close-additional-properties", "additionalProperties closed to a schema: extra properties must match it now", "additionalProperties", key ? { extraKey: key } : undefined);
+          emit(
+            "close-additional-properties",
+            "additionalProperties closed to a schema: extra properties must match it now",
+            "additionalProperties",
+            key ? { extraKey: key } : undefined,
+          );
         } else compare(oldAdditional, newAdditional, "*");
       } else if (oldAdditional !== true) {
-        emit("open-additional-properties", "additionalProperties opened: extra properties may hold any value now", "additionalProperties");
+        emit(
+          "open-additional-properties",
+          "additionalProperties opened: extra properties may hold any value now",
+          "additionalProperties",
+        );
       }
     }
   }
 
   private diffAllOf(o: SchemaNode, n: SchemaNode, site: Site, emit: Emit): void {
-    const oldAll = Array.isArray((o.schema as SchemaObject).allOf) ? ((o.schema as SchemaObject).allOf as JsonSchema[]) : [];
-    const newAll = Array.isArray((n.schema as SchemaObject).allOf) ? ((n.schema as SchemaObject).allOf as JsonSchema[]) : [];
+    const oldAll = Array.isArray((o.schema as SchemaObject).allOf)
+      ? ((o.schema as SchemaObject).allOf as JsonSchema[])
+      : [];
+    const newAll = Array.isArray((n.schema as SchemaObject).allOf)
+      ? ((n.schema as SchemaObject).allOf as JsonSchema[])
+      : [];
     if (oldAll.length === 0 && newAll.length === 0) return;
     const unmatchedNew = [...newAll];
     const unmatchedOld: JsonSchema[] = [];
@@ -539,7 +654,9 @@ class Differ implements BranchDiffer {
       else unmatchedOld.push(a);
     }
     if (unmatchedOld.length > 0 && unmatchedOld.length === unmatchedNew.length) {
-      unmatchedOld.forEach((a, i) => this.diff({ schema: a, doc: o.doc }, { schema: unmatchedNew[i], doc: n.doc }, site));
+      unmatchedOld.forEach((a, i) =>
+        this.diff({ schema: a, doc: o.doc }, { schema: unmatchedNew[i], doc: n.doc }, site),
+      );
       return;
     }
     for (const b of unmatchedNew) emit("tighten-constraint", `allOf member added: ${describeSchema(b)}`, "allOf");
@@ -592,9 +709,11 @@ function normalizeAdditional(value: unknown): boolean | SchemaObject {
 function itemsOf(s: SchemaObject): { prefix: JsonSchema[]; rest: JsonSchema } {
   if (Array.isArray(s.items)) {
     const rest = s.additionalItems;
-    return { prefix: s.items as JsonSchema[], rest: typeof rest === "boolean" || isObject(rest) ? (rest as JsonSchema) : true };
+    return {
+      prefix: s.items as JsonSchema[],
+      rest: typeof rest === "boolean" || isObject(rest) ? (rest as JsonSchema) : true,
+    };
   }
   if (typeof s.items === "boolean" || isObject(s.items)) return { prefix: [], rest: s.items as JsonSchema };
   return { prefix: [], rest: true };
 }
-

@@ -85,7 +85,9 @@ export function readCurrentSchemas(schemasDir: string): { schemas: CurrentSchema
       const meta = isObject(schema["x-statebag"]) ? schema["x-statebag"] : undefined;
       if (!meta || typeof meta.$type !== "string") continue;
       const version = typeof meta.version === "number" ? meta.version : versionFromSchema(schema);
-      const formerNames = Array.isArray(meta.formerNames) ? meta.formerNames.filter((n): n is string => typeof n === "string") : [];
+      const formerNames = Array.isArray(meta.formerNames)
+        ? meta.formerNames.filter((n): n is string => typeof n === "string")
+        : [];
       schemas.push({
         family: typeof meta.family === "string" ? meta.family : familyDir,
         $type: meta.$type,
@@ -123,7 +125,15 @@ export function readFrozenSchemas(schemasDir: string): FrozenSchema[] {
         } catch {
           schema = undefined;
         }
-        result.push({ family, $type: type, version: Number(match[1]), file, key: `${family}/${type}/${name}`, text, schema });
+        result.push({
+          family,
+          $type: type,
+          version: Number(match[1]),
+          file,
+          key: `${family}/${type}/${name}`,
+          text,
+          schema,
+        });
       }
     }
   }
@@ -169,14 +179,20 @@ export function readLock(schemasDir: string): FrozenLock {
   const parsed: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
   const files = isObject(parsed) && isObject(parsed.files) ? parsed.files : {};
   const names = isObject(parsed) && isObject(parsed.names) ? parsed.names : {};
-  const strings = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === "string"));
+  const strings = (o: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === "string"));
   return { version: 1, files: strings(files), names: strings(names) };
 }
 
 export function writeLock(schemasDir: string, lock: FrozenLock): void {
   const file = path.join(schemasDir, HISTORY_DIR, LOCK_FILE);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const sorted = (o: Record<string, string>) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+  const sorted = (o: Record<string, string>) =>
+    Object.fromEntries(
+      Object.keys(o)
+        .sort()
+        .map((k) => [k, o[k]]),
+    );
   const names = lock.names ?? {};
   const body = {
     $comment:
@@ -272,7 +288,8 @@ export function retireType(schemasDir: string, entry: RetiredType): RetiredType 
   const history = readFrozenSchemas(schemasDir).filter((f) => f.$type === entry.$type);
   const full: RetiredType = { ...entry };
   if (full.family === undefined && history.length > 0) full.family = history[0].family;
-  if (full.lastVersion === undefined && history.length > 0) full.lastVersion = Math.max(...history.map((h) => h.version));
+  if (full.lastVersion === undefined && history.length > 0)
+    full.lastVersion = Math.max(...history.map((h) => h.version));
   const rest = retired.filter((r) => r.$type !== entry.$type);
   writeRetired(schemasDir, [...rest, full]);
   return full;
@@ -288,7 +305,9 @@ export function unfreeze(schemasDir: string, family: string, $type: string, vers
     .filter((f) => f.family === family && f.$type === $type)
     .map((f) => f.version);
   if (versions.length > 0 && version < Math.max(...versions)) {
-    throw new Error(`${$type} v${version} is not the latest frozen version (v${Math.max(...versions)}): older versions can not be unfrozen`);
+    throw new Error(
+      `${$type} v${version} is not the latest frozen version (v${Math.max(...versions)}): older versions can not be unfrozen`,
+    );
   }
   const file = frozenPath(schemasDir, family, $type, version);
   const existed = fs.existsSync(file);

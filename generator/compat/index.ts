@@ -29,9 +29,30 @@ export {
   retireType,
   unfreeze,
 } from "./history.js";
-export { type ScaffoldFixturesOptions, type ScaffoldOptions, fileResolver, scaffoldFixture, writeScaffoldFixtures } from "./scaffold.js";
-export { type DiffReportOptions, type RunDiffOptions, type RunDiffResult, formatDiffReport, runDiff } from "./report.js";
-export { type AssessOptions, type AssessedChange, type Assessment, type Budget, type SamplingReport, type Verdict, assessCompatibility, verdictOf } from "./assess.js";
+export {
+  type ScaffoldFixturesOptions,
+  type ScaffoldOptions,
+  fileResolver,
+  scaffoldFixture,
+  writeScaffoldFixtures,
+} from "./scaffold.js";
+export {
+  type DiffReportOptions,
+  type RunDiffOptions,
+  type RunDiffResult,
+  formatDiffReport,
+  runDiff,
+} from "./report.js";
+export {
+  type AssessOptions,
+  type AssessedChange,
+  type Assessment,
+  type Budget,
+  type SamplingReport,
+  type Verdict,
+  assessCompatibility,
+  verdictOf,
+} from "./assess.js";
 export { type SampleOptions, type Samples, sampleDocuments } from "./sampling.js";
 export { formatWitness, searchWitness, witnessText } from "./witness.js";
 export { normalizeIds } from "./bundle.js";

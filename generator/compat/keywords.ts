@@ -14,7 +14,16 @@ import { conjoin } from "./normalise.js";
 import { type StringConstraints, stringIncludes } from "./regex.js";
 import { type Change, type Emit, type Site, childSite, describeSchema, emitAt, showValue } from "./rule-catalogue.js";
 import { covers, effectiveTypes, satisfiesScalar, typesIntersect, valueSet } from "./scalars.js";
-import { EMPTY_SCHEMA, type JsonSchema, type SchemaNode, type SchemaObject, isObject, isOpaque, jsonEqual, jsonTypeOf } from "./schema.js";
+import {
+  EMPTY_SCHEMA,
+  type JsonSchema,
+  type SchemaNode,
+  type SchemaObject,
+  isObject,
+  isOpaque,
+  jsonEqual,
+  jsonTypeOf,
+} from "./schema.js";
 import type { BranchDiffer } from "./unions.js";
 
 type Inclusion = "yes" | "no" | "unknown";
@@ -32,8 +41,16 @@ export class KeywordRules {
   /** The changes of comparing a with b on a trial list, and what they prove. */
   private trial(a: SchemaNode, b: SchemaNode, site: Site, branch = ""): { changes: Change[]; included: Inclusion } {
     const changes: Change[] = [];
-    this.differ.diff(a, b, { ...site, branch: branch ? (site.branch ? `${site.branch} > ${branch}` : branch) : site.branch, out: changes });
-    const included: Inclusion = changes.some((c) => c.kind === "undecided") ? "unknown" : changes.some((c) => c.kind === "breaking") ? "no" : "yes";
+    this.differ.diff(a, b, {
+      ...site,
+      branch: branch ? (site.branch ? `${site.branch} > ${branch}` : branch) : site.branch,
+      out: changes,
+    });
+    const included: Inclusion = changes.some((c) => c.kind === "undecided")
+      ? "unknown"
+      : changes.some((c) => c.kind === "breaking")
+        ? "no"
+        : "yes";
     return { changes, included };
   }
 
@@ -66,7 +83,10 @@ export class KeywordRules {
       return;
     }
     if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
-    const what = a === undefined ? `not ${describeSchema(b)} added` : `not changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const what =
+      a === undefined
+        ? `not ${describeSchema(b)} added`
+        : `not changed from ${describeSchema(a)} to ${describeSchema(b)}`;
     const bs = this.plain(b, n.doc);
     if (bs && !typesIntersect(effectiveTypes(oldRest), effectiveTypes(bs))) {
       emit("implied-constraint", `${what}: no allowed value has a type it excludes`, "not");
@@ -74,9 +94,15 @@ export class KeywordRules {
     }
     const values = bs ? valueSet(bs) : null;
     if (values) {
-      const excluded = values.filter((v) => couldAccept(oldRest, v) && !(a !== undefined && this.matchesValue(a, v, o.doc)));
-      if (excluded.length === 0) emit("implied-constraint", `${what}: no allowed value is among those it excludes`, "not");
-      else emit("tighten-constraint", `${what}: the allowed value ${showValue(excluded[0])} is rejected now`, "not", { value: excluded[0] });
+      const excluded = values.filter(
+        (v) => couldAccept(oldRest, v) && !(a !== undefined && this.matchesValue(a, v, o.doc)),
+      );
+      if (excluded.length === 0)
+        emit("implied-constraint", `${what}: no allowed value is among those it excludes`, "not");
+      else
+        emit("tighten-constraint", `${what}: the allowed value ${showValue(excluded[0])} is rejected now`, "not", {
+          value: excluded[0],
+        });
       return;
     }
     if (a !== undefined && this.trial(this.node(b, n.doc), this.node(a, o.doc), site).included === "yes") {
@@ -114,9 +140,20 @@ export class KeywordRules {
     }
     let [oi, ot, oe] = [os.if, os.then, os.else];
     const [ni, nt, ne] = [ns.if, ns.then, ns.else];
-    if (oi !== undefined && isObject(ni) && Object.keys(ni).length === 1 && ni.not !== undefined && this.differ.same(this.node(ni.not, n.doc), this.node(oi, o.doc))) {
+    if (
+      oi !== undefined &&
+      isObject(ni) &&
+      Object.keys(ni).length === 1 &&
+      ni.not !== undefined &&
+      this.differ.same(this.node(ni.not, n.doc), this.node(oi, o.doc))
+    ) {
       [oi, ot, oe] = [ni, oe, ot]; // if ¬I then E else T
-    } else if (isObject(oi) && Object.keys(oi).length === 1 && oi.not !== undefined && this.differ.same(this.node(oi.not, o.doc), this.node(ni, n.doc))) {
+    } else if (
+      isObject(oi) &&
+      Object.keys(oi).length === 1 &&
+      oi.not !== undefined &&
+      this.differ.same(this.node(oi.not, o.doc), this.node(ni, n.doc))
+    ) {
       [oi, ot, oe] = [ni, oe, ot];
     }
     const sameIf = oi !== undefined && this.differ.same(this.node(oi, o.doc), this.node(ni, n.doc));
@@ -125,8 +162,14 @@ export class KeywordRules {
       const holds = (branch: unknown): boolean =>
         branch === undefined ||
         [ot, oe].every((old) => this.branchTrial(oldRest, old, branch, o.doc, n.doc, site, "").included === "yes");
-      if (holds(nt) && holds(ne)) emit("loosen-constraint", "if changed: every old value satisfies both new branches", "if");
-      else emit("cannot-decide", `if changed from ${describeSchema(oi)} to ${describeSchema(ni)}: which stored values take which branch was not decided`, "if");
+      if (holds(nt) && holds(ne))
+        emit("loosen-constraint", "if changed: every old value satisfies both new branches", "if");
+      else
+        emit(
+          "cannot-decide",
+          `if changed from ${describeSchema(oi)} to ${describeSchema(ni)}: which stored values take which branch was not decided`,
+          "if",
+        );
       return;
     }
     for (const [name, oldBranch, newBranch] of [
@@ -137,18 +180,38 @@ export class KeywordRules {
         if (oldBranch !== undefined) emit("loosen-constraint", `${name} removed`, name);
         continue;
       }
-      if (oldBranch !== undefined && this.differ.same(this.node(oldBranch, o.doc), this.node(newBranch, n.doc))) continue;
+      if (oldBranch !== undefined && this.differ.same(this.node(oldBranch, o.doc), this.node(newBranch, n.doc)))
+        continue;
       // Values that take this branch: the old ones that match (or not) the condition.
       const cond = name === "then" ? ni : { not: ni };
-      const t = this.branchTrial(oldRest, oldBranch, newBranch, o.doc, n.doc, site, `${name} of if ${describeSchema(ni)}`);
+      const t = this.branchTrial(
+        oldRest,
+        oldBranch,
+        newBranch,
+        o.doc,
+        n.doc,
+        site,
+        `${name} of if ${describeSchema(ni)}`,
+      );
       if (t.included === "yes") {
-        if (t.changes.length === 0 && oldBranch === undefined) emit("implied-constraint", `${name} ${describeSchema(newBranch)} added: every allowed value already satisfies it`, name);
-        else if (oldBranch !== undefined) emit("loosen-constraint", `${name} changed: every value the old ${name} allowed still satisfies it`, name);
+        if (t.changes.length === 0 && oldBranch === undefined)
+          emit(
+            "implied-constraint",
+            `${name} ${describeSchema(newBranch)} added: every allowed value already satisfies it`,
+            name,
+          );
+        else if (oldBranch !== undefined)
+          emit("loosen-constraint", `${name} changed: every value the old ${name} allowed still satisfies it`, name);
         else emit("implied-constraint", `${name} added: every allowed value already satisfies it`, name);
         continue;
       }
       const condS = this.plain(cond, n.doc);
-      if (condS && name === "then" && !typesIntersect(effectiveTypes(oldRest), effectiveTypes(this.plain(ni, n.doc) ?? EMPTY_SCHEMA))) continue; // no old value takes it
+      if (
+        condS &&
+        name === "then" &&
+        !typesIntersect(effectiveTypes(oldRest), effectiveTypes(this.plain(ni, n.doc) ?? EMPTY_SCHEMA))
+      )
+        continue; // no old value takes it
       site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
     }
   }
@@ -170,7 +233,11 @@ export class KeywordRules {
     const right = nb && left ? conjoin(left, nb) : undefined;
     if (!left || !right) {
       const changes: Change[] = [];
-      emitAt({ ...site, out: changes })("cannot-decide", `${label || "branch"}: the branch can not be merged with the schema to compare it`, "if");
+      emitAt({ ...site, out: changes })(
+        "cannot-decide",
+        `${label || "branch"}: the branch can not be merged with the schema to compare it`,
+        "if",
+      );
       return { changes, included: "unknown" };
     }
     return this.trial({ schema: left, doc: oldDoc }, { schema: right, doc: newDoc }, site, label);
@@ -185,8 +252,12 @@ export class KeywordRules {
    * accept what the old dependency accepted. A key the old object can not hold needs nothing.
    */
   diffDependencies(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
-    const od = isObject((o.schema as SchemaObject).dependencies) ? ((o.schema as SchemaObject).dependencies as Record<string, unknown>) : {};
-    const nd = isObject((n.schema as SchemaObject).dependencies) ? ((n.schema as SchemaObject).dependencies as Record<string, unknown>) : {};
+    const od = isObject((o.schema as SchemaObject).dependencies)
+      ? ((o.schema as SchemaObject).dependencies as Record<string, unknown>)
+      : {};
+    const nd = isObject((n.schema as SchemaObject).dependencies)
+      ? ((n.schema as SchemaObject).dependencies as Record<string, unknown>)
+      : {};
     const asSchema = (d: unknown): unknown => (Array.isArray(d) ? { required: d } : d);
     for (const key of new Set([...Object.keys(od), ...Object.keys(nd)])) {
       const a = od[key];
@@ -197,20 +268,47 @@ export class KeywordRules {
         continue;
       }
       if (!canHold(oldRest, key)) {
-        emit("implied-constraint", `dependencies ${showValue(key)} changed: the object can not hold ${showValue(key)}`, "dependencies");
+        emit(
+          "implied-constraint",
+          `dependencies ${showValue(key)} changed: the object can not hold ${showValue(key)}`,
+          "dependencies",
+        );
         continue;
       }
-      const present = { ...stripApplicators(oldRest), required: [...new Set([...(Array.isArray(oldRest.required) ? (oldRest.required as string[]) : []), key])] };
-      const t = this.branchTrial(present, asSchema(a), asSchema(b), o.doc, n.doc, site, `dependencies ${showValue(key)}`);
+      const present = {
+        ...stripApplicators(oldRest),
+        required: [...new Set([...(Array.isArray(oldRest.required) ? (oldRest.required as string[]) : []), key])],
+      };
+      const t = this.branchTrial(
+        present,
+        asSchema(a),
+        asSchema(b),
+        o.doc,
+        n.doc,
+        site,
+        `dependencies ${showValue(key)}`,
+      );
       if (t.included === "yes") {
-        emit(a === undefined ? "implied-constraint" : "loosen-constraint", `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: every allowed object with ${showValue(key)} already satisfies it`, "dependencies");
+        emit(
+          a === undefined ? "implied-constraint" : "loosen-constraint",
+          `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: every allowed object with ${showValue(key)} already satisfies it`,
+          "dependencies",
+        );
         continue;
       }
       // The trial's object has `key` required; a witness needs it present: re-pointed at the key for lists.
       if (Array.isArray(b)) {
-        const missing = (b as string[]).filter((p) => !(Array.isArray(a) && a.includes(p)) && !(Array.isArray(oldRest.required) && oldRest.required.includes(p)));
+        const missing = (b as string[]).filter(
+          (p) =>
+            !(Array.isArray(a) && a.includes(p)) && !(Array.isArray(oldRest.required) && oldRest.required.includes(p)),
+        );
         if (missing.length > 0 && t.included === "no") {
-          emitAt(childSite(site, key))("tighten-constraint", `dependencies: ${showValue(key)} now requires ${missing.map(showValue).join(", ")}`, "dependencies", { present: true });
+          emitAt(childSite(site, key))(
+            "tighten-constraint",
+            `dependencies: ${showValue(key)} now requires ${missing.map(showValue).join(", ")}`,
+            "dependencies",
+            { present: true },
+          );
           continue;
         }
       }
@@ -229,7 +327,10 @@ export class KeywordRules {
       if (a !== undefined && a !== true) emit("loosen-constraint", "propertyNames removed", "propertyNames");
       return;
     }
-    const what = a === undefined ? `propertyNames ${describeSchema(b)} added` : `propertyNames changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const what =
+      a === undefined
+        ? `propertyNames ${describeSchema(b)} added`
+        : `propertyNames changed from ${describeSchema(a)} to ${describeSchema(b)}`;
     const as = a === undefined ? EMPTY_SCHEMA : this.plain(a, o.doc);
     const bs = this.plain(b, n.doc);
     if (!as || !bs) {
@@ -243,7 +344,12 @@ export class KeywordRules {
       if (acceptsString(as, p) === false) continue; // the old object never holds it
       const ok = acceptsString(bs, p);
       if (ok === false) {
-        emitAt(childSite(site, p))("tighten-constraint", `${what}: the key ${showValue(p)} is rejected now`, "propertyNames", { present: true });
+        emitAt(childSite(site, p))(
+          "tighten-constraint",
+          `${what}: the key ${showValue(p)} is rejected now`,
+          "propertyNames",
+          { present: true },
+        );
         return;
       }
       if (ok === undefined) {
@@ -264,25 +370,49 @@ export class KeywordRules {
     }
     if (newKeys.values) {
       const candidates = oldKeys.values ?? ["extra", "key", "a", "x", "extra1", "z0"];
-      const bad = candidates.find((k) => typeof k === "string" && acceptsString(as, k) === true && acceptsString(bs, k) === false);
-      if (bad !== undefined) emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", { extraKey: bad as string });
-      else if (oldKeys.values) emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
+      const bad = candidates.find(
+        (k) => typeof k === "string" && acceptsString(as, k) === true && acceptsString(bs, k) === false,
+      );
+      if (bad !== undefined)
+        emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", {
+          extraKey: bad as string,
+        });
+      else if (oldKeys.values)
+        emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
       else emit("cannot-decide", `${what}: keys outside its enum were not searched`, "propertyNames");
       return;
     }
     if (oldKeys.values) {
       const bad = oldKeys.values.find((k) => typeof k === "string" && acceptsString(bs, k) === false);
-      if (bad === undefined && oldKeys.values.every((k) => typeof k !== "string" || acceptsString(bs, k) === true)) emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
-      else if (bad !== undefined) emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", { extraKey: bad as string });
+      if (bad === undefined && oldKeys.values.every((k) => typeof k !== "string" || acceptsString(bs, k) === true))
+        emit("implied-constraint", `${what}: every key the old propertyNames allows satisfies it`, "propertyNames");
+      else if (bad !== undefined)
+        emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", {
+          extraKey: bad as string,
+        });
       else emit("cannot-decide", `${what}: not decided`, "propertyNames");
       return;
     }
     const outcome = stringIncludes(oldKeys.constraints, newKeys.constraints);
-    if (outcome.kind === "included") emit(a === undefined ? "implied-constraint" : "loosen-constraint", `${what}: every key the old schema allows satisfies it`, "propertyNames");
+    if (outcome.kind === "included")
+      emit(
+        a === undefined ? "implied-constraint" : "loosen-constraint",
+        `${what}: every key the old schema allows satisfies it`,
+        "propertyNames",
+      );
     else if (outcome.kind === "excluded") {
       const key = outcome.witness;
-      if (named.includes(key)) emitAt(childSite(site, key))("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", { present: true });
-      else emit("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", { extraKey: key });
+      if (named.includes(key))
+        emitAt(childSite(site, key))(
+          "tighten-constraint",
+          `${what}: the key ${showValue(key)} is rejected now`,
+          "propertyNames",
+          { present: true },
+        );
+      else
+        emit("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", {
+          extraKey: key,
+        });
     } else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames");
   }
 
@@ -303,8 +433,12 @@ export class KeywordRules {
       return;
     }
     if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
-    const what = a === undefined ? `contains ${describeSchema(b)} added` : `contains changed from ${describeSchema(a)} to ${describeSchema(b)}`;
-    const into = (x: unknown): Inclusion => this.trial(this.node(x, o.doc), this.node(b, n.doc), childSite(site, "*")).included;
+    const what =
+      a === undefined
+        ? `contains ${describeSchema(b)} added`
+        : `contains changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+    const into = (x: unknown): Inclusion =>
+      this.trial(this.node(x, o.doc), this.node(b, n.doc), childSite(site, "*")).included;
     const minItems = typeof oldRest.minItems === "number" ? oldRest.minItems : 0;
     if (a !== undefined && into(a) === "yes") {
       emit("loosen-constraint", `${what}: an item matching the old one matches the new one`, "contains");
@@ -312,7 +446,10 @@ export class KeywordRules {
     }
     if (minItems >= 1) {
       const positions = Array.isArray(os.items) ? (os.items as unknown[]).slice(0, minItems) : [os.items ?? true];
-      if (positions.some((p) => into(p) === "yes") || (Array.isArray(os.items) && minItems > os.items.length && into(os.additionalItems ?? true) === "yes")) {
+      if (
+        positions.some((p) => into(p) === "yes") ||
+        (Array.isArray(os.items) && minItems > os.items.length && into(os.additionalItems ?? true) === "yes")
+      ) {
         emit("implied-constraint", `${what}: every allowed array has an item of the kind it asks for`, "contains");
         return;
       }
@@ -337,7 +474,8 @@ export class KeywordRules {
 
   diffUnknown(key: string, os: SchemaObject, ns: SchemaObject, emit: Emit): void {
     const what = os[key] === undefined ? "added" : ns[key] === undefined ? "removed" : "changed";
-    if (IGNORED_BY_VALIDATORS.has(key) && !validatorsKnow(key)) emit("annotation-change", `keyword "${key}" ${what}: the validators (draft-07 ajv) ignore it`, key);
+    if (IGNORED_BY_VALIDATORS.has(key) && !validatorsKnow(key))
+      emit("annotation-change", `keyword "${key}" ${what}: the validators (draft-07 ajv) ignore it`, key);
     // No probe: no document tells the schemas apart for ajv, so the assessment reports it undecided, naming the keyword.
     else emit("unknown-keyword-change", `unknown keyword "${key}" ${what} (treated as breaking)`, key);
   }
@@ -347,7 +485,21 @@ export class KeywordRules {
  * Keywords of later drafts that draft-07 ajv (the validators' dialect) does not implement: they
  * constrain no stored value. Any other unknown keyword may be a custom ajv keyword: undecided.
  */
-const IGNORED_BY_VALIDATORS = new Set(["dependentRequired", "dependentSchemas", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "prefixItems", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor", "$vocabulary"]);
+const IGNORED_BY_VALIDATORS = new Set([
+  "dependentRequired",
+  "dependentSchemas",
+  "minContains",
+  "maxContains",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "prefixItems",
+  "$anchor",
+  "$dynamicAnchor",
+  "$dynamicRef",
+  "$recursiveRef",
+  "$recursiveAnchor",
+  "$vocabulary",
+]);
 
 /** The schema without the applicators these rules decide (the rest of the old schema, as context). */
 export function stripApplicators(s: SchemaObject): SchemaObject {
@@ -355,7 +507,20 @@ export function stripApplicators(s: SchemaObject): SchemaObject {
   for (const [k, v] of Object.entries(s)) if (!APPLICATORS.has(k)) out[k] = v;
   return out;
 }
-const APPLICATORS = new Set(["not", "if", "then", "else", "dependencies", "propertyNames", "contains", "anyOf", "oneOf", "allOf", "definitions", "$defs"]);
+const APPLICATORS = new Set([
+  "not",
+  "if",
+  "then",
+  "else",
+  "dependencies",
+  "propertyNames",
+  "contains",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "definitions",
+  "$defs",
+]);
 
 /** Whether an object of `s` can hold the key (false only for a closed object that does not name it). */
 function canHold(s: SchemaObject, key: string): boolean {
@@ -370,7 +535,17 @@ export function couldAccept(s: SchemaObject, v: unknown): boolean {
   if (!covers(types, t) && !(t === "integer" && covers(types, "number"))) return false;
   const values = valueSet(s);
   if (values && !values.some((w) => jsonEqual(v, w))) return false;
-  for (const k of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format"] as const) {
+  for (const k of [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+  ] as const) {
     if (!satisfiesScalar(v, k, s)) return false;
   }
   return true;
@@ -380,7 +555,12 @@ const STRING_KEYWORDS = new Set(["type", "enum", "const", "pattern", "minLength"
 
 /** A schema made of string keywords only, read as a language (values: an enum / const). */
 function stringSchema(s: SchemaObject): { constraints: StringConstraints; values?: unknown[] } | undefined {
-  if (Object.keys(s).some((k) => !STRING_KEYWORDS.has(k) && !k.startsWith("x-") && !["title", "description", "$comment"].includes(k))) return undefined;
+  if (
+    Object.keys(s).some(
+      (k) => !STRING_KEYWORDS.has(k) && !k.startsWith("x-") && !["title", "description", "$comment"].includes(k),
+    )
+  )
+    return undefined;
   const c: StringConstraints = {};
   if (typeof s.pattern === "string") c.patterns = [s.pattern];
   if (typeof s.minLength === "number") c.minLength = s.minLength;

@@ -50,7 +50,13 @@ function rewrite(s: SchemaObject): SchemaObject {
         }
         edit().type = t;
       }
-      if (Array.isArray(m.required)) edit().required = [...new Set([...(Array.isArray(cur().required) ? (cur().required as string[]) : []), ...(m.required as string[])])];
+      if (Array.isArray(m.required))
+        edit().required = [
+          ...new Set([
+            ...(Array.isArray(cur().required) ? (cur().required as string[]) : []),
+            ...(m.required as string[]),
+          ]),
+        ];
       const rest = Object.fromEntries(Object.entries(m).filter(([k]) => k !== "type" && k !== "required"));
       changed = true;
       if (Object.keys(rest).some((k) => !isAnnotationKeyword(k))) members.push(rest as SchemaObject);
@@ -112,13 +118,16 @@ function complementOf(k: string, v: unknown, s: SchemaObject): SchemaObject | un
     if (t === undefined) return undefined;
     const bound = side === "max" ? v + 1 : v - 1;
     const existing = s[target];
-    const value = typeof existing === "number" ? (side === "max" ? Math.max(existing, bound) : Math.min(existing, bound)) : bound;
+    const value =
+      typeof existing === "number" ? (side === "max" ? Math.max(existing, bound) : Math.min(existing, bound)) : bound;
     return { type: t, [target]: value };
   }
   if (k === "type") {
     const negated = typeof v === "string" ? [v] : Array.isArray(v) ? (v as string[]) : undefined;
-    if (!negated || negated.includes("integer") && !negated.includes("number")) return undefined;
-    const left = (typesOf(s) ?? [...ALL_TYPES]).filter((t) => !negated.includes(t) && !(t === "integer" && negated.includes("number")));
+    if (!negated || (negated.includes("integer") && !negated.includes("number"))) return undefined;
+    const left = (typesOf(s) ?? [...ALL_TYPES]).filter(
+      (t) => !negated.includes(t) && !(t === "integer" && negated.includes("number")),
+    );
     if (left.length === 0) return undefined;
     return { type: collapse(left) };
   }
@@ -169,7 +178,8 @@ const MERGE_MIN = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems
  * when the two can not be merged keyword by keyword (then the caller does not decide).
  */
 export function conjoin(a: SchemaObject, b: SchemaObject): SchemaObject | undefined {
-  if ("$ref" in a || "$ref" in b) return Object.keys(b).every(isAnnotationKeyword) ? a : Object.keys(a).every(isAnnotationKeyword) ? b : undefined;
+  if ("$ref" in a || "$ref" in b)
+    return Object.keys(b).every(isAnnotationKeyword) ? a : Object.keys(a).every(isAnnotationKeyword) ? b : undefined;
   const out: SchemaObject = { ...a };
   for (const group of GROUPS) {
     const inA = group.some((k) => a[k] !== undefined);
@@ -183,8 +193,10 @@ export function conjoin(a: SchemaObject, b: SchemaObject): SchemaObject | undefi
     // Both have properties: merged by name, only when neither side closes the other's names off.
     const pa = isObject(a.properties) ? a.properties : {};
     const pb = isObject(b.properties) ? b.properties : {};
-    const openA = (a.additionalProperties === undefined || a.additionalProperties === true) && a.patternProperties === undefined;
-    const openB = (b.additionalProperties === undefined || b.additionalProperties === true) && b.patternProperties === undefined;
+    const openA =
+      (a.additionalProperties === undefined || a.additionalProperties === true) && a.patternProperties === undefined;
+    const openB =
+      (b.additionalProperties === undefined || b.additionalProperties === true) && b.patternProperties === undefined;
     if (!openA && Object.keys(pb).some((p) => !(p in pa))) return undefined;
     if (!openB && Object.keys(pa).some((p) => !(p in pb))) return undefined;
     if (!openA && !openB) return undefined;

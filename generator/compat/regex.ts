@@ -79,7 +79,8 @@ export function patternAutomaton(pattern: string): NFA {
 function lengthAutomaton(min: number, max: number | undefined): NFA {
   const any = `[^]`;
   const hi = max === undefined ? "" : String(max);
-  if (min > 1000 || (max !== undefined && max > 1000)) throw new RegexUndecidable("length bounds above 1000 are not analysed as automata");
+  if (min > 1000 || (max !== undefined && max > 1000))
+    throw new RegexUndecidable("length bounds above 1000 are not analysed as automata");
   const { expression, maxCharacter } = JS.Parser.fromLiteral({ source: `^${any}{${min},${hi}}$`, flags: "u" }).parse();
   const e = transform(Transformers.patternEdgeAssertions({ remove: true }), expression);
   return NFA.fromRegex(e, { maxCharacter }, { assertions: "throw" }, new NFA.LimitedNodeFactory(MAX_NODES));
@@ -114,10 +115,17 @@ function includedIn(old: StringConstraints, accepts: () => NFA): LanguageOutcome
     if (lazy !== undefined) return lazy;
     const rejected = DFA.fromFA(newNfa, new DFA.LimitedNodeFactory(MAX_NODES));
     rejected.complement();
-    for (const wordSet of getIntersectionWordSets(oldNfa, rejected, MAX_NODES)) return { kind: "excluded", witness: readable(wordSet) };
+    for (const wordSet of getIntersectionWordSets(oldNfa, rejected, MAX_NODES))
+      return { kind: "excluded", witness: readable(wordSet) };
     return { kind: "included" };
   } catch (error) {
-    return { kind: "undecided", reason: error instanceof RegexUndecidable ? error.message : `regular-expression analysis failed (${(error as Error).message})` };
+    return {
+      kind: "undecided",
+      reason:
+        error instanceof RegexUndecidable
+          ? error.message
+          : `regular-expression analysis failed (${(error as Error).message})`,
+    };
   }
 }
 
@@ -136,7 +144,13 @@ export function lazyInclusion(old: NFA, next: NFA, budget: number): LanguageOutc
     return id;
   };
   const keyOf = (a: readonly NFA.Node[], b: readonly NFA.Node[]): string =>
-    `${a.map(idOf).sort((x, y) => x - y).join(",")}|${b.map(idOf).sort((x, y) => x - y).join(",")}`;
+    `${a
+      .map(idOf)
+      .sort((x, y) => x - y)
+      .join(",")}|${b
+      .map(idOf)
+      .sort((x, y) => x - y)
+      .join(",")}`;
   interface State {
     old: NFA.Node[];
     next: NFA.Node[];
@@ -184,7 +198,8 @@ export function lazyInclusion(old: NFA, next: NFA, budget: number): LanguageOutc
 export function stringIncludes(old: StringConstraints, next: StringConstraints): LanguageOutcome {
   const formatGap = next.format !== undefined && ASSERTED_FORMATS.has(next.format) && next.format !== old.format;
   const outcome = includedIn(old, () => constraintAutomaton(next));
-  if (outcome.kind === "included" && formatGap) return { kind: "undecided", reason: `whether every string is a valid ${next.format} was not decided` };
+  if (outcome.kind === "included" && formatGap)
+    return { kind: "undecided", reason: `whether every string is a valid ${next.format} was not decided` };
   return outcome;
 }
 
@@ -195,7 +210,10 @@ export function patternIncludes(old: StringConstraints, pattern: string): Langua
 
 /** Does every string under `old` have a length in `[min, max]`? (A pattern can imply a length.) */
 export function lengthIncludes(old: StringConstraints, min: number, max: number | undefined): LanguageOutcome {
-  if ((old.patterns ?? []).length === 0 && (old.format === undefined || !ASSERTED_FORMATS.has(old.format) || FORMAT_SHAPES[old.format] === undefined)) {
+  if (
+    (old.patterns ?? []).length === 0 &&
+    (old.format === undefined || !ASSERTED_FORMATS.has(old.format) || FORMAT_SHAPES[old.format] === undefined)
+  ) {
     // Plain length bounds: no automaton needed.
     const omin = old.minLength ?? 0;
     const omax = old.maxLength;
@@ -209,7 +227,10 @@ export function lengthIncludes(old: StringConstraints, min: number, max: number 
 }
 
 /** Is there a string both patterns match? Returns one, or undefined when none exists. */
-export function patternOverlap(a: string, b: string): { overlap: true; witness: string } | { overlap: false } | { undecided: string } {
+export function patternOverlap(
+  a: string,
+  b: string,
+): { overlap: true; witness: string } | { overlap: false } | { undecided: string } {
   try {
     for (const wordSet of getIntersectionWordSets(patternAutomaton(a), patternAutomaton(b), MAX_NODES)) {
       return { overlap: true, witness: readable(wordSet) };

@@ -3,7 +3,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type AssessedChange, type Assessment, type Budget, type SamplingReport, type Verdict, assessCompatibility } from "./assess.js";
+import {
+  type AssessedChange,
+  type Assessment,
+  type Budget,
+  type SamplingReport,
+  type Verdict,
+  assessCompatibility,
+} from "./assess.js";
 import type { Change } from "./rule-catalogue.js";
 import { type JsonSchema, type SchemaDoc, displayPointer, isObject } from "./schema.js";
 import { witnessText } from "./witness.js";
@@ -18,19 +25,31 @@ export interface DiffReportOptions {
 }
 
 /** How budgets are named in text output. */
-export const BUDGET_NAMES: Record<Budget, string> = { "witness-work": "witness work", "automaton-size": "automaton size", sampling: "sampling time" };
+export const BUDGET_NAMES: Record<Budget, string> = {
+  "witness-work": "witness work",
+  "automaton-size": "automaton size",
+  sampling: "sampling time",
+};
 
 /** The warnings of an assessment, for text and JSON output: sampling that drew nothing, budgets that ran out. */
 export function assessmentWarnings(changes: readonly AssessedChange[], sampling: SamplingReport | undefined): string[] {
   const out: string[] = [];
   if (sampling?.warning) out.push(sampling.warning);
-  else if (sampling?.budget) out.push(`sampling stopped at its time budget after ${sampling.drawn} document${sampling.drawn === 1 ? "" : "s"}`);
+  else if (sampling?.budget)
+    out.push(`sampling stopped at its time budget after ${sampling.drawn} document${sampling.drawn === 1 ? "" : "s"}`);
   const budgets = [...new Set(changes.flatMap((c) => (c.kind === "undecided" && c.budget ? [c.budget] : [])))];
-  for (const b of budgets) out.push(`the ${BUDGET_NAMES[b]} budget ran out: some changes are undecided because of it, not because of what they mean`);
+  for (const b of budgets)
+    out.push(
+      `the ${BUDGET_NAMES[b]} budget ran out: some changes are undecided because of it, not because of what they mean`,
+    );
   return out;
 }
 
-const LABEL: Record<Change["kind"], string> = { breaking: "BREAKING", undecided: "UNDECIDED", compatible: "compatible" };
+const LABEL: Record<Change["kind"], string> = {
+  breaking: "BREAKING",
+  undecided: "UNDECIDED",
+  compatible: "compatible",
+};
 const ORDER: Record<Change["kind"], number> = { breaking: 0, undecided: 1, compatible: 2 };
 
 /**
@@ -44,11 +63,14 @@ export function formatDiffReport(changes: readonly AssessedChange[], options: Di
   const undecided = changes.filter((c) => c.kind === "undecided").length;
   const compatible = changes.length - breaking - undecided;
   if (changes.length === 0) return "No changes: every value the old schema accepts, the new one accepts.";
-  const sorted = shown.sort((a, b) => ORDER[a.kind] - ORDER[b.kind] || (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0));
+  const sorted = shown.sort(
+    (a, b) => ORDER[a.kind] - ORDER[b.kind] || (a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0),
+  );
   const width = Math.min(48, Math.max(...sorted.map((c) => displayPointer(c.pointer).length), 0));
   const lines = sorted.flatMap((c) => {
     const line = `${LABEL[c.kind].padEnd(10)}  ${displayPointer(c.pointer).padEnd(width)}  ${c.message} (rule: ${c.rule})`;
-    const budget = c.kind === "undecided" && c.budget ? [`${" ".repeat(12)}budget ran out: ${BUDGET_NAMES[c.budget]}`] : [];
+    const budget =
+      c.kind === "undecided" && c.budget ? [`${" ".repeat(12)}budget ran out: ${BUDGET_NAMES[c.budget]}`] : [];
     if (!c.witness) return [line, ...budget];
     const how = c.witness.source === "sampled" ? `sampled, seed ${c.witness.seed}` : "old accepts, new rejects";
     return [line, `${" ".repeat(12)}witness (${how}): ${show(c.witness.document)}`];
@@ -100,7 +122,13 @@ export function runDiff(oldPath: string, newPath: string, options: RunDiffOption
     oldSchema = readSchemaFile(oldPath);
     newSchema = readSchemaFile(newPath);
   } catch (error) {
-    return { changes: [], verdict: "undecided", exitCode: 2, warnings: [], report: `statebag diff: ${(error as Error).message}` };
+    return {
+      changes: [],
+      verdict: "undecided",
+      exitCode: 2,
+      warnings: [],
+      report: `statebag diff: ${(error as Error).message}`,
+    };
   }
   const cache = new Map<string, SchemaDoc | undefined>();
   const resolveExternalRef = (ref: string, base: string | undefined): SchemaDoc | undefined => {
@@ -147,6 +175,7 @@ function readSchemaFile(file: string): JsonSchema {
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof parsed !== "boolean" && !isObject(parsed)) throw new Error(`${file} is not a JSON Schema (an object or a boolean)`);
+  if (typeof parsed !== "boolean" && !isObject(parsed))
+    throw new Error(`${file} is not a JSON Schema (an object or a boolean)`);
   return parsed as JsonSchema;
 }

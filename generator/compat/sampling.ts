@@ -37,7 +37,12 @@ export function sampleDocuments(schema: JsonSchema, options: SampleOptions): Sam
   const compiled = compileBundled(bundled);
   const result: Samples = { documents: [], drawn: 0, timedOut: false, seed: options.seed };
   if ("error" in compiled) return { ...result, error: `schema can not be compiled: ${compiled.error}` };
-  const generator = createGeneratorSync({ seed: options.seed, maxDepth: 4, maxDefaultItems: 3, optionalsProbability: 0.5 });
+  const generator = createGeneratorSync({
+    seed: options.seed,
+    maxDepth: 4,
+    maxDefaultItems: 3,
+    optionalsProbability: 0.5,
+  });
   const deadline = Date.now() + options.timeBudgetMs;
   const maxDraws = options.count * 3;
   let failures = 0;
@@ -51,7 +56,8 @@ export function sampleDocuments(schema: JsonSchema, options: SampleOptions): Sam
     try {
       doc = generator.generate(bundled as never);
     } catch (error) {
-      if (++failures >= 3) return { ...result, error: `json-schema-faker can not sample this schema: ${(error as Error).message}` };
+      if (++failures >= 3)
+        return { ...result, error: `json-schema-faker can not sample this schema: ${(error as Error).message}` };
       continue;
     }
     if (compiled.validate(doc)) result.documents.push(doc);

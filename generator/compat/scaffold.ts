@@ -71,7 +71,13 @@ class Scaffolder {
   constructor(private readonly options: ScaffoldOptions) {}
 
   /** A value where leaving it out is valid: `undefined` when it would recurse forever. */
-  private optionalValue(schema: JsonSchema, doc: SchemaDoc, name: string, depth: number, active: Set<unknown>): JsonValue | undefined {
+  private optionalValue(
+    schema: JsonSchema,
+    doc: SchemaDoc,
+    name: string,
+    depth: number,
+    active: Set<unknown>,
+  ): JsonValue | undefined {
     const outer = this.cut; // a cut elsewhere in the enclosing value must survive this one
     this.cut = false;
     const value = this.value(schema, doc, name, depth, active);
@@ -103,7 +109,9 @@ class Scaffolder {
     if ("default" in s) return s.default as JsonValue;
     if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0] as JsonValue;
 
-    const branches = (Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined) as JsonSchema[] | undefined;
+    const branches = (Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined) as
+      | JsonSchema[]
+      | undefined;
     if (branches && branches.length > 0) {
       // Prefer a branch that is not just `null`; merge the parent's own keywords in.
       const { anyOf: _a, oneOf: _o, ...rest } = s;
@@ -197,7 +205,8 @@ class Scaffolder {
       if (value !== undefined) result.push(value);
     }
     if (Array.isArray(s.items)) {
-      for (let i = result.length; i < s.items.length; i++) result.push(this.value(s.items[i] as JsonSchema, doc, name, depth + 1, active));
+      for (let i = result.length; i < s.items.length; i++)
+        result.push(this.value(s.items[i] as JsonSchema, doc, name, depth + 1, active));
     }
     return result;
   }
@@ -239,7 +248,8 @@ function matchPattern(pattern: string, name: string): string {
 function mergeAll(a: SchemaObject, b: SchemaObject): SchemaObject {
   const merged: SchemaObject = { ...a, ...b };
   if (isObject(a.properties) && isObject(b.properties)) merged.properties = { ...a.properties, ...b.properties };
-  if (Array.isArray(a.required) && Array.isArray(b.required)) merged.required = [...new Set([...a.required, ...b.required])];
+  if (Array.isArray(a.required) && Array.isArray(b.required))
+    merged.required = [...new Set([...a.required, ...b.required])];
   return merged;
 }
 
@@ -299,8 +309,16 @@ export function uneditedNote(type: string, version: number): string {
  * placeholder, with `$version` set from version 2 on. The check compares fixtures with it, so a
  * placeholder whose marker was deleted but whose value was never edited is still caught.
  */
-export function scaffoldStoredValue(schemasDir: string, t: { version: number; schema: JsonSchema; file: string }, options: ScaffoldOptions = {}): JsonValue {
-  const value = scaffoldFixture(t.schema, { ...options, base: refBase(schemasDir, t.file), resolveExternalRef: options.resolveExternalRef ?? fileResolver() });
+export function scaffoldStoredValue(
+  schemasDir: string,
+  t: { version: number; schema: JsonSchema; file: string },
+  options: ScaffoldOptions = {},
+): JsonValue {
+  const value = scaffoldFixture(t.schema, {
+    ...options,
+    base: refBase(schemasDir, t.file),
+    resolveExternalRef: options.resolveExternalRef ?? fileResolver(),
+  });
   if (isObject(value) && t.version > 1 && value.$version === undefined) value.$version = t.version;
   return value;
 }
@@ -310,7 +328,8 @@ export const GEN_SCAFFOLD_OPTIONS = { nonEmpty: true } as const;
 
 export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[] {
   const targets: { type: string; version: number; schema: JsonSchema; file: string }[] = [];
-  for (const c of readCurrentSchemas(options.schemasDir).schemas) targets.push({ type: c.$type, version: c.version, schema: c.schema, file: c.file });
+  for (const c of readCurrentSchemas(options.schemasDir).schemas)
+    targets.push({ type: c.$type, version: c.version, schema: c.schema, file: c.file });
   if (options.history) {
     for (const f of readFrozenSchemas(options.schemasDir)) {
       if (f.schema !== undefined && !targets.some((t) => t.type === f.$type && t.version === f.version)) {
@@ -323,7 +342,10 @@ export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[
   for (const t of targets) {
     const dir = path.join(options.fixturesDir, t.type);
     if (fixtureFiles(dir, t.version).length > 0) continue;
-    const value = scaffoldStoredValue(options.schemasDir, t, { ...options, resolveExternalRef: options.resolveExternalRef ?? resolver });
+    const value = scaffoldStoredValue(options.schemasDir, t, {
+      ...options,
+      resolveExternalRef: options.resolveExternalRef ?? resolver,
+    });
     // Marked, so the check fails until a person replaces the placeholder with a real stored value.
     const marked = isObject(value) ? { [UNEDITED_KEY]: uneditedNote(t.type, t.version), ...value } : value;
     fs.mkdirSync(dir, { recursive: true });

@@ -97,13 +97,20 @@ export function diffValues(os: SchemaObject, ns: SchemaObject, emit: Emit): void
   const removed = oldList.filter((v) => !newList.some((w) => jsonEqual(v, w)));
   const added = newList.filter((v) => !oldList.some((w) => jsonEqual(v, w)));
   if ("const" in os && "const" in ns && removed.length > 0) {
-    emit("change-const", `const changed from ${showValue(os.const)} to ${showValue(ns.const)}`, "const", { value: os.const });
+    emit("change-const", `const changed from ${showValue(os.const)} to ${showValue(ns.const)}`, "const", {
+      value: os.const,
+    });
     return;
   }
   if (removed.length > 0) {
-    emit("remove-enum-value", `enum value${removed.length > 1 ? "s" : ""} ${removed.map(showValue).join(", ")} removed`, "enum", {
-      value: removed[0],
-    });
+    emit(
+      "remove-enum-value",
+      `enum value${removed.length > 1 ? "s" : ""} ${removed.map(showValue).join(", ")} removed`,
+      "enum",
+      {
+        value: removed[0],
+      },
+    );
   }
   if (added.length > 0) {
     emit("add-enum-value", `enum value${added.length > 1 ? "s" : ""} ${added.map(showValue).join(", ")} added`, "enum");
@@ -119,11 +126,26 @@ export function diffScalarValues(values: readonly unknown[], os: SchemaObject, n
     }
     const failing = values.find((v) => !satisfiesScalar(v, keyword, ns));
     if (failing === undefined) {
-      if (os[keyword] === undefined) emit("implied-constraint", `${keyword} ${showValue(ns[keyword])} added: every allowed value already satisfies it`, keyword);
-      else emit("loosen-constraint", `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}: every allowed value still satisfies it`, keyword);
+      if (os[keyword] === undefined)
+        emit(
+          "implied-constraint",
+          `${keyword} ${showValue(ns[keyword])} added: every allowed value already satisfies it`,
+          keyword,
+        );
+      else
+        emit(
+          "loosen-constraint",
+          `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}: every allowed value still satisfies it`,
+          keyword,
+        );
     } else {
-      const what = os[keyword] === undefined ? `${keyword} ${showValue(ns[keyword])} added` : `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}`;
-      emit("tighten-constraint", `${what}: the allowed value ${showValue(failing)} fails it`, keyword, { value: failing });
+      const what =
+        os[keyword] === undefined
+          ? `${keyword} ${showValue(ns[keyword])} added`
+          : `${keyword} changed from ${showValue(os[keyword])} to ${showValue(ns[keyword])}`;
+      emit("tighten-constraint", `${what}: the allowed value ${showValue(failing)} fails it`, keyword, {
+        value: failing,
+      });
     }
   }
 }
@@ -137,8 +159,11 @@ export function diffNumbers(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSe
     if (!ob && !nb) continue;
     const name = side === "lower" ? "minimum" : "maximum";
     if (!ob && nb) {
-      const probe = side === "lower" ? (nb.exclusive ? nb.value : nb.value - 1) : nb.exclusive ? nb.value : nb.value + 1;
-      emit("tighten-constraint", `${nb.keyword} ${nb.value} added`, nb.keyword, { value: integers ? Math.round(probe) : probe });
+      const probe =
+        side === "lower" ? (nb.exclusive ? nb.value : nb.value - 1) : nb.exclusive ? nb.value : nb.value + 1;
+      emit("tighten-constraint", `${nb.keyword} ${nb.value} added`, nb.keyword, {
+        value: integers ? Math.round(probe) : probe,
+      });
       continue;
     }
     if (ob && !nb) {
@@ -183,7 +208,8 @@ export function diffNumbers(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSe
     if (nm === undefined) emit("loosen-constraint", `multipleOf ${shown} removed`, "multipleOf");
     else if (om === undefined) emit("tighten-constraint", `multipleOf ${nm} added`, "multipleOf", { value: nm / 2 });
     else if (isMultiple(om, nm)) {
-      if (shown === undefined) emit("implied-constraint", `multipleOf ${nm} added: every integer is a multiple of it`, "multipleOf");
+      if (shown === undefined)
+        emit("implied-constraint", `multipleOf ${nm} added: every integer is a multiple of it`, "multipleOf");
       else emit("loosen-constraint", `multipleOf changed from ${shown} to ${nm}`, "multipleOf");
     } else if (shown === undefined) emit("tighten-constraint", `multipleOf ${nm} added`, "multipleOf", { value: 1 });
     else emit("tighten-constraint", `multipleOf changed from ${shown} to ${nm}`, "multipleOf", { value: om });
@@ -207,8 +233,14 @@ export function diffStrings(os: SchemaObject, ns: SchemaObject, emit: Emit): voi
     if (!tighter) continue;
     const verb = kw === "minLength" ? "raised" : "lowered";
     const outcome = lengthIncludes(old, kw === "minLength" ? nmin : 0, kw === "maxLength" ? nmax : undefined);
-    if (outcome.kind === "included") emit("implied-constraint", `${kw} ${verb} from ${show(from)} to ${show(to)}: every allowed string already has such a length`, kw);
-    else if (outcome.kind === "excluded") emit("tighten-constraint", `${kw} ${verb} from ${show(from)} to ${show(to)}`, kw, { value: outcome.witness });
+    if (outcome.kind === "included")
+      emit(
+        "implied-constraint",
+        `${kw} ${verb} from ${show(from)} to ${show(to)}: every allowed string already has such a length`,
+        kw,
+      );
+    else if (outcome.kind === "excluded")
+      emit("tighten-constraint", `${kw} ${verb} from ${show(from)} to ${show(to)}`, kw, { value: outcome.witness });
     else emit("cannot-decide", `${kw} ${verb} from ${show(from)} to ${show(to)}: ${outcome.reason}`, kw);
   }
 
@@ -217,7 +249,10 @@ export function diffStrings(os: SchemaObject, ns: SchemaObject, emit: Emit): voi
   if (op !== np) {
     if (np === undefined) emit("loosen-constraint", `pattern ${showValue(op)} removed`, "pattern");
     else {
-      const what = op === undefined ? `pattern ${showValue(np)} added` : `pattern changed from ${showValue(op)} to ${showValue(np)}`;
+      const what =
+        op === undefined
+          ? `pattern ${showValue(np)} added`
+          : `pattern changed from ${showValue(op)} to ${showValue(np)}`;
       const outcome = patternIncludes(old, np);
       if (outcome.kind === "included") {
         if (op === undefined) emit("implied-constraint", `${what}: every allowed string already matches it`, "pattern");
@@ -242,7 +277,12 @@ function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints,
   if (of === nf) return;
   const oldAsserted = of !== undefined && ASSERTED_FORMATS.has(of);
   const newAsserted = nf !== undefined && ASSERTED_FORMATS.has(nf);
-  const what = of === undefined ? `format ${showValue(nf)} added` : nf === undefined ? `format ${showValue(of)} removed` : `format changed from ${showValue(of)} to ${showValue(nf)}`;
+  const what =
+    of === undefined
+      ? `format ${showValue(nf)} added`
+      : nf === undefined
+        ? `format ${showValue(of)} removed`
+        : `format changed from ${showValue(of)} to ${showValue(nf)}`;
   if (!newAsserted) {
     if (oldAsserted) emit("loosen-constraint", what, "format");
     else emit("annotation-change", `${what}: the validators do not assert it (an annotation)`, "format");
@@ -251,12 +291,29 @@ function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints,
   const shape = FORMAT_SHAPES[nf];
   const outcome = shape === undefined ? undefined : patternIncludes(old, shape);
   if (outcome?.kind === "excluded") {
-    emit("tighten-constraint", `${what}: the allowed string ${showValue(outcome.witness)} is not a valid ${nf}`, "format", { value: outcome.witness });
+    emit(
+      "tighten-constraint",
+      `${what}: the allowed string ${showValue(outcome.witness)} is not a valid ${nf}`,
+      "format",
+      { value: outcome.witness },
+    );
     return;
   }
-  const near = (NEAR_MISSES[nf] ?? []).find((v) => !formatAccepts(nf, v) && (["minLength", "maxLength", "pattern", "format"] as const).every((k) => satisfiesScalar(v, k, os)));
-  if (near !== undefined) emit("tighten-constraint", `${what}: the allowed string ${showValue(near)} is not a valid ${nf}`, "format", { value: near });
-  else emit("cannot-decide", `${what}: ${outcome?.kind === "undecided" ? outcome.reason : `whether every allowed string is a valid ${nf} was not decided`}`, "format");
+  const near = (NEAR_MISSES[nf] ?? []).find(
+    (v) =>
+      !formatAccepts(nf, v) &&
+      (["minLength", "maxLength", "pattern", "format"] as const).every((k) => satisfiesScalar(v, k, os)),
+  );
+  if (near !== undefined)
+    emit("tighten-constraint", `${what}: the allowed string ${showValue(near)} is not a valid ${nf}`, "format", {
+      value: near,
+    });
+  else
+    emit(
+      "cannot-decide",
+      `${what}: ${outcome?.kind === "undecided" ? outcome.reason : `whether every allowed string is a valid ${nf} was not decided`}`,
+      "format",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,7 +333,11 @@ function bound(s: SchemaObject, side: "lower" | "upper"): Bound | undefined {
   const exclusive = s[exclusiveKw];
   if (typeof inclusive === "number") {
     // draft-04 style `exclusiveMinimum: true` modifies `minimum`.
-    candidates.push({ value: inclusive, exclusive: exclusive === true, keyword: exclusive === true ? exclusiveKw : inclusiveKw });
+    candidates.push({
+      value: inclusive,
+      exclusive: exclusive === true,
+      keyword: exclusive === true ? exclusiveKw : inclusiveKw,
+    });
   }
   if (typeof exclusive === "number") candidates.push({ value: exclusive, exclusive: true, keyword: exclusiveKw });
   if (candidates.length === 0) return undefined;
@@ -297,7 +358,17 @@ function integerBound(b: Bound, side: "lower" | "upper"): number {
 }
 
 /** Keywords on numbers and strings that a finite set of old values is checked against. */
-const SCALAR_KEYWORDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format"] as const;
+const SCALAR_KEYWORDS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+] as const;
 
 /** Whether one value satisfies one scalar keyword of a schema (values of other types pass, as in validators). */
 export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS)[number], s: SchemaObject): boolean {
@@ -338,7 +409,6 @@ export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS
   }
   return true;
 }
-
 
 function stringConstraints(s: SchemaObject): StringConstraints {
   const c: StringConstraints = {};

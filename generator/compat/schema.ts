@@ -27,7 +27,9 @@ export const EMPTY_SCHEMA: SchemaObject = Object.freeze({}) as SchemaObject;
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return "[" + value.map(canonicalJson).join(",") + "]";
   if (isObject(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
     return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJson(value[k])).join(",") + "}";
   }
   return JSON.stringify(value) ?? "null";
@@ -186,7 +188,8 @@ function equalSchemaValue(
       return sameSchema({ schema: a, doc: docA }, { schema: b, doc: docB }, resolveExternal, inProgress);
     }
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const key of keys) if (!equalSchemaValue(a[key], b[key], docA, docB, resolveExternal, inProgress)) return false;
+    for (const key of keys)
+      if (!equalSchemaValue(a[key], b[key], docA, docB, resolveExternal, inProgress)) return false;
     return true;
   }
   if (Array.isArray(a) && Array.isArray(b)) {

@@ -19,7 +19,13 @@ import { MigrationError, MigrationSet, type Migration, type MigrationContext } f
 import { storedSchema } from "../stored-schema.js";
 import { bundleSchema, compileBundled } from "./bundle.js";
 import { fixtureFiles } from "./check.js";
-import { HISTORY_DIR, readCurrentSchemas, readFrozenSchemas, type CurrentSchema, type FrozenSchema } from "./history.js";
+import {
+  HISTORY_DIR,
+  readCurrentSchemas,
+  readFrozenSchemas,
+  type CurrentSchema,
+  type FrozenSchema,
+} from "./history.js";
 import { sampleDocuments } from "./sampling.js";
 import { fileResolver, GEN_SCAFFOLD_OPTIONS, scaffoldStoredValue, UNEDITED_KEY } from "./scaffold.js";
 import { canonicalJson, childPointer, isObject, type JsonSchema } from "./schema.js";
@@ -99,26 +105,42 @@ class Loader {
   trace: MigrationStep[] = [];
 
   /** `"<$type>\u0000<version>"` -> the frozen schema, compiled on first use (slots opaque, as the runtime checks it). */
-  private readonly frozen = new Map<string, { schema: JsonSchema; file: string; validate?: ReturnType<typeof compileBundled> }>();
+  private readonly frozen = new Map<
+    string,
+    { schema: JsonSchema; file: string; validate?: ReturnType<typeof compileBundled> }
+  >();
 
   constructor(private readonly context: StoredDataContext) {
     for (const f of readFrozenSchemas(context.schemasDir)) {
       if (f.schema === undefined) continue;
       const shown = path.join(context.displaySchemasDir ?? context.schemasDir, HISTORY_DIR, f.key);
-      this.frozen.set(`${f.$type}\u0000${f.version}`, { schema: f.schema, file: context.relative ? context.relative(shown) : shown });
+      this.frozen.set(`${f.$type}\u0000${f.version}`, {
+        schema: f.schema,
+        file: context.relative ? context.relative(shown) : shown,
+      });
     }
     for (const current of readCurrentSchemas(context.schemasDir).schemas) {
-      const meta = isObject(current.schema) && isObject(current.schema["x-statebag"]) ? current.schema["x-statebag"] : {};
-      const slots = Array.isArray(meta.slots) ? meta.slots.filter((s): s is { path: string[]; family: string } => isObject(s) && Array.isArray(s.path)) : [];
+      const meta =
+        isObject(current.schema) && isObject(current.schema["x-statebag"]) ? current.schema["x-statebag"] : {};
+      const slots = Array.isArray(meta.slots)
+        ? meta.slots.filter((s): s is { path: string[]; family: string } => isObject(s) && Array.isArray(s.path))
+        : [];
       this.types.set(current.$type, { current, slots });
-      for (const former of [...current.formerNames, ...(context.formerNames?.[current.$type] ?? [])]) this.renamed.set(former, current.$type);
+      for (const former of [...current.formerNames, ...(context.formerNames?.[current.$type] ?? [])])
+        this.renamed.set(former, current.$type);
     }
     for (const m of context.migrations) {
       const source = context.sources?.get(`${m.type}\u0000${m.from}`) ?? m.source;
       const traced: Migration = {
         ...m,
         up: (value: unknown, ctx: MigrationContext) => {
-          this.trace.push({ type: ctx.type, from: ctx.from, toType: ctx.toType, to: ctx.to, ...(source ? { source } : {}) });
+          this.trace.push({
+            type: ctx.type,
+            from: ctx.from,
+            toType: ctx.toType,
+            to: ctx.to,
+            ...(source ? { source } : {}),
+          });
           return m.up(value, ctx);
         },
       };
@@ -180,14 +202,21 @@ class Loader {
 }
 
 function stepText(step: MigrationStep): string {
-  return step.toType === step.type ? `"${step.type}" v${step.from} -> v${step.to}` : `"${step.type}" v${step.from} -> "${step.toType}" v${step.to}`;
+  return step.toType === step.type
+    ? `"${step.type}" v${step.from} -> v${step.to}`
+    : `"${step.type}" v${step.from} -> "${step.toType}" v${step.to}`;
 }
 
 function versionTypes(step: MigrationStep, typeName: (type: string, version: number) => string): string {
   return `defineMigration<${typeName(step.type, step.from)}, ${typeName(step.toType, step.to)}>`;
 }
 
-function ajvProblem(error: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }): { pointer: string; message: string } {
+function ajvProblem(error: {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}): { pointer: string; message: string } {
   if (error.keyword === "required") {
     const name = String(error.params.missingProperty);
     return { pointer: childPointer(error.instancePath, name), message: `missing required property "${name}"` };
@@ -204,7 +233,10 @@ function ajvProblem(error: { instancePath: string; keyword: string; params: Reco
  * then validate against the latest schema) and reports every one that does not load.
  * Documents are never modified.
  */
-export function checkStoredDocuments(documents: readonly StoredDocument[], context: StoredDataContext): StoredDataFailure[] {
+export function checkStoredDocuments(
+  documents: readonly StoredDocument[],
+  context: StoredDataContext,
+): StoredDataFailure[] {
   const loader = new Loader(context);
   const command = context.command ?? "npm run gen";
   const failures: StoredDataFailure[] = [];
@@ -218,7 +250,14 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
     const original = doc.document;
     const where = doc.file !== undefined ? { file: doc.file } : {};
     if (!isObject(original) || typeof original.$type !== "string") {
-      failures.push({ type: "?", pointer: "", rule: "stored-data", message: `${doc.label} is not a tagged object (no string "$type")`, fix: "a stored value is a JSON object with its $type (and $version from version 2 on)", ...where });
+      failures.push({
+        type: "?",
+        pointer: "",
+        rule: "stored-data",
+        message: `${doc.label} is not a tagged object (no string "$type")`,
+        fix: "a stored value is a JSON object with its $type (and $version from version 2 on)",
+        ...where,
+      });
       continue;
     }
     const type = original.$type;
@@ -237,7 +276,10 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
     if (!loader.has(type)) continue; // not a type of this project: its own package checks it
     // A value its own version's schema rejects was never stored by this type's code: say so
     // instead of running the migrations on it and blaming them.
-    const own = loader.targets.latestVersion(type) === doc.fromVersion ? undefined : loader.targets.storedProblems?.(type, doc.fromVersion, original)?.[0];
+    const own =
+      loader.targets.latestVersion(type) === doc.fromVersion
+        ? undefined
+        : loader.targets.storedProblems?.(type, doc.fromVersion, original)?.[0];
     if (own) {
       failures.push({
         type,
@@ -267,8 +309,13 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
         });
         continue;
       }
-      const failed = error.details.toType !== undefined && error.details.to !== undefined ? { type: error.type, from: error.from, toType: error.details.toType, to: error.details.to } : undefined;
-      const step: MigrationStep | undefined = failed ? (loader.trace.findLast((s) => s.type === failed.type && s.from === failed.from) ?? failed) : undefined;
+      const failed =
+        error.details.toType !== undefined && error.details.to !== undefined
+          ? { type: error.type, from: error.from, toType: error.details.toType, to: error.details.to }
+          : undefined;
+      const step: MigrationStep | undefined = failed
+        ? (loader.trace.findLast((s) => s.type === failed.type && s.from === failed.from) ?? failed)
+        : undefined;
       const cause = error.details.cause instanceof Error ? error.details.cause.message : error.message;
       failures.push({
         type,
@@ -289,7 +336,14 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
     const compiled = loader.validator(finalType);
     if (!compiled) continue;
     if ("error" in compiled) {
-      failures.push({ type, pointer: "", rule: "stored-data", message: `the current schema of "${finalType}" can not be compiled: ${compiled.error}`, fix: `regenerate it (${command})`, ...where });
+      failures.push({
+        type,
+        pointer: "",
+        rule: "stored-data",
+        message: `the current schema of "${finalType}" can not be compiled: ${compiled.error}`,
+        fix: `regenerate it (${command})`,
+        ...where,
+      });
       continue;
     }
     const version = (latest.$version as number | undefined) ?? 1;
@@ -326,7 +380,8 @@ export function checkStoredDocuments(documents: readonly StoredDocument[], conte
 }
 
 function readTitle(schemasDir: string, type: string): string | undefined {
-  for (const c of readCurrentSchemas(schemasDir).schemas) if (c.$type === type && isObject(c.schema) && typeof c.schema.title === "string") return c.schema.title;
+  for (const c of readCurrentSchemas(schemasDir).schemas)
+    if (c.$type === type && isObject(c.schema) && typeof c.schema.title === "string") return c.schema.title;
   return undefined;
 }
 
@@ -350,7 +405,14 @@ export interface LoadedMigrations {
 }
 
 function isMigration(value: unknown): value is Migration {
-  return isObject(value) && typeof value.type === "string" && typeof value.from === "number" && typeof value.toType === "string" && typeof value.to === "number" && typeof value.up === "function";
+  return (
+    isObject(value) &&
+    typeof value.type === "string" &&
+    typeof value.from === "number" &&
+    typeof value.toType === "string" &&
+    typeof value.to === "number" &&
+    typeof value.up === "function"
+  );
 }
 
 /** Imports a module of the project: TypeScript through tsx's scoped loader, JavaScript as it is. */
@@ -364,7 +426,10 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
 }
 
 /** Imports every module that declares migrations and collects them, each failure named with its file. */
-export async function loadDeclaredMigrations(bindings: readonly MigrationBinding[], options: { cwd: string; command?: string }): Promise<LoadedMigrations> {
+export async function loadDeclaredMigrations(
+  bindings: readonly MigrationBinding[],
+  options: { cwd: string; command?: string },
+): Promise<LoadedMigrations> {
   const byFile = new Map<string, string[]>();
   for (const b of bindings) byFile.set(b.file, [...(byFile.get(b.file) ?? []), b.exportName]);
   const migrations: Migration[] = [];
@@ -441,11 +506,13 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   const current = readCurrentSchemas(options.schemasDir).schemas;
   const frozen = readFrozenSchemas(options.schemasDir);
   const formerOf = new Map<string, string>();
-  for (const c of current) for (const n of [...c.formerNames, ...(options.formerNames?.[c.$type] ?? [])]) formerOf.set(n, c.$type);
+  for (const c of current)
+    for (const n of [...c.formerNames, ...(options.formerNames?.[c.$type] ?? [])]) formerOf.set(n, c.$type);
   const versions = new Map<string, Set<number>>();
   const add = (type: string, version: number) => versions.set(type, (versions.get(type) ?? new Set()).add(version));
   for (const c of current) add(c.$type, c.version);
-  for (const f of frozen) if (current.some((c) => c.$type === f.$type) || formerOf.has(f.$type)) add(f.$type, f.version);
+  for (const f of frozen)
+    if (current.some((c) => c.$type === f.$type) || formerOf.has(f.$type)) add(f.$type, f.version);
 
   const documents: StoredDocument[] = [];
   const failures: StoredDataFailure[] = [];
@@ -453,10 +520,22 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   // What --scaffold-fixtures writes for a version, from its frozen schema (or the current one).
   const resolver = fileResolver();
   const placeholders = (type: string, version: number): string[] => {
-    const sources = [...frozen.filter((f) => f.$type === type && f.version === version && f.schema !== undefined), ...current.filter((c) => c.$type === type && c.version === version)];
-    return sources.map((t) => canonicalJson(scaffoldStoredValue(options.schemasDir, { version, schema: t.schema as JsonSchema, file: t.file }, { ...GEN_SCAFFOLD_OPTIONS, resolveExternalRef: resolver })));
+    const sources = [
+      ...frozen.filter((f) => f.$type === type && f.version === version && f.schema !== undefined),
+      ...current.filter((c) => c.$type === type && c.version === version),
+    ];
+    return sources.map((t) =>
+      canonicalJson(
+        scaffoldStoredValue(
+          options.schemasDir,
+          { version, schema: t.schema as JsonSchema, file: t.file },
+          { ...GEN_SCAFFOLD_OPTIONS, resolveExternalRef: resolver },
+        ),
+      ),
+    );
   };
-  const isPlaceholder = (value: unknown, type: string, version: number) => placeholders(type, version).includes(canonicalJson(value));
+  const isPlaceholder = (value: unknown, type: string, version: number) =>
+    placeholders(type, version).includes(canonicalJson(value));
   for (const [type, set] of [...versions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const version of [...set].sort((a, b) => a - b)) {
       for (const file of fixtureFiles(path.join(options.fixturesDir, type), version)) {
@@ -491,7 +570,12 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
           continue;
         }
         if (options.skip?.has(file)) continue;
-        documents.push({ label: `golden fixture ${rel(file)}`, document: value, fromVersion: version, file: rel(file) });
+        documents.push({
+          label: `golden fixture ${rel(file)}`,
+          document: value,
+          fromVersion: version,
+          file: rel(file),
+        });
       }
     }
   }
@@ -547,7 +631,13 @@ function sampledOlderVersions(
     const left = deadline - Date.now();
     if (left <= 0) break;
     const resolver = fileResolver();
-    const drawn = sampleDocuments(f.schema, { seed, count, timeBudgetMs: Math.min(left, 1000), base: f.file, resolveExternalRef: resolver });
+    const drawn = sampleDocuments(f.schema, {
+      seed,
+      count,
+      timeBudgetMs: Math.min(left, 1000),
+      base: f.file,
+      resolveExternalRef: resolver,
+    });
     // A family slot is opaque in its parent's schema, so the sampler fills it with any value, which
     // no stored session could hold: empty the slots and keep the documents the schema still accepts.
     const slots = slotPaths(f.schema);
@@ -561,7 +651,12 @@ function sampledOlderVersions(
       document.$type = f.$type;
       if (f.version > 1) document.$version = f.version;
       if ("error" in validate || !validate.validate(document)) return;
-      out.push({ label: `document #${i + 1} drawn from ${shown} (sampling seed ${seed})`, document, fromVersion: f.version, file: shown });
+      out.push({
+        label: `document #${i + 1} drawn from ${shown} (sampling seed ${seed})`,
+        document,
+        fromVersion: f.version,
+        file: shown,
+      });
     });
   }
   return out;

@@ -59,7 +59,10 @@ export class UnionDiffer {
         const i = newBranches.findIndex((nb) => !isOpaque(nb) && typeTagOf(nb, this.differ.resolveExternal) === tag);
         if (i >= 0) {
           matched.add(i);
-          this.differ.diff(ob, newBranches[i] as SchemaNode, { ...site, branch: joinBranch(site.branch, `$type "${tag}"`) });
+          this.differ.diff(ob, newBranches[i] as SchemaNode, {
+            ...site,
+            branch: joinBranch(site.branch, `$type "${tag}"`),
+          });
         } else {
           emit("remove-union-branch", `union branch $type "${tag}" removed`, unionKeyword(os));
         }
@@ -67,7 +70,10 @@ export class UnionDiffer {
       }
       const candidates = newBranches
         .map((nb, i) => ({ nb, i }))
-        .filter((c): c is { nb: SchemaNode; i: number } => !isOpaque(c.nb) && typeTagOf(c.nb, this.differ.resolveExternal) === undefined);
+        .filter(
+          (c): c is { nb: SchemaNode; i: number } =>
+            !isOpaque(c.nb) && typeTagOf(c.nb, this.differ.resolveExternal) === undefined,
+        );
       const exact = candidates.find((c) => this.differ.same(ob, c.nb));
       if (exact) {
         matched.add(exact.i);
@@ -111,7 +117,11 @@ export class UnionDiffer {
       const exclusiveNew = this.mergedBranches(n, "oneOf");
       const exclusiveOld = oldExclusive ? this.mergedBranches(o, "oneOf") : [];
       const wasExclusive = (nb: Resolved): boolean =>
-        exclusiveOld.some((ob) => (isOpaque(ob) || isOpaque(nb) ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity : this.differ.same(ob, nb)));
+        exclusiveOld.some((ob) =>
+          isOpaque(ob) || isOpaque(nb)
+            ? isOpaque(ob) && isOpaque(nb) && ob.identity === nb.identity
+            : this.differ.same(ob, nb),
+        );
       const pair = this.overlappingPair(exclusiveNew, wasExclusive);
       if (pair) {
         const [a, b] = pair.map((i) => branchName(exclusiveNew[i], this.differ.resolveExternal));
@@ -240,9 +250,13 @@ export class UnionDiffer {
       const r = this.differ.resolve({ schema: props[prop] as JsonSchema, doc: node.doc });
       return isOpaque(r) || !isObject(r.schema) ? null : valueSet(r.schema);
     };
-    const requiredOf = (s: SchemaObject): string[] => (Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : []);
+    const requiredOf = (s: SchemaObject): string[] =>
+      Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
     const forbids = (s: SchemaObject, prop: string): boolean =>
-      objectOnly(s) && s.additionalProperties === false && !(isObject(s.properties) && prop in s.properties) && !isObject(s.patternProperties);
+      objectOnly(s) &&
+      s.additionalProperties === false &&
+      !(isObject(s.properties) && prop in s.properties) &&
+      !isObject(s.patternProperties);
     for (const prop of requiredOf(a)) {
       if (requiredOf(b).includes(prop)) {
         const pa = pinned(x, prop);

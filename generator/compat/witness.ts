@@ -79,7 +79,12 @@ export function searchWitness(change: Change, ctx: WitnessContext): WitnessSearc
     if (!best || size < best.size) best = { doc, size };
   }
   exhausted ||= budget.exhausted;
-  const out: WitnessSearch = { exhausted: best === undefined && exhausted, work: budget.spent, budget: budget.limit, tried };
+  const out: WitnessSearch = {
+    exhausted: best === undefined && exhausted,
+    work: budget.spent,
+    budget: budget.limit,
+    tried,
+  };
   if (best) out.document = best.doc;
   return out;
 }
@@ -424,7 +429,12 @@ export class Instances {
   }
 
   /** Documents of `schema` holding a leaf value at the value path `segments` (any depth: the work budget bounds it). */
-  *at(schema: unknown, segments: readonly string[], leaf: (s: unknown) => unknown[], depth: number): Generator<unknown> {
+  *at(
+    schema: unknown,
+    segments: readonly string[],
+    leaf: (s: unknown) => unknown[],
+    depth: number,
+  ): Generator<unknown> {
     if (segments.length === 0) {
       yield* leaf(schema);
       return;
@@ -439,7 +449,9 @@ export class Instances {
         const child = this.propertySchema(s, key);
         if (child !== false) {
           const base = this.baseObject(s);
-          const others = (this.objectsOf(s, undefined, depth).slice(1, bases) as Record<string, unknown>[]).filter((o) => !Object.hasOwn(o, key));
+          const others = (this.objectsOf(s, undefined, depth).slice(1, bases) as Record<string, unknown>[]).filter(
+            (o) => !Object.hasOwn(o, key),
+          );
           const shapes = base ? [base, ...others] : others;
           for (const value of this.at(child, rest, leaf, depth + 1)) {
             for (const shape of shapes) {
@@ -508,9 +520,14 @@ function freshKeys(s: SchemaObject, taken: Record<string, unknown>, n: number): 
     if (Array.isArray(names.enum)) pool.push(...names.enum.filter((v): v is string => typeof v === "string"));
     if (typeof names.pattern === "string") pool.push(...strings(names, n + 8));
   }
-  if (isObject(s.patternProperties)) for (const pattern of Object.keys(s.patternProperties)) pool.push(...strings({ pattern }, n + 8));
+  if (isObject(s.patternProperties))
+    for (const pattern of Object.keys(s.patternProperties)) pool.push(...strings({ pattern }, n + 8));
   if (!closed) for (let i = 0; i < n + 8; i++) pool.push(i === 0 ? "key" : `key${i}`);
-  if (names && typeof names.pattern !== "string" && !closed) for (let i = 0; i < n + 8; i++) pool.push("k".repeat(Math.max(1, typeof names.minLength === "number" ? names.minLength : 1)) + (i === 0 ? "" : String(i)));
+  if (names && typeof names.pattern !== "string" && !closed)
+    for (let i = 0; i < n + 8; i++)
+      pool.push(
+        "k".repeat(Math.max(1, typeof names.minLength === "number" ? names.minLength : 1)) + (i === 0 ? "" : String(i)),
+      );
   for (const key of pool) {
     if (out.length >= n) break;
     if (Object.hasOwn(taken, key) || Object.hasOwn(props, key) || out.includes(key)) continue;
@@ -524,15 +541,18 @@ function freshKeys(s: SchemaObject, taken: Record<string, unknown>, n: number): 
 function mergeSchemas(a: SchemaObject, b: SchemaObject): SchemaObject {
   const out: SchemaObject = { ...a, ...b };
   if (isObject(a.properties) && isObject(b.properties)) out.properties = { ...a.properties, ...b.properties };
-  if (Array.isArray(a.required) && Array.isArray(b.required)) out.required = [...new Set([...a.required, ...b.required])];
+  if (Array.isArray(a.required) && Array.isArray(b.required))
+    out.required = [...new Set([...a.required, ...b.required])];
   return out;
 }
 
 function inferTypes(s: SchemaObject): string[] {
   if (isObject(s.properties) || Array.isArray(s.required) || s.additionalProperties !== undefined) return ["object"];
   if (s.items !== undefined) return ["array"];
-  if (typeof s.pattern === "string" || typeof s.minLength === "number" || typeof s.format === "string") return ["string"];
-  if (typeof s.minimum === "number" || typeof s.maximum === "number" || typeof s.multipleOf === "number") return ["number"];
+  if (typeof s.pattern === "string" || typeof s.minLength === "number" || typeof s.format === "string")
+    return ["string"];
+  if (typeof s.minimum === "number" || typeof s.maximum === "number" || typeof s.multipleOf === "number")
+    return ["number"];
   return ["string", "integer", "boolean", "null", "object", "array"];
 }
 
@@ -595,7 +615,8 @@ function strings(s: SchemaObject, count = 2): string[] {
   const min = typeof s.minLength === "number" ? s.minLength : 0;
   const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
   // Several spellings a format allows: a new pattern may reject some of them.
-  if (s.format === "date-time") return ["2000-01-01T00:00:00Z", "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00.5Z", "2000-01-01t00:00:00z"];
+  if (s.format === "date-time")
+    return ["2000-01-01T00:00:00Z", "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00.5Z", "2000-01-01t00:00:00z"];
   if (s.format === "date") return ["2000-01-01", "2000-12-31"];
   if (typeof s.pattern === "string") {
     try {
@@ -606,7 +627,9 @@ function strings(s: SchemaObject, count = 2): string[] {
         // Word sets come shortest first and may never fit the length bounds: stop after a few.
         if (++seen > 64) break;
         const pick = (cs: (typeof set)[number]): number =>
-          cs.ranges.find((r) => r.max >= 0x61 && r.min <= 0x7a) ? Math.max(0x61, cs.ranges.find((r) => r.max >= 0x61)!.min) : cs.ranges[0]!.min;
+          cs.ranges.find((r) => r.max >= 0x61 && r.min <= 0x7a)
+            ? Math.max(0x61, cs.ranges.find((r) => r.max >= 0x61)!.min)
+            : cs.ranges[0]!.min;
         const word = set.map((cs) => String.fromCodePoint(pick(cs))).join("");
         const length = [...word].length;
         if (length < min || length > max) continue;
@@ -643,10 +666,19 @@ function strings(s: SchemaObject, count = 2): string[] {
 export const WITNESS_TEXT_CHARS = 500;
 
 /** What a terminal acts on or hides (the CLI output layer's set, `src/cli/io.ts`), plus lone surrogates. */
-const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE_TEXT =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function escapeUnsafe(text: string): string {
-  return text.replace(UNSAFE_TEXT, (ch) => (ch === "\n" ? "\\n" : ch === "\r" ? "\\r" : ch === "\t" ? "\\t" : `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  return text.replace(UNSAFE_TEXT, (ch) =>
+    ch === "\n"
+      ? "\\n"
+      : ch === "\r"
+        ? "\\r"
+        : ch === "\t"
+          ? "\\t"
+          : `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /**
@@ -672,8 +704,9 @@ const MAX_TEXT = 240;
  * level, control and invisible characters escaped (`\u0000`, `\u202e`), the whole line bounded.
  */
 export function formatWitness(document: unknown): string {
-  const text = canonicalJson(shorten(document, 0)).replace(/[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (ch) =>
-    `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  const text = canonicalJson(shorten(document, 0)).replace(
+    /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
   return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 3)}...` : text;
 }
@@ -688,7 +721,8 @@ function shorten(value: unknown, depth: number): unknown {
   if (isObject(value)) {
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    for (const key of keys.slice(0, MAX_KEYS)) setOwn(out, shorten(key, depth) as string, shorten(value[key], depth + 1));
+    for (const key of keys.slice(0, MAX_KEYS))
+      setOwn(out, shorten(key, depth) as string, shorten(value[key], depth + 1));
     if (keys.length > MAX_KEYS) out["..."] = `${keys.length - MAX_KEYS} more`;
     return out;
   }

@@ -33,7 +33,10 @@ export function jsonOption(): Option {
 
 /** The `--store <url>` option. */
 export function storeOption(): Option {
-  return new Option("--store <url>", `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else the config's "store", else ${DEFAULT_STORE_URL})`);
+  return new Option(
+    "--store <url>",
+    `session store URL: sqlite:./path.db, postgres://user@host/db, redis://host:6379/0 (default: $STATEBAG_STORE, else the config's "store", else ${DEFAULT_STORE_URL})`,
+  );
 }
 
 /**
@@ -43,13 +46,16 @@ export function storeOption(): Option {
 export function storeUrl(option: string | undefined, environment: CliEnvironment, configured?: string): string {
   const url = option ?? environment.env.STATEBAG_STORE ?? configured ?? DEFAULT_STORE_URL;
   if (url.trim() === "") {
-    throw new CliError(EXIT.usage, "the store URL is empty", { fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)" });
+    throw new CliError(EXIT.usage, "the store URL is empty", {
+      fix: "pass --store sqlite:./sessions.db (or postgres://..., redis://...)",
+    });
   }
   // A relative SQLite path is relative to the working directory the CLI was given (a file: URI is
   // left whole: made "relative", its "//user:pass@host" part would pass the store's check as a path).
   const sqlite = /^sqlite:(?!\/\/)(?!:memory:)(?!file:)(.*)$/i.exec(url);
   // Checked as written first: once made absolute, "user:pass@host/x.db" would pass as a path.
-  if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1])) return (parseSqliteUrl(url), `sqlite:${resolve(environment.cwd, sqlite[1])}`);
+  if (sqlite && sqlite[1] !== "" && !isAbsolute(sqlite[1]))
+    return (parseSqliteUrl(url), `sqlite:${resolve(environment.cwd, sqlite[1])}`);
   return url;
 }
 
@@ -88,7 +94,8 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
     if (error instanceof ConfigurationError) code = EXIT.usage;
   } else {
     message = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
-    if (!debug) fix = "rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
+    if (!debug)
+      fix = "rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
   }
   const lines = [`${c.red(c.bold("error:"))} ${message}`];
   if (where) lines.push(`  ${c.dim("where:")} ${where}`);
@@ -113,7 +120,10 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
  * Wraps a command's action: its result is the exit code; any error is reported and mapped to one.
  * The last argument commander passes is the Command; its options tell whether `--json` was set.
  */
-export function action<A extends unknown[]>(context: CommandContext, run: (...args: A) => Promise<ExitCode>): (...args: A) => Promise<void> {
+export function action<A extends unknown[]>(
+  context: CommandContext,
+  run: (...args: A) => Promise<ExitCode>,
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     const command = args[args.length - 1] as { opts?: () => { json?: boolean } } | undefined;
     const json = command?.opts?.().json === true;

@@ -15,12 +15,19 @@ export const FORMATS: readonly Format[] = [...SHAPE_NAMES, "python-history"];
 /** A session shape, or `python-history`: FileHistoryProvider files into and out of message logs (src/cli/python-history.ts). */
 export type Format = SessionShape | "python-history";
 
-const ALIASES: Record<string, SessionShape> = { ".net": "dotnet", net: "dotnet", csharp: "dotnet", durable2: "durable-2-preview", "python-session-store": "python-file-store" };
+const ALIASES: Record<string, SessionShape> = {
+  ".net": "dotnet",
+  net: "dotnet",
+  csharp: "dotnet",
+  durable2: "durable-2-preview",
+  "python-session-store": "python-file-store",
+};
 
 export function parseFormat(value: string): Format {
   const v = value.toLowerCase();
   if (Object.hasOwn(ALIASES, v)) return ALIASES[v];
-  if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of: ${FORMATS.join(", ")}`);
+  if (!(FORMATS as readonly string[]).includes(v))
+    throw new InvalidArgumentError(`expected one of: ${FORMATS.join(", ")}`);
   return v as Format;
 }
 
@@ -30,7 +37,12 @@ export function parseFormat(value: string): Format {
  * which `export` does not write.
  */
 export type ImportFormat = Format | "ai-sdk-ui" | "dotnet-fs-store" | "cosmos-chat-history";
-export const IMPORT_FORMATS: readonly ImportFormat[] = [...FORMATS, "ai-sdk-ui", "dotnet-fs-store", "cosmos-chat-history"];
+export const IMPORT_FORMATS: readonly ImportFormat[] = [
+  ...FORMATS,
+  "ai-sdk-ui",
+  "dotnet-fs-store",
+  "cosmos-chat-history",
+];
 
 export function parseImportFormat(value: string): ImportFormat {
   const v = value.toLowerCase();
@@ -65,7 +77,10 @@ export async function writeOutput(file: string, text: string, environment: CliEn
   try {
     await writeFile(path, text.endsWith("\n") ? text : text + "\n");
   } catch (error) {
-    throw new CliError(EXIT.usage, `cannot write ${file}: ${(error as Error).message}`, { where: path, fix: "check that the directory exists and is writable" });
+    throw new CliError(EXIT.usage, `cannot write ${file}: ${(error as Error).message}`, {
+      where: path,
+      fix: "check that the directory exists and is writable",
+    });
   }
   return path;
 }

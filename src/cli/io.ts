@@ -52,7 +52,6 @@ export class CliError extends Error {
   }
 }
 
-
 export type Colors = ReturnType<typeof createColors>;
 
 /**
@@ -62,7 +61,8 @@ export type Colors = ReturnType<typeof createColors>;
  */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 /** The same, minus the newline and tab a composed line may hold, plus the colour codes the CLI writes itself. */
-const UNSAFE_IN_LINE = /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const UNSAFE_IN_LINE =
+  /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 /** How many characters of an input value are echoed; the rest is cut, and its length said. */
 export const MAX_ECHOED = 200;
@@ -95,7 +95,9 @@ export function echo(value: unknown, max = MAX_ECHOED): string {
  * escaped where they are interpolated (`echo`).
  */
 export function safeOutput(text: string, color: boolean): string {
-  return text.replace(UNSAFE_IN_LINE, (match) => (match.length > 1 && color ? match : match.length > 1 ? match.replace(UNSAFE, escapeChar) : escapeChar(match)));
+  return text.replace(UNSAFE_IN_LINE, (match) =>
+    match.length > 1 && color ? match : match.length > 1 ? match.replace(UNSAFE, escapeChar) : escapeChar(match),
+  );
 }
 
 /** Colour only on a terminal, never with NO_COLOR; FORCE_COLOR=1 forces it on (FORCE_COLOR=0 off). */
@@ -131,7 +133,10 @@ export class Output {
 
   /** A line of human output (suppressed in --json mode). */
   line(text = ""): void {
-    if (!this.json) this.environment.stdout.write(safeOutput(text, colorEnabled(this.environment.stdout, this.environment.env)) + "\n");
+    if (!this.json)
+      this.environment.stdout.write(
+        safeOutput(text, colorEnabled(this.environment.stdout, this.environment.env)) + "\n",
+      );
   }
 
   /** The one JSON document a command prints in --json mode. */
@@ -157,7 +162,12 @@ export class Output {
     return {
       start(total, label) {
         bar = new SingleBar(
-          { format: `${label} [{bar}] {value}/{total} {percentage}% eta {eta_formatted}`, stream: stream as unknown as NodeJS.WritableStream, hideCursor: true, clearOnComplete: true },
+          {
+            format: `${label} [{bar}] {value}/{total} {percentage}% eta {eta_formatted}`,
+            stream: stream as unknown as NodeJS.WritableStream,
+            hideCursor: true,
+            clearOnComplete: true,
+          },
           Presets.shades_classic,
         );
         bar.start(total, 0);

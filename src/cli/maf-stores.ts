@@ -49,10 +49,20 @@ type Outcome = "imported" | "unchanged" | "conflict" | "failed";
 
 /** Usage errors common to both: a store is needed, and ids come from the input. */
 function checkUsage(format: string, inputs: string[], options: MafStoreImportOptions, example: string): void {
-  if (options.save !== true && options.store === undefined) throw new CliError(EXIT.usage, `--from ${format} imports into a store: give --store (or --save)`, { fix: example });
-  if (inputs.length !== 1) throw new CliError(EXIT.usage, `--from ${format} takes one input, ${inputs.length} given`, { fix: example });
-  if (options.id !== undefined) throw new CliError(EXIT.usage, `--id does not go with --from ${format}: the ids come from the ${format === DOTNET_FS_STORE_FORMAT ? "files' paths" : "conversation ids"}`, { fix: example });
-  if (options.out !== undefined) throw new CliError(EXIT.usage, `--out does not go with --from ${format}: everything goes into the store`, { fix: example });
+  if (options.save !== true && options.store === undefined)
+    throw new CliError(EXIT.usage, `--from ${format} imports into a store: give --store (or --save)`, { fix: example });
+  if (inputs.length !== 1)
+    throw new CliError(EXIT.usage, `--from ${format} takes one input, ${inputs.length} given`, { fix: example });
+  if (options.id !== undefined)
+    throw new CliError(
+      EXIT.usage,
+      `--id does not go with --from ${format}: the ids come from the ${format === DOTNET_FS_STORE_FORMAT ? "files' paths" : "conversation ids"}`,
+      { fix: example },
+    );
+  if (options.out !== undefined)
+    throw new CliError(EXIT.usage, `--out does not go with --from ${format}: everything goes into the store`, {
+      fix: example,
+    });
 }
 
 /** A store that cannot be reached stops the run (every later file would fail the same way). */
@@ -75,49 +85,89 @@ interface FileResult {
 }
 
 /** `import --from dotnet-fs-store <root> --store <url>`. */
-export async function importDotnetFsStore(context: CommandContext, inputs: string[], options: MafStoreImportOptions): Promise<ExitCode> {
+export async function importDotnetFsStore(
+  context: CommandContext,
+  inputs: string[],
+  options: MafStoreImportOptions,
+): Promise<ExitCode> {
   const example = "statebag import --from dotnet-fs-store ./sessions --store sqlite:./sessions.db";
   checkUsage(DOTNET_FS_STORE_FORMAT, inputs, options, example);
   const out = context.output(options);
   const input = inputs[0];
-  if (input === "-") throw new CliError(EXIT.usage, "a FileSystemAgentSessionStore is a directory, not stdin", { fix: example });
+  if (input === "-")
+    throw new CliError(EXIT.usage, "a FileSystemAgentSessionStore is a directory, not stdin", { fix: example });
   const root = inputPath(input, context.environment);
   const info = await stat(root).catch(() => {
-    throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, { where: root, fix: "give the store's root directory (the one holding a-{agent} / c-{conversation}.json)" });
+    throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, {
+      where: root,
+      fix: "give the store's root directory (the one holding a-{agent} / c-{conversation}.json)",
+    });
   });
-  if (!info.isDirectory()) throw new CliError(EXIT.usage, `${echo(input)} is not a directory`, { where: root, fix: "give the store's root directory (the one holding a-{agent} / c-{conversation}.json)" });
+  if (!info.isDirectory())
+    throw new CliError(EXIT.usage, `${echo(input)} is not a directory`, {
+      where: root,
+      fix: "give the store's root directory (the one holding a-{agent} / c-{conversation}.json)",
+    });
   const interop = await import("../runtime/interop/index.js");
   const stores = await import("../runtime/interop/maf-stores.js");
   const { parseJson } = await import("../runtime/persistence/safe-json.js");
   const { jsonEqual } = await import("../runtime/interop/json-util.js");
   const { deserializeSession, serializeSession } = await import("../runtime/persistence/serialization.js");
   const { ConflictError } = await import("../runtime/stores/errors.js");
-  const sameAsStored = (stored: AgentSession, fresh: AgentSession) => jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
+  const sameAsStored = (stored: AgentSession, fresh: AgentSession) =>
+    jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const limits = options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes };
   const listed = await stores.listDotnetFsStore(root);
   const skipped = listed.skipped.map((s) => ({ file: join(input, s.file), reason: s.reason }));
   if (listed.entries.length === 0) {
-    throw new CliError(EXIT.usage, `no c-{conversation}.json session files under ${echo(input)}${skipped.length ? ` (${skipped.length} skipped)` : ""}`, { fix: "give the root directory a FileSystemAgentSessionStore writes to" });
+    throw new CliError(
+      EXIT.usage,
+      `no c-{conversation}.json session files under ${echo(input)}${skipped.length ? ` (${skipped.length} skipped)` : ""}`,
+      { fix: "give the root directory a FileSystemAgentSessionStore writes to" },
+    );
   }
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, {
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
   const results: FileResult[] = [];
   const progress = await out.progress();
   try {
     progress.start(listed.entries.length, options.dryRun ? "checking" : "importing");
     for (const entry of listed.entries) {
       const name = join(input, entry.file);
-      const result: FileResult = { file: name, id: entry.id, ...(entry.agent !== undefined ? { agent: entry.agent } : {}), ...(entry.user !== undefined ? { user: entry.user } : {}), conversation: entry.conversation, outcome: "failed" };
+      const result: FileResult = {
+        file: name,
+        id: entry.id,
+        ...(entry.agent !== undefined ? { agent: entry.agent } : {}),
+        ...(entry.user !== undefined ? { user: entry.user } : {}),
+        conversation: entry.conversation,
+        outcome: "failed",
+      };
       try {
         try {
           checkId(entry.id);
         } catch (error) {
-          throw new CliError(EXIT.failed, `the session id from this file's path cannot be stored: ${messageOf(error)}`, { where: name, fix: "import the file on its own with --from dotnet --id <id>" });
+          throw new CliError(
+            EXIT.failed,
+            `the session id from this file's path cannot be stored: ${messageOf(error)}`,
+            { where: name, fix: "import the file on its own with --from dotnet --id <id>" },
+          );
         }
         const bytes = await readDocumentFile(join(root, ...entry.file.split("/")), name, maxBytes);
         const parsed = parseJson(bytes, limits);
         const shape = stores.fsStoreShape(parsed, name);
-        const session = stores.withFsStoreOwner(interop.importSession(parsed as object, { from: shape, id: entry.id, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}), ...(limits ? { limits } : {}) }), entry);
+        const session = stores.withFsStoreOwner(
+          interop.importSession(parsed as object, {
+            from: shape,
+            id: entry.id,
+            ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+            ...(limits ? { limits } : {}),
+          }),
+          entry,
+        );
         // Validated as the store would, before anything is written.
         serializeSession(session, { validate: true });
         const existing = await opened.store.get(session.id);
@@ -152,18 +202,49 @@ export async function importDotnetFsStore(context: CommandContext, inputs: strin
   const count = (o: Outcome) => results.filter((r) => r.outcome === o).length;
   const bad = count("failed") + count("conflict");
   if (options.json) {
-    out.result({ ok: bad === 0, dryRun: options.dryRun === true, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), from: DOTNET_FS_STORE_FORMAT, imported: count("imported"), unchanged: count("unchanged"), conflicts: count("conflict"), failed: count("failed"), files: results, skipped });
+    out.result({
+      ok: bad === 0,
+      dryRun: options.dryRun === true,
+      store: opened.url,
+      ...(opened.empty ? { emptyStore: opened.empty } : {}),
+      from: DOTNET_FS_STORE_FORMAT,
+      imported: count("imported"),
+      unchanged: count("unchanged"),
+      conflicts: count("conflict"),
+      failed: count("failed"),
+      files: results,
+      skipped,
+    });
     return bad === 0 ? EXIT.ok : EXIT.failed;
   }
   const { c } = out;
   const verb = options.dryRun ? "would import" : "imported";
-  out.line(`${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} session file${results.length === 1 ? "" : "s"} of a FileSystemAgentSessionStore into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, already there ${count("unchanged")}, different session already stored ${count("conflict")}, unreadable ${count("failed")}${skipped.length ? `, skipped ${skipped.length}` : ""}`);
+  out.line(
+    `${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} session file${results.length === 1 ? "" : "s"} of a FileSystemAgentSessionStore into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, already there ${count("unchanged")}, different session already stored ${count("conflict")}, unreadable ${count("failed")}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
+  );
   if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
   for (const r of results.slice(0, LISTED)) {
-    const owner = [r.agent !== undefined ? `agent ${echo(r.agent, 120)}` : "", r.user !== undefined ? `user ${echo(r.user, 120)}` : "", `conversation ${echo(r.conversation, 120)}`].filter(Boolean).join(", ");
-    if (r.outcome === "failed") out.line(`  ${c.red("✖")} ${echo(r.file)}${r.pointer ? ` at ${echo(r.pointer)}` : ""}: ${echo(r.message ?? "", 400)}`);
-    else if (r.outcome === "conflict") out.line(`  ${c.yellow("≠")} ${echo(r.file)}: session ${echo(r.id)} is stored with other content (left as it is)`);
-    else out.line(c.dim(`    ${echo(r.file)} -> session ${echo(r.id)} (${owner}): ${r.outcome === "imported" ? verb : "already there"}`));
+    const owner = [
+      r.agent !== undefined ? `agent ${echo(r.agent, 120)}` : "",
+      r.user !== undefined ? `user ${echo(r.user, 120)}` : "",
+      `conversation ${echo(r.conversation, 120)}`,
+    ]
+      .filter(Boolean)
+      .join(", ");
+    if (r.outcome === "failed")
+      out.line(
+        `  ${c.red("✖")} ${echo(r.file)}${r.pointer ? ` at ${echo(r.pointer)}` : ""}: ${echo(r.message ?? "", 400)}`,
+      );
+    else if (r.outcome === "conflict")
+      out.line(
+        `  ${c.yellow("≠")} ${echo(r.file)}: session ${echo(r.id)} is stored with other content (left as it is)`,
+      );
+    else
+      out.line(
+        c.dim(
+          `    ${echo(r.file)} -> session ${echo(r.id)} (${owner}): ${r.outcome === "imported" ? verb : "already there"}`,
+        ),
+      );
   }
   for (const s of skipped.slice(0, LISTED)) out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
   const unlisted = Math.max(0, results.length - LISTED) + Math.max(0, skipped.length - LISTED);
@@ -182,7 +263,11 @@ interface LogResult {
 }
 
 /** `import --from cosmos-chat-history <file> --store <url>`. */
-export async function importCosmosChatHistory(context: CommandContext, inputs: string[], options: MafStoreImportOptions): Promise<ExitCode> {
+export async function importCosmosChatHistory(
+  context: CommandContext,
+  inputs: string[],
+  options: MafStoreImportOptions,
+): Promise<ExitCode> {
   const example = "statebag import --from cosmos-chat-history export.json --store sqlite:./sessions.db";
   checkUsage(COSMOS_CHAT_HISTORY_FORMAT, inputs, options, example);
   const out = context.output(options);
@@ -192,18 +277,31 @@ export async function importCosmosChatHistory(context: CommandContext, inputs: s
   if (input !== "-") {
     const path = inputPath(input, context.environment);
     const info = await stat(path).catch(() => {
-      throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, { where: path, fix: 'check the path (use "-" to read stdin)' });
+      throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, {
+        where: path,
+        fix: 'check the path (use "-" to read stdin)',
+      });
     });
-    if (info.isDirectory()) throw new CliError(EXIT.usage, `${echo(input)} is a directory`, { where: path, fix: "give the container's JSON export (an array of documents, or one per line)" });
+    if (info.isDirectory())
+      throw new CliError(EXIT.usage, `${echo(input)} is a directory`, {
+        where: path,
+        fix: "give the container's JSON export (an array of documents, or one per line)",
+      });
   }
-  const bytes = input === "-" ? await readStdinBytes(context.environment.stdin, maxBytes) : await readDocumentFile(inputPath(input, context.environment), input, maxBytes);
+  const bytes =
+    input === "-"
+      ? await readStdinBytes(context.environment.stdin, maxBytes)
+      : await readDocumentFile(inputPath(input, context.environment), input, maxBytes);
   const { readCosmosChatHistory } = await import("../runtime/interop/maf-stores.js");
   const { jsonEqual } = await import("../runtime/interop/json-util.js");
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw new CliError(EXIT.failed, `${echo(name)} is not valid UTF-8`, { where: name, fix: "export the container as UTF-8 JSON" });
+    throw new CliError(EXIT.failed, `${echo(name)} is not valid UTF-8`, {
+      where: name,
+      fix: "export the container as UTF-8 JSON",
+    });
   }
   const limits = options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes };
   let logs: ReturnType<typeof readCosmosChatHistory>;
@@ -212,24 +310,44 @@ export async function importCosmosChatHistory(context: CommandContext, inputs: s
   } catch (error) {
     throw asFailure(error, `cannot import ${name}`, name);
   }
-  if (logs.length === 0) throw new CliError(EXIT.failed, `${echo(name)} holds no chat-history documents`, { where: name, fix: "export the chat-history container's ChatMessage documents" });
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
+  if (logs.length === 0)
+    throw new CliError(EXIT.failed, `${echo(name)} holds no chat-history documents`, {
+      where: name,
+      fix: "export the chat-history container's ChatMessage documents",
+    });
+  const opened = await openCliStore(options.store, context.environment, {
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
   const results: LogResult[] = [];
   const plain = (m: readonly ChatMessage[]) => JSON.parse(JSON.stringify(m)) as unknown;
   try {
     for (const log of logs) {
-      const result: LogResult = { log: log.storageId, conversation: log.conversationId, ...(log.tenantId !== undefined ? { tenant: log.tenantId } : {}), ...(log.userId !== undefined ? { user: log.userId } : {}), outcome: "failed", messages: 0 };
+      const result: LogResult = {
+        log: log.storageId,
+        conversation: log.conversationId,
+        ...(log.tenantId !== undefined ? { tenant: log.tenantId } : {}),
+        ...(log.userId !== undefined ? { user: log.userId } : {}),
+        outcome: "failed",
+        messages: 0,
+      };
       try {
         try {
           checkId(log.storageId, "storageId");
         } catch (error) {
-          throw new CliError(EXIT.failed, `the conversation's log id cannot be stored: ${messageOf(error)}`, { where: name });
+          throw new CliError(EXIT.failed, `the conversation's log id cannot be stored: ${messageOf(error)}`, {
+            where: name,
+          });
         }
         const stored = await opened.store.messages.getMessages(log.storageId);
         const messages = log.messages;
         let rest: readonly ChatMessage[] = messages;
         if (stored.length === 0) result.outcome = messages.length === 0 ? "unchanged" : "imported";
-        else if (stored.length <= messages.length && jsonEqual(plain(stored), plain(messages.slice(0, stored.length)))) {
+        else if (
+          stored.length <= messages.length &&
+          jsonEqual(plain(stored), plain(messages.slice(0, stored.length)))
+        ) {
           rest = messages.slice(stored.length);
           result.outcome = rest.length === 0 ? "unchanged" : "appended";
         } else result.outcome = "conflict";
@@ -237,8 +355,15 @@ export async function importCosmosChatHistory(context: CommandContext, inputs: s
           result.messages = rest.length;
           if (!options.dryRun) {
             // The same log content and starting point give the same id: a retried run appends nothing.
-            const hash = createHash("sha256").update(log.storageId).update("\0").update(JSON.stringify(messages)).digest("hex").slice(0, 32);
-            await opened.store.messages.appendMessages(log.storageId, rest, { operationId: `statebag-import:cosmos-chat-history:${hash}:${stored.length}` });
+            const hash = createHash("sha256")
+              .update(log.storageId)
+              .update("\0")
+              .update(JSON.stringify(messages))
+              .digest("hex")
+              .slice(0, 32);
+            await opened.store.messages.appendMessages(log.storageId, rest, {
+              operationId: `statebag-import:cosmos-chat-history:${hash}:${stored.length}`,
+            });
           }
         }
       } catch (error) {
@@ -254,17 +379,33 @@ export async function importCosmosChatHistory(context: CommandContext, inputs: s
   const count = (o: LogResult["outcome"]) => results.filter((r) => r.outcome === o).length;
   const bad = count("failed") + count("conflict");
   if (options.json) {
-    out.result({ ok: bad === 0, dryRun: options.dryRun === true, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), from: COSMOS_CHAT_HISTORY_FORMAT, file: name, logs: results });
+    out.result({
+      ok: bad === 0,
+      dryRun: options.dryRun === true,
+      store: opened.url,
+      ...(opened.empty ? { emptyStore: opened.empty } : {}),
+      from: COSMOS_CHAT_HISTORY_FORMAT,
+      file: name,
+      logs: results,
+    });
     return bad === 0 ? EXIT.ok : EXIT.failed;
   }
   const { c } = out;
   const verb = options.dryRun ? "would import" : "imported";
-  out.line(`${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} conversation${results.length === 1 ? "" : "s"} of ${echo(name)} into the message logs of ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, failed ${count("failed")}`);
+  out.line(
+    `${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} conversation${results.length === 1 ? "" : "s"} of ${echo(name)} into the message logs of ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, failed ${count("failed")}`,
+  );
   if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
   for (const r of results.slice(0, LISTED)) {
     if (r.outcome === "failed") out.line(`  ${c.red("✖")} log ${echo(r.log)}: ${echo(r.message ?? "", 400)}`);
-    else if (r.outcome === "conflict") out.line(`  ${c.yellow("≠")} log ${echo(r.log)} holds other messages (left as it is)`);
-    else out.line(c.dim(`    conversation ${echo(r.conversation)} -> log ${echo(r.log)}: ${r.outcome === "imported" ? verb : r.outcome === "appended" ? (options.dryRun ? "would append" : "appended") : "already there"}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`));
+    else if (r.outcome === "conflict")
+      out.line(`  ${c.yellow("≠")} log ${echo(r.log)} holds other messages (left as it is)`);
+    else
+      out.line(
+        c.dim(
+          `    conversation ${echo(r.conversation)} -> log ${echo(r.log)}: ${r.outcome === "imported" ? verb : r.outcome === "appended" ? (options.dryRun ? "would append" : "appended") : "already there"}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`,
+        ),
+      );
   }
   if (results.length > LISTED) out.line(`  ... and ${results.length - LISTED} more (use --json for the full list)`);
   return bad === 0 ? EXIT.ok : EXIT.failed;

@@ -33,7 +33,10 @@ function packageVersion(): string {
   // src/cli/main.ts -> ../../package.json; dist/src/cli/main.js -> ../../../package.json
   for (const rel of ["../../package.json", "../../../package.json"]) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === "statebag" && pkg.version) return pkg.version;
     } catch {
       // try the next candidate
@@ -50,7 +53,10 @@ export function buildProgram(context: CommandContext): Command {
     .description("Store, validate, evolve and restore AI-agent sessions safely.")
     .version(packageVersion(), "-V, --version", "print the statebag version")
     .helpOption("-h, --help", "show help for a command")
-    .option("-c, --config <file>", "the project config (default: statebag.config.json or package.json \"statebag\", from the working directory upward)")
+    .option(
+      "-c, --config <file>",
+      'the project config (default: statebag.config.json or package.json "statebag", from the working directory upward)',
+    )
     .showHelpAfterError(errColors.dim("(add --help for usage)"))
     .configureOutput({
       writeOut: (s) => void environment.stdout.write(s),
@@ -83,7 +89,10 @@ Docs: docs/cli.md.`,
 }
 
 /** Runs the CLI with `argv` (the arguments after the program name). Resolves to the exit code. */
-export async function runCli(argv: readonly string[], environment: CliEnvironment = processEnvironment()): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  environment: CliEnvironment = processEnvironment(),
+): Promise<number> {
   let exitCode: ExitCode = EXIT.ok;
   let project: { config: ProjectConfig | undefined } | undefined;
   const context: CommandContext = {
@@ -92,7 +101,8 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     exit: (code) => {
       exitCode = code;
     },
-    project: () => (project ??= { config: findProjectConfig(environment.cwd, program.opts<{ config?: string }>().config) }).config,
+    project: () =>
+      (project ??= { config: findProjectConfig(environment.cwd, program.opts<{ config?: string }>().config) }).config,
   };
   const program = buildProgram(context);
   if (argv.length === 0) {
@@ -104,7 +114,9 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version exit 0; everything commander rejects is a usage error.
-      return error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? EXIT.ok : EXIT.usage;
+      return error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version"
+        ? EXIT.ok
+        : EXIT.usage;
     }
     return reportError(error, environment, argv.includes("--json"));
   }
@@ -116,7 +128,10 @@ function isEntryPoint(): boolean {
   const entry = process.argv[1];
   if (!entry) return false;
   try {
-    return new URL(import.meta.url).pathname.replace(/\.[cm]?[jt]s$/, "") === new URL(`file://${entry}`).pathname.replace(/\.[cm]?[jt]s$/, "");
+    return (
+      new URL(import.meta.url).pathname.replace(/\.[cm]?[jt]s$/, "") ===
+      new URL(`file://${entry}`).pathname.replace(/\.[cm]?[jt]s$/, "")
+    );
   } catch {
     return false;
   }

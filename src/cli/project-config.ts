@@ -91,14 +91,21 @@ function readJson(file: string): unknown {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new CliError(EXIT.usage, `cannot read ${file}: ${(error as Error).message}`, { where: file, fix: "check the file's permissions" });
+    throw new CliError(EXIT.usage, `cannot read ${file}: ${(error as Error).message}`, {
+      where: file,
+      fix: "check the file's permissions",
+    });
   }
   try {
     return parseJson(text);
   } catch (error) {
     if (!(error instanceof JsonParseError)) throw error;
     const message = error.message.split("\n  hint: ")[0];
-    throw new CliError(EXIT.usage, `${file} is not valid JSON: ${message}`, { where: `${file}${error.pointer ? ` at ${error.pointer}` : ""}`, fix: "fix the JSON syntax (a config file has no comments or trailing commas)", cause: error });
+    throw new CliError(EXIT.usage, `${file} is not valid JSON: ${message}`, {
+      where: `${file}${error.pointer ? ` at ${error.pointer}` : ""}`,
+      fix: "fix the JSON syntax (a config file has no comments or trailing commas)",
+      cause: error,
+    });
   }
 }
 
@@ -119,13 +126,18 @@ function locate(start: string): Located | undefined {
     let inPackage: unknown;
     if (isFile(pkgFile)) {
       const pkg = readJson(pkgFile);
-      if (typeof pkg === "object" && pkg !== null && !Array.isArray(pkg) && Object.hasOwn(pkg, PACKAGE_KEY)) inPackage = (pkg as Record<string, unknown>)[PACKAGE_KEY];
+      if (typeof pkg === "object" && pkg !== null && !Array.isArray(pkg) && Object.hasOwn(pkg, PACKAGE_KEY))
+        inPackage = (pkg as Record<string, unknown>)[PACKAGE_KEY];
     }
     if (hasOwn && inPackage !== undefined) {
-      throw new CliError(EXIT.usage, `two statebag configs in ${dir}: ${CONFIG_FILE} and the "${PACKAGE_KEY}" key of package.json`, {
-        where: own,
-        fix: `keep one: delete ${CONFIG_FILE}, or remove the "${PACKAGE_KEY}" key from package.json`,
-      });
+      throw new CliError(
+        EXIT.usage,
+        `two statebag configs in ${dir}: ${CONFIG_FILE} and the "${PACKAGE_KEY}" key of package.json`,
+        {
+          where: own,
+          fix: `keep one: delete ${CONFIG_FILE}, or remove the "${PACKAGE_KEY}" key from package.json`,
+        },
+      );
     }
     if (hasOwn) return { file: own, pointer: "", value: readJson(own) };
     if (inPackage !== undefined) return { file: pkgFile, pointer: `/${PACKAGE_KEY}`, value: inPackage };
@@ -136,24 +148,43 @@ function locate(start: string): Located | undefined {
 /** Checks a parsed config and applies the defaults. */
 export function validateConfig(value: unknown, file: string, pointer = ""): ProjectConfig {
   const fail = (at: string, message: string, fix: string): never => {
-    throw new CliError(EXIT.usage, `${relativeName(file)}: ${message}`, { where: `${file} at ${at === "" ? "(the document root)" : at}`, fix });
+    throw new CliError(EXIT.usage, `${relativeName(file)}: ${message}`, {
+      where: `${file} at ${at === "" ? "(the document root)" : at}`,
+      fix,
+    });
   };
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    fail(pointer, `the statebag config must be an object, found ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`, `write an object such as {"tsconfig": "tsconfig.json"} (every key is optional)`);
+    fail(
+      pointer,
+      `the statebag config must be an object, found ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
+      `write an object such as {"tsconfig": "tsconfig.json"} (every key is optional)`,
+    );
   }
   const raw = value as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
     if (key === "$schema") continue;
     if (!(KEYS as string[]).includes(key)) {
       const near = KEYS.find((k) => k.toLowerCase() === key.toLowerCase());
-      fail(`${pointer}/${pointerSegment(key)}`, `unknown key ${JSON.stringify(key)}`, near ? `did you mean "${near}"?` : `the keys are ${KEYS.map((k) => `"${k}"`).join(", ")}`);
+      fail(
+        `${pointer}/${pointerSegment(key)}`,
+        `unknown key ${JSON.stringify(key)}`,
+        near ? `did you mean "${near}"?` : `the keys are ${KEYS.map((k) => `"${k}"`).join(", ")}`,
+      );
     }
     const v = raw[key];
     if (typeof v !== "string" || v.trim() === "") {
-      fail(`${pointer}/${pointerSegment(key)}`, `"${key}" must be a non-empty string, found ${v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "an empty string" : typeof v}`, `write it as a string, e.g. "${key}": ${JSON.stringify(key in CONFIG_DEFAULTS ? CONFIG_DEFAULTS[key as keyof typeof CONFIG_DEFAULTS] : OPTIONAL_KEYS[key as keyof typeof OPTIONAL_KEYS].example)}`);
+      fail(
+        `${pointer}/${pointerSegment(key)}`,
+        `"${key}" must be a non-empty string, found ${v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "an empty string" : typeof v}`,
+        `write it as a string, e.g. "${key}": ${JSON.stringify(key in CONFIG_DEFAULTS ? CONFIG_DEFAULTS[key as keyof typeof CONFIG_DEFAULTS] : OPTIONAL_KEYS[key as keyof typeof OPTIONAL_KEYS].example)}`,
+      );
     }
     if (PATH_KEYS.has(key as keyof ProjectConfigFile) && isAbsolute(v as string)) {
-      fail(`${pointer}/${pointerSegment(key)}`, `"${key}" is an absolute path`, `write it relative to ${relativeName(file)}'s folder, so the project works wherever it is checked out`);
+      fail(
+        `${pointer}/${pointerSegment(key)}`,
+        `"${key}" is an absolute path`,
+        `write it relative to ${relativeName(file)}'s folder, so the project works wherever it is checked out`,
+      );
     }
   }
   const root = dirname(file);
@@ -193,12 +224,19 @@ function relativeName(file: string): string {
 export function findProjectConfig(cwd: string, explicit?: string): ProjectConfig | undefined {
   if (explicit !== undefined) {
     const file = resolve(cwd, explicit);
-    if (!existsSync(file)) throw new CliError(EXIT.usage, `--config ${explicit}: no such file`, { where: file, fix: "pass the path of statebag.config.json (or of a package.json with a \"statebag\" key)" });
+    if (!existsSync(file))
+      throw new CliError(EXIT.usage, `--config ${explicit}: no such file`, {
+        where: file,
+        fix: 'pass the path of statebag.config.json (or of a package.json with a "statebag" key)',
+      });
     const value = readJson(file);
     if (file.endsWith("package.json")) {
       const pkg = value as Record<string, unknown> | null;
       if (typeof pkg !== "object" || pkg === null || !Object.hasOwn(pkg, PACKAGE_KEY)) {
-        throw new CliError(EXIT.usage, `--config ${explicit}: package.json has no "${PACKAGE_KEY}" key`, { where: file, fix: `add "${PACKAGE_KEY}": {} to it, or run npx statebag init` });
+        throw new CliError(EXIT.usage, `--config ${explicit}: package.json has no "${PACKAGE_KEY}" key`, {
+          where: file,
+          fix: `add "${PACKAGE_KEY}": {} to it, or run npx statebag init`,
+        });
       }
       return validateConfig(pkg[PACKAGE_KEY], file, `/${PACKAGE_KEY}`);
     }
@@ -223,7 +261,10 @@ export function statebagRepositoryRoot(cwd: string): string | undefined {
       } catch {
         return undefined;
       }
-      const own = (pkg as { name?: unknown } | null)?.name === "statebag" && isFile(join(dir, "generator/index.ts")) && isFile(join(dir, "src/runtime/core/errors.ts"));
+      const own =
+        (pkg as { name?: unknown } | null)?.name === "statebag" &&
+        isFile(join(dir, "generator/index.ts")) &&
+        isFile(join(dir, "src/runtime/core/errors.ts"));
       return own ? dir : undefined;
     }
     if (dirname(dir) === dir) return undefined;

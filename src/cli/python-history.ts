@@ -38,29 +38,51 @@ interface HistoryFile {
   key?: string;
 }
 
-async function collectHistories(inputs: string[], context: CommandContext): Promise<{ files: HistoryFile[]; skipped: { file: string; reason: string }[] }> {
+async function collectHistories(
+  inputs: string[],
+  context: CommandContext,
+): Promise<{ files: HistoryFile[]; skipped: { file: string; reason: string }[] }> {
   const { historyFileKey } = await import("../runtime/interop/python-history.js");
   const files: HistoryFile[] = [];
   const skipped: { file: string; reason: string }[] = [];
   for (const input of inputs) {
-    if (input === "-") throw new CliError(EXIT.usage, "a history is read from its file (its name says the session id and the format)", { fix: "give the .jsonl or .msgpack file, or the FileHistoryProvider directory" });
+    if (input === "-")
+      throw new CliError(EXIT.usage, "a history is read from its file (its name says the session id and the format)", {
+        fix: "give the .jsonl or .msgpack file, or the FileHistoryProvider directory",
+      });
     const path = inputPath(input, context.environment);
     const info = await stat(path).catch(() => {
-      throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, { where: path, fix: "check the path" });
+      throw new CliError(EXIT.usage, `cannot read ${echo(input)}: no such file or directory`, {
+        where: path,
+        fix: "check the path",
+      });
     });
     if (info.isDirectory()) {
-      const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
       for (const e of entries) {
         if (!e.name.endsWith(".jsonl") && !e.name.endsWith(".msgpack")) continue;
         const name = join(input, e.name);
-        if (!e.isFile()) skipped.push({ file: name, reason: e.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file" });
+        if (!e.isFile())
+          skipped.push({
+            file: name,
+            reason: e.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file",
+          });
         else if (e.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file" });
-        else files.push({ name, path: join(path, e.name), ...(historyFileKey(e.name)?.key !== undefined ? { key: historyFileKey(e.name)!.key } : {}) });
+        else
+          files.push({
+            name,
+            path: join(path, e.name),
+            ...(historyFileKey(e.name)?.key !== undefined ? { key: historyFileKey(e.name)!.key } : {}),
+          });
       }
     } else {
       const decoded = historyFileKey(basename(input));
       if (decoded === undefined && extname(input) !== ".jsonl" && extname(input) !== ".msgpack") {
-        throw new CliError(EXIT.usage, `${echo(input)} is not a FileHistoryProvider file`, { fix: "history files end in .jsonl (JSON Lines) or .msgpack (length-prefixed msgpack)" });
+        throw new CliError(EXIT.usage, `${echo(input)} is not a FileHistoryProvider file`, {
+          fix: "history files end in .jsonl (JSON Lines) or .msgpack (length-prefixed msgpack)",
+        });
       }
       files.push({ name: input, path, ...(decoded?.key !== undefined ? { key: decoded.key } : {}) });
     }
@@ -69,28 +91,58 @@ async function collectHistories(inputs: string[], context: CommandContext): Prom
 }
 
 /** `import --from python-history`. */
-export async function importPythonHistories(context: CommandContext, inputs: string[], options: HistoryImportOptions): Promise<ExitCode> {
+export async function importPythonHistories(
+  context: CommandContext,
+  inputs: string[],
+  options: HistoryImportOptions,
+): Promise<ExitCode> {
   const out = context.output(options);
   if (options.save !== true && options.store === undefined) {
-    throw new CliError(EXIT.usage, "a history goes into a store's message log: give --store (or --save)", { fix: "statebag import --from python-history ./history --store sqlite:./sessions.db" });
+    throw new CliError(EXIT.usage, "a history goes into a store's message log: give --store (or --save)", {
+      fix: "statebag import --from python-history ./history --store sqlite:./sessions.db",
+    });
   }
   const interop = await import("../runtime/interop/index.js");
   const { jsonEqual } = await import("../runtime/interop/json-util.js");
   const { files, skipped } = await collectHistories(inputs, context);
-  if (files.length === 0) throw new CliError(EXIT.usage, "no .jsonl or .msgpack history files given", { fix: "give the FileHistoryProvider directory or its files" });
-  if (options.id !== undefined && files.length !== 1) throw new CliError(EXIT.usage, "--id takes one history file", { fix: "import several files without --id: each file name says its session id" });
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
-  const results: { file: string; log?: string; outcome: "imported" | "appended" | "unchanged" | "conflict" | "failed"; messages?: number; message?: string }[] = [];
+  if (files.length === 0)
+    throw new CliError(EXIT.usage, "no .jsonl or .msgpack history files given", {
+      fix: "give the FileHistoryProvider directory or its files",
+    });
+  if (options.id !== undefined && files.length !== 1)
+    throw new CliError(EXIT.usage, "--id takes one history file", {
+      fix: "import several files without --id: each file name says its session id",
+    });
+  const opened = await openCliStore(options.store, context.environment, {
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
+  const results: {
+    file: string;
+    log?: string;
+    outcome: "imported" | "appended" | "unchanged" | "conflict" | "failed";
+    messages?: number;
+    message?: string;
+  }[] = [];
   try {
     for (const file of files) {
       try {
         const key = options.id ?? file.key;
-        if (key === undefined) throw new CliError(EXIT.failed, "the file name is a hash (~session-sha256-...), which does not say the session id", { where: file.name, fix: "import it on its own with --id <session id>" });
+        if (key === undefined)
+          throw new CliError(
+            EXIT.failed,
+            "the file name is a hash (~session-sha256-...), which does not say the session id",
+            { where: file.name, fix: "import it on its own with --id <session id>" },
+          );
         const bytes = await readDocumentFile(file.path, file.name, options.maxBytes ?? DEFAULT_MAX_BYTES);
-        const records = file.name.endsWith(".msgpack") ? interop.readHistoryMsgpack(bytes, await interop.loadMsgpack()) : interop.readHistoryJsonl(bytes);
+        const records = file.name.endsWith(".msgpack")
+          ? interop.readHistoryMsgpack(bytes, await interop.loadMsgpack())
+          : interop.readHistoryJsonl(bytes);
         const messages = interop.importPythonHistory(records);
         const stored = await opened.store.messages.getMessages(key);
-        const same = (a: readonly ChatMessage[], b: readonly ChatMessage[]) => a.length === b.length && jsonEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
+        const same = (a: readonly ChatMessage[], b: readonly ChatMessage[]) =>
+          a.length === b.length && jsonEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
         const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 32);
         let outcome: "imported" | "appended" | "unchanged" | "conflict";
         let rest = messages;
@@ -100,7 +152,9 @@ export async function importPythonHistories(context: CommandContext, inputs: str
           outcome = rest.length === 0 ? "unchanged" : "appended";
         } else outcome = "conflict";
         if ((outcome === "imported" || outcome === "appended") && !options.dryRun) {
-          await opened.store.messages.appendMessages(key, rest, { operationId: `statebag-import:python-history:${hash}:${stored.length}` });
+          await opened.store.messages.appendMessages(key, rest, {
+            operationId: `statebag-import:python-history:${hash}:${stored.length}`,
+          });
         }
         results.push({ file: file.name, log: key, outcome, messages: rest.length });
       } catch (error) {
@@ -115,14 +169,29 @@ export async function importPythonHistories(context: CommandContext, inputs: str
   const count = (o: string) => results.filter((r) => r.outcome === o).length;
   const failed = count("failed") + count("conflict");
   if (options.json) {
-    out.result({ ok: failed === 0, dryRun: options.dryRun === true, store: opened.url, from: PYTHON_HISTORY_FORMAT, files: results, skipped });
+    out.result({
+      ok: failed === 0,
+      dryRun: options.dryRun === true,
+      store: opened.url,
+      from: PYTHON_HISTORY_FORMAT,
+      files: results,
+      skipped,
+    });
   } else {
     const verb = options.dryRun ? "would import" : "imported";
-    out.line(`${failed === 0 ? out.c.green("✔") : out.c.yellow("!")} ${files.length} history file${files.length === 1 ? "" : "s"} into the message logs of ${opened.url}${options.dryRun ? out.c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, unreadable ${count("failed")}`);
+    out.line(
+      `${failed === 0 ? out.c.green("✔") : out.c.yellow("!")} ${files.length} history file${files.length === 1 ? "" : "s"} into the message logs of ${opened.url}${options.dryRun ? out.c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, unreadable ${count("failed")}`,
+    );
     for (const r of results) {
       if (r.outcome === "failed") out.line(`  ${out.c.red("✖")} ${echo(r.file)}: ${echo(r.message ?? "", 400)}`);
-      else if (r.outcome === "conflict") out.line(`  ${out.c.yellow("≠")} ${echo(r.file)}: log ${echo(r.log!)} holds other messages (left as it is)`);
-      else out.line(out.c.dim(`    ${echo(r.file)} -> log ${echo(r.log!)}: ${r.outcome}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`));
+      else if (r.outcome === "conflict")
+        out.line(`  ${out.c.yellow("≠")} ${echo(r.file)}: log ${echo(r.log!)} holds other messages (left as it is)`);
+      else
+        out.line(
+          out.c.dim(
+            `    ${echo(r.file)} -> log ${echo(r.log!)}: ${r.outcome}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`,
+          ),
+        );
     }
     for (const s of skipped) out.line(`  ${out.c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
   }
@@ -144,9 +213,19 @@ interface HistoryExportOptions {
  * message log when it lives there), or of the message log with that id when no session has it, or
  * of a statebag session file. `--out x.msgpack` writes the msgpack form; anything else JSON Lines.
  */
-export async function exportPythonHistory(context: CommandContext, file: string | undefined, options: HistoryExportOptions, loadFile: (file: string) => Promise<AgentSession>): Promise<ExitCode> {
+export async function exportPythonHistory(
+  context: CommandContext,
+  file: string | undefined,
+  options: HistoryExportOptions,
+  loadFile: (file: string) => Promise<AgentSession>,
+): Promise<ExitCode> {
   const out = context.output(options);
-  if (options.all) throw new CliError(EXIT.usage, "--to python-history writes one history: give --id (a session or message log id) or a session file", { fix: "statebag export --to python-history --id <id> --store <url> --out <id>.jsonl" });
+  if (options.all)
+    throw new CliError(
+      EXIT.usage,
+      "--to python-history writes one history: give --id (a session or message log id) or a session file",
+      { fix: "statebag export --to python-history --id <id> --store <url> --out <id>.jsonl" },
+    );
   const interop = await import("../runtime/interop/index.js");
   const historyKey = options.historyKey ?? "statebag.chatHistory";
   const fromSession = (session: AgentSession): ChatMessage[] | undefined => {
@@ -158,31 +237,50 @@ export async function exportPythonHistory(context: CommandContext, file: string 
   if (file !== undefined) {
     source = file;
     messages = fromSession(await loadFile(file));
-    if (messages === undefined) throw new CliError(EXIT.failed, `${echo(file)} has no in-memory history under ${echo(historyKey)}`, { fix: "export a stored session with --id (its message log is read), or name the history with --history-key" });
+    if (messages === undefined)
+      throw new CliError(EXIT.failed, `${echo(file)} has no in-memory history under ${echo(historyKey)}`, {
+        fix: "export a stored session with --id (its message log is read), or name the history with --history-key",
+      });
   } else {
-    const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, readOnly: true, keyring: cliKeyring(options, context) });
+    const opened = await openCliStore(options.store, context.environment, {
+      configured: context.project()?.store,
+      readOnly: true,
+      keyring: cliKeyring(options, context),
+    });
     source = `${echo(options.id!)} in ${opened.url}`;
     try {
       const stored = await opened.store.get(options.id!);
-      if (stored !== undefined) messages = fromSession(await interop.resolveStoredHistory(stored.session, opened.store.messages, { historyKey }));
+      if (stored !== undefined)
+        messages = fromSession(
+          await interop.resolveStoredHistory(stored.session, opened.store.messages, { historyKey }),
+        );
       if (messages === undefined) {
         const logged = await opened.store.messages.getMessages(options.id!);
         if (logged.length > 0 || stored === undefined) messages = logged;
       }
-      if (stored === undefined && messages!.length === 0) throw new CliError(EXIT.failed, `no session and no message log ${source}`, { fix: "list stored sessions with: statebag inspect --store <url>" });
+      if (stored === undefined && messages!.length === 0)
+        throw new CliError(EXIT.failed, `no session and no message log ${source}`, {
+          fix: "list stored sessions with: statebag inspect --store <url>",
+        });
     } finally {
       await opened.close();
     }
   }
   const msgpack = options.out !== undefined && options.out.endsWith(".msgpack");
-  const body = msgpack ? interop.exportPythonHistoryMsgpack(messages!, await interop.loadMsgpack()) : interop.exportPythonHistoryJsonl(messages!);
+  const body = msgpack
+    ? interop.exportPythonHistoryMsgpack(messages!, await interop.loadMsgpack())
+    : interop.exportPythonHistoryJsonl(messages!);
   if (options.out === undefined) {
     context.environment.stdout.write(body as string);
     return EXIT.ok;
   }
-  const written = msgpack ? await writeBytes(inputPath(options.out, context.environment), body as Uint8Array, options.out) : await writeOutput(options.out, body as string, context.environment);
+  const written = msgpack
+    ? await writeBytes(inputPath(options.out, context.environment), body as Uint8Array, options.out)
+    : await writeOutput(options.out, body as string, context.environment);
   out.result({ ok: true, to: PYTHON_HISTORY_FORMAT, messages: messages!.length, out: written });
-  out.line(`${out.c.green("✔")} exported ${messages!.length} message${messages!.length === 1 ? "" : "s"} of ${source} as a FileHistoryProvider ${msgpack ? "msgpack" : "JSON Lines"} history: ${echo(written)}`);
+  out.line(
+    `${out.c.green("✔")} exported ${messages!.length} message${messages!.length === 1 ? "" : "s"} of ${source} as a FileHistoryProvider ${msgpack ? "msgpack" : "JSON Lines"} history: ${echo(written)}`,
+  );
   return EXIT.ok;
 }
 
@@ -191,7 +289,10 @@ async function writeBytes(path: string, bytes: Uint8Array, name: string): Promis
   try {
     await writeFile(path, bytes);
   } catch (error) {
-    throw new CliError(EXIT.usage, `cannot write ${name}: ${(error as Error).message}`, { where: path, fix: "check that the directory exists and is writable" });
+    throw new CliError(EXIT.usage, `cannot write ${name}: ${(error as Error).message}`, {
+      where: path,
+      fix: "check that the directory exists and is writable",
+    });
   }
   return path;
 }

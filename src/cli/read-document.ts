@@ -22,7 +22,19 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-const UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+const UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+};
 
 /** `--max-bytes 100MiB`: a byte count, with an optional binary unit (K, M, G; KiB, MiB, GiB). */
 export function parseMaxBytes(value: string): number {
@@ -30,12 +42,18 @@ export function parseMaxBytes(value: string): number {
   const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
   if (!m || unit === undefined) throw new InvalidArgumentError("expected a size such as 134217728, 128MiB or 1GiB");
   const bytes = Math.floor(Number(m[1]) * unit);
-  if (bytes < 1 || bytes > MAX_MAX_BYTES) throw new InvalidArgumentError(`expected a size from 1 byte to ${formatBytes(MAX_MAX_BYTES)} (the largest document a JavaScript string holds)`);
+  if (bytes < 1 || bytes > MAX_MAX_BYTES)
+    throw new InvalidArgumentError(
+      `expected a size from 1 byte to ${formatBytes(MAX_MAX_BYTES)} (the largest document a JavaScript string holds)`,
+    );
   return bytes;
 }
 
 export function maxBytesOption(): Option {
-  return new Option("--max-bytes <size>", `largest document read, e.g. 256MiB (default: ${formatBytes(DEFAULT_MAX_BYTES)}, the session loader's limit; at most ${formatBytes(MAX_MAX_BYTES)})`).argParser(parseMaxBytes);
+  return new Option(
+    "--max-bytes <size>",
+    `largest document read, e.g. 256MiB (default: ${formatBytes(DEFAULT_MAX_BYTES)}, the session loader's limit; at most ${formatBytes(MAX_MAX_BYTES)})`,
+  ).argParser(parseMaxBytes);
 }
 
 /** A document over the size limit: refused before it is read, with the limit and how to raise it. */
@@ -51,13 +69,17 @@ export class DocumentTooLargeError extends CliError {
     atLeast = false,
   ) {
     const reason = `${atLeast ? "" : `${formatBytes(bytes)} (${bytes} bytes), `}over the ${formatBytes(maxBytes)} document limit`;
-    super(EXIT.failed, `${echo(document)} is ${reason}`, { where: document, fix: tooLargeFix(atLeast ? maxBytes + 1 : bytes, maxBytes) });
+    super(EXIT.failed, `${echo(document)} is ${reason}`, {
+      where: document,
+      fix: tooLargeFix(atLeast ? maxBytes + 1 : bytes, maxBytes),
+    });
     this.reason = reason;
   }
 }
 
 function tooLargeFix(bytes: number, maxBytes: number): string {
-  if (bytes > MAX_MAX_BYTES || maxBytes >= MAX_MAX_BYTES) return `the CLI reads documents of at most ${formatBytes(MAX_MAX_BYTES)} (the largest a JavaScript string holds): split the document`;
+  if (bytes > MAX_MAX_BYTES || maxBytes >= MAX_MAX_BYTES)
+    return `the CLI reads documents of at most ${formatBytes(MAX_MAX_BYTES)} (the largest a JavaScript string holds): split the document`;
   const mib = 1024 * 1024;
   let example = 128;
   while (example * mib < bytes) example *= 2;
@@ -96,7 +118,8 @@ export async function readDocumentFile(path: string, name: string, maxBytes = DE
   }
   try {
     const info = await handle.stat();
-    if (info.isDirectory()) throw unreadable(Object.assign(new Error("is a directory"), { code: "EISDIR" }), path, name);
+    if (info.isDirectory())
+      throw unreadable(Object.assign(new Error("is a directory"), { code: "EISDIR" }), path, name);
     if (info.size > maxBytes) throw new DocumentTooLargeError(name, info.size, maxBytes);
     return await readBounded(handle, info.size, maxBytes, name);
   } catch (error) {
@@ -110,7 +133,11 @@ export async function readDocumentFile(path: string, name: string, maxBytes = DE
 function unreadable(error: unknown, path: string, name: string): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message;
-  return new CliError(EXIT.usage, `cannot read ${echo(name)}: ${reason}`, { where: path, fix: 'check the path (use "-" to read stdin)', cause: error });
+  return new CliError(EXIT.usage, `cannot read ${echo(name)}: ${reason}`, {
+    where: path,
+    fix: 'check the path (use "-" to read stdin)',
+    cause: error,
+  });
 }
 
 /** All of stdin as bytes, refused once it passes `maxBytes` (nothing more is buffered). */

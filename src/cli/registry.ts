@@ -40,7 +40,10 @@ async function ensureTypeScriptLoader(projectDir: string, module: string, where:
   if (tsxRegistered) return;
   let api: { register(): unknown } | undefined;
   const candidates: (() => Promise<{ register(): unknown }>)[] = [
-    async () => (await import(pathToFileURL(createRequire(join(projectDir, "package.json")).resolve("tsx/esm/api")).href)) as { register(): unknown },
+    async () =>
+      (await import(pathToFileURL(createRequire(join(projectDir, "package.json")).resolve("tsx/esm/api")).href)) as {
+        register(): unknown;
+      },
     async () => (await import("tsx/esm/api")) as { register(): unknown },
   ];
   for (const load of candidates) {
@@ -52,10 +55,14 @@ async function ensureTypeScriptLoader(projectDir: string, module: string, where:
     }
   }
   if (api === undefined) {
-    throw new CliError(EXIT.usage, `the registry module ${module} is TypeScript, and no TypeScript loader is installed to load it`, {
-      where,
-      fix: "install one in the project (npm install --save-dev tsx), or point the registry at the compiled JavaScript (e.g. dist/generated/registry.js)",
-    });
+    throw new CliError(
+      EXIT.usage,
+      `the registry module ${module} is TypeScript, and no TypeScript loader is installed to load it`,
+      {
+        where,
+        fix: "install one in the project (npm install --save-dev tsx), or point the registry at the compiled JavaScript (e.g. dist/generated/registry.js)",
+      },
+    );
   }
   api.register();
   tsxRegistered = true;
@@ -65,18 +72,31 @@ async function ensureTypeScriptLoader(projectDir: string, module: string, where:
 export async function resolveRegistry(option: string | undefined, context: CommandContext): Promise<CliRegistry> {
   const { environment } = context;
   if (option !== undefined) {
-    return { registry: await importRegistry(inputPath(option, environment), `--registry ${option}`, option, environment.cwd), origin: "flag", module: option };
+    return {
+      registry: await importRegistry(inputPath(option, environment), `--registry ${option}`, option, environment.cwd),
+      origin: "flag",
+      module: option,
+    };
   }
   const config = context.project();
   if (config === undefined) return { registry: defaultRegistry(), origin: "none" };
   const module = relative(config.root, config.registry) || config.registry;
   if (!existsSync(config.registry)) {
-    throw new CliError(EXIT.usage, `the registry module ${module} does not exist yet ("registry" in ${relative(config.root, config.file)})`, {
-      where: config.registry,
-      fix: "run npx statebag gen to generate it (or correct \"registry\" in the config)",
-    });
+    throw new CliError(
+      EXIT.usage,
+      `the registry module ${module} does not exist yet ("registry" in ${relative(config.root, config.file)})`,
+      {
+        where: config.registry,
+        fix: 'run npx statebag gen to generate it (or correct "registry" in the config)',
+      },
+    );
   }
-  return { registry: await importRegistry(config.registry, module, module, config.root), origin: "config", module, configFile: config.file };
+  return {
+    registry: await importRegistry(config.registry, module, module, config.root),
+    origin: "config",
+    module,
+    configFile: config.file,
+  };
 }
 
 /** Kept for commands that take only `--registry`: statebag's own types without it. */
@@ -94,19 +114,33 @@ async function importRegistry(file: string, label: string, module: string, proje
     });
   }
   if (/\.[cm]?tsx?$/.test(file)) await ensureTypeScriptLoader(projectDir, module, where);
-  let mod: { registry?: unknown; generatedTypes?: unknown; generatedMigrations?: unknown; migrations?: unknown; default?: unknown };
+  let mod: {
+    registry?: unknown;
+    generatedTypes?: unknown;
+    generatedMigrations?: unknown;
+    migrations?: unknown;
+    default?: unknown;
+  };
   try {
     mod = (await import(pathToFileURL(file).href)) as typeof mod;
   } catch (error) {
-    throw new CliError(EXIT.usage, `${label}: the module cannot be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, {
-      where,
-      fix: "check that it compiles and that its imports resolve from where it is (is statebag installed in the project?)",
-      cause: error,
-    });
+    throw new CliError(
+      EXIT.usage,
+      `${label}: the module cannot be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+      {
+        where,
+        fix: "check that it compiles and that its imports resolve from where it is (is statebag installed in the project?)",
+        cause: error,
+      },
+    );
   }
   const candidate = mod.registry ?? mod.default;
   if (candidate instanceof TypeRegistry) return candidate;
-  if (candidate !== undefined && typeof candidate === "object" && typeof (candidate as { types?: unknown }).types === "function") {
+  if (
+    candidate !== undefined &&
+    typeof candidate === "object" &&
+    typeof (candidate as { types?: unknown }).types === "function"
+  ) {
     // A TypeRegistry from another copy of statebag (e.g. the project's own node_modules).
     const foreign = candidate as { types(): TypeDefinition[]; migrations?: () => Migration[] };
     return TypeRegistry.compose({ source: module, types: foreign.types(), migrations: foreign.migrations?.() ?? [] });
@@ -114,7 +148,11 @@ async function importRegistry(file: string, label: string, module: string, proje
   if (Array.isArray(mod.generatedTypes)) {
     const declared = mod.generatedMigrations ?? mod.migrations;
     const migrations = Array.isArray(declared) ? (declared as Migration[]) : [];
-    return TypeRegistry.compose(defaultRegistry(), { source: module, types: mod.generatedTypes as TypeDefinition[], migrations });
+    return TypeRegistry.compose(defaultRegistry(), {
+      source: module,
+      types: mod.generatedTypes as TypeDefinition[],
+      migrations,
+    });
   }
   throw new CliError(EXIT.usage, `${label}: the module exports neither \`registry\` nor \`generatedTypes\``, {
     where,
@@ -134,11 +172,20 @@ export function unknownTypesFix(source: CliRegistry): string {
  * What a load could not check, in one clause: "2 values of a type the CLI does not know ("acme.NotesState")
  * were not checked" (values of newer versions are counted apart).
  */
-export function unknownTypesSummary(values: readonly { $type: string; reason?: "unknown-type" | "newer-version" }[]): string {
+export function unknownTypesSummary(
+  values: readonly { $type: string; reason?: "unknown-type" | "newer-version" }[],
+): string {
   // $types come from the data: quoted and cut, never printed raw.
   const names = (list: readonly { $type: string }[]) => {
     const types = [...new Set(list.map((v) => v.$type))];
-    return { count: types.length, shown: types.slice(0, 5).map((t) => JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}...` : t)).join(", ") + (types.length > 5 ? `, and ${types.length - 5} more` : "") };
+    return {
+      count: types.length,
+      shown:
+        types
+          .slice(0, 5)
+          .map((t) => JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}...` : t))
+          .join(", ") + (types.length > 5 ? `, and ${types.length - 5} more` : ""),
+    };
   };
   const values_ = (n: number) => `${n} value${n === 1 ? "" : "s"}`;
   const unknown = values.filter((v) => v.reason !== "newer-version");
@@ -146,7 +193,9 @@ export function unknownTypesSummary(values: readonly { $type: string; reason?: "
   const parts: string[] = [];
   if (unknown.length > 0) {
     const t = names(unknown);
-    parts.push(`${values_(unknown.length)} of ${t.count === 1 ? "a type" : `${t.count} types`} the CLI does not know (${t.shown})`);
+    parts.push(
+      `${values_(unknown.length)} of ${t.count === 1 ? "a type" : `${t.count} types`} the CLI does not know (${t.shown})`,
+    );
   }
   if (newer.length > 0) parts.push(`${values_(newer.length)} at versions newer than it knows (${names(newer).shown})`);
   return `${parts.join(" and ")} ${values.length === 1 ? "was" : "were"} not checked`;

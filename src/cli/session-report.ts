@@ -53,7 +53,11 @@ export function summarize(session: AgentSession): SessionSummary {
   const state: StateSummary[] = [];
   for (const [key, value] of Object.entries(session.stateBag ?? {})) {
     const v = value as { $type?: unknown; $version?: unknown; messages?: unknown };
-    const entry: StateSummary = { key, $type: String(v?.$type), version: typeof v?.$version === "number" ? v.$version : 1 };
+    const entry: StateSummary = {
+      key,
+      $type: String(v?.$type),
+      version: typeof v?.$version === "number" ? v.$version : 1,
+    };
     if (Array.isArray(v?.messages)) entry.messages = v.messages.length;
     state.push(entry);
   }
@@ -68,8 +72,18 @@ export function summarize(session: AgentSession): SessionSummary {
  * decoded as the loader decodes them (invalid UTF-8 is its error). `maxBytes` raises the size
  * limit; `onParsed` receives the parsed document (so a caller need not parse it again).
  */
-export function checkDocument(text: string | Uint8Array, options: { registry: TypeRegistry; strict: boolean; maxBytes?: number; onParsed?: (doc: unknown) => void }): DocumentReport {
-  const report: DocumentReport = { ok: false, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] };
+export function checkDocument(
+  text: string | Uint8Array,
+  options: { registry: TypeRegistry; strict: boolean; maxBytes?: number; onParsed?: (doc: unknown) => void },
+): DocumentReport {
+  const report: DocumentReport = {
+    ok: false,
+    sessions: [],
+    problems: [],
+    preserved: [],
+    migrated: false,
+    migrations: [],
+  };
   let doc: unknown;
   try {
     doc = parseJson(text, options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes });
@@ -77,14 +91,29 @@ export function checkDocument(text: string | Uint8Array, options: { registry: Ty
     if (!(error instanceof JsonParseError)) throw error;
     const first = error.message.split("\n  hint: ")[0];
     // The runtime's hint names its option; the CLI's is --max-bytes.
-    const hint = error.code === "json-too-large" ? "if the application reads it with a higher limits.maxBytes, check it with --max-bytes <size> (the same limit)" : error.hint;
-    report.problems.push({ code: "json", pointer: error.pointer ?? "", expected: "well-formed JSON", found: first.split("\n")[0], message: first, ...(hint ? { hint } : {}) });
+    const hint =
+      error.code === "json-too-large"
+        ? "if the application reads it with a higher limits.maxBytes, check it with --max-bytes <size> (the same limit)"
+        : error.hint;
+    report.problems.push({
+      code: "json",
+      pointer: error.pointer ?? "",
+      expected: "well-formed JSON",
+      found: first.split("\n")[0],
+      message: first,
+      ...(hint ? { hint } : {}),
+    });
     return report;
   }
   options.onParsed?.(doc);
   const isObject = typeof doc === "object" && doc !== null && !Array.isArray(doc);
   const format = isObject ? (doc as { format?: unknown }).format : undefined;
-  report.form = format === SESSIONS_FORMAT ? "sessions" : format === undefined && isObject && "stateBag" in (doc as object) ? "bare" : "session";
+  report.form =
+    format === SESSIONS_FORMAT
+      ? "sessions"
+      : format === undefined && isObject && "stateBag" in (doc as object)
+        ? "bare"
+        : "session";
   const loadOptions = {
     registry: options.registry,
     strict: options.strict,
@@ -97,7 +126,10 @@ export function checkDocument(text: string | Uint8Array, options: { registry: Ty
     },
   };
   try {
-    const loaded = report.form === "sessions" ? deserializeSessions(doc, loadOptions) : [deserializeSession(doc, { ...loadOptions, allowBare: true })];
+    const loaded =
+      report.form === "sessions"
+        ? deserializeSessions(doc, loadOptions)
+        : [deserializeSession(doc, { ...loadOptions, allowBare: true })];
     report.migrated = report.migrations.length > 0;
     report.loaded = loaded;
     report.sessions = loaded.map(summarize);
@@ -126,7 +158,8 @@ export function problemLines(problems: readonly ValidationProblem[], c: Colors, 
     const message = p.message.startsWith(`${p.pointer}: `) ? p.message.slice(p.pointer.length + 2) : p.message;
     lines.push(`${indent}${c.bold(pointer)}`);
     lines.push(`${indent}  ${echo(message, MAX_MESSAGE)}`);
-    if ((p.expected || p.found) && !p.message.includes(p.found)) lines.push(`${indent}  ${c.dim(`expected ${echo(p.expected)}; found ${echo(p.found)}`)}`);
+    if ((p.expected || p.found) && !p.message.includes(p.found))
+      lines.push(`${indent}  ${c.dim(`expected ${echo(p.expected)}; found ${echo(p.found)}`)}`);
     if (p.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${echo(p.hint, MAX_MESSAGE)}`);
   }
   if (problems.length > limit) lines.push(`${indent}... and ${problems.length - limit} more (use --json for all)`);
@@ -161,7 +194,12 @@ export function preservedLine(p: PreservedValue, c: Colors): string {
 export const LISTED_LINES = 50;
 
 /** One line per item, at most `limit`, then how many more: a document with 100,000 values prints a page. */
-export function listedLines<T>(items: readonly T[], render: (item: T) => string, indent: string, limit = LISTED_LINES): string[] {
+export function listedLines<T>(
+  items: readonly T[],
+  render: (item: T) => string,
+  indent: string,
+  limit = LISTED_LINES,
+): string[] {
   const lines: string[] = [];
   const shown = Math.min(items.length, limit);
   for (let i = 0; i < shown; i++) lines.push(indent + render(items[i]));
@@ -172,7 +210,8 @@ export function listedLines<T>(items: readonly T[], render: (item: T) => string,
 /** The values a quarantine load set aside, as stored in a (parsed) session document: `session.quarantine`. */
 export function storedQuarantine(doc: unknown): QuarantinedValue[] {
   const d = doc as { session?: { quarantine?: unknown }; quarantine?: unknown } | null;
-  const q = typeof d === "object" && d !== null ? (d.session !== undefined ? d.session?.quarantine : d.quarantine) : undefined;
+  const q =
+    typeof d === "object" && d !== null ? (d.session !== undefined ? d.session?.quarantine : d.quarantine) : undefined;
   return Array.isArray(q) ? (q as QuarantinedValue[]) : [];
 }
 

@@ -15,7 +15,14 @@ import { encryptedKeyId, isEncryptedText } from "../runtime/stores/encryption/en
 import { EncryptedStoreError } from "../runtime/stores/encryption/errors.js";
 import { createKeyring, type Keyring } from "../runtime/stores/encryption/keyring.js";
 import { markContextFree, usesContext } from "../runtime/stores/listing.js";
-import type { MessageCodec, MessageCodecContext, ScanItem, SessionCodec, SessionCodecContext, SessionStore } from "../runtime/stores/types.js";
+import type {
+  MessageCodec,
+  MessageCodecContext,
+  ScanItem,
+  SessionCodec,
+  SessionCodecContext,
+  SessionStore,
+} from "../runtime/stores/types.js";
 import { messageOf, storeUrl, type CommandContext } from "./context.js";
 import { CliError, EXIT, type CliEnvironment } from "./io.js";
 
@@ -28,7 +35,10 @@ export interface KeyringChoice {
 
 /** The `--keyring <file>` option of every command that opens a store. */
 export function keyringOption(): Option {
-  return new Option("--keyring <file>", 'the keyring of an encrypted store, a JSON file {"current", "keys", "store"} (default: $STATEBAG_KEYRING, else the config\'s "keyring"; without one, encrypted rows are refused)');
+  return new Option(
+    "--keyring <file>",
+    'the keyring of an encrypted store, a JSON file {"current", "keys", "store"} (default: $STATEBAG_KEYRING, else the config\'s "keyring"; without one, encrypted rows are refused)',
+  );
 }
 
 /** The keyring sources of one command invocation. */
@@ -43,17 +53,23 @@ export interface CliKeyring {
   store: string;
 }
 
-const KEYRING_FIX = 'pass --keyring <file> (or set STATEBAG_KEYRING=<file>, or "keyring" in statebag.config.json); the file is {"current": "k1", "keys": {"k1": "<32 bytes, base64>"}, "store": "<the store name your application passes to encryptionCodecs>"}';
+const KEYRING_FIX =
+  'pass --keyring <file> (or set STATEBAG_KEYRING=<file>, or "keyring" in statebag.config.json); the file is {"current": "k1", "keys": {"k1": "<32 bytes, base64>"}, "store": "<the store name your application passes to encryptionCodecs>"}';
 const MAX_KEYRING_BYTES = 1024 * 1024;
 
 /** The keyring file to use: `--keyring`, else $STATEBAG_KEYRING, else the config's; undefined when none. */
-function keyringFile(choice: KeyringChoice | undefined, environment: CliEnvironment): { file: string; source: string } | undefined {
+function keyringFile(
+  choice: KeyringChoice | undefined,
+  environment: CliEnvironment,
+): { file: string; source: string } | undefined {
   if (choice?.option !== undefined) {
-    if (choice.option.trim() === "") throw new CliError(EXIT.usage, "--keyring is empty", { fix: "pass the path of the keyring file" });
+    if (choice.option.trim() === "")
+      throw new CliError(EXIT.usage, "--keyring is empty", { fix: "pass the path of the keyring file" });
     return { file: resolve(environment.cwd, choice.option), source: "--keyring" };
   }
   const env = environment.env.STATEBAG_KEYRING;
-  if (env !== undefined && env.trim() !== "") return { file: resolve(environment.cwd, env), source: "$STATEBAG_KEYRING" };
+  if (env !== undefined && env.trim() !== "")
+    return { file: resolve(environment.cwd, env), source: "$STATEBAG_KEYRING" };
   if (choice?.configured !== undefined) return { file: choice.configured, source: 'the config\'s "keyring"' };
   return undefined;
 }
@@ -67,7 +83,11 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
   if (found === undefined) return undefined;
   const { file, source } = found;
   const fail = (message: string, fix: string, cause?: unknown): never => {
-    throw new CliError(EXIT.usage, `the keyring file ${file} (${source}) ${message}`, { where: file, fix, ...(cause !== undefined ? { cause } : {}) });
+    throw new CliError(EXIT.usage, `the keyring file ${file} (${source}) ${message}`, {
+      where: file,
+      fix,
+      ...(cause !== undefined ? { cause } : {}),
+    });
   };
   let size: number;
   let mode: number;
@@ -87,17 +107,24 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
   } catch {
     fail("is not valid JSON", "check the file's syntax (its contents are not printed: they are key material)");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("must hold a JSON object", KEYRING_FIX);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return fail("must hold a JSON object", KEYRING_FIX);
   const spec = value as Record<string, unknown>;
   for (const key of Object.keys(spec)) {
-    if (key !== "current" && key !== "keys" && key !== "store" && key !== "$comment") fail(`has an unknown key ${quoted(key, 40)}`, 'the keys are "current", "keys" and "store"');
+    if (key !== "current" && key !== "keys" && key !== "store" && key !== "$comment")
+      fail(`has an unknown key ${quoted(key, 40)}`, 'the keys are "current", "keys" and "store"');
   }
   const store = spec.store;
   if (typeof store !== "string" || store.length === 0 || store.length > 200) {
-    fail('has no "store": the logical store name every row is bound to (1-200 characters)', 'add "store": the name your application passes to encryptionCodecs({ keyring, store }), e.g. "store": "sessions"');
+    fail(
+      'has no "store": the logical store name every row is bound to (1-200 characters)',
+      'add "store": the name your application passes to encryptionCodecs({ keyring, store }), e.g. "store": "sessions"',
+    );
   }
-  if (typeof spec.current !== "string") fail('has no "current": the key id new rows are written under', 'add e.g. "current": "k1" (an id in "keys")');
-  if (typeof spec.keys !== "object" || spec.keys === null || Array.isArray(spec.keys)) fail('has no "keys" object', 'add "keys": {"k1": "<32 bytes, base64>"}');
+  if (typeof spec.current !== "string")
+    fail('has no "current": the key id new rows are written under', 'add e.g. "current": "k1" (an id in "keys")');
+  if (typeof spec.keys !== "object" || spec.keys === null || Array.isArray(spec.keys))
+    fail('has no "keys" object', 'add "keys": {"k1": "<32 bytes, base64>"}');
   let keyring: Keyring;
   try {
     keyring = createKeyring({ current: spec.current as string, keys: spec.keys as Record<string, string> });
@@ -106,7 +133,9 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
     return fail(`is not usable: ${messageOf(error)}`, error.hint ?? KEYRING_FIX, error);
   }
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
-    environment.stderr.write(`warning: the keyring file ${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); restrict it: chmod 600 ${file}\n`);
+    environment.stderr.write(
+      `warning: the keyring file ${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); restrict it: chmod 600 ${file}\n`,
+    );
   }
   return { file, keyring, store: store as string };
 }
@@ -114,13 +143,17 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
 /** The error for an encrypted row read without a keyring: a configuration error (exit 2), never the ciphertext. */
 function encryptedWithoutKeyring(what: string, url: string): CliError {
   const cause = new EncryptedStoreError(`${what} in ${url}`, KEYRING_FIX);
-  return new CliError(EXIT.usage, `${what} in ${url} is encrypted, and no keyring was given`, { fix: KEYRING_FIX, cause });
+  return new CliError(EXIT.usage, `${what} in ${url} is encrypted, and no keyring was given`, {
+    fix: KEYRING_FIX,
+    cause,
+  });
 }
 
 /** A session codec that refuses encrypted rows (no keyring was given) and otherwise is `inner`. */
 function refuseEncryptedSessions(inner: SessionCodec, url: string): SessionCodec {
   const codec: SessionCodec = {
-    serialize: (session: AgentSession, context?: SessionCodecContext) => (context === undefined ? inner.serialize(session) : inner.serialize(session, context)),
+    serialize: (session: AgentSession, context?: SessionCodecContext) =>
+      context === undefined ? inner.serialize(session) : inner.serialize(session, context),
     deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession {
       if (isEncryptedText(text)) throw encryptedWithoutKeyring(`the session ${quoted(key ?? "", 200)}`, url);
       return context === undefined ? inner.deserialize(text, key) : inner.deserialize(text, key, context);
@@ -132,9 +165,11 @@ function refuseEncryptedSessions(inner: SessionCodec, url: string): SessionCodec
 /** The same for message logs. */
 function refuseEncryptedMessages(inner: MessageCodec, url: string): MessageCodec {
   const codec: MessageCodec = {
-    serialize: (message, context?: MessageCodecContext) => (context === undefined ? inner.serialize(message) : inner.serialize(message, context)),
+    serialize: (message, context?: MessageCodecContext) =>
+      context === undefined ? inner.serialize(message) : inner.serialize(message, context),
     deserialize(text: string, context?: MessageCodecContext) {
-      if (isEncryptedText(text)) throw encryptedWithoutKeyring(`a message of the log ${quoted(context?.logId ?? "", 200)}`, url);
+      if (isEncryptedText(text))
+        throw encryptedWithoutKeyring(`a message of the log ${quoted(context?.logId ?? "", 200)}`, url);
       return context === undefined ? inner.deserialize(text) : inner.deserialize(text, context);
     },
   };
@@ -151,7 +186,12 @@ export interface OpenedStore {
    */
   empty?: string;
   /** Set when the store was opened with a keyring: the encrypting codecs (for `migrateEncryption`). */
-  encryption?: { codec: EncryptedSessionCodec & SessionCodec; messageCodec: EncryptedMessageCodec & MessageCodec; store: string; file: string };
+  encryption?: {
+    codec: EncryptedSessionCodec & SessionCodec;
+    messageCodec: EncryptedMessageCodec & MessageCodec;
+    store: string;
+    file: string;
+  };
   close(): Promise<void>;
 }
 
@@ -175,20 +215,31 @@ export async function openCliStore(
   const url = storeUrl(option, environment, options.configured);
   const cliKeyring = loadCliKeyring(options.keyring, environment);
   const { openStore, defaultSessionCodec, defaultMessageCodec } = await import("../stores.js");
-  const inner = options.codec ?? (options.registry ? defaultSessionCodec({ registry: options.registry }) : defaultSessionCodec());
+  const inner =
+    options.codec ?? (options.registry ? defaultSessionCodec({ registry: options.registry }) : defaultSessionCodec());
   const { redactUrl } = await import("../runtime/stores/url.js");
   let codecs: Codecs;
   let encryption: OpenedStore["encryption"];
   if (cliKeyring) {
     const { encryptionCodecs } = await import("../runtime/stores/encryption/codec.js");
-    const { codec, messageCodec } = encryptionCodecs({ keyring: cliKeyring.keyring, store: cliKeyring.store, inner, ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}) });
+    const { codec, messageCodec } = encryptionCodecs({
+      keyring: cliKeyring.keyring,
+      store: cliKeyring.store,
+      inner,
+      ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}),
+    });
     codecs = { codec, messageCodec };
     encryption = { codec, messageCodec, store: cliKeyring.store, file: cliKeyring.file };
   } else {
     // Without a keyring an encrypted row is a configuration error, never ciphertext read as a session.
-    codecs = { codec: refuseEncryptedSessions(inner, redactUrl(url)), messageCodec: refuseEncryptedMessages(defaultMessageCodec, redactUrl(url)) };
+    codecs = {
+      codec: refuseEncryptedSessions(inner, redactUrl(url)),
+      messageCodec: refuseEncryptedMessages(defaultMessageCodec, redactUrl(url)),
+    };
   }
-  const opened = options.dryRun ? await openForDryRun(url, codecs) : await openPlain(url, codecs, options.readOnly === true);
+  const opened = options.dryRun
+    ? await openForDryRun(url, codecs)
+    : await openPlain(url, codecs, options.readOnly === true);
   return encryption ? { ...opened, encryption } : opened;
 }
 
@@ -236,7 +287,12 @@ async function openForDryRun(url: string, codecs: Codecs): Promise<OpenedStore> 
     if (scheme === "postgres" || scheme === "postgresql") await store.scan({ limit: 1 });
   } catch (error) {
     await store?.close().catch(() => undefined);
-    if (isMissingTables(error)) return empty(scheme === "sqlite" ? "the SQLite file has no statebag tables yet" : "the store has no statebag tables yet (statebag store setup creates them)");
+    if (isMissingTables(error))
+      return empty(
+        scheme === "sqlite"
+          ? "the SQLite file has no statebag tables yet"
+          : "the store has no statebag tables yet (statebag store setup creates them)",
+      );
     throw error;
   }
   return { store, url: store.url, close: () => store.close() };
@@ -247,7 +303,10 @@ async function openForDryRun(url: string, codecs: Codecs): Promise<OpenedStore> 
  * must report). The stores tell these apart only in their message; the CLI tests pin both.
  */
 function isMissingTables(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === "store-not-set-up" && /\bno statebag tables\b|\bno SQLite file\b/.test((error as Error).message);
+  return (
+    (error as { code?: unknown })?.code === "store-not-set-up" &&
+    /\bno statebag tables\b|\bno SQLite file\b/.test((error as Error).message)
+  );
 }
 
 /**
@@ -295,10 +354,14 @@ export class PlaintextCapture implements SessionCodec {
  * the revision it was read at, through `store.get` (which binds the row's owner); the
  * compare-and-swap save is then on that revision. Without one, an encrypted row stops the run.
  */
-export function scanTextReader(opened: OpenedStore, capture: PlaintextCapture): (item: ScanItem) => Promise<ScanItem | undefined> {
+export function scanTextReader(
+  opened: OpenedStore,
+  capture: PlaintextCapture,
+): (item: ScanItem) => Promise<ScanItem | undefined> {
   if (!opened.encryption) {
     return async (item) => {
-      if (typeof item.text === "string" && isEncryptedText(item.text)) throw encryptedWithoutKeyring(`the session ${quoted(item.id, 200)}`, opened.url);
+      if (typeof item.text === "string" && isEncryptedText(item.text))
+        throw encryptedWithoutKeyring(`the session ${quoted(item.id, 200)}`, opened.url);
       return item;
     };
   }
@@ -306,7 +369,11 @@ export function scanTextReader(opened: OpenedStore, capture: PlaintextCapture): 
     const stored = await opened.store.get(item.id);
     if (stored === undefined) return undefined;
     const text = capture.take(item.id);
-    if (text === undefined) throw new CliError(EXIT.runtime, `the store did not read the session ${quoted(item.id, 200)} through the keyring's codec`);
+    if (text === undefined)
+      throw new CliError(
+        EXIT.runtime,
+        `the store did not read the session ${quoted(item.id, 200)} through the keyring's codec`,
+      );
     return { ...item, text, revision: stored.revision };
   };
 }

@@ -27,9 +27,15 @@ export class ToolchainMissingError extends StatebagError {
     readonly found?: string,
   ) {
     const what = `statebag ${command} needs ${missing.join(", ")}`;
-    super("toolchain-missing", found === undefined ? `${what}, which ${missing.length === 1 ? "is" : "are"} not installed` : `${what}, but found ${found}`, {
-      hint: `install the generator toolchain as a dev dependency: ${installCommand}`,
-    });
+    super(
+      "toolchain-missing",
+      found === undefined
+        ? `${what}, which ${missing.length === 1 ? "is" : "are"} not installed`
+        : `${what}, but found ${found}`,
+      {
+        hint: `install the generator toolchain as a dev dependency: ${installCommand}`,
+      },
+    );
   }
 }
 
@@ -37,7 +43,10 @@ export class ToolchainMissingError extends StatebagError {
 export function statebagVersion(): string {
   for (const rel of ["../../package.json", "../../../package.json"]) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === "statebag" && pkg.version) return pkg.version;
     } catch {
       // try the next candidate
@@ -74,7 +83,10 @@ export const toolchainResolution: {
 };
 
 /** The kit's entry for `subpath` and its version, from the project directory first, then from next to statebag. */
-function findKit(subpath: "" | "/compat", projectDir: string): { entry: string; version: string | undefined } | undefined {
+function findKit(
+  subpath: "" | "/compat",
+  projectDir: string,
+): { entry: string; version: string | undefined } | undefined {
   for (const from of [projectDir, fileURLToPath(new URL(".", import.meta.url))]) {
     let entry: string;
     try {
@@ -84,7 +96,11 @@ function findKit(subpath: "" | "/compat", projectDir: string): { entry: string; 
     }
     let version: string | undefined;
     try {
-      version = (JSON.parse(readFileSync(toolchainResolution.resolve(`${KIT}/package.json`, from), "utf8")) as { version?: string }).version;
+      version = (
+        JSON.parse(readFileSync(toolchainResolution.resolve(`${KIT}/package.json`, from), "utf8")) as {
+          version?: string;
+        }
+      ).version;
     } catch {
       version = undefined;
     }
@@ -96,13 +112,24 @@ function findKit(subpath: "" | "/compat", projectDir: string): { entry: string; 
 type GeneratorModule = typeof import("../../generator/index.js");
 type CompatModule = typeof import("../../generator/compat/index.js");
 
-async function load<T>(command: string, subpath: "" | "/compat", projectDir: string, fromSources: () => Promise<T>): Promise<T> {
+async function load<T>(
+  command: string,
+  subpath: "" | "/compat",
+  projectDir: string,
+  fromSources: () => Promise<T>,
+): Promise<T> {
   const kit = findKit(subpath, projectDir);
   if (kit !== undefined) {
     // The kit is released with statebag and uses its internals (statebag/internal/toolchain): another
     // release of either may not fit, so a mismatch stops here, not somewhere inside the generator.
     const wanted = statebagVersion();
-    if (kit.version !== wanted) throw new ToolchainMissingError([`${KIT}@${wanted}`], command, installCommand(), `${KIT}@${kit.version ?? "unknown"}`);
+    if (kit.version !== wanted)
+      throw new ToolchainMissingError(
+        [`${KIT}@${wanted}`],
+        command,
+        installCommand(),
+        `${KIT}@${kit.version ?? "unknown"}`,
+      );
     return (await import(pathToFileURL(kit.entry).href)) as T;
   }
   if (toolchainResolution.sourceEntry(subpath === "" ? "index" : "compat/index") !== undefined) return fromSources();

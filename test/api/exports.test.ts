@@ -16,7 +16,9 @@ import { describe, expect, it } from "vitest";
 
 const REPO = join(import.meta.dirname, "../..");
 const SNAPSHOT = join(import.meta.dirname, "exports.snapshot.json");
-const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { exports: Record<string, string | { types: string; import: string }> };
+const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+  exports: Record<string, string | { types: string; import: string }>;
+};
 
 interface Surface {
   values: string[];
@@ -29,12 +31,21 @@ const entries = Object.entries(pkg.exports)
   .map(([subpath, target]) => {
     const match = /^\.\/dist\/(src\/[a-z-]+(?:\/[a-z-]+)?)\.js$/.exec(target.import);
     if (!match) throw new Error(`exports["${subpath}"].import is not a dist/src module: ${target.import}`);
-    return { name: subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`, subpath, target, source: join(REPO, `${match[1]}.ts`) };
+    return {
+      name: subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`,
+      subpath,
+      target,
+      source: join(REPO, `${match[1]}.ts`),
+    };
   });
 
 /** The names each entry module exports, split into values and type-only names, as TypeScript sees them. */
 function typeSurface(): Map<string, Surface> {
-  const config = ts.getParsedCommandLineOfConfigFile(join(REPO, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(REPO, "tsconfig.json"),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  )!;
   const program = ts.createProgram(
     entries.map((e) => e.source),
     { ...config.options, noEmit: true },
@@ -71,12 +82,17 @@ describe("the public API", () => {
     for (const entry of entries) {
       // What the module really exports at run time must be what TypeScript calls its values.
       const runtime = Object.keys(await import(pathToFileURL(entry.source).href)).sort();
-      expect(runtime, `${entry.name}: run-time exports vs. TypeScript's value exports`).toEqual(surfaces.get(entry.name)!.values);
+      expect(runtime, `${entry.name}: run-time exports vs. TypeScript's value exports`).toEqual(
+        surfaces.get(entry.name)!.values,
+      );
     }
     const actual = Object.fromEntries(surfaces);
     if (process.env.UPDATE_API_SNAPSHOT) writeFileSync(SNAPSHOT, JSON.stringify(actual, null, 2) + "\n");
     const committed = JSON.parse(readFileSync(SNAPSHOT, "utf8")) as Record<string, Surface>;
-    expect(actual, "the public API changed: if on purpose, run UPDATE_API_SNAPSHOT=1 npx vitest run test/api and commit the snapshot").toEqual(committed);
+    expect(
+      actual,
+      "the public API changed: if on purpose, run UPDATE_API_SNAPSHOT=1 npx vitest run test/api and commit the snapshot",
+    ).toEqual(committed);
   }, 120_000);
 
   it("a name offered by two entry points (the model clients' errors) is the same object in both", async () => {

@@ -8,7 +8,10 @@ const tmp = tempDir("statebag-approval-");
 const dir = tmp.dir;
 afterAll(() => tmp.cleanup());
 
-const example = (args: string[]) => runExample("approval.ts", args, { env: { STATEBAG_STORE: `sqlite:${join(dir, "sessions.db")}`, STATEBAG_LEDGER: join(dir, "refunds.log") } });
+const example = (args: string[]) =>
+  runExample("approval.ts", args, {
+    env: { STATEBAG_STORE: `sqlite:${join(dir, "sessions.db")}`, STATEBAG_LEDGER: join(dir, "refunds.log") },
+  });
 
 describe("the approval example", () => {
   it("stops in one process and runs the approved tool exactly once in another", async () => {

@@ -37,7 +37,10 @@ interface Report {
 }
 
 function start(url: string, ledger: string, name: string) {
-  const child: ChildProcess = fork(worker, [url, ledger, name], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+  const child: ChildProcess = fork(worker, [url, ledger, name], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
   const reports = new Map<number, (r: Report) => void>();
@@ -66,7 +69,16 @@ describe.each(backends)("$name: two processes answer the same approval at once",
     const store = await openStore(url);
     cleanups.push(() => store.close());
     const agent = new ChatClientAgent({
-      client: new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }] }),
+      client: new ScriptedChatClient({
+        rules: [
+          {
+            when: /wire/i,
+            reply: {
+              contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }],
+            },
+          },
+        ],
+      }),
       tools: [{ name: "wire_money", requiresApproval: true, execute: () => ({ sent: 70 }) }],
     });
     const requests: string[] = [];
@@ -81,7 +93,9 @@ describe.each(backends)("$name: two processes answer the same approval at once",
       for (let round = 0; round < ROUNDS; round++) {
         // Which side starts first, and by how much, changes from round to round.
         const lag = round % 3;
-        const reports = await Promise.all(workers.map((w, i) => w.answer(round, `race-${round}`, requests[round], i === round % 2 ? lag : 0)));
+        const reports = await Promise.all(
+          workers.map((w, i) => w.answer(round, `race-${round}`, requests[round], i === round % 2 ? lag : 0)),
+        );
         const context = `round ${round}: ${JSON.stringify(reports)}`;
         const winners = reports.filter((r) => r.ok);
         expect(winners, context).toHaveLength(1);
@@ -95,14 +109,23 @@ describe.each(backends)("$name: two processes answer the same approval at once",
         const stored = (await store.get(`race-${round}`))!.session;
         expect(pendingToolApprovals(stored), context).toEqual([]);
         const history = await agent.history.listMessages(stored);
-        expect(history.flatMap((m) => m.contents).filter((c) => c.$type === "toolApprovalRequest"), context).toHaveLength(1);
-        expect(history.filter((m) => m.role === "assistant"), context).toHaveLength(2);
+        expect(
+          history.flatMap((m) => m.contents).filter((c) => c.$type === "toolApprovalRequest"),
+          context,
+        ).toHaveLength(1);
+        expect(
+          history.filter((m) => m.role === "assistant"),
+          context,
+        ).toHaveLength(2);
       }
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
     }
     // The tool ran exactly once per session.
-    const runs = readFileSync(ledger, "utf8").trim().split("\n").map((line) => line.split(" ")[0]);
+    const runs = readFileSync(ledger, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" ")[0]);
     expect(runs.sort()).toEqual(Array.from({ length: ROUNDS }, (_, round) => `race-${round}`).sort());
   }, 120_000);
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { answerToolApprovals } from "../../src/runtime/agent/approval-store.js";
-import { approveToolCall, pendingToolApprovals, rejectToolCall, ToolApprovalError } from "../../src/runtime/agent/approvals.js";
+import {
+  approveToolCall,
+  pendingToolApprovals,
+  rejectToolCall,
+  ToolApprovalError,
+} from "../../src/runtime/agent/approvals.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
@@ -26,7 +31,8 @@ function random(seed: number): () => number {
   };
 }
 
-const pause = (next: () => number) => new Promise<void>((resolve) => (next() < 0.5 ? setImmediate(resolve) : setTimeout(resolve, Math.floor(next() * 3))));
+const pause = (next: () => number) =>
+  new Promise<void>((resolve) => (next() < 0.5 ? setImmediate(resolve) : setTimeout(resolve, Math.floor(next() * 3))));
 
 /** One answering process's view of the store: random pauses around loads and saves; counts the saves that went through. */
 function process_(store: SessionStore, next: () => number) {
@@ -67,7 +73,14 @@ function agentFor(runs: string[], next: () => number) {
     },
   };
   const client = new ScriptedChatClient({
-    rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }],
+    rules: [
+      {
+        when: /wire/i,
+        reply: {
+          contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }],
+        },
+      },
+    ],
   });
   return { agent: new ChatClientAgent({ client, tools: [wire] }), client };
 }
@@ -113,7 +126,10 @@ describe("two calls answering the same approval at once", () => {
         // The tool ran at most once (exactly once when approved); the model was asked once to continue.
         expect(runs, context).toEqual(name === "approved" ? ["call_w"] : []);
         expect(sides[0].client.requests.length + sides[1].client.requests.length, context).toBe(1);
-        expect(history.filter((m) => m.role === "assistant"), context).toHaveLength(2);
+        expect(
+          history.filter((m) => m.role === "assistant"),
+          context,
+        ).toHaveLength(2);
 
         // One winner, with the outcome it would have alone.
         const winners = outcomes.filter((o) => o.ok);
@@ -126,7 +142,9 @@ describe("two calls answering the same approval at once", () => {
         const loserIndex = outcomes.findIndex((o) => !o.ok);
         const error = (outcomes[loserIndex] as { error: unknown }).error;
         expect(error, context).toBeInstanceOf(ToolApprovalError);
-        expect(["tool-approval-answered", "tool-approval-in-progress"], context).toContain((error as ToolApprovalError).code);
+        expect(["tool-approval-answered", "tool-approval-in-progress"], context).toContain(
+          (error as ToolApprovalError).code,
+        );
         expect((error as ToolApprovalError).hint, context).toMatch(/reload the session/);
         expect(sides[loserIndex].stats.saves, context).toBe(0);
       }

@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { AIContextProvider } from "../../src/runtime/agent/providers/context-provider.js";
 import { answerToolApprovals } from "../../src/runtime/agent/approval-store.js";
-import { approveToolCall, rejectToolCall, TOOL_APPROVALS_KEY, ToolApprovalError, type ToolApprovalState } from "../../src/runtime/agent/approvals.js";
+import {
+  approveToolCall,
+  rejectToolCall,
+  TOOL_APPROVALS_KEY,
+  ToolApprovalError,
+  type ToolApprovalState,
+} from "../../src/runtime/agent/approvals.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
@@ -24,7 +30,14 @@ function setup(options: { toolClaimTimeoutMs?: number; onRun?: () => void | Prom
     },
   };
   const client = new ScriptedChatClient({
-    rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }],
+    rules: [
+      {
+        when: /wire/i,
+        reply: {
+          contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }],
+        },
+      },
+    ],
   });
   const agent = new ChatClientAgent({ client, tools: [wire], toolClaimTimeoutMs: options.toolClaimTimeoutMs });
   return { agent, client, runs };
@@ -38,7 +51,10 @@ async function stoppedSession(store: SessionStore, agent: ChatClientAgent) {
 const stateOf = (session: AgentSession) => session.stateBag[TOOL_APPROVALS_KEY] as unknown as ToolApprovalState;
 
 /** A store that lets a test act just before a given save (by count). */
-function interceptSaves(store: SessionStore, before: (n: number, session: AgentSession) => Promise<void>): SessionStore {
+function interceptSaves(
+  store: SessionStore,
+  before: (n: number, session: AgentSession) => Promise<void>,
+): SessionStore {
   let n = 0;
   return new Proxy(store, {
     get(target, prop, receiver) {
@@ -66,7 +82,10 @@ describe("answerToolApprovals", () => {
     expect(result.response!.text).toBe('The tool returned {"sent":70}.');
     const stored = (await store.get("s1"))!;
     expect(stored.revision).toBe(result.revision);
-    expect(stateOf(stored.session)).toMatchObject({ pending: [], answered: [{ requestId, callId: "call_w", approved: true }] });
+    expect(stateOf(stored.session)).toMatchObject({
+      pending: [],
+      answered: [{ requestId, callId: "call_w", approved: true }],
+    });
 
     const twice = await answerToolApprovals(store, "s1", agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
     expect(twice).toBeInstanceOf(ToolApprovalError);
@@ -118,7 +137,9 @@ describe("answerToolApprovals", () => {
     const store = interceptSaves(base, async (n) => {
       if (n === 2) throw new Error("process killed");
     });
-    await expect(answerToolApprovals(store, "s1", crashing.agent, [approveToolCall(requestId)])).rejects.toThrow("process killed");
+    await expect(answerToolApprovals(store, "s1", crashing.agent, [approveToolCall(requestId)])).rejects.toThrow(
+      "process killed",
+    );
     expect(crashing.runs).toEqual(["call_w"]);
     const claimed = stateOf((await base.get("s1"))!.session).pending[0];
     expect(claimed.startedBy).toEqual(expect.any(String));
@@ -126,7 +147,9 @@ describe("answerToolApprovals", () => {
 
     // Another process retries at once: the claim may still be running elsewhere.
     const other = setup();
-    const busy = await answerToolApprovals(base, "s1", other.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+    const busy = await answerToolApprovals(base, "s1", other.agent, [approveToolCall(requestId)]).catch(
+      (e: unknown) => e,
+    );
     expect((busy as ToolApprovalError).code).toBe("tool-approval-in-progress");
     expect(other.runs).toEqual([]);
 
@@ -154,11 +177,16 @@ describe("answerToolApprovals", () => {
       { $type: "functionCall" as const, callId: "call_a", name: "wire_money", arguments: { amount: 1 } },
       { $type: "functionCall" as const, callId: "call_b", name: "wire_money", arguments: { amount: 2 } },
     ];
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: calls } }] }), tools: [wire] });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: calls } }] }),
+      tools: [wire],
+    });
     const { value } = await withSession(store, "s1", (session) => agent.run("wire twice", session));
     const answers = value.pendingApprovals!.map((r) => approveToolCall(r.requestId));
 
-    await expect(answerToolApprovals(store, "s1", agent, answers, { signal: controller.signal })).rejects.toThrow("client went away");
+    await expect(answerToolApprovals(store, "s1", agent, answers, { signal: controller.signal })).rejects.toThrow(
+      "client went away",
+    );
     expect(runs).toEqual(["call_a"]);
     const [a, b] = stateOf((await store.get("s1"))!.session).pending;
     expect(a.result).toMatchObject({ callId: "call_a", result: { sent: 1 } });
@@ -177,7 +205,9 @@ describe("answerToolApprovals", () => {
     const { agent, runs, client } = setup();
     const requestId = await stoppedSession(store, agent);
     const calls = client.requests.length;
-    const result = await answerToolApprovals(store, "s1", agent, [rejectToolCall(requestId, "no")], { continue: false });
+    const result = await answerToolApprovals(store, "s1", agent, [rejectToolCall(requestId, "no")], {
+      continue: false,
+    });
     expect(result).toMatchObject({ executed: [], pendingApprovals: [] });
     expect(runs).toEqual([]);
     expect(client.requests).toHaveLength(calls);
@@ -188,7 +218,9 @@ describe("answerToolApprovals", () => {
   it("an absent session is SessionNotFoundError; a save conflict while recording retries the recording", async () => {
     const base = new MemorySessionStore();
     const { agent, runs } = setup();
-    await expect(answerToolApprovals(base, "nope", agent, [approveToolCall("x")])).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(answerToolApprovals(base, "nope", agent, [approveToolCall("x")])).rejects.toBeInstanceOf(
+      SessionNotFoundError,
+    );
     const requestId = await stoppedSession(base, agent);
     let conflicts = 0;
     const store = interceptSaves(base, async (n, session) => {
@@ -212,7 +244,9 @@ describe("answerToolApprovals", () => {
     const store = interceptSaves(base, async (n) => {
       if (n !== 2) return;
       revisionDuring = (await base.get("s1"))!.revision;
-      during = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+      during = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch(
+        (e: unknown) => e,
+      );
       expect((await base.get("s1"))!.revision).toBe(revisionDuring); // it wrote nothing
     });
     const result = await answerToolApprovals(store, "s1", first.agent, [approveToolCall(requestId)]);
@@ -220,7 +254,9 @@ describe("answerToolApprovals", () => {
     expect(during).toBeInstanceOf(ToolApprovalError);
     expect((during as ToolApprovalError).code).toBe("tool-approval-in-progress");
     expect((during as ToolApprovalError).message).toContain("is being answered by another call");
-    const after = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch((e: unknown) => e);
+    const after = await answerToolApprovals(base, "s1", second.agent, [approveToolCall(requestId)]).catch(
+      (e: unknown) => e,
+    );
     expect((after as ToolApprovalError).code).toBe("tool-approval-answered");
     expect(first.runs).toEqual(["call_w"]);
     expect(second.runs).toEqual([]);
@@ -302,10 +338,29 @@ describe("answerToolApprovals", () => {
     class Tools extends AIContextProvider {
       readonly key = "test.tools";
       override invoking() {
-        return { tools: [{ name: "wire_money", requiresApproval: true, execute: (args: { amount?: unknown }, context: { callId: string }) => (runs.push(context.callId), { sent: args.amount }) } as AITool] };
+        return {
+          tools: [
+            {
+              name: "wire_money",
+              requiresApproval: true,
+              execute: (args: { amount?: unknown }, context: { callId: string }) => (
+                runs.push(context.callId), { sent: args.amount }
+              ),
+            } as AITool,
+          ],
+        };
       }
     }
-    const client = new ScriptedChatClient({ rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }] });
+    const client = new ScriptedChatClient({
+      rules: [
+        {
+          when: /wire/i,
+          reply: {
+            contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }],
+          },
+        },
+      ],
+    });
     const base = new MemorySessionStore();
     const agent = new ChatClientAgent({ client, contextProviders: [new Tools()], toolClaimTimeoutMs: 0 });
     const requestId = await stoppedSession(base, agent);
@@ -324,7 +379,9 @@ describe("answerToolApprovals", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    await expect(answerToolApprovals(dying, "s1", agent, [approveToolCall(requestId)])).rejects.toThrow("process killed");
+    await expect(answerToolApprovals(dying, "s1", agent, [approveToolCall(requestId)])).rejects.toThrow(
+      "process killed",
+    );
     expect(stateOf((await base.get("s1"))!.session).pending[0].startedBy).toEqual(expect.any(String));
     expect(runs).toEqual([]);
     // Its claim is stale at once (timeout 0): the next call continues and runs the tool, once.

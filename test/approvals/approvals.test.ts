@@ -18,7 +18,12 @@ import { AgentGroupChat } from "../../src/runtime/group-chat/group-chat.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import { validateSession } from "../../src/runtime/persistence/validate.js";
 
-const call = (callId: string, name: string, args: FunctionCallContent["arguments"]): FunctionCallContent => ({ $type: "functionCall", callId, name, arguments: args });
+const call = (callId: string, name: string, args: FunctionCallContent["arguments"]): FunctionCallContent => ({
+  $type: "functionCall",
+  callId,
+  name,
+  arguments: args,
+});
 
 /** A refund tool that needs approval above 100, an order lookup that never does; both count their runs. */
 function tools() {
@@ -26,7 +31,11 @@ function tools() {
   const refund: AITool = {
     name: "refund_order",
     description: "Refund an order",
-    parameters: { type: "object", properties: { orderId: { type: "string" }, amount: { type: "number" } }, required: ["orderId", "amount"] },
+    parameters: {
+      type: "object",
+      properties: { orderId: { type: "string" }, amount: { type: "number" } },
+      required: ["orderId", "amount"],
+    },
     requiresApproval: (args) => Number(args.amount) > 100,
     execute: (args) => (runs.push({ name: "refund_order", args }), { refunded: args.amount }),
   };
@@ -34,7 +43,11 @@ function tools() {
     name: "get_order",
     execute: (args) => (runs.push({ name: "get_order", args }), { orderId: args.orderId, status: "delivered" }),
   };
-  const wire: AITool = { name: "wire_money", requiresApproval: true, execute: (args) => (runs.push({ name: "wire_money", args }), { sent: true }) };
+  const wire: AITool = {
+    name: "wire_money",
+    requiresApproval: true,
+    execute: (args) => (runs.push({ name: "wire_money", args }), { sent: true }),
+  };
   return { runs, refund, lookup, wire };
 }
 
@@ -42,9 +55,23 @@ function client(options: { hosted?: boolean } = {}) {
   return new ScriptedChatClient({
     hosted: options.hosted,
     rules: [
-      { when: /small refund/i, reply: { contents: [call("call_small", "refund_order", { orderId: "A-1", amount: 20 })] } },
-      { when: /big refund/i, reply: { contents: [call("call_big", "refund_order", { orderId: "A-2", amount: 500 }), call("call_look", "get_order", { orderId: "A-2" })] } },
-      { when: /two approvals/i, reply: { contents: [call("call_w1", "wire_money", { to: "x" }), call("call_w2", "wire_money", { to: "y" })] } },
+      {
+        when: /small refund/i,
+        reply: { contents: [call("call_small", "refund_order", { orderId: "A-1", amount: 20 })] },
+      },
+      {
+        when: /big refund/i,
+        reply: {
+          contents: [
+            call("call_big", "refund_order", { orderId: "A-2", amount: 500 }),
+            call("call_look", "get_order", { orderId: "A-2" }),
+          ],
+        },
+      },
+      {
+        when: /two approvals/i,
+        reply: { contents: [call("call_w1", "wire_money", { to: "x" }), call("call_w2", "wire_money", { to: "y" })] },
+      },
     ],
   });
 }
@@ -56,10 +83,12 @@ function agentWith(c = client()) {
 }
 
 /** What a store does to a session: serialize, validate, load back. */
-const restart = (session: AgentSession): AgentSession => deserializeSession(serializeSession(session, { validate: true }));
+const restart = (session: AgentSession): AgentSession =>
+  deserializeSession(serializeSession(session, { validate: true }));
 const approvalState = (session: AgentSession) => session.stateBag[TOOL_APPROVALS_KEY] as unknown as ToolApprovalState;
 const historyOf = (agent: ChatClientAgent, session: AgentSession) => agent.history.listMessages(session);
-const contentTypes = (messages: readonly ChatMessage[]) => messages.map((m) => `${m.role}:${m.contents.map((c) => c.$type).join(",")}`);
+const contentTypes = (messages: readonly ChatMessage[]) =>
+  messages.map((m) => `${m.role}:${m.contents.map((c) => c.$type).join(",")}`);
 
 async function thrown(promise: Promise<unknown>): Promise<ToolApprovalError> {
   const error = await promise.then(
@@ -79,7 +108,15 @@ describe("a run that reaches a call needing approval", () => {
     expect(runs).toEqual([]); // neither the refund nor the lookup of the same turn ran
     expect(response.pendingApprovals).toHaveLength(1);
     const request = response.pendingApprovals![0];
-    expect(request).toMatchObject({ $type: "toolApprovalRequest", toolCall: { $type: "functionCall", callId: "call_big", name: "refund_order", arguments: { orderId: "A-2", amount: 500 } } });
+    expect(request).toMatchObject({
+      $type: "toolApprovalRequest",
+      toolCall: {
+        $type: "functionCall",
+        callId: "call_big",
+        name: "refund_order",
+        arguments: { orderId: "A-2", amount: 500 },
+      },
+    });
     expect(request.requestId).toMatch(/^approval_/);
     expect(agent.pendingApprovals(session)).toEqual([request]);
 
@@ -112,7 +149,9 @@ describe("answering after a restart", () => {
     // Another process: new client, new agent, session loaded from its stored form.
     const second = agentWith();
     const session = restart(stored);
-    const response = await second.agent.run([], session, { approvals: [approveToolCall(requestId, "verified by phone")] });
+    const response = await second.agent.run([], session, {
+      approvals: [approveToolCall(requestId, "verified by phone")],
+    });
 
     expect(second.runs).toEqual([
       { name: "refund_order", args: { orderId: "A-2", amount: 500 } },
@@ -124,12 +163,28 @@ describe("answering after a restart", () => {
 
     // The model got plain calls and results: approval contents never reach it.
     const sent = second.client.requests[0].messages;
-    expect(contentTypes(sent)).toEqual(["user:text", "assistant:functionCall,functionCall,usage", "tool:functionResult,functionResult"]);
+    expect(contentTypes(sent)).toEqual([
+      "user:text",
+      "assistant:functionCall,functionCall,usage",
+      "tool:functionResult,functionResult",
+    ]);
 
     // History keeps the MEAI record: request, the user's response, results, reply.
     const history = await historyOf(second.agent, session);
-    expect(contentTypes(history)).toEqual(["user:text", "assistant:toolApprovalRequest,functionCall,usage", "user:toolApprovalResponse", "tool:functionResult,functionResult", "assistant:text,usage"]);
-    expect(history[2].contents[0]).toMatchObject({ $type: "toolApprovalResponse", requestId, approved: true, reason: "verified by phone", toolCall: { callId: "call_big" } });
+    expect(contentTypes(history)).toEqual([
+      "user:text",
+      "assistant:toolApprovalRequest,functionCall,usage",
+      "user:toolApprovalResponse",
+      "tool:functionResult,functionResult",
+      "assistant:text,usage",
+    ]);
+    expect(history[2].contents[0]).toMatchObject({
+      $type: "toolApprovalResponse",
+      requestId,
+      approved: true,
+      reason: "verified by phone",
+      toolCall: { callId: "call_big" },
+    });
     expect(second.agent.pendingApprovals(session)).toEqual([]);
     expect(approvalState(session).answered).toEqual([{ requestId, callId: "call_big", approved: true }]);
     expect(validateSession(restart(session), { strict: true }).ok).toBe(true);
@@ -150,11 +205,13 @@ describe("answering after a restart", () => {
 
   it("a rejection reaches the model as a tool error result, and the tool does not run", async () => {
     const { agent, runs, client: c } = agentWith();
-    const session = restart(await (async () => {
-      const s = agent.createSession();
-      await agent.run("Please do a big refund", s);
-      return s;
-    })());
+    const session = restart(
+      await (async () => {
+        const s = agent.createSession();
+        await agent.run("Please do a big refund", s);
+        return s;
+      })(),
+    );
     const id = agent.pendingApprovals(session)[0].requestId;
     const response = await agent.run([], session, { approvals: [rejectToolCall(id, "amount too high")] });
     expect(runs.map((r) => r.name)).toEqual(["get_order"]); // the call that needed no approval still ran
@@ -206,7 +263,10 @@ describe("refused answers are typed errors and change nothing", () => {
   it("an unknown id from input is echoed escaped and cut, never raw", async () => {
     const { agent, session, before } = await stopped();
     const hostile = `\u001b[2J\n✔ approved${"x".repeat(100_000)}`;
-    for (const answer of [approveToolCall(hostile), { requestId: hostile, approved: "yes" as unknown as boolean, reason: "r".repeat(100_000) }]) {
+    for (const answer of [
+      approveToolCall(hostile),
+      { requestId: hostile, approved: "yes" as unknown as boolean, reason: "r".repeat(100_000) },
+    ]) {
       const error = await thrown(agent.run([], session, { approvals: [answer] }));
       expect(error.message.length).toBeLessThan(1_000);
       expect(error.message).not.toContain("\u001b");
@@ -227,8 +287,12 @@ describe("refused answers are typed errors and change nothing", () => {
   it("two answers for one request in one run, and a malformed answer", async () => {
     const { agent, session, before } = await stopped();
     const id = agent.pendingApprovals(session)[0].requestId;
-    expect((await thrown(agent.run([], session, { approvals: [approveToolCall(id), rejectToolCall("call_big")] }))).code).toBe("tool-approval-answered");
-    expect((await thrown(agent.run([], session, { approvals: [{ approved: true }] }))).code).toBe("tool-approval-invalid");
+    expect(
+      (await thrown(agent.run([], session, { approvals: [approveToolCall(id), rejectToolCall("call_big")] }))).code,
+    ).toBe("tool-approval-answered");
+    expect((await thrown(agent.run([], session, { approvals: [{ approved: true }] }))).code).toBe(
+      "tool-approval-invalid",
+    );
     expect(JSON.stringify(session)).toBe(before);
   });
 
@@ -242,7 +306,11 @@ describe("refused answers are typed errors and change nothing", () => {
     const id = agent.pendingApprovals(session)[0].requestId;
     await agent.run("thanks", session, { approvals: [approveToolCall(id)] });
     expect(runs).toHaveLength(2);
-    expect(contentTypes((await historyOf(agent, session)).slice(2, 5))).toEqual(["user:toolApprovalResponse", "tool:functionResult,functionResult", "user:text"]);
+    expect(contentTypes((await historyOf(agent, session)).slice(2, 5))).toEqual([
+      "user:toolApprovalResponse",
+      "tool:functionResult,functionResult",
+      "user:text",
+    ]);
   });
 
   it("a failing model call after the answer leaves the session as it was (answer again to retry)", async () => {
@@ -275,7 +343,9 @@ describe("streaming, hosted sessions and group chats", () => {
     const { agent, runs } = agentWith();
     const session = agent.createSession();
     const stop = await drain(agent.runStream("Please do a big refund", session));
-    const requestUpdate = stop.updates.find((u) => u.contents.some((c: AIContent) => c.$type === "toolApprovalRequest"));
+    const requestUpdate = stop.updates.find((u) =>
+      u.contents.some((c: AIContent) => c.$type === "toolApprovalRequest"),
+    );
     expect(requestUpdate).toBeDefined();
     expect(stop.response.pendingApprovals).toHaveLength(1);
     expect(runs).toEqual([]);

@@ -23,12 +23,23 @@ import { chatCompletion, streamedTextChunks } from "../clients/fixtures/openai.j
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/chat-app");
 const available = existsSync(CHROMIUM);
-if (!available && !process.env.CI) console.warn(`test/browser: ${CHROMIUM} is missing; the browser tests are skipped (apt-get install chromium). Under CI=true they fail.`);
+if (!available && !process.env.CI)
+  console.warn(
+    `test/browser: ${CHROMIUM} is missing; the browser tests are skipped (apt-get install chromium). Under CI=true they fail.`,
+  );
 
 /** One streamed tool call in the Chat Completions chunk shape. */
 function toolCallChunks(callId: string, name: string, args: string) {
-  const base = { id: `chatcmpl-${callId}`, object: "chat.completion.chunk", created: 1764165792, model: "gpt-4.1-mini-2025-04-14" };
-  const delta = (d: Record<string, unknown>, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  const base = {
+    id: `chatcmpl-${callId}`,
+    object: "chat.completion.chunk",
+    created: 1764165792,
+    model: "gpt-4.1-mini-2025-04-14",
+  };
+  const delta = (d: Record<string, unknown>, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta: d, finish_reason: finish }],
+  });
   return [
     delta({ role: "assistant", content: null }),
     delta({ tool_calls: [{ index: 0, id: callId, type: "function", function: { name, arguments: "" } }] }),
@@ -43,7 +54,11 @@ const REPO = join(import.meta.dirname, "../..");
 
 /** `npm run chat` as a user runs it (tsx, the app's own process); resolves with its printed URL. */
 async function startApp(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], { cwd: REPO, env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], {
+    cwd: REPO,
+    env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
@@ -62,7 +77,10 @@ async function send(page: Page, text: string) {
   await page.getByTestId("send").click();
 }
 
-function flow(label: string, makeModel: () => Promise<{ env: Record<string, string>; queue?: (turn: string) => void; server?: OpenAITestServer }>) {
+function flow(
+  label: string,
+  makeModel: () => Promise<{ env: Record<string, string>; queue?: (turn: string) => void; server?: OpenAITestServer }>,
+) {
   describe.skipIf(!available && !process.env.CI)(`chat app in Chromium (${label})`, () => {
     let browser: Browser;
     let app: { url: string; child: ChildProcess };
@@ -70,7 +88,8 @@ function flow(label: string, makeModel: () => Promise<{ env: Record<string, stri
     let dir: string;
     let queue: (turn: string) => void = () => {};
     let server: OpenAITestServer | undefined;
-    const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${label}-${name}.png`), fullPage: true });
+    const shot = (page: Page, name: string) =>
+      page.screenshot({ path: join(ARTIFACTS, `${label}-${name}.png`), fullPage: true });
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
@@ -83,7 +102,15 @@ function flow(label: string, makeModel: () => Promise<{ env: Record<string, stri
       store = await openStore(url);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        args: [
+          "--no-sandbox",
+          "--headless",
+          "--disable-gpu",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
       });
     }, 60_000);
 
@@ -103,7 +130,9 @@ function flow(label: string, makeModel: () => Promise<{ env: Record<string, stri
       // 1. A message; the streamed answer appears.
       queue("name");
       await send(page, "Hi, my name is Ada.");
-      await expect.poll(() => page.locator('[data-role="assistant"]').last().innerText()).toContain("Nice to meet you, Ada.");
+      await expect
+        .poll(() => page.locator('[data-role="assistant"]').last().innerText())
+        .toContain("Nice to meet you, Ada.");
       await page.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
       const firstChat = /\/c\/([A-Za-z0-9_-]+)$/.exec(page.url())![1];
       await shot(page, "1-answer");
@@ -153,7 +182,11 @@ function flow(label: string, makeModel: () => Promise<{ env: Record<string, stri
         const response = await fetch(`${app.url}api/chat`, {
           method: "POST",
           headers: { "content-type": "application/json", cookie: `owner=${owner}` },
-          body: JSON.stringify({ id: firstChat, message: { id: "after-close", role: "user", parts: [{ type: "text", text: "hello again" }] }, trigger: "submit-message" }),
+          body: JSON.stringify({
+            id: firstChat,
+            message: { id: "after-close", role: "user", parts: [{ type: "text", text: "hello again" }] },
+            trigger: "submit-message",
+          }),
         });
         status = response.status;
         await response.text();
@@ -161,7 +194,12 @@ function flow(label: string, makeModel: () => Promise<{ env: Record<string, stri
       expect(status).toBe(200);
       const after = (await store.get(id))!;
       expect(validateSession(after.session, { strict: true }).ok).toBe(true);
-      const history = (s: typeof after.session) => (s.stateBag["statebag.chatHistory"] as unknown as { messages: { role: string; contents: { $type: string; text?: string }[] }[] }).messages;
+      const history = (s: typeof after.session) =>
+        (
+          s.stateBag["statebag.chatHistory"] as unknown as {
+            messages: { role: string; contents: { $type: string; text?: string }[] }[];
+          }
+        ).messages;
       expect(history(after.session).slice(0, history(before.session).length)).toEqual(history(before.session));
       const texts = history(after.session).map((m) => m.contents.map((c) => c.text ?? "").join(""));
       expect(texts.join("\n")).not.toMatch(/story|upon a time/i);
@@ -177,13 +215,26 @@ flow("openai-loopback", async () => {
   const server = await startOpenAIServer();
   const queue = (turn: string) => {
     if (turn === "name") server.reply({ sse: chatSse(streamedTextChunks(words("Nice to meet you, Ada."))) });
-    if (turn === "weather") server.reply({ sse: chatSse(toolCallChunks("call_weatherLisbon0001", "get_weather", '{"city":"Lisbon"}')) });
+    if (turn === "weather")
+      server.reply({ sse: chatSse(toolCallChunks("call_weatherLisbon0001", "get_weather", '{"city":"Lisbon"}')) });
     if (turn === "weather-result") server.reply({ sse: chatSse(streamedTextChunks(words("It is sunny in Lisbon."))) });
-    if (turn === "email") server.reply({ sse: chatSse(toolCallChunks("call_emailAda00000001", "send_email", '{"to":"ada@example.com","subject":"Hello"}')) });
+    if (turn === "email")
+      server.reply({
+        sse: chatSse(
+          toolCallChunks("call_emailAda00000001", "send_email", '{"to":"ada@example.com","subject":"Hello"}'),
+        ),
+      });
     // answerToolApprovals continues with a plain (not streamed) request.
-    if (turn === "email-result") server.reply({ json: chatCompletion({ content: "The tool returned: the email was sent." }) });
+    if (turn === "email-result")
+      server.reply({ json: chatCompletion({ content: "The tool returned: the email was sent." }) });
     // A model that starts a story and pauses: the page is closed meanwhile.
-    if (turn === "story") server.reply({ hold: chatSse(streamedTextChunks(words("Once upon a time there was"))).replace(/data: \{[^\n]*"finish_reason":"stop"[\s\S]*$/, "") });
+    if (turn === "story")
+      server.reply({
+        hold: chatSse(streamedTextChunks(words("Once upon a time there was"))).replace(
+          /data: \{[^\n]*"finish_reason":"stop"[\s\S]*$/,
+          "",
+        ),
+      });
     if (turn === "hello") server.reply({ sse: chatSse(streamedTextChunks(words("Hello again, Ada."))) });
   };
   return { env: { STATEBAG_MODEL: `${server.baseURL}#gpt-4.1-mini` }, queue, server };

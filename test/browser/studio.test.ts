@@ -25,10 +25,22 @@ const CHROMIUM = "/usr/bin/chromium";
 const REPO = join(import.meta.dirname, "../..");
 const ARTIFACTS = join(REPO, "test-artifacts/studio");
 const available = existsSync(CHROMIUM);
-if (!available && !process.env.CI) console.warn(`test/browser: ${CHROMIUM} is missing; the studio browser tests are skipped (apt-get install chromium). Under CI=true they fail.`);
+if (!available && !process.env.CI)
+  console.warn(
+    `test/browser: ${CHROMIUM} is missing; the studio browser tests are skipped (apt-get install chromium). Under CI=true they fail.`,
+  );
 
 async function startStudioProcess(cwd: string, args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(join(REPO, "node_modules/.bin/tsx"), [join(REPO, "src/cli/main.ts"), "studio", ...args], { cwd, env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "STATEBAG_STORE" && k !== "STATEBAG_KEYRING")), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(join(REPO, "node_modules/.bin/tsx"), [join(REPO, "src/cli/main.ts"), "studio", ...args], {
+    cwd,
+    env: {
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => k !== "STATEBAG_STORE" && k !== "STATEBAG_KEYRING"),
+      ),
+      NO_COLOR: "1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
@@ -57,7 +69,15 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     app = await startStudioProcess(seeded.dir, ["--write"]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--headless",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
   }, 90_000);
 
@@ -88,7 +108,9 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     expect(await page.getByTestId("session-id").innerText()).toContain(seeded.ids.old);
     expect(await page.getByTestId("message").count()).toBeGreaterThan(2);
     expect(await page.getByTestId("state-entry").innerText()).toContain("statebag.chatHistory");
-    expect(await page.locator('[data-testid="state-entry"] [data-testid="badge"]').first().innerText()).toBe("needs migration");
+    expect(await page.locator('[data-testid="state-entry"] [data-testid="badge"]').first().innerText()).toBe(
+      "needs migration",
+    );
     await shot(page, "3-old-session");
 
     // The migration preview: the value before and after the step, and where the step is defined.
@@ -119,7 +141,9 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     await page.goto(`${app.url}#/session?id=${seeded.ids.invalid}`);
     await ready(page, "session");
     const problem = page.getByTestId("problem-node").first();
-    await expect.poll(() => problem.getAttribute("data-pointer")).toBe("/session/stateBag/statebag.chatHistory/messages/1/role");
+    await expect
+      .poll(() => problem.getAttribute("data-pointer"))
+      .toBe("/session/stateBag/statebag.chatHistory/messages/1/role");
     expect(await problem.evaluate((el) => (globalThis as any).getComputedStyle(el).outlineStyle)).toBe("solid");
     expect(await page.getByTestId("problems").innerText()).toContain("must be string");
     await shot(page, "7-invalid-highlighted");
@@ -131,7 +155,10 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     await ready(page, "types");
     expect(await page.getByTestId("type-row").count()).toBeGreaterThan(10);
     await shot(page, "8-types");
-    await page.getByTestId("type-link").filter({ hasText: /^InMemoryChatHistoryState$/ }).click();
+    await page
+      .getByTestId("type-link")
+      .filter({ hasText: /^InMemoryChatHistoryState$/ })
+      .click();
     await ready(page, "type");
     const compat = page.getByTestId("compat").first();
     expect(await compat.innerText()).toMatch(/v1 → v2[\s\S]*breaking/);
@@ -179,7 +206,14 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
 
   it("answers nothing without the token and listens on loopback only", async () => {
     const { origin, pathname } = new URL(app.url);
-    for (const path of ["/", "/api/sessions", `/${pathname.slice(1, 10)}/`, `${pathname.slice(0, -2)}/`, `${pathname.toUpperCase()}`, "/favicon.ico"]) {
+    for (const path of [
+      "/",
+      "/api/sessions",
+      `/${pathname.slice(1, 10)}/`,
+      `${pathname.slice(0, -2)}/`,
+      `${pathname.toUpperCase()}`,
+      "/favicon.ico",
+    ]) {
       const res = await fetch(origin + path, { redirect: "manual" });
       expect([401, 404], path).toContain(res.status);
       expect(await res.text()).toBe("");

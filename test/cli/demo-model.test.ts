@@ -17,8 +17,11 @@ const tmp = tempDir("statebag-demo-model-");
 afterAll(() => tmp.cleanup());
 
 const MODEL = "llama3.2";
-const runDemo = (store: string) => runExample("demo.ts", [], { env: { STATEBAG_STORE: store, STATEBAG_MODEL: `${server.baseURL}#${MODEL}` } });
-const answer = (content: string, n: number) => ({ json: chatCompletion({ content }, { id: `chatcmpl-DemoTurn${String(n).padStart(20, "0")}` }) });
+const runDemo = (store: string) =>
+  runExample("demo.ts", [], { env: { STATEBAG_STORE: store, STATEBAG_MODEL: `${server.baseURL}#${MODEL}` } });
+const answer = (content: string, n: number) => ({
+  json: chatCompletion({ content }, { id: `chatcmpl-DemoTurn${String(n).padStart(20, "0")}` }),
+});
 const weatherCall = (callId: string, args: string, n: number) => ({
   json: chatCompletion(
     { tool_calls: [{ id: callId, type: "function", function: { name: "get_weather", arguments: args } }] },
@@ -73,7 +76,11 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
           function: {
             name: "get_weather",
             description: "Current weather for a city",
-            parameters: { type: "object", properties: { city: { type: "string" }, unit: { enum: ["celsius", "fahrenheit"] } }, required: ["city"] },
+            parameters: {
+              type: "object",
+              properties: { city: { type: "string" }, unit: { enum: ["celsius", "fahrenheit"] } },
+              required: ["city"],
+            },
           },
         },
       ]);
@@ -84,9 +91,19 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
     const lisbonCall = {
       role: "assistant",
       content: null,
-      tool_calls: [{ id: "call_L1sbonYQ3xRz5Jd0cVh2aWfE", type: "function", function: { name: "get_weather", arguments: '{"city":"Lisbon","unit":"celsius"}' } }],
+      tool_calls: [
+        {
+          id: "call_L1sbonYQ3xRz5Jd0cVh2aWfE",
+          type: "function",
+          function: { name: "get_weather", arguments: '{"city":"Lisbon","unit":"celsius"}' },
+        },
+      ],
     };
-    const lisbonResult = { role: "tool", tool_call_id: "call_L1sbonYQ3xRz5Jd0cVh2aWfE", content: '{"city":"Lisbon","unit":"celsius","temperature":24,"conditions":"sunny"}' };
+    const lisbonResult = {
+      role: "tool",
+      tool_call_id: "call_L1sbonYQ3xRz5Jd0cVh2aWfE",
+      content: '{"city":"Lisbon","unit":"celsius","temperature":24,"conditions":"sunny"}',
+    };
     expect(server.requests[7].body.messages).toEqual([
       {
         role: "system",
@@ -104,7 +121,11 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
       { role: "user", content: "What is my name?" },
     ]);
     // The tool ran in the demo with the model's arguments; its result went back on the next call.
-    expect(server.requests[5].body.messages).toEqual([...(server.requests[4].body.messages as unknown[]), lisbonCall, lisbonResult]);
+    expect(server.requests[5].body.messages).toEqual([
+      ...(server.requests[4].body.messages as unknown[]),
+      lisbonCall,
+      lisbonResult,
+    ]);
     expect((server.requests[10].body.messages as unknown[]).at(-1)).toEqual({
       role: "tool",
       tool_call_id: "call_9kPmT4vXq2NbR7sY1uZc3dHa",
@@ -116,28 +137,48 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
     expect(printed).toBeDefined();
     const document = JSON.parse(printed!);
     expect(document).toMatchObject({ format: "statebag.session", session: { kind: "local" } });
-    const history = document.session.stateBag["statebag.chatHistory"].messages as { role: string; messageId?: string; contents: { $type: string; text?: string; name?: string; arguments?: unknown; result?: unknown }[] }[];
-    expect(history.map((m) => [m.role, m.contents[0].$type, m.contents[0].text ?? m.contents[0].name ?? null])).toEqual([
-      ["user", "text", "Hi! My name is Ada."],
-      ["assistant", "text", "Nice to meet you, Ada!"],
-      ["user", "text", "I prefer celsius, please."],
-      ["assistant", "text", "Got it, celsius from now on."],
-      ["user", "text", "What's the weather in Lisbon?"],
-      ["assistant", "functionCall", "get_weather"],
-      ["tool", "functionResult", null],
-      ["assistant", "text", "It is sunny and 24 °C in Lisbon."],
-      ["user", "text", "What is my name?"],
-      ["assistant", "text", "Your name is Ada."],
-      ["user", "text", "And the weather in Oslo?"],
-      ["assistant", "functionCall", "get_weather"],
-      ["tool", "functionResult", null],
-      ["assistant", "text", "Oslo: sunny, 25 °C."],
-    ]);
-    expect(history[9]).toMatchObject({ messageId: "chatcmpl-DemoTurn00000000000000000008", createdAt: "2025-11-26T14:03:12.000Z" });
-    expect(history[9].contents[1]).toMatchObject({ $type: "usage", details: { inputTokenCount: 57, outputTokenCount: 12, totalTokenCount: 69 } });
-    expect(history[11].contents[0]).toMatchObject({ callId: "call_9kPmT4vXq2NbR7sY1uZc3dHa", arguments: { city: "Oslo", unit: "celsius" } });
-    expect(history[12].contents[0]).toMatchObject({ callId: "call_9kPmT4vXq2NbR7sY1uZc3dHa", result: { city: "Oslo", temperature: 25 } });
-    expect(document.session.stateBag["statebag.rollingSummary"].summary).toBe("Ada prefers celsius; Lisbon 24 °C, Oslo 25 °C.");
+    const history = document.session.stateBag["statebag.chatHistory"].messages as {
+      role: string;
+      messageId?: string;
+      contents: { $type: string; text?: string; name?: string; arguments?: unknown; result?: unknown }[];
+    }[];
+    expect(history.map((m) => [m.role, m.contents[0].$type, m.contents[0].text ?? m.contents[0].name ?? null])).toEqual(
+      [
+        ["user", "text", "Hi! My name is Ada."],
+        ["assistant", "text", "Nice to meet you, Ada!"],
+        ["user", "text", "I prefer celsius, please."],
+        ["assistant", "text", "Got it, celsius from now on."],
+        ["user", "text", "What's the weather in Lisbon?"],
+        ["assistant", "functionCall", "get_weather"],
+        ["tool", "functionResult", null],
+        ["assistant", "text", "It is sunny and 24 °C in Lisbon."],
+        ["user", "text", "What is my name?"],
+        ["assistant", "text", "Your name is Ada."],
+        ["user", "text", "And the weather in Oslo?"],
+        ["assistant", "functionCall", "get_weather"],
+        ["tool", "functionResult", null],
+        ["assistant", "text", "Oslo: sunny, 25 °C."],
+      ],
+    );
+    expect(history[9]).toMatchObject({
+      messageId: "chatcmpl-DemoTurn00000000000000000008",
+      createdAt: "2025-11-26T14:03:12.000Z",
+    });
+    expect(history[9].contents[1]).toMatchObject({
+      $type: "usage",
+      details: { inputTokenCount: 57, outputTokenCount: 12, totalTokenCount: 69 },
+    });
+    expect(history[11].contents[0]).toMatchObject({
+      callId: "call_9kPmT4vXq2NbR7sY1uZc3dHa",
+      arguments: { city: "Oslo", unit: "celsius" },
+    });
+    expect(history[12].contents[0]).toMatchObject({
+      callId: "call_9kPmT4vXq2NbR7sY1uZc3dHa",
+      result: { city: "Oslo", temperature: 25 },
+    });
+    expect(document.session.stateBag["statebag.rollingSummary"].summary).toBe(
+      "Ada prefers celsius; Lisbon 24 °C, Oslo 25 °C.",
+    );
     expect(document.session.stateBag["example.userProfile"]).toMatchObject({ name: "Ada", unit: "celsius" });
 
     expect(r.stdout).toMatch(/✔ valid \(strict/);
@@ -145,14 +186,21 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
   }, 30_000);
 
   it("fails clearly when the server answers 500, and stores no half-written session", async () => {
-    const failure = openAIError(500, "The server had an error while processing your request. Sorry about that!", "server_error", null);
+    const failure = openAIError(
+      500,
+      "The server had an error while processing your request. Sorry about that!",
+      "server_error",
+      null,
+    );
     // The client retries a 500 (the SDK's default two retries): every attempt gets the same answer.
     server.reply(failure, failure, failure);
     const store = `sqlite:${tmp.dir}/failed.db`;
     const r = await runDemo(store);
 
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/^demo failed: openai-compatible answered 500: The server had an error while processing your request\. Sorry about that!$/m);
+    expect(r.stderr).toMatch(
+      /^demo failed: openai-compatible answered 500: The server had an error while processing your request\. Sorry about that!$/m,
+    );
     expect(r.stdout).not.toContain("agent:");
     expect(r.stdout).not.toContain("saved:");
     expect(server.requests.length).toBeGreaterThanOrEqual(1);

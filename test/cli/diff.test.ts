@@ -21,7 +21,11 @@ describe("statebag diff", () => {
   });
 
   it("exits 1 for breaking changes and lists them (also as JSON)", async () => {
-    const v2 = { ...v1, properties: { ...v1.properties, lines: { type: "array" } }, required: ["$type", "text", "lines"] };
+    const v2 = {
+      ...v1,
+      properties: { ...v1.properties, lines: { type: "array" } },
+      required: ["$type", "text", "lines"],
+    };
     const old = tmp.file("a.json", v1);
     const next = tmp.file("b.json", v2);
     const r = await cli(["diff", old, next]);
@@ -52,10 +56,18 @@ describe("statebag diff", () => {
 
   it("compares the repository's frozen history with the current schemas", async () => {
     // v2 is the current version: its frozen schema and the current one agree.
-    const r = await cli(["diff", "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json", "schemas/ProviderState/InMemoryChatHistoryState.schema.json"]);
+    const r = await cli([
+      "diff",
+      "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json",
+      "schemas/ProviderState/InMemoryChatHistoryState.schema.json",
+    ]);
     expect(r.code).toBe(0);
     // v1 -> current adds the required droppedMessageCount: breaking (hence version 2 and its migration).
-    const v1 = await cli(["diff", "schemas/history/ProviderState/InMemoryChatHistoryState/v1.schema.json", "schemas/ProviderState/InMemoryChatHistoryState.schema.json"]);
+    const v1 = await cli([
+      "diff",
+      "schemas/history/ProviderState/InMemoryChatHistoryState/v1.schema.json",
+      "schemas/ProviderState/InMemoryChatHistoryState.schema.json",
+    ]);
     expect(v1.code).toBe(1);
     expect(v1.stdout).toContain("/droppedMessageCount");
   });

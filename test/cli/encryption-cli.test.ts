@@ -31,7 +31,11 @@ async function run(args: string[], options: RunOptions = {}): Promise<RunResult>
 }
 
 function keyringFile(name: string, keys: Record<string, Buffer>, current: string): string {
-  const path = tmp.file(name, { current, keys: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v.toString("base64")])), store: STORE_NAME });
+  const path = tmp.file(name, {
+    current,
+    keys: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, v.toString("base64")])),
+    store: STORE_NAME,
+  });
   chmodSync(path, 0o600);
   return path;
 }
@@ -47,7 +51,10 @@ const unchecked: SessionCodec = {
 /** A session as the previous release stored it: history state version 1. */
 function v1(id: string): any {
   const s = sampleSession(id);
-  s.stateBag["statebag.chatHistory"] = { $type: "InMemoryChatHistoryState", messages: s.stateBag["statebag.chatHistory"].messages };
+  s.stateBag["statebag.chatHistory"] = {
+    $type: "InMemoryChatHistoryState",
+    messages: s.stateBag["statebag.chatHistory"].messages,
+  };
   return s;
 }
 
@@ -56,7 +63,12 @@ const message = (text: string) => ({ role: "user", contents: [{ $type: "text", t
 /** A SQLite store with sessions a (owned by alice), b (v1 types), c, and a message log under a. */
 async function seed(name: string, encrypted: boolean): Promise<string> {
   const path = join(tmp.dir, `${name}.db`);
-  const store = await openStore(`sqlite:${path}`, encrypted ? encryptionCodecs({ keyring: { current: "k1", keys: { k1: K1 } }, store: STORE_NAME, inner: unchecked }) : { codec: unchecked });
+  const store = await openStore(
+    `sqlite:${path}`,
+    encrypted
+      ? encryptionCodecs({ keyring: { current: "k1", keys: { k1: K1 } }, store: STORE_NAME, inner: unchecked })
+      : { codec: unchecked },
+  );
   await store.setup();
   await store.save(sampleSession("a"), { expectedRevision: null, meta: { owner: "alice" } } as never);
   await store.save(v1("b"), { expectedRevision: null });
@@ -69,8 +81,14 @@ async function seed(name: string, encrypted: boolean): Promise<string> {
 function raw(path: string): { sessions: Record<string, string>; messages: string[] } {
   const db = new DatabaseSync(path);
   try {
-    const sessions = Object.fromEntries((db.prepare("SELECT id, data FROM statebag_sessions ORDER BY id").all() as { id: string; data: string }[]).map((r) => [r.id, r.data]));
-    const messages = (db.prepare("SELECT body FROM statebag_messages ORDER BY storage_id, seq").all() as { body: string }[]).map((r) => r.body);
+    const sessions = Object.fromEntries(
+      (db.prepare("SELECT id, data FROM statebag_sessions ORDER BY id").all() as { id: string; data: string }[]).map(
+        (r) => [r.id, r.data],
+      ),
+    );
+    const messages = (
+      db.prepare("SELECT body FROM statebag_messages ORDER BY storage_id, seq").all() as { body: string }[]
+    ).map((r) => r.body);
     return { sessions, messages };
   } finally {
     db.close();
@@ -79,7 +97,7 @@ function raw(path: string): { sessions: Record<string, string>; messages: string
 const kid = (text: string) => /^\{"format":"statebag\.encrypted","v":1,"kid":"([^"]+)"/.exec(text)?.[1];
 
 describe("the keyring", () => {
-  it("comes from --keyring, $STATEBAG_KEYRING or the config's \"keyring\" (in that order)", async () => {
+  it('comes from --keyring, $STATEBAG_KEYRING or the config\'s "keyring" (in that order)', async () => {
     const path = await seed("sources", true);
     const url = `sqlite:${path}`;
     const flag = await run(["inspect", "a", "--store", url, "--keyring", KEYRING1]);
@@ -88,7 +106,10 @@ describe("the keyring", () => {
     expect(flag.stdout).toContain("encrypted at rest");
     expect(flag.stdout).toContain("✔ valid");
 
-    const env = await run(["inspect", "c", "--store", url, "--json"], { env: { STATEBAG_KEYRING: "keyring1.json" }, cwd: tmp.dir });
+    const env = await run(["inspect", "c", "--store", url, "--json"], {
+      env: { STATEBAG_KEYRING: "keyring1.json" },
+      cwd: tmp.dir,
+    });
     expect(env.code).toBe(0);
     expect(env.json()).toMatchObject({ ok: true, id: "c", encrypted: { store: STORE_NAME } });
 
@@ -103,12 +124,23 @@ describe("the keyring", () => {
       expect(configured.json().document.session.id).toBe("a");
       // --keyring wins over the environment, which wins over the config.
       project.file("bad.json", { current: "k1", keys: { k1: randomBytes(32).toString("base64") }, store: STORE_NAME });
-      expect((await run(["inspect", "a", "--keyring", KEYRING1], { cwd: project.dir, env: { STATEBAG_KEYRING: "bad.json" } })).code).toBe(0);
+      expect(
+        (
+          await run(["inspect", "a", "--keyring", KEYRING1], {
+            cwd: project.dir,
+            env: { STATEBAG_KEYRING: "bad.json" },
+          })
+        ).code,
+      ).toBe(0);
       const wrong = await run(["inspect", "a"], { cwd: project.dir, env: { STATEBAG_KEYRING: "bad.json" } });
       expect(wrong.code).not.toBe(0);
       expect(wrong.stderr).toMatch(/failed to decrypt/);
       // A relative "keyring" is relative to the config's folder; a wrong type is a config error.
-      project.file("statebag.config.json", { store: url, registry, keyring: "../" + KEYRING1.split("/").slice(-2).join("/") });
+      project.file("statebag.config.json", {
+        store: url,
+        registry,
+        keyring: "../" + KEYRING1.split("/").slice(-2).join("/"),
+      });
       expect((await run(["inspect", "c"], { cwd: project.dir })).code).toBe(0);
       project.file("statebag.config.json", { keyring: 7 });
       const typed = await run(["inspect"], { cwd: project.dir });
@@ -183,17 +215,41 @@ describe("statebag migrate --encrypt / --reencrypt", () => {
 
     const dry = await run(["migrate", "--encrypt", "--dry-run", "--store", url, "--keyring", KEYRING1, "--json"]);
     expect(dry.code).toBe(0);
-    expect(dry.json()).toMatchObject({ ok: true, mode: "encrypt", dryRun: true, scanned: 3, plaintext: 3, rewritten: 3, current: 0, failedCount: 0, currentKey: "k1", storeName: STORE_NAME, logs: { rewritten: 1, messages: 2 } });
+    expect(dry.json()).toMatchObject({
+      ok: true,
+      mode: "encrypt",
+      dryRun: true,
+      scanned: 3,
+      plaintext: 3,
+      rewritten: 3,
+      current: 0,
+      failedCount: 0,
+      currentKey: "k1",
+      storeName: STORE_NAME,
+      logs: { rewritten: 1, messages: 2 },
+    });
     expect(raw(path)).toEqual(before);
 
     // Resumable: --start-after skips what an earlier run did.
-    const partial = await run(["migrate", "--encrypt", "--start-after", "a", "--store", url, "--keyring", KEYRING1, "--json"]);
+    const partial = await run([
+      "migrate",
+      "--encrypt",
+      "--start-after",
+      "a",
+      "--store",
+      url,
+      "--keyring",
+      KEYRING1,
+      "--json",
+    ]);
     expect(partial.json()).toMatchObject({ scanned: 2, rewritten: 2 });
     expect(kid(raw(path).sessions.a)).toBeUndefined();
 
     const real = await run(["migrate", "--encrypt", "--store", url, "--keyring", KEYRING1]);
     expect(real.code).toBe(0);
-    expect(real.stdout).toMatch(/3 sessions in .*\(store name "sessions"\): 1 encrypted, 2 already under k1, 1 found in plaintext/);
+    expect(real.stdout).toMatch(
+      /3 sessions in .*\(store name "sessions"\): 1 encrypted, 2 already under k1, 1 found in plaintext/,
+    );
     expect(real.stdout).toContain("remove acceptPlaintext");
     const after = raw(path);
     for (const text of Object.values(after.sessions)) expect(kid(text)).toBe("k1");
@@ -210,7 +266,14 @@ describe("statebag migrate --encrypt / --reencrypt", () => {
     const path = await seed("reencrypt", true);
     const url = `sqlite:${path}`;
     const dry = await run(["migrate", "--reencrypt", "--dry-run", "--store", url, "--keyring", KEYRING2, "--json"]);
-    expect(dry.json()).toMatchObject({ ok: true, mode: "reencrypt", dryRun: true, stale: 3, rewritten: 3, currentKey: "k2" });
+    expect(dry.json()).toMatchObject({
+      ok: true,
+      mode: "reencrypt",
+      dryRun: true,
+      stale: 3,
+      rewritten: 3,
+      currentKey: "k2",
+    });
     for (const text of Object.values(raw(path).sessions)) expect(kid(text)).toBe("k1");
 
     const r = await run(["migrate", "--reencrypt", "--store", url, "--keyring", KEYRING2]);
@@ -245,7 +308,10 @@ describe("statebag migrate (type migrations) on an encrypted store", () => {
     const b = (await run(["inspect", "b", "--store", url, "--keyring", KEYRING1, "--json"])).json();
     expect(b.validation.migrated).toBe(false);
     expect(b.document.session.stateBag["statebag.chatHistory"]).toMatchObject({ $version: 2, droppedMessageCount: 0 });
-    expect((await run(["migrate", "--store", url, "--keyring", KEYRING1, "--json"])).json()).toMatchObject({ migrated: 0, unchanged: 3 });
+    expect((await run(["migrate", "--store", url, "--keyring", KEYRING1, "--json"])).json()).toMatchObject({
+      migrated: 0,
+      unchanged: 3,
+    });
   });
 
   it("a row the keyring cannot decrypt fails that session only, named", async () => {
@@ -266,7 +332,13 @@ describe("key material", () => {
     expect(outputs.length).toBeGreaterThan(20);
     const all = outputs.join("\n");
     for (const key of [K1, K2]) {
-      for (const form of [key.toString("base64"), key.toString("base64url"), key.toString("hex"), key.toString("base64").slice(0, 16), key.toString("hex").slice(0, 16)]) {
+      for (const form of [
+        key.toString("base64"),
+        key.toString("base64url"),
+        key.toString("hex"),
+        key.toString("base64").slice(0, 16),
+        key.toString("hex").slice(0, 16),
+      ]) {
         expect(all).not.toContain(form);
       }
     }

@@ -14,7 +14,15 @@ afterAll(() => tmp.cleanup());
 tmp.file("package.json", { name: "acme-app", type: "module" });
 tmp.file("statebag.config.json", {});
 tmp.file("tsconfig.json", {
-  compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, types: [], paths: { statebag: [join(REPO, "src/index.ts")] } },
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    skipLibCheck: true,
+    types: [],
+    paths: { statebag: [join(REPO, "src/index.ts")] },
+  },
   include: ["src"],
 });
 mkdirSync(join(tmp.dir, "src"), { recursive: true });
@@ -35,7 +43,10 @@ describe("statebag gen in a project with a config", () => {
     expect(first.stderr + first.stdout).not.toContain("npm run gen");
     expect(first.stderr, "the config names the project: no --project to repeat").not.toContain("--project");
     for (const file of ["registry.ts", "descriptors.ts", "versions.ts"]) {
-      const header = readFileSync(join(tmp.dir, "src/generated", file), "utf8").split("\n").slice(0, 3).join("\n");
+      const header = readFileSync(join(tmp.dir, "src/generated", file), "utf8")
+        .split("\n")
+        .slice(0, 3)
+        .join("\n");
       expect(header, file).toContain("npx statebag gen");
       expect(header, file).not.toContain("npm run gen");
     }

@@ -13,7 +13,15 @@ afterAll(() => tmp.cleanup());
 const index = join(REPO, "src/index.ts");
 tmp.file("package.json", { type: "module" });
 tmp.file("tsconfig.json", {
-  compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, types: [], paths: { statebag: [index] } },
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    skipLibCheck: true,
+    types: [],
+    paths: { statebag: [index] },
+  },
   include: ["src"],
 });
 mkdirSync(join(tmp.dir, "src"), { recursive: true });
@@ -58,12 +66,21 @@ const registry = join(tmp.dir, "src/generated/registry.ts");
 /** What a person puts in place of the scaffolded placeholder: a value the code really stored. */
 const realFixtures: Record<number, object> = {
   1: { $type: "acme.NotesState", notes: ["buy milk", "call Ada about the invoice"] },
-  2: { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy milk", pinned: true }, { text: "call Ada", pinned: false }] },
+  2: {
+    $type: "acme.NotesState",
+    $version: 2,
+    notes: [
+      { text: "buy milk", pinned: true },
+      { text: "call Ada", pinned: false },
+    ],
+  },
 };
 function editFixture(dir: string, version: number): void {
-  writeFileSync(join(dir, `test/fixtures/acme.NotesState/v${version}.json`), JSON.stringify(realFixtures[version], null, 2) + "\n");
+  writeFileSync(
+    join(dir, `test/fixtures/acme.NotesState/v${version}.json`),
+    JSON.stringify(realFixtures[version], null, 2) + "\n",
+  );
 }
-
 
 describe("statebag gen", () => {
   it("generates schemas, registry and a starting fixture for a project; the placeholder fails until edited; then --check passes", async () => {
@@ -72,7 +89,9 @@ describe("statebag gen", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("is still the placeholder --scaffold-fixtures wrote");
     const out = r.json();
-    expect(out.types).toEqual([expect.objectContaining({ $type: "acme.NotesState", family: "ProviderState", version: 1 })]);
+    expect(out.types).toEqual([
+      expect.objectContaining({ $type: "acme.NotesState", family: "ProviderState", version: 1 }),
+    ]);
     expect(out.compat.failures).toEqual([expect.objectContaining({ rule: "unedited-fixture" })]);
     expect(existsSync(join(tmp.dir, "schemas/ProviderState/acme.NotesState.schema.json"))).toBe(true);
     expect(existsSync(join(tmp.dir, "schemas/history/ProviderState/acme.NotesState/v1.schema.json"))).toBe(true);
@@ -88,9 +107,15 @@ describe("statebag gen", () => {
   }, 60_000);
 
   it("the generated registry makes `validate --registry` check the project's own types", async () => {
-    const file = tmp.file("session.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["a"] } } }));
+    const file = tmp.file(
+      "session.json",
+      envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["a"] } } }),
+    );
     expect((await cli(["validate", file, "--strict", "--registry", registry])).code).toBe(0);
-    const bad = tmp.file("bad.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: [1] } } }));
+    const bad = tmp.file(
+      "bad.json",
+      envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: [1] } } }),
+    );
     const r = await cli(["validate", bad, "--registry", registry]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("/session/stateBag/notes/notes/0");
@@ -132,7 +157,10 @@ describe("statebag gen", () => {
       expect((await cli([...nextBase, "--check"])).code).toBe(0);
 
       // A session stored by version 1 loads through the generated registry, migrated.
-      const old = tmp.file("old.json", envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["buy milk"] } } }));
+      const old = tmp.file(
+        "old.json",
+        envelope({ id: "n", stateBag: { notes: { $type: "acme.NotesState", notes: ["buy milk"] } } }),
+      );
       const loaded = await cli(["validate", old, "--strict", "--registry", join(next, "src/generated/registry.ts")]);
       expect(loaded.stderr).toBe("");
       expect(loaded.code).toBe(0);
@@ -144,7 +172,10 @@ describe("statebag gen", () => {
   }, 60_000);
 
   it("reports type errors with file:line and exits 1, writing nothing", async () => {
-    writeFileSync(join(tmp.dir, "src/bad.ts"), `import type { ProviderState } from "statebag";\nexport interface Bad extends ProviderState<string, 1> { x: string }\n`);
+    writeFileSync(
+      join(tmp.dir, "src/bad.ts"),
+      `import type { ProviderState } from "statebag";\nexport interface Bad extends ProviderState<string, 1> { x: string }\n`,
+    );
     const r = await cli(base);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/where: .*bad\.ts:2:\d+/);

@@ -70,7 +70,16 @@ export function spawnCli(args: string[], options: RunOptions = {}): Promise<RunR
  * look for a tsconfig in `cwd`, and a test run elsewhere would get the built dist/).
  */
 export function runExample(file: string, args: string[] = [], options: RunOptions = {}): Promise<RunResult> {
-  return spawnNode([join(REPO, "node_modules/tsx/dist/cli.mjs"), "--tsconfig", join(REPO, "tsconfig.json"), join(REPO, "examples", file), ...args], options);
+  return spawnNode(
+    [
+      join(REPO, "node_modules/tsx/dist/cli.mjs"),
+      "--tsconfig",
+      join(REPO, "tsconfig.json"),
+      join(REPO, "examples", file),
+      ...args,
+    ],
+    options,
+  );
 }
 
 /** `node <argv>` with only PATH and HOME from this process's environment. */
@@ -92,7 +101,11 @@ function spawnNode(argv: string[], options: RunOptions): Promise<RunResult> {
 }
 
 /** A temporary directory, removed by the returned cleanup. */
-export function tempDir(prefix = "statebag-cli-"): { dir: string; file(name: string, content: string | object): string; cleanup(): void } {
+export function tempDir(prefix = "statebag-cli-"): {
+  dir: string;
+  file(name: string, content: string | object): string;
+  cleanup(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return {
     dir,
@@ -117,8 +130,18 @@ export function sampleSession(id = "s-1"): any {
         $type: "InMemoryChatHistoryState",
         $version: 2,
         messages: [
-          { role: "user", createdAt: "2025-03-01T10:00:00+01:00", contents: [{ $type: "text", text: "Hi, my name is Ada." }] },
-          { role: "assistant", contents: [{ $type: "text", text: "Nice to meet you, Ada." }, { $type: "usage", details: { inputTokenCount: 5, outputTokenCount: 5 } }] },
+          {
+            role: "user",
+            createdAt: "2025-03-01T10:00:00+01:00",
+            contents: [{ $type: "text", text: "Hi, my name is Ada." }],
+          },
+          {
+            role: "assistant",
+            contents: [
+              { $type: "text", text: "Nice to meet you, Ada." },
+              { $type: "usage", details: { inputTokenCount: 5, outputTokenCount: 5 } },
+            ],
+          },
         ],
         droppedMessageCount: 0,
       },

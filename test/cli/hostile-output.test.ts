@@ -37,7 +37,10 @@ describe("hostile strings in CLI output", () => {
         "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: 5, droppedMessageCount: 0 },
       },
     });
-    for (const args of [["validate", path], ["validate", "--strict", path]]) {
+    for (const args of [
+      ["validate", path],
+      ["validate", "--strict", path],
+    ]) {
       const { code, stdout, stderr } = await cli(args);
       expect(code).toBe(1);
       expectSafe(stdout + stderr, 0);
@@ -47,7 +50,17 @@ describe("hostile strings in CLI output", () => {
   });
 
   it("escapes ids and keys of a valid document", async () => {
-    const path = file("valid.json", { id: `s2${FORGED}`, stateBag: { [`note${FORGED}\u001b[8m`]: { $type: "InMemoryChatHistoryState", $version: 2, messages: [], droppedMessageCount: 0 } } });
+    const path = file("valid.json", {
+      id: `s2${FORGED}`,
+      stateBag: {
+        [`note${FORGED}\u001b[8m`]: {
+          $type: "InMemoryChatHistoryState",
+          $version: 2,
+          messages: [],
+          droppedMessageCount: 0,
+        },
+      },
+    });
     const { code, stdout } = await cli(["validate", path]);
     expect(code).toBe(0);
     expectSafe(stdout, 1);
@@ -55,7 +68,10 @@ describe("hostile strings in CLI output", () => {
 
   it("cuts a huge key, saying its length, so the output stays small", async () => {
     const key = "K".repeat(5_000_000);
-    const path = file("big.json", { id: "s3", stateBag: { [key]: { $type: "InMemoryChatHistoryState", $version: 2, messages: 1, droppedMessageCount: 0 } } });
+    const path = file("big.json", {
+      id: "s3",
+      stateBag: { [key]: { $type: "InMemoryChatHistoryState", $version: 2, messages: 1, droppedMessageCount: 0 } },
+    });
     const { code, stdout } = await cli(["validate", path]);
     expect(code).toBe(1);
     expect(stdout.length).toBeLessThan(1_500);
@@ -65,8 +81,14 @@ describe("hostile strings in CLI output", () => {
   it("cuts a huge session id in validate's verdict, valid or not", async () => {
     const id = `s${"I".repeat(5_000_000)}${ESCAPES}`;
     const history = { $type: "InMemoryChatHistoryState", $version: 2, messages: [], droppedMessageCount: 0 };
-    for (const [name, messages, exit] of [["big-id.json", [], 0], ["big-id-bad.json", 1, 1]] as const) {
-      const { code, stdout } = await cli(["validate", file(name, { id, stateBag: { "statebag.chatHistory": { ...history, messages } } })]);
+    for (const [name, messages, exit] of [
+      ["big-id.json", [], 0],
+      ["big-id-bad.json", 1, 1],
+    ] as const) {
+      const { code, stdout } = await cli([
+        "validate",
+        file(name, { id, stateBag: { "statebag.chatHistory": { ...history, messages } } }),
+      ]);
       expect(code).toBe(exit);
       expect(stdout.length).toBeLessThan(5_000);
       expectSafe(stdout, exit === 0 ? 1 : 0);
@@ -76,7 +98,8 @@ describe("hostile strings in CLI output", () => {
 
   it("lists a bounded number of problems, then how many more", async () => {
     const stateBag: Record<string, unknown> = {};
-    for (let i = 0; i < 500; i++) stateBag[`h${i}`] = { $type: "InMemoryChatHistoryState", $version: 2, messages: i, droppedMessageCount: 0 };
+    for (let i = 0; i < 500; i++)
+      stateBag[`h${i}`] = { $type: "InMemoryChatHistoryState", $version: 2, messages: i, droppedMessageCount: 0 };
     const { code, stdout } = await cli(["validate", file("many.json", { id: "s4", stateBag })]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/\.\.\. and \d+ more \(use --json for all\)/);
@@ -84,7 +107,11 @@ describe("hostile strings in CLI output", () => {
   });
 
   it("a bad store URL is a usage error (exit 2) that does not print the password", async () => {
-    const { code, stderr, stdout } = await cli(["inspect", "--store", "postgres://app:Tr0ub4dor-x9@db.example:99999/prod"]);
+    const { code, stderr, stdout } = await cli([
+      "inspect",
+      "--store",
+      "postgres://app:Tr0ub4dor-x9@db.example:99999/prod",
+    ]);
     expect(code).toBe(2);
     expect(stderr + stdout).not.toContain("Tr0ub4dor-x9");
     expect(stderr).toContain("postgres://***@db.example");

@@ -28,15 +28,23 @@ async function initApp(name: string): Promise<string> {
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).not.toContain("npm i -D @types/node"); // installed: no advice
   // An app module that uses what a Node app does: process, import.meta, top-level await, a sibling import.
-  writeFileSync(join(dir, "src/config.ts"), "export const storeUrl: string | undefined = process.env.STATEBAG_STORE;\n");
-  writeFileSync(join(dir, "src/app.ts"), 'import { storeUrl } from "./config.js";\nawait Promise.resolve();\nconsole.log(storeUrl ?? "sqlite", import.meta.url, process.argv.length);\n');
+  writeFileSync(
+    join(dir, "src/config.ts"),
+    "export const storeUrl: string | undefined = process.env.STATEBAG_STORE;\n",
+  );
+  writeFileSync(
+    join(dir, "src/app.ts"),
+    'import { storeUrl } from "./config.js";\nawait Promise.resolve();\nconsole.log(storeUrl ?? "sqlite", import.meta.url, process.argv.length);\n',
+  );
   return dir;
 }
 
 describe("statebag init's tsconfig.json", () => {
   it("names rootDir and Node's types", async () => {
     const dir = await initApp("options");
-    const { compilerOptions } = JSON.parse(readFileSync(join(dir, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> };
+    const { compilerOptions } = JSON.parse(readFileSync(join(dir, "tsconfig.json"), "utf8")) as {
+      compilerOptions: Record<string, unknown>;
+    };
     expect(compilerOptions).toMatchObject({ rootDir: "src", outDir: "dist", types: ["node"], module: "NodeNext" });
   });
 

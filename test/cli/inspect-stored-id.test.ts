@@ -13,7 +13,10 @@ afterAll(() => tmp.cleanup());
 
 const honest = defaultSessionCodec();
 /** Writes the session under its key but with another id inside (a copied or renamed row). */
-const writesAs = (id: string): SessionCodec => ({ serialize: (s) => honest.serialize({ ...s, id }), deserialize: (t) => honest.deserialize(t) });
+const writesAs = (id: string): SessionCodec => ({
+  serialize: (s) => honest.serialize({ ...s, id }),
+  deserialize: (t) => honest.deserialize(t),
+});
 
 describe("statebag inspect: a row whose session id is not its key", () => {
   it("says it does not load, naming the key and the document's id (escaped), exit 1", async () => {

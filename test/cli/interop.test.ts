@@ -15,7 +15,11 @@ describe("statebag import", () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ format: "statebag.session", formatVersion: 1, session: { id: "from-dotnet" } });
-    expect(doc.session.stateBag["statebag.chatHistory"].messages[0]).toMatchObject({ authorName: "testAuthor", role: "user", contents: [] });
+    expect(doc.session.stateBag["statebag.chatHistory"].messages[0]).toMatchObject({
+      authorName: "testAuthor",
+      role: "user",
+      contents: [],
+    });
     // What import prints, validate accepts.
     expect((await cli(["validate", "-"], { stdin: r.stdout })).code).toBe(0);
   });
@@ -64,7 +68,11 @@ describe("statebag export", () => {
     const imported = await cli(["import", "--from", "dotnet", dotnet, "--id", "rt"]);
     const exported = await cli(["export", "--to", "dotnet", "-"], { stdin: imported.stdout });
     expect(exported.code).toBe(0);
-    expect(JSON.parse(exported.stdout)).toEqual({ stateBag: { InMemoryChatHistoryProvider: { messages: [{ authorName: "testAuthor", role: "user", contents: [] }] } } });
+    expect(JSON.parse(exported.stdout)).toEqual({
+      stateBag: {
+        InMemoryChatHistoryProvider: { messages: [{ authorName: "testAuthor", role: "user", contents: [] }] },
+      },
+    });
   });
 
   it("exports a stored session with --id and writes --out", async () => {
@@ -96,11 +104,20 @@ describe("statebag import: every shape, recognised", () => {
     expect(r.stderr).toMatch(/recognised dotnet-thread: "storeState"/);
     expect(JSON.parse(r.stdout).session.stateBag["statebag.chatHistory"].messages[0].authorName).toBe("testAuthor");
     const json = await cli(["import", join(FIXTURES, "30_durable_state_readme_sample_1_0_0.json"), "--json"]);
-    expect(json.json()).toMatchObject({ ok: true, from: "durable", evidence: expect.stringContaining("schemaVersion") });
+    expect(json.json()).toMatchObject({
+      ok: true,
+      from: "durable",
+      evidence: expect.stringContaining("schemaVersion"),
+    });
   });
 
   it("asks for --from when two readings are possible, and accepts every shape name", async () => {
-    const doc = tmp.file("both.json", { type: "session", session_id: "s", service_session_id: null, state: { memory: { messages: [] }, in_memory: { messages: [] } } });
+    const doc = tmp.file("both.json", {
+      type: "session",
+      session_id: "s",
+      service_session_id: null,
+      state: { memory: { messages: [] }, in_memory: { messages: [] } },
+    });
     const r = await cli(["import", doc]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/two readings are possible: python or python-memory/);
@@ -122,7 +139,13 @@ describe("statebag import into a store: many documents", () => {
   it("imports a directory with progress summary, reports unreadable documents, is idempotent and has a dry run", async () => {
     const dir = join(tmp.dir, "mixed");
     mkdirSync(dir);
-    for (const name of ["20_dotnet_thread_store_state.json", "21_dotnet_thread_conversation_id.json", "12_python_session_function_call_reasoning_unknown_tag.json", "30_durable_state_readme_sample_1_0_0.json", "25_python_file_store_unsupported_version_1_1.json"]) {
+    for (const name of [
+      "20_dotnet_thread_store_state.json",
+      "21_dotnet_thread_conversation_id.json",
+      "12_python_session_function_call_reasoning_unknown_tag.json",
+      "30_durable_state_readme_sample_1_0_0.json",
+      "25_python_file_store_unsupported_version_1_1.json",
+    ]) {
       copyFileSync(join(FIXTURES, name), join(dir, name));
     }
     writeFileSync(join(dir, "broken.json"), '{"storeState": {"messages": [{"role": 5}]}}');
@@ -132,7 +155,11 @@ describe("statebag import into a store: many documents", () => {
     expect(dry.code).toBe(1);
     const planned = dry.json();
     expect(planned).toMatchObject({ ok: false, dryRun: true, documents: 6, imported: 4, unchanged: 0 });
-    expect(planned.failed.map((f: { file: string }) => f.file)).toEqual([join(dir, "25_python_file_store_unsupported_version_1_1.json"), join(dir, "broken.json")].map((p) => p.replace(tmp.dir, tmp.dir)));
+    expect(planned.failed.map((f: { file: string }) => f.file)).toEqual(
+      [join(dir, "25_python_file_store_unsupported_version_1_1.json"), join(dir, "broken.json")].map((p) =>
+        p.replace(tmp.dir, tmp.dir),
+      ),
+    );
     expect(planned.failed[1]).toMatchObject({ pointer: "/storeState/messages/0/role" });
     expect((await cli(["inspect", "--store", store, "--json"])).json().sessions ?? []).toHaveLength(0);
 
@@ -140,7 +167,9 @@ describe("statebag import into a store: many documents", () => {
     expect(first.code).toBe(1);
     expect(first.stdout).toMatch(/imported 4, already there 0/);
     expect(first.stdout).toMatch(/dotnet-thread\s+imported 2/);
-    expect(first.stdout).toMatch(/✖ .*broken\.json at \/storeState\/messages\/0\/role: .*expected a string role, found number 5/);
+    expect(first.stdout).toMatch(
+      /✖ .*broken\.json at \/storeState\/messages\/0\/role: .*expected a string role, found number 5/,
+    );
     const again = await cli(["import", dir, "--store", store, "--json"]);
     expect(again.json()).toMatchObject({ imported: 0, unchanged: 4 });
     // Documents without an id of their own are stored under their file name.
@@ -163,7 +192,15 @@ describe("statebag import into a store: many documents", () => {
   it("a Python FileSessionStore directory: read into a store, written back as a store directory", async () => {
     const src = join(tmp.dir, "pystore");
     mkdirSync(src);
-    const snapshot = (id: string) => ({ type: "session", session_id: id, service_session_id: null, state: { in_memory: { messages: [{ type: "message", role: "user", contents: [{ type: "text", text: `hi ${id}` }] }] } }, version: "1.0" });
+    const snapshot = (id: string) => ({
+      type: "session",
+      session_id: id,
+      service_session_id: null,
+      state: {
+        in_memory: { messages: [{ type: "message", role: "user", contents: [{ type: "text", text: `hi ${id}` }] }] },
+      },
+      version: "1.0",
+    });
     writeFileSync(join(src, "user-1.json"), JSON.stringify(snapshot("user-1")));
     writeFileSync(join(src, "~session-dGVuYW50L3VzZXI.json"), JSON.stringify(snapshot("tenant/user")));
     writeFileSync(join(src, ".user-1.json.0123.corrupt"), "{not-json");
@@ -174,7 +211,9 @@ describe("statebag import into a store: many documents", () => {
     const exported = await cli(["export", "--to", "python-file-store", "--all", "--store", store, "--out", back]);
     expect(exported.code).toBe(0);
     expect(readdirSync(back).sort()).toEqual(["user-1.json", "~session-dGVuYW50L3VzZXI.json"]);
-    expect(JSON.parse(readFileSync(join(back, "~session-dGVuYW50L3VzZXI.json"), "utf8"))).toEqual(snapshot("tenant/user"));
+    expect(JSON.parse(readFileSync(join(back, "~session-dGVuYW50L3VzZXI.json"), "utf8"))).toEqual(
+      snapshot("tenant/user"),
+    );
   });
 });
 

@@ -35,7 +35,12 @@ describe("--dry-run opens nothing for writing (#21.4)", () => {
     const url = `sqlite:${join(folder, "sessions.db")}`;
     const r = await cli(["import", THREAD, "--store", url, "--dry-run", "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json()).toMatchObject({ ok: true, dryRun: true, imported: 1, emptyStore: `there is no SQLite file at ${join(folder, "sessions.db")} yet` });
+    expect(r.json()).toMatchObject({
+      ok: true,
+      dryRun: true,
+      imported: 1,
+      emptyStore: `there is no SQLite file at ${join(folder, "sessions.db")} yet`,
+    });
     expect(existsSync(join(tmp.dir, "dry-import"))).toBe(false);
     const text = await cli(["import", THREAD, "--store", url, "--dry-run"]);
     expect(text.stdout).toContain("read as an empty store, nothing created");
@@ -52,7 +57,12 @@ describe("--dry-run opens nothing for writing (#21.4)", () => {
     const folder = join(tmp.dir, "dry-migrate");
     const r = await cli(["migrate", "--store", `sqlite:${join(folder, "x", "sessions.db")}`, "--dry-run", "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json()).toMatchObject({ ok: true, dryRun: true, scanned: 0, emptyStore: expect.stringContaining("there is no SQLite file") });
+    expect(r.json()).toMatchObject({
+      ok: true,
+      dryRun: true,
+      scanned: 0,
+      emptyStore: expect.stringContaining("there is no SQLite file"),
+    });
     expect(existsSync(folder)).toBe(false);
     // The default store (no --store) is a file under ./.statebag: no folder either.
     const cwd = join(tmp.dir, "project");
@@ -86,10 +96,18 @@ describe("--dry-run opens nothing for writing (#21.4)", () => {
     try {
       const imported = await cli(["import", THREAD, "--store", url, "--dry-run", "--json"]);
       expect(imported.code, imported.stderr).toBe(0);
-      expect(imported.json()).toMatchObject({ ok: true, imported: 1, emptyStore: expect.stringContaining("no statebag tables") });
+      expect(imported.json()).toMatchObject({
+        ok: true,
+        imported: 1,
+        emptyStore: expect.stringContaining("no statebag tables"),
+      });
       const migrated = await cli(["migrate", "--store", url, "--dry-run", "--json"]);
       expect(migrated.code, migrated.stderr).toBe(0);
-      expect(migrated.json()).toMatchObject({ ok: true, scanned: 0, emptyStore: expect.stringContaining("no statebag tables") });
+      expect(migrated.json()).toMatchObject({
+        ok: true,
+        scanned: 0,
+        emptyStore: expect.stringContaining("no statebag tables"),
+      });
       const { rows } = await client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]);
       expect(rows).toEqual([]);
     } finally {
@@ -136,7 +154,9 @@ describe("sizes are checked before reading; output is bounded; UTF-8 is the load
     const low = await cli(["validate", file, "--max-bytes", "100"]);
     expect(low.code).toBe(1);
     expect(low.stdout).toMatch(/over the 100 bytes document limit/);
-    const stdin = await cli(["validate", "-", "--max-bytes", "100"], { stdin: JSON.stringify(envelope(sampleSession("small"))) });
+    const stdin = await cli(["validate", "-", "--max-bytes", "100"], {
+      stdin: JSON.stringify(envelope(sampleSession("small"))),
+    });
     expect(stdin.code).toBe(1);
     expect(stdin.stdout).toContain("(stdin): over the 100 bytes document limit");
   });
@@ -210,7 +230,9 @@ describe("sizes are checked before reading; output is bounded; UTF-8 is the load
     await store.close();
     const db = new DatabaseSync(path);
     const pad = "y".repeat(65 * 1024 * 1024);
-    db.prepare("UPDATE statebag_sessions SET data = ? WHERE id = 'huge'").run(`{"format":"statebag.session","formatVersion":1,"session":{"id":"huge","stateBag":{},"pad":"${pad}"}}`);
+    db.prepare("UPDATE statebag_sessions SET data = ? WHERE id = 'huge'").run(
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"huge","stateBag":{},"pad":"${pad}"}}`,
+    );
     db.close();
     const r = await cli(["inspect", "huge", "--store", `sqlite:${path}`]);
     expect(r.code).toBe(1);
@@ -282,8 +304,14 @@ describe("import checks ids with the stores' rule and lists what it skips (#21.1
     expect(r.json()).toMatchObject({ imported: 1, documents: 1 });
     expect(r.json().skipped).toEqual([
       { file: join(dir, "folder.json"), reason: "a directory (directories are not searched recursively)" },
-      { file: join(dir, "inside.json"), reason: "a symbolic link (not followed: pass the file it points to by its path)" },
-      { file: join(dir, "link.json"), reason: "a symbolic link (not followed: pass the file it points to by its path)" },
+      {
+        file: join(dir, "inside.json"),
+        reason: "a symbolic link (not followed: pass the file it points to by its path)",
+      },
+      {
+        file: join(dir, "link.json"),
+        reason: "a symbolic link (not followed: pass the file it points to by its path)",
+      },
     ]);
     const text = await cli(["import", dir, "--store", url, "--dry-run"]);
     expect(text.stdout).toContain(`${join(dir, "link.json")}: skipped, a symbolic link`);

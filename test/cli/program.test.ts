@@ -1,14 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { ANSI, cli, envelope, sampleSession, spawnCli } from "./helpers.js";
 
-const COMMANDS = [["gen"], ["validate"], ["inspect"], ["migrate"], ["store"], ["store", "setup"], ["diff"], ["import"], ["export"]];
+const COMMANDS = [
+  ["gen"],
+  ["validate"],
+  ["inspect"],
+  ["migrate"],
+  ["store"],
+  ["store", "setup"],
+  ["diff"],
+  ["import"],
+  ["export"],
+];
 
 describe("the program", () => {
   it("prints help with no arguments and exits 0", async () => {
     const r = await cli([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: statebag");
-    for (const name of ["gen", "validate", "inspect", "migrate", "store", "diff", "import", "export"]) expect(r.stdout).toContain(name);
+    for (const name of ["gen", "validate", "inspect", "migrate", "store", "diff", "import", "export"])
+      expect(r.stdout).toContain(name);
     expect(r.stdout).toContain("Exit codes");
   });
 
@@ -26,7 +37,14 @@ describe("the program", () => {
   });
 
   it("maps usage errors to exit 2 with a hint", async () => {
-    for (const args of [["bogus"], ["validate"], ["validate", "--nope", "x.json"], ["diff", "only-one.json"], ["import", "x.json"], ["import", "--from", "java", "x.json"]]) {
+    for (const args of [
+      ["bogus"],
+      ["validate"],
+      ["validate", "--nope", "x.json"],
+      ["diff", "only-one.json"],
+      ["import", "x.json"],
+      ["import", "--from", "java", "x.json"],
+    ]) {
       const r = await cli(args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toMatch(/error/);

@@ -35,7 +35,10 @@ function thrown(fn: () => unknown): CliError {
 
 describe("findProjectConfig", () => {
   it("finds statebag.config.json from a nested folder, applies the defaults, resolves paths against its folder", () => {
-    const dir = folder({ "statebag.config.json": { generated: "lib/gen", store: "sqlite:data/s.db" }, "src/deep/x.ts": "" });
+    const dir = folder({
+      "statebag.config.json": { generated: "lib/gen", store: "sqlite:data/s.db" },
+      "src/deep/x.ts": "",
+    });
     const config = findProjectConfig(join(dir, "src/deep"))!;
     expect(config).toMatchObject({
       file: join(dir, "statebag.config.json"),
@@ -52,7 +55,10 @@ describe("findProjectConfig", () => {
   });
 
   it('reads the "statebag" key of package.json; a package.json without it is passed over', () => {
-    const dir = folder({ "package.json": { name: "app", statebag: { fixtures: "fx" } }, "pkg/package.json": { name: "inner" } });
+    const dir = folder({
+      "package.json": { name: "app", statebag: { fixtures: "fx" } },
+      "pkg/package.json": { name: "inner" },
+    });
     const config = findProjectConfig(join(dir, "pkg"))!;
     expect(config.file).toBe(join(dir, "package.json"));
     expect(config.pointer).toBe("/statebag");
@@ -79,15 +85,21 @@ describe("findProjectConfig", () => {
     expect(e.details.where).toBe(`${join(dir, "package.json")} at /statebag/Registry`);
     expect(e.details.fix).toBe('did you mean "registry"?');
     const other = thrown(() => validateConfig({ output: "x" }, "/p/statebag.config.json"));
-    expect(other.details.fix).toContain('"tsconfig", "schemas", "generated", "fixtures", "registry", "store", "runtimeImport"');
+    expect(other.details.fix).toContain(
+      '"tsconfig", "schemas", "generated", "fixtures", "registry", "store", "runtimeImport"',
+    );
   });
 
   it("rejects wrong types, empty strings, absolute paths and a non-object", () => {
     const file = "/p/statebag.config.json";
-    expect(thrown(() => validateConfig({ schemas: 3 }, file)).message).toBe('statebag.config.json: "schemas" must be a non-empty string, found number');
+    expect(thrown(() => validateConfig({ schemas: 3 }, file)).message).toBe(
+      'statebag.config.json: "schemas" must be a non-empty string, found number',
+    );
     expect(thrown(() => validateConfig({ schemas: 3 }, file)).details.where).toBe(`${file} at /schemas`);
     expect(thrown(() => validateConfig({ store: "" }, file)).message).toContain("found an empty string");
-    expect(thrown(() => validateConfig({ generated: "/abs/gen" }, file)).message).toContain('"generated" is an absolute path');
+    expect(thrown(() => validateConfig({ generated: "/abs/gen" }, file)).message).toContain(
+      '"generated" is an absolute path',
+    );
     const root = thrown(() => validateConfig([], file));
     expect(root.message).toContain("must be an object, found an array");
     expect(root.details.where).toBe(`${file} at (the document root)`);
@@ -104,7 +116,9 @@ describe("findProjectConfig", () => {
     const dir = folder({ "conf/sb.json": { store: "memory:" }, "package.json": { name: "x" } });
     expect(findProjectConfig(folder(), join(dir, "conf/sb.json"))!.store).toBe("memory:");
     expect(thrown(() => findProjectConfig(dir, "nope.json")).message).toBe("--config nope.json: no such file");
-    expect(thrown(() => findProjectConfig(dir, "package.json")).message).toContain('package.json has no "statebag" key');
+    expect(thrown(() => findProjectConfig(dir, "package.json")).message).toContain(
+      'package.json has no "statebag" key',
+    );
     const r = await cli(["--config", "nope.json", "validate", "x.json"], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--config nope.json: no such file");
@@ -149,12 +163,16 @@ describe("statebag init", () => {
     expect(JSON.parse(readFileSync(join(kept, "statebag.config.json"), "utf8")).store).toBe("memory:");
   });
 
-  it("--package-json puts the config under \"statebag\" in package.json, keeping the rest", async () => {
+  it('--package-json puts the config under "statebag" in package.json, keeping the rest', async () => {
     const dir = folder({ "package.json": '{\n    "name": "app",\n    "scripts": {"test": "vitest"}\n}\n' });
     expect((await cli(["init", "--package-json"], { cwd: dir })).code).toBe(0);
     const text = readFileSync(join(dir, "package.json"), "utf8");
     expect(text).toMatch(/^\{\n {4}"name"/);
-    expect(JSON.parse(text)).toMatchObject({ name: "app", scripts: { test: "vitest" }, statebag: { registry: "src/generated/registry.ts" } });
+    expect(JSON.parse(text)).toMatchObject({
+      name: "app",
+      scripts: { test: "vitest" },
+      statebag: { registry: "src/generated/registry.ts" },
+    });
     expect(existsSync(join(dir, "statebag.config.json"))).toBe(false);
     const again = await cli(["init"], { cwd: dir });
     expect(again.code).toBe(2);
@@ -175,7 +193,11 @@ describe("statebag init", () => {
 
 describe("statebag gen without a config", () => {
   it("refuses outside statebag's repository, writing nothing, and names the command to run", async () => {
-    const dir = folder({ "package.json": { name: "app" }, "tsconfig.json": { include: ["src"] }, "src/a.ts": "export const a = 1;\n" });
+    const dir = folder({
+      "package.json": { name: "app" },
+      "tsconfig.json": { include: ["src"] },
+      "src/a.ts": "export const a = 1;\n",
+    });
     const before = readdirSync(dir, { recursive: true }).sort();
     const r = await cli(["gen"], { cwd: dir });
     expect(r.code).toBe(2);
@@ -216,7 +238,9 @@ registry.register({ $type: "acme.Cfg", version: 1, schema: { type: "object", pro
     writeFileSync(join(dir, "s.json"), JSON.stringify(envelope(sampleSession())));
     const r = await cli(["validate", "s.json"], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('the registry module src/generated/registry.ts does not exist yet ("registry" in statebag.config.json)');
+    expect(r.stderr).toContain(
+      'the registry module src/generated/registry.ts does not exist yet ("registry" in statebag.config.json)',
+    );
     expect(r.stderr).toContain("fix:   run npx statebag gen");
   });
 

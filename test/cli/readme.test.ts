@@ -32,7 +32,11 @@ describe("README.md and docs/", () => {
         for (const m of block.matchAll(/import \{([^}]*)\} from "(statebag(?:\/[\w-]+)?)"/g)) {
           const set = names.get(m[2]) ?? new Set<string>();
           names.set(m[2], set);
-          for (const part of m[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!part.startsWith("type ")) set.add(part);
+          for (const part of m[1]
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean))
+            if (!part.startsWith("type ")) set.add(part);
         }
       }
     }
@@ -41,15 +45,21 @@ describe("README.md and docs/", () => {
     for (const [specifier, wanted] of names) {
       const module = (await import(entryModule(specifier))) as Record<string, unknown>;
       const missing = [...wanted].filter((n) => !(n in module));
-      expect(missing, `the docs import these from "${specifier}", but ${entryModule(specifier)} does not export them`).toEqual([]);
+      expect(
+        missing,
+        `the docs import these from "${specifier}", but ${entryModule(specifier)} does not export them`,
+      ).toEqual([]);
     }
   });
 
   it("the 30-second example runs and prints what it says", async () => {
-    const example = tsBlocks.find((b) => b.includes("withSession(store, \"user-42\""));
+    const example = tsBlocks.find((b) => b.includes('withSession(store, "user-42"'));
     expect(example).toBeDefined();
     const code = example!
-      .replace(/from "(statebag(?:\/[\w-]+)?)"/g, (_, specifier: string) => `from ${JSON.stringify(entryModule(specifier))}`)
+      .replace(
+        /from "(statebag(?:\/[\w-]+)?)"/g,
+        (_, specifier: string) => `from ${JSON.stringify(entryModule(specifier))}`,
+      )
       .replace("openStore()", 'openStore("memory:")');
     const file = tmp.file("example.ts", code + "\nawait store.close();\n");
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
@@ -64,11 +74,14 @@ describe("README.md and docs/", () => {
   it("the stored JSON the README shows is what the 30-second example stores (ids aside)", async () => {
     const shown = /```json\n(\{"format":"statebag\.session"[^\n]*)\n```/.exec(readme)?.[1];
     expect(shown).toBeDefined();
-    const example = tsBlocks.find((b) => b.includes("withSession(store, \"user-42\""))!;
+    const example = tsBlocks.find((b) => b.includes('withSession(store, "user-42"'))!;
     const code =
       `import { serializeSession } from ${JSON.stringify(entryModule("statebag"))};\n` +
       example
-        .replace(/from "(statebag(?:\/[\w-]+)?)"/g, (_, specifier: string) => `from ${JSON.stringify(entryModule(specifier))}`)
+        .replace(
+          /from "(statebag(?:\/[\w-]+)?)"/g,
+          (_, specifier: string) => `from ${JSON.stringify(entryModule(specifier))}`,
+        )
         .replace("openStore()", 'openStore("memory:")')
         .replace(/^console\.log\(value\.text\);.*$/m, "") +
       '\nexport const stored = serializeSession((await store.get("user-42"))!.session);\nawait store.close();\n';
@@ -99,6 +112,8 @@ describe("README.md and docs/", () => {
       expect(i.line, i.page).toMatch(/ (statebag-kit|\S*statebag-kit-0\.1\.0\.tgz)( |$)/);
     }
     // The compilers are the kit's own dependencies: installing them beside it would pin the app's typescript.
-    expect(installs.filter((i) => /\b(ts-morph|typescript-json-schema|json-schema-faker|refa)\b/.test(i.line))).toEqual([]);
+    expect(installs.filter((i) => /\b(ts-morph|typescript-json-schema|json-schema-faker|refa)\b/.test(i.line))).toEqual(
+      [],
+    );
   });
 });

@@ -187,7 +187,10 @@ describe("statebag migrate", () => {
     expect(run.stdout).toContain("InMemoryChatHistoryState v1 -> v2: 2");
     const after = (await cli(["inspect", "--store", url, "m1", "--json"])).json();
     expect(after.validation.migrated).toBe(false);
-    expect(after.document.session.stateBag["statebag.chatHistory"]).toMatchObject({ $version: 2, droppedMessageCount: 0 });
+    expect(after.document.session.stateBag["statebag.chatHistory"]).toMatchObject({
+      $version: 2,
+      droppedMessageCount: 0,
+    });
 
     const again = await cli(["migrate", "--store", url, "--json"]);
     expect(again.json()).toMatchObject({ migrated: 0, unchanged: 3 });

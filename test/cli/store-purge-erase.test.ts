@@ -39,11 +39,25 @@ describe("statebag store purge", () => {
     const url = await seeded();
     const dry = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--dry-run", "--json"]);
     expect(dry.code).toBe(0);
-    expect(dry.json()).toMatchObject({ ok: true, dryRun: true, scanned: 4, sessions: 2, retention: { default: { maxIdleMs: 250 } } });
+    expect(dry.json()).toMatchObject({
+      ok: true,
+      dryRun: true,
+      scanned: 4,
+      sessions: 2,
+      retention: { default: { maxIdleMs: 250 } },
+    });
     expect(await ids(url)).toEqual(["new-1", "new-2", "old-1", "old-2"]);
     const run = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--json"]);
     expect(run.code).toBe(0);
-    expect(run.json()).toMatchObject({ ok: true, expired: 0, scanned: 4, sessions: 2, messageLogs: 1, skipped: 0, cursor: "old-2" });
+    expect(run.json()).toMatchObject({
+      ok: true,
+      expired: 0,
+      scanned: 4,
+      sessions: 2,
+      messageLogs: 1,
+      skipped: 0,
+      cursor: "old-2",
+    });
     expect(await ids(url)).toEqual(["new-1", "new-2"]);
     const again = await cli(["store", "purge", "--store", url, "--idle-for", "250"]);
     expect(again.code).toBe(0);
@@ -52,7 +66,15 @@ describe("statebag store purge", () => {
 
   it("takes the policy from the store URL (?retentionMaxAge=), and --start-after skips what was scanned", async () => {
     const url = await seeded();
-    const skip = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=250`, "--start-after", "old-1", "--json"]);
+    const skip = await cli([
+      "store",
+      "purge",
+      "--store",
+      `${url}?retentionMaxAge=250`,
+      "--start-after",
+      "old-1",
+      "--json",
+    ]);
     expect(skip.json()).toMatchObject({ scanned: 1, sessions: 1, retention: { default: { maxAgeMs: 250 } } });
     expect(await ids(url)).toEqual(["new-1", "new-2", "old-1"]);
     const rest = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=250`, "--json"]);

@@ -42,7 +42,10 @@ describe("statebag with a sqlite:// URL holding credentials", () => {
   });
 
   it("is refused from $STATEBAG_STORE too", async () => {
-    const r = await spawnCli(["inspect", "--json"], { cwd, env: { STATEBAG_STORE: `sqlite:file://u:${SECRET}@host/x.db` } });
+    const r = await spawnCli(["inspect", "--json"], {
+      cwd,
+      env: { STATEBAG_STORE: `sqlite:file://u:${SECRET}@host/x.db` },
+    });
     expect(r.code).toBe(2);
     expect(r.json().error.code).toBe("configuration");
     expect(r.stdout + r.stderr).not.toContain(SECRET);
@@ -51,14 +54,20 @@ describe("statebag with a sqlite:// URL holding credentials", () => {
 });
 
 describe("statebag with a PostgreSQL URL whose option value pg does not accept", () => {
-  it.each(MODES)("is a usage error in $label mode naming the option and its values, the password nowhere", async ({ args, env }) => {
-    // Port 1: nothing listens there, so only the URL check can give exit 2.
-    const r = await cli(["inspect", "--store", `postgres://app:${SECRET}@127.0.0.1:1/db?sslmode=bogus`, ...args], { env, cwd });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain("?sslmode=");
-    expect(r.stderr).toContain("disable, prefer, require, verify-ca, verify-full, no-verify");
-    expect(r.stderr).not.toContain("unexpected error");
-    expect(r.stdout + r.stderr).not.toContain(SECRET);
-    if (args.includes("--json")) expect(r.json().error.code).toBe("configuration");
-  });
+  it.each(MODES)(
+    "is a usage error in $label mode naming the option and its values, the password nowhere",
+    async ({ args, env }) => {
+      // Port 1: nothing listens there, so only the URL check can give exit 2.
+      const r = await cli(["inspect", "--store", `postgres://app:${SECRET}@127.0.0.1:1/db?sslmode=bogus`, ...args], {
+        env,
+        cwd,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("?sslmode=");
+      expect(r.stderr).toContain("disable, prefer, require, verify-ca, verify-full, no-verify");
+      expect(r.stderr).not.toContain("unexpected error");
+      expect(r.stdout + r.stderr).not.toContain(SECRET);
+      if (args.includes("--json")) expect(r.json().error.code).toBe("configuration");
+    },
+  );
 });

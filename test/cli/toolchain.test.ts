@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { generatorFingerprintInputs } from "../../generator/cache.js";
 import { assertCompilers, compilerVersions } from "../../generator/compilers.js";
-import { installCommand, loadCompat, loadGenerator, statebagVersion, ToolchainMissingError, toolchainResolution } from "../../src/cli/toolchain.js";
+import {
+  installCommand,
+  loadCompat,
+  loadGenerator,
+  statebagVersion,
+  ToolchainMissingError,
+  toolchainResolution,
+} from "../../src/cli/toolchain.js";
 import { cli } from "./helpers.js";
 
 const realResolve = toolchainResolution.resolve;
@@ -33,10 +40,25 @@ function projectWithKit(name: string, version = statebagVersion()): string {
   writeFileSync(join(project, "package.json"), JSON.stringify({ name, type: "module" }));
   writeFileSync(
     join(kit, "package.json"),
-    JSON.stringify({ name: "statebag-kit", version, type: "module", exports: { ".": { default: "./index.js" }, "./compat": { default: "./compat.js" }, "./package.json": "./package.json" } }),
+    JSON.stringify({
+      name: "statebag-kit",
+      version,
+      type: "module",
+      exports: {
+        ".": { default: "./index.js" },
+        "./compat": { default: "./compat.js" },
+        "./package.json": "./package.json",
+      },
+    }),
   );
-  writeFileSync(join(kit, "index.js"), `export const from = ${JSON.stringify(name)}; export const generate = () => "kit";\n`);
-  writeFileSync(join(kit, "compat.js"), `export const from = ${JSON.stringify(name)}; export const runDiff = () => "kit";\n`);
+  writeFileSync(
+    join(kit, "index.js"),
+    `export const from = ${JSON.stringify(name)}; export const generate = () => "kit";\n`,
+  );
+  writeFileSync(
+    join(kit, "compat.js"),
+    `export const from = ${JSON.stringify(name)}; export const runDiff = () => "kit";\n`,
+  );
   return project;
 }
 
@@ -58,9 +80,13 @@ describe("the generator toolchain is the statebag-kit dev package", () => {
     const project = projectWithKit("old-kit", "0.0.1");
     const error = (await loadGenerator(project).catch((e: unknown) => e)) as ToolchainMissingError;
     expect(error).toBeInstanceOf(ToolchainMissingError);
-    expect(error.message.split("\n")[0]).toBe(`statebag gen needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`);
+    expect(error.message.split("\n")[0]).toBe(
+      `statebag gen needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`,
+    );
     expect(error.installCommand).toBe(`npm i -D statebag-kit@${statebagVersion()}`);
-    await expect(loadCompat(project)).rejects.toThrow(`statebag diff needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`);
+    await expect(loadCompat(project)).rejects.toThrow(
+      `statebag diff needs statebag-kit@${statebagVersion()}, but found statebag-kit@0.0.1`,
+    );
   });
 
   it("without the kit: a ToolchainMissingError naming the one install command, pinned to statebag's version, and no compiler", async () => {
@@ -109,10 +135,14 @@ describe("the compilers the generator runs", () => {
       }
     })() as ToolchainMissingError;
     expect(error).toBeInstanceOf(ToolchainMissingError);
-    expect(error.message.split("\n")[0]).toBe(`statebag gen needs TypeScript (typescript-json-schema's compiler) 7.0, but found version ${found.typescript}`);
+    expect(error.message.split("\n")[0]).toBe(
+      `statebag gen needs TypeScript (typescript-json-schema's compiler) 7.0, but found version ${found.typescript}`,
+    );
     expect(error.hint).toContain("npm i -D statebag-kit@1.2.3");
     // A kit whose compiler can not be found at all (resolved from a folder without one).
-    expect(() => assertCompilers(found, "npm i -D statebag-kit@1.2.3", join(work, "nowhere.js"))).toThrow(/needs TypeScript \(typescript-json-schema's compiler\) 5\.9, but found none that loads/);
+    expect(() => assertCompilers(found, "npm i -D statebag-kit@1.2.3", join(work, "nowhere.js"))).toThrow(
+      /needs TypeScript \(typescript-json-schema's compiler\) 5\.9, but found none that loads/,
+    );
   });
 
   it("are what the no-op cache's fingerprint records, never the app's `typescript` package", () => {

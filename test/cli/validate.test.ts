@@ -14,7 +14,11 @@ describe("statebag validate", () => {
   it("accepts the stored form, a bare session and a sessions document", async () => {
     const stored = tmp.file("stored.json", envelope(sampleSession("a")));
     const bare = tmp.file("bare.json", sampleSession("b"));
-    const many = tmp.file("many.json", { format: "statebag.sessions", formatVersion: 1, sessions: [sampleSession("c"), sampleSession("d")] });
+    const many = tmp.file("many.json", {
+      format: "statebag.sessions",
+      formatVersion: 1,
+      sessions: [sampleSession("c"), sampleSession("d")],
+    });
     const r = await cli(["validate", stored, bare, many]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('session "a" valid');
@@ -51,7 +55,10 @@ describe("statebag validate", () => {
     const out = r.json();
     expect(out.ok).toBe(false);
     expect(out.files[0].file).toBe("(stdin)");
-    expect(out.files[0].problems[0]).toMatchObject({ pointer: "/session/stateBag/statebag.chatHistory/messages/0/createdAt", code: "schema" });
+    expect(out.files[0].problems[0]).toMatchObject({
+      pointer: "/session/stateBag/statebag.chatHistory/messages/0/createdAt",
+      code: "schema",
+    });
   });
 
   it("never calls a value of an unknown type valid: not checked, exit 1, how to fix; --allow-unknown accepts it; --strict fails the load", async () => {
@@ -61,7 +68,9 @@ describe("statebag validate", () => {
     const unchecked = await cli(["validate", file]);
     expect(unchecked.code).toBe(1);
     expect(unchecked.stdout).not.toContain("valid");
-    expect(unchecked.stdout).toContain('not fully checked: 1 value of a type the CLI does not know ("acme.NotesState") was not checked');
+    expect(unchecked.stdout).toContain(
+      'not fully checked: 1 value of a type the CLI does not know ("acme.NotesState") was not checked',
+    );
     expect(unchecked.stdout).toContain("kept as is: /session/stateBag/acme.notes");
     expect(unchecked.stdout).toContain('fix: give the CLI your registry: set "registry" in statebag.config.json');
     const json = await cli(["validate", file, "--json"]);

@@ -1,5 +1,9 @@
 /** AISDKChatClient with the AI SDK's own mock models (no provider, no key). */
-import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type {
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+} from "@ai-sdk/provider";
 import { MockLanguageModelV3, MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
@@ -29,7 +33,8 @@ const streamOf = (parts: LanguageModelV4StreamPart[]) => ({
     },
   }),
 });
-const history = (session: AgentSession) => (session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages;
+const history = (session: AgentSession) =>
+  (session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages;
 
 const runs: string[] = [];
 const weather: AITool = {
@@ -51,7 +56,26 @@ describe("AISDKChatClient", () => {
           { type: "tool-call", toolCallId: "tc-2", toolName: "get_weather", input: '{"city":"Oslo"}' },
         ]),
         generated(
-          [{ type: "text", text: "Both 19 °C.", citations: [{ source: { type: "source", sourceType: "url", id: "s1", url: "https://example.org/w", title: "Weather" }, startIndex: 0, endIndex: 4, citedText: "19 °C" }] }],
+          [
+            {
+              type: "text",
+              text: "Both 19 °C.",
+              citations: [
+                {
+                  source: {
+                    type: "source",
+                    sourceType: "url",
+                    id: "s1",
+                    url: "https://example.org/w",
+                    title: "Weather",
+                  },
+                  startIndex: 0,
+                  endIndex: 4,
+                  citedText: "19 °C",
+                },
+              ],
+            },
+          ],
           "gen-2",
         ),
       ],
@@ -69,7 +93,9 @@ describe("AISDKChatClient", () => {
       { role: "system", content: "Be brief." },
       { role: "user", content: [{ type: "text", text: "Weather in Lisbon and Oslo?" }] },
     ]);
-    expect(first.tools).toEqual([{ type: "function", name: "get_weather", description: "Weather for a city", inputSchema: weather.parameters }]);
+    expect(first.tools).toEqual([
+      { type: "function", name: "get_weather", description: "Weather for a city", inputSchema: weather.parameters },
+    ]);
     const second = model.doGenerateCalls[1] as LanguageModelV4CallOptions;
     expect(second.prompt.slice(2)).toEqual([
       {
@@ -83,8 +109,18 @@ describe("AISDKChatClient", () => {
       {
         role: "tool",
         content: [
-          { type: "tool-result", toolCallId: "tc-1", toolName: "get_weather", output: { type: "json", value: { city: "Lisbon", celsius: 19 } } },
-          { type: "tool-result", toolCallId: "tc-2", toolName: "get_weather", output: { type: "json", value: { city: "Oslo", celsius: 19 } } },
+          {
+            type: "tool-result",
+            toolCallId: "tc-1",
+            toolName: "get_weather",
+            output: { type: "json", value: { city: "Lisbon", celsius: 19 } },
+          },
+          {
+            type: "tool-result",
+            toolCallId: "tc-2",
+            toolName: "get_weather",
+            output: { type: "json", value: { city: "Oslo", celsius: 19 } },
+          },
         ],
       },
     ]);
@@ -93,9 +129,27 @@ describe("AISDKChatClient", () => {
     expect(reply.contents[0]).toEqual({
       $type: "text",
       text: "Both 19 °C.",
-      annotations: [{ $type: "citation", url: "https://example.org/w", title: "Weather", snippet: "19 °C", additionalProperties: { sourceId: "s1" }, annotatedRegions: [{ $type: "textSpan", start: 0, end: 4 }] }],
+      annotations: [
+        {
+          $type: "citation",
+          url: "https://example.org/w",
+          title: "Weather",
+          snippet: "19 °C",
+          additionalProperties: { sourceId: "s1" },
+          annotatedRegions: [{ $type: "textSpan", start: 0, end: 4 }],
+        },
+      ],
     });
-    expect(reply.contents[1]).toEqual({ $type: "usage", details: { inputTokenCount: 20, outputTokenCount: 8, totalTokenCount: 28, cachedInputTokenCount: 4, reasoningTokenCount: 3 } });
+    expect(reply.contents[1]).toEqual({
+      $type: "usage",
+      details: {
+        inputTokenCount: 20,
+        outputTokenCount: 8,
+        totalTokenCount: 28,
+        cachedInputTokenCount: 4,
+        reasoningTokenCount: 3,
+      },
+    });
     expect(validateSession(session, { strict: true }).ok).toBe(true);
   });
 
@@ -119,7 +173,8 @@ describe("AISDKChatClient", () => {
     const agent = new ChatClientAgent({ client: new AISDKChatClient(model) });
     const session = agent.createSession();
     const deltas: string[] = [];
-    for await (const u of agent.runStream("Draw a dot", session)) for (const c of u.contents) if (c.$type === "text") deltas.push(c.text);
+    for await (const u of agent.runStream("Draw a dot", session))
+      for (const c of u.contents) if (c.$type === "text") deltas.push(c.text);
     expect(deltas).toEqual(["Here ", "it is."]);
     expect(history(session)[1]).toEqual({
       role: "assistant",
@@ -148,13 +203,21 @@ describe("AISDKChatClient", () => {
       content: [
         { type: "text", text: "What is this?" },
         { type: "file", mediaType: "image/jpeg", data: { type: "data", data: "/9j/4AAQ" }, filename: "cat.jpg" },
-        { type: "file", mediaType: "application/pdf", data: { type: "url", url: new URL("https://example.org/report.pdf") } },
+        {
+          type: "file",
+          mediaType: "application/pdf",
+          data: { type: "url", url: new URL("https://example.org/report.pdf") },
+        },
       ],
     });
   });
 
   it("a provider error becomes ModelServiceError (status, retryable) and the session is unchanged", async () => {
-    const apiError = Object.assign(new Error("Too Many Requests"), { name: "AI_APICallError", statusCode: 429, isRetryable: true });
+    const apiError = Object.assign(new Error("Too Many Requests"), {
+      name: "AI_APICallError",
+      statusCode: 429,
+      isRetryable: true,
+    });
     const model = new MockLanguageModelV4({
       doGenerate: async () => {
         throw apiError;
@@ -165,12 +228,19 @@ describe("AISDKChatClient", () => {
     const before = JSON.stringify(session);
     const error = await agent.run("hi", session).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelServiceError);
-    expect((error as ModelServiceError).details).toMatchObject({ status: 429, retryable: true, serviceMessage: "Too Many Requests", provider: "mock-provider" });
+    expect((error as ModelServiceError).details).toMatchObject({
+      status: 429,
+      retryable: true,
+      serviceMessage: "Too Many Requests",
+      provider: "mock-provider",
+    });
     expect(JSON.stringify(session)).toBe(before);
 
     const streaming = new MockLanguageModelV4({ doStream: streamOf([{ type: "error", error: apiError }]) });
     const run = (async () => {
-      for await (const _ of new ChatClientAgent({ client: new AISDKChatClient(streaming, { maxRetries: 0 }) }).runStream("hi", session));
+      for await (const _ of new ChatClientAgent({
+        client: new AISDKChatClient(streaming, { maxRetries: 0 }),
+      }).runStream("hi", session));
     })();
     await expect(run).rejects.toBeInstanceOf(ModelServiceError);
     expect(JSON.stringify(session)).toBe(before);
@@ -182,10 +252,29 @@ describe("AISDKChatClient", () => {
       provider: "openai.responses",
       doGenerate: [
         generated([
-          { type: "reasoning", text: "", providerMetadata: { openai: { itemId: "rs_0c1d2e3f4a5b6c7d8", reasoningEncryptedContent: "gAAAAABencrypted==" } } },
-          { type: "text", text: "Nice to meet you, Ada.", providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } } },
+          {
+            type: "reasoning",
+            text: "",
+            providerMetadata: {
+              openai: { itemId: "rs_0c1d2e3f4a5b6c7d8", reasoningEncryptedContent: "gAAAAABencrypted==" },
+            },
+          },
+          {
+            type: "text",
+            text: "Nice to meet you, Ada.",
+            providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } },
+          },
         ]),
-        generated([{ type: "text", text: "Your name is Ada.", providerMetadata: { openai: { itemId: "msg_0f1e2d3c4b5a69788" } } }], "gen-2"),
+        generated(
+          [
+            {
+              type: "text",
+              text: "Your name is Ada.",
+              providerMetadata: { openai: { itemId: "msg_0f1e2d3c4b5a69788" } },
+            },
+          ],
+          "gen-2",
+        ),
       ],
     });
     const agent = new ChatClientAgent({ client: new AISDKChatClient(model) });
@@ -197,13 +286,19 @@ describe("AISDKChatClient", () => {
     expect(second[1]).toEqual({
       role: "assistant",
       content: [
-        { type: "reasoning", text: "", providerOptions: { openai: { reasoningEncryptedContent: "gAAAAABencrypted==" } } },
+        {
+          type: "reasoning",
+          text: "",
+          providerOptions: { openai: { reasoningEncryptedContent: "gAAAAABencrypted==" } },
+        },
         { type: "text", text: "Nice to meet you, Ada." },
       ],
     });
     expect(JSON.stringify(second)).not.toMatch(/itemId|item_reference|msg_0a1b2c3d4e5f60718|rs_0c1d2e3f4a5b6c7d8/);
     // The session still records where each part came from.
-    expect(history(session)[1].contents[1]).toMatchObject({ additionalProperties: { providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } } } });
+    expect(history(session)[1].contents[1]).toMatchObject({
+      additionalProperties: { providerMetadata: { openai: { itemId: "msg_0a1b2c3d4e5f60718" } } },
+    });
   });
 
   it("a v3 model is upgraded through ai's wrapLanguageModel", async () => {
@@ -211,7 +306,10 @@ describe("AISDKChatClient", () => {
       doGenerate: {
         content: [{ type: "text", text: "from v3" }],
         finishReason: { unified: "stop", raw: undefined },
-        usage: { inputTokens: { total: 1, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: undefined, reasoning: undefined } },
+        usage: {
+          inputTokens: { total: 1, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 2, text: undefined, reasoning: undefined },
+        },
         warnings: [],
       },
     });

@@ -20,7 +20,9 @@ const run = promisify(execFile);
 const sdksAbsent: Plugin = {
   name: "sdks-absent",
   setup(b) {
-    b.onResolve({ filter: /^(openai|ai|@ai-sdk\/[^/]+)(\/.*)?$/ }, (args) => ({ errors: [{ text: `Could not resolve "${args.path}" (not installed)` }] }));
+    b.onResolve({ filter: /^(openai|ai|@ai-sdk\/[^/]+)(\/.*)?$/ }, (args) => ({
+      errors: [{ text: `Could not resolve "${args.path}" (not installed)` }],
+    }));
   },
 };
 
@@ -61,7 +63,16 @@ afterAll(async () => {
 async function bundle(name: string, plugins: Plugin[]): Promise<string> {
   const outfile = join(dir, name, "bundle.mjs");
   await mkdir(join(dir, name), { recursive: true });
-  const result = await build({ entryPoints: [join(dir, "app.mjs")], bundle: true, platform: "node", format: "esm", outfile, plugins, logLevel: "silent", metafile: true });
+  const result = await build({
+    entryPoints: [join(dir, "app.mjs")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile,
+    plugins,
+    logLevel: "silent",
+    metafile: true,
+  });
   const inputs = Object.keys(result.metafile.inputs);
   expect(inputs.filter((i) => /node_modules[\\/](openai|ai|@ai-sdk)[\\/]/.test(i))).toEqual([]);
   return outfile;
@@ -72,8 +83,14 @@ describe("bundling an app that uses the model clients (esbuild)", () => {
     const outfile = await bundle("absent", [sdksAbsent]);
     const { stdout } = await run(process.execPath, [outfile], { env: { ...process.env, BASE_URL: server.baseURL } });
     const out = JSON.parse(stdout) as Record<string, { code: string; message: string }>;
-    expect(out.openai).toEqual({ code: "missing-dependency", message: 'OpenAIChatClient needs the "openai" package, which is not installed' });
-    expect(out.aiSdk).toMatchObject({ code: "missing-dependency", message: expect.stringContaining('needs the "ai" package') });
+    expect(out.openai).toEqual({
+      code: "missing-dependency",
+      message: 'OpenAIChatClient needs the "openai" package, which is not installed',
+    });
+    expect(out.aiSdk).toMatchObject({
+      code: "missing-dependency",
+      message: expect.stringContaining('needs the "ai" package'),
+    });
   });
 
   it("with the SDKs installed, leaves them out of the bundle and loads them at run time", async () => {

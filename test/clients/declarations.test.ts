@@ -19,8 +19,21 @@ const OUT = join(REPO, ".declarations-test");
 const SDKS = /[\\/]node_modules[\\/](openai|ai|@ai-sdk)[\\/]/;
 
 function emitDeclarations(): Map<string, string> {
-  const config = ts.getParsedCommandLineOfConfigFile(join(REPO, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
-  const options: ts.CompilerOptions = { ...config.options, noEmit: false, declaration: true, emitDeclarationOnly: true, sourceMap: false, declarationMap: false, outDir: OUT, rootDir: REPO };
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(REPO, "tsconfig.json"),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  )!;
+  const options: ts.CompilerOptions = {
+    ...config.options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    sourceMap: false,
+    declarationMap: false,
+    outDir: OUT,
+    rootDir: REPO,
+  };
   const program = ts.createProgram([join(REPO, "src/openai.ts"), join(REPO, "src/ai-sdk.ts")], options);
   const files = new Map<string, string>();
   program.emit(undefined, (name, text) => files.set(name, text));
@@ -33,7 +46,8 @@ describe("declarations of the model-client entries", () => {
   it("name none of openai, ai, @ai-sdk/*", () => {
     const entry = join(OUT, "src/openai.d.ts");
     expect(emitted.has(entry)).toBe(true);
-    for (const [name, text] of emitted) expect(text, name).not.toMatch(/(from |import\()\s*["'](openai|ai|@ai-sdk\/[^"']+)["']/);
+    for (const [name, text] of emitted)
+      expect(text, name).not.toMatch(/(from |import\()\s*["'](openai|ai|@ai-sdk\/[^"']+)["']/);
   });
 
   it("compile in an app without the SDKs, skipLibCheck: false", () => {
@@ -53,15 +67,29 @@ describe("declarations of the model-client entries", () => {
       ...host,
       fileExists: (name) => files.has(name) || (!hidden(name) && host.fileExists(name)),
       readFile: (name) => files.get(name) ?? (hidden(name) ? undefined : host.readFile(name)),
-      directoryExists: (name) => [...files.keys()].some((f) => f.startsWith(`${name}/`)) || (!hidden(`${name}/`) && (host.directoryExists?.(name) ?? true)),
+      directoryExists: (name) =>
+        [...files.keys()].some((f) => f.startsWith(`${name}/`)) ||
+        (!hidden(`${name}/`) && (host.directoryExists?.(name) ?? true)),
       getSourceFile: (name, language) => {
         const text = files.get(name) ?? (hidden(name) ? undefined : host.readFile(name));
         return text === undefined ? undefined : ts.createSourceFile(name, text, language);
       },
     };
-    const options: ts.CompilerOptions = { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ["lib.es2023.d.ts"], types: ["node"], typeRoots: [join(REPO, "node_modules/@types")], strict: true, skipLibCheck: false, noEmit: true };
+    const options: ts.CompilerOptions = {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ["lib.es2023.d.ts"],
+      types: ["node"],
+      typeRoots: [join(REPO, "node_modules/@types")],
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+    };
     const program = ts.createProgram([app], options, compilerHost);
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
     expect(problems).toEqual([]);
     expect(program.getSourceFiles().some((f) => SDKS.test(f.fileName))).toBe(false);
   });
@@ -69,8 +97,14 @@ describe("declarations of the model-client entries", () => {
   it("the SDKs' own objects fit the structural types (checked by tsc on this file)", () => {
     const client: OpenAIClientLike = new OpenAI({ apiKey: "not-used", baseURL: "http://127.0.0.1:9/v1" });
     const models: AISDKLanguageModel[] = [new MockLanguageModelV4(), new MockLanguageModelV3()];
-    const settings: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "abortSignal"> = { temperature: 0, maxOutputTokens: 10, providerOptions: { openai: { store: false } } };
+    const settings: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "abortSignal"> = {
+      temperature: 0,
+      maxOutputTokens: 10,
+      providerOptions: { openai: { store: false } },
+    };
     const asSettings: AISDKCallSettings = settings;
-    expect([typeof client.responses.create, models.map((m) => m.specificationVersion), asSettings.temperature]).toEqual(["function", ["v4", "v3"], 0]);
+    expect([typeof client.responses.create, models.map((m) => m.specificationVersion), asSettings.temperature]).toEqual(
+      ["function", ["v4", "v3"], 0],
+    );
   });
 });

@@ -14,7 +14,13 @@ import { OpenAIChatClient, type OpenAIChatClientOptions } from "../../src/runtim
 import { retryTiming } from "../../src/runtime/agent/clients/retry.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { chatCompletion, outputMessage, response, streamedResponseEvents, streamedTextChunks } from "./fixtures/openai.js";
+import {
+  chatCompletion,
+  outputMessage,
+  response,
+  streamedResponseEvents,
+  streamedTextChunks,
+} from "./fixtures/openai.js";
 import { chatSse, responsesSse, startOpenAIServer, type OpenAITestServer } from "./openai-server.js";
 
 let server: OpenAITestServer;
@@ -29,8 +35,10 @@ afterAll(async () => {
 });
 beforeEach(() => void server.requests.splice(0));
 
-const openai = (options: Partial<OpenAIChatClientOptions> = {}) => new OpenAIChatClient({ model: "gpt-4.1-mini", baseURL: server.baseURL, apiKey: "test-key", ...options });
-const history = (session: AgentSession) => (session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages;
+const openai = (options: Partial<OpenAIChatClientOptions> = {}) =>
+  new OpenAIChatClient({ model: "gpt-4.1-mini", baseURL: server.baseURL, apiKey: "test-key", ...options });
+const history = (session: AgentSession) =>
+  (session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages;
 const sse = (chunks: readonly unknown[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("");
 const drain = async (stream: AsyncIterable<unknown>) => {
   for await (const _ of stream);
@@ -48,25 +56,38 @@ describe("a connection cut mid-response", () => {
   const partialChat = sse(streamedTextChunks(["Hel"]).slice(0, 2)); // role chunk and one delta, no [DONE]
   const partialResponses = responsesSse(streamedResponseEvents("resp_cut", ["Hel"]).slice(0, 3));
   const cases = [
-    { name: "Chat Completions, non-streamed", api: "chat", streamed: false, cut: { cut: '{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,', as: "json" } },
+    {
+      name: "Chat Completions, non-streamed",
+      api: "chat",
+      streamed: false,
+      cut: { cut: '{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,', as: "json" },
+    },
     { name: "Chat Completions, streamed", api: "chat", streamed: true, cut: { cut: partialChat, as: "sse" } },
-    { name: "Responses, non-streamed", api: "responses", streamed: false, cut: { cut: '{"id":"resp_cut","object":"response","output":[', as: "json" } },
+    {
+      name: "Responses, non-streamed",
+      api: "responses",
+      streamed: false,
+      cut: { cut: '{"id":"resp_cut","object":"response","output":[', as: "json" },
+    },
     { name: "Responses, streamed", api: "responses", streamed: true, cut: { cut: partialResponses, as: "sse" } },
   ] as const;
 
-  it.each(cases)("$name: a retryable ModelServiceError naming the cut; the session is unchanged", async ({ api, streamed, cut }) => {
-    const agent = new ChatClientAgent({ client: openai({ api, maxRetries: 0 }) });
-    const session = agent.createSession({ kind: "local" });
-    const before = JSON.stringify(session);
-    server.reply(cut);
-    const error = await failure(agent, session, streamed);
-    expect(error).toBeInstanceOf(ModelServiceError);
-    const e = error as ModelServiceError;
-    expect(e.message).toMatch(/^the connection to openai was cut before the answer was complete: /);
-    expect(e.details).toMatchObject({ provider: "openai", retryable: true });
-    expect(e.status).toBeUndefined();
-    expect(JSON.stringify(session)).toBe(before);
-  });
+  it.each(cases)(
+    "$name: a retryable ModelServiceError naming the cut; the session is unchanged",
+    async ({ api, streamed, cut }) => {
+      const agent = new ChatClientAgent({ client: openai({ api, maxRetries: 0 }) });
+      const session = agent.createSession({ kind: "local" });
+      const before = JSON.stringify(session);
+      server.reply(cut);
+      const error = await failure(agent, session, streamed);
+      expect(error).toBeInstanceOf(ModelServiceError);
+      const e = error as ModelServiceError;
+      expect(e.message).toMatch(/^the connection to openai was cut before the answer was complete: /);
+      expect(e.details).toMatchObject({ provider: "openai", retryable: true });
+      expect(e.status).toBeUndefined();
+      expect(JSON.stringify(session)).toBe(before);
+    },
+  );
 
   it("non-streamed: retried, and the retry's answer is stored", async () => {
     const agent = new ChatClientAgent({ client: openai({ maxRetries: 1 }) });
@@ -81,7 +102,8 @@ describe("a connection cut mid-response", () => {
     const [role] = streamedTextChunks(["Hi"]);
     server.reply({ cut: sse([role]), as: "sse" }, { sse: chatSse(streamedTextChunks(["Hi ", "there."])) });
     const texts: string[] = [];
-    for await (const u of agent.runStream("Hello")) for (const c of u.contents) if (c.$type === "text") texts.push(c.text);
+    for await (const u of agent.runStream("Hello"))
+      for (const c of u.contents) if (c.$type === "text") texts.push(c.text);
     expect(texts.join("")).toBe("Hi there.");
     expect(server.requests).toHaveLength(2);
 
@@ -94,21 +116,41 @@ describe("a connection cut mid-response", () => {
 });
 
 describe("an error frame inside a 200 stream", () => {
-  it("Chat Completions ({\"error\": ...} chunk): reported as the service's mid-stream error, not as unreachable", async () => {
+  it('Chat Completions ({"error": ...} chunk): reported as the service\'s mid-stream error, not as unreachable', async () => {
     const agent = new ChatClientAgent({ client: openai({ maxRetries: 0 }) });
     const [role, delta] = streamedTextChunks(["Hel"]);
-    server.reply({ sse: sse([role, delta, { error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } }]) });
+    server.reply({
+      sse: sse([
+        role,
+        delta,
+        {
+          error: {
+            message: "The server had an error while processing your request.",
+            type: "server_error",
+            param: null,
+            code: null,
+          },
+        },
+      ]),
+    });
     const error = (await failure(agent, agent.createSession(), true)) as ModelServiceError;
     expect(error).toBeInstanceOf(ModelServiceError);
-    expect(error.message).toMatch(/^openai reported an error in the middle of its streamed answer: The server had an error/);
+    expect(error.message).toMatch(
+      /^openai reported an error in the middle of its streamed answer: The server had an error/,
+    );
     expect(error.message).not.toMatch(/could not reach/);
-    expect(error.details).toMatchObject({ serviceMessage: "The server had an error while processing your request.", retryable: true });
+    expect(error.details).toMatchObject({
+      serviceMessage: "The server had an error while processing your request.",
+      retryable: true,
+    });
   });
 
   it("Responses (event: error): the same, with the service's code", async () => {
     const agent = new ChatClientAgent({ client: openai({ api: "responses", maxRetries: 0 }) });
     const events = responsesSse(streamedResponseEvents("resp_err", ["Hel"]).slice(0, 3));
-    server.reply({ sse: `${events}event: error\ndata: ${JSON.stringify({ type: "error", code: "rate_limit_exceeded", message: "Rate limit reached for gpt-4.1-mini.", param: null, sequence_number: 3 })}\n\n` });
+    server.reply({
+      sse: `${events}event: error\ndata: ${JSON.stringify({ type: "error", code: "rate_limit_exceeded", message: "Rate limit reached for gpt-4.1-mini.", param: null, sequence_number: 3 })}\n\n`,
+    });
     const error = (await failure(agent, agent.createSession({ kind: "hosted" }), true)) as ModelServiceError;
     expect(error).toBeInstanceOf(ModelServiceError);
     expect(error.message).not.toMatch(/could not reach/);
@@ -128,32 +170,52 @@ describe("one retry policy", () => {
 
   it("OpenAI: a 429 is retried (its retry-after kept on the error); a 400 is not", async () => {
     const client = openai({ maxRetries: 1 });
-    server.reply({ status: 429, json: { error: { message: "Slow down", type: "tokens", code: "rate_limit_exceeded" } }, headers: { "retry-after-ms": "20" } }, { json: chatCompletion({ content: "OK" }) });
+    server.reply(
+      {
+        status: 429,
+        json: { error: { message: "Slow down", type: "tokens", code: "rate_limit_exceeded" } },
+        headers: { "retry-after-ms": "20" },
+      },
+      { json: chatCompletion({ content: "OK" }) },
+    );
     expect((await new ChatClientAgent({ client }).run("hi")).text).toBe("OK");
     expect(server.requests).toHaveLength(2);
 
     server.requests.splice(0);
-    server.reply({ status: 429, json: { error: { message: "Slow down", type: "tokens", code: "rate_limit_exceeded" } }, headers: { "retry-after-ms": "20" } });
+    server.reply({
+      status: 429,
+      json: { error: { message: "Slow down", type: "tokens", code: "rate_limit_exceeded" } },
+      headers: { "retry-after-ms": "20" },
+    });
     const limited = await new ChatClientAgent({ client: openai({ maxRetries: 0 }) }).run("hi").catch((e: unknown) => e);
     expect(limited).toMatchObject({ details: { status: 429, retryable: true, retryAfterMs: 20 } });
 
     server.requests.splice(0);
     server.reply({ status: 400, json: { error: { message: "Bad input", type: "invalid_request_error", code: null } } });
-    await expect(new ChatClientAgent({ client }).run("hi")).rejects.toMatchObject({ details: { status: 400, retryable: false } });
+    await expect(new ChatClientAgent({ client }).run("hi")).rejects.toMatchObject({
+      details: { status: 400, retryable: false },
+    });
     expect(server.requests).toHaveLength(1);
   });
 
   const generated = (text: string): LanguageModelV4GenerateResult => ({
     content: [{ type: "text", text }],
     finishReason: { unified: "stop", raw: undefined },
-    usage: { inputTokens: { total: 3, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: undefined, reasoning: undefined } },
+    usage: {
+      inputTokens: { total: 3, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 1, text: undefined, reasoning: undefined },
+    },
     warnings: [],
   });
-  const apiError = (statusCode: number, isRetryable: boolean) => Object.assign(new Error(`HTTP ${statusCode}`), { name: "AI_APICallError", statusCode, isRetryable });
+  const apiError = (statusCode: number, isRetryable: boolean) =>
+    Object.assign(new Error(`HTTP ${statusCode}`), { name: "AI_APICallError", statusCode, isRetryable });
 
   it("AI SDK: a retryable failure or a cut connection is retried; a refused request is not", async () => {
     let calls = 0;
-    const failures = [apiError(503, true), new TypeError("terminated", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) })];
+    const failures = [
+      apiError(503, true),
+      new TypeError("terminated", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) }),
+    ];
     const model = new MockLanguageModelV4({
       doGenerate: async () => {
         const failure = failures[calls++];
@@ -164,33 +226,59 @@ describe("one retry policy", () => {
     expect((await new ChatClientAgent({ client: new AISDKChatClient(model) }).run("hi")).text).toBe("third time");
     expect(calls).toBe(3);
 
-    const cut = await new ChatClientAgent({ client: new AISDKChatClient(new MockLanguageModelV4({ doGenerate: async () => Promise.reject(failures[1]) }), { maxRetries: 0 }) }).run("hi").catch((e: unknown) => e);
+    const cut = await new ChatClientAgent({
+      client: new AISDKChatClient(new MockLanguageModelV4({ doGenerate: async () => Promise.reject(failures[1]) }), {
+        maxRetries: 0,
+      }),
+    })
+      .run("hi")
+      .catch((e: unknown) => e);
     expect(cut).toBeInstanceOf(ModelServiceError);
-    expect((cut as ModelServiceError).details).toMatchObject({ retryable: true, serviceMessage: "terminated: other side closed [UND_ERR_SOCKET]" });
+    expect((cut as ModelServiceError).details).toMatchObject({
+      retryable: true,
+      serviceMessage: "terminated: other side closed [UND_ERR_SOCKET]",
+    });
 
     let refused = 0;
-    const strict = new MockLanguageModelV4({ doGenerate: async () => Promise.reject((refused++, apiError(400, false))) });
-    await expect(new ChatClientAgent({ client: new AISDKChatClient(strict) }).run("hi")).rejects.toMatchObject({ details: { status: 400, retryable: false } });
+    const strict = new MockLanguageModelV4({
+      doGenerate: async () => Promise.reject((refused++, apiError(400, false))),
+    });
+    await expect(new ChatClientAgent({ client: new AISDKChatClient(strict) }).run("hi")).rejects.toMatchObject({
+      details: { status: 400, retryable: false },
+    });
     expect(refused).toBe(1);
   });
 
   it("AI SDK: a stream is retried before any output, never after", async () => {
-    const stream = (parts: LanguageModelV4StreamPart[]) => ({ stream: new ReadableStream<LanguageModelV4StreamPart>({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) });
+    const stream = (parts: LanguageModelV4StreamPart[]) => ({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
+        start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()),
+      }),
+    });
     const answer: LanguageModelV4StreamPart[] = [
       { type: "text-start", id: "t" },
       { type: "text-delta", id: "t", delta: "Recovered." },
       { type: "text-end", id: "t" },
     ];
     let calls = 0;
-    const early = new MockLanguageModelV4({ doStream: async () => stream(calls++ === 0 ? [{ type: "error", error: apiError(503, true) }] : answer) });
+    const early = new MockLanguageModelV4({
+      doStream: async () => stream(calls++ === 0 ? [{ type: "error", error: apiError(503, true) }] : answer),
+    });
     let text = "";
-    for await (const u of new ChatClientAgent({ client: new AISDKChatClient(early) }).runStream("hi")) for (const c of u.contents) if (c.$type === "text") text += c.text;
+    for await (const u of new ChatClientAgent({ client: new AISDKChatClient(early) }).runStream("hi"))
+      for (const c of u.contents) if (c.$type === "text") text += c.text;
     expect(text).toBe("Recovered.");
     expect(calls).toBe(2);
 
     let lateCalls = 0;
-    const late = new MockLanguageModelV4({ doStream: async () => (lateCalls++, stream([...answer.slice(0, 2), { type: "error", error: apiError(503, true) }])) });
-    await expect(drain(new ChatClientAgent({ client: new AISDKChatClient(late) }).runStream("hi"))).rejects.toMatchObject({ details: { status: 503, retryable: true } });
+    const late = new MockLanguageModelV4({
+      doStream: async () => (
+        lateCalls++, stream([...answer.slice(0, 2), { type: "error", error: apiError(503, true) }])
+      ),
+    });
+    await expect(
+      drain(new ChatClientAgent({ client: new AISDKChatClient(late) }).runStream("hi")),
+    ).rejects.toMatchObject({ details: { status: 503, retryable: true } });
     expect(lateCalls).toBe(1);
   });
 });
@@ -200,7 +288,10 @@ describe("streamed and non-streamed turns are stored alike", () => {
     const agent = new ChatClientAgent({ client: openai({ maxRetries: 0 }) });
     const plain = agent.createSession();
     const streamed = agent.createSession();
-    const completion = chatCompletion({ content: "Hi Ada!" }, { usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } });
+    const completion = chatCompletion(
+      { content: "Hi Ada!" },
+      { usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } },
+    );
     const chunks = streamedTextChunks(["Hi ", "Ada!"]).map((c) => ({ ...c, id: completion.id }));
     server.reply({ json: completion }, { sse: chatSse(chunks) });
     await agent.run("Hi", plain);
@@ -213,7 +304,10 @@ describe("streamed and non-streamed turns are stored alike", () => {
     const agent = new ChatClientAgent({ client: openai({ api: "responses", maxRetries: 0 }) });
     const plain = agent.createSession({ kind: "local" });
     const streamed = agent.createSession({ kind: "local" });
-    server.reply({ json: response([outputMessage("msg_a", "Hi Ada!")], { id: "resp_same" }) }, { sse: responsesSse(streamedResponseEvents("resp_same", ["Hi ", "Ada!"])) });
+    server.reply(
+      { json: response([outputMessage("msg_a", "Hi Ada!")], { id: "resp_same" }) },
+      { sse: responsesSse(streamedResponseEvents("resp_same", ["Hi ", "Ada!"])) },
+    );
     await agent.run("Hi", plain);
     await drain(agent.runStream("Hi", streamed));
     expect(history(plain)[1].createdAt).toBe("2025-11-26T14:03:12.000Z");
@@ -222,9 +316,18 @@ describe("streamed and non-streamed turns are stored alike", () => {
 
   it("AI SDK: same message, createdAt included", async () => {
     const timestamp = new Date("2026-11-26T10:00:00Z");
-    const usage = { inputTokens: { total: 3, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: undefined, reasoning: undefined } };
+    const usage = {
+      inputTokens: { total: 3, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 2, text: undefined, reasoning: undefined },
+    };
     const model = new MockLanguageModelV4({
-      doGenerate: { content: [{ type: "text", text: "Hi Ada!" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [], response: { id: "gen-same", timestamp, modelId: "mock" } },
+      doGenerate: {
+        content: [{ type: "text", text: "Hi Ada!" }],
+        finishReason: { unified: "stop", raw: undefined },
+        usage,
+        warnings: [],
+        response: { id: "gen-same", timestamp, modelId: "mock" },
+      },
       doStream: async () => ({
         stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(c) {
@@ -254,10 +357,15 @@ describe("streamed and non-streamed turns are stored alike", () => {
 
 describe("Conversations mode leaves no orphan conversation", () => {
   const conversation = { json: { id: "conv_once", object: "conversation", created_at: 1764165792, metadata: {} } };
-  const failed = { status: 500, json: { error: { message: "The server had an error", type: "server_error", code: null } } };
+  const failed = {
+    status: 500,
+    json: { error: { message: "The server had an error", type: "server_error", code: null } },
+  };
 
   it("a failed first turn, then a successful one: one conversation, continued", async () => {
-    const agent = new ChatClientAgent({ client: openai({ api: "responses", hostedConversation: "conversation", maxRetries: 0 }) });
+    const agent = new ChatClientAgent({
+      client: openai({ api: "responses", hostedConversation: "conversation", maxRetries: 0 }),
+    });
     const session = agent.createSession({ kind: "hosted" });
     server.reply(conversation, failed);
     await expect(agent.run("Hi", session)).rejects.toMatchObject({ details: { status: 500 } });
@@ -271,7 +379,10 @@ describe("Conversations mode leaves no orphan conversation", () => {
 
     // Another session's first turn never continues it: it gets a conversation of its own.
     server.requests.splice(0);
-    server.reply({ json: { ...conversation.json, id: "conv_other" } }, { json: response([outputMessage("msg_2", "Hi.")], { id: "resp_2", conversation: "conv_other" }) });
+    server.reply(
+      { json: { ...conversation.json, id: "conv_other" } },
+      { json: response([outputMessage("msg_2", "Hi.")], { id: "resp_2", conversation: "conv_other" }) },
+    );
     const other = agent.createSession({ kind: "hosted" });
     await agent.run("Hi", other);
     expect(server.requests.map((r) => r.path)).toEqual(["/v1/conversations", "/v1/responses"]);
@@ -279,7 +390,9 @@ describe("Conversations mode leaves no orphan conversation", () => {
   });
 
   it("a first turn the client retries itself, streamed: one conversation", async () => {
-    const agent = new ChatClientAgent({ client: openai({ api: "responses", hostedConversation: "conversation", maxRetries: 1 }) });
+    const agent = new ChatClientAgent({
+      client: openai({ api: "responses", hostedConversation: "conversation", maxRetries: 1 }),
+    });
     const session = agent.createSession({ kind: "hosted" });
     server.reply(conversation, failed, { sse: responsesSse(streamedResponseEvents("resp_2", ["Hello."])) });
     await drain(agent.runStream("Hi", session));

@@ -49,23 +49,38 @@ export async function startOpenAIServer(): Promise<OpenAITestServer> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const text = Buffer.concat(chunks).toString("utf8");
-      requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} });
+      requests.push({
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      });
       const next = queue.shift();
       if (!next) {
         res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: `test server: no reply queued for ${req.method} ${req.url}`, type: "server_error" } }));
+        res.end(
+          JSON.stringify({
+            error: { message: `test server: no reply queued for ${req.method} ${req.url}`, type: "server_error" },
+          }),
+        );
         return;
       }
       if ("hold" in next) {
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
         res.write(next.hold);
-        const entry = { endedByServer: false, clientLeft: new Promise<void>((resolve) => res.on("close", () => resolve())) };
+        const entry = {
+          endedByServer: false,
+          clientLeft: new Promise<void>((resolve) => res.on("close", () => resolve())),
+        };
         res.on("finish", () => (entry.endedByServer = true));
         held.push(entry);
       } else if ("cut" in next) {
         const type = next.as === "sse" ? "text/event-stream" : "application/json";
         // The declared length promises more than is sent, so the client must notice the cut.
-        res.writeHead(200, { "content-type": type, ...(next.as === "json" ? { "content-length": String(Buffer.byteLength(next.cut) * 2) } : {}) });
+        res.writeHead(200, {
+          "content-type": type,
+          ...(next.as === "json" ? { "content-length": String(Buffer.byteLength(next.cut) * 2) } : {}),
+        });
         res.write(next.cut, () => setImmediate(() => res.socket?.destroy()));
       } else if ("sse" in next) {
         res.writeHead(next.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

@@ -42,7 +42,12 @@ const clients: Record<string, () => Held> = {
     server.reply({ hold: [role, delta].map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") });
     const index = server.held.length;
     return {
-      client: new OpenAIChatClient({ model: "gpt-4.1-mini", baseURL: server.baseURL, apiKey: "test-key", maxRetries: 0 }),
+      client: new OpenAIChatClient({
+        model: "gpt-4.1-mini",
+        baseURL: server.baseURL,
+        apiKey: "test-key",
+        maxRetries: 0,
+      }),
       left: () => server.held[index].clientLeft,
       stillOpen: () => !server.held[index].endedByServer,
     };
@@ -51,7 +56,13 @@ const clients: Record<string, () => Held> = {
     server.reply({ hold: responsesSse(streamedResponseEvents("resp_held", ["Hello "]).slice(0, 3)) }); // created, item added, one delta
     const index = server.held.length;
     return {
-      client: new OpenAIChatClient({ model: "gpt-4.1-mini", api: "responses", baseURL: server.baseURL, apiKey: "test-key", maxRetries: 0 }),
+      client: new OpenAIChatClient({
+        model: "gpt-4.1-mini",
+        api: "responses",
+        baseURL: server.baseURL,
+        apiKey: "test-key",
+        maxRetries: 0,
+      }),
       left: () => server.held[index].clientLeft,
       stillOpen: () => !server.held[index].endedByServer,
     };
@@ -64,7 +75,11 @@ const clients: Record<string, () => Held> = {
         stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(controller) {
             controller.enqueue({ type: "stream-start", warnings: [] });
-            controller.enqueue({ type: "response-metadata", id: "held-1", timestamp: new Date("2026-11-26T10:00:00Z") });
+            controller.enqueue({
+              type: "response-metadata",
+              id: "held-1",
+              timestamp: new Date("2026-11-26T10:00:00Z"),
+            });
             controller.enqueue({ type: "text-start", id: "t" });
             for (const delta of words) controller.enqueue({ type: "text-delta", id: "t", delta });
             // ...and nothing more: the model keeps thinking.
@@ -77,7 +92,9 @@ const clients: Record<string, () => Held> = {
     return { client: new AISDKChatClient(model, { maxRetries: 0 }), left: () => left };
   },
   scripted: () => ({
-    client: new ScriptedChatClient({ rules: [{ when: /.*/, reply: "Hello there, Ada. This answer has many words to stream." }] }),
+    client: new ScriptedChatClient({
+      rules: [{ when: /.*/, reply: "Hello there, Ada. This answer has many words to stream." }],
+    }),
     left: () => Promise.resolve(),
   }),
 };
@@ -85,7 +102,10 @@ const clients: Record<string, () => Held> = {
 const hasText = (u: AgentResponseUpdate) => u.contents.some((c) => c.$type === "text" && c.text !== "");
 
 /** The ways a consumer stops; each resolves or rejects as `withSession`'s fn would. */
-const ways: Record<string, { stop: (agent: ChatClientAgent, session: AgentSession) => Promise<unknown>; rejects?: RegExp }> = {
+const ways: Record<
+  string,
+  { stop: (agent: ChatClientAgent, session: AgentSession) => Promise<unknown>; rejects?: RegExp }
+> = {
   "an early break": {
     stop: async (agent, session) => {
       for await (const u of agent.runStream("Say hello", session)) if (hasText(u)) break;
@@ -101,13 +121,15 @@ const ways: Record<string, { stop: (agent: ChatClientAgent, session: AgentSessio
   "an abort signal": {
     stop: async (agent, session) => {
       const tab = new AbortController();
-      for await (const u of agent.runStream("Say hello", session, { signal: tab.signal })) if (hasText(u)) tab.abort(new Error("the tab was closed"));
+      for await (const u of agent.runStream("Say hello", session, { signal: tab.signal }))
+        if (hasText(u)) tab.abort(new Error("the tab was closed"));
     },
     rejects: /the tab was closed/,
   },
   "a consumer that throws": {
     stop: async (agent, session) => {
-      for await (const u of agent.runStream("Say hello", session)) if (hasText(u)) throw new Error("the consumer failed");
+      for await (const u of agent.runStream("Say hello", session))
+        if (hasText(u)) throw new Error("the consumer failed");
     },
     rejects: /the consumer failed/,
   },
@@ -118,7 +140,9 @@ describe.each(Object.keys(clients))("%s: a consumer that stops mid-stream", (cli
     const held = clients[clientName]();
     const way = ways[wayName];
     const store = new MemorySessionStore();
-    await withSession(store, "tab-1", (session) => new ChatClientAgent({ client: new ScriptedChatClient() }).run("Earlier question", session));
+    await withSession(store, "tab-1", (session) =>
+      new ChatClientAgent({ client: new ScriptedChatClient() }).run("Earlier question", session),
+    );
     const before = JSON.stringify((await store.get("tab-1"))!.session);
 
     const agent = new ChatClientAgent({ client: held.client });

@@ -60,46 +60,74 @@ describe("the issue's cases", () => {
   });
 
   it("an added tagged member (its own $type) is compatible", () => {
-    expectCompatible(obj({ oneOf: [text, data] }), obj({ oneOf: [text, data, tagged("Image", { src: { type: "string" } })] }));
+    expectCompatible(
+      obj({ oneOf: [text, data] }),
+      obj({ oneOf: [text, data, tagged("Image", { src: { type: "string" } })] }),
+    );
   });
 
   it("a widened pattern is compatible; a narrowed one breaks with a string only the old pattern accepts", () => {
     expectCompatible(obj({ type: "string", pattern: "^[a-z]+$" }), obj({ type: "string", pattern: "^[a-z0-9]+$" }));
-    const a = expectBreaking(obj({ type: "string", pattern: "^[a-z0-9]+$" }), obj({ type: "string", pattern: "^[a-z]+$" }));
+    const a = expectBreaking(
+      obj({ type: "string", pattern: "^[a-z0-9]+$" }),
+      obj({ type: "string", pattern: "^[a-z]+$" }),
+    );
     expect((a.changes[0].witness!.document as { x: string }).x).toMatch(/\d/);
   });
 
   it("exclusiveMinimum 0 and minimum 1 on integers are the same: compatible both ways", () => {
     expectCompatible(obj({ type: "integer", exclusiveMinimum: 0 }), obj({ type: "integer", minimum: 1 }));
     expectCompatible(obj({ type: "integer", minimum: 1 }), obj({ type: "integer", exclusiveMinimum: 0 }));
-    expect(expectBreaking(obj({ type: "number", exclusiveMinimum: 0 }), obj({ type: "number", minimum: 1 })).changes[0].witness!.document).toEqual({
+    expect(
+      expectBreaking(obj({ type: "number", exclusiveMinimum: 0 }), obj({ type: "number", minimum: 1 })).changes[0]
+        .witness!.document,
+    ).toEqual({
       x: 0.5,
     });
   });
 
   it("tuple items are analysed by position", () => {
-    const tuple = (second: unknown) => obj({ type: "array", items: [{ type: "string" }, second], additionalItems: false });
+    const tuple = (second: unknown) =>
+      obj({ type: "array", items: [{ type: "string" }, second], additionalItems: false });
     expectCompatible(tuple({ type: "integer" }), tuple({ type: "number" }));
     const a = expectBreaking(tuple({ type: "number" }), tuple({ type: "integer" }));
     expect(a.changes[0].pointer).toBe("/x/1");
   });
 
   it("a closed tuple is explained as such, not as 'no item accepted'", () => {
-    const a = expectBreaking(obj({ type: "array", items: [{ type: "string" }] }), obj({ type: "array", items: [{ type: "string" }], additionalItems: false }));
+    const a = expectBreaking(
+      obj({ type: "array", items: [{ type: "string" }] }),
+      obj({ type: "array", items: [{ type: "string" }], additionalItems: false }),
+    );
     expect(a.changes[0].message).toContain("additionalItems");
     expect(a.changes[0].message).not.toContain("no value is accepted");
     expect((a.changes[0].witness!.document as { x: unknown[] }).x.length).toBeGreaterThan(1);
   });
 
   it("constraints implied by existing ones are compatible (minLength by a pattern, maxLength by an enum)", () => {
-    expectCompatible(obj({ type: "string", pattern: "^[a-z]{3}$" }), obj({ type: "string", pattern: "^[a-z]{3}$", minLength: 2 }));
-    expectCompatible(obj({ type: "string", enum: ["ab", "abc"] }), obj({ type: "string", enum: ["ab", "abc"], maxLength: 3 }));
-    expectBreaking(obj({ type: "string", enum: ["ab", "abcd"] }), obj({ type: "string", enum: ["ab", "abcd"], maxLength: 3 }));
+    expectCompatible(
+      obj({ type: "string", pattern: "^[a-z]{3}$" }),
+      obj({ type: "string", pattern: "^[a-z]{3}$", minLength: 2 }),
+    );
+    expectCompatible(
+      obj({ type: "string", enum: ["ab", "abc"] }),
+      obj({ type: "string", enum: ["ab", "abc"], maxLength: 3 }),
+    );
+    expectBreaking(
+      obj({ type: "string", enum: ["ab", "abcd"] }),
+      obj({ type: "string", enum: ["ab", "abcd"], maxLength: 3 }),
+    );
   });
 
   it("an added pattern every date-time already matches is compatible", () => {
-    expectCompatible(obj({ type: "string", format: "date-time" }), obj({ type: "string", format: "date-time", pattern: "^\\d{4}-\\d{2}-" }));
-    expectBreaking(obj({ type: "string", format: "date-time" }), obj({ type: "string", format: "date-time", pattern: "Z$" }));
+    expectCompatible(
+      obj({ type: "string", format: "date-time" }),
+      obj({ type: "string", format: "date-time", pattern: "^\\d{4}-\\d{2}-" }),
+    );
+    expectBreaking(
+      obj({ type: "string", format: "date-time" }),
+      obj({ type: "string", format: "date-time", pattern: "Z$" }),
+    );
   });
 });
 
@@ -109,17 +137,83 @@ describe("each keyword family, both directions, with witnesses", () => {
     ["nullable", { type: "string" }, { type: ["string", "null"] }, { type: ["string", "null"] }, { type: "string" }],
     ["enum", { enum: ["a"] }, { enum: ["a", "b"] }, { enum: ["a", "b"] }, { enum: ["a"] }],
     ["const", { const: "a" }, { enum: ["a", "b"] }, { type: "string" }, { const: "a" }],
-    ["minimum", { type: "number", minimum: 1 }, { type: "number", minimum: 0 }, { type: "number", minimum: 0 }, { type: "number", minimum: 1 }],
-    ["maximum", { type: "integer", maximum: 5 }, { type: "integer", exclusiveMaximum: 6 }, { type: "integer", maximum: 5 }, { type: "integer", maximum: 4 }],
-    ["multipleOf", { type: "number", multipleOf: 4 }, { type: "number", multipleOf: 2 }, { type: "number", multipleOf: 2 }, { type: "number", multipleOf: 4 }],
-    ["minLength", { type: "string", minLength: 2 }, { type: "string", minLength: 1 }, { type: "string" }, { type: "string", minLength: 1 }],
-    ["maxLength", { type: "string", maxLength: 5 }, { type: "string", maxLength: 6 }, { type: "string", maxLength: 6 }, { type: "string", maxLength: 5 }],
-    ["format", { type: "string", format: "date-time" }, { type: "string" }, { type: "string" }, { type: "string", format: "date-time" }],
-    ["pattern", { type: "string", pattern: "^ab" }, { type: "string", pattern: "^a" }, { type: "string", pattern: "^a" }, { type: "string", pattern: "^ab" }],
-    ["minItems", { type: "array", minItems: 2 }, { type: "array", minItems: 1 }, { type: "array" }, { type: "array", minItems: 1 }],
-    ["maxItems", { type: "array", maxItems: 2 }, { type: "array", maxItems: 3 }, { type: "array", maxItems: 3 }, { type: "array", maxItems: 2 }],
-    ["uniqueItems", { type: "array", uniqueItems: true }, { type: "array" }, { type: "array", items: { type: "integer" } }, { type: "array", items: { type: "integer" }, uniqueItems: true }],
-    ["items", { type: "array", items: { type: "integer" } }, { type: "array", items: { type: "number" } }, { type: "array", items: { type: "number" } }, { type: "array", items: { type: "integer" } }],
+    [
+      "minimum",
+      { type: "number", minimum: 1 },
+      { type: "number", minimum: 0 },
+      { type: "number", minimum: 0 },
+      { type: "number", minimum: 1 },
+    ],
+    [
+      "maximum",
+      { type: "integer", maximum: 5 },
+      { type: "integer", exclusiveMaximum: 6 },
+      { type: "integer", maximum: 5 },
+      { type: "integer", maximum: 4 },
+    ],
+    [
+      "multipleOf",
+      { type: "number", multipleOf: 4 },
+      { type: "number", multipleOf: 2 },
+      { type: "number", multipleOf: 2 },
+      { type: "number", multipleOf: 4 },
+    ],
+    [
+      "minLength",
+      { type: "string", minLength: 2 },
+      { type: "string", minLength: 1 },
+      { type: "string" },
+      { type: "string", minLength: 1 },
+    ],
+    [
+      "maxLength",
+      { type: "string", maxLength: 5 },
+      { type: "string", maxLength: 6 },
+      { type: "string", maxLength: 6 },
+      { type: "string", maxLength: 5 },
+    ],
+    [
+      "format",
+      { type: "string", format: "date-time" },
+      { type: "string" },
+      { type: "string" },
+      { type: "string", format: "date-time" },
+    ],
+    [
+      "pattern",
+      { type: "string", pattern: "^ab" },
+      { type: "string", pattern: "^a" },
+      { type: "string", pattern: "^a" },
+      { type: "string", pattern: "^ab" },
+    ],
+    [
+      "minItems",
+      { type: "array", minItems: 2 },
+      { type: "array", minItems: 1 },
+      { type: "array" },
+      { type: "array", minItems: 1 },
+    ],
+    [
+      "maxItems",
+      { type: "array", maxItems: 2 },
+      { type: "array", maxItems: 3 },
+      { type: "array", maxItems: 3 },
+      { type: "array", maxItems: 2 },
+    ],
+    [
+      "uniqueItems",
+      { type: "array", uniqueItems: true },
+      { type: "array" },
+      { type: "array", items: { type: "integer" } },
+      { type: "array", items: { type: "integer" }, uniqueItems: true },
+    ],
+    [
+      "items",
+      { type: "array", items: { type: "integer" } },
+      { type: "array", items: { type: "number" } },
+      { type: "array", items: { type: "number" } },
+      { type: "array", items: { type: "integer" } },
+    ],
     [
       "additionalProperties (schema)",
       { type: "object", additionalProperties: { type: "integer" } },
@@ -127,7 +221,13 @@ describe("each keyword family, both directions, with witnesses", () => {
       { type: "object", additionalProperties: { type: "number" } },
       { type: "object", additionalProperties: { type: "integer" } },
     ],
-    ["additionalProperties (boolean)", { type: "object", additionalProperties: false }, { type: "object" }, { type: "object" }, { type: "object", additionalProperties: false }],
+    [
+      "additionalProperties (boolean)",
+      { type: "object", additionalProperties: false },
+      { type: "object" },
+      { type: "object" },
+      { type: "object", additionalProperties: false },
+    ],
     [
       "required, nested",
       { type: "object", properties: { a: obj({ type: "string" }) }, required: ["a"] },
@@ -164,7 +264,10 @@ describe("each keyword family, both directions, with witnesses", () => {
   it("$ref: a renamed definition with equal content is no change; a changed target breaks", () => {
     const v1 = { definitions: { Name: { type: "string" } }, ...obj({ $ref: "#/definitions/Name" }) };
     const renamed = { definitions: { Label: { type: "string" } }, ...obj({ $ref: "#/definitions/Label" }) };
-    const narrowed = { definitions: { Name: { type: "string", maxLength: 3 } }, ...obj({ $ref: "#/definitions/Name" }) };
+    const narrowed = {
+      definitions: { Name: { type: "string", maxLength: 3 } },
+      ...obj({ $ref: "#/definitions/Name" }),
+    };
     expect(assessCompatibility(v1, renamed)).toMatchObject({ verdict: "compatible", changes: [] });
     expectBreaking(v1, narrowed);
   });
@@ -176,7 +279,11 @@ describe("each keyword family, both directions, with witnesses", () => {
   });
 
   it("a removed property of a closed object breaks: the witness holds it", () => {
-    const old = { type: "object", properties: { a: { type: "string" }, b: { type: "integer" } }, additionalProperties: false };
+    const old = {
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "integer" } },
+      additionalProperties: false,
+    };
     const a = expectBreaking(old, { ...old, properties: { a: { type: "string" } } });
     expect(a.changes.find((c) => c.kind === "breaking")!.witness!.document).toHaveProperty("b");
   });
@@ -184,14 +291,18 @@ describe("each keyword family, both directions, with witnesses", () => {
 
 describe("cannot decide: never a guess", () => {
   it("a pattern the automata can not read (a backreference) is undecided, with keyword and pointer", () => {
-    const a = assessCompatibility(obj({ type: "string" }), obj({ type: "string", pattern: "^(a)\\1$" }), { samples: 20 });
+    const a = assessCompatibility(obj({ type: "string" }), obj({ type: "string", pattern: "^(a)\\1$" }), {
+      samples: 20,
+    });
     expect(a.verdict).not.toBe("compatible");
     const change = a.changes.find((c) => c.kind !== "compatible")!;
     expect(change).toMatchObject({ keyword: "pattern", pointer: "/x" });
   });
 
   it("a breaking rule with no document to show it is reported as undecided (an unknown keyword no validator reads)", () => {
-    const a = assessCompatibility(obj({ type: "string", "acme-rule": 1 }), obj({ type: "string", "acme-rule": 2 }), { samples: 20 });
+    const a = assessCompatibility(obj({ type: "string", "acme-rule": 1 }), obj({ type: "string", "acme-rule": 2 }), {
+      samples: 20,
+    });
     expect(a.verdict).toBe("undecided");
     expect(a.changes[0]).toMatchObject({ kind: "undecided", keyword: "acme-rule", pointer: "/x" });
     expect(a.changes[0].message).toContain("cannot decide");
@@ -218,7 +329,9 @@ describe("sampling: the second line of defence", () => {
     expect(accepts(next, counter.witness!.document)).toBe(false);
     // The same seed draws the same counterexample.
     const again = assessCompatibility(old, next, { oldSlots: [slot], newSlots: [slot], seed: 7, samples: 30 });
-    expect(again.changes.find((c) => c.rule === "sampled-counterexample")!.witness!.document).toEqual(counter.witness!.document);
+    expect(again.changes.find((c) => c.rule === "sampled-counterexample")!.witness!.document).toEqual(
+      counter.witness!.document,
+    );
   });
 
   it("a compatible change is sampled and stays compatible; samples: 0 turns sampling off", () => {
@@ -228,7 +341,11 @@ describe("sampling: the second line of defence", () => {
     expect(a.sampling).toMatchObject({ seed: 3, timedOut: false });
     expect(a.sampling!.drawn).toBeGreaterThan(0);
     // Sampling off is said, never silent (issue #26): 0 drawn, with a warning.
-    expect(assessCompatibility(old, widened, { samples: 0 }).sampling).toMatchObject({ drawn: 0, accepted: 0, warning: expect.stringContaining("turned off") });
+    expect(assessCompatibility(old, widened, { samples: 0 }).sampling).toMatchObject({
+      drawn: 0,
+      accepted: 0,
+      warning: expect.stringContaining("turned off"),
+    });
   });
 
   it("identical schemas are not sampled", () => {

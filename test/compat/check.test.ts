@@ -12,7 +12,14 @@ import {
   runCompatibilityCheck,
   validateFixture,
 } from "../../generator/compat/check.js";
-import { frozenHash, readLock, readRetired, recordFrozen, retireType, unfreeze } from "../../generator/compat/history.js";
+import {
+  frozenHash,
+  readLock,
+  readRetired,
+  recordFrozen,
+  retireType,
+  unfreeze,
+} from "../../generator/compat/history.js";
 import { TempProject, typeSchema } from "./helpers.js";
 
 let p: TempProject;
@@ -24,7 +31,13 @@ afterEach(() => {
 });
 
 function check(migrations: DeclaredMigration[] = [], extra: Partial<CheckOptions> = {}): Failure[] {
-  return checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations, cwd: p.root, ...extra });
+  return checkCompatibility({
+    schemasDir: p.schemasDir,
+    fixturesDir: p.fixturesDir,
+    migrations,
+    cwd: p.root,
+    ...extra,
+  });
 }
 
 function validateWith(schema: Record<string, unknown>, value: unknown): boolean {
@@ -35,9 +48,13 @@ function summary(failures: Failure[]): string[] {
   return failures.map((f) => `${f.type} ${f.rule} ${f.pointer}`);
 }
 
-const summaryV1 = (): Record<string, unknown> => typeSchema("SummaryState", 1, { summary: { type: "string" } }, ["summary"]);
+const summaryV1 = (): Record<string, unknown> =>
+  typeSchema("SummaryState", 1, { summary: { type: "string" } }, ["summary"]);
 const summaryV2 = (props: Record<string, unknown> = {}, required: string[] = []): Record<string, unknown> =>
-  typeSchema("SummaryState", 2, { summary: { type: "string" }, turns: { type: "integer" }, ...props }, ["turns", ...required]);
+  typeSchema("SummaryState", 2, { summary: { type: "string" }, turns: { type: "integer" }, ...props }, [
+    "turns",
+    ...required,
+  ]);
 
 /** SummaryState at v1 then v2, generated, locked, with fixtures and the 1 -> 2 migration. */
 function setUpTwoVersions(): DeclaredMigration[] {
@@ -58,7 +75,12 @@ describe("a healthy history", () => {
   it("a compatible change without a version bump passes", () => {
     const migrations = setUpTwoVersions();
     p.current(summaryV2({ note: { type: "string" } }));
-    const report = runCompatibilityCheck({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations, cwd: p.root });
+    const report = runCompatibilityCheck({
+      schemasDir: p.schemasDir,
+      fixturesDir: p.fixturesDir,
+      migrations,
+      cwd: p.root,
+    });
     expect(report.failures).toEqual([]);
     expect(report.compared).toHaveLength(1);
     expect(report.compared[0].changes.map((c) => c.rule)).toEqual(["add-optional-property"]);
@@ -69,7 +91,13 @@ describe("frozen files and the lock", () => {
   it("update mode records new frozen files in frozen.lock.json (canonical sha256)", () => {
     p.generate(summaryV1());
     p.fixture("SummaryState", "v1.json", { $type: "SummaryState", summary: "hi" });
-    const report = runCompatibilityCheck({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations: [], update: true, cwd: p.root });
+    const report = runCompatibilityCheck({
+      schemasDir: p.schemasDir,
+      fixturesDir: p.fixturesDir,
+      migrations: [],
+      update: true,
+      cwd: p.root,
+    });
     expect(report.failures).toEqual([]);
     expect(report.recorded).toEqual(["ProviderState/SummaryState/v1.schema.json"]);
     const lock = readLock(p.schemasDir);
@@ -136,7 +164,10 @@ describe("breaking changes without a version bump", () => {
     const migrations = setUpTwoVersions();
     p.current(summaryV2({}, ["summary"])); // summary: optional -> required, still version 2
     // the v2 golden fixture has no summary: it is a stored value the change would reject
-    expect(summary(check(migrations))).toEqual(["SummaryState invalid-fixture /summary", "SummaryState make-required /summary"]);
+    expect(summary(check(migrations))).toEqual([
+      "SummaryState invalid-fixture /summary",
+      "SummaryState make-required /summary",
+    ]);
     p.fixture("SummaryState", "v2.json", { $type: "SummaryState", $version: 2, turns: 3, summary: "s" });
     const failures = check(migrations);
     expect(failures).toHaveLength(1);
@@ -148,7 +179,9 @@ describe("breaking changes without a version bump", () => {
 
   it("the example from the issue: a required property added at the same version", () => {
     p.generate(typeSchema("SummaryState", 2, { turns: { type: "integer" } }, ["turns"]));
-    p.current(typeSchema("SummaryState", 2, { turns: { type: "integer" }, summary: { type: "string" } }, ["turns", "summary"]));
+    p.current(
+      typeSchema("SummaryState", 2, { turns: { type: "integer" }, summary: { type: "string" } }, ["turns", "summary"]),
+    );
     p.fixture("SummaryState", "v2.json", { $type: "SummaryState", $version: 2, turns: 1 });
     recordFrozen(p.schemasDir);
     // v2 has no history before it here, so only the breaking change (and the now-invalid fixture) fail.
@@ -189,7 +222,9 @@ describe("verdicts by meaning: witnesses, undecided changes, sampling", () => {
     expect(String(doc.summary).length).toBe(4);
     expect(validateWith(summaryV2(), doc)).toBe(true);
     expect(validateWith(summaryV2({ summary: { type: "string", maxLength: 3 } }), doc)).toBe(false);
-    expect(formatFailures(failures)).toMatch(/\n {4}witness \(built from the change; the old schema accepts it, the new one rejects it\): \{.*"summary":"aaaa"/);
+    expect(formatFailures(failures)).toMatch(
+      /\n {4}witness \(built from the change; the old schema accepts it, the new one rejects it\): \{.*"summary":"aaaa"/,
+    );
   });
 
   it("a change the check can not decide fails with its keyword and pointer, and says so", () => {
@@ -200,7 +235,11 @@ describe("verdicts by meaning: witnesses, undecided changes, sampling", () => {
     p.current(summaryV2({ summary: { type: "string", pattern: "^[a-z]+$" } }));
     const failures = check();
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatchObject({ pointer: "/summary", rule: "cannot-decide", change: { keyword: "pattern", kind: "undecided" } });
+    expect(failures[0]).toMatchObject({
+      pointer: "/summary",
+      rule: "cannot-decide",
+      change: { keyword: "pattern", kind: "undecided" },
+    });
     expect(failures[0].witness).toBeUndefined();
     expect(failures[0].fix).toContain("can not tell whether every stored value still validates");
     expect(failures[0].fix).toContain("bump SummaryState to version 3");
@@ -217,7 +256,11 @@ describe("verdicts by meaning: witnesses, undecided changes, sampling", () => {
     const skipped = runCompatibilityCheck({ ...options, sampling: { totalTimeBudgetMs: 0 } });
     expect(skipped.compared[0].verdict).toBe("compatible");
     // Skipped sampling is reported, never silent (issue #26).
-    expect(skipped.compared[0].sampling).toMatchObject({ drawn: 0, budget: "sampling", warning: expect.stringContaining("time budget") });
+    expect(skipped.compared[0].sampling).toMatchObject({
+      drawn: 0,
+      budget: "sampling",
+      warning: expect.stringContaining("time budget"),
+    });
     expect(skipped.warnings).toEqual([expect.stringContaining("no document was sampled")]);
   });
 });
@@ -231,8 +274,12 @@ describe("version bumps need migrations", () => {
     recordFrozen(p.schemasDir);
     const failures = check([]);
     expect(summary(failures)).toEqual(["SummaryState missing-migration "]);
-    expect(failures[0].message).toBe("current version 2 has no migration from version 1: sessions stored at version 1 can not be read");
-    expect(failures[0].fix).toBe('add a migration 1 -> 2 (defineMigration({ type: "SummaryState", from: 1, to: 2, up }))');
+    expect(failures[0].message).toBe(
+      "current version 2 has no migration from version 1: sessions stored at version 1 can not be read",
+    );
+    expect(failures[0].fix).toBe(
+      'add a migration 1 -> 2 (defineMigration({ type: "SummaryState", from: 1, to: 2, up }))',
+    );
     expect(check([{ type: "SummaryState", from: 1, to: 2 }])).toEqual([]);
   });
 
@@ -257,7 +304,12 @@ describe("version bumps need migrations", () => {
     expect(failures[0].fix).toContain("from: 1, to: 2");
     expect(check([...migrations, { type: "SummaryState", from: 2, to: 3 }])).toEqual([]);
     // a migration that skips a version is a valid path too...
-    expect(check([{ type: "SummaryState", from: 1, to: 3 }, { type: "SummaryState", from: 2, to: 3 }])).toEqual([]);
+    expect(
+      check([
+        { type: "SummaryState", from: 1, to: 3 },
+        { type: "SummaryState", from: 2, to: 3 },
+      ]),
+    ).toEqual([]);
     // ...but every stored version needs one: here v2 is stranded
     const stranded = check([{ type: "SummaryState", from: 1, to: 3 }]);
     expect(summary(stranded)).toEqual(["SummaryState missing-migration "]);
@@ -292,9 +344,14 @@ describe("removed, renamed, retired and reused $type names", () => {
     expect(summary(failures)).toEqual(["OldState removed-type "]);
     expect(failures[0].message).toContain("type removed");
     // The fix names what a user can do: edit retired.json (no internal helper such as retireType).
-    expect(failures[0].fix).toContain('add { "$type": "OldState", "reason": "..." } to the "retired" list of schemas/history/retired.json');
+    expect(failures[0].fix).toContain(
+      'add { "$type": "OldState", "reason": "..." } to the "retired" list of schemas/history/retired.json',
+    );
     expect(failures[0].fix).not.toContain("retireType");
-    fs.writeFileSync(path.join(p.schemasDir, "history/retired.json"), JSON.stringify({ retired: [{ $type: "OldState", reason: "feature dropped" }] }));
+    fs.writeFileSync(
+      path.join(p.schemasDir, "history/retired.json"),
+      JSON.stringify({ retired: [{ $type: "OldState", reason: "feature dropped" }] }),
+    );
     expect(check()).toEqual([]);
   });
 
@@ -327,7 +384,9 @@ describe("removed, renamed, retired and reused $type names", () => {
 
     // Without update: the rename must be recorded (and it needs a migration from the old name).
     expect(summary(check([], { formerNames }))).toEqual(["NewState missing-migration ", "OldState unrecorded-rename "]);
-    expect(check([], { formerNames }).find((f) => f.rule === "missing-migration")!.fix).toContain('renames $type "OldState" v1 to "NewState" v2: defineMigration({ type: "OldState", from: 1, to: { type: "NewState", version: 2 }, up: (v) => v })');
+    expect(check([], { formerNames }).find((f) => f.rule === "missing-migration")!.fix).toContain(
+      'renames $type "OldState" v1 to "NewState" v2: defineMigration({ type: "OldState", from: 1, to: { type: "NewState", version: 2 }, up: (v) => v })',
+    );
 
     const report = runCompatibilityCheck({
       schemasDir: p.schemasDir,
@@ -339,7 +398,9 @@ describe("removed, renamed, retired and reused $type names", () => {
     });
     expect(report.failures).toEqual([]);
     expect(report.retired).toEqual(["OldState"]);
-    expect(readRetired(p.schemasDir)).toEqual([{ $type: "OldState", family: "ProviderState", lastVersion: 1, renamedTo: "NewState" }]);
+    expect(readRetired(p.schemasDir)).toEqual([
+      { $type: "OldState", family: "ProviderState", lastVersion: 1, renamedTo: "NewState" },
+    ]);
     // former names are remembered even when no longer passed in
     expect(check([rename])).toEqual([]);
 
@@ -421,7 +482,12 @@ describe("golden fixtures", () => {
   });
 
   it("family slots that point at other files are left to their own types", () => {
-    const schema = typeSchema("History", 1, { messages: { type: "array", items: { $ref: "../AIContent/AIContent.schema.json" } } }, ["messages"]);
+    const schema = typeSchema(
+      "History",
+      1,
+      { messages: { type: "array", items: { $ref: "../AIContent/AIContent.schema.json" } } },
+      ["messages"],
+    );
     p.generate(schema);
     recordFrozen(p.schemasDir);
     p.fixture("History", "v1.json", { $type: "History", messages: [{ $type: "text", text: "hi" }] });
@@ -431,7 +497,10 @@ describe("golden fixtures", () => {
   it("a slot whose representation changed (opaque -> members) is not a change for the containing type", () => {
     const slots = { meta: { slots: [{ family: "AIContent", path: ["contents", "*"] }] } };
     const opaque = { type: "object", properties: { $type: { type: "string" } }, required: ["$type"] };
-    const members = { type: "object", oneOf: [{ $ref: "../AIContent/text.schema.json" }, { $ref: "../AIContent/data.schema.json" }] };
+    const members = {
+      type: "object",
+      oneOf: [{ $ref: "../AIContent/text.schema.json" }, { $ref: "../AIContent/data.schema.json" }],
+    };
     p.generate(typeSchema("History", 1, { contents: { type: "array", items: opaque } }, ["contents"], slots));
     recordFrozen(p.schemasDir);
     p.current(typeSchema("History", 1, { contents: { type: "array", items: members } }, ["contents"], slots));
@@ -441,15 +510,22 @@ describe("golden fixtures", () => {
 });
 
 describe("fixture validation", () => {
-  const stamped = (): Record<string, unknown> => typeSchema("Stamped", 1, { at: { type: "string", format: "date-time" } }, ["at"]);
+  const stamped = (): Record<string, unknown> =>
+    typeSchema("Stamped", 1, { at: { type: "string", format: "date-time" } }, ["at"]);
   function fixtureProblems(schema: Record<string, unknown>, value: unknown): string[] {
     p.fixture("Stamped", "v1.json", value);
-    return validateFixture(path.join(p.fixturesDir, "Stamped", "v1.json"), "Stamped", 1, schema).map((x) => `${x.pointer} ${x.message}`);
+    return validateFixture(path.join(p.fixturesDir, "Stamped", "v1.json"), "Stamped", 1, schema).map(
+      (x) => `${x.pointer} ${x.message}`,
+    );
   }
 
   it("checks date-time exactly as the runtime does (a real calendar day, a T separator)", () => {
     expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2024-02-29T12:00:00Z" })).toEqual([]);
-    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-02-30T12:00:00Z" })).toEqual(['/at must match format "date-time"']);
-    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-01-31 12:00:00Z" })).toEqual(['/at must match format "date-time"']);
+    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-02-30T12:00:00Z" })).toEqual([
+      '/at must match format "date-time"',
+    ]);
+    expect(fixtureProblems(stamped(), { $type: "Stamped", at: "2025-01-31 12:00:00Z" })).toEqual([
+      '/at must match format "date-time"',
+    ]);
   });
 });

@@ -35,7 +35,13 @@ function mulberry32(seed: number): () => number {
 function schemaFiles(dir: string): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? schemaFiles(path.join(dir, e.name)) : e.name.endsWith(".schema.json") ? [path.join(dir, e.name)] : []))
+    .flatMap((e) =>
+      e.isDirectory()
+        ? schemaFiles(path.join(dir, e.name))
+        : e.name.endsWith(".schema.json")
+          ? [path.join(dir, e.name)]
+          : [],
+    )
     .sort();
 }
 
@@ -49,9 +55,11 @@ function nodes(root: unknown): { node: Obj; at: string[] }[] {
   const walk = (node: unknown, at: string[]): void => {
     if (!isObject(node)) return;
     out.push({ node, at });
-    for (const k of SUBSCHEMA_MAPS) if (isObject(node[k])) for (const [name, child] of Object.entries(node[k] as Obj)) walk(child, [...at, k, name]);
+    for (const k of SUBSCHEMA_MAPS)
+      if (isObject(node[k])) for (const [name, child] of Object.entries(node[k] as Obj)) walk(child, [...at, k, name]);
     for (const k of SUBSCHEMA_ONE) if (isObject(node[k])) walk(node[k], [...at, k]);
-    for (const k of SUBSCHEMA_LIST) if (Array.isArray(node[k])) (node[k] as unknown[]).forEach((child, i) => walk(child, [...at, k, String(i)]));
+    for (const k of SUBSCHEMA_LIST)
+      if (Array.isArray(node[k])) (node[k] as unknown[]).forEach((child, i) => walk(child, [...at, k, String(i)]));
   };
   walk(root, []);
   return out;
@@ -66,7 +74,8 @@ function replaced(root: unknown, at: readonly string[], node: Obj): JsonSchema {
   return copy as JsonSchema;
 }
 
-const typeOf = (n: Obj): string[] => (typeof n.type === "string" ? [n.type] : Array.isArray(n.type) ? (n.type as string[]) : []);
+const typeOf = (n: Obj): string[] =>
+  typeof n.type === "string" ? [n.type] : Array.isArray(n.type) ? (n.type as string[]) : [];
 const plain = (n: Obj): boolean => !("enum" in n) && !("const" in n) && n.$ref === undefined;
 
 /** A keyword family: where it applies, and the (tighter, looser) pair of that node. */
@@ -102,7 +111,8 @@ const FAMILIES: Family[] = [
       const t = typeOf(n);
       if (t.length !== 1 || !plain(n)) return undefined;
       if (t[0] === "number") return { tight: { ...n, type: "integer" }, loose: n };
-      if (t[0] === "string" || t[0] === "integer" || t[0] === "boolean") return { tight: n, loose: { ...n, type: [t[0], "null"] } };
+      if (t[0] === "string" || t[0] === "integer" || t[0] === "boolean")
+        return { tight: n, loose: { ...n, type: [t[0], "null"] } };
       return undefined;
     },
   },
@@ -128,7 +138,8 @@ const FAMILIES: Family[] = [
   {
     name: "string lengths",
     mutate(n) {
-      if (!typeOf(n).includes("string") || !plain(n) || n.format !== undefined || n.pattern !== undefined) return undefined;
+      if (!typeOf(n).includes("string") || !plain(n) || n.format !== undefined || n.pattern !== undefined)
+        return undefined;
       return { tight: { ...n, minLength: 2, maxLength: 6 }, loose: n };
     },
   },
@@ -152,7 +163,8 @@ const FAMILIES: Family[] = [
     name: "additionalProperties",
     mutate(n) {
       if (!isObject(n.properties)) return undefined;
-      if (n.additionalProperties === false) return { tight: n, loose: { ...n, additionalProperties: { type: "string" } } };
+      if (n.additionalProperties === false)
+        return { tight: n, loose: { ...n, additionalProperties: { type: "string" } } };
       return { tight: { ...n, additionalProperties: false }, loose: n };
     },
   },
@@ -168,7 +180,9 @@ const FAMILIES: Family[] = [
 ];
 
 describe("generated corpus: the project's schemas, mutated keyword family by keyword family", () => {
-  it("breaking verdicts carry ajv-checked witnesses, compatible ones were sampled, loosening never breaks", { timeout: 120_000 }, () => {
+  it("breaking verdicts carry ajv-checked witnesses, compatible ones were sampled, loosening never breaks", {
+    timeout: 120_000,
+  }, () => {
     const started = performance.now();
     const files = schemaFiles(path.join(REPO, "schemas"));
     expect(files.length).toBeGreaterThan(10);
@@ -183,7 +197,8 @@ describe("generated corpus: the project's schemas, mutated keyword family by key
       }
       return docs.get(file);
     };
-    const resolveExternalRef = (ref: string, base: string | undefined): SchemaDoc | undefined => read(path.resolve(base ? path.dirname(base) : REPO, decodeURIComponent(ref)));
+    const resolveExternalRef = (ref: string, base: string | undefined): SchemaDoc | undefined =>
+      read(path.resolve(base ? path.dirname(base) : REPO, decodeURIComponent(ref)));
     const validators = new Map<string, (doc: unknown) => boolean>();
     const validator = (schema: JsonSchema, base: string): ((doc: unknown) => boolean) => {
       const bundled = bundleSchema(schema, base, resolveExternalRef);
@@ -203,21 +218,39 @@ describe("generated corpus: the project's schemas, mutated keyword family by key
     let witnesses = 0;
     let sampled = 0;
     for (const family of FAMILIES) {
-      const sites = files.flatMap((file) => nodes(read(file)!.root).flatMap(({ node, at }) => (family.mutate(node) ? [{ file, at, node }] : [])));
+      const sites = files.flatMap((file) =>
+        nodes(read(file)!.root).flatMap(({ node, at }) => (family.mutate(node) ? [{ file, at, node }] : [])),
+      );
       expect(sites.length, `no site for ${family.name}`).toBeGreaterThan(0);
-      const row = (counts[family.name] = { breaking: 0, undecided: 0, compatible: 0, "loosening: compatible": 0, "loosening: undecided": 0 });
+      const row = (counts[family.name] = {
+        breaking: 0,
+        undecided: 0,
+        compatible: 0,
+        "loosening: compatible": 0,
+        "loosening: undecided": 0,
+      });
       for (let i = 0; i < SITES && sites.length > 0; i++) {
         const { file, at, node } = sites.splice(Math.floor(random() * sites.length), 1)[0]!;
         const { tight, loose } = family.mutate(node)!;
         const root = read(file)!.root;
         const [tightSchema, looseSchema] = [replaced(root, at, tight), replaced(root, at, loose)];
-        const options = { oldBase: file, newBase: file, resolveExternalRef, samples: 40, seed: SEED + i, timeBudgetMs: 1000 };
+        const options = {
+          oldBase: file,
+          newBase: file,
+          resolveExternalRef,
+          samples: 40,
+          seed: SEED + i,
+          timeBudgetMs: 1000,
+        };
         const where = `${family.name}: ${path.relative(REPO, file)} #/${at.join("/")}`;
 
         const narrowing = assessCompatibility(looseSchema, tightSchema, options);
         row[narrowing.verdict]++;
         const loosening = assessCompatibility(tightSchema, looseSchema, options);
-        expect(loosening.verdict, `${where}: loosening reported breaking ${JSON.stringify(loosening.changes.filter((c) => c.kind === "breaking"))}`).not.toBe("breaking");
+        expect(
+          loosening.verdict,
+          `${where}: loosening reported breaking ${JSON.stringify(loosening.changes.filter((c) => c.kind === "breaking"))}`,
+        ).not.toBe("breaking");
         row[`loosening: ${loosening.verdict as "compatible" | "undecided"}`]++;
 
         for (const [a, oldSchema, newSchema] of [
@@ -226,10 +259,19 @@ describe("generated corpus: the project's schemas, mutated keyword family by key
         ] as const) {
           if (a.verdict === "breaking") {
             const shown = a.changes.filter((c: AssessedChange) => c.kind === "breaking");
-            expect(shown.every((c) => c.witness !== undefined || c.rule === "change-slot-family" || c.rule === "ref-change"), where).toBe(true);
+            expect(
+              shown.every((c) => c.witness !== undefined || c.rule === "change-slot-family" || c.rule === "ref-change"),
+              where,
+            ).toBe(true);
             for (const c of shown.filter((c) => c.witness)) {
-              expect(validator(oldSchema, file)(c.witness!.document), `${where}: the old schema must accept the witness`).toBe(true);
-              expect(validator(newSchema, file)(c.witness!.document), `${where}: the new schema must reject the witness`).toBe(false);
+              expect(
+                validator(oldSchema, file)(c.witness!.document),
+                `${where}: the old schema must accept the witness`,
+              ).toBe(true);
+              expect(
+                validator(newSchema, file)(c.witness!.document),
+                `${where}: the new schema must reject the witness`,
+              ).toBe(false);
               witnesses++;
             }
           }
@@ -247,7 +289,12 @@ describe("generated corpus: the project's schemas, mutated keyword family by key
     console.log(
       [
         `compat corpus (seed ${SEED}, ${files.length} schema files, ${SITES} sites per family, ${Math.round(performance.now() - started)} ms):`,
-        ...Object.entries(counts).map(([name, r]) => `  ${name.padEnd(28)} ${Object.entries(r).map(([k, v]) => `${k} ${v}`).join(", ")}`),
+        ...Object.entries(counts).map(
+          ([name, r]) =>
+            `  ${name.padEnd(28)} ${Object.entries(r)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(", ")}`,
+        ),
         `  narrowing pairs: ${total}, breaking ${breaking}; ${witnesses} witnesses checked by ajv; ${sampled} sampled documents accepted`,
       ].join("\n"),
     );

@@ -15,14 +15,25 @@ function only(changes: Change[]): Change {
 
 describe("diffSchemas: basics", () => {
   it("reports nothing for identical schemas, and ignores the order of required / enum / type arrays", () => {
-    const a = { type: "object", properties: { a: { type: ["string", "null"] }, b: { enum: [1, 2] } }, required: ["a", "b"] };
-    const b = { type: "object", properties: { b: { enum: [2, 1] }, a: { type: ["null", "string"] } }, required: ["b", "a"] };
+    const a = {
+      type: "object",
+      properties: { a: { type: ["string", "null"] }, b: { enum: [1, 2] } },
+      required: ["a", "b"],
+    };
+    const b = {
+      type: "object",
+      properties: { b: { enum: [2, 1] }, a: { type: ["null", "string"] } },
+      required: ["b", "a"],
+    };
     expect(diffSchemas(a, a)).toEqual([]);
     expect(diffSchemas(a, b)).toEqual([]);
   });
 
   it("gives every change a kind that matches its rule", () => {
-    const changes = diffSchemas(obj({ type: "string" }), obj({ type: "number" }, false, { properties: { y: { type: "string" } } }));
+    const changes = diffSchemas(
+      obj({ type: "string" }),
+      obj({ type: "number" }, false, { properties: { y: { type: "string" } } }),
+    );
     for (const c of changes) expect(c.kind).toBe(CHANGE_RULES[c.rule]);
   });
 
@@ -43,24 +54,47 @@ describe("diffSchemas: basics", () => {
         map: { type: "object", additionalProperties: { type: "integer" } },
       },
     };
-    expect(rules(diffSchemas(old, next))).toEqual(["narrow-type@/a~1b~0c", "narrow-type@/list/*/role", "narrow-type@/map/*"]);
+    expect(rules(diffSchemas(old, next))).toEqual([
+      "narrow-type@/a~1b~0c",
+      "narrow-type@/list/*/role",
+      "narrow-type@/map/*",
+    ]);
   });
 });
 
 describe("properties and required", () => {
   it("add-optional-property is compatible", () => {
-    const c = only(diffSchemas(obj({ type: "string" }), { ...obj({ type: "string" }), properties: { x: { type: "string" }, y: { type: "number" } } }));
+    const c = only(
+      diffSchemas(obj({ type: "string" }), {
+        ...obj({ type: "string" }),
+        properties: { x: { type: "string" }, y: { type: "number" } },
+      }),
+    );
     expect(c).toMatchObject({ pointer: "/y", rule: "add-optional-property", kind: "compatible" });
   });
 
   it("add-required is breaking", () => {
-    const next = { ...obj({ type: "string" }), properties: { x: { type: "string" }, y: { type: "number" } }, required: ["x", "y"] };
+    const next = {
+      ...obj({ type: "string" }),
+      properties: { x: { type: "string" }, y: { type: "number" } },
+      required: ["x", "y"],
+    };
     const c = only(diffSchemas(obj({ type: "string" }), next));
-    expect(c).toMatchObject({ pointer: "/y", rule: "add-required", kind: "breaking", message: "required property added" });
+    expect(c).toMatchObject({
+      pointer: "/y",
+      rule: "add-required",
+      kind: "breaking",
+      message: "required property added",
+    });
   });
 
   it("remove-property is breaking (even when optional)", () => {
-    const old = { type: "object", properties: { x: { type: "string" }, y: { type: "number" } }, required: ["x"], additionalProperties: false };
+    const old = {
+      type: "object",
+      properties: { x: { type: "string" }, y: { type: "number" } },
+      required: ["x"],
+      additionalProperties: false,
+    };
     const c = only(diffSchemas(old, obj({ type: "string" })));
     expect(c).toMatchObject({ pointer: "/y", rule: "remove-property", kind: "breaking" });
   });
@@ -114,7 +148,12 @@ describe("types", () => {
   it.each([
     ["number -> integer", { type: "number" }, { type: "integer" }, "type narrowed from number to integer"],
     ["string -> number", { type: "string" }, { type: "number" }, "type narrowed from string to number"],
-    ["T | null -> T (removing a type)", { type: ["string", "null"] }, { type: "string" }, "type narrowed from string | null to string"],
+    [
+      "T | null -> T (removing a type)",
+      { type: ["string", "null"] },
+      { type: "string" },
+      "type narrowed from string | null to string",
+    ],
     ["adding a type keyword", {}, { type: "string" }, "type narrowed from any type to string"],
   ])("narrow-type is breaking: %s", (_name, a, b, message) => {
     const c = only(diffSchemas(obj(a), obj(b)));
@@ -127,12 +166,19 @@ describe("types", () => {
   });
 
   it("a type array and the equivalent anyOf compare equal", () => {
-    expect(diffSchemas(obj({ type: ["string", "null"] }), obj({ anyOf: [{ type: "null" }, { type: "string" }] }))).toEqual([]);
-    expect(diffSchemas(obj({ anyOf: [{ type: "null" }, { type: "string" }] }), obj({ type: ["string", "null"] }))).toEqual([]);
+    expect(
+      diffSchemas(obj({ type: ["string", "null"] }), obj({ anyOf: [{ type: "null" }, { type: "string" }] })),
+    ).toEqual([]);
+    expect(
+      diffSchemas(obj({ anyOf: [{ type: "null" }, { type: "string" }] }), obj({ type: ["string", "null"] })),
+    ).toEqual([]);
   });
 
   it("a schema that became false rejects everything", () => {
-    expect(only(diffSchemas(obj({ type: "string" }), obj(false)))).toMatchObject({ rule: "narrow-type", kind: "breaking" });
+    expect(only(diffSchemas(obj({ type: "string" }), obj(false)))).toMatchObject({
+      rule: "narrow-type",
+      kind: "breaking",
+    });
     expect(diffSchemas(obj(false), obj({ type: "string" }))).toEqual([]);
   });
 
@@ -144,7 +190,9 @@ describe("types", () => {
 
 describe("enum and const", () => {
   it("add-enum-value is compatible", () => {
-    const c = only(diffSchemas(obj({ type: "string", enum: ["a", "b"] }), obj({ type: "string", enum: ["a", "b", "c"] })));
+    const c = only(
+      diffSchemas(obj({ type: "string", enum: ["a", "b"] }), obj({ type: "string", enum: ["a", "b", "c"] })),
+    );
     expect(c).toMatchObject({ rule: "add-enum-value", kind: "compatible", message: 'enum value "c" added' });
   });
 
@@ -176,8 +224,18 @@ describe("enum and const", () => {
   });
 
   it("change-const is breaking (a changed $type is a rename)", () => {
-    const c = only(diffSchemas({ properties: { $type: { type: "string", const: "a" } } }, { properties: { $type: { type: "string", const: "b" } } }));
-    expect(c).toMatchObject({ pointer: "/$type", rule: "change-const", kind: "breaking", message: 'const changed from "a" to "b"' });
+    const c = only(
+      diffSchemas(
+        { properties: { $type: { type: "string", const: "a" } } },
+        { properties: { $type: { type: "string", const: "b" } } },
+      ),
+    );
+    expect(c).toMatchObject({
+      pointer: "/$type",
+      rule: "change-const",
+      kind: "breaking",
+      message: 'const changed from "a" to "b"',
+    });
   });
 
   it("a const widened to an enum containing it is a compatible added value", () => {
@@ -187,18 +245,40 @@ describe("enum and const", () => {
 });
 
 describe("unions (anyOf / oneOf)", () => {
-  const text = { type: "object", properties: { $type: { type: "string", const: "text" }, text: { type: "string" } }, required: ["$type", "text"] };
-  const data = { type: "object", properties: { $type: { type: "string", const: "data" }, uri: { type: "string" } }, required: ["$type", "uri"] };
-  const uri = { type: "object", properties: { $type: { type: "string", const: "uri" }, uri: { type: "string" } }, required: ["$type", "uri"] };
+  const text = {
+    type: "object",
+    properties: { $type: { type: "string", const: "text" }, text: { type: "string" } },
+    required: ["$type", "text"],
+  };
+  const data = {
+    type: "object",
+    properties: { $type: { type: "string", const: "data" }, uri: { type: "string" } },
+    required: ["$type", "uri"],
+  };
+  const uri = {
+    type: "object",
+    properties: { $type: { type: "string", const: "uri" }, uri: { type: "string" } },
+    required: ["$type", "uri"],
+  };
 
   it("add-union-branch is compatible", () => {
     const c = only(diffSchemas(obj({ anyOf: [text, data] }), obj({ anyOf: [text, data, uri] })));
-    expect(c).toMatchObject({ pointer: "/x", rule: "add-union-branch", kind: "compatible", message: 'union branch $type "uri" added' });
+    expect(c).toMatchObject({
+      pointer: "/x",
+      rule: "add-union-branch",
+      kind: "compatible",
+      message: 'union branch $type "uri" added',
+    });
   });
 
   it("remove-union-branch is breaking", () => {
     const c = only(diffSchemas(obj({ anyOf: [text, data] }), obj({ anyOf: [text] })));
-    expect(c).toMatchObject({ pointer: "/x", rule: "remove-union-branch", kind: "breaking", message: 'union branch $type "data" removed' });
+    expect(c).toMatchObject({
+      pointer: "/x",
+      rule: "remove-union-branch",
+      kind: "breaking",
+      message: 'union branch $type "data" removed',
+    });
   });
 
   it("matches branches by $type whatever their order, and reports changes inside a branch", () => {
@@ -223,24 +303,43 @@ describe("unions (anyOf / oneOf)", () => {
   });
 
   it("anyOf -> oneOf with overlapping branches tightens; with distinct $types it does not", () => {
-    const overlap = only(diffSchemas(obj({ anyOf: [{ type: "number" }, { type: "integer" }] }), obj({ oneOf: [{ type: "number" }, { type: "integer" }] })));
+    const overlap = only(
+      diffSchemas(
+        obj({ anyOf: [{ type: "number" }, { type: "integer" }] }),
+        obj({ oneOf: [{ type: "number" }, { type: "integer" }] }),
+      ),
+    );
     expect(overlap).toMatchObject({ rule: "tighten-constraint", keyword: "oneOf", kind: "breaking" });
     expect(diffSchemas(obj({ anyOf: [text, data] }), obj({ oneOf: [text, data] }))).toEqual([]);
-    expect(only(diffSchemas(obj({ oneOf: [{ type: "number" }, { type: "integer" }] }), obj({ anyOf: [{ type: "number" }, { type: "integer" }] })))).toMatchObject({
+    expect(
+      only(
+        diffSchemas(
+          obj({ oneOf: [{ type: "number" }, { type: "integer" }] }),
+          obj({ anyOf: [{ type: "number" }, { type: "integer" }] }),
+        ),
+      ),
+    ).toMatchObject({
       rule: "loosen-constraint",
       kind: "compatible",
     });
   });
 
   it("a discriminator added to a union of tagged branches is an annotation", () => {
-    const c = only(diffSchemas(obj({ oneOf: [text, data] }), obj({ oneOf: [text, data], discriminator: { propertyName: "$type" } })));
+    const c = only(
+      diffSchemas(obj({ oneOf: [text, data] }), obj({ oneOf: [text, data], discriminator: { propertyName: "$type" } })),
+    );
     expect(c).toMatchObject({ rule: "annotation-change", kind: "compatible" });
   });
 });
 
 describe("constraints", () => {
   // [keyword, old schema of x, new schema of x, expected rule]
-  const cases: [string, Record<string, unknown>, Record<string, unknown>, "tighten-constraint" | "loosen-constraint"][] = [
+  const cases: [
+    string,
+    Record<string, unknown>,
+    Record<string, unknown>,
+    "tighten-constraint" | "loosen-constraint",
+  ][] = [
     ["pattern", { type: "string" }, { type: "string", pattern: "^a" }, "tighten-constraint"],
     ["pattern", { type: "string", pattern: "^a" }, { type: "string" }, "loosen-constraint"],
     ["pattern", { type: "string", pattern: "^a" }, { type: "string", pattern: "^b" }, "tighten-constraint"],
@@ -277,16 +376,21 @@ describe("constraints", () => {
 
   it.each(cases)("%s: %j -> %j is %s", (keyword, a, b, rule) => {
     const c = only(diffSchemas(obj(a), obj(b)));
-    expect(c).toMatchObject({ pointer: "/x", rule, keyword, kind: rule === "tighten-constraint" ? "breaking" : "compatible" });
+    expect(c).toMatchObject({
+      pointer: "/x",
+      rule,
+      keyword,
+      kind: rule === "tighten-constraint" ? "breaking" : "compatible",
+    });
   });
 
   it("messages say what moved", () => {
     expect(only(diffSchemas(obj({ type: "number", minimum: 0 }), obj({ type: "number", minimum: 1 }))).message).toBe(
       "minimum raised from 0 to 1",
     );
-    expect(only(diffSchemas(obj({ type: "string", maxLength: 10 }), obj({ type: "string", maxLength: 5 }))).message).toBe(
-      "maxLength lowered from 10 to 5",
-    );
+    expect(
+      only(diffSchemas(obj({ type: "string", maxLength: 10 }), obj({ type: "string", maxLength: 5 }))).message,
+    ).toBe("maxLength lowered from 10 to 5");
   });
 });
 
@@ -333,7 +437,9 @@ describe("additionalProperties", () => {
 describe("items", () => {
   it("compares array items at /*", () => {
     const list = (items: unknown): Record<string, unknown> => ({ type: "array", items });
-    expect(only(diffSchemas(obj(list(obj({ type: "string" }))), obj(list(obj({ type: "string" }, false)))))).toMatchObject({
+    expect(
+      only(diffSchemas(obj(list(obj({ type: "string" }))), obj(list(obj({ type: "string" }, false))))),
+    ).toMatchObject({
       pointer: "/x/*/x",
       rule: "make-optional",
     });
@@ -355,7 +461,9 @@ describe("annotations", () => {
   });
 
   it("x- extension keywords (like x-statebag) are annotations", () => {
-    const c = only(diffSchemas({ type: "object", "x-statebag": { version: 1 } }, { type: "object", "x-statebag": { version: 2 } }));
+    const c = only(
+      diffSchemas({ type: "object", "x-statebag": { version: 1 } }, { type: "object", "x-statebag": { version: 2 } }),
+    );
     expect(c).toMatchObject({ pointer: "", rule: "annotation-change", kind: "compatible" });
   });
 });
@@ -382,7 +490,11 @@ describe("unknown keywords", () => {
       kind: "compatible",
     });
     // patternProperties is analysed now (see compat/inclusion.test.ts): keys matching ^a that held any value must be strings.
-    expect(only(diffSchemas(obj({ type: "object" }), obj({ type: "object", patternProperties: { "^a": { type: "string" } } })))).toMatchObject({
+    expect(
+      only(
+        diffSchemas(obj({ type: "object" }), obj({ type: "object", patternProperties: { "^a": { type: "string" } } })),
+      ),
+    ).toMatchObject({
       pointer: "/x/a",
       rule: "narrow-type",
       kind: "breaking",
@@ -392,9 +504,19 @@ describe("unknown keywords", () => {
   it("allOf: type/required in members apply to the parent; a changed member is diffed", () => {
     const a = { properties: { a: { type: "string" } } };
     const b = { required: ["a"] };
-    expect(only(diffSchemas({ allOf: [a] }, { allOf: [a, b] }))).toMatchObject({ pointer: "/a", rule: "make-required", kind: "breaking" });
-    expect(only(diffSchemas({ allOf: [a, b] }, { allOf: [a] }))).toMatchObject({ pointer: "/a", rule: "make-optional", kind: "compatible" });
-    expect(rules(diffSchemas({ allOf: [a] }, { allOf: [{ properties: { a: { type: "integer" } } }] }))).toEqual(["narrow-type@/a"]);
+    expect(only(diffSchemas({ allOf: [a] }, { allOf: [a, b] }))).toMatchObject({
+      pointer: "/a",
+      rule: "make-required",
+      kind: "breaking",
+    });
+    expect(only(diffSchemas({ allOf: [a, b] }, { allOf: [a] }))).toMatchObject({
+      pointer: "/a",
+      rule: "make-optional",
+      kind: "compatible",
+    });
+    expect(rules(diffSchemas({ allOf: [a] }, { allOf: [{ properties: { a: { type: "integer" } } }] }))).toEqual([
+      "narrow-type@/a",
+    ]);
   });
 });
 
@@ -408,7 +530,13 @@ describe("$ref", () => {
     const next = {
       type: "object",
       properties: { messages: { type: "array", items: { $ref: "#/definitions/ChatMessage" } } },
-      definitions: { ChatMessage: { type: "object", properties: { role: { type: "string", enum: ["user", "assistant"] } }, required: ["role"] } },
+      definitions: {
+        ChatMessage: {
+          type: "object",
+          properties: { role: { type: "string", enum: ["user", "assistant"] } },
+          required: ["role"],
+        },
+      },
     };
     const c = only(diffSchemas(old, next));
     expect(c).toMatchObject({ pointer: "/messages/*/role", rule: "add-enum", kind: "breaking" });
@@ -433,7 +561,9 @@ describe("$ref", () => {
       },
     });
     expect(diffSchemas(tree({ type: "string" }), tree({ type: "string" }))).toEqual([]);
-    expect(rules(diffSchemas(tree({ type: ["string", "number"] }), tree({ type: "string" })))).toEqual(["narrow-type@/v"]);
+    expect(rules(diffSchemas(tree({ type: ["string", "number"] }), tree({ type: "string" })))).toEqual([
+      "narrow-type@/v",
+    ]);
   });
 
   it("is cycle-safe on a recursive JSON-value union", () => {
@@ -454,7 +584,9 @@ describe("$ref", () => {
 
   it("refs to other files are compared by target unless a resolver is given", () => {
     const slot = (ref: string): Record<string, unknown> => obj({ type: "array", items: { $ref: ref } });
-    expect(diffSchemas(slot("../AIContent/AIContent.schema.json"), slot("../../../AIContent/AIContent.schema.json"))).toEqual([]);
+    expect(
+      diffSchemas(slot("../AIContent/AIContent.schema.json"), slot("../../../AIContent/AIContent.schema.json")),
+    ).toEqual([]);
     expect(only(diffSchemas(slot("AIContent.schema.json"), slot("Annotation.schema.json")))).toMatchObject({
       pointer: "/x/*",
       rule: "ref-change",
@@ -486,7 +618,11 @@ describe("a realistic provider state evolving", () => {
     definitions: {
       ChatMessage: {
         type: "object",
-        properties: { role: { type: "string" }, createdAt: { type: "string", format: "date-time" }, contents: { type: "array", items: { type: "object" } } },
+        properties: {
+          role: { type: "string" },
+          createdAt: { type: "string", format: "date-time" },
+          contents: { type: "array", items: { type: "object" } },
+        },
         required: ["role", "contents"],
         additionalProperties: false,
       },
@@ -513,7 +649,12 @@ describe("a realistic provider state evolving", () => {
 describe("family slots (x-statebag.slots)", () => {
   const withSlot = (contents: unknown, family = "AIContent", slots = true): Record<string, unknown> => ({
     type: "object",
-    properties: { messages: { type: "array", items: { type: "object", properties: { contents: { type: "array", items: contents } } } } },
+    properties: {
+      messages: {
+        type: "array",
+        items: { type: "object", properties: { contents: { type: "array", items: contents } } },
+      },
+    },
     "x-statebag": { slots: slots ? [{ family, path: ["messages", "*", "contents", "*"] }] : [] },
   });
   const opaque = { type: "object", properties: { $type: { type: "string" } }, required: ["$type"] };
@@ -538,7 +679,9 @@ describe("family slots (x-statebag.slots)", () => {
 
   it("a position that becomes a slot is compared with what a slot accepts (a tagged object)", () => {
     const notAnnotation = (changes: Change[]) => changes.filter((x) => x.rule !== "annotation-change");
-    const c = only(notAnnotation(diffSchemas(withSlot({ type: "object" }, "AIContent", false), withSlot(members("text")))));
+    const c = only(
+      notAnnotation(diffSchemas(withSlot({ type: "object" }, "AIContent", false), withSlot(members("text")))),
+    );
     expect(c).toMatchObject({ pointer: "/messages/*/contents/*/$type", rule: "add-required", kind: "breaking" });
     expect(notAnnotation(diffSchemas(withSlot(opaque, "AIContent", false), withSlot(members("text"))))).toEqual([]);
   });

@@ -34,7 +34,11 @@ describe("not", () => {
 });
 
 describe("if / then / else", () => {
-  const base = { type: "object", properties: { kind: { enum: ["a", "b"] }, x: { type: "string" } }, required: ["kind"] };
+  const base = {
+    type: "object",
+    properties: { kind: { enum: ["a", "b"] }, x: { type: "string" } },
+    required: ["kind"],
+  };
   const cond = { if: { properties: { kind: { const: "a" } } }, then: { required: ["x"] } };
   it("removing the conditional or loosening a branch is compatible", () => {
     expect(v({ ...base, ...cond }, base)).toBe("compatible");
@@ -49,7 +53,9 @@ describe("if / then / else", () => {
     expect(witness(base, { ...base, ...cond })).toEqual({ kind: "a" });
   });
   it("a changed condition is undecided", () => {
-    expect(v({ ...base, ...cond }, { ...base, if: { properties: { kind: { const: "b" } } }, then: { required: ["x"] } })).toBe("undecided");
+    expect(
+      v({ ...base, ...cond }, { ...base, if: { properties: { kind: { const: "b" } } }, then: { required: ["x"] } }),
+    ).toBe("undecided");
   });
 });
 
@@ -57,12 +63,18 @@ describe("dependencies (property lists and schemas)", () => {
   const base = { type: "object", properties: { a: { type: "string" }, b: { type: "string" } } };
   it("loosening and implied dependencies are compatible", () => {
     expect(v({ ...base, dependencies: { a: ["b"] } }, base)).toBe("compatible");
-    expect(v({ ...base, dependencies: { a: ["b"] } }, { ...base, dependencies: { a: { required: ["b"] } } })).toBe("compatible");
-    expect(v({ ...base, required: ["b"] }, { ...base, required: ["b"], dependencies: { a: ["b"] } })).toBe("compatible");
+    expect(v({ ...base, dependencies: { a: ["b"] } }, { ...base, dependencies: { a: { required: ["b"] } } })).toBe(
+      "compatible",
+    );
+    expect(v({ ...base, required: ["b"] }, { ...base, required: ["b"], dependencies: { a: ["b"] } })).toBe(
+      "compatible",
+    );
   });
   it("a new dependency is breaking with a witness holding the key without its dependency", () => {
     expect(witness(base, { ...base, dependencies: { a: ["b"] } })).toEqual({ a: "" });
-    expect(verdict(diffSchemas(base, { ...base, dependencies: { a: { properties: { b: { const: "z" } } } } }))).toBe("breaking");
+    expect(verdict(diffSchemas(base, { ...base, dependencies: { a: { properties: { b: { const: "z" } } } } }))).toBe(
+      "breaking",
+    );
   });
   it("dependentRequired / dependentSchemas are not read by draft-07 validators: annotations", () => {
     expect(v(base, { ...base, dependentRequired: { a: ["b"] } })).toBe("compatible");
@@ -73,15 +85,25 @@ describe("dependencies (property lists and schemas)", () => {
 describe("propertyNames", () => {
   const open = { type: "object", additionalProperties: { type: "string" } };
   it("loosening and implied key constraints are compatible", () => {
-    expect(v({ ...open, propertyNames: { pattern: "^[a-z]+$" } }, { ...open, propertyNames: { pattern: "^[a-z0-9]+$" } })).toBe("compatible");
+    expect(
+      v({ ...open, propertyNames: { pattern: "^[a-z]+$" } }, { ...open, propertyNames: { pattern: "^[a-z0-9]+$" } }),
+    ).toBe("compatible");
     expect(v({ ...open, propertyNames: { maxLength: 3 } }, open)).toBe("compatible");
     const closed = { type: "object", properties: { ab: { type: "string" } }, additionalProperties: false };
     expect(v(closed, { ...closed, propertyNames: { maxLength: 2 } })).toBe("compatible");
   });
   it("tightening is breaking with a key the new names reject", () => {
-    const w = witness({ ...open, propertyNames: { pattern: "^[a-z0-9]+$" } }, { ...open, propertyNames: { pattern: "^[a-z]+$" } }) as object;
+    const w = witness(
+      { ...open, propertyNames: { pattern: "^[a-z0-9]+$" } },
+      { ...open, propertyNames: { pattern: "^[a-z]+$" } },
+    ) as object;
     expect(Object.keys(w).some((k) => /^[a-z0-9]+$/.test(k) && !/^[a-z]+$/.test(k))).toBe(true);
-    const closed = { type: "object", properties: { abc: { type: "string" } }, required: ["abc"], additionalProperties: false };
+    const closed = {
+      type: "object",
+      properties: { abc: { type: "string" } },
+      required: ["abc"],
+      additionalProperties: false,
+    };
     expect(witness(closed, { ...closed, propertyNames: { maxLength: 2 } })).toEqual({ abc: "" });
   });
 });
@@ -92,11 +114,15 @@ describe("contains (minContains / maxContains are ignored by draft-07 validators
     expect(v({ ...ints, contains: { const: 1 } }, ints)).toBe("compatible");
     expect(v({ ...ints, contains: { const: 1 } }, { ...ints, contains: { type: "integer" } })).toBe("compatible");
     expect(v({ ...ints, minItems: 1 }, { ...ints, minItems: 1, contains: { type: "number" } })).toBe("compatible");
-    expect(v({ ...ints, contains: { const: 1 } }, { ...ints, contains: { const: 1 }, minContains: 2 })).toBe("compatible");
+    expect(v({ ...ints, contains: { const: 1 } }, { ...ints, contains: { const: 1 }, minContains: 2 })).toBe(
+      "compatible",
+    );
   });
   it("tightening is breaking with a witness", () => {
     expect(witness(ints, { ...ints, contains: { const: 1 } })).toEqual([]);
-    expect(verdict(diffSchemas({ ...ints, contains: { type: "integer" } }, { ...ints, contains: { const: 1 } }))).toBe("breaking");
+    expect(verdict(diffSchemas({ ...ints, contains: { type: "integer" } }, { ...ints, contains: { const: 1 } }))).toBe(
+      "breaking",
+    );
   });
 });
 

@@ -29,7 +29,11 @@ describe("formats", () => {
   it("an asserted format removed is compatible, added is breaking with a witness outside it", () => {
     expect(v({ type: "string", format: "date-time" }, { type: "string" })).toBe("compatible");
     expect(v({ type: "string", format: "date-time" }, { type: "string", format: "email" })).toBe("compatible");
-    const r = assessCompatibility({ type: "string", minLength: 2 }, { type: "string", minLength: 2, format: "date-time" }, { samples: 0 });
+    const r = assessCompatibility(
+      { type: "string", minLength: 2 },
+      { type: "string", minLength: 2, format: "date-time" },
+      { samples: 0 },
+    );
     expect(r.verdict).toBe("breaking");
     const w = r.changes.find((c) => c.witness)!.witness!.document as string;
     expect(w.length).toBeGreaterThanOrEqual(2);

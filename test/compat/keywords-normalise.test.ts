@@ -18,13 +18,20 @@ describe("normalise", () => {
     expect(normalise({ type: "number", multipleOf: 1 })).toEqual({ type: "integer" });
     expect(normalise({ not: { maxLength: 0 } })).toEqual({ type: "string", minLength: 1 });
     expect(normalise({ type: ["string", "null"], not: { type: "null" } })).toEqual({ type: "string" });
-    expect(normalise({ allOf: [{ type: "object", required: ["a"] }, { properties: { a: {} } }] })).toEqual({ type: "object", required: ["a"], allOf: [{ properties: { a: {} } }] });
+    expect(normalise({ allOf: [{ type: "object", required: ["a"] }, { properties: { a: {} } }] })).toEqual({
+      type: "object",
+      required: ["a"],
+      allOf: [{ properties: { a: {} } }],
+    });
     expect(normalise({ type: "string", nullable: true })).toEqual({ type: ["string", "null"] });
     const plain = { type: "string" };
     expect(normalise(plain)).toBe(plain);
   });
   it("conjoin merges keyword by keyword, and refuses what it can not merge exactly", () => {
-    expect(conjoin({ type: ["string", "null"], required: ["a"] }, { type: "string", required: ["b"] })).toEqual({ type: "string", required: ["a", "b"] });
+    expect(conjoin({ type: ["string", "null"], required: ["a"] }, { type: "string", required: ["b"] })).toEqual({
+      type: "string",
+      required: ["a", "b"],
+    });
     expect(conjoin({ properties: { a: {} }, additionalProperties: false }, { properties: { b: {} } })).toBeUndefined();
   });
 });
@@ -58,7 +65,9 @@ describe("implied constraints are no change", () => {
   });
   it("type and required inside allOf apply to the parent", () => {
     const o = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
-    expect(v(o, { properties: { a: { type: "string" } }, allOf: [{ type: "object" }, { required: ["a"] }] })).toBe("compatible");
+    expect(v(o, { properties: { a: { type: "string" } }, allOf: [{ type: "object" }, { required: ["a"] }] })).toBe(
+      "compatible",
+    );
     expect(v(o, { ...o, allOf: [{ required: ["b"] }] })).toBe("breaking");
   });
 });

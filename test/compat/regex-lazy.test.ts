@@ -13,13 +13,19 @@ describe("lazy regular-language inclusion", () => {
     const w = (outcome as { witness: string }).witness;
     expect(new RegExp(OLD, "u").test(w)).toBe(true);
     expect(/^(a|b)*a(a|b){11}$/u.test(w)).toBe(false);
-    const change = diffSchemas({ type: "string", pattern: OLD }, { type: "string", pattern: "^(a|b)*a(a|b){11}$" }).find((c) => c.kind === "breaking")!;
+    const change = diffSchemas(
+      { type: "string", pattern: OLD },
+      { type: "string", pattern: "^(a|b)*a(a|b){11}$" },
+    ).find((c) => c.kind === "breaking")!;
     expect(change).toMatchObject({ rule: "tighten-constraint", keyword: "pattern" });
     expect(probeOf(change)).toEqual({ value: w });
   });
   it("an equivalent rewrite of the same pattern is compatible", () => {
     expect(patternIncludes({ patterns: [OLD] }, "^[ab]*a[ab]{12}$")).toEqual({ kind: "included" });
-    const changes = diffSchemas({ type: "string", pattern: OLD }, { type: "string", pattern: "^(?:b|a)*a(?:[ab]){12}$" });
+    const changes = diffSchemas(
+      { type: "string", pattern: OLD },
+      { type: "string", pattern: "^(?:b|a)*a(?:[ab]){12}$" },
+    );
     expect(changes.every((c) => c.kind === "compatible")).toBe(true);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FORMAT_SHAPES, lengthIncludes, patternIncludes, patternMinus, patternOverlap } from "../../generator/compat/regex.js";
+import {
+  FORMAT_SHAPES,
+  lengthIncludes,
+  patternIncludes,
+  patternMinus,
+  patternOverlap,
+} from "../../generator/compat/regex.js";
 
 describe("patternIncludes: does every string under the old constraints match the new pattern?", () => {
   it("decides on the languages, with JSON Schema's search semantics (unanchored match)", () => {
@@ -46,7 +52,10 @@ describe("lengthIncludes: lengths implied by other constraints", () => {
     expect(lengthIncludes({ minLength: 2 }, 3, undefined)).toEqual({ kind: "excluded", witness: "aa" });
     expect(lengthIncludes({ maxLength: 9 }, 0, 5)).toEqual({ kind: "excluded", witness: "aaaaaa" });
     // the witness is an old string: at least the old minimum long
-    expect(lengthIncludes({ minLength: 10, maxLength: 20 }, 0, 5)).toEqual({ kind: "excluded", witness: "a".repeat(10) });
+    expect(lengthIncludes({ minLength: 10, maxLength: 20 }, 0, 5)).toEqual({
+      kind: "excluded",
+      witness: "a".repeat(10),
+    });
   });
 
   it("bounds implied by a pattern or a format", () => {
@@ -64,7 +73,10 @@ describe("key patterns", () => {
   });
 
   it("patternMinus finds a key one pattern matches and none of the others do", () => {
-    expect(patternMinus("^[a-z0-9]+$", ["^[a-z]+$"])).toMatchObject({ kind: "excluded", witness: expect.stringMatching(/\d/) });
+    expect(patternMinus("^[a-z0-9]+$", ["^[a-z]+$"])).toMatchObject({
+      kind: "excluded",
+      witness: expect.stringMatching(/\d/),
+    });
     expect(patternMinus("^ab", ["^a"])).toEqual({ kind: "included" });
     expect(patternMinus("", []).kind).toBe("excluded");
   });

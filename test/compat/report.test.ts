@@ -12,12 +12,19 @@ const old = {
   required: ["role"],
   additionalProperties: false,
 };
-const breaking = { ...old, properties: { ...old.properties, summary: { type: "string" } }, required: ["role", "summary"] };
+const breaking = {
+  ...old,
+  properties: { ...old.properties, summary: { type: "string" } },
+  required: ["role", "summary"],
+};
 const compatible = { ...old, properties: { ...old.properties, extra: { type: "number" } } };
 
 describe("formatDiffReport", () => {
   it("lists breaking changes first, one per line, with pointer, message and rule", () => {
-    const changes = diffSchemas(old, { ...breaking, properties: { ...breaking.properties, extra: { type: "number" } } });
+    const changes = diffSchemas(old, {
+      ...breaking,
+      properties: { ...breaking.properties, extra: { type: "number" } },
+    });
     expect(formatDiffReport(changes)).toBe(
       [
         "BREAKING    /summary  required property added (rule: add-required)",
@@ -30,11 +37,16 @@ describe("formatDiffReport", () => {
 
   it("says so when nothing changed or everything is compatible", () => {
     expect(formatDiffReport([])).toMatch(/^No changes/);
-    expect(formatDiffReport(diffSchemas(old, compatible))).toContain("1 compatible change: every value the old schema accepts");
+    expect(formatDiffReport(diffSchemas(old, compatible))).toContain(
+      "1 compatible change: every value the old schema accepts",
+    );
   });
 
   it("can hide compatible changes", () => {
-    const changes = diffSchemas(old, { ...breaking, properties: { ...breaking.properties, extra: { type: "number" } } });
+    const changes = diffSchemas(old, {
+      ...breaking,
+      properties: { ...breaking.properties, extra: { type: "number" } },
+    });
     expect(formatDiffReport(changes, { compatible: false })).not.toContain("/extra");
   });
 });
@@ -46,7 +58,9 @@ describe("formatDiffReport: verdicts by meaning", () => {
     const lines = formatDiffReport(changes).split("\n");
     expect(lines[0]).toMatch(/^BREAKING\s+\/role\s+maxLength/);
     expect(lines[1]).toBe('            witness (old accepts, new rejects): {"role":"aaaa"}');
-    const hostile = [{ ...changes[0], witness: { document: { role: "\u001b[2J" + "x".repeat(500) }, source: "constructed" as const } }];
+    const hostile = [
+      { ...changes[0], witness: { document: { role: "\u001b[2J" + "x".repeat(500) }, source: "constructed" as const } },
+    ];
     const shown = formatDiffReport(hostile).split("\n")[1];
     expect(shown).toContain("\\u001b[2J");
     expect(shown).not.toContain("\u001b");
@@ -64,8 +78,12 @@ describe("formatDiffReport: verdicts by meaning", () => {
   });
 
   it("names the seed of the sampled documents", () => {
-    const report = formatDiffReport(diffSchemas(old, compatible), { sampling: { seed: 42, drawn: 300, accepted: 300, timedOut: false } });
-    expect(report.split("\n").at(-1)).toBe("Sampling: 300 documents drawn from the old schema (seed 42), all accepted by the new one.");
+    const report = formatDiffReport(diffSchemas(old, compatible), {
+      sampling: { seed: 42, drawn: 300, accepted: 300, timedOut: false },
+    });
+    expect(report.split("\n").at(-1)).toBe(
+      "Sampling: 300 documents drawn from the old schema (seed 42), all accepted by the new one.",
+    );
   });
 });
 
@@ -94,16 +112,25 @@ describe("runDiff", () => {
   });
 
   it("exits 1 when a change is undecided, and samples compatible changes with the given seed", () => {
-    const undecided = runDiff(write("u1.schema.json", { type: "string", "acme-rule": 1 }), write("u2.schema.json", { type: "string", "acme-rule": 2 }));
+    const undecided = runDiff(
+      write("u1.schema.json", { type: "string", "acme-rule": 1 }),
+      write("u2.schema.json", { type: "string", "acme-rule": 2 }),
+    );
     expect(undecided).toMatchObject({ exitCode: 1, verdict: "undecided" });
-    const sampled = runDiff(write("old.schema.json", old), write("new.schema.json", compatible), { seed: 5, samples: 20 });
+    const sampled = runDiff(write("old.schema.json", old), write("new.schema.json", compatible), {
+      seed: 5,
+      samples: 20,
+    });
     expect(sampled).toMatchObject({ exitCode: 0, verdict: "compatible", sampling: { seed: 5 } });
     expect(sampled.report).toContain("(seed 5)");
   });
 
   it("exits 0 when every change is compatible (or there is none)", () => {
     expect(runDiff(write("old.schema.json", old), write("new.schema.json", compatible)).exitCode).toBe(0);
-    expect(runDiff(write("a.schema.json", old), write("b.schema.json", old))).toMatchObject({ exitCode: 0, changes: [] });
+    expect(runDiff(write("a.schema.json", old), write("b.schema.json", old))).toMatchObject({
+      exitCode: 0,
+      changes: [],
+    });
   });
 
   it("exits 2 with a message when a file can not be read or parsed", () => {
@@ -117,9 +144,14 @@ describe("runDiff", () => {
   it("follows refs to other files relative to each schema file", () => {
     write("v1/Content.schema.json", { type: "object", properties: { text: { type: "string" } } });
     write("v2/Content.schema.json", { type: "object", properties: { text: { type: "string", minLength: 1 } } });
-    const schema = { type: "object", properties: { contents: { type: "array", items: { $ref: "Content.schema.json" } } } };
+    const schema = {
+      type: "object",
+      properties: { contents: { type: "array", items: { $ref: "Content.schema.json" } } },
+    };
     const r = runDiff(write("v1/State.schema.json", schema), write("v2/State.schema.json", schema));
     expect(r.exitCode).toBe(1);
-    expect(r.changes).toMatchObject([{ pointer: "/contents/*/text", rule: "tighten-constraint", keyword: "minLength" }]);
+    expect(r.changes).toMatchObject([
+      { pointer: "/contents/*/text", rule: "tighten-constraint", keyword: "minLength" },
+    ]);
   });
 });

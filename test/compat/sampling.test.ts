@@ -40,8 +40,17 @@ describe("sampleDocuments", () => {
 
   it("follows refs to other documents through the resolver; unresolvable refs accept any value", () => {
     const docs: Record<string, JsonSchema> = { "tag.json": { type: "string", const: "fixed" } };
-    const withRef = { type: "object", properties: { tag: { $ref: "tag.json" }, slot: { $ref: "missing.json" } }, required: ["tag"] };
-    const r = sampleDocuments(withRef, { seed: 3, count: 10, timeBudgetMs: 60_000, resolveExternalRef: (ref) => (docs[ref] ? { root: docs[ref]!, base: ref } : undefined) });
+    const withRef = {
+      type: "object",
+      properties: { tag: { $ref: "tag.json" }, slot: { $ref: "missing.json" } },
+      required: ["tag"],
+    };
+    const r = sampleDocuments(withRef, {
+      seed: 3,
+      count: 10,
+      timeBudgetMs: 60_000,
+      resolveExternalRef: (ref) => (docs[ref] ? { root: docs[ref]!, base: ref } : undefined),
+    });
     expect(r.documents.length).toBe(10);
     for (const doc of r.documents) expect((doc as { tag: string }).tag).toBe("fixed");
   });
@@ -55,9 +64,19 @@ describe("sampleDocuments", () => {
 
 describe("bundleSchema", () => {
   it("inlines other documents under definitions, rewriting their own local refs", () => {
-    const other = { $id: "Other.schema.json", definitions: { Name: { type: "string", minLength: 2 } }, type: "object", properties: { name: { $ref: "#/definitions/Name" } } };
-    const root = { type: "object", properties: { other: { $ref: "Other.schema.json" }, name: { $ref: "Other.schema.json#/definitions/Name" } } };
-    const bundled = bundleSchema(root, "root.json", (ref) => (ref === "Other.schema.json" ? { root: other, base: ref } : undefined));
+    const other = {
+      $id: "Other.schema.json",
+      definitions: { Name: { type: "string", minLength: 2 } },
+      type: "object",
+      properties: { name: { $ref: "#/definitions/Name" } },
+    };
+    const root = {
+      type: "object",
+      properties: { other: { $ref: "Other.schema.json" }, name: { $ref: "Other.schema.json#/definitions/Name" } },
+    };
+    const bundled = bundleSchema(root, "root.json", (ref) =>
+      ref === "Other.schema.json" ? { root: other, base: ref } : undefined,
+    );
     const validate = validator(bundled);
     expect(validate({ other: { name: "ab" }, name: "cd" })).toBe(true);
     expect(validate({ other: { name: "a" } })).toBe(false);
@@ -66,7 +85,10 @@ describe("bundleSchema", () => {
   });
 
   it("leaves data keywords alone and turns unresolvable refs into an open schema", () => {
-    const bundled = bundleSchema({ properties: { a: { const: { $ref: "x.json" } }, b: { $ref: "nowhere.json" } } }, undefined);
+    const bundled = bundleSchema(
+      { properties: { a: { const: { $ref: "x.json" } }, b: { $ref: "nowhere.json" } } },
+      undefined,
+    );
     expect(bundled).toEqual({ properties: { a: { const: { $ref: "x.json" } }, b: {} } });
   });
 });

@@ -66,17 +66,33 @@ describe("scaffoldFixture", () => {
       required: ["messages", "tree", "content"],
       additionalProperties: false,
       definitions: {
-        Msg: { type: "object", properties: { role: { type: "string" } }, required: ["role"], additionalProperties: false },
+        Msg: {
+          type: "object",
+          properties: { role: { type: "string" } },
+          required: ["role"],
+          additionalProperties: false,
+        },
         Node: {
           type: "object",
-          properties: { children: { type: "array", items: { $ref: "#/definitions/Node" } }, next: { $ref: "#/definitions/Node" } },
+          properties: {
+            children: { type: "array", items: { $ref: "#/definitions/Node" } },
+            next: { $ref: "#/definitions/Node" },
+          },
           required: ["children"],
         },
-        Text: { type: "object", properties: { $type: { type: "string", const: "text" }, text: { type: "string" } }, required: ["$type", "text"] },
+        Text: {
+          type: "object",
+          properties: { $type: { type: "string", const: "text" }, text: { type: "string" } },
+          required: ["$type", "text"],
+        },
       },
     };
     const value = scaffoldFixture(schema);
-    expect(value).toEqual({ messages: [{ role: "role" }], tree: { children: [] }, content: { $type: "text", text: "text" } });
+    expect(value).toEqual({
+      messages: [{ role: "role" }],
+      tree: { children: [] },
+      content: { $type: "text", text: "text" },
+    });
     expectValid(schema, value);
     // all optional properties, non-empty arrays: recursion is cut where leaving a value out is valid
     const full = scaffoldFixture(schema, { optional: true, nonEmpty: true }) as Record<string, unknown>;
@@ -117,7 +133,13 @@ describe("writeScaffoldFixtures", () => {
     const holder = typeSchema(
       "Holder",
       1,
-      { toolCall: { type: "object", discriminator: { propertyName: "$type" }, oneOf: [{ $ref: "../AIContent/text.schema.json" }] } },
+      {
+        toolCall: {
+          type: "object",
+          discriminator: { propertyName: "$type" },
+          oneOf: [{ $ref: "../AIContent/text.schema.json" }],
+        },
+      },
       ["toolCall"],
       slots,
     );
@@ -125,8 +147,16 @@ describe("writeScaffoldFixtures", () => {
     p.generate(holder);
     recordFrozen(p.schemasDir);
     writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir });
-    const placeholder = { $unedited: expect.stringContaining('placeholder written by --scaffold-fixtures: replace this value with one your code really stored as "Holder" version 1') };
-    expect(p.read("test/fixtures/Holder/v1.json")).toEqual({ ...placeholder, $type: "Holder", toolCall: { $type: "text", text: "text" } });
+    const placeholder = {
+      $unedited: expect.stringContaining(
+        'placeholder written by --scaffold-fixtures: replace this value with one your code really stored as "Holder" version 1',
+      ),
+    };
+    expect(p.read("test/fixtures/Holder/v1.json")).toEqual({
+      ...placeholder,
+      $type: "Holder",
+      toolCall: { $type: "text", text: "text" },
+    });
     // A placeholder proves nothing about stored data: the check refuses it until a person edits it.
     // (The marker key fails the fixture's closed schema; `gen` reports it as an unedited fixture.)
     const placeholders = checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations: [] });
@@ -134,8 +164,14 @@ describe("writeScaffoldFixtures", () => {
       ["Holder", "/$unedited"],
       ["text", "/$unedited"],
     ]);
-    fs.writeFileSync(p.file("test/fixtures/Holder/v1.json"), JSON.stringify({ $type: "Holder", toolCall: { $type: "text", text: "What is the weather in Oslo?" } }));
-    fs.writeFileSync(p.file("test/fixtures/text/v1.json"), JSON.stringify({ $type: "text", text: "Sunny, 21 degrees." }));
+    fs.writeFileSync(
+      p.file("test/fixtures/Holder/v1.json"),
+      JSON.stringify({ $type: "Holder", toolCall: { $type: "text", text: "What is the weather in Oslo?" } }),
+    );
+    fs.writeFileSync(
+      p.file("test/fixtures/text/v1.json"),
+      JSON.stringify({ $type: "text", text: "Sunny, 21 degrees." }),
+    );
     expect(checkCompatibility({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, migrations: [] })).toEqual([]);
   });
 
@@ -147,15 +183,32 @@ describe("writeScaffoldFixtures", () => {
     p.generate(v2);
     recordFrozen(p.schemasDir);
     const written = writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir });
-    expect(written.map((f) => path.relative(p!.root, f))).toEqual([path.join("test", "fixtures", "SummaryState", "v2.json")]);
-    expect(p.read("test/fixtures/SummaryState/v2.json")).toEqual({ $unedited: expect.any(String), $type: "SummaryState", $version: 2, turns: 0 });
+    expect(written.map((f) => path.relative(p!.root, f))).toEqual([
+      path.join("test", "fixtures", "SummaryState", "v2.json"),
+    ]);
+    expect(p.read("test/fixtures/SummaryState/v2.json")).toEqual({
+      $unedited: expect.any(String),
+      $type: "SummaryState",
+      $version: 2,
+      turns: 0,
+    });
 
     const withHistory = writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, history: true });
     expect(withHistory.map((f) => path.basename(f))).toEqual(["v1.json"]);
-    expect(p.read("test/fixtures/SummaryState/v1.json")).toEqual({ $unedited: expect.any(String), $type: "SummaryState", summary: "summary" });
-    fs.writeFileSync(p.file("test/fixtures/SummaryState/v1.json"), JSON.stringify({ $type: "SummaryState", summary: "Ada asked about the invoice twice" }));
+    expect(p.read("test/fixtures/SummaryState/v1.json")).toEqual({
+      $unedited: expect.any(String),
+      $type: "SummaryState",
+      summary: "summary",
+    });
+    fs.writeFileSync(
+      p.file("test/fixtures/SummaryState/v1.json"),
+      JSON.stringify({ $type: "SummaryState", summary: "Ada asked about the invoice twice" }),
+    );
 
-    fs.writeFileSync(p.file("test/fixtures/SummaryState/v2.json"), JSON.stringify({ $type: "SummaryState", $version: 2, turns: 9 }));
+    fs.writeFileSync(
+      p.file("test/fixtures/SummaryState/v2.json"),
+      JSON.stringify({ $type: "SummaryState", $version: 2, turns: 9 }),
+    );
     expect(writeScaffoldFixtures({ schemasDir: p.schemasDir, fixturesDir: p.fixturesDir, history: true })).toEqual([]);
     expect(p.read("test/fixtures/SummaryState/v2.json")).toMatchObject({ turns: 9 });
 

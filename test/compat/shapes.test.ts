@@ -18,25 +18,57 @@ function plainAjv(schema: unknown): (doc: unknown) => boolean {
   return (doc) => validate(doc) === true;
 }
 
-const T = (max: number) => ({ type: "object", properties: { n: { type: "integer", maximum: max }, s: { type: "string" } }, required: ["n"], additionalProperties: false });
+const T = (max: number) => ({
+  type: "object",
+  properties: { n: { type: "integer", maximum: max }, s: { type: "string" } },
+  required: ["n"],
+  additionalProperties: false,
+});
 
 /** Each shape at `maximum: m` somewhere inside. */
 const SHAPES: Record<string, (m: number) => Record<string, unknown>> = {
-  "root $ref with definitions (typescript-json-schema)": (m) => ({ $schema: "http://json-schema.org/draft-07/schema#", $ref: "#/definitions/T", definitions: { T: T(m) } }),
+  "root $ref with definitions (typescript-json-schema)": (m) => ({
+    $schema: "http://json-schema.org/draft-07/schema#",
+    $ref: "#/definitions/T",
+    definitions: { T: T(m) },
+  }),
   "root $ref with $defs": (m) => ({ $ref: "#/$defs/T", $defs: { T: T(m) } }),
   "nested $id (refs relative to it)": (m) => ({
     $id: "http://example.test/root.json",
     type: "object",
     properties: { a: { $ref: "item.json" } },
     required: ["a"],
-    definitions: { I: { $id: "item.json", type: "object", properties: { v: { $ref: "#/definitions/N" } }, required: ["v"], definitions: { N: { type: "integer", maximum: m } } } },
+    definitions: {
+      I: {
+        $id: "item.json",
+        type: "object",
+        properties: { v: { $ref: "#/definitions/N" } },
+        required: ["v"],
+        definitions: { N: { type: "integer", maximum: m } },
+      },
+    },
   }),
-  "draft-07 plain-name anchor ($id: #name)": (m) => ({ type: "object", properties: { a: { $ref: "#num" } }, required: ["a"], definitions: { N: { $id: "#num", type: "integer", maximum: m } } }),
+  "draft-07 plain-name anchor ($id: #name)": (m) => ({
+    type: "object",
+    properties: { a: { $ref: "#num" } },
+    required: ["a"],
+    definitions: { N: { $id: "#num", type: "integer", maximum: m } },
+  }),
   "recursive $ref through definitions": (m) => ({
     $ref: "#/definitions/Node",
-    definitions: { Node: { type: "object", properties: { v: { type: "integer", maximum: m }, next: { $ref: "#/definitions/Node" } }, required: ["v"] } },
+    definitions: {
+      Node: {
+        type: "object",
+        properties: { v: { type: "integer", maximum: m }, next: { $ref: "#/definitions/Node" } },
+        required: ["v"],
+      },
+    },
   }),
-  "recursive $ref to the root (#)": (m) => ({ type: "object", properties: { v: { type: "integer", maximum: m }, next: { $ref: "#" } }, required: ["v"] }),
+  "recursive $ref to the root (#)": (m) => ({
+    type: "object",
+    properties: { v: { type: "integer", maximum: m }, next: { $ref: "#" } },
+    required: ["v"],
+  }),
 };
 
 describe("schema shapes: witnesses and sampling (issue #26)", () => {
@@ -63,7 +95,9 @@ describe("schema shapes: witnesses and sampling (issue #26)", () => {
     expect(JSON.stringify(bundled)).not.toContain('"$id"');
     expect(JSON.stringify(bundled)).toContain('"$ref":"#/definitions/I"');
     expect(JSON.stringify(bundled)).toContain('"$ref":"#/definitions/I/definitions/N"');
-    expect(bundleSchema({ $ref: "#/definitions/A", type: "string", definitions: { A: { type: "integer" } } }, undefined)).toEqual({
+    expect(
+      bundleSchema({ $ref: "#/definitions/A", type: "string", definitions: { A: { type: "integer" } } }, undefined),
+    ).toEqual({
       $ref: "#/definitions/A",
       definitions: { A: { type: "integer" } },
     });
@@ -73,7 +107,11 @@ describe("schema shapes: witnesses and sampling (issue #26)", () => {
   });
 
   it("property names that look like keywords ($id, $ref) are data, not ids", () => {
-    const schema = { type: "object", properties: { $id: { type: "string" }, $ref: { type: "integer" } }, required: ["$id", "$ref"] };
+    const schema = {
+      type: "object",
+      properties: { $id: { type: "string" }, $ref: { type: "integer" } },
+      required: ["$id", "$ref"],
+    };
     const bundled = bundleSchema(schema, undefined);
     expect(bundled).toEqual(schema);
     expect(normalizeIds(schema)).toBe(schema);
@@ -83,7 +121,11 @@ describe("schema shapes: witnesses and sampling (issue #26)", () => {
 describe("the witness search: bounded by work, not depth (issue #26)", () => {
   /** 240 properties (or `width`), and a break 19 arrays deep. */
   const wide = (max: number, width = 240): JsonSchema => {
-    let leaf: Record<string, unknown> = { type: "object", properties: { n: { type: "integer", maximum: max } }, required: ["n"] };
+    let leaf: Record<string, unknown> = {
+      type: "object",
+      properties: { n: { type: "integer", maximum: max } },
+      required: ["n"],
+    };
     for (let i = 0; i < 19; i++) leaf = { type: "array", items: leaf, minItems: 1 };
     const properties: Record<string, unknown> = { deep: leaf };
     for (let i = 0; i < width; i++) {
@@ -91,7 +133,11 @@ describe("the witness search: bounded by work, not depth (issue #26)", () => {
         i % 3 === 0
           ? { type: "string" }
           : i % 3 === 1
-            ? { type: "object", properties: { x: { type: "integer" }, y: { type: "array", items: { type: "string" } } }, required: ["x"] }
+            ? {
+                type: "object",
+                properties: { x: { type: "integer" }, y: { type: "array", items: { type: "string" } } },
+                required: ["x"],
+              }
             : { type: "array", items: { type: "object", properties: { z: { type: "boolean" } } } };
     }
     return { type: "object", properties, required: ["p0", "p1", "p2", "deep"], additionalProperties: false };
@@ -120,11 +166,24 @@ describe("the witness search: bounded by work, not depth (issue #26)", () => {
     expect(JSON.parse(JSON.stringify(a.changes[0]))).toMatchObject({ budget: "witness-work" });
   });
 
-  const map = (max: number, extra: Record<string, unknown> = {}) => ({ type: "object", additionalProperties: { type: "integer" }, maxProperties: max, ...extra });
+  const map = (max: number, extra: Record<string, unknown> = {}) => ({
+    type: "object",
+    additionalProperties: { type: "integer" },
+    maxProperties: max,
+    ...extra,
+  });
   const cases: [string, Record<string, unknown>][] = [
     ["an open map", {}],
     ["keys constrained by propertyNames", { propertyNames: { pattern: "^k[0-9]$" } }],
-    ["a closed object with patternProperties and a required property", { additionalProperties: false, patternProperties: { "^x_[a-z]$": { type: "string" } }, properties: { a: { type: "null" } }, required: ["a"] }],
+    [
+      "a closed object with patternProperties and a required property",
+      {
+        additionalProperties: false,
+        patternProperties: { "^x_[a-z]$": { type: "string" } },
+        properties: { a: { type: "null" } },
+        required: ["a"],
+      },
+    ],
   ];
   for (const [name, extra] of cases) {
     it(`maxProperties 10 -> 5: builds an object of 10 properties (${name})`, () => {
@@ -139,7 +198,11 @@ describe("the witness search: bounded by work, not depth (issue #26)", () => {
   }
 
   it("minProperties raised: the old minimum, filled with fresh keys", () => {
-    const a = assessCompatibility({ type: "object", minProperties: 3 }, { type: "object", minProperties: 4 }, { samples: 0 });
+    const a = assessCompatibility(
+      { type: "object", minProperties: 3 },
+      { type: "object", minProperties: 4 },
+      { samples: 0 },
+    );
     expect(a.verdict).toBe("breaking");
     expect(Object.keys(a.changes[0]!.witness!.document as object)).toHaveLength(3);
   });
@@ -152,12 +215,19 @@ describe("sampling is always reported (issue #26)", () => {
   it("says how many documents were drawn and accepted", () => {
     const a = assessCompatibility(old, next, { samples: 25 });
     expect(a.sampling).toMatchObject({ drawn: 25, accepted: 25 });
-    expect(formatDiffReport(a.changes, { sampling: a.sampling })).toContain("25 documents drawn from the old schema (seed 1), all accepted by the new one.");
+    expect(formatDiffReport(a.changes, { sampling: a.sampling })).toContain(
+      "25 documents drawn from the old schema (seed 1), all accepted by the new one.",
+    );
   });
 
   it("0 drawn is a warning in text and JSON (time budget spent, schema that can not be sampled)", () => {
     const late = assessCompatibility(old, next, { samples: 25, timeBudgetMs: -1 });
-    expect(late.sampling).toMatchObject({ drawn: 0, accepted: 0, budget: "sampling", warning: expect.stringContaining("time budget") });
+    expect(late.sampling).toMatchObject({
+      drawn: 0,
+      accepted: 0,
+      budget: "sampling",
+      warning: expect.stringContaining("time budget"),
+    });
     const text = formatDiffReport(late.changes, { sampling: late.sampling });
     expect(text).toContain("Sampling: no document drawn from the old schema");
     expect(text).toMatch(/^warning: no document was sampled: the sampling time budget/m);
@@ -191,8 +261,16 @@ describe("statebag diff: the common shape end to end (issue #26)", () => {
   });
 
   it("cuts a long witness at ~500 characters with its length, escaped", async () => {
-    const old = tmp.file("long-old.json", { type: "object", properties: { s: { type: "string", minLength: 1000, pattern: "^\u001b" } }, required: ["s"] });
-    const next = tmp.file("long-new.json", { type: "object", properties: { s: { type: "string", minLength: 1000, maxLength: 1000, pattern: "^\u001b" } }, required: ["s"] });
+    const old = tmp.file("long-old.json", {
+      type: "object",
+      properties: { s: { type: "string", minLength: 1000, pattern: "^\u001b" } },
+      required: ["s"],
+    });
+    const next = tmp.file("long-new.json", {
+      type: "object",
+      properties: { s: { type: "string", minLength: 1000, maxLength: 1000, pattern: "^\u001b" } },
+      required: ["s"],
+    });
     const r = await cli(["diff", old, next]);
     const line = r.stdout.split("\n").find((l) => l.includes("witness ("));
     expect(line).toBeDefined();

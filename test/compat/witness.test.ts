@@ -16,10 +16,22 @@ describe("findWitness", () => {
   it("builds the smallest document: required properties only, the probe at the change's pointer", () => {
     const old = {
       type: "object",
-      properties: { id: { type: "string" }, items: { type: "array", items: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } } },
+      properties: {
+        id: { type: "string" },
+        items: { type: "array", items: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+      },
       required: ["id", "items"],
     };
-    const next = { ...old, properties: { ...old.properties, items: { type: "array", items: { type: "object", properties: { n: { type: "integer", maximum: 9 } }, required: ["n"] } } } };
+    const next = {
+      ...old,
+      properties: {
+        ...old.properties,
+        items: {
+          type: "array",
+          items: { type: "object", properties: { n: { type: "integer", maximum: 9 } }, required: ["n"] },
+        },
+      },
+    };
     const change = diffSchemas(old, next).find((c) => c.kind === "breaking")!;
     expect(change.pointer).toBe("/items/*/n");
     const ctx = context(old, next);
@@ -32,7 +44,13 @@ describe("findWitness", () => {
     const old = { type: "object", properties: { a: { type: "string" } }, "acme-rule": 1 };
     const next = { ...old, "acme-rule": 2 };
     // A change claimed breaking by hand: what the analysis says about unknown keywords is not this test's concern.
-    const change: Change = { pointer: "", rule: "unknown-keyword-change", kind: "breaking", message: "acme-rule changed", keyword: "acme-rule" };
+    const change: Change = {
+      pointer: "",
+      rule: "unknown-keyword-change",
+      kind: "breaking",
+      message: "acme-rule changed",
+      keyword: "acme-rule",
+    };
     expect(findWitness(change, context(old, next))).toBeUndefined();
   });
 

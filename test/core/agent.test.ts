@@ -1,6 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { AIContextProvider, ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, keepLastMessages, keepSystemAndLastTurns, type ChatClient, type ProviderContext, type RunMiddleware } from "../../src/agent.js";
-import { ConfigurationError, ProviderSessionState, StateTypeError, StateVersionError, messageText, userMessage, type AgentSession, type ChatMessage, type ProviderState } from "../../src/index.js";
+import {
+  AIContextProvider,
+  ChatClientAgent,
+  InMemoryChatHistoryProvider,
+  RollingSummaryProvider,
+  keepLastMessages,
+  keepSystemAndLastTurns,
+  type ChatClient,
+  type ProviderContext,
+  type RunMiddleware,
+} from "../../src/agent.js";
+import {
+  ConfigurationError,
+  ProviderSessionState,
+  StateTypeError,
+  StateVersionError,
+  messageText,
+  userMessage,
+  type AgentSession,
+  type ChatMessage,
+  type ProviderState,
+} from "../../src/index.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 
 const history = (agent: ChatClientAgent, session: AgentSession) => agent.history.listMessages(session);
@@ -94,7 +114,10 @@ class FavoriteColorProvider extends AIContextProvider {
 describe("scenario 3: context providers", () => {
   it("a rolling summary provider keeps its state per session and restores it", async () => {
     const summarizer = new ScriptedChatClient();
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient(), contextProviders: [new RollingSummaryProvider({ summarizer, maxMessages: 4 })] });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient(),
+      contextProviders: [new RollingSummaryProvider({ summarizer, maxMessages: 4 })],
+    });
     const a = agent.createSession();
     const b = agent.createSession();
     await agent.run("I like pirates", a);
@@ -113,12 +136,18 @@ describe("scenario 3: context providers", () => {
     const client = agent.client as ScriptedChatClient;
     const restored = roundTrip(b);
     await agent.run("and now?", restored);
-    expect(client.requests.at(-1)!.options.instructions).toBe("Summary of the conversation so far: The user said: I like robots.");
+    expect(client.requests.at(-1)!.options.instructions).toBe(
+      "Summary of the conversation so far: The user said: I like robots.",
+    );
   });
 
   it("context provider instructions reach the model and state is owned per key", async () => {
     const client = new ScriptedChatClient();
-    const agent = new ChatClientAgent({ client, contextProviders: [new FavoriteColorProvider()], instructions: "Be brief." });
+    const agent = new ChatClientAgent({
+      client,
+      contextProviders: [new FavoriteColorProvider()],
+      instructions: "Be brief.",
+    });
     const session = agent.createSession();
     await agent.run("my favorite color is teal", session);
     expect(session.stateBag["test.favoriteColor"]).toEqual({ $type: "test.FavoriteColorState", color: "teal" });
@@ -129,7 +158,10 @@ describe("scenario 3: context providers", () => {
 
 describe("scenario 7: chat history reduction on local sessions", () => {
   it("keepLastMessages keeps the last N messages", async () => {
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ usage: false }), history: new InMemoryChatHistoryProvider({ reducer: keepLastMessages(10) }) });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient({ usage: false }),
+      history: new InMemoryChatHistoryProvider({ reducer: keepLastMessages(10) }),
+    });
     const session = agent.createSession();
     for (let i = 0; i < 20; i++) await agent.run(`Question ${i}`, session);
     const kept = await history(agent, session);
@@ -167,7 +199,10 @@ describe("scenario 7: chat history reduction on local sessions", () => {
 
   it("does not apply to hosted sessions, whose history the service keeps", async () => {
     const client = new ScriptedChatClient({ hosted: true });
-    const agent = new ChatClientAgent({ client, history: new InMemoryChatHistoryProvider({ reducer: keepLastMessages(1) }) });
+    const agent = new ChatClientAgent({
+      client,
+      history: new InMemoryChatHistoryProvider({ reducer: keepLastMessages(1) }),
+    });
     const session = agent.createSession({ kind: "hosted" });
     await agent.run("my name is Lin", session);
     await agent.run("what is my name?", session);
@@ -228,14 +263,18 @@ describe("local and hosted sessions", () => {
     await agent.run("one", session);
     await agent.run("two", session);
     expect(session.conversationId).toBeUndefined();
-    expect(client.requests.every((r) => r.options.conversationId === undefined && r.options.store === false)).toBe(true);
+    expect(client.requests.every((r) => r.options.conversationId === undefined && r.options.store === false)).toBe(
+      true,
+    );
     expect(client.requests[1].messages).toHaveLength(3);
   });
 
   it("fails fast before any call: local session with a conversation id", async () => {
     const client = new ScriptedChatClient({ hosted: true });
     const agent = new ChatClientAgent({ client });
-    expect(() => agent.createSession({ kind: "local", conversationId: "conv_9" })).toThrow(/local but carries a service conversation id/);
+    expect(() => agent.createSession({ kind: "local", conversationId: "conv_9" })).toThrow(
+      /local but carries a service conversation id/,
+    );
     const session: AgentSession = { id: "s", kind: "local", conversationId: "conv_9", stateBag: {} };
     await expect(agent.run("hi", session)).rejects.toBeInstanceOf(ConfigurationError);
     expect(client.requests).toHaveLength(0);
@@ -245,7 +284,9 @@ describe("local and hosted sessions", () => {
     const client = new ScriptedChatClient();
     const agent = new ChatClientAgent({ client });
     expect(() => agent.createSession({ kind: "hosted" })).toThrow(/cannot keep conversations/);
-    await expect(agent.run("hi", { id: "s", conversationId: "c", stateBag: {} })).rejects.toThrow(/cannot keep conversations/);
+    await expect(agent.run("hi", { id: "s", conversationId: "c", stateBag: {} })).rejects.toThrow(
+      /cannot keep conversations/,
+    );
     expect(client.requests).toHaveLength(0);
   });
 });
@@ -280,7 +321,10 @@ describe("atomic runs", () => {
         throw new Error("provider broke");
       }
     }
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient(), contextProviders: [new FavoriteColorProvider(), new Exploding()] });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient(),
+      contextProviders: [new FavoriteColorProvider(), new Exploding()],
+    });
     const session = agent.createSession();
     await expect(agent.run("my favorite color is green", session)).rejects.toThrow("provider broke");
     expect(session).toEqual({ id: session.id, stateBag: {} });
@@ -329,9 +373,16 @@ describe("atomic runs", () => {
 
 describe("providers are stateless and shared", () => {
   it("1,000 concurrent runs over 100 sessions: each history is exactly its own", async () => {
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ usage: false }), contextProviders: [new RollingSummaryProvider({ summarizer: new ScriptedChatClient() })] });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient({ usage: false }),
+      contextProviders: [new RollingSummaryProvider({ summarizer: new ScriptedChatClient() })],
+    });
     const sessions = Array.from({ length: 100 }, (_, i) => agent.createSession({ id: `s${i}` }));
-    await Promise.all(Array.from({ length: 1000 }, (_, n) => agent.run(`session ${n % 100} turn ${Math.floor(n / 100)}`, sessions[n % 100])));
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, n) =>
+        agent.run(`session ${n % 100} turn ${Math.floor(n / 100)}`, sessions[n % 100]),
+      ),
+    );
     for (const [i, session] of sessions.entries()) {
       const msgs = await history(agent, session);
       expect(msgs).toHaveLength(20);
@@ -343,7 +394,10 @@ describe("providers are stateless and shared", () => {
 
   it("two providers with the same key is an error at construction naming the key", () => {
     const client = new ScriptedChatClient();
-    expect(() => new ChatClientAgent({ client, contextProviders: [new FavoriteColorProvider(), new FavoriteColorProvider()] })).toThrow(/"test\.favoriteColor"/);
+    expect(
+      () =>
+        new ChatClientAgent({ client, contextProviders: [new FavoriteColorProvider(), new FavoriteColorProvider()] }),
+    ).toThrow(/"test\.favoriteColor"/);
     expect(
       () =>
         new ChatClientAgent({
@@ -363,7 +417,9 @@ describe("providers are stateless and shared", () => {
     }
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), contextProviders: [new Trespasser()] });
     const session = agent.createSession();
-    await expect(agent.run("hi", session)).rejects.toThrow(/tried to write state bag key "statebag.chatHistory", which it does not own/);
+    await expect(agent.run("hi", session)).rejects.toThrow(
+      /tried to write state bag key "statebag.chatHistory", which it does not own/,
+    );
     expect(session.stateBag).toEqual({});
   });
 
@@ -394,7 +450,9 @@ describe("providers are stateless and shared", () => {
 
 describe("tools", () => {
   it("runs tool calls and records call and result together", async () => {
-    const client = new ScriptedChatClient({ rules: [{ when: "weather", reply: { toolCall: { name: "getWeather", arguments: { city: "Oslo" } } } }] });
+    const client = new ScriptedChatClient({
+      rules: [{ when: "weather", reply: { toolCall: { name: "getWeather", arguments: { city: "Oslo" } } } }],
+    });
     const agent = new ChatClientAgent({
       client,
       tools: [{ name: "getWeather", execute: (args) => ({ city: args.city, sky: "clear" }) }],
@@ -413,8 +471,17 @@ describe("tools", () => {
       metadata: { providerName: "counting", supportsServiceStorage: false },
       async getResponse() {
         round++;
-        const contents = round === 1 ? [{ $type: "functionCall" as const, callId: "c1", name: "noop" }] : [{ $type: "text" as const, text: "done" }];
-        return { messages: [{ role: "assistant", contents }], usage: { inputTokenCount: 10, additionalCounts: round === 1 ? { audio: 2 } : ({ audio: 3, image: 1 } as { [name: string]: number }) } };
+        const contents =
+          round === 1
+            ? [{ $type: "functionCall" as const, callId: "c1", name: "noop" }]
+            : [{ $type: "text" as const, text: "done" }];
+        return {
+          messages: [{ role: "assistant", contents }],
+          usage: {
+            inputTokenCount: 10,
+            additionalCounts: round === 1 ? { audio: 2 } : ({ audio: 3, image: 1 } as { [name: string]: number }),
+          },
+        };
       },
       getStreamingResponse() {
         throw new Error("not used");
@@ -428,16 +495,25 @@ describe("tools", () => {
   it("at maxToolRounds every pending call still gets a result, so history stays well-formed", async () => {
     const client = new ScriptedChatClient({ rules: [{ when: () => true, reply: { toolCall: { name: "loop" } } }] });
     let ran = 0;
-    const agent = new ChatClientAgent({ client, maxToolRounds: 1, tools: [{ name: "loop", execute: () => (ran++, "again") }] });
+    const agent = new ChatClientAgent({
+      client,
+      maxToolRounds: 1,
+      tools: [{ name: "loop", execute: () => (ran++, "again") }],
+    });
     const session = agent.createSession();
     await agent.run("go", session);
     const stored = await history(agent, session);
-    const calls = stored.flatMap((m) => m.contents).filter((c) => c.$type === "functionCall").map((c) => (c as { callId: string }).callId);
+    const calls = stored
+      .flatMap((m) => m.contents)
+      .filter((c) => c.$type === "functionCall")
+      .map((c) => (c as { callId: string }).callId);
     const results = stored.flatMap((m) => m.contents).filter((c) => c.$type === "functionResult");
     expect(calls).toHaveLength(1);
     expect(ran).toBe(0);
     expect(results.map((r) => (r as { callId: string }).callId)).toEqual(calls);
-    expect((results[0] as { result: unknown }).result).toEqual({ error: "not run: this run reached maxToolRounds (1)" });
+    expect((results[0] as { result: unknown }).result).toEqual({
+      error: "not run: this run reached maxToolRounds (1)",
+    });
   });
 
   it("editing the caller's input or the response afterwards does not change stored history", async () => {

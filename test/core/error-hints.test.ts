@@ -7,7 +7,12 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigurationError, StatebagError, StateTypeError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
+import {
+  ConfigurationError,
+  StatebagError,
+  StateTypeError,
+  type StatebagErrorCode,
+} from "../../src/runtime/core/errors.js";
 import { ProviderSessionState, StateVersionError } from "../../src/runtime/core/state-bag.js";
 import { defineMigration, MigrationDefinitionError, MigrationError } from "../../src/runtime/persistence/migrations.js";
 import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
@@ -41,7 +46,12 @@ import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-cl
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { userMessage } from "../../src/runtime/core/messages.js";
 import { startOpenAIServer } from "../clients/openai-server.js";
-import { DecryptionError, EncryptedStoreError, EncryptionContextError, EncryptionKeyError } from "../../src/runtime/stores/encryption/errors.js";
+import {
+  DecryptionError,
+  EncryptedStoreError,
+  EncryptionContextError,
+  EncryptionKeyError,
+} from "../../src/runtime/stores/encryption/errors.js";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/runtime/stores/encryption/codec.js";
 import { createKeyring } from "../../src/runtime/stores/encryption/keyring.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
@@ -67,26 +77,43 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   ConfigurationError: () => caught(() => openStore("sqlite:")),
   StateTypeError: () =>
     caught(() =>
-      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", { stateType: "acme.A", version: 1, initial: () => ({ $type: "acme.A", notes: [] }) }).read({
+      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", {
+        stateType: "acme.A",
+        version: 1,
+        initial: () => ({ $type: "acme.A", notes: [] }),
+      }).read({
         id: "s",
         stateBag: { k: { $type: "acme.B" } },
       }),
     ),
   StateVersionError: () =>
     caught(() =>
-      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", { stateType: "acme.A", version: 1, initial: () => ({ $type: "acme.A", notes: [] }) }).read({
+      new ProviderSessionState<{ $type: "acme.A"; notes: string[] }>("k", {
+        stateType: "acme.A",
+        version: 1,
+        initial: () => ({ $type: "acme.A", notes: [] }),
+      }).read({
         id: "s",
         stateBag: { k: { $type: "acme.A", $version: 9 } },
       }),
     ),
   // The one the issue found without a hint: a document that does not load.
-  SessionValidationError: () => caught(() => deserializeSession({ format: "statebag.session", formatVersion: 1, session: { id: 3, stateBag: {} } })),
+  SessionValidationError: () =>
+    caught(() =>
+      deserializeSession({ format: "statebag.session", formatVersion: 1, session: { id: 3, stateBag: {} } }),
+    ),
   JsonParseError: () => caught(() => parseJson("{")),
-  RegistryError: () => caught(() => new TypeRegistry().register({ $type: "not a valid id!", version: 1, schema: { type: "object" } })),
-  MigrationDefinitionError: () => caught(() => defineMigration({ type: "acme.A", from: 2, to: 1, up: (v: object) => v } as never)),
+  RegistryError: () =>
+    caught(() => new TypeRegistry().register({ $type: "not a valid id!", version: 1, schema: { type: "object" } })),
+  MigrationDefinitionError: () =>
+    caught(() => defineMigration({ type: "acme.A", from: 2, to: 1, up: (v: object) => v } as never)),
   MigrationError: () => {
     const registry = TypeRegistry.compose(defaultRegistry());
-    registry.register({ $type: "acme.M", version: 2, schema: { type: "object", properties: { n: { type: "number" } } } });
+    registry.register({
+      $type: "acme.M",
+      version: 2,
+      schema: { type: "object", properties: { n: { type: "number" } } },
+    });
     return caught(() => registry.upgrade({ $type: "acme.M", $version: 1 }));
   },
   ConflictError: async () => {
@@ -96,34 +123,66 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   },
   InteropError: () => caught(() => importSession('{"stateBag": 3}', { from: "dotnet" })),
   SessionNotFoundError: () => new SessionNotFoundError("s"),
-  StoreNotSetUpError: () => new StoreNotSetUpError("postgres://h/db", "the store is not set up", "run statebag store setup --store postgres://h/db"),
-  StoreUnavailableError: () => new StoreUnavailableError("redis", "redis://h", "get", { cause: new Error("ECONNREFUSED") }),
+  StoreNotSetUpError: () =>
+    new StoreNotSetUpError(
+      "postgres://h/db",
+      "the store is not set up",
+      "run statebag store setup --store postgres://h/db",
+    ),
+  StoreUnavailableError: () =>
+    new StoreUnavailableError("redis", "redis://h", "get", { cause: new Error("ECONNREFUSED") }),
   InvalidIdError: async () => {
     const store = await openStore("memory:");
     return caught(() => store.get("a\u0000b"));
   },
-  StoreAuthenticationError: () => new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
+  StoreAuthenticationError: () =>
+    new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
   StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
-  HistoryProviderMismatchError: () => new HistoryProviderMismatchError("s", { key: "statebag.chatHistory", $type: "InMemoryChatHistoryState" }, "StoredChatHistoryProvider", "the log is empty", "keep the provider the session started with"),
-  ToolApprovalError: () => new ToolApprovalError("tool-approval-not-found", "no pending approval request req_1", "answer a request the last run returned", "req_1"),
+  HistoryProviderMismatchError: () =>
+    new HistoryProviderMismatchError(
+      "s",
+      { key: "statebag.chatHistory", $type: "InMemoryChatHistoryState" },
+      "StoredChatHistoryProvider",
+      "the log is empty",
+      "keep the provider the session started with",
+    ),
+  ToolApprovalError: () =>
+    new ToolApprovalError(
+      "tool-approval-not-found",
+      "no pending approval request req_1",
+      "answer a request the last run returned",
+      "req_1",
+    ),
   ChannelKeyError: () => new ChannelKeyError("two channels share a key", "give each agent its own name"),
-  AgentChatRestoreError: () => new AgentChatRestoreError("format" as never, "not an agent chat document", { hint: "pass what AgentChatSerializer.serialize wrote" }),
+  AgentChatRestoreError: () =>
+    new AgentChatRestoreError("format" as never, "not an agent chat document", {
+      hint: "pass what AgentChatSerializer.serialize wrote",
+    }),
   InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
   // A row stored under one key whose document names another session.
   StoredSessionIdError: () => new StoredSessionIdError("user-1", "user-2"),
   // The default SQLite driver on a Node without node:sqlite (Node 20).
   NodeSqliteMissingError: () => new NodeSqliteMissingError(),
   // A keyring whose key is not 32 bytes.
-  EncryptionKeyError: () => caught(() => createKeyring({ current: "k1", keys: { k1: Buffer.alloc(16).toString("base64") } })),
+  EncryptionKeyError: () =>
+    caught(() => createKeyring({ current: "k1", keys: { k1: Buffer.alloc(16).toString("base64") } })),
   // A row encrypted for session a, read back as session b (copied onto another id).
   DecryptionError: () => {
-    const codec = encryptedSessionCodec({ keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } }, store: "sessions" });
+    const codec = encryptedSessionCodec({
+      keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } },
+      store: "sessions",
+    });
     const text = codec.serialize(createSessionData({ id: "a" }));
     return caught(() => codec.deserialize(text, "b"));
   },
   // A store that gives the message codec no log id (nothing to bind the row to).
   EncryptionContextError: () =>
-    caught(() => encryptedMessageCodec({ keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } }, store: "sessions" }).serialize(userMessage("hi"))),
+    caught(() =>
+      encryptedMessageCodec({
+        keyring: { current: "k1", keys: { k1: Buffer.alloc(32, 7) } },
+        store: "sessions",
+      }).serialize(userMessage("hi")),
+    ),
   // What the CLI reports for an encrypted row read without a keyring.
   EncryptedStoreError: () => new EncryptedStoreError("session a", "pass --keyring <file> or set STATEBAG_KEYRING"),
   // A save naming another owner than the stored one.
@@ -131,7 +190,9 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     const store = new MemorySessionStore();
     await store.save(createSessionData({ id: "s" }), { expectedRevision: null, meta: { owner: "ada" } });
     const { revision } = (await store.get("s"))!;
-    return caught(() => store.save(createSessionData({ id: "s" }), { expectedRevision: revision, meta: { owner: "bob" } }));
+    return caught(() =>
+      store.save(createSessionData({ id: "s" }), { expectedRevision: revision, meta: { owner: "bob" } }),
+    );
   },
   // A UI message that is not an object.
   UIMessageError: () => caught(() => fromUIMessages([42 as never])),
@@ -148,15 +209,34 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     }
   },
   // How a model client loads its optional SDK, with a package that is not installed.
-  MissingDependencyError: () => caught(() => importOptional("statebag-test-no-such-sdk", "OpenAIChatClient", () => import("statebag-test-no-such-sdk" as string))),
+  MissingDependencyError: () =>
+    caught(() =>
+      importOptional(
+        "statebag-test-no-such-sdk",
+        "OpenAIChatClient",
+        () => import("statebag-test-no-such-sdk" as string),
+      ),
+    ),
   // Chat Completions cannot carry a link to a video: refused, not silently dropped.
-  UnsupportedContentError: () => caught(() => toChatMessages([userMessage([{ $type: "uri", uri: "https://example.org/clip.mp4", mediaType: "video/mp4" }])])),
+  UnsupportedContentError: () =>
+    caught(() =>
+      toChatMessages([userMessage([{ $type: "uri", uri: "https://example.org/clip.mp4", mediaType: "video/mp4" }])]),
+    ),
   // The service refuses the API key (a loopback server speaking the OpenAI wire format).
   ModelServiceError: async () => {
     const server = await startOpenAIServer();
     try {
-      server.reply(openAIError(401, "Incorrect API key provided: test-key.", "invalid_request_error", "invalid_api_key"));
-      const agent = new ChatClientAgent({ client: new OpenAIChatClient({ model: "gpt-4.1-mini", baseURL: server.baseURL, apiKey: "test-key", maxRetries: 0 }) });
+      server.reply(
+        openAIError(401, "Incorrect API key provided: test-key.", "invalid_request_error", "invalid_api_key"),
+      );
+      const agent = new ChatClientAgent({
+        client: new OpenAIChatClient({
+          model: "gpt-4.1-mini",
+          baseURL: server.baseURL,
+          apiKey: "test-key",
+          maxRetries: 0,
+        }),
+      });
       return await caught(() => agent.run("hi", agent.createSession()));
     } finally {
       await server.close();
@@ -182,7 +262,9 @@ const specificHints: Record<string, string> = {
  */
 function declaredSubclasses(): string[] {
   const parents = new Map<string, string>();
-  const files = execFileSync("git", ["ls-files", "src", "generator"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter((f) => f.endsWith(".ts"));
+  const files = execFileSync("git", ["ls-files", "src", "generator"], { cwd: ROOT, encoding: "utf8" })
+    .split("\n")
+    .filter((f) => f.endsWith(".ts"));
   for (const file of files) {
     let text: string;
     try {
@@ -193,7 +275,8 @@ function declaredSubclasses(): string[] {
     for (const m of text.matchAll(/class (\w+) extends (\w+)/g)) parents.set(m[1], m[2]);
   }
   const isStatebag = (name: string, seen = new Set<string>()): boolean =>
-    name === "StatebagError" || (!seen.has(name) && parents.has(name) && isStatebag(parents.get(name)!, seen.add(name)));
+    name === "StatebagError" ||
+    (!seen.has(name) && parents.has(name) && isStatebag(parents.get(name)!, seen.add(name)));
   return [...parents.keys()].filter((name) => isStatebag(name)).sort();
 }
 

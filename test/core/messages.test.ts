@@ -1,8 +1,23 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ChatClientAgent, InMemoryChatHistoryProvider, chatHistoryState, responseFromUpdates } from "../../src/agent.js";
+import {
+  ChatClientAgent,
+  InMemoryChatHistoryProvider,
+  chatHistoryState,
+  responseFromUpdates,
+} from "../../src/agent.js";
 import { ScriptedChatClient } from "../../src/testing.js";
-import { assistantMessage, chatMessageFromMeai, functionCallContent, functionResultContent, messageText, systemMessage, toolMessage, userMessage, type ChatMessage } from "../../src/index.js";
+import {
+  assistantMessage,
+  chatMessageFromMeai,
+  functionCallContent,
+  functionResultContent,
+  messageText,
+  systemMessage,
+  toolMessage,
+  userMessage,
+  type ChatMessage,
+} from "../../src/index.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/maf/${name}`, import.meta.url), "utf8"));
 
@@ -28,7 +43,9 @@ describe("messages in the Microsoft.Extensions.AI shape", () => {
     const messages = dotnet.stateBag.InMemoryChatHistoryProvider.messages.map(chatMessageFromMeai);
     const provider = new InMemoryChatHistoryProvider({ key: "InMemoryChatHistoryProvider" });
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), history: provider });
-    const session = agent.createSession({ stateBag: { InMemoryChatHistoryProvider: { ...chatHistoryState(messages) } } });
+    const session = agent.createSession({
+      stateBag: { InMemoryChatHistoryProvider: { ...chatHistoryState(messages) } },
+    });
     expect((await provider.listMessages(session))[0].authorName).toBe("testAuthor");
     await agent.run("hello", session);
     expect(await provider.listMessages(session)).toHaveLength(3);
@@ -36,8 +53,17 @@ describe("messages in the Microsoft.Extensions.AI shape", () => {
 
   it("helper constructors build plain data", () => {
     expect(userMessage("hi")).toEqual({ role: "user", contents: [{ $type: "text", text: "hi" }] });
-    expect(systemMessage("s", { authorName: "ops" })).toEqual({ authorName: "ops", role: "system", contents: [{ $type: "text", text: "s" }] });
-    expect(assistantMessage([functionCallContent("c1", "f", { a: 1 })]).contents[0]).toEqual({ $type: "functionCall", callId: "c1", name: "f", arguments: { a: 1 } });
+    expect(systemMessage("s", { authorName: "ops" })).toEqual({
+      authorName: "ops",
+      role: "system",
+      contents: [{ $type: "text", text: "s" }],
+    });
+    expect(assistantMessage([functionCallContent("c1", "f", { a: 1 })]).contents[0]).toEqual({
+      $type: "functionCall",
+      callId: "c1",
+      name: "f",
+      arguments: { a: 1 },
+    });
     expect(toolMessage([functionResultContent("c1", null)]).role).toBe("tool");
     expect(Object.getPrototypeOf(userMessage("x"))).toBe(Object.prototype);
   });

@@ -42,7 +42,8 @@ export function run(command: string, args: string[], cwd: string, env: Record<st
         maxBuffer: 16 * 1024 * 1024,
         timeout: 300_000,
       },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -53,7 +54,6 @@ export function ok(r: Run, what: string): Run {
   return r;
 }
 
-
 export function writeIn(cwd: string, file: string, content: string | object): void {
   const path = join(cwd, file);
   mkdirSync(dirname(path), { recursive: true });
@@ -61,16 +61,41 @@ export function writeIn(cwd: string, file: string, content: string | object): vo
 }
 
 const pack = async (dir: string, destination: string) =>
-  join(destination, (JSON.parse(ok(await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", destination], dir), `npm pack ${dir}`).stdout) as { filename: string }[])[0].filename);
+  join(
+    destination,
+    (
+      JSON.parse(
+        ok(
+          await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", destination], dir),
+          `npm pack ${dir}`,
+        ).stdout,
+      ) as { filename: string }[]
+    )[0].filename,
+  );
 
 /** Builds statebag into `work`/staging and packs it; returns the tarball and the staging dist/. */
 export async function packStatebag(work: string): Promise<{ tarball: string; dist: string }> {
   const staging = join(work, "staging");
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] };
   mkdirSync(staging, { recursive: true });
-  for (const entry of pkg.files) if (!entry.startsWith("!") && entry !== "dist" && existsSync(join(REPO, entry))) cpSync(join(REPO, entry), join(staging, entry), { recursive: true });
+  for (const entry of pkg.files)
+    if (!entry.startsWith("!") && entry !== "dist" && existsSync(join(REPO, entry)))
+      cpSync(join(REPO, entry), join(staging, entry), { recursive: true });
   cpSync(join(REPO, "package.json"), join(staging, "package.json"));
-  ok(await run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", join(REPO, "tsconfig.build.json"), "--outDir", join(staging, "dist")], REPO), "build");
+  ok(
+    await run(
+      process.execPath,
+      [
+        join(REPO, "node_modules/typescript/bin/tsc"),
+        "-p",
+        join(REPO, "tsconfig.build.json"),
+        "--outDir",
+        join(staging, "dist"),
+      ],
+      REPO,
+    ),
+    "build",
+  );
   return { tarball: await pack(staging, work), dist: join(staging, "dist") };
 }
 
@@ -80,7 +105,8 @@ export async function packBoth(work: string): Promise<{ statebag: string; kit: s
   const { tarball, dist } = await packStatebag(work);
   const kit = join(work, "staging-kit");
   mkdirSync(kit);
-  for (const f of ["package.json", "index.js", "index.d.ts", "compat.js", "compat.d.ts", "README.md"]) cpSync(join(REPO, "kit", f), join(kit, f));
+  for (const f of ["package.json", "index.js", "index.d.ts", "compat.js", "compat.d.ts", "README.md"])
+    cpSync(join(REPO, "kit", f), join(kit, f));
   ok(await run(process.execPath, [join(REPO, "kit/build.mjs"), dist, kit], REPO), "build:kit");
   return { statebag: tarball, kit: await pack(kit, work) };
 }

@@ -19,7 +19,8 @@ import { CACHE, ok, packStatebag, REPO, run as runIn, writeIn } from "./apps.js"
 const BIN = join(REPO, "node_modules/.bin");
 const work = mkdtempSync(join(tmpdir(), "statebag-consumer-"));
 const app = join(work, "app");
-const run = (command: string, args: string[], cwd = app, env: Record<string, string> = {}) => runIn(command, args, cwd, env);
+const run = (command: string, args: string[], cwd = app, env: Record<string, string> = {}) =>
+  runIn(command, args, cwd, env);
 const write = (file: string, content: string | object) => writeIn(app, file, content);
 
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
@@ -64,7 +65,17 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("an app with only the runtime installed", () => {
   it("has none of the optional peers (so the checks below prove the declarations stand alone)", () => {
-    for (const peer of ["pg", "ioredis", "openai", "ai", "@ai-sdk/provider", "better-sqlite3", "typescript", "ts-morph", "typescript-json-schema"]) {
+    for (const peer of [
+      "pg",
+      "ioredis",
+      "openai",
+      "ai",
+      "@ai-sdk/provider",
+      "better-sqlite3",
+      "typescript",
+      "ts-morph",
+      "typescript-json-schema",
+    ]) {
       expect(existsSync(join(app, "node_modules", peer)), peer).toBe(false);
     }
   });
@@ -76,11 +87,31 @@ describe("an app with only the runtime installed", () => {
     it("type-checks a consumer of every entry point with skipLibCheck: false", async () => {
       const dir = `check-${tsc.includes("typescript7") ? 7 : 5}`;
       write(`${dir}/tsconfig.json`, {
-        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, noEmit: true, types: ["node"], rootDir: "." },
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ["node"],
+          rootDir: ".",
+        },
         include: ["*.ts"],
       });
       // A namespace import of each entry puts its whole declaration graph into the program.
-      write(`${dir}/consumer.ts`, entries.map((e, i) => `import * as entry${i} from "${e}";\nexport type Entry${i} = typeof entry${i};\n`).join("") + example.replace(/^import.*\n/gm, "").replace(/^/, 'import { ChatClientAgent } from "statebag/agent";\nimport { openStore, withSession } from "statebag/stores";\nimport { ScriptedChatClient } from "statebag/testing";\n'));
+      write(
+        `${dir}/consumer.ts`,
+        entries
+          .map((e, i) => `import * as entry${i} from "${e}";\nexport type Entry${i} = typeof entry${i};\n`)
+          .join("") +
+          example
+            .replace(/^import.*\n/gm, "")
+            .replace(
+              /^/,
+              'import { ChatClientAgent } from "statebag/agent";\nimport { openStore, withSession } from "statebag/stores";\nimport { ScriptedChatClient } from "statebag/testing";\n',
+            ),
+      );
       const r = await run(process.execPath, [tsc, "-p", join(app, dir, "tsconfig.json")]);
       expect(r.stdout + r.stderr, "tsc output").toBe("");
       expect(r.code).toBe(0);
@@ -89,7 +120,10 @@ describe("an app with only the runtime installed", () => {
 
   it("runs the 30-second example on Node", async () => {
     write("node/example.ts", example);
-    const r = ok(await run(process.execPath, ["--experimental-strip-types", "--no-warnings", "example.ts"], join(app, "node")), "node example.ts");
+    const r = ok(
+      await run(process.execPath, ["--experimental-strip-types", "--no-warnings", "example.ts"], join(app, "node")),
+      "node example.ts",
+    );
     expect(r.stdout.trim()).toBe("Your name is Ada.");
   });
 
@@ -102,11 +136,24 @@ describe("an app with only the runtime installed", () => {
   it("runs the 30-second example on Deno with --allow-read --allow-write=.statebag", async () => {
     write("deno/example.ts", example);
     const cwd = join(app, "deno");
-    const r = ok(await run(join(BIN, "deno"), ["run", "--allow-read", "--allow-write=.statebag", "--allow-env", "example.ts"], cwd, { DENO_DIR: join(work, "deno-cache") }), "deno run");
+    const r = ok(
+      await run(
+        join(BIN, "deno"),
+        ["run", "--allow-read", "--allow-write=.statebag", "--allow-env", "example.ts"],
+        cwd,
+        { DENO_DIR: join(work, "deno-cache") },
+      ),
+      "deno run",
+    );
     expect(r.stdout.trim()).toBe("Your name is Ada.");
     // Without write permission for .statebag Deno refuses, and the error names the permission.
     rmSync(join(cwd, ".statebag"), { recursive: true, force: true });
-    const denied = await run(join(BIN, "deno"), ["run", "--allow-read", "--allow-env", "--no-prompt", "example.ts"], cwd, { DENO_DIR: join(work, "deno-cache") });
+    const denied = await run(
+      join(BIN, "deno"),
+      ["run", "--allow-read", "--allow-env", "--no-prompt", "example.ts"],
+      cwd,
+      { DENO_DIR: join(work, "deno-cache") },
+    );
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toMatch(/write/i);
   });
@@ -127,7 +174,14 @@ describe("an app with only the runtime installed", () => {
         }
       }
       const out = join(work, `${dir}-out`, "example.mjs");
-      const built = ok(await run(join(BIN, "esbuild"), ["example.ts", "--bundle", "--platform=node", "--format=esm", "--log-level=warning", `--outfile=${out}`], join(app, dir)), "esbuild");
+      const built = ok(
+        await run(
+          join(BIN, "esbuild"),
+          ["example.ts", "--bundle", "--platform=node", "--format=esm", "--log-level=warning", `--outfile=${out}`],
+          join(app, dir),
+        ),
+        "esbuild",
+      );
       expect(built.stderr, "esbuild warnings").toBe("");
       const bundle = readFileSync(out, "utf8");
       // The SDKs load lazily at run time: the bundle holds statebag and its few dependencies only.

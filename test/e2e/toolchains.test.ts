@@ -11,7 +11,17 @@
  * `tsc` or `gen --check` and the correct evolution must migrate the stored session and run the next
  * turn. Every command is a new process, as it is for the user.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +30,10 @@ import { CACHE, ok, packBoth, REPO, run, type Run, writeIn } from "./apps.js";
 import { projectFiles, tsBlocks } from "../readme/blocks.js";
 
 const PNPM = join(REPO, "node_modules/.bin/pnpm");
-const repoPkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string; devDependencies: Record<string, string> };
+const repoPkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+  version: string;
+  devDependencies: Record<string, string>;
+};
 const work = mkdtempSync(join(tmpdir(), "statebag-e2e-"));
 
 // --- the matrix ----------------------------------------------------------------------------------
@@ -43,22 +56,30 @@ const appDir = (c: Combination) => join(work, `app-${c.pm}-ts${c.typescript.repl
 
 /** `npm install ...` / `pnpm add ...`: exactly what the docs tell a user, no flag. */
 const install = (c: Combination, dev: boolean, specs: string[], cwd = appDir(c)) =>
-  c.pm === "npm" ? run("npm", ["install", ...(dev ? ["--save-dev"] : []), ...specs], cwd) : run(PNPM, ["add", ...(dev ? ["--save-dev"] : []), ...specs], cwd);
+  c.pm === "npm"
+    ? run("npm", ["install", ...(dev ? ["--save-dev"] : []), ...specs], cwd)
+    : run(PNPM, ["add", ...(dev ? ["--save-dev"] : []), ...specs], cwd);
 
 /** An install printed no peer conflict and no peer warning. */
 function cleanInstall(r: Run, what: string): void {
   ok(r, what);
   const printed = `${r.stdout}\n${r.stderr}`;
   expect(printed, what).not.toMatch(/ERESOLVE|EBADENGINE|peer dep|unmet peer|missing peer|incorrect peer/i);
-  expect(printed.split("\n").filter((l) => /^npm warn/i.test(l) && /peer/i.test(l)), what).toEqual([]);
+  expect(
+    printed.split("\n").filter((l) => /^npm warn/i.test(l) && /peer/i.test(l)),
+    what,
+  ).toEqual([]);
 }
 
 /** `statebag <args>` as the user runs it: `npx statebag` with npm, the bin pnpm linked with pnpm. */
 function statebagIn(c: Combination, cwd: string, args: string[]): Promise<Run> {
-  return c.pm === "npm" ? run("npx", ["--no-install", "statebag", ...args], cwd) : run(join(cwd, "node_modules/.bin/statebag"), args, cwd);
+  return c.pm === "npm"
+    ? run("npx", ["--no-install", "statebag", ...args], cwd)
+    : run(join(cwd, "node_modules/.bin/statebag"), args, cwd);
 }
 /** The app's own compiler (5.9 or 7), never this repository's. */
-const tscIn = (cwd: string) => run(process.execPath, [join(cwd, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], cwd);
+const tscIn = (cwd: string) =>
+  run(process.execPath, [join(cwd, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"], cwd);
 
 let statebagTarball = "";
 let kitTarball = "";
@@ -138,7 +159,15 @@ const notesV2 = projectFiles(readmeBlocks, Infinity).get("src/notes.ts")!.code;
 const providerV2 = projectFiles(readmeBlocks, Infinity).get("src/notes-provider.ts")!.code;
 /** The add walkthrough's provider (the descriptor form), as docs/walkthroughs.md shows it before the evolve walkthrough. */
 const readmeProviderV1 = projectFiles(readmeBlocks, evolveAt).get("src/notes-provider.ts")!.code;
-const fixtureV2 = { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy milk", pinned: true }, { text: "call Ada about the Lisbon trip", pinned: false }], updatedAt: "2025-04-02T17:40:00Z" };
+const fixtureV2 = {
+  $type: "acme.NotesState",
+  $version: 2,
+  notes: [
+    { text: "buy milk", pinned: true },
+    { text: "call Ada about the Lisbon trip", pinned: false },
+  ],
+  updatedAt: "2025-04-02T17:40:00Z",
+};
 
 /** Every file under the given folders of the project, with its content: to prove a command wrote nothing. */
 function snapshot(...folders: string[]): Record<string, string> {
@@ -148,14 +177,18 @@ function snapshot(...folders: string[]): Record<string, string> {
     const root = join(app, folder);
     if (!existsSync(root)) continue;
     for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) files[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      if (entry.isFile())
+        files[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name), "utf8");
     }
   }
   return files;
 }
 
-const fixtureV1 = { $type: "acme.NotesState", notes: ["buy milk", "call Ada about the Lisbon trip"], updatedAt: "2025-03-14T09:12:03+01:00" };
-
+const fixtureV1 = {
+  $type: "acme.NotesState",
+  notes: ["buy milk", "call Ada about the Lisbon trip"],
+  updatedAt: "2025-03-14T09:12:03+01:00",
+};
 
 // --- every combination: install, init, gen, tsc ---------------------------------------------------
 
@@ -168,13 +201,24 @@ describe.each(combinations)("an app on $pm with TypeScript $typescript", (c) => 
     if (c.pm === "pnpm") {
       // The app's pnpm settings: the shared store, and tsx's esbuild may run its install script
       // (pnpm refuses unapproved build scripts; that is esbuild's, not statebag's).
-      writeIn(app, "pnpm-workspace.yaml", `storeDir: ${JSON.stringify(join(CACHE, "pnpm-store"))}\ncacheDir: ${JSON.stringify(join(CACHE, "pnpm-cache"))}\npreferOffline: true\nallowBuilds:\n  esbuild: true\n`);
+      writeIn(
+        app,
+        "pnpm-workspace.yaml",
+        `storeDir: ${JSON.stringify(join(CACHE, "pnpm-store"))}\ncacheDir: ${JSON.stringify(join(CACHE, "pnpm-cache"))}\npreferOffline: true\nallowBuilds:\n  esbuild: true\n`,
+      );
     }
-    const devTools = [`typescript@${c.typescript}`, `@types/node@${repoPkg.devDependencies["@types/node"]}`, `tsx@${repoPkg.devDependencies.tsx}`];
+    const devTools = [
+      `typescript@${c.typescript}`,
+      `@types/node@${repoPkg.devDependencies["@types/node"]}`,
+      `tsx@${repoPkg.devDependencies.tsx}`,
+    ];
     cleanInstall(await install(c, false, [statebagTarball]), "installing statebag");
     if (c.pm === "npm") {
       // The documented line: the kit with the app's own compiler, in one install.
-      cleanInstall(await install(c, true, [kitTarball, ...devTools]), "installing statebag-kit with the app's compiler");
+      cleanInstall(
+        await install(c, true, [kitTarball, ...devTools]),
+        "installing statebag-kit with the app's compiler",
+      );
       ok(await statebagIn(c, app, ["init"]), "statebag init");
     } else {
       // (pnpm installs are cheap: here gen runs once before the kit is installed.)
@@ -184,7 +228,9 @@ describe.each(combinations)("an app on $pm with TypeScript $typescript", (c) => 
       const missing = await statebagIn(c, app, ["gen"]);
       expect(missing.code).toBe(3);
       expect(missing.stderr).toContain("statebag gen needs statebag-kit, which is not installed");
-      expect(missing.stderr).toContain(`fix:   install the generator toolchain as a dev dependency: npm i -D statebag-kit@${repoPkg.version}`);
+      expect(missing.stderr).toContain(
+        `fix:   install the generator toolchain as a dev dependency: npm i -D statebag-kit@${repoPkg.version}`,
+      );
       expect(missing.stderr).not.toMatch(/typescript@|Cannot find module/);
       cleanInstall(await install(c, true, [kitTarball]), "installing statebag-kit");
     }
@@ -202,10 +248,23 @@ describe.each(combinations)("an app on $pm with TypeScript $typescript", (c) => 
     expect(kitTs).toMatch(/^5\.9\./);
     // The no-op cache's fingerprint names the compilers the generator runs, not the app's.
     const printed = ok(
-      await run(process.execPath, ["--input-type=module", "-e", `const m = await import(${JSON.stringify(join(kitDir, "dist/generator/cache.js"))}); console.log(JSON.stringify(m.generatorFingerprintInputs().slice(-4)))`], app),
+      await run(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const m = await import(${JSON.stringify(join(kitDir, "dist/generator/cache.js"))}); console.log(JSON.stringify(m.generatorFingerprintInputs().slice(-4)))`,
+        ],
+        app,
+      ),
       "the kit's fingerprint",
     );
-    expect(JSON.parse(printed.stdout)).toEqual(["typescript (typescript-json-schema)", kitTs, "typescript (ts-morph)", expect.stringMatching(/^\d+\.\d+\.\d+/)]);
+    expect(JSON.parse(printed.stdout)).toEqual([
+      "typescript (typescript-json-schema)",
+      kitTs,
+      "typescript (ts-morph)",
+      expect.stringMatching(/^\d+\.\d+\.\d+/),
+    ]);
   });
 
   it("gen (scaffolded fixture, then a real one), gen --check, and tsc --noEmit with the app's own compiler", async () => {
@@ -214,7 +273,9 @@ describe.each(combinations)("an app on $pm with TypeScript $typescript", (c) => 
     expect(scaffold.stderr).toContain("test/fixtures/acme.NotesState/v1.json is still the placeholder");
     writeIn(app, "test/fixtures/acme.NotesState/v1.json", fixtureV1);
     ok(await statebagIn(c, app, ["gen"]), "statebag gen");
-    expect(ok(await statebagIn(c, app, ["gen", "--check"]), "statebag gen --check").stdout).toContain("generated files are current");
+    expect(ok(await statebagIn(c, app, ["gen", "--check"]), "statebag gen --check").stdout).toContain(
+      "generated files are current",
+    );
     const compiled = ok(await tscIn(app), "tsc");
     expect(compiled.stdout).toBe("");
   }, 120_000);
@@ -229,7 +290,9 @@ describe("a toolchain the kit was not built for", () => {
     ok(await run("npm", ["install"], app), "npm install with the override");
     const r = await statebagIn(c, app, ["gen", "--check", "--no-cache"]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain("statebag gen needs TypeScript (typescript-json-schema's compiler) 5.9, but found version 7.0.2");
+    expect(r.stderr).toContain(
+      "statebag gen needs TypeScript (typescript-json-schema's compiler) 5.9, but found version 7.0.2",
+    );
     expect(r.stderr).toContain(`npm i -D statebag-kit@${repoPkg.version}`);
   }, 120_000);
 });
@@ -327,15 +390,21 @@ describe(`a user's project on ${walk.pm} with TypeScript ${walk.typescript}, fro
     expect(scaffold.stderr).toContain("test/fixtures/acme.NotesState/v2.json is still the placeholder");
     write("test/fixtures/acme.NotesState/v2.json", fixtureV2);
     ok(await statebag(["gen"]), "statebag gen at v2");
-    expect(readFileSync(join(app, "src/generated/descriptors.ts"), "utf8")).toContain('{ $type: "acme.NotesState", version: 2 }');
-    expect(readFileSync(join(app, "src/generated/versions.ts"), "utf8")).toMatch(/interface NotesState_v1[\s\S]*interface NotesState_v2/);
+    expect(readFileSync(join(app, "src/generated/descriptors.ts"), "utf8")).toContain(
+      '{ $type: "acme.NotesState", version: 2 }',
+    );
+    expect(readFileSync(join(app, "src/generated/versions.ts"), "utf8")).toMatch(
+      /interface NotesState_v1[\s\S]*interface NotesState_v2/,
+    );
   }, 180_000);
 
   it("mistake 1: the provider left at version 1 after the type moved to 2 fails tsc, in either form", async () => {
     // providerV1 is still in place: the long form, `version: 1` typed by hand.
     const stale = await tsc();
     expect(stale.code).not.toBe(0);
-    expect(stale.stdout).toMatch(/src\/notes-provider\.ts\(\d+,\d+\): error TS2322: Type '1' is not assignable to type '2'/);
+    expect(stale.stdout).toMatch(
+      /src\/notes-provider\.ts\(\d+,\d+\): error TS2322: Type '1' is not assignable to type '2'/,
+    );
     // The descriptor form of the add walkthrough: the version follows the type, its v1 initial value does not compile.
     write("src/notes-provider.ts", readmeProviderV1);
     const initial = await tsc();
@@ -360,12 +429,19 @@ describe(`a user's project on ${walk.pm} with TypeScript ${walk.typescript}, fro
     ok(await statebag(["gen", "--check"]), "gen --check at v2");
     ok(await tsc(), "tsc at v2");
     const loaded = ok(await script("show"), "loading the v1 session with v2 code");
-    expect(JSON.parse(loaded.stdout.trim())).toMatchObject({ $type: "acme.NotesState", $version: 2, notes: [{ text: "Buy milk", pinned: false }] });
+    expect(JSON.parse(loaded.stdout.trim())).toMatchObject({
+      $type: "acme.NotesState",
+      $version: 2,
+      notes: [{ text: "Buy milk", pinned: false }],
+    });
     const turn = ok(await script("turn", "Call Ada"), "the second turn");
     const state = JSON.parse(turn.stdout.trim()) as { $version: number; notes: { text: string; pinned: boolean }[] };
     expect(state.$version).toBe(2);
     // The README's v2 provider appends a placeholder note per turn.
-    expect(state.notes).toEqual([{ text: "Buy milk", pinned: false }, { text: "...", pinned: false }]);
+    expect(state.notes).toEqual([
+      { text: "Buy milk", pinned: false },
+      { text: "...", pinned: false },
+    ]);
     // A restart: the session saved at v2 loads as it is, and the CLI (registry from the config) agrees.
     expect(JSON.parse(ok(await script("show"), "the load after the second turn").stdout.trim())).toEqual(state);
     const inspect = ok(await statebag(["inspect", "s1", "--brief"]), "statebag inspect at v2");

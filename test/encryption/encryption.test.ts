@@ -100,12 +100,18 @@ describe("keyring", () => {
 
   it("loadKeyring fetches keys through a resolver (a KMS); a resolver failure is typed", async () => {
     const asked: string[] = [];
-    const keyring = await loadKeyring({ current: "k2", kids: ["k1"], resolve: async (kid) => (asked.push(kid), kid === "k1" ? K1 : K2) });
+    const keyring = await loadKeyring({
+      current: "k2",
+      kids: ["k1"],
+      resolve: async (kid) => (asked.push(kid), kid === "k1" ? K1 : K2),
+    });
     expect(asked.sort()).toEqual(["k1", "k2"]);
     const a = encryptedSessionCodec({ keyring, store: "app" });
     const b = encryptedSessionCodec({ keyring: ring12, store: "app" });
     expect(b.deserialize(a.serialize(createSessionData({ id: "s" })), "s").id).toBe("s");
-    await expect(loadKeyring({ current: "k1", resolve: () => Promise.reject(new Error("kms down")) })).rejects.toBeInstanceOf(EncryptionKeyError);
+    await expect(
+      loadKeyring({ current: "k1", resolve: () => Promise.reject(new Error("kms down")) }),
+    ).rejects.toBeInstanceOf(EncryptionKeyError);
   });
 });
 
@@ -124,7 +130,9 @@ describe("session codec", () => {
     expect(Buffer.from(doc.tag as string, "base64url")).toHaveLength(16);
     expect(JSON.parse(b).iv).not.toBe(doc.iv);
     expect(a).not.toContain("alice-1");
-    expect(codec.deserialize(a, "alice-1")).toEqual(defaultSessionCodec().deserialize(defaultSessionCodec().serialize(session)));
+    expect(codec.deserialize(a, "alice-1")).toEqual(
+      defaultSessionCodec().deserialize(defaultSessionCodec().serialize(session)),
+    );
   });
 
   it("tampered ciphertext, tag and iv are refused", () => {
@@ -135,7 +143,9 @@ describe("session codec", () => {
     }
     expect(decryptionError(() => codec.deserialize(text.slice(0, -5), "alice-1")).reason).toBe("malformed");
     // Another version, or a removed binding field, is refused too.
-    expect(decryptionError(() => codec.deserialize(text.replace('"v":1', '"v":2'), "alice-1")).reason).toBe("malformed");
+    expect(decryptionError(() => codec.deserialize(text.replace('"v":1', '"v":2'), "alice-1")).reason).toBe(
+      "malformed",
+    );
   });
 
   it("a row under another id, owner or store name fails, naming the binding", () => {
@@ -148,7 +158,9 @@ describe("session codec", () => {
     expect(otherOwner.mismatched).toEqual(["owner"]);
     expect(decryptionError(() => codec.deserialize(owned, "alice-1")).mismatched).toEqual(["owner"]);
     const other = encryptedSessionCodec({ keyring: ring1, store: "other-app" });
-    expect(decryptionError(() => other.deserialize(owned, "alice-1", { owner: "alice" })).mismatched).toEqual(["store"]);
+    expect(decryptionError(() => other.deserialize(owned, "alice-1", { owner: "alice" })).mismatched).toEqual([
+      "store",
+    ]);
     expect(codec.deserialize(owned, "alice-1", { owner: "alice" }).id).toBe("alice-1");
   });
 
@@ -197,13 +209,17 @@ describe("message codec", () => {
     expect(decryptionError(() => codec.deserialize(text, { logId: "log-a", seq: 4 })).mismatched).toEqual(["position"]);
     expect(decryptionError(() => codec.deserialize(text, { logId: "log-a" })).mismatched).toEqual(["position"]);
     // Removing the bound position from the envelope does not unbind it.
-    expect(decryptionError(() => codec.deserialize(text.replace(/,"p":3/, ""), { logId: "log-a", seq: 4 })).reason).not.toBe(undefined);
+    expect(
+      decryptionError(() => codec.deserialize(text.replace(/,"p":3/, ""), { logId: "log-a", seq: 4 })).reason,
+    ).not.toBe(undefined);
     const unpositioned = codec.serialize(user("hi"), { logId: "log-a" });
     expect(codec.deserialize(unpositioned, { logId: "log-a", seq: 9 })).toEqual(user("hi"));
   });
 
   it("refuses plaintext, tampering, and a call without the log id", () => {
-    expect(decryptionError(() => codec.deserialize(JSON.stringify(user("x")), { logId: "l" })).reason).toBe("plaintext");
+    expect(decryptionError(() => codec.deserialize(JSON.stringify(user("x")), { logId: "l" })).reason).toBe(
+      "plaintext",
+    );
     const text = codec.serialize(user("hi"), { logId: "l" });
     expect(decryptionError(() => codec.deserialize(tamper(text, "ct"), { logId: "l" })).reason).toBe("tampered");
     expect(() => codec.serialize(user("hi"))).toThrow(/without its log id/);
@@ -272,7 +288,11 @@ function sqliteHarness(): Harness {
     rawMessages(_s, id) {
       const d = db();
       try {
-        return (d.prepare("SELECT body FROM statebag_messages WHERE storage_id = ? ORDER BY seq").all(id) as { body: string }[]).map((r) => r.body);
+        return (
+          d.prepare("SELECT body FROM statebag_messages WHERE storage_id = ? ORDER BY seq").all(id) as {
+            body: string;
+          }[]
+        ).map((r) => r.body);
       } finally {
         d.close();
       }
@@ -280,8 +300,12 @@ function sqliteHarness(): Harness {
     setRawMessages(_s, id, texts) {
       const d = db();
       try {
-        const seqs = (d.prepare("SELECT seq FROM statebag_messages WHERE storage_id = ? ORDER BY seq").all(id) as { seq: number }[]).map((r) => r.seq);
-        texts.forEach((t, i) => d.prepare("UPDATE statebag_messages SET body = ? WHERE storage_id = ? AND seq = ?").run(t, id, seqs[i]));
+        const seqs = (
+          d.prepare("SELECT seq FROM statebag_messages WHERE storage_id = ? ORDER BY seq").all(id) as { seq: number }[]
+        ).map((r) => r.seq);
+        texts.forEach((t, i) =>
+          d.prepare("UPDATE statebag_messages SET body = ? WHERE storage_id = ? AND seq = ?").run(t, id, seqs[i]),
+        );
       } finally {
         d.close();
       }
@@ -353,7 +377,13 @@ for (const make of [memoryHarness, sqliteHarness]) {
       expect(isEncryptedText(h.rawSession(windowStore, "s00"))).toBe(false);
       // Interrupted after 10 sessions, then resumed.
       const abort = new AbortController();
-      const first = await migrateEncryption(windowStore, { ...windowCodecs, mode: "encrypt", batchSize: 7, signal: abort.signal, onProgress: (done) => done === 10 && abort.abort() });
+      const first = await migrateEncryption(windowStore, {
+        ...windowCodecs,
+        mode: "encrypt",
+        batchSize: 7,
+        signal: abort.signal,
+        onProgress: (done) => done === 10 && abort.abort(),
+      });
       expect(first).toMatchObject({ aborted: true, scanned: 10, rewritten: 10, cursor: "s09" });
       const rest = await migrateEncryption(windowStore, { ...windowCodecs, mode: "encrypt", startAfter: first.cursor });
       expect(rest).toMatchObject({ scanned: 20, rewritten: 20, failedCount: 0 });
@@ -379,9 +409,13 @@ for (const make of [memoryHarness, sqliteHarness]) {
           const loaded = await store.get(id).catch((e: unknown) => e);
           expect(loaded).not.toBeInstanceOf(Error); // old writers read k2 rows? only if they hold k2: they do not
           if (loaded && !(loaded instanceof Error)) {
-            await store.save((loaded as { session: never }).session, { expectedRevision: (loaded as { revision: number }).revision }).catch((e: unknown) => {
-              if ((e as { code?: string }).code !== "conflict") throw e;
-            });
+            await store
+              .save((loaded as { session: never }).session, {
+                expectedRevision: (loaded as { revision: number }).revision,
+              })
+              .catch((e: unknown) => {
+                if ((e as { code?: string }).code !== "conflict") throw e;
+              });
           }
           const r = await store.messages.appendMessages(id, [user(`${id}-w${n}-${k}`)], { operationId: `w${n}-${k}` });
           if (r.applied) appended.set(id, (appended.get(id) ?? 0) + 1);

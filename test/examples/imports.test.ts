@@ -32,7 +32,9 @@ const readPackage = (dir: string) => JSON.parse(readFileSync(join(dir, "package.
 const pkg = readPackage(REPO);
 
 /** `statebag`, and `statebag/<subpath>` for every subpath package.json exports. */
-const statebagSpecifiers = new Set(Object.keys(pkg.exports!).map((k) => (k === "." ? "statebag" : `statebag/${k.slice(2)}`)));
+const statebagSpecifiers = new Set(
+  Object.keys(pkg.exports!).map((k) => (k === "." ? "statebag" : `statebag/${k.slice(2)}`)),
+);
 
 /** The folder of the nearest package.json above `file` (up to the repository root), and what it declares. */
 function nearestPackage(file: string): { dir: string; declared: Set<string> } {
@@ -40,7 +42,14 @@ function nearestPackage(file: string): { dir: string; declared: Set<string> } {
   while (dir.startsWith(REPO + sep) && !existsSync(join(dir, "package.json"))) dir = dirname(dir);
   if (!dir.startsWith(REPO + sep)) dir = REPO;
   const json = readPackage(dir);
-  return { dir, declared: new Set([...Object.keys(json.dependencies ?? {}), ...Object.keys(json.peerDependencies ?? {}), ...Object.keys(json.optionalDependencies ?? {})]) };
+  return {
+    dir,
+    declared: new Set([
+      ...Object.keys(json.dependencies ?? {}),
+      ...Object.keys(json.peerDependencies ?? {}),
+      ...Object.keys(json.optionalDependencies ?? {}),
+    ]),
+  };
 }
 
 /** The package a bare specifier names: `ai/test` -> `ai`, `@ai-sdk/provider/x` -> `@ai-sdk/provider`. */
@@ -58,15 +67,22 @@ function refusal(file: string, specifier: string): string | undefined {
     // Its own files: inside examples/, and inside its own app when it has a package.json.
     const root = owner.dir === REPO ? EXAMPLES : owner.dir;
     const target = resolve(dirname(file), specifier);
-    return target === root || target.startsWith(root + sep) ? undefined : `reaches outside ${relative(REPO, root)}/ (${relative(REPO, target)}): import it from "statebag" or a subpath instead`;
+    return target === root || target.startsWith(root + sep)
+      ? undefined
+      : `reaches outside ${relative(REPO, root)}/ (${relative(REPO, target)}): import it from "statebag" or a subpath instead`;
   }
   if (specifier === "statebag" || specifier.startsWith("statebag/")) {
-    if (specifier.startsWith("statebag/internal/")) return `"${specifier}" is internal (for statebag-kit), not a public API`;
-    if (!statebagSpecifiers.has(specifier)) return `"${specifier}" is not in package.json exports (${[...statebagSpecifiers].join(", ")})`;
+    if (specifier.startsWith("statebag/internal/"))
+      return `"${specifier}" is internal (for statebag-kit), not a public API`;
+    if (!statebagSpecifiers.has(specifier))
+      return `"${specifier}" is not in package.json exports (${[...statebagSpecifiers].join(", ")})`;
     return owner.dir === REPO || owner.declared.has("statebag") ? undefined : `"statebag" is not declared in ${app}`;
   }
   if (owner.declared.has(packageOf(specifier))) return undefined;
-  const what = owner.dir === REPO ? "a dependency nor a peer dependency of statebag" : `declared in ${app} (dependencies, peer or optional dependencies)`;
+  const what =
+    owner.dir === REPO
+      ? "a dependency nor a peer dependency of statebag"
+      : `declared in ${app} (dependencies, peer or optional dependencies)`;
   return `"${packageOf(specifier)}" is neither ${what}${/^[a-z_]+$/.test(specifier) ? ` (a builtin? write "node:${specifier}")` : ""}`;
 }
 
@@ -78,7 +94,10 @@ function specifiers(file: string): string[] {
 
 function exampleFiles(): string[] {
   return readdirSync(EXAMPLES, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !e.parentPath.split(sep).includes("node_modules") && /\.(?:[cm]?ts|[cm]?js|[jt]sx)$/.test(e.name))
+    .filter(
+      (e) =>
+        e.isFile() && !e.parentPath.split(sep).includes("node_modules") && /\.(?:[cm]?ts|[cm]?js|[jt]sx)$/.test(e.name),
+    )
     .map((e) => join(e.parentPath, e.name))
     .sort();
 }
@@ -86,7 +105,14 @@ function exampleFiles(): string[] {
 describe("examples/", () => {
   it("import only statebag and its exported subpaths, node: builtins, their own files and declared dependencies", () => {
     const files = exampleFiles();
-    expect(files.map((f) => relative(REPO, f))).toEqual(expect.arrayContaining(["examples/demo.ts", "examples/approval.ts", "examples/chat-app/server.ts", "examples/chat-app/client/app.tsx"]));
+    expect(files.map((f) => relative(REPO, f))).toEqual(
+      expect.arrayContaining([
+        "examples/demo.ts",
+        "examples/approval.ts",
+        "examples/chat-app/server.ts",
+        "examples/chat-app/client/app.tsx",
+      ]),
+    );
     const problems: string[] = [];
     let statebagImports = 0;
     for (const file of files) {
@@ -107,13 +133,23 @@ describe("examples/", () => {
     expect(refusal(demo, "statebag/internal/toolchain")).toMatch(/internal/);
     expect(refusal(demo, "vitest")).toMatch(/neither a dependency/);
     expect(refusal(demo, "fs")).toMatch(/node:fs/);
-    for (const ok of ["statebag", "statebag/agent", "node:fs", "./providers/register.js", "picocolors", "openai", "@sinclair/typebox"]) expect(refusal(demo, ok), ok).toBeUndefined();
+    for (const ok of [
+      "statebag",
+      "statebag/agent",
+      "node:fs",
+      "./providers/register.js",
+      "picocolors",
+      "openai",
+      "@sinclair/typebox",
+    ])
+      expect(refusal(demo, ok), ok).toBeUndefined();
     // statebag's examples may not import the chat app's packages...
     expect(refusal(demo, "react")).toMatch(/neither a dependency/);
     expect(refusal(demo, "@ai-sdk/react")).toMatch(/neither a dependency/);
     // ...and the chat app imports what its own package.json declares, not what statebag happens to depend on.
     const page = join(CHAT_APP, "client", "app.tsx");
-    for (const ok of ["react", "react-dom/client", "@ai-sdk/react", "ai", "statebag/http", "./app.css", "../server.js"]) expect(refusal(page, ok), ok).toBeUndefined();
+    for (const ok of ["react", "react-dom/client", "@ai-sdk/react", "ai", "statebag/http", "./app.css", "../server.js"])
+      expect(refusal(page, ok), ok).toBeUndefined();
     expect(refusal(page, "picocolors")).toMatch(/not declared|neither .*examples\/chat-app\/package\.json/);
     expect(refusal(page, "esbuild")).toMatch(/examples\/chat-app\/package\.json/); // a devDependency: a build tool, not an import
     expect(refusal(page, "vitest")).toMatch(/examples\/chat-app\/package\.json/);
@@ -122,7 +158,9 @@ describe("examples/", () => {
 
   it("examples/chat-app is an app of its own: its package.json declares statebag and the page's packages, and each resolves from the app's folder", () => {
     const app = readPackage(CHAT_APP);
-    expect(Object.keys(app.dependencies ?? {})).toEqual(expect.arrayContaining(["statebag", "react", "react-dom", "@ai-sdk/react", "ai"]));
+    expect(Object.keys(app.dependencies ?? {})).toEqual(
+      expect.arrayContaining(["statebag", "react", "react-dom", "@ai-sdk/react", "ai"]),
+    );
     expect(Object.keys(app.devDependencies ?? {})).toContain("esbuild");
     // `npm run chat` from the root: whatever the app declares resolves from its folder (falling back to the root node_modules).
     // (Node's lookup: node_modules/<name> in the folder, then in each folder above it.)
@@ -139,7 +177,16 @@ describe("examples/", () => {
   });
 
   it("the chat app's page type-checks with its own tsconfig (DOM, react-jsx)", () => {
-    const config = ts.getParsedCommandLineOfConfigFile(join(CHAT_APP, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(String(d.messageText)); } })!;
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(CHAT_APP, "tsconfig.json"),
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: (d) => {
+          throw new Error(String(d.messageText));
+        },
+      },
+    )!;
     expect(config.fileNames.map((f) => relative(CHAT_APP, f))).toContain(join("client", "app.tsx"));
     const program = ts.createProgram(config.fileNames, config.options);
     const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
@@ -147,13 +194,18 @@ describe("examples/", () => {
   }, 60_000);
 
   it("tsconfig.json maps statebag and every exported subpath to its source entry (what the examples run against here)", () => {
-    const tsconfig = JSON.parse(readFileSync(join(REPO, "tsconfig.json"), "utf8")) as { compilerOptions: { paths?: Record<string, string[]> }; include: string[] };
+    const tsconfig = JSON.parse(readFileSync(join(REPO, "tsconfig.json"), "utf8")) as {
+      compilerOptions: { paths?: Record<string, string[]> };
+      include: string[];
+    };
     expect(tsconfig.include).toContain("examples");
     const expected: Record<string, string[]> = {};
     for (const [subpath, target] of Object.entries(pkg.exports!)) {
       const types = typeof target === "object" && target !== null ? (target as { types?: string }).types : undefined;
       if (!types) continue; // ./package.json
-      expected[subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`] = [types.replace(/^\.\/dist\//, "./").replace(/\.d\.ts$/, ".ts")];
+      expected[subpath === "." ? "statebag" : `statebag/${subpath.slice(2)}`] = [
+        types.replace(/^\.\/dist\//, "./").replace(/\.d\.ts$/, ".ts"),
+      ];
     }
     expect(tsconfig.compilerOptions.paths).toEqual(expected);
   });

@@ -13,7 +13,13 @@ import { REPO, removeTempProjects, runtimeSources, tempProject, writeFile } from
 
 afterAll(removeTempProjects);
 
-const RUNTIME = runtimeSources(["core/tagged.ts", "core/state-bag.ts", "persistence/migrations.ts", "persistence/registry-types.ts", "persistence/formats.ts"]);
+const RUNTIME = runtimeSources([
+  "core/tagged.ts",
+  "core/state-bag.ts",
+  "persistence/migrations.ts",
+  "persistence/registry-types.ts",
+  "persistence/formats.ts",
+]);
 
 const NOTES_V1 = `import type { ProviderState } from "./runtime/core/tagged.js";
 
@@ -32,7 +38,8 @@ export interface NotesState extends ProviderState<"acme.NotesState", 2> {
 export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map((text) => ({ text })) }) });
 `;
 
-const gen = (root: string, options: { check?: boolean; scaffoldFixtures?: boolean } = {}) => generate({ cwd: root, cache: false, compat: true, ...options });
+const gen = (root: string, options: { check?: boolean; scaffoldFixtures?: boolean } = {}) =>
+  generate({ cwd: root, cache: false, compat: true, ...options });
 
 describe("gen --check loopholes", () => {
   it("a scaffolded fixture with only its $unedited key deleted is still the placeholder", async () => {
@@ -59,14 +66,25 @@ describe("gen --check loopholes", () => {
 
   it("a frozen version deleted with its lock entry fails, naming the fixture, the migration and the version", async () => {
     const root = tempProject({ ...RUNTIME, "src/notes.ts": NOTES_V1 }, { runtime: false });
-    writeFile(root, "test/fixtures/acme.NotesState/v1.json", JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v1.json",
+      JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }),
+    );
     await gen(root);
     writeFile(root, "src/notes.ts", NOTES_V2);
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk" }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk" }] }),
+    );
     expect((await gen(root)).exitCode).toBe(0);
 
     const lockFile = path.join(root, "schemas/history/frozen.lock.json");
-    const lock = JSON.parse(fs.readFileSync(lockFile, "utf8")) as { files: Record<string, string>; names?: Record<string, string> };
+    const lock = JSON.parse(fs.readFileSync(lockFile, "utf8")) as {
+      files: Record<string, string>;
+      names?: Record<string, string>;
+    };
     delete lock.files["ProviderState/acme.NotesState/v1.schema.json"];
     delete lock.names?.["ProviderState/acme.NotesState/v1.schema.json"];
     fs.writeFileSync(lockFile, JSON.stringify(lock, null, 2));
@@ -82,7 +100,9 @@ describe("gen --check loopholes", () => {
         `"acme.NotesState" version 1 is still referred to (golden fixture test/fixtures/acme.NotesState/v1.json, migration "acme.NotesState" v1 -> v2 (src/notes.ts:8)), but its frozen schema ${gone} is gone and schemas/history/frozen.lock.json does not list it: stored sessions of that version would no longer be checked`,
       ],
     ]);
-    expect(check.compat!.failures[0]!.fix).toBe(`restore ${gone} and its entries in schemas/history/frozen.lock.json (git checkout -- ${gone} schemas/history/frozen.lock.json)`);
+    expect(check.compat!.failures[0]!.fix).toBe(
+      `restore ${gone} and its entries in schemas/history/frozen.lock.json (git checkout -- ${gone} schemas/history/frozen.lock.json)`,
+    );
     // gen refuses too: it can not bring the version back.
     const refused = await gen(root);
     expect(refused.exitCode).toBe(1);
@@ -103,13 +123,19 @@ describe("gen --check loopholes", () => {
 describe("gen --check never sends users to a gen that refuses", () => {
   it("stale output caused by a breaking change says to fix the change first, not to run the generator", async () => {
     const root = tempProject({ ...RUNTIME, "src/notes.ts": NOTES_V1 }, { runtime: false });
-    writeFile(root, "test/fixtures/acme.NotesState/v1.json", JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v1.json",
+      JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk"] }),
+    );
     await gen(root);
     writeFile(root, "src/notes.ts", NOTES_V1.replace("notes: string[];", "notes: { text: string }[];"));
     const check = await gen(root, { check: true });
     const lines = formatResult(check, true);
     expect(lines).not.toContain("generated files are out of date; run the generator.");
-    expect(lines).toContain("generated files are out of date, and gen writes nothing until the problems below are fixed (see each fix).");
+    expect(lines).toContain(
+      "generated files are out of date, and gen writes nothing until the problems below are fixed (see each fix).",
+    );
     expect((await gen(root)).compat!.blocked).toBe(true); // what running gen would do
   }, 60_000);
 });
@@ -121,18 +147,30 @@ describe("statebag gen --check (the CLI) on stale output gen would refuse to wri
       tmp.file("package.json", { name: "acme-app", type: "module" });
       tmp.file("statebag.config.json", {});
       tmp.file("tsconfig.json", {
-        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, types: [], paths: { statebag: [path.join(REPO, "src/index.ts")] } },
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: true,
+          types: [],
+          paths: { statebag: [path.join(REPO, "src/index.ts")] },
+        },
         include: ["src"],
       });
-      for (const dir of ["src", "test/fixtures/acme.NotesState"]) fs.mkdirSync(path.join(tmp.dir, dir), { recursive: true });
-      const notes = (field: string) => `import type { ProviderState } from "statebag";\n\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  ${field}\n}\n`;
+      for (const dir of ["src", "test/fixtures/acme.NotesState"])
+        fs.mkdirSync(path.join(tmp.dir, dir), { recursive: true });
+      const notes = (field: string) =>
+        `import type { ProviderState } from "statebag";\n\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  ${field}\n}\n`;
       tmp.file("src/notes.ts", notes("notes: string[];"));
       tmp.file("test/fixtures/acme.NotesState/v1.json", { $type: "acme.NotesState", notes: ["buy oat milk"] });
       expect((await cli(["gen"], { cwd: tmp.dir })).code).toBe(0);
       tmp.file("src/notes.ts", notes("notes: number[];"));
       const check = await cli(["gen", "--check"], { cwd: tmp.dir });
       expect(check.code).toBe(1);
-      expect(check.stderr).toContain("fix:   fix the compatibility problems below first (until then npx statebag gen writes nothing), then run npx statebag gen");
+      expect(check.stderr).toContain(
+        "fix:   fix the compatibility problems below first (until then npx statebag gen writes nothing), then run npx statebag gen",
+      );
       expect(check.stderr).not.toContain("run npx statebag gen and commit the result");
     } finally {
       tmp.cleanup();

@@ -8,7 +8,9 @@ import { readFile, removeTempProjects, tempProject } from "./helpers.js";
 
 describe("stableJson", () => {
   it("sorts keys at every depth and keeps a property named __proto__ as data", () => {
-    const schema = JSON.parse('{"required":["__proto__"],"properties":{"z":{"type":"number"},"__proto__":{"type":"string"}}}');
+    const schema = JSON.parse(
+      '{"required":["__proto__"],"properties":{"z":{"type":"number"},"__proto__":{"type":"string"}}}',
+    );
     const sorted = sortKeys(schema) as { properties: object };
     expect(Object.getPrototypeOf(sorted.properties)).toBe(Object.prototype);
     expect(Object.keys(sorted.properties)).toEqual(["__proto__", "z"]);
@@ -36,11 +38,16 @@ export interface OddState extends ProviderState<"test.Odd", 1> {
     const registry = readFile(root, "src/generated/registry.ts");
     expect(registry).toContain('["__proto__"]: {');
     expect(registry).not.toMatch(/^\s*"__proto__": /m);
-    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as { generatedTypes: readonly TypeDefinition[] };
+    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as {
+      generatedTypes: readonly TypeDefinition[];
+    };
     const properties = generatedTypes.find((t) => t.$type === "test.Odd")!.schema.properties as Record<string, unknown>;
     expect(Object.getPrototypeOf(properties)).toBe(Object.prototype);
     expect(Object.hasOwn(properties, "__proto__")).toBe(true);
     expect(Object.keys(properties)).toEqual(["$type", "$version", "__proto__", "plain"]);
-    expect(Object.getOwnPropertyDescriptor(properties, "__proto__")!.value).toMatchObject({ type: "object", properties: { deep: { type: "string" } } });
+    expect(Object.getOwnPropertyDescriptor(properties, "__proto__")!.value).toMatchObject({
+      type: "object",
+      properties: { deep: { type: "string" } },
+    });
   });
 });

@@ -62,7 +62,8 @@ describe("generator errors", () => {
     lines = result.errors.map(formatError);
   });
 
-  const line = (code: string, fragment: string) => lines.find((l) => l.includes(` error ${code}: `) && l.includes(fragment));
+  const line = (code: string, fragment: string) =>
+    lines.find((l) => l.includes(` error ${code}: `) && l.includes(fragment));
 
   it("collects every error, fails, and writes nothing", () => {
     expect(result.ok).toBe(false);
@@ -133,10 +134,15 @@ describe("generator errors", () => {
 
 describe("CLI", () => {
   const cli = (args: string[], cwd: string) =>
-    spawnSync(path.join(REPO, "node_modules/.bin/tsx"), [path.join(REPO, "generator/cli.ts"), ...args], { cwd, encoding: "utf8" });
+    spawnSync(path.join(REPO, "node_modules/.bin/tsx"), [path.join(REPO, "generator/cli.ts"), ...args], {
+      cwd,
+      encoding: "utf8",
+    });
 
   it("exits 1 and prints the errors; exits 2 on usage errors", () => {
-    const root = tempProject({ "src/runtime/bad.ts": `import type { ProviderState } from "./core/tagged.js";\ninterface Hidden extends ProviderState<"h", 1> { a: string }\n` });
+    const root = tempProject({
+      "src/runtime/bad.ts": `import type { ProviderState } from "./core/tagged.js";\ninterface Hidden extends ProviderState<"h", 1> { a: string }\n`,
+    });
     const bad = cli(["--no-cache"], root);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("src/runtime/bad.ts:2:11 error not-exported: tagged type Hidden is not exported.");
@@ -151,7 +157,9 @@ describe("CLI", () => {
   });
 
   it("--check exits 1 naming stale files, 0 when current", async () => {
-    const root = tempProject({ "src/runtime/s.ts": `import type { ProviderState } from "./core/tagged.js";\nexport interface S extends ProviderState<"s", 1> { a: string }\n` });
+    const root = tempProject({
+      "src/runtime/s.ts": `import type { ProviderState } from "./core/tagged.js";\nexport interface S extends ProviderState<"s", 1> { a: string }\n`,
+    });
     expect((await generate({ cwd: root })).ok).toBe(true);
     // (The compatibility check, on by default in the CLI, has its own tests: test/migrations/compat-gen.test.ts.)
     const current = cli(["--check", "--no-compat"], root);

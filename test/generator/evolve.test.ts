@@ -22,7 +22,13 @@ import { REPO, readTree, removeTempProjects, runtimeSources, tempProject, writeF
 
 afterAll(removeTempProjects);
 
-const RUNTIME = runtimeSources(["core/tagged.ts", "core/state-bag.ts", "persistence/migrations.ts", "persistence/registry-types.ts", "persistence/formats.ts"]);
+const RUNTIME = runtimeSources([
+  "core/tagged.ts",
+  "core/state-bag.ts",
+  "persistence/migrations.ts",
+  "persistence/registry-types.ts",
+  "persistence/formats.ts",
+]);
 
 const NOTES_V1 = `import type { ProviderState } from "./runtime/core/tagged.js";
 
@@ -80,7 +86,9 @@ function typeErrors(root: string): string[] {
     types: ["node"],
   });
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "";
+    const where = d.file
+      ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+      : "";
     return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
   });
 }
@@ -97,7 +105,11 @@ function v1Project(): string {
   const root = project({
     "src/notes.ts": NOTES_V1,
     "src/provider.ts": PROVIDER(`{ $type: "acme.NotesState", notes: [] }`),
-    "test/fixtures/acme.NotesState/v1.json": JSON.stringify({ $type: "acme.NotesState", notes: ["buy oat milk", "call Ada about Lisbon"] }, null, 2),
+    "test/fixtures/acme.NotesState/v1.json": JSON.stringify(
+      { $type: "acme.NotesState", notes: ["buy oat milk", "call Ada about Lisbon"] },
+      null,
+      2,
+    ),
   });
   return root;
 }
@@ -115,7 +127,9 @@ describe("evolving a provider state type", () => {
     expect(first.exitCode).toBe(0);
     const descriptors = fs.readFileSync(path.join(root, "src/generated/descriptors.ts"), "utf8");
     expect(descriptors).toContain('import type { NotesState } from "../notes.js";');
-    expect(descriptors).toContain('export const NotesStateType: StateDescriptor<NotesState> = { $type: "acme.NotesState", version: 1 };');
+    expect(descriptors).toContain(
+      'export const NotesStateType: StateDescriptor<NotesState> = { $type: "acme.NotesState", version: 1 };',
+    );
     expect(typeErrors(root)).toEqual([]);
     expect((await gen(root, { check: true })).exitCode).toBe(0);
   }, 60_000);
@@ -125,27 +139,56 @@ describe("evolving a provider state type", () => {
     await gen(root);
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk", pinned: true }] }, null, 2));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify(
+        { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk", pinned: true }] },
+        null,
+        2,
+      ),
+    );
     const evolved = await gen(root);
     expect(rules(evolved.compat?.failures)).toEqual([]);
-    expect(evolved.compat?.loaded).toEqual(["test/fixtures/acme.NotesState/v1.json", "test/fixtures/acme.NotesState/v2.json"]);
+    expect(evolved.compat?.loaded).toEqual([
+      "test/fixtures/acme.NotesState/v1.json",
+      "test/fixtures/acme.NotesState/v2.json",
+    ]);
     expect(evolved.exitCode).toBe(0);
     const versions = fs.readFileSync(path.join(root, "src/generated/versions.ts"), "utf8");
-    expect(versions).toContain('export interface NotesState_v1 {\n  $type: "acme.NotesState";\n  $version?: 1;\n  notes: string[];\n}');
-    expect(versions).toContain('export interface NotesState_v2 {\n  $type: "acme.NotesState";\n  $version: 2;\n  notes: {\n    pinned: boolean;\n    text: string;\n  }[];\n}');
+    expect(versions).toContain(
+      'export interface NotesState_v1 {\n  $type: "acme.NotesState";\n  $version?: 1;\n  notes: string[];\n}',
+    );
+    expect(versions).toContain(
+      'export interface NotesState_v2 {\n  $type: "acme.NotesState";\n  $version: 2;\n  notes: {\n    pinned: boolean;\n    text: string;\n  }[];\n}',
+    );
     expect(typeErrors(root)).toEqual([]);
     expect((await gen(root, { check: true })).exitCode).toBe(0);
 
     // The generated registry and descriptor, used by the runtime: a stored v1 session migrates on
     // load, and the provider reads and writes it (the second turn) without a version error.
-    const registryModule = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as { generatedTypes: TypeDefinition[]; generatedMigrations: Migration[] };
-    const { NotesStateType } = (await import(pathToFileURL(path.join(root, "src/generated/descriptors.ts")).href)) as { NotesStateType: StateDescriptor };
+    const registryModule = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as {
+      generatedTypes: TypeDefinition[];
+      generatedMigrations: Migration[];
+    };
+    const { NotesStateType } = (await import(pathToFileURL(path.join(root, "src/generated/descriptors.ts")).href)) as {
+      NotesStateType: StateDescriptor;
+    };
     expect(NotesStateType).toEqual({ $type: "acme.NotesState", version: 2 });
-    const registry = TypeRegistry.compose(defaultRegistry(), { source: "temp", types: registryModule.generatedTypes, migrations: registryModule.generatedMigrations });
-    const loaded = registry.upgrade<Record<string, unknown>>({ $type: "acme.NotesState", notes: ["stored by v1"] } as Record<string, unknown> as never, "/stateBag/acme.notes");
+    const registry = TypeRegistry.compose(defaultRegistry(), {
+      source: "temp",
+      types: registryModule.generatedTypes,
+      migrations: registryModule.generatedMigrations,
+    });
+    const loaded = registry.upgrade<Record<string, unknown>>(
+      { $type: "acme.NotesState", notes: ["stored by v1"] } as Record<string, unknown> as never,
+      "/stateBag/acme.notes",
+    );
     const session = { id: "s1", stateBag: { "acme.notes": loaded } } as never;
     type Notes = { $type: "acme.NotesState"; $version: 2; notes: { text: string; pinned: boolean }[] };
-    const state = new ProviderSessionState("acme.notes", NotesStateType as StateDescriptor<Notes>, { initial: () => ({ $type: "acme.NotesState", $version: 2, notes: [] }) });
+    const state = new ProviderSessionState("acme.notes", NotesStateType as StateDescriptor<Notes>, {
+      initial: () => ({ $type: "acme.NotesState", $version: 2, notes: [] }),
+    });
     const read = state.read(session)!;
     expect(read.notes).toEqual([{ text: "stored by v1", pinned: false }]);
     state.write(session, { ...read, notes: [...read.notes, { text: "turn 2", pinned: true }] });
@@ -156,7 +199,11 @@ describe("evolving a provider state type", () => {
     const root = v1Project();
     await gen(root);
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     // The generator not run yet: the descriptor still says version 1, and the type says 2.
     const stale = typeErrors(root).join("\n");
     expect(stale).toMatch(/src\/generated\/descriptors\.ts:\d+ Type '1' is not assignable to type '2'\./);
@@ -183,10 +230,14 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION.replace("({ text, pinned: false })", "({ text })")));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
     await gen(root);
-    expect(typeErrors(root).join("\n")).toMatch(/src\/notes\.ts:\d+ [\s\S]*Property 'pinned' is missing in type '\{ text: string; \}' but required in type '\{ pinned: boolean; text: string; \}'/);
+    expect(typeErrors(root).join("\n")).toMatch(
+      /src\/notes\.ts:\d+ [\s\S]*Property 'pinned' is missing in type '\{ text: string; \}' but required in type '\{ pinned: boolean; text: string; \}'/,
+    );
     // The step's versions are checked too.
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION.replace("to: 2,", "to: 3,")));
-    expect(typeErrors(root).join("\n")).toMatch(/src\/notes\.ts:\d+ Type '3' is not assignable to type '2 \| \{ type: "acme\.NotesState"; version: 2; \}'/);
+    expect(typeErrors(root).join("\n")).toMatch(
+      /src\/notes\.ts:\d+ Type '3' is not assignable to type '2 \| \{ type: "acme\.NotesState"; version: 2; \}'/,
+    );
   }, 90_000);
 
   it("an untyped migration that forgets a field fails gen --check: the fixture, the step, the pointer and the fix", async () => {
@@ -195,13 +246,25 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     const untyped = `export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map((text) => ({ text })) }) });`;
     writeFile(root, "src/notes.ts", NOTES_V2(untyped));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     const written = await gen(root);
     expect(written.exitCode).toBe(1);
     const check = await gen(root, { check: true });
     expect(check.exitCode).toBe(1);
     const failures = check.compat!.failures;
-    expect(failures.map((f) => ({ type: f.type, rule: f.rule, pointer: f.pointer, file: f.file, step: f.step && { ...f.step, source: undefined } }))).toEqual([
+    expect(
+      failures.map((f) => ({
+        type: f.type,
+        rule: f.rule,
+        pointer: f.pointer,
+        file: f.file,
+        step: f.step && { ...f.step, source: undefined },
+      })),
+    ).toEqual([
       {
         type: "acme.NotesState",
         rule: "stored-data",
@@ -215,7 +278,9 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
       'acme.NotesState: /notes/0/pinned: golden fixture test/fixtures/acme.NotesState/v1.json (stored at version 1) migrated through "acme.NotesState" v1 -> v2 does not match "acme.NotesState" v2 at /notes/0/pinned: missing required property "pinned" (rule: stored-data). ' +
         'Fix: make the migration "acme.NotesState" v1 -> v2 (',
     );
-    expect(lines).toContain('(src/notes.ts:9) return a valid "acme.NotesState" v2 for this value (set /notes/0/pinned); declare it as defineMigration<NotesState_v1, NotesState_v2>({ ... })');
+    expect(lines).toContain(
+      '(src/notes.ts:9) return a valid "acme.NotesState" v2 for this value (set /notes/0/pinned); declare it as defineMigration<NotesState_v1, NotesState_v2>({ ... })',
+    );
   }, 90_000);
 
   it("a migration that throws on a stored value names the fixture, the step and the error", async () => {
@@ -224,13 +289,25 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     const throwing = `export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map((text) => { if (text.includes("Lisbon")) throw new Error("no city names"); return { text, pinned: false }; }) }) });`;
     writeFile(root, "src/notes.ts", NOTES_V2(throwing));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     await gen(root);
     const check = await gen(root, { check: true });
     const [failure] = check.compat!.failures;
-    expect(failure).toMatchObject({ rule: "stored-data", file: "test/fixtures/acme.NotesState/v1.json", step: { type: "acme.NotesState", from: 1, to: 2 } });
-    expect(failure!.message).toBe('golden fixture test/fixtures/acme.NotesState/v1.json (stored at version 1) does not load: migration "acme.NotesState" v1 -> v2 failed: no city names');
-    expect(failure!.fix).toMatch(/^fix the migration "acme\.NotesState" v1 -> v2 \(src\/notes\.ts:9\) so it handles this stored value/);
+    expect(failure).toMatchObject({
+      rule: "stored-data",
+      file: "test/fixtures/acme.NotesState/v1.json",
+      step: { type: "acme.NotesState", from: 1, to: 2 },
+    });
+    expect(failure!.message).toBe(
+      'golden fixture test/fixtures/acme.NotesState/v1.json (stored at version 1) does not load: migration "acme.NotesState" v1 -> v2 failed: no city names',
+    );
+    expect(failure!.fix).toMatch(
+      /^fix the migration "acme\.NotesState" v1 -> v2 \(src\/notes\.ts:9\) so it handles this stored value/,
+    );
   }, 90_000);
 
   it("documents drawn from the v1 schema catch a migration the fixture does not: one failure per step, named with its seed", async () => {
@@ -240,13 +317,21 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     const partial = `export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => { if (v.notes.length === 0) throw new Error("no notes to move"); return { notes: v.notes.map((text) => ({ text, pinned: false })) }; } });`;
     writeFile(root, "src/notes.ts", NOTES_V2(partial));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     await gen(root);
     const check = await gen(root, { check: true });
     expect(check.exitCode).toBe(1);
     const failures = check.compat!.failures.filter((f) => f.rule === "stored-data");
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatchObject({ type: "acme.NotesState", file: "schemas/history/ProviderState/acme.NotesState/v1.schema.json", step: { type: "acme.NotesState", from: 1, to: 2 } });
+    expect(failures[0]).toMatchObject({
+      type: "acme.NotesState",
+      file: "schemas/history/ProviderState/acme.NotesState/v1.schema.json",
+      step: { type: "acme.NotesState", from: 1, to: 2 },
+    });
     expect(failures[0]!.message).toMatch(
       /^document #\d+ drawn from schemas\/history\/ProviderState\/acme\.NotesState\/v1\.schema\.json \(sampling seed 1\) \(stored at version 1\) does not load: migration "acme\.NotesState" v1 -> v2 failed: no notes to move$/,
     );
@@ -255,11 +340,23 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
   it("a module with migrations that can not be loaded is named, with how to see why", async () => {
     const root = v1Project();
     await gen(root);
-    writeFile(root, "src/notes.ts", NOTES_V2(`${TYPED_MIGRATION}\nif (!process.env.ACME_API_KEY) throw new Error("ACME_API_KEY is not set");`).replace("import {", 'declare const process: { env: Record<string, string | undefined> };\nimport {'));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "src/notes.ts",
+      NOTES_V2(
+        `${TYPED_MIGRATION}\nif (!process.env.ACME_API_KEY) throw new Error("ACME_API_KEY is not set");`,
+      ).replace("import {", "declare const process: { env: Record<string, string | undefined> };\nimport {"),
+    );
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     const result = await gen(root);
     const failure = result.compat!.failures.find((f) => f.rule === "migrations-unloadable");
-    expect(failure?.message).toBe("src/notes.ts declares migrations but can not be loaded to run them on the golden fixtures: ACME_API_KEY is not set");
+    expect(failure?.message).toBe(
+      "src/notes.ts declares migrations but can not be loaded to run them on the golden fixtures: ACME_API_KEY is not set",
+    );
     expect(failure?.fix).toContain("npx tsx src/notes.ts");
   }, 90_000);
 
@@ -276,7 +373,11 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
       ],
     ]);
     expect((await gen(root, { check: true })).compat!.failures.map((f) => f.rule)).toEqual(["unedited-fixture"]);
-    writeFile(root, "test/fixtures/acme.NotesState/v1.json", JSON.stringify({ $type: "acme.NotesState", notes: ["call the plumber"] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v1.json",
+      JSON.stringify({ $type: "acme.NotesState", notes: ["call the plumber"] }),
+    );
     expect((await gen(root, { check: true })).exitCode).toBe(0);
   }, 60_000);
 
@@ -293,7 +394,9 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     expect(rules(result.compat?.failures)).toEqual(["acme.NotesState add-required", "acme.NotesState invalid-fixture"]);
     expect(readTree(root)).toEqual(before);
     const lines = formatResult(result, false);
-    expect(lines.at(-1)).toBe("nothing was written: stored sessions would not survive this change (see the fixes above).");
+    expect(lines.at(-1)).toBe(
+      "nothing was written: stored sessions would not survive this change (see the fixes above).",
+    );
     expect(lines.join("\n")).not.toMatch(/^wrote |types, \d+ files/m);
   }, 60_000);
 
@@ -301,11 +404,19 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     const root = v1Project();
     const run = (check = false) => generate({ cwd: root, compat: true, check });
     expect((await run()).exitCode).toBe(0);
-    writeFile(root, "src/notes.ts", NOTES_V2(`import { pin } from "../lib/pin.js";
-export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map(pin) }) });`));
+    writeFile(
+      root,
+      "src/notes.ts",
+      NOTES_V2(`import { pin } from "../lib/pin.js";
+export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: { notes: string[] }) => ({ notes: v.notes.map(pin) }) });`),
+    );
     writeFile(root, "lib/pin.ts", `export const pin = (text: string) => ({ text, pinned: false });\n`);
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
-    writeFile(root, "test/fixtures/acme.NotesState/v2.json", JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }));
+    writeFile(
+      root,
+      "test/fixtures/acme.NotesState/v2.json",
+      JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
+    );
     expect(rules((await run()).compat?.failures)).toEqual([]);
     const v1Schema = "schemas/history/ProviderState/acme.NotesState/v1.schema.json";
     await run(); // the compiler read the previous versions.ts: one more miss
@@ -331,7 +442,11 @@ export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, t
     // A module the migration imports from outside the scanned sources (a fresh process, as the
     // CLI runs: this one keeps the module it imported).
     writeFile(root, "lib/pin.ts", `export const pin = (text: string) => ({ text });\n`);
-    const cli = spawnSync(process.execPath, [path.join(REPO, "node_modules/tsx/dist/cli.mjs"), path.join(REPO, "generator/cli.ts"), "--check"], { cwd: root, encoding: "utf8" });
+    const cli = spawnSync(
+      process.execPath,
+      [path.join(REPO, "node_modules/tsx/dist/cli.mjs"), path.join(REPO, "generator/cli.ts"), "--check"],
+      { cwd: root, encoding: "utf8" },
+    );
     expect(cli.status).toBe(1);
     expect(cli.stdout + cli.stderr).toContain("(rule: stored-data)");
   }, 120_000);
@@ -342,21 +457,35 @@ export const notesV1toV2 = defineMigration({ type: "acme.NotesState", from: 1, t
     expect(here.compat!.failures[0]!.fix).toContain("(statebag gen --scaffold-fixtures writes a starting point)");
     const user = await generate({ cwd: root, cache: false, compat: true, check: true, command: "npx statebag gen" });
     expect(user.compat!.failures[0]!.fix).toContain("(npx statebag gen --scaffold-fixtures writes a starting point)");
-    expect(fs.readFileSync(path.join(root, "src/generated/registry.ts"), "utf8")).toContain("// Regenerate with `npm run gen`");
+    expect(fs.readFileSync(path.join(root, "src/generated/registry.ts"), "utf8")).toContain(
+      "// Regenerate with `npm run gen`",
+    );
     writeFile(root, "src/notes.ts", NOTES_V1.replace("notes: string[];", "notes: string[];\n  tags?: string[];"));
     await generate({ cwd: root, cache: false, command: "npx statebag gen" });
-    expect(fs.readFileSync(path.join(root, "src/generated/registry.ts"), "utf8")).toContain("// Regenerate with `npx statebag gen`");
+    expect(fs.readFileSync(path.join(root, "src/generated/registry.ts"), "utf8")).toContain(
+      "// Regenerate with `npx statebag gen`",
+    );
   }, 60_000);
 });
 
 describe("gen outside statebag's own repository", () => {
   it("refuses to write statebag's internal imports into another package, naming `npx statebag init`", async () => {
-    const root = tempProject({ "package.json": JSON.stringify({ name: "acme-app", type: "module" }), "src/notes.ts": NOTES_V1.replace("./runtime/core/tagged.js", "statebag") }, { runtime: false });
+    const root = tempProject(
+      {
+        "package.json": JSON.stringify({ name: "acme-app", type: "module" }),
+        "src/notes.ts": NOTES_V1.replace("./runtime/core/tagged.js", "statebag"),
+      },
+      { runtime: false },
+    );
     const before = readTree(root);
     const result = await generate({ cwd: root, cache: false, compat: true });
     expect(result.exitCode).toBe(2);
-    expect(result.errors[0]!.message).toBe(`"acme-app" (${path.relative(process.cwd(), path.join(root, "package.json")).split(path.sep).join("/")}) is not statebag's own repository, and no project was given: generating here would write statebag's internal imports into src/generated/`);
-    expect(result.errors[0]!.hint).toBe("run `npx statebag init` once (it writes statebag.config.json, which every command then finds), or pass --project tsconfig.json");
+    expect(result.errors[0]!.message).toBe(
+      `"acme-app" (${path.relative(process.cwd(), path.join(root, "package.json")).split(path.sep).join("/")}) is not statebag's own repository, and no project was given: generating here would write statebag's internal imports into src/generated/`,
+    );
+    expect(result.errors[0]!.hint).toBe(
+      "run `npx statebag init` once (it writes statebag.config.json, which every command then finds), or pass --project tsconfig.json",
+    );
     expect(readTree(root)).toEqual(before);
   });
 
@@ -371,7 +500,9 @@ describe("gen outside statebag's own repository", () => {
 describe("ProviderSessionState at run time", () => {
   type Notes = { $type: "acme.NotesState"; $version: 2; notes: string[] };
   const NotesType: StateDescriptor<Notes> = { $type: "acme.NotesState", version: 2 };
-  const state = new ProviderSessionState("acme.notes", NotesType, { initial: () => ({ $type: "acme.NotesState", $version: 2, notes: [] }) });
+  const state = new ProviderSessionState("acme.notes", NotesType, {
+    initial: () => ({ $type: "acme.NotesState", $version: 2, notes: [] }),
+  });
 
   it("refuses to write a value tagged with another version than it reads", () => {
     const session = { id: "s", stateBag: {} } as never;
@@ -381,7 +512,10 @@ describe("ProviderSessionState at run time", () => {
   });
 
   it("a newer stored version is an error whose hint also names the stale-provider cause", () => {
-    const session = { id: "s", stateBag: { "acme.notes": { $type: "acme.NotesState", $version: 3, notes: [] } } } as never;
+    const session = {
+      id: "s",
+      stateBag: { "acme.notes": { $type: "acme.NotesState", $version: 3, notes: [] } },
+    } as never;
     let error: unknown;
     try {
       state.read(session);
@@ -394,8 +528,11 @@ describe("ProviderSessionState at run time", () => {
   });
 
   it("rejects a descriptor that is not one (plain JavaScript callers)", () => {
-    expect(() => new ProviderSessionState("k", { $type: "x", version: 0 } as never, { initial: (() => ({ $type: "x" })) as never })).toThrow(
-      'ProviderSessionState for key "k" ("x"): version must be an integer >= 1, found 0',
-    );
+    expect(
+      () =>
+        new ProviderSessionState("k", { $type: "x", version: 0 } as never, {
+          initial: (() => ({ $type: "x" })) as never,
+        }),
+    ).toThrow('ProviderSessionState for key "k" ("x"): version must be an integer >= 1, found 0');
   });
 });

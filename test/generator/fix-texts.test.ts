@@ -15,7 +15,8 @@ import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import { REPO } from "./helpers.js";
 
 function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(REPO, dir), { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(path.join(REPO, dir), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith(".ts"))
     .map((e) => path.join(e.parentPath, e.name));
 }
@@ -45,13 +46,19 @@ function fixTexts(): FixText[] {
   const files = [...sourceFiles("generator"), ...sourceFiles("src/runtime/persistence")];
   for (const file of files) {
     const sf = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
-    const where = (n: ts.Node) => `${path.relative(REPO, file)}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
+    const where = (n: ts.Node) =>
+      `${path.relative(REPO, file)}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
     const visit = (n: ts.Node): void => {
       if (ts.isPropertyAssignment(n) && ts.isIdentifier(n.name) && (n.name.text === "fix" || n.name.text === "hint")) {
         for (const text of literalText(n.initializer)) out.push({ where: where(n), text });
       }
       // generator/migrations.ts: fail(step, message, hint)
-      if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === "fail" && n.arguments.length >= 3) {
+      if (
+        ts.isCallExpression(n) &&
+        ts.isIdentifier(n.expression) &&
+        n.expression.text === "fail" &&
+        n.arguments.length >= 3
+      ) {
         for (const text of literalText(n.arguments[2]!)) out.push({ where: where(n), text });
       }
       if (ts.isNewExpression(n) && /Error$/.test(n.expression.getText(sf)) && n.arguments && n.arguments.length >= 2) {
@@ -66,7 +73,10 @@ function fixTexts(): FixText[] {
 
 /** Every value exported by a public entry point (package.json "exports"). */
 function publicExports(): Set<string> {
-  const snapshot = JSON.parse(fs.readFileSync(path.join(REPO, "test/api/exports.snapshot.json"), "utf8")) as Record<string, { values?: string[]; types?: string[] }>;
+  const snapshot = JSON.parse(fs.readFileSync(path.join(REPO, "test/api/exports.snapshot.json"), "utf8")) as Record<
+    string,
+    { values?: string[]; types?: string[] }
+  >;
   return new Set(Object.values(snapshot).flatMap((e) => [...(e.values ?? []), ...(e.types ?? [])]));
 }
 
@@ -83,7 +93,14 @@ function cliCommands(): Map<string, Set<string>> {
 }
 
 /** Constructs a fix text may show that are not statebag's: JSON Schema / TypeBox / JavaScript. */
-const NOT_STATEBAG = new Set(["Type.Object", "Type.Record", "JSON.stringify", "up", "defineMigration", "structuredClone"]);
+const NOT_STATEBAG = new Set([
+  "Type.Object",
+  "Type.Record",
+  "JSON.stringify",
+  "up",
+  "defineMigration",
+  "structuredClone",
+]);
 /** Instances a fix text may call a method of, by the exported class they are. */
 const INSTANCES: Record<string, string> = { registry: "TypeRegistry" };
 
@@ -95,7 +112,12 @@ describe("fix texts name only what a user can run", () => {
   it("finds the fix texts (the scan itself works)", () => {
     expect(texts.length).toBeGreaterThan(50);
     expect(texts.some((t) => t.text.includes("--scaffold-fixtures"))).toBe(true);
-    expect(texts.some((t) => t.where.startsWith("generator/migrations.ts") && t.text.includes("declare the type, or, if it was renamed"))).toBe(true);
+    expect(
+      texts.some(
+        (t) =>
+          t.where.startsWith("generator/migrations.ts") && t.text.includes("declare the type, or, if it was renamed"),
+      ),
+    ).toBe(true);
   });
 
   it("every function called in a fix text is exported by a public entry point", () => {
@@ -105,10 +127,17 @@ describe("fix texts name only what a user can run", () => {
         const name = m[1]!;
         if (NOT_STATEBAG.has(name) || exported.has(name) || exported.has(name.split(".")[0]!)) continue;
         const [instance, method] = name.split(".");
-        if (method && INSTANCES[instance!] && exported.has(INSTANCES[instance!]!) && typeof (TypeRegistry.prototype as unknown as Record<string, unknown>)[method] === "function") continue;
+        if (
+          method &&
+          INSTANCES[instance!] &&
+          exported.has(INSTANCES[instance!]!) &&
+          typeof (TypeRegistry.prototype as unknown as Record<string, unknown>)[method] === "function"
+        )
+          continue;
         problems.push(`${where}: ${name}(...) in ${JSON.stringify(text)}`);
       }
-      if (/defineMigration/.test(text) && !exported.has("defineMigration")) problems.push(`${where}: defineMigration is not exported`);
+      if (/defineMigration/.test(text) && !exported.has("defineMigration"))
+        problems.push(`${where}: defineMigration is not exported`);
     }
     expect(problems).toEqual([]);
   });
@@ -118,15 +147,20 @@ describe("fix texts name only what a user can run", () => {
     const problems: string[] = [];
     for (const { where, text } of texts) {
       // `npx statebag <command>`, or `statebag <command> --flag` (prose such as "upgrade statebag here" is neither).
-      for (const m of text.matchAll(/(?:\bnpx statebag ([a-z-]+)|\bstatebag ([a-z-]+)(?= --))((?: --?[a-z-]+(?: [^-\s][^\s)]*)?)*)/g)) {
+      for (const m of text.matchAll(
+        /(?:\bnpx statebag ([a-z-]+)|\bstatebag ([a-z-]+)(?= --))((?: --?[a-z-]+(?: [^-\s][^\s)]*)?)*)/g,
+      )) {
         m[1] ??= m[2];
         m[2] = m[3];
         const flags = commands.get(m[1]!);
         if (!flags) problems.push(`${where}: no command "statebag ${m[1]}" in ${JSON.stringify(text)}`);
-        for (const f of m[2]!.matchAll(/--[a-z-]+/g)) if (flags && !flags.has(f[0])) problems.push(`${where}: statebag ${m[1]} has no ${f[0]} in ${JSON.stringify(text)}`);
+        for (const f of m[2]!.matchAll(/--[a-z-]+/g))
+          if (flags && !flags.has(f[0]))
+            problems.push(`${where}: statebag ${m[1]} has no ${f[0]} in ${JSON.stringify(text)}`);
       }
       for (const m of text.matchAll(/\bnpm run gen(?: --)?((?: --[a-z-]+)*)/g)) {
-        for (const f of m[1]!.matchAll(/--[a-z-]+/g)) if (!gen.has(f[0])) problems.push(`${where}: gen has no ${f[0]} in ${JSON.stringify(text)}`);
+        for (const f of m[1]!.matchAll(/--[a-z-]+/g))
+          if (!gen.has(f[0])) problems.push(`${where}: gen has no ${f[0]} in ${JSON.stringify(text)}`);
       }
     }
     expect(problems).toEqual([]);

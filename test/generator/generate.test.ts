@@ -12,7 +12,16 @@ import type { GenerateResult } from "../../generator/report.js";
 import type { TypeSummary } from "../../generator/summary.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
 import { AIContextProvider, ChatClientAgent, type InvokedContext } from "../../src/agent.js";
-import { ProviderSessionState, SessionValidationError, TypeRegistry, defaultRegistry, deserializeSession, serializeSession, type ChatMessage, type ProviderState } from "../../src/index.js";
+import {
+  ProviderSessionState,
+  SessionValidationError,
+  TypeRegistry,
+  defaultRegistry,
+  deserializeSession,
+  serializeSession,
+  type ChatMessage,
+  type ProviderState,
+} from "../../src/index.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import { isDateTime } from "../../src/runtime/persistence/formats.js";
 import { readFile, readTree, REPO, removeTempProjects, tempProject, writeFile } from "./helpers.js";
@@ -65,10 +74,30 @@ describe("built-in types and a history-like state", () => {
     const types = result.types.map((t) => t.$type);
     expect(types).toEqual([...types].sort()); // sorted by $type
     expect(types).toEqual(
-      expect.arrayContaining(["citation", "data", "functionCall", "test.Notes", "text", "textSpan", "toolApprovalRequest", "toolApprovalResponse", "usage"]),
+      expect.arrayContaining([
+        "citation",
+        "data",
+        "functionCall",
+        "test.Notes",
+        "text",
+        "textSpan",
+        "toolApprovalRequest",
+        "toolApprovalResponse",
+        "usage",
+      ]),
     );
-    expect(typeOf(result, "text")).toMatchObject({ family: "AIContent", version: 1, name: "TextContent", source: expect.stringMatching(/^src\/runtime\/core\/messages\.ts:\d+$/) });
-    expect(typeOf(result, "test.Notes")).toMatchObject({ family: "ProviderState", version: 2, name: "NotesState", source: "src/runtime/notes.ts:5" });
+    expect(typeOf(result, "text")).toMatchObject({
+      family: "AIContent",
+      version: 1,
+      name: "TextContent",
+      source: expect.stringMatching(/^src\/runtime\/core\/messages\.ts:\d+$/),
+    });
+    expect(typeOf(result, "test.Notes")).toMatchObject({
+      family: "ProviderState",
+      version: 2,
+      name: "NotesState",
+      source: "src/runtime/notes.ts:5",
+    });
   });
 
   it("records family slots at every depth, and only where a family sits", () => {
@@ -113,7 +142,9 @@ describe("built-in types and a history-like state", () => {
     const text = json(root, "schemas/AIContent/text.schema.json");
     expect(text.properties.$version).toEqual({ type: "integer", const: 1 });
     expect(text.required).toEqual(["$type", "text"]); // version 1: $version optional
-    expect(text.properties.additionalProperties).toEqual(expect.objectContaining({ type: "object", additionalProperties: {} }));
+    expect(text.properties.additionalProperties).toEqual(
+      expect.objectContaining({ type: "object", additionalProperties: {} }),
+    );
   });
 
   it("document schemas reference member and family files; family files discriminate on $type", () => {
@@ -128,7 +159,12 @@ describe("built-in types and a history-like state", () => {
     expect(family.oneOf[0]).toEqual({ $ref: "AIContent/data.schema.json" });
 
     // The whole set loads into ajv (strict, discriminator) and validates nested values by $type.
-    const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true, formats: { "date-time": isDateTime } });
+    const ajv = new Ajv({
+      strict: true,
+      allowUnionTypes: true,
+      discriminator: true,
+      formats: { "date-time": isDateTime },
+    });
     ajv.addKeyword("x-statebag");
     for (const [rel, text] of Object.entries(readTree(path.join(root, "schemas"))))
       if (!rel.startsWith("history/")) ajv.addSchema(JSON.parse(text));
@@ -136,7 +172,18 @@ describe("built-in types and a history-like state", () => {
     const value = {
       $type: "test.Notes",
       $version: 2,
-      messages: [{ role: "user", contents: [{ $type: "text", text: "hi", annotations: [{ $type: "citation", annotatedRegions: [{ $type: "textSpan", start: 0 }] }] }] }],
+      messages: [
+        {
+          role: "user",
+          contents: [
+            {
+              $type: "text",
+              text: "hi",
+              annotations: [{ $type: "citation", annotatedRegions: [{ $type: "textSpan", start: 0 }] }],
+            },
+          ],
+        },
+      ],
       byId: {},
       counts: { a: 1 },
       maybe: "x",
@@ -151,20 +198,28 @@ describe("built-in types and a history-like state", () => {
   });
 
   it("freezes each version's schema file in history, byte for byte", () => {
-    expect(readFile(root, "schemas/history/ProviderState/test.Notes/v2.schema.json")).toBe(readFile(root, "schemas/ProviderState/test.Notes.schema.json"));
+    expect(readFile(root, "schemas/history/ProviderState/test.Notes/v2.schema.json")).toBe(
+      readFile(root, "schemas/ProviderState/test.Notes.schema.json"),
+    );
     expect(fs.existsSync(path.join(root, "schemas/history/AIContent/text/v1.schema.json"))).toBe(true);
   });
 
   it("emits a registry and standalone validators: slots opaque, families open, nothing compiled at start-up", async () => {
     const registry = readFile(root, "src/generated/registry.ts");
     const validators = readFile(root, "src/generated/validators.ts");
-    expect(registry.startsWith("// @generated by statebag gen. DO NOT EDIT.\n// Regenerate with `npm run gen`")).toBe(true);
-    expect(registry).toContain('import type { Migration, TypeDefinition, Validator } from "../runtime/persistence/registry-types.js";');
+    expect(registry.startsWith("// @generated by statebag gen. DO NOT EDIT.\n// Regenerate with `npm run gen`")).toBe(
+      true,
+    );
+    expect(registry).toContain(
+      'import type { Migration, TypeDefinition, Validator } from "../runtime/persistence/registry-types.js";',
+    );
     expect(validators.startsWith("// @ts-nocheck\n// @generated by statebag gen. DO NOT EDIT.\n")).toBe(true);
     expect(validators).toContain('import { isDateTime } from "../runtime/persistence/formats.js";');
     expect(validators).not.toMatch(/new Ajv|\.compile\(/);
 
-    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as { generatedTypes: readonly TypeDefinition[] };
+    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as {
+      generatedTypes: readonly TypeDefinition[];
+    };
     expect(generatedTypes.map((t) => t.$type)).toEqual(result.types.map((t) => t.$type));
     const notes = generatedTypes.find((t) => t.$type === "test.Notes")!;
     expect(notes.slots).toEqual(typeOf(result, "test.Notes").slots);
@@ -176,7 +231,17 @@ describe("built-in types and a history-like state", () => {
     expect(text.validate({ $type: "text", text: "x", annotations: [{ $type: "acme.note", anything: 1 }] })).toBe(true);
     // ...and an untagged one is the walker's to reject (once, with the family in the message).
     expect(text.validate({ $type: "text", text: "x", annotations: [{ note: 1 }] })).toBe(true);
-    const untagged = { id: "s", stateBag: { h: { $type: "InMemoryChatHistoryState", $version: 2, droppedMessageCount: 0, messages: [{ role: "user", contents: [{ $type: "text", text: "x", annotations: [{ note: 1 }] }] }] } } };
+    const untagged = {
+      id: "s",
+      stateBag: {
+        h: {
+          $type: "InMemoryChatHistoryState",
+          $version: 2,
+          droppedMessageCount: 0,
+          messages: [{ role: "user", contents: [{ $type: "text", text: "x", annotations: [{ note: 1 }] }] }],
+        },
+      },
+    };
     expect(() => deserializeSession(untagged)).toThrow(SessionValidationError);
     try {
       deserializeSession(untagged);
@@ -218,9 +283,20 @@ describe("--check, frozen history and the cache", () => {
     `import type { ProviderState } from "./core/tagged.js";\nexport interface S extends ProviderState<"acme.S", ${version}> {\n${body}\n}\n`;
 
   it("--check writes nothing and names stale, missing and extra files", async () => {
-    const root = tempProject({ "src/runtime/s.ts": state("  a: string;"), "src/runtime/t.ts": state("  b: string;").replace(/acme\.S/g, "acme.T").replace("interface S ", "interface T ") });
+    const root = tempProject({
+      "src/runtime/s.ts": state("  a: string;"),
+      "src/runtime/t.ts": state("  b: string;")
+        .replace(/acme\.S/g, "acme.T")
+        .replace("interface S ", "interface T "),
+    });
     expect((await generate({ cwd: root, cache: false })).ok).toBe(true);
-    expect(await generate({ cwd: root, cache: false, check: true })).toMatchObject({ ok: true, exitCode: 0, stale: [], missing: [], extra: [] });
+    expect(await generate({ cwd: root, cache: false, check: true })).toMatchObject({
+      ok: true,
+      exitCode: 0,
+      stale: [],
+      missing: [],
+      extra: [],
+    });
 
     writeFile(root, "src/runtime/s.ts", state("  a: string;\n  b?: number;", 2));
     fs.rmSync(path.join(root, "src/runtime/t.ts"));
@@ -237,7 +313,10 @@ describe("--check, frozen history and the cache", () => {
       "src/generated/validators.ts",
       "src/generated/versions.ts",
     ]);
-    expect(check.missing).toEqual(["schemas/ProviderState.family.schema.json", "schemas/history/ProviderState/acme.S/v2.schema.json"]);
+    expect(check.missing).toEqual([
+      "schemas/ProviderState.family.schema.json",
+      "schemas/history/ProviderState/acme.S/v2.schema.json",
+    ]);
     expect(check.extra).toEqual(["schemas/ProviderState/acme.T.schema.json"]);
     expect(check.written).toEqual([]);
     expect(readTree(root)).toEqual(before);
@@ -267,9 +346,13 @@ describe("--check, frozen history and the cache", () => {
     expect(bumped.written).toContain("schemas/history/ProviderState/acme.S/v2.schema.json");
     // Recorded for the compatibility check, which catches later edits by hash.
     expect(bumped.recorded).toEqual(["ProviderState/acme.S/v2.schema.json"]);
-    expect(Object.keys(json(root, "schemas/history/frozen.lock.json").files)).toContain("ProviderState/acme.S/v1.schema.json");
+    expect(Object.keys(json(root, "schemas/history/frozen.lock.json").files)).toContain(
+      "ProviderState/acme.S/v1.schema.json",
+    );
     expect(readFile(root, v1)).toBe(original);
-    expect(readFile(root, "schemas/history/ProviderState/acme.S/v2.schema.json")).toBe(readFile(root, "schemas/ProviderState/acme.S.schema.json"));
+    expect(readFile(root, "schemas/history/ProviderState/acme.S/v2.schema.json")).toBe(
+      readFile(root, "schemas/ProviderState/acme.S.schema.json"),
+    );
   });
 
   it("a no-op re-run is a cache hit; any input change or a damaged output is not ignored", async () => {
@@ -290,7 +373,11 @@ describe("--check, frozen history and the cache", () => {
     expect(miss.cacheHit).toBe(false);
     expect(readFile(root, "schemas/ProviderState/acme.S.schema.json")).toContain('"z"');
 
-    writeFile(root, "src/runtime/new.ts", `import type { ProviderState } from "./core/tagged.js";\nexport interface N extends ProviderState<"acme.N", 1> { n: string }\n`);
+    writeFile(
+      root,
+      "src/runtime/new.ts",
+      `import type { ProviderState } from "./core/tagged.js";\nexport interface N extends ProviderState<"acme.N", 1> { n: string }\n`,
+    );
     const added = await generate({ cwd: root });
     expect(added.cacheHit).toBe(false);
     expect(added.types.map((t) => t.$type)).toContain("acme.N");
@@ -320,16 +407,35 @@ export interface SummaryState extends ProviderState<"acme.Summary", 1> {
     const result = await generate({ cwd: root });
     expect(result.ok).toBe(true);
     expect(result.written).toEqual(
-      expect.arrayContaining(["schemas/ProviderState/acme.Summary.schema.json", "schemas/history/ProviderState/acme.Summary/v1.schema.json", "src/generated/registry.ts", "src/generated/validators.ts"]),
+      expect.arrayContaining([
+        "schemas/ProviderState/acme.Summary.schema.json",
+        "schemas/history/ProviderState/acme.Summary/v1.schema.json",
+        "src/generated/registry.ts",
+        "src/generated/validators.ts",
+      ]),
     );
-    expect(typeOf(result, "acme.Summary").slots).toEqual([{ path: ["recent", "*", "contents", "*"], family: "AIContent" }]);
+    expect(typeOf(result, "acme.Summary").slots).toEqual([
+      { path: ["recent", "*", "contents", "*"], family: "AIContent" },
+    ]);
     // minLength needs ajv's ucs2length helper: the standalone code require()s it through createRequire.
     expect(readFile(root, "src/generated/validators.ts")).toContain("const require = createRequire(import.meta.url);");
 
-    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as { generatedTypes: readonly TypeDefinition[] };
+    const { generatedTypes } = (await import(pathToFileURL(path.join(root, "src/generated/registry.ts")).href)) as {
+      generatedTypes: readonly TypeDefinition[];
+    };
     const summary = generatedTypes.find((t) => t.$type === "acme.Summary")!;
-    expect(summary).toMatchObject({ family: "ProviderState", version: 1, name: "SummaryState", source: "src/runtime/summary.ts:4" });
-    const ok = { $type: "acme.Summary", summary: "s", updatedAt: "2025-01-31T12:00:00+01:00", recent: [{ role: "assistant", contents: [{ $type: "acme.unknown" }] }] };
+    expect(summary).toMatchObject({
+      family: "ProviderState",
+      version: 1,
+      name: "SummaryState",
+      source: "src/runtime/summary.ts:4",
+    });
+    const ok = {
+      $type: "acme.Summary",
+      summary: "s",
+      updatedAt: "2025-01-31T12:00:00+01:00",
+      recent: [{ role: "assistant", contents: [{ $type: "acme.unknown" }] }],
+    };
     expect(summary.validate(ok)).toBe(true);
     expect(summary.validate({ ...ok, updatedAt: "2025-02-30T12:00:00Z" })).toBe(false);
     expect(summary.validate.errors?.[0]).toMatchObject({ instancePath: "/updatedAt", keyword: "format" });
@@ -350,10 +456,19 @@ export interface SummaryState extends ProviderState<"acme.Summary", 1> {
     }
     class SummaryProvider extends AIContextProvider {
       readonly key = "acme.summary";
-      readonly state = new ProviderSessionState<SummaryState>(this.key, { stateType: "acme.Summary", version: 1, initial: () => ({ $type: "acme.Summary", summary: "-", recent: [] }) });
+      readonly state = new ProviderSessionState<SummaryState>(this.key, {
+        stateType: "acme.Summary",
+        version: 1,
+        initial: () => ({ $type: "acme.Summary", summary: "-", recent: [] }),
+      });
       override invoked(context: InvokedContext) {
         const recent = [...context.requestMessages, ...context.responseMessages];
-        this.state.write(context.state, { $type: "acme.Summary", summary: `${recent.length} messages`, updatedAt: "2025-01-31T12:00:00Z", recent });
+        this.state.write(context.state, {
+          $type: "acme.Summary",
+          summary: `${recent.length} messages`,
+          updatedAt: "2025-01-31T12:00:00Z",
+          recent,
+        });
       }
     }
     const agent = new ChatClientAgent({ client: new ScriptedChatClient(), contextProviders: [new SummaryProvider()] });
@@ -368,7 +483,10 @@ export interface SummaryState extends ProviderState<"acme.Summary", 1> {
     try {
       deserializeSession(broken, { registry });
     } catch (error) {
-      expect((error as SessionValidationError).problems[0]).toMatchObject({ pointer: "/session/stateBag/acme.summary/updatedAt", $type: "acme.Summary" });
+      expect((error as SessionValidationError).problems[0]).toMatchObject({
+        pointer: "/session/stateBag/acme.summary/updatedAt",
+        $type: "acme.Summary",
+      });
     }
   });
 });
@@ -378,7 +496,12 @@ describe("user projects (--project)", () => {
     const root = tempProject(
       {
         "app/tsconfig.json": JSON.stringify({
-          compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", strict: true, paths: { statebag: [path.join(REPO, "src/index.ts")] } },
+          compilerOptions: {
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            strict: true,
+            paths: { statebag: [path.join(REPO, "src/index.ts")] },
+          },
           include: ["src"],
         }),
         "app/src/state.ts": `import type { AIContentBase, ChatMessage, ProviderState, Tagged } from "statebag";
@@ -408,7 +531,11 @@ export interface CardContent extends Tagged<"AIContent", "acme.card", 1>, AICont
     expect(readFile(root, "app/src/generated/validators.ts")).not.toContain("../runtime/");
     // AIContent has members elsewhere (statebag): the family file checks the local ones, lets others through.
     const family = json(root, "app/schemas/AIContent.family.schema.json");
-    expect(family).toMatchObject({ required: ["$type"], if: { properties: { $type: { enum: ["acme.card"] } } }, then: { $ref: "AIContent/acme.card.schema.json" } });
+    expect(family).toMatchObject({
+      required: ["$type"],
+      if: { properties: { $type: { enum: ["acme.card"] } } },
+      then: { $ref: "AIContent/acme.card.schema.json" },
+    });
     expect(fs.existsSync(path.join(root, "app/schemas/AIAnnotation.family.schema.json"))).toBe(true);
   });
 });
@@ -417,6 +544,10 @@ describe("this repository", () => {
   it("has its generated files current (run `npm run gen` after changing a tagged type)", async () => {
     const result = await generate({ cwd: REPO, check: true });
     expect(result.errors).toEqual([]);
-    expect({ stale: result.stale, missing: result.missing, extra: result.extra }).toEqual({ stale: [], missing: [], extra: [] });
+    expect({ stale: result.stale, missing: result.missing, extra: result.extra }).toEqual({
+      stale: [],
+      missing: [],
+      extra: [],
+    });
   });
 });

@@ -22,7 +22,8 @@ export function runtimeSources(files: readonly string[]): Record<string, string>
     if (rel.startsWith("..") || `src/runtime/${rel}` in out || !fs.existsSync(file)) continue;
     const text = fs.readFileSync(file, "utf8");
     out[`src/runtime/${rel}`] = text;
-    for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)\.js"/g)) queue.push(path.resolve(path.dirname(file), `${m[1]}.ts`));
+    for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)\.js"/g))
+      queue.push(path.resolve(path.dirname(file), `${m[1]}.ts`));
   }
   return out;
 }
@@ -38,7 +39,8 @@ export function tempProject(files: Record<string, string>, options: { runtime?: 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "statebag-gen-"));
   created.push(root);
   if (options.runtime !== false)
-    for (const f of RUNTIME_FILES) writeFile(root, `src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8"));
+    for (const f of RUNTIME_FILES)
+      writeFile(root, `src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8"));
   fs.mkdirSync(path.join(root, "node_modules"));
   fs.symlinkSync(path.join(REPO, "node_modules/ajv"), path.join(root, "node_modules/ajv"), "dir");
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text);
@@ -99,7 +101,9 @@ export async function typeErrors(root: string): Promise<string[]> {
     types: ["node"],
   });
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "";
+    const where = d.file
+      ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+      : "";
     return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
   });
 }

@@ -13,7 +13,13 @@ import { removeTempProjects, runtimeSources, tempProject, typeErrors, writeFile 
 
 afterAll(removeTempProjects);
 
-const RUNTIME = runtimeSources(["core/tagged.ts", "core/state-bag.ts", "persistence/migrations.ts", "persistence/registry-types.ts", "persistence/formats.ts"]);
+const RUNTIME = runtimeSources([
+  "core/tagged.ts",
+  "core/state-bag.ts",
+  "persistence/migrations.ts",
+  "persistence/registry-types.ts",
+  "persistence/formats.ts",
+]);
 
 const HEAD = `import type { ProviderState } from "./runtime/core/tagged.js";
 import { defineMigration } from "./runtime/persistence/migrations.js";
@@ -51,17 +57,34 @@ export const renameNotes = defineMigration<NotesState_v2, NotesState_v3>({
 });
 `;
 
-const fixture = (root: string, type: string, version: number, value: object) => writeFile(root, `test/fixtures/${type}/v${version}.json`, JSON.stringify(value, null, 2));
-const rules = (failures: readonly CompatFailure[] | undefined) => (failures ?? []).map((f) => `${f.type} ${f.rule}: ${f.message}`);
+const fixture = (root: string, type: string, version: number, value: object) =>
+  writeFile(root, `test/fixtures/${type}/v${version}.json`, JSON.stringify(value, null, 2));
+const rules = (failures: readonly CompatFailure[] | undefined) =>
+  (failures ?? []).map((f) => `${f.type} ${f.rule}: ${f.message}`);
 const gen = (root: string, check = false) => generate({ cwd: root, cache: false, compat: true, check });
-const versionNames = (root: string) => [...fs.readFileSync(path.join(root, "src/generated/versions.ts"), "utf8").matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]);
+const versionNames = (root: string) =>
+  [
+    ...fs
+      .readFileSync(path.join(root, "src/generated/versions.ts"), "utf8")
+      .matchAll(/^export (?:interface|type) (\w+)/gm),
+  ].map((m) => m[1]);
 
 describe("version type names are stable", () => {
   it("a rename done as generator/README.md says keeps every name; existing migrations compile; gen and gen --check pass", async () => {
-    const root = tempProject({ ...RUNTIME, "src/notes.ts": `${HEAD}\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  notes: string[];\n}\n` }, { runtime: false });
+    const root = tempProject(
+      {
+        ...RUNTIME,
+        "src/notes.ts": `${HEAD}\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  notes: string[];\n}\n`,
+      },
+      { runtime: false },
+    );
     fixture(root, "acme.NotesState", 1, { $type: "acme.NotesState", notes: ["buy oat milk"] });
     expect(rules((await gen(root)).compat?.failures)).toEqual([]);
-    fixture(root, "acme.NotesState", 2, { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk", pinned: true }] });
+    fixture(root, "acme.NotesState", 2, {
+      $type: "acme.NotesState",
+      $version: 2,
+      notes: [{ text: "buy oat milk", pinned: true }],
+    });
     // The new version's type exists once gen ran on the bump: then the typed migration compiles.
     writeFile(root, "src/notes.ts", NOTES_V2.replace(/^export const[\s\S]*$/m, ""));
     await gen(root);
@@ -92,7 +115,11 @@ describe("version type names are stable", () => {
     });
 
     // A new type whose name sorts first and whose interface is called like the old one's: no name moves.
-    writeFile(root, "src/other.ts", `import type { ProviderState } from "./runtime/core/tagged.js";\n\nexport interface NotesState extends ProviderState<"acme.A", 1> {\n  text: string;\n}\n`);
+    writeFile(
+      root,
+      "src/other.ts",
+      `import type { ProviderState } from "./runtime/core/tagged.js";\n\nexport interface NotesState extends ProviderState<"acme.A", 1> {\n  text: string;\n}\n`,
+    );
     fixture(root, "acme.A", 1, { $type: "acme.A", text: "hello" });
     const added = await gen(root);
     expect(added.errors).toEqual([]);
@@ -102,11 +129,21 @@ describe("version type names are stable", () => {
   }, 180_000);
 
   it("a rename that restarts at version 1 (the old README way) still moves no existing name", async () => {
-    const root = tempProject({ ...RUNTIME, "src/notes.ts": `${HEAD}\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  notes: string[];\n}\n` }, { runtime: false });
+    const root = tempProject(
+      {
+        ...RUNTIME,
+        "src/notes.ts": `${HEAD}\nexport interface NotesState extends ProviderState<"acme.NotesState", 1> {\n  notes: string[];\n}\n`,
+      },
+      { runtime: false },
+    );
     fixture(root, "acme.NotesState", 1, { $type: "acme.NotesState", notes: ["buy oat milk"] });
     await gen(root);
     writeFile(root, "src/notes.ts", NOTES_V2);
-    fixture(root, "acme.NotesState", 2, { $type: "acme.NotesState", $version: 2, notes: [{ text: "buy oat milk", pinned: true }] });
+    fixture(root, "acme.NotesState", 2, {
+      $type: "acme.NotesState",
+      $version: 2,
+      notes: [{ text: "buy oat milk", pinned: true }],
+    });
     expect(rules((await gen(root)).compat?.failures)).toEqual([]);
 
     const restarted = `${HEAD}import type { NotesState_v1, NotesState_v2 } from "./generated/versions.js";

@@ -17,7 +17,11 @@ describe("versionTypeDeclaration", () => {
       type: "object",
       additionalProperties: false,
       required: ["$type", "a"],
-      properties: { $type: { type: "string", const: "acme.T" }, a: { type: "string", description: "The a.\nSecond line." }, "b-c": { type: "integer" } },
+      properties: {
+        $type: { type: "string", const: "acme.T" },
+        a: { type: "string", description: "The a.\nSecond line." },
+        "b-c": { type: "integer" },
+      },
     });
     expect(out).toEqual({
       code: [
@@ -60,7 +64,12 @@ describe("versionTypeDeclaration", () => {
   });
 
   it("an open object keeps its named properties and an index signature wide enough for them", () => {
-    const { code } = declare({ type: "object", required: ["a"], properties: { a: { type: "string" } }, additionalProperties: { type: "number" } });
+    const { code } = declare({
+      type: "object",
+      required: ["a"],
+      properties: { a: { type: "string" } },
+      additionalProperties: { type: "number" },
+    });
     expect(code).toContain("  a: string;\n  [key: string]: unknown;");
   });
 
@@ -70,7 +79,14 @@ describe("versionTypeDeclaration", () => {
       additionalProperties: false,
       required: ["tree"],
       properties: { tree: { $ref: "#/definitions/Node" } },
-      definitions: { Node: { type: "object", additionalProperties: false, required: ["children"], properties: { children: { type: "array", items: { $ref: "#/definitions/Node" } } } } },
+      definitions: {
+        Node: {
+          type: "object",
+          additionalProperties: false,
+          required: ["children"],
+          properties: { children: { type: "array", items: { $ref: "#/definitions/Node" } } },
+        },
+      },
     });
     expect(code).toContain("  tree: T_v1_Node;");
     expect(code).toContain("export interface T_v1_Node {\n  children: T_v1_Node[];\n}");
@@ -80,7 +96,12 @@ describe("versionTypeDeclaration", () => {
 describe("checkStoredDocuments (any documents, e.g. sampled ones)", () => {
   const schemasDir = path.join(REPO, "schemas");
   const migrations = [
-    defineMigration({ type: "RollingSummaryState", from: 1, to: 2, up: ({ turns, ...rest }: { turns: number }) => ({ ...rest, turnCount: turns }) }),
+    defineMigration({
+      type: "RollingSummaryState",
+      from: 1,
+      to: 2,
+      up: ({ turns, ...rest }: { turns: number }) => ({ ...rest, turnCount: turns }),
+    }),
   ];
 
   it("loads documents through the migrations and names a failing one by its label", () => {
@@ -104,16 +125,47 @@ describe("checkStoredDocuments (any documents, e.g. sampled ones)", () => {
   });
 
   it("a valid stored value the migration turns invalid is the migration's fault", () => {
-    const losing = [defineMigration({ type: "RollingSummaryState", from: 1, to: 2, up: ({ turns, ...rest }: { turns: number }) => ({ ...rest, turnCount: -turns }) })];
-    const failures = checkStoredDocuments([{ label: "fixture y", document: { $type: "RollingSummaryState", summary: "", recentMessages: [], turns: 3 }, fromVersion: 1 }], { schemasDir, migrations: losing });
+    const losing = [
+      defineMigration({
+        type: "RollingSummaryState",
+        from: 1,
+        to: 2,
+        up: ({ turns, ...rest }: { turns: number }) => ({ ...rest, turnCount: -turns }),
+      }),
+    ];
+    const failures = checkStoredDocuments(
+      [
+        {
+          label: "fixture y",
+          document: { $type: "RollingSummaryState", summary: "", recentMessages: [], turns: 3 },
+          fromVersion: 1,
+        },
+      ],
+      { schemasDir, migrations: losing },
+    );
     expect(failures.map((f) => [f.pointer, f.step?.from, f.message])).toEqual([
-      ["/turnCount", 1, 'fixture y (stored at version 1) migrated through "RollingSummaryState" v1 -> v2 does not match "RollingSummaryState" v2 at /turnCount: must be >= 0'],
+      [
+        "/turnCount",
+        1,
+        'fixture y (stored at version 1) migrated through "RollingSummaryState" v1 -> v2 does not match "RollingSummaryState" v2 at /turnCount: must be >= 0',
+      ],
     ]);
     expect(failures[0]!.fix).toContain("defineMigration<RollingSummaryState_v1, RollingSummaryState_v2>");
   });
 
   it("a document filed under another version than it says is reported, not migrated", () => {
-    const failures = checkStoredDocuments([{ label: "fixture x", document: { $type: "RollingSummaryState", $version: 2, summary: "", recentMessages: [], turnCount: 1 }, fromVersion: 1 }], { schemasDir, migrations });
-    expect(failures.map((f) => [f.pointer, f.message])).toEqual([["/$version", "fixture x says $version 2 but is filed as version 1"]]);
+    const failures = checkStoredDocuments(
+      [
+        {
+          label: "fixture x",
+          document: { $type: "RollingSummaryState", $version: 2, summary: "", recentMessages: [], turnCount: 1 },
+          fromVersion: 1,
+        },
+      ],
+      { schemasDir, migrations },
+    );
+    expect(failures.map((f) => [f.pointer, f.message])).toEqual([
+      ["/$version", "fixture x says $version 2 but is filed as version 1"],
+    ]);
   });
 });

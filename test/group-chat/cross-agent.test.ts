@@ -1,13 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { AIContextProvider, ChatClientAgent, type ChatClient, type ProviderContext } from "../../src/agent.js";
-import { ProviderSessionState, messageText, type AgentSession, type ChatMessage, type ProviderState } from "../../src/index.js";
+import {
+  ProviderSessionState,
+  messageText,
+  type AgentSession,
+  type ChatMessage,
+  type ProviderState,
+} from "../../src/index.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import { SequentialWorkflowAgent, participantStateKey } from "../../src/group-chat.js";
 import { decodeSession, encodeSession } from "../../src/runtime/interop/session-codec.js";
 
 /** A stored session read back in another process: through the session serialization. */
 const storeAndLoad = (session: AgentSession) => decodeSession(encodeSession(session));
-const historyOf = (session: AgentSession) => ((session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }) ?? { messages: [] }).messages;
+const historyOf = (session: AgentSession) =>
+  ((session.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }) ?? { messages: [] }).messages;
 
 interface TallyState extends ProviderState<"test.TallyState", 1> {
   /** @TJS-type integer */
@@ -21,11 +28,19 @@ class TallyProvider extends AIContextProvider {
   readonly state: ProviderSessionState<TallyState>;
   constructor(readonly key: string) {
     super();
-    this.state = new ProviderSessionState<TallyState>(key, { stateType: "test.TallyState", version: 1, initial: () => ({ $type: "test.TallyState", runs: 0, agents: [] }) });
+    this.state = new ProviderSessionState<TallyState>(key, {
+      stateType: "test.TallyState",
+      version: 1,
+      initial: () => ({ $type: "test.TallyState", runs: 0, agents: [] }),
+    });
   }
   override invoked(context: ProviderContext & { responseMessages: readonly ChatMessage[] }) {
     const current = this.state.readOrInit(context.state);
-    this.state.write(context.state, { $type: "test.TallyState", runs: current.runs + 1, agents: [...current.agents, context.session.id.split("#")[1] ?? "?"] });
+    this.state.write(context.state, {
+      $type: "test.TallyState",
+      runs: current.runs + 1,
+      agents: [...current.agents, context.session.id.split("#")[1] ?? "?"],
+    });
   }
 }
 
@@ -35,8 +50,10 @@ const p3 = () => new TallyProvider("app.p3");
 const tally = (session: AgentSession, key: string) => session.stateBag[key] as unknown as TallyState | undefined;
 
 describe("scenario 6: a session created by one agent, run by another", () => {
-  const agentA = () => new ChatClientAgent({ id: "A", client: new ScriptedChatClient({ usage: false }), contextProviders: [p1(), p2()] });
-  const agentB = () => new ChatClientAgent({ id: "B", client: new ScriptedChatClient({ usage: false }), contextProviders: [p2(), p3()] });
+  const agentA = () =>
+    new ChatClientAgent({ id: "A", client: new ScriptedChatClient({ usage: false }), contextProviders: [p1(), p2()] });
+  const agentB = () =>
+    new ChatClientAgent({ id: "B", client: new ScriptedChatClient({ usage: false }), contextProviders: [p2(), p3()] });
 
   it("shared providers reuse state, new ones start fresh, the others' state is kept untouched", async () => {
     const a = agentA();
@@ -62,7 +79,11 @@ describe("scenario 6: a session created by one agent, run by another", () => {
     expect(tally(back, "app.p1")).toEqual({ $type: "test.TallyState", runs: 2, agents: ["A", "A"] });
     expect(tally(back, "app.p2")).toEqual({ $type: "test.TallyState", runs: 3, agents: ["A", "B", "A"] });
     expect(tally(back, "app.p3")).toEqual({ $type: "test.TallyState", runs: 1, agents: ["B"] }); // B's, kept for B
-    expect(historyOf(back).filter((m) => m.role === "user").map(messageText)).toEqual([
+    expect(
+      historyOf(back)
+        .filter((m) => m.role === "user")
+        .map(messageText),
+    ).toEqual([
       "Tell me about the history of AI. My name is Ada.",
       "And what about in Europe? What is my name?",
       "Thanks!",
@@ -81,8 +102,14 @@ describe("scenario 6: a session created by one agent, run by another", () => {
     const session = a.createSession({ id: "conv#A" });
     await a.run("hello", session);
     const before = JSON.stringify(session);
-    const b = new ChatClientAgent({ id: "B", client: new ScriptedChatClient(), contextProviders: [p2(), new Eraser()] });
-    await expect(b.run("hi", session)).rejects.toThrow(/provider "app.eraser" tried to write state bag key "app.p1", which it does not own/);
+    const b = new ChatClientAgent({
+      id: "B",
+      client: new ScriptedChatClient(),
+      contextProviders: [p2(), new Eraser()],
+    });
+    await expect(b.run("hi", session)).rejects.toThrow(
+      /provider "app.eraser" tried to write state bag key "app.p1", which it does not own/,
+    );
     expect(JSON.stringify(session)).toBe(before);
 
     // And a well-behaved foreign run keeps every key it found, with the same values.
@@ -96,7 +123,12 @@ describe("scenario 6: a session created by one agent, run by another", () => {
 describe("SequentialWorkflowAgent: several agents behind one session", () => {
   function setup(reviewerClient?: ChatClient) {
     const service = new ScriptedChatClient({ hosted: true, usage: false });
-    const writer = new ChatClientAgent({ id: "writer", name: "Writer", client: new ScriptedChatClient({ usage: false }), contextProviders: [p1()] });
+    const writer = new ChatClientAgent({
+      id: "writer",
+      name: "Writer",
+      client: new ScriptedChatClient({ usage: false }),
+      contextProviders: [p1()],
+    });
     const reviewer = new ChatClientAgent({ id: "reviewer", name: "Reviewer", client: reviewerClient ?? service });
     const workflow = new SequentialWorkflowAgent({ name: "draft-and-review", participants: [writer, reviewer] });
     return { service, writer, reviewer, workflow };
@@ -112,8 +144,14 @@ describe("SequentialWorkflowAgent: several agents behind one session", () => {
     expect(response.messages.map((m) => m.authorName)).toEqual(["Writer", "Reviewer"]);
     expect(response.text).toBe(messageText(response.messages[1]));
 
-    expect(Object.keys(session.stateBag).sort()).toEqual([participantStateKey("local:writer", "app.p1"), participantStateKey("local:writer", "statebag.chatHistory"), "statebag.workflow"]);
-    const conversationId = (session.stateBag["statebag.workflow"] as unknown as { participants: Record<string, { conversationId?: string }> }).participants["hosted:reviewer"].conversationId;
+    expect(Object.keys(session.stateBag).sort()).toEqual([
+      participantStateKey("local:writer", "app.p1"),
+      participantStateKey("local:writer", "statebag.chatHistory"),
+      "statebag.workflow",
+    ]);
+    const conversationId = (
+      session.stateBag["statebag.workflow"] as unknown as { participants: Record<string, { conversationId?: string }> }
+    ).participants["hosted:reviewer"].conversationId;
     expect(session.stateBag["statebag.workflow"]).toEqual({
       $type: "statebag.WorkflowState",
       participants: { "local:writer": { kind: "local" }, "hosted:reviewer": { kind: "hosted", conversationId } },
@@ -130,7 +168,12 @@ describe("SequentialWorkflowAgent: several agents behind one session", () => {
     await workflow.run("what is my name?", restored);
     expect(messageText(historyOf(workflow.participantSession(restored, writer)).at(-1)!)).toBe("Your name is Ada.");
     expect(service.requests.at(-1)!.options.conversationId).toBe(conversationId);
-    expect(workflow.participantSession(restored, "hosted:reviewer")).toMatchObject({ id: "wf-1/hosted:reviewer", kind: "hosted", conversationId, stateBag: {} });
+    expect(workflow.participantSession(restored, "hosted:reviewer")).toMatchObject({
+      id: "wf-1/hosted:reviewer",
+      kind: "hosted",
+      conversationId,
+      stateBag: {},
+    });
     expect(workflow.participantSession(restored, reviewer).stateBag).toEqual({});
   });
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent, type ChatClient } from "../../src/agent.js";
 import { ScriptedChatClient } from "../../src/testing.js";
-import { StatebagError, messageText, type AgentSession, type ChatMessage, type StatebagErrorCode } from "../../src/index.js";
+import {
+  StatebagError,
+  messageText,
+  type AgentSession,
+  type ChatMessage,
+  type StatebagErrorCode,
+} from "../../src/index.js";
 import { defineMigration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import {
@@ -15,7 +21,8 @@ import {
 
 const texts = (messages: readonly ChatMessage[]) => messages.map((m) => `${m.authorName ?? m.role}: ${messageText(m)}`);
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value));
-const historyOf = (session: AgentSession | undefined) => ((session?.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }) ?? { messages: [] }).messages;
+const historyOf = (session: AgentSession | undefined) =>
+  ((session?.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }) ?? { messages: [] }).messages;
 
 /**
  * The "world" outside the process: a hosted model service keeps conversations across restarts,
@@ -48,7 +55,11 @@ describe("AgentGroupChat: turn taking and synchronization", () => {
     // The local channel: an ordinary session whose history provider holds its adapted view.
     const writerSession = chat.channelSession(w)!;
     expect(writerSession.kind).toBe("local");
-    expect(texts(historyOf(writerSession))).toEqual(texts(chat.history).slice(0, 2).map((t) => t.replace(/^Writer:/, "assistant:")));
+    expect(texts(historyOf(writerSession))).toEqual(
+      texts(chat.history)
+        .slice(0, 2)
+        .map((t) => t.replace(/^Writer:/, "assistant:")),
+    );
     // The hosted channel: a conversation id, no local history; the service holds the adapted view.
     const researcherSession = chat.channelSession(r)!;
     expect(researcherSession.kind).toBe("hosted");
@@ -75,7 +86,10 @@ describe("AgentGroupChat: turn taking and synchronization", () => {
   it("other agents' tool traffic is not forwarded, only what they said", async () => {
     const tooling = new ChatClientAgent({
       id: "tooling",
-      client: new ScriptedChatClient({ usage: false, rules: [{ when: "weather", reply: { toolCall: { name: "weather" } } }] }),
+      client: new ScriptedChatClient({
+        usage: false,
+        rules: [{ when: "weather", reply: { toolCall: { name: "weather" } } }],
+      }),
       tools: [{ name: "weather", execute: () => "sunny" }],
     });
     const listener = new ChatClientAgent({ id: "listener", client: new ScriptedChatClient({ usage: false }) });
@@ -83,7 +97,9 @@ describe("AgentGroupChat: turn taking and synchronization", () => {
     chat.addMessages("what's the weather?");
     await chat.invoke();
     expect(chat.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "assistant"]);
-    expect(historyOf(chat.channelSession(listener)).map((m) => `${m.role}/${m.authorName ?? "-"}: ${messageText(m)}`)).toEqual([
+    expect(
+      historyOf(chat.channelSession(listener)).map((m) => `${m.role}/${m.authorName ?? "-"}: ${messageText(m)}`),
+    ).toEqual([
       "user/-: what's the weather?",
       'user/tooling: The tool returned "sunny".',
       `assistant/-: You said: "The tool returned "sunny".". I can see 1 earlier message.`,
@@ -91,10 +107,19 @@ describe("AgentGroupChat: turn taking and synchronization", () => {
   });
 
   it("the group history names the speaking agent, even over an authorName the service set", async () => {
-    const named = new ChatClientAgent({ id: "bot", name: "Bot", client: new ScriptedChatClient({ usage: false, rules: [{ when: /.*/, reply: { contents: [{ $type: "text", text: "hi" }] } }] }) });
+    const named = new ChatClientAgent({
+      id: "bot",
+      name: "Bot",
+      client: new ScriptedChatClient({
+        usage: false,
+        rules: [{ when: /.*/, reply: { contents: [{ $type: "text", text: "hi" }] } }],
+      }),
+    });
     const impostor: ChatClient = {
       metadata: { providerName: "x", supportsServiceStorage: false },
-      getResponse: async () => ({ messages: [{ authorName: "gpt-4o", role: "assistant", contents: [{ $type: "text", text: "hello" }] }] }),
+      getResponse: async () => ({
+        messages: [{ authorName: "gpt-4o", role: "assistant", contents: [{ $type: "text", text: "hello" }] }],
+      }),
       getStreamingResponse: () => (async function* () {})(),
     };
     const other = new ChatClientAgent({ id: "other", client: impostor });
@@ -115,11 +140,24 @@ describe("AgentGroupChat: turn taking and synchronization", () => {
     chat.addMessages("draft a haiku");
     expect((await chat.invoke()).map((t) => t.channelKey)).toEqual(["local:writer", "local:critic"]);
 
-    const onlyCritic = new AgentGroupChat({ agents: [w, c], selectNext: ({ agents }) => agents[1], termination: { maxTurns: 3 } });
+    const onlyCritic = new AgentGroupChat({
+      agents: [w, c],
+      selectNext: ({ agents }) => agents[1],
+      termination: { maxTurns: 3 },
+    });
     onlyCritic.addMessages("review");
-    expect((await onlyCritic.invoke()).map((t) => t.channelKey)).toEqual(["local:critic", "local:critic", "local:critic"]);
+    expect((await onlyCritic.invoke()).map((t) => t.channelKey)).toEqual([
+      "local:critic",
+      "local:critic",
+      "local:critic",
+    ]);
     // Turns with nothing new to read still run (the agent sees its own history); only replies are added.
-    expect(historyOf(onlyCritic.channelSession(c)).map((m) => m.role)).toEqual(["user", "assistant", "assistant", "assistant"]);
+    expect(historyOf(onlyCritic.channelSession(c)).map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "assistant",
+      "assistant",
+    ]);
     expect(() => new AgentGroupChat({ agents: [w], termination: { maxTurns: 0 } })).toThrow(RangeError);
   });
 
@@ -156,7 +194,9 @@ describe("channel keys", () => {
     const { writer, researcher } = world();
     expect(channelKeyOf(writer())).toBe("local:writer");
     expect(channelKeyOf(researcher())).toBe("hosted:researcher");
-    expect(channelKeyOf(new ChatClientAgent({ name: "Only A Name", client: new ScriptedChatClient() }))).toBe("local:Only A Name");
+    expect(channelKeyOf(new ChatClientAgent({ name: "Only A Name", client: new ScriptedChatClient() }))).toBe(
+      "local:Only A Name",
+    );
     // A hosted-capable agent may take part as a local channel.
     const chat = new AgentGroupChat({ agents: [{ agent: researcher(), kind: "local" }] });
     expect(chat.channelKey(chat.agents[0])).toBe("local:researcher");
@@ -179,7 +219,9 @@ describe("channel keys", () => {
 
   it("two agents that would share a key is an error naming it; the chat keeps its agents", () => {
     const { writer } = world();
-    expect(() => new AgentGroupChat({ agents: [writer(), writer()] })).toThrow(/two agents would share the channel key "local:writer"/);
+    expect(() => new AgentGroupChat({ agents: [writer(), writer()] })).toThrow(
+      /two agents would share the channel key "local:writer"/,
+    );
     const chat = new AgentGroupChat({ agents: [writer()] });
     expect(() => chat.addAgent(writer())).toThrow(ChannelKeyError);
     expect(chat.agents).toHaveLength(1);
@@ -203,12 +245,20 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     expect(doc.history).toHaveLength(4);
     expect(doc.channels.map((c) => c.channelKey)).toEqual(["hosted:researcher", "local:writer"]);
     // Each channel state is a session in its stored form (validated, versioned, migratable).
-    const stored = doc.channels[1].channelState as unknown as { format: string; formatVersion: number; session: AgentSession };
+    const stored = doc.channels[1].channelState as unknown as {
+      format: string;
+      formatVersion: number;
+      session: AgentSession;
+    };
     expect(stored.format).toBe("statebag.session");
     expect(stored.formatVersion).toBe(1);
     const writerState = stored.session;
     expect(writerState.kind).toBe("local");
-    expect(writerState.stateBag["statebag.groupChat"]).toEqual({ $type: "statebag.GroupChatChannelState", channelKey: "local:writer", synced: 4 });
+    expect(writerState.stateBag["statebag.groupChat"]).toEqual({
+      $type: "statebag.GroupChatChannelState",
+      channelKey: "local:writer",
+      synced: 4,
+    });
     // No agent definition, instructions, client or tool ever appears.
     expect(JSON.stringify(doc)).not.toMatch(/scripted|service|instructions|"client"/);
   });
@@ -249,7 +299,10 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
       expect(AgentChatSerializer.serialize(target)).toEqual(plain);
     }
     // Option 2's escaped form (channel state as JSON text) loads too.
-    const escaped = { ...plain, channels: plain.channels.map((c) => ({ ...c, channelState: JSON.stringify(c.channelState) })) };
+    const escaped = {
+      ...plain,
+      channels: plain.channels.map((c) => ({ ...c, channelState: JSON.stringify(c.channelState) })),
+    };
     const target = new AgentGroupChat({ agents: [writer(), researcher()] });
     AgentChatSerializer.deserialize(target, escaped);
     expect(AgentChatSerializer.serialize(target)).toEqual(plain);
@@ -264,10 +317,16 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
 
     const critic = w.critic();
     const target = new AgentGroupChat({ agents: [w.writer(), critic] });
-    expect(AgentChatSerializer.deserialize(target, doc)).toEqual({ restored: ["local:writer"], pending: [], fresh: ["local:critic"] });
+    expect(AgentChatSerializer.deserialize(target, doc)).toEqual({
+      restored: ["local:writer"],
+      pending: [],
+      fresh: ["local:critic"],
+    });
     const [turn] = await target.invoke({ maxTurns: 1 });
     expect(turn.channelKey).toBe("local:critic");
-    expect(historyOf(target.channelSession(critic)).map((m) => `${m.role}/${m.authorName ?? "-"}: ${messageText(m)}`)).toEqual([
+    expect(
+      historyOf(target.channelSession(critic)).map((m) => `${m.role}/${m.authorName ?? "-"}: ${messageText(m)}`),
+    ).toEqual([
       "user/-: my name is Ada",
       "user/Writer: Nice to meet you, Ada.",
       `assistant/-: You said: "Nice to meet you, Ada.". I can see 1 earlier message.`,
@@ -283,7 +342,11 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     const researcherState = original.channels.find((c) => c.channelKey === "hosted:researcher")!.channelState;
 
     const reduced = new AgentGroupChat({ agents: [writer()] });
-    expect(AgentChatSerializer.deserialize(reduced, roundTrip(original))).toEqual({ restored: ["local:writer"], pending: ["hosted:researcher"], fresh: [] });
+    expect(AgentChatSerializer.deserialize(reduced, roundTrip(original))).toEqual({
+      restored: ["local:writer"],
+      pending: ["hosted:researcher"],
+      fresh: [],
+    });
     expect(reduced.pendingChannelKeys).toEqual(["hosted:researcher"]);
     await reduced.invoke({ maxTurns: 1 });
     reduced.addMessages("researcher, are you there?");
@@ -292,7 +355,9 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     const next = roundTrip(AgentChatSerializer.serialize(reduced, { encoding: "base64" }));
     const again = new AgentGroupChat({ agents: [writer()] });
     AgentChatSerializer.deserialize(again, next);
-    expect(AgentChatSerializer.serialize(again).channels.find((c) => c.channelKey === "hosted:researcher")!.channelState).toEqual(researcherState);
+    expect(
+      AgentChatSerializer.serialize(again).channels.find((c) => c.channelKey === "hosted:researcher")!.channelState,
+    ).toEqual(researcherState);
 
     // The researcher rejoins: same service conversation, and it catches up with what it missed
     // (the writer's turn before the save, the writer's turn after the restore, the user).
@@ -341,7 +406,9 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     busy.addMessages("already talking");
     const snapshot = AgentChatSerializer.serialize(busy);
     expect(() => AgentChatSerializer.deserialize(busy, doc)).toThrow(AgentChatRestoreError);
-    expect(() => AgentChatSerializer.deserialize(busy, doc)).toThrow(/already has 1 history message\(s\) and 0 channel\(s\)/);
+    expect(() => AgentChatSerializer.deserialize(busy, doc)).toThrow(
+      /already has 1 history message\(s\) and 0 channel\(s\)/,
+    );
     expect(AgentChatSerializer.serialize(busy)).toEqual(snapshot);
     await busy.invoke();
     expect(busy.history).toHaveLength(2);
@@ -367,23 +434,40 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     expect(AgentChatSerializer.deserialize(strict, doc, { strict: true }).restored).toHaveLength(2);
 
     // A document written when tool approval requests were called "functionApprovalRequest".
-    const old = { $type: "functionApprovalRequest", requestId: "r1", toolCall: { $type: "functionCall", callId: "c1", name: "f" } };
+    const old = {
+      $type: "functionApprovalRequest",
+      requestId: "r1",
+      toolCall: { $type: "functionCall", callId: "c1", name: "f" },
+    };
     const writerState = doc.channels[1].channelState.session;
     writerState.stateBag["statebag.chatHistory"].messages[1].contents.push(old);
     doc.history[1].contents.push(old);
     const registry = TypeRegistry.compose(defaultRegistry(), {
       source: "test",
-      migrations: [defineMigration({ type: "functionApprovalRequest", from: 1, to: { type: "toolApprovalRequest", version: 1 }, up: (v) => v })],
+      migrations: [
+        defineMigration({
+          type: "functionApprovalRequest",
+          from: 1,
+          to: { type: "toolApprovalRequest", version: 1 },
+          up: (v) => v,
+        }),
+      ],
     });
     const migrated = new AgentGroupChat({ agents: [writer(), researcher()] });
     AgentChatSerializer.deserialize(migrated, doc, { registry, strict: true });
     expect(migrated.history[1].contents.at(-1)!.$type).toBe("toolApprovalRequest");
     expect(historyOf(migrated.channelSession("local:writer"))[1].contents.at(-1)!.$type).toBe("toolApprovalRequest");
     // Without the migration, strict loading names the unknown type and its place in the document.
-    expect(() => AgentChatSerializer.deserialize(new AgentGroupChat({ agents: [writer()] }), doc, { strict: true })).toThrow(/"\/history\/1\/contents\/1": .*functionApprovalRequest/);
+    expect(() =>
+      AgentChatSerializer.deserialize(new AgentGroupChat({ agents: [writer()] }), doc, { strict: true }),
+    ).toThrow(/"\/history\/1\/contents\/1": .*functionApprovalRequest/);
     delete doc.history[1].contents[1];
     doc.history[1].contents.length = 1;
-    expect(() => AgentChatSerializer.deserialize(new AgentGroupChat({ agents: [writer()] }), doc, { strict: true })).toThrow(/"\/channels\/1\/channelState\/session\/stateBag\/statebag.chatHistory\/messages\/1\/contents\/1": .*functionApprovalRequest/);
+    expect(() =>
+      AgentChatSerializer.deserialize(new AgentGroupChat({ agents: [writer()] }), doc, { strict: true }),
+    ).toThrow(
+      /"\/channels\/1\/channelState\/session\/stateBag\/statebag.chatHistory\/messages\/1\/contents\/1": .*functionApprovalRequest/,
+    );
   });
 
   it("a hostile document (deep, __proto__, malformed text) is refused at the door with where and why", async () => {
@@ -393,9 +477,19 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
     let node = deep;
     for (let i = 0; i < 100_000; i++) node = (node.a = {}) as Record<string, unknown>;
     const cases: [string, unknown, string, string | undefined][] = [
-      ["deep object", { ...good, channels: [{ channelKey: "local:writer", channelState: { id: "w", stateBag: { x: deep } } }] }, "json-too-deep", "/channels/0/channelState/stateBag/x/a/a"],
+      [
+        "deep object",
+        { ...good, channels: [{ channelKey: "local:writer", channelState: { id: "w", stateBag: { x: deep } } }] },
+        "json-too-deep",
+        "/channels/0/channelState/stateBag/x/a/a",
+      ],
       ["deep history", { ...good, history: [deep] }, "json-too-deep", "/history/0/a/a"],
-      ["__proto__ key", JSON.stringify(good).replace('"history":', '"__proto__":{"polluted":true},"history":'), "json-proto-key", "/__proto__"],
+      [
+        "__proto__ key",
+        JSON.stringify(good).replace('"history":', '"__proto__":{"polluted":true},"history":'),
+        "json-proto-key",
+        "/__proto__",
+      ],
       ["malformed text", JSON.stringify(good).slice(0, -5), "json-syntax", undefined],
     ];
     for (const [name, doc, code, pointer] of cases) {
@@ -420,12 +514,42 @@ describe("AgentChatSerializer: restoring into an equivalent, enhanced, reduced, 
       ["wrong format", { ...good, format: "sk.agentChat" }, /expected "format": "statebag.agentChat"/, "/format"],
       ["newer version", { ...good, formatVersion: 2 }, /newer than this release reads/, "/formatVersion"],
       ["history not an array", { ...good, history: { a: 1 } }, /history must be an array/, "/history"],
-      ["channel state garbage", { ...good, channels: [{ channelKey: "local:writer", channelState: "not base64!" }] }, /neither JSON nor base64/, "/channels/0/channelState"],
-      ["base64 of garbage", { ...good, channels: [{ channelKey: "local:writer", channelState: Buffer.from("{oops").toString("base64") }] }, /does not hold JSON/, "/channels/0/channelState"],
-      ["not a session", { ...good, channels: [{ channelKey: "local:writer", channelState: { stateBag: {} } }] }, /not a valid session/, "/channels/0/channelState"],
-      ["duplicate key", { ...good, channels: [good.channels[1], good.channels[1]] }, /appears twice/, "/channels/1/channelKey"],
-      ["cursor past history", { ...good, history: (good.history as ChatMessage[]).slice(0, 1) }, /has seen \d+ messages but the history holds 1/, "/channels/0/channelState"],
-      ["no channel key", { ...good, channels: [{ channelState: {} }] }, /non-empty string channel key/, "/channels/0/channelKey"],
+      [
+        "channel state garbage",
+        { ...good, channels: [{ channelKey: "local:writer", channelState: "not base64!" }] },
+        /neither JSON nor base64/,
+        "/channels/0/channelState",
+      ],
+      [
+        "base64 of garbage",
+        { ...good, channels: [{ channelKey: "local:writer", channelState: Buffer.from("{oops").toString("base64") }] },
+        /does not hold JSON/,
+        "/channels/0/channelState",
+      ],
+      [
+        "not a session",
+        { ...good, channels: [{ channelKey: "local:writer", channelState: { stateBag: {} } }] },
+        /not a valid session/,
+        "/channels/0/channelState",
+      ],
+      [
+        "duplicate key",
+        { ...good, channels: [good.channels[1], good.channels[1]] },
+        /appears twice/,
+        "/channels/1/channelKey",
+      ],
+      [
+        "cursor past history",
+        { ...good, history: (good.history as ChatMessage[]).slice(0, 1) },
+        /has seen \d+ messages but the history holds 1/,
+        "/channels/0/channelState",
+      ],
+      [
+        "no channel key",
+        { ...good, channels: [{ channelState: {} }] },
+        /non-empty string channel key/,
+        "/channels/0/channelKey",
+      ],
     ];
     for (const [name, doc, message, pointer] of cases) {
       const target = new AgentGroupChat({ agents: [writer(), researcher()] });

@@ -8,7 +8,8 @@ import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-cha
 import { type ChatMessage } from "../../src/index.js";
 import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/group-chat.js";
 
-const agent = (id = "writer") => new ChatClientAgent({ id, name: id, client: new ScriptedChatClient({ usage: false }) });
+const agent = (id = "writer") =>
+  new ChatClientAgent({ id, name: id, client: new ScriptedChatClient({ usage: false }) });
 
 function userMessages(n: number): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -49,7 +50,12 @@ describe("group chats with very long histories", () => {
     // just within a stored session's depth limit, and so 3 levels past it inside the chat document.
     let deep: unknown = "bottom";
     for (let i = 0; i < 248; i++) deep = [deep];
-    const client = new ScriptedChatClient({ usage: false, rules: [{ when: () => true, reply: { contents: [{ $type: "functionResult", callId: "c1", result: deep } as never] } }] });
+    const client = new ScriptedChatClient({
+      usage: false,
+      rules: [
+        { when: () => true, reply: { contents: [{ $type: "functionResult", callId: "c1", result: deep } as never] } },
+      ],
+    });
     const writer = new ChatClientAgent({ id: "writer", name: "writer", client });
     const chat = new AgentGroupChat({ agents: [writer] });
     chat.addMessages("go");

@@ -5,7 +5,12 @@
  * history over or is refused before the model is called.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatClientAgent, InMemoryChatHistoryProvider, StoredChatHistoryProvider, keepLastMessages } from "../../src/agent.js";
+import {
+  ChatClientAgent,
+  InMemoryChatHistoryProvider,
+  StoredChatHistoryProvider,
+  keepLastMessages,
+} from "../../src/agent.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import { deserializeSession, messageText, serializeSession, type ChatMessage } from "../../src/index.js";
 import { withSession, type MessageLog, type SessionStore } from "../../src/stores.js";
@@ -20,9 +25,18 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
   let n = 0;
   const id = (label: string) => `${label}-${++n}`;
   const client = () => new ScriptedChatClient({ usage: false });
-  const storedAgent = (options: { commit?: "session" | "run"; reducer?: ReturnType<typeof keepLastMessages>; log?: MessageLog } = {}) => {
+  const storedAgent = (
+    options: { commit?: "session" | "run"; reducer?: ReturnType<typeof keepLastMessages>; log?: MessageLog } = {},
+  ) => {
     const c = client();
-    const agent = new ChatClientAgent({ client: c, history: new StoredChatHistoryProvider({ log: options.log ?? store.messages, commit: options.commit, reducer: options.reducer }) });
+    const agent = new ChatClientAgent({
+      client: c,
+      history: new StoredChatHistoryProvider({
+        log: options.log ?? store.messages,
+        commit: options.commit,
+        reducer: options.reducer,
+      }),
+    });
     return { agent, client: c };
   };
 
@@ -68,7 +82,11 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
         "I'm interested in neural networks.",
         'You said: "I\'m interested in neural networks.". I can see 2 earlier messages.',
       ]);
-      expect(s1.stateBag["statebag.storedChatHistory"]).toEqual({ $type: "StoredChatHistoryState", storageId: conversationId, messageCount: 4 });
+      expect(s1.stateBag["statebag.storedChatHistory"]).toEqual({
+        $type: "StoredChatHistoryState",
+        storageId: conversationId,
+        messageCount: 4,
+      });
 
       const { agent: second } = storedAgent({ commit: "run" });
       const reply = await second.run("What was I working on before?", second.createSession({ id: conversationId }));
@@ -79,7 +97,13 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
     it('commit: "run": a failed or abandoned run writes nothing; concurrent processes lose no turn', async () => {
       const conversationId = id("2b-fail");
       const failing = new ChatClientAgent({
-        client: { metadata: { providerName: "down", supportsServiceStorage: false }, getResponse: async () => Promise.reject(new Error("model down")), getStreamingResponse: () => { throw new Error("model down"); } },
+        client: {
+          metadata: { providerName: "down", supportsServiceStorage: false },
+          getResponse: async () => Promise.reject(new Error("model down")),
+          getStreamingResponse: () => {
+            throw new Error("model down");
+          },
+        },
         history: new StoredChatHistoryProvider({ log: store.messages, commit: "run" }),
       });
       await expect(failing.run("lost?", failing.createSession({ id: conversationId }))).rejects.toThrow(/model down/);
@@ -92,7 +116,11 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
       expect(await store.messages.getMessages(conversationId)).toEqual([]);
 
       // Four processes, each with its own fresh session on the same conversation.
-      await Promise.all(["a", "b", "c", "d"].map((t) => storedAgent({ commit: "run" }).agent.run(`turn ${t}`, agent.createSession({ id: conversationId }))));
+      await Promise.all(
+        ["a", "b", "c", "d"].map((t) =>
+          storedAgent({ commit: "run" }).agent.run(`turn ${t}`, agent.createSession({ id: conversationId })),
+        ),
+      );
       const log = texts(await store.messages.getMessages(conversationId));
       expect(log.filter((t) => t.startsWith("turn ")).sort()).toEqual(["turn a", "turn b", "turn c", "turn d"]);
       expect(log).toHaveLength(8);
@@ -109,7 +137,11 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
           const snapshot = await store.messages.readMessages(storageId);
           if (sneak) {
             sneak = false;
-            await store.messages.appendMessages(storageId, [{ role: "user", contents: [{ $type: "text", text: "other process" }] }], { operationId: "other" });
+            await store.messages.appendMessages(
+              storageId,
+              [{ role: "user", contents: [{ $type: "text", text: "other process" }] }],
+              { operationId: "other" },
+            );
           }
           return snapshot;
         },
@@ -122,7 +154,10 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
       expect(log).toHaveLength(6 + 1 + 2);
       // The next run reduces (nobody races it).
       await agent.run("q4", agent.createSession({ id: conversationId }));
-      expect(texts(await store.messages.getMessages(conversationId)).filter((t) => /^q\d$/.test(t))).toEqual(["q3", "q4"]);
+      expect(texts(await store.messages.getMessages(conversationId)).filter((t) => /^q\d$/.test(t))).toEqual([
+        "q3",
+        "q4",
+      ]);
     });
   });
 
@@ -143,7 +178,9 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
       const { value: next } = await withSession(store, pid, (s) => stored.run("and now?", s));
       expect(next.text).toContain("I can see 6 earlier messages");
       const log = texts(await store.messages.getMessages(pid));
-      expect(log.slice(0, 6)).toEqual(texts(await local.history.listMessages(session)).concat(["what is my name?", "Your name is Noor."]));
+      expect(log.slice(0, 6)).toEqual(
+        texts(await local.history.listMessages(session)).concat(["what is my name?", "Your name is Noor."]),
+      );
     });
 
     it('in-memory history is carried over in commit: "run" mode too', async () => {
@@ -153,12 +190,21 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
       await local.run("my name is Ada", session);
       const { agent } = storedAgent({ commit: "run" });
       expect((await agent.run("what is my name?", session)).text).toBe("Your name is Ada.");
-      expect(texts(await store.messages.getMessages(pid))).toEqual(["my name is Ada", "Nice to meet you, Ada.", "what is my name?", "Your name is Ada."]);
+      expect(texts(await store.messages.getMessages(pid))).toEqual([
+        "my name is Ada",
+        "Nice to meet you, Ada.",
+        "what is my name?",
+        "Your name is Ada.",
+      ]);
     });
 
     it("refuses before the model call when the log already holds a different history", async () => {
       const pid = id("switch-clash");
-      await store.messages.appendMessages(pid, [{ role: "user", contents: [{ $type: "text", text: "someone else" }] }], { operationId: "x" });
+      await store.messages.appendMessages(
+        pid,
+        [{ role: "user", contents: [{ $type: "text", text: "someone else" }] }],
+        { operationId: "x" },
+      );
       const local = new ChatClientAgent({ client: client() });
       const session = local.createSession({ id: pid });
       await local.run("my name is Noor", session);

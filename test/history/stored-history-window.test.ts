@@ -21,7 +21,9 @@ function counting(log: MessageLog) {
   const wrapped: MessageLog = Object.assign(Object.create(log) as MessageLog, {
     readMessages: (id: string) => (calls.push("readMessages"), log.readMessages(id)),
     getMessages: (id: string, o?: { last?: number }) => (calls.push("getMessages"), log.getMessages(id, o)),
-    readMessageWindow: (id: string, o: { last?: number; from?: number }) => (calls.push(`window ${JSON.stringify(o)}`), log.readMessageWindow!(id, o)),
+    readMessageWindow: (id: string, o: { last?: number; from?: number }) => (
+      calls.push(`window ${JSON.stringify(o)}`), log.readMessageWindow!(id, o)
+    ),
   });
   return { log: wrapped, calls };
 }
@@ -46,9 +48,17 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
     await cleanup();
   });
 
-  const agentOn = (log: MessageLog, options: { window?: number; commit?: "session" | "run"; cacheBytes?: number } = {}) => {
+  const agentOn = (
+    log: MessageLog,
+    options: { window?: number; commit?: "session" | "run"; cacheBytes?: number } = {},
+  ) => {
     const client = new ScriptedChatClient({ usage: false });
-    const history = new StoredChatHistoryProvider({ log, commit: options.commit ?? "run", window: options.window, cacheBytes: options.cacheBytes });
+    const history = new StoredChatHistoryProvider({
+      log,
+      commit: options.commit ?? "run",
+      window: options.window,
+      cacheBytes: options.cacheBytes,
+    });
     return { agent: new ChatClientAgent({ client, history }), client };
   };
   /** What the model was sent before this run's input (the history it saw). */
@@ -99,15 +109,23 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
     const changes: [string, () => Promise<unknown>][] = [
       ["replace", () => b.messages.replaceMessages(conversationId, [user("summary"), user("kept")])],
       ["trim", () => b.messages.trimMessages(conversationId, { keepLast: 3 })],
-      ["trim and append", async () => {
-        await b.messages.trimMessages(conversationId, { keepLast: 1 });
-        await b.messages.appendMessages(conversationId, [user("x"), user("y")], { operationId: id("op") });
-      }],
-      ["delete and rebuild", async () => {
-        const old = await b.messages.getMessages(conversationId);
-        await b.messages.deleteMessages(conversationId);
-        await b.messages.appendMessages(conversationId, [user("fresh"), ...old.slice(1), user("more")], { operationId: id("op") });
-      }],
+      [
+        "trim and append",
+        async () => {
+          await b.messages.trimMessages(conversationId, { keepLast: 1 });
+          await b.messages.appendMessages(conversationId, [user("x"), user("y")], { operationId: id("op") });
+        },
+      ],
+      [
+        "delete and rebuild",
+        async () => {
+          const old = await b.messages.getMessages(conversationId);
+          await b.messages.deleteMessages(conversationId);
+          await b.messages.appendMessages(conversationId, [user("fresh"), ...old.slice(1), user("more")], {
+            operationId: id("op"),
+          });
+        },
+      ],
     ];
     for (const [what, change] of changes) {
       await p1.agent.run(`before ${what}`, p1.agent.createSession({ id: conversationId }));
@@ -122,7 +140,11 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
     const conversationId = id("warm");
     const { log, calls } = counting(a.messages);
     const p = agentOn(log);
-    await a.messages.appendMessages(conversationId, Array.from({ length: 50 }, (_, i) => user(`m${i}`)), { operationId: "seed" });
+    await a.messages.appendMessages(
+      conversationId,
+      Array.from({ length: 50 }, (_, i) => user(`m${i}`)),
+      { operationId: "seed" },
+    );
     await p.agent.run("first", p.agent.createSession({ id: conversationId }));
     expect(calls).toContain("readMessages");
     calls.length = 0;
@@ -143,17 +165,28 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
     }
     await withSession(a, conversationId, (session: AgentSession) => p.agent.run("last", session));
     expect(seen(p.client).filter((_, i) => i % 2 === 0)).toEqual(["s0", "s1", "s2", "s3"]);
-    expect(texts(await a.messages.getMessages(conversationId)).filter((t) => /^s\d$/.test(t))).toEqual(["s0", "s1", "s2", "s3"]);
+    expect(texts(await a.messages.getMessages(conversationId)).filter((t) => /^s\d$/.test(t))).toEqual([
+      "s0",
+      "s1",
+      "s2",
+      "s3",
+    ]);
   });
 
   for (const commit of ["run", "session"] as const) {
     it(`window (commit: ${commit}): the model sees the newest messages, the log keeps all, a run appends only its turn and reads only the window`, async () => {
       const conversationId = id(`window-${commit}`);
-      await a.messages.appendMessages(conversationId, Array.from({ length: 40 }, (_, i) => user(`m${i}`)), { operationId: "seed" });
+      await a.messages.appendMessages(
+        conversationId,
+        Array.from({ length: 40 }, (_, i) => user(`m${i}`)),
+        { operationId: "seed" },
+      );
       const { log, calls } = counting(a.messages);
       const p = agentOn(log, { window: 6, commit });
       const run = (t: string) =>
-        commit === "session" ? withSession(a, conversationId, (session: AgentSession) => p.agent.run(t, session)) : p.agent.run(t, p.agent.createSession({ id: conversationId }));
+        commit === "session"
+          ? withSession(a, conversationId, (session: AgentSession) => p.agent.run(t, session))
+          : p.agent.run(t, p.agent.createSession({ id: conversationId }));
       await run("w0");
       expect(seen(p.client)).toEqual(["m34", "m35", "m36", "m37", "m38", "m39"]);
       for (let i = 1; i < 4; i++) {
@@ -164,7 +197,7 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
         expect(seen(p.client)).toEqual(committed.slice(-6));
       }
       expect(calls.filter((c) => c === "readMessages" || c === "getMessages")).toEqual([]);
-      expect(calls.every((c) => c.startsWith("window {\"last\"") && JSON.parse(c.slice(7)).last <= 8)).toBe(true);
+      expect(calls.every((c) => c.startsWith('window {"last"') && JSON.parse(c.slice(7)).last <= 8)).toBe(true);
       const all = texts(await a.messages.getMessages(conversationId));
       expect(all.slice(0, 40)).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
       expect(all.length).toBe(commit === "run" ? 48 : 46);
@@ -175,7 +208,9 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
     const conversationId = id("same-process");
     const p = agentOn(a.messages);
     await p.agent.run("seed", p.agent.createSession({ id: conversationId }));
-    await Promise.all(Array.from({ length: 6 }, (_, i) => p.agent.run(`c${i}`, p.agent.createSession({ id: conversationId }))));
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) => p.agent.run(`c${i}`, p.agent.createSession({ id: conversationId }))),
+    );
     const log = texts(await a.messages.getMessages(conversationId));
     expect(log).toHaveLength(14);
     await p.agent.run("check", p.agent.createSession({ id: conversationId }));
@@ -190,7 +225,11 @@ describe.each(allBackends)("stored history windows and warm logs on $name", (bac
 
   it("listMessages with a window returns the whole history", async () => {
     const conversationId = id("window-list");
-    await a.messages.appendMessages(conversationId, Array.from({ length: 10 }, (_, i) => user(`m${i}`)), { operationId: "seed" });
+    await a.messages.appendMessages(
+      conversationId,
+      Array.from({ length: 10 }, (_, i) => user(`m${i}`)),
+      { operationId: "seed" },
+    );
     const p = agentOn(a.messages, { window: 3 });
     expect(await p.agent.history.listMessages(p.agent.createSession({ id: conversationId }))).toHaveLength(10);
   });

@@ -57,7 +57,11 @@ describe("POST /chat with recorded useChat requests", () => {
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
     // The client's message id is kept, so the stored message is the one on screen.
     expect(stored[0]).toEqual({ id: "msg-0001", role: "user", parts: [{ type: "text", text: "Hi, my name is Ada." }] });
-    expect(partsOf(stored[1]).filter((p) => p.type === "text").map((p) => p.text)).toEqual([answer]);
+    expect(
+      partsOf(stored[1])
+        .filter((p) => p.type === "text")
+        .map((p) => p.text),
+    ).toEqual([answer]);
   });
 
   it("the example app's single-message body is read the same way", async () => {
@@ -65,7 +69,11 @@ describe("POST /chat with recorded useChat requests", () => {
     const { message } = await readReply(await post(handler, fixture("single-message-turn.json")));
     expect(partsOf(message).some((p) => p.type === "text")).toBe(true);
     const stored = await getChat(handler, "chat-single-01");
-    expect(stored[0]).toEqual({ id: "msg-0008", role: "user", parts: [{ type: "text", text: "Hello from the example app." }] });
+    expect(stored[0]).toEqual({
+      id: "msg-0008",
+      role: "user",
+      parts: [{ type: "text", text: "Hello from the example app." }],
+    });
   });
 
   it("a tool turn (get_weather): input, output, then the answer in a second step; the tool ran once", async () => {
@@ -74,12 +82,21 @@ describe("POST /chat with recorded useChat requests", () => {
     expect(errors).toEqual([]);
     const parts = partsOf(message);
     expect(parts.map((p) => p.type)).toEqual(["step-start", "tool-get_weather", "step-start", "text"]);
-    expect(parts[1]).toMatchObject({ state: "output-available", input: { city: "Lisbon" }, output: { city: "Lisbon", celsius: 19, conditions: "sunny" } });
+    expect(parts[1]).toMatchObject({
+      state: "output-available",
+      input: { city: "Lisbon" },
+      output: { city: "Lisbon", celsius: 19, conditions: "sunny" },
+    });
     expect(toolRuns.get_weather).toBe(1);
 
     const stored = await getChat(handler, "chat-weather-01");
     const tool = stored.flatMap(partsOf).find((p) => p.type === "tool-get_weather")!;
-    expect(tool).toMatchObject({ toolCallId: parts[1].toolCallId, state: "output-available", input: { city: "Lisbon" }, output: { city: "Lisbon", celsius: 19 } });
+    expect(tool).toMatchObject({
+      toolCallId: parts[1].toolCallId,
+      state: "output-available",
+      input: { city: "Lisbon" },
+      output: { city: "Lisbon", celsius: 19 },
+    });
   });
 
   it("an approval request, then the recorded approval response: the tool runs exactly once, and a second answer is refused", async () => {
@@ -92,11 +109,15 @@ describe("POST /chat with recorded useChat requests", () => {
     expect(toolRuns.send_email).toBe(0);
 
     // While it waits, a new message is refused (answer the approval first).
-    await expectProblem(await post(handler, userTurn("chat-email-0001", "never mind")), 409, "tool-approval-pending", ["never mind"]);
+    await expectProblem(await post(handler, userTurn("chat-email-0001", "never mind")), 409, "tool-approval-pending", [
+      "never mind",
+    ]);
 
     // The recorded answer, with this run's approval and call ids in place of the recorded ones.
     const recorded = fixture("approval-response.json");
-    const recordedPart = (recorded.messages as UIMessage[]).at(-1)!.parts.find((p) => p.type === "tool-send_email") as AnyPart;
+    const recordedPart = (recorded.messages as UIMessage[])
+      .at(-1)!
+      .parts.find((p) => p.type === "tool-send_email") as AnyPart;
     expect(recordedPart).toMatchObject({ state: "approval-responded", approval: { approved: true } });
     const answerBody = JSON.parse(
       JSON.stringify(recorded)
@@ -121,18 +142,38 @@ describe("POST /chat with recorded useChat requests", () => {
     const stored = await getChat(handler, "chat-email-0001");
     const tool = stored.flatMap(partsOf).filter((p) => p.type === "tool-send_email");
     expect(tool).toHaveLength(1);
-    expect(tool[0]).toMatchObject({ state: "output-available", approval: { id: approvalId, approved: true }, output: { sent: true } });
+    expect(tool[0]).toMatchObject({
+      state: "output-available",
+      approval: { id: approvalId, approved: true },
+      output: { sent: true },
+    });
   });
 
   it("a denied approval: the tool does not run, the part ends output-denied", async () => {
     const { handler, toolRuns } = harness();
     const first = await readReply(await post(handler, fixture("approval-request-turn.json")));
     const asked = partsOf(first.message).find((p) => p.type === "tool-send_email")!;
-    const answered = { ...first.message, parts: first.message.parts.map((p) => (p === (asked as unknown) ? { ...asked, state: "approval-responded", approval: { id: (asked.approval as { id: string }).id, approved: false, reason: "not now" } } : p)) } as UIMessage;
-    const { message } = await readReply(await post(handler, { id: "chat-email-0001", messages: [answered], trigger: "submit-message" }), answered);
+    const answered = {
+      ...first.message,
+      parts: first.message.parts.map((p) =>
+        p === (asked as unknown)
+          ? {
+              ...asked,
+              state: "approval-responded",
+              approval: { id: (asked.approval as { id: string }).id, approved: false, reason: "not now" },
+            }
+          : p,
+      ),
+    } as UIMessage;
+    const { message } = await readReply(
+      await post(handler, { id: "chat-email-0001", messages: [answered], trigger: "submit-message" }),
+      answered,
+    );
     expect(toolRuns.send_email).toBe(0);
     expect(partsOf(message).find((p) => p.type === "tool-send_email")).toMatchObject({ state: "output-denied" });
-    const stored = (await getChat(handler, "chat-email-0001")).flatMap(partsOf).find((p) => p.type === "tool-send_email");
+    const stored = (await getChat(handler, "chat-email-0001"))
+      .flatMap(partsOf)
+      .find((p) => p.type === "tool-send_email");
     expect(stored).toMatchObject({ state: "output-denied", approval: { approved: false, reason: "not now" } });
   });
 });
@@ -149,7 +190,25 @@ describe("owners", () => {
 
     await expectProblem(await call(handler, "GET", "/chats/chat-email-0001", "bob"), 404, "chat-not-found");
     await expectProblem(await call(handler, "DELETE", "/chats/chat-email-0001", "bob"), 404, "chat-not-found");
-    const answer = { id: "chat-email-0001", messages: [{ id: "a1", role: "assistant", parts: [{ type: "tool-send_email", toolCallId: "c1", state: "approval-responded", input: {}, approval: { id: "approval_x", approved: true } }] }], trigger: "submit-message" };
+    const answer = {
+      id: "chat-email-0001",
+      messages: [
+        {
+          id: "a1",
+          role: "assistant",
+          parts: [
+            {
+              type: "tool-send_email",
+              toolCallId: "c1",
+              state: "approval-responded",
+              input: {},
+              approval: { id: "approval_x", approved: true },
+            },
+          ],
+        },
+      ],
+      trigger: "submit-message",
+    };
     await expectProblem(await post(handler, answer, { owner: "bob" }), 404, "chat-not-found");
     const list = (await (await call(handler, "GET", "/chats", "bob")).json()) as { chats: unknown[] };
     expect(list.chats).toEqual([]);
@@ -162,13 +221,19 @@ describe("owners", () => {
     await readReply(await post(handler, userTurn("chat-email-0001", "hello"), { owner: "bob" }));
     expect(gets.filter((id) => !/^ui-chat(-index)?\/bob(\/|$)/.test(id))).toEqual([]);
     expect((await store.get(adaChat))!.revision).toBe(before!.revision);
-    expect((await getChat(handler, "chat-email-0001", "ada")).flatMap(partsOf).some((p) => p.type === "tool-send_email")).toBe(true);
+    expect(
+      (await getChat(handler, "chat-email-0001", "ada")).flatMap(partsOf).some((p) => p.type === "tool-send_email"),
+    ).toBe(true);
   });
 
   it("no owner is 401; an owner function that throws is 401 too", async () => {
     const { handler } = harness();
     await expectProblem(await post(handler, fixture("text-turn.json"), { owner: "" }), 401, "unauthenticated");
-    const throwing = harness({ owner: () => { throw new Error("token secret-abc expired"); } });
+    const throwing = harness({
+      owner: () => {
+        throw new Error("token secret-abc expired");
+      },
+    });
     await expectProblem(await call(throwing.handler, "GET", "/chats"), 401, "unauthenticated", ["secret-abc"]);
   });
 });
@@ -184,13 +249,27 @@ describe("limits", () => {
         controller.enqueue(chunk);
       },
     });
-    const response = await handler(new Request("http://app.test/api/chat", { method: "POST", headers: { "content-type": "application/json", "x-owner": "ada" }, body: endless, duplex: "half" } as RequestInit));
+    const response = await handler(
+      new Request("http://app.test/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-owner": "ada" },
+        body: endless,
+        duplex: "half",
+      } as RequestInit),
+    );
     await expectProblem(response, 413, "body-too-large", ["aaaa"]);
     expect(pulls).toBeLessThan(10);
     // A declared Content-Length over the limit: refused without reading the body.
     let read = 0;
     const declared = new ReadableStream<Uint8Array>({ pull: (c) => (read++, c.enqueue(chunk)) });
-    const refused = await handler(new Request("http://app.test/api/chat", { method: "POST", headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024), "x-owner": "ada" }, body: declared, duplex: "half" } as RequestInit));
+    const refused = await handler(
+      new Request("http://app.test/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024), "x-owner": "ada" },
+        body: declared,
+        duplex: "half",
+      } as RequestInit),
+    );
     await expectProblem(refused, 413, "body-too-large");
     expect(read).toBeLessThanOrEqual(1); // the stream's own first pull on construction, at most
     expect(gets).toEqual([]);
@@ -198,9 +277,23 @@ describe("limits", () => {
 
   it("bad JSON, a non-JSON content type and a proto key are 400/415 problems that echo nothing", async () => {
     const { handler, gets } = harness();
-    await expectProblem(await post(handler, undefined, { raw: '{"id":"chat-1","messages":[{"secret-xyz' }), 400, "invalid-json", ["secret-xyz"]);
-    await expectProblem(await post(handler, undefined, { raw: '{"id":"chat-1","__proto__":{"polluted":"secret-xyz"}}' }), 400, "invalid-json", ["secret-xyz"]);
-    await expectProblem(await post(handler, undefined, { raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported-media-type");
+    await expectProblem(
+      await post(handler, undefined, { raw: '{"id":"chat-1","messages":[{"secret-xyz' }),
+      400,
+      "invalid-json",
+      ["secret-xyz"],
+    );
+    await expectProblem(
+      await post(handler, undefined, { raw: '{"id":"chat-1","__proto__":{"polluted":"secret-xyz"}}' }),
+      400,
+      "invalid-json",
+      ["secret-xyz"],
+    );
+    await expectProblem(
+      await post(handler, undefined, { raw: "{}", headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported-media-type",
+    );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(gets).toEqual([]);
   });
@@ -215,17 +308,46 @@ describe("limits", () => {
 
   it("a bad chat id (in the body or the path), a malformed part and an unsupported part are 400/422 problems", async () => {
     const { handler } = harness();
-    await expectProblem(await post(handler, { ...fixture("text-turn.json"), id: "../ada/secret-id" }), 400, "invalid-request", ["secret-id"]);
-    await expectProblem(await post(handler, { ...fixture("text-turn.json"), id: "x".repeat(129) }), 400, "invalid-request");
+    await expectProblem(
+      await post(handler, { ...fixture("text-turn.json"), id: "../ada/secret-id" }),
+      400,
+      "invalid-request",
+      ["secret-id"],
+    );
+    await expectProblem(
+      await post(handler, { ...fixture("text-turn.json"), id: "x".repeat(129) }),
+      400,
+      "invalid-request",
+    );
     await expectProblem(await call(handler, "GET", "/chats/bad%20id%20secret-q"), 400, "invalid-request", ["secret-q"]);
     await expectProblem(await call(handler, "DELETE", "/chats/%E0%A4%A"), 404, "chat-not-found");
-    const malformed = { id: "chat-1", messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: 42 }] }], trigger: "submit-message" };
+    const malformed = {
+      id: "chat-1",
+      messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: 42 }] }],
+      trigger: "submit-message",
+    };
     await expectProblem(await post(handler, malformed), 400, "invalid-request");
-    const file = { id: "chat-1", messages: [{ id: "m1", role: "user", parts: [{ type: "file", mediaType: "text/plain", url: "data:text/plain,secret-file" }] }], trigger: "submit-message" };
+    const file = {
+      id: "chat-1",
+      messages: [
+        {
+          id: "m1",
+          role: "user",
+          parts: [{ type: "file", mediaType: "text/plain", url: "data:text/plain,secret-file" }],
+        },
+      ],
+      trigger: "submit-message",
+    };
     await expectProblem(await post(handler, file), 422, "unsupported-part", ["secret-file"]);
-    await expectProblem(await post(handler, { ...fixture("text-turn.json"), trigger: "regenerate-message" }), 422, "regenerate-unsupported");
+    await expectProblem(
+      await post(handler, { ...fixture("text-turn.json"), trigger: "regenerate-message" }),
+      422,
+      "regenerate-unsupported",
+    );
     await expectProblem(await call(handler, "GET", "/chats?limit=0"), 400, "invalid-request");
-    await expectProblem(await call(handler, "GET", "/chats?cursor=secret-cursor"), 400, "invalid-cursor", ["secret-cursor"]);
+    await expectProblem(await call(handler, "GET", "/chats?cursor=secret-cursor"), 400, "invalid-cursor", [
+      "secret-cursor",
+    ]);
     await expectProblem(await call(handler, "DELETE", "/chats"), 405, "method-not-allowed");
     await expectProblem(await call(handler, "GET", "/elsewhere"), 404, "not-found");
   });
@@ -259,7 +381,9 @@ describe("concurrency and disconnects", () => {
       const before = (await store.get(storageId))!;
       const gate = (client.gate = new Gate());
       const abort = new AbortController();
-      const response = await post(handler, userTurn("chat-leave", "Tell me a story", "m-story"), { signal: abort.signal });
+      const response = await post(handler, userTurn("chat-leave", "Tell me a story", "m-story"), {
+        signal: abort.signal,
+      });
       const reader = response.body!.getReader();
       const decoder = new TextDecoder();
       let seen = "";
@@ -289,7 +413,10 @@ describe("concurrency and disconnects", () => {
       }
       expect(status).toBe(200);
       expect(errors).toEqual([]);
-      const texts = (await getChat(handler, "chat-leave")).flatMap(partsOf).filter((p) => p.type === "text").map((p) => p.text as string);
+      const texts = (await getChat(handler, "chat-leave"))
+        .flatMap(partsOf)
+        .filter((p) => p.type === "text")
+        .map((p) => p.text as string);
       expect(texts.join("\n")).not.toMatch(/story|upon a time/i);
       expect(texts).toContain("hello again");
     });
@@ -309,9 +436,16 @@ describe("GET /chats and DELETE /chats/:id", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const response = await call(handler, "GET", `/chats?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const response = await call(
+        handler,
+        "GET",
+        `/chats?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       expect(response.status).toBe(200);
-      const page = (await response.json()) as { chats: { id: string; title: string; updatedAt: string }[]; cursor?: string };
+      const page = (await response.json()) as {
+        chats: { id: string; title: string; updatedAt: string }[];
+        cursor?: string;
+      };
       expect(page.chats.length).toBeLessThanOrEqual(2);
       seen.push(...page.chats.map((c) => c.id));
       cursor = page.cursor;
@@ -323,7 +457,9 @@ describe("GET /chats and DELETE /chats/:id", () => {
 
     vi.setSystemTime(new Date(Date.UTC(2026, 0, 1, 1)));
     await readReply(await post(handler, userTurn("chat-b", "again", "m-b2")));
-    const top = (await (await call(handler, "GET", "/chats?limit=1")).json()) as { chats: { id: string; title: string }[] };
+    const top = (await (await call(handler, "GET", "/chats?limit=1")).json()) as {
+      chats: { id: string; title: string }[];
+    };
     expect(top.chats).toEqual([expect.objectContaining({ id: "chat-b", title: "Title of chat-b" })]);
   });
 
@@ -353,7 +489,9 @@ describe("errors inside the stream", () => {
     const error = chunks.find((c) => c.type === "error") as { errorText: string } | undefined;
     expect(error?.errorText).toBe("The reply failed; nothing of this turn was saved.");
     // What useChat shows: readUIMessageStream reports it as the chat's error.
-    expect(streamErrors.map((e) => (e as Error).message)).toEqual(["The reply failed; nothing of this turn was saved."]);
+    expect(streamErrors.map((e) => (e as Error).message)).toEqual([
+      "The reply failed; nothing of this turn was saved.",
+    ]);
     expect(JSON.stringify(chunks)).not.toContain("secret");
     expect(errors).toHaveLength(1);
     expect(await store.get("ui-chat/ada/chat-fail")).toBeUndefined();

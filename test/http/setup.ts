@@ -7,7 +7,13 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage, type UIMessageChunk } from "ai";
+import {
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+  type UIMessage,
+  type UIMessageChunk,
+} from "ai";
 import type { ChatClient, ChatOptions, ChatResponseUpdate } from "../../src/runtime/agent/chat-client.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
@@ -59,7 +65,10 @@ class GatedClient implements ChatClient {
   getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
     return this.inner.getResponse(messages, options);
   }
-  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options: ChatOptions = {},
+  ): AsyncIterable<ChatResponseUpdate> {
     let waited = false;
     for await (const update of this.inner.getStreamingResponse(messages, options)) {
       yield update;
@@ -112,8 +121,18 @@ export function harness(options: Partial<Omit<ChatHandlerOptions, "agent" | "sto
     new ScriptedChatClient({
       usage: false,
       rules: [
-        { when: /weather in (\w+)/i, reply: (ctx) => ({ toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(ctx.text)![1] } } }) },
-        { when: /email (\S+@\S+)/i, reply: (ctx) => ({ toolCall: { name: "send_email", arguments: { to: /email (\S+@\S+)/i.exec(ctx.text)![1] } } }) },
+        {
+          when: /weather in (\w+)/i,
+          reply: (ctx) => ({
+            toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(ctx.text)![1] } },
+          }),
+        },
+        {
+          when: /email (\S+@\S+)/i,
+          reply: (ctx) => ({
+            toolCall: { name: "send_email", arguments: { to: /email (\S+@\S+)/i.exec(ctx.text)![1] } },
+          }),
+        },
         { when: /story/i, reply: "Once upon a time there was a chat that was never saved." },
       ],
     }),
@@ -134,7 +153,11 @@ export function harness(options: Partial<Omit<ChatHandlerOptions, "agent" | "sto
 
 export const BASE = "http://app.test/api";
 
-export function post(handler: ChatHandler, body: unknown, init: { owner?: string; signal?: AbortSignal; raw?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+export function post(
+  handler: ChatHandler,
+  body: unknown,
+  init: { owner?: string; signal?: AbortSignal; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   return handler(
     new Request(`${BASE}/chat`, {
       method: "POST",
@@ -150,8 +173,12 @@ export function call(handler: ChatHandler, method: "GET" | "DELETE", path: strin
 }
 
 /** The streamed reply as `useChat` builds it (continuing `resume`, the last assistant message, when an approval answer is sent): every chunk (validated by `ai`'s schema) and the final message. */
-export async function readReply(response: Response, resume?: UIMessage): Promise<{ message: UIMessage; chunks: UIMessageChunk[]; errors: unknown[] }> {
-  if (response.headers.get("x-vercel-ai-ui-message-stream") !== "v1") throw new Error(`not a UI message stream: ${response.status} ${await response.text()}`);
+export async function readReply(
+  response: Response,
+  resume?: UIMessage,
+): Promise<{ message: UIMessage; chunks: UIMessageChunk[]; errors: unknown[] }> {
+  if (response.headers.get("x-vercel-ai-ui-message-stream") !== "v1")
+    throw new Error(`not a UI message stream: ${response.status} ${await response.text()}`);
   const chunks: UIMessageChunk[] = [];
   const errors: unknown[] = [];
   const stream = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema }).pipeThrough(
@@ -164,7 +191,12 @@ export async function readReply(response: Response, resume?: UIMessage): Promise
     }),
   );
   let message: UIMessage | undefined;
-  for await (const m of readUIMessageStream({ message: resume ? structuredClone(resume) : undefined, stream, onError: (e) => errors.push(e) })) message = structuredClone(m);
+  for await (const m of readUIMessageStream({
+    message: resume ? structuredClone(resume) : undefined,
+    stream,
+    onError: (e) => errors.push(e),
+  }))
+    message = structuredClone(m);
   if (!message) throw new Error("the stream had no message");
   return { message, chunks, errors };
 }

@@ -7,7 +7,12 @@ import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-cha
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { detectSessionShape, exportSessionDocument, importSession, InteropError } from "../../src/runtime/interop/index.js";
+import {
+  detectSessionShape,
+  exportSessionDocument,
+  importSession,
+  InteropError,
+} from "../../src/runtime/interop/index.js";
 import { dotnetCompaction, dotnetHarnessState } from "../../src/runtime/interop/dotnet-harness.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 
@@ -22,7 +27,12 @@ describe(".NET tool approvals in the state bag", () => {
     const session = stored(importSession(doc, { from: "dotnet", id: "s1" }));
     const state = stateOf(session);
     expect(state.pending).toHaveLength(1);
-    expect(state.pending[0].call).toEqual({ $type: "functionCall", callId: "call_w1", name: "wire_money", arguments: { amount: 70, to: "bob" } });
+    expect(state.pending[0].call).toEqual({
+      $type: "functionCall",
+      callId: "call_w1",
+      name: "wire_money",
+      arguments: { amount: 70, to: "bob" },
+    });
     expect(state.pending[0].request?.requestId).toBe("ficc_call_w1");
     expect(exportSessionDocument(session, { to: "dotnet" })).toEqual(doc);
   });
@@ -36,16 +46,28 @@ describe(".NET tool approvals in the state bag", () => {
 
   it("a .NET session stopped at an approval is answered with answerToolApprovals and exported back in .NET's shape", async () => {
     const runs: string[] = [];
-    const wire: AITool = { name: "wire_money", requiresApproval: true, execute: async (args, context) => (runs.push(context.callId), { sent: args.amount }) };
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ rules: [{ when: () => true, reply: "Done: 70 EUR sent to Bob." }] }), tools: [wire] });
+    const wire: AITool = {
+      name: "wire_money",
+      requiresApproval: true,
+      execute: async (args, context) => (runs.push(context.callId), { sent: args.amount }),
+    };
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient({ rules: [{ when: () => true, reply: "Done: 70 EUR sent to Bob." }] }),
+      tools: [wire],
+    });
     const store = new MemorySessionStore();
-    await store.save(importSession(fixture("40_dotnet_session_pending_approval_requests.json"), { from: "dotnet", id: "s1" }), { expectedRevision: null });
+    await store.save(
+      importSession(fixture("40_dotnet_session_pending_approval_requests.json"), { from: "dotnet", id: "s1" }),
+      { expectedRevision: null },
+    );
     const result = await answerToolApprovals(store, "s1", agent, [approveToolCall("ficc_call_w1")]);
     expect(runs).toEqual(["call_w1"]);
     expect(result.pendingApprovals).toEqual([]);
     const answered = (await store.get("s1"))!.session;
     expect(stateOf(answered).pending).toEqual([]);
-    const doc = exportSessionDocument(answered, { to: "dotnet" }) as { stateBag: Record<string, { messages: { role: string; contents: { $type: string }[] }[] }> };
+    const doc = exportSessionDocument(answered, { to: "dotnet" }) as {
+      stateBag: Record<string, { messages: { role: string; contents: { $type: string }[] }[] }>;
+    };
     expect(Object.keys(doc.stateBag)).toEqual(["InMemoryChatHistoryProvider"]); // no _pendingApprovalRequests once nothing waits
     const messages = doc.stateBag.InMemoryChatHistoryProvider.messages;
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "tool", "assistant"]);
@@ -58,16 +80,26 @@ describe(".NET tool approvals in the state bag", () => {
 
   it("a ToolApprovalAgent round half way through (results stored, not continued) is refused on export with a hint", async () => {
     const del: AITool = { name: "delete_file", requiresApproval: true, execute: async () => "deleted" };
-    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ rules: [{ when: () => true, reply: "ok" }] }), tools: [del] });
+    const agent = new ChatClientAgent({
+      client: new ScriptedChatClient({ rules: [{ when: () => true, reply: "ok" }] }),
+      tools: [del],
+    });
     const store = new MemorySessionStore();
-    await store.save(importSession(fixture("41_dotnet_session_tool_approval_agent_state.json"), { from: "dotnet", id: "s2" }), { expectedRevision: null });
-    await answerToolApprovals(store, "s2", agent, [approveToolCall("ficc_call_d1"), approveToolCall("ficc_call_d2")], { continue: false });
+    await store.save(
+      importSession(fixture("41_dotnet_session_tool_approval_agent_state.json"), { from: "dotnet", id: "s2" }),
+      { expectedRevision: null },
+    );
+    await answerToolApprovals(store, "s2", agent, [approveToolCall("ficc_call_d1"), approveToolCall("ficc_call_d2")], {
+      continue: false,
+    });
     const session = (await store.get("s2"))!.session;
     expect(() => exportSessionDocument(session, { to: "dotnet" })).toThrow(/half way/);
   });
 
   it("a malformed request names its pointer", () => {
-    const doc = { stateBag: { _pendingApprovalRequests: [{ toolCall: { $type: "functionCall", callId: "c", name: "n" } }] } };
+    const doc = {
+      stateBag: { _pendingApprovalRequests: [{ toolCall: { $type: "functionCall", callId: "c", name: "n" } }] },
+    };
     const error = (() => {
       try {
         importSession(doc, { from: "dotnet" });
@@ -80,7 +112,13 @@ describe(".NET tool approvals in the state bag", () => {
   });
 
   it("a request for a non-function tool call stays opaque and lossless", () => {
-    const doc = { stateBag: { _pendingApprovalRequests: [{ requestId: "r", toolCall: { $type: "mcpServerToolCall", callId: "c", toolName: "t", serverName: "s" } }] } };
+    const doc = {
+      stateBag: {
+        _pendingApprovalRequests: [
+          { requestId: "r", toolCall: { $type: "mcpServerToolCall", callId: "c", toolName: "t", serverName: "s" } },
+        ],
+      },
+    };
     const session = stored(importSession(doc, { from: "dotnet", id: "x" }));
     expect(session.stateBag[TOOL_APPROVALS_KEY]).toBeUndefined();
     expect(exportSessionDocument(session, { to: "dotnet" })).toEqual(doc);
@@ -107,7 +145,12 @@ describe(".NET compaction and harness state", () => {
       ["ToolCall", false, false],
       ["ToolCall", false, false],
     ]);
-    expect(view[1]).toMatchObject({ key: "SummarizationCompactionStrategy", excludeReason: "Summarized", messageId: "m1", turnIndex: 1 });
+    expect(view[1]).toMatchObject({
+      key: "SummarizationCompactionStrategy",
+      excludeReason: "Summarized",
+      messageId: "m1",
+      turnIndex: 1,
+    });
   });
   it("reads the harness providers through typed views", () => {
     const h = dotnetHarnessState(importSession(doc, { from: "dotnet", id: "h" }));

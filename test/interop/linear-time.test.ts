@@ -8,18 +8,32 @@ import { boundedPointer } from "../../src/runtime/core/json.js";
 /** A Python `function_approval_request` whose `function_call` is another one, `depth` times. */
 function nestedPythonApproval(depth: number): Record<string, unknown> {
   let node: Record<string, unknown> = { type: "function_call", call_id: "c", name: "f", arguments: { a: 1 } };
-  for (let i = 0; i < depth; i++) node = { type: "function_approval_request", function_call: node, user_input_request: true, id: `r${i}`, additional_properties: {} };
+  for (let i = 0; i < depth; i++)
+    node = {
+      type: "function_approval_request",
+      function_call: node,
+      user_input_request: true,
+      id: `r${i}`,
+      additional_properties: {},
+    };
   return node;
 }
 
 /** A statebag `toolApprovalRequest` nested `depth` deep, with fields Python has no place for at every level. */
 function nestedStatebagApproval(depth: number): Record<string, unknown> {
   let node: Record<string, unknown> = { $type: "functionCall", callId: "c", name: "f", informationalOnly: true };
-  for (let i = 0; i < depth; i++) node = { $type: "toolApprovalRequest", requestId: `r${i}`, toolCall: node, requiresConfirmation: true };
+  for (let i = 0; i < depth; i++)
+    node = { $type: "toolApprovalRequest", requestId: `r${i}`, toolCall: node, requiresConfirmation: true };
   return node;
 }
 
-const pythonDoc = (content: unknown) => JSON.stringify({ type: "session", session_id: "deep", service_session_id: null, state: { in_memory: { messages: [{ type: "message", role: "assistant", contents: [content] }] } } });
+const pythonDoc = (content: unknown) =>
+  JSON.stringify({
+    type: "session",
+    session_id: "deep",
+    service_session_id: null,
+    state: { in_memory: { messages: [{ type: "message", role: "assistant", contents: [content] }] } },
+  });
 
 /*
  * No wall-clock thresholds here (speed is measured by `npm run bench`). The mapping this replaced
@@ -40,7 +54,18 @@ describe("Python interop runs in time linear in its input", () => {
   it("exports a valid session nested 24 and 100 deep, then imports it back equal", () => {
     for (const depth of [24, 100]) {
       const message = { role: "assistant", contents: [nestedStatebagApproval(depth)] } as unknown as ChatMessage;
-      const session: AgentSession = { id: "deep", kind: "local", stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: [message], droppedMessageCount: 0 } } };
+      const session: AgentSession = {
+        id: "deep",
+        kind: "local",
+        stateBag: {
+          "statebag.chatHistory": {
+            $type: "InMemoryChatHistoryState",
+            $version: 2,
+            messages: [message],
+            droppedMessageCount: 0,
+          },
+        },
+      };
       const text = exportSession(session, { to: "python" });
       const back = importSession(text, { from: "python", limits: { maxDepth: 4096 } });
       expect(back, `depth ${depth}`).toEqual(session);
@@ -51,9 +76,27 @@ describe("Python interop runs in time linear in its input", () => {
 /** A statebag approval chain `depth` deep whose every level has a field Python has no place for, so each saves an original holding `pad` characters. */
 function paddedApprovalSession(depth: number, pad: number): AgentSession {
   let node: Record<string, unknown> = { $type: "functionCall", callId: "c", name: "f", informationalOnly: true };
-  for (let i = 0; i < depth; i++) node = { $type: "toolApprovalRequest", requestId: `r${i}`, toolCall: node, requiresConfirmation: true, additionalProperties: { note: `${i}`.padEnd(pad, "x") } };
+  for (let i = 0; i < depth; i++)
+    node = {
+      $type: "toolApprovalRequest",
+      requestId: `r${i}`,
+      toolCall: node,
+      requiresConfirmation: true,
+      additionalProperties: { note: `${i}`.padEnd(pad, "x") },
+    };
   const message = { role: "assistant", contents: [node] } as unknown as ChatMessage;
-  return { id: "deep", kind: "local", stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: [message], droppedMessageCount: 0 } } };
+  return {
+    id: "deep",
+    kind: "local",
+    stateBag: {
+      "statebag.chatHistory": {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: [message],
+        droppedMessageCount: 0,
+      },
+    },
+  };
 }
 
 /*
@@ -92,7 +135,11 @@ describe("Python export depth limit", () => {
     expect(e.direction).toBe("export");
     expect(e.problem).toBe(`the value nests deeper than ${DEFAULT_JSON_LIMITS.maxDepth} levels`);
     // {stateBag} is level 1, so the first content is level 7 and its 250th toolCall level 257
-    expect(e.pointer).toBe(boundedPointer(`/stateBag/statebag.chatHistory/messages/0/contents/0${"/toolCall".repeat(DEFAULT_JSON_LIMITS.maxDepth - 6)}`));
+    expect(e.pointer).toBe(
+      boundedPointer(
+        `/stateBag/statebag.chatHistory/messages/0/contents/0${"/toolCall".repeat(DEFAULT_JSON_LIMITS.maxDepth - 6)}`,
+      ),
+    );
     expect(e.hint).toMatch(/flatten/);
   });
 

@@ -3,7 +3,16 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { exportSessionDocument, importSession, InteropError } from "../../src/runtime/interop/index.js";
-import { DOTNET_FS_STORE_KEY, decodeFsSegment, encodeFsSegment, fsStoreShape, listDotnetFsStore, readCosmosChatHistory, readFsStoreFile, withFsStoreOwner } from "../../src/runtime/interop/maf-stores.js";
+import {
+  DOTNET_FS_STORE_KEY,
+  decodeFsSegment,
+  encodeFsSegment,
+  fsStoreShape,
+  listDotnetFsStore,
+  readCosmosChatHistory,
+  readFsStoreFile,
+  withFsStoreOwner,
+} from "../../src/runtime/interop/maf-stores.js";
 
 const dir = (name: string) => fileURLToPath(new URL(`../fixtures/maf/${name}`, import.meta.url));
 const text = (name: string) => readFileSync(dir(name), "utf8");
@@ -14,7 +23,13 @@ describe("FileSystemAgentSessionStore trees", () => {
     expect(skipped).toEqual([]);
     expect(entries).toEqual([
       { file: "a-Concierge/c-conv%2F2.json", agent: "Concierge", conversation: "conv/2", id: "a-Concierge/c-conv%2F2" },
-      { file: "a-Concierge/u-alice/c-conv-1.json", agent: "Concierge", user: "alice", conversation: "conv-1", id: "a-Concierge/u-alice/c-conv-1" },
+      {
+        file: "a-Concierge/u-alice/c-conv-1.json",
+        agent: "Concierge",
+        user: "alice",
+        conversation: "conv-1",
+        id: "a-Concierge/u-alice/c-conv-1",
+      },
       { file: "c-local.json", conversation: "local", id: "c-local" },
     ]);
   });
@@ -23,8 +38,13 @@ describe("FileSystemAgentSessionStore trees", () => {
     const { entries } = await listDotnetFsStore(root);
     for (const entry of entries) {
       const doc = await readFsStoreFile(root, entry);
-      const session = withFsStoreOwner(importSession(doc as object, { from: fsStoreShape(doc, entry.file), id: entry.id }), entry);
-      expect((session.stateBag[DOTNET_FS_STORE_KEY] as unknown as { value: { conversation: string } }).value.conversation).toBe(entry.conversation);
+      const session = withFsStoreOwner(
+        importSession(doc as object, { from: fsStoreShape(doc, entry.file), id: entry.id }),
+        entry,
+      );
+      expect(
+        (session.stateBag[DOTNET_FS_STORE_KEY] as unknown as { value: { conversation: string } }).value.conversation,
+      ).toBe(entry.conversation);
       expect(exportSessionDocument(session, { to: "dotnet" })).toEqual(doc);
     }
   });
@@ -42,9 +62,14 @@ describe("Cosmos chat-history exports", () => {
       ["user", { $type: "text", text: "Hello, world!" }],
       ["assistant", { $type: "text", text: "Hi! How can I help?" }],
     ]);
-    expect(logs[0].messages[0].additionalProperties?.["statebag.cosmos"]).toMatchObject({ id: "0b7c6f1e-1", ttl: 86400, _etag: '"0400"' });
+    expect(logs[0].messages[0].additionalProperties?.["statebag.cosmos"]).toMatchObject({
+      id: "0b7c6f1e-1",
+      ttl: 86400,
+      _etag: '"0400"',
+    });
     const store = new MemorySessionStore();
-    for (const log of logs) await store.messages.appendMessages(log.storageId, log.messages, { operationId: `import:${log.storageId}` });
+    for (const log of logs)
+      await store.messages.appendMessages(log.storageId, log.messages, { operationId: `import:${log.storageId}` });
     expect((await store.messages.readMessages("conv-1")).messages).toHaveLength(2);
   });
   it("reads JSON lines in timestamp order", () => {

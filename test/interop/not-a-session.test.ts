@@ -4,7 +4,13 @@
  * the message as unknown members.
  */
 import { describe, expect, it } from "vitest";
-import { describeNonSession, detectSessionShape, importSession, InteropError, SHAPE_NAMES } from "../../src/runtime/interop/index.js";
+import {
+  describeNonSession,
+  detectSessionShape,
+  importSession,
+  InteropError,
+  SHAPE_NAMES,
+} from "../../src/runtime/interop/index.js";
 
 const meaiMessage = { role: "user", contents: [{ $type: "text", text: "Hello" }] };
 const pythonMessage = { type: "chat_message", role: "user", contents: [{ type: "text", text: "Hello" }] };
@@ -35,7 +41,9 @@ describe("a chat message is not a session, whatever --from says", () => {
   });
 
   it("the hint wraps the messages in the family their contents are written in", () => {
-    expect(describeNonSession(meaiMessage)?.hint).toMatch(/"stateBag": \{"InMemoryChatHistoryProvider".*--from dotnet$/);
+    expect(describeNonSession(meaiMessage)?.hint).toMatch(
+      /"stateBag": \{"InMemoryChatHistoryProvider".*--from dotnet$/,
+    );
     expect(describeNonSession([pythonMessage])?.hint).toMatch(/"type": "session".*--from python$/);
   });
 
@@ -53,12 +61,22 @@ describe("shapes whose members are all optional refuse a document with none of t
   it("a Python session given as dotnet-thread names the shape that fits", () => {
     const python = { type: "session", session_id: "s1", state: {} };
     const error = refusal(python, "dotnet-thread");
-    expect(error.problem).toMatch(/^this looks like a python document \("type": "session" with "session_id"\), with none of the members a dotnet-thread document has/);
+    expect(error.problem).toMatch(
+      /^this looks like a python document \("type": "session" with "session_id"\), with none of the members a dotnet-thread document has/,
+    );
     expect(error.hint).toMatch(/--from python/);
   });
 
-  it.each(["dotnet-thread", "dotnet-provider-state", "dotnet-a2a-thread", "dotnet-service-thread", "python-thread"] as const)("%s refuses an object of unknown members, and still reads {} and its own documents", (from) => {
-    expect(refusal({ foo: 1 }, from).problem).toMatch(new RegExp(`^the document has none of the members a ${from} document has`));
+  it.each([
+    "dotnet-thread",
+    "dotnet-provider-state",
+    "dotnet-a2a-thread",
+    "dotnet-service-thread",
+    "python-thread",
+  ] as const)("%s refuses an object of unknown members, and still reads {} and its own documents", (from) => {
+    expect(refusal({ foo: 1 }, from).problem).toMatch(
+      new RegExp(`^the document has none of the members a ${from} document has`),
+    );
     expect(importSession({}, { from, id: "empty" }).id).toBe("empty");
   });
 

@@ -16,7 +16,9 @@ describe("FileHistoryProvider histories through the CLI", () => {
     const store = `sqlite:${tmp.dir}/history.db`;
     const first = await cli(["import", "--from", "python-history", dir, "--store", store, "--json"]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.json().files.map((f: { log: string; outcome: string; messages: number }) => [f.log, f.outcome, f.messages])).toEqual([
+    expect(
+      first.json().files.map((f: { log: string; outcome: string; messages: number }) => [f.log, f.outcome, f.messages]),
+    ).toEqual([
       ["s1", "imported", 5],
       ["../a b", "imported", 5],
     ]);
@@ -67,7 +69,13 @@ describe("msgpack FileSessionStore snapshots through the CLI", () => {
     const e = await cli(["export", "--to", "python-file-store", "--msgpack", "--all", "--store", store, "--out", out]);
     expect(e.code, e.stderr).toBe(0);
     expect(readdirSync(out)).toEqual(["binary-session.msgpack"]);
-    expect(readFileSync(join(out, "binary-session.msgpack")).equals(readFileSync(join(FIXTURES, "60_python_file_store_msgpack_snapshot.msgpack")))).toBe(true);
-    expect((await cli(["export", "--to", "dotnet", "--msgpack", "--id", "binary-session", "--store", store])).code).toBe(2);
+    expect(
+      readFileSync(join(out, "binary-session.msgpack")).equals(
+        readFileSync(join(FIXTURES, "60_python_file_store_msgpack_snapshot.msgpack")),
+      ),
+    ).toBe(true);
+    expect(
+      (await cli(["export", "--to", "dotnet", "--msgpack", "--id", "binary-session", "--store", store])).code,
+    ).toBe(2);
   });
 });

@@ -6,7 +6,8 @@ vi.mock("../../src/runtime/agent/clients/optional-dependency.js", async (origina
   return {
     ...actual,
     importPackage: async (name: string) => {
-      if (name === "@msgpack/msgpack") throw Object.assign(new Error(`Cannot find package '${name}'`), { code: "ERR_MODULE_NOT_FOUND" });
+      if (name === "@msgpack/msgpack")
+        throw Object.assign(new Error(`Cannot find package '${name}'`), { code: "ERR_MODULE_NOT_FOUND" });
       return import(name);
     },
   };
@@ -16,7 +17,9 @@ describe("msgpack is an optional peer", () => {
   it("names the package and the install command; JSON histories need nothing", async () => {
     const { importSessionMsgpack, readHistoryJsonl } = await import("../../src/runtime/interop/index.js");
     const { MissingDependencyError } = await import("../../src/runtime/agent/clients/optional-dependency.js");
-    const error = await importSessionMsgpack(new Uint8Array([0x80]), { from: "python-file-store" }).catch((e: unknown) => e);
+    const error = await importSessionMsgpack(new Uint8Array([0x80]), { from: "python-file-store" }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(MissingDependencyError);
     expect((error as { hint?: string }).hint).toBe("npm i @msgpack/msgpack");
     expect(readHistoryJsonl('{"type":"message","role":"user","contents":[]}\n')).toHaveLength(1);

@@ -8,7 +8,12 @@ import { describe, expect, it } from "vitest";
 import { MigrationError, defineMigration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
-import { SessionValidationError, deserializeSession, serializeSession, type MigratedValue } from "../../src/runtime/persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+  type MigratedValue,
+} from "../../src/runtime/persistence/serialization.js";
 import type { PreservedValue } from "../../src/runtime/persistence/problems.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
@@ -23,11 +28,25 @@ function profileRegistry(step3?: (v: any) => unknown): TypeRegistry {
   registry.register({
     $type: "acme.Profile",
     version: 4,
-    schema: Type.Object({ name: Type.String(), emails: Type.Array(Type.String({ minLength: 3 })), tier: Type.Union([Type.Literal("free"), Type.Literal("pro")]) }),
+    schema: Type.Object({
+      name: Type.String(),
+      emails: Type.Array(Type.String({ minLength: 3 })),
+      tier: Type.Union([Type.Literal("free"), Type.Literal("pro")]),
+    }),
   });
   registry.addMigration(
-    defineMigration({ type: "acme.Profile", from: 1, to: 2, up: ({ fullName, ...rest }: any) => ({ ...rest, name: fullName }) }),
-    defineMigration({ type: "acme.Profile", from: 2, to: 3, up: ({ email, ...rest }: any) => ({ ...rest, emails: email ? [email] : [] }) }),
+    defineMigration({
+      type: "acme.Profile",
+      from: 1,
+      to: 2,
+      up: ({ fullName, ...rest }: any) => ({ ...rest, name: fullName }),
+    }),
+    defineMigration({
+      type: "acme.Profile",
+      from: 2,
+      to: 3,
+      up: ({ email, ...rest }: any) => ({ ...rest, emails: email ? [email] : [] }),
+    }),
     defineMigration({ type: "acme.Profile", from: 3, to: 4, up: step3 ?? ((v: any) => ({ ...v, tier: "free" })) }),
   );
   return registry;
@@ -48,18 +67,32 @@ describe("chains on a runtime-registered (TypeBox) type", () => {
   it("v1 -> v2 -> v3 -> v4 on load, reported value by value, and saved at v4", () => {
     const registry = profileRegistry();
     const migrated: MigratedValue[][] = [];
-    const session = deserializeSession(envelope({ id: "p", stateBag: { profile: v1Profile, same: { $type: "acme.Profile", $version: 3, name: "B", emails: [] } } }), {
-      registry,
-      onMigrated: (m) => migrated.push(m),
+    const session = deserializeSession(
+      envelope({
+        id: "p",
+        stateBag: { profile: v1Profile, same: { $type: "acme.Profile", $version: 3, name: "B", emails: [] } },
+      }),
+      {
+        registry,
+        onMigrated: (m) => migrated.push(m),
+      },
+    );
+    expect(session.stateBag.profile).toEqual({
+      $type: "acme.Profile",
+      $version: 4,
+      name: "Ada Lovelace",
+      emails: ["ada@example.org"],
+      tier: "free",
     });
-    expect(session.stateBag.profile).toEqual({ $type: "acme.Profile", $version: 4, name: "Ada Lovelace", emails: ["ada@example.org"], tier: "free" });
     expect(migrated).toEqual([
       [
         { pointer: "/session/stateBag/profile", fromType: "acme.Profile", from: 1, toType: "acme.Profile", to: 4 },
         { pointer: "/session/stateBag/same", fromType: "acme.Profile", from: 3, toType: "acme.Profile", to: 4 },
       ],
     ]);
-    expect(JSON.parse(serializeSession(session, { registry, validate: true })).session.stateBag.profile.$version).toBe(4);
+    expect(JSON.parse(serializeSession(session, { registry, validate: true })).session.stateBag.profile.$version).toBe(
+      4,
+    );
   });
 
   it("a throwing step: MigrationError naming type, from, to and pointer; the stored text is left as it was", async () => {
@@ -68,18 +101,35 @@ describe("chains on a runtime-registered (TypeBox) type", () => {
     });
     const error = caught<MigrationError>(() => registry.upgrade(v1Profile, "/session/stateBag/profile"));
     expect(error).toBeInstanceOf(MigrationError);
-    expect([error.type, error.from, error.to, error.pointer, error.reason]).toEqual(["acme.Profile", 3, 4, "/session/stateBag/profile", "failed"]);
-    expect(error.message).toContain('migration of "acme.Profile" v3 -> v4 failed at /session/stateBag/profile: tier service unavailable');
+    expect([error.type, error.from, error.to, error.pointer, error.reason]).toEqual([
+      "acme.Profile",
+      3,
+      4,
+      "/session/stateBag/profile",
+      "failed",
+    ]);
+    expect(error.message).toContain(
+      'migration of "acme.Profile" v3 -> v4 failed at /session/stateBag/profile: tier service unavailable',
+    );
 
-    const load = caught<SessionValidationError>(() => deserializeSession(envelope({ id: "p", stateBag: { profile: v1Profile } }), { registry }));
-    expect(load.problems.map((p) => [p.code, p.pointer, p.$type])).toEqual([["migration-failed", "/session/stateBag/profile", "acme.Profile"]]);
+    const load = caught<SessionValidationError>(() =>
+      deserializeSession(envelope({ id: "p", stateBag: { profile: v1Profile } }), { registry }),
+    );
+    expect(load.problems.map((p) => [p.code, p.pointer, p.$type])).toEqual([
+      ["migration-failed", "/session/stateBag/profile", "acme.Profile"],
+    ]);
 
     const s = await seededStore(memoryBackend);
     await s.seed({ id: "p", stateBag: { profile: v1Profile } });
     const before = await s.dump();
     const report = await migrateStore(s.store, { registry });
     expect(report.failed).toEqual([
-      expect.objectContaining({ id: "p", pointer: "/session/stateBag/profile", code: "migration-failed", message: expect.stringContaining('"acme.Profile" v3 -> v4 failed') }),
+      expect.objectContaining({
+        id: "p",
+        pointer: "/session/stateBag/profile",
+        code: "migration-failed",
+        message: expect.stringContaining('"acme.Profile" v3 -> v4 failed'),
+      }),
     ]);
     expect(await s.dump()).toEqual(before);
     await s.done();
@@ -87,9 +137,15 @@ describe("chains on a runtime-registered (TypeBox) type", () => {
 
   it("an invalid result: a schema problem at the pointer, naming the type and both versions; nothing written", async () => {
     const registry = profileRegistry((v) => ({ ...v, tier: "gold" }));
-    const load = caught<SessionValidationError>(() => deserializeSession(envelope({ id: "p", stateBag: { profile: v1Profile } }), { registry }));
+    const load = caught<SessionValidationError>(() =>
+      deserializeSession(envelope({ id: "p", stateBag: { profile: v1Profile } }), { registry }),
+    );
     expect(load.problems).toHaveLength(1);
-    expect(load.problems[0]).toMatchObject({ code: "schema", pointer: "/session/stateBag/profile/tier", $type: "acme.Profile" });
+    expect(load.problems[0]).toMatchObject({
+      code: "schema",
+      pointer: "/session/stateBag/profile/tier",
+      $type: "acme.Profile",
+    });
     expect(load.problems[0].hint).toContain('migrated from "acme.Profile" v1 to "acme.Profile" v4 on load');
 
     const s = await seededStore(memoryBackend);
@@ -97,7 +153,10 @@ describe("chains on a runtime-registered (TypeBox) type", () => {
     const before = await s.dump();
     const dry = await migrateStore(s.store, { registry, dryRun: true });
     const real = await migrateStore(s.store, { registry });
-    for (const report of [dry, real]) expect(report.failed).toEqual([expect.objectContaining({ id: "p", pointer: "/session/stateBag/profile/tier", code: "schema" })]);
+    for (const report of [dry, real])
+      expect(report.failed).toEqual([
+        expect.objectContaining({ id: "p", pointer: "/session/stateBag/profile/tier", code: "schema" }),
+      ]);
     expect(await s.dump()).toEqual(before);
     await s.done();
   });
@@ -106,9 +165,13 @@ describe("chains on a runtime-registered (TypeBox) type", () => {
     const registry = TypeRegistry.compose(defaultRegistry());
     registry.register({ $type: "acme.Gap", version: 3, schema: Type.Object({}) });
     registry.addMigration(defineMigration({ type: "acme.Gap", from: 2, to: 3, up: (v) => v }));
-    const load = caught<SessionValidationError>(() => deserializeSession(envelope({ id: "g", stateBag: { g: { $type: "acme.Gap" } } }), { registry }));
+    const load = caught<SessionValidationError>(() =>
+      deserializeSession(envelope({ id: "g", stateBag: { g: { $type: "acme.Gap" } } }), { registry }),
+    );
     expect(load.problems.map((p) => [p.code, p.pointer])).toEqual([["old-version", "/session/stateBag/g"]]);
-    expect(load.message).toContain('"acme.Gap" v1 at /session/stateBag/g is older than the latest v3 and no migration reads v1');
+    expect(load.message).toContain(
+      '"acme.Gap" v1 at /session/stateBag/g is older than the latest v3 and no migration reads v1',
+    );
   });
 });
 
@@ -117,20 +180,36 @@ describe("data newer than the code", () => {
 
   it("a state newer than the registry is kept verbatim (reported), and saved back unchanged", () => {
     const preserved: PreservedValue[] = [];
-    const session = deserializeSession(envelope({ id: "n", stateBag: { h: newer } }), { onPreserved: (p) => preserved.push(...p) });
+    const session = deserializeSession(envelope({ id: "n", stateBag: { h: newer } }), {
+      onPreserved: (p) => preserved.push(...p),
+    });
     expect(session.stateBag.h).toEqual(newer);
-    expect(preserved).toEqual([expect.objectContaining({ pointer: "/session/stateBag/h", $type: "InMemoryChatHistoryState", version: 7, reason: "newer-version" })]);
+    expect(preserved).toEqual([
+      expect.objectContaining({
+        pointer: "/session/stateBag/h",
+        $type: "InMemoryChatHistoryState",
+        version: 7,
+        reason: "newer-version",
+      }),
+    ]);
     expect(JSON.parse(serializeSession(session, { validate: true })).session.stateBag.h).toEqual(newer);
   });
 
   it("strict refuses it, naming both versions", () => {
-    const error = caught<SessionValidationError>(() => deserializeSession(envelope({ id: "n", stateBag: { h: newer } }), { strict: true }));
+    const error = caught<SessionValidationError>(() =>
+      deserializeSession(envelope({ id: "n", stateBag: { h: newer } }), { strict: true }),
+    );
     expect(error.problems.map((p) => [p.code, p.pointer])).toEqual([["newer-version", "/session/stateBag/h"]]);
-    expect(error.message).toContain('"InMemoryChatHistoryState" v7 at /session/stateBag/h is newer than this registry\'s v2');
+    expect(error.message).toContain(
+      '"InMemoryChatHistoryState" v7 at /session/stateBag/h is newer than this registry\'s v2',
+    );
   });
 
   it("a newer content nested in an old history: the history migrates, the content is kept verbatim", () => {
-    const old = { $type: "InMemoryChatHistoryState", messages: [{ role: "user", contents: [{ $type: "text", $version: 5, text: "hi", spans: [1, 2] }] }] };
+    const old = {
+      $type: "InMemoryChatHistoryState",
+      messages: [{ role: "user", contents: [{ $type: "text", $version: 5, text: "hi", spans: [1, 2] }] }],
+    };
     const session = deserializeSession(envelope({ id: "n", stateBag: { h: old } }));
     expect(session.stateBag.h).toEqual({ ...old, $version: 2, droppedMessageCount: 0 });
   });
@@ -161,14 +240,31 @@ describe("renames", () => {
   /** acme.Preferences v2 was called acme.Settings (v1). */
   function renamed(): TypeRegistry {
     const registry = TypeRegistry.compose(defaultRegistry());
-    registry.register({ $type: "acme.Preferences", version: 2, schema: Type.Object({ theme: Type.String() }), formerNames: ["acme.Settings"] });
-    registry.addMigration(defineMigration({ type: "acme.Settings", from: 1, to: { type: "acme.Preferences", version: 2 }, up: (v: any) => ({ theme: v.colour ?? "light" }) }));
+    registry.register({
+      $type: "acme.Preferences",
+      version: 2,
+      schema: Type.Object({ theme: Type.String() }),
+      formerNames: ["acme.Settings"],
+    });
+    registry.addMigration(
+      defineMigration({
+        type: "acme.Settings",
+        from: 1,
+        to: { type: "acme.Preferences", version: 2 },
+        up: (v: any) => ({ theme: v.colour ?? "light" }),
+      }),
+    );
     return registry;
   }
 
   it("a value stored under the old name loads as the new type; the store rewrites it under the new name", async () => {
     const registry = renamed();
-    expect(deserializeSession(envelope({ id: "r", stateBag: { p: { $type: "acme.Settings", colour: "dark" } } }), { registry, strict: true }).stateBag.p).toEqual({
+    expect(
+      deserializeSession(envelope({ id: "r", stateBag: { p: { $type: "acme.Settings", colour: "dark" } } }), {
+        registry,
+        strict: true,
+      }).stateBag.p,
+    ).toEqual({
       $type: "acme.Preferences",
       $version: 2,
       theme: "dark",
@@ -177,14 +273,22 @@ describe("renames", () => {
     await s.seed({ id: "r", stateBag: { p: { $type: "acme.Settings", colour: "dark" } } });
     const report = await migrateStore(s.store, { registry });
     expect(report.states).toEqual([{ type: "acme.Settings", from: 1, toType: "acme.Preferences", to: 2, count: 1 }]);
-    expect(JSON.parse((await s.dump()).get("r")!.text).session.stateBag.p).toEqual({ $type: "acme.Preferences", $version: 2, theme: "dark" });
+    expect(JSON.parse((await s.dump()).get("r")!.text).session.stateBag.p).toEqual({
+      $type: "acme.Preferences",
+      $version: 2,
+      theme: "dark",
+    });
     await s.done();
   });
 
   it("the old name stays reserved: registering or composing a type under it is refused", () => {
     const registry = renamed();
-    expect(() => registry.register({ $type: "acme.Settings", schema: Type.Object({ x: Type.String() }) })).toThrow(RegistryError);
-    expect(() => registry.register({ $type: "acme.Settings", schema: Type.Object({ x: Type.String() }) })).toThrow(/former name of "acme.Preferences"/);
+    expect(() => registry.register({ $type: "acme.Settings", schema: Type.Object({ x: Type.String() }) })).toThrow(
+      RegistryError,
+    );
+    expect(() => registry.register({ $type: "acme.Settings", schema: Type.Object({ x: Type.String() }) })).toThrow(
+      /former name of "acme.Preferences"/,
+    );
     const other = new TypeRegistry({ source: "plugin" });
     other.register({ $type: "acme.Settings", schema: Type.Object({}) });
     expect(() => TypeRegistry.compose(renamed(), other)).toThrow(/former name/);
@@ -194,8 +298,13 @@ describe("renames", () => {
   it("the generated registry reserves statebag's own type names and registers their migrations", () => {
     const registry = defaultRegistry();
     const steps = registry.migrations().map((m) => `${m.type} v${m.from} -> ${m.toType} v${m.to}`);
-    expect(steps).toEqual(["InMemoryChatHistoryState v1 -> InMemoryChatHistoryState v2", "RollingSummaryState v1 -> RollingSummaryState v2"]);
-    expect(() => TypeRegistry.compose(registry).register({ $type: "InMemoryChatHistoryState", schema: Type.Object({}) })).toThrow(/already registered/);
+    expect(steps).toEqual([
+      "InMemoryChatHistoryState v1 -> InMemoryChatHistoryState v2",
+      "RollingSummaryState v1 -> RollingSummaryState v2",
+    ]);
+    expect(() =>
+      TypeRegistry.compose(registry).register({ $type: "InMemoryChatHistoryState", schema: Type.Object({}) }),
+    ).toThrow(/already registered/);
   });
 });
 
@@ -205,13 +314,17 @@ describe("stores migrate on load", () => {
     const legacyText = envelope({ id: "p", stateBag: { profile: v1Profile } }); // what the previous release wrote
     const codec = defaultSessionCodec({ registry });
     let seeding = true;
-    const store = new MemorySessionStore({ codec: { serialize: (x) => (seeding ? legacyText : codec.serialize(x)), deserialize: codec.deserialize } });
+    const store = new MemorySessionStore({
+      codec: { serialize: (x) => (seeding ? legacyText : codec.serialize(x)), deserialize: codec.deserialize },
+    });
     await store.save({ id: "p", stateBag: {} }, { expectedRevision: null });
     seeding = false;
     const loaded = await store.get("p");
     expect(loaded!.session.stateBag.profile).toMatchObject({ $version: 4, tier: "free" });
     expect((await store.scan({ includeText: true })).items[0].text).toBe(legacyText);
     await store.save(loaded!.session, { expectedRevision: loaded!.revision });
-    expect(JSON.parse((await store.scan({ includeText: true })).items[0].text!).session.stateBag.profile.$version).toBe(4);
+    expect(JSON.parse((await store.scan({ includeText: true })).items[0].text!).session.stateBag.profile.$version).toBe(
+      4,
+    );
   });
 });

@@ -31,7 +31,11 @@ export function envelope(session: unknown): string {
  */
 export function testRegistry(): TypeRegistry {
   const registry = TypeRegistry.compose(defaultRegistry());
-  registry.register({ $type: "test.Visits", version: 2, schema: Type.Object({ visits: Type.Integer({ minimum: 0 }), lastPage: Type.String() }) });
+  registry.register({
+    $type: "test.Visits",
+    version: 2,
+    schema: Type.Object({ visits: Type.Integer({ minimum: 0 }), lastPage: Type.String() }),
+  });
   registry.addMigration(
     defineMigration<{ count: number; page: string }, { visits: number; lastPage: string }>({
       type: "test.Visits",
@@ -71,13 +75,28 @@ export function v1Session(id: string, n: number): AgentSession {
 export function expectedV2(id: string, n: number): AgentSession {
   const old = v1Session(id, n);
   const history = old.stateBag["statebag.chatHistory"] as unknown as { messages: unknown[] };
-  const summary = old.stateBag["statebag.rollingSummary"] as unknown as { summary: string; recentMessages: unknown[]; turns: number };
+  const summary = old.stateBag["statebag.rollingSummary"] as unknown as {
+    summary: string;
+    recentMessages: unknown[];
+    turns: number;
+  };
   return {
     id,
     kind: "local",
     stateBag: {
-      "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: history.messages, droppedMessageCount: 0 } as never,
-      "statebag.rollingSummary": { $type: "RollingSummaryState", $version: 2, summary: summary.summary, recentMessages: summary.recentMessages, turnCount: n } as never,
+      "statebag.chatHistory": {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: history.messages,
+        droppedMessageCount: 0,
+      } as never,
+      "statebag.rollingSummary": {
+        $type: "RollingSummaryState",
+        $version: 2,
+        summary: summary.summary,
+        recentMessages: summary.recentMessages,
+        turnCount: n,
+      } as never,
       visits: { $type: "test.Visits", $version: 2, visits: n + 1, lastPage: `/p/${n}` },
     },
   };

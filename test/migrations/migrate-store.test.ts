@@ -25,7 +25,12 @@ async function seedMixed(s: SeededStore): Promise<void> {
   await s.seed(broken);
   // test.Visits v1 without "count": its migration returns visits NaN -> not an integer
   await s.seed({ id: "bad-step", stateBag: { visits: { $type: "test.Visits", page: "/x" } } });
-  await s.seed({ id: "newer", stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 3, messages: [], pinned: ["m1"] } } });
+  await s.seed({
+    id: "newer",
+    stateBag: {
+      "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 3, messages: [], pinned: ["m1"] },
+    },
+  });
 }
 
 describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
@@ -53,21 +58,42 @@ describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
     recording = false;
     afterDry = await s.dump();
     recording = true;
-    real = await migrateStore(s.store, { registry, batchSize: 7, onProgress: (done, _total, p) => progress.push({ done, cursor: p.cursor }) });
+    real = await migrateStore(s.store, {
+      registry,
+      batchSize: 7,
+      onProgress: (done, _total, p) => progress.push({ done, cursor: p.cursor }),
+    });
     recording = false;
   });
   afterAll(async () => s?.done());
 
   it("dry run: reports what would change and what would fail, writes nothing", () => {
-    expect(dry).toMatchObject({ dryRun: true, scanned: 45, migrated: 40, unchanged: 3, failedCount: 2, preserved: 1, aborted: false });
+    expect(dry).toMatchObject({
+      dryRun: true,
+      scanned: 45,
+      migrated: 40,
+      unchanged: 3,
+      failedCount: 2,
+      preserved: 1,
+      aborted: false,
+    });
     expect(dry.failed.map((f) => f.id).sort()).toEqual(["bad-step", "broken"]);
     expect(formatMigrateReport(dry)).toContain("40 would migrate, 3 already current, 2 failed");
-    const strip = (m: Map<string, { revision: number; text: string }>) => [...m].map(([id, { revision, text }]) => [id, revision, text]);
+    const strip = (m: Map<string, { revision: number; text: string }>) =>
+      [...m].map(([id, { revision, text }]) => [id, revision, text]);
     expect(strip(afterDry)).toEqual(strip(before));
   });
 
   it("migrates each old session once, with CAS, keeping its TTL; failures are left exactly as stored", async () => {
-    expect(real).toMatchObject({ dryRun: false, scanned: 45, migrated: 40, unchanged: 3, failedCount: 2, conflicts: 0, vanished: 0 });
+    expect(real).toMatchObject({
+      dryRun: false,
+      scanned: 45,
+      migrated: 40,
+      unchanged: 3,
+      failedCount: 2,
+      conflicts: 0,
+      vanished: 0,
+    });
     const after = await s.dump();
     for (const [i, id] of ids.entries()) {
       const loaded = await s.store.get(id);
@@ -75,11 +101,16 @@ describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
       expect(after.get(id)!.revision).toBeGreaterThan(before.get(id)!.revision);
       // Stored at the latest versions: nothing is left for load-time migration.
       const stored = JSON.parse(after.get(id)!.text).session.stateBag;
-      expect([stored["statebag.chatHistory"].$version, stored["statebag.rollingSummary"].$version, stored.visits.$version]).toEqual([2, 2, 2]);
+      expect([
+        stored["statebag.chatHistory"].$version,
+        stored["statebag.rollingSummary"].$version,
+        stored.visits.$version,
+      ]).toEqual([2, 2, 2]);
     }
     expect(after.get(ids[3])!.ttlMs).toBeGreaterThan(3_500_000);
     expect(after.get(ids[4])!.ttlMs).toBeUndefined();
-    for (const id of ["current-1", "current-2", "broken", "bad-step", "newer"]) expect(after.get(id)).toEqual(before.get(id));
+    for (const id of ["current-1", "current-2", "broken", "bad-step", "newer"])
+      expect(after.get(id)).toEqual(before.get(id));
   });
 
   it("reports failures with id, pointer and the type/versions involved", () => {
@@ -115,7 +146,8 @@ describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
   });
 
   it("a second run changes nothing: every session is current or still failing", async () => {
-    const stored = async () => new Map([...(await s.dump())].map(([id, { revision, text }]) => [id, { revision, text }]));
+    const stored = async () =>
+      new Map([...(await s.dump())].map(([id, { revision, text }]) => [id, { revision, text }]));
     const snapshot = await stored();
     const again = await migrateStore(s.store, { registry, batchSize: 50 });
     expect(again).toMatchObject({ scanned: 45, migrated: 0, unchanged: 43, failedCount: 2 });
@@ -146,7 +178,12 @@ describe("migrateStore and concurrent writers (memory)", () => {
     const report = await migrateStore(s.store, { registry, batchSize: 2 });
     expect(report).toMatchObject({ migrated: 5, conflicts: 1, failedCount: 0 });
     const loaded = await s.store.get("c-2");
-    expect(loaded!.session.stateBag.visits).toEqual({ $type: "test.Visits", $version: 2, visits: 101, lastPage: "/p/2" });
+    expect(loaded!.session.stateBag.visits).toEqual({
+      $type: "test.Visits",
+      $version: 2,
+      visits: 101,
+      lastPage: "/p/2",
+    });
     await s.done();
   });
 
@@ -164,7 +201,9 @@ describe("migrateStore and concurrent writers (memory)", () => {
     const report = await migrateStore(s.store, { registry, maxConflictRetries: 3 });
     expect(report).toMatchObject({ migrated: 0, failedCount: 1, conflicts: 4 });
     expect(report.failed[0]).toMatchObject({ id: "busy", code: "conflict" });
-    expect(deserializeSession((await s.dump()).get("busy")!.text, { registry }).stateBag.visits).toMatchObject({ $version: 2 });
+    expect(deserializeSession((await s.dump()).get("busy")!.text, { registry }).stateBag.visits).toMatchObject({
+      $version: 2,
+    });
     await s.done();
   });
 
@@ -186,7 +225,12 @@ describe("migrateStore and concurrent writers (memory)", () => {
     const s = await seededStore(allBackends[0]);
     for (let i = 0; i < 10; i++) await s.seed(v1Session(`a-${i}`, i));
     const controller = new AbortController();
-    const first = await migrateStore(s.store, { registry, batchSize: 3, signal: controller.signal, onProgress: (done) => done === 4 && controller.abort() });
+    const first = await migrateStore(s.store, {
+      registry,
+      batchSize: 3,
+      signal: controller.signal,
+      onProgress: (done) => done === 4 && controller.abort(),
+    });
     expect(first).toMatchObject({ aborted: true, scanned: 4, migrated: 4, cursor: "a-3" });
     expect(formatMigrateReport(first)).toContain('resume with startAfter: "a-3"');
     const rest = await migrateStore(s.store, { registry, batchSize: 3, startAfter: first.cursor });
@@ -197,7 +241,9 @@ describe("migrateStore and concurrent writers (memory)", () => {
 
   it("refuses a bad batch size", async () => {
     const s = await seededStore(allBackends[0]);
-    await expect(migrateStore(s.store as SessionStore, { batchSize: 0 })).rejects.toThrow(/batchSize must be an integer from 1 to 1000/);
+    await expect(migrateStore(s.store as SessionStore, { batchSize: 0 })).rejects.toThrow(
+      /batchSize must be an integer from 1 to 1000/,
+    );
     await s.done();
   });
 });

@@ -7,7 +7,12 @@
  * export still writes exactly `{"messages": [...]}`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatClientAgent, InMemoryChatHistoryProvider, RollingSummaryProvider, keepLastMessages } from "../../src/agent.js";
+import {
+  ChatClientAgent,
+  InMemoryChatHistoryProvider,
+  RollingSummaryProvider,
+  keepLastMessages,
+} from "../../src/agent.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import { StateVersionError, messageText, type AgentSession } from "../../src/index.js";
 import { exportDotnetSession, importDotnetSession } from "../../src/interop.js";
@@ -22,7 +27,10 @@ function storedV1(): AgentSession {
   return {
     id: "ada-lisbon",
     kind: "local",
-    stateBag: { "statebag.chatHistory": fixture("InMemoryChatHistoryState", 1) as never, "statebag.rollingSummary": fixture("RollingSummaryState", 1) as never },
+    stateBag: {
+      "statebag.chatHistory": fixture("InMemoryChatHistoryState", 1) as never,
+      "statebag.rollingSummary": fixture("RollingSummaryState", 1) as never,
+    },
   };
 }
 
@@ -46,21 +54,37 @@ describe("a v1 stored session with history and rolling summary", () => {
     const loaded = await s.store.get("ada-lisbon");
     const { agent, history, summary, client } = agentWith();
     const session = loaded!.session;
-    expect(history.state.read(session)).toEqual({ $type: "InMemoryChatHistoryState", $version: 2, messages: stored.messages, droppedMessageCount: 0 });
-    expect(summary.state.read(session)).toMatchObject({ $version: 2, turnCount: 3, summary: expect.stringContaining("Lisbon") });
+    expect(history.state.read(session)).toEqual({
+      $type: "InMemoryChatHistoryState",
+      $version: 2,
+      messages: stored.messages,
+      droppedMessageCount: 0,
+    });
+    expect(summary.state.read(session)).toMatchObject({
+      $version: 2,
+      turnCount: 3,
+      summary: expect.stringContaining("Lisbon"),
+    });
     expect(summary.state.read(session)).not.toHaveProperty("turns");
 
     const response = await agent.run("And what about Sunday?", session);
     expect(response.text).toContain(`I can see ${stored.messages.length} earlier messages`);
     // The migrated summary reached the model as instructions.
-    expect(client.requests.at(-1)!.options.instructions).toContain("Summary of the conversation so far: Ada asked whether it will rain in Lisbon");
+    expect(client.requests.at(-1)!.options.instructions).toContain(
+      "Summary of the conversation so far: Ada asked whether it will rain in Lisbon",
+    );
     expect(summary.state.read(session)!.turnCount).toBe(4);
     expect(await history.listMessages(session)).toHaveLength(stored.messages.length + 2);
 
     await s.store.save(session, { expectedRevision: loaded!.revision });
     const text = (await s.dump()).get("ada-lisbon")!.text;
     const bag = JSON.parse(text).session.stateBag;
-    expect([bag["statebag.chatHistory"].$version, bag["statebag.chatHistory"].droppedMessageCount, bag["statebag.rollingSummary"].$version, bag["statebag.rollingSummary"].turnCount]).toEqual([2, 0, 2, 4]);
+    expect([
+      bag["statebag.chatHistory"].$version,
+      bag["statebag.chatHistory"].droppedMessageCount,
+      bag["statebag.rollingSummary"].$version,
+      bag["statebag.rollingSummary"].turnCount,
+    ]).toEqual([2, 0, 2, 4]);
   });
 
   it("code that bypasses loading sees the old version as an error, never silently misreads it", () => {
@@ -99,7 +123,10 @@ describe(".NET interop with the v2 history", () => {
     const { agent } = agentWith(keepLastMessages(4));
     const session = deserializeSession(envelope(storedV1()));
     await agent.run("Sunday?", session);
-    const state = session.stateBag["statebag.chatHistory"] as unknown as { messages: unknown[]; droppedMessageCount: number };
+    const state = session.stateBag["statebag.chatHistory"] as unknown as {
+      messages: unknown[];
+      droppedMessageCount: number;
+    };
     // 5 stored + 2 new messages, the last 4 kept (fewer when a tool result would be orphaned).
     expect(state.droppedMessageCount).toBe(7 - state.messages.length);
     expect(state.droppedMessageCount).toBeGreaterThanOrEqual(3);
@@ -107,7 +134,9 @@ describe(".NET interop with the v2 history", () => {
     const dotnet = JSON.parse(JSON.stringify(exportDotnetSession(session, { metadata: true })));
     expect(Object.keys(dotnet.stateBag.InMemoryChatHistoryProvider)).toEqual(["messages"]);
     expect(dotnet.stateBag.InMemoryChatHistoryProvider.messages).toHaveLength(state.messages.length);
-    expect(dotnet.stateBag["statebag.session"]).toMatchObject({ historyDroppedMessageCount: state.droppedMessageCount });
+    expect(dotnet.stateBag["statebag.session"]).toMatchObject({
+      historyDroppedMessageCount: state.droppedMessageCount,
+    });
 
     const back = importDotnetSession(dotnet);
     expect(back.stateBag["statebag.chatHistory"]).toEqual(session.stateBag["statebag.chatHistory"]);
@@ -115,7 +144,11 @@ describe(".NET interop with the v2 history", () => {
 
     // What .NET itself writes (no statebag metadata): a v2 state that starts counting at 0.
     const bare = importDotnetSession(exportDotnetSession(session, { metadata: false }));
-    expect(bare.stateBag["statebag.chatHistory"]).toMatchObject({ $type: "InMemoryChatHistoryState", $version: 2, droppedMessageCount: 0 });
+    expect(bare.stateBag["statebag.chatHistory"]).toMatchObject({
+      $type: "InMemoryChatHistoryState",
+      $version: 2,
+      droppedMessageCount: 0,
+    });
   });
 });
 

@@ -56,7 +56,12 @@ export async function seededStore(backend: Backend): Promise<SeededStore> {
       let cursor: string | undefined;
       do {
         const page = await store.scan({ cursor, limit: 1000, includeText: true });
-        for (const item of page.items) out.set(item.id, { revision: item.revision, text: item.text!, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+        for (const item of page.items)
+          out.set(item.id, {
+            revision: item.revision,
+            text: item.text!,
+            ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
+          });
         cursor = page.cursor;
       } while (cursor !== undefined);
       return out;

@@ -10,10 +10,24 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { context, ROOT_CONTEXT, trace, type Context, type ContextManager } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tracingOf } from "../../src/runtime/observability/hooks.js";
-import { ConflictError, migrateStore, openStore, tracedStore, withSession, type OtelTracer, type OtelTracerProvider, type SessionStore } from "../../src/stores.js";
+import {
+  ConflictError,
+  migrateStore,
+  openStore,
+  tracedStore,
+  withSession,
+  type OtelTracer,
+  type OtelTracerProvider,
+  type SessionStore,
+} from "../../src/stores.js";
 import { envelope, testRegistry, v1Session } from "../migrations/helpers.js";
 import { SeedingCodec } from "../migrations/store-helpers.js";
 
@@ -68,7 +82,12 @@ function exportedText(list: readonly ReadableSpan[]): string[] {
 
 const backends = [
   { name: "memory", system: "memory", url: () => "memory:", collection: undefined },
-  { name: "sqlite", system: "sqlite", url: () => `sqlite:${join(dir, `t-${Math.random().toString(36).slice(2)}.db`)}`, collection: "statebag_sessions" },
+  {
+    name: "sqlite",
+    system: "sqlite",
+    url: () => `sqlite:${join(dir, `t-${Math.random().toString(36).slice(2)}.db`)}`,
+    collection: "statebag_sessions",
+  },
 ];
 
 describe.each(backends)("tracing on $name", (backend) => {
@@ -102,8 +121,16 @@ describe.each(backends)("tracing on $name", (backend) => {
     expect(parentOf(session)).toBeUndefined();
     expect(parentOf(load)).toBe(session);
     expect(parentOf(save)).toBe(session);
-    expect(session.attributes).toMatchObject({ "db.operation.name": "withSession", "statebag.session.id_hash": hash(ID), "statebag.cas.attempt": 1, "statebag.outcome": "ok" });
-    const common = { "db.system.name": backend.system, ...(backend.collection ? { "db.collection.name": backend.collection } : {}) };
+    expect(session.attributes).toMatchObject({
+      "db.operation.name": "withSession",
+      "statebag.session.id_hash": hash(ID),
+      "statebag.cas.attempt": 1,
+      "statebag.outcome": "ok",
+    });
+    const common = {
+      "db.system.name": backend.system,
+      ...(backend.collection ? { "db.collection.name": backend.collection } : {}),
+    };
     expect(load.attributes).toMatchObject({
       ...common,
       "db.operation.name": "get",
@@ -115,7 +142,13 @@ describe.each(backends)("tracing on $name", (backend) => {
       "statebag.outcome": "ok",
     });
     expect(load.attributes["statebag.session.bytes"]).toBeGreaterThan(100);
-    expect(save.attributes).toMatchObject({ ...common, "db.operation.name": "save", "statebag.session.format_version": 1, "statebag.outcome": "ok", "statebag.cas.attempt": 1 });
+    expect(save.attributes).toMatchObject({
+      ...common,
+      "db.operation.name": "save",
+      "statebag.session.format_version": 1,
+      "statebag.outcome": "ok",
+      "statebag.cas.attempt": 1,
+    });
     expect(save.attributes["statebag.session.bytes"]).toBeGreaterThan(100);
     expect(load.kind).toBe(2); // CLIENT
     expect(load.status.code).toBe(0);
@@ -135,10 +168,19 @@ describe.each(backends)("tracing on $name", (backend) => {
     );
     const [session] = spans("statebag.session");
     expect(session.attributes).toMatchObject({ "statebag.cas.attempt": 2, "statebag.outcome": "ok" });
-    expect(session.events.map((e) => [e.name, e.attributes])).toEqual([["statebag.cas.conflict", { "statebag.cas.attempt": 1 }]]);
+    expect(session.events.map((e) => [e.name, e.attributes])).toEqual([
+      ["statebag.cas.conflict", { "statebag.cas.attempt": 1 }],
+    ]);
     // In order: the concurrent save fn made (inside attempt 1), withSession's refused save, the retry's.
     const saves = spans("statebag.save").filter((s) => parentOf(s) === session);
-    expect(saves.map((s) => [s.attributes["statebag.cas.attempt"], s.attributes["statebag.outcome"], s.attributes["error.type"], s.status.code])).toEqual([
+    expect(
+      saves.map((s) => [
+        s.attributes["statebag.cas.attempt"],
+        s.attributes["statebag.outcome"],
+        s.attributes["error.type"],
+        s.status.code,
+      ]),
+    ).toEqual([
       [1, "ok", undefined, 0],
       [1, "conflict", "conflict", 2],
       [2, "ok", undefined, 0],
@@ -161,25 +203,48 @@ describe.each(backends)("tracing on $name", (backend) => {
   it("not found, invalid sessions, owned sessions, list, delete and purge", async () => {
     expect(await store.get("absent-SECRET")).toBeUndefined();
     const [absent] = spans("statebag.load");
-    expect(absent.attributes).toMatchObject({ "statebag.outcome": "not-found", "statebag.session.id_hash": hash("absent-SECRET") });
+    expect(absent.attributes).toMatchObject({
+      "statebag.outcome": "not-found",
+      "statebag.session.id_hash": hash("absent-SECRET"),
+    });
     expect(absent.status.code).toBe(0);
 
-    await expect(store.save({ id: ID, stateBag: { bad: { $type: "test.Visits", $version: 2, count: "SECRET" } as never } }, { expectedRevision: null })).rejects.toThrow();
+    await expect(
+      store.save(
+        { id: ID, stateBag: { bad: { $type: "test.Visits", $version: 2, count: "SECRET" } as never } },
+        { expectedRevision: null },
+      ),
+    ).rejects.toThrow();
     const [invalid] = spans("statebag.save");
     expect(invalid.attributes["statebag.outcome"]).toBe("error");
     expect(invalid.status.code).toBe(2);
     expect(typeof invalid.attributes["error.type"]).toBe("string");
 
-    await withSession(store, OWNED, () => {}, { owner: OWNER, meta: { title: TITLE, labels: { kind: LABEL } }, ttlMs: 1 });
+    await withSession(store, OWNED, () => {}, {
+      owner: OWNER,
+      meta: { title: TITLE, labels: { kind: LABEL } },
+      ttlMs: 1,
+    });
     const page = await store.list({ owner: OWNER, labels: { kind: LABEL } });
-    expect(spans("statebag.list")[0].attributes).toMatchObject({ "db.operation.name": "list", "db.response.returned_rows": page.items.length, "statebag.outcome": "ok" });
+    expect(spans("statebag.list")[0].attributes).toMatchObject({
+      "db.operation.name": "list",
+      "db.response.returned_rows": page.items.length,
+      "statebag.outcome": "ok",
+    });
     await new Promise((resolve) => setTimeout(resolve, 5));
     const purged = await store.purgeExpired();
-    expect(spans("statebag.purge")[0].attributes).toMatchObject({ "db.operation.name": "purgeExpired", "statebag.sessions.deleted": purged });
+    expect(spans("statebag.purge")[0].attributes).toMatchObject({
+      "db.operation.name": "purgeExpired",
+      "statebag.sessions.deleted": purged,
+    });
     await withSession(store, "erased-SECRET-id", () => {}, { owner: OWNER });
     const receipt = await store.eraseOwner(OWNER);
     const [erase] = spans("statebag.erase");
-    expect(erase.attributes).toMatchObject({ "db.operation.name": "eraseOwner", "statebag.sessions.deleted": receipt.sessions, "statebag.outcome": "ok" });
+    expect(erase.attributes).toMatchObject({
+      "db.operation.name": "eraseOwner",
+      "statebag.sessions.deleted": receipt.sessions,
+      "statebag.outcome": "ok",
+    });
     expect(receipt.sessions).toBeGreaterThanOrEqual(1);
     expect(await store.delete("absent-SECRET")).toBe(false);
     expect(spans("statebag.delete")[0].attributes["statebag.outcome"]).toBe("not-found");
@@ -198,11 +263,22 @@ describe.each(backends)("tracing on $name", (backend) => {
     expect(report.migrated).toBeGreaterThanOrEqual(1);
     const [run] = spans("statebag.migrate");
     expect(parentOf(run)).toBeUndefined();
-    expect(run.attributes).toMatchObject({ "db.operation.name": "migrateStore", "statebag.migrate.scanned": report.scanned, "statebag.migrate.migrated": report.migrated, "statebag.outcome": "ok" });
+    expect(run.attributes).toMatchObject({
+      "db.operation.name": "migrateStore",
+      "statebag.migrate.scanned": report.scanned,
+      "statebag.migrate.migrated": report.migrated,
+      "statebag.outcome": "ok",
+    });
     const sessions = spans("statebag.migrate.session");
     expect(sessions.every((s) => parentOf(s) === run)).toBe(true);
     const one = sessions.find((s) => s.attributes["statebag.session.id_hash"] === hash(id))!;
-    expect(one.attributes).toMatchObject({ "statebag.migrate.result": "migrated", "statebag.migrations.applied": 3, "statebag.session.format_version": 1, "statebag.cas.attempt": 1, "statebag.outcome": "ok" });
+    expect(one.attributes).toMatchObject({
+      "statebag.migrate.result": "migrated",
+      "statebag.migrations.applied": 3,
+      "statebag.session.format_version": 1,
+      "statebag.cas.attempt": 1,
+      "statebag.outcome": "ok",
+    });
     const save = spans("statebag.save").find((s) => parentOf(s) === one)!;
     expect(save.attributes).toMatchObject({ "statebag.session.id_hash": hash(id), "statebag.outcome": "ok" });
     expect(spans("statebag.scan").every((s) => parentOf(s) === run)).toBe(true);
@@ -211,7 +287,8 @@ describe.each(backends)("tracing on $name", (backend) => {
   it("nothing exported names a session id, an owner, a title, a label, content or a password", () => {
     expect(all.length).toBeGreaterThan(20);
     const text = exportedText(all);
-    for (const secret of [...SECRETS, dir]) for (const value of text) expect(value, `a span carries ${secret}`).not.toContain(secret);
+    for (const secret of [...SECRETS, dir])
+      for (const value of text) expect(value, `a span carries ${secret}`).not.toContain(secret);
   });
 });
 

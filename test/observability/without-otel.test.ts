@@ -61,7 +61,11 @@ describe("without @opentelemetry/api", () => {
   it("an app whose resolver cannot find it uses stores as before; tracing: true names the package", async () => {
     writeFileSync(join(dir, "block.mjs"), BLOCK);
     writeFileSync(join(dir, "app.mts"), APP);
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "--import", join(dir, "block.mjs"), join(dir, "app.mts")], { cwd: REPO });
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", "--import", join(dir, "block.mjs"), join(dir, "app.mts")],
+      { cwd: REPO },
+    );
     const out = JSON.parse(stdout.trim().split("\n").at(-1)!);
     expect(out.api).toBe("ERR_MODULE_NOT_FOUND");
     expect(out["memory"]).toEqual({ revisions: [1, 2], listed: 1, scanned: 1, plain: "MemorySessionStore" });
@@ -70,7 +74,10 @@ describe("without @opentelemetry/api", () => {
   }, 60_000);
 
   it("in process, through statebag's resolution hook", async () => {
-    otelResolution.load = () => Promise.reject(Object.assign(new Error("Cannot find package '@opentelemetry/api'"), { code: "ERR_MODULE_NOT_FOUND" }));
+    otelResolution.load = () =>
+      Promise.reject(
+        Object.assign(new Error("Cannot find package '@opentelemetry/api'"), { code: "ERR_MODULE_NOT_FOUND" }),
+      );
     resetOtel();
     const store = await openStore("memory:");
     expect(tracingOf(store)).toBeUndefined();
@@ -82,7 +89,9 @@ describe("without @opentelemetry/api", () => {
     const absent: Plugin = {
       name: "otel-absent",
       setup(b) {
-        b.onResolve({ filter: /^@opentelemetry\// }, (args) => ({ errors: [{ text: `Could not resolve "${args.path}" (not installed)` }] }));
+        b.onResolve({ filter: /^@opentelemetry\// }, (args) => ({
+          errors: [{ text: `Could not resolve "${args.path}" (not installed)` }],
+        }));
       },
     };
     const result = await build({
@@ -96,8 +105,13 @@ describe("without @opentelemetry/api", () => {
     });
     expect(result.errors).toEqual([]);
     const files = (function walk(d: string): string[] {
-      return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : []));
+      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : [],
+      );
     })(join(REPO, "src"));
-    for (const file of files) expect(readFileSync(file, "utf8"), file).not.toMatch(/from\s+["']@opentelemetry\/|import\(\s*["']@opentelemetry\//);
+    for (const file of files)
+      expect(readFileSync(file, "utf8"), file).not.toMatch(
+        /from\s+["']@opentelemetry\/|import\(\s*["']@opentelemetry\//,
+      );
   }, 60_000);
 });

@@ -18,18 +18,49 @@ import type { AgentSession, ChatMessage } from "../../src/index.js";
 import { jsonEqual } from "../../src/runtime/core/json.js";
 import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/group-chat.js";
 import { JsonParseError, type JsonLimits } from "../../src/runtime/persistence/safe-json.js";
-import { SESSION_FORMAT, SESSION_FORMAT_VERSION, SessionValidationError, deserializeSession } from "../../src/runtime/persistence/serialization.js";
+import {
+  SESSION_FORMAT,
+  SESSION_FORMAT_VERSION,
+  SessionValidationError,
+  deserializeSession,
+} from "../../src/runtime/persistence/serialization.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { allBackends, freshStore, type Backend } from "../stores/helpers.js";
 
 const SMALL: JsonLimits = { maxDepth: 24, maxKeys: 12, maxBytes: 6 * 1024 };
 
-const hostileKey = fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "isAdmin", "$type", "", "\ud800", "\u001b[2J\n✔ valid");
-const key = fc.oneof({ weight: 1, arbitrary: hostileKey }, { weight: 4, arbitrary: fc.string({ unit: "binary", maxLength: 10 }) });
-const text = fc.oneof({ weight: 6, arbitrary: fc.string({ unit: "binary", maxLength: 16 }) }, { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 400, maxLength: 900 }) });
+const hostileKey = fc.constantFrom(
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "isAdmin",
+  "$type",
+  "",
+  "\ud800",
+  "\u001b[2J\n✔ valid",
+);
+const key = fc.oneof(
+  { weight: 1, arbitrary: hostileKey },
+  { weight: 4, arbitrary: fc.string({ unit: "binary", maxLength: 10 }) },
+);
+const text = fc.oneof(
+  { weight: 6, arbitrary: fc.string({ unit: "binary", maxLength: 16 }) },
+  { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 400, maxLength: 900 }) },
+);
 const leaf = fc.oneof(
-  { weight: 30, arbitrary: fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), text, fc.double({ noNaN: true, noDefaultInfinity: true })) },
+  {
+    weight: 30,
+    arbitrary: fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      text,
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+    ),
+  },
   // Data JSON cannot hold as it is: rare, so most sessions get past it to the other checks.
   { weight: 1, arbitrary: fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, new Date(0), undefined) },
 );
@@ -37,15 +68,18 @@ const leaf = fc.oneof(
 /** An object with own data properties only (a "__proto__" key included), as JSON.parse builds it. */
 function objectOf(entries: readonly (readonly [string, unknown])[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of entries)
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   return out;
 }
 
-const { value: openValue } = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
-  value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("array"), tie("object")),
-  array: fc.array(tie("value"), { maxLength: 4 }),
-  object: fc.array(fc.tuple(key, tie("value")), { maxLength: 4 }).map(objectOf),
-}));
+const { value: openValue } = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>(
+  (tie) => ({
+    value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 4 }),
+    object: fc.array(fc.tuple(key, tie("value")), { maxLength: 4 }).map(objectOf),
+  }),
+);
 
 /** Values around the limits: nested up to past the depth limit, objects up to past the key limit. */
 function nested(depthMax: number, keysMax: number) {
@@ -59,14 +93,26 @@ function nested(depthMax: number, keysMax: number) {
         return v;
       }),
     },
-    { weight: 1, arbitrary: fc.nat({ max: keysMax }).map((n) => objectOf(Array.from({ length: n }, (_, i) => [`k${i}`, i] as const))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .nat({ max: keysMax })
+        .map((n) => objectOf(Array.from({ length: n }, (_, i) => [`k${i}`, i] as const))),
+    },
   );
 }
 
 function contents(value: fc.Arbitrary<unknown>) {
   return fc.array(
     fc.oneof(
-      fc.tuple(value, key).map(([result, k]) => ({ $type: "functionResult", callId: "call-1", result, additionalProperties: objectOf([[k, result]]) })),
+      fc
+        .tuple(value, key)
+        .map(([result, k]) => ({
+          $type: "functionResult",
+          callId: "call-1",
+          result,
+          additionalProperties: objectOf([[k, result]]),
+        })),
       text.map((t) => ({ $type: "text", text: t })),
     ),
     { minLength: 1, maxLength: 3 },
@@ -74,16 +120,28 @@ function contents(value: fc.Arbitrary<unknown>) {
 }
 
 function messages(value: fc.Arbitrary<unknown>) {
-  return fc.array(fc.record({ role: fc.constantFrom("user", "assistant", "tool"), contents: contents(value) }), { maxLength: 3 });
+  return fc.array(fc.record({ role: fc.constantFrom("user", "assistant", "tool"), contents: contents(value) }), {
+    maxLength: 3,
+  });
 }
 
 function stateValue(value: fc.Arbitrary<unknown>) {
   return fc.oneof(
-    messages(value).map((m) => ({ $type: "InMemoryChatHistoryState", $version: 2, messages: m, droppedMessageCount: 0 })),
+    messages(value).map((m) => ({
+      $type: "InMemoryChatHistoryState",
+      $version: 2,
+      messages: m,
+      droppedMessageCount: 0,
+    })),
     // An unknown type: kept verbatim, so any JSON at all sits in it.
     fc.tuple(fc.array(fc.tuple(key, value), { maxLength: 4 }), fc.nat({ max: 3 })).map(([entries, n]) => {
       const v = objectOf(entries);
-      Object.defineProperty(v, "$type", { value: `acme.Unknown${n}`, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(v, "$type", {
+        value: `acme.Unknown${n}`,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       return v;
     }),
   );
@@ -95,8 +153,22 @@ function sessionArb(depthMax: number, keysMax: number): fc.Arbitrary<AgentSessio
     .record(
       {
         kind: fc.constantFrom("local", "hosted"),
-        conversationId: fc.oneof(fc.string({ unit: "binary", maxLength: 8 }), fc.array(fc.tuple(key, fc.string()), { maxLength: 2 }).map(objectOf)),
-        stateBag: fc.array(fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.string({ unit: "binary", maxLength: 8 }) }, { weight: 1, arbitrary: hostileKey }), stateValue(value)), { maxLength: 3 }).map(objectOf),
+        conversationId: fc.oneof(
+          fc.string({ unit: "binary", maxLength: 8 }),
+          fc.array(fc.tuple(key, fc.string()), { maxLength: 2 }).map(objectOf),
+        ),
+        stateBag: fc
+          .array(
+            fc.tuple(
+              fc.oneof(
+                { weight: 6, arbitrary: fc.string({ unit: "binary", maxLength: 8 }) },
+                { weight: 1, arbitrary: hostileKey },
+              ),
+              stateValue(value),
+            ),
+            { maxLength: 3 },
+          )
+          .map(objectOf),
       },
       { requiredKeys: ["stateBag"] },
     )
@@ -127,14 +199,19 @@ let counter = 0;
 /** Which error, and where: equal for the same refusal on save and on load. */
 function refusal(error: unknown): string {
   if (error instanceof AgentChatRestoreError) return `restore ${error.pointer}`;
-  if (error instanceof JsonParseError) return error.code === "json-value" ? "json-value" : `${error.code} ${error.pointer}`;
+  if (error instanceof JsonParseError)
+    return error.code === "json-value" ? "json-value" : `${error.code} ${error.pointer}`;
   return "other";
 }
 
 /** What happened to each generated session, so a run proves it reached both sides of the contract. */
 type Outcome = "saved" | `refused: ${string}`;
 
-async function checkContract(store: SessionStore, session: AgentSession, limits: JsonLimits | undefined): Promise<Outcome> {
+async function checkContract(
+  store: SessionStore,
+  session: AgentSession,
+  limits: JsonLimits | undefined,
+): Promise<Outcome> {
   const id = `prop-${++counter}`;
   session.id = id;
   let refused: SessionValidationError | undefined;
@@ -156,7 +233,10 @@ async function checkContract(store: SessionStore, session: AgentSession, limits:
   expect(refused.problemCount).toBeGreaterThanOrEqual(refused.problems.length);
   if (first.code === "not-json") return "refused: not-json"; // NaN, Dates, ...: written unchecked, they would read back as something else
   const raw = uncheckedText(session)!;
-  expect(firstProblem(() => deserializeSession(raw, { limits })), `load accepted what save refused: ${first.message}`).toEqual({ code: first.code, pointer: first.pointer });
+  expect(
+    firstProblem(() => deserializeSession(raw, { limits })),
+    `load accepted what save refused: ${first.message}`,
+  ).toEqual({ code: first.code, pointer: first.pointer });
   return `refused: ${first.code === "json" ? first.message.split(" ")[0] + " " + (/limit of|over the limit|__proto__/.exec(first.message)?.[0] ?? "") : first.code}`;
 }
 
@@ -199,7 +279,8 @@ for (const backend of allBackends) {
 }
 
 describe("group chats", () => {
-  const agent = () => new ChatClientAgent({ id: "writer", name: "Writer", client: new ScriptedChatClient({ usage: false }) });
+  const agent = () =>
+    new ChatClientAgent({ id: "writer", name: "Writer", client: new ScriptedChatClient({ usage: false }) });
 
   it("serialize accepted => deserialize restores an equal history; refused => deserialize refuses the same document", () => {
     const history = messages(nested(262, 12)).map((m) => m as unknown as ChatMessage[]);
@@ -235,7 +316,12 @@ describe("group chats", () => {
         // Refused: the same document, written anyway, is refused by deserialize with the same error.
         expect(refusal(refused)).not.toBe("other");
         if (refusal(refused) === "json-value") return; // NaN, Dates, ...: written anyway, they would read back as something else
-        const raw = JSON.stringify({ format: "statebag.agentChat", formatVersion: 1, history: chat.history, channels: [] });
+        const raw = JSON.stringify({
+          format: "statebag.agentChat",
+          formatVersion: 1,
+          history: chat.history,
+          channels: [],
+        });
         let reloaded: unknown;
         try {
           AgentChatSerializer.deserialize(target, raw);

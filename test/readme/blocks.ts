@@ -44,8 +44,14 @@ export function tsBlocks(text: string): Block[] {
     const info = open[2] ?? "";
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]); j++) body.push(lines[j].slice(Math.min(indent, lines[j].length - lines[j].trimStart().length)));
-    blocks.push({ line: i + 2, file: /(?:^|\s)file=(\S+)/.exec(info)?.[1], noCheck: /(?:^|\s)no-check(?:\s|$)/.test(info), code: body.join("\n") + "\n" });
+    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]); j++)
+      body.push(lines[j].slice(Math.min(indent, lines[j].length - lines[j].trimStart().length)));
+    blocks.push({
+      line: i + 2,
+      file: /(?:^|\s)file=(\S+)/.exec(info)?.[1],
+      noCheck: /(?:^|\s)no-check(?:\s|$)/.test(info),
+      code: body.join("\n") + "\n",
+    });
     i = j;
   }
   return blocks;

@@ -36,7 +36,11 @@ const pages = [...docs(), { path: "CONTRIBUTING.md", text: readFileSync(join(REP
 
 describe("links in README.md, docs/ and CONTRIBUTING.md", () => {
   it("the heading ids are GitHub's", () => {
-    expect([...anchors("## Walkthrough: add a provider type\n### OpenAI and compatible servers: `OpenAIChatClient`\n## TypeScript 5.9 to 7\n## A\n## A")]).toEqual([
+    expect([
+      ...anchors(
+        "## Walkthrough: add a provider type\n### OpenAI and compatible servers: `OpenAIChatClient`\n## TypeScript 5.9 to 7\n## A\n## A",
+      ),
+    ]).toEqual([
       "walkthrough-add-a-provider-type",
       "openai-and-compatible-servers-openaichatclient",
       "typescript-59-to-7",
@@ -64,7 +68,8 @@ describe("links in README.md, docs/ and CONTRIBUTING.md", () => {
           broken.push(`${page.path}: ${target}: an anchor into a file that is not Markdown`);
           continue;
         }
-        if (!anchors(readFileSync(file, "utf8")).has(anchor)) broken.push(`${page.path}: ${target}: ${relative(REPO, file)} has no heading #${anchor}`);
+        if (!anchors(readFileSync(file, "utf8")).has(anchor))
+          broken.push(`${page.path}: ${target}: ${relative(REPO, file)} has no heading #${anchor}`);
       }
     }
     expect(checked).toBeGreaterThan(40);

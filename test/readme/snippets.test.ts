@@ -37,7 +37,9 @@ const evolveAt = walkthroughs.split("\n").findIndex((l) => l.startsWith("## Walk
  * to the root module, so a README import of it still type-checks against what the root offers.
  */
 function statebagPaths(): Record<string, string[]> {
-  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { exports?: Record<string, string | { types?: string }> };
+  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+    exports?: Record<string, string | { types?: string }>;
+  };
   const paths: Record<string, string[]> = {
     "statebag/*": [join(REPO, "src/index.ts")],
     // Not installed here: the docs' AI SDK example uses it (its real signature, in a stub).
@@ -119,15 +121,24 @@ async function checkProject(root: string, files: Map<string, Block>): Promise<st
 
 describe("README and docs/ TypeScript blocks", () => {
   it("are all checked here, except the few marked no-check", () => {
-    expect(pages.map((p) => p.path)).toEqual(expect.arrayContaining(["README.md", "docs/README.md", WALKTHROUGHS, "docs/models-and-approvals.md"]));
+    expect(pages.map((p) => p.path)).toEqual(
+      expect.arrayContaining(["README.md", "docs/README.md", WALKTHROUGHS, "docs/models-and-approvals.md"]),
+    );
     expect(allBlocks.length).toBeGreaterThanOrEqual(15);
     expect(allBlocks.filter((b) => b.noCheck).length).toBeLessThanOrEqual(2);
     // The walkthroughs' project lives on one page: a file= block anywhere else would be checked nowhere.
     expect(allBlocks.filter((b) => b.file && b.page !== WALKTHROUGHS)).toEqual([]);
     expect(evolveAt).toBeGreaterThan(0);
     // Both walkthroughs are projects, and the evolve one rewrites the state type and the provider.
-    expect(new Set(blocks.filter((b) => b.file).map((b) => b.file))).toEqual(new Set(["src/notes.ts", "src/notes-provider.ts", "src/app.ts"]));
-    expect(blocks.filter((b) => b.file && b.line > evolveAt).map((b) => b.file).sort()).toEqual(["src/notes-provider.ts", "src/notes.ts"]);
+    expect(new Set(blocks.filter((b) => b.file).map((b) => b.file))).toEqual(
+      new Set(["src/notes.ts", "src/notes-provider.ts", "src/app.ts"]),
+    );
+    expect(
+      blocks
+        .filter((b) => b.file && b.line > evolveAt)
+        .map((b) => b.file)
+        .sort(),
+    ).toEqual(["src/notes-provider.ts", "src/notes.ts"]);
   });
 
   it("standalone blocks compile alone, as written", () => {
@@ -152,7 +163,9 @@ describe("README and docs/ TypeScript blocks", () => {
     expect([...files.keys()].sort()).toEqual(["src/app.ts", "src/notes-provider.ts", "src/notes.ts"]);
     const root = project("add-a-type");
     expect(await checkProject(root, files)).toEqual([]);
-    expect(readFileSync(join(root, "src/generated/descriptors.ts"), "utf8")).toContain('NotesStateType: StateDescriptor<NotesState> = { $type: "acme.NotesState", version: 1 }');
+    expect(readFileSync(join(root, "src/generated/descriptors.ts"), "utf8")).toContain(
+      'NotesStateType: StateDescriptor<NotesState> = { $type: "acme.NotesState", version: 1 }',
+    );
   }, 120_000);
 
   it("the evolve walkthrough compiles after gen (v2 types, the typed migration, the updated provider); the v1 provider does not", async () => {
@@ -161,11 +174,16 @@ describe("README and docs/ TypeScript blocks", () => {
     expect(await checkProject(root, projectFiles(blocks, evolveAt))).toEqual([]);
     const evolved = projectFiles(blocks, Infinity);
     expect(await checkProject(root, evolved)).toEqual([]);
-    expect(readFileSync(join(root, "src/generated/versions.ts"), "utf8")).toMatch(/interface NotesState_v1[\s\S]*interface NotesState_v2/);
+    expect(readFileSync(join(root, "src/generated/versions.ts"), "utf8")).toMatch(
+      /interface NotesState_v1[\s\S]*interface NotesState_v2/,
+    );
     expect(readFileSync(join(root, "src/generated/registry.ts"), "utf8")).toContain("notesV1toV2");
 
     // Step 4's point: the provider from the add walkthrough no longer compiles against v2.
-    const stale = new Map(evolved).set("src/notes-provider.ts", projectFiles(blocks, evolveAt).get("src/notes-provider.ts")!);
+    const stale = new Map(evolved).set(
+      "src/notes-provider.ts",
+      projectFiles(blocks, evolveAt).get("src/notes-provider.ts")!,
+    );
     const problems = await checkProject(root, stale);
     expect(problems.some((p) => p.includes("(src/notes-provider.ts)") && p.includes("$version"))).toBe(true);
   }, 180_000);

@@ -5,7 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { type AgentSession } from "../../src/index.js";
 import { jsonEqual } from "../../src/runtime/core/json.js";
-import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+} from "../../src/runtime/persistence/serialization.js";
 import { validateSession } from "../../src/runtime/persistence/validate.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 
@@ -21,7 +25,14 @@ function error(run: () => unknown): SessionValidationError {
 
 const history = (result: unknown): AgentSession => ({
   id: "s1",
-  stateBag: { h: { $type: "InMemoryChatHistoryState", $version: 2, droppedMessageCount: 0, messages: [{ role: "tool", contents: [{ $type: "functionResult", callId: "c1", result } as never] }] } as never },
+  stateBag: {
+    h: {
+      $type: "InMemoryChatHistoryState",
+      $version: 2,
+      droppedMessageCount: 0,
+      messages: [{ role: "tool", contents: [{ $type: "functionResult", callId: "c1", result } as never] }],
+    } as never,
+  },
 });
 
 const envelope = (session: unknown) => JSON.stringify({ format: "statebag.session", formatVersion: 1, session });
@@ -40,7 +51,8 @@ describe("save and load are one contract", () => {
     await store.save(session, { expectedRevision: null });
     const loaded = (await store.get("s1"))!.session;
     expect(jsonEqual(loaded, session)).toBe(true);
-    const data = ((loaded.stateBag.h as unknown as { messages: { contents: { result: { data: object } }[] }[] }).messages[0].contents[0].result.data);
+    const data = (loaded.stateBag.h as unknown as { messages: { contents: { result: { data: object } }[] }[] })
+      .messages[0].contents[0].result.data;
     expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
     expect(Object.hasOwn(data, "__proto__")).toBe(true);
     expect((data as { isAdmin?: boolean }).isAdmin).toBeUndefined();
@@ -67,7 +79,11 @@ describe("save and load are one contract", () => {
   it("depth, keys and size: refused at save with the load limits and the same problem", () => {
     const cases: [string, AgentSession, { maxDepth?: number; maxKeys?: number; maxBytes?: number } | undefined][] = [
       ["deeper than the default load limit", history(nestedArray(260)), undefined],
-      ["more keys than the limit", history(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, i]))), { maxKeys: 20 }],
+      [
+        "more keys than the limit",
+        history(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, i]))),
+        { maxKeys: 20 },
+      ],
       ["over the size limit", history("x".repeat(5000)), { maxBytes: 4096 }],
     ];
     for (const [name, session, limits] of cases) {
@@ -146,7 +162,9 @@ describe("validation errors: linear time, bounded report", () => {
 describe("errors never echo input raw", () => {
   it("a huge key and control characters are cut and escaped in messages, the pointer stays bounded", () => {
     const hugeKey = "k".repeat(5_000_000);
-    const e = error(() => deserializeSession(envelope({ id: "x", stateBag: {}, [hugeKey]: 1, "evil\u001b[2J\n✔ valid": 2 })));
+    const e = error(() =>
+      deserializeSession(envelope({ id: "x", stateBag: {}, [hugeKey]: 1, "evil\u001b[2J\n✔ valid": 2 })),
+    );
     expect(e.message.length).toBeLessThan(5_000);
     expect(e.message).toMatch(/5000000 chars/);
     expect(e.message).not.toMatch(/\u001b/);

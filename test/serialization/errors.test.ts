@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { StatebagError } from "../../src/runtime/core/errors.js";
 import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import { JsonParseError } from "../../src/runtime/persistence/safe-json.js";
-import { SessionValidationError, deserializeSession, deserializeSessions, serializeSession, serializeSessions } from "../../src/runtime/persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  deserializeSessions,
+  serializeSession,
+  serializeSessions,
+} from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { validateSession } from "../../src/runtime/persistence/validate.js";
 import { type ValidationProblem } from "../../src/runtime/persistence/problems.js";
@@ -45,7 +51,12 @@ describe("input errors", () => {
     const tooBig = loadError(big, { limits: { maxBytes: 4096 } });
     expect(tooBig.problems[0].code).toBe("json");
     expect(tooBig.message).toMatch(/over the limit of 4 KiB/);
-    const deep = env({ id: "x", stateBag: { h: history({ $type: "functionResult", callId: "c", result: JSON.parse("[".repeat(300) + "]".repeat(300)) }) } });
+    const deep = env({
+      id: "x",
+      stateBag: {
+        h: history({ $type: "functionResult", callId: "c", result: JSON.parse("[".repeat(300) + "]".repeat(300)) }),
+      },
+    });
     const tooDeep = loadError(deep);
     expect(tooDeep.problems[0].message).toMatch(/deeper than the limit of 256/);
     expect(tooDeep.problems[0].pointer.startsWith("/session/stateBag/h/messages/0/contents/0/result/0/0")).toBe(true);
@@ -61,7 +72,11 @@ describe("input errors", () => {
   it("a 100,000-deep in-memory object is stopped by the JSON limits, with a short message and an exact pointer", () => {
     let inner: unknown = [];
     for (let i = 0; i < 100_000; i++) inner = [inner];
-    const doc = { format: "statebag.session", formatVersion: 1, session: { id: "x", stateBag: { h: history({ $type: "functionResult", callId: "c", result: inner }) } } };
+    const doc = {
+      format: "statebag.session",
+      formatVersion: 1,
+      session: { id: "x", stateBag: { h: history({ $type: "functionResult", callId: "c", result: inner }) } },
+    };
     const err = loadError(doc);
     expect(brief(err.problems).map(([code]) => code)).toEqual(["json"]);
     const pointer = err.problems[0].pointer;
@@ -81,12 +96,16 @@ describe("input errors", () => {
     expect(err.problems.map((p) => p.code)).toEqual(["too-deep"]);
     const { pointer, message } = err.problems[0];
     expect(pointer).toBe("/session/stateBag/h/messages/0/contents/0" + "/toolCall".repeat(127));
-    expect(message).toBe("/session/stateBag/h/messages/0/contents/…(125 more)…/toolCall/toolCall/toolCall: expected at most 128 levels of nested tagged values, found deeper nesting (or a cycle)");
+    expect(message).toBe(
+      "/session/stateBag/h/messages/0/contents/…(125 more)…/toolCall/toolCall/toolCall: expected at most 128 levels of nested tagged values, found deeper nesting (or a cycle)",
+    );
     expect(err.message).not.toContain(pointer);
     expect(err.message.length).toBeLessThan(600);
     // the same message for an in-memory session that skips the parse limits
     const validated = validateSession(doc.session, { registry });
-    expect(validated.problems.map((p) => [p.pointer.length, p.message])).toEqual([[pointer.length - "/session".length, expect.stringContaining("…(124 more)…")]]);
+    expect(validated.problems.map((p) => [p.pointer.length, p.message])).toEqual([
+      [pointer.length - "/session".length, expect.stringContaining("…(124 more)…")],
+    ]);
   });
 });
 
@@ -94,12 +113,37 @@ describe("envelope errors", () => {
   it.each([
     ["not an object", "[1]", "", /not a statebag.session document/],
     ["no format", JSON.stringify({ formatVersion: 1, session: {} }), "/format", /no "format"/],
-    ["wrong format", JSON.stringify({ format: "acme.session", formatVersion: 1, session: {} }), "/format", /format is "acme.session"/],
-    ["sessions document", JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: [] }), "/format", /not "statebag.session"/],
-    ["formatVersion not an integer", JSON.stringify({ format: "statebag.session", formatVersion: "1", session: { id: "a", stateBag: {} } }), "/formatVersion", /integer >= 1/],
+    [
+      "wrong format",
+      JSON.stringify({ format: "acme.session", formatVersion: 1, session: {} }),
+      "/format",
+      /format is "acme.session"/,
+    ],
+    [
+      "sessions document",
+      JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: [] }),
+      "/format",
+      /not "statebag.session"/,
+    ],
+    [
+      "formatVersion not an integer",
+      JSON.stringify({ format: "statebag.session", formatVersion: "1", session: { id: "a", stateBag: {} } }),
+      "/formatVersion",
+      /integer >= 1/,
+    ],
     ["missing session", JSON.stringify({ format: "statebag.session", formatVersion: 1 }), "/session", /no "session"/],
-    ["unknown envelope key", env({ id: "a", stateBag: {} }, { extra: 1 }), "/extra", /unknown envelope property "extra"/],
-    ["unknown envelope key, pointer-escaped", env({ id: "a", stateBag: {} }, { "a/b~c": 1 }), "/a~1b~0c", /unknown envelope property "a\/b~c"/],
+    [
+      "unknown envelope key",
+      env({ id: "a", stateBag: {} }, { extra: 1 }),
+      "/extra",
+      /unknown envelope property "extra"/,
+    ],
+    [
+      "unknown envelope key, pointer-escaped",
+      env({ id: "a", stateBag: {} }, { "a/b~c": 1 }),
+      "/a~1b~0c",
+      /unknown envelope property "a\/b~c"/,
+    ],
   ])("%s", (_name, text, pointer, message) => {
     const err = loadError(text);
     expect(err.problems[0].code).toBe("envelope");
@@ -113,8 +157,12 @@ describe("envelope errors", () => {
   });
 
   it("a newer formatVersion fails fast naming both versions", () => {
-    const err = loadError(JSON.stringify({ format: "statebag.session", formatVersion: 3, session: { id: "a", stateBag: {} } }));
-    expect(err.problems[0].message).toBe("the document is statebag.session format version 3, but this statebag reads format versions up to 1");
+    const err = loadError(
+      JSON.stringify({ format: "statebag.session", formatVersion: 3, session: { id: "a", stateBag: {} } }),
+    );
+    expect(err.problems[0].message).toBe(
+      "the document is statebag.session format version 3, but this statebag reads format versions up to 1",
+    );
     expect(err.problems[0].hint).toMatch(/upgrade statebag/);
   });
 
@@ -123,12 +171,18 @@ describe("envelope errors", () => {
     expect(deserializeSession(bare, { registry }).id).toBe("a");
     expect(loadError(bare, { allowBare: false }).problems[0].hint).toMatch(/bare session/);
     const invalidBare = JSON.stringify({ id: "a", stateBag: { h: history({ $type: "text" }) } });
-    expect(loadError(invalidBare, { allowBare: true }).problems.map((p) => p.pointer)).toEqual(["/stateBag/h/messages/0/contents/0/text"]);
+    expect(loadError(invalidBare, { allowBare: true }).problems.map((p) => p.pointer)).toEqual([
+      "/stateBag/h/messages/0/contents/0/text",
+    ]);
   });
 
   it("deserializeSessions checks its own envelope", () => {
     expect(() => deserializeSessions(env({ id: "a", stateBag: {} }), { registry })).toThrow(/not "statebag.sessions"/);
-    expect(() => deserializeSessions(JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: {} }), { registry })).toThrow(/must be an array/);
+    expect(() =>
+      deserializeSessions(JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: {} }), {
+        registry,
+      }),
+    ).toThrow(/must be an array/);
   });
 });
 
@@ -150,13 +204,20 @@ describe("session shape errors", () => {
       ["session", "/session/stateBag"],
     ]);
     expect(brief(loadError(env("nope")).problems)).toEqual([["session", "/session"]]);
-    expect(validateSession({ id: "a", stateBag: {}, conversationId: 5 }, { registry }).problems[0].pointer).toBe("/conversationId");
+    expect(validateSession({ id: "a", stateBag: {}, conversationId: 5 }, { registry }).problems[0].pointer).toBe(
+      "/conversationId",
+    );
   });
 });
 
 describe("tagged value errors", () => {
   it("missing and non-string $type", () => {
-    const err = loadError(env({ id: "a", stateBag: { h: history({ text: "no tag" }, { $type: 42, text: "x" }), bad: { nope: 1 }, nul: null } }));
+    const err = loadError(
+      env({
+        id: "a",
+        stateBag: { h: history({ text: "no tag" }, { $type: 42, text: "x" }), bad: { nope: 1 }, nul: null },
+      }),
+    );
     expect(brief(err.problems)).toEqual([
       ["missing-type", "/session/stateBag/h/messages/0/contents/0"],
       ["missing-type", "/session/stateBag/h/messages/0/contents/1"],
@@ -171,7 +232,10 @@ describe("tagged value errors", () => {
       const session = { id: "a", stateBag: { h: history({ $type: name, text: "x" }), s: { $type: name } } };
       const text = env(session);
       const notices: string[] = [];
-      const loaded = deserializeSession(text, { registry, onPreserved: (p) => notices.push(...p.map((n) => `${n.reason}:${n.$type}`)) });
+      const loaded = deserializeSession(text, {
+        registry,
+        onPreserved: (p) => notices.push(...p.map((n) => `${n.reason}:${n.$type}`)),
+      });
       expect(notices).toEqual([`unknown-type:${name}`, `unknown-type:${name}`]);
       expect(loaded.stateBag.s).toEqual({ $type: name });
       expect(brief(loadError(text, { strict: true }).problems)).toEqual([
@@ -183,7 +247,15 @@ describe("tagged value errors", () => {
   });
 
   it("wrong family: a content type as state, a state type as content, an annotation as content", () => {
-    const err = loadError(env({ id: "a", stateBag: { t: { $type: "text", text: "x" }, h: history({ $type: "acme.SummaryState", $version: 2, summary: "s" }, { $type: "citation" }) } }));
+    const err = loadError(
+      env({
+        id: "a",
+        stateBag: {
+          t: { $type: "text", text: "x" },
+          h: history({ $type: "acme.SummaryState", $version: 2, summary: "s" }, { $type: "citation" }),
+        },
+      }),
+    );
     expect(brief(err.problems)).toEqual([
       ["wrong-family", "/session/stateBag/t"],
       ["wrong-family", "/session/stateBag/h/messages/0/contents/0"],
@@ -194,7 +266,14 @@ describe("tagged value errors", () => {
   });
 
   it("invalid $version", () => {
-    const err = loadError(env({ id: "a", stateBag: { h: history({ $type: "text", $version: 1.5, text: "x" }, { $type: "text", $version: "2", text: "x" }) } }));
+    const err = loadError(
+      env({
+        id: "a",
+        stateBag: {
+          h: history({ $type: "text", $version: 1.5, text: "x" }, { $type: "text", $version: "2", text: "x" }),
+        },
+      }),
+    );
     expect(brief(err.problems)).toEqual([
       ["invalid-version", "/session/stateBag/h/messages/0/contents/0"],
       ["invalid-version", "/session/stateBag/h/messages/0/contents/1"],
@@ -204,7 +283,9 @@ describe("tagged value errors", () => {
   it("an older version with no migration names the type and both versions", () => {
     const err = loadError(env({ id: "a", stateBag: { s: { $type: "acme.SummaryState", summary: "old" } } }));
     expect(brief(err.problems)).toEqual([["old-version", "/session/stateBag/s"]]);
-    expect(err.problems[0].message).toMatch(/"acme.SummaryState" v1 at \/session\/stateBag\/s is older than the latest v2 and no migration reads v1/);
+    expect(err.problems[0].message).toMatch(
+      /"acme.SummaryState" v1 at \/session\/stateBag\/s is older than the latest v2 and no migration reads v1/,
+    );
     expect(err.problems[0].hint).toMatch(/defineMigration\(\{ type: "acme.SummaryState", from: 1, to: 2/);
   });
 });
@@ -218,12 +299,24 @@ describe("schema errors map to pointers from the document root", () => {
           $type: "InMemoryChatHistoryState",
           messages: [
             { role: "user", contents: [{ $type: "text", text: "fine" }] },
-            { role: 7, createdAt: "2025-02-30T10:00:00Z", contents: [{ $type: "text", text: 1 }, { $type: "usage", details: { inputTokenCount: 1.5 } }], colour: "red" },
+            {
+              role: 7,
+              createdAt: "2025-02-30T10:00:00Z",
+              contents: [
+                { $type: "text", text: 1 },
+                { $type: "usage", details: { inputTokenCount: 1.5 } },
+              ],
+              colour: "red",
+            },
             {
               role: "assistant",
               contents: [
                 { $type: "toolApprovalRequest", requestId: "r", toolCall: { $type: "functionCall", name: "f" } },
-                { $type: "text", text: "t", annotations: [{ $type: "citation", annotatedRegions: [{ $type: "textSpan", start: "0" }] }] },
+                {
+                  $type: "text",
+                  text: "t",
+                  annotations: [{ $type: "citation", annotatedRegions: [{ $type: "textSpan", start: "0" }] }],
+                },
                 { $type: "data", uri: "http://not-data" },
               ],
             },
@@ -236,7 +329,11 @@ describe("schema errors map to pointers from the document root", () => {
     const got = err.problems.map((p) => [p.pointer, p.$type, p.expected]);
     expect(got).toEqual([
       // within one value, in the order its validator reports them
-      ["/session/stateBag/h/messages/1/colour", "InMemoryChatHistoryState", 'only "authorName", "createdAt", "role", "contents", "messageId", "additionalProperties"'],
+      [
+        "/session/stateBag/h/messages/1/colour",
+        "InMemoryChatHistoryState",
+        'only "authorName", "createdAt", "role", "contents", "messageId", "additionalProperties"',
+      ],
       ["/session/stateBag/h/messages/1/createdAt", "InMemoryChatHistoryState", 'a "date-time" string'],
       ["/session/stateBag/h/messages/1/role", "InMemoryChatHistoryState", "string"],
       ["/session/stateBag/h/messages/1/contents/0/text", "text", "string"],
@@ -256,7 +353,9 @@ describe("schema errors map to pointers from the document root", () => {
   });
 
   it("the error message is readable: one numbered problem per entry, with what/where/hint", () => {
-    const err = loadError(env({ id: "a", stateBag: { h: history({ $type: "text", text: 3 }), s: { $type: "text", text: "x" } } }));
+    const err = loadError(
+      env({ id: "a", stateBag: { h: history({ $type: "text", text: 3 }), s: { $type: "text", text: "x" } } }),
+    );
     const lines = err.message.split("\n");
     expect(lines).toEqual([
       'cannot load session "a": 2 problems',
@@ -287,7 +386,14 @@ describe("schema errors map to pointers from the document root", () => {
   });
 
   it("sessions arrays point into /sessions/<i>", () => {
-    const text = JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: [{ id: "ok", stateBag: {} }, { id: "bad", stateBag: { h: history({ $type: "text" }) } }] });
+    const text = JSON.stringify({
+      format: "statebag.sessions",
+      formatVersion: 1,
+      sessions: [
+        { id: "ok", stateBag: {} },
+        { id: "bad", stateBag: { h: history({ $type: "text" }) } },
+      ],
+    });
     let err: SessionValidationError | undefined;
     try {
       deserializeSessions(text, { registry });
@@ -302,16 +408,24 @@ describe("saving", () => {
   const invalid = (): AgentSession => ({ id: "a", stateBag: { h: history({ $type: "text", text: 3 }) as never } });
 
   it("always checks the session object; validate: true checks every value", () => {
-    expect(() => serializeSession({ id: "", stateBag: {} } as AgentSession, { registry })).toThrow(/cannot save session "": 1 problem/);
-    expect(() => serializeSession({ id: "a", stateBag: { x: { nope: 1 } } } as never, { registry })).toThrow(SessionValidationError);
+    expect(() => serializeSession({ id: "", stateBag: {} } as AgentSession, { registry })).toThrow(
+      /cannot save session "": 1 problem/,
+    );
+    expect(() => serializeSession({ id: "a", stateBag: { x: { nope: 1 } } } as never, { registry })).toThrow(
+      SessionValidationError,
+    );
     expect(serializeSession(invalid(), { registry })).toContain('"text":3'); // structural check only
     try {
       serializeSession(invalid(), { registry, validate: true });
       throw new Error("expected a throw");
     } catch (e) {
-      expect((e as SessionValidationError).problems.map((p) => p.pointer)).toEqual(["/session/stateBag/h/messages/0/contents/0/text"]);
+      expect((e as SessionValidationError).problems.map((p) => p.pointer)).toEqual([
+        "/session/stateBag/h/messages/0/contents/0/text",
+      ]);
     }
-    expect(() => serializeSessions([{ id: "ok", stateBag: {} }, invalid()], { registry, validate: true })).toThrow(/\/sessions\/1\/stateBag\/h/);
+    expect(() => serializeSessions([{ id: "ok", stateBag: {} }, invalid()], { registry, validate: true })).toThrow(
+      /\/sessions\/1\/stateBag\/h/,
+    );
   });
 
   it("values JSON cannot hold are a clear error", () => {

@@ -15,44 +15,118 @@ import { generatedMigrations, generatedTypes } from "../../src/generated/registr
 import { unfusedTypes } from "../../src/generated/fused-check.js";
 import { fusedLimits, fusedSession, fusedSessionDocument } from "../../src/runtime/persistence/fused.js";
 import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import { checkWritableJson, checkedKeyCount, resolveLimits, type JsonLimits } from "../../src/runtime/persistence/safe-json.js";
-import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import {
+  checkWritableJson,
+  checkedKeyCount,
+  resolveLimits,
+  type JsonLimits,
+} from "../../src/runtime/persistence/safe-json.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+} from "../../src/runtime/persistence/serialization.js";
 import { SessionWalker } from "../../src/runtime/persistence/validate.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 /** One valid value of every generated type at its latest version (the golden fixtures). */
-const examples = generatedTypes.map((t) => ({ type: t, value: JSON.parse(readFileSync(new URL(`${t.$type}/v${t.version}.json`, FIXTURES), "utf8")) as unknown }));
+const examples = generatedTypes.map((t) => ({
+  type: t,
+  value: JSON.parse(readFileSync(new URL(`${t.$type}/v${t.version}.json`, FIXTURES), "utf8")) as unknown,
+}));
 const providerExamples = examples.filter((e) => e.type.family === "ProviderState");
 const otherExamples = examples.filter((e) => e.type.family !== "ProviderState");
 
 const SMALL: JsonLimits = { maxDepth: 12, maxKeys: 8, protoKeys: "keep" };
 const DEFAULT: JsonLimits = { protoKeys: "keep" };
 
-const hostileKey = fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "isAdmin", "$type", "$version", "", "\ud800", "\u001b[2J\n✔ valid", "role", "contents", "text");
-const key = fc.oneof({ weight: 1, arbitrary: hostileKey }, { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 6 }) });
-const date = fc.constantFrom("2025-01-06T09:00:00Z", "2025-02-30T00:00:00Z", "2024-02-29T23:59:60Z", "2024-12-31T23:59:60Z", "2025-01-06T09:00:00+01:00", "2025-01-06 09:00:00Z", "2025-01-06T09:00:00", "x");
+const hostileKey = fc.constantFrom(
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "isAdmin",
+  "$type",
+  "$version",
+  "",
+  "\ud800",
+  "\u001b[2J\n✔ valid",
+  "role",
+  "contents",
+  "text",
+);
+const key = fc.oneof(
+  { weight: 1, arbitrary: hostileKey },
+  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 6 }) },
+);
+const date = fc.constantFrom(
+  "2025-01-06T09:00:00Z",
+  "2025-02-30T00:00:00Z",
+  "2024-02-29T23:59:60Z",
+  "2024-12-31T23:59:60Z",
+  "2025-01-06T09:00:00+01:00",
+  "2025-01-06 09:00:00Z",
+  "2025-01-06T09:00:00",
+  "x",
+);
 const leaf = fc.oneof(
-  { weight: 8, arbitrary: fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -3, max: 3 }), fc.string({ unit: "binary", maxLength: 6 }), date, fc.double({ noNaN: true, noDefaultInfinity: true })) },
-  { weight: 2, arbitrary: fc.constantFrom<unknown>("text", "functionCall", "usage", "citation", "textSpan", "InMemoryChatHistoryState", "statebag.ToolApprovalState", "acme.Unknown", 0, 1, 2, 3, -1, 1.5, "1") },
+  {
+    weight: 8,
+    arbitrary: fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer({ min: -3, max: 3 }),
+      fc.string({ unit: "binary", maxLength: 6 }),
+      date,
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<unknown>(
+      "text",
+      "functionCall",
+      "usage",
+      "citation",
+      "textSpan",
+      "InMemoryChatHistoryState",
+      "statebag.ToolApprovalState",
+      "acme.Unknown",
+      0,
+      1,
+      2,
+      3,
+      -1,
+      1.5,
+      "1",
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, new Date(0), undefined) },
 );
-const { value: openValue } = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
-  value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("array"), tie("object")),
-  array: fc.array(tie("value"), { maxLength: 3 }),
-  object: fc.array(fc.tuple(key, tie("value")), { maxLength: 3 }).map(objectOf),
-}));
+const { value: openValue } = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>(
+  (tie) => ({
+    value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 3 }),
+    object: fc.array(fc.tuple(key, tie("value")), { maxLength: 3 }).map(objectOf),
+  }),
+);
 /** Something to put somewhere: JSON of any shape, a valid tagged value, a deep or wide one. */
 const replacement = fc.oneof(
   { weight: 4, arbitrary: openValue },
   { weight: 2, arbitrary: fc.constantFrom(...examples.map((e) => e.value)).map((v) => structuredClone(v)) },
   { weight: 1, arbitrary: fc.tuple(fc.nat({ max: 300 }), key).map(([depth, k]) => nest(depth, k)) },
-  { weight: 1, arbitrary: fc.nat({ max: 12 }).map((n) => objectOf(Array.from({ length: n }, (_, i) => [`k${i}`, i] as const))) },
+  {
+    weight: 1,
+    arbitrary: fc.nat({ max: 12 }).map((n) => objectOf(Array.from({ length: n }, (_, i) => [`k${i}`, i] as const))),
+  },
 );
 
 /** An object with own data properties only ("__proto__" included), as JSON.parse builds it. */
 function objectOf(entries: readonly (readonly [string, unknown])[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of entries)
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -63,7 +137,11 @@ function nest(depth: number, k: string): unknown {
 }
 
 /** Every container in `v` with its path (bounded). */
-function containers(v: unknown, path: (string | number)[] = [], out: { node: object; path: (string | number)[] }[] = []): typeof out {
+function containers(
+  v: unknown,
+  path: (string | number)[] = [],
+  out: { node: object; path: (string | number)[] }[] = [],
+): typeof out {
   if (typeof v !== "object" || v === null || out.length > 400 || path.length > 40) return out;
   out.push({ node: v, path });
   if (Array.isArray(v)) v.forEach((c, i) => containers(c, [...path, i], out));
@@ -72,7 +150,12 @@ function containers(v: unknown, path: (string | number)[] = [], out: { node: obj
 }
 
 type Mutation = { pick: number; op: "set" | "delete" | "add"; key: string; value: unknown };
-const mutation = fc.record({ pick: fc.nat(), op: fc.constantFrom<Mutation["op"]>("set", "set", "delete", "add"), key, value: replacement });
+const mutation = fc.record({
+  pick: fc.nat(),
+  op: fc.constantFrom<Mutation["op"]>("set", "set", "delete", "add"),
+  key,
+  value: replacement,
+});
 
 function mutate(doc: unknown, m: Mutation): void {
   const all = containers(doc);
@@ -85,7 +168,8 @@ function mutate(doc: unknown, m: Mutation): void {
   }
   const obj = node as Record<string, unknown>;
   const keys = Object.keys(obj);
-  if (m.op === "add" || keys.length === 0) Object.defineProperty(obj, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
+  if (m.op === "add" || keys.length === 0)
+    Object.defineProperty(obj, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
   else if (m.op === "delete") delete obj[keys[m.pick % keys.length]];
   else obj[keys[m.pick % keys.length]] = m.value;
 }
@@ -96,15 +180,23 @@ const documents = fc
     messages: fc.nat({ max: 6 }),
     seed: fc.nat(),
     extra: fc.subarray(providerExamples.map((e) => e.value)),
-    contents: fc.subarray(otherExamples.map((e) => e.value), { maxLength: 4 }),
+    contents: fc.subarray(
+      otherExamples.map((e) => e.value),
+      { maxLength: 4 },
+    ),
     mutations: fc.array(mutation, { maxLength: 3 }),
   })
   .map(({ messages, seed, extra, contents, mutations }) => {
-    const session = structuredClone(makeSession({ messages, seed })) as unknown as { stateBag: Record<string, unknown> };
+    const session = structuredClone(makeSession({ messages, seed })) as unknown as {
+      stateBag: Record<string, unknown>;
+    };
     extra.forEach((v, i) => (session.stateBag[`p${i}`] = structuredClone(v)));
     // Valid members of the other families, where they can stand: AIContent in a message.
-    const history = Object.values(session.stateBag).find((v) => Array.isArray((v as { messages?: unknown }).messages)) as { messages: { contents: unknown[] }[] } | undefined;
-    if (history !== undefined && history.messages.length > 0) for (const c of contents) history.messages[0].contents.push(structuredClone(c));
+    const history = Object.values(session.stateBag).find((v) =>
+      Array.isArray((v as { messages?: unknown }).messages),
+    ) as { messages: { contents: unknown[] }[] } | undefined;
+    if (history !== undefined && history.messages.length > 0)
+      for (const c of contents) history.messages[0].contents.push(structuredClone(c));
     const doc = { format: "statebag.session", formatVersion: 1, session };
     // Inside the session: the envelope of a save is statebag's own, and loading reads it first.
     for (const m of mutations) mutate(doc.session, m);
@@ -116,7 +208,8 @@ function delegated(v: unknown, seen = 0): boolean {
   if (v === undefined) return true;
   if (typeof v !== "object" || v === null || seen > 400) return false;
   if (Array.isArray(v)) return v.some((c) => delegated(c, seen + 1));
-  for (const k of Object.keys(v)) if (k === "__proto__" || k === "quarantine" || delegated((v as Record<string, unknown>)[k], seen + 1)) return true;
+  for (const k of Object.keys(v))
+    if (k === "__proto__" || k === "quarantine" || delegated((v as Record<string, unknown>)[k], seen + 1)) return true;
   return false;
 }
 
@@ -155,7 +248,10 @@ describe("the fused check agrees with today's path", () => {
     expect(unfusedTypes).toEqual([]);
   });
 
-  for (const [name, limits] of [["default limits", DEFAULT], ["small limits", SMALL]] as const) {
+  for (const [name, limits] of [
+    ["default limits", DEFAULT],
+    ["small limits", SMALL],
+  ] as const) {
     it(`on load (${name}): yes only when today's path accepts as it is, and wherever it does`, () => {
       const lim = fusedLimits(resolveLimits(limits), undefined, false)!;
       const seen = { yes: 0, no: 0 };
@@ -202,7 +298,11 @@ describe("the fused check agrees with today's path", () => {
 
   it("loads and saves give today's results through the public API", () => {
     // A composed registry holds the same definitions: fused. A copy of the types does not: today's path only.
-    const slow = new TypeRegistry({ source: "copy", types: generatedTypes.map((t) => ({ ...t })), migrations: generatedMigrations });
+    const slow = new TypeRegistry({
+      source: "copy",
+      types: generatedTypes.map((t) => ({ ...t })),
+      migrations: generatedMigrations,
+    });
     fc.assert(
       fc.property(documents, (doc) => {
         const outcome = (f: () => unknown) => {
@@ -213,7 +313,8 @@ describe("the fused check agrees with today's path", () => {
             return { problems: e.problems.map((p) => [p.code, p.pointer]) };
           }
         };
-        const save = (r: TypeRegistry) => outcome(() => serializeSession(doc.session as never, { validate: true, registry: r }));
+        const save = (r: TypeRegistry) =>
+          outcome(() => serializeSession(doc.session as never, { validate: true, registry: r }));
         expect(save(registry)).toEqual(save(slow));
         let text: { value?: unknown };
         try {
@@ -221,7 +322,8 @@ describe("the fused check agrees with today's path", () => {
         } catch {
           return; // a cycle the mutations made: no text to load
         }
-        const load = (r: TypeRegistry) => outcome(() => deserializeSession(text.value as string, { registry: r, strict: true }));
+        const load = (r: TypeRegistry) =>
+          outcome(() => deserializeSession(text.value as string, { registry: r, strict: true }));
         expect(load(registry)).toEqual(load(slow));
       }),
       { numRuns: 300 },
@@ -229,7 +331,8 @@ describe("the fused check agrees with today's path", () => {
   });
 
   it("hostile text: duplicate keys, 1e400, deep nesting, __proto__ go the long way with today's errors", () => {
-    const session = (inner: string) => `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"droppedMessageCount":0,"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"${inner}}]}]}}}}`;
+    const session = (inner: string) =>
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"droppedMessageCount":0,"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"${inner}}]}]}}}}`;
     const cases: [string, string][] = [
       [session(',"text":"again"'), "json"],
       [session(',"additionalProperties":{"a":1,"a":2}'), "json"],
@@ -249,7 +352,9 @@ describe("the fused check agrees with today's path", () => {
     }
     // "__proto__" inside a value is data on load: the fused check declines, today's path accepts.
     const proto = session(',"additionalProperties":{"__proto__":{"a":1}}');
-    const loaded = deserializeSession(proto) as unknown as { stateBag: { h: { messages: { contents: { additionalProperties: object }[] }[] } } };
+    const loaded = deserializeSession(proto) as unknown as {
+      stateBag: { h: { messages: { contents: { additionalProperties: object }[] }[] } };
+    };
     expect(Object.keys(loaded.stateBag.h.messages[0].contents[0].additionalProperties)).toEqual(["__proto__"]);
   });
 });
@@ -264,10 +369,14 @@ describe("saving", () => {
     } finally {
       delete proto.toJSON;
     }
-    const withDate = structuredClone(session) as unknown as { stateBag: Record<string, { messages: { additionalProperties?: unknown }[] }> };
+    const withDate = structuredClone(session) as unknown as {
+      stateBag: Record<string, { messages: { additionalProperties?: unknown }[] }>;
+    };
     Object.values(withDate.stateBag)[0]!.messages[0]!.additionalProperties = { at: new Date(0) };
     expect(() => serializeSession(withDate as never, { validate: true })).toThrow(SessionValidationError);
-    expect(serializeSession({ ...session, conversationId: undefined }, { validate: true })).toBe(serializeSession(session, { validate: true }));
+    expect(serializeSession({ ...session, conversationId: undefined }, { validate: true })).toBe(
+      serializeSession(session, { validate: true }),
+    );
   });
 });
 

@@ -7,7 +7,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readDocument } from "../../src/runtime/interop/session-codec.js";
 import { locateDuplicateKey } from "../../src/runtime/persistence/json-syntax.js";
 import { JsonParseError, checkJsonLimits, parseJson } from "../../src/runtime/persistence/safe-json.js";
-import { SessionValidationError, deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+} from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { cli, tempDir } from "../cli/helpers.js";
 
@@ -31,7 +35,9 @@ function storedWithResult(result: string): string {
 
 /** The same, as objects (an envelope and its session), with `result` put in as it is. */
 function envelopeWithResult(result: unknown): { session: AgentSession } {
-  return JSON.parse(storedWithResult("null"), (key, value) => (key === "result" ? result : value)) as { session: AgentSession };
+  return JSON.parse(storedWithResult("null"), (key, value) => (key === "result" ? result : value)) as {
+    session: AgentSession;
+  };
 }
 
 const RESULT = "/session/stateBag/statebag.chatHistory/messages/0/contents/0/result";
@@ -63,14 +69,20 @@ describe("numbers no double holds (#21.3)", () => {
     const e = thrown(() => checkJsonLimits({ a: { b: [0, Number.NaN] } }), JsonParseError);
     expect(e).toMatchObject({ code: "json-value", pointer: "/a/b/1" });
     expect(e.message).toContain("is NaN");
-    const loaded = thrown(() => deserializeSession(envelopeWithResult({ x: Number.POSITIVE_INFINITY })), SessionValidationError);
+    const loaded = thrown(
+      () => deserializeSession(envelopeWithResult({ x: Number.POSITIVE_INFINITY })),
+      SessionValidationError,
+    );
     expect(loaded.problems[0]).toMatchObject({ code: "not-json", pointer: `${RESULT}/x` });
   });
 
   it("NaN and Infinity are refused on every save with their pointer, never written as null", () => {
     for (const bad of [Number.NaN, Number.NEGATIVE_INFINITY]) {
       for (const validate of [false, true]) {
-        const e = thrown(() => serializeSession(envelopeWithResult({ ok: null, v: [1, bad] }).session, { validate }), SessionValidationError);
+        const e = thrown(
+          () => serializeSession(envelopeWithResult({ ok: null, v: [1, bad] }).session, { validate }),
+          SessionValidationError,
+        );
         expect(e.problems).toHaveLength(1);
         expect(e.problems[0]).toMatchObject({ code: "not-json", pointer: `${RESULT}/v/1` });
         expect(e.problems[0].message).toContain(`the number ${bad} (JSON has no ${bad}; it would be written as null)`);
@@ -96,9 +108,16 @@ describe("duplicate keys (#21.17)", () => {
     expect(e).toMatchObject({ line: 2, column: 11 });
     expect(e.hint).toMatch(/remove or rename one of the two/);
 
-    const loaded = thrown(() => deserializeSession(storedWithResult('{"to":"Bob","amount":70,"amount":7000}')), SessionValidationError);
+    const loaded = thrown(
+      () => deserializeSession(storedWithResult('{"to":"Bob","amount":70,"amount":7000}')),
+      SessionValidationError,
+    );
     expect(loaded.problems).toHaveLength(1);
-    expect(loaded.problems[0]).toMatchObject({ code: "json", pointer: `${RESULT}/amount`, expected: "each key once in an object" });
+    expect(loaded.problems[0]).toMatchObject({
+      code: "json",
+      pointer: `${RESULT}/amount`,
+      expected: "each key once in an object",
+    });
   });
 
   it("keys are compared decoded; the key is shown escaped and cut, the pointer escaped", () => {
@@ -129,9 +148,19 @@ describe("duplicate keys (#21.17)", () => {
     const imported = await cli(["import", "--from", "dotnet", dup]);
     expect(imported.code).toBe(1);
     expect(imported.stderr).toContain('has the key "stateBag" twice');
-    const hugeNumber = await cli(["import", "--from", "dotnet", tmp.file("huge.json", '{"stateBag":{"InMemoryChatHistoryProvider":{"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c","result":1e400}]}]}}}')]);
+    const hugeNumber = await cli([
+      "import",
+      "--from",
+      "dotnet",
+      tmp.file(
+        "huge.json",
+        '{"stateBag":{"InMemoryChatHistoryProvider":{"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c","result":1e400}]}]}}}',
+      ),
+    ]);
     expect(hugeNumber.code).toBe(1);
-    expect(hugeNumber.stderr).toContain("/stateBag/InMemoryChatHistoryProvider/messages/0/contents/0/result is too large for a double");
+    expect(hugeNumber.stderr).toContain(
+      "/stateBag/InMemoryChatHistoryProvider/messages/0/contents/0/result is too large for a double",
+    );
     expect(hugeNumber.stdout).not.toContain("null");
     const validated = await cli(["validate", big]);
     expect(validated.code).toBe(1);
@@ -143,7 +172,7 @@ describe("duplicate keys (#21.17)", () => {
 
   it("agrees with a reference parser on seeded random documents, compact and pretty, with and without a repeat", () => {
     let seed = 21;
-    const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
     // No key starting with a backslash: parsing one makes V8 (Node 24, V8 13.6) decode later escaped
     // keys wrongly in the same process (nodejs/node#63785), which no check after JSON.parse can see.
@@ -161,7 +190,10 @@ describe("duplicate keys (#21.17)", () => {
       const members = Array.from({ length: Math.floor(next() * 5) }, () => [pick(keys), gen(depth + 1)] as const);
       const names = members.map(([k]) => k);
       const dup = new Set(names).size !== names.length || members.some(([, [, d]]) => d);
-      const key = (k: string) => (next() < 0.2 && k !== "" ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}` : JSON.stringify(k));
+      const key = (k: string) =>
+        next() < 0.2 && k !== ""
+          ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
+          : JSON.stringify(k);
       return [`{${members.map(([k, [t]]) => ws() + key(k) + ws() + ":" + ws() + t).join(",")}}`, dup];
     };
     let repeats = 0;
@@ -189,6 +221,8 @@ describe("duplicate keys (#21.17)", () => {
     // Every member's value opens with a colon, so the quick bound never matches and the full scan runs.
     const suspects = `{${Array.from({ length: 100_000 }, (_, i) => `"k${i}":":"`).join(",")}}`;
     expect(Object.keys(parseJson(suspects) as object)).toHaveLength(100_000);
-    expect(thrown(() => parseJson(suspects.slice(0, -1) + ',"k99999":1}'), JsonParseError).message).toContain('the key "k99999" twice');
+    expect(thrown(() => parseJson(suspects.slice(0, -1) + ',"k99999":1}'), JsonParseError).message).toContain(
+      'the key "k99999" twice',
+    );
   });
 });

@@ -32,12 +32,27 @@ function tagged(
     additionalProperties: false,
   };
   const validate = ajv.compile(schema) as Validator;
-  return { $type, family, version, schema, validate, slots, name: $type, source: `test/serialization/model.ts (${$type})`, ...extra };
+  return {
+    $type,
+    family,
+    version,
+    schema,
+    validate,
+    slots,
+    name: $type,
+    source: `test/serialization/model.ts (${$type})`,
+    ...extra,
+  };
 }
 
 const contentBase = { annotations: { type: "array", items: OPAQUE }, additionalProperties: ADDITIONAL };
 const contentSlots: FamilySlot[] = [{ path: ["annotations", "*"], family: "AIAnnotation" }];
-function content($type: string, props: Record<string, Schema>, required: string[], slots: FamilySlot[] = []): TypeDefinition {
+function content(
+  $type: string,
+  props: Record<string, Schema>,
+  required: string[],
+  slots: FamilySlot[] = [],
+): TypeDefinition {
   return tagged($type, "AIContent", 1, { ...contentBase, ...props }, required, [...contentSlots, ...slots]);
 }
 
@@ -57,23 +72,40 @@ export const chatMessageSchema: Schema = {
 
 export function makeModelTypes(): TypeDefinition[] {
   return [
-    tagged("InMemoryChatHistoryState", "ProviderState", 1, { messages: { type: "array", items: chatMessageSchema } }, ["messages"], [
-      { path: ["messages", "*", "contents", "*"], family: "AIContent" },
-    ]),
+    tagged(
+      "InMemoryChatHistoryState",
+      "ProviderState",
+      1,
+      { messages: { type: "array", items: chatMessageSchema } },
+      ["messages"],
+      [{ path: ["messages", "*", "contents", "*"], family: "AIContent" }],
+    ),
     tagged(
       "RollingSummaryState",
       "ProviderState",
       1,
-      { summary: { type: "string" }, recentMessages: { type: "array", items: chatMessageSchema }, turns: { type: "integer", minimum: 0 } },
+      {
+        summary: { type: "string" },
+        recentMessages: { type: "array", items: chatMessageSchema },
+        turns: { type: "integer", minimum: 0 },
+      },
       ["summary", "recentMessages", "turns"],
       [{ path: ["recentMessages", "*", "contents", "*"], family: "AIContent" }],
     ),
-    tagged("acme.SummaryState", "ProviderState", 2, { summary: { type: "string" }, lines: { type: "array", items: { type: "string" } } }, ["summary"]),
+    tagged(
+      "acme.SummaryState",
+      "ProviderState",
+      2,
+      { summary: { type: "string" }, lines: { type: "array", items: { type: "string" } } },
+      ["summary"],
+    ),
     content("text", { text: { type: "string" } }, ["text"]),
     content("reasoning", { text: { type: "string" }, protectedData: { type: "string" } }, []),
     content("data", { uri: { type: "string", pattern: "^data:" }, name: { type: "string" } }, ["uri"]),
     content("uri", { uri: { type: "string" }, mediaType: { type: "string" } }, ["uri", "mediaType"]),
-    content("error", { message: { type: "string" }, errorCode: { type: "string" }, details: { type: "string" } }, ["message"]),
+    content("error", { message: { type: "string" }, errorCode: { type: "string" }, details: { type: "string" } }, [
+      "message",
+    ]),
     content(
       "usage",
       {
@@ -92,15 +124,32 @@ export function makeModelTypes(): TypeDefinition[] {
       },
       ["details"],
     ),
-    content("functionCall", { callId: { type: "string" }, name: { type: "string" }, arguments: { type: "object" }, informationalOnly: { type: "boolean" } }, ["callId", "name"]),
+    content(
+      "functionCall",
+      {
+        callId: { type: "string" },
+        name: { type: "string" },
+        arguments: { type: "object" },
+        informationalOnly: { type: "boolean" },
+      },
+      ["callId", "name"],
+    ),
     content("functionResult", { callId: { type: "string" }, result: {} }, ["callId"]),
-    content("hostedFile", { fileId: { type: "string" }, mediaType: { type: "string" }, name: { type: "string" } }, ["fileId"]),
-    content("toolApprovalRequest", { requestId: { type: "string" }, toolCall: OPAQUE, requiresConfirmation: { type: "boolean" } }, ["requestId", "toolCall"], [
-      { path: ["toolCall"], family: "AIContent" },
+    content("hostedFile", { fileId: { type: "string" }, mediaType: { type: "string" }, name: { type: "string" } }, [
+      "fileId",
     ]),
-    content("toolApprovalResponse", { requestId: { type: "string" }, approved: { type: "boolean" }, toolCall: OPAQUE, reason: { type: "string" } }, ["requestId", "approved"], [
-      { path: ["toolCall"], family: "AIContent" },
-    ]),
+    content(
+      "toolApprovalRequest",
+      { requestId: { type: "string" }, toolCall: OPAQUE, requiresConfirmation: { type: "boolean" } },
+      ["requestId", "toolCall"],
+      [{ path: ["toolCall"], family: "AIContent" }],
+    ),
+    content(
+      "toolApprovalResponse",
+      { requestId: { type: "string" }, approved: { type: "boolean" }, toolCall: OPAQUE, reason: { type: "string" } },
+      ["requestId", "approved"],
+      [{ path: ["toolCall"], family: "AIContent" }],
+    ),
     tagged(
       "citation",
       "AIAnnotation",
@@ -125,7 +174,10 @@ export function makeModelTypes(): TypeDefinition[] {
 export function makeSession(n = 1000, seed = 1): any {
   let s = seed;
   const rnd = () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-  const words = "the quick brown fox jumps over lazy dog lorem ipsum dolor sit amet agent session state bag provider message content".split(" ");
+  const words =
+    "the quick brown fox jumps over lazy dog lorem ipsum dolor sit amet agent session state bag provider message content".split(
+      " ",
+    );
   const text = (k: number) => {
     const o: string[] = [];
     for (let i = 0; i < k; i++) o.push(words[(rnd() * words.length) | 0]);
@@ -136,14 +188,45 @@ export function makeSession(n = 1000, seed = 1): any {
   for (let i = 0; i < n; i++) {
     const role = i % 4 === 0 ? "user" : i % 4 === 2 ? "tool" : "assistant";
     const contents: any[] = [];
-    if (role === "tool") contents.push({ $type: "functionResult", callId: "call_" + i, result: { ok: true, rows: [1, 2, 3], note: text(8) } });
+    if (role === "tool")
+      contents.push({
+        $type: "functionResult",
+        callId: "call_" + i,
+        result: { ok: true, rows: [1, 2, 3], note: text(8) },
+      });
     else if (i % 4 === 1) {
       contents.push({ $type: "text", text: text(30) });
-      contents.push({ $type: "functionCall", callId: "call_" + (i + 1), name: "lookup", arguments: { q: text(4), limit: 10 } });
+      contents.push({
+        $type: "functionCall",
+        callId: "call_" + (i + 1),
+        name: "lookup",
+        arguments: { q: text(4), limit: 10 },
+      });
     } else contents.push({ $type: "text", text: text(50) });
-    if (i % 10 === 3) contents.push({ $type: "usage", details: { inputTokenCount: 100 + i, outputTokenCount: 20, totalTokenCount: 120 + i } });
-    if (i % 50 === 7) contents.push({ $type: "text", text: "see source", annotations: [{ $type: "citation", title: "doc", url: "https://example.com", annotatedRegions: [{ $type: "textSpan", start: 0, end: 3 }] }] });
-    const m: any = { role, contents, messageId: "msg_" + i, createdAt: new Date(t0 + i * 1000).toISOString().replace("Z", "+00:00") };
+    if (i % 10 === 3)
+      contents.push({
+        $type: "usage",
+        details: { inputTokenCount: 100 + i, outputTokenCount: 20, totalTokenCount: 120 + i },
+      });
+    if (i % 50 === 7)
+      contents.push({
+        $type: "text",
+        text: "see source",
+        annotations: [
+          {
+            $type: "citation",
+            title: "doc",
+            url: "https://example.com",
+            annotatedRegions: [{ $type: "textSpan", start: 0, end: 3 }],
+          },
+        ],
+      });
+    const m: any = {
+      role,
+      contents,
+      messageId: "msg_" + i,
+      createdAt: new Date(t0 + i * 1000).toISOString().replace("Z", "+00:00"),
+    };
     if (i % 7 === 0) m.authorName = "Fred";
     messages.push(m);
   }

@@ -32,15 +32,27 @@ function registry(): TypeRegistry {
       required: ["name"],
     },
   });
-  r.register({ $type: "acme.Note", family: "AIContent", schema: { type: "object", properties: { text: { type: "string" } } } });
-  r.register({ $type: "acme.Box", schema: { type: "object", properties: { inner: { type: "object" } } }, slots: [{ path: ["inner"], family: "ProviderState" }] });
+  r.register({
+    $type: "acme.Note",
+    family: "AIContent",
+    schema: { type: "object", properties: { text: { type: "string" } } },
+  });
+  r.register({
+    $type: "acme.Box",
+    schema: { type: "object", properties: { inner: { type: "object" } } },
+    slots: [{ path: ["inner"], family: "ProviderState" }],
+  });
   return r;
 }
 
 const reg = registry();
 
-function problemsOf(value: Record<string, unknown>, options: { strict?: boolean; maxNesting?: number } = {}): ValidationProblem[] {
-  return validateValue({ $type: "acme.Profile", $version: 2, name: "Ann", ...value }, { registry: reg, ...options }).problems;
+function problemsOf(
+  value: Record<string, unknown>,
+  options: { strict?: boolean; maxNesting?: number } = {},
+): ValidationProblem[] {
+  return validateValue({ $type: "acme.Profile", $version: 2, name: "Ann", ...value }, { registry: reg, ...options })
+    .problems;
 }
 
 /** The details of the one problem at `pointer`. */
@@ -59,46 +71,124 @@ describe("schema problems: the keyword and its data", () => {
   it("additionalProperties: the unknown property and the declared ones", () => {
     const d = detailsAt(problemsOf({ nickname: "A" }), "/nickname");
     expect(d).toMatchObject({ kind: "schema", keyword: "additionalProperties", property: "nickname" });
-    if (d?.kind === "schema" && d.keyword === "additionalProperties") expect(d.allowed).toEqual(expect.arrayContaining(["name", "age", "mode"]));
+    if (d?.kind === "schema" && d.keyword === "additionalProperties")
+      expect(d.allowed).toEqual(expect.arrayContaining(["name", "age", "mode"]));
     else expect.unreachable();
   });
 
   it("type: the allowed type names and what was found", () => {
-    expect(detailsAt(problemsOf({ name: 5 }), "/name")).toEqual({ kind: "schema", keyword: "type", types: ["string"], actualType: "number" });
-    expect(detailsAt(problemsOf({ tags: {} }), "/tags")).toEqual({ kind: "schema", keyword: "type", types: ["array"], actualType: "object" });
+    expect(detailsAt(problemsOf({ name: 5 }), "/name")).toEqual({
+      kind: "schema",
+      keyword: "type",
+      types: ["string"],
+      actualType: "number",
+    });
+    expect(detailsAt(problemsOf({ tags: {} }), "/tags")).toEqual({
+      kind: "schema",
+      keyword: "type",
+      types: ["array"],
+      actualType: "object",
+    });
   });
 
   it("enum and const: the allowed values", () => {
-    expect(detailsAt(problemsOf({ mode: "medium" }), "/mode")).toEqual({ kind: "schema", keyword: "enum", values: ["fast", "slow"] });
-    expect(detailsAt(problemsOf({ kind: "robot" }), "/kind")).toEqual({ kind: "schema", keyword: "const", value: "person" });
+    expect(detailsAt(problemsOf({ mode: "medium" }), "/mode")).toEqual({
+      kind: "schema",
+      keyword: "enum",
+      values: ["fast", "slow"],
+    });
+    expect(detailsAt(problemsOf({ kind: "robot" }), "/kind")).toEqual({
+      kind: "schema",
+      keyword: "const",
+      value: "person",
+    });
   });
 
   it("format and pattern", () => {
-    expect(detailsAt(problemsOf({ email: "nope" }), "/email")).toEqual({ kind: "schema", keyword: "format", format: "date-time" });
-    expect(detailsAt(problemsOf({ code: "abc" }), "/code")).toEqual({ kind: "schema", keyword: "pattern", pattern: "^[A-Z]+$" });
+    expect(detailsAt(problemsOf({ email: "nope" }), "/email")).toEqual({
+      kind: "schema",
+      keyword: "format",
+      format: "date-time",
+    });
+    expect(detailsAt(problemsOf({ code: "abc" }), "/code")).toEqual({
+      kind: "schema",
+      keyword: "pattern",
+      pattern: "^[A-Z]+$",
+    });
   });
 
   it("numeric bounds: comparison, limit, actual", () => {
-    expect(detailsAt(problemsOf({ age: -1 }), "/age")).toEqual({ kind: "schema", keyword: "minimum", comparison: ">=", limit: 0, actual: -1 });
-    expect(detailsAt(problemsOf({ age: 200 }), "/age")).toEqual({ kind: "schema", keyword: "maximum", comparison: "<=", limit: 150, actual: 200 });
-    expect(detailsAt(problemsOf({ score: 10 }), "/score")).toEqual({ kind: "schema", keyword: "exclusiveMaximum", comparison: "<", limit: 10, actual: 10 });
+    expect(detailsAt(problemsOf({ age: -1 }), "/age")).toEqual({
+      kind: "schema",
+      keyword: "minimum",
+      comparison: ">=",
+      limit: 0,
+      actual: -1,
+    });
+    expect(detailsAt(problemsOf({ age: 200 }), "/age")).toEqual({
+      kind: "schema",
+      keyword: "maximum",
+      comparison: "<=",
+      limit: 150,
+      actual: 200,
+    });
+    expect(detailsAt(problemsOf({ score: 10 }), "/score")).toEqual({
+      kind: "schema",
+      keyword: "exclusiveMaximum",
+      comparison: "<",
+      limit: 10,
+      actual: 10,
+    });
   });
 
   it("lengths, items and properties: limit and actual", () => {
-    expect(detailsAt(problemsOf({ name: "A" }), "/name")).toEqual({ kind: "schema", keyword: "minLength", limit: 2, actual: 1 });
+    expect(detailsAt(problemsOf({ name: "A" }), "/name")).toEqual({
+      kind: "schema",
+      keyword: "minLength",
+      limit: 2,
+      actual: 1,
+    });
     // Code points, as JSON Schema counts: six emoji are 6, not 12.
-    expect(detailsAt(problemsOf({ name: "😀😀😀😀😀😀" }), "/name")).toEqual({ kind: "schema", keyword: "maxLength", limit: 5, actual: 6 });
-    expect(detailsAt(problemsOf({ tags: ["a", "b", "c"] }), "/tags")).toEqual({ kind: "schema", keyword: "maxItems", limit: 2, actual: 3 });
-    expect(detailsAt(problemsOf({ extra: { a: 1, b: 2 } }), "/extra")).toEqual({ kind: "schema", keyword: "maxProperties", limit: 1, actual: 2 });
+    expect(detailsAt(problemsOf({ name: "😀😀😀😀😀😀" }), "/name")).toEqual({
+      kind: "schema",
+      keyword: "maxLength",
+      limit: 5,
+      actual: 6,
+    });
+    expect(detailsAt(problemsOf({ tags: ["a", "b", "c"] }), "/tags")).toEqual({
+      kind: "schema",
+      keyword: "maxItems",
+      limit: 2,
+      actual: 3,
+    });
+    expect(detailsAt(problemsOf({ extra: { a: 1, b: 2 } }), "/extra")).toEqual({
+      kind: "schema",
+      keyword: "maxProperties",
+      limit: 1,
+      actual: 2,
+    });
   });
 
   it("anyOf of plain alternatives: the types and values accepted together", () => {
-    expect(detailsAt(problemsOf({ either: true }), "/either")).toEqual({ kind: "schema", keyword: "anyOf", types: ["string", "number"], values: [null] });
+    expect(detailsAt(problemsOf({ either: true }), "/either")).toEqual({
+      kind: "schema",
+      keyword: "anyOf",
+      types: ["string", "number"],
+      values: [null],
+    });
   });
 
   it("other keywords: ajv's params", () => {
-    expect(detailsAt(problemsOf({ step: 7 }), "/step")).toEqual({ kind: "schema", keyword: "multipleOf", params: { multipleOf: 5 } });
-    expect(detailsAt(problemsOf({ tags: ["a", "a"] }), "/tags")).toEqual({ kind: "schema", keyword: "uniqueItems", params: { i: expect.any(Number), j: expect.any(Number) } });
+    expect(detailsAt(problemsOf({ step: 7 }), "/step")).toEqual({
+      kind: "schema",
+      keyword: "multipleOf",
+      params: { multipleOf: 5 },
+    });
+    expect(detailsAt(problemsOf({ tags: ["a", "a"] }), "/tags")).toEqual({
+      kind: "schema",
+      keyword: "uniqueItems",
+      params: { i: expect.any(Number), j: expect.any(Number) },
+    });
   });
 
   it("messages stay as they were", () => {
@@ -140,7 +230,10 @@ describe("schema problems: the keyword and its data", () => {
 
 describe("walker problems", () => {
   it("unknown type (strict): the family expected", () => {
-    const problems = validateSession({ id: "s", stateBag: { p: { $type: "acme.Nope" } } }, { registry: reg, strict: true }).problems;
+    const problems = validateSession(
+      { id: "s", stateBag: { p: { $type: "acme.Nope" } } },
+      { registry: reg, strict: true },
+    ).problems;
     expect(problems[0].code).toBe("unknown-type");
     expect(problems[0].details).toEqual({ kind: "family", family: "ProviderState" });
   });
@@ -164,7 +257,10 @@ describe("walker problems", () => {
   });
 
   it("not tagged, missing $type, invalid $version: the family expected", () => {
-    const problems = validateSession({ id: "s", stateBag: { a: 5, b: {}, c: { $type: "acme.Profile", $version: 0 } } }, { registry: reg }).problems;
+    const problems = validateSession(
+      { id: "s", stateBag: { a: 5, b: {}, c: { $type: "acme.Profile", $version: 0 } } },
+      { registry: reg },
+    ).problems;
     expect(problems.map((p) => [p.code, p.details])).toEqual([
       ["not-tagged", { kind: "family", family: "ProviderState" }],
       ["missing-type", { kind: "family", family: "ProviderState" }],
@@ -181,7 +277,10 @@ describe("walker problems", () => {
   });
 
   it("session properties", () => {
-    const problems = validateSession({ id: "", kind: "local", conversationId: "c", extra: 1, stateBag: [] }, { registry: reg }).problems;
+    const problems = validateSession(
+      { id: "", kind: "local", conversationId: "c", extra: 1, stateBag: [] },
+      { registry: reg },
+    ).problems;
     expect(problems.map((p) => p.details)).toEqual([
       { kind: "session", property: "id", reason: "invalid" },
       { kind: "session", property: "extra", reason: "unknown-property" },
@@ -192,7 +291,10 @@ describe("walker problems", () => {
       { kind: "session", property: "id", reason: "missing" },
       { kind: "session", property: "stateBag", reason: "missing" },
     ]);
-    expect(validateSession(null, { registry: reg }).problems[0].details).toEqual({ kind: "session", reason: "not-an-object" });
+    expect(validateSession(null, { registry: reg }).problems[0].details).toEqual({
+      kind: "session",
+      reason: "not-an-object",
+    });
   });
 });
 
@@ -208,15 +310,44 @@ describe("JSON limits: the error carries the details its problem gets", () => {
   };
 
   it("size, depth and keys: option, limit, actual", () => {
-    expect(caught(() => parseJson('"' + "x".repeat(100) + '"', { maxBytes: 50 })).problemDetails).toEqual({ kind: "limit", option: "maxBytes", limit: 50, actual: 102 });
-    expect(caught(() => parseJson("[[[[1]]]]", { maxDepth: 3 })).problemDetails).toEqual({ kind: "limit", option: "maxDepth", limit: 3, actual: 4 });
-    expect(caught(() => parseJson('{"a":1,"b":2,"c":3}', { maxKeys: 2 })).problemDetails).toEqual({ kind: "limit", option: "maxKeys", limit: 2, actual: 3 });
-    expect(caught(() => checkWritableJson({ a: { b: { c: {} } } }, { maxDepth: 2 })).problemDetails).toEqual({ kind: "limit", option: "maxDepth", limit: 2, actual: 3 });
+    expect(caught(() => parseJson('"' + "x".repeat(100) + '"', { maxBytes: 50 })).problemDetails).toEqual({
+      kind: "limit",
+      option: "maxBytes",
+      limit: 50,
+      actual: 102,
+    });
+    expect(caught(() => parseJson("[[[[1]]]]", { maxDepth: 3 })).problemDetails).toEqual({
+      kind: "limit",
+      option: "maxDepth",
+      limit: 3,
+      actual: 4,
+    });
+    expect(caught(() => parseJson('{"a":1,"b":2,"c":3}', { maxKeys: 2 })).problemDetails).toEqual({
+      kind: "limit",
+      option: "maxKeys",
+      limit: 2,
+      actual: 3,
+    });
+    expect(caught(() => checkWritableJson({ a: { b: { c: {} } } }, { maxDepth: 2 })).problemDetails).toEqual({
+      kind: "limit",
+      option: "maxDepth",
+      limit: 2,
+      actual: 3,
+    });
   });
 
   it("syntax errors and duplicate keys: where in the text", () => {
-    expect(caught(() => parseJson('{"a": 1,\n "b": }')).problemDetails).toEqual({ kind: "syntax", line: 2, column: 7, position: 15 });
-    expect(caught(() => parseJson('{"a": 1, "a": 2}')).problemDetails).toMatchObject({ kind: "duplicate-key", key: "a", line: 1 });
+    expect(caught(() => parseJson('{"a": 1,\n "b": }')).problemDetails).toEqual({
+      kind: "syntax",
+      line: 2,
+      column: 7,
+      position: 15,
+    });
+    expect(caught(() => parseJson('{"a": 1, "a": 2}')).problemDetails).toMatchObject({
+      kind: "duplicate-key",
+      key: "a",
+      line: 1,
+    });
   });
 });
 

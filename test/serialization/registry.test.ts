@@ -33,10 +33,26 @@ describe("runtime registration with TypeBox", () => {
     expect(JSON.parse(JSON.stringify(def.schema))).toEqual(def.schema); // plain JSON
     expect(registry.get("acme.Summary")).toBe(def);
 
-    const ok = { $type: "acme.Summary", $version: 2, summary: "s", updatedAt: "2025-01-31T12:00:00+02:00", stats: { turns: 3 }, tags: { a: "b" } };
+    const ok = {
+      $type: "acme.Summary",
+      $version: 2,
+      summary: "s",
+      updatedAt: "2025-01-31T12:00:00+02:00",
+      stats: { turns: 3 },
+      tags: { a: "b" },
+    };
     expect(validateValue(ok, { registry }).ok).toBe(true);
 
-    const bad = validateValue({ $type: "acme.Summary", $version: 2, summary: 1, updatedAt: "2025-02-30T00:00:00Z", stats: { turns: -1, extra: 1 } }, { registry });
+    const bad = validateValue(
+      {
+        $type: "acme.Summary",
+        $version: 2,
+        summary: 1,
+        updatedAt: "2025-02-30T00:00:00Z",
+        stats: { turns: -1, extra: 1 },
+      },
+      { registry },
+    );
     expect(bad.problems.map((p) => [p.pointer, p.expected])).toEqual([
       ["/summary", "string"],
       ["/updatedAt", 'a "date-time" string'],
@@ -49,7 +65,9 @@ describe("runtime registration with TypeBox", () => {
     const closed = new TypeRegistry();
     closed.register({ $type: "acme.Summary", version: 2, schema: Summary });
     const extra = { $type: "acme.Summary", $version: 2, summary: "s", surprise: true };
-    expect(validateValue(extra, { registry: closed }).problems.map((p) => p.message)).toEqual(['/surprise: unknown property "surprise" in "acme.Summary" v2']);
+    expect(validateValue(extra, { registry: closed }).problems.map((p) => p.message)).toEqual([
+      '/surprise: unknown property "surprise" in "acme.Summary" v2',
+    ]);
     const open = new TypeRegistry();
     open.register({ $type: "acme.Summary", version: 2, schema: Summary, open: true });
     expect(validateValue(extra, { registry: open }).ok).toBe(true);
@@ -61,7 +79,12 @@ describe("runtime registration with TypeBox", () => {
 
   it("intersections stay satisfiable (members are not closed one by one)", () => {
     const registry = new TypeRegistry();
-    registry.register({ $type: "acme.Both", schema: Type.Object({ both: Type.Intersect([Type.Object({ p: Type.String() }), Type.Object({ q: Type.String() })]) }) });
+    registry.register({
+      $type: "acme.Both",
+      schema: Type.Object({
+        both: Type.Intersect([Type.Object({ p: Type.String() }), Type.Object({ q: Type.String() })]),
+      }),
+    });
     expect(validateValue({ $type: "acme.Both", both: { p: "1", q: "2" } }, { registry }).ok).toBe(true);
   });
 
@@ -80,15 +103,36 @@ describe("runtime registration with TypeBox", () => {
     const registry = TypeRegistry.compose(new TypeRegistry({ types: makeModelTypes() }));
     registry.register({
       $type: "acme.Notes",
-      schema: Type.Object({ pinned: Type.Array(Type.Object({ id: Type.String() })), byTopic: Type.Optional(Type.Record(Type.String(), Type.Any())) }),
+      schema: Type.Object({
+        pinned: Type.Array(Type.Object({ id: Type.String() })),
+        byTopic: Type.Optional(Type.Record(Type.String(), Type.Any())),
+      }),
       slots: [
         { path: ["pinned", "*"], family: "AIContent" },
         { path: ["byTopic", "*"], family: "AIContent" },
       ],
     });
-    const good = { id: "s", stateBag: { n: { $type: "acme.Notes", pinned: [{ $type: "text", text: "a" }], byTopic: { x: { $type: "uri", uri: "u", mediaType: "m" } } } } };
+    const good = {
+      id: "s",
+      stateBag: {
+        n: {
+          $type: "acme.Notes",
+          pinned: [{ $type: "text", text: "a" }],
+          byTopic: { x: { $type: "uri", uri: "u", mediaType: "m" } },
+        },
+      },
+    };
     expect(validateSession(good, { registry }).problems).toEqual([]);
-    const bad = { id: "s", stateBag: { n: { $type: "acme.Notes", pinned: [{ $type: "text" }, { id: "not tagged" }], byTopic: { x: { $type: "acme.Notes", pinned: [] } } } } };
+    const bad = {
+      id: "s",
+      stateBag: {
+        n: {
+          $type: "acme.Notes",
+          pinned: [{ $type: "text" }, { id: "not tagged" }],
+          byTopic: { x: { $type: "acme.Notes", pinned: [] } },
+        },
+      },
+    };
     expect(validateSession(bad, { registry }).problems.map((p) => [p.code, p.pointer])).toEqual([
       ["schema", "/stateBag/n/pinned/0/text"],
       ["missing-type", "/stateBag/n/pinned/1"],
@@ -101,17 +145,32 @@ describe("runtime registration with TypeBox", () => {
     registry.register({ $type: "acme.Summary", schema: Summary });
     const dup = thrown(() => registry.register({ $type: "acme.Summary", version: 2, schema: Summary }));
     expect(dup).toBeInstanceOf(RegistryError);
-    expect(dup.message).toMatch(/register\("acme.Summary"\): the type is already registered by runtime registration \(.*registry\.test\.ts:\d+\)/);
-    for (const id of ["__proto__", "constructor", "toString", "prototype"]) expect(thrown(() => registry.register({ $type: id, schema: Summary })).message).toMatch(/reserved/);
-    for (const id of ["", "has space", "9lives", 42]) expect(thrown(() => registry.register({ $type: id as string, schema: Summary })).message).toMatch(/not a valid \$type id/);
-    expect(thrown(() => registry.register({ $type: "acme.U", schema: Type.Union([Type.String(), Type.Number()]) })).message).toMatch(/must describe an object/);
-    expect(thrown(() => registry.register({ $type: "acme.M", schema: Type.Object({ $type: Type.Literal("acme.Other") }) })).message).toMatch(/schema's \$type is "acme.Other"/);
-    const fmt = thrown(() => registry.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "email" }) }) }));
+    expect(dup.message).toMatch(
+      /register\("acme.Summary"\): the type is already registered by runtime registration \(.*registry\.test\.ts:\d+\)/,
+    );
+    for (const id of ["__proto__", "constructor", "toString", "prototype"])
+      expect(thrown(() => registry.register({ $type: id, schema: Summary })).message).toMatch(/reserved/);
+    for (const id of ["", "has space", "9lives", 42])
+      expect(thrown(() => registry.register({ $type: id as string, schema: Summary })).message).toMatch(
+        /not a valid \$type id/,
+      );
+    expect(
+      thrown(() => registry.register({ $type: "acme.U", schema: Type.Union([Type.String(), Type.Number()]) })).message,
+    ).toMatch(/must describe an object/);
+    expect(
+      thrown(() => registry.register({ $type: "acme.M", schema: Type.Object({ $type: Type.Literal("acme.Other") }) }))
+        .message,
+    ).toMatch(/schema's \$type is "acme.Other"/);
+    const fmt = thrown(() =>
+      registry.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "email" }) }) }),
+    );
     expect(fmt.message).toMatch(/unknown format "email"/);
     expect(fmt.message).toMatch(/formats:/);
     const withFormats = new TypeRegistry({ formats: { email: /@/ } });
     withFormats.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "email" }) }) });
-    expect(validateValue({ $type: "acme.F", e: "nope" }, { registry: withFormats }).problems[0].expected).toBe('a "email" string');
+    expect(validateValue({ $type: "acme.F", e: "nope" }, { registry: withFormats }).problems[0].expected).toBe(
+      'a "email" string',
+    );
   });
 
   it("schemas with __proto__ property names do not touch prototypes", () => {
@@ -123,7 +182,9 @@ describe("runtime registration with TypeBox", () => {
     // ajv does not compile a property named "__proto__" (it never checks it), so under the closed
     // model such a key is reported as unknown: rejected clearly, never silently accepted.
     const result = validateValue(JSON.parse('{"$type":"acme.Weird","__proto__":"s","ok":1}'), { registry });
-    expect(result.problems.map((p) => [p.pointer, p.message])).toEqual([["/__proto__", '/__proto__: unknown property "__proto__" in "acme.Weird" v1']]);
+    expect(result.problems.map((p) => [p.pointer, p.message])).toEqual([
+      ["/__proto__", '/__proto__: unknown property "__proto__" in "acme.Weird" v1'],
+    ]);
     expect(({} as Record<string, unknown>).ok).toBeUndefined();
   });
 
@@ -146,7 +207,10 @@ describe("composition", () => {
   });
 
   it("composes parts and keeps each definition's origin", () => {
-    const statebag = new TypeRegistry({ source: "statebag", types: [def({ $type: "text", family: "AIContent", source: "src/runtime/messages.ts:58", name: "TextContent" })] });
+    const statebag = new TypeRegistry({
+      source: "statebag",
+      types: [def({ $type: "text", family: "AIContent", source: "src/runtime/messages.ts:58", name: "TextContent" })],
+    });
     const app = { source: "my-app", types: [def({ $type: "acme.State" })] };
     const runtime = new TypeRegistry();
     runtime.register({ $type: "acme.Runtime", schema: Type.Object({}) });
@@ -159,36 +223,70 @@ describe("composition", () => {
   });
 
   it("the same $type from two sources is an error naming both", () => {
-    const statebag = new TypeRegistry({ source: "statebag", types: [def({ $type: "text", family: "AIContent", source: "src/runtime/messages.ts:58", name: "TextContent" })] });
-    const err = thrown(() => TypeRegistry.compose(statebag, { source: "my-app", types: [def({ $type: "text", family: "AIContent", source: "app/content.ts:3", name: "MyText" })] }));
+    const statebag = new TypeRegistry({
+      source: "statebag",
+      types: [def({ $type: "text", family: "AIContent", source: "src/runtime/messages.ts:58", name: "TextContent" })],
+    });
+    const err = thrown(() =>
+      TypeRegistry.compose(statebag, {
+        source: "my-app",
+        types: [def({ $type: "text", family: "AIContent", source: "app/content.ts:3", name: "MyText" })],
+      }),
+    );
     expect(err).toBeInstanceOf(RegistryError);
     expect(err.message).toBe(
       '$type "text" is defined twice: by statebag (TextContent at src/runtime/messages.ts:58) and by my-app (MyText at app/content.ts:3)\n' +
         '  hint: $type ids are unique across the whole registry; rename one (namespace your own, e.g. "acme.text")',
     );
     const runtime = new TypeRegistry({ source: "statebag", types: [def({ $type: "acme.X" })] });
-    expect(() => runtime.register({ $type: "acme.X", schema: Type.Object({}) })).toThrow(/already registered by statebag/);
+    expect(() => runtime.register({ $type: "acme.X", schema: Type.Object({}) })).toThrow(
+      /already registered by statebag/,
+    );
   });
 
   it("a $type that is another type's former name is an error, in either order", () => {
-    const renamed = { source: "statebag", types: [def({ $type: "toolApprovalRequest", family: "AIContent", formerNames: ["functionApprovalRequest"], source: "src/runtime/messages.ts:120" })] };
-    const reuse = { source: "my-app", types: [def({ $type: "functionApprovalRequest", family: "AIContent", source: "app/x.ts:1" })] };
+    const renamed = {
+      source: "statebag",
+      types: [
+        def({
+          $type: "toolApprovalRequest",
+          family: "AIContent",
+          formerNames: ["functionApprovalRequest"],
+          source: "src/runtime/messages.ts:120",
+        }),
+      ],
+    };
+    const reuse = {
+      source: "my-app",
+      types: [def({ $type: "functionApprovalRequest", family: "AIContent", source: "app/x.ts:1" })],
+    };
     expect(thrown(() => TypeRegistry.compose(renamed, reuse)).message).toMatch(
       /\$type "functionApprovalRequest" from my-app \(app\/x.ts:1\) is a former name of "toolApprovalRequest" from statebag \(src\/runtime\/messages.ts:120\)/,
     );
     expect(thrown(() => TypeRegistry.compose(reuse, renamed)).message).toMatch(
       /"functionApprovalRequest", a former name of "toolApprovalRequest" from statebag .* is registered as a type by my-app/,
     );
-    const claimTwice = { source: "other", types: [def({ $type: "approvalRequest2", family: "AIContent", formerNames: ["functionApprovalRequest"] })] };
+    const claimTwice = {
+      source: "other",
+      types: [def({ $type: "approvalRequest2", family: "AIContent", formerNames: ["functionApprovalRequest"] })],
+    };
     expect(thrown(() => TypeRegistry.compose(renamed, claimTwice)).message).toMatch(/claimed as a former name by both/);
     const registry = TypeRegistry.compose(renamed);
-    expect(() => registry.register({ $type: "functionApprovalRequest", family: "AIContent", schema: Type.Object({}) })).toThrow(/former name of "toolApprovalRequest"/);
+    expect(() =>
+      registry.register({ $type: "functionApprovalRequest", family: "AIContent", schema: Type.Object({}) }),
+    ).toThrow(/former name of "toolApprovalRequest"/);
   });
 
   it("malformed definitions are refused with the part named", () => {
-    expect(() => TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", version: 0 })] })).toThrow(/gen: "x" has version 0/);
-    expect(() => TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", slots: [{ path: [], family: "AIContent" }] })] })).toThrow(/malformed slot/);
-    expect(() => TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", validate: undefined as never })] })).toThrow(/no validate function/);
+    expect(() => TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", version: 0 })] })).toThrow(
+      /gen: "x" has version 0/,
+    );
+    expect(() =>
+      TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", slots: [{ path: [], family: "AIContent" }] })] }),
+    ).toThrow(/malformed slot/);
+    expect(() =>
+      TypeRegistry.compose({ source: "gen", types: [def({ $type: "x", validate: undefined as never })] }),
+    ).toThrow(/no validate function/);
   });
 });
 

@@ -28,8 +28,18 @@ function small(): AgentSession {
             role: "assistant",
             contents: [
               { $type: "functionCall", callId: "c1", name: "f", arguments: { q: 1 } },
-              { $type: "toolApprovalRequest", requestId: "r1", toolCall: { $type: "functionCall", callId: "c1", name: "f" } },
-              { $type: "text", text: "see", annotations: [{ $type: "citation", url: "https://x", annotatedRegions: [{ $type: "textSpan", start: 0, end: 3 }] }] },
+              {
+                $type: "toolApprovalRequest",
+                requestId: "r1",
+                toolCall: { $type: "functionCall", callId: "c1", name: "f" },
+              },
+              {
+                $type: "text",
+                text: "see",
+                annotations: [
+                  { $type: "citation", url: "https://x", annotatedRegions: [{ $type: "textSpan", start: 0, end: 3 }] },
+                ],
+              },
             ],
           },
         ],
@@ -63,7 +73,11 @@ describe("round trip", () => {
   });
 
   it("round-trips arrays of sessions", () => {
-    const sessions = [small(), { ...small(), id: "s2", kind: "hosted" as const, conversationId: { thread: "t1", run: "r1" } }, { id: "s3", stateBag: {} }];
+    const sessions = [
+      small(),
+      { ...small(), id: "s2", kind: "hosted" as const, conversationId: { thread: "t1", run: "r1" } },
+      { id: "s3", stateBag: {} },
+    ];
     const text = serializeSessions(sessions, { registry, validate: true });
     expect(JSON.parse(text)).toMatchObject({ format: "statebag.sessions", formatVersion: 1 });
     expect(deserializeSessions(text, { registry })).toEqual(sessions);
@@ -90,7 +104,12 @@ describe("round trip", () => {
 });
 
 describe("unknown types are preserved", () => {
-  const foreignState = { $type: "other.app.State", $version: 7, nested: { deep: [1, { $type: "whatever" }] }, note: "keep me" };
+  const foreignState = {
+    $type: "other.app.State",
+    $version: 7,
+    nested: { deep: [1, { $type: "whatever" }] },
+    note: "keep me",
+  };
   const futureContent = { $type: "acme.hologram", frames: 3, annotations: [{ $type: "nope" }] };
   const newerText = { $type: "text", $version: 2, text: "from the future", extra: true };
 
@@ -138,14 +157,19 @@ describe("unknown types are preserved", () => {
       ["newer-version", "/session/stateBag/history/messages/0/contents/2"],
       ["unknown-type", "/session/stateBag/foreign"],
     ]);
-    expect(() => serializeSession(withUnknowns(), { registry, strict: true, validate: true })).toThrow(SessionValidationError);
+    expect(() => serializeSession(withUnknowns(), { registry, strict: true, validate: true })).toThrow(
+      SessionValidationError,
+    );
   });
 });
 
 describe("validateValue", () => {
   it("validates one content with what is nested in it", () => {
     expect(validateValue({ $type: "text", text: "x" }, { registry, family: "AIContent" }).ok).toBe(true);
-    const bad = validateValue({ $type: "toolApprovalRequest", requestId: "r", toolCall: { $type: "text" } }, { registry, family: "AIContent", path: ["contents", 0] });
+    const bad = validateValue(
+      { $type: "toolApprovalRequest", requestId: "r", toolCall: { $type: "text" } },
+      { registry, family: "AIContent", path: ["contents", 0] },
+    );
     expect(bad.problems.map((p) => p.pointer)).toEqual(["/contents/0/toolCall/text"]);
     expect(validateValue({ $type: "text", text: "x" }, { registry }).problems[0].code).toBe("wrong-family");
   });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { JsonParseError, checkJsonLimits, checkWritableJson, parseJson } from "../../src/runtime/persistence/safe-json.js";
+import {
+  JsonParseError,
+  checkJsonLimits,
+  checkWritableJson,
+  parseJson,
+} from "../../src/runtime/persistence/safe-json.js";
 import { locateSyntaxError } from "../../src/runtime/persistence/json-syntax.js";
 
 function parseError(text: string | Uint8Array, limits?: Parameters<typeof parseJson>[1]): JsonParseError {
@@ -49,7 +54,14 @@ describe("parseJson: syntax errors", () => {
   });
 
   it("agrees with JSON.parse on valid documents", () => {
-    for (const text of ['{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":-1.5e+3,"e":true,"f":false}', "[]", "{}", " 1 ", '"s"', "[[[]]]"]) {
+    for (const text of [
+      '{"a":[1,2,{"b":null}],"c":"\\u00e9\\n","d":-1.5e+3,"e":true,"f":false}',
+      "[]",
+      "{}",
+      " 1 ",
+      '"s"',
+      "[[[]]]",
+    ]) {
       expect(locateSyntaxError(text)).toBeNull();
       expect(parseJson(text)).toEqual(JSON.parse(text));
     }
@@ -65,7 +77,7 @@ describe("parseJson: syntax errors", () => {
 
   it("accepts UTF-8 bytes and ignores a byte-order mark; rejects invalid UTF-8", () => {
     expect(parseJson(new TextEncoder().encode('\ufeff{"a":"é"}'))).toEqual({ a: "é" });
-    expect(parseJson('\ufeff[1]')).toEqual([1]);
+    expect(parseJson("\ufeff[1]")).toEqual([1]);
     const err = parseError(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]));
     expect(err.code).toBe("json-input");
   });

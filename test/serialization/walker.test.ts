@@ -19,7 +19,9 @@ describe("compiled slot walks", () => {
     const h = session.stateBag["statebag.chatHistory"];
     h.messages[3].contents[0].text = 5;
     h.messages[7].contents.push({ $type: "citation" });
-    h.messages[9].contents[0].annotations = [{ $type: "citation", annotatedRegions: [{ $type: "textSpan", start: "x" }, 4] }];
+    h.messages[9].contents[0].annotations = [
+      { $type: "citation", annotatedRegions: [{ $type: "textSpan", start: "x" }, 4] },
+    ];
     h.messages[11].contents.push({ $type: "toolApprovalRequest", requestId: "r", toolCall: { $type: "nope.Unknown" } });
     h.messages[12].contents = "not an array";
     h.messages[13] = null;
@@ -27,7 +29,9 @@ describe("compiled slot walks", () => {
     const generic = walk(session, true);
     expect(compiled.problems.length).toBeGreaterThan(4);
     expect(compiled).toEqual(generic);
-    expect(compiled.preserved.map((p) => p.pointer)).toEqual(["/session/stateBag/statebag.chatHistory/messages/11/contents/1/toolCall"]);
+    expect(compiled.preserved.map((p) => p.pointer)).toEqual([
+      "/session/stateBag/statebag.chatHistory/messages/11/contents/1/toolCall",
+    ]);
   });
 
   it("a valid 1,000-message session has no problems either way", () => {
@@ -36,7 +40,7 @@ describe("compiled slot walks", () => {
     expect(walk(session, true)).toEqual({ ok: true, problems: [], preserved: [] });
   });
 
-  it("map slots (\"*\" over object values) and property names that need quoting", () => {
+  it('map slots ("*" over object values) and property names that need quoting', () => {
     const r = new TypeRegistry({ types: makeModelTypes() });
     r.register({
       $type: "acme.Map",
@@ -46,7 +50,12 @@ describe("compiled slot walks", () => {
         { path: ["constructor", "*"], family: "AIContent" },
       ],
     });
-    const session = { id: "a", stateBag: { m: { $type: "acme.Map", "by topic": { a: { $type: "text", text: 1 } }, constructor: { b: { $type: "text" } } } } };
+    const session = {
+      id: "a",
+      stateBag: {
+        m: { $type: "acme.Map", "by topic": { a: { $type: "text", text: 1 } }, constructor: { b: { $type: "text" } } },
+      },
+    };
     const run = (genericWalk: boolean) => {
       const w = new SessionWalker({ registry: r, genericWalk });
       w.walkSession(session, []);

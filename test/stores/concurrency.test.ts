@@ -70,7 +70,9 @@ describe.each(durableBackends)("$name: 8 processes x 100 increments", (backend: 
     const final = await store.get(id);
     await store.close();
 
-    console.log(`${backend.name}: saved ${saved}, gave up ${gaveUp}, conflicts retried ${conflicts}, ${seconds.toFixed(1)} s`);
+    console.log(
+      `${backend.name}: saved ${saved}, gave up ${gaveUp}, conflicts retried ${conflicts}, ${seconds.toFixed(1)} s`,
+    );
     expect(saved + gaveUp).toBe(PROCESSES * INCREMENTS);
     expect(counterOf(final!.session)).toBe(saved);
     expect(saved).toBeGreaterThan(0);

@@ -21,7 +21,11 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
       try {
         const store = await openStore(url, {
           codec: encryptedSessionCodec({ keyring, store: "conformance", inner: codec }),
-          messageCodec: encryptedMessageCodec({ keyring, store: "conformance", ...(messageCodec ? { inner: messageCodec } : {}) }),
+          messageCodec: encryptedMessageCodec({
+            keyring,
+            store: "conformance",
+            ...(messageCodec ? { inner: messageCodec } : {}),
+          }),
         });
         cleanups.set(store, cleanup);
         return store;

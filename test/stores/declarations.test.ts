@@ -43,29 +43,47 @@ function declarationGraph(entry: string): Map<string, string> {
     if (files.has(file) || !existsSync(file)) continue;
     const text = readFileSync(file, "utf8");
     files.set(file, text);
-    for (const m of text.matchAll(/(?:from\s+|import\()\s*"(\.{1,2}\/[^"]+)"/g)) queue.push(resolve(dirname(file), m[1].replace(/\.js$/, ".d.ts")));
+    for (const m of text.matchAll(/(?:from\s+|import\()\s*"(\.{1,2}\/[^"]+)"/g))
+      queue.push(resolve(dirname(file), m[1].replace(/\.js$/, ".d.ts")));
   }
   return files;
 }
 
 describe("the statebag/stores declarations (#20)", () => {
-  it("import no optional driver, and compile in an app without them with skipLibCheck: false", { timeout: 240_000 }, () => {
+  it("import no optional driver, and compile in an app without them with skipLibCheck: false", {
+    timeout: 240_000,
+  }, () => {
     const out = join(work, "statebag");
-    const emitted = tsc(["-p", "tsconfig.build.json", "--outDir", out, "--emitDeclarationOnly", "--noEmitOnError", "false"], REPO);
+    const emitted = tsc(
+      ["-p", "tsconfig.build.json", "--outDir", out, "--emitDeclarationOnly", "--noEmitOnError", "false"],
+      REPO,
+    );
     const entry = join(out, "src/stores.d.ts");
     expect(existsSync(entry), emitted.output).toBe(true);
 
     const graph = declarationGraph(entry);
     expect(graph.size).toBeGreaterThan(5);
-    const leaks = [...graph].filter(([, text]) => OPTIONAL.test(text)).map(([file, text]) => `${file.slice(out.length)}: ${OPTIONAL.exec(text)![0]}`);
+    const leaks = [...graph]
+      .filter(([, text]) => OPTIONAL.test(text))
+      .map(([file, text]) => `${file.slice(out.length)}: ${OPTIONAL.exec(text)![0]}`);
     expect(leaks).toEqual([]);
 
     // An app outside the repository: only statebag's dependencies and @types/node are installed.
     const app = join(work, "app");
     mkdirSync(join(app, "node_modules/@types"), { recursive: true });
     cpSync(out, join(app, "statebag"), { recursive: true });
-    for (const dep of ["ajv", "commander", "picocolors", "cli-progress", "fast-deep-equal", "json-schema-traverse", "fast-uri", "require-from-string"]) {
-      if (existsSync(join(REPO, "node_modules", dep))) symlinkSync(join(REPO, "node_modules", dep), join(app, "node_modules", dep));
+    for (const dep of [
+      "ajv",
+      "commander",
+      "picocolors",
+      "cli-progress",
+      "fast-deep-equal",
+      "json-schema-traverse",
+      "fast-uri",
+      "require-from-string",
+    ]) {
+      if (existsSync(join(REPO, "node_modules", dep)))
+        symlinkSync(join(REPO, "node_modules", dep), join(app, "node_modules", dep));
     }
     symlinkSync(join(REPO, "node_modules/@types/node"), join(app, "node_modules/@types/node"));
     writeFileSync(
@@ -76,7 +94,15 @@ describe("the statebag/stores declarations (#20)", () => {
     writeFileSync(
       join(app, "tsconfig.json"),
       JSON.stringify({
-        compilerOptions: { strict: true, skipLibCheck: false, module: "nodenext", moduleResolution: "nodenext", target: "es2022", noEmit: true, types: ["node"] },
+        compilerOptions: {
+          strict: true,
+          skipLibCheck: false,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          noEmit: true,
+          types: ["node"],
+        },
         files: ["app.ts"],
       }),
     );

@@ -18,9 +18,16 @@ const SESSIONS = 2000;
 const user = (text: string) => ({ role: "user" as const, contents: [{ $type: "text" as const, text }] });
 
 /** Runs the worker until it reports `killAfter` removed sessions, then SIGKILLs it. Resolves with the last progress seen. */
-function eraseAndKill(url: string, owner: string, killAfter: number): Promise<{ reported: number; signal: NodeJS.Signals | null; finished: boolean }> {
+function eraseAndKill(
+  url: string,
+  owner: string,
+  killAfter: number,
+): Promise<{ reported: number; signal: NodeJS.Signals | null; finished: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = fork(worker, [url, owner], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    const child = fork(worker, [url, owner], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
     let err = "";
     let reported = 0;
     let finished = false;
@@ -52,7 +59,9 @@ async function listAllIds(store: SessionStore, owner: string, order: "id" | "upd
 const crashBackends = allBackends.filter((b) => b.name === "sqlite" || b.name === "postgres" || b.name === "redis");
 
 describe.each(crashBackends.map((b) => [b.name, b] as const))("eraseOwner after a crash (%s)", (_name, backend) => {
-  it("a run killed with SIGKILL part way is finished by the next; nothing of the owner is readable afterwards", { timeout: 240_000 }, async () => {
+  it("a run killed with SIGKILL part way is finished by the next; nothing of the owner is readable afterwards", {
+    timeout: 240_000,
+  }, async () => {
     const { store, url, done } = await freshStore(backend);
     try {
       const owner = "erase-me@example.com";
@@ -62,8 +71,12 @@ describe.each(crashBackends.map((b) => [b.name, b] as const))("eraseOwner after 
       for (let i = 0; i < ids.length; i += batch) {
         await Promise.all(
           ids.slice(i, i + batch).map(async (id, j) => {
-            await store.save(counterSession(id), { expectedRevision: null, meta: { owner, title: `chat ${id}`, labels: { n: String(i + j) } } });
-            if ((i + j) % 2 === 0) await store.messages.appendMessages(id, [user(`secret ${id}`)], { operationId: `op-${id}` });
+            await store.save(counterSession(id), {
+              expectedRevision: null,
+              meta: { owner, title: `chat ${id}`, labels: { n: String(i + j) } },
+            });
+            if ((i + j) % 2 === 0)
+              await store.messages.appendMessages(id, [user(`secret ${id}`)], { operationId: `op-${id}` });
           }),
         );
       }
@@ -109,37 +122,44 @@ describe.each(crashBackends.map((b) => [b.name, b] as const))("eraseOwner after 
   });
 });
 
-describe.each(allBackends.filter((b) => b.name === "redis").map((b) => [b.name, b] as const))("eraseOwner on Redis's owner index (%s)", (_name, backend) => {
-  it("finds a session whose index entry is stale, and drops the owner's index keys (orphaned entries too)", { timeout: 120_000 }, async () => {
-    const { store, done } = await freshStore(backend);
-    const redis = store as RedisSessionStore;
-    try {
-      const owner = "stale-owner";
-      await store.save(counterSession("a"), { expectedRevision: null, meta: { owner, labels: { topic: "x" } } });
-      await store.save(counterSession("b"), { expectedRevision: null, meta: { owner } });
-      const o = redis.keys.owner(owner);
-      await redis.call("test", true, async (c) => {
-        // "a": a candidate with the wrong time and revision; "ghost": a pending candidate of a save that never happened.
-        await c.hset(o.om, "a", JSON.stringify([{ u: 1, r: 1, l: { topic: "x" }, w: Date.now() }]));
-        await c.hset(o.om, "ghost", JSON.stringify([{ u: 5, r: 0, l: { topic: "private" }, w: Date.now() }]));
-        await (c as unknown as { zadd(k: string, s: number, m: string): Promise<number> }).zadd(o.oi, 0, "ghost");
-      });
-      const receipt = await store.eraseOwner(owner);
-      expect(receipt.sessions).toBe(2);
-      expect(await store.get("a")).toBeUndefined();
-      const left = await redis.call("test", false, (c) => c.exists(o.ou, o.oi, o.om));
-      expect(left).toBe(0);
-    } finally {
-      await done();
-    }
-  });
-});
+describe.each(allBackends.filter((b) => b.name === "redis").map((b) => [b.name, b] as const))(
+  "eraseOwner on Redis's owner index (%s)",
+  (_name, backend) => {
+    it("finds a session whose index entry is stale, and drops the owner's index keys (orphaned entries too)", {
+      timeout: 120_000,
+    }, async () => {
+      const { store, done } = await freshStore(backend);
+      const redis = store as RedisSessionStore;
+      try {
+        const owner = "stale-owner";
+        await store.save(counterSession("a"), { expectedRevision: null, meta: { owner, labels: { topic: "x" } } });
+        await store.save(counterSession("b"), { expectedRevision: null, meta: { owner } });
+        const o = redis.keys.owner(owner);
+        await redis.call("test", true, async (c) => {
+          // "a": a candidate with the wrong time and revision; "ghost": a pending candidate of a save that never happened.
+          await c.hset(o.om, "a", JSON.stringify([{ u: 1, r: 1, l: { topic: "x" }, w: Date.now() }]));
+          await c.hset(o.om, "ghost", JSON.stringify([{ u: 5, r: 0, l: { topic: "private" }, w: Date.now() }]));
+          await (c as unknown as { zadd(k: string, s: number, m: string): Promise<number> }).zadd(o.oi, 0, "ghost");
+        });
+        const receipt = await store.eraseOwner(owner);
+        expect(receipt.sessions).toBe(2);
+        expect(await store.get("a")).toBeUndefined();
+        const left = await redis.call("test", false, (c) => c.exists(o.ou, o.oi, o.om));
+        expect(left).toBe(0);
+      } finally {
+        await done();
+      }
+    });
+  },
+);
 
 describe("openStore retention options", () => {
   it("takes ?retentionMaxAge= / ?retentionMaxIdle= from any store URL, and the option over them", async () => {
     const a = await openStore("memory:?retentionMaxAge=90d&retentionMaxIdle=12h");
     expect(a.retention).toEqual({ default: { maxAgeMs: 90 * 86_400_000, maxIdleMs: 12 * 3_600_000 } });
-    const b = await openStore("memory:?retentionMaxIdle=1000", { retention: { default: { maxAgeMs: 5 }, owners: { vip: {} } } });
+    const b = await openStore("memory:?retentionMaxIdle=1000", {
+      retention: { default: { maxAgeMs: 5 }, owners: { vip: {} } },
+    });
     expect(b.retention).toEqual({ default: { maxAgeMs: 5 }, owners: { vip: {} } });
     await expect(openStore("memory:?retentionMaxAge=soon")).rejects.toThrow(/duration/);
     await Promise.all([a.close(), b.close()]);

@@ -150,7 +150,11 @@ describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
 
     const first = errors[0] as StoreUnavailableError;
     expect(first.code).toBe("store-unavailable");
-    expect(first.message).toMatch(new RegExp(`${c.name === "postgres" ? "PostgreSQL" : "Redis"} session store at .*:${proxy.port}.* is unavailable`));
+    expect(first.message).toMatch(
+      new RegExp(
+        `${c.name === "postgres" ? "PostgreSQL" : "Redis"} session store at .*:${proxy.port}.* is unavailable`,
+      ),
+    );
     expect(first.message).not.toContain("s3cret-pw");
     expect(first.hint).toMatch(/reconnects by itself/);
     // The connection went away: nothing answered, so the hint must not say the server refused.
@@ -163,7 +167,9 @@ describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
     const final = await store.get(id);
     expect(counterOf(final!.session)).toBeGreaterThanOrEqual(acked);
     expect(counterOf(final!.session)).toBeLessThanOrEqual(acked + unknown);
-    const next = await store.save(counterSession(id, counterOf(final!.session) + 1), { expectedRevision: final!.revision });
+    const next = await store.save(counterSession(id, counterOf(final!.session) + 1), {
+      expectedRevision: final!.revision,
+    });
     expect(next).toBeGreaterThan(final!.revision);
   }, 60_000);
 
@@ -195,7 +201,9 @@ describe.each(serverCases)("$name server stopped mid-run", (c: ServerCase) => {
     expect(now!.revision).toBeGreaterThan(r1);
     expect(counterOf(now!.session)).toBe(2);
     // Blindly retrying the same write would now conflict instead of applying it twice.
-    await expect(store.save(counterSession("lost-reply", 2), { expectedRevision: r1 })).rejects.toBeInstanceOf(ConflictError);
+    await expect(store.save(counterSession("lost-reply", 2), { expectedRevision: r1 })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
   }, 30_000);
 
   it("a server that is down from the start fails fast with a clear error, then works", async () => {
@@ -247,7 +255,10 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL setup is explicit", () => {
       await other.dropSchema();
       await other.close();
     });
-    const both = await Promise.all([other.setup(), new PostgresSessionStore({ connectionString: PG_URL, schema: `${schema}_b` }).setup()]);
+    const both = await Promise.all([
+      other.setup(),
+      new PostgresSessionStore({ connectionString: PG_URL, schema: `${schema}_b` }).setup(),
+    ]);
     expect(both.map((r) => r.changed).sort()).toEqual([false, true]);
 
     // A newer format than this code knows is refused, not misread.
@@ -310,7 +321,9 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
     ]) {
       const error = await errorOf(call());
       expect(error).toBeInstanceOf(StoreNotSetUpError);
-      expect((error as Error).message).toMatch(/Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(\d+\)/);
+      expect((error as Error).message).toMatch(
+        /Redis store at .* \(prefix "sbtest:.*"\) has storage format 99, newer than this statebag knows \(\d+\)/,
+      );
       expect((error as StoreNotSetUpError).hint).toMatch(/upgrade statebag/);
     }
     expect(await store.call("test", false, (c) => c.exists(`${prefix}s:b`, `${prefix}mo:a`))).toBe(0);
@@ -318,43 +331,49 @@ describe.skipIf(!serverUp.redis)("Redis setup", () => {
   });
 });
 
-describe.each([sqliteBackend, betterSqliteBackend].filter(available))("$name: lock held by another connection", (backend: Backend) => {
-  it("reports the store unavailable after busyTimeoutMs, and works once the lock is released", async () => {
-    const { url, cleanup } = await backend.location();
-    cleanups.push(cleanup);
-    const store = await openStore(url, { busyTimeoutMs: 150 });
-    cleanups.push(() => store.close());
-    const r1 = await store.save(counterSession("s", 1), { expectedRevision: null });
-    // The lock holder uses the store's own driver: two SQLite libraries in one process do not see each other's locks.
-    const other = (backend.name === "sqlite" ? nodeSqliteDriver : betterSqliteDriver).open(sqlitePath(url), { readOnly: false, busyTimeoutMs: 0 });
-    other.exec("BEGIN IMMEDIATE");
-    const error = await errorOf(store.save(counterSession("s", 2), { expectedRevision: r1 }));
-    expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect((error as Error).message).toMatch(/SQLite session store at sqlite:.* is unavailable \(save: SQLITE_BUSY/);
-    expect((error as StoreUnavailableError).hint).toMatch(/busyTimeoutMs \(150 ms\).*works once it is released/);
-    expect((error as StoreUnavailableError).hint).not.toMatch(/reconnects/);
-    expect(counterOf((await store.get("s"))!.session)).toBe(1); // readers are not blocked (WAL)
-    other.exec("ROLLBACK");
+describe.each([sqliteBackend, betterSqliteBackend].filter(available))(
+  "$name: lock held by another connection",
+  (backend: Backend) => {
+    it("reports the store unavailable after busyTimeoutMs, and works once the lock is released", async () => {
+      const { url, cleanup } = await backend.location();
+      cleanups.push(cleanup);
+      const store = await openStore(url, { busyTimeoutMs: 150 });
+      cleanups.push(() => store.close());
+      const r1 = await store.save(counterSession("s", 1), { expectedRevision: null });
+      // The lock holder uses the store's own driver: two SQLite libraries in one process do not see each other's locks.
+      const other = (backend.name === "sqlite" ? nodeSqliteDriver : betterSqliteDriver).open(sqlitePath(url), {
+        readOnly: false,
+        busyTimeoutMs: 0,
+      });
+      other.exec("BEGIN IMMEDIATE");
+      const error = await errorOf(store.save(counterSession("s", 2), { expectedRevision: r1 }));
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(/SQLite session store at sqlite:.* is unavailable \(save: SQLITE_BUSY/);
+      expect((error as StoreUnavailableError).hint).toMatch(/busyTimeoutMs \(150 ms\).*works once it is released/);
+      expect((error as StoreUnavailableError).hint).not.toMatch(/reconnects/);
+      expect(counterOf((await store.get("s"))!.session)).toBe(1); // readers are not blocked (WAL)
+      other.exec("ROLLBACK");
 
-    // It waits for the lock instead of failing at once: with a wait longer than the test's own
-    // timeout, a save started while the lock is held is still pending after a few retry pauses,
-    // and completes only after the lock is released.
-    const patient = await openStore(url, { busyTimeoutMs: 120_000 });
-    cleanups.push(() => patient.close());
-    const events: string[] = [];
-    other.exec("BEGIN IMMEDIATE");
-    const pending = patient.save(counterSession("s", 2), { expectedRevision: r1 }).then(
-      (revision) => (events.push("saved"), revision),
-      (e: unknown) => (events.push("failed"), Promise.reject(e)),
-    );
-    await sleep(50);
-    events.push("released");
-    other.exec("ROLLBACK");
-    other.close();
-    expect(await pending).toBeGreaterThan(r1);
-    expect(events).toEqual(["released", "saved"]);
-  });
-});
+      // It waits for the lock instead of failing at once: with a wait longer than the test's own
+      // timeout, a save started while the lock is held is still pending after a few retry pauses,
+      // and completes only after the lock is released.
+      const patient = await openStore(url, { busyTimeoutMs: 120_000 });
+      cleanups.push(() => patient.close());
+      const events: string[] = [];
+      other.exec("BEGIN IMMEDIATE");
+      const pending = patient.save(counterSession("s", 2), { expectedRevision: r1 }).then(
+        (revision) => (events.push("saved"), revision),
+        (e: unknown) => (events.push("failed"), Promise.reject(e)),
+      );
+      await sleep(50);
+      events.push("released");
+      other.exec("ROLLBACK");
+      other.close();
+      expect(await pending).toBeGreaterThan(r1);
+      expect(events).toEqual(["released", "saved"]);
+    });
+  },
+);
 
 describe.each(durableBackends)("$name: a process killed in the middle of a save", (backend: Backend) => {
   it("leaves the previous revision intact and readable", async () => {
@@ -369,10 +388,14 @@ describe.each(durableBackends)("$name: a process killed in the middle of a save"
     let lastAcked = 0;
     const outcomes: string[] = [];
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, ["--import", "tsx", script, url, id, String(2_000_000)], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", script, url, id, String(2_000_000)], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d) => (stderr += d));
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on("exit", (_code, signal) => resolve(signal)),
+      );
       let buffered = "";
       const acks = 3;
       await new Promise<void>((resolve, reject) => {
@@ -418,8 +441,12 @@ describe.each(durableBackends)("$name: a process killed in the middle of a save"
         try {
           const next = await store.save({ ...loaded!.session }, { expectedRevision: loaded!.revision });
           expect(next).toBeGreaterThan(loaded!.revision);
-          await expect(store.save(loaded!.session, { expectedRevision: loaded!.revision })).rejects.toBeInstanceOf(ConflictError);
-          outcomes.push(state.value === lastAcked ? "previous" : lateCommit ? "in-flight committed late" : "in-flight committed");
+          await expect(store.save(loaded!.session, { expectedRevision: loaded!.revision })).rejects.toBeInstanceOf(
+            ConflictError,
+          );
+          outcomes.push(
+            state.value === lastAcked ? "previous" : lateCommit ? "in-flight committed late" : "in-flight committed",
+          );
           lastAcked = state.value;
           break;
         } catch (error) {
@@ -440,7 +467,9 @@ describe.each(durableBackends)("$name: a process killed in the middle of a save"
 
 describe("redactUrl", () => {
   it("hides passwords and secret parameters", () => {
-    expect(redactUrl("postgres://app:hunter2@db.example:5432/prod?schema=s")).toBe("postgres://app:***@db.example:5432/prod?schema=s");
+    expect(redactUrl("postgres://app:hunter2@db.example:5432/prod?schema=s")).toBe(
+      "postgres://app:***@db.example:5432/prod?schema=s",
+    );
     expect(redactUrl("redis://:hunter2@cache:6379/0")).toBe("redis://:***@cache:6379/0");
     expect(redactUrl("postgres://db/x?password=hunter2")).not.toContain("hunter2");
     expect(redactUrl("sqlite:./x.db")).toBe("sqlite:./x.db");

@@ -47,7 +47,10 @@ function sqliteBackendWith(driver: SqliteDriverName): Backend {
     async location() {
       const dir = mkdtempSync(join(tmpdir(), "statebag-sqlite-"));
       const query = driver === "node:sqlite" ? "" : `?driver=${driver}`;
-      return { url: `sqlite:${join(dir, "sessions.db")}${query}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        url: `sqlite:${join(dir, "sessions.db")}${query}`,
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
     },
   };
 }
@@ -127,7 +130,12 @@ export const redisClusterBackend: Backend = {
 /** PgBouncer in transaction pooling mode in front of the test PostgreSQL, started by the tests. */
 export const pgBouncer = sharedServer(() => {
   const u = new URL(PG_URL);
-  return startPgBouncer({ host: u.hostname, port: Number(u.port || 5432), database: u.pathname.slice(1), user: decodeURIComponent(u.username) || "postgres" });
+  return startPgBouncer({
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    database: u.pathname.slice(1),
+    user: decodeURIComponent(u.username) || "postgres",
+  });
 });
 
 /** PostgreSQL through PgBouncer (`?pgbouncer=true`): a new schema per location, set up through the pooler too. */
@@ -138,7 +146,12 @@ export const pgBouncerBackend: Backend = {
     const bouncer = await pgBouncer.acquire();
     try {
       const schema = `sbtest_${uniqueName()}`;
-      const admin = new PostgresSessionStore({ connectionString: bouncer.url, schema, max: 1, preparedStatements: false });
+      const admin = new PostgresSessionStore({
+        connectionString: bouncer.url,
+        schema,
+        max: 1,
+        preparedStatements: false,
+      });
       await admin.setup();
       return {
         url: `${bouncer.url}?pgbouncer=true&schema=${schema}`,
@@ -184,8 +197,12 @@ export const serverUp = {
   redis: inCi || (await reachable(REDIS_URL, 6379)),
 };
 if (!serverUp.postgres || !serverUp.redis) {
-  const missing = Object.entries(serverUp).filter(([, up]) => !up).map(([name]) => name);
-  console.warn(`[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see docs/stores.md)`);
+  const missing = Object.entries(serverUp)
+    .filter(([, up]) => !up)
+    .map(([name]) => name);
+  console.warn(
+    `[statebag tests] skipping ${missing.join(" and ")} suites: no server on 127.0.0.1 (CI runs them; see docs/stores.md)`,
+  );
 }
 
 /**
@@ -194,7 +211,9 @@ if (!serverUp.postgres || !serverUp.redis) {
  */
 export const betterSqliteInstalled = inCi || driverInstalled("better-sqlite3");
 if (!betterSqliteInstalled) {
-  console.warn("[statebag tests] skipping the better-sqlite3 driver suites: better-sqlite3 is not installed (npm i --no-save better-sqlite3; CI runs them)");
+  console.warn(
+    "[statebag tests] skipping the better-sqlite3 driver suites: better-sqlite3 is not installed (npm i --no-save better-sqlite3; CI runs them)",
+  );
 }
 
 /** Whether a backend's server (or driver) is there to test against. */
@@ -215,7 +234,13 @@ export function available(backend: Backend): boolean {
   }
 }
 
-export const allBackends: Backend[] = [memoryBackend, sqliteBackend, betterSqliteBackend, postgresBackend(), redisBackend()].filter(available);
+export const allBackends: Backend[] = [
+  memoryBackend,
+  sqliteBackend,
+  betterSqliteBackend,
+  postgresBackend(),
+  redisBackend(),
+].filter(available);
 export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
 /**
  * Servers the tests start themselves (a local Redis Cluster, PgBouncer), for the suites that run
@@ -224,7 +249,10 @@ export const durableBackends: Backend[] = allBackends.filter((b) => b.durable);
 export const scaleOutBackends: Backend[] = [redisClusterBackend, pgBouncerBackend].filter(available);
 
 /** Opens a store at a fresh location; `done()` closes it and removes the location. */
-export async function freshStore(backend: Backend, options?: OpenStoreOptions): Promise<{ store: SessionStore; url: string; done: () => Promise<void> }> {
+export async function freshStore(
+  backend: Backend,
+  options?: OpenStoreOptions,
+): Promise<{ store: SessionStore; url: string; done: () => Promise<void> }> {
   const { url, cleanup } = await backend.location();
   const store = await openStore(url, options);
   return {

@@ -7,7 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { MemorySessionStore, PostgresSessionStore, SessionNotFoundError, SessionOwnerError, SqliteSessionStore, StoreNotSetUpError, withSession } from "../../src/stores.js";
+import {
+  MemorySessionStore,
+  PostgresSessionStore,
+  SessionNotFoundError,
+  SessionOwnerError,
+  SqliteSessionStore,
+  StoreNotSetUpError,
+  withSession,
+} from "../../src/stores.js";
 import { PG_URL, uniqueName } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "statebag-listing-"));
@@ -31,7 +39,9 @@ describe("SQLite format 1 -> 2", () => {
     expect(await store.setup()).toEqual({ version: 2, changed: true });
     const old = (await store.get("old"))!;
     expect(old.meta).toEqual({ createdAt: "2023-11-14T22:13:20.000Z", updatedAt: "2023-11-14T22:13:20.000Z" });
-    await expect(store.save(old.session, { expectedRevision: old.revision, meta: { owner: "a" } })).rejects.toThrow(SessionOwnerError);
+    await expect(store.save(old.session, { expectedRevision: old.revision, meta: { owner: "a" } })).rejects.toThrow(
+      SessionOwnerError,
+    );
     await store.save(old.session, { expectedRevision: old.revision, meta: { title: "kept" } });
     const saved = (await store.get("old"))!.meta;
     expect(saved.createdAt).toBe("2023-11-14T22:13:20.000Z");
@@ -50,7 +60,11 @@ describe("SQLite format 1 -> 2", () => {
     const { SQLITE_SQL } = await import("../../src/runtime/stores/sqlite/sql.js");
     for (const sql of [SQLITE_SQL.listByTime, SQLITE_SQL.listById]) {
       const params = sql === SQLITE_SQL.listById ? ["o", 0, 1, 0, "{}", "", 10] : ["o", 0, 1, 0, "{}", 1, "", 10];
-      const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => String(r.detail)).join("\n");
+      const plan = raw
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...params)
+        .map((r) => String(r.detail))
+        .join("\n");
       expect(plan).toMatch(/statebag_sessions_owner_(updated|id)/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
     }
@@ -69,8 +83,12 @@ describe("PostgreSQL format 1 -> 2", () => {
     await raw.query(`CREATE TABLE "${schema}".statebag_meta (key text PRIMARY KEY, value text NOT NULL)`);
     await raw.query(`INSERT INTO "${schema}".statebag_meta VALUES ('schema_version', '1')`);
     await raw.query(`CREATE SEQUENCE "${schema}".statebag_revision_seq AS bigint`);
-    await raw.query(`CREATE TABLE "${schema}".statebag_sessions (id text COLLATE "C" PRIMARY KEY, revision bigint NOT NULL, data text NOT NULL, expires_at timestamptz, updated_at timestamptz NOT NULL DEFAULT now())`);
-    await raw.query(`INSERT INTO "${schema}".statebag_sessions VALUES ('old', 1, $1, NULL, '2023-11-14T22:13:20Z')`, [doc("old")]);
+    await raw.query(
+      `CREATE TABLE "${schema}".statebag_sessions (id text COLLATE "C" PRIMARY KEY, revision bigint NOT NULL, data text NOT NULL, expires_at timestamptz, updated_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await raw.query(`INSERT INTO "${schema}".statebag_sessions VALUES ('old', 1, $1, NULL, '2023-11-14T22:13:20Z')`, [
+      doc("old"),
+    ]);
     try {
       await expect(store.get("old")).rejects.toThrow(/storage format 1; this statebag needs 2/);
       const fresh = new PostgresSessionStore({ connectionString: PG_URL, schema });
@@ -92,17 +110,29 @@ describe("PostgreSQL format 1 -> 2", () => {
 describe("withSession({ owner })", () => {
   it("never loads or overwrites another owner's session, and says nothing about it", async () => {
     const store = new MemorySessionStore();
-    await withSession(store, "s1", () => undefined, { owner: "alice", meta: { title: "Trip", labels: { kind: "chat" } } });
+    await withSession(store, "s1", () => undefined, {
+      owner: "alice",
+      meta: { title: "Trip", labels: { kind: "chat" } },
+    });
     const saved = (await store.get("s1"))!;
     expect(saved.meta).toMatchObject({ owner: "alice", title: "Trip", labels: { kind: "chat" } });
     let ran = false;
-    const error = await withSession(store, "s1", () => { ran = true; }, { owner: "mallory" }).catch((e: unknown) => e);
+    const error = await withSession(
+      store,
+      "s1",
+      () => {
+        ran = true;
+      },
+      { owner: "mallory" },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionNotFoundError);
     expect(String((error as Error).message) + (error as { hint: string }).hint).not.toContain("alice");
     expect(ran).toBe(false);
     expect((await store.get("s1"))!.revision).toBe(saved.revision);
     await store.save(saved.session, { expectedRevision: saved.revision, meta: {} });
-    const unowned = await withSession(store, "s2", () => undefined).then(() => withSession(store, "s2", () => undefined, { owner: "alice" }).catch((e: unknown) => e));
+    const unowned = await withSession(store, "s2", () => undefined).then(() =>
+      withSession(store, "s2", () => undefined, { owner: "alice" }).catch((e: unknown) => e),
+    );
     expect(unowned).toBeInstanceOf(SessionNotFoundError);
     const updated = await withSession(store, "s1", () => undefined, { owner: "alice", meta: { title: "Renamed" } });
     expect(updated.created).toBe(false);

@@ -40,7 +40,11 @@ describe.skipIf(!node20)("the default SQLite store on Node 20", () => {
     const cwd = join(work, "app");
     rmSync(cwd, { recursive: true, force: true });
     mkdirSync(cwd);
-    const r = spawnSync(node20!, ["--import", TSX.href, script], { cwd, encoding: "utf8", env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    const r = spawnSync(node20!, ["--import", TSX.href, script], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    });
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout.trim().split("\n").pop()!);
     expect(result.name).toBe("NodeSqliteMissingError");

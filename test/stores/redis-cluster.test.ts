@@ -13,7 +13,16 @@ import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/sto
 import { openStore } from "../../src/runtime/stores/open.js";
 import { REDIS_CLUSTER_BUCKETS } from "../../src/runtime/stores/redis/keys.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
-import { counterOf, counterSession, REDIS_URL, redisCluster, redisClusterBackend, scaleOutBackends, serverUp, uniqueName } from "./helpers.js";
+import {
+  counterOf,
+  counterSession,
+  REDIS_URL,
+  redisCluster,
+  redisClusterBackend,
+  scaleOutBackends,
+  serverUp,
+  uniqueName,
+} from "./helpers.js";
 import { startRedisCluster, type RedisClusterHandle } from "./servers.js";
 
 const require = createRequire(import.meta.url);
@@ -60,7 +69,9 @@ describe("Redis store URLs", () => {
   });
 
   it("refuses a cluster prefix with braces (they would become the hash tag)", () => {
-    expect(() => new RedisSessionStore({ url: "redis://h:7000", cluster: true, prefix: "app{1}:" })).toThrow(/contains "\{" or "\}"/);
+    expect(() => new RedisSessionStore({ url: "redis://h:7000", cluster: true, prefix: "app{1}:" })).toThrow(
+      /contains "\{" or "\}"/,
+    );
     expect(() => new RedisSessionStore({ url: "redis://h:7000", prefix: "app{1}:" })).not.toThrow();
   });
 });
@@ -104,7 +115,11 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
       expect(k.session).toBe(`${prefix}{${k.prefix.slice(prefix.length + 1, -1)}}s:${id}`);
       const all = (await keysPerNode(prefix)).flat().sort();
       expect(all).toEqual([k.exp, k.idx, k.hdr, k.list, k.ops, k.rev, k.session, `${prefix}meta`].sort());
-      const slots = new Set(await Promise.all([k.session, k.rev, k.idx, k.exp, k.list, k.hdr, k.ops].map((key) => nodes[0].cluster("KEYSLOT", key))));
+      const slots = new Set(
+        await Promise.all(
+          [k.session, k.rev, k.idx, k.exp, k.list, k.hdr, k.ops].map((key) => nodes[0].cluster("KEYSLOT", key)),
+        ),
+      );
       expect(slots.size).toBe(1);
       // Revisions come from the bucket's counter, shared with the log; they keep increasing.
       const r2 = await store.save(counterSession(id, 2), { expectedRevision: r1 });
@@ -139,7 +154,9 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
       const crowded = store.keys.of("seed").prefix;
       const same: string[] = [];
       for (let i = 0; same.length < 40; i++) if (store.keys.of(`c-${i}`).prefix === crowded) same.push(`c-${i}`);
-      const spread = Array.from({ length: 20 }, (_, i) => `c-x${i}`).filter((id) => store.keys.of(id).prefix !== crowded);
+      const spread = Array.from({ length: 20 }, (_, i) => `c-x${i}`).filter(
+        (id) => store.keys.of(id).prefix !== crowded,
+      );
       const ids = [...same, ...spread];
       for (const id of ids) await store.save(counterSession(id), { expectedRevision: null });
       const first = await store.scan({ limit: 30 });
@@ -175,14 +192,22 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
       const anyNode = new (require("ioredis").Cluster)(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
       await anyNode.zadd(`${prefix}idx`, 0, "old");
       anyNode.disconnect();
-      const error = await store.get("old").then(() => undefined, (e: unknown) => e);
+      const error = await store.get("old").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(StoreNotSetUpError);
       expect((error as StoreNotSetUpError).message).toContain("standalone layout");
       expect((error as StoreNotSetUpError).hint).toMatch(/copy the sessions/);
       const cleaner = new (require("ioredis").Cluster)(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
       await cleaner.del(`${prefix}idx`);
       await cleaner.zadd(`${prefix}{}idx`, 0, "old"); // the current standalone layout is refused the same way
-      expect(await store.get("old").then(() => undefined, (e: unknown) => e)).toBeInstanceOf(StoreNotSetUpError);
+      expect(
+        await store.get("old").then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ).toBeInstanceOf(StoreNotSetUpError);
       await cleaner.del(`${prefix}{}idx`);
       cleaner.disconnect();
     } finally {
@@ -195,7 +220,13 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
     const store = await openStore(`redis://127.0.0.1:${cluster.ports[0]}?prefix=${uniqueName()}:`);
     try {
       const errors: unknown[] = [];
-      for (const id of ["a", "b", "c", "d", "e", "f"]) errors.push(await store.save(counterSession(id), { expectedRevision: null }).then(() => undefined, (e: unknown) => e));
+      for (const id of ["a", "b", "c", "d", "e", "f"])
+        errors.push(
+          await store.save(counterSession(id), { expectedRevision: null }).then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        );
       // Some ids hash to this node's slots (and succeed); the others are refused with the fix.
       const refused = errors.filter(Boolean) as ConfigurationError[];
       expect(refused.length).toBeGreaterThan(0);
@@ -215,7 +246,10 @@ describe.skipIf(!serverUp.redis)("Redis Cluster URL on a standalone server", () 
   it("is refused with the fix, not retried forever", async () => {
     const store = await openStore(`${REDIS_URL}?cluster=true&prefix=${uniqueName()}:`);
     try {
-      const error = await store.get("x").then(() => undefined, (e: unknown) => e);
+      const error = await store.get("x").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ConfigurationError);
       expect((error as Error).message).toMatch(/is not a Redis Cluster .*cluster support disabled/);
       expect((error as ConfigurationError).hint).toMatch(/redis:\/\//);
@@ -234,7 +268,16 @@ describe.skipIf(!serverUp.redis)("Redis Cluster URL on a standalone server", () 
       const r = await store.save(counterSession("s1", 3), { expectedRevision: null, ttlMs: 60_000 });
       await store.messages.appendMessages("s1", [user("hi")], { operationId: "op-1" });
       expect((await raw.keys(`${prefix}*`)).sort()).toEqual(
-        [`${prefix}{}exp`, `${prefix}{}idx`, `${prefix}{}mh:s1`, `${prefix}{}ml:s1`, `${prefix}{}mo:s1`, `${prefix}{}rev`, `${prefix}{}s:s1`, `${prefix}meta`].sort(),
+        [
+          `${prefix}{}exp`,
+          `${prefix}{}idx`,
+          `${prefix}{}mh:s1`,
+          `${prefix}{}ml:s1`,
+          `${prefix}{}mo:s1`,
+          `${prefix}{}rev`,
+          `${prefix}{}s:s1`,
+          `${prefix}meta`,
+        ].sort(),
       );
       expect(await raw.hget(`${prefix}{}s:s1`, "r")).toBe(String(r));
       expect(await raw.hget(`${prefix}meta`, "format")).toBe("3");
@@ -259,7 +302,9 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
 
   it("fails the calls for the dead node's slots with StoreUnavailableError; the other masters keep serving", async () => {
     const prefix = `sbtest:${uniqueName()}:`;
-    const store = (await openStore(`${own.url}?prefix=${encodeURIComponent(prefix)}`, { connectTimeoutMs: 1000 })) as RedisSessionStore;
+    const store = (await openStore(`${own.url}?prefix=${encodeURIComponent(prefix)}`, {
+      connectTimeoutMs: 1000,
+    })) as RedisSessionStore;
     const probe = new Redis(`redis://127.0.0.1:${own.ports[0]}`);
     try {
       const ids = Array.from({ length: 30 }, (_, i) => `n-${i}`);
@@ -279,13 +324,18 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
 
       for (const [i, id] of ids.entries()) {
         if (dead.has(id)) {
-          const error = await store.save(counterSession(id, 1), { expectedRevision: revisions[i] }).then(() => undefined, (e: unknown) => e);
+          const error = await store.save(counterSession(id, 1), { expectedRevision: revisions[i] }).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
           expect(error).toBeInstanceOf(StoreUnavailableError);
           expect((error as StoreUnavailableError).code).toBe("store-unavailable");
           expect((error as StoreUnavailableError).hint).toMatch(/reachable/);
           await expect(store.get(id)).rejects.toBeInstanceOf(StoreUnavailableError);
         } else {
-          expect(await store.save(counterSession(id, 1), { expectedRevision: revisions[i] })).toBeGreaterThan(revisions[i]);
+          expect(await store.save(counterSession(id, 1), { expectedRevision: revisions[i] })).toBeGreaterThan(
+            revisions[i],
+          );
           expect(counterOf((await store.get(id))!.session)).toBe(1);
         }
       }
@@ -301,7 +351,10 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
     await own.stop();
     const store = await openStore(`${own.url}?prefix=x:`, { connectTimeoutMs: 500 });
     try {
-      const error = await store.get("a").then(() => undefined, (e: unknown) => e);
+      const error = await store.get("a").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as Error).message).toMatch(/unavailable \(get: /);
     } finally {

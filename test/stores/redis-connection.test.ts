@@ -40,7 +40,10 @@ function expectNoSecret(error: unknown): void {
 }
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(Error);
   return error as Error;
 }
@@ -63,17 +66,45 @@ afterEach(async () => {
 describe("Redis URL parts are checked before connecting", () => {
   it.each([
     ["a fractional database", `redis://:${SECRET}@127.0.0.1:6379/1.5`, /database "1\.5" .* is not a database number/],
-    ["a database that is not a number", `redis://:${SECRET}@127.0.0.1:6379/abc`, /database "abc" .* is not a database number/],
+    [
+      "a database that is not a number",
+      `redis://:${SECRET}@127.0.0.1:6379/abc`,
+      /database "abc" .* is not a database number/,
+    ],
     ["a negative database", `redis://:${SECRET}@127.0.0.1:6379/-1`, /database "-1" .* is not a database number/],
-    ["a path after the database", `redis://:${SECRET}@127.0.0.1:6379/1/2`, /database "1\/2" .* is not a database number/],
-    ["?db= that is not a number", `redis://:${SECRET}@127.0.0.1:6379?db=one`, /\?db= .* whole number|not a database number/],
+    [
+      "a path after the database",
+      `redis://:${SECRET}@127.0.0.1:6379/1/2`,
+      /database "1\/2" .* is not a database number/,
+    ],
+    [
+      "?db= that is not a number",
+      `redis://:${SECRET}@127.0.0.1:6379?db=one`,
+      /\?db= .* whole number|not a database number/,
+    ],
     ["two different databases", `redis://:${SECRET}@127.0.0.1:6379/2?db=3`, /names two databases \(\/2 and \?db=3\)/],
-    ["an unknown address family", `redis://:${SECRET}@127.0.0.1:6379?family=5`, /\?family= .* must be 4 \(IPv4\), 6 \(IPv6\) or 0/],
-    ["a zero connect timeout", `redis://:${SECRET}@127.0.0.1:6379?connectTimeout=0`, /\?connectTimeout= .* from 1 to 600000/],
-    ["a connect timeout in words", `redis://:${SECRET}@127.0.0.1:6379?connectTimeout=soon`, /\?connectTimeout= .* got "soon"/],
+    [
+      "an unknown address family",
+      `redis://:${SECRET}@127.0.0.1:6379?family=5`,
+      /\?family= .* must be 4 \(IPv4\), 6 \(IPv6\) or 0/,
+    ],
+    [
+      "a zero connect timeout",
+      `redis://:${SECRET}@127.0.0.1:6379?connectTimeout=0`,
+      /\?connectTimeout= .* from 1 to 600000/,
+    ],
+    [
+      "a connect timeout in words",
+      `redis://:${SECRET}@127.0.0.1:6379?connectTimeout=soon`,
+      /\?connectTimeout= .* got "soon"/,
+    ],
     ["too many retries", `redis://:${SECRET}@127.0.0.1:6379?connectRetries=21`, /\?connectRetries= .* from 0 to 20/],
     ["port 0", `redis://:${SECRET}@127.0.0.1:0`, /port 0/],
-    ["a cluster with a database", `redis+cluster://:${SECRET}@127.0.0.1:7000,127.0.0.1:7001/3`, /database other than 0/],
+    [
+      "a cluster with a database",
+      `redis+cluster://:${SECRET}@127.0.0.1:7000,127.0.0.1:7001/3`,
+      /database other than 0/,
+    ],
   ])("%s is a ConfigurationError at open, keeping no trace of the password", async (_label, url, message) => {
     const error = await failure(openStore(`${url}${url.includes("?") ? "&" : "?"}prefix=x:`));
     expect(error).toBeInstanceOf(ConfigurationError);
@@ -99,8 +130,12 @@ describe("Redis URL parts are checked before connecting", () => {
       connectTimeoutMs: 250,
       connectRetries: 4,
     });
-    expect(() => new RedisSessionStore({ url: "redis://h", connectRetries: 1.5 })).toThrow(/connectRetries must be a whole number/);
-    expect(() => new RedisSessionStore({ url: "redis://h/2", redisOptions: { db: 3 } })).toThrow(/differs from the database in the store URL/);
+    expect(() => new RedisSessionStore({ url: "redis://h", connectRetries: 1.5 })).toThrow(
+      /connectRetries must be a whole number/,
+    );
+    expect(() => new RedisSessionStore({ url: "redis://h/2", redisOptions: { db: 3 } })).toThrow(
+      /differs from the database in the store URL/,
+    );
   });
 });
 
@@ -116,7 +151,11 @@ describe.skipIf(!serverUp.redis)("Redis databases", () => {
     url.password = SECRET;
     const store = await openStore(url.toString());
     try {
-      for (const call of [() => store.save(counterSession("a"), { expectedRevision: null }), () => store.get("a"), () => store.setup()]) {
+      for (const call of [
+        () => store.save(counterSession("a"), { expectedRevision: null }),
+        () => store.get("a"),
+        () => store.setup(),
+      ]) {
         const error = await failure(call());
         expect(error).toBeInstanceOf(ConfigurationError);
         expect(error.message).toContain(`has no database ${Number(limit) + 83}`);
@@ -142,7 +181,12 @@ describe.skipIf(!serverUp.redis)("Redis databases", () => {
       await store.get("a").catch(() => undefined);
       expect(await store.save(counterSession("a", 1), { expectedRevision: r1 })).toBeGreaterThan(r1);
       expect(await store.save(counterSession("b"), { expectedRevision: null })).toBeGreaterThan(0);
-      expect((await db3.keys(`${prefix}*`)).sort()).toEqual([`${prefix}{}idx`, `${prefix}{}rev`, `${prefix}{}s:a`, `${prefix}{}s:b`]);
+      expect((await db3.keys(`${prefix}*`)).sort()).toEqual([
+        `${prefix}{}idx`,
+        `${prefix}{}rev`,
+        `${prefix}{}s:a`,
+        `${prefix}{}s:b`,
+      ]);
       expect(await raw.keys(`${prefix}*`)).toEqual([]);
     } finally {
       await store.deleteAll();
@@ -153,7 +197,9 @@ describe.skipIf(!serverUp.redis)("Redis databases", () => {
 });
 
 /** A TCP server that counts connections; `answer: false` accepts and stays silent, otherwise it closes each at once. */
-async function countingServer(mode: "close" | "silent"): Promise<{ port: number; connections: () => number; stop: () => Promise<void> }> {
+async function countingServer(
+  mode: "close" | "silent",
+): Promise<{ port: number; connections: () => number; stop: () => Promise<void> }> {
   let count = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -194,23 +240,30 @@ describe("Redis that cannot be reached", () => {
     [undefined, 2],
     [0, 1],
     [3, 4],
-  ])("connectRetries=%s: a server that drops every connection is tried %i times per call", async (retries, attempts) => {
-    const server = await countingServer("close");
-    const store = await openStore(`redis://127.0.0.1:${server.port}?prefix=x:${retries === undefined ? "" : `&connectRetries=${retries}`}`);
-    try {
-      const error = await failure(store.save(counterSession("a"), { expectedRevision: null }));
-      expect(error).toBeInstanceOf(StoreUnavailableError);
-      expect(error.message).toContain(`after ${attempts} attempt${attempts === 1 ? "" : "s"}`);
-      expect(server.connections()).toBe(attempts);
-    } finally {
-      await store.close();
-      await server.stop();
-    }
-  });
+  ])(
+    "connectRetries=%s: a server that drops every connection is tried %i times per call",
+    async (retries, attempts) => {
+      const server = await countingServer("close");
+      const store = await openStore(
+        `redis://127.0.0.1:${server.port}?prefix=x:${retries === undefined ? "" : `&connectRetries=${retries}`}`,
+      );
+      try {
+        const error = await failure(store.save(counterSession("a"), { expectedRevision: null }));
+        expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(error.message).toContain(`after ${attempts} attempt${attempts === 1 ? "" : "s"}`);
+        expect(server.connections()).toBe(attempts);
+      } finally {
+        await store.close();
+        await server.stop();
+      }
+    },
+  );
 
   it("a server that accepts but never answers ends each attempt at connectTimeout (the whole handshake, not just TCP)", async () => {
     const server = await countingServer("silent");
-    const store = await openStore(`redis://:${SECRET}@127.0.0.1:${server.port}?prefix=x:&connectTimeout=200&connectRetries=1`);
+    const store = await openStore(
+      `redis://:${SECRET}@127.0.0.1:${server.port}?prefix=x:&connectTimeout=200&connectRetries=1`,
+    );
     try {
       const error = await failure(store.get("a"));
       expect(error).toBeInstanceOf(StoreUnavailableError);
@@ -226,7 +279,9 @@ describe("Redis that cannot be reached", () => {
 
   it("a cluster whose start nodes are all closed fails the same way, naming them", async () => {
     const [a, b] = [await freePort(), await freePort()];
-    const store = await openStore(`redis+cluster://:${SECRET}@127.0.0.1:${a},127.0.0.1:${b}?prefix=x:&connectRetries=1`);
+    const store = await openStore(
+      `redis+cluster://:${SECRET}@127.0.0.1:${a},127.0.0.1:${b}?prefix=x:&connectRetries=1`,
+    );
     try {
       const error = await failure(store.get("a"));
       expect(error).toBeInstanceOf(StoreUnavailableError);

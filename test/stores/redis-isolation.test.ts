@@ -14,14 +14,27 @@ import { StoreKeyConflictError, StoreNotSetUpError } from "../../src/runtime/sto
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
-import { counterOf, counterSession, REDIS_URL, redisCluster, redisClusterBackend, scaleOutBackends, serverUp, sleep, uniqueName } from "./helpers.js";
+import {
+  counterOf,
+  counterSession,
+  REDIS_URL,
+  redisCluster,
+  redisClusterBackend,
+  scaleOutBackends,
+  serverUp,
+  sleep,
+  uniqueName,
+} from "./helpers.js";
 
 const require = createRequire(import.meta.url);
 const { Redis } = require("ioredis") as { Redis: new (url: string) => RedisClient };
 const user = (text: string): ChatMessage => ({ role: "user", contents: [{ $type: "text", text }] });
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(Error);
   return error as Error;
 }
@@ -40,7 +53,15 @@ async function snapshot(server: Server, pattern: string): Promise<string[]> {
     for (const key of await node.keys(pattern)) {
       const type = await node.type(key);
       const value =
-        type === "hash" ? await node.hgetall(key) : type === "zset" ? await node.zrange(key, 0, -1, "WITHSCORES") : type === "list" ? await node.lrange(key, 0, -1) : type === "set" ? (await node.smembers(key)).sort() : await node.get(key);
+        type === "hash"
+          ? await node.hgetall(key)
+          : type === "zset"
+            ? await node.zrange(key, 0, -1, "WITHSCORES")
+            : type === "list"
+              ? await node.lrange(key, 0, -1)
+              : type === "set"
+                ? (await node.smembers(key)).sort()
+                : await node.get(key);
       out.push(`${key} ${type} ${JSON.stringify(value)}`);
     }
   }
@@ -50,7 +71,10 @@ async function snapshot(server: Server, pattern: string): Promise<string[]> {
 /** The isolation scenario, run on a standalone server and on a cluster. */
 async function isolation(server: Server): Promise<void> {
   const base = `sbtest:${uniqueName()}:`;
-  const open = async (prefix: string) => (await openStore(`${server.url}${server.url.includes("?") ? "&" : "?"}prefix=${encodeURIComponent(prefix)}`)) as RedisSessionStore;
+  const open = async (prefix: string) =>
+    (await openStore(
+      `${server.url}${server.url.includes("?") ? "&" : "?"}prefix=${encodeURIComponent(prefix)}`,
+    )) as RedisSessionStore;
   const outer = await open(`${base}p:`);
   // One inner store per way a prefix can start with another's: any text, and the earlier layout's tags.
   const inners = await Promise.all([`${base}p:tenant2:`, `${base}p:s:`, `${base}p:ml:`].map(open));
@@ -66,7 +90,8 @@ async function isolation(server: Server): Promise<void> {
     await outer.save(counterSession("o-gone", 11), { expectedRevision: null, ttlMs: 50 });
     await sleep(150); // both stores now hold an expired session in their index
     const before = await snapshot(server, `${base}p:?*`);
-    const innerKeys = (all: string[]) => all.filter((line) => !line.startsWith(`${outer.prefix}{`) && !line.startsWith(`${outer.prefix}meta `));
+    const innerKeys = (all: string[]) =>
+      all.filter((line) => !line.startsWith(`${outer.prefix}{`) && !line.startsWith(`${outer.prefix}meta `));
     expect(innerKeys(before).length).toBeGreaterThan(0);
 
     // Ids that would name the inner stores' keys in a layout without a terminator.
@@ -130,7 +155,9 @@ describe.skipIf(!serverUp.redis)("Redis prefixes that start one another (standal
       const error = await failure(store.get("w"));
       expect(error).toBeInstanceOf(StoreKeyConflictError);
       expect(error.message).toMatch(/another type of value/);
-      await expect(store.save(counterSession("w"), { expectedRevision: null })).rejects.toBeInstanceOf(StoreKeyConflictError);
+      await expect(store.save(counterSession("w"), { expectedRevision: null })).rejects.toBeInstanceOf(
+        StoreKeyConflictError,
+      );
     } finally {
       await store.deleteAll();
       await store.close();
@@ -175,7 +202,9 @@ describe.skipIf(!serverUp.redis)("Redis data of earlier releases (format 1)", ()
       expect(error).toBeInstanceOf(StoreNotSetUpError);
       expect(error.message).toMatch(/key layout of earlier statebag releases/);
       expect((error as StoreNotSetUpError).hint).toMatch(/statebag store setup --store/);
-      await expect(store.save(counterSession("new"), { expectedRevision: null })).rejects.toBeInstanceOf(StoreNotSetUpError);
+      await expect(store.save(counterSession("new"), { expectedRevision: null })).rejects.toBeInstanceOf(
+        StoreNotSetUpError,
+      );
       expect(await raw.exists(`${p}{}s:new`, `${p}s:new`)).toBe(0);
 
       expect(await store.setup()).toEqual({ version: 3, changed: true });
@@ -183,7 +212,10 @@ describe.skipIf(!serverUp.redis)("Redis data of earlier releases (format 1)", ()
       expect(loaded?.revision).toBe(7);
       expect(counterOf(loaded!.session)).toBe(3);
       expect(await store.messages.readMessages("legacy")).toEqual({ messages: [user("hi")], version: 5 });
-      expect(await store.messages.appendMessages("legacy", [user("again")], { operationId: "op-1" })).toEqual({ applied: false, version: 5 });
+      expect(await store.messages.appendMessages("legacy", [user("again")], { operationId: "op-1" })).toEqual({
+        applied: false,
+        version: 5,
+      });
       const page = await store.scan({ includeText: true });
       expect(page.items.map((i) => i.id)).toEqual(["legacy", "ttl"]);
       expect(page.items[1].ttlMs).toBeGreaterThan(0);
@@ -251,18 +283,21 @@ describe.skipIf(!serverUp.redis)("Redis data of earlier releases (format 1)", ()
   });
 });
 
-describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis prefixes that start one another (cluster)", () => {
-  let server: Server;
-  beforeAll(async () => {
-    const cluster = await redisCluster.acquire();
-    server = { url: cluster.url, nodes: cluster.ports.map((port) => new Redis(`redis://127.0.0.1:${port}`)) };
-  });
-  afterAll(async () => {
-    for (const node of server?.nodes ?? []) node.disconnect();
-    await redisCluster.release();
-  });
+describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))(
+  "Redis prefixes that start one another (cluster)",
+  () => {
+    let server: Server;
+    beforeAll(async () => {
+      const cluster = await redisCluster.acquire();
+      server = { url: cluster.url, nodes: cluster.ports.map((port) => new Redis(`redis://127.0.0.1:${port}`)) };
+    });
+    afterAll(async () => {
+      for (const node of server?.nodes ?? []) node.disconnect();
+      await redisCluster.release();
+    });
 
-  it("no operation of one store reads, scans, purges, migrates or deletes the other's keys", async () => {
-    await isolation(server);
-  });
-});
+    it("no operation of one store reads, scans, purges, migrates or deletes the other's keys", async () => {
+      await isolation(server);
+    });
+  },
+);

@@ -9,9 +9,15 @@ import { counterSession, redisBackend, redisClusterBackend, scaleOutBackends, se
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import type { ScriptedClient } from "../../src/runtime/stores/redis/scripts.js";
 
-const backends = [...(serverUp.redis ? [redisBackend()] : []), ...(scaleOutBackends.includes(redisClusterBackend) ? [redisClusterBackend] : [])];
+const backends = [
+  ...(serverUp.redis ? [redisBackend()] : []),
+  ...(scaleOutBackends.includes(redisClusterBackend) ? [redisClusterBackend] : []),
+];
 
-async function withStore(backend: (typeof backends)[number], fn: (store: RedisSessionStore) => Promise<void>): Promise<void> {
+async function withStore(
+  backend: (typeof backends)[number],
+  fn: (store: RedisSessionStore) => Promise<void>,
+): Promise<void> {
   const { url, cleanup } = await backend.location();
   const { openStore } = await import("../../src/runtime/stores/open.js");
   const store = (await openStore(url)) as SessionStore as RedisSessionStore;
@@ -24,7 +30,8 @@ async function withStore(backend: (typeof backends)[number], fn: (store: RedisSe
 }
 
 const raw = (store: RedisSessionStore) => store.call("test", true, async (c) => c);
-const ids = async (store: RedisSessionStore, owner: string, order: "id" | "updatedAt desc" = "id") => (await store.list({ owner, order })).items.map((i) => i.id);
+const ids = async (store: RedisSessionStore, owner: string, order: "id" | "updatedAt desc" = "id") =>
+  (await store.list({ owner, order })).items.map((i) => i.id);
 
 for (const backend of backends) {
   describe(`${backend.name}: owner index`, () => {

@@ -47,7 +47,9 @@ function requireBinary(name: string, install: string): string {
  * A server shared by the tests of one file: started by the first `acquire`, stopped when the last
  * holder releases it (so a file that holds it for its whole run starts it once).
  */
-export function sharedServer<T extends { stop(): Promise<void> }>(start: () => Promise<T>): { acquire(): Promise<T>; release(): Promise<void> } {
+export function sharedServer<T extends { stop(): Promise<void> }>(
+  start: () => Promise<T>,
+): { acquire(): Promise<T>; release(): Promise<void> } {
   let holders = 0;
   let handle: Promise<T> | undefined;
   return {
@@ -164,17 +166,43 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
       // Run in the foreground (not --daemonize): the test holds each node's process and stops exactly it.
       const child = spawn(
         server,
-        ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`),
-          "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", join(dir, `redis-${port}.log`)],
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--cluster-enabled",
+          "yes",
+          "--cluster-config-file",
+          join(dir, `nodes-${port}.conf`),
+          "--cluster-node-timeout",
+          "2000",
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+          "--dir",
+          dir,
+          "--logfile",
+          join(dir, `redis-${port}.log`),
+        ],
         { stdio: "ignore" },
       );
       nodes.set(port, track(child));
     }
     for (const port of ports) await waitFor(`redis-server on port ${port}`, 10_000, () => connects(port));
-    const create = spawnSync(cli, ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"], { encoding: "utf8", timeout: 30_000 });
+    const create = spawnSync(
+      cli,
+      ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"],
+      { encoding: "utf8", timeout: 30_000 },
+    );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
     await waitFor("cluster_state:ok on every node", 20_000, () =>
-      ports.every((p) => /cluster_state:ok/.test(spawnSync(cli, ["-p", String(p), "cluster", "info"], { encoding: "utf8" }).stdout ?? "")),
+      ports.every((p) =>
+        /cluster_state:ok/.test(
+          spawnSync(cli, ["-p", String(p), "cluster", "info"], { encoding: "utf8" }).stdout ?? "",
+        ),
+      ),
     );
   } catch (error) {
     await stop();
@@ -213,7 +241,10 @@ function unprivilegedUser(): { uid: number; gid: number } | undefined {
  * Starts PgBouncer in transaction pooling mode on a free loopback port (or `listenPort`), in front of `target`
  * (host, port, database; trust authentication).
  */
-export async function startPgBouncer(target: { host: string; port: number; database: string; user: string }, listenPort?: number): Promise<PgBouncerHandle> {
+export async function startPgBouncer(
+  target: { host: string; port: number; database: string; user: string },
+  listenPort?: number,
+): Promise<PgBouncerHandle> {
   const binary = requireBinary("pgbouncer", "apt-get install pgbouncer");
   const dir = mkdtempSync(join(tmpdir(), "statebag-pgbouncer-"));
   const port = listenPort ?? (await freePort());

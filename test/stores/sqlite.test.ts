@@ -47,7 +47,9 @@ const user = (text: string): ChatMessage => ({ role: "user", contents: [{ $type:
 
 describe("sqlite: URL options", () => {
   it("reads the path and each option, and accepts file: URIs without creating a folder named file:", async () => {
-    expect(parseSqliteUrl("sqlite:./a.db?busyTimeout=250&synchronous=full&driver=better-sqlite3&readOnly=true")).toEqual({
+    expect(
+      parseSqliteUrl("sqlite:./a.db?busyTimeout=250&synchronous=full&driver=better-sqlite3&readOnly=true"),
+    ).toEqual({
       path: "./a.db",
       busyTimeoutMs: 250,
       synchronous: "full",
@@ -57,7 +59,10 @@ describe("sqlite: URL options", () => {
     expect(parseSqliteUrl("sqlite:file:/var/x.db").path).toBe("/var/x.db");
     expect(parseSqliteUrl("sqlite:file:///var/x%20y.db").path).toBe("/var/x y.db");
     expect(parseSqliteUrl("sqlite:file://localhost/var/x.db").path).toBe("/var/x.db");
-    expect(parseSqliteUrl("sqlite:file:rel/x.db?driver=node:sqlite")).toEqual({ path: "rel/x.db", driver: "node:sqlite" });
+    expect(parseSqliteUrl("sqlite:file:rel/x.db?driver=node:sqlite")).toEqual({
+      path: "rel/x.db",
+      driver: "node:sqlite",
+    });
     expect(parseSqliteUrl("sqlite::memory:").path).toBe(":memory:");
 
     const dir = tempDir();
@@ -96,10 +101,16 @@ describe("sqlite: URL options", () => {
   });
 
   it("checks options given in code the same way", () => {
-    expect(() => new SqliteSessionStore({ path: ":memory:", synchronous: "off" as "full" })).toThrow(/synchronous must be "normal" or "full"/);
+    expect(() => new SqliteSessionStore({ path: ":memory:", synchronous: "off" as "full" })).toThrow(
+      /synchronous must be "normal" or "full"/,
+    );
     expect(() => new SqliteSessionStore({ path: ":memory:", busyTimeoutMs: -5 })).toThrow(ConfigurationError);
-    expect(() => new SqliteSessionStore({ path: ":memory:", driver: "sqlite3" as SqliteDriverName })).toThrow(/unknown SQLite driver/);
-    expect(() => new SqliteSessionStore({ path: ":memory:", readOnly: true })).toThrow(/read-only SQLite store needs a file/);
+    expect(() => new SqliteSessionStore({ path: ":memory:", driver: "sqlite3" as SqliteDriverName })).toThrow(
+      /unknown SQLite driver/,
+    );
+    expect(() => new SqliteSessionStore({ path: ":memory:", readOnly: true })).toThrow(
+      /read-only SQLite store needs a file/,
+    );
   });
 });
 
@@ -117,20 +128,23 @@ describe("sqlite: drivers", () => {
     await fromOption.close();
   });
 
-  it.skipIf(!betterSqliteInstalled)("refuses to open one file through both drivers at once in one process", async () => {
-    const path = join(tempDir(), "sessions.db");
-    const first = await openStore(`sqlite:${path}`);
-    const second = await openStore(`sqlite:${path}`); // the same driver twice is fine
-    const error = await errorOf(openStore(`sqlite:${path}?driver=better-sqlite3`));
-    expect(error).toBeInstanceOf(ConfigurationError);
-    expect((error as Error).message).toMatch(/already open in this process through the node:sqlite driver/);
-    await first.close();
-    await errorOf(openStore(`sqlite:${path}?driver=better-sqlite3`));
-    await second.close();
-    const better = await openStore(`sqlite:${path}?driver=better-sqlite3`);
-    expect(await better.get("none")).toBeUndefined();
-    await better.close();
-  });
+  it.skipIf(!betterSqliteInstalled)(
+    "refuses to open one file through both drivers at once in one process",
+    async () => {
+      const path = join(tempDir(), "sessions.db");
+      const first = await openStore(`sqlite:${path}`);
+      const second = await openStore(`sqlite:${path}`); // the same driver twice is fine
+      const error = await errorOf(openStore(`sqlite:${path}?driver=better-sqlite3`));
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as Error).message).toMatch(/already open in this process through the node:sqlite driver/);
+      await first.close();
+      await errorOf(openStore(`sqlite:${path}?driver=better-sqlite3`));
+      await second.close();
+      const better = await openStore(`sqlite:${path}?driver=better-sqlite3`);
+      expect(await better.get("none")).toBeUndefined();
+      await better.close();
+    },
+  );
 
   describe.skipIf(!betterSqliteInstalled)("a file written by one driver opens with the other, nothing lost", () => {
     it.each([
@@ -141,7 +155,8 @@ describe("sqlite: drivers", () => {
       const first = await openStore(`sqlite:${path}`, { sqliteDriver: writer });
       expect((first as SqliteSessionStore).driver).toBe(writer);
       const revisions: number[] = [];
-      for (let i = 0; i < 20; i++) revisions.push(await first.save(counterSession(`s${i}`, i, { note: `ü ${i} 🙂` }), { expectedRevision: null }));
+      for (let i = 0; i < 20; i++)
+        revisions.push(await first.save(counterSession(`s${i}`, i, { note: `ü ${i} 🙂` }), { expectedRevision: null }));
       revisions[3] = await first.save(counterSession("s3", 33), { expectedRevision: revisions[3] });
       await first.delete("s19");
       await first.save(counterSession("ttl", 1), { expectedRevision: null, ttlMs: 3_600_000 });
@@ -155,7 +170,8 @@ describe("sqlite: drivers", () => {
       expect((second as SqliteSessionStore).driver).toBe(reader);
       expect(await second.setup()).toEqual({ version: 2, changed: false });
       // Identical pages, except the TTL left, which has run down a little meanwhile.
-      const withoutTtl = (p: typeof page) => p.items.map(({ ttlMs, ...item }) => ({ ...item, hasTtl: ttlMs !== undefined }));
+      const withoutTtl = (p: typeof page) =>
+        p.items.map(({ ttlMs, ...item }) => ({ ...item, hasTtl: ttlMs !== undefined }));
       const again = await second.scan({ limit: 100, includeText: true });
       expect(withoutTtl(again)).toEqual(withoutTtl(page));
       expect(again.items.find((item) => item.id === "ttl")!.ttlMs).toBeGreaterThan(3_500_000);
@@ -165,9 +181,15 @@ describe("sqlite: drivers", () => {
         expect(counterOf(loaded!.session)).toBe(i === 3 ? 33 : i);
       }
       expect(await second.get("s19")).toBeUndefined();
-      expect(await second.messages.readMessages("log")).toEqual({ messages: [user("two"), user("three")], version: logVersion });
+      expect(await second.messages.readMessages("log")).toEqual({
+        messages: [user("two"), user("three")],
+        version: logVersion,
+      });
       // The same operation id is still recognized, and revisions keep increasing across drivers.
-      expect(await second.messages.appendMessages("log", [user("one")], { operationId: "op-1" })).toEqual({ applied: false, version: logVersion });
+      expect(await second.messages.appendMessages("log", [user("one")], { operationId: "op-1" })).toEqual({
+        applied: false,
+        version: logVersion,
+      });
       const next = await second.save(counterSession("s0", 100), { expectedRevision: revisions[0] });
       expect(next).toBeGreaterThan(Math.max(...revisions, logVersion));
       await second.close();
@@ -182,7 +204,10 @@ describe("sqlite: drivers", () => {
 
 /** Starts a process that holds the database's write lock until `release()`. */
 async function holdLock(path: string): Promise<{ child: ChildProcess; release: () => Promise<void> }> {
-  const child = fork(join(workers, "hold-lock.ts"), [path], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+  const child = fork(join(workers, "hold-lock.ts"), [path], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
   let out = "";
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
@@ -324,34 +349,44 @@ describe("sqlite: read-only", () => {
 
   // Root ignores file permissions, so the unprivileged reader runs as "nobody" when the tests run as root.
   const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-  it.skipIf(process.platform === "win32")("opens a file in a read-only directory (as on a read-only mount)", async () => {
-    const { dir, path, revision } = await seeded();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const run = (url: string) =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, ["--import", "tsx", join(workers, "read-only.ts"), url, "s"], { cwd: root, stdio: ["ignore", "pipe", "pipe"], ...asUser });
-        let out = "";
-        let err = "";
-        child.stdout.on("data", (d) => (out += d));
-        child.stderr.on("data", (d) => (err += d));
-        child.on("exit", (code) => resolve({ code, out, err }));
-      });
-    const result = await run(`sqlite:${path}?readOnly=true`);
-    expect(result.err).toBe("");
-    expect(JSON.parse(result.out)).toEqual({ revision, ids: ["s"], messages: 1, writeError: "store-read-only" });
-    expect(readdirSync(dir)).toEqual(["sessions.db"]);
-    if (betterSqliteInstalled) {
-      // better-sqlite3 cannot read a WAL file there (no URI filenames): it says which driver can.
-      const better = await run(`sqlite:${path}?readOnly=true&driver=better-sqlite3`);
-      expect(better.code).not.toBe(0);
-      expect(better.err).toMatch(/directory is read-only, and the better-sqlite3 driver cannot read a WAL file there: use the default node:sqlite driver/);
-    }
-    // Opened for writing, the same file fails with a hint that points at readOnly.
-    const writable = await run(`sqlite:${path}`);
-    expect(writable.code).not.toBe(0);
-    expect(writable.err).toMatch(/hint: .*(read-only|writable)/);
-  }, 30_000);
+  it.skipIf(process.platform === "win32")(
+    "opens a file in a read-only directory (as on a read-only mount)",
+    async () => {
+      const { dir, path, revision } = await seeded();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const run = (url: string) =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, ["--import", "tsx", join(workers, "read-only.ts"), url, "s"], {
+            cwd: root,
+            stdio: ["ignore", "pipe", "pipe"],
+            ...asUser,
+          });
+          let out = "";
+          let err = "";
+          child.stdout.on("data", (d) => (out += d));
+          child.stderr.on("data", (d) => (err += d));
+          child.on("exit", (code) => resolve({ code, out, err }));
+        });
+      const result = await run(`sqlite:${path}?readOnly=true`);
+      expect(result.err).toBe("");
+      expect(JSON.parse(result.out)).toEqual({ revision, ids: ["s"], messages: 1, writeError: "store-read-only" });
+      expect(readdirSync(dir)).toEqual(["sessions.db"]);
+      if (betterSqliteInstalled) {
+        // better-sqlite3 cannot read a WAL file there (no URI filenames): it says which driver can.
+        const better = await run(`sqlite:${path}?readOnly=true&driver=better-sqlite3`);
+        expect(better.code).not.toBe(0);
+        expect(better.err).toMatch(
+          /directory is read-only, and the better-sqlite3 driver cannot read a WAL file there: use the default node:sqlite driver/,
+        );
+      }
+      // Opened for writing, the same file fails with a hint that points at readOnly.
+      const writable = await run(`sqlite:${path}`);
+      expect(writable.code).not.toBe(0);
+      expect(writable.err).toMatch(/hint: .*(read-only|writable)/);
+    },
+    30_000,
+  );
 });
 
 describe("sqlite: a damaged file", () => {
@@ -361,7 +396,9 @@ describe("sqlite: a damaged file", () => {
     const error = await errorOf(openStore(`sqlite:${path}`));
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as Error).message).toMatch(/SQLITE_NOTADB/);
-    expect((error as StoreUnavailableError).hint).toMatch(/damaged or is not a SQLite database.*restore it from a backup/);
+    expect((error as StoreUnavailableError).hint).toMatch(
+      /damaged or is not a SQLite database.*restore it from a backup/,
+    );
     expect((error as StoreUnavailableError).hint).not.toMatch(/reconnects/);
   });
 });
@@ -371,20 +408,29 @@ describe("sqlite: node:sqlite's experimental warning", () => {
   it.each([
     ["this Node", process.execPath],
     ["Node 22", node22],
-  ])("is not printed on %s, while other warnings still are", async (_label, nodeBinary) => {
-    if (!existsSync(nodeBinary)) {
-      console.warn(`[statebag tests] ${nodeBinary} is not installed (the node22 devDependency): checking this Node only`);
-      return;
-    }
-    const path = join(tempDir(), "sessions.db");
-    const { code, err } = await new Promise<{ code: number | null; err: string }>((resolve) => {
-      const child = spawn(nodeBinary, ["--import", "tsx", join(workers, "quiet-sqlite.ts"), path], { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("exit", (exitCode) => resolve({ code: exitCode, err: stderr }));
-    });
-    expect(code).toBe(0);
-    expect(err).not.toMatch(/SQLite is an experimental feature/);
-    expect(err).toMatch(/ExperimentalWarning: a different experimental feature/);
-  }, 30_000);
+  ])(
+    "is not printed on %s, while other warnings still are",
+    async (_label, nodeBinary) => {
+      if (!existsSync(nodeBinary)) {
+        console.warn(
+          `[statebag tests] ${nodeBinary} is not installed (the node22 devDependency): checking this Node only`,
+        );
+        return;
+      }
+      const path = join(tempDir(), "sessions.db");
+      const { code, err } = await new Promise<{ code: number | null; err: string }>((resolve) => {
+        const child = spawn(nodeBinary, ["--import", "tsx", join(workers, "quiet-sqlite.ts"), path], {
+          cwd: root,
+          stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("exit", (exitCode) => resolve({ code: exitCode, err: stderr }));
+      });
+      expect(code).toBe(0);
+      expect(err).not.toMatch(/SQLite is an experimental feature/);
+      expect(err).toMatch(/ExperimentalWarning: a different experimental feature/);
+    },
+    30_000,
+  );
 });

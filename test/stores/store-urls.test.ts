@@ -32,7 +32,10 @@ function reachableStrings(value: unknown, seen = new Set<unknown>()): string[] {
 }
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(Error);
   return error as Error;
 }
@@ -66,9 +69,15 @@ describe("store URLs", () => {
     const redis = await failure(openStore("redis://cache.example:6379?prefix=a:&prefx=b:"));
     expect(redis.message).toContain("?prefx=");
     expect((redis as ConfigurationError).hint).toContain("?prefix=");
-    await expect(openStore("postgres://db.example/prod?queryTimeout=soon")).rejects.toThrow(/queryTimeout.*whole number/);
-    await expect(openStore("postgres://db.example/prod?statement_timeout=-5")).rejects.toBeInstanceOf(ConfigurationError);
-    const ok = await openStore("postgres://db.example/prod?schema=s&sslmode=disable&application_name=x&queryTimeout=250");
+    await expect(openStore("postgres://db.example/prod?queryTimeout=soon")).rejects.toThrow(
+      /queryTimeout.*whole number/,
+    );
+    await expect(openStore("postgres://db.example/prod?statement_timeout=-5")).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
+    const ok = await openStore(
+      "postgres://db.example/prod?schema=s&sslmode=disable&application_name=x&queryTimeout=250",
+    );
     expect(ok).toBeInstanceOf(PostgresSessionStore);
     await ok.close();
   });
@@ -134,10 +143,24 @@ describe("PostgreSQL URL option values (#21.9)", () => {
 
   it("accepts every option with a value pg accepts, and honours ?connect_timeout= (seconds)", async () => {
     const query = [
-      "sslmode=verify-full", `sslrootcert=${encodeURIComponent(ca)}`, "sslnegotiation=postgres", "application_name=app-1",
-      "fallback_application_name=x", "options=-c%20search_path%3Dapp", "client_encoding=UTF8", "statement_timeout=0",
-      "lock_timeout=100", "idle_in_transaction_session_timeout=60000", "connect_timeout=3", "uselibpqcompat=false",
-      "port=5433", "host=db2.example", "user=other", "schema=s", "queryTimeout=250", "pgbouncer=false",
+      "sslmode=verify-full",
+      `sslrootcert=${encodeURIComponent(ca)}`,
+      "sslnegotiation=postgres",
+      "application_name=app-1",
+      "fallback_application_name=x",
+      "options=-c%20search_path%3Dapp",
+      "client_encoding=UTF8",
+      "statement_timeout=0",
+      "lock_timeout=100",
+      "idle_in_transaction_session_timeout=60000",
+      "connect_timeout=3",
+      "uselibpqcompat=false",
+      "port=5433",
+      "host=db2.example",
+      "user=other",
+      "schema=s",
+      "queryTimeout=250",
+      "pgbouncer=false",
     ].join("&");
     const store = await openStore(`${base}?${query}`);
     expect(store).toBeInstanceOf(PostgresSessionStore);
@@ -203,14 +226,19 @@ describe("memory: and unknown schemes (#21.9)", () => {
 });
 
 /** Whether the test PostgreSQL has TLS off (SHOW ssl), for the test of a URL that asks for it. */
-const pgSslOff = serverUp.postgres && (await (async () => {
-  const probe = new PostgresSessionStore({ connectionString: PG_URL, max: 1 });
-  try {
-    return (await probe.withClient("show", false, (c) => c.query<{ ssl: string }>("SHOW ssl"), false)).rows[0].ssl === "off";
-  } finally {
-    await probe.close();
-  }
-})());
+const pgSslOff =
+  serverUp.postgres &&
+  (await (async () => {
+    const probe = new PostgresSessionStore({ connectionString: PG_URL, max: 1 });
+    try {
+      return (
+        (await probe.withClient("show", false, (c) => c.query<{ ssl: string }>("SHOW ssl"), false)).rows[0].ssl ===
+        "off"
+      );
+    } finally {
+      await probe.close();
+    }
+  })());
 
 describe.skipIf(!serverUp.postgres)("PostgreSQL connections", () => {
   const schema = `sbtest_${uniqueName()}`;
@@ -250,23 +278,28 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL connections", () => {
     await server.close();
   });
 
-  it.skipIf(!pgSslOff)("a URL asking for TLS from a server without it is a ConfigurationError, not a plain Error (#21.9)", async () => {
-    const url = new URL(PG_URL);
-    url.password = SECRET;
-    url.searchParams.set("sslmode", "require");
-    url.searchParams.set("schema", schema);
-    const store = await openStore(url.toString());
-    const error = await failure(store.get("x"));
-    expect(error).toBeInstanceOf(ConfigurationError);
-    expect(error.message).toContain("does not accept TLS");
-    expect((error as ConfigurationError).hint).toContain("?sslmode=disable");
-    for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
-    await store.close();
-  });
+  it.skipIf(!pgSslOff)(
+    "a URL asking for TLS from a server without it is a ConfigurationError, not a plain Error (#21.9)",
+    async () => {
+      const url = new URL(PG_URL);
+      url.password = SECRET;
+      url.searchParams.set("sslmode", "require");
+      url.searchParams.set("schema", schema);
+      const store = await openStore(url.toString());
+      const error = await failure(store.get("x"));
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect(error.message).toContain("does not accept TLS");
+      expect((error as ConfigurationError).hint).toContain("?sslmode=disable");
+      for (const text of reachableStrings(error)) expect(text).not.toContain(SECRET);
+      await store.close();
+    },
+  );
 
   it("a NUL id is refused before it reaches the server", async () => {
     await admin.setup();
     await expect(admin.get("a\u0000b")).rejects.toBeInstanceOf(InvalidIdError);
-    await expect(admin.save(counterSession("a\u0000b"), { expectedRevision: null })).rejects.toBeInstanceOf(InvalidIdError);
+    await expect(admin.save(counterSession("a\u0000b"), { expectedRevision: null })).rejects.toBeInstanceOf(
+      InvalidIdError,
+    );
   });
 });

@@ -12,7 +12,10 @@ describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backe
   let n = 0;
   const id = () => `chat-${++n}`;
   const agentOn = (s: SessionStore, reducer?: ReturnType<typeof keepLastMessages>) =>
-    new ChatClientAgent({ client: new ScriptedChatClient({ usage: false }), history: new StoredChatHistoryProvider({ log: s.messages, reducer }) });
+    new ChatClientAgent({
+      client: new ScriptedChatClient({ usage: false }),
+      history: new StoredChatHistoryProvider({ log: s.messages, reducer }),
+    });
 
   beforeAll(async () => {
     ({ store, done } = await freshStore(backend));
@@ -27,8 +30,16 @@ describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backe
     expect(value.text).toBe("Your name is Noor.");
     const stored = (await store.get(pid))!.session;
     // The session holds the storage id and only the last turn, waiting to be applied to the log.
-    expect(stored.stateBag["statebag.storedChatHistory"]).toMatchObject({ $type: "StoredChatHistoryState", storageId: pid, messageCount: 2, pending: { mode: "append" } });
-    expect((await store.messages.getMessages(pid)).map(messageText)).toEqual(["my name is Noor", "Nice to meet you, Noor."]);
+    expect(stored.stateBag["statebag.storedChatHistory"]).toMatchObject({
+      $type: "StoredChatHistoryState",
+      storageId: pid,
+      messageCount: 2,
+      pending: { mode: "append" },
+    });
+    expect((await store.messages.getMessages(pid)).map(messageText)).toEqual([
+      "my name is Noor",
+      "Nice to meet you, Noor.",
+    ]);
     const all = ["my name is Noor", "Nice to meet you, Noor.", "what is my name?", "Your name is Noor."];
     expect((await agent.history.listMessages(stored)).map(messageText)).toEqual(all);
     await withSession(store, pid, (session) => agent.run("bye", session));
@@ -49,7 +60,12 @@ describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backe
     const { value } = await withSession(store, pid, (session) => agent.run("second", session));
     expect(value.text).toBe('You said: "second". I can see 2 earlier messages.');
     const history = await agent.history.listMessages((await store.get(pid))!.session);
-    expect(history.map(messageText)).toEqual(["first", 'You said: "first". I can see 0 earlier messages.', "second", value.text]);
+    expect(history.map(messageText)).toEqual([
+      "first",
+      'You said: "first". I can see 0 earlier messages.',
+      "second",
+      value.text,
+    ]);
     // The leftovers were cut off when the committed turn was applied.
     await withSession(store, pid, (session) => agent.run("third", session));
     expect((await store.messages.getMessages(pid)).map(messageText).slice(2)).toEqual(["second", value.text]);
@@ -60,7 +76,15 @@ describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backe
     const agent = agentOn(store);
     await withSession(store, pid, (session) => agent.run("start", session));
     const turns = Array.from({ length: 6 }, (_, i) => `turn ${i}`);
-    const results = await Promise.allSettled(turns.map((t) => withSession(store, pid, (session) => agent.run(t, session), { onConflict: "retry", retries: 20, retryDelayMs: () => 2 })));
+    const results = await Promise.allSettled(
+      turns.map((t) =>
+        withSession(store, pid, (session) => agent.run(t, session), {
+          onConflict: "retry",
+          retries: 20,
+          retryDelayMs: () => 2,
+        }),
+      ),
+    );
     const saved = results.filter((r) => r.status === "fulfilled").length;
     for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(ConflictError);
     const history = await agent.history.listMessages((await store.get(pid))!.session);
@@ -80,6 +104,9 @@ describe.each(allBackends)("StoredChatHistoryProvider on $name", (backend: Backe
     expect(history.map(messageText).filter((t) => t.startsWith("q"))).toEqual(["q3", "q4"]);
     expect(session.stateBag["statebag.storedChatHistory"]).toMatchObject({ pending: { mode: "replace" } });
     await withSession(store, pid, (s) => agent.run("q5", s));
-    expect((await store.messages.getMessages(pid)).map(messageText).filter((t) => t.startsWith("q"))).toEqual(["q3", "q4"]);
+    expect((await store.messages.getMessages(pid)).map(messageText).filter((t) => t.startsWith("q"))).toEqual([
+      "q3",
+      "q4",
+    ]);
   });
 });

@@ -157,13 +157,17 @@ describe.each([memoryBackend, sqliteBackend])("withSession on $name", (backend: 
   });
 
   it("create: false refuses a missing session; a create function builds the first one", async () => {
-    await expect(withSession(store, id(), () => undefined, { create: false })).rejects.toBeInstanceOf(SessionNotFoundError);
-    const pid = id();
-    const result = await withSession(store, pid, (s) => s.kind, { create: (sid) => ({ id: sid, kind: "hosted", stateBag: {} }) });
-    expect(result.value).toBe("hosted");
-    await expect(withSession(store, id(), () => undefined, { create: () => ({ id: "other", stateBag: {} }) })).rejects.toBeInstanceOf(
-      ConfigurationError,
+    await expect(withSession(store, id(), () => undefined, { create: false })).rejects.toBeInstanceOf(
+      SessionNotFoundError,
     );
+    const pid = id();
+    const result = await withSession(store, pid, (s) => s.kind, {
+      create: (sid) => ({ id: sid, kind: "hosted", stateBag: {} }),
+    });
+    expect(result.value).toBe("hosted");
+    await expect(
+      withSession(store, id(), () => undefined, { create: () => ({ id: "other", stateBag: {} }) }),
+    ).rejects.toBeInstanceOf(ConfigurationError);
   });
 
   it("saves nothing when fn throws or changes the id", async () => {

@@ -14,13 +14,27 @@ import { sameToken } from "../../src/cli/studio/server.js";
 import { seedProject, seedStore, type SeededStore } from "./seed.js";
 
 function context(cwd: string): CommandContext {
-  const environment = { stdout: new Capture(false), stderr: new Capture(false), stdin: Readable.from([]), env: {}, cwd };
-  return { environment, output: (o: { json?: boolean }) => new Output(environment, o.json === true), exit: () => EXIT.ok, project: () => findProjectConfig(cwd, undefined) } as unknown as CommandContext;
+  const environment = {
+    stdout: new Capture(false),
+    stderr: new Capture(false),
+    stdin: Readable.from([]),
+    env: {},
+    cwd,
+  };
+  return {
+    environment,
+    output: (o: { json?: boolean }) => new Output(environment, o.json === true),
+    exit: () => EXIT.ok,
+    project: () => findProjectConfig(cwd, undefined),
+  } as unknown as CommandContext;
 }
 
 type Studio = Awaited<ReturnType<typeof openStudio>>;
 
-function raw(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function raw(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
       let body = "";
@@ -63,7 +77,16 @@ describe("token and address", () => {
 
   it("serves nothing without the exact token: an empty 404", async () => {
     const origin = `http://127.0.0.1:${ro.port}`;
-    for (const path of ["/", "/app.js", "/api/sessions", `/${ro.token.slice(0, -1)}/`, `/${ro.token}x/api/info`, `/${ro.token.toUpperCase()}/`, `/${rw.token}/api/info`, `//${ro.token}/`]) {
+    for (const path of [
+      "/",
+      "/app.js",
+      "/api/sessions",
+      `/${ro.token.slice(0, -1)}/`,
+      `/${ro.token}x/api/info`,
+      `/${ro.token.toUpperCase()}/`,
+      `/${rw.token}/api/info`,
+      `//${ro.token}/`,
+    ]) {
       const res = await raw(origin + path);
       expect(res.status, path).toBe(404);
       expect(res.body).toBe("");
@@ -98,18 +121,24 @@ describe("token and address", () => {
 describe("read-only unless --write", () => {
   it("refuses a migration and leaves the store as it was", async () => {
     const before = JSON.parse((await raw(`${ro.url}api/session?id=${seeded.ids.old}`)).body);
-    const res = await raw(`${ro.url}api/migrate`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ id: seeded.ids.old }) });
+    const res = await raw(`${ro.url}api/migrate`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ id: seeded.ids.old }),
+    });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.body).error).toMatch(/read-only.*--write/);
     const after = JSON.parse((await raw(`${ro.url}api/session?id=${seeded.ids.old}`)).body);
     expect(after.revision).toBe(before.revision);
     expect(after.validity).toBe("needs-migration");
     expect(JSON.parse((await raw(`${ro.url}api/info`)).body).write).toBe(false);
-    for (const method of ["PUT", "DELETE", "PATCH"]) expect((await raw(`${ro.url}api/session?id=x`, { method })).status).toBe(405);
+    for (const method of ["PUT", "DELETE", "PATCH"])
+      expect((await raw(`${ro.url}api/session?id=x`, { method })).status).toBe(405);
   });
 
   it("with --write: refuses a form post and a cross-origin request, then migrates one session with a CAS save", async () => {
-    const post = (headers: Record<string, string>) => raw(`${rw.url}api/migrate`, { method: "POST", headers, body: JSON.stringify({ id: seeded.ids.old }) });
+    const post = (headers: Record<string, string>) =>
+      raw(`${rw.url}api/migrate`, { method: "POST", headers, body: JSON.stringify({ id: seeded.ids.old }) });
     expect((await post({ "Content-Type": "application/x-www-form-urlencoded" })).status).toBe(415);
     expect((await post({ "Content-Type": "application/json", Origin: "http://evil.example" })).status).toBe(403);
     const before = JSON.parse((await raw(`${rw.url}api/session?id=${seeded.ids.old}`)).body);
@@ -135,7 +164,9 @@ describe("sessions, a page at a time", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = JSON.parse((await raw(`${ro.url}api/sessions?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`)).body);
+      const page = JSON.parse(
+        (await raw(`${ro.url}api/sessions?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`)).body,
+      );
       expect(page.items.length).toBeLessThanOrEqual(10);
       for (const item of page.items) seen.push(item.id);
       cursor = page.cursor;
@@ -150,15 +181,21 @@ describe("sessions, a page at a time", () => {
   it("describes each row from its stored text: size, messages, types and versions, validity, metadata", async () => {
     const page = JSON.parse((await raw(`${ro.url}api/sessions?limit=200`)).body);
     const row = (id: string) => page.items.find((i: { id: string }) => i.id === id);
-    expect(row(seeded.ids.current)).toMatchObject({ validity: "valid", messages: 5, types: [{ key: "statebag.chatHistory", $type: "InMemoryChatHistoryState", version: 2 }] });
+    expect(row(seeded.ids.current)).toMatchObject({
+      validity: "valid",
+      messages: 5,
+      types: [{ key: "statebag.chatHistory", $type: "InMemoryChatHistoryState", version: 2 }],
+    });
     expect(row(seeded.ids.current).bytes).toBeGreaterThan(500);
     expect(row(seeded.ids.old)).toMatchObject({ validity: "needs-migration", types: [{ version: 1 }] });
     expect(row(seeded.ids.invalid)).toMatchObject({ validity: "invalid", problems: 1 });
-    if (row(seeded.ids.current).owner !== undefined) expect(row(seeded.ids.current)).toMatchObject({ owner: "ada", title: "Lisbon trip" });
+    if (row(seeded.ids.current).owner !== undefined)
+      expect(row(seeded.ids.current)).toMatchObject({ owner: "ada", title: "Lisbon trip" });
   });
 
   it("filters by $type, version, validity and search text, reading pages until the page is full", async () => {
-    const get = async (q: string) => JSON.parse((await raw(`${ro.url}api/sessions?limit=50&${q}`)).body).items.map((i: { id: string }) => i.id);
+    const get = async (q: string) =>
+      JSON.parse((await raw(`${ro.url}api/sessions?limit=50&${q}`)).body).items.map((i: { id: string }) => i.id);
     expect(await get("type=InMemoryChatHistoryState&version=1")).toEqual([seeded.ids.old]);
     expect(await get("validity=invalid")).toEqual([seeded.ids.invalid]);
     expect(await get("validity=unchecked")).toEqual([...seeded.ids.hostile].sort());

@@ -23,7 +23,12 @@ export const HOSTILE = {
   long: "W".repeat(5000),
 };
 
-export const HOSTILE_IDS = [`id-${HOSTILE.img}`, `id-${HOSTILE.script}`, `id-${HOSTILE.svg}${HOSTILE.escapes}`, `id-${HOSTILE.long.slice(0, 300)}`];
+export const HOSTILE_IDS = [
+  `id-${HOSTILE.img}`,
+  `id-${HOSTILE.script}`,
+  `id-${HOSTILE.svg}${HOSTILE.escapes}`,
+  `id-${HOSTILE.long.slice(0, 300)}`,
+];
 
 const envelope = (session: unknown) => JSON.stringify({ format: "statebag.session", formatVersion: 1, session });
 const text = (t: string) => ({ $type: "text", text: t });
@@ -40,12 +45,19 @@ function chatMessages() {
         { $type: "functionCall", callId: "call_1", name: "get_weather", arguments: { city: "Lisbon" } },
       ],
     },
-    { role: "tool", contents: [{ $type: "functionResult", callId: "call_1", result: { rain: 0.7, summary: "showers" } }] },
+    {
+      role: "tool",
+      contents: [{ $type: "functionResult", callId: "call_1", result: { rain: 0.7, summary: "showers" } }],
+    },
     {
       role: "assistant",
       contents: [
         text("Showers are likely. Shall I book a taxi?"),
-        { $type: "toolApprovalRequest", requestId: "req_1", toolCall: { $type: "functionCall", callId: "call_2", name: "book_taxi", arguments: { when: "10:00" } } },
+        {
+          $type: "toolApprovalRequest",
+          requestId: "req_1",
+          toolCall: { $type: "functionCall", callId: "call_2", name: "book_taxi", arguments: { when: "10:00" } },
+        },
         { $type: "usage", details: { inputTokenCount: 40, outputTokenCount: 12, totalTokenCount: 52 } },
       ],
     },
@@ -74,28 +86,97 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
     await store.save({ id, stateBag: {} }, { expectedRevision: null, ...(meta ? { meta } : {}) });
   };
   const v1 = JSON.parse(readFileSync(join(REPO, "test/fixtures/InMemoryChatHistoryState/v1.json"), "utf8"));
-  const ids = { current: "chat-ada", old: "chat-old-v1", invalid: "chat-invalid", hostile: HOSTILE_IDS, bulk: [] as string[] };
-  await put(ids.current, { id: ids.current, stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: chatMessages(), droppedMessageCount: 0 } } }, { owner: "ada", title: "Lisbon trip" });
-  await put(ids.old, { id: ids.old, stateBag: { "statebag.chatHistory": v1 } }, { owner: "ada", title: "Stored by v1" });
+  const ids = {
+    current: "chat-ada",
+    old: "chat-old-v1",
+    invalid: "chat-invalid",
+    hostile: HOSTILE_IDS,
+    bulk: [] as string[],
+  };
+  await put(
+    ids.current,
+    {
+      id: ids.current,
+      stateBag: {
+        "statebag.chatHistory": {
+          $type: "InMemoryChatHistoryState",
+          $version: 2,
+          messages: chatMessages(),
+          droppedMessageCount: 0,
+        },
+      },
+    },
+    { owner: "ada", title: "Lisbon trip" },
+  );
+  await put(
+    ids.old,
+    { id: ids.old, stateBag: { "statebag.chatHistory": v1 } },
+    { owner: "ada", title: "Stored by v1" },
+  );
   const broken = chatMessages();
   (broken[1] as { role: unknown }).role = 42;
-  await put(ids.invalid, { id: ids.invalid, stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: broken, droppedMessageCount: 0 } } });
+  await put(ids.invalid, {
+    id: ids.invalid,
+    stateBag: {
+      "statebag.chatHistory": {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: broken,
+        droppedMessageCount: 0,
+      },
+    },
+  });
   for (const [i, id] of HOSTILE_IDS.entries()) {
     const hostileText = Object.values(HOSTILE).join(" | ");
     const messages = [
-      { role: "user", authorName: HOSTILE.script, contents: [text(hostileText), { $type: `acme.${HOSTILE.img}`, payload: HOSTILE.svg }] },
-      { role: `assistant${HOSTILE.img}`, contents: [{ $type: "functionCall", callId: HOSTILE.iframe, name: HOSTILE.script, arguments: { [HOSTILE.img]: HOSTILE.long } }] },
+      {
+        role: "user",
+        authorName: HOSTILE.script,
+        contents: [text(hostileText), { $type: `acme.${HOSTILE.img}`, payload: HOSTILE.svg }],
+      },
+      {
+        role: `assistant${HOSTILE.img}`,
+        contents: [
+          {
+            $type: "functionCall",
+            callId: HOSTILE.iframe,
+            name: HOSTILE.script,
+            arguments: { [HOSTILE.img]: HOSTILE.long },
+          },
+        ],
+      },
     ];
     await put(
       id,
-      { id, stateBag: { [`key-${HOSTILE.script}${i}`]: { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 }, [`${HOSTILE.img}${HOSTILE.forged}`]: { $type: `x${HOSTILE.svg}`, $version: 1, note: HOSTILE.iframe } } },
+      {
+        id,
+        stateBag: {
+          [`key-${HOSTILE.script}${i}`]: {
+            $type: "InMemoryChatHistoryState",
+            $version: 2,
+            messages,
+            droppedMessageCount: 0,
+          },
+          [`${HOSTILE.img}${HOSTILE.forged}`]: { $type: `x${HOSTILE.svg}`, $version: 1, note: HOSTILE.iframe },
+        },
+      },
       { owner: HOSTILE.img, title: HOSTILE.script },
     );
   }
   for (let i = 0; i < (options.bulk ?? 0); i++) {
     const id = `bulk-${String(i).padStart(3, "0")}`;
     ids.bulk.push(id);
-    await put(id, { id, stateBag: { "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 2, messages: [{ role: "user", contents: [text(`hello ${i}`)] }], droppedMessageCount: 0 } } });
+    await put(id, {
+      id,
+      stateBag: {
+        "statebag.chatHistory": {
+          $type: "InMemoryChatHistoryState",
+          $version: 2,
+          messages: [{ role: "user", contents: [text(`hello ${i}`)] }],
+          droppedMessageCount: 0,
+        },
+      },
+    });
   }
   await store.close();
   return { dir, url, ids, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -107,7 +188,16 @@ export function seedProject(dir: string, url: string): string {
   const rel = (p: string) => relative(dir, join(REPO, p));
   writeFileSync(
     join(dir, "statebag.config.json"),
-    JSON.stringify({ store: url, registry: rel("src/generated/registry.ts"), schemas: rel("schemas"), fixtures: rel("test/fixtures") }, null, 2),
+    JSON.stringify(
+      {
+        store: url,
+        registry: rel("src/generated/registry.ts"),
+        schemas: rel("schemas"),
+        fixtures: rel("test/fixtures"),
+      },
+      null,
+      2,
+    ),
   );
   return dir;
 }

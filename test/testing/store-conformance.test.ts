@@ -36,7 +36,10 @@ function recordingRunner(options: { withSkip?: boolean } = {}) {
       body();
       current = parent;
     },
-    it: options.withSkip === false ? it : Object.assign(it, { skip: (name: string) => void current.children.push({ name }) }),
+    it:
+      options.withSkip === false
+        ? it
+        : Object.assign(it, { skip: (name: string) => void current.children.push({ name }) }),
     beforeAll: (fn) => void current.before.push(fn),
     afterAll: (fn) => void current.after.push(fn),
   };
@@ -78,7 +81,10 @@ async function runKit(options: Omit<StoreConformanceOptions, "runner">, runnerOp
 
 describe("storeConformance", () => {
   it("passes statebag's memory store: every case runs and passes", async () => {
-    const outcomes = await runKit({ name: "memory", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }) });
+    const outcomes = await runKit({
+      name: "memory",
+      open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+    });
     expect(outcomes.filter((o) => o.status !== "passed")).toEqual([]);
     expect(outcomes.length).toBeGreaterThanOrEqual(25);
   });
@@ -95,15 +101,28 @@ describe("storeConformance", () => {
       },
     });
     const failed = outcomes.filter((o) => o.status === "failed");
-    const cas = failed.find((o) => o.title.endsWith("compare-and-swap: the loaded revision saves, a stale one conflicts"));
+    const cas = failed.find((o) =>
+      o.title.endsWith("compare-and-swap: the loaded revision saves, a stale one conflicts"),
+    );
     expect(cas, `failed: ${failed.map((o) => o.title).join("\n")}`).toBeDefined();
-    expect(cas!.error!.message).toContain("store contract violated: overwriting › sessions › compare-and-swap: the loaded revision saves, a stale one conflicts");
-    expect(cas!.error!.message).toContain("a save with a stale expectedRevision must throw ConflictError (a lost update otherwise)");
+    expect(cas!.error!.message).toContain(
+      "store contract violated: overwriting › sessions › compare-and-swap: the loaded revision saves, a stale one conflicts",
+    );
+    expect(cas!.error!.message).toContain(
+      "a save with a stale expectedRevision must throw ConflictError (a lost update otherwise)",
+    );
     expect(cas!.error!.message).toMatch(/but it resolved to \d+/);
     expect(cas!.error!.name).toBe("AssertionError");
     // The other clauses about expectedRevision fail too; the rest of the contract still passes.
-    for (const clause of ["create-if-absent conflicts when the session exists", "leaving expectedRevision out never overwrites blindly", "saving with a revision of an absent session"]) {
-      expect(failed.map((o) => o.title).some((t) => t.includes(clause)), clause).toBe(true);
+    for (const clause of [
+      "create-if-absent conflicts when the session exists",
+      "leaving expectedRevision out never overwrites blindly",
+      "saving with a revision of an absent session",
+    ]) {
+      expect(
+        failed.map((o) => o.title).some((t) => t.includes(clause)),
+        clause,
+      ).toBe(true);
     }
     expect(outcomes.find((o) => o.title.endsWith("get of an unknown id is undefined"))!.status).toBe("passed");
     expect(outcomes.filter((o) => o.title.includes("message log ›")).every((o) => o.status === "passed")).toBe(true);
@@ -128,7 +147,9 @@ describe("storeConformance", () => {
     const outcomes = await runKit({ name: "codec-less", open: () => new MemorySessionStore() });
     const codec = outcomes.find((o) => o.title.includes("goes through the injected codec"))!;
     expect(codec.status).toBe("failed");
-    expect(codec.error!.message).toContain("get must return what the codec's deserialize (a migration) made of the stored text");
+    expect(codec.error!.message).toContain(
+      "get must return what the codec's deserialize (a migration) made of the stored text",
+    );
     // Only the clauses about the injected codecs fail (the codec itself, and the context it is given).
     const failed = outcomes.filter((o) => o.status === "failed").map((o) => o.title);
     expect(failed.length).toBeGreaterThanOrEqual(1);
@@ -136,29 +157,52 @@ describe("storeConformance", () => {
   });
 
   it("skips only the capabilities declared up front, saying why, and still runs the rest", async () => {
-    const outcomes = await runKit({ name: "partial", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }), skip: { scan: "no ordered index", messageLog: "sessions only" } });
+    const outcomes = await runKit({
+      name: "partial",
+      open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+      skip: { scan: "no ordered index", messageLog: "sessions only" },
+    });
     const skipped = outcomes.filter((o) => o.status === "skipped");
     expect(skipped.map((o) => o.title)).toContain(
       "partial: statebag SessionStore contract › scan › scans in pages: every id once, in byte order, with or without text (skipped: the store declares no scan: no ordered index)",
     );
-    expect(skipped.some((o) => o.title.includes("scan leaves expired sessions out (skipped: the store declares no scan: no ordered index)"))).toBe(true);
+    expect(
+      skipped.some((o) =>
+        o.title.includes("scan leaves expired sessions out (skipped: the store declares no scan: no ordered index)"),
+      ),
+    ).toBe(true);
     const logCases = outcomes.filter((o) => o.title.includes("message log ›"));
     expect(logCases.length).toBeGreaterThanOrEqual(5);
     expect(logCases.filter((o) => o.status !== "skipped")).toEqual([]);
     expect(outcomes.filter((o) => o.status === "failed")).toEqual([]);
     expect(outcomes.find((o) => o.title.endsWith("keeps ids that look alike apart"))!.status).toBe("passed");
-    expect(outcomes.find((o) => o.title.endsWith("expires a session saved with a time to live"))!.status).toBe("passed");
+    expect(outcomes.find((o) => o.title.endsWith("expires a session saved with a time to live"))!.status).toBe(
+      "passed",
+    );
     // A runner without it.skip still lists them, by name, as skipped.
-    const plain = await runKit({ name: "partial", open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }), skip: { ttl: "no expiry" } }, { withSkip: false });
+    const plain = await runKit(
+      {
+        name: "partial",
+        open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+        skip: { ttl: "no expiry" },
+      },
+      { withSkip: false },
+    );
     expect(plain.filter((o) => o.title.includes("(skipped: the store declares no ttl: no expiry)"))).toHaveLength(2);
   });
 
   it("refuses unknown or unexplained skips and a runner without its functions", () => {
     const { runner } = recordingRunner();
     const open = () => new MemorySessionStore();
-    expect(() => storeConformance({ name: "x", runner, open, skip: { transactions: "n/a" } as never })).toThrow(ConfigurationError);
-    expect(() => storeConformance({ name: "x", runner, open, skip: { ttl: "" } })).toThrow(/skip.ttl must be the reason/);
-    expect(() => storeConformance({ name: "x", runner: { describe: runner.describe, it: runner.it }, open })).toThrow(/runner.beforeAll \(or runner.before\)/);
+    expect(() => storeConformance({ name: "x", runner, open, skip: { transactions: "n/a" } as never })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => storeConformance({ name: "x", runner, open, skip: { ttl: "" } })).toThrow(
+      /skip.ttl must be the reason/,
+    );
+    expect(() => storeConformance({ name: "x", runner: { describe: runner.describe, it: runner.it }, open })).toThrow(
+      /runner.beforeAll \(or runner.before\)/,
+    );
     expect(() => storeConformance({ name: "x", runner: {} as never, open })).toThrow(/describe and it/);
     expect(() => storeConformance({ name: "x", runner, open: undefined as never })).toThrow(/options.open/);
     const nodeStyle = { describe: runner.describe, it: runner.it, before: runner.beforeAll, after: runner.afterAll };

@@ -2,7 +2,14 @@
 // UI's useChat against statebag/http's handler. Bundled by esbuild when server.ts starts; type
 // checked with ../tsconfig.json (DOM, react-jsx).
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, getToolName, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatAddToolApproveResponseFunction, type UIMessage } from "ai";
+import {
+  DefaultChatTransport,
+  getToolName,
+  isToolUIPart,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type ChatAddToolApproveResponseFunction,
+  type UIMessage,
+} from "ai";
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { createRoot } from "react-dom/client";
 
@@ -32,7 +39,10 @@ async function problemText(response: Response): Promise<string> {
 
 function App() {
   const [chats, setChats] = useState<ChatSummary[]>([]);
-  const [current, setCurrent] = useState<{ id: string; stored: boolean }>(() => ({ id: chatIdFromPath() ?? newId(), stored: Boolean(chatIdFromPath()) }));
+  const [current, setCurrent] = useState<{ id: string; stored: boolean }>(() => ({
+    id: chatIdFromPath() ?? newId(),
+    stored: Boolean(chatIdFromPath()),
+  }));
   const [initial, setInitial] = useState<UIMessage[] | undefined>(current.stored ? undefined : []);
   const [loadError, setLoadError] = useState<string>();
 
@@ -80,11 +90,17 @@ function App() {
   return (
     <div className="layout">
       <aside>
-        <button type="button" className="new" onClick={startNew} data-testid="new-chat">+ New chat</button>
+        <button type="button" className="new" onClick={startNew} data-testid="new-chat">
+          + New chat
+        </button>
         <ul data-testid="chat-list">
           {chats.map((chat) => (
             <li key={chat.id}>
-              <a href={`/c/${chat.id}`} className={chat.id === current.id ? "active" : ""} onClick={(e) => (e.preventDefault(), open(chat.id))}>
+              <a
+                href={`/c/${chat.id}`}
+                className={chat.id === current.id ? "active" : ""}
+                onClick={(e) => (e.preventDefault(), open(chat.id))}
+              >
                 {chat.title || "Untitled chat"}
               </a>
             </li>
@@ -92,7 +108,13 @@ function App() {
         </ul>
       </aside>
       <main>
-        {loadError ? <p className="error" role="alert">{loadError}</p> : initial === undefined ? <p className="muted">Loading…</p> : (
+        {loadError ? (
+          <p className="error" role="alert">
+            {loadError}
+          </p>
+        ) : initial === undefined ? (
+          <p className="muted">Loading…</p>
+        ) : (
           <Chat
             key={current.id}
             id={current.id}
@@ -116,7 +138,9 @@ function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UI
     transport: new DefaultChatTransport({
       api: "/api/chat",
       // Only the new message goes up: the server keeps the history.
-      prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, message: messages[messages.length - 1], trigger, messageId } }),
+      prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
+        body: { id, message: messages[messages.length - 1], trigger, messageId },
+      }),
     }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onFinish: onTurn,
@@ -131,18 +155,40 @@ function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UI
   return (
     <div className="chat">
       <div className="messages" data-testid="messages">
-        {messages.length === 0 && <p className="muted">Ask about the weather in a city, ask me to email someone, or ask for a story.</p>}
+        {messages.length === 0 && (
+          <p className="muted">Ask about the weather in a city, ask me to email someone, or ask for a story.</p>
+        )}
         {messages.map((message) => (
           <div key={message.id} className={`message ${message.role}`} data-role={message.role}>
             <div className="who">{message.role === "user" ? "You" : "Assistant"}</div>
-            {message.parts.map((part, i) => <Part key={i} part={part} onAnswer={addToolApprovalResponse} />)}
+            {message.parts.map((part, i) => (
+              <Part key={i} part={part} onAnswer={addToolApprovalResponse} />
+            ))}
           </div>
         ))}
-        {error && <p className="error" role="alert">{error.message}</p>}
+        {error && (
+          <p className="error" role="alert">
+            {error.message}
+          </p>
+        )}
       </div>
       <form onSubmit={submit}>
-        <input value={input} onChange={(e) => setInput(e.target.value)} placeholder="Message" aria-label="Message" data-testid="input" />
-        {busy ? <button type="button" onClick={() => stop()}>Stop</button> : <button type="submit" data-testid="send">Send</button>}
+        <input
+          value={input}
+          onChange={(e) => setInput(e.target.value)}
+          placeholder="Message"
+          aria-label="Message"
+          data-testid="input"
+        />
+        {busy ? (
+          <button type="button" onClick={() => stop()}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" data-testid="send">
+            Send
+          </button>
+        )}
       </form>
     </div>
   );
@@ -161,14 +207,34 @@ function Part({ part, onAnswer }: { part: UIMessage["parts"][number]; onAnswer: 
       {part.state === "approval-requested" && (
         <div className="approval">
           <span>This tool needs your approval.</span>
-          <button type="button" data-testid="approve" onClick={() => onAnswer({ id: part.approval.id, approved: true })}>Approve</button>
-          <button type="button" data-testid="deny" onClick={() => onAnswer({ id: part.approval.id, approved: false, reason: "denied in the page" })}>Deny</button>
+          <button
+            type="button"
+            data-testid="approve"
+            onClick={() => onAnswer({ id: part.approval.id, approved: true })}
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            data-testid="deny"
+            onClick={() => onAnswer({ id: part.approval.id, approved: false, reason: "denied in the page" })}
+          >
+            Deny
+          </button>
         </div>
       )}
-      {part.state === "approval-responded" && <div className="muted">{part.approval.approved ? "Approved, running…" : "Denied"}</div>}
-      {part.state === "output-available" && <pre className="output" data-testid="tool-output">{JSON.stringify(part.output, null, 2)}</pre>}
+      {part.state === "approval-responded" && (
+        <div className="muted">{part.approval.approved ? "Approved, running…" : "Denied"}</div>
+      )}
+      {part.state === "output-available" && (
+        <pre className="output" data-testid="tool-output">
+          {JSON.stringify(part.output, null, 2)}
+        </pre>
+      )}
       {part.state === "output-error" && <div className="error">{part.errorText}</div>}
-      {part.state === "output-denied" && <div className="muted">Denied{part.approval?.reason ? `: ${part.approval.reason}` : ""}</div>}
+      {part.state === "output-denied" && (
+        <div className="muted">Denied{part.approval?.reason ? `: ${part.approval.reason}` : ""}</div>
+      )}
     </div>
   );
 }

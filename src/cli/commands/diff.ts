@@ -36,10 +36,19 @@ export function registerDiff(program: Command, context: CommandContext): void {
 Example:
   $ statebag diff schemas/history/ProviderState/RollingSummaryState/v1.schema.json schemas/ProviderState/RollingSummaryState.schema.json`,
     )
-    .action(action(context, (oldFile: string, newFile: string, options: DiffOptions) => diff(context, oldFile, newFile, options)));
+    .action(
+      action(context, (oldFile: string, newFile: string, options: DiffOptions) =>
+        diff(context, oldFile, newFile, options),
+      ),
+    );
 }
 
-async function diff(context: CommandContext, oldFile: string, newFile: string, options: DiffOptions): Promise<ExitCode> {
+async function diff(
+  context: CommandContext,
+  oldFile: string,
+  newFile: string,
+  options: DiffOptions,
+): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
   const { runDiff, formatDiffReport, canonicalJson } = await loadCompat(context.environment.cwd);
@@ -48,11 +57,15 @@ async function diff(context: CommandContext, oldFile: string, newFile: string, o
   const seedText = options.seed;
   const seed = seedText === undefined ? undefined : Number(seedText);
   if (seedText !== undefined && !Number.isSafeInteger(seed)) {
-    throw new CliError(EXIT.usage, `--seed must be an integer, got ${JSON.stringify(seedText.slice(0, 40))}`, { fix: "pass --seed 1 (or the seed a report printed)" });
+    throw new CliError(EXIT.usage, `--seed must be an integer, got ${JSON.stringify(seedText.slice(0, 40))}`, {
+      fix: "pass --seed 1 (or the seed a report printed)",
+    });
   }
   const result = runDiff(oldPath, newPath, { seed });
   if (result.exitCode === 2) {
-    throw new CliError(EXIT.usage, result.report.replace(/^statebag diff: /, ""), { fix: "pass two JSON Schema files: the old version first, then the new one" });
+    throw new CliError(EXIT.usage, result.report.replace(/^statebag diff: /, ""), {
+      fix: "pass two JSON Schema files: the old version first, then the new one",
+    });
   }
   const breaking = result.changes.filter((ch) => ch.kind === "breaking").length;
   const undecided = result.changes.filter((ch) => ch.kind === "undecided").length;
@@ -68,12 +81,17 @@ async function diff(context: CommandContext, oldFile: string, newFile: string, o
   });
   // Witnesses in full up to WITNESS_CHARS, escaped and cut (with the total length) like any echoed input.
   const formatWitness = (document: unknown): string => echo(canonicalJson(document), WITNESS_CHARS);
-  const report = formatDiffReport(result.changes, { compatible: !options.breakingOnly, sampling: result.sampling, formatWitness });
+  const report = formatDiffReport(result.changes, {
+    compatible: !options.breakingOnly,
+    sampling: result.sampling,
+    formatWitness,
+  });
   for (const line of report.split("\n")) {
     if (line.startsWith("BREAKING")) out.line(c.red(line));
     else if (line.startsWith("UNDECIDED")) out.line(c.yellow(line));
     else if (line.startsWith("compatible")) out.line(c.green(line));
-    else if (line.trimStart().startsWith("witness") || line.trimStart().startsWith("budget ran out")) out.line(c.dim(line));
+    else if (line.trimStart().startsWith("witness") || line.trimStart().startsWith("budget ran out"))
+      out.line(c.dim(line));
     else if (line.startsWith("warning:")) out.line(`${c.yellow("warning:")}${line.slice("warning:".length)}`);
     else out.line(result.verdict !== "compatible" && line !== "" ? c.bold(line) : line);
   }

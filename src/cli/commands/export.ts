@@ -9,7 +9,16 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import { action, inputPath, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
-import { asFailure, convert, FORMATS, parseFormat, readInput, shapeHelp, writeOutput, type Format } from "../interop-io.js";
+import {
+  asFailure,
+  convert,
+  FORMATS,
+  parseFormat,
+  readInput,
+  shapeHelp,
+  writeOutput,
+  type Format,
+} from "../interop-io.js";
 import { resolveRegistry } from "../registry.js";
 import { cliKeyring, keyringOption, openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
@@ -41,7 +50,9 @@ export function registerExport(program: Command, context: CommandContext): void 
         "with --to python-file-store that directory is a Python FileSessionStore). The document is exactly what Agent Framework writes; " +
         "--with-metadata adds what it has no field for (the statebag id and kind) under a key Agent Framework keeps as raw JSON.",
     )
-    .addOption(new Option("--to <shape>", "the shape to write").choices(FORMATS).argParser(parseFormat).makeOptionMandatory())
+    .addOption(
+      new Option("--to <shape>", "the shape to write").choices(FORMATS).argParser(parseFormat).makeOptionMandatory(),
+    )
     .argument("[file]", 'a statebag session document ("-": stdin); omit with --id or --all')
     .option("--id <id>", "export this session from the store instead of a file")
     .option("--all", "export every stored session into the directory given by --out")
@@ -51,7 +62,10 @@ export function registerExport(program: Command, context: CommandContext): void 
     .option("-o, --out <path>", "write the document to this file (with --all: this directory) instead of stdout")
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
     .option("--with-metadata", "record the statebag session id and kind in the document (import reads them back)")
-    .option("--msgpack", 'with --to python-file-store: write msgpack snapshots (<id>.msgpack, FileSessionStore serialization_format="msgpack"); needs --out')
+    .option(
+      "--msgpack",
+      'with --to python-file-store: write msgpack snapshots (<id>.msgpack, FileSessionStore serialization_format="msgpack"); needs --out',
+    )
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -67,44 +81,81 @@ Examples:
 async function runExport(context: CommandContext, file: string | undefined, options: ExportOptions): Promise<ExitCode> {
   const sources = [file !== undefined, options.id !== undefined, options.all === true].filter(Boolean).length;
   if (sources !== 1) {
-    throw new CliError(EXIT.usage, sources === 0 ? "nothing to export: give a file, --id or --all" : "give one of a file, --id or --all", {
-      fix: "statebag export --to dotnet session.json   or   statebag export --to dotnet --id <id> --store <url>",
-    });
+    throw new CliError(
+      EXIT.usage,
+      sources === 0 ? "nothing to export: give a file, --id or --all" : "give one of a file, --id or --all",
+      {
+        fix: "statebag export --to dotnet session.json   or   statebag export --to dotnet --id <id> --store <url>",
+      },
+    );
   }
-  if (options.all && options.out === undefined) throw new CliError(EXIT.usage, "--all writes one file per session: give the directory with --out", { fix: "statebag export --to python-file-store --all --out ./sessions" });
+  if (options.all && options.out === undefined)
+    throw new CliError(EXIT.usage, "--all writes one file per session: give the directory with --out", {
+      fix: "statebag export --to python-file-store --all --out ./sessions",
+    });
   const { registry } = await resolveRegistry(options.registry, context);
   const interop = await import("../../runtime/interop/index.js");
   if (options.to === "python-history") {
     const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
-    const loadFile = async (f: string) => convert(`cannot load ${f}`, f, async () => deserializeSession(await readInput(f, context.environment), { registry, allowBare: true }));
+    const loadFile = async (f: string) =>
+      convert(`cannot load ${f}`, f, async () =>
+        deserializeSession(await readInput(f, context.environment), { registry, allowBare: true }),
+      );
     return (await import("../python-history.js")).exportPythonHistory(context, file, options, loadFile);
   }
   if (options.msgpack && (options.to !== "python-file-store" || options.out === undefined)) {
-    throw new CliError(EXIT.usage, "--msgpack writes FileSessionStore msgpack snapshots: it goes with --to python-file-store and --out", { fix: "statebag export --to python-file-store --msgpack --all --store <url> --out ./sessions" });
+    throw new CliError(
+      EXIT.usage,
+      "--msgpack writes FileSessionStore msgpack snapshots: it goes with --to python-file-store and --out",
+      { fix: "statebag export --to python-file-store --msgpack --all --store <url> --out ./sessions" },
+    );
   }
   if (options.msgpack) msgpack = await interop.loadMsgpack("statebag export --msgpack");
   const exportOne = (session: AgentSession, source: string) =>
-    convert(source, source, () => interop.exportSession(session, { to: options.to as SessionShape, metadata: options.withMetadata === true, ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) }));
+    convert(source, source, () =>
+      interop.exportSession(session, {
+        to: options.to as SessionShape,
+        metadata: options.withMetadata === true,
+        ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+      }),
+    );
   if (file !== undefined) {
     const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
     const source = file === "-" ? "(stdin)" : file;
     const text = await readInput(file, context.environment);
-    const session = convert(`cannot load ${source}`, source, () => deserializeSession(text, { registry, allowBare: true }));
+    const session = convert(`cannot load ${source}`, source, () =>
+      deserializeSession(text, { registry, allowBare: true }),
+    );
     if (hasStoredHistory(session)) {
-      throw new CliError(EXIT.failed, `${echo(source)} keeps its history in a store's message log (StoredChatHistoryProvider)`, { fix: "export it from its store: statebag export --to <shape> --id <id> --store <url>" });
+      throw new CliError(
+        EXIT.failed,
+        `${echo(source)} keeps its history in a store's message log (StoredChatHistoryProvider)`,
+        { fix: "export it from its store: statebag export --to <shape> --id <id> --store <url>" },
+      );
     }
     return emit(context, options, session, exportOne(session, source), source);
   }
   const { defaultSessionCodec } = await import("../../stores.js");
-  const opened = await openCliStore(options.store, context.environment, { codec: defaultSessionCodec({ registry, allowBare: true }), configured: context.project()?.store, keyring: cliKeyring(options, context) });
+  const opened = await openCliStore(options.store, context.environment, {
+    codec: defaultSessionCodec({ registry, allowBare: true }),
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+  });
   try {
     const load = async (id: string) => {
       const source = `session ${echo(id)} in ${opened.url}`;
       const stored = await opened.store.get(id).catch((error: unknown) => {
         throw asFailure(error, `cannot load ${source}`, opened.url);
       });
-      if (!stored) throw new CliError(EXIT.failed, `${source} does not exist`, { fix: "list stored sessions with: statebag inspect --store <url>" });
-      const session = await interop.resolveStoredHistory(stored.session, opened.store.messages, options.historyKey !== undefined ? { historyKey: options.historyKey } : {});
+      if (!stored)
+        throw new CliError(EXIT.failed, `${source} does not exist`, {
+          fix: "list stored sessions with: statebag inspect --store <url>",
+        });
+      const session = await interop.resolveStoredHistory(
+        stored.session,
+        opened.store.messages,
+        options.historyKey !== undefined ? { historyKey: options.historyKey } : {},
+      );
       return { session, source };
     };
     if (options.id !== undefined) {
@@ -124,10 +175,19 @@ function hasStoredHistory(session: AgentSession): boolean {
 /** The msgpack codec, loaded when --msgpack is given. */
 let msgpack: import("../../runtime/interop/python-msgpack.js").MsgpackCodec | undefined;
 
-async function emit(context: CommandContext, options: ExportOptions, session: AgentSession, text: string, source: string): Promise<ExitCode> {
+async function emit(
+  context: CommandContext,
+  options: ExportOptions,
+  session: AgentSession,
+  text: string,
+  source: string,
+): Promise<ExitCode> {
   const out = context.output(options);
   if (options.out !== undefined) {
-    const written = msgpack !== undefined ? inputPath(options.out, context.environment) : await writeOutput(options.out, text, context.environment);
+    const written =
+      msgpack !== undefined
+        ? inputPath(options.out, context.environment)
+        : await writeOutput(options.out, text, context.environment);
     if (msgpack !== undefined) await writeFile(written, msgpack.encode(JSON.parse(text)));
     out.result({ ok: true, to: options.to, id: session.id, out: written });
     out.line(`${out.c.green("✔")} exported ${source} as ${options.to}: ${echo(written)}`);
@@ -165,7 +225,9 @@ async function exportAll(
           const { session, source } = await load(item.id);
           // The file store's own naming (safe ids as they are, others encoded) suits every shape.
           const text = exportOne(session, source);
-          await (msgpack !== undefined ? writeSnapshotFile(dir, session.id, msgpack.encode(JSON.parse(text)), "msgpack") : writeSnapshotFile(dir, session.id, text + "\n"));
+          await (msgpack !== undefined
+            ? writeSnapshotFile(dir, session.id, msgpack.encode(JSON.parse(text)), "msgpack")
+            : writeSnapshotFile(dir, session.id, text + "\n"));
           written++;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
@@ -179,7 +241,9 @@ async function exportAll(
     progress.stop();
   }
   out.result({ ok: failed.length === 0, to: options.to, out: dir, written, failed });
-  out.line(`${failed.length === 0 ? out.c.green("✔") : out.c.yellow("!")} exported ${written} session${written === 1 ? "" : "s"} from ${opened.url} as ${options.to} into ${echo(dir)}${failed.length ? `; ${failed.length} could not be written` : ""}`);
+  out.line(
+    `${failed.length === 0 ? out.c.green("✔") : out.c.yellow("!")} exported ${written} session${written === 1 ? "" : "s"} from ${opened.url} as ${options.to} into ${echo(dir)}${failed.length ? `; ${failed.length} could not be written` : ""}`,
+  );
   for (const f of failed.slice(0, 50)) out.line(`  ${out.c.red("✖")} ${echo(f.id)}: ${echo(f.message, 400)}`);
   if (failed.length > 50) out.line(`  ... and ${failed.length - 50} more (use --json for the full list)`);
   return failed.length === 0 ? EXIT.ok : EXIT.failed;

@@ -38,11 +38,23 @@ export function registerGen(program: Command, context: CommandContext): void {
     )
     .option("--check", "write nothing; exit 1 when generated files are not current")
     .option("--project <tsconfig>", 'your project\'s tsconfig.json (default: "tsconfig" in the project config)')
-    .option("--out <dir>", 'directory of the generated modules (default: "generated" in the config, else <project>/src/generated)')
-    .option("--schemas <dir>", 'directory of the JSON Schema files (default: "schemas" in the config, else <project>/schemas)')
+    .option(
+      "--out <dir>",
+      'directory of the generated modules (default: "generated" in the config, else <project>/src/generated)',
+    )
+    .option(
+      "--schemas <dir>",
+      'directory of the JSON Schema files (default: "schemas" in the config, else <project>/schemas)',
+    )
     .option("--runtime-import <module>", 'module the generated code imports statebag from (default: "statebag")')
-    .option("--fixtures <dir>", 'golden fixtures, <dir>/<$type>/v<N>.json (default: "fixtures" in the config, else <project>/test/fixtures)')
-    .option("--scaffold-fixtures", "write a starting-point fixture for every type and version that has none (never overwrites)")
+    .option(
+      "--fixtures <dir>",
+      'golden fixtures, <dir>/<$type>/v<N>.json (default: "fixtures" in the config, else <project>/test/fixtures)',
+    )
+    .option(
+      "--scaffold-fixtures",
+      "write a starting-point fixture for every type and version that has none (never overwrites)",
+    )
     .option("--no-compat", "skip the compatibility check")
     .option("--no-cache", "ignore (and do not update) the no-op cache")
     .addOption(jsonOption())
@@ -77,7 +89,13 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   out.result({
     ok: result.ok,
     check,
-    types: result.types.map((t) => ({ $type: t.$type, family: t.family, version: t.version, name: t.name, source: t.source })),
+    types: result.types.map((t) => ({
+      $type: t.$type,
+      family: t.family,
+      version: t.version,
+      name: t.name,
+      source: t.source,
+    })),
     files: result.files.length,
     written: result.written,
     deleted: result.deleted,
@@ -96,9 +114,12 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   if (result.errors.length > 0) {
     const usage = result.exitCode === 2;
     for (const e of result.errors) {
-      const lines = [`${ce.red(ce.bold("error:"))} ${e.message.replace(/\.$/, "")}${usage ? "" : ce.dim(` [${e.code}]`)}`];
+      const lines = [
+        `${ce.red(ce.bold("error:"))} ${e.message.replace(/\.$/, "")}${usage ? "" : ce.dim(` [${e.code}]`)}`,
+      ];
       if (e.file) lines.push(`  ${ce.dim("where:")} ${e.file}:${e.line ?? 1}:${e.column ?? 1}`);
-      const fix = e.hint ?? (usage ? "run it from your project's directory, or pass --project path/to/tsconfig.json" : undefined);
+      const fix =
+        e.hint ?? (usage ? "run it from your project's directory, or pass --project path/to/tsconfig.json" : undefined);
       if (fix) lines.push(`  ${ce.dim("fix:")}   ${fix}`);
       out.note(lines.join("\n"));
     }
@@ -108,42 +129,67 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
 
   const upToDate = result.stale.length === 0 && result.missing.length === 0 && result.extra.length === 0;
   const failures = result.compat?.failures ?? [];
-  const flags = (["project", "out", "schemas", "runtimeImport", "fixtures"] as const).flatMap((k) => (options[k] === undefined ? [] : [`--${k.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)} ${options[k]}`]));
-  const regenerate = [layout.command, ...(flags.length > 0 && layout.command.startsWith("npm run") ? ["--"] : []), ...flags].join(" ");
+  const flags = (["project", "out", "schemas", "runtimeImport", "fixtures"] as const).flatMap((k) =>
+    options[k] === undefined ? [] : [`--${k.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)} ${options[k]}`],
+  );
+  const regenerate = [
+    layout.command,
+    ...(flags.length > 0 && layout.command.startsWith("npm run") ? ["--"] : []),
+    ...flags,
+  ].join(" ");
 
   if (check) {
     for (const f of result.stale) out.line(`${c.yellow("stale  ")} ${f}`);
     for (const f of result.missing) out.line(`${c.yellow("missing")} ${f}`);
     for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
-    if (upToDate) out.line(`${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`);
+    if (upToDate)
+      out.line(
+        `${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`,
+      );
     // While a finding below stands, gen writes nothing: its fix comes first.
-    else if (result.compat?.wouldBlock) out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   fix the compatibility problems below first (until then ${regenerate} writes nothing), then run ${regenerate}`);
-    else out.note(`${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`);
+    else if (result.compat?.wouldBlock)
+      out.note(
+        `${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   fix the compatibility problems below first (until then ${regenerate} writes nothing), then run ${regenerate}`,
+      );
+    else
+      out.note(
+        `${ce.red(ce.bold("error:"))} generated files are out of date\n  ${ce.dim("fix:")}   run ${regenerate} and commit the result`,
+      );
   } else if (result.compat?.blocked) {
     // gen is atomic on a change stored data would not survive: nothing was written, so no success line.
   } else {
     for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
     for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
-    for (const f of result.recorded) out.line(`${c.green("froze  ")} ${f} ${c.dim("(recorded in the frozen history lock)")}`);
-    for (const f of result.scaffolded) out.line(`${c.green("fixture")} ${f} ${c.dim("(a starting point: edit it into a realistic stored value)")}`);
+    for (const f of result.recorded)
+      out.line(`${c.green("froze  ")} ${f} ${c.dim("(recorded in the frozen history lock)")}`);
+    for (const f of result.scaffolded)
+      out.line(`${c.green("fixture")} ${f} ${c.dim("(a starting point: edit it into a realistic stored value)")}`);
     const changed = result.written.length + result.deleted.length;
-    out.line(`${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`);
+    out.line(
+      `${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`,
+    );
   }
 
   if (result.compat) {
     for (const warning of result.compat.warnings ?? []) out.note(`${ce.yellow(ce.bold("warning:"))} ${warning}`);
     if (failures.length === 0) {
-      out.line(`${c.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`);
+      out.line(
+        `${c.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`,
+      );
     } else {
       for (const f of failures) {
-        const lines = [`${ce.red(ce.bold("error:"))} ${f.type}${f.pointer ? ` ${f.pointer}` : ""}: ${f.message}${ce.dim(` [${f.rule}]`)}`];
+        const lines = [
+          `${ce.red(ce.bold("error:"))} ${f.type}${f.pointer ? ` ${f.pointer}` : ""}: ${f.message}${ce.dim(` [${f.rule}]`)}`,
+        ];
         if (f.file) lines.push(`  ${ce.dim("where:")} ${f.file}`);
         // The witness (a stored value the new schema refuses) and any budget that ran out: bounded and escaped by the check.
         for (const detail of f.details ?? []) lines.push(`  ${detail}`);
         lines.push(`  ${ce.dim("fix:")}   ${f.fix}`);
         out.note(lines.join("\n"));
       }
-      out.note(`${failures.length} compatibility problem(s): stored sessions of these types might not load after this change.`);
+      out.note(
+        `${failures.length} compatibility problem(s): stored sessions of these types might not load after this change.`,
+      );
       if (!check && result.compat.blocked) out.note("nothing was written: fix the problems above, then run it again.");
     }
   }
@@ -152,16 +198,23 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
 }
 
 /** The generator's options for where this command runs, and the command that regenerates there. */
-function resolveLayout(context: CommandContext, options: GenOptions): { options: Parameters<typeof import("../../../generator/index.js").generate>[0] & object; command: string } {
+function resolveLayout(
+  context: CommandContext,
+  options: GenOptions,
+): { options: Parameters<typeof import("../../../generator/index.js").generate>[0] & object; command: string } {
   const { environment } = context;
   const path = (p: string | undefined) => (p === undefined ? undefined : inputPath(p, environment));
   const config = context.project();
   if (config !== undefined) {
     if (options.project === undefined && !existsSync(config.tsconfig)) {
-      throw new CliError(EXIT.usage, `${relative(config.root, config.tsconfig) || config.tsconfig}: no such file ("tsconfig" in ${relative(config.root, config.file)})`, {
-        where: config.file,
-        fix: 'create the tsconfig.json that includes your sources, or set "tsconfig" in the config to yours',
-      });
+      throw new CliError(
+        EXIT.usage,
+        `${relative(config.root, config.tsconfig) || config.tsconfig}: no such file ("tsconfig" in ${relative(config.root, config.file)})`,
+        {
+          where: config.file,
+          fix: 'create the tsconfig.json that includes your sources, or set "tsconfig" in the config to yours',
+        },
+      );
     }
     // One command in a configured project, so the generated headers do not depend on how it was run.
     const command = "npx statebag gen";
@@ -179,9 +232,15 @@ function resolveLayout(context: CommandContext, options: GenOptions): { options:
       },
     };
   }
-  const common = { out: path(options.out), schemas: path(options.schemas), fixtures: path(options.fixtures), runtimeImport: options.runtimeImport };
+  const common = {
+    out: path(options.out),
+    schemas: path(options.schemas),
+    fixtures: path(options.fixtures),
+    runtimeImport: options.runtimeImport,
+  };
   // Without a config the generator's fix texts say `npx statebag gen --project <tsconfig>`.
-  if (options.project !== undefined) return { command: "npx statebag gen", options: { cwd: environment.cwd, project: options.project, ...common } };
+  if (options.project !== undefined)
+    return { command: "npx statebag gen", options: { cwd: environment.cwd, project: options.project, ...common } };
   const repository = statebagRepositoryRoot(environment.cwd);
   if (repository === undefined) {
     throw new CliError(EXIT.usage, `no statebag config in ${environment.cwd} or any folder above it`, {

@@ -14,7 +14,15 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import { action, inputPath, jsonOption, messageOf, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
-import { convert, FORMATS, IMPORT_FORMATS, importShapeHelp, parseImportFormat, writeOutput, type ImportFormat } from "../interop-io.js";
+import {
+  convert,
+  FORMATS,
+  IMPORT_FORMATS,
+  importShapeHelp,
+  parseImportFormat,
+  writeOutput,
+  type ImportFormat,
+} from "../interop-io.js";
 import { DEFAULT_MAX_BYTES, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
 import { cliKeyring, keyringOption, openCliStore } from "../store.js";
@@ -49,13 +57,23 @@ export function registerImport(program: Command, context: CommandContext): void 
         "One document prints the statebag session unless --out or --store/--save is given. With --store (or --save), every file and directory given (a directory: its *.json files, " +
         "such as a Python FileSessionStore) is imported into the store: sessions already there are left alone (re-running imports nothing twice), and documents that cannot be read are listed while the rest go through.",
     )
-    .addOption(new Option("--from <shape>", "the documents' shape (default: recognised per document)").choices(IMPORT_FORMATS).argParser(parseImportFormat))
+    .addOption(
+      new Option("--from <shape>", "the documents' shape (default: recognised per document)")
+        .choices(IMPORT_FORMATS)
+        .argParser(parseImportFormat),
+    )
     .argument("<inputs...>", 'documents or directories to import ("-": stdin)')
     .option("-o, --out <file>", "write the statebag session document to this file (one input)")
-    .option("--id <id>", "the statebag session id (one input; default: the document's own, else its file name, else a new UUID)")
+    .option(
+      "--id <id>",
+      "the statebag session id (one input; default: the document's own, else its file name, else a new UUID)",
+    )
     .option("--history-key <key>", 'statebag history key (default "statebag.chatHistory")')
     .option("--save", "import into the store (see --store); implied by --store")
-    .option("--dry-run", "read and check everything, write nothing (with --store/--save); a store that does not exist yet is read as empty and not created")
+    .option(
+      "--dry-run",
+      "read and check everything, write nothing (with --store/--save); a store that does not exist yet is read as empty and not created",
+    )
     .addOption(maxBytesOption())
     .addOption(storeOption())
     .addOption(keyringOption())
@@ -96,7 +114,11 @@ interface Skipped {
  * are skipped and listed (a link is not followed: it may lead out of the directory, or to a file
  * imported under another name).
  */
-async function collect(inputs: string[], context: CommandContext, maxBytes: number): Promise<{ docs: Document[]; skipped: Skipped[] }> {
+async function collect(
+  inputs: string[],
+  context: CommandContext,
+  maxBytes: number,
+): Promise<{ docs: Document[]; skipped: Skipped[] }> {
   const { environment } = context;
   const docs: Document[] = [];
   const skipped: Skipped[] = [];
@@ -107,19 +129,45 @@ async function collect(inputs: string[], context: CommandContext, maxBytes: numb
     }
     const path = inputPath(input, environment);
     const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new CliError(EXIT.usage, `cannot read ${echo(input)}: ${error.code === "ENOENT" ? "no such file or directory" : error.message}`, { where: path, fix: 'check the path (use "-" to read stdin)' });
+      throw new CliError(
+        EXIT.usage,
+        `cannot read ${echo(input)}: ${error.code === "ENOENT" ? "no such file or directory" : error.message}`,
+        { where: path, fix: 'check the path (use "-" to read stdin)' },
+      );
     });
     if (info.isDirectory()) {
-      const entries = (await readdir(path, { withFileTypes: true })).filter((e) => e.name.endsWith(".json") || e.name.endsWith(".msgpack")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const entries = (await readdir(path, { withFileTypes: true }))
+        .filter((e) => e.name.endsWith(".json") || e.name.endsWith(".msgpack"))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const name = join(input, e.name);
-        if (e.isSymbolicLink()) skipped.push({ file: name, reason: "a symbolic link (not followed: pass the file it points to by its path)" });
-        else if (!e.isFile()) skipped.push({ file: name, reason: e.isDirectory() ? "a directory (directories are not searched recursively)" : "not a regular file" });
-        else if (e.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file (pass it by its path to import it)" });
-        else docs.push({ name, fallbackId: e.name.slice(0, -extname(e.name).length), read: () => readDocumentFile(join(path, e.name), name, maxBytes), ...(e.name.endsWith(".msgpack") ? { msgpack: true } : {}) });
+        if (e.isSymbolicLink())
+          skipped.push({
+            file: name,
+            reason: "a symbolic link (not followed: pass the file it points to by its path)",
+          });
+        else if (!e.isFile())
+          skipped.push({
+            file: name,
+            reason: e.isDirectory() ? "a directory (directories are not searched recursively)" : "not a regular file",
+          });
+        else if (e.name.startsWith("."))
+          skipped.push({ file: name, reason: "a hidden file (pass it by its path to import it)" });
+        else
+          docs.push({
+            name,
+            fallbackId: e.name.slice(0, -extname(e.name).length),
+            read: () => readDocumentFile(join(path, e.name), name, maxBytes),
+            ...(e.name.endsWith(".msgpack") ? { msgpack: true } : {}),
+          });
       }
     } else {
-      docs.push({ name: input, fallbackId: basename(input, extname(input)), read: () => readDocumentFile(path, input, maxBytes), ...(input.endsWith(".msgpack") ? { msgpack: true } : {}) });
+      docs.push({
+        name: input,
+        fallbackId: basename(input, extname(input)),
+        read: () => readDocumentFile(path, input, maxBytes),
+        ...(input.endsWith(".msgpack") ? { msgpack: true } : {}),
+      });
     }
   }
   return { docs, skipped };
@@ -135,20 +183,51 @@ type Interop = typeof import("../../runtime/interop/index.js");
 
 /** Parses, recognises (unless --from) and converts one document. Throws data errors as they are. */
 /** Every session of one document: one, or (--from ai-sdk-ui) one per chat the file holds. */
-function convertAll(interop: Interop, text: Buffer, doc: Document, options: ImportOptions, id: string | undefined): Converted[] {
+function convertAll(
+  interop: Interop,
+  text: Buffer,
+  doc: Document,
+  options: ImportOptions,
+  id: string | undefined,
+): Converted[] {
   if (options.from !== "ai-sdk-ui") return [convertOne(interop, text, doc, options, id)];
-  const parsed = interopJson.parseJson(text, { protoKeys: "keep", ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
-  const sessions = uiChats!.importUIChats(parsed, { ...(id !== undefined ? { id } : {}), ...(doc.fallbackId !== undefined ? { fallbackId: doc.fallbackId } : {}), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) });
+  const parsed = interopJson.parseJson(text, {
+    protoKeys: "keep",
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+  });
+  const sessions = uiChats!.importUIChats(parsed, {
+    ...(id !== undefined ? { id } : {}),
+    ...(doc.fallbackId !== undefined ? { fallbackId: doc.fallbackId } : {}),
+    ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+  });
   return sessions.map((session) => (checkStorableId(session, doc), { session, shape: "ai-sdk-ui" as const }));
 }
 
-function convertOne(interop: Interop, text: Buffer, doc: Document, options: ImportOptions, id: string | undefined): Converted {
+function convertOne(
+  interop: Interop,
+  text: Buffer,
+  doc: Document,
+  options: ImportOptions,
+  id: string | undefined,
+): Converted {
   const { parseJson } = interopJson;
   // A FileHistoryProvider file is a history, not a session: named with its evidence.
   const history = options.from === undefined ? interop.detectHistoryFile(basename(doc.name), text) : undefined;
-  if (history !== undefined) throw new CliError(EXIT.failed, `this is not a session: ${history.evidence}`, { where: doc.name, fix: "import histories into a store's message logs with --from python-history --store <url>" });
+  if (history !== undefined)
+    throw new CliError(EXIT.failed, `this is not a session: ${history.evidence}`, {
+      where: doc.name,
+      fix: "import histories into a store's message logs with --from python-history --store <url>",
+    });
   const limits = options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes };
-  const parsed = doc.msgpack && msgpackCodec !== undefined ? interop.decodeMsgpackDocument(msgpackCodec, text, (options.from as SessionShape | undefined) ?? "python-file-store", limits) : parseJson(text, limits);
+  const parsed =
+    doc.msgpack && msgpackCodec !== undefined
+      ? interop.decodeMsgpackDocument(
+          msgpackCodec,
+          text,
+          (options.from as SessionShape | undefined) ?? "python-file-store",
+          limits,
+        )
+      : parseJson(text, limits);
   let shape = options.from as SessionShape | undefined;
   let evidence: string | undefined;
   if (shape === undefined) {
@@ -156,19 +235,36 @@ function convertOne(interop: Interop, text: Buffer, doc: Document, options: Impo
     if (detected === undefined) {
       const non = interop.describeNonSession(parsed);
       if (non !== undefined) throw new CliError(EXIT.failed, non.problem, { where: doc.name, fix: non.hint });
-      throw new CliError(EXIT.failed, interop.isStatebagDocument(parsed) ? "this is already a statebag session" : "not a session document of any Agent Framework shape statebag knows", {
-        where: doc.name,
-        fix: `name its shape with --from (one of ${FORMATS.join(", ")})`,
-      });
+      throw new CliError(
+        EXIT.failed,
+        interop.isStatebagDocument(parsed)
+          ? "this is already a statebag session"
+          : "not a session document of any Agent Framework shape statebag knows",
+        {
+          where: doc.name,
+          fix: `name its shape with --from (one of ${FORMATS.join(", ")})`,
+        },
+      );
     }
     if (detected.ambiguous) {
-      throw new CliError(EXIT.failed, `two readings are possible: ${detected.candidates.join(" or ")} (${detected.evidence})`, { where: doc.name, fix: `choose one with --from ${detected.candidates[0]} or --from ${detected.candidates[1]}` });
+      throw new CliError(
+        EXIT.failed,
+        `two readings are possible: ${detected.candidates.join(" or ")} (${detected.evidence})`,
+        {
+          where: doc.name,
+          fix: `choose one with --from ${detected.candidates[0]} or --from ${detected.candidates[1]}`,
+        },
+      );
     }
     shape = detected.shape;
     evidence = detected.evidence;
   }
   const ownId = shape === "python" || shape === "python-memory" || shape === "python-file-store";
-  const session = interop.importSession(parsed as object, { from: shape, ...(id !== undefined ? { id } : ownId || doc.fallbackId === undefined ? {} : { id: doc.fallbackId }), ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}) });
+  const session = interop.importSession(parsed as object, {
+    from: shape,
+    ...(id !== undefined ? { id } : ownId || doc.fallbackId === undefined ? {} : { id: doc.fallbackId }),
+    ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+  });
   checkStorableId(session, doc);
   return { session, shape, ...(evidence !== undefined ? { evidence } : {}) };
 }
@@ -178,7 +274,10 @@ function checkStorableId(session: AgentSession, doc: Document): void {
   try {
     checkId(session.id);
   } catch (error) {
-    throw new CliError(EXIT.failed, `the session id from this document cannot be stored: ${messageOf(error)}`, { where: doc.name, fix: "give the session another id with --id <id> (one document at a time), or fix the id in the document" });
+    throw new CliError(EXIT.failed, `the session id from this document cannot be stored: ${messageOf(error)}`, {
+      where: doc.name,
+      fix: "give the session another id with --id <id> (one document at a time), or fix the id in the document",
+    });
   }
 }
 
@@ -187,9 +286,12 @@ let msgpackCodec: import("../../runtime/interop/python-msgpack.js").MsgpackCodec
 let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
-  if (options.from === "python-history") return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
-  if (options.from === "dotnet-fs-store") return (await import("../maf-stores.js")).importDotnetFsStore(context, inputs, options);
-  if (options.from === "cosmos-chat-history") return (await import("../maf-stores.js")).importCosmosChatHistory(context, inputs, options);
+  if (options.from === "python-history")
+    return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
+  if (options.from === "dotnet-fs-store")
+    return (await import("../maf-stores.js")).importDotnetFsStore(context, inputs, options);
+  if (options.from === "cosmos-chat-history")
+    return (await import("../maf-stores.js")).importCosmosChatHistory(context, inputs, options);
   const interop = await import("../../runtime/interop/index.js");
   interopJson = await import("../../runtime/persistence/safe-json.js");
   if (options.from === "ai-sdk-ui") uiChats = await import("../../runtime/ui-messages/import.js");
@@ -198,43 +300,94 @@ async function runImport(context: CommandContext, inputs: string[], options: Imp
     try {
       checkId(options.id);
     } catch (error) {
-      throw new CliError(EXIT.usage, `--id: ${messageOf(error)}`, { fix: "use an id of 1-1024 characters of well-formed text without NUL" });
+      throw new CliError(EXIT.usage, `--id: ${messageOf(error)}`, {
+        fix: "use an id of 1-1024 characters of well-formed text without NUL",
+      });
     }
   }
   const { docs, skipped } = await collect(inputs, context, maxBytes);
-  if (docs.some((d) => d.msgpack)) msgpackCodec = await interop.loadMsgpack("statebag import (msgpack FileSessionStore snapshots)");
+  if (docs.some((d) => d.msgpack))
+    msgpackCodec = await interop.loadMsgpack("statebag import (msgpack FileSessionStore snapshots)");
   const toStore = options.save === true || options.store !== undefined;
   // Listed on stderr for one document; the store report lists them with the rest.
   if (!toStore) for (const s of skipped) context.output(options).warn(`skipped ${echo(s.file)}: ${s.reason}`);
   if (!toStore && (docs.length !== 1 || inputs.length !== 1)) {
-    throw new CliError(EXIT.usage, `${docs.length} documents given without a store`, { fix: "import several documents or a directory with --store <url> (add --dry-run to only check them)" });
-  }
-  if (docs.length === 0) {
-    throw new CliError(EXIT.usage, `no *.json documents in the given directories${skipped.length ? ` (${skipped.length} skipped: ${skipped.slice(0, 3).map((s) => `${echo(s.file)}, ${s.reason}`).join("; ")}${skipped.length > 3 ? "; ..." : ""})` : ""}`, {
-      fix: "give the directory a Python FileSessionStore or your app wrote the documents to",
+    throw new CliError(EXIT.usage, `${docs.length} documents given without a store`, {
+      fix: "import several documents or a directory with --store <url> (add --dry-run to only check them)",
     });
   }
-  if ((options.id !== undefined || options.out !== undefined) && docs.length !== 1) throw new CliError(EXIT.usage, "--id and --out take one input", { fix: "import several documents with --store" });
-  if (options.dryRun && !toStore) throw new CliError(EXIT.usage, "--dry-run goes with --store or --save", { fix: "statebag import <dir> --store <url> --dry-run" });
-  if (options.dryRun && options.out !== undefined) throw new CliError(EXIT.usage, "--dry-run writes nothing, and --out writes a file", { fix: "leave out --out to check, or --dry-run to write it" });
-  return toStore ? importIntoStore(context, interop, docs, skipped, options) : importOne(context, interop, docs[0], options);
+  if (docs.length === 0) {
+    throw new CliError(
+      EXIT.usage,
+      `no *.json documents in the given directories${
+        skipped.length
+          ? ` (${skipped.length} skipped: ${skipped
+              .slice(0, 3)
+              .map((s) => `${echo(s.file)}, ${s.reason}`)
+              .join("; ")}${skipped.length > 3 ? "; ..." : ""})`
+          : ""
+      }`,
+      {
+        fix: "give the directory a Python FileSessionStore or your app wrote the documents to",
+      },
+    );
+  }
+  if ((options.id !== undefined || options.out !== undefined) && docs.length !== 1)
+    throw new CliError(EXIT.usage, "--id and --out take one input", { fix: "import several documents with --store" });
+  if (options.dryRun && !toStore)
+    throw new CliError(EXIT.usage, "--dry-run goes with --store or --save", {
+      fix: "statebag import <dir> --store <url> --dry-run",
+    });
+  if (options.dryRun && options.out !== undefined)
+    throw new CliError(EXIT.usage, "--dry-run writes nothing, and --out writes a file", {
+      fix: "leave out --out to check, or --dry-run to write it",
+    });
+  return toStore
+    ? importIntoStore(context, interop, docs, skipped, options)
+    : importOne(context, interop, docs[0], options);
 }
 
-async function importOne(context: CommandContext, interop: Interop, doc: Document, options: ImportOptions): Promise<ExitCode> {
+async function importOne(
+  context: CommandContext,
+  interop: Interop,
+  doc: Document,
+  options: ImportOptions,
+): Promise<ExitCode> {
   const out = context.output(options);
   const { environment } = context;
   const { serializeSession } = await import("../../runtime/persistence/serialization.js");
   const text = await doc.read();
-  const all = convert(`cannot import ${doc.name}`, doc.name, () => convertAll(interop, text, options.from === "ai-sdk-ui" ? doc : { ...doc, fallbackId: undefined }, options, options.id));
-  if (all.length !== 1) throw new CliError(EXIT.usage, `${echo(doc.name)} holds ${all.length} chats`, { fix: "import them with --store <url> (add --dry-run to only check them)" });
+  const all = convert(`cannot import ${doc.name}`, doc.name, () =>
+    convertAll(
+      interop,
+      text,
+      options.from === "ai-sdk-ui" ? doc : { ...doc, fallbackId: undefined },
+      options,
+      options.id,
+    ),
+  );
+  if (all.length !== 1)
+    throw new CliError(EXIT.usage, `${echo(doc.name)} holds ${all.length} chats`, {
+      fix: "import them with --store <url> (add --dry-run to only check them)",
+    });
   const converted = all[0];
   const { session, shape } = converted;
-  if (converted.evidence !== undefined && !options.json) out.note(`${out.ce.dim("recognised")} ${shape}: ${converted.evidence}`);
-  const stored = convert(`the session imported from ${doc.name} is not valid`, doc.name, () => serializeSession(session, { space: 2 }));
+  if (converted.evidence !== undefined && !options.json)
+    out.note(`${out.ce.dim("recognised")} ${shape}: ${converted.evidence}`);
+  const stored = convert(`the session imported from ${doc.name} is not valid`, doc.name, () =>
+    serializeSession(session, { space: 2 }),
+  );
   let written: string | undefined;
   if (options.out !== undefined) written = await writeOutput(options.out, stored, environment);
   if (options.json) {
-    out.result({ ok: true, from: shape, ...(converted.evidence ? { evidence: converted.evidence } : {}), id: session.id, session: summarize(session), ...(written ? { out: written } : { document: JSON.parse(stored) }) });
+    out.result({
+      ok: true,
+      from: shape,
+      ...(converted.evidence ? { evidence: converted.evidence } : {}),
+      id: session.id,
+      session: summarize(session),
+      ...(written ? { out: written } : { document: JSON.parse(stored) }),
+    });
     return EXIT.ok;
   }
   if (written === undefined) {
@@ -259,7 +412,13 @@ interface Failure {
   message: string;
 }
 
-async function importIntoStore(context: CommandContext, interop: Interop, docs: Document[], skipped: Skipped[], options: ImportOptions): Promise<ExitCode> {
+async function importIntoStore(
+  context: CommandContext,
+  interop: Interop,
+  docs: Document[],
+  skipped: Skipped[],
+  options: ImportOptions,
+): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
   const { ConflictError } = await import("../../runtime/stores/errors.js");
@@ -267,9 +426,14 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   const { deserializeSession, serializeSession } = await import("../../runtime/persistence/serialization.js");
   // The stored side was migrated and normalised on load: compare the fresh side after the same
   // save-and-load round trip, or a re-run would call an unchanged session "different".
-  const sameAsStored = (stored: AgentSession, fresh: AgentSession) => jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
+  const sameAsStored = (stored: AgentSession, fresh: AgentSession) =>
+    jsonEqual(deserializeSession(serializeSession(stored)), deserializeSession(serializeSession(fresh)));
   // A dry run opens the store read-only, creating nothing (no file, folder, table).
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, {
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
   const byShape = new Map<string, ShapeCounts>();
   const failed: Failure[] = [];
   const conflicts: { file: string; id: string }[] = [];
@@ -287,31 +451,31 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
       try {
         const text = await doc.read();
         for (const { session, shape } of convertAll(interop, text, doc, options, options.id)) {
-        if (docs.length === 1) Object.assign(one, { session, shape });
-        const existing = await opened.store.get(session.id);
-        if (existing !== undefined) {
-          if (sameAsStored(existing.session, session)) counts(shape).unchanged++;
-          else {
-            counts(shape).conflicts++;
-            conflicts.push({ file: doc.name, id: session.id });
-          }
-        } else if (options.dryRun) {
-          counts(shape).imported++;
-        } else {
-          try {
-            await opened.store.save(session, { expectedRevision: null });
-            counts(shape).imported++;
-          } catch (error) {
-            if (!(error instanceof ConflictError)) throw error;
-            // Saved by someone else meanwhile (another import run): the same content counts as done.
-            const now = await opened.store.get(session.id);
-            if (now !== undefined && sameAsStored(now.session, session)) counts(shape).unchanged++;
+          if (docs.length === 1) Object.assign(one, { session, shape });
+          const existing = await opened.store.get(session.id);
+          if (existing !== undefined) {
+            if (sameAsStored(existing.session, session)) counts(shape).unchanged++;
             else {
               counts(shape).conflicts++;
               conflicts.push({ file: doc.name, id: session.id });
             }
+          } else if (options.dryRun) {
+            counts(shape).imported++;
+          } else {
+            try {
+              await opened.store.save(session, { expectedRevision: null });
+              counts(shape).imported++;
+            } catch (error) {
+              if (!(error instanceof ConflictError)) throw error;
+              // Saved by someone else meanwhile (another import run): the same content counts as done.
+              const now = await opened.store.get(session.id);
+              if (now !== undefined && sameAsStored(now.session, session)) counts(shape).unchanged++;
+              else {
+                counts(shape).conflicts++;
+                conflicts.push({ file: doc.name, id: session.id });
+              }
+            }
           }
-        }
         }
       } catch (error) {
         if (isUnreachable(error)) throw error;
@@ -332,18 +496,48 @@ async function importIntoStore(context: CommandContext, interop: Interop, docs: 
   const shapes = Object.fromEntries([...byShape].sort(([a], [b]) => (a < b ? -1 : 1)));
   const total = (k: keyof ShapeCounts) => [...byShape.values()].reduce((n, s) => n + s[k], 0);
   if (options.json) {
-    out.result({ ok: failed.length === 0, dryRun: options.dryRun === true, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), skipped, documents: docs.length, imported: total("imported"), unchanged: total("unchanged"), conflicts, failed, byShape: shapes, ...(written ? { out: written } : {}), durationMs: Date.now() - started });
+    out.result({
+      ok: failed.length === 0,
+      dryRun: options.dryRun === true,
+      store: opened.url,
+      ...(opened.empty ? { emptyStore: opened.empty } : {}),
+      skipped,
+      documents: docs.length,
+      imported: total("imported"),
+      unchanged: total("unchanged"),
+      conflicts,
+      failed,
+      byShape: shapes,
+      ...(written ? { out: written } : {}),
+      durationMs: Date.now() - started,
+    });
   } else {
     const verb = options.dryRun ? "would import" : "imported";
-    out.line(`${failed.length === 0 ? c.green("✔") : c.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}${skipped.length ? `, skipped ${skipped.length}` : ""}`);
+    out.line(
+      `${failed.length === 0 ? c.green("✔") : c.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
+    );
     if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
-    if (one.session !== undefined) out.line(`  ${echo(docs[0].name)} (${one.shape}) is session ${echo(one.session.id)}`);
+    if (one.session !== undefined)
+      out.line(`  ${echo(docs[0].name)} (${one.shape}) is session ${echo(one.session.id)}`);
     if (written !== undefined) out.line(`  wrote ${echo(written)}`);
-    for (const [shape, n] of Object.entries(shapes)) out.line(c.dim(`    ${shape.padEnd(22)} ${verb} ${n.imported}, already there ${n.unchanged}${n.conflicts ? `, different session stored ${n.conflicts}` : ""}`));
-    for (const conflict of conflicts.slice(0, LISTED_FAILURES)) out.line(`  ${c.yellow("≠")} ${echo(conflict.file)}: session ${echo(conflict.id)} is stored with other content (left as it is)`);
-    for (const s of skipped.slice(0, LISTED_FAILURES)) out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
-    for (const f of failed.slice(0, LISTED_FAILURES)) out.line(`  ${c.red("✖")} ${echo(f.file)}${f.pointer ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 400)}`);
-    const unlisted = Math.max(0, failed.length - LISTED_FAILURES) + Math.max(0, conflicts.length - LISTED_FAILURES) + Math.max(0, skipped.length - LISTED_FAILURES);
+    for (const [shape, n] of Object.entries(shapes))
+      out.line(
+        c.dim(
+          `    ${shape.padEnd(22)} ${verb} ${n.imported}, already there ${n.unchanged}${n.conflicts ? `, different session stored ${n.conflicts}` : ""}`,
+        ),
+      );
+    for (const conflict of conflicts.slice(0, LISTED_FAILURES))
+      out.line(
+        `  ${c.yellow("≠")} ${echo(conflict.file)}: session ${echo(conflict.id)} is stored with other content (left as it is)`,
+      );
+    for (const s of skipped.slice(0, LISTED_FAILURES))
+      out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
+    for (const f of failed.slice(0, LISTED_FAILURES))
+      out.line(`  ${c.red("✖")} ${echo(f.file)}${f.pointer ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 400)}`);
+    const unlisted =
+      Math.max(0, failed.length - LISTED_FAILURES) +
+      Math.max(0, conflicts.length - LISTED_FAILURES) +
+      Math.max(0, skipped.length - LISTED_FAILURES);
     if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the full list)`);
   }
   return failed.length === 0 ? EXIT.ok : EXIT.failed;

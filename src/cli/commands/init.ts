@@ -9,7 +9,15 @@ import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { action, jsonOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../io.js";
-import { CONFIG_DEFAULTS, CONFIG_FILE, findProjectConfig, PACKAGE_KEY, statebagRepositoryRoot, validateConfig, type ProjectConfigFile } from "../project-config.js";
+import {
+  CONFIG_DEFAULTS,
+  CONFIG_FILE,
+  findProjectConfig,
+  PACKAGE_KEY,
+  statebagRepositoryRoot,
+  validateConfig,
+  type ProjectConfigFile,
+} from "../project-config.js";
 
 interface InitOptions {
   packageJson?: boolean;
@@ -66,17 +74,26 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
   const packageFile = join(dir, "package.json");
 
   if (statebagRepositoryRoot(dir) !== undefined) {
-    throw new CliError(EXIT.usage, "this is statebag's own repository: it needs no project config", { fix: "run init in your own project's root folder" });
+    throw new CliError(EXIT.usage, "this is statebag's own repository: it needs no project config", {
+      fix: "run init in your own project's root folder",
+    });
   }
   const existing = existsSync(configFile) ? configFile : packageHasKey(packageFile) ? packageFile : undefined;
   if (existing !== undefined) {
-    throw new CliError(EXIT.usage, `this project already has a statebag config: ${relative(dir, existing)}${existing === packageFile ? ` ("${PACKAGE_KEY}" key)` : ""}`, {
-      where: existing,
-      fix: "edit it instead (init never overwrites); its keys are described in the README, \"Project config\"",
-    });
+    throw new CliError(
+      EXIT.usage,
+      `this project already has a statebag config: ${relative(dir, existing)}${existing === packageFile ? ` ("${PACKAGE_KEY}" key)` : ""}`,
+      {
+        where: existing,
+        fix: 'edit it instead (init never overwrites); its keys are described in the README, "Project config"',
+      },
+    );
   }
   if (options.packageJson && !existsSync(packageFile)) {
-    throw new CliError(EXIT.usage, "--package-json: there is no package.json here", { where: dir, fix: `run npm init first, or leave out --package-json to write ${CONFIG_FILE}` });
+    throw new CliError(EXIT.usage, "--package-json: there is no package.json here", {
+      where: dir,
+      fix: `run npm init first, or leave out --package-json to write ${CONFIG_FILE}`,
+    });
   }
   // A config further up would be shadowed by this one: say so, it is probably not what was meant.
   const parent = findProjectConfig(join(dir, ".."));
@@ -85,7 +102,11 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
   delete (written as Partial<ProjectConfigFile>).runtimeImport; // for unusual layouts only
   if (options.store !== undefined) written.store = options.store;
   // The same checks a command applies when it reads the config.
-  const config = validateConfig(written, options.packageJson ? packageFile : configFile, options.packageJson ? `/${PACKAGE_KEY}` : "");
+  const config = validateConfig(
+    written,
+    options.packageJson ? packageFile : configFile,
+    options.packageJson ? `/${PACKAGE_KEY}` : "",
+  );
 
   const created: string[] = [];
   if (options.packageJson) {
@@ -108,7 +129,13 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
     created.push(`${relative(dir, folder)}/`);
   }
 
-  out.result({ ok: true, config: options.packageJson ? packageFile : configFile, created, settings: written, ...(parent ? { shadows: parent.file } : {}) });
+  out.result({
+    ok: true,
+    config: options.packageJson ? packageFile : configFile,
+    created,
+    settings: written,
+    ...(parent ? { shadows: parent.file } : {}),
+  });
   for (const f of created) out.line(`${c.green("created")} ${f}`);
   if (parent) out.warn(`this config takes precedence over ${parent.file} for commands run here`);
   out.line(`${c.green("✔")} statebag is set up. Next:`);
@@ -116,8 +143,12 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
   if (created.includes(relative(dir, config.tsconfig)) && !resolvable("@types/node/package.json", dir)) {
     out.line(`  0. npm i -D @types/node                  ${c.dim("# tsconfig.json uses Node's types")}`);
   }
-  out.line(`  1. write a state type in ${relative(dir, config.root) || "src/"} (README: "Walkthrough: add a provider type")`);
-  out.line(`  2. npx statebag gen --scaffold-fixtures   ${c.dim(`# schemas, ${relative(dir, config.generated)}/, starting fixtures`)}`);
+  out.line(
+    `  1. write a state type in ${relative(dir, config.root) || "src/"} (README: "Walkthrough: add a provider type")`,
+  );
+  out.line(
+    `  2. npx statebag gen --scaffold-fixtures   ${c.dim(`# schemas, ${relative(dir, config.generated)}/, starting fixtures`)}`,
+  );
   out.line(`  3. npx statebag gen --check               ${c.dim("# in CI")}`);
   return EXIT.ok;
 }
@@ -137,7 +168,10 @@ function packageHasKey(file: string): boolean {
     const pkg = JSON.parse(readFileSync(file, "utf8")) as unknown;
     return typeof pkg === "object" && pkg !== null && Object.hasOwn(pkg, PACKAGE_KEY);
   } catch {
-    throw new CliError(EXIT.usage, "package.json is not valid JSON", { where: file, fix: "fix its syntax, then run init again" });
+    throw new CliError(EXIT.usage, "package.json is not valid JSON", {
+      where: file,
+      fix: "fix its syntax, then run init again",
+    });
   }
 }
 

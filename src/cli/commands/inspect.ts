@@ -10,7 +10,17 @@ import { StoredSessionIdError } from "../../runtime/stores/codec.js";
 import { action, jsonOption, storeOption, type CommandContext } from "../context.js";
 import { CliError, EXIT, echo, type ExitCode } from "../io.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
-import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, quarantineLine, stateLine, storedQuarantine } from "../session-report.js";
+import {
+  checkDocument,
+  listedLines,
+  migrationSummary,
+  plural,
+  preservedLine,
+  problemLines,
+  quarantineLine,
+  stateLine,
+  storedQuarantine,
+} from "../session-report.js";
 import { previewJson, previewText } from "../preview.js";
 import { maxBytesOption } from "../read-document.js";
 import { cliKeyring, keyringOption, openCliStore, RawTextCodec } from "../store.js";
@@ -39,12 +49,18 @@ export function registerInspect(program: Command, context: CommandContext): void
     .argument("[id]", "the session id (omit to list sessions)")
     .addOption(storeOption())
     .addOption(keyringOption())
-    .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
+    .option(
+      "--registry <module>",
+      'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)',
+    )
     .option("--strict", "unknown $types and newer versions are problems")
     .option("--allow-unknown", "values of unknown $types or newer versions do not fail the run (exit 0)")
     .option("--brief", "leave out the stored document")
     .addOption(maxBytesOption())
-    .option("--full", "print the whole stored document (by default long strings, arrays and objects are cut and the output is bounded)")
+    .option(
+      "--full",
+      "print the whole stored document (by default long strings, arrays and objects are cut and the output is bounded)",
+    )
     .option("--limit <n>", "how many sessions to list without an id", "50")
     .addOption(jsonOption())
     .addHelpText(
@@ -62,18 +78,33 @@ async function inspect(context: CommandContext, id: string | undefined, options:
   const out = context.output(options);
   const { c } = out;
   const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
   const codec = new RawTextCodec();
-  const opened = await openCliStore(options.store, context.environment, { codec, configured: context.project()?.store, readOnly: true, keyring: cliKeyring(options, context) });
+  const opened = await openCliStore(options.store, context.environment, {
+    codec,
+    configured: context.project()?.store,
+    readOnly: true,
+    keyring: cliKeyring(options, context),
+  });
   try {
     if (id === undefined) {
       const page = await opened.store.scan({ limit });
-      out.result({ ok: true, store: opened.url, sessions: page.items.map((i) => ({ id: i.id, revision: i.revision })), more: page.cursor !== undefined });
+      out.result({
+        ok: true,
+        store: opened.url,
+        sessions: page.items.map((i) => ({ id: i.id, revision: i.revision })),
+        more: page.cursor !== undefined,
+      });
       if (page.items.length === 0) {
         out.line(`no sessions in ${opened.url}`);
         return EXIT.ok;
       }
-      out.line(c.dim(`${plural(page.items.length, "session")} in ${opened.url}${page.cursor ? ` (first ${limit}; --limit for more)` : ""}`));
+      out.line(
+        c.dim(
+          `${plural(page.items.length, "session")} in ${opened.url}${page.cursor ? ` (first ${limit}; --limit for more)` : ""}`,
+        ),
+      );
       for (const item of page.items) out.line(`${echo(item.id, MAX_ID_LENGTH)}  ${c.dim(`revision ${item.revision}`)}`);
       return EXIT.ok;
     }
@@ -88,7 +119,12 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     const source = await resolveRegistry(options.registry, context);
     // The check parses the document once; the preview reuses it (a stored row can be hundreds of MB).
     let parsed: { doc: unknown } | undefined;
-    const report = checkDocument(text, { registry: source.registry, strict: options.strict === true, ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}), onParsed: (doc) => (parsed = { doc }) });
+    const report = checkDocument(text, {
+      registry: source.registry,
+      strict: options.strict === true,
+      ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+      onParsed: (doc) => (parsed = { doc }),
+    });
     // The load rule store.get applies: the row's session must have the id it is stored under.
     if (report.ok) applyStoredIdRule(report, id);
     const unchecked = report.ok ? report.preserved.length : 0;
@@ -106,11 +142,25 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       ...(opened.encryption ? { encrypted: { store: opened.encryption.store } } : {}),
       bytes,
       ...(preview === undefined || !preview.cut ? { document: whole() } : { preview: preview.text, previewCut: true }),
-      validation: { ok: report.ok, unchecked, migrated: report.migrated, migrations: report.migrations, state: report.sessions[0]?.state ?? [], problems: report.problems, preserved: report.preserved, quarantined },
+      validation: {
+        ok: report.ok,
+        unchecked,
+        migrated: report.migrated,
+        migrations: report.migrations,
+        state: report.sessions[0]?.state ?? [],
+        problems: report.problems,
+        preserved: report.preserved,
+        quarantined,
+      },
     });
 
-    out.line(`${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`);
-    if (opened.encryption) out.line(c.dim(`encrypted at rest; decrypted with the keyring (store name ${quoted(opened.encryption.store, 200)})`));
+    out.line(
+      `${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`,
+    );
+    if (opened.encryption)
+      out.line(
+        c.dim(`encrypted at rest; decrypted with the keyring (store name ${quoted(opened.encryption.store, 200)})`),
+      );
     if (!options.brief && !options.json) {
       out.line();
       if (preview === undefined) {
@@ -118,7 +168,12 @@ async function inspect(context: CommandContext, id: string | undefined, options:
         out.line(typeof document === "string" ? document : JSON.stringify(document, null, 2));
       } else {
         out.line(preview.text);
-        if (preview.cut) out.line(c.dim(`(cut: long strings, arrays and objects are shortened${parsed ? "" : ", the text was not parsed"}; --full prints all ${formatBytes(bytes)})`));
+        if (preview.cut)
+          out.line(
+            c.dim(
+              `(cut: long strings, arrays and objects are shortened${parsed ? "" : ", the text was not parsed"}; --full prints all ${formatBytes(bytes)})`,
+            ),
+          );
       }
       out.line();
     }
@@ -130,14 +185,19 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       return options.allowUnknown ? EXIT.ok : EXIT.failed;
     }
     if (report.ok) {
-      out.line(`${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`);
+      out.line(
+        `${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`,
+      );
       for (const line of listedLines(report.sessions[0]?.state ?? [], stateLine, "  ")) out.line(line);
     } else {
       out.line(`${c.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);
       for (const line of problemLines(report.problems, c)) out.line(line);
     }
     for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
-    if (quarantined.length > 0) out.line(`${c.yellow(`${plural(quarantined.length, "value")} set aside by a quarantine load`)} (kept verbatim in session.quarantine):`);
+    if (quarantined.length > 0)
+      out.line(
+        `${c.yellow(`${plural(quarantined.length, "value")} set aside by a quarantine load`)} (kept verbatim in session.quarantine):`,
+      );
     for (const line of listedLines(quarantined, (q) => quarantineLine(q, c), "  ")) out.line(line);
     return report.ok ? EXIT.ok : EXIT.failed;
   } finally {

@@ -13,7 +13,14 @@ import { CliError, echo, EXIT, type ExitCode, type Output } from "../io.js";
 import { resolveRegistry, unknownTypesFix, type CliRegistry } from "../registry.js";
 import { listedLines, plural } from "../session-report.js";
 import { quoted } from "../../runtime/core/json.js";
-import { cliKeyring, keyringOption, openCliStore, PlaintextCapture, scanTextReader, type OpenedStore } from "../store.js";
+import {
+  cliKeyring,
+  keyringOption,
+  openCliStore,
+  PlaintextCapture,
+  scanTextReader,
+  type OpenedStore,
+} from "../store.js";
 import type { EncryptionMigrationReport } from "../../runtime/stores/encryption/migrate.js";
 
 interface MigrateOptions {
@@ -41,14 +48,23 @@ export function registerMigrate(program: Command, context: CommandContext): void
     )
     .addOption(storeOption())
     .option("--dry-run", "write nothing; report what would change")
-    .option("--registry <module>", 'your project\'s registry module, your types and migrations (default: "registry" in the project config)')
+    .option(
+      "--registry <module>",
+      'your project\'s registry module, your types and migrations (default: "registry" in the project config)',
+    )
     .option("--strict", "unknown $types and newer versions fail the session instead of being kept")
     .option("--allow-unknown", "values of unknown $types or newer versions are left as stored without failing the run")
     .option("--batch-size <n>", "sessions per page read from the store (1-1000)", "100")
     .option("--start-after <id>", "resume after this session id (printed by an interrupted run)")
     .addOption(keyringOption())
-    .option("--encrypt", "encrypt every plaintext row (and rows under older keys) under the keyring's current key, instead of migrating types; needs a keyring")
-    .option("--reencrypt", "rewrite rows under older keys under the keyring's current key (after a key rotation); needs a keyring")
+    .option(
+      "--encrypt",
+      "encrypt every plaintext row (and rows under older keys) under the keyring's current key, instead of migrating types; needs a keyring",
+    )
+    .option(
+      "--reencrypt",
+      "rewrite rows under older keys under the keyring's current key (after a key rotation); needs a keyring",
+    )
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -72,14 +88,27 @@ function knowledge(s: StateVersionCount, source: CliRegistry): "known" | "unknow
 /** The $type as data (quoted, escaped, cut): it comes from the store. */
 const shownType = (type: string): string => quoted(type, 60);
 
-function transitionLine(s: StateVersionCount, source: CliRegistry, transition: (s: StateVersionCount) => string): string {
+function transitionLine(
+  s: StateVersionCount,
+  source: CliRegistry,
+  transition: (s: StateVersionCount) => string,
+): string {
   const known = knowledge(s, source);
-  if (known === "unknown-type") return `${shownType(s.type)} v${s.to} (unknown type: not checked, left as stored): ${s.count}`;
-  if (known === "newer-version") return `${shownType(s.type)} v${s.to} (newer than the registry's v${source.registry.get(s.toType)!.version}: left as stored): ${s.count}`;
+  if (known === "unknown-type")
+    return `${shownType(s.type)} v${s.to} (unknown type: not checked, left as stored): ${s.count}`;
+  if (known === "newer-version")
+    return `${shownType(s.type)} v${s.to} (newer than the registry's v${source.registry.get(s.toType)!.version}: left as stored): ${s.count}`;
   return transition(s);
 }
 
-function printReport(out: Output, report: MigrateStoreReport, url: string, transition: (s: StateVersionCount) => string, source: CliRegistry, unknownValues: number): void {
+function printReport(
+  out: Output,
+  report: MigrateStoreReport,
+  url: string,
+  transition: (s: StateVersionCount) => string,
+  source: CliRegistry,
+  unknownValues: number,
+): void {
   const { c } = out;
   const verb = report.dryRun ? "would migrate" : "migrated";
   const parts = [
@@ -91,13 +120,23 @@ function printReport(out: Output, report: MigrateStoreReport, url: string, trans
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
   out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
-  for (const line of listedLines(report.states, (s) => (knowledge(s, source) === "known" ? c.dim : c.yellow)(transitionLine(s, source, transition)), "  ")) out.line(line);
+  for (const line of listedLines(
+    report.states,
+    (s) => (knowledge(s, source) === "known" ? c.dim : c.yellow)(transitionLine(s, source, transition)),
+    "  ",
+  ))
+    out.line(line);
   if (report.preserved) {
-    out.line(`  ${c.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`);
+    out.line(
+      `  ${c.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`,
+    );
     out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
   }
   // Ids, pointers and messages come from the store: escaped and cut.
-  for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${echo(f.id)}${f.pointer !== undefined ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 1000)}`);
+  for (const f of report.failed.slice(0, 50))
+    out.line(
+      `  ${c.red("✖")} ${echo(f.id)}${f.pointer !== undefined ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 1000)}`,
+    );
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
 }
@@ -105,8 +144,12 @@ function printReport(out: Output, report: MigrateStoreReport, url: string, trans
 async function migrate(context: CommandContext, options: MigrateOptions): Promise<ExitCode> {
   const out = context.output(options);
   const batchSize = Number(options.batchSize);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
-  if (options.encrypt && options.reencrypt) throw new CliError(EXIT.usage, "--encrypt and --reencrypt do not go together", { fix: "--encrypt for a store with plaintext rows, --reencrypt after a key rotation" });
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000)
+    throw new CliError(EXIT.usage, `--batch-size ${options.batchSize}: expected an integer from 1 to 1000`);
+  if (options.encrypt && options.reencrypt)
+    throw new CliError(EXIT.usage, "--encrypt and --reencrypt do not go together", {
+      fix: "--encrypt for a store with plaintext rows, --reencrypt after a key rotation",
+    });
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
   if (options.encrypt || options.reencrypt) return migrateEncryptionCommand(context, options, registry, batchSize);
@@ -115,7 +158,12 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   // On an encrypted store the store's codec decrypts into `capture`; the migration loads the text itself.
   const capture = new PlaintextCapture(defaultSessionCodec({ registry }));
   // A dry run opens the store read-only, creating nothing (no file, folder, table).
-  const opened = await openCliStore(options.store, context.environment, { codec: capture, configured: context.project()?.store, keyring: cliKeyring(options, context), ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, {
+    codec: capture,
+    configured: context.project()?.store,
+    keyring: cliKeyring(options, context),
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
   const progress = await out.progress();
   // Ctrl-C: finish the session in hand, then report where to resume.
   const abort = new AbortController();
@@ -138,10 +186,18 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
       },
     });
     progress.stop();
-    const unknown = report.states.filter((s) => knowledge(s, source) !== "known").map((s) => ({ type: s.type, version: s.to, count: s.count, reason: knowledge(s, source) }));
+    const unknown = report.states
+      .filter((s) => knowledge(s, source) !== "known")
+      .map((s) => ({ type: s.type, version: s.to, count: s.count, reason: knowledge(s, source) }));
     const unknownValues = unknown.reduce((n, u) => n + u.count, 0);
     const unknownFails = report.preserved > 0 && options.allowUnknown !== true;
-    out.result({ ok: report.failedCount === 0 && !report.aborted && !unknownFails, store: opened.url, ...(opened.empty ? { emptyStore: opened.empty } : {}), ...report, unknown });
+    out.result({
+      ok: report.failedCount === 0 && !report.aborted && !unknownFails,
+      store: opened.url,
+      ...(opened.empty ? { emptyStore: opened.empty } : {}),
+      ...report,
+      unknown,
+    });
     printReport(out, report, opened.url, formatStateTransition, source, unknownValues);
     if (opened.empty) out.line(out.c.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
     if (report.aborted) {
@@ -159,7 +215,12 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
 }
 
 /** `migrate --encrypt` / `--reencrypt`: `migrateEncryption` with the keyring's codecs. */
-async function migrateEncryptionCommand(context: CommandContext, options: MigrateOptions, registry: CliRegistry["registry"], batchSize: number): Promise<ExitCode> {
+async function migrateEncryptionCommand(
+  context: CommandContext,
+  options: MigrateOptions,
+  registry: CliRegistry["registry"],
+  batchSize: number,
+): Promise<ExitCode> {
   const out = context.output(options);
   const { c } = out;
   const mode = options.encrypt ? "encrypt" : "reencrypt";
@@ -181,7 +242,9 @@ async function migrateEncryptionCommand(context: CommandContext, options: Migrat
   try {
     const encryption = opened.encryption;
     if (!encryption) {
-      throw new CliError(EXIT.usage, `${flag} needs the store's keyring`, { fix: 'pass --keyring <file> (or set STATEBAG_KEYRING=<file>, or "keyring" in statebag.config.json)' });
+      throw new CliError(EXIT.usage, `${flag} needs the store's keyring`, {
+        fix: 'pass --keyring <file> (or set STATEBAG_KEYRING=<file>, or "keyring" in statebag.config.json)',
+      });
     }
     progress.start(0, options.dryRun ? "checking" : mode === "encrypt" ? "encrypting" : "re-encrypting");
     const report = await migrateEncryption(opened.store, {
@@ -198,11 +261,19 @@ async function migrateEncryptionCommand(context: CommandContext, options: Migrat
       },
     });
     progress.stop();
-    out.result({ ok: report.failedCount === 0 && !report.aborted, store: opened.url, storeName: encryption.store, ...(opened.empty ? { emptyStore: opened.empty } : {}), ...report });
+    out.result({
+      ok: report.failedCount === 0 && !report.aborted,
+      store: opened.url,
+      storeName: encryption.store,
+      ...(opened.empty ? { emptyStore: opened.empty } : {}),
+      ...report,
+    });
     printEncryptionReport(out, report, opened.url, encryption.store);
     if (opened.empty) out.line(c.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
     if (report.aborted) {
-      out.note(`${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`);
+      out.note(
+        `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,
+      );
       return EXIT.runtime;
     }
     if (report.failedCount === 0 && !report.dryRun) {
@@ -224,7 +295,13 @@ async function migrateEncryptionCommand(context: CommandContext, options: Migrat
 
 function printEncryptionReport(out: Output, report: EncryptionMigrationReport, url: string, storeName: string): void {
   const { c } = out;
-  const verb = report.dryRun ? (report.mode === "encrypt" ? "would encrypt" : "would re-encrypt") : report.mode === "encrypt" ? "encrypted" : "re-encrypted";
+  const verb = report.dryRun
+    ? report.mode === "encrypt"
+      ? "would encrypt"
+      : "would re-encrypt"
+    : report.mode === "encrypt"
+      ? "encrypted"
+      : "re-encrypted";
   const parts = [
     c.green(`${report.rewritten} ${verb}`),
     `${report.current} already under ${report.currentKey}`,
@@ -234,9 +311,18 @@ function printEncryptionReport(out: Output, report: EncryptionMigrationReport, u
     ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
-  out.line(`${plural(report.scanned, "session")} in ${url} (store name ${quoted(storeName, 200)}): ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
-  out.line(c.dim(`  message logs: ${report.logs.read} read, ${report.logs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"} (${plural(report.logs.messages, "message")})`));
-  for (const f of report.failed.slice(0, 50)) out.line(`  ${c.red("✖")} ${echo(f.id)}${f.logId !== undefined ? ` (log ${echo(f.logId)})` : ""}: ${echo(f.message, 1000)}`);
+  out.line(
+    `${plural(report.scanned, "session")} in ${url} (store name ${quoted(storeName, 200)}): ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`,
+  );
+  out.line(
+    c.dim(
+      `  message logs: ${report.logs.read} read, ${report.logs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"} (${plural(report.logs.messages, "message")})`,
+    ),
+  );
+  for (const f of report.failed.slice(0, 50))
+    out.line(
+      `  ${c.red("✖")} ${echo(f.id)}${f.logId !== undefined ? ` (log ${echo(f.logId)})` : ""}: ${echo(f.message, 1000)}`,
+    );
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
 }

@@ -45,13 +45,20 @@ async function erase(context: CommandContext, options: EraseCliOptions): Promise
   const out = context.output(options);
   const { ce } = out;
   const { previewErase } = await import("../../runtime/stores/erasure.js");
-  const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store, ...(options.dryRun ? { dryRun: true } : {}) });
+  const opened = await openCliStore(options.store, context.environment, {
+    configured: context.project()?.store,
+    ...(options.dryRun ? { dryRun: true } : {}),
+  });
   const progress = await out.progress();
   try {
     if (options.dryRun) {
       const preview = { ...(await previewErase(opened.store, options.owner)), dryRun: true };
       context.environment.stdout.write(JSON.stringify(preview, null, 2) + "\n");
-      out.note(ce.dim(`dry run: ${preview.sessions} sessions and ${preview.messageLogs} message logs of this owner in ${opened.url}; nothing removed`));
+      out.note(
+        ce.dim(
+          `dry run: ${preview.sessions} sessions and ${preview.messageLogs} message logs of this owner in ${opened.url}; nothing removed`,
+        ),
+      );
       return EXIT.ok;
     }
     progress.start(0, "erasing");
@@ -64,14 +71,21 @@ async function erase(context: CommandContext, options: EraseCliOptions): Promise
         shown = p.sessions;
         if (Date.now() - lastNote >= 2000 && !out.json) {
           lastNote = Date.now();
-          out.note(ce.dim(`  ${p.sessions} sessions and ${p.messageLogs} message logs removed so far (interrupted: run it again to finish)`));
+          out.note(
+            ce.dim(
+              `  ${p.sessions} sessions and ${p.messageLogs} message logs removed so far (interrupted: run it again to finish)`,
+            ),
+          );
         }
       },
     });
     progress.stop();
     // The receipt is the output, in both modes: a record to keep.
     context.environment.stdout.write(JSON.stringify(receipt, null, 2) + "\n");
-    if (!out.json) out.note(`${ce.green("✔")} erased ${receipt.sessions} sessions and ${receipt.messageLogs} message logs of owner sha256:${receipt.owner.slice(0, 12)}… from ${opened.url}`);
+    if (!out.json)
+      out.note(
+        `${ce.green("✔")} erased ${receipt.sessions} sessions and ${receipt.messageLogs} message logs of owner sha256:${receipt.owner.slice(0, 12)}… from ${opened.url}`,
+      );
     return EXIT.ok;
   } finally {
     progress.stop();

@@ -22,7 +22,10 @@ interface PurgeOptions {
 
 /** The `store` command group (`store setup` creates it). */
 export function storeCommand(program: Command): Command {
-  return program.commands.find((c) => c.name() === "store") ?? program.command("store").summary("manage session stores").description("Manage session stores.");
+  return (
+    program.commands.find((c) => c.name() === "store") ??
+    program.command("store").summary("manage session stores").description("Manage session stores.")
+  );
 }
 
 export function registerStorePurge(program: Command, context: CommandContext): void {
@@ -56,14 +59,21 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
   const out = context.output(options);
   const { c } = out;
   const batchSize = Number(options.batchSize);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new CliError(EXIT.usage, `--batch-size ${echo(options.batchSize)}: expected an integer from 1 to 1000`);
-  const { parseDuration, purgeRetention, checkRetention, takeRetentionParams } = await import("../../runtime/stores/retention.js");
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000)
+    throw new CliError(EXIT.usage, `--batch-size ${echo(options.batchSize)}: expected an integer from 1 to 1000`);
+  const { parseDuration, purgeRetention, checkRetention, takeRetentionParams } = await import(
+    "../../runtime/stores/retention.js"
+  );
   const flag = (value: string | undefined, name: string) => {
     if (value === undefined) return undefined;
     try {
       return parseDuration(value, name);
     } catch (error) {
-      throw new CliError(EXIT.usage, `${name} ${echo(value)}: expected a duration such as 90d, 12h, 30m, 45s or a number of milliseconds`, { cause: error });
+      throw new CliError(
+        EXIT.usage,
+        `${name} ${echo(value)}: expected a duration such as 90d, 12h, 30m, 45s or a number of milliseconds`,
+        { cause: error },
+      );
     }
   };
   const maxAgeMs = flag(options.olderThan, "--older-than");
@@ -72,7 +82,10 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
   const taken = takeRetentionParams(storeUrl(options.store, context.environment, context.project()?.store));
   const policy =
     maxAgeMs !== undefined || maxIdleMs !== undefined
-      ? checkRetention({ ...(maxAgeMs !== undefined ? { maxAgeMs } : {}), ...(maxIdleMs !== undefined ? { maxIdleMs } : {}) })
+      ? checkRetention({
+          ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
+          ...(maxIdleMs !== undefined ? { maxIdleMs } : {}),
+        })
       : checkRetention(taken.retention);
   const opened = await openCliStore(taken.url, context.environment, options.dryRun ? { dryRun: true } : {});
   const progress = await out.progress();
@@ -99,7 +112,11 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
           shown = p.scanned;
           if (Date.now() - lastNote >= 2000 && !out.json) {
             lastNote = Date.now();
-            out.note(c.dim(`  ${p.scanned} scanned, ${p.sessions} ${options.dryRun ? "to remove" : "removed"} (resume: --start-after ${echo(p.cursor ?? "")})`));
+            out.note(
+              c.dim(
+                `  ${p.scanned} scanned, ${p.sessions} ${options.dryRun ? "to remove" : "removed"} (resume: --start-after ${echo(p.cursor ?? "")})`,
+              ),
+            );
           }
         },
       });
@@ -107,15 +124,31 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
     }
     const ms = Date.now() - started;
     const aborted = report?.aborted === true;
-    out.result({ ok: !aborted, store: opened.url, dryRun: options.dryRun === true, ...(expired !== undefined ? { expired } : {}), retention: policy ?? null, ...(report ?? {}), ms });
+    out.result({
+      ok: !aborted,
+      store: opened.url,
+      dryRun: options.dryRun === true,
+      ...(expired !== undefined ? { expired } : {}),
+      retention: policy ?? null,
+      ...(report ?? {}),
+      ms,
+    });
     const verb = options.dryRun ? "would remove" : "removed";
     const parts = [];
     if (expired !== undefined) parts.push(`${expired} expired (TTL) removed`);
-    if (report) parts.push(`${report.sessions} of ${report.scanned} sessions ${verb} by the retention policy${options.dryRun ? "" : ` (${report.messageLogs} message logs)`}${report.skipped ? `, ${report.skipped} saved meanwhile and kept` : ""}`);
-    else parts.push("no retention policy (give --older-than, --idle-for or ?retentionMaxAge= / ?retentionMaxIdle= in the store URL)");
+    if (report)
+      parts.push(
+        `${report.sessions} of ${report.scanned} sessions ${verb} by the retention policy${options.dryRun ? "" : ` (${report.messageLogs} message logs)`}${report.skipped ? `, ${report.skipped} saved meanwhile and kept` : ""}`,
+      );
+    else
+      parts.push(
+        "no retention policy (give --older-than, --idle-for or ?retentionMaxAge= / ?retentionMaxIdle= in the store URL)",
+      );
     out.line(`${c.green("✔")} ${opened.store.kind} store ${opened.url}: ${parts.join("; ")} ${c.dim(`(${ms} ms)`)}`);
     if (aborted) {
-      out.note(`${out.ce.yellow("stopped early")} after ${report!.scanned} sessions\n  ${out.ce.dim("fix:")}   run it again to continue${report!.cursor ? `, or skip what was scanned: --start-after ${echo(report!.cursor)}` : ""}`);
+      out.note(
+        `${out.ce.yellow("stopped early")} after ${report!.scanned} sessions\n  ${out.ce.dim("fix:")}   run it again to continue${report!.cursor ? `, or skip what was scanned: --start-after ${echo(report!.cursor)}` : ""}`,
+      );
       return EXIT.runtime;
     }
     return EXIT.ok;

@@ -42,7 +42,14 @@ async function setup(context: CommandContext, options: SetupOptions): Promise<Ex
     const started = Date.now();
     const result = await opened.store.setup();
     const ms = Date.now() - started;
-    out.result({ ok: true, store: opened.url, kind: opened.store.kind, version: result.version, changed: result.changed, ms });
+    out.result({
+      ok: true,
+      store: opened.url,
+      kind: opened.store.kind,
+      version: result.version,
+      changed: result.changed,
+      ms,
+    });
     out.line(
       result.changed
         ? `${c.green("✔")} ${opened.store.kind} store set up at format version ${result.version}: ${opened.url}`

@@ -40,7 +40,11 @@ export function registerStudio(program: Command, context: CommandContext): void 
     .addOption(keyringOption())
     .option("--registry <module>", 'your project\'s registry module (default: "registry" in the project config)')
     .option("--port <n>", "the port to listen on (0: a free one)", "0")
-    .option("--host <host>", "the address to listen on (anything but loopback exposes the page, token-protected, to the network)", "127.0.0.1")
+    .option(
+      "--host <host>",
+      "the address to listen on (anything but loopback exposes the page, token-protected, to the network)",
+      "127.0.0.1",
+    )
     .option("--write", "allow migrating a session from the page (otherwise read-only)")
     .addHelpText(
       "after",
@@ -54,9 +58,13 @@ Examples:
 }
 
 /** Opens the store and starts the server; the caller closes both (`close`). Used by the command and tests. */
-export async function openStudio(context: CommandContext, options: StudioOptions): Promise<RunningStudio & { api: StudioApi; closeAll(): Promise<void> }> {
+export async function openStudio(
+  context: CommandContext,
+  options: StudioOptions,
+): Promise<RunningStudio & { api: StudioApi; closeAll(): Promise<void> }> {
   const port = Number(options.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(EXIT.usage, `--port ${options.port}: expected an integer from 0 to 65535`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError(EXIT.usage, `--port ${options.port}: expected an integer from 0 to 65535`);
   const host = options.host.trim();
   if (host === "") throw new CliError(EXIT.usage, "--host is empty", { fix: "pass --host 127.0.0.1 (the default)" });
   const source = await resolveRegistry(options.registry, context);
@@ -89,7 +97,10 @@ export async function openStudio(context: CommandContext, options: StudioOptions
   } catch (error) {
     await opened.close();
     const code = (error as { code?: string }).code;
-    throw new CliError(EXIT.usage, `cannot listen on ${host}:${port}${code ? ` (${code})` : ""}`, { fix: code === "EADDRINUSE" ? "pick another --port, or 0 for a free one" : "check --host and --port", cause: error });
+    throw new CliError(EXIT.usage, `cannot listen on ${host}:${port}${code ? ` (${code})` : ""}`, {
+      fix: code === "EADDRINUSE" ? "pick another --port, or 0 for a free one" : "check --host and --port",
+      cause: error,
+    });
   }
   return {
     ...running,
@@ -107,11 +118,17 @@ async function studio(context: CommandContext, options: StudioOptions): Promise<
   const running = await openStudio(context, options);
   const info = running.api.info();
   out.line(`${c.bold("statebag studio")}: ${running.url}`);
-  out.line(c.dim(`  store ${echo(info.store)} (${info.write ? c.yellow("read-write: sessions can be migrated from the page") : "read-only"})${info.encrypted ? ", decrypted with the keyring" : ""}`));
+  out.line(
+    c.dim(
+      `  store ${echo(info.store)} (${info.write ? c.yellow("read-write: sessions can be migrated from the page") : "read-only"})${info.encrypted ? ", decrypted with the keyring" : ""}`,
+    ),
+  );
   if (info.empty) out.line(c.dim(`  ${echo(info.empty)}: read as an empty store`));
   out.line(c.dim(`  types: ${echo(info.registry)}; schema history: ${echo(info.schemas)}/history`));
   if (!isLoopback(running.host)) {
-    context.environment.stderr.write(`warning: listening on ${running.host}, not only on this machine: anyone who can reach it and has the URL (its token) can read the store\n`);
+    context.environment.stderr.write(
+      `warning: listening on ${running.host}, not only on this machine: anyone who can reach it and has the URL (its token) can read the store\n`,
+    );
   }
   out.line(c.dim("  the URL's token is the only key: do not share it. Ctrl-C stops."));
   await new Promise<void>((resolveStop) => {

@@ -8,9 +8,24 @@ import { quoted } from "../../runtime/core/json.js";
 import { MAX_ID_LENGTH } from "../../runtime/stores/errors.js";
 import { action, inputPath, jsonOption, type CommandContext } from "../context.js";
 import { CliError, echo, EXIT, type ExitCode } from "../io.js";
-import { DEFAULT_MAX_BYTES, DocumentTooLargeError, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
+import {
+  DEFAULT_MAX_BYTES,
+  DocumentTooLargeError,
+  maxBytesOption,
+  readDocumentFile,
+  readStdinBytes,
+} from "../read-document.js";
 import { resolveRegistry, unknownTypesFix, unknownTypesSummary } from "../registry.js";
-import { checkDocument, listedLines, migrationSummary, plural, preservedLine, problemLines, stateLine, type DocumentReport } from "../session-report.js";
+import {
+  checkDocument,
+  listedLines,
+  migrationSummary,
+  plural,
+  preservedLine,
+  problemLines,
+  stateLine,
+  type DocumentReport,
+} from "../session-report.js";
 
 interface ValidateOptions {
   strict?: boolean;
@@ -32,8 +47,14 @@ export function registerValidate(program: Command, context: CommandContext): voi
     )
     .argument("<files...>", 'session JSON files; "-" reads one document from stdin')
     .option("--strict", "unknown $types and versions newer than this code are problems: the document does not load")
-    .option("--allow-unknown", "values of unknown $types or newer versions are kept and reported, and do not fail the run")
-    .option("--registry <module>", 'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)')
+    .option(
+      "--allow-unknown",
+      "values of unknown $types or newer versions are kept and reported, and do not fail the run",
+    )
+    .option(
+      "--registry <module>",
+      'your project\'s registry module, so your own types are checked too (default: "registry" in the project config)',
+    )
     .option("-q, --quiet", "print only failures")
     .addOption(maxBytesOption())
     .addOption(jsonOption())
@@ -73,43 +94,90 @@ async function validate(context: CommandContext, files: string[], options: Valid
     // Bytes, not text: the loader decodes them strictly (invalid UTF-8 is its error, not U+FFFD).
     let bytes: Buffer;
     try {
-      bytes = file === "-" ? await readStdinBytes(environment.stdin, maxBytes) : await readDocumentFile(inputPath(file, environment), file, maxBytes);
+      bytes =
+        file === "-"
+          ? await readStdinBytes(environment.stdin, maxBytes)
+          : await readDocumentFile(inputPath(file, environment), file, maxBytes);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
       if (error instanceof DocumentTooLargeError) {
         // Refused from its size, as the loader would refuse it: a failed document (exit 1), never read.
-        const problem = { code: "json" as const, pointer: "", expected: `at most ${error.maxBytes} bytes`, found: `${error.bytes} bytes`, message: error.message, ...(error.details.fix ? { hint: error.details.fix } : {}) };
-        reports.push({ file: name, ok: false, unchecked: 0, sessions: [], problems: [problem], preserved: [], migrated: false, migrations: [] });
+        const problem = {
+          code: "json" as const,
+          pointer: "",
+          expected: `at most ${error.maxBytes} bytes`,
+          found: `${error.bytes} bytes`,
+          message: error.message,
+          ...(error.details.fix ? { hint: error.details.fix } : {}),
+        };
+        reports.push({
+          file: name,
+          ok: false,
+          unchecked: 0,
+          sessions: [],
+          problems: [problem],
+          preserved: [],
+          migrated: false,
+          migrations: [],
+        });
         out.line(`${c.red("✖")} ${c.bold(echo(name))}: ${error.reason}`);
         if (error.details.fix) out.line(`    ${c.cyan("fix:")} ${error.details.fix}`);
         if (code === EXIT.ok) code = EXIT.failed;
         progress.increment();
         continue;
       }
-      reports.push({ file: name, ok: false, unchecked: 0, error: error.message, sessions: [], problems: [], preserved: [], migrated: false, migrations: [] });
-      out.note(`${out.ce.red("error:")} ${error.message}\n  ${out.ce.dim("where:")} ${echo(error.details.where ?? name)}\n  ${out.ce.dim("fix:")}   ${error.details.fix}`);
+      reports.push({
+        file: name,
+        ok: false,
+        unchecked: 0,
+        error: error.message,
+        sessions: [],
+        problems: [],
+        preserved: [],
+        migrated: false,
+        migrations: [],
+      });
+      out.note(
+        `${out.ce.red("error:")} ${error.message}\n  ${out.ce.dim("where:")} ${echo(error.details.where ?? name)}\n  ${out.ce.dim("fix:")}   ${error.details.fix}`,
+      );
       code = EXIT.usage;
       progress.increment();
       continue;
     }
-    const { loaded: _loaded, ...report } = checkDocument(bytes, { registry, strict: options.strict === true, maxBytes });
+    const { loaded: _loaded, ...report } = checkDocument(bytes, {
+      registry,
+      strict: options.strict === true,
+      maxBytes,
+    });
     const unchecked = report.ok ? report.preserved.length : 0;
     reports.push({ file: name, ...report, unchecked });
     // A value the CLI could not check is not "valid": it fails the run unless --allow-unknown.
     if ((!report.ok || (unchecked > 0 && !options.allowUnknown)) && code === EXIT.ok) code = EXIT.failed;
     progress.increment();
     if (report.ok && unchecked > 0) {
-      const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
+      const what =
+        report.sessions.length === 1
+          ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}`
+          : plural(report.sessions.length, "session");
       out.line(`${c.yellow("?")} ${c.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`);
       for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "    ")) out.line(line);
-      out.line(`    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`);
+      out.line(
+        `    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`,
+      );
       continue;
     }
     if (report.ok) {
       if (options.quiet) continue;
-      const what = report.sessions.length === 1 ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}` : plural(report.sessions.length, "session");
-      out.line(`${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`);
-      const states = report.sessions.flatMap((s) => s.state.map((st) => (report.sessions.length > 1 ? `${echo(s.id)}: ` : "") + stateLine(st)));
+      const what =
+        report.sessions.length === 1
+          ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}`
+          : plural(report.sessions.length, "session");
+      out.line(
+        `${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`,
+      );
+      const states = report.sessions.flatMap((s) =>
+        s.state.map((st) => (report.sessions.length > 1 ? `${echo(s.id)}: ` : "") + stateLine(st)),
+      );
       for (const line of listedLines(states, (l) => c.dim(l), "    ")) out.line(line);
     } else {
       out.line(`${c.red("✖")} ${c.bold(name)}: ${plural(report.problems.length, "problem")}`);

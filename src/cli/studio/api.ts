@@ -49,8 +49,18 @@ export interface StudioApiOptions {
 
 /** What the studio uses of the compatibility check. */
 export interface CompatApi {
-  runDiff(oldPath: string, newPath: string, options?: { seed?: number; samples?: number }): {
-    changes: { pointer: string; rule: string; kind: string; message: string; witness?: { document: unknown; source: string; seed?: number } }[];
+  runDiff(
+    oldPath: string,
+    newPath: string,
+    options?: { seed?: number; samples?: number },
+  ): {
+    changes: {
+      pointer: string;
+      rule: string;
+      kind: string;
+      message: string;
+      witness?: { document: unknown; source: string; seed?: number };
+    }[];
     verdict: string;
     warnings: string[];
   };
@@ -105,7 +115,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** The state bag of a parsed stored document, in any of the stored forms, and its pointer. */
 function stateBagOf(doc: unknown): { bag: Record<string, unknown>; base: string } | undefined {
   if (!isObject(doc)) return undefined;
-  if (isObject(doc.session) && isObject(doc.session.stateBag)) return { bag: doc.session.stateBag, base: "/session/stateBag" };
+  if (isObject(doc.session) && isObject(doc.session.stateBag))
+    return { bag: doc.session.stateBag, base: "/session/stateBag" };
   if (isObject(doc.stateBag)) return { bag: doc.stateBag, base: "/stateBag" };
   return undefined;
 }
@@ -125,11 +136,22 @@ function rowFacts(text: string, registry: TypeRegistry, id: string): Omit<Sessio
       // Read before the load runs its migrations on the document.
       const found = stateBagOf(doc);
       if (!found) return;
-      types = Object.entries(found.bag).map(([key, v]) => ({ key, $type: isObject(v) ? String(v.$type) : typeof v, version: versionOf(v) }));
-      for (const v of Object.values(found.bag)) if (isObject(v) && Array.isArray(v.messages)) messages += v.messages.length;
+      types = Object.entries(found.bag).map(([key, v]) => ({
+        key,
+        $type: isObject(v) ? String(v.$type) : typeof v,
+        version: versionOf(v),
+      }));
+      for (const v of Object.values(found.bag))
+        if (isObject(v) && Array.isArray(v.messages)) messages += v.messages.length;
     },
   });
-  let validity: Validity = !report.ok ? "invalid" : report.preserved.length > 0 ? "unchecked" : report.migrated ? "needs-migration" : "valid";
+  let validity: Validity = !report.ok
+    ? "invalid"
+    : report.preserved.length > 0
+      ? "unchecked"
+      : report.migrated
+        ? "needs-migration"
+        : "valid";
   let problems = report.problems.length;
   if (report.ok && report.loaded?.length === 1 && report.loaded[0].id !== id) {
     validity = "invalid";
@@ -209,8 +231,10 @@ export class StudioApi {
 
   /** One page of sessions, filtered, from `scan` (or `list` for one owner). */
   async sessions(query: SessionQuery) {
-    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > 200) throw new StudioHttpError(400, "limit: expected an integer from 1 to 200");
-    if (query.validity !== undefined && !VALIDITIES.includes(query.validity)) throw new StudioHttpError(400, `validity: expected one of ${VALIDITIES.join(", ")}`);
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > 200)
+      throw new StudioHttpError(400, "limit: expected an integer from 1 to 200");
+    if (query.validity !== undefined && !VALIDITIES.includes(query.validity))
+      throw new StudioHttpError(400, `validity: expected one of ${VALIDITIES.join(", ")}`);
     const rows: SessionRow[] = [];
     let cursor = query.cursor;
     let scanned = 0;
@@ -219,7 +243,10 @@ export class StudioApi {
     const q = query.q?.toLowerCase();
     const matches = (row: SessionRow) =>
       (q === undefined || row.id.toLowerCase().includes(q) || (row.title ?? "").toLowerCase().includes(q)) &&
-      (query.type === undefined || row.types.some((t) => t.$type === query.type && (query.version === undefined || t.version === query.version))) &&
+      (query.type === undefined ||
+        row.types.some(
+          (t) => t.$type === query.type && (query.version === undefined || t.version === query.version),
+        )) &&
       (query.type !== undefined || query.version === undefined || row.types.some((t) => t.version === query.version)) &&
       (query.validity === undefined || row.validity === query.validity);
     do {
@@ -227,13 +254,22 @@ export class StudioApi {
       let items: { id: string; revision: number; text?: string; meta?: Partial<StoredSessionMeta> }[];
       let next: string | undefined;
       if (query.owner !== undefined) {
-        const page = await this.#lock.run(() => store.list({ owner: query.owner!, limit: query.limit, order: "id", ...(cursor ? { cursor } : {}) }));
+        const page = await this.#lock.run(() =>
+          store.list({ owner: query.owner!, limit: query.limit, order: "id", ...(cursor ? { cursor } : {}) }),
+        );
         items = page.items.map((i: ListItem) => ({ id: i.id, revision: i.revision, meta: i.meta }));
         next = page.cursor;
       } else {
-        const page = await this.#lock.run(() => store.scan({ limit: query.limit, includeText: true, ...(cursor ? { cursor } : {}) }));
+        const page = await this.#lock.run(() =>
+          store.scan({ limit: query.limit, includeText: true, ...(cursor ? { cursor } : {}) }),
+        );
         // `meta` on scan items: stores that keep it beside the row hand it over (feature check).
-        items = page.items.map((i: ScanItem & { meta?: Partial<StoredSessionMeta> }) => ({ id: i.id, revision: i.revision, ...(i.text !== undefined ? { text: i.text } : {}), ...(i.meta ? { meta: i.meta } : {}) }));
+        items = page.items.map((i: ScanItem & { meta?: Partial<StoredSessionMeta> }) => ({
+          id: i.id,
+          revision: i.revision,
+          ...(i.text !== undefined ? { text: i.text } : {}),
+          ...(i.meta ? { meta: i.meta } : {}),
+        }));
         next = page.cursor;
       }
       for (const item of items) {
@@ -248,17 +284,43 @@ export class StudioApi {
           const read = await this.#read(item.id).catch((error: unknown) => ({ error }));
           if (read === undefined) continue;
           if ("error" in read) {
-            rows.push({ id: item.id, revision, ...metaFields(meta), bytes: 0, messages: 0, types: [], validity: "invalid", problems: 1, encrypted: true });
+            rows.push({
+              id: item.id,
+              revision,
+              ...metaFields(meta),
+              bytes: 0,
+              messages: 0,
+              types: [],
+              validity: "invalid",
+              problems: 1,
+              encrypted: true,
+            });
             continue;
           }
           text = read.text;
           revision = read.revision;
           meta ??= read.meta;
         } else if (isEncryptedText(text)) {
-          rows.push({ id: item.id, revision, ...metaFields(meta), bytes: Buffer.byteLength(text), messages: 0, types: [], validity: "unchecked", problems: 0, encrypted: true });
+          rows.push({
+            id: item.id,
+            revision,
+            ...metaFields(meta),
+            bytes: Buffer.byteLength(text),
+            messages: 0,
+            types: [],
+            validity: "unchecked",
+            problems: 0,
+            encrypted: true,
+          });
           continue;
         }
-        const row: SessionRow = { id: item.id, revision, ...metaFields(meta), ...rowFacts(text, this.registry, item.id), ...(encrypted ? { encrypted } : {}) };
+        const row: SessionRow = {
+          id: item.id,
+          revision,
+          ...metaFields(meta),
+          ...rowFacts(text, this.registry, item.id),
+          ...(encrypted ? { encrypted } : {}),
+        };
         if (matches(row)) rows.push(row);
       }
       cursor = next;
@@ -281,7 +343,9 @@ export class StudioApi {
         found = stateBagOf(doc);
         // The document as stored: a copy taken before the load migrates it.
         parsed = text.length <= MAX_SENT_TEXT ? structuredClone(doc) : undefined;
-        if (found) for (const [key, v] of Object.entries(found.bag)) before.push({ key, $type: isObject(v) ? String(v.$type) : typeof v, version: versionOf(v) });
+        if (found)
+          for (const [key, v] of Object.entries(found.bag))
+            before.push({ key, $type: isObject(v) ? String(v.$type) : typeof v, version: versionOf(v) });
       },
     });
     const base = found?.base ?? "/session/stateBag";
@@ -291,13 +355,38 @@ export class StudioApi {
       const problems = report.problems.filter((p) => p.pointer === pointer || p.pointer.startsWith(`${pointer}/`));
       const preserved = report.preserved.filter((p) => p.pointer === pointer || p.pointer.startsWith(`${pointer}/`));
       const migrated = report.migrations.some((m) => m.pointer === pointer);
-      const behind = def !== undefined ? s.version < def.version : this.registry.needsUpgrade({ $type: s.$type, $version: s.version });
-      const status = problems.length > 0 ? "invalid" : preserved.length > 0 ? "unchecked" : behind || migrated ? "needs-migration" : "valid";
-      return { ...s, pointer, family: def?.family, latest: def?.version, known: def !== undefined, status, problems, preserved };
+      const behind =
+        def !== undefined
+          ? s.version < def.version
+          : this.registry.needsUpgrade({ $type: s.$type, $version: s.version });
+      const status =
+        problems.length > 0
+          ? "invalid"
+          : preserved.length > 0
+            ? "unchecked"
+            : behind || migrated
+              ? "needs-migration"
+              : "valid";
+      return {
+        ...s,
+        pointer,
+        family: def?.family,
+        latest: def?.version,
+        known: def !== undefined,
+        status,
+        problems,
+        preserved,
+      };
     });
     if (report.ok && report.loaded?.length === 1 && report.loaded[0].id !== id) {
       report.ok = false;
-      report.problems.push({ code: "session-id" as never, pointer: "/session/id", expected: JSON.stringify(id), found: JSON.stringify(report.loaded[0].id), message: `the stored session's id is not the id it is stored under` });
+      report.problems.push({
+        code: "session-id" as never,
+        pointer: "/session/id",
+        expected: JSON.stringify(id),
+        found: JSON.stringify(report.loaded[0].id),
+        message: `the stored session's id is not the id it is stored under`,
+      });
     }
     const cut = text.length > MAX_SENT_TEXT;
     return {
@@ -308,7 +397,13 @@ export class StudioApi {
       encrypted: this.options.opened.encryption !== undefined,
       form: report.form,
       ok: report.ok,
-      validity: (!report.ok ? "invalid" : report.preserved.length > 0 ? "unchecked" : report.migrated ? "needs-migration" : "valid") as Validity,
+      validity: (!report.ok
+        ? "invalid"
+        : report.preserved.length > 0
+          ? "unchecked"
+          : report.migrated
+            ? "needs-migration"
+            : "valid") as Validity,
       problems: report.problems,
       preserved: report.preserved,
       migrations: report.migrations,
@@ -337,9 +432,23 @@ export class StudioApi {
     const read = await this.#read(id);
     if (read === undefined) throw new StudioHttpError(404, "no session with this id in the store");
     let doc: unknown;
-    const report = checkDocument(read.text, { registry: this.registry, strict: false, onParsed: (d) => (doc = structuredClone(d)) });
+    const report = checkDocument(read.text, {
+      registry: this.registry,
+      strict: false,
+      onParsed: (d) => (doc = structuredClone(d)),
+    });
     const found = stateBagOf(doc);
-    const values: { key: string; pointer: string; fromType: string; from: number; toType: string; to: number; steps: unknown[]; valid?: boolean; errors: unknown[] }[] = [];
+    const values: {
+      key: string;
+      pointer: string;
+      fromType: string;
+      from: number;
+      toType: string;
+      to: number;
+      steps: unknown[];
+      valid?: boolean;
+      errors: unknown[];
+    }[] = [];
     for (const [key, stored] of Object.entries(found?.bag ?? {})) {
       if (!isObject(stored) || typeof stored.$type !== "string") continue;
       if (!this.registry.needsUpgrade({ $type: stored.$type, $version: versionOf(stored) })) continue;
@@ -359,7 +468,16 @@ export class StudioApi {
         const beforeValue = structuredClone(current);
         if (step.renamedTo !== undefined) {
           const after = { ...structuredClone(current), $type: step.renamedTo };
-          steps.push({ fromType: type, from: version, toType: step.renamedTo, to: version, source: "a former name (formerNames): a pure rename", before: beforeValue, after, changes: diffValues(beforeValue, after) });
+          steps.push({
+            fromType: type,
+            from: version,
+            toType: step.renamedTo,
+            to: version,
+            source: "a former name (formerNames): a pure rename",
+            before: beforeValue,
+            after,
+            changes: diffValues(beforeValue, after),
+          });
           current = after;
           type = step.renamedTo;
           continue;
@@ -369,17 +487,42 @@ export class StudioApi {
         try {
           out = m.up(structuredClone(current), { pointer, type, from: version, toType: m.toType, to: m.to });
         } catch (error) {
-          steps.push({ fromType: type, from: version, toType: m.toType, to: m.to, source: m.source, before: beforeValue, error: `the migration threw: ${error instanceof Error ? error.message : String(error)}` });
+          steps.push({
+            fromType: type,
+            from: version,
+            toType: m.toType,
+            to: m.to,
+            source: m.source,
+            before: beforeValue,
+            error: `the migration threw: ${error instanceof Error ? error.message : String(error)}`,
+          });
           break;
         }
         if (!isObject(out)) {
-          steps.push({ fromType: type, from: version, toType: m.toType, to: m.to, source: m.source, before: beforeValue, error: "the migration did not return an object" });
+          steps.push({
+            fromType: type,
+            from: version,
+            toType: m.toType,
+            to: m.to,
+            source: m.source,
+            before: beforeValue,
+            error: "the migration did not return an object",
+          });
           break;
         }
         const after: Record<string, unknown> = { ...out, $type: m.toType };
         if (m.to > 1) after.$version = m.to;
         else delete after.$version;
-        steps.push({ fromType: type, from: version, toType: m.toType, to: m.to, source: m.source, before: beforeValue, after, changes: diffValues(beforeValue, after) });
+        steps.push({
+          fromType: type,
+          from: version,
+          toType: m.toType,
+          to: m.to,
+          source: m.source,
+          before: beforeValue,
+          after,
+          changes: diffValues(beforeValue, after),
+        });
         current = after;
         type = m.toType;
         version = m.to;
@@ -389,13 +532,33 @@ export class StudioApi {
       let errors: unknown[] = [];
       if (def && steps.every((s) => !("error" in s))) {
         valid = def.validate(current);
-        errors = (def.validate.errors ?? []).slice(0, 20).map((e) => ({ pointer: e.instancePath, message: e.message ?? e.keyword }));
+        errors = (def.validate.errors ?? [])
+          .slice(0, 20)
+          .map((e) => ({ pointer: e.instancePath, message: e.message ?? e.keyword }));
       }
-      values.push({ key, pointer, fromType: stored.$type, from: versionOf(stored), toType: type, to: version, steps, valid, errors });
+      values.push({
+        key,
+        pointer,
+        fromType: stored.$type,
+        from: versionOf(stored),
+        toType: type,
+        to: version,
+        steps,
+        valid,
+        errors,
+      });
     }
     // Nested values (message contents, annotations) the load migrates too.
     const nested = report.migrations.filter((m) => !values.some((v) => v.pointer === m.pointer));
-    return { id, revision: read.revision, ok: report.ok, problems: report.problems.slice(0, 50), values, nested, write: this.options.write };
+    return {
+      id,
+      revision: read.revision,
+      ok: report.ok,
+      problems: report.problems.slice(0, 50),
+      values,
+      nested,
+      write: this.options.write,
+    };
   }
 
   /**
@@ -403,7 +566,8 @@ export class StudioApi {
    * save, re-read and retried on a concurrent change, its time to live kept), nothing else.
    */
   async migrateOne(id: string) {
-    if (!this.options.write) throw new StudioHttpError(403, "the studio is read-only: start it with --write to migrate a session");
+    if (!this.options.write)
+      throw new StudioHttpError(403, "the studio is read-only: start it with --write to migrate a session");
     const { migrateStore } = await import("../../runtime/stores/migrate.js");
     const { compareIds } = await import("../../runtime/stores/common.js");
     const { opened, capture } = this.options;
@@ -425,9 +589,22 @@ export class StudioApi {
       }),
     );
     const failure = report.failed.find((f) => f.id === id);
-    const outcome = failure ? "failed" : report.migrated > 0 ? "migrated" : report.unchanged > 0 ? "unchanged" : "not-found";
+    const outcome = failure
+      ? "failed"
+      : report.migrated > 0
+        ? "migrated"
+        : report.unchanged > 0
+          ? "unchanged"
+          : "not-found";
     const after = await this.#read(id);
-    return { id, outcome, ...(failure ? { failure } : {}), conflicts: report.conflicts, revision: after?.revision, states: report.states };
+    return {
+      id,
+      outcome,
+      ...(failure ? { failure } : {}),
+      conflicts: report.conflicts,
+      revision: after?.revision,
+      states: report.states,
+    };
   }
 
   /** The types: the registry's, and those with a schema history (a retired type keeps its history). */
@@ -468,7 +645,8 @@ export class StudioApi {
     const file = join(this.options.paths.schemas, "history", "retired.json");
     if (!existsSync(file)) return [];
     const parsed = readJsonFile(file) as { retired?: unknown };
-    const list = isObject(parsed) && Array.isArray(parsed.retired) ? parsed.retired : Array.isArray(parsed) ? parsed : [];
+    const list =
+      isObject(parsed) && Array.isArray(parsed.retired) ? parsed.retired : Array.isArray(parsed) ? parsed : [];
     return list.filter((r): r is { $type: string } => isObject(r) && typeof r.$type === "string");
   }
 
@@ -500,15 +678,28 @@ export class StudioApi {
     const { root } = this.options.paths;
     const def = this.registry.get(t.type);
     const rel = (file: string) => relative(root, file) || file;
-    const versions: { version: number; file: string; frozen: boolean; current: boolean; schema: unknown }[] = [...t.frozen.entries()]
+    const versions: { version: number; file: string; frozen: boolean; current: boolean; schema: unknown }[] = [
+      ...t.frozen.entries(),
+    ]
       .sort((a, b) => a[0] - b[0])
-      .map(([version, file]) => ({ version, file: rel(file), frozen: true, current: false, schema: readJsonFile(file) }));
+      .map(([version, file]) => ({
+        version,
+        file: rel(file),
+        frozen: true,
+        current: false,
+        schema: readJsonFile(file),
+      }));
     if (t.current) {
       const schema = readJsonFile(t.current) as { "x-statebag"?: { version?: unknown } };
-      const v = typeof schema?.["x-statebag"]?.version === "number" ? (schema["x-statebag"].version as number) : (def?.version ?? 1);
+      const v =
+        typeof schema?.["x-statebag"]?.version === "number"
+          ? (schema["x-statebag"].version as number)
+          : (def?.version ?? 1);
       versions.push({ version: v, file: rel(t.current), frozen: false, current: true, schema });
     }
-    const files: { version: number; file: string; label: string }[] = [...t.frozen.entries()].sort((a, b) => a[0] - b[0]).map(([version, file]) => ({ version, file, label: `v${version}` }));
+    const files: { version: number; file: string; label: string }[] = [...t.frozen.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([version, file]) => ({ version, file, label: `v${version}` }));
     if (t.current) files.push({ version: versions[versions.length - 1].version, file: t.current, label: "current" });
     const compat = [];
     let compatError: string | undefined;
@@ -516,7 +707,10 @@ export class StudioApi {
     try {
       compatApi = files.length > 1 ? await this.options.loadCompat() : undefined;
     } catch (error) {
-      compatError = error instanceof Error ? `${error.message}${(error as { hint?: string }).hint ? ` (${(error as { hint?: string }).hint})` : ""}` : String(error);
+      compatError =
+        error instanceof Error
+          ? `${error.message}${(error as { hint?: string }).hint ? ` (${(error as { hint?: string }).hint})` : ""}`
+          : String(error);
     }
     for (let i = 1; compatApi && i < files.length; i++) {
       const a = files[i - 1];
@@ -527,20 +721,48 @@ export class StudioApi {
         result = compatApi.runDiff(a.file, b.file, { seed: 1 });
         this.#compat.set(key, result);
       }
-      compat.push({ from: a.label, fromVersion: a.version, to: b.label, toVersion: b.version, fromFile: rel(a.file), toFile: rel(b.file), verdict: result.verdict, changes: result.changes, warnings: result.warnings });
+      compat.push({
+        from: a.label,
+        fromVersion: a.version,
+        to: b.label,
+        toVersion: b.version,
+        fromFile: rel(a.file),
+        toFile: rel(b.file),
+        verdict: result.verdict,
+        changes: result.changes,
+        warnings: result.warnings,
+      });
     }
-    const fixtures = [...t.fixtures.entries()].sort((a, b) => a[0] - b[0]).map(([version, file]) => ({ version, file: rel(file), document: readJsonFile(file, 512 * 1024) }));
+    const fixtures = [...t.fixtures.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([version, file]) => ({ version, file: rel(file), document: readJsonFile(file, 512 * 1024) }));
     const migrations = this.registry
       .migrations()
       .filter((m) => m.type === t.type || m.toType === t.type)
       .map((m) => ({ type: m.type, from: m.from, toType: m.toType, to: m.to, source: m.source }));
     const retired = this.#retired().find((r) => r.$type === t.type);
-    return { type: t.type, family: t.family, version: def?.version, registered: def !== undefined, source: def?.source, formerNames: def?.formerNames ?? [], retired, versions, compat, compatError, fixtures, migrations };
+    return {
+      type: t.type,
+      family: t.family,
+      version: def?.version,
+      registered: def !== undefined,
+      source: def?.source,
+      formerNames: def?.formerNames ?? [],
+      retired,
+      versions,
+      compat,
+      compatError,
+      fixtures,
+      migrations,
+    };
   }
 }
 
 /** A structural diff of two JSON values: the pointers added, removed and changed (at most 500). */
-export function diffValues(before: unknown, after: unknown): { pointer: string; op: "added" | "removed" | "changed"; before?: unknown; after?: unknown }[] {
+export function diffValues(
+  before: unknown,
+  after: unknown,
+): { pointer: string; op: "added" | "removed" | "changed"; before?: unknown; after?: unknown }[] {
   const out: { pointer: string; op: "added" | "removed" | "changed"; before?: unknown; after?: unknown }[] = [];
   const walk = (a: unknown, b: unknown, pointer: string) => {
     if (out.length >= 500) return;
@@ -559,7 +781,8 @@ export function diffValues(before: unknown, after: unknown): { pointer: string; 
         if (!Object.hasOwn(b, k)) out.push({ pointer: p, op: "removed", before: a[k] });
         else walk(a[k], b[k], p);
       }
-      for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push({ pointer: `${pointer}/${pointerSegment(k)}`, op: "added", after: b[k] });
+      for (const k of Object.keys(b))
+        if (!Object.hasOwn(a, k)) out.push({ pointer: `${pointer}/${pointerSegment(k)}`, op: "added", after: b[k] });
       return;
     }
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ pointer, op: "changed", before: a, after: b });

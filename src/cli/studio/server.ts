@@ -63,7 +63,11 @@ export function isLoopback(host: string): boolean {
 }
 
 function send(res: ServerResponse, status: number, type: string | undefined, body: string): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, ...(type ? { "Content-Type": type } : {}), "Content-Length": Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    ...(type ? { "Content-Type": type } : {}),
+    "Content-Length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -148,11 +152,14 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
     try {
       if (req.method === "POST") {
         if (route !== "migrate") return sendJson(res, 404, { error: "no such API" });
-        if (!api.options.write) return sendJson(res, 403, { error: "the studio is read-only: start it with --write to migrate a session" });
+        if (!api.options.write)
+          return sendJson(res, 403, { error: "the studio is read-only: start it with --write to migrate a session" });
         // Defence in depth besides the token: a JSON body from this origin only.
         const origin = req.headers.origin;
-        if (origin !== undefined && origin.toLowerCase() !== `http://${String(req.headers.host ?? "")}`.toLowerCase()) return sendJson(res, 403, { error: "cross-origin request refused" });
-        if (!String(req.headers["content-type"] ?? "").startsWith("application/json")) return sendJson(res, 415, { error: "expected a JSON body" });
+        if (origin !== undefined && origin.toLowerCase() !== `http://${String(req.headers.host ?? "")}`.toLowerCase())
+          return sendJson(res, 403, { error: "cross-origin request refused" });
+        if (!String(req.headers["content-type"] ?? "").startsWith("application/json"))
+          return sendJson(res, 415, { error: "expected a JSON body" });
         const body = JSON.parse(await readBody(req)) as { id?: unknown };
         if (typeof body?.id !== "string" || body.id === "") throw new StudioHttpError(400, "id is missing");
         return sendJson(res, 200, await api.migrateOne(body.id));
@@ -189,7 +196,11 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
       if (error instanceof StudioHttpError) return sendJson(res, error.status, { error: error.message });
       if (error instanceof SyntaxError) return sendJson(res, 400, { error: "the body is not JSON" });
       const e = error as { message?: string; hint?: string; code?: string };
-      return sendJson(res, 500, { error: String(e?.message ?? error), ...(e?.hint ? { hint: e.hint } : {}), ...(e?.code ? { code: e.code } : {}) });
+      return sendJson(res, 500, {
+        error: String(e?.message ?? error),
+        ...(e?.hint ? { hint: e.hint } : {}),
+        ...(e?.code ? { code: e.code } : {}),
+      });
     }
   };
 

@@ -16,7 +16,13 @@ import type { AIContextProvider } from "./providers/context-provider.js";
 import type { ChatHistoryProvider } from "./providers/chat-history-provider.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
 import type { SessionStateProvider } from "./providers/provider.js";
-import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind } from "../core/session.js";
+import {
+  createSessionData,
+  type AgentSession,
+  type CreateSessionOptions,
+  type ServiceSessionId,
+  type SessionKind,
+} from "../core/session.js";
 import { StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";
@@ -85,7 +91,10 @@ export async function lockSession(session: AgentSession): Promise<() => void> {
   const previous = sessionLocks.get(session) ?? Promise.resolve();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
-  sessionLocks.set(session, previous.then(() => held));
+  sessionLocks.set(
+    session,
+    previous.then(() => held),
+  );
   await previous;
   return release;
 }
@@ -121,14 +130,22 @@ export class ChatClientAgent {
     this.toolClaimTimeoutMs = options.toolClaimTimeoutMs ?? 10 * 60_000;
     const seen = new Map<string, SessionStateProvider>();
     for (const provider of this.providers) {
-      if (typeof provider.key !== "string" || provider.key === "") throw new ConfigurationError(`a provider of this agent has no key`, "give every provider a non-empty, namespaced key");
+      if (typeof provider.key !== "string" || provider.key === "")
+        throw new ConfigurationError(
+          `a provider of this agent has no key`,
+          "give every provider a non-empty, namespaced key",
+        );
       if (seen.has(provider.key)) {
         throw new ConfigurationError(
           `two providers on this agent use the state bag key "${provider.key}"`,
-          "give one of them an explicit, namespaced key (for example { key: \"myapp.notes\" })",
+          'give one of them an explicit, namespaced key (for example { key: "myapp.notes" })',
         );
       }
-      if (provider.key === TOOL_APPROVALS_KEY) throw new ConfigurationError(`a provider uses the state bag key "${TOOL_APPROVALS_KEY}", which the agent keeps its tool approvals under`, "give the provider another key");
+      if (provider.key === TOOL_APPROVALS_KEY)
+        throw new ConfigurationError(
+          `a provider uses the state bag key "${TOOL_APPROVALS_KEY}", which the agent keeps its tool approvals under`,
+          "give the provider another key",
+        );
       seen.set(provider.key, provider);
     }
   }
@@ -163,7 +180,11 @@ export class ChatClientAgent {
   }
 
   /** Runs one turn: the session is updated only if the whole run succeeds. */
-  async run(input: AgentInput, session: AgentSession = this.createSession(), options: RunOptions = {}): Promise<AgentResponse> {
+  async run(
+    input: AgentInput,
+    session: AgentSession = this.createSession(),
+    options: RunOptions = {},
+  ): Promise<AgentResponse> {
     const messages = toMessages(input);
     const release = await lockSession(session);
     try {
@@ -178,7 +199,11 @@ export class ChatClientAgent {
    * Runs one turn, streaming updates. The session is updated when the stream completes; a
    * consumer that stops early leaves it exactly as it was.
    */
-  async *runStream(input: AgentInput, session: AgentSession = this.createSession(), options: RunOptions = {}): AsyncGenerator<AgentResponseUpdate, AgentResponse | undefined> {
+  async *runStream(
+    input: AgentInput,
+    session: AgentSession = this.createSession(),
+    options: RunOptions = {},
+  ): AsyncGenerator<AgentResponseUpdate, AgentResponse | undefined> {
     const messages = toMessages(input);
     const abort = new AbortController();
     const onOuterAbort = () => abort.abort(options.signal?.reason);
@@ -187,18 +212,23 @@ export class ChatClientAgent {
     const release = await lockSession(session);
     const context: RunContext = { agent: this, session, input: messages, streaming: true };
     const running = runMiddleware(this.middleware, context, () =>
-      this.execute(session, messages, { ...options, signal: abort.signal }, {
-        onUpdate: (update) => channel.push({ ...update, sessionId: session.id }),
-        // Commit only once the consumer has taken every update; if it stops instead, the abort
-        // below releases the wait and the run fails before committing.
-        // (An abort that already fired fires no event: check it first, or the run waits forever.)
-        beforeCommit: () =>
-          new Promise<void>((resolve) => {
-            if (abort.signal.aborted) return resolve();
-            abort.signal.addEventListener("abort", () => resolve(), { once: true });
-            void channel.drained().then(resolve);
-          }),
-      }),
+      this.execute(
+        session,
+        messages,
+        { ...options, signal: abort.signal },
+        {
+          onUpdate: (update) => channel.push({ ...update, sessionId: session.id }),
+          // Commit only once the consumer has taken every update; if it stops instead, the abort
+          // below releases the wait and the run fails before committing.
+          // (An abort that already fired fires no event: check it first, or the run waits forever.)
+          beforeCommit: () =>
+            new Promise<void>((resolve) => {
+              if (abort.signal.aborted) return resolve();
+              abort.signal.addEventListener("abort", () => resolve(), { once: true });
+              void channel.drained().then(resolve);
+            }),
+        },
+      ),
     ).then(
       (response) => (channel.close(), response),
       (error: unknown) => {
@@ -215,7 +245,12 @@ export class ChatClientAgent {
       return response;
     } finally {
       if (!completed) {
-        abort.abort(new StatebagError("stream-abandoned", "the stream consumer stopped before the run completed; the session was left unchanged"));
+        abort.abort(
+          new StatebagError(
+            "stream-abandoned",
+            "the stream consumer stopped before the run completed; the session was left unchanged",
+          ),
+        );
         await running.catch(() => {});
       }
       options.signal?.removeEventListener("abort", onOuterAbort);
@@ -228,13 +263,13 @@ export class ChatClientAgent {
     if (session.kind === "local" && session.conversationId !== undefined) {
       throw new ConfigurationError(
         `session ${session.id} is local but carries a service conversation id`,
-        "a local session keeps its history itself: drop conversationId, or create the session with { kind: \"hosted\" }",
+        'a local session keeps its history itself: drop conversationId, or create the session with { kind: "hosted" }',
       );
     }
     if (kind === "hosted" && !this.client.metadata.supportsServiceStorage) {
       throw new ConfigurationError(
         `session ${session.id} is hosted, but the "${this.client.metadata.providerName}" chat client cannot keep conversations`,
-        "use a client whose service stores conversations, or create the session with { kind: \"local\" }",
+        'use a client whose service stores conversations, or create the session with { kind: "local" }',
       );
     }
     return kind;
@@ -244,11 +279,25 @@ export class ChatClientAgent {
    * The run itself, streaming or not: every step writes to staged state, and only the commit step
    * changes the session (see run/).
    */
-  private async execute(session: AgentSession, rawInput: ChatMessage[], options: RunOptions, stream?: StreamHooks): Promise<AgentResponse> {
+  private async execute(
+    session: AgentSession,
+    rawInput: ChatMessage[],
+    options: RunOptions,
+    stream?: StreamHooks,
+  ): Promise<AgentResponse> {
     const declaredKind = this.checkKind(session);
     const { messages: input, answers } = extractAnswers(rawInput);
     for (const answer of options.approvals ?? []) answers.push(answer); // no push(...list): a long list overflows the stack
-    const scope: RunScope = { agent: this, session, declaredKind, input, staged: new StagedState(session.stateBag), operationId: randomUUID(), signal: options.signal, stream };
+    const scope: RunScope = {
+      agent: this,
+      session,
+      declaredKind,
+      input,
+      staged: new StagedState(session.stateBag),
+      operationId: randomUUID(),
+      signal: options.signal,
+      stream,
+    };
 
     const { approvals, waiting } = takeApprovalAnswers(scope, answers);
     if (waiting.length) return commitAnswersOnly(scope, waiting);

@@ -35,7 +35,17 @@ import { withSession } from "../stores/with-session.js";
 import type { ChatClientAgent, RunOptions } from "./agent.js";
 import type { AgentResponse } from "./response.js";
 import { quoted } from "../core/json.js";
-import { recordAnswers, runTool, ToolApprovalError, toolApprovalState, unanswered, willRun, type PendingToolCall, type ToolApprovalAnswer, type ToolApprovalState } from "./approvals.js";
+import {
+  recordAnswers,
+  runTool,
+  ToolApprovalError,
+  toolApprovalState,
+  unanswered,
+  willRun,
+  type PendingToolCall,
+  type ToolApprovalAnswer,
+  type ToolApprovalState,
+} from "./approvals.js";
 import type { FunctionResultContent } from "../core/messages.js";
 
 export interface AnswerToolApprovalsOptions extends Omit<RunOptions, "approvals"> {
@@ -92,7 +102,9 @@ export async function answerToolApprovals(
   let revision = await update(store, sessionId, retries, options.ttlMs, (session) => {
     const before = toolApprovalState.read(session);
     state = recordAnswers(before, answers, { repeatIsRetry: true });
-    let changed = state.pending.some((entry, i) => entry.response !== undefined && before?.pending[i]?.response === undefined);
+    let changed = state.pending.some(
+      (entry, i) => entry.response !== undefined && before?.pending[i]?.response === undefined,
+    );
     if (unanswered(state).length === 0) {
       const now = new Date().toISOString();
       for (const entry of state.pending) {
@@ -119,7 +131,10 @@ export async function answerToolApprovals(
   for (const entry of claimed) {
     if (options.signal?.aborted) break;
     const tool = agent.tools.find((t) => t.name === entry.call.name && t.execute)!;
-    results.set(entry.call.callId, await runTool(tool, entry.call, { sessionId, callId: entry.call.callId, signal: options.signal }));
+    results.set(
+      entry.call.callId,
+      await runTool(tool, entry.call, { sessionId, callId: entry.call.callId, signal: options.signal }),
+    );
   }
   // Stopping here (no continuation, or aborted) gives the claims back with the results.
   const stopping = !proceed || options.signal?.aborted === true;
@@ -163,13 +178,17 @@ export async function answerToolApprovals(
         for (const entry of latest.pending) {
           if (entry.startedBy === undefined || entry.startedBy === claim) continue;
           const age = now - Date.parse(entry.startedAt ?? "");
-          if (Number.isFinite(age) && age < agent.toolClaimTimeoutMs) throw roundInProgress(entry, agent.toolClaimTimeoutMs);
+          if (Number.isFinite(age) && age < agent.toolClaimTimeoutMs)
+            throw roundInProgress(entry, agent.toolClaimTimeoutMs);
         }
         // The run sees the round as nobody's: ours is this very run; a stale claim on a call step 2
         // never runs was only a continuation's, so the call runs as in any round.
         const mine = structuredClone(latest);
         for (const entry of mine.pending) {
-          if (entry.startedBy === claim || (entry.startedBy !== undefined && !entry.result && !runnable(entry.call.name))) {
+          if (
+            entry.startedBy === claim ||
+            (entry.startedBy !== undefined && !entry.result && !runnable(entry.call.name))
+          ) {
             delete entry.startedBy;
             delete entry.startedAt;
           }
@@ -179,7 +198,12 @@ export async function answerToolApprovals(
       },
       { onConflict: "retry", retries, create: false, ttlMs: options.ttlMs },
     );
-    return { response: done.value, pendingApprovals: done.value.pendingApprovals ?? [], executed, revision: done.revision };
+    return {
+      response: done.value,
+      pendingApprovals: done.value.pendingApprovals ?? [],
+      executed,
+      revision: done.revision,
+    };
   } catch (error) {
     await release(store, sessionId, retries, options.ttlMs, claim).catch(() => undefined);
     throw error;
@@ -211,7 +235,13 @@ function roundInProgress(entry: PendingToolCall, timeoutMs: number): ToolApprova
  * of waiting for the claim to go stale. A call with neither result nor release keeps its claim: it
  * may have run.
  */
-async function release(store: SessionStore, id: string, retries: number, ttlMs: number | undefined, claim: string): Promise<void> {
+async function release(
+  store: SessionStore,
+  id: string,
+  retries: number,
+  ttlMs: number | undefined,
+  claim: string,
+): Promise<void> {
   await update(store, id, retries, ttlMs, (session) => {
     const latest = toolApprovalState.read(session);
     if (!latest?.pending.some((entry) => entry.startedBy === claim)) return false;
@@ -235,7 +265,13 @@ class Unchanged {
  * Load, change, save with compare-and-swap; on a conflict, load the fresh copy and change it again.
  * `change` returns false when it changed nothing: then nothing is saved (the revision stays).
  */
-async function update(store: SessionStore, id: string, retries: number, ttlMs: number | undefined, change: (session: AgentSession) => boolean): Promise<number> {
+async function update(
+  store: SessionStore,
+  id: string,
+  retries: number,
+  ttlMs: number | undefined,
+  change: (session: AgentSession) => boolean,
+): Promise<number> {
   try {
     const done = await withSession(
       store,

@@ -16,7 +16,13 @@
  */
 import { StatebagError } from "../core/errors.js";
 import { describeValue, quoted } from "../core/json.js";
-import type { ChatMessage, FunctionCallContent, FunctionResultContent, ToolApprovalRequestContent, ToolApprovalResponseContent } from "../core/messages.js";
+import type {
+  ChatMessage,
+  FunctionCallContent,
+  FunctionResultContent,
+  ToolApprovalRequestContent,
+  ToolApprovalResponseContent,
+} from "../core/messages.js";
 import { ProviderSessionState, type StateAccess } from "../core/state-bag.js";
 import type { AgentSession } from "../core/session.js";
 import type { JsonValue, ProviderState } from "../core/tagged.js";
@@ -57,7 +63,12 @@ export const TOOL_APPROVALS_KEY = "statebag.toolApprovals";
 /** How many answered requests a session remembers for the "answered twice" error. */
 export const ANSWERED_KEPT = 100;
 
-const initialApprovalState = (): ToolApprovalState => ({ $type: "statebag.ToolApprovalState", $version: 1, pending: [], answered: [] });
+const initialApprovalState = (): ToolApprovalState => ({
+  $type: "statebag.ToolApprovalState",
+  $version: 1,
+  pending: [],
+  answered: [],
+});
 
 export const toolApprovalState = new ProviderSessionState<ToolApprovalState>(TOOL_APPROVALS_KEY, {
   stateType: "statebag.ToolApprovalState",
@@ -89,7 +100,11 @@ export function toolApprovalMessage(answers: readonly ToolApprovalAnswer[]): Cha
   return {
     role: "user",
     contents: answers.map((a) => {
-      const content: ToolApprovalResponseContent = { $type: "toolApprovalResponse", requestId: a.requestId ?? a.callId ?? "", approved: a.approved };
+      const content: ToolApprovalResponseContent = {
+        $type: "toolApprovalResponse",
+        requestId: a.requestId ?? a.callId ?? "",
+        approved: a.approved,
+      };
       if (a.reason !== undefined) content.reason = a.reason;
       return content;
     }),
@@ -97,7 +112,12 @@ export function toolApprovalMessage(answers: readonly ToolApprovalAnswer[]): Cha
 }
 
 /** Why an answer was refused, or the run cannot go on until answers come. */
-export type ToolApprovalErrorCode = "tool-approval-not-found" | "tool-approval-answered" | "tool-approval-pending" | "tool-approval-in-progress" | "tool-approval-invalid";
+export type ToolApprovalErrorCode =
+  | "tool-approval-not-found"
+  | "tool-approval-answered"
+  | "tool-approval-pending"
+  | "tool-approval-in-progress"
+  | "tool-approval-invalid";
 
 export class ToolApprovalError extends StatebagError {
   constructor(
@@ -118,7 +138,11 @@ export function pendingToolApprovals(source: AgentSession | StateAccess): ToolAp
 }
 
 /** Whether `tool` needs approval for these arguments. */
-export async function requiresApproval(tool: AITool, call: FunctionCallContent, context: ToolInvocationContext): Promise<boolean> {
+export async function requiresApproval(
+  tool: AITool,
+  call: FunctionCallContent,
+  context: ToolInvocationContext,
+): Promise<boolean> {
   const rule = tool.requiresApproval;
   if (rule === undefined || rule === false) return false;
   if (rule === true) return true;
@@ -134,9 +158,17 @@ export function approvalRequestFor(call: FunctionCallContent, requestId: string)
  * The model's response messages as stored: each call that needs approval replaced, in place, by its
  * request (how Microsoft.Extensions.AI records a turn that stopped for approval).
  */
-export function withApprovalRequests(messages: readonly ChatMessage[], round: readonly PendingToolCall[]): ChatMessage[] {
+export function withApprovalRequests(
+  messages: readonly ChatMessage[],
+  round: readonly PendingToolCall[],
+): ChatMessage[] {
   const requests = new Map(round.filter((p) => p.request).map((p) => [p.call.callId, p.request!]));
-  return messages.map((m) => ({ ...m, contents: m.contents.map((c) => (c.$type === "functionCall" && requests.has(c.callId) ? structuredClone(requests.get(c.callId)!) : c)) }));
+  return messages.map((m) => ({
+    ...m,
+    contents: m.contents.map((c) =>
+      c.$type === "functionCall" && requests.has(c.callId) ? structuredClone(requests.get(c.callId)!) : c,
+    ),
+  }));
 }
 
 /**
@@ -151,7 +183,8 @@ export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
 
 /** Whether a message holds approval contents (which `forModel` rewrites). */
 function holdsApprovals(message: ChatMessage): boolean {
-  for (const c of message.contents) if (c.$type === "toolApprovalRequest" || c.$type === "toolApprovalResponse") return true;
+  for (const c of message.contents)
+    if (c.$type === "toolApprovalRequest" || c.$type === "toolApprovalResponse") return true;
   return false;
 }
 
@@ -163,7 +196,15 @@ export function appendForModel(out: ChatMessage[], messages: readonly ChatMessag
       out.push(message);
       continue;
     }
-    const contents = message.contents.flatMap((c) => (c.$type === "toolApprovalRequest" ? (c.toolCall.$type === "functionCall" ? [c.toolCall] : []) : c.$type === "toolApprovalResponse" ? [] : [c]));
+    const contents = message.contents.flatMap((c) =>
+      c.$type === "toolApprovalRequest"
+        ? c.toolCall.$type === "functionCall"
+          ? [c.toolCall]
+          : []
+        : c.$type === "toolApprovalResponse"
+          ? []
+          : [c],
+    );
     if (contents.length) out.push({ ...message, contents });
   }
 }
@@ -183,7 +224,10 @@ const modelViews = new WeakMap<readonly ChatMessage[], ModelView>();
  * the returned array (shared: read only). The result is kept and extended by what was appended
  * since, so a run on an unchanged (or grown) history does not go over all of it again.
  */
-export function modelView(history: readonly ChatMessage[], length: number): { messages: readonly ChatMessage[]; length: number } {
+export function modelView(
+  history: readonly ChatMessage[],
+  length: number,
+): { messages: readonly ChatMessage[]; length: number } {
   let cached = modelViews.get(history);
   if (!cached || cached.processed > length) {
     // A shorter prefix than the kept one (a run that read the history before it grew): not kept.
@@ -208,7 +252,10 @@ export function modelView(history: readonly ChatMessage[], length: number): { me
  * Splits a run's input into answers (`toolApprovalResponse` contents) and the rest; a message that
  * held only answers disappears (the round's record in history carries them).
  */
-export function extractAnswers(input: readonly ChatMessage[]): { messages: ChatMessage[]; answers: ToolApprovalAnswer[] } {
+export function extractAnswers(input: readonly ChatMessage[]): {
+  messages: ChatMessage[];
+  answers: ToolApprovalAnswer[];
+} {
   const answers: ToolApprovalAnswer[] = [];
   const messages: ChatMessage[] = [];
   for (const message of input) {
@@ -231,29 +278,51 @@ export function extractAnswers(input: readonly ChatMessage[]): { messages: ChatM
  * before anything is recorded. With `repeatIsRetry`, an answer identical to the one already
  * recorded for a still-open round is accepted as a retry of the same answer.
  */
-export function recordAnswers(state: ToolApprovalState | undefined, answers: readonly ToolApprovalAnswer[], options: { repeatIsRetry?: boolean } = {}): ToolApprovalState {
+export function recordAnswers(
+  state: ToolApprovalState | undefined,
+  answers: readonly ToolApprovalAnswer[],
+  options: { repeatIsRetry?: boolean } = {},
+): ToolApprovalState {
   const next: ToolApprovalState = structuredClone(state ?? initialApprovalState());
   const seen = new Set<PendingToolCall>();
   for (const a of answers) {
     const id = a.requestId ?? a.callId;
     if (typeof id !== "string" || id === "" || typeof a.approved !== "boolean") {
-      throw new ToolApprovalError("tool-approval-invalid", `an approval answer needs a request id (or call id) and approved: true/false, got id ${describeValue(id)} and approved ${describeValue(a.approved)}`, "answer with approveToolCall(id) or rejectToolCall(id, reason)", id);
+      throw new ToolApprovalError(
+        "tool-approval-invalid",
+        `an approval answer needs a request id (or call id) and approved: true/false, got id ${describeValue(id)} and approved ${describeValue(a.approved)}`,
+        "answer with approveToolCall(id) or rejectToolCall(id, reason)",
+        id,
+      );
     }
     const entry = next.pending.find((p) => p.request && (p.request.requestId === id || p.call.callId === id));
     if (!entry) {
       const done = [...next.answered].reverse().find((d) => d.requestId === id || d.callId === id);
       if (done) {
-        throw new ToolApprovalError("tool-approval-answered", `approval request ${quoted(id)} was already answered (${done.approved ? "approved" : "rejected"}) and its round is closed`, "answer each request once; reload the session to see its current state", id);
+        throw new ToolApprovalError(
+          "tool-approval-answered",
+          `approval request ${quoted(id)} was already answered (${done.approved ? "approved" : "rejected"}) and its round is closed`,
+          "answer each request once; reload the session to see its current state",
+          id,
+        );
       }
       const waiting = next.pending.filter((p) => p.request && !p.response).map((p) => p.request!.requestId);
       throw new ToolApprovalError(
         "tool-approval-not-found",
         `session has no approval request ${quoted(id)}`,
-        waiting.length ? `the requests waiting are: ${waiting.map((w) => quoted(w)).join(", ")}` : "nothing is waiting for approval in this session",
+        waiting.length
+          ? `the requests waiting are: ${waiting.map((w) => quoted(w)).join(", ")}`
+          : "nothing is waiting for approval in this session",
         id,
       );
     }
-    if (seen.has(entry)) throw new ToolApprovalError("tool-approval-answered", `approval request ${quoted(entry.request!.requestId)} was answered twice in one call`, "give one answer per request", entry.request!.requestId);
+    if (seen.has(entry))
+      throw new ToolApprovalError(
+        "tool-approval-answered",
+        `approval request ${quoted(entry.request!.requestId)} was answered twice in one call`,
+        "give one answer per request",
+        entry.request!.requestId,
+      );
     seen.add(entry);
     if (entry.response) {
       if (options.repeatIsRetry && entry.response.approved === a.approved) continue;
@@ -264,7 +333,12 @@ export function recordAnswers(state: ToolApprovalState | undefined, answers: rea
         entry.request!.requestId,
       );
     }
-    const response: ToolApprovalResponseContent = { $type: "toolApprovalResponse", requestId: entry.request!.requestId, approved: a.approved, toolCall: structuredClone(entry.call) };
+    const response: ToolApprovalResponseContent = {
+      $type: "toolApprovalResponse",
+      requestId: entry.request!.requestId,
+      approved: a.approved,
+      toolCall: structuredClone(entry.call),
+    };
     if (a.reason !== undefined) response.reason = a.reason;
     entry.response = response;
   }
@@ -284,7 +358,14 @@ export function willRun(entry: PendingToolCall): boolean {
 /** The result a rejected call gives the model: a tool error it can explain or work around. */
 export function rejectionResult(entry: PendingToolCall): FunctionResultContent {
   const reason = entry.response?.reason;
-  return { $type: "functionResult", callId: entry.call.callId, result: { error: `the user rejected this call to ${entry.call.name}${reason ? `: ${reason}` : ""}`, rejected: true } };
+  return {
+    $type: "functionResult",
+    callId: entry.call.callId,
+    result: {
+      error: `the user rejected this call to ${entry.call.name}${reason ? `: ${reason}` : ""}`,
+      rejected: true,
+    },
+  };
 }
 
 /** The result when a run claimed a call and stopped before its result was saved: it is not run again. */
@@ -292,12 +373,18 @@ export function unknownOutcomeResult(entry: PendingToolCall): FunctionResultCont
   return {
     $type: "functionResult",
     callId: entry.call.callId,
-    result: { error: `the outcome of this call to ${entry.call.name} is unknown: the run executing it (started ${entry.startedAt ?? "at an unknown time"}) stopped before saving its result; it was not run again` },
+    result: {
+      error: `the outcome of this call to ${entry.call.name} is unknown: the run executing it (started ${entry.startedAt ?? "at an unknown time"}) stopped before saving its result; it was not run again`,
+    },
   };
 }
 
 /** Runs one tool; a throwing tool gives the model an error result, as in any tool round. */
-export async function runTool(tool: AITool, call: FunctionCallContent, context: ToolInvocationContext): Promise<FunctionResultContent> {
+export async function runTool(
+  tool: AITool,
+  call: FunctionCallContent,
+  context: ToolInvocationContext,
+): Promise<FunctionResultContent> {
   let result: JsonValue;
   try {
     result = await tool.execute!(call.arguments ?? {}, context);
@@ -341,11 +428,19 @@ export async function settleRound(
     }
     const tool = tools.find((t) => t.name === entry.call.name && t.execute);
     if (!tool) {
-      entry.result = { $type: "functionResult", callId: entry.call.callId, result: { error: `no tool named ${entry.call.name} is available to this agent any more` } };
+      entry.result = {
+        $type: "functionResult",
+        callId: entry.call.callId,
+        result: { error: `no tool named ${entry.call.name} is available to this agent any more` },
+      };
       continue;
     }
     context.signal?.throwIfAborted();
-    entry.result = await runTool(tool, entry.call, { sessionId: context.sessionId, callId: entry.call.callId, signal: context.signal });
+    entry.result = await runTool(tool, entry.call, {
+      sessionId: context.sessionId,
+      callId: entry.call.callId,
+      signal: context.signal,
+    });
   }
   return next;
 }
@@ -354,12 +449,18 @@ export async function settleRound(
  * Closes a settled round: the messages it adds to history (the answers as a user message, then the
  * results in the model's call order) and the state with the round moved to `answered`.
  */
-export function closeRound(state: ToolApprovalState): { messages: ChatMessage[]; results: ChatMessage; state: ToolApprovalState } {
+export function closeRound(state: ToolApprovalState): {
+  messages: ChatMessage[];
+  results: ChatMessage;
+  state: ToolApprovalState;
+} {
   const responses = state.pending.flatMap((p) => (p.response ? [structuredClone(p.response)] : []));
   const results: ChatMessage = { role: "tool", contents: state.pending.map((p) => structuredClone(p.result!)) };
   const answered = [
     ...state.answered,
-    ...state.pending.filter((p) => p.request && p.response).map((p) => ({ requestId: p.request!.requestId, callId: p.call.callId, approved: p.response!.approved })),
+    ...state.pending
+      .filter((p) => p.request && p.response)
+      .map((p) => ({ requestId: p.request!.requestId, callId: p.call.callId, approved: p.response!.approved })),
   ].slice(-ANSWERED_KEPT);
   const messages: ChatMessage[] = responses.length ? [{ role: "user", contents: responses }, results] : [results];
   return { messages, results, state: { ...state, pending: [], answered } };

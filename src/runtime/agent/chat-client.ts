@@ -68,7 +68,8 @@ export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): Cha
     if (update.conversationId !== undefined) response.conversationId = update.conversationId;
     if (update.responseId !== undefined) response.responseId = update.responseId;
     const role = update.role ?? current?.role ?? "assistant";
-    const startsNew = !current || (update.messageId !== undefined && update.messageId !== currentId) || role !== current.role;
+    const startsNew =
+      !current || (update.messageId !== undefined && update.messageId !== currentId) || role !== current.role;
     if (startsNew) {
       current = { role, contents: [] };
       if (update.messageId !== undefined) current.messageId = update.messageId;
@@ -81,10 +82,20 @@ export function responseFromUpdates(updates: readonly ChatResponseUpdate[]): Cha
       const last = current!.contents[current!.contents.length - 1];
       if (content.$type === "text" && last?.$type === "text" && content.text === "" && content.annotations) {
         // A streamed annotation belongs to the text before it (its offsets count from that text's start).
-        current!.contents[current!.contents.length - 1] = { ...last, annotations: [...(last.annotations ?? []), ...content.annotations] };
+        current!.contents[current!.contents.length - 1] = {
+          ...last,
+          annotations: [...(last.annotations ?? []), ...content.annotations],
+        };
       } else if (content.$type === "text" && last?.$type === "text" && !content.annotations) {
         current!.contents[current!.contents.length - 1] = { ...last, text: last.text + content.text };
-      } else if (content.$type === "reasoning" && last?.$type === "reasoning" && last.protectedData === undefined && content.protectedData === undefined && !last.additionalProperties && !content.additionalProperties) {
+      } else if (
+        content.$type === "reasoning" &&
+        last?.$type === "reasoning" &&
+        last.protectedData === undefined &&
+        content.protectedData === undefined &&
+        !last.additionalProperties &&
+        !content.additionalProperties
+      ) {
         current!.contents[current!.contents.length - 1] = { ...last, text: (last.text ?? "") + (content.text ?? "") };
       } else if (content.$type === "usage") {
         response.usage = content.details;

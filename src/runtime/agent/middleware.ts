@@ -8,7 +8,11 @@
 export type Middleware<C, R> = (context: C, next: () => Promise<R>) => Promise<R>;
 
 /** Runs `core` inside `middleware`, first one outermost. */
-export function runMiddleware<C, R>(middleware: readonly Middleware<C, R>[], context: C, core: () => Promise<R>): Promise<R> {
+export function runMiddleware<C, R>(
+  middleware: readonly Middleware<C, R>[],
+  context: C,
+  core: () => Promise<R>,
+): Promise<R> {
   const call = (index: number): Promise<R> => {
     if (index === middleware.length) return core();
     let called = false;

@@ -17,7 +17,9 @@ export interface AITool {
    * Whether a call needs the application's approval before it runs: `true`, or a predicate on the
    * call's arguments. A run that reaches such a call stops and returns the request (see approvals.ts).
    */
-  requiresApproval?: boolean | ((args: { [name: string]: JsonValue }, context: ToolInvocationContext) => boolean | Promise<boolean>);
+  requiresApproval?:
+    | boolean
+    | ((args: { [name: string]: JsonValue }, context: ToolInvocationContext) => boolean | Promise<boolean>);
   /** Runs the tool. Tools without `execute` are declared to the model only (the caller handles the call). */
   execute?(args: { [name: string]: JsonValue }, context: ToolInvocationContext): Promise<JsonValue> | JsonValue;
 }

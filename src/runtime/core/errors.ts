@@ -79,7 +79,10 @@ export class StatebagError extends Error {
   readonly hint: string;
   constructor(code: StatebagErrorCode, message: string, options: { hint?: string; cause?: unknown } = {}) {
     const specific = options.hint !== undefined && options.hint.trim() !== "" ? options.hint : undefined;
-    super(specific ? `${message}\n  hint: ${specific}` : message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      specific ? `${message}\n  hint: ${specific}` : message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = code;
     this.hint = specific ?? defaultHint(code);
@@ -91,18 +94,30 @@ const DEFAULT_HINTS: Record<string, string> = {
   configuration: "correct the option or argument the message names: it says what was expected and what was given",
   registry: "correct the type definition the message names ($type, version, schema), or the registry it is added to",
   "migration-definition": "correct the defineMigration call the message names (type, from, to and an up function)",
-  migration: "fix the migration step the message names so it returns a value valid at the target version; the stored data was not changed",
+  migration:
+    "fix the migration step the message names so it returns a value valid at the target version; the stored data was not changed",
   "session-invalid": "fix the values at the JSON pointers listed (each says what was expected and what was found)",
   json: "fix the JSON input at the position the message gives",
-  interop: "the message names the field and the JSON pointer of the document that could not be converted; correct it in the source document",
-  "decryption-failed": "the row was not decrypted: give the keyring holding its key id, and check that the row was not copied from another id, owner, log or store",
-  "encryption-key": "fix the keyring: {\"current\": \"<kid>\", \"keys\": {\"<kid>\": \"<32 bytes, base64>\"}}",
+  interop:
+    "the message names the field and the JSON pointer of the document that could not be converted; correct it in the source document",
+  "decryption-failed":
+    "the row was not decrypted: give the keyring holding its key id, and check that the row was not copied from another id, owner, log or store",
+  "encryption-key": 'fix the keyring: {"current": "<kid>", "keys": {"<kid>": "<32 bytes, base64>"}}',
   store: "check the store URL and that its server is reachable; the message names the store",
 };
 
 function defaultHint(code: string): string {
-  const family = code.startsWith("json-") ? "json" : code.startsWith("interop-") ? "interop" : code.startsWith("store-") ? "store" : code;
-  return DEFAULT_HINTS[family] ?? "the message says what went wrong and where; rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
+  const family = code.startsWith("json-")
+    ? "json"
+    : code.startsWith("interop-")
+      ? "interop"
+      : code.startsWith("store-")
+        ? "store"
+        : code;
+  return (
+    DEFAULT_HINTS[family] ??
+    "the message says what went wrong and where; rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag"
+  );
 }
 
 /** A mistake in how an agent, provider or session was put together (caught before any model call). */
@@ -114,7 +129,11 @@ export class ConfigurationError extends StatebagError {
 
 /** A provider found a value under its key that is not the state it owns. */
 export class StateTypeError extends StatebagError {
-  constructor(readonly key: string, readonly expected: string, readonly found: unknown) {
+  constructor(
+    readonly key: string,
+    readonly expected: string,
+    readonly found: unknown,
+  ) {
     super(
       "state-type",
       `state bag key "${key}" holds ${describe(found)}, but its provider expects "$type": "${expected}"`,
@@ -124,7 +143,7 @@ export class StateTypeError extends StatebagError {
 }
 
 function describe(value: unknown): string {
-  if (value && typeof value === "object" && "$type" in value) return `"$type": ${JSON.stringify((value as { $type: unknown }).$type)}`;
+  if (value && typeof value === "object" && "$type" in value)
+    return `"$type": ${JSON.stringify((value as { $type: unknown }).$type)}`;
   return value === null ? "null" : typeof value;
 }
-

@@ -24,7 +24,8 @@ export function unescapeSegment(segment: string): string {
 
 /** Sets an own data property without ever invoking a `__proto__` setter. */
 export function setOwn(target: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else (target as Record<string, unknown>)[key as string] = value;
 }
 
@@ -98,19 +99,22 @@ export const MAX_SHOWN_CHARS = 80;
 export function escapeControl(text: string): string {
   // eslint-disable-next-line no-control-regex
   if (!/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/.test(text)) return text;
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g, (ch) => {
-    if (ch.length === 2) return ch; // a well-formed surrogate pair
-    switch (ch) {
-      case "\n":
-        return "\\n";
-      case "\r":
-        return "\\r";
-      case "\t":
-        return "\\t";
-      default:
-        return "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
-    }
-  });
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g,
+    (ch) => {
+      if (ch.length === 2) return ch; // a well-formed surrogate pair
+      switch (ch) {
+        case "\n":
+          return "\\n";
+        case "\r":
+          return "\\r";
+        case "\t":
+          return "\\t";
+        default:
+          return "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
+      }
+    },
+  );
 }
 
 /**
@@ -149,7 +153,9 @@ function cutMiddle(text: string, max: number, escape: (s: string) => string): st
     if (edge >= 0xd800 && edge <= 0xdfff) out = fromEnd ? out.slice(1) : out.slice(0, -1);
     return out;
   };
-  return fit(escape(text.slice(0, head)), head, false) + marker + fit(escape(text.slice(text.length - tail)), tail, true);
+  return (
+    fit(escape(text.slice(0, head)), head, false) + marker + fit(escape(text.slice(text.length - tail)), tail, true)
+  );
 }
 
 /** A short, safe description of a JSON value for messages. */
@@ -164,7 +170,10 @@ export function describeValue(value: unknown): string {
     case "boolean":
       return `boolean ${value}`;
     case "object": {
-      if (Array.isArray(value)) return value.length === 0 ? "an empty array" : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
+      if (Array.isArray(value))
+        return value.length === 0
+          ? "an empty array"
+          : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
       const t = hasOwn.call(value, "$type") ? (value as { $type: unknown }).$type : undefined;
       if (typeof t === "string") return `an object with "$type": ${quoted(t)}`;
       const keys: string[] = [];

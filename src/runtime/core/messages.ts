@@ -167,8 +167,14 @@ export function textContent(text: string): TextContent {
   return { $type: "text", text };
 }
 
-export function functionCallContent(callId: string, name: string, args?: { [name: string]: JsonValue }): FunctionCallContent {
-  return args === undefined ? { $type: "functionCall", callId, name } : { $type: "functionCall", callId, name, arguments: args };
+export function functionCallContent(
+  callId: string,
+  name: string,
+  args?: { [name: string]: JsonValue },
+): FunctionCallContent {
+  return args === undefined
+    ? { $type: "functionCall", callId, name }
+    : { $type: "functionCall", callId, name, arguments: args };
 }
 
 export function functionResultContent(callId: string, result: JsonValue): FunctionResultContent {
@@ -184,9 +190,12 @@ function message(role: ChatRole, content: string | AIContent[], extra?: Partial<
   return { ...extra, role, contents };
 }
 
-export const userMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) => message("user", content, extra);
-export const assistantMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) => message("assistant", content, extra);
-export const systemMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) => message("system", content, extra);
+export const userMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) =>
+  message("user", content, extra);
+export const assistantMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) =>
+  message("assistant", content, extra);
+export const systemMessage = (content: string | AIContent[], extra?: Partial<ChatMessage>) =>
+  message("system", content, extra);
 export const toolMessage = (content: AIContent[], extra?: Partial<ChatMessage>) => message("tool", content, extra);
 
 /** The concatenated text of a message's text contents (what a person would read). */
@@ -200,6 +209,8 @@ export function messageText(msg: ChatMessage): string {
  * Reads a message in the Microsoft.Extensions.AI JSON shape, applying its defaults (role `user`,
  * empty contents) the way System.Text.Json does. Everything else is kept as it is.
  */
-export function chatMessageFromMeai(json: { role?: string; contents?: AIContent[] } & Omit<ChatMessage, "role" | "contents">): ChatMessage {
+export function chatMessageFromMeai(
+  json: { role?: string; contents?: AIContent[] } & Omit<ChatMessage, "role" | "contents">,
+): ChatMessage {
   return { ...json, role: json.role ?? "user", contents: json.contents ?? [] };
 }

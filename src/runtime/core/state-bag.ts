@@ -55,9 +55,13 @@ export class OwnedStateAccess implements StateAccess {
 
   set(key: string, value: TaggedValue): void {
     if (key !== this.ownerKey) {
-      throw new StatebagError("state-ownership", `provider "${this.ownerKey}" tried to write state bag key "${key}", which it does not own`, {
-        hint: "a provider writes only under its own key; read other keys, never write them",
-      });
+      throw new StatebagError(
+        "state-ownership",
+        `provider "${this.ownerKey}" tried to write state bag key "${key}", which it does not own`,
+        {
+          hint: "a provider writes only under its own key; read other keys, never write them",
+        },
+      );
     }
     this.staged.set(key, value);
   }
@@ -192,19 +196,31 @@ export class ProviderSessionState<T extends TaggedShape = never> {
     const version: unknown = typeOrOptions.version;
     const initial: unknown = legacy ? typeOrOptions.initial : options?.initial;
     if (typeof stateType !== "string" || stateType.length === 0) {
-      throw new StatebagError("state-descriptor", `ProviderSessionState for key "${key}": the state's $type must be a non-empty string, found ${typeof stateType}`, {
-        hint: "pass the generated descriptor: new ProviderSessionState(key, NotesStateType, { initial }) (src/generated/descriptors.ts)",
-      });
+      throw new StatebagError(
+        "state-descriptor",
+        `ProviderSessionState for key "${key}": the state's $type must be a non-empty string, found ${typeof stateType}`,
+        {
+          hint: "pass the generated descriptor: new ProviderSessionState(key, NotesStateType, { initial }) (src/generated/descriptors.ts)",
+        },
+      );
     }
     if (!isVersion(version)) {
-      throw new StatebagError("state-descriptor", `ProviderSessionState for key "${key}" ("${stateType}"): version must be an integer >= 1, found ${typeof version === "number" ? version : typeof version}`, {
-        hint: "pass the generated descriptor, whose version comes from the type's ProviderState<..., N> marker",
-      });
+      throw new StatebagError(
+        "state-descriptor",
+        `ProviderSessionState for key "${key}" ("${stateType}"): version must be an integer >= 1, found ${typeof version === "number" ? version : typeof version}`,
+        {
+          hint: "pass the generated descriptor, whose version comes from the type's ProviderState<..., N> marker",
+        },
+      );
     }
     if (typeof initial !== "function") {
-      throw new StatebagError("state-descriptor", `ProviderSessionState for key "${key}" ("${stateType}"): initial must be a function returning fresh state`, {
-        hint: `new ProviderSessionState(key, descriptor, { initial: () => ({ $type: "${stateType}", ... }) })`,
-      });
+      throw new StatebagError(
+        "state-descriptor",
+        `ProviderSessionState for key "${key}" ("${stateType}"): initial must be a function returning fresh state`,
+        {
+          hint: `new ProviderSessionState(key, descriptor, { initial: () => ({ $type: "${stateType}", ... }) })`,
+        },
+      );
     }
     this.stateType = stateType;
     this.version = version as VersionOf<T>;
@@ -213,7 +229,11 @@ export class ProviderSessionState<T extends TaggedShape = never> {
 
   /** The state, or undefined when the session has none under this key. */
   read(source: AgentSession | StateAccess): T | undefined {
-    const value = isSession(source) ? (Object.hasOwn(source.stateBag, this.key) ? source.stateBag[this.key] : undefined) : source.get(this.key);
+    const value = isSession(source)
+      ? Object.hasOwn(source.stateBag, this.key)
+        ? source.stateBag[this.key]
+        : undefined
+      : source.get(this.key);
     if (value === undefined) return undefined;
     if (value === null || typeof value !== "object" || value.$type !== this.stateType) {
       throw new StateTypeError(this.key, this.stateType, value);
@@ -228,13 +248,21 @@ export class ProviderSessionState<T extends TaggedShape = never> {
   }
 
   write(target: AgentSession | StateAccess, value: T): void {
-    if (value === null || typeof value !== "object" || value.$type !== this.stateType) throw new StateTypeError(this.key, this.stateType, value);
+    if (value === null || typeof value !== "object" || value.$type !== this.stateType)
+      throw new StateTypeError(this.key, this.stateType, value);
     const written = versionOf(value as unknown as TaggedValue);
     if (written !== this.version) {
       // Caught here, not on the next turn: a value tagged with another version would fail every later read.
-      throw new StatebagError("state-version", `provider state "${this.key}" ("${this.stateType}") was written with $version ${written}, but this code writes version ${this.version}`, {
-        hint: this.version === 1 ? "leave $version out (or set it to 1) for version 1" : `set $version: ${this.version} on the value (the type's ProviderState<..., ${this.version}> marker requires it)`,
-      });
+      throw new StatebagError(
+        "state-version",
+        `provider state "${this.key}" ("${this.stateType}") was written with $version ${written}, but this code writes version ${this.version}`,
+        {
+          hint:
+            this.version === 1
+              ? "leave $version out (or set it to 1) for version 1"
+              : `set $version: ${this.version} on the value (the type's ProviderState<..., ${this.version}> marker requires it)`,
+        },
+      );
     }
     // Check what is there first: never overwrite state this code does not understand.
     this.read(target);

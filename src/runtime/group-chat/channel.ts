@@ -66,12 +66,16 @@ export function channelKeyOf(agent: ChatClientAgent, kind: ChannelKind = default
       'give the agent a stable id: new ChatClientAgent({ id: "researcher", ... }) (or a name)',
     );
   }
-  if (kind !== "local" && kind !== "hosted") throw new ChannelKeyError(`unknown channel kind ${JSON.stringify(kind)}`, 'use "local" or "hosted"');
+  if (kind !== "local" && kind !== "hosted")
+    throw new ChannelKeyError(`unknown channel kind ${JSON.stringify(kind)}`, 'use "local" or "hosted"');
   return `${kind}:${id}`;
 }
 
 /** Resolves participants to unique keys; two that would share a key is an error naming it. */
-export function resolveParticipants(participants: readonly GroupChatParticipant[], taken: ReadonlySet<string> = new Set()): { key: string; agent: ChatClientAgent; kind: ChannelKind }[] {
+export function resolveParticipants(
+  participants: readonly GroupChatParticipant[],
+  taken: ReadonlySet<string> = new Set(),
+): { key: string; agent: ChatClientAgent; kind: ChannelKind }[] {
   const seen = new Set(taken);
   return participants.map((participant) => {
     const resolved = participantOf(participant);
@@ -105,7 +109,10 @@ export function speakerName(agent: ChatClientAgent): string | undefined {
  * results, reasoning and usage are its own business and are not forwarded. User and system
  * messages pass through unchanged.
  */
-export type MessageAdapter = (message: ChatMessage, target: { channelKey: string; agent: ChatClientAgent }) => ChatMessage | undefined;
+export type MessageAdapter = (
+  message: ChatMessage,
+  target: { channelKey: string; agent: ChatClientAgent },
+) => ChatMessage | undefined;
 
 export const othersAsUser: MessageAdapter = (message) => {
   if (message.role === "tool") return undefined;

@@ -50,7 +50,10 @@ export type SelectNext = (context: SelectionContext) => ChatClientAgent | Promis
 /** Each agent in turn, continuing after whoever spoke last (also across a restore). */
 export function roundRobin(): SelectNext {
   return ({ agents, lastAgent }) => {
-    if (agents.length === 0) throw new StatebagError("group-chat-empty", "the chat has no agents to select", { hint: "add agents with chat.addAgent(agent)" });
+    if (agents.length === 0)
+      throw new StatebagError("group-chat-empty", "the chat has no agents to select", {
+        hint: "add agents with chat.addAgent(agent)",
+      });
     const last = lastAgent === undefined ? -1 : agents.indexOf(lastAgent);
     return agents[(last + 1) % agents.length];
   };
@@ -170,7 +173,12 @@ export class AgentGroupChat {
   /** The channel key of an agent in this chat. */
   channelKey(agent: ChatClientAgent): string {
     const member = this.state.members.find((m) => m.agent === agent);
-    if (!member) throw new StatebagError("group-chat-agent", `the agent ${JSON.stringify(speakerName(agent) ?? "(unnamed)")} is not in this chat`, { hint: "add it with chat.addAgent(agent)" });
+    if (!member)
+      throw new StatebagError(
+        "group-chat-agent",
+        `the agent ${JSON.stringify(speakerName(agent) ?? "(unnamed)")} is not in this chat`,
+        { hint: "add it with chat.addAgent(agent)" },
+      );
     return member.key;
   }
 
@@ -195,10 +203,19 @@ export class AgentGroupChat {
       const turns: GroupChatTurn[] = [];
       for (let turn = 0; turn < maxTurns; turn++) {
         options.signal?.throwIfAborted();
-        const agent = await this.selectNext({ agents: this.agents, history: this.state.history, turn, lastAgent: this.lastSpeaker() });
+        const agent = await this.selectNext({
+          agents: this.agents,
+          history: this.state.history,
+          turn,
+          lastAgent: this.lastSpeaker(),
+        });
         const done = await this.turn(agent, options);
         turns.push(done);
-        if (this.termination.until && (await this.termination.until({ history: this.state.history, lastTurn: done, turns }))) break;
+        if (
+          this.termination.until &&
+          (await this.termination.until({ history: this.state.history, lastTurn: done, turns }))
+        )
+          break;
       }
       return turns;
     });
@@ -211,7 +228,12 @@ export class AgentGroupChat {
 
   private async turn(agent: ChatClientAgent, options: RunOptions): Promise<GroupChatTurn> {
     const member = this.state.members.find((m) => m.agent === agent);
-    if (!member) throw new StatebagError("group-chat-agent", `the selected agent ${JSON.stringify(speakerName(agent) ?? "(unnamed)")} is not in this chat`, { hint: "selectNext must return one of context.agents" });
+    if (!member)
+      throw new StatebagError(
+        "group-chat-agent",
+        `the selected agent ${JSON.stringify(speakerName(agent) ?? "(unnamed)")} is not in this chat`,
+        { hint: "selectNext must return one of context.agents" },
+      );
     const existing = this.state.channels.get(member.key);
     const working = existing ? structuredClone(existing.session) : agent.createSession({ kind: member.kind });
     const mark = channelStateAccess.read(working);
@@ -226,7 +248,11 @@ export class AgentGroupChat {
     // Commit: channel, primary history and sync mark together, with no await in between.
     const messages = asSpokenBy(agent, response.messages);
     for (const message of messages) history.push(message);
-    channelStateAccess.write(working, { $type: "statebag.GroupChatChannelState", channelKey: member.key, synced: history.length });
+    channelStateAccess.write(working, {
+      $type: "statebag.GroupChatChannelState",
+      channelKey: member.key,
+      synced: history.length,
+    });
     this.state.channels.set(member.key, { ...member, session: working });
     return { agent, channelKey: member.key, response, messages: structuredClone(messages) };
   }
@@ -252,5 +278,6 @@ export class AgentGroupChat {
 }
 
 function checkMaxTurns(maxTurns: number): void {
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new RangeError(`maxTurns must be a positive integer, got ${maxTurns}`);
+  if (!Number.isInteger(maxTurns) || maxTurns < 1)
+    throw new RangeError(`maxTurns must be a positive integer, got ${maxTurns}`);
 }

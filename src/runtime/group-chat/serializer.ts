@@ -35,8 +35,22 @@
 import { StatebagError } from "../core/errors.js";
 import { describeValue, quoted } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
-import { DEFAULT_JSON_LIMITS, checkJsonLimits, checkJsonSize, checkWritableJson, parseJson, protoKeyError, type JsonLimits } from "../persistence/safe-json.js";
-import { SESSION_FORMAT, SESSION_FORMAT_VERSION, SessionValidationError, deserializeSession, serializeSession } from "../persistence/serialization.js";
+import {
+  DEFAULT_JSON_LIMITS,
+  checkJsonLimits,
+  checkJsonSize,
+  checkWritableJson,
+  parseJson,
+  protoKeyError,
+  type JsonLimits,
+} from "../persistence/safe-json.js";
+import {
+  SESSION_FORMAT,
+  SESSION_FORMAT_VERSION,
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+} from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { isPlainObject } from "../interop/json-util.js";
 import { decodeSession, problemHints, problemLines, type SessionCodecOptions } from "../interop/session-codec.js";
@@ -84,7 +98,11 @@ export class AgentChatRestoreError extends StatebagError {
     message: string,
     options: { hint: string; pointer?: string; cause?: unknown },
   ) {
-    super(`agent-chat-${reason}`, options.pointer === undefined ? message : `${message} (at ${JSON.stringify(options.pointer)})`, options);
+    super(
+      `agent-chat-${reason}`,
+      options.pointer === undefined ? message : `${message} (at ${JSON.stringify(options.pointer)})`,
+      options,
+    );
     this.pointer = options.pointer;
   }
   readonly pointer?: string;
@@ -104,12 +122,19 @@ function readEncoded(value: unknown, pointer: string, what: string, limits: Json
   const trimmed = value.trimStart();
   const text = trimmed.startsWith("{") || trimmed.startsWith("[") ? value : decodeText(value);
   if (text === undefined) {
-    throw new AgentChatRestoreError("document", `${what} is a string that is neither JSON nor base64`, { pointer, hint: "channel states are JSON objects, or base64 of their JSON text (encoding: \"base64\")" });
+    throw new AgentChatRestoreError("document", `${what} is a string that is neither JSON nor base64`, {
+      pointer,
+      hint: 'channel states are JSON objects, or base64 of their JSON text (encoding: "base64")',
+    });
   }
   try {
     return parseJson(text, partLimits(limits));
   } catch (cause) {
-    throw new AgentChatRestoreError("document", `${what} does not hold JSON: ${(cause as Error).message.split("\n")[0]}`, { pointer, cause, hint: "the document was damaged or edited by hand; serialize the chat again" });
+    throw new AgentChatRestoreError(
+      "document",
+      `${what} does not hold JSON: ${(cause as Error).message.split("\n")[0]}`,
+      { pointer, cause, hint: "the document was damaged or edited by hand; serialize the chat again" },
+    );
   }
 }
 
@@ -121,7 +146,8 @@ function describeProblems(cause: unknown, where: (pointer: string) => string): s
   if (cause instanceof SessionValidationError) {
     const lines = problemLines(cause, where).slice(0, LISTED_PROBLEMS);
     const total = cause.problemCount;
-    if (total > lines.length) lines.push(`  (${total} problems in all; the first are listed, see error.cause.problems)`);
+    if (total > lines.length)
+      lines.push(`  (${total} problems in all; the first are listed, see error.cause.problems)`);
     return ":\n" + lines.join("\n");
   }
   return `: ${(cause as Error).message.split("\n")[0]}`;
@@ -151,11 +177,13 @@ function readChatDocument(document: unknown, limits: JsonLimits | undefined): un
   const doc = typeof document === "string" ? parseJson(document, shell) : (checkJsonLimits(document, shell), document);
   if (limits?.protoKeys !== "keep" && isPlainObject(doc)) {
     // The chat document's own keys are looked up by name: a "__proto__" there is refused.
-    if (Object.hasOwn(doc, "__proto__")) throw protoKeyError(["__proto__"], "the chat document holds format, formatVersion, history and channels only");
+    if (Object.hasOwn(doc, "__proto__"))
+      throw protoKeyError(["__proto__"], "the chat document holds format, formatVersion, history and channels only");
     if (Array.isArray(doc.channels)) {
       const channels = doc.channels as unknown[];
       for (let i = 0; i < channels.length; i++) {
-        if (isPlainObject(channels[i]) && Object.hasOwn(channels[i] as object, "__proto__")) throw protoKeyError(["channels", i, "__proto__"], "a channel holds channelKey and channelState only");
+        if (isPlainObject(channels[i]) && Object.hasOwn(channels[i] as object, "__proto__"))
+          throw protoKeyError(["channels", i, "__proto__"], "a channel holds channelKey and channelState only");
       }
     }
   }
@@ -165,21 +193,37 @@ function readChatDocument(document: unknown, limits: JsonLimits | undefined): un
 /** The history as the messages of a history state in a stored session: how it is checked, on save and on load alike. */
 function historyDocument(messages: unknown): { format: string; formatVersion: number; session: AgentSession } {
   const history = { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
-  return { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session: { id: "agent-chat-history", stateBag: { history: history as unknown as TaggedValue } } };
+  return {
+    format: SESSION_FORMAT,
+    formatVersion: SESSION_FORMAT_VERSION,
+    session: { id: "agent-chat-history", stateBag: { history: history as unknown as TaggedValue } },
+  };
 }
 
 const HISTORY_PREFIX = /^\/session\/stateBag\/history\/messages/;
 
 function historyError(cause: unknown, encoded: boolean): AgentChatRestoreError {
-  const where = (inner: string) => (encoded ? `/history (decoded)${inner.replace(HISTORY_PREFIX, "")}` : inner.replace(HISTORY_PREFIX, "/history"));
-  return documentError("/history", `the history is not valid${describeProblems(cause, where)}`, hintOf(cause, "the document was damaged or edited by hand"), cause);
+  const where = (inner: string) =>
+    encoded ? `/history (decoded)${inner.replace(HISTORY_PREFIX, "")}` : inner.replace(HISTORY_PREFIX, "/history");
+  return documentError(
+    "/history",
+    `the history is not valid${describeProblems(cause, where)}`,
+    hintOf(cause, "the document was damaged or edited by hand"),
+    cause,
+  );
 }
 
 /** Loads the primary history (validated and migrated). `encoded`: the document held it as text. */
 function readHistory(raw: unknown, encoded: boolean, options: SessionCodecOptions): ChatMessage[] {
-  if (!Array.isArray(raw)) throw documentError("/history", "the history must be an array of messages", "serialize the chat again");
+  if (!Array.isArray(raw))
+    throw documentError("/history", "the history must be an array of messages", "serialize the chat again");
   try {
-    const loaded = deserializeSession(historyDocument(raw), { registry: options.registry, strict: options.strict, limits: options.limits, onPreserved: options.onPreserved });
+    const loaded = deserializeSession(historyDocument(raw), {
+      registry: options.registry,
+      strict: options.strict,
+      limits: options.limits,
+      onPreserved: options.onPreserved,
+    });
     return (loaded.stateBag.history as unknown as { messages: ChatMessage[] }).messages;
   } catch (cause) {
     if (!(cause instanceof SessionValidationError)) throw cause;
@@ -191,12 +235,19 @@ function readHistory(raw: unknown, encoded: boolean, options: SessionCodecOption
 function writeHistory(history: readonly ChatMessage[], options: SerializeAgentChatOptions): ChatMessage[] {
   let text: string;
   try {
-    text = serializeSession(historyDocument(history).session, { registry: options.registry, strict: options.strict, limits: options.limits, validate: true });
+    text = serializeSession(historyDocument(history).session, {
+      registry: options.registry,
+      strict: options.strict,
+      limits: options.limits,
+      validate: true,
+    });
   } catch (cause) {
     if (!(cause instanceof SessionValidationError)) throw cause;
     throw historyError(cause, false);
   }
-  return (parseJson(text, partLimits(options.limits)) as { session: { stateBag: { history: { messages: ChatMessage[] } } } }).session.stateBag.history.messages;
+  return (
+    parseJson(text, partLimits(options.limits)) as { session: { stateBag: { history: { messages: ChatMessage[] } } } }
+  ).session.stateBag.history.messages;
 }
 
 function documentError(pointer: string, problem: string, hint: string, cause?: unknown): AgentChatRestoreError {
@@ -218,19 +269,39 @@ export class AgentChatSerializer {
    */
   static serialize(chat: AgentGroupChat, options: SerializeAgentChatOptions = {}): AgentChatDocument {
     const encoding = options.encoding ?? "json";
-    if (encoding !== "json" && encoding !== "base64") throw new RangeError(`unknown encoding ${JSON.stringify(encoding)}: use "json" or "base64"`);
+    if (encoding !== "json" && encoding !== "base64")
+      throw new RangeError(`unknown encoding ${JSON.stringify(encoding)}: use "json" or "base64"`);
     const state = groupChatInternals(chat);
     const sessions = new Map<string, AgentSession>();
     for (const [key, channel] of state.channels) sessions.set(key, channel.session);
     for (const [key, session] of state.pending) sessions.set(key, session);
     const channels = [...sessions.keys()].sort().map((channelKey): AgentChatChannelDocument => {
-      const text = serializeSession(sessions.get(channelKey)!, { registry: options.registry, strict: options.strict, limits: options.limits, validate: true });
-      return { channelKey, channelState: encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : (parseJson(text, partLimits(options.limits)) as JsonObject) };
+      const text = serializeSession(sessions.get(channelKey)!, {
+        registry: options.registry,
+        strict: options.strict,
+        limits: options.limits,
+        validate: true,
+      });
+      return {
+        channelKey,
+        channelState:
+          encoding === "base64"
+            ? Buffer.from(text, "utf8").toString("base64")
+            : (parseJson(text, partLimits(options.limits)) as JsonObject),
+      };
     });
     // The checks deserialize makes, in its order: the document's limits, then the history's.
-    checkWritableJson({ format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history: state.history }, shellLimits(options.limits));
+    checkWritableJson(
+      { format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history: state.history },
+      shellLimits(options.limits),
+    );
     const history = writeHistory(state.history, options);
-    const doc: AgentChatDocument = { format: AGENT_CHAT_FORMAT, formatVersion: AGENT_CHAT_FORMAT_VERSION, history, channels };
+    const doc: AgentChatDocument = {
+      format: AGENT_CHAT_FORMAT,
+      formatVersion: AGENT_CHAT_FORMAT_VERSION,
+      history,
+      channels,
+    };
     checkJsonSize(JSON.stringify(doc), options.limits);
     return doc;
   }
@@ -239,28 +310,54 @@ export class AgentChatSerializer {
    * Restores a document (object or JSON text) into a freshly created chat that already has its
    * agents. Validates everything first; the chat changes only if the whole document is good.
    */
-  static deserialize(chat: AgentGroupChat, document: AgentChatDocument | object | string, options: SessionCodecOptions = {}): AgentChatRestoreReport {
+  static deserialize(
+    chat: AgentGroupChat,
+    document: AgentChatDocument | object | string,
+    options: SessionCodecOptions = {},
+  ): AgentChatRestoreReport {
     const state = groupChatInternals(chat);
     if (state.members.length === 0) {
-      throw new AgentChatRestoreError("empty", "cannot restore a chat that has no agents: nothing would receive the channel states", {
-        hint: "create the chat with the same agents (definitions and secrets are never serialized), then deserialize into it; the chat is unchanged and usable",
-      });
+      throw new AgentChatRestoreError(
+        "empty",
+        "cannot restore a chat that has no agents: nothing would receive the channel states",
+        {
+          hint: "create the chat with the same agents (definitions and secrets are never serialized), then deserialize into it; the chat is unchanged and usable",
+        },
+      );
     }
     if (state.history.length > 0 || state.channels.size > 0 || state.pending.size > 0) {
-      throw new AgentChatRestoreError("not-empty", `cannot restore into a chat that already has ${state.history.length} history message(s) and ${state.channels.size + state.pending.size} channel(s)`, {
-        hint: "deserialize into a freshly created chat; this chat is unchanged and usable",
-      });
+      throw new AgentChatRestoreError(
+        "not-empty",
+        `cannot restore into a chat that already has ${state.history.length} history message(s) and ${state.channels.size + state.pending.size} channel(s)`,
+        {
+          hint: "deserialize into a freshly created chat; this chat is unchanged and usable",
+        },
+      );
     }
 
     const doc = readChatDocument(document, options.limits);
     const bad = documentError;
-    if (!isPlainObject(doc)) throw bad("", "an agent chat document must be an object", 'serialize with AgentChatSerializer.serialize(chat)');
-    if (doc.format !== AGENT_CHAT_FORMAT) throw bad("/format", `expected "format": "${AGENT_CHAT_FORMAT}", found ${typeof doc.format === "string" ? quoted(doc.format) : describeValue(doc.format)}`, "this is not a statebag agent chat document");
+    if (!isPlainObject(doc))
+      throw bad("", "an agent chat document must be an object", "serialize with AgentChatSerializer.serialize(chat)");
+    if (doc.format !== AGENT_CHAT_FORMAT)
+      throw bad(
+        "/format",
+        `expected "format": "${AGENT_CHAT_FORMAT}", found ${typeof doc.format === "string" ? quoted(doc.format) : describeValue(doc.format)}`,
+        "this is not a statebag agent chat document",
+      );
     if (typeof doc.formatVersion !== "number" || !Number.isInteger(doc.formatVersion) || doc.formatVersion < 1) {
-      throw bad("/formatVersion", `expected a positive integer "formatVersion", found ${describeValue(doc.formatVersion)}`, `this release writes formatVersion ${AGENT_CHAT_FORMAT_VERSION}`);
+      throw bad(
+        "/formatVersion",
+        `expected a positive integer "formatVersion", found ${describeValue(doc.formatVersion)}`,
+        `this release writes formatVersion ${AGENT_CHAT_FORMAT_VERSION}`,
+      );
     }
     if (doc.formatVersion > AGENT_CHAT_FORMAT_VERSION) {
-      throw bad("/formatVersion", `the document has formatVersion ${doc.formatVersion}, newer than this release reads (${AGENT_CHAT_FORMAT_VERSION})`, "upgrade statebag; the document is untouched");
+      throw bad(
+        "/formatVersion",
+        `the document has formatVersion ${doc.formatVersion}, newer than this release reads (${AGENT_CHAT_FORMAT_VERSION})`,
+        "upgrade statebag; the document is untouched",
+      );
     }
 
     // History: validated and migrated like a history state's messages.
@@ -268,27 +365,59 @@ export class AgentChatSerializer {
     const history = readHistory(rawHistory, typeof doc.history === "string", options);
 
     // Channels: each an AgentSession, validated and migrated.
-    if (!Array.isArray(doc.channels)) throw bad("/channels", "expected an array of channels", "serialize the chat again");
+    if (!Array.isArray(doc.channels))
+      throw bad("/channels", "expected an array of channels", "serialize the chat again");
     const restored = new Map<string, AgentSession>();
     doc.channels.forEach((entry: unknown, i: number) => {
       const pointer = `/channels/${i}`;
-      if (!isPlainObject(entry)) throw bad(pointer, "a channel must be an object { channelKey, channelState }", "serialize the chat again");
+      if (!isPlainObject(entry))
+        throw bad(pointer, "a channel must be an object { channelKey, channelState }", "serialize the chat again");
       const key = entry.channelKey;
-      if (typeof key !== "string" || key === "") throw bad(`${pointer}/channelKey`, "expected a non-empty string channel key", 'keys look like "local:writer" or "hosted:researcher"');
-      if (restored.has(key)) throw bad(`${pointer}/channelKey`, `the channel key ${quoted(key)} appears twice`, "each channel is saved once; the document was edited by hand");
-      const raw = readEncoded(entry.channelState, `${pointer}/channelState`, `the state of channel ${quoted(key)}`, options.limits);
-      if (!isPlainObject(raw)) throw bad(`${pointer}/channelState`, `the state of channel ${quoted(key)} must be a session object`, "serialize the chat again");
+      if (typeof key !== "string" || key === "")
+        throw bad(
+          `${pointer}/channelKey`,
+          "expected a non-empty string channel key",
+          'keys look like "local:writer" or "hosted:researcher"',
+        );
+      if (restored.has(key))
+        throw bad(
+          `${pointer}/channelKey`,
+          `the channel key ${quoted(key)} appears twice`,
+          "each channel is saved once; the document was edited by hand",
+        );
+      const raw = readEncoded(
+        entry.channelState,
+        `${pointer}/channelState`,
+        `the state of channel ${quoted(key)}`,
+        options.limits,
+      );
+      if (!isPlainObject(raw))
+        throw bad(
+          `${pointer}/channelState`,
+          `the state of channel ${quoted(key)} must be a session object`,
+          "serialize the chat again",
+        );
       let session: AgentSession;
       try {
         session = decodeSession(raw, options);
       } catch (cause) {
         const base = `${pointer}/channelState`;
-        const where = (inner: string) => (typeof entry.channelState === "string" ? `${base} (decoded)${inner}` : `${base}${inner}`);
-        throw bad(base, `the state of channel ${quoted(key)} is not a valid session${describeProblems(cause, where)}`, hintOf(cause, "serialize the chat again"), cause);
+        const where = (inner: string) =>
+          typeof entry.channelState === "string" ? `${base} (decoded)${inner}` : `${base}${inner}`;
+        throw bad(
+          base,
+          `the state of channel ${quoted(key)} is not a valid session${describeProblems(cause, where)}`,
+          hintOf(cause, "serialize the chat again"),
+          cause,
+        );
       }
       const mark = channelStateAccess.read(session);
       if (mark && mark.synced > history.length) {
-        throw bad(`${pointer}/channelState`, `channel ${quoted(key)} has seen ${mark.synced} messages but the history holds ${history.length}`, "the history and the channels come from different saves; use one document as written");
+        throw bad(
+          `${pointer}/channelState`,
+          `channel ${quoted(key)} has seen ${mark.synced} messages but the history holds ${history.length}`,
+          "the history and the channels come from different saves; use one document as written",
+        );
       }
       restored.set(key, session);
     });

@@ -18,11 +18,25 @@ import { lockSession, toMessages, type ChatClientAgent, type RunOptions } from "
 import type { AgentInput, AgentResponse } from "../agent/response.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
-import { createSessionData, type AgentSession, type CreateSessionOptions, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import {
+  createSessionData,
+  type AgentSession,
+  type CreateSessionOptions,
+  type ServiceSessionId,
+  type SessionKind,
+  type StateBag,
+} from "../core/session.js";
 import { ProviderSessionState } from "../core/state-bag.js";
 import { WorkflowStateType } from "../../generated/descriptors.js";
 import type { ProviderState } from "../core/tagged.js";
-import { asSpokenBy, othersAsUser, resolveParticipants, type ChannelKind, type GroupChatParticipant, type MessageAdapter } from "./channel.js";
+import {
+  asSpokenBy,
+  othersAsUser,
+  resolveParticipants,
+  type ChannelKind,
+  type GroupChatParticipant,
+  type MessageAdapter,
+} from "./channel.js";
 
 /** What a workflow session records about each participant besides its providers' state. */
 export interface WorkflowParticipantState {
@@ -70,7 +84,11 @@ export class SequentialWorkflowAgent {
   private readonly adaptMessage: MessageAdapter;
 
   constructor(options: SequentialWorkflowAgentOptions) {
-    if (!options.participants || options.participants.length === 0) throw new ConfigurationError("a workflow needs at least one participant", "pass participants: [agentA, agentB, ...]");
+    if (!options.participants || options.participants.length === 0)
+      throw new ConfigurationError(
+        "a workflow needs at least one participant",
+        "pass participants: [agentA, agentB, ...]",
+      );
     this.name = options.name;
     this.id = options.id ?? options.name;
     this.participants = resolveParticipants(options.participants);
@@ -85,12 +103,21 @@ export class SequentialWorkflowAgent {
   /** A participant's view of a workflow session: a copy, as that agent would see its own session. */
   participantSession(session: AgentSession, agentOrKey: ChatClientAgent | string): AgentSession {
     const participant = this.participants.find((p) => p.key === agentOrKey || p.agent === agentOrKey);
-    if (!participant) throw new StatebagError("workflow-participant", `no participant ${typeof agentOrKey === "string" ? JSON.stringify(agentOrKey) : "for that agent"} in this workflow`, { hint: `participants: ${this.participants.map((p) => p.key).join(", ")}` });
+    if (!participant)
+      throw new StatebagError(
+        "workflow-participant",
+        `no participant ${typeof agentOrKey === "string" ? JSON.stringify(agentOrKey) : "for that agent"} in this workflow`,
+        { hint: `participants: ${this.participants.map((p) => p.key).join(", ")}` },
+      );
     return this.viewOf(session, participant.key, participant.kind);
   }
 
   /** Runs every participant in order. The session is updated only if all of them succeed. */
-  async run(input: AgentInput, session: AgentSession = this.createSession(), options: RunOptions = {}): Promise<WorkflowResponse> {
+  async run(
+    input: AgentInput,
+    session: AgentSession = this.createSession(),
+    options: RunOptions = {},
+  ): Promise<WorkflowResponse> {
     const release = await lockSession(session);
     try {
       const first = toMessages(input);
@@ -111,7 +138,8 @@ export class SequentialWorkflowAgent {
       // Commit every participant at once.
       const state = structuredClone(workflowState.readOrInit(session));
       for (const { key, view } of views) {
-        for (const providerKey of Object.keys(view.stateBag)) session.stateBag[participantStateKey(key, providerKey)] = view.stateBag[providerKey];
+        for (const providerKey of Object.keys(view.stateBag))
+          session.stateBag[participantStateKey(key, providerKey)] = view.stateBag[providerKey];
         const record: WorkflowParticipantState = {};
         if (view.kind !== undefined) record.kind = view.kind;
         if (view.conversationId !== undefined) record.conversationId = view.conversationId;
@@ -142,4 +170,3 @@ export class SequentialWorkflowAgent {
     });
   }
 }
-

@@ -36,7 +36,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 export function checkChatId(id: unknown): string {
-  if (typeof id !== "string" || !ID_PATTERN.test(id)) throw bad("The chat id must be 1-128 letters, digits, '-' or '_'.");
+  if (typeof id !== "string" || !ID_PATTERN.test(id))
+    throw bad("The chat id must be 1-128 letters, digits, '-' or '_'.");
   return id;
 }
 
@@ -45,17 +46,25 @@ export function parseUIChatRequest(body: unknown, limits: UIRequestLimits): Pars
   const chatId = checkChatId(body.id);
   const trigger = body.trigger ?? "submit-message";
   if (trigger === "regenerate-message") {
-    throw new HttpProblem(422, "regenerate-unsupported", "Regenerate not supported", "Regenerating a stored reply is not supported; send a new message instead.");
+    throw new HttpProblem(
+      422,
+      "regenerate-unsupported",
+      "Regenerate not supported",
+      "Regenerating a stored reply is not supported; send a new message instead.",
+    );
   }
   if (trigger !== "submit-message") throw bad('"trigger" must be "submit-message" or "regenerate-message".');
   let last: unknown = body.message;
   if (last === undefined) {
-    if (!Array.isArray(body.messages) || body.messages.length === 0) throw bad('The body needs "message" or a non-empty "messages" array.');
+    if (!Array.isArray(body.messages) || body.messages.length === 0)
+      throw bad('The body needs "message" or a non-empty "messages" array.');
     last = body.messages[body.messages.length - 1];
   }
-  if (!isObject(last) || !Array.isArray(last.parts)) throw bad("The last message must be an object with a parts array.");
+  if (!isObject(last) || !Array.isArray(last.parts))
+    throw bad("The last message must be an object with a parts array.");
   if (last.role === "user") return { chatId, input: { kind: "message", message: userMessage(last, limits) } };
-  if (last.role === "assistant") return { chatId, input: { kind: "approvals", answers: approvalAnswers(last, limits) } };
+  if (last.role === "assistant")
+    return { chatId, input: { kind: "approvals", answers: approvalAnswers(last, limits) } };
   throw bad('The last message must be a "user" message, or an "assistant" message answering tool approvals.');
 }
 
@@ -67,7 +76,10 @@ function converted(message: Record<string, unknown>): ChatMessage[] {
     if (error instanceof StatebagError) {
       const pointer = (error as { pointer?: unknown }).pointer;
       // The pointer names the place (indices and the part's own field names), never a value.
-      const at = typeof pointer === "string" && /^[A-Za-z0-9/_-]{0,80}$/.test(pointer) ? ` (at ${pointer.replace(/^\/0/, "") || "/"})` : "";
+      const at =
+        typeof pointer === "string" && /^[A-Za-z0-9/_-]{0,80}$/.test(pointer)
+          ? ` (at ${pointer.replace(/^\/0/, "") || "/"})`
+          : "";
       throw bad(`The last message is not a valid UI message${at}.`);
     }
     throw error;
@@ -81,16 +93,30 @@ function userMessage(message: Record<string, unknown>, limits: UIRequestLimits):
   }
   // Counted before converting, so a huge message costs no copy.
   if (chars > limits.maxMessageChars) {
-    throw new HttpProblem(413, "message-too-long", "Message too long", `The message is longer than ${limits.maxMessageChars} characters.`);
+    throw new HttpProblem(
+      413,
+      "message-too-long",
+      "Message too long",
+      `The message is longer than ${limits.maxMessageChars} characters.`,
+    );
   }
   const [converted_, ...rest] = converted(message);
   if (!converted_ || rest.length > 0 || converted_.contents.some((c) => c.$type !== "text")) {
-    throw new HttpProblem(422, "unsupported-part", "Unsupported message part", "Only text parts are accepted in a user message.");
+    throw new HttpProblem(
+      422,
+      "unsupported-part",
+      "Unsupported message part",
+      "Only text parts are accepted in a user message.",
+    );
   }
-  if (converted_.contents.every((c) => c.$type === "text" && c.text.trim() === "")) throw bad("The message has no text.");
+  if (converted_.contents.every((c) => c.$type === "text" && c.text.trim() === ""))
+    throw bad("The message has no text.");
   // The text, and the client's id (so the stored message and the one on screen are the same
   // message). Client metadata and extra fields are not stored: the client is not trusted.
-  const chatMessage: ChatMessage = { role: "user", contents: converted_.contents.map((c) => (c.$type === "text" ? { $type: "text", text: c.text } : c)) };
+  const chatMessage: ChatMessage = {
+    role: "user",
+    contents: converted_.contents.map((c) => (c.$type === "text" ? { $type: "text", text: c.text } : c)),
+  };
   if (typeof message.id === "string" && ID_PATTERN.test(message.id)) chatMessage.messageId = message.id;
   return chatMessage;
 }
@@ -102,15 +128,23 @@ function userMessage(message: Record<string, unknown>, limits: UIRequestLimits):
  */
 function approvalAnswers(message: Record<string, unknown>, limits: UIRequestLimits): ApprovalAnswerInput[] {
   const messages = converted(message);
-  const done = new Set(messages.flatMap((m) => m.contents.flatMap((c) => (c.$type === "functionResult" ? [c.callId] : []))));
+  const done = new Set(
+    messages.flatMap((m) => m.contents.flatMap((c) => (c.$type === "functionResult" ? [c.callId] : []))),
+  );
   const answers: ApprovalAnswerInput[] = [];
   for (const content of messages.flatMap((m) => m.contents)) {
     if (content.$type !== "toolApprovalResponse") continue;
     const call = content.toolCall;
     if (call?.$type === "functionCall" && done.has(call.callId)) continue;
-    if (content.requestId.length === 0 || content.requestId.length > 256) throw bad("An approval id must be 1-256 characters.");
-    if (content.reason !== undefined && content.reason.length > 2000) throw bad("An approval reason must be at most 2000 characters.");
-    answers.push({ approvalId: content.requestId, approved: content.approved, ...(content.reason ? { reason: content.reason } : {}) });
+    if (content.requestId.length === 0 || content.requestId.length > 256)
+      throw bad("An approval id must be 1-256 characters.");
+    if (content.reason !== undefined && content.reason.length > 2000)
+      throw bad("An approval reason must be at most 2000 characters.");
+    answers.push({
+      approvalId: content.requestId,
+      approved: content.approved,
+      ...(content.reason ? { reason: content.reason } : {}),
+    });
     if (answers.length > limits.maxAnswers) throw bad(`At most ${limits.maxAnswers} approval answers per request.`);
   }
   if (answers.length === 0) throw bad("The last message is an assistant message with no approval answer in it.");

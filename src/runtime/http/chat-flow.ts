@@ -27,7 +27,9 @@ export interface ApprovalAnswerInput {
   reason?: string;
 }
 
-export type TurnInput = { kind: "message"; message: ChatMessage } | { kind: "approvals"; answers: ApprovalAnswerInput[] };
+export type TurnInput =
+  | { kind: "message"; message: ChatMessage }
+  | { kind: "approvals"; answers: ApprovalAnswerInput[] };
 
 /** What a protocol adapter receives while a turn runs. */
 export interface TurnSink {
@@ -86,7 +88,8 @@ export class ChatSessions {
     this.store = options.store;
     this.prefix = options.idPrefix ?? "ui-chat";
     this.ttlMs = options.ttlMs;
-    this.index = options.index ?? new StoreChatIndex(options.store, (owner) => `${this.prefix}-index/${escapeSegment(owner)}`);
+    this.index =
+      options.index ?? new StoreChatIndex(options.store, (owner) => `${this.prefix}-index/${escapeSegment(owner)}`);
   }
 
   /** The store id of an owner's chat. */
@@ -113,7 +116,12 @@ export class ChatSessions {
   async begin(owner: string, chatId: string, input: TurnInput): Promise<Turn> {
     const id = this.storageId(owner, chatId);
     if (this.busy.has(id)) {
-      throw new HttpProblem(409, "chat-busy", "Chat busy", "A reply is still being written in this chat; wait for it to finish (or stop it), then send again.");
+      throw new HttpProblem(
+        409,
+        "chat-busy",
+        "Chat busy",
+        "A reply is still being written in this chat; wait for it to finish (or stop it), then send again.",
+      );
     }
     this.busy.add(id);
     let released = false;
@@ -125,14 +133,25 @@ export class ChatSessions {
       const before = await this.load(owner, chatId);
       const pending = before ? pendingToolApprovals(before) : [];
       if (input.kind === "message" && pending.length > 0) {
-        throw new HttpProblem(409, "tool-approval-pending", "Approval pending", "This chat is waiting for a tool approval; approve or deny it before sending a new message.");
+        throw new HttpProblem(
+          409,
+          "tool-approval-pending",
+          "Approval pending",
+          "This chat is waiting for a tool approval; approve or deny it before sending a new message.",
+        );
       }
       let requests: ToolApprovalRequestContent[] = [];
       if (input.kind === "approvals") {
         if (!before) throw new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
         requests = input.answers.map((answer) => {
           const request = pending.find((r) => r.requestId === answer.approvalId);
-          if (!request) throw new HttpProblem(409, "tool-approval-not-pending", "Approval not pending", "The approval answered is not waiting in this chat (answered already, or never asked).");
+          if (!request)
+            throw new HttpProblem(
+              409,
+              "tool-approval-not-pending",
+              "Approval not pending",
+              "The approval answered is not waiting in this chat (answered already, or never asked).",
+            );
           return request;
         });
       }
@@ -143,8 +162,15 @@ export class ChatSessions {
         release,
         run: async (sink, signal) => {
           try {
-            const result = input.kind === "message" ? await this.runMessage(id, input.message, sink, signal) : await this.runAnswers(id, input.answers, requests, sink, signal);
-            await this.index.touch(owner, { id: chatId, title: titleOf(input, before), updatedAt: new Date().toISOString() });
+            const result =
+              input.kind === "message"
+                ? await this.runMessage(id, input.message, sink, signal)
+                : await this.runAnswers(id, input.answers, requests, sink, signal);
+            await this.index.touch(owner, {
+              id: chatId,
+              title: titleOf(input, before),
+              updatedAt: new Date().toISOString(),
+            });
             return result;
           } finally {
             release();
@@ -178,17 +204,29 @@ export class ChatSessions {
   }
 
   /** Answers through `answerToolApprovals`: approved tools run exactly once, each step saved with compare-and-swap. */
-  private async runAnswers(id: string, answers: ApprovalAnswerInput[], requests: ToolApprovalRequestContent[], sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
+  private async runAnswers(
+    id: string,
+    answers: ApprovalAnswerInput[],
+    requests: ToolApprovalRequestContent[],
+    sink: TurnSink,
+    signal: AbortSignal,
+  ): Promise<TurnResult> {
     const result = await answerToolApprovals(
       this.store,
       id,
       this.agent,
-      answers.map((a) => (a.approved ? approveToolCall(a.approvalId, a.reason) : rejectToolCall(a.approvalId, a.reason))),
+      answers.map((a) =>
+        a.approved ? approveToolCall(a.approvalId, a.reason) : rejectToolCall(a.approvalId, a.reason),
+      ),
       { signal, ttlMs: this.ttlMs },
     );
     answers.forEach((answer, i) => {
       const call = requests[i].toolCall;
-      sink.approvalAnswered({ ...answer, callId: call.$type === "functionCall" ? call.callId : answer.approvalId, toolName: call.$type === "functionCall" ? call.name : "tool" });
+      sink.approvalAnswered({
+        ...answer,
+        callId: call.$type === "functionCall" ? call.callId : answer.approvalId,
+        toolName: call.$type === "functionCall" ? call.name : "tool",
+      });
     });
     // The continuation is not streamed by answerToolApprovals: replay its messages as updates.
     for (const message of result.response?.messages ?? []) {
@@ -200,6 +238,10 @@ export class ChatSessions {
 
 function titleOf(input: TurnInput, before: AgentSession | undefined): string {
   if (input.kind !== "message" || before) return "";
-  const text = input.message.contents.flatMap((c) => (c.$type === "text" ? [c.text] : [])).join(" ").replace(/\s+/g, " ").trim();
+  const text = input.message.contents
+    .flatMap((c) => (c.$type === "text" ? [c.text] : []))
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
   return text.length > TITLE_CHARS ? `${text.slice(0, TITLE_CHARS - 1)}…` : text;
 }

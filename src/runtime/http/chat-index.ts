@@ -52,7 +52,8 @@ function decodeCursor(cursor: string): [string, string] | undefined {
   if (cursor.length > 512 || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string") return [value[0], value[1]];
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string")
+      return [value[0], value[1]];
   } catch {
     // not ours
   }
@@ -104,7 +105,9 @@ export class StoreChatIndex implements ChatIndex {
   }
 
   remove(owner: string, chatId: string): Promise<void> {
-    return this.update(owner, (chats) => (chats.some((c) => c.id === chatId) ? chats.filter((c) => c.id !== chatId) : undefined));
+    return this.update(owner, (chats) =>
+      chats.some((c) => c.id === chatId) ? chats.filter((c) => c.id !== chatId) : undefined,
+    );
   }
 
   /** Read, change, save with compare-and-swap; a conflict reloads and applies the change again. */
@@ -116,7 +119,10 @@ export class StoreChatIndex implements ChatIndex {
       const next = change([...readIndex(loaded?.session)]);
       if (!next) return;
       const state: IndexState = { $type: CHAT_INDEX_TYPE, $version: 1, chats: next };
-      const session: AgentSession = { id, stateBag: { [CHAT_INDEX_KEY]: state as unknown as AgentSession["stateBag"][string] } };
+      const session: AgentSession = {
+        id,
+        stateBag: { [CHAT_INDEX_KEY]: state as unknown as AgentSession["stateBag"][string] },
+      };
       try {
         await this.store.save(session, { expectedRevision: loaded?.revision ?? null });
         return;
@@ -130,5 +136,8 @@ export class StoreChatIndex implements ChatIndex {
 function readIndex(session: AgentSession | undefined): readonly ChatSummary[] {
   const state = session?.stateBag[CHAT_INDEX_KEY] as unknown as Partial<IndexState> | undefined;
   if (!state || state.$type !== CHAT_INDEX_TYPE || !Array.isArray(state.chats)) return [];
-  return state.chats.filter((c): c is ChatSummary => typeof c?.id === "string" && typeof c.title === "string" && typeof c.updatedAt === "string");
+  return state.chats.filter(
+    (c): c is ChatSummary =>
+      typeof c?.id === "string" && typeof c.title === "string" && typeof c.updatedAt === "string",
+  );
 }

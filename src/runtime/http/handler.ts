@@ -65,7 +65,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const maxOwnerLength = options.maxOwnerLength ?? 256;
   const pageSize = options.pageSize ?? 20;
   const limits = { maxMessageChars: options.maxMessageChars ?? 32_000, maxAnswers: 32 };
-  const chats = new ChatSessions({ agent: options.agent, store: options.store, idPrefix: options.idPrefix, index: options.index, ttlMs: options.ttlMs });
+  const chats = new ChatSessions({
+    agent: options.agent,
+    store: options.store,
+    idPrefix: options.idPrefix,
+    index: options.index,
+    ttlMs: options.ttlMs,
+  });
 
   async function ownerOf(request: Request): Promise<string> {
     let owner: unknown;
@@ -82,8 +88,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   async function readJson(request: Request): Promise<unknown> {
     const type = request.headers.get("content-type") ?? "";
-    if (!/^application\/json\s*(;|$)/i.test(type)) throw new HttpProblem(415, "unsupported-media-type", "Unsupported media type", "Send the body as application/json.");
-    const tooLarge = () => new HttpProblem(413, "body-too-large", "Body too large", `The body is larger than ${maxBodyBytes} bytes.`);
+    if (!/^application\/json\s*(;|$)/i.test(type))
+      throw new HttpProblem(
+        415,
+        "unsupported-media-type",
+        "Unsupported media type",
+        "Send the body as application/json.",
+      );
+    const tooLarge = () =>
+      new HttpProblem(413, "body-too-large", "Body too large", `The body is larger than ${maxBodyBytes} bytes.`);
     const declared = Number(request.headers.get("content-length") ?? NaN);
     if (Number.isFinite(declared) && declared > maxBodyBytes) throw tooLarge();
     const chunks: Uint8Array[] = [];
@@ -107,12 +120,17 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     } catch (error) {
       if (error instanceof JsonParseError) {
         const detail =
-          error.code === "json-too-deep" ? `The body is nested deeper than ${MAX_DEPTH} levels.`
-          : error.code === "json-too-many-keys" ? "An object of the body has too many keys."
-          : error.code === "json-too-large" ? `The body is larger than ${maxBodyBytes} bytes.`
-          : error.code === "json-duplicate-key" ? "An object of the body has the same key twice."
-          : error.code === "json-proto-key" ? 'The body contains a "__proto__" key.'
-          : "The body is not valid JSON.";
+          error.code === "json-too-deep"
+            ? `The body is nested deeper than ${MAX_DEPTH} levels.`
+            : error.code === "json-too-many-keys"
+              ? "An object of the body has too many keys."
+              : error.code === "json-too-large"
+                ? `The body is larger than ${maxBodyBytes} bytes.`
+                : error.code === "json-duplicate-key"
+                  ? "An object of the body has the same key twice."
+                  : error.code === "json-proto-key"
+                    ? 'The body contains a "__proto__" key.'
+                    : "The body is not valid JSON.";
         throw new HttpProblem(error.code === "json-too-large" ? 413 : 400, "invalid-json", "Invalid JSON", detail);
       }
       throw error;
@@ -163,12 +181,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const owner = await ownerOf(request);
     const limitText = url.searchParams.get("limit");
     const limit = limitText === null ? pageSize : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new HttpProblem(400, "invalid-request", "Invalid request", "limit must be an integer from 1 to 100.");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new HttpProblem(400, "invalid-request", "Invalid request", "limit must be an integer from 1 to 100.");
     const cursor = url.searchParams.get("cursor") ?? undefined;
     try {
       return json(200, await chats.index.list(owner, { cursor, limit }));
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw new HttpProblem(400, "invalid-cursor", "Invalid cursor", "The cursor is not one this server gave out.");
+      if (error instanceof InvalidCursorError)
+        throw new HttpProblem(400, "invalid-cursor", "Invalid cursor", "The cursor is not one this server gave out.");
       throw error;
     }
   }
@@ -217,30 +237,68 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     } catch (error) {
       const problem = toProblem(error);
       if (problem.status >= 500) options.onError?.(error, request);
-      return problemResponse(problem, problem.status === 405 ? { allow: problem.detail.replace(/^Use /, "").replace(/\.$/, "") } : {});
+      return problemResponse(
+        problem,
+        problem.status === 405 ? { allow: problem.detail.replace(/^Use /, "").replace(/\.$/, "") } : {},
+      );
     }
   };
 }
 
 function json(status: number, value: unknown): Response {
-  return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  return new Response(JSON.stringify(value), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+  });
 }
 
 const notFound = () => new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
-const methodNotAllowed = (allow: string) => new HttpProblem(405, "method-not-allowed", "Method not allowed", `Use ${allow}.`);
+const methodNotAllowed = (allow: string) =>
+  new HttpProblem(405, "method-not-allowed", "Method not allowed", `Use ${allow}.`);
 
 /** Maps an error to the problem the client sees: only what is safe to show. */
 export function toProblem(error: unknown): HttpProblem {
   if (error instanceof HttpProblem) return error;
-  if (error instanceof ConflictError) return new HttpProblem(409, "chat-conflict", "Chat changed", "This chat was changed by another request at the same time; nothing of this request was saved. Reload and try again.");
+  if (error instanceof ConflictError)
+    return new HttpProblem(
+      409,
+      "chat-conflict",
+      "Chat changed",
+      "This chat was changed by another request at the same time; nothing of this request was saved. Reload and try again.",
+    );
   if (error instanceof ToolApprovalError) {
-    if (error.code === "tool-approval-invalid") return new HttpProblem(400, "tool-approval-invalid", "Invalid approval", "The approval answer is incomplete.");
-    if (error.code === "tool-approval-not-found") return new HttpProblem(409, "tool-approval-not-pending", "Approval not pending", "The approval answered is not waiting in this chat.");
-    return new HttpProblem(409, error.code, "Approval conflict", "This approval was answered by another request; reload the chat to see the result.");
+    if (error.code === "tool-approval-invalid")
+      return new HttpProblem(400, "tool-approval-invalid", "Invalid approval", "The approval answer is incomplete.");
+    if (error.code === "tool-approval-not-found")
+      return new HttpProblem(
+        409,
+        "tool-approval-not-pending",
+        "Approval not pending",
+        "The approval answered is not waiting in this chat.",
+      );
+    return new HttpProblem(
+      409,
+      error.code,
+      "Approval conflict",
+      "This approval was answered by another request; reload the chat to see the result.",
+    );
   }
-  if (error instanceof InvalidIdError) return new HttpProblem(400, "invalid-id", "Invalid id", "The id is not a valid chat id.");
-  if (error instanceof StoreUnavailableError) return new HttpProblem(503, "store-unavailable", "Store unavailable", "The session store cannot be reached; try again later.");
-  if (error instanceof ModelServiceError) return new HttpProblem(502, "model-service", "Model service failed", "The model service failed; nothing was saved. Try again later.");
+  if (error instanceof InvalidIdError)
+    return new HttpProblem(400, "invalid-id", "Invalid id", "The id is not a valid chat id.");
+  if (error instanceof StoreUnavailableError)
+    return new HttpProblem(
+      503,
+      "store-unavailable",
+      "Store unavailable",
+      "The session store cannot be reached; try again later.",
+    );
+  if (error instanceof ModelServiceError)
+    return new HttpProblem(
+      502,
+      "model-service",
+      "Model service failed",
+      "The model service failed; nothing was saved. Try again later.",
+    );
   return new HttpProblem(500, "internal", "Internal error", "The server failed to answer; nothing was saved.");
 }
 

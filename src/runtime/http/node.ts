@@ -48,7 +48,11 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (!res.write(value)) await new Promise<void>((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+          if (!res.write(value))
+            await new Promise<void>((resolve) => {
+              res.once("drain", resolve);
+              res.once("close", resolve);
+            });
           if (res.destroyed) break;
         }
         ended = true;
@@ -57,7 +61,14 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
         if (!res.headersSent) {
           ended = true;
           res.writeHead(500, { "content-type": "application/problem+json" });
-          res.end(JSON.stringify({ type: "urn:statebag:problem:internal", title: "Internal error", status: 500, detail: "The server failed to answer." }));
+          res.end(
+            JSON.stringify({
+              type: "urn:statebag:problem:internal",
+              title: "Internal error",
+              status: 500,
+              detail: "The server failed to answer.",
+            }),
+          );
         } else {
           res.destroy();
         }

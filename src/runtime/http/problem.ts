@@ -26,7 +26,12 @@ export interface ProblemBody {
 }
 
 export function problemBody(problem: HttpProblem): ProblemBody {
-  return { type: `urn:statebag:problem:${problem.slug}`, title: problem.title, status: problem.status, detail: problem.detail };
+  return {
+    type: `urn:statebag:problem:${problem.slug}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+  };
 }
 
 export function problemResponse(problem: HttpProblem, headers: Record<string, string> = {}): Response {

@@ -101,7 +101,11 @@ export class UIMessageStreamEncoder implements TurnSink {
   update(update: AgentResponseUpdate): void {
     if (update.role === "assistant") {
       // A new model call (another message id, or the first answer after tool results) is a new step.
-      const newCall = this.afterTools || (update.messageId !== undefined && this.lastAssistantId !== undefined && update.messageId !== this.lastAssistantId);
+      const newCall =
+        this.afterTools ||
+        (update.messageId !== undefined &&
+          this.lastAssistantId !== undefined &&
+          update.messageId !== this.lastAssistantId);
       if (newCall) this.closeStep();
       this.afterTools = false;
       if (update.messageId !== undefined) this.lastAssistantId = update.messageId;

@@ -39,7 +39,8 @@ export const AGUI_SNAPSHOT_KEY = "statebag.agui.snapshot";
 export const AGUI_ORIGINAL_KEY = "statebag.aguiOriginal";
 const HISTORY_KEY = "statebag.chatHistory";
 
-const fail = (pointer: string, problem: string, hint: string) => new InteropError("ag-ui-snapshot", "import", pointer, problem, hint);
+const fail = (pointer: string, problem: string, hint: string) =>
+  new InteropError("ag-ui-snapshot", "import", pointer, problem, hint);
 
 function withoutStash(m: JsonRecord): [JsonRecord, unknown] {
   const props = m.additionalProperties;
@@ -66,21 +67,44 @@ function parseArguments(text: unknown): { value: unknown; exact: boolean } {
 
 /** One AG-UI message as a statebag message (without the original; `messageIn` adds it when needed). */
 function mapIn(p: JsonRecord, pointer: string): JsonRecord {
-  if (typeof p.role !== "string") throw fail(`${pointer}/role`, `an AG-UI message needs a string "role", found ${describe(p.role)}`, 'AG-UI messages are {"id", "role", "content"} (and "toolCalls" / "toolCallId")');
+  if (typeof p.role !== "string")
+    throw fail(
+      `${pointer}/role`,
+      `an AG-UI message needs a string "role", found ${describe(p.role)}`,
+      'AG-UI messages are {"id", "role", "content"} (and "toolCalls" / "toolCallId")',
+    );
   const m: JsonRecord = { role: p.role, contents: [] };
   const contents = m.contents as JsonRecord[];
   if (typeof p.id === "string") m.messageId = p.id;
   if (typeof p.name === "string") m.authorName = p.name;
   if (p.role === "tool") {
-    contents.push({ $type: "functionResult", callId: typeof p.toolCallId === "string" ? p.toolCallId : "", result: p.content ?? null });
+    contents.push({
+      $type: "functionResult",
+      callId: typeof p.toolCallId === "string" ? p.toolCallId : "",
+      result: p.content ?? null,
+    });
     return m;
   }
   if (typeof p.content === "string") contents.push({ $type: "text", text: p.content });
-  else if (Array.isArray(p.content)) for (const part of p.content) contents.push(isPlainObject(part) && part.type === "text" && typeof part.text === "string" ? { $type: "text", text: part.text } : (foreignContent("python", (isPlainObject(part) ? part : { value: part }) as never) as unknown as JsonRecord));
+  else if (Array.isArray(p.content))
+    for (const part of p.content)
+      contents.push(
+        isPlainObject(part) && part.type === "text" && typeof part.text === "string"
+          ? { $type: "text", text: part.text }
+          : (foreignContent(
+              "python",
+              (isPlainObject(part) ? part : { value: part }) as never,
+            ) as unknown as JsonRecord),
+      );
   if (Array.isArray(p.toolCalls)) {
     for (const call of p.toolCalls) {
       const fn = isPlainObject(call) && isPlainObject(call.function) ? call.function : {};
-      contents.push({ $type: "functionCall", callId: isPlainObject(call) && typeof call.id === "string" ? call.id : "", name: typeof fn.name === "string" ? fn.name : "", arguments: parseArguments(fn.arguments).value });
+      contents.push({
+        $type: "functionCall",
+        callId: isPlainObject(call) && typeof call.id === "string" ? call.id : "",
+        name: typeof fn.name === "string" ? fn.name : "",
+        arguments: parseArguments(fn.arguments).value,
+      });
     }
   }
   return m;
@@ -100,14 +124,24 @@ function mapOut(m: JsonRecord): JsonRecord {
     const texts = contents.filter((c) => c.$type === "text").map((c) => c.text as string);
     const calls = contents.filter((c) => c.$type === "functionCall");
     if (texts.length > 0) out.content = texts.join("");
-    if (calls.length > 0) out.toolCalls = calls.map((c) => ({ id: c.callId, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
+    if (calls.length > 0)
+      out.toolCalls = calls.map((c) => ({
+        id: c.callId,
+        type: "function",
+        function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+      }));
   }
   if (typeof m.authorName === "string") out.name = m.authorName;
   return out;
 }
 
 function messageIn(p: unknown, pointer: string): ChatMessage {
-  if (!isPlainObject(p)) throw fail(pointer, `expected an AG-UI message object, found ${describe(p)}`, 'AG-UI messages are {"id", "role", "content"}');
+  if (!isPlainObject(p))
+    throw fail(
+      pointer,
+      `expected an AG-UI message object, found ${describe(p)}`,
+      'AG-UI messages are {"id", "role", "content"}',
+    );
   const m = mapIn(p, pointer);
   if (!jsonEqual(mapOut(m), p)) m.additionalProperties = { [AGUI_ORIGINAL_KEY]: cloneJson(p) };
   return m as unknown as ChatMessage;
@@ -131,15 +165,22 @@ const SNAPSHOT_MEMBERS = ["messages", "state", "interrupt", "session_state"];
 export function looksLikeAguiSnapshot(doc: JsonRecord): boolean {
   if (!Array.isArray(doc.messages) || Object.keys(doc).some((k) => !SNAPSHOT_MEMBERS.includes(k))) return false;
   const first = doc.messages[0];
-  return first === undefined || isPlainObject(first) && typeof first.role === "string" && !Object.hasOwn(first, "contents");
+  return (
+    first === undefined || (isPlainObject(first) && typeof first.role === "string" && !Object.hasOwn(first, "contents"))
+  );
 }
 
 /** Reads an AG-UI thread snapshot into a statebag session (history from `messages`, the rest verbatim). */
-export function importAguiSnapshot(input: string | object, options: SessionCodecOptions & { id?: string; historyKey?: string } = {}): AgentSession {
+export function importAguiSnapshot(
+  input: string | object,
+  options: SessionCodecOptions & { id?: string; historyKey?: string } = {},
+): AgentSession {
   const doc = readDocument(input, options);
-  const hint = 'an AG-UI thread snapshot is {"messages": [...], "state"?: {...}, "interrupt"?: [...], "session_state"?: {...}}';
+  const hint =
+    'an AG-UI thread snapshot is {"messages": [...], "state"?: {...}, "interrupt"?: [...], "session_state"?: {...}}';
   if (!isPlainObject(doc)) throw fail("", `expected an object, found ${describe(doc)}`, hint);
-  if (!Array.isArray(doc.messages)) throw fail("/messages", `expected an array of AG-UI messages, found ${describe(doc.messages)}`, hint);
+  if (!Array.isArray(doc.messages))
+    throw fail("/messages", `expected an array of AG-UI messages, found ${describe(doc.messages)}`, hint);
   const historyKey = options.historyKey ?? HISTORY_KEY;
   const messages = doc.messages.map((p, i) => messageIn(p, `/messages/${i}`));
   const extras: JsonRecord = {};
@@ -149,7 +190,12 @@ export function importAguiSnapshot(input: string | object, options: SessionCodec
   if (Object.keys(extras).length > 0) defineOwn(stateBag, AGUI_SNAPSHOT_KEY, foreignState("python", extras as never));
   const session = createSessionData({ id: options.id ?? randomUUID(), kind: "local", stateBag: stateBag as never });
   const prefix = `/stateBag/${historyKey.replace(/~/g, "~0").replace(/\//g, "~1")}/messages/`;
-  return decodeImported(session, "ag-ui-snapshot", (p) => (p.startsWith(prefix) ? `/messages/${p.slice(prefix.length)}` : p), options);
+  return decodeImported(
+    session,
+    "ag-ui-snapshot",
+    (p) => (p.startsWith(prefix) ? `/messages/${p.slice(prefix.length)}` : p),
+    options,
+  );
 }
 
 /** Writes a statebag session as an AG-UI thread snapshot. */
@@ -158,11 +204,18 @@ export function exportAguiSnapshot(session: AgentSession, options: { historyKey?
   const out: JsonRecord = { messages: [] };
   for (const key of Object.keys(session.stateBag)) {
     const value = session.stateBag[key] as unknown as JsonRecord;
-    if (key === historyKey && value.$type === "InMemoryChatHistoryState" && Array.isArray(value.messages)) out.messages = (value.messages as ChatMessage[]).map(messageOut);
+    if (key === historyKey && value.$type === "InMemoryChatHistoryState" && Array.isArray(value.messages))
+      out.messages = (value.messages as ChatMessage[]).map(messageOut);
     else if (key === AGUI_SNAPSHOT_KEY && isForeignState(value, "python") && isPlainObject(value.value)) {
       for (const k of Object.keys(value.value)) if (k !== "messages") defineOwn(out, k, cloneJson(value.value[k]));
     } else {
-      throw new InteropError("ag-ui-snapshot", "export", `/stateBag/${key}`, `the session holds state an AG-UI thread snapshot has no place for (${shown(key)})`, "export it --to python (session state travels there), or remove that state first");
+      throw new InteropError(
+        "ag-ui-snapshot",
+        "export",
+        `/stateBag/${key}`,
+        `the session holds state an AG-UI thread snapshot has no place for (${shown(key)})`,
+        "export it --to python (session state travels there), or remove that state first",
+      );
     }
   }
   return out;
@@ -171,11 +224,21 @@ export function exportAguiSnapshot(session: AgentSession, options: { historyKey?
 // ---------------------------------------------------------------------------------------------
 // Workflow checkpoints
 
-const CHECKPOINT_MEMBERS = ["workflow_name", "graph_signature_hash", "checkpoint_id", "previous_checkpoint_id", "pending_request_info_events", "iteration_count"];
+const CHECKPOINT_MEMBERS = [
+  "workflow_name",
+  "graph_signature_hash",
+  "checkpoint_id",
+  "previous_checkpoint_id",
+  "pending_request_info_events",
+  "iteration_count",
+];
 
 /** Whether a parsed document is a workflow checkpoint. */
 export function looksLikeWorkflowCheckpoint(doc: JsonRecord): boolean {
-  return CHECKPOINT_MEMBERS.filter((k) => Object.hasOwn(doc, k)).length >= 2 && (Object.hasOwn(doc, "checkpoint_id") || Object.hasOwn(doc, "graph_signature_hash"));
+  return (
+    CHECKPOINT_MEMBERS.filter((k) => Object.hasOwn(doc, k)).length >= 2 &&
+    (Object.hasOwn(doc, "checkpoint_id") || Object.hasOwn(doc, "graph_signature_hash"))
+  );
 }
 
 /** The first pickled value of a checkpoint (explicit stack, any depth): its pointer and Python type. */
@@ -186,9 +249,14 @@ function firstPickle(root: unknown): { pointer: string; type: string } | undefin
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], pointer: `${pointer}/${i}` });
     } else if (isPlainObject(value)) {
-      if (Object.hasOwn(value, "__pickled__")) return { pointer, type: typeof value.__type__ === "string" ? value.__type__ : "unknown type" };
+      if (Object.hasOwn(value, "__pickled__"))
+        return { pointer, type: typeof value.__type__ === "string" ? value.__type__ : "unknown type" };
       const keys = Object.keys(value);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: value[keys[i]], pointer: `${pointer}/${keys[i].replace(/~/g, "~0").replace(/\//g, "~1")}` });
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push({
+          value: value[keys[i]],
+          pointer: `${pointer}/${keys[i].replace(/~/g, "~0").replace(/\//g, "~1")}`,
+        });
     }
   }
   return undefined;
@@ -200,10 +268,28 @@ function firstPickle(root: unknown): { pointer: string; type: string } | undefin
  */
 export function importWorkflowCheckpoint(input: string | object, options: SessionCodecOptions = {}): never {
   const doc = readDocument(input, options);
-  if (!isPlainObject(doc)) throw new InteropError("workflow-checkpoint", "import", "", `expected an object, found ${describe(doc)}`, "a workflow checkpoint is WorkflowCheckpoint.to_dict()");
+  if (!isPlainObject(doc))
+    throw new InteropError(
+      "workflow-checkpoint",
+      "import",
+      "",
+      `expected an object, found ${describe(doc)}`,
+      "a workflow checkpoint is WorkflowCheckpoint.to_dict()",
+    );
   const version = doc.version ?? "1.0";
-  if (version !== "1.0") throw new InteropError("workflow-checkpoint", "import", "/version", `unsupported checkpoint version ${describe(version)}`, 'Agent Framework writes "version": "1.0"');
-  const pickle = firstPickle({ messages: doc.messages, state: doc.state, pending_request_info_events: doc.pending_request_info_events });
+  if (version !== "1.0")
+    throw new InteropError(
+      "workflow-checkpoint",
+      "import",
+      "/version",
+      `unsupported checkpoint version ${describe(version)}`,
+      'Agent Framework writes "version": "1.0"',
+    );
+  const pickle = firstPickle({
+    messages: doc.messages,
+    state: doc.state,
+    pending_request_info_events: doc.pending_request_info_events,
+  });
   const name = typeof doc.workflow_name === "string" ? ` of workflow ${shown(doc.workflow_name, 60)}` : "";
   if (pickle !== undefined) {
     throw new InteropError(

@@ -38,12 +38,17 @@ interface Record_ {
 type Fail = (path: (string | number)[], problem: string, hint?: string) => InteropError;
 
 function request(value: unknown, path: (string | number)[], fail: Fail): JsonRecord {
-  const hint = 'a ToolApprovalRequestContent is {"requestId": "...", "toolCall": {"$type": "functionCall", "callId", "name", "arguments"}}';
-  if (!isPlainObject(value)) throw fail(path, `expected a ToolApprovalRequestContent object, found ${describe(value)}`, hint);
-  if (value.$type !== undefined && value.$type !== "toolApprovalRequest") throw fail([...path, "$type"], `expected "toolApprovalRequest", found ${describe(value.$type)}`, hint);
-  if (typeof value.requestId !== "string" || value.requestId === "") throw fail([...path, "requestId"], `expected a request id string, found ${describe(value.requestId)}`, hint);
+  const hint =
+    'a ToolApprovalRequestContent is {"requestId": "...", "toolCall": {"$type": "functionCall", "callId", "name", "arguments"}}';
+  if (!isPlainObject(value))
+    throw fail(path, `expected a ToolApprovalRequestContent object, found ${describe(value)}`, hint);
+  if (value.$type !== undefined && value.$type !== "toolApprovalRequest")
+    throw fail([...path, "$type"], `expected "toolApprovalRequest", found ${describe(value.$type)}`, hint);
+  if (typeof value.requestId !== "string" || value.requestId === "")
+    throw fail([...path, "requestId"], `expected a request id string, found ${describe(value.requestId)}`, hint);
   const call = value.toolCall;
-  if (!isPlainObject(call)) throw fail([...path, "toolCall"], `expected the tool call object, found ${describe(call)}`, hint);
+  if (!isPlainObject(call))
+    throw fail([...path, "toolCall"], `expected the tool call object, found ${describe(call)}`, hint);
   const out: JsonRecord = { $type: "toolApprovalRequest" };
   for (const key of Object.keys(value)) if (key !== "$type") defineOwn(out, key, cloneJson(value[key]));
   const toolCall: JsonRecord = { $type: typeof call.$type === "string" ? call.$type : "functionCall" };
@@ -54,11 +59,15 @@ function request(value: unknown, path: (string | number)[], fail: Fail): JsonRec
 
 function response(value: unknown, path: (string | number)[], fail: Fail): JsonRecord {
   if (!isPlainObject(value) || typeof value.requestId !== "string" || typeof value.approved !== "boolean") {
-    throw fail(path, `expected a ToolApprovalResponseContent {"requestId", "approved", "toolCall"}, found ${describe(value)}`);
+    throw fail(
+      path,
+      `expected a ToolApprovalResponseContent {"requestId", "approved", "toolCall"}, found ${describe(value)}`,
+    );
   }
   const out: JsonRecord = { $type: "toolApprovalResponse" };
   for (const key of Object.keys(value)) if (key !== "$type") defineOwn(out, key, cloneJson(value[key]));
-  if (isPlainObject(out.toolCall) && out.toolCall.$type === undefined) out.toolCall = { $type: "functionCall", ...(out.toolCall as JsonRecord) };
+  if (isPlainObject(out.toolCall) && out.toolCall.$type === undefined)
+    out.toolCall = { $type: "functionCall", ...(out.toolCall as JsonRecord) };
   return out;
 }
 
@@ -73,26 +82,42 @@ function derive(record: Record_, fail: Fail): JsonRecord | undefined {
   };
   const answers = new Map<string, JsonRecord>();
   if (record.pending !== undefined) {
-    if (!Array.isArray(record.pending)) throw fail(["stateBag", DOTNET_PENDING_APPROVALS_KEY], `expected a list of ToolApprovalRequestContent, found ${describe(record.pending)}`);
+    if (!Array.isArray(record.pending))
+      throw fail(
+        ["stateBag", DOTNET_PENDING_APPROVALS_KEY],
+        `expected a list of ToolApprovalRequestContent, found ${describe(record.pending)}`,
+      );
     record.pending.forEach((r, i) => add(request(r, ["stateBag", DOTNET_PENDING_APPROVALS_KEY, i], fail)));
   }
   if (record.harness !== undefined) {
     const base = ["stateBag", DOTNET_TOOL_APPROVAL_STATE_KEY];
     const h = record.harness;
-    if (!isPlainObject(h)) throw fail(base, `expected the ToolApprovalState object, found ${describe(h)}`, '{"rules": [], "collectedApprovalResponses": [], "queuedApprovalRequests": [], "surfacedApprovalRequests": {}}');
+    if (!isPlainObject(h))
+      throw fail(
+        base,
+        `expected the ToolApprovalState object, found ${describe(h)}`,
+        '{"rules": [], "collectedApprovalResponses": [], "queuedApprovalRequests": [], "surfacedApprovalRequests": {}}',
+      );
     const surfaced = h.surfacedApprovalRequests ?? {};
-    if (!isPlainObject(surfaced)) throw fail([...base, "surfacedApprovalRequests"], `expected an object keyed by request id, found ${describe(surfaced)}`);
+    if (!isPlainObject(surfaced))
+      throw fail(
+        [...base, "surfacedApprovalRequests"],
+        `expected an object keyed by request id, found ${describe(surfaced)}`,
+      );
     for (const id of Object.keys(surfaced)) add(request(surfaced[id], [...base, "surfacedApprovalRequests", id], fail));
     const queued = h.queuedApprovalRequests ?? [];
-    if (!Array.isArray(queued)) throw fail([...base, "queuedApprovalRequests"], `expected a list, found ${describe(queued)}`);
+    if (!Array.isArray(queued))
+      throw fail([...base, "queuedApprovalRequests"], `expected a list, found ${describe(queued)}`);
     queued.forEach((r, i) => add(request(r, [...base, "queuedApprovalRequests", i], fail)));
     const collected = h.collectedApprovalResponses ?? [];
-    if (!Array.isArray(collected)) throw fail([...base, "collectedApprovalResponses"], `expected a list, found ${describe(collected)}`);
+    if (!Array.isArray(collected))
+      throw fail([...base, "collectedApprovalResponses"], `expected a list, found ${describe(collected)}`);
     collected.forEach((r, i) => {
       const a = response(r, [...base, "collectedApprovalResponses", i], fail);
       answers.set(a.requestId as string, a);
     });
-    if (h.rules !== undefined && !Array.isArray(h.rules)) throw fail([...base, "rules"], `expected a list of rules, found ${describe(h.rules)}`);
+    if (h.rules !== undefined && !Array.isArray(h.rules))
+      throw fail([...base, "rules"], `expected a list of rules, found ${describe(h.rules)}`);
   }
   if (requests.some((r) => (r.toolCall as JsonRecord).$type !== "functionCall")) return undefined;
   // An answer to a request statebag does not hold (auto-approved, never surfaced) stays .NET's.
@@ -121,7 +146,11 @@ export function liftDotnetApprovals(bag: StateBag, shape: SessionShape, sourcePo
   if (pending === undefined && harness === undefined) return;
   if (Object.hasOwn(bag, STATEBAG_KEY)) return; // statebag's own round wins; the .NET keys stay opaque
   const fail: Fail = (path, problem, hint) => new InteropError(shape, "import", sourcePointer(at(path)), problem, hint);
-  const first = Array.isArray(pending) ? pending[0] : isPlainObject(harness) && isPlainObject(harness.surfacedApprovalRequests) ? Object.values(harness.surfacedApprovalRequests)[0] : undefined;
+  const first = Array.isArray(pending)
+    ? pending[0]
+    : isPlainObject(harness) && isPlainObject(harness.surfacedApprovalRequests)
+      ? Object.values(harness.surfacedApprovalRequests)[0]
+      : undefined;
   const record: Record_ = { tagged: isPlainObject(first) && first.$type === "toolApprovalRequest" };
   if (pending !== undefined) record.pending = cloneJson(pending);
   if (harness !== undefined) record.harness = cloneJson(harness);
@@ -146,13 +175,21 @@ const stripType = (r: JsonRecord, tagged: boolean): JsonRecord => {
  */
 export function lowerDotnetApprovals(bag: StateBag): StateBag {
   const recordValue = (bag as JsonRecord)[DOTNET_APPROVALS_RECORD_KEY];
-  if (!Object.hasOwn(bag, DOTNET_APPROVALS_RECORD_KEY) || !isForeignState(recordValue, "dotnet") || !isPlainObject(recordValue.value)) return bag;
+  if (
+    !Object.hasOwn(bag, DOTNET_APPROVALS_RECORD_KEY) ||
+    !isForeignState(recordValue, "dotnet") ||
+    !isPlainObject(recordValue.value)
+  )
+    return bag;
   const record = recordValue.value as unknown as Record_;
-  const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError("dotnet", "export", at(path), problem, hint);
+  const fail = (path: (string | number)[], problem: string, hint?: string) =>
+    new InteropError("dotnet", "export", at(path), problem, hint);
   const state = (bag as JsonRecord)[STATEBAG_KEY] as JsonRecord | undefined;
   const out: JsonRecord = {};
-  const put = (key: string, value: unknown) => defineOwn(out, key, foreignState("dotnet", value as JsonObject) as unknown as TaggedValue);
-  for (const key of Object.keys(bag)) if (key !== DOTNET_APPROVALS_RECORD_KEY && key !== STATEBAG_KEY) defineOwn(out, key, (bag as JsonRecord)[key]);
+  const put = (key: string, value: unknown) =>
+    defineOwn(out, key, foreignState("dotnet", value as JsonObject) as unknown as TaggedValue);
+  for (const key of Object.keys(bag))
+    if (key !== DOTNET_APPROVALS_RECORD_KEY && key !== STATEBAG_KEY) defineOwn(out, key, (bag as JsonRecord)[key]);
   const before = derive(record, (path, problem) => fail(path, problem));
   const pending = (Array.isArray(state?.pending) ? state.pending : []) as JsonRecord[];
   const unchanged = before !== undefined && state !== undefined && jsonEqual(before.pending, pending);
@@ -161,11 +198,26 @@ export function lowerDotnetApprovals(bag: StateBag): StateBag {
     if (record.harness !== undefined) put(DOTNET_TOOL_APPROVAL_STATE_KEY, cloneJson(record.harness));
     return out as StateBag;
   }
-  if (pending.some((p) => p.result !== undefined || p.startedBy !== undefined || (p.response !== undefined && record.harness === undefined))) {
-    throw fail(["stateBag", STATEBAG_KEY, "pending"], "the approval round was answered in statebag but is not closed yet; .NET has no place for a round half way through", "let answerToolApprovals finish the round (or answer every request), then export");
+  if (
+    pending.some(
+      (p) =>
+        p.result !== undefined ||
+        p.startedBy !== undefined ||
+        (p.response !== undefined && record.harness === undefined),
+    )
+  ) {
+    throw fail(
+      ["stateBag", STATEBAG_KEY, "pending"],
+      "the approval round was answered in statebag but is not closed yet; .NET has no place for a round half way through",
+      "let answerToolApprovals finish the round (or answer every request), then export",
+    );
   }
-  const requests = pending.filter((p) => isPlainObject(p.request) && p.response === undefined).map((p) => stripType(p.request as JsonRecord, record.tagged));
-  const answers = pending.filter((p) => isPlainObject(p.response)).map((p) => stripType(p.response as JsonRecord, record.tagged));
+  const requests = pending
+    .filter((p) => isPlainObject(p.request) && p.response === undefined)
+    .map((p) => stripType(p.request as JsonRecord, record.tagged));
+  const answers = pending
+    .filter((p) => isPlainObject(p.response))
+    .map((p) => stripType(p.response as JsonRecord, record.tagged));
   if (record.pending !== undefined && requests.length > 0) put(DOTNET_PENDING_APPROVALS_KEY, requests);
   if (record.harness !== undefined) {
     const h = isPlainObject(record.harness) ? cloneJson(record.harness) : {};
@@ -177,6 +229,10 @@ export function lowerDotnetApprovals(bag: StateBag): StateBag {
     h.surfacedApprovalRequests = surfaced;
     put(DOTNET_TOOL_APPROVAL_STATE_KEY, h);
   }
-  if (state !== undefined && !isPlainObject(state)) throw fail(["stateBag", STATEBAG_KEY], `expected statebag's approval state, found ${describe(state)} under ${shown(STATEBAG_KEY)}`);
+  if (state !== undefined && !isPlainObject(state))
+    throw fail(
+      ["stateBag", STATEBAG_KEY],
+      `expected statebag's approval state, found ${describe(state)} under ${shown(STATEBAG_KEY)}`,
+    );
   return out as StateBag;
 }

@@ -27,7 +27,14 @@ import { cloneJson, defineOwn, isPlainObject, type JsonRecord } from "./json-uti
 import { DOTNET_DEFAULT_HISTORY_KEY } from "./dotnet.js";
 import type { SessionShape } from "./shapes.js";
 
-export type DotnetLegacyShape = "dotnet-thread" | "dotnet-provider-state" | "dotnet-a2a" | "dotnet-a2a-thread" | "dotnet-copilot-studio" | "dotnet-service-thread" | "dotnet-github-copilot";
+export type DotnetLegacyShape =
+  | "dotnet-thread"
+  | "dotnet-provider-state"
+  | "dotnet-a2a"
+  | "dotnet-a2a-thread"
+  | "dotnet-copilot-studio"
+  | "dotnet-service-thread"
+  | "dotnet-github-copilot";
 
 export interface DotnetGenerationOptions {
   /** The .NET history provider key today's document uses. Default `"InMemoryChatHistoryProvider"`. */
@@ -51,7 +58,12 @@ interface Layout {
 
 const LAYOUTS: Record<DotnetLegacyShape, Layout> = {
   "dotnet-thread": { idMember: "conversationId", storeMember: "storeState", stateBag: false, contextProvider: true },
-  "dotnet-provider-state": { idMember: "conversationId", storeMember: "chatHistoryProviderState", stateBag: false, contextProvider: true },
+  "dotnet-provider-state": {
+    idMember: "conversationId",
+    storeMember: "chatHistoryProviderState",
+    stateBag: false,
+    contextProvider: true,
+  },
   "dotnet-a2a": { idMember: "contextId", stateBag: true, contextProvider: false },
   "dotnet-a2a-thread": { idMember: "contextId", stateBag: false, contextProvider: false },
   "dotnet-copilot-studio": { idMember: "serviceSessionId", stateBag: true, contextProvider: false },
@@ -71,17 +83,32 @@ function isHistoryOnly(value: unknown): value is { messages: unknown[] } {
  * An older or other agent's .NET document as today's document, and where a pointer into the
  * result sits in the original. Throws for a member of the wrong type.
  */
-export function dotnetToCurrent(shape: DotnetLegacyShape, doc: unknown, options: DotnetGenerationOptions = {}): { doc: JsonRecord; sourcePointer: (pointer: string) => string } {
+export function dotnetToCurrent(
+  shape: DotnetLegacyShape,
+  doc: unknown,
+  options: DotnetGenerationOptions = {},
+): { doc: JsonRecord; sourcePointer: (pointer: string) => string } {
   const layout = LAYOUTS[shape];
-  const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError(shape, "import", at(path), problem, hint);
-  if (!isPlainObject(doc)) throw fail([], `expected an object, found ${describe(doc)}`, "the serialized session or thread state is a JSON object");
+  const fail = (path: (string | number)[], problem: string, hint?: string) =>
+    new InteropError(shape, "import", at(path), problem, hint);
+  if (!isPlainObject(doc))
+    throw fail(
+      [],
+      `expected an object, found ${describe(doc)}`,
+      "the serialized session or thread state is a JSON object",
+    );
   const historyKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const contextKey = options.contextProviderKey ?? "aiContextProviderState";
   const bag: JsonRecord = {};
   const moved = new Map<string, string>(); // today's pointer prefix -> the original's
   const out: JsonRecord = {};
   if (layout.stateBag) {
-    if (!Object.hasOwn(doc, "stateBag")) throw fail(["stateBag"], 'missing "stateBag"', `${shape} documents always carry "stateBag" (use the matching "-thread" shape for the older form)`);
+    if (!Object.hasOwn(doc, "stateBag"))
+      throw fail(
+        ["stateBag"],
+        'missing "stateBag"',
+        `${shape} documents always carry "stateBag" (use the matching "-thread" shape for the older form)`,
+      );
     if (!isPlainObject(doc.stateBag)) throw fail(["stateBag"], `expected an object, found ${describe(doc.stateBag)}`);
     for (const key of Object.keys(doc.stateBag)) defineOwn(bag, key, doc.stateBag[key]);
   }
@@ -92,7 +119,10 @@ export function dotnetToCurrent(shape: DotnetLegacyShape, doc: unknown, options:
       if (value === null) continue; // written as absent; .NET omits nulls
       if (typeof value !== "string") throw fail([key], `expected a string conversation id, found ${describe(value)}`);
       out.conversationId = value;
-    } else if ((key === layout.storeMember || (key === "aiContextProviderState" && layout.contextProvider)) && value === null) {
+    } else if (
+      (key === layout.storeMember || (key === "aiContextProviderState" && layout.contextProvider)) &&
+      value === null
+    ) {
       continue; // written as absent; .NET omits nulls
     } else if (key === layout.storeMember) {
       const target = isHistoryOnly(value) ? historyKey : (options.storeStateKey ?? key);
@@ -112,7 +142,8 @@ export function dotnetToCurrent(shape: DotnetLegacyShape, doc: unknown, options:
   }
   out.stateBag = bag;
   const sourcePointer = (pointer: string) => {
-    for (const [prefix, original] of moved) if (pointer === prefix || pointer.startsWith(prefix + "/")) return original + pointer.slice(prefix.length);
+    for (const [prefix, original] of moved)
+      if (pointer === prefix || pointer.startsWith(prefix + "/")) return original + pointer.slice(prefix.length);
     if (!layout.stateBag && pointer.startsWith("/stateBag/")) return pointer.slice("/stateBag".length);
     if (pointer === "/conversationId" && layout.idMember) return `/${escape(layout.idMember)}`;
     return pointer;
@@ -121,9 +152,14 @@ export function dotnetToCurrent(shape: DotnetLegacyShape, doc: unknown, options:
 }
 
 /** Today's .NET document (as the .NET writer made it) in an older or other agent's shape. */
-export function dotnetFromCurrent(shape: DotnetLegacyShape, current: JsonRecord, options: DotnetGenerationOptions = {}): JsonRecord {
+export function dotnetFromCurrent(
+  shape: DotnetLegacyShape,
+  current: JsonRecord,
+  options: DotnetGenerationOptions = {},
+): JsonRecord {
   const layout = LAYOUTS[shape];
-  const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError(shape, "export", at(path), problem, hint);
+  const fail = (path: (string | number)[], problem: string, hint?: string) =>
+    new InteropError(shape, "export", at(path), problem, hint);
   const historyKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const contextKey = options.contextProviderKey ?? "aiContextProviderState";
   const bag = isPlainObject(current.stateBag) ? current.stateBag : {};
@@ -136,7 +172,12 @@ export function dotnetFromCurrent(shape: DotnetLegacyShape, current: JsonRecord,
   for (const key of Object.keys(bag)) {
     const value = bag[key];
     if (layout.storeMember && (key === historyKey || key === (options.storeStateKey ?? layout.storeMember))) {
-      if (Object.hasOwn(out, layout.storeMember)) throw fail(["stateBag", key], `two state bag entries map to ${shown(layout.storeMember)}`, "the older shape holds one history store's state");
+      if (Object.hasOwn(out, layout.storeMember))
+        throw fail(
+          ["stateBag", key],
+          `two state bag entries map to ${shown(layout.storeMember)}`,
+          "the older shape holds one history store's state",
+        );
       defineOwn(out, layout.storeMember, value);
     } else if (layout.contextProvider && key === contextKey) {
       defineOwn(out, "aiContextProviderState", value);
@@ -145,7 +186,13 @@ export function dotnetFromCurrent(shape: DotnetLegacyShape, current: JsonRecord,
     } else if (key === SESSION_INFO_KEY) {
       defineOwn(out, SESSION_INFO_KEY, value);
     } else {
-      throw fail(["stateBag", key], `the state under ${shown(key)} has no place in the ${shape} shape`, layout.contextProvider ? `it holds one history store and one context provider state: export to "dotnet" (today's shape) instead, or import with contextProviderKey set to this key` : `export to "dotnet" (today's shape) instead`);
+      throw fail(
+        ["stateBag", key],
+        `the state under ${shown(key)} has no place in the ${shape} shape`,
+        layout.contextProvider
+          ? `it holds one history store and one context provider state: export to "dotnet" (today's shape) instead, or import with contextProviderKey set to this key`
+          : `export to "dotnet" (today's shape) instead`,
+      );
     }
   }
   if (layout.stateBag) defineOwn(out, "stateBag", rest);
@@ -157,8 +204,19 @@ export function dotnetFromCurrent(shape: DotnetLegacyShape, current: JsonRecord,
   return out;
 }
 
-function put(bag: JsonRecord, key: string, value: unknown, path: (string | number)[], fail: (path: (string | number)[], problem: string, hint?: string) => Error): void {
-  if (Object.hasOwn(bag, key)) throw fail(path, `this state and another map to the same bag key ${shown(key)}`, "import with another contextProviderKey / storeStateKey");
+function put(
+  bag: JsonRecord,
+  key: string,
+  value: unknown,
+  path: (string | number)[],
+  fail: (path: (string | number)[], problem: string, hint?: string) => Error,
+): void {
+  if (Object.hasOwn(bag, key))
+    throw fail(
+      path,
+      `this state and another map to the same bag key ${shown(key)}`,
+      "import with another contextProviderKey / storeStateKey",
+    );
   defineOwn(bag, key, value);
 }
 

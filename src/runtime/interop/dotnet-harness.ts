@@ -105,7 +105,13 @@ export const DOTNET_HARNESS_KEYS = {
 } as const;
 
 const isTodo = (v: unknown): v is DotnetHarnessState["todo"] =>
-  isPlainObject(v) && typeof v.nextId === "number" && Array.isArray(v.items) && v.items.every((i) => isPlainObject(i) && typeof i.id === "number" && typeof i.title === "string" && typeof i.isComplete === "boolean");
+  isPlainObject(v) &&
+  typeof v.nextId === "number" &&
+  Array.isArray(v.items) &&
+  v.items.every(
+    (i) =>
+      isPlainObject(i) && typeof i.id === "number" && typeof i.title === "string" && typeof i.isComplete === "boolean",
+  );
 
 /** The harness providers' state of a session imported from .NET, read through typed views. */
 export function dotnetHarnessState(session: AgentSession): DotnetHarnessState {
@@ -114,9 +120,11 @@ export function dotnetHarnessState(session: AgentSession): DotnetHarnessState {
   const todo = raw(bag, DOTNET_HARNESS_KEYS.todo);
   if (isTodo(todo)) out.todo = todo;
   const mode = raw(bag, DOTNET_HARNESS_KEYS.agentMode);
-  if (isPlainObject(mode) && typeof mode.currentMode === "string") out.agentMode = mode as DotnetHarnessState["agentMode"];
+  if (isPlainObject(mode) && typeof mode.currentMode === "string")
+    out.agentMode = mode as DotnetHarnessState["agentMode"];
   const memory = raw(bag, DOTNET_HARNESS_KEYS.fileMemory);
-  if (isPlainObject(memory) && typeof memory.workingFolder === "string") out.fileMemory = memory as DotnetHarnessState["fileMemory"];
+  if (isPlainObject(memory) && typeof memory.workingFolder === "string")
+    out.fileMemory = memory as DotnetHarnessState["fileMemory"];
   const background = raw(bag, DOTNET_HARNESS_KEYS.backgroundAgents);
   if (background !== undefined) out.backgroundAgents = background;
   const injected = raw(bag, DOTNET_HARNESS_KEYS.pendingInjectedMessages);

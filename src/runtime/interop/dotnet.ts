@@ -27,11 +27,25 @@
  */
 import { chatMessageFromMeai, type ChatMessage } from "../core/messages.js";
 import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
-import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import {
+  createSessionData,
+  type AgentSession,
+  type ServiceSessionId,
+  type SessionKind,
+  type StateBag,
+} from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/json.js";
 import { InteropError, at, describe, shown } from "./errors.js";
-import { SESSION_INFO_KEY, droppedCountOf, envelopeKey, foreignState, isForeignState, isHistoryState, type SessionInfo } from "./foreign.js";
+import {
+  SESSION_INFO_KEY,
+  droppedCountOf,
+  envelopeKey,
+  foreignState,
+  isForeignState,
+  isHistoryState,
+  type SessionInfo,
+} from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, typeFirst, type JsonRecord } from "./json-util.js";
 import { decodeImported, readDocument, type SessionCodecOptions } from "./session-codec.js";
 import type { SessionShape } from "./shapes.js";
@@ -89,16 +103,28 @@ const LEGACY_KEYS = ["storeState", "chatHistoryProviderState", "aiContextProvide
 
 function importHistory(value: JsonRecord, path: Path, context: ReaderContext): ChatMessage[] {
   const messages = value.messages as unknown[];
-  const fail = (where: Path, problem: string, hint?: string) => new InteropError(context.shape, "import", context.sourcePointer(at(where)), problem, hint);
+  const fail = (where: Path, problem: string, hint?: string) =>
+    new InteropError(context.shape, "import", context.sourcePointer(at(where)), problem, hint);
   return messages.map((message, i) => {
     const here = [...path, "messages", i];
-    if (!isPlainObject(message)) throw fail(here, `expected a ChatMessage object, found ${describe(message)}`, 'a message is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}');
-    if (message.role !== undefined && typeof message.role !== "string") throw fail([...here, "role"], `expected a string role, found ${describe(message.role)}`);
+    if (!isPlainObject(message))
+      throw fail(
+        here,
+        `expected a ChatMessage object, found ${describe(message)}`,
+        'a message is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}',
+      );
+    if (message.role !== undefined && typeof message.role !== "string")
+      throw fail([...here, "role"], `expected a string role, found ${describe(message.role)}`);
     if (message.contents !== undefined) {
-      if (!Array.isArray(message.contents)) throw fail([...here, "contents"], `expected an array of contents, found ${describe(message.contents)}`);
+      if (!Array.isArray(message.contents))
+        throw fail([...here, "contents"], `expected an array of contents, found ${describe(message.contents)}`);
       message.contents.forEach((content, j) => {
         if (!isTaggedValue(content)) {
-          throw fail([...here, "contents", j], 'expected an AIContent object with a "$type" discriminator', 'MEAI contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, ...');
+          throw fail(
+            [...here, "contents", j],
+            'expected an AIContent object with a "$type" discriminator',
+            'MEAI contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, ...',
+          );
         }
       });
     }
@@ -107,25 +133,41 @@ function importHistory(value: JsonRecord, path: Path, context: ReaderContext): C
 }
 
 /** Reads a .NET session document (text or parsed) into a statebag session. */
-export function importDotnetSession(json: string | object, options: ImportDotnetOptions = {}, context: ReaderContext = { shape: "dotnet", sourcePointer: (p) => p }): AgentSession {
+export function importDotnetSession(
+  json: string | object,
+  options: ImportDotnetOptions = {},
+  context: ReaderContext = { shape: "dotnet", sourcePointer: (p) => p },
+): AgentSession {
   const doc = readDocument(json, options);
   const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
-  const fail = (path: Path, problem: string, hint?: string) => new InteropError(context.shape, "import", context.sourcePointer(at(path)), problem, hint);
+  const fail = (path: Path, problem: string, hint?: string) =>
+    new InteropError(context.shape, "import", context.sourcePointer(at(path)), problem, hint);
   const hint = '.NET sessions are {"conversationId"?: string, "stateBag": {"<providerKey>": ...}}';
   if (!isPlainObject(doc)) throw fail([], `expected an object, found ${describe(doc)}`, hint);
   if (!Object.hasOwn(doc, "stateBag")) {
     const legacy = LEGACY_KEYS.find((k) => Object.hasOwn(doc, k));
     if (legacy) {
-      throw fail([legacy], `this is a pre-"stateBag" .NET session ("${legacy}"), a shape Agent Framework itself no longer reads`, `import it with { from: "${legacy === "chatHistoryProviderState" ? "dotnet-provider-state" : "dotnet-thread"}" } (or without --from on the command line), which brings it to today's shape`);
+      throw fail(
+        [legacy],
+        `this is a pre-"stateBag" .NET session ("${legacy}"), a shape Agent Framework itself no longer reads`,
+        `import it with { from: "${legacy === "chatHistoryProviderState" ? "dotnet-provider-state" : "dotnet-thread"}" } (or without --from on the command line), which brings it to today's shape`,
+      );
     }
-    if (doc.type === "session" || "session_id" in doc) throw fail(["stateBag"], 'missing "stateBag"', 'this looks like a Python session ("type": "session"): import it with { from: "python" }');
+    if (doc.type === "session" || "session_id" in doc)
+      throw fail(
+        ["stateBag"],
+        'missing "stateBag"',
+        'this looks like a Python session ("type": "session"): import it with { from: "python" }',
+      );
     throw fail(["stateBag"], 'missing "stateBag"', hint);
   }
-  if (!isPlainObject(doc.stateBag)) throw fail(["stateBag"], `expected an object, found ${describe(doc.stateBag)}`, hint);
+  if (!isPlainObject(doc.stateBag))
+    throw fail(["stateBag"], `expected an object, found ${describe(doc.stateBag)}`, hint);
   let conversationId: ServiceSessionId | undefined;
   if (doc.conversationId !== undefined && doc.conversationId !== null) {
-    if (typeof doc.conversationId !== "string") throw fail(["conversationId"], `expected a string, found ${describe(doc.conversationId)}`, hint);
+    if (typeof doc.conversationId !== "string")
+      throw fail(["conversationId"], `expected a string, found ${describe(doc.conversationId)}`, hint);
     conversationId = doc.conversationId;
   }
 
@@ -133,7 +175,12 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
   let info: SessionInfo | undefined;
   let hasHistory = false;
   const put = (key: string, value: TaggedValue, path: Path) => {
-    if (Object.hasOwn(bag, key)) throw fail(path, `two state bag entries map to the statebag key ${shown(key)}`, `import with another historyKey (now ${shown(historyKey)})`);
+    if (Object.hasOwn(bag, key))
+      throw fail(
+        path,
+        `two state bag entries map to the statebag key ${shown(key)}`,
+        `import with another historyKey (now ${shown(historyKey)})`,
+      );
     defineOwn(bag as JsonRecord, key, value);
   };
   for (const key of Object.keys(doc.stateBag)) {
@@ -142,17 +189,29 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
     if (key === SESSION_INFO_KEY && isPlainObject(value) && value.$type === "statebag.SessionInfo") {
       info = value as unknown as SessionInfo;
     } else if (key === dotnetHistoryKey && isPlainObject(value) && !isTaggedValue(value) && "messages" in value) {
-      if (!Array.isArray(value.messages)) throw fail([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
+      if (!Array.isArray(value.messages))
+        throw fail([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
       if (Object.keys(value).length !== 1) {
         // A history state with more than .NET's one member: keep it whole rather than drop parts.
         put(key, foreignState("dotnet", cloneJson(value) as JsonObject) as unknown as TaggedValue, path);
       } else {
-        put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: importHistory(value, path, context), droppedMessageCount: 0 }, path);
+        put(
+          historyKey,
+          {
+            $type: "InMemoryChatHistoryState",
+            $version: 2,
+            messages: importHistory(value, path, context),
+            droppedMessageCount: 0,
+          },
+          path,
+        );
         hasHistory = true;
       }
     } else if (isEmptyRuntimeEntry(key, value)) {
       // Live objects (running tasks) .NET re-creates: no data to keep.
-      options.notes?.push(`dropped the state bag entry ${shown(key)}: a *_Runtime entry holds live objects, not data (.NET re-creates it)`);
+      options.notes?.push(
+        `dropped the state bag entry ${shown(key)}: a *_Runtime entry holds live objects, not data (.NET re-creates it)`,
+      );
     } else if (isTaggedValue(value)) {
       put(key, cloneJson(value), path);
     } else {
@@ -162,18 +221,30 @@ export function importDotnetSession(json: string | object, options: ImportDotnet
   liftDotnetApprovals(bag, context.shape, context.sourcePointer);
   const extras: JsonRecord = {};
   for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
-  if (Object.keys(extras).length > 0) put(envelopeKey("dotnet"), foreignState("dotnet", extras as JsonObject) as unknown as TaggedValue, []);
+  if (Object.keys(extras).length > 0)
+    put(envelopeKey("dotnet"), foreignState("dotnet", extras as JsonObject) as unknown as TaggedValue, []);
 
-  if (conversationId === undefined && isPlainObject(info?.conversationId)) conversationId = cloneJson(info.conversationId);
-  if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
-  const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
+  if (conversationId === undefined && isPlainObject(info?.conversationId))
+    conversationId = cloneJson(info.conversationId);
+  if (hasHistory && droppedCountOf(info) > 0)
+    (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
+  const kind: SessionKind | undefined =
+    info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
   const id = options.id ?? (typeof info?.id === "string" && info.id !== "" ? info.id : undefined);
   const session = createSessionData({ id, kind, conversationId, stateBag: bag });
   const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
-  return decodeImported(session, context.shape, (pointer) => {
-    if (hasHistory && pointer.startsWith(historyPrefix)) return context.sourcePointer(`/stateBag/${pointerSegment(dotnetHistoryKey)}/${pointer.slice(historyPrefix.length)}`);
-    return context.sourcePointer(pointer);
-  }, options);
+  return decodeImported(
+    session,
+    context.shape,
+    (pointer) => {
+      if (hasHistory && pointer.startsWith(historyPrefix))
+        return context.sourcePointer(
+          `/stateBag/${pointerSegment(dotnetHistoryKey)}/${pointer.slice(historyPrefix.length)}`,
+        );
+      return context.sourcePointer(pointer);
+    },
+    options,
+  );
 }
 
 /** Writes a statebag session as a .NET session document. */
@@ -181,12 +252,18 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
   const dotnetHistoryKey = options.dotnetHistoryKey ?? DOTNET_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   const metadata = options.metadata === true;
-  const fail = (path: Path, problem: string, hint?: string) => new InteropError("dotnet", "export", at(path), problem, hint);
+  const fail = (path: Path, problem: string, hint?: string) =>
+    new InteropError("dotnet", "export", at(path), problem, hint);
   const bag: JsonRecord = {};
   let extras: JsonRecord = {};
   let dropped = 0;
   const put = (key: string, value: unknown) => {
-    if (Object.hasOwn(bag, key)) throw fail(["stateBag", key], `two state bag entries map to the .NET key ${shown(key)}`, `export with another dotnetHistoryKey (now ${shown(dotnetHistoryKey)}) or rename one of them`);
+    if (Object.hasOwn(bag, key))
+      throw fail(
+        ["stateBag", key],
+        `two state bag entries map to the .NET key ${shown(key)}`,
+        `export with another dotnetHistoryKey (now ${shown(dotnetHistoryKey)}) or rename one of them`,
+      );
     defineOwn(bag, key, value);
   };
   const stateBag = lowerDotnetApprovals(session.stateBag);
@@ -202,7 +279,11 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
     } else if (isForeignState(value, "dotnet")) {
       put(key, cloneJson(value.value)); // raw, exactly as .NET wrote it
     } else if (key === SESSION_INFO_KEY) {
-      throw fail(["stateBag", key], `the key ${shown(key)} is reserved for session metadata`, "rename that provider's key");
+      throw fail(
+        ["stateBag", key],
+        `the key ${shown(key)} is reserved for session metadata`,
+        "rename that provider's key",
+      );
     } else {
       put(key, typeFirst(value));
     }
@@ -213,7 +294,12 @@ export function exportDotnetSession(session: AgentSession, options: ExportDotnet
   if (dropped > 0) info.historyDroppedMessageCount = dropped;
   if (typeof session.conversationId === "string") doc.conversationId = session.conversationId;
   else if (session.conversationId !== undefined) {
-    if (!metadata) throw fail(["conversationId"], "the conversation id is an object of named ids; the .NET form holds a string only", "export with metadata ({ metadata: true }, --with-metadata) to keep it, or use a single string id");
+    if (!metadata)
+      throw fail(
+        ["conversationId"],
+        "the conversation id is an object of named ids; the .NET form holds a string only",
+        "export with metadata ({ metadata: true }, --with-metadata) to keep it, or use a single string id",
+      );
     info.conversationId = cloneJson(session.conversationId);
   }
   if (metadata) put(SESSION_INFO_KEY, info);

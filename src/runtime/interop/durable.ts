@@ -54,7 +54,19 @@ export interface DurableExportOptions {
   preview?: boolean;
 }
 
-const DTO_TYPES = new Set(["data", "error", "functionCall", "functionResult", "hostedFile", "hostedVectorStore", "text", "reasoning", "uri", "usage", "unknown"]);
+const DTO_TYPES = new Set([
+  "data",
+  "error",
+  "functionCall",
+  "functionResult",
+  "hostedFile",
+  "hostedVectorStore",
+  "text",
+  "reasoning",
+  "uri",
+  "usage",
+  "unknown",
+]);
 const MESSAGE_KEYS = new Set(["authorName", "createdAt", "contents", "role", "messageId"]);
 
 type Shape = "durable" | "durable-2-preview";
@@ -69,15 +81,22 @@ function parseVersion(text: string): number[] | undefined {
 /** Checks `schemaVersion` as `DurableAgentStateJsonConverter.Read` does (and the preview's listed versions). */
 export function checkDurableVersion(doc: JsonRecord, shape: Shape): string {
   const fail = (problem: string, hint: string) => new InteropError(shape, "import", "/schemaVersion", problem, hint);
-  if (!Object.hasOwn(doc, "schemaVersion")) throw fail("The durable agent state is missing the 'schemaVersion' property.", 'durable state documents start with "schemaVersion": "1.1.0"');
+  if (!Object.hasOwn(doc, "schemaVersion"))
+    throw fail(
+      "The durable agent state is missing the 'schemaVersion' property.",
+      'durable state documents start with "schemaVersion": "1.1.0"',
+    );
   const text = doc.schemaVersion;
   const parts = typeof text === "string" ? parseVersion(text) : undefined;
-  if (typeof text !== "string" || parts === undefined) throw fail("The durable agent state has an invalid 'schemaVersion' property.", 'a version such as "1.1.0"');
+  if (typeof text !== "string" || parts === undefined)
+    throw fail("The durable agent state has an invalid 'schemaVersion' property.", 'a version such as "1.1.0"');
   if (parts[0] === 1) return text;
   if (shape === "durable-2-preview" && PREVIEW_VERSIONS.has(text)) return text;
   throw fail(
     `The durable agent state schema version ${shown(text)} is not supported.`,
-    parts[0] === 2 && shape === "durable" ? 'the 2.0 envelope is a proposal: read it with --from durable-2-preview' : "statebag reads schema versions 1.x (and the proposed 2.0.0 as durable-2-preview)",
+    parts[0] === 2 && shape === "durable"
+      ? "the 2.0 envelope is a proposal: read it with --from durable-2-preview"
+      : "statebag reads schema versions 1.x (and the proposed 2.0.0 as durable-2-preview)",
   );
 }
 
@@ -86,7 +105,13 @@ function contentIn(dto: JsonRecord): JsonRecord {
   const extra = (keys: string[]) => Object.keys(dto).some((k) => k !== "$type" && !keys.includes(k));
   switch (dto.$type) {
     case "unknown":
-      if (!extra(["content"]) && isPlainObject(dto.content) && typeof dto.content.$type === "string" && dto.content.$type !== "statebag.foreign") m = cloneJson(dto.content);
+      if (
+        !extra(["content"]) &&
+        isPlainObject(dto.content) &&
+        typeof dto.content.$type === "string" &&
+        dto.content.$type !== "statebag.foreign"
+      )
+        m = cloneJson(dto.content);
       break;
     case "usage":
       if (!extra(["usage"]) && isPlainObject(dto.usage)) m = { $type: "usage", details: cloneJson(dto.usage) };
@@ -100,12 +125,15 @@ function contentIn(dto: JsonRecord): JsonRecord {
     default:
       if (typeof dto.$type === "string" && DTO_TYPES.has(dto.$type)) m = cloneJson(dto);
   }
-  return m !== undefined && jsonEqual(contentOut(m), dto) ? m : (foreignContent("dotnet", cloneJson(dto) as JsonObject) as unknown as JsonRecord);
+  return m !== undefined && jsonEqual(contentOut(m), dto)
+    ? m
+    : (foreignContent("dotnet", cloneJson(dto) as JsonObject) as unknown as JsonRecord);
 }
 
 function contentOut(m: JsonRecord): JsonRecord {
   if (isForeignContent(m, "dotnet")) return cloneJson(m.value) as JsonRecord;
-  if (m.$type === "usage" && isPlainObject(m.details) && Object.keys(m).length === 2) return { $type: "usage", usage: cloneJson(m.details) };
+  if (m.$type === "usage" && isPlainObject(m.details) && Object.keys(m).length === 2)
+    return { $type: "usage", usage: cloneJson(m.details) };
   if (typeof m.$type === "string" && DTO_TYPES.has(m.$type) && m.$type !== "usage" && m.$type !== "unknown") {
     const back = contentInExact(m);
     if (back) return cloneJson(m);
@@ -116,8 +144,14 @@ function contentOut(m: JsonRecord): JsonRecord {
 /** Whether a statebag content of a DTO type is written as that DTO exactly (nothing the DTO lacks). */
 function contentInExact(m: JsonRecord): boolean {
   const allowed: Record<string, string[]> = {
-    text: ["text"], reasoning: ["text"], functionCall: ["arguments", "callId", "name"], functionResult: ["callId", "result"],
-    data: ["uri"], uri: ["uri", "mediaType"], error: ["message", "errorCode", "details"], hostedFile: ["fileId"],
+    text: ["text"],
+    reasoning: ["text"],
+    functionCall: ["arguments", "callId", "name"],
+    functionResult: ["callId", "result"],
+    data: ["uri"],
+    uri: ["uri", "mediaType"],
+    error: ["message", "errorCode", "details"],
+    hostedFile: ["fileId"],
   };
   const keys = allowed[m.$type as string];
   if (!keys) return false;
@@ -139,22 +173,35 @@ interface EntryRecord {
 export function importDurableState(json: string | object, options: DurableImportOptions = {}): AgentSession {
   const shape: Shape = options.preview ? "durable-2-preview" : "durable";
   const doc = readDocument(json, options);
-  const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError(shape, "import", at(path), problem, hint);
-  if (!isPlainObject(doc)) throw fail([], `expected an object, found ${describe(doc)}`, 'a durable state is {"schemaVersion": "1.1.0", "data": {"conversationHistory": [...]}}');
+  const fail = (path: (string | number)[], problem: string, hint?: string) =>
+    new InteropError(shape, "import", at(path), problem, hint);
+  if (!isPlainObject(doc))
+    throw fail(
+      [],
+      `expected an object, found ${describe(doc)}`,
+      'a durable state is {"schemaVersion": "1.1.0", "data": {"conversationHistory": [...]}}',
+    );
   checkDurableVersion(doc, shape);
   if (!Object.hasOwn(doc, "data")) throw fail(["data"], "The durable agent state is missing the 'data' property.");
   const data = doc.data;
   if (!isPlainObject(data)) throw fail(["data"], `expected an object, found ${describe(data)}`);
   const history = data.conversationHistory ?? [];
-  if (!Array.isArray(history)) throw fail(["data", "conversationHistory"], `expected an array of entries, found ${describe(history)}`);
+  if (!Array.isArray(history))
+    throw fail(["data", "conversationHistory"], `expected an array of entries, found ${describe(history)}`);
   const messages: ChatMessage[] = [];
   const entries: EntryRecord[] = [];
   const sourceOf: string[] = []; // history index -> pointer of the message in the document
   history.forEach((entry, i) => {
     const here = ["data", "conversationHistory", i];
-    if (!isPlainObject(entry)) throw fail(here, `expected an entry object, found ${describe(entry)}`, 'entries are {"$type": "request" | "response", "correlationId", "createdAt", "messages": [...]}');
+    if (!isPlainObject(entry))
+      throw fail(
+        here,
+        `expected an entry object, found ${describe(entry)}`,
+        'entries are {"$type": "request" | "response", "correlationId", "createdAt", "messages": [...]}',
+      );
     const list = entry.messages ?? [];
-    if (!Array.isArray(list)) throw fail([...here, "messages"], `expected an array of messages, found ${describe(list)}`);
+    if (!Array.isArray(list))
+      throw fail([...here, "messages"], `expected an array of messages, found ${describe(list)}`);
     const record: EntryRecord = { entry: {}, count: list.length };
     for (const key of Object.keys(entry)) if (key !== "messages") defineOwn(record.entry, key, cloneJson(entry[key]));
     if (!Object.hasOwn(entry, "messages")) record.noMessages = true;
@@ -162,19 +209,32 @@ export function importDurableState(json: string | object, options: DurableImport
     list.forEach((message, j) => {
       const at = [...here, "messages", j];
       if (!isPlainObject(message)) throw fail(at, `expected a message object, found ${describe(message)}`);
-      if (typeof message.role !== "string") throw fail([...at, "role"], `a message needs a string "role", found ${describe(message.role)}`);
+      if (typeof message.role !== "string")
+        throw fail([...at, "role"], `a message needs a string "role", found ${describe(message.role)}`);
       const contents = message.contents ?? [];
-      if (!Array.isArray(contents)) throw fail([...at, "contents"], `expected an array of contents, found ${describe(contents)}`);
+      if (!Array.isArray(contents))
+        throw fail([...at, "contents"], `expected an array of contents, found ${describe(contents)}`);
       const m: JsonRecord = { role: message.role };
       if (message.authorName !== undefined && message.authorName !== null) m.authorName = message.authorName;
       if (message.createdAt !== undefined && message.createdAt !== null) m.createdAt = message.createdAt;
       if (typeof message.messageId === "string") m.messageId = message.messageId;
       m.contents = contents.map((c, k) => {
-        if (!isPlainObject(c) || typeof c.$type !== "string") throw fail([...at, "contents", k], 'expected a content object with a "$type" discriminator', 'contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, or {"$type": "unknown", "content": ...}');
+        if (!isPlainObject(c) || typeof c.$type !== "string")
+          throw fail(
+            [...at, "contents", k],
+            'expected a content object with a "$type" discriminator',
+            'contents are {"$type": "text", "text": "..."}, {"$type": "functionCall", ...}, or {"$type": "unknown", "content": ...}',
+          );
         return contentIn(c);
       });
       const extra: JsonRecord = {};
-      for (const key of Object.keys(message)) if (!MESSAGE_KEYS.has(key) || (key === "messageId" && typeof message.messageId !== "string") || ((key === "authorName" || key === "createdAt") && message[key] === null)) defineOwn(extra, key, cloneJson(message[key]));
+      for (const key of Object.keys(message))
+        if (
+          !MESSAGE_KEYS.has(key) ||
+          (key === "messageId" && typeof message.messageId !== "string") ||
+          ((key === "authorName" || key === "createdAt") && message[key] === null)
+        )
+          defineOwn(extra, key, cloneJson(message[key]));
       if (!Object.hasOwn(message, "contents")) extra["statebag.noContents"] = true;
       extras.push(Object.keys(extra).length > 0 ? extra : null);
       messages.push(m as unknown as ChatMessage);
@@ -185,25 +245,37 @@ export function importDurableState(json: string | object, options: DurableImport
   });
   const kept: JsonRecord = { schemaVersion: doc.schemaVersion, entries };
   const dataRest: JsonRecord = {};
-  for (const key of Object.keys(data)) if (key !== "conversationHistory") defineOwn(dataRest, key, cloneJson(data[key]));
+  for (const key of Object.keys(data))
+    if (key !== "conversationHistory") defineOwn(dataRest, key, cloneJson(data[key]));
   if (!Object.hasOwn(data, "conversationHistory")) kept.noConversationHistory = true;
   kept.data = dataRest;
   const root: JsonRecord = {};
-  for (const key of Object.keys(doc)) if (key !== "schemaVersion" && key !== "data") defineOwn(root, key, cloneJson(doc[key]));
+  for (const key of Object.keys(doc))
+    if (key !== "schemaVersion" && key !== "data") defineOwn(root, key, cloneJson(doc[key]));
   kept.root = root;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   const bag: StateBag = {};
-  defineOwn(bag as JsonRecord, historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 });
+  defineOwn(bag as JsonRecord, historyKey, {
+    $type: "InMemoryChatHistoryState",
+    $version: 2,
+    messages,
+    droppedMessageCount: 0,
+  });
   defineOwn(bag as JsonRecord, DURABLE_STATE_KEY, foreignState("dotnet", kept as JsonObject) as unknown as TaggedValue);
   const session = createSessionData({ id: options.id, kind: "local", stateBag: bag });
   const prefix = `/stateBag/${historyKey.replace(/~/g, "~0").replace(/\//g, "~1")}/messages/`;
-  return decodeImported(session, shape, (pointer) => {
-    if (!pointer.startsWith(prefix)) return pointer;
-    const rest = pointer.slice(prefix.length);
-    const slash = rest.indexOf("/");
-    const index = Number(slash < 0 ? rest : rest.slice(0, slash));
-    return (sourceOf[index] ?? pointer) + (slash < 0 ? "" : rest.slice(slash));
-  }, options);
+  return decodeImported(
+    session,
+    shape,
+    (pointer) => {
+      if (!pointer.startsWith(prefix)) return pointer;
+      const rest = pointer.slice(prefix.length);
+      const slash = rest.indexOf("/");
+      const index = Number(slash < 0 ? rest : rest.slice(0, slash));
+      return (sourceOf[index] ?? pointer) + (slash < 0 ? "" : rest.slice(slash));
+    },
+    options,
+  );
 }
 
 function messageOut(m: ChatMessage, extra: JsonRecord | null | undefined): JsonRecord {
@@ -211,17 +283,20 @@ function messageOut(m: ChatMessage, extra: JsonRecord | null | undefined): JsonR
   const out: JsonRecord = {};
   if (r.authorName !== undefined) out.authorName = r.authorName;
   if (r.createdAt !== undefined) out.createdAt = r.createdAt;
-  if (!(extra && extra["statebag.noContents"] === true && (m.contents ?? []).length === 0)) out.contents = (m.contents ?? []).map((c) => contentOut(c as unknown as JsonRecord));
+  if (!(extra && extra["statebag.noContents"] === true && (m.contents ?? []).length === 0))
+    out.contents = (m.contents ?? []).map((c) => contentOut(c as unknown as JsonRecord));
   out.role = r.role;
   if (r.messageId !== undefined) out.messageId = r.messageId;
-  if (extra) for (const key of Object.keys(extra)) if (key !== "statebag.noContents") defineOwn(out, key, cloneJson(extra[key]));
+  if (extra)
+    for (const key of Object.keys(extra)) if (key !== "statebag.noContents") defineOwn(out, key, cloneJson(extra[key]));
   return out;
 }
 
 /** Writes a statebag session as a durable entity state document. */
 export function exportDurableState(session: AgentSession, options: DurableExportOptions = {}): JsonRecord {
   const shape: Shape = options.preview ? "durable-2-preview" : "durable";
-  const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError(shape, "export", at(path), problem, hint);
+  const fail = (path: (string | number)[], problem: string, hint?: string) =>
+    new InteropError(shape, "export", at(path), problem, hint);
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
   let messages: ChatMessage[] = [];
   let kept: JsonRecord | undefined;
@@ -229,7 +304,12 @@ export function exportDurableState(session: AgentSession, options: DurableExport
     const value = session.stateBag[key];
     if (key === historyKey && isHistoryState(value)) messages = value.messages;
     else if (key === DURABLE_STATE_KEY && isForeignState(value) && isPlainObject(value.value)) kept = value.value;
-    else throw fail(["stateBag", key], `the state under ${shown(key)} has no place in a durable agent state (it holds the conversation only)`, 'export to "dotnet" to keep every provider state');
+    else
+      throw fail(
+        ["stateBag", key],
+        `the state under ${shown(key)} has no place in a durable agent state (it holds the conversation only)`,
+        'export to "dotnet" to keep every provider state',
+      );
   }
   const records = (kept && Array.isArray(kept.entries) ? kept.entries : []) as EntryRecord[];
   const history: JsonRecord[] = [];
@@ -238,7 +318,8 @@ export function exportDurableState(session: AgentSession, options: DurableExport
     const take = messages.slice(next, next + record.count);
     if (take.length < record.count) break; // the history was cut (a reducer ran): write what is left as new entries
     const entry = cloneJson(record.entry);
-    if (!(record.noMessages && take.length === 0)) entry.messages = take.map((m, i) => messageOut(m, record.messageExtras?.[i]));
+    if (!(record.noMessages && take.length === 0))
+      entry.messages = take.map((m, i) => messageOut(m, record.messageExtras?.[i]));
     history.push(entry);
     next += record.count;
   }
@@ -248,13 +329,23 @@ export function exportDurableState(session: AgentSession, options: DurableExport
     const isUser = messages[i].role === "user";
     let j = i;
     while (j < messages.length && (messages[j].role === "user") === isUser) j++;
-    history.push({ $type: isUser ? "request" : "response", correlationId: randomUUID().replace(/-/g, ""), createdAt: new Date().toISOString(), messages: messages.slice(i, j).map((m) => messageOut(m, null)) });
+    history.push({
+      $type: isUser ? "request" : "response",
+      correlationId: randomUUID().replace(/-/g, ""),
+      createdAt: new Date().toISOString(),
+      messages: messages.slice(i, j).map((m) => messageOut(m, null)),
+    });
     i = j;
   }
   const data: JsonRecord = {};
   if (!(kept?.noConversationHistory === true && history.length === 0)) data.conversationHistory = history;
-  if (kept && isPlainObject(kept.data)) for (const key of Object.keys(kept.data)) defineOwn(data, key, cloneJson(kept.data[key]));
-  const doc: JsonRecord = { schemaVersion: typeof kept?.schemaVersion === "string" ? kept.schemaVersion : DURABLE_DEFAULT_SCHEMA_VERSION, data };
-  if (kept && isPlainObject(kept.root)) for (const key of Object.keys(kept.root)) defineOwn(doc, key, cloneJson(kept.root[key]));
+  if (kept && isPlainObject(kept.data))
+    for (const key of Object.keys(kept.data)) defineOwn(data, key, cloneJson(kept.data[key]));
+  const doc: JsonRecord = {
+    schemaVersion: typeof kept?.schemaVersion === "string" ? kept.schemaVersion : DURABLE_DEFAULT_SCHEMA_VERSION,
+    data,
+  };
+  if (kept && isPlainObject(kept.root))
+    for (const key of Object.keys(kept.root)) defineOwn(doc, key, cloneJson(kept.root[key]));
   return doc;
 }

@@ -5,7 +5,10 @@ import { quoted, shownText } from "../core/json.js";
 import type { InteropFormat } from "./foreign.js";
 import { familyOf, isSessionShape, type SessionShape } from "./shapes.js";
 
-const FORMAT_NAMES: Record<InteropFormat, string> = { dotnet: "Agent Framework .NET", python: "Agent Framework Python" };
+const FORMAT_NAMES: Record<InteropFormat, string> = {
+  dotnet: "Agent Framework .NET",
+  python: "Agent Framework Python",
+};
 
 /** The family's name, and the shape's own name where it is not the family's current one. */
 export function formatName(format: InteropFormat | SessionShape): string {
@@ -48,7 +51,14 @@ export class InteropError extends StatebagError {
  */
 export function reframe(error: unknown, shape: SessionShape, sourcePointer: (pointer: string) => string): unknown {
   if (!(error instanceof InteropError) || error.shape === shape) return error;
-  return new InteropError(shape, error.direction, sourcePointer(error.pointer), error.problem, error.hint, error.cause ?? error);
+  return new InteropError(
+    shape,
+    error.direction,
+    sourcePointer(error.pointer),
+    error.problem,
+    error.hint,
+    error.cause ?? error,
+  );
 }
 
 /** @internal Builds the JSON pointer of a path. */

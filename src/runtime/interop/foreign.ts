@@ -15,7 +15,14 @@
  * history keeps every item, in order, and the model simply does not see the ones it cannot read.
  */
 import type { AIContentBase, ChatMessage } from "../core/messages.js";
-import { versionOf, type JsonObject, type JsonValue, type ProviderState, type Tagged, type TaggedValue } from "../core/tagged.js";
+import {
+  versionOf,
+  type JsonObject,
+  type JsonValue,
+  type ProviderState,
+  type Tagged,
+  type TaggedValue,
+} from "../core/tagged.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 
 /** The session formats statebag reads and writes besides its own. */
@@ -62,8 +69,14 @@ export interface SessionInfo {
  * A history state an export can write as the other format's `{ messages }`:
  * `InMemoryChatHistoryState` v2 (or v1, in a session built in code and not loaded through a store).
  */
-export function isHistoryState(value: TaggedValue): value is TaggedValue & { messages: ChatMessage[]; droppedMessageCount?: number } {
-  return value.$type === "InMemoryChatHistoryState" && (versionOf(value) === 1 || versionOf(value) === 2) && Array.isArray(value.messages);
+export function isHistoryState(
+  value: TaggedValue,
+): value is TaggedValue & { messages: ChatMessage[]; droppedMessageCount?: number } {
+  return (
+    value.$type === "InMemoryChatHistoryState" &&
+    (versionOf(value) === 1 || versionOf(value) === 2) &&
+    Array.isArray(value.messages)
+  );
 }
 
 /** The `historyDroppedMessageCount` an export recorded, when it is a usable count. */
@@ -80,7 +93,12 @@ export function foreignState(format: InteropFormat, value: JsonValue): ForeignSt
 }
 
 export function isForeignState(value: unknown, format?: InteropFormat): value is ForeignState {
-  return isPlainObject(value) && value.$type === FOREIGN_STATE_TYPE && (format === undefined || value.format === format) && "value" in value;
+  return (
+    isPlainObject(value) &&
+    value.$type === FOREIGN_STATE_TYPE &&
+    (format === undefined || value.format === format) &&
+    "value" in value
+  );
 }
 
 export function foreignContent(format: InteropFormat, value: JsonObject): ForeignContent {
@@ -88,5 +106,10 @@ export function foreignContent(format: InteropFormat, value: JsonObject): Foreig
 }
 
 export function isForeignContent(value: unknown, format?: InteropFormat): value is ForeignContent & JsonRecord {
-  return isPlainObject(value) && value.$type === FOREIGN_CONTENT_TYPE && (format === undefined || value.format === format) && isPlainObject(value.value);
+  return (
+    isPlainObject(value) &&
+    value.$type === FOREIGN_CONTENT_TYPE &&
+    (format === undefined || value.format === format) &&
+    isPlainObject(value.value)
+  );
 }

@@ -11,13 +11,28 @@
 import { StatebagError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
 import { checkShapeFits, detectSessionShape, isStatebagDocument } from "./detect.js";
-import { exportDotnetSession, importDotnetSession, type ExportDotnetOptions, type ImportDotnetOptions } from "./dotnet.js";
-import { dotnetFromCurrent, dotnetToCurrent, isDotnetLegacyShape, type DotnetGenerationOptions } from "./dotnet-generations.js";
+import {
+  exportDotnetSession,
+  importDotnetSession,
+  type ExportDotnetOptions,
+  type ImportDotnetOptions,
+} from "./dotnet.js";
+import {
+  dotnetFromCurrent,
+  dotnetToCurrent,
+  isDotnetLegacyShape,
+  type DotnetGenerationOptions,
+} from "./dotnet-generations.js";
 import { exportDurableState, importDurableState } from "./durable.js";
 import { InteropError, reframe } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
 import type { JsonRecord } from "./json-util.js";
-import { exportPythonSession, importPythonSession, type ExportPythonOptions, type ImportPythonOptions } from "./python.js";
+import {
+  exportPythonSession,
+  importPythonSession,
+  type ExportPythonOptions,
+  type ImportPythonOptions,
+} from "./python.js";
 import { sessionToSnapshot, snapshotToSession } from "./python-file-store.js";
 import { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
 import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
@@ -43,9 +58,13 @@ export interface ExportSessionOptions extends ExportDotnetOptions, ExportPythonO
 
 function checkShape(shape: unknown, option: "from" | "to"): asserts shape is SessionShape {
   if (!isSessionShape(shape)) {
-    throw new StatebagError("interop-format", `unknown session format ${JSON.stringify(String(shape).slice(0, 60))} in { ${option}: ... }`, {
-      hint: `use one of ${SHAPE_NAMES.map((f) => JSON.stringify(f)).join(", ")}`,
-    });
+    throw new StatebagError(
+      "interop-format",
+      `unknown session format ${JSON.stringify(String(shape).slice(0, 60))} in { ${option}: ... }`,
+      {
+        hint: `use one of ${SHAPE_NAMES.map((f) => JSON.stringify(f)).join(", ")}`,
+      },
+    );
   }
 }
 
@@ -71,13 +90,24 @@ export function importSession(input: string | object, options: ImportSessionOpti
     case "python":
       return importPythonSession(text, options);
     case "python-memory":
-      return importPythonSession(text, { ...options, pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY }, { shape, sourcePointer: (p) => p });
+      return importPythonSession(
+        text,
+        { ...options, pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY },
+        { shape, sourcePointer: (p) => p },
+      );
     case "python-thread": {
-      const { doc, sourcePointer } = pythonThreadToSession(readDocument(text, options), options.id, options.pythonHistoryKey);
+      const { doc, sourcePointer } = pythonThreadToSession(
+        readDocument(text, options),
+        options.id,
+        options.pythonHistoryKey,
+      );
       return importPythonSession(doc, options, { shape, sourcePointer });
     }
     case "python-file-store":
-      return importPythonSession(snapshotToSession(readDocument(text, options)), options, { shape, sourcePointer: (p) => p });
+      return importPythonSession(snapshotToSession(readDocument(text, options)), options, {
+        shape,
+        sourcePointer: (p) => p,
+      });
     case "durable":
     case "durable-2-preview":
       return importDurableState(text, { ...options, preview: shape === "durable-2-preview" });
@@ -103,9 +133,15 @@ export function exportSessionDocument(session: AgentSession, options: ExportSess
       case "python":
         return exportPythonSession(session, options) as unknown as JsonRecord;
       case "python-memory":
-        return exportPythonSession(session, { ...options, pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY }) as unknown as JsonRecord;
+        return exportPythonSession(session, {
+          ...options,
+          pythonHistoryKey: options.pythonHistoryKey ?? PYTHON_MEMORY_HISTORY_KEY,
+        }) as unknown as JsonRecord;
       case "python-thread":
-        return pythonSessionToThread(exportPythonSession(session, options) as unknown as JsonRecord, options.pythonHistoryKey);
+        return pythonSessionToThread(
+          exportPythonSession(session, options) as unknown as JsonRecord,
+          options.pythonHistoryKey,
+        );
       case "python-file-store":
         return sessionToSnapshot(exportPythonSession(session, options) as unknown as JsonRecord);
       case "durable":
@@ -114,9 +150,16 @@ export function exportSessionDocument(session: AgentSession, options: ExportSess
       case "ag-ui-snapshot":
         return exportAguiSnapshot(session, { historyKey: options.historyKey });
       case "workflow-checkpoint":
-        throw new InteropError("workflow-checkpoint", "export", "", "statebag does not write workflow checkpoints (their values are Python pickles)", "export the session --to python or --to python-file-store");
+        throw new InteropError(
+          "workflow-checkpoint",
+          "export",
+          "",
+          "statebag does not write workflow checkpoints (their values are Python pickles)",
+          "export the session --to python or --to python-file-store",
+        );
       default:
-        if (isDotnetLegacyShape(shape)) return dotnetFromCurrent(shape, exportDotnetSession(session, options) as unknown as JsonRecord, options);
+        if (isDotnetLegacyShape(shape))
+          return dotnetFromCurrent(shape, exportDotnetSession(session, options) as unknown as JsonRecord, options);
         throw new Error(`unreachable: ${shape}`);
     }
   } catch (error) {
@@ -182,13 +225,33 @@ export {
 } from "./python-history.js";
 export type { HistoryFormat } from "./python-history.js";
 export { PYTHON_TOOL_APPROVAL_KEY } from "./python-approvals.js";
-export { PYTHON_COMPACTION_STATE_KEY, PYTHON_MESSAGE_INJECTION_KEY, compactionView, includedMessages, sessionCompactionView } from "./python-compaction.js";
+export {
+  PYTHON_COMPACTION_STATE_KEY,
+  PYTHON_MESSAGE_INJECTION_KEY,
+  compactionView,
+  includedMessages,
+  sessionCompactionView,
+} from "./python-compaction.js";
 export type { CompactionAnnotation } from "./python-compaction.js";
 export { AGUI_ORIGINAL_KEY, AGUI_SNAPSHOT_KEY, exportAguiSnapshot, importAguiSnapshot } from "./ag-ui.js";
-export { DURABLE_DEFAULT_SCHEMA_VERSION, DURABLE_STATE_KEY, checkDurableVersion, exportDurableState, importDurableState } from "./durable.js";
+export {
+  DURABLE_DEFAULT_SCHEMA_VERSION,
+  DURABLE_STATE_KEY,
+  checkDurableVersion,
+  exportDurableState,
+  importDurableState,
+} from "./durable.js";
 export type { DurableExportOptions, DurableImportOptions } from "./durable.js";
 export { resolveStoredHistory } from "./stored-history.js";
-export { FOREIGN_CONTENT_TYPE, FOREIGN_STATE_TYPE, SESSION_INFO_KEY, foreignContent, foreignState, isForeignContent, isForeignState } from "./foreign.js";
+export {
+  FOREIGN_CONTENT_TYPE,
+  FOREIGN_STATE_TYPE,
+  SESSION_INFO_KEY,
+  foreignContent,
+  foreignState,
+  isForeignContent,
+  isForeignState,
+} from "./foreign.js";
 export type { ForeignContent, ForeignState, InteropFormat, SessionInfo } from "./foreign.js";
 export { InteropError } from "./errors.js";
 export { DOTNET_DEFAULT_HISTORY_KEY, exportDotnetSession, importDotnetSession } from "./dotnet.js";

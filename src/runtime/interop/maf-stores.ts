@@ -55,7 +55,9 @@ export interface FsStoreEntry {
 }
 
 /** The session files of a `FileSystemAgentSessionStore` root, and what was skipped (with why). Links are not followed. */
-export async function listDotnetFsStore(root: string): Promise<{ entries: FsStoreEntry[]; skipped: { file: string; reason: string }[] }> {
+export async function listDotnetFsStore(
+  root: string,
+): Promise<{ entries: FsStoreEntry[]; skipped: { file: string; reason: string }[] }> {
   const entries: FsStoreEntry[] = [];
   const skipped: { file: string; reason: string }[] = [];
   const walk = async (dir: string, rel: string[], agent: string | undefined, user: string | undefined) => {
@@ -65,15 +67,28 @@ export async function listDotnetFsStore(root: string): Promise<{ entries: FsStor
       const info = await lstat(join(dir, name));
       if (info.isSymbolicLink()) skipped.push({ file, reason: "a symbolic link (not followed)" });
       else if (info.isDirectory()) {
-        if (name.startsWith("a-") && rel.length === 0) await walk(join(dir, name), [...rel, name], decodeFsSegment(name.slice(2)), undefined);
-        else if (name.startsWith("u-") && user === undefined && rel.length <= 1 && (rel.length === 0 || agent !== undefined)) await walk(join(dir, name), [...rel, name], agent, decodeFsSegment(name.slice(2)));
+        if (name.startsWith("a-") && rel.length === 0)
+          await walk(join(dir, name), [...rel, name], decodeFsSegment(name.slice(2)), undefined);
+        else if (
+          name.startsWith("u-") &&
+          user === undefined &&
+          rel.length <= 1 &&
+          (rel.length === 0 || agent !== undefined)
+        )
+          await walk(join(dir, name), [...rel, name], agent, decodeFsSegment(name.slice(2)));
         else skipped.push({ file, reason: "not an a-{agent} or u-{user} directory of the store layout" });
       } else if (info.isFile() && name.startsWith("c-") && name.endsWith(".json")) {
         const entry: FsStoreEntry = { file, conversation: decodeFsSegment(name.slice(2, -5)), id: file.slice(0, -5) };
         if (agent !== undefined) entry.agent = agent;
         if (user !== undefined) entry.user = user;
         entries.push(entry);
-      } else skipped.push({ file, reason: name.endsWith(".tmp") ? "an unfinished write (temp file)" : "not a c-{conversation}.json session file" });
+      } else
+        skipped.push({
+          file,
+          reason: name.endsWith(".tmp")
+            ? "an unfinished write (temp file)"
+            : "not a c-{conversation}.json session file",
+        });
     }
   };
   await walk(root, [], undefined, undefined);
@@ -84,8 +99,19 @@ export async function listDotnetFsStore(root: string): Promise<{ entries: FsStor
 export function fsStoreShape(doc: unknown, file: string): SessionShape {
   const detected = detectSessionShape(doc);
   // Any .NET agent's session; not Python's shapes (AG-UI snapshots, checkpoints included) nor a durable entity state.
-  if (detected === undefined || detected.ambiguous || familyOf(detected.shape) !== "dotnet" || detected.shape.startsWith("durable")) {
-    throw new InteropError("dotnet", "import", "", `${file} is not a .NET session document${detected ? ` (it looks like ${detected.shape})` : ""}`, "FileSystemAgentSessionStore files hold SerializeSessionAsync output, {\"stateBag\": {...}}");
+  if (
+    detected === undefined ||
+    detected.ambiguous ||
+    familyOf(detected.shape) !== "dotnet" ||
+    detected.shape.startsWith("durable")
+  ) {
+    throw new InteropError(
+      "dotnet",
+      "import",
+      "",
+      `${file} is not a .NET session document${detected ? ` (it looks like ${detected.shape})` : ""}`,
+      'FileSystemAgentSessionStore files hold SerializeSessionAsync output, {"stateBag": {...}}',
+    );
   }
   return detected.shape;
 }
@@ -95,12 +121,20 @@ export function withFsStoreOwner(session: AgentSession, entry: FsStoreEntry): Ag
   const owner: JsonRecord = { conversation: entry.conversation };
   if (entry.agent !== undefined) owner.agent = entry.agent;
   if (entry.user !== undefined) owner.user = entry.user;
-  defineOwn(session.stateBag as JsonRecord, DOTNET_FS_STORE_KEY, foreignState("dotnet", owner as JsonObject) as unknown as TaggedValue);
+  defineOwn(
+    session.stateBag as JsonRecord,
+    DOTNET_FS_STORE_KEY,
+    foreignState("dotnet", owner as JsonObject) as unknown as TaggedValue,
+  );
   return session;
 }
 
 /** Reads a store file (held to the loader's limits). */
-export async function readFsStoreFile(root: string, entry: FsStoreEntry, options: SessionCodecOptions = {}): Promise<unknown> {
+export async function readFsStoreFile(
+  root: string,
+  entry: FsStoreEntry,
+  options: SessionCodecOptions = {},
+): Promise<unknown> {
   return readDocument(await readFile(join(root, ...entry.file.split("/")), "utf8"), options);
 }
 
@@ -170,13 +204,29 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
     });
     pointerOf = (i) => `/${i} (line ${lines[i]})`;
   }
-  const byLog = new Map<string, { conversation: CosmosConversation; items: { ts: number; order: number; message: ChatMessage }[] }>();
+  const byLog = new Map<
+    string,
+    { conversation: CosmosConversation; items: { ts: number; order: number; message: ChatMessage }[] }
+  >();
   docs.forEach((doc, i) => {
-    const fail = (path: (string | number)[], problem: string, hint?: string) => new InteropError(shape, "import", pointerOf(i) + at(path), problem, hint);
-    if (!isPlainObject(doc)) throw fail([], `expected a Cosmos chat-history document, found ${describe(doc)}`, 'each document is {"id", "conversationId", "timestamp", "message": "<ChatMessage JSON>", "type": "ChatMessage"}');
-    if (doc.type !== "ChatMessage") throw fail(["type"], `expected "ChatMessage", found ${describe(doc.type)}`, "export only the chat-history container's ChatMessage documents");
-    if (typeof doc.conversationId !== "string" || doc.conversationId === "") throw fail(["conversationId"], `expected a conversation id string, found ${describe(doc.conversationId)}`);
-    if (typeof doc.message !== "string") throw fail(["message"], `expected the ChatMessage as a JSON string, found ${describe(doc.message)}`);
+    const fail = (path: (string | number)[], problem: string, hint?: string) =>
+      new InteropError(shape, "import", pointerOf(i) + at(path), problem, hint);
+    if (!isPlainObject(doc))
+      throw fail(
+        [],
+        `expected a Cosmos chat-history document, found ${describe(doc)}`,
+        'each document is {"id", "conversationId", "timestamp", "message": "<ChatMessage JSON>", "type": "ChatMessage"}',
+      );
+    if (doc.type !== "ChatMessage")
+      throw fail(
+        ["type"],
+        `expected "ChatMessage", found ${describe(doc.type)}`,
+        "export only the chat-history container's ChatMessage documents",
+      );
+    if (typeof doc.conversationId !== "string" || doc.conversationId === "")
+      throw fail(["conversationId"], `expected a conversation id string, found ${describe(doc.conversationId)}`);
+    if (typeof doc.message !== "string")
+      throw fail(["message"], `expected the ChatMessage as a JSON string, found ${describe(doc.message)}`);
     let inner: unknown;
     try {
       inner = readDocument(doc.message, options);
@@ -184,11 +234,20 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
       throw fail(["message"], `the message string is not JSON the loader accepts: ${(error as Error).message}`);
     }
     const m = normalise(inner, false);
-    if (!isPlainObject(m) || (m.role !== undefined && typeof m.role !== "string") || (m.contents !== undefined && !Array.isArray(m.contents))) {
-      throw fail(["message"], "the message string is not a ChatMessage", 'a ChatMessage is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}');
+    if (
+      !isPlainObject(m) ||
+      (m.role !== undefined && typeof m.role !== "string") ||
+      (m.contents !== undefined && !Array.isArray(m.contents))
+    ) {
+      throw fail(
+        ["message"],
+        "the message string is not a ChatMessage",
+        'a ChatMessage is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}',
+      );
     }
     (m.contents as unknown[] | undefined)?.forEach((c, j) => {
-      if (!isPlainObject(c) || typeof c.$type !== "string") throw fail(["message"], `content ${j} of the message has no "$type"`);
+      if (!isPlainObject(c) || typeof c.$type !== "string")
+        throw fail(["message"], `content ${j} of the message has no "$type"`);
     });
     const meta: JsonRecord = {};
     for (const key of Object.keys(doc)) if (key !== "message") defineOwn(meta, key, cloneJson(doc[key]));
@@ -197,7 +256,10 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
     m.additionalProperties = props;
     const tenant = typeof doc.tenantId === "string" ? doc.tenantId : undefined;
     const user = typeof doc.userId === "string" ? doc.userId : undefined;
-    const storageId = tenant !== undefined || user !== undefined ? [tenant ?? "", user ?? "", typeof doc.sessionId === "string" ? doc.sessionId : doc.conversationId].join("/") : doc.conversationId;
+    const storageId =
+      tenant !== undefined || user !== undefined
+        ? [tenant ?? "", user ?? "", typeof doc.sessionId === "string" ? doc.sessionId : doc.conversationId].join("/")
+        : doc.conversationId;
     let log = byLog.get(storageId);
     if (!log) {
       const conversation: CosmosConversation = { storageId, conversationId: doc.conversationId, messages: [] };
@@ -205,7 +267,11 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
       if (user !== undefined) conversation.userId = user;
       byLog.set(storageId, (log = { conversation, items: [] }));
     }
-    log.items.push({ ts: typeof doc.timestamp === "number" ? doc.timestamp : 0, order: i, message: chatMessageFromMeai(m as unknown as Parameters<typeof chatMessageFromMeai>[0]) });
+    log.items.push({
+      ts: typeof doc.timestamp === "number" ? doc.timestamp : 0,
+      order: i,
+      message: chatMessageFromMeai(m as unknown as Parameters<typeof chatMessageFromMeai>[0]),
+    });
   });
   return [...byLog.values()].map(({ conversation, items }) => {
     items.sort((a, b) => a.ts - b.ts || a.order - b.order);

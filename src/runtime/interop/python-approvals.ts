@@ -21,7 +21,12 @@
  * history) removes its requests and answers from the queue and the collected list. The round's
  * `answered` memory (statebag's "answered twice" error) has no Python field and is not written.
  */
-import type { AIContent, ChatMessage, ToolApprovalRequestContent, ToolApprovalResponseContent } from "../core/messages.js";
+import type {
+  AIContent,
+  ChatMessage,
+  ToolApprovalRequestContent,
+  ToolApprovalResponseContent,
+} from "../core/messages.js";
 import { TOOL_APPROVALS_KEY, type PendingToolCall, type ToolApprovalState } from "../agent/approvals.js";
 import { foreignState, isForeignState } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, jsonEqual, type JsonRecord } from "./json-util.js";
@@ -52,7 +57,13 @@ function deriveRound(bag: JsonRecord, historyKey: string, map: Mapper): ToolAppr
   const pending: PendingToolCall[] = [];
   const seen = new Set<string>();
   const add = (request: ToolApprovalRequestContent) => {
-    if (request.toolCall?.$type !== "functionCall" || seen.has(request.requestId) || answeredIds.has(request.requestId) || resultIds.has(request.toolCall.callId)) return;
+    if (
+      request.toolCall?.$type !== "functionCall" ||
+      seen.has(request.requestId) ||
+      answeredIds.has(request.requestId) ||
+      resultIds.has(request.toolCall.callId)
+    )
+      return;
     seen.add(request.requestId);
     pending.push({ call: cloneJson(request.toolCall), request: cloneJson(request) });
   };
@@ -82,7 +93,11 @@ function safeFrom(map: Mapper, raw: unknown): AIContent | undefined {
 
 /** statebag's stored answer: the request id, approved, reason (the call is the entry's own). */
 function responseOf(c: ToolApprovalResponseContent): ToolApprovalResponseContent {
-  const out: ToolApprovalResponseContent = { $type: "toolApprovalResponse", requestId: c.requestId, approved: c.approved };
+  const out: ToolApprovalResponseContent = {
+    $type: "toolApprovalResponse",
+    requestId: c.requestId,
+    approved: c.approved,
+  };
   if (c.reason !== undefined) out.reason = c.reason;
   if (c.toolCall !== undefined) out.toolCall = cloneJson(c.toolCall);
   return out;
@@ -107,7 +122,8 @@ export function approvalsToPython(bag: JsonRecord, historyKey: string, map: Mapp
   const round = state as unknown as ToolApprovalState;
   const derived = deriveRound(rest, historyKey, map);
   if (derived !== undefined && jsonEqual(derived.pending, round.pending) && round.answered.length === 0) return rest;
-  if (derived === undefined && round.pending.length === 0 && !isForeignState(rest[PYTHON_TOOL_APPROVAL_KEY], "python")) return rest;
+  if (derived === undefined && round.pending.length === 0 && !isForeignState(rest[PYTHON_TOOL_APPROVAL_KEY], "python"))
+    return rest;
   const raw = rest[PYTHON_TOOL_APPROVAL_KEY];
   const value: JsonRecord = isForeignState(raw, "python") && isPlainObject(raw.value) ? cloneJson(raw.value) : {};
   const closed = new Set(round.answered.map((a) => a.requestId));

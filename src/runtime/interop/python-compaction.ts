@@ -49,7 +49,10 @@ export function compactionView(messages: readonly ChatMessage[]): CompactionAnno
       if (typeof group._summarized_by_summary_id === "string") out.summarizedBy = group._summarized_by_summary_id;
     }
     if (Object.hasOwn(props, "_summary_of_message_ids") || Object.hasOwn(props, "_summary_of_group_ids")) {
-      out.summaryOf = { messageIds: strings(props._summary_of_message_ids), groupIds: strings(props._summary_of_group_ids) };
+      out.summaryOf = {
+        messageIds: strings(props._summary_of_message_ids),
+        groupIds: strings(props._summary_of_group_ids),
+      };
     }
     return out;
   });
@@ -61,7 +64,10 @@ export function includedMessages(messages: readonly ChatMessage[]): ChatMessage[
 }
 
 /** The session's history (in-memory, under `historyKey`) with its compaction annotations read. */
-export function sessionCompactionView(session: AgentSession, historyKey = "statebag.chatHistory"): CompactionAnnotation[] {
+export function sessionCompactionView(
+  session: AgentSession,
+  historyKey = "statebag.chatHistory",
+): CompactionAnnotation[] {
   const h = session.stateBag[historyKey] as unknown;
   return isPlainObject(h) && Array.isArray(h.messages) ? compactionView(h.messages as ChatMessage[]) : [];
 }

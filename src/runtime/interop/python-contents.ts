@@ -37,18 +37,38 @@ interface Shape {
 }
 
 const text = (python: string, statebag: string): Field => ({ python, statebag });
-const requiredText = (python: string, statebag: string): Field => ({ python, statebag, read: (v) => (str(v) ? v : UNMAPPABLE) });
-const number = (python: string, statebag: string): Field => ({ python, statebag, read: (v) => (num(v) ? v : undefined) });
+const requiredText = (python: string, statebag: string): Field => ({
+  python,
+  statebag,
+  read: (v) => (str(v) ? v : UNMAPPABLE),
+});
+const number = (python: string, statebag: string): Field => ({
+  python,
+  statebag,
+  read: (v) => (num(v) ? v : undefined),
+});
 
 /** A list of `shape` objects; entries of any other type are left out (the saved original keeps them). */
 const listOf = (python: string, statebag: string, shape: Shape): Field => ({
   python,
   statebag,
-  read: (list) => (Array.isArray(list) ? list.filter((x): x is JsonRecord => isPlainObject(x) && x.type === shape.python).map((x) => readShape(shape, x)) : undefined),
-  write: (list) => (Array.isArray(list) ? list.filter((x): x is JsonRecord => isPlainObject(x) && x.$type === shape.statebag).map((x) => writeShape(shape, x)) : undefined),
+  read: (list) =>
+    Array.isArray(list)
+      ? list.filter((x): x is JsonRecord => isPlainObject(x) && x.type === shape.python).map((x) => readShape(shape, x))
+      : undefined,
+  write: (list) =>
+    Array.isArray(list)
+      ? list
+          .filter((x): x is JsonRecord => isPlainObject(x) && x.$type === shape.statebag)
+          .map((x) => writeShape(shape, x))
+      : undefined,
 });
 
-const ADDITIONAL_PROPERTIES: Field = { python: "additional_properties", statebag: "additionalProperties", read: (v) => (isPlainObject(v) ? cloneJson(v) : undefined) };
+const ADDITIONAL_PROPERTIES: Field = {
+  python: "additional_properties",
+  statebag: "additionalProperties",
+  read: (v) => (isPlainObject(v) ? cloneJson(v) : undefined),
+};
 
 /** Copies `fields` of the Python dict `from` into `into`; false when one of them cannot be mapped. */
 function readFields(fields: readonly Field[], from: JsonRecord, into: JsonRecord): boolean {
@@ -85,7 +105,11 @@ function writeShape(shape: Shape, from: JsonRecord): JsonRecord {
 // ---------------------------------------------------------------------------------------------
 // Annotations and usage
 
-const TEXT_SPAN: Shape = { python: "text_span", statebag: "textSpan", fields: [number("start_index", "start"), number("end_index", "end")] };
+const TEXT_SPAN: Shape = {
+  python: "text_span",
+  statebag: "textSpan",
+  fields: [number("start_index", "start"), number("end_index", "end")],
+};
 
 const CITATION: Shape = {
   python: "citation",
@@ -129,7 +153,9 @@ function usageIn(details: JsonRecord): JsonRecord {
 function usageOut(details: JsonRecord): JsonRecord {
   const out: JsonRecord = {};
   for (const [py, sb] of USAGE_KEYS) if (details[sb] !== undefined) defineOwn(out, py, details[sb]);
-  if (isPlainObject(details.additionalCounts)) for (const key of Object.keys(details.additionalCounts)) if (!Object.hasOwn(out, key)) defineOwn(out, key, details.additionalCounts[key]);
+  if (isPlainObject(details.additionalCounts))
+    for (const key of Object.keys(details.additionalCounts))
+      if (!Object.hasOwn(out, key)) defineOwn(out, key, details.additionalCounts[key]);
   return out;
 }
 
@@ -156,7 +182,11 @@ interface ContentType extends Shape {
 
 const CONTENT_TYPES: readonly ContentType[] = [
   { python: "text", statebag: "text", fields: [requiredText("text", "text")] },
-  { python: "text_reasoning", statebag: "reasoning", fields: [text("text", "text"), text("protected_data", "protectedData")] },
+  {
+    python: "text_reasoning",
+    statebag: "reasoning",
+    fields: [text("text", "text"), text("protected_data", "protectedData")],
+  },
   {
     python: "data",
     statebag: "data",
@@ -168,11 +198,22 @@ const CONTENT_TYPES: readonly ContentType[] = [
     ],
   },
   { python: "uri", statebag: "uri", fields: [requiredText("uri", "uri"), requiredText("media_type", "mediaType")] },
-  { python: "error", statebag: "error", fields: [requiredText("message", "message"), text("error_code", "errorCode"), text("error_details", "details")] },
+  {
+    python: "error",
+    statebag: "error",
+    fields: [requiredText("message", "message"), text("error_code", "errorCode"), text("error_details", "details")],
+  },
   {
     python: "usage",
     statebag: "usage",
-    fields: [{ python: "usage_details", statebag: "details", read: (v) => (isPlainObject(v) ? usageIn(v) : UNMAPPABLE), write: (v) => (isPlainObject(v) ? usageOut(v) : undefined) }],
+    fields: [
+      {
+        python: "usage_details",
+        statebag: "details",
+        read: (v) => (isPlainObject(v) ? usageIn(v) : UNMAPPABLE),
+        write: (v) => (isPlainObject(v) ? usageOut(v) : undefined),
+      },
+    ],
   },
   {
     python: "function_call",
@@ -205,7 +246,12 @@ const CONTENT_TYPES: readonly ContentType[] = [
     statebag: "functionResult",
     fields: [
       requiredText("call_id", "callId"),
-      { python: "result", statebag: "result", read: (v) => (v === undefined ? undefined : cloneJson(v)), write: (v) => (v === null ? undefined : v) }, // Python drops None members
+      {
+        python: "result",
+        statebag: "result",
+        read: (v) => (v === undefined ? undefined : cloneJson(v)),
+        write: (v) => (v === null ? undefined : v),
+      }, // Python drops None members
     ],
   },
   {
@@ -224,7 +270,10 @@ const CONTENT_TYPES: readonly ContentType[] = [
     python: "function_approval_response",
     statebag: "toolApprovalResponse",
     nested: "optional",
-    fields: [{ python: "approved", statebag: "approved", read: (v) => (typeof v === "boolean" ? v : UNMAPPABLE) }, requiredText("id", "requestId")],
+    fields: [
+      { python: "approved", statebag: "approved", read: (v) => (typeof v === "boolean" ? v : UNMAPPABLE) },
+      requiredText("id", "requestId"),
+    ],
     statebagOrder: ["requestId", "approved"],
   },
 ];
@@ -238,7 +287,13 @@ const NESTED_STATEBAG = "toolCall";
 
 /** Each content type with its fields in statebag's order, for reading. */
 const BY_PYTHON_TYPE = new Map(
-  CONTENT_TYPES.map((type) => [type.python, { type, readOrder: type.statebagOrder?.map((name) => type.fields.find((f) => f.statebag === name)!) ?? type.fields }]),
+  CONTENT_TYPES.map((type) => [
+    type.python,
+    {
+      type,
+      readOrder: type.statebagOrder?.map((name) => type.fields.find((f) => f.statebag === name)!) ?? type.fields,
+    },
+  ]),
 );
 const BY_STATEBAG_TYPE = new Map(CONTENT_TYPES.map((type) => [type.statebag, type]));
 
@@ -261,7 +316,8 @@ export function contentIn(p: JsonRecord, path: Path, nested: NestedIn): JsonReco
   // Checked before the nested content is mapped: a content kept foreign never maps (or fails on) its child.
   const rawChild = p[NESTED_PYTHON];
   if (type.nested === "required" && !isPlainObject(rawChild)) return foreign();
-  if (type.nested !== undefined && isPlainObject(rawChild)) m[NESTED_STATEBAG] = nested(rawChild, [...path, NESTED_PYTHON]);
+  if (type.nested !== undefined && isPlainObject(rawChild))
+    m[NESTED_STATEBAG] = nested(rawChild, [...path, NESTED_PYTHON]);
   readFields(CONTENT_TAIL_IN, p, m);
   return m;
 }
@@ -277,7 +333,8 @@ export function contentOut(m: JsonRecord, nested: NestedOut): JsonRecord {
     if (m.$type !== undefined) p.type = cloneJson(m.$type);
   } else {
     p.type = type.python;
-    if (type.nested !== undefined && isPlainObject(m[NESTED_STATEBAG])) defineOwn(p, NESTED_PYTHON, nested(m[NESTED_STATEBAG]));
+    if (type.nested !== undefined && isPlainObject(m[NESTED_STATEBAG]))
+      defineOwn(p, NESTED_PYTHON, nested(m[NESTED_STATEBAG]));
     writeFields(type.fields, m, p);
   }
   writeFields(CONTENT_TAIL_OUT, m, p);

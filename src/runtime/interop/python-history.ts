@@ -28,12 +28,16 @@ export const PYTHON_HISTORY_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 export type HistoryFormat = "jsonl" | "msgpack";
 const EXTENSIONS: Record<HistoryFormat, string> = { jsonl: ".jsonl", msgpack: ".msgpack" };
 
-const fail = (pointer: string, problem: string, hint: string, cause?: unknown) => new InteropError("python", "import", pointer, problem, hint, cause);
+const fail = (pointer: string, problem: string, hint: string, cause?: unknown) =>
+  new InteropError("python", "import", pointer, problem, hint, cause);
 const RECORD_HINT = 'each record is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}';
 
 /** The history file name for a session id (`undefined`: the provider's `default` file). */
 export function historyFileName(sessionId: string | undefined, format: HistoryFormat = "jsonl"): string {
-  return sessionFileStem(sessionId === undefined || sessionId === "" ? PYTHON_HISTORY_DEFAULT_STEM : sessionId) + EXTENSIONS[format];
+  return (
+    sessionFileStem(sessionId === undefined || sessionId === "" ? PYTHON_HISTORY_DEFAULT_STEM : sessionId) +
+    EXTENSIONS[format]
+  );
 }
 
 /**
@@ -41,7 +45,11 @@ export function historyFileName(sessionId: string | undefined, format: HistoryFo
  * ones). A hashed name gives no key (`hashed: true`).
  */
 export function historyFileKey(name: string): { key?: string; hashed: boolean; format: HistoryFormat } | undefined {
-  const format: HistoryFormat | undefined = name.endsWith(".jsonl") ? "jsonl" : name.endsWith(".msgpack") ? "msgpack" : undefined;
+  const format: HistoryFormat | undefined = name.endsWith(".jsonl")
+    ? "jsonl"
+    : name.endsWith(".msgpack")
+      ? "msgpack"
+      : undefined;
   if (format === undefined) return undefined;
   const decoded = keyFromFileStem(name.slice(0, -EXTENSIONS[format].length));
   return decoded === undefined ? undefined : { ...decoded, format };
@@ -65,32 +73,77 @@ export function readHistoryJsonl(input: string | Uint8Array, limits?: JsonLimits
     try {
       payload = parseJson(serialized, limits);
     } catch (error) {
-      if (!(error instanceof JsonParseError) || error.code === "json-too-deep" || error.code === "json-proto-key" || error.code === "json-too-many-keys" || error.code === "json-too-large") throw error;
+      if (
+        !(error instanceof JsonParseError) ||
+        error.code === "json-too-deep" ||
+        error.code === "json-proto-key" ||
+        error.code === "json-too-many-keys" ||
+        error.code === "json-too-large"
+      )
+        throw error;
       const nonFinite = /\b(NaN|-?Infinity)\b/.test(serialized);
-      throw fail(pointer, `history line ${line} is not JSON: ${error.message.slice(0, 200)}`, nonFinite ? "the line holds NaN or Infinity (Python's json writes them for non-finite floats); JSON has no such values: replace them with null or a string" : RECORD_HINT, error);
+      throw fail(
+        pointer,
+        `history line ${line} is not JSON: ${error.message.slice(0, 200)}`,
+        nonFinite
+          ? "the line holds NaN or Infinity (Python's json writes them for non-finite floats); JSON has no such values: replace them with null or a string"
+          : RECORD_HINT,
+        error,
+      );
     }
-    if (!isPlainObject(payload)) throw fail(pointer, `history line ${line} did not deserialize to a mapping (found ${describe(payload)})`, RECORD_HINT);
+    if (!isPlainObject(payload))
+      throw fail(
+        pointer,
+        `history line ${line} did not deserialize to a mapping (found ${describe(payload)})`,
+        RECORD_HINT,
+      );
     records.push(payload);
   }
   return records;
 }
 
 /** The raw records of a `.msgpack` history (length-prefixed records, checked as the provider checks them). */
-export function readHistoryMsgpack(bytes: Uint8Array, codec: MsgpackCodec, limits?: JsonLimits): Record<string, unknown>[] {
+export function readHistoryMsgpack(
+  bytes: Uint8Array,
+  codec: MsgpackCodec,
+  limits?: JsonLimits,
+): Record<string, unknown>[] {
   const records: Record<string, unknown>[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let offset = 0;
   while (offset < bytes.byteLength) {
     const n = records.length + 1;
     const pointer = `/${records.length}`;
-    if (bytes.byteLength - offset < 4) throw fail(pointer, `history record ${n} has a truncated length header`, "the file ends inside a record header: it was cut short");
+    if (bytes.byteLength - offset < 4)
+      throw fail(
+        pointer,
+        `history record ${n} has a truncated length header`,
+        "the file ends inside a record header: it was cut short",
+      );
     const length = view.getUint32(offset);
-    if (length <= 0 || length > PYTHON_HISTORY_MAX_RECORD_BYTES) throw fail(pointer, `history record ${n} has invalid length ${length}`, `records are 1 byte to 64 MiB; is this a ${"FileHistoryProvider"} .msgpack file (a FileSessionStore snapshot is one msgpack map without length headers)?`);
+    if (length <= 0 || length > PYTHON_HISTORY_MAX_RECORD_BYTES)
+      throw fail(
+        pointer,
+        `history record ${n} has invalid length ${length}`,
+        `records are 1 byte to 64 MiB; is this a ${"FileHistoryProvider"} .msgpack file (a FileSessionStore snapshot is one msgpack map without length headers)?`,
+      );
     offset += 4;
-    if (bytes.byteLength - offset < length) throw fail(pointer, `history record ${n} is truncated`, "the file ends inside a record: it was cut short");
-    const payload = decodeMsgpackDocument(codec, bytes.subarray(offset, offset + length), "python-history", limits, `history record ${n}: `);
+    if (bytes.byteLength - offset < length)
+      throw fail(pointer, `history record ${n} is truncated`, "the file ends inside a record: it was cut short");
+    const payload = decodeMsgpackDocument(
+      codec,
+      bytes.subarray(offset, offset + length),
+      "python-history",
+      limits,
+      `history record ${n}: `,
+    );
     offset += length;
-    if (!isPlainObject(payload)) throw fail(pointer, `history record ${n} did not deserialize to a mapping (found ${describe(payload)})`, RECORD_HINT);
+    if (!isPlainObject(payload))
+      throw fail(
+        pointer,
+        `history record ${n} did not deserialize to a mapping (found ${describe(payload)})`,
+        RECORD_HINT,
+      );
     records.push(payload);
   }
   return records;
@@ -103,7 +156,9 @@ export function importPythonHistory(records: readonly Record<string, unknown>[])
 
 /** Messages as a `.jsonl` history (one compact `Message.to_dict()` per line, each ending in a newline). */
 export function exportPythonHistoryJsonl(messages: readonly ChatMessage[]): string {
-  return messagesToPython(messages).map((m) => JSON.stringify(m) + "\n").join("");
+  return messagesToPython(messages)
+    .map((m) => JSON.stringify(m) + "\n")
+    .join("");
 }
 
 /** Messages as a `.msgpack` history (4-byte big-endian length, then the record, for each message). */
@@ -113,7 +168,14 @@ export function exportPythonHistoryMsgpack(messages: readonly ChatMessage[], cod
   const view = new DataView(out.buffer);
   let offset = 0;
   for (const p of parts) {
-    if (p.byteLength > PYTHON_HISTORY_MAX_RECORD_BYTES) throw new InteropError("python", "export", `/${parts.indexOf(p)}`, `a message encodes to ${p.byteLength} bytes, over the 64 MiB record limit`, "FileHistoryProvider cannot read records this large: shorten the message");
+    if (p.byteLength > PYTHON_HISTORY_MAX_RECORD_BYTES)
+      throw new InteropError(
+        "python",
+        "export",
+        `/${parts.indexOf(p)}`,
+        `a message encodes to ${p.byteLength} bytes, over the 64 MiB record limit`,
+        "FileHistoryProvider cannot read records this large: shorten the message",
+      );
     view.setUint32(offset, p.byteLength);
     out.set(p, offset + 4);
     offset += 4 + p.byteLength;
@@ -125,17 +187,29 @@ export function exportPythonHistoryMsgpack(messages: readonly ChatMessage[], cod
  * Whether a file is a `FileHistoryProvider` history, with the evidence: the extension and the first
  * record's shape. `undefined` when it is not one.
  */
-export function detectHistoryFile(name: string, bytes: Uint8Array): { format: HistoryFormat; evidence: string } | undefined {
+export function detectHistoryFile(
+  name: string,
+  bytes: Uint8Array,
+): { format: HistoryFormat; evidence: string } | undefined {
   const key = historyFileKey(name);
   if (key === undefined) return undefined;
   if (key.format === "jsonl") {
     const head = new TextDecoder().decode(bytes.subarray(0, 4096)).trimStart();
-    if (bytes.byteLength === 0) return { format: "jsonl", evidence: "an empty .jsonl file (FileHistoryProvider history)" };
-    return head.startsWith("{") && /"type"\s*:\s*"(chat_)?message"/.test(head) ? { format: "jsonl", evidence: 'a .jsonl file whose first line is a Message.to_dict() ("type": "message"): a FileHistoryProvider history' } : undefined;
+    if (bytes.byteLength === 0)
+      return { format: "jsonl", evidence: "an empty .jsonl file (FileHistoryProvider history)" };
+    return head.startsWith("{") && /"type"\s*:\s*"(chat_)?message"/.test(head)
+      ? {
+          format: "jsonl",
+          evidence:
+            'a .jsonl file whose first line is a Message.to_dict() ("type": "message"): a FileHistoryProvider history',
+        }
+      : undefined;
   }
   if (bytes.byteLength < 5) return undefined;
   const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
   const first = bytes[4];
   const isMap = (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
-  return length > 0 && length <= bytes.byteLength - 4 && isMap ? { format: "msgpack", evidence: "a .msgpack file of length-prefixed msgpack maps: a FileHistoryProvider history" } : undefined;
+  return length > 0 && length <= bytes.byteLength - 4 && isMap
+    ? { format: "msgpack", evidence: "a .msgpack file of length-prefixed msgpack maps: a FileHistoryProvider history" }
+    : undefined;
 }

@@ -36,10 +36,13 @@ let loading: Promise<MsgpackCodec> | undefined;
 
 /** Loads `@msgpack/msgpack` (an optional peer: `MissingDependencyError` naming `npm i @msgpack/msgpack` when absent). */
 export function loadMsgpack(usedBy = "reading and writing Agent Framework's msgpack files"): Promise<MsgpackCodec> {
-  loading ??= importOptional(PACKAGE, usedBy, () => importPackage<MsgpackModule>(PACKAGE)).then(codecOf, (error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
+  loading ??= importOptional(PACKAGE, usedBy, () => importPackage<MsgpackModule>(PACKAGE)).then(
+    codecOf,
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
   return loading;
 }
 
@@ -61,7 +64,11 @@ function codecOf(module: MsgpackModule): MsgpackCodec {
     encode: (value) => module.encode(value, { ignoreUndefined: true, forceIntegerToFloat: false, sortKeys: false }),
     decode: (bytes, limits) => {
       const lim = resolveLimits(limits);
-      if (bytes.byteLength > lim.maxBytes) throw new MsgpackContentError("", `the msgpack data is ${bytes.byteLength} bytes, over the limit of ${lim.maxBytes}`);
+      if (bytes.byteLength > lim.maxBytes)
+        throw new MsgpackContentError(
+          "",
+          `the msgpack data is ${bytes.byteLength} bytes, over the limit of ${lim.maxBytes}`,
+        );
       let value: unknown;
       try {
         value = module.decode(bytes, {
@@ -72,14 +79,23 @@ function codecOf(module: MsgpackModule): MsgpackCodec {
           maxMapLength: bytes.byteLength,
           maxExtLength: bytes.byteLength,
           mapKeyConverter: (key: unknown) => {
-            if (typeof key !== "string") throw new MsgpackContentError("", `a map key is ${typeof key === "number" ? `the number ${key}` : `a ${typeof key}`}; Agent Framework's data has string keys only`);
+            if (typeof key !== "string")
+              throw new MsgpackContentError(
+                "",
+                `a map key is ${typeof key === "number" ? `the number ${key}` : `a ${typeof key}`}; Agent Framework's data has string keys only`,
+              );
             return key;
           },
         });
       } catch (error) {
         if (error instanceof MsgpackContentError) throw error;
         const message = error instanceof Error ? error.message : String(error);
-        throw new MsgpackContentError("", /__proto__/.test(message) ? 'a map key "__proto__" (refused: it could change an object\'s prototype)' : `not valid msgpack: ${message.slice(0, 200)}`);
+        throw new MsgpackContentError(
+          "",
+          /__proto__/.test(message)
+            ? 'a map key "__proto__" (refused: it could change an object\'s prototype)'
+            : `not valid msgpack: ${message.slice(0, 200)}`,
+        );
       }
       checkJsonOnly(value, module.ExtData);
       checkJsonLimits(value, { ...lim, maxBytes: DEFAULT_JSON_LIMITS.maxBytes });
@@ -106,18 +122,25 @@ function checkJsonOnly(root: unknown, ExtData: new (...args: never[]) => unknown
     const v = node.value;
     if (v === null || typeof v === "string" || typeof v === "boolean") continue;
     if (typeof v === "number") {
-      if (!Number.isFinite(v)) throw new MsgpackContentError(pointerOf(node), `a non-finite number (${v}) has no JSON form`);
+      if (!Number.isFinite(v))
+        throw new MsgpackContentError(pointerOf(node), `a non-finite number (${v}) has no JSON form`);
       continue;
     }
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: node });
       continue;
     }
-    if (v instanceof Uint8Array) throw new MsgpackContentError(pointerOf(node), "binary data (msgpack bin) has no JSON form");
-    if (v instanceof ExtData || v instanceof Date) throw new MsgpackContentError(pointerOf(node), "a msgpack extension value (such as a msgspec datetime) has no JSON form");
+    if (v instanceof Uint8Array)
+      throw new MsgpackContentError(pointerOf(node), "binary data (msgpack bin) has no JSON form");
+    if (v instanceof ExtData || v instanceof Date)
+      throw new MsgpackContentError(
+        pointerOf(node),
+        "a msgpack extension value (such as a msgspec datetime) has no JSON form",
+      );
     if (typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
       const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (v as Record<string, unknown>)[keys[i]], key: keys[i], parent: node });
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push({ value: (v as Record<string, unknown>)[keys[i]], key: keys[i], parent: node });
       continue;
     }
     throw new MsgpackContentError(pointerOf(node), `a value of type ${typeof v} has no JSON form`);
@@ -125,12 +148,25 @@ function checkJsonOnly(root: unknown, ExtData: new (...args: never[]) => unknown
 }
 
 /** Decodes a msgpack document for `shape`, as an InteropError (import) on any problem. */
-export function decodeMsgpackDocument(codec: MsgpackCodec, bytes: Uint8Array, shape: Reader, limits?: JsonLimits, where = ""): unknown {
+export function decodeMsgpackDocument(
+  codec: MsgpackCodec,
+  bytes: Uint8Array,
+  shape: Reader,
+  limits?: JsonLimits,
+  where = "",
+): unknown {
   try {
     return codec.decode(bytes, limits);
   } catch (error) {
     if (error instanceof MsgpackContentError) {
-      throw new InteropError(shape === "python-history" ? "python" : shape, "import", error.pointer, `${where}${error.problem}`, "give the file Agent Framework wrote with serialization_format=\"msgpack\" (a .msgpack file)", error);
+      throw new InteropError(
+        shape === "python-history" ? "python" : shape,
+        "import",
+        error.pointer,
+        `${where}${error.problem}`,
+        'give the file Agent Framework wrote with serialization_format="msgpack" (a .msgpack file)',
+        error,
+      );
     }
     throw error;
   }

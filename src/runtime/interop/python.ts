@@ -38,7 +38,13 @@
  */
 import { chatMessageFromMeai, type AIContent, type ChatMessage } from "../core/messages.js";
 import { InMemoryChatHistoryProvider } from "../agent/providers/in-memory-chat-history.js";
-import { createSessionData, type AgentSession, type ServiceSessionId, type SessionKind, type StateBag } from "../core/session.js";
+import {
+  createSessionData,
+  type AgentSession,
+  type ServiceSessionId,
+  type SessionKind,
+  type StateBag,
+} from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/json.js";
 import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits } from "../persistence/safe-json.js";
@@ -94,7 +100,8 @@ export const PYTHON_ORIGINAL_KEY = "statebag.pythonOriginal";
 /** In a Python item's `additional_properties`: the statebag original it was mapped from. */
 export const STATEBAG_ORIGINAL_KEY = "statebag.original";
 
-const malformed = (path: Path, problem: string, hint?: string) => new InteropError("python", "import", at(path), problem, hint);
+const malformed = (path: Path, problem: string, hint?: string) =>
+  new InteropError("python", "import", at(path), problem, hint);
 
 // ---------------------------------------------------------------------------------------------
 // Originals carried in additional properties
@@ -146,7 +153,8 @@ function mapsTo(fn: (v: JsonRecord) => unknown, value: unknown, expected: unknow
 
 /** In a saved original: "the nested content went here" (mapped on its own, where it sits). */
 const NESTED_MARK_KEY = "statebag.nested";
-const isNestedMark = (value: unknown): boolean => isPlainObject(value) && value[NESTED_MARK_KEY] === true && Object.keys(value).length === 1;
+const isNestedMark = (value: unknown): boolean =>
+  isPlainObject(value) && value[NESTED_MARK_KEY] === true && Object.keys(value).length === 1;
 
 /** `obj` with the field `key` replaced by the nested mark (key order kept). */
 function markNested(obj: JsonRecord, key: string): JsonRecord {
@@ -156,7 +164,11 @@ function markNested(obj: JsonRecord, key: string): JsonRecord {
 }
 
 /** A copy of a saved original with its nested mark (at `key`) replaced by `child()`; undefined when there is no child to put there. */
-function rebuildOriginal(original: JsonRecord, key: string, child: () => JsonRecord | undefined): JsonRecord | undefined {
+function rebuildOriginal(
+  original: JsonRecord,
+  key: string,
+  child: () => JsonRecord | undefined,
+): JsonRecord | undefined {
   const out: JsonRecord = {};
   for (const k of Object.keys(original)) {
     if (k === key && isNestedMark(original[k])) {
@@ -192,10 +204,19 @@ function once<A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R
 /** One Python content (dict, or a bare string as Python also accepts) -> a statebag content. */
 function importContent(p: unknown, path: Path): JsonRecord {
   if (typeof p === "string") return { $type: "text", text: p };
-  if (!isPlainObject(p)) throw malformed(path, `expected a content object, found ${describe(p)}`, 'a content is {"type": "text", "text": "..."} (Content.to_dict())');
+  if (!isPlainObject(p))
+    throw malformed(
+      path,
+      `expected a content object, found ${describe(p)}`,
+      'a content is {"type": "text", "text": "..."} (Content.to_dict())',
+    );
   if (!str(p.type)) {
     if (str(p.$type)) return cloneJson(p); // a statebag content written as it is
-    throw malformed(path, 'a content needs a string "type"', 'Content.from_dict() requires "type"; known ones are "text", "function_call", "function_result", ...');
+    throw malformed(
+      path,
+      'a content needs a string "type"',
+      'Content.from_dict() requires "type"; known ones are "text", "function_call", "function_result", ...',
+    );
   }
   const [clean, original] = takeStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY);
   const rawChild = clean.function_call;
@@ -204,7 +225,9 @@ function importContent(p: unknown, path: Path): JsonRecord {
   if (isPlainObject(original)) {
     let rebuilt: JsonRecord | undefined;
     try {
-      rebuilt = rebuildOriginal(original, "toolCall", () => (isPlainObject(rawChild) ? child(rawChild, [...path, "function_call"]) : undefined));
+      rebuilt = rebuildOriginal(original, "toolCall", () =>
+        isPlainObject(rawChild) ? child(rawChild, [...path, "function_call"]) : undefined,
+      );
     } catch {
       rebuilt = undefined; // the child fails on its own; the fresh mapping below says where
     }
@@ -225,7 +248,9 @@ function exportContent(m: JsonRecord): JsonRecord {
   const child = once((c: JsonRecord) => exportContent(c));
   const childIn = (raw: unknown, at: Path) => (raw === child.done() ? (sbChild as JsonRecord) : importContent(raw, at));
   if (isPlainObject(original)) {
-    const rebuilt = rebuildOriginal(original, "function_call", () => (isPlainObject(sbChild) ? child(sbChild) : undefined));
+    const rebuilt = rebuildOriginal(original, "function_call", () =>
+      isPlainObject(sbChild) ? child(sbChild) : undefined,
+    );
     if (rebuilt !== undefined && mapsTo((o) => contentIn(o, [], childIn), rebuilt, clean)) return rebuilt;
   }
   const p = contentOut(clean, (c) => (c === sbChild ? child(c) : exportContent(c)));
@@ -242,7 +267,12 @@ function exportContent(m: JsonRecord): JsonRecord {
 function headIn(p: JsonRecord, path: Path): JsonRecord {
   let role = p.role;
   if (isPlainObject(role) && str(role.value)) role = role.value; // legacy {"value": "user"}
-  if (!str(role)) throw malformed([...path, "role"], `a message needs a string "role", found ${describe(p.role)}`, 'roles are "user", "assistant", "system", "tool" or any custom string');
+  if (!str(role))
+    throw malformed(
+      [...path, "role"],
+      `a message needs a string "role", found ${describe(p.role)}`,
+      'roles are "user", "assistant", "system", "tool" or any custom string',
+    );
   const m: JsonRecord = {};
   if (str(p.author_name)) m.authorName = p.author_name;
   m.role = role;
@@ -281,12 +311,22 @@ function placeContents(head: JsonRecord, contents: JsonRecord[]): JsonRecord {
 }
 
 function importMessage(p: unknown, path: Path): ChatMessage {
-  if (!isPlainObject(p)) throw malformed(path, `expected a message object, found ${describe(p)}`, 'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}');
+  if (!isPlainObject(p))
+    throw malformed(
+      path,
+      `expected a message object, found ${describe(p)}`,
+      'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}',
+    );
   if (p.type !== "message" && p.type !== "chat_message") {
-    throw malformed([...path, "type"], `expected "type": "message", found ${describe(p.type)}`, 'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}');
+    throw malformed(
+      [...path, "type"],
+      `expected "type": "message", found ${describe(p.type)}`,
+      'a history entry is Message.to_dict(): {"type": "message", "role": ..., "contents": [...]}',
+    );
   }
   const rawContents = p.contents ?? [];
-  if (!Array.isArray(rawContents)) throw malformed([...path, "contents"], `expected an array of contents, found ${describe(rawContents)}`);
+  if (!Array.isArray(rawContents))
+    throw malformed([...path, "contents"], `expected an array of contents, found ${describe(rawContents)}`);
   const contents = rawContents.map((c, i) => importContent(c, [...path, "contents", i]));
   const [clean, original] = takeStash(withoutContents(p), "additional_properties", STATEBAG_ORIGINAL_KEY);
   let head: JsonRecord;
@@ -306,7 +346,8 @@ function exportMessage(m: ChatMessage): JsonRecord {
   if (mapsTo((o) => headIn(o, []), original, clean)) head = cloneJson(original as JsonRecord);
   else {
     head = headOut(clean);
-    if (!mapsTo((o) => headIn(o, []), head, clean)) addStash(head, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
+    if (!mapsTo((o) => headIn(o, []), head, clean))
+      addStash(head, "additional_properties", STATEBAG_ORIGINAL_KEY, clean);
   }
   return placeContents(head, contents);
 }
@@ -347,7 +388,11 @@ function serviceSessionIdIn(value: unknown): ServiceSessionId | undefined {
 }
 
 /** Reads `AgentSession.to_dict()` output (text or parsed) into a statebag session. */
-export function importPythonSession(json: string | object, options: ImportPythonOptions = {}, context?: ReaderContext): AgentSession {
+export function importPythonSession(
+  json: string | object,
+  options: ImportPythonOptions = {},
+  context?: ReaderContext,
+): AgentSession {
   if (context === undefined) return readPythonSession(json, options, { shape: "python", sourcePointer: (p) => p });
   try {
     return readPythonSession(json, options, context);
@@ -360,12 +405,18 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
   const doc = readDocument(json, options);
   const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
-  const hint = 'Python\'s AgentSession.to_dict() writes {"type": "session", "session_id": ..., "service_session_id": ..., "state": {...}}';
+  const hint =
+    'Python\'s AgentSession.to_dict() writes {"type": "session", "session_id": ..., "service_session_id": ..., "state": {...}}';
   if (!isPlainObject(doc)) throw malformed([], `expected an object, found ${describe(doc)}`, hint);
-  if (doc.type !== undefined && doc.type !== "session") throw malformed(["type"], `expected "type": "session", found ${describe(doc.type)}`, hint);
+  if (doc.type !== undefined && doc.type !== "session")
+    throw malformed(["type"], `expected "type": "session", found ${describe(doc.type)}`, hint);
   if (!str(doc.session_id) || doc.session_id === "") {
     const looksDotnet = "stateBag" in doc;
-    throw malformed(["session_id"], `expected a non-empty string "session_id", found ${describe(doc.session_id)}`, looksDotnet ? "this looks like a .NET session (it has \"stateBag\"): import it with { from: \"dotnet\" }" : hint);
+    throw malformed(
+      ["session_id"],
+      `expected a non-empty string "session_id", found ${describe(doc.session_id)}`,
+      looksDotnet ? 'this looks like a .NET session (it has "stateBag"): import it with { from: "dotnet" }' : hint,
+    );
   }
   const state = doc.state ?? {};
   if (!isPlainObject(state)) throw malformed(["state"], `expected an object, found ${describe(state)}`, hint);
@@ -376,7 +427,11 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
   let hasHistory = false;
   const put = (key: string, value: TaggedValue) => {
     if (Object.hasOwn(bag, key)) {
-      throw malformed(["state", key], `two state entries map to the statebag key ${shown(key)}`, `import with another historyKey (now ${shown(historyKey)}) or rename one of them`);
+      throw malformed(
+        ["state", key],
+        `two state entries map to the statebag key ${shown(key)}`,
+        `import with another historyKey (now ${shown(historyKey)}) or rename one of them`,
+      );
     }
     defineOwn(bag as JsonRecord, key, value);
   };
@@ -387,10 +442,27 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
       info = value as unknown as SessionInfo;
       continue;
     }
-    if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && Array.isArray(value.messages) && Object.keys(value).length === 1) {
-      put(historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages: messagesFromPython(value.messages, [...path, "messages"]), droppedMessageCount: 0 });
+    if (
+      key === pyHistoryKey &&
+      isPlainObject(value) &&
+      !isTaggedValue(value) &&
+      Array.isArray(value.messages) &&
+      Object.keys(value).length === 1
+    ) {
+      put(historyKey, {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: messagesFromPython(value.messages, [...path, "messages"]),
+        droppedMessageCount: 0,
+      });
       hasHistory = true;
-    } else if (key === pyHistoryKey && isPlainObject(value) && !isTaggedValue(value) && "messages" in value && !Array.isArray(value.messages)) {
+    } else if (
+      key === pyHistoryKey &&
+      isPlainObject(value) &&
+      !isTaggedValue(value) &&
+      "messages" in value &&
+      !Array.isArray(value.messages)
+    ) {
       throw malformed([...path, "messages"], `expected an array of messages, found ${describe(value.messages)}`);
     } else if (isTaggedValue(value)) {
       put(key, cloneJson(value));
@@ -400,17 +472,26 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
   }
   const extras: JsonRecord = {};
   for (const key of Object.keys(doc)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(extras, key, cloneJson(doc[key]));
-  if (Object.keys(extras).length > 0) put(envelopeKey("python"), foreignState("python", extras as JsonObject) as unknown as TaggedValue);
+  if (Object.keys(extras).length > 0)
+    put(envelopeKey("python"), foreignState("python", extras as JsonObject) as unknown as TaggedValue);
 
   approvalsFromPython(bag as JsonRecord, historyKey, APPROVAL_MAPPER);
-  const kind: SessionKind | undefined = info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
-  if (hasHistory && droppedCountOf(info) > 0) (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
+  const kind: SessionKind | undefined =
+    info?.kind ?? (conversationId !== undefined ? "hosted" : hasHistory ? "local" : undefined);
+  if (hasHistory && droppedCountOf(info) > 0)
+    (bag[historyKey] as JsonRecord).droppedMessageCount = droppedCountOf(info);
   const session = createSessionData({ id: options.id ?? doc.session_id, kind, conversationId, stateBag: bag });
   const historyPrefix = `/stateBag/${pointerSegment(historyKey)}/`;
-  return decodeImported(session, context.shape, (pointer) => {
-    if (hasHistory && pointer.startsWith(historyPrefix)) return context.sourcePointer(`/state/${pointerSegment(pyHistoryKey)}/${pointer.slice(historyPrefix.length)}`);
-    return context.sourcePointer(pointer.replace(/^\/stateBag\//, "/state/"));
-  }, options);
+  return decodeImported(
+    session,
+    context.shape,
+    (pointer) => {
+      if (hasHistory && pointer.startsWith(historyPrefix))
+        return context.sourcePointer(`/state/${pointerSegment(pyHistoryKey)}/${pointer.slice(historyPrefix.length)}`);
+      return context.sourcePointer(pointer.replace(/^\/stateBag\//, "/state/"));
+    },
+    options,
+  );
 }
 
 /**
@@ -440,13 +521,19 @@ function checkExportDepth(session: AgentSession, maxDepth: number): void {
 export function exportPythonSession(session: AgentSession, options: ExportPythonOptions = {}): PythonSessionJson {
   const pyHistoryKey = options.pythonHistoryKey ?? PYTHON_DEFAULT_HISTORY_KEY;
   const historyKey = options.historyKey ?? InMemoryChatHistoryProvider.defaultKey;
-  const fail = (path: Path, problem: string, hint?: string) => new InteropError("python", "export", at(path), problem, hint);
+  const fail = (path: Path, problem: string, hint?: string) =>
+    new InteropError("python", "export", at(path), problem, hint);
   checkExportDepth(session, DEFAULT_JSON_LIMITS.maxDepth);
   const state: JsonRecord = {};
   let extras: JsonRecord = {};
   let dropped = 0;
   const put = (key: string, value: unknown) => {
-    if (Object.hasOwn(state, key)) throw fail(["stateBag", key], `two state bag entries map to the Python state key ${shown(key)}`, `export with another pythonHistoryKey (now ${shown(pyHistoryKey)}) or rename one of them`);
+    if (Object.hasOwn(state, key))
+      throw fail(
+        ["stateBag", key],
+        `two state bag entries map to the Python state key ${shown(key)}`,
+        `export with another pythonHistoryKey (now ${shown(pyHistoryKey)}) or rename one of them`,
+      );
     defineOwn(state, key, value);
   };
   const sourceBag = approvalsToPython(session.stateBag as JsonRecord, historyKey, APPROVAL_MAPPER);
@@ -460,7 +547,11 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
     } else if (isForeignState(value, "python")) {
       put(key, cloneJson(value.value));
     } else if (key === SESSION_INFO_KEY) {
-      throw fail(["stateBag", key], `the key ${shown(key)} is reserved for session metadata`, "rename that provider's key");
+      throw fail(
+        ["stateBag", key],
+        `the key ${shown(key)} is reserved for session metadata`,
+        "rename that provider's key",
+      );
     } else {
       put(key, cloneJson(value));
     }
@@ -471,8 +562,12 @@ export function exportPythonSession(session: AgentSession, options: ExportPython
     if (dropped > 0) info.historyDroppedMessageCount = dropped;
     put(SESSION_INFO_KEY, info);
   }
-  const doc: JsonRecord = { type: "session", session_id: session.id, service_session_id: session.conversationId === undefined ? null : cloneJson(session.conversationId), state };
+  const doc: JsonRecord = {
+    type: "session",
+    session_id: session.id,
+    service_session_id: session.conversationId === undefined ? null : cloneJson(session.conversationId),
+    state,
+  };
   for (const key of Object.keys(extras)) if (!KNOWN_TOP_LEVEL.has(key)) defineOwn(doc, key, extras[key]);
   return doc as PythonSessionJson;
 }
-

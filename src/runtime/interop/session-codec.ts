@@ -5,7 +5,12 @@
  * and migrated like any other, and nothing is written that could not be loaded again.
  */
 import { checkJsonLimits, parseJson } from "../persistence/safe-json.js";
-import { SessionValidationError, deserializeSession, serializeSession, type DeserializeOptions } from "../persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeSession,
+  serializeSession,
+  type DeserializeOptions,
+} from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { InteropError, escaped, problemText, shownPointer } from "./errors.js";
 import type { InteropFormat } from "./foreign.js";
@@ -26,7 +31,10 @@ export function readDocument(input: string | object, options: Pick<SessionCodecO
 }
 
 /** A session in its stored form (`{"format": "statebag.session", ...}`), fully validated first. */
-export function encodeSession(session: AgentSession, options: Pick<DeserializeOptions, "registry" | "strict"> = {}): string {
+export function encodeSession(
+  session: AgentSession,
+  options: Pick<DeserializeOptions, "registry" | "strict"> = {},
+): string {
   return serializeSession(session, { registry: options.registry, strict: options.strict, validate: true });
 }
 
@@ -68,7 +76,12 @@ export function problemHints(error: SessionValidationError): string[] {
  * `InteropError` whose problems point into the imported document (`toSource` maps a pointer in the
  * statebag session to the document's; field names inside messages are statebag's).
  */
-export function decodeImported(session: AgentSession, format: InteropFormat | SessionShape, toSource: (pointer: string) => string, options: SessionCodecOptions = {}): AgentSession {
+export function decodeImported(
+  session: AgentSession,
+  format: InteropFormat | SessionShape,
+  toSource: (pointer: string) => string,
+  options: SessionCodecOptions = {},
+): AgentSession {
   try {
     return decodeSession(session, options);
   } catch (cause) {
@@ -81,7 +94,9 @@ export function decodeImported(session: AgentSession, format: InteropFormat | Se
       "import",
       first ? toSource(first.pointer) : "",
       `the document holds ${cause.problems.length === 1 ? "a value" : `${cause.problems.length} values`} statebag cannot accept:\n${lines.join("\n")}\n `,
-      hints.length > 0 ? hints.join("; ") : "fix the values listed, or load without strict to keep unknown types as they are",
+      hints.length > 0
+        ? hints.join("; ")
+        : "fix the values listed, or load without strict to keep unknown types as they are",
       cause,
     );
   }

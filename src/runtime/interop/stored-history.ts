@@ -12,7 +12,11 @@ import { InteropError, shown } from "./errors.js";
 import { defineOwn, isPlainObject, type JsonRecord } from "./json-util.js";
 
 /** A copy of `session` with every `StoredChatHistoryState` replaced by the history it stands for. */
-export async function resolveStoredHistory(session: AgentSession, log: MessageLog, options: { historyKey?: string } = {}): Promise<AgentSession> {
+export async function resolveStoredHistory(
+  session: AgentSession,
+  log: MessageLog,
+  options: { historyKey?: string } = {},
+): Promise<AgentSession> {
   const historyKey = options.historyKey ?? "statebag.chatHistory";
   const bag: JsonRecord = {};
   let found = false;
@@ -23,7 +27,13 @@ export async function resolveStoredHistory(session: AgentSession, log: MessageLo
       continue;
     }
     if (found || (Object.hasOwn(session.stateBag, historyKey) && key !== historyKey)) {
-      throw new InteropError("dotnet", "export", `/stateBag/${key}`, `the session holds more than one history (${shown(key)} and ${shown(historyKey)})`, "export a session with one history provider");
+      throw new InteropError(
+        "dotnet",
+        "export",
+        `/stateBag/${key}`,
+        `the session holds more than one history (${shown(key)} and ${shown(historyKey)})`,
+        "export a session with one history provider",
+      );
     }
     found = true;
     const storageId = typeof value.storageId === "string" ? value.storageId : "";

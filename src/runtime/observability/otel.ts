@@ -37,7 +37,9 @@ export interface OtelContext {
 /** The module `@opentelemetry/api`, as far as statebag uses it. @internal */
 export interface OtelApi {
   trace: {
-    getTracerProvider(): OtelTracerProvider & { getDelegateTracer?(name: string, version?: string): OtelTracer | undefined };
+    getTracerProvider(): OtelTracerProvider & {
+      getDelegateTracer?(name: string, version?: string): OtelTracer | undefined;
+    };
     getSpan(context: OtelContext): OtelSpan | undefined;
     setSpan(context: OtelContext, span: OtelSpan): OtelContext;
   };
@@ -62,7 +64,10 @@ export function loadOtel(): Promise<OtelApi | undefined> {
     (mod) => {
       const named = mod as Partial<OtelApi> & { default?: Partial<OtelApi> };
       const api = named.trace === undefined ? named.default : named;
-      const usable = typeof api?.trace?.getTracerProvider === "function" && typeof api.context?.with === "function" ? (api as OtelApi) : undefined;
+      const usable =
+        typeof api?.trace?.getTracerProvider === "function" && typeof api.context?.with === "function"
+          ? (api as OtelApi)
+          : undefined;
       loaded = usable;
       return usable;
     },

@@ -19,8 +19,23 @@ import { defaultSessionCodec } from "../stores/codec.js";
 import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
 import { markContextFree, usesContext } from "../stores/listing.js";
 import type { EraseReceipt, SessionCodec, SessionStore, StoredSession } from "../stores/types.js";
-import { observeLoad, STORE_TRACING, tracingOf, type MigrationProbe, type SessionProbe, type StoreTracing } from "./hooks.js";
-import { loadedOtel, loadOtel, type OtelAttributes, type OtelContext, type OtelSpan, type OtelTracer, type OtelTracerProvider } from "./otel.js";
+import {
+  observeLoad,
+  STORE_TRACING,
+  tracingOf,
+  type MigrationProbe,
+  type SessionProbe,
+  type StoreTracing,
+} from "./hooks.js";
+import {
+  loadedOtel,
+  loadOtel,
+  type OtelAttributes,
+  type OtelContext,
+  type OtelSpan,
+  type OtelTracer,
+  type OtelTracerProvider,
+} from "./otel.js";
 
 /** The name statebag's tracer is registered under (the instrumentation scope). */
 export const TRACER_NAME = "statebag";
@@ -74,7 +89,10 @@ class Tracing implements StoreTracing {
   /** Sets the store's attributes, carried by every span. */
   describe(store: SessionStore): void {
     const collection = store.kind === "sqlite" || store.kind === "postgres" ? "statebag_sessions" : undefined;
-    this.base = { "db.system.name": SYSTEM[store.kind] ?? String(store.kind), ...(collection ? { "db.collection.name": collection } : {}) };
+    this.base = {
+      "db.system.name": SYSTEM[store.kind] ?? String(store.kind),
+      ...(collection ? { "db.collection.name": collection } : {}),
+    };
   }
 
   idHash(id: unknown): string | undefined {
@@ -108,14 +126,26 @@ class Tracing implements StoreTracing {
       name,
       {
         kind,
-        attributes: { ...this.base, "db.operation.name": op, ...(inherited !== undefined ? { "statebag.cas.attempt": inherited.n } : {}), ...attributes },
+        attributes: {
+          ...this.base,
+          "db.operation.name": op,
+          ...(inherited !== undefined ? { "statebag.cas.attempt": inherited.n } : {}),
+          ...attributes,
+        },
       },
       parent,
     );
-    const frame: Frame = { span, op, attempt: inherited, context: api !== undefined && parent !== undefined ? api.trace.setSpan(parent, span) : undefined };
+    const frame: Frame = {
+      span,
+      op,
+      attempt: inherited,
+      context: api !== undefined && parent !== undefined ? api.trace.setSpan(parent, span) : undefined,
+    };
     try {
       const run = () => this.frames.run(frame, () => body(frame));
-      const value = await (api !== undefined && frame.context !== undefined ? api.context.with(frame.context, run) : run());
+      const value = await (api !== undefined && frame.context !== undefined
+        ? api.context.with(frame.context, run)
+        : run());
       const outcome = finish ? finish(span, value) : "ok";
       span.setAttribute("statebag.outcome", outcome);
       if (outcome === "error") span.setStatus({ code: STATUS_ERROR, message: "error" });
@@ -128,30 +158,63 @@ class Tracing implements StoreTracing {
     }
   }
 
-  private store(name: string, op: string, attributes: OtelAttributes, body: (frame: Frame) => Promise<unknown>, finish?: (span: OtelSpan, value: never) => Outcome) {
-    return this.span(name, op, SPAN_KIND_CLIENT, attributes, body, finish as (span: OtelSpan, value: unknown) => Outcome);
+  private store(
+    name: string,
+    op: string,
+    attributes: OtelAttributes,
+    body: (frame: Frame) => Promise<unknown>,
+    finish?: (span: OtelSpan, value: never) => Outcome,
+  ) {
+    return this.span(
+      name,
+      op,
+      SPAN_KIND_CLIENT,
+      attributes,
+      body,
+      finish as (span: OtelSpan, value: unknown) => Outcome,
+    );
   }
 
   /** The traced versions of the store's methods. */
   methods(store: SessionStore): Record<string, (...args: never[]) => unknown> {
     const methods: Record<string, (...args: never[]) => unknown> = {
       get: (id: string) =>
-        this.store("statebag.load", "get", { "statebag.session.id_hash": this.idHash(id) }, () => store.get(id), (span, stored: StoredSession | undefined) => {
-          if (stored === undefined) return "not-found";
-          setTypes(span, stored.session);
-          return "ok";
-        }),
+        this.store(
+          "statebag.load",
+          "get",
+          { "statebag.session.id_hash": this.idHash(id) },
+          () => store.get(id),
+          (span, stored: StoredSession | undefined) => {
+            if (stored === undefined) return "not-found";
+            setTypes(span, stored.session);
+            return "ok";
+          },
+        ),
       save: (...args: Parameters<SessionStore["save"]>) =>
-        this.store("statebag.save", "save", { "statebag.session.id_hash": this.idHash(args[0]?.id), "statebag.types": typesOf(args[0]) }, () => store.save(...args)),
+        this.store(
+          "statebag.save",
+          "save",
+          { "statebag.session.id_hash": this.idHash(args[0]?.id), "statebag.types": typesOf(args[0]) },
+          () => store.save(...args),
+        ),
       delete: (...args: Parameters<SessionStore["delete"]>) =>
-        this.store("statebag.delete", "delete", { "statebag.session.id_hash": this.idHash(args[0]) }, () => store.delete(...args), (_span, existed: boolean) => (existed ? "ok" : "not-found")),
-      scan: (...args: Parameters<SessionStore["scan"]>) => this.store("statebag.scan", "scan", {}, () => store.scan(...args), rows),
-      list: (...args: Parameters<SessionStore["list"]>) => this.store("statebag.list", "list", {}, () => store.list(...args), rows),
+        this.store(
+          "statebag.delete",
+          "delete",
+          { "statebag.session.id_hash": this.idHash(args[0]) },
+          () => store.delete(...args),
+          (_span, existed: boolean) => (existed ? "ok" : "not-found"),
+        ),
+      scan: (...args: Parameters<SessionStore["scan"]>) =>
+        this.store("statebag.scan", "scan", {}, () => store.scan(...args), rows),
+      list: (...args: Parameters<SessionStore["list"]>) =>
+        this.store("statebag.list", "list", {}, () => store.list(...args), rows),
       purgeExpired: () => this.store("statebag.purge", "purgeExpired", {}, () => store.purgeExpired(), deleted),
     };
     // (A store implemented before erasure existed may lack it: left as it is.)
     if (typeof (store as Partial<SessionStore>).eraseOwner === "function") {
-      methods.eraseOwner = (...args: Parameters<SessionStore["eraseOwner"]>) => this.store("statebag.erase", "eraseOwner", {}, () => store.eraseOwner(...args), erased);
+      methods.eraseOwner = (...args: Parameters<SessionStore["eraseOwner"]>) =>
+        this.store("statebag.erase", "eraseOwner", {}, () => store.eraseOwner(...args), erased);
     }
     return methods as Record<string, (...args: never[]) => unknown>;
   }
@@ -168,7 +231,12 @@ class Tracing implements StoreTracing {
       },
       deserialize(text, key, context) {
         const frame = frames.getStore();
-        const load = () => (context === undefined ? (key === undefined ? codec.deserialize(text) : codec.deserialize(text, key)) : codec.deserialize(text, key, context));
+        const load = () =>
+          context === undefined
+            ? key === undefined
+              ? codec.deserialize(text)
+              : codec.deserialize(text, key)
+            : codec.deserialize(text, key, context);
         if (frame?.op !== "get") return load();
         if (typeof text === "string") setStored(frame.span, text);
         const record: { migrations?: number } = {};
@@ -205,7 +273,8 @@ class Tracing implements StoreTracing {
       const r = report as Record<string, unknown>;
       for (const key of ["scanned", "migrated", "unchanged", "failedCount", "vanished", "conflicts", "aborted"]) {
         const value = r[key];
-        if (typeof value === "number" || typeof value === "boolean") span.setAttribute(`statebag.migrate.${key === "failedCount" ? "failed" : key}`, value);
+        if (typeof value === "number" || typeof value === "boolean")
+          span.setAttribute(`statebag.migrate.${key === "failedCount" ? "failed" : key}`, value);
       }
       return "ok";
     });
@@ -264,7 +333,9 @@ function deleted(span: OtelSpan, count: unknown): Outcome {
 /** `statebag.session.bytes` (UTF-8) and `statebag.session.format_version` (of a statebag envelope) of a stored text. */
 function setStored(span: OtelSpan, text: string): void {
   span.setAttribute("statebag.session.bytes", Buffer.byteLength(text, "utf8"));
-  const version = /^\s*\{\s*"format"\s*:\s*"statebag\.session"\s*,\s*"formatVersion"\s*:\s*(\d{1,6})\b/.exec(text.slice(0, 128))?.[1];
+  const version = /^\s*\{\s*"format"\s*:\s*"statebag\.session"\s*,\s*"formatVersion"\s*:\s*(\d{1,6})\b/.exec(
+    text.slice(0, 128),
+  )?.[1];
   if (version !== undefined) span.setAttribute("statebag.session.format_version", Number(version));
 }
 
@@ -292,7 +363,8 @@ function errorType(value: unknown): string {
 }
 
 function failed(span: OtelSpan, error: unknown): void {
-  const outcome: Outcome = error instanceof ConflictError ? "conflict" : error instanceof SessionNotFoundError ? "not-found" : "error";
+  const outcome: Outcome =
+    error instanceof ConflictError ? "conflict" : error instanceof SessionNotFoundError ? "not-found" : "error";
   const code = (error as { code?: unknown } | null)?.code;
   const type = errorType(typeof code === "string" ? code : error instanceof Error ? error.name : undefined);
   span.setAttribute("statebag.outcome", outcome);
@@ -343,7 +415,10 @@ export interface OpenTracing {
  * always (`true` needs `@opentelemetry/api`); absent when `@opentelemetry/api` is installed and
  * a global tracer provider is registered. @internal
  */
-export async function openTracing(option: boolean | TracingOptions | undefined, version?: string): Promise<OpenTracing | undefined> {
+export async function openTracing(
+  option: boolean | TracingOptions | undefined,
+  version?: string,
+): Promise<OpenTracing | undefined> {
   if (option === false) return undefined;
   const settings: TracingOptions = typeof option === "object" && option !== null ? option : {};
   let tracer: OtelTracer;
@@ -358,7 +433,12 @@ export async function openTracing(option: boolean | TracingOptions | undefined, 
     }
     const provider = api.trace.getTracerProvider();
     // The global provider is a proxy: without a registered delegate it makes no-op spans.
-    if (option === undefined && typeof provider.getDelegateTracer === "function" && provider.getDelegateTracer(TRACER_NAME, version) === undefined) return undefined;
+    if (
+      option === undefined &&
+      typeof provider.getDelegateTracer === "function" &&
+      provider.getDelegateTracer(TRACER_NAME, version) === undefined
+    )
+      return undefined;
     tracer = provider.getTracer(TRACER_NAME, version);
   }
   const tracing = new Tracing(tracer, settings.idHashKey);

@@ -4,7 +4,14 @@
  * hint. Alternatives (`anyOf`/`oneOf`) are merged into one report. Linear in the number of errors.
  */
 import { describeValue, pointerSegment, quoted, unescapeSegment } from "../core/json.js";
-import { detailText, pointerLabel, type JsonTypeName, type OtherSchemaKeyword, type SchemaProblemDetails, type ValidationProblem } from "./problems.js";
+import {
+  detailText,
+  pointerLabel,
+  type JsonTypeName,
+  type OtherSchemaKeyword,
+  type SchemaProblemDetails,
+  type ValidationProblem,
+} from "./problems.js";
 import type { TypeDefinition, ValidatorError } from "./registry-types.js";
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -13,9 +20,23 @@ const hasOwn = Object.prototype.hasOwnProperty;
  * The problems of one value its type's validator rejected: `errors` are the validator's (from an
  * `allErrors` validator when there is one), `base` the value's pointer. Calls `emit` per problem.
  */
-export function emitSchemaProblems(def: TypeDefinition, value: unknown, errors: readonly ValidatorError[] | null | undefined, base: string, emit: (problem: ValidationProblem) => void): void {
+export function emitSchemaProblems(
+  def: TypeDefinition,
+  value: unknown,
+  errors: readonly ValidatorError[] | null | undefined,
+  base: string,
+  emit: (problem: ValidationProblem) => void,
+): void {
   if (!errors || errors.length === 0) {
-    emit({ code: "schema", pointer: base, $type: def.$type, expected: `a valid "${def.$type}" v${def.version}`, found: describeValue(value), message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}`, details: { kind: "schema", keyword: "unknown", params: {} } });
+    emit({
+      code: "schema",
+      pointer: base,
+      $type: def.$type,
+      expected: `a valid "${def.$type}" v${def.version}`,
+      found: describeValue(value),
+      message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}`,
+      details: { kind: "schema", keyword: "unknown", params: {} },
+    });
     return;
   }
   for (const e of reduceAjvErrors(errors)) emit(problemFromAjv(e, base, value, def));
@@ -53,7 +74,11 @@ function parentSchemaPath(schemaPath: string): string {
 
 /** True when `inner` is `outer` or a position inside it (pointer segments, not string prefixes). */
 function within(inner: string, outer: string): boolean {
-  return outer === "" || inner === outer || (inner.length > outer.length && inner.charCodeAt(outer.length) === 47 && inner.startsWith(outer));
+  return (
+    outer === "" ||
+    inner === outer ||
+    (inner.length > outer.length && inner.charCodeAt(outer.length) === 47 && inner.startsWith(outer))
+  );
 }
 
 function depthOf(instancePath: string): number {
@@ -89,7 +114,12 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     if (branch.length === 0) continue;
     branch.reverse();
     for (const e of branch) dropped.add(e);
-    if (branch.every((e) => e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"))) {
+    if (
+      branch.every(
+        (e) =>
+          e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"),
+      )
+    ) {
       const wanted = [...new Set(branch.map(expectedOf))];
       dropped.add(c);
       // What the alternatives accept together, as data (for the problem's details).
@@ -101,7 +131,11 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
         } else if (e.keyword === "const") values.push(e.params.allowedValue);
         else if (Array.isArray(e.params.allowedValues)) values.push(...(e.params.allowedValues as unknown[]));
       }
-      added.push({ ...c, keyword: "anyOf", params: { ...c.params, expected: wanted.join(" or "), combinator: c.keyword, types, values } });
+      added.push({
+        ...c,
+        keyword: "anyOf",
+        params: { ...c.params, expected: wanted.join(" or "), combinator: c.keyword, types, values },
+      });
       continue;
     }
     // The branch whose errors reach deepest into the data is most likely the one intended.
@@ -150,7 +184,8 @@ function expectedOf(e: ValidatorError): string {
 }
 
 const FORMAT_EXAMPLES: Record<string, string> = {
-  "date-time": 'ISO-8601 with an offset, e.g. "2025-01-31T12:00:00Z" or "2025-01-31T12:00:00+02:00" (and a real calendar day)',
+  "date-time":
+    'ISO-8601 with an offset, e.g. "2025-01-31T12:00:00Z" or "2025-01-31T12:00:00+02:00" (and a real calendar day)',
   date: 'e.g. "2025-01-31"',
   uri: 'an absolute URI, e.g. "https://example.com/a"',
   email: 'e.g. "name@example.com"',
@@ -181,9 +216,17 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "additionalProperties": {
       const name = String(p.additionalProperty);
       pointer += "/" + pointerSegment(name);
-      const parent = resolveSchemaPath(def.schema, parentSchemaPath(e.schemaPath)) as { properties?: Record<string, unknown> } | undefined;
+      const parent = resolveSchemaPath(def.schema, parentSchemaPath(e.schemaPath)) as
+        | { properties?: Record<string, unknown> }
+        | undefined;
       const allowed = parent?.properties ? Object.keys(parent.properties) : [];
-      expected = allowed.length > 0 ? `only ${allowed.slice(0, 12).map((k) => JSON.stringify(k)).join(", ")}${allowed.length > 12 ? ", ..." : ""}` : "no other properties";
+      expected =
+        allowed.length > 0
+          ? `only ${allowed
+              .slice(0, 12)
+              .map((k) => JSON.stringify(k))
+              .join(", ")}${allowed.length > 12 ? ", ..." : ""}`
+          : "no other properties";
       found = `property ${quoted(name)} (${describeValue(resolveInstancePath(at, "/" + pointerSegment(name)))})`;
       message = `${pointerLabel(pointer)}: unknown property ${quoted(name)} in ${typeLabel}`;
       hint = `${typeLabel} has a closed model: remove ${quoted(name)}, or declare it in the type (and bump the version if older readers must not see it)`;
@@ -192,9 +235,15 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     }
     case "anyOf":
     case "oneOf": {
-      expected = typeof p.expected === "string" ? p.expected : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
+      expected =
+        typeof p.expected === "string"
+          ? p.expected
+          : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
-      details = { kind: "schema", keyword: p.combinator === "oneOf" || (p.combinator === undefined && e.keyword === "oneOf") ? "oneOf" : "anyOf" };
+      details = {
+        kind: "schema",
+        keyword: p.combinator === "oneOf" || (p.combinator === undefined && e.keyword === "oneOf") ? "oneOf" : "anyOf",
+      };
       if (Array.isArray(p.types) && p.types.length > 0) details.types = p.types as JsonTypeName[];
       if (Array.isArray(p.values) && p.values.length > 0) details.values = p.values as unknown[];
       break;
@@ -222,7 +271,11 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
           ? { kind: "schema", keyword: "type", types: typeNames(p.type), actualType: jsonTypeOf(at) }
           : e.keyword === "const"
             ? { kind: "schema", keyword: "const", value: p.allowedValue }
-            : { kind: "schema", keyword: "enum", values: Array.isArray(p.allowedValues) ? p.allowedValues.slice() : [] };
+            : {
+                kind: "schema",
+                keyword: "enum",
+                values: Array.isArray(p.allowedValues) ? p.allowedValues.slice() : [],
+              };
       break;
     case "minimum":
     case "maximum":
@@ -230,7 +283,13 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "exclusiveMaximum":
       expected = `a number ${String(p.comparison)} ${String(p.limit)}`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
-      details = { kind: "schema", keyword: e.keyword, comparison: p.comparison as ">=" | "<=" | ">" | "<", limit: Number(p.limit), actual: Number(at) };
+      details = {
+        kind: "schema",
+        keyword: e.keyword,
+        comparison: p.comparison as ">=" | "<=" | ">" | "<",
+        limit: Number(p.limit),
+        actual: Number(at),
+      };
       break;
     case "minLength":
     case "maxLength":
@@ -252,11 +311,27 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
   return problem;
 }
 
-
 // -----------------------------------------------------------------------------------------------
 // Details (the problem as data).
 
-const OTHER_KEYWORDS = new Set<string>(["multipleOf", "uniqueItems", "dependentRequired", "dependencies", "propertyNames", "additionalItems", "items", "prefixItems", "contains", "minContains", "maxContains", "not", "false schema", "unevaluatedProperties", "unevaluatedItems", "discriminator"] satisfies OtherSchemaKeyword[]);
+const OTHER_KEYWORDS = new Set<string>([
+  "multipleOf",
+  "uniqueItems",
+  "dependentRequired",
+  "dependencies",
+  "propertyNames",
+  "additionalItems",
+  "items",
+  "prefixItems",
+  "contains",
+  "minContains",
+  "maxContains",
+  "not",
+  "false schema",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "discriminator",
+] satisfies OtherSchemaKeyword[]);
 
 /** Details for a keyword without its own variant: ajv's params, input strings cut. */
 function otherDetails(e: ValidatorError): SchemaProblemDetails {

@@ -28,7 +28,14 @@ export function isDateTime(s: string): boolean {
   // Shortest: 2025-01-01T00:00:00Z (20 chars).
   if (len < 20) return false;
   // '-' '-' 'T'|'t' ':' ':' (x | 0x20 folds 'T' to 't'; only 'T' and 't' give 't')
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || (s.charCodeAt(10) | 0x20) !== 116 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return false;
+  if (
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    (s.charCodeAt(10) | 0x20) !== 116 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  )
+    return false;
 
   const century = twoDigits(s, 0);
   const yy = twoDigits(s, 2);
@@ -37,7 +44,20 @@ export function isDateTime(s: string): boolean {
   const hour = twoDigits(s, 11);
   const minute = twoDigits(s, 14);
   const second = twoDigits(s, 17);
-  if (century < 0 || yy < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return false;
+  if (
+    century < 0 ||
+    yy < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 60
+  )
+    return false;
   if (day > 28) {
     // Leap year: divisible by 4, and by 400 when it is a century (year % 4 === yy % 4 since 100 % 4 === 0).
     const leap = yy !== 0 ? (yy & 3) === 0 : (century & 3) === 0;

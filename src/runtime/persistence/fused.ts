@@ -33,19 +33,34 @@ const MAX_FUSED_DEPTH = 1024;
 const DEFAULT_NESTING = 128;
 
 /** Fused limits for resolved JSON limits; undefined when the fused check cannot apply them. */
-export function fusedLimits(lim: Required<JsonLimits>, maxNesting: number | undefined, saving: boolean): FusedLimits | undefined {
+export function fusedLimits(
+  lim: Required<JsonLimits>,
+  maxNesting: number | undefined,
+  saving: boolean,
+): FusedLimits | undefined {
   if (lim.maxDepth > MAX_FUSED_DEPTH) return undefined;
   return { maxDepth: lim.maxDepth, maxKeys: lim.maxKeys, maxNesting: maxNesting ?? DEFAULT_NESTING, saving };
 }
 
 /** Limits for a check with no JSON limits of its own (`validateSession`): only the recursion bound. */
-export const UNLIMITED: FusedLimits = Object.freeze({ maxDepth: MAX_FUSED_DEPTH, maxKeys: Number.MAX_SAFE_INTEGER, maxNesting: DEFAULT_NESTING, saving: false });
+export const UNLIMITED: FusedLimits = Object.freeze({
+  maxDepth: MAX_FUSED_DEPTH,
+  maxKeys: Number.MAX_SAFE_INTEGER,
+  maxNesting: DEFAULT_NESTING,
+  saving: false,
+});
 
 /**
  * The object keys of a session document (an envelope `{format, formatVersion, session}` at depth 1,
  * or a bare session) when the fused check accepts it, else -1. `format`/`version`: the envelope's.
  */
-export function fusedSessionDocument(doc: unknown, format: string, maxVersion: number, allowBare: boolean, limits: FusedLimits): number {
+export function fusedSessionDocument(
+  doc: unknown,
+  format: string,
+  maxVersion: number,
+  allowBare: boolean,
+  limits: FusedLimits,
+): number {
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
   const d = doc as Record<string, unknown>;
   const f = d.format;
@@ -55,7 +70,8 @@ export function fusedSessionDocument(doc: unknown, format: string, maxVersion: n
     return keyCount();
   }
   const v = d.formatVersion;
-  if (f !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3) return -1;
+  if (f !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3)
+    return -1;
   let n = 0;
   for (const k in d) {
     if (k !== "format" && k !== "formatVersion" && k !== "session") return -1;
@@ -70,7 +86,16 @@ export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: 
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
   const d = doc as Record<string, unknown>;
   const v = d.formatVersion;
-  if (d.format !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3 || limits.maxDepth < 2) return -1;
+  if (
+    d.format !== format ||
+    typeof v !== "number" ||
+    !Number.isInteger(v) ||
+    v < 1 ||
+    v > maxVersion ||
+    limits.maxKeys < 3 ||
+    limits.maxDepth < 2
+  )
+    return -1;
   let n = 0;
   for (const k in d) {
     if (k !== "format" && k !== "formatVersion" && k !== "sessions") return -1;

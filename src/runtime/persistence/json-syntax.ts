@@ -72,7 +72,13 @@ function snippetAt(text: string, position: number, line: number, column: number)
   }
   // One column per character, so the caret lines up: tabs become spaces, other control characters U+FFFD.
   // eslint-disable-next-line no-control-regex
-  const shown = prefix + text.slice(from, to).replace(/\t/g, " ").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "\ufffd") + suffix;
+  const shown =
+    prefix +
+    text
+      .slice(from, to)
+      .replace(/\t/g, " ")
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "\ufffd") +
+    suffix;
   const caret = " ".repeat(prefix.length + Math.max(0, position - from)) + "^";
   const gutter = String(line);
   return `  ${gutter} | ${shown}\n  ${" ".repeat(gutter.length)} | ${caret}`;
@@ -83,7 +89,8 @@ function describeChar(text: string, i: number): string {
   const ch = text[i];
   const code = text.charCodeAt(i);
   const hex = `U+${code.toString(16).padStart(4, "0").toUpperCase()}`;
-  if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return `control character ${hex}`;
+  if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029)
+    return `control character ${hex}`;
   if (code >= 0xd800 && code <= 0xdfff) return `character ${hex}`;
   return `'${ch}'`;
 }
@@ -142,7 +149,8 @@ export function locateSyntaxError(text: string): { position: number; reason: str
     else return fail(`invalid number: expected a digit, found ${describeChar(text, i)}`);
     if (text.charCodeAt(i) === 46) {
       i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit after '.', found ${describeChar(text, i)}`);
+      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57))
+        return fail(`invalid number: expected a digit after '.', found ${describeChar(text, i)}`);
       while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
     }
     const e = text.charCodeAt(i);
@@ -150,14 +158,16 @@ export function locateSyntaxError(text: string): { position: number; reason: str
       i++;
       const s = text.charCodeAt(i);
       if (s === 43 || s === 45) i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57)) return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
+      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57))
+        return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
       while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
     }
     return null;
   };
   const key = (): { position: number; reason: string } | null => {
     ws();
-    if (text.charCodeAt(i) !== 34) return fail(`expected a property name in double quotes, found ${describeChar(text, i)}`);
+    if (text.charCodeAt(i) !== 34)
+      return fail(`expected a property name in double quotes, found ${describeChar(text, i)}`);
     const e = str();
     if (e) return e;
     ws();
@@ -197,7 +207,11 @@ export function locateSyntaxError(text: string): { position: number; reason: str
     else if (text.startsWith("null", i)) i += 4;
     else if (c === 93 || c === 125) {
       const prev = text.slice(0, i).trimEnd();
-      return fail(prev.endsWith(",") ? `unexpected '${text[i]}' (trailing commas are not allowed in JSON)` : `unexpected '${text[i]}': expected a value`);
+      return fail(
+        prev.endsWith(",")
+          ? `unexpected '${text[i]}' (trailing commas are not allowed in JSON)`
+          : `unexpected '${text[i]}': expected a value`,
+      );
     } else if (c === 39) return fail("unexpected single quote: JSON strings use double quotes");
     else return fail(`unexpected ${describeChar(text, i)}: expected a value`);
     if (err) return err;
@@ -230,7 +244,9 @@ export function locateSyntaxError(text: string): { position: number; reason: str
         continue;
       }
       if (i >= n) return fail(`unexpected end of input: expected ',' or '${top === 0 ? "]" : "}"}'`);
-      return fail(`expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, i)}`);
+      return fail(
+        `expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, i)}`,
+      );
     }
   }
 }

@@ -22,7 +22,6 @@ import { StatebagError } from "../core/errors.js";
 import type { TypeIdOf, VersionOf } from "../core/state-bag.js";
 import { setOwn } from "../core/json.js";
 
-
 /** What `up` is told about the step it runs. */
 export interface MigrationContext {
   /** JSON pointer of the value in the document being loaded. */
@@ -132,25 +131,44 @@ function isVersion(v: unknown): v is number {
 
 /** Declares one migration step (checked here; applied by a registry that holds it). */
 export function defineMigration<In = any, Out = any>(spec: MigrationSpec<In, Out>): Migration {
-  if (typeof spec !== "object" || spec === null) throw new MigrationDefinitionError("defineMigration needs { type, from, to, up }");
+  if (typeof spec !== "object" || spec === null)
+    throw new MigrationDefinitionError("defineMigration needs { type, from, to, up }");
   // Checked field by field: the typed spec says what the compiler allows, not what arrives.
   const { type, from, to, up } = spec as { type: unknown; from: unknown; to: unknown; up: unknown };
-  if (typeof type !== "string" || type.length === 0) throw new MigrationDefinitionError(`migration "type" must be a non-empty string, found ${JSON.stringify(type)}`);
-  if (!isVersion(from)) throw new MigrationDefinitionError(`migration of "${type}": "from" must be an integer >= 1, found ${JSON.stringify(from)}`);
-  if (typeof up !== "function") throw new MigrationDefinitionError(`migration of "${type}" v${from}: "up" must be a function`);
+  if (typeof type !== "string" || type.length === 0)
+    throw new MigrationDefinitionError(`migration "type" must be a non-empty string, found ${JSON.stringify(type)}`);
+  if (!isVersion(from))
+    throw new MigrationDefinitionError(
+      `migration of "${type}": "from" must be an integer >= 1, found ${JSON.stringify(from)}`,
+    );
+  if (typeof up !== "function")
+    throw new MigrationDefinitionError(`migration of "${type}" v${from}: "up" must be a function`);
   let toType = type;
   let toVersion: number;
   if (typeof to === "number") {
     toVersion = to;
-  } else if (typeof to === "object" && to !== null && typeof (to as { type?: unknown }).type === "string" && (to as { type: string }).type.length > 0) {
+  } else if (
+    typeof to === "object" &&
+    to !== null &&
+    typeof (to as { type?: unknown }).type === "string" &&
+    (to as { type: string }).type.length > 0
+  ) {
     toType = (to as { type: string }).type;
     toVersion = (to as { version: number }).version;
   } else {
-    throw new MigrationDefinitionError(`migration of "${type}" v${from}: "to" must be a version number or { type, version }`);
+    throw new MigrationDefinitionError(
+      `migration of "${type}" v${from}: "to" must be a version number or { type, version }`,
+    );
   }
-  if (!isVersion(toVersion)) throw new MigrationDefinitionError(`migration of "${type}" v${from}: target version must be an integer >= 1, found ${JSON.stringify(toVersion)}`);
+  if (!isVersion(toVersion))
+    throw new MigrationDefinitionError(
+      `migration of "${type}" v${from}: target version must be an integer >= 1, found ${JSON.stringify(toVersion)}`,
+    );
   if (toType === type && toVersion <= from) {
-    throw new MigrationDefinitionError(`migration of "${type}" goes from v${from} to v${toVersion}: a step must raise the version`, "versions only go up; to undo a change, write a new version");
+    throw new MigrationDefinitionError(
+      `migration of "${type}" goes from v${from} to v${toVersion}: a step must raise the version`,
+      "versions only go up; to undo a change, write a new version",
+    );
   }
   return Object.freeze({ type, from, toType, to: toVersion, up: up as Migration["up"], source: callerSource() });
 }
@@ -160,7 +178,8 @@ export function callerSource(): string | undefined {
   const stack = new Error().stack;
   if (!stack) return undefined;
   for (const line of stack.split("\n").slice(1)) {
-    if (/src[\\/]runtime[\\/]persistence[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal")) continue;
+    if (/src[\\/]runtime[\\/]persistence[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal"))
+      continue;
     const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
     if (m) return `${m[1].replace(/^file:\/\//, "")}:${m[2]}`;
   }
@@ -263,26 +282,33 @@ export class MigrationSet {
     const seen = new Set<string>();
     for (;;) {
       const latest = targets.latestVersion(type);
-      if (latest !== undefined && version === latest) return { value: current, steps, ...(invalidStored ? { invalidStored } : {}) };
+      if (latest !== undefined && version === latest)
+        return { value: current, steps, ...(invalidStored ? { invalidStored } : {}) };
       if (latest !== undefined && version > latest) {
-        throw new MigrationError(`migrating "${startType}" v${startVersion} at ${pointer || "/"} reached "${type}" v${version}, newer than the latest known v${latest}`, {
-          reason: "overshoot",
-          type,
-          from: version,
-          to: latest,
-          pointer,
-          hint: `a migration of "${type}" writes a version the registry does not know; fix its "to"`,
-        });
+        throw new MigrationError(
+          `migrating "${startType}" v${startVersion} at ${pointer || "/"} reached "${type}" v${version}, newer than the latest known v${latest}`,
+          {
+            reason: "overshoot",
+            type,
+            from: version,
+            to: latest,
+            pointer,
+            hint: `a migration of "${type}" writes a version the registry does not know; fix its "to"`,
+          },
+        );
       }
       const key = `${type}\u0000${version}`;
       if (seen.has(key) || steps >= MAX_STEPS) {
-        throw new MigrationError(`migrations of "${startType}" v${startVersion} at ${pointer || "/"} loop back to "${type}" v${version}`, {
-          reason: "loop",
-          type,
-          from: version,
-          pointer,
-          hint: "a rename chain leads back to a name it started from; check the migrations' targets",
-        });
+        throw new MigrationError(
+          `migrations of "${startType}" v${startVersion} at ${pointer || "/"} loop back to "${type}" v${version}`,
+          {
+            reason: "loop",
+            type,
+            from: version,
+            pointer,
+            hint: "a rename chain leads back to a name it started from; check the migrations' targets",
+          },
+        );
       }
       seen.add(key);
       const step = this.get(type, version);
@@ -316,17 +342,51 @@ export class MigrationSet {
       try {
         out = step.up(current, context);
       } catch (cause) {
-        if (invalid) throw invalidInput(invalid, { type, version, step, previous, pointer, what: cause instanceof Error ? cause.message : String(cause), cause });
+        if (invalid)
+          throw invalidInput(invalid, {
+            type,
+            version,
+            step,
+            previous,
+            pointer,
+            what: cause instanceof Error ? cause.message : String(cause),
+            cause,
+          });
         throw new MigrationError(
           `migration of "${type}" v${version} -> ${describeTarget(step)} failed at ${pointer || "/"}: ${cause instanceof Error ? cause.message : String(cause)}`,
-          { reason: "failed", type, from: version, to: step.to, toType: step.toType, pointer, cause, hint: step.source ? `the migration is defined at ${step.source}` : undefined },
+          {
+            reason: "failed",
+            type,
+            from: version,
+            to: step.to,
+            toType: step.toType,
+            pointer,
+            cause,
+            hint: step.source ? `the migration is defined at ${step.source}` : undefined,
+          },
         );
       }
       if (typeof out !== "object" || out === null || Array.isArray(out)) {
-        if (invalid) throw invalidInput(invalid, { type, version, step, previous, pointer, what: `it returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}` });
+        if (invalid)
+          throw invalidInput(invalid, {
+            type,
+            version,
+            step,
+            previous,
+            pointer,
+            what: `it returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}`,
+          });
         throw new MigrationError(
           `migration of "${type}" v${version} -> ${describeTarget(step)} at ${pointer || "/"} returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}, not an object`,
-          { reason: "bad-result", type, from: version, to: step.to, toType: step.toType, pointer, hint: "`up` must return the migrated object" },
+          {
+            reason: "bad-result",
+            type,
+            from: version,
+            to: step.to,
+            toType: step.toType,
+            pointer,
+            hint: "`up` must return the migrated object",
+          },
         );
       }
       const next = out as Record<string, unknown>;
@@ -354,16 +414,19 @@ export function invalidStoredData(
   const { type, version, step, pointer } = at;
   const inside = pointer + problem.pointer;
   const schema = problem.file ? ` (${problem.file})` : "";
-  return new MigrationError(`invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${after}`, {
-    reason: "invalid-data",
-    type,
-    from: version,
-    to: step.to,
-    toType: step.toType,
-    pointer: inside,
-    cause: at.cause,
-    hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
-  });
+  return new MigrationError(
+    `invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${after}`,
+    {
+      reason: "invalid-data",
+      type,
+      from: version,
+      to: step.to,
+      toType: step.toType,
+      pointer: inside,
+      cause: at.cause,
+      hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
+    },
+  );
 }
 
 /**
@@ -372,13 +435,22 @@ export function invalidStoredData(
  */
 function invalidInput(
   problem: StoredProblem,
-  at: { type: string; version: number; step: Migration; previous: Migration | undefined; pointer: string; what: string; cause?: unknown },
+  at: {
+    type: string;
+    version: number;
+    step: Migration;
+    previous: Migration | undefined;
+    pointer: string;
+    what: string;
+    cause?: unknown;
+  },
 ): MigrationError {
   const { type, version, step, previous, pointer } = at;
   const inside = pointer + problem.pointer;
   const schema = problem.file ? ` (${problem.file})` : "";
   const failed = `migration of "${type}" v${version} -> ${describeTarget(step)} then failed on it: ${at.what}`;
-  if (previous === undefined) return invalidStoredData(problem, { type, version, step, pointer, cause: at.cause }, failed);
+  if (previous === undefined)
+    return invalidStoredData(problem, { type, version, step, pointer, cause: at.cause }, failed);
   return new MigrationError(
     `migration of "${previous.type}" v${previous.from} -> ${describeTarget(previous)} at ${pointer || "/"} returned a value that does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; the next ${failed}`,
     {
@@ -396,44 +468,64 @@ function invalidInput(
 }
 
 /** The private copy a chain works on (so the caller's value is never touched). */
-function copyForMigration(value: Record<string, unknown>, type: string, version: number, pointer: string): Record<string, unknown> {
+function copyForMigration(
+  value: Record<string, unknown>,
+  type: string,
+  version: number,
+  pointer: string,
+): Record<string, unknown> {
   try {
     return structuredClone(value);
   } catch (cause) {
-    throw new MigrationError(`"${type}" v${version} at ${pointer || "/"} cannot be copied for migration: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      reason: "failed",
-      type,
-      from: version,
-      pointer,
-      cause,
-      hint: "state values must be plain JSON data",
-    });
+    throw new MigrationError(
+      `"${type}" v${version} at ${pointer || "/"} cannot be copied for migration: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        reason: "failed",
+        type,
+        from: version,
+        pointer,
+        cause,
+        hint: "state values must be plain JSON data",
+      },
+    );
   }
 }
 
-function noStep(startType: string, startVersion: number, type: string, version: number, latest: number | undefined, pointer: string): MigrationError {
+function noStep(
+  startType: string,
+  startVersion: number,
+  type: string,
+  version: number,
+  latest: number | undefined,
+  pointer: string,
+): MigrationError {
   const where = pointer || "/";
   const via = type === startType && version === startVersion ? "" : ` (reached from "${startType}" v${startVersion})`;
   if (latest === undefined) {
-    return new MigrationError(`"${type}" v${version} at ${where}${via} is no registered type and no migration reads it`, {
+    return new MigrationError(
+      `"${type}" v${version} at ${where}${via} is no registered type and no migration reads it`,
+      {
+        reason: "no-step",
+        type,
+        from: version,
+        pointer,
+        hint: `register the type, or, if it was renamed, add the step that renames it at the next version: defineMigration({ type: "${type}", from: ${version}, to: { type: "<new $type>", version: ${version + 1} }, up: (v) => v })`,
+      },
+    );
+  }
+  return new MigrationError(
+    `"${type}" v${version} at ${where}${via} is older than the latest v${latest} and no migration reads v${version}`,
+    {
       reason: "no-step",
       type,
       from: version,
+      to: latest,
       pointer,
-      hint: `register the type, or, if it was renamed, add the step that renames it at the next version: defineMigration({ type: "${type}", from: ${version}, to: { type: "<new $type>", version: ${version + 1} }, up: (v) => v })`,
-    });
-  }
-  return new MigrationError(`"${type}" v${version} at ${where}${via} is older than the latest v${latest} and no migration reads v${version}`, {
-    reason: "no-step",
-    type,
-    from: version,
-    to: latest,
-    pointer,
-    hint: `add defineMigration({ type: "${type}", from: ${version}, to: ${version + 1}, up: (value) => ... }) and register it`,
-  });
+      hint: `add defineMigration({ type: "${type}", from: ${version}, to: ${version + 1}, up: (value) => ... }) and register it`,
+    },
+  );
 }
 
 function describeTarget(m: Migration): string {
   return m.toType === m.type ? `v${m.to}` : `"${m.toType}" v${m.to}`;
 }
-

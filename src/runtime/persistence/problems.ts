@@ -79,7 +79,14 @@ export interface ValidationProblem {
 }
 
 /** The machine-readable side of a problem (see `ValidationProblem.details`). */
-export type ProblemDetails = SchemaProblemDetails | LimitProblemDetails | VersionProblemDetails | FamilyProblemDetails | SessionProblemDetails | SyntaxProblemDetails | DuplicateKeyProblemDetails;
+export type ProblemDetails =
+  | SchemaProblemDetails
+  | LimitProblemDetails
+  | VersionProblemDetails
+  | FamilyProblemDetails
+  | SessionProblemDetails
+  | SyntaxProblemDetails
+  | DuplicateKeyProblemDetails;
 
 /** A JSON type name as JSON Schema's `type` spells it (`"integer"` appears in schemas only). */
 export type JsonTypeName = "string" | "number" | "integer" | "boolean" | "null" | "array" | "object";
@@ -101,12 +108,23 @@ export type SchemaProblemDetails =
   /** A string not matching `pattern` (the regular expression's source). */
   | { kind: "schema"; keyword: "pattern"; pattern: string }
   /** A number out of bounds: `actual` must be `comparison` `limit`. */
-  | { kind: "schema"; keyword: "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum"; comparison: ">=" | "<=" | ">" | "<"; limit: number; actual: number }
+  | {
+      kind: "schema";
+      keyword: "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum";
+      comparison: ">=" | "<=" | ">" | "<";
+      limit: number;
+      actual: number;
+    }
   /**
    * A length or count out of bounds: `actual` is the string's length (in code points, as JSON
    * Schema counts), the array's items or the object's properties.
    */
-  | { kind: "schema"; keyword: "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"; limit: number; actual: number }
+  | {
+      kind: "schema";
+      keyword: "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties";
+      limit: number;
+      actual: number;
+    }
   /**
    * None of the alternatives matched. When every alternative is a plain type or value check at
    * the same position, `types` and `values` are what they accept together.
@@ -225,7 +243,8 @@ export class ProblemList {
     if (this.kept.length < this.limit) {
       problem.pointer = boundedPointer(problem.pointer); // idempotent
       // An unknown `$type` is input: keep it only as long as a type id can sensibly be.
-      if (problem.$type !== undefined && problem.$type.length > MAX_TYPE_CHARS) problem.$type = shownText(problem.$type, MAX_TYPE_CHARS);
+      if (problem.$type !== undefined && problem.$type.length > MAX_TYPE_CHARS)
+        problem.$type = shownText(problem.$type, MAX_TYPE_CHARS);
       this.kept.push(problem);
     }
   }
@@ -246,7 +265,6 @@ export class ProblemList {
 
 const MAX_TYPE_CHARS = 256;
 
-
 /** A pointer for a message (long ones, from deep nesting, cut in the middle as in parse errors). */
 export function pointerLabel(pointer: string): string {
   return pointer === "" ? "the document root" : shortPointer(pointer);
@@ -261,11 +279,17 @@ export function formatProblems(problems: readonly ValidationProblem[], limit = 2
   const shown = Math.min(limit, problems.length);
   for (let i = 0; i < shown; i++) {
     const p = problems[i];
-    lines.push(`  ${i + 1}. ${p.message}${p.$type !== undefined && !p.message.includes(`"${p.$type}"`) ? ` (in ${quoted(p.$type)})` : ""}`);
-    if (!(p.message.includes(p.expected) && p.message.includes(p.found))) lines.push(`     expected ${p.expected}; found ${p.found}`);
+    lines.push(
+      `  ${i + 1}. ${p.message}${p.$type !== undefined && !p.message.includes(`"${p.$type}"`) ? ` (in ${quoted(p.$type)})` : ""}`,
+    );
+    if (!(p.message.includes(p.expected) && p.message.includes(p.found)))
+      lines.push(`     expected ${p.expected}; found ${p.found}`);
     if (p.hint) lines.push(`     hint: ${p.hint}`);
   }
   const rest = Math.max(total, problems.length) - shown;
-  if (rest > 0) lines.push(`  ... and ${rest} more (see error.problems${total > problems.length ? " and error.problemCount" : ""})`);
+  if (rest > 0)
+    lines.push(
+      `  ... and ${rest} more (see error.problems${total > problems.length ? " and error.problemCount" : ""})`,
+    );
   return lines.join("\n");
 }

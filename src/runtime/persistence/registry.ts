@@ -21,7 +21,15 @@ import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
 import { isDateTime } from "./formats.js";
 import { setOwn } from "../core/json.js";
-import { MigrationDefinitionError, MigrationSet, callerSource, invalidStoredData, type Migration, type MigrationTargets, type StoredProblem } from "./migrations.js";
+import {
+  MigrationDefinitionError,
+  MigrationSet,
+  callerSource,
+  invalidStoredData,
+  type Migration,
+  type MigrationTargets,
+  type StoredProblem,
+} from "./migrations.js";
 import { RegistryError } from "./registry-error.js";
 import { opaqueSlot, plainSchema } from "./schema-closing.js";
 import { compileSlotWalk, compileSlots, type SlotNode, type SlotVisitor, type SlotWalk } from "./slot-walk.js";
@@ -30,7 +38,6 @@ import { TYPE_ID_PATTERN } from "../core/tagged.js";
 
 const Ajv = AjvModule.default;
 type AjvInstance = InstanceType<typeof Ajv>;
-
 
 /** The family of provider state values (the values directly under a state bag key). */
 export const PROVIDER_STATE_FAMILY = "ProviderState";
@@ -44,10 +51,16 @@ export function isReservedTypeName(name: string): boolean {
 
 function checkTypeId(id: unknown, what: string): asserts id is string {
   if (typeof id !== "string" || !TYPE_ID.test(id)) {
-    throw new RegistryError(`${what} ${JSON.stringify(id)} is not a valid $type id`, "use letters, digits, '_', '.', '-', starting with a letter or '_' (namespace your own: \"acme.SummaryState\")");
+    throw new RegistryError(
+      `${what} ${JSON.stringify(id)} is not a valid $type id`,
+      "use letters, digits, '_', '.', '-', starting with a letter or '_' (namespace your own: \"acme.SummaryState\")",
+    );
   }
   if (isReservedTypeName(id)) {
-    throw new RegistryError(`${what} "${id}" is reserved (it names a property every JavaScript object has)`, 'choose another id, e.g. "acme.' + id + '"');
+    throw new RegistryError(
+      `${what} "${id}" is reserved (it names a property every JavaScript object has)`,
+      'choose another id, e.g. "acme.' + id + '"',
+    );
   }
 }
 
@@ -68,17 +81,30 @@ function describeEntry(e: { def: TypeDefinition; origin: string }): string {
 }
 
 function checkDefinition(def: TypeDefinition, origin: string): void {
-  if (typeof def !== "object" || def === null) throw new RegistryError(`${origin} holds a type definition that is not an object`);
+  if (typeof def !== "object" || def === null)
+    throw new RegistryError(`${origin} holds a type definition that is not an object`);
   checkTypeId(def.$type, `${origin}: $type`);
   if (typeof def.version !== "number" || !Number.isInteger(def.version) || def.version < 1) {
-    throw new RegistryError(`${origin}: "${def.$type}" has version ${JSON.stringify(def.version)}; versions are integers >= 1`);
+    throw new RegistryError(
+      `${origin}: "${def.$type}" has version ${JSON.stringify(def.version)}; versions are integers >= 1`,
+    );
   }
-  if (typeof def.family !== "string" || def.family.length === 0) throw new RegistryError(`${origin}: "${def.$type}" has no family`);
+  if (typeof def.family !== "string" || def.family.length === 0)
+    throw new RegistryError(`${origin}: "${def.$type}" has no family`);
   if (typeof def.validate !== "function") throw new RegistryError(`${origin}: "${def.$type}" has no validate function`);
-  if (!Array.isArray(def.slots)) throw new RegistryError(`${origin}: "${def.$type}" has no slots array (use [] when it has none)`);
+  if (!Array.isArray(def.slots))
+    throw new RegistryError(`${origin}: "${def.$type}" has no slots array (use [] when it has none)`);
   for (const slot of def.slots) {
-    if (!Array.isArray(slot?.path) || slot.path.length === 0 || !slot.path.every((s: unknown) => typeof s === "string") || typeof slot.family !== "string") {
-      throw new RegistryError(`${origin}: "${def.$type}" has a malformed slot ${JSON.stringify(slot)}`, 'a slot is { path: ["messages", "*", "contents", "*"], family: "AIContent" }');
+    if (
+      !Array.isArray(slot?.path) ||
+      slot.path.length === 0 ||
+      !slot.path.every((s: unknown) => typeof s === "string") ||
+      typeof slot.family !== "string"
+    ) {
+      throw new RegistryError(
+        `${origin}: "${def.$type}" has a malformed slot ${JSON.stringify(slot)}`,
+        'a slot is { path: ["messages", "*", "contents", "*"], family: "AIContent" }',
+      );
     }
   }
   for (const former of def.formerNames ?? []) checkTypeId(former, `${origin}: former name of "${def.$type}"`);
@@ -261,8 +287,14 @@ export class TypeRegistry {
       }
     }
     for (const former of def.formerNames ?? []) this.formerIndex.set(former, def.$type);
-    for (const stored of def.storedVersions ?? []) this.storedIndex.set(`${stored.$type}\u0000${stored.version}`, stored);
-    this.table.set(def.$type, { def, origin, slotTree, slotWalk: slotWalk !== undefined ? slotWalk : slotTree === null ? null : compileSlotWalk(slotTree, def.$type) });
+    for (const stored of def.storedVersions ?? [])
+      this.storedIndex.set(`${stored.$type}\u0000${stored.version}`, stored);
+    this.table.set(def.$type, {
+      def,
+      origin,
+      slotTree,
+      slotWalk: slotWalk !== undefined ? slotWalk : slotTree === null ? null : compileSlotWalk(slotTree, def.$type),
+    });
   }
 
   /**
@@ -274,17 +306,25 @@ export class TypeRegistry {
    * ```
    */
   register(spec: RegisterTypeSpec): TypeDefinition {
-    if (typeof spec !== "object" || spec === null) throw new RegistryError("register() needs { $type, version, schema }");
+    if (typeof spec !== "object" || spec === null)
+      throw new RegistryError("register() needs { $type, version, schema }");
     const source = callerSource();
     checkTypeId(spec.$type, "register(): $type");
     const $type = spec.$type;
     const version = spec.version ?? 1;
-    if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new RegistryError(`register("${$type}"): version must be an integer >= 1, found ${JSON.stringify(version)}`);
+    if (typeof version !== "number" || !Number.isInteger(version) || version < 1)
+      throw new RegistryError(
+        `register("${$type}"): version must be an integer >= 1, found ${JSON.stringify(version)}`,
+      );
     const family = spec.family ?? PROVIDER_STATE_FAMILY;
-    if (typeof family !== "string" || family.length === 0) throw new RegistryError(`register("${$type}"): family must be a non-empty string`);
+    if (typeof family !== "string" || family.length === 0)
+      throw new RegistryError(`register("${$type}"): family must be a non-empty string`);
     const existing = this.table.get($type);
     if (existing !== undefined) {
-      throw new RegistryError(`register("${$type}"): the type is already registered by ${describeEntry(existing)}`, "register each type once; to change it, bump its version and add a migration");
+      throw new RegistryError(
+        `register("${$type}"): the type is already registered by ${describeEntry(existing)}`,
+        "register each type once; to change it, bump its version and add a migration",
+      );
     }
     const schema = this.prepareSchema(spec, $type, version);
     let validate: Validator;
@@ -293,7 +333,9 @@ export class TypeRegistry {
     } catch (cause) {
       throw new RegistryError(
         `register("${$type}"): ajv cannot compile the schema: ${cause instanceof Error ? cause.message : String(cause)}`,
-        /unknown format/.test(String(cause)) ? "pass the format's checker in new TypeRegistry({ formats: { name: (s) => boolean } })" : "check the schema (draft-07 JSON Schema or TypeBox 0.34)",
+        /unknown format/.test(String(cause))
+          ? "pass the format's checker in new TypeRegistry({ formats: { name: (s) => boolean } })"
+          : "check the schema (draft-07 JSON Schema or TypeBox 0.34)",
         cause,
       );
     }
@@ -314,18 +356,27 @@ export class TypeRegistry {
   }
 
   private prepareSchema(spec: RegisterTypeSpec, $type: string, version: number): Record<string, unknown> {
-    if (typeof spec.schema !== "object" || spec.schema === null || Array.isArray(spec.schema)) throw new RegistryError(`register("${$type}"): schema must be an object schema`);
+    if (typeof spec.schema !== "object" || spec.schema === null || Array.isArray(spec.schema))
+      throw new RegistryError(`register("${$type}"): schema must be an object schema`);
     const schema = plainSchema(spec.schema, spec.open === true, true, 0) as Record<string, unknown>;
     if (schema.type !== "object" || typeof schema.properties !== "object" || schema.properties === null) {
-      throw new RegistryError(`register("${$type}"): the schema must describe an object with properties (Type.Object({...}))`, "a tagged value is always a JSON object; unions are separate types, each with its own $type");
+      throw new RegistryError(
+        `register("${$type}"): the schema must describe an object with properties (Type.Object({...}))`,
+        "a tagged value is always a JSON object; unions are separate types, each with its own $type",
+      );
     }
     const props = schema.properties as Record<string, unknown>;
     const declared = props.$type as { const?: unknown; enum?: unknown[] } | undefined;
     if (declared !== undefined && declared.const !== undefined && declared.const !== $type) {
-      throw new RegistryError(`register("${$type}"): the schema's $type is ${JSON.stringify(declared.const)}, not "${$type}"`);
+      throw new RegistryError(
+        `register("${$type}"): the schema's $type is ${JSON.stringify(declared.const)}, not "${$type}"`,
+      );
     }
     // $type and $version are the registry's: described here, first among the properties.
-    const ownProps: Record<string, unknown> = { $type: { type: "string", const: $type }, $version: { type: "integer", const: version } };
+    const ownProps: Record<string, unknown> = {
+      $type: { type: "string", const: $type },
+      $version: { type: "integer", const: version },
+    };
     for (const k of Object.keys(props)) if (k !== "$type" && k !== "$version") setOwn(ownProps, k, props[k]);
     schema.properties = ownProps;
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
@@ -372,13 +423,24 @@ export class TypeRegistry {
       storedValidators.set(stored, validate);
     }
     if (validate === null || validate(value)) return [];
-    return (validate.errors ?? []).map((e) => ({ ...describeAjvError(e), ...(stored.file !== undefined ? { file: stored.file } : {}) }));
+    return (validate.errors ?? []).map((e) => ({
+      ...describeAjvError(e),
+      ...(stored.file !== undefined ? { file: stored.file } : {}),
+    }));
   }
 
   private reportAjvInstance: AjvInstance | undefined;
   private reportAjv(): AjvInstance {
     // Lenient: the schema was already checked strictly where it was compiled first.
-    this.reportAjvInstance ??= new Ajv({ allErrors: true, ownProperties: true, strict: false, allowUnionTypes: true, formats: this.formats, validateSchema: false, addUsedSchema: false });
+    this.reportAjvInstance ??= new Ajv({
+      allErrors: true,
+      ownProperties: true,
+      strict: false,
+      allowUnionTypes: true,
+      formats: this.formats,
+      validateSchema: false,
+      addUsedSchema: false,
+    });
     return this.reportAjvInstance;
   }
 
@@ -410,7 +472,8 @@ export class TypeRegistry {
   addMigration(...args: (Migration | string | undefined)[]): this {
     const source = typeof args[args.length - 1] === "string" ? (args.pop() as string) : undefined;
     for (const m of args as Migration[]) {
-      if (typeof m !== "object" || m === null || typeof m.up !== "function") throw new MigrationDefinitionError("addMigration() takes values built by defineMigration()");
+      if (typeof m !== "object" || m === null || typeof m.up !== "function")
+        throw new MigrationDefinitionError("addMigration() takes values built by defineMigration()");
       const current = this.table.get(m.type);
       if (current !== undefined) {
         if (m.toType !== m.type) {
@@ -420,7 +483,10 @@ export class TypeRegistry {
           );
         }
         if (m.from >= current.def.version) {
-          throw new MigrationDefinitionError(`a migration reads "${m.type}" v${m.from}, but the latest "${m.type}" is v${current.def.version}`, "migrations read versions older than the latest");
+          throw new MigrationDefinitionError(
+            `a migration reads "${m.type}" v${m.from}, but the latest "${m.type}" is v${current.def.version}`,
+            "migrations read versions older than the latest",
+          );
         }
       }
       this.migrationSet.add(m, source ?? m.source ?? this.label);
@@ -450,7 +516,12 @@ export class TypeRegistry {
    * `MigrationError` naming the type, the versions and `pointer`.
    */
   upgrade<T = unknown>(value: { $type: string; $version?: number }, pointer = "", options?: { owned?: boolean }): T {
-    const result = this.migrationSet.run(value as Record<string, unknown>, pointer, this.targets, options?.owned === true);
+    const result = this.migrationSet.run(
+      value as Record<string, unknown>,
+      pointer,
+      this.targets,
+      options?.owned === true,
+    );
     const invalid = result.invalidStored;
     if (invalid !== undefined) {
       // The stored value did not match its own version and the steps carried it on: if the result
@@ -474,10 +545,23 @@ export class TypeRegistry {
 const storedValidators = new WeakMap<StoredVersion, Validator | null>();
 
 /** An ajv error as a pointer into the value and a sentence. */
-function describeAjvError(e: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }): { pointer: string; message: string } {
+function describeAjvError(e: {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}): { pointer: string; message: string } {
   const child = (name: unknown) => `${e.instancePath}/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
-  if (e.keyword === "required") return { pointer: child(e.params.missingProperty), message: `missing required property "${String(e.params.missingProperty)}"` };
-  if (e.keyword === "additionalProperties") return { pointer: child(e.params.additionalProperty), message: `unexpected property "${String(e.params.additionalProperty)}"` };
+  if (e.keyword === "required")
+    return {
+      pointer: child(e.params.missingProperty),
+      message: `missing required property "${String(e.params.missingProperty)}"`,
+    };
+  if (e.keyword === "additionalProperties")
+    return {
+      pointer: child(e.params.additionalProperty),
+      message: `unexpected property "${String(e.params.additionalProperty)}"`,
+    };
   return { pointer: e.instancePath, message: e.message ?? `fails "${e.keyword}"` };
 }
 

@@ -31,7 +31,6 @@ import { boundedPointer, jsonPointer, quoted, shortPointer } from "../core/json.
 import { describeSyntaxError, locateDuplicateKey, type DuplicateKey } from "./json-syntax.js";
 import { detailText, type ProblemDetails } from "./problems.js";
 
-
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */
   maxBytes?: number;
@@ -75,7 +74,15 @@ export class JsonParseError extends StatebagError {
   constructor(
     code: JsonErrorCode,
     message: string,
-    details: { hint?: string; line?: number; column?: number; position?: number; pointer?: string; cause?: unknown; problemDetails?: ProblemDetails } = {},
+    details: {
+      hint?: string;
+      line?: number;
+      column?: number;
+      position?: number;
+      pointer?: string;
+      cause?: unknown;
+      problemDetails?: ProblemDetails;
+    } = {},
   ) {
     super(code, message, { hint: details.hint, cause: details.cause });
     this.line = details.line;
@@ -90,7 +97,13 @@ export class JsonParseError extends StatebagError {
 export function resolveLimits(limits: JsonLimits | undefined): Required<JsonLimits> {
   if (limits === undefined) return DEFAULT_JSON_LIMITS;
   // Already complete (a frozen preset): used as it is, no copy per call.
-  if (limits.maxBytes !== undefined && limits.maxDepth !== undefined && limits.maxKeys !== undefined && limits.protoKeys !== undefined) return limits as Required<JsonLimits>;
+  if (
+    limits.maxBytes !== undefined &&
+    limits.maxDepth !== undefined &&
+    limits.maxKeys !== undefined &&
+    limits.protoKeys !== undefined
+  )
+    return limits as Required<JsonLimits>;
   return {
     maxBytes: limits.maxBytes ?? DEFAULT_JSON_LIMITS.maxBytes,
     maxDepth: limits.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth,
@@ -108,10 +121,14 @@ function formatBytes(n: number): string {
 }
 
 function tooLarge(bytes: number, max: number): JsonParseError {
-  return new JsonParseError("json-too-large", `JSON input is ${formatBytes(bytes)}, over the limit of ${formatBytes(max)}`, {
-    hint: "raise limits.maxBytes if documents this large are expected",
-    problemDetails: { kind: "limit", option: "maxBytes", limit: max, actual: bytes },
-  });
+  return new JsonParseError(
+    "json-too-large",
+    `JSON input is ${formatBytes(bytes)}, over the limit of ${formatBytes(max)}`,
+    {
+      hint: "raise limits.maxBytes if documents this large are expected",
+      problemDetails: { kind: "limit", option: "maxBytes", limit: max, actual: bytes },
+    },
+  );
 }
 
 /** Throws `json-too-large` when `text` is over `maxBytes` in UTF-8. */
@@ -159,10 +176,16 @@ export function parseJsonText(input: string | Uint8Array, lim: Required<JsonLimi
     try {
       text = utf8.decode(input);
     } catch (cause) {
-      throw new JsonParseError("json-input", "JSON input is not valid UTF-8", { cause, hint: "JSON text must be UTF-8 encoded" });
+      throw new JsonParseError("json-input", "JSON input is not valid UTF-8", {
+        cause,
+        hint: "JSON text must be UTF-8 encoded",
+      });
     }
   } else {
-    throw new JsonParseError("json-input", `JSON input must be a string or UTF-8 bytes, found ${input === null ? "null" : typeof input}`);
+    throw new JsonParseError(
+      "json-input",
+      `JSON input must be a string or UTF-8 bytes, found ${input === null ? "null" : typeof input}`,
+    );
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
 
@@ -225,14 +248,24 @@ function keyColonBound(text: string): number {
 
 function duplicateKeyError(dup: DuplicateKey): JsonParseError {
   const member = [...dup.path, dup.key];
-  return new JsonParseError("json-duplicate-key", `the object at ${shortPointer(dup.path)} has the key ${quoted(dup.key)} twice (again at line ${dup.line}, column ${dup.column}); JSON.parse would keep only the last value`, {
-    pointer: boundedPointer(jsonPointer(member)),
-    line: dup.line,
-    column: dup.column,
-    position: dup.position,
-    hint: "remove or rename one of the two members: readers disagree on which value wins, so statebag reads neither",
-    problemDetails: { kind: "duplicate-key", key: detailText(dup.key), line: dup.line, column: dup.column, position: dup.position },
-  });
+  return new JsonParseError(
+    "json-duplicate-key",
+    `the object at ${shortPointer(dup.path)} has the key ${quoted(dup.key)} twice (again at line ${dup.line}, column ${dup.column}); JSON.parse would keep only the last value`,
+    {
+      pointer: boundedPointer(jsonPointer(member)),
+      line: dup.line,
+      column: dup.column,
+      position: dup.position,
+      hint: "remove or rename one of the two members: readers disagree on which value wins, so statebag reads neither",
+      problemDetails: {
+        kind: "duplicate-key",
+        key: detailText(dup.key),
+        line: dup.line,
+        column: dup.column,
+        position: dup.position,
+      },
+    },
+  );
 }
 
 /**
@@ -251,7 +284,12 @@ const TOO_MANY_KEYS = -2;
 const PROTO_KEY = -3;
 const NOT_FINITE = -4;
 type Violation = "depth" | "keys" | "proto" | "number";
-const VIOLATIONS: Record<number, Violation> = { [TOO_DEEP]: "depth", [TOO_MANY_KEYS]: "keys", [PROTO_KEY]: "proto", [NOT_FINITE]: "number" };
+const VIOLATIONS: Record<number, Violation> = {
+  [TOO_DEEP]: "depth",
+  [TOO_MANY_KEYS]: "keys",
+  [PROTO_KEY]: "proto",
+  [NOT_FINITE]: "number",
+};
 
 /** `checkJsonLimits`, returning the number of object keys in the value (for the duplicate-key check). */
 function checkedKeys(value: unknown, lim: Required<JsonLimits>): number {
@@ -315,7 +353,13 @@ const MAX_RECURSIVE_DEPTH = 1024;
  * The number of object keys in `node`, or the (negative) first violation found. Recursion depth
  * <= maxDepth + 1. `x - x !== 0` is true for NaN and the infinities only.
  */
-function walkBounded(node: Record<string, unknown> | unknown[], depth: number, maxDepth: number, maxKeys: number, rejectProto: boolean): number {
+function walkBounded(
+  node: Record<string, unknown> | unknown[],
+  depth: number,
+  maxDepth: number,
+  maxKeys: number,
+  rejectProto: boolean,
+): number {
   if (depth > maxDepth) return TOO_DEEP;
   const next = depth + 1;
   let total = 0;
@@ -353,7 +397,8 @@ function walkBounded(node: Record<string, unknown> | unknown[], depth: number, m
  * path-tracking iterative depth-first search bounded at `maxDepth + 1` levels.
  */
 function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, saving = false): JsonParseError {
-  const numberError = (path: readonly (string | number)[], value: number) => (saving ? notJson(path, writableKind(value)!) : notFinite(path, value));
+  const numberError = (path: readonly (string | number)[], value: number) =>
+    saving ? notJson(path, writableKind(value)!) : notFinite(path, value);
   if (typeof root !== "object" || root === null) return numberError([], root as number);
   type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | null; i: number };
   const frames: Frame[] = [];
@@ -399,7 +444,16 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, 
     }
   }
   // Not found again (cannot happen for JSON data): report without a position.
-  return new JsonParseError(kind === "depth" ? "json-too-deep" : kind === "keys" ? "json-too-many-keys" : kind === "proto" ? "json-proto-key" : "json-value", `JSON input breaks the ${kind} limit`);
+  return new JsonParseError(
+    kind === "depth"
+      ? "json-too-deep"
+      : kind === "keys"
+        ? "json-too-many-keys"
+        : kind === "proto"
+          ? "json-proto-key"
+          : "json-value",
+    `JSON input breaks the ${kind} limit`,
+  );
 }
 
 function keysOf(node: object): string[] {
@@ -411,10 +465,14 @@ function keysOf(node: object): string[] {
 /** A number no double holds (`1e400` reads as Infinity), or NaN/Infinity in a value handed over already parsed. */
 function notFinite(path: readonly (string | number)[], value: number): JsonParseError {
   const what = Number.isNaN(value) ? "is NaN" : `is too large for a double: it reads as ${value}`;
-  return new JsonParseError("json-value", `the number at ${shortPointer(path)} ${what}, which JSON cannot write back (JSON.stringify writes null)`, {
-    pointer: boundedPointer(jsonPointer(path)),
-    hint: "numbers must be finite, of magnitude below 1.8e308: write a value outside that range as a string",
-  });
+  return new JsonParseError(
+    "json-value",
+    `the number at ${shortPointer(path)} ${what}, which JSON cannot write back (JSON.stringify writes null)`,
+    {
+      pointer: boundedPointer(jsonPointer(path)),
+      hint: "numbers must be finite, of magnitude below 1.8e308: write a value outside that range as a string",
+    },
+  );
 }
 
 /** @internal The error for a `"__proto__"` key at `path` (the path ends with the key). */
@@ -445,7 +503,11 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
   if (typeof value !== "object" || value === null) return;
   // Fast path: a recursive pass that only says "all fine"; on anything doubtful the walk below
   // runs and finds (or clears) the first violation in reading order, with its pointer.
-  if (lim.maxDepth <= MAX_RECURSIVE_DEPTH && writableBounded(value as Record<string, unknown>, 1, lim.maxDepth, lim.maxKeys, rejectProto)) return;
+  if (
+    lim.maxDepth <= MAX_RECURSIVE_DEPTH &&
+    writableBounded(value as Record<string, unknown>, 1, lim.maxDepth, lim.maxKeys, rejectProto)
+  )
+    return;
   // Violations are found in the order the reading side finds them: depth on entering a container,
   // `__proto__` at the key, the key count when leaving the object.
   type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | null; i: number; written: number };
@@ -453,7 +515,12 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
   const path: (string | number)[] = [];
   const enter = (node: object): JsonParseError | null => {
     if (frames.length + 1 > lim.maxDepth) return tooDeep(path, lim.maxDepth);
-    frames.push({ node: node as Frame["node"], keys: Array.isArray(node) ? null : Object.keys(node), i: 0, written: 0 });
+    frames.push({
+      node: node as Frame["node"],
+      keys: Array.isArray(node) ? null : Object.keys(node),
+      i: 0,
+      written: 0,
+    });
     return null;
   };
   const first = enter(value);
@@ -537,14 +604,30 @@ export function checkFiniteNumbers(value: unknown): void {
 }
 
 function locateNonFinite(root: unknown): JsonParseError {
-  return locateLimit(root, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: Number.MAX_SAFE_INTEGER, maxKeys: Number.MAX_SAFE_INTEGER, protoKeys: "keep" }, "number", true);
+  return locateLimit(
+    root,
+    {
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      maxDepth: Number.MAX_SAFE_INTEGER,
+      maxKeys: Number.MAX_SAFE_INTEGER,
+      protoKeys: "keep",
+    },
+    "number",
+    true,
+  );
 }
 
 /**
  * True when `node` and everything in it can be written (the same rules as `checkWritableJson`);
  * false when the exact walk must look. Recursion depth <= maxDepth + 1 (a cycle ends there).
  */
-function writableBounded(node: Record<string, unknown> | unknown[], depth: number, maxDepth: number, maxKeys: number, rejectProto: boolean): boolean {
+function writableBounded(
+  node: Record<string, unknown> | unknown[],
+  depth: number,
+  maxDepth: number,
+  maxKeys: number,
+  rejectProto: boolean,
+): boolean {
   if (depth > maxDepth) return false;
   const next = depth + 1;
   if (Array.isArray(node)) {
@@ -552,7 +635,11 @@ function writableBounded(node: Record<string, unknown> | unknown[], depth: numbe
       const child = node[i];
       if (typeof child === "object") {
         if (child === null) continue;
-        if (!writableContainer(child) || !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)) return false;
+        if (
+          !writableContainer(child) ||
+          !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)
+        )
+          return false;
       } else if (!writableScalar(child)) return false;
     }
     return true;
@@ -566,7 +653,11 @@ function writableBounded(node: Record<string, unknown> | unknown[], depth: numbe
     if (rejectProto && key === "__proto__") return false;
     if (typeof child === "object") {
       if (child === null) continue;
-      if (!writableContainer(child) || !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)) return false;
+      if (
+        !writableContainer(child) ||
+        !writableBounded(child as Record<string, unknown>, next, maxDepth, maxKeys, rejectProto)
+      )
+        return false;
     } else if (!writableScalar(child)) return false;
   }
   return written <= maxKeys;
@@ -595,10 +686,14 @@ function writableKind(value: unknown): string | null {
       if (value === null || Array.isArray(value)) return null;
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) {
-        const name = typeof proto?.constructor?.name === "string" && proto.constructor.name !== "" ? proto.constructor.name : "a class";
+        const name =
+          typeof proto?.constructor?.name === "string" && proto.constructor.name !== ""
+            ? proto.constructor.name
+            : "a class";
         return `an instance of ${name.length > 40 ? "a class" : name} (only plain objects read back as they were)`;
       }
-      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return "an object with a toJSON method (it would be written as something else)";
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function")
+        return "an object with a toJSON method (it would be written as something else)";
       return null;
     }
     case "undefined":
@@ -616,18 +711,26 @@ function notJson(path: readonly (string | number)[], what: string): JsonParseErr
 }
 
 function tooDeep(path: readonly (string | number)[], maxDepth: number): JsonParseError {
-  return new JsonParseError("json-too-deep", `JSON nesting is deeper than the limit of ${maxDepth} levels at ${shortPointer(path)}`, {
-    pointer: boundedPointer(jsonPointer(path)),
-    hint: "session data is never nested this deep; if it legitimately is, raise limits.maxDepth",
-    // The walks stop one level past the limit: the value is at least that deep.
-    problemDetails: { kind: "limit", option: "maxDepth", limit: maxDepth, actual: maxDepth + 1 },
-  });
+  return new JsonParseError(
+    "json-too-deep",
+    `JSON nesting is deeper than the limit of ${maxDepth} levels at ${shortPointer(path)}`,
+    {
+      pointer: boundedPointer(jsonPointer(path)),
+      hint: "session data is never nested this deep; if it legitimately is, raise limits.maxDepth",
+      // The walks stop one level past the limit: the value is at least that deep.
+      problemDetails: { kind: "limit", option: "maxDepth", limit: maxDepth, actual: maxDepth + 1 },
+    },
+  );
 }
 
 function tooManyKeys(path: readonly (string | number)[], keys: number, maxKeys: number): JsonParseError {
-  return new JsonParseError("json-too-many-keys", `an object at ${shortPointer(path)} has ${keys} keys, over the limit of ${maxKeys}`, {
-    pointer: boundedPointer(jsonPointer(path)),
-    hint: "raise limits.maxKeys if objects this large are expected",
-    problemDetails: { kind: "limit", option: "maxKeys", limit: maxKeys, actual: keys },
-  });
+  return new JsonParseError(
+    "json-too-many-keys",
+    `an object at ${shortPointer(path)} has ${keys} keys, over the limit of ${maxKeys}`,
+    {
+      pointer: boundedPointer(jsonPointer(path)),
+      hint: "raise limits.maxKeys if objects this large are expected",
+      problemDetails: { kind: "limit", option: "maxKeys", limit: maxKeys, actual: keys },
+    },
+  );
 }

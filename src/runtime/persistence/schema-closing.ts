@@ -16,10 +16,12 @@ const MAX_SCHEMA_DEPTH = 128;
  * dropped), `__proto__` keys stay own data, and, unless `open`, object schemas are closed.
  */
 export function plainSchema(node: unknown, open: boolean, closeHere: boolean, depth: number): unknown {
-  if (depth > MAX_SCHEMA_DEPTH) throw new RegistryError(`schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (a cycle?)`);
+  if (depth > MAX_SCHEMA_DEPTH)
+    throw new RegistryError(`schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (a cycle?)`);
   if (Array.isArray(node)) return node.map((item) => plainSchema(item, open, true, depth + 1));
   if (typeof node !== "object" || node === null) {
-    if (typeof node === "function" || typeof node === "symbol" || typeof node === "bigint") throw new RegistryError(`schema contains a ${typeof node}, which is not JSON`);
+    if (typeof node === "function" || typeof node === "symbol" || typeof node === "bigint")
+      throw new RegistryError(`schema contains a ${typeof node}, which is not JSON`);
     return node;
   }
   const src = node as Record<string, unknown>;
@@ -36,7 +38,8 @@ export function plainSchema(node: unknown, open: boolean, closeHere: boolean, de
       case "$defs":
       case "dependentSchemas": {
         const map: Record<string, unknown> = {};
-        for (const k of Object.keys(value as object)) setOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
+        for (const k of Object.keys(value as object))
+          setOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
         copied = map;
         break;
       }
@@ -86,7 +89,10 @@ export function opaqueSlot(schema: Record<string, unknown>, path: readonly strin
     let holder: Record<string, unknown> | undefined;
     let key: string | undefined;
     if (seg === "*") {
-      if (node.type === "array" || (node.items !== undefined && typeof node.items === "object" && !Array.isArray(node.items))) {
+      if (
+        node.type === "array" ||
+        (node.items !== undefined && typeof node.items === "object" && !Array.isArray(node.items))
+      ) {
         holder = node;
         key = "items";
       } else if (typeof node.additionalProperties === "object" && node.additionalProperties !== null) {

@@ -48,7 +48,18 @@ import type { AgentSession, QuarantinedValue } from "../core/session.js";
 import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
 import { valueTexts } from "./json-spans.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry } from "./registry.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError, checkDuplicateKeys, checkFiniteNumbers, checkJsonSize, checkWritableJson, checkedKeyCount, parseJsonText, resolveLimits, type JsonLimits } from "./safe-json.js";
+import {
+  DEFAULT_JSON_LIMITS,
+  JsonParseError,
+  checkDuplicateKeys,
+  checkFiniteNumbers,
+  checkJsonSize,
+  checkWritableJson,
+  checkedKeyCount,
+  parseJsonText,
+  resolveLimits,
+  type JsonLimits,
+} from "./safe-json.js";
 import { fusedFor, fusedLimits, fusedSession, fusedSessionDocument, fusedSessionsDocument } from "./fused.js";
 import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
 import type { FusedLimits } from "../../generated/fused-check.js";
@@ -114,7 +125,13 @@ function reportMigrated(upgrades: readonly PendingUpgrade[], options: Deserializ
   options.onMigrated(
     upgrades.map((u) => {
       const value = u.value as { $type: string; $version?: number };
-      return { pointer: jsonPointer(u.path), fromType: u.fromType, from: u.from, toType: value.$type, to: value.$version ?? 1 };
+      return {
+        pointer: jsonPointer(u.path),
+        fromType: u.fromType,
+        from: u.from,
+        toType: value.$type,
+        to: value.$version ?? 1,
+      };
     }),
   );
 }
@@ -131,10 +148,18 @@ export class SessionValidationError extends StatebagError {
   /** How many problems there are in all (`problems` holds the first of them). */
   readonly problemCount: number;
   readonly preserved: readonly PreservedValue[];
-  constructor(summary: string, problems: readonly ValidationProblem[], options: { preserved?: readonly PreservedValue[]; cause?: unknown; problemCount?: number } = {}) {
-    const kept = (problems.length > MAX_HELD ? problems.slice(0, MAX_HELD) : problems).map((p) => (p.pointer.length > MAX_POINTER_CHARS ? { ...p, pointer: boundedPointer(p.pointer) } : p));
+  constructor(
+    summary: string,
+    problems: readonly ValidationProblem[],
+    options: { preserved?: readonly PreservedValue[]; cause?: unknown; problemCount?: number } = {},
+  ) {
+    const kept = (problems.length > MAX_HELD ? problems.slice(0, MAX_HELD) : problems).map((p) =>
+      p.pointer.length > MAX_POINTER_CHARS ? { ...p, pointer: boundedPointer(p.pointer) } : p,
+    );
     const n = Math.max(options.problemCount ?? problems.length, problems.length);
-    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(kept, 20, n)}`, { cause: options.cause });
+    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(kept, 20, n)}`, {
+      cause: options.cause,
+    });
     this.problems = kept;
     this.problemCount = n;
     const preserved = options.preserved ?? [];
@@ -179,13 +204,18 @@ export function serializeSession(session: AgentSession, options: SerializeOption
   const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
   const what = `session ${sessionLabel(session)}`;
   // The fused check: validation and the save-side limits in one walk. On "no", today's path decides.
-  if (options.validate === true && fusedSave(options, (limits) => fusedSession(session, 2, limits))) return fusedText(doc, options, what);
+  if (options.validate === true && fusedSave(options, (limits) => fusedSession(session, 2, limits)))
+    return fusedText(doc, options, what);
   const text = checkedText(doc, options, what);
   {
     const walker = saveWalker(options);
     walker.walkSession(session, ["session"]);
     const result = walker.result();
-    if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
+    if (!result.ok)
+      throw new SessionValidationError(`cannot save ${what}`, result.problems, {
+        preserved: result.preserved,
+        problemCount: result.problemCount,
+      });
   }
   return text ?? written(doc, options.space, what);
 }
@@ -194,12 +224,22 @@ export function serializeSession(session: AgentSession, options: SerializeOption
 export function serializeSessions(sessions: readonly AgentSession[], options: SerializeOptions = {}): string {
   if (!Array.isArray(sessions)) {
     throw new SessionValidationError("cannot save sessions", [
-      { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: "serializeSessions takes an array of sessions" },
+      {
+        code: "envelope",
+        pointer: "/sessions",
+        expected: "an array of sessions",
+        found: describeValue(sessions),
+        message: "serializeSessions takes an array of sessions",
+      },
     ]);
   }
   const doc = { format: SESSIONS_FORMAT, formatVersion: SESSION_FORMAT_VERSION, sessions };
   const what = `${sessions.length} sessions`;
-  if (options.validate === true && fusedSave(options, (limits) => fusedSessionsDocument(doc, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits) >= 0)) return fusedText(doc, options, what);
+  if (
+    options.validate === true &&
+    fusedSave(options, (limits) => fusedSessionsDocument(doc, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits) >= 0)
+  )
+    return fusedText(doc, options, what);
   const text = checkedText(doc, options, what);
   {
     const walker = saveWalker(options);
@@ -209,7 +249,11 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
       walker.walkSession(sessions[i], base);
     }
     const result = walker.result();
-    if (!result.ok) throw new SessionValidationError(`cannot save ${what}`, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
+    if (!result.ok)
+      throw new SessionValidationError(`cannot save ${what}`, result.problems, {
+        preserved: result.preserved,
+        problemCount: result.problemCount,
+      });
   }
   return text ?? written(doc, options.space, what);
 }
@@ -219,7 +263,10 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
  * registry. True: the document is valid plain JSON within the depth/keys limits, as the walker,
  * the validators and `checkWritableJson` would find (the size of the text is checked after writing).
  */
-function fusedSave(options: SerializeOptions, check: (limits: NonNullable<ReturnType<typeof fusedLimits>>) => boolean): boolean {
+function fusedSave(
+  options: SerializeOptions,
+  check: (limits: NonNullable<ReturnType<typeof fusedLimits>>) => boolean,
+): boolean {
   if (!fusedFor(options.registry ?? defaultRegistry())) return false;
   const limits = fusedLimits(resolveLimits(sessionLimits(options.limits)), options.maxNesting, true);
   return limits !== undefined && check(limits);
@@ -278,10 +325,24 @@ function stringify(doc: object, space: string | number | undefined, what: string
   try {
     return JSON.stringify(doc, null, space);
   } catch (cause) {
-    const reason = cause instanceof RangeError ? "it is nested too deeply (or holds a reference cycle)" : cause instanceof Error ? cause.message : String(cause);
+    const reason =
+      cause instanceof RangeError
+        ? "it is nested too deeply (or holds a reference cycle)"
+        : cause instanceof Error
+          ? cause.message
+          : String(cause);
     throw new SessionValidationError(
       `cannot save ${what}`,
-      [{ code: "not-json", pointer: "", expected: "a JSON value", found: "a value JSON.stringify rejects", message: `the value cannot be written as JSON: ${reason}`, hint: "session data must be plain JSON: no cycles, BigInts or class instances" }],
+      [
+        {
+          code: "not-json",
+          pointer: "",
+          expected: "a JSON value",
+          found: "a value JSON.stringify rejects",
+          message: `the value cannot be written as JSON: ${reason}`,
+          hint: "session data must be plain JSON: no cycles, BigInts or class instances",
+        },
+      ],
       { cause },
     );
   }
@@ -300,28 +361,53 @@ function sessionLabel(session: unknown): string {
  * objects are then not modified: if migrations apply, the result is a copy). Throws
  * `SessionValidationError` listing every problem.
  */
-export function deserializeSession(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession {
+export function deserializeSession(
+  input: string | Uint8Array | unknown,
+  options: DeserializeOptions = {},
+): AgentSession {
   const allowBare = options.allowBare !== false;
-  const { doc, owned, fused } = load(input, options, "session", (d, limits) => fusedSessionDocument(d, SESSION_FORMAT, SESSION_FORMAT_VERSION, allowBare, limits));
+  const { doc, owned, fused } = load(input, options, "session", (d, limits) =>
+    fusedSessionDocument(d, SESSION_FORMAT, SESSION_FORMAT_VERSION, allowBare, limits),
+  );
   // Accepted by the fused check: valid, current, nothing to migrate, preserve or set aside.
-  if (fused) return ((doc as { format?: unknown }).format === undefined ? doc : (doc as { session: unknown }).session) as AgentSession;
+  if (fused)
+    return (
+      (doc as { format?: unknown }).format === undefined ? doc : (doc as { session: unknown }).session
+    ) as AgentSession;
   const envelope = readEnvelope(doc, SESSION_FORMAT, "session", allowBare);
-  const root = options.quarantine === true ? walkQuarantining(input, doc, owned, options, envelope.value, envelope.base, false) : walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
+  const root =
+    options.quarantine === true
+      ? walkQuarantining(input, doc, owned, options, envelope.value, envelope.base, false)
+      : walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
   return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
 }
 
 /** Reads a document written by `serializeSessions`. */
-export function deserializeSessions(input: string | Uint8Array | unknown, options: DeserializeOptions = {}): AgentSession[] {
-  const { doc, owned, fused } = load(input, options, "sessions", (d, limits) => fusedSessionsDocument(d, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits));
+export function deserializeSessions(
+  input: string | Uint8Array | unknown,
+  options: DeserializeOptions = {},
+): AgentSession[] {
+  const { doc, owned, fused } = load(input, options, "sessions", (d, limits) =>
+    fusedSessionsDocument(d, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits),
+  );
   if (fused) return (doc as { sessions: AgentSession[] }).sessions;
   const envelope = readEnvelope(doc, SESSIONS_FORMAT, "sessions", false);
   const sessions = envelope.value;
   if (!Array.isArray(sessions)) {
     throw new SessionValidationError("cannot load sessions", [
-      { code: "envelope", pointer: "/sessions", expected: "an array of sessions", found: describeValue(sessions), message: '"sessions" must be an array' },
+      {
+        code: "envelope",
+        pointer: "/sessions",
+        expected: "an array of sessions",
+        found: describeValue(sessions),
+        message: '"sessions" must be an array',
+      },
     ]);
   }
-  const root = options.quarantine === true ? walkQuarantining(input, doc, owned, options, sessions, envelope.base, true) : walkLoaded(doc, owned, options, sessions, envelope.base, true);
+  const root =
+    options.quarantine === true
+      ? walkQuarantining(input, doc, owned, options, sessions, envelope.base, true)
+      : walkLoaded(doc, owned, options, sessions, envelope.base, true);
   return (root as { sessions: AgentSession[] }).sessions;
 }
 
@@ -331,8 +417,25 @@ export function deserializeSessions(input: string | Uint8Array | unknown, option
  * migrations, writes the migrated values into the document (a copy of a caller-owned one) and
  * reports preserved values. Returns the document root.
  */
-function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, value: unknown, base: readonly (string | number)[], many: boolean, keepQuarantine = false): unknown {
-  const walker = new SessionWalker({ registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", collectUpgrades: true, ownedInput: owned, quarantine: keepQuarantine ? "keep" : "check" });
+function walkLoaded(
+  doc: unknown,
+  owned: boolean,
+  options: DeserializeOptions,
+  value: unknown,
+  base: readonly (string | number)[],
+  many: boolean,
+  keepQuarantine = false,
+): unknown {
+  const walker = new SessionWalker({
+    registry: options.registry ?? defaultRegistry(),
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+    protoKeysAsData: options.limits?.protoKeys === "keep",
+    collectUpgrades: true,
+    ownedInput: owned,
+    quarantine: keepQuarantine ? "keep" : "check",
+  });
   if (many) {
     const sessions = value as readonly unknown[];
     const path: (string | number)[] = [...base, 0];
@@ -346,8 +449,13 @@ function walkLoaded(doc: unknown, owned: boolean, options: DeserializeOptions, v
   }
   const result = walker.result();
   if (!result.ok) {
-    const summary = many ? `cannot load ${(value as readonly unknown[]).length} sessions` : `cannot load session ${sessionLabel(value)}`;
-    throw new SessionValidationError(summary, result.problems, { preserved: result.preserved, problemCount: result.problemCount });
+    const summary = many
+      ? `cannot load ${(value as readonly unknown[]).length} sessions`
+      : `cannot load session ${sessionLabel(value)}`;
+    throw new SessionValidationError(summary, result.problems, {
+      preserved: result.preserved,
+      problemCount: result.problemCount,
+    });
   }
   const upgrades = walker.upgrades!;
   reportMigrated(upgrades, options);
@@ -374,15 +482,41 @@ interface SetAside {
  * applied), so whatever is left is exactly what a strict load accepts. Nothing is modified until
  * every text is taken: the walkers here never migrate in place.
  */
-function walkQuarantining(input: unknown, doc: unknown, owned: boolean, options: DeserializeOptions, value: unknown, base: readonly (string | number)[], many: boolean): unknown {
-  const walkerOptions = { registry: options.registry ?? defaultRegistry(), strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems, protoKeysAsData: options.limits?.protoKeys === "keep", quarantine: "keep" as const };
+function walkQuarantining(
+  input: unknown,
+  doc: unknown,
+  owned: boolean,
+  options: DeserializeOptions,
+  value: unknown,
+  base: readonly (string | number)[],
+  many: boolean,
+): unknown {
+  const walkerOptions = {
+    registry: options.registry ?? defaultRegistry(),
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+    protoKeysAsData: options.limits?.protoKeys === "keep",
+    quarantine: "keep" as const,
+  };
   const sessions: unknown[] = many ? [...(value as unknown[])] : [value];
   const found: SetAside[][] = sessions.map((s, i) => setAside(s, many ? [...base, i] : [...base], walkerOptions));
   if (found.every((f) => f.length === 0)) return walkLoaded(doc, owned, options, value, base, many, true);
   // The exact original characters when there is text; otherwise the caller's value as JSON.
-  const source = typeof input === "string" ? input : input instanceof Uint8Array ? new TextDecoder("utf-8").decode(input) : undefined;
+  const source =
+    typeof input === "string"
+      ? input
+      : input instanceof Uint8Array
+        ? new TextDecoder("utf-8").decode(input)
+        : undefined;
   const all = found.flat();
-  const texts = source !== undefined ? valueTexts(source, all.map((f) => f.path)) : [];
+  const texts =
+    source !== undefined
+      ? valueTexts(
+          source,
+          all.map((f) => f.path),
+        )
+      : [];
   let t = 0;
   const entries: QuarantinedValue[][] = [];
   for (let i = 0; i < sessions.length; i++) {
@@ -412,7 +546,9 @@ function walkQuarantining(input: unknown, doc: unknown, owned: boolean, options:
   }
   const result = walkLoaded(root, owned, options, cleaned, base, many, true);
   if (options.onQuarantined !== undefined) {
-    const loaded = many ? (result as { sessions: AgentSession[] }).sessions : [(base.length === 0 ? result : (result as { session: unknown }).session) as AgentSession];
+    const loaded = many
+      ? (result as { sessions: AgentSession[] }).sessions
+      : [(base.length === 0 ? result : (result as { session: unknown }).session) as AgentSession];
     for (let i = 0; i < entries.length; i++) if (entries[i].length > 0) options.onQuarantined(entries[i], loaded[i]);
   }
   return result;
@@ -475,7 +611,12 @@ function splitMessages(value: unknown, path: (string | number)[], options: Walke
       continue;
     }
     const at = jsonPointer([...path, "messages", i]);
-    bad.push({ path: [...path, "messages", i], value: messages[i], problems: r.problems.map((p) => reindexed(p, at0, at)), problemCount: r.problemCount ?? r.problems.length });
+    bad.push({
+      path: [...path, "messages", i],
+      value: messages[i],
+      problems: r.problems.map((p) => reindexed(p, at0, at)),
+      problemCount: r.problemCount ?? r.problems.length,
+    });
   }
   if (bad.length === 0 || !walkOne({ ...v, messages: good }, path, options).ok) return undefined;
   return bad;
@@ -497,7 +638,12 @@ function reindexed(p: ValidationProblem, from: string, to: string): ValidationPr
 }
 
 /** A copy of `session` without the values set aside, and with them added to its `quarantine`. */
-function withoutSetAside(session: Record<string, unknown>, found: readonly SetAside[], prefix: number, entries: QuarantinedValue[]): Record<string, unknown> {
+function withoutSetAside(
+  session: Record<string, unknown>,
+  found: readonly SetAside[],
+  prefix: number,
+  entries: QuarantinedValue[],
+): Record<string, unknown> {
   const bag: Record<string, unknown> = {};
   const from = session.stateBag as Record<string, unknown>;
   for (const k in from) if (hasOwnKey.call(from, k)) setOwn(bag, k, from[k]);
@@ -525,12 +671,21 @@ function withoutSetAside(session: Record<string, unknown>, found: readonly SetAs
  * it), else -1: then the limits walk runs as before. `fused: true` in the result: the document is
  * valid as it is.
  */
-function load(input: unknown, options: DeserializeOptions, what: string, fused: (doc: unknown, limits: FusedLimits) => number): { doc: unknown; owned: boolean; fused: boolean } {
+function load(
+  input: unknown,
+  options: DeserializeOptions,
+  what: string,
+  fused: (doc: unknown, limits: FusedLimits) => number,
+): { doc: unknown; owned: boolean; fused: boolean } {
   const owned = typeof input === "string" || input instanceof Uint8Array;
   const lim = resolveLimits(sessionLimits(options.limits));
-  const fusedLim = fusedFor(options.registry ?? defaultRegistry()) ? fusedLimits(lim, options.maxNesting, false) : undefined;
+  const fusedLim = fusedFor(options.registry ?? defaultRegistry())
+    ? fusedLimits(lim, options.maxNesting, false)
+    : undefined;
   try {
-    const { text, value } = owned ? parseJsonText(input as string | Uint8Array, lim) : { text: undefined, value: input };
+    const { text, value } = owned
+      ? parseJsonText(input as string | Uint8Array, lim)
+      : { text: undefined, value: input };
     let keys = fusedLim !== undefined ? fused(value, fusedLim) : -1;
     const accepted = keys >= 0;
     if (!accepted) keys = checkedKeyCount(value, lim);
@@ -549,7 +704,10 @@ function jsonProblem(err: JsonParseError): ValidationProblem {
     code: err.code === "json-value" ? "not-json" : "json",
     pointer: err.pointer ?? "",
     expected: JSON_EXPECTED[err.code] ?? "JSON text",
-    found: err.code === "json-syntax" ? `a syntax error at line ${err.line}, column ${err.column}` : (JSON_FOUND[err.code] ?? err.code),
+    found:
+      err.code === "json-syntax"
+        ? `a syntax error at line ${err.line}, column ${err.column}`
+        : (JSON_FOUND[err.code] ?? err.code),
     message: lines.join("\n     "),
   };
   if (err.hint !== undefined) problem.hint = err.hint;
@@ -594,7 +752,15 @@ function readEnvelope(doc: unknown, format: string, key: "session" | "sessions",
   if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) {
     const d = doc as Record<string, unknown>;
     const v = d.formatVersion;
-    if (d.format === format && typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= SESSION_FORMAT_VERSION && hasOwnKey.call(d, "format") && hasOwnKey.call(d, key)) {
+    if (
+      d.format === format &&
+      typeof v === "number" &&
+      Number.isInteger(v) &&
+      v >= 1 &&
+      v <= SESSION_FORMAT_VERSION &&
+      hasOwnKey.call(d, "format") &&
+      hasOwnKey.call(d, key)
+    ) {
       let clean = true;
       for (const k in d) {
         if (k !== key && k !== "format" && k !== "formatVersion") {
@@ -618,7 +784,14 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
     throw new SessionValidationError(`cannot load ${key === "session" ? "session" : "sessions"}`, problems);
   };
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    problems.push({ code: "envelope", pointer: "", expected: `${what}: ${shape}`, found: describeValue(doc), message: `the document is not ${what}`, hint: `write it with serializeSession${key === "sessions" ? "s" : ""}()` });
+    problems.push({
+      code: "envelope",
+      pointer: "",
+      expected: `${what}: ${shape}`,
+      found: describeValue(doc),
+      message: `the document is not ${what}`,
+      hint: `write it with serializeSession${key === "sessions" ? "s" : ""}()`,
+    });
     return fail();
   }
   const d = doc as Record<string, unknown>;
@@ -631,7 +804,7 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
       code: "envelope",
       pointer: "/format",
       expected: JSON.stringify(format),
-      found: "nothing (no \"format\" key)",
+      found: 'nothing (no "format" key)',
       message: `the document has no "format": it is not ${what}`,
       hint: looksBare
         ? "this looks like a bare session (JSON.stringify(session)); store sessions with serializeSession(), or pass { allowBare: true } to read it"
@@ -640,7 +813,8 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
     return fail();
   }
   if (f !== format) {
-    const other = f === SESSIONS_FORMAT ? "deserializeSessions()" : f === SESSION_FORMAT ? "deserializeSession()" : undefined;
+    const other =
+      f === SESSIONS_FORMAT ? "deserializeSessions()" : f === SESSION_FORMAT ? "deserializeSession()" : undefined;
     problems.push({
       code: "envelope",
       pointer: "/format",
@@ -653,7 +827,13 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
   }
   const v = d.formatVersion;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-    problems.push({ code: "envelope", pointer: "/formatVersion", expected: "an integer >= 1", found: describeValue(v), message: `"formatVersion" must be an integer >= 1, found ${describeValue(v)}` });
+    problems.push({
+      code: "envelope",
+      pointer: "/formatVersion",
+      expected: "an integer >= 1",
+      found: describeValue(v),
+      message: `"formatVersion" must be an integer >= 1, found ${describeValue(v)}`,
+    });
   } else if (v > SESSION_FORMAT_VERSION) {
     problems.push({
       code: "envelope",
@@ -666,14 +846,33 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
   }
   for (const k in d) {
     if (!hasOwn.call(d, k) || ENVELOPE_KEYS.has(k)) continue;
-    problems.push({ code: "envelope", pointer: jsonPointer([k]), expected: `only ${shape}`, found: `property ${quoted(k)}`, message: `unknown envelope property ${quoted(k)}`, hint: "the envelope holds format, formatVersion and the payload only" });
+    problems.push({
+      code: "envelope",
+      pointer: jsonPointer([k]),
+      expected: `only ${shape}`,
+      found: `property ${quoted(k)}`,
+      message: `unknown envelope property ${quoted(k)}`,
+      hint: "the envelope holds format, formatVersion and the payload only",
+    });
   }
   const wrongKey = key === "session" ? "sessions" : "session";
   if (hasOwn.call(d, wrongKey)) {
-    problems.push({ code: "envelope", pointer: "/" + wrongKey, expected: `"${key}"`, found: `"${wrongKey}"`, message: `a ${format} document holds "${key}", not "${wrongKey}"` });
+    problems.push({
+      code: "envelope",
+      pointer: "/" + wrongKey,
+      expected: `"${key}"`,
+      found: `"${wrongKey}"`,
+      message: `a ${format} document holds "${key}", not "${wrongKey}"`,
+    });
   }
   if (!hasOwn.call(d, key)) {
-    problems.push({ code: "envelope", pointer: "/" + key, expected: key === "session" ? "the session object" : "an array of sessions", found: "nothing (the property is missing)", message: `the document has no "${key}"` });
+    problems.push({
+      code: "envelope",
+      pointer: "/" + key,
+      expected: key === "session" ? "the session object" : "an array of sessions",
+      found: "nothing (the property is missing)",
+      message: `the document has no "${key}"`,
+    });
   }
   if (problems.length > 0) return fail();
   return { value: d[key], base: [key] };

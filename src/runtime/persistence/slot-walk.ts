@@ -26,7 +26,12 @@ export function compileSlots(slots: readonly FamilySlot[]): SlotNode | null {
       const seg = raw === "*" ? null : raw;
       let child = node.children.find((c) => c.seg === seg);
       if (child === undefined) {
-        child = { seg, guarded: seg !== null && (seg === "__proto__" || seg in Object.prototype), family: null, children: [] };
+        child = {
+          seg,
+          guarded: seg !== null && (seg === "__proto__" || seg in Object.prototype),
+          family: null,
+          children: [],
+        };
         node.children.push(child);
       }
       node = child;
@@ -47,7 +52,13 @@ export function compileSlots(slots: readonly FamilySlot[]): SlotNode | null {
  * slots (every content type walks `annotations/*`) would otherwise share one compiled function and
  * one set of inline caches, made megamorphic by all their shapes.
  */
-export type SlotWalk = (walker: SlotVisitor, value: object, depth: number, nesting: number, path: (string | number)[]) => void;
+export type SlotWalk = (
+  walker: SlotVisitor,
+  value: object,
+  depth: number,
+  nesting: number,
+  path: (string | number)[],
+) => void;
 
 /** @internal What a compiled slot walk calls back into. */
 export interface SlotVisitor {
@@ -92,7 +103,11 @@ export function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null 
         lines.push(`${indent}}`);
       } else {
         const lit = JSON.stringify(child.seg);
-        const read = child.guarded ? `(H.call(${x}, ${lit}) ? ${x}[${lit}] : undefined)` : IDENTIFIER.test(child.seg) ? `${x}.${child.seg}` : `${x}[${lit}]`;
+        const read = child.guarded
+          ? `(H.call(${x}, ${lit}) ? ${x}[${lit}] : undefined)`
+          : IDENTIFIER.test(child.seg)
+            ? `${x}.${child.seg}`
+            : `${x}[${lit}]`;
         lines.push(`${indent}const ${y} = ${read};`);
         lines.push(`${indent}if (${y} !== undefined) {`);
         lines.push(`${indent}  p[${depth}] = ${lit};`);
@@ -104,7 +119,11 @@ export function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null 
   emit(tree, "v", 0, "  ");
   try {
     // `$type` is a checked id (letters, digits, "_", ".", "-"): safe in a line comment.
-    const factory = new Function("F", "H", `return function slotWalk(w, v, d, n, p) {\n  // slot walk of ${$type}\n${lines.join("\n")}\n};`) as (f: string[], h: typeof Object.prototype.hasOwnProperty) => SlotWalk;
+    const factory = new Function(
+      "F",
+      "H",
+      `return function slotWalk(w, v, d, n, p) {\n  // slot walk of ${$type}\n${lines.join("\n")}\n};`,
+    ) as (f: string[], h: typeof Object.prototype.hasOwnProperty) => SlotWalk;
     return factory(families, Object.prototype.hasOwnProperty);
   } catch {
     return null; // code generation disallowed (CSP, some edge runtimes): the generic walk is used

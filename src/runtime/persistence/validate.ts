@@ -28,11 +28,20 @@ import { emitSchemaProblems } from "./ajv-problems.js";
 import { JsonParseError, parseJson } from "./safe-json.js";
 import { UNLIMITED, fusedFor, fusedSession, fusedValue } from "./fused.js";
 import { MigrationError } from "./migrations.js";
-import { DEFAULT_MAX_PROBLEMS, ProblemList, detailText, pointerLabel, type ProblemCode, type ProblemDetails, type PreservedValue, type SessionProblemDetails, type ValidationProblem } from "./problems.js";
+import {
+  DEFAULT_MAX_PROBLEMS,
+  ProblemList,
+  detailText,
+  pointerLabel,
+  type ProblemCode,
+  type ProblemDetails,
+  type PreservedValue,
+  type SessionProblemDetails,
+  type ValidationProblem,
+} from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type TypeRegistry } from "./registry.js";
 import { type SlotNode, type SlotVisitor } from "./slot-walk.js";
 import type { TypeDefinition } from "./registry-types.js";
-
 
 export interface ValidationResult {
   ok: boolean;
@@ -75,7 +84,8 @@ export function parseQuarantinePointer(pointer: unknown): { key: string; message
   const parts = pointer.slice(10).split("/");
   const key = parts[0].replace(/~1/g, "/").replace(/~0/g, "~");
   if (parts.length === 1) return { key };
-  if (parts.length === 3 && parts[1] === "messages" && /^(0|[1-9][0-9]{0,8})$/.test(parts[2])) return { key, message: Number(parts[2]) };
+  if (parts.length === 3 && parts[1] === "messages" && /^(0|[1-9][0-9]{0,8})$/.test(parts[2]))
+    return { key, message: Number(parts[2]) };
   return undefined;
 }
 
@@ -86,8 +96,14 @@ export function parseQuarantinePointer(pointer: unknown): { key: string; message
 export function validateSession(session: unknown, options: ValidateOptions = {}): ValidationResult {
   const registry = options.registry ?? defaultRegistry();
   // The fused check decides "valid as it is"; anything else (and every report) is the walker's.
-  if (fusedFor(registry) && fusedSession(session, 1, fusedUnlimited(options.maxNesting))) return { ok: true, problems: [], preserved: [] };
-  const walker = new SessionWalker({ registry, strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
+  if (fusedFor(registry) && fusedSession(session, 1, fusedUnlimited(options.maxNesting)))
+    return { ok: true, problems: [], preserved: [] };
+  const walker = new SessionWalker({
+    registry,
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+  });
   walker.walkSession(session, EMPTY_PATH);
   return walker.result();
 }
@@ -112,8 +128,17 @@ export interface ValidateValueOptions extends ValidateOptions {
  */
 export function validateValue(value: unknown, options: ValidateValueOptions = {}): ValidationResult {
   const registry = options.registry ?? defaultRegistry();
-  if (fusedFor(registry) && fusedValue(value, options.family ?? PROVIDER_STATE_FAMILY, 1, fusedUnlimited(options.maxNesting))) return { ok: true, problems: [], preserved: [] };
-  const walker = new SessionWalker({ registry, strict: options.strict, maxNesting: options.maxNesting, maxProblems: options.maxProblems });
+  if (
+    fusedFor(registry) &&
+    fusedValue(value, options.family ?? PROVIDER_STATE_FAMILY, 1, fusedUnlimited(options.maxNesting))
+  )
+    return { ok: true, problems: [], preserved: [] };
+  const walker = new SessionWalker({
+    registry,
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+  });
   walker.walkValue(value, options.family ?? PROVIDER_STATE_FAMILY, options.path ?? EMPTY_PATH);
   return walker.result();
 }
@@ -155,7 +180,18 @@ export class SessionWalker implements SlotVisitor {
    */
   private readonly quarantine: "check" | "keep";
 
-  constructor(options: { registry: TypeRegistry; strict?: boolean; collectUpgrades?: boolean; maxNesting?: number; maxProblems?: number; deep?: boolean; genericWalk?: boolean; ownedInput?: boolean; protoKeysAsData?: boolean; quarantine?: "check" | "keep" }) {
+  constructor(options: {
+    registry: TypeRegistry;
+    strict?: boolean;
+    collectUpgrades?: boolean;
+    maxNesting?: number;
+    maxProblems?: number;
+    deep?: boolean;
+    genericWalk?: boolean;
+    ownedInput?: boolean;
+    protoKeysAsData?: boolean;
+    quarantine?: "check" | "keep";
+  }) {
     this.quarantine = options.quarantine ?? "check";
     this.protoKeysAsData = options.protoKeysAsData === true;
     this.problems = new ProblemList(Math.max(1, options.maxProblems ?? DEFAULT_MAX_PROBLEMS));
@@ -182,7 +218,14 @@ export class SessionWalker implements SlotVisitor {
     const d = base.length;
     for (let i = 0; i < d; i++) path[i] = base[i];
     if (typeof session !== "object" || session === null || Array.isArray(session)) {
-      this.sessionProblem(d, "a session object ({ id, stateBag, ... })", describeValue(session), "the session must be a JSON object", undefined, { kind: "session", reason: "not-an-object" });
+      this.sessionProblem(
+        d,
+        "a session object ({ id, stateBag, ... })",
+        describeValue(session),
+        "the session must be a JSON object",
+        undefined,
+        { kind: "session", reason: "not-an-object" },
+      );
       return;
     }
     const s = session as Record<string, unknown>;
@@ -201,7 +244,14 @@ export class SessionWalker implements SlotVisitor {
           sawId = true;
           if (typeof value !== "string" || value.length === 0) {
             path[d] = "id";
-            this.sessionProblem(d + 1, "a non-empty string", describeValue(value), "session.id is the stable id the session is stored under", undefined, { kind: "session", property: "id", reason: "invalid" });
+            this.sessionProblem(
+              d + 1,
+              "a non-empty string",
+              describeValue(value),
+              "session.id is the stable id the session is stored under",
+              undefined,
+              { kind: "session", property: "id", reason: "invalid" },
+            );
           }
           break;
         case "stateBag":
@@ -212,7 +262,14 @@ export class SessionWalker implements SlotVisitor {
           kind = value;
           if (value !== "local" && value !== "hosted") {
             path[d] = "kind";
-            this.sessionProblem(d + 1, '"local" or "hosted" (or no kind)', describeValue(value), "omit kind while it is not decided yet", undefined, { kind: "session", property: "kind", reason: "invalid" });
+            this.sessionProblem(
+              d + 1,
+              '"local" or "hosted" (or no kind)',
+              describeValue(value),
+              "omit kind while it is not decided yet",
+              undefined,
+              { kind: "session", property: "kind", reason: "invalid" },
+            );
           }
           break;
         case "conversationId":
@@ -224,7 +281,14 @@ export class SessionWalker implements SlotVisitor {
           break;
         default:
           path[d] = key;
-          this.sessionProblem(d + 1, "no such property (a session has id, kind, conversationId, stateBag)", describeValue(value), `remove ${quoted(key)}; state belongs in the state bag under a provider key`, `unknown session property ${quoted(key)}`, { kind: "session", property: detailText(key), reason: "unknown-property" });
+          this.sessionProblem(
+            d + 1,
+            "no such property (a session has id, kind, conversationId, stateBag)",
+            describeValue(value),
+            `remove ${quoted(key)}; state belongs in the state bag under a provider key`,
+            `unknown session property ${quoted(key)}`,
+            { kind: "session", property: detailText(key), reason: "unknown-property" },
+          );
       }
     }
     if (kind === "local" && hasConversationId) {
@@ -241,16 +305,37 @@ export class SessionWalker implements SlotVisitor {
     }
     if (!sawId) {
       path[d] = "id";
-      this.sessionProblem(d + 1, "a non-empty string", "nothing (the property is missing)", "every session has an id", 'the session has no "id"', { kind: "session", property: "id", reason: "missing" });
+      this.sessionProblem(
+        d + 1,
+        "a non-empty string",
+        "nothing (the property is missing)",
+        "every session has an id",
+        'the session has no "id"',
+        { kind: "session", property: "id", reason: "missing" },
+      );
     }
     if (!sawBag) {
       path[d] = "stateBag";
-      this.sessionProblem(d + 1, "an object of provider key -> state", "nothing (the property is missing)", "an empty session has stateBag: {}", 'the session has no "stateBag"', { kind: "session", property: "stateBag", reason: "missing" });
+      this.sessionProblem(
+        d + 1,
+        "an object of provider key -> state",
+        "nothing (the property is missing)",
+        "an empty session has stateBag: {}",
+        'the session has no "stateBag"',
+        { kind: "session", property: "stateBag", reason: "missing" },
+      );
       return;
     }
     if (typeof bag !== "object" || bag === null || Array.isArray(bag)) {
       path[d] = "stateBag";
-      this.sessionProblem(d + 1, "an object of provider key -> state", describeValue(bag), "stateBag maps each provider key to that provider's $type-tagged state", undefined, { kind: "session", property: "stateBag", reason: "invalid" });
+      this.sessionProblem(
+        d + 1,
+        "an object of provider key -> state",
+        describeValue(bag),
+        "stateBag maps each provider key to that provider's $type-tagged state",
+        undefined,
+        { kind: "session", property: "stateBag", reason: "invalid" },
+      );
       return;
     }
     path[d] = "stateBag";
@@ -259,7 +344,12 @@ export class SessionWalker implements SlotVisitor {
       if (!hasOwn.call(b, key)) continue;
       path[d + 1] = key;
       if (key === "__proto__" && !this.protoKeysAsData) {
-        this.protoKey(d + 2, "provider key", "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype", "stateBag");
+        this.protoKey(
+          d + 2,
+          "provider key",
+          "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype",
+          "stateBag",
+        );
         continue;
       }
       if (this.deep) this.visitTagged(b[key], PROVIDER_STATE_FAMILY, d + 2, 0);
@@ -279,16 +369,38 @@ export class SessionWalker implements SlotVisitor {
     const path = this.path;
     path[d] = "quarantine";
     if (!Array.isArray(q)) {
-      this.sessionProblem(d + 1, "an array of quarantined values ({ pointer, text, reason })", describeValue(q), "quarantine is written by a quarantine load; leave it as it is", undefined, { kind: "session", property: "quarantine", reason: "invalid" });
+      this.sessionProblem(
+        d + 1,
+        "an array of quarantined values ({ pointer, text, reason })",
+        describeValue(q),
+        "quarantine is written by a quarantine load; leave it as it is",
+        undefined,
+        { kind: "session", property: "quarantine", reason: "invalid" },
+      );
       return;
     }
     for (let i = 0; i < q.length; i++) {
       path[d] = "quarantine";
       path[d + 1] = i;
       const entry = q[i] as Record<string, unknown> | null;
-      const target = typeof entry === "object" && entry !== null && !Array.isArray(entry) ? parseQuarantinePointer(entry.pointer) : undefined;
-      if (target === undefined || typeof entry!.text !== "string" || typeof entry!.reason !== "object" || entry!.reason === null) {
-        this.sessionProblem(d + 2, '{ "pointer": "/stateBag/<key>[/messages/<n>]", "text": "<JSON text>", "reason": { ...problem } }', describeValue(entry), "quarantine is written by a quarantine load; leave it as it is", undefined, { kind: "session", property: "quarantine", reason: "invalid" });
+      const target =
+        typeof entry === "object" && entry !== null && !Array.isArray(entry)
+          ? parseQuarantinePointer(entry.pointer)
+          : undefined;
+      if (
+        target === undefined ||
+        typeof entry!.text !== "string" ||
+        typeof entry!.reason !== "object" ||
+        entry!.reason === null
+      ) {
+        this.sessionProblem(
+          d + 2,
+          '{ "pointer": "/stateBag/<key>[/messages/<n>]", "text": "<JSON text>", "reason": { ...problem } }',
+          describeValue(entry),
+          "quarantine is written by a quarantine load; leave it as it is",
+          undefined,
+          { kind: "session", property: "quarantine", reason: "invalid" },
+        );
         continue;
       }
       if (this.quarantine === "keep" || !this.deep) continue;
@@ -296,7 +408,14 @@ export class SessionWalker implements SlotVisitor {
     }
   }
 
-  private recheckQuarantined(text: string, target: { key: string; message?: number }, d: number, index: number, bag: Record<string, unknown> | undefined, reason: ValidationProblem): void {
+  private recheckQuarantined(
+    text: string,
+    target: { key: string; message?: number },
+    d: number,
+    index: number,
+    bag: Record<string, unknown> | undefined,
+    reason: ValidationProblem,
+  ): void {
     const path = this.path;
     const before = this.problems.total;
     path[d] = "stateBag";
@@ -308,24 +427,40 @@ export class SessionWalker implements SlotVisitor {
       if (!(err instanceof JsonParseError)) throw err;
       path[d] = "quarantine";
       path[d + 1] = index;
-      this.problems.add({ code: "json", pointer: this.pointer(d + 2) + "/text", expected: "the JSON text of the quarantined value", found: err.code, message: err.message.split("\n")[0] });
+      this.problems.add({
+        code: "json",
+        pointer: this.pointer(d + 2) + "/text",
+        expected: "the JSON text of the quarantined value",
+        found: err.code,
+        message: err.message.split("\n")[0],
+      });
       return;
     }
     if (target.message === undefined) {
       this.visitTagged(value, PROVIDER_STATE_FAMILY, d + 2, 0);
     } else {
       const shell = bag !== undefined && hasOwn.call(bag, target.key) ? bag[target.key] : undefined;
-      const messages = typeof shell === "object" && shell !== null && !Array.isArray(shell) ? (shell as { messages?: unknown }).messages : undefined;
+      const messages =
+        typeof shell === "object" && shell !== null && !Array.isArray(shell)
+          ? (shell as { messages?: unknown }).messages
+          : undefined;
       if (Array.isArray(messages)) {
         const at = Math.min(target.message, messages.length);
         const copy = { ...(shell as object), messages: [...messages.slice(0, at), value, ...messages.slice(at)] };
-        const sub = new SessionWalker({ registry: this.registry, strict: this.strict, maxNesting: this.maxNesting, maxProblems: this.problems.limit, quarantine: "keep" });
+        const sub = new SessionWalker({
+          registry: this.registry,
+          strict: this.strict,
+          maxNesting: this.maxNesting,
+          maxProblems: this.problems.limit,
+          quarantine: "keep",
+        });
         sub.walkValue(copy, PROVIDER_STATE_FAMILY, path.slice(0, d + 2));
         path[d + 2] = "messages";
         path[d + 3] = at;
         const prefix = this.pointer(d + 4);
         for (const p of sub.result().problems) {
-          if (p.pointer === prefix || (p.pointer.startsWith(prefix) && p.pointer.charCodeAt(prefix.length) === 47)) this.problems.add(p);
+          if (p.pointer === prefix || (p.pointer.startsWith(prefix) && p.pointer.charCodeAt(prefix.length) === 47))
+            this.problems.add(p);
         }
       }
     }
@@ -364,15 +499,34 @@ export class SessionWalker implements SlotVisitor {
         const v = (value as Record<string, unknown>)[k];
         if (k === "__proto__" && !this.protoKeysAsData) {
           path[d + 1] = k;
-          this.protoKey(d + 2, "conversation id name", "rename the id: code that copies conversationId with obj[key] = value would set its prototype", "conversationId");
+          this.protoKey(
+            d + 2,
+            "conversation id name",
+            "rename the id: code that copies conversationId with obj[key] = value would set its prototype",
+            "conversationId",
+          );
         } else if (typeof v !== "string") {
           path[d + 1] = k;
-          this.sessionProblem(d + 2, "a string", describeValue(v), "conversationId is a string, or an object of named string ids", undefined, { kind: "session", property: "conversationId", reason: "invalid" });
+          this.sessionProblem(
+            d + 2,
+            "a string",
+            describeValue(v),
+            "conversationId is a string, or an object of named string ids",
+            undefined,
+            { kind: "session", property: "conversationId", reason: "invalid" },
+          );
         }
       }
       return;
     }
-    this.sessionProblem(d + 1, "a string, or an object of named string ids", describeValue(value), "omit conversationId for a session whose history is kept locally", undefined, { kind: "session", property: "conversationId", reason: "invalid" });
+    this.sessionProblem(
+      d + 1,
+      "a string, or an object of named string ids",
+      describeValue(value),
+      "omit conversationId for a session whose history is kept locally",
+      undefined,
+      { kind: "session", property: "conversationId", reason: "invalid" },
+    );
   }
 
   /**
@@ -381,12 +535,35 @@ export class SessionWalker implements SlotVisitor {
    */
   private protoKey(d: number, what: string, hint: string, property: "stateBag" | "conversationId"): void {
     const pointer = this.pointer(d);
-    this.problems.add({ code: "session", pointer, expected: `a ${what} other than "__proto__"`, found: 'the key "__proto__"', message: `a "__proto__" key at ${pointerLabel(pointer)} is not accepted as a ${what}`, hint, details: { kind: "session", property, reason: "proto-key" } });
+    this.problems.add({
+      code: "session",
+      pointer,
+      expected: `a ${what} other than "__proto__"`,
+      found: 'the key "__proto__"',
+      message: `a "__proto__" key at ${pointerLabel(pointer)} is not accepted as a ${what}`,
+      hint,
+      details: { kind: "session", property, reason: "proto-key" },
+    });
   }
 
-  private sessionProblem(d: number, expected: string, found: string, hint: string, message: string | undefined, details: SessionProblemDetails): void {
+  private sessionProblem(
+    d: number,
+    expected: string,
+    found: string,
+    hint: string,
+    message: string | undefined,
+    details: SessionProblemDetails,
+  ): void {
     const pointer = this.pointer(d);
-    this.problems.add({ code: "session", pointer, expected, found, message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`, hint, details });
+    this.problems.add({
+      code: "session",
+      pointer,
+      expected,
+      found,
+      message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`,
+      hint,
+      details,
+    });
   }
 
   private pointer(d: number): string {
@@ -399,17 +576,41 @@ export class SessionWalker implements SlotVisitor {
   /** Shallow mode: the value is an object with a string `$type` and a valid `$version`. */
   private tagOnly(value: unknown, family: string, d: number): void {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`, { kind: "family", family });
+      this.tagProblem(
+        d,
+        "not-tagged",
+        `an object with "$type" (${family} family)`,
+        describeValue(value),
+        undefined,
+        `positions of the ${family} family hold "$type"-tagged objects`,
+        { kind: "family", family },
+      );
       return;
     }
     const t = (value as Record<string, unknown>).$type;
     if (typeof t !== "string") {
-      this.tagProblem(d, "missing-type", `a "$type" string naming a type of the ${family} family`, t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`, undefined, `every ${family} value carries "$type"`, { kind: "family", family });
+      this.tagProblem(
+        d,
+        "missing-type",
+        `a "$type" string naming a type of the ${family} family`,
+        t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`,
+        undefined,
+        `every ${family} value carries "$type"`,
+        { kind: "family", family },
+      );
       return;
     }
     const v = (value as Record<string, unknown>).$version;
     if (v !== undefined && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
-      this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(v), t, "$version counts versions of the type: 1, 2, 3, ...", { kind: "family", family });
+      this.tagProblem(
+        d,
+        "invalid-version",
+        "an integer >= 1 (or no $version, meaning 1)",
+        describeValue(v),
+        t,
+        "$version counts versions of the type: 1, 2, 3, ...",
+        { kind: "family", family },
+      );
     }
   }
 
@@ -419,7 +620,15 @@ export class SessionWalker implements SlotVisitor {
   /** @internal One tagged value of `family` at depth `d`. Also called by compiled slot walks (`SlotWalk`). */
   visitTagged(value: unknown, family: string, d: number, nesting: number): void {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      this.tagProblem(d, "not-tagged", `an object with "$type" (${family} family)`, describeValue(value), undefined, `positions of the ${family} family hold "$type"-tagged objects`, { kind: "family", family });
+      this.tagProblem(
+        d,
+        "not-tagged",
+        `an object with "$type" (${family} family)`,
+        describeValue(value),
+        undefined,
+        `positions of the ${family} family hold "$type"-tagged objects`,
+        { kind: "family", family },
+      );
       return;
     }
     let v = value as Record<string, unknown>;
@@ -429,9 +638,11 @@ export class SessionWalker implements SlotVisitor {
         d,
         "missing-type",
         `a "$type" string naming a type of the ${family} family`,
-        t === undefined ? "an object without \"$type\"" : `"$type": ${describeValue(t)}`,
+        t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`,
         undefined,
-        t === undefined ? `every ${family} value carries "$type" (it may sit anywhere among the keys)` : '"$type" must be a string id',
+        t === undefined
+          ? `every ${family} value carries "$type" (it may sit anywhere among the keys)`
+          : '"$type" must be a string id',
         { kind: "family", family },
       );
       return;
@@ -441,7 +652,15 @@ export class SessionWalker implements SlotVisitor {
     if (rawVersion !== undefined) {
       if (typeof rawVersion === "number" && Number.isInteger(rawVersion) && rawVersion >= 1) version = rawVersion;
       else {
-        this.tagProblem(d, "invalid-version", "an integer >= 1 (or no $version, meaning 1)", describeValue(rawVersion), t, "$version counts versions of the type: 1, 2, 3, ...", { kind: "family", family });
+        this.tagProblem(
+          d,
+          "invalid-version",
+          "an integer >= 1 (or no $version, meaning 1)",
+          describeValue(rawVersion),
+          t,
+          "$version counts versions of the type: 1, 2, 3, ...",
+          { kind: "family", family },
+        );
         return;
       }
     }
@@ -462,7 +681,15 @@ export class SessionWalker implements SlotVisitor {
     const tree = entry.slotTree;
     if (tree !== null) {
       if (nesting >= this.maxNesting) {
-        this.tagProblem(d, "too-deep", `at most ${this.maxNesting} levels of nested tagged values`, "deeper nesting (or a cycle)", t, "tagged values are nested too deeply; is there a reference cycle in the data?", { kind: "limit", option: "maxNesting", limit: this.maxNesting, actual: nesting + 1 });
+        this.tagProblem(
+          d,
+          "too-deep",
+          `at most ${this.maxNesting} levels of nested tagged values`,
+          "deeper nesting (or a cycle)",
+          t,
+          "tagged values are nested too deeply; is there a reference cycle in the data?",
+          { kind: "limit", option: "maxNesting", limit: this.maxNesting, actual: nesting + 1 },
+        );
       } else {
         const walk = entry.slotWalk;
         if (walk !== null && !this.generic) walk(this, v, d, nesting + 1, this.path);
@@ -473,14 +700,20 @@ export class SessionWalker implements SlotVisitor {
     if (reported !== null) for (const p of reported) this.schemaAt!.delete(p);
   }
 
-
   private lastUpgraded: Record<string, unknown> | undefined = undefined;
 
   /**
    * Unknown type, wrong family, or a version other than the latest. Returns the entry to validate
    * against (setting `lastUpgraded` when the value was migrated), or undefined to stop here.
    */
-  private slowPath(v: Record<string, unknown>, t: string, version: number, entry: RegistryEntry | undefined, family: string, d: number): RegistryEntry | undefined {
+  private slowPath(
+    v: Record<string, unknown>,
+    t: string,
+    version: number,
+    entry: RegistryEntry | undefined,
+    family: string,
+    d: number,
+  ): RegistryEntry | undefined {
     if (entry !== undefined && entry.def.family !== family) {
       this.wrongFamily(d, t, entry.def.family, family);
       return undefined;
@@ -489,9 +722,24 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"${t}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
       if (this.strict) {
-        this.problems.add({ code: "newer-version", pointer, $type: t, expected: `${quoted(t)} at v${entry.def.version} or older`, found: `v${version}`, message, hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim", details: { kind: "version", $version: version, expectedVersion: entry.def.version } });
+        this.problems.add({
+          code: "newer-version",
+          pointer,
+          $type: t,
+          expected: `${quoted(t)} at v${entry.def.version} or older`,
+          found: `v${version}`,
+          message,
+          hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim",
+          details: { kind: "version", $version: version, expectedVersion: entry.def.version },
+        });
       } else {
-        this.preserved.push({ pointer, $type: t, version, reason: "newer-version", message: `${message}; kept verbatim` });
+        this.preserved.push({
+          pointer,
+          $type: t,
+          version,
+          reason: "newer-version",
+          message: `${message}; kept verbatim`,
+        });
       }
       return undefined;
     }
@@ -500,9 +748,24 @@ export class SessionWalker implements SlotVisitor {
       const pointer = this.pointer(d);
       const message = `"$type": ${quoted(t)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
-        this.problems.add({ code: "unknown-type", pointer, $type: t, expected: `a registered ${family} type`, found: `"$type": ${quoted(t)}`, message, hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim", details: { kind: "family", family } });
+        this.problems.add({
+          code: "unknown-type",
+          pointer,
+          $type: t,
+          expected: `a registered ${family} type`,
+          found: `"$type": ${quoted(t)}`,
+          message,
+          hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim",
+          details: { kind: "family", family },
+        });
       } else {
-        this.preserved.push({ pointer, $type: t, version, reason: "unknown-type", message: `${message}; kept verbatim` });
+        this.preserved.push({
+          pointer,
+          $type: t,
+          version,
+          reason: "unknown-type",
+          message: `${message}; kept verbatim`,
+        });
       }
       return undefined;
     }
@@ -524,10 +787,16 @@ export class SessionWalker implements SlotVisitor {
         code: noStep ? "old-version" : invalidData ? "schema" : "migration-failed",
         pointer: invalidData ? err.pointer : pointer,
         $type: t,
-        expected: latest !== undefined ? `"${t}" v${latest}, or a migration from v${version}` : `a migration from "${t}" v${version}`,
+        expected:
+          latest !== undefined
+            ? `"${t}" v${latest}, or a migration from v${version}`
+            : `a migration from "${t}" v${version}`,
         found: `"${t}" v${version}`,
         // The migration error names the full pointer: shorten it like every other message.
-        message: pointer === "" ? err.message.split("\n")[0] : err.message.split("\n")[0].replace(pointer, () => pointerLabel(pointer)),
+        message:
+          pointer === ""
+            ? err.message.split("\n")[0]
+            : err.message.split("\n")[0].replace(pointer, () => pointerLabel(pointer)),
         hint: err.hint,
         details,
       });
@@ -537,30 +806,63 @@ export class SessionWalker implements SlotVisitor {
     const target = this.table.get(newType);
     if (target === undefined) {
       // Cannot happen: the runner stops only at a registered latest version.
-      this.tagProblem(d, "migration-failed", "a registered type after migration", `"$type": "${newType}"`, t, "check the migration chain's targets", { kind: "version", $version: version });
+      this.tagProblem(
+        d,
+        "migration-failed",
+        "a registered type after migration",
+        `"$type": "${newType}"`,
+        t,
+        "check the migration chain's targets",
+        { kind: "version", $version: version },
+      );
       return undefined;
     }
     if (target.def.family !== family) {
       this.wrongFamily(d, newType, target.def.family, family);
       return undefined;
     }
-    if (this.upgrades !== null) this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: t, from: version });
+    if (this.upgrades !== null)
+      this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: t, from: version });
     this.lastUpgraded = upgraded;
     return target;
   }
 
   private wrongFamily(d: number, t: string, actual: string, expected: string): void {
-    this.tagProblem(d, "wrong-family", `a value of the ${expected} family`, `"$type": "${t}" (${actual} family)`, t, `"${t}" is registered in the ${actual} family and cannot stand where a value of the ${expected} family belongs`, { kind: "family", family: expected, actualFamily: actual });
+    this.tagProblem(
+      d,
+      "wrong-family",
+      `a value of the ${expected} family`,
+      `"$type": "${t}" (${actual} family)`,
+      t,
+      `"${t}" is registered in the ${actual} family and cannot stand where a value of the ${expected} family belongs`,
+      { kind: "family", family: expected, actualFamily: actual },
+    );
   }
 
-  private tagProblem(d: number, code: ProblemCode, expected: string, found: string, $type: string | undefined, hint: string, details: ProblemDetails): void {
+  private tagProblem(
+    d: number,
+    code: ProblemCode,
+    expected: string,
+    found: string,
+    $type: string | undefined,
+    hint: string,
+    details: ProblemDetails,
+  ): void {
     const pointer = boundedPointer(this.pointer(d));
     const superseded = this.schemaAt?.get(pointer);
     if (superseded !== undefined) {
       this.schemaAt!.delete(pointer);
       this.problems.withdraw(pointer, superseded);
     }
-    const problem: ValidationProblem = { code, pointer, expected, found, message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`, hint, details };
+    const problem: ValidationProblem = {
+      code,
+      pointer,
+      expected,
+      found,
+      message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`,
+      hint,
+      details,
+    };
     if ($type !== undefined) problem.$type = $type;
     this.problems.add(problem);
   }
@@ -597,7 +899,8 @@ export class SessionWalker implements SlotVisitor {
 
   private visit(value: unknown, node: SlotNode, d: number, nesting: number): void {
     if (node.family !== null) this.visitTagged(value, node.family, d, nesting);
-    else if (node.children.length > 0 && typeof value === "object" && value !== null) this.walkChildren(value, node, d, nesting);
+    else if (node.children.length > 0 && typeof value === "object" && value !== null)
+      this.walkChildren(value, node, d, nesting);
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -607,12 +910,20 @@ export class SessionWalker implements SlotVisitor {
    * Reports why `value` failed its type's validator. Returns the pointers reported (to forget once
    * the value's nested values are walked), or null when there were none.
    */
-  private schemaProblems(def: TypeDefinition, value: Record<string, unknown>, d: number, migratedFrom: string | undefined): string[] | null {
+  private schemaProblems(
+    def: TypeDefinition,
+    value: Record<string, unknown>,
+    d: number,
+    migratedFrom: string | undefined,
+  ): string[] | null {
     const base = this.pointer(d);
     let errors = def.validate.errors;
     const report = this.registry.reportValidator(def);
     if (report !== def.validate && !report(value) && report.errors && report.errors.length > 0) errors = report.errors;
-    const note = migratedFrom === undefined ? undefined : `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
+    const note =
+      migratedFrom === undefined
+        ? undefined
+        : `the value was migrated from ${migratedFrom} to "${def.$type}" v${def.version} on load: check what the migrations produce`;
     const pointers: string[] = [];
     const schemaAt = (this.schemaAt ??= new Map());
     emitSchemaProblems(def, value, errors, base, (p) => {
@@ -626,4 +937,3 @@ export class SessionWalker implements SlotVisitor {
     return pointers.length > 0 ? pointers : null;
   }
 }
-

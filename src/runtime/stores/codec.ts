@@ -98,7 +98,13 @@ export function checkStoredSessionId(key: string, session: { id?: unknown } | un
  * How every store loads a session row: the codec's `deserialize`, then the id rule. The codec gets
  * the key too, so a codec that does not read documents (the CLI's raw-text codec) can answer with it.
  */
-export function loadStoredSession(codec: SessionCodec, key: string, text: string, store?: string, context?: SessionCodecContext): AgentSession {
+export function loadStoredSession(
+  codec: SessionCodec,
+  key: string,
+  text: string,
+  store?: string,
+  context?: SessionCodecContext,
+): AgentSession {
   const session = context === undefined ? codec.deserialize(text, key) : codec.deserialize(text, key, context);
   checkStoredSessionId(key, session, store);
   return session;
@@ -111,12 +117,16 @@ function checkSession(value: unknown): AgentSession {
   if (typeof value !== "object" || value === null || Array.isArray(value)) fail("expected an object", "");
   const s = value as Record<string, unknown>;
   if (typeof s.id !== "string" || s.id.length === 0) fail("id must be a non-empty string", "/id");
-  if (s.kind !== undefined && s.kind !== "local" && s.kind !== "hosted") fail('kind must be "local" or "hosted"', "/kind");
+  if (s.kind !== undefined && s.kind !== "local" && s.kind !== "hosted")
+    fail('kind must be "local" or "hosted"', "/kind");
   if (s.conversationId !== undefined) {
     const c = s.conversationId;
     const ok =
       typeof c === "string" ||
-      (typeof c === "object" && c !== null && !Array.isArray(c) && Object.values(c).every((v) => typeof v === "string"));
+      (typeof c === "object" &&
+        c !== null &&
+        !Array.isArray(c) &&
+        Object.values(c).every((v) => typeof v === "string"));
     if (!ok) fail("conversationId must be a string or an object of strings", "/conversationId");
   }
   const bag = s.stateBag;
@@ -152,7 +162,8 @@ export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionC
   // The codec context (owner) is accepted and ignored.
   return markContextFree<SessionCodec>({
     serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
-    deserialize: (text) => deserializeSession(text, { registry, strict, allowBare, limits, quarantine, onMigrated: noteMigrations }),
+    deserialize: (text) =>
+      deserializeSession(text, { registry, strict, allowBare, limits, quarantine, onMigrated: noteMigrations }),
   });
 }
 
@@ -184,14 +195,20 @@ export const defaultMessageCodec: MessageCodec = {
 };
 
 /** Serializes a batch of messages, naming the index of a refused one. */
-export function serializeMessages(codec: MessageCodec, messages: readonly ChatMessage[], context?: MessageCodecContext): string[] {
+export function serializeMessages(
+  codec: MessageCodec,
+  messages: readonly ChatMessage[],
+  context?: MessageCodecContext,
+): string[] {
   if (!Array.isArray(messages)) throw new InvalidStoredValueError("message list", "expected an array", "");
   return messages.map((m, i) => {
     try {
       return context === undefined ? codec.serialize(m) : codec.serialize(m, context);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new StatebagError("invalid-message", `chat message ${i} of ${messages.length} was refused: ${reason}`, { cause: error });
+      throw new StatebagError("invalid-message", `chat message ${i} of ${messages.length} was refused: ${reason}`, {
+        cause: error,
+      });
     }
   });
 }

@@ -2,7 +2,15 @@
 import { ConfigurationError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
 import { InvalidIdError, MAX_ID_LENGTH } from "./errors.js";
-import type { DeleteOptions, ReplaceOptions, SaveOptions, ScanItem, ScanOptions, ScanPage, TrimOptions } from "./types.js";
+import type {
+  DeleteOptions,
+  ReplaceOptions,
+  SaveOptions,
+  ScanItem,
+  ScanOptions,
+  ScanPage,
+  TrimOptions,
+} from "./types.js";
 
 export const DEFAULT_SCAN_LIMIT = 100;
 export const MAX_SCAN_LIMIT = 1000;
@@ -14,15 +22,20 @@ export const MAX_SCAN_LIMIT = 1000;
  * (which PostgreSQL refuses), at most `MAX_ID_LENGTH` code units.
  */
 export function checkId(id: unknown, what = "session id"): string {
-  if (typeof id !== "string") throw new InvalidIdError(what, `must be a string, got ${id === null ? "null" : typeof id}`);
+  if (typeof id !== "string")
+    throw new InvalidIdError(what, `must be a string, got ${id === null ? "null" : typeof id}`);
   if (id.length === 0) throw new InvalidIdError(what, "must not be empty");
-  if (id.length > MAX_ID_LENGTH) throw new InvalidIdError(what, `is ${id.length} characters long; the limit is ${MAX_ID_LENGTH}`);
+  if (id.length > MAX_ID_LENGTH)
+    throw new InvalidIdError(what, `is ${id.length} characters long; the limit is ${MAX_ID_LENGTH}`);
   const nul = id.indexOf("\0");
   if (nul >= 0) throw new InvalidIdError(what, `${JSON.stringify(id)} contains a NUL character at index ${nul}`);
   const lone = LONE_SURROGATE.exec(id);
   if (lone) {
     const unit = lone[0].charCodeAt(0).toString(16).toUpperCase();
-    throw new InvalidIdError(what, `${JSON.stringify(id)} is not well-formed text: a lone surrogate (\\u${unit}) at index ${lone.index}`);
+    throw new InvalidIdError(
+      what,
+      `${JSON.stringify(id)} is not well-formed text: a lone surrogate (\\u${unit}) at index ${lone.index}`,
+    );
   }
   return id;
 }
@@ -44,7 +57,9 @@ export interface CheckedSave {
 export function checkSave(options: SaveOptions | undefined): CheckedSave {
   const expected = options?.expectedRevision ?? null;
   if (expected !== null && !(Number.isSafeInteger(expected) && expected > 0)) {
-    throw new ConfigurationError(`expectedRevision must be a positive integer or null, got ${JSON.stringify(expected)}`);
+    throw new ConfigurationError(
+      `expectedRevision must be a positive integer or null, got ${JSON.stringify(expected)}`,
+    );
   }
   return { expected, ttlMs: checkTtl(options?.ttlMs) };
 }
@@ -52,7 +67,9 @@ export function checkSave(options: SaveOptions | undefined): CheckedSave {
 export function checkTtl(ttlMs: unknown): number | undefined {
   if (ttlMs === undefined) return undefined;
   if (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-    throw new ConfigurationError(`ttlMs must be a positive integer number of milliseconds, got ${JSON.stringify(ttlMs)}`);
+    throw new ConfigurationError(
+      `ttlMs must be a positive integer number of milliseconds, got ${JSON.stringify(ttlMs)}`,
+    );
   }
   return ttlMs;
 }
@@ -65,10 +82,16 @@ export function checkDelete(options: DeleteOptions | undefined): number | undefi
   return expected;
 }
 
-export function checkScan(options: ScanOptions | undefined): { cursor: string | undefined; limit: number; includeText: boolean } {
+export function checkScan(options: ScanOptions | undefined): {
+  cursor: string | undefined;
+  limit: number;
+  includeText: boolean;
+} {
   const limit = options?.limit ?? DEFAULT_SCAN_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
-    throw new ConfigurationError(`scan limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`);
+    throw new ConfigurationError(
+      `scan limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`,
+    );
   }
   const cursor = options?.cursor;
   if (cursor !== undefined && typeof cursor !== "string") throw new ConfigurationError("scan cursor must be a string");
@@ -80,7 +103,10 @@ export function checkOperationId(operationId: unknown): string {
 }
 
 /** `replaceMessages` options: the expected log version and the optional idempotency key. */
-export function checkReplace(options: ReplaceOptions | undefined): { expected: number | undefined; operationId: string | undefined } {
+export function checkReplace(options: ReplaceOptions | undefined): {
+  expected: number | undefined;
+  operationId: string | undefined;
+} {
   const operationId = options?.operationId;
   return {
     expected: checkVersion(options?.expectedVersion),

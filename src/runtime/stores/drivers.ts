@@ -34,7 +34,9 @@ export class DriverMissingError extends StatebagError {
         hint: unloadable
           ? `rebuild it for this Node: npm rebuild ${driver} (reinstall with npm i ${driver} if that fails)`
           : `install it in your app: npm i ${driver}` +
-            (driver === "better-sqlite3" ? ", or drop ?driver=better-sqlite3 to use the built-in node:sqlite driver" : ""),
+            (driver === "better-sqlite3"
+              ? ", or drop ?driver=better-sqlite3 to use the built-in node:sqlite driver"
+              : ""),
       },
     );
   }

@@ -29,7 +29,8 @@ export async function sessionLogIds(store: SessionStore, id: string): Promise<st
     const loaded = await store.get(id);
     for (const value of Object.values(loaded?.session.stateBag ?? {})) {
       const v = value as unknown as { $type?: unknown; storageId?: unknown };
-      if (v?.$type === "StoredChatHistoryState" && typeof v.storageId === "string" && v.storageId !== "") ids.add(v.storageId);
+      if (v?.$type === "StoredChatHistoryState" && typeof v.storageId === "string" && v.storageId !== "")
+        ids.add(v.storageId);
     }
   } catch (error) {
     if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;
@@ -44,7 +45,11 @@ const CONCURRENCY = 8;
  * `eraseOwner` over the store contract, for stores to delegate to (statebag's own do; Redis then
  * drops the owner's index keys). See `SessionStore.eraseOwner`.
  */
-export async function eraseOwnerSessions(store: SessionStore, owner: string, options: EraseOptions = {}): Promise<EraseReceipt> {
+export async function eraseOwnerSessions(
+  store: SessionStore,
+  owner: string,
+  options: EraseOptions = {},
+): Promise<EraseReceipt> {
   checkOwner(owner, "eraseOwner owner");
   const startedAt = new Date().toISOString();
   let sessions = 0;
@@ -59,7 +64,8 @@ export async function eraseOwnerSessions(store: SessionStore, owner: string, opt
     const queue = [...page.items];
     const worker = async () => {
       for (let item = queue.shift(); item; item = queue.shift()) {
-        for (const logId of await sessionLogIds(store, item.id)) if (await store.messages.deleteMessages(logId)) messageLogs++;
+        for (const logId of await sessionLogIds(store, item.id))
+          if (await store.messages.deleteMessages(logId)) messageLogs++;
         if (await store.delete(item.id)) {
           sessions++;
           removed++;
@@ -70,14 +76,28 @@ export async function eraseOwnerSessions(store: SessionStore, owner: string, opt
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     // A listing that keeps returning sessions no delete removes is a broken store, not a reason to spin.
     if (removed === 0 && ++idle >= 3) {
-      throw new StatebagError("store-unavailable", `eraseOwner: the ${store.kind} store keeps listing sessions of the owner that delete does not remove`, { hint: "check the store; running eraseOwner again continues where this call stopped" });
+      throw new StatebagError(
+        "store-unavailable",
+        `eraseOwner: the ${store.kind} store keeps listing sessions of the owner that delete does not remove`,
+        { hint: "check the store; running eraseOwner again continues where this call stopped" },
+      );
     }
   }
-  return { owner: ownerDigest(owner), sessions, messageLogs, startedAt, finishedAt: new Date().toISOString(), complete: true };
+  return {
+    owner: ownerDigest(owner),
+    sessions,
+    messageLogs,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    complete: true,
+  };
 }
 
 /** What `eraseOwner` would remove now, removing nothing (`statebag store erase --dry-run`). */
-export async function previewErase(store: SessionStore, owner: string): Promise<{ owner: string; sessions: number; messageLogs: number }> {
+export async function previewErase(
+  store: SessionStore,
+  owner: string,
+): Promise<{ owner: string; sessions: number; messageLogs: number }> {
   checkOwner(owner, "eraseOwner owner");
   let sessions = 0;
   let messageLogs = 0;
@@ -86,7 +106,8 @@ export async function previewErase(store: SessionStore, owner: string): Promise<
     const page = await store.list({ owner, order: "id", limit: PAGE, cursor });
     for (const item of page.items) {
       sessions++;
-      for (const logId of await sessionLogIds(store, item.id)) if ((await store.messages.readMessages(logId)).version > 0) messageLogs++;
+      for (const logId of await sessionLogIds(store, item.id))
+        if ((await store.messages.readMessages(logId)).version > 0) messageLogs++;
     }
     cursor = page.cursor;
   } while (cursor);

@@ -64,7 +64,11 @@ export class StoreUnavailableError extends StatebagError {
 
 /** The store's tables are missing or at an older/newer format than this code uses. */
 export class StoreNotSetUpError extends StatebagError {
-  constructor(readonly url: string, message: string, hint: string) {
+  constructor(
+    readonly url: string,
+    message: string,
+    hint: string,
+  ) {
     super("store-not-set-up", message, { hint });
   }
 }
@@ -110,7 +114,10 @@ export class InvalidIdError extends ConfigurationError {
     /** Why it was refused. */
     readonly reason: string,
   ) {
-    super(`${what} ${reason}`, `use an id of 1-${MAX_ID_LENGTH} characters of well-formed Unicode text without NUL (for example a UUID or a URL-safe name)`);
+    super(
+      `${what} ${reason}`,
+      `use an id of 1-${MAX_ID_LENGTH} characters of well-formed Unicode text without NUL (for example a UUID or a URL-safe name)`,
+    );
   }
 }
 
@@ -125,7 +132,11 @@ export class StoreAuthenticationError extends StatebagError {
     readonly user: string | undefined,
     hint: string,
   ) {
-    super("store-authentication", `${store} at ${url} refused the credentials${user ? ` of user "${user}"` : ""}: authentication failed`, { hint });
+    super(
+      "store-authentication",
+      `${store} at ${url} refused the credentials${user ? ` of user "${user}"` : ""}: authentication failed`,
+      { hint },
+    );
   }
 }
 
@@ -139,9 +150,13 @@ export class StoreKeyConflictError extends StatebagError {
     readonly prefix: string,
     detail: string,
   ) {
-    super("store-key-conflict", `the Redis store at ${url} (prefix "${prefix}") found a key it did not write: ${detail}`, {
-      hint: "give every store its own key prefix, and let no other program write keys under it; the message says which key and what to do",
-    });
+    super(
+      "store-key-conflict",
+      `the Redis store at ${url} (prefix "${prefix}") found a key it did not write: ${detail}`,
+      {
+        hint: "give every store its own key prefix, and let no other program write keys under it; the message says which key and what to do",
+      },
+    );
   }
 }
 

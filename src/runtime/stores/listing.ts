@@ -16,10 +16,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /** Well-formed text without NUL (PostgreSQL refuses NUL; lone surrogates become U+FFFD there). */
 function checkText(value: unknown, what: string, max: number, allowEmpty: boolean): string {
-  if (typeof value !== "string") throw new ConfigurationError(`${what} must be a string, got ${value === null ? "null" : typeof value}`);
+  if (typeof value !== "string")
+    throw new ConfigurationError(`${what} must be a string, got ${value === null ? "null" : typeof value}`);
   if (!allowEmpty && value.length === 0) throw new ConfigurationError(`${what} must not be empty`);
-  if (value.length > max) throw new ConfigurationError(`${what} is ${value.length} characters long; the limit is ${max}`);
-  if (value.includes("\0") || LONE_SURROGATE.test(value)) throw new ConfigurationError(`${what} must be well-formed text without NUL`, "use ordinary Unicode text");
+  if (value.length > max)
+    throw new ConfigurationError(`${what} is ${value.length} characters long; the limit is ${max}`);
+  if (value.includes("\0") || LONE_SURROGATE.test(value))
+    throw new ConfigurationError(`${what} must be well-formed text without NUL`, "use ordinary Unicode text");
   return value;
 }
 
@@ -32,7 +35,8 @@ export function checkLabels(labels: unknown, what = "labels"): Record<string, st
     throw new ConfigurationError(`${what} must be an object of string values`, 'for example { project: "alpha" }');
   }
   const entries = Object.entries(labels);
-  if (entries.length > MAX_LABELS) throw new ConfigurationError(`${what} has ${entries.length} entries; the limit is ${MAX_LABELS}`);
+  if (entries.length > MAX_LABELS)
+    throw new ConfigurationError(`${what} has ${entries.length} entries; the limit is ${MAX_LABELS}`);
   const out: Record<string, string> = {};
   for (const [key, value] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     checkId(key, `${what} key`);
@@ -51,7 +55,8 @@ export interface CheckedMeta {
 export function checkMeta(options: SaveOptions | undefined): CheckedMeta {
   const meta = options?.meta as SessionMeta | undefined;
   if (meta === undefined) return { owner: undefined, title: undefined, labels: undefined };
-  if (typeof meta !== "object" || meta === null) throw new ConfigurationError("meta must be an object { owner?, title?, labels? }");
+  if (typeof meta !== "object" || meta === null)
+    throw new ConfigurationError("meta must be an object { owner?, title?, labels? }");
   return {
     owner: meta.owner === undefined ? undefined : checkOwner(meta.owner, "meta.owner"),
     title: meta.title === undefined ? undefined : checkText(meta.title, "meta.title", MAX_TITLE_LENGTH, true),
@@ -60,8 +65,17 @@ export function checkMeta(options: SaveOptions | undefined): CheckedMeta {
 }
 
 /** A `StoredSessionMeta` from stored fields, leaving absent ones out. */
-export function storedMeta(owner: string | null | undefined, title: string | null | undefined, labels: Record<string, string> | null | undefined, createdAt: number | Date, updatedAt: number | Date): StoredSessionMeta {
-  const meta: StoredSessionMeta = { createdAt: new Date(createdAt).toISOString(), updatedAt: new Date(updatedAt).toISOString() };
+export function storedMeta(
+  owner: string | null | undefined,
+  title: string | null | undefined,
+  labels: Record<string, string> | null | undefined,
+  createdAt: number | Date,
+  updatedAt: number | Date,
+): StoredSessionMeta {
+  const meta: StoredSessionMeta = {
+    createdAt: new Date(createdAt).toISOString(),
+    updatedAt: new Date(updatedAt).toISOString(),
+  };
   if (owner != null) meta.owner = owner;
   if (title != null) meta.title = title;
   if (labels != null && Object.keys(labels).length > 0) meta.labels = labels;
@@ -92,19 +106,26 @@ function checkInstant(value: unknown, what: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value) ? Date.parse(value) : NaN;
   if (!Number.isFinite(ms)) {
-    throw new ConfigurationError(`${what} must be an ISO 8601 date-time, got ${JSON.stringify(String(value)).slice(0, 60)}`, 'for example "2025-01-31T12:00:00.000Z" (new Date().toISOString())');
+    throw new ConfigurationError(
+      `${what} must be an ISO 8601 date-time, got ${JSON.stringify(String(value)).slice(0, 60)}`,
+      'for example "2025-01-31T12:00:00.000Z" (new Date().toISOString())',
+    );
   }
   return ms;
 }
 
 export function checkList(options: ListOptions): CheckedList {
-  if (typeof options !== "object" || options === null) throw new ConfigurationError("list() needs options { owner, ... }", "a listing is always of one owner's sessions");
+  if (typeof options !== "object" || options === null)
+    throw new ConfigurationError("list() needs options { owner, ... }", "a listing is always of one owner's sessions");
   const owner = checkOwner(options.owner, "list owner");
   const order = options.order ?? "updatedAt desc";
-  if (order !== "updatedAt desc" && order !== "id") throw new ConfigurationError(`list order must be "updatedAt desc" or "id", got ${JSON.stringify(order)}`);
+  if (order !== "updatedAt desc" && order !== "id")
+    throw new ConfigurationError(`list order must be "updatedAt desc" or "id", got ${JSON.stringify(order)}`);
   const limit = options.limit ?? DEFAULT_SCAN_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
-    throw new ConfigurationError(`list limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`);
+    throw new ConfigurationError(
+      `list limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`,
+    );
   }
   return {
     owner,
@@ -118,12 +139,17 @@ export function checkList(options: ListOptions): CheckedList {
 }
 
 export function encodeCursor(cursor: ListCursor): string {
-  return Buffer.from(JSON.stringify([cursor.order === "id" ? "i" : "u", cursor.updated, cursor.id]), "utf8").toString("base64url");
+  return Buffer.from(JSON.stringify([cursor.order === "id" ? "i" : "u", cursor.updated, cursor.id]), "utf8").toString(
+    "base64url",
+  );
 }
 
 function decodeCursor(text: unknown, order: ListOrder): ListCursor {
   const bad = (why: string) =>
-    new ConfigurationError(`list cursor ${why}`, "pass the cursor of the previous page unchanged, with the same order (or leave it out to start over)");
+    new ConfigurationError(
+      `list cursor ${why}`,
+      "pass the cursor of the previous page unchanged, with the same order (or leave it out to start over)",
+    );
   if (typeof text !== "string") throw bad("must be a string");
   let parsed: unknown;
   try {
@@ -131,7 +157,14 @@ function decodeCursor(text: unknown, order: ListOrder): ListCursor {
   } catch {
     throw bad("is not one list() returned");
   }
-  if (!Array.isArray(parsed) || parsed.length !== 3 || (parsed[0] !== "i" && parsed[0] !== "u") || typeof parsed[1] !== "string" || !/^-?\d{1,20}$/.test(parsed[1]) || typeof parsed[2] !== "string") {
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 3 ||
+    (parsed[0] !== "i" && parsed[0] !== "u") ||
+    typeof parsed[1] !== "string" ||
+    !/^-?\d{1,20}$/.test(parsed[1]) ||
+    typeof parsed[2] !== "string"
+  ) {
     throw bad("is not one list() returned");
   }
   const cursorOrder: ListOrder = parsed[0] === "i" ? "id" : "updatedAt desc";
@@ -140,8 +173,12 @@ function decodeCursor(text: unknown, order: ListOrder): ListCursor {
 }
 
 /** True when `labels` (stored) carries every label of `wanted`. */
-export function labelsMatch(labels: Readonly<Record<string, string>> | undefined, wanted: Readonly<Record<string, string>>): boolean {
-  for (const [key, value] of Object.entries(wanted)) if (!labels || !Object.hasOwn(labels, key) || labels[key] !== value) return false;
+export function labelsMatch(
+  labels: Readonly<Record<string, string>> | undefined,
+  wanted: Readonly<Record<string, string>>,
+): boolean {
+  for (const [key, value] of Object.entries(wanted))
+    if (!labels || !Object.hasOwn(labels, key) || labels[key] !== value) return false;
   return true;
 }
 

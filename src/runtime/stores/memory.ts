@@ -95,7 +95,12 @@ export class MemorySessionStore implements SessionStore {
   constructor(options: MemoryStoreOptions = {}) {
     this.codec = options.codec ?? defaultSessionCodec();
     this.retention = checkRetention(options.retention);
-    this.messages = new MemoryMessageLog(this.logs, options.messageCodec ?? defaultMessageCodec, () => ++this.counter, () => this.check());
+    this.messages = new MemoryMessageLog(
+      this.logs,
+      options.messageCodec ?? defaultMessageCodec,
+      () => ++this.counter,
+      () => this.check(),
+    );
   }
 
   private check(): void {
@@ -164,7 +169,16 @@ export class MemorySessionStore implements SessionStore {
           labels: meta.labels ?? row.labels,
           updatedAt: Math.max(now, row.updatedAt),
         }
-      : { revision, text, expiresAt: ttlMs === undefined ? undefined : now + ttlMs, owner: meta.owner, title: meta.title, labels: meta.labels, createdAt: now, updatedAt: now };
+      : {
+          revision,
+          text,
+          expiresAt: ttlMs === undefined ? undefined : now + ttlMs,
+          owner: meta.owner,
+          title: meta.title,
+          labels: meta.labels,
+          createdAt: now,
+          updatedAt: now,
+        };
     this.rows.set(id, next);
     if (next.owner !== undefined) {
       let ids = this.byOwner.get(next.owner);
@@ -192,7 +206,14 @@ export class MemorySessionStore implements SessionStore {
       .sort(compareIds);
     const items = ids.slice(0, limit + 1).map((id) => {
       const row = this.rows.get(id)!;
-      const item = includeText ? scanItem(id, row.revision, row.text, row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now)) : scanItem(id, row.revision);
+      const item = includeText
+        ? scanItem(
+            id,
+            row.revision,
+            row.text,
+            row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now),
+          )
+        : scanItem(id, row.revision);
       item.meta = rowMeta(row);
       return item;
     });
@@ -219,7 +240,9 @@ export class MemorySessionStore implements SessionStore {
       rows.push([id, row]);
     }
     // Newest first, ties by descending id (as the SQL stores' index runs); or ascending id.
-    rows.sort(([a, ra], [b, rb]) => (!byTime ? compareIds(a, b) : ra.updatedAt !== rb.updatedAt ? rb.updatedAt - ra.updatedAt : compareIds(b, a)));
+    rows.sort(([a, ra], [b, rb]) =>
+      !byTime ? compareIds(a, b) : ra.updatedAt !== rb.updatedAt ? rb.updatedAt - ra.updatedAt : compareIds(b, a),
+    );
     const items: ListItem[] = rows.slice(0, limit).map(([id, row]) => {
       const item: ListItem = { id, revision: row.revision, meta: rowMeta(row) };
       if (row.expiresAt !== undefined) item.ttlMs = Math.max(1, row.expiresAt - now);
@@ -265,7 +288,11 @@ class MemoryMessageLog implements MessageLog {
     return log;
   }
 
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+  async appendMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     this.check();
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
@@ -293,7 +320,10 @@ class MemoryMessageLog implements MessageLog {
     this.check();
     checkId(storageId, "storageId");
     const log = this.logs.get(storageId);
-    return { messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t, { logId: storageId })), version: log?.version ?? 0 };
+    return {
+      messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t, { logId: storageId })),
+      version: log?.version ?? 0,
+    };
   }
 
   async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
@@ -304,10 +334,19 @@ class MemoryMessageLog implements MessageLog {
     const texts = log?.messages ?? [];
     const end = log?.end ?? texts.length;
     const from = Math.max(0, "last" in window ? texts.length - window.last : window.from - (end - texts.length));
-    return { messages: texts.slice(from).map((t) => this.codec.deserialize(t, { logId: storageId })), version: log?.version ?? 0, length: texts.length, end };
+    return {
+      messages: texts.slice(from).map((t) => this.codec.deserialize(t, { logId: storageId })),
+      version: log?.version ?? 0,
+      length: texts.length,
+      end,
+    };
   }
 
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+  async replaceMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: ReplaceOptions = {},
+  ): Promise<number> {
     this.check();
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
@@ -330,7 +369,8 @@ class MemoryMessageLog implements MessageLog {
     const { keepLast, expectedVersion } = checkTrim(options);
     const log = this.logs.get(storageId);
     const version = log?.version ?? 0;
-    if (expectedVersion !== undefined && expectedVersion !== version) throw logConflict(storageId, expectedVersion, version);
+    if (expectedVersion !== undefined && expectedVersion !== version)
+      throw logConflict(storageId, expectedVersion, version);
     if (!log || log.messages.length <= keepLast) return 0;
     const removed = log.messages.length - keepLast;
     log.messages = keepLast === 0 ? [] : log.messages.slice(-keepLast);

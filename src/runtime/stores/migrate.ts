@@ -160,10 +160,16 @@ interface Plan {
 }
 
 /** Upgrades every stored session to the latest versions of its types. See the module comment. */
-export async function migrateStore(store: SessionStore, options: MigrateStoreOptions = {}): Promise<MigrateStoreReport> {
+export async function migrateStore(
+  store: SessionStore,
+  options: MigrateStoreOptions = {},
+): Promise<MigrateStoreReport> {
   const batchSize = options.batchSize ?? 100;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) {
-    throw new BulkMigrationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`, "pass a page size such as 100");
+    throw new BulkMigrationError(
+      `batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(options.batchSize)}`,
+      "pass a page size such as 100",
+    );
   }
   const migration = new StoreMigration(store, options, batchSize);
   const tracing = tracingOf(store);
@@ -225,14 +231,23 @@ class StoreMigration {
           break scan;
         }
         report.scanned++;
-        const outcome = this.tracing === undefined ? await this.migrateOne(item, pageCursor) : await this.tracing.migrateSession(item.id, (probe) => {
-          this.probe = probe;
-          return this.migrateOne(item, pageCursor);
-        });
+        const outcome =
+          this.tracing === undefined
+            ? await this.migrateOne(item, pageCursor)
+            : await this.tracing.migrateSession(item.id, (probe) => {
+                this.probe = probe;
+                return this.migrateOne(item, pageCursor);
+              });
         if (outcome === "vanished") report.vanished++;
         else if (outcome !== "failed") report[outcome]++;
         cursor = item.id;
-        options.onProgress?.(report.scanned, undefined, { done: report.scanned, migrated: report.migrated, unchanged: report.unchanged, failed: report.failedCount, cursor });
+        options.onProgress?.(report.scanned, undefined, {
+          done: report.scanned,
+          migrated: report.migrated,
+          unchanged: report.unchanged,
+          failed: report.failedCount,
+          cursor,
+        });
       }
       if (page.cursor === undefined) break;
       pageCursor = page.cursor;
@@ -261,10 +276,16 @@ class StoreMigration {
         }
         if (read === undefined) return "vanished";
         // The scan's time to live: a readText need not carry it.
-        item = { ...read, ...(scanned.ttlMs !== undefined && read.ttlMs === undefined ? { ttlMs: scanned.ttlMs } : {}) };
+        item = {
+          ...read,
+          ...(scanned.ttlMs !== undefined && read.ttlMs === undefined ? { ttlMs: scanned.ttlMs } : {}),
+        };
       }
       if (typeof item.text !== "string") {
-        this.fail(item, { message: `the store returned no text for session ${JSON.stringify(item.id)}`, code: "store" });
+        this.fail(item, {
+          message: `the store returned no text for session ${JSON.stringify(item.id)}`,
+          code: "store",
+        });
         return "failed";
       }
       const p = this.plan(item, item.text);
@@ -280,18 +301,28 @@ class StoreMigration {
       try {
         // The scanned owner (a store column): a codec binding the owner gets it without another read.
         const owner = item.meta?.owner;
-        await this.store.save(p.session, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}), ...(owner !== undefined ? { meta: { owner } } : {}) });
+        await this.store.save(p.session, {
+          expectedRevision: item.revision,
+          ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
+          ...(owner !== undefined ? { meta: { owner } } : {}),
+        });
         this.record(p);
         return "migrated";
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
         if (!(error instanceof ConflictError)) {
-          this.fail(item, { message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`, code: error instanceof StatebagError ? error.code : "save" });
+          this.fail(item, {
+            message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`,
+            code: error instanceof StatebagError ? error.code : "save",
+          });
           return "failed";
         }
         this.report.conflicts++;
         if (attempt >= this.maxRetries) {
-          this.fail(item, { message: `the session changed ${attempt + 1} times while being migrated; left for the next run`, code: "conflict" });
+          this.fail(item, {
+            message: `the session changed ${attempt + 1} times while being migrated; left for the next run`,
+            code: "conflict",
+          });
           return "failed";
         }
         const fresh = await this.reread(item.id, pageCursor);
@@ -307,7 +338,11 @@ class StoreMigration {
     let preserved = false;
     let session: AgentSession;
     if (isEncryptedText(text)) {
-      this.fail(item, { message: "the session is encrypted: migrate it through the store's encrypting codec (the readText option; statebag migrate --keyring <file>)", code: "decryption-failed" });
+      this.fail(item, {
+        message:
+          "the session is encrypted: migrate it through the store's encrypting codec (the readText option; statebag migrate --keyring <file>)",
+        code: "decryption-failed",
+      });
       return undefined;
     }
     try {
@@ -321,10 +356,16 @@ class StoreMigration {
     } catch (error) {
       if (error instanceof SessionValidationError) {
         const first = error.problems[0];
-        this.fail(item, { message: first ? first.message : error.message, ...(first ? { pointer: first.pointer, code: first.code } : {}) });
+        this.fail(item, {
+          message: first ? first.message : error.message,
+          ...(first ? { pointer: first.pointer, code: first.code } : {}),
+        });
         return undefined;
       }
-      this.fail(item, { message: error instanceof Error ? error.message : String(error), code: error instanceof StatebagError ? error.code : undefined });
+      this.fail(item, {
+        message: error instanceof Error ? error.message : String(error),
+        code: error instanceof StatebagError ? error.code : undefined,
+      });
       return undefined;
     }
     if (session.id !== item.id) {
@@ -357,7 +398,8 @@ class StoreMigration {
   private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
     this.report.failedCount++;
     this.probe?.failed(failure.code);
-    if (this.report.failed.length < this.maxReported) this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
+    if (this.report.failed.length < this.maxReported)
+      this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
   }
 
   /** The session's current stored text, read again after a refused save (undefined: it is gone). */
@@ -390,7 +432,9 @@ class VersionTally {
   /** By type, then versions: a stable order for reports. */
   sorted(): StateVersionCount[] {
     const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    return [...this.counts.values()].sort((a, b) => cmp(a.type, b.type) || a.from - b.from || cmp(a.toType, b.toType) || a.to - b.to);
+    return [...this.counts.values()].sort(
+      (a, b) => cmp(a.type, b.type) || a.from - b.from || cmp(a.toType, b.toType) || a.to - b.to,
+    );
   }
 }
 
@@ -410,7 +454,9 @@ export function formatMigrateReport(report: MigrateStoreReport): string {
       (report.aborted ? " (stopped early; resume with startAfter: " + JSON.stringify(report.cursor) + ")" : ""),
   ];
   for (const s of report.states) lines.push(`  ${formatStateTransition(s)}`);
-  for (const f of report.failed) lines.push(`  failed ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
-  if (report.failedCount > report.failed.length) lines.push(`  ... and ${report.failedCount - report.failed.length} more failure(s)`);
+  for (const f of report.failed)
+    lines.push(`  failed ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
+  if (report.failedCount > report.failed.length)
+    lines.push(`  ... and ${report.failedCount - report.failed.length} more failure(s)`);
   return lines.join("\n");
 }

@@ -74,7 +74,10 @@ export interface OpenStoreOptions {
 }
 
 /** The store for `url` (default: the SQLite file `./.statebag/sessions.db`). */
-export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenStoreOptions = {}): Promise<SessionStore> {
+export async function openStore(
+  url: string = DEFAULT_STORE_URL,
+  options: OpenStoreOptions = {},
+): Promise<SessionStore> {
   const tracing = await openTracing(options.tracing);
   if (tracing === undefined) return openBackend(url, options);
   return tracing.wrap(await openBackend(url, { ...options, codec: tracing.codec(options.codec) }));
@@ -91,7 +94,10 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Sess
     case "memory":
       // Nothing after "memory:" means anything: refused, so a path or option is never silently dropped.
       if (!/^memory:(\/\/)?$/i.test(url)) {
-        throw new ConfigurationError(`the store URL ${quoted(redactUrl(url), 200)} has something after "memory:"`, "write memory: alone (each openStore call gives a fresh in-process store)");
+        throw new ConfigurationError(
+          `the store URL ${quoted(redactUrl(url), 200)} has something after "memory:"`,
+          "write memory: alone (each openStore call gives a fresh in-process store)",
+        );
       }
       return new MemorySessionStore(common);
     case "sqlite": {
@@ -117,7 +123,8 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Sess
         connectionString,
         schema: options.schema ?? params.schema,
         connectTimeoutMs: options.connectTimeoutMs,
-        queryTimeoutMs: options.queryTimeoutMs ?? (params.queryTimeout === undefined ? undefined : Number(params.queryTimeout)),
+        queryTimeoutMs:
+          options.queryTimeoutMs ?? (params.queryTimeout === undefined ? undefined : Number(params.queryTimeout)),
         max: options.maxConnections,
         preparedStatements: preparedStatementsParam(url, params.pgbouncer),
         displayUrl: redactUrl(url),

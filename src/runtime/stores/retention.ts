@@ -10,7 +10,14 @@ import { checkId } from "./common.js";
 import { sessionLogIds } from "./erasure.js";
 import { ConflictError } from "./errors.js";
 import { checkLabels, labelsMatch } from "./listing.js";
-import type { LabelRetentionRule, RetentionOptions, RetentionPolicy, RetentionRule, SessionStore, StoredSessionMeta } from "./types.js";
+import type {
+  LabelRetentionRule,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionRule,
+  SessionStore,
+  StoredSessionMeta,
+} from "./types.js";
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
@@ -19,7 +26,10 @@ export function parseDuration(text: string, what = "duration"): number {
   const m = /^\s*(\d{1,15})\s*(ms|s|m|h|d|w)?\s*$/.exec(String(text));
   const ms = m ? Number(m[1]) * UNITS[m[2] ?? "ms"] : NaN;
   if (!Number.isSafeInteger(ms) || ms <= 0) {
-    throw new ConfigurationError(`${what} must be a positive duration, got ${JSON.stringify(String(text)).slice(0, 60)}`, "for example 90d, 12h, 30m, 45s or a number of milliseconds");
+    throw new ConfigurationError(
+      `${what} must be a positive duration, got ${JSON.stringify(String(text)).slice(0, 60)}`,
+      "for example 90d, 12h, 30m, 45s or a number of milliseconds",
+    );
   }
   return ms;
 }
@@ -27,15 +37,22 @@ export function parseDuration(text: string, what = "duration"): number {
 function checkMs(value: unknown, what: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ConfigurationError(`${what} must be a positive integer number of milliseconds, got ${JSON.stringify(value)}`);
+    throw new ConfigurationError(
+      `${what} must be a positive integer number of milliseconds, got ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
 
 function checkRule(value: unknown, what: string, extra: readonly string[] = []): RetentionRule {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigurationError(`${what} must be an object { maxAgeMs?, maxIdleMs? }`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigurationError(`${what} must be an object { maxAgeMs?, maxIdleMs? }`);
   for (const key of Object.keys(value)) {
-    if (key !== "maxAgeMs" && key !== "maxIdleMs" && !extra.includes(key)) throw new ConfigurationError(`${what} has an unknown field ${JSON.stringify(key)}`, `a retention rule has maxAgeMs and maxIdleMs${extra.length ? ` (and ${extra.join(", ")})` : ""}`);
+    if (key !== "maxAgeMs" && key !== "maxIdleMs" && !extra.includes(key))
+      throw new ConfigurationError(
+        `${what} has an unknown field ${JSON.stringify(key)}`,
+        `a retention rule has maxAgeMs and maxIdleMs${extra.length ? ` (and ${extra.join(", ")})` : ""}`,
+      );
   }
   const v = value as RetentionRule;
   const rule: RetentionRule = {};
@@ -53,30 +70,43 @@ function checkRule(value: unknown, what: string, extra: readonly string[] = []):
 export function checkRetention(options: RetentionOptions | undefined, what = "retention"): RetentionPolicy | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigurationError(`${what} must be an object`, "{ maxAgeMs?, maxIdleMs? } or { default?, owners?, labels? }");
+    throw new ConfigurationError(
+      `${what} must be an object`,
+      "{ maxAgeMs?, maxIdleMs? } or { default?, owners?, labels? }",
+    );
   }
   const o = options as Record<string, unknown>;
   if (!("default" in o) && !("owners" in o) && !("labels" in o)) return { default: checkRule(o, what) };
   for (const key of Object.keys(o)) {
     if (key !== "default" && key !== "owners" && key !== "labels") {
-      throw new ConfigurationError(`${what} has an unknown field ${JSON.stringify(key)}`, "a retention policy has default, owners and labels (or is one rule { maxAgeMs?, maxIdleMs? })");
+      throw new ConfigurationError(
+        `${what} has an unknown field ${JSON.stringify(key)}`,
+        "a retention policy has default, owners and labels (or is one rule { maxAgeMs?, maxIdleMs? })",
+      );
     }
   }
   const policy: RetentionPolicy = {};
   if (o.default !== undefined) policy.default = checkRule(o.default, `${what}.default`);
   if (o.owners !== undefined) {
-    if (typeof o.owners !== "object" || o.owners === null || Array.isArray(o.owners)) throw new ConfigurationError(`${what}.owners must be an object of rules by owner id`);
+    if (typeof o.owners !== "object" || o.owners === null || Array.isArray(o.owners))
+      throw new ConfigurationError(`${what}.owners must be an object of rules by owner id`);
     const owners: Record<string, RetentionRule> = Object.create(null);
-    for (const [owner, rule] of Object.entries(o.owners)) owners[checkId(owner, `${what}.owners key`)] = checkRule(rule, `${what}.owners[${JSON.stringify(owner)}]`);
+    for (const [owner, rule] of Object.entries(o.owners))
+      owners[checkId(owner, `${what}.owners key`)] = checkRule(rule, `${what}.owners[${JSON.stringify(owner)}]`);
     policy.owners = owners;
   }
   if (o.labels !== undefined) {
-    if (!Array.isArray(o.labels)) throw new ConfigurationError(`${what}.labels must be an array of { match, maxAgeMs?, maxIdleMs? }`);
+    if (!Array.isArray(o.labels))
+      throw new ConfigurationError(`${what}.labels must be an array of { match, maxAgeMs?, maxIdleMs? }`);
     policy.labels = o.labels.map((rule, i): LabelRetentionRule => {
       const where = `${what}.labels[${i}]`;
       const checked = checkRule(rule, where, ["match"]);
       const match = checkLabels((rule as { match?: unknown }).match, `${where}.match`);
-      if (Object.keys(match).length === 0) throw new ConfigurationError(`${where}.match must name at least one label`, "a rule for every session is `default`");
+      if (Object.keys(match).length === 0)
+        throw new ConfigurationError(
+          `${where}.match must name at least one label`,
+          "a rule for every session is `default`",
+        );
       return { match, ...checked };
     });
   }
@@ -84,8 +114,12 @@ export function checkRetention(options: RetentionOptions | undefined, what = "re
 }
 
 /** The rule that applies to a session: its owner's, else the first matching label rule, else the default. */
-export function retentionRuleFor(meta: Pick<StoredSessionMeta, "owner" | "labels">, policy: RetentionPolicy): RetentionRule | undefined {
-  if (meta.owner !== undefined && policy.owners && Object.hasOwn(policy.owners, meta.owner)) return policy.owners[meta.owner];
+export function retentionRuleFor(
+  meta: Pick<StoredSessionMeta, "owner" | "labels">,
+  policy: RetentionPolicy,
+): RetentionRule | undefined {
+  if (meta.owner !== undefined && policy.owners && Object.hasOwn(policy.owners, meta.owner))
+    return policy.owners[meta.owner];
   for (const rule of policy.labels ?? []) if (labelsMatch(meta.labels, rule.match)) return rule;
   return policy.default;
 }
@@ -179,7 +213,11 @@ export interface PurgeRetentionReport {
  * `skipped`), then its message logs. Interrupted, it leaves a consistent store: a re-run continues
  * (what was removed is gone), and `startAfter` skips what was already scanned.
  */
-export async function purgeRetention(store: SessionStore, retention: RetentionOptions, options: PurgeRetentionOptions = {}): Promise<PurgeRetentionReport> {
+export async function purgeRetention(
+  store: SessionStore,
+  retention: RetentionOptions,
+  options: PurgeRetentionOptions = {},
+): Promise<PurgeRetentionReport> {
   const policy = checkRetention(retention)!;
   const now = options.now ?? Date.now();
   const report: PurgeRetentionReport = { scanned: 0, sessions: 0, messageLogs: 0, skipped: 0 };
@@ -194,7 +232,11 @@ export async function purgeRetention(store: SessionStore, retention: RetentionOp
       }
       report.scanned++;
       report.cursor = item.id;
-      if (!item.meta) throw new ConfigurationError(`the ${store.kind} store's scan returns no metadata, which retention needs`, "use a store whose scan items carry meta (every built-in store)");
+      if (!item.meta)
+        throw new ConfigurationError(
+          `the ${store.kind} store's scan returns no metadata, which retention needs`,
+          "use a store whose scan items carry meta (every built-in store)",
+        );
       if (!isRetentionExpired(item.meta, policy, now)) continue;
       if (options.dryRun) {
         report.sessions++;

@@ -19,7 +19,9 @@ export function redactUrl(url: string): string {
     parsed = new URL(url);
   } catch {
     // Not a parseable URL: which "@" ends the credentials is unclear, so hide everything up to the last one.
-    return url.replace(/\/\/.*@/s, "//***@").replace(/([?&](?:password|pass|pwd|secret|token|sslpassword|sslkey)=)[^&#]*/gi, "$1***");
+    return url
+      .replace(/\/\/.*@/s, "//***@")
+      .replace(/([?&](?:password|pass|pwd|secret|token|sslpassword|sslkey)=)[^&#]*/gi, "$1***");
   }
   if (parsed.password) parsed.password = "***";
   for (const key of [...parsed.searchParams.keys()]) {
@@ -83,28 +85,47 @@ export function takeParams(url: string, names: readonly string[]): { url: string
   const family = driverFamily(parsed.protocol);
   const allowed = [...names, ...(family ? DRIVER_PARAMS[family] : [])];
   const where = () => shownUrl(parsed, allowed);
-  for (const [part, value] of [["user name", parsed.username], ["password", parsed.password]] as const) {
+  for (const [part, value] of [
+    ["user name", parsed.username],
+    ["password", parsed.password],
+  ] as const) {
     try {
       decodeURIComponent(value);
     } catch {
-      throw new ConfigurationError(`the ${part} in the store URL ${where()} has a malformed %-escape`, `percent-encode it with encodeURIComponent (a literal "%" is written %25)`);
+      throw new ConfigurationError(
+        `the ${part} in the store URL ${where()} has a malformed %-escape`,
+        `percent-encode it with encodeURIComponent (a literal "%" is written %25)`,
+      );
     }
   }
   if (family === "postgres") checkPostgresNames(parsed, where);
   if (parsed.hash !== "") {
     // Often the rest of a password with a raw "#" in it: the fragment is never shown.
-    throw new ConfigurationError(`the store URL ${where()} has a #fragment, which no driver reads`, 'a "#" in a password or option value must be percent-encoded as %23 (encodeURIComponent)');
+    throw new ConfigurationError(
+      `the store URL ${where()} has a #fragment, which no driver reads`,
+      'a "#" in a password or option value must be percent-encoded as %23 (encodeURIComponent)',
+    );
   }
   for (const key of new Set(parsed.searchParams.keys())) {
     const shownKey = shownText(key, 40);
     if (family === "postgres" && IGNORED_BY_PG[key] !== undefined && !names.includes(key)) {
-      throw new ConfigurationError(`?${shownKey}= in the store URL ${where()} has no effect`, `remove it: ${IGNORED_BY_PG[key]}`);
+      throw new ConfigurationError(
+        `?${shownKey}= in the store URL ${where()} has no effect`,
+        `remove it: ${IGNORED_BY_PG[key]}`,
+      );
     }
     if (!allowed.includes(key)) {
-      throw new ConfigurationError(`the store URL ${where()} has an unknown option ?${shownKey}=`, `the options a ${family ?? "store"} URL accepts are: ${allowed.map((k) => `?${k}=`).join(", ")}`);
+      throw new ConfigurationError(
+        `the store URL ${where()} has an unknown option ?${shownKey}=`,
+        `the options a ${family ?? "store"} URL accepts are: ${allowed.map((k) => `?${k}=`).join(", ")}`,
+      );
     }
     const values = parsed.searchParams.getAll(key);
-    if (values.length > 1) throw new ConfigurationError(`the store URL ${where()} gives ?${shownKey}= ${values.length} times`, "give each option once");
+    if (values.length > 1)
+      throw new ConfigurationError(
+        `the store URL ${where()} gives ?${shownKey}= ${values.length} times`,
+        "give each option once",
+      );
     const value = values[0];
     const rule = family === "postgres" ? POSTGRES_RULES[key] : undefined;
     if (rule && !rule.ok(value, parsed.searchParams)) {
@@ -114,7 +135,9 @@ export function takeParams(url: string, names: readonly string[]): { url: string
       );
     }
     if (family === "redis" && INTEGER_PARAMS.has(key) && !/^\d{1,9}$/.test(value)) {
-      throw new ConfigurationError(`?${shownKey}= in the store URL ${where()} must be a non-negative whole number, got ${quoted(value, 40)}`);
+      throw new ConfigurationError(
+        `?${shownKey}= in the store URL ${where()} must be a non-negative whole number, got ${quoted(value, 40)}`,
+      );
     }
   }
   const params: Record<string, string> = {};

@@ -89,9 +89,13 @@ export async function withSession<R>(
     throw new ConfigurationError(`onConflict must be "reject" or "retry", got ${JSON.stringify(onConflict)}`);
   }
   const retries = onConflict === "retry" ? (options.retries ?? 3) : 0;
-  if (!Number.isSafeInteger(retries) || retries < 0) throw new ConfigurationError(`retries must be a non-negative integer, got ${retries}`);
+  if (!Number.isSafeInteger(retries) || retries < 0)
+    throw new ConfigurationError(`retries must be a non-negative integer, got ${retries}`);
   const create = options.create ?? true;
-  const { owner, title, labels } = checkMeta({ expectedRevision: null, meta: { ...options.meta, owner: options.owner } });
+  const { owner, title, labels } = checkMeta({
+    expectedRevision: null,
+    meta: { ...options.meta, owner: options.owner },
+  });
   const plan: SessionPlan<R> = { store, publicId, fn, options, retries, create, owner, title, labels };
   const tracing = tracingOf(store);
   return tracing === undefined ? runAttempts(plan) : tracing.withSession(publicId, (probe) => runAttempts(plan, probe));
@@ -130,7 +134,9 @@ async function runAttempts<R>(plan: SessionPlan<R>, probe?: SessionProbe): Promi
     } else {
       session = typeof create === "function" ? create(publicId) : createSessionData({ id: publicId });
       if (session?.id !== publicId) {
-        throw new ConfigurationError(`the create function returned a session with id ${JSON.stringify(session?.id)}, expected "${publicId}"`);
+        throw new ConfigurationError(
+          `the create function returned a session with id ${JSON.stringify(session?.id)}, expected "${publicId}"`,
+        );
       }
     }
     const context: SessionRunContext = { revision: loaded?.revision ?? null, created: !loaded, attempt };
@@ -139,7 +145,9 @@ async function runAttempts<R>(plan: SessionPlan<R>, probe?: SessionProbe): Promi
       const value = await fn(session, context);
       const toSave = isReplacement(value, publicId) ? value : session;
       if (toSave.id !== publicId) {
-        throw new ConfigurationError(`fn changed the session id to ${JSON.stringify(toSave.id)}; a session keeps the id "${publicId}" it is stored under`);
+        throw new ConfigurationError(
+          `fn changed the session id to ${JSON.stringify(toSave.id)}; a session keeps the id "${publicId}" it is stored under`,
+        );
       }
       // The stored owner is passed back on update, so a codec that binds the owner need not look it up.
       const meta: SessionMeta = { owner: owner ?? loaded?.meta?.owner };

@@ -20,7 +20,6 @@ import { listingCases } from "./conformance/listing.js";
 import { messageLogCases } from "./conformance/message-log.js";
 import { sessionCases } from "./conformance/sessions.js";
 
-
 type Body = () => Promise<void>;
 type Hook = (fn: Body) => unknown;
 
@@ -79,25 +78,41 @@ const AREAS: ReadonlyArray<readonly [string, readonly ContractCase[]]> = [
 function hook(runner: StoreConformanceRunner, preferred: "beforeAll" | "afterAll", alias: "before" | "after"): Hook {
   const fn = runner[preferred] ?? runner[alias];
   if (typeof fn !== "function") {
-    throw new ConfigurationError(`storeConformance: runner.${preferred} (or runner.${alias}) is not a function`, `pass your test runner's functions: { describe, it, beforeAll, afterAll } from vitest or jest, { describe, it, before, after } from node:test`);
+    throw new ConfigurationError(
+      `storeConformance: runner.${preferred} (or runner.${alias}) is not a function`,
+      `pass your test runner's functions: { describe, it, beforeAll, afterAll } from vitest or jest, { describe, it, before, after } from node:test`,
+    );
   }
   return fn;
 }
 
 function checkOptions(options: StoreConformanceOptions): Required<Pick<StoreConformanceOptions, "skip">> {
   const { runner, open, close, skip = {} } = options ?? ({} as StoreConformanceOptions);
-  if (!options?.name || typeof options.name !== "string") throw new ConfigurationError("storeConformance: options.name must be a non-empty string (the store's name)");
+  if (!options?.name || typeof options.name !== "string")
+    throw new ConfigurationError("storeConformance: options.name must be a non-empty string (the store's name)");
   if (!runner || typeof runner.describe !== "function" || typeof runner.it !== "function") {
-    throw new ConfigurationError("storeConformance: options.runner must have your test runner's describe and it", 'for example runner: await import("vitest"), or runner: await import("node:test")');
+    throw new ConfigurationError(
+      "storeConformance: options.runner must have your test runner's describe and it",
+      'for example runner: await import("vitest"), or runner: await import("node:test")',
+    );
   }
-  if (typeof open !== "function") throw new ConfigurationError("storeConformance: options.open must be a function returning a store on a fresh, empty location");
-  if (close !== undefined && typeof close !== "function") throw new ConfigurationError("storeConformance: options.close must be a function");
+  if (typeof open !== "function")
+    throw new ConfigurationError(
+      "storeConformance: options.open must be a function returning a store on a fresh, empty location",
+    );
+  if (close !== undefined && typeof close !== "function")
+    throw new ConfigurationError("storeConformance: options.close must be a function");
   for (const [capability, reason] of Object.entries(skip)) {
     if (!STORE_CAPABILITIES.includes(capability as StoreCapability)) {
-      throw new ConfigurationError(`storeConformance: skip.${capability} is not a store capability`, `the capabilities a store may lack: ${STORE_CAPABILITIES.join(", ")}`);
+      throw new ConfigurationError(
+        `storeConformance: skip.${capability} is not a store capability`,
+        `the capabilities a store may lack: ${STORE_CAPABILITIES.join(", ")}`,
+      );
     }
     if (typeof reason !== "string" || reason.trim() === "") {
-      throw new ConfigurationError(`storeConformance: skip.${capability} must be the reason the store lacks it (a non-empty string)`);
+      throw new ConfigurationError(
+        `storeConformance: skip.${capability} must be the reason the store lacks it (a non-empty string)`,
+      );
     }
   }
   return { skip };
@@ -128,7 +143,8 @@ export function storeConformance(options: StoreConformanceOptions): void {
   const afterAll = hook(runner, "afterAll", "after");
   const open = async (codec?: SessionCodec, messageCodec?: MessageCodec): Promise<SessionStore> => {
     const store = await options.open({ ...(codec ? { codec } : {}), ...(messageCodec ? { messageCodec } : {}) });
-    if (!store || typeof store.get !== "function") throw new ConfigurationError(`storeConformance(${name}): open() returned ${String(store)}, not a SessionStore`);
+    if (!store || typeof store.get !== "function")
+      throw new ConfigurationError(`storeConformance(${name}): open() returned ${String(store)}, not a SessionStore`);
     return store;
   };
   const close = async (store: SessionStore): Promise<void> => {
@@ -159,7 +175,11 @@ export function storeConformance(options: StoreConformanceOptions): void {
           }
           runner.it(contractCase.clause, async () => {
             const check = new Clause(`store contract violated: ${name} › ${area} › ${contractCase.clause}`);
-            if (!shared) throw check.violation("the suite's store was not opened (did open() fail in beforeAll?)", new Error("no store"));
+            if (!shared)
+              throw check.violation(
+                "the suite's store was not opened (did open() fail in beforeAll?)",
+                new Error("no store"),
+              );
             const context: CaseContext = {
               store: shared,
               open: (o) => open(o?.codec, o?.messageCodec),

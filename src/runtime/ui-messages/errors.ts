@@ -5,7 +5,11 @@ import { boundedPointer, describeValue, jsonPointer, shortPointer } from "../cor
 export class UIMessageError extends StatebagError {
   /** JSON pointer into the input (the `UIMessage[]`, or the history) of the offending value. */
   readonly pointer: string;
-  constructor(path: readonly (string | number)[], readonly problem: string, hint: string) {
+  constructor(
+    path: readonly (string | number)[],
+    readonly problem: string,
+    hint: string,
+  ) {
     const pointer = jsonPointer(path);
     super("invalid-message", `cannot convert UI messages: ${problem} (at ${shortPointer(pointer)})`, { hint });
     this.pointer = boundedPointer(pointer);
@@ -13,7 +17,12 @@ export class UIMessageError extends StatebagError {
 }
 
 /** "expected X, found <a short, escaped description>" */
-export function expected(path: readonly (string | number)[], what: string, found: unknown, hint: string): UIMessageError {
+export function expected(
+  path: readonly (string | number)[],
+  what: string,
+  found: unknown,
+  hint: string,
+): UIMessageError {
   return new UIMessageError(path, `expected ${what}, found ${describeValue(found)}`, hint);
 }
 
@@ -21,7 +30,13 @@ export function expected(path: readonly (string | number)[], what: string, found
 export function within(prefix: readonly (string | number)[], error: unknown): unknown {
   const pointer = (error as { pointer?: unknown }).pointer;
   if (!(error instanceof StatebagError) || typeof pointer !== "string") return error;
-  const rest = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const rest =
+    pointer === ""
+      ? []
+      : pointer
+          .slice(1)
+          .split("/")
+          .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
   const problem = error instanceof UIMessageError ? error.problem : error.message.split("\n")[0];
   return new UIMessageError([...prefix, ...rest], problem, error.hint);
 }

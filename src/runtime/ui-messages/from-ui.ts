@@ -5,7 +5,13 @@
  * which is how statebag's agent records them. Whatever has no statebag counterpart is kept under
  * `additionalProperties["statebag.ui"]` (see keys.ts), so `toUIMessages` gives the input back.
  */
-import type { AIContent, ChatMessage, FunctionCallContent, FunctionResultContent, ToolApprovalResponseContent } from "../core/messages.js";
+import type {
+  AIContent,
+  ChatMessage,
+  FunctionCallContent,
+  FunctionResultContent,
+  ToolApprovalResponseContent,
+} from "../core/messages.js";
 import type { JsonValue } from "../core/tagged.js";
 import { jsonEqual } from "../core/json.js";
 import { checkWritableJson } from "../persistence/safe-json.js";
@@ -24,7 +30,15 @@ export interface FromUIMessagesOptions {
 }
 
 const ROLES = new Set(["system", "user", "assistant"]);
-const STATES = new Set(["input-streaming", "input-available", "approval-requested", "approval-responded", "output-available", "output-error", "output-denied"]);
+const STATES = new Set([
+  "input-streaming",
+  "input-available",
+  "approval-requested",
+  "approval-responded",
+  "output-available",
+  "output-error",
+  "output-denied",
+]);
 /** Parts kept as they are (no statebag content): known types; anything else is "unknown". */
 const KEPT = new Set(["step-start", "custom", "reasoning-file", "steering-message"]);
 /** Statebag contents a `data-statebag-content` part brings back (the others stay a data part). */
@@ -56,8 +70,10 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
   messages.forEach((raw, i) => {
     if (!isPlainObject(raw)) throw expected([i], "a UI message ({ id, role, parts })", raw, HINT);
     const ui = raw as JsonRecord;
-    if (ui.id !== undefined && typeof ui.id !== "string") throw expected([i, "id"], "a string", ui.id, "give every message a string id");
-    if (typeof ui.role !== "string" || !ROLES.has(ui.role)) throw expected([i, "role"], '"system", "user" or "assistant"', ui.role, "UI messages have these three roles");
+    if (ui.id !== undefined && typeof ui.id !== "string")
+      throw expected([i, "id"], "a string", ui.id, "give every message a string id");
+    if (typeof ui.role !== "string" || !ROLES.has(ui.role))
+      throw expected([i, "role"], '"system", "user" or "assistant"', ui.role, "UI messages have these three roles");
     if (!Array.isArray(ui.parts)) throw expected([i, "parts"], "an array of parts", ui.parts, HINT);
     const message: ChatMessage = { role: ui.role, contents: [] };
     if (typeof ui.id === "string") message.messageId = ui.id;
@@ -66,7 +82,8 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
     const results: FunctionResultContent[] = [];
     ui.parts.forEach((rawPart: unknown, j: number) => {
       const path = [i, "parts", j];
-      if (!isPlainObject(rawPart) || typeof rawPart.type !== "string") throw expected(path, "a part with a string type", rawPart, HINT);
+      if (!isPlainObject(rawPart) || typeof rawPart.type !== "string")
+        throw expected(path, "a part with a string type", rawPart, HINT);
       const part = rawPart as JsonRecord & { type: string };
       const content = contentOf(part, path, callIds, approvalIds, answers, results);
       if (content !== undefined) {
@@ -75,14 +92,21 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
         return;
       }
       const known = KEPT.has(part.type) || part.type.startsWith("data-");
-      if (!known && options.unknownParts === "reject") throw new UIMessageError([...path, "type"], `unknown part type ${JSON.stringify(part.type).slice(0, 80)}`, 'convert or drop it first, or leave out unknownParts: "reject" to keep it as it is');
+      if (!known && options.unknownParts === "reject")
+        throw new UIMessageError(
+          [...path, "type"],
+          `unknown part type ${JSON.stringify(part.type).slice(0, 80)}`,
+          'convert or drop it first, or leave out unknownParts: "reject" to keep it as it is',
+        );
       entry.kept.push({ index: j, part: cloneJson(part) });
     });
     // Metadata statebag can say itself: { createdAt, usage }.
     const metadata = ui.metadata;
     if (isPlainObject(metadata)) {
-      if (typeof metadata.createdAt === "string" && DATE_TIME.test(metadata.createdAt)) message.createdAt = metadata.createdAt;
-      if (isUsageDetails(metadata.usage) && Object.keys(metadata).every((k) => k === "createdAt" || k === "usage")) message.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
+      if (typeof metadata.createdAt === "string" && DATE_TIME.test(metadata.createdAt))
+        message.createdAt = metadata.createdAt;
+      if (isUsageDetails(metadata.usage) && Object.keys(metadata).every((k) => k === "createdAt" || k === "usage"))
+        message.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
     }
     out.push(message);
     pending.push(entry);
@@ -104,14 +128,26 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
       if (shown.metadata !== undefined) extra.dropMetadata = true;
     } else if (!jsonEqual(entry.ui.metadata, shown.metadata)) extra.metadata = cloneJson(entry.ui.metadata);
     const fields: JsonRecord = {};
-    for (const key of Object.keys(entry.ui)) if (key !== "id" && key !== "role" && key !== "metadata" && key !== "parts" && entry.ui[key] !== undefined) fields[key] = cloneJson(entry.ui[key]);
+    for (const key of Object.keys(entry.ui))
+      if (key !== "id" && key !== "role" && key !== "metadata" && key !== "parts" && entry.ui[key] !== undefined)
+        fields[key] = cloneJson(entry.ui[key]);
     if (Object.keys(fields).length > 0) extra.fields = fields;
-    if (Object.keys(extra).length > 0) entry.message.additionalProperties = { ...entry.message.additionalProperties, [UI_MESSAGE_KEY]: extra as unknown as JsonValue };
+    if (Object.keys(extra).length > 0)
+      entry.message.additionalProperties = {
+        ...entry.message.additionalProperties,
+        [UI_MESSAGE_KEY]: extra as unknown as JsonValue,
+      };
   });
   return out;
 }
 
-const USAGE_COUNTS = new Set(["inputTokenCount", "outputTokenCount", "totalTokenCount", "cachedInputTokenCount", "reasoningTokenCount"]);
+const USAGE_COUNTS = new Set([
+  "inputTokenCount",
+  "outputTokenCount",
+  "totalTokenCount",
+  "cachedInputTokenCount",
+  "reasoningTokenCount",
+]);
 
 /** statebag's own `UsageDetails` (as `toUIMessages` writes `metadata.usage`); an AI SDK app's usage stays metadata. */
 function isUsageDetails(value: unknown): value is JsonRecord {
@@ -121,7 +157,8 @@ function isUsageDetails(value: unknown): value is JsonRecord {
     if (USAGE_COUNTS.has(key)) {
       if (!Number.isSafeInteger(v)) return false;
     } else if (key === "additionalCounts") {
-      if (!isPlainObject(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n))) return false;
+      if (!isPlainObject(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n)))
+        return false;
     } else return false;
   }
   return true;
@@ -135,7 +172,8 @@ function addExtra(content: AIContent, extra: ContentExtra): void {
 function diffOf(part: JsonRecord, derived: JsonRecord): ContentExtra | undefined {
   const set: JsonRecord = {};
   const unset: string[] = [];
-  for (const key of Object.keys(part)) if (part[key] !== undefined && !jsonEqual(part[key], derived[key])) set[key] = cloneJson(part[key]);
+  for (const key of Object.keys(part))
+    if (part[key] !== undefined && !jsonEqual(part[key], derived[key])) set[key] = cloneJson(part[key]);
   for (const key of Object.keys(derived)) if (derived[key] !== undefined && part[key] === undefined) unset.push(key);
   if (Object.keys(set).length === 0 && unset.length === 0) return undefined;
   return { ...(Object.keys(set).length ? { set } : {}), ...(unset.length ? { unset } : {}) };
@@ -144,12 +182,17 @@ function diffOf(part: JsonRecord, derived: JsonRecord): ContentExtra | undefined
 function str(part: JsonRecord, key: string, path: (string | number)[], required = true): string | undefined {
   const v = part[key];
   if (v === undefined && !required) return undefined;
-  if (typeof v !== "string") throw expected([...path, key], "a string", v, `a ${String(part.type).slice(0, 40)} part needs ${key} as a string`);
+  if (typeof v !== "string")
+    throw expected([...path, key], "a string", v, `a ${String(part.type).slice(0, 40)} part needs ${key} as a string`);
   return v;
 }
 
 function withProviderMetadata<T extends AIContent | FunctionResultContent>(content: T, metadata: unknown): T {
-  if (isPlainObject(metadata)) content.additionalProperties = { ...content.additionalProperties, providerMetadata: cloneJson(metadata) as JsonValue };
+  if (isPlainObject(metadata))
+    content.additionalProperties = {
+      ...content.additionalProperties,
+      providerMetadata: cloneJson(metadata) as JsonValue,
+    };
   return content;
 }
 
@@ -171,19 +214,48 @@ function contentOf(
       const url = str(part, "url", path)!;
       const mediaType = str(part, "mediaType", path)!;
       const filename = str(part, "filename", path, false);
-      if (url.startsWith("data:")) return withProviderMetadata({ $type: "data", uri: url, ...(filename !== undefined ? { name: filename } : {}) }, part.providerMetadata);
+      if (url.startsWith("data:"))
+        return withProviderMetadata(
+          { $type: "data", uri: url, ...(filename !== undefined ? { name: filename } : {}) },
+          part.providerMetadata,
+        );
       return withProviderMetadata({ $type: "uri", uri: url, mediaType }, part.providerMetadata);
     }
     case "source-url": {
       const sourceId = str(part, "sourceId", path)!;
       const title = str(part, "title", path, false);
-      return withProviderMetadata({ $type: "text", text: "", annotations: [{ $type: "citation", url: str(part, "url", path)!, ...(title !== undefined ? { title } : {}), additionalProperties: { sourceId } }] }, part.providerMetadata);
+      return withProviderMetadata(
+        {
+          $type: "text",
+          text: "",
+          annotations: [
+            {
+              $type: "citation",
+              url: str(part, "url", path)!,
+              ...(title !== undefined ? { title } : {}),
+              additionalProperties: { sourceId },
+            },
+          ],
+        },
+        part.providerMetadata,
+      );
     }
     case "source-document": {
       const sourceId = str(part, "sourceId", path)!;
       const filename = str(part, "filename", path, false);
-      const extra = { mediaType: str(part, "mediaType", path)!, ...(filename !== undefined ? { filename } : {}), sourceId };
-      return withProviderMetadata({ $type: "text", text: "", annotations: [{ $type: "citation", title: str(part, "title", path)!, additionalProperties: extra }] }, part.providerMetadata);
+      const extra = {
+        mediaType: str(part, "mediaType", path)!,
+        ...(filename !== undefined ? { filename } : {}),
+        sourceId,
+      };
+      return withProviderMetadata(
+        {
+          $type: "text",
+          text: "",
+          annotations: [{ $type: "citation", title: str(part, "title", path)!, additionalProperties: extra }],
+        },
+        part.providerMetadata,
+      );
     }
     case STATEBAG_CONTENT_PART: {
       const data = part.data;
@@ -201,9 +273,20 @@ function contentOf(
   const name = type === "dynamic-tool" ? str(part, "toolName", path)! : type.slice(5);
   const callId = str(part, "toolCallId", path)!;
   const state = part.state;
-  if (typeof state !== "string" || !STATES.has(state)) throw expected([...path, "state"], `a tool state (${[...STATES].join(", ")})`, state, "tool parts of ai 5, 6 and 7 have these states");
+  if (typeof state !== "string" || !STATES.has(state))
+    throw expected(
+      [...path, "state"],
+      `a tool state (${[...STATES].join(", ")})`,
+      state,
+      "tool parts of ai 5, 6 and 7 have these states",
+    );
   const seen = callIds.get(callId);
-  if (seen !== undefined) throw new UIMessageError([...path, "toolCallId"], `the tool call id is used twice (also at ${seen})`, "every tool call needs its own toolCallId");
+  if (seen !== undefined)
+    throw new UIMessageError(
+      [...path, "toolCallId"],
+      `the tool call id is used twice (also at ${seen})`,
+      "every tool call needs its own toolCallId",
+    );
   callIds.set(callId, "/" + path.join("/"));
   const call: FunctionCallContent = { $type: "functionCall", callId, name };
   if (isPlainObject(part.input)) call.arguments = cloneJson(part.input) as { [k: string]: JsonValue };
@@ -213,21 +296,48 @@ function contentOf(
   const approval = part.approval;
   let reason: string | undefined;
   if (approval !== undefined) {
-    if (!isPlainObject(approval) || typeof approval.id !== "string") throw expected([...path, "approval"], "an approval ({ id, approved?, reason? })", approval, "ai 6 and 7 write approvals as { id, approved, reason }");
+    if (!isPlainObject(approval) || typeof approval.id !== "string")
+      throw expected(
+        [...path, "approval"],
+        "an approval ({ id, approved?, reason? })",
+        approval,
+        "ai 6 and 7 write approvals as { id, approved, reason }",
+      );
     const again = approvalIds.get(approval.id);
-    if (again !== undefined) throw new UIMessageError([...path, "approval", "id"], `the approval id is used twice (also at ${again})`, "every approval needs its own id");
+    if (again !== undefined)
+      throw new UIMessageError(
+        [...path, "approval", "id"],
+        `the approval id is used twice (also at ${again})`,
+        "every approval needs its own id",
+      );
     approvalIds.set(approval.id, "/" + path.join("/"));
     content = { $type: "toolApprovalRequest", requestId: approval.id, toolCall: call };
     if (typeof approval.approved === "boolean") {
-      const answer: ToolApprovalResponseContent = { $type: "toolApprovalResponse", requestId: approval.id, approved: approval.approved, toolCall: cloneJson(call) };
+      const answer: ToolApprovalResponseContent = {
+        $type: "toolApprovalResponse",
+        requestId: approval.id,
+        approved: approval.approved,
+        toolCall: cloneJson(call),
+      };
       if (typeof approval.reason === "string") answer.reason = reason = approval.reason;
       answers.push(answer);
     }
   }
   let result: FunctionResultContent | undefined;
-  if (state === "output-available") result = { $type: "functionResult", callId, result: (part.output === undefined ? null : cloneJson(part.output)) as JsonValue };
-  else if (state === "output-error") result = { $type: "functionResult", callId, result: { error: typeof part.errorText === "string" ? part.errorText : "" } };
-  else if (state === "output-denied") result = { $type: "functionResult", callId, result: rejectedResult(name, reason) };
+  if (state === "output-available")
+    result = {
+      $type: "functionResult",
+      callId,
+      result: (part.output === undefined ? null : cloneJson(part.output)) as JsonValue,
+    };
+  else if (state === "output-error")
+    result = {
+      $type: "functionResult",
+      callId,
+      result: { error: typeof part.errorText === "string" ? part.errorText : "" },
+    };
+  else if (state === "output-denied")
+    result = { $type: "functionResult", callId, result: rejectedResult(name, reason) };
   if (result !== undefined) results.push(withProviderMetadata(result, part.resultProviderMetadata));
   return content;
 }

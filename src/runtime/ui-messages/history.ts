@@ -12,15 +12,30 @@ import { DEFAULT_HISTORY_KEY } from "./keys.js";
  * log, which only the store can read: that is an error whose hint says how to pass them.
  */
 export function sessionHistory(session: AgentSession, historyKey = DEFAULT_HISTORY_KEY): readonly ChatMessage[] {
-  if (!isPlainObject(session) || !isPlainObject(session.stateBag)) throw expected([], "a session ({ id, stateBag }) or an array of chat messages", session, "pass an AgentSession or its history's messages");
+  if (!isPlainObject(session) || !isPlainObject(session.stateBag))
+    throw expected(
+      [],
+      "a session ({ id, stateBag }) or an array of chat messages",
+      session,
+      "pass an AgentSession or its history's messages",
+    );
   const state = Object.hasOwn(session.stateBag, historyKey) ? session.stateBag[historyKey] : undefined;
   if (state === undefined) return [];
   const path = ["stateBag", historyKey];
   if (state.$type === "StoredChatHistoryState") {
-    throw new UIMessageError(path, `the history of session ${quoted(session.id)} is kept in a store's message log, not in the session`, "read it with resolveStoredHistory(session, store.messages) (statebag/interop), or the log's messages, and pass those messages to toUIMessages");
+    throw new UIMessageError(
+      path,
+      `the history of session ${quoted(session.id)} is kept in a store's message log, not in the session`,
+      "read it with resolveStoredHistory(session, store.messages) (statebag/interop), or the log's messages, and pass those messages to toUIMessages",
+    );
   }
   if (state.$type !== "InMemoryChatHistoryState" || !Array.isArray(state.messages)) {
-    throw expected(path, 'an "InMemoryChatHistoryState" with its messages', state, "give the key your chat history provider uses (historyKey option)");
+    throw expected(
+      path,
+      'an "InMemoryChatHistoryState" with its messages',
+      state,
+      "give the key your chat history provider uses (historyKey option)",
+    );
   }
   return state.messages as ChatMessage[];
 }

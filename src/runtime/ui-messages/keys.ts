@@ -57,7 +57,8 @@ export function providerMetadataOf(content: { additionalProperties?: JsonRecord 
 /** The result statebag's agent gives a tool that failed: `{ error: string }` (plus `rejected: true` when a person said no). */
 export function isErrorResult(result: unknown): result is { error: string; rejected?: true } {
   if (!isPlainObject(result) || typeof result.error !== "string") return false;
-  for (const key of Object.keys(result)) if (key !== "error" && !(key === "rejected" && result.rejected === true)) return false;
+  for (const key of Object.keys(result))
+    if (key !== "error" && !(key === "rejected" && result.rejected === true)) return false;
   return true;
 }
 

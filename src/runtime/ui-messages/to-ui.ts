@@ -3,13 +3,28 @@
  * (`tool` messages) and approval answers (`toolApprovalResponse` contents) are folded into the
  * tool part of the call they answer, and a message left with nothing else is not shown.
  */
-import type { AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, FunctionResultContent, ToolApprovalRequestContent, ToolApprovalResponseContent } from "../core/messages.js";
+import type {
+  AIContent,
+  ChatMessage,
+  CitationAnnotation,
+  FunctionCallContent,
+  FunctionResultContent,
+  ToolApprovalRequestContent,
+  ToolApprovalResponseContent,
+} from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { setOwn } from "../core/json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { expected } from "./errors.js";
 import { sessionHistory } from "./history.js";
-import { contentExtra, isErrorResult, messageExtra, providerMetadataOf, STATEBAG_CONTENT_PART, UI_MESSAGE_KEY } from "./keys.js";
+import {
+  contentExtra,
+  isErrorResult,
+  messageExtra,
+  providerMetadataOf,
+  STATEBAG_CONTENT_PART,
+  UI_MESSAGE_KEY,
+} from "./keys.js";
 import type { UIMessage, UIMessagePart, UIMessageVersion } from "./types.js";
 
 export interface ToUIMessagesOptions {
@@ -23,8 +38,13 @@ export interface ToUIMessagesOptions {
 
 type Part = JsonRecord & { type: string };
 
-export function toUIMessages(input: AgentSession | readonly ChatMessage[], options: ToUIMessagesOptions = {}): UIMessage[] {
-  const messages = Array.isArray(input) ? (input as readonly ChatMessage[]) : sessionHistory(input as AgentSession, options.historyKey);
+export function toUIMessages(
+  input: AgentSession | readonly ChatMessage[],
+  options: ToUIMessagesOptions = {},
+): UIMessage[] {
+  const messages = Array.isArray(input)
+    ? (input as readonly ChatMessage[])
+    : sessionHistory(input as AgentSession, options.historyKey);
   const version = options.version ?? 7;
   // Which results and answers belong to a call shown earlier (linear: one pass, maps by id).
   const calls = new Set<string>();
@@ -33,25 +53,37 @@ export function toUIMessages(input: AgentSession | readonly ChatMessage[], optio
   const answers = new Map<string, ToolApprovalResponseContent>();
   const folded = new Set<AIContent>();
   messages.forEach((message, i) => {
-    if (!isPlainObject(message) || !Array.isArray(message.contents)) throw expected([i], "a chat message ({ role, contents })", message, "pass statebag ChatMessages (or a session)");
+    if (!isPlainObject(message) || !Array.isArray(message.contents))
+      throw expected([i], "a chat message ({ role, contents })", message, "pass statebag ChatMessages (or a session)");
     const own = new Set<string>();
     for (const c of message.contents) {
       if (!isPlainObject(c)) continue;
       if (c.$type === "functionCall" && typeof c.callId === "string") {
         calls.add(c.callId);
         own.add(c.callId);
-      }
-      else if (c.$type === "toolApprovalRequest" && typeof c.requestId === "string") {
+      } else if (c.$type === "toolApprovalRequest" && typeof c.requestId === "string") {
         requests.add(c.requestId);
-        if (isPlainObject(c.toolCall) && c.toolCall.$type === "functionCall" && typeof c.toolCall.callId === "string") calls.add(c.toolCall.callId);
+        if (isPlainObject(c.toolCall) && c.toolCall.$type === "functionCall" && typeof c.toolCall.callId === "string")
+          calls.add(c.toolCall.callId);
       }
     }
     for (const c of message.contents) {
       if (!isPlainObject(c)) continue;
-      if (c.$type === "functionResult" && typeof c.callId === "string" && !results.has(c.callId) && calls.has(c.callId) && !own.has(c.callId)) {
+      if (
+        c.$type === "functionResult" &&
+        typeof c.callId === "string" &&
+        !results.has(c.callId) &&
+        calls.has(c.callId) &&
+        !own.has(c.callId)
+      ) {
         results.set(c.callId, c);
         folded.add(c);
-      } else if (c.$type === "toolApprovalResponse" && typeof c.requestId === "string" && !answers.has(c.requestId) && requests.has(c.requestId)) {
+      } else if (
+        c.$type === "toolApprovalResponse" &&
+        typeof c.requestId === "string" &&
+        !answers.has(c.requestId) &&
+        requests.has(c.requestId)
+      ) {
         answers.set(c.requestId, c);
         folded.add(c);
       }
@@ -67,7 +99,12 @@ export function toUIMessages(input: AgentSession | readonly ChatMessage[], optio
     // The last content, a usage, is the message's metadata.usage (unless it was a part in the UI).
     let usage: JsonRecord | undefined;
     const last = shown[shown.length - 1];
-    const lastIsUsage = last !== undefined && last.$type === "usage" && last.annotations === undefined && last.additionalProperties === undefined && isPlainObject(last.details);
+    const lastIsUsage =
+      last !== undefined &&
+      last.$type === "usage" &&
+      last.annotations === undefined &&
+      last.additionalProperties === undefined &&
+      isPlainObject(last.details);
     for (const content of shown) {
       if (lastIsUsage && content === last) {
         usage = cloneJson(last.details) as JsonRecord;
@@ -78,12 +115,21 @@ export function toUIMessages(input: AgentSession | readonly ChatMessage[], optio
       if (made.length === 1 && diff !== undefined) applyDiff(made[0], diff);
       parts.push(...made);
     }
-    const ui: UIMessage = { id: message.messageId ?? (options.generateId ? options.generateId(message, i) : `statebag-${i}`), role: uiRole(message.role), parts: withExtraParts(parts, extra?.parts) as UIMessagePart[] };
+    const ui: UIMessage = {
+      id: message.messageId ?? (options.generateId ? options.generateId(message, i) : `statebag-${i}`),
+      role: uiRole(message.role),
+      parts: withExtraParts(parts, extra?.parts) as UIMessagePart[],
+    };
     if (extra !== undefined && Object.hasOwn(extra, "metadata")) ui.metadata = cloneJson(extra.metadata);
     else if (extra?.dropMetadata !== true && (message.createdAt !== undefined || usage !== undefined)) {
-      ui.metadata = { ...(message.createdAt !== undefined ? { createdAt: message.createdAt } : {}), ...(usage !== undefined ? { usage } : {}) };
+      ui.metadata = {
+        ...(message.createdAt !== undefined ? { createdAt: message.createdAt } : {}),
+        ...(usage !== undefined ? { usage } : {}),
+      };
     }
-    if (extra !== undefined && isPlainObject(extra.fields)) for (const key of Object.keys(extra.fields)) if (!(key in ui)) setOwn(ui as unknown as JsonRecord, key, cloneJson(extra.fields[key]));
+    if (extra !== undefined && isPlainObject(extra.fields))
+      for (const key of Object.keys(extra.fields))
+        if (!(key in ui)) setOwn(ui as unknown as JsonRecord, key, cloneJson(extra.fields[key]));
     out.push(ui);
   });
   return out;
@@ -96,7 +142,12 @@ function uiRole(role: string): UIMessage["role"] {
 /** Parts kept as they were (step-start, data-*, unknown types) go back to their places. */
 function withExtraParts(parts: Part[], extras: unknown): Part[] {
   if (!Array.isArray(extras) || extras.length === 0) return parts;
-  const kept = extras.filter((e): e is { index: number; part: Part } => isPlainObject(e) && Number.isInteger(e.index) && isPlainObject(e.part) && typeof e.part.type === "string").sort((a, b) => a.index - b.index);
+  const kept = extras
+    .filter(
+      (e): e is { index: number; part: Part } =>
+        isPlainObject(e) && Number.isInteger(e.index) && isPlainObject(e.part) && typeof e.part.type === "string",
+    )
+    .sort((a, b) => a.index - b.index);
   const out: Part[] = [];
   let p = 0;
   for (const e of kept) {
@@ -108,8 +159,11 @@ function withExtraParts(parts: Part[], extras: unknown): Part[] {
 }
 
 function applyDiff(part: Part, diff: { set?: unknown; unset?: unknown }): void {
-  if (Array.isArray(diff.unset)) for (const key of diff.unset) if (typeof key === "string" && key !== "type") delete part[key];
-  if (isPlainObject(diff.set)) for (const key of Object.keys(diff.set)) if (key !== "type" || typeof diff.set[key] === "string") setOwn(part, key, cloneJson(diff.set[key]));
+  if (Array.isArray(diff.unset))
+    for (const key of diff.unset) if (typeof key === "string" && key !== "type") delete part[key];
+  if (isPlainObject(diff.set))
+    for (const key of Object.keys(diff.set))
+      if (key !== "type" || typeof diff.set[key] === "string") setOwn(part, key, cloneJson(diff.set[key]));
 }
 
 function withMetadata(part: Part, key: string, content: { additionalProperties?: JsonRecord } | undefined): Part {
@@ -122,11 +176,19 @@ function contentPart(content: AIContent): Part {
   return { type: STATEBAG_CONTENT_PART, data: cloneJson(content) as unknown as JsonRecord };
 }
 
-function partsOf(content: AIContent, results: Map<string, FunctionResultContent>, answers: Map<string, ToolApprovalResponseContent>, version: UIMessageVersion): Part[] {
+function partsOf(
+  content: AIContent,
+  results: Map<string, FunctionResultContent>,
+  answers: Map<string, ToolApprovalResponseContent>,
+  version: UIMessageVersion,
+): Part[] {
   switch (content.$type) {
     case "text": {
-      const citations = (content.annotations ?? []).filter((a): a is CitationAnnotation => isPlainObject(a) && a.$type === "citation");
-      if (content.text === "" && citations.length === 1 && content.annotations!.length === 1) return [withMetadata(sourcePart(citations[0], 0), "providerMetadata", content)];
+      const citations = (content.annotations ?? []).filter(
+        (a): a is CitationAnnotation => isPlainObject(a) && a.$type === "citation",
+      );
+      if (content.text === "" && citations.length === 1 && content.annotations!.length === 1)
+        return [withMetadata(sourcePart(citations[0], 0), "providerMetadata", content)];
       const text = withMetadata({ type: "text", text: content.text }, "providerMetadata", content);
       return [text, ...citations.map((c, i) => sourcePart(c, i))];
     }
@@ -138,11 +200,15 @@ function partsOf(content: AIContent, results: Map<string, FunctionResultContent>
       return [withMetadata(part, "providerMetadata", content)];
     }
     case "uri":
-      return [withMetadata({ type: "file", mediaType: content.mediaType, url: content.uri }, "providerMetadata", content)];
+      return [
+        withMetadata({ type: "file", mediaType: content.mediaType, url: content.uri }, "providerMetadata", content),
+      ];
     case "functionCall":
       return [toolPart(content, undefined, results, answers, version)];
     case "toolApprovalRequest":
-      return isPlainObject(content.toolCall) && content.toolCall.$type === "functionCall" ? [toolPart(content.toolCall, content, results, answers, version)] : [contentPart(content)];
+      return isPlainObject(content.toolCall) && content.toolCall.$type === "functionCall"
+        ? [toolPart(content.toolCall, content, results, answers, version)]
+        : [contentPart(content)];
     default:
       return [contentPart(content)];
   }
@@ -169,8 +235,19 @@ function dataUriMediaType(uri: string): string {
   return type === "" ? "text/plain" : type;
 }
 
-function toolPart(call: FunctionCallContent, request: ToolApprovalRequestContent | undefined, results: Map<string, FunctionResultContent>, answers: Map<string, ToolApprovalResponseContent>, version: UIMessageVersion): Part {
-  const part: Part = { type: `tool-${call.name}`, toolCallId: call.callId, state: "input-available", input: cloneJson(call.arguments ?? {}) };
+function toolPart(
+  call: FunctionCallContent,
+  request: ToolApprovalRequestContent | undefined,
+  results: Map<string, FunctionResultContent>,
+  answers: Map<string, ToolApprovalResponseContent>,
+  version: UIMessageVersion,
+): Part {
+  const part: Part = {
+    type: `tool-${call.name}`,
+    toolCallId: call.callId,
+    state: "input-available",
+    input: cloneJson(call.arguments ?? {}),
+  };
   if (call.informationalOnly === true) part.providerExecuted = true;
   withMetadata(part, "callProviderMetadata", call);
   const result = results.get(call.callId);
@@ -182,7 +259,14 @@ function toolPart(call: FunctionCallContent, request: ToolApprovalRequestContent
       if (answer.reason !== undefined) approval.reason = answer.reason;
     }
     part.approval = approval;
-    part.state = answer === undefined ? "approval-requested" : result === undefined ? "approval-responded" : answer.approved ? "input-available" : "output-denied";
+    part.state =
+      answer === undefined
+        ? "approval-requested"
+        : result === undefined
+          ? "approval-responded"
+          : answer.approved
+            ? "input-available"
+            : "output-denied";
   }
   if (result !== undefined && part.state !== "output-denied" && part.state !== "approval-responded") {
     if (isErrorResult(result.result)) {
@@ -202,9 +286,8 @@ function toolPart(call: FunctionCallContent, request: ToolApprovalRequestContent
     if (part.state === "output-denied") {
       part.state = "output-error";
       part.errorText = isErrorResult(result?.result) ? result.result.error : "denied";
-    } else if (part.state === "approval-requested" || part.state === "approval-responded") part.state = "input-available";
+    } else if (part.state === "approval-requested" || part.state === "approval-responded")
+      part.state = "input-available";
   }
   return part;
 }
-
-

@@ -62,7 +62,14 @@ export interface UIDataPart {
 }
 
 /** Every state a tool part has had: `ai` 5 (no approvals), 6 and 7 (approvals). */
-export type UIToolState = "input-streaming" | "input-available" | "approval-requested" | "approval-responded" | "output-available" | "output-error" | "output-denied";
+export type UIToolState =
+  | "input-streaming"
+  | "input-available"
+  | "approval-requested"
+  | "approval-responded"
+  | "output-available"
+  | "output-error"
+  | "output-denied";
 
 /** A tool part's approval (`ai` 6 and 7). */
 export interface UIToolApproval {
@@ -83,11 +90,44 @@ export type UIToolInvocation = UIToolCommon &
   (
     | { state: "input-streaming"; input?: unknown; output?: never; errorText?: never; approval?: never }
     | { state: "input-available"; input: unknown; output?: never; errorText?: never; approval?: never }
-    | { state: "approval-requested"; input: unknown; output?: never; errorText?: never; approval: { id: string; approved?: never; reason?: never } }
-    | { state: "approval-responded"; input: unknown; output?: never; errorText?: never; approval: { id: string; approved: boolean; reason?: string } }
-    | { state: "output-available"; input: unknown; output: unknown; errorText?: never; resultProviderMetadata?: UIProviderMetadata; preliminary?: boolean; approval?: { id: string; approved: true; reason?: string } }
-    | { state: "output-error"; input: unknown; output?: never; errorText: string; resultProviderMetadata?: UIProviderMetadata; approval?: { id: string; approved: true; reason?: string } }
-    | { state: "output-denied"; input: unknown; output?: never; errorText?: never; approval: { id: string; approved: false; reason?: string } }
+    | {
+        state: "approval-requested";
+        input: unknown;
+        output?: never;
+        errorText?: never;
+        approval: { id: string; approved?: never; reason?: never };
+      }
+    | {
+        state: "approval-responded";
+        input: unknown;
+        output?: never;
+        errorText?: never;
+        approval: { id: string; approved: boolean; reason?: string };
+      }
+    | {
+        state: "output-available";
+        input: unknown;
+        output: unknown;
+        errorText?: never;
+        resultProviderMetadata?: UIProviderMetadata;
+        preliminary?: boolean;
+        approval?: { id: string; approved: true; reason?: string };
+      }
+    | {
+        state: "output-error";
+        input: unknown;
+        output?: never;
+        errorText: string;
+        resultProviderMetadata?: UIProviderMetadata;
+        approval?: { id: string; approved: true; reason?: string };
+      }
+    | {
+        state: "output-denied";
+        input: unknown;
+        output?: never;
+        errorText?: never;
+        approval: { id: string; approved: false; reason?: string };
+      }
   );
 
 /** A static tool's part: `tool-<name>`. */
@@ -97,7 +137,16 @@ export type UIToolPart = { type: `tool-${string}` } & UIToolInvocation;
 export type UIDynamicToolPart = { type: "dynamic-tool"; toolName: string } & UIToolInvocation;
 
 /** The parts `toUIMessages` writes. */
-export type UIMessagePart = UITextPart | UIReasoningPart | UIFilePart | UISourceUrlPart | UISourceDocumentPart | UIStepStartPart | UIDataPart | UIToolPart | UIDynamicToolPart;
+export type UIMessagePart =
+  | UITextPart
+  | UIReasoningPart
+  | UIFilePart
+  | UISourceUrlPart
+  | UISourceDocumentPart
+  | UIStepStartPart
+  | UIDataPart
+  | UIToolPart
+  | UIDynamicToolPart;
 
 /** An AI SDK UI message as `toUIMessages` writes it (assignable to `ai`'s `UIMessage`). */
 export interface UIMessage {

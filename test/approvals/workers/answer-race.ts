@@ -18,7 +18,12 @@ import type { SessionStore } from "../../../src/runtime/stores/types.js";
 const [url, ledger, worker] = process.argv.slice(2);
 const store = await openStore(url);
 const client = new ScriptedChatClient({
-  rules: [{ when: /wire/i, reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] } }],
+  rules: [
+    {
+      when: /wire/i,
+      reply: { contents: [{ $type: "functionCall", callId: "call_w", name: "wire_money", arguments: { amount: 70 } }] },
+    },
+  ],
 });
 const agent = new ChatClientAgent({
   client,
@@ -63,7 +68,15 @@ process.on("message", async (message: { round: number; id: string; requestId: st
     process.send!({ round, ok: true, executed: result.executed, saves, modelCalls: client.requests.length - calls });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    process.send!({ round, ok: false, code, typed: error instanceof ToolApprovalError, message: String(error), saves, modelCalls: client.requests.length - calls });
+    process.send!({
+      round,
+      ok: false,
+      code,
+      typed: error instanceof ToolApprovalError,
+      message: String(error),
+      saves,
+      modelCalls: client.requests.length - calls,
+    });
   }
 });
 process.send!("ready");

@@ -26,7 +26,8 @@ const report = await migrateStore(store, {
   registry: testRegistry(),
   batchSize: Number(batchText),
   ...(startAfter ? { startAfter } : {}),
-  onProgress: (done, _total, progress) => process.stdout.write(JSON.stringify({ done, cursor: progress.cursor }) + "\n"),
+  onProgress: (done, _total, progress) =>
+    process.stdout.write(JSON.stringify({ done, cursor: progress.cursor }) + "\n"),
 });
 await store.close();
 process.stdout.write(JSON.stringify({ report }) + "\n");

@@ -11,5 +11,7 @@ const store = await openStore(`sqlite:${process.argv[2]}`);
 await store.get("x");
 await store.close();
 const loaded = Object.keys(createRequire(import.meta.url).cache);
-const drivers = ["pg", "ioredis", "better-sqlite3"].filter((name) => loaded.some((path) => path.includes(`/node_modules/${name}/`)));
+const drivers = ["pg", "ioredis", "better-sqlite3"].filter((name) =>
+  loaded.some((path) => path.includes(`/node_modules/${name}/`)),
+);
 process.stdout.write(JSON.stringify(drivers) + "\n");

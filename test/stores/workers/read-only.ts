@@ -18,4 +18,11 @@ try {
   writeError = (error as { code?: string }).code;
 }
 await store.close();
-process.stdout.write(JSON.stringify({ revision: loaded?.revision, ids: page.items.map((i) => i.id), messages: messages.length, writeError }) + "\n");
+process.stdout.write(
+  JSON.stringify({
+    revision: loaded?.revision,
+    ids: page.items.map((i) => i.id),
+    messages: messages.length,
+    writeError,
+  }) + "\n",
+);

@@ -34,7 +34,14 @@ import type {
 } from "@ai-sdk/provider";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
-import type { AIAnnotation, AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, UsageDetails } from "../../core/messages.js";
+import type {
+  AIAnnotation,
+  AIContent,
+  ChatMessage,
+  CitationAnnotation,
+  FunctionCallContent,
+  UsageDetails,
+} from "../../core/messages.js";
 import type { JsonValue } from "../../core/tagged.js";
 import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
 import { functionCall, parseDataUri, UnsupportedContentError } from "./openai-content.js";
@@ -95,8 +102,15 @@ export class AISDKChatClient implements ChatClient {
     readonly model: AISDKLanguageModel,
     readonly options: AISDKChatClientOptions = {},
   ) {
-    if (!model || typeof model !== "object" || typeof (model as { specificationVersion?: unknown }).specificationVersion !== "string") {
-      throw new ConfigurationError("AISDKChatClient needs an AI SDK language model object", 'pass a provider\'s model, e.g. new AISDKChatClient(openai("gpt-4.1-mini"))');
+    if (
+      !model ||
+      typeof model !== "object" ||
+      typeof (model as { specificationVersion?: unknown }).specificationVersion !== "string"
+    ) {
+      throw new ConfigurationError(
+        "AISDKChatClient needs an AI SDK language model object",
+        'pass a provider\'s model, e.g. new AISDKChatClient(openai("gpt-4.1-mini"))',
+      );
     }
     this.maxRetries = checkMaxRetries(options.maxRetries, "AISDKChatClient");
     this.metadata = { providerName: model.provider, supportsServiceStorage: false };
@@ -104,7 +118,9 @@ export class AISDKChatClient implements ChatClient {
 
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const model = await this.resolve();
-    const result = await withRetries(this.maxRetries, options.signal, () => call(() => model.doGenerate(this.callOptions(messages, options)), model.provider, options.signal));
+    const result = await withRetries(this.maxRetries, options.signal, () =>
+      call(() => model.doGenerate(this.callOptions(messages, options)), model.provider, options.signal),
+    );
     const contents = fromResult(result.content);
     const usage = usageFrom(result.usage);
     if (usage) contents.push({ $type: "usage", details: usage });
@@ -117,12 +133,19 @@ export class AISDKChatClient implements ChatClient {
     return response;
   }
 
-  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options: ChatOptions = {},
+  ): AsyncIterable<ChatResponseUpdate> {
     const model = await this.resolve();
     yield* streamWithRetries(this.maxRetries, options.signal, () => this.stream(model, messages, options));
   }
 
-  private async *stream(model: LanguageModelV4, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
+  private async *stream(
+    model: LanguageModelV4,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+  ): AsyncGenerator<ChatResponseUpdate> {
     const signal = options.signal;
     const { stream } = await call(() => model.doStream(this.callOptions(messages, options)), model.provider, signal);
     let id: string | undefined;
@@ -152,14 +175,22 @@ export class AISDKChatClient implements ChatClient {
             if (part.delta) yield update([{ $type: "text", text: part.delta }]);
             break;
           case "text-end":
-            if (part.citations?.length) yield update([{ $type: "text", text: "", annotations: part.citations.map(citationFrom) }]);
+            if (part.citations?.length)
+              yield update([{ $type: "text", text: "", annotations: part.citations.map(citationFrom) }]);
             break;
           case "reasoning-delta":
             if (part.delta) yield update([{ $type: "reasoning", text: part.delta }]);
             break;
           case "reasoning-end":
             // Signatures and the like arrive at the end; they must go back with the reasoning.
-            if (part.providerMetadata) yield update([{ $type: "reasoning", text: "", additionalProperties: { providerMetadata: part.providerMetadata as unknown as JsonValue } }]);
+            if (part.providerMetadata)
+              yield update([
+                {
+                  $type: "reasoning",
+                  text: "",
+                  additionalProperties: { providerMetadata: part.providerMetadata as unknown as JsonValue },
+                },
+              ]);
             break;
           case "tool-call":
           case "tool-result":
@@ -188,18 +219,25 @@ export class AISDKChatClient implements ChatClient {
 
   private resolve(): Promise<LanguageModelV4> {
     if (this.model.specificationVersion === "v4") return Promise.resolve(this.model as unknown as LanguageModelV4);
-    this.resolved ??= importOptional("ai", "AISDKChatClient (for a v2/v3 model)", () => importPackage<{ wrapLanguageModel(options: { model: unknown; middleware: unknown[] }): LanguageModelV4 }>("ai")).then((ai) =>
-      ai.wrapLanguageModel({ model: this.model, middleware: [] }),
-    );
+    this.resolved ??= importOptional("ai", "AISDKChatClient (for a v2/v3 model)", () =>
+      importPackage<{ wrapLanguageModel(options: { model: unknown; middleware: unknown[] }): LanguageModelV4 }>("ai"),
+    ).then((ai) => ai.wrapLanguageModel({ model: this.model, middleware: [] }));
     this.resolved.catch(() => (this.resolved = undefined)); // a failed load may be retried (e.g. after installing)
     return this.resolved;
   }
 
   private callOptions(messages: readonly ChatMessage[], options: ChatOptions): LanguageModelV4CallOptions {
-    const out = { ...this.options.settings, prompt: toPrompt(messages, options.instructions, this.metadata.providerName) } as LanguageModelV4CallOptions;
+    const out = {
+      ...this.options.settings,
+      prompt: toPrompt(messages, options.instructions, this.metadata.providerName),
+    } as LanguageModelV4CallOptions;
     if (options.tools?.length) {
       out.tools = options.tools.map((t) => {
-        const tool: NonNullable<LanguageModelV4CallOptions["tools"]>[number] = { type: "function", name: t.name, inputSchema: (t.parameters ?? { type: "object", properties: {} }) as never };
+        const tool: NonNullable<LanguageModelV4CallOptions["tools"]>[number] = {
+          type: "function",
+          name: t.name,
+          inputSchema: (t.parameters ?? { type: "object", properties: {} }) as never,
+        };
         if (t.description !== undefined) tool.description = t.description;
         return tool;
       });
@@ -223,20 +261,44 @@ function serviceError(error: unknown, provider: string): unknown {
   if (error instanceof StatebagError) return error;
   if (isCutConnection(error)) {
     const serviceMessage = connectionMessage(error);
-    return new ModelServiceError(`the connection to ${provider} failed or was cut before the answer was complete: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+    return new ModelServiceError(
+      `the connection to ${provider} failed or was cut before the answer was complete: ${serviceText(serviceMessage)}`,
+      { provider, serviceMessage, retryable: true },
+      error,
+    );
   }
-  const e = error as { statusCode?: unknown; isRetryable?: unknown; message?: unknown; responseBody?: unknown; responseHeaders?: unknown; name?: unknown } | null;
-  if (!e || typeof e !== "object") return new ModelServiceError(`${provider} failed: ${serviceText(String(error))}`, { provider, serviceMessage: String(error), retryable: false });
+  const e = error as {
+    statusCode?: unknown;
+    isRetryable?: unknown;
+    message?: unknown;
+    responseBody?: unknown;
+    responseHeaders?: unknown;
+    name?: unknown;
+  } | null;
+  if (!e || typeof e !== "object")
+    return new ModelServiceError(`${provider} failed: ${serviceText(String(error))}`, {
+      provider,
+      serviceMessage: String(error),
+      retryable: false,
+    });
   const status = typeof e.statusCode === "number" ? e.statusCode : undefined;
   const serviceMessage = typeof e.message === "string" ? e.message : String(error);
-  const retryable = typeof e.isRetryable === "boolean" ? e.isRetryable : status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
+  const retryable =
+    typeof e.isRetryable === "boolean"
+      ? e.isRetryable
+      : status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
   const details: ModelServiceError["details"] = { provider, serviceMessage, retryable };
   if (status !== undefined) details.status = status;
   if (typeof e.name === "string" && e.name.startsWith("AI_")) details.serviceCode = e.name;
   const headers = e.responseHeaders as Record<string, string | undefined> | undefined;
-  const retryAfterMs = Number.parseFloat(headers?.["retry-after-ms"] ?? "") || Number.parseFloat(headers?.["retry-after"] ?? "") * 1000;
+  const retryAfterMs =
+    Number.parseFloat(headers?.["retry-after-ms"] ?? "") || Number.parseFloat(headers?.["retry-after"] ?? "") * 1000;
   if (Number.isFinite(retryAfterMs)) details.retryAfterMs = retryAfterMs;
-  return new ModelServiceError(`${provider} ${status === undefined ? "failed" : `answered ${status}`}: ${serviceText(serviceMessage)}`, details, error);
+  return new ModelServiceError(
+    `${provider} ${status === undefined ? "failed" : `answered ${status}`}: ${serviceText(serviceMessage)}`,
+    details,
+    error,
+  );
 }
 
 /**
@@ -259,13 +321,29 @@ function providerOptionsOf(content: AIContent): { providerOptions?: SharedV4Prov
 function filePart(content: AIContent, provider: string): LanguageModelV4FilePart | undefined {
   if (content.$type === "data") {
     const { mediaType, base64 } = parseDataUri(content.uri);
-    const part: LanguageModelV4FilePart = { type: "file", mediaType, data: { type: "data", data: base64 }, ...providerOptionsOf(content) };
+    const part: LanguageModelV4FilePart = {
+      type: "file",
+      mediaType,
+      data: { type: "data", data: base64 },
+      ...providerOptionsOf(content),
+    };
     if (content.name !== undefined) part.filename = content.name;
     return part;
   }
-  if (content.$type === "uri") return { type: "file", mediaType: content.mediaType, data: { type: "url", url: new URL(content.uri) }, ...providerOptionsOf(content) };
+  if (content.$type === "uri")
+    return {
+      type: "file",
+      mediaType: content.mediaType,
+      data: { type: "url", url: new URL(content.uri) },
+      ...providerOptionsOf(content),
+    };
   if (content.$type === "hostedFile") {
-    const part: LanguageModelV4FilePart = { type: "file", mediaType: content.mediaType ?? "application/octet-stream", data: { type: "reference", reference: { [provider]: content.fileId } }, ...providerOptionsOf(content) };
+    const part: LanguageModelV4FilePart = {
+      type: "file",
+      mediaType: content.mediaType ?? "application/octet-stream",
+      data: { type: "reference", reference: { [provider]: content.fileId } },
+      ...providerOptionsOf(content),
+    };
     if (content.name !== undefined) part.filename = content.name;
     return part;
   }
@@ -273,7 +351,11 @@ function filePart(content: AIContent, provider: string): LanguageModelV4FilePart
 }
 
 /** statebag messages as the provider specification's prompt. */
-function toPrompt(messages: readonly ChatMessage[], instructions: string | undefined, provider: string): LanguageModelV4Prompt {
+function toPrompt(
+  messages: readonly ChatMessage[],
+  instructions: string | undefined,
+  provider: string,
+): LanguageModelV4Prompt {
   const prompt: LanguageModelV4Prompt = [];
   if (instructions) prompt.push({ role: "system", content: instructions });
   const toolNames = new Map<string, string>();
@@ -285,12 +367,25 @@ function toPrompt(messages: readonly ChatMessage[], instructions: string | undef
       const content: Extract<LanguageModelV4Message, { role: "assistant" }>["content"] = [];
       for (const c of message.contents) {
         if (c.$type === "text") content.push({ type: "text", text: c.text, ...providerOptionsOf(c) });
-        else if (c.$type === "reasoning") content.push({ type: "reasoning", text: c.text ?? "", ...providerOptionsOf(c) });
+        else if (c.$type === "reasoning")
+          content.push({ type: "reasoning", text: c.text ?? "", ...providerOptionsOf(c) });
         else if (c.$type === "functionCall") {
           toolNames.set(c.callId, c.name);
-          content.push({ type: "tool-call", toolCallId: c.callId, toolName: c.name, input: c.arguments ?? {}, ...(c.informationalOnly ? { providerExecuted: true } : {}), ...providerOptionsOf(c) });
+          content.push({
+            type: "tool-call",
+            toolCallId: c.callId,
+            toolName: c.name,
+            input: c.arguments ?? {},
+            ...(c.informationalOnly ? { providerExecuted: true } : {}),
+            ...providerOptionsOf(c),
+          });
         } else if (c.$type === "functionResult" && toolNames.has(c.callId)) {
-          content.push({ type: "tool-result", toolCallId: c.callId, toolName: toolNames.get(c.callId)!, output: { type: "json", value: (c.result ?? null) as never } });
+          content.push({
+            type: "tool-result",
+            toolCallId: c.callId,
+            toolName: toolNames.get(c.callId)!,
+            output: { type: "json", value: (c.result ?? null) as never },
+          });
         } else {
           const file = filePart(c, provider);
           if (file) content.push(file);
@@ -303,7 +398,13 @@ function toPrompt(messages: readonly ChatMessage[], instructions: string | undef
         if (c.$type !== "functionResult") continue;
         const toolName = toolNames.get(c.callId) ?? "unknown";
         const result = c.result ?? null;
-        content.push({ type: "tool-result", toolCallId: c.callId, toolName, output: typeof result === "string" ? { type: "text", value: result } : { type: "json", value: result as never } });
+        content.push({
+          type: "tool-result",
+          toolCallId: c.callId,
+          toolName,
+          output:
+            typeof result === "string" ? { type: "text", value: result } : { type: "json", value: result as never },
+        });
       }
       if (content.length) prompt.push({ role: "tool", content });
     } else {
@@ -314,7 +415,10 @@ function toPrompt(messages: readonly ChatMessage[], instructions: string | undef
           const file = filePart(c, provider);
           if (file) content.push(file);
           else if (c.$type === "functionCall" || c.$type === "functionResult") {
-            throw new UnsupportedContentError(`a ${message.role} message holds a ${c.$type} content, which the AI SDK prompt has no place for`, "function calls belong to assistant messages, results to tool messages");
+            throw new UnsupportedContentError(
+              `a ${message.role} message holds a ${c.$type} content, which the AI SDK prompt has no place for`,
+              "function calls belong to assistant messages, results to tool messages",
+            );
           }
         }
       }
@@ -325,7 +429,11 @@ function toPrompt(messages: readonly ChatMessage[], instructions: string | undef
 }
 
 function withMetadata<T extends AIContent>(content: T, metadata: SharedV4ProviderMetadata | undefined): T {
-  if (metadata && Object.keys(metadata).length) content.additionalProperties = { ...content.additionalProperties, providerMetadata: metadata as unknown as JsonValue };
+  if (metadata && Object.keys(metadata).length)
+    content.additionalProperties = {
+      ...content.additionalProperties,
+      providerMetadata: metadata as unknown as JsonValue,
+    };
   return content;
 }
 
@@ -333,7 +441,11 @@ function sourceCitation(source: LanguageModelV4Source): CitationAnnotation {
   const out: CitationAnnotation = { $type: "citation" };
   if (source.title !== undefined) out.title = source.title;
   if (source.sourceType === "url") out.url = source.url;
-  else out.additionalProperties = { mediaType: source.mediaType, ...(source.filename !== undefined ? { filename: source.filename } : {}) };
+  else
+    out.additionalProperties = {
+      mediaType: source.mediaType,
+      ...(source.filename !== undefined ? { filename: source.filename } : {}),
+    };
   out.additionalProperties = { ...out.additionalProperties, sourceId: source.id };
   return out;
 }
@@ -342,12 +454,21 @@ function citationFrom(citation: LanguageModelV4Citation): AIAnnotation {
   const out = sourceCitation(citation.source);
   if (citation.citedText !== undefined) out.snippet = citation.citedText;
   if (citation.startIndex !== undefined || citation.endIndex !== undefined) {
-    out.annotatedRegions = [{ $type: "textSpan", ...(citation.startIndex !== undefined ? { start: citation.startIndex } : {}), ...(citation.endIndex !== undefined ? { end: citation.endIndex } : {}) }];
+    out.annotatedRegions = [
+      {
+        $type: "textSpan",
+        ...(citation.startIndex !== undefined ? { start: citation.startIndex } : {}),
+        ...(citation.endIndex !== undefined ? { end: citation.endIndex } : {}),
+      },
+    ];
   }
   return out;
 }
 
-function fileContent(mediaType: string, data: { type: "data"; data: Uint8Array | string } | { type: "url"; url: URL }): AIContent {
+function fileContent(
+  mediaType: string,
+  data: { type: "data"; data: Uint8Array | string } | { type: "url"; url: URL },
+): AIContent {
   if (data.type === "url") return { $type: "uri", uri: data.url.href, mediaType };
   const base64 = typeof data.data === "string" ? data.data : Buffer.from(data.data).toString("base64");
   return { $type: "data", uri: `data:${mediaType};base64,${base64}` };
@@ -381,7 +502,11 @@ function fromResult(content: readonly LanguageModelV4Content[]): AIContent[] {
         break;
       }
       case "tool-result": {
-        const result: AIContent = { $type: "functionResult", callId: part.toolCallId, result: (part.isError ? { error: part.result } : part.result) as JsonValue };
+        const result: AIContent = {
+          $type: "functionResult",
+          callId: part.toolCallId,
+          result: (part.isError ? { error: part.result } : part.result) as JsonValue,
+        };
         out.push(withMetadata(result, part.providerMetadata));
         break;
       }
@@ -390,10 +515,26 @@ function fromResult(content: readonly LanguageModelV4Content[]): AIContent[] {
         break;
       case "tool-approval-request":
         // A provider-executed tool waiting for approval: kept as data (statebag runs no provider tools).
-        out.push(withMetadata({ $type: "toolApprovalRequest", requestId: part.approvalId, toolCall: { $type: "functionCall", callId: part.toolCallId, name: "provider-tool", informationalOnly: true } }, part.providerMetadata));
+        out.push(
+          withMetadata(
+            {
+              $type: "toolApprovalRequest",
+              requestId: part.approvalId,
+              toolCall: {
+                $type: "functionCall",
+                callId: part.toolCallId,
+                name: "provider-tool",
+                informationalOnly: true,
+              },
+            },
+            part.providerMetadata,
+          ),
+        );
         break;
       case "custom":
-        out.push(withMetadata({ $type: "text", text: "", additionalProperties: { custom: part.kind } }, part.providerMetadata));
+        out.push(
+          withMetadata({ $type: "text", text: "", additionalProperties: { custom: part.kind } }, part.providerMetadata),
+        );
         break;
     }
   }
@@ -410,6 +551,7 @@ function usageFrom(usage: LanguageModelV4Usage | undefined): UsageDetails | unde
   if (input !== undefined || output !== undefined) out.totalTokenCount = (input ?? 0) + (output ?? 0);
   if (usage.inputTokens.cacheRead !== undefined) out.cachedInputTokenCount = usage.inputTokens.cacheRead;
   if (usage.outputTokens.reasoning !== undefined) out.reasoningTokenCount = usage.outputTokens.reasoning;
-  if (usage.inputTokens.cacheWrite !== undefined) out.additionalCounts = { "inputTokens.cacheWrite": usage.inputTokens.cacheWrite };
+  if (usage.inputTokens.cacheWrite !== undefined)
+    out.additionalCounts = { "inputTokens.cacheWrite": usage.inputTokens.cacheWrite };
   return Object.keys(out).length ? out : undefined;
 }

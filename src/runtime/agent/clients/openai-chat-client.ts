@@ -115,9 +115,17 @@ export class OpenAIChatClient implements ChatClient {
   private readonly pendingConversations = new Map<string, Promise<string>>();
 
   constructor(readonly options: OpenAIChatClientOptions) {
-    if (typeof options?.model !== "string" || options.model === "") throw new ConfigurationError("OpenAIChatClient needs a model", 'pass { model: "gpt-4.1-mini" } (or the model name your server knows)');
+    if (typeof options?.model !== "string" || options.model === "")
+      throw new ConfigurationError(
+        "OpenAIChatClient needs a model",
+        'pass { model: "gpt-4.1-mini" } (or the model name your server knows)',
+      );
     const api = options.api ?? "chat";
-    if (api !== "chat" && api !== "responses") throw new ConfigurationError(`unknown OpenAI api ${JSON.stringify(api)}`, 'use "chat" (Chat Completions) or "responses" (Responses API)');
+    if (api !== "chat" && api !== "responses")
+      throw new ConfigurationError(
+        `unknown OpenAI api ${JSON.stringify(api)}`,
+        'use "chat" (Chat Completions) or "responses" (Responses API)',
+      );
     this.model = options.model;
     this.api = api;
     this.maxRetries = checkMaxRetries(options.maxRetries, "OpenAIChatClient");
@@ -131,7 +139,9 @@ export class OpenAIChatClient implements ChatClient {
     try {
       const response = await withRetries(this.maxRetries, options.signal, async () => {
         try {
-          return this.api === "chat" ? await this.chat(client, messages, options) : await this.responses(client, messages, options, turn);
+          return this.api === "chat"
+            ? await this.chat(client, messages, options)
+            : await this.responses(client, messages, options, turn);
         } catch (error) {
           throw this.mapError(module, error, options.signal);
         }
@@ -143,22 +153,29 @@ export class OpenAIChatClient implements ChatClient {
     }
   }
 
-  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options: ChatOptions = {},
+  ): AsyncIterable<ChatResponseUpdate> {
     const { module, client } = await this.load();
     const turn = this.turnKey(options);
     const map = this.mapError.bind(this, module);
     let answered = false;
     try {
-      yield* streamWithRetries(this.maxRetries, options.signal, async function* (this: OpenAIChatClient) {
-        try {
-          if (this.api === "chat") yield* this.chatStream(client, messages, options);
-          else yield* this.responsesStream(client, messages, options, turn);
-        } catch (error) {
-          throw map(error, options.signal);
-        }
-        // The SDK ends a stream quietly when its request is aborted: that is not an answer.
-        options.signal?.throwIfAborted();
-      }.bind(this));
+      yield* streamWithRetries(
+        this.maxRetries,
+        options.signal,
+        async function* (this: OpenAIChatClient) {
+          try {
+            if (this.api === "chat") yield* this.chatStream(client, messages, options);
+            else yield* this.responsesStream(client, messages, options, turn);
+          } catch (error) {
+            throw map(error, options.signal);
+          }
+          // The SDK ends a stream quietly when its request is aborted: that is not an answer.
+          options.signal?.throwIfAborted();
+        }.bind(this),
+      );
       answered = true;
     } finally {
       this.endTurn(turn, answered);
@@ -176,21 +193,23 @@ export class OpenAIChatClient implements ChatClient {
   }
 
   private load(): Promise<{ module: OpenAIModule; client: OpenAIClientLike }> {
-    this.sdk ??= importOptional("openai", "OpenAIChatClient", () => importPackage<OpenAIModule>("openai")).then((module) => {
-      const o = this.options;
-      const client =
-        o.client ??
-        new module.OpenAI({
-          apiKey: o.apiKey ?? process.env.OPENAI_API_KEY ?? (o.baseURL ? "not-needed" : undefined),
-          baseURL: o.baseURL,
-          organization: o.organization,
-          project: o.project,
-          maxRetries: 0, // statebag retries (one policy for every client; see retry.ts)
-          timeout: o.timeoutMs,
-          defaultHeaders: o.defaultHeaders,
-        });
-      return { module, client };
-    });
+    this.sdk ??= importOptional("openai", "OpenAIChatClient", () => importPackage<OpenAIModule>("openai")).then(
+      (module) => {
+        const o = this.options;
+        const client =
+          o.client ??
+          new module.OpenAI({
+            apiKey: o.apiKey ?? process.env.OPENAI_API_KEY ?? (o.baseURL ? "not-needed" : undefined),
+            baseURL: o.baseURL,
+            organization: o.organization,
+            project: o.project,
+            maxRetries: 0, // statebag retries (one policy for every client; see retry.ts)
+            timeout: o.timeoutMs,
+            defaultHeaders: o.defaultHeaders,
+          });
+        return { module, client };
+      },
+    );
     this.sdk.catch(() => (this.sdk = undefined)); // a failed load may be retried (e.g. after installing)
     return this.sdk;
   }
@@ -199,17 +218,34 @@ export class OpenAIChatClient implements ChatClient {
 
   private chatBody(messages: readonly ChatMessage[], options: ChatOptions): Wire {
     if (options.conversationId !== undefined) {
-      throw new ConfigurationError("Chat Completions keeps no conversations, but a conversation id was given", 'use { api: "responses" } for hosted sessions');
+      throw new ConfigurationError(
+        "Chat Completions keeps no conversations, but a conversation id was given",
+        'use { api: "responses" } for hosted sessions',
+      );
     }
-    const body: Wire = { model: this.model, messages: toChatMessages(messages, options.instructions), store: false, ...this.options.request };
+    const body: Wire = {
+      model: this.model,
+      messages: toChatMessages(messages, options.instructions),
+      store: false,
+      ...this.options.request,
+    };
     const tools = functionTools(options.tools, "chat");
     if (tools) body.tools = tools;
     return body;
   }
 
-  private async chat(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatResponse> {
-    const completion = (await client.chat.completions.create(this.chatBody(messages, options) as never, requestOptions(options))) as Wire;
-    const choice = ((completion.choices as Wire[] | undefined) ?? [])[0] as { message?: Wire; finish_reason?: string } | undefined;
+  private async chat(
+    client: OpenAIClientLike,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+  ): Promise<ChatResponse> {
+    const completion = (await client.chat.completions.create(
+      this.chatBody(messages, options) as never,
+      requestOptions(options),
+    )) as Wire;
+    const choice = ((completion.choices as Wire[] | undefined) ?? [])[0] as
+      | { message?: Wire; finish_reason?: string }
+      | undefined;
     const contents = choice?.message ? fromChatMessage(choice.message) : [];
     const usage = usageFromChat(completion.usage as Wire | undefined);
     if (usage) contents.push({ $type: "usage", details: usage });
@@ -223,9 +259,16 @@ export class OpenAIChatClient implements ChatClient {
     return response;
   }
 
-  private async *chatStream(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions): AsyncGenerator<ChatResponseUpdate> {
+  private async *chatStream(
+    client: OpenAIClientLike,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+  ): AsyncGenerator<ChatResponseUpdate> {
     const body = { ...this.chatBody(messages, options), stream: true, stream_options: { include_usage: true } };
-    const stream = (await client.chat.completions.create(body as never, requestOptions(options))) as AsyncIterable<Wire>;
+    const stream = (await client.chat.completions.create(
+      body as never,
+      requestOptions(options),
+    )) as AsyncIterable<Wire>;
     let id: string | undefined;
     let createdAt: string | undefined;
     let refusal = "";
@@ -239,13 +282,21 @@ export class OpenAIChatClient implements ChatClient {
     });
     for await (const chunk of stream) {
       if (id === undefined && typeof chunk.id === "string") id = chunk.id;
-      if (createdAt === undefined && typeof chunk.created === "number") createdAt = new Date(chunk.created * 1000).toISOString();
+      if (createdAt === undefined && typeof chunk.created === "number")
+        createdAt = new Date(chunk.created * 1000).toISOString();
       if (chunk.usage) usage = usageFromChat(chunk.usage as Wire);
       const delta = (((chunk.choices as Wire[] | undefined) ?? [])[0]?.delta ?? {}) as Record<string, unknown>;
-      const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : "";
+      const reasoning =
+        typeof delta.reasoning_content === "string"
+          ? delta.reasoning_content
+          : typeof delta.reasoning === "string"
+            ? delta.reasoning
+            : "";
       if (reasoning) yield update([{ $type: "reasoning", text: reasoning }]);
-      if (typeof delta.content === "string" && delta.content !== "") yield update([{ $type: "text", text: delta.content }]);
-      if (Array.isArray(delta.annotations) && delta.annotations.length) yield update([{ $type: "text", text: "", annotations: (delta.annotations as Wire[]).map(annotationFromWire) }]);
+      if (typeof delta.content === "string" && delta.content !== "")
+        yield update([{ $type: "text", text: delta.content }]);
+      if (Array.isArray(delta.annotations) && delta.annotations.length)
+        yield update([{ $type: "text", text: "", annotations: (delta.annotations as Wire[]).map(annotationFromWire) }]);
       if (typeof delta.refusal === "string") refusal += delta.refusal;
       for (const part of (delta.tool_calls as Wire[] | undefined) ?? []) {
         const p = part as { index: number; id?: string; function?: { name?: string; arguments?: string } };
@@ -258,14 +309,20 @@ export class OpenAIChatClient implements ChatClient {
     }
     const tail: AIContent[] = [];
     if (refusal) tail.push({ $type: "error", message: refusal, errorCode: "refusal" });
-    for (const [, call] of [...calls].sort(([a], [b]) => a - b)) tail.push(functionCall(call.id, call.name, call.arguments));
+    for (const [, call] of [...calls].sort(([a], [b]) => a - b))
+      tail.push(functionCall(call.id, call.name, call.arguments));
     if (usage) tail.push({ $type: "usage", details: usage });
     if (tail.length) yield update(tail);
   }
 
   // ---- Responses API
 
-  private async responsesBody(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): Promise<{ body: Wire; hosted: boolean; conversation?: string }> {
+  private async responsesBody(
+    client: OpenAIClientLike,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+    turn: string,
+  ): Promise<{ body: Wire; hosted: boolean; conversation?: string }> {
     const hosted = options.store !== false;
     const body: Wire = { model: this.model, input: toResponsesInput(messages), store: hosted, ...this.options.request };
     if (options.instructions) body.instructions = options.instructions;
@@ -273,7 +330,11 @@ export class OpenAIChatClient implements ChatClient {
     if (tools) body.tools = tools;
     let conversation: string | undefined;
     if (options.conversationId !== undefined) {
-      if (!hosted) throw new ConfigurationError("a conversation id was given with store: false", "a local session sends its history; only hosted sessions continue a service conversation");
+      if (!hosted)
+        throw new ConfigurationError(
+          "a conversation id was given with store: false",
+          "a local session sends its history; only hosted sessions continue a service conversation",
+        );
       const id = conversationKey(options.conversationId);
       if (this.options.hostedConversation === "conversation") body.conversation = conversation = id;
       else body.previous_response_id = id;
@@ -289,9 +350,12 @@ export class OpenAIChatClient implements ChatClient {
   private firstConversation(client: OpenAIClientLike, turn: string, options: ChatOptions): Promise<string> {
     let created = this.pendingConversations.get(turn);
     if (!created) {
-      created = Promise.resolve(client.conversations.create({} as never, requestOptions(options))).then((c) => (c as { id: string }).id);
+      created = Promise.resolve(client.conversations.create({} as never, requestOptions(options))).then(
+        (c) => (c as { id: string }).id,
+      );
       created.catch(() => this.pendingConversations.delete(turn));
-      if (this.pendingConversations.size >= MAX_PENDING_CONVERSATIONS) this.pendingConversations.delete(this.pendingConversations.keys().next().value!);
+      if (this.pendingConversations.size >= MAX_PENDING_CONVERSATIONS)
+        this.pendingConversations.delete(this.pendingConversations.keys().next().value!);
       this.pendingConversations.set(turn, created);
     }
     return created;
@@ -306,12 +370,18 @@ export class OpenAIChatClient implements ChatClient {
     return typeof response.id === "string" ? response.id : undefined;
   }
 
-  private async responses(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): Promise<ChatResponse> {
+  private async responses(
+    client: OpenAIClientLike,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+    turn: string,
+  ): Promise<ChatResponse> {
     const { body, hosted, conversation } = await this.responsesBody(client, messages, options, turn);
     const response = (await client.responses.create(body as never, requestOptions(options))) as Wire;
     failIfFailed(this.metadata.providerName, response);
     const contents: AIContent[] = [];
-    for (const item of (response.output as Wire[] | undefined) ?? []) for (const content of fromResponsesItem(item).contents) contents.push(content);
+    for (const item of (response.output as Wire[] | undefined) ?? [])
+      for (const content of fromResponsesItem(item).contents) contents.push(content);
     const usage = usageFromResponses(response.usage as Wire | undefined);
     if (usage) contents.push({ $type: "usage", details: usage });
     const message: ChatMessage = { role: "assistant", contents };
@@ -326,9 +396,17 @@ export class OpenAIChatClient implements ChatClient {
     return out;
   }
 
-  private async *responsesStream(client: OpenAIClientLike, messages: readonly ChatMessage[], options: ChatOptions, turn: string): AsyncGenerator<ChatResponseUpdate> {
+  private async *responsesStream(
+    client: OpenAIClientLike,
+    messages: readonly ChatMessage[],
+    options: ChatOptions,
+    turn: string,
+  ): AsyncGenerator<ChatResponseUpdate> {
     const { body, hosted, conversation } = await this.responsesBody(client, messages, options, turn);
-    const stream = (await client.responses.create({ ...body, stream: true } as never, requestOptions(options))) as AsyncIterable<Wire>;
+    const stream = (await client.responses.create(
+      { ...body, stream: true } as never,
+      requestOptions(options),
+    )) as AsyncIterable<Wire>;
     let id: string | undefined;
     let createdAt: string | undefined;
     let conversationId: string | undefined = hosted ? conversation : undefined;
@@ -350,7 +428,8 @@ export class OpenAIChatClient implements ChatClient {
           break;
         }
         case "response.output_text.delta":
-          if (typeof event.delta === "string" && event.delta !== "") yield update([{ $type: "text", text: event.delta }]);
+          if (typeof event.delta === "string" && event.delta !== "")
+            yield update([{ $type: "text", text: event.delta }]);
           break;
         case "response.output_text.annotation.added":
           yield update([{ $type: "text", text: "", annotations: [annotationFromWire(event.annotation as Wire)] }]);
@@ -358,7 +437,9 @@ export class OpenAIChatClient implements ChatClient {
         case "response.output_item.done": {
           const item = event.item as Wire;
           // Message text came as deltas; a refusal comes whole with its item.
-          const contents = fromResponsesItem(item).contents.filter((c) => item.type !== "message" || c.$type === "error");
+          const contents = fromResponsesItem(item).contents.filter(
+            (c) => item.type !== "message" || c.$type === "error",
+          );
           if (contents.length) yield update(contents);
           break;
         }
@@ -374,7 +455,11 @@ export class OpenAIChatClient implements ChatClient {
           failIfFailed(this.metadata.providerName, event.response as Wire);
           break;
         case "error":
-          throw streamError(this.metadata.providerName, String(event.message ?? "stream error"), typeof event.code === "string" ? event.code : undefined);
+          throw streamError(
+            this.metadata.providerName,
+            String(event.message ?? "stream error"),
+            typeof event.code === "string" ? event.code : undefined,
+          );
       }
     }
   }
@@ -388,7 +473,11 @@ export class OpenAIChatClient implements ChatClient {
       const timedOut = error instanceof module.APIConnectionTimeoutError;
       const cause = error.cause instanceof Error ? error.cause.message : undefined;
       const serviceMessage = cause && cause !== error.message ? `${error.message} (${cause})` : error.message;
-      return new ModelServiceError(`${timedOut ? `timed out waiting for ${provider}` : `could not reach ${provider}`}: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+      return new ModelServiceError(
+        `${timedOut ? `timed out waiting for ${provider}` : `could not reach ${provider}`}: ${serviceText(serviceMessage)}`,
+        { provider, serviceMessage, retryable: true },
+        error,
+      );
     }
     if (error instanceof module.APIError) {
       const e = error as SDKAPIError;
@@ -401,7 +490,11 @@ export class OpenAIChatClient implements ChatClient {
       if (status === undefined) {
         // No status on an APIError that is not a connection error: an error frame inside a 200 stream.
         details.retryable = retryableCode(e.code) || retryableCode(e.type);
-        return new ModelServiceError(`${provider} reported an error in the middle of its streamed answer: ${serviceText(serviceMessage)}`, details, error);
+        return new ModelServiceError(
+          `${provider} reported an error in the middle of its streamed answer: ${serviceText(serviceMessage)}`,
+          details,
+          error,
+        );
       }
       details.status = status;
       details.retryable = status === 408 || status === 409 || status === 429 || status >= 500;
@@ -411,10 +504,18 @@ export class OpenAIChatClient implements ChatClient {
     }
     if (isCutConnection(error)) {
       const serviceMessage = connectionMessage(error);
-      return new ModelServiceError(`the connection to ${provider} was cut before the answer was complete: ${serviceText(serviceMessage)}`, { provider, serviceMessage, retryable: true }, error);
+      return new ModelServiceError(
+        `the connection to ${provider} was cut before the answer was complete: ${serviceText(serviceMessage)}`,
+        { provider, serviceMessage, retryable: true },
+        error,
+      );
     }
     if (error instanceof SyntaxError) {
-      return new ModelServiceError(`${provider} sent an answer that is not valid JSON: ${serviceText(error.message)}`, { provider, serviceMessage: error.message, retryable: false }, error);
+      return new ModelServiceError(
+        `${provider} sent an answer that is not valid JSON: ${serviceText(error.message)}`,
+        { provider, serviceMessage: error.message, retryable: false },
+        error,
+      );
     }
     return error;
   }
@@ -427,7 +528,12 @@ function requestOptions(options: ChatOptions): never {
 
 /** Error codes and types OpenAI uses for failures worth retrying. */
 function retryableCode(code: unknown): boolean {
-  return typeof code === "string" && /^(server_error|rate_limit_exceeded|rate_limit_error|overloaded|overloaded_error|service_unavailable|timeout|internal_error|api_error)$/.test(code);
+  return (
+    typeof code === "string" &&
+    /^(server_error|rate_limit_exceeded|rate_limit_error|overloaded|overloaded_error|service_unavailable|timeout|internal_error|api_error)$/.test(
+      code,
+    )
+  );
 }
 
 /** The wait the service asked for, in ms (`retry-after-ms`, or `retry-after` in seconds or as a date). */
@@ -442,16 +548,20 @@ function retryAfter(headers: SDKAPIError["headers"]): number | undefined {
   return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
 }
 
-
 function conversationKey(id: ServiceSessionId): string {
   if (typeof id === "string") return id;
   const value = id.responseId ?? id.conversationId ?? Object.values(id)[0];
-  if (typeof value !== "string") throw new ConfigurationError(`the session's conversation id ${shownText(JSON.stringify(id))} names no OpenAI response or conversation`, "hosted OpenAI sessions keep a string id");
+  if (typeof value !== "string")
+    throw new ConfigurationError(
+      `the session's conversation id ${shownText(JSON.stringify(id))} names no OpenAI response or conversation`,
+      "hosted OpenAI sessions keep a string id",
+    );
   return value;
 }
 
 function finishReasonOf(response: Wire): string {
-  if (response.status === "incomplete") return String((response.incomplete_details as { reason?: unknown } | undefined)?.reason ?? "incomplete");
+  if (response.status === "incomplete")
+    return String((response.incomplete_details as { reason?: unknown } | undefined)?.reason ?? "incomplete");
   const output = (response.output as Wire[] | undefined) ?? [];
   return output.some((i) => i.type === "function_call") ? "tool_calls" : "stop";
 }
@@ -465,5 +575,9 @@ function streamError(provider: string, message: string, code?: string): ModelSer
 function failIfFailed(provider: string, response: Wire | undefined): void {
   if (response?.status !== "failed") return;
   const error = response.error as { message?: unknown; code?: unknown } | undefined;
-  throw streamError(provider, typeof error?.message === "string" ? error.message : "the response failed", typeof error?.code === "string" ? error.code : undefined);
+  throw streamError(
+    provider,
+    typeof error?.message === "string" ? error.message : "the response failed",
+    typeof error?.code === "string" ? error.code : undefined,
+  );
 }

@@ -15,7 +15,14 @@
  * than left out, because the model would otherwise answer without seeing it.
  */
 import { StatebagError } from "../../core/errors.js";
-import type { AIAnnotation, AIContent, ChatMessage, CitationAnnotation, FunctionCallContent, UsageDetails } from "../../core/messages.js";
+import type {
+  AIAnnotation,
+  AIContent,
+  ChatMessage,
+  CitationAnnotation,
+  FunctionCallContent,
+  UsageDetails,
+} from "../../core/messages.js";
 import type { JsonValue } from "../../core/tagged.js";
 import type { AITool } from "../tools.js";
 
@@ -34,7 +41,11 @@ export class UnsupportedContentError extends StatebagError {
 /** `data:<media type>;base64,<payload>` split into its parts. */
 export function parseDataUri(uri: string): { mediaType: string; base64: string } {
   const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(uri);
-  if (!match) throw new UnsupportedContentError(`a data content's URI is not a base64 data: URI (${uri.slice(0, 40)}...)`, "store inline bytes as data:<media type>;base64,<payload>");
+  if (!match)
+    throw new UnsupportedContentError(
+      `a data content's URI is not a base64 data: URI (${uri.slice(0, 40)}...)`,
+      "store inline bytes as data:<media type>;base64,<payload>",
+    );
   return { mediaType: match[1] || "application/octet-stream", base64: match[2] };
 }
 
@@ -94,7 +105,14 @@ export function functionTools(tools: readonly AITool[] | undefined, shape: "chat
   });
 }
 
-function citation(fields: { url?: string; title?: string; fileId?: string; start?: number; end?: number; extra?: Wire }): CitationAnnotation {
+function citation(fields: {
+  url?: string;
+  title?: string;
+  fileId?: string;
+  start?: number;
+  end?: number;
+  extra?: Wire;
+}): CitationAnnotation {
   const out: CitationAnnotation = { $type: "citation" };
   if (fields.title !== undefined) out.title = fields.title;
   if (fields.url !== undefined) out.url = fields.url;
@@ -105,7 +123,8 @@ function citation(fields: { url?: string; title?: string; fileId?: string; start
     if (fields.end !== undefined) region.end = fields.end;
     out.annotatedRegions = [region];
   }
-  if (fields.extra && Object.keys(fields.extra).length) out.additionalProperties = fields.extra as { [key: string]: JsonValue };
+  if (fields.extra && Object.keys(fields.extra).length)
+    out.additionalProperties = fields.extra as { [key: string]: JsonValue };
   return out;
 }
 
@@ -115,20 +134,52 @@ export function annotationFromWire(annotation: Wire): AIAnnotation {
   const inner = (a.url_citation as Record<string, unknown> | undefined) ?? a; // Chat Completions nests the fields
   const num = (v: unknown) => (typeof v === "number" ? v : undefined);
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const { type, url, title, start_index, end_index, file_id, filename, index, url_citation: _nested, ...rest } = { ...a, ...inner } as Record<string, unknown>;
+  const {
+    type,
+    url,
+    title,
+    start_index,
+    end_index,
+    file_id,
+    filename,
+    index,
+    url_citation: _nested,
+    ...rest
+  } = { ...a, ...inner } as Record<string, unknown>;
   const extra: Wire = { ...rest, ...(typeof type === "string" && type !== "url_citation" ? { type } : {}) };
   if (index !== undefined) extra.index = index;
-  return citation({ url: str(url), title: str(title) ?? str(filename), fileId: str(file_id), start: num(start_index), end: num(end_index), extra });
+  return citation({
+    url: str(url),
+    title: str(title) ?? str(filename),
+    fileId: str(file_id),
+    start: num(start_index),
+    end: num(end_index),
+    extra,
+  });
 }
 
 /** The field names of one API's usage object (Chat Completions and Responses name the same counts differently). */
-const CHAT_USAGE = { input: "prompt_tokens", output: "completion_tokens", inputDetails: "prompt_tokens_details", outputDetails: "completion_tokens_details" } as const;
-const RESPONSES_USAGE = { input: "input_tokens", output: "output_tokens", inputDetails: "input_tokens_details", outputDetails: "output_tokens_details" } as const;
+const CHAT_USAGE = {
+  input: "prompt_tokens",
+  output: "completion_tokens",
+  inputDetails: "prompt_tokens_details",
+  outputDetails: "completion_tokens_details",
+} as const;
+const RESPONSES_USAGE = {
+  input: "input_tokens",
+  output: "output_tokens",
+  inputDetails: "input_tokens_details",
+  outputDetails: "output_tokens_details",
+} as const;
 
 export const usageFromChat = (usage: Wire | undefined | null): UsageDetails | undefined => usageFrom(usage, CHAT_USAGE);
-export const usageFromResponses = (usage: Wire | undefined | null): UsageDetails | undefined => usageFrom(usage, RESPONSES_USAGE);
+export const usageFromResponses = (usage: Wire | undefined | null): UsageDetails | undefined =>
+  usageFrom(usage, RESPONSES_USAGE);
 
-function usageFrom(usage: Wire | undefined | null, names: typeof CHAT_USAGE | typeof RESPONSES_USAGE): UsageDetails | undefined {
+function usageFrom(
+  usage: Wire | undefined | null,
+  names: typeof CHAT_USAGE | typeof RESPONSES_USAGE,
+): UsageDetails | undefined {
   if (!usage) return undefined;
   const u = usage as Record<string, unknown>;
   const out: UsageDetails = {};
@@ -136,14 +187,34 @@ function usageFrom(usage: Wire | undefined | null, names: typeof CHAT_USAGE | ty
   if (typeof input === "number") out.inputTokenCount = input;
   if (typeof output === "number") out.outputTokenCount = output;
   if (typeof total === "number") out.totalTokenCount = total;
-  const counts = detailCounts(out, u[names.inputDetails], "cached_tokens", "cachedInputTokenCount", `${names.inputDetails}.`);
-  detailCounts(out, u[names.outputDetails], "reasoning_tokens", "reasoningTokenCount", `${names.outputDetails}.`, counts);
+  const counts = detailCounts(
+    out,
+    u[names.inputDetails],
+    "cached_tokens",
+    "cachedInputTokenCount",
+    `${names.inputDetails}.`,
+  );
+  detailCounts(
+    out,
+    u[names.outputDetails],
+    "reasoning_tokens",
+    "reasoningTokenCount",
+    `${names.outputDetails}.`,
+    counts,
+  );
   if (Object.keys(counts).length) out.additionalCounts = counts;
   return out;
 }
 
 /** One named count becomes a standard field; the other numeric counts of the details are kept by name. */
-function detailCounts(out: UsageDetails, details: unknown, known: string, field: "cachedInputTokenCount" | "reasoningTokenCount", prefix: string, counts: { [name: string]: number } = {}): { [name: string]: number } {
+function detailCounts(
+  out: UsageDetails,
+  details: unknown,
+  known: string,
+  field: "cachedInputTokenCount" | "reasoningTokenCount",
+  prefix: string,
+  counts: { [name: string]: number } = {},
+): { [name: string]: number } {
   if (!details || typeof details !== "object") return counts;
   for (const [name, value] of Object.entries(details as Record<string, unknown>)) {
     if (typeof value !== "number") continue;
@@ -163,15 +234,30 @@ function chatUserPart(content: AIContent): Wire | undefined {
     case "data": {
       const { mediaType, base64 } = parseDataUri(content.uri);
       if (mediaType.startsWith("image/")) return { type: "image_url", image_url: { url: content.uri } };
-      if (mediaType === "audio/wav" || mediaType === "audio/x-wav" || mediaType === "audio/mpeg" || mediaType === "audio/mp3") {
-        return { type: "input_audio", input_audio: { data: base64, format: mediaType.includes("wav") ? "wav" : "mp3" } };
+      if (
+        mediaType === "audio/wav" ||
+        mediaType === "audio/x-wav" ||
+        mediaType === "audio/mpeg" ||
+        mediaType === "audio/mp3"
+      ) {
+        return {
+          type: "input_audio",
+          input_audio: { data: base64, format: mediaType.includes("wav") ? "wav" : "mp3" },
+        };
       }
-      if (mediaType === "application/pdf") return { type: "file", file: { file_data: content.uri, filename: content.name ?? "document.pdf" } };
-      throw new UnsupportedContentError(`Chat Completions cannot send inline ${mediaType} content`, "send images, wav/mp3 audio or PDF files, or upload the file and reference it as a hostedFile content");
+      if (mediaType === "application/pdf")
+        return { type: "file", file: { file_data: content.uri, filename: content.name ?? "document.pdf" } };
+      throw new UnsupportedContentError(
+        `Chat Completions cannot send inline ${mediaType} content`,
+        "send images, wav/mp3 audio or PDF files, or upload the file and reference it as a hostedFile content",
+      );
     }
     case "uri":
       if (content.mediaType.startsWith("image/")) return { type: "image_url", image_url: { url: content.uri } };
-      throw new UnsupportedContentError(`Chat Completions cannot send a link to ${content.mediaType} content (${content.uri})`, "only image URLs can be sent by link; send other files inline (data content) or upload them");
+      throw new UnsupportedContentError(
+        `Chat Completions cannot send a link to ${content.mediaType} content (${content.uri})`,
+        "only image URLs can be sent by link; send other files inline (data content) or upload them",
+      );
     case "hostedFile":
       return { type: "file", file: { file_id: content.fileId } };
     default:
@@ -194,13 +280,21 @@ export function toChatMessages(messages: readonly ChatMessage[], instructions?: 
       m.content = text === "" ? null : text;
       const refusal = message.contents.find((c) => c.$type === "error" && c.errorCode === "refusal");
       if (refusal?.$type === "error") m.refusal = refusal.message;
-      const calls = message.contents.filter((c): c is FunctionCallContent => c.$type === "functionCall" && !c.informationalOnly);
-      if (calls.length) m.tool_calls = calls.map((c) => ({ id: c.callId, type: "function", function: { name: c.name, arguments: argumentsJson(c) } }));
+      const calls = message.contents.filter(
+        (c): c is FunctionCallContent => c.$type === "functionCall" && !c.informationalOnly,
+      );
+      if (calls.length)
+        m.tool_calls = calls.map((c) => ({
+          id: c.callId,
+          type: "function",
+          function: { name: c.name, arguments: argumentsJson(c) },
+        }));
       if (m.content === null && !m.tool_calls && m.refusal === undefined) continue; // nothing the API can carry
       out.push(withName(m));
     } else if (message.role === "tool") {
       for (const c of message.contents) {
-        if (c.$type === "functionResult") out.push({ role: "tool", tool_call_id: c.callId, content: resultText(c.result) });
+        if (c.$type === "functionResult")
+          out.push({ role: "tool", tool_call_id: c.callId, content: resultText(c.result) });
       }
     } else {
       const parts = message.contents.map(chatUserPart).filter((p): p is Wire => p !== undefined);
@@ -216,14 +310,21 @@ export function toChatMessages(messages: readonly ChatMessage[], instructions?: 
 export function fromChatMessage(message: Wire): AIContent[] {
   const m = message as Record<string, unknown>;
   const contents: AIContent[] = [];
-  const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : typeof m.reasoning === "string" ? m.reasoning : undefined;
+  const reasoning =
+    typeof m.reasoning_content === "string"
+      ? m.reasoning_content
+      : typeof m.reasoning === "string"
+        ? m.reasoning
+        : undefined;
   if (reasoning) contents.push({ $type: "reasoning", text: reasoning });
   if (typeof m.content === "string" && m.content !== "") {
     const text: AIContent = { $type: "text", text: m.content };
-    if (Array.isArray(m.annotations) && m.annotations.length) text.annotations = (m.annotations as Wire[]).map(annotationFromWire);
+    if (Array.isArray(m.annotations) && m.annotations.length)
+      text.annotations = (m.annotations as Wire[]).map(annotationFromWire);
     contents.push(text);
   }
-  if (typeof m.refusal === "string" && m.refusal !== "") contents.push({ $type: "error", message: m.refusal, errorCode: "refusal" });
+  if (typeof m.refusal === "string" && m.refusal !== "")
+    contents.push({ $type: "error", message: m.refusal, errorCode: "refusal" });
   for (const call of (m.tool_calls as Wire[] | undefined) ?? []) {
     const c = call as { id: string; function?: { name: string; arguments?: string } };
     if (c.function) contents.push(functionCall(c.id, c.function.name, c.function.arguments));
@@ -241,13 +342,20 @@ function responsesUserPart(content: AIContent): Wire | undefined {
     case "data": {
       const { mediaType } = parseDataUri(content.uri);
       if (mediaType.startsWith("image/")) return { type: "input_image", image_url: content.uri, detail: "auto" };
-      return { type: "input_file", file_data: content.uri, filename: content.name ?? `file.${mediaType.split("/")[1] ?? "bin"}` };
+      return {
+        type: "input_file",
+        file_data: content.uri,
+        filename: content.name ?? `file.${mediaType.split("/")[1] ?? "bin"}`,
+      };
     }
     case "uri":
-      if (content.mediaType.startsWith("image/")) return { type: "input_image", image_url: content.uri, detail: "auto" };
+      if (content.mediaType.startsWith("image/"))
+        return { type: "input_image", image_url: content.uri, detail: "auto" };
       return { type: "input_file", file_url: content.uri };
     case "hostedFile":
-      return content.mediaType?.startsWith("image/") ? { type: "input_image", file_id: content.fileId, detail: "auto" } : { type: "input_file", file_id: content.fileId };
+      return content.mediaType?.startsWith("image/")
+        ? { type: "input_image", file_id: content.fileId, detail: "auto" }
+        : { type: "input_file", file_id: content.fileId };
     default:
       return undefined;
   }
@@ -268,14 +376,25 @@ export function toResponsesInput(messages: readonly ChatMessage[]): Wire[] {
         else if (c.$type === "functionCall" && !c.informationalOnly) {
           flushText();
           out.push({ type: "function_call", call_id: c.callId, name: c.name, arguments: argumentsJson(c) });
-        } else if (c.$type === "reasoning" && c.protectedData !== undefined && typeof c.additionalProperties?.id === "string") {
+        } else if (
+          c.$type === "reasoning" &&
+          c.protectedData !== undefined &&
+          typeof c.additionalProperties?.id === "string"
+        ) {
           flushText();
-          out.push({ type: "reasoning", id: c.additionalProperties.id, encrypted_content: c.protectedData, summary: c.text ? [{ type: "summary_text", text: c.text }] : [] });
+          out.push({
+            type: "reasoning",
+            id: c.additionalProperties.id,
+            encrypted_content: c.protectedData,
+            summary: c.text ? [{ type: "summary_text", text: c.text }] : [],
+          });
         }
       }
       flushText();
     } else if (message.role === "tool") {
-      for (const c of message.contents) if (c.$type === "functionResult") out.push({ type: "function_call_output", call_id: c.callId, output: resultText(c.result) });
+      for (const c of message.contents)
+        if (c.$type === "functionResult")
+          out.push({ type: "function_call_output", call_id: c.callId, output: resultText(c.result) });
     } else if (message.role === "system" || message.role === "developer") {
       out.push({ role: message.role, content: textOf(message.contents) });
     } else {
@@ -296,7 +415,8 @@ export function fromResponsesItem(item: Wire): { contents: AIContent[]; messageI
         const p = part as Record<string, unknown>;
         if (p.type === "output_text") {
           const text: AIContent = { $type: "text", text: String(p.text ?? "") };
-          if (Array.isArray(p.annotations) && p.annotations.length) text.annotations = (p.annotations as Wire[]).map(annotationFromWire);
+          if (Array.isArray(p.annotations) && p.annotations.length)
+            text.annotations = (p.annotations as Wire[]).map(annotationFromWire);
           contents.push(text);
         } else if (p.type === "refusal") {
           contents.push({ $type: "error", message: String(p.refusal ?? ""), errorCode: "refusal" });
@@ -305,9 +425,15 @@ export function fromResponsesItem(item: Wire): { contents: AIContent[]; messageI
       return { contents, messageId: typeof i.id === "string" ? i.id : undefined };
     }
     case "function_call":
-      return { contents: [functionCall(String(i.call_id), String(i.name), typeof i.arguments === "string" ? i.arguments : undefined)] };
+      return {
+        contents: [
+          functionCall(String(i.call_id), String(i.name), typeof i.arguments === "string" ? i.arguments : undefined),
+        ],
+      };
     case "reasoning": {
-      const summary = ((i.summary as Wire[] | undefined) ?? []).map((s) => String((s as { text?: unknown }).text ?? ""));
+      const summary = ((i.summary as Wire[] | undefined) ?? []).map((s) =>
+        String((s as { text?: unknown }).text ?? ""),
+      );
       const detail = ((i.content as Wire[] | undefined) ?? []).map((s) => String((s as { text?: unknown }).text ?? ""));
       const content: AIContent = { $type: "reasoning" };
       const text = [...summary, ...detail].join("\n\n");
@@ -319,10 +445,14 @@ export function fromResponsesItem(item: Wire): { contents: AIContent[]; messageI
     default: {
       // A hosted tool's call (web search, file search, code interpreter, ...): the service ran it.
       const { type, id, ...rest } = i;
-      const call: FunctionCallContent = { $type: "functionCall", callId: typeof id === "string" ? id : String(type), name: String(type), informationalOnly: true };
+      const call: FunctionCallContent = {
+        $type: "functionCall",
+        callId: typeof id === "string" ? id : String(type),
+        name: String(type),
+        informationalOnly: true,
+      };
       call.arguments = JSON.parse(JSON.stringify(rest)) as { [name: string]: JsonValue };
       return { contents: [call] };
     }
   }
 }
-

@@ -11,7 +11,10 @@ export class MissingDependencyError extends StatebagError {
     readonly usedBy: string,
     cause: unknown,
   ) {
-    super("missing-dependency", `${usedBy} needs the "${packageName}" package, which is not installed`, { hint: `npm i ${packageName}`, cause });
+    super("missing-dependency", `${usedBy} needs the "${packageName}" package, which is not installed`, {
+      hint: `npm i ${packageName}`,
+      cause,
+    });
   }
 }
 
@@ -29,7 +32,8 @@ export async function importOptional<T>(packageName: string, usedBy: string, loa
     return await load();
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") throw new MissingDependencyError(packageName, usedBy, error);
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new MissingDependencyError(packageName, usedBy, error);
     throw error;
   }
 }

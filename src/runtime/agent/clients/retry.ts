@@ -20,11 +20,16 @@ export const retryTiming: { delayMs: (attempt: number, error: ModelServiceError)
 
 export function checkMaxRetries(value: number | undefined, client: string): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
-  if (!Number.isSafeInteger(value) || value < 0) throw new ConfigurationError(`${client}: maxRetries must be a non-negative integer, got ${String(value)}`, "pass 0 to turn retries off");
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new ConfigurationError(
+      `${client}: maxRetries must be a non-negative integer, got ${String(value)}`,
+      "pass 0 to turn retries off",
+    );
   return value;
 }
 
-const retryable = (error: unknown): error is ModelServiceError => error instanceof ModelServiceError && error.details.retryable;
+const retryable = (error: unknown): error is ModelServiceError =>
+  error instanceof ModelServiceError && error.details.retryable;
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -36,7 +41,11 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Runs `attempt` until it succeeds, fails for good, or the retries are spent. */
-export async function withRetries<T>(maxRetries: number, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  maxRetries: number,
+  signal: AbortSignal | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
@@ -48,7 +57,11 @@ export async function withRetries<T>(maxRetries: number, signal: AbortSignal | u
 }
 
 /** A stream that is opened again after a retryable failure, as long as it has yielded nothing. */
-export async function* streamWithRetries<T>(maxRetries: number, signal: AbortSignal | undefined, open: () => AsyncIterable<T>): AsyncGenerator<T> {
+export async function* streamWithRetries<T>(
+  maxRetries: number,
+  signal: AbortSignal | undefined,
+  open: () => AsyncIterable<T>,
+): AsyncGenerator<T> {
   for (let n = 1; ; n++) {
     let yielded = false;
     try {

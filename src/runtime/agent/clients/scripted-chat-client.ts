@@ -21,7 +21,10 @@ export interface ScriptContext {
 }
 
 /** A scripted reply: text, a call to a tool, or full contents. */
-export type ScriptedReply = string | { toolCall: { name: string; arguments?: { [name: string]: JsonValue } } } | { contents: AIContent[] };
+export type ScriptedReply =
+  | string
+  | { toolCall: { name: string; arguments?: { [name: string]: JsonValue } } }
+  | { contents: AIContent[] };
 
 export interface ScriptRule {
   when: string | RegExp | ((context: ScriptContext) => boolean);
@@ -42,7 +45,19 @@ export interface ScriptedChatClientOptions {
 
 /** Whitespace as `\s` and `trim()` define it. */
 function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** Number of whitespace-separated words; counted in place, since usage counts every message a request holds. */
@@ -84,7 +99,12 @@ export class ScriptedChatClient implements ChatClient {
     this.requests.push({ messages: [...messages], options });
     const seen = this.visibleMessages(messages, options);
     const last = lastUserMessage(messages);
-    const context: ScriptContext = { text: last ? messageText(last) : "", messages: seen, instructions: options.instructions ?? "", options };
+    const context: ScriptContext = {
+      text: last ? messageText(last) : "",
+      messages: seen,
+      instructions: options.instructions ?? "",
+      options,
+    };
     const contents = this.contentsFor(context, messages);
     const reply: ChatMessage = { role: "assistant", contents, messageId: `msg_${this.idTag}_${++this.counter}` };
     const usage: UsageDetails = {
@@ -99,7 +119,10 @@ export class ScriptedChatClient implements ChatClient {
     return response;
   }
 
-  async *getStreamingResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatResponseUpdate> {
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options: ChatOptions = {},
+  ): AsyncIterable<ChatResponseUpdate> {
     const response = await this.getResponse(messages, options);
     for (const message of response.messages) {
       for (const content of message.contents) {
@@ -107,10 +130,20 @@ export class ScriptedChatClient implements ChatClient {
           // Word-sized chunks, as a real service streams tokens.
           for (const piece of content.text.match(/\S+\s*|\s+/g) ?? [""]) {
             options.signal?.throwIfAborted();
-            yield { role: message.role, messageId: message.messageId, contents: [{ $type: "text", text: piece }], conversationId: response.conversationId };
+            yield {
+              role: message.role,
+              messageId: message.messageId,
+              contents: [{ $type: "text", text: piece }],
+              conversationId: response.conversationId,
+            };
           }
         } else {
-          yield { role: message.role, messageId: message.messageId, contents: [content], conversationId: response.conversationId };
+          yield {
+            role: message.role,
+            messageId: message.messageId,
+            contents: [content],
+            conversationId: response.conversationId,
+          };
         }
       }
     }
@@ -120,13 +153,20 @@ export class ScriptedChatClient implements ChatClient {
     // Read only (ScriptContext.messages): no copy of a long history per request.
     if (options.conversationId === undefined) return messages;
     if (!this.metadata.supportsServiceStorage) {
-      throw new StatebagError("client-capability", `${this.metadata.providerName} client keeps no conversations but got conversation id ${JSON.stringify(options.conversationId)}`);
+      throw new StatebagError(
+        "client-capability",
+        `${this.metadata.providerName} client keeps no conversations but got conversation id ${JSON.stringify(options.conversationId)}`,
+      );
     }
     const stored = this.conversations.get(idKey(options.conversationId));
     if (!stored) {
-      throw new StatebagError("conversation-not-found", `conversation ${JSON.stringify(options.conversationId)} does not exist on this service`, {
-        hint: "the service forgot it or it belongs to another service; start a new session",
-      });
+      throw new StatebagError(
+        "conversation-not-found",
+        `conversation ${JSON.stringify(options.conversationId)} does not exist on this service`,
+        {
+          hint: "the service forgot it or it belongs to another service; start a new session",
+        },
+      );
     }
     return [...stored, ...messages];
   }
@@ -136,7 +176,10 @@ export class ScriptedChatClient implements ChatClient {
     if (!this.metadata.supportsServiceStorage || options.store === false) return undefined;
     const previous = options.conversationId === undefined ? undefined : idKey(options.conversationId);
     const history = previous === undefined ? [] : (this.conversations.get(previous) ?? []);
-    const id = previous === undefined || this.options.newConversationIdPerTurn ? `conv_${this.idTag}_${++this.counter}` : previous;
+    const id =
+      previous === undefined || this.options.newConversationIdPerTurn
+        ? `conv_${this.idTag}_${++this.counter}`
+        : previous;
     this.conversations.set(id, [...history, ...exchange]);
     return id;
   }
@@ -149,7 +192,8 @@ export class ScriptedChatClient implements ChatClient {
       return [{ $type: "text", text: results.map((r) => `The tool returned ${JSON.stringify(r.result)}.`).join(" ") }];
     }
     for (const rule of this.rules) {
-      if (matches(rule.when, context)) return this.toContents(typeof rule.reply === "function" ? rule.reply(context) : rule.reply);
+      if (matches(rule.when, context))
+        return this.toContents(typeof rule.reply === "function" ? rule.reply(context) : rule.reply);
     }
     return [{ $type: "text", text: builtInReply(context) }];
   }
@@ -157,7 +201,11 @@ export class ScriptedChatClient implements ChatClient {
   private toContents(reply: ScriptedReply): AIContent[] {
     if (typeof reply === "string") return [{ $type: "text", text: reply }];
     if ("toolCall" in reply) {
-      const call: AIContent = { $type: "functionCall", callId: `call_${this.idTag}_${++this.counter}`, name: reply.toolCall.name };
+      const call: AIContent = {
+        $type: "functionCall",
+        callId: `call_${this.idTag}_${++this.counter}`,
+        name: reply.toolCall.name,
+      };
       if (reply.toolCall.arguments) call.arguments = reply.toolCall.arguments;
       return [call];
     }
@@ -186,7 +234,10 @@ function builtInReply(context: ScriptContext): string {
   const name = /\bmy name is (\w[\w-]*)/i.exec(text);
   if (name) return `Nice to meet you, ${name[1]}.`;
   if (/\bwhat(?:'s| is) my name\b/i.test(text)) {
-    const everything = [context.instructions, ...context.messages.filter((m) => m.role === "user").map(messageText)].join("\n");
+    const everything = [
+      context.instructions,
+      ...context.messages.filter((m) => m.role === "user").map(messageText),
+    ].join("\n");
     const found = [...everything.matchAll(/\bmy name is (\w[\w-]*)/gi)].pop();
     return found ? `Your name is ${found[1]}.` : "I don't know your name yet.";
   }

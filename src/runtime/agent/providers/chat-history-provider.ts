@@ -69,7 +69,8 @@ export function foreignHistoryStates(session: Readonly<AgentSession>, ownKey: st
   for (const [key, value] of Object.entries(session.stateBag ?? {})) {
     if (key === ownKey || value === null || typeof value !== "object" || Array.isArray(value)) continue;
     const type = (value as { $type?: unknown }).$type;
-    if (typeof type === "string" && HISTORY_STATE_TYPES.has(type)) found.push({ key, $type: type, value: value as Record<string, unknown> });
+    if (typeof type === "string" && HISTORY_STATE_TYPES.has(type))
+      found.push({ key, $type: type, value: value as Record<string, unknown> });
   }
   return found;
 }

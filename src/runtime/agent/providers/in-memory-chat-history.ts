@@ -9,7 +9,12 @@ import { ProviderSessionState } from "../../core/state-bag.js";
 import { InMemoryChatHistoryStateType } from "../../../generated/descriptors.js";
 import type { InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2 } from "../../../generated/versions.js";
 import type { ProviderState } from "../../core/tagged.js";
-import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError, type HistoryView } from "./chat-history-provider.js";
+import {
+  ChatHistoryProvider,
+  foreignHistoryStates,
+  HistoryProviderMismatchError,
+  type HistoryView,
+} from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";
 
@@ -61,7 +66,9 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     super();
     this.key = options.key ?? InMemoryChatHistoryProvider.defaultKey;
     this.reducer = options.reducer;
-    this.state = new ProviderSessionState(this.key, InMemoryChatHistoryStateType, { initial: () => chatHistoryState() });
+    this.state = new ProviderSessionState(this.key, InMemoryChatHistoryStateType, {
+      initial: () => chatHistoryState(),
+    });
   }
 
   async getMessages(context: ProviderContext): Promise<ChatMessage[]> {

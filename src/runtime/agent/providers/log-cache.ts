@@ -60,7 +60,13 @@ export class LogCache {
   }
 
   /** Records messages appended to a current entry (in place: see the module comment). */
-  grow(storageId: string, entry: CachedLog, added: readonly ChatMessage[], version: number, end: number | undefined): void {
+  grow(
+    storageId: string,
+    entry: CachedLog,
+    added: readonly ChatMessage[],
+    version: number,
+    end: number | undefined,
+  ): void {
     for (const m of added) entry.messages.push(m); // no push(...added): a long batch overflows the stack
     const bytes = estimatedBytes(added);
     entry.length = entry.messages.length;

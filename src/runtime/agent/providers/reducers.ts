@@ -27,7 +27,8 @@ function skipOrphanedResults(messages: readonly ChatMessage[], start: number): n
 
 /** Keeps the last `count` messages (fewer when that would orphan a function result). */
 export function keepLastMessages(count: number): ChatReducer {
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`keepLastMessages: count must be a positive integer, got ${count}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new RangeError(`keepLastMessages: count must be a positive integer, got ${count}`);
   return (messages) => {
     if (messages.length <= count) return [...messages];
     return messages.slice(skipOrphanedResults(messages, messages.length - count));
@@ -39,7 +40,8 @@ export function keepLastMessages(count: number): ChatReducer {
  * runs up to the next one, so a function call and its result (always inside one turn) stay together.
  */
 export function keepSystemAndLastTurns(turns: number): ChatReducer {
-  if (!Number.isInteger(turns) || turns < 1) throw new RangeError(`keepSystemAndLastTurns: turns must be a positive integer, got ${turns}`);
+  if (!Number.isInteger(turns) || turns < 1)
+    throw new RangeError(`keepSystemAndLastTurns: turns must be a positive integer, got ${turns}`);
   return (messages) => {
     const system = messages.find((m) => m.role === "system");
     let start = messages.length;

@@ -73,7 +73,9 @@ export class RollingSummaryProvider extends AIContextProvider {
 
   override async invoked(context: InvokedContext): Promise<void> {
     const current = this.state.readOrInit(context.state);
-    const recentMessages = [...current.recentMessages, ...context.requestMessages, ...context.responseMessages].slice(-this.maxMessages);
+    const recentMessages = [...current.recentMessages, ...context.requestMessages, ...context.responseMessages].slice(
+      -this.maxMessages,
+    );
     const turnCount = current.turnCount + 1;
     let summary = current.summary;
     if (turnCount % this.summarizeEvery === 0) {

@@ -39,7 +39,12 @@ import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog, MessageLogSnapshot } from "../../stores/types.js";
 import type { ProviderState } from "../../core/tagged.js";
-import { ChatHistoryProvider, foreignHistoryStates, HistoryProviderMismatchError, type HistoryView } from "./chat-history-provider.js";
+import {
+  ChatHistoryProvider,
+  foreignHistoryStates,
+  HistoryProviderMismatchError,
+  type HistoryView,
+} from "./chat-history-provider.js";
 import type { ProviderContext } from "./provider.js";
 import { DEFAULT_LOG_CACHE_BYTES, estimatedBytes, LogCache } from "./log-cache.js";
 import { keepLastMessages, type ChatReducer } from "./reducers.js";
@@ -142,7 +147,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     super();
     const commit = options.commit ?? "session";
     if (commit !== "session" && commit !== "run") {
-      throw new ConfigurationError(`StoredChatHistoryProvider commit must be "session" or "run", got ${JSON.stringify(commit)}`, 'use "run" when the app never saves sessions');
+      throw new ConfigurationError(
+        `StoredChatHistoryProvider commit must be "session" or "run", got ${JSON.stringify(commit)}`,
+        'use "run" when the app never saves sessions',
+      );
     }
     this.commit = commit;
     this.key = options.key ?? StoredChatHistoryProvider.defaultKey;
@@ -151,17 +159,24 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     this.storageIdFor = options.storageIdFor ?? ((session) => session.id);
     if (options.window !== undefined) {
       if (!Number.isSafeInteger(options.window) || options.window < 1) {
-        throw new ConfigurationError(`StoredChatHistoryProvider window must be a positive integer, got ${JSON.stringify(options.window)}`);
+        throw new ConfigurationError(
+          `StoredChatHistoryProvider window must be a positive integer, got ${JSON.stringify(options.window)}`,
+        );
       }
       if (options.reducer) {
-        throw new ConfigurationError("StoredChatHistoryProvider takes a window or a reducer, not both", "a windowed log keeps every message and shows the model the newest `window` of them");
+        throw new ConfigurationError(
+          "StoredChatHistoryProvider takes a window or a reducer, not both",
+          "a windowed log keeps every message and shows the model the newest `window` of them",
+        );
       }
       this.window = options.window;
       this.shape = keepLastMessages(options.window);
     }
     const cacheBytes = options.cacheBytes ?? DEFAULT_LOG_CACHE_BYTES;
     if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
-      throw new ConfigurationError(`StoredChatHistoryProvider cacheBytes must be a non-negative integer, got ${JSON.stringify(options.cacheBytes)}`);
+      throw new ConfigurationError(
+        `StoredChatHistoryProvider cacheBytes must be a non-negative integer, got ${JSON.stringify(options.cacheBytes)}`,
+      );
     }
     if (cacheBytes > 0) this.cache = new LogCache(cacheBytes);
     this.state = new ProviderSessionState(this.key, StoredChatHistoryStateType, {
@@ -188,12 +203,30 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     view.turn = turn;
     // Carried-over messages are not in the log yet: they go with this turn's write.
     let next: StoredChatHistoryState = view.carried
-      ? { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: 0, pending: { operationId: context.operationId, mode: "append", messages: [...(view.carriedMessages ?? view.history.slice(0, view.length)), ...turn] } }
-      : { $type: "StoredChatHistoryState", storageId: view.storageId, messageCount: view.count, pending: { operationId: context.operationId, mode: "append", messages: turn } };
+      ? {
+          $type: "StoredChatHistoryState",
+          storageId: view.storageId,
+          messageCount: 0,
+          pending: {
+            operationId: context.operationId,
+            mode: "append",
+            messages: [...(view.carriedMessages ?? view.history.slice(0, view.length)), ...turn],
+          },
+        }
+      : {
+          $type: "StoredChatHistoryState",
+          storageId: view.storageId,
+          messageCount: view.count,
+          pending: { operationId: context.operationId, mode: "append", messages: turn },
+        };
     if (this.reducer) {
       const reduced = await this.reducer([...view.history.slice(0, view.length), ...turn]);
       if (reduced.length !== view.count + turn.length) {
-        next = { ...next, messageCount: 0, pending: { operationId: context.operationId, mode: "replace", messages: reduced } };
+        next = {
+          ...next,
+          messageCount: 0,
+          pending: { operationId: context.operationId, mode: "replace", messages: reduced },
+        };
       }
     }
     this.state.write(context.state, next);
@@ -204,7 +237,12 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     if (this.commit !== "run") return;
     const state = this.state.read(context.state);
     const view = this.runs.get(context.session);
-    if (!state?.pending || state.pending.operationId !== context.operationId || view?.operationId !== context.operationId) return;
+    if (
+      !state?.pending ||
+      state.pending.operationId !== context.operationId ||
+      view?.operationId !== context.operationId
+    )
+      return;
     const { storageId, pending } = state;
     const options = { operationId: pending.operationId };
     if (pending.mode === "append" && !view.carried) {
@@ -246,15 +284,34 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const state = this.state.read(context.state);
     let view: RunView;
     if (state) {
-      const { history, length, appendOnly, count, version } = (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
-      view = { operationId: context.operationId, storageId: state.storageId, history, length, appendOnly, count, version, carried: false };
-      if (state.pending) this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: state.storageId, messageCount: count });
+      const { history, length, appendOnly, count, version } =
+        (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
+      view = {
+        operationId: context.operationId,
+        storageId: state.storageId,
+        history,
+        length,
+        appendOnly,
+        count,
+        version,
+        carried: false,
+      };
+      if (state.pending)
+        this.state.write(context.state, {
+          $type: "StoredChatHistoryState",
+          storageId: state.storageId,
+          messageCount: count,
+        });
     } else {
       const adopted = await this.adopt(context.session);
       view = { operationId: context.operationId, ...adopted };
       // Record the adopted log now, so a session saved after this run keeps reading it.
       if (adopted.count > 0 && !adopted.carried) {
-        this.state.write(context.state, { $type: "StoredChatHistoryState", storageId: adopted.storageId, messageCount: adopted.count });
+        this.state.write(context.state, {
+          $type: "StoredChatHistoryState",
+          storageId: adopted.storageId,
+          messageCount: adopted.count,
+        });
       }
     }
     this.runs.set(context.session, view);
@@ -270,7 +327,16 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     session: Readonly<AgentSession>,
     /** The whole history, not what the model sees of it (`listMessages`). */
     whole = false,
-  ): Promise<{ storageId: string; history: readonly ChatMessage[]; length: number; appendOnly: boolean; carriedMessages?: ChatMessage[]; count: number; version: number; carried: boolean }> {
+  ): Promise<{
+    storageId: string;
+    history: readonly ChatMessage[];
+    length: number;
+    appendOnly: boolean;
+    carriedMessages?: ChatMessage[];
+    count: number;
+    version: number;
+    carried: boolean;
+  }> {
     const storageId = this.storageIdFor(session);
     const foreign = foreignHistoryStates(session, this.key);
     const otherLog = foreign.find((f) => f.$type === "StoredChatHistoryState");
@@ -283,11 +349,19 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         `give the provider the session's key: new StoredChatHistoryProvider({ log, key: ${JSON.stringify(otherLog.key)} })`,
       );
     }
-    const inMemory = foreign.filter((f) => Array.isArray(f.value.messages) && (f.value.messages as unknown[]).length > 0);
+    const inMemory = foreign.filter(
+      (f) => Array.isArray(f.value.messages) && (f.value.messages as unknown[]).length > 0,
+    );
     const shown = (history: ChatMessage[]) => all(whole ? history : this.shown(history));
     if (inMemory.length === 0 && !whole && this.window !== undefined && this.log.readMessageWindow) {
       const w = await this.log.readMessageWindow(storageId, { last: this.window });
-      return { storageId, ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version, carried: false };
+      return {
+        storageId,
+        ...all(this.shape!(w.messages) as ChatMessage[]),
+        count: w.length,
+        version: w.version,
+        carried: false,
+      };
     }
     if (inMemory.length === 0) {
       // The log as read, shared when it is the warm cache's (what the model sees of it, with a window).
@@ -310,11 +384,24 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     // Carried over: all of it goes to the log with the first turn (in addMessages, so no window here).
     if (snapshot.messages.length === 0) {
       const carried = structuredClone(messages);
-      return { storageId, ...shown(carried), carriedMessages: carried, count: messages.length, version: snapshot.version, carried: true };
+      return {
+        storageId,
+        ...shown(carried),
+        carriedMessages: carried,
+        count: messages.length,
+        version: snapshot.version,
+        carried: true,
+      };
     }
     // The log already took these messages over (an earlier carry-over whose session was not saved).
     if (snapshot.messages.length >= messages.length && messages.every((m, i) => sameMessage(m, snapshot.messages[i]))) {
-      return { storageId, ...shown(snapshot.messages), count: snapshot.messages.length, version: snapshot.version, carried: false };
+      return {
+        storageId,
+        ...shown(snapshot.messages),
+        count: snapshot.messages.length,
+        version: snapshot.version,
+        carried: false,
+      };
     }
     throw new HistoryProviderMismatchError(
       session.id,
@@ -337,20 +424,27 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         // In "run" mode the log is the record: every message in it is history.
         const length = this.commit === "run" ? log.length : Math.min(log.length, state.messageCount);
         // Shared (no copy) unless a window cuts it.
-        const history = this.shape ? all(this.shown(log.history.slice(0, length))) : { history: log.history, length, appendOnly: log.appendOnly };
+        const history = this.shape
+          ? all(this.shown(log.history.slice(0, length)))
+          : { history: log.history, length, appendOnly: log.appendOnly };
         return { ...history, count: length, version: log.version };
       }
       const snapshot = await this.readLog(storageId);
       const view = committedView(snapshot.messages, state);
-      if (view.applied) return { ...all(this.shown(view.history)), count: view.history.length, version: snapshot.version };
+      if (view.applied)
+        return { ...all(this.shown(view.history)), count: view.history.length, version: snapshot.version };
       try {
         let version: number;
         if (pending.mode === "append" && snapshot.messages.length === state.messageCount) {
-          version = (await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId })).version;
+          version = (await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId }))
+            .version;
         } else {
           // A replacement, or an append that must also cut off a lost save's leftovers: onto the
           // log as just read, never blindly.
-          version = await this.log.replaceMessages(storageId, view.history, { expectedVersion: snapshot.version, operationId: pending.operationId });
+          version = await this.log.replaceMessages(storageId, view.history, {
+            expectedVersion: snapshot.version,
+            operationId: pending.operationId,
+          });
         }
         return { ...all(this.shown(view.history)), count: view.history.length, version };
       } catch (error) {
@@ -370,7 +464,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
    * windowed read (and the pending append applied). Undefined when only the whole log can tell
    * (no windowed read, a log shorter than the state's count, leftovers to cut off): `flushed` then.
    */
-  private async windowed(state: StoredChatHistoryState): Promise<(ShownHistory & { count: number; version: number }) | undefined> {
+  private async windowed(
+    state: StoredChatHistoryState,
+  ): Promise<(ShownHistory & { count: number; version: number }) | undefined> {
     const read = this.log.readMessageWindow?.bind(this.log);
     const k = this.window!;
     const { storageId, pending, messageCount } = state;
@@ -378,7 +474,8 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     const p = pending?.messages.length ?? 0;
     for (let attempt = 0; attempt < 3; attempt++) {
       let w = await read(storageId, { last: k + p });
-      if (this.commit === "run" && !pending) return { ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version };
+      if (this.commit === "run" && !pending)
+        return { ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version };
       const length = w.length;
       if (length < messageCount) return undefined;
       const need = length - Math.max(0, messageCount - k);
@@ -396,7 +493,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version: w.version };
       }
       if (length !== messageCount) return undefined;
-      const { version } = await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
+      const { version } = await this.log.appendMessages(storageId, pending.messages, {
+        operationId: pending.operationId,
+      });
       return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version };
     }
     return undefined;
@@ -411,7 +510,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   private async readLog(storageId: string): Promise<MessageLogSnapshot> {
     const log = await this.readLogShared(storageId);
     // A copy of a shared array: callers may change what they get.
-    return { messages: log.appendOnly ? log.history.slice(0, log.length) : (log.history as ChatMessage[]), version: log.version };
+    return {
+      messages: log.appendOnly ? log.history.slice(0, log.length) : (log.history as ChatMessage[]),
+      version: log.version,
+    };
   }
 
   /**
@@ -431,7 +533,8 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       const overlap = end !== undefined && length > 0;
       const w = await read(storageId, end === undefined ? { last: 0 } : { from: overlap ? end - 1 : end });
       // The array only grows at its end, so its first `length` messages are still that version.
-      if (w.version === version && w.length === length) return { history: entry.messages, length, appendOnly: true, version };
+      if (w.version === version && w.length === length)
+        return { history: entry.messages, length, appendOnly: true, version };
       if (
         end !== undefined &&
         w.end !== undefined &&
@@ -460,7 +563,6 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     // The cache's array (kept or not, nothing but a pure append changes it).
     return { history: messages, length: messages.length, appendOnly: true, version };
   }
-
 }
 
 /** A history as a run shows it: `history[0..length)`, shared and read only when `appendOnly`. */
@@ -476,14 +578,22 @@ function all(history: ChatMessage[]): ShownHistory {
 }
 
 /** The history a state commits to, given the log as it is, and whether the log already holds it. */
-function committedView(log: readonly ChatMessage[], state: StoredChatHistoryState): { history: ChatMessage[]; applied: boolean } {
+function committedView(
+  log: readonly ChatMessage[],
+  state: StoredChatHistoryState,
+): { history: ChatMessage[]; applied: boolean } {
   const { pending, messageCount } = state;
   if (!pending) return { history: log.slice(0, messageCount), applied: true };
   if (pending.mode === "replace") {
-    return { history: pending.messages, applied: log.length >= pending.messages.length && pending.messages.every((m, i) => sameMessage(m, log[i])) };
+    return {
+      history: pending.messages,
+      applied: log.length >= pending.messages.length && pending.messages.every((m, i) => sameMessage(m, log[i])),
+    };
   }
   // The first `messageCount` messages are the log's own; only the pending tail needs comparing.
-  const applied = log.length >= messageCount + pending.messages.length && pending.messages.every((m, i) => sameMessage(m, log[messageCount + i]));
+  const applied =
+    log.length >= messageCount + pending.messages.length &&
+    pending.messages.every((m, i) => sameMessage(m, log[messageCount + i]));
   return { history: [...log.slice(0, messageCount), ...pending.messages], applied };
 }
 

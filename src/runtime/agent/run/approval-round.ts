@@ -28,7 +28,10 @@ import type { RunScope } from "./scope.js";
  * here, before anything runs; so does a run that answers nothing while requests wait.
  * `waiting`: requests still unanswered, so the round cannot run yet.
  */
-export function takeApprovalAnswers(scope: RunScope, answers: readonly ToolApprovalAnswer[]): { approvals: ToolApprovalState | undefined; waiting: ToolApprovalRequestContent[] } {
+export function takeApprovalAnswers(
+  scope: RunScope,
+  answers: readonly ToolApprovalAnswer[],
+): { approvals: ToolApprovalState | undefined; waiting: ToolApprovalRequestContent[] } {
   let approvals = toolApprovalState.read(scope.staged);
   if (answers.length) {
     approvals = recordAnswers(approvals, answers);
@@ -53,9 +56,17 @@ export interface ClosedRound {
 }
 
 /** Gives every call of the answered round its result (calls that already have one are not run again). */
-export async function closeAnsweredRound(scope: RunScope, approvals: ToolApprovalState | undefined, tools: readonly AITool[]): Promise<ClosedRound | undefined> {
+export async function closeAnsweredRound(
+  scope: RunScope,
+  approvals: ToolApprovalState | undefined,
+  tools: readonly AITool[],
+): Promise<ClosedRound | undefined> {
   if (!approvals?.pending.length) return undefined;
-  const settled = await settleRound(approvals, tools, { sessionId: scope.session.id, signal: scope.signal, claimTimeoutMs: scope.agent.toolClaimTimeoutMs });
+  const settled = await settleRound(approvals, tools, {
+    sessionId: scope.session.id,
+    signal: scope.signal,
+    claimTimeoutMs: scope.agent.toolClaimTimeoutMs,
+  });
   const closed = closeRound(settled);
   toolApprovalState.write(scope.staged, closed.state);
   scope.stream?.onUpdate({ role: closed.results.role, contents: closed.results.contents });
@@ -63,12 +74,17 @@ export async function closeAnsweredRound(scope: RunScope, approvals: ToolApprova
 }
 
 /** Which of a model turn's calls need approval; `request` is set on those (nothing runs here). */
-export async function planApprovals(scope: RunScope, calls: readonly FunctionCallContent[], tools: readonly AITool[]): Promise<PendingToolCall[]> {
+export async function planApprovals(
+  scope: RunScope,
+  calls: readonly FunctionCallContent[],
+  tools: readonly AITool[],
+): Promise<PendingToolCall[]> {
   const planned: PendingToolCall[] = [];
   for (const call of calls) {
     const tool = tools.find((t) => t.name === call.name)!;
     const entry: PendingToolCall = { call: structuredClone(call) };
-    if (await requiresApproval(tool, call, { sessionId: scope.session.id, callId: call.callId, signal: scope.signal })) entry.request = approvalRequestFor(call, `approval_${randomUUID()}`);
+    if (await requiresApproval(tool, call, { sessionId: scope.session.id, callId: call.callId, signal: scope.signal }))
+      entry.request = approvalRequestFor(call, `approval_${randomUUID()}`);
     planned.push(entry);
   }
   return planned;
@@ -78,7 +94,11 @@ export async function planApprovals(scope: RunScope, calls: readonly FunctionCal
  * Stops the run before any call runs: the turn waits in the session for the application's answers.
  * Returns the turn's messages with the requests in them, and the requests for the response.
  */
-export function stopForApprovals(scope: RunScope, turn: readonly ChatMessage[], planned: PendingToolCall[]): { messages: ChatMessage[]; requests: ToolApprovalRequestContent[] } {
+export function stopForApprovals(
+  scope: RunScope,
+  turn: readonly ChatMessage[],
+  planned: PendingToolCall[],
+): { messages: ChatMessage[]; requests: ToolApprovalRequestContent[] } {
   const messages = withApprovalRequests(turn, planned);
   toolApprovalState.write(scope.staged, { ...toolApprovalState.readOrInit(scope.staged), pending: planned });
   const requests = planned.flatMap((p) => (p.request ? [structuredClone(p.request)] : []));

@@ -2,7 +2,12 @@
  * Commit step: the only place a run changes its session. Everything before wrote to staged state;
  * a run that fails or is aborted before here leaves the session exactly as it was.
  */
-import { messageText, type ChatMessage, type ToolApprovalRequestContent, type UsageDetails } from "../../core/messages.js";
+import {
+  messageText,
+  type ChatMessage,
+  type ToolApprovalRequestContent,
+  type UsageDetails,
+} from "../../core/messages.js";
 import type { AgentSession, SessionKind } from "../../core/session.js";
 import type { AgentResponse } from "../response.js";
 import type { ClosedRound } from "./approval-round.js";
@@ -10,22 +15,31 @@ import { providerContext, type RunScope } from "./scope.js";
 import type { ToolRoundsOutcome } from "./tool-round.js";
 
 /** Some requests answered, some not: keeps the answers and runs nothing until the round is complete. */
-export async function commitAnswersOnly(scope: RunScope, waiting: ToolApprovalRequestContent[]): Promise<AgentResponse> {
+export async function commitAnswersOnly(
+  scope: RunScope,
+  waiting: ToolApprovalRequestContent[],
+): Promise<AgentResponse> {
   await readyToCommit(scope);
   scope.staged.commitTo(scope.session.stateBag);
   return responseOf(scope.session, [], { pendingApprovals: structuredClone(waiting) });
 }
 
 /** Lets providers see the response, records history, then commits state, kind and conversation. */
-export async function commitRun(scope: RunScope, closed: ClosedRound | undefined, outcome: ToolRoundsOutcome): Promise<AgentResponse> {
+export async function commitRun(
+  scope: RunScope,
+  closed: ClosedRound | undefined,
+  outcome: ToolRoundsOutcome,
+): Promise<AgentResponse> {
   const { agent, session, input } = scope;
   const produced = closed ? [closed.results, ...outcome.produced] : outcome.produced;
   const kind: SessionKind = scope.declaredKind ?? (outcome.conversationId !== undefined ? "hosted" : "local");
-  for (const provider of agent.contextProviders) await provider.invoked({ ...providerContext(scope, provider.key), responseMessages: produced });
+  for (const provider of agent.contextProviders)
+    await provider.invoked({ ...providerContext(scope, provider.key), responseMessages: produced });
   // A copy: the caller keeps its input and the response's messages; editing them later must not change stored history.
   // The closed round (answers, then results) precedes the input, as the model saw it.
   const recorded = [...(closed?.messages ?? []), ...input, ...outcome.produced];
-  if (kind === "local") await agent.history.addMessages(providerContext(scope, agent.history.key), structuredClone(recorded));
+  if (kind === "local")
+    await agent.history.addMessages(providerContext(scope, agent.history.key), structuredClone(recorded));
   await readyToCommit(scope);
   // Last step that may fail: a history kept outside the session is written only for a run that commits.
   if (kind === "local") await agent.history.committing(providerContext(scope, agent.history.key));
@@ -45,9 +59,17 @@ async function readyToCommit(scope: RunScope): Promise<void> {
   scope.signal?.throwIfAborted();
 }
 
-function responseOf(session: AgentSession, messages: ChatMessage[], extra: { usage?: UsageDetails; pendingApprovals?: ToolApprovalRequestContent[] }): AgentResponse {
+function responseOf(
+  session: AgentSession,
+  messages: ChatMessage[],
+  extra: { usage?: UsageDetails; pendingApprovals?: ToolApprovalRequestContent[] },
+): AgentResponse {
   const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
-  const response: AgentResponse = { sessionId: session.id, messages, text: lastAssistant ? messageText(lastAssistant) : "" };
+  const response: AgentResponse = {
+    sessionId: session.id,
+    messages,
+    text: lastAssistant ? messageText(lastAssistant) : "",
+  };
   if (session.conversationId !== undefined) response.conversationId = session.conversationId;
   if (extra.usage) response.usage = extra.usage;
   if (extra.pendingApprovals) response.pendingApprovals = extra.pendingApprovals;

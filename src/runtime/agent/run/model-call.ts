@@ -1,8 +1,19 @@
 /** One model request: streamed when the run streams (each update handed on), plain otherwise. */
-import { responseFromUpdates, type ChatClient, type ChatOptions, type ChatResponse, type ChatResponseUpdate } from "../chat-client.js";
+import {
+  responseFromUpdates,
+  type ChatClient,
+  type ChatOptions,
+  type ChatResponse,
+  type ChatResponseUpdate,
+} from "../chat-client.js";
 import type { ChatMessage } from "../../core/messages.js";
 
-export async function callModel(client: ChatClient, messages: ChatMessage[], options: ChatOptions, onUpdate?: (update: ChatResponseUpdate) => void): Promise<ChatResponse> {
+export async function callModel(
+  client: ChatClient,
+  messages: ChatMessage[],
+  options: ChatOptions,
+  onUpdate?: (update: ChatResponseUpdate) => void,
+): Promise<ChatResponse> {
   if (!onUpdate) return client.getResponse(messages, options);
   const updates: ChatResponseUpdate[] = [];
   for await (const update of abortable(client.getStreamingResponse(messages, options), options.signal)) {

@@ -24,15 +24,22 @@ export interface PreparedRequest {
 export async function prepareRequest(scope: RunScope, runInstructions: string | undefined): Promise<PreparedRequest> {
   const { agent, session, declaredKind } = scope;
   // Hosted sessions' history lives at the service; the history provider is not consulted.
-  const view = declaredKind === "hosted" ? undefined : await agent.history.historyView(providerContext(scope, agent.history.key));
-  const history = !view ? { messages: [], length: 0, rewritten: true } : view.appendOnly ? { ...modelView(view.messages, view.length), rewritten: true } : { messages: view.messages, length: view.length, rewritten: false };
+  const view =
+    declaredKind === "hosted" ? undefined : await agent.history.historyView(providerContext(scope, agent.history.key));
+  const history = !view
+    ? { messages: [], length: 0, rewritten: true }
+    : view.appendOnly
+      ? { ...modelView(view.messages, view.length), rewritten: true }
+      : { messages: view.messages, length: view.length, rewritten: false };
 
   const contexts: AIContext[] = [];
   for (const provider of agent.contextProviders) {
     const added = await provider.invoking(providerContext(scope, provider.key));
     if (added) contexts.push(added);
   }
-  const instructions = [agent.instructions, runInstructions, ...contexts.map((c) => c.instructions)].filter(Boolean).join("\n\n");
+  const instructions = [agent.instructions, runInstructions, ...contexts.map((c) => c.instructions)]
+    .filter(Boolean)
+    .join("\n\n");
   const tools = [...agent.tools, ...contexts.flatMap((c) => c.tools ?? [])];
 
   const options: ChatOptions = { signal: scope.signal, sessionId: session.id };
@@ -51,7 +58,11 @@ export async function prepareRequest(scope: RunScope, runInstructions: string | 
  * The first model request: context, the round closed in this run (answers, results), then the input.
  * Hosted: the service holds the calls already, so it gets the results and the new input only.
  */
-export function firstRequest(prepared: PreparedRequest, closed: ClosedRound | undefined, input: readonly ChatMessage[]): ChatMessage[] {
+export function firstRequest(
+  prepared: PreparedRequest,
+  closed: ClosedRound | undefined,
+  input: readonly ChatMessage[],
+): ChatMessage[] {
   // One array: the history as the model sees it, then the rest rewritten the same way. The rest
   // goes in with concat, not push: pushing onto a long copy would grow (copy) it once more.
   const rest: ChatMessage[] = [];
@@ -65,7 +76,9 @@ export function firstRequest(prepared: PreparedRequest, closed: ClosedRound | un
     appendForModel(out, history.messages, 0, history.length);
     for (const m of rest) out.push(m);
   } else {
-    out = (history.length === history.messages.length ? history.messages : history.messages.slice(0, history.length)).concat(rest);
+    out = (
+      history.length === history.messages.length ? history.messages : history.messages.slice(0, history.length)
+    ).concat(rest);
   }
   return out;
 }

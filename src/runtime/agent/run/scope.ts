@@ -44,5 +44,11 @@ export interface RunScope {
 
 /** What a provider sees of the run: its own slice of the staged state. */
 export function providerContext(scope: RunScope, key: string): ProviderContext {
-  return { session: scope.session, state: new OwnedStateAccess(scope.staged, key), requestMessages: scope.input, operationId: scope.operationId, signal: scope.signal };
+  return {
+    session: scope.session,
+    state: new OwnedStateAccess(scope.staged, key),
+    requestMessages: scope.input,
+    operationId: scope.operationId,
+    signal: scope.signal,
+  };
 }

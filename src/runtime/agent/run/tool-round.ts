@@ -2,7 +2,12 @@
  * Tool rounds: the model is called, the tools it calls run, their results go back to it, until it
  * answers without calls, a call needs approval, or `maxToolRounds` is reached.
  */
-import type { ChatMessage, FunctionCallContent, ToolApprovalRequestContent, UsageDetails } from "../../core/messages.js";
+import type {
+  ChatMessage,
+  FunctionCallContent,
+  ToolApprovalRequestContent,
+  UsageDetails,
+} from "../../core/messages.js";
 import type { ServiceSessionId } from "../../core/session.js";
 import { runTool } from "../approvals.js";
 import type { AITool } from "../tools.js";
@@ -22,7 +27,12 @@ export interface ToolRoundsOutcome {
   pendingApprovals?: ToolApprovalRequestContent[];
 }
 
-export async function runToolRounds(scope: RunScope, prepared: PreparedRequest, firstRequest: ChatMessage[], maxToolRounds: number): Promise<ToolRoundsOutcome> {
+export async function runToolRounds(
+  scope: RunScope,
+  prepared: PreparedRequest,
+  firstRequest: ChatMessage[],
+  maxToolRounds: number,
+): Promise<ToolRoundsOutcome> {
   const { tools, options } = prepared;
   const onUpdate = scope.stream?.onUpdate;
   const outcome: ToolRoundsOutcome = { produced: [], conversationId: scope.session.conversationId };
@@ -30,7 +40,8 @@ export async function runToolRounds(scope: RunScope, prepared: PreparedRequest, 
   for (let round = 0; ; round++) {
     const response = await callModel(scope.agent.client, outgoing, options, onUpdate);
     if (response.usage) outcome.usage = addUsage(outcome.usage, response.usage);
-    const hosted = scope.declaredKind === "hosted" || (scope.declaredKind === undefined && response.conversationId !== undefined);
+    const hosted =
+      scope.declaredKind === "hosted" || (scope.declaredKind === undefined && response.conversationId !== undefined);
     if (hosted && response.conversationId !== undefined) outcome.conversationId = response.conversationId;
     const calls = pendingCalls(response.messages, tools);
     const planned = await planApprovals(scope, calls, tools);
@@ -71,16 +82,31 @@ function pendingCalls(messages: readonly ChatMessage[], tools: readonly AITool[]
   return runnable.length === calls.length ? calls : [];
 }
 
-async function invokeTools(scope: RunScope, calls: readonly FunctionCallContent[], tools: readonly AITool[]): Promise<ChatMessage> {
+async function invokeTools(
+  scope: RunScope,
+  calls: readonly FunctionCallContent[],
+  tools: readonly AITool[],
+): Promise<ChatMessage> {
   const contents = [];
   // A throwing tool gives the model an error result it can recover from; the run goes on.
-  for (const call of calls) contents.push(await runTool(tools.find((t) => t.name === call.name)!, call, { sessionId: scope.session.id, callId: call.callId, signal: scope.signal }));
+  for (const call of calls)
+    contents.push(
+      await runTool(tools.find((t) => t.name === call.name)!, call, {
+        sessionId: scope.session.id,
+        callId: call.callId,
+        signal: scope.signal,
+      }),
+    );
   return { role: "tool", contents };
 }
 
 function notRun(calls: readonly FunctionCallContent[], maxToolRounds: number): ChatMessage {
   return {
     role: "tool",
-    contents: calls.map((call) => ({ $type: "functionResult", callId: call.callId, result: { error: `not run: this run reached maxToolRounds (${maxToolRounds})` } })),
+    contents: calls.map((call) => ({
+      $type: "functionResult",
+      callId: call.callId,
+      result: { error: `not run: this run reached maxToolRounds (${maxToolRounds})` },
+    })),
   };
 }

@@ -71,7 +71,10 @@ export interface EncryptedMessageCodec {
 
 function checkStoreName(store: unknown): string {
   if (typeof store !== "string" || store.length === 0 || store.length > 200) {
-    throw new ConfigurationError("the encrypting codec needs `store`, the logical store name (1-200 characters) bound into every row", 'pass e.g. store: "sessions"; keep it stable, rows written under one name do not decrypt under another');
+    throw new ConfigurationError(
+      "the encrypting codec needs `store`, the logical store name (1-200 characters) bound into every row",
+      'pass e.g. store: "sessions"; keep it stable, rows written under one name do not decrypt under another',
+    );
   }
   return store;
 }
@@ -109,7 +112,10 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
     },
     deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession {
       if (typeof key !== "string") {
-        throw new EncryptionContextError("the encrypting session codec was called without the key the row is stored under", "encrypted rows are bound to their session id: load through store.get, which passes it");
+        throw new EncryptionContextError(
+          "the encrypting session codec was called without the key the row is stored under",
+          "encrypted rows are bound to their session id: load through store.get, which passes it",
+        );
       }
       const what = `the session ${quoted(key, 200)}`;
       if (!isEncryptedText(text)) {
@@ -117,7 +123,12 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
         enc.reads.plaintext++;
         return inner.deserialize(text, key, context);
       }
-      const plain = open(enc.keyring, { kind: "session", store: enc.store, id: key, owner: owner(context) }, text, what);
+      const plain = open(
+        enc.keyring,
+        { kind: "session", store: enc.store, id: key, owner: owner(context) },
+        text,
+        what,
+      );
       count(enc, text);
       return inner.deserialize(plain, key, context);
     },
@@ -154,7 +165,12 @@ export function encryptedMessageCodec(options: EncryptedMessageCodecOptions): En
         enc.reads.plaintext++;
         return inner.deserialize(text, context);
       }
-      const plain = open(enc.keyring, { kind: "message", store: enc.store, id: logId, position: position(seq) }, text, what);
+      const plain = open(
+        enc.keyring,
+        { kind: "message", store: enc.store, id: logId, position: position(seq) },
+        text,
+        what,
+      );
       count(enc, text);
       return inner.deserialize(plain, context);
     },
@@ -170,6 +186,9 @@ export function encryptionCodecs(options: EncryptedSessionCodecOptions & { messa
   const common = { keyring, store: options.store, ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}) };
   return {
     codec: encryptedSessionCodec({ ...common, ...(options.inner ? { inner: options.inner } : {}) }),
-    messageCodec: encryptedMessageCodec({ ...common, ...(options.messageInner ? { inner: options.messageInner } : {}) }),
+    messageCodec: encryptedMessageCodec({
+      ...common,
+      ...(options.messageInner ? { inner: options.messageInner } : {}),
+    }),
   };
 }

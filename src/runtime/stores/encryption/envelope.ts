@@ -55,11 +55,17 @@ export function encryptedKeyId(text: string): string | undefined {
 }
 
 function aad(kid: string, b: Binding, position: number | null): Buffer {
-  return Buffer.from(JSON.stringify([ENCRYPTED_FORMAT, ENCRYPTED_VERSION, kid, b.kind, b.store, b.id, position, b.owner ?? null]));
+  return Buffer.from(
+    JSON.stringify([ENCRYPTED_FORMAT, ENCRYPTED_VERSION, kid, b.kind, b.store, b.id, position, b.owner ?? null]),
+  );
 }
 
 function fingerprint(key: DerivedKey, label: string, value: string): string {
-  return createHmac("sha256", key.fingerprint).update(`${label}\u0000${value}`).digest().subarray(0, 9).toString("base64url");
+  return createHmac("sha256", key.fingerprint)
+    .update(`${label}\u0000${value}`)
+    .digest()
+    .subarray(0, 9)
+    .toString("base64url");
 }
 
 /** Encrypts `plaintext` for `binding` under the keyring's current key. */
@@ -71,7 +77,10 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
   cipher.setAAD(aad(key.kid, binding, position));
   const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   const tag = cipher.getAuthTag();
-  const fp: Record<string, string | number> = { s: fingerprint(key, "store", binding.store), i: fingerprint(key, binding.kind, binding.id) };
+  const fp: Record<string, string | number> = {
+    s: fingerprint(key, "store", binding.store),
+    i: fingerprint(key, binding.kind, binding.id),
+  };
   if (binding.owner !== undefined) fp.o = fingerprint(key, "owner", binding.owner);
   if (position !== null) fp.p = position;
   return `${PREFIX}"v":${ENCRYPTED_VERSION},"kid":"${key.kid}","iv":"${iv.toString("base64url")}","ct":"${ct.toString("base64url")}","tag":"${tag.toString("base64url")}","b":${JSON.stringify(fp)}}`;
@@ -79,7 +88,8 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
-const HEAD = /^\{"format":"statebag\.encrypted","v":(\d{1,9}),"kid":"([^"\\]{0,64})","iv":"([A-Za-z0-9_-]{0,64})","ct":"/;
+const HEAD =
+  /^\{"format":"statebag\.encrypted","v":(\d{1,9}),"kid":"([^"\\]{0,64})","iv":"([A-Za-z0-9_-]{0,64})","ct":"/;
 
 /** Reads the canonical envelope `seal` writes (no JSON.parse over the whole ciphertext). */
 function parse(text: string, what: string): Envelope {
@@ -145,7 +155,8 @@ function explain(key: DerivedKey, env: Envelope, b: Binding, what: string): Decr
   // Every fingerprint differs: the key under this id is not the one the row was written with (or
   // the row comes from another store and id altogether); the two cannot be told apart.
   const fingerprinted = 2 + (fp.o !== undefined || b.owner !== undefined ? 1 : 0);
-  if (mismatched.filter((m) => m !== "position").length === fingerprinted) return new DecryptionError({ reason: "wrong-key", kid: env.kid, mismatched, what });
+  if (mismatched.filter((m) => m !== "position").length === fingerprinted)
+    return new DecryptionError({ reason: "wrong-key", kid: env.kid, mismatched, what });
   if (mismatched.length > 0) return new DecryptionError({ reason: "binding", kid: env.kid, mismatched, what });
   return new DecryptionError({ reason: "tampered", kid: env.kid, what });
 }

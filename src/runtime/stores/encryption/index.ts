@@ -17,4 +17,9 @@ export type { DecryptionFailure, EncryptionBinding } from "./errors.js";
 export { createKeyring, Keyring, loadKeyring } from "./keyring.js";
 export type { KeyMaterial, KeyResolver, KeyringSpec } from "./keyring.js";
 export { migrateEncryption } from "./migrate.js";
-export type { EncryptionMigrationFailure, EncryptionMigrationOptions, EncryptionMigrationProgress, EncryptionMigrationReport } from "./migrate.js";
+export type {
+  EncryptionMigrationFailure,
+  EncryptionMigrationOptions,
+  EncryptionMigrationProgress,
+  EncryptionMigrationReport,
+} from "./migrate.js";

@@ -49,17 +49,26 @@ function keyBytes(kid: string, material: unknown): Buffer {
   if (typeof material === "string") {
     const text = material.trim();
     if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) {
-      throw new EncryptionKeyError(`the key ${quoted(kid, 64)} is not valid base64`, "give each key as 32 random bytes in base64, e.g. from: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"");
+      throw new EncryptionKeyError(
+        `the key ${quoted(kid, 64)} is not valid base64`,
+        "give each key as 32 random bytes in base64, e.g. from: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"",
+      );
     }
     bytes = Buffer.from(text, text.includes("-") || text.includes("_") ? "base64url" : "base64");
   } else if (material instanceof Uint8Array) {
     bytes = Buffer.from(material);
   } else {
-    throw new EncryptionKeyError(`the key ${quoted(kid, 64)} is ${material === null ? "null" : typeof material}, not bytes or base64 text`, "give each key as a Buffer of 32 bytes or its base64 text");
+    throw new EncryptionKeyError(
+      `the key ${quoted(kid, 64)} is ${material === null ? "null" : typeof material}, not bytes or base64 text`,
+      "give each key as a Buffer of 32 bytes or its base64 text",
+    );
   }
   if (bytes.length !== 32) {
     bytes.fill(0);
-    throw new EncryptionKeyError(`the key ${quoted(kid, 64)} is ${bytes.length} bytes; AES-256-GCM keys are 32 bytes`, "generate a 32-byte key: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"");
+    throw new EncryptionKeyError(
+      `the key ${quoted(kid, 64)} is ${bytes.length} bytes; AES-256-GCM keys are 32 bytes`,
+      "generate a 32-byte key: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"",
+    );
   }
   return bytes;
 }
@@ -85,7 +94,10 @@ export class Keyring {
     this.current = current;
     this.#keys = keys;
     if (!keys.has(current)) {
-      throw new EncryptionKeyError(`the current key id ${quoted(current, 64)} is not in the keyring (it holds ${[...keys.keys()].map((k) => quoted(k, 64)).join(", ") || "no keys"})`, "add the current key to `keys`, or set `current` to one of its ids");
+      throw new EncryptionKeyError(
+        `the current key id ${quoted(current, 64)} is not in the keyring (it holds ${[...keys.keys()].map((k) => quoted(k, 64)).join(", ") || "no keys"})`,
+        "add the current key to `keys`, or set `current` to one of its ids",
+      );
     }
   }
 
@@ -115,8 +127,17 @@ export class Keyring {
 /** A keyring from `{ current, keys }` (keys as Buffers or base64). Validates every key. */
 export function createKeyring(spec: KeyringSpec | Keyring): Keyring {
   if (spec instanceof Keyring) return spec;
-  if (typeof spec !== "object" || spec === null || typeof spec.keys !== "object" || spec.keys === null || Array.isArray(spec.keys)) {
-    throw new EncryptionKeyError("the keyring must be an object { current, keys }", 'write it as {"current": "k1", "keys": {"k1": "<32 bytes, base64>"}}');
+  if (
+    typeof spec !== "object" ||
+    spec === null ||
+    typeof spec.keys !== "object" ||
+    spec.keys === null ||
+    Array.isArray(spec.keys)
+  ) {
+    throw new EncryptionKeyError(
+      "the keyring must be an object { current, keys }",
+      'write it as {"current": "k1", "keys": {"k1": "<32 bytes, base64>"}}',
+    );
   }
   const current = checkKid(spec.current, "keyring.current");
   const keys = new Map<string, DerivedKey>();
@@ -129,9 +150,17 @@ export function createKeyring(spec: KeyringSpec | Keyring): Keyring {
  * now, because codecs run synchronously. A row under a key id not fetched here is a
  * `DecryptionError` (`missing-key`) naming that id.
  */
-export async function loadKeyring(options: { current: string; kids?: readonly string[]; resolve: KeyResolver }): Promise<Keyring> {
+export async function loadKeyring(options: {
+  current: string;
+  kids?: readonly string[];
+  resolve: KeyResolver;
+}): Promise<Keyring> {
   const current = checkKid(options.current, "loadKeyring current");
-  if (typeof options.resolve !== "function") throw new EncryptionKeyError("loadKeyring needs a `resolve(kid)` function", "pass resolve: (kid) => fetch the key (32 bytes or base64) from your KMS");
+  if (typeof options.resolve !== "function")
+    throw new EncryptionKeyError(
+      "loadKeyring needs a `resolve(kid)` function",
+      "pass resolve: (kid) => fetch the key (32 bytes or base64) from your KMS",
+    );
   const ids = [...new Set([current, ...(options.kids ?? [])])].map((k) => checkKid(k, "loadKeyring kids"));
   const keys = new Map<string, DerivedKey>();
   for (const kid of ids) {
@@ -140,7 +169,10 @@ export async function loadKeyring(options: { current: string; kids?: readonly st
       material = await options.resolve(kid);
     } catch (error) {
       // The resolver's own error may say anything: keep it as the cause, not in the message.
-      const failure = new EncryptionKeyError(`fetching the key ${quoted(kid, 64)} failed`, "check the KMS and the key id; the resolver's error is the `cause`");
+      const failure = new EncryptionKeyError(
+        `fetching the key ${quoted(kid, 64)} failed`,
+        "check the KMS and the key id; the resolver's error is the `cause`",
+      );
       (failure as { cause?: unknown }).cause = error;
       throw failure;
     }

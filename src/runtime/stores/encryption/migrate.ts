@@ -86,18 +86,44 @@ export interface EncryptionMigrationReport {
 }
 
 function delta(after: EncryptionReads, before: EncryptionReads): EncryptionReads {
-  return { plaintext: after.plaintext - before.plaintext, stale: after.stale - before.stale, current: after.current - before.current };
+  return {
+    plaintext: after.plaintext - before.plaintext,
+    stale: after.stale - before.stale,
+    current: after.current - before.current,
+  };
 }
 
-export async function migrateEncryption(store: SessionStore, options: EncryptionMigrationOptions): Promise<EncryptionMigrationReport> {
+export async function migrateEncryption(
+  store: SessionStore,
+  options: EncryptionMigrationOptions,
+): Promise<EncryptionMigrationReport> {
   const { codec, messageCodec, mode } = options;
-  if (!codec?.encryption) throw new ConfigurationError("migrateEncryption needs `codec`: the encrypting session codec the store was opened with", "openStore(url, encryptionCodecs({ keyring, store })) and pass the same codec objects");
-  if (mode !== "encrypt" && mode !== "reencrypt") throw new ConfigurationError(`migrateEncryption: mode must be "encrypt" or "reencrypt"`, 'pass mode: "encrypt" (plaintext rows too) or "reencrypt" (after a key rotation)');
-  if (mode === "encrypt" && !options.dryRun && (!codec.encryption.acceptPlaintext || (messageCodec && !messageCodec.encryption.acceptPlaintext))) {
-    throw new ConfigurationError("encrypting a store's plaintext rows needs codecs opened with `acceptPlaintext: true`", "open the store with encryptionCodecs({ keyring, store, acceptPlaintext: true }) for the migration; remove it afterwards");
+  if (!codec?.encryption)
+    throw new ConfigurationError(
+      "migrateEncryption needs `codec`: the encrypting session codec the store was opened with",
+      "openStore(url, encryptionCodecs({ keyring, store })) and pass the same codec objects",
+    );
+  if (mode !== "encrypt" && mode !== "reencrypt")
+    throw new ConfigurationError(
+      `migrateEncryption: mode must be "encrypt" or "reencrypt"`,
+      'pass mode: "encrypt" (plaintext rows too) or "reencrypt" (after a key rotation)',
+    );
+  if (
+    mode === "encrypt" &&
+    !options.dryRun &&
+    (!codec.encryption.acceptPlaintext || (messageCodec && !messageCodec.encryption.acceptPlaintext))
+  ) {
+    throw new ConfigurationError(
+      "encrypting a store's plaintext rows needs codecs opened with `acceptPlaintext: true`",
+      "open the store with encryptionCodecs({ keyring, store, acceptPlaintext: true }) for the migration; remove it afterwards",
+    );
   }
   const batchSize = options.batchSize ?? 100;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT) throw new ConfigurationError(`batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}`, "pass a page size such as 100");
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_SCAN_LIMIT)
+    throw new ConfigurationError(
+      `batchSize must be an integer from 1 to ${MAX_SCAN_LIMIT}`,
+      "pass a page size such as 100",
+    );
   const started = performance.now();
   const current = codec.encryption.keyring.current;
   const maxRetries = options.maxConflictRetries ?? 10;
@@ -125,7 +151,10 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
     report.failedCount++;
     if (report.failed.length < maxReported) report.failed.push(f);
   };
-  const describe = (error: unknown) => ({ message: error instanceof Error ? error.message : String(error), ...(error instanceof StatebagError ? { code: error.code } : {}) });
+  const describe = (error: unknown) => ({
+    message: error instanceof Error ? error.message : String(error),
+    ...(error instanceof StatebagError ? { code: error.code } : {}),
+  });
 
   const reread = async (id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> => {
     let cursor = pageCursor;
@@ -146,7 +175,8 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
     let counted = false;
     for (let attempt = 0; ; attempt++) {
       const text = item.text;
-      if (typeof text !== "string") return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
+      if (typeof text !== "string")
+        return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
       const kid = encryptedKeyId(text);
       const plaintext = !isEncryptedText(text);
       if (!counted) {
@@ -159,7 +189,8 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
         else report.rewritten++; // the application rewrote it under the current key meanwhile
         return;
       }
-      if (plaintext && mode === "reencrypt") return fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
+      if (plaintext && mode === "reencrypt")
+        return fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
       let session;
       if (!(dryRun && plaintext)) {
         // Through store.get: the store passes the row's owner to the codec (a scan does not know it).
@@ -177,7 +208,12 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
         if (loaded.revision !== item.revision) {
           // Saved since the scan: look at what is stored now.
           report.conflicts++;
-          if (attempt >= maxRetries) return fail({ id: item.id, message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+          if (attempt >= maxRetries)
+            return fail({
+              id: item.id,
+              message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`,
+              code: "conflict",
+            });
           const fresh = await reread(item.id, pageCursor);
           if (fresh === undefined) {
             report.vanished++;
@@ -193,12 +229,20 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
         return;
       }
       try {
-        await store.save(session!, { expectedRevision: item.revision, ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}) });
+        await store.save(session!, {
+          expectedRevision: item.revision,
+          ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
+        });
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
         if (!(error instanceof ConflictError)) return fail({ id: item.id, ...describe(error) });
         report.conflicts++;
-        if (attempt >= maxRetries) return fail({ id: item.id, message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+        if (attempt >= maxRetries)
+          return fail({
+            id: item.id,
+            message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`,
+            code: "conflict",
+          });
         const fresh = await reread(item.id, pageCursor);
         if (fresh === undefined) {
           report.vanished++;
@@ -237,7 +281,13 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
       const seen = delta(mc.encryption.reads, before);
       // Concurrent reads through the same codec can only add to the counts: at worst a log is rewritten needlessly.
       if (snapshot.messages.length === 0 || (seen.plaintext === 0 && seen.stale === 0)) return;
-      if (seen.plaintext > 0 && mode === "reencrypt") return fail({ id: sessionId, logId, message: "the message log holds plaintext messages", code: "decryption-failed" });
+      if (seen.plaintext > 0 && mode === "reencrypt")
+        return fail({
+          id: sessionId,
+          logId,
+          message: "the message log holds plaintext messages",
+          code: "decryption-failed",
+        });
       if (dryRun) {
         report.logs.rewritten++;
         report.logs.messages += snapshot.messages.length;
@@ -252,7 +302,13 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
         if (error instanceof StoreUnavailableError) throw error;
         if (!(error instanceof ConflictError)) return fail({ id: sessionId, logId, ...describe(error) });
         report.conflicts++;
-        if (attempt >= maxRetries) return fail({ id: sessionId, logId, message: `the log changed ${attempt + 1} times while being rewritten; left for the next run`, code: "conflict" });
+        if (attempt >= maxRetries)
+          return fail({
+            id: sessionId,
+            logId,
+            message: `the log changed ${attempt + 1} times while being rewritten; left for the next run`,
+            code: "conflict",
+          });
       }
     }
   };
@@ -270,7 +326,12 @@ export async function migrateEncryption(store: SessionStore, options: Encryption
       await migrateSession(item, pageCursor);
       if (messageCodec) for (const logId of options.logIds?.(item.id) ?? [item.id]) await migrateLog(item.id, logId);
       cursor = item.id;
-      options.onProgress?.(report.scanned, { done: report.scanned, rewritten: report.rewritten, failed: report.failedCount, cursor });
+      options.onProgress?.(report.scanned, {
+        done: report.scanned,
+        rewritten: report.rewritten,
+        failed: report.failedCount,
+        cursor,
+      });
     }
     if (page.cursor === undefined) break;
     pageCursor = page.cursor;

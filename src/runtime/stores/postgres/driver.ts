@@ -20,7 +20,10 @@ export interface PgQueryResult<R> {
 /** A connection checked out of a pool. */
 export interface PgPoolClient {
   // `R extends object`: pg's own constraint (QueryResultRow), so pg.PoolClient fits this type.
-  query<R extends object = Record<string, unknown>>(query: string | PgQueryConfig, values?: unknown[]): Promise<PgQueryResult<R>>;
+  query<R extends object = Record<string, unknown>>(
+    query: string | PgQueryConfig,
+    values?: unknown[],
+  ): Promise<PgQueryResult<R>>;
   /** `true` (or an error) destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean | Error): void;
   on(event: "error", listener: (error: Error) => void): unknown;

@@ -7,7 +7,17 @@ import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
 import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  MessageCodec,
+  MessageLog,
+  MessageLogSnapshot,
+  MessageLogWindow,
+  MessageWindowOptions,
+  ReplaceOptions,
+  TrimOptions,
+} from "../types.js";
 import type { PgPoolClient } from "./driver.js";
 import { TRANSACTION, type PostgresStatements, type Row } from "./sql.js";
 
@@ -42,12 +52,19 @@ export class PostgresMessageLog implements MessageLog {
     });
   }
 
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+  async appendMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
     return this.store.withClient("appendMessages", true, async (c) => {
-      const { rows } = await c.query<Row>({ ...this.sql.append, values: [storageId, operationId, texts, texts.length] });
+      const { rows } = await c.query<Row>({
+        ...this.sql.append,
+        values: [storageId, operationId, texts, texts.length],
+      });
       if (rows.length === 1) return { applied: true, version: Number(rows[0].version) };
       const current = await c.query<Row>(this.sql.logVersion, [storageId]);
       return { applied: false, version: current.rows.length ? Number(current.rows[0].version) : 0 };
@@ -58,23 +75,32 @@ export class PostgresMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
     const { rows } = await this.store.withClient("getMessages", false, (c) =>
-      last === undefined ? c.query<Row>(this.sql.msgAll, [storageId]) : c.query<Row>(this.sql.msgLast, [storageId, last]),
+      last === undefined
+        ? c.query<Row>(this.sql.msgAll, [storageId])
+        : c.query<Row>(this.sql.msgLast, [storageId, last]),
     );
     return rows.map((r) => this.codec.deserialize(r.body as string, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
-    const { rows } = await this.store.withClient("readMessages", false, (c) => c.query<Row>(this.sql.msgRead, [storageId]));
+    const { rows } = await this.store.withClient("readMessages", false, (c) =>
+      c.query<Row>(this.sql.msgRead, [storageId]),
+    );
     const bodies = (rows[0]?.bodies ?? []) as string[];
-    return { messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })), version: Number(rows[0]?.version ?? 0) };
+    return {
+      messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })),
+      version: Number(rows[0]?.version ?? 0),
+    };
   }
 
   async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
     checkId(storageId, "storageId");
     const window = checkWindow(options);
     const params = "last" in window ? [storageId, null, window.last] : [storageId, window.from, null];
-    const { rows } = await this.store.withClient("readMessageWindow", false, (c) => c.query<Row>(this.sql.msgWindow, params));
+    const { rows } = await this.store.withClient("readMessageWindow", false, (c) =>
+      c.query<Row>(this.sql.msgWindow, params),
+    );
     const row = rows[0];
     if (row?.version === null || row?.version === undefined) return { messages: [], version: 0, length: 0, end: 0 };
     const end = Number(row.next_seq);
@@ -88,7 +114,11 @@ export class PostgresMessageLog implements MessageLog {
     };
   }
 
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+  async replaceMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: ReplaceOptions = {},
+  ): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
@@ -114,7 +144,8 @@ export class PostgresMessageLog implements MessageLog {
     return this.tx("trimMessages", async (c) => {
       const locked = (await c.query<Row>(this.sql.logLock, [storageId])).rows[0];
       const current = locked ? Number(locked.version) : 0;
-      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
+      if (expectedVersion !== undefined && expectedVersion !== current)
+        throw logConflict(storageId, expectedVersion, current);
       if (!locked) return 0;
       const removed = (await c.query(this.sql.msgTrim, [storageId, Number(locked.next_seq) - keepLast])).rowCount ?? 0;
       if (removed > 0) await c.query(this.sql.logBump, [storageId, 0]);

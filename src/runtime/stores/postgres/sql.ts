@@ -30,7 +30,10 @@ export function quoteIdent(name: string): string {
 
 export function checkIdentifier(what: string, name: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) {
-    throw new ConfigurationError(`${what} "${name}" is not a valid name`, "use 1-63 letters, digits or underscores, not starting with a digit");
+    throw new ConfigurationError(
+      `${what} "${name}" is not a valid name`,
+      "use 1-63 letters, digits or underscores, not starting with a digit",
+    );
   }
   return name;
 }
@@ -49,9 +52,11 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
   const messages = `${schema}.statebag_messages`;
   const ops = `${schema}.statebag_message_ops`;
   const live = "(expires_at IS NULL OR expires_at > now())";
-  const expiry = (param: string) => `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
+  const expiry = (param: string) =>
+    `CASE WHEN ${param}::bigint IS NULL THEN NULL ELSE now() + ${param}::bigint * interval '1 millisecond' END`;
   const meta_ = "owner, title, labels, COALESCE(created_at, updated_at) AS created_at, updated_at";
-  const ttl = "CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END";
+  const ttl =
+    "CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END";
   // Metadata times are kept to the millisecond, the precision they are shown (ISO 8601) and filtered with.
   const nowMs = "date_trunc('milliseconds', now())";
   const micros = "(extract(epoch FROM updated_at) * 1000000)::bigint";

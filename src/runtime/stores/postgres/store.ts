@@ -18,16 +18,57 @@ import { ConfigurationError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { loadDriver } from "../drivers.js";
-import { checkDelete, checkId, checkSave, checkScan, isNetworkError, scanItem, scanPage, sessionId } from "../common.js";
-import { ConflictError, SessionOwnerError, StoreAuthenticationError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import {
+  checkDelete,
+  checkId,
+  checkSave,
+  checkScan,
+  isNetworkError,
+  scanItem,
+  scanPage,
+  sessionId,
+} from "../common.js";
+import {
+  ConflictError,
+  SessionOwnerError,
+  StoreAuthenticationError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
-import type { DeleteOptions, EraseOptions, EraseReceipt, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, RetentionOptions, RetentionPolicy, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
+import type {
+  DeleteOptions,
+  EraseOptions,
+  EraseReceipt,
+  ListItem,
+  ListOptions,
+  ListPage,
+  MessageCodec,
+  MessageLog,
+  RetentionOptions,
+  RetentionPolicy,
+  SaveOptions,
+  ScanOptions,
+  ScanPage,
+  SessionCodec,
+  SessionStore,
+  SetupResult,
+  StoredSession,
+  StoredSessionMeta,
+} from "../types.js";
 import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
-import { checkIdentifier, postgresStatements, quoteIdent, TRANSACTION, type PostgresStatements, type Row } from "./sql.js";
+import {
+  checkIdentifier,
+  postgresStatements,
+  quoteIdent,
+  TRANSACTION,
+  type PostgresStatements,
+  type Row,
+} from "./sql.js";
 
 /** The storage-format version this code reads and writes. 2: session metadata columns and listing indexes (#23). */
 export const POSTGRES_SCHEMA_VERSION = 2;
@@ -63,7 +104,9 @@ export function preparedStatementsParam(url: string, value: string | undefined):
   if (value === undefined) return undefined;
   if (value === "true") return false;
   if (value === "false") return true;
-  throw new ConfigurationError(`?pgbouncer= in the store URL "${redactUrl(url)}" must be true or false, got ${JSON.stringify(value.slice(0, 40))}`);
+  throw new ConfigurationError(
+    `?pgbouncer= in the store URL "${redactUrl(url)}" must be true or false, got ${JSON.stringify(value.slice(0, 40))}`,
+  );
 }
 
 /** A named statement missing on this server connection, or already there: a pooler switched connections under us. */
@@ -72,12 +115,12 @@ function isPoolerStatementError(error: unknown): boolean {
   return (code === "26000" || code === "42P05") && error instanceof Error && /statebag_\d+/.test(error.message);
 }
 
-
 function loadPg(): PgModule {
   return loadDriver<PgModule>("pg");
 }
 
-const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
+const NETWORK_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|connection error|Client was closed/i;
 
 /** Is this a failure to reach/keep the server (as opposed to an SQL error)? */
 function isUnavailable(error: unknown): boolean {
@@ -136,9 +179,16 @@ export class PostgresSessionStore implements SessionStore {
     // Every part of the URL is checked now (a bad ?sslmode= would otherwise fail at the first call
     // as a plain Error); ?connect_timeout= (seconds) is honoured here, as pg never sees it: the
     // pool's own connection timeout always wins.
-    const urlTimeout = options.connectionString === undefined ? undefined : takeParams(options.connectionString, ["connect_timeout"]).params.connect_timeout;
-    this.options = { ...options, connectTimeoutMs: options.connectTimeoutMs ?? (urlTimeout === undefined ? undefined : Number(urlTimeout) * 1000) };
-    this.url = options.displayUrl ?? (options.connectionString ? redactUrl(options.connectionString) : "postgres://(pool)");
+    const urlTimeout =
+      options.connectionString === undefined
+        ? undefined
+        : takeParams(options.connectionString, ["connect_timeout"]).params.connect_timeout;
+    this.options = {
+      ...options,
+      connectTimeoutMs: options.connectTimeoutMs ?? (urlTimeout === undefined ? undefined : Number(urlTimeout) * 1000),
+    };
+    this.url =
+      options.displayUrl ?? (options.connectionString ? redactUrl(options.connectionString) : "postgres://(pool)");
     this.schema = checkIdentifier("PostgreSQL schema", options.schema ?? "public");
     this.codec = options.codec ?? defaultSessionCodec();
     this.ownsPool = !options.pool;
@@ -199,7 +249,12 @@ export class PostgresSessionStore implements SessionStore {
    * (a write that was sent but not answered is flagged `outcomeUnknown`); a missing table becomes
    * `StoreNotSetUpError`. @internal
    */
-  async withClient<T>(operation: string, write: boolean, fn: (client: PgPoolClient) => Promise<T>, checkReady = true): Promise<T> {
+  async withClient<T>(
+    operation: string,
+    write: boolean,
+    fn: (client: PgPoolClient) => Promise<T>,
+    checkReady = true,
+  ): Promise<T> {
     let client: PgPoolClient;
     try {
       client = await this.pool.connect();
@@ -227,7 +282,8 @@ export class PostgresSessionStore implements SessionStore {
       sent = true;
       return await fn(client);
     } catch (error) {
-      if (error instanceof StoreNotSetUpError || error instanceof ConflictError || error instanceof SessionOwnerError) throw error;
+      if (error instanceof StoreNotSetUpError || error instanceof ConflictError || error instanceof SessionOwnerError)
+        throw error;
       if (isMissingSchema(error)) {
         this.ready = false;
         throw this.notSetUp();
@@ -326,7 +382,9 @@ export class PostgresSessionStore implements SessionStore {
     if (rows.length === 0) return undefined;
     const row = rows[0];
     return {
-      session: loadStoredSession(this.codec, id, row.data as string, this.url, { owner: (row.owner as string | null) ?? undefined }),
+      session: loadStoredSession(this.codec, id, row.data as string, this.url, {
+        owner: (row.owner as string | null) ?? undefined,
+      }),
       revision: Number(row.revision),
       meta: rowMeta(row),
     };
@@ -352,7 +410,17 @@ export class PostgresSessionStore implements SessionStore {
       const { rows } =
         expected === null
           ? await c.query<Row>(this.sql.create, [id, text, ttl, meta.owner ?? null, meta.title ?? null, labels])
-          : await c.query<Row>(this.sql.update, [id, expected, text, ttl, meta.owner ?? null, meta.title !== undefined, meta.title ?? null, labels !== null, labels]);
+          : await c.query<Row>(this.sql.update, [
+              id,
+              expected,
+              text,
+              ttl,
+              meta.owner ?? null,
+              meta.title !== undefined,
+              meta.title ?? null,
+              labels !== null,
+              labels,
+            ]);
       if (rows.length === 1) return Number(rows[0].revision);
       const current = await c.query<Row>(this.sql.current, [id]);
       const revision = current.rows.length ? Number(current.rows[0].revision) : null;
@@ -381,11 +449,17 @@ export class PostgresSessionStore implements SessionStore {
     const rows = await this.withClient(
       "scan",
       false,
-      async (c) => (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
+      async (c) =>
+        (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
     );
     const items = rows.map((r) => {
       const item = includeText
-        ? scanItem(r.id as string, Number(r.revision), r.data as string, r.ttl_ms == null ? undefined : Number(r.ttl_ms))
+        ? scanItem(
+            r.id as string,
+            Number(r.revision),
+            r.data as string,
+            r.ttl_ms == null ? undefined : Number(r.ttl_ms),
+          )
         : scanItem(r.id as string, Number(r.revision));
       item.meta = rowMeta(r);
       return item;
@@ -399,7 +473,8 @@ export class PostgresSessionStore implements SessionStore {
     const rows = await this.withClient("list", false, async (c) =>
       order === "id"
         ? (await c.query<Row>(this.sql.listById, [...filter, cursor?.id ?? "", limit + 1])).rows
-        : (await c.query<Row>(this.sql.listByTime, [...filter, cursor?.updated ?? null, cursor?.id ?? "", limit + 1])).rows,
+        : (await c.query<Row>(this.sql.listByTime, [...filter, cursor?.updated ?? null, cursor?.id ?? "", limit + 1]))
+            .rows,
     );
     const items = rows.slice(0, limit).map((r): ListItem => {
       const item: ListItem = { id: r.id as string, revision: Number(r.revision), meta: rowMeta(r) };
@@ -409,11 +484,18 @@ export class PostgresSessionStore implements SessionStore {
     if (rows.length <= limit) return { items };
     const last = rows[limit - 1];
     // By time: the exact stored time (microseconds), so a page ends where the next begins.
-    return { items, cursor: encodeCursor({ order, updated: order === "id" ? "0" : String(last.updated_us), id: last.id as string }) };
+    return {
+      items,
+      cursor: encodeCursor({ order, updated: order === "id" ? "0" : String(last.updated_us), id: last.id as string }),
+    };
   }
 
   async purgeExpired(): Promise<number> {
-    const removed = await this.withClient("purgeExpired", true, async (c) => (await c.query(this.sql.purge)).rowCount ?? 0);
+    const removed = await this.withClient(
+      "purgeExpired",
+      true,
+      async (c) => (await c.query(this.sql.purge)).rowCount ?? 0,
+    );
     return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
   }
 

@@ -8,9 +8,25 @@ import { ConfigurationError } from "../../core/errors.js";
 
 /** Query parameters `pg` itself understands, passed through unchanged (anything else is refused). */
 export const POSTGRES_DRIVER_PARAMS: readonly string[] = [
-    "sslmode", "ssl", "sslcert", "sslkey", "sslrootcert", "sslnegotiation", "application_name",
-    "fallback_application_name", "options", "host", "port", "user", "password", "client_encoding",
-    "statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout", "connect_timeout", "uselibpqcompat",
+  "sslmode",
+  "ssl",
+  "sslcert",
+  "sslkey",
+  "sslrootcert",
+  "sslnegotiation",
+  "application_name",
+  "fallback_application_name",
+  "options",
+  "host",
+  "port",
+  "user",
+  "password",
+  "client_encoding",
+  "statement_timeout",
+  "lock_timeout",
+  "idle_in_transaction_session_timeout",
+  "connect_timeout",
+  "uselibpqcompat",
 ];
 
 /**
@@ -21,7 +37,8 @@ export const IGNORED_BY_PG: Record<string, string> = {
   db: "pg reads ?db= only in socket: URLs; put the database in the path: postgres://host/database",
   encoding: "pg reads ?encoding= only in socket: URLs; statebag always talks UTF-8 (?client_encoding=UTF8)",
   keepalives: "pg does not read ?keepalives= from a URL; statebag turns TCP keepalive on for every connection",
-  sslpassword: "pg does not read ?sslpassword=; use an unencrypted key file (?sslkey=) or pass a pg.Pool you configured yourself",
+  sslpassword:
+    "pg does not read ?sslpassword=; use an unencrypted key file (?sslkey=) or pass a pg.Pool you configured yourself",
 };
 
 const SSLMODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "no-verify"];
@@ -57,10 +74,16 @@ const fileRule = (secret = false): ValueRule => ({
 export const POSTGRES_RULES: Record<string, ValueRule> = {
   sslmode: {
     allowed: `one of ${SSLMODES.join(", ")}`,
-    ok: (v, q) => (q.get("uselibpqcompat") === "true" ? LIBPQ_SSLMODES : SSLMODES).includes(v) && !(v === "verify-ca" && q.get("uselibpqcompat") === "true" && !q.get("sslrootcert")),
+    ok: (v, q) =>
+      (q.get("uselibpqcompat") === "true" ? LIBPQ_SSLMODES : SSLMODES).includes(v) &&
+      !(v === "verify-ca" && q.get("uselibpqcompat") === "true" && !q.get("sslrootcert")),
     hint: "no-verify is not a libpq mode (not with ?uselibpqcompat=true); with ?uselibpqcompat=true, verify-ca also needs ?sslrootcert=",
   },
-  ssl: { allowed: "1 (or true) to turn TLS on, 0 to turn it off", ok: (v) => v === "true" || v === "1" || v === "0", hint: "pg reads ?ssl=false as on: write ?ssl=0 or ?sslmode=disable" },
+  ssl: {
+    allowed: "1 (or true) to turn TLS on, 0 to turn it off",
+    ok: (v) => v === "true" || v === "1" || v === "0",
+    hint: "pg reads ?ssl=false as on: write ?ssl=0 or ?sslmode=disable",
+  },
   sslcert: fileRule(),
   sslkey: fileRule(true),
   sslrootcert: fileRule(),
@@ -68,24 +91,48 @@ export const POSTGRES_RULES: Record<string, ValueRule> = {
     allowed: "postgres or direct (direct needs TLS on)",
     ok: (v, q) => v === "postgres" || (v === "direct" && q.get("sslmode") !== "disable" && q.get("ssl") !== "0"),
   },
-  application_name: { allowed: "text of at most 63 bytes without control characters", ok: (v) => !CONTROL.test(v) && Buffer.byteLength(v) <= 63 },
-  fallback_application_name: { allowed: "text of at most 63 bytes without control characters", ok: (v) => !CONTROL.test(v) && Buffer.byteLength(v) <= 63 },
+  application_name: {
+    allowed: "text of at most 63 bytes without control characters",
+    ok: (v) => !CONTROL.test(v) && Buffer.byteLength(v) <= 63,
+  },
+  fallback_application_name: {
+    allowed: "text of at most 63 bytes without control characters",
+    ok: (v) => !CONTROL.test(v) && Buffer.byteLength(v) <= 63,
+  },
   options: {
     allowed: 'server options starting with "-" and without control characters, such as -c search_path=app',
     ok: (v) => v.trimStart().startsWith("-") && !CONTROL.test(v),
   },
-  host: { allowed: "a host name, address or socket directory without spaces or control characters", ok: (v) => v !== "" && !/\s/.test(v) && !CONTROL.test(v) },
+  host: {
+    allowed: "a host name, address or socket directory without spaces or control characters",
+    ok: (v) => v !== "" && !/\s/.test(v) && !CONTROL.test(v),
+  },
   port: { allowed: "a whole number from 1 to 65535", ok: (v) => wholeNumber(v, 1, 65535) },
   user: { allowed: "a user name without control characters", ok: (v) => v !== "" && !CONTROL.test(v) },
   password: { allowed: "a password without NUL characters", ok: (v) => !v.includes("\0"), secret: true },
   client_encoding: { allowed: "UTF8 (pg decodes every reply as UTF-8)", ok: (v) => /^(utf-?8|unicode)$/i.test(v) },
-  statement_timeout: { allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`, ok: (v) => wholeNumber(v, 0, INT32_MAX) },
-  lock_timeout: { allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`, ok: (v) => wholeNumber(v, 0, INT32_MAX) },
-  idle_in_transaction_session_timeout: { allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`, ok: (v) => wholeNumber(v, 0, INT32_MAX) },
-  connect_timeout: { allowed: "a whole number of seconds from 0 (no limit) to 2147483", ok: (v) => wholeNumber(v, 0, 2147483) },
+  statement_timeout: {
+    allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`,
+    ok: (v) => wholeNumber(v, 0, INT32_MAX),
+  },
+  lock_timeout: {
+    allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`,
+    ok: (v) => wholeNumber(v, 0, INT32_MAX),
+  },
+  idle_in_transaction_session_timeout: {
+    allowed: `a whole number of milliseconds from 0 to ${INT32_MAX}`,
+    ok: (v) => wholeNumber(v, 0, INT32_MAX),
+  },
+  connect_timeout: {
+    allowed: "a whole number of seconds from 0 (no limit) to 2147483",
+    ok: (v) => wholeNumber(v, 0, 2147483),
+  },
   uselibpqcompat: { allowed: "true or false", ok: (v) => v === "true" || v === "false" },
   // statebag's own PostgreSQL options (schema is checked by the store, pgbouncer by preparedStatementsParam).
-  queryTimeout: { allowed: `a whole number of milliseconds from 0 (no limit) to ${INT32_MAX}`, ok: (v) => wholeNumber(v, 0, INT32_MAX) },
+  queryTimeout: {
+    allowed: `a whole number of milliseconds from 0 (no limit) to ${INT32_MAX}`,
+    ok: (v) => wholeNumber(v, 0, INT32_MAX),
+  },
 };
 
 function isReadableFile(path: string): boolean {
@@ -101,15 +148,28 @@ function isReadableFile(path: string): boolean {
 export function checkPostgresNames(parsed: URL, where: () => string): void {
   const database = parsed.pathname.slice(1);
   if (database.includes("/")) {
-    throw new ConfigurationError(`the store URL ${where()} has a "/" in its database name`, "the path is the database name alone: postgres://user@host:5432/database");
+    throw new ConfigurationError(
+      `the store URL ${where()} has a "/" in its database name`,
+      "the path is the database name alone: postgres://user@host:5432/database",
+    );
   }
-  for (const [part, value] of [["user name", parsed.username], ["database name", database]] as const) {
+  for (const [part, value] of [
+    ["user name", parsed.username],
+    ["database name", database],
+  ] as const) {
     let decoded = value;
     try {
       decoded = decodeURIComponent(value);
     } catch {
-      throw new ConfigurationError(`the ${part} in the store URL ${where()} has a malformed %-escape`, `percent-encode it with encodeURIComponent (a literal "%" is written %25)`);
+      throw new ConfigurationError(
+        `the ${part} in the store URL ${where()} has a malformed %-escape`,
+        `percent-encode it with encodeURIComponent (a literal "%" is written %25)`,
+      );
     }
-    if (CONTROL.test(decoded)) throw new ConfigurationError(`the ${part} in the store URL ${where()} has a control character`, "remove the %00-%1F escape");
+    if (CONTROL.test(decoded))
+      throw new ConfigurationError(
+        `the ${part} in the store URL ${where()} has a control character`,
+        "remove the %00-%1F escape",
+      );
   }
 }

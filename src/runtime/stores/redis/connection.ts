@@ -17,7 +17,13 @@ import { isNetworkError } from "../common.js";
 import { loadDriver } from "../drivers.js";
 import { StoreAuthenticationError, StoreUnavailableError } from "../errors.js";
 import { defineScripts, type ScriptedClient } from "./scripts.js";
-import type { RedisClientConstructor, RedisClusterConstructor, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./types.js";
+import type {
+  RedisClientConstructor,
+  RedisClusterConstructor,
+  RedisClusterDriverOptions,
+  RedisClusterLike,
+  RedisDriverOptions,
+} from "./types.js";
 import {
   checkConnectOption,
   REDIS_DEFAULT_CONNECT_RETRIES,
@@ -28,7 +34,11 @@ import {
 } from "./url.js";
 
 function ioredis(): { Redis: RedisClientConstructor; Cluster: RedisClusterConstructor } {
-  type Module = { default?: RedisClientConstructor & { Cluster?: RedisClusterConstructor }; Redis?: RedisClientConstructor; Cluster?: RedisClusterConstructor };
+  type Module = {
+    default?: RedisClientConstructor & { Cluster?: RedisClusterConstructor };
+    Redis?: RedisClientConstructor;
+    Cluster?: RedisClusterConstructor;
+  };
   const mod = loadDriver<Module>("ioredis");
   return {
     Redis: (mod.Redis ?? mod.default ?? (mod as unknown as RedisClientConstructor)) as RedisClientConstructor,
@@ -51,7 +61,9 @@ class ConnectFailure {
 }
 
 function isAuthFailure(error: unknown): boolean {
-  return error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message);
+  return (
+    error instanceof Error && /^(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(error.message)
+  );
 }
 
 /** An error's message (with its code when the message lacks it), for the text of a wrapping error. */
@@ -101,20 +113,35 @@ export class RedisConnector {
     this.cluster = Boolean(options.cluster);
     // Every part of the URL is checked now: a bad database or option fails here, before any connection.
     this.connection = redisConnection(options.url, this.url);
-    this.connectTimeoutMs = checkConnectOption("connectTimeoutMs", options.connectTimeoutMs) ?? this.connection.connectTimeoutMs ?? REDIS_DEFAULT_CONNECT_TIMEOUT_MS;
-    this.connectRetries = checkConnectOption("connectRetries", options.connectRetries) ?? this.connection.connectRetries ?? REDIS_DEFAULT_CONNECT_RETRIES;
+    this.connectTimeoutMs =
+      checkConnectOption("connectTimeoutMs", options.connectTimeoutMs) ??
+      this.connection.connectTimeoutMs ??
+      REDIS_DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectRetries =
+      checkConnectOption("connectRetries", options.connectRetries) ??
+      this.connection.connectRetries ??
+      REDIS_DEFAULT_CONNECT_RETRIES;
     const optionDb = options.redisOptions?.db;
     if (optionDb !== undefined && optionDb !== this.connection.db) {
-      throw new ConfigurationError(`the Redis store option redisOptions.db (${String(optionDb).slice(0, 40)}) differs from the database in the store URL (${this.connection.db})`, "name the database once, in the URL path (redis://host:6379/2)");
+      throw new ConfigurationError(
+        `the Redis store option redisOptions.db (${String(optionDb).slice(0, 40)}) differs from the database in the store URL (${this.connection.db})`,
+        "name the database once, in the URL path (redis://host:6379/2)",
+      );
     }
     if (this.cluster && this.connection.db !== 0) {
-      throw new ConfigurationError(`the store URL ${quoted(this.url, 200)} selects a database other than 0`, "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=");
+      throw new ConfigurationError(
+        `the store URL ${quoted(this.url, 200)} selects a database other than 0`,
+        "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=",
+      );
     }
   }
 
   /** The client, created on first use with the scripts defined on it; connected or not. */
   get client(): ScriptedClient {
-    if (this.closed) throw new StatebagError("store-closed", `the Redis store at ${this.url} was closed`, { hint: "open a new store with openStore()" });
+    if (this.closed)
+      throw new StatebagError("store-closed", `the Redis store at ${this.url} was closed`, {
+        hint: "open a new store with openStore()",
+      });
     if (!this.client_) {
       const { db: _db, ...extra } = this.options.redisOptions ?? {};
       const nodeOptions: RedisDriverOptions = {
@@ -132,7 +159,9 @@ export class RedisConnector {
         db: 0,
       };
       const { Redis } = ioredis();
-      const client = (this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)) as ScriptedClient;
+      const client = (
+        this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)
+      ) as ScriptedClient;
       // Every failure is reported through the calls; an "error" event without a listener would crash the process.
       // Events of a client given up on (see `connectOnce`) no longer speak for the store.
       client.on("error", (error: unknown) => {
@@ -154,7 +183,9 @@ export class RedisConnector {
   /** A driver Cluster client with the same no-retry policy, nodes logging in as `url` says. */
   private newCluster(nodeOptions: RedisDriverOptions): RedisClusterLike {
     const seed = new URL(this.connection.url);
-    const nodes = Array.isArray(this.options.cluster) ? [...this.options.cluster] : [{ host: seed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(seed.port || 6379) }];
+    const nodes = Array.isArray(this.options.cluster)
+      ? [...this.options.cluster]
+      : [{ host: seed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(seed.port || 6379) }];
     const { Cluster } = ioredis();
     return new Cluster(nodes, {
       lazyConnect: true,
@@ -179,7 +210,9 @@ export class RedisConnector {
 
   /** Where the store connects, for messages: `host:port` (every start node on a cluster), never credentials. */
   private get address(): string {
-    const nodes = Array.isArray(this.options.cluster) ? this.options.cluster.map((n) => `${n.host.includes(":") ? `[${n.host}]` : n.host}:${n.port}`) : [this.connection.address];
+    const nodes = Array.isArray(this.options.cluster)
+      ? this.options.cluster.map((n) => `${n.host.includes(":") ? `[${n.host}]` : n.host}:${n.port}`)
+      : [this.connection.address];
     return nodes.join(",");
   }
 
@@ -206,7 +239,10 @@ export class RedisConnector {
         );
       }
       const reason = describeError(nodeError ?? error);
-      const cause = new Error(`no connection to ${this.address} after ${attempts} attempt${attempts === 1 ? "" : "s"}${reason ? ` (${reason})` : ""}`, { cause: error });
+      const cause = new Error(
+        `no connection to ${this.address} after ${attempts} attempt${attempts === 1 ? "" : "s"}${reason ? ` (${reason})` : ""}`,
+        { cause: error },
+      );
       throw new StoreUnavailableError("Redis", this.url, operation, {
         cause,
         hint: `check that the Redis server is running and reachable at ${this.address}; each call tries ${this.connectRetries + 1} time(s), ${this.connectTimeoutMs} ms each at most (?connectRetries=, ?connectTimeout= in the URL)`,
@@ -236,7 +272,12 @@ export class RedisConnector {
         break;
       } catch (error) {
         const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
-        const final = attempt >= attempts || this.isWrongKind(error) || this.isWrongKind(nodeError) || isAuthFailure(error) || isAuthFailure(nodeError);
+        const final =
+          attempt >= attempts ||
+          this.isWrongKind(error) ||
+          this.isWrongKind(nodeError) ||
+          isAuthFailure(error) ||
+          isAuthFailure(nodeError);
         if (final) throw new ConnectFailure(error, attempt);
         // A client left half-open is closed first; a refused one is already "end" (and disconnect()
         // would mark it closed by us, so ioredis would not report the next attempt's error).
@@ -347,7 +388,10 @@ export class RedisConnector {
 
   wrongKind(error: Error): ConfigurationError {
     return this.cluster
-      ? new ConfigurationError(`the Redis server at ${this.url} is not a Redis Cluster (${error.message.split("\n")[0]})`, "drop ?cluster=true / use redis:// instead of redis+cluster:// for a standalone server")
+      ? new ConfigurationError(
+          `the Redis server at ${this.url} is not a Redis Cluster (${error.message.split("\n")[0]})`,
+          "drop ?cluster=true / use redis:// instead of redis+cluster:// for a standalone server",
+        )
       : new ConfigurationError(
           `the Redis server at ${this.url} is a Redis Cluster node (it answered ${error.message.split(" ")[0]}; nothing was written)`,
           "open the store with redis+cluster://host1:port1,host2:port2 (or add ?cluster=true) so keys are hash-tagged per slot",

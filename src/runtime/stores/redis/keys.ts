@@ -89,7 +89,14 @@ export interface Bucket {
 }
 
 function bucketAt(prefix: string): Bucket {
-  return { prefix, rev: `${prefix}rev`, idx: `${prefix}idx`, exp: `${prefix}exp`, xo: `${prefix}xo`, sessionPrefix: `${prefix}s:` };
+  return {
+    prefix,
+    rev: `${prefix}rev`,
+    idx: `${prefix}idx`,
+    exp: `${prefix}exp`,
+    xo: `${prefix}xo`,
+    sessionPrefix: `${prefix}s:`,
+  };
 }
 
 /** Every key of one id, with its bucket's shared keys. */
@@ -149,13 +156,21 @@ export class RedisKeys {
     const p = prefix;
     if (cluster && /[{}]/.test(p)) {
       // A brace in the prefix would become (part of) the hash tag and put keys of one id in different slots.
-      throw new ConfigurationError(`the Redis Cluster key prefix ${quoted(p, 200)} contains "{" or "}"`, "use a prefix without braces (statebag adds its own hash tags on a cluster)");
+      throw new ConfigurationError(
+        `the Redis Cluster key prefix ${quoted(p, 200)} contains "{" or "}"`,
+        "use a prefix without braces (statebag adds its own hash tags on a cluster)",
+      );
     }
     if (p.includes(STANDALONE_TAG)) {
       // `{}` ends the prefix in every key: inside it, one store's keys could start another's.
-      throw new ConfigurationError(`the Redis key prefix ${quoted(p, 200)} contains "{}"`, 'use a prefix without "{}" (statebag puts "{}" after the prefix to keep stores apart)');
+      throw new ConfigurationError(
+        `the Redis key prefix ${quoted(p, 200)} contains "{}"`,
+        'use a prefix without "{}" (statebag puts "{}" after the prefix to keep stores apart)',
+      );
     }
-    this.buckets = cluster ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`)) : [bucketAt(`${p}${STANDALONE_TAG}`)];
+    this.buckets = cluster
+      ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`))
+      : [bucketAt(`${p}${STANDALONE_TAG}`)];
     this.meta = `${p}meta`;
     this.root = `${p}${cluster ? "{" : STANDALONE_TAG}`;
   }
@@ -201,7 +216,16 @@ export class RedisKeys {
   legacyMove(): LegacyKeys {
     const old = bucketAt(this.prefix);
     const cur = this.buckets[0];
-    return { from: this.prefix, to: cur.prefix, idx: old.idx, exp: old.exp, rev: old.rev, newIdx: cur.idx, newExp: cur.exp, newRev: cur.rev };
+    return {
+      from: this.prefix,
+      to: cur.prefix,
+      idx: old.idx,
+      exp: old.exp,
+      rev: old.rev,
+      newIdx: cur.idx,
+      newExp: cur.exp,
+      newRev: cur.rev,
+    };
   }
 }
 

@@ -9,7 +9,17 @@ import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
 import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  MessageCodec,
+  MessageLog,
+  MessageLogSnapshot,
+  MessageLogWindow,
+  MessageWindowOptions,
+  ReplaceOptions,
+  TrimOptions,
+} from "../types.js";
 import type { RedisKeys } from "./keys.js";
 import type { ScriptedClient } from "./scripts.js";
 
@@ -25,12 +35,18 @@ export class RedisMessageLog implements MessageLog {
     private readonly codec: MessageCodec,
   ) {}
 
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+  async appendMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const k = this.store.keys.of(storageId);
-    const [ok, version] = await this.store.call("appendMessages", true, (c) => c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts));
+    const [ok, version] = await this.store.call("appendMessages", true, (c) =>
+      c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts),
+    );
     return { applied: ok === 1, version: Number(version) };
   }
 
@@ -38,7 +54,9 @@ export class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
     if (last === 0) return [];
-    const texts = await this.store.call("getMessages", false, (c) => c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1));
+    const texts = await this.store.call("getMessages", false, (c) =>
+      c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1),
+    );
     return texts.map((t) => this.codec.deserialize(t, { logId: storageId }));
   }
 
@@ -71,20 +89,40 @@ export class RedisMessageLog implements MessageLog {
         ]);
       });
       if (before !== after) continue;
-      return { messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })), version: Number(before ?? 0), length };
+      return {
+        messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })),
+        version: Number(before ?? 0),
+        length,
+      };
     }
     // Written to all the time: one atomic read of the whole log.
     const { messages, version } = await this.readMessages(storageId);
-    return { messages: last === undefined ? messages : last === 0 ? [] : messages.slice(-last), version, length: messages.length };
+    return {
+      messages: last === undefined ? messages : last === 0 ? [] : messages.slice(-last),
+      version,
+      length: messages.length,
+    };
   }
 
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+  async replaceMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: ReplaceOptions = {},
+  ): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
     const k = this.store.keys.of(storageId);
     const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
-      c.sbReplace(k.list, k.hdr, k.ops, k.rev, expected === undefined ? "" : String(expected), operationId ?? "", texts),
+      c.sbReplace(
+        k.list,
+        k.hdr,
+        k.ops,
+        k.rev,
+        expected === undefined ? "" : String(expected),
+        operationId ?? "",
+        texts,
+      ),
     );
     if (ok === 1) return Number(version);
     throw logConflict(storageId, expected!, Number(version));

@@ -445,7 +445,20 @@ return 1
 `;
 
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
-export const REDIS_LUA = { save: SAVE, index: INDEX, list: LIST, meta: META, delete: DELETE, scan: SCAN, purge: PURGE, append: APPEND, read: READ, replace: REPLACE, trim: TRIM, text: TEXT } as const;
+export const REDIS_LUA = {
+  save: SAVE,
+  index: INDEX,
+  list: LIST,
+  meta: META,
+  delete: DELETE,
+  scan: SCAN,
+  purge: PURGE,
+  append: APPEND,
+  read: READ,
+  replace: REPLACE,
+  trim: TRIM,
+  text: TEXT,
+} as const;
 
 export type Reply = [number, string | number | null];
 

@@ -13,7 +13,13 @@ import { quoted, shownText } from "../../core/json.js";
 import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, compareIds, scanItem, scanPage, sessionId } from "../common.js";
-import { ConflictError, SessionOwnerError, StoreKeyConflictError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
+import {
+  ConflictError,
+  SessionOwnerError,
+  StoreKeyConflictError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
@@ -139,7 +145,12 @@ export class RedisSessionStore implements SessionStore {
    * object (and every call until it passes) first reads the format marker, refusing a newer format
    * with `StoreNotSetUpError`; `checkFormat: false` skips that (setup, teardown). @internal
    */
-  async call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>, checkFormat = true): Promise<T> {
+  async call<T>(
+    operation: string,
+    write: boolean,
+    fn: (client: ScriptedClient) => Promise<T>,
+    checkFormat = true,
+  ): Promise<T> {
     const connector = this.connector;
     let client = connector.client;
     if (client.status !== "ready" || !connector.selected) client = await connector.connect(operation);
@@ -152,7 +163,11 @@ export class RedisSessionStore implements SessionStore {
       if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
       if (connector.isWrongKind(error)) throw connector.wrongKind(error as Error);
       if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
-        throw new StoreKeyConflictError(this.url, this.prefix, `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`);
+        throw new StoreKeyConflictError(
+          this.url,
+          this.prefix,
+          `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`,
+        );
       }
       if (isUnavailable(error)) {
         // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
@@ -184,9 +199,15 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private async readFormat(client: ScriptedClient): Promise<void> {
-    const [format] = await Promise.all([client.hget(this.keys.meta, "format"), this.cluster ? this.standaloneKeys(client) : this.checkStandaloneLayout(client)]);
+    const [format] = await Promise.all([
+      client.hget(this.keys.meta, "format"),
+      this.cluster ? this.standaloneKeys(client) : this.checkStandaloneLayout(client),
+    ]);
     if (format !== null && Number(format) > REDIS_FORMAT_VERSION) {
-      throw this.newerFormat(format, "upgrade statebag in this app to the release that wrote the store, or use another key prefix");
+      throw this.newerFormat(
+        format,
+        "upgrade statebag in this app to the release that wrote the store, or use another key prefix",
+      );
     }
     this.formatOk = true;
   }
@@ -289,12 +310,19 @@ export class RedisSessionStore implements SessionStore {
 
   /** Moves this prefix's format-1 keys to format 2. */
   private upgrade(c: ScriptedClient): Promise<number> {
-    return upgradeLegacyLayout(c, this.keys.legacyMove(), (detail) => new StoreKeyConflictError(this.url, this.prefix, `upgrading its keys to the current layout: ${detail}`));
+    return upgradeLegacyLayout(
+      c,
+      this.keys.legacyMove(),
+      (detail) =>
+        new StoreKeyConflictError(this.url, this.prefix, `upgrading its keys to the current layout: ${detail}`),
+    );
   }
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const v = await this.call("get", false, (c) => c.hmget(this.keys.of(id).session, "r", "o", "t", "l", "c", "u", "d"));
+    const v = await this.call("get", false, (c) =>
+      c.hmget(this.keys.of(id).session, "r", "o", "t", "l", "c", "u", "d"),
+    );
     const [revision, owner] = v;
     const data = v[6];
     if (revision === null || data === null) return undefined;
@@ -334,11 +362,26 @@ export class RedisSessionStore implements SessionStore {
       const text = this.codec.serialize(session, { owner: codecOwner });
       reply = await this.call("save", true, (c) =>
         c.sbSave(
-          k.session, k.rev, k.idx, k.exp,
-          expected === null ? "" : String(expected), text, ttlMs === undefined ? "" : String(ttlMs), id, Date.now(), k.sessionPrefix,
-          meta.owner === undefined ? "0" : "1", meta.owner ?? "", checkCodecOwner ? `=${codecOwner ?? ""}` : "",
-          meta.title === undefined ? "0" : "1", meta.title ?? "", meta.labels === undefined ? "0" : "1", labels,
-          this.cluster ? "0" : "1", this.buckets[0].prefix, k.xo,
+          k.session,
+          k.rev,
+          k.idx,
+          k.exp,
+          expected === null ? "" : String(expected),
+          text,
+          ttlMs === undefined ? "" : String(ttlMs),
+          id,
+          Date.now(),
+          k.sessionPrefix,
+          meta.owner === undefined ? "0" : "1",
+          meta.owner ?? "",
+          checkCodecOwner ? `=${codecOwner ?? ""}` : "",
+          meta.title === undefined ? "0" : "1",
+          meta.title ?? "",
+          meta.labels === undefined ? "0" : "1",
+          labels,
+          this.cluster ? "0" : "1",
+          this.buckets[0].prefix,
+          k.xo,
         ),
       );
       if (Number(reply[0]) !== 3 || attempt > 0) break;
@@ -346,7 +389,8 @@ export class RedisSessionStore implements SessionStore {
     }
     const status = Number(reply[0]);
     if (status !== 1) {
-      if (pending !== undefined) await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
+      if (pending !== undefined)
+        await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
       if (status === 2) throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, reply[1] === null ? null : Number(reply[1]));
     }
@@ -356,7 +400,19 @@ export class RedisSessionStore implements SessionStore {
     if (this.cluster) {
       // The session is saved: a failure from here on is only an outdated index entry, which `list` repairs.
       const followUps: Promise<unknown>[] = [];
-      if (owner !== null) followUps.push(this.indexOp("save", this.keys.owner(owner), "commit", id, revision, Number(reply[3]), (reply[5] as string | null) ?? "", pending ?? ""));
+      if (owner !== null)
+        followUps.push(
+          this.indexOp(
+            "save",
+            this.keys.owner(owner),
+            "commit",
+            id,
+            revision,
+            Number(reply[3]),
+            (reply[5] as string | null) ?? "",
+            pending ?? "",
+          ),
+        );
       followUps.push(this.dropExpired(reply.slice(6)));
       await Promise.all(followUps.map((p) => p.catch(() => undefined)));
     }
@@ -371,7 +427,16 @@ export class RedisSessionStore implements SessionStore {
   /** Cluster: drops the owner index entries of expired sessions a sweep returned as (owner, id, revision)*. */
   private async dropExpired(flat: readonly (string | number | null)[]): Promise<void> {
     const drops: Promise<number>[] = [];
-    for (let i = 0; i + 2 < flat.length; i += 3) drops.push(this.indexOp("purgeExpired", this.keys.owner(String(flat[i])), "drop", String(flat[i + 1]), Number(flat[i + 2])));
+    for (let i = 0; i + 2 < flat.length; i += 3)
+      drops.push(
+        this.indexOp(
+          "purgeExpired",
+          this.keys.owner(String(flat[i])),
+          "drop",
+          String(flat[i + 1]),
+          Number(flat[i + 2]),
+        ),
+      );
     await Promise.all(drops);
   }
 
@@ -380,13 +445,23 @@ export class RedisSessionStore implements SessionStore {
     const expected = checkDelete(options);
     const k = this.keys.of(id);
     const reply = await this.call("delete", true, (c) =>
-      c.sbDelete(k.session, k.idx, k.exp, k.xo, expected === undefined ? "" : String(expected), id, this.cluster ? "0" : "1", this.buckets[0].prefix),
+      c.sbDelete(
+        k.session,
+        k.idx,
+        k.exp,
+        k.xo,
+        expected === undefined ? "" : String(expected),
+        id,
+        this.cluster ? "0" : "1",
+        this.buckets[0].prefix,
+      ),
     );
     const [ok, value] = reply;
     if (Number(ok) !== 1) throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
     this.owners.delete(id);
     // Cluster: the session is gone; its owner's index entry goes next (a leftover is dropped by `list`).
-    if (this.cluster && typeof reply[2] === "string") await this.indexOp("delete", this.keys.owner(reply[2]), "drop", id, Number(reply[3])).catch(() => undefined);
+    if (this.cluster && typeof reply[2] === "string")
+      await this.indexOp("delete", this.keys.owner(reply[2]), "drop", id, Number(reply[3])).catch(() => undefined);
     return Number(value) === 1;
   }
 
@@ -407,12 +482,24 @@ export class RedisSessionStore implements SessionStore {
       const repairs: Promise<unknown>[] = [];
       let after = cursor === undefined ? "" : byTime ? position(Number(cursor.updated)) + cursor.id : cursor.id;
       for (let done = false; found.length < want && !done; ) {
-        const flat = await c.sbList(o.ou, o.oi, o.om, byTime ? "u" : "i", after, want - found.length, updatedAfter ?? "", updatedBefore ?? "", wanted === "{}" ? "" : wanted);
+        const flat = await c.sbList(
+          o.ou,
+          o.oi,
+          o.om,
+          byTime ? "u" : "i",
+          after,
+          want - found.length,
+          updatedAfter ?? "",
+          updatedBefore ?? "",
+          wanted === "{}" ? "" : wanted,
+        );
         done = Number(flat[flat.length - 1]) === 1;
         after = flat[flat.length - 2];
         const candidates = [];
         for (let i = 0; i + 3 < flat.length; i += 3) candidates.push({ id: flat[i], u: flat[i + 1], raw: flat[i + 2] });
-        const metas = (await Promise.all(candidates.map((x) => c.sbMeta(this.keys.of(x.id).session)))) as (MetaReply | null)[];
+        const metas = (await Promise.all(
+          candidates.map((x) => c.sbMeta(this.keys.of(x.id).session)),
+        )) as (MetaReply | null)[];
         for (const [i, x] of candidates.entries()) {
           const v = metas[i];
           const mine = v !== null && v[1] === owner;
@@ -430,10 +517,25 @@ export class RedisSessionStore implements SessionStore {
             found.push({ item, updated: u });
           }
           // The entry as the session implies: one committed candidate at its revision and updatedAt.
-          const exact = mine && (JSON.parse(x.raw) as { u: number; r: number }[]).every((cand) => cand.r === Number(v[0]) && cand.u === u);
+          const exact =
+            mine &&
+            (JSON.parse(x.raw) as { u: number; r: number }[]).every((cand) => cand.r === Number(v[0]) && cand.u === u);
           if (!exact) {
             repairs.push(
-              c.sbIndex(o.ou, o.oi, o.om, "repair", x.id, x.raw, mine ? "1" : "0", mine ? Number(v[0]) : 0, mine ? u : 0, mine ? (v[3] ?? "") : "").catch(() => undefined),
+              c
+                .sbIndex(
+                  o.ou,
+                  o.oi,
+                  o.om,
+                  "repair",
+                  x.id,
+                  x.raw,
+                  mine ? "1" : "0",
+                  mine ? Number(v[0]) : 0,
+                  mine ? u : 0,
+                  mine ? (v[3] ?? "") : "",
+                )
+                .catch(() => undefined),
             );
           }
         }
@@ -450,13 +552,17 @@ export class RedisSessionStore implements SessionStore {
     const { cursor, limit, includeText } = checkScan(options);
     if (this.cluster) return this.call("scan", false, (c) => this.scanBuckets(c, cursor, limit, includeText));
     const b = this.buckets[0];
-    const flat = await this.call("scan", false, (c) => c.sbScan(b.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", b.sessionPrefix));
+    const flat = await this.call("scan", false, (c) =>
+      c.sbScan(b.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", b.sessionPrefix),
+    );
     const items = [];
     for (let i = 0; i < flat.length; i += includeText ? 9 : 7) {
       const id = flat[i]!;
       // PTTL: -1 no expiry (a positive value is the time left).
       const pttl = includeText ? Number(flat[i + 8]) : 0;
-      const item = includeText ? scanItem(id, Number(flat[i + 1]), flat[i + 7]!, pttl > 0 ? pttl : undefined) : scanItem(id, Number(flat[i + 1]));
+      const item = includeText
+        ? scanItem(id, Number(flat[i + 1]), flat[i + 7]!, pttl > 0 ? pttl : undefined)
+        : scanItem(id, Number(flat[i + 1]));
       item.meta = metaOf(flat.slice(i + 1, i + 7));
       items.push(item);
     }
@@ -469,9 +575,21 @@ export class RedisSessionStore implements SessionStore {
    * standalone server); a bucket that filled its share and might still hold ids below the page's
    * last one is asked again for more, so the merge is exact. Texts are then read per session.
    */
-  private async scanBuckets(c: ScriptedClient, cursor: string | undefined, limit: number, includeText: boolean): Promise<ScanPage> {
+  private async scanBuckets(
+    c: ScriptedClient,
+    cursor: string | undefined,
+    limit: number,
+    includeText: boolean,
+  ): Promise<ScanPage> {
     const want = limit + 1;
-    const parts = this.buckets.map((bucket) => ({ bucket, ids: [] as string[], revisions: [] as number[], metas: [] as StoredSessionMeta[], full: true, share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)) }));
+    const parts = this.buckets.map((bucket) => ({
+      bucket,
+      ids: [] as string[],
+      revisions: [] as number[],
+      metas: [] as StoredSessionMeta[],
+      full: true,
+      share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)),
+    }));
     let pending = parts;
     for (;;) {
       await Promise.all(
@@ -489,13 +607,21 @@ export class RedisSessionStore implements SessionStore {
       );
       const merged = parts.flatMap((part) => part.ids).sort(compareIds);
       const bound = merged.length >= want ? merged[want - 1] : undefined;
-      pending = parts.filter((part) => part.full && (bound === undefined || compareIds(part.ids[part.ids.length - 1], bound) < 0));
+      pending = parts.filter(
+        (part) => part.full && (bound === undefined || compareIds(part.ids[part.ids.length - 1], bound) < 0),
+      );
       if (pending.length === 0) break;
     }
-    const all = parts.flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i], meta: part.metas[i] }))).sort((a, b) => compareIds(a.id, b.id));
+    const all = parts
+      .flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i], meta: part.metas[i] })))
+      .sort((a, b) => compareIds(a.id, b.id));
     const page = all.slice(0, limit);
     const next = all.length > limit ? page[page.length - 1].id : undefined;
-    if (!includeText) return { items: page.map((x) => ({ ...scanItem(x.id, x.revision), meta: x.meta })), ...(next === undefined ? {} : { cursor: next }) };
+    if (!includeText)
+      return {
+        items: page.map((x) => ({ ...scanItem(x.id, x.revision), meta: x.meta })),
+        ...(next === undefined ? {} : { cursor: next }),
+      };
     // A session deleted or expired since its id was listed is left out; the cursor still moves on.
     const texts = await Promise.all(page.map((x) => c.sbText(this.keys.of(x.id).session)));
     const items = [];
@@ -514,11 +640,15 @@ export class RedisSessionStore implements SessionStore {
     return this.call("purgeExpired", true, async (c) => {
       const now = Date.now();
       const inline = this.cluster ? "0" : "1";
-      const replies = await Promise.all(this.buckets.map((b) => c.sbPurge(b.idx, b.exp, b.xo, now, b.sessionPrefix, inline, b.prefix)));
+      const replies = await Promise.all(
+        this.buckets.map((b) => c.sbPurge(b.idx, b.exp, b.xo, now, b.sessionPrefix, inline, b.prefix)),
+      );
       // Cluster: the expired sessions' owner index entries, in their owners' slots.
       if (this.cluster) await Promise.all(replies.map((r) => this.dropExpired(r.slice(1))));
       return replies.reduce((sum, r) => sum + Number(r[0]), 0);
-    }).then(async (removed) => (this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed));
+    }).then(async (removed) =>
+      this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed,
+    );
   }
 
   /**
@@ -548,24 +678,29 @@ export class RedisSessionStore implements SessionStore {
    * Keys of the format-1 layout are left alone (`store setup` moves them first). For tests and teardown only.
    */
   async deleteAll(): Promise<number> {
-    return this.call("deleteAll", true, async (c) => {
-      let removed = 0;
-      // `P*` lists other stores' keys too (`p:tenant2:...` under `p:`): only `P{...` and `P meta` are this store's.
-      const pattern = this.keys.pattern;
-      // On a cluster every master holds part of the keys; one UNLINK per key (a multi-key UNLINK must stay in one slot).
-      const servers: RedisClientLike[] = this.cluster ? (c as unknown as RedisClusterLike).nodes("master") : [c];
-      for (const server of servers) {
-        let cursor = "0";
-        do {
-          const [next, found] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-          const keys = found.filter((key) => this.keys.owns(key));
-          cursor = next;
-          if (keys.length === 0) continue;
-          if (!this.cluster) removed += await server.unlink(...keys);
-          else removed += (await Promise.all(keys.map((key) => server.unlink(key)))).reduce((sum, n) => sum + n, 0);
-        } while (cursor !== "0");
-      }
-      return removed;
-    }, false);
+    return this.call(
+      "deleteAll",
+      true,
+      async (c) => {
+        let removed = 0;
+        // `P*` lists other stores' keys too (`p:tenant2:...` under `p:`): only `P{...` and `P meta` are this store's.
+        const pattern = this.keys.pattern;
+        // On a cluster every master holds part of the keys; one UNLINK per key (a multi-key UNLINK must stay in one slot).
+        const servers: RedisClientLike[] = this.cluster ? (c as unknown as RedisClusterLike).nodes("master") : [c];
+        for (const server of servers) {
+          let cursor = "0";
+          do {
+            const [next, found] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+            const keys = found.filter((key) => this.keys.owns(key));
+            cursor = next;
+            if (keys.length === 0) continue;
+            if (!this.cluster) removed += await server.unlink(...keys);
+            else removed += (await Promise.all(keys.map((key) => server.unlink(key)))).reduce((sum, n) => sum + n, 0);
+          } while (cursor !== "0");
+        }
+        return removed;
+      },
+      false,
+    );
   }
 }

@@ -54,4 +54,7 @@ export interface RedisClusterLike extends RedisClientLike {
 }
 
 export type RedisClientConstructor = new (url: string, options: RedisDriverOptions) => RedisClientLike;
-export type RedisClusterConstructor = new (nodes: { host: string; port: number }[], options: RedisClusterDriverOptions) => RedisClusterLike;
+export type RedisClusterConstructor = new (
+  nodes: { host: string; port: number }[],
+  options: RedisClusterDriverOptions,
+) => RedisClusterLike;

@@ -32,7 +32,11 @@ async function eachKeyPage(c: RedisClientLike, pattern: string, fn: (keys: strin
  * Moves the format-1 keys of one store to format 2. `conflict(detail)` builds the error thrown
  * when the keys cannot be moved safely. Returns how many keys were moved.
  */
-export async function upgradeLegacyLayout(c: UpgradeClient, keys: LegacyKeys, conflict: (detail: string) => Error): Promise<number> {
+export async function upgradeLegacyLayout(
+  c: UpgradeClient,
+  keys: LegacyKeys,
+  conflict: (detail: string) => Error,
+): Promise<number> {
   // First a pass that only looks: a key of the wrong type under `P s:` (say) belongs to another
   // store whose prefix starts with `P s:`; moving it would take that store's data.
   for (const [tag, type] of LEGACY_TAGS) {

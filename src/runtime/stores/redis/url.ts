@@ -31,7 +31,11 @@ const MAX_CONNECT_RETRIES = 20;
  * `?connectTimeout=` / `?connectRetries=`), statebag's own parameters, and the cluster's start
  * nodes when it is a cluster. @internal
  */
-export function parseRedisStoreUrl(url: string): { url: string; params: Record<string, string>; cluster?: RedisClusterNode[] } {
+export function parseRedisStoreUrl(url: string): {
+  url: string;
+  params: Record<string, string>;
+  cluster?: RedisClusterNode[];
+} {
   const multi = /^(rediss?)\+cluster:\/\/([^/?#]*)(.*)$/is.exec(url);
   let seedUrl = url;
   let hosts: string[] | undefined;
@@ -52,7 +56,9 @@ export function parseRedisStoreUrl(url: string): { url: string; params: Record<s
   }
   const plain = all.connectTimeout === undefined && all.connectRetries === undefined ? taken : plainUrl.toString();
   if (params.cluster !== undefined && params.cluster !== "true" && params.cluster !== "false") {
-    throw new ConfigurationError(`?cluster= in the store URL ${quoted(redactUrl(url), 200)} must be true or false, got ${quoted(params.cluster, 40)}`);
+    throw new ConfigurationError(
+      `?cluster= in the store URL ${quoted(redactUrl(url), 200)} must be true or false, got ${quoted(params.cluster, 40)}`,
+    );
   }
   // Checks the database, host and options now, so a bad URL fails at open, not at the first call.
   const connection = redisConnection(plain, redactUrl(url));
@@ -65,12 +71,18 @@ export function parseRedisStoreUrl(url: string): { url: string; params: Record<s
       parsed = undefined;
     }
     if (!parsed || !parsed.hostname || parsed.pathname !== "" || parsed.username || parsed.port === "0") {
-      throw new ConfigurationError(`the store URL ${quoted(redactUrl(url), 200)} lists a cluster node ${quoted(host, 100)} that is not host:port`, "write redis+cluster://[user:password@]host1:port1,host2:port2/?prefix=app:");
+      throw new ConfigurationError(
+        `the store URL ${quoted(redactUrl(url), 200)} lists a cluster node ${quoted(host, 100)} that is not host:port`,
+        "write redis+cluster://[user:password@]host1:port1,host2:port2/?prefix=app:",
+      );
     }
     return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(parsed.port || 6379) };
   });
   if (connection.db !== 0) {
-    throw new ConfigurationError(`the store URL ${quoted(redactUrl(url), 200)} selects a database other than 0`, "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=");
+    throw new ConfigurationError(
+      `the store URL ${quoted(redactUrl(url), 200)} selects a database other than 0`,
+      "Redis Cluster has only database 0: drop the /<db> path and ?db=, and separate stores by ?prefix=",
+    );
   }
   return { url: plain, params, cluster: nodes };
 }
@@ -95,24 +107,52 @@ export function redisConnection(url: string, display = redactUrl(url)): RedisCon
   const { url: rest, params } = takeParams(url, [...REDIS_CONNECT_PARAMS]);
   const parsed = new URL(rest);
   if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-    throw new ConfigurationError(`the store URL ${quoted(display, 200)} is not a redis:// or rediss:// URL`, "write redis://[user:password@]host:6379[/db] (rediss:// for TLS)");
+    throw new ConfigurationError(
+      `the store URL ${quoted(display, 200)} is not a redis:// or rediss:// URL`,
+      "write redis://[user:password@]host:6379[/db] (rediss:// for TLS)",
+    );
   }
   if (!parsed.hostname) {
-    throw new ConfigurationError(`the store URL ${quoted(display, 200)} names no host`, "write redis://[user:password@]host:6379[/db]");
+    throw new ConfigurationError(
+      `the store URL ${quoted(display, 200)} names no host`,
+      "write redis://[user:password@]host:6379[/db]",
+    );
   }
   if (parsed.port === "0") {
-    throw new ConfigurationError(`the store URL ${quoted(display, 200)} names port 0`, "use the server's port, 1 to 65535 (Redis listens on 6379 by default)");
+    throw new ConfigurationError(
+      `the store URL ${quoted(display, 200)} names port 0`,
+      "use the server's port, 1 to 65535 (Redis listens on 6379 by default)",
+    );
   }
   if (parsed.hash) {
-    throw new ConfigurationError(`the store URL ${quoted(display, 200)} has a #fragment`, "remove the # part (a literal # in a password is written %23)");
+    throw new ConfigurationError(
+      `the store URL ${quoted(display, 200)} has a #fragment`,
+      "remove the # part (a literal # in a password is written %23)",
+    );
   }
   const db = databaseOf(parsed, display);
   const family = parsed.searchParams.get("family");
   if (family !== null && !["0", "4", "6"].includes(family)) {
-    throw new ConfigurationError(`?family= in the store URL ${quoted(display, 200)} must be 4 (IPv4), 6 (IPv6) or 0 (either), got ${quoted(family, 40)}`);
+    throw new ConfigurationError(
+      `?family= in the store URL ${quoted(display, 200)} must be 4 (IPv4), 6 (IPv6) or 0 (either), got ${quoted(family, 40)}`,
+    );
   }
-  const connectTimeoutMs = whole(params.connectTimeout, "connectTimeout", display, 1, MAX_CONNECT_TIMEOUT_MS, "milliseconds one connection attempt may take");
-  const connectRetries = whole(params.connectRetries, "connectRetries", display, 0, MAX_CONNECT_RETRIES, "extra connection attempts after a failed one");
+  const connectTimeoutMs = whole(
+    params.connectTimeout,
+    "connectTimeout",
+    display,
+    1,
+    MAX_CONNECT_TIMEOUT_MS,
+    "milliseconds one connection attempt may take",
+  );
+  const connectRetries = whole(
+    params.connectRetries,
+    "connectRetries",
+    display,
+    0,
+    MAX_CONNECT_RETRIES,
+    "extra connection attempts after a failed one",
+  );
   // What ioredis gets: no database (statebag selects it, checked) and none of statebag's options.
   parsed.pathname = "";
   parsed.searchParams.delete("db");
@@ -129,32 +169,52 @@ export function redisConnection(url: string, display = redactUrl(url)): RedisCon
 /** The database a URL names by path (`/3`) or `?db=3`; 0 when neither. Both must agree. */
 function databaseOf(parsed: URL, display: string): number {
   const path = parsed.pathname;
-  const hint = "write the database as a whole number from 0 (the default) up to the server's `databases` setting minus 1, e.g. redis://host:6379/2";
+  const hint =
+    "write the database as a whole number from 0 (the default) up to the server's `databases` setting minus 1, e.g. redis://host:6379/2";
   let fromPath: number | undefined;
   if (path !== "" && path !== "/") {
     const digits = /^\/(\d{1,9})$/.exec(path)?.[1];
     if (digits === undefined) {
-      throw new ConfigurationError(`the database ${quoted(decodeSafe(path.slice(1)), 40)} in the store URL ${quoted(display, 200)} is not a database number`, hint);
+      throw new ConfigurationError(
+        `the database ${quoted(decodeSafe(path.slice(1)), 40)} in the store URL ${quoted(display, 200)} is not a database number`,
+        hint,
+      );
     }
     fromPath = Number(digits);
   }
   const query = parsed.searchParams.get("db");
   let fromQuery: number | undefined;
   if (query !== null) {
-    if (!/^\d{1,9}$/.test(query)) throw new ConfigurationError(`?db= in the store URL ${quoted(display, 200)} is not a database number, got ${quoted(query, 40)}`, hint);
+    if (!/^\d{1,9}$/.test(query))
+      throw new ConfigurationError(
+        `?db= in the store URL ${quoted(display, 200)} is not a database number, got ${quoted(query, 40)}`,
+        hint,
+      );
     fromQuery = Number(query);
   }
   if (fromPath !== undefined && fromQuery !== undefined && fromPath !== fromQuery) {
-    throw new ConfigurationError(`the store URL ${quoted(display, 200)} names two databases (/${fromPath} and ?db=${fromQuery})`, "name the database once, as the path (redis://host:6379/2)");
+    throw new ConfigurationError(
+      `the store URL ${quoted(display, 200)} names two databases (/${fromPath} and ?db=${fromQuery})`,
+      "name the database once, as the path (redis://host:6379/2)",
+    );
   }
   return fromPath ?? fromQuery ?? 0;
 }
 
-function whole(value: string | undefined, name: string, display: string, min: number, max: number, what: string): number | undefined {
+function whole(
+  value: string | undefined,
+  name: string,
+  display: string,
+  min: number,
+  max: number,
+  what: string,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
   if (!(n >= min && n <= max)) {
-    throw new ConfigurationError(`?${name}= in the store URL ${quoted(display, 200)} must be a whole number from ${min} to ${max} (${what}), got ${quoted(value, 40)}`);
+    throw new ConfigurationError(
+      `?${name}= in the store URL ${quoted(display, 200)} must be a whole number from ${min} to ${max} (${what}), got ${quoted(value, 40)}`,
+    );
   }
   return n;
 }
@@ -168,11 +228,16 @@ function decodeSafe(text: string): string {
 }
 
 /** `connectTimeoutMs` / `connectRetries` given as store options: the same bounds as in the URL. @internal */
-export function checkConnectOption(name: "connectTimeoutMs" | "connectRetries", value: number | undefined): number | undefined {
+export function checkConnectOption(
+  name: "connectTimeoutMs" | "connectRetries",
+  value: number | undefined,
+): number | undefined {
   if (value === undefined) return undefined;
   const [min, max] = name === "connectTimeoutMs" ? [1, MAX_CONNECT_TIMEOUT_MS] : [0, MAX_CONNECT_RETRIES];
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigurationError(`the Redis store option ${name} must be a whole number from ${min} to ${max}, got ${String(value).slice(0, 40)}`);
+    throw new ConfigurationError(
+      `the Redis store option ${name} must be a whole number from ${min} to ${max}, got ${String(value).slice(0, 40)}`,
+    );
   }
   return value;
 }

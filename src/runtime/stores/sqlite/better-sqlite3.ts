@@ -33,11 +33,15 @@ export const betterSqliteDriver: SqliteDriver = {
   open(path, { readOnly, busyTimeoutMs }) {
     const Database = loadDriver<typeof BetterSqlite3>("better-sqlite3");
     // fileMustExist: a read-only open never creates the file (node:sqlite behaves the same).
-    return new BetterSqliteConnection(new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: Math.trunc(busyTimeoutMs) }));
+    return new BetterSqliteConnection(
+      new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: Math.trunc(busyTimeoutMs) }),
+    );
   },
   resultCode(error) {
     const code = (error as { code?: unknown }).code;
     // better-sqlite3 names extended codes (SQLITE_BUSY_SNAPSHOT); the store branches on the primary one.
-    return typeof code === "string" && code.startsWith("SQLITE_") ? (/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code) : undefined;
+    return typeof code === "string" && code.startsWith("SQLITE_")
+      ? (/^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code)
+      : undefined;
   },
 };

@@ -7,7 +7,17 @@ import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
 import { checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
-import type { AppendOptions, AppendResult, MessageCodec, MessageLog, MessageLogSnapshot, MessageLogWindow, MessageWindowOptions, ReplaceOptions, TrimOptions } from "../types.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  MessageCodec,
+  MessageLog,
+  MessageLogSnapshot,
+  MessageLogWindow,
+  MessageWindowOptions,
+  ReplaceOptions,
+  TrimOptions,
+} from "../types.js";
 import type { Access, Statements } from "./sql.js";
 
 /** What the log uses of its store (SqliteSessionStore): `run` (open, transaction, lock waits, error mapping). */
@@ -21,7 +31,11 @@ export class SqliteMessageLog implements MessageLog {
     private readonly codec: MessageCodec,
   ) {}
 
-  async appendMessages(storageId: string, messages: readonly ChatMessage[], options: AppendOptions): Promise<AppendResult> {
+  async appendMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
@@ -40,7 +54,9 @@ export class SqliteMessageLog implements MessageLog {
   async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
     checkId(storageId, "storageId");
     const last = checkLast(options?.last);
-    const rows = await this.store.run("getMessages", "read", (s) => (last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last)));
+    const rows = await this.store.run("getMessages", "read", (s) =>
+      last === undefined ? s.msgAll.all(storageId) : s.msgLast.all(storageId, last),
+    );
     return rows.map((r) => this.codec.deserialize(r.body, { logId: storageId }));
   }
 
@@ -62,12 +78,21 @@ export class SqliteMessageLog implements MessageLog {
       // Positions are the rows' seq: contiguous, the newest at next_seq - 1.
       const first = s.msgFirst.get(storageId)?.first ?? log.next_seq;
       const from = "last" in window ? log.next_seq - window.last : window.from;
-      return { rows: s.msgFrom.all(storageId, Math.max(from, first)), version: log.version, length: log.next_seq - first, end: log.next_seq };
+      return {
+        rows: s.msgFrom.all(storageId, Math.max(from, first)),
+        version: log.version,
+        length: log.next_seq - first,
+        end: log.next_seq,
+      };
     });
     return { messages: rows.map((r) => this.codec.deserialize(r.body, { logId: storageId })), version, length, end };
   }
 
-  async replaceMessages(storageId: string, messages: readonly ChatMessage[], options: ReplaceOptions = {}): Promise<number> {
+  async replaceMessages(
+    storageId: string,
+    messages: readonly ChatMessage[],
+    options: ReplaceOptions = {},
+  ): Promise<number> {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
@@ -90,7 +115,8 @@ export class SqliteMessageLog implements MessageLog {
     return this.store.run("trimMessages", "write", (s): number => {
       const log = s.logVersion.get(storageId);
       const current = log?.version ?? 0;
-      if (expectedVersion !== undefined && expectedVersion !== current) throw logConflict(storageId, expectedVersion, current);
+      if (expectedVersion !== undefined && expectedVersion !== current)
+        throw logConflict(storageId, expectedVersion, current);
       if (!log) return 0;
       const removed = s.msgTrim.run(storageId, log.next_seq - keepLast).changes;
       if (removed > 0) s.logUpsert.get(storageId, s.bump.get()!.value, 0);

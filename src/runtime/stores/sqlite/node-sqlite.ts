@@ -24,7 +24,10 @@ function load(): NodeSqlite {
   let loaded: NodeSqlite | undefined;
   try {
     // Node 20 has no node:sqlite (getBuiltinModule answers undefined; before 20.16 it is missing too).
-    loaded = typeof process.getBuiltinModule === "function" ? (process.getBuiltinModule("node:sqlite") as NodeSqlite | undefined) : undefined;
+    loaded =
+      typeof process.getBuiltinModule === "function"
+        ? (process.getBuiltinModule("node:sqlite") as NodeSqlite | undefined)
+        : undefined;
   } catch {
     loaded = undefined;
   } finally {
@@ -47,7 +50,7 @@ export class NodeSqliteMissingError extends StatebagError {
       "driver-missing",
       `the SQLite store's default driver, node:sqlite, is not built into Node ${process.versions.node}: it needs Node 22.13 or newer`,
       {
-        hint: "upgrade Node to 22.13+ (24 LTS recommended), or use the optional better-sqlite3 driver: npm i better-sqlite3 and add ?driver=better-sqlite3 to the sqlite: store URL (openStore option sqliteDriver: \"better-sqlite3\")",
+        hint: 'upgrade Node to 22.13+ (24 LTS recommended), or use the optional better-sqlite3 driver: npm i better-sqlite3 and add ?driver=better-sqlite3 to the sqlite: store URL (openStore option sqliteDriver: "better-sqlite3")',
       },
     );
   }

@@ -120,10 +120,19 @@ export const FORMAT_SQL = {
 } as const;
 
 /** Settings of a writable connection: WAL (readers never block the writer and vice versa), and how often to fsync. */
-export const PRAGMAS = { wal: "PRAGMA journal_mode = WAL", synchronousNormal: "PRAGMA synchronous = NORMAL", synchronousFull: "PRAGMA synchronous = FULL" } as const;
+export const PRAGMAS = {
+  wal: "PRAGMA journal_mode = WAL",
+  synchronousNormal: "PRAGMA synchronous = NORMAL",
+  synchronousFull: "PRAGMA synchronous = FULL",
+} as const;
 
 /** The statements around a unit of work: `snapshot` reads in one transaction, `write` takes the write lock at once. */
-export const TRANSACTION = { snapshot: "BEGIN", write: "BEGIN IMMEDIATE", commit: "COMMIT", rollback: "ROLLBACK" } as const;
+export const TRANSACTION = {
+  snapshot: "BEGIN",
+  write: "BEGIN IMMEDIATE",
+  commit: "COMMIT",
+  rollback: "ROLLBACK",
+} as const;
 
 /** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */
 export type Access = "read" | "snapshot" | "write";
@@ -155,7 +164,9 @@ export class Statements {
   readonly deleteAny: SqliteStatement<{ live: number }>;
   readonly deleteAt: SqliteStatement<never>;
   readonly scan: SqliteStatement<{ id: string; revision: number } & MetaRow>;
-  readonly scanText: SqliteStatement<{ id: string; revision: number; data: string; expires_at: number | null } & MetaRow>;
+  readonly scanText: SqliteStatement<
+    { id: string; revision: number; data: string; expires_at: number | null } & MetaRow
+  >;
   readonly purge: SqliteStatement<never>;
   readonly opInsert: SqliteStatement<never>;
   readonly logVersion: SqliteStatement<{ version: number; next_seq: number }>;

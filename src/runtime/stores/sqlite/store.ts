@@ -21,12 +21,48 @@ import { ConflictError, SessionOwnerError, StoreNotSetUpError, StoreUnavailableE
 import { eraseOwnerSessions } from "../erasure.js";
 import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
-import type { DeleteOptions, EraseOptions, EraseReceipt, ListItem, ListOptions, ListPage, MessageCodec, MessageLog, RetentionOptions, RetentionPolicy, SaveOptions, ScanOptions, ScanPage, SessionCodec, SessionStore, SetupResult, StoredSession, StoredSessionMeta } from "../types.js";
+import type {
+  DeleteOptions,
+  EraseOptions,
+  EraseReceipt,
+  ListItem,
+  ListOptions,
+  ListPage,
+  MessageCodec,
+  MessageLog,
+  RetentionOptions,
+  RetentionPolicy,
+  SaveOptions,
+  ScanOptions,
+  ScanPage,
+  SessionCodec,
+  SessionStore,
+  SetupResult,
+  StoredSession,
+  StoredSessionMeta,
+} from "../types.js";
 import { betterSqliteDriver } from "./better-sqlite3.js";
-import { DEFAULT_SQLITE_DRIVER, checkSqliteDriver, type SqliteConnection, type SqliteDriver, type SqliteDriverName } from "./driver.js";
+import {
+  DEFAULT_SQLITE_DRIVER,
+  checkSqliteDriver,
+  type SqliteConnection,
+  type SqliteDriver,
+  type SqliteDriverName,
+} from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
 import { nodeSqliteDriver } from "./node-sqlite.js";
-import { COLUMNS_SQL, DDL, FORMAT_SQL, PRAGMAS, Statements, TRANSACTION, V2_COLUMNS, V2_INDEXES, type Access, type MetaRow } from "./sql.js";
+import {
+  COLUMNS_SQL,
+  DDL,
+  FORMAT_SQL,
+  PRAGMAS,
+  Statements,
+  TRANSACTION,
+  V2_COLUMNS,
+  V2_INDEXES,
+  type Access,
+  type MetaRow,
+} from "./sql.js";
 
 /**
  * The storage-format version this code writes (recorded in `statebag_meta`). 2: session metadata
@@ -64,7 +100,10 @@ export interface SqliteStoreOptions {
   retention?: RetentionOptions;
 }
 
-const DRIVERS: Record<SqliteDriverName, SqliteDriver> = { "node:sqlite": nodeSqliteDriver, "better-sqlite3": betterSqliteDriver };
+const DRIVERS: Record<SqliteDriverName, SqliteDriver> = {
+  "node:sqlite": nodeSqliteDriver,
+  "better-sqlite3": betterSqliteDriver,
+};
 
 /**
  * Which driver has each file open in this process. SQLite's file locks are per process, and each
@@ -79,7 +118,19 @@ const LOCK_WAIT_PER_ATTEMPT_MS = 10;
 const MAX_RETRY_PAUSE_MS = 50;
 
 /** Result codes that mean the file cannot be used right now (as opposed to an SQL mistake). */
-const UNAVAILABLE_CODES = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_PERM", "SQLITE_AUTH", "SQLITE_PROTOCOL"]);
+const UNAVAILABLE_CODES = new Set([
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+  "SQLITE_CANTOPEN",
+  "SQLITE_IOERR",
+  "SQLITE_FULL",
+  "SQLITE_READONLY",
+  "SQLITE_NOTADB",
+  "SQLITE_CORRUPT",
+  "SQLITE_PERM",
+  "SQLITE_AUTH",
+  "SQLITE_PROTOCOL",
+]);
 
 export class SqliteSessionStore implements SessionStore {
   readonly kind = "sqlite" as const;
@@ -104,16 +155,23 @@ export class SqliteSessionStore implements SessionStore {
     this.codec = options.codec ?? defaultSessionCodec();
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(this.busyTimeoutMs) || this.busyTimeoutMs < 0) {
-      throw new ConfigurationError(`busyTimeoutMs must be a non-negative integer (ms), got ${String(options.busyTimeoutMs)}`);
+      throw new ConfigurationError(
+        `busyTimeoutMs must be a non-negative integer (ms), got ${String(options.busyTimeoutMs)}`,
+      );
     }
     this.synchronous = options.synchronous ?? "normal";
     if (this.synchronous !== "normal" && this.synchronous !== "full") {
-      throw new ConfigurationError(`synchronous must be "normal" or "full", got ${JSON.stringify(String(this.synchronous)).slice(0, 40)}`);
+      throw new ConfigurationError(
+        `synchronous must be "normal" or "full", got ${JSON.stringify(String(this.synchronous)).slice(0, 40)}`,
+      );
     }
     this.driver = checkSqliteDriver(options.driver ?? DEFAULT_SQLITE_DRIVER, "SqliteStoreOptions.driver");
     this.readOnly = options.readOnly ?? false;
     if (this.readOnly && this.path === ":memory:") {
-      throw new ConfigurationError("a read-only SQLite store needs a file: :memory: starts empty", "drop readOnly, or give the path of an existing file");
+      throw new ConfigurationError(
+        "a read-only SQLite store needs a file: :memory: starts empty",
+        "drop readOnly, or give the path of an existing file",
+      );
     }
     this.messages = new SqliteMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.retention = checkRetention(options.retention);
@@ -126,16 +184,25 @@ export class SqliteSessionStore implements SessionStore {
    */
   async run<T>(operation: string, access: Access, fn: (s: Statements) => T): Promise<T> {
     if (access === "write" && this.readOnly) {
-      throw new StatebagError("store-read-only", `the SQLite store at ${this.url} was opened read-only: ${operation} is not allowed`, {
-        hint: "open it without readOnly (drop ?readOnly=true) to write",
-      });
+      throw new StatebagError(
+        "store-read-only",
+        `the SQLite store at ${this.url} was opened read-only: ${operation} is not allowed`,
+        {
+          hint: "open it without readOnly (drop ?readOnly=true) to write",
+        },
+      );
     }
     const deadline = performance.now() + this.busyTimeoutMs;
     for (let attempt = 0; ; attempt++) {
-      if (this.closed) throw new StatebagError("store-closed", `the SQLite store at ${this.url} was closed`, { hint: "open a new store with openStore()" });
+      if (this.closed)
+        throw new StatebagError("store-closed", `the SQLite store at ${this.url} was closed`, {
+          hint: "open a new store with openStore()",
+        });
       try {
         const db = this.db ?? this.open();
-        return access === "read" ? fn(this.stmts!) : this.transaction(db, access === "write" ? TRANSACTION.write : TRANSACTION.snapshot, () => fn(this.stmts!));
+        return access === "read"
+          ? fn(this.stmts!)
+          : this.transaction(db, access === "write" ? TRANSACTION.write : TRANSACTION.snapshot, () => fn(this.stmts!));
       } catch (error) {
         const left = deadline - performance.now();
         if (!this.isBusy(error) || left <= 0) throw this.mapError(operation, error);
@@ -180,7 +247,10 @@ export class SqliteSessionStore implements SessionStore {
 
   private openWritable(driver: SqliteDriver): SqliteConnection {
     if (this.path !== ":memory:") mkdirSync(dirname(this.path), { recursive: true });
-    const db = driver.open(this.path, { readOnly: false, busyTimeoutMs: Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS) });
+    const db = driver.open(this.path, {
+      readOnly: false,
+      busyTimeoutMs: Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS),
+    });
     try {
       // WAL: readers never block the writer and vice versa.
       if (this.path !== ":memory:") db.exec(PRAGMAS.wal);
@@ -211,7 +281,11 @@ export class SqliteSessionStore implements SessionStore {
    */
   private openReadOnly(driver: SqliteDriver): SqliteConnection {
     if (!existsSync(this.path)) {
-      throw new StoreNotSetUpError(this.url, `there is no SQLite file at ${this.path} (${this.url})`, "check the path; a read-only open never creates the file");
+      throw new StoreNotSetUpError(
+        this.url,
+        `there is no SQLite file at ${this.path} (${this.url})`,
+        "check the path; a read-only open never creates the file",
+      );
     }
     const busyTimeoutMs = Math.min(this.busyTimeoutMs, LOCK_WAIT_PER_ATTEMPT_MS);
     let db = driver.open(this.path, { readOnly: true, busyTimeoutMs });
@@ -246,7 +320,11 @@ export class SqliteSessionStore implements SessionStore {
   private checkFormat(db: SqliteConnection): number | undefined {
     const hasTables = db.prepare<{ n: number }>(FORMAT_SQL.hasTables).get()!.n > 0;
     if (!hasTables) {
-      throw new StoreNotSetUpError(this.url, `the SQLite file ${this.path} has no statebag tables`, "check the path; open it once for writing (or run statebag store setup) to create them");
+      throw new StoreNotSetUpError(
+        this.url,
+        `the SQLite file ${this.path} has no statebag tables`,
+        "check the path; open it once for writing (or run statebag store setup) to create them",
+      );
     }
     const row = db.prepare<{ value: number }>(FORMAT_SQL.version).get();
     if (row !== undefined && row.value > SQLITE_SCHEMA_VERSION) {
@@ -282,7 +360,11 @@ export class SqliteSessionStore implements SessionStore {
     if (code !== undefined && UNAVAILABLE_CODES.has(code)) {
       // The result-code name in front of the driver's message, the same for both drivers.
       const cause = Object.assign(new Error(error.message, { cause: error }), { code });
-      return new StoreUnavailableError("SQLite", this.url, operation, { cause, hint: sqliteHint(code, this.busyTimeoutMs), reconnects: false });
+      return new StoreUnavailableError("SQLite", this.url, operation, {
+        cause,
+        hint: sqliteHint(code, this.busyTimeoutMs),
+        reconnects: false,
+      });
     }
     const errno = (error as { code?: unknown }).code;
     if (typeof errno === "string" && /^E[A-Z]+$/.test(errno)) {
@@ -337,11 +419,22 @@ export class SqliteSessionStore implements SessionStore {
       const revision = s.bump.get()!.value;
       const changes =
         expected === null
-          ? s.create.run(id, revision, text, expiresAt, now, now, meta.owner ?? null, meta.title ?? null, labels, now).changes
+          ? s.create.run(id, revision, text, expiresAt, now, now, meta.owner ?? null, meta.title ?? null, labels, now)
+              .changes
           : s.update.run(
-              revision, text, expiresAt, now,
-              meta.title === undefined ? 0 : 1, meta.title ?? null, labels === null ? 0 : 1, labels,
-              id, expected, now, meta.owner ?? null, meta.owner ?? null,
+              revision,
+              text,
+              expiresAt,
+              now,
+              meta.title === undefined ? 0 : 1,
+              meta.title ?? null,
+              labels === null ? 0 : 1,
+              labels,
+              id,
+              expected,
+              now,
+              meta.owner ?? null,
+              meta.owner ?? null,
             ).changes;
       if (changes === 1) return revision;
       // Throwing rolls the counter bump back; the current row is read under the same lock.
@@ -365,11 +458,21 @@ export class SqliteSessionStore implements SessionStore {
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     const now = Date.now();
-    const rows = await this.run("scan", "read", (s) =>
-      (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as ({ id: string; revision: number; data?: string; expires_at?: number | null } & MetaRow)[],
+    const rows = await this.run(
+      "scan",
+      "read",
+      (s) =>
+        (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as ({
+          id: string;
+          revision: number;
+          data?: string;
+          expires_at?: number | null;
+        } & MetaRow)[],
     );
     const items = rows.map((r) => {
-      const item = includeText ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now)) : scanItem(r.id, r.revision);
+      const item = includeText
+        ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now))
+        : scanItem(r.id, r.revision);
       item.meta = rowMeta(r);
       return item;
     });
@@ -379,7 +482,13 @@ export class SqliteSessionStore implements SessionStore {
   async list(options: ListOptions): Promise<ListPage> {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
     const now = Date.now();
-    const filter = [owner, now, updatedBefore ?? NO_BOUND_BEFORE, updatedAfter ?? NO_BOUND_AFTER, JSON.stringify(labels)];
+    const filter = [
+      owner,
+      now,
+      updatedBefore ?? NO_BOUND_BEFORE,
+      updatedAfter ?? NO_BOUND_AFTER,
+      JSON.stringify(labels),
+    ];
     const rows = await this.run("list", "read", (s) =>
       order === "id"
         ? s.listById.all(...filter, cursor?.id ?? "", limit + 1)
@@ -421,13 +530,25 @@ export class SqliteSessionStore implements SessionStore {
  * the opening transaction, so an interrupted upgrade leaves format 1 and is redone on the next open.
  */
 function upgradeToV2(db: SqliteConnection): void {
-  const have = new Set(db.prepare<{ name: string }>(COLUMNS_SQL).all().map((r) => r.name));
-  for (const [name, column] of V2_COLUMNS) if (!have.has(name)) db.exec(`ALTER TABLE statebag_sessions ADD COLUMN ${column}`);
+  const have = new Set(
+    db
+      .prepare<{ name: string }>(COLUMNS_SQL)
+      .all()
+      .map((r) => r.name),
+  );
+  for (const [name, column] of V2_COLUMNS)
+    if (!have.has(name)) db.exec(`ALTER TABLE statebag_sessions ADD COLUMN ${column}`);
   for (const index of V2_INDEXES) db.exec(index);
 }
 
 function rowMeta(row: MetaRow): StoredSessionMeta {
-  return storedMeta(row.owner, row.title, row.labels === null ? null : (JSON.parse(row.labels) as Record<string, string>), row.created_at, row.updated_at);
+  return storedMeta(
+    row.owner,
+    row.title,
+    row.labels === null ? null : (JSON.parse(row.labels) as Record<string, string>),
+    row.created_at,
+    row.updated_at,
+  );
 }
 
 function sqliteHint(code: string, busyTimeoutMs: number): string {

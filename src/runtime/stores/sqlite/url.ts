@@ -35,7 +35,14 @@ function excerpt(url: string): string {
     const at = authority[2].lastIndexOf("@");
     head = `${authority[1]}***${at < 0 ? "" : authority[2].slice(at)}${authority[3]}`;
   }
-  const query = question < 0 ? "" : `?${url.slice(question + 1).split("&").map((pair) => (pair.includes("=") ? `${pair.slice(0, pair.indexOf("="))}=***` : pair)).join("&")}`;
+  const query =
+    question < 0
+      ? ""
+      : `?${url
+          .slice(question + 1)
+          .split("&")
+          .map((pair) => (pair.includes("=") ? `${pair.slice(0, pair.indexOf("="))}=***` : pair))
+          .join("&")}`;
   return quoted(head + query, 120);
 }
 
@@ -51,14 +58,26 @@ function showValue(name: string): boolean {
  * Allowed: "" (sqlite:///abs.db), "." and ".." (sqlite://./rel.db), and "localhost" for file: URIs.
  */
 function checkAuthority(authority: string, url: string, fileUri: boolean): void {
-  if (authority === "" || (!fileUri && (authority === "." || authority === "..")) || (fileUri && authority.toLowerCase() === "localhost")) return;
+  if (
+    authority === "" ||
+    (!fileUri && (authority === "." || authority === "..")) ||
+    (fileUri && authority.toLowerCase() === "localhost")
+  )
+    return;
   const fix = "SQLite opens local files, with no login: write sqlite:./relative/path.db or sqlite:///absolute/path.db";
   if (authority.includes("@")) {
-    throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has credentials (user:password@) before its path`, fix);
+    throw new ConfigurationError(
+      `the SQLite store URL ${excerpt(url)} has credentials (user:password@) before its path`,
+      fix,
+    );
   }
   // Not shown: "user:secret" without an "@" reads as a host and port too.
-  if (authority.includes(":")) throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has a host and port before its path`, fix);
-  throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} names the host ${quoted(authority, 40)}; SQLite opens local files only`, fix);
+  if (authority.includes(":"))
+    throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has a host and port before its path`, fix);
+  throw new ConfigurationError(
+    `the SQLite store URL ${excerpt(url)} names the host ${quoted(authority, 40)}; SQLite opens local files only`,
+    fix,
+  );
 }
 
 function decode(text: string, what: string, url: string): string {
@@ -67,7 +86,7 @@ function decode(text: string, what: string, url: string): string {
   } catch {
     throw new ConfigurationError(
       `the SQLite store URL ${excerpt(url)} has a malformed percent-escape in its ${what}`,
-      "escape \"%\" as %25, and write other escapes as % followed by two hex digits (a space is %20)",
+      'escape "%" as %25, and write other escapes as % followed by two hex digits (a space is %20)',
     );
   }
 }
@@ -101,8 +120,16 @@ export function parseSqliteUrl(url: string): SqliteUrl {
     );
   }
   const path = decode(rest, "path", url);
-  if (path === "") throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has no file path`, "write sqlite:./path/sessions.db");
-  if (path.includes("\0")) throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} has a NUL character in its path`, "remove the %00 from the path");
+  if (path === "")
+    throw new ConfigurationError(
+      `the SQLite store URL ${excerpt(url)} has no file path`,
+      "write sqlite:./path/sessions.db",
+    );
+  if (path.includes("\0"))
+    throw new ConfigurationError(
+      `the SQLite store URL ${excerpt(url)} has a NUL character in its path`,
+      "remove the %00 from the path",
+    );
   return { path, ...parseOptions(query, url) };
 }
 
@@ -121,7 +148,8 @@ function parseOptions(query: string, url: string): Omit<SqliteUrl, "path"> {
         `the options are ${OPTIONS.map((o) => `?${o}=`).join(", ")} (names are case-sensitive)`,
       );
     }
-    if (seen.has(name)) throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} gives ?${name}= twice`, "keep one");
+    if (seen.has(name))
+      throw new ConfigurationError(`the SQLite store URL ${excerpt(url)} gives ?${name}= twice`, "keep one");
     seen.add(name);
     setOption(out, name as OptionName, value);
   }
@@ -129,7 +157,8 @@ function parseOptions(query: string, url: string): Omit<SqliteUrl, "path"> {
 }
 
 function setOption(out: Omit<SqliteUrl, "path">, name: OptionName, value: string): void {
-  const bad = (allowed: string) => new ConfigurationError(`?${name}= must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
+  const bad = (allowed: string) =>
+    new ConfigurationError(`?${name}= must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
   switch (name) {
     case "busyTimeout": {
       const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;

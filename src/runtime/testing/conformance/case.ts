@@ -20,7 +20,14 @@ import { Clause } from "./check.js";
  *   returns it (a store whose codec transforms rows, e.g. encryption, lacks it: its text is an envelope).
  */
 export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing" | "verbatimText";
-export const STORE_CAPABILITIES: readonly StoreCapability[] = ["messageLog", "scan", "ttl", "codec", "listing", "verbatimText"];
+export const STORE_CAPABILITIES: readonly StoreCapability[] = [
+  "messageLog",
+  "scan",
+  "ttl",
+  "codec",
+  "listing",
+  "verbatimText",
+];
 
 /** What a case runs with. */
 export interface CaseContext {
@@ -52,7 +59,8 @@ export function counterOf(session: AgentSession): number {
 }
 
 export const user = (text: string): ChatMessage => ({ role: "user", contents: [{ $type: "text", text }] });
-export const texts = (messages: ChatMessage[]): string[] => messages.map((m) => (m.contents[0] as { text: string }).text);
+export const texts = (messages: ChatMessage[]): string[] =>
+  messages.map((m) => (m.contents[0] as { text: string }).text);
 
 /** The order scan returns ids in: binary order of their UTF-8 bytes. */
 export function compareIds(a: string, b: string): number {

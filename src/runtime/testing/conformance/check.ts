@@ -22,10 +22,14 @@ export class Clause {
   /** An `AssertionError` whose message says the clause, what was checked, and the underlying failure. */
   violation(what: string, error: unknown): Error {
     if (error instanceof assert.AssertionError) {
-      if (!error.message.startsWith("store contract")) error.message = `${this.title}\n  ${what}\n${indent(error.message)}`;
+      if (!error.message.startsWith("store contract"))
+        error.message = `${this.title}\n  ${what}\n${indent(error.message)}`;
       return error;
     }
-    const violation = new assert.AssertionError({ message: `${this.title}\n  ${what}\n${indent(describe(error))}`, operator: "fail" });
+    const violation = new assert.AssertionError({
+      message: `${this.title}\n  ${what}\n${indent(describe(error))}`,
+      operator: "fail",
+    });
     Object.defineProperty(violation, "cause", { value: error, configurable: true, writable: true });
     return violation;
   }
@@ -59,7 +63,12 @@ export class Clause {
   }
 
   /** `promise` must reject with an instance of `type` (optionally matching `message`); returns the error. */
-  async rejects<E extends Error>(promise: Promise<unknown>, type: ErrorClass<E> | undefined, what: string, message?: RegExp | string): Promise<E> {
+  async rejects<E extends Error>(
+    promise: Promise<unknown>,
+    type: ErrorClass<E> | undefined,
+    what: string,
+    message?: RegExp | string,
+  ): Promise<E> {
     let settled: { value: unknown } | { error: unknown };
     try {
       settled = { value: await promise };
@@ -67,13 +76,19 @@ export class Clause {
       settled = { error };
     }
     this.check(what, () => {
-      if ("value" in settled) assert.fail(`expected a rejection${type ? ` with ${type.name}` : ""}, but it resolved to ${inspectValue(settled.value)}`);
+      if ("value" in settled)
+        assert.fail(
+          `expected a rejection${type ? ` with ${type.name}` : ""}, but it resolved to ${inspectValue(settled.value)}`,
+        );
       const error = settled.error;
       if (type && !(error instanceof type)) assert.fail(`expected ${type.name}, got ${describe(error)}`);
       const text = error instanceof Error ? error.message : String(error);
       if (message !== undefined) {
         const matches = typeof message === "string" ? text.includes(message) : message.test(text);
-        assert.ok(matches, `expected the error message to ${typeof message === "string" ? "contain" : "match"} ${inspectValue(message)}, got ${inspectValue(text)}`);
+        assert.ok(
+          matches,
+          `expected the error message to ${typeof message === "string" ? "contain" : "match"} ${inspectValue(message)}, got ${inspectValue(text)}`,
+        );
       }
     });
     return (settled as { error: E }).error;
@@ -87,7 +102,8 @@ function describe(error: unknown): string {
 
 function inspectValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}...` : value);
-  if (value === undefined || typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
+  if (value === undefined || typeof value === "number" || typeof value === "boolean" || value === null)
+    return String(value);
   if (value instanceof RegExp) return String(value);
   try {
     const json = JSON.stringify(value);

@@ -30,9 +30,22 @@ export const codecCases: ContractCase[] = [
       try {
         const sid = id("codec");
         await custom.save(counterSession(sid, 4, { unit: "tens" }), { expectedRevision: null });
-        check.equal(counterOf((await custom.get(sid))!.session), 40, "get must return what the codec's deserialize (a migration) made of the stored text");
-        await check.rejects(custom.save(counterSession(id("neg"), -1), { expectedRevision: null }), undefined, "save must throw what the codec's serialize (validation) throws", "negative");
-        check.equal(calls, { serialize: 2, deserialize: 1 }, "the store must call its codec once per save (serialize) and once per loaded session (deserialize)");
+        check.equal(
+          counterOf((await custom.get(sid))!.session),
+          40,
+          "get must return what the codec's deserialize (a migration) made of the stored text",
+        );
+        await check.rejects(
+          custom.save(counterSession(id("neg"), -1), { expectedRevision: null }),
+          undefined,
+          "save must throw what the codec's serialize (validation) throws",
+          "negative",
+        );
+        check.equal(
+          calls,
+          { serialize: 2, deserialize: 1 },
+          "the store must call its codec once per save (serialize) and once per loaded session (deserialize)",
+        );
       } finally {
         await close(custom);
       }
@@ -67,7 +80,12 @@ export const scanCases: ContractCase[] = [
     async run({ open, close, check }) {
       const store = await open();
       try {
-        const ids = Array.from({ length: 23 }, (_, i) => `scan-${String(i).padStart(2, "0")}`).concat(["scan-Ω", "scan-é", "scan-Z", "scan-😀"]);
+        const ids = Array.from({ length: 23 }, (_, i) => `scan-${String(i).padStart(2, "0")}`).concat([
+          "scan-Ω",
+          "scan-é",
+          "scan-Z",
+          "scan-😀",
+        ]);
         for (const sid of ids) await store.save(counterSession(sid), { expectedRevision: null });
         await store.delete("scan-05");
         const expected = ids.filter((x) => x !== "scan-05").sort(compareIds);
@@ -79,19 +97,51 @@ export const scanCases: ContractCase[] = [
           check.atMost(page.items.length, 10, "a page must hold at most `limit` items");
           for (const item of page.items) {
             check.equal(item.text, undefined, "without includeText, scan items must have no text");
-            check.equal(item.revision, (await store.get(item.id))!.revision, `scan's revision of ${JSON.stringify(item.id)} must be the one get returns`);
+            check.equal(
+              item.revision,
+              (await store.get(item.id))!.revision,
+              `scan's revision of ${JSON.stringify(item.id)} must be the one get returns`,
+            );
           }
           seen.push(...page.items.map((item) => item.id));
           cursor = page.cursor;
         }
-        check.equal(seen, expected, "paging through scan (a fresh store) must return every stored id once, deleted ones left out, in binary order of their UTF-8 bytes");
-        check.equal(pages, 3, "26 sessions at limit 10 must come in 3 pages (full pages until the last, no cursor after it)");
+        check.equal(
+          seen,
+          expected,
+          "paging through scan (a fresh store) must return every stored id once, deleted ones left out, in binary order of their UTF-8 bytes",
+        );
+        check.equal(
+          pages,
+          3,
+          "26 sessions at limit 10 must come in 3 pages (full pages until the last, no cursor after it)",
+        );
         const withText = await store.scan({ limit: 2, includeText: true });
-        check.equal(withText.items.map((i) => i.id), expected.slice(0, 2), "a page with includeText must hold the same ids as one without");
-        check.equal(withText.items.filter((i) => typeof i.text !== "string" || i.text === "").length, 0, "with includeText, each item must carry its stored text");
-        check.equal(withText.cursor, expected[1], "a page's cursor must be its last id (migrateStore resumes with a session id as the cursor)");
-        await check.rejects(store.scan({ limit: 0 }), ConfigurationError, "scan with limit 0 must throw ConfigurationError");
-        check.equal((await store.scan({ cursor: expected[expected.length - 1] })).items, [], "scan after the last id must return no items");
+        check.equal(
+          withText.items.map((i) => i.id),
+          expected.slice(0, 2),
+          "a page with includeText must hold the same ids as one without",
+        );
+        check.equal(
+          withText.items.filter((i) => typeof i.text !== "string" || i.text === "").length,
+          0,
+          "with includeText, each item must carry its stored text",
+        );
+        check.equal(
+          withText.cursor,
+          expected[1],
+          "a page's cursor must be its last id (migrateStore resumes with a session id as the cursor)",
+        );
+        await check.rejects(
+          store.scan({ limit: 0 }),
+          ConfigurationError,
+          "scan with limit 0 must throw ConfigurationError",
+        );
+        check.equal(
+          (await store.scan({ cursor: expected[expected.length - 1] })).items,
+          [],
+          "scan after the last id must return no items",
+        );
       } finally {
         await close(store);
       }
@@ -122,13 +172,25 @@ export const ttlCases: ContractCase[] = [
       check.equal(loaded?.revision, r1, "a session saved with a ttlMs must be there until it expires");
       check.equal(await store.get(s.id), undefined, "get of an expired session must resolve to undefined");
       check.ok((await store.get(keep.id)) !== undefined, "a session saved again without ttlMs must no longer expire");
-      const error = await check.rejects(store.save(s, { expectedRevision: r1 }), ConflictError, "a save expecting an expired session's revision must throw ConflictError");
+      const error = await check.rejects(
+        store.save(s, { expectedRevision: r1 }),
+        ConflictError,
+        "a save expecting an expired session's revision must throw ConflictError",
+      );
       check.equal(error.currentRevision, null, "an expired session must count as absent (currentRevision null)");
       check.ok((await store.purgeExpired()) >= 0, "purgeExpired must return how many it removed (>= 0)");
       const r2 = await store.save(counterSession(s.id, 2), { expectedRevision: null });
       check.greater(r2, r1, "a session re-created after expiring must get a greater revision (no ABA)");
-      check.equal(counterOf((await store.get(s.id))!.session), 2, "a session re-created after expiring must load as re-created");
-      await check.rejects(store.save(s, { expectedRevision: r2, ttlMs: -1 }), ConfigurationError, "save with a negative ttlMs must throw ConfigurationError");
+      check.equal(
+        counterOf((await store.get(s.id))!.session),
+        2,
+        "a session re-created after expiring must load as re-created",
+      );
+      await check.rejects(
+        store.save(s, { expectedRevision: r2, ttlMs: -1 }),
+        ConfigurationError,
+        "save with a negative ttlMs must throw ConfigurationError",
+      );
     },
   },
   {

@@ -6,7 +6,12 @@ import { compareIds, counterOf, counterSession, scanAll, user, type CaseContext,
 // and Redis (both store U+FFFD instead) and come back changed from SQLite's scan.
 const illFormed = ["user-\udbff", "user-\ud800", "\udc00-user", "a\udc00\ud800b", "user-\u0000"];
 
-async function refused({ check }: CaseContext, promise: Promise<unknown>, operation: string, bad: string): Promise<void> {
+async function refused(
+  { check }: CaseContext,
+  promise: Promise<unknown>,
+  operation: string,
+  bad: string,
+): Promise<void> {
   const what = `${operation} with the ill-formed id ${JSON.stringify(bad)} must throw InvalidIdError (code "invalid-id", a hint saying ids must be well-formed)`;
   const error = await check.rejects(promise, InvalidIdError, what);
   check.equal(error.code, "invalid-id", what);
@@ -16,10 +21,20 @@ async function refused({ check }: CaseContext, promise: Promise<unknown>, operat
 /** Sessions saved under ids that differ only in code points SQL/Redis encodings could merge. */
 async function saveLookAlikes(context: CaseContext, prefix: string): Promise<string[]> {
   const { store, check } = context;
-  const ids = [`${prefix}-\ufffd`, `${prefix}-\u{10FFFF}`, `${prefix}-\u{1F600}`, `${prefix}-e\u0301`, `${prefix}-\u00e9`];
+  const ids = [
+    `${prefix}-\ufffd`,
+    `${prefix}-\u{10FFFF}`,
+    `${prefix}-\u{1F600}`,
+    `${prefix}-e\u0301`,
+    `${prefix}-\u00e9`,
+  ];
   for (const [i, sid] of ids.entries()) await store.save(counterSession(sid, i), { expectedRevision: null });
   for (const [i, sid] of ids.entries()) {
-    check.equal(counterOf((await store.get(sid))!.session), i, `get(${JSON.stringify(sid)}) must load the session saved under exactly that id`);
+    check.equal(
+      counterOf((await store.get(sid))!.session),
+      i,
+      `get(${JSON.stringify(sid)}) must load the session saved under exactly that id`,
+    );
   }
   return ids;
 }
@@ -45,15 +60,29 @@ export const idCases: ContractCase[] = [
       const log = context.store.messages;
       const fine = context.id("fine");
       for (const bad of illFormed) {
-        await refused(context, log.appendMessages(bad, [user("x")], { operationId: "op" }), "messages.appendMessages", bad);
-        await refused(context, log.appendMessages(fine, [user("x")], { operationId: bad }), "messages.appendMessages (as operationId)", bad);
+        await refused(
+          context,
+          log.appendMessages(bad, [user("x")], { operationId: "op" }),
+          "messages.appendMessages",
+          bad,
+        );
+        await refused(
+          context,
+          log.appendMessages(fine, [user("x")], { operationId: bad }),
+          "messages.appendMessages (as operationId)",
+          bad,
+        );
         await refused(context, log.getMessages(bad), "messages.getMessages", bad);
         await refused(context, log.readMessages(bad), "messages.readMessages", bad);
         await refused(context, log.replaceMessages(bad, [user("x")]), "messages.replaceMessages", bad);
         await refused(context, log.trimMessages(bad, { keepLast: 0 }), "messages.trimMessages", bad);
         await refused(context, log.deleteMessages(bad), "messages.deleteMessages", bad);
       }
-      context.check.equal(await log.getMessages(fine), [], "an append refused for its ill-formed operation id must append nothing");
+      context.check.equal(
+        await log.getMessages(fine),
+        [],
+        "an append refused for its ill-formed operation id must append nothing",
+      );
     },
   },
   {

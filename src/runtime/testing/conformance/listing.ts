@@ -13,7 +13,11 @@ import {
 import { compareIds, counterSession, user, type ContractCase } from "./case.js";
 
 /** Every item of a listing, page by page, with the number of pages. */
-async function listAll(store: SessionStore, options: Omit<ListOptions, "cursor">, between?: (soFar: readonly ListItem[]) => Promise<void>) {
+async function listAll(
+  store: SessionStore,
+  options: Omit<ListOptions, "cursor">,
+  between?: (soFar: readonly ListItem[]) => Promise<void>,
+) {
   const items: ListItem[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -31,7 +35,11 @@ const ids = (items: ListItem[]) => items.map((i) => i.id);
 
 /** Newest first, ties by descending id. */
 function byTimeDesc(a: ListItem, b: ListItem): number {
-  return a.meta.updatedAt !== b.meta.updatedAt ? (a.meta.updatedAt < b.meta.updatedAt ? 1 : -1) : compareIds(b.id, a.id);
+  return a.meta.updatedAt !== b.meta.updatedAt
+    ? a.meta.updatedAt < b.meta.updatedAt
+      ? 1
+      : -1
+    : compareIds(b.id, a.id);
 }
 
 export const listingCases: ContractCase[] = [
@@ -49,13 +57,29 @@ export const listingCases: ContractCase[] = [
       const unowned = id("none");
       await store.save(counterSession(unowned), { expectedRevision: null });
       const a = await listAll(store, { owner: alice });
-      check.equal(ids(a.items).sort(compareIds), [...mine].sort(compareIds), "list({ owner }) must return exactly that owner's sessions");
-      check.equal(ids((await listAll(store, { owner: bob })).items), [theirs], "another owner's listing must hold only its own session");
-      check.equal((await store.list({ owner: id("nobody") })).items, [], "an owner without sessions gets an empty page");
+      check.equal(
+        ids(a.items).sort(compareIds),
+        [...mine].sort(compareIds),
+        "list({ owner }) must return exactly that owner's sessions",
+      );
+      check.equal(
+        ids((await listAll(store, { owner: bob })).items),
+        [theirs],
+        "another owner's listing must hold only its own session",
+      );
+      check.equal(
+        (await store.list({ owner: id("nobody") })).items,
+        [],
+        "an owner without sessions gets an empty page",
+      );
       check.equal((await store.get(unowned))!.meta.owner, undefined, "a session saved without an owner has none");
       check.equal(a.items[0].meta.owner, alice, "a listed item carries its owner");
       await check.rejects(store.list({ owner: "" }), ConfigurationError, "list without an owner must be refused");
-      await check.rejects(store.list({ owner: alice, cursor: "not a cursor" }), ConfigurationError, "a cursor list() did not return must be refused");
+      await check.rejects(
+        store.list({ owner: alice, cursor: "not a cursor" }),
+        ConfigurationError,
+        "a cursor list() did not return must be refused",
+      );
     },
   },
   {
@@ -68,7 +92,8 @@ export const listingCases: ContractCase[] = [
         const owner = "pager";
         const all = Array.from({ length: 23 }, (_, i) => `p-${String(i).padStart(2, "0")}`);
         const revisions = new Map<string, number>();
-        for (const sid of all) revisions.set(sid, await store.save(counterSession(sid), { expectedRevision: null, meta: { owner } }));
+        for (const sid of all)
+          revisions.set(sid, await store.save(counterSession(sid), { expectedRevision: null, meta: { owner } }));
         for (const order of ["updatedAt desc", "id"] as const) {
           const touched = new Set<string>();
           // Between pages, another writer saves two sessions not yet returned (and one already returned).
@@ -77,14 +102,26 @@ export const listingCases: ContractCase[] = [
             const pending = all.filter((x) => !returned.includes(x) && !touched.has(x));
             for (const sid of [pending[pending.length - 1], pending[0], returned[0]].filter(Boolean)) {
               touched.add(sid);
-              revisions.set(sid, await store.save(counterSession(sid, touched.size), { expectedRevision: revisions.get(sid)!, meta: { owner } }));
+              revisions.set(
+                sid,
+                await store.save(counterSession(sid, touched.size), {
+                  expectedRevision: revisions.get(sid)!,
+                  meta: { owner },
+                }),
+              );
             }
           });
           const seen = ids(items);
           check.greater(pages, 3, "a listing of 23 sessions by 5 must take several pages");
           check.equal(new Set(seen).size, seen.length, `no session may be returned twice (order ${order})`);
-          for (const sid of all.filter((x) => !touched.has(x))) check.includes(seen, sid, `a session unchanged during the listing must be returned (order ${order})`);
-          if (order === "id") check.equal(seen, [...all].sort(compareIds), "order id: every session exactly once, in byte order of the ids");
+          for (const sid of all.filter((x) => !touched.has(x)))
+            check.includes(seen, sid, `a session unchanged during the listing must be returned (order ${order})`);
+          if (order === "id")
+            check.equal(
+              seen,
+              [...all].sort(compareIds),
+              "order id: every session exactly once, in byte order of the ids",
+            );
         }
       } finally {
         await close(store);
@@ -101,24 +138,63 @@ export const listingCases: ContractCase[] = [
       for (let i = 0; i < 6; i++) {
         const sid = id(`f${i}`);
         made.push(sid);
-        await store.save(counterSession(sid), { expectedRevision: null, meta: { owner, labels: { team: i % 2 ? "odd" : "even", tier: i < 3 ? "low" : "high" } } });
+        await store.save(counterSession(sid), {
+          expectedRevision: null,
+          meta: { owner, labels: { team: i % 2 ? "odd" : "even", tier: i < 3 ? "low" : "high" } },
+        });
       }
       const newest = (await listAll(store, { owner, limit: 4 })).items;
-      check.equal(ids(newest), ids([...newest].sort(byTimeDesc)), 'order "updatedAt desc" (the default): newest first, ties by descending id');
-      check.equal(ids((await listAll(store, { owner, order: "id", limit: 4 })).items), [...made].sort(compareIds), 'order "id": ascending byte order of the ids');
+      check.equal(
+        ids(newest),
+        ids([...newest].sort(byTimeDesc)),
+        'order "updatedAt desc" (the default): newest first, ties by descending id',
+      );
+      check.equal(
+        ids((await listAll(store, { owner, order: "id", limit: 4 })).items),
+        [...made].sort(compareIds),
+        'order "id": ascending byte order of the ids',
+      );
       const oddHigh = await listAll(store, { owner, labels: { team: "odd", tier: "high" } });
-      check.equal(ids(oddHigh.items).sort(compareIds), [made[3], made[5]].sort(compareIds), "a labels filter keeps the sessions carrying all the given labels");
-      check.equal((await store.list({ owner, labels: { team: "odd", other: "x" } })).items, [], "a label the sessions lack matches none");
+      check.equal(
+        ids(oddHigh.items).sort(compareIds),
+        [made[3], made[5]].sort(compareIds),
+        "a labels filter keeps the sessions carrying all the given labels",
+      );
+      check.equal(
+        (await store.list({ owner, labels: { team: "odd", other: "x" } })).items,
+        [],
+        "a label the sessions lack matches none",
+      );
       // Time bounds are exclusive; taken from the stored times, not the clock.
       const times = [...new Set(newest.map((i) => i.meta.updatedAt))].sort();
       const pivot = times[Math.floor(times.length / 2)];
       const before = (await listAll(store, { owner, updatedBefore: pivot })).items;
       const after = (await listAll(store, { owner, updatedAfter: pivot })).items;
       const all = (await listAll(store, { owner })).items;
-      check.equal(ids(before).sort(), ids(all.filter((i) => i.meta.updatedAt < pivot)).sort(), "updatedBefore keeps sessions last saved strictly before it");
-      check.equal(ids(after).sort(), ids(all.filter((i) => i.meta.updatedAt > pivot)).sort(), "updatedAfter keeps sessions last saved strictly after it");
-      await check.rejects(store.list({ owner, updatedAfter: "yesterday" }), ConfigurationError, "a time bound that is not ISO 8601 must be refused");
-      await check.rejects(store.list({ owner, order: "updatedAt desc", cursor: (await store.list({ owner, order: "id", limit: 1 })).cursor }), ConfigurationError, "a cursor of another order must be refused");
+      check.equal(
+        ids(before).sort(),
+        ids(all.filter((i) => i.meta.updatedAt < pivot)).sort(),
+        "updatedBefore keeps sessions last saved strictly before it",
+      );
+      check.equal(
+        ids(after).sort(),
+        ids(all.filter((i) => i.meta.updatedAt > pivot)).sort(),
+        "updatedAfter keeps sessions last saved strictly after it",
+      );
+      await check.rejects(
+        store.list({ owner, updatedAfter: "yesterday" }),
+        ConfigurationError,
+        "a time bound that is not ISO 8601 must be refused",
+      );
+      await check.rejects(
+        store.list({
+          owner,
+          order: "updatedAt desc",
+          cursor: (await store.list({ owner, order: "id", limit: 1 })).cursor,
+        }),
+        ConfigurationError,
+        "a cursor of another order must be refused",
+      );
     },
   },
   {
@@ -128,13 +204,27 @@ export const listingCases: ContractCase[] = [
     async run({ store, id, check }) {
       const owner = id("meta");
       const sid = id("meta-s");
-      const r1 = await store.save(counterSession(sid), { expectedRevision: null, meta: { owner, title: "First", labels: { a: "1" } } });
+      const r1 = await store.save(counterSession(sid), {
+        expectedRevision: null,
+        meta: { owner, title: "First", labels: { a: "1" } },
+      });
       const first = (await store.get(sid))!.meta;
-      check.equal([first.owner, first.title, first.labels], [owner, "First", { a: "1" }], "create stores owner, title and labels");
-      check.ok(!Number.isNaN(Date.parse(first.createdAt)) && first.createdAt === first.updatedAt, "createdAt and updatedAt are ISO 8601, equal on create");
+      check.equal(
+        [first.owner, first.title, first.labels],
+        [owner, "First", { a: "1" }],
+        "create stores owner, title and labels",
+      );
+      check.ok(
+        !Number.isNaN(Date.parse(first.createdAt)) && first.createdAt === first.updatedAt,
+        "createdAt and updatedAt are ISO 8601, equal on create",
+      );
       const r2 = await store.save(counterSession(sid, 1), { expectedRevision: r1 });
       const second = (await store.get(sid))!.meta;
-      check.equal([second.owner, second.title, second.labels, second.createdAt], [owner, "First", { a: "1" }, first.createdAt], "a save without meta keeps owner, title, labels and createdAt");
+      check.equal(
+        [second.owner, second.title, second.labels, second.createdAt],
+        [owner, "First", { a: "1" }, first.createdAt],
+        "a save without meta keeps owner, title, labels and createdAt",
+      );
       check.ok(second.updatedAt >= first.updatedAt, "updatedAt never goes backwards");
       const r3 = await store.save(counterSession(sid, 2), { expectedRevision: r2, meta: { title: "Second" } });
       check.equal((await store.get(sid))!.meta.labels, { a: "1" }, "a save giving only a title keeps the labels");
@@ -153,12 +243,20 @@ export const listingCases: ContractCase[] = [
       const owner = id("keeper");
       const sid = id("owned");
       const r1 = await store.save(counterSession(sid), { expectedRevision: null, meta: { owner } });
-      await check.rejects(store.save(counterSession(sid, 9), { expectedRevision: r1, meta: { owner: id("thief") } }), SessionOwnerError, "a save naming another owner must throw SessionOwnerError");
+      await check.rejects(
+        store.save(counterSession(sid, 9), { expectedRevision: r1, meta: { owner: id("thief") } }),
+        SessionOwnerError,
+        "a save naming another owner must throw SessionOwnerError",
+      );
       const after = (await store.get(sid))!;
       check.equal([after.revision, after.meta.owner], [r1, owner], "the refused save wrote nothing");
       const loose = id("unowned");
       const r2 = await store.save(counterSession(loose), { expectedRevision: null });
-      await check.rejects(store.save(counterSession(loose), { expectedRevision: r2, meta: { owner } }), SessionOwnerError, "an unowned session cannot be given an owner");
+      await check.rejects(
+        store.save(counterSession(loose), { expectedRevision: r2, meta: { owner } }),
+        SessionOwnerError,
+        "an unowned session cannot be given an owner",
+      );
       check.equal((await store.get(loose))!.revision, r2, "the refused save wrote nothing");
     },
   },
@@ -197,7 +295,11 @@ export const listingCases: ContractCase[] = [
         await store.save(counterSession("ctx", 1), { expectedRevision: r1 }); // owner omitted: the store supplies the stored one
         await store.save(counterSession("ctx-none"), { expectedRevision: null });
         await store.get("ctx-none");
-        check.equal(seen, ["serialize:tenant-1", "deserialize:tenant-1", "serialize:tenant-1", "serialize:-", "deserialize:-"], "the session codec must see the row's owner on every write and read");
+        check.equal(
+          seen,
+          ["serialize:tenant-1", "deserialize:tenant-1", "serialize:tenant-1", "serialize:-", "deserialize:-"],
+          "the session codec must see the row's owner on every write and read",
+        );
         await store.messages.appendMessages("log-ctx", [user("hi")], { operationId: "op" });
         await store.messages.getMessages("log-ctx");
         check.equal(logs, ["serialize:log-ctx", "deserialize:log-ctx"], "the message codec must see the log id");

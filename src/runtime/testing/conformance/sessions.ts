@@ -30,9 +30,16 @@ export const sessionCases: ContractCase[] = [
       s.kind = "hosted"; // a conversation id belongs to a hosted session (a local one with it is refused)
       s.conversationId = { responses: "resp_1" };
       const revision = await store.save(s, { expectedRevision: null });
-      check.ok(Number.isSafeInteger(revision) && revision > 0, `save must return the new revision, a positive safe integer (got ${String(revision)})`);
+      check.ok(
+        Number.isSafeInteger(revision) && revision > 0,
+        `save must return the new revision, a positive safe integer (got ${String(revision)})`,
+      );
       const loaded = await store.get(s.id);
-      check.equal(loaded && { session: loaded.session, revision: loaded.revision }, { session: s, revision }, "get must return the saved session, equal to what was saved, with the revision save returned");
+      check.equal(
+        loaded && { session: loaded.session, revision: loaded.revision },
+        { session: s, revision },
+        "get must return the saved session, equal to what was saved, with the revision save returned",
+      );
     },
   },
   {
@@ -42,11 +49,18 @@ export const sessionCases: ContractCase[] = [
       const s = counterSession(id("dup"), 1);
       const revision = await store.save(s, { expectedRevision: null });
       const what = "save with expectedRevision: null of an existing session";
-      const error = await check.rejects(store.save(counterSession(s.id, 99), { expectedRevision: null }), ConflictError, `${what} must throw ConflictError`);
+      const error = await check.rejects(
+        store.save(counterSession(s.id, 99), { expectedRevision: null }),
+        ConflictError,
+        `${what} must throw ConflictError`,
+      );
       check.equal(error.code, "conflict", `${what}: the error's code`);
       check.equal(error.expectedRevision, null, `${what}: the error's expectedRevision`);
       check.equal(error.currentRevision, revision, `${what}: the error's currentRevision must be the stored one`);
-      check.ok(error.message.includes(s.id), `${what}: the error's message must name the session id (got ${JSON.stringify(error.message)})`);
+      check.ok(
+        error.message.includes(s.id),
+        `${what}: the error's message must name the session id (got ${JSON.stringify(error.message)})`,
+      );
       check.ok(error.hint, `${what}: the error must carry a hint`);
       check.equal(counterOf((await store.get(s.id))!.session), 1, `${what} must leave the stored session unchanged`);
     },
@@ -57,8 +71,16 @@ export const sessionCases: ContractCase[] = [
     async run({ store, id, check }) {
       const s = counterSession(id("blind"), 1);
       await store.save(s, undefined as never);
-      await check.rejects(store.save(counterSession(s.id, 2), {} as never), ConflictError, "save without expectedRevision of an existing session must throw ConflictError (absent means null)");
-      check.equal(counterOf((await store.get(s.id))!.session), 1, "save without expectedRevision must not overwrite the stored session");
+      await check.rejects(
+        store.save(counterSession(s.id, 2), {} as never),
+        ConflictError,
+        "save without expectedRevision of an existing session must throw ConflictError (absent means null)",
+      );
+      check.equal(
+        counterOf((await store.get(s.id))!.session),
+        1,
+        "save without expectedRevision must not overwrite the stored session",
+      );
     },
   },
   {
@@ -69,7 +91,11 @@ export const sessionCases: ContractCase[] = [
       const r1 = await store.save(s, { expectedRevision: null });
       const r2 = await store.save(counterSession(s.id, 1), { expectedRevision: r1 });
       check.greater(r2, r1, "a save with the current revision must return a greater revision");
-      const error = await check.rejects(store.save(counterSession(s.id, 100), { expectedRevision: r1 }), ConflictError, "a save with a stale expectedRevision must throw ConflictError (a lost update otherwise)");
+      const error = await check.rejects(
+        store.save(counterSession(s.id, 100), { expectedRevision: r1 }),
+        ConflictError,
+        "a save with a stale expectedRevision must throw ConflictError (a lost update otherwise)",
+      );
       check.equal(error.expectedRevision, r1, "the ConflictError's expectedRevision must be the one passed");
       check.equal(error.currentRevision, r2, "the ConflictError's currentRevision must be the stored one");
       const loaded = await store.get(s.id);
@@ -81,8 +107,16 @@ export const sessionCases: ContractCase[] = [
     area: "sessions",
     clause: "saving with a revision of an absent session conflicts with current null",
     async run({ store, id, check }) {
-      const error = await check.rejects(store.save(counterSession(id("ghost")), { expectedRevision: 5 }), ConflictError, "a save expecting a revision of an absent session must throw ConflictError");
-      check.equal(error.currentRevision, null, "the ConflictError's currentRevision must be null for an absent session");
+      const error = await check.rejects(
+        store.save(counterSession(id("ghost")), { expectedRevision: 5 }),
+        ConflictError,
+        "a save expecting a revision of an absent session must throw ConflictError",
+      );
+      check.equal(
+        error.currentRevision,
+        null,
+        "the ConflictError's currentRevision must be null for an absent session",
+      );
     },
   },
   {
@@ -95,7 +129,11 @@ export const sessionCases: ContractCase[] = [
       check.equal(await store.delete(s.id), true, "delete of a stored session must return true");
       const r3 = await store.save(s, { expectedRevision: null });
       check.greater(r3, r2, "a session re-created after a delete must get a revision greater than any it had");
-      await check.rejects(store.save(s, { expectedRevision: r1 }), ConflictError, "a revision from before the delete must conflict with the re-created session");
+      await check.rejects(
+        store.save(s, { expectedRevision: r1 }),
+        ConflictError,
+        "a revision from before the delete must conflict with the re-created session",
+      );
     },
   },
   {
@@ -105,13 +143,25 @@ export const sessionCases: ContractCase[] = [
       const s = counterSession(id("del"));
       check.equal(await store.delete(s.id), false, "delete of an absent session must return false");
       const r1 = await store.save(s, { expectedRevision: null });
-      const error = await check.rejects(store.delete(s.id, { expectedRevision: r1 + 1000 }), ConflictError, "delete with a wrong expectedRevision must throw ConflictError");
+      const error = await check.rejects(
+        store.delete(s.id, { expectedRevision: r1 + 1000 }),
+        ConflictError,
+        "delete with a wrong expectedRevision must throw ConflictError",
+      );
       check.equal(error.currentRevision, r1, "the ConflictError's currentRevision must be the stored one");
       check.ok((await store.get(s.id)) !== undefined, "a conflicting delete must leave the session in place");
-      check.equal(await store.delete(s.id, { expectedRevision: r1 }), true, "delete with the current revision must delete and return true");
+      check.equal(
+        await store.delete(s.id, { expectedRevision: r1 }),
+        true,
+        "delete with the current revision must delete and return true",
+      );
       check.equal(await store.get(s.id), undefined, "get after delete must resolve to undefined");
       check.equal(await store.delete(s.id), false, "a second delete must return false");
-      const gone = await check.rejects(store.delete(s.id, { expectedRevision: r1 }), ConflictError, "delete with an expectedRevision of an absent session must throw ConflictError");
+      const gone = await check.rejects(
+        store.delete(s.id, { expectedRevision: r1 }),
+        ConflictError,
+        "delete with an expectedRevision of an absent session must throw ConflictError",
+      );
       check.equal(gone.currentRevision, null, "the ConflictError's currentRevision must be null for an absent session");
     },
   },
@@ -125,7 +175,11 @@ export const sessionCases: ContractCase[] = [
       const a = await store.get(s.id);
       check.equal(counterOf(a!.session), 1, "changing the object passed to save must not change the stored session");
       (a!.session.stateBag.counter as unknown as { value: number }).value = 7;
-      check.equal(counterOf((await store.get(s.id))!.session), 1, "changing a loaded session must not change the stored one");
+      check.equal(
+        counterOf((await store.get(s.id))!.session),
+        1,
+        "changing a loaded session must not change the stored one",
+      );
       check.equal((await store.get(s.id))!.revision, r1, "reading must not change the revision");
     },
   },
@@ -135,7 +189,11 @@ export const sessionCases: ContractCase[] = [
     async run({ store, id, check }) {
       const s = bulkySession(id("bytes-é"));
       await store.save(s, { expectedRevision: null });
-      check.equal((await store.get(s.id))!.session, s, "a session with non-ASCII text and a 300 kB value must load equal to what was saved");
+      check.equal(
+        (await store.get(s.id))!.session,
+        s,
+        "a session with non-ASCII text and a 300 kB value must load equal to what was saved",
+      );
     },
   },
   {
@@ -146,7 +204,11 @@ export const sessionCases: ContractCase[] = [
       const s = bulkySession(id("bytes-é"));
       await store.save(s, { expectedRevision: null });
       const text = (await scanAll(store, { includeText: true })).find((item) => item.id === s.id)?.text;
-      check.equal(text, defaultSessionCodec().serialize(s), "scan({ includeText: true }) must return exactly the text the codec serialized (no re-parsing, re-ordering or re-encoding)");
+      check.equal(
+        text,
+        defaultSessionCodec().serialize(s),
+        "scan({ includeText: true }) must return exactly the text the codec serialized (no re-parsing, re-ordering or re-encoding)",
+      );
     },
   },
   {
@@ -155,13 +217,34 @@ export const sessionCases: ContractCase[] = [
     async run({ store, id, check }) {
       const sid = id("invalid");
       const bad = { id: sid, stateBag: { counter: 5 } } as unknown as AgentSession;
-      await check.rejects(store.save(bad, { expectedRevision: null }), undefined, "save of a session failing validation must throw, naming what is invalid", /stateBag\/counter|counter/);
+      await check.rejects(
+        store.save(bad, { expectedRevision: null }),
+        undefined,
+        "save of a session failing validation must throw, naming what is invalid",
+        /stateBag\/counter|counter/,
+      );
       check.equal(await store.get(sid), undefined, "a save refused by validation must write nothing");
       const r1 = await store.save(counterSession(sid, 1), { expectedRevision: null });
-      await check.rejects(store.save(bad, { expectedRevision: r1 }), undefined, "an invalid update of a stored session must throw");
-      check.equal((await store.get(sid))!.revision, r1, "an update refused by validation must leave the stored revision");
-      await check.rejects(store.save({ stateBag: {} } as unknown as AgentSession, { expectedRevision: null }), ConfigurationError, "save of a session without an id must throw ConfigurationError");
-      await check.rejects(store.save(counterSession(id("badrev")), { expectedRevision: 0 }), ConfigurationError, "save with expectedRevision 0 (not a revision) must throw ConfigurationError");
+      await check.rejects(
+        store.save(bad, { expectedRevision: r1 }),
+        undefined,
+        "an invalid update of a stored session must throw",
+      );
+      check.equal(
+        (await store.get(sid))!.revision,
+        r1,
+        "an update refused by validation must leave the stored revision",
+      );
+      await check.rejects(
+        store.save({ stateBag: {} } as unknown as AgentSession, { expectedRevision: null }),
+        ConfigurationError,
+        "save of a session without an id must throw ConfigurationError",
+      );
+      await check.rejects(
+        store.save(counterSession(id("badrev")), { expectedRevision: 0 }),
+        ConfigurationError,
+        "save with expectedRevision 0 (not a revision) must throw ConfigurationError",
+      );
     },
   },
 ];
