@@ -31,7 +31,7 @@ function newestSource(dirs) {
   return newest;
 }
 
-function useCompiled() {
+function compiledIsCurrent() {
   if (process.env.STATEBAG_FROM_SOURCE === "1" || !existsSync(compiled)) return false;
   return statSync(compiled).mtimeMs >= newestSource(["src", "generator"]);
 }
@@ -45,7 +45,7 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 let cli;
-if (useCompiled()) {
+if (compiledIsCurrent()) {
   cli = await import(new URL("dist/src/cli/main.js", root).href);
 } else {
   const { register } = await import("tsx/esm/api");

@@ -108,6 +108,7 @@ export function familySchemaFile(family: string, members: readonly EmittedType[]
     description: `Any ${family} value. Members declared in this project are checked here; others by the schema of their own package.`,
     required: ["$type"],
     properties: { $type: { type: "string" } },
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the JSON Schema keyword, not a thenable
     ...(refs.length > 0 ? { if: { properties: { $type: { enum: local } } }, then: union } : {}),
   });
 }

@@ -273,8 +273,7 @@ class FunctionBody {
     const names = Object.keys(props);
     const required = (schema.required ?? []) as string[];
     for (const r of required)
-      if (!Object.prototype.hasOwnProperty.call(props, r))
-        throw new Unsupported(`required "${r}" without a property schema at ${where}`);
+      if (!Object.hasOwn(props, r)) throw new Unsupported(`required "${r}" without a property schema at ${where}`);
     for (const n of names) if (n === "__proto__") throw new Unsupported(`a property named "__proto__" at ${where}`);
     const additional =
       schema.additionalProperties === undefined || schema.additionalProperties === true

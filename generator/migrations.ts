@@ -153,12 +153,12 @@ function readCall(
     const name = p.name ? propertyName(ts, p.name) : undefined;
     if (name !== undefined) props.set(name, p);
   }
-  const valueOf = (key: string): TS.Expression | undefined => {
+  const initializerOf = (key: string): TS.Expression | undefined => {
     const p = props.get(key);
     return p && ts.isPropertyAssignment(p) ? p.initializer : undefined;
   };
 
-  const typeNode = valueOf("type");
+  const typeNode = initializerOf("type");
   const type = typeNode && stringValue(ts, typeNode);
   if (type === undefined)
     notLiteral(
@@ -166,7 +166,7 @@ function readCall(
       `the migration's "type" must be a string literal${typeNode ? `, found ${typeNode.getText(sf)}` : " (it is missing)"}`,
     );
 
-  const fromNode = valueOf("from");
+  const fromNode = initializerOf("from");
   const from = fromNode && versionValue(ts, fromNode);
   if (from === undefined)
     notLiteral(
@@ -174,7 +174,7 @@ function readCall(
       `the migration's "from" must be an integer literal >= 1${fromNode ? `, found ${fromNode.getText(sf)}` : " (it is missing)"}`,
     );
 
-  const toNode = valueOf("to");
+  const toNode = initializerOf("to");
   let to: number | undefined;
   let toType = type;
   if (toNode === undefined) notLiteral(arg, 'the migration\'s "to" is missing');

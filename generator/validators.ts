@@ -130,7 +130,7 @@ export async function buildValidators(
 
 /** A name every object inherits (`constructor`, `toString`, `__proto__`, ...). */
 function isPrototypeName(name: string): boolean {
-  return name === "__proto__" || Object.prototype.hasOwnProperty.call(Object.prototype, name);
+  return name === "__proto__" || Object.hasOwn(Object.prototype, name);
 }
 
 /**
@@ -141,6 +141,8 @@ function readsPrototypeNames(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.some(readsPrototypeNames);
   if (typeof schema !== "object" || schema === null) return false;
   const names = (list: unknown) => Array.isArray(list) && list.some((n) => typeof n === "string" && isPrototypeName(n));
+  const mapValuesReadPrototypeNames = (map: object) =>
+    Object.values(map).some((sub) => (Array.isArray(sub) ? names(sub) : readsPrototypeNames(sub)));
   for (const [k, v] of Object.entries(schema as Schema)) {
     if (typeof v !== "object" || v === null) continue;
     switch (k) {
@@ -159,12 +161,13 @@ function readsPrototypeNames(schema: unknown): boolean {
       case "dependencies":
       case "dependentRequired":
       case "dependentSchemas":
-        if (Object.keys(v).some(isPrototypeName)) return true;
-      // falls through: the values are schemas (or, for dependencies, lists of names)
+        // The keys are property names; the values are schemas (or, for dependencies, lists of names).
+        if (Object.keys(v).some(isPrototypeName) || mapValuesReadPrototypeNames(v)) return true;
+        continue;
       case "patternProperties":
       case "definitions":
       case "$defs":
-        for (const sub of Object.values(v)) if (Array.isArray(sub) ? names(sub) : readsPrototypeNames(sub)) return true;
+        if (mapValuesReadPrototypeNames(v)) return true;
         continue;
       default:
         if (readsPrototypeNames(v)) return true;

@@ -800,7 +800,7 @@ export function validateFixture(file: string, type: string, version: number, sch
     if (v !== version)
       problems.push({ pointer: "/$version", message: `$version is ${JSON.stringify(v)}, expected ${version}` });
   }
-  let validate;
+  let validate: ReturnType<Ajv["compile"]>;
   try {
     validate = ajv().compile(localOnly(schema) as object);
   } catch (error) {

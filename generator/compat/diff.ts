@@ -308,18 +308,6 @@ class Differ implements BranchDiffer {
       emit("loosen-constraint", `maxProperties raised from ${show(omax)} to ${show(nmax)}`, "maxProperties");
   }
 
-  private diffCounts(os: SchemaObject, ns: SchemaObject, minKw: string, maxKw: string, emit: Emit): void {
-    const omin = typeof os[minKw] === "number" ? (os[minKw] as number) : 0;
-    const nmin = typeof ns[minKw] === "number" ? (ns[minKw] as number) : 0;
-    if (nmin > omin) emit("tighten-constraint", `${minKw} raised from ${omin} to ${nmin}`, minKw);
-    else if (nmin < omin) emit("loosen-constraint", `${minKw} lowered from ${omin} to ${nmin}`, minKw);
-    const omax = typeof os[maxKw] === "number" ? (os[maxKw] as number) : Infinity;
-    const nmax = typeof ns[maxKw] === "number" ? (ns[maxKw] as number) : Infinity;
-    const show = (v: number): string => (v === Infinity ? "none" : String(v));
-    if (nmax < omax) emit("tighten-constraint", `${maxKw} lowered from ${show(omax)} to ${show(nmax)}`, maxKw);
-    else if (nmax > omax) emit("loosen-constraint", `${maxKw} raised from ${show(omax)} to ${show(nmax)}`, maxKw);
-  }
-
   /**
    * Arrays: positions the old schema can hold (a closed tuple holds no more than its items, and
    * `maxItems` caps the rest) are compared one by one; counts and uniqueness implied by them are no change.

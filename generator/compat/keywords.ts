@@ -120,7 +120,7 @@ export class KeywordRules {
   private matchesValue(schema: unknown, value: unknown, doc: SchemaNode["doc"]): boolean {
     const s = this.plain(schema, doc);
     const vs = s ? valueSet(s) : null;
-    return vs !== null && vs.some((v) => jsonEqual(v, value)) && couldAccept(s!, value);
+    return (vs?.some((v) => jsonEqual(v, value)) ?? false) && couldAccept(s!, value);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -260,8 +260,10 @@ function readable(wordSet: readonly CharSet[]): string {
   return wordSet
     .map((set) => {
       for (const c of preferred) if (set.has(c)) return String.fromCodePoint(c);
+      // The first printable ASCII character of any range.
       for (const range of set.ranges) {
-        for (let c = Math.max(range.min, 0x21); c <= Math.min(range.max, 0x7e); c++) return String.fromCodePoint(c);
+        const printable = Math.max(range.min, 0x21);
+        if (printable <= Math.min(range.max, 0x7e)) return String.fromCodePoint(printable);
       }
       const first = set.ranges[0]!.min;
       return String.fromCodePoint(first >= 0xd800 && first <= 0xdfff && set.has(0xe000) ? 0xe000 : first);

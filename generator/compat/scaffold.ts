@@ -169,7 +169,7 @@ class Scaffolder {
     let high = Infinity;
     if (typeof s.maximum === "number") high = s.maximum;
     if (typeof s.exclusiveMaximum === "number" && s.exclusiveMaximum <= high) high = s.exclusiveMaximum;
-    let value = low === -Infinity ? (high < 0 ? high : 0) : low;
+    let value = low === -Infinity ? Math.min(high, 0) : low;
     if (step !== undefined) {
       value = Math.ceil(value / step) * step;
       if (lowExclusive && value <= low) value += step;

@@ -152,7 +152,7 @@ export function diffScalarValues(values: readonly unknown[], os: SchemaObject, n
 
 /** Bounds compared as sets of numbers; when the old schema holds only integers, as sets of integers. */
 export function diffNumbers(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSet, emit: Emit): void {
-  const integers = oldTypes !== null && oldTypes.has("integer") && !oldTypes.has("number");
+  const integers = oldTypes?.has("integer") && !oldTypes.has("number");
   for (const side of ["lower", "upper"] as const) {
     const ob = bound(os, side);
     const nb = bound(ns, side);

@@ -110,7 +110,7 @@ class Loader {
     { schema: JsonSchema; file: string; validate?: ReturnType<typeof compileBundled> }
   >();
 
-  constructor(private readonly context: StoredDataContext) {
+  constructor(context: StoredDataContext) {
     for (const f of readFrozenSchemas(context.schemasDir)) {
       if (f.schema === undefined) continue;
       const shown = path.join(context.displaySchemasDir ?? context.schemasDir, HISTORY_DIR, f.key);

@@ -6,7 +6,7 @@
  * candidate does is not reported as breaking (see `assess.ts`).
  */
 import type { ValidateFunction } from "ajv";
-import { NFA } from "refa";
+import type { NFA } from "refa";
 import { type Change, type Probe, probeOf } from "./rule-catalogue.js";
 import { setOwn } from "../runtime.js";
 import { patternAutomaton } from "./regex.js";

@@ -266,7 +266,7 @@ export async function exportPythonHistory(
       await opened.close();
     }
   }
-  const msgpack = options.out !== undefined && options.out.endsWith(".msgpack");
+  const msgpack = options.out?.endsWith(".msgpack");
   const body = msgpack
     ? interop.exportPythonHistoryMsgpack(messages!, await interop.loadMsgpack())
     : interop.exportPythonHistoryJsonl(messages!);

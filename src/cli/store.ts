@@ -214,7 +214,7 @@ export async function openCliStore(
   // `configured`: the project config's store URL, used after --store and $STATEBAG_STORE.
   const url = storeUrl(option, environment, options.configured);
   const cliKeyring = loadCliKeyring(options.keyring, environment);
-  const { openStore, defaultSessionCodec, defaultMessageCodec } = await import("../stores.js");
+  const { defaultSessionCodec, defaultMessageCodec } = await import("../stores.js");
   const inner =
     options.codec ?? (options.registry ? defaultSessionCodec({ registry: options.registry }) : defaultSessionCodec());
   const { redactUrl } = await import("../runtime/stores/url.js");

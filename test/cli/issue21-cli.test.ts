@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, truncateSync
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { deserializeSession, SessionValidationError } from "../../src/runtime/persistence/serialization.js";
+import { deserializeSession, type SessionValidationError } from "../../src/runtime/persistence/serialization.js";
 import { SHAPE_NAMES } from "../../src/runtime/interop/shapes.js";
 import { openStore } from "../../src/stores.js";
 import { cli, envelope, FIXTURES, sampleSession, tempDir } from "./helpers.js";

@@ -55,7 +55,7 @@ describe("statebag inspect", () => {
     chmodSync(path, 0o444); // root ignores this; the read-only open itself is what is checked
     const list = await cli(["inspect", "--store", url]);
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^a  revision \d+$/m);
+    expect(list.stdout).toMatch(/^a {2}revision \d+$/m);
     const exported = await cli(["export", "--to", "python", "--id", "a", "--store", url]);
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
@@ -66,8 +66,8 @@ describe("statebag inspect", () => {
     const url = await seeded("inspect", [sampleSession("a"), sampleSession("b")]);
     const list = await cli(["inspect", "--store", url]);
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^a  revision \d+$/m);
-    expect(list.stdout).toMatch(/^b  revision \d+$/m);
+    expect(list.stdout).toMatch(/^a {2}revision \d+$/m);
+    expect(list.stdout).toMatch(/^b {2}revision \d+$/m);
 
     const one = await cli(["inspect", "--store", url, "a"]);
     expect(one.code).toBe(0);

@@ -302,7 +302,7 @@ describe("patternProperties: key languages", () => {
     for (const name of ["x", "a-b/c.d"]) {
       const old = {
         type: "object",
-        patternProperties: { [`^${name.replace(/[.\/]/g, "\\$&")}`]: {} },
+        patternProperties: { [`^${name.replace(/[./]/g, "\\$&")}`]: {} },
         additionalProperties: false,
       };
       const changes = diffSchemas(old, { type: "object", properties: { [name]: {} }, additionalProperties: false });

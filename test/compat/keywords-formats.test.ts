@@ -3,7 +3,7 @@ import type { JsonSchema } from "../../generator/compat/schema.js";
 import { describe, expect, it } from "vitest";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import { diffSchemas } from "../../generator/compat/diff.js";
-import { type Change, type ChangeKind } from "../../generator/compat/rule-catalogue.js";
+import type { Change, ChangeKind } from "../../generator/compat/rule-catalogue.js";
 import { ASSERTED_FORMATS, formatAccepts } from "../../generator/compat/formats.js";
 
 function verdict(changes: readonly Change[]): ChangeKind {

@@ -2,7 +2,7 @@
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { describe, expect, it } from "vitest";
 import { diffSchemas } from "../../generator/compat/diff.js";
-import { type Change, type ChangeKind } from "../../generator/compat/rule-catalogue.js";
+import type { Change, ChangeKind } from "../../generator/compat/rule-catalogue.js";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import { conjoin, normalise } from "../../generator/compat/normalise.js";
 

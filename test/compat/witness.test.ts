@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bundleSchema, compileBundled } from "../../generator/compat/bundle.js";
 import { diffSchemas } from "../../generator/compat/diff.js";
-import { type Change } from "../../generator/compat/rule-catalogue.js";
+import type { Change } from "../../generator/compat/rule-catalogue.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { findWitness, formatWitness, isWitness } from "../../generator/compat/witness.js";
 

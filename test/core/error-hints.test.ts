@@ -7,21 +7,13 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  ConfigurationError,
-  StatebagError,
-  StateTypeError,
-  type StatebagErrorCode,
-} from "../../src/runtime/core/errors.js";
-import { ProviderSessionState, StateVersionError } from "../../src/runtime/core/state-bag.js";
-import { defineMigration, MigrationDefinitionError, MigrationError } from "../../src/runtime/persistence/migrations.js";
+import { ConfigurationError, StatebagError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
+import { ProviderSessionState } from "../../src/runtime/core/state-bag.js";
+import { defineMigration } from "../../src/runtime/persistence/migrations.js";
 import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
-import { JsonParseError, parseJson } from "../../src/runtime/persistence/safe-json.js";
-import { deserializeSession, SessionValidationError } from "../../src/runtime/persistence/serialization.js";
+import { parseJson } from "../../src/runtime/persistence/safe-json.js";
+import { deserializeSession, type SessionValidationError } from "../../src/runtime/persistence/serialization.js";
 import {
-  ConflictError,
-  InvalidIdError,
   SessionNotFoundError,
   StoreAuthenticationError,
   StoreKeyConflictError,
@@ -32,7 +24,6 @@ import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/
 import { ToolApprovalError } from "../../src/runtime/agent/approvals.js";
 import { openStore } from "../../src/stores.js";
 import { importSession } from "../../src/runtime/interop/index.js";
-import { InteropError } from "../../src/runtime/interop/errors.js";
 import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";
 import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.js";
 import { InvalidStoredValueError, StoredSessionIdError } from "../../src/runtime/stores/codec.js";
@@ -46,12 +37,7 @@ import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-cl
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { userMessage } from "../../src/runtime/core/messages.js";
 import { startOpenAIServer } from "../clients/openai-server.js";
-import {
-  DecryptionError,
-  EncryptedStoreError,
-  EncryptionContextError,
-  EncryptionKeyError,
-} from "../../src/runtime/stores/encryption/errors.js";
+import { EncryptedStoreError } from "../../src/runtime/stores/encryption/errors.js";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/runtime/stores/encryption/codec.js";
 import { createKeyring } from "../../src/runtime/stores/encryption/keyring.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
-import { type ChatMessage } from "../../src/index.js";
+import type { ChatMessage } from "../../src/index.js";
 import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/group-chat.js";
 
 const agent = (id = "writer") =>

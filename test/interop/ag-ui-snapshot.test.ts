@@ -85,7 +85,7 @@ describe("AG-UI thread snapshots", () => {
     expect(bad).toBeInstanceOf(InteropError);
     expect(bad.pointer).toBe("/messages/0/role");
     const session = importSession(fixture, { from: "ag-ui-snapshot", id: "x" });
-    session.stateBag["todo"] = { $type: "statebag.ForeignState", $version: 1, format: "dotnet", value: 1 } as never;
+    session.stateBag.todo = { $type: "statebag.ForeignState", $version: 1, format: "dotnet", value: 1 } as never;
     expect(() => exportSessionDocument(session, { to: "ag-ui-snapshot" })).toThrow(/has no place for .*todo/);
     // A Python session is not a snapshot.
     expect(detectSessionShape({ type: "session", session_id: "s", state: {} })?.shape).toBe("python");

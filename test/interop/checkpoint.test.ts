@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
-  InteropError,
+  type InteropError,
   detectSessionShape,
   exportSessionDocument,
   importSession,

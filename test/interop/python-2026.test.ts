@@ -16,7 +16,7 @@ import type { AITool } from "../../src/runtime/agent/tools.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import {
-  InteropError,
+  type InteropError,
   compactionView,
   detectHistoryFile,
   detectSessionShape,

@@ -9,7 +9,7 @@ import { MigrationError, defineMigration } from "../../src/runtime/persistence/m
 import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
 import {
-  SessionValidationError,
+  type SessionValidationError,
   deserializeSession,
   serializeSession,
   type MigratedValue,

@@ -14,7 +14,6 @@ import type { Migration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
 import { readFile, removeTempProjects, runtimeSources, tempProject } from "../generator/helpers.js";
-import { REPO } from "./helpers.js";
 
 afterAll(removeTempProjects);
 

@@ -68,8 +68,8 @@ describe("without @opentelemetry/api", () => {
     );
     const out = JSON.parse(stdout.trim().split("\n").at(-1)!);
     expect(out.api).toBe("ERR_MODULE_NOT_FOUND");
-    expect(out["memory"]).toEqual({ revisions: [1, 2], listed: 1, scanned: 1, plain: "MemorySessionStore" });
-    expect(out["sqlite"]).toEqual({ revisions: [1, 2], listed: 1, scanned: 1, plain: "SqliteSessionStore" });
+    expect(out.memory).toEqual({ revisions: [1, 2], listed: 1, scanned: 1, plain: "MemorySessionStore" });
+    expect(out.sqlite).toEqual({ revisions: [1, 2], listed: 1, scanned: 1, plain: "SqliteSessionStore" });
     expect(out.tracingTrue).toEqual({ code: "missing-dependency", hint: "npm i @opentelemetry/api" });
   }, 60_000);
 

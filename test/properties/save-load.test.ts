@@ -105,14 +105,12 @@ function nested(depthMax: number, keysMax: number) {
 function contents(value: fc.Arbitrary<unknown>) {
   return fc.array(
     fc.oneof(
-      fc
-        .tuple(value, key)
-        .map(([result, k]) => ({
-          $type: "functionResult",
-          callId: "call-1",
-          result,
-          additionalProperties: objectOf([[k, result]]),
-        })),
+      fc.tuple(value, key).map(([result, k]) => ({
+        $type: "functionResult",
+        callId: "call-1",
+        result,
+        additionalProperties: objectOf([[k, result]]),
+      })),
       text.map((t) => ({ $type: "text", text: t })),
     ),
     { minLength: 1, maxLength: 3 },

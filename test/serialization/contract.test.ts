@@ -3,7 +3,7 @@
  * bounded report, and errors that never echo input raw.
  */
 import { describe, expect, it } from "vitest";
-import { type AgentSession } from "../../src/index.js";
+import type { AgentSession } from "../../src/index.js";
 import { jsonEqual } from "../../src/runtime/core/json.js";
 import {
   SessionValidationError,

@@ -11,7 +11,7 @@ import {
 } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { validateSession } from "../../src/runtime/persistence/validate.js";
-import { type ValidationProblem } from "../../src/runtime/persistence/problems.js";
+import type { ValidationProblem } from "../../src/runtime/persistence/problems.js";
 import { makeModelTypes } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

@@ -10,7 +10,7 @@ import {
 } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
-import { type PreservedValue } from "../../src/runtime/persistence/problems.js";
+import type { PreservedValue } from "../../src/runtime/persistence/problems.js";
 import { makeModelTypes, makeSession } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

@@ -194,6 +194,7 @@ describe("checkWritableJson: the quick pass never clears what the exact walk ref
     ["class instance", { a: [new Point()] }],
     ["toJSON", { a: { toJSON: () => 1 } }],
     ["undefined item", { a: [1, undefined] }],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the case under test
     ["hole", { a: [1, , 3] }],
     ["function", { a: () => 1 }],
     ["symbol", { a: Symbol("s") }],

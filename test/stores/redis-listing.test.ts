@@ -4,7 +4,7 @@
  * steps of a write leaves a superset that `list` never shows wrongly and repairs (keys.ts).
  */
 import { describe, expect, it } from "vitest";
-import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
+import type { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { counterSession, redisBackend, redisClusterBackend, scaleOutBackends, serverUp, sleep } from "./helpers.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import type { ScriptedClient } from "../../src/runtime/stores/redis/scripts.js";

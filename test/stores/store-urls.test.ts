@@ -13,7 +13,7 @@ import { InvalidIdError, StoreAuthenticationError, StoreUnavailableError } from 
 import { openStore, sqlitePath } from "../../src/runtime/stores/open.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
-import { counterSession, PG_URL, REDIS_URL, serverUp, uniqueName } from "./helpers.js";
+import { counterSession, PG_URL, serverUp, uniqueName } from "./helpers.js";
 
 const SECRET = "Tr0ub4dor-x9";
 

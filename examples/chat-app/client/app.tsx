@@ -22,6 +22,7 @@ interface ChatSummary {
 
 // A demo owner: one random id per browser, in a cookie. A real app uses its login instead.
 if (!/(?:^|;\s*)owner=/.test(document.cookie)) {
+  // biome-ignore lint/suspicious/noDocumentCookie: one cookie set once; the Cookie Store API is not in every browser
   document.cookie = `owner=${crypto.randomUUID().replace(/-/g, "")}; path=/; SameSite=Strict`;
 }
 
@@ -77,6 +78,7 @@ function App() {
     setInitial([]);
     setCurrent({ id: newId(), stored: false });
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: registered once; startNew only calls state setters, which React keeps stable
   useEffect(() => {
     const onPop = () => {
       const id = chatIdFromPath();
@@ -162,6 +164,7 @@ function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UI
           <div key={message.id} className={`message ${message.role}`} data-role={message.role}>
             <div className="who">{message.role === "user" ? "You" : "Assistant"}</div>
             {message.parts.map((part, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a message's parts never reorder; the index is their identity
               <Part key={i} part={part} onAnswer={addToolApprovalResponse} />
             ))}
           </div>

@@ -7,22 +7,16 @@
  * Runs on the same session object are serialized, so concurrent callers never interleave state.
  */
 import { randomUUID } from "node:crypto";
-import type { ChatClient, ChatResponseUpdate } from "./chat-client.js";
+import type { ChatClient } from "./chat-client.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
-import { userMessage, type ChatMessage, type ToolApprovalRequestContent, type UsageDetails } from "../core/messages.js";
+import { userMessage, type ChatMessage, type ToolApprovalRequestContent } from "../core/messages.js";
 import { extractAnswers, pendingToolApprovals, TOOL_APPROVALS_KEY, type ToolApprovalAnswer } from "./approvals.js";
 import { runMiddleware, type Middleware } from "./middleware.js";
 import type { AIContextProvider } from "./providers/context-provider.js";
 import type { ChatHistoryProvider } from "./providers/chat-history-provider.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
 import type { SessionStateProvider } from "./providers/provider.js";
-import {
-  createSessionData,
-  type AgentSession,
-  type CreateSessionOptions,
-  type ServiceSessionId,
-  type SessionKind,
-} from "../core/session.js";
+import { createSessionData, type AgentSession, type CreateSessionOptions, type SessionKind } from "../core/session.js";
 import { StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
 import { UpdateChannel } from "./update-channel.js";

@@ -68,7 +68,7 @@ export function jsonEqual(a: unknown, b: unknown, options: JsonEqualOptions = {}
     let countX = 0;
     for (const key of Object.keys(xo)) {
       const v = xo[key];
-      if (v === undefined || (ignore !== undefined && ignore(key, v))) continue;
+      if (v === undefined || ignore?.(key, v)) continue;
       countX++;
       if (!hasOwn.call(yo, key)) return false;
       left.push(v);
@@ -77,7 +77,7 @@ export function jsonEqual(a: unknown, b: unknown, options: JsonEqualOptions = {}
     let countY = 0;
     for (const key of Object.keys(yo)) {
       const v = yo[key];
-      if (v === undefined || (ignore !== undefined && ignore(key, v))) continue;
+      if (v === undefined || ignore?.(key, v)) continue;
       countY++;
     }
     if (countX !== countY) return false;
@@ -140,13 +140,13 @@ export function quoted(text: string, max = MAX_SHOWN_CHARS): string {
 }
 
 /** At most `max` characters: the start and the end of `text` (escaped), and its length between them. */
-function cutMiddle(text: string, max: number, escape: (s: string) => string): string {
+function cutMiddle(text: string, max: number, escapeText: (s: string) => string): string {
   const marker = `…(${text.length} chars)…`;
   const room = Math.max(2, max - marker.length);
   const head = Math.ceil(room * 0.7);
   const tail = room - head;
   // Escaping can lengthen a piece: cut again after escaping (never inside a surrogate pair).
-  const fit = (s: string, n: number, fromEnd: boolean) => {
+  const cutTo = (s: string, n: number, fromEnd: boolean) => {
     if (s.length <= n) return s;
     let out = fromEnd ? s.slice(s.length - n) : s.slice(0, n);
     const edge = fromEnd ? out.charCodeAt(0) : out.charCodeAt(out.length - 1);
@@ -154,7 +154,9 @@ function cutMiddle(text: string, max: number, escape: (s: string) => string): st
     return out;
   };
   return (
-    fit(escape(text.slice(0, head)), head, false) + marker + fit(escape(text.slice(text.length - tail)), tail, true)
+    cutTo(escapeText(text.slice(0, head)), head, false) +
+    marker +
+    cutTo(escapeText(text.slice(text.length - tail)), tail, true)
   );
 }
 

@@ -29,8 +29,7 @@ export type Versioned<T extends string, V extends number> = V extends 1
  * Marks a member of the polymorphic family `F` (for example `"AIContent"`) with the
  * registry-unique tag `T` at version `V`. The family is open: any project may add members.
  */
-// F is read by the generator from the source text; the type checker does not need it.
-// eslint-disable-next-line @typescript-eslint/no-unused-vars
+// biome-ignore lint/correctness/noUnusedVariables: F is read by the generator from the source text; the type checker does not need it
 export type Tagged<F extends string, T extends string, V extends number> = Versioned<T, V>;
 
 /** The family every provider's session state belongs to. */

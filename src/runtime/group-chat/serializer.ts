@@ -261,6 +261,7 @@ function hintOf(cause: unknown, fallback: string): string {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-extraneous-class
+// biome-ignore lint/complexity/noStaticOnlyClass: the public API mirrors Agent Framework's AgentChatSerializer (static serialize/deserialize)
 export class AgentChatSerializer {
   /**
    * The chat's state as a versioned document (plain JSON; `JSON.stringify` it to store). Checks

@@ -16,7 +16,7 @@ import type { ChatClientAgent } from "../agent/agent.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import { withSession } from "../stores/with-session.js";
 import type { SessionStore } from "../stores/types.js";
-import { StoreChatIndex, type ChatIndex, type ChatSummary } from "./chat-index.js";
+import { StoreChatIndex, type ChatIndex } from "./chat-index.js";
 import { HttpProblem } from "./problem.js";
 
 /** One answer from the UI to a pending approval request. */

@@ -123,14 +123,13 @@ export function dotnetToCurrent(
       (key === layout.storeMember || (key === "aiContextProviderState" && layout.contextProvider)) &&
       value === null
     ) {
-      continue; // written as absent; .NET omits nulls
     } else if (key === layout.storeMember) {
       const target = isHistoryOnly(value) ? historyKey : (options.storeStateKey ?? key);
       put(bag, target, value, [key], fail);
-      moved.set(`/stateBag/${escape(target)}`, `/${escape(key)}`);
+      moved.set(`/stateBag/${escapePointerSegment(target)}`, `/${escapePointerSegment(key)}`);
     } else if (key === "aiContextProviderState" && layout.contextProvider) {
       put(bag, contextKey, value, [key], fail);
-      moved.set(`/stateBag/${escape(contextKey)}`, `/${escape(key)}`);
+      moved.set(`/stateBag/${escapePointerSegment(contextKey)}`, `/${escapePointerSegment(key)}`);
     } else if (key === SESSION_INFO_KEY && !layout.stateBag) {
       put(bag, SESSION_INFO_KEY, value, [key], fail); // statebag's metadata, written at the top level of bag-less shapes
     } else if (key === "conversationId" || key === "stateBag") {
@@ -145,7 +144,7 @@ export function dotnetToCurrent(
     for (const [prefix, original] of moved)
       if (pointer === prefix || pointer.startsWith(prefix + "/")) return original + pointer.slice(prefix.length);
     if (!layout.stateBag && pointer.startsWith("/stateBag/")) return pointer.slice("/stateBag".length);
-    if (pointer === "/conversationId" && layout.idMember) return `/${escape(layout.idMember)}`;
+    if (pointer === "/conversationId" && layout.idMember) return `/${escapePointerSegment(layout.idMember)}`;
     return pointer;
   };
   return { doc: out, sourcePointer };
@@ -220,6 +219,6 @@ function put(
   defineOwn(bag, key, value);
 }
 
-function escape(segment: string): string {
+function escapePointerSegment(segment: string): string {
   return segment.replace(/~/g, "~0").replace(/\//g, "~1");
 }

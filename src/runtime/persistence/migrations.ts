@@ -52,6 +52,7 @@ export type MigrationResult<Out> = Untagged<Out> & { $type?: string; $version?: 
  * `type`, `from` and `to` must then match the two types' `$type` and `$version`, and `up` must
  * return every required field of the newer version. Without type arguments nothing is checked.
  */
+// biome-ignore lint/suspicious/noExplicitAny: an untyped migration (no version types given) reads and returns any shape; typed ones pass <In, Out>
 export interface MigrationSpec<In = any, Out = any> {
   /** The `$type` this step reads. */
   type: TypeIdOf<In>;
@@ -62,6 +63,7 @@ export interface MigrationSpec<In = any, Out = any> {
     ? VersionOf<Out> | { type: TypeIdOf<Out>; version: VersionOf<Out> }
     : { type: TypeIdOf<Out>; version: VersionOf<Out> };
   /** Builds the newer value. Gets a private copy: mutating it is fine. */
+  // biome-ignore lint/suspicious/noExplicitAny: an untyped migration (no version types given) reads and returns any shape; typed ones pass <In, Out>
   up(value: In, context: MigrationContext): 0 extends 1 & Out ? any : MigrationResult<Out>;
 }
 
@@ -70,6 +72,7 @@ export interface Migration {
   readonly from: number;
   readonly toType: string;
   readonly to: number;
+  // biome-ignore lint/suspicious/noExplicitAny: an untyped migration (no version types given) reads and returns any shape; typed ones pass <In, Out>
   readonly up: (value: any, context: MigrationContext) => unknown;
   /** Where the migration was defined (`file:line`), for messages. */
   readonly source?: string;
@@ -130,6 +133,7 @@ function isVersion(v: unknown): v is number {
 }
 
 /** Declares one migration step (checked here; applied by a registry that holds it). */
+// biome-ignore lint/suspicious/noExplicitAny: an untyped migration (no version types given) reads and returns any shape; typed ones pass <In, Out>
 export function defineMigration<In = any, Out = any>(spec: MigrationSpec<In, Out>): Migration {
   if (typeof spec !== "object" || spec === null)
     throw new MigrationDefinitionError("defineMigration needs { type, from, to, up }");

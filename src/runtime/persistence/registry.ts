@@ -32,7 +32,7 @@ import {
 } from "./migrations.js";
 import { RegistryError } from "./registry-error.js";
 import { opaqueSlot, plainSchema } from "./schema-closing.js";
-import { compileSlotWalk, compileSlots, type SlotNode, type SlotVisitor, type SlotWalk } from "./slot-walk.js";
+import { compileSlotWalk, compileSlots, type SlotNode, type SlotWalk } from "./slot-walk.js";
 import type { FamilySlot, StoredVersion, TypeDefinition, Validator } from "./registry-types.js";
 import { TYPE_ID_PATTERN } from "../core/tagged.js";
 
@@ -46,7 +46,7 @@ export const PROVIDER_STATE_FAMILY = "ProviderState";
 const TYPE_ID = TYPE_ID_PATTERN;
 
 export function isReservedTypeName(name: string): boolean {
-  return name === "__proto__" || name === "prototype" || Object.prototype.hasOwnProperty.call(Object.prototype, name);
+  return name === "__proto__" || name === "prototype" || Object.hasOwn(Object.prototype, name);
 }
 
 function checkTypeId(id: unknown, what: string): asserts id is string {

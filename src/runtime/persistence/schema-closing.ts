@@ -108,7 +108,7 @@ export function opaqueSlot(schema: Record<string, unknown>, path: readonly strin
       }
     } else {
       const props = node.properties as Record<string, unknown> | undefined;
-      if (props && Object.prototype.hasOwnProperty.call(props, seg)) {
+      if (props && Object.hasOwn(props, seg)) {
         holder = props;
         key = seg;
       }

@@ -40,7 +40,7 @@ import {
   type ValidationProblem,
 } from "./problems.js";
 import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type TypeRegistry } from "./registry.js";
-import { type SlotNode, type SlotVisitor } from "./slot-walk.js";
+import type { SlotNode, SlotVisitor } from "./slot-walk.js";
 import type { TypeDefinition } from "./registry-types.js";
 
 export interface ValidationResult {

@@ -2,6 +2,7 @@
  * Chats an AI SDK UI app saved as JSON, as statebag sessions: a file holding one chat's
  * `UIMessage[]` (its id: the file name), one `{ id, messages }`, or an array of `{ id, messages }`.
  */
+import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { createSessionData } from "../core/session.js";
 import { isPlainObject } from "../interop/json-util.js";
@@ -63,7 +64,7 @@ export function importUIChats(doc: unknown, options: ImportUIChatsOptions = {}):
       );
     if (seen.has(id)) throw new UIMessageError(idPath, "two chats have the same id", "give every chat its own id");
     seen.add(id);
-    let messages;
+    let messages: ChatMessage[];
     try {
       messages = fromUIMessages(chat.messages as UIMessageLike[], options);
     } catch (error) {

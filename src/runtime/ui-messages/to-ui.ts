@@ -17,14 +17,7 @@ import { setOwn } from "../core/json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { expected } from "./errors.js";
 import { sessionHistory } from "./history.js";
-import {
-  contentExtra,
-  isErrorResult,
-  messageExtra,
-  providerMetadataOf,
-  STATEBAG_CONTENT_PART,
-  UI_MESSAGE_KEY,
-} from "./keys.js";
+import { contentExtra, isErrorResult, messageExtra, providerMetadataOf, STATEBAG_CONTENT_PART } from "./keys.js";
 import type { UIMessage, UIMessagePart, UIMessageVersion } from "./types.js";
 
 export interface ToUIMessagesOptions {

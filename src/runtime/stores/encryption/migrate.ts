@@ -20,7 +20,8 @@
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import { compareIds, MAX_SCAN_LIMIT } from "../common.js";
 import { ConflictError, StoreUnavailableError } from "../errors.js";
-import type { ScanItem, SessionStore } from "../types.js";
+import type { AgentSession } from "../../core/session.js";
+import type { MessageLogSnapshot, ScanItem, SessionStore, StoredSession } from "../types.js";
 import type { EncryptedMessageCodec, EncryptedSessionCodec, EncryptionReads } from "./codec.js";
 import { encryptedKeyId, isEncryptedText } from "./envelope.js";
 
@@ -191,10 +192,10 @@ export async function migrateEncryption(
       }
       if (plaintext && mode === "reencrypt")
         return fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
-      let session;
+      let session: AgentSession | undefined;
       if (!(dryRun && plaintext)) {
         // Through store.get: the store passes the row's owner to the codec (a scan does not know it).
-        let loaded;
+        let loaded: StoredSession | undefined;
         try {
           loaded = await store.get(item.id);
         } catch (error) {
@@ -270,7 +271,7 @@ export async function migrateEncryption(
     const mc = messageCodec!;
     for (let attempt = 0; ; attempt++) {
       const before = { ...mc.encryption.reads };
-      let snapshot;
+      let snapshot: MessageLogSnapshot;
       try {
         snapshot = await store.messages.readMessages(logId);
       } catch (error) {

@@ -70,7 +70,7 @@ export function parseRedisStoreUrl(url: string): {
     } catch {
       parsed = undefined;
     }
-    if (!parsed || !parsed.hostname || parsed.pathname !== "" || parsed.username || parsed.port === "0") {
+    if (!parsed?.hostname || parsed.pathname !== "" || parsed.username || parsed.port === "0") {
       throw new ConfigurationError(
         `the store URL ${quoted(redactUrl(url), 200)} lists a cluster node ${quoted(host, 100)} that is not host:port`,
         "write redis+cluster://[user:password@]host1:port1,host2:port2/?prefix=app:",

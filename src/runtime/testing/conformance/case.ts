@@ -4,7 +4,7 @@
  */
 import type { AgentSession, ChatMessage } from "../../../index.js";
 import type { MessageCodec, SessionCodec, SessionStore } from "../../../stores.js";
-import { Clause } from "./check.js";
+import type { Clause } from "./check.js";
 
 /**
  * Parts of the contract a store may not offer. A store declares the ones it lacks up front
