@@ -11,23 +11,23 @@ import type { GroupChatChannelState } from "../runtime/group-chat/channel.js";
 import type { WorkflowState } from "../runtime/group-chat/workflow.js";
 import type { ForeignState } from "../runtime/interop/foreign.js";
 
-/** "InMemoryChatHistoryState" version 2 (src/runtime/agent/providers/in-memory-chat-history.ts:17). */
+/** "InMemoryChatHistoryState" version 2 (src/runtime/agent/providers/in-memory-chat-history.ts:22). */
 export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistoryState> = { $type: "InMemoryChatHistoryState", version: 2 };
 
 /** "RollingSummaryState" version 2 (src/runtime/agent/providers/rolling-summary.ts:16). */
 export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $type: "RollingSummaryState", version: 2 };
 
-/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:56). */
+/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:61). */
 export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 1 };
 
-/** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:25). */
+/** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:32). */
 export const ForeignStateType: StateDescriptor<ForeignState> = { $type: "statebag.ForeignState", version: 1 };
 
 /** "statebag.GroupChatChannelState" version 1 (src/runtime/group-chat/channel.ts:35). */
 export const GroupChatChannelStateType: StateDescriptor<GroupChatChannelState> = { $type: "statebag.GroupChatChannelState", version: 1 };
 
-/** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:49). */
+/** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:55). */
 export const ToolApprovalStateType: StateDescriptor<ToolApprovalState> = { $type: "statebag.ToolApprovalState", version: 1 };
 
-/** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:34). */
+/** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:48). */
 export const WorkflowStateType: StateDescriptor<WorkflowState> = { $type: "statebag.WorkflowState", version: 1 };

@@ -15,7 +15,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "InMemoryChatHistoryState",
-    source: "src/runtime/agent/providers/in-memory-chat-history.ts:17",
+    source: "src/runtime/agent/providers/in-memory-chat-history.ts:22",
     slots: [
       { path: ["messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -174,7 +174,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "StoredChatHistoryState",
-    source: "src/runtime/agent/providers/stored-chat-history.ts:56",
+    source: "src/runtime/agent/providers/stored-chat-history.ts:61",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -627,7 +627,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "ForeignState",
-    source: "src/runtime/interop/foreign.ts:25",
+    source: "src/runtime/interop/foreign.ts:32",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -710,7 +710,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "ToolApprovalState",
-    source: "src/runtime/agent/approvals.ts:49",
+    source: "src/runtime/agent/approvals.ts:55",
     slots: [
       { path: ["pending", "*", "call"], family: "AIContent" },
       { path: ["pending", "*", "request"], family: "AIContent" },
@@ -807,7 +807,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "WorkflowState",
-    source: "src/runtime/group-chat/workflow.ts:34",
+    source: "src/runtime/group-chat/workflow.ts:48",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -870,7 +870,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ForeignContent",
-    source: "src/runtime/interop/foreign.ts:33",
+    source: "src/runtime/interop/foreign.ts:40",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],
@@ -1224,7 +1224,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
 
 /** Every declared migration step, in file and line order: registered with the types above. */
 export const generatedMigrations: readonly Migration[] = [
-  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:34)
+  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:39)
   ...inMemoryChatHistoryMigrations,
   // "RollingSummaryState" v1 -> v2 (src/runtime/agent/providers/rolling-summary.ts:31)
   ...rollingSummaryMigrations,
