@@ -110,3 +110,21 @@ export async function packBoth(work: string): Promise<{ statebag: string; kit: s
   ok(await run(process.execPath, [join(REPO, "kit/build.mjs"), dist, kit], REPO), "build:kit");
   return { statebag: tarball, kit: await pack(kit, work) };
 }
+
+/**
+ * The pnpm CLI the tests use, installed once into the shared cache (not a devDependency: pnpm 12
+ * lists platform binaries the registry does not have, which breaks `npm ci` of this repository).
+ */
+export const PNPM_VERSION = "12.21.0";
+export async function ensurePnpm(): Promise<string> {
+  const prefix = join(CACHE, `pnpm-${PNPM_VERSION}`);
+  const bin = join(prefix, "node_modules/.bin/pnpm");
+  if (!existsSync(bin)) {
+    mkdirSync(prefix, { recursive: true });
+    ok(
+      await run("npm", ["install", "--no-save", "--prefix", prefix, `pnpm@${PNPM_VERSION}`], prefix),
+      "installing pnpm",
+    );
+  }
+  return bin;
+}

@@ -26,10 +26,11 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CACHE, ok, packBoth, REPO, run, type Run, writeIn } from "./apps.js";
+import { CACHE, ensurePnpm, ok, packBoth, REPO, run, type Run, writeIn } from "./apps.js";
 import { projectFiles, tsBlocks } from "../readme/blocks.js";
 
-const PNPM = join(REPO, "node_modules/.bin/pnpm");
+/** pnpm, from the registry into the shared cache (beforeAll). */
+let PNPM = "";
 const repoPkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   version: string;
   devDependencies: Record<string, string>;
@@ -86,6 +87,7 @@ let kitTarball = "";
 
 beforeAll(async () => {
   ({ statebag: statebagTarball, kit: kitTarball } = await packBoth(work));
+  PNPM = await ensurePnpm();
 }, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
