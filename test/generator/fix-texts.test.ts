@@ -85,9 +85,9 @@ function cliCommands(): Map<string, Set<string>> {
   const commands = new Map<string, Set<string>>();
   for (const file of sourceFiles("src/cli/commands")) {
     const text = fs.readFileSync(file, "utf8");
-    const flags = new Set([...text.matchAll(/\.option\("(--[a-z-]+)/g)].map((m) => m[1]!));
+    const flags = new Set([...text.matchAll(/\.option\(\s*"(--[a-z-]+)/g)].map((m) => m[1]!));
     if (/jsonOption\(\)/.test(text)) flags.add("--json");
-    for (const m of text.matchAll(/\.command\("([a-z-]+)"\)/g)) commands.set(m[1]!, flags);
+    for (const m of text.matchAll(/\.command\(\s*"([a-z-]+)"\s*\)/g)) commands.set(m[1]!, flags);
   }
   return commands;
 }
