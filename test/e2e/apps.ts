@@ -19,6 +19,18 @@ export interface Run {
   stderr: string;
 }
 
+/**
+ * How this machine reaches the registry (a proxy, a corporate CA): passed to every command, or a
+ * fresh app's first install (an empty cache) fails on TLS or hangs until the timeout.
+ */
+function networkEnv(): Record<string, string> {
+  const keep =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|npm_config_(cafile|ca|registry|strict_ssl|proxy|https_proxy|noproxy))$/i;
+  return Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => keep.test(e[0]) && e[1] !== undefined),
+  );
+}
+
 /** Runs a command (a new process) with this Node and the app's bin folder first on PATH. */
 export function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const PATH = [dirname(process.execPath), join(cwd, "node_modules/.bin"), process.env.PATH].join(delimiter);
@@ -29,6 +41,7 @@ export function run(command: string, args: string[], cwd: string, env: Record<st
       {
         cwd,
         env: {
+          ...networkEnv(),
           PATH,
           HOME: process.env.HOME ?? tmpdir(),
           NO_COLOR: "1",
