@@ -27,7 +27,10 @@ const WHAT: Record<string, string> = {
   "load.10000": "load a 10,000-message session",
   "load.100000": "load a 100,000-message session (linear in size?)",
   "load.100000.peak": "peak RSS growth of that load, in MiB (fresh process each)",
-  "save.1000": "save a 1,000-message session (validate + stringify)",
+  "save.1000": "save a 1,000-message session (stringify, no validation)",
+  "save.validated.1000": "save a 1,000-message session as stores do (validate + stringify)",
+  "store.sqlite.saveload.encrypted":
+    "one 1,000-message session saved and loaded through the encrypting codecs (AES-256-GCM) vs the same store unencrypted",
   "validate.1000": "validate a 1,000-message session",
   "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain (state-level steps)",
   "migrate.lazy5rewrite.1000": "the same, but four of the five steps rewrite all 1,000 messages",
@@ -49,6 +52,18 @@ function describe(name: string): string {
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
   const turn = /^turn\.(\w+)\.1000$/.exec(name);
   if (turn) return `${turn[1]}: one turn (withSession, scripted client) on a stored 1,000-message session`;
+  const storedlog = /^turn\.storedlog\.(\d+)\.(windowed|warm|full)$/.exec(name);
+  if (storedlog) {
+    const how = {
+      windowed: "reading a window of the log",
+      warm: "a warm process reading only what was appended",
+      full: "reading the whole log",
+    }[storedlog[2]]!;
+    return `one turn on a stored ${Number(storedlog[1]).toLocaleString("en-US")}-message log, ${how}`;
+  }
+  const listing = /^listing\.([\w-]+)\.(first|later)$/.exec(name);
+  if (listing)
+    return `${listing[1]}: one page of one owner's 50 newest sessions (${listing[2] === "first" ? "the first page" : "page 11, by cursor"})`;
   const writers = /^concurrency\.(\w+)\.8writers$/.exec(name);
   if (writers) return `${writers[1]}: 8 concurrent writers on different sessions, per get + compare-and-swap`;
   const langgraph = /^peer\.langgraph\.(\w+)\.saveload$/.exec(name);
