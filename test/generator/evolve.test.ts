@@ -18,7 +18,7 @@ import { ProviderSessionState, StateVersionError, type StateDescriptor } from ".
 import type { Migration } from "../../src/runtime/persistence/migrations.js";
 import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
-import { REPO, readTree, removeTempProjects, runtimeSources, tempProject, writeFile } from "./helpers.js";
+import { REPO, readTree, removeTempProjects, runtimeSources, tempProject, typeErrors, writeFile } from "./helpers.js";
 
 afterAll(removeTempProjects);
 
@@ -62,37 +62,6 @@ import { NotesStateType } from "./generated/descriptors.js";
 export const notesState = new ProviderSessionState("acme.notes", NotesStateType, { initial: () => (${initial}) });
 `;
 
-/** Type-checks every .ts file of the project (the TypeScript compiler API, in-process). */
-function typeErrors(root: string): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (e.name === "node_modules" || e.name.startsWith(".")) continue;
-      const full = path.join(dir, e.name);
-      if (e.isDirectory()) walk(full);
-      else if (e.name.endsWith(".ts")) files.push(full);
-    }
-  };
-  walk(path.join(root, "src"));
-  const program = ts.createProgram(files, {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ["lib.es2023.d.ts"],
-    typeRoots: [path.join(REPO, "node_modules/@types")],
-    types: ["node"],
-  });
-  return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file
-      ? `${path.relative(root, d.file.fileName).split(path.sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
-      : "";
-    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
-  });
-}
-
 function project(files: Record<string, string>): string {
   return tempProject({ ...RUNTIME, ...files }, { runtime: false });
 }
@@ -130,7 +99,7 @@ describe("evolving a provider state type", () => {
     expect(descriptors).toContain(
       'export const NotesStateType: StateDescriptor<NotesState> = { $type: "acme.NotesState", version: 1 };',
     );
-    expect(typeErrors(root)).toEqual([]);
+    expect(await typeErrors(root)).toEqual([]);
     expect((await gen(root, { check: true })).exitCode).toBe(0);
   }, 60_000);
 
@@ -162,7 +131,7 @@ describe("evolving a provider state type", () => {
     expect(versions).toContain(
       'export interface NotesState_v2 {\n  $type: "acme.NotesState";\n  $version: 2;\n  notes: {\n    pinned: boolean;\n    text: string;\n  }[];\n}',
     );
-    expect(typeErrors(root)).toEqual([]);
+    expect(await typeErrors(root)).toEqual([]);
     expect((await gen(root, { check: true })).exitCode).toBe(0);
 
     // The generated registry and descriptor, used by the runtime: a stored v1 session migrates on
@@ -205,7 +174,7 @@ describe("evolving a provider state type", () => {
       JSON.stringify({ $type: "acme.NotesState", $version: 2, notes: [{ text: "a", pinned: false }] }),
     );
     // The generator not run yet: the descriptor still says version 1, and the type says 2.
-    const stale = typeErrors(root).join("\n");
+    const stale = (await typeErrors(root)).join("\n");
     expect(stale).toMatch(/src\/generated\/descriptors\.ts:\d+ Type '1' is not assignable to type '2'\./);
     await gen(root);
     // The long form with the version typed by hand beside the type.
@@ -218,10 +187,10 @@ import type { NotesState } from "./notes.js";
 export const notesState = new ProviderSessionState<NotesState>("acme.notes", { stateType: "acme.NotesState", version: 1, initial: () => ({ $type: "acme.NotesState", $version: 2, notes: [] }) });
 `,
     );
-    expect(typeErrors(root).join("\n")).toMatch(/src\/provider\.ts:4 Type '1' is not assignable to type '2'\./);
+    expect((await typeErrors(root)).join("\n")).toMatch(/src\/provider\.ts:4 Type '1' is not assignable to type '2'\./);
     // The descriptor form with a v1-shaped initial value.
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", notes: [] }`));
-    expect(typeErrors(root).join("\n")).toMatch(/src\/provider\.ts:4 .*Property '\$version' is missing/);
+    expect((await typeErrors(root)).join("\n")).toMatch(/src\/provider\.ts:4 .*Property '\$version' is missing/);
   }, 90_000);
 
   it("a typed migration that forgets a required field fails tsc", async () => {
@@ -230,12 +199,12 @@ export const notesState = new ProviderSessionState<NotesState>("acme.notes", { s
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION.replace("({ text, pinned: false })", "({ text })")));
     writeFile(root, "src/provider.ts", PROVIDER(`{ $type: "acme.NotesState", $version: 2, notes: [] }`));
     await gen(root);
-    expect(typeErrors(root).join("\n")).toMatch(
+    expect((await typeErrors(root)).join("\n")).toMatch(
       /src\/notes\.ts:\d+ [\s\S]*Property 'pinned' is missing in type '\{ text: string; \}' but required in type '\{ pinned: boolean; text: string; \}'/,
     );
     // The step's versions are checked too.
     writeFile(root, "src/notes.ts", NOTES_V2(TYPED_MIGRATION.replace("to: 2,", "to: 3,")));
-    expect(typeErrors(root).join("\n")).toMatch(
+    expect((await typeErrors(root)).join("\n")).toMatch(
       /src\/notes\.ts:\d+ Type '3' is not assignable to type '2 \| \{ type: "acme\.NotesState"; version: 2; \}'/,
     );
   }, 90_000);
