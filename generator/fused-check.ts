@@ -19,6 +19,11 @@
  *   generic limits walk (`json`) runs only inside opaque subtrees (an empty schema: `arguments`,
  *   `result`, `additionalProperties`, ...);
  * - every object key is counted (`keyCount()`), for the duplicate-key check of the text;
+ * - and so is a lower bound of the compact text of everything accepted (`charCount()`): each
+ *   string's length plus its quotes, each key's plus quotes and colon, braces, brackets, commas,
+ *   literals, the fewest characters any JSON number for a value can take. Per function in a local
+ *   (`c`), added to the module's count on the way out. Undercounting only costs time (the text
+ *   check falls back to the colon scan); counting more than the text must hold would be unsound;
  * - `saving`: the value comes from the application, not `JSON.parse`: every object must also be a
  *   plain object without `toJSON` (what `checkWritableJson` asks), and `undefined` anywhere is "no".
  *
@@ -148,11 +153,14 @@ class FunctionBody {
         throw new Unsupported(`anyOf next to other keywords at ${where}`);
       if (slot !== undefined && slot.children.size > 0) throw new Unsupported(`slots inside anyOf at ${where}`);
       const branches = (schema.anyOf as Schema[]).map((b, i) => this.module.branchFunction(b, `${where} (anyOf ${i})`));
+      // A branch that says no may have counted opaque subtrees already: both counts go back.
       const saved = this.fresh("keys");
+      const savedChars = this.fresh("chars");
       this.line(indent, `const ${saved} = keys;`);
+      this.line(indent, `const ${savedChars} = chars;`);
       this.line(
         indent,
-        `if (!(${branches.map((b) => `${b}(${x}, d + ${offset}) || ((keys = ${saved}), false)`).join(" || ")})) return false;`,
+        `if (!(${branches.map((b) => `${b}(${x}, d + ${offset}) || ((keys = ${saved}), (chars = ${savedChars}), false)`).join(" || ")})) return false;`,
       );
       return;
     }
@@ -164,7 +172,13 @@ class FunctionBody {
       // Every allowed value is a primitive of a known type: the remaining keywords only narrow them further.
       const rest = keys.filter((k) => k !== "const" && k !== "enum" && k !== "type");
       if (rest.length === 0) {
-        if (schema.type === undefined || values.every((v) => typeAllows(schema.type, v))) return;
+        if (schema.type === undefined || values.every((v) => typeAllows(schema.type, v))) {
+          // Strings, booleans and null all of one size: a constant; else (numbers) counted as found.
+          const sizes = new Set(values.map(constChars));
+          if (sizes.size === 1 && !sizes.has(-1)) this.line(indent, `c += ${[...sizes][0]};`);
+          else this.line(indent, `c += scalarChars(${x});`);
+          return;
+        }
       }
     }
     const types = new Set<string>(
@@ -185,11 +199,15 @@ class FunctionBody {
     if (types.has("number") || types.has("integer")) {
       branches.push({
         test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`,
-        body: () => this.numberKeywords(schema, x, indent + 1),
+        body: () => {
+          this.numberKeywords(schema, x, indent + 1);
+          this.line(indent + 1, `c += numberChars(${x});`);
+        },
       });
     }
-    if (types.has("boolean")) branches.push({ test: `typeof ${x} === "boolean"`, body: () => {} });
-    if (types.has("null")) branches.push({ test: `${x} === null`, body: () => {} });
+    if (types.has("boolean"))
+      branches.push({ test: `typeof ${x} === "boolean"`, body: () => this.line(indent + 1, `c += ${x} ? 4 : 5;`) });
+    if (types.has("null")) branches.push({ test: `${x} === null`, body: () => this.line(indent + 1, "c += 4;") });
     if (types.has("array"))
       branches.push({
         test: `Array.isArray(${x})`,
@@ -224,6 +242,7 @@ class FunctionBody {
     }
     if (schema.pattern !== undefined)
       this.line(indent, `if (!${this.module.pattern(String(schema.pattern))}.test(${x})) return false;`);
+    this.line(indent, `c += ${x}.length + 2;`);
   }
 
   private numberKeywords(schema: Schema, x: string, indent: number): void {
@@ -258,6 +277,8 @@ class FunctionBody {
     this.line(indent + 1, `const ${item} = ${x}[${i}];`);
     this.value(items as Schema, item, offset + 1, slot?.children.get("*"), indent + 1, `${where}[*]`);
     this.line(indent, "}");
+    // "[" and "]", a comma between items.
+    this.line(indent, `c += ${x}.length === 0 ? 2 : ${x}.length + 1;`);
   }
 
   private objectKeywords(
@@ -301,6 +322,7 @@ class FunctionBody {
       if (closed) this.line(indent + 3, "return false;");
       else {
         this.line(indent + 3, `if (${k} === "__proto__") return false;`);
+        this.line(indent + 3, `c += ${k}.length + 3;`);
         this.value(additional as Schema, y, offset + 1, star, indent + 3, `${where}.*`);
       }
     };
@@ -317,6 +339,8 @@ class FunctionBody {
       this.line(indent + 1, `switch (${k}) {`);
       for (const name of names) {
         this.line(indent + 2, `case ${JSON.stringify(name)}:`);
+        // The key, its quotes and its colon.
+        this.line(indent + 3, `c += ${name.length + 3};`);
         this.value(props[name], y, offset + 1, slot?.children.get(name), indent + 3, `${where}.${name}`);
         if (required.includes(name)) this.line(indent + 3, `${seen}++;`);
         this.line(indent + 3, "break;");
@@ -329,7 +353,18 @@ class FunctionBody {
     if (required.length > 0) this.line(indent, `if (${seen} !== ${required.length}) return false;`);
     if (!closed) this.line(indent, `if (${n} > maxKeys) return false;`);
     this.line(indent, `keys += ${n};`);
+    // "{" and "}", a comma between members.
+    this.line(indent, `c += ${n} === 0 ? 2 : ${n} + 1;`);
   }
+}
+
+/** What a constant takes in the character count (a string: its length and quotes); -1: counted at run time. */
+function constChars(v: unknown): number {
+  if (typeof v === "string") return v.length + 2;
+  if (v === null || v === true) return 4;
+  if (v === false) return 5;
+  // A one-digit integer has no shorter token; any other number is counted at run time.
+  return Number.isInteger(v) && (v as number) >= 0 && (v as number) < 10 ? 1 : -1;
 }
 
 function typeAllows(type: unknown, v: unknown): boolean {
@@ -377,7 +412,9 @@ class ModuleState {
         `/** ${where} */`,
         `function ${name}(v, d) {`,
         ...(guard ? [`  ${guard}`] : []),
+        "  let c = 0;",
         ...body.lines,
+        "  chars += c;",
         "  return true;",
         "}",
       ].join("\n"),
@@ -418,7 +455,8 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
       const lines = [doc, `function ${name}(v, d, nest) {`, `  ${entryGuard(body)}`];
       // The walker refuses to go into a type's slots `maxNesting` tagged values deep.
       if (t.slots.length > 0) lines.push("  if (nest >= maxNesting) return false;");
-      typeFunctions.push([...lines, ...body.lines, "  return true;", "}"].join("\n"));
+      lines.push("  let c = 0;");
+      typeFunctions.push([...lines, ...body.lines, "  chars += c;", "  return true;", "}"].join("\n"));
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
       unsupported.push({ $type: t.$type, reason: e.message });
@@ -467,6 +505,7 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     "let maxNesting = 128;",
     "let saving = false;",
     "let keys = 0;",
+    "let chars = 0;",
     "",
     ...[...module.patterns].map(([source, name]) => `const ${name} = new RegExp(${JSON.stringify(source)}, "u");`),
     "",
@@ -507,22 +546,106 @@ function plainObject(o) {
  * (\`d\` is the depth of \`x\`), at most \`maxKeys\` keys per object, no "__proto__" key, finite numbers.
  */
 function json(x, d) {
-  if (typeof x !== "object") return typeof x === "string" || typeof x === "boolean" || Number.isFinite(x);
-  if (x === null) return true;
+  if (typeof x !== "object") {
+    if (typeof x === "string") {
+      chars += x.length + 2;
+      return true;
+    }
+    if (typeof x === "boolean") {
+      chars += x ? 4 : 5;
+      return true;
+    }
+    if (!Number.isFinite(x)) return false;
+    chars += numberChars(x);
+    return true;
+  }
+  if (x === null) {
+    chars += 4;
+    return true;
+  }
   if (d > maxDepth) return false;
   if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) if (!json(x[i], d + 1)) return false;
+    chars += x.length === 0 ? 2 : x.length + 1;
     return true;
   }
   if (saving && !plainObject(x)) return false;
   let n = 0;
+  let c = 0;
   for (const k in x) {
     n++;
+    c += k.length + 3;
     if (k === "__proto__" || !json(x[k], d + 1)) return false;
   }
   if (n > maxKeys) return false;
   keys += n;
+  chars += c + (n === 0 ? 2 : n + 1);
   return true;
+}
+
+/**
+ * The fewest characters any JSON number token for the finite number \`x\` can take (a lower bound:
+ * \`1e6\` is shorter than \`1000000\`). Exact for the integers below 2^53 and the numbers with one
+ * decimal; otherwise from the shortest round-trip digits \`String\` gives: no token for \`x\` has fewer.
+ */
+function numberChars(x) {
+  let sign = 0;
+  if (x < 0) {
+    x = -x;
+    sign = 1;
+  }
+  if (x < 9007199254740992 && Math.floor(x) === x) {
+    // An integer below 2^53: each has its own double, so a token needs all its significant digits k;
+    // with z trailing zeros "<k digits>e<z>" may be shorter than the D = k + z digits.
+    if (x < 10) return sign + 1;
+    let z = 0;
+    while (x % 10 === 0) {
+      x /= 10;
+      z++;
+    }
+    let k = 1;
+    while (x >= 10) {
+      x = Math.floor(x / 10);
+      k++;
+    }
+    return sign + (z === 0 ? k : Math.min(k + z, k + 1 + (z < 10 ? 1 : 2)));
+  }
+  if (x < 1e15 && (x * 10) % 1 === 0 && Math.floor(x) !== x) {
+    // Not an integer: a token needs "." or "e", and below 1 a leading "0." (or "e-"): at least the
+    // integer digits, one more digit and the point.
+    if (x < 1) return sign + 3;
+    let k = 1;
+    for (let t = Math.floor(x); t >= 10; t = Math.floor(t / 10)) k++;
+    return sign + k + 2;
+  }
+  return sign + shortestChars(x);
+}
+
+/** \`numberChars\` from the shortest round-trip digits of the positive \`x\` (\`String\` gives them). */
+function shortestChars(x) {
+  const s = String(x);
+  let end = s.indexOf("e");
+  if (end === -1) end = s.length;
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < end; i++) {
+    const ch = s.charCodeAt(i);
+    if (ch >= 49 && ch <= 57) {
+      if (first === -1) first = i;
+      last = i;
+    }
+  }
+  let k = 0;
+  for (let i = first; i <= last && i !== -1; i++) if (s.charCodeAt(i) !== 46) k++;
+  if (Math.floor(x) === x) return k;
+  return k + (x < 1 ? 2 : 1);
+}
+
+/** A string, number, boolean or null in the character count. */
+function scalarChars(x) {
+  if (typeof x === "string") return x.length + 2;
+  if (typeof x === "number") return numberChars(x);
+  return x === false ? 5 : 4;
 }`;
 
 const SESSION_CHECK = `/**
@@ -534,6 +657,7 @@ function checkSessionObject(s, d) {
   if (typeof s !== "object" || s === null || Array.isArray(s) || d + 1 > maxDepth || maxKeys < 4) return false;
   if (saving && !plainObject(s)) return false;
   let n = 0;
+  let c = 0;
   let id = false;
   let kind;
   let conversation = false;
@@ -546,26 +670,33 @@ function checkSessionObject(s, d) {
       case "id":
         if (typeof x !== "string" || x.length === 0) return false;
         id = true;
+        c += 5 + x.length + 2;
         break;
       case "kind":
         if (x !== "local" && x !== "hosted") return false;
         kind = x;
+        c += 7 + x.length + 2;
         break;
       case "conversationId":
+        c += 17;
         if (typeof x !== "string") {
           if (typeof x !== "object" || x === null || Array.isArray(x) || (saving && !plainObject(x))) return false;
           let m = 0;
           for (const name in x) {
             m++;
-            if (name === "__proto__" || typeof x[name] !== "string") return false;
+            const y = x[name];
+            if (name === "__proto__" || typeof y !== "string") return false;
+            c += name.length + 3 + y.length + 2;
           }
           if (m > maxKeys) return false;
           keys += m;
-        }
+          c += m === 0 ? 2 : m + 1;
+        } else c += x.length + 2;
         conversation = true;
         break;
       case "stateBag":
         bag = x;
+        c += 11;
         break;
       default:
         return false;
@@ -576,10 +707,13 @@ function checkSessionObject(s, d) {
   let m = 0;
   for (const key in bag) {
     m++;
+    c += key.length + 3;
     if (key === "__proto__" || !checkProviderState(bag[key], d + 2, 0)) return false;
   }
   if (m > maxKeys) return false;
   keys += n + m;
+  // The braces and commas of the session and of its state bag.
+  chars += c + (n === 0 ? 2 : n + 1) + (m === 0 ? 2 : m + 1);
   return true;
 }`;
 
@@ -600,12 +734,22 @@ function begin(limits) {
   maxNesting = limits.maxNesting;
   saving = limits.saving;
   keys = 0;
+  chars = 0;
   return true;
 }
 
 /** The object keys the last check counted (every object it accepted, opaque subtrees included). */
 export function keyCount(): number {
   return keys;
+}
+
+/**
+ * A lower bound of the length of the compact JSON text of what the last check accepted (strings
+ * counted without escapes, numbers at their shortest): text with more characters than this, less
+ * its escapes' extra characters, by fewer than five (\`"":0,\`) cannot hold a member \`JSON.parse\` dropped.
+ */
+export function charCount(): number {
+  return chars;
 }
 ${`
 /** A session object at depth \`depth\` (1: a bare session; 2: inside the envelope). */

@@ -11,6 +11,7 @@ let maxKeys = 100000;
 let maxNesting = 128;
 let saving = false;
 let keys = 0;
+let chars = 0;
 
 const pattern0 = new RegExp("^data:", "u");
 
@@ -29,22 +30,106 @@ function plainObject(o) {
  * (`d` is the depth of `x`), at most `maxKeys` keys per object, no "__proto__" key, finite numbers.
  */
 function json(x, d) {
-  if (typeof x !== "object") return typeof x === "string" || typeof x === "boolean" || Number.isFinite(x);
-  if (x === null) return true;
+  if (typeof x !== "object") {
+    if (typeof x === "string") {
+      chars += x.length + 2;
+      return true;
+    }
+    if (typeof x === "boolean") {
+      chars += x ? 4 : 5;
+      return true;
+    }
+    if (!Number.isFinite(x)) return false;
+    chars += numberChars(x);
+    return true;
+  }
+  if (x === null) {
+    chars += 4;
+    return true;
+  }
   if (d > maxDepth) return false;
   if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) if (!json(x[i], d + 1)) return false;
+    chars += x.length === 0 ? 2 : x.length + 1;
     return true;
   }
   if (saving && !plainObject(x)) return false;
   let n = 0;
+  let c = 0;
   for (const k in x) {
     n++;
+    c += k.length + 3;
     if (k === "__proto__" || !json(x[k], d + 1)) return false;
   }
   if (n > maxKeys) return false;
   keys += n;
+  chars += c + (n === 0 ? 2 : n + 1);
   return true;
+}
+
+/**
+ * The fewest characters any JSON number token for the finite number `x` can take (a lower bound:
+ * `1e6` is shorter than `1000000`). Exact for the integers below 2^53 and the numbers with one
+ * decimal; otherwise from the shortest round-trip digits `String` gives: no token for `x` has fewer.
+ */
+function numberChars(x) {
+  let sign = 0;
+  if (x < 0) {
+    x = -x;
+    sign = 1;
+  }
+  if (x < 9007199254740992 && Math.floor(x) === x) {
+    // An integer below 2^53: each has its own double, so a token needs all its significant digits k;
+    // with z trailing zeros "<k digits>e<z>" may be shorter than the D = k + z digits.
+    if (x < 10) return sign + 1;
+    let z = 0;
+    while (x % 10 === 0) {
+      x /= 10;
+      z++;
+    }
+    let k = 1;
+    while (x >= 10) {
+      x = Math.floor(x / 10);
+      k++;
+    }
+    return sign + (z === 0 ? k : Math.min(k + z, k + 1 + (z < 10 ? 1 : 2)));
+  }
+  if (x < 1e15 && (x * 10) % 1 === 0 && Math.floor(x) !== x) {
+    // Not an integer: a token needs "." or "e", and below 1 a leading "0." (or "e-"): at least the
+    // integer digits, one more digit and the point.
+    if (x < 1) return sign + 3;
+    let k = 1;
+    for (let t = Math.floor(x); t >= 10; t = Math.floor(t / 10)) k++;
+    return sign + k + 2;
+  }
+  return sign + shortestChars(x);
+}
+
+/** `numberChars` from the shortest round-trip digits of the positive `x` (`String` gives them). */
+function shortestChars(x) {
+  const s = String(x);
+  let end = s.indexOf("e");
+  if (end === -1) end = s.length;
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < end; i++) {
+    const ch = s.charCodeAt(i);
+    if (ch >= 49 && ch <= 57) {
+      if (first === -1) first = i;
+      last = i;
+    }
+  }
+  let k = 0;
+  for (let i = first; i <= last && i !== -1; i++) if (s.charCodeAt(i) !== 46) k++;
+  if (Math.floor(x) === x) return k;
+  return k + (x < 1 ? 2 : 1);
+}
+
+/** A string, number, boolean or null in the character count. */
+function scalarChars(x) {
+  if (typeof x === "string") return x.length + 2;
+  if (typeof x === "number") return numberChars(x);
+  return x === false ? 5 : 4;
 }
 
 /** A value of the AIAnnotation family: dispatched on `$type`, each type at its latest version only. */
@@ -129,6 +214,7 @@ function checkProviderState(v, d, nest) {
 function checkInMemoryChatHistoryState(v, d, nest) {
   if (d + 3 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -138,6 +224,7 @@ function checkInMemoryChatHistoryState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "messages":
+        c += 11;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
@@ -150,28 +237,39 @@ function checkInMemoryChatHistoryState(v, d, nest) {
             const y10 = item6[k9];
             switch (k9) {
               case "authorName":
+                c += 13;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 break;
               case "createdAt":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
                 if (!isDateTime(y10)) return false;
+                c += y10.length + 2;
                 break;
               case "role":
+                c += 7;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 req8++;
                 break;
               case "contents":
+                c += 11;
                 if (!(Array.isArray(y10))) return false;
                 for (let i11 = 0; i11 < y10.length; i11++) {
                   const item12 = y10[i11];
                   if (!checkAIContent(item12, d + 4, nest + 1)) return false; // AIContent
                 }
+                c += y10.length === 0 ? 2 : y10.length + 1;
                 req8++;
                 break;
               case "messageId":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 break;
               case "additionalProperties":
+                c += 23;
                 if (!(typeof y10 === "object" && y10 !== null && !Array.isArray(y10))) return false;
                 if (saving && !plainObject(y10)) return false;
                 let n13 = 0;
@@ -179,10 +277,12 @@ function checkInMemoryChatHistoryState(v, d, nest) {
                   n13++;
                   const y16 = y10[k15];
                   if (k15 === "__proto__") return false;
+                  c += k15.length + 3;
                   if (!json(y16, d + 4)) return false;
                 }
                 if (n13 > maxKeys) return false;
                 keys += n13;
+                c += n13 === 0 ? 2 : n13 + 1;
                 break;
               default:
                 return false;
@@ -190,20 +290,28 @@ function checkInMemoryChatHistoryState(v, d, nest) {
           }
           if (req8 !== 2) return false;
           keys += n7;
+          c += n7 === 0 ? 2 : n7 + 1;
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         req2++;
         break;
       case "droppedMessageCount":
+        c += 22;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
+        c += numberChars(y4);
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "InMemoryChatHistoryState") return false;
+        c += 26;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 2) return false;
+        c += 1;
         req2++;
         break;
       default:
@@ -212,6 +320,8 @@ function checkInMemoryChatHistoryState(v, d, nest) {
   }
   if (req2 !== 4) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -219,6 +329,7 @@ function checkInMemoryChatHistoryState(v, d, nest) {
 function checkRollingSummaryState(v, d, nest) {
   if (d + 3 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -228,10 +339,13 @@ function checkRollingSummaryState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "summary":
+        c += 10;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "recentMessages":
+        c += 17;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
@@ -244,28 +358,39 @@ function checkRollingSummaryState(v, d, nest) {
             const y10 = item6[k9];
             switch (k9) {
               case "authorName":
+                c += 13;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 break;
               case "createdAt":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
                 if (!isDateTime(y10)) return false;
+                c += y10.length + 2;
                 break;
               case "role":
+                c += 7;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 req8++;
                 break;
               case "contents":
+                c += 11;
                 if (!(Array.isArray(y10))) return false;
                 for (let i11 = 0; i11 < y10.length; i11++) {
                   const item12 = y10[i11];
                   if (!checkAIContent(item12, d + 4, nest + 1)) return false; // AIContent
                 }
+                c += y10.length === 0 ? 2 : y10.length + 1;
                 req8++;
                 break;
               case "messageId":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 break;
               case "additionalProperties":
+                c += 23;
                 if (!(typeof y10 === "object" && y10 !== null && !Array.isArray(y10))) return false;
                 if (saving && !plainObject(y10)) return false;
                 let n13 = 0;
@@ -273,10 +398,12 @@ function checkRollingSummaryState(v, d, nest) {
                   n13++;
                   const y16 = y10[k15];
                   if (k15 === "__proto__") return false;
+                  c += k15.length + 3;
                   if (!json(y16, d + 4)) return false;
                 }
                 if (n13 > maxKeys) return false;
                 keys += n13;
+                c += n13 === 0 ? 2 : n13 + 1;
                 break;
               default:
                 return false;
@@ -284,20 +411,28 @@ function checkRollingSummaryState(v, d, nest) {
           }
           if (req8 !== 2) return false;
           keys += n7;
+          c += n7 === 0 ? 2 : n7 + 1;
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         req2++;
         break;
       case "turnCount":
+        c += 12;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
+        c += numberChars(y4);
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "RollingSummaryState") return false;
+        c += 21;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 2) return false;
+        c += 1;
         req2++;
         break;
       default:
@@ -306,6 +441,8 @@ function checkRollingSummaryState(v, d, nest) {
   }
   if (req2 !== 5) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -313,6 +450,7 @@ function checkRollingSummaryState(v, d, nest) {
 function checkStoredChatHistoryState(v, d, nest) {
   if (d + 4 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -322,15 +460,20 @@ function checkStoredChatHistoryState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "storageId":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "messageCount":
+        c += 15;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
+        c += numberChars(y4);
         req2++;
         break;
       case "pending":
+        c += 10;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n5 = 0;
@@ -340,14 +483,19 @@ function checkStoredChatHistoryState(v, d, nest) {
           const y8 = y4[k7];
           switch (k7) {
             case "operationId":
+              c += 14;
               if (!(typeof y8 === "string")) return false;
+              c += y8.length + 2;
               req6++;
               break;
             case "mode":
+              c += 7;
               if (y8 !== "append" && y8 !== "replace") return false;
+              c += scalarChars(y8);
               req6++;
               break;
             case "messages":
+              c += 11;
               if (!(Array.isArray(y8))) return false;
               for (let i9 = 0; i9 < y8.length; i9++) {
                 const item10 = y8[i9];
@@ -360,28 +508,39 @@ function checkStoredChatHistoryState(v, d, nest) {
                   const y14 = item10[k13];
                   switch (k13) {
                     case "authorName":
+                      c += 13;
                       if (!(typeof y14 === "string")) return false;
+                      c += y14.length + 2;
                       break;
                     case "createdAt":
+                      c += 12;
                       if (!(typeof y14 === "string")) return false;
                       if (!isDateTime(y14)) return false;
+                      c += y14.length + 2;
                       break;
                     case "role":
+                      c += 7;
                       if (!(typeof y14 === "string")) return false;
+                      c += y14.length + 2;
                       req12++;
                       break;
                     case "contents":
+                      c += 11;
                       if (!(Array.isArray(y14))) return false;
                       for (let i15 = 0; i15 < y14.length; i15++) {
                         const item16 = y14[i15];
                         if (!checkAIContent(item16, d + 5, nest + 1)) return false; // AIContent
                       }
+                      c += y14.length === 0 ? 2 : y14.length + 1;
                       req12++;
                       break;
                     case "messageId":
+                      c += 12;
                       if (!(typeof y14 === "string")) return false;
+                      c += y14.length + 2;
                       break;
                     case "additionalProperties":
+                      c += 23;
                       if (!(typeof y14 === "object" && y14 !== null && !Array.isArray(y14))) return false;
                       if (saving && !plainObject(y14)) return false;
                       let n17 = 0;
@@ -389,10 +548,12 @@ function checkStoredChatHistoryState(v, d, nest) {
                         n17++;
                         const y20 = y14[k19];
                         if (k19 === "__proto__") return false;
+                        c += k19.length + 3;
                         if (!json(y20, d + 5)) return false;
                       }
                       if (n17 > maxKeys) return false;
                       keys += n17;
+                      c += n17 === 0 ? 2 : n17 + 1;
                       break;
                     default:
                       return false;
@@ -400,7 +561,9 @@ function checkStoredChatHistoryState(v, d, nest) {
                 }
                 if (req12 !== 2) return false;
                 keys += n11;
+                c += n11 === 0 ? 2 : n11 + 1;
               }
+              c += y8.length === 0 ? 2 : y8.length + 1;
               req6++;
               break;
             default:
@@ -409,13 +572,18 @@ function checkStoredChatHistoryState(v, d, nest) {
         }
         if (req6 !== 3) return false;
         keys += n5;
+        c += n5 === 0 ? 2 : n5 + 1;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "StoredChatHistoryState") return false;
+        c += 24;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -423,6 +591,8 @@ function checkStoredChatHistoryState(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -430,6 +600,7 @@ function checkStoredChatHistoryState(v, d, nest) {
 function checkCitationAnnotation(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 9) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -439,28 +610,41 @@ function checkCitationAnnotation(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "title":
+        c += 8;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "url":
+        c += 6;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "fileId":
+        c += 9;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "toolName":
+        c += 11;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "snippet":
+        c += 10;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "annotatedRegions":
+        c += 19;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAnnotatedRegion(item6, d + 2, nest + 1)) return false; // AnnotatedRegion
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -468,17 +652,23 @@ function checkCitationAnnotation(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "citation") return false;
+        c += 10;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -486,6 +676,8 @@ function checkCitationAnnotation(v, d, nest) {
   }
   if (req2 !== 1) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -493,6 +685,7 @@ function checkCitationAnnotation(v, d, nest) {
 function checkDataContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -502,28 +695,39 @@ function checkDataContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "uri":
+        c += 6;
         if (!(typeof y4 === "string")) return false;
         if (!pattern0.test(y4)) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "name":
+        c += 7;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "data") return false;
+        c += 6;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -531,10 +735,12 @@ function checkDataContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -542,6 +748,8 @@ function checkDataContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -549,6 +757,7 @@ function checkDataContent(v, d, nest) {
 function checkErrorContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 7) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -558,30 +767,43 @@ function checkErrorContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "message":
+        c += 10;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "errorCode":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "details":
+        c += 10;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "error") return false;
+        c += 7;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -589,10 +811,12 @@ function checkErrorContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -600,6 +824,8 @@ function checkErrorContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -607,6 +833,7 @@ function checkErrorContent(v, d, nest) {
 function checkFunctionCallContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 8) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -616,14 +843,19 @@ function checkFunctionCallContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "callId":
+        c += 9;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "name":
+        c += 7;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "arguments":
+        c += 12;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n5 = 0;
@@ -631,29 +863,40 @@ function checkFunctionCallContent(v, d, nest) {
           n5++;
           const y8 = y4[k7];
           if (k7 === "__proto__") return false;
+          c += k7.length + 3;
           if (!json(y8, d + 2)) return false;
         }
         if (n5 > maxKeys) return false;
         keys += n5;
+        c += n5 === 0 ? 2 : n5 + 1;
         break;
       case "informationalOnly":
+        c += 20;
         if (!(typeof y4 === "boolean")) return false;
+        c += y4 ? 4 : 5;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "functionCall") return false;
+        c += 14;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i9 = 0; i9 < y4.length; i9++) {
           const item10 = y4[i9];
           if (!checkAIAnnotation(item10, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n11 = 0;
@@ -661,10 +904,12 @@ function checkFunctionCallContent(v, d, nest) {
           n11++;
           const y14 = y4[k13];
           if (k13 === "__proto__") return false;
+          c += k13.length + 3;
           if (!json(y14, d + 2)) return false;
         }
         if (n11 > maxKeys) return false;
         keys += n11;
+        c += n11 === 0 ? 2 : n11 + 1;
         break;
       default:
         return false;
@@ -672,6 +917,8 @@ function checkFunctionCallContent(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -679,6 +926,7 @@ function checkFunctionCallContent(v, d, nest) {
 function checkFunctionResultContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -688,27 +936,37 @@ function checkFunctionResultContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "callId":
+        c += 9;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "result":
+        c += 9;
         if (!json(y4, d + 1)) return false;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "functionResult") return false;
+        c += 16;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -716,10 +974,12 @@ function checkFunctionResultContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -727,6 +987,8 @@ function checkFunctionResultContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -734,6 +996,7 @@ function checkFunctionResultContent(v, d, nest) {
 function checkHostedFileContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 7) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -743,30 +1006,43 @@ function checkHostedFileContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "fileId":
+        c += 9;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "mediaType":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "name":
+        c += 7;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "hostedFile") return false;
+        c += 12;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -774,10 +1050,12 @@ function checkHostedFileContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -785,6 +1063,8 @@ function checkHostedFileContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -792,6 +1072,7 @@ function checkHostedFileContent(v, d, nest) {
 function checkTextReasoningContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -801,26 +1082,37 @@ function checkTextReasoningContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "text":
+        c += 7;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "protectedData":
+        c += 16;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "reasoning") return false;
+        c += 11;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -828,10 +1120,12 @@ function checkTextReasoningContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -839,12 +1133,15 @@ function checkTextReasoningContent(v, d, nest) {
   }
   if (req2 !== 1) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** "statebag.ForeignState" v1 (ProviderState): the value at depth `d`, `nest` tagged values deep. */
 function checkForeignState(v, d, nest) {
   if (d + 0 > maxDepth || maxKeys < 4) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -854,19 +1151,26 @@ function checkForeignState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "format":
+        c += 9;
         if (y4 !== "dotnet" && y4 !== "python") return false;
+        c += 8;
         req2++;
         break;
       case "value":
+        c += 8;
         if (!json(y4, d + 1)) return false;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "statebag.ForeignState") return false;
+        c += 23;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -874,12 +1178,15 @@ function checkForeignState(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** "statebag.GroupChatChannelState" v1 (ProviderState): the value at depth `d`, `nest` tagged values deep. */
 function checkGroupChatChannelState(v, d, nest) {
   if (d + 0 > maxDepth || maxKeys < 4) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -889,20 +1196,28 @@ function checkGroupChatChannelState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "channelKey":
+        c += 13;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "synced":
+        c += 9;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
+        c += numberChars(y4);
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "statebag.GroupChatChannelState") return false;
+        c += 32;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -910,6 +1225,8 @@ function checkGroupChatChannelState(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -917,6 +1234,7 @@ function checkGroupChatChannelState(v, d, nest) {
 function checkToolApprovalState(v, d, nest) {
   if (d + 2 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -926,6 +1244,7 @@ function checkToolApprovalState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "pending":
+        c += 10;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
@@ -938,23 +1257,31 @@ function checkToolApprovalState(v, d, nest) {
             const y10 = item6[k9];
             switch (k9) {
               case "call":
+                c += 7;
                 if (!checkAIContent(y10, d + 3, nest + 1)) return false; // AIContent
                 req8++;
                 break;
               case "request":
+                c += 10;
                 if (!checkAIContent(y10, d + 3, nest + 1)) return false; // AIContent
                 break;
               case "response":
+                c += 11;
                 if (!checkAIContent(y10, d + 3, nest + 1)) return false; // AIContent
                 break;
               case "startedAt":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
                 if (!isDateTime(y10)) return false;
+                c += y10.length + 2;
                 break;
               case "startedBy":
+                c += 12;
                 if (!(typeof y10 === "string")) return false;
+                c += y10.length + 2;
                 break;
               case "result":
+                c += 9;
                 if (!checkAIContent(y10, d + 3, nest + 1)) return false; // AIContent
                 break;
               default:
@@ -963,10 +1290,13 @@ function checkToolApprovalState(v, d, nest) {
           }
           if (req8 !== 1) return false;
           keys += n7;
+          c += n7 === 0 ? 2 : n7 + 1;
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         req2++;
         break;
       case "answered":
+        c += 11;
         if (!(Array.isArray(y4))) return false;
         for (let i11 = 0; i11 < y4.length; i11++) {
           const item12 = y4[i11];
@@ -979,15 +1309,21 @@ function checkToolApprovalState(v, d, nest) {
             const y16 = item12[k15];
             switch (k15) {
               case "requestId":
+                c += 12;
                 if (!(typeof y16 === "string")) return false;
+                c += y16.length + 2;
                 req14++;
                 break;
               case "callId":
+                c += 9;
                 if (!(typeof y16 === "string")) return false;
+                c += y16.length + 2;
                 req14++;
                 break;
               case "approved":
+                c += 11;
                 if (!(typeof y16 === "boolean")) return false;
+                c += y16 ? 4 : 5;
                 req14++;
                 break;
               default:
@@ -996,15 +1332,21 @@ function checkToolApprovalState(v, d, nest) {
           }
           if (req14 !== 3) return false;
           keys += n13;
+          c += n13 === 0 ? 2 : n13 + 1;
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "statebag.ToolApprovalState") return false;
+        c += 28;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -1012,12 +1354,15 @@ function checkToolApprovalState(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** "statebag.WorkflowState" v1 (ProviderState): the value at depth `d`, `nest` tagged values deep. */
 function checkWorkflowState(v, d, nest) {
   if (d + 2 > maxDepth || maxKeys < 3) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1027,6 +1372,7 @@ function checkWorkflowState(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "participants":
+        c += 15;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n5 = 0;
@@ -1034,6 +1380,7 @@ function checkWorkflowState(v, d, nest) {
           n5++;
           const y8 = y4[k7];
           if (k7 === "__proto__") return false;
+          c += k7.length + 3;
           if (!(typeof y8 === "object" && y8 !== null && !Array.isArray(y8))) return false;
           if (saving && !plainObject(y8)) return false;
           let n9 = 0;
@@ -1042,28 +1389,38 @@ function checkWorkflowState(v, d, nest) {
             const y12 = y8[k11];
             switch (k11) {
               case "kind":
+                c += 7;
                 if (y12 !== "hosted" && y12 !== "local") return false;
+                c += scalarChars(y12);
                 break;
               case "conversationId":
+                c += 17;
                 const keys13 = keys;
-                if (!(anyOf0(y12, d + 3) || ((keys = keys13), false) || anyOf1(y12, d + 3) || ((keys = keys13), false))) return false;
+                const chars14 = chars;
+                if (!(anyOf0(y12, d + 3) || ((keys = keys13), (chars = chars14), false) || anyOf1(y12, d + 3) || ((keys = keys13), (chars = chars14), false))) return false;
                 break;
               default:
                 return false;
             }
           }
           keys += n9;
+          c += n9 === 0 ? 2 : n9 + 1;
         }
         if (n5 > maxKeys) return false;
         keys += n5;
+        c += n5 === 0 ? 2 : n5 + 1;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "statebag.WorkflowState") return false;
+        c += 24;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -1071,6 +1428,8 @@ function checkWorkflowState(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1078,6 +1437,7 @@ function checkWorkflowState(v, d, nest) {
 function checkForeignContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1087,10 +1447,13 @@ function checkForeignContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "format":
+        c += 9;
         if (y4 !== "dotnet" && y4 !== "python") return false;
+        c += 8;
         req2++;
         break;
       case "value":
+        c += 8;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n5 = 0;
@@ -1098,27 +1461,36 @@ function checkForeignContent(v, d, nest) {
           n5++;
           const y8 = y4[k7];
           if (k7 === "__proto__") return false;
+          c += k7.length + 3;
           if (!json(y8, d + 2)) return false;
         }
         if (n5 > maxKeys) return false;
         keys += n5;
+        c += n5 === 0 ? 2 : n5 + 1;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "statebag.foreign") return false;
+        c += 18;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i9 = 0; i9 < y4.length; i9++) {
           const item10 = y4[i9];
           if (!checkAIAnnotation(item10, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n11 = 0;
@@ -1126,10 +1498,12 @@ function checkForeignContent(v, d, nest) {
           n11++;
           const y14 = y4[k13];
           if (k13 === "__proto__") return false;
+          c += k13.length + 3;
           if (!json(y14, d + 2)) return false;
         }
         if (n11 > maxKeys) return false;
         keys += n11;
+        c += n11 === 0 ? 2 : n11 + 1;
         break;
       default:
         return false;
@@ -1137,6 +1511,8 @@ function checkForeignContent(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1144,6 +1520,7 @@ function checkForeignContent(v, d, nest) {
 function checkTextContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 5) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1153,24 +1530,33 @@ function checkTextContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "text":
+        c += 7;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "text") return false;
+        c += 6;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -1178,10 +1564,12 @@ function checkTextContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -1189,12 +1577,15 @@ function checkTextContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** "textSpan" v1 (AnnotatedRegion): the value at depth `d`, `nest` tagged values deep. */
 function checkTextSpanAnnotatedRegion(v, d, nest) {
   if (d + 0 > maxDepth || maxKeys < 4) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1204,17 +1595,25 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "start":
+        c += 8;
         if (!(Number.isInteger(y4))) return false;
+        c += numberChars(y4);
         break;
       case "end":
+        c += 6;
         if (!(Number.isInteger(y4))) return false;
+        c += numberChars(y4);
         break;
       case "$type":
+        c += 8;
         if (y4 !== "textSpan") return false;
+        c += 10;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       default:
         return false;
@@ -1222,6 +1621,8 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
   }
   if (req2 !== 1) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1229,6 +1630,7 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
 function checkToolApprovalRequestContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 7) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1238,31 +1640,43 @@ function checkToolApprovalRequestContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "requestId":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "toolCall":
+        c += 11;
         if (!checkAIContent(y4, d + 1, nest + 1)) return false; // AIContent
         req2++;
         break;
       case "requiresConfirmation":
+        c += 23;
         if (!(typeof y4 === "boolean")) return false;
+        c += y4 ? 4 : 5;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "toolApprovalRequest") return false;
+        c += 21;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -1270,10 +1684,12 @@ function checkToolApprovalRequestContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -1281,6 +1697,8 @@ function checkToolApprovalRequestContent(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1288,6 +1706,7 @@ function checkToolApprovalRequestContent(v, d, nest) {
 function checkToolApprovalResponseContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 8) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1297,34 +1716,48 @@ function checkToolApprovalResponseContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "requestId":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "approved":
+        c += 11;
         if (!(typeof y4 === "boolean")) return false;
+        c += y4 ? 4 : 5;
         req2++;
         break;
       case "toolCall":
+        c += 11;
         if (!checkAIContent(y4, d + 1, nest + 1)) return false; // AIContent
         break;
       case "reason":
+        c += 9;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "toolApprovalResponse") return false;
+        c += 22;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -1332,10 +1765,12 @@ function checkToolApprovalResponseContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -1343,6 +1778,8 @@ function checkToolApprovalResponseContent(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1350,6 +1787,7 @@ function checkToolApprovalResponseContent(v, d, nest) {
 function checkUriContent(v, d, nest) {
   if (d + 1 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1359,28 +1797,39 @@ function checkUriContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "uri":
+        c += 6;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "mediaType":
+        c += 12;
         if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "uri") return false;
+        c += 5;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i5 = 0; i5 < y4.length; i5++) {
           const item6 = y4[i5];
           if (!checkAIAnnotation(item6, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n7 = 0;
@@ -1388,10 +1837,12 @@ function checkUriContent(v, d, nest) {
           n7++;
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
+          c += k9.length + 3;
           if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
         break;
       default:
         return false;
@@ -1399,6 +1850,8 @@ function checkUriContent(v, d, nest) {
   }
   if (req2 !== 3) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
@@ -1406,6 +1859,7 @@ function checkUriContent(v, d, nest) {
 function checkUsageContent(v, d, nest) {
   if (d + 2 > maxDepth || maxKeys < 6) return false;
   if (nest >= maxNesting) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1415,6 +1869,7 @@ function checkUsageContent(v, d, nest) {
     const y4 = v[k3];
     switch (k3) {
       case "details":
+        c += 10;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n5 = 0;
@@ -1423,21 +1878,32 @@ function checkUsageContent(v, d, nest) {
           const y8 = y4[k7];
           switch (k7) {
             case "inputTokenCount":
+              c += 18;
               if (!(Number.isInteger(y8))) return false;
+              c += numberChars(y8);
               break;
             case "outputTokenCount":
+              c += 19;
               if (!(Number.isInteger(y8))) return false;
+              c += numberChars(y8);
               break;
             case "totalTokenCount":
+              c += 18;
               if (!(Number.isInteger(y8))) return false;
+              c += numberChars(y8);
               break;
             case "cachedInputTokenCount":
+              c += 24;
               if (!(Number.isInteger(y8))) return false;
+              c += numberChars(y8);
               break;
             case "reasoningTokenCount":
+              c += 22;
               if (!(Number.isInteger(y8))) return false;
+              c += numberChars(y8);
               break;
             case "additionalCounts":
+              c += 19;
               if (!(typeof y8 === "object" && y8 !== null && !Array.isArray(y8))) return false;
               if (saving && !plainObject(y8)) return false;
               let n9 = 0;
@@ -1445,33 +1911,44 @@ function checkUsageContent(v, d, nest) {
                 n9++;
                 const y12 = y8[k11];
                 if (k11 === "__proto__") return false;
+                c += k11.length + 3;
                 if (!(Number.isFinite(y12))) return false;
+                c += numberChars(y12);
               }
               if (n9 > maxKeys) return false;
               keys += n9;
+              c += n9 === 0 ? 2 : n9 + 1;
               break;
             default:
               return false;
           }
         }
         keys += n5;
+        c += n5 === 0 ? 2 : n5 + 1;
         req2++;
         break;
       case "$type":
+        c += 8;
         if (y4 !== "usage") return false;
+        c += 7;
         req2++;
         break;
       case "$version":
+        c += 11;
         if (y4 !== 1) return false;
+        c += 1;
         break;
       case "annotations":
+        c += 14;
         if (!(Array.isArray(y4))) return false;
         for (let i13 = 0; i13 < y4.length; i13++) {
           const item14 = y4[i13];
           if (!checkAIAnnotation(item14, d + 2, nest + 1)) return false; // AIAnnotation
         }
+        c += y4.length === 0 ? 2 : y4.length + 1;
         break;
       case "additionalProperties":
+        c += 23;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
         if (saving && !plainObject(y4)) return false;
         let n15 = 0;
@@ -1479,10 +1956,12 @@ function checkUsageContent(v, d, nest) {
           n15++;
           const y18 = y4[k17];
           if (k17 === "__proto__") return false;
+          c += k17.length + 3;
           if (!json(y18, d + 2)) return false;
         }
         if (n15 > maxKeys) return false;
         keys += n15;
+        c += n15 === 0 ? 2 : n15 + 1;
         break;
       default:
         return false;
@@ -1490,12 +1969,15 @@ function checkUsageContent(v, d, nest) {
   }
   if (req2 !== 2) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** statebag.WorkflowState.participants.*.conversationId (anyOf 0) */
 function anyOf0(v, d) {
   if (d + 0 > maxDepth) return false;
+  let c = 0;
   if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
   if (saving && !plainObject(v)) return false;
   let n1 = 0;
@@ -1503,17 +1985,24 @@ function anyOf0(v, d) {
     n1++;
     const y4 = v[k3];
     if (k3 === "__proto__") return false;
+    c += k3.length + 3;
     if (!(typeof y4 === "string")) return false;
+    c += y4.length + 2;
   }
   if (n1 > maxKeys) return false;
   keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
   return true;
 }
 
 /** statebag.WorkflowState.participants.*.conversationId (anyOf 1) */
 function anyOf1(v, d) {
   if (d + 0 > maxDepth) return false;
+  let c = 0;
   if (!(typeof v === "string")) return false;
+  c += v.length + 2;
+  chars += c;
   return true;
 }
 
@@ -1526,6 +2015,7 @@ function checkSessionObject(s, d) {
   if (typeof s !== "object" || s === null || Array.isArray(s) || d + 1 > maxDepth || maxKeys < 4) return false;
   if (saving && !plainObject(s)) return false;
   let n = 0;
+  let c = 0;
   let id = false;
   let kind;
   let conversation = false;
@@ -1538,26 +2028,33 @@ function checkSessionObject(s, d) {
       case "id":
         if (typeof x !== "string" || x.length === 0) return false;
         id = true;
+        c += 5 + x.length + 2;
         break;
       case "kind":
         if (x !== "local" && x !== "hosted") return false;
         kind = x;
+        c += 7 + x.length + 2;
         break;
       case "conversationId":
+        c += 17;
         if (typeof x !== "string") {
           if (typeof x !== "object" || x === null || Array.isArray(x) || (saving && !plainObject(x))) return false;
           let m = 0;
           for (const name in x) {
             m++;
-            if (name === "__proto__" || typeof x[name] !== "string") return false;
+            const y = x[name];
+            if (name === "__proto__" || typeof y !== "string") return false;
+            c += name.length + 3 + y.length + 2;
           }
           if (m > maxKeys) return false;
           keys += m;
-        }
+          c += m === 0 ? 2 : m + 1;
+        } else c += x.length + 2;
         conversation = true;
         break;
       case "stateBag":
         bag = x;
+        c += 11;
         break;
       default:
         return false;
@@ -1568,10 +2065,13 @@ function checkSessionObject(s, d) {
   let m = 0;
   for (const key in bag) {
     m++;
+    c += key.length + 3;
     if (key === "__proto__" || !checkProviderState(bag[key], d + 2, 0)) return false;
   }
   if (m > maxKeys) return false;
   keys += n + m;
+  // The braces and commas of the session and of its state bag.
+  chars += c + (n === 0 ? 2 : n + 1) + (m === 0 ? 2 : m + 1);
   return true;
 }
 
@@ -1599,12 +2099,22 @@ function begin(limits) {
   maxNesting = limits.maxNesting;
   saving = limits.saving;
   keys = 0;
+  chars = 0;
   return true;
 }
 
 /** The object keys the last check counted (every object it accepted, opaque subtrees included). */
 export function keyCount(): number {
   return keys;
+}
+
+/**
+ * A lower bound of the length of the compact JSON text of what the last check accepted (strings
+ * counted without escapes, numbers at their shortest): text with more characters than this, less
+ * its escapes' extra characters, by fewer than five (`"":0,`) cannot hold a member `JSON.parse` dropped.
+ */
+export function charCount(): number {
+  return chars;
 }
 
 /** A session object at depth `depth` (1: a bare session; 2: inside the envelope). */

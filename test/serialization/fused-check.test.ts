@@ -13,7 +13,13 @@ import { describe, expect, it } from "vitest";
 import { makeSession } from "../../bench/sessions.js";
 import { generatedMigrations, generatedTypes } from "../../src/generated/registry.js";
 import { unfusedTypes } from "../../src/generated/fused-check.js";
-import { fusedLimits, fusedSession, fusedSessionDocument } from "../../src/runtime/persistence/fused.js";
+import {
+  fusedDocumentChars,
+  fusedLimits,
+  fusedSession,
+  fusedSessionDocument,
+  fusedSessionsDocument,
+} from "../../src/runtime/persistence/fused.js";
 import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import {
   checkWritableJson,
@@ -259,8 +265,10 @@ describe("the fused check agrees with today's path", () => {
         fc.property(documents, (doc) => {
           // Loading reads JSON text: what JSON.stringify makes of the document, parsed again.
           let parsed: { session: unknown };
+          let text: string;
           try {
-            parsed = JSON.parse(JSON.stringify(doc)) as { session: unknown };
+            text = JSON.stringify(doc);
+            parsed = JSON.parse(text) as { session: unknown };
           } catch {
             return;
           }
@@ -270,6 +278,8 @@ describe("the fused check agrees with today's path", () => {
           if (fused >= 0) {
             expect(today.asIs).toBe(true);
             expect(fused).toBe(today.keys);
+            // The duplicate-key check trusts this bound: never more than the text holds.
+            expect(fusedDocumentChars()).toBeLessThanOrEqual(text.length - escapeExtra(text));
           } else if (today.asIs && limits === DEFAULT) {
             // Under small limits the fused check may decline more (its limit tests are per function, conservative).
             expect(delegated(parsed)).toBe(true);
@@ -376,6 +386,93 @@ describe("saving", () => {
     expect(() => serializeSession(withDate as never, { validate: true })).toThrow(SessionValidationError);
     expect(serializeSession({ ...session, conversationId: undefined }, { validate: true })).toBe(
       serializeSession(session, { validate: true }),
+    );
+  });
+});
+
+/** How much longer the escapes of valid JSON `text` make it than the characters they stand for. */
+function escapeExtra(text: string): number {
+  let extra = 0;
+  for (let i = text.indexOf("\\"); i !== -1; ) {
+    const u = text[i + 1] === "u";
+    extra += u ? 5 : 1;
+    i = text.indexOf("\\", i + (u ? 6 : 2));
+  }
+  return extra;
+}
+
+describe("the character bound of the fused load (duplicate keys)", () => {
+  const lim = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
+  const withResult = (result: string) =>
+    `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0}}}}`;
+  const bound = (text: string) => {
+    expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, lim), text).toBeGreaterThanOrEqual(0);
+    return fusedDocumentChars();
+  };
+
+  it("is exact on what JSON.stringify writes for the bench sessions, one and several", () => {
+    for (const messages of [0, 10, 300]) {
+      const session = makeSession({ messages });
+      const text = serializeSession(session);
+      expect(bound(text)).toBe(text.length - escapeExtra(text));
+      const many = JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: [session, session] });
+      expect(fusedSessionsDocument(JSON.parse(many), "statebag.sessions", 1, lim)).toBeGreaterThan(0);
+      expect(fusedDocumentChars()).toBe(many.length);
+    }
+  });
+
+  it("counts every number at no more than its shortest spelling", () => {
+    const numbers = [
+      0,
+      -0,
+      7,
+      -7,
+      10,
+      100,
+      1200,
+      1e6,
+      -1e6,
+      123456789,
+      2 ** 53 - 1,
+      2 ** 53,
+      2 ** 60,
+      1e21,
+      1.5e300,
+      0.5,
+      -0.5,
+      0.001,
+      1e-7,
+      1.5e-7,
+      28.3,
+      -12.5,
+      13.75,
+      0.1 + 0.2,
+      Math.PI,
+      5e-324,
+      Number.MAX_VALUE,
+      123.456e10,
+    ];
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.constantFrom(...numbers), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer()),
+        (x) => {
+          // Every spelling that reads back as x: the bound is at most the shortest.
+          const spellings = [JSON.stringify(x), x.toExponential(), x.toExponential().replace("e+", "e")];
+          for (let p = 1; p <= 21; p++) spellings.push(x.toPrecision(p), x.toExponential(p - 1).replace("e+", "e"));
+          const [digits, exp] = x.toExponential().split("e");
+          const mantissa = digits.replace(".", "");
+          const fraction = digits.includes(".") ? digits.split(".")[1].length : 0;
+          spellings.push(`${mantissa}e${Number(exp) - fraction}`);
+          const base = bound(withResult("0"));
+          for (const s of spellings) {
+            if (Object.is(Number(s), x) || (x === 0 && Number(s) === 0)) {
+              expect(JSON.parse(s)).toBe(Number(s));
+              expect(bound(withResult(s)) - base + 1, `${x} as ${s}`).toBeLessThanOrEqual(s.length);
+            }
+          }
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 });

@@ -212,6 +212,85 @@ describe("duplicate keys (#21.17)", () => {
     expect(repeats).toBeGreaterThan(300);
   });
 
+  it("a fused load finds a repeat the character bound hides nowhere: minimal members, escapes, short numbers, whitespace", () => {
+    // Each document is compact and accepted by the fused check but for its repeat: then only the
+    // text's length (less its escapes' extra) against the counted characters stands between it and a load.
+    const esc = '"\\u0041\\n\\"\\\\"';
+    // [with a repeat, the repeated key, the same without it]
+    const cases: [string, string, string][] = [
+      ['{"":0,"":1}', "", '{"":1}'],
+      ['{"k":1,"k":2}', "k", '{"k":2}'],
+      [`{"a":${esc},"":0,"":0}`, "", `{"a":${esc},"":0}`],
+      [`[${esc},${esc},{"x":1,"x":1}]`, "x", `[${esc},${esc},{"x":1}]`],
+      ['{"n":1e6,"m":1E+6,"o":-2e-7,"p":1.5e2,"":0,"":0}', "", '{"n":1e6,"m":1E+6,"o":-2e-7,"p":1.5e2,"":0}'],
+      ['{"n":1000000.0,"o":-0,"":0,"":0}', "", '{"n":1000000.0,"o":-0,"":0}'],
+      ['{"d":"2025-01-06T09:00:00Z","":true,"":false}', "", '{"d":"2025-01-06T09:00:00Z","":false}'],
+      ['{ "k" : 1 ,\n "k" : 2 }', "k", '{ "k" : 1 \n }'],
+      ['{"\\u006b":1,"k":2}', "k", '{"\\u006b":1}'],
+    ];
+    for (const [result, key] of cases) {
+      expect(JSON.parse(result), result).toBeDefined();
+      const e = thrown(() => deserializeSession(storedWithResult(result)), SessionValidationError);
+      expect(e.problems[0], result).toMatchObject({ code: "json", expected: "each key once in an object" });
+      expect(e.problems[0].message, result).toContain(`has the key ${JSON.stringify(key)} twice`);
+    }
+    // A repeat of a typed key (the message's "role"), and of the envelope's.
+    const typed = storedWithResult("1").replace('"role":"tool",', '"role":"user","role":"tool",');
+    expect(thrown(() => deserializeSession(typed), SessionValidationError).problems[0].pointer).toBe(
+      "/session/stateBag/statebag.chatHistory/messages/0/role",
+    );
+    const envelope = storedWithResult("1").replace('"formatVersion":1,', '"formatVersion":1,"formatVersion":1,');
+    expect(thrown(() => deserializeSession(envelope), SessionValidationError).problems[0].pointer).toBe(
+      "/formatVersion",
+    );
+    // Without the repeat, each loads (the escapes, numbers and whitespace alone do not trip the check).
+    for (const [, , once] of cases) {
+      const loaded = deserializeSession(storedWithResult(once));
+      const message = (loaded.stateBag["statebag.chatHistory"] as unknown as { messages: { contents: unknown[] }[] })
+        .messages[0];
+      expect(message.contents[0], once).toMatchObject({ result: JSON.parse(once) });
+    }
+  });
+
+  it("a fused load agrees with a reference parser on seeded random tool results, with and without a repeat", () => {
+    let seed = 25;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
+    const keys = ["a", "b", "", ":", "\u00e9", 'k"', " "];
+    const scalars = ["0", "-0", "1e6", "1000000", "0.5", "5e-1", "28.3", "-1.25E+2", "true", "false", "null"];
+    const strings = ['""', '"x"', '"\\u0041"', '"\\n\\t"', '"\\\\"', '"\\""', '"09:00:00"', '": y"'];
+    const ws = () => (next() < 0.9 ? "" : pick([" ", "\n", "\t"]));
+    const gen = (depth: number): [string, boolean] => {
+      const r = next();
+      if (depth > 3 || r < 0.35) return [next() < 0.5 ? pick(scalars) : pick(strings), false];
+      if (r < 0.55) {
+        const items = Array.from({ length: Math.floor(next() * 4) }, () => gen(depth + 1));
+        return [`[${items.map(([t]) => ws() + t + ws()).join(",")}]`, items.some(([, d]) => d)];
+      }
+      const members = Array.from({ length: Math.floor(next() * 4) }, () => [pick(keys), gen(depth + 1)] as const);
+      const names = members.map(([k]) => k);
+      const dup = new Set(names).size !== names.length || members.some(([, [, d]]) => d);
+      const key = (k: string) =>
+        next() < 0.2 && k !== ""
+          ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
+          : JSON.stringify(k);
+      return [`{${members.map(([k, [t]]) => ws() + key(k) + ws() + ":" + ws() + t).join(",")}}`, dup];
+    };
+    let repeats = 0;
+    for (let i = 0; i < 3000; i++) {
+      const [result, dup] = gen(0);
+      if (dup) repeats++;
+      let problem: string | undefined;
+      try {
+        deserializeSession(storedWithResult(result));
+      } catch (error) {
+        problem = (error as SessionValidationError).problems[0].expected;
+      }
+      expect(problem, result).toBe(dup ? "each key once in an object" : undefined);
+    }
+    expect(repeats).toBeGreaterThan(300);
+  });
+
   // No wall-clock threshold (speed is `npm run bench`'s): a check that looked back or ahead per
   // colon or per quote would never finish on these 2-4 MB texts; finishing with the verdict is the proof.
   it("stays linear on texts built against it: runs of escaped quotes, spaces and colons, many suspect keys", () => {

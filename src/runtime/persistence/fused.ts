@@ -12,7 +12,7 @@
  * JSON Schema) is a "no" and takes today's path.
  */
 import { generatedTypes } from "../../generated/registry.js";
-import { checkSession, checkTagged, keyCount, type FusedLimits } from "../../generated/fused-check.js";
+import { charCount, checkSession, checkTagged, keyCount, type FusedLimits } from "../../generated/fused-check.js";
 import type { TypeRegistry } from "./registry.js";
 import type { JsonLimits } from "./safe-json.js";
 
@@ -50,6 +50,18 @@ export const UNLIMITED: FusedLimits = Object.freeze({
   saving: false,
 });
 
+/** The character bound (`charCount`) of the document the last `fused...Document` call accepted. */
+let documentChars = 0;
+
+/**
+ * A lower bound of the compact text of the document the last `fusedSessionDocument` or
+ * `fusedSessionsDocument` call accepted (see `charCount` in the generated check): for the
+ * duplicate-key check of its text (`checkDuplicateKeys`).
+ */
+export function fusedDocumentChars(): number {
+  return documentChars;
+}
+
 /**
  * The object keys of a session document (an envelope `{format, formatVersion, session}` at depth 1,
  * or a bare session) when the fused check accepts it, else -1. `format`/`version`: the envelope's.
@@ -67,6 +79,7 @@ export function fusedSessionDocument(
   if (f === undefined) {
     // A bare session (no "format" key at all: the session check refuses any other key).
     if (!allowBare || !checkSession(doc, 1, limits)) return -1;
+    documentChars = charCount();
     return keyCount();
   }
   const v = d.formatVersion;
@@ -78,6 +91,9 @@ export function fusedSessionDocument(
     n++;
   }
   if (n !== 3 || !checkSession(d.session, 2, limits)) return -1;
+  // {"format":"…","formatVersion":N,"session":…}: braces and commas 4, keys with quotes and colons
+  // 9 + 16 + 10, the format string with its quotes, N at one digit at least.
+  documentChars = charCount() + 4 + 35 + format.length + 2 + 1;
   return keyCount() + 3;
 }
 
@@ -104,10 +120,14 @@ export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: 
   const sessions = d.sessions;
   if (n !== 3 || !Array.isArray(sessions)) return -1;
   let keys = 3;
+  // As for one session; "sessions" is 11 with quotes and colon, then the array's brackets and commas.
+  let chars = 4 + 9 + 16 + 11 + format.length + 2 + 1 + (sessions.length === 0 ? 2 : sessions.length + 1);
   for (let i = 0; i < sessions.length; i++) {
     if (!checkSession(sessions[i], 3, limits)) return -1;
     keys += keyCount();
+    chars += charCount();
   }
+  documentChars = chars;
   return keys;
 }
 

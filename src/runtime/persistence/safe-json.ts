@@ -205,18 +205,48 @@ export function parseJsonText(input: string | Uint8Array, lim: Required<JsonLimi
 
 /**
  * @internal Throws `json-duplicate-key` when `text` holds a key twice in one object, given `keys`,
- * the number of object keys `JSON.parse(text)` produced (every object, at every depth).
+ * the number of object keys `JSON.parse(text)` produced (every object, at every depth), and when
+ * known (else -1) `chars`, a lower bound of the value's compact text (see `withinCharBound`).
  *
  * JSON.parse keeps the last of two equal keys without a word. A structural colon follows every
  * key, so counting the colons that can be structural bounds the text's keys from above: when the
  * bound equals the keys parsed, no key was dropped. Only when it does not (a colon right after a
  * string that opens a value, or a duplicate) does the exact scan look.
  */
-export function checkDuplicateKeys(text: string, keys: number): void {
-  if (keys > 0 && keyColonBound(text) !== keys) {
+export function checkDuplicateKeys(text: string, keys: number, chars = -1): void {
+  if (keys === 0 || (chars >= 0 && withinCharBound(text, chars))) return;
+  if (keyColonBound(text) !== keys) {
     const dup = locateDuplicateKey(text);
     if (dup !== null) throw duplicateKeyError(dup);
   }
+}
+
+/**
+ * True when `text` is too short to hold a member `JSON.parse` dropped, given `chars`, a lower bound
+ * of the length of the compact text of the value parsed (the fused check counts it: every string
+ * and key at its length plus quotes, numbers at their shortest, structure, literals).
+ *
+ * The text is that value's tokens (each string longer by its escapes' extra characters), whitespace,
+ * and the members of any duplicate key: each at least `"":0` plus a comma, five characters. So when
+ * the text's length less its escapes' extra is under `chars + 5`, no member was dropped. No scan at
+ * all for compact text without escapes (what `JSON.stringify` writes for most documents); else one
+ * hop per backslash, stopping as soon as the bound holds. Whitespace (indented text) fails it: the
+ * colon count decides then.
+ */
+function withinCharBound(text: string, chars: number): boolean {
+  let slack = text.length - chars;
+  // Never negative for a true lower bound; if it were, the bound says nothing.
+  if (slack < 0) return false;
+  if (slack < 5) return true;
+  let p = text.indexOf("\\");
+  while (p !== -1) {
+    // Every backslash of valid JSON text opens an escape: "\\uXXXX" is 5 longer than its character, the others 1.
+    const u = text.charCodeAt(p + 1) === 117;
+    slack -= u ? 5 : 1;
+    if (slack < 5) return true;
+    p = text.indexOf("\\", p + (u ? 6 : 2));
+  }
+  return false;
 }
 
 /** @internal `checkJsonLimits` on resolved limits, returning the number of object keys in the value. */

@@ -60,7 +60,14 @@ import {
   resolveLimits,
   type JsonLimits,
 } from "./safe-json.js";
-import { fusedFor, fusedLimits, fusedSession, fusedSessionDocument, fusedSessionsDocument } from "./fused.js";
+import {
+  fusedDocumentChars,
+  fusedFor,
+  fusedLimits,
+  fusedSession,
+  fusedSessionDocument,
+  fusedSessionsDocument,
+} from "./fused.js";
 import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
 import type { FusedLimits } from "../../generated/fused-check.js";
 
@@ -689,7 +696,7 @@ function load(
     let keys = fusedLim !== undefined ? fused(value, fusedLim) : -1;
     const accepted = keys >= 0;
     if (!accepted) keys = checkedKeyCount(value, lim);
-    if (text !== undefined) checkDuplicateKeys(text, keys);
+    if (text !== undefined) checkDuplicateKeys(text, keys, accepted ? fusedDocumentChars() : -1);
     return { doc: value, owned, fused: accepted };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;
