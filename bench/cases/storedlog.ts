@@ -32,6 +32,11 @@ import { HISTORY_KEY, makeSession } from "../sessions.js";
 /** The scripted model, timing itself so its work stays out of the turn. */
 class TimedClient extends ScriptedChatClient {
   spent = 0;
+
+  /** Declared again (overriding getResponse drops it): this override keeps no reference to the request either. */
+  override get readsMessagesOnlyDuringCall(): boolean {
+    return true;
+  }
   override async getResponse(messages: readonly ChatMessage[], options?: ChatOptions): Promise<ChatResponse> {
     const start = performance.now();
     try {

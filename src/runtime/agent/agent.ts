@@ -25,7 +25,8 @@ import { closeAnsweredRound, takeApprovalAnswers } from "./run/approval-round.js
 import { commitAnswersOnly, commitRun } from "./run/commit.js";
 import { firstRequest, prepareRequest } from "./run/prepare.js";
 import type { RunScope, StreamHooks } from "./run/scope.js";
-import { runToolRounds } from "./run/tool-round.js";
+import { ModelRequest } from "./run/request.js";
+import { runToolRounds, type ToolRoundsOutcome } from "./run/tool-round.js";
 
 export interface ChatClientAgentOptions {
   client: ChatClient;
@@ -297,7 +298,13 @@ export class ChatClientAgent {
     if (waiting.length) return commitAnswersOnly(scope, waiting);
     const prepared = await prepareRequest(scope, options.instructions);
     const closed = await closeAnsweredRound(scope, approvals, prepared.tools);
-    const outcome = await runToolRounds(scope, prepared, firstRequest(prepared, closed, input), this.maxToolRounds);
+    const request = firstRequest(prepared, closed, input, ModelRequest.reusable(this.client));
+    let outcome: ToolRoundsOutcome;
+    try {
+      outcome = await runToolRounds(scope, prepared, request, this.maxToolRounds);
+    } finally {
+      request.release(); // success, error or abort: a lent history view goes back before the commit
+    }
     return commitRun(scope, closed, outcome);
   }
 }

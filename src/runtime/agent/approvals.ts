@@ -214,6 +214,11 @@ interface ModelView {
   processed: number;
   view: ChatMessage[];
   length: number;
+  /**
+   * Lent to one run (`lendModelView`): the run's request tail sits at `view[length..)`. The prefix
+   * `view[0..length)` never changes, lent or not; a lent view is neither extended nor lent again.
+   */
+  lent: boolean;
 }
 
 /** Per append-only history array (`HistoryView.appendOnly`), its model view so far; extended, never rebuilt. */
@@ -221,8 +226,9 @@ const modelViews = new WeakMap<readonly ChatMessage[], ModelView>();
 
 /**
  * `forModel` of an append-only history's `history[0..length)`, as the first `length` messages of
- * the returned array (shared: read only). The result is kept and extended by what was appended
- * since, so a run on an unchanged (or grown) history does not go over all of it again.
+ * the returned array (shared: read only, and only that prefix: a lent view holds a run's request
+ * after it). The result is kept and extended by what was appended since, so a run on an unchanged
+ * (or grown) history does not go over all of it again.
  */
 export function modelView(
   history: readonly ChatMessage[],
@@ -236,16 +242,59 @@ export function modelView(
       appendForModel(view, history, 0, length);
       return { messages: view, length: view.length };
     }
-    cached = { processed: 0, view: [], length: 0 };
+    cached = { processed: 0, view: [], length: 0, lent: false };
     modelViews.set(history, cached);
   }
   if (cached.processed < length) {
+    if (cached.lent) {
+      // The lent array's end is a run's request: the grown view starts a new entry (copied once);
+      // the run gives the old one back to nobody.
+      cached = { processed: cached.processed, view: cached.view.slice(0, cached.length), length: 0, lent: false };
+      modelViews.set(history, cached);
+    }
     // The view only grows at its end, so a caller holding an earlier length keeps its prefix.
     appendForModel(cached.view, history, cached.processed, length);
     cached.processed = length;
     cached.length = cached.view.length;
   }
   return { messages: cached.view, length: cached.length };
+}
+
+/** A kept model view lent to one run (see `lendModelView`). */
+export interface ModelViewLoan {
+  /** The view: its first `length` messages are the history as the model sees it; the run pushes its request after them. */
+  readonly messages: ChatMessage[];
+  readonly length: number;
+  /** Cuts the array back to the view and returns it to the cache (once the client is done with it). */
+  giveBack(): void;
+}
+
+/**
+ * The kept model view of `history` itself, for one run to push its request onto (no copy of a long
+ * history per request), when it is still the `length` messages that run read. While lent, nobody
+ * else gets the array: a second run on the same history gets a copy, which is kept in its place.
+ * Undefined when the kept view is not the run's (the history grew, or was never kept).
+ */
+export function lendModelView(history: readonly ChatMessage[], length: number): ModelViewLoan | undefined {
+  let cached = modelViews.get(history);
+  if (!cached || cached.length !== length) return undefined;
+  if (cached.lent) {
+    cached = { processed: cached.processed, view: cached.view.slice(0, length), length, lent: false };
+    modelViews.set(history, cached);
+  }
+  const entry = cached;
+  entry.lent = true;
+  let returned = false;
+  return {
+    messages: entry.view,
+    length,
+    giveBack: () => {
+      if (returned) return;
+      returned = true;
+      entry.view.length = entry.length; // only the run's tail goes: the prefix is everyone's
+      entry.lent = false;
+    },
+  };
 }
 
 /**

@@ -50,6 +50,17 @@ export interface ChatClientMetadata {
 
 export interface ChatClient {
   readonly metadata: ChatClientMetadata;
+  /**
+   * `true` promises that the client reads the `messages` array it is given only while its call runs
+   * (until `getResponse` settles, or the `getStreamingResponse` stream ends or is closed), never
+   * changes it, and keeps no reference to it afterwards (copy what you keep). The agent may then
+   * send an array it reuses: on a long stored history, its kept model view with the request pushed
+   * after it, instead of a fresh copy per call. Absent or `false`: every call gets a new array the
+   * client may keep. A client wrapping another one does not inherit this: it claims it only if it
+   * honours it too. The built-in clients have it (unless `getResponse` or `getStreamingResponse`
+   * is overridden or replaced).
+   */
+  readonly readsMessagesOnlyDuringCall?: boolean;
   getResponse(messages: readonly ChatMessage[], options?: ChatOptions): Promise<ChatResponse>;
   getStreamingResponse(messages: readonly ChatMessage[], options?: ChatOptions): AsyncIterable<ChatResponseUpdate>;
 }

@@ -115,6 +115,18 @@ export class AISDKChatClient implements ChatClient {
     this.metadata = { providerName: model.provider, supportsServiceStorage: false };
   }
 
+  /**
+   * See `ChatClient.readsMessagesOnlyDuringCall`: a call turns `messages` into its own request and
+   * keeps nothing of the array. False once `getResponse` or `getStreamingResponse` is overridden or
+   * replaced (that code might keep it): such a client declares it itself.
+   */
+  get readsMessagesOnlyDuringCall(): boolean {
+    return (
+      this.getResponse === AISDKChatClient.prototype.getResponse &&
+      this.getStreamingResponse === AISDKChatClient.prototype.getStreamingResponse
+    );
+  }
+
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const model = await this.resolve();
     const result = await withRetries(this.maxRetries, options.signal, () =>

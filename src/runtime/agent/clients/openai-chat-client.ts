@@ -132,6 +132,18 @@ export class OpenAIChatClient implements ChatClient {
     this.metadata = { providerName: options.providerName ?? "openai", supportsServiceStorage: api === "responses" };
   }
 
+  /**
+   * See `ChatClient.readsMessagesOnlyDuringCall`: a call turns `messages` into its own request and
+   * keeps nothing of the array. False once `getResponse` or `getStreamingResponse` is overridden or
+   * replaced (that code might keep it): such a client declares it itself.
+   */
+  get readsMessagesOnlyDuringCall(): boolean {
+    return (
+      this.getResponse === OpenAIChatClient.prototype.getResponse &&
+      this.getStreamingResponse === OpenAIChatClient.prototype.getStreamingResponse
+    );
+  }
+
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const { module, client } = await this.load();
     const turn = this.turnKey(options);

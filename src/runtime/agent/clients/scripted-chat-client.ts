@@ -41,6 +41,11 @@ export interface ScriptedChatClientOptions {
   usage?: boolean;
   /** Provider name reported in metadata. Default "scripted". */
   name?: string;
+  /**
+   * Keep every request in `requests`. Default true; false for a long-running client (a demo
+   * server, a benchmark), where the log would only grow.
+   */
+  recordRequests?: boolean;
 }
 
 /** Whitespace as `\s` and `trim()` define it. */
@@ -76,7 +81,7 @@ function words(s: string): number {
 
 export class ScriptedChatClient implements ChatClient {
   readonly metadata: ChatClientMetadata;
-  /** Every request the client received, for assertions. */
+  /** Every request the client received, for assertions (unless `recordRequests` is false). */
   readonly requests: { messages: ChatMessage[]; options: ChatOptions }[] = [];
   private readonly rules: ScriptRule[];
   private readonly conversations = new Map<string, ChatMessage[]>();
@@ -94,10 +99,30 @@ export class ScriptedChatClient implements ChatClient {
     return this.conversations.get(id);
   }
 
+  /**
+   * See `ChatClient.readsMessagesOnlyDuringCall`: what it keeps of a request (`requests`, a hosted
+   * conversation, what rules see in `ScriptContext.messages`) are copies. False once `getResponse`
+   * or `getStreamingResponse` is overridden or replaced (that code might keep the array): such a
+   * client declares it itself.
+   */
+  get readsMessagesOnlyDuringCall(): boolean {
+    return (
+      this.getResponse === ScriptedChatClient.prototype.getResponse &&
+      this.getStreamingResponse === ScriptedChatClient.prototype.getStreamingResponse
+    );
+  }
+
   async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     options.signal?.throwIfAborted();
-    this.requests.push({ messages: [...messages], options });
-    const seen = this.visibleMessages(messages, options);
+    // One copy of the request for what may keep it (`requests`, a rule function given
+    // ScriptContext.messages): the caller may reuse the array once this call is over.
+    const record = this.options.recordRequests !== false;
+    const sent =
+      record || this.rules.some((r) => typeof r.when === "function" || typeof r.reply === "function")
+        ? [...messages]
+        : messages;
+    if (record) this.requests.push({ messages: sent as ChatMessage[], options });
+    const seen = this.visibleMessages(sent, options);
     const last = lastUserMessage(messages);
     const context: ScriptContext = {
       text: last ? messageText(last) : "",
@@ -150,7 +175,7 @@ export class ScriptedChatClient implements ChatClient {
   }
 
   private visibleMessages(messages: readonly ChatMessage[], options: ChatOptions): readonly ChatMessage[] {
-    // Read only (ScriptContext.messages): no copy of a long history per request.
+    // `messages` is already the request's copy: no second copy of a long history per request.
     if (options.conversationId === undefined) return messages;
     if (!this.metadata.supportsServiceStorage) {
       throw new StatebagError(

@@ -6,17 +6,22 @@ import {
   type ChatResponse,
   type ChatResponseUpdate,
 } from "../chat-client.js";
-import type { ChatMessage } from "../../core/messages.js";
+import type { ModelRequest } from "./request.js";
 
+/** Calls the model with `request.messages`; a stream left before its end is reported to `request` (`stillReading`). */
 export async function callModel(
   client: ChatClient,
-  messages: ChatMessage[],
+  request: ModelRequest,
   options: ChatOptions,
   onUpdate?: (update: ChatResponseUpdate) => void,
 ): Promise<ChatResponse> {
+  const messages = request.messages;
   if (!onUpdate) return client.getResponse(messages, options);
   const updates: ChatResponseUpdate[] = [];
-  for await (const update of abortable(client.getStreamingResponse(messages, options), options.signal)) {
+  const stream = abortable(client.getStreamingResponse(messages, options), options.signal, (closing) =>
+    request.stillReading(closing),
+  );
+  for await (const update of stream) {
     updates.push(update);
     onUpdate(update);
   }
@@ -30,7 +35,11 @@ export async function callModel(
  * that never comes (a stalled service, a client that ignores the signal): the run must end promptly
  * when its consumer leaves.
  */
-async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+async function* abortable<T>(
+  source: AsyncIterable<T>,
+  signal: AbortSignal | undefined,
+  left: (closing: Promise<unknown>) => void,
+): AsyncGenerator<T> {
   if (!signal) {
     yield* source;
     return;
@@ -53,7 +62,11 @@ async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | und
     }
   } finally {
     signal.removeEventListener("abort", aborted);
-    // Not awaited: a generator busy in a read settles its return() only after that read.
-    if (!finished) void Promise.resolve(iterator.return?.()).catch(() => {});
+    // Not awaited: a generator busy in a read settles its return() only after that read. Until it
+    // does, the client may still read the request (without return(), there is no telling when).
+    if (!finished) {
+      const closing = iterator.return ? Promise.resolve(iterator.return()).catch(() => {}) : new Promise(() => {});
+      left(closing);
+    }
   }
 }

@@ -1,10 +1,11 @@
 /** Prepare step: what the model is asked with (history, what context providers add, chat options). */
 import type { ChatOptions } from "../chat-client.js";
 import type { ChatMessage } from "../../core/messages.js";
-import { appendForModel, modelView } from "../approvals.js";
+import { appendForModel, lendModelView, modelView } from "../approvals.js";
 import type { AIContext } from "../providers/context-provider.js";
 import type { AITool } from "../tools.js";
 import type { ClosedRound } from "./approval-round.js";
+import { ModelRequest } from "./request.js";
 import { providerContext, type RunScope } from "./scope.js";
 
 export interface PreparedRequest {
@@ -12,8 +13,14 @@ export interface PreparedRequest {
    * The stored history: the first `length` of `messages`, shared with the history provider (read
    * only), `rewritten` when it is already as the model sees it (approval contents rewritten, see
    * `forModel`; kept per append-only history, so a run on a long unchanged log does not go over it).
+   * `source` is that append-only history (the key its kept model view may be lent by).
    */
-  history: { readonly messages: readonly ChatMessage[]; readonly length: number; readonly rewritten: boolean };
+  history: {
+    readonly messages: readonly ChatMessage[];
+    readonly length: number;
+    readonly rewritten: boolean;
+    readonly source?: readonly ChatMessage[];
+  };
   /** Messages context providers added: after the history, before the input. */
   context: ChatMessage[];
   /** The agent's tools and those context providers added. */
@@ -29,7 +36,7 @@ export async function prepareRequest(scope: RunScope, runInstructions: string | 
   const history = !view
     ? { messages: [], length: 0, rewritten: true }
     : view.appendOnly
-      ? { ...modelView(view.messages, view.length), rewritten: true }
+      ? { ...modelView(view.messages, view.length), rewritten: true, source: view.messages }
       : { messages: view.messages, length: view.length, rewritten: false };
 
   const contexts: AIContext[] = [];
@@ -57,28 +64,35 @@ export async function prepareRequest(scope: RunScope, runInstructions: string | 
 /**
  * The first model request: context, the round closed in this run (answers, results), then the input.
  * Hosted: the service holds the calls already, so it gets the results and the new input only.
+ * With `reusable` (the client keeps no reference to what it is sent), the kept model view of an
+ * append-only history is lent rather than copied: the request is pushed after it, and
+ * `ModelRequest.release` gives it back.
  */
 export function firstRequest(
   prepared: PreparedRequest,
   closed: ClosedRound | undefined,
   input: readonly ChatMessage[],
-): ChatMessage[] {
-  // One array: the history as the model sees it, then the rest rewritten the same way. The rest
-  // goes in with concat, not push: pushing onto a long copy would grow (copy) it once more.
+  reusable: boolean,
+): ModelRequest {
   const rest: ChatMessage[] = [];
   appendForModel(rest, prepared.context, 0, prepared.context.length);
   if (closed) appendForModel(rest, closed.messages, 0, closed.messages.length);
   appendForModel(rest, input, 0, input.length);
   const { history } = prepared;
-  let out: ChatMessage[];
   if (!history.rewritten) {
-    out = [];
+    const out: ChatMessage[] = [];
     appendForModel(out, history.messages, 0, history.length);
     for (const m of rest) out.push(m);
-  } else {
-    out = (
-      history.length === history.messages.length ? history.messages : history.messages.slice(0, history.length)
-    ).concat(rest);
+    return new ModelRequest(out, reusable);
   }
-  return out;
+  const loan = reusable && history.source ? lendModelView(history.source, history.length) : undefined;
+  if (loan) {
+    for (const m of rest) loan.messages.push(m);
+    return new ModelRequest(loan.messages, true, loan);
+  }
+  // One array: the history as the model sees it, then the rest. The rest goes in with concat, not
+  // push: pushing onto a long copy would grow (copy) it once more.
+  const shown =
+    history.length === history.messages.length ? history.messages : history.messages.slice(0, history.length);
+  return new ModelRequest(shown.concat(rest), reusable);
 }

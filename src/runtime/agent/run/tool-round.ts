@@ -14,6 +14,7 @@ import type { AITool } from "../tools.js";
 import { planApprovals, stopForApprovals } from "./approval-round.js";
 import { callModel } from "./model-call.js";
 import type { PreparedRequest } from "./prepare.js";
+import type { ModelRequest } from "./request.js";
 import type { RunScope } from "./scope.js";
 import { addUsage } from "./usage.js";
 
@@ -30,15 +31,14 @@ export interface ToolRoundsOutcome {
 export async function runToolRounds(
   scope: RunScope,
   prepared: PreparedRequest,
-  firstRequest: ChatMessage[],
+  request: ModelRequest,
   maxToolRounds: number,
 ): Promise<ToolRoundsOutcome> {
   const { tools, options } = prepared;
   const onUpdate = scope.stream?.onUpdate;
   const outcome: ToolRoundsOutcome = { produced: [], conversationId: scope.session.conversationId };
-  let outgoing = firstRequest;
   for (let round = 0; ; round++) {
-    const response = await callModel(scope.agent.client, outgoing, options, onUpdate);
+    const response = await callModel(scope.agent.client, request, options, onUpdate);
     if (response.usage) outcome.usage = addUsage(outcome.usage, response.usage);
     const hosted =
       scope.declaredKind === "hosted" || (scope.declaredKind === undefined && response.conversationId !== undefined);
@@ -61,11 +61,11 @@ export async function runToolRounds(
     if (lastRound) return outcome;
     if (hosted) {
       // The service already holds everything before the results.
-      outgoing = [results];
+      request.replace([results]);
       options.conversationId = outcome.conversationId;
       options.store = true;
     } else {
-      outgoing = [...outgoing, ...response.messages, results];
+      request.extend([...response.messages, results]);
     }
   }
 }
