@@ -78,31 +78,38 @@ function numberChars(x) {
     x = -x;
     sign = 1;
   }
+  // The common case without a division: an int32 (0 and -0 too) with fewer than three trailing
+  // zeros, whose decimal digits are its shortest token.
+  if (x < 2147483648 && (x | 0) === x) {
+    if (x < 10) return sign + 1;
+    if (x % 1000 !== 0) return sign + decimalDigits(x);
+  }
   if (x < 9007199254740992 && Math.floor(x) === x) {
     // An integer below 2^53: each has its own double, so a token needs all its significant digits k;
     // with z trailing zeros "<k digits>e<z>" may be shorter than the D = k + z digits.
-    if (x < 10) return sign + 1;
     let z = 0;
     while (x % 10 === 0) {
       x /= 10;
       z++;
     }
-    let k = 1;
-    while (x >= 10) {
-      x = Math.floor(x / 10);
-      k++;
-    }
+    const k = decimalDigits(x);
     return sign + (z === 0 ? k : Math.min(k + z, k + 1 + (z < 10 ? 1 : 2)));
   }
-  if (x < 1e15 && (x * 10) % 1 === 0 && Math.floor(x) !== x) {
+  const t = x * 10;
+  if (x < 1e15 && t === Math.floor(t)) {
     // Not an integer: a token needs "." or "e", and below 1 a leading "0." (or "e-"): at least the
     // integer digits, one more digit and the point.
-    if (x < 1) return sign + 3;
-    let k = 1;
-    for (let t = Math.floor(x); t >= 10; t = Math.floor(t / 10)) k++;
-    return sign + k + 2;
+    return sign + (x < 1 ? 3 : decimalDigits(Math.floor(x)) + 2);
   }
   return sign + shortestChars(x);
+}
+
+/** The decimal digits of the integer `x`, 1 <= x < 2^53. */
+function decimalDigits(x) {
+  if (x < 1e5) return x < 10 ? 1 : x < 100 ? 2 : x < 1e3 ? 3 : x < 1e4 ? 4 : 5;
+  let k = 5;
+  for (let p = 1e5; x >= p && k < 16; p *= 10) k++;
+  return k;
 }
 
 /** `numberChars` from the shortest round-trip digits of the positive `x` (`String` gives them). */
