@@ -358,6 +358,21 @@ class FunctionBody {
   }
 }
 
+/**
+ * True when the type's own check already holds `$version` to the type's version: a declared
+ * `$version` property whose schema is exactly that constant, required from version 2 on. Then the
+ * family dispatch need not read `$version` too (a load that sees every member's shape).
+ */
+function checksOwnVersion(t: FusedInput): boolean {
+  const schema = t.schema as Record<string, unknown>;
+  const props = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  const own = props?.$version;
+  if (own === undefined || own.const !== t.version) return false;
+  if (Object.keys(own).some((k) => k !== "const" && k !== "type" && !ANNOTATIONS.has(k))) return false;
+  if (own.type !== undefined && own.type !== "integer" && own.type !== "number") return false;
+  return t.version === 1 || ((schema.required as string[] | undefined) ?? []).includes("$version");
+}
+
 /** What a constant takes in the character count (a string: its length and quotes); -1: counted at run time. */
 function constChars(v: unknown): number {
   if (typeof v === "string") return v.length + 2;
@@ -482,9 +497,12 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
       "  switch (v.$type) {",
     ];
     for (const t of members) {
-      const version =
-        t.version === 1 ? "(v.$version === undefined || v.$version === 1)" : `v.$version === ${t.version}`;
-      lines.push(`    case ${JSON.stringify(t.$type)}:`, `      return ${version} && ${names.get(t)}(v, d, nest);`);
+      const version = checksOwnVersion(t)
+        ? ""
+        : t.version === 1
+          ? "(v.$version === undefined || v.$version === 1) && "
+          : `v.$version === ${t.version} && `;
+      lines.push(`    case ${JSON.stringify(t.$type)}:`, `      return ${version}${names.get(t)}(v, d, nest);`);
     }
     lines.push("    default:", "      return false;", "  }", "}");
     familyFunctions.push(lines.join("\n"));

@@ -144,7 +144,7 @@ function checkAIAnnotation(v, d, nest) {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   switch (v.$type) {
     case "citation":
-      return (v.$version === undefined || v.$version === 1) && checkCitationAnnotation(v, d, nest);
+      return checkCitationAnnotation(v, d, nest);
     default:
       return false;
   }
@@ -155,29 +155,29 @@ function checkAIContent(v, d, nest) {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   switch (v.$type) {
     case "data":
-      return (v.$version === undefined || v.$version === 1) && checkDataContent(v, d, nest);
+      return checkDataContent(v, d, nest);
     case "error":
-      return (v.$version === undefined || v.$version === 1) && checkErrorContent(v, d, nest);
+      return checkErrorContent(v, d, nest);
     case "functionCall":
-      return (v.$version === undefined || v.$version === 1) && checkFunctionCallContent(v, d, nest);
+      return checkFunctionCallContent(v, d, nest);
     case "functionResult":
-      return (v.$version === undefined || v.$version === 1) && checkFunctionResultContent(v, d, nest);
+      return checkFunctionResultContent(v, d, nest);
     case "hostedFile":
-      return (v.$version === undefined || v.$version === 1) && checkHostedFileContent(v, d, nest);
+      return checkHostedFileContent(v, d, nest);
     case "reasoning":
-      return (v.$version === undefined || v.$version === 1) && checkTextReasoningContent(v, d, nest);
+      return checkTextReasoningContent(v, d, nest);
     case "statebag.foreign":
-      return (v.$version === undefined || v.$version === 1) && checkForeignContent(v, d, nest);
+      return checkForeignContent(v, d, nest);
     case "text":
-      return (v.$version === undefined || v.$version === 1) && checkTextContent(v, d, nest);
+      return checkTextContent(v, d, nest);
     case "toolApprovalRequest":
-      return (v.$version === undefined || v.$version === 1) && checkToolApprovalRequestContent(v, d, nest);
+      return checkToolApprovalRequestContent(v, d, nest);
     case "toolApprovalResponse":
-      return (v.$version === undefined || v.$version === 1) && checkToolApprovalResponseContent(v, d, nest);
+      return checkToolApprovalResponseContent(v, d, nest);
     case "uri":
-      return (v.$version === undefined || v.$version === 1) && checkUriContent(v, d, nest);
+      return checkUriContent(v, d, nest);
     case "usage":
-      return (v.$version === undefined || v.$version === 1) && checkUsageContent(v, d, nest);
+      return checkUsageContent(v, d, nest);
     default:
       return false;
   }
@@ -188,7 +188,7 @@ function checkAnnotatedRegion(v, d, nest) {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   switch (v.$type) {
     case "textSpan":
-      return (v.$version === undefined || v.$version === 1) && checkTextSpanAnnotatedRegion(v, d, nest);
+      return checkTextSpanAnnotatedRegion(v, d, nest);
     default:
       return false;
   }
@@ -199,19 +199,19 @@ function checkProviderState(v, d, nest) {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   switch (v.$type) {
     case "InMemoryChatHistoryState":
-      return v.$version === 2 && checkInMemoryChatHistoryState(v, d, nest);
+      return checkInMemoryChatHistoryState(v, d, nest);
     case "RollingSummaryState":
-      return v.$version === 2 && checkRollingSummaryState(v, d, nest);
+      return checkRollingSummaryState(v, d, nest);
     case "StoredChatHistoryState":
-      return (v.$version === undefined || v.$version === 1) && checkStoredChatHistoryState(v, d, nest);
+      return checkStoredChatHistoryState(v, d, nest);
     case "statebag.ForeignState":
-      return (v.$version === undefined || v.$version === 1) && checkForeignState(v, d, nest);
+      return checkForeignState(v, d, nest);
     case "statebag.GroupChatChannelState":
-      return (v.$version === undefined || v.$version === 1) && checkGroupChatChannelState(v, d, nest);
+      return checkGroupChatChannelState(v, d, nest);
     case "statebag.ToolApprovalState":
-      return (v.$version === undefined || v.$version === 1) && checkToolApprovalState(v, d, nest);
+      return checkToolApprovalState(v, d, nest);
     case "statebag.WorkflowState":
-      return (v.$version === undefined || v.$version === 1) && checkWorkflowState(v, d, nest);
+      return checkWorkflowState(v, d, nest);
     default:
       return false;
   }

@@ -19,6 +19,7 @@ import {
   fusedSession,
   fusedSessionDocument,
   fusedSessionsDocument,
+  fusedValue,
 } from "../../src/runtime/persistence/fused.js";
 import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
 import {
@@ -474,6 +475,22 @@ describe("the character bound of the fused load (duplicate keys)", () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("versions", () => {
+  it("the type checks hold $version themselves: any other version, or a missing one from version 2 on, is a no", () => {
+    const lim = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
+    for (const { type, value } of examples) {
+      const v = value as Record<string, unknown>;
+      expect(fusedValue(v, type.family, 1, lim), type.$type).toBe(true);
+      const { $version: _, ...without } = v;
+      expect(fusedValue(without, type.family, 1, lim), `${type.$type} without $version`).toBe(type.version === 1);
+      for (const other of [type.version - 1, type.version + 1, String(type.version), null])
+        expect(fusedValue({ ...v, $version: other }, type.family, 1, lim), `${type.$type} $version ${other}`).toBe(
+          false,
+        );
+    }
   });
 });
 
