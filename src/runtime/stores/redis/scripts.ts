@@ -111,41 +111,63 @@ export const PENDING_GRACE_MS = 300_000;
  * {2} (another owner) | {3, stored owner} (body serialized for the wrong owner: serialize again).
  */
 const SAVE = `${IDX}
-local cur = redis.call('HGET', KEYS[1], 'r')
+local meta = ARGV[7] ~= nil
+-- With metadata, the revision and the stored metadata in one read; the hash's fields in one HSET
+-- (and one HDEL, only for fields that are there): every call a script makes costs the server time.
+local cur, old
+if meta then
+  old = redis.call('HMGET', KEYS[1], 'r', 'o', 'l', 'c', 'u')
+  cur = old[1]
+else
+  cur = redis.call('HGET', KEYS[1], 'r')
+end
 if ARGV[1] == '' then
   if cur then return {0, cur} end
 elseif cur ~= ARGV[1] then
   return {0, cur}
 end
-local meta = ARGV[7] ~= nil
 local owner, u, c, labels = false, 0, 0, false
 local now = tonumber(ARGV[5])
 local inline = meta and ARGV[14] == '1'
+local set, del = {'r', 0, 'd', ARGV[2]}, {}
 if meta then
   now = now_ms()
-  local old = redis.call('HMGET', KEYS[1], 'o', 'l', 'c', 'u')
   if cur then
-    owner = old[1]
+    owner = old[2]
     if ARGV[7] == '1' and owner ~= ARGV[8] then return {2} end
     if ARGV[9] ~= '' and '=' .. (owner or '') ~= ARGV[9] then return {3, owner or ''} end
   elseif ARGV[7] == '1' then
     owner = ARGV[8]
+    set[#set + 1] = 'o'
+    set[#set + 1] = owner
   end
   u = now
-  if old[4] and tonumber(old[4]) >= u then u = tonumber(old[4]) + 1 end
-  c = tonumber(old[3] or u)
-  labels = old[2]
+  if old[5] and tonumber(old[5]) >= u then u = tonumber(old[5]) + 1 end
+  c = tonumber(old[4] or u)
+  labels = old[3]
   if ARGV[12] == '1' then labels = ARGV[13] end
   if labels == '{}' then labels = false end
+  set[#set + 1] = 'c'
+  set[#set + 1] = c
+  set[#set + 1] = 'u'
+  set[#set + 1] = u
+  if ARGV[10] == '1' then
+    set[#set + 1] = 't'
+    set[#set + 1] = ARGV[11]
+  elseif ARGV[10] == '-' then
+    del[#del + 1] = 't'
+  end
+  if labels then
+    set[#set + 1] = 'l'
+    set[#set + 1] = labels
+  elseif old[3] then
+    del[#del + 1] = 'l'
+  end
 end
 local rev = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], 'r', rev, 'd', ARGV[2])
-if meta then
-  redis.call('HSET', KEYS[1], 'c', c, 'u', u)
-  if owner and not cur then redis.call('HSET', KEYS[1], 'o', owner) end
-  if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 't', ARGV[11]) elseif ARGV[10] == '-' then redis.call('HDEL', KEYS[1], 't') end
-  if labels then redis.call('HSET', KEYS[1], 'l', labels) else redis.call('HDEL', KEYS[1], 'l') end
-end
+set[2] = rev
+redis.call('HSET', KEYS[1], unpack(set))
+if #del > 0 then redis.call('HDEL', KEYS[1], unpack(del)) end
 if ARGV[3] ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('ZADD', KEYS[4], tonumber(ARGV[5]) + tonumber(ARGV[3]), ARGV[4])
