@@ -176,7 +176,7 @@ class FunctionBody {
           // Strings, booleans and null all of one size: a constant; else (numbers) counted as found.
           const sizes = new Set(values.map(constChars));
           if (sizes.size === 1 && !sizes.has(-1)) this.line(indent, `c += ${[...sizes][0]};`);
-          else this.line(indent, `c += scalarChars(${x});`);
+          else this.line(indent, `if (counting) c += scalarChars(${x});`);
           return;
         }
       }
@@ -201,7 +201,8 @@ class FunctionBody {
         test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`,
         body: () => {
           this.numberKeywords(schema, x, indent + 1);
-          this.line(indent + 1, `c += numberChars(${x});`);
+          // Numbers only when the count is wanted (a load): the call is most of its cost.
+          this.line(indent + 1, `if (counting) c += numberChars(${x});`);
         },
       });
     }
@@ -524,6 +525,8 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     "let saving = false;",
     "let keys = 0;",
     "let chars = 0;",
+    "// Whether numbers go into `chars` (a load: the duplicate-key check reads it); else they count 0, still a lower bound.",
+    "let counting = false;",
     "",
     ...[...module.patterns].map(([source, name]) => `const ${name} = new RegExp(${JSON.stringify(source)}, "u");`),
     "",
@@ -574,7 +577,7 @@ function json(x, d) {
       return true;
     }
     if (!Number.isFinite(x)) return false;
-    chars += numberChars(x);
+    if (counting) chars += numberChars(x);
     return true;
   }
   if (x === null) {
@@ -607,17 +610,21 @@ function json(x, d) {
  * decimal; otherwise from the shortest round-trip digits \`String\` gives: no token for \`x\` has fewer.
  */
 function numberChars(x) {
+  // Small enough to inline: a non-negative int32 with fewer than three trailing zeros, whose
+  // decimal digits are its shortest token ("| 0": an int32 remainder, never a float one).
+  if (x > 0 && x < 1e9 && (x | 0) === x && (x | 0) % 1000 !== 0)
+    return x < 10 ? 1 : x < 100 ? 2 : x < 1e3 ? 3 : x < 1e4 ? 4 : x < 1e5 ? 5 : x < 1e6 ? 6 : x < 1e7 ? 7 : x < 1e8 ? 8 : 9;
+  return otherNumberChars(x);
+}
+
+/** \`numberChars\` for every other finite number. */
+function otherNumberChars(x) {
   let sign = 0;
   if (x < 0) {
     x = -x;
     sign = 1;
   }
-  // The common case without a division: an int32 (0 and -0 too) with fewer than three trailing
-  // zeros, whose decimal digits are its shortest token.
-  if (x < 2147483648 && (x | 0) === x) {
-    if (x < 10) return sign + 1;
-    if (x % 1000 !== 0) return sign + decimalDigits(x);
-  }
+  if (x < 10 && Math.floor(x) === x) return sign + 1;
   if (x < 9007199254740992 && Math.floor(x) === x) {
     // An integer below 2^53: each has its own double, so a token needs all its significant digits k;
     // with z trailing zeros "<k digits>e<z>" may be shorter than the D = k + z digits.
@@ -749,6 +756,8 @@ export interface FusedLimits {
   maxNesting: number;
   /** The value comes from the application (save): plain objects only, no \`undefined\`. */
   saving: boolean;
+  /** Count numbers into \`charCount()\` too (a load; else they count 0 there). */
+  count?: boolean;
 }
 
 /** False when the call cannot be fused: a save while Object.prototype carries a toJSON. */
@@ -758,6 +767,7 @@ function begin(limits) {
   maxKeys = limits.maxKeys;
   maxNesting = limits.maxNesting;
   saving = limits.saving;
+  counting = limits.count === true;
   keys = 0;
   chars = 0;
   return true;

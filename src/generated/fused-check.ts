@@ -12,6 +12,8 @@ let maxNesting = 128;
 let saving = false;
 let keys = 0;
 let chars = 0;
+// Whether numbers go into `chars` (a load: the duplicate-key check reads it); else they count 0, still a lower bound.
+let counting = false;
 
 const pattern0 = new RegExp("^data:", "u");
 
@@ -40,7 +42,7 @@ function json(x, d) {
       return true;
     }
     if (!Number.isFinite(x)) return false;
-    chars += numberChars(x);
+    if (counting) chars += numberChars(x);
     return true;
   }
   if (x === null) {
@@ -73,17 +75,21 @@ function json(x, d) {
  * decimal; otherwise from the shortest round-trip digits `String` gives: no token for `x` has fewer.
  */
 function numberChars(x) {
+  // Small enough to inline: a non-negative int32 with fewer than three trailing zeros, whose
+  // decimal digits are its shortest token ("| 0": an int32 remainder, never a float one).
+  if (x > 0 && x < 1e9 && (x | 0) === x && (x | 0) % 1000 !== 0)
+    return x < 10 ? 1 : x < 100 ? 2 : x < 1e3 ? 3 : x < 1e4 ? 4 : x < 1e5 ? 5 : x < 1e6 ? 6 : x < 1e7 ? 7 : x < 1e8 ? 8 : 9;
+  return otherNumberChars(x);
+}
+
+/** `numberChars` for every other finite number. */
+function otherNumberChars(x) {
   let sign = 0;
   if (x < 0) {
     x = -x;
     sign = 1;
   }
-  // The common case without a division: an int32 (0 and -0 too) with fewer than three trailing
-  // zeros, whose decimal digits are its shortest token.
-  if (x < 2147483648 && (x | 0) === x) {
-    if (x < 10) return sign + 1;
-    if (x % 1000 !== 0) return sign + decimalDigits(x);
-  }
+  if (x < 10 && Math.floor(x) === x) return sign + 1;
   if (x < 9007199254740992 && Math.floor(x) === x) {
     // An integer below 2^53: each has its own double, so a token needs all its significant digits k;
     // with z trailing zeros "<k digits>e<z>" may be shorter than the D = k + z digits.
@@ -306,7 +312,7 @@ function checkInMemoryChatHistoryState(v, d, nest) {
         c += 22;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         req2++;
         break;
       case "$type":
@@ -427,7 +433,7 @@ function checkRollingSummaryState(v, d, nest) {
         c += 12;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         req2++;
         break;
       case "$type":
@@ -476,7 +482,7 @@ function checkStoredChatHistoryState(v, d, nest) {
         c += 15;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         req2++;
         break;
       case "pending":
@@ -498,7 +504,7 @@ function checkStoredChatHistoryState(v, d, nest) {
             case "mode":
               c += 7;
               if (y8 !== "append" && y8 !== "replace") return false;
-              c += scalarChars(y8);
+              if (counting) c += scalarChars(y8);
               req6++;
               break;
             case "messages":
@@ -1212,7 +1218,7 @@ function checkGroupChatChannelState(v, d, nest) {
         c += 9;
         if (!(Number.isInteger(y4))) return false;
         if (y4 < 0) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         req2++;
         break;
       case "$type":
@@ -1398,7 +1404,7 @@ function checkWorkflowState(v, d, nest) {
               case "kind":
                 c += 7;
                 if (y12 !== "hosted" && y12 !== "local") return false;
-                c += scalarChars(y12);
+                if (counting) c += scalarChars(y12);
                 break;
               case "conversationId":
                 c += 17;
@@ -1604,12 +1610,12 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
       case "start":
         c += 8;
         if (!(Number.isInteger(y4))) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         break;
       case "end":
         c += 6;
         if (!(Number.isInteger(y4))) return false;
-        c += numberChars(y4);
+        if (counting) c += numberChars(y4);
         break;
       case "$type":
         c += 8;
@@ -1887,27 +1893,27 @@ function checkUsageContent(v, d, nest) {
             case "inputTokenCount":
               c += 18;
               if (!(Number.isInteger(y8))) return false;
-              c += numberChars(y8);
+              if (counting) c += numberChars(y8);
               break;
             case "outputTokenCount":
               c += 19;
               if (!(Number.isInteger(y8))) return false;
-              c += numberChars(y8);
+              if (counting) c += numberChars(y8);
               break;
             case "totalTokenCount":
               c += 18;
               if (!(Number.isInteger(y8))) return false;
-              c += numberChars(y8);
+              if (counting) c += numberChars(y8);
               break;
             case "cachedInputTokenCount":
               c += 24;
               if (!(Number.isInteger(y8))) return false;
-              c += numberChars(y8);
+              if (counting) c += numberChars(y8);
               break;
             case "reasoningTokenCount":
               c += 22;
               if (!(Number.isInteger(y8))) return false;
-              c += numberChars(y8);
+              if (counting) c += numberChars(y8);
               break;
             case "additionalCounts":
               c += 19;
@@ -1920,7 +1926,7 @@ function checkUsageContent(v, d, nest) {
                 if (k11 === "__proto__") return false;
                 c += k11.length + 3;
                 if (!(Number.isFinite(y12))) return false;
-                c += numberChars(y12);
+                if (counting) c += numberChars(y12);
               }
               if (n9 > maxKeys) return false;
               keys += n9;
@@ -2096,6 +2102,8 @@ export interface FusedLimits {
   maxNesting: number;
   /** The value comes from the application (save): plain objects only, no `undefined`. */
   saving: boolean;
+  /** Count numbers into `charCount()` too (a load; else they count 0 there). */
+  count?: boolean;
 }
 
 /** False when the call cannot be fused: a save while Object.prototype carries a toJSON. */
@@ -2105,6 +2113,7 @@ function begin(limits) {
   maxKeys = limits.maxKeys;
   maxNesting = limits.maxNesting;
   saving = limits.saving;
+  counting = limits.count === true;
   keys = 0;
   chars = 0;
   return true;

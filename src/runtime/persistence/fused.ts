@@ -39,7 +39,14 @@ export function fusedLimits(
   saving: boolean,
 ): FusedLimits | undefined {
   if (lim.maxDepth > MAX_FUSED_DEPTH) return undefined;
-  return { maxDepth: lim.maxDepth, maxKeys: lim.maxKeys, maxNesting: maxNesting ?? DEFAULT_NESTING, saving };
+  // Only a load reads the character count: numbers go into it then.
+  return {
+    maxDepth: lim.maxDepth,
+    maxKeys: lim.maxKeys,
+    maxNesting: maxNesting ?? DEFAULT_NESTING,
+    saving,
+    count: !saving,
+  };
 }
 
 /** Limits for a check with no JSON limits of its own (`validateSession`): only the recursion bound. */
