@@ -2,8 +2,8 @@
  * turn.storedlog.<1000|100000>.<windowed|warm> (issue #25): one `agent.run` turn on a stored
  * message log of N messages (SQLite, node:sqlite), the app keeping only the conversation id
  * (`StoredChatHistoryProvider`, `commit: "run"`: the run reads the log, the turn is appended when
- * the run commits). The model (`BenchModel`) answers at once and its own time is taken out of every
- * sample, so what is left is statebag's work.
+ * the run commits). The model (bench/bench-model.ts) answers at once and its own time is taken out
+ * of every sample, so what is left is statebag's work.
  *
  * - windowed: `window: 20`, one windowed read per run.
  * - warm: no window; the provider's decoded-log cache (sized to hold the log) reads only what was
@@ -21,52 +21,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
-import type {
-  ChatClient,
-  ChatClientMetadata,
-  ChatResponse,
-  ChatResponseUpdate,
-} from "../../src/runtime/agent/chat-client.js";
 import { StoredChatHistoryProvider } from "../../src/runtime/agent/providers/stored-chat-history.js";
-import { messageText, type ChatMessage } from "../../src/runtime/core/messages.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { openStore } from "../../src/runtime/stores/open.js";
+import { BenchModel } from "../bench-model.js";
 import { median, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSession } from "../sessions.js";
-
-/**
- * The model: answers at once, from the request's last message, and checks that it was sent the
- * whole history the side shows (so no side can send less). Not ScriptedChatClient: its usage count
- * goes over every message sent, ~45 ms of this process's CPU per call on the 100,000-message log;
- * taken out of the sample, that time still slowed the turn measured after it (on the shared 2
- * cores, a 45 ms busy wait in a client that sent nothing added the same ~0.25 ms to either size),
- * which a real model, waiting on the network, does not do. Its own time is taken out too.
- */
-class BenchModel implements ChatClient {
-  readonly metadata: ChatClientMetadata = { providerName: "bench", supportsServiceStorage: false };
-  readonly readsMessagesOnlyDuringCall = true;
-  spent = 0;
-  /** How many messages the next request must hold. */
-  expected = 0;
-  private counter = 0;
-
-  async getResponse(messages: readonly ChatMessage[]): Promise<ChatResponse> {
-    const start = performance.now();
-    if (messages.length !== this.expected)
-      throw new Error(`the model was sent ${messages.length} messages, expected ${this.expected}`);
-    const said = messageText(messages[messages.length - 1]);
-    const reply: ChatMessage = {
-      role: "assistant",
-      contents: [{ $type: "text", text: `You said: "${said}". I can see ${messages.length - 1} earlier messages.` }],
-      messageId: `msg_${++this.counter}`,
-    };
-    this.spent += performance.now() - start;
-    return { messages: [reply] };
-  }
-
-  getStreamingResponse(): AsyncIterable<ChatResponseUpdate> {
-    throw new Error("the bench does not stream");
-  }
-}
 
 const SIZES = [1000, 100_000] as const;
 const VARIANTS = ["windowed", "warm", "full"] as const;

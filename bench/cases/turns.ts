@@ -1,15 +1,14 @@
 /**
  * turn.<sqlite|postgres|redis>.1000: one `withSession` turn on a stored 1,000-message session
- * (load, `agent.run` with the offline ScriptedChatClient and the default in-memory history, save
+ * (load, `agent.run` with the bench model and the default in-memory history, save
  * with compare-and-swap), against the raw driver doing the least a turn needs on the same kind of
  * table: get + JSON.parse + append the same two messages + JSON.stringify + CAS update.
  *
- * The scripted model's own work (it counts the words of every message it is sent, for usage) is
- * not statebag's: the client times itself (bench/timed-client.ts) and that time is taken out of
- * every sample of our side, so the ratio compares the store work of a turn plus the agent's own
- * bookkeeping against the raw driver. The raw side appends the very messages the client produced
- * (usage included), so both sides store the same data (checked after the run: 1,002 messages,
- * equal but for the reply's generated message id).
+ * The model's work is not statebag's: the bench model (bench/bench-model.ts) answers at once, with
+ * a usage content, times itself, and that time is taken out of every sample of our side, so the
+ * ratio compares the store work of a turn plus the agent's own bookkeeping against the raw driver.
+ * The raw side appends the very messages the model produced (usage included), so both sides store
+ * the same data (checked after the run: 1,002 messages, equal but for the reply's generated id).
  *
  * Before every timed turn both sides put the session back to its 1,000 messages (untimed), so
  * each sample is the same turn on the same document. Sides alternate which goes first.
@@ -18,10 +17,10 @@ import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
+import { BenchModel } from "../bench-model.js";
 import { median, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSession } from "../sessions.js";
 import { makeSides, type ProbeKind } from "../stores-probe.js";
-import { TimedClient } from "../timed-client.js";
 import { storeUrls, unreachable } from "./stores.js";
 
 export const TURN_KINDS = ["sqlite", "postgres", "redis"] as const satisfies readonly ProbeKind[];
@@ -46,9 +45,11 @@ export async function turnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
     try {
       const store = ours.store!;
       const base = makeSession({ messages: 1000, id: "turn-1000" });
-      const client = new TimedClient();
+      const client = new BenchModel({ usage: true });
+      // Every request holds the 1,000 stored messages and the input.
+      client.expected = 1001;
       const agent = new ChatClientAgent({ client, name: "bench" });
-      // The two messages one turn adds (the user's and the scripted reply), for the raw side.
+      // The two messages one turn adds (the user's and the model's reply), for the raw side.
       const probe = structuredClone(base);
       await agent.run("What is the weather like in Lisbon today?", probe);
       const added = historyOf(probe).slice(1000);
