@@ -51,7 +51,7 @@ function describe(name: string): string {
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
   const turn = /^turn\.(\w+)\.1000$/.exec(name);
-  if (turn) return `${turn[1]}: one turn (withSession, scripted client) on a stored 1,000-message session`;
+  if (turn) return `${turn[1]}: one turn (withSession, the bench model's own time out) on a stored 1,000-message session`;
   const storedlog = /^turn\.storedlog\.(\d+)\.(windowed|warm|full)$/.exec(name);
   if (storedlog) {
     const how = {
