@@ -16,6 +16,7 @@
  *   and are not trusted: they only pick the message). `p` is the bound position itself (present
  *   exactly when a position is bound; it is in the associated data, so removing it fails too).
  */
+import { isAscii } from "node:buffer";
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { DecryptionError, type EncryptionBinding } from "./errors.js";
 import type { DerivedKey, Keyring } from "./keyring.js";
@@ -60,12 +61,38 @@ function aad(kid: string, b: Binding, position: number | null): Buffer {
   );
 }
 
+// Fingerprints by key: a store writes the same store name, ids and owners over and over, and an
+// HMAC per row is most of what sealing a small row (a message) costs. Bounded: cleared when full.
+const fingerprints = new WeakMap<DerivedKey, Map<string, string>>();
+const FINGERPRINT_CACHE = 4096;
+
 function fingerprint(key: DerivedKey, label: string, value: string): string {
-  return createHmac("sha256", key.fingerprint)
-    .update(`${label}\u0000${value}`)
-    .digest()
-    .subarray(0, 9)
-    .toString("base64url");
+  const input = `${label}\u0000${value}`;
+  let cache = fingerprints.get(key);
+  if (cache === undefined) fingerprints.set(key, (cache = new Map()));
+  let fp = cache.get(input);
+  if (fp === undefined) {
+    fp = createHmac("sha256", key.fingerprint).update(input).digest().subarray(0, 9).toString("base64url");
+    if (cache.size >= FINGERPRINT_CACHE) cache.clear();
+    cache.set(input, fp);
+  }
+  return fp;
+}
+
+/**
+ * `text` as unpadded base64url, strictly: undefined unless every character is in the alphabet
+ * A-Z a-z 0-9 - _. Node's decoder is lenient (it skips characters outside the alphabet, takes the
+ * standard alphabet's '+' and '/', and reads a character above U+00FF by its low byte), so this
+ * checks what it cannot: ASCII only, no '+' or '/', a length unpadded base64 can have, and that
+ * every character was decoded (any skipped one leaves fewer bytes than the length implies).
+ * Several times cheaper than a regex over a large ciphertext.
+ */
+export function decodeBase64url(text: string): Buffer | undefined {
+  const n = text.length;
+  if (n % 4 === 1) return undefined;
+  if (Buffer.byteLength(text, "utf8") !== n || text.includes("+") || text.includes("/")) return undefined;
+  const bytes = Buffer.from(text, "base64url");
+  return bytes.length === Math.floor((n * 3) / 4) ? bytes : undefined;
 }
 
 /** Encrypts `plaintext` for `binding` under the keyring's current key. */
@@ -75,7 +102,10 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
   const position = binding.position ?? null;
   const cipher = createCipheriv("aes-256-gcm", key.cipher, iv);
   cipher.setAAD(aad(key.kid, binding, position));
-  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  // GCM's final() adds no bytes: concatenate only if it ever does (a copy of the whole row).
+  let ct = cipher.update(plaintext, "utf8");
+  const rest = cipher.final();
+  if (rest.length > 0) ct = Buffer.concat([ct, rest]);
   const tag = cipher.getAuthTag();
   const fp: Record<string, string | number> = {
     s: fingerprint(key, "store", binding.store),
@@ -85,8 +115,6 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
   if (position !== null) fp.p = position;
   return `${PREFIX}"v":${ENCRYPTED_VERSION},"kid":"${key.kid}","iv":"${iv.toString("base64url")}","ct":"${ct.toString("base64url")}","tag":"${tag.toString("base64url")}","b":${JSON.stringify(fp)}}`;
 }
-
-const B64URL = /^[A-Za-z0-9_-]*$/;
 
 const HEAD =
   /^\{"format":"statebag\.encrypted","v":(\d{1,9}),"kid":"([^"\\]{0,64})","iv":"([A-Za-z0-9_-]{0,64})","ct":"/;
@@ -103,9 +131,9 @@ function parse(text: string, what: string): Envelope {
   const tagStart = ctEnd + 9;
   const tagEnd = text.indexOf('","b":', tagStart);
   if (tagEnd < 0 || !text.endsWith("}")) throw malformed();
-  const ctText = text.slice(ctStart, ctEnd);
-  const tagText = text.slice(tagStart, tagEnd);
-  if (!B64URL.test(ctText) || !B64URL.test(tagText)) throw malformed();
+  const ct = decodeBase64url(text.slice(ctStart, ctEnd));
+  const tag = decodeBase64url(text.slice(tagStart, tagEnd));
+  if (ct === undefined || tag === undefined) throw malformed();
   let fp: Envelope["fp"];
   try {
     fp = JSON.parse(text.slice(tagEnd + 6, -1)) as Envelope["fp"];
@@ -115,10 +143,9 @@ function parse(text: string, what: string): Envelope {
   if (typeof fp !== "object" || fp === null || Array.isArray(fp)) throw malformed();
   for (const k of ["s", "i", "o"] as const) if (fp[k] !== undefined && typeof fp[k] !== "string") throw malformed();
   if (fp.p !== undefined && !(Number.isSafeInteger(fp.p) && fp.p >= 0)) throw malformed();
-  const iv = Buffer.from(head[3], "base64url");
-  const tag = Buffer.from(tagText, "base64url");
-  if (iv.length !== 12 || tag.length !== 16) throw malformed();
-  return { v: ENCRYPTED_VERSION, kid, iv, ct: Buffer.from(ctText, "base64url"), tag, fp };
+  const iv = decodeBase64url(head[3]);
+  if (iv?.length !== 12 || tag.length !== 16) throw malformed();
+  return { v: ENCRYPTED_VERSION, kid, iv, ct, tag, fp };
 }
 
 /**
@@ -137,11 +164,16 @@ export function open(keyring: Keyring, binding: Binding, text: string, what: str
   const decipher = createDecipheriv("aes-256-gcm", key.cipher, env.iv);
   decipher.setAAD(aad(key.kid, binding, position));
   decipher.setAuthTag(env.tag);
+  let plain: Buffer;
   try {
-    return Buffer.concat([decipher.update(env.ct), decipher.final()]).toString("utf8");
+    plain = decipher.update(env.ct);
+    const rest = decipher.final(); // checks the tag: nothing is returned before it passed
+    if (rest.length > 0) plain = Buffer.concat([plain, rest]);
   } catch {
     throw explain(key, env, binding, what);
   }
+  // ASCII bytes read the same as latin1, which copies instead of decoding UTF-8 (stored JSON is mostly ASCII).
+  return isAscii(plain) ? plain.toString("latin1") : plain.toString("utf8");
 }
 
 /** Which binding differs, from the (unauthenticated) fingerprints: only to choose the message. */
