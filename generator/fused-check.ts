@@ -145,7 +145,9 @@ class FunctionBody {
     if (keys.length === 0) {
       if (slot !== undefined && slot.children.size > 0)
         throw new Unsupported(`slots inside an empty schema at ${where}`);
-      this.line(indent, `if (!json(${x}, d + ${offset})) return false;`);
+      // Strings (most opaque values) counted here; the rest by \`json\`.
+      this.line(indent, `if (typeof ${x} === "string") c += ${x}.length + 2;`);
+      this.line(indent, `else if (!json(${x}, d + ${offset})) return false;`);
       return;
     }
     if (schema.anyOf !== undefined) {
@@ -584,19 +586,41 @@ function json(x, d) {
     chars += 4;
     return true;
   }
+  return container(x, d);
+}
+
+/**
+ * \`json\` for an array or object \`x\` (not null): strings and numbers inside are checked and counted
+ * here (in a local, added once), anything else by \`json\` (a call per scalar cost more than its check).
+ */
+function container(x, d) {
   if (d > maxDepth) return false;
+  let c = 0;
   if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) if (!json(x[i], d + 1)) return false;
-    chars += x.length === 0 ? 2 : x.length + 1;
+    const len = x.length;
+    for (let i = 0; i < len; i++) {
+      const y = x[i];
+      if (typeof y === "string") c += y.length + 2;
+      else if (typeof y === "number") {
+        if (!Number.isFinite(y)) return false;
+        if (counting) c += numberChars(y);
+      } else if (!json(y, d + 1)) return false;
+    }
+    chars += c + (len === 0 ? 2 : len + 1);
     return true;
   }
   if (saving && !plainObject(x)) return false;
   let n = 0;
-  let c = 0;
   for (const k in x) {
+    if (k === "__proto__") return false;
     n++;
+    const y = x[k];
     c += k.length + 3;
-    if (k === "__proto__" || !json(x[k], d + 1)) return false;
+    if (typeof y === "string") c += y.length + 2;
+    else if (typeof y === "number") {
+      if (!Number.isFinite(y)) return false;
+      if (counting) c += numberChars(y);
+    } else if (!json(y, d + 1)) return false;
   }
   if (n > maxKeys) return false;
   keys += n;

@@ -49,19 +49,41 @@ function json(x, d) {
     chars += 4;
     return true;
   }
+  return container(x, d);
+}
+
+/**
+ * `json` for an array or object `x` (not null): strings and numbers inside are checked and counted
+ * here (in a local, added once), anything else by `json` (a call per scalar cost more than its check).
+ */
+function container(x, d) {
   if (d > maxDepth) return false;
+  let c = 0;
   if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) if (!json(x[i], d + 1)) return false;
-    chars += x.length === 0 ? 2 : x.length + 1;
+    const len = x.length;
+    for (let i = 0; i < len; i++) {
+      const y = x[i];
+      if (typeof y === "string") c += y.length + 2;
+      else if (typeof y === "number") {
+        if (!Number.isFinite(y)) return false;
+        if (counting) c += numberChars(y);
+      } else if (!json(y, d + 1)) return false;
+    }
+    chars += c + (len === 0 ? 2 : len + 1);
     return true;
   }
   if (saving && !plainObject(x)) return false;
   let n = 0;
-  let c = 0;
   for (const k in x) {
+    if (k === "__proto__") return false;
     n++;
+    const y = x[k];
     c += k.length + 3;
-    if (k === "__proto__" || !json(x[k], d + 1)) return false;
+    if (typeof y === "string") c += y.length + 2;
+    else if (typeof y === "number") {
+      if (!Number.isFinite(y)) return false;
+      if (counting) c += numberChars(y);
+    } else if (!json(y, d + 1)) return false;
   }
   if (n > maxKeys) return false;
   keys += n;
@@ -291,7 +313,8 @@ function checkInMemoryChatHistoryState(v, d, nest) {
                   const y16 = y10[k15];
                   if (k15 === "__proto__") return false;
                   c += k15.length + 3;
-                  if (!json(y16, d + 4)) return false;
+                  if (typeof y16 === "string") c += y16.length + 2;
+                  else if (!json(y16, d + 4)) return false;
                 }
                 if (n13 > maxKeys) return false;
                 keys += n13;
@@ -412,7 +435,8 @@ function checkRollingSummaryState(v, d, nest) {
                   const y16 = y10[k15];
                   if (k15 === "__proto__") return false;
                   c += k15.length + 3;
-                  if (!json(y16, d + 4)) return false;
+                  if (typeof y16 === "string") c += y16.length + 2;
+                  else if (!json(y16, d + 4)) return false;
                 }
                 if (n13 > maxKeys) return false;
                 keys += n13;
@@ -562,7 +586,8 @@ function checkStoredChatHistoryState(v, d, nest) {
                         const y20 = y14[k19];
                         if (k19 === "__proto__") return false;
                         c += k19.length + 3;
-                        if (!json(y20, d + 5)) return false;
+                        if (typeof y20 === "string") c += y20.length + 2;
+                        else if (!json(y20, d + 5)) return false;
                       }
                       if (n17 > maxKeys) return false;
                       keys += n17;
@@ -666,7 +691,8 @@ function checkCitationAnnotation(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -749,7 +775,8 @@ function checkDataContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -825,7 +852,8 @@ function checkErrorContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -877,7 +905,8 @@ function checkFunctionCallContent(v, d, nest) {
           const y8 = y4[k7];
           if (k7 === "__proto__") return false;
           c += k7.length + 3;
-          if (!json(y8, d + 2)) return false;
+          if (typeof y8 === "string") c += y8.length + 2;
+          else if (!json(y8, d + 2)) return false;
         }
         if (n5 > maxKeys) return false;
         keys += n5;
@@ -918,7 +947,8 @@ function checkFunctionCallContent(v, d, nest) {
           const y14 = y4[k13];
           if (k13 === "__proto__") return false;
           c += k13.length + 3;
-          if (!json(y14, d + 2)) return false;
+          if (typeof y14 === "string") c += y14.length + 2;
+          else if (!json(y14, d + 2)) return false;
         }
         if (n11 > maxKeys) return false;
         keys += n11;
@@ -956,7 +986,8 @@ function checkFunctionResultContent(v, d, nest) {
         break;
       case "result":
         c += 9;
-        if (!json(y4, d + 1)) return false;
+        if (typeof y4 === "string") c += y4.length + 2;
+        else if (!json(y4, d + 1)) return false;
         break;
       case "$type":
         c += 8;
@@ -988,7 +1019,8 @@ function checkFunctionResultContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1064,7 +1096,8 @@ function checkHostedFileContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1134,7 +1167,8 @@ function checkTextReasoningContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1171,7 +1205,8 @@ function checkForeignState(v, d, nest) {
         break;
       case "value":
         c += 8;
-        if (!json(y4, d + 1)) return false;
+        if (typeof y4 === "string") c += y4.length + 2;
+        else if (!json(y4, d + 1)) return false;
         req2++;
         break;
       case "$type":
@@ -1475,7 +1510,8 @@ function checkForeignContent(v, d, nest) {
           const y8 = y4[k7];
           if (k7 === "__proto__") return false;
           c += k7.length + 3;
-          if (!json(y8, d + 2)) return false;
+          if (typeof y8 === "string") c += y8.length + 2;
+          else if (!json(y8, d + 2)) return false;
         }
         if (n5 > maxKeys) return false;
         keys += n5;
@@ -1512,7 +1548,8 @@ function checkForeignContent(v, d, nest) {
           const y14 = y4[k13];
           if (k13 === "__proto__") return false;
           c += k13.length + 3;
-          if (!json(y14, d + 2)) return false;
+          if (typeof y14 === "string") c += y14.length + 2;
+          else if (!json(y14, d + 2)) return false;
         }
         if (n11 > maxKeys) return false;
         keys += n11;
@@ -1578,7 +1615,8 @@ function checkTextContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1698,7 +1736,8 @@ function checkToolApprovalRequestContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1779,7 +1818,8 @@ function checkToolApprovalResponseContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1851,7 +1891,8 @@ function checkUriContent(v, d, nest) {
           const y10 = y4[k9];
           if (k9 === "__proto__") return false;
           c += k9.length + 3;
-          if (!json(y10, d + 2)) return false;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
         }
         if (n7 > maxKeys) return false;
         keys += n7;
@@ -1970,7 +2011,8 @@ function checkUsageContent(v, d, nest) {
           const y18 = y4[k17];
           if (k17 === "__proto__") return false;
           c += k17.length + 3;
-          if (!json(y18, d + 2)) return false;
+          if (typeof y18 === "string") c += y18.length + 2;
+          else if (!json(y18, d + 2)) return false;
         }
         if (n15 > maxKeys) return false;
         keys += n15;

@@ -506,3 +506,80 @@ describe("fixtures", () => {
     expect(readdirSync(FIXTURES).length).toBeGreaterThan(0);
   });
 });
+
+describe("opaque values (json, with strings and numbers checked in the loops)", () => {
+  const load = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
+  const save = fusedLimits(resolveLimits(DEFAULT), undefined, true)!;
+  const small = fusedLimits(resolveLimits({ maxDepth: 12, maxKeys: 8 }), undefined, false)!;
+  const holding = (result: unknown, args: unknown) => ({
+    id: "s1",
+    kind: "local",
+    stateBag: {
+      h: {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        droppedMessageCount: 0,
+        messages: [
+          {
+            role: "tool",
+            contents: [
+              { $type: "functionCall", callId: "c1", name: "f", arguments: args },
+              { $type: "functionResult", callId: "c1", result },
+            ],
+            additionalProperties: { x: result },
+          },
+        ],
+      },
+    },
+  });
+  const sparse: unknown[] = [1];
+  sparse[2] = 3;
+
+  it("declines every item or member today's path refuses, at any position", () => {
+    const bad: unknown[] = [
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      -Infinity,
+      undefined,
+      () => 1,
+      Symbol("s"),
+      10n,
+      new Date(0),
+      new Map(),
+      sparse,
+    ];
+    for (const x of bad)
+      for (const wrap of [(v: unknown) => [v], (v: unknown) => ["a", 1, v], (v: unknown) => ({ a: "a", b: v })])
+        for (const at of [(v: unknown) => v, (v: unknown) => ({ deep: [v] })]) {
+          const v = at(wrap(x));
+          expect(fusedSession(holding(v, {}), 2, save), String(x)).toBe(false);
+          expect(fusedSession(holding({}, v), 2, save), String(x)).toBe(false);
+          if (typeof x !== "object") expect(fusedSession(holding(v, {}), 2, load), String(x)).toBe(false);
+        }
+    // "__proto__" as a key, too many keys, too deep: the long way.
+    expect(fusedSession(holding(JSON.parse('{"a":[{"__proto__":"x"}]}'), {}), 2, load)).toBe(false);
+    const members = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i % 2 ? i : "v"]));
+    expect(fusedSession(holding(members(9), {}), 2, small)).toBe(false);
+    expect(fusedSession(holding([members(9)], {}), 2, small)).toBe(false);
+    expect(fusedSession(holding(members(8), {}), 2, small)).toBe(true);
+    let deep: unknown = "x";
+    for (let i = 0; i < 12; i++) deep = [deep];
+    expect(fusedSession(holding(deep, {}), 2, small)).toBe(false);
+  });
+
+  it("counts strings, numbers, literals and containers exactly as JSON.stringify writes them", () => {
+    const values = [
+      ["a", "", "\u00e9t\u00e9", 1, -2.5, 1200, 0.1 + 0.2, true, false, null, [], {}],
+      { s: "x", n: 12.5, z: 0, t: true, f: false, u: null, a: ["y", 3, [4, "5"]], o: { k: "v", m: -1 } },
+      [[["deep", 7]], { "": "" }],
+      "top",
+      3,
+    ];
+    for (const v of values) {
+      const doc = { format: "statebag.session", formatVersion: 1, session: holding(v, { a: v }) };
+      const text = JSON.stringify(doc);
+      expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load)).toBeGreaterThan(0);
+      expect(fusedDocumentChars(), JSON.stringify(v)).toBe(text.length - escapeExtra(text));
+    }
+  });
+});
