@@ -182,30 +182,30 @@ function checkAIAnnotation(v, d, nest) {
 function checkAIContent(v, d, nest) {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   switch (v.$type) {
-    case "data":
-      return checkDataContent(v, d, nest);
-    case "error":
-      return checkErrorContent(v, d, nest);
+    case "text":
+      return checkTextContent(v, d, nest);
+    case "usage":
+      return checkUsageContent(v, d, nest);
     case "functionCall":
       return checkFunctionCallContent(v, d, nest);
     case "functionResult":
       return checkFunctionResultContent(v, d, nest);
+    case "data":
+      return checkDataContent(v, d, nest);
+    case "error":
+      return checkErrorContent(v, d, nest);
     case "hostedFile":
       return checkHostedFileContent(v, d, nest);
     case "reasoning":
       return checkTextReasoningContent(v, d, nest);
     case "statebag.foreign":
       return checkForeignContent(v, d, nest);
-    case "text":
-      return checkTextContent(v, d, nest);
     case "toolApprovalRequest":
       return checkToolApprovalRequestContent(v, d, nest);
     case "toolApprovalResponse":
       return checkToolApprovalResponseContent(v, d, nest);
     case "uri":
       return checkUriContent(v, d, nest);
-    case "usage":
-      return checkUsageContent(v, d, nest);
     default:
       return false;
   }
@@ -258,6 +258,18 @@ function checkInMemoryChatHistoryState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "InMemoryChatHistoryState") return false;
+        c += 26;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 2) return false;
+        c += 1;
+        req2++;
+        break;
       case "messages":
         c += 11;
         if (!(Array.isArray(y4))) return false;
@@ -338,18 +350,6 @@ function checkInMemoryChatHistoryState(v, d, nest) {
         if (counting) c += numberChars(y4);
         req2++;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "InMemoryChatHistoryState") return false;
-        c += 26;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 2) return false;
-        c += 1;
-        req2++;
-        break;
       default:
         return false;
     }
@@ -374,6 +374,18 @@ function checkRollingSummaryState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "RollingSummaryState") return false;
+        c += 21;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 2) return false;
+        c += 1;
+        req2++;
+        break;
       case "summary":
         c += 10;
         if (!(typeof y4 === "string")) return false;
@@ -460,18 +472,6 @@ function checkRollingSummaryState(v, d, nest) {
         if (counting) c += numberChars(y4);
         req2++;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "RollingSummaryState") return false;
-        c += 21;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 2) return false;
-        c += 1;
-        req2++;
-        break;
       default:
         return false;
     }
@@ -496,6 +496,17 @@ function checkStoredChatHistoryState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "StoredChatHistoryState") return false;
+        c += 24;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "storageId":
         c += 12;
         if (!(typeof y4 === "string")) return false;
@@ -612,17 +623,6 @@ function checkStoredChatHistoryState(v, d, nest) {
         keys += n5;
         c += n5 === 0 ? 2 : n5 + 1;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "StoredChatHistoryState") return false;
-        c += 24;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
-        break;
       default:
         return false;
     }
@@ -647,6 +647,17 @@ function checkCitationAnnotation(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "citation") return false;
+        c += 10;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "title":
         c += 8;
         if (!(typeof y4 === "string")) return false;
@@ -698,17 +709,6 @@ function checkCitationAnnotation(v, d, nest) {
         keys += n7;
         c += n7 === 0 ? 2 : n7 + 1;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "citation") return false;
-        c += 10;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
-        break;
       default:
         return false;
     }
@@ -733,6 +733,17 @@ function checkDataContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "data") return false;
+        c += 6;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "uri":
         c += 6;
         if (!(typeof y4 === "string")) return false;
@@ -744,17 +755,6 @@ function checkDataContent(v, d, nest) {
         c += 7;
         if (!(typeof y4 === "string")) return false;
         c += y4.length + 2;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "data") return false;
-        c += 6;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -806,6 +806,17 @@ function checkErrorContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "error") return false;
+        c += 7;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "message":
         c += 10;
         if (!(typeof y4 === "string")) return false;
@@ -821,17 +832,6 @@ function checkErrorContent(v, d, nest) {
         c += 10;
         if (!(typeof y4 === "string")) return false;
         c += y4.length + 2;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "error") return false;
-        c += 7;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -883,6 +883,17 @@ function checkFunctionCallContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "functionCall") return false;
+        c += 14;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "callId":
         c += 9;
         if (!(typeof y4 === "string")) return false;
@@ -916,17 +927,6 @@ function checkFunctionCallContent(v, d, nest) {
         c += 20;
         if (!(typeof y4 === "boolean")) return false;
         c += y4 ? 4 : 5;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "functionCall") return false;
-        c += 14;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -978,17 +978,6 @@ function checkFunctionResultContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
-      case "callId":
-        c += 9;
-        if (!(typeof y4 === "string")) return false;
-        c += y4.length + 2;
-        req2++;
-        break;
-      case "result":
-        c += 9;
-        if (typeof y4 === "string") c += y4.length + 2;
-        else if (!json(y4, d + 1)) return false;
-        break;
       case "$type":
         c += 8;
         if (y4 !== "functionResult") return false;
@@ -999,6 +988,17 @@ function checkFunctionResultContent(v, d, nest) {
         c += 11;
         if (y4 !== 1) return false;
         c += 1;
+        break;
+      case "callId":
+        c += 9;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        req2++;
+        break;
+      case "result":
+        c += 9;
+        if (typeof y4 === "string") c += y4.length + 2;
+        else if (!json(y4, d + 1)) return false;
         break;
       case "annotations":
         c += 14;
@@ -1050,6 +1050,17 @@ function checkHostedFileContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "hostedFile") return false;
+        c += 12;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "fileId":
         c += 9;
         if (!(typeof y4 === "string")) return false;
@@ -1065,17 +1076,6 @@ function checkHostedFileContent(v, d, nest) {
         c += 7;
         if (!(typeof y4 === "string")) return false;
         c += y4.length + 2;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "hostedFile") return false;
-        c += 12;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -1127,16 +1127,6 @@ function checkTextReasoningContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
-      case "text":
-        c += 7;
-        if (!(typeof y4 === "string")) return false;
-        c += y4.length + 2;
-        break;
-      case "protectedData":
-        c += 16;
-        if (!(typeof y4 === "string")) return false;
-        c += y4.length + 2;
-        break;
       case "$type":
         c += 8;
         if (y4 !== "reasoning") return false;
@@ -1147,6 +1137,16 @@ function checkTextReasoningContent(v, d, nest) {
         c += 11;
         if (y4 !== 1) return false;
         c += 1;
+        break;
+      case "text":
+        c += 7;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        break;
+      case "protectedData":
+        c += 16;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
         break;
       case "annotations":
         c += 14;
@@ -1197,6 +1197,17 @@ function checkForeignState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "statebag.ForeignState") return false;
+        c += 23;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "format":
         c += 9;
         if (y4 !== "dotnet" && y4 !== "python") return false;
@@ -1208,17 +1219,6 @@ function checkForeignState(v, d, nest) {
         if (typeof y4 === "string") c += y4.length + 2;
         else if (!json(y4, d + 1)) return false;
         req2++;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "statebag.ForeignState") return false;
-        c += 23;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       default:
         return false;
@@ -1243,6 +1243,17 @@ function checkGroupChatChannelState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "statebag.GroupChatChannelState") return false;
+        c += 32;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "channelKey":
         c += 13;
         if (!(typeof y4 === "string")) return false;
@@ -1255,17 +1266,6 @@ function checkGroupChatChannelState(v, d, nest) {
         if (y4 < 0) return false;
         if (counting) c += numberChars(y4);
         req2++;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "statebag.GroupChatChannelState") return false;
-        c += 32;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       default:
         return false;
@@ -1291,6 +1291,17 @@ function checkToolApprovalState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "statebag.ToolApprovalState") return false;
+        c += 28;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "pending":
         c += 10;
         if (!(Array.isArray(y4))) return false;
@@ -1385,17 +1396,6 @@ function checkToolApprovalState(v, d, nest) {
         c += y4.length === 0 ? 2 : y4.length + 1;
         req2++;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "statebag.ToolApprovalState") return false;
-        c += 28;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
-        break;
       default:
         return false;
     }
@@ -1419,6 +1419,17 @@ function checkWorkflowState(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "statebag.WorkflowState") return false;
+        c += 24;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "participants":
         c += 15;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
@@ -1459,17 +1470,6 @@ function checkWorkflowState(v, d, nest) {
         c += n5 === 0 ? 2 : n5 + 1;
         req2++;
         break;
-      case "$type":
-        c += 8;
-        if (y4 !== "statebag.WorkflowState") return false;
-        c += 24;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
-        break;
       default:
         return false;
     }
@@ -1494,6 +1494,17 @@ function checkForeignContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "statebag.foreign") return false;
+        c += 18;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "format":
         c += 9;
         if (y4 !== "dotnet" && y4 !== "python") return false;
@@ -1517,17 +1528,6 @@ function checkForeignContent(v, d, nest) {
         keys += n5;
         c += n5 === 0 ? 2 : n5 + 1;
         req2++;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "statebag.foreign") return false;
-        c += 18;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -1579,12 +1579,6 @@ function checkTextContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
-      case "text":
-        c += 7;
-        if (!(typeof y4 === "string")) return false;
-        c += y4.length + 2;
-        req2++;
-        break;
       case "$type":
         c += 8;
         if (y4 !== "text") return false;
@@ -1595,6 +1589,12 @@ function checkTextContent(v, d, nest) {
         c += 11;
         if (y4 !== 1) return false;
         c += 1;
+        break;
+      case "text":
+        c += 7;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        req2++;
         break;
       case "annotations":
         c += 14;
@@ -1645,16 +1645,6 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
-      case "start":
-        c += 8;
-        if (!(Number.isInteger(y4))) return false;
-        if (counting) c += numberChars(y4);
-        break;
-      case "end":
-        c += 6;
-        if (!(Number.isInteger(y4))) return false;
-        if (counting) c += numberChars(y4);
-        break;
       case "$type":
         c += 8;
         if (y4 !== "textSpan") return false;
@@ -1665,6 +1655,16 @@ function checkTextSpanAnnotatedRegion(v, d, nest) {
         c += 11;
         if (y4 !== 1) return false;
         c += 1;
+        break;
+      case "start":
+        c += 8;
+        if (!(Number.isInteger(y4))) return false;
+        if (counting) c += numberChars(y4);
+        break;
+      case "end":
+        c += 6;
+        if (!(Number.isInteger(y4))) return false;
+        if (counting) c += numberChars(y4);
         break;
       default:
         return false;
@@ -1690,6 +1690,17 @@ function checkToolApprovalRequestContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "toolApprovalRequest") return false;
+        c += 21;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "requestId":
         c += 12;
         if (!(typeof y4 === "string")) return false;
@@ -1705,17 +1716,6 @@ function checkToolApprovalRequestContent(v, d, nest) {
         c += 23;
         if (!(typeof y4 === "boolean")) return false;
         c += y4 ? 4 : 5;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "toolApprovalRequest") return false;
-        c += 21;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -1767,6 +1767,17 @@ function checkToolApprovalResponseContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "toolApprovalResponse") return false;
+        c += 22;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "requestId":
         c += 12;
         if (!(typeof y4 === "string")) return false;
@@ -1787,17 +1798,6 @@ function checkToolApprovalResponseContent(v, d, nest) {
         c += 9;
         if (!(typeof y4 === "string")) return false;
         c += y4.length + 2;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "toolApprovalResponse") return false;
-        c += 22;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -1849,6 +1849,17 @@ function checkUriContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "uri") return false;
+        c += 5;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "uri":
         c += 6;
         if (!(typeof y4 === "string")) return false;
@@ -1860,17 +1871,6 @@ function checkUriContent(v, d, nest) {
         if (!(typeof y4 === "string")) return false;
         c += y4.length + 2;
         req2++;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "uri") return false;
-        c += 5;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
@@ -1922,6 +1922,17 @@ function checkUsageContent(v, d, nest) {
     n1++;
     const y4 = v[k3];
     switch (k3) {
+      case "$type":
+        c += 8;
+        if (y4 !== "usage") return false;
+        c += 7;
+        req2++;
+        break;
+      case "$version":
+        c += 11;
+        if (y4 !== 1) return false;
+        c += 1;
+        break;
       case "details":
         c += 10;
         if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
@@ -1980,17 +1991,6 @@ function checkUsageContent(v, d, nest) {
         keys += n5;
         c += n5 === 0 ? 2 : n5 + 1;
         req2++;
-        break;
-      case "$type":
-        c += 8;
-        if (y4 !== "usage") return false;
-        c += 7;
-        req2++;
-        break;
-      case "$version":
-        c += 11;
-        if (y4 !== 1) return false;
-        c += 1;
         break;
       case "annotations":
         c += 14;
