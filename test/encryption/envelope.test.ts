@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createSessionData } from "../../src/index.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
-import { decodeBase64url } from "../../src/runtime/stores/encryption/envelope.js";
-import { DecryptionError, encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
+import { decodeBase64url, open, seal } from "../../src/runtime/stores/encryption/envelope.js";
+import { createKeyring, DecryptionError, encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const inAlphabet = (c: number) => ALPHABET.includes(String.fromCharCode(c));
@@ -64,6 +64,24 @@ describe("decodeBase64url", () => {
     ]) {
       expect(decodeBase64url(`${valid.slice(0, 1000)}${String.fromCharCode(c)}${valid.slice(1001)}`)).toBe(undefined);
       expect(decodeBase64url(`${valid}${String.fromCharCode(c)}`)).toBe(undefined);
+    }
+  });
+});
+
+describe("seal and open", () => {
+  const keyring = createKeyring({ current: "k1", keys: { k1: randomBytes(32) } });
+  const binding = { kind: "message" as const, store: "app", id: "log-a", position: 2 };
+
+  it("round-trip texts of every size around the base64 chunks, ASCII or not, in canonical base64url", () => {
+    // seal writes the ciphertext's base64url 49,152 bytes at a time; open reads ASCII as latin1.
+    for (const size of [0, 1, 2, 3, 4, 49151, 49152, 49153, 98303, 98304, 98305, 150001]) {
+      for (const text of ["x".repeat(size), `é${"y".repeat(Math.max(0, size - 2))}`, "€✓".repeat(size >> 3)]) {
+        const sealed = seal(keyring, binding, text);
+        const doc = JSON.parse(sealed) as { ct: string; iv: string; tag: string };
+        expect(doc.ct).toBe(Buffer.from(doc.ct, "base64url").toString("base64url"));
+        expect(Buffer.from(doc.ct, "base64url")).toHaveLength(Buffer.byteLength(text));
+        expect(open(keyring, binding, sealed, "a row")).toBe(text);
+      }
     }
   });
 });

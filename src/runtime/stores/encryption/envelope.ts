@@ -95,6 +95,10 @@ export function decodeBase64url(text: string): Buffer | undefined {
   return bytes.length === Math.floor((n * 3) / 4) ? bytes : undefined;
 }
 
+// Base64 chunk size: a multiple of 3 bytes (so the chunks' texts join into the whole text, no
+// padding in between) whose text (64 KiB) stays below V8's large-object size.
+const B64_CHUNK = 49152;
+
 /** Encrypts `plaintext` for `binding` under the keyring's current key. */
 export function seal(keyring: Keyring, binding: Binding, plaintext: string): string {
   const key = keyring.key(keyring.current)!;
@@ -102,8 +106,9 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
   const position = binding.position ?? null;
   const cipher = createCipheriv("aes-256-gcm", key.cipher, iv);
   cipher.setAAD(aad(key.kid, binding, position));
-  // GCM's final() adds no bytes: concatenate only if it ever does (a copy of the whole row).
-  let ct = cipher.update(plaintext, "utf8");
+  // Buffer.from then update: update(string, "utf8") converts several times slower (0.32 vs 0.05 ms
+  // on a 336 KB session). GCM's final() adds no bytes: concatenate only if it ever does.
+  let ct = cipher.update(Buffer.from(plaintext, "utf8"));
   const rest = cipher.final();
   if (rest.length > 0) ct = Buffer.concat([ct, rest]);
   const tag = cipher.getAuthTag();
@@ -113,7 +118,18 @@ export function seal(keyring: Keyring, binding: Binding, plaintext: string): str
   };
   if (binding.owner !== undefined) fp.o = fingerprint(key, "owner", binding.owner);
   if (position !== null) fp.p = position;
-  return `${PREFIX}"v":${ENCRYPTED_VERSION},"kid":"${key.kid}","iv":"${iv.toString("base64url")}","ct":"${ct.toString("base64url")}","tag":"${tag.toString("base64url")}","b":${JSON.stringify(fp)}}`;
+  const head = `${PREFIX}"v":${ENCRYPTED_VERSION},"kid":"${key.kid}","iv":"${iv.toString("base64url")}","ct":"`;
+  const tail = `","tag":"${tag.toString("base64url")}","b":${JSON.stringify(fp)}}`;
+  // The envelope is ASCII (key ids, base64url, the fingerprints' JSON): written byte for byte into
+  // one buffer and read back as one flat string. A template string would be a rope the store must
+  // flatten and re-encode when it binds it (0.7 vs 0.3 ms to build and write a 448 KB row to SQLite).
+  const out = Buffer.allocUnsafe(head.length + Math.ceil((ct.length * 4) / 3) + tail.length);
+  let at = out.write(head, 0, "latin1");
+  for (let i = 0; i < ct.length; i += B64_CHUNK) {
+    at += out.write(ct.toString("base64url", i, Math.min(i + B64_CHUNK, ct.length)), at, "latin1");
+  }
+  at += out.write(tail, at, "latin1");
+  return out.toString("latin1", 0, at);
 }
 
 const HEAD =
