@@ -73,7 +73,7 @@ describe("seal and open", () => {
   const binding = { kind: "message" as const, store: "app", id: "log-a", position: 2 };
 
   it("round-trip texts of every size around the base64 chunks, ASCII or not, in canonical base64url", () => {
-    // seal writes the ciphertext's base64url 49,152 bytes at a time; open reads ASCII as latin1.
+    // seal writes the ciphertext's base64url 49,152 bytes at a time.
     for (const size of [0, 1, 2, 3, 4, 49151, 49152, 49153, 98303, 98304, 98305, 150001]) {
       for (const text of ["x".repeat(size), `é${"y".repeat(Math.max(0, size - 2))}`, "€✓".repeat(size >> 3)]) {
         const sealed = seal(keyring, binding, text);
