@@ -30,7 +30,7 @@ const WHAT: Record<string, string> = {
   "save.1000": "save a 1,000-message session (stringify, no validation)",
   "save.validated.1000": "save a 1,000-message session as stores do (validate + stringify)",
   "store.sqlite.saveload.encrypted":
-    "one 1,000-message session saved and loaded through the encrypting codecs (AES-256-GCM) vs the same store unencrypted",
+    "a 1,000/1,001-message session (in turn) saved and loaded through the encrypting codecs (AES-256-GCM) vs the same store unencrypted",
   "validate.1000": "validate a 1,000-message session",
   "migrate.lazy5.1000": "load a 1,000-message session through a 5-step migration chain (state-level steps)",
   "migrate.lazy5rewrite.1000": "the same, but four of the five steps rewrite all 1,000 messages",
@@ -51,7 +51,8 @@ function describe(name: string): string {
   const bulk = /^migrate\.bulk\.(\w+)$/.exec(name);
   if (bulk) return `${bulk[1]}: migrate 1,000 stored sessions (history v1 -> v2)`;
   const turn = /^turn\.(\w+)\.1000$/.exec(name);
-  if (turn) return `${turn[1]}: one turn (withSession, the bench model's own time out) on a stored 1,000-message session`;
+  if (turn)
+    return `${turn[1]}: one turn (withSession, the bench model's own time out) on a stored 1,000-message session`;
   const storedlog = /^turn\.storedlog\.(\d+)\.(windowed|warm|full)$/.exec(name);
   if (storedlog) {
     const how = {
