@@ -422,6 +422,35 @@ describe("the character bound of the fused load (duplicate keys)", () => {
     }
   });
 
+  it("counts integers and one-decimal numbers at exactly what JSON.stringify writes", () => {
+    const base = bound(withResult("0"));
+    const exact = [
+      0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      999,
+      1001,
+      1234,
+      99999,
+      123456789,
+      999999999,
+      1e9 + 1,
+      2 ** 31 - 1,
+      2 ** 31 + 1,
+    ];
+    for (let x = 0.1; x < 1e5; x = x * 3.7 + 0.1) exact.push(Math.round(x * 10) / 10);
+    for (const x of exact) {
+      const s = JSON.stringify(x);
+      expect(bound(withResult(s)) - base + 1, s).toBe(s.length);
+    }
+    // Three trailing zeros or more: "1e3" is shorter, so the bound counts it.
+    expect(bound(withResult("1000")) - base + 1).toBe(3);
+    expect(bound(withResult("2000000")) - base + 1).toBe(3);
+  });
+
   it("counts every number at no more than its shortest spelling", () => {
     const numbers = [
       0,
@@ -452,6 +481,30 @@ describe("the character bound of the fused load (duplicate keys)", () => {
       5e-324,
       Number.MAX_VALUE,
       123.456e10,
+      // The int32 and one-decimal shortcuts at their edges.
+      999,
+      1000,
+      1001,
+      9000,
+      12000,
+      999999,
+      999999000,
+      1e9,
+      1e9 + 1,
+      2 ** 31 - 1,
+      2 ** 31,
+      -1000,
+      -999,
+      0.1,
+      0.3,
+      9.9,
+      10.1,
+      99.9,
+      999.9,
+      9999.9,
+      99999.9,
+      100000.1,
+      -28.3,
     ];
     fc.assert(
       fc.property(
