@@ -171,31 +171,18 @@ describe("duplicate keys (#21.17)", () => {
   });
 
   it("agrees with a reference parser on seeded random documents, compact and pretty, with and without a repeat", () => {
-    let seed = 21;
-    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
-    const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
-    // No key starting with a backslash: parsing one makes V8 (Node 24, V8 13.6) decode later escaped
-    // keys wrongly in the same process (nodejs/node#63785), which no check after JSON.parse can see.
-    const keys = ["a", "b", "k", ":", '"', "a:", " ", "\u00e9", ""];
+    const { next, pick } = seeded(21);
     const strings = ["x", ":", ": y", '"', '\\":', "09:00", "\\", "", " :"];
-    const ws = () => pick(["", "", "", " ", "\n  ", "\t"]);
-    // Returns the text and whether some object in it holds a key twice.
-    const gen = (depth: number): [string, boolean] => {
-      const r = next();
-      if (depth > 3 || r < 0.3) return [pick([JSON.stringify(pick(strings)), "1", "-2.5e3", "true", "null"]), false];
-      if (r < 0.55) {
-        const items = Array.from({ length: Math.floor(next() * 4) }, () => gen(depth + 1));
-        return [`[${items.map(([t]) => ws() + t + ws()).join(",")}]`, items.some(([, d]) => d)];
-      }
-      const members = Array.from({ length: Math.floor(next() * 5) }, () => [pick(keys), gen(depth + 1)] as const);
-      const names = members.map(([k]) => k);
-      const dup = new Set(names).size !== names.length || members.some(([, [, d]]) => d);
-      const key = (k: string) =>
-        next() < 0.2 && k !== ""
-          ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
-          : JSON.stringify(k);
-      return [`{${members.map(([k, [t]]) => ws() + key(k) + ws() + ":" + ws() + t).join(",")}}`, dup];
-    };
+    const gen = randomDocuments({
+      next,
+      // No key starting with a backslash: parsing one makes V8 (Node 24, V8 13.6) decode later escaped
+      // keys wrongly in the same process (nodejs/node#63785), which no check after JSON.parse can see.
+      keys: ["a", "b", "k", ":", '"', "a:", " ", "\u00e9", ""],
+      leaf: 0.3,
+      scalar: () => pick([JSON.stringify(pick(strings)), "1", "-2.5e3", "true", "null"]),
+      ws: () => pick(["", "", "", " ", "\n  ", "\t"]),
+      members: 5,
+    });
     let repeats = 0;
     for (let i = 0; i < 3000; i++) {
       const [text, dup] = gen(0);
@@ -253,29 +240,17 @@ describe("duplicate keys (#21.17)", () => {
   });
 
   it("a fused load agrees with a reference parser on seeded random tool results, with and without a repeat", () => {
-    let seed = 25;
-    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
-    const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
-    const keys = ["a", "b", "", ":", "\u00e9", 'k"', " "];
+    const { next, pick } = seeded(25);
     const scalars = ["0", "-0", "1e6", "1000000", "0.5", "5e-1", "28.3", "-1.25E+2", "true", "false", "null"];
     const strings = ['""', '"x"', '"\\u0041"', '"\\n\\t"', '"\\\\"', '"\\""', '"09:00:00"', '": y"'];
-    const ws = () => (next() < 0.9 ? "" : pick([" ", "\n", "\t"]));
-    const gen = (depth: number): [string, boolean] => {
-      const r = next();
-      if (depth > 3 || r < 0.35) return [next() < 0.5 ? pick(scalars) : pick(strings), false];
-      if (r < 0.55) {
-        const items = Array.from({ length: Math.floor(next() * 4) }, () => gen(depth + 1));
-        return [`[${items.map(([t]) => ws() + t + ws()).join(",")}]`, items.some(([, d]) => d)];
-      }
-      const members = Array.from({ length: Math.floor(next() * 4) }, () => [pick(keys), gen(depth + 1)] as const);
-      const names = members.map(([k]) => k);
-      const dup = new Set(names).size !== names.length || members.some(([, [, d]]) => d);
-      const key = (k: string) =>
-        next() < 0.2 && k !== ""
-          ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
-          : JSON.stringify(k);
-      return [`{${members.map(([k, [t]]) => ws() + key(k) + ws() + ":" + ws() + t).join(",")}}`, dup];
-    };
+    const gen = randomDocuments({
+      next,
+      keys: ["a", "b", "", ":", "\u00e9", 'k"', " "],
+      leaf: 0.35,
+      scalar: () => (next() < 0.5 ? pick(scalars) : pick(strings)),
+      ws: () => (next() < 0.9 ? "" : pick([" ", "\n", "\t"])),
+      members: 4,
+    });
     let repeats = 0;
     for (let i = 0; i < 3000; i++) {
       const [result, dup] = gen(0);
@@ -305,3 +280,47 @@ describe("duplicate keys (#21.17)", () => {
     );
   });
 });
+
+/** A seeded generator (an LCG: deterministic runs) and a pick from a list. */
+function seeded(seed: number) {
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
+  return { next, pick };
+}
+
+/**
+ * Random JSON texts up to depth 4, each returned with whether some object in it holds a key twice:
+ * `leaf` is the chance of a scalar (always one below depth 3), arrays of up to 3 items, objects of
+ * up to `members - 1` members drawn from `keys` (a fifth of them with the first character escaped
+ * as `\uXXXX`), `ws()` between tokens.
+ */
+function randomDocuments(o: {
+  next: () => number;
+  keys: readonly string[];
+  leaf: number;
+  scalar: () => string;
+  ws: () => string;
+  members: number;
+}): (depth: number) => [string, boolean] {
+  const { next, ws } = o;
+  const key = (k: string) =>
+    next() < 0.2 && k !== ""
+      ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
+      : JSON.stringify(k);
+  const gen = (depth: number): [string, boolean] => {
+    const r = next();
+    if (depth > 3 || r < o.leaf) return [o.scalar(), false];
+    if (r < 0.55) {
+      const items = Array.from({ length: Math.floor(next() * 4) }, () => gen(depth + 1));
+      return [`[${items.map(([t]) => ws() + t + ws()).join(",")}]`, items.some(([, d]) => d)];
+    }
+    const members = Array.from(
+      { length: Math.floor(next() * o.members) },
+      () => [o.keys[Math.floor(next() * o.keys.length)], gen(depth + 1)] as const,
+    );
+    const names = members.map(([k]) => k);
+    const dup = new Set(names).size !== names.length || members.some(([, [, d]]) => d);
+    return [`{${members.map(([k, [t]]) => ws() + key(k) + ws() + ":" + ws() + t).join(",")}}`, dup];
+  };
+  return gen;
+}
