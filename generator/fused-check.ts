@@ -504,6 +504,8 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     }
   }
 
+  const messageFunction = chatMessageFunction(sorted, module);
+
   const familyFunctions: string[] = [];
   for (const family of [...families].sort()) {
     const members = sorted.filter((t) => t.family === family).sort((a, b) => dispatchRank(a) - dispatchRank(b));
@@ -550,6 +552,8 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     "",
     ...familyFunctions.flatMap((f) => [f, ""]),
     ...typeFunctions.flatMap((f) => [f, ""]),
+    messageFunction,
+    "",
     ...module.helpers.flatMap((f) => [f, ""]),
     families.has(SESSION_FAMILY)
       ? SESSION_CHECK
@@ -566,6 +570,50 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     "",
   ];
   return { code: out.join("\n"), unsupported };
+}
+
+/**
+ * Where the chat message schema lives: the items of this history state's `messages` (the schema
+ * of `ChatMessage`, src/runtime/core/messages.ts). The three history states hold the same one.
+ */
+const MESSAGE_HOST = "InMemoryChatHistoryState";
+const MESSAGE_TYPE = `${MESSAGE_HOST}.messages[*]`;
+
+/**
+ * `checkChatMessage(v, d, nest)`: one message of a message log (a document root of its own), held
+ * to exactly what a message inside a history state is held to: emitted by the same `value` from
+ * the host's own item schema and slots, at the host's nesting (the state's `nest`, contents one
+ * deeper). Without the host (a project's own types only): a constant "no".
+ */
+function chatMessageFunction(inputs: readonly FusedInput[], module: ModuleState): string {
+  const host = inputs.find((t) => t.$type === MESSAGE_HOST);
+  const doc = `/** A chat message (the items of "${MESSAGE_HOST}" v${host?.version ?? "-"} messages) at depth \`d\`, \`nest\` tagged values deep. */`;
+  const never = (reason: string) =>
+    [
+      doc,
+      `// Not fused (${reason}): always the long way.`,
+      "function checkChatMessage(v, d, nest) {",
+      "  return false;",
+      "}",
+    ].join("\n");
+  if (host === undefined) return never(`no "${MESSAGE_HOST}" here`);
+  const messages = (host.schema.properties as Record<string, Schema> | undefined)?.messages;
+  const items = messages?.items;
+  if (typeof items !== "object" || items === null || Array.isArray(items))
+    return never(`"${MESSAGE_HOST}" has no message item schema`);
+  const body = new FunctionBody(module);
+  try {
+    const slot = slotTree(host.slots).children.get("messages")?.children.get("*");
+    body.value(items as Schema, "v", 0, slot, 1, MESSAGE_TYPE);
+  } catch (e) {
+    if (!(e instanceof Unsupported)) throw e;
+    // The host's own check is a constant "no" then too (and listed in `unfusedTypes`).
+    return never(e.message);
+  }
+  const lines = [doc, "function checkChatMessage(v, d, nest) {", `  ${entryGuard(body)}`];
+  // The host checks this before walking its messages' contents; so does a message on its own.
+  if (body.usesNest) lines.push("  if (nest >= maxNesting) return false;");
+  return [...lines, "  let c = 0;", ...body.lines, "  chars += c;", "  return true;", "}"].join("\n");
 }
 
 const RUNTIME_HELPERS = `/**
@@ -829,6 +877,11 @@ ${`
 export function checkSession(session: unknown, depth: number, limits: FusedLimits): boolean {
   return begin(limits) && checkSessionObject(session, depth);
 }`}
+
+/** One chat message (a message-log entry) at depth \`depth\`: what a message in a history state is held to. */
+export function checkMessage(message: unknown, depth: number, limits: FusedLimits): boolean {
+  return begin(limits) && checkChatMessage(message, depth, 0);
+}
 
 /** One tagged value of \`family\` at depth \`depth\`, \`nesting\` tagged values deep; false for a family with no member here. */
 export function checkTagged(value: unknown, family: string, depth: number, nesting: number, limits: FusedLimits): boolean {

@@ -2029,6 +2029,79 @@ function checkUsageContent(v, d, nest) {
   return true;
 }
 
+/** A chat message (the items of "InMemoryChatHistoryState" v2 messages) at depth `d`, `nest` tagged values deep. */
+function checkChatMessage(v, d, nest) {
+  if (d + 1 > maxDepth || maxKeys < 6) return false;
+  if (nest >= maxNesting) return false;
+  let c = 0;
+  if (!(typeof v === "object" && v !== null && !Array.isArray(v))) return false;
+  if (saving && !plainObject(v)) return false;
+  let n1 = 0;
+  let req2 = 0;
+  for (const k3 in v) {
+    n1++;
+    const y4 = v[k3];
+    switch (k3) {
+      case "authorName":
+        c += 13;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        break;
+      case "createdAt":
+        c += 12;
+        if (!(typeof y4 === "string")) return false;
+        if (!isDateTime(y4)) return false;
+        c += y4.length + 2;
+        break;
+      case "role":
+        c += 7;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        req2++;
+        break;
+      case "contents":
+        c += 11;
+        if (!(Array.isArray(y4))) return false;
+        for (let i5 = 0; i5 < y4.length; i5++) {
+          const item6 = y4[i5];
+          if (!checkAIContent(item6, d + 2, nest + 1)) return false; // AIContent
+        }
+        c += y4.length === 0 ? 2 : y4.length + 1;
+        req2++;
+        break;
+      case "messageId":
+        c += 12;
+        if (!(typeof y4 === "string")) return false;
+        c += y4.length + 2;
+        break;
+      case "additionalProperties":
+        c += 23;
+        if (!(typeof y4 === "object" && y4 !== null && !Array.isArray(y4))) return false;
+        if (saving && !plainObject(y4)) return false;
+        let n7 = 0;
+        for (const k9 in y4) {
+          n7++;
+          const y10 = y4[k9];
+          if (k9 === "__proto__") return false;
+          c += k9.length + 3;
+          if (typeof y10 === "string") c += y10.length + 2;
+          else if (!json(y10, d + 2)) return false;
+        }
+        if (n7 > maxKeys) return false;
+        keys += n7;
+        c += n7 === 0 ? 2 : n7 + 1;
+        break;
+      default:
+        return false;
+    }
+  }
+  if (req2 !== 2) return false;
+  keys += n1;
+  c += n1 === 0 ? 2 : n1 + 1;
+  chars += c;
+  return true;
+}
+
 /** statebag.WorkflowState.participants.*.conversationId (anyOf 0) */
 function anyOf0(v, d) {
   if (d + 0 > maxDepth) return false;
@@ -2178,6 +2251,11 @@ export function charCount(): number {
 /** A session object at depth `depth` (1: a bare session; 2: inside the envelope). */
 export function checkSession(session: unknown, depth: number, limits: FusedLimits): boolean {
   return begin(limits) && checkSessionObject(session, depth);
+}
+
+/** One chat message (a message-log entry) at depth `depth`: what a message in a history state is held to. */
+export function checkMessage(message: unknown, depth: number, limits: FusedLimits): boolean {
+  return begin(limits) && checkChatMessage(message, depth, 0);
 }
 
 /** One tagged value of `family` at depth `depth`, `nesting` tagged values deep; false for a family with no member here. */

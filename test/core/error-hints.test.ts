@@ -26,7 +26,12 @@ import { openStore } from "../../src/stores.js";
 import { importSession } from "../../src/runtime/interop/index.js";
 import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";
 import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.js";
-import { InvalidStoredValueError, StoredSessionIdError } from "../../src/runtime/stores/codec.js";
+import {
+  type InvalidStoredMessageError,
+  InvalidStoredValueError,
+  StoredSessionIdError,
+  defaultMessageCodec,
+} from "../../src/runtime/stores/codec.js";
 import { NodeSqliteMissingError } from "../../src/runtime/stores/sqlite/node-sqlite.js";
 import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
 import { ToolchainMissingError } from "../../src/cli/toolchain.js";
@@ -144,6 +149,15 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     new AgentChatRestoreError("format" as never, "not an agent chat document", {
       hint: "pass what AgentChatSerializer.serialize wrote",
     }),
+  // A message-log row with a key twice.
+  InvalidStoredMessageError: () => {
+    try {
+      defaultMessageCodec.deserialize('{"role":"user","role":"tool","contents":[]}', { logId: "log-1", seq: 2 });
+    } catch (e) {
+      return e as InvalidStoredMessageError;
+    }
+    throw new Error("the row was read");
+  },
   InvalidStoredValueError: () => new InvalidStoredValueError("session s", "a function", "/session/stateBag/k"),
   // A row stored under one key whose document names another session.
   StoredSessionIdError: () => new StoredSessionIdError("user-1", "user-2"),

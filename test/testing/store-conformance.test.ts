@@ -125,7 +125,12 @@ describe("storeConformance", () => {
       ).toBe(true);
     }
     expect(outcomes.find((o) => o.title.endsWith("get of an unknown id is undefined"))!.status).toBe("passed");
-    expect(outcomes.filter((o) => o.title.includes("message log ›")).every((o) => o.status === "passed")).toBe(true);
+    // This store ignores the message codec open() is given: only the clause about it may fail there.
+    expect(
+      outcomes
+        .filter((o) => o.title.includes("message log ›") && !/codec/.test(o.title) && o.status !== "passed")
+        .map((o) => o.title),
+    ).toEqual([]);
     expect(closed).toBe(opened);
   });
 

@@ -12,7 +12,14 @@
  * JSON Schema) is a "no" and takes today's path.
  */
 import { generatedTypes } from "../../generated/registry.js";
-import { charCount, checkSession, checkTagged, keyCount, type FusedLimits } from "../../generated/fused-check.js";
+import {
+  charCount,
+  checkMessage,
+  checkSession,
+  checkTagged,
+  keyCount,
+  type FusedLimits,
+} from "../../generated/fused-check.js";
 import type { TypeRegistry } from "./registry.js";
 import type { JsonLimits } from "./safe-json.js";
 
@@ -136,6 +143,16 @@ export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: 
   }
   documentChars = chars;
   return keys;
+}
+
+/**
+ * The object keys of a message-log entry (one chat message, the document root) when the fused
+ * check accepts it, else -1: held to what a message in a history state is held to.
+ */
+export function fusedMessageDocument(doc: unknown, limits: FusedLimits): number {
+  if (!checkMessage(doc, 1, limits)) return -1;
+  documentChars = charCount();
+  return keyCount();
 }
 
 /** True when the fused check accepts `session` at `depth` (a save: `limits.saving`). */

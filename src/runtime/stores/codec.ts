@@ -3,12 +3,18 @@
  * write, migrations on read); a store never calls JSON.stringify/parse on a session itself.
  */
 import { StatebagError } from "../core/errors.js";
-import { describeValue, quoted } from "../core/json.js";
+import { describeValue, quoted, shortPointer } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { TypeRegistry } from "../persistence/registry.js";
 import type { ValidationProblem } from "../persistence/problems.js";
 import type { JsonLimits } from "../persistence/safe-json.js";
-import { deserializeSession, serializeSession } from "../persistence/serialization.js";
+import {
+  SessionValidationError,
+  deserializeMessage,
+  deserializeSession,
+  serializeMessage,
+  serializeSession,
+} from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
 import { markContextFree } from "./listing.js";
@@ -167,32 +173,84 @@ export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionC
   });
 }
 
-function checkMessage(value: unknown, pointer = ""): ChatMessage {
-  const fail = (problem: string, at: string) => {
-    throw new InvalidStoredValueError("chat message", problem, pointer + at);
-  };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) fail("expected an object", "");
-  const m = value as Record<string, unknown>;
-  if (typeof m.role !== "string") fail("role must be a string", "/role");
-  if (m.contents !== undefined) {
-    if (!Array.isArray(m.contents)) fail("contents must be an array", "/contents");
-    (m.contents as unknown[]).forEach((c, i) => {
-      if (!isTaggedValue(c)) fail('each content must be an object with a string "$type"', `/contents/${i}`);
-    });
-  }
-  return value as ChatMessage;
+export interface MessageCodecOptions {
+  /** The types messages may hold (default: statebag's `defaultRegistry()`). */
+  registry?: TypeRegistry;
+  /** Refuse unknown content `$type`s and newer versions instead of keeping them verbatim (default false). */
+  strict?: boolean;
+  /** Parse limits, applied alike when saving and when loading (default: a session's, `DEFAULT_JSON_LIMITS`). */
+  limits?: JsonLimits;
 }
 
-/** Messages: a structural check (role, `$type` on every content) and JSON. The codec context is ignored. */
-export const defaultMessageCodec: MessageCodec = {
-  serialize(message) {
-    checkMessage(message);
-    return JSON.stringify(message);
-  },
-  deserialize(text) {
-    return JSON.parse(text) as ChatMessage;
-  },
-};
+/**
+ * A message-log row that cannot be read (or a message that cannot be written): which log, which
+ * position when the store knows it, where in the message (`pointer`, RFC 6901 from the message)
+ * and every problem, as a session load reports them. Never holds the row's text.
+ */
+export class InvalidStoredMessageError extends StatebagError {
+  /** The pointer of the first problem, from the message root. */
+  readonly pointer: string;
+  readonly problems: readonly ValidationProblem[];
+  constructor(
+    readonly direction: "read" | "write",
+    readonly logId: string | undefined,
+    readonly seq: number | undefined,
+    cause: SessionValidationError,
+  ) {
+    const first = cause.problems[0];
+    const pointer = first?.pointer ?? "";
+    const shown = shortPointer(pointer);
+    const where = `${logId === undefined ? "a message log" : `message log ${quoted(logId)}`}${seq === undefined ? "" : ` at position ${seq}`}`;
+    const summary =
+      direction === "read"
+        ? `a message in ${where} cannot be read (at "${shown}" in the message)`
+        : `a message for ${where} cannot be written (at "${shown}" in the message)`;
+    const detail = cause.message.slice(cause.message.indexOf("\n") + 1);
+    super("invalid-message", `${summary}: ${detail}`, {
+      cause,
+      hint:
+        direction === "read"
+          ? "fix the row at the pointers listed; the rest of the log is intact: read the newer messages with getMessages(id, { last }) or readMessageWindow, or rewrite the log with replaceMessages (or drop the older ones with trimMessages)"
+          : "fix the message at the pointers listed; stores refuse to write what could not be read back",
+    });
+    this.pointer = pointer;
+    this.problems = cause.problems;
+  }
+}
+
+/**
+ * A message codec: messages are held to exactly what a message in a stored session's history is
+ * held to, on write and on read (JSON limits, duplicate keys, every content validated, older
+ * contents migrated, unknown `$type`s kept or, with `strict`, refused). Invalid rows throw
+ * `InvalidStoredMessageError`; the codec context (log id, position) names the row.
+ */
+export function messageCodec(options: MessageCodecOptions = {}): MessageCodec {
+  const { registry, strict, limits } = options;
+  const rethrow = (direction: "read" | "write", error: unknown, context: MessageCodecContext | undefined): never => {
+    if (error instanceof SessionValidationError)
+      throw new InvalidStoredMessageError(direction, context?.logId, context?.seq, error);
+    throw error;
+  };
+  return {
+    serialize(message, context) {
+      try {
+        return serializeMessage(message, { registry, strict, limits });
+      } catch (error) {
+        return rethrow("write", error, context);
+      }
+    },
+    deserialize(text, context) {
+      try {
+        return deserializeMessage(text, { registry, strict, limits, onMigrated: noteMigrations }) as ChatMessage;
+      } catch (error) {
+        return rethrow("read", error, context);
+      }
+    },
+  };
+}
+
+/** The message codec stores use when none is given: `messageCodec()` (default registry and limits). */
+export const defaultMessageCodec: MessageCodec = messageCodec();
 
 /** Serializes a batch of messages, naming the index of a refused one. */
 export function serializeMessages(

@@ -1,9 +1,75 @@
 /** The contract on `store.messages`: ordered, idempotent appends; checked replacement and trimming. */
 import { ConfigurationError, type ChatMessage } from "../../../index.js";
-import { ConflictError } from "../../../stores.js";
+import { ConflictError, defaultMessageCodec, type MessageCodec } from "../../../stores.js";
 import { texts, user, type ContractCase } from "./case.js";
 
+/** Writes a message with the role "hostile" as a row no reader may accept (a duplicate key); reads with the default codec. */
+const smuggling: MessageCodec = {
+  serialize: (m, context) =>
+    m.role === "hostile"
+      ? '{"role":"user","role":"assistant","contents":[]}'
+      : defaultMessageCodec.serialize(m, context),
+  deserialize: (text, context) => defaultMessageCodec.deserialize(text, context),
+};
+
 export const messageLogCases: ContractCase[] = [
+  {
+    area: "codec",
+    clause:
+      "a message-log row that breaks the message rules (smuggled in by the injected message codec) is refused on read, naming the log; the other rows stay readable",
+    requires: ["messageLog", "codec"],
+    async run({ open, close, id, check }) {
+      const store = await open({ messageCodec: smuggling });
+      try {
+        const sid = id("log-hostile");
+        await store.messages.appendMessages(sid, [user("a"), { role: "hostile", contents: [] }, user("c")], {
+          operationId: "turn-1",
+        });
+        let error: unknown;
+        try {
+          await store.messages.getMessages(sid);
+        } catch (e) {
+          error = e;
+        }
+        const e = error as { code?: string; message?: string; pointer?: string } | undefined;
+        check.equal(
+          e?.code,
+          "invalid-message",
+          "reading a log with an invalid row must throw an invalid-message error",
+        );
+        check.equal(e?.pointer, "/role", "the error must point into the message");
+        check.equal(e?.message?.includes(JSON.stringify(sid)) === true, true, "the error must name the log id");
+        check.equal(
+          texts(await store.messages.getMessages(sid, { last: 1 })),
+          ["c"],
+          "the rows after the invalid one must stay readable",
+        );
+      } finally {
+        await close(store);
+      }
+    },
+  },
+  {
+    area: "message log",
+    clause: "a message that breaks the message rules is refused on append, and the log is unchanged",
+    requires: ["messageLog"],
+    async run({ store, id, check }) {
+      const sid = id("log-refused");
+      await store.messages.appendMessages(sid, [user("a")], { operationId: "turn-1" });
+      let error: unknown;
+      try {
+        await store.messages.appendMessages(
+          sid,
+          [user("b"), { role: "user", contents: [], createdAt: "yesterday" } as ChatMessage],
+          { operationId: "turn-2" },
+        );
+      } catch (e) {
+        error = e;
+      }
+      check.equal((error as { code?: string } | undefined)?.code, "invalid-message", "the append must be refused");
+      check.equal(texts(await store.messages.getMessages(sid)), ["a"], "a refused append must add nothing");
+    },
+  },
   {
     area: "message log",
     clause: "appends in order and is idempotent per operation id",
