@@ -8,7 +8,6 @@ const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 
 const session = (id: string) => ({ id, stateBag: {} });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const user = (text: string) => ({ role: "user" as const, contents: [{ $type: "text" as const, text }] });
 
 let n = 0;
@@ -18,12 +17,23 @@ async function seeded(): Promise<string> {
   await store.save(session("old-1"), { expectedRevision: null, meta: { owner: "u1" } });
   await store.save(session("old-2"), { expectedRevision: null });
   await store.messages.appendMessages("old-1", [user("hi")], { operationId: "op" });
-  await sleep(400);
   await store.save(session("new-1"), { expectedRevision: null, meta: { owner: "u1" } });
   await store.save(session("new-2"), { expectedRevision: null, meta: { owner: "u2" } });
   await store.close();
+  // The old sessions are made an hour older in the file itself, so the policies below (ten minutes)
+  // split old from new however long the CLI takes to start on a loaded machine.
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite");
+  const db = new DatabaseSync(url.slice("sqlite:".length));
+  db.prepare(
+    "UPDATE statebag_sessions SET created_at = created_at - ?, updated_at = updated_at - ? WHERE id IN ('old-1', 'old-2')",
+  ).run(HOUR, HOUR);
+  db.close();
   return url;
 }
+
+const HOUR = 3_600_000;
+/** The retention policy of these tests, in ms: between the new sessions' age and the old ones'. */
+const POLICY = "600000";
 
 async function ids(url: string): Promise<string[]> {
   const store = await openStore(url);
@@ -37,17 +47,17 @@ async function ids(url: string): Promise<string[]> {
 describe("statebag store purge", () => {
   it("--dry-run counts, then removes sessions idle longer than --idle-for with their logs; a re-run finds nothing", async () => {
     const url = await seeded();
-    const dry = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--dry-run", "--json"]);
+    const dry = await cli(["store", "purge", "--store", url, "--idle-for", POLICY, "--dry-run", "--json"]);
     expect(dry.code).toBe(0);
     expect(dry.json()).toMatchObject({
       ok: true,
       dryRun: true,
       scanned: 4,
       sessions: 2,
-      retention: { default: { maxIdleMs: 250 } },
+      retention: { default: { maxIdleMs: 600_000 } },
     });
     expect(await ids(url)).toEqual(["new-1", "new-2", "old-1", "old-2"]);
-    const run = await cli(["store", "purge", "--store", url, "--idle-for", "250", "--json"]);
+    const run = await cli(["store", "purge", "--store", url, "--idle-for", POLICY, "--json"]);
     expect(run.code).toBe(0);
     expect(run.json()).toMatchObject({
       ok: true,
@@ -59,7 +69,7 @@ describe("statebag store purge", () => {
       cursor: "old-2",
     });
     expect(await ids(url)).toEqual(["new-1", "new-2"]);
-    const again = await cli(["store", "purge", "--store", url, "--idle-for", "250"]);
+    const again = await cli(["store", "purge", "--store", url, "--idle-for", POLICY]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("0 of 2 sessions removed by the retention policy");
   });
@@ -70,14 +80,14 @@ describe("statebag store purge", () => {
       "store",
       "purge",
       "--store",
-      `${url}?retentionMaxAge=250`,
+      `${url}?retentionMaxAge=${POLICY}`,
       "--start-after",
       "old-1",
       "--json",
     ]);
-    expect(skip.json()).toMatchObject({ scanned: 1, sessions: 1, retention: { default: { maxAgeMs: 250 } } });
+    expect(skip.json()).toMatchObject({ scanned: 1, sessions: 1, retention: { default: { maxAgeMs: 600_000 } } });
     expect(await ids(url)).toEqual(["new-1", "new-2", "old-1"]);
-    const rest = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=250`, "--json"]);
+    const rest = await cli(["store", "purge", "--store", `${url}?retentionMaxAge=${POLICY}`, "--json"]);
     expect(rest.json()).toMatchObject({ scanned: 3, sessions: 1 });
     expect(await ids(url)).toEqual(["new-1", "new-2"]);
   });
