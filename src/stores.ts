@@ -42,12 +42,14 @@ export type { SessionRunContext, WithSessionOptions, WithSessionResult } from ".
 
 // Codecs: how sessions and messages are written
 export {
+  InvalidStoredMessageError,
   InvalidStoredValueError,
   StoredSessionIdError,
   defaultMessageCodec,
   defaultSessionCodec,
+  messageCodec,
 } from "./runtime/stores/codec.js";
-export type { SessionCodecOptions } from "./runtime/stores/codec.js";
+export type { MessageCodecOptions, SessionCodecOptions } from "./runtime/stores/codec.js";
 
 // The stores
 export { MemorySessionStore } from "./runtime/stores/memory.js";
