@@ -13,7 +13,13 @@ import { defaultRegistry } from "../../src/runtime/persistence/registry.js";
 import { checkedKeyCount, resolveLimits } from "../../src/runtime/persistence/safe-json.js";
 import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
 import { SessionWalker } from "../../src/runtime/persistence/validate.js";
-import { InvalidStoredMessageError, defaultMessageCodec, messageCodec } from "../../src/runtime/stores/codec.js";
+import {
+  InvalidStoredMessageError,
+  defaultMessageCodec,
+  messageCodec,
+  serializeMessages,
+} from "../../src/runtime/stores/codec.js";
+import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 
 const registry = defaultRegistry();
 /** One valid value of every generated content type (the golden fixtures). */
@@ -211,5 +217,24 @@ describe("defaultMessageCodec on hostile rows", () => {
       { role: "user", contents: [], extra: 1 },
     ])
       expect(() => defaultMessageCodec.serialize(m as never, ctx)).toThrow(InvalidStoredMessageError);
+  });
+
+  it("an append names the refused message's place in the batch, with the typed error, and writes nothing", async () => {
+    const batch = [sample[0], { role: "user", contents: [], createdAt: "yesterday" }, sample[1]] as never[];
+    let error: unknown;
+    try {
+      serializeMessages(defaultMessageCodec, batch, { logId: "log-9" });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidStoredMessageError);
+    const e = error as InvalidStoredMessageError;
+    expect(e).toMatchObject({ direction: "write", logId: "log-9", pointer: "/createdAt", batch: { index: 1, of: 3 } });
+    expect(e.message).toMatch(/^message 1 of 3 for message log "log-9" cannot be written \(at "\/createdAt"/);
+    const store = new MemorySessionStore();
+    await expect(store.messages.appendMessages("log-9", batch, { operationId: "op" })).rejects.toBeInstanceOf(
+      InvalidStoredMessageError,
+    );
+    expect(await store.messages.getMessages("log-9")).toEqual([]);
   });
 });

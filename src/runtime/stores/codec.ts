@@ -195,26 +195,29 @@ export class InvalidStoredMessageError extends StatebagError {
     readonly direction: "read" | "write",
     readonly logId: string | undefined,
     readonly seq: number | undefined,
-    cause: SessionValidationError,
+    readonly validation: SessionValidationError,
+    /** On a write: the message's place in the batch appended (nothing of the batch was written). */
+    readonly batch?: { index: number; of: number },
   ) {
-    const first = cause.problems[0];
+    const first = validation.problems[0];
     const pointer = first?.pointer ?? "";
     const shown = shortPointer(pointer);
     const where = `${logId === undefined ? "a message log" : `message log ${quoted(logId)}`}${seq === undefined ? "" : ` at position ${seq}`}`;
+    const which = batch === undefined ? "a message" : `message ${batch.index} of ${batch.of}`;
     const summary =
       direction === "read"
         ? `a message in ${where} cannot be read (at "${shown}" in the message)`
-        : `a message for ${where} cannot be written (at "${shown}" in the message)`;
-    const detail = cause.message.slice(cause.message.indexOf("\n") + 1);
+        : `${which} for ${where} cannot be written (at "${shown}" in the message)`;
+    const detail = validation.message.slice(validation.message.indexOf("\n") + 1);
     super("invalid-message", `${summary}: ${detail}`, {
-      cause,
+      cause: validation,
       hint:
         direction === "read"
           ? "fix the row at the pointers listed; the rest of the log is intact: read the newer messages with getMessages(id, { last }) or readMessageWindow, or rewrite the log with replaceMessages (or drop the older ones with trimMessages)"
           : "fix the message at the pointers listed; stores refuse to write what could not be read back",
     });
     this.pointer = pointer;
-    this.problems = cause.problems;
+    this.problems = validation.problems;
   }
 }
 
@@ -263,6 +266,12 @@ export function serializeMessages(
     try {
       return context === undefined ? codec.serialize(m) : codec.serialize(m, context);
     } catch (error) {
+      // The codec's own typed error, with the message's place in the batch.
+      if (error instanceof InvalidStoredMessageError)
+        throw new InvalidStoredMessageError("write", error.logId, error.seq, error.validation, {
+          index: i,
+          of: messages.length,
+        });
       const reason = error instanceof Error ? error.message : String(error);
       throw new StatebagError("invalid-message", `chat message ${i} of ${messages.length} was refused: ${reason}`, {
         cause: error,
