@@ -8,6 +8,7 @@
  */
 import type { AgentSession } from "../core/session.js";
 import type { ChatMessage } from "../core/messages.js";
+import type { StreamBuffer } from "./stream-buffer.js";
 
 /**
  * Turns a session into stored text and back. `serialize` must validate (a store never writes an
@@ -337,6 +338,11 @@ export interface SessionStore {
   readonly url: string;
   /** The chat message log kept in the same backend. */
   readonly messages: MessageLog;
+  /**
+   * Buffers of running replies (resumable streams) kept in the same backend. Every built-in store
+   * has one; a store without it gives the chat server no cross-process resume or stop.
+   */
+  readonly streams?: StreamBuffer;
   /** What `purgeExpired()` removes besides TTL-expired sessions (`openStore(url, { retention })`, `?retentionMaxAge=`). */
   readonly retention?: RetentionPolicy;
 
