@@ -43,6 +43,7 @@ export type StatebagErrorCode =
   | "bulk-migration"
   | "decryption-failed"
   | "encryption-key"
+  | "stream-closed"
   // Agents, tools and model clients
   | "history-provider-mismatch"
   | "stream-abandoned"

@@ -178,3 +178,40 @@ export class SessionOwnerError extends ConfigurationError {
     );
   }
 }
+
+/**
+ * A write to a stream buffer (append, renew) whose stream is no longer running: its writer
+ * finished it, another process ended it as `interrupted` after the writer's lease passed, or it is
+ * gone (expired, deleted with its session, erased). Nothing was written. `status` is the stream's
+ * final status, `undefined` when it is gone.
+ */
+export class StreamClosedError extends StatebagError {
+  constructor(
+    readonly streamId: string,
+    readonly status: "done" | "stopped" | "failed" | "interrupted" | undefined,
+  ) {
+    super(
+      "stream-closed",
+      `stream ${quoted(streamId, 200)} ${status === undefined ? "does not exist (never opened, expired or deleted with its session)" : `is no longer running (it ended as ${status})`}; nothing was written to it`,
+      {
+        hint:
+          status === "interrupted"
+            ? "this writer's lease passed and another process ended the stream: stop the turn, renew the lease more often than leaseMs"
+            : "stop writing to it: a stream takes chunks only between open and finish",
+      },
+    );
+  }
+}
+
+/**
+ * `streams.open` of a stream id that exists: a `ConflictError` (nothing changed) saying so; its
+ * revisions are both null (a stream has none).
+ */
+export function streamExistsError(streamId: string): ConflictError {
+  const error = new ConflictError(streamId, null, null, {
+    what: "stream",
+    hint: "open each reply under a new stream id (for example a fresh UUID per turn)",
+  });
+  error.message = `stream ${quoted(streamId, 200)} exists already; nothing was changed\n  hint: ${error.hint}`;
+  return error;
+}

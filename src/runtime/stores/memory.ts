@@ -25,6 +25,8 @@ import { checkWindow } from "./window.js";
 import { eraseOwnerSessions } from "./erasure.js";
 import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "./listing.js";
 import { checkRetention, purgeRetention } from "./retention.js";
+import { MemoryStreamBuffer } from "./memory-stream-buffer.js";
+import { chunkCodec } from "./stream-common.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -83,6 +85,7 @@ export class MemorySessionStore implements SessionStore {
   readonly kind = "memory" as const;
   readonly url = "memory:";
   readonly messages: MessageLog;
+  readonly streams: MemoryStreamBuffer;
   readonly retention?: RetentionPolicy;
   private readonly rows = new Map<string, Row>();
   /** Session ids by owner, so a listing reads only that owner's rows. */
@@ -101,6 +104,7 @@ export class MemorySessionStore implements SessionStore {
       () => ++this.counter,
       () => this.check(),
     );
+    this.streams = new MemoryStreamBuffer(chunkCodec(this.codec), () => this.check());
   }
 
   private check(): void {
@@ -194,6 +198,8 @@ export class MemorySessionStore implements SessionStore {
     const expected = checkDelete(options);
     const current = this.live(id)?.revision ?? null;
     if (expected !== undefined && current !== expected) throw new ConflictError(id, expected, current);
+    // The session's stream buffers go with it (whether or not a session row was there).
+    await this.streams.deleteForSession(id);
     return this.remove(id);
   }
 
@@ -257,6 +263,7 @@ export class MemorySessionStore implements SessionStore {
     const now = Date.now();
     let removed = 0;
     for (const id of [...this.rows.keys()]) if (!this.live(id, now)) removed++;
+    await this.streams.purgeExpired(); // stream buffers are not sessions: not counted
     return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
   }
 
@@ -267,6 +274,7 @@ export class MemorySessionStore implements SessionStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.streams.close();
   }
 }
 

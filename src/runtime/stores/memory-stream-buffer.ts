@@ -1,0 +1,222 @@
+/**
+ * The memory store's stream buffer: streams in a Map, followers woken by a promise each append and
+ * finish resolve (no polling), and by a timer at the writer's lease end (a follower of a writer
+ * that stopped renewing ends then). Chunks are kept as the store's chunk codec writes them (sealed
+ * when the store's session codec encrypts), like every other backend.
+ */
+import { StreamClosedError, streamExistsError } from "./errors.js";
+import type {
+  OpenStreamOptions,
+  StreamBuffer,
+  StreamFollowOptions,
+  StreamInfo,
+  StreamReadOptions,
+  StreamStatus,
+} from "./stream-buffer.js";
+import {
+  ABANDONED_STREAM_KEEP_MS,
+  type ChunkCodec,
+  checkChunks,
+  checkFinish,
+  checkFollow,
+  checkLeaseMs,
+  checkOpen,
+  checkRead,
+  checkStreamId,
+  Wakeups,
+} from "./stream-common.js";
+
+interface MemoryStream {
+  sessionId: string;
+  owner: string | undefined;
+  status: StreamStatus;
+  chunks: string[];
+  stopRequested: boolean;
+  leaseExpiresAt: number;
+  /** Set by `finish`: when `purgeExpired` may remove it (it is invisible from then on). */
+  expiresAt: number | undefined;
+}
+
+export class MemoryStreamBuffer implements StreamBuffer {
+  private readonly streams = new Map<string, MemoryStream>();
+  private readonly wakeups = new Wakeups();
+
+  constructor(
+    private readonly codec: ChunkCodec,
+    private readonly check: () => void = () => undefined,
+  ) {}
+
+  /** The stream unless it is gone or past its `keepMs` (then removed now). */
+  private live(streamId: string, now = Date.now()): MemoryStream | undefined {
+    const s = this.streams.get(streamId);
+    if (s && expired(s, now)) {
+      this.streams.delete(streamId);
+      this.wakeups.wake(streamId);
+      return undefined;
+    }
+    return s;
+  }
+
+  private running(streamId: string): MemoryStream {
+    const s = this.live(streamId);
+    if (s?.status !== "running") throw new StreamClosedError(streamId, s?.status as never);
+    return s;
+  }
+
+  async open(streamId: string, options: OpenStreamOptions): Promise<void> {
+    this.check();
+    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    if (this.live(streamId)) throw streamExistsError(streamId);
+    this.streams.set(streamId, {
+      sessionId,
+      owner,
+      status: "running",
+      chunks: [],
+      stopRequested: false,
+      leaseExpiresAt: Date.now() + leaseMs,
+      expiresAt: undefined,
+    });
+  }
+
+  async append(
+    streamId: string,
+    chunks: readonly string[],
+    leaseMs: number,
+  ): Promise<{ length: number; stopRequested: boolean }> {
+    this.check();
+    checkStreamId(streamId);
+    checkChunks(chunks);
+    checkLeaseMs(leaseMs);
+    const s = this.running(streamId);
+    // Sealed before anything changes: a codec that throws leaves the stream as it was.
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, s.chunks.length + i, s.owner, chunk));
+    for (const text of sealed) s.chunks.push(text);
+    s.leaseExpiresAt = Date.now() + leaseMs;
+    if (sealed.length > 0) this.wakeups.wake(streamId);
+    return { length: s.chunks.length, stopRequested: s.stopRequested };
+  }
+
+  async renew(streamId: string, leaseMs: number): Promise<{ length: number; stopRequested: boolean }> {
+    return this.append(streamId, [], leaseMs);
+  }
+
+  async finish(
+    streamId: string,
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number; onlyIfAbandoned?: boolean },
+  ): Promise<boolean> {
+    this.check();
+    checkStreamId(streamId);
+    const checked = checkFinish(status, options);
+    const s = this.live(streamId);
+    const now = Date.now();
+    if (s?.status !== "running") return false;
+    if (checked.onlyIfAbandoned && s.leaseExpiresAt > now) return false;
+    s.status = checked.status;
+    s.expiresAt = now + checked.keepMs;
+    this.wakeups.wake(streamId);
+    return true;
+  }
+
+  async requestStop(streamId: string): Promise<boolean> {
+    this.check();
+    checkStreamId(streamId);
+    const s = this.live(streamId);
+    if (s?.status !== "running") return false;
+    s.stopRequested = true;
+    return true;
+  }
+
+  async info(streamId: string): Promise<StreamInfo | undefined> {
+    this.check();
+    checkStreamId(streamId);
+    const s = this.live(streamId);
+    return s && infoOf(streamId, s);
+  }
+
+  async read(
+    streamId: string,
+    options: StreamReadOptions,
+  ): Promise<{ chunks: string[]; info: StreamInfo } | undefined> {
+    this.check();
+    checkStreamId(streamId);
+    const { from, limit } = checkRead(options);
+    const s = this.live(streamId);
+    if (!s) return undefined;
+    const end = limit === undefined ? s.chunks.length : Math.min(s.chunks.length, from + limit);
+    const chunks: string[] = [];
+    for (let i = from; i < end; i++) chunks.push(this.codec.open(streamId, i, s.owner, s.chunks[i]));
+    return { chunks, info: infoOf(streamId, s) };
+  }
+
+  async *follow(streamId: string, options?: StreamFollowOptions): AsyncIterable<string> {
+    this.check();
+    checkStreamId(streamId);
+    const { from, signal } = checkFollow(options);
+    let position = from;
+    for (;;) {
+      if (signal?.aborted) return;
+      const s = this.live(streamId);
+      if (!s) return;
+      // What is there now, opened before yielding (the consumer may take its time).
+      const batch: string[] = [];
+      for (let i = position; i < s.chunks.length; i++) batch.push(this.codec.open(streamId, i, s.owner, s.chunks[i]));
+      for (const chunk of batch) {
+        yield chunk;
+        position++;
+        if (signal?.aborted) return;
+      }
+      if (batch.length > 0) continue; // more may have come while the consumer had a chunk
+      const now = Date.now();
+      if (s.status !== "running" || s.leaseExpiresAt <= now) return;
+      // Woken by the next append or finish, or at the lease's end (then checked again above).
+      await this.wakeups.wait(streamId, s.leaseExpiresAt - now + 1, signal);
+    }
+  }
+
+  async deleteForSession(sessionId: string): Promise<number> {
+    this.check();
+    let removed = 0;
+    for (const [streamId, s] of [...this.streams]) {
+      if (s.sessionId !== sessionId) continue;
+      this.streams.delete(streamId);
+      this.wakeups.wake(streamId);
+      if (!expired(s, Date.now())) removed++;
+    }
+    return removed;
+  }
+
+  async purgeExpired(): Promise<number> {
+    this.check();
+    const now = Date.now();
+    let removed = 0;
+    for (const [streamId, s] of [...this.streams]) {
+      if (!expired(s, now)) continue;
+      this.streams.delete(streamId);
+      this.wakeups.wake(streamId);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Ends every follower (the store was closed). */
+  close(): void {
+    this.wakeups.wakeAll();
+  }
+}
+
+function expired(s: MemoryStream, now: number): boolean {
+  if (s.status === "running") return s.leaseExpiresAt + ABANDONED_STREAM_KEEP_MS <= now;
+  return s.expiresAt !== undefined && s.expiresAt <= now;
+}
+
+function infoOf(streamId: string, s: MemoryStream): StreamInfo {
+  return {
+    streamId,
+    sessionId: s.sessionId,
+    status: s.status,
+    length: s.chunks.length,
+    stopRequested: s.stopRequested,
+    leaseExpiresAt: s.leaseExpiresAt,
+  };
+}
