@@ -442,6 +442,15 @@ class Differ implements BranchDiffer {
           this.diff({ schema: oldProps[p], doc: o.doc }, { schema: target, doc: n.doc }, childSite(site, p));
         continue;
       }
+      if (newAdditional === true) {
+        // An open object: the name is undeclared now, and an undeclared name accepts any value.
+        at(p)(
+          "loosen-constraint",
+          "property declaration removed: the open object (additionalProperties absent or true) accepts any value under this name",
+          "properties",
+        );
+        continue;
+      }
       const renamedTo = added.filter((q) =>
         this.same({ schema: oldProps[p], doc: o.doc }, { schema: newProps[q], doc: n.doc }),
       );
@@ -451,13 +460,25 @@ class Differ implements BranchDiffer {
           : "";
       at(p)("remove-property", `property removed${hint}`, "properties", { present: true });
     }
+    const oldPatterns = isObject(os.patternProperties) ? (os.patternProperties as Record<string, JsonSchema>) : {};
     for (const p of added) {
-      if (newReq.has(p)) at(p)("add-required", "required property added", "required", { absent: true });
-      else at(p)("add-optional-property", "optional property added", "properties");
-      // Values stored under this key used to match the index signature: they must still match.
-      if (isObject(oldAdditional)) {
-        this.diff({ schema: oldAdditional, doc: o.doc }, { schema: newProps[p], doc: n.doc }, childSite(site, p));
-      }
+      // What the old schema accepted under this undeclared name: the patterns it matches, else
+      // additionalProperties (absent or true: any value). Values stored under it must still be accepted.
+      const before = undeclaredValues(oldPatterns, oldAdditional, p);
+      if (newReq.has(p) && !oldReq.has(p))
+        at(p)("add-required", "required property added", "required", { absent: true });
+      else if (before === false || oldReq.has(p))
+        at(p)("add-optional-property", "optional property added", "properties");
+      else
+        at(p)(
+          "add-optional-property",
+          before === true
+            ? "optional property added (the open object accepted any value under this name before: checked below)"
+            : "optional property added (its values used to match the schema for undeclared names: checked below)",
+          "properties",
+        );
+      if (before !== false)
+        this.diff({ schema: before, doc: o.doc }, { schema: newProps[p], doc: n.doc }, childSite(site, p));
     }
     for (const p of Object.keys(oldProps)) {
       if (!(p in newProps)) continue;
@@ -672,6 +693,28 @@ function sameExternalTarget(a: JsonSchema, b: JsonSchema): boolean {
     !a.$ref.startsWith("#") &&
     refIdentity(a.$ref) === refIdentity(b.$ref)
   );
+}
+
+/**
+ * The schema an object's undeclared name `key` was validated by: the patterns it matches (the first:
+ * each one holds for every stored value, so one is an over-approximation a comparison may use, and a
+ * break found with it is confirmed by a witness), else `additionalProperties` (`true` when absent or
+ * true: any value; `false`: the object could not hold the name).
+ */
+function undeclaredValues(
+  patterns: Record<string, JsonSchema>,
+  additional: boolean | SchemaObject,
+  key: string,
+): JsonSchema | false {
+  const matching = Object.keys(patterns).filter((q) => {
+    try {
+      return new RegExp(q, "u").test(key);
+    } catch {
+      return false;
+    }
+  });
+  if (matching.length > 0) return patterns[matching[0]!]!;
+  return additional;
 }
 
 /** A pattern matching exactly one property name (a `u`-mode regex: only syntax characters escaped). */

@@ -314,8 +314,14 @@ describe("sampling: the second line of defence", () => {
   // A family slot at /x is compared by family only; the validators still see the schemas, so a
   // difference the analysis skipped there is found by sampling old documents.
   const slot = { path: ["x"], family: "AIContent" };
-  const old = { type: "object", properties: { x: { type: "string" } }, required: ["x"] };
-  const next = { type: "object", properties: { x: { type: "integer" }, note: { type: "string" } }, required: ["x"] };
+  // Closed objects: a property added to an open one is itself a break the analysis sees (issue #34).
+  const old = { type: "object", properties: { x: { type: "string" } }, required: ["x"], additionalProperties: false };
+  const next = {
+    type: "object",
+    properties: { x: { type: "integer" }, note: { type: "string" } },
+    required: ["x"],
+    additionalProperties: false,
+  };
 
   it("a counterexample drawn from the old schema makes the verdict breaking, with the seed that draws it", () => {
     const a = assessCompatibility(old, next, { oldSlots: [slot], newSlots: [slot], seed: 7, samples: 30 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { diffSchemas } from "../../generator/compat/diff.js";
 import { CHANGE_RULES, type Change } from "../../generator/compat/rule-catalogue.js";
-import { rules } from "./helpers.js";
+import { kinds, rules } from "./helpers.js";
 
 /** A closed object with one property `x` (required unless told), so pointers read `/x`. */
 function obj(x: unknown, required = true, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -100,8 +100,9 @@ describe("properties and required", () => {
   });
 
   it("a rename is reported as a removal that names the likely new name", () => {
-    const old = { type: "object", properties: { callId: { type: "string" } }, required: ["callId"] };
-    const next = { type: "object", properties: { id: { type: "string" } }, required: ["id"] };
+    const closed = { type: "object", additionalProperties: false };
+    const old = { ...closed, properties: { callId: { type: "string" } }, required: ["callId"] };
+    const next = { ...closed, properties: { id: { type: "string" } }, required: ["id"] };
     const changes = diffSchemas(old, next);
     expect(rules(changes)).toEqual(["add-required@/id", "remove-property@/callId"]);
     const removal = changes.find((c) => c.rule === "remove-property")!;
@@ -679,10 +680,15 @@ describe("family slots (x-statebag.slots)", () => {
 
   it("a position that becomes a slot is compared with what a slot accepts (a tagged object)", () => {
     const notAnnotation = (changes: Change[]) => changes.filter((x) => x.rule !== "annotation-change");
-    const c = only(
-      notAnnotation(diffSchemas(withSlot({ type: "object" }, "AIContent", false), withSlot(members("text")))),
+    const changes = notAnnotation(
+      diffSchemas(withSlot({ type: "object" }, "AIContent", false), withSlot(members("text"))),
     );
-    expect(c).toMatchObject({ pointer: "/messages/*/contents/*/$type", rule: "add-required", kind: "breaking" });
+    // Required now, and a string now: the open object accepted any value under "$type" before.
+    expect(rules(changes)).toEqual([
+      "add-required@/messages/*/contents/*/$type",
+      "narrow-type@/messages/*/contents/*/$type",
+    ]);
+    expect(kinds(changes)).toEqual(["breaking"]);
     expect(notAnnotation(diffSchemas(withSlot(opaque, "AIContent", false), withSlot(members("text"))))).toEqual([]);
   });
 

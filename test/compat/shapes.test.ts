@@ -209,8 +209,12 @@ describe("the witness search: bounded by work, not depth (issue #26)", () => {
 });
 
 describe("sampling is always reported (issue #26)", () => {
-  const old = { type: "object", properties: { a: { type: "string" } } };
-  const next = { type: "object", properties: { a: { type: "string" }, b: { type: "integer" } } };
+  const old = { type: "object", properties: { a: { type: "string" } }, additionalProperties: false };
+  const next = {
+    type: "object",
+    properties: { a: { type: "string" }, b: { type: "integer" } },
+    additionalProperties: false,
+  };
 
   it("says how many documents were drawn and accepted", () => {
     const a = assessCompatibility(old, next, { samples: 25 });
