@@ -94,7 +94,7 @@ function raw(path: string): { sessions: Record<string, string>; messages: string
     db.close();
   }
 }
-const kid = (text: string) => /^\{"format":"statebag\.encrypted","v":1,"kid":"([^"]+)"/.exec(text)?.[1];
+const kid = (text: string) => /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([^"]+)"/.exec(text)?.[1];
 
 describe("the keyring", () => {
   it('comes from --keyring, $STATEBAG_KEYRING or the config\'s "keyring" (in that order)', async () => {

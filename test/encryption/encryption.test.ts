@@ -125,7 +125,7 @@ describe("session codec", () => {
     expect(isEncryptedText(a)).toBe(true);
     const doc = JSON.parse(a) as Record<string, unknown>;
     expect(Object.keys(doc)).toEqual(["format", "v", "kid", "iv", "ct", "tag", "b"]);
-    expect(doc).toMatchObject({ format: "statebag.encrypted", v: 1, kid: "k1" });
+    expect(doc).toMatchObject({ format: "statebag.encrypted", v: 2, kid: "k1" });
     expect(Buffer.from(doc.iv as string, "base64url")).toHaveLength(12);
     expect(Buffer.from(doc.tag as string, "base64url")).toHaveLength(16);
     expect(JSON.parse(b).iv).not.toBe(doc.iv);
@@ -143,9 +143,11 @@ describe("session codec", () => {
     }
     expect(decryptionError(() => codec.deserialize(text.slice(0, -5), "alice-1")).reason).toBe("malformed");
     // Another version, or a removed binding field, is refused too.
-    expect(decryptionError(() => codec.deserialize(text.replace('"v":1', '"v":2'), "alice-1")).reason).toBe(
+    expect(decryptionError(() => codec.deserialize(text.replace('"v":2', '"v":3'), "alice-1")).reason).toBe(
       "malformed",
     );
+    // A version-2 row relabelled as version 1 (which binds no revision) fails the tag.
+    expect(decryptionError(() => codec.deserialize(text.replace('"v":2', '"v":1'), "alice-1")).reason).toBe("tampered");
   });
 
   it("a row under another id, owner or store name fails, naming the binding", () => {
@@ -162,6 +164,26 @@ describe("session codec", () => {
       "store",
     ]);
     expect(codec.deserialize(owned, "alice-1", { owner: "alice" }).id).toBe("alice-1");
+  });
+
+  it("a row binds the revision it is written under: another revision's body is refused as a rollback", () => {
+    const at3 = codec.serialize(session, { owner: "alice", revision: 3 });
+    expect(codec.deserialize(at3, "alice-1", { owner: "alice", revision: 3 }).id).toBe("alice-1");
+    for (const revision of [4, 2, undefined]) {
+      const e = decryptionError(() => codec.deserialize(at3, "alice-1", { owner: "alice", revision }));
+      expect(e.reason).toBe("binding");
+      expect(e.mismatched).toEqual(["revision"]);
+      expect(e.message).toMatch(/written for another revision of the session/);
+      expect(e.hint).toMatch(/rollback/);
+    }
+    // Removing the revision fingerprint does not unbind it.
+    const stripped = at3.replace(',"r":3', "");
+    expect(decryptionError(() => codec.deserialize(stripped, "alice-1", { owner: "alice", revision: 4 })).reason).toBe(
+      "tampered",
+    );
+    // Written without a revision (a tool serializing outside a store): read at any revision.
+    const unbound = codec.serialize(session, { owner: "alice" });
+    expect(codec.deserialize(unbound, "alice-1", { owner: "alice", revision: 9 }).id).toBe("alice-1");
   });
 
   it("wrong key and missing key id are typed, and never print key material", () => {
@@ -345,10 +367,10 @@ for (const make of [memoryHarness, sqliteHarness]) {
       // id A's text under id B (same owner): refused.
       const a = h.rawSession(store, "a");
       h.setRawSession(store, "b", a);
-      expect((await rejectsDecryption(store.get("b"))).mismatched).toEqual(["id"]);
+      expect((await rejectsDecryption(store.get("b"))).mismatched).toEqual(["id", "revision"]);
       // alice's row replayed onto bob's session.
       h.setRawSession(store, "c", a);
-      expect((await rejectsDecryption(store.get("c"))).mismatched).toEqual(["id", "owner"]);
+      expect((await rejectsDecryption(store.get("c"))).mismatched).toEqual(["id", "owner", "revision"]);
       // A message of log a replayed into log b.
       h.setRawMessages(store, "b", [h.rawMessages(store, "a")[0]]);
       expect((await rejectsDecryption(store.messages.getMessages("b"))).mismatched).toEqual(["log"]);

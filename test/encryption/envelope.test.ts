@@ -1,7 +1,8 @@
 /**
  * The envelope's strict parsing and its format: every character outside the base64url alphabet in
  * `iv`, `ct` or `tag` is a malformed row (the check is no longer a regex, so this is tested over
- * every UTF-16 code unit), and rows written by earlier releases keep loading.
+ * every UTF-16 code unit), and rows written by earlier releases (version 1, no revision bound)
+ * keep loading.
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
@@ -149,12 +150,25 @@ describe("format v1 rows written by earlier releases", () => {
     ).toBe("tampered");
   });
 
-  it("what is written now has the same layout and reads back", () => {
+  it("load whatever revision the store reads them at (they bind none), and a v2 row cannot pose as one", () => {
     const sessions = encryptedSessionCodec({ keyring: ring, store: "app" });
-    const text = sessions.serialize(createSessionData({ id: "alice-1" }), { owner: "alice" });
-    expect(text).toMatch(
-      /^\{"format":"statebag\.encrypted","v":1,"kid":"k1","iv":"[\w-]{16}","ct":"[\w-]+","tag":"[\w-]{22}","b":\{"s":"PeK5_a9eUZrS","i":"fUsY_T5iogtW","o":"6_hcfr52Yn7E"\}\}$/,
+    for (const revision of [1, 7, 123456])
+      expect(sessions.deserialize(session, "alice-1", { owner: "alice", revision }).id).toBe("alice-1");
+    const bound = sessions.serialize(createSessionData({ id: "alice-1" }), { owner: "alice", revision: 5 });
+    // Relabelled as version 1, with or without its revision fingerprint: never opens.
+    expect(reason(() => sessions.deserialize(bound.replace('"v":2', '"v":1'), "alice-1", { owner: "alice" }))).toBe(
+      "malformed",
     );
-    expect(sessions.deserialize(text, "alice-1", { owner: "alice" }).id).toBe("alice-1");
+    const unpinned = bound.replace('"v":2', '"v":1').replace(',"r":5', "");
+    expect(reason(() => sessions.deserialize(unpinned, "alice-1", { owner: "alice", revision: 5 }))).toBe("tampered");
+  });
+
+  it("what is written now is version 2, with the same layout plus the bound revision, and reads back", () => {
+    const sessions = encryptedSessionCodec({ keyring: ring, store: "app" });
+    const text = sessions.serialize(createSessionData({ id: "alice-1" }), { owner: "alice", revision: 42 });
+    expect(text).toMatch(
+      /^\{"format":"statebag\.encrypted","v":2,"kid":"k1","iv":"[\w-]{16}","ct":"[\w-]+","tag":"[\w-]{22}","b":\{"s":"PeK5_a9eUZrS","i":"fUsY_T5iogtW","o":"6_hcfr52Yn7E","r":42\}\}$/,
+    );
+    expect(sessions.deserialize(text, "alice-1", { owner: "alice", revision: 42 }).id).toBe("alice-1");
   });
 });

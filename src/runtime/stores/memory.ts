@@ -141,7 +141,7 @@ export class MemorySessionStore implements SessionStore {
     const row = this.live(checkId(id));
     if (!row) return undefined;
     return {
-      session: loadStoredSession(this.codec, id, row.text, this.url, { owner: row.owner }),
+      session: loadStoredSession(this.codec, id, row.text, this.url, { owner: row.owner, revision: row.revision }),
       revision: row.revision,
       meta: rowMeta(row),
     };
@@ -156,7 +156,8 @@ export class MemorySessionStore implements SessionStore {
     // binding the owner needs to see (it never changes for a given revision).
     let owner = meta.owner;
     if (owner === undefined && expected !== null && usesContext(this.codec)) owner = this.live(id)?.owner;
-    const text = this.codec.serialize(session, { owner });
+    // The revision the row is written under: the counter's next value (nothing in between draws one).
+    const text = this.codec.serialize(session, { owner, revision: this.counter + 1 });
     const row = this.live(id);
     const current = row?.revision ?? null;
     if (current !== expected) throw new ConflictError(id, expected, current);

@@ -13,7 +13,9 @@ import type { StreamBuffer } from "./stream-buffer.js";
 /**
  * Turns a session into stored text and back. `serialize` must validate (a store never writes an
  * invalid session); `deserialize` must migrate older documents to the current shape. Both run
- * outside any transaction or lock.
+ * outside any transaction or lock, except that the SQLite store calls a codec that uses its
+ * context (any codec but statebag's defaults) inside its write transaction, where the revision
+ * of the row it writes is drawn.
  */
 export interface SessionCodec {
   /** `context`: what the store knows about the row besides the session (its owner), when it knows it. */
@@ -34,6 +36,13 @@ export interface SessionCodec {
 export interface SessionCodecContext {
   /** The row's owner (`SessionMeta.owner`); absent for an unowned session. */
   owner?: string;
+  /**
+   * The revision the row is written under (`serialize`) or stored at (`deserialize`), when the
+   * store knows it: every built-in store passes it, so an encrypting codec binds it and an older
+   * body copied back over a newer row of the same session no longer opens. (A codec given it on
+   * `serialize` sees the revision the save will commit if it succeeds.)
+   */
+  revision?: number;
 }
 
 /** The same for one chat message of a message log. */

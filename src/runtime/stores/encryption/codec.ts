@@ -1,8 +1,8 @@
 /**
  * Encrypting codecs: `encryptedSessionCodec` and `encryptedMessageCodec` wrap the codecs a store
  * writes through (default: statebag's validating, migrating ones) and store each row as an
- * AES-256-GCM envelope (envelope.ts) bound to the store name, the session id or log id and
- * position, and the owner. There is no plaintext fallback: a plaintext row is a `DecryptionError`
+ * AES-256-GCM envelope (envelope.ts) bound to the store name, the session id and the revision the
+ * row is written under (or the log id and position), and the owner. There is no plaintext fallback: a plaintext row is a `DecryptionError`
  * unless `acceptPlaintext` is set, for the migration window that `statebag migrate --encrypt` closes.
  */
 import { ConfigurationError } from "../../core/errors.js";
@@ -12,7 +12,7 @@ import { quoted } from "../../core/json.js";
 import { defaultMessageCodec, defaultSessionCodec } from "../codec.js";
 import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "../types.js";
 import { DecryptionError, EncryptionContextError } from "./errors.js";
-import { encryptedKeyId, isEncryptedText, open, seal } from "./envelope.js";
+import { type Binding, encryptedKeyId, envelopeBindsRevision, isEncryptedText, open, seal } from "./envelope.js";
 import { createKeyring, type Keyring, type KeyringSpec } from "./keyring.js";
 
 export type { MessageCodecContext, SessionCodecContext };
@@ -30,6 +30,13 @@ export interface EncryptionOptions {
    * re-written encrypted on their next save). Remove it once `statebag migrate --encrypt` has run.
    */
   acceptPlaintext?: boolean;
+  /**
+   * Refuse session rows that bind no revision (envelopes written before revisions were bound, or
+   * by a tool outside a store): set it once `statebag migrate --reencrypt` has rewritten them, so
+   * that an old body copied back over a row cannot pass as the current revision either. Default
+   * false: such rows load (bound to everything else).
+   */
+  requireRevisionBinding?: boolean;
 }
 
 export interface EncryptedSessionCodecOptions extends EncryptionOptions {
@@ -93,6 +100,19 @@ function owner(context: SessionCodecContext | undefined): string | undefined {
   return typeof o === "string" ? o : undefined;
 }
 
+function revision(context: SessionCodecContext | undefined): number | undefined {
+  const r = context?.revision;
+  return typeof r === "number" ? r : undefined;
+}
+
+/** The binding of a session row: store, id, owner and (when the store gives it) revision. */
+function sessionBinding(store: string, id: string, context: SessionCodecContext | undefined): Binding {
+  const b: Binding = { kind: "session", store, id, owner: owner(context) };
+  const r = revision(context);
+  if (r !== undefined) b.revision = r;
+  return b;
+}
+
 function count(enc: EncryptionInfo, text: string): void {
   const kid = encryptedKeyId(text);
   if (kid === enc.keyring.current) enc.reads.current++;
@@ -108,7 +128,7 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
     serialize(session: AgentSession, context?: SessionCodecContext): string {
       // The inner codec sees the same context (a codec under encryption may bind to it too).
       const text = inner.serialize(session, context);
-      return seal(enc.keyring, { kind: "session", store: enc.store, id: session.id, owner: owner(context) }, text);
+      return seal(enc.keyring, sessionBinding(enc.store, session.id, context), text);
     },
     deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession {
       if (typeof key !== "string") {
@@ -123,12 +143,15 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
         enc.reads.plaintext++;
         return inner.deserialize(text, key, context);
       }
-      const plain = open(
-        enc.keyring,
-        { kind: "session", store: enc.store, id: key, owner: owner(context) },
-        text,
-        what,
-      );
+      const binding = sessionBinding(enc.store, key, context);
+      if (options.requireRevisionBinding === true && envelopeBindsRevision(text) === false)
+        throw new DecryptionError({
+          reason: "binding",
+          mismatched: ["revision"],
+          what,
+          ...(encryptedKeyId(text) ? { kid: encryptedKeyId(text) } : {}),
+        });
+      const plain = open(enc.keyring, binding, text, what);
       count(enc, text);
       return inner.deserialize(plain, key, context);
     },
@@ -183,7 +206,12 @@ export function encryptionCodecs(options: EncryptedSessionCodecOptions & { messa
   messageCodec: EncryptedMessageCodec & MessageCodec;
 } {
   const keyring = createKeyring(options.keyring);
-  const common = { keyring, store: options.store, ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}) };
+  const common = {
+    keyring,
+    store: options.store,
+    ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}),
+    ...(options.requireRevisionBinding ? { requireRevisionBinding: true } : {}),
+  };
   return {
     codec: encryptedSessionCodec({ ...common, ...(options.inner ? { inner: options.inner } : {}) }),
     messageCodec: encryptedMessageCodec({

@@ -20,7 +20,7 @@ export type DecryptionFailure =
   | "malformed"
   /** The envelope's key id is not in the keyring. */
   | "missing-key"
-  /** The row was written for another store name, id, owner, log or position. */
+  /** The row was written for another store name, id, owner, log, position or revision (a rollback). */
   | "binding"
   /** The ciphertext, nonce or tag was changed (the bindings match). */
   | "tampered"
@@ -28,7 +28,7 @@ export type DecryptionFailure =
   | "wrong-key";
 
 /** The bindings the associated data holds. */
-export type EncryptionBinding = "store" | "id" | "owner" | "log" | "position";
+export type EncryptionBinding = "store" | "id" | "owner" | "log" | "position" | "revision";
 
 export interface DecryptionErrorDetails {
   reason: DecryptionFailure;
@@ -62,6 +62,7 @@ const BINDING_NAMES: Record<EncryptionBinding, string> = {
   owner: "the owner",
   log: "the message log id",
   position: "the position in the log",
+  revision: "the revision of the session",
 };
 
 function decryptionMessage(d: DecryptionErrorDetails): string {
@@ -91,7 +92,9 @@ function decryptionHint(d: DecryptionErrorDetails): string {
     case "missing-key":
       return "add that key id to the keyring (old keys stay in the keyring until `statebag migrate --reencrypt` has rewritten every row under the current key)";
     case "binding":
-      return "encrypted rows are bound to their store name, session id (or log id and position) and owner: restore the row from a backup of its own id rather than copying another one, and check that the codec's `store` name is the one the rows were written with";
+      if (d.mismatched?.length === 1 && d.mismatched[0] === "revision")
+        return "a session row is bound to the revision it was written under: this body is from another revision of the session (an older body copied over the row, a rollback); restore the whole row (body and revision) from one backup, or delete it";
+      return "encrypted rows are bound to their store name, session id (or log id and position), owner and revision: restore the row from a backup of its own id rather than copying another one, and check that the codec's `store` name is the one the rows were written with";
     case "wrong-key":
       return "the keyring maps this key id to different bytes than when the row was written: restore the right key for that id (key ids must never be reused for new key material)";
     case "tampered":

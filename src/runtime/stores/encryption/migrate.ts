@@ -2,7 +2,8 @@
  * `migrateEncryption(store, { codec, messageCodec, mode })`: rewrites every stored row that is not
  * encrypted under the keyring's current key. `mode: "encrypt"` also encrypts plaintext rows (the
  * codecs must be in their `acceptPlaintext` window) and closes that window; `"reencrypt"` rewrites
- * rows under older keys (after a rotation) and reports plaintext rows as failures.
+ * rows under older keys (after a rotation) and session rows whose envelope binds no revision
+ * (version 1), and reports plaintext rows as failures.
  *
  * Like `migrateStore`: page by page through `scan({ includeText: true })`, each session rewritten
  * by one compare-and-swap `save` on the revision read (a session the application saved meanwhile
@@ -23,7 +24,7 @@ import { ConflictError, StoreUnavailableError } from "../errors.js";
 import type { AgentSession } from "../../core/session.js";
 import type { MessageLogSnapshot, ScanItem, SessionStore, StoredSession } from "../types.js";
 import type { EncryptedMessageCodec, EncryptedSessionCodec, EncryptionReads } from "./codec.js";
-import { encryptedKeyId, isEncryptedText } from "./envelope.js";
+import { encryptedKeyId, envelopeBindsRevision, isEncryptedText } from "./envelope.js";
 
 export interface EncryptionMigrationOptions {
   /** The encrypting session codec the store was opened with. */
@@ -66,7 +67,10 @@ export interface EncryptionMigrationReport {
   mode: "encrypt" | "reencrypt";
   dryRun: boolean;
   scanned: number;
-  /** Sessions found in plaintext / under an older key (before the run). */
+  /**
+   * Sessions found in plaintext / under an older key or in an envelope that binds no revision
+   * (version 1, written before revisions were bound), before the run.
+   */
   plaintext: number;
   stale: number;
   /** Sessions rewritten under the current key (dry run: that would be). */
@@ -180,12 +184,14 @@ export async function migrateEncryption(
         return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
       const kid = encryptedKeyId(text);
       const plaintext = !isEncryptedText(text);
+      // Under the current key and bound to its revision (an envelope of version 1 binds none).
+      const done = kid === current && envelopeBindsRevision(text) === true;
       if (!counted) {
         counted = true;
         if (plaintext) report.plaintext++;
-        else if (kid !== current) report.stale++;
+        else if (!done) report.stale++;
       }
-      if (kid === current) {
+      if (done) {
         if (attempt === 0) report.current++;
         else report.rewritten++; // the application rewrote it under the current key meanwhile
         return;

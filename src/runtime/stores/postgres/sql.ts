@@ -116,17 +116,24 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     ],
     get: named(`SELECT revision, data, ${meta_} FROM ${sessions} WHERE id = $1 AND ${live}`),
     current: named(`SELECT revision, owner FROM ${sessions} WHERE id = $1 AND ${live}`),
+    // For a codec that binds the revision: the revision the save will write (drawn now, so it is
+    // greater than any the caller has seen) and the row's current revision and owner.
+    draw: named(
+      `SELECT nextval('${seq}') AS next, s.revision, s.owner FROM (SELECT 1) AS one
+       LEFT JOIN ${sessions} s ON s.id = $1 AND ${live}`,
+    ),
     // $5: the owner the save names (NULL: any); title/labels replaced only when given ($6/$8 true);
     // updated_at never goes backwards; a format-1 row gets its created_at from its last update.
+    // $10 (create: $7): a revision drawn beforehand (`draw`), else NULL: the next of the sequence.
     update: named(
-      `UPDATE ${sessions} SET revision = nextval('${seq}'), data = $3, expires_at = ${expiry("$4")},
+      `UPDATE ${sessions} SET revision = COALESCE($10::bigint, nextval('${seq}')), data = $3, expires_at = ${expiry("$4")},
          updated_at = GREATEST(${nowMs}, updated_at), created_at = COALESCE(created_at, updated_at),
          title = CASE WHEN $6::boolean THEN $7::text ELSE title END, labels = CASE WHEN $8::boolean THEN $9::jsonb ELSE labels END
        WHERE id = $1 AND revision = $2 AND ${live} AND ($5::text IS NULL OR owner = $5::text) RETURNING revision`,
     ),
     create: named(
       `INSERT INTO ${sessions} AS s (id, revision, data, expires_at, owner, title, labels, created_at, updated_at)
-       VALUES ($1, nextval('${seq}'), $2, ${expiry("$3")}, $4, $5, $6::jsonb, ${nowMs}, ${nowMs})
+       VALUES ($1, COALESCE($7::bigint, nextval('${seq}')), $2, ${expiry("$3")}, $4, $5, $6::jsonb, ${nowMs}, ${nowMs})
        ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
          expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at, created_at = EXCLUDED.created_at,
          owner = EXCLUDED.owner, title = EXCLUDED.title, labels = EXCLUDED.labels

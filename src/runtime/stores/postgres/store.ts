@@ -384,6 +384,7 @@ export class PostgresSessionStore implements SessionStore {
     return {
       session: loadStoredSession(this.codec, id, row.data as string, this.url, {
         owner: (row.owner as string | null) ?? undefined,
+        revision: Number(row.revision),
       }),
       revision: Number(row.revision),
       meta: rowMeta(row),
@@ -397,19 +398,32 @@ export class PostgresSessionStore implements SessionStore {
     // The owner the row will have, for the codec: the given one, else (an update) the stored one.
     // A row's owner never changes, and the update below only applies at that revision.
     let owner = meta.owner;
-    if (owner === undefined && expected !== null && usesContext(this.codec)) {
-      const { rows } = await this.withClient("save", false, (c) => c.query<Row>(this.sql.current, [id]));
-      const current = rows.length ? Number(rows[0].revision) : null;
+    // A codec that uses its context is given the revision the row is written under: drawn from the
+    // sequence first (one more round trip), with the current revision and owner in the same read.
+    let revision: number | null = null;
+    if (usesContext(this.codec)) {
+      const { rows } = await this.withClient("save", true, (c) => c.query<Row>(this.sql.draw, [id]));
+      revision = Number(rows[0].next);
+      const current = rows[0].revision == null ? null : Number(rows[0].revision);
       if (current !== expected) throw new ConflictError(id, expected, current);
-      owner = (rows[0].owner as string | null) ?? undefined;
+      if (owner === undefined && expected !== null) owner = (rows[0].owner as string | null) ?? undefined;
     }
-    const text = this.codec.serialize(session, { owner });
+    const text =
+      revision === null ? this.codec.serialize(session, { owner }) : this.codec.serialize(session, { owner, revision });
     const ttl = ttlMs ?? null;
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.withClient("save", true, async (c) => {
       const { rows } =
         expected === null
-          ? await c.query<Row>(this.sql.create, [id, text, ttl, meta.owner ?? null, meta.title ?? null, labels])
+          ? await c.query<Row>(this.sql.create, [
+              id,
+              text,
+              ttl,
+              meta.owner ?? null,
+              meta.title ?? null,
+              labels,
+              revision,
+            ])
           : await c.query<Row>(this.sql.update, [
               id,
               expected,
@@ -420,12 +434,13 @@ export class PostgresSessionStore implements SessionStore {
               meta.title ?? null,
               labels !== null,
               labels,
+              revision,
             ]);
       if (rows.length === 1) return Number(rows[0].revision);
       const current = await c.query<Row>(this.sql.current, [id]);
-      const revision = current.rows.length ? Number(current.rows[0].revision) : null;
-      if (revision !== null && revision === expected) throw new SessionOwnerError(id, meta.owner!);
-      throw new ConflictError(id, expected, revision);
+      const stored = current.rows.length ? Number(current.rows[0].revision) : null;
+      if (stored !== null && stored === expected) throw new SessionOwnerError(id, meta.owner!);
+      throw new ConflictError(id, expected, stored);
     });
   }
 

@@ -106,7 +106,7 @@ export const PENDING_GRACE_MS = 300_000;
  * 7 ownerGiven ('1'/'0'), 8 owner, 9 codec owner ('=' .. the owner the body was serialized for, '=' none; '' = not checked),
  * 10 title mode ('1' set, '0' keep, '-' clear), 11 title, 12 labels mode ('1' set, '0' keep), 13 labels JSON,
  * 14 inline ('1': owner index in this slot, standalone), 15 owner key prefix, 16 xo (bucket's
- * expiring-owner hash), 17 pending u ('' none).
+ * expiring-owner hash), 17 the revision to write, drawn beforehand by DRAW ('' or absent: INCR rev here).
  * Returns {1, rev, owner|false, u, c, labels JSON|false, swept...} | {0, current} (conflict) |
  * {2} (another owner) | {3, stored owner} (body serialized for the wrong owner: serialize again).
  */
@@ -164,7 +164,8 @@ if meta then
     del[#del + 1] = 'l'
   end
 end
-local rev = redis.call('INCR', KEYS[2])
+local rev
+if ARGV[17] ~= nil and ARGV[17] ~= '' then rev = tonumber(ARGV[17]) else rev = redis.call('INCR', KEYS[2]) end
 set[2] = rev
 redis.call('HSET', KEYS[1], unpack(set))
 if #del > 0 then redis.call('HDEL', KEYS[1], unpack(del)) end
@@ -185,6 +186,16 @@ end
 local out = {1, rev, owner, u, c, labels}
 sweep(KEYS[3], KEYS[4], meta and ARGV[16], ARGV[6], tonumber(ARGV[5]), 16, inline, ARGV[15], out)
 return out
+`;
+
+/**
+ * For a codec that binds the revision: KEYS: rev, session. Draws the revision a save will write
+ * (INCR of the bucket's counter, so it is greater than any revision the caller has seen) and
+ * returns {drawn, current revision|false, owner|false}.
+ */
+const DRAW = `
+local cur = redis.call('HMGET', KEYS[2], 'r', 'o')
+return {redis.call('INCR', KEYS[1]), cur[1], cur[2]}
 `;
 
 /**
@@ -469,6 +480,7 @@ return 1
 /** The Lua scripts (exported for the benchmark's raw-driver baseline). @internal */
 export const REDIS_LUA = {
   save: SAVE,
+  draw: DRAW,
   index: INDEX,
   list: LIST,
   meta: META,
@@ -486,6 +498,7 @@ export type Reply = [number, string | number | null];
 
 export interface Scripts {
   sbSave(...args: (string | number)[]): Promise<(string | number | null)[]>;
+  sbDraw(rev: string, session: string): Promise<[number, string | null, string | null]>;
   sbDelete(...args: (string | number)[]): Promise<(string | number | null)[]>;
   sbScan(...args: (string | number)[]): Promise<(string | null)[]>;
   sbPurge(...args: (string | number)[]): Promise<(string | number)[]>;
@@ -509,6 +522,7 @@ export type ScriptedClient = RedisClientLike & Scripts;
 /** Defines every script on a new client, as the commands `Scripts` names. */
 export function defineScripts(client: RedisClientLike): void {
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: SAVE });
+  client.defineCommand("sbDraw", { numberOfKeys: 2, lua: DRAW });
   client.defineCommand("sbDelete", { numberOfKeys: 4, lua: DELETE });
   client.defineCommand("sbIndex", { numberOfKeys: 3, lua: INDEX });
   client.defineCommand("sbList", { numberOfKeys: 3, lua: LIST });

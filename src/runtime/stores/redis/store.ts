@@ -328,7 +328,10 @@ export class RedisSessionStore implements SessionStore {
     if (revision === null || data === null) return undefined;
     this.remember(id, owner);
     return {
-      session: loadStoredSession(this.codec, id, data, this.url, { owner: owner ?? undefined }),
+      session: loadStoredSession(this.codec, id, data, this.url, {
+        owner: owner ?? undefined,
+        revision: Number(revision),
+      }),
       revision: Number(revision),
       meta: metaOf(v),
     };
@@ -357,9 +360,25 @@ export class RedisSessionStore implements SessionStore {
     // session is written never leaves it out of its owner's list (keys.ts).
     const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
     if (pending !== undefined) await this.indexOp("save", this.keys.owner(meta.owner!), "add", id, pending, labels);
+    // A codec that uses its context binds the revision the row is written under: drawn first from
+    // the bucket's counter (one more round trip; it also reads the stored owner and revision).
+    let drawn = "";
+    if (checkCodecOwner) {
+      const [next, current, stored] = await this.call("save", true, (c) => c.sbDraw(k.rev, k.session));
+      if ((current === null ? null : Number(current)) !== expected) {
+        if (pending !== undefined)
+          await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
+        throw new ConflictError(id, expected, current === null ? null : Number(current));
+      }
+      drawn = String(next);
+      if (meta.owner === undefined && expected !== null) codecOwner = stored ?? undefined;
+    }
     let reply: (string | number | null)[];
     for (let attempt = 0; ; attempt++) {
-      const text = this.codec.serialize(session, { owner: codecOwner });
+      const text =
+        drawn === ""
+          ? this.codec.serialize(session, { owner: codecOwner })
+          : this.codec.serialize(session, { owner: codecOwner, revision: Number(drawn) });
       reply = await this.call("save", true, (c) =>
         c.sbSave(
           k.session,
@@ -382,6 +401,7 @@ export class RedisSessionStore implements SessionStore {
           this.cluster ? "0" : "1",
           this.buckets[0].prefix,
           k.xo,
+          drawn,
         ),
       );
       if (Number(reply[0]) !== 3 || attempt > 0) break;

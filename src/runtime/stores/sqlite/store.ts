@@ -392,7 +392,10 @@ export class SqliteSessionStore implements SessionStore {
     const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
     if (!row) return undefined;
     return {
-      session: loadStoredSession(this.codec, id, row.data, this.url, { owner: row.owner ?? undefined }),
+      session: loadStoredSession(this.codec, id, row.data, this.url, {
+        owner: row.owner ?? undefined,
+        revision: row.revision,
+      }),
       revision: row.revision,
       meta: rowMeta(row),
     };
@@ -405,18 +408,22 @@ export class SqliteSessionStore implements SessionStore {
     // The owner the row will have, for the codec: the given one, else (an update) the stored one.
     // A row's owner never changes, and the update below only applies at that revision.
     let owner = meta.owner;
-    if (owner === undefined && expected !== null && usesContext(this.codec)) {
+    const contextual = usesContext(this.codec);
+    if (owner === undefined && expected !== null && contextual) {
       const current = await this.run("save", "read", (s) => s.current.get(id, Date.now()));
       if (current?.revision !== expected) throw new ConflictError(id, expected, current?.revision ?? null);
       owner = current.owner ?? undefined;
     }
-    // Validate and serialize before taking any lock.
-    const text = this.codec.serialize(session, { owner });
+    // Validate and serialize before taking any lock, unless the codec uses its context: it is
+    // given the revision the row is written under, drawn from the file's counter inside the write
+    // transaction (in this process nothing runs meanwhile anyway: both are synchronous).
+    const plain = contextual ? undefined : this.codec.serialize(session, { owner });
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.run("save", "write", (s): number => {
       const now = Date.now();
       const expiresAt = ttlMs === undefined ? null : now + ttlMs;
       const revision = s.bump.get()!.value;
+      const text = plain ?? this.codec.serialize(session, { owner, revision });
       const changes =
         expected === null
           ? s.create.run(id, revision, text, expiresAt, now, now, meta.owner ?? null, meta.title ?? null, labels, now)

@@ -1,6 +1,7 @@
 /** The contract on session metadata (owner, title, labels, times), `list`, and the codec context. */
 import { ConfigurationError } from "../../../index.js";
 import {
+  ConflictError,
   defaultMessageCodec,
   defaultSessionCodec,
   SessionOwnerError,
@@ -303,6 +304,46 @@ export const listingCases: ContractCase[] = [
         await store.messages.appendMessages("log-ctx", [user("hi")], { operationId: "op" });
         await store.messages.getMessages("log-ctx");
         check.equal(logs, ["serialize:log-ctx", "deserialize:log-ctx"], "the message codec must see the log id");
+      } finally {
+        await close(store);
+      }
+    },
+  },
+  {
+    area: "listing",
+    clause:
+      "passes the session codec the revision the row is written under, and the stored revision on read (an encrypting codec binds it: a rollback fails)",
+    requires: ["listing", "codec"],
+    async run({ open, close, check }) {
+      const base = defaultSessionCodec();
+      const written: (number | undefined)[] = [];
+      const read: (number | undefined)[] = [];
+      const codec: SessionCodec = {
+        serialize(session, context) {
+          written.push(context?.revision);
+          return base.serialize(session);
+        },
+        deserialize(text, _key, context) {
+          read.push(context?.revision);
+          return base.deserialize(text);
+        },
+      };
+      const store = await open({ codec });
+      try {
+        const r1 = await store.save(counterSession("rev"), { expectedRevision: null, meta: { owner: "tenant-1" } });
+        const r2 = await store.save(counterSession("rev", 1), { expectedRevision: r1 });
+        const r3 = await store.save(counterSession("rev", 2), { expectedRevision: r2, meta: { owner: "tenant-1" } });
+        const other = await store.save(counterSession("rev-unowned"), { expectedRevision: null });
+        check.equal(written, [r1, r2, r3, other], "serialize must be given the revision the save then returns");
+        check.equal((await store.get("rev"))?.revision, r3, "the last save is what is stored");
+        await store.get("rev-unowned");
+        check.equal(read, [r3, other], "deserialize must be given the stored revision");
+        await check.rejects(
+          store.save(counterSession("rev", 3), { expectedRevision: r2 }),
+          ConflictError,
+          "compare-and-swap on the revision holds for a codec that is given it",
+        );
+        check.equal((await store.get("rev"))?.revision, r3, "the refused save wrote nothing");
       } finally {
         await close(store);
       }
