@@ -1,7 +1,8 @@
 /**
  * `statebag/http`: a Web-standard chat handler (`(request: Request) => Promise<Response>`) that AI
- * SDK UI's `useChat` talks to, over stored sessions: chats per owner, one compare-and-swap commit
- * per turn, the UI message stream protocol over SSE, tool approvals answered exactly once, and a
+ * SDK UI's `useChat` talks to, over stored sessions: chats are the store's owned sessions, a turn
+ * runs to its end whoever listens (its stream buffered in the store: resume and stop from any
+ * process), the UI message stream protocol over SSE, tool approvals answered exactly once, and a
  * list of the owner's chats. `toNodeListener` serves it from `node:http`; Bun, Deno, Hono and Next
  * route handlers take the handler as it is.
  */
@@ -9,17 +10,27 @@ export { createChatHandler, toProblem } from "./runtime/http/handler.js";
 export type { ChatHandler, ChatHandlerOptions } from "./runtime/http/handler.js";
 export { toNodeListener } from "./runtime/http/node.js";
 export type { NodeListener } from "./runtime/http/node.js";
-export { ChatSessions, escapeSegment } from "./runtime/http/chat-flow.js";
+export {
+  ACTIVE_STREAM_LABEL,
+  CHAT_TYPE,
+  CHAT_TYPE_LABEL,
+  ChatSessions,
+  escapeSegment,
+} from "./runtime/http/chat-flow.js";
 export type {
   ApprovalAnswerInput,
+  ChatPage,
   ChatSessionsOptions,
-  Turn,
+  ChatSummary,
+  StopOutcome,
   TurnInput,
   TurnResult,
   TurnSink,
 } from "./runtime/http/chat-flow.js";
-export { CHAT_INDEX_KEY, CHAT_INDEX_TYPE, StoreChatIndex } from "./runtime/http/chat-index.js";
-export type { ChatIndex, ChatPage, ChatSummary } from "./runtime/http/chat-index.js";
+export { TurnRunner } from "./runtime/http/turn-runner.js";
+export type { TurnListener } from "./runtime/http/turn-runner.js";
+export type { TurnFinish } from "./runtime/http/partial-answer.js";
+export { CHAT_INDEX_KEY, CHAT_INDEX_TYPE } from "./runtime/http/chat-index.js";
 export { HttpProblem, problemResponse } from "./runtime/http/problem.js";
 export type { ProblemBody } from "./runtime/http/problem.js";
 export { UIMessageStreamEncoder, UI_MESSAGE_STREAM_HEADERS } from "./runtime/http/ui-message-stream.js";

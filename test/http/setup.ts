@@ -207,3 +207,13 @@ export function userTurn(chatId: string, text: string, messageId = `m-${chatId}`
   const message = { id: messageId, role: "user", parts: [{ type: "text", text }] };
   return { ...body, id: chatId, messages: [message] };
 }
+
+/** Polls `probe` (with growing pauses, at most `tries` times) until it returns a value; no clock is asserted. */
+export async function waitFor<T>(probe: () => Promise<T | undefined>, tries = 200): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5 * (i + 1), 100)));
+  }
+  throw new Error("the condition was not reached");
+}

@@ -1,23 +1,30 @@
 /**
- * The session flow of a chat server, free of any wire format: load a chat for its owner, append the
- * new user message (or the answers to pending tool approvals), run the agent, commit once with
- * compare-and-swap, and keep the owner's chat index in step. A protocol adapter (the AI SDK UI
- * message stream in ui-message-stream.ts; AG-UI would be another) parses its request into a
- * `TurnInput` and turns the `TurnSink` calls into its own events.
+ * The session flow of a chat server, free of any wire format. A chat is one of the store's owned
+ * sessions (`meta.owner`, a title, the label `statebag.type: chat`), stored under
+ * `<idPrefix>/<chat id>`: erasure, retention, listing by owner and encryption apply to chats as to
+ * every session. A chat whose stored owner is not the requester is absent, on every path.
  *
- * Chats are namespaced per owner inside the store: the storage id is built from the owner and
- * the chat id, so another owner's chat id is simply absent, never loaded.
+ * A turn is not bound to the request that started it. Accepting it commits the user's message at
+ * once (compare-and-swap, with the label `statebag.activeStream` naming a stream opened in the
+ * store's stream buffer), then the agent runs to its end in the background (turn-runner.ts) and
+ * commits its answer against the revision of that save. Any process can follow the stream, stop
+ * it, or, once the writer's lease has passed (its server died), recover the chat: end the stream
+ * as interrupted and commit the partial answer the buffer holds (partial-answer.ts). Nothing is
+ * locked forever.
  */
+import { randomUUID } from "node:crypto";
+import type { ChatClientAgent } from "../agent/agent.js";
+import { pendingToolApprovals } from "../agent/approvals.js";
+import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { answerToolApprovals } from "../agent/approval-store.js";
-import { approveToolCall, pendingToolApprovals, rejectToolCall } from "../agent/approvals.js";
-import type { ChatClientAgent } from "../agent/agent.js";
-import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
-import { withSession } from "../stores/with-session.js";
-import type { SessionStore } from "../stores/types.js";
-import { StoreChatIndex, type ChatIndex } from "./chat-index.js";
+import { ConflictError } from "../stores/errors.js";
+import { checkList } from "../stores/listing.js";
+import type { StreamBuffer, StreamInfo } from "../stores/stream-buffer.js";
+import type { SessionMeta, SessionStore, StoredSession } from "../stores/types.js";
+import { partialAnswer, type TurnFinish } from "./partial-answer.js";
 import { HttpProblem } from "./problem.js";
+import { TurnRunner } from "./turn-runner.js";
 
 /** One answer from the UI to a pending approval request. */
 export interface ApprovalAnswerInput {
@@ -45,12 +52,22 @@ export interface TurnResult {
   revision: number;
 }
 
+/** The label every chat carries (`statebag.type: chat`): what `GET /chats` lists. */
+export const CHAT_TYPE_LABEL = "statebag.type";
+export const CHAT_TYPE = "chat";
+/** The label naming the stream of the turn running in a chat (absent when none runs). */
+export const ACTIVE_STREAM_LABEL = "statebag.activeStream";
+
 /** Characters of the first user message kept as a chat's title. */
 const TITLE_CHARS = 80;
 
-/** Escapes the separator (and the escape character) so an owner can never reach into another's namespace. */
+/** Escapes the separator (and the escape character) so a chat id can never reach into another namespace. */
 export function escapeSegment(text: string): string {
   return text.replace(/%/g, "%25").replace(/\//g, "%2F");
+}
+
+function unescapeSegment(text: string): string {
+  return text.replace(/%2F/g, "/").replace(/%25/g, "%");
 }
 
 export interface ChatSessionsOptions {
@@ -58,187 +75,417 @@ export interface ChatSessionsOptions {
   store: SessionStore;
   /** Prefix of every storage id this flow writes. Default `"ui-chat"`. */
   idPrefix?: string;
-  /** The owner's chat list; default: a document per owner in `store`. */
-  index?: ChatIndex;
   /** Time to live of every saved chat revision, in ms. */
   ttlMs?: number;
+  /**
+   * The stream buffer (default `store.streams`). A store without one gets an in-process buffer:
+   * resume and stop then work within this process only.
+   */
+  streams?: StreamBuffer;
+  /** The running turn's lease, in ms (renewed every third of it). Default 15,000. */
+  leaseMs?: number;
+  /** How long a finished turn's chunks stay readable, in ms. Default 10 minutes. */
+  streamKeepMs?: number;
+  /** `"continue"` (default): a client that goes away leaves the turn running. `"abort"`: it ends the turn, and nothing of it is kept. */
+  disconnect?: "continue" | "abort";
+  /** Called with unexpected errors of background work (a turn's commit, a recovery). */
+  onError?: (error: unknown) => void;
 }
 
-/** An in-progress turn: holds the chat's in-process lock until `run` ends or `release` is called. */
-export interface Turn {
-  readonly owner: string;
-  readonly chatId: string;
-  /** The session as loaded before the turn (undefined for a new chat). */
-  readonly before: AgentSession | undefined;
-  run(sink: TurnSink, signal: AbortSignal): Promise<TurnResult>;
-  release(): void;
+/** A chat of the owner's list. */
+export interface ChatSummary {
+  /** The chat id the client knows (not the storage id). */
+  id: string;
+  /** The first user message, shortened. */
+  title: string;
+  /** ISO 8601 time of the last save. */
+  updatedAt: string;
 }
+
+export interface ChatPage {
+  /** Newest first. */
+  chats: ChatSummary[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  cursor?: string;
+}
+
+/** What a stop request found and did. */
+export interface StopOutcome {
+  /** False when no turn was running (nothing to stop). */
+  stopped: boolean;
+  /** True once the stopped turn's commit was observed (its partial answer is in the history). */
+  committed: boolean;
+  /** The stream that was stopped. */
+  streamId?: string;
+}
+
+const busy = () =>
+  new HttpProblem(
+    409,
+    "chat-busy",
+    "Chat busy",
+    "A reply is still being written in this chat; wait for it to finish (or stop it), then send again.",
+  );
+export const chatNotFound = () =>
+  new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
 
 export class ChatSessions {
   readonly agent: ChatClientAgent;
   readonly store: SessionStore;
-  readonly index: ChatIndex;
-  private readonly prefix: string;
-  private readonly ttlMs: number | undefined;
-  /** Storage ids with a turn running in this process: a second send is refused (409), never queued behind. */
-  private readonly busy = new Set<string>();
+  readonly streams: StreamBuffer;
+  readonly prefix: string;
+  readonly ttlMs: number | undefined;
+  readonly leaseMs: number;
+  readonly streamKeepMs: number;
+  readonly disconnect: "continue" | "abort";
+  readonly onError: (error: unknown) => void;
+  /** Turns running in this process, by stream id: followed and stopped without a round trip. */
+  private readonly runners = new Map<string, TurnRunner>();
 
   constructor(options: ChatSessionsOptions) {
     this.agent = options.agent;
     this.store = options.store;
     this.prefix = options.idPrefix ?? "ui-chat";
     this.ttlMs = options.ttlMs;
-    this.index =
-      options.index ?? new StoreChatIndex(options.store, (owner) => `${this.prefix}-index/${escapeSegment(owner)}`);
+    this.leaseMs = options.leaseMs ?? 15_000;
+    this.streamKeepMs = options.streamKeepMs ?? 10 * 60_000;
+    this.disconnect = options.disconnect ?? "continue";
+    this.onError = options.onError ?? (() => undefined);
+    const streams = options.streams ?? options.store.streams;
+    if (!streams) throw new Error("statebag/http needs a store with a stream buffer (store.streams)");
+    this.streams = streams;
   }
 
-  /** The store id of an owner's chat. */
-  storageId(owner: string, chatId: string): string {
-    return `${this.prefix}/${escapeSegment(owner)}/${escapeSegment(chatId)}`;
+  /** The store id of a chat. */
+  storageId(chatId: string): string {
+    return `${this.prefix}/${escapeSegment(chatId)}`;
   }
 
-  /** The owner's chat, or undefined (another owner's chat with this id is just as absent). */
-  async load(owner: string, chatId: string): Promise<AgentSession | undefined> {
-    return (await this.store.get(this.storageId(owner, chatId)))?.session;
+  /** The history key of the agent's history provider. */
+  get historyKey(): string {
+    return this.agent.history.key;
   }
 
-  async delete(owner: string, chatId: string): Promise<boolean> {
-    const deleted = await this.store.delete(this.storageId(owner, chatId));
-    await this.index.remove(owner, chatId);
-    return deleted;
+  /** The turn running in this process on `streamId`, if any. */
+  runner(streamId: string): TurnRunner | undefined {
+    return this.runners.get(streamId);
   }
 
   /**
-   * Starts a turn: takes the chat's lock (a turn already running on it is a 409 `chat-busy`), loads
-   * it, and checks the input against its state (a new message while an approval waits, or an
-   * answer to a request that is not pending, is a 409 / 404 before anything runs).
+   * The owner's chat as stored, or undefined (another owner's chat with this id is just as
+   * absent). A turn whose writer died (lease passed) is recovered first.
    */
-  async begin(owner: string, chatId: string, input: TurnInput): Promise<Turn> {
-    const id = this.storageId(owner, chatId);
-    if (this.busy.has(id)) {
-      throw new HttpProblem(
-        409,
-        "chat-busy",
-        "Chat busy",
-        "A reply is still being written in this chat; wait for it to finish (or stop it), then send again.",
+  async load(owner: string, chatId: string): Promise<StoredSession | undefined> {
+    const stored = await this.store.get(this.storageId(chatId));
+    if (!stored || stored.meta.owner !== owner) return undefined;
+    return this.recover(stored, owner);
+  }
+
+  /** The stream id of the turn running in `stored`, when its writer is alive. */
+  async activeStream(stored: StoredSession): Promise<{ streamId: string; info?: StreamInfo } | undefined> {
+    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
+    if (streamId === undefined) return undefined;
+    if (this.runners.has(streamId)) return { streamId };
+    const info = await this.streams.info(streamId);
+    return info?.status === "running" ? { streamId, info } : undefined;
+  }
+
+  /**
+   * Ends a turn nobody is writing any more: its stream is no longer running, or its writer's
+   * lease passed. The partial answer the buffer holds is committed, marked interrupted (or
+   * stopped, when a stop had ended it), and the chat is free. Returns the chat as stored after.
+   */
+  async recover(stored: StoredSession, owner: string): Promise<StoredSession | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
+      if (streamId === undefined || this.runners.has(streamId)) return stored;
+      const info = await this.streams.info(streamId);
+      if (info?.status === "running") {
+        if (info.leaseExpiresAt > Date.now()) return stored;
+        const ended = await this.streams.finish(streamId, "interrupted", {
+          keepMs: this.streamKeepMs,
+          onlyIfAbandoned: true,
+        });
+        if (!ended) {
+          // Renewed meanwhile, or ended by someone else: look again.
+          const fresh = await this.store.get(stored.session.id);
+          if (!fresh || fresh.meta.owner !== owner) return undefined;
+          stored = fresh;
+          continue;
+        }
+      }
+      const finish: TurnFinish = info?.status === "stopped" || info?.stopRequested ? "stopped" : "interrupted";
+      const chunks = (await this.streams.read(streamId, { from: 0 }))?.chunks ?? [];
+      const session = structuredClone(stored.session);
+      const history = historyOf(session, this.historyKey);
+      appendToHistory(
+        session,
+        this.historyKey,
+        withUniqueIds(partialAnswer(chunks, startIdOf(chunks), finish), history),
       );
+      try {
+        await this.store.save(session, {
+          expectedRevision: stored.revision,
+          ttlMs: this.ttlMs,
+          meta: { owner, labels: withoutActive(stored.meta.labels) },
+        });
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+      const fresh = await this.store.get(stored.session.id);
+      if (!fresh || fresh.meta.owner !== owner) return undefined;
+      stored = fresh;
     }
-    this.busy.add(id);
-    let released = false;
-    const release = () => {
-      if (!released) this.busy.delete(id);
-      released = true;
+    return stored;
+  }
+
+  /** One page of the owner's chats, newest first. A cursor that is not the store's is `HttpProblem` 400. */
+  async list(owner: string, options: { cursor?: string; limit: number }): Promise<ChatPage> {
+    const listOptions = {
+      owner,
+      labels: { [CHAT_TYPE_LABEL]: CHAT_TYPE },
+      order: "updatedAt desc" as const,
+      cursor: options.cursor,
+      limit: options.limit,
     };
+    const invalidCursor = () =>
+      new HttpProblem(400, "invalid-cursor", "Invalid cursor", "The cursor is not one this server gave out.");
     try {
-      const before = await this.load(owner, chatId);
-      const pending = before ? pendingToolApprovals(before) : [];
-      if (input.kind === "message" && pending.length > 0) {
+      checkList(listOptions); // checked before any store sees it
+    } catch {
+      throw invalidCursor();
+    }
+    let page: Awaited<ReturnType<SessionStore["list"]>>;
+    try {
+      page = await this.store.list(listOptions);
+    } catch (error) {
+      if (options.cursor !== undefined && (error as { code?: unknown }).code === "configuration") throw invalidCursor();
+      throw error;
+    }
+    const head = `${this.prefix}/`;
+    const chats = page.items
+      .filter((item) => item.id.startsWith(head) && !item.id.slice(head.length).includes("/"))
+      .map((item) => ({
+        id: unescapeSegment(item.id.slice(head.length)),
+        title: item.meta.title ?? "",
+        updatedAt: item.meta.updatedAt,
+      }));
+    return page.cursor === undefined ? { chats } : { chats, cursor: page.cursor };
+  }
+
+  /**
+   * Deletes the owner's chat with its message log and its streams (a turn still running there
+   * ends: its next write finds its stream gone). Returns whether a chat was deleted.
+   */
+  async delete(owner: string, chatId: string): Promise<boolean> {
+    const id = this.storageId(chatId);
+    const stored = await this.store.get(id);
+    if (!stored || stored.meta.owner !== owner) return false;
+    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
+    if (streamId !== undefined) this.runners.get(streamId)?.cancel();
+    await this.streams.deleteForSession(id);
+    await this.store.messages.deleteMessages(id);
+    try {
+      return await this.store.delete(id, { expectedRevision: stored.revision });
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      // Saved meanwhile (a turn's commit): delete what is there now, if it is still this owner's.
+      const fresh = await this.store.get(id);
+      if (!fresh || fresh.meta.owner !== owner) return false;
+      await this.streams.deleteForSession(id);
+      return this.store.delete(id);
+    }
+  }
+
+  /**
+   * Accepts a turn: checks the input against the chat (a chat of another owner is 404; a turn
+   * running is 409 `chat-busy`; a new message while an approval waits, a reused message id or an
+   * answer to a request that is not pending is a 409 before anything runs), opens its stream,
+   * commits the user's message with the stream's label, and starts the run in the background.
+   */
+  async accept(owner: string, chatId: string, input: TurnInput): Promise<TurnRunner> {
+    const id = this.storageId(chatId);
+    let stored = await this.store.get(id);
+    if (stored && stored.meta.owner !== owner) throw chatNotFound();
+    if (stored) {
+      stored = await this.recover(stored, owner);
+      if (!stored) throw chatNotFound();
+      if (await this.activeStream(stored)) throw busy();
+    }
+    const before = stored?.session ?? this.agent.createSession({ id, kind: "local" });
+    const history = historyOf(before, this.historyKey);
+    const pending = pendingToolApprovals(before);
+    let requests: ToolApprovalRequestContent[] = [];
+    let message: ChatMessage | undefined;
+    if (input.kind === "message") {
+      if (pending.length > 0)
         throw new HttpProblem(
           409,
           "tool-approval-pending",
           "Approval pending",
           "This chat is waiting for a tool approval; approve or deny it before sending a new message.",
         );
-      }
-      let requests: ToolApprovalRequestContent[] = [];
-      if (input.kind === "approvals") {
-        if (!before) throw new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
-        requests = input.answers.map((answer) => {
-          const request = pending.find((r) => r.requestId === answer.approvalId);
-          if (!request)
-            throw new HttpProblem(
-              409,
-              "tool-approval-not-pending",
-              "Approval not pending",
-              "The approval answered is not waiting in this chat (answered already, or never asked).",
-            );
-          return request;
-        });
-      }
-      const turn: Turn = {
-        owner,
-        chatId,
-        before,
-        release,
-        run: async (sink, signal) => {
-          try {
-            const result =
-              input.kind === "message"
-                ? await this.runMessage(id, input.message, sink, signal)
-                : await this.runAnswers(id, input.answers, requests, sink, signal);
-            await this.index.touch(owner, {
-              id: chatId,
-              title: titleOf(input, before),
-              updatedAt: new Date().toISOString(),
-            });
-            return result;
-          } finally {
-            release();
-          }
-        },
-      };
-      return turn;
+      message = structuredClone(input.message);
+      const ids = messageIds(history);
+      if (message.messageId !== undefined && ids.has(message.messageId))
+        throw new HttpProblem(
+          409,
+          "message-id-taken",
+          "Message id taken",
+          "A message with this id is already in the chat; give every new message a new id.",
+        );
+      message.messageId ??= `msg-${randomUUID()}`;
+    } else {
+      if (!stored) throw chatNotFound();
+      requests = input.answers.map((answer) => {
+        const request = pending.find((r) => r.requestId === answer.approvalId);
+        if (!request)
+          throw new HttpProblem(
+            409,
+            "tool-approval-not-pending",
+            "Approval not pending",
+            "The approval answered is not waiting in this chat (answered already, or never asked).",
+          );
+        return request;
+      });
+    }
+
+    const streamId = randomUUID();
+    await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
+    const accepted = structuredClone(before);
+    if (message) appendToHistory(accepted, this.historyKey, [message]);
+    const meta: SessionMeta = {
+      owner,
+      labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
+    };
+    if (!stored) meta.title = titleOf(message);
+    let revision: number;
+    try {
+      revision = await this.store.save(accepted, {
+        expectedRevision: stored?.revision ?? null,
+        ttlMs: this.ttlMs,
+        meta,
+      });
     } catch (error) {
-      release();
+      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
+      if (error instanceof ConflictError) throw busy();
       throw error;
     }
-  }
-
-  private async runMessage(id: string, message: ChatMessage, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    const { value, revision } = await withSession(
-      this.store,
-      id,
-      async (session) => {
-        const stream = this.agent.runStream(message, session, { signal });
-        let next: IteratorResult<AgentResponseUpdate, AgentResponse | undefined>;
-        while (!(next = await stream.next()).done) {
-          signal.throwIfAborted();
-          sink.update(next.value);
-        }
-        signal.throwIfAborted();
-        return { response: next.value };
-      },
-      { create: (sessionId) => this.agent.createSession({ id: sessionId, kind: "local" }), ttlMs: this.ttlMs },
-    );
-    return { response: value.response, revision };
-  }
-
-  /** Answers through `answerToolApprovals`: approved tools run exactly once, each step saved with compare-and-swap. */
-  private async runAnswers(
-    id: string,
-    answers: ApprovalAnswerInput[],
-    requests: ToolApprovalRequestContent[],
-    sink: TurnSink,
-    signal: AbortSignal,
-  ): Promise<TurnResult> {
-    const result = await answerToolApprovals(
-      this.store,
-      id,
-      this.agent,
-      answers.map((a) =>
-        a.approved ? approveToolCall(a.approvalId, a.reason) : rejectToolCall(a.approvalId, a.reason),
-      ),
-      { signal, ttlMs: this.ttlMs },
-    );
-    answers.forEach((answer, i) => {
-      const call = requests[i].toolCall;
-      sink.approvalAnswered({
-        ...answer,
-        callId: call.$type === "functionCall" ? call.callId : answer.approvalId,
-        toolName: call.$type === "functionCall" ? call.name : "tool",
-      });
+    const runner = new TurnRunner({
+      chats: this,
+      owner,
+      chatId,
+      storageId: id,
+      streamId,
+      input,
+      message,
+      requests,
+      before,
+      accepted,
+      revision,
+      labels: meta.labels ?? {},
+      created: !stored,
     });
-    // The continuation is not streamed by answerToolApprovals: replay its messages as updates.
-    for (const message of result.response?.messages ?? []) {
-      sink.update({ role: message.role, contents: message.contents, messageId: message.messageId, sessionId: id });
+    this.runners.set(streamId, runner);
+    void runner.done.finally(() => this.runners.delete(streamId));
+    runner.start();
+    return runner;
+  }
+
+  /**
+   * Stops the turn running in the owner's chat, from any process: asks through the store (or
+   * directly, when it runs here) and waits, up to `waitMs`, until its commit is seen.
+   */
+  async stop(owner: string, chatId: string, waitMs: number): Promise<StopOutcome> {
+    const stored = await this.load(owner, chatId);
+    if (!stored) throw chatNotFound();
+    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
+    if (streamId === undefined) return { stopped: false, committed: false };
+    const local = this.runners.get(streamId);
+    if (local) {
+      if (!local.stop()) return { stopped: false, committed: false };
+      await Promise.race([local.done, delay(waitMs)]);
+      return { stopped: true, committed: local.finished, streamId };
     }
-    return { response: result.response, revision: result.revision };
+    if (!(await this.streams.requestStop(streamId))) {
+      // Not running any more: ended on its own, or abandoned (recovered by the next load).
+      await this.load(owner, chatId);
+      return { stopped: false, committed: false };
+    }
+    const deadline = Date.now() + waitMs;
+    for (let wait = 10; Date.now() < deadline; wait = Math.min(wait * 2, 200)) {
+      const now = await this.load(owner, chatId);
+      if (!now || now.meta.labels?.[ACTIVE_STREAM_LABEL] !== streamId)
+        return { stopped: true, committed: true, streamId };
+      await delay(wait);
+    }
+    return { stopped: true, committed: false, streamId };
   }
 }
 
-function titleOf(input: TurnInput, before: AgentSession | undefined): string {
-  if (input.kind !== "message" || before) return "";
-  const text = input.message.contents
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/** The chat's history messages (the agent's in-memory history state). */
+export function historyOf(session: AgentSession, key: string): readonly ChatMessage[] {
+  const state = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as { messages?: unknown }) : undefined;
+  return Array.isArray(state?.messages) ? (state.messages as ChatMessage[]) : [];
+}
+
+/** Appends messages to the session's history state (a new array: the state is never changed in place). */
+export function appendToHistory(session: AgentSession, key: string, messages: readonly ChatMessage[]): void {
+  if (messages.length === 0) return;
+  const current = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as Record<string, unknown>) : undefined;
+  const next = current
+    ? { ...current, messages: [...((current.messages as ChatMessage[] | undefined) ?? []), ...messages] }
+    : { $type: "InMemoryChatHistoryState", $version: 2, messages: [...messages], droppedMessageCount: 0 };
+  Object.defineProperty(session.stateBag, key, { value: next, enumerable: true, writable: true, configurable: true });
+}
+
+/** The ids the UI shows for a history's messages (a message without one shows `statebag-<index>`). */
+export function messageIds(history: readonly ChatMessage[]): Set<string> {
+  return new Set(history.map((m, i) => m.messageId ?? `statebag-${i}`));
+}
+
+/**
+ * Gives each new message an id the chat does not hold yet: the first keeps `firstId` (the id the
+ * stream announced), the others get `<firstId>-<n>`.
+ */
+export function withUniqueIds(
+  messages: ChatMessage[],
+  history: readonly ChatMessage[],
+  firstId?: string,
+): ChatMessage[] {
+  const taken = messageIds(history);
+  messages.forEach((message, i) => {
+    let id = i === 0 && firstId !== undefined ? firstId : message.messageId;
+    if (id === undefined || taken.has(id)) id = `${firstId ?? "msg"}-${i}-${randomUUID().slice(0, 8)}`;
+    message.messageId = id;
+    taken.add(id);
+  });
+  return messages;
+}
+
+/** The message id a stream announced in its `start` chunk. */
+function startIdOf(chunks: readonly string[]): string {
+  for (const text of chunks.slice(0, 4)) {
+    try {
+      const chunk = JSON.parse(text) as { type?: unknown; messageId?: unknown };
+      if (chunk.type === "start" && typeof chunk.messageId === "string") return chunk.messageId;
+    } catch {
+      // not a chunk of ours
+    }
+  }
+  return `msg-${randomUUID()}`;
+}
+
+export function withoutActive(labels: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const next: Record<string, string> = { [CHAT_TYPE_LABEL]: CHAT_TYPE };
+  for (const [key, value] of Object.entries(labels ?? {})) if (key !== ACTIVE_STREAM_LABEL) next[key] = value;
+  return next;
+}
+
+function titleOf(message: ChatMessage | undefined): string {
+  const text = (message?.contents ?? [])
     .flatMap((c) => (c.$type === "text" ? [c.text] : []))
     .join(" ")
     .replace(/\s+/g, " ")

@@ -12,6 +12,8 @@ export class HttpProblem extends Error {
     readonly slug: string,
     readonly title: string,
     readonly detail: string,
+    /** Response headers the problem needs (`Allow` of a 405), carried as data, never parsed out of the text. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(`${status} ${title}: ${detail}`);
     this.name = "HttpProblem";
@@ -37,6 +39,11 @@ export function problemBody(problem: HttpProblem): ProblemBody {
 export function problemResponse(problem: HttpProblem, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(problemBody(problem)), {
     status: problem.status,
-    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+    headers: {
+      ...problem.headers,
+      ...headers,
+      "content-type": "application/problem+json",
+      "cache-control": "no-store",
+    },
   });
 }

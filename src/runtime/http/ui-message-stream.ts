@@ -13,7 +13,7 @@ export type UIStreamChunk =
   | { type: "start"; messageId?: string }
   | { type: "start-step" }
   | { type: "finish-step" }
-  | { type: "finish"; finishReason?: "stop" | "tool-calls" | "error" | "other" }
+  | { type: "finish"; finishReason?: "stop" | "tool-calls" | "error" | "other"; messageMetadata?: unknown }
   | { type: "error"; errorText: string }
   | { type: "text-start" | "text-end" | "reasoning-start" | "reasoning-end"; id: string }
   | { type: "text-delta" | "reasoning-delta"; id: string; delta: string }
@@ -41,6 +41,11 @@ export function sseEvent(chunk: UIStreamChunk): Uint8Array {
 
 export const SSE_DONE = encoder.encode("data: [DONE]\n\n");
 
+/** One SSE event for a chunk already written as JSON text (from a stream buffer). */
+export function sseData(json: string): Uint8Array {
+  return encoder.encode(`data: ${json}\n\n`);
+}
+
 export class UIMessageStreamEncoder implements TurnSink {
   private started = false;
   private stepOpen = false;
@@ -54,11 +59,14 @@ export class UIMessageStreamEncoder implements TurnSink {
 
   constructor(private readonly write: (chunk: UIStreamChunk) => void) {}
 
-  /** Opens the message (and its first step); called before the first update, or at the end of an empty run. */
-  begin(): void {
+  /**
+   * Opens the message; called before the first update, or at the end of an empty run. `messageId`:
+   * the id the server gives the answer (so the message on screen and the stored one are the same).
+   */
+  begin(messageId?: string): void {
     if (this.started) return;
     this.started = true;
-    this.write({ type: "start" });
+    this.write(messageId === undefined ? { type: "start" } : { type: "start", messageId });
   }
 
   private step(): void {
@@ -152,11 +160,16 @@ export class UIMessageStreamEncoder implements TurnSink {
     this.afterTools = true;
   }
 
-  /** Ends the message after a committed turn. */
-  finish(): void {
+  /** Ends the message after a committed turn; `messageMetadata` becomes the UI message's metadata. */
+  finish(messageMetadata?: unknown): void {
     this.begin();
     this.closeStep();
-    this.write({ type: "finish", finishReason: this.waitingForApproval ? "tool-calls" : "stop" });
+    const finishReason = this.waitingForApproval ? "tool-calls" : "stop";
+    this.write(
+      messageMetadata === undefined
+        ? { type: "finish", finishReason }
+        : { type: "finish", finishReason, messageMetadata },
+    );
   }
 
   /** Ends the message with an error the user may read (no input echoed, no internals). */

@@ -1,0 +1,369 @@
+/**
+ * One accepted turn, running in the background of the process that accepted it, to its end,
+ * whoever is listening. Every UI message stream chunk it produces goes to the turn's stream in the
+ * store's buffer (one append in flight at a time: chunks produced meanwhile go in the next one,
+ * so a token stream costs a round trip per batch, not per token) and to the listeners in this
+ * process (the POST that started it, resumes served here). The writer's lease is renewed every
+ * third of its length; a stop requested through the store is seen on the next append or renewal.
+ *
+ * At the end the answer is committed with compare-and-swap against the revision of the accept
+ * save (which holds the user's message and the `statebag.activeStream` label), the label is
+ * removed in the same save, the last chunks are written, and the stream is finished. A stopped
+ * or failed turn commits the partial answer the chunks hold, marked in its UI metadata. A turn
+ * whose chat was deleted, erased or recovered meanwhile commits nothing.
+ */
+import { answerToolApprovals } from "../agent/approval-store.js";
+import { approveToolCall, rejectToolCall } from "../agent/approvals.js";
+import type { AgentResponseUpdate } from "../agent/response.js";
+import { StatebagError } from "../core/errors.js";
+import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
+import { ConflictError } from "../stores/errors.js";
+import type { StreamStatus } from "../stores/stream-buffer.js";
+import {
+  ACTIVE_STREAM_LABEL,
+  appendToHistory,
+  historyOf,
+  withoutActive,
+  withUniqueIds,
+  type ChatSessions,
+  type TurnInput,
+} from "./chat-flow.js";
+import { partialAnswer, type TurnFinish } from "./partial-answer.js";
+import { UIMessageStreamEncoder, type UIStreamChunk } from "./ui-message-stream.js";
+
+/** Someone reading the turn's chunks in this process. */
+export interface TurnListener {
+  /** One chunk, as JSON text. */
+  chunk(text: string): void;
+  /** The turn ended (its commit is done or failed): no more chunks. */
+  end(): void;
+}
+
+export interface TurnRunnerInit {
+  chats: ChatSessions;
+  owner: string;
+  chatId: string;
+  storageId: string;
+  streamId: string;
+  input: TurnInput;
+  /** The user's message (a message turn), as committed at accept. */
+  message: ChatMessage | undefined;
+  /** The approval requests answered (an approvals turn). */
+  requests: ToolApprovalRequestContent[];
+  /** The chat before the turn (a new session for a new chat). */
+  before: AgentSession;
+  /** The chat as saved at accept (with the user's message). */
+  accepted: AgentSession;
+  /** The revision of that save. */
+  revision: number;
+  labels: Readonly<Record<string, string>>;
+  /** Whether the accept save created the chat. */
+  created: boolean;
+}
+
+type Ending = "stop" | "lost" | "abort";
+
+/** Most chunks in one append. */
+const MAX_BATCH = 512;
+
+export class TurnRunner {
+  readonly streamId: string;
+  readonly chatId: string;
+  /** The id the answer's first message gets (announced in the `start` chunk). */
+  readonly messageId: string;
+  /** Resolves when the turn is over (committed or not) and its stream finished. */
+  readonly done: Promise<void>;
+  /** True once the turn's end was committed to the chat. */
+  finished = false;
+  private resolveDone!: () => void;
+  private readonly chunks: string[] = [];
+  private readonly listeners = new Set<TurnListener>();
+  private pending: string[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly abort = new AbortController();
+  private ending: Ending | undefined;
+  private lost = false;
+  private ended = false;
+  private renewTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly init: TurnRunnerInit) {
+    this.streamId = init.streamId;
+    this.chatId = init.chatId;
+    this.messageId = `msg-${init.streamId}`;
+    this.done = new Promise<void>((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** Starts the run (once). */
+  start(): void {
+    const { chats } = this.init;
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(chats.leaseMs / 3)));
+    this.renewTimer.unref?.();
+    void this.run()
+      .catch((error: unknown) => chats.onError(error))
+      .finally(() => {
+        clearInterval(this.renewTimer);
+        this.ended = true;
+        for (const listener of this.listeners) listener.end();
+        this.listeners.clear();
+        this.resolveDone();
+      });
+  }
+
+  /**
+   * Follows the turn: every chunk from the first, then live, then `end`. Returns the function
+   * that stops following (the turn goes on).
+   */
+  subscribe(listener: TurnListener): () => void {
+    for (const text of this.chunks) listener.chunk(text);
+    if (this.ended) {
+      listener.end();
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Asks the turn to stop and keep its partial answer. False when it is over already. */
+  stop(): boolean {
+    return this.end("stop");
+  }
+
+  /** Ends the turn keeping nothing of it (`disconnect: "abort"`). */
+  abandon(): boolean {
+    return this.end("abort");
+  }
+
+  /** Ends the turn without a commit: its chat is being deleted. */
+  cancel(): void {
+    this.end("lost");
+  }
+
+  private end(ending: Ending): boolean {
+    if (this.ended || this.ending !== undefined) return false;
+    this.ending = ending;
+    if (ending === "lost") this.lost = true;
+    this.abort.abort(new StatebagError("stream-abandoned", `the turn was ended (${ending})`));
+    return true;
+  }
+
+  private emit(chunk: UIStreamChunk): void {
+    const text = JSON.stringify(chunk);
+    this.chunks.push(text);
+    for (const listener of this.listeners) listener.chunk(text);
+    if (this.lost) return;
+    this.pending.push(text);
+    this.flushing ??= this.flush();
+  }
+
+  /** Appends what is pending, one append at a time, until nothing is. */
+  private async flush(): Promise<void> {
+    const { chats } = this.init;
+    try {
+      while (this.pending.length > 0 && !this.lost) {
+        const batch = this.pending.splice(0, MAX_BATCH);
+        try {
+          const { stopRequested } = await chats.streams.append(this.streamId, batch, chats.leaseMs);
+          if (stopRequested) this.stop();
+        } catch (error) {
+          if (isClosed(error)) {
+            this.lose();
+          } else {
+            this.pending.unshift(...batch); // kept for the next try (a renewal or the next chunk)
+            chats.onError(error);
+          }
+          return;
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async drain(): Promise<void> {
+    for (let tries = 0; tries < 3 && !this.lost; tries++) {
+      while (this.flushing) await this.flushing;
+      if (this.pending.length === 0) return;
+      this.flushing = this.flush();
+    }
+    while (this.flushing) await this.flushing;
+  }
+
+  private async renew(): Promise<void> {
+    if (this.ended || this.lost) return;
+    if (this.pending.length > 0 && !this.flushing) this.flushing = this.flush();
+    try {
+      const { stopRequested } = await this.init.chats.streams.renew(this.streamId, this.init.chats.leaseMs);
+      if (stopRequested) this.stop();
+    } catch (error) {
+      if (isClosed(error)) this.lose();
+    }
+  }
+
+  /** The stream was ended by someone else (recovered, deleted, erased): nothing more is written or committed. */
+  private lose(): void {
+    this.lost = true;
+    this.pending = [];
+    this.end("lost");
+  }
+
+  private async run(): Promise<void> {
+    const { chats, input } = this.init;
+    const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk));
+    // An approvals turn continues the message on screen (useChat resumes its last assistant
+    // message): its start names no new id.
+    encoder.begin(input.kind === "message" ? this.messageId : undefined);
+    const signal = this.abort.signal;
+    let outcome: "done" | "stopped" | "failed" | "lost" | "aborted";
+    let session: AgentSession | undefined;
+    try {
+      if (input.kind === "message") session = await this.runMessage(encoder, signal);
+      else await this.runAnswers(encoder, signal);
+      outcome = "done";
+    } catch (error) {
+      outcome =
+        this.ending === "stop" ? "stopped" : this.ending === "abort" ? "aborted" : this.lost ? "lost" : "failed";
+      if (outcome === "failed") chats.onError(error);
+    }
+    if (outcome === "done" && this.ending === "lost") outcome = "lost";
+
+    let committed = false;
+    if (outcome !== "lost") {
+      try {
+        committed = await this.commit(outcome, session);
+      } catch (error) {
+        if (!(error instanceof ConflictError)) chats.onError(error);
+      }
+    }
+    this.finished = committed;
+    if (outcome === "aborted") {
+      // Nobody listens (the client left): no last chunks.
+    } else if (!committed) {
+      encoder.fail("The chat was changed or deleted while this reply was written; the reply was not saved.");
+    } else if (outcome === "done") {
+      encoder.finish();
+    } else if (outcome === "stopped") {
+      encoder.finish({ statebag: { finish: "stopped" } });
+    } else {
+      encoder.fail("The reply failed; your message and what was written so far are saved.");
+    }
+    await this.drain();
+    const status: Exclude<StreamStatus, "running"> =
+      outcome === "done" ? "done" : outcome === "stopped" ? "stopped" : "failed";
+    if (!this.lost)
+      await chats.streams.finish(this.streamId, status, { keepMs: chats.streamKeepMs }).catch((error: unknown) => {
+        if (!isClosed(error)) chats.onError(error);
+      });
+  }
+
+  private async runMessage(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<AgentSession> {
+    const session = structuredClone(this.init.before);
+    const stream = this.init.chats.agent.runStream(this.init.message!, session, { signal });
+    let next: IteratorResult<AgentResponseUpdate, unknown>;
+    while (!(next = await stream.next()).done) {
+      signal.throwIfAborted();
+      encoder.update(next.value);
+    }
+    signal.throwIfAborted();
+    return session;
+  }
+
+  /** Answers through `answerToolApprovals`: approved tools run exactly once, each step saved with compare-and-swap. */
+  private async runAnswers(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<void> {
+    const { chats, storageId, requests } = this.init;
+    const answers = (this.init.input as Extract<TurnInput, { kind: "approvals" }>).answers;
+    const result = await answerToolApprovals(
+      chats.store,
+      storageId,
+      chats.agent,
+      answers.map((a) =>
+        a.approved ? approveToolCall(a.approvalId, a.reason) : rejectToolCall(a.approvalId, a.reason),
+      ),
+      { signal, ttlMs: chats.ttlMs },
+    );
+    answers.forEach((answer, i) => {
+      const call = requests[i].toolCall;
+      encoder.approvalAnswered({
+        ...answer,
+        callId: call.$type === "functionCall" ? call.callId : answer.approvalId,
+      });
+    });
+    // The continuation is not streamed by answerToolApprovals: replay its messages as updates.
+    for (const message of result.response?.messages ?? []) {
+      encoder.update({
+        role: message.role,
+        contents: message.contents,
+        messageId: message.messageId,
+        sessionId: storageId,
+      });
+    }
+  }
+
+  /** Commits the turn's end; false when the chat was no longer the one this turn started on. */
+  private async commit(
+    outcome: "done" | "stopped" | "failed" | "aborted",
+    session: AgentSession | undefined,
+  ): Promise<boolean> {
+    const { chats, owner, storageId, accepted, revision, labels, created, before } = this.init;
+    const meta = { owner, labels: withoutActive(labels) };
+    const save = (value: AgentSession, expectedRevision: number, metaLabels = meta.labels) =>
+      chats.store.save(value, { expectedRevision, ttlMs: chats.ttlMs, meta: { owner, labels: metaLabels } });
+    if (outcome === "aborted") {
+      // `disconnect: "abort"`: the turn leaves nothing, not even the user's message.
+      if (created) return chats.store.delete(storageId, { expectedRevision: revision });
+      await save(structuredClone(before), revision);
+      return true;
+    }
+    const finish: TurnFinish | undefined = outcome === "done" ? undefined : outcome;
+    if (this.init.input.kind === "message") {
+      let next: AgentSession;
+      if (outcome === "done" && session) {
+        next = session;
+        const key = chats.historyKey;
+        const old = historyOf(accepted, key);
+        const all = historyOf(next, key) as ChatMessage[];
+        // The user's message is at old.length - 1; what follows is the answer: server-assigned ids.
+        withUniqueIds(all.slice(old.length), old, this.messageId);
+      } else {
+        next = structuredClone(accepted);
+        const history = historyOf(next, chats.historyKey);
+        appendToHistory(
+          next,
+          chats.historyKey,
+          withUniqueIds(partialAnswer(this.chunks, this.messageId, finish ?? "failed"), history, this.messageId),
+        );
+      }
+      await save(next, revision);
+      return true;
+    }
+    // An approvals turn saved its steps itself: clear the label on what is stored now.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const stored = await chats.store.get(storageId);
+      if (!stored || stored.meta.owner !== owner || stored.meta.labels?.[ACTIVE_STREAM_LABEL] !== this.streamId)
+        return false;
+      const next = structuredClone(stored.session);
+      if (finish !== undefined) {
+        const history = historyOf(next, chats.historyKey);
+        appendToHistory(
+          next,
+          chats.historyKey,
+          withUniqueIds(partialAnswer(this.chunks, this.messageId, finish), history, this.messageId),
+        );
+      }
+      try {
+        await save(next, stored.revision, withoutActive(stored.meta.labels));
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return false;
+  }
+}
+
+/** A stream that is no longer running (finished by another process, deleted or erased). */
+function isClosed(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  return code === "stream-closed" || name === "StreamClosedError";
+}
