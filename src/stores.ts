@@ -37,6 +37,14 @@ export type {
   StoredSessionMeta,
   TrimOptions,
 } from "./runtime/stores/types.js";
+export type {
+  OpenStreamOptions,
+  StreamBuffer,
+  StreamFollowOptions,
+  StreamInfo,
+  StreamReadOptions,
+  StreamStatus,
+} from "./runtime/stores/stream-buffer.js";
 export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
 
@@ -93,6 +101,7 @@ export {
   StoreKeyConflictError,
   StoreNotSetUpError,
   StoreUnavailableError,
+  StreamClosedError,
 } from "./runtime/stores/errors.js";
 export { DriverMissingError } from "./runtime/stores/drivers.js";
 export type { OptionalDriver } from "./runtime/stores/drivers.js";

@@ -35,7 +35,11 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
       }
     },
     // The stored text is the encryption envelope (its bytes are tested in test/encryption/).
-    skip: { verbatimText: "rows are encrypted: the stored text is the envelope, not the codec's plain text" },
+    skip: {
+      verbatimText: "rows are encrypted: the stored text is the envelope, not the codec's plain text",
+      // TEMPORARY (removed when every backend has its stream buffer, later today)
+      ...(backend.name === "memory" ? {} : { streams: "stream buffer not built yet for this backend" }),
+    },
     async close(store) {
       try {
         await store.close();

@@ -26,6 +26,8 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
         throw error;
       }
     },
+    // TEMPORARY (removed when every backend has its stream buffer, later today)
+    skip: backend.name === "memory" ? {} : { streams: "stream buffer not built yet for this backend" },
     async close(store) {
       try {
         await store.close();

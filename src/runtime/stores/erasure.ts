@@ -2,7 +2,8 @@
  * Erasure requests (#23): `store.eraseOwner(owner)` removes everything a store holds of one owner,
  * implemented once over the store contract. Pages of `list({ owner, order: "id" })` (which finds a
  * session from the store's metadata, repairing a stale index entry on Redis); for each session, first
- * its message logs (the one under its id and any other its stored history names), then the session.
+ * its stream buffers and message logs (the one under its id and any other its stored history
+ * names), then the session.
  * In that order a crash at any point leaves each remaining session with whatever logs it still has,
  * so running it again finds the rest and finishes: the call is idempotent and resumable. It returns
  * only once a listing from the start comes back empty.
@@ -54,6 +55,7 @@ export async function eraseOwnerSessions(
   const startedAt = new Date().toISOString();
   let sessions = 0;
   let messageLogs = 0;
+  let streams = 0;
   let idle = 0;
   for (;;) {
     // Always from the start: what this loop removed is gone, so the first page is what is left.
@@ -64,13 +66,18 @@ export async function eraseOwnerSessions(
     const queue = [...page.items];
     const worker = async () => {
       for (let item = queue.shift(); item; item = queue.shift()) {
+        // Counted here, before the session's delete (which removes whatever a writer opened since).
+        // (Awaited before the addition: `streams += await` would add to a stale value read before
+        // the other workers' additions.)
+        const removedStreams = store.streams ? await store.streams.deleteForSession(item.id) : 0;
+        streams += removedStreams;
         for (const logId of await sessionLogIds(store, item.id))
           if (await store.messages.deleteMessages(logId)) messageLogs++;
         if (await store.delete(item.id)) {
           sessions++;
           removed++;
         }
-        options.onProgress?.({ sessions, messageLogs });
+        options.onProgress?.(store.streams ? { sessions, messageLogs, streams } : { sessions, messageLogs });
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -87,6 +94,7 @@ export async function eraseOwnerSessions(
     owner: ownerDigest(owner),
     sessions,
     messageLogs,
+    ...(store.streams ? { streams } : {}),
     startedAt,
     finishedAt: new Date().toISOString(),
     complete: true,

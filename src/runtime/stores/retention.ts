@@ -210,7 +210,7 @@ export interface PurgeRetentionReport {
 /**
  * Removes (or with `dryRun` counts) the sessions `policy` no longer keeps, page by page over
  * `store.scan`. Each is deleted at the revision scanned (a session saved meanwhile stays, counted in
- * `skipped`), then its message logs. Interrupted, it leaves a consistent store: a re-run continues
+ * `skipped`), then its message logs and stream buffers. Interrupted, it leaves a consistent store: a re-run continues
  * (what was removed is gone), and `startAfter` skips what was already scanned.
  */
 export async function purgeRetention(
@@ -252,6 +252,9 @@ export async function purgeRetention(
       }
       report.sessions++;
       for (const logId of logIds) if (await store.messages.deleteMessages(logId)) report.messageLogs++;
+      // Its stream buffers: a built-in store's delete removed them already; a store whose delete
+      // does not (its own implementation) loses them here.
+      if (store.streams) await store.streams.deleteForSession(item.id);
     }
     cursor = page.cursor;
     if (page.items.length) report.cursor = page.items[page.items.length - 1].id;

@@ -244,6 +244,11 @@ export interface EraseReceipt {
   sessions: number;
   /** Message logs this call removed (each session's log, and any other log its stored history named). */
   messageLogs: number;
+  /**
+   * Stream buffers (`store.streams`: running or kept replies) of the erased sessions this call
+   * removed. Every built-in store sets it; absent from a store without stream buffers.
+   */
+  streams?: number;
   /** ISO 8601. */
   startedAt: string;
   finishedAt: string;
@@ -253,7 +258,7 @@ export interface EraseReceipt {
 
 export interface EraseOptions {
   /** Called after each removed session with the counts so far. */
-  onProgress?: (progress: { sessions: number; messageLogs: number }) => void;
+  onProgress?: (progress: { sessions: number; messageLogs: number; streams?: number }) => void;
 }
 
 /**
@@ -365,7 +370,7 @@ export interface SessionStore {
    * `ConflictError` carrying the current one; nothing is written on any error.
    */
   save(session: AgentSession, options: SaveOptions): Promise<number>;
-  /** Deletes a session; returns whether one was there. */
+  /** Deletes a session and its stream buffers; returns whether a session was there. */
   delete(id: string, options?: DeleteOptions): Promise<boolean>;
   /** One page of stored sessions, for migrations and tools. Expired sessions are skipped. */
   scan(options?: ScanOptions): Promise<ScanPage>;
@@ -377,12 +382,13 @@ export interface SessionStore {
   list(options: ListOptions): Promise<ListPage>;
   /**
    * Removes expired sessions now (they are already invisible), and, when the store has a
-   * `retention`, the sessions it no longer keeps (with their message logs); returns how many.
+   * `retention`, the sessions it no longer keeps (with their message logs and stream buffers);
+   * returns how many sessions. Expired stream buffers go too (`streams.purgeExpired`, not counted).
    */
   purgeExpired(): Promise<number>;
   /**
    * Removes every session of `owner` (found as `list` finds them), each session's message log and
-   * any other log its stored history names, and the owner's index entries. Tool-approval records
+   * any other log its stored history names, its stream buffers, and the owner's index entries. Tool-approval records
    * live in the sessions and go with them. Idempotent: an interrupted call leaves a consistent
    * store, and running it again finishes the work. Returns once nothing of the owner is left.
    * Sessions the owner creates while it runs may survive it: stop the owner's traffic first.

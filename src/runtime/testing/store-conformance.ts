@@ -19,6 +19,7 @@ import { idCases } from "./conformance/ids.js";
 import { listingCases } from "./conformance/listing.js";
 import { messageLogCases } from "./conformance/message-log.js";
 import { sessionCases } from "./conformance/sessions.js";
+import { streamCases } from "./conformance/streams.js";
 
 type Body = () => Promise<void>;
 type Hook = (fn: Body) => unknown;
@@ -73,6 +74,7 @@ const AREAS: ReadonlyArray<readonly [string, readonly ContractCase[]]> = [
   ["scan metadata", scanMetaCases],
   ["retention", retentionCases],
   ["erasure", erasureCases],
+  ["streams", streamCases],
 ];
 
 function hook(runner: StoreConformanceRunner, preferred: "beforeAll" | "afterAll", alias: "before" | "after"): Hook {
@@ -120,7 +122,7 @@ function checkOptions(options: StoreConformanceOptions): Required<Pick<StoreConf
 
 /**
  * Registers the `SessionStore` contract on the caller's test runner, as one `describe` block per
- * contract area (ids, sessions, codec, scan, ttl, message log, listing, scan metadata, retention, erasure). Call it at the top level of a
+ * contract area (ids, sessions, codec, scan, ttl, message log, listing, scan metadata, retention, erasure, streams). Call it at the top level of a
  * test file (or inside a `describe`), once per store configuration.
  *
  * ```ts

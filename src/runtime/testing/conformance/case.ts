@@ -17,9 +17,10 @@ import type { Clause } from "./check.js";
  *   `store.list`, the codec context (owner, log id) the store passes its codecs, and what builds on
  *   them: retention (`purgeRetention`) and erasure requests (`store.eraseOwner`);
  * - `verbatimText`: the store keeps the default codec's text byte for byte and `scan({ includeText })`
- *   returns it (a store whose codec transforms rows, e.g. encryption, lacks it: its text is an envelope).
+ *   returns it (a store whose codec transforms rows, e.g. encryption, lacks it: its text is an envelope);
+ * - `streams`: `store.streams`, the stream buffers of running replies (resumable chat streams).
  */
-export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing" | "verbatimText";
+export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing" | "verbatimText" | "streams";
 export const STORE_CAPABILITIES: readonly StoreCapability[] = [
   "messageLog",
   "scan",
@@ -27,6 +28,7 @@ export const STORE_CAPABILITIES: readonly StoreCapability[] = [
   "codec",
   "listing",
   "verbatimText",
+  "streams",
 ];
 
 /** What a case runs with. */
