@@ -55,14 +55,19 @@ export class Gate {
   }
 }
 
-/** The scripted model; a "story" streams up to "upon", then waits at `gate` before the rest. */
-class GatedClient implements ChatClient {
+/**
+ * The scripted model; a "story" streams up to "upon", then waits at `gate` before the rest. A
+ * non-streamed call (the continuation after an approval) waits at `responseGate` when one is set.
+ */
+export class GatedClient implements ChatClient {
   gate: Gate | undefined;
+  responseGate: Gate | undefined;
   constructor(private readonly inner: ChatClient) {}
   get metadata() {
     return this.inner.metadata;
   }
-  getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
+  async getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
+    await this.responseGate?.wait(options?.signal);
     return this.inner.getResponse(messages, options);
   }
   async *getStreamingResponse(
@@ -102,7 +107,11 @@ export function countingStore(store: SessionStore, gets: string[]): SessionStore
   });
 }
 
-export function harness(options: Partial<Omit<ChatHandlerOptions, "agent" | "store">> = {}): Harness {
+/** A handler over `base` (default: a new memory store), with the scripted tools and the gated model. */
+export function harness(
+  options: Partial<Omit<ChatHandlerOptions, "agent" | "store">> = {},
+  base: SessionStore = new MemorySessionStore(),
+): Harness {
   const toolRuns = { get_weather: 0, send_email: 0 };
   const weather: AITool = {
     name: "get_weather",
@@ -139,7 +148,7 @@ export function harness(options: Partial<Omit<ChatHandlerOptions, "agent" | "sto
   );
   const agent = new ChatClientAgent({ client, name: "http-test", tools: [weather, email] });
   const gets: string[] = [];
-  const store = countingStore(new MemorySessionStore(), gets);
+  const store = countingStore(base, gets);
   const errors: unknown[] = [];
   const handler = createChatHandler({
     agent,
