@@ -93,6 +93,7 @@ export type {
 // Errors
 export {
   ConflictError,
+  InvalidCursorError,
   InvalidIdError,
   MAX_ID_LENGTH,
   SessionNotFoundError,

@@ -11,6 +11,7 @@ export type StatebagErrorCode =
   // Sessions, their state bag and types
   | "configuration"
   | "invalid-id"
+  | "invalid-cursor"
   | "state-type"
   | "state-descriptor"
   | "state-ownership"

@@ -1,7 +1,7 @@
 /** Argument checks and small helpers shared by every store, so all backends behave the same. */
 import { ConfigurationError } from "../core/errors.js";
 import type { AgentSession } from "../core/session.js";
-import { InvalidIdError, MAX_ID_LENGTH } from "./errors.js";
+import { InvalidCursorError, InvalidIdError, MAX_ID_LENGTH } from "./errors.js";
 import type {
   DeleteOptions,
   ReplaceOptions,
@@ -93,9 +93,23 @@ export function checkScan(options: ScanOptions | undefined): {
       `scan limit must be an integer from 1 to ${MAX_SCAN_LIMIT}, got ${JSON.stringify(limit)}`,
     );
   }
-  const cursor = options?.cursor;
-  if (cursor !== undefined && typeof cursor !== "string") throw new ConfigurationError("scan cursor must be a string");
-  return { cursor: cursor === "" ? undefined : cursor, limit, includeText: options?.includeText ?? false };
+  return { cursor: checkScanCursor(options?.cursor), limit, includeText: options?.includeText ?? false };
+}
+
+/**
+ * A `scan` cursor (the last id of the previous page; `migrate`'s `startAfter`), checked before any
+ * query: a text no store writes as an id (NUL, a lone surrogate, longer than MAX_ID_LENGTH) is an
+ * `InvalidCursorError` on every backend, never a driver error. Empty or absent: the first page.
+ */
+export function checkScanCursor(cursor: unknown): string | undefined {
+  if (cursor === undefined || cursor === "") return undefined;
+  const bad = (why: string) => new InvalidCursorError("scan cursor", why);
+  if (typeof cursor !== "string") throw bad("must be a string");
+  if (cursor.length > MAX_ID_LENGTH)
+    throw bad(`is ${cursor.length} characters long; an id, and so a cursor, is at most ${MAX_ID_LENGTH}`);
+  if (cursor.includes("\0")) throw bad("contains a NUL character, which no id holds");
+  if (LONE_SURROGATE.test(cursor)) throw bad("is not well-formed text (a lone surrogate), which no id is");
+  return cursor;
 }
 
 export function checkOperationId(operationId: unknown): string {

@@ -121,6 +121,27 @@ export class InvalidIdError extends ConfigurationError {
   }
 }
 
+/**
+ * A `list` or `scan` cursor that the store did not give out (edited, truncated, forged, or from a
+ * listing in another order). Checked before any query runs, the same on every backend.
+ */
+export class InvalidCursorError extends ConfigurationError {
+  override readonly code = "invalid-cursor";
+  constructor(
+    /** "list cursor" or "scan cursor". */
+    readonly what: string,
+    /** Why it was refused (never the cursor itself). */
+    readonly reason: string,
+  ) {
+    super(
+      `${what} ${reason}`,
+      what === "scan cursor"
+        ? "pass the cursor of the previous page (the last id it returned) unchanged, or leave it out to start over"
+        : "pass the cursor of the previous page unchanged, with the same order (or leave it out to start over)",
+    );
+  }
+}
+
 /** The longest id a store accepts, in UTF-16 code units. */
 export const MAX_ID_LENGTH = 1024;
 

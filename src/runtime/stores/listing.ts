@@ -5,6 +5,7 @@
  */
 import { ConfigurationError } from "../core/errors.js";
 import { checkId, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from "./common.js";
+import { InvalidCursorError, MAX_ID_LENGTH } from "./errors.js";
 import type { ListOptions, SaveOptions, SessionCodec, SessionMeta, StoredSessionMeta } from "./types.js";
 
 /** Most labels one session may carry, and the longest label value (UTF-16 code units). */
@@ -144,13 +145,28 @@ export function encodeCursor(cursor: ListCursor): string {
   );
 }
 
+/**
+ * The longest cursor `encodeCursor` can write: base64url of `["u","<16 digits>","<id>"]` with an id
+ * of MAX_ID_LENGTH UTF-16 units, each at most 6 bytes as JSON (`\uXXXX`). Longer is not decoded.
+ */
+const MAX_CURSOR_LENGTH = Math.ceil(((MAX_ID_LENGTH * 6 + 32) * 4) / 3);
+
+/**
+ * A cursor's time: what a store writes there (epoch milliseconds, PostgreSQL microseconds; "0"
+ * for `order: "id"`) is a non-negative safe integer, in canonical decimal. Anything else (past
+ * PostgreSQL's bigint or its timestamp range, negative, "007") was not written by a store.
+ */
+const CURSOR_TIME = /^(0|[1-9]\d{0,15})$/;
+
+/**
+ * Checks a `list` cursor completely, before any store builds a query from it: a forged cursor is
+ * an `InvalidCursorError` on every backend, never a driver error (PostgreSQL refused an
+ * out-of-range bigint or interval with a raw `DatabaseError`).
+ */
 function decodeCursor(text: unknown, order: ListOrder): ListCursor {
-  const bad = (why: string) =>
-    new ConfigurationError(
-      `list cursor ${why}`,
-      "pass the cursor of the previous page unchanged, with the same order (or leave it out to start over)",
-    );
+  const bad = (why: string) => new InvalidCursorError("list cursor", why);
   if (typeof text !== "string") throw bad("must be a string");
+  if (text.length > MAX_CURSOR_LENGTH) throw bad(`is ${text.length} characters long: not one list() returned`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
@@ -162,14 +178,20 @@ function decodeCursor(text: unknown, order: ListOrder): ListCursor {
     parsed.length !== 3 ||
     (parsed[0] !== "i" && parsed[0] !== "u") ||
     typeof parsed[1] !== "string" ||
-    !/^-?\d{1,20}$/.test(parsed[1]) ||
     typeof parsed[2] !== "string"
   ) {
     throw bad("is not one list() returned");
   }
+  if (!CURSOR_TIME.test(parsed[1]) || !Number.isSafeInteger(Number(parsed[1])))
+    throw bad("holds a time no store writes: it is not one list() returned");
   const cursorOrder: ListOrder = parsed[0] === "i" ? "id" : "updatedAt desc";
   if (cursorOrder !== order) throw bad(`is from a listing in order "${cursorOrder}", not "${order}"`);
-  return { order, updated: parsed[1], id: checkId(parsed[2], "list cursor id") };
+  try {
+    checkId(parsed[2]);
+  } catch {
+    throw bad("holds an id no store writes: it is not one list() returned");
+  }
+  return { order, updated: parsed[1], id: parsed[2] };
 }
 
 /** True when `labels` (stored) carries every label of `wanted`. */

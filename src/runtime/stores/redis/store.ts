@@ -63,6 +63,9 @@ export { parseRedisStoreUrl, type RedisClusterNode };
  */
 export const REDIS_FORMAT_VERSION = 3;
 
+/** The largest updatedAt the owner index's 15 digits hold. */
+const MAX_POSITION = 999_999_999_999_999;
+
 /** The 15-digit updatedAt that starts an owner's `ou` member (keys.ts). */
 function position(updatedAt: number): string {
   return String(updatedAt).padStart(15, "0");
@@ -500,7 +503,14 @@ export class RedisSessionStore implements SessionStore {
     return this.call("list", false, async (c) => {
       const found: { item: ListItem; updated: number }[] = [];
       const repairs: Promise<unknown>[] = [];
-      let after = cursor === undefined ? "" : byTime ? position(Number(cursor.updated)) + cursor.id : cursor.id;
+      // A checked cursor's time is a safe integer; past the index's 15 digits (year 33658) it is
+      // after every stored time, which the largest 15-digit position says as well.
+      let after =
+        cursor === undefined
+          ? ""
+          : byTime
+            ? position(Math.min(Number(cursor.updated), MAX_POSITION)) + cursor.id
+            : cursor.id;
       for (let done = false; found.length < want && !done; ) {
         const flat = await c.sbList(
           o.ou,

@@ -3,6 +3,7 @@ import { ConfigurationError } from "../../../index.js";
 import {
   ConflictError,
   defaultMessageCodec,
+  InvalidCursorError,
   defaultSessionCodec,
   SessionOwnerError,
   type ListItem,
@@ -81,6 +82,67 @@ export const listingCases: ContractCase[] = [
         ConfigurationError,
         "a cursor list() did not return must be refused",
       );
+    },
+  },
+  {
+    area: "listing",
+    clause:
+      "refuses a forged list or scan cursor with InvalidCursorError before any query (times past bigint or the store's range, ids no store writes), never echoing it",
+    requires: ["listing", "scan"],
+    async run({ store, id, check }) {
+      const owner = id("cursor-owner");
+      const sessions = [id("c1"), id("c2")];
+      for (const sid of sessions) await store.save(counterSession(sid), { expectedRevision: null, meta: { owner } });
+      // The built-in cursor format, forged: base64url of [order, time, last id].
+      const forge = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
+      const forged: [string, "updatedAt desc" | "id", string][] = [
+        ["a time past PostgreSQL's bigint", "updatedAt desc", forge(["u", "99999999999999999999", "x"])],
+        ["bigint's largest value", "updatedAt desc", forge(["u", "9223372036854775807", "x"])],
+        ["a time past the safe integers", "updatedAt desc", forge(["u", "9007199254740992", "x"])],
+        ["a negative time", "updatedAt desc", forge(["u", "-1", "x"])],
+        ["a time in exponent notation", "updatedAt desc", forge(["u", "1e5", "x"])],
+        ["a time with a leading zero", "updatedAt desc", forge(["u", "0123", "x"])],
+        ["an id order cursor past bigint", "id", forge(["i", "99999999999999999999", "x"])],
+        ["an id with NUL", "id", forge(["i", "0", "a\u0000b"])],
+        ["an id with a lone surrogate", "updatedAt desc", forge(["u", "5", "\ud800"])],
+        ["an empty id", "id", forge(["i", "0", ""])],
+        ["an id longer than any id", "id", forge(["i", "0", "x".repeat(1025)])],
+        ["not an array", "id", forge({ order: "i" })],
+        ["a huge text", "id", "A".repeat(100_000)],
+      ];
+      for (const [what, order, cursor] of forged) {
+        const error = await check.rejects(
+          store.list({ owner, order, cursor }),
+          InvalidCursorError,
+          `list must refuse a forged cursor (${what}) with InvalidCursorError`,
+        );
+        check.ok(
+          error instanceof InvalidCursorError && !error.message.includes(cursor.slice(0, 40)),
+          `the error for a forged cursor (${what}) must not echo it`,
+        );
+      }
+      // The edges a store can write are accepted: the largest safe time (after every stored time)
+      // lists the owner's sessions from the newest; time 0 with any id lists none newer.
+      const top = await store.list({ owner, cursor: forge(["u", "9007199254740991", "zzz"]) });
+      check.equal(
+        top.items.map((i) => i.id).sort(compareIds),
+        [...sessions].sort(compareIds),
+        "a cursor at the largest time a store writes starts at the newest session",
+      );
+      check.equal((await store.list({ owner, cursor: forge(["u", "0", "a"]) })).items, [], "time 0: nothing older");
+      for (const [what, cursor] of [
+        ["NUL", "a\u0000b"],
+        ["a lone surrogate", "\udc00x"],
+        ["more characters than any id", "x".repeat(1025)],
+      ] as const) {
+        await check.rejects(
+          store.scan({ cursor }),
+          InvalidCursorError,
+          `scan must refuse a cursor with ${what} with InvalidCursorError`,
+        );
+      }
+      const longest = await store.scan({ cursor: "\u{10FFFF}".repeat(512) });
+      check.equal(longest.items, [], "a scan cursor as long as the longest id, after every id, is a last page");
     },
   },
   {
