@@ -70,9 +70,10 @@ const history: ChatMessage[] = [
 ];
 
 describe("toUIMessages / fromUIMessages", () => {
-  it("folds results and answers into tool parts with their states", () => {
+  it("folds results and answers into tool parts, and shows one assistant turn as one message of steps", () => {
     const ui = toUIMessages(history);
-    expect(ui.map((m) => m.id)).toEqual(["u1", "a1", "a2"]);
+    // a1 (the calls), the answer and the results (folded), a2 (the reply): one turn, one message.
+    expect(ui.map((m) => m.id)).toEqual(["u1", "a1"]);
     expect(ui[0]).toEqual({
       id: "u1",
       role: "user",
@@ -82,36 +83,113 @@ describe("toUIMessages / fromUIMessages", () => {
         { type: "file", mediaType: "image/png", url: "data:image/png;base64,AAAA", filename: "r.png" },
       ],
     });
-    expect(ui[1].parts).toEqual([
-      { type: "reasoning", text: "thinking", providerMetadata: { anthropic: { signature: "s" } } },
-      {
-        type: "tool-lookup",
-        toolCallId: "c1",
-        state: "output-available",
-        input: { id: "A-1042" },
-        output: { found: true },
-      },
-      {
-        type: "tool-refund",
-        toolCallId: "c2",
-        state: "output-denied",
-        input: { amount: 129 },
-        approval: { id: "r1", approved: false, reason: "too much" },
-      },
-    ]);
-    expect(ui[2]).toEqual({
-      id: "a2",
+    expect(ui[1]).toEqual({
+      id: "a1",
       role: "assistant",
       metadata: { usage: { inputTokenCount: 3, outputTokenCount: 2 } },
       parts: [
-        { type: "text", text: "Refused." },
+        { type: "step-start" },
+        { type: "reasoning", text: "thinking", state: "done", providerMetadata: { anthropic: { signature: "s" } } },
+        {
+          type: "tool-lookup",
+          toolCallId: "c1",
+          state: "output-available",
+          input: { id: "A-1042" },
+          output: { found: true },
+        },
+        {
+          type: "tool-refund",
+          toolCallId: "c2",
+          state: "output-denied",
+          input: { amount: 129 },
+          approval: { id: "r1", approved: false, reason: "too much" },
+        },
+        { type: "step-start" },
+        { type: "text", text: "Refused.", state: "done" },
         { type: "source-url", sourceId: "s1", url: "https://x.test/p", title: "Policy" },
       ],
     });
   });
 
-  it("round-trips statebag -> UI -> statebag", () => {
-    expect(fromUIMessages(toUIMessages(history))).toEqual(history);
+  it("sums the usage of a turn's steps, and a user message ends a turn", () => {
+    const usage = (n: number) => ({
+      $type: "usage" as const,
+      details: { inputTokenCount: n, additionalCounts: { x: n } },
+    });
+    const turns: ChatMessage[] = [
+      { role: "user", messageId: "u1", contents: [{ $type: "text", text: "a" }] },
+      { role: "assistant", messageId: "a1", contents: [{ $type: "functionCall", callId: "c", name: "t" }, usage(2)] },
+      { role: "tool", contents: [{ $type: "functionResult", callId: "c", result: 1 }] },
+      { role: "assistant", messageId: "a2", contents: [{ $type: "text", text: "b" }, usage(3)] },
+      { role: "user", messageId: "u2", contents: [{ $type: "text", text: "c" }] },
+      { role: "assistant", messageId: "a3", contents: [{ $type: "text", text: "d" }] },
+    ];
+    const ui = toUIMessages(turns);
+    expect(ui.map((m) => [m.id, m.parts.map((p) => p.type)])).toEqual([
+      ["u1", ["text"]],
+      ["a1", ["step-start", "tool-t", "step-start", "text"]],
+      ["u2", ["text"]],
+      ["a3", ["step-start", "text"]],
+    ]);
+    expect(ui[1].metadata).toEqual({ usage: { inputTokenCount: 5, additionalCounts: { x: 5 } } });
+    // Back: one statebag message per step, the turn's usage on its first; the later steps' own ids are not carried.
+    expect(fromUIMessages(ui)).toEqual([
+      turns[0],
+      {
+        role: "assistant",
+        messageId: "a1",
+        contents: [
+          { $type: "functionCall", callId: "c", name: "t", arguments: {} },
+          { $type: "usage", details: { inputTokenCount: 5, additionalCounts: { x: 5 } } },
+        ],
+      },
+      turns[2],
+      { role: "assistant", contents: [{ $type: "text", text: "b" }] },
+      turns[4],
+      turns[5],
+    ]);
+  });
+
+  it("round-trips statebag -> UI -> statebag (a turn's later steps lose their own ids and usage)", () => {
+    const back = fromUIMessages(toUIMessages(history));
+    const expected = structuredClone(history);
+    const usage = expected[4].contents.pop()!;
+    delete expected[4].messageId;
+    expected[1].contents.push(usage);
+    expect(back).toEqual(expected);
+  });
+
+  it("keeps two assistant messages in a row apart, and a message that began without a step-start", () => {
+    const ui = [
+      { id: "a", role: "assistant", parts: [{ type: "text", text: "one" }] },
+      {
+        id: "b",
+        role: "assistant",
+        parts: [{ type: "step-start" }, { type: "step-start" }, { type: "text", text: "two" }, { type: "step-start" }],
+      },
+      { id: "c", role: "assistant", parts: [] },
+      { id: "u", role: "user", parts: [{ type: "step-start" }, { type: "text", text: "hi" }] },
+    ] as unknown as UIMessage[];
+    const history = fromUIMessages(ui);
+    expect(history.filter((m) => m.role === "assistant")).toHaveLength(5);
+    expect(toUIMessages(history)).toEqual(ui);
+  });
+
+  it("shows a message stored before steps (its step-start kept as a part) as it was stored", () => {
+    const old: ChatMessage[] = [
+      { role: "user", messageId: "u", contents: [{ $type: "text", text: "hi" }] },
+      {
+        role: "assistant",
+        messageId: "a",
+        contents: [{ $type: "text", text: "x" }],
+        additionalProperties: { "statebag.ui": { parts: [{ index: 0, part: { type: "step-start" } }] } },
+      },
+      { role: "assistant", messageId: "b", contents: [{ $type: "text", text: "y" }] },
+    ];
+    expect(toUIMessages(old).map((m) => [m.id, m.parts.map((p) => p.type)])).toEqual([
+      ["u", ["text"]],
+      ["a", ["step-start", "text", "step-start", "text"]],
+    ]);
   });
 
   it("round-trips UI -> statebag -> UI, keeping what statebag has no place for", () => {
@@ -171,7 +249,7 @@ describe("sessions, versions and hostile input", () => {
 
   it("writes ai 5 tool parts without approval states", () => {
     const v5 = toUIMessages(history, { version: 5 });
-    expect(v5[1].parts[2]).toEqual({
+    expect(v5[1].parts[3]).toEqual({
       type: "tool-refund",
       toolCallId: "c2",
       state: "output-error",

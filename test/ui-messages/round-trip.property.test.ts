@@ -1,7 +1,8 @@
 /**
  * Round trips, over generated messages of every part kind and tool state:
  * - UI -> statebag -> UI gives the input back exactly (what statebag has no place for is kept);
- * - statebag -> UI -> statebag gives the history back for what UI messages can carry.
+ * - statebag -> UI -> statebag gives the history back for what UI messages can carry (a turn of
+ *   several steps included: one UI message with a step-start per step).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -179,11 +180,21 @@ describe("round trips", () => {
     { maxLength: 5 },
   );
   const histories = fc
-    .array(fc.tuple(fc.string({ minLength: 1 }), fc.string(), turn, fc.boolean(), fc.boolean()), { maxLength: 4 })
+    .array(
+      fc.tuple(
+        fc.string({ minLength: 1 }),
+        fc.string(),
+        turn,
+        fc.boolean(),
+        fc.boolean(),
+        fc.option(fc.string(), { nil: undefined }),
+      ),
+      { maxLength: 4 },
+    )
     .map((turns) => {
       const out: ChatMessage[] = [];
       let n = 0;
-      for (const [id, userText, items, withDate, withUsage] of turns) {
+      for (const [id, userText, items, withDate, withUsage, next] of turns) {
         out.push({
           role: "user",
           messageId: `u-${id}`,
@@ -255,6 +266,8 @@ describe("round trips", () => {
         });
         if (answers.length) out.push({ role: "user", contents: answers });
         if (results.length) out.push({ role: "tool", contents: results });
+        // The next step of the turn (the model's answer after the results): the same UI message.
+        if (next !== undefined) out.push({ role: "assistant", contents: [{ $type: "text", text: next }] });
       }
       return out;
     });

@@ -1,8 +1,9 @@
 /**
- * AI SDK UI messages (`ai` 5, 6 or 7) -> statebag history, the inverse of `toUIMessages`. A UI
- * message becomes one statebag message; its tools' answers and results follow it as a `user`
- * message of `toolApprovalResponse` contents and a `tool` message of `functionResult` contents,
- * which is how statebag's agent records them. Whatever has no statebag counterpart is kept under
+ * AI SDK UI messages (`ai` 5, 6 or 7) -> statebag history, the inverse of `toUIMessages`. A user
+ * or system UI message becomes one statebag message; an assistant one becomes one statebag
+ * message per step (its `step-start` parts divide them), each followed by its tools' answers and
+ * results as a `user` message of `toolApprovalResponse` contents and a `tool` message of
+ * `functionResult` contents, which is how statebag's agent records a turn. Whatever has no statebag counterpart is kept under
  * `additionalProperties["statebag.ui"]` (see keys.ts), so `toUIMessages` gives the input back.
  */
 import type {
@@ -18,7 +19,7 @@ import { checkWritableJson } from "../persistence/safe-json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { UIMessageError, expected } from "./errors.js";
 import { rejectedResult, STATEBAG_CONTENT_PART, UI_MESSAGE_KEY, type ContentExtra, type MessageExtra } from "./keys.js";
-import { toUIMessages } from "./to-ui.js";
+import { buildUIMessages } from "./to-ui.js";
 import type { UIMessageLike } from "./types.js";
 
 export interface FromUIMessagesOptions {
@@ -52,11 +53,16 @@ interface Link {
   content: AIContent;
 }
 
+/** One step of a UI message: one statebag message, with the parts it keeps by their index in the step. */
+interface Step {
+  message: ChatMessage;
+  kept: { index: number; part: JsonRecord }[];
+}
+
 interface Pending {
   ui: JsonRecord;
-  message: ChatMessage;
+  steps: Step[];
   links: Link[];
-  kept: { index: number; part: JsonRecord }[];
 }
 
 export function fromUIMessages(messages: readonly UIMessageLike[], options: FromUIMessagesOptions = {}): ChatMessage[] {
@@ -67,6 +73,7 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
   const pending: Pending[] = [];
   const callIds = new Map<string, string>();
   const approvalIds = new Map<string, string>();
+  let previousRole: unknown;
   messages.forEach((raw, i) => {
     if (!isPlainObject(raw)) throw expected([i], "a UI message ({ id, role, parts })", raw, HINT);
     const ui = raw as JsonRecord;
@@ -75,19 +82,50 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
     if (typeof ui.role !== "string" || !ROLES.has(ui.role))
       throw expected([i, "role"], '"system", "user" or "assistant"', ui.role, "UI messages have these three roles");
     if (!Array.isArray(ui.parts)) throw expected([i, "parts"], "an array of parts", ui.parts, HINT);
-    const message: ChatMessage = { role: ui.role, contents: [] };
-    if (typeof ui.id === "string") message.messageId = ui.id;
-    const entry: Pending = { ui, message, links: [], kept: [] };
-    const answers: ToolApprovalResponseContent[] = [];
-    const results: FunctionResultContent[] = [];
+    const role = ui.role;
+    const entry: Pending = { ui, steps: [], links: [] };
+    // An assistant message is split into steps at its step-start parts (each step one statebag
+    // message, as agents write a turn); the step-start itself is implied by the step.
+    let step: Step | undefined;
+    let stepBegin = 0;
+    let answers: ToolApprovalResponseContent[] = [];
+    let results: FunctionResultContent[] = [];
+    const endStep = () => {
+      if (!step) return;
+      out.push(step.message);
+      if (answers.length > 0) out.push({ role: "user", contents: answers });
+      if (results.length > 0) out.push({ role: "tool", contents: results });
+      answers = [];
+      results = [];
+    };
+    const beginStep = (at: number, withStepStart: boolean) => {
+      endStep();
+      const message: ChatMessage = { role, contents: [] };
+      const marks: MessageExtra = {};
+      if (entry.steps.length === 0) {
+        if (typeof ui.id === "string") message.messageId = ui.id;
+        if (role === "assistant" && !withStepStart) marks.stepStart = false;
+        // Two assistant UI messages in a row stay two (a turn's steps would otherwise join them).
+        if (role === "assistant" && previousRole === "assistant") marks.newMessage = true;
+        if (Object.keys(marks).length > 0) setExtra(message, marks);
+      }
+      step = { message, kept: [] };
+      stepBegin = at;
+      entry.steps.push(step);
+    };
     ui.parts.forEach((rawPart: unknown, j: number) => {
       const path = [i, "parts", j];
       if (!isPlainObject(rawPart) || typeof rawPart.type !== "string")
         throw expected(path, "a part with a string type", rawPart, HINT);
       const part = rawPart as JsonRecord & { type: string };
+      if (role === "assistant" && part.type === "step-start") {
+        beginStep(j, true);
+        return;
+      }
+      if (!step) beginStep(j, false);
       const content = contentOf(part, path, callIds, approvalIds, answers, results);
       if (content !== undefined) {
-        message.contents.push(content);
+        step!.message.contents.push(content);
         entry.links.push({ part, content });
         return;
       }
@@ -98,32 +136,34 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
           `unknown part type ${JSON.stringify(part.type).slice(0, 80)}`,
           'convert or drop it first, or leave out unknownParts: "reject" to keep it as it is',
         );
-      entry.kept.push({ index: j, part: cloneJson(part) });
+      step!.kept.push({ index: j - stepBegin, part: cloneJson(part) });
     });
+    if (!step) beginStep(0, false);
+    const first = entry.steps[0].message;
     // Metadata statebag can say itself: { createdAt, usage }.
     const metadata = ui.metadata;
     if (isPlainObject(metadata)) {
       if (typeof metadata.createdAt === "string" && DATE_TIME.test(metadata.createdAt))
-        message.createdAt = metadata.createdAt;
+        first.createdAt = metadata.createdAt;
       if (isUsageDetails(metadata.usage) && Object.keys(metadata).every((k) => k === "createdAt" || k === "usage"))
-        message.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
+        first.contents.push({ $type: "usage", details: cloneJson(metadata.usage) as JsonRecord });
     }
-    out.push(message);
+    endStep();
     pending.push(entry);
-    if (answers.length > 0) out.push({ role: "user", contents: answers });
-    if (results.length > 0) out.push({ role: "tool", contents: results });
+    previousRole = role;
   });
 
   // What toUIMessages makes of this; where it differs from the input, the input is kept.
-  const derived = toUIMessages(out);
+  const madeFrom = new Map<AIContent, JsonRecord>();
+  const derived = buildUIMessages(out, {}, madeFrom);
   pending.forEach((entry, k) => {
-    const shown = derived[k] as unknown as JsonRecord & { parts: JsonRecord[] };
-    entry.links.forEach((link, n) => {
-      const diff = diffOf(link.part, shown.parts[n] ?? {});
+    const shown = derived[k] as unknown as JsonRecord;
+    for (const link of entry.links) {
+      const diff = diffOf(link.part, madeFrom.get(link.content) ?? {});
       if (diff !== undefined) addExtra(link.content, diff);
-    });
+    }
+    for (const step of entry.steps) if (step.kept.length > 0) setExtra(step.message, { parts: step.kept });
     const extra: MessageExtra = {};
-    if (entry.kept.length > 0) extra.parts = entry.kept;
     if (entry.ui.metadata === undefined) {
       if (shown.metadata !== undefined) extra.dropMetadata = true;
     } else if (!jsonEqual(entry.ui.metadata, shown.metadata)) extra.metadata = cloneJson(entry.ui.metadata);
@@ -132,13 +172,18 @@ export function fromUIMessages(messages: readonly UIMessageLike[], options: From
       if (key !== "id" && key !== "role" && key !== "metadata" && key !== "parts" && entry.ui[key] !== undefined)
         fields[key] = cloneJson(entry.ui[key]);
     if (Object.keys(fields).length > 0) extra.fields = fields;
-    if (Object.keys(extra).length > 0)
-      entry.message.additionalProperties = {
-        ...entry.message.additionalProperties,
-        [UI_MESSAGE_KEY]: extra as unknown as JsonValue,
-      };
+    if (Object.keys(extra).length > 0) setExtra(entry.steps[0].message, extra);
   });
   return out;
+}
+
+/** Adds to what a message keeps under `additionalProperties["statebag.ui"]`. */
+function setExtra(message: ChatMessage, extra: MessageExtra): void {
+  const had = message.additionalProperties?.[UI_MESSAGE_KEY];
+  message.additionalProperties = {
+    ...message.additionalProperties,
+    [UI_MESSAGE_KEY]: { ...(isPlainObject(had) ? had : {}), ...extra } as unknown as JsonValue,
+  };
 }
 
 const USAGE_COUNTS = new Set([

@@ -2,10 +2,16 @@
  * Where a statebag message keeps what its `ChatMessage` shape cannot say about the UI message it
  * came from, so `toUIMessages(fromUIMessages(m))` gives `m` back exactly.
  *
- * `additionalProperties["statebag.ui"]` of a message: `{ parts?: [{ index, part }], metadata?,
- * dropMetadata?, fields? }`: parts statebag has no content for (`step-start`, `data-*`,
- * `custom`, later versions' parts) with their index, metadata that is not `{ createdAt, usage }`,
- * and top-level fields a UI message had besides `id`, `role`, `metadata` and `parts`.
+ * An assistant UI message is a turn of steps (each opened by a `step-start` part); each step is one
+ * statebag assistant message, followed by its answers and results. `additionalProperties
+ * ["statebag.ui"]` of a message: `{ parts?: [{ index, part }], metadata?, dropMetadata?, fields?,
+ * stepStart?, newMessage? }`: parts statebag has no content for (`data-*`, `custom`, later
+ * versions' parts) with their index in the step, metadata that is not `{ createdAt, usage }`,
+ * top-level fields a UI message had besides `id`, `role`, `metadata` and `parts`; `stepStart:
+ * false` when the UI message did not begin with a `step-start` part, `newMessage: true` when an
+ * assistant UI message directly followed another (so it is not read as that one's next step).
+ * A message agents write carries none of this: each assistant message is a step with its
+ * `step-start`, and the steps up to the next user message are one UI message.
  *
  * `additionalProperties["statebag.ui"]` of a content: `{ set?: {...}, unset?: [...] }`: the part's
  * fields where they differ from what the content gives (a `dynamic-tool` type, a `state:
@@ -29,6 +35,10 @@ export interface MessageExtra {
   metadata?: unknown;
   dropMetadata?: boolean;
   fields?: JsonRecord;
+  /** False: the step has no `step-start` part of its own (a UI message that began without one). */
+  stepStart?: boolean;
+  /** True: this assistant message begins a UI message of its own, not the next step of the one before. */
+  newMessage?: boolean;
 }
 
 export interface ContentExtra {

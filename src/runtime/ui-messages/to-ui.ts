@@ -1,7 +1,11 @@
 /**
- * statebag history -> AI SDK UI messages. One UI message per statebag message; tool results
- * (`tool` messages) and approval answers (`toolApprovalResponse` contents) are folded into the
- * tool part of the call they answer, and a message left with nothing else is not shown.
+ * statebag history -> AI SDK UI messages. A user or system message is one UI message; an
+ * assistant turn is one UI message with a `step-start` part before each model call, as the UI
+ * message stream (and `useChat`) build it: the assistant messages of one turn (a call, its
+ * result, the answer; an approval asked, answered and continued) are the steps of the UI message
+ * whose id is the turn's first message's. Tool results (`tool` messages) and approval answers
+ * (`toolApprovalResponse` contents) are folded into the tool part of the call they answer, and a
+ * message left with nothing else is not shown (nor does it end the turn).
  */
 import type {
   AIContent,
@@ -17,7 +21,14 @@ import { setOwn } from "../core/json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { expected } from "./errors.js";
 import { sessionHistory } from "./history.js";
-import { contentExtra, isErrorResult, messageExtra, providerMetadataOf, STATEBAG_CONTENT_PART } from "./keys.js";
+import {
+  contentExtra,
+  isErrorResult,
+  messageExtra,
+  providerMetadataOf,
+  STATEBAG_CONTENT_PART,
+  type MessageExtra,
+} from "./keys.js";
 import type { UIMessage, UIMessagePart, UIMessageVersion } from "./types.js";
 
 export interface ToUIMessagesOptions {
@@ -34,6 +45,27 @@ type Part = JsonRecord & { type: string };
 export function toUIMessages(
   input: AgentSession | readonly ChatMessage[],
   options: ToUIMessagesOptions = {},
+): UIMessage[] {
+  return buildUIMessages(input, options);
+}
+
+/** A UI message being built: its first statebag message, and the usage of each of its steps. */
+interface Building {
+  ui: UIMessage;
+  first: ChatMessage;
+  extra: MessageExtra | undefined;
+  usages: JsonRecord[];
+  parts: Part[];
+}
+
+/**
+ * `toUIMessages`, telling `madeFrom` which part each content became (its first part, for a text
+ * with citations): `fromUIMessages` compares them with the parts it read.
+ */
+export function buildUIMessages(
+  input: AgentSession | readonly ChatMessage[],
+  options: ToUIMessagesOptions = {},
+  madeFrom?: Map<AIContent, JsonRecord>,
 ): UIMessage[] {
   const messages = Array.isArray(input)
     ? (input as readonly ChatMessage[])
@@ -83,13 +115,17 @@ export function toUIMessages(
     }
   });
 
-  const out: UIMessage[] = [];
+  const built: Building[] = [];
+  // The assistant UI message the next assistant step joins (none after a user or system message).
+  let turn: Building | undefined;
   messages.forEach((message, i) => {
     const shown = message.contents.filter((c) => !folded.has(c));
+    // Only answers and results: folded into the parts they answer; the turn goes on.
     if (shown.length === 0 && message.contents.length > 0) return;
     const extra = messageExtra(message);
+    const role = uiRole(message.role);
     const parts: Part[] = [];
-    // The last content, a usage, is the message's metadata.usage (unless it was a part in the UI).
+    // The last content, a usage, is the step's usage: metadata.usage (unless it was a part in the UI).
     let usage: JsonRecord | undefined;
     const last = shown[shown.length - 1];
     const lastIsUsage =
@@ -103,29 +139,73 @@ export function toUIMessages(
         usage = cloneJson(last.details) as JsonRecord;
         continue;
       }
-      const made = partsOf(content, results, answers, version);
+      const made = partsOf(content, results, answers, version, role === "assistant");
       const diff = contentExtra(content);
       if (made.length === 1 && diff !== undefined) applyDiff(made[0], diff);
+      if (made.length > 0) madeFrom?.set(content, made[0]);
       parts.push(...made);
     }
-    const ui: UIMessage = {
-      id: message.messageId ?? (options.generateId ? options.generateId(message, i) : `statebag-${i}`),
-      role: uiRole(message.role),
-      parts: withExtraParts(parts, extra?.parts) as UIMessagePart[],
+    // A message written before steps were kept (its step-start parts among its kept parts) is shown
+    // as it was stored: one UI message, no step added.
+    const keptSteps =
+      Array.isArray(extra?.parts) &&
+      extra.parts.some((e) => isPlainObject(e) && isPlainObject(e.part) && e.part.type === "step-start");
+    if (message.role === "assistant" && extra?.stepStart !== false && !keptSteps) parts.unshift({ type: "step-start" });
+    const all = withExtraParts(parts, extra?.parts);
+    if (role === "assistant" && turn !== undefined && extra?.newMessage !== true && !keptSteps) {
+      turn.parts.push(...all);
+      if (usage !== undefined) turn.usages.push(usage);
+      return;
+    }
+    const entry: Building = {
+      ui: {
+        id: message.messageId ?? (options.generateId ? options.generateId(message, i) : `statebag-${i}`),
+        role,
+        parts: [],
+      },
+      first: message,
+      extra,
+      usages: usage === undefined ? [] : [usage],
+      parts: all,
     };
+    built.push(entry);
+    turn = role === "assistant" ? entry : undefined;
+  });
+
+  return built.map(({ ui, first, extra, usages, parts }) => {
+    ui.parts = parts as UIMessagePart[];
+    const usage = usages.length === 0 ? undefined : usages.length === 1 ? usages[0] : sumUsage(usages);
     if (extra !== undefined && Object.hasOwn(extra, "metadata")) ui.metadata = cloneJson(extra.metadata);
-    else if (extra?.dropMetadata !== true && (message.createdAt !== undefined || usage !== undefined)) {
+    else if (extra?.dropMetadata !== true && (first.createdAt !== undefined || usage !== undefined)) {
       ui.metadata = {
-        ...(message.createdAt !== undefined ? { createdAt: message.createdAt } : {}),
+        ...(first.createdAt !== undefined ? { createdAt: first.createdAt } : {}),
         ...(usage !== undefined ? { usage } : {}),
       };
     }
     if (extra !== undefined && isPlainObject(extra.fields))
       for (const key of Object.keys(extra.fields))
         if (!(key in ui)) setOwn(ui as unknown as JsonRecord, key, cloneJson(extra.fields[key]));
-    out.push(ui);
+    return ui;
   });
-  return out;
+}
+
+/** The usage of a turn of several steps: each count summed over the steps that have it. */
+function sumUsage(usages: JsonRecord[]): JsonRecord {
+  const total: JsonRecord = {};
+  for (const usage of usages) {
+    for (const key of Object.keys(usage)) {
+      const value = usage[key];
+      if (typeof value === "number") setOwn(total, key, (typeof total[key] === "number" ? total[key] : 0) + value);
+      else if (key === "additionalCounts" && isPlainObject(value)) {
+        const counts = isPlainObject(total.additionalCounts) ? total.additionalCounts : {};
+        for (const name of Object.keys(value))
+          if (typeof value[name] === "number")
+            setOwn(counts, name, (typeof counts[name] === "number" ? counts[name] : 0) + value[name]);
+        total.additionalCounts = counts;
+      }
+    }
+  }
+  return total;
 }
 
 function uiRole(role: string): UIMessage["role"] {
@@ -174,7 +254,11 @@ function partsOf(
   results: Map<string, FunctionResultContent>,
   answers: Map<string, ToolApprovalResponseContent>,
   version: UIMessageVersion,
+  streamed: boolean,
 ): Part[] {
+  // An answer's text and reasoning were streamed: `useChat` holds them as `state: "done"` once the
+  // stream ended (a user's or system message's text never had a state).
+  const done = streamed ? { state: "done" } : {};
   switch (content.$type) {
     case "text": {
       const citations = (content.annotations ?? []).filter(
@@ -182,11 +266,11 @@ function partsOf(
       );
       if (content.text === "" && citations.length === 1 && content.annotations!.length === 1)
         return [withMetadata(sourcePart(citations[0], 0), "providerMetadata", content)];
-      const text = withMetadata({ type: "text", text: content.text }, "providerMetadata", content);
+      const text = withMetadata({ type: "text", text: content.text, ...done }, "providerMetadata", content);
       return [text, ...citations.map((c, i) => sourcePart(c, i))];
     }
     case "reasoning":
-      return [withMetadata({ type: "reasoning", text: content.text ?? "" }, "providerMetadata", content)];
+      return [withMetadata({ type: "reasoning", text: content.text ?? "", ...done }, "providerMetadata", content)];
     case "data": {
       const part: Part = { type: "file", mediaType: dataUriMediaType(content.uri), url: content.uri };
       if (content.name !== undefined) part.filename = content.name;
