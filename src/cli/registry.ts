@@ -8,6 +8,10 @@
  *   - `generatedTypes` and `generatedMigrations` (what `statebag gen` writes to
  *     src/generated/registry.ts; a plain `migrations` array is accepted too);
  * the latter are composed with statebag's own types.
+ *
+ * Every registry a command gets also holds the types statebag itself writes outside its generated
+ * registry (`cliBuiltinTypes`: the chat index document statebag/http 0.1.0 kept per owner), so a
+ * document statebag wrote is always checked, never reported as a type the CLI does not know.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -68,6 +72,61 @@ async function ensureTypeScriptLoader(projectDir: string, module: string, where:
   tsxRegistered = true;
 }
 
+/**
+ * The `$type` statebag/http 0.1.0 gave the chat index document it kept per owner (state bag key
+ * `statebag.http.chats`): `{ chats: [{ id, title, updatedAt }] }`. Later versions no longer write
+ * it, but stores keep what 0.1.0 wrote.
+ */
+export const CHAT_INDEX_TYPE = "statebag.http.ChatIndex";
+
+let builtins: readonly TypeDefinition[] | undefined;
+
+/**
+ * The types statebag writes that `defaultRegistry()` (its generated registry) does not hold. The
+ * CLI adds them to every registry it uses, so what statebag stored is always checked.
+ */
+export function cliBuiltinTypes(): readonly TypeDefinition[] {
+  if (builtins) return builtins;
+  const registry = new TypeRegistry({ source: "statebag (CLI)" });
+  const chatIndex = registry.register({
+    $type: CHAT_INDEX_TYPE,
+    version: 1,
+    name: "the chat index of statebag/http 0.1.0",
+    schema: {
+      type: "object",
+      required: ["chats"],
+      properties: {
+        chats: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["id", "title", "updatedAt"],
+            properties: { id: { type: "string" }, title: { type: "string" }, updatedAt: { type: "string" } },
+          },
+        },
+      },
+    },
+  });
+  builtins = [chatIndex];
+  return builtins;
+}
+
+/** `registry` with the built-in types it lacks (a project's registry that already has one keeps its own). */
+export function withCliBuiltins(registry: TypeRegistry): TypeRegistry {
+  const missing = cliBuiltinTypes().filter(
+    (def) => !registry.has(def.$type) && registry.renamedTo(def.$type) === undefined,
+  );
+  return missing.length === 0 ? registry : TypeRegistry.compose(registry, { source: "statebag (CLI)", types: missing });
+}
+
+let cliDefault: TypeRegistry | undefined;
+
+/** statebag's own types, as the CLI knows them: `defaultRegistry()` and `cliBuiltinTypes()`. */
+export function cliDefaultRegistry(): TypeRegistry {
+  cliDefault ??= withCliBuiltins(defaultRegistry());
+  return cliDefault;
+}
+
 /** The registry for a command: `--registry`, else the project config's, else statebag's own types. */
 export async function resolveRegistry(option: string | undefined, context: CommandContext): Promise<CliRegistry> {
   const { environment } = context;
@@ -79,7 +138,7 @@ export async function resolveRegistry(option: string | undefined, context: Comma
     };
   }
   const config = context.project();
-  if (config === undefined) return { registry: defaultRegistry(), origin: "none" };
+  if (config === undefined) return { registry: cliDefaultRegistry(), origin: "none" };
   const module = relative(config.root, config.registry) || config.registry;
   if (!existsSync(config.registry)) {
     throw new CliError(
@@ -101,11 +160,20 @@ export async function resolveRegistry(option: string | undefined, context: Comma
 
 /** Kept for commands that take only `--registry`: statebag's own types without it. */
 export async function loadRegistry(module: string | undefined, environment: CliEnvironment): Promise<TypeRegistry> {
-  if (module === undefined) return defaultRegistry();
+  if (module === undefined) return cliDefaultRegistry();
   return importRegistry(inputPath(module, environment), `--registry ${module}`, module, environment.cwd);
 }
 
 async function importRegistry(file: string, label: string, module: string, projectDir: string): Promise<TypeRegistry> {
+  return withCliBuiltins(await importModuleRegistry(file, label, module, projectDir));
+}
+
+async function importModuleRegistry(
+  file: string,
+  label: string,
+  module: string,
+  projectDir: string,
+): Promise<TypeRegistry> {
   const where = file;
   if (!existsSync(file)) {
     throw new CliError(EXIT.usage, `${label}: no such file`, {
