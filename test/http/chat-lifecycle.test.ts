@@ -19,7 +19,6 @@ import {
   redisBackend,
   redisClusterBackend,
   sqliteBackend,
-  type Backend,
 } from "../stores/helpers.js";
 import { BASE, call, fixture, Gate, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 

@@ -18,7 +18,7 @@ import { pendingToolApprovals } from "../agent/approvals.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { ConflictError } from "../stores/errors.js";
+import { ConflictError, InvalidCursorError } from "../stores/errors.js";
 import { checkList } from "../stores/listing.js";
 import type { StreamBuffer, StreamInfo } from "../stores/stream-buffer.js";
 import type { SessionMeta, SessionStore, StoredSession } from "../stores/types.js";
@@ -259,7 +259,7 @@ export class ChatSessions {
     try {
       page = await this.store.list(listOptions);
     } catch (error) {
-      if (options.cursor !== undefined && (error as { code?: unknown }).code === "configuration") throw invalidCursor();
+      if (error instanceof InvalidCursorError) throw invalidCursor();
       throw error;
     }
     const head = `${this.prefix}/`;
