@@ -12,6 +12,7 @@ import {
   PostgresSessionStore,
   SessionNotFoundError,
   SessionOwnerError,
+  SQLITE_SCHEMA_VERSION,
   SqliteSessionStore,
   StoreNotSetUpError,
   withSession,
@@ -23,7 +24,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const doc = (id: string) => JSON.stringify({ id, stateBag: {} });
 
-describe("SQLite format 1 -> 2", () => {
+describe("SQLite format 1 -> current", () => {
   it("upgrades on a writable open; old rows load, are unowned, and get createdAt from their last update", async () => {
     const path = join(dir, "v1.db");
     const raw = new DatabaseSync(path);
@@ -36,7 +37,7 @@ describe("SQLite format 1 -> 2", () => {
     await expect(readOnly.get("old")).rejects.toThrow(StoreNotSetUpError);
     await readOnly.close();
     const store = new SqliteSessionStore({ path });
-    expect(await store.setup()).toEqual({ version: 2, changed: true });
+    expect(await store.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
     const old = (await store.get("old"))!;
     expect(old.meta).toEqual({ createdAt: "2023-11-14T22:13:20.000Z", updatedAt: "2023-11-14T22:13:20.000Z" });
     await expect(store.save(old.session, { expectedRevision: old.revision, meta: { owner: "a" } })).rejects.toThrow(
@@ -49,7 +50,7 @@ describe("SQLite format 1 -> 2", () => {
     expect((await store.list({ owner: "a" })).items).toEqual([]);
     await store.close();
     const again = new SqliteSessionStore({ path });
-    expect(await again.setup()).toEqual({ version: 2, changed: false });
+    expect(await again.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
     await again.close();
   });
 

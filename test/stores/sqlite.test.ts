@@ -14,7 +14,7 @@ import { ConfigurationError, StatebagError } from "../../src/runtime/core/errors
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/stores/open.js";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
+import { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";
 import { parseSqliteUrl } from "../../src/runtime/stores/sqlite/url.js";
 import { betterSqliteInstalled, counterOf, counterSession, sleep } from "./helpers.js";
@@ -168,7 +168,7 @@ describe("sqlite: drivers", () => {
 
       const second = await openStore(`sqlite:${path}`, { sqliteDriver: reader });
       expect((second as SqliteSessionStore).driver).toBe(reader);
-      expect(await second.setup()).toEqual({ version: 2, changed: false });
+      expect(await second.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
       // Identical pages, except the TTL left, which has run down a little meanwhile.
       const withoutTtl = (p: typeof page) =>
         p.items.map(({ ttlMs, ...item }) => ({ ...item, hasTtl: ttlMs !== undefined }));
@@ -308,7 +308,7 @@ describe("sqlite: read-only", () => {
   it("reads an existing file and refuses every write, changing nothing", async () => {
     const { path, revision } = await seeded();
     const store = await openStore(`sqlite:${path}?readOnly=true`);
-    expect(await store.setup()).toEqual({ version: 2, changed: false });
+    expect(await store.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
     expect((await store.get("s"))?.revision).toBe(revision);
     expect(await store.messages.getMessages("s")).toEqual([user("hi")]);
     expect((await store.messages.readMessages("s")).messages).toHaveLength(1);

@@ -4,6 +4,7 @@
  * that stopped renewing ends then). Chunks are kept as the store's chunk codec writes them (sealed
  * when the store's session codec encrypts), like every other backend.
  */
+import { checkId } from "./common.js";
 import { StreamClosedError, streamExistsError } from "./errors.js";
 import type {
   OpenStreamOptions,
@@ -176,6 +177,7 @@ export class MemoryStreamBuffer implements StreamBuffer {
 
   async deleteForSession(sessionId: string): Promise<number> {
     this.check();
+    checkId(sessionId, "sessionId");
     let removed = 0;
     for (const [streamId, s] of [...this.streams]) {
       if (s.sessionId !== sessionId) continue;

@@ -119,12 +119,20 @@ export interface ChunkCodec {
   readonly encrypts: boolean;
   seal(streamId: string, position: number, owner: string | undefined, text: string): string;
   open(streamId: string, position: number, owner: string | undefined, text: string): string;
+  /**
+   * How a durable backend keeps the stream's owner (which only the chunks' encryption needs):
+   * nothing without encryption (null), else the owner sealed to the stream (never in plaintext).
+   */
+  sealOwner(streamId: string, owner: string | undefined): string | null;
+  openOwner(streamId: string, stored: string | null | undefined): string | undefined;
 }
 
 const IDENTITY: ChunkCodec = {
   encrypts: false,
   seal: (_id, _p, _o, text) => text,
   open: (_id, _p, _o, text) => text,
+  sealOwner: () => null,
+  openOwner: () => undefined,
 };
 
 /** The chunk codec of a store whose session codec is `codec` (encrypting when it exposes `.encryption`). */
@@ -133,7 +141,8 @@ export function chunkCodec(codec: SessionCodec | undefined): ChunkCodec {
   if (!enc?.keyring || typeof enc.store !== "string") return IDENTITY;
   // Kind "stream" in the associated data: a chunk never opens as a session or a message row (the
   // envelope writes the kind into the associated data as it is).
-  const binding = (id: string, position: number, owner: string | undefined): Binding => ({
+  // The sealed owner of a stream binds no position: every chunk binds one.
+  const binding = (id: string, position: number | undefined, owner: string | undefined): Binding => ({
     kind: "stream" as Binding["kind"],
     store: enc.store,
     id,
@@ -147,6 +156,14 @@ export function chunkCodec(codec: SessionCodec | undefined): ChunkCodec {
       const what = `chunk ${position} of the stream ${quoted(id, 200)}`;
       if (!isEncryptedText(text)) throw new DecryptionError({ reason: "plaintext", what });
       return openEnvelope(enc.keyring, binding(id, position, owner), text, what);
+    },
+    sealOwner: (id, owner) =>
+      owner === undefined ? null : seal(enc.keyring, binding(id, undefined, undefined), owner),
+    openOwner(id, stored) {
+      if (stored === null || stored === undefined || stored === "") return undefined;
+      const what = `the owner of the stream ${quoted(id, 200)}`;
+      if (!isEncryptedText(stored)) throw new DecryptionError({ reason: "plaintext", what });
+      return openEnvelope(enc.keyring, binding(id, undefined, undefined), stored, what);
     },
   };
 }

@@ -60,6 +60,105 @@ export const V2_INDEXES = [
 ] as const;
 export const COLUMNS_SQL = `SELECT name FROM pragma_table_info('statebag_sessions')`;
 
+/**
+ * Storage format 3: stream buffers (`store.streams`, resumable replies). One row per stream
+ * (its session, status, length, stop flag, writer's lease; `expires_at` set by finish, `owner`
+ * only as the encrypting codec seals it) and its chunks by position. Created by `upgradeToV3`
+ * (only tables and indexes that are missing).
+ */
+export const V3_STREAM_DDL = `
+CREATE TABLE IF NOT EXISTS statebag_streams (
+  stream_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  owner TEXT,
+  status TEXT NOT NULL,
+  length INTEGER NOT NULL,
+  stop_requested INTEGER NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS statebag_streams_session ON statebag_streams (session_id);
+CREATE INDEX IF NOT EXISTS statebag_streams_expires ON statebag_streams (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS statebag_streams_lease ON statebag_streams (lease_expires_at) WHERE status = 'running';
+CREATE TABLE IF NOT EXISTS statebag_stream_chunks (
+  stream_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (stream_id, seq)
+) WITHOUT ROWID;
+`;
+
+/**
+ * A stream no reader sees and `purgeExpired` removes: finished and past its `keepMs` (first
+ * parameter: now), or running with a lease that ended before the second parameter (now minus
+ * ABANDONED_STREAM_KEEP_MS).
+ */
+const STREAM_GONE = `((expires_at IS NOT NULL AND expires_at <= ?) OR (status = 'running' AND lease_expires_at <= ?))`;
+
+/** The stream-buffer statements (sqlite/stream-buffer.ts). @internal */
+export const SQLITE_STREAM_SQL = {
+  get: `SELECT session_id, owner, status, length, stop_requested, lease_expires_at, expires_at FROM statebag_streams WHERE stream_id = ?`,
+  insert: `INSERT INTO statebag_streams (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
+     VALUES (?, ?, ?, 'running', 0, 0, ?, NULL)`,
+  remove: `DELETE FROM statebag_streams WHERE stream_id = ?`,
+  removeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id = ?`,
+  grow: `UPDATE statebag_streams SET length = ?, lease_expires_at = ? WHERE stream_id = ?`,
+  chunk: `INSERT INTO statebag_stream_chunks (stream_id, seq, body) VALUES (?, ?, ?)`,
+  finish: `UPDATE statebag_streams SET status = ?, expires_at = ? WHERE stream_id = ?`,
+  stop: `UPDATE statebag_streams SET stop_requested = 1 WHERE stream_id = ?`,
+  chunks: `SELECT body FROM statebag_stream_chunks WHERE stream_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
+  ofSession: `SELECT count(*) AS n FROM statebag_streams WHERE session_id = ? AND NOT ${STREAM_GONE}`,
+  removeSessionChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id IN (SELECT stream_id FROM statebag_streams WHERE session_id = ?)`,
+  removeSession: `DELETE FROM statebag_streams WHERE session_id = ?`,
+  purgeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id IN (SELECT stream_id FROM statebag_streams WHERE ${STREAM_GONE})`,
+  purge: `DELETE FROM statebag_streams WHERE ${STREAM_GONE}`,
+} as const;
+
+export interface StreamRow {
+  session_id: string;
+  owner: string | null;
+  status: string;
+  length: number;
+  stop_requested: number;
+  lease_expires_at: number;
+  expires_at: number | null;
+}
+
+/** The stream-buffer statements, prepared once per connection (on a file of format 3). */
+export class StreamStatements {
+  readonly get: SqliteStatement<StreamRow>;
+  readonly insert: SqliteStatement<never>;
+  readonly remove: SqliteStatement<never>;
+  readonly removeChunks: SqliteStatement<never>;
+  readonly grow: SqliteStatement<never>;
+  readonly chunk: SqliteStatement<never>;
+  readonly finish: SqliteStatement<never>;
+  readonly stop: SqliteStatement<never>;
+  readonly chunks: SqliteStatement<{ body: string }>;
+  readonly ofSession: SqliteStatement<{ n: number }>;
+  readonly removeSessionChunks: SqliteStatement<never>;
+  readonly removeSession: SqliteStatement<never>;
+  readonly purgeChunks: SqliteStatement<never>;
+  readonly purge: SqliteStatement<never>;
+
+  constructor(db: SqliteConnection) {
+    this.get = db.prepare(SQLITE_STREAM_SQL.get);
+    this.insert = db.prepare(SQLITE_STREAM_SQL.insert);
+    this.remove = db.prepare(SQLITE_STREAM_SQL.remove);
+    this.removeChunks = db.prepare(SQLITE_STREAM_SQL.removeChunks);
+    this.grow = db.prepare(SQLITE_STREAM_SQL.grow);
+    this.chunk = db.prepare(SQLITE_STREAM_SQL.chunk);
+    this.finish = db.prepare(SQLITE_STREAM_SQL.finish);
+    this.stop = db.prepare(SQLITE_STREAM_SQL.stop);
+    this.chunks = db.prepare(SQLITE_STREAM_SQL.chunks);
+    this.ofSession = db.prepare(SQLITE_STREAM_SQL.ofSession);
+    this.removeSessionChunks = db.prepare(SQLITE_STREAM_SQL.removeSessionChunks);
+    this.removeSession = db.prepare(SQLITE_STREAM_SQL.removeSession);
+    this.purgeChunks = db.prepare(SQLITE_STREAM_SQL.purgeChunks);
+    this.purge = db.prepare(SQLITE_STREAM_SQL.purge);
+  }
+}
+
 const LIVE = "(expires_at IS NULL OR expires_at > ?)";
 const META = "owner, title, labels, coalesce(created_at, updated_at) AS created_at, updated_at";
 /** Every label of the JSON object parameter is on the row (an empty object: always true). */
@@ -180,6 +279,7 @@ export class Statements {
   readonly msgTrim: SqliteStatement<never>;
   readonly logDelete: SqliteStatement<never>;
   readonly opsDelete: SqliteStatement<never>;
+  readonly streams: StreamStatements;
 
   constructor(db: SqliteConnection) {
     this.get = db.prepare(SQLITE_SQL.get);
@@ -206,5 +306,6 @@ export class Statements {
     this.msgTrim = db.prepare(SQLITE_SQL.msgTrim);
     this.logDelete = db.prepare(SQLITE_SQL.logDelete);
     this.opsDelete = db.prepare(SQLITE_SQL.opsDelete);
+    this.streams = new StreamStatements(db);
   }
 }

@@ -50,6 +50,8 @@ import {
   type SqliteDriverName,
 } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
+import { SqliteStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
+import { chunkCodec } from "../stream-common.js";
 import { nodeSqliteDriver } from "./node-sqlite.js";
 import {
   COLUMNS_SQL,
@@ -60,15 +62,17 @@ import {
   TRANSACTION,
   V2_COLUMNS,
   V2_INDEXES,
+  V3_STREAM_DDL,
   type Access,
   type MetaRow,
 } from "./sql.js";
 
 /**
  * The storage-format version this code writes (recorded in `statebag_meta`). 2: session metadata
- * columns and listing indexes (a writable open upgrades a format-1 file in place).
+ * columns and listing indexes; 3: the stream-buffer tables (a writable open upgrades an older file
+ * in place).
  */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Sorts after every stored time and id: the keyset cursor of a first page. */
 const PAST_EVERY_TIME = Number.MAX_SAFE_INTEGER;
@@ -136,6 +140,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly kind = "sqlite" as const;
   readonly url: string;
   readonly messages: MessageLog;
+  readonly streams: SqliteStreamBuffer;
   readonly retention?: RetentionPolicy;
   readonly path: string;
   readonly driver: SqliteDriverName;
@@ -174,6 +179,7 @@ export class SqliteSessionStore implements SessionStore {
       );
     }
     this.messages = new SqliteMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    this.streams = new SqliteStreamBuffer(this, chunkCodec(this.codec));
     this.retention = checkRetention(options.retention);
   }
 
@@ -260,7 +266,8 @@ export class SqliteSessionStore implements SessionStore {
         // No version recorded: the tables were created just now, in this transaction.
         const version = this.checkFormat(db);
         if (version === SQLITE_SCHEMA_VERSION) return false;
-        upgradeToV2(db);
+        if ((version ?? 1) < 2) upgradeToV2(db);
+        db.exec(V3_STREAM_DDL);
         db.prepare(FORMAT_SQL.setVersion).run(SQLITE_SCHEMA_VERSION);
         return true;
       });
@@ -456,8 +463,15 @@ export class SqliteSessionStore implements SessionStore {
     const expected = checkDelete(options);
     return this.run("delete", "write", (s): boolean => {
       const now = Date.now();
-      if (expected === undefined) return s.deleteAny.get(id, now)?.live === 1;
-      if (s.deleteAt.run(id, expected, now).changes === 1) return true;
+      // The session's stream buffers go in the same transaction (whether or not a row was there).
+      if (expected === undefined) {
+        deleteSessionStreams(s, id, now);
+        return s.deleteAny.get(id, now)?.live === 1;
+      }
+      if (s.deleteAt.run(id, expected, now).changes === 1) {
+        deleteSessionStreams(s, id, now);
+        return true;
+      }
       throw new ConflictError(id, expected, s.current.get(id, now)?.revision ?? null);
     });
   }
@@ -513,6 +527,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async purgeExpired(): Promise<number> {
     const removed = await this.run("purgeExpired", "write", (s) => s.purge.run(Date.now()).changes);
+    await this.streams.purgeExpired(); // stream buffers are not sessions: not counted
     return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
   }
 
