@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { createColors } from "picocolors";
+import { registerChatsUpgrade } from "./commands/chats-upgrade.js";
 import { registerDiff } from "./commands/diff.js";
 import { registerExport } from "./commands/export.js";
 import { registerGen } from "./commands/gen.js";
@@ -81,6 +82,7 @@ Docs: docs/cli.md.`,
   registerStoreSetup(program, context);
   registerStorePurge(program, context);
   registerStoreErase(program, context);
+  registerChatsUpgrade(program, context);
   registerDiff(program, context);
   registerImport(program, context);
   registerExport(program, context);
