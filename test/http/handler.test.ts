@@ -7,6 +7,7 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { BASE, call, fixture, Gate, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 /** Checks a problem response: status, RFC 9457 body with exactly its four fields, no stack, none of `secrets` echoed. */
@@ -496,6 +497,54 @@ describe("GET /chats and DELETE /chats/:id", () => {
     const list = (await (await call(handler, "GET", "/chats")).json()) as { chats: { id: string }[] };
     expect(list.chats.map((c) => c.id)).toEqual(["chat-keep"]);
     await expectProblem(await call(handler, "DELETE", "/chats/chat-drop"), 404, "chat-not-found");
+  });
+});
+
+describe("a response never contradicts the store", () => {
+  it("DELETE whose store fails after the row went says it may have happened (not 'nothing was saved'), and GET agrees", async () => {
+    const base = new MemorySessionStore();
+    const failing = new Proxy(base, {
+      get(target, key, receiver) {
+        if (key === "delete")
+          return async (id: string, options?: { expectedRevision?: number }) => {
+            await target.delete(id, options);
+            throw new Error("connection lost after the delete");
+          };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { handler } = harness({}, failing);
+    await readReply(await post(handler, userTurn("chat-del", "delete me")));
+    const response = await call(handler, "DELETE", "/chats/chat-del");
+    const body = await expectProblem(response, 500, "internal", ["connection lost"]);
+    expect(body.detail).not.toMatch(/nothing was saved/);
+    expect(body.detail).toMatch(/may not have been carried out/);
+    // What the store holds now: the chat is gone, and GET says so.
+    await expectProblem(await call(handler, "GET", "/chats/chat-del"), 404, "chat-not-found");
+  });
+
+  it("DELETE whose store fails before anything was removed keeps the chat, and says the request may not have happened", async () => {
+    const base = new MemorySessionStore();
+    const failing = new Proxy(base, {
+      get(target, key, receiver) {
+        if (key === "messages")
+          return new Proxy(target.messages, {
+            get(log, name, r) {
+              if (name === "deleteMessages") return async () => Promise.reject(new Error("log unavailable"));
+              const value = Reflect.get(log, name, r) as unknown;
+              return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(log) : value;
+            },
+          });
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { handler } = harness({}, failing);
+    await readReply(await post(handler, userTurn("chat-del2", "keep me")));
+    const body = await expectProblem(await call(handler, "DELETE", "/chats/chat-del2"), 500, "internal");
+    expect(body.detail).toMatch(/may not have been carried out/);
+    expect((await getChat(handler, "chat-del2")).map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });
 

@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import { pendingToolApprovals } from "../agent/approvals.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
+import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import { ConflictError, InvalidCursorError } from "../stores/errors.js";
@@ -152,7 +153,11 @@ export class ChatSessions {
     this.disconnect = options.disconnect ?? "continue";
     this.onError = options.onError ?? (() => undefined);
     const streams = options.streams ?? options.store.streams;
-    if (!streams) throw new Error("statebag/http needs a store with a stream buffer (store.streams)");
+    if (!streams)
+      throw new ConfigurationError(
+        "the chat handler's store has no stream buffer (store.streams), which keeps running replies for resume, stop and recovery",
+        "use a built-in store (openStore: memory, SQLite, PostgreSQL, Redis), or pass a StreamBuffer as the streams option",
+      );
     this.streams = streams;
   }
 
