@@ -1,23 +1,48 @@
-// Builds statebag-kit from this repository's generator: `npm run build:kit` (after `npm run build`,
-// which compiles generator/ into dist/generator). The kit's generator is that output with one
-// change: generator/runtime.js, the seam to statebag's runtime, re-exports the installed
-// `statebag/internal/toolchain`, so an app has one copy of the runtime's classes.
+// Builds statebag-kit from this repository's generator. `npm run build:kit` builds it from the
+// output of `npm run build` (which compiles generator/ into dist/generator); `node build.mjs
+// --compile`, the kit's own `prepack`, runs that compile first, so any way of packing the kit
+// (`npm pack ./kit`, `cd kit && npm pack`, `npm publish` in kit/) packs a complete, fresh build.
+// The kit's generator is that output with one change: generator/runtime.js, the seam to statebag's
+// runtime, re-exports the installed `statebag/internal/toolchain`, so an app has one copy of the
+// runtime's classes.
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// `node kit/build.mjs [<built dist> <kit folder>]`: the e2e test builds into a staging copy.
+// `node kit/build.mjs [--compile] [<built dist> <kit folder>]`: the e2e test builds into a staging copy.
+const args = process.argv.slice(2);
+const compile = args.includes("--compile");
+const [distArg, kitArg] = args.filter((a) => a !== "--compile");
 const kitSources = fileURLToPath(new URL(".", import.meta.url));
 const repo = join(kitSources, "..");
-const built = resolve(process.argv[2] ?? join(repo, "dist"), "generator");
-const kit = resolve(process.argv[3] ?? kitSources);
+const dist = resolve(distArg ?? join(repo, "dist"));
+const built = join(dist, "generator");
+const kit = resolve(kitArg ?? kitSources);
 const out = join(kit, "dist");
 
 const fail = (message) => {
   console.error(`build:kit: ${message}`);
   process.exit(1);
 };
-if (!existsSync(join(built, "index.js"))) fail(`${relative(repo, built)}/index.js is missing: run npm run build first`);
+if (compile) {
+  // What `npm run build` does (into `dist`), with this repository's own compiler: a stale or
+  // missing dist/ must never be what a packed kit holds.
+  const tsc = join(repo, "node_modules/typescript/bin/tsc");
+  if (!existsSync(tsc)) fail(`${relative(process.cwd(), tsc)} is missing: run npm ci in statebag's repository first`);
+  rmSync(built, { recursive: true, force: true });
+  console.log(`build:kit: compiling statebag and its generator into ${relative(process.cwd(), dist) || "."}`);
+  try {
+    execFileSync(process.execPath, [tsc, "-p", join(repo, "tsconfig.build.json"), "--outDir", dist], {
+      cwd: repo,
+      stdio: "inherit",
+    });
+  } catch {
+    fail("the TypeScript build failed (its errors are above): nothing was packed");
+  }
+}
+if (!existsSync(join(built, "index.js")))
+  fail(`${relative(repo, built)}/index.js is missing: run npm run build first (or node kit/build.mjs --compile)`);
 
 // The kit is released with statebag: same version, and the toolchain ranges this repository tests.
 const root = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));

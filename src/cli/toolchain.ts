@@ -12,32 +12,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { StatebagError } from "../runtime/core/errors.js";
+import { ToolchainMissingError } from "../internal/toolchain-error.js";
 
 /** The package that holds `statebag gen`'s toolchain. */
 export const KIT = "statebag-kit";
 
-/** The kit (or a compiler it needs) is not installed where statebag can load it. */
-export class ToolchainMissingError extends StatebagError {
-  constructor(
-    readonly missing: readonly string[],
-    readonly command: string,
-    readonly installCommand: string,
-    /** What was found instead (a compiler of another version), when something was. */
-    readonly found?: string,
-  ) {
-    const what = `statebag ${command} needs ${missing.join(", ")}`;
-    super(
-      "toolchain-missing",
-      found === undefined
-        ? `${what}, which ${missing.length === 1 ? "is" : "are"} not installed`
-        : `${what}, but found ${found}`,
-      {
-        hint: `install the generator toolchain as a dev dependency: ${installCommand}`,
-      },
-    );
-  }
-}
+// Defined with the runtime's internal toolchain entry, which the kit imports it from (its
+// declarations must not reach this module, whose declarations name the generator's sources).
+export { ToolchainMissingError };
 
 /** statebag's own version: the kit is released with it, and the install command pins it. */
 export function statebagVersion(): string {
@@ -109,6 +91,9 @@ function findKit(
   return undefined;
 }
 
+// These name the generator's sources, which the runtime package does not ship: so the package
+// leaves out the CLI's declarations (package.json "files"), and nothing a public or kit-facing
+// entry declares may import this module (the consumer e2e test compiles them with skipLibCheck off).
 type GeneratorModule = typeof import("../../generator/index.js");
 type CompatModule = typeof import("../../generator/compat/index.js");
 

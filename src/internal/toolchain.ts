@@ -7,11 +7,12 @@
 export { jsonEqual, pointerSegment, setOwn } from "../runtime/core/json.js";
 export { StatebagError } from "../runtime/core/errors.js";
 export { TYPE_ID_PATTERN } from "../runtime/core/tagged.js";
-export { isDateTime } from "../runtime/persistence/formats.js";
+export { FORMATS, formatCheck, isDateTime, isKnownFormat } from "../runtime/persistence/formats.js";
+export type { FormatCheck, FormatType } from "../runtime/persistence/formats.js";
 export {
   MigrationError,
   MigrationSet,
   type Migration,
   type MigrationContext,
 } from "../runtime/persistence/migrations.js";
-export { ToolchainMissingError } from "../cli/toolchain.js";
+export { ToolchainMissingError } from "./toolchain-error.js";

@@ -4,7 +4,7 @@
  * shared download cache, so installs are offline after the first run.
  */
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -122,6 +122,51 @@ export async function packBoth(work: string): Promise<{ statebag: string; kit: s
     cpSync(join(REPO, "kit", f), join(kit, f));
   ok(await run(process.execPath, [join(REPO, "kit/build.mjs"), dist, kit], REPO), "build:kit");
   return { statebag: tarball, kit: await pack(kit, work) };
+}
+
+/**
+ * A copy of this checkout as a maintainer has it (sources, build configs, kit/, package files; no
+ * dist/ nor kit/dist), with this repository's node_modules linked in: packing from it runs the
+ * packages' own scripts without writing into this repository.
+ */
+export function stageCheckout(work: string): string {
+  const checkout = join(work, "checkout");
+  mkdirSync(checkout, { recursive: true });
+  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] };
+  const sources = ["package.json", "tsconfig.json", "tsconfig.build.json", "src", "generator"];
+  for (const entry of [...sources, ...pkg.files.filter((f) => !f.startsWith("!") && f !== "dist")])
+    if (existsSync(join(REPO, entry))) cpSync(join(REPO, entry), join(checkout, entry), { recursive: true });
+  cpSync(join(REPO, "kit"), join(checkout, "kit"), {
+    recursive: true,
+    filter: (src) => !/[\\/]kit[\\/](dist|node_modules)$/.test(src) && !src.endsWith(".tgz"),
+  });
+  symlinkSync(join(REPO, "node_modules"), join(checkout, "node_modules"), "dir");
+  return checkout;
+}
+
+/**
+ * `npm pack` in the kit's folder of a checkout, the plain way (its own scripts run): what
+ * `npm pack ./kit`, `cd kit && npm pack` and `npm publish` pack. Returns the tarball and its files.
+ */
+export async function packKitPlainly(
+  checkout: string,
+  destination: string,
+): Promise<{ tarball: string; files: string[] }> {
+  const r = ok(
+    await run("npm", ["pack", "--json", "--pack-destination", destination], join(checkout, "kit")),
+    "npm pack (statebag-kit)",
+  );
+  // The scripts' output comes first on stdout; npm's JSON report is the last thing printed.
+  const report = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf("\n[\n") + 1)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  return { tarball: join(destination, report[0].filename), files: report[0].files.map((f) => f.path) };
+}
+
+/** Packs statebag from a checkout whose dist/ is built (by the kit's prepack, which compiles it). */
+export async function packCheckout(checkout: string, destination: string): Promise<string> {
+  return pack(checkout, destination);
 }
 
 /**
