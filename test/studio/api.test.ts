@@ -3,48 +3,12 @@
  * without it), loopback only, the Host check, the read-only refusal of writes, the one-session
  * migration with --write, and pagination and filters from `scan` pages.
  */
-import { request } from "node:http";
-import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStudio } from "../../src/cli/commands/studio.js";
-import type { CommandContext } from "../../src/cli/context.js";
-import { Capture, EXIT, Output } from "../../src/cli/io.js";
-import { findProjectConfig } from "../../src/cli/project-config.js";
 import { sameToken } from "../../src/cli/studio/server.js";
-import { seedProject, seedStore, type SeededStore } from "./seed.js";
-
-function context(cwd: string): CommandContext {
-  const environment = {
-    stdout: new Capture(false),
-    stderr: new Capture(false),
-    stdin: Readable.from([]),
-    env: {},
-    cwd,
-  };
-  return {
-    environment,
-    output: (o: { json?: boolean }) => new Output(environment, o.json === true),
-    exit: () => EXIT.ok,
-    project: () => findProjectConfig(cwd, undefined),
-  } as unknown as CommandContext;
-}
+import { rawRequest as raw, seedProject, seedStore, studioContext as context, type SeededStore } from "./seed.js";
 
 type Studio = Awaited<ReturnType<typeof openStudio>>;
-
-function raw(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
-      let body = "";
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    });
-    req.on("error", reject);
-    req.end(options.body);
-  });
-}
 
 let seeded: SeededStore;
 /** The --write studio's own store: its migration does not change what the read-only tests see. */
@@ -172,7 +136,15 @@ describe("sessions, a page at a time", () => {
       cursor = page.cursor;
       pages++;
     } while (cursor !== undefined && pages < 20);
-    const all = [seeded.ids.current, seeded.ids.old, seeded.ids.invalid, ...seeded.ids.hostile, ...seeded.ids.bulk];
+    const all = [
+      seeded.ids.current,
+      seeded.ids.old,
+      seeded.ids.invalid,
+      seeded.ids.deep,
+      seeded.ids.long,
+      ...seeded.ids.hostile,
+      ...seeded.ids.bulk,
+    ];
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort()).toEqual([...all].sort());
     expect(pages).toBe(Math.ceil(all.length / 10));
@@ -197,7 +169,7 @@ describe("sessions, a page at a time", () => {
     const get = async (q: string) =>
       JSON.parse((await raw(`${ro.url}api/sessions?limit=50&${q}`)).body).items.map((i: { id: string }) => i.id);
     expect(await get("type=InMemoryChatHistoryState&version=1")).toEqual([seeded.ids.old]);
-    expect(await get("validity=invalid")).toEqual([seeded.ids.invalid]);
+    expect(await get("validity=invalid")).toEqual([seeded.ids.invalid, seeded.ids.deep]);
     expect(await get("validity=unchecked")).toEqual([...seeded.ids.hostile].sort());
     expect(await get("q=BULK-00")).toHaveLength(10);
     const small = JSON.parse((await raw(`${ro.url}api/sessions?limit=2&validity=valid`)).body);

@@ -1,11 +1,18 @@
 /**
  * A seeded store for the studio's tests: current, old-version, invalid and unknown-content
- * sessions, hostile ids, keys and texts, and enough plain ones to page through. Rows are written
- * through a codec that stores the given text as it is (so invalid and old documents can be stored).
+ * sessions, hostile ids, keys and texts, outsized ones (a row nested 5,000 levels deep, a chat
+ * text of 100,000 characters), and enough plain ones to page through. Rows are written through a
+ * codec that stores the given text as it is (so invalid and old documents can be stored). Also the
+ * helpers the studio's tests share: a command context and a raw HTTP request.
  */
+import { request } from "node:http";
+import { Readable } from "node:stream";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import type { CommandContext } from "../../src/cli/context.js";
+import { Capture, EXIT, Output } from "../../src/cli/io.js";
+import { findProjectConfig } from "../../src/cli/project-config.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
@@ -67,8 +74,26 @@ function chatMessages() {
 export interface SeededStore {
   dir: string;
   url: string;
-  ids: { current: string; old: string; invalid: string; hostile: string[]; bulk: string[] };
+  ids: {
+    current: string;
+    old: string;
+    invalid: string;
+    hostile: string[];
+    bulk: string[];
+    /** A row nested 5,000 levels deep (about 30 KB): too deep to load, so invalid. */
+    deep: string;
+    /** A chat with a 100,000-character text and a pending approval whose request id is "toString". */
+    long: string;
+  };
   cleanup(): void;
+}
+
+/** The length of the chat text of `ids.long`. */
+export const LONG_TEXT_LENGTH = 100_000;
+
+/** `{"a":{"a":...}}`, `depth` levels, as JSON text (JSON.stringify would recurse as deep). */
+function nestedJson(depth: number): string {
+  return `${'{"a":'.repeat(depth)}"bottom"${"}".repeat(depth)}`;
 }
 
 /** Writes the seeded SQLite store (and returns its URL) in a new temp folder. */
@@ -82,7 +107,7 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
   };
   const store = await openStore(url, { codec: raw });
   const put = async (id: string, doc: unknown, meta?: { owner?: string; title?: string }) => {
-    texts.set(id, envelope(doc));
+    texts.set(id, typeof doc === "string" ? doc : envelope(doc));
     await store.save({ id, stateBag: {} }, { expectedRevision: null, ...(meta ? { meta } : {}) });
   };
   const v1 = JSON.parse(readFileSync(join(REPO, "test/fixtures/InMemoryChatHistoryState/v1.json"), "utf8"));
@@ -92,6 +117,8 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
     invalid: "chat-invalid",
     hostile: HOSTILE_IDS,
     bulk: [] as string[],
+    deep: "deep-5000",
+    long: "chat-long",
   };
   await put(
     ids.current,
@@ -163,6 +190,47 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
       { owner: HOSTILE.img, title: HOSTILE.script },
     );
   }
+  // The arguments placeholder replaced by the nested text: the stored row is about 30 KB.
+  await put(
+    ids.deep,
+    envelope({
+      id: ids.deep,
+      stateBag: {
+        "statebag.chatHistory": {
+          $type: "InMemoryChatHistoryState",
+          $version: 2,
+          messages: [
+            { role: "assistant", contents: [{ $type: "functionCall", callId: "c", name: "f", arguments: 0 }] },
+          ],
+          droppedMessageCount: 0,
+        },
+      },
+    }).replace('"arguments":0', `"arguments":${nestedJson(5000)}`),
+  );
+  await put(ids.long, {
+    id: ids.long,
+    stateBag: {
+      "statebag.chatHistory": {
+        $type: "InMemoryChatHistoryState",
+        $version: 2,
+        messages: [
+          { role: "user", contents: [text("Summarise this.")] },
+          {
+            role: "assistant",
+            contents: [
+              text(`${"L".repeat(LONG_TEXT_LENGTH - 3)}END`),
+              {
+                $type: "toolApprovalRequest",
+                requestId: "toString",
+                toolCall: { $type: "functionCall", callId: "call_9", name: "send_mail", arguments: {} },
+              },
+            ],
+          },
+        ],
+        droppedMessageCount: 0,
+      },
+    },
+  });
   for (let i = 0; i < (options.bulk ?? 0); i++) {
     const id = `bulk-${String(i).padStart(3, "0")}`;
     ids.bulk.push(id);
@@ -200,4 +268,47 @@ export function seedProject(dir: string, url: string): string {
     ),
   );
   return dir;
+}
+
+/** A command context for `openStudio`, its project found from `cwd`. */
+export function studioContext(cwd: string): CommandContext {
+  const environment = {
+    stdout: new Capture(false),
+    stderr: new Capture(false),
+    stdin: Readable.from([]),
+    env: {},
+    cwd,
+  };
+  return {
+    environment,
+    output: (o: { json?: boolean }) => new Output(environment, o.json === true),
+    exit: () => EXIT.ok,
+    project: () => findProjectConfig(cwd, undefined),
+  } as unknown as CommandContext;
+}
+
+/** One HTTP request as sent (any method, Host and headers), the answer read whole. */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; path?: string } = {},
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: options.path ?? target.pathname + target.search,
+        method: options.method ?? "GET",
+        headers: options.headers,
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+      },
+    );
+    req.on("error", reject);
+    req.end(options.body);
+  });
 }
