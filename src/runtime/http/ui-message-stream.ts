@@ -6,6 +6,7 @@
  * tool input, output and approval requests.
  */
 import type { AgentResponseUpdate } from "../agent/response.js";
+import { isErrorResult } from "../ui-messages/keys.js";
 import type { ApprovalAnswerInput, TurnSink } from "./chat-flow.js";
 
 /** The chunk shapes this encoder writes (a subset of the AI SDK's `UIMessageChunk`). */
@@ -118,7 +119,11 @@ export class UIMessageStreamEncoder implements TurnSink {
       this.afterTools = false;
       if (update.messageId !== undefined) this.lastAssistantId = update.messageId;
     }
-    this.step();
+    // Results of calls answered before this stream (an approval's continuation) complete parts the
+    // message has: they open no step (the AI SDK writes them before the next step's start-step).
+    const onlyResults = update.contents.length > 0 && update.contents.every((c) => c.$type === "functionResult");
+    if (onlyResults && !this.stepOpen) this.begin();
+    else this.step();
     for (const content of update.contents) {
       switch (content.$type) {
         case "text":
@@ -143,7 +148,12 @@ export class UIMessageStreamEncoder implements TurnSink {
           this.afterTools = true;
           if (this.denied.has(content.callId)) break;
           this.closeBlock();
-          this.write({ type: "tool-output-available", toolCallId: content.callId, output: content.result ?? null });
+          // A tool's error result is an output-error part, as the stored history shows it.
+          this.write(
+            isErrorResult(content.result)
+              ? { type: "tool-output-error", toolCallId: content.callId, errorText: content.result.error }
+              : { type: "tool-output-available", toolCallId: content.callId, output: content.result ?? null },
+          );
           break;
         default:
           break; // usage and other contents have no part in the UI message
@@ -152,7 +162,7 @@ export class UIMessageStreamEncoder implements TurnSink {
   }
 
   approvalAnswered(answer: ApprovalAnswerInput & { callId: string }): void {
-    this.step();
+    this.begin(); // the answer completes the part of the step that asked; the next model call is a new step
     if (!answer.approved) {
       this.denied.add(answer.callId);
       this.write({ type: "tool-output-denied", toolCallId: answer.callId });

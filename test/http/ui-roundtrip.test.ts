@@ -1,0 +1,280 @@
+/**
+ * What the stream built is what a reload shows (issue 34, item 16): a chat is driven the way
+ * `useChat` drives it (its message list; a user message appended, the streamed reply read with
+ * `ai`'s `readUIMessageStream` and appended; an approval answered in the last assistant message,
+ * whose continuation streams into that same message), and after every turn `GET /chats/:id` must
+ * give exactly that list back: the same messages, ids and parts (tool states, call ids, inputs,
+ * outputs, approvals). Only `createChatHandler`'s public API and Requests are used.
+ */
+import type { UIMessage } from "ai";
+import { describe, expect, it } from "vitest";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
+import type { AITool } from "../../src/runtime/agent/tools.js";
+import { createChatHandler, type ChatHandler } from "../../src/runtime/http/handler.js";
+import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
+import { call, post, readReply } from "./setup.js";
+
+type AnyPart = Record<string, unknown> & { type: string };
+
+/** A chat server over the scripted model, with tools that run, fail and need approval. */
+function server(options: { usage?: boolean } = {}) {
+  const runs = { get_weather: 0, send_email: 0, flaky: 0 };
+  const tools: AITool[] = [
+    {
+      name: "get_weather",
+      description: "Current weather for a city",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+      execute: ({ city }) => (runs.get_weather++, { city, celsius: 19 }),
+    },
+    {
+      name: "send_email",
+      description: "Send an email",
+      parameters: { type: "object", properties: { to: { type: "string" } } },
+      requiresApproval: true,
+      execute: ({ to }) => (runs.send_email++, { sent: true, to }),
+    },
+    {
+      name: "flaky",
+      description: "Always fails",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        runs.flaky++;
+        throw new Error("the flaky service is down");
+      },
+    },
+  ];
+  const client = new ScriptedChatClient({
+    usage: options.usage ?? false,
+    rules: [
+      {
+        when: /weather in (\w+)/i,
+        reply: (c) => ({
+          toolCall: { name: "get_weather", arguments: { city: /weather in (\w+)/i.exec(c.text)![1] } },
+        }),
+      },
+      {
+        when: /email (\S+@\S+)/i,
+        reply: (c) => ({ toolCall: { name: "send_email", arguments: { to: /email (\S+@\S+)/i.exec(c.text)![1] } } }),
+      },
+      { when: /flaky/i, reply: { toolCall: { name: "flaky" } } },
+      {
+        // Two calls in one step: one runs at once, one waits for approval.
+        when: /both/i,
+        reply: {
+          contents: [
+            { $type: "functionCall", callId: "call-both-weather", name: "get_weather", arguments: { city: "Porto" } },
+            {
+              $type: "functionCall",
+              callId: "call-both-email",
+              name: "send_email",
+              arguments: { to: "bo@example.com" },
+            },
+          ],
+        },
+      },
+      {
+        when: /think/i,
+        reply: {
+          contents: [
+            { $type: "reasoning", text: "The user wants a number; 42 is traditional." },
+            { $type: "text", text: "The answer is 42." },
+          ],
+        },
+      },
+    ],
+  });
+  const agent = new ChatClientAgent({ client, name: "roundtrip", tools });
+  const errors: unknown[] = [];
+  const handler = createChatHandler({
+    agent,
+    store: new MemorySessionStore(),
+    owner: (request) => request.headers.get("x-owner") ?? "",
+    onError: (error) => errors.push(error),
+  });
+  return { handler, runs, errors };
+}
+
+/** A chat as `useChat` holds it: its messages, changed only the way `useChat` changes them. */
+class Chat {
+  messages: UIMessage[] = [];
+  private n = 0;
+  constructor(
+    private readonly handler: ChatHandler,
+    readonly id: string,
+  ) {}
+
+  /** Sends a user message; the streamed reply is appended. */
+  async say(text: string): Promise<UIMessage> {
+    this.messages.push({ id: `${this.id}-u${++this.n}`, role: "user", parts: [{ type: "text", text }] });
+    const response = await post(this.handler, { id: this.id, messages: this.messages, trigger: "submit-message" });
+    expect(response.status).toBe(200);
+    const { message, errors } = await readReply(response);
+    expect(errors).toEqual([]);
+    this.messages.push(message);
+    return message;
+  }
+
+  /** Answers the approvals of the last message (`addToolApprovalResponse`); the continuation streams into it. */
+  async answer(answers: Record<string, { approved: boolean; reason?: string }>): Promise<UIMessage> {
+    const last = this.messages.at(-1)!;
+    const answered: UIMessage = {
+      ...last,
+      parts: last.parts.map((p) => {
+        const part = p as AnyPart;
+        const approval = part.approval as { id: string } | undefined;
+        const given = approval && part.state === "approval-requested" ? answers[part.toolCallId as string] : undefined;
+        return (
+          given ? { ...part, state: "approval-responded", approval: { id: approval!.id, ...given } } : p
+        ) as never;
+      }),
+    };
+    this.messages[this.messages.length - 1] = answered;
+    const response = await post(this.handler, { id: this.id, messages: this.messages, trigger: "submit-message" });
+    expect(response.status).toBe(200);
+    const { message, errors } = await readReply(response, answered);
+    expect(errors).toEqual([]);
+    this.messages[this.messages.length - 1] = message;
+    return message;
+  }
+
+  /** What a reload shows. */
+  async reload(): Promise<UIMessage[]> {
+    const response = await call(this.handler, "GET", `/chats/${this.id}`);
+    expect(response.status).toBe(200);
+    return (await response.json()) as UIMessage[];
+  }
+
+  /**
+   * The reload equals what the streams built, message for message (as JSON: what useChat would
+   * save). Two things only the stream has are left out: a reasoning part's `id` (the stream's
+   * block id, which ai copies into the part; statebag does not store it and ai never sends it to
+   * a model), and, with `metadata: false`, the metadata (the stream does not send usage).
+   */
+  async expectReloadSame(options: { metadata?: boolean } = {}): Promise<UIMessage[]> {
+    const stored = await this.reload();
+    const shown = JSON.parse(JSON.stringify(this.messages)) as UIMessage[];
+    for (const message of shown)
+      for (const part of message.parts as AnyPart[]) if (part.type === "reasoning") delete part.id;
+    const view = (m: UIMessage) =>
+      options.metadata === false
+        ? { id: m.id, role: m.role, parts: m.parts }
+        : { id: m.id, role: m.role, metadata: m.metadata, parts: m.parts };
+    expect(stored.map((m) => m.id)).toEqual(shown.map((m) => m.id));
+    expect(stored.map(view)).toEqual(shown.map(view));
+    return stored;
+  }
+}
+
+const types = (message: UIMessage) => message.parts.map((p) => p.type);
+const tool = (message: UIMessage, type: string) => message.parts.find((p) => p.type === type) as AnyPart;
+
+describe("a reload shows what the stream built", () => {
+  it("plain text turns", async () => {
+    const { handler } = server();
+    const chat = new Chat(handler, "rt-text");
+    const reply = await chat.say("Hi, my name is Ada.");
+    expect(types(reply)).toEqual(["step-start", "text"]);
+    await chat.say("What is my name?");
+    const stored = await chat.expectReloadSame();
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
+  it("a tool call with its result, then the answer: one message of two steps", async () => {
+    const { handler, runs } = server();
+    const chat = new Chat(handler, "rt-tool");
+    const reply = await chat.say("What's the weather in Lisbon?");
+    expect(types(reply)).toEqual(["step-start", "tool-get_weather", "step-start", "text"]);
+    expect(tool(reply, "tool-get_weather")).toMatchObject({ state: "output-available", output: { city: "Lisbon" } });
+    expect(runs.get_weather).toBe(1);
+    const stored = await chat.expectReloadSame();
+    expect(stored).toHaveLength(2);
+  });
+
+  it("a tool that fails: output-error with its message, in the stream and after a reload", async () => {
+    const { handler, runs } = server();
+    const chat = new Chat(handler, "rt-flaky");
+    const reply = await chat.say("Call the flaky tool");
+    expect(runs.flaky).toBe(1);
+    expect(tool(reply, "tool-flaky")).toMatchObject({
+      state: "output-error",
+      errorText: "the flaky service is down",
+    });
+    await chat.expectReloadSame();
+  });
+
+  it("an approval requested, then approved: the continuation joins the same message", async () => {
+    const { handler, runs } = server();
+    const chat = new Chat(handler, "rt-approve");
+    const asked = await chat.say("Please email ada@example.com");
+    expect(tool(asked, "tool-send_email")).toMatchObject({ state: "approval-requested" });
+    await chat.expectReloadSame();
+
+    const callId = tool(asked, "tool-send_email").toolCallId as string;
+    const done = await chat.answer({ [callId]: { approved: true } });
+    expect(runs.send_email).toBe(1);
+    expect(types(done)).toEqual(["step-start", "tool-send_email", "step-start", "text"]);
+    expect(tool(done, "tool-send_email")).toMatchObject({
+      state: "output-available",
+      approval: { approved: true },
+      output: { sent: true },
+    });
+    const stored = await chat.expectReloadSame();
+    expect(stored).toHaveLength(2);
+  });
+
+  it("an approval denied with a reason: output-denied, the same after a reload", async () => {
+    const { handler, runs } = server();
+    const chat = new Chat(handler, "rt-deny");
+    const asked = await chat.say("Please email bob@example.com");
+    const callId = tool(asked, "tool-send_email").toolCallId as string;
+    const done = await chat.answer({ [callId]: { approved: false, reason: "not now" } });
+    expect(runs.send_email).toBe(0);
+    expect(tool(done, "tool-send_email")).toMatchObject({
+      state: "output-denied",
+      approval: { approved: false, reason: "not now" },
+    });
+    await chat.expectReloadSame();
+  });
+
+  it("a step with a tool that runs and one that waits for approval, answered after a reload", async () => {
+    const { handler, runs } = server();
+    const chat = new Chat(handler, "rt-both");
+    const asked = await chat.say("Do both, please");
+    expect(tool(asked, "tool-send_email")).toMatchObject({ state: "approval-requested" });
+    await chat.expectReloadSame();
+
+    // The page is reloaded: the approval is answered on the stored form.
+    chat.messages = await chat.reload();
+    await chat.answer({ "call-both-email": { approved: true } });
+    expect(runs).toMatchObject({ get_weather: 1, send_email: 1 });
+    const stored = await chat.expectReloadSame();
+    expect(stored).toHaveLength(2);
+    expect(tool(stored[1], "tool-get_weather")).toMatchObject({ state: "output-available" });
+    expect(tool(stored[1], "tool-send_email")).toMatchObject({ state: "output-available", output: { sent: true } });
+  });
+
+  it("reasoning and text in one step", async () => {
+    const { handler } = server();
+    const chat = new Chat(handler, "rt-think");
+    const reply = await chat.say("Think hard: what is the answer?");
+    expect(types(reply)).toEqual(["step-start", "reasoning", "text"]);
+    await chat.expectReloadSame();
+  });
+
+  it("a conversation of every kind of turn, with usage, stays the same message for message", async () => {
+    const { handler, errors } = server({ usage: true });
+    const chat = new Chat(handler, "rt-all");
+    await chat.say("Hi, my name is Ada.");
+    await chat.say("What's the weather in Oslo?");
+    const asked = await chat.say("Please email ada@example.com");
+    await chat.answer({ [tool(asked, "tool-send_email").toolCallId as string]: { approved: true } });
+    await chat.say("Think, then answer");
+    await chat.say("Call the flaky tool");
+    const stored = await chat.expectReloadSame({ metadata: false });
+    // The turn's usage, summed over its steps, is the reloaded message's metadata.
+    expect(stored[3].metadata).toMatchObject({ usage: { inputTokenCount: expect.any(Number) } });
+    expect(stored.map((m) => m.role)).toEqual(Array.from({ length: 5 }, () => ["user", "assistant"]).flat());
+    expect(errors).toEqual([]);
+  });
+});
