@@ -66,6 +66,8 @@ type Ending = "stop" | "lost" | "abort";
 
 /** Most chunks in one append. */
 const MAX_BATCH = 512;
+/** How long chunks are gathered before an append, in ms. */
+const BATCH_MS = 20;
 
 export class TurnRunner {
   readonly streamId: string;
@@ -86,6 +88,9 @@ export class TurnRunner {
   private lost = false;
   private ended = false;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
+  /** Set at the end: what is pending is appended without waiting for more. */
+  private draining = false;
+  private wake: (() => void) | undefined;
 
   constructor(private readonly init: TurnRunnerInit) {
     this.streamId = init.streamId;
@@ -161,6 +166,14 @@ export class TurnRunner {
     const { chats } = this.init;
     try {
       while (this.pending.length > 0 && !this.lost) {
+        // Gather what the model writes for a moment: one append for a run of tokens, not one each
+        // (followers elsewhere see chunks that much later; this process's listeners at once).
+        if (!this.draining && this.pending.length < MAX_BATCH)
+          await new Promise<void>((resolve) => {
+            this.wake = resolve;
+            setTimeout(resolve, BATCH_MS).unref?.();
+          });
+        this.wake = undefined;
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
           const { stopRequested } = await chats.streams.append(this.streamId, batch, chats.leaseMs);
@@ -181,6 +194,8 @@ export class TurnRunner {
   }
 
   private async drain(): Promise<void> {
+    this.draining = true;
+    this.wake?.();
     for (let tries = 0; tries < 3 && !this.lost; tries++) {
       while (this.flushing) await this.flushing;
       if (this.pending.length === 0) return;
