@@ -3,13 +3,14 @@
  * SDK UI's `useChat` talks to, over stored sessions: chats are the store's owned sessions, a turn
  * runs to its end whoever listens (its stream buffered in the store: resume and stop from any
  * process), the UI message stream protocol over SSE, tool approvals answered exactly once, and a
- * list of the owner's chats. `toNodeListener` serves it from `node:http`; Bun, Deno, Hono and Next
- * route handlers take the handler as it is.
+ * list of the owner's chats. `toNodeListener` serves it from `node:http` (`createChatServer`: a
+ * server with bounds on slow clients); Bun, Deno, Hono and Next route handlers take the handler
+ * as it is.
  */
 export { createChatHandler, toProblem } from "./runtime/http/handler.js";
 export type { ChatHandler, ChatHandlerOptions } from "./runtime/http/handler.js";
-export { toNodeListener } from "./runtime/http/node.js";
-export type { NodeListener } from "./runtime/http/node.js";
+export { chatServerOptions, createChatServer, toNodeListener } from "./runtime/http/node.js";
+export type { ChatServerOptions, NodeListener, NodeListenerOptions } from "./runtime/http/node.js";
 export {
   ACTIVE_STREAM_LABEL,
   CHAT_TYPE,
