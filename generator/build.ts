@@ -40,7 +40,8 @@ export async function cachedOrBuilt(
   const run = await build(cfg, sources);
   if (run.errors.length > 0)
     return { errors: sortErrors(run.errors).map((e) => (e.file ? { ...e, file: fromCwd(cfg, e.file) } : e)) };
-  return { entry: { key, ...run.entry }, cacheHit: false };
+  const warnings = sortErrors(run.warnings).map((e) => (e.file ? { ...e, file: fromCwd(cfg, e.file) } : e));
+  return { entry: { key, ...run.entry, ...(warnings.length > 0 ? { warnings } : {}) }, cacheHit: false };
 }
 
 interface Built {
@@ -52,6 +53,8 @@ interface Built {
   /** Every non-library file the compiler read. */
   programFiles: string[];
   errors: GenError[];
+  /** Findings that do not stop the run (a format the runtime does not know). */
+  warnings: GenError[];
 }
 
 const FAILED = { dependencies: [], outputs: {}, createOnly: [], types: [], migrations: [] };
@@ -59,7 +62,7 @@ const FAILED = { dependencies: [], outputs: {}, createOnly: [], types: [], migra
 async function build(
   cfg: Config,
   sources: readonly SourceFile[],
-): Promise<{ errors: GenError[]; entry: Omit<CacheEntry, "key"> }> {
+): Promise<{ errors: GenError[]; warnings: GenError[]; entry: Omit<CacheEntry, "key"> }> {
   const { scan } = await import("./scan.js");
   const scanned = scan({
     root: cfg.root,
@@ -77,7 +80,8 @@ async function build(
   });
   const built = await buildTypes(cfg, types, declared.formerNames);
   const errors = [...scanned.errors, ...declared.errors, ...built.errors];
-  if (errors.length > 0) return { errors, entry: FAILED };
+  const warnings = built.warnings;
+  if (errors.length > 0) return { errors, warnings, entry: FAILED };
 
   const { buildValidators } = await import("./validators.js");
   const { runtimeSchema } = await import("./emit.js");
@@ -94,7 +98,7 @@ async function build(
       hint: "simplify the type; if it looks valid, report it with the type's source",
     });
   }
-  if (errors.length > 0) return { errors, entry: FAILED };
+  if (errors.length > 0) return { errors, warnings, entry: FAILED };
 
   const walked = new Set(sources.map((s) => s.path));
   const dependencies = dependencyHashes(
@@ -115,6 +119,7 @@ async function build(
   );
   return {
     errors,
+    warnings,
     entry: {
       dependencies,
       ...assembleOutputs(cfg, built, validators.code, scanned.migrations, declared.summaries, fused.code),
@@ -128,7 +133,14 @@ async function buildTypes(
   types: readonly MarkedType[],
   formerNames: ReadonlyMap<string, string[]>,
 ): Promise<Built> {
-  const built: Built = { emitted: [], referenced: new Set(), openFamilies: new Set(), programFiles: [], errors: [] };
+  const built: Built = {
+    emitted: [],
+    referenced: new Set(),
+    openFamilies: new Set(),
+    programFiles: [],
+    errors: [],
+    warnings: [],
+  };
   if (types.length === 0) return built;
   const { buildSchemaGraph } = await import("./schemas.js");
   const { buildTypeSchemas } = await import("./slots.js");
@@ -146,6 +158,7 @@ async function buildTypes(
     const schemas = buildTypeSchemas(graph, graph.roots.get(t.$type)!, { members });
     for (const f of schemas.families) built.referenced.add(f);
     for (const e of schemas.errors) built.errors.push({ ...e, ...at, message: `${t.name}: ${e.message}` });
+    for (const w of schemas.warnings) built.warnings.push({ ...w, ...at, message: `${t.name}: ${w.message}` });
     let validatorName = `validate${t.name}`;
     for (let n = 2; usedNames.has(validatorName); n++) validatorName = `validate${t.name}_${n}`;
     usedNames.add(validatorName);

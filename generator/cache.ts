@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compilerVersions } from "./compilers.js";
-import { compareStrings } from "./errors.js";
+import { compareStrings, type GenError } from "./errors.js";
 import { walkFiles, writeFileAtomic } from "./files.js";
 import { hash } from "./hash.js";
 import type { MigrationSummary } from "./migrations.js";
@@ -111,6 +111,8 @@ export interface CacheEntry {
   types: TypeSummary[];
   /** Declared migration steps (the compatibility check runs on every run, cached or not). */
   migrations: MigrationSummary[];
+  /** Warnings of the build (a format the runtime does not know), repeated on a cached run. */
+  warnings?: GenError[];
 }
 
 export function cacheDir(root: string): string {

@@ -17,6 +17,7 @@ export type GenErrorCode =
   | "recursive-slot"
   | "mixed-slot"
   | "unsupported-format"
+  | "unknown-format"
   | "schema-failed"
   | "migration-not-exported"
   | "migration-not-literal"
@@ -34,10 +35,19 @@ export interface GenError {
 }
 
 export function formatError(e: GenError): string {
+  return formatFinding(e, "error");
+}
+
+/** A finding that does not stop the run, printed like an error: `path/file.ts:12:3 warning <code>: ...`. */
+export function formatWarning(e: GenError): string {
+  return formatFinding(e, "warning");
+}
+
+function formatFinding(e: GenError, severity: "error" | "warning"): string {
   const where = e.file ? `${e.file}:${e.line ?? 1}:${e.column ?? 1} ` : "";
   const hint = e.hint ? ` hint: ${e.hint}` : "";
   const msg = /[.!?]$/.test(e.message) ? e.message : `${e.message}.`;
-  return `${where}error ${e.code}: ${msg}${hint}`;
+  return `${where}${severity} ${e.code}: ${msg}${hint}`;
 }
 
 /** Code-unit string order: unlike localeCompare, the same on every machine. */

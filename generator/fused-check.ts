@@ -13,7 +13,9 @@
  *   older, newer, unknown, renamed or of another family is "no");
  * - closed objects (`additionalProperties: false`): one `for...in` whose `switch` on the key checks
  *   each property's type and counts the required ones; any other key is "no";
- * - `date-time` with the project's own `isDateTime` (src/runtime/persistence/formats.ts);
+ * - formats with the runtime's own checks (src/runtime/persistence/formats.ts): `date-time` with
+ *   `isDateTime`, every other one through `formatCheck` (ajv-formats' definitions, the ones the
+ *   validators call), each applied to the values of its type only, as ajv does;
  * - the parse limits folded in: the depth of every container, the keys per object, `"__proto__"`
  *   keys (always "no": where it is legal data, today's path accepts it), finite numbers; the
  *   generic limits walk (`json`) runs only inside opaque subtrees (an empty schema: `arguments`,
@@ -31,6 +33,7 @@
  * "no" (named in the generated comment): documents holding that type always take today's path.
  */
 import { GENERATED_HEADER } from "./emit.js";
+import { formatCheck, isKnownFormat } from "./runtime.js";
 import type { Schema } from "./schemas.js";
 
 export interface FusedInput {
@@ -202,7 +205,7 @@ class FunctionBody {
       branches.push({
         test: types.has("number") ? `Number.isFinite(${x})` : `Number.isInteger(${x})`,
         body: () => {
-          this.numberKeywords(schema, x, indent + 1);
+          this.numberKeywords(schema, x, indent + 1, where);
           // Numbers only when the count is wanted (a load): the call is most of its cost.
           this.line(indent + 1, `if (counting) c += numberChars(${x});`);
         },
@@ -238,17 +241,28 @@ class FunctionBody {
     this.line(indent, "} else return false;");
   }
 
+  /** The format's check when it applies to values of `type` (undefined: no format, or one that accepts them all). */
+  private formatFor(schema: Schema, type: "string" | "number", where: string): string | undefined {
+    const name = schema.format;
+    if (name === undefined) return undefined;
+    if (typeof name !== "string" || !isKnownFormat(name))
+      throw new Unsupported(`format ${JSON.stringify(name)} at ${where}`);
+    if (name === "date-time") return type === "string" ? "isDateTime" : undefined;
+    const check = formatCheck(name);
+    return check?.type === type ? this.module.format(name) : undefined;
+  }
+
   private stringKeywords(schema: Schema, x: string, indent: number, where: string): void {
-    if (schema.format !== undefined) {
-      if (schema.format !== "date-time") throw new Unsupported(`format "${String(schema.format)}" at ${where}`);
-      this.line(indent, `if (!isDateTime(${x})) return false;`);
-    }
+    const format = this.formatFor(schema, "string", where);
+    if (format !== undefined) this.line(indent, `if (!${format}(${x})) return false;`);
     if (schema.pattern !== undefined)
       this.line(indent, `if (!${this.module.pattern(String(schema.pattern))}.test(${x})) return false;`);
     this.line(indent, `c += ${x}.length + 2;`);
   }
 
-  private numberKeywords(schema: Schema, x: string, indent: number): void {
+  private numberKeywords(schema: Schema, x: string, indent: number, where: string): void {
+    const format = this.formatFor(schema, "number", where);
+    if (format !== undefined) this.line(indent, `if (!${format}(${x})) return false;`);
     const bound = (k: string, op: string) => {
       const v = schema[k];
       if (v === undefined) return;
@@ -421,12 +435,19 @@ function typeAllows(type: unknown, v: unknown): boolean {
 
 class ModuleState {
   readonly patterns = new Map<string, string>();
+  /** Formats other than `date-time` used here: name -> the module constant holding its check. */
+  readonly formats = new Map<string, string>();
   readonly helpers: string[] = [];
   private branches = 0;
   constructor(readonly families: ReadonlySet<string>) {}
   familyCheck(family: string): string {
     if (!this.families.has(family)) throw new Unsupported(`the family "${family}" has no member here`);
     return `check${identifier(family)}`;
+  }
+  format(name: string): string {
+    let id = this.formats.get(name);
+    if (id === undefined) this.formats.set(name, (id = `format${this.formats.size}`));
+    return id;
   }
   pattern(source: string): string {
     let name = this.patterns.get(source);
@@ -534,7 +555,7 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     `// Regenerate with \`${regenerate}\`. One fused check per document root (generator/fused-check.ts):`,
     "// true only when today's path (limits walk + validators + walker) would accept the value as it is,",
     "// with nothing to migrate or preserve; on false the caller takes today's path, which decides and reports.",
-    `import { isDateTime } from ${JSON.stringify(formatsImport)};`,
+    `import { ${module.formats.size > 0 ? "formatCheck, " : ""}isDateTime } from ${JSON.stringify(formatsImport)};`,
     "",
     "// The limits of the current call (set by the entry points) and the keys counted so far.",
     "let maxDepth = 256;",
@@ -547,6 +568,7 @@ export function buildFusedCheck(inputs: readonly FusedInput[], formatsImport: st
     "let counting = false;",
     "",
     ...[...module.patterns].map(([source, name]) => `const ${name} = new RegExp(${JSON.stringify(source)}, "u");`),
+    ...[...module.formats].map(([format, name]) => `const ${name} = formatCheck(${JSON.stringify(format)}).test;`),
     "",
     RUNTIME_HELPERS,
     "",

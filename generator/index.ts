@@ -86,6 +86,7 @@ function runResult(
     ok: exitCode === 0,
     exitCode,
     errors: [],
+    warnings: run.entry.warnings ?? [],
     files: plan.files,
     types: run.entry.types,
     stale: plan.stale,

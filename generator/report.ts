@@ -4,7 +4,7 @@
  */
 import type { CompatResult } from "./compat-run.js";
 import { displayPointer } from "./compat/schema.js";
-import { formatError, type GenError } from "./errors.js";
+import { formatError, formatWarning, type GenError } from "./errors.js";
 import type { MigrationSummary } from "./migrations.js";
 import { isCurrent, type GeneratedFile } from "./output.js";
 import type { TypeSummary } from "./summary.js";
@@ -14,6 +14,8 @@ export interface GenerateResult {
   /** 0 success, 1 generator errors or (check) stale output, 2 usage error: what the CLI exits with. */
   exitCode: 0 | 1 | 2;
   errors: GenError[];
+  /** Findings that do not fail the run: a `format` the runtime does not know (`unknown-format`), left unchecked. */
+  warnings: GenError[];
   /** Every file the generator produces (empty when there are errors). */
   files: GeneratedFile[];
   types: TypeSummary[];
@@ -43,6 +45,7 @@ export function emptyResult(exitCode: 0 | 1 | 2, errors: GenError[]): GenerateRe
     ok: exitCode === 0,
     exitCode,
     errors,
+    warnings: [],
     files: [],
     types: [],
     stale: [],
@@ -61,6 +64,10 @@ export function emptyResult(exitCode: 0 | 1 | 2, errors: GenError[]): GenerateRe
 export function formatResult(result: GenerateResult, check: boolean): string[] {
   if (result.errors.length > 0)
     return [...result.errors.map(formatError), `${result.errors.length} error(s); nothing was written.`];
+  return [...result.warnings.map(formatWarning), ...resultLines(result, check)];
+}
+
+function resultLines(result: GenerateResult, check: boolean): string[] {
   const compat = formatCompat(result);
   if (result.compat?.blocked)
     return [...compat, "nothing was written: stored sessions would not survive this change (see the fixes above)."];

@@ -18,7 +18,7 @@ import type { GenError } from "./errors.js";
 import type { TagInfo } from "./markers.js";
 import { familyFile, memberFile } from "./schema-files.js";
 import { ANNOTATIONS, isJsonAnyShape, REF_PREFIX, refName, type Schema, type SchemaGraph } from "./schemas.js";
-import { setOwn } from "./runtime.js";
+import { isKnownFormat, setOwn } from "./runtime.js";
 
 export interface FamilySlot {
   path: readonly string[];
@@ -34,6 +34,8 @@ export interface TypeSchemas {
   /** Families whose file the document schema references. */
   families: string[];
   errors: SchemaError[];
+  /** Findings that do not stop the run (a format the runtime does not know). */
+  warnings: SchemaError[];
 }
 
 /** What a property typed as a family accepts at runtime: any tagged object (checked separately). */
@@ -42,8 +44,6 @@ export const OPAQUE_TAGGED: Schema = Object.freeze({
   required: ["$type"],
   properties: { $type: { type: "string" } },
 }) as Schema;
-
-export const SUPPORTED_FORMATS = new Set(["date-time"]);
 
 /** Which member schema files exist in this run, to point document schemas at them. */
 export interface DocumentLinks {
@@ -67,6 +67,7 @@ export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: Do
       slots: [],
       families: [],
       errors: [{ code: "schema-failed", message: `no definition for ${rootName}` }],
+      warnings: [],
     };
   const walker = new TypeWalker(graph, links);
   const [runtime, document] = walker.visit(rootDef, [], [rootName]);
@@ -76,7 +77,14 @@ export function buildTypeSchemas(graph: SchemaGraph, rootName: string, links: Do
     runtime.definitions = definitions.runtime;
     document.definitions = definitions.document;
   }
-  return { runtime, document, slots: walker.slots.sort(compareSlots), families: [...walker.families].sort(), errors };
+  return {
+    runtime,
+    document,
+    slots: walker.slots.sort(compareSlots),
+    families: [...walker.families].sort(),
+    errors,
+    warnings: walker.warnings,
+  };
 }
 
 /** A family position's members: which tagged types it accepts, and whether it names a family. */
@@ -139,6 +147,7 @@ function annotations(s: Schema): Schema {
  */
 class TypeWalker {
   readonly errors: SchemaError[] = [];
+  readonly warnings: SchemaError[] = [];
   readonly slots: FamilySlot[] = [];
   readonly families = new Set<string>();
   /** Plain types met again inside themselves: they become local definitions. */
@@ -240,11 +249,14 @@ class TypeWalker {
   /** Any other schema: its keywords copied, its subschemas walked. */
   private plain(s: Schema, path: readonly string[], stack: readonly string[]): [Schema, Schema] {
     const where = path.length ? path.join("/") : "(root)";
-    if (typeof s.format === "string" && !SUPPORTED_FORMATS.has(s.format))
-      this.errors.push({
-        code: "unsupported-format",
-        message: `${where} uses format "${s.format}"; generated validators check only ${[...SUPPORTED_FORMATS].join(", ")}`,
-        hint: "drop the @format tag or use a @pattern",
+    // A format the runtime does not know is not asserted: said, never silent. The schema file keeps it
+    // (an annotation there); the runtime schema drops it, so the validators compile without it.
+    const unknownFormat = typeof s.format === "string" && !isKnownFormat(s.format);
+    if (unknownFormat)
+      this.warnings.push({
+        code: "unknown-format",
+        message: `${where} uses format ${JSON.stringify(s.format)}, which statebag does not know: stored values are not checked against it`,
+        hint: "use a format statebag asserts (ajv-formats' set: date, time, date-time, duration, uri, uri-reference, uri-template, url, email, hostname, ipv4, ipv6, regex, uuid, json-pointer, relative-json-pointer, byte, int32, int64, ...) or a @pattern",
       });
 
     const runtime: Schema = {};
@@ -282,6 +294,8 @@ class TypeWalker {
         document[key] = pairs.map((p) => p[1]);
       } else if (key === "not" && typeof value === "object" && value !== null) {
         [runtime[key], document[key]] = this.visit(value as Schema, path, stack);
+      } else if (key === "format" && unknownFormat) {
+        document[key] = value;
       } else if (key !== "definitions") {
         runtime[key] = value;
         document[key] = value;

@@ -1,9 +1,10 @@
 /**
  * Precompiles the runtime schemas with ajv standalone, so nothing compiles at start-up.
  *
- * `date-time` is checked by `isDateTime` (src/runtime/persistence/formats.ts): exact but cheap. The generated
- * module imports it with a plain ESM import and ajv's `code.formats` points at a local object, so
- * it works the same under tsx, vitest and tsc-compiled dist (no `require` of a .ts file).
+ * Formats are the runtime's `FORMATS` (src/runtime/persistence/formats.ts: ajv-formats' set, `date-time`
+ * by `isDateTime`). The generated module imports the table with a plain ESM import and ajv's
+ * `code.formats` points at it (a RegExp format is inlined by ajv), so it works the same under tsx,
+ * vitest and tsc-compiled dist (no `require` of a .ts file).
  *
  * The generated code is the hot path of every load (one call per tagged value), so it is shaped
  * for speed (the measurements are in bench/README.md):
@@ -20,7 +21,7 @@
  * Tried and not used, as they made no difference: `messages: false` (messages are built on
  * failure only), `code.optimize` passes beyond the default.
  */
-import { isDateTime } from "./runtime.js";
+import { FORMATS } from "./runtime.js";
 import type { Schema } from "./schemas.js";
 
 export interface ValidatorInput {
@@ -56,7 +57,7 @@ export async function buildValidators(
       allErrors: false,
       ownProperties,
       code: { source: true, esm: true, lines: true, formats: _`statebagFormats` }, // must equal FORMATS_VAR
-      formats: { "date-time": isDateTime },
+      formats: { ...FORMATS },
     });
 
   const prepared = inputs.map((input) => ({
@@ -118,9 +119,9 @@ export async function buildValidators(
     // ajv standalone still emits require(...) for its runtime helpers, even with esm: true.
     lines.push(`import { createRequire } from "node:module";`);
   }
-  if (usesFormats) lines.push(`import { isDateTime } from ${JSON.stringify(formatsImport)};`);
+  if (usesFormats) lines.push(`import { FORMATS } from ${JSON.stringify(formatsImport)};`);
   if (needsRequire) lines.push("", "const require = createRequire(import.meta.url);");
-  if (usesFormats) lines.push(`const ${FORMATS_VAR} = { "date-time": isDateTime };`);
+  if (usesFormats) lines.push(`const ${FORMATS_VAR} = FORMATS;`);
   lines.push("", body, "");
   return { code: lines.join("\n"), failures };
 }

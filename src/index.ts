@@ -92,7 +92,8 @@ export { PROVIDER_STATE_FAMILY, TypeRegistry, defaultRegistry } from "./runtime/
 export { RegistryError } from "./runtime/persistence/registry-error.js";
 export type { RegisterTypeSpec, RegistryPart, TypeRegistryOptions } from "./runtime/persistence/registry.js";
 export type { FamilySlot, TypeDefinition, Validator, ValidatorError } from "./runtime/persistence/registry-types.js";
-export { isDateTime } from "./runtime/persistence/formats.js";
+export { FORMATS, formatCheck, isDateTime } from "./runtime/persistence/formats.js";
+export type { FormatCheck, FormatType } from "./runtime/persistence/formats.js";
 
 // Validation
 export { validateSession, validateValue } from "./runtime/persistence/validate.js";

@@ -12,7 +12,7 @@
  * refs.
  */
 import { Ajv, type ValidateFunction } from "ajv";
-import { isDateTime } from "../runtime.js";
+import { FORMATS } from "../runtime.js";
 import { type ExternalRefResolver, type JsonSchema, type SchemaDoc, isObject } from "./schema.js";
 
 const BUNDLE_KEY = "__statebag_bundled";
@@ -276,9 +276,8 @@ export function compatAjv(): Ajv {
       validateSchema: false,
       addUsedSchema: false,
       code: { optimize: false },
+      formats: { ...FORMATS },
     });
-    shared.addFormat("date-time", isDateTime);
-    shared.addFormat("date", /^\d{4}-\d{2}-\d{2}$/);
   }
   return shared;
 }

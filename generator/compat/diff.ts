@@ -32,6 +32,7 @@ import { KeywordRules, stripApplicators } from "./keywords.js";
 import { normalise } from "./normalise.js";
 import {
   covers,
+  diffNumberFormats,
   diffNumbers,
   diffScalarValues,
   diffStrings,
@@ -252,7 +253,10 @@ class Differ implements BranchDiffer {
       // A finite set of old values: each is checked against the new scalar keywords (an enum implies its lengths and bounds).
       diffScalarValues(oldValues, os, ns, emit);
     } else {
-      if (relevant("minimum")) diffNumbers(os, ns, oldTypes, emit);
+      if (relevant("minimum")) {
+        diffNumbers(os, ns, oldTypes, emit);
+        diffNumberFormats(os, ns, oldTypes, emit);
+      }
       if (relevant("minLength")) diffStrings(os, ns, emit);
     }
     if (relevant("minItems")) this.diffItems(o, n, site, emit);

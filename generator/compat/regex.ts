@@ -49,6 +49,9 @@ export interface StringConstraints {
 export const FORMAT_SHAPES: Readonly<Record<string, string>> = {
   "date-time": "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:[Zz]|[+-]\\d{2}:\\d{2})$",
   date: "^\\d{4}-\\d{2}-\\d{2}$",
+  time: "^\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:[Zz]|[+-]\\d{2}(?::?\\d{2})?)$",
+  uuid: "^(?:[Uu][Rr][Nn]:[Uu][Uu][Ii][Dd]:)?[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$",
+  ipv4: "^(?:\\d{1,3}\\.){3}\\d{1,3}$",
 };
 
 export class RegexUndecidable extends Error {}

@@ -3,7 +3,7 @@
  * `pattern` and `format`. None of them recurses into child schemas, so they are plain functions of
  * the two schema objects that report through an `Emit`; the differ decides when each applies.
  */
-import { ASSERTED_FORMATS, NEAR_MISSES, formatAccepts } from "./formats.js";
+import { ASSERTED_FORMATS, FORMAT_EXAMPLES, NEAR_MISSES, formatAccepts, formatType } from "./formats.js";
 import { FORMAT_SHAPES, type StringConstraints, lengthIncludes, patternIncludes } from "./regex.js";
 import { type Emit, showValue } from "./rule-catalogue.js";
 import { type SchemaObject, jsonEqual, jsonTypeOf } from "./schema.js";
@@ -257,8 +257,12 @@ export function diffStrings(os: SchemaObject, ns: SchemaObject, emit: Emit): voi
       if (outcome.kind === "included") {
         if (op === undefined) emit("implied-constraint", `${what}: every allowed string already matches it`, "pattern");
         else emit("loosen-constraint", `${what}: every string the old pattern allowed still matches`, "pattern");
-      } else if (outcome.kind === "excluded") emit("tighten-constraint", what, "pattern", { value: outcome.witness });
-      else emit("cannot-decide", `${what}: ${outcome.reason}`, "pattern");
+      } else if (outcome.kind === "excluded") {
+        // The automaton reads an asserted format by its shape: a string of the shape the format
+        // rejects (`0000-00-00`) is no stored value; a valid spelling the pattern refuses is.
+        const witness = oldStringOutside(os, outcome.witness, (v) => !matches(np, v));
+        emit("tighten-constraint", what, "pattern", { value: witness });
+      } else emit("cannot-decide", `${what}: ${outcome.reason}`, "pattern");
     }
   }
 
@@ -299,8 +303,10 @@ function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints,
     );
     return;
   }
-  const near = (NEAR_MISSES[nf] ?? []).find(
+  // Spellings the old constraints allow (its own format's valid values first) that the new format rejects.
+  const near = [...(of !== undefined ? (FORMAT_EXAMPLES[of] ?? []) : []), ...(NEAR_MISSES[nf] ?? [])].find(
     (v) =>
+      typeof v === "string" &&
       !formatAccepts(nf, v) &&
       (["minLength", "maxLength", "pattern", "format"] as const).every((k) => satisfiesScalar(v, k, os)),
   );
@@ -314,6 +320,74 @@ function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints,
       `${what}: ${outcome?.kind === "undecided" ? outcome.reason : `whether every allowed string is a valid ${nf} was not decided`}`,
       "format",
     );
+}
+
+/** Whether `pattern` matches `value` (an invalid pattern matches nothing). */
+function matches(pattern: string, value: string): boolean {
+  try {
+    return new RegExp(pattern, "u").test(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A string the old schema allows that `rejected` holds for: `found` when the old format (if any)
+ * accepts it, else a valid spelling of that format meeting the other old constraints, else `found`
+ * (the witness check then decides).
+ */
+function oldStringOutside(os: SchemaObject, found: string, rejected: (v: string) => boolean): string {
+  const of = typeof os.format === "string" ? os.format : undefined;
+  if (of === undefined || formatAccepts(of, found)) return found;
+  const valid = (FORMAT_EXAMPLES[of] ?? []).find(
+    (v): v is string =>
+      typeof v === "string" &&
+      rejected(v) &&
+      (["minLength", "maxLength", "pattern", "format"] as const).every((k) => satisfiesScalar(v, k, os)),
+  );
+  return valid ?? found;
+}
+
+/**
+ * Number formats (`int32`, `int64`), as the runtime asserts them: removed loosens; added breaks with
+ * a number the old constraints allow that the format rejects (`0.5`, `2147483648`), and is implied
+ * when every allowed number already meets it (integers within the old bounds).
+ */
+export function diffNumberFormats(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSet, emit: Emit): void {
+  const of = typeof os.format === "string" ? os.format : undefined;
+  const nf = typeof ns.format === "string" ? ns.format : undefined;
+  if (of === nf) return;
+  const oldAsserted = of !== undefined && formatType(of) === "number";
+  const newAsserted = nf !== undefined && formatType(nf) === "number";
+  if (!newAsserted) {
+    if (oldAsserted) emit("loosen-constraint", `format ${showValue(of)} removed from numbers`, "format");
+    return;
+  }
+  const what =
+    of === undefined ? `format ${showValue(nf)} added` : `format changed from ${showValue(of)} to ${showValue(nf)}`;
+  const integersOnly = oldTypes?.has("integer") === true && !oldTypes.has("number");
+  const allowed = (v: number): boolean =>
+    (!integersOnly || Number.isInteger(v)) &&
+    (["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"] as const).every((k) =>
+      satisfiesScalar(v, k, os),
+    );
+  const candidates = [...(NEAR_MISSES[nf] ?? []), ...(of !== undefined ? (FORMAT_EXAMPLES[of] ?? []) : [])];
+  const bad = candidates.find((v): v is number => typeof v === "number" && allowed(v) && !formatAccepts(nf, v));
+  if (bad !== undefined) {
+    emit("tighten-constraint", `${what}: the allowed number ${showValue(bad)} is not a valid ${nf}`, "format", {
+      value: bad,
+    });
+    return;
+  }
+  // No near miss is allowed: implied when every allowed number is an integer within the format's range.
+  const lower = bound(os, "lower");
+  const upper = bound(os, "upper");
+  const integral = integersOnly || (typeof os.multipleOf === "number" && Number.isInteger(os.multipleOf));
+  const inRange =
+    nf === "int64" ||
+    (lower !== undefined && upper !== undefined && lower.value >= -(2 ** 31) && upper.value <= 2 ** 31 - 1);
+  if (integral && inRange) emit("implied-constraint", `${what}: every allowed number already meets it`, "format");
+  else emit("cannot-decide", `${what}: whether every allowed number is a valid ${nf} was not decided`, "format");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,6 +458,8 @@ export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS
         return !upper || (upper.exclusive ? value < upper.value : value <= upper.value);
       case "multipleOf":
         return typeof s.multipleOf !== "number" || isMultiple(value, s.multipleOf);
+      case "format":
+        return typeof s.format !== "string" || formatAccepts(s.format, value);
       default:
         return true;
     }

@@ -9,6 +9,7 @@ import type { ValidateFunction } from "ajv";
 import type { NFA } from "refa";
 import { type Change, type Probe, probeOf } from "./rule-catalogue.js";
 import { setOwn } from "../runtime.js";
+import { ASSERTED_FORMATS, FORMAT_EXAMPLES } from "./formats.js";
 import { patternAutomaton } from "./regex.js";
 import { type JsonSchema, type SchemaObject, canonicalJson, getByPointer, isObject } from "./schema.js";
 
@@ -614,10 +615,11 @@ function numbers(s: SchemaObject, integer: boolean): number[] {
 function strings(s: SchemaObject, count = 2): string[] {
   const min = typeof s.minLength === "number" ? s.minLength : 0;
   const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
-  // Several spellings a format allows: a new pattern may reject some of them.
-  if (s.format === "date-time")
-    return ["2000-01-01T00:00:00Z", "2000-01-01T00:00:00+00:00", "2000-01-01T00:00:00.5Z", "2000-01-01t00:00:00z"];
-  if (s.format === "date") return ["2000-01-01", "2000-12-31"];
+  // Several spellings an asserted format allows: a new pattern may reject some of them.
+  if (typeof s.format === "string" && ASSERTED_FORMATS.has(s.format)) {
+    const valid = (FORMAT_EXAMPLES[s.format] ?? []).filter((v): v is string => typeof v === "string");
+    if (valid.length > 0) return valid;
+  }
   if (typeof s.pattern === "string") {
     try {
       const words: string[] = [];

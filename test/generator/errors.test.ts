@@ -82,7 +82,6 @@ describe("generator errors", () => {
         "not-json",
         "recursive-slot",
         "mixed-slot",
-        "unsupported-format",
       ]),
     );
     // Every line has the documented shape.
@@ -124,11 +123,12 @@ describe("generator errors", () => {
     expect(notJson).toHaveLength(10); // `ok?: string` is fine
   });
 
-  it("recursive types holding slots, mixed slots and unsupported formats are errors", () => {
+  it("recursive types holding slots and mixed slots are errors; a format statebag asserts is not", () => {
     expect(line("recursive-slot", "recursive type Rec")).toMatch(/^src\/runtime\/bad\.ts:28:18 /);
     expect(lines.filter((l) => l.includes("recursive-slot"))).toHaveLength(1);
     expect(line("mixed-slot", "Mixed: c mixes")).toMatch(/^src\/runtime\/bad\.ts:29:18 /);
-    expect(line("unsupported-format", '"email"')).toMatch(/^src\/runtime\/bad\.ts:32:18 /);
+    // `@format email` is asserted (ajv-formats' set, issue #34): no finding about it.
+    expect(lines.filter((l) => l.includes('"email"'))).toEqual([]);
   });
 });
 

@@ -32,7 +32,7 @@ const created: string[] = [];
 
 /**
  * A throw-away project in this repo's layout (`src/runtime/...`) under os.tmpdir(). It gets a
- * private node_modules holding only ajv (generated validators `require` its runtime helpers), so
+ * private node_modules holding only ajv (generated validators `require` its runtime helpers) and ajv-formats, so
  * the generator's cache lands inside the temp dir, not in the repo's.
  */
 export function tempProject(files: Record<string, string>, options: { runtime?: boolean } = {}): string {
@@ -42,7 +42,9 @@ export function tempProject(files: Record<string, string>, options: { runtime?: 
     for (const f of RUNTIME_FILES)
       writeFile(root, `src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8"));
   fs.mkdirSync(path.join(root, "node_modules"));
-  fs.symlinkSync(path.join(REPO, "node_modules/ajv"), path.join(root, "node_modules/ajv"), "dir");
+  // ajv and ajv-formats: the runtime's formats (src/runtime/persistence/formats.ts) import its definitions.
+  for (const pkg of ["ajv", "ajv-formats"])
+    fs.symlinkSync(path.join(REPO, "node_modules", pkg), path.join(root, "node_modules", pkg), "dir");
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text);
   return root;
 }

@@ -162,15 +162,21 @@ describe("runtime registration with TypeBox", () => {
         .message,
     ).toMatch(/schema's \$type is "acme.Other"/);
     const fmt = thrown(() =>
-      registry.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "email" }) }) }),
+      registry.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "acme-color" }) }) }),
     );
-    expect(fmt.message).toMatch(/unknown format "email"/);
+    expect(fmt.message).toMatch(/unknown format "acme-color"/);
     expect(fmt.message).toMatch(/formats:/);
-    const withFormats = new TypeRegistry({ formats: { email: /@/ } });
-    withFormats.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "email" }) }) });
+    const withFormats = new TypeRegistry({ formats: { "acme-color": /^#/ } });
+    withFormats.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "acme-color" }) }) });
     expect(validateValue({ $type: "acme.F", e: "nope" }, { registry: withFormats }).problems[0].expected).toBe(
-      'a "email" string',
+      'a "acme-color" string',
     );
+    // ajv-formats' set is built in (issue #34): email is checked without any option, with a hint.
+    const builtIn = new TypeRegistry();
+    builtIn.register({ $type: "acme.E", schema: Type.Object({ e: Type.String({ format: "email" }) }) });
+    const [problem] = validateValue({ $type: "acme.E", e: "nope" }, { registry: builtIn }).problems;
+    expect(problem).toMatchObject({ expected: 'a "email" string', hint: 'email: e.g. "name@example.com"' });
+    expect(validateValue({ $type: "acme.E", e: "a@example.com" }, { registry: builtIn }).problems).toEqual([]);
   });
 
   it("schemas with __proto__ property names do not touch prototypes", () => {

@@ -186,10 +186,24 @@ function expectedOf(e: ValidatorError): string {
 const FORMAT_EXAMPLES: Record<string, string> = {
   "date-time":
     'ISO-8601 with an offset, e.g. "2025-01-31T12:00:00Z" or "2025-01-31T12:00:00+02:00" (and a real calendar day)',
-  date: 'e.g. "2025-01-31"',
+  date: 'a real calendar day, e.g. "2025-01-31"',
+  time: 'with an offset, e.g. "12:00:00Z" or "12:00:00+02:00"',
+  duration: 'ISO-8601, e.g. "PT5M" or "P1DT2H"',
   uri: 'an absolute URI, e.g. "https://example.com/a"',
+  "uri-reference": 'a URI or a relative reference, e.g. "https://example.com/a" or "../a"',
+  "uri-template": 'RFC 6570, e.g. "https://example.com/{id}"',
+  url: 'an http(s) or ftp URL with a public host, e.g. "https://example.com/a"',
   email: 'e.g. "name@example.com"',
+  hostname: 'e.g. "example.com"',
+  ipv4: 'e.g. "192.0.2.1"',
+  ipv6: 'e.g. "2001:db8::1"',
+  regex: 'a regular expression JavaScript compiles, e.g. "^[a-z]+$"',
   uuid: 'e.g. "3f1c2a4e-1111-4222-8333-944455556666"',
+  "json-pointer": 'e.g. "/messages/0" (or "" for the whole document)',
+  "relative-json-pointer": 'e.g. "0/a" or "1#"',
+  byte: 'base64, e.g. "aGVsbG8="',
+  int32: "an integer from -2147483648 to 2147483647",
+  int64: "an integer",
 };
 
 function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: TypeDefinition): ValidationProblem {
@@ -250,9 +264,9 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     }
     case "format": {
       const fmt = String(p.format);
-      expected = `a "${fmt}" string`;
+      expected = fmt === "int32" || fmt === "int64" ? `an ${fmt} number` : `a "${fmt}" string`;
       message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
-      hint = FORMAT_EXAMPLES[fmt] ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
+      hint = Object.hasOwn(FORMAT_EXAMPLES, fmt) ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
       details = { kind: "schema", keyword: "format", format: fmt };
       break;
     }

@@ -1,7 +1,16 @@
 /**
- * String formats used by generated validators. Generated ajv code calls these functions directly
- * (see generator/validators.ts), so nothing here may depend on ajv.
+ * The `format`s statebag asserts, the same in every path that checks a value: the generated ajv
+ * validators and the registry's reporting ajv (`FORMATS`), the generated fused check and the
+ * compatibility check (`formatCheck`). The set is ajv-formats' "full" set (its own definitions,
+ * imported, not copied: a well-kept library, already ajv's companion, no dependency of its own but
+ * ajv), with one deliberate difference: `date-time` is `isDateTime` below, which is RFC 3339 exactly
+ * (ajv-formats also accepts a space for the `T` and an offset without its colon or minutes).
+ *
+ * Only ajv-formats' plain definitions module is imported (no ajv plugin code), and only types from
+ * ajv: generated validators import this module, and stay free of ajv at run time.
  */
+import type { Format } from "ajv";
+import { fullFormats } from "ajv-formats/dist/formats.js";
 
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -112,4 +121,60 @@ export function isDateTime(s: string): boolean {
     if (utcMinutes !== 23 * 60 + 59) return false;
   }
   return true;
+}
+
+/** What a format constrains: ajv checks a format only on values of its type and lets others pass. */
+export type FormatType = "string" | "number";
+
+/**
+ * Every format the runtime knows, as ajv takes them (`new Ajv({ formats: FORMATS })`): ajv-formats'
+ * full set with `date-time` replaced by `isDateTime`. A format outside it is unknown to statebag: the
+ * generator warns and leaves it unasserted.
+ */
+export const FORMATS: Readonly<Record<string, Format>> = Object.freeze({ ...fullFormats, "date-time": isDateTime });
+
+/** A format's check, read once from its definition: a RegExp, a function, or `{ type, validate }`. */
+export interface FormatCheck {
+  /** The values it applies to (others pass, as in ajv). */
+  type: FormatType;
+  /** Whether a value of that type is valid. */
+  test: (value: never) => boolean;
+}
+
+const checks = new Map<string, FormatCheck | null>();
+
+/**
+ * The check of a format the runtime asserts, or undefined: for an unknown format, and for the ones
+ * ajv-formats defines as accepting every value (`password`, `binary`, `float`, `double`), which
+ * constrain nothing. The fused check and the compatibility check call this, so they decide exactly
+ * as the validators do.
+ */
+export function formatCheck(name: string): FormatCheck | undefined {
+  let c = checks.get(name);
+  if (c === undefined) {
+    c = readFormat(name);
+    checks.set(name, c);
+  }
+  return c ?? undefined;
+}
+
+function readFormat(name: string): FormatCheck | null {
+  if (!Object.hasOwn(FORMATS, name)) return null;
+  const def = FORMATS[name];
+  if (def === true || def === undefined) return null;
+  if (name === "float" || name === "double") return null; // ajv-formats: any number
+  if (def instanceof RegExp) return { type: "string", test: (v: string) => def.test(v) };
+  if (typeof def === "function") return { type: "string", test: def as (v: never) => boolean };
+  if (typeof def === "object" && def !== null && "validate" in def) {
+    const type: FormatType = def.type === "number" ? "number" : "string";
+    const v = def.validate;
+    if (v instanceof RegExp) return { type, test: (x: string) => v.test(x) };
+    if (typeof v === "function") return { type, test: v as (x: never) => boolean };
+  }
+  return null;
+}
+
+/** Whether the runtime knows the format (asserted, or defined as accepting everything). */
+export function isKnownFormat(name: string): boolean {
+  return Object.hasOwn(FORMATS, name);
 }

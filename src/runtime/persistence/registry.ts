@@ -19,7 +19,7 @@
 import AjvModule from "ajv";
 import type { Format, Options as AjvOptions } from "ajv";
 import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
-import { isDateTime } from "./formats.js";
+import { FORMATS } from "./formats.js";
 import { setOwn } from "../core/json.js";
 import {
   MigrationDefinitionError,
@@ -145,7 +145,7 @@ export interface TypeRegistryOptions {
   source?: string;
   types?: readonly TypeDefinition[];
   migrations?: readonly Migration[];
-  /** Extra string formats for runtime registrations (`date-time` is built in). */
+  /** Extra formats for runtime registrations (statebag's own are built in: `FORMATS`, ajv-formats' set). */
   formats?: Record<string, Format>;
 }
 
@@ -173,7 +173,7 @@ export class TypeRegistry {
 
   constructor(options: TypeRegistryOptions = {}) {
     this.label = options.source ?? "this registry";
-    this.formats = { "date-time": isDateTime, ...options.formats };
+    this.formats = { ...FORMATS, ...options.formats };
     const table = this.table;
     const formerIndex = this.formerIndex;
     const storedIndex = this.storedIndex;
