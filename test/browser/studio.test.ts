@@ -6,7 +6,9 @@
  * A person finds a session by type, opens it and sees the chat and the state bag, sees an invalid
  * value highlighted at its pointer, previews a migration (before/after and the step's source) and
  * runs it, and opens a type's history with a witness of a break. The hostile corpus renders as
- * text: a page-level sentinel stays unset and the layout stays within the viewport. Without the
+ * text: a page-level sentinel stays unset and the layout stays within the viewport. Outsized
+ * documents stay bounded (issue #34.4): the raw view of a row nested 5,000 levels deep is built
+ * only when asked for and cut, a 100,000-character chat text is cut with "show all". Without the
  * token the server answers nothing, and it listens on loopback only.
  *
  * Screenshots: test-artifacts/studio/. Without /usr/bin/chromium the suite is skipped with a
@@ -19,7 +21,7 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HOSTILE, seedProject, seedStore, type SeededStore } from "../studio/seed.js";
+import { HOSTILE, LONG_TEXT_LENGTH, seedProject, seedStore, type SeededStore } from "../studio/seed.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const REPO = join(import.meta.dirname, "../..");
@@ -60,7 +62,8 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
   let browser: Browser;
   let seeded: SeededStore;
   let app: { url: string; child: ChildProcess };
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string, fullPage = true) =>
+    page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage });
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -202,6 +205,42 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     // The bidi override and escape characters are shown as escapes, not applied.
     expect(await page.locator("body").innerText()).not.toMatch(/[\u202e\u001b]/);
     expect(violations).toEqual([]);
+  }, 60_000);
+
+  it("keeps outsized documents bounded: the raw view on demand and cut, a long chat text cut with show all", async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    // A row nested 5,000 levels deep (too deep to load): nothing of the raw view exists until asked for.
+    await page.goto(`${app.url}#/session?id=${seeded.ids.deep}`);
+    await ready(page, "session");
+    expect(await page.getByTestId("raw").evaluate((el: any) => el.childElementCount as number)).toBe(0);
+    expect(await page.getByTestId("badge").first().innerText()).toBe("invalid");
+    await page.getByTestId("raw-toggle").click();
+    const shown = await page.getByTestId("raw-text").evaluate((el: any) => String(el.textContent ?? "").length);
+    expect(shown).toBeGreaterThan(30_000);
+    expect(shown).toBeLessThanOrEqual(200_000);
+    expect(await page.getByTestId("raw-cut").innerText()).toContain("first 200000 characters");
+    // The viewport only: the cut pretty print is still thousands of lines.
+    await shot(page, "12-deep-raw", false);
+    // All of it, as stored: the stored text itself (about 30 KB), not a 50-million-character pretty print.
+    await page.getByTestId("raw-show-all").click();
+    const all = await page.getByTestId("raw-text").evaluate((el: any) => String(el.textContent ?? "").length);
+    expect(all).toBeGreaterThan(30_000);
+    expect(all).toBeLessThan(40_000);
+    expect(await page.evaluate(() => (globalThis as any).document.body.innerText.length)).toBeLessThan(100_000);
+
+    // A 100,000-character text: its first 400 characters and a button, then all of it on request.
+    await page.goto(`${app.url}#/session?id=${seeded.ids.long}`);
+    await ready(page, "session");
+    const text = page.getByTestId("chat-text").nth(1);
+    expect((await text.innerText()).length).toBeLessThan(1_000);
+    expect(await text.innerText()).not.toContain("END");
+    expect(await text.getByTestId("show-all").innerText()).toBe(`show all ${LONG_TEXT_LENGTH} chars`);
+    // The approval whose request id is "toString" was never answered: pending, not "approved".
+    expect(await page.getByTestId("approval").innerText()).toContain("pending");
+    await shot(page, "13-long-text");
+    await text.getByTestId("show-all").click();
+    expect((await text.innerText()).length).toBe(LONG_TEXT_LENGTH);
+    expect(await text.innerText()).toMatch(/END$/);
   }, 60_000);
 
   it("answers nothing without the token and listens on loopback only", async () => {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStudio } from "../../src/cli/commands/studio.js";
+import { STUDIO_JS } from "../../src/cli/studio/page.js";
 import { sameToken } from "../../src/cli/studio/server.js";
 import { rawRequest as raw, seedProject, seedStore, studioContext as context, type SeededStore } from "./seed.js";
 
@@ -62,6 +63,10 @@ describe("token and address", () => {
     expect(sameToken("abc", "abc")).toBe(true);
     expect(sameToken("abd", "abc")).toBe(false);
     expect(sameToken("", "abc")).toBe(false);
+  });
+
+  it("serves a page script that parses (the browser suite is skipped where Chromium is missing)", () => {
+    expect(() => new Function(STUDIO_JS)).not.toThrow();
   });
 
   it("answers with a strict CSP and a page without inline script", async () => {

@@ -6,6 +6,12 @@
  * texts and schema contents are data and are shown as text, control and bidirectional characters
  * made visible. Links are fragments built with encodeURIComponent. The Content-Security-Policy
  * (server.ts) allows this origin's script and stylesheet only.
+ *
+ * Everything it shows is bounded, whatever a stored document holds: long strings (and chat texts)
+ * are cut at MAX_STRING with a "show all" button, containers show MAX_ITEMS children at a time and a
+ * collapsed container's children are built only when it is opened, and the raw stored JSON is built
+ * when it is first shown, pretty-printed up to RAW_SHOWN characters (indentation stops deepening at
+ * RAW_INDENT_DEPTH levels, so its size stays linear in the stored text).
  */
 
 export const STUDIO_HTML = `<!doctype html>
@@ -107,7 +113,7 @@ export const STUDIO_JS = String.raw`"use strict";
 (function () {
   var main = document.getElementById("main");
   var INFO = null;
-  var MAX_STRING = 400, MAX_ITEMS = 100;
+  var MAX_STRING = 400, MAX_ITEMS = 100, RAW_SHOWN = 200000, RAW_INDENT_DEPTH = 40;
   var UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
 
   /** A string as text to show: invisible and direction-changing characters made visible. */
@@ -115,6 +121,17 @@ export const STUDIO_JS = String.raw`"use strict";
     return String(s).replace(UNSAFE, function (c) { return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"); });
   }
   function cut(s, n) { s = show(s); return s.length > n ? s.slice(0, n) + "… (" + s.length + " chars)" : s; }
+
+  /** A long text as an element: its first MAX_STRING characters, and a button that shows all of it. */
+  function longText(cls, text, testid) {
+    var s = show(text);
+    var el = h("div", { class: cls, "data-testid": testid }, s.length > MAX_STRING ? s.slice(0, MAX_STRING) + "…" : s);
+    if (s.length > MAX_STRING) {
+      var btn = h("button", { class: "more", "data-testid": "show-all", onclick: function () { el.textContent = s; } }, "show all " + s.length + " chars");
+      el.appendChild(btn);
+    }
+    return el;
+  }
 
   /** An element: props are set as properties or attributes chosen here, children appended as text or nodes. */
   function h(tag, props, children) {
@@ -187,8 +204,9 @@ export const STUDIO_JS = String.raw`"use strict";
       var isArr = Array.isArray(value);
       var keys = isArr ? value.map(function (_, i) { return i; }) : Object.keys(value);
       var inside = Object.keys(marks).some(function (p) { return p.indexOf(pointer + "/") === 0; });
-      var small = JSON.stringify(value).length < 2000;
-      var d = h("details", { open: depth < 1 || inside || (depth < 3 && small) });
+      // Measured only near the top: stringifying every level of a deep value is quadratic.
+      var open = depth < 1 || inside || (depth < 3 && JSON.stringify(value).length < 2000);
+      var d = h("details", { open: open });
       var summary = h("summary", null, isArr ? "[" + keys.length + " items]" : "{" + keys.length + " keys}" + (value.$type !== undefined ? " " + cut(value.$type, 80) + (value.$version !== undefined ? " v" + cut(value.$version, 10) : "") : ""));
       d.appendChild(summary);
       var shown = 0;
@@ -207,7 +225,9 @@ export const STUDIO_JS = String.raw`"use strict";
           d.appendChild(more);
         }
       };
-      renderSome(0);
+      // A collapsed container's children are built when it is first opened (a deep value costs nothing until read).
+      if (open) renderSome(0);
+      else d.addEventListener("toggle", function first() { if (d.open) { d.removeEventListener("toggle", first); renderSome(0); } });
       wrap = d;
     } else if (typeof value === "string") {
       var s = show(value);
@@ -297,25 +317,25 @@ export const STUDIO_JS = String.raw`"use strict";
     var mark = marks[pointer];
     var t = c && typeof c === "object" ? c.$type : undefined;
     var el;
-    if (t === "text") el = h("div", { class: "text" }, show(c.text));
-    else if (t === "reasoning") el = h("div", { class: "part reasoning", "data-testid": "reasoning" }, [h("div", { class: "label" }, "reasoning"), h("div", { class: "text" }, show(c.text || "")), c.protectedData !== undefined ? h("div", { class: "dim" }, "protected data: " + String(c.protectedData).length + " chars") : null]);
+    if (t === "text") el = longText("text", c.text, "chat-text");
+    else if (t === "reasoning") el = h("div", { class: "part reasoning", "data-testid": "reasoning" }, [h("div", { class: "label" }, "reasoning"), longText("text", c.text || ""), c.protectedData !== undefined ? h("div", { class: "dim" }, "protected data: " + String(c.protectedData).length + " chars") : null]);
     else if (t === "functionCall") el = h("div", { class: "part call", "data-testid": "tool-call" }, [h("div", { class: "label" }, "tool call: " + cut(c.name, 120) + " (" + cut(c.callId, 80) + ")"), c.arguments !== undefined ? tree(c.arguments, pointer + "/arguments", marks, 1) : h("span", { class: "dim" }, "no arguments")]);
     else if (t === "functionResult") el = h("div", { class: "part result", "data-testid": "tool-result" }, [h("div", { class: "label" }, "tool result (" + cut(c.callId, 80) + ")"), tree(c.result, pointer + "/result", marks, 1)]);
     else if (t === "toolApprovalRequest") {
-      var answer = answers[c.requestId];
+      var answer = answers.get(c.requestId);
       var tc = c.toolCall || {};
       el = h("div", { class: "part approval", "data-testid": "approval" }, [h("div", { class: "label" }, "approval requested: " + cut(tc.name || "?", 120)), answer === undefined ? badge("needs-migration", "pending") : badge(answer ? "valid" : "invalid", answer ? "approved" : "denied"), tc.arguments !== undefined ? tree(tc.arguments, pointer + "/toolCall/arguments", marks, 1) : null]);
     } else if (t === "toolApprovalResponse") el = h("div", { class: "part approval" }, [h("div", { class: "label" }, "approval answered"), badge(c.approved ? "valid" : "invalid", c.approved ? "approved" : "denied"), c.reason ? h("span", null, " " + cut(c.reason, 500)) : null]);
     else if (t === "usage") { var u = c.details || {}; el = h("div", { class: "dim", "data-testid": "usage" }, "usage: " + ["inputTokenCount", "outputTokenCount", "totalTokenCount"].filter(function (k) { return u[k] !== undefined; }).map(function (k) { return k.replace("TokenCount", "") + " " + cut(u[k], 20); }).join(", ")); }
-    else if (t === "error") el = h("div", { class: "part unknown" }, [h("div", { class: "label" }, "error"), h("div", null, show(c.message))]);
+    else if (t === "error") el = h("div", { class: "part unknown" }, [h("div", { class: "label" }, "error"), longText("", c.message)]);
     else el = h("div", { class: "part unknown", "data-testid": "unknown-content" }, [h("div", { class: "label" }, "content " + cut(t === undefined ? "(no $type)" : t, 80)), tree(c, pointer, marks, 1)]);
     if (mark) { el.classList.add("problem"); el.setAttribute("title", mark.title || ""); el.setAttribute("data-testid", "problem-node"); }
     return el;
   }
 
   function chat(value, pointer, marks) {
-    var answers = {};
-    value.messages.forEach(function (m) { (m && Array.isArray(m.contents) ? m.contents : []).forEach(function (c) { if (c && c.$type === "toolApprovalResponse") answers[c.requestId] = !!c.approved; }); });
+    var answers = new Map();
+    value.messages.forEach(function (m) { (m && Array.isArray(m.contents) ? m.contents : []).forEach(function (c) { if (c && c.$type === "toolApprovalResponse") answers.set(c.requestId, !!c.approved); }); });
     var box = h("div", { class: "chat", "data-testid": "chat" });
     value.messages.forEach(function (m, i) {
       var mp = pointer + "/messages/" + i;
@@ -347,9 +367,10 @@ export const STUDIO_JS = String.raw`"use strict";
       s.updatedAt ? h("span", { class: "dim" }, "updated " + s.updatedAt) : null,
       s.encrypted ? h("span", { class: "chip" }, "decrypted with the keyring") : null,
       s.validity === "needs-migration" || s.state.some(function (x) { return x.status === "needs-migration"; }) ? link("preview", { id: s.id }, "Migration preview →", "preview-link") : null,
-      h("button", { "data-testid": "raw-toggle", onclick: function () { raw.hidden = !raw.hidden; } }, "Raw stored JSON"),
+      h("button", { "data-testid": "raw-toggle", onclick: function () { if (!raw.firstChild) rawView(raw, s); raw.hidden = !raw.hidden; } }, "Raw stored JSON"),
     ]));
-    var raw = h("div", { class: "card", hidden: "hidden", "data-testid": "raw" }, [s.rawCut ? h("div", { class: "notice" }, "first 8 MiB of " + s.rawCut + " characters") : null, h("pre", null, prettyRaw(s.raw))]);
+    // Built when first shown, and bounded: a stored text can be megabytes, or nested thousands deep.
+    var raw = h("div", { class: "card", hidden: "hidden", "data-testid": "raw" });
     main.appendChild(raw);
     if (s.problems.length) {
       main.appendChild(h("h2", null, s.problems.length + " problem" + (s.problems.length === 1 ? "" : "s")));
@@ -381,9 +402,54 @@ export const STUDIO_JS = String.raw`"use strict";
     if (others.length && s.document) { main.appendChild(h("h2", null, "Document")); main.appendChild(h("div", { class: "card" }, tree(s.document, "", marks, 0))); }
   }
 
-  function prettyRaw(text) {
-    if (text.length > 2000000) return text;
-    try { return show(JSON.stringify(JSON.parse(text), null, 2)); } catch (e) { return show(text); }
+  /** The raw view: the stored JSON pretty-printed up to RAW_SHOWN characters, all of the stored text on request. */
+  function rawView(box, s) {
+    var text = s.raw;
+    var pretty = prettyJson(text, RAW_SHOWN);
+    if (s.rawCut) box.appendChild(h("div", { class: "notice" }, "first 8 MiB of " + s.rawCut + " characters"));
+    var pre = h("pre", { "data-testid": "raw-text" }, show(pretty.text));
+    box.appendChild(pre);
+    if (pretty.cut) {
+      var btn = h("button", { class: "more", "data-testid": "raw-show-all", onclick: function () { box.removeChild(btn); pre.textContent = show(text); } }, "show all " + text.length + " characters, as stored");
+      box.insertBefore(h("div", { class: "notice", "data-testid": "raw-cut" }, "first " + RAW_SHOWN + " characters of the pretty-printed document"), pre);
+      box.appendChild(btn);
+    }
+  }
+
+  /**
+   * JSON text pretty-printed, stopping at max characters: { text, cut }. Indentation deepens to
+   * RAW_INDENT_DEPTH levels and no further, so the output is at most a constant times the input.
+   * Text that is not JSON (or too deep to parse) is shown as it is, cut the same way.
+   */
+  function prettyJson(text, max) {
+    var value;
+    try { value = JSON.parse(text); } catch (e) { return text.length > max ? { text: text.slice(0, max), cut: true } : { text: text, cut: false }; }
+    var out = [], size = 0, full = false;
+    function put(str) {
+      if (full) return;
+      if (size + str.length > max) { out.push(str.slice(0, max - size)); size = max; full = true; return; }
+      out.push(str); size += str.length;
+    }
+    function nl(depth) { put("\n" + "  ".repeat(Math.min(depth, RAW_INDENT_DEPTH))); }
+    function walk(v, depth) {
+      if (full) return;
+      if (v === null || typeof v !== "object") { put(JSON.stringify(v)); return; }
+      var isArr = Array.isArray(v);
+      var keys = isArr ? null : Object.keys(v);
+      var n = isArr ? v.length : keys.length;
+      if (n === 0) { put(isArr ? "[]" : "{}"); return; }
+      put(isArr ? "[" : "{");
+      for (var i = 0; i < n && !full; i++) {
+        nl(depth + 1);
+        if (isArr) walk(v[i], depth + 1);
+        else { put(JSON.stringify(keys[i]) + ": "); walk(v[keys[i]], depth + 1); }
+        if (i < n - 1) put(",");
+      }
+      nl(depth);
+      put(isArr ? "]" : "}");
+    }
+    try { walk(value, 0); } catch (e) { return text.length > max ? { text: text.slice(0, max), cut: true } : { text: text, cut: false }; }
+    return { text: out.join(""), cut: full };
   }
 
   // ---- migration preview -------------------------------------------------------------------
