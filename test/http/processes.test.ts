@@ -121,6 +121,10 @@ for (const backend of backends) {
       const direct = readReply(started);
       const resumed = await fetch(`${b.base}/chat/proc-resume/stream`, { headers });
       expect(resumed.status).toBe(200);
+      // The chat is busy for B too while A writes.
+      const busy = await postTurn(b, userTurn("proc-resume", "me too", "m-proc-resume-2"));
+      expect(busy.status).toBe(409);
+      expect(((await busy.json()) as { type: string }).type).toBe("urn:statebag:problem:chat-busy");
       const [original, replayed] = await Promise.all([direct, readReply(resumed)]);
       expect(replayed.errors).toEqual([]);
       expect(replayed.chunks).toEqual(original.chunks);
