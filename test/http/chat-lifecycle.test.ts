@@ -44,7 +44,13 @@ async function listChats(handler: ChatHandler, owner = "ada"): Promise<{ id: str
 const streamOf = (handler: ChatHandler, id: string, owner = "ada") =>
   handler(new Request(`${BASE}/chat/${id}/stream`, { headers: { "x-owner": owner } }));
 const stopOf = (handler: ChatHandler, id: string, owner = "ada") =>
-  handler(new Request(`${BASE}/chat/${id}/stop`, { method: "POST", headers: { "x-owner": owner } }));
+  handler(
+    new Request(`${BASE}/chat/${id}/stop`, {
+      method: "POST",
+      headers: { "x-owner": owner, "content-type": "application/json" },
+      body: "{}",
+    }),
+  );
 
 const textOf = (message: UIMessage) =>
   partsOf(message)
@@ -386,6 +392,37 @@ describe("handler hardening", () => {
       expect([path, response.status]).toEqual([path, 404]);
       await response.text();
     }
+  });
+
+  it("a stop a page of another site could send (no JSON content type) is a 415 and stops nothing", async () => {
+    const { handler, client } = harness();
+    const gate = (client.gate = new Gate());
+    const reading = readReply(await post(handler, userTurn("csrf-1", "Tell me a story")));
+    await gate.reachedPromise;
+    for (const headers of [
+      {},
+      { "content-type": "text/plain" },
+      { "content-type": "application/x-www-form-urlencoded" },
+    ]) {
+      const response = await handler(
+        new Request(`${BASE}/chat/csrf-1/stop`, {
+          method: "POST",
+          headers: { "x-owner": "ada", ...headers },
+          body: "",
+        }),
+      );
+      expect(response.status).toBe(415);
+      await response.text();
+    }
+    gate.open();
+    const { message } = await reading;
+    expect(message.metadata).toBeUndefined();
+    expect(
+      partsOf(message)
+        .filter((p) => p.type === "text")
+        .map((p) => p.text)
+        .join(""),
+    ).toContain("never saved");
   });
 
   it("a JSON body in another charset than UTF-8 is a 415; application/json with charset=utf-8 is read", async () => {

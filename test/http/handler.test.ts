@@ -196,7 +196,10 @@ describe("owners", () => {
     );
     await expectProblem(
       await handler(
-        new Request(`${BASE}/chat/chat-email-0001/stop`, { method: "POST", headers: { "x-owner": "bob" } }),
+        new Request(`${BASE}/chat/chat-email-0001/stop`, {
+          method: "POST",
+          headers: { "x-owner": "bob", "content-type": "application/json" },
+        }),
       ),
       404,
       "chat-not-found",

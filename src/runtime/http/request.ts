@@ -57,7 +57,12 @@ export function isJsonUtf8(contentType: string | null): boolean {
   return true;
 }
 
-export async function readJson(context: RouteContext, request: Request): Promise<unknown> {
+/** The body as JSON (`allowEmpty`: an empty body is `undefined`). */
+export async function readJson(
+  context: RouteContext,
+  request: Request,
+  options: { allowEmpty?: boolean } = {},
+): Promise<unknown> {
   const { maxBodyBytes } = context;
   if (!isJsonUtf8(request.headers.get("content-type")))
     throw new HttpProblem(
@@ -86,6 +91,7 @@ export async function readJson(context: RouteContext, request: Request): Promise
     }
   }
   const bytes = Buffer.concat(chunks);
+  if (options.allowEmpty && bytes.toString("utf8").trim() === "") return undefined;
   try {
     return parseJson(bytes, { maxBytes: maxBodyBytes, maxDepth: MAX_DEPTH, maxKeys: 10_000, protoKeys: "reject" });
   } catch (error) {
