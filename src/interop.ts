@@ -19,6 +19,9 @@ export { SHAPES, SHAPE_NAMES, familyOf, isSessionShape, shapeInfo } from "./runt
 export type { SessionShape, ShapeInfo } from "./runtime/interop/shapes.js";
 export type { DotnetGenerationOptions, DotnetLegacyShape } from "./runtime/interop/dotnet-generations.js";
 export { InteropError } from "./runtime/interop/errors.js";
+// A document over the size limit statebag reads and writes with (an export, or an import it could not write back)
+export { InteropSizeError } from "./runtime/interop/limits.js";
+export type { SizedDocument } from "./runtime/interop/limits.js";
 // A session whose history lives in a store's message log, with that history put back in (for export)
 export { resolveStoredHistory } from "./runtime/interop/stored-history.js";
 

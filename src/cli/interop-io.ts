@@ -72,10 +72,24 @@ export async function readInput(file: string, environment: CliEnvironment): Prom
   return readDocumentFile(inputPath(file, environment), file);
 }
 
-export async function writeOutput(file: string, text: string, environment: CliEnvironment): Promise<string> {
+/**
+ * `text` as a file or stdout ends: with a final newline, unless that byte would take a document
+ * written within `maxBytes` (the size its reader allows) over it.
+ */
+export function withNewline(text: string, maxBytes = Number.POSITIVE_INFINITY): string {
+  if (text.endsWith("\n")) return text;
+  return text.length * 3 + 1 <= maxBytes || Buffer.byteLength(text, "utf8") + 1 <= maxBytes ? text + "\n" : text;
+}
+
+export async function writeOutput(
+  file: string,
+  text: string,
+  environment: CliEnvironment,
+  maxBytes?: number,
+): Promise<string> {
   const path = inputPath(file, environment);
   try {
-    await writeFile(path, text.endsWith("\n") ? text : text + "\n");
+    await writeFile(path, withNewline(text, maxBytes));
   } catch (error) {
     throw new CliError(EXIT.usage, `cannot write ${file}: ${(error as Error).message}`, {
       where: path,

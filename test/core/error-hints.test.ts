@@ -113,6 +113,16 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     return caught(() => store.save({ id: "c", stateBag: {} }, { expectedRevision: null }));
   },
   InteropError: () => caught(() => importSession('{"stateBag": 3}', { from: "dotnet" })),
+  InteropSizeError: () =>
+    caught(() =>
+      importSession(
+        { stateBag: { InMemoryChatHistoryProvider: { messages: [] } } },
+        {
+          from: "dotnet",
+          limits: { maxBytes: 60 },
+        },
+      ),
+    ),
   SessionNotFoundError: () => new SessionNotFoundError("s"),
   StoreNotSetUpError: () =>
     new StoreNotSetUpError(
@@ -254,6 +264,7 @@ const specificHints: Record<string, string> = {
   InvalidIdError: "NUL",
   StateVersionError: "newer release",
   ToolchainMissingError: "npm i -D ts-morph",
+  InteropSizeError: "raise limits.maxBytes to at least",
 };
 
 /**

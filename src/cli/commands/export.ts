@@ -14,11 +14,12 @@ import {
   convert,
   FORMATS,
   parseFormat,
-  readInput,
   shapeHelp,
+  withNewline,
   writeOutput,
   type Format,
 } from "../interop-io.js";
+import { DEFAULT_MAX_BYTES, formatBytes, parseMaxBytes, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { resolveRegistry } from "../registry.js";
 import { cliKeyring, keyringOption, openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
@@ -35,6 +36,8 @@ interface ExportOptions {
   withMetadata?: boolean;
   /** With --to python-file-store: msgpack snapshots (`serialization_format="msgpack"`). */
   msgpack?: boolean;
+  /** The size limit of the document read (a file, stdin) and of the one written: import's --max-bytes. */
+  maxBytes?: number;
   json?: boolean;
   keyring?: string;
 }
@@ -66,6 +69,12 @@ export function registerExport(program: Command, context: CommandContext): void 
       "--msgpack",
       'with --to python-file-store: write msgpack snapshots (<id>.msgpack, FileSessionStore serialization_format="msgpack"); needs --out',
     )
+    .addOption(
+      new Option(
+        "--max-bytes <size>",
+        `largest document read (<file>, stdin) and written, e.g. 256MiB (default: ${formatBytes(DEFAULT_MAX_BYTES)}, what statebag import reads by default; a document over it is written without indentation, then refused)`,
+      ).argParser(parseMaxBytes),
+    )
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -95,11 +104,19 @@ async function runExport(context: CommandContext, file: string | undefined, opti
     });
   const { registry } = await resolveRegistry(options.registry, context);
   const interop = await import("../../runtime/interop/index.js");
+  // One size limit for what is read and what is written: the one `statebag import` reads the
+  // written document back with (its --max-bytes, same default), so an export always imports again.
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const limits = { maxBytes };
+  const readInput = (f: string) =>
+    f === "-"
+      ? readStdinBytes(context.environment.stdin, maxBytes)
+      : readDocumentFile(inputPath(f, context.environment), f, maxBytes);
   if (options.to === "python-history") {
     const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
     const loadFile = async (f: string) =>
       convert(`cannot load ${f}`, f, async () =>
-        deserializeSession(await readInput(f, context.environment), { registry, allowBare: true }),
+        deserializeSession(await readInput(f), { registry, allowBare: true, limits }),
       );
     return (await import("../python-history.js")).exportPythonHistory(context, file, options, loadFile);
   }
@@ -110,21 +127,25 @@ async function runExport(context: CommandContext, file: string | undefined, opti
       { fix: "statebag export --to python-file-store --msgpack --all --store <url> --out ./sessions" },
     );
   }
-  if (options.msgpack) msgpack = await interop.loadMsgpack("statebag export --msgpack");
+  if (options.msgpack) {
+    msgpack = await interop.loadMsgpack("statebag export --msgpack");
+    ({ checkEncodedSize } = await import("../../runtime/interop/limits.js"));
+  }
   const exportOne = (session: AgentSession, source: string) =>
     convert(source, source, () =>
       interop.exportSession(session, {
         to: options.to as SessionShape,
         metadata: options.withMetadata === true,
         ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+        limits,
       }),
     );
   if (file !== undefined) {
     const { deserializeSession } = await import("../../runtime/persistence/serialization.js");
     const source = file === "-" ? "(stdin)" : file;
-    const text = await readInput(file, context.environment);
+    const text = await readInput(file);
     const session = convert(`cannot load ${source}`, source, () =>
-      deserializeSession(text, { registry, allowBare: true }),
+      deserializeSession(text, { registry, allowBare: true, limits }),
     );
     if (hasStoredHistory(session)) {
       throw new CliError(
@@ -174,6 +195,18 @@ function hasStoredHistory(session: AgentSession): boolean {
 
 /** The msgpack codec, loaded when --msgpack is given. */
 let msgpack: import("../../runtime/interop/python-msgpack.js").MsgpackCodec | undefined;
+let checkEncodedSize: typeof import("../../runtime/interop/limits.js").checkEncodedSize;
+
+/** The msgpack snapshot of an exported JSON document, held to the same size limit (import reads it with that limit). */
+function packed(
+  codec: import("../../runtime/interop/python-msgpack.js").MsgpackCodec,
+  text: string,
+  options: ExportOptions,
+): Uint8Array {
+  const bytes = codec.encode(JSON.parse(text));
+  checkEncodedSize(bytes, options.maxBytes ?? DEFAULT_MAX_BYTES, options.to as SessionShape);
+  return bytes;
+}
 
 async function emit(
   context: CommandContext,
@@ -187,14 +220,14 @@ async function emit(
     const written =
       msgpack !== undefined
         ? inputPath(options.out, context.environment)
-        : await writeOutput(options.out, text, context.environment);
-    if (msgpack !== undefined) await writeFile(written, msgpack.encode(JSON.parse(text)));
+        : await writeOutput(options.out, text, context.environment, options.maxBytes ?? DEFAULT_MAX_BYTES);
+    if (msgpack !== undefined) await writeFile(written, packed(msgpack, text, options));
     out.result({ ok: true, to: options.to, id: session.id, out: written });
     out.line(`${out.c.green("✔")} exported ${source} as ${options.to}: ${echo(written)}`);
     return EXIT.ok;
   }
   if (options.json) out.result({ ok: true, to: options.to, id: session.id, document: JSON.parse(text) });
-  else context.environment.stdout.write(text + "\n");
+  else context.environment.stdout.write(withNewline(text, options.maxBytes ?? DEFAULT_MAX_BYTES));
   return EXIT.ok;
 }
 
@@ -226,8 +259,8 @@ async function exportAll(
           // The file store's own naming (safe ids as they are, others encoded) suits every shape.
           const text = exportOne(session, source);
           await (msgpack !== undefined
-            ? writeSnapshotFile(dir, session.id, msgpack.encode(JSON.parse(text)), "msgpack")
-            : writeSnapshotFile(dir, session.id, text + "\n"));
+            ? writeSnapshotFile(dir, session.id, packed(msgpack, text, options), "msgpack")
+            : writeSnapshotFile(dir, session.id, withNewline(text, options.maxBytes ?? DEFAULT_MAX_BYTES)));
           written++;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);

@@ -20,10 +20,11 @@ import {
   IMPORT_FORMATS,
   importShapeHelp,
   parseImportFormat,
+  withNewline,
   writeOutput,
   type ImportFormat,
 } from "../interop-io.js";
-import { DEFAULT_MAX_BYTES, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
+import { DEFAULT_MAX_BYTES, formatBytes, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
 import { cliKeyring, keyringOption, openCliStore } from "../store.js";
 import type { AgentSession } from "../../runtime/core/session.js";
@@ -260,10 +261,13 @@ function convertOne(
     evidence = detected.evidence;
   }
   const ownId = shape === "python" || shape === "python-memory" || shape === "python-file-store";
+  // Read within --max-bytes, and (importSession's check) writable back within it: the statebag
+  // document and this shape's document, so what imports can be exported and imported again.
   const session = interop.importSession(parsed as object, {
     from: shape,
     ...(id !== undefined ? { id } : ownId || doc.fallbackId === undefined ? {} : { id: doc.fallbackId }),
     ...(options.historyKey !== undefined ? { historyKey: options.historyKey } : {}),
+    ...(limits !== undefined ? { limits } : {}),
   });
   checkStorableId(session, doc);
   return { session, shape, ...(evidence !== undefined ? { evidence } : {}) };
@@ -375,10 +379,12 @@ async function importOne(
   if (converted.evidence !== undefined && !options.json)
     out.note(`${out.ce.dim("recognised")} ${shape}: ${converted.evidence}`);
   const stored = convert(`the session imported from ${doc.name} is not valid`, doc.name, () =>
-    serializeSession(session, { space: 2 }),
+    statebagText(serializeSession, session, options.maxBytes ?? DEFAULT_MAX_BYTES, doc.name),
   );
+  // Written within the limit it is read back with (--max-bytes): the final newline too.
   let written: string | undefined;
-  if (options.out !== undefined) written = await writeOutput(options.out, stored, environment);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (options.out !== undefined) written = await writeOutput(options.out, stored, environment, maxBytes);
   if (options.json) {
     out.result({
       ok: true,
@@ -391,7 +397,7 @@ async function importOne(
     return EXIT.ok;
   }
   if (written === undefined) {
-    environment.stdout.write(stored + "\n");
+    environment.stdout.write(withNewline(stored, maxBytes));
     return EXIT.ok;
   }
   out.line(`${out.c.green("✔")} imported ${echo(doc.name)} (${shape}) as session ${echo(session.id)}`);
@@ -460,6 +466,9 @@ async function importIntoStore(
               conflicts.push({ file: doc.name, id: session.id });
             }
           } else if (options.dryRun) {
+            // What the save would check (the store's codec: a valid session within its size limit),
+            // so a dry run never counts as importable what the real run would refuse.
+            serializeSession(session, { validate: true });
             counts(shape).imported++;
           } else {
             try {
@@ -491,7 +500,12 @@ async function importIntoStore(
   let written: string | undefined;
   if (options.out !== undefined && one.session !== undefined) {
     const { serializeSession } = await import("../../runtime/persistence/serialization.js");
-    written = await writeOutput(options.out, serializeSession(one.session, { space: 2 }), context.environment);
+    written = await writeOutput(
+      options.out,
+      statebagText(serializeSession, one.session, options.maxBytes ?? DEFAULT_MAX_BYTES, docs[0].name),
+      context.environment,
+      options.maxBytes ?? DEFAULT_MAX_BYTES,
+    );
   }
   const shapes = Object.fromEntries([...byShape].sort(([a], [b]) => (a < b ? -1 : 1)));
   const total = (k: keyof ShapeCounts) => [...byShape.values()].reduce((n, s) => n + s[k], 0);
@@ -541,6 +555,38 @@ async function importIntoStore(
     if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the full list)`);
   }
   return failed.length === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/**
+ * The statebag session document `statebag import` writes (stdout, --out): indented, or compact
+ * when the indentation alone would take it over the size limit it is read back with (the same
+ * session either way); over it even compact, refused (importSession checked this already for
+ * Agent Framework shapes; an AI SDK chat file is checked here).
+ */
+/** The UTF-8 length of `text` when it is over `max`, else undefined. */
+function overBy(text: string, max: number): number | undefined {
+  if (text.length * 3 <= max) return undefined;
+  const bytes = Buffer.byteLength(text, "utf8");
+  return bytes > max ? bytes : undefined;
+}
+
+function statebagText(
+  serialize: typeof import("../../runtime/persistence/serialization.js").serializeSession,
+  session: AgentSession,
+  maxBytes: number,
+  name: string,
+): string {
+  const pretty = serialize(session, { space: 2 });
+  if (overBy(pretty, maxBytes) === undefined) return pretty;
+  const compact = serialize(session);
+  const bytes = overBy(compact, maxBytes);
+  if (bytes !== undefined)
+    throw new CliError(
+      EXIT.failed,
+      `the statebag session document would be ${bytes} bytes, over the ${formatBytes(maxBytes)} (${maxBytes} bytes) limit it is read back with`,
+      { where: name, fix: `raise --max-bytes to at least ${bytes} here and wherever the document is read` },
+    );
+  return compact;
 }
 
 /** A store that cannot be reached stops the run (every later document would fail the same way). */

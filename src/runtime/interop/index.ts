@@ -25,6 +25,7 @@ import {
 } from "./dotnet-generations.js";
 import { exportDurableState, importDurableState } from "./durable.js";
 import { InteropError, reframe } from "./errors.js";
+import { checkEncodedSize, checkWritesBack, documentLimit, documentText } from "./limits.js";
 import type { InteropFormat } from "./foreign.js";
 import type { JsonRecord } from "./json-util.js";
 import {
@@ -37,7 +38,8 @@ import { sessionToSnapshot, snapshotToSession } from "./python-file-store.js";
 import { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
 import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
 import { readDocument } from "./session-codec.js";
-import { SHAPE_NAMES, familyOf, isSessionShape, type SessionShape } from "./shapes.js";
+import { SHAPE_NAMES, familyOf, isSessionShape, shapeInfo, type SessionShape } from "./shapes.js";
+import type { JsonLimits } from "../persistence/safe-json.js";
 import { exportAguiSnapshot, importAguiSnapshot, importWorkflowCheckpoint } from "./ag-ui.js";
 
 /** The two families (today's .NET and Python documents); every shape is in `SHAPE_NAMES`. */
@@ -52,8 +54,13 @@ export interface ImportSessionOptions extends ImportDotnetOptions, ImportPythonO
 
 export interface ExportSessionOptions extends ExportDotnetOptions, ExportPythonOptions, DotnetGenerationOptions {
   to: SessionShape;
-  /** Indentation of the JSON text. Default 2; 0 writes one line. */
+  /** Indentation of the JSON text. Default 2; 0 writes one line. Dropped when it alone would take the text over `limits.maxBytes`. */
   indent?: number;
+  /**
+   * The size limit the document is written within (`maxBytes`, default `DEFAULT_JSON_LIMITS.maxBytes`):
+   * the one its reader applies, so whatever is written can be imported again with the same limits.
+   */
+  limits?: Pick<JsonLimits, "maxBytes">;
 }
 
 function checkShape(shape: unknown, option: "from" | "to"): asserts shape is SessionShape {
@@ -76,8 +83,23 @@ export function detectSessionFormat(doc: unknown): InteropFormat | "statebag" | 
   return familyOf(detected.shape);
 }
 
-/** Reads an Agent Framework session document of the given shape (JSON text or parsed) into a statebag session. */
+/**
+ * Reads an Agent Framework session document of the given shape (JSON text or parsed) into a
+ * statebag session. The document is read within `options.limits`; a session that could not be
+ * written back within the same size limit (its statebag document, or its document in `from`'s
+ * shape) is refused up front with an `InteropSizeError`, so what imports can be saved, exported
+ * and imported again.
+ */
 export function importSession(input: string | object, options: ImportSessionOptions): AgentSession {
+  const session = importWithin(input, options);
+  const shape = options.from;
+  checkWritesBack(session, shape, documentLimit(options.limits), () =>
+    shapeInfo(shape).writable ? exportSessionDocument(session, { ...options, to: shape }) : undefined,
+  );
+  return session;
+}
+
+function importWithin(input: string | object, options: ImportSessionOptions): AgentSession {
   const shape = options.from;
   checkShape(shape, "from");
   // Parsed once and held to the limits; a chat message or another shape's document is refused
@@ -169,7 +191,8 @@ export function exportSessionDocument(session: AgentSession, options: ExportSess
 
 /** Writes a statebag session as an Agent Framework document of the given shape (JSON text). */
 export function exportSession(session: AgentSession, options: ExportSessionOptions): string {
-  return JSON.stringify(exportSessionDocument(session, options), null, options.indent ?? 2);
+  const doc = exportSessionDocument(session, options);
+  return documentText(doc, options.indent ?? 2, documentLimit(options.limits), options.to);
 }
 
 /**
@@ -186,7 +209,9 @@ export async function importSessionMsgpack(bytes: Uint8Array, options: ImportSes
 /** Writes a statebag session as a msgpack document of the given shape (what msgspec writes: see python-msgpack.ts). */
 export async function exportSessionMsgpack(session: AgentSession, options: ExportSessionOptions): Promise<Uint8Array> {
   const codec = await loadMsgpack();
-  return codec.encode(exportSessionDocument(session, options));
+  const bytes = codec.encode(exportSessionDocument(session, options));
+  checkEncodedSize(bytes, documentLimit(options.limits), options.to);
+  return bytes;
 }
 
 export { checkShapeFits, describeNonSession, detectSessionShape, isStatebagDocument } from "./detect.js";
@@ -254,6 +279,7 @@ export {
 } from "./foreign.js";
 export type { ForeignContent, ForeignState, InteropFormat, SessionInfo } from "./foreign.js";
 export { InteropError } from "./errors.js";
+export { InteropSizeError, type SizedDocument } from "./limits.js";
 export { DOTNET_DEFAULT_HISTORY_KEY, exportDotnetSession, importDotnetSession } from "./dotnet.js";
 export type { DotnetInteropOptions, DotnetSessionJson, ExportDotnetOptions, ImportDotnetOptions } from "./dotnet.js";
 export {
