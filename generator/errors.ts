@@ -16,7 +16,6 @@ export type GenErrorCode =
   | "unresolved-type"
   | "recursive-slot"
   | "mixed-slot"
-  | "unsupported-format"
   | "unknown-format"
   | "schema-failed"
   | "migration-not-exported"

@@ -623,14 +623,19 @@ class Differ implements BranchDiffer {
     const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
     if (rest.kind === "undecided") undecided(rest.reason);
     else if (rest.kind === "excluded") {
-      const key =
-        Object.hasOwn(oldNamed, rest.witness) || Object.hasOwn(newNamed, rest.witness) ? undefined : rest.witness;
+      // A key no pattern matches and neither schema names (the automaton's shortest may be a named one).
+      const key = ["extra", "key", "extra1", "x-extra", "_extra", "Extra", rest.witness].find(
+        (k) =>
+          !Object.hasOwn(oldNamed, k) &&
+          !Object.hasOwn(newNamed, k) &&
+          ![...oldPatterns, ...newPatterns].some((q) => matches(q, k)),
+      );
       if (newAdditional === false) {
         emit(
           "close-additional-properties",
           "additionalProperties closed: extra properties are rejected now",
           "additionalProperties",
-          key ? { extraKey: key } : undefined,
+          key !== undefined ? { extraKey: key } : undefined,
         );
       } else if (newAdditional !== true) {
         if (oldAdditional === true) {
@@ -638,7 +643,7 @@ class Differ implements BranchDiffer {
             "close-additional-properties",
             "additionalProperties closed to a schema: extra properties must match it now",
             "additionalProperties",
-            key ? { extraKey: key } : undefined,
+            key !== undefined ? { extraKey: key } : undefined,
           );
         } else compare(oldAdditional, newAdditional, "*");
       } else if (oldAdditional !== true) {

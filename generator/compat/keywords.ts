@@ -24,7 +24,9 @@ import {
   jsonEqual,
   jsonTypeOf,
 } from "./schema.js";
+import { setOwn } from "../runtime.js";
 import type { BranchDiffer } from "./unions.js";
+import { Instances } from "./witness.js";
 
 type Inclusion = "yes" | "no" | "unknown";
 
@@ -158,18 +160,7 @@ export class KeywordRules {
     }
     const sameIf = oi !== undefined && this.differ.same(this.node(oi, o.doc), this.node(ni, n.doc));
     if (oi !== undefined && !sameIf) {
-      // A changed condition: compatible when each new branch holds for every old value whichever branch it took.
-      const holds = (branch: unknown): boolean =>
-        branch === undefined ||
-        [ot, oe].every((old) => this.branchTrial(oldRest, old, branch, o.doc, n.doc, site, "").included === "yes");
-      if (holds(nt) && holds(ne))
-        emit("loosen-constraint", "if changed: every old value satisfies both new branches", "if");
-      else
-        emit(
-          "cannot-decide",
-          `if changed from ${describeSchema(oi)} to ${describeSchema(ni)}: which stored values take which branch was not decided`,
-          "if",
-        );
+      this.diffChangedCondition(o, n, oldRest, { oi, ot, oe, ni, nt, ne }, site, emit);
       return;
     }
     for (const [name, oldBranch, newBranch] of [
@@ -184,6 +175,11 @@ export class KeywordRules {
         continue;
       // Values that take this branch: the old ones that match (or not) the condition.
       const cond = name === "then" ? ni : { not: ni };
+      const region = this.region(oldRest, ni, name === "then", n.doc);
+      if (region === "empty") {
+        emit("implied-constraint", `${name} ${describeSchema(newBranch)}: no allowed value takes this branch`, name);
+        continue;
+      }
       const t = this.branchTrial(
         oldRest,
         oldBranch,
@@ -192,6 +188,7 @@ export class KeywordRules {
         n.doc,
         site,
         `${name} of if ${describeSchema(ni)}`,
+        region,
       );
       if (t.included === "yes") {
         if (t.changes.length === 0 && oldBranch === undefined)
@@ -213,10 +210,197 @@ export class KeywordRules {
       )
         continue; // no old value takes it
       site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+      // The trial's own probes build values without the condition: values built inside the branch's
+      // region (the condition met, or not), each breaking the new branch one way, go with them.
+      if (t.included === "no" || t.included === "unknown")
+        emit(
+          "tighten-constraint",
+          `${name} ${describeSchema(newBranch)} ${oldBranch === undefined ? "added" : "changed"}: an allowed value that takes it may fail it`,
+          name,
+          {
+            candidates: this.candidates(
+              o,
+              oldRest,
+              [{ schema: this.plain(ni, n.doc), inside: name === "then" }],
+              [this.plain(newBranch, n.doc)],
+            ),
+          },
+        );
     }
   }
 
-  /** Old schema ∧ old branch compared with old schema ∧ new branch (the branch's constraints added). */
+  /**
+   * A changed condition. Four groups of old values: in both conditions (old then, new then), in the
+   * old one only (old then, new else), in the new one only (old else, new then), in neither (old
+   * else, new else). Compatible when, for every group that can hold a value (a condition included in
+   * the other empties one), the old branch with the group's condition implies the new branch.
+   * Otherwise values built in each group, each breaking a new branch one way, are the candidate
+   * witnesses: a break is reported only with one the validators confirm.
+   */
+  private diffChangedCondition(
+    o: SchemaNode,
+    n: SchemaNode,
+    oldRest: SchemaObject,
+    c: { oi: unknown; ot: unknown; oe: unknown; ni: unknown; nt: unknown; ne: unknown },
+    site: Site,
+    emit: Emit,
+  ): void {
+    const what = `if changed from ${describeSchema(c.oi)} to ${describeSchema(c.ni)}`;
+    const oldInNew = this.trial(this.node(c.oi, o.doc), this.node(c.ni, n.doc), site).included === "yes";
+    const newInOld = this.trial(this.node(c.ni, n.doc), this.node(c.oi, o.doc), site).included === "yes";
+    const groups: [unknown, unknown, unknown, boolean][] = [
+      [c.ot, c.nt, c.ni, false],
+      [c.ot, c.ne, c.oi, oldInNew],
+      [c.oe, c.nt, c.ni, newInOld],
+      [c.oe, c.ne, undefined, false],
+    ];
+    let holds = true;
+    for (const [oldBranch, newBranch, cond, empty] of groups) {
+      if (empty || newBranch === undefined) continue;
+      const region = cond === undefined ? undefined : this.plain(cond, cond === c.oi ? o.doc : n.doc);
+      const t = this.branchTrial(oldRest, oldBranch, newBranch, o.doc, n.doc, site, "", region);
+      if (t.included !== "yes") holds = false;
+    }
+    if (holds) {
+      emit("loosen-constraint", `${what}: every old value satisfies the branch it takes now`, "if");
+      return;
+    }
+    const oldIf = this.plain(c.oi, o.doc);
+    const newIf = this.plain(c.ni, n.doc);
+    emit("tighten-constraint", `${what}: an old value that takes another branch now may fail it`, "if", {
+      candidates: this.candidates(
+        o,
+        oldRest,
+        [
+          { schema: newIf, inside: true },
+          { schema: oldIf, inside: false },
+          { schema: oldIf, inside: true },
+          { schema: newIf, inside: false },
+        ],
+        [this.plain(c.nt, n.doc), this.plain(c.ne, n.doc)],
+      ),
+    });
+  }
+
+  /**
+   * The old values that take a branch, as a schema to add to the old one: the condition itself
+   * (`then`), or (`else`) its complement where it is exact: a condition on one property's value
+   * (const / enum / type) whose old values are a finite set. "empty" when no old value takes it;
+   * undefined when it can not be written (the comparison then runs without it, which only asks more).
+   */
+  private region(
+    oldRest: SchemaObject,
+    cond: unknown,
+    inside: boolean,
+    doc: SchemaNode["doc"],
+  ): SchemaObject | "empty" | undefined {
+    const s = this.plain(cond, doc);
+    if (!s) return undefined;
+    if (inside) return s;
+    const keys = Object.keys(s).filter((k) => !isAnnotationKey(k));
+    const props = isObject(s.properties) ? (s.properties as Record<string, unknown>) : {};
+    const names = Object.keys(props);
+    if (names.length !== 1 || keys.some((k) => k !== "properties" && k !== "required" && k !== "type"))
+      return undefined;
+    const [k] = names as [string];
+    const required = Array.isArray(s.required) ? s.required : [];
+    if (required.some((r) => r !== k) || (s.type !== undefined && s.type !== "object")) return undefined;
+    const condValue = this.plain(props[k], doc);
+    const oldProps = isObject(oldRest.properties) ? (oldRest.properties as Record<string, unknown>) : {};
+    const oldValue = this.plain(oldProps[k], doc);
+    const values = oldValue ? valueSet(oldValue) : null;
+    if (!condValue || !values || !isValueCondition(condValue)) return undefined;
+    const oldRequired = Array.isArray(oldRest.required) && oldRest.required.includes(k);
+    // An absent key satisfies a condition that does not require it; one that does is failed by it.
+    if (!oldRequired && required.includes(k)) return undefined;
+    const outside = values.filter((v) => !couldAccept(condValue, v));
+    if (outside.length === 0) return "empty";
+    return { properties: { [k]: { enum: outside } }, required: [k] };
+  }
+
+  /**
+   * Candidate witnesses at the site: a few old objects, each moved into a region (a condition met or
+   * not) and then changed to break one of `breaks` one way (a property set to a value of another
+   * kind, or a required one removed). Not checked here: the validators decide which are witnesses.
+   */
+  private candidates(
+    o: SchemaNode,
+    oldRest: SchemaObject,
+    regions: { schema: SchemaObject | undefined; inside: boolean }[],
+    breaks: (SchemaObject | undefined)[],
+  ): unknown[] {
+    const inst = new Instances(o.doc.root as JsonSchema);
+    const bases = (inst.objectVariants(stripApplicators(oldRest)) as Record<string, unknown>[])
+      .filter(isObject)
+      .slice(0, 3);
+    const oldProps = isObject(oldRest.properties) ? (oldRest.properties as Record<string, unknown>) : {};
+    const valuesFor = (key: string, schema: unknown): unknown[] => [
+      ...(schema === undefined ? [] : inst.variants(schema).slice(0, 4)),
+      ...(Object.hasOwn(oldProps, key) ? inst.variants(oldProps[key]).slice(0, 4) : []),
+      ...GENERIC_VALUES,
+    ];
+    const regionEdits: Edit[][] = [[]];
+    for (const { schema, inside } of regions) {
+      if (!schema) continue;
+      const props = isObject(schema.properties) ? (schema.properties as Record<string, unknown>) : {};
+      const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+      if (inside) {
+        // Every property of the condition at once, its first few values in turn.
+        for (let i = 0; i < 4; i++) {
+          const edits: Edit[] = [];
+          for (const [key, s] of Object.entries(props)) {
+            const vs = inst.variants(s);
+            if (vs.length > 0) edits.push({ key, value: vs[Math.min(i, vs.length - 1)] });
+          }
+          for (const key of required)
+            if (!Object.hasOwn(props, key)) edits.push({ key, value: valuesFor(key, undefined)[0] });
+          if (edits.length > 0) regionEdits.push(edits);
+        }
+      } else {
+        for (const [key, s] of Object.entries(props))
+          for (const value of valuesFor(key, undefined))
+            if (!this.matches(s, value, o.doc)) regionEdits.push([{ key, value }]);
+        for (const key of required) regionEdits.push([{ key, absent: true }]);
+      }
+    }
+    const breakEdits: Edit[][] = [[]];
+    for (const b of breaks) {
+      if (!b) continue;
+      const props = isObject(b.properties) ? (b.properties as Record<string, unknown>) : {};
+      for (const [key, s] of Object.entries(props))
+        for (const value of valuesFor(key, undefined))
+          if (!this.matches(s, value, o.doc)) breakEdits.push([{ key, value }]);
+      for (const key of Array.isArray(b.required) ? (b.required as string[]) : [])
+        breakEdits.push([{ key, absent: true }]);
+      if (b.additionalProperties === false) breakEdits.push([{ key: "extra", value: 0 }]);
+    }
+    const out: unknown[] = [];
+    for (const base of bases)
+      for (const r of regionEdits)
+        for (const b of breakEdits) {
+          if (out.length >= MAX_CANDIDATES) return out;
+          const obj: Record<string, unknown> = { ...base };
+          for (const e of [...r, ...b]) {
+            if ("absent" in e) delete obj[e.key];
+            else setOwn(obj, e.key, e.value);
+          }
+          out.push(obj);
+        }
+    return out;
+  }
+
+  /** Whether `value` is certainly accepted by `schema` (false when not sure: the value stays a candidate). */
+  private matches(schema: unknown, value: unknown, doc: SchemaNode["doc"]): boolean {
+    const s = this.plain(schema, doc);
+    if (!s) return false;
+    if (Object.keys(s).length === 0) return true;
+    return isValueCondition(s) && couldAccept(s, value);
+  }
+
+  /**
+   * Old schema ∧ old branch compared with old schema ∧ new branch (the branch's constraints added),
+   * within `region` (the values that take the branch) when it merges exactly with the old schema.
+   */
   private branchTrial(
     oldRest: SchemaObject,
     oldBranch: unknown,
@@ -225,8 +409,10 @@ export class KeywordRules {
     newDoc: SchemaNode["doc"],
     site: Site,
     label: string,
+    region?: SchemaObject,
   ): { changes: Change[]; included: Inclusion } {
-    const base = stripApplicators(oldRest);
+    const stripped = stripApplicators(oldRest);
+    const base = (region && conjoin(stripped, region)) || stripped;
     const ob = oldBranch === undefined ? EMPTY_SCHEMA : this.plain(oldBranch, oldDoc);
     const nb = this.plain(newBranch, newDoc);
     const left = ob ? conjoin(base, ob) : undefined;
@@ -296,23 +482,43 @@ export class KeywordRules {
         );
         continue;
       }
-      // The trial's object has `key` required; a witness needs it present: re-pointed at the key for lists.
+      // The witness: an old object holding `key` (and what the old dependency asked for with it) that
+      // breaks the new dependency one way (a newly required property left out, a value of another kind).
+      const oldDependency = this.plain(asSchema(a) ?? {}, o.doc);
+      const newDependency = this.plain(asSchema(b), n.doc);
+      const holding = oldDependency && conjoin({ required: [key] }, oldDependency);
+      const candidates = this.candidates(
+        o,
+        oldRest,
+        [{ schema: holding ?? { required: [key] }, inside: true }],
+        [newDependency],
+      );
       if (Array.isArray(b)) {
         const missing = (b as string[]).filter(
           (p) =>
             !(Array.isArray(a) && a.includes(p)) && !(Array.isArray(oldRest.required) && oldRest.required.includes(p)),
         );
         if (missing.length > 0 && t.included === "no") {
-          emitAt(childSite(site, key))(
+          emit(
             "tighten-constraint",
             `dependencies: ${showValue(key)} now requires ${missing.map(showValue).join(", ")}`,
             "dependencies",
-            { present: true },
+            {
+              candidates,
+            },
           );
           continue;
         }
       }
       site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+      emit(
+        "tighten-constraint",
+        `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: an allowed object with ${showValue(key)} may fail it`,
+        "dependencies",
+        {
+          candidates,
+        },
+      );
     }
   }
 
@@ -479,6 +685,24 @@ export class KeywordRules {
     // No probe: no document tells the schemas apart for ajv, so the assessment reports it undecided, naming the keyword.
     else emit("unknown-keyword-change", `unknown keyword "${key}" ${what} (treated as breaking)`, key);
   }
+}
+
+/** A change to an object a candidate witness is built with. */
+type Edit = { key: string; value: unknown } | { key: string; absent: true };
+
+/** Values of every JSON kind: one of them breaks almost any constraint on a property. */
+const GENERIC_VALUES: readonly unknown[] = [null, false, 0, 0.5, -1, "", "a", [], {}];
+
+/** Candidate witnesses one rule builds (the witness search validates each). */
+const MAX_CANDIDATES = 300;
+
+function isAnnotationKey(k: string): boolean {
+  return ["title", "description", "$comment", "examples", "default"].includes(k) || k.startsWith("x-");
+}
+
+/** A schema made of const / enum / type only: `couldAccept` decides it exactly. */
+function isValueCondition(s: SchemaObject): boolean {
+  return Object.keys(s).every((k) => k === "const" || k === "enum" || k === "type" || isAnnotationKey(k));
 }
 
 /**

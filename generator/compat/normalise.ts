@@ -67,6 +67,46 @@ function rewrite(s: SchemaObject): SchemaObject {
     }
   }
 
+  // allOf members merged into the parent where the conjunction is exact (`conjoin`): an allOf
+  // folded into its parent, or split out of it, compares as the same schema.
+  if (Array.isArray(cur().allOf)) {
+    const members = cur().allOf as JsonSchema[];
+    let merged: SchemaObject = { ...cur() };
+    delete merged.allOf;
+    const left: JsonSchema[] = [];
+    for (const m of members) {
+      if (m === true || (isObject(m) && Object.keys(m).every(isAnnotationKeyword))) continue;
+      const c = isObject(m) && !("$ref" in m) ? conjoin(merged, normalise(m as SchemaObject)) : undefined;
+      if (c) merged = c;
+      else left.push(m);
+    }
+    if (left.length < members.length) {
+      if (left.length > 0) merged.allOf = left;
+      r = merged;
+    }
+  }
+
+  // propertyNames of a key language (a pattern, or string consts) on an object without
+  // patternProperties: the same as those keys as a pattern holding additionalProperties, with
+  // every other key refused, when no named property would read the pattern's schema differently.
+  const names = cur().propertyNames;
+  const keyPattern = isObject(names) ? keyLanguage(names) : undefined;
+  if (keyPattern !== undefined && cur().patternProperties === undefined) {
+    const named = isObject(cur().properties) ? Object.keys(cur().properties as object) : [];
+    const allNamedMatch = named.every((p) => new RegExp(keyPattern, "u").test(p));
+    const additional = cur().additionalProperties;
+    const anyValue =
+      additional === undefined || additional === true || (isObject(additional) && Object.keys(additional).length === 0);
+    if (allNamedMatch && additional === false)
+      delete edit().propertyNames; // only named keys, all allowed: implied
+    else if (allNamedMatch && (named.length === 0 || anyValue)) {
+      const next = edit();
+      delete next.propertyNames;
+      next.patternProperties = { [keyPattern]: additional === undefined ? {} : (additional as JsonSchema) };
+      next.additionalProperties = false;
+    }
+  }
+
   // not of one keyword: its complement.
   const not = cur().not;
   if (isObject(not)) {
@@ -98,6 +138,29 @@ function rewrite(s: SchemaObject): SchemaObject {
   }
   if (cur().if !== undefined && cur().then === undefined && cur().else === undefined) delete edit().if;
   return r ?? s;
+}
+
+/** A `propertyNames` schema made of a pattern or string consts only, as one pattern (undefined: anything else). */
+function keyLanguage(names: SchemaObject): string | undefined {
+  const keys = Object.keys(names).filter((k) => !isAnnotationKeyword(k));
+  if (names.type !== undefined && names.type !== "string") return undefined;
+  const rest = keys.filter((k) => k !== "type");
+  if (rest.length !== 1) return undefined;
+  const [k] = rest;
+  let pattern: string | undefined;
+  if (k === "pattern" && typeof names.pattern === "string") pattern = names.pattern;
+  const values = k === "const" ? [names.const] : k === "enum" && Array.isArray(names.enum) ? names.enum : undefined;
+  if (values !== undefined) {
+    if (values.length === 0 || !values.every((v): v is string => typeof v === "string")) return undefined;
+    pattern = `^(?:${values.map((v) => v.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|")})$`;
+  }
+  if (pattern === undefined) return undefined;
+  try {
+    new RegExp(pattern, "u");
+    return pattern;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `not: {k: v}` as positive keywords (with the type the negated keyword applies to), or undefined. */

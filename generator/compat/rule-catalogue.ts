@@ -48,6 +48,70 @@ export const CHANGE_RULES = {
 
 export type ChangeRule = keyof typeof CHANGE_RULES;
 
+/**
+ * How each keyword family is decided, and where it stays `undecided` with why no decision is sound
+ * there. One entry per family; docs/walkthroughs.md ("What the compatibility check calls
+ * compatible") says the same for users.
+ */
+export const DECISIONS: Readonly<Record<string, { decided: string; undecided?: string }>> = {
+  "open objects": {
+    decided:
+      "an object with additionalProperties absent or true accepts any value under a name it does not declare: a " +
+      "declaration added for such a name (a new optional property, a property set to false, one reached through " +
+      "dependencies, if/then/else or allOf) is compared with any value, or with the patternProperties / " +
+      "additionalProperties schema that held the name before, and breaks with a witness carrying the name; a " +
+      "declaration removed from an open object is a loosening (the name accepts anything again)",
+  },
+  format: {
+    decided:
+      "by what the runtime asserts (formatCheck: ajv-formats' set, date-time by isDateTime): an asserted format added " +
+      "breaks with a witness (a near miss, or a valid value of the old format the new one rejects); removed is " +
+      "compatible; int32/int64 on numbers likewise; a pattern replacing a format is read against the format's shape",
+    undecided:
+      "an asserted format added to strings whose constraints every probe value passes; a format the runtime does " +
+      "not know (a gen warning), and password, binary, float and double (they accept every value), are not asserted, " +
+      "so adding, changing or removing one changes nothing: an annotation",
+  },
+  "if/then/else": {
+    decided:
+      "a changed condition splits old values in four groups (in both conditions, the old only, the new only, " +
+      "neither); compatible when the old branch implies the new one in each group that can hold a value; else values " +
+      "built in each group, each breaking a new branch one way, are tried as witnesses. A branch added or changed " +
+      "under the same condition is compared within the values that take it (the condition, or its exact complement " +
+      "for a condition on one property's const/enum/type)",
+    undecided:
+      "when no built value is a witness and no inclusion is proved: whether a value exists in a region such as " +
+      "'matches the new condition but not the old' is a question about arbitrary schema intersection and negation, " +
+      "which JSON Schema inclusion does not decide in general; reporting either answer there would be a guess",
+  },
+  dependencies: {
+    decided:
+      "per key: the old object holding the key and meeting the old dependency must meet the new one; breaking with " +
+      "an object holding the key (and the old dependency's properties) that lacks a newly required property or holds " +
+      "a value of another kind",
+    undecided: "a dependency schema that can not be merged exactly with the object's schema, with no witness found",
+  },
+  propertyNames: {
+    decided:
+      "propertyNames of a key language (a pattern, or string consts) is read as patternProperties holding " +
+      "additionalProperties with the object closed, when no named property reads it differently: the two spellings " +
+      "compare equal, and a narrower language or value schema breaks with a key or value witness",
+    undecided: "propertyNames with keywords other than string keywords, const and enum",
+  },
+  allOf: {
+    decided:
+      "members merged into the parent where the conjunction is exact (normalise + conjoin): an allOf folded into " +
+      "its parent compares as the same schema; what is left is compared member by member",
+    undecided: "members that can not be merged exactly (a $ref, a closed object against another's names) and differ",
+  },
+  patternProperties: {
+    decided:
+      "key languages compared as automata: keys an old pattern or additionalProperties accepted that the new schema " +
+      "sends to a stricter schema, or refuses (additionalProperties false added: witness, a key no pattern matches)",
+    undecided: "patterns past the automaton budget, or with back-references",
+  },
+};
+
 export interface Change {
   /** JSON pointer into the value shape (`""` is the value itself, `*` any item / map value). */
   pointer: string;
@@ -83,7 +147,9 @@ export type Probe =
   | { notIn: readonly unknown[] }
   | { uniqueItems: true }
   | { overlapping: true }
-  | { itemsBeyond: number };
+  | { itemsBeyond: number }
+  /** Values for the change's position built by the rule itself (objects in the region a branch or dependency covers). */
+  | { candidates: readonly unknown[] };
 
 /**
  * The probe rides on its change as a hidden (non-enumerable) member: it is set once where the change

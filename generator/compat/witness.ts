@@ -404,6 +404,7 @@ export class Instances {
   leaf(schema: unknown, probe: Probe | undefined): unknown[] {
     const out: unknown[] = [];
     if (probe && "value" in probe) out.push(probe.value);
+    if (probe && "candidates" in probe) out.push(...probe.candidates);
     if (probe && "extraKey" in probe) {
       for (const s of this.alternatives(schema)) {
         const extra = this.variants(additionalOf(s)).slice(0, 3);

@@ -52,10 +52,13 @@ describe("if / then / else", () => {
   it("adding a conditional that requires more is breaking with a witness", () => {
     expect(witness(base, { ...base, ...cond })).toEqual({ kind: "a" });
   });
-  it("a changed condition is undecided", () => {
+  it("a changed condition is decided by the values that change branch (issue #34): here kind b now needs x", () => {
     expect(
-      v({ ...base, ...cond }, { ...base, if: { properties: { kind: { const: "b" } } }, then: { required: ["x"] } }),
-    ).toBe("undecided");
+      witness(
+        { ...base, ...cond },
+        { ...base, if: { properties: { kind: { const: "b" } } }, then: { required: ["x"] } },
+      ),
+    ).toEqual({ kind: "b" });
   });
 });
 

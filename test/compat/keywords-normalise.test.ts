@@ -18,10 +18,22 @@ describe("normalise", () => {
     expect(normalise({ type: "number", multipleOf: 1 })).toEqual({ type: "integer" });
     expect(normalise({ not: { maxLength: 0 } })).toEqual({ type: "string", minLength: 1 });
     expect(normalise({ type: ["string", "null"], not: { type: "null" } })).toEqual({ type: "string" });
+    // allOf members merged into the parent where the conjunction is exact (issue #34).
     expect(normalise({ allOf: [{ type: "object", required: ["a"] }, { properties: { a: {} } }] })).toEqual({
       type: "object",
       required: ["a"],
-      allOf: [{ properties: { a: {} } }],
+      properties: { a: {} },
+    });
+    expect(
+      normalise({ properties: { a: {} }, additionalProperties: false, allOf: [{ properties: { b: {} } }] }),
+    ).toEqual({ properties: { a: {} }, additionalProperties: false, allOf: [{ properties: { b: {} } }] });
+    // propertyNames of a key language on an object without patterns: the pattern form.
+    expect(
+      normalise({ type: "object", propertyNames: { pattern: "^a" }, additionalProperties: { type: "string" } }),
+    ).toEqual({
+      type: "object",
+      patternProperties: { "^a": { type: "string" } },
+      additionalProperties: false,
     });
     expect(normalise({ type: "string", nullable: true })).toEqual({ type: ["string", "null"] });
     const plain = { type: "string" };

@@ -1,0 +1,257 @@
+/**
+ * Families the check used to leave `undecided` although an answer exists (issue #34, item 11),
+ * decided by meaning: a changed `if` condition, an `else` added, `dependencies` extended or
+ * tightened, `propertyNames` against the equivalent `patternProperties` + closed object, an `allOf`
+ * merged into its parent, `patternProperties` with `additionalProperties: false` added. Several
+ * variants each, in both directions where one is a loosening. Every break is checked by validating
+ * its witness with a plain ajv against the old and the new schema; every compatible verdict is sampled.
+ */
+import { Ajv } from "ajv";
+import { describe, expect, it } from "vitest";
+import { assessCompatibility } from "../../generator/compat/assess.js";
+import type { JsonSchema } from "../../generator/compat/schema.js";
+
+const ajv = new Ajv({ strict: false });
+const accepts = (schema: unknown, doc: unknown): boolean => ajv.validate(schema as object, doc) as boolean;
+
+function judge(old: unknown, next: unknown): { verdict: string; witness?: unknown } {
+  const a = assessCompatibility(old as JsonSchema, next as JsonSchema, { samples: 80 });
+  if (a.verdict !== "breaking") return { verdict: a.verdict };
+  const witness = a.changes.find((c) => c.kind === "breaking" && c.witness)?.witness?.document;
+  expect(witness, "a break carries a witness").toBeDefined();
+  expect(accepts(old, witness), "the old schema accepts the witness").toBe(true);
+  expect(accepts(next, witness), "the new schema rejects the witness").toBe(false);
+  return { verdict: a.verdict, witness };
+}
+
+const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: "object",
+  properties,
+  ...extra,
+});
+
+describe("an if condition widened or narrowed", () => {
+  const rest = obj(
+    { kind: { enum: ["a", "b", "c"] }, x: { type: "string" }, y: { type: "string" } },
+    { required: ["kind"] },
+  );
+  const when = (kind: unknown, branches: Record<string, unknown>) => ({
+    ...rest,
+    if: { properties: { kind } },
+    ...branches,
+  });
+
+  it("const -> enum: values newly in the condition must meet then (witness: one that does not)", () => {
+    const r = judge(
+      when({ const: "a" }, { then: { required: ["x"] } }),
+      when({ enum: ["a", "b"] }, { then: { required: ["x"] } }),
+    );
+    expect(r.verdict).toBe("breaking");
+    expect(r.witness).toMatchObject({ kind: "b" });
+  });
+
+  it("enum -> const with no else: values leaving the condition need nothing", () => {
+    expect(
+      judge(
+        when({ enum: ["a", "b"] }, { then: { required: ["x"] } }),
+        when({ const: "a" }, { then: { required: ["x"] } }),
+      ).verdict,
+    ).toBe("compatible");
+  });
+
+  it("enum -> const with an else the values leaving the condition do not meet", () => {
+    const r = judge(
+      when({ enum: ["a", "b"] }, { then: { required: ["x"] }, else: { required: ["y"] } }),
+      when({ const: "a" }, { then: { required: ["x"] }, else: { required: ["y"] } }),
+    );
+    expect(r.verdict).toBe("breaking");
+    expect(r.witness).toMatchObject({ kind: "b" });
+  });
+
+  it("widened where the branch is implied for every value: compatible", () => {
+    expect(
+      judge(
+        when({ const: "a" }, { then: { properties: { x: { type: "string" } } } }),
+        when({ enum: ["a", "b"] }, { then: { properties: { x: { type: "string" } } } }),
+      ).verdict,
+    ).toBe("compatible");
+  });
+
+  it("a numeric condition widened (minimum 10 -> 5): a value between needs the branch now", () => {
+    const base = obj({ n: { type: "number" }, x: { type: "string" } });
+    const r = judge(
+      { ...base, if: { properties: { n: { minimum: 10 } } }, then: { required: ["x"] } },
+      { ...base, if: { properties: { n: { minimum: 5 } } }, then: { required: ["x"] } },
+    );
+    expect(r.verdict).toBe("breaking");
+    const n = (r.witness as { n: number }).n;
+    expect(n >= 5 && n < 10).toBe(true);
+    // Narrowed (5 -> 10), no else: compatible.
+    expect(
+      judge(
+        { ...base, if: { properties: { n: { minimum: 5 } } }, then: { required: ["x"] } },
+        { ...base, if: { properties: { n: { minimum: 10 } } }, then: { required: ["x"] } },
+      ).verdict,
+    ).toBe("compatible");
+  });
+});
+
+describe("an else branch added", () => {
+  const rest = obj(
+    { kind: { enum: ["a", "b"] }, x: { type: "string" }, y: { type: "integer" } },
+    { required: ["kind"] },
+  );
+  const cond = { if: { properties: { kind: { const: "a" } } }, then: { required: ["x"] } };
+
+  it("requiring what the values outside the condition lack: breaking, witness outside it", () => {
+    const r = judge({ ...rest, ...cond }, { ...rest, ...cond, else: { required: ["y"] } });
+    expect(r.witness).toMatchObject({ kind: "b" });
+    expect(r.witness).not.toHaveProperty("y");
+  });
+
+  it("narrowing a property for the values outside the condition: breaking", () => {
+    const r = judge({ ...rest, ...cond }, { ...rest, ...cond, else: { properties: { y: { minimum: 0 } } } });
+    expect(r.verdict).toBe("breaking");
+    expect((r.witness as { y: number }).y).toBeLessThan(0);
+  });
+
+  it("implied by the old schema, or taken by no value: compatible", () => {
+    expect(
+      judge({ ...rest, ...cond }, { ...rest, ...cond, else: { properties: { x: { type: "string" } } } }).verdict,
+    ).toBe("compatible");
+    const onlyA = { ...rest, properties: { ...rest.properties, kind: { const: "a" } } };
+    expect(judge({ ...onlyA, ...cond }, { ...onlyA, ...cond, else: { required: ["y"] } }).verdict).toBe("compatible");
+    // The else requires what every value outside the condition has anyway.
+    const bNeedsY = { ...rest, required: ["kind", "y"] };
+    expect(judge({ ...bNeedsY, ...cond }, { ...bNeedsY, ...cond, else: { required: ["y"] } }).verdict).toBe(
+      "compatible",
+    );
+  });
+});
+
+describe("dependencies extended or tightened", () => {
+  const rest = obj({ a: { type: "string" }, b: { type: "string" }, c: { type: ["string", "integer"] } });
+
+  it("a property list extended (a: [b] -> a: [b, c]): an object with a and b but no c", () => {
+    const r = judge({ ...rest, dependencies: { a: ["b"] } }, { ...rest, dependencies: { a: ["b", "c"] } });
+    expect(r.witness).toMatchObject({ a: expect.any(String), b: expect.any(String) });
+    expect(r.witness).not.toHaveProperty("c");
+  });
+
+  it("a list turned into a schema that asks more, and a schema tightened", () => {
+    expect(
+      judge({ ...rest, dependencies: { a: ["b"] } }, { ...rest, dependencies: { a: { required: ["b", "c"] } } })
+        .verdict,
+    ).toBe("breaking");
+    const r = judge(
+      { ...rest, dependencies: { a: { properties: { c: { type: ["string", "integer"] } } } } },
+      { ...rest, dependencies: { a: { properties: { c: { type: "string" } } } } },
+    );
+    expect(r.witness).toMatchObject({ a: expect.any(String), c: expect.any(Number) });
+  });
+
+  it("a new dependency on a closed object's key: breaking; one every object meets: compatible", () => {
+    const closed = { ...rest, additionalProperties: false };
+    expect(judge(closed, { ...closed, dependencies: { a: ["c"] } }).verdict).toBe("breaking");
+    const cRequired = { ...closed, required: ["c"] };
+    expect(
+      judge({ ...cRequired, dependencies: { a: ["b"] } }, { ...cRequired, dependencies: { a: ["b", "c"] } }).verdict,
+    ).toBe("compatible");
+  });
+});
+
+describe("propertyNames against patternProperties + a closed object", () => {
+  const names = { type: "object", propertyNames: { pattern: "^[a-z]+$" }, additionalProperties: { type: "string" } };
+  const patterns = {
+    type: "object",
+    patternProperties: { "^[a-z]+$": { type: "string" } },
+    additionalProperties: false,
+  };
+
+  it("equivalent spellings are compatible both ways", () => {
+    expect(judge(names, patterns).verdict).toBe("compatible");
+    expect(judge(patterns, names).verdict).toBe("compatible");
+    // Keys as an enum, values unconstrained, named properties in the language.
+    const enumNames = { type: "object", properties: { ab: { type: "string" } }, propertyNames: { enum: ["ab", "cd"] } };
+    const enumPatterns = {
+      type: "object",
+      properties: { ab: { type: "string" } },
+      patternProperties: { "^(?:ab|cd)$": {} },
+      additionalProperties: false,
+    };
+    expect(judge(enumNames, enumPatterns).verdict).toBe("compatible");
+    expect(judge(enumPatterns, enumNames).verdict).toBe("compatible");
+  });
+
+  it("not equivalent: a narrower key language or value schema is a break", () => {
+    const narrower = { ...patterns, patternProperties: { "^[a-m]+$": { type: "string" } } };
+    const r = judge(names, narrower);
+    expect(Object.keys(r.witness as object).some((k) => /^[n-z]/.test(k))).toBe(true);
+    expect(
+      judge(names, { ...patterns, patternProperties: { "^[a-z]+$": { type: "string", minLength: 1 } } }).verdict,
+    ).toBe("breaking");
+    // Wider is compatible.
+    expect(judge(names, { ...patterns, patternProperties: { "^[a-z0-9]+$": { type: "string" } } }).verdict).toBe(
+      "compatible",
+    );
+  });
+});
+
+describe("an allOf merged into its parent", () => {
+  it("the same constraints written in the parent: compatible both ways", () => {
+    const split = obj(
+      { a: { type: "string" } },
+      { allOf: [{ properties: { b: { type: "integer" } }, required: ["b"] }] },
+    );
+    const merged = obj({ a: { type: "string" }, b: { type: "integer" } }, { required: ["b"] });
+    expect(judge(split, merged).verdict).toBe("compatible");
+    expect(judge(merged, split).verdict).toBe("compatible");
+    const two = {
+      type: "object",
+      allOf: [{ properties: { b: { type: "integer" } } }, { required: ["b"] }, { minProperties: 1 }],
+    };
+    expect(judge(two, obj({ b: { type: "integer" } }, { required: ["b"], minProperties: 1 })).verdict).toBe(
+      "compatible",
+    );
+    const numbers = { allOf: [{ type: "number" }, { minimum: 0 }, { maximum: 10 }] };
+    expect(judge(numbers, { type: "number", minimum: 0, maximum: 10 }).verdict).toBe("compatible");
+  });
+
+  it("merged with a change: the change is judged", () => {
+    const split = obj({ a: { type: "string" } }, { allOf: [{ properties: { b: { type: "integer" } } }] });
+    const r = judge(split, obj({ a: { type: "string" }, b: { type: "integer", minimum: 0 } }));
+    expect((r.witness as { b: number }).b).toBeLessThan(0);
+    expect(judge({ allOf: [{ type: "number" }, { minimum: 0 }] }, { type: "number", minimum: 1 }).verdict).toBe(
+      "breaking",
+    );
+  });
+});
+
+describe("patternProperties with additionalProperties: false added", () => {
+  it("to an open object: keys outside the patterns are refused now (witness: such a key)", () => {
+    const old = obj({ a: { type: "string" } });
+    const next = { ...old, patternProperties: { "^x_": { type: "string" } }, additionalProperties: false };
+    expect(judge(old, next).verdict).toBe("breaking");
+    // The closing itself has its witness (besides the new pattern narrowing x_ keys' values).
+    const closing = assessCompatibility(old as JsonSchema, next as JsonSchema, { samples: 0 }).changes.find(
+      (c) => c.rule === "close-additional-properties",
+    )!;
+    expect(closing.kind).toBe("breaking");
+    const doc = closing.witness!.document as object;
+    expect(Object.keys(doc).some((k) => k !== "a" && !k.startsWith("x_"))).toBe(true);
+    expect(accepts(old, doc) && !accepts(next, doc)).toBe(true);
+  });
+
+  it("to an object whose additionalProperties had a schema: keys outside the patterns are refused", () => {
+    const old = obj({}, { additionalProperties: { type: "string" } });
+    expect(
+      judge(old, { ...old, patternProperties: { "^[a-z]+$": { type: "string" } }, additionalProperties: false })
+        .verdict,
+    ).toBe("breaking");
+  });
+
+  it("to an already closed object: the patterns only open it (compatible)", () => {
+    const old = obj({ a: { type: "string" } }, { additionalProperties: false });
+    expect(judge(old, { ...old, patternProperties: { "^x_": { type: "string" } } }).verdict).toBe("compatible");
+  });
+});
