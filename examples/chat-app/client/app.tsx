@@ -1,6 +1,8 @@
 // The chat page: a sidebar of the owner's chats (GET /api/chats) and the open chat, driven by AI SDK
-// UI's useChat against statebag/http's handler. Bundled by esbuild when server.ts starts; type
-// checked with ../tsconfig.json (DOM, react-jsx).
+// UI's useChat against statebag/http's handler. A reply runs on the server whoever listens: a
+// reload resumes it (useChat's `resume`, GET /api/chat/:id/stream), Stop asks the server to end it
+// and keep what was written (POST /api/chat/:id/stop; useChat's own stop() would only disconnect).
+// Bundled by esbuild when server.ts starts; type checked with ../tsconfig.json (DOM, react-jsx).
 import { useChat } from "@ai-sdk/react";
 import {
   DefaultChatTransport,
@@ -10,7 +12,7 @@ import {
   type ChatAddToolApproveResponseFunction,
   type UIMessage,
 } from "ai";
-import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FormEvent } from "react";
 import { createRoot } from "react-dom/client";
 
 /** A row of GET /api/chats. */
@@ -18,6 +20,14 @@ interface ChatSummary {
   id: string;
   title: string;
   updatedAt: string;
+}
+
+/** An `application/problem+json` body, as statebag/http and server.ts answer errors. */
+interface Problem {
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
 }
 
 // A demo owner: one random id per browser, in a cookie. A real app uses its login instead.
@@ -29,14 +39,54 @@ if (!/(?:^|;\s*)owner=/.test(document.cookie)) {
 const newId = () => crypto.randomUUID().replace(/-/g, "").slice(0, 16);
 const chatIdFromPath = () => /^\/c\/([A-Za-z0-9_-]+)$/.exec(location.pathname)?.[1];
 
-async function problemText(response: Response): Promise<string> {
+function readProblem(text: string | undefined): Problem | undefined {
   try {
-    const problem = (await response.json()) as { detail?: string; title?: string };
-    return problem.detail || problem.title || `HTTP ${response.status}`;
+    const value = JSON.parse(text ?? "") as unknown;
+    return typeof value === "object" && value !== null ? (value as Problem) : undefined;
   } catch {
-    return `HTTP ${response.status}`;
+    return undefined;
   }
 }
+
+/** What to tell a person about a refused request: what happened and what to do, never raw JSON. */
+function friendly(status: number, problem: Problem | undefined): string {
+  const kind = problem?.type?.replace(/^urn:statebag:problem:/, "");
+  switch (kind) {
+    case "chat-busy":
+      return "A reply is still being written in this chat. Wait for it to finish (or stop it), then send your message again.";
+    case "tool-approval-pending":
+      return "This chat is waiting for your answer to a tool approval above. Approve or deny it, then send your message again.";
+    case "chat-conflict":
+    case "message-id-taken":
+      return "This chat was changed in another tab or window. Reload the page to see the latest, then send your message again.";
+    case "message-too-long":
+    case "body-too-large":
+      return "Your message is too long to send. Shorten it and send it again.";
+    default:
+      break;
+  }
+  if (status === 401) return "You are not signed in. Sign in again, then send your message again.";
+  if (status === 429) return "Too many messages at once. Wait a moment, then send your message again.";
+  if (status >= 500)
+    return "The server could not take your message right now. Your text is still below: try again in a moment.";
+  return problem?.detail ?? `The server refused the message (HTTP ${status}). Your text is still below.`;
+}
+
+async function problemText(response: Response): Promise<string> {
+  return friendly(response.status, readProblem(await response.text().catch(() => "")));
+}
+
+/** How a reply ended early, from the UI metadata statebag/http gives it (`metadata.statebag.finish`). */
+function finishOf(message: UIMessage): string | undefined {
+  const finish = (message.metadata as { statebag?: { finish?: unknown } } | undefined)?.statebag?.finish;
+  return typeof finish === "string" ? finish : undefined;
+}
+
+const FINISH_TEXT: Record<string, string> = {
+  stopped: "Stopped: the reply was cut off here at your request.",
+  interrupted: "Interrupted: the server went away before the reply was finished. What was written is kept.",
+  failed: "The reply failed before it was finished. What was written is kept.",
+};
 
 function App() {
   const [chats, setChats] = useState<ChatSummary[]>([]);
@@ -46,6 +96,7 @@ function App() {
   }));
   const [initial, setInitial] = useState<UIMessage[] | undefined>(current.stored ? undefined : []);
   const [loadError, setLoadError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
 
   const refreshChats = useCallback(async () => {
     const response = await fetch("/api/chats?limit=50");
@@ -58,6 +109,7 @@ function App() {
     if (!current.stored) return;
     let cancelled = false;
     setInitial(undefined);
+    setLoadError(undefined);
     fetch(`/api/chats/${current.id}`).then(async (response) => {
       if (cancelled) return;
       if (response.ok) setInitial((await response.json()) as UIMessage[]);
@@ -76,6 +128,7 @@ function App() {
   const startNew = () => {
     history.pushState(null, "", "/");
     setInitial([]);
+    setLoadError(undefined);
     setCurrent({ id: newId(), stored: false });
   };
   // biome-ignore lint/correctness/useExhaustiveDependencies: registered once; startNew only calls state setters, which React keeps stable
@@ -88,6 +141,25 @@ function App() {
     addEventListener("popstate", onPop);
     return () => removeEventListener("popstate", onPop);
   }, []);
+
+  /** An erasure request for the signed-in owner: every chat, with everything the store keeps of it. */
+  const eraseMyData = async () => {
+    if (!confirm("Erase all your chats and everything kept with them? This cannot be undone.")) return;
+    const response = await fetch("/api/erase", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    if (!response.ok) {
+      setNotice(`Nothing was erased: ${await problemText(response)}`);
+      return;
+    }
+    const receipt = (await response.json()) as { sessions: number };
+    setChats([]);
+    startNew();
+    setNotice(`Erased: ${receipt.sessions} chat${receipt.sessions === 1 ? "" : "s"} and everything kept with them.`);
+    void refreshChats();
+  };
 
   return (
     <div className="layout">
@@ -108,8 +180,20 @@ function App() {
             </li>
           ))}
         </ul>
+        {chats.length === 0 && <p className="muted small">No chats yet.</p>}
+        <button type="button" className="erase" onClick={() => void eraseMyData()} data-testid="erase">
+          Erase my data
+        </button>
       </aside>
       <main>
+        {notice && (
+          <p className="notice" role="status" data-testid="notice">
+            {notice}{" "}
+            <button type="button" className="link" onClick={() => setNotice(undefined)}>
+              Dismiss
+            </button>
+          </p>
+        )}
         {loadError ? (
           <p className="error" role="alert">
             {loadError}
@@ -120,7 +204,10 @@ function App() {
           <Chat
             key={current.id}
             id={current.id}
+            stored={current.stored}
             initialMessages={initial}
+            // Once the server has the message (the reply starts, or ends), the chat has its address:
+            // a reload from here on comes back to it, and the list shows it.
             onTurn={() => {
               if (chatIdFromPath() !== current.id) history.replaceState(null, "", `/c/${current.id}`);
               void refreshChats();
@@ -132,11 +219,32 @@ function App() {
   );
 }
 
-function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UIMessage[]; onTurn: () => void }) {
+function Chat({
+  id,
+  stored,
+  initialMessages,
+  onTurn,
+}: {
+  id: string;
+  stored: boolean;
+  initialMessages: UIMessage[];
+  onTurn: () => void;
+}) {
   const [input, setInput] = useState("");
-  const { messages, sendMessage, addToolApprovalResponse, status, stop, error } = useChat({
+  const [problem, setProblem] = useState<string>();
+  const [stopping, setStopping] = useState(false);
+  /** The text of the message in flight: put back in the input if the server refuses it. */
+  const sent = useRef<string | undefined>(undefined);
+  const messagesBox = useRef<HTMLDivElement>(null);
+  /** Whether the list is scrolled to its end: new text keeps it there, unless the reader scrolled up. */
+  const atEnd = useRef(true);
+
+  const { messages, setMessages, sendMessage, addToolApprovalResponse, status } = useChat({
     id,
     messages: initialMessages,
+    // A reply still running on the server (this chat was reloaded mid-reply) continues here. A chat
+    // not stored yet has nothing to resume (its stream route would answer 404).
+    resume: stored && initialMessages.length > 0,
     transport: new DefaultChatTransport({
       api: "/api/chat",
       // Only the new message goes up: the server keeps the history.
@@ -145,36 +253,119 @@ function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UI
       }),
     }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    onFinish: onTurn,
+    onFinish: ({ isError }) => {
+      if (!isError) setProblem(undefined);
+      onTurn();
+    },
+    onError: (error) => void onError(error),
   });
+
+  /** The chat as the server has it (after a reply that ended badly: what was kept, with its marker). */
+  const reloadFromServer = async () => {
+    const response = await fetch(`/api/chats/${id}`).catch(() => undefined);
+    if (response?.ok) setMessages((await response.json()) as UIMessage[]);
+  };
+
+  const onError = async (error: Error) => {
+    const { statusCode, responseBody } = error as Error & { statusCode?: number; responseBody?: string };
+    if (statusCode === undefined) {
+      // The stream broke off (an error chunk, a lost connection): the server keeps what was written.
+      setProblem(error.message || "The connection was lost. What was saved is shown below.");
+      await reloadFromServer();
+      return;
+    }
+    // The server refused the request: nothing of it was kept. Take the unsent message back into
+    // the input, so nothing typed is lost.
+    setProblem(friendly(statusCode, readProblem(responseBody)));
+    const text = sent.current;
+    sent.current = undefined;
+    if (text === undefined) return;
+    setMessages((all) => {
+      const last = all[all.length - 1];
+      const unsent =
+        last?.role === "user" && last.parts.some((p) => p.type === "text" && p.text === text) ? all.slice(0, -1) : all;
+      return unsent;
+    });
+    setInput((typed) => (typed.trim() === "" ? text : typed));
+  };
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when a reply starts streaming, not when the callback's identity changes
+  useEffect(() => {
+    if (status === "streaming") onTurn();
+  }, [status]);
+
   const busy = status === "submitted" || status === "streaming";
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (!input.trim() || busy) return;
-    void sendMessage({ text: input });
+    const text = input;
+    if (!text.trim() || busy) return;
+    setProblem(undefined);
+    sent.current = text;
+    atEnd.current = true;
+    void sendMessage({ text });
     setInput("");
   };
+
+  const stopReply = async () => {
+    setStopping(true);
+    try {
+      // The server ends the reply, keeps what was written and marks it stopped; the stream this page
+      // reads ends with that mark. 202: the stop is under way, a reload shows the result.
+      // A JSON body, as the route requires: a page of another site cannot send one without the
+      // browser asking first, so it cannot stop your reply.
+      const response = await fetch(`/api/chat/${encodeURIComponent(id)}/stop`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      if (!response.ok) setProblem(`Could not stop the reply: ${await problemText(response)}`);
+    } catch {
+      setProblem("Could not reach the server to stop the reply. Try again.");
+    } finally {
+      setStopping(false);
+    }
+  };
+
+  // Keep the newest message in view while it grows, unless the reader has scrolled up.
+  useLayoutEffect(() => {
+    const box = messagesBox.current;
+    if (box && atEnd.current) box.scrollTop = box.scrollHeight;
+  });
+  const onScroll = () => {
+    const box = messagesBox.current;
+    if (box) atEnd.current = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  };
+
   return (
     <div className="chat">
-      <div className="messages" data-testid="messages">
+      <div className="messages" data-testid="messages" ref={messagesBox} onScroll={onScroll}>
         {messages.length === 0 && (
           <p className="muted">Ask about the weather in a city, ask me to email someone, or ask for a story.</p>
         )}
-        {messages.map((message) => (
-          <div key={message.id} className={`message ${message.role}`} data-role={message.role}>
-            <div className="who">{message.role === "user" ? "You" : "Assistant"}</div>
-            {message.parts.map((part, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: a message's parts never reorder; the index is their identity
-              <Part key={i} part={part} onAnswer={addToolApprovalResponse} />
-            ))}
-          </div>
-        ))}
-        {error && (
-          <p className="error" role="alert">
-            {error.message}
-          </p>
-        )}
+        {messages.map((message) => {
+          const finish = message.role === "assistant" ? finishOf(message) : undefined;
+          return (
+            <div key={message.id} className={`message ${message.role}`} data-role={message.role}>
+              <div className="who">{message.role === "user" ? "You" : "Assistant"}</div>
+              {message.parts.map((part, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a message's parts never reorder; the index is their identity
+                <Part key={i} part={part} onAnswer={addToolApprovalResponse} />
+              ))}
+              {finish && (
+                <div className={`finish ${finish}`} data-testid="finish-marker" data-finish={finish}>
+                  {FINISH_TEXT[finish] ?? `Ended early (${finish}).`}
+                </div>
+              )}
+            </div>
+          );
+        })}
+        {status === "submitted" && <p className="muted">Thinking…</p>}
       </div>
+      {problem && (
+        <p className="problem" role="alert" data-testid="chat-error">
+          {problem}
+        </p>
+      )}
       <form onSubmit={submit}>
         <input
           value={input}
@@ -184,8 +375,8 @@ function Chat({ id, initialMessages, onTurn }: { id: string; initialMessages: UI
           data-testid="input"
         />
         {busy ? (
-          <button type="button" onClick={() => stop()}>
-            Stop
+          <button type="button" onClick={() => void stopReply()} disabled={stopping} data-testid="stop">
+            {stopping ? "Stopping…" : "Stop"}
           </button>
         ) : (
           <button type="submit" data-testid="send">
