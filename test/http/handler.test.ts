@@ -179,6 +179,45 @@ describe("POST /chat with recorded useChat requests", () => {
   });
 });
 
+describe("message ids", () => {
+  it("a continuation whose model reuses a stored message id gets a server id: the ids of a chat stay unique", async () => {
+    const { handler, client, store } = harness();
+    const first = await readReply(await post(handler, fixture("approval-request-turn.json")));
+    const userId = (await getChat(handler, "chat-email-0001"))[0].id;
+    const asked = partsOf(first.message).find((p) => p.type === "tool-send_email")!;
+    const answered = {
+      ...first.message,
+      parts: first.message.parts.map((p) =>
+        p === (asked as unknown)
+          ? {
+              ...asked,
+              state: "approval-responded",
+              approval: { id: (asked.approval as { id: string }).id, approved: true },
+            }
+          : p,
+      ),
+    } as UIMessage;
+    const original = client.getResponse.bind(client);
+    client.getResponse = async (messages, options) => {
+      const response = await original(messages, options);
+      for (const message of response.messages) message.messageId = userId;
+      return response;
+    };
+    await readReply(
+      await post(handler, { id: "chat-email-0001", messages: [answered], trigger: "submit-message" }),
+      answered,
+    );
+    const stored = (await store.get("ui-chat/chat-email-0001"))!.session;
+    const history = (stored.stateBag["statebag.chatHistory"] as unknown as { messages: { messageId?: string }[] })
+      .messages;
+    const ids = history.flatMap((m) => (m.messageId === undefined ? [] : [m.messageId]));
+    expect(ids.filter((id) => id === userId)).toHaveLength(1);
+    expect(new Set(ids).size).toBe(ids.length);
+    const shown = (await getChat(handler, "chat-email-0001")).map((m) => m.id);
+    expect(new Set(shown).size).toBe(shown.length);
+  });
+});
+
 describe("owners", () => {
   it("another owner's GET, DELETE, stream, stop, approval POST and message POST on an id are 404, and ada's chat is untouched", async () => {
     const { handler, store } = harness();

@@ -357,6 +357,10 @@ export class TurnRunner {
       if (!stored || stored.meta.owner !== owner || stored.meta.labels?.[ACTIVE_STREAM_LABEL] !== this.streamId)
         return false;
       const next = structuredClone(stored.session);
+      // Messages the continuation added get ids no earlier message has (a model may reuse its own).
+      const all = historyOf(next, chats.historyKey) as ChatMessage[];
+      const kept = historyOf(accepted, chats.historyKey).length;
+      if (all.length > kept) withUniqueIds(all.slice(kept), all.slice(0, kept));
       if (finish !== undefined) {
         const history = historyOf(next, chats.historyKey);
         appendToHistory(
