@@ -304,7 +304,9 @@ export class KeywordRules {
       return undefined;
     const [k] = names as [string];
     const required = Array.isArray(s.required) ? s.required : [];
-    if (required.some((r) => r !== k) || (s.type !== undefined && s.type !== "object")) return undefined;
+    if (required.some((r) => r !== k)) return undefined;
+    // `type: object` in the condition sends every other kind of value to else: only exact when there is none.
+    if (s.type !== undefined && (s.type !== "object" || oldRest.type !== "object")) return undefined;
     const condValue = this.plain(props[k], doc);
     const oldProps = isObject(oldRest.properties) ? (oldRest.properties as Record<string, unknown>) : {};
     const oldValue = this.plain(oldProps[k], doc);
@@ -374,7 +376,8 @@ export class KeywordRules {
         breakEdits.push([{ key, absent: true }]);
       if (b.additionalProperties === false) breakEdits.push([{ key: "extra", value: 0 }]);
     }
-    const out: unknown[] = [];
+    // Values of other kinds too: a condition with a `type` sends them to the other branch.
+    const out: unknown[] = GENERIC_VALUES.filter((v) => !isObject(v));
     for (const base of bases)
       for (const r of regionEdits)
         for (const b of breakEdits) {

@@ -129,6 +129,16 @@ describe("an else branch added", () => {
   });
 });
 
+describe("a condition with a type", () => {
+  it("values of another kind take else: an else added that refuses them breaks (witness: such a value)", () => {
+    const rest = { properties: { k: { enum: ["a"] } } };
+    const cond = { if: { type: "object", properties: { k: { const: "a" } } }, then: { required: ["k"] } };
+    const r = judge({ ...rest, ...cond }, { ...rest, ...cond, else: { type: "object" } });
+    expect(r.verdict).toBe("breaking");
+    expect(typeof r.witness).not.toBe("object");
+  });
+});
+
 describe("dependencies extended or tightened", () => {
   const rest = obj({ a: { type: "string" }, b: { type: "string" }, c: { type: ["string", "integer"] } });
 

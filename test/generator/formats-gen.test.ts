@@ -74,6 +74,17 @@ describe("formats in generated code", () => {
     expect(JSON.stringify(contact.schema)).not.toContain("acme-color");
   });
 
+  it("a cached run says the warning again (the cache keeps it), and --check does too", async () => {
+    const first = await generate({ cwd: root });
+    const cached = await generate({ cwd: root });
+    expect(cached.cacheHit).toBe(true);
+    expect(cached.warnings).toEqual(first.warnings);
+    expect(cached.warnings.map((w) => w.code)).toEqual(["unknown-format"]);
+    const check = await generate({ cwd: root, check: true });
+    expect(check.exitCode).toBe(0);
+    expect(formatResult(check, true)[0]).toContain("warning unknown-format");
+  }, 60_000);
+
   // The reference: ajv with ajv-formats' own definitions (the full set), on the schema as generated.
   const reference = new Ajv({ strict: false, formats: { ...fullFormats, "acme-color": true } });
 
