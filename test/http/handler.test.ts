@@ -288,6 +288,12 @@ describe("owners", () => {
       },
     });
     await expectProblem(await call(throwing.handler, "GET", "/chats"), 401, "unauthenticated", ["secret-abc"]);
+    // An owner no store could record (a NUL, a lone surrogate) is not an identity: 401, not a 500.
+    for (const bad of ["ada\u0000x", "ada\ud800"]) {
+      const odd = harness({ owner: () => bad });
+      await expectProblem(await post(odd.handler, userTurn("chat-odd", "hi")), 401, "unauthenticated");
+      await expectProblem(await call(odd.handler, "GET", "/chats"), 401, "unauthenticated");
+    }
   });
 });
 

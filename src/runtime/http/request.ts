@@ -5,6 +5,7 @@
  * JSON response.
  */
 import { JsonParseError, parseJson } from "../persistence/safe-json.js";
+import { checkOwner } from "../stores/listing.js";
 import type { UIRequestLimits } from "./ai-sdk-ui.js";
 import type { ChatSessions } from "./chat-flow.js";
 import { HttpProblem } from "./problem.js";
@@ -33,8 +34,13 @@ export async function ownerOf(context: RouteContext, request: Request): Promise<
   } catch {
     owner = undefined;
   }
-  if (typeof owner !== "string" || owner.length === 0 || owner.length > context.maxOwnerLength) {
-    throw new HttpProblem(401, "unauthenticated", "Unauthenticated", "The request does not say who is asking.");
+  const unauthenticated = () =>
+    new HttpProblem(401, "unauthenticated", "Unauthenticated", "The request does not say who is asking.");
+  if (typeof owner !== "string" || owner.length === 0 || owner.length > context.maxOwnerLength) throw unauthenticated();
+  try {
+    checkOwner(owner); // what a store accepts as an owner (well-formed text, no NUL): else no save could name it
+  } catch {
+    throw unauthenticated();
   }
   return owner;
 }
