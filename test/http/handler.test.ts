@@ -7,7 +7,9 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
+import type { SaveOptions } from "../../src/runtime/stores/types.js";
 import { BASE, call, fixture, Gate, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 /** Checks a problem response: status, RFC 9457 body with exactly its four fields, no stack, none of `secrets` echoed. */
@@ -277,6 +279,28 @@ describe("owners", () => {
     expect(
       (await getChat(handler, "chat-email-0001", "ada")).flatMap(partsOf).some((p) => p.type === "tool-send_email"),
     ).toBe(true);
+  });
+
+  it("a chat id another owner creates at the same moment is a 404 for the loser, never a 409 that says it exists", async () => {
+    const base = new MemorySessionStore();
+    let raced = false;
+    const racing = new Proxy(base, {
+      get(target, key, receiver) {
+        if (key === "save")
+          return async (session: AgentSession, options: SaveOptions) => {
+            if (!raced && session.id === "ui-chat/race-1") {
+              raced = true;
+              await target.save({ id: session.id, stateBag: {} }, { expectedRevision: null, meta: { owner: "bob" } });
+            }
+            return target.save(session, options);
+          };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { handler } = harness({}, racing);
+    await expectProblem(await post(handler, userTurn("race-1", "hello")), 404, "chat-not-found");
+    expect((await base.get("ui-chat/race-1"))!.meta.owner).toBe("bob");
   });
 
   it("no owner is 401; an owner function that throws is 401 too", async () => {

@@ -373,7 +373,12 @@ export class ChatSessions {
       });
     } catch (error) {
       await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
-      if (error instanceof ConflictError) throw busy();
+      if (error instanceof ConflictError) {
+        // Another request got there first: a chat another owner just created is as absent as ever.
+        const now = await this.store.get(id).catch(() => undefined);
+        if (now && now.meta.owner !== owner) throw chatNotFound();
+        throw busy();
+      }
       throw error;
     }
     const runner = new TurnRunner({
