@@ -62,14 +62,25 @@ const words = (text: string) => text.match(/\S+\s*/g) ?? [];
 
 const REPO = join(import.meta.dirname, "../..");
 
-/** `npm run chat` as a user runs it (tsx, the app's own process); resolves with its printed URL. */
-async function startApp(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; output(): string }> {
+/** The example app started for a test: its URL, its output so far, and a way to end it. */
+interface RunningApp {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** Signals the app's process group (tsx and the node process it runs) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `npm run chat` as a user runs it (tsx, the app's own process group); resolves once it prints its URL. */
+async function startApp(env: Record<string, string>): Promise<RunningApp> {
   const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], {
     cwd: REPO,
     env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
   let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
       output += d.toString();
@@ -79,7 +90,20 @@ async function startApp(env: Record<string, string>): Promise<{ url: string; chi
     child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
     child.on("exit", (code) => reject(new Error(`chat app exited (${code}): ${output}`)));
   });
-  return { url, child, output: () => output };
+  return {
+    url,
+    child,
+    output: () => output,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        return; // already gone
+      }
+      await exited;
+    },
+  };
 }
 
 async function launch(): Promise<Browser> {
@@ -130,12 +154,13 @@ interface Model {
   storyStart: string;
 }
 
-function flow(label: string, makeModel: () => Promise<Model>) {
+function flow(label: string, makeModel: () => Promise<Model>, options: { serverDeath?: boolean } = {}) {
   describe.skipIf(!available && !process.env.CI)(`chat app in Chromium (${label})`, () => {
     let browser: Browser;
-    let app: Awaited<ReturnType<typeof startApp>>;
+    let app: RunningApp;
     let store: SessionStore;
     let dir: string;
+    let storeUrl: string;
     let model: Model;
     const notFound: string[] = [];
     const queue = (turn: string) => model.queue?.(turn);
@@ -146,15 +171,15 @@ function flow(label: string, makeModel: () => Promise<Model>) {
       mkdirSync(ARTIFACTS, { recursive: true });
       model = await makeModel();
       dir = mkdtempSync(join(tmpdir(), "statebag-chat-browser-"));
-      const url = `sqlite:${join(dir, "sessions.db")}`;
-      app = await startApp({ ...model.env, STATEBAG_STORE: url });
-      store = await openStore(url);
+      storeUrl = `sqlite:${join(dir, "sessions.db")}`;
+      app = await startApp({ ...model.env, STATEBAG_STORE: storeUrl });
+      store = await openStore(storeUrl);
       browser = await launch();
     }, 60_000);
 
     afterAll(async () => {
       await browser?.close();
-      app?.child.kill();
+      await app?.stop();
       await store?.close();
       await model?.server?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
@@ -296,6 +321,64 @@ function flow(label: string, makeModel: () => Promise<Model>) {
       await context.close();
     }, 180_000);
 
+    it.skipIf(!options.serverDeath)(
+      "a server killed mid-reply: the page says the connection is lost; on another server, once the lease ran out, the answer is kept marked interrupted and the chat goes on",
+      async () => {
+        // A server of its own on the same store, killed (SIGKILL: no goodbye) while it writes a reply.
+        const doomed = await startApp({ ...model.env, STATEBAG_STORE: storeUrl });
+        let next: RunningApp | undefined;
+        const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+        try {
+          const page = await newPage(context, notFound);
+          await page.goto(doomed.url);
+          queue("story");
+          await send(page, "Tell me a story");
+          await expect.poll(() => lastAnswer(page).innerText(), WAIT).toContain("sentence 3.");
+          await page.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
+          const chatId = /\/c\/([A-Za-z0-9_-]+)$/.exec(page.url())![1];
+          await doomed.stop("SIGKILL");
+          await expect
+            .poll(() => page.getByTestId("chat-error").innerText(), WAIT)
+            .toContain("connection to the server was lost");
+          await shot(page, "11-server-died");
+
+          // Another server on the same store: the chat is held by the dead turn until its lease
+          // (15 s) runs out, then the partial answer is committed, marked interrupted.
+          next = await startApp({ ...model.env, STATEBAG_STORE: storeUrl });
+          await page.goto(`${next.url}c/${chatId}`);
+          await expect
+            .poll(() => page.getByTestId("finish-marker").getAttribute("data-finish"), { ...WAIT, timeout: 60_000 })
+            .toBe("interrupted");
+          const kept = await lastAnswer(page).locator(".text").innerText();
+          expect(kept).toMatch(/^Once upon a time, sentence 1\. .*sentence 3\./);
+          expect(kept).not.toContain("sentence 120.");
+          expect(await page.locator('[data-role="user"]').count()).toBe(1);
+          // The mark says what happened: no error is left on screen.
+          expect(await page.getByTestId("chat-error").count()).toBe(0);
+          await shot(page, "12-interrupted");
+          await page.reload();
+          await expect
+            .poll(() => page.getByTestId("finish-marker").getAttribute("data-finish"), WAIT)
+            .toBe("interrupted");
+          expect(await lastAnswer(page).locator(".text").innerText()).toBe(kept);
+          const stored = (await store.get(`ui-chat/${chatId}`))!;
+          expect(stored.meta.labels?.["statebag.activeStream"]).toBeUndefined();
+
+          // The chat is free: the next message is answered.
+          queue("weather");
+          queue("weather-result");
+          await send(page, "What's the weather in Lisbon?");
+          await expect.poll(() => page.getByTestId("tool-output").first().innerText(), WAIT).toContain("Lisbon");
+          await shot(page, "13-after-interrupted");
+        } finally {
+          await context.close();
+          await doomed.stop("SIGKILL");
+          await next?.stop();
+        }
+      },
+      180_000,
+    );
+
     it("'Erase my data' erases every chat of the owner: the list is empty, in the page and in the store", async () => {
       const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
       const page = await newPage(context, notFound);
@@ -329,7 +412,9 @@ function flow(label: string, makeModel: () => Promise<Model>) {
   });
 }
 
-flow("scripted", async () => ({ env: {}, storyGrows: true, storyStart: "Once upon a time, sentence 1." }));
+flow("scripted", async () => ({ env: {}, storyGrows: true, storyStart: "Once upon a time, sentence 1." }), {
+  serverDeath: true,
+});
 
 /** Replies of the loopback OpenAI-compatible server, by turn (Chat Completions). */
 function loopbackQueue(server: OpenAITestServer) {
@@ -412,7 +497,7 @@ describe("the chat app's model choice (STATEBAG_MODEL)", () => {
         expect(server.requests[0].body).toMatchObject({ model: "gpt-4.1-mini", store: false, stream: true });
       } finally {
         await browser.close();
-        app.child.kill();
+        await app.stop();
         await server.close();
         rmSync(dir, { recursive: true, force: true });
       }

@@ -239,7 +239,10 @@ function Chat({
   /** Whether the list is scrolled to its end: new text keeps it there, unless the reader scrolled up. */
   const atEnd = useRef(true);
 
-  const { messages, setMessages, sendMessage, addToolApprovalResponse, status } = useChat({
+  /** Automatic recoveries since the last reply that ended well: a server that keeps failing is not retried forever. */
+  const recoveries = useRef(0);
+
+  const { messages, setMessages, sendMessage, resumeStream, addToolApprovalResponse, status } = useChat({
     id,
     messages: initialMessages,
     // A reply still running on the server (this chat was reloaded mid-reply) continues here. A chat
@@ -254,24 +257,42 @@ function Chat({
     }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onFinish: ({ isError }) => {
-      if (!isError) setProblem(undefined);
+      if (!isError) {
+        setProblem(undefined);
+        recoveries.current = 0;
+      }
       onTurn();
     },
     onError: (error) => void onError(error),
   });
 
-  /** The chat as the server has it (after a reply that ended badly: what was kept, with its marker). */
-  const reloadFromServer = async () => {
+  /**
+   * After a reply broke off: the chat as the server has it (what was kept, with its mark), and the
+   * reply itself if it still runs (a lost connection, not a dead server). False when the server
+   * cannot be reached.
+   */
+  const recover = async (): Promise<boolean> => {
+    if (recoveries.current >= 2) return false;
+    recoveries.current++;
     const response = await fetch(`/api/chats/${id}`).catch(() => undefined);
-    if (response?.ok) setMessages((await response.json()) as UIMessage[]);
+    if (!response?.ok) return false;
+    setMessages((await response.json()) as UIMessage[]);
+    void resumeStream(); // 204 (nothing runs) leaves the chat as loaded
+    return true;
   };
 
   const onError = async (error: Error) => {
     const { statusCode, responseBody } = error as Error & { statusCode?: number; responseBody?: string };
     if (statusCode === undefined) {
-      // The stream broke off (an error chunk, a lost connection): the server keeps what was written.
-      setProblem(error.message || "The connection was lost. What was saved is shown below.");
-      await reloadFromServer();
+      // The stream broke off: an error chunk from the server (its text is written for people), or a
+      // lost connection (a TypeError from fetch). The server keeps what was written either way.
+      setProblem(
+        error.name === "TypeError" || !error.message
+          ? "The connection to the server was lost. Reload the page when it is back: a reply still running goes on, and what was written is kept."
+          : error.message,
+      );
+      // Reloaded from the server, the chat shows what was kept and how it ended: nothing more to say.
+      if (await recover()) setProblem(undefined);
       return;
     }
     // The server refused the request: nothing of it was kept. Take the unsent message back into
