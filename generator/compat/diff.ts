@@ -465,11 +465,20 @@ class Differ implements BranchDiffer {
       at(p)("remove-property", `property removed${hint}`, "properties", { present: true });
     }
     const oldPatterns = isObject(os.patternProperties) ? (os.patternProperties as Record<string, JsonSchema>) : {};
+    // Old objects listed by enum / const: what they hold under a name is known exactly.
+    const oldObjects = valueSet(os)?.filter(isObject);
     for (const p of added) {
       // What the old schema accepted under this undeclared name: the patterns it matches, else
       // additionalProperties (absent or true: any value). Values stored under it must still be accepted.
-      const before = undeclaredValues(oldPatterns, oldAdditional, p);
-      if (newReq.has(p) && !oldReq.has(p))
+      let before = undeclaredValues(oldPatterns, oldAdditional, p);
+      if (oldObjects !== undefined) {
+        const held = oldObjects.filter((v) => Object.hasOwn(v, p)).map((v) => v[p]);
+        before = held.length === 0 ? false : { enum: held };
+      }
+      const heldByAll = oldObjects?.every((v) => Object.hasOwn(v, p)) === true;
+      if (heldByAll && newReq.has(p))
+        at(p)("implied-constraint", "required property added: every allowed object (enum / const) has it", "required");
+      else if (newReq.has(p) && !oldReq.has(p))
         at(p)("add-required", "required property added", "required", { absent: true });
       else if (before === false || oldReq.has(p))
         at(p)("add-optional-property", "optional property added", "properties");

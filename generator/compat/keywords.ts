@@ -10,6 +10,7 @@
  * an annotation change.
  */
 import { Ajv } from "ajv";
+import { FORMAT_EXAMPLES, NEAR_MISSES } from "./formats.js";
 import { conjoin } from "./normalise.js";
 import { type StringConstraints, stringIncludes } from "./regex.js";
 import { type Change, type Emit, type Site, childSite, describeSchema, emitAt, showValue } from "./rule-catalogue.js";
@@ -115,7 +116,19 @@ export class KeywordRules {
       emit("tighten-constraint", `${what}: every allowed value matches it, none is accepted now`, "not");
       return;
     }
-    emit("cannot-decide", `${what}: whether an allowed value matches it was not decided`, "not");
+    if (!bs) {
+      emit("cannot-decide", `${what}: whether an allowed value matches it was not decided`, "not");
+      return;
+    }
+    // Values of the negated schema (alone, and within the old one), each a candidate the old schema
+    // may accept: a break is reported only with one the validators confirm, else it stays undecided.
+    const both = conjoin(stripApplicators(oldRest), bs);
+    const candidates = [
+      ...(both ? new Instances(n.doc.root as JsonSchema).variants(both) : []),
+      ...new Instances(n.doc.root as JsonSchema).variants(bs),
+      ...new Instances(o.doc.root as JsonSchema).variants(oldRest).slice(0, 6),
+    ];
+    emit("tighten-constraint", `${what}: an allowed value it matches is rejected now`, "not", { candidates });
   }
 
   /** Whether a value matches `schema` when it is a const / enum (undefined schema shapes: false). */
@@ -622,7 +635,33 @@ export class KeywordRules {
         emit("tighten-constraint", `${what}: the key ${showValue(key)} is rejected now`, "propertyNames", {
           extraKey: key,
         });
-    } else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames");
+    } else {
+      // Not decided as languages (a format without a regular shape, say): plain keys and the formats'
+      // own spellings, one the old propertyNames allows and the new one refuses.
+      const pool = [
+        "extra",
+        "key",
+        "a",
+        "x",
+        "A",
+        "0",
+        "",
+        ...(typeof bs.format === "string" ? (NEAR_MISSES[bs.format] ?? []) : []),
+        ...(typeof as.format === "string" ? (FORMAT_EXAMPLES[as.format] ?? []) : []),
+      ];
+      const bad = pool.find(
+        (k): k is string =>
+          typeof k === "string" &&
+          !named.includes(k) &&
+          acceptsString(as, k) === true &&
+          acceptsString(bs, k) === false,
+      );
+      if (bad !== undefined)
+        emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", {
+          extraKey: bad,
+        });
+      else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames");
+    }
   }
 
   // -------------------------------------------------------------------------------------------

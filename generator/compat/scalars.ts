@@ -4,7 +4,13 @@
  * the two schema objects that report through an `Emit`; the differ decides when each applies.
  */
 import { ASSERTED_FORMATS, FORMAT_EXAMPLES, NEAR_MISSES, formatAccepts, formatType } from "./formats.js";
-import { FORMAT_SHAPES, type StringConstraints, lengthIncludes, patternIncludes } from "./regex.js";
+import {
+  FORMAT_SHAPES,
+  type LanguageOutcome,
+  type StringConstraints,
+  lengthIncludes,
+  patternIncludes,
+} from "./regex.js";
 import { type Emit, showValue } from "./rule-catalogue.js";
 import { type SchemaObject, jsonEqual, jsonTypeOf } from "./schema.js";
 
@@ -83,6 +89,22 @@ export function diffValues(os: SchemaObject, ns: SchemaObject, emit: Emit): void
   const newValues = valueSet(ns);
   if (!oldValues && !newValues) return;
   if (!oldValues && newValues) {
+    // Old strings only, whose language (pattern, lengths, format) is finite: the enum may list every one of them.
+    const strings = stringsOnlyIn(os, newValues);
+    if (strings !== undefined) {
+      if (strings.kind === "included") {
+        emit(
+          "implied-constraint",
+          `value restricted to ${showValue(newValues)}: every allowed string is among them`,
+          "enum",
+        );
+        return;
+      }
+      if (strings.kind === "excluded") {
+        emit("add-enum", `value restricted to enum ${showValue(newValues)}`, "enum", { value: strings.witness });
+        return;
+      }
+    }
     if ("const" in ns) emit("add-const", `value pinned to const ${showValue(ns.const)}`, "const", { notIn: newValues });
     else emit("add-enum", `value restricted to enum ${showValue(newValues)}`, "enum", { notIn: newValues });
     return;
@@ -115,6 +137,22 @@ export function diffValues(os: SchemaObject, ns: SchemaObject, emit: Emit): void
   if (added.length > 0) {
     emit("add-enum-value", `enum value${added.length > 1 ? "s" : ""} ${added.map(showValue).join(", ")} added`, "enum");
   }
+}
+
+/**
+ * When the old schema holds strings only (its type, with a pattern or length bound) and the new
+ * values are strings: whether every old string is one of them, as languages (the values as one
+ * anchored alternation). Undefined when that is not the question.
+ */
+function stringsOnlyIn(os: SchemaObject, values: readonly unknown[]): LanguageOutcome | undefined {
+  const types = declaredTypes(os);
+  if (types === null || types.size !== 1 || !types.has("string")) return undefined;
+  if (!values.every((v): v is string => typeof v === "string")) return undefined;
+  const c = stringConstraints(os);
+  if (c.patterns === undefined && c.maxLength === undefined) return undefined; // any string: certainly not all listed
+  const alternation = `^(?:${(values as string[]).map((v) => v.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|")})$`;
+  const outcome = patternIncludes(c, alternation);
+  return outcome.kind === "undecided" ? undefined : outcome;
 }
 
 /** Old values are a finite set: a new scalar keyword breaks exactly when some old value fails it. */
@@ -295,12 +333,10 @@ function diffFormats(os: SchemaObject, ns: SchemaObject, old: StringConstraints,
   const shape = FORMAT_SHAPES[nf];
   const outcome = shape === undefined ? undefined : patternIncludes(old, shape);
   if (outcome?.kind === "excluded") {
-    emit(
-      "tighten-constraint",
-      `${what}: the allowed string ${showValue(outcome.witness)} is not a valid ${nf}`,
-      "format",
-      { value: outcome.witness },
-    );
+    const witness = oldStringOutside(os, outcome.witness, (v) => !formatAccepts(nf, v));
+    emit("tighten-constraint", `${what}: the allowed string ${showValue(witness)} is not a valid ${nf}`, "format", {
+      value: witness,
+    });
     return;
   }
   // Spellings the old constraints allow (its own format's valid values first) that the new format rejects.

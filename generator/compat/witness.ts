@@ -264,7 +264,13 @@ export class Instances {
   /** Objects: required properties only (filled up to `minProperties`), then with each optional property (or `withKey`) added. */
   objectVariants(schema: unknown, withKey?: string, depth = 0): unknown[] {
     const out: unknown[] = [];
-    for (const s of this.alternatives(schema)) if (couldBe(s, "object")) out.push(...this.objectsOf(s, withKey, depth));
+    for (const s of this.alternatives(schema)) {
+      // An enum / const lists its objects: they are the only ones it accepts.
+      const listed = listedValues(s);
+      if (listed)
+        out.push(...listed.filter((v) => isObject(v) && (withKey === undefined || Object.hasOwn(v, withKey))));
+      else if (couldBe(s, "object")) out.push(...this.objectsOf(s, withKey, depth));
+    }
     return out;
   }
 
@@ -445,6 +451,12 @@ export class Instances {
     const [seg, ...rest] = segments as [string, ...string[]];
     const bases = depth < 2 ? 2 : 1;
     for (const s of this.alternatives(schema)) {
+      // An enum / const of containers: its own values are the documents (the value at the path is theirs).
+      const listed = listedValues(s);
+      if (listed) {
+        yield* listed.filter((v) => typeof v === "object" && v !== null);
+        continue;
+      }
       if (couldBe(s, "object")) {
         const props = isObject(s.properties) ? s.properties : {};
         const key = seg === "*" ? (freshKeys(s, props, 1)[0] ?? freshKey(props)) : seg;
@@ -538,6 +550,12 @@ function freshKeys(s: SchemaObject, taken: Record<string, unknown>, n: number): 
     out.push(key);
   }
   return out;
+}
+
+/** The values an enum / const lists (undefined when the schema lists none). */
+function listedValues(s: SchemaObject): readonly unknown[] | undefined {
+  if ("const" in s) return [s.const];
+  return Array.isArray(s.enum) ? s.enum : undefined;
 }
 
 function mergeSchemas(a: SchemaObject, b: SchemaObject): SchemaObject {

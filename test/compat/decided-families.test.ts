@@ -10,8 +10,10 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
+import { FORMATS } from "../../src/runtime/persistence/formats.js";
 
-const ajv = new Ajv({ strict: false });
+// The runtime's formats, as the validators assert them.
+const ajv = new Ajv({ strict: false, formats: { ...FORMATS } });
 const accepts = (schema: unknown, doc: unknown): boolean => ajv.validate(schema as object, doc) as boolean;
 
 function judge(old: unknown, next: unknown): { verdict: string; witness?: unknown } {
@@ -263,5 +265,39 @@ describe("patternProperties with additionalProperties: false added", () => {
   it("to an already closed object: the patterns only open it (compatible)", () => {
     const old = obj({ a: { type: "string" } }, { additionalProperties: false });
     expect(judge(old, { ...old, patternProperties: { "^x_": { type: "string" } } }).verdict).toBe("compatible");
+  });
+});
+
+describe("other families decided by meaning", () => {
+  it("not of an object or string schema added: breaking with a value it matches; removed: compatible", () => {
+    const o = obj({ a: {} });
+    expect(judge(o, { ...o, not: { required: ["a"] } }).witness).toHaveProperty("a");
+    expect(judge(o, { ...o, not: { properties: { a: { const: 1 } }, required: ["a"] } }).witness).toEqual({ a: 1 });
+    expect(judge({ type: "string" }, { type: "string", not: { pattern: "^a" } }).witness).toMatch(/^a/);
+    expect(
+      judge({ type: "string" }, { type: "string", not: { anyOf: [{ const: "a" }, { const: "b" }] } }).verdict,
+    ).toBe("breaking");
+    expect(judge({ ...o, not: { required: ["a"] } }, o).verdict).toBe("compatible");
+  });
+
+  it("propertyNames with a format no automaton reads: a plain key it refuses", () => {
+    const r = judge(obj({}), obj({}, { propertyNames: { format: "email" } }));
+    expect(Object.keys(r.witness as object).length).toBeGreaterThan(0);
+  });
+
+  it("an enum or const of objects: what they hold under a name is known exactly", () => {
+    const target = obj({ a: { type: "integer" } }, { required: ["a"] });
+    expect(judge({ const: { a: 1 } }, target).verdict).toBe("compatible");
+    expect(judge({ enum: [{ a: 1 }, { a: 2 }] }, target).verdict).toBe("compatible");
+    expect(judge({ enum: [{ a: 1 }, { b: 2 }] }, target).witness).toEqual({ b: 2 });
+    expect(judge({ enum: [{ a: 1 }, { a: "x" }] }, obj({ a: { type: "integer" } })).witness).toEqual({ a: "x" });
+  });
+
+  it("a string pattern replaced by the enum of its strings: compatible; a missing one breaks", () => {
+    expect(judge({ type: "string", pattern: "^(a|b)$" }, { enum: ["a", "b"] }).verdict).toBe("compatible");
+    expect(judge({ type: "string", pattern: "^[ab]$" }, { type: "string", enum: ["a", "b", "z"] }).verdict).toBe(
+      "compatible",
+    );
+    expect(judge({ type: "string", pattern: "^(a|b|c)$" }, { enum: ["a", "b"] }).witness).toBe("c");
   });
 });
