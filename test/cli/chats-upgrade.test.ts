@@ -59,6 +59,7 @@ function index(owner: string, chats: { id: string; title: string; updatedAt: str
 
 const old = (owner: string, chatId: string) => `ui-chat/${escapeSegment(owner)}/${escapeSegment(chatId)}`;
 const LONG = `${"word ".repeat(30)}end`;
+const HOUR = 3_600_000;
 
 /** What statebag 0.1.0 left in a store: three chats of alice (one listed without a title, one unlisted), one of bob. */
 async function seed(store: SessionStore): Promise<void> {
@@ -67,7 +68,11 @@ async function seed(store: SessionStore): Promise<void> {
   });
   await store.save(chat(old(ALICE, "a/b"), [text("user", "second chat", "m3")]), { expectedRevision: null });
   await store.save(chat(old(ALICE, "c2"), [text("user", `  ${LONG}\n`, "m4")]), { expectedRevision: null });
-  await store.save(chat(old(BOB, "c9"), [text("user", "bob's chat", "m5")]), { expectedRevision: null });
+  // Saved with a time to live: the moved chat expires when this one would have.
+  await store.save(chat(old(BOB, "c9"), [text("user", "bob's chat", "m5")]), {
+    expectedRevision: null,
+    ttlMs: HOUR,
+  });
   await store.save(
     index(ALICE, [
       { id: "a/b", title: "", updatedAt: "2026-01-03T00:00:00.000Z" },
@@ -233,9 +238,12 @@ describe.each(BACKENDS)("statebag chats upgrade on $name", (backend) => {
       // Moved oldest first (by the 0.1.0 index), so the new list keeps the old order.
       expect(byId["ui-chat/c1"].updatedAt <= byId["ui-chat/a%2Fb"].updatedAt).toBe(true);
       expect(byId["ui-chat/a%2Fb"].updatedAt <= byId["ui-chat/c2"].updatedAt).toBe(true);
-      expect((await store.list({ owner: BOB })).items.map((i) => [i.id, i.meta.title])).toEqual([
-        ["ui-chat/c9", "Bob's"],
-      ]);
+      const bobs = (await store.list({ owner: BOB })).items;
+      expect(bobs.map((i) => [i.id, i.meta.title])).toEqual([["ui-chat/c9", "Bob's"]]);
+      expect(bobs[0].ttlMs).toBeGreaterThan(0);
+      expect(bobs[0].ttlMs).toBeLessThanOrEqual(HOUR);
+      expect(c1.meta).not.toHaveProperty("ttlMs");
+      expect((await store.list({ owner: ALICE })).items.every((i) => i.ttlMs === undefined)).toBe(true);
       // Erasure now finds the owner's chats.
       expect(await store.eraseOwner(BOB)).toMatchObject({ sessions: 1 });
 

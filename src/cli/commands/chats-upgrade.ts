@@ -207,6 +207,11 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
   const moveOwner = async (chats: OldChat[]): Promise<boolean> => {
     report.owners++;
     const titles = await indexTitles(store, `${prefix}-index/${chats[0].escapedOwner}`);
+    const ttls = await remainingTtls(store, `${head}${chats[0].escapedOwner}/`);
+    for (const chat of chats) {
+      const ttlMs = ttls.get(chat.from);
+      if (ttlMs !== undefined) chat.ttlMs = ttlMs;
+    }
     for (const chat of chats) {
       const known = titles.get(chat.chatId);
       if (known) chat.updatedAt = known.updatedAt;
@@ -231,7 +236,8 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
   let group: OldChat[] = [];
   let cursor: string | undefined = head;
   scan: while (cursor !== undefined) {
-    const page = await store.scan({ cursor, limit: PAGE, includeText: true });
+    // Ids and metadata only: the chats already in the current layout are passed over unread.
+    const page = await store.scan({ cursor, limit: PAGE });
     for (const item of page.items) {
       if (!item.id.startsWith(head)) {
         cursor = undefined;
@@ -247,7 +253,6 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
         owner: unescapeSegment(segments[0]),
         chatId: unescapeSegment(segments[1]),
         updatedAt: item.meta?.updatedAt ?? "",
-        ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
       };
       if (group.length > 0 && group[0].escapedOwner !== chat.escapedOwner) {
         if (!(await moveOwner(group))) return { ...report, aborted: true };
@@ -300,6 +305,24 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
     cursor = done ? undefined : page.cursor;
   }
   return report;
+}
+
+/**
+ * The remaining time to live of each row under an owner's 0.1.0 namespace (`<prefix>/<owner>/`, one
+ * contiguous range of ids), for the rows saved with one: only a scan with the stored text reports it.
+ */
+async function remainingTtls(store: SessionStore, ownerHead: string): Promise<Map<string, number>> {
+  const ttls = new Map<string, number>();
+  let cursor: string | undefined = ownerHead;
+  while (cursor !== undefined) {
+    const page = await store.scan({ cursor, limit: PAGE, includeText: true });
+    cursor = page.cursor;
+    for (const item of page.items) {
+      if (!item.id.startsWith(ownerHead)) return ttls;
+      if (item.ttlMs !== undefined) ttls.set(item.id, item.ttlMs);
+    }
+  }
+  return ttls;
 }
 
 /** Whether any row is left under an owner's 0.1.0 namespace (`<prefix>/<owner>/`). */
