@@ -245,6 +245,37 @@ function flow(label: string, makeModel: () => Promise<Model>, options: { serverD
       await context.close();
     }, 180_000);
 
+    it("an approval answered in another tab: the second answer is refused in a sentence, and no text already sent comes back into the input", async () => {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+      const first = await newPage(context, notFound);
+      await first.goto(app.url);
+      queue("email");
+      await send(first, "Please email ada@example.com");
+      await first.getByTestId("approve").waitFor({ timeout: 30_000 });
+      await first.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
+
+      const second = await newPage(context, notFound);
+      await second.goto(first.url());
+      queue("email-result");
+      await second.getByTestId("approve").click();
+      await expect
+        .poll(() => second.getByTestId("tool-send_email").getAttribute("data-state"), WAIT)
+        .toBe("output-available");
+
+      const refusal = first.waitForResponse((r) => r.url().endsWith("/api/chat") && r.request().method() === "POST");
+      await first.getByTestId("approve").click();
+      expect((await refusal).status()).toBe(409);
+      await expect.poll(() => first.getByTestId("chat-error").innerText(), WAIT).toContain("not waiting in this chat");
+      expect(await first.getByTestId("input").inputValue()).toBe("");
+      await shot(first, "4b-approval-answered-elsewhere");
+      await first.reload();
+      await expect
+        .poll(() => first.getByTestId("tool-send_email").getAttribute("data-state"), WAIT)
+        .toBe("output-available");
+      expect(notFound).toEqual([]);
+      await context.close();
+    }, 120_000);
+
     it("a reload mid-reply resumes it; Stop keeps the partial answer, marked stopped, after another reload; the chat goes on", async () => {
       // A short window, so the answer outgrows it: the page must keep its newest words in view.
       const context = await browser.newContext({ viewport: { width: 1000, height: 440 } });

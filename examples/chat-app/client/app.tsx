@@ -257,6 +257,7 @@ function Chat({
     }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onFinish: ({ isError }) => {
+      sent.current = undefined;
       if (!isError) {
         setProblem(undefined);
         recoveries.current = 0;
@@ -312,7 +313,9 @@ function Chat({
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs when a reply starts streaming, not when the callback's identity changes
   useEffect(() => {
-    if (status === "streaming") onTurn();
+    if (status !== "streaming") return;
+    sent.current = undefined; // the server has it: nothing to give back any more
+    onTurn();
   }, [status]);
 
   const busy = status === "submitted" || status === "streaming";
