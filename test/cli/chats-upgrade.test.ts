@@ -10,6 +10,9 @@ import { chmodSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { escapeSegment as serverEscape } from "../../src/runtime/http/chat-flow.js";
 import { escapeSegment } from "../../src/cli/commands/chats-upgrade.js";
+import { serializeSession } from "../../src/runtime/persistence/serialization.js";
+import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
+import type { SessionCodec } from "../../src/runtime/stores/types.js";
 import { encryptionCodecs, openStore, type SessionStore } from "../../src/stores.js";
 import { cli, tempDir } from "./helpers.js";
 
@@ -22,6 +25,12 @@ const KEY = randomBytes(32);
 const KEYRING = tmp.file("keyring.json", { current: "k1", keys: { k1: KEY.toString("base64") }, store: "chats" });
 chmodSync(KEYRING, 0o600);
 const encrypted = () => encryptionCodecs({ keyring: { current: "k1", keys: { k1: KEY } }, store: "chats" });
+
+/** Stores sessions as they are, valid or not (the stored form, without validation). */
+const unchecked: SessionCodec = {
+  serialize: (session) => serializeSession(session, { validate: false }),
+  deserialize: (text) => JSON.parse(text).session,
+};
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -376,6 +385,41 @@ describe("statebag chats upgrade, edges", () => {
     expect((await store.get("ui-chat/c1"))!.meta.owner).toBe(ALICE);
     expect(await store.get(old(BOB, "c1"))).toBeDefined();
     await store.close();
+  });
+
+  it("a chat that does not load is reported as failed and kept; the others move; the owner's index document stays (exit 1)", async () => {
+    const url = `sqlite:${tmp.dir}/chats-invalid.db`;
+    // Written as stored text, unvalidated: a history message whose content is not one statebag knows.
+    const raw = new SqliteSessionStore({ path: url.slice("sqlite:".length), codec: unchecked });
+    const broken = chat(old("u1", "bad"), [text("user", "fine", "m1")]);
+    broken.stateBag["statebag.chatHistory"].messages[0].contents = [{ $type: "text", text: 42 }];
+    await raw.save(broken, { expectedRevision: null });
+    await raw.close();
+    const store = await openStore(url);
+    await store.save(chat(old("u1", "good"), [text("user", "hello", "m2")]), { expectedRevision: null });
+    await store.save(index("u1", [{ id: "good", title: "Good", updatedAt: "2026-01-01T00:00:00.000Z" }]), {
+      expectedRevision: null,
+    });
+    const r = await cli(["chats", "upgrade", "--store", url, "--apply", "--json"]);
+    expect(r.code).toBe(1);
+    const report = r.json();
+    expect(report).toMatchObject({ ok: false, found: 2, moved: 1, failed: 1 });
+    const bad = report.chats.find((c: any) => c.from === old("u1", "bad"));
+    expect(bad.action).toBe("failed");
+    expect(bad.reason).toMatch(/text/);
+    expect(report.indexDocuments).toEqual([
+      { id: "ui-chat-index/u1", action: "kept", reason: expect.stringContaining("still at their 0.1.0 ids") },
+    ]);
+    expect(Object.keys(await rows(store)).sort()).toEqual(
+      [old("u1", "bad"), "ui-chat-index/u1", "ui-chat/good"].sort(),
+    );
+    await store.close();
+  });
+
+  it("exits 3 when the store cannot be reached, with a fix", async () => {
+    const r = await cli(["chats", "upgrade", "--store", "postgres://nobody@127.0.0.1:1/none", "--apply"]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("fix:");
   });
 
   it("with --id-prefix, moves the chats of a handler given another idPrefix", async () => {
