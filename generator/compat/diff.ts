@@ -298,7 +298,10 @@ class Differ implements BranchDiffer {
           `minProperties raised from ${omin} to ${nmin}: every allowed object has ${impliedMin} required properties`,
           "minProperties",
         );
-      else emit("tighten-constraint", `minProperties raised from ${omin} to ${nmin}`, "minProperties");
+      else
+        emit("tighten-constraint", `minProperties raised from ${omin} to ${nmin}`, "minProperties", {
+          size: Math.max(omin, impliedMin, nmin - 1),
+        });
     } else if (nmin < omin) emit("loosen-constraint", `minProperties lowered from ${omin} to ${nmin}`, "minProperties");
     if (nmax < omax) {
       if (nmax >= Math.min(omax, impliedMax))
@@ -307,7 +310,10 @@ class Differ implements BranchDiffer {
           `maxProperties lowered from ${show(omax)} to ${show(nmax)}: the closed object has at most ${impliedMax} properties`,
           "maxProperties",
         );
-      else emit("tighten-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}`, "maxProperties");
+      else
+        emit("tighten-constraint", `maxProperties lowered from ${show(omax)} to ${show(nmax)}`, "maxProperties", {
+          size: nmax + 1,
+        });
     } else if (nmax > omax)
       emit("loosen-constraint", `maxProperties raised from ${show(omax)} to ${show(nmax)}`, "maxProperties");
   }
@@ -326,11 +332,21 @@ class Differ implements BranchDiffer {
       oi.rest === false ? oi.prefix.length : Infinity,
     );
     const oldMin = typeof os.minItems === "number" ? os.minItems : 0;
+    // `contains` holds only for an array with an item: at least one, whatever minItems says.
+    const impliedMin = os.contains !== undefined ? Math.max(oldMin, 1) : oldMin;
     const newMin = typeof ns.minItems === "number" ? ns.minItems : 0;
     const newMax = typeof ns.maxItems === "number" ? ns.maxItems : Infinity;
     const show = (v: number): string => (v === Infinity ? "none" : String(v));
-    if (newMin > oldMin)
-      emit("tighten-constraint", `minItems raised from ${oldMin} to ${newMin}`, "minItems", { itemsBeyond: oldMin });
+    if (newMin > oldMin && newMin <= impliedMin)
+      emit(
+        "implied-constraint",
+        `minItems raised from ${oldMin} to ${newMin}: contains already asks for an item`,
+        "minItems",
+      );
+    else if (newMin > oldMin)
+      emit("tighten-constraint", `minItems raised from ${oldMin} to ${newMin}`, "minItems", {
+        itemsBeyond: Math.max(impliedMin, newMin - 1),
+      });
     else if (newMin < oldMin) emit("loosen-constraint", `minItems lowered from ${oldMin} to ${newMin}`, "minItems");
     const oldMaxKw = typeof os.maxItems === "number" ? os.maxItems : Infinity;
     if (newMax < oldMax)

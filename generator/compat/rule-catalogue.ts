@@ -148,6 +148,8 @@ export type Probe =
   | { uniqueItems: true }
   | { overlapping: true }
   | { itemsBeyond: number }
+  /** An object of this many properties (a changed minProperties / maxProperties). */
+  | { size: number }
   /** Values for the change's position built by the rule itself (objects in the region a branch or dependency covers). */
   | { candidates: readonly unknown[] };
 

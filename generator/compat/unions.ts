@@ -6,7 +6,9 @@
  * `BranchDiffer` (so the import runs one way).
  */
 import { type Change, CONTAINERS, type Site, describeSchema, emitAt, isAnnotationKeyword } from "./rule-catalogue.js";
+import { conjoin } from "./normalise.js";
 import { effectiveTypes, typesIntersect, valueSet } from "./scalars.js";
+import { Instances } from "./witness.js";
 import {
   EMPTY_SCHEMA,
   type ExternalRefResolver,
@@ -131,7 +133,7 @@ export class UnionDiffer {
             ? `oneOf branches ${a} and ${b} can both match a value: such a value is rejected now (oneOf allows exactly one match)`
             : "union became oneOf and its branches can overlap: a value matching two is rejected now",
           "oneOf",
-          { overlapping: true },
+          overlapCandidates(exclusiveNew[pair[0]]!, exclusiveNew[pair[1]]!),
         );
       }
     } else if (oldExclusive && isUnion(ns)) {
@@ -286,4 +288,27 @@ function branchName(b: Resolved, resolveExternal: ExternalRefResolver | undefine
 
 function joinBranch(outer: string, inner: string): string {
   return outer ? `${outer} > ${inner}` : inner;
+}
+
+/**
+ * Values that may match both branches, for the witness search: each branch's small instances, their
+ * objects merged pairwise (an open object of one branch holding the other's properties), and
+ * instances of the two merged when they merge exactly. The validators decide which match both.
+ */
+function overlapCandidates(a: Resolved, b: Resolved): { candidates: unknown[] } | { overlapping: true } {
+  if (isOpaque(a) || isOpaque(b)) return { overlapping: true };
+  const inst = new Instances(a.doc.root as JsonSchema);
+  const va = inst.variants(a.schema).slice(0, 6);
+  const vb = new Instances(b.doc.root as JsonSchema).variants(b.schema).slice(0, 6);
+  const out: unknown[] = [];
+  const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  for (const x of va)
+    for (const y of vb) if (isPlainObject(x) && isPlainObject(y)) out.push({ ...x, ...y }, { ...y, ...x });
+  if (isObject(a.schema) && isObject(b.schema)) {
+    const both = conjoin(a.schema as SchemaObject, b.schema as SchemaObject);
+    if (both) out.push(...inst.variants(both).slice(0, 6));
+  }
+  out.push(...va, ...vb);
+  return out.length > 0 ? { candidates: out } : { overlapping: true };
 }

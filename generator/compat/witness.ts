@@ -109,7 +109,13 @@ function* candidates(change: Change, root: JsonSchema, budget: WorkBudget): Gene
     return;
   }
   const sized = change.keyword !== undefined && SIZE_KEYWORDS.has(change.keyword);
-  yield* builder.at(root, segments, (s) => [...(sized ? builder.boundarySizes(s) : []), ...builder.leaf(s, probe)], 0);
+  const extra = probe && "size" in probe ? [probe.size] : [];
+  yield* builder.at(
+    root,
+    segments,
+    (s) => [...(sized ? builder.boundarySizes(s, extra) : []), ...builder.leaf(s, probe)],
+    0,
+  );
 }
 
 /** Value-shape pointer segments (`*` kept as the wildcard). */
@@ -329,13 +335,13 @@ export class Instances {
   }
 
   /** Objects and arrays of the sizes `s` allows at its bounds (its minimum, its maximum), for a changed size limit. */
-  boundarySizes(schema: unknown): unknown[] {
+  boundarySizes(schema: unknown, sizes: readonly number[] = []): unknown[] {
     const out: unknown[] = [];
     for (const s of this.alternatives(schema)) {
       if (couldBe(s, "object")) {
         const max = typeof s.maxProperties === "number" ? s.maxProperties : undefined;
         const min = typeof s.minProperties === "number" ? s.minProperties : 0;
-        for (const n of [max, min, max !== undefined ? undefined : min + 1]) {
+        for (const n of [...sizes, max, min, max !== undefined ? undefined : min + 1]) {
           if (n === undefined || n > 1000) continue;
           const obj = this.baseObject(s, n);
           if (obj) out.push(obj);

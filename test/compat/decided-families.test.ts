@@ -301,3 +301,27 @@ describe("other families decided by meaning", () => {
     expect(judge({ type: "string", pattern: "^(a|b|c)$" }, { enum: ["a", "b"] }).witness).toBe("c");
   });
 });
+
+describe("sizes and unions", () => {
+  it("maxProperties lowered on a pattern map: an object just past the new bound", () => {
+    const map = { type: "object", patternProperties: { "^a": {} }, additionalProperties: false };
+    expect(Object.keys(judge(map, { ...map, maxProperties: 3 }).witness as object)).toHaveLength(4);
+    expect(judge({ ...map, maxProperties: 3 }, map).verdict).toBe("compatible");
+  });
+
+  it("minItems raised where contains already asks for an item: implied; beyond it: breaking", () => {
+    const a = { type: "array", contains: { type: "string" } };
+    expect(judge(a, { type: "array", minItems: 1 }).verdict).toBe("compatible");
+    expect(judge(a, { ...a, minItems: 1 }).verdict).toBe("compatible");
+    expect(judge(a, { ...a, minItems: 2 }).verdict).toBe("breaking");
+  });
+
+  it("a oneOf branch added that overlaps an open one: a value holding both branches' properties", () => {
+    const branch = (p: string) => obj({ [p]: { type: "string" } }, { required: [p] });
+    const r = judge({ oneOf: [branch("a")] }, { oneOf: [branch("a"), branch("b")] });
+    expect(r.witness).toMatchObject({ a: expect.any(String), b: expect.any(String) });
+    // Closed branches can not overlap: compatible.
+    const closed = (p: string) => ({ ...branch(p), additionalProperties: false });
+    expect(judge({ oneOf: [closed("a")] }, { oneOf: [closed("a"), closed("b")] }).verdict).toBe("compatible");
+  });
+});
