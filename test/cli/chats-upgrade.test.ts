@@ -351,6 +351,14 @@ describe("statebag chats upgrade, edges", () => {
       expect(escapeSegment(id)).toBe(serverEscape(id));
   });
 
+  it("is listed in the help, with its own usage", async () => {
+    expect((await cli(["--help"])).stdout).toMatch(/^\s+chats\b/m);
+    const help = await cli(["chats", "upgrade", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: statebag chats upgrade");
+    expect(help.stdout).toContain("--apply");
+  });
+
   it("refuses --apply with --dry-run (exit 2); an encrypted store without its keyring is exit 2, nothing moved", async () => {
     const url = `sqlite:${tmp.dir}/chats-edges.db`;
     const both = await cli(["chats", "upgrade", "--store", url, "--apply", "--dry-run"]);
