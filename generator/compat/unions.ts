@@ -81,8 +81,15 @@ export class UnionDiffer {
         matched.add(exact.i);
         continue;
       }
+      // A branch pinned by a required const property (a discriminator by another name than $type)
+      // is matched with the new branches pinned to the same value, when there are any.
+      const pins = pinnedValues(ob.schema);
+      const samePin = candidates.filter((c) => {
+        const theirs = pinnedValues(c.nb.schema);
+        return [...pins].some(([k, v]) => theirs.has(k) && jsonEqual(theirs.get(k), v));
+      });
       let best: { i: number; changes: Change[]; breaking: number } | undefined;
-      for (const c of candidates) {
+      for (const c of samePin.length > 0 ? samePin : candidates) {
         const trial: Change[] = [];
         this.differ.diff(ob, c.nb, { ...site, out: trial });
         const breaking = trial.filter((t) => t.kind === "breaking").length;
@@ -311,4 +318,18 @@ function overlapCandidates(a: Resolved, b: Resolved): { candidates: unknown[] } 
   }
   out.push(...va, ...vb);
   return out.length > 0 ? { candidates: out } : { overlapping: true };
+}
+
+/** A plain object branch's required properties pinned to one value (`const`, or a one-value `enum`). */
+function pinnedValues(schema: JsonSchema): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (!isObject(schema) || !isObject(schema.properties) || !Array.isArray(schema.required)) return out;
+  for (const key of schema.required) {
+    if (typeof key !== "string" || !Object.hasOwn(schema.properties, key)) continue;
+    const p = (schema.properties as Record<string, unknown>)[key];
+    if (!isObject(p)) continue;
+    const values = valueSet(p as SchemaObject);
+    if (values?.length === 1) out.set(key, values[0]);
+  }
+  return out;
 }

@@ -320,6 +320,18 @@ describe("sizes and unions", () => {
     const branch = (p: string) => obj({ [p]: { type: "string" } }, { required: [p] });
     const r = judge({ oneOf: [branch("a")] }, { oneOf: [branch("a"), branch("b")] });
     expect(r.witness).toMatchObject({ a: expect.any(String), b: expect.any(String) });
+    // Branches pinned by a required const (a discriminator not named $type) are matched by it: a
+    // property declared on one open branch is judged there (here a number where any value was).
+    const pinned = (k: string, extra: Record<string, unknown> = {}) =>
+      obj({ kind: { const: k }, ...extra }, { required: ["kind"] });
+    const d = judge(
+      { oneOf: [pinned("a"), pinned("b")] },
+      { oneOf: [pinned("a", { n: { type: "number" } }), pinned("b")] },
+    );
+    expect(d.witness).toMatchObject({ kind: "a", n: expect.anything() });
+    expect(judge({ oneOf: [pinned("a"), pinned("b")] }, { oneOf: [pinned("a", { n: {} }), pinned("b")] }).verdict).toBe(
+      "compatible",
+    );
     // Closed branches can not overlap: compatible.
     const closed = (p: string) => ({ ...branch(p), additionalProperties: false });
     expect(judge({ oneOf: [closed("a")] }, { oneOf: [closed("a"), closed("b")] }).verdict).toBe("compatible");
