@@ -9,6 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   MemorySessionStore,
+  POSTGRES_SCHEMA_VERSION,
   PostgresSessionStore,
   SessionNotFoundError,
   SessionOwnerError,
@@ -91,10 +92,12 @@ describe("PostgreSQL format 1 -> 2", () => {
       doc("old"),
     ]);
     try {
-      await expect(store.get("old")).rejects.toThrow(/storage format 1; this statebag needs 2/);
+      await expect(store.get("old")).rejects.toThrow(
+        new RegExp(`storage format 1; this statebag needs ${POSTGRES_SCHEMA_VERSION}`),
+      );
       const fresh = new PostgresSessionStore({ connectionString: PG_URL, schema });
-      expect(await fresh.setup()).toEqual({ version: 2, changed: true });
-      expect(await fresh.setup()).toEqual({ version: 2, changed: false });
+      expect(await fresh.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: true });
+      expect(await fresh.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: false });
       const old = (await fresh.get("old"))!;
       expect(old.meta).toEqual({ createdAt: "2023-11-14T22:13:20.000Z", updatedAt: "2023-11-14T22:13:20.000Z" });
       await fresh.save(old.session, { expectedRevision: old.revision, meta: { labels: { k: "v" } } });

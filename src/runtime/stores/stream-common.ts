@@ -215,6 +215,51 @@ export class Wakeups {
     });
   }
 
+  /**
+   * Registers a waiter now, to await later: a `wake(key)` that comes between `arm` and `wait` (while
+   * the follower reads) is not lost. `cancel` when not waiting after all.
+   */
+  arm(key: string, signal?: AbortSignal): { wait(ms: number): Promise<void>; cancel(): void } {
+    let woken = false;
+    /** The pending wait's settle, while one is pending. */
+    let onWake: (() => void) | undefined;
+    const wake = () => {
+      if (woken) return;
+      woken = true;
+      const set = this.waiters.get(key);
+      if (set) {
+        set.delete(wake);
+        if (set.size === 0) this.waiters.delete(key);
+      }
+      const settle = onWake;
+      onWake = undefined;
+      settle?.();
+    };
+    let set = this.waiters.get(key);
+    if (!set) this.waiters.set(key, (set = new Set()));
+    set.add(wake);
+    return {
+      wait: (ms: number) =>
+        new Promise<void>((resolve) => {
+          if (woken || signal?.aborted) {
+            wake();
+            return resolve();
+          }
+          const settle = () => {
+            onWake = undefined;
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", settle);
+            wake();
+            resolve();
+          };
+          onWake = settle;
+          const timer = setTimeout(settle, Math.max(0, ms));
+          signal?.addEventListener("abort", settle, { once: true });
+        }),
+      cancel: wake,
+    };
+  }
+
   wake(key: string): void {
     const set = this.waiters.get(key);
     if (!set) return;

@@ -210,6 +210,135 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     msgTrim: named(`DELETE FROM ${messages} WHERE storage_id = $1 AND seq < $2`),
     opsDelete: named(`DELETE FROM ${ops} WHERE storage_id = $1`),
     logDelete: named(`DELETE FROM ${logs} WHERE storage_id = $1 RETURNING version`),
+    /** Format 3: the stream-buffer tables (idempotent, run inside setup's transaction). */
+    ddlV3: streamDdl(schema),
+    streams: postgresStreamStatements(schema, named),
+  };
+}
+
+/**
+ * The stream-buffer tables (format 3): one row per stream (its session, status, length, stop
+ * flag, the writer's lease and, once finished, when it expires: epoch milliseconds of the
+ * server's clock; `owner` only as an encrypting codec seals it) and its chunks by position.
+ */
+function streamDdl(schema: string): string[] {
+  const streams = `${schema}.statebag_streams`;
+  const chunks = `${schema}.statebag_stream_chunks`;
+  return [
+    `CREATE TABLE IF NOT EXISTS ${streams} (
+       stream_id text COLLATE "C" PRIMARY KEY,
+       session_id text COLLATE "C" NOT NULL,
+       owner text,
+       status text NOT NULL,
+       length bigint NOT NULL,
+       stop_requested boolean NOT NULL,
+       lease_expires_at bigint NOT NULL,
+       expires_at bigint
+     )`,
+    `CREATE INDEX IF NOT EXISTS statebag_streams_session ON ${streams} (session_id)`,
+    `CREATE INDEX IF NOT EXISTS statebag_streams_expires ON ${streams} (expires_at) WHERE expires_at IS NOT NULL`,
+    `CREATE INDEX IF NOT EXISTS statebag_streams_lease ON ${streams} (lease_expires_at) WHERE status = 'running'`,
+    `CREATE TABLE IF NOT EXISTS ${chunks} (
+       stream_id text COLLATE "C" NOT NULL,
+       seq bigint NOT NULL,
+       body text NOT NULL,
+       PRIMARY KEY (stream_id, seq)
+     )`,
+  ];
+}
+
+/**
+ * The stream-buffer statements (postgres/stream-buffer.ts). Times are the server's clock in epoch
+ * ms, so every process agrees on whose lease has passed. `$abandoned`: how long after its lease a
+ * running stream nobody ended is purged (ABANDONED_STREAM_KEEP_MS). Writes that followers wait
+ * for NOTIFY the store's channel with the stream id, in the same statement (delivered at commit).
+ */
+function postgresStreamStatements(schema: string, named: (text: string) => PgQueryConfig) {
+  const streams = `${schema}.statebag_streams`;
+  const chunks = `${schema}.statebag_stream_chunks`;
+  const nowMs = "(extract(epoch FROM now()) * 1000)::bigint";
+  const gone = (abandoned: string) =>
+    `((expires_at IS NOT NULL AND expires_at <= ${nowMs}) OR (status = 'running' AND lease_expires_at <= ${nowMs} - ${abandoned}::bigint))`;
+  const info = "session_id, owner, status, length, stop_requested, lease_expires_at";
+  return {
+    /** $1 id, $2 abandoned ms. */
+    get: named(`SELECT ${info} FROM ${streams} WHERE stream_id = $1 AND NOT ${gone("$2")}`),
+    /** Removes a stream nobody sees any more, so its id opens anew ($1 id, $2 abandoned ms). */
+    clearGone: named(
+      `WITH d AS (DELETE FROM ${streams} WHERE stream_id = $1 AND ${gone("$2")} RETURNING stream_id)
+       DELETE FROM ${chunks} WHERE stream_id IN (SELECT stream_id FROM d)`,
+    ),
+    /** $1 id, $2 session, $3 sealed owner, $4 lease ms. Nothing returned: the id exists. */
+    insert: named(
+      `INSERT INTO ${streams} (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
+       VALUES ($1, $2, $3, 'running', 0, false, ${nowMs} + $4::bigint, NULL)
+       ON CONFLICT (stream_id) DO NOTHING RETURNING lease_expires_at`,
+    ),
+    /**
+     * One statement: the running stream's length and lease (its row lock orders concurrent
+     * appends), the chunks at the positions after it, and the notification. $1 id, $2 chunks,
+     * $3 their count, $4 lease ms, $5 abandoned ms, $6 channel. No row: not running.
+     */
+    append: named(
+      `WITH s AS (
+         UPDATE ${streams} SET length = length + $3::bigint, lease_expires_at = ${nowMs} + $4::bigint
+         WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$5")}
+         RETURNING length, stop_requested
+       ), ins AS (
+         INSERT INTO ${chunks} (stream_id, seq, body)
+         SELECT $1, s.length - $3::bigint + t.ord - 1, t.body FROM s, unnest($2::text[]) WITH ORDINALITY AS t(body, ord)
+       ), n AS (SELECT pg_notify($6, $1) FROM s WHERE $3::bigint > 0)
+       SELECT s.length, s.stop_requested, (SELECT count(*) FROM n) AS notified FROM s`,
+    ),
+    /** The running stream's row, locked (an append whose chunks are sealed at their positions). $1 id, $2 abandoned ms. */
+    lock: named(
+      `SELECT ${info} FROM ${streams} WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$2")} FOR UPDATE`,
+    ),
+    /** $1 id, $2 chunks, $3 first position. */
+    insertChunks: named(
+      `INSERT INTO ${chunks} (stream_id, seq, body)
+       SELECT $1, $3::bigint + t.ord - 1, t.body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)`,
+    ),
+    /** $1 id, $2 new length, $3 lease ms, $4 channel, $5 whether to notify. */
+    grow: named(
+      `WITH s AS (UPDATE ${streams} SET length = $2::bigint, lease_expires_at = ${nowMs} + $3::bigint WHERE stream_id = $1 RETURNING stop_requested),
+       n AS (SELECT pg_notify($4, $1) FROM s WHERE $5::boolean)
+       SELECT s.stop_requested, (SELECT count(*) FROM n) AS notified FROM s`,
+    ),
+    /** $1 id, $2 status, $3 keep ms, $4 only if abandoned, $5 abandoned ms, $6 channel. */
+    finish: named(
+      `WITH s AS (
+         UPDATE ${streams} SET status = $2, expires_at = ${nowMs} + $3::bigint
+         WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$5")}
+           AND (NOT $4::boolean OR lease_expires_at <= ${nowMs})
+         RETURNING stream_id
+       ), n AS (SELECT pg_notify($6, $1) FROM s)
+       SELECT (SELECT count(*) FROM s) AS ended, (SELECT count(*) FROM n) AS notified`,
+    ),
+    /** $1 id, $2 abandoned ms. */
+    stop: named(
+      `UPDATE ${streams} SET stop_requested = true WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$2")} RETURNING 1`,
+    ),
+    /** One statement, one snapshot: the stream and its chunks at [$2, $3). $1 id, $4 abandoned ms. */
+    read: named(
+      `SELECT ${info}, coalesce((SELECT array_agg(c.body ORDER BY c.seq) FROM ${chunks} c
+         WHERE c.stream_id = $1 AND c.seq >= $2::bigint AND c.seq < $3::bigint), '{}') AS bodies
+       FROM ${streams} WHERE stream_id = $1 AND NOT ${gone("$4")}`,
+    ),
+    /** The session's streams with their chunks; counts those still visible. $1 session, $2 abandoned ms, $3 channel. */
+    deleteSession: named(
+      `WITH d AS (
+         DELETE FROM ${streams} WHERE session_id = $1 RETURNING stream_id, NOT ${gone("$2")} AS visible
+       ), c AS (DELETE FROM ${chunks} WHERE stream_id IN (SELECT stream_id FROM d)),
+       n AS (SELECT pg_notify($3, stream_id) FROM d)
+       SELECT (SELECT count(*) FROM d WHERE visible) AS removed, (SELECT count(*) FROM n) AS notified`,
+    ),
+    /** $1 abandoned ms. */
+    purge: named(
+      `WITH d AS (DELETE FROM ${streams} WHERE ${gone("$1")} RETURNING stream_id),
+       c AS (DELETE FROM ${chunks} WHERE stream_id IN (SELECT stream_id FROM d))
+       SELECT count(*) AS removed FROM d`,
+    ),
   };
 }
 

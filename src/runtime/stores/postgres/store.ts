@@ -11,8 +11,9 @@
  *   transaction pooling mode (before 1.21, or without `max_prepared_statements`) a named statement
  *   prepared on one server connection is missing on the next: `preparedStatements: false`
  *   (`?pgbouncer=true`) sends every statement unnamed. The store keeps no other session state
- *   (no SET, no LISTEN, no session advisory locks; setup's lock is transaction-scoped), so it
- *   works in transaction pooling as it is.
+ *   (no SET, no session advisory locks; setup's lock is transaction-scoped), so it works in
+ *   transaction pooling as it is. The one exception, the stream buffer's LISTEN connection
+ *   (stream-buffer.ts), is not used then: its followers poll instead.
  */
 import { ConfigurationError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
@@ -61,6 +62,8 @@ import type {
 import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
+import { PostgresStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
+import { chunkCodec } from "../stream-common.js";
 import {
   checkIdentifier,
   postgresStatements,
@@ -70,8 +73,11 @@ import {
   type Row,
 } from "./sql.js";
 
-/** The storage-format version this code reads and writes. 2: session metadata columns and listing indexes (#23). */
-export const POSTGRES_SCHEMA_VERSION = 2;
+/**
+ * The storage-format version this code reads and writes. 2: session metadata columns and listing
+ * indexes (#23); 3: the stream-buffer tables.
+ */
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db`. Either this or `pool`. */
@@ -162,6 +168,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly url: string;
   readonly schema: string;
   readonly messages: MessageLog;
+  readonly streams: PostgresStreamBuffer;
   readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   private readonly ownsPool: boolean;
@@ -195,6 +202,12 @@ export class PostgresSessionStore implements SessionStore {
     this.pool_ = options.pool;
     this.sql = postgresStatements(quoteIdent(this.schema), { prepared: options.preparedStatements ?? true });
     this.messages = new PostgresMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    // Followers LISTEN on a connection of their own, except behind a transaction pooler (no named
+    // statements: ?pgbouncer=true), where LISTEN does not work: they poll there.
+    this.streams = new PostgresStreamBuffer(this, chunkCodec(this.codec), {
+      listen: options.preparedStatements ?? true,
+      connect: () => this.pool.connect(),
+    });
     this.retention = checkRetention(options.retention);
   }
 
@@ -362,6 +375,9 @@ export class PostgresSessionStore implements SessionStore {
           if (before < 2) {
             for (const ddl of this.sql.ddlV2) await client.query(ddl);
           }
+          if (before < 3) {
+            for (const ddl of this.sql.ddlV3) await client.query(ddl);
+          }
           // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
           await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
           await client.query(TRANSACTION.commit);
@@ -448,12 +464,17 @@ export class PostgresSessionStore implements SessionStore {
     checkId(id);
     const expected = checkDelete(options);
     return this.withClient("delete", true, async (c) => {
+      // The session's stream buffers go with it (whether or not a session row was there).
       if (expected === undefined) {
         const { rows } = await c.query<Row>(this.sql.deleteAny, [id]);
+        await deleteSessionStreams(c, this.sql, this.schema, id);
         return rows.length === 1 && rows[0].live === true;
       }
       const { rows } = await c.query<Row>(this.sql.deleteAt, [id, expected]);
-      if (rows.length === 1) return true;
+      if (rows.length === 1) {
+        await deleteSessionStreams(c, this.sql, this.schema, id);
+        return true;
+      }
       const current = await c.query<Row>(this.sql.current, [id]);
       throw new ConflictError(id, expected, current.rows.length ? Number(current.rows[0].revision) : null);
     });
@@ -511,6 +532,7 @@ export class PostgresSessionStore implements SessionStore {
       true,
       async (c) => (await c.query(this.sql.purge)).rowCount ?? 0,
     );
+    await this.streams.purgeExpired(); // stream buffers are not sessions: not counted
     return this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed;
   }
 
@@ -521,6 +543,7 @@ export class PostgresSessionStore implements SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.streams.close();
     const pool = this.pool_;
     this.pool_ = undefined;
     if (pool && this.ownsPool) await pool.end();

@@ -201,7 +201,16 @@ export class SqliteStreamBuffer implements StreamBuffer {
     let pause = FIRST_POLL_MS;
     for (;;) {
       if (signal?.aborted) return;
-      const read = await this.snapshot(streamId, position, undefined);
+      // Armed before the read: an append in this process while it runs wakes the wait below.
+      const waiter = wakeups.arm(this.key(streamId), signal);
+      let read: Awaited<ReturnType<SqliteStreamBuffer["snapshot"]>>;
+      try {
+        read = await this.snapshot(streamId, position, undefined);
+      } catch (error) {
+        waiter.cancel();
+        throw error;
+      }
+      if (!read || read.chunks.length > 0) waiter.cancel();
       if (!read) return;
       for (const chunk of read.chunks) {
         yield chunk;
@@ -213,8 +222,11 @@ export class SqliteStreamBuffer implements StreamBuffer {
         pause = FIRST_POLL_MS;
         continue;
       }
-      if (read.row.status !== "running" || read.row.lease_expires_at <= now) return;
-      await wakeups.wait(this.key(streamId), Math.min(pause, read.row.lease_expires_at - now + 1), signal);
+      if (read.row.status !== "running" || read.row.lease_expires_at <= now) {
+        waiter.cancel();
+        return;
+      }
+      await waiter.wait(Math.min(pause, read.row.lease_expires_at - now + 1));
       pause = Math.min(pause * 2, MAX_POLL_MS);
     }
   }

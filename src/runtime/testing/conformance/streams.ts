@@ -371,7 +371,20 @@ export const streamCases: ContractCase[] = [
       await streams.append(a1, ["x"], LEASE);
       await streams.finish(a2, "done", { keepMs: KEEP });
       await streams.append(b1, ["y"], LEASE);
-      const follower = collect(streams.follow(a1));
+      // A follower that has the first chunk and waits for more when the stream is deleted.
+      let gotFirst: () => void = () => undefined;
+      const first = new Promise<void>((resolve) => {
+        gotFirst = resolve;
+      });
+      const follower = (async () => {
+        const seen: string[] = [];
+        for await (const chunk of streams.follow(a1)) {
+          seen.push(chunk);
+          gotFirst();
+        }
+        return seen;
+      })();
+      await first;
       check.equal(await streams.deleteForSession(chatA), 2, "deleteForSession counts the session's streams");
       check.equal(
         [await streams.info(a1), await streams.info(a2)],
