@@ -439,6 +439,36 @@ describe("statebag chats upgrade, edges", () => {
     expect(r.json()).toMatchObject({ idPrefix: "support", found: 1, moved: 1 });
     expect(Object.keys(await rows(store)).sort()).toEqual(["support/c1", old("u1", "c1")]);
     expect((await store.get("support/c1"))!.meta).toMatchObject({ owner: "u1", title: "help" });
+    // A prefix with a slash in it (idPrefix: "tenant-a/chats").
+    await store.save(chat("tenant-a/chats/u2/c2", [text("user", "nested", "m3")]), { expectedRevision: null });
+    await store.save(index("u2", [{ id: "c2", title: "Nested", updatedAt: "2026-01-01T00:00:00.000Z" }]), {
+      expectedRevision: null,
+    });
+    await store.save({ ...index("u2", []), id: "tenant-a/chats-index/u2" }, { expectedRevision: null });
+    const nested = await cli([
+      "chats",
+      "upgrade",
+      "--store",
+      url,
+      "--id-prefix",
+      "tenant-a/chats",
+      "--apply",
+      "--json",
+    ]);
+    expect(nested.json()).toMatchObject({
+      found: 1,
+      moved: 1,
+      indexDocuments: [{ id: "tenant-a/chats-index/u2", action: "removed" }],
+    });
+    expect((await store.get("tenant-a/chats/c2"))!.meta).toMatchObject({ owner: "u2", title: "nested" });
+    // Another handler's index document is not this prefix's.
+    expect(await store.get("ui-chat-index/u2")).toBeDefined();
+    // Seen from the prefix "tenant-a", the chat just moved looks like <prefix>/<owner>/<chat>: its
+    // owner says it is no 0.1.0 chat, and it stays where it is.
+    const outer = await cli(["chats", "upgrade", "--store", url, "--id-prefix", "tenant-a", "--apply", "--json"]);
+    expect(outer.json()).toMatchObject({ found: 0, moved: 0 });
+    expect(await store.get("tenant-a/chats/c2")).toBeDefined();
+    expect((await cli(["chats", "upgrade", "--store", url, "--id-prefix", "chats/"])).code).toBe(2);
     await store.close();
   });
 });

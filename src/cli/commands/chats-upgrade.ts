@@ -246,6 +246,9 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
       const segments = item.id.slice(head.length).split("/");
       // One segment: a chat of the current layout; more than two: nothing the chat server wrote.
       if (segments.length !== 2 || segments[0] === "" || segments[1] === "") continue;
+      // 0.1.0 never set an owner: an owned row is a chat of the current layout under a longer
+      // prefix (idPrefix "a/b" seen from "a"), or no chat at all. Never moved.
+      if (item.meta?.owner !== undefined) continue;
       report.found++;
       const chat: OldChat = {
         from: item.id,
@@ -541,9 +544,10 @@ async function upgrade(context: CommandContext, options: UpgradeCliOptions): Pro
       fix: "leave both out for a dry run, or pass --apply to move the chats",
     });
   const prefix = options.idPrefix;
-  if (prefix === "" || prefix.includes("/") || prefix.length > 200)
-    throw new CliError(EXIT.usage, `--id-prefix ${echo(prefix)}: expected the chat server's idPrefix (no "/")`, {
-      fix: 'pass the idPrefix given to createChatHandler (default "ui-chat")',
+  // Any text the handler took as idPrefix ("tenant-a/chats" included): chats are <prefix>/<owner>/<chat>.
+  if (prefix === "" || prefix.endsWith("/") || prefix.includes("\0") || prefix.length > 200)
+    throw new CliError(EXIT.usage, `--id-prefix ${echo(prefix)}: expected the chat server's idPrefix`, {
+      fix: 'pass the idPrefix given to createChatHandler (default "ui-chat"), without a trailing "/"',
     });
   const apply = options.apply === true;
   const out = context.output(options);
