@@ -220,6 +220,57 @@ describe("message ids", () => {
   });
 });
 
+describe("stop during an approval's continuation", () => {
+  it("the tool's result stays, the chat is free, and the next message continues after it", async () => {
+    const { handler, client, toolRuns } = harness({ leaseMs: 600 });
+    const first = await readReply(await post(handler, fixture("approval-request-turn.json")));
+    const asked = partsOf(first.message).find((p) => p.type === "tool-send_email")!;
+    const approvalId = (asked.approval as { id: string }).id;
+    const answered = {
+      ...first.message,
+      parts: first.message.parts.map((p) =>
+        p === (asked as unknown)
+          ? { ...asked, state: "approval-responded", approval: { id: approvalId, approved: true } }
+          : p,
+      ),
+    } as UIMessage;
+    const gate = (client.responseGate = new Gate());
+    const reading = readReply(
+      await post(handler, { id: "chat-email-0001", messages: [answered], trigger: "submit-message" }),
+      answered,
+    );
+    await gate.reachedPromise;
+    const stopped = await handler(
+      new Request(`${BASE}/chat/chat-email-0001/stop`, {
+        method: "POST",
+        headers: { "x-owner": "ada", "content-type": "application/json" },
+      }),
+    );
+    expect(stopped.status).toBe(200);
+    expect(await stopped.json()).toMatchObject({ stopped: true, committed: true });
+    await reading;
+    client.responseGate = undefined;
+    expect(toolRuns.send_email).toBe(1);
+    const shown = (await getChat(handler, "chat-email-0001"))
+      .flatMap(partsOf)
+      .find((p) => p.type === "tool-send_email");
+    expect(shown).toMatchObject({ state: "output-available", output: { sent: true } });
+    const next = await post(handler, userTurn("chat-email-0001", "did it go out?", "m-after-stop"));
+    expect(next.status).toBe(200);
+    const { errors: streamErrors, message, chunks } = await readReply(next);
+    expect(streamErrors).toEqual([]);
+    expect(message.parts.map((p) => p.type)).toEqual(["step-start", "text"]);
+    const chat = await getChat(handler, "chat-email-0001");
+    expect(chat.at(-2)!.id).toBe("m-after-stop");
+    // The streamed answer is the stored one.
+    expect(chat.at(-1)!.id).toBe((chunks[0] as { messageId: string }).messageId);
+    expect(chat.flatMap(partsOf).filter((p) => p.type === "tool-send_email")).toEqual([
+      expect.objectContaining({ state: "output-available", output: { sent: true, to: "ada@example.com" } }),
+    ]);
+    expect(toolRuns.send_email).toBe(1);
+  });
+});
+
 describe("owners", () => {
   it("another owner's GET, DELETE, stream, stop, approval POST and message POST on an id are 404, and ada's chat is untouched", async () => {
     const { handler, store } = harness();

@@ -12,6 +12,7 @@
  * or failed turn commits the partial answer the chunks hold, marked in its UI metadata. A turn
  * whose chat was deleted, erased or recovered meanwhile commits nothing.
  */
+import { randomUUID } from "node:crypto";
 import { answerToolApprovals } from "../agent/approval-store.js";
 import { approveToolCall, rejectToolCall } from "../agent/approvals.js";
 import type { AgentResponseUpdate } from "../agent/response.js";
@@ -24,6 +25,7 @@ import {
   ACTIVE_STREAM_LABEL,
   appendToHistory,
   historyOf,
+  messageIds,
   withoutActive,
   withUniqueIds,
   type ChatSessions,
@@ -224,7 +226,7 @@ export class TurnRunner {
 
   private async run(): Promise<void> {
     const { chats, input } = this.init;
-    const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk));
+    const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk), { newMessage: input.kind === "message" });
     // An approvals turn continues the message on screen (useChat resumes its last assistant
     // message): its start names no new id.
     encoder.begin(input.kind === "message" ? this.messageId : undefined);
@@ -334,11 +336,12 @@ export class TurnRunner {
       let next: AgentSession;
       if (outcome === "done" && session) {
         next = session;
-        const key = chats.historyKey;
-        const old = historyOf(accepted, key);
-        const all = historyOf(next, key) as ChatMessage[];
-        // The user's message is at old.length - 1; what follows is the answer: server-assigned ids.
-        withUniqueIds(all.slice(old.length), old, this.messageId);
+        assignAnswerIds(
+          historyOf(next, chats.historyKey) as ChatMessage[],
+          historyOf(before, chats.historyKey).length,
+          this.init.message!,
+          this.messageId,
+        );
       } else {
         next = structuredClone(accepted);
         const history = historyOf(next, chats.historyKey);
@@ -377,6 +380,33 @@ export class TurnRunner {
       }
     }
     return false;
+  }
+}
+
+/**
+ * Server ids for what a run added after `base` (the history before the turn): the user's message
+ * keeps its id; the first assistant message after it gets `answerId` (the id its stream
+ * announced); any other message without an id, or with one the chat holds already, gets a new one.
+ * (A run may add messages before the user's, e.g. the results of an approval round it closed.)
+ */
+function assignAnswerIds(all: ChatMessage[], base: number, user: ChatMessage, answerId: string): void {
+  const taken = messageIds(all.slice(0, base));
+  if (user.messageId !== undefined) taken.add(user.messageId);
+  let seenUser = false;
+  let answered = false;
+  for (let i = base; i < all.length; i++) {
+    const message = all[i];
+    if (!seenUser && message.role === "user" && message.messageId === user.messageId) {
+      seenUser = true;
+      continue;
+    }
+    let id = message.messageId;
+    if (seenUser && !answered && message.role === "assistant") {
+      id = answerId;
+      answered = true;
+    } else if (id === undefined || taken.has(id)) id = `${answerId}-${i}-${randomUUID().slice(0, 8)}`;
+    message.messageId = id;
+    taken.add(id);
   }
 }
 

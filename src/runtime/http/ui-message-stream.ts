@@ -58,7 +58,16 @@ export class UIMessageStreamEncoder implements TurnSink {
   private readonly denied = new Set<string>();
   private waitingForApproval = false;
 
-  constructor(private readonly write: (chunk: UIStreamChunk) => void) {}
+  /**
+   * `newMessage`: the stream is a new message (a user's turn), not the continuation of the message
+   * on screen: results of calls it did not announce (a round answered earlier, closed by this run)
+   * belong to an earlier message and are left out (`useChat` has no part for them here; the stored
+   * history shows them where they belong).
+   */
+  constructor(
+    private readonly write: (chunk: UIStreamChunk) => void,
+    private readonly options: { newMessage?: boolean } = {},
+  ) {}
 
   /**
    * Opens the message; called before the first update, or at the end of an empty run. `messageId`:
@@ -108,6 +117,11 @@ export class UIMessageStreamEncoder implements TurnSink {
   }
 
   update(update: AgentResponseUpdate): void {
+    if (this.options.newMessage) {
+      const contents = update.contents.filter((c) => c.$type !== "functionResult" || this.announced.has(c.callId));
+      if (contents.length === 0) return;
+      if (contents.length !== update.contents.length) update = { ...update, contents };
+    }
     if (update.role === "assistant") {
       // A new model call (another message id, or the first answer after tool results) is a new step.
       const newCall =
