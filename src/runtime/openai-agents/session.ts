@@ -24,7 +24,7 @@ import type { ChatMessage } from "../core/messages.js";
 import { quoted } from "../core/json.js";
 import { createSessionData, type AgentSession } from "../core/session.js";
 import type { TaggedValue } from "../core/tagged.js";
-import { ConflictError } from "../stores/errors.js";
+import { ConflictError, SessionOwnerError } from "../stores/errors.js";
 import type { SessionStore, StoredSession } from "../stores/types.js";
 import { itemToMessage, messagesToItems, messageToItems } from "./items.js";
 import { loadRunStateWith, type RunStateAgent } from "./run-state.js";
@@ -54,8 +54,8 @@ export interface StatebagSessionOptions {
   sessionId?: string;
   /**
    * The tenant. A session this object creates is stored with this owner (`meta.owner`: listing,
-   * retention and `eraseOwner` cover it); another owner's session reads as empty and is never
-   * written (`SessionOwnerError`).
+   * retention and `eraseOwner` cover it); another owner's session reads as empty, and every
+   * change to it (add, pop, clear, run state) is refused with `SessionOwnerError`, nothing written.
    */
   owner?: string;
   /** Time to live of each save, in milliseconds (absent: kept until deleted). */
@@ -203,6 +203,10 @@ export class StatebagSession implements AgentsSession {
   private async change<R>(apply: Change<R>): Promise<R | undefined> {
     for (let attempt = 0; ; attempt++) {
       const stored = await this.store.get(this.sessionId);
+      // Another owner's session: refused before anything of it is read (the store would refuse the save too).
+      if (stored !== undefined && this.owner !== undefined && stored.meta.owner !== this.owner) {
+        throw new SessionOwnerError(this.sessionId, this.owner);
+      }
       const session = stored ? structuredClone(stored.session) : createSessionData({ id: this.sessionId });
       const outcome = apply(historyOf(session), session.stateBag);
       if (outcome === undefined) return undefined;
