@@ -94,6 +94,8 @@ async function seed(store: SessionStore): Promise<void> {
   await store.save(index(BOB, [{ id: "c9", title: "Bob's", updatedAt: "2026-01-01T00:00:00.000Z" }]), {
     expectedRevision: null,
   });
+  // Under the index documents' prefix, but no index document: an app's own session, never removed.
+  await store.save(chat(`ui-chat-index/not-an-index`, []), { expectedRevision: null });
   // A chat already in the current layout, and a session that is no chat: both left alone.
   await store.save(chat("ui-chat/c7", [text("user", "current", "m7")]), {
     expectedRevision: null,
@@ -234,7 +236,15 @@ describe.each(BACKENDS)("statebag chats upgrade on $name", (backend) => {
       expect(report.chats.map((c: any) => c.action)).toEqual(["moved", "moved", "moved", "moved"]);
       expect(report.indexDocuments.map((d: any) => d.action)).toEqual(["removed", "removed"]);
       expect(Object.keys(await rows(store)).sort()).toEqual(
-        ["ui-chat/a%2Fb", "ui-chat/c1", "ui-chat/c2", "ui-chat/c7", "ui-chat/c9", "unrelated"].sort(),
+        [
+          "ui-chat-index/not-an-index",
+          "ui-chat/a%2Fb",
+          "ui-chat/c1",
+          "ui-chat/c2",
+          "ui-chat/c7",
+          "ui-chat/c9",
+          "unrelated",
+        ].sort(),
       );
 
       const c1 = (await store.get("ui-chat/c1"))!;

@@ -280,7 +280,10 @@ export async function upgradeChats(store: SessionStore, options: UpgradeChatsOpt
         break;
       }
       const escapedOwner = item.id.slice(indexHead.length);
-      if (escapedOwner === "" || escapedOwner.includes("/")) continue;
+      // Only what 0.1.0 wrote there: no owner, and the index state in the bag. Anything else under
+      // the name is someone's data, never removed.
+      if (escapedOwner === "" || escapedOwner.includes("/") || item.meta?.owner !== undefined) continue;
+      if (!(await isChatIndex(store, item.id))) continue;
       // Counted from the store, not from this run: chats a previous run (or a 0.1.0 server since) left.
       const left = apply ? await hasOldChats(store, `${head}${escapedOwner}/`) : leftBehind.has(escapedOwner);
       if (left) {
@@ -332,6 +335,18 @@ async function remainingTtls(store: SessionStore, ownerHead: string): Promise<Ma
 async function hasOldChats(store: SessionStore, ownerHead: string): Promise<boolean> {
   const page = await store.scan({ cursor: ownerHead, limit: 1 });
   return page.items[0]?.id.startsWith(ownerHead) === true;
+}
+
+/** Whether the row is a 0.1.0 index document (its state bag holds the index state); false when it does not load. */
+async function isChatIndex(store: SessionStore, id: string): Promise<boolean> {
+  try {
+    const bag = (await store.get(id))?.session.stateBag;
+    const state = bag && Object.hasOwn(bag, INDEX_KEY) ? (bag[INDEX_KEY] as { $type?: unknown }) : undefined;
+    return state?.$type === INDEX_TYPE;
+  } catch (error) {
+    if (isChatProblem(error)) return false;
+    throw error;
+  }
 }
 
 /** The owner's 0.1.0 index document as a map from chat id to its title and time (empty when absent or unreadable). */
