@@ -265,8 +265,12 @@ function flow(label: string, makeModel: () => Promise<Model>, options: { serverD
       const refusal = first.waitForResponse((r) => r.url().endsWith("/api/chat") && r.request().method() === "POST");
       await first.getByTestId("approve").click();
       expect((await refusal).status()).toBe(409);
-      await expect.poll(() => first.getByTestId("chat-error").innerText(), WAIT).toContain("not waiting in this chat");
+      await expect.poll(() => first.getByTestId("chat-error").innerText(), WAIT).toContain("already answered");
       expect(await first.getByTestId("input").inputValue()).toBe("");
+      // The page brings itself up to date: the tool ran (answered in the other tab).
+      await expect
+        .poll(() => first.getByTestId("tool-send_email").getAttribute("data-state"), WAIT)
+        .toBe("output-available");
       await shot(first, "4b-approval-answered-elsewhere");
       await first.reload();
       await expect

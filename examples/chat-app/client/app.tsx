@@ -56,6 +56,8 @@ function friendly(status: number, problem: Problem | undefined): string {
       return "A reply is still being written in this chat. Wait for it to finish (or stop it), then send your message again.";
     case "tool-approval-pending":
       return "This chat is waiting for your answer to a tool approval above. Approve or deny it, then send your message again.";
+    case "tool-approval-not-pending":
+      return "This approval was already answered, in another tab or window. The chat above shows what came of it.";
     case "chat-conflict":
     case "message-id-taken":
       return "This chat was changed in another tab or window. Reload the page to see the latest, then send your message again.";
@@ -301,7 +303,12 @@ function Chat({
     setProblem(friendly(statusCode, readProblem(responseBody)));
     const text = sent.current;
     sent.current = undefined;
-    if (text === undefined) return;
+    if (text === undefined) {
+      // Not a new message (an approval answer): what this page shows may be out of date (answered
+      // in another tab). Show the chat as the server has it, and follow a reply still running.
+      await recover();
+      return;
+    }
     setMessages((all) => {
       const last = all[all.length - 1];
       const unsent =
