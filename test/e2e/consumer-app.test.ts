@@ -136,6 +136,7 @@ describe("an app with only the runtime installed", () => {
       "openai",
       "ai",
       "@ai-sdk/provider",
+      "@langchain/langgraph-checkpoint",
       "better-sqlite3",
       "typescript",
       "ts-morph",
