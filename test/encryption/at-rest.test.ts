@@ -3,7 +3,10 @@
  * (memory, SQLite, PostgreSQL, Redis, Redis Cluster): a session row is bound to the revision it was
  * written under, so an older body copied back over the row (a rollback) is refused while
  * compare-and-swap works as before, and rows of the earlier envelope (version 1, no revision
- * bound) keep loading until `migrate --reencrypt` rewrites them.
+ * bound) keep loading until `migrate --reencrypt` rewrites them. No owner id and no title is in
+ * plaintext anywhere in the store (rows, columns, key names, index members), while listing,
+ * erasure and retention by owner work; rows written before keep loading, a listing of their owner
+ * refuses until `migrate --reencrypt` has moved them.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createSessionData } from "../../src/index.js";
@@ -18,6 +21,7 @@ import {
   migrateEncryption,
   openStore,
   type SessionStore,
+  StoreNotSetUpError,
 } from "../../src/stores.js";
 import {
   type Backend,
@@ -83,6 +87,56 @@ function rawAccess(store: SessionStore): Raw {
   }
 }
 
+/** Everything the store holds at rest, as one text: every row and column, every key name and value. */
+async function dump(store: SessionStore): Promise<string> {
+  switch (store.kind) {
+    case "memory": {
+      const m = store as unknown as { rows: Map<string, unknown>; byOwner: Map<string, Set<string>>; logs: unknown };
+      return JSON.stringify({ rows: [...m.rows], owners: [...m.byOwner].map(([o, ids]) => [o, [...ids]]) });
+    }
+    case "sqlite": {
+      const s = store as SqliteSessionStore;
+      return s.run("raw", "read", () => {
+        const db = (s as unknown as { db: { prepare(sql: string): { all(): unknown[] } } }).db;
+        return JSON.stringify(db.prepare("SELECT * FROM statebag_sessions").all());
+      });
+    }
+    case "postgres": {
+      const s = store as PostgresSessionStore;
+      return s.withClient("raw", false, async (c) =>
+        JSON.stringify((await c.query({ text: `SELECT * FROM "${s.schema}".statebag_sessions` })).rows),
+      );
+    }
+    case "redis": {
+      const s = store as RedisSessionStore;
+      return s.call("raw", false, async (c) => {
+        const nodes = (c as unknown as { nodes?: (role: string) => (typeof c)[] }).nodes?.("master") ?? [c];
+        const out: unknown[] = [];
+        for (const node of nodes) {
+          let cursor = "0";
+          do {
+            const [next, keys] = await node.scan(cursor, "MATCH", `${s.prefix}*`, "COUNT", 1000);
+            cursor = next;
+            for (const key of keys) {
+              const type = await node.type(key);
+              const value =
+                type === "hash"
+                  ? await node.hmget(key, ...(await node.hkeys(key)))
+                  : type === "zset"
+                    ? await node.zrange(key, 0, -1)
+                    : type === "list"
+                      ? await node.lrange(key, 0, -1)
+                      : type;
+              out.push([key, value]);
+            }
+          } while (cursor !== "0");
+        }
+        return JSON.stringify(out);
+      });
+    }
+  }
+}
+
 const backends: Backend[] = [
   memoryBackend,
   sqliteBackend,
@@ -112,12 +166,17 @@ for (const backend of backends) {
     afterEach(async () => {
       for (const c of cleanups.splice(0).reverse()) await c();
     });
-    const open = async (options: Parameters<typeof openStore>[1]) => {
+    const locate = async () => {
       const { url, cleanup } = await backend.location();
+      cleanups.push(cleanup);
+      return url;
+    };
+    const openAt = async (url: string, options: Parameters<typeof openStore>[1]) => {
       const store = await openStore(url, options);
-      cleanups.push(cleanup, () => store.close());
+      cleanups.push(() => store.close());
       return store;
     };
+    const open = async (options: Parameters<typeof openStore>[1]) => openAt(await locate(), options);
 
     it("an older body copied back over its session's row is refused as a rollback; compare-and-swap is unchanged", async () => {
       const store = await open(encryptionCodecs({ keyring: ring7, store: "app" }));
@@ -188,5 +247,141 @@ for (const backend of backends) {
       const refused = await decryptionFailure(strict.get("alice-1"));
       expect(refused).toMatchObject({ reason: "binding", mismatched: ["revision"] });
     });
+
+    it("keeps no owner id and no title in plaintext at rest; get, list, erasure and retention by owner work", async () => {
+      const alice = "alice@example.com";
+      const bob = "bob.builder@example.org";
+      const codecs = encryptionCodecs({ keyring: ring7, store: "app" });
+      const store = await open({ ...codecs, retention: { owners: { [bob]: { maxAgeMs: 1 } } } });
+      for (const [id, owner, title] of [
+        ["s-a1", alice, "Plan the Zanzibar trip"],
+        ["s-a2", alice, "Quarterly numbers draft"],
+        ["s-a3", alice, undefined],
+        ["s-b1", bob, "Bob's private question"],
+      ] as const)
+        await store.save(createSessionData({ id }), {
+          expectedRevision: null,
+          meta: { owner, ...(title ? { title } : {}), labels: { kind: "chat" } },
+        });
+      // An update that renames the title without naming the owner.
+      const r = (await store.get("s-a2"))!.revision;
+      await store.save(createSessionData({ id: "s-a2" }), { expectedRevision: r, meta: { title: "Final numbers" } });
+
+      const atRest = await dump(store);
+      for (const secret of [
+        alice,
+        bob,
+        "alice",
+        "bob.builder",
+        "Zanzibar",
+        "Quarterly",
+        "Final numbers",
+        "private question",
+      ])
+        expect(atRest, `${secret} at rest`).not.toContain(secret);
+      expect(atRest).toContain("chat"); // labels stay plaintext (documented)
+
+      expect((await store.get("s-a2"))!.meta).toMatchObject({ owner: alice, title: "Final numbers" });
+      const listed = (await store.list({ owner: alice, order: "id" })).items;
+      expect(listed.map((i) => [i.id, i.meta.owner, i.meta.title])).toEqual([
+        ["s-a1", alice, "Plan the Zanzibar trip"],
+        ["s-a2", alice, "Final numbers"],
+        ["s-a3", alice, undefined],
+      ]);
+      const paged = await store.list({ owner: alice, limit: 2, labels: { kind: "chat" } });
+      expect(paged.items).toHaveLength(2);
+      expect((await store.list({ owner: alice, limit: 2, cursor: paged.cursor })).items).toHaveLength(1);
+      expect((await store.scan()).items.map((i) => i.meta?.owner)).toEqual([alice, alice, alice, bob]);
+      await expect(
+        store.save(createSessionData({ id: "s-a1" }), {
+          expectedRevision: (await store.get("s-a1"))!.revision,
+          meta: { owner: bob },
+        }),
+      ).rejects.toMatchObject({ code: "configuration" });
+
+      // Retention by owner matches the owner given in the policy.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await store.purgeExpired()).toBe(1);
+      expect(await store.get("s-b1")).toBeUndefined();
+      expect((await store.list({ owner: alice })).items).toHaveLength(3);
+
+      // Erasure by owner.
+      const receipt = await store.eraseOwner(alice);
+      expect(receipt).toMatchObject({ sessions: 3, complete: true });
+      expect((await store.list({ owner: alice })).items).toEqual([]);
+      expect(await store.get("s-a1")).toBeUndefined();
+    });
+
+    it.skipIf(backend.name === "memory")(
+      "rows written before keep loading; a listing of their owner refuses until migrate --reencrypt moves them",
+      async () => {
+        const alice = "alice@example.com";
+        const url = await locate();
+        const before = await openAt(url, encryptionCodecs({ keyring: ring7, store: "app", protectMeta: false }));
+        await before.save(createSessionData({ id: "old-1" }), {
+          expectedRevision: null,
+          meta: { owner: alice, title: "Old secret title" },
+        });
+        await before.save(createSessionData({ id: "old-2" }), { expectedRevision: null, meta: { owner: alice } });
+        expect(await dump(before)).toContain(alice);
+
+        const codecs = encryptionCodecs({ keyring: ring7, store: "app" });
+        const store = await openAt(url, codecs);
+        expect((await store.get("old-1"))!.meta).toMatchObject({ owner: alice, title: "Old secret title" });
+        const refused = await store.list({ owner: alice }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(refused).toBeInstanceOf(StoreNotSetUpError);
+        expect((refused as Error).message).not.toContain(alice);
+        expect((refused as StoreNotSetUpError).hint).toMatch(/migrate --reencrypt/);
+        // A save naming the owner still works on a row written before (and moves it).
+        const r = (await store.get("old-2"))!.revision;
+        await store.save(createSessionData({ id: "old-2" }), { expectedRevision: r, meta: { owner: alice } });
+
+        const report = await migrateEncryption(store, { ...codecs, mode: "reencrypt" });
+        expect(report).toMatchObject({ scanned: 2, stale: 1, rewritten: 1, failedCount: 0 });
+        const atRest = await dump(store);
+        for (const secret of [alice, "Old secret title"]) expect(atRest).not.toContain(secret);
+        const listed = (await store.list({ owner: alice, order: "id" })).items;
+        expect(listed.map((i) => [i.id, i.meta.title])).toEqual([
+          ["old-1", "Old secret title"],
+          ["old-2", undefined],
+        ]);
+        expect(await migrateEncryption(store, { ...codecs, mode: "reencrypt" })).toMatchObject({
+          stale: 0,
+          rewritten: 0,
+        });
+        expect(await store.eraseOwner(alice)).toMatchObject({ sessions: 2 });
+        expect(await dump(store)).not.toContain(alice);
+      },
+    );
+
+    it.skipIf(backend.name === "memory")(
+      "a key rotation: a pinned ownerKey keeps listings whole; the default refuses until migrate --reencrypt re-forms owners",
+      async () => {
+        const alice = "alice@example.com";
+        const k8 = Buffer.alloc(32, 8);
+        const url = await locate();
+        const v1 = await openAt(url, encryptionCodecs({ keyring: ring7, store: "app" }));
+        await v1.save(createSessionData({ id: "r-1" }), { expectedRevision: null, meta: { owner: alice, title: "T" } });
+        const ring78 = { current: "k8", keys: { k1: ring7.keys.k1, k8 } };
+        // Pinned to the first key: the same forms after the rotation, nothing to wait for.
+        const pinned = await openAt(url, encryptionCodecs({ keyring: ring78, store: "app", ownerKey: "k1" }));
+        expect((await pinned.list({ owner: alice })).items.map((i) => i.meta.title)).toEqual(["T"]);
+        // The default (the current key) forms owners anew: refused until the rows are rewritten.
+        const codecs = encryptionCodecs({ keyring: ring78, store: "app" });
+        const rotated = await openAt(url, codecs);
+        await expect(rotated.list({ owner: alice })).rejects.toBeInstanceOf(StoreNotSetUpError);
+        expect(await migrateEncryption(rotated, { ...codecs, mode: "reencrypt" })).toMatchObject({
+          rewritten: 1,
+          failedCount: 0,
+        });
+        const onlyK8 = await openAt(url, encryptionCodecs({ keyring: { current: "k8", keys: { k8 } }, store: "app" }));
+        expect((await onlyK8.list({ owner: alice })).items.map((i) => [i.meta.owner, i.meta.title])).toEqual([
+          [alice, "T"],
+        ]);
+      },
+    );
   });
 }

@@ -17,7 +17,7 @@ import { createHash, createHmac } from "node:crypto";
 import { MissingDependencyError } from "../agent/clients/optional-dependency.js";
 import { defaultSessionCodec } from "../stores/codec.js";
 import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
-import { markContextFree, usesContext } from "../stores/listing.js";
+import { markContextFree, metaProtectionOf, usesContext } from "../stores/listing.js";
 import type { EraseReceipt, SessionCodec, SessionStore, StoredSession } from "../stores/types.js";
 import {
   observeLoad,
@@ -245,6 +245,9 @@ class Tracing implements StoreTracing {
         return session;
       },
     };
+    // An encrypting codec's protection of owners and titles goes with it (the store looks for it on the codec).
+    const protection = metaProtectionOf(codec);
+    if (protection !== undefined) Object.assign(traced, { metaProtection: protection });
     return usesContext(codec) ? traced : markContextFree(traced);
   }
 

@@ -3,9 +3,10 @@
  * cursor, and the in-process filter the memory store (and any store without indexes) uses. The
  * SQL stores run the same rules as SQL (sqlite/sql.ts, postgres/sql.ts).
  */
-import { ConfigurationError } from "../core/errors.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
 import { checkId, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from "./common.js";
-import { InvalidCursorError, MAX_ID_LENGTH } from "./errors.js";
+import { InvalidCursorError, MAX_ID_LENGTH, StoreNotSetUpError } from "./errors.js";
+import type { SessionMetaProtection } from "./encryption/meta.js";
 import type { ListOptions, SaveOptions, SessionCodec, SessionMeta, StoredSessionMeta } from "./types.js";
 
 /** Most labels one session may carry, and the longest label value (UTF-16 code units). */
@@ -202,6 +203,73 @@ export function labelsMatch(
   for (const [key, value] of Object.entries(wanted))
     if (!labels || !Object.hasOwn(labels, key) || labels[key] !== value) return false;
   return true;
+}
+
+/**
+ * The metadata protection of a session codec (an encrypting codec's `metaProtection`): the store
+ * keeps owners and titles in the forms it gives. Undefined: owners and titles are stored as given.
+ */
+export function metaProtectionOf(codec: SessionCodec): SessionMetaProtection | undefined {
+  const p = (codec as { metaProtection?: SessionMetaProtection }).metaProtection;
+  return p !== undefined && typeof p.owner === "function" ? p : undefined;
+}
+
+/**
+ * Whether a row of a protecting store still holds its owner or title in plaintext or in the form of
+ * another key (written before): the next save of the row rewrites them.
+ */
+export function plaintextMeta(
+  protection: SessionMetaProtection | undefined,
+  owner: string | null | undefined,
+  title: string | null | undefined,
+): boolean {
+  if (protection === undefined) return false;
+  return (
+    (owner != null && !protection.isProtectedOwner(owner)) || (title != null && !protection.isProtectedTitle(title))
+  );
+}
+
+/**
+ * A row's stored owner and title as the application gave them (decrypted when protected). `get`
+ * reads strictly (a value that does not decrypt is a `DecryptionError`, as its body would be);
+ * `list` and `scan` pass `strict: false`, so one row under a key the keyring no longer holds does
+ * not fail a whole page: its owner or title is then left out of that item's metadata.
+ */
+export function readMeta(
+  protection: SessionMetaProtection | undefined,
+  id: string,
+  owner: string | null | undefined,
+  title: string | null | undefined,
+  strict = true,
+): { owner: string | null | undefined; title: string | null | undefined } {
+  if (protection === undefined) return { owner, title };
+  const read = (value: string | null | undefined, how: (v: string) => string) => {
+    if (value == null) return value;
+    if (strict) return how(value);
+    try {
+      return how(value);
+    } catch (error) {
+      if (error instanceof StatebagError && error.code === "decryption-failed") return undefined;
+      throw error;
+    }
+  };
+  return {
+    owner: read(owner, (v) => protection.readOwner(v)),
+    title: read(title, (v) => protection.readTitle(id, v)),
+  };
+}
+
+/**
+ * A listing by owner on a store that protects owners, where that owner still has sessions stored
+ * with the plaintext owner (written before): refused rather than returning part of the owner's
+ * sessions. `statebag migrate --reencrypt` rewrites them.
+ */
+export function plaintextOwnerError(url: string): StoreNotSetUpError {
+  return new StoreNotSetUpError(
+    url,
+    `the store at ${url} keeps owners protected, but this owner still has sessions stored with the plaintext owner (written before): a listing by owner would miss them`,
+    'run `statebag migrate --reencrypt --store <url>` (or migrateEncryption(store, { ...codecs, mode: "reencrypt" })) once: it rewrites the owner and title of those sessions in their protected form; get and save work meanwhile',
+  );
 }
 
 /** Codecs known to ignore their context (statebag's defaults): a store need not look the owner up to serialize for them. */

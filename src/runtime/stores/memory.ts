@@ -23,7 +23,18 @@ import {
 import { ConflictError, SessionOwnerError, logConflict } from "./errors.js";
 import { checkWindow } from "./window.js";
 import { eraseOwnerSessions } from "./erasure.js";
-import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "./listing.js";
+import {
+  checkList,
+  checkMeta,
+  encodeCursor,
+  labelsMatch,
+  metaProtectionOf,
+  plaintextMeta,
+  plaintextOwnerError,
+  readMeta,
+  storedMeta,
+  usesContext,
+} from "./listing.js";
 import { checkRetention, purgeRetention } from "./retention.js";
 import { MemoryStreamBuffer } from "./memory-stream-buffer.js";
 import { chunkCodec } from "./stream-common.js";
@@ -141,9 +152,12 @@ export class MemorySessionStore implements SessionStore {
     const row = this.live(checkId(id));
     if (!row) return undefined;
     return {
-      session: loadStoredSession(this.codec, id, row.text, this.url, { owner: row.owner, revision: row.revision }),
+      session: loadStoredSession(this.codec, id, row.text, this.url, {
+        owner: this.rowMeta(id, row).owner,
+        revision: row.revision,
+      }),
       revision: row.revision,
-      meta: rowMeta(row),
+      meta: this.rowMeta(id, row),
     };
   }
 
@@ -154,14 +168,36 @@ export class MemorySessionStore implements SessionStore {
     const meta = checkMeta(options);
     // The owner the row will have: the given one, else (an update) the stored one, which a codec
     // binding the owner needs to see (it never changes for a given revision).
+    // Protected owners and titles (an encrypting codec): stored in their protected forms, the codec
+    // still sees the plaintext owner.
+    const protection = metaProtectionOf(this.codec);
     let owner = meta.owner;
-    if (owner === undefined && expected !== null && usesContext(this.codec)) owner = this.live(id)?.owner;
+    if (owner === undefined && expected !== null && usesContext(this.codec)) {
+      const stored = this.live(id)?.owner;
+      owner = stored === undefined || protection === undefined ? stored : protection.readOwner(stored);
+    }
     // The revision the row is written under: the counter's next value (nothing in between draws one).
     const text = this.codec.serialize(session, { owner, revision: this.counter + 1 });
     const row = this.live(id);
     const current = row?.revision ?? null;
     if (current !== expected) throw new ConflictError(id, expected, current);
-    if (row && meta.owner !== undefined && meta.owner !== row.owner) throw new SessionOwnerError(id, meta.owner);
+    const rowOwner =
+      row?.owner === undefined || protection === undefined ? row?.owner : protection.readOwner(row.owner);
+    if (row && meta.owner !== undefined && meta.owner !== rowOwner) throw new SessionOwnerError(id, meta.owner);
+    // A row written before protection (plaintext owner or title) gets the protected forms now.
+    const storedOwner = rowOwner === undefined ? meta.owner : rowOwner;
+    const protectOwner = (o: string | undefined) =>
+      o === undefined || protection === undefined ? o : protection.owner(o);
+    // A given title is sealed; a stored one is resealed only when it is plaintext or under an older key.
+    const protectTitle = (given: string | undefined, stored: string | undefined) =>
+      protection === undefined
+        ? (given ?? stored)
+        : given !== undefined
+          ? protection.title(id, given)
+          : stored === undefined || protection.isProtectedTitle(stored)
+            ? stored
+            : protection.title(id, protection.readTitle(id, stored));
+    if (row?.owner !== undefined && protectOwner(storedOwner) !== row.owner) this.remove(id);
     const revision = ++this.counter;
     const now = Date.now();
     const next: Row = row
@@ -170,7 +206,8 @@ export class MemorySessionStore implements SessionStore {
           revision,
           text,
           expiresAt: ttlMs === undefined ? undefined : now + ttlMs,
-          title: meta.title ?? row.title,
+          owner: protectOwner(storedOwner),
+          title: protectTitle(meta.title, row.title),
           labels: meta.labels ?? row.labels,
           updatedAt: Math.max(now, row.updatedAt),
         }
@@ -178,8 +215,8 @@ export class MemorySessionStore implements SessionStore {
           revision,
           text,
           expiresAt: ttlMs === undefined ? undefined : now + ttlMs,
-          owner: meta.owner,
-          title: meta.title,
+          owner: protectOwner(meta.owner),
+          title: protectTitle(meta.title, undefined),
           labels: meta.labels,
           createdAt: now,
           updatedAt: now,
@@ -221,7 +258,8 @@ export class MemorySessionStore implements SessionStore {
             row.expiresAt === undefined ? undefined : Math.max(1, row.expiresAt - now),
           )
         : scanItem(id, row.revision);
-      item.meta = rowMeta(row);
+      item.meta = this.rowMeta(id, row, false);
+      if (plaintextMeta(metaProtectionOf(this.codec), row.owner, row.title)) item.plaintextMeta = true;
       return item;
     });
     return scanPage(items, limit);
@@ -239,7 +277,14 @@ export class MemorySessionStore implements SessionStore {
       return row.updatedAt < u || (row.updatedAt === u && compareIds(id, cursor.id) < 0);
     };
     const rows: [string, Row][] = [];
-    for (const id of this.byOwner.get(owner) ?? []) {
+    const protection = metaProtectionOf(this.codec);
+    if (
+      protection !== undefined &&
+      cursor === undefined &&
+      protection.otherForms(owner).some((o) => this.byOwner.has(o))
+    )
+      throw plaintextOwnerError(this.url);
+    for (const id of this.byOwner.get(protection === undefined ? owner : protection.owner(owner)) ?? []) {
       const row = this.live(id, now);
       if (!row || !after(id, row) || !labelsMatch(row.labels, labels)) continue;
       if (updatedBefore !== undefined && !(row.updatedAt < updatedBefore)) continue;
@@ -251,13 +296,18 @@ export class MemorySessionStore implements SessionStore {
       !byTime ? compareIds(a, b) : ra.updatedAt !== rb.updatedAt ? rb.updatedAt - ra.updatedAt : compareIds(b, a),
     );
     const items: ListItem[] = rows.slice(0, limit).map(([id, row]) => {
-      const item: ListItem = { id, revision: row.revision, meta: rowMeta(row) };
+      const item: ListItem = { id, revision: row.revision, meta: this.rowMeta(id, row, false) };
       if (row.expiresAt !== undefined) item.ttlMs = Math.max(1, row.expiresAt - now);
       return item;
     });
     if (rows.length <= limit) return { items };
     const [lastId, last] = rows[limit - 1];
     return { items, cursor: encodeCursor({ order, updated: String(last.updatedAt), id: lastId }) };
+  }
+
+  private rowMeta(id: string, row: Row, strict = true) {
+    const { owner, title } = readMeta(metaProtectionOf(this.codec), id, row.owner, row.title, strict);
+    return storedMeta(owner, title, row.labels, row.createdAt, row.updatedAt);
   }
 
   async purgeExpired(): Promise<number> {
@@ -277,10 +327,6 @@ export class MemorySessionStore implements SessionStore {
     this.closed = true;
     this.streams.close();
   }
-}
-
-function rowMeta(row: Row) {
-  return storedMeta(row.owner, row.title, row.labels, row.createdAt, row.updatedAt);
 }
 
 class MemoryMessageLog implements MessageLog {

@@ -145,6 +145,11 @@ export interface ScanItem {
    * codec that binds the owner, and retention reads the times. Every built-in store sets it.
    */
   meta?: StoredSessionMeta;
+  /**
+   * Set when the store protects owners and titles (an encrypting codec) and this row still holds
+   * its owner or title in plaintext (written before): `migrate --reencrypt` rewrites it.
+   */
+  plaintextMeta?: boolean;
 }
 
 export interface ScanPage {

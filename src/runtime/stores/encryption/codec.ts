@@ -14,6 +14,7 @@ import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecConte
 import { DecryptionError, EncryptionContextError } from "./errors.js";
 import { type Binding, encryptedKeyId, envelopeBindsRevision, isEncryptedText, open, seal } from "./envelope.js";
 import { createKeyring, type Keyring, type KeyringSpec } from "./keyring.js";
+import { createMetaProtection, type SessionMetaProtection } from "./meta.js";
 
 export type { MessageCodecContext, SessionCodecContext };
 
@@ -42,6 +43,18 @@ export interface EncryptionOptions {
 export interface EncryptedSessionCodecOptions extends EncryptionOptions {
   /** The codec for the plaintext (default `defaultSessionCodec()`). */
   inner?: SessionCodec;
+  /**
+   * Keep owners and titles out of plaintext in the store's metadata (default true): the owner
+   * column / owner index holds a keyed, deterministic form of the owner and the title column an
+   * encrypted envelope (meta.ts). Labels stay plaintext.
+   */
+  protectMeta?: boolean;
+  /**
+   * The key id whose derived keys form stored owners (default: the keyring's `current` when the
+   * codec is built). Keep it the same across key rotations: owners are looked up by their form,
+   * and another key gives other forms (see docs/production.md).
+   */
+  ownerKey?: string;
 }
 
 export interface EncryptedMessageCodecOptions extends EncryptionOptions {
@@ -68,6 +81,8 @@ export interface EncryptedSessionCodec {
   serialize(session: AgentSession, context?: SessionCodecContext): string;
   deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession;
   readonly encryption: EncryptionInfo;
+  /** How the store keeps owners and titles at rest (absent with `protectMeta: false`). */
+  readonly metaProtection?: SessionMetaProtection;
 }
 
 export interface EncryptedMessageCodec {
@@ -123,8 +138,17 @@ function count(enc: EncryptionInfo, text: string): void {
 export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): EncryptedSessionCodec & SessionCodec {
   const enc = info(options);
   const inner = options.inner ?? defaultSessionCodec();
+  const ownerKey = options.ownerKey ?? enc.keyring.current;
+  if (!enc.keyring.has(ownerKey))
+    throw new ConfigurationError(
+      `the encrypting codec's ownerKey ${quoted(ownerKey, 64)} is not in the keyring`,
+      "set ownerKey to a key id the keyring holds (keep it there: stored owners are formed with it)",
+    );
   return {
     encryption: enc,
+    ...(options.protectMeta === false
+      ? {}
+      : { metaProtection: createMetaProtection(enc.keyring, enc.store, ownerKey) }),
     serialize(session: AgentSession, context?: SessionCodecContext): string {
       // The inner codec sees the same context (a codec under encryption may bind to it too).
       const text = inner.serialize(session, context);
@@ -213,7 +237,12 @@ export function encryptionCodecs(options: EncryptedSessionCodecOptions & { messa
     ...(options.requireRevisionBinding ? { requireRevisionBinding: true } : {}),
   };
   return {
-    codec: encryptedSessionCodec({ ...common, ...(options.inner ? { inner: options.inner } : {}) }),
+    codec: encryptedSessionCodec({
+      ...common,
+      ...(options.inner ? { inner: options.inner } : {}),
+      ...(options.protectMeta === false ? { protectMeta: false } : {}),
+      ...(options.ownerKey !== undefined ? { ownerKey: options.ownerKey } : {}),
+    }),
     messageCodec: encryptedMessageCodec({
       ...common,
       ...(options.messageInner ? { inner: options.messageInner } : {}),

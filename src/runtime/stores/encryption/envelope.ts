@@ -34,7 +34,8 @@ const LEGACY_VERSION = 1;
 const PREFIX = `{"format":"${ENCRYPTED_FORMAT}",`;
 
 export interface Binding {
-  kind: "session" | "message";
+  /** "title": a session's title column (metadata protection, meta.ts), bound to the store and session id. */
+  kind: "session" | "message" | "title";
   store: string;
   /** The session id, or the message log id. */
   id: string;
@@ -236,7 +237,7 @@ function explain(key: DerivedKey, env: Envelope, b: Binding, what: string): Decr
   const mismatched: EncryptionBinding[] = [];
   const fp = env.fp;
   if (fp.s !== fingerprint(key, "store", b.store)) mismatched.push("store");
-  if (fp.i !== fingerprint(key, b.kind, b.id)) mismatched.push(b.kind === "session" ? "id" : "log");
+  if (fp.i !== fingerprint(key, b.kind, b.id)) mismatched.push(b.kind === "message" ? "log" : "id");
   if (fp.o !== (b.owner === undefined ? undefined : fingerprint(key, "owner", b.owner))) mismatched.push("owner");
   if (fp.p !== undefined && fp.p !== b.position) mismatched.push("position");
   if (fp.r !== undefined && fp.r !== b.revision) mismatched.push("revision");

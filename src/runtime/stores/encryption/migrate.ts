@@ -2,8 +2,9 @@
  * `migrateEncryption(store, { codec, messageCodec, mode })`: rewrites every stored row that is not
  * encrypted under the keyring's current key. `mode: "encrypt"` also encrypts plaintext rows (the
  * codecs must be in their `acceptPlaintext` window) and closes that window; `"reencrypt"` rewrites
- * rows under older keys (after a rotation) and session rows whose envelope binds no revision
- * (version 1), and reports plaintext rows as failures.
+ * rows under older keys (after a rotation), session rows whose envelope binds no revision
+ * (version 1) and session rows whose owner or title is still plaintext in the store's metadata
+ * (the store writes them in their protected forms on that save), and reports plaintext rows as failures.
  *
  * Like `migrateStore`: page by page through `scan({ includeText: true })`, each session rewritten
  * by one compare-and-swap `save` on the revision read (a session the application saved meanwhile
@@ -68,8 +69,9 @@ export interface EncryptionMigrationReport {
   dryRun: boolean;
   scanned: number;
   /**
-   * Sessions found in plaintext / under an older key or in an envelope that binds no revision
-   * (version 1, written before revisions were bound), before the run.
+   * Sessions found in plaintext / under an older key, in an envelope that binds no revision
+   * (version 1, written before revisions were bound), or with their owner or title still in
+   * plaintext in the store's metadata (written before owners and titles were protected), before the run.
    */
   plaintext: number;
   stale: number;
@@ -184,8 +186,9 @@ export async function migrateEncryption(
         return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
       const kid = encryptedKeyId(text);
       const plaintext = !isEncryptedText(text);
-      // Under the current key and bound to its revision (an envelope of version 1 binds none).
-      const done = kid === current && envelopeBindsRevision(text) === true;
+      // Under the current key and bound to its revision (an envelope of version 1 binds none), with
+      // its owner and title in their protected forms (the store says when they are still plaintext).
+      const done = kid === current && envelopeBindsRevision(text) === true && item.plaintextMeta !== true;
       if (!counted) {
         counted = true;
         if (plaintext) report.plaintext++;

@@ -119,8 +119,13 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     // For a codec that binds the revision: the revision the save will write (drawn now, so it is
     // greater than any the caller has seen) and the row's current revision and owner.
     draw: named(
-      `SELECT nextval('${seq}') AS next, s.revision, s.owner FROM (SELECT 1) AS one
+      `SELECT nextval('${seq}') AS next, s.revision, s.owner, s.title FROM (SELECT 1) AS one
        LEFT JOIN ${sessions} s ON s.id = $1 AND ${live}`,
+    ),
+    // Protected owners and titles (an encrypting codec): a row written before gets the protected
+    // forms right after its save ($4: the revision that save wrote; NULL keeps a column).
+    protectMeta: named(
+      `UPDATE ${sessions} SET owner = COALESCE($2::text, owner), title = COALESCE($3::text, title) WHERE id = $1 AND revision = $4`,
     ),
     // $5: the owner the save names (NULL: any); title/labels replaced only when given ($6/$8 true);
     // updated_at never goes backwards; a format-1 row gets its created_at from its last update.

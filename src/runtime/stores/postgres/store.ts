@@ -37,7 +37,18 @@ import {
   StoreUnavailableError,
 } from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
-import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
+import type { SessionMetaProtection } from "../encryption/meta.js";
+import {
+  checkList,
+  checkMeta,
+  encodeCursor,
+  metaProtectionOf,
+  plaintextMeta,
+  plaintextOwnerError,
+  readMeta,
+  storedMeta,
+  usesContext,
+} from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
 import type {
   DeleteOptions,
@@ -397,13 +408,14 @@ export class PostgresSessionStore implements SessionStore {
     const rows = await this.withClient("get", false, async (c) => (await c.query<Row>(this.sql.get, [id])).rows);
     if (rows.length === 0) return undefined;
     const row = rows[0];
+    const meta = rowMeta(row, id, metaProtectionOf(this.codec));
     return {
       session: loadStoredSession(this.codec, id, row.data as string, this.url, {
-        owner: (row.owner as string | null) ?? undefined,
+        owner: meta.owner,
         revision: Number(row.revision),
       }),
       revision: Number(row.revision),
-      meta: rowMeta(row),
+      meta,
     };
   }
 
@@ -417,13 +429,30 @@ export class PostgresSessionStore implements SessionStore {
     // A codec that uses its context is given the revision the row is written under: drawn from the
     // sequence first (one more round trip), with the current revision and owner in the same read.
     let revision: number | null = null;
+    // Protected owners and titles (an encrypting codec): the columns hold their protected forms; a
+    // row written before (plaintext owner or title) gets them right after this save.
+    const protection = metaProtectionOf(this.codec);
+    let ownerColumn = meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
+    let protect: [string | null, string | null] | undefined;
     if (usesContext(this.codec)) {
       const { rows } = await this.withClient("save", true, (c) => c.query<Row>(this.sql.draw, [id]));
       revision = Number(rows[0].next);
       const current = rows[0].revision == null ? null : Number(rows[0].revision);
       if (current !== expected) throw new ConflictError(id, expected, current);
-      if (owner === undefined && expected !== null) owner = (rows[0].owner as string | null) ?? undefined;
+      const storedOwner = rows[0].owner as string | null;
+      const storedTitle = rows[0].title as string | null;
+      const stored = readMeta(protection, id, storedOwner, storedTitle);
+      if (owner === undefined && expected !== null) owner = stored.owner ?? undefined;
+      if (expected !== null && protection !== undefined && plaintextMeta(protection, storedOwner, storedTitle)) {
+        if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = storedOwner ?? undefined;
+        protect = [
+          stored.owner == null ? null : protection.owner(stored.owner),
+          stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
+        ];
+      }
     }
+    const titleColumn =
+      meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
     const text =
       revision === null ? this.codec.serialize(session, { owner }) : this.codec.serialize(session, { owner, revision });
     const ttl = ttlMs ?? null;
@@ -435,8 +464,8 @@ export class PostgresSessionStore implements SessionStore {
               id,
               text,
               ttl,
-              meta.owner ?? null,
-              meta.title ?? null,
+              ownerColumn ?? null,
+              titleColumn ?? null,
               labels,
               revision,
             ])
@@ -445,14 +474,18 @@ export class PostgresSessionStore implements SessionStore {
               expected,
               text,
               ttl,
-              meta.owner ?? null,
-              meta.title !== undefined,
-              meta.title ?? null,
+              ownerColumn ?? null,
+              titleColumn !== undefined,
+              titleColumn ?? null,
               labels !== null,
               labels,
               revision,
             ]);
-      if (rows.length === 1) return Number(rows[0].revision);
+      if (rows.length === 1) {
+        const written = Number(rows[0].revision);
+        if (protect !== undefined) await c.query(this.sql.protectMeta, [id, protect[0], protect[1], written]);
+        return written;
+      }
       const current = await c.query<Row>(this.sql.current, [id]);
       const stored = current.rows.length ? Number(current.rows[0].revision) : null;
       if (stored !== null && stored === expected) throw new SessionOwnerError(id, meta.owner!);
@@ -482,6 +515,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
+    const protection = metaProtectionOf(this.codec);
     const rows = await this.withClient(
       "scan",
       false,
@@ -497,7 +531,8 @@ export class PostgresSessionStore implements SessionStore {
             r.ttl_ms == null ? undefined : Number(r.ttl_ms),
           )
         : scanItem(r.id as string, Number(r.revision));
-      item.meta = rowMeta(r);
+      item.meta = rowMeta(r, r.id as string, protection, false);
+      if (plaintextMeta(protection, r.owner as string | null, r.title as string | null)) item.plaintextMeta = true;
       return item;
     });
     return scanPage(items, limit);
@@ -505,15 +540,31 @@ export class PostgresSessionStore implements SessionStore {
 
   async list(options: ListOptions): Promise<ListPage> {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
-    const filter = [owner, updatedBefore ?? null, updatedAfter ?? null, JSON.stringify(labels)];
-    const rows = await this.withClient("list", false, async (c) =>
-      order === "id"
+    const protection = metaProtectionOf(this.codec);
+    const filter = [
+      protection === undefined ? owner : protection.owner(owner),
+      updatedBefore ?? null,
+      updatedAfter ?? null,
+      JSON.stringify(labels),
+    ];
+    const rows = await this.withClient("list", false, async (c) => {
+      // A protecting store refuses to list an owner that still has plaintext-owner rows (one index probe, first page).
+      if (protection !== undefined && cursor === undefined) {
+        for (const other of protection.otherForms(owner))
+          if ((await c.query<Row>(this.sql.listById, [other, null, null, "{}", "", 1])).rows.length > 0)
+            throw plaintextOwnerError(this.url);
+      }
+      return order === "id"
         ? (await c.query<Row>(this.sql.listById, [...filter, cursor?.id ?? "", limit + 1])).rows
         : (await c.query<Row>(this.sql.listByTime, [...filter, cursor?.updated ?? null, cursor?.id ?? "", limit + 1]))
-            .rows,
-    );
+            .rows;
+    });
     const items = rows.slice(0, limit).map((r): ListItem => {
-      const item: ListItem = { id: r.id as string, revision: Number(r.revision), meta: rowMeta(r) };
+      const item: ListItem = {
+        id: r.id as string,
+        revision: Number(r.revision),
+        meta: rowMeta(r, r.id as string, protection, false),
+      };
       if (r.ttl_ms != null) item.ttlMs = Number(r.ttl_ms);
       return item;
     });
@@ -556,10 +607,16 @@ export class PostgresSessionStore implements SessionStore {
   }
 }
 
-function rowMeta(row: Row): StoredSessionMeta {
+function rowMeta(
+  row: Row,
+  id: string,
+  protection: SessionMetaProtection | undefined,
+  strict = true,
+): StoredSessionMeta {
+  const { owner, title } = readMeta(protection, id, row.owner as string | null, row.title as string | null, strict);
   return storedMeta(
-    row.owner as string | null,
-    row.title as string | null,
+    owner,
+    title,
     row.labels as Record<string, string> | null,
     row.created_at as Date,
     row.updated_at as Date,

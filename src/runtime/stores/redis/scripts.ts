@@ -191,11 +191,27 @@ return out
 /**
  * For a codec that binds the revision: KEYS: rev, session. Draws the revision a save will write
  * (INCR of the bucket's counter, so it is greater than any revision the caller has seen) and
- * returns {drawn, current revision|false, owner|false}.
+ * returns {drawn, current revision|false, owner|false, title|false}.
  */
 const DRAW = `
-local cur = redis.call('HMGET', KEYS[2], 'r', 'o')
-return {redis.call('INCR', KEYS[1]), cur[1], cur[2]}
+local cur = redis.call('HMGET', KEYS[2], 'r', 'o', 't')
+return {redis.call('INCR', KEYS[1]), cur[1], cur[2], cur[3]}
+`;
+
+/**
+ * Protected owners and titles: a session written before (plaintext owner or title) gets the
+ * protected forms right after a save. KEYS: session, xo. ARGV: revision (the save's), owner as
+ * stored ('' unowned), its protected form, protected title ('' keep), id. Returns 1 when changed, 0 when the
+ * session has moved on (another save, which does the same).
+ */
+const PROTECT = `
+local cur = redis.call('HMGET', KEYS[1], 'r', 'o')
+if cur[1] ~= ARGV[1] or (cur[2] or '') ~= ARGV[2] then return 0 end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 't', ARGV[4]) end
+if ARGV[2] == '' then return 1 end
+redis.call('HSET', KEYS[1], 'o', ARGV[3])
+if redis.call('HEXISTS', KEYS[2], ARGV[5]) == 1 then redis.call('HSET', KEYS[2], ARGV[5], ARGV[3] .. '\0' .. ARGV[1]) end
+return 1
 `;
 
 /**
@@ -481,6 +497,7 @@ return 1
 export const REDIS_LUA = {
   save: SAVE,
   draw: DRAW,
+  protect: PROTECT,
   index: INDEX,
   list: LIST,
   meta: META,
@@ -498,7 +515,8 @@ export type Reply = [number, string | number | null];
 
 export interface Scripts {
   sbSave(...args: (string | number)[]): Promise<(string | number | null)[]>;
-  sbDraw(rev: string, session: string): Promise<[number, string | null, string | null]>;
+  sbDraw(rev: string, session: string): Promise<[number, string | null, string | null, string | null]>;
+  sbProtect(...args: string[]): Promise<number>;
   sbDelete(...args: (string | number)[]): Promise<(string | number | null)[]>;
   sbScan(...args: (string | number)[]): Promise<(string | null)[]>;
   sbPurge(...args: (string | number)[]): Promise<(string | number)[]>;
@@ -523,6 +541,7 @@ export type ScriptedClient = RedisClientLike & Scripts;
 export function defineScripts(client: RedisClientLike): void {
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: SAVE });
   client.defineCommand("sbDraw", { numberOfKeys: 2, lua: DRAW });
+  client.defineCommand("sbProtect", { numberOfKeys: 2, lua: PROTECT });
   client.defineCommand("sbDelete", { numberOfKeys: 4, lua: DELETE });
   client.defineCommand("sbIndex", { numberOfKeys: 3, lua: INDEX });
   client.defineCommand("sbList", { numberOfKeys: 3, lua: LIST });

@@ -21,7 +21,19 @@ import {
   StoreUnavailableError,
 } from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
-import { checkList, checkMeta, encodeCursor, labelsMatch, storedMeta, usesContext } from "../listing.js";
+import type { SessionMetaProtection } from "../encryption/meta.js";
+import {
+  checkList,
+  checkMeta,
+  encodeCursor,
+  labelsMatch,
+  metaProtectionOf,
+  plaintextMeta,
+  plaintextOwnerError,
+  readMeta,
+  storedMeta,
+  usesContext,
+} from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
 import type {
   DeleteOptions,
@@ -117,6 +129,8 @@ export class RedisSessionStore implements SessionStore {
   readonly messages: MessageLog;
   readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
+  /** How owners and titles are kept at rest (an encrypting codec's protection), if at all. */
+  private readonly protection: SessionMetaProtection | undefined;
   /** The driver's client, connected on demand. */
   private readonly connector: RedisConnector;
   /** The format marker under `P meta` was read once and is one this code can use (or absent). */
@@ -138,6 +152,7 @@ export class RedisSessionStore implements SessionStore {
     this.keys = new RedisKeys(this.prefix, this.cluster);
     this.connector = new RedisConnector(options, this.url);
     this.codec = options.codec ?? defaultSessionCodec();
+    this.protection = metaProtectionOf(this.codec);
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.retention = checkRetention(options.retention);
@@ -330,14 +345,23 @@ export class RedisSessionStore implements SessionStore {
     const data = v[6];
     if (revision === null || data === null) return undefined;
     this.remember(id, owner);
+    const meta = this.metaOf(v, id);
     return {
-      session: loadStoredSession(this.codec, id, data, this.url, {
-        owner: owner ?? undefined,
-        revision: Number(revision),
-      }),
+      session: loadStoredSession(this.codec, id, data, this.url, { owner: meta.owner, revision: Number(revision) }),
       revision: Number(revision),
-      meta: metaOf(v),
+      meta,
     };
+  }
+
+  /** A session's metadata from its hash fields, the owner and title decrypted when protected. */
+  private metaOf(v: readonly (string | number | null)[], id: string, strict = true): StoredSessionMeta {
+    const { owner, title } = readMeta(this.protection, id, v[1] as string | null, v[2] as string | null, strict);
+    return metaOf([v[0], owner ?? null, title ?? null, ...v.slice(3)]);
+  }
+
+  /** The stored form of an owner (protected under an encrypting codec). */
+  private ownerForm(owner: string): string {
+    return this.protection === undefined ? owner : this.protection.owner(owner);
   }
 
   /** Owners seen by `get` (a context-using codec serializes an update for the stored owner without another read). */
@@ -357,24 +381,48 @@ export class RedisSessionStore implements SessionStore {
     const checkCodecOwner = usesContext(this.codec);
     // The owner the body is serialized for: the given one, else (an update) the stored one as far as
     // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
-    let codecOwner = meta.owner ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
+    // Protected owners and titles (an encrypting codec): the hash and the owner index hold their
+    // protected forms (the owner's index keys are named by it); the codec sees the plaintext owner.
+    const protection = this.protection;
+    const plainOwner = (stored: string | null | undefined) =>
+      stored == null ? undefined : protection === undefined ? stored : protection.readOwner(stored);
+    let codecOwner = meta.owner ?? (expected === null ? undefined : plainOwner(this.owners.get(id) ?? undefined));
+    // The owner as stored, which the script compares: the given one's form, or (an update) what is stored.
+    let ownerArg = meta.owner === undefined ? undefined : this.ownerForm(meta.owner);
+    let storedOwner = ownerArg ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
+    let protect: { from: string; to: string; title: string } | undefined;
+    const titleArg =
+      meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
     const labels = meta.labels === undefined ? "" : JSON.stringify(meta.labels);
     // Cluster: a create names its owner index first (a pending candidate), so a crash after the
     // session is written never leaves it out of its owner's list (keys.ts).
     const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
-    if (pending !== undefined) await this.indexOp("save", this.keys.owner(meta.owner!), "add", id, pending, labels);
+    if (pending !== undefined) await this.indexOp("save", this.keys.owner(ownerArg!), "add", id, pending, labels);
     // A codec that uses its context binds the revision the row is written under: drawn first from
     // the bucket's counter (one more round trip; it also reads the stored owner and revision).
     let drawn = "";
     if (checkCodecOwner) {
-      const [next, current, stored] = await this.call("save", true, (c) => c.sbDraw(k.rev, k.session));
+      const [next, current, stored, storedTitle] = await this.call("save", true, (c) => c.sbDraw(k.rev, k.session));
       if ((current === null ? null : Number(current)) !== expected) {
         if (pending !== undefined)
-          await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
+          await this.indexOp("save", this.keys.owner(ownerArg!), "abort", id, pending).catch(() => undefined);
         throw new ConflictError(id, expected, current === null ? null : Number(current));
       }
       drawn = String(next);
-      if (meta.owner === undefined && expected !== null) codecOwner = stored ?? undefined;
+      if (expected !== null) {
+        storedOwner = stored ?? undefined;
+        if (meta.owner === undefined) codecOwner = plainOwner(stored);
+        // A row written before (plaintext owner or title) keeps its stored owner for this save and
+        // gets the protected forms right after it.
+        if (protection !== undefined && plaintextMeta(protection, stored, storedTitle)) {
+          if (stored !== null && meta.owner !== undefined && plainOwner(stored) === meta.owner) ownerArg = stored;
+          const title =
+            storedTitle === null || meta.title !== undefined || protection.isProtectedTitle(storedTitle)
+              ? ""
+              : protection.title(id, protection.readTitle(id, storedTitle));
+          protect = { from: stored ?? "", to: stored === null ? "" : this.ownerForm(plainOwner(stored)!), title };
+        }
+      }
     }
     let reply: (string | number | null)[];
     for (let attempt = 0; ; attempt++) {
@@ -394,11 +442,11 @@ export class RedisSessionStore implements SessionStore {
           id,
           Date.now(),
           k.sessionPrefix,
-          meta.owner === undefined ? "0" : "1",
-          meta.owner ?? "",
-          checkCodecOwner ? `=${codecOwner ?? ""}` : "",
-          meta.title === undefined ? "0" : "1",
-          meta.title ?? "",
+          ownerArg === undefined ? "0" : "1",
+          ownerArg ?? "",
+          checkCodecOwner ? `=${storedOwner ?? ""}` : "",
+          titleArg === undefined ? "0" : "1",
+          titleArg ?? "",
           meta.labels === undefined ? "0" : "1",
           labels,
           this.cluster ? "0" : "1",
@@ -408,17 +456,39 @@ export class RedisSessionStore implements SessionStore {
         ),
       );
       if (Number(reply[0]) !== 3 || attempt > 0) break;
-      codecOwner = (reply[1] as string) || undefined;
+      storedOwner = (reply[1] as string) || undefined;
+      codecOwner = plainOwner(storedOwner);
     }
     const status = Number(reply[0]);
     if (status !== 1) {
       if (pending !== undefined)
-        await this.indexOp("save", this.keys.owner(meta.owner!), "abort", id, pending).catch(() => undefined);
+        await this.indexOp("save", this.keys.owner(ownerArg!), "abort", id, pending).catch(() => undefined);
       if (status === 2) throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, reply[1] === null ? null : Number(reply[1]));
     }
     const revision = Number(reply[1]);
-    const owner = reply[2] as string | null;
+    let owner = reply[2] as string | null;
+    if (protect !== undefined && (owner ?? "") === protect.from) {
+      // The protected forms for a row written before: the hash (if still at this revision), then
+      // its owner index entry moves to the protected owner's keys (list repairs a leftover).
+      const moved = await this.call("save", true, (c) =>
+        c.sbProtect(k.session, k.xo, String(revision), protect.from, protect.to, protect.title, id),
+      );
+      if (Number(moved) === 1 && protect.to !== protect.from) {
+        owner = protect.to;
+        await this.indexOp(
+          "save",
+          this.keys.owner(protect.to),
+          "commit",
+          id,
+          revision,
+          Number(reply[3]),
+          (reply[5] as string | null) ?? "",
+          "",
+        );
+        await this.indexOp("save", this.keys.owner(protect.from), "drop", id, revision).catch(() => undefined);
+      }
+    }
     this.remember(id, owner);
     if (this.cluster) {
       // The session is saved: a failure from here on is only an outdated index entry, which `list` repairs.
@@ -497,10 +567,20 @@ export class RedisSessionStore implements SessionStore {
   async list(options: ListOptions): Promise<ListPage> {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
     const byTime = order === "updatedAt desc";
-    const o = this.keys.owner(owner);
+    const form = this.ownerForm(owner);
+    const o = this.keys.owner(form);
     const wanted = JSON.stringify(labels);
     const want = limit + 1;
     return this.call("list", false, async (c) => {
+      // A protecting store refuses to list an owner that still has plaintext-owner sessions: the
+      // plaintext owner's index is read (first page only), each entry checked against its session.
+      if (this.protection !== undefined && cursor === undefined) {
+        for (const other of this.protection.otherForms(owner)) {
+          const ids = await c.zrange(this.keys.owner(other).oi, 0, 99);
+          const metas = await Promise.all(ids.map((id) => c.sbMeta(this.keys.of(id).session)));
+          if (metas.some((v) => v !== null && v[1] === other)) throw plaintextOwnerError(this.url);
+        }
+      }
       const found: { item: ListItem; updated: number }[] = [];
       const repairs: Promise<unknown>[] = [];
       // A checked cursor's time is a safe integer; past the index's 15 digits (year 33658) it is
@@ -532,7 +612,7 @@ export class RedisSessionStore implements SessionStore {
         )) as (MetaReply | null)[];
         for (const [i, x] of candidates.entries()) {
           const v = metas[i];
-          const mine = v !== null && v[1] === owner;
+          const mine = v !== null && v[1] === form;
           const u = mine ? Number(v[5] ?? 0) : NaN;
           const l = mine && v[3] !== null ? (JSON.parse(v[3]) as Record<string, string>) : undefined;
           const shown =
@@ -542,7 +622,7 @@ export class RedisSessionStore implements SessionStore {
             (updatedBefore === undefined || u < updatedBefore) &&
             (updatedAfter === undefined || u > updatedAfter);
           if (shown) {
-            const item: ListItem = { id: x.id, revision: Number(v[0]), meta: metaOf(v) };
+            const item: ListItem = { id: x.id, revision: Number(v[0]), meta: this.metaOf(v, x.id, false) };
             if (Number(v[6]) > 0) item.ttlMs = Number(v[6]);
             found.push({ item, updated: u });
           }
@@ -593,7 +673,8 @@ export class RedisSessionStore implements SessionStore {
       const item = includeText
         ? scanItem(id, Number(flat[i + 1]), flat[i + 7]!, pttl > 0 ? pttl : undefined)
         : scanItem(id, Number(flat[i + 1]));
-      item.meta = metaOf(flat.slice(i + 1, i + 7));
+      item.meta = this.metaOf(flat.slice(i + 1, i + 7), id, false);
+      if (plaintextMeta(this.protection, flat[i + 2], flat[i + 3])) item.plaintextMeta = true;
       items.push(item);
     }
     return scanPage(items, limit);
@@ -617,6 +698,7 @@ export class RedisSessionStore implements SessionStore {
       ids: [] as string[],
       revisions: [] as number[],
       metas: [] as StoredSessionMeta[],
+      plain: [] as boolean[],
       full: true,
       share: Math.max(4, Math.ceil((2 * want) / this.buckets.length)),
     }));
@@ -629,7 +711,8 @@ export class RedisSessionStore implements SessionStore {
           for (let i = 0; i < flat.length; i += 7) {
             part.ids.push(flat[i]!);
             part.revisions.push(Number(flat[i + 1]));
-            part.metas.push(metaOf(flat.slice(i + 1, i + 7)));
+            part.metas.push(this.metaOf(flat.slice(i + 1, i + 7), flat[i]!, false));
+            part.plain.push(plaintextMeta(this.protection, flat[i + 2], flat[i + 3]));
           }
           part.full = flat.length / 7 === part.share;
           part.share *= 2;
@@ -643,13 +726,19 @@ export class RedisSessionStore implements SessionStore {
       if (pending.length === 0) break;
     }
     const all = parts
-      .flatMap((part) => part.ids.map((id, i) => ({ id, revision: part.revisions[i], meta: part.metas[i] })))
+      .flatMap((part) =>
+        part.ids.map((id, i) => ({ id, revision: part.revisions[i], meta: part.metas[i], plain: part.plain[i] })),
+      )
       .sort((a, b) => compareIds(a.id, b.id));
     const page = all.slice(0, limit);
     const next = all.length > limit ? page[page.length - 1].id : undefined;
     if (!includeText)
       return {
-        items: page.map((x) => ({ ...scanItem(x.id, x.revision), meta: x.meta })),
+        items: page.map((x) => ({
+          ...scanItem(x.id, x.revision),
+          meta: x.meta,
+          ...(x.plain ? { plaintextMeta: true } : {}),
+        })),
         ...(next === undefined ? {} : { cursor: next }),
       };
     // A session deleted or expired since its id was listed is left out; the cursor still moves on.
@@ -660,7 +749,9 @@ export class RedisSessionStore implements SessionStore {
       if (!found) continue;
       const pttl = Number(found[2]);
       const item = scanItem(x.id, Number(found[0]), found[1], pttl > 0 ? pttl : undefined);
-      item.meta = metaOf([found[0], ...found.slice(3, 8)] as (string | null)[]);
+      item.meta = this.metaOf([found[0], ...found.slice(3, 8)] as (string | null)[], x.id, false);
+      if (plaintextMeta(this.protection, found[3] as string | null, found[4] as string | null))
+        item.plaintextMeta = true;
       items.push(item);
     }
     return { items, ...(next === undefined ? {} : { cursor: next }) };
@@ -688,12 +779,13 @@ export class RedisSessionStore implements SessionStore {
    */
   async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
     const receipt = await eraseOwnerSessions(this, owner, options);
-    const o = this.keys.owner(owner);
+    const form = this.ownerForm(owner);
+    const o = this.keys.owner(form);
     await this.call("eraseOwner", true, async (c) => {
       const ids = await c.zrange(o.oi, 0, -1);
       const metas = await Promise.all(ids.map((id) => c.sbMeta(this.keys.of(id).session)));
       // A session of the owner created meanwhile keeps the index (a later erase finds it).
-      if (metas.some((v) => v !== null && v[1] === owner)) return;
+      if (metas.some((v) => v !== null && v[1] === form)) return;
       await c.del(o.ou, o.oi, o.om);
     });
     return { ...receipt, finishedAt: new Date().toISOString() };

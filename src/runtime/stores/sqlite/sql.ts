@@ -171,6 +171,10 @@ const LIST_COLUMNS = `id, revision, ${META}, expires_at`;
 export const SQLITE_SQL = {
   get: `SELECT revision, data, ${META} FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
   current: `SELECT revision, owner FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  // Protected owners and titles (an encrypting codec): what a save reads first, and how a row
+  // written before gets the protected forms (same transaction as its save).
+  currentMeta: `SELECT revision, owner, title FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
+  protectMeta: `UPDATE statebag_sessions SET owner = coalesce(?, owner), title = coalesce(?, title) WHERE id = ?`,
   bump: `UPDATE statebag_meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
   // The compare-and-swap: only the row still at the expected (live) revision is replaced.
   // A given owner must be the stored one; title/labels replaced only when given (flag 1);
@@ -255,6 +259,8 @@ export interface ListRow extends MetaRow {
 export class Statements {
   readonly get: SqliteStatement<{ revision: number; data: string } & MetaRow>;
   readonly current: SqliteStatement<{ revision: number; owner: string | null }>;
+  readonly currentMeta: SqliteStatement<{ revision: number; owner: string | null; title: string | null }>;
+  readonly protectMeta: SqliteStatement<never>;
   readonly listByTime: SqliteStatement<ListRow>;
   readonly listById: SqliteStatement<ListRow>;
   readonly bump: SqliteStatement<{ value: number }>;
@@ -284,6 +290,8 @@ export class Statements {
   constructor(db: SqliteConnection) {
     this.get = db.prepare(SQLITE_SQL.get);
     this.current = db.prepare(SQLITE_SQL.current);
+    this.currentMeta = db.prepare(SQLITE_SQL.currentMeta);
+    this.protectMeta = db.prepare(SQLITE_SQL.protectMeta);
     this.listByTime = db.prepare(SQLITE_SQL.listByTime);
     this.listById = db.prepare(SQLITE_SQL.listById);
     this.bump = db.prepare(SQLITE_SQL.bump);

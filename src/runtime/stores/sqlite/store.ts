@@ -19,7 +19,18 @@ import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../
 import { checkDelete, checkId, checkSave, checkScan, scanItem, scanPage, sessionId } from "../common.js";
 import { ConflictError, SessionOwnerError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
-import { checkList, checkMeta, encodeCursor, storedMeta, usesContext } from "../listing.js";
+import type { SessionMetaProtection } from "../encryption/meta.js";
+import {
+  checkList,
+  checkMeta,
+  encodeCursor,
+  metaProtectionOf,
+  plaintextMeta,
+  plaintextOwnerError,
+  readMeta,
+  storedMeta,
+  usesContext,
+} from "../listing.js";
 import { checkRetention, purgeRetention } from "../retention.js";
 import type {
   DeleteOptions,
@@ -398,13 +409,11 @@ export class SqliteSessionStore implements SessionStore {
     checkId(id);
     const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
     if (!row) return undefined;
+    const meta = rowMeta(row, id, metaProtectionOf(this.codec));
     return {
-      session: loadStoredSession(this.codec, id, row.data, this.url, {
-        owner: row.owner ?? undefined,
-        revision: row.revision,
-      }),
+      session: loadStoredSession(this.codec, id, row.data, this.url, { owner: meta.owner, revision: row.revision }),
       revision: row.revision,
-      meta: rowMeta(row),
+      meta,
     };
   }
 
@@ -416,11 +425,28 @@ export class SqliteSessionStore implements SessionStore {
     // A row's owner never changes, and the update below only applies at that revision.
     let owner = meta.owner;
     const contextual = usesContext(this.codec);
-    if (owner === undefined && expected !== null && contextual) {
-      const current = await this.run("save", "read", (s) => s.current.get(id, Date.now()));
+    // Protected owners and titles (an encrypting codec): the columns hold their protected forms;
+    // an update reads the row first, for the plaintext owner and to move a row written before
+    // (plaintext owner or title) to the protected forms in the same transaction as the save.
+    const protection = metaProtectionOf(this.codec);
+    let ownerColumn = meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
+    let protect: [string | null, string | null] | undefined;
+    if (expected !== null && (protection !== undefined || (owner === undefined && contextual))) {
+      const current = await this.run("save", "read", (s) => s.currentMeta.get(id, Date.now()));
       if (current?.revision !== expected) throw new ConflictError(id, expected, current?.revision ?? null);
-      owner = current.owner ?? undefined;
+      const stored = readMeta(protection, id, current.owner, current.title);
+      owner ??= stored.owner ?? undefined;
+      if (protection !== undefined && plaintextMeta(protection, current.owner, current.title)) {
+        // The CAS below names the owner as stored; the protected forms are written after it.
+        if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = current.owner ?? undefined;
+        protect = [
+          stored.owner == null ? null : protection.owner(stored.owner),
+          stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
+        ];
+      }
     }
+    const titleColumn =
+      meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
     // Validate and serialize before taking any lock, unless the codec uses its context: it is
     // given the revision the row is written under, drawn from the file's counter inside the write
     // transaction (in this process nothing runs meanwhile anyway: both are synchronous).
@@ -433,24 +459,27 @@ export class SqliteSessionStore implements SessionStore {
       const text = plain ?? this.codec.serialize(session, { owner, revision });
       const changes =
         expected === null
-          ? s.create.run(id, revision, text, expiresAt, now, now, meta.owner ?? null, meta.title ?? null, labels, now)
+          ? s.create.run(id, revision, text, expiresAt, now, now, ownerColumn ?? null, titleColumn ?? null, labels, now)
               .changes
           : s.update.run(
               revision,
               text,
               expiresAt,
               now,
-              meta.title === undefined ? 0 : 1,
-              meta.title ?? null,
+              titleColumn === undefined ? 0 : 1,
+              titleColumn ?? null,
               labels === null ? 0 : 1,
               labels,
               id,
               expected,
               now,
-              meta.owner ?? null,
-              meta.owner ?? null,
+              ownerColumn ?? null,
+              ownerColumn ?? null,
             ).changes;
-      if (changes === 1) return revision;
+      if (changes === 1) {
+        if (protect !== undefined) s.protectMeta.run(protect[0], protect[1], id);
+        return revision;
+      }
       // Throwing rolls the counter bump back; the current row is read under the same lock.
       const current = s.current.get(id, now);
       if (current !== undefined && current.revision === expected) throw new SessionOwnerError(id, meta.owner!);
@@ -479,6 +508,7 @@ export class SqliteSessionStore implements SessionStore {
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     const now = Date.now();
+    const protection = metaProtectionOf(this.codec);
     const rows = await this.run(
       "scan",
       "read",
@@ -494,7 +524,8 @@ export class SqliteSessionStore implements SessionStore {
       const item = includeText
         ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now))
         : scanItem(r.id, r.revision);
-      item.meta = rowMeta(r);
+      item.meta = rowMeta(r, r.id, protection, false);
+      if (plaintextMeta(protection, r.owner, r.title)) item.plaintextMeta = true;
       return item;
     });
     return scanPage(items, limit);
@@ -503,20 +534,27 @@ export class SqliteSessionStore implements SessionStore {
   async list(options: ListOptions): Promise<ListPage> {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
     const now = Date.now();
+    const protection = metaProtectionOf(this.codec);
     const filter = [
-      owner,
+      protection === undefined ? owner : protection.owner(owner),
       now,
       updatedBefore ?? NO_BOUND_BEFORE,
       updatedAfter ?? NO_BOUND_AFTER,
       JSON.stringify(labels),
     ];
-    const rows = await this.run("list", "read", (s) =>
-      order === "id"
+    const rows = await this.run("list", "read", (s) => {
+      // A protecting store refuses to list an owner that still has plaintext-owner rows (one index probe, first page).
+      if (protection !== undefined && cursor === undefined) {
+        for (const other of protection.otherForms(owner))
+          if (s.listById.all(other, now, NO_BOUND_BEFORE, NO_BOUND_AFTER, "{}", "", 1).length > 0)
+            throw plaintextOwnerError(this.url);
+      }
+      return order === "id"
         ? s.listById.all(...filter, cursor?.id ?? "", limit + 1)
-        : s.listByTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1),
-    );
+        : s.listByTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1);
+    });
     const items = rows.slice(0, limit).map((r): ListItem => {
-      const item: ListItem = { id: r.id, revision: r.revision, meta: rowMeta(r) };
+      const item: ListItem = { id: r.id, revision: r.revision, meta: rowMeta(r, r.id, protection, false) };
       if (r.expires_at != null) item.ttlMs = Math.max(1, r.expires_at - now);
       return item;
     });
@@ -563,10 +601,16 @@ function upgradeToV2(db: SqliteConnection): void {
   for (const index of V2_INDEXES) db.exec(index);
 }
 
-function rowMeta(row: MetaRow): StoredSessionMeta {
+function rowMeta(
+  row: MetaRow,
+  id: string,
+  protection: SessionMetaProtection | undefined,
+  strict = true,
+): StoredSessionMeta {
+  const { owner, title } = readMeta(protection, id, row.owner, row.title, strict);
   return storedMeta(
-    row.owner,
-    row.title,
+    owner,
+    title,
     row.labels === null ? null : (JSON.parse(row.labels) as Record<string, string>),
     row.created_at,
     row.updated_at,
