@@ -280,6 +280,45 @@ function flow(label: string, makeModel: () => Promise<Model>, options: { serverD
       await context.close();
     }, 120_000);
 
+    it("a message sent while another tab's reply runs is refused (409): the text stays, the running reply shows up live and can be stopped from here", async () => {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+      const mine = await newPage(context, notFound);
+      await mine.goto(app.url);
+      queue("name");
+      await send(mine, "Hi, my name is Ada.");
+      await expect.poll(() => lastAnswer(mine).innerText(), WAIT).toContain("Nice to meet you, Ada.");
+      await mine.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
+
+      const other = await newPage(context, notFound);
+      await other.goto(mine.url());
+      await expect.poll(() => lastAnswer(other).innerText(), WAIT).toContain("Nice to meet you, Ada.");
+      queue("story");
+      await send(other, "Tell me a story");
+      await expect.poll(() => lastAnswer(other).innerText(), WAIT).toContain(model.storyStart);
+
+      const refusal = mine.waitForResponse((r) => r.url().endsWith("/api/chat") && r.request().method() === "POST");
+      await send(mine, "And what about the weather?");
+      expect((await refusal).status()).toBe(409);
+      await expect.poll(() => mine.getByTestId("chat-error").innerText(), WAIT).toContain("still being written");
+      expect(await mine.getByTestId("input").inputValue()).toBe("And what about the weather?");
+      // The other tab's question and its reply, as they run.
+      await expect.poll(() => mine.locator('[data-role="user"]').last().innerText(), WAIT).toContain("Tell me a story");
+      await expect.poll(() => lastAnswer(mine).innerText(), WAIT).toContain(model.storyStart);
+      await shot(mine, "4c-busy-elsewhere");
+
+      // Stopped from this tab: both tabs show the kept answer, marked stopped; then the text can go.
+      await mine.getByTestId("stop").click();
+      for (const page of [mine, other])
+        await expect.poll(() => page.getByTestId("finish-marker").getAttribute("data-finish"), WAIT).toBe("stopped");
+      queue("weather");
+      queue("weather-result");
+      await mine.getByTestId("input").fill("What's the weather in Lisbon?");
+      await mine.getByTestId("send").click();
+      await expect.poll(() => mine.getByTestId("tool-output").first().innerText(), WAIT).toContain("Lisbon");
+      expect(notFound).toEqual([]);
+      await context.close();
+    }, 120_000);
+
     it("a reload mid-reply resumes it; Stop keeps the partial answer, marked stopped, after another reload; the chat goes on", async () => {
       // A short window, so the answer outgrows it: the page must keep its newest words in view.
       const context = await browser.newContext({ viewport: { width: 1000, height: 440 } });

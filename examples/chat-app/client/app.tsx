@@ -300,7 +300,8 @@ function Chat({
     }
     // The server refused the request: nothing of it was kept. Take the unsent message back into
     // the input, so nothing typed is lost.
-    setProblem(friendly(statusCode, readProblem(responseBody)));
+    const problem = readProblem(responseBody);
+    setProblem(friendly(statusCode, problem));
     const text = sent.current;
     sent.current = undefined;
     if (text === undefined) {
@@ -316,6 +317,9 @@ function Chat({
       return unsent;
     });
     setInput((typed) => (typed.trim() === "" ? text : typed));
+    // Busy: a reply started elsewhere (another tab) is running in this chat. Show it here, live, with
+    // its question; the text stays in the input for when it is done (or stopped).
+    if (problem?.type === "urn:statebag:problem:chat-busy") await recover();
   };
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs when a reply starts streaming, not when the callback's identity changes
