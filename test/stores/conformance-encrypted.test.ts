@@ -37,10 +37,6 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
     // The stored text is the encryption envelope (its bytes are tested in test/encryption/).
     skip: {
       verbatimText: "rows are encrypted: the stored text is the envelope, not the codec's plain text",
-      // TEMPORARY (removed when every backend has its stream buffer, later today)
-      ...(["memory", "sqlite", "sqlite-better", "postgres", "postgres-pgbouncer"].includes(backend.name)
-        ? {}
-        : { streams: "stream buffer not built yet for this backend" }),
     },
     async close(store) {
       try {

@@ -26,10 +26,6 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
         throw error;
       }
     },
-    // TEMPORARY (removed when every backend has its stream buffer, later today)
-    skip: ["memory", "sqlite", "sqlite-better", "postgres", "postgres-pgbouncer"].includes(backend.name)
-      ? {}
-      : { streams: "stream buffer not built yet for this backend" },
     async close(store) {
       try {
         await store.close();

@@ -137,6 +137,11 @@ export class RedisConnector {
   }
 
   /** The client, created on first use with the scripts defined on it; connected or not. */
+  /** The database the store SELECTs (0 on a cluster): a second connection of the store's selects it too. */
+  get database(): number {
+    return this.connection.db;
+  }
+
   get client(): ScriptedClient {
     if (this.closed)
       throw new StatebagError("store-closed", `the Redis store at ${this.url} was closed`, {

@@ -20,6 +20,16 @@
  * `list` reads the owner's index (one script) for a page of candidates, then each candidate's
  * metadata fields (never `d`), and returns only those whose stored owner, updatedAt and labels
  * match: the session hash is the truth, the index a superset of it.
+ * Stream buffers (`store.streams`; no format change: new keys only), in the SESSION's bucket so one
+ * script changes a stream and its session's set, on a cluster too:
+ *   P{}st:<stream>  hash {sid: session, st: status, n: length, sr: stop requested 0/1, le: lease end ms,
+ *                   o: the owner as the encrypting codec sealed it}; PEXPIRE lease + a day while running,
+ *                   keepMs once finished
+ *   P{}sx:<stream>  Redis Stream of the chunks: entry 0-(p+1) = {c: chunk p}; finish adds 0-(n+1) = {end: status}
+ *                   (what wakes XREAD BLOCK followers); same expiry as the hash
+ *   P{}ss:<session> set of the session's stream ids (members whose hash expired are dropped at each open)
+ *   P{}sl:<stream>  string: the stream's session id, in the STREAM id's bucket (a call naming only the
+ *                   stream finds its session's bucket through it); expires with the stream
  * `{}` ends the prefix (a prefix may not contain it), so no store's keys start with another
  * store's `P{}`: the stores `p:` and `p:tenant2:` never see, scan or delete each other's keys.
  * Format 1 (earlier releases) had no `{}`; `store setup` moves such keys (upgrade.ts), and
@@ -182,6 +192,23 @@ export class RedisKeys {
     return { ...b, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
   }
 
+  /** A stream's keys, in its session's bucket (with the session's set of streams). */
+  stream(sessionId: string, streamId: string): StreamKeys {
+    const bp = this.bucketOf(sessionId).prefix;
+    return {
+      meta: `${bp}st:${streamId}`,
+      chunks: `${bp}sx:${streamId}`,
+      session: `${bp}ss:${sessionId}`,
+      metaPrefix: `${bp}st:`,
+      chunksPrefix: `${bp}sx:`,
+    };
+  }
+
+  /** Where a stream's session id is kept, in the stream id's own bucket. */
+  streamLocator(streamId: string): string {
+    return `${this.bucketOf(streamId).prefix}sl:${streamId}`;
+  }
+
   /** One owner's index keys, in the owner's bucket (the same single bucket standalone). */
   owner(owner: string): OwnerKeys {
     const bp = this.bucketOf(owner).prefix;
@@ -227,6 +254,17 @@ export class RedisKeys {
       newRev: cur.rev,
     };
   }
+}
+
+/** A stream's keys (see the module comment). */
+export interface StreamKeys {
+  meta: string;
+  chunks: string;
+  /** The session's set of stream ids. */
+  session: string;
+  /** `meta` and `chunks` without the stream id, for scripts that name other streams of the session. */
+  metaPrefix: string;
+  chunksPrefix: string;
 }
 
 /** One owner's index: newest first (`ou`), by id (`oi`), candidates (`om`); `prefix` is its bucket's. */

@@ -57,6 +57,8 @@ import type {
 } from "../types.js";
 import { redactUrl } from "../url.js";
 import { isUnavailable, RedisConnector } from "./connection.js";
+import { RedisStreamBuffer } from "./stream-buffer.js";
+import { chunkCodec } from "../stream-common.js";
 import { enclosingPrefixes, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
 import type { ScriptedClient } from "./scripts.js";
@@ -127,6 +129,7 @@ export class RedisSessionStore implements SessionStore {
   readonly url: string;
   readonly prefix: string;
   readonly messages: MessageLog;
+  readonly streams: RedisStreamBuffer;
   readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   /** How owners and titles are kept at rest (an encrypting codec's protection), if at all. */
@@ -155,6 +158,7 @@ export class RedisSessionStore implements SessionStore {
     this.protection = metaProtectionOf(this.codec);
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
+    this.streams = new RedisStreamBuffer(this, chunkCodec(this.codec), () => this.duplicateConnection());
     this.retention = checkRetention(options.retention);
   }
 
@@ -551,6 +555,8 @@ export class RedisSessionStore implements SessionStore {
     );
     const [ok, value] = reply;
     if (Number(ok) !== 1) throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
+    // The session's stream buffers go with it (whether or not a session was there).
+    await this.streams.deleteForSession(id);
     this.owners.delete(id);
     // Cluster: the session is gone; its owner's index entry goes next (a leftover is dropped by `list`).
     if (this.cluster && typeof reply[2] === "string")
@@ -791,7 +797,22 @@ export class RedisSessionStore implements SessionStore {
     return { ...receipt, finishedAt: new Date().toISOString() };
   }
   async close(): Promise<void> {
+    this.streams.close();
     await this.connector.close();
+  }
+
+  /** A second connection like the store's, connected and on its database (a stream follower's XREAD BLOCK). */
+  private async duplicateConnection(): Promise<RedisClientLike> {
+    const client = (this.connector.client as unknown as { duplicate(): RedisClientLike }).duplicate();
+    client.on("error", () => undefined); // failures reach the follower through its command
+    try {
+      await client.connect();
+      if (this.connector.database !== 0) await client.select(this.connector.database);
+    } catch (error) {
+      client.disconnect();
+      throw error;
+    }
+    return client;
   }
 
   /**

@@ -1,0 +1,472 @@
+/**
+ * The Redis store's stream buffer: per stream a metadata hash and a Redis Stream of chunks (entry
+ * `0-(p+1)` holds chunk p), in the session's hash slot with the session's set of streams (keys.ts),
+ * so each write is one Lua script in one slot, on a Cluster too. Times are the server's clock (TIME).
+ *
+ * Expiry is Redis's own: a running stream's keys live for its lease plus a day (renewed by every
+ * append), a finished one's for `keepMs`; `purgeExpired` has nothing left to do. A call that names
+ * only the stream finds its session through a locator key in the stream id's slot (cached per process).
+ *
+ * Followers replay with one script (the hash and XRANGE together), then wait with XREAD BLOCK on a
+ * connection of their own (a duplicate of the store's, opened when the first wait comes and closed
+ * when the follower ends); `finish` adds an end entry after the last chunk, which wakes them. They
+ * read again at the latest every second (a deleted stream, a lease that passes).
+ */
+import type {
+  OpenStreamOptions,
+  StreamBuffer,
+  StreamFollowOptions,
+  StreamInfo,
+  StreamReadOptions,
+  StreamStatus,
+} from "../stream-buffer.js";
+import { checkId } from "../common.js";
+import { StreamClosedError, streamExistsError } from "../errors.js";
+import {
+  ABANDONED_STREAM_KEEP_MS,
+  type ChunkCodec,
+  checkChunks,
+  checkFinish,
+  checkFollow,
+  checkLeaseMs,
+  checkOpen,
+  checkRead,
+  checkStreamId,
+  delay,
+} from "../stream-common.js";
+import type { RedisKeys, StreamKeys } from "./keys.js";
+import type { ScriptedClient } from "./scripts.js";
+import type { RedisClientLike } from "./types.js";
+
+/** What the buffer uses of its store (RedisSessionStore). */
+export interface RedisStreamStore {
+  readonly keys: RedisKeys;
+  readonly cluster: boolean;
+  call<T>(operation: string, write: boolean, fn: (client: ScriptedClient) => Promise<T>): Promise<T>;
+}
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** KEYS: meta, chunks, session set, locator. ARGV: stream, session, sealed owner, lease, abandoned, meta prefix, chunks prefix. */
+const OPEN = `${NOW}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+local lease = tonumber(ARGV[4])
+redis.call('HSET', KEYS[1], 'sid', ARGV[2], 'st', 'running', 'n', 0, 'sr', 0, 'le', now + lease)
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'o', ARGV[3]) end
+redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[5]))
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+  if redis.call('EXISTS', ARGV[6] .. m) == 0 then
+    redis.call('SREM', KEYS[3], m)
+    redis.call('DEL', ARGV[7] .. m)
+  end
+end
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1`;
+
+/**
+ * KEYS: meta, chunks. ARGV: lease, abandoned, expected start ('' = any), chunks...
+ * Reply {1, length, stop} | {0} absent | {2, status} not running | {3, length} not at the expected start.
+ */
+const APPEND = `${NOW}
+local m = redis.call('HMGET', KEYS[1], 'st', 'n', 'sr')
+if not m[1] then return {0} end
+if m[1] ~= 'running' then return {2, m[1]} end
+local n = tonumber(m[2])
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= n then return {3, n} end
+for i = 4, #ARGV do
+  n = n + 1
+  redis.call('XADD', KEYS[2], '0-' .. n, 'c', ARGV[i])
+end
+local lease = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'n', n, 'le', now + lease)
+redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[2]))
+if n > 0 then redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[2])) end
+return {1, n, tonumber(m[3])}`;
+
+/** KEYS: meta, chunks. ARGV: status, keep ms, only if abandoned (1/0). Adds the end entry that wakes followers. */
+const FINISH = `${NOW}
+local m = redis.call('HMGET', KEYS[1], 'st', 'n', 'le')
+if m[1] ~= 'running' then return 0 end
+if ARGV[3] == '1' and tonumber(m[3]) > now then return 0 end
+redis.call('HSET', KEYS[1], 'st', ARGV[1])
+redis.call('XADD', KEYS[2], '0-' .. (tonumber(m[2]) + 1), 'end', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
+return 1`;
+
+const STOP = `if redis.call('HGET', KEYS[1], 'st') ~= 'running' then return 0 end
+redis.call('HSET', KEYS[1], 'sr', 1)
+return 1`;
+
+/** KEYS: meta, chunks. ARGV: from, limit (-1: all). Reply: nil, or {sid, status, length, stop, lease end, owner, {chunks}}. */
+const READ = `local m = redis.call('HMGET', KEYS[1], 'sid', 'st', 'n', 'sr', 'le', 'o')
+if not m[1] then return false end
+local n = tonumber(m[3])
+local from = tonumber(ARGV[1])
+local last = n
+if tonumber(ARGV[2]) >= 0 then last = math.min(n, from + tonumber(ARGV[2])) end
+local bodies = {}
+if from < last then
+  for i, e in ipairs(redis.call('XRANGE', KEYS[2], '0-' .. (from + 1), '0-' .. last)) do bodies[i] = e[2][2] end
+end
+return {m[1], m[2], m[3], m[4], m[5], m[6] or '', bodies}`;
+
+/** KEYS: session set. ARGV: meta prefix, chunks prefix. Reply: {visible streams removed, stream ids...}. */
+const DELETE_SESSION = `local ids = redis.call('SMEMBERS', KEYS[1])
+local n = 0
+for _, id in ipairs(ids) do
+  n = n + redis.call('DEL', ARGV[1] .. id)
+  redis.call('DEL', ARGV[2] .. id)
+end
+redis.call('DEL', KEYS[1])
+table.insert(ids, 1, n)
+return ids`;
+
+/** Stream scripts as commands of a client (defined once per client object). */
+interface StreamScripts {
+  sbStreamOpen(...args: (string | number)[]): Promise<number>;
+  sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<(string | number)[]>;
+  sbStreamFinish(...args: (string | number)[]): Promise<number>;
+  sbStreamStop(meta: string): Promise<number>;
+  sbStreamRead(
+    ...args: (string | number)[]
+  ): Promise<[string, string, string, string, string, string, string[]] | null>;
+  sbStreamDeleteSession(...args: string[]): Promise<(string | number)[]>;
+}
+
+/** The Lua scripts (exported for the benchmark). @internal */
+export const REDIS_STREAM_LUA = { open: OPEN, append: APPEND, finish: FINISH, stop: STOP, read: READ } as const;
+
+const defined = new WeakSet<object>();
+
+function scripted(client: ScriptedClient): ScriptedClient & StreamScripts {
+  if (!defined.has(client)) {
+    client.defineCommand("sbStreamOpen", { numberOfKeys: 4, lua: OPEN });
+    client.defineCommand("sbStreamAppend", { numberOfKeys: 2, lua: APPEND });
+    client.defineCommand("sbStreamFinish", { numberOfKeys: 2, lua: FINISH });
+    client.defineCommand("sbStreamStop", { numberOfKeys: 1, lua: STOP });
+    client.defineCommand("sbStreamRead", { numberOfKeys: 2, lua: READ });
+    client.defineCommand("sbStreamDeleteSession", { numberOfKeys: 1, lua: DELETE_SESSION });
+    defined.add(client);
+  }
+  return client as ScriptedClient & StreamScripts;
+}
+
+/** A blocking connection of a follower's own. */
+interface BlockingClient extends RedisClientLike {
+  xread(...args: (string | number)[]): Promise<unknown>;
+}
+
+const ABANDONED = ABANDONED_STREAM_KEEP_MS;
+/** The longest XREAD BLOCK (then the follower reads again: a deleted stream, a passed lease). */
+const BLOCK_MS = 1000;
+/** How often a writer renews its locator's expiry (it must outlive the stream's hash). */
+const LOCATOR_RENEW_MS = ABANDONED / 2;
+const LOCATOR_CACHE_MAX = 10_000;
+
+export class RedisStreamBuffer implements StreamBuffer {
+  /** stream id -> session id, for the streams this process opened or looked up. */
+  private readonly sessions = new Map<string, string>();
+  /** stream id -> when its locator's expiry was last pushed out (this process's writes). */
+  private readonly locatorRenewed = new Map<string, number>();
+  private readonly blocking = new Set<RedisClientLike>();
+
+  constructor(
+    private readonly store: RedisStreamStore,
+    private readonly codec: ChunkCodec,
+    /** A new connection like the store's (for XREAD BLOCK). */
+    private readonly duplicate: () => Promise<RedisClientLike>,
+  ) {}
+
+  private remember(streamId: string, sessionId: string): void {
+    if (this.sessions.size >= LOCATOR_CACHE_MAX) this.sessions.clear();
+    this.sessions.set(streamId, sessionId);
+  }
+
+  /** The stream's keys (undefined: no locator, so no stream). */
+  private async keysOf(streamId: string, operation: string): Promise<StreamKeys | undefined> {
+    let sessionId = this.sessions.get(streamId);
+    if (sessionId === undefined) {
+      const found = await this.store.call(operation, false, (c) =>
+        (c as unknown as Locators).get(this.store.keys.streamLocator(streamId)),
+      );
+      if (found === null) return undefined;
+      sessionId = found;
+      this.remember(streamId, sessionId);
+    }
+    return this.store.keys.stream(sessionId, streamId);
+  }
+
+  async open(streamId: string, options: OpenStreamOptions): Promise<void> {
+    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    const sealedOwner = this.codec.sealOwner(streamId, owner) ?? "";
+    const k = this.store.keys.stream(sessionId, streamId);
+    const locator = this.store.keys.streamLocator(streamId);
+    await this.store.call("streams.open", true, async (c) => {
+      const l = c as unknown as Locators;
+      // The id is taken here first: on a cluster, the same id under another session would be
+      // other keys (its session's slot), which the script below cannot see.
+      const ttl = leaseMs + ABANDONED + LOCATOR_RENEW_MS;
+      if ((await l.set(locator, sessionId, "PX", ttl, "NX")) === null) {
+        const holder = await l.get(locator);
+        if (holder !== null && (await c.exists(this.store.keys.stream(holder, streamId).meta)) === 1)
+          throw streamExistsError(streamId);
+        await l.set(locator, sessionId, "PX", ttl); // a leftover of an expired stream
+      }
+      const opened = await scripted(c).sbStreamOpen(
+        k.meta,
+        k.chunks,
+        k.session,
+        // The locator is not touched by the script (on a cluster it is in another slot).
+        k.meta,
+        streamId,
+        sessionId,
+        sealedOwner,
+        leaseMs,
+        ABANDONED,
+        k.metaPrefix,
+        k.chunksPrefix,
+      );
+      if (Number(opened) !== 1) throw streamExistsError(streamId);
+    });
+    this.remember(streamId, sessionId);
+    this.locatorRenewed.set(streamId, Date.now());
+  }
+
+  async append(
+    streamId: string,
+    chunks: readonly string[],
+    leaseMs: number,
+  ): Promise<{ length: number; stopRequested: boolean }> {
+    checkStreamId(streamId);
+    checkChunks(chunks);
+    checkLeaseMs(leaseMs);
+    const k = await this.keysOf(streamId, "streams.append");
+    if (!k) throw new StreamClosedError(streamId, undefined);
+    return this.store.call("streams.append", true, async (c) => {
+      const s = scripted(c);
+      let args: (string | number | readonly string[])[] = [leaseMs, ABANDONED, "", chunks];
+      if (this.codec.encrypts && chunks.length > 0) {
+        // Sealed at their positions: the start is read first and checked by the script (one writer per stream).
+        const [length, sealedOwner] = await c.hmget(k.meta, "n", "o");
+        if (length === null) throw new StreamClosedError(streamId, undefined);
+        const start = Number(length);
+        const owner = this.codec.openOwner(streamId, sealedOwner);
+        args = [
+          leaseMs,
+          ABANDONED,
+          start,
+          chunks.map((chunk, i) => this.codec.seal(streamId, start + i, owner, chunk)),
+        ];
+      }
+      const reply = await s.sbStreamAppend(k.meta, k.chunks, ...args);
+      const code = Number(reply[0]);
+      if (code === 0) throw new StreamClosedError(streamId, undefined);
+      if (code === 2) throw new StreamClosedError(streamId, reply[1] as Exclude<StreamStatus, "running">);
+      if (code === 3) throw new StreamClosedError(streamId, undefined);
+      await this.renewLocator(c, streamId, leaseMs);
+      return { length: Number(reply[1]), stopRequested: Number(reply[2]) === 1 };
+    });
+  }
+
+  /** Keeps the locator alive as long as the stream's hash (rarely: every half day of writing). */
+  private async renewLocator(c: ScriptedClient, streamId: string, leaseMs: number): Promise<void> {
+    const now = Date.now();
+    const last = this.locatorRenewed.get(streamId);
+    if (last !== undefined && now - last < LOCATOR_RENEW_MS) return;
+    await (c as unknown as Locators).pexpire(
+      this.store.keys.streamLocator(streamId),
+      leaseMs + ABANDONED + LOCATOR_RENEW_MS,
+    );
+    if (this.locatorRenewed.size >= LOCATOR_CACHE_MAX) this.locatorRenewed.clear();
+    this.locatorRenewed.set(streamId, now);
+  }
+
+  async renew(streamId: string, leaseMs: number): Promise<{ length: number; stopRequested: boolean }> {
+    return this.append(streamId, [], leaseMs);
+  }
+
+  async finish(
+    streamId: string,
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number; onlyIfAbandoned?: boolean },
+  ): Promise<boolean> {
+    checkStreamId(streamId);
+    const checked = checkFinish(status, options);
+    const k = await this.keysOf(streamId, "streams.finish");
+    if (!k) return false;
+    return this.store.call("streams.finish", true, async (c) => {
+      const ended =
+        Number(
+          await scripted(c).sbStreamFinish(
+            k.meta,
+            k.chunks,
+            checked.status,
+            checked.keepMs,
+            checked.onlyIfAbandoned ? "1" : "0",
+          ),
+        ) === 1;
+      // The locator expires with the stream (never before: a finish would not find it).
+      if (ended) await (c as unknown as Locators).pexpire(this.store.keys.streamLocator(streamId), checked.keepMs + 1);
+      return ended;
+    });
+  }
+
+  async requestStop(streamId: string): Promise<boolean> {
+    checkStreamId(streamId);
+    const k = await this.keysOf(streamId, "streams.requestStop");
+    if (!k) return false;
+    return this.store.call(
+      "streams.requestStop",
+      true,
+      async (c) => Number(await scripted(c).sbStreamStop(k.meta)) === 1,
+    );
+  }
+
+  private async snapshot(
+    streamId: string,
+    from: number,
+    limit: number,
+    operation: string,
+  ): Promise<{ chunks: string[]; info: StreamInfo; keys: StreamKeys } | undefined> {
+    const cached = this.sessions.has(streamId);
+    const k = await this.keysOf(streamId, operation);
+    if (!k) return undefined;
+    const reply = await this.store.call(operation, false, (c) =>
+      scripted(c).sbStreamRead(k.meta, k.chunks, from, limit),
+    );
+    if (!reply) {
+      // A cached session may be of an earlier stream under this id: look the locator up again, once.
+      if (!cached) return undefined;
+      this.sessions.delete(streamId);
+      return this.snapshot(streamId, from, limit, operation);
+    }
+    const [sessionId, status, length, stop, lease, sealedOwner, bodies] = reply;
+    const owner = bodies.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, sealedOwner) : undefined;
+    return {
+      chunks: bodies.map((body, i) => this.codec.open(streamId, from + i, owner, body)),
+      info: {
+        streamId,
+        sessionId,
+        status: status as StreamStatus,
+        length: Number(length),
+        stopRequested: Number(stop) === 1,
+        leaseExpiresAt: Number(lease),
+      },
+      keys: k,
+    };
+  }
+
+  async info(streamId: string): Promise<StreamInfo | undefined> {
+    checkStreamId(streamId);
+    return (await this.snapshot(streamId, 0, 0, "streams.info"))?.info;
+  }
+
+  async read(
+    streamId: string,
+    options: StreamReadOptions,
+  ): Promise<{ chunks: string[]; info: StreamInfo } | undefined> {
+    checkStreamId(streamId);
+    const { from, limit } = checkRead(options);
+    const read = await this.snapshot(streamId, from, limit ?? -1, "streams.read");
+    return read && { chunks: read.chunks, info: read.info };
+  }
+
+  async *follow(streamId: string, options?: StreamFollowOptions): AsyncIterable<string> {
+    checkStreamId(streamId);
+    const { from, signal } = checkFollow(options);
+    let position = from;
+    let blocking: BlockingClient | undefined;
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        const read = await this.snapshot(streamId, position, -1, "streams.follow");
+        if (!read) return;
+        for (const chunk of read.chunks) {
+          yield chunk;
+          position++;
+          if (signal?.aborted) return;
+        }
+        if (read.chunks.length > 0) continue;
+        const now = Date.now();
+        if (read.info.status !== "running" || read.info.leaseExpiresAt <= now) return;
+        const wait = Math.max(1, Math.min(BLOCK_MS, read.info.leaseExpiresAt - now + 1));
+        blocking ??= await this.blockingClient();
+        if (!blocking) {
+          await delay(Math.min(wait, 50), signal);
+          continue;
+        }
+        // Entries after position `position` (IDs are position + 1): a chunk or the end entry.
+        const waiting = blocking
+          .xread("BLOCK", wait, "COUNT", 1, "STREAMS", read.keys.chunks, `0-${position}`)
+          .catch(() => {
+            // The connection failed: drop it; the next wait opens another (or polls).
+            const broken = blocking;
+            blocking = undefined;
+            if (broken) this.release(broken);
+          });
+        if (signal) {
+          // An abort ends the wait at once: the blocked connection is closed (it is this follower's own).
+          const aborted = new Promise<void>((resolve) =>
+            signal.addEventListener("abort", () => resolve(), { once: true }),
+          );
+          await Promise.race([waiting, aborted]);
+          if (signal.aborted) return;
+        } else {
+          await waiting;
+        }
+      }
+    } finally {
+      if (blocking) this.release(blocking);
+    }
+  }
+
+  private async blockingClient(): Promise<BlockingClient | undefined> {
+    try {
+      const client = (await this.duplicate()) as BlockingClient;
+      this.blocking.add(client);
+      return client;
+    } catch {
+      return undefined; // no second connection now: poll
+    }
+  }
+
+  private release(client: RedisClientLike): void {
+    this.blocking.delete(client);
+    client.disconnect();
+  }
+
+  async deleteForSession(sessionId: string): Promise<number> {
+    checkId(sessionId, "sessionId");
+    const k = this.store.keys.stream(sessionId, "");
+    return this.store.call("streams.deleteForSession", true, async (c) => {
+      const reply = await scripted(c).sbStreamDeleteSession(k.session, k.metaPrefix, k.chunksPrefix);
+      const ids = reply.slice(1).map(String);
+      // Their locators, each in its stream id's slot.
+      for (const id of ids) {
+        await c.del(this.store.keys.streamLocator(id));
+        this.sessions.delete(id);
+        this.locatorRenewed.delete(id);
+      }
+      return Number(reply[0]);
+    });
+  }
+
+  /** Nothing to do: Redis expires stream keys itself (PEXPIRE), so there is never anything to purge. */
+  async purgeExpired(): Promise<number> {
+    return 0;
+  }
+
+  /** Closes the followers' blocking connections (the store is closing). */
+  close(): void {
+    for (const client of [...this.blocking]) this.release(client);
+  }
+}
+
+interface Locators {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, px: "PX", ms: number, nx?: "NX"): Promise<string | null>;
+  pexpire(key: string, ms: number): Promise<number>;
+}
