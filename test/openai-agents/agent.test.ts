@@ -115,6 +115,13 @@ for (const backend of durableBackends) {
       const first = await freshStore(backend);
       opened.push(first);
       const session: Session = new StatebagSession({ store: first.store, sessionId: "chat-1", owner: "ada" });
+      // With the SDK's item type spelled out, too.
+      const typed: Session = new StatebagSession<AgentInputItem>({
+        store: first.store,
+        sessionId: "chat-1",
+        owner: "ada",
+      });
+      expect(await typed.getSessionId()).toBe("chat-1");
       const agent = buildAgent(new HistoryModel());
       const answers: unknown[] = [];
       for (const text of ["my name is Ada", "I like tea", "I live in Paris"]) {

@@ -70,7 +70,13 @@ type Change<R> = (
   bag: AgentSession["stateBag"],
 ) => { messages: ChatMessage[]; result: R } | undefined;
 
-export class StatebagSession implements AgentsSession {
+/**
+ * `Item`: the SDK's item type. It defaults to `any` so a `StatebagSession` is the SDK's `Session`
+ * (`getItems` returns `AgentInputItem[]` there) without statebag's declarations naming the SDK;
+ * write `new StatebagSession<AgentInputItem>(...)` for the exact type.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above: the SDK's own item type, which statebag cannot name
+export class StatebagSession<Item extends AgentItem = any> implements AgentsSession<Item> {
   readonly store: SessionStore;
   readonly sessionId: string;
   readonly owner?: string;
@@ -96,22 +102,23 @@ export class StatebagSession implements AgentsSession {
   }
 
   /** The items, oldest first; with `limit`, only the newest `limit` (none for `limit <= 0`), as `MemorySession` does. */
-  async getItems(limit?: number): Promise<AgentItem[]> {
+  async getItems(limit?: number): Promise<Item[]> {
     if (limit !== undefined && limit <= 0) return [];
     const messages = historyOf((await this.load())?.session);
-    if (limit === undefined) return messagesToItems(messages);
+    if (limit === undefined) return messagesToItems(messages) as Item[];
     // Each message this class writes is one item: read only the tail's messages (more when a
     // message written elsewhere stands for several items).
     let take = Math.min(limit, messages.length);
     for (;;) {
       const items = messagesToItems(messages.slice(messages.length - take));
-      if (items.length >= limit || take === messages.length) return items.slice(Math.max(0, items.length - limit));
+      if (items.length >= limit || take === messages.length)
+        return items.slice(Math.max(0, items.length - limit)) as Item[];
       take = Math.min(messages.length, take * 2);
     }
   }
 
   /** Appends the items in order. Concurrent `addItems` calls never lose each other's items. */
-  async addItems(items: AgentItem[]): Promise<void> {
+  async addItems(items: Item[]): Promise<void> {
     if (!Array.isArray(items)) {
       throw new ConfigurationError("addItems(items) needs an array of Agents SDK items", "pass AgentInputItem[]");
     }
@@ -121,15 +128,15 @@ export class StatebagSession implements AgentsSession {
   }
 
   /** Removes and returns the newest item (undefined when there is none). */
-  async popItem(): Promise<AgentItem | undefined> {
-    return this.change<AgentItem | undefined>((messages) => {
+  async popItem(): Promise<Item | undefined> {
+    return this.change<Item | undefined>((messages) => {
       const last = messages.at(-1);
       if (last === undefined) return undefined;
       const items = messageToItems(last);
       const popped = items.pop();
       // A message written elsewhere may stand for several items: the others stay, one message each.
       const rest = items.map((item, i) => itemToMessage(item, i));
-      return { messages: [...messages.slice(0, -1), ...rest], result: popped };
+      return { messages: [...messages.slice(0, -1), ...rest], result: popped as Item | undefined };
     });
   }
 
