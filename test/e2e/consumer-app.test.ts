@@ -137,6 +137,7 @@ describe("an app with only the runtime installed", () => {
       "ai",
       "@ai-sdk/provider",
       "@langchain/langgraph-checkpoint",
+      "@openai/agents-core",
       "better-sqlite3",
       "typescript",
       "ts-morph",
