@@ -156,6 +156,22 @@ function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/**
+ * The thread's owner: the checkpoint metadata's `owner`, else the run config's `metadata.owner`
+ * (`graph.invoke(input, { configurable: { thread_id }, metadata: { owner } })`).
+ */
+function ownerOf(config: LangGraphConfig, metadata: LangGraphCheckpointMetadata): string | undefined {
+  const given = (metadata as { owner?: unknown } | undefined)?.owner;
+  const owner = given !== undefined ? given : config.metadata?.owner;
+  if (owner === undefined) return undefined;
+  if (typeof owner !== "string" || owner === "")
+    throw new ConfigurationError(
+      `put: the thread's owner (metadata.owner) must be a non-empty string, got ${typeof owner === "string" ? '""' : typeof owner}`,
+      'pass { metadata: { owner: "<user id>" } } in the config of invoke/stream',
+    );
+  return owner;
+}
+
 function latestId(ns: Namespace): string | undefined {
   let best: string | undefined;
   for (const id of ns.checkpoints.keys()) if (best === undefined || id > best) best = id;
@@ -355,18 +371,20 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
             : { channel, version: versionKey(version), value },
         );
       }
+      const owner = ownerOf(config, metadata);
+      // The owner a run names in its config (LangGraph JS does not copy config.metadata into the
+      // checkpoint's metadata) is recorded in the metadata too, as Python's savers merge it, so
+      // list({}, { filter: { owner } }) finds the run's checkpoints.
+      const stored =
+        owner !== undefined && (metadata as { owner?: unknown }).owner === undefined
+          ? { ...metadata, owner }
+          : metadata;
       const record: StoredCheckpoint = {
         id: checkpoint.id,
         checkpoint: await encodeValue(this.serde, copy),
-        metadata: await encodeValue(this.serde, metadata),
+        metadata: await encodeValue(this.serde, stored),
       };
       if (parent !== undefined) record.parent = parent;
-      const owner = (metadata as { owner?: unknown } | undefined)?.owner;
-      if (owner !== undefined && (typeof owner !== "string" || owner === ""))
-        throw new ConfigurationError(
-          `put: metadata.owner must be a non-empty string (the thread's owner), got ${typeof owner === "string" ? '""' : typeof owner}`,
-          'pass { metadata: { owner: "<user id>" } } in the config of invoke/stream',
-        );
       await this.#update(threadId, owner, (thread) => {
         const space = namespaceOf(thread, ns);
         for (const blob of blobs) {
