@@ -75,7 +75,7 @@ describe("what a thread's session holds", () => {
     });
     const stored = await store.get("langgraph:t");
     const blob = (
-      stored?.session.stateBag[LANGGRAPH_STATE_KEY] as unknown as {
+      stored!.session.stateBag[LANGGRAPH_STATE_KEY] as unknown as {
         namespaces: { blobs: { value: { messages: unknown[] } }[] }[];
       }
     ).namespaces[0].blobs[0].value.messages;
