@@ -51,6 +51,8 @@ export interface CliKeyring {
   file: string;
   keyring: Keyring;
   store: string;
+  /** The key id stored owners are formed with (`encryptionCodecs`' `ownerKey`), when the file pins one. */
+  ownerKey?: string;
 }
 
 const KEYRING_FIX =
@@ -111,8 +113,8 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
     return fail("must hold a JSON object", KEYRING_FIX);
   const spec = value as Record<string, unknown>;
   for (const key of Object.keys(spec)) {
-    if (key !== "current" && key !== "keys" && key !== "store" && key !== "$comment")
-      fail(`has an unknown key ${quoted(key, 40)}`, 'the keys are "current", "keys" and "store"');
+    if (key !== "current" && key !== "keys" && key !== "store" && key !== "ownerKey" && key !== "$comment")
+      fail(`has an unknown key ${quoted(key, 40)}`, 'the keys are "current", "keys", "store" and "ownerKey"');
   }
   const store = spec.store;
   if (typeof store !== "string" || store.length === 0 || store.length > 200) {
@@ -132,12 +134,18 @@ export function loadCliKeyring(choice: KeyringChoice | undefined, environment: C
     if (!(error instanceof StatebagError)) throw error;
     return fail(`is not usable: ${messageOf(error)}`, error.hint ?? KEYRING_FIX, error);
   }
+  const ownerKey = spec.ownerKey;
+  if (ownerKey !== undefined && (typeof ownerKey !== "string" || !keyring.has(ownerKey)))
+    fail(
+      'has an "ownerKey" that is not a key id in "keys"',
+      'set "ownerKey" to the key id your application passes to encryptionCodecs({ ownerKey }), or leave it out',
+    );
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
     environment.stderr.write(
       `warning: the keyring file ${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); restrict it: chmod 600 ${file}\n`,
     );
   }
-  return { file, keyring, store: store as string };
+  return { file, keyring, store: store as string, ...(ownerKey !== undefined ? { ownerKey: ownerKey as string } : {}) };
 }
 
 /** The error for an encrypted row read without a keyring: a configuration error (exit 2), never the ciphertext. */
@@ -226,6 +234,7 @@ export async function openCliStore(
       keyring: cliKeyring.keyring,
       store: cliKeyring.store,
       inner,
+      ...(cliKeyring.ownerKey !== undefined ? { ownerKey: cliKeyring.ownerKey } : {}),
       ...(options.acceptPlaintext ? { acceptPlaintext: true } : {}),
     });
     codecs = { codec, messageCodec };

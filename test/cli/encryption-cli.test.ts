@@ -194,6 +194,18 @@ describe("the keyring", () => {
     expect(r3.stderr).toMatch(/the key "k1" is \d+ bytes/);
     const r4 = await run(["inspect", "a", "--store", url, "--keyring", join(tmp.dir, "absent.json")]);
     expect(r4.code).toBe(2);
+    // "ownerKey" pins the key owners are formed with: it must be a key id of the file.
+    const badOwnerKey = tmp.file("ownerkey.json", {
+      current: "k1",
+      keys: { k1: secret },
+      store: STORE_NAME,
+      ownerKey: "k9",
+    });
+    const r6 = await run(["inspect", "a", "--store", url, "--keyring", badOwnerKey]);
+    expect(r6.code).toBe(2);
+    expect(r6.stderr).toContain('"ownerKey" that is not a key id');
+    const pinned = tmp.file("pinned.json", { current: "k1", keys: { k1: secret }, store: STORE_NAME, ownerKey: "k1" });
+    expect((await run(["inspect", "a", "--store", url, "--keyring", pinned])).code).toBe(0);
     // A keyring readable by others is used, with a warning.
     const open = tmp.file("open.json", { current: "k1", keys: { k1: secret }, store: STORE_NAME });
     chmodSync(open, 0o644);
