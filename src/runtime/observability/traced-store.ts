@@ -19,6 +19,7 @@ import { defaultSessionCodec } from "../stores/codec.js";
 import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
 import { markContextFree, metaProtectionOf, usesContext } from "../stores/listing.js";
 import type { EraseReceipt, SessionCodec, SessionStore, StoredSession } from "../stores/types.js";
+import type { StreamBuffer } from "../stores/stream-buffer.js";
 import {
   observeLoad,
   STORE_TRACING,
@@ -79,6 +80,8 @@ interface Frame {
 /** One tracer's spans for one store. */
 class Tracing implements StoreTracing {
   private readonly frames = new AsyncLocalStorage<Frame>();
+  /** The traced stream buffer of each traced store (see `methods`). */
+  readonly tracedStreams = new WeakMap<object, StreamBuffer>();
   private base: OtelAttributes = {};
 
   constructor(
@@ -211,6 +214,55 @@ class Tracing implements StoreTracing {
         this.store("statebag.list", "list", {}, () => store.list(...args), rows),
       purgeExpired: () => this.store("statebag.purge", "purgeExpired", {}, () => store.purgeExpired(), deleted),
     };
+    // Stream buffers: spans for what a turn does once (open, finish, stop) and for removals; not
+    // for each append, renew, read or follow (one span per chunk would outweigh the chunk).
+    const streams = (store as Partial<SessionStore>).streams;
+    if (streams !== undefined) {
+      const tracedStreams: StreamBuffer = Object.create(streams);
+      const sid = (options: { sessionId?: string } | undefined) => ({
+        "statebag.session.id_hash": this.idHash(options?.sessionId as string),
+      });
+      tracedStreams.open = (...args) =>
+        this.store("statebag.stream.open", "streams.open", sid(args[1]), () => streams.open(...args)) as Promise<void>;
+      tracedStreams.finish = (...args) =>
+        this.store(
+          "statebag.stream.finish",
+          "streams.finish",
+          { "statebag.stream.status": String(args[1]) },
+          () => streams.finish(...args),
+          (_span, ended: boolean) => (ended ? "ok" : "not-found"),
+        ) as Promise<boolean>;
+      tracedStreams.requestStop = (...args) =>
+        this.store(
+          "statebag.stream.stop",
+          "streams.requestStop",
+          {},
+          () => streams.requestStop(...args),
+          (_span, stopped: boolean) => (stopped ? "ok" : "not-found"),
+        ) as Promise<boolean>;
+      tracedStreams.deleteForSession = (sessionId) =>
+        this.store(
+          "statebag.stream.delete",
+          "streams.deleteForSession",
+          sid({ sessionId }),
+          () => streams.deleteForSession(sessionId),
+          streamsDeleted,
+        ) as Promise<number>;
+      tracedStreams.purgeExpired = () =>
+        this.store(
+          "statebag.stream.purge",
+          "streams.purgeExpired",
+          {},
+          () => streams.purgeExpired(),
+          streamsDeleted,
+        ) as Promise<number>;
+      // The rest (append, renew, info, read, follow) run on the buffer itself.
+      for (const key of ["append", "renew", "info", "read", "follow"] as const)
+        (tracedStreams as unknown as Record<string, unknown>)[key] = (
+          streams[key] as (...a: unknown[]) => unknown
+        ).bind(streams);
+      this.tracedStreams.set(store, tracedStreams);
+    }
     // (A store implemented before erasure existed may lack it: left as it is.)
     if (typeof (store as Partial<SessionStore>).eraseOwner === "function") {
       methods.eraseOwner = (...args: Parameters<SessionStore["eraseOwner"]>) =>
@@ -248,6 +300,9 @@ class Tracing implements StoreTracing {
     // An encrypting codec's protection of owners and titles goes with it (the store looks for it on the codec).
     const protection = metaProtectionOf(codec);
     if (protection !== undefined) Object.assign(traced, { metaProtection: protection });
+    // And its encryption (the store's stream buffer seals each chunk with it).
+    const encryption = (codec as { encryption?: unknown }).encryption;
+    if (encryption !== undefined) Object.assign(traced, { encryption });
     return usesContext(codec) ? traced : markContextFree(traced);
   }
 
@@ -325,6 +380,12 @@ function rows(span: OtelSpan, page: { items?: unknown[] }): Outcome {
 function erased(span: OtelSpan, receipt: EraseReceipt): Outcome {
   if (typeof receipt?.sessions === "number") span.setAttribute("statebag.sessions.deleted", receipt.sessions);
   if (typeof receipt?.messageLogs === "number") span.setAttribute("statebag.message_logs.deleted", receipt.messageLogs);
+  if (typeof receipt?.streams === "number") span.setAttribute("statebag.streams.deleted", receipt.streams);
+  return "ok";
+}
+
+function streamsDeleted(span: OtelSpan, count: unknown): Outcome {
+  if (typeof count === "number") span.setAttribute("statebag.streams.deleted", count);
   return "ok";
 }
 
@@ -395,6 +456,7 @@ function wrap<S extends SessionStore>(store: S, tracing: Tracing): S {
   return new Proxy(store, {
     get(target, key) {
       if (key === STORE_TRACING) return tracing;
+      if (key === "streams") return tracing.tracedStreams.get(target) ?? Reflect.get(target, key, target);
       const value: unknown = Reflect.get(target, key, target);
       if (typeof value !== "function") return value;
       if (typeof key === "string" && Object.hasOwn(traced, key)) return traced[key];
