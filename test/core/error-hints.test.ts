@@ -136,6 +136,10 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     const store = await openStore("memory:");
     return caught(() => store.get("a\u0000b"));
   },
+  InvalidCursorError: async () => {
+    const store = await openStore("memory:");
+    return caught(() => store.list({ owner: "o", cursor: "not a cursor" }));
+  },
   StoreAuthenticationError: () =>
     new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
   StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
@@ -262,6 +266,7 @@ const specificHints: Record<string, string> = {
   UnsupportedContentError: "only image URLs can be sent by link",
   ModelServiceError: "check the API key",
   InvalidIdError: "NUL",
+  InvalidCursorError: "pass the cursor of the previous page unchanged",
   StateVersionError: "newer release",
   ToolchainMissingError: "npm i -D ts-morph",
   InteropSizeError: "raise limits.maxBytes to at least",
