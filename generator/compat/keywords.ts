@@ -236,6 +236,7 @@ export class KeywordRules {
               oldRest,
               [{ schema: this.plain(ni, n.doc), inside: name === "then" }],
               [this.plain(newBranch, n.doc)],
+              [oldBranch === undefined ? undefined : this.plain(oldBranch, o.doc)],
             ),
           },
         );
@@ -291,6 +292,7 @@ export class KeywordRules {
           { schema: newIf, inside: false },
         ],
         [this.plain(c.nt, n.doc), this.plain(c.ne, n.doc)],
+        [this.plain(c.ot, o.doc), this.plain(c.oe, o.doc)],
       ),
     });
   }
@@ -343,6 +345,7 @@ export class KeywordRules {
     oldRest: SchemaObject,
     regions: { schema: SchemaObject | undefined; inside: boolean }[],
     breaks: (SchemaObject | undefined)[],
+    satisfy: (SchemaObject | undefined)[] = [],
   ): unknown[] {
     const inst = new Instances(o.doc.root as JsonSchema);
     const bases = (inst.objectVariants(stripApplicators(oldRest)) as Record<string, unknown>[])
@@ -354,7 +357,9 @@ export class KeywordRules {
       ...(Object.hasOwn(oldProps, key) ? inst.variants(oldProps[key]).slice(0, 4) : []),
       ...GENERIC_VALUES,
     ];
-    const regionEdits: Edit[][] = [[]];
+    // Regions a condition puts values in first (a few values each), then the ones it keeps them out of.
+    const insideEdits: Edit[][] = [];
+    const outsideEdits: Edit[][] = [];
     for (const { schema, inside } of regions) {
       if (!schema) continue;
       const props = isObject(schema.properties) ? (schema.properties as Record<string, unknown>) : {};
@@ -369,14 +374,32 @@ export class KeywordRules {
           }
           for (const key of required)
             if (!Object.hasOwn(props, key)) edits.push({ key, value: valuesFor(key, undefined)[0] });
-          if (edits.length > 0) regionEdits.push(edits);
+          if (edits.length > 0) insideEdits.push(edits);
         }
       } else {
         for (const [key, s] of Object.entries(props))
-          for (const value of valuesFor(key, undefined))
-            if (!this.matches(s, value, o.doc)) regionEdits.push([{ key, value }]);
-        for (const key of required) regionEdits.push([{ key, absent: true }]);
+          for (const value of valuesFor(key, undefined)
+            .filter((v) => !this.matches(s, v, o.doc))
+            .slice(0, 6))
+            outsideEdits.push([{ key, value }]);
+        for (const key of required) outsideEdits.push([{ key, absent: true }]);
       }
+    }
+    const regionEdits: Edit[][] = [[], ...insideEdits, ...outsideEdits];
+    // Meeting an old branch (its required properties present, its properties at a value it allows), so
+    // the candidate is an old value wherever the region puts it.
+    const satisfyEdits: Edit[][] = [[]];
+    for (const b of satisfy) {
+      if (!b) continue;
+      const props = isObject(b.properties) ? (b.properties as Record<string, unknown>) : {};
+      const edits: Edit[] = [];
+      for (const [key, s] of Object.entries(props)) {
+        const v = inst.variants(s)[0];
+        if (v !== undefined) edits.push({ key, value: v });
+      }
+      for (const key of Array.isArray(b.required) ? (b.required as string[]) : [])
+        if (!edits.some((e) => e.key === key)) edits.push({ key, value: valuesFor(key, undefined)[0] });
+      if (edits.length > 0) satisfyEdits.push(edits);
     }
     const breakEdits: Edit[][] = [[]];
     for (const b of breaks) {
@@ -391,17 +414,18 @@ export class KeywordRules {
     }
     // Values of other kinds too: a condition with a `type` sends them to the other branch.
     const out: unknown[] = GENERIC_VALUES.filter((v) => !isObject(v));
-    for (const base of bases)
-      for (const r of regionEdits)
-        for (const b of breakEdits) {
-          if (out.length >= MAX_CANDIDATES) return out;
-          const obj: Record<string, unknown> = { ...base };
-          for (const e of [...r, ...b]) {
-            if ("absent" in e) delete obj[e.key];
-            else setOwn(obj, e.key, e.value);
+    for (const r of regionEdits)
+      for (const s of satisfyEdits)
+        for (const b of breakEdits)
+          for (const base of bases.slice(0, 2)) {
+            if (out.length >= MAX_CANDIDATES) return out;
+            const obj: Record<string, unknown> = { ...base };
+            for (const e of [...s, ...r, ...b]) {
+              if ("absent" in e) delete obj[e.key];
+              else setOwn(obj, e.key, e.value);
+            }
+            out.push(obj);
           }
-          out.push(obj);
-        }
     return out;
   }
 

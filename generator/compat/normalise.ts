@@ -145,6 +145,14 @@ function keyLanguage(names: SchemaObject): string | undefined {
   const keys = Object.keys(names).filter((k) => !isAnnotationKeyword(k));
   if (names.type !== undefined && names.type !== "string") return undefined;
   const rest = keys.filter((k) => k !== "type");
+  // Length bounds alone: the keys of those lengths (counted in code points, as ajv counts them).
+  if (rest.length > 0 && rest.every((k) => k === "minLength" || k === "maxLength")) {
+    const min = names.minLength ?? 0;
+    const max = names.maxLength;
+    if (!Number.isInteger(min) || (max !== undefined && !Number.isInteger(max))) return undefined;
+    if ((min as number) > 1000 || ((max as number | undefined) ?? 0) > 1000) return undefined;
+    return `^[^]{${min},${max ?? ""}}$`;
+  }
   if (rest.length !== 1) return undefined;
   const [k] = rest;
   let pattern: string | undefined;

@@ -52,6 +52,16 @@ export const FORMAT_SHAPES: Readonly<Record<string, string>> = {
   time: "^\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:[Zz]|[+-]\\d{2}(?::?\\d{2})?)$",
   uuid: "^(?:[Uu][Rr][Nn]:[Uu][Uu][Ii][Dd]:)?[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$",
   ipv4: "^(?:\\d{1,3}\\.){3}\\d{1,3}$",
+  ipv6: "^[0-9A-Fa-f:.]+$",
+  // ajv-formats' own expressions, their `i` flag written out as both cases (ASCII only, as `i` without `u` reads them).
+  email:
+    "^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?\\.)+[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$",
+  hostname: "^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*)$",
+  duration: "^P(?:(?:\\d+Y)?(?:\\d+M)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?|(?:\\d+W)?)$",
+  uri: "^[A-Za-z][A-Za-z0-9+.-]*:\\S*$",
+  url: "^(?:[Hh][Tt][Tt][Pp][Ss]?|[Ff][Tt][Pp]):\\/\\/\\S+$",
+  "json-pointer": "^(?:\\/(?:[^~/]|~0|~1)*)*$",
+  "relative-json-pointer": "^(?:0|[1-9][0-9]*)(?:#|(?:\\/(?:[^~/]|~0|~1)*)*)$",
 };
 
 export class RegexUndecidable extends Error {}

@@ -98,6 +98,23 @@ describe("an if condition widened or narrowed", () => {
   });
 });
 
+describe("a condition narrowed with an else: values between the conditions meet else now", () => {
+  it("minimum 5 -> 10 with then: x, else: y: an n in [5, 10) with x and no y", () => {
+    const rest = obj({ x: { type: "string" }, y: { type: "integer" }, n: { type: "number" } });
+    const at = (min: number) => ({
+      ...rest,
+      if: { properties: { n: { minimum: min } } },
+      then: { required: ["x"] },
+      else: { required: ["y"] },
+    });
+    const r = judge(at(5), at(10));
+    expect(r.witness).toMatchObject({ x: expect.any(String) });
+    const n = (r.witness as { n: number }).n;
+    expect(n >= 5 && n < 10).toBe(true);
+    expect(r.witness).not.toHaveProperty("y");
+  });
+});
+
 describe("an else branch added", () => {
   const rest = obj(
     { kind: { enum: ["a", "b"] }, x: { type: "string" }, y: { type: "integer" } },
@@ -193,6 +210,16 @@ describe("propertyNames against patternProperties + a closed object", () => {
     };
     expect(judge(enumNames, enumPatterns).verdict).toBe("compatible");
     expect(judge(enumPatterns, enumNames).verdict).toBe("compatible");
+  });
+
+  it("propertyNames length bounds read as a key language", () => {
+    const short = { type: "object", propertyNames: { maxLength: 3 } };
+    const anyThree = { type: "object", patternProperties: { "^[\\s\\S]{0,3}$": {} }, additionalProperties: false };
+    expect(judge(short, anyThree).verdict).toBe("compatible");
+    expect(judge(anyThree, short).verdict).toBe("compatible");
+    // "." leaves out line terminators (ajv's patterns are unicode, not dotAll): a key "\n" is lost.
+    const dots = { type: "object", patternProperties: { "^.{0,3}$": {} }, additionalProperties: false };
+    expect(Object.keys(judge(short, dots).witness as object)).toEqual(["\n"]);
   });
 
   it("not equivalent: a narrower key language or value schema is a break", () => {

@@ -8,7 +8,8 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import { diffSchemas } from "../../generator/compat/diff.js";
-import { ASSERTED_FORMATS, formatAccepts } from "../../generator/compat/formats.js";
+import { ASSERTED_FORMATS, FORMAT_EXAMPLES, NEAR_MISSES, formatAccepts } from "../../generator/compat/formats.js";
+import { FORMAT_SHAPES } from "../../generator/compat/regex.js";
 import type { Change, ChangeKind } from "../../generator/compat/rule-catalogue.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
 import { FORMATS } from "../../src/runtime/persistence/formats.js";
@@ -139,5 +140,41 @@ describe("formats the runtime asserts", () => {
     ).toBe("compatible");
     // ajv-formats' uuid ignores case, its "urn:uuid:" prefix too: a lower-case-only prefix is a break.
     expect(judge(uuid, { type: "string", pattern: "^(urn:uuid:)?[0-9a-fA-F-]{36}$" }).witness).toMatch(/^URN:UUID:/);
+  });
+});
+
+describe("format shapes (what the automata read a format as)", () => {
+  // A shape must accept every value its format accepts: it only ever proves "the old format implies
+  // the new pattern" and finds sure witnesses outside it.
+  it.each(Object.keys(FORMAT_SHAPES))("%s: every valid value matches the shape", (format) => {
+    const shape = new RegExp(FORMAT_SHAPES[format]!, "u");
+    const seeds = [...(FORMAT_EXAMPLES[format] ?? []), ...(NEAR_MISSES[format] ?? [])].filter(
+      (v): v is string => typeof v === "string",
+    );
+    let valid = 0;
+    for (const s of seeds)
+      for (let i = 0; i <= s.length; i++)
+        for (const c of ["", "a", "A", "0", "9", "-", ".", ":", "/", "~", "@", "T", "Z", "+", "#", " "]) {
+          for (const v of [s.slice(0, i) + c + s.slice(i + 1), s.slice(0, i) + c + s.slice(i)]) {
+            if (!formatAccepts(format, v)) continue;
+            valid++;
+            expect(shape.test(v), `${format} ${JSON.stringify(v)}`).toBe(true);
+          }
+        }
+    expect(valid).toBeGreaterThan(0);
+  });
+
+  it("a pattern every valid value matches replaces a format compatibly; one that misses some breaks", () => {
+    expect(judge({ type: "string", format: "email" }, { type: "string", pattern: "@" }).verdict).toBe("compatible");
+    expect(judge({ type: "string", format: "uri" }, { type: "string", pattern: ":" }).verdict).toBe("compatible");
+    expect(judge({ type: "string", format: "ipv6" }, { type: "string", pattern: "^[0-9a-fA-F:.]+$" }).verdict).toBe(
+      "compatible",
+    );
+    expect(
+      formatAccepts(
+        "email",
+        judge({ type: "string", format: "email" }, { type: "string", pattern: "\\.com$" }).witness,
+      ),
+    ).toBe(true);
   });
 });
