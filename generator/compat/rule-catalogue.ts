@@ -104,6 +104,25 @@ export const DECISIONS: Readonly<Record<string, { decided: string; undecided?: s
       "its parent compares as the same schema; what is left is compared member by member",
     undecided: "members that can not be merged exactly (a $ref, a closed object against another's names) and differ",
   },
+  not: {
+    decided:
+      "removed, or excluding nothing new (B inside A, or no old value of its type or values): compatible; " +
+      "otherwise values of the negated schema (within the old one where they merge) are witness candidates",
+    undecided:
+      "when none of them is an old value and no inclusion is proved: whether the old schema and the negated one " +
+      "share a value is schema intersection, not decided in general",
+  },
+  "oneOf / anyOf": {
+    decided:
+      "branches matched by $type, then by a required const property (a discriminator by another name), then by " +
+      "content; a new oneOf branch that may overlap another breaks with a value matching both (instances merged)",
+    undecided: "an overlap no candidate shows and no disjointness rule excludes",
+  },
+  "enum / const": {
+    decided:
+      "listed values are known exactly: each old value is checked against the new keywords (objects under a newly " +
+      "declared name included); an enum replacing a string pattern is decided as languages",
+  },
   patternProperties: {
     decided:
       "key languages compared as automata: keys an old pattern or additionalProperties accepted that the new schema " +
