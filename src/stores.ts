@@ -156,4 +156,5 @@ export type {
   KeyMaterial,
   KeyResolver,
   KeyringSpec,
+  SessionMetaProtection,
 } from "./runtime/stores/encryption/index.js";

@@ -16,6 +16,7 @@ export { DecryptionError, EncryptedStoreError, EncryptionContextError, Encryptio
 export type { DecryptionFailure, EncryptionBinding } from "./errors.js";
 export { createKeyring, Keyring, loadKeyring } from "./keyring.js";
 export type { KeyMaterial, KeyResolver, KeyringSpec } from "./keyring.js";
+export type { SessionMetaProtection } from "./meta.js";
 export { migrateEncryption } from "./migrate.js";
 export type {
   EncryptionMigrationFailure,
