@@ -36,6 +36,9 @@ const WHAT: Record<string, string> = {
   "migrate.lazy5rewrite.1000": "the same, but four of the five steps rewrite all 1,000 messages",
   "gen.cold": "`npm run gen`, nothing cached (new process)",
   "gen.noop": "`npm run gen`, nothing changed (new process)",
+  "openai-agents.sqlite.turns10":
+    "a 10-turn OpenAI Agents SDK conversation (getItems + addItems per turn) on StatebagSession over SQLite",
+  "openai-agents.sqlite.turns10.raw": "the same conversation: StatebagSession vs the raw SQLite driver",
   "peer.openai-agents.load.1000": "restore the same 1,000-message conversation: statebag vs the OpenAI Agents SDK",
   "peer.openai-agents.fromString.1000": "the OpenAI Agents SDK's restore against JSON.parse of its own text",
 };

@@ -17,10 +17,12 @@ import { encryptionCases } from "./cases/encryption.js";
 import { genCases } from "./cases/gen.js";
 import { listingCases } from "./cases/listing.js";
 import { migrationCases } from "./cases/migrations.js";
+import { openAIAgentsCases } from "./cases/openai-agents.js";
 import { peerCases } from "./cases/peers.js";
 import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
 import { storedLogCases } from "./cases/storedlog.js";
+import { streamCases } from "./cases/streams.js";
 import { turnCases } from "./cases/turns.js";
 import {
   isSkipped,
@@ -87,6 +89,17 @@ const groups: Group[] = [
     run: storedLogCases,
   },
   {
+    cases: [
+      "stream.sqlite.append",
+      "stream.sqlite.first.1000",
+      "stream.postgres.append",
+      "stream.postgres.first.1000",
+      "stream.redis.append",
+      "stream.redis.first.1000",
+    ],
+    run: streamCases,
+  },
+  {
     cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"],
     run: concurrencyCases,
   },
@@ -103,6 +116,7 @@ const groups: Group[] = [
     ],
     run: listingCases,
   },
+  { cases: ["openai-agents.sqlite.turns10", "openai-agents.sqlite.turns10.raw"], run: openAIAgentsCases },
   {
     cases: [
       "peer.openai-agents.load.1000",

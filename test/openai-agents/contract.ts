@@ -185,6 +185,17 @@ export function sessionContract(options: SessionContractOptions): void {
         read[0]!.content[0].text = "changed after read";
         read.push(user("pushed"));
         assert.deepEqual(await s.getItems(), [sampleItems[10]], "stored item unchanged");
+        // A result's structured output, and a verbatim item, are copies too, also for later writes.
+        await s.addItems([structuredClone(sampleItems[7]!), structuredClone(sampleItems[3]!)]);
+        const [, result, reasoning] = await s.getItems();
+        result!.output.text = "changed";
+        reasoning!.providerData.encrypted_content = "changed";
+        await s.addItems([user("later")]);
+        assert.deepEqual(
+          await s.getItems(),
+          [sampleItems[10], sampleItems[7], sampleItems[3], user("later")],
+          "stored items unchanged by changes to what was read",
+        );
       }),
     );
 

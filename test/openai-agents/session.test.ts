@@ -186,6 +186,23 @@ describe("StatebagSession: what is stored", () => {
     }
   }, 60_000);
 
+  it("a change never acts on a stale copy: pop and clear see what another object wrote since", async () => {
+    const store = await openStore("memory:");
+    const a = new StatebagSession({ store, sessionId: "shared" });
+    const b = new StatebagSession({ store, sessionId: "shared" });
+    await a.addItems([userItem("1")]);
+    await b.addItems([userItem("2")]);
+    expect(await a.popItem()).toEqual(userItem("2"));
+    await a.clearSession();
+    await b.addItems([userItem("3")]);
+    await a.clearSession(); // a's own copy says "already empty": it must not be believed
+    expect(await b.getItems()).toEqual([]);
+    await b.saveRunState("{}");
+    expect(await a.clearRunState()).toBe(true);
+    expect(await b.getRunStateString()).toBeUndefined();
+    await store.close();
+  });
+
   it("refuses construction without a store, with a hint", () => {
     expect(() => new StatebagSession(undefined as never)).toThrow(/needs \{ store \}/);
   });

@@ -245,7 +245,12 @@ export function messageToItems(message: ChatMessage): AgentItem[] {
   }
   if (form === "function_call_result" && first?.$type === "functionResult") {
     return [
-      { ...structuredClone(extra), type: "function_call_result", callId: first.callId, output: first.result ?? null },
+      {
+        ...structuredClone(extra),
+        type: "function_call_result",
+        callId: first.callId,
+        output: structuredClone(first.result ?? null),
+      },
     ];
   }
   return nearestItems(message);

@@ -82,6 +82,12 @@ export class StatebagSession<Item extends AgentItem = any> implements AgentsSess
   readonly owner?: string;
   private readonly ttlMs?: number;
   private readonly maxConflictRetries: number;
+  /**
+   * The session as this object last read or wrote it. A change starts from it instead of reading
+   * the row again: the save's compare-and-swap refuses it if anyone wrote since, and the change is
+   * then redone from a fresh read. (Reads never use it: they must see other writers.)
+   */
+  private last?: { revision: number; session: AgentSession };
 
   constructor(options: StatebagSessionOptions) {
     if (options === null || typeof options !== "object" || options.store === undefined) {
@@ -203,20 +209,28 @@ export class StatebagSession<Item extends AgentItem = any> implements AgentsSess
     const stored = await this.store.get(this.sessionId);
     if (stored === undefined) return undefined;
     if (this.owner !== undefined && stored.meta.owner !== this.owner) return undefined;
+    this.last = { revision: stored.revision, session: stored.session };
     return stored;
   }
 
   /** Read, change, compare-and-swap; on a conflict, again from the fresh copy. */
   private async change<R>(apply: Change<R>): Promise<R | undefined> {
     for (let attempt = 0; ; attempt++) {
-      const stored = await this.store.get(this.sessionId);
+      const cached = this.last;
+      const stored = cached ?? (await this.store.get(this.sessionId));
       // Another owner's session: refused before anything of it is read (the store would refuse the save too).
-      if (stored !== undefined && this.owner !== undefined && stored.meta.owner !== this.owner) {
-        throw new SessionOwnerError(this.sessionId, this.owner);
+      if (stored !== undefined && cached === undefined && this.owner !== undefined) {
+        if ((stored as StoredSession).meta.owner !== this.owner)
+          throw new SessionOwnerError(this.sessionId, this.owner);
       }
       const session = stored ? structuredClone(stored.session) : createSessionData({ id: this.sessionId });
       const outcome = apply(historyOf(session), session.stateBag);
-      if (outcome === undefined) return undefined;
+      if (outcome === undefined) {
+        // "Nothing to change" is only true of the stored session, not of a copy that may be stale.
+        if (cached === undefined) return undefined;
+        this.last = undefined;
+        continue;
+      }
       const current = session.stateBag[OPENAI_AGENTS_HISTORY_KEY];
       session.stateBag[OPENAI_AGENTS_HISTORY_KEY] = {
         ...(current ?? { $type: "InMemoryChatHistoryState", droppedMessageCount: 0 }),
@@ -225,14 +239,18 @@ export class StatebagSession<Item extends AgentItem = any> implements AgentsSess
         messages: outcome.messages,
       } as TaggedValue;
       try {
-        await this.store.save(session, {
+        const revision = await this.store.save(session, {
           expectedRevision: stored?.revision ?? null,
           ...(this.ttlMs === undefined ? {} : { ttlMs: this.ttlMs }),
           ...(this.owner === undefined ? {} : { meta: { owner: this.owner } }),
         });
+        this.last = { revision, session };
         return outcome.result;
       } catch (error) {
+        this.last = undefined;
         if (!(error instanceof ConflictError) || attempt >= this.maxConflictRetries) throw error;
+        // A conflict on the first try from the copy this object kept is no sign of contention: redo at once.
+        if (cached !== undefined) continue;
         // Spread retries of writers that collided, so they do not collide again in lockstep.
         await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
       }
