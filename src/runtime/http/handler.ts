@@ -18,6 +18,7 @@ import type { ChatClientAgent } from "../agent/agent.js";
 import { ToolApprovalError } from "../agent/approvals.js";
 import { ModelServiceError } from "../agent/clients/model-service-error.js";
 import { ConfigurationError } from "../core/errors.js";
+import { tracingOf } from "../observability/hooks.js";
 import { ConflictError, InvalidIdError, StoreUnavailableError } from "../stores/errors.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
@@ -86,15 +87,15 @@ export interface ChatHandlerOptions {
 export type ChatHandler = (request: Request) => Promise<Response>;
 
 /** A path's routes, by method (a Map: a method name from a request never reaches an inherited member). */
-type Methods = ReadonlyMap<string, Route>;
+type Methods = ReadonlyMap<string, { operation: string; route: Route }>;
 
-const CHAT = new Map([["POST", postChat]]);
-const CHAT_STREAM = new Map([["GET", resumeStream]]);
-const CHAT_STOP = new Map([["POST", stopChat]]);
-const CHATS = new Map([["GET", listChats]]);
-const ONE_CHAT = new Map([
-  ["GET", getChat],
-  ["DELETE", deleteChat],
+const CHAT: Methods = new Map([["POST", { operation: "send", route: postChat }]]);
+const CHAT_STREAM: Methods = new Map([["GET", { operation: "resume", route: resumeStream }]]);
+const CHAT_STOP: Methods = new Map([["POST", { operation: "stop", route: stopChat }]]);
+const CHATS: Methods = new Map([["GET", { operation: "list", route: listChats }]]);
+const ONE_CHAT: Methods = new Map([
+  ["GET", { operation: "get", route: getChat }],
+  ["DELETE", { operation: "delete", route: deleteChat }],
 ]);
 
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
@@ -154,7 +155,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       const allow = [...found.methods.keys()].join(", ");
       throw new HttpProblem(405, "method-not-allowed", "Method not allowed", `Use ${allow}.`, { allow });
     }
-    return handle(context, request, url, found.id);
+    const run = () => handle.route(context, request, url, found.id);
+    // A traced store: the route's store calls nest under a span naming the chat operation.
+    const tracing = tracingOf(options.store);
+    if (!tracing?.chat) return run();
+    const id = found.id === undefined ? undefined : context.chats.storageId(found.id);
+    return tracing.chat(handle.operation, id, run);
   }
 
   return async (request) => {

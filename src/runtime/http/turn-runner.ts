@@ -19,6 +19,7 @@ import type { AgentResponseUpdate } from "../agent/response.js";
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
+import { tracingOf } from "../observability/hooks.js";
 import { ConflictError } from "../stores/errors.js";
 import type { StreamStatus } from "../stores/stream-buffer.js";
 import {
@@ -106,7 +107,9 @@ export class TurnRunner {
     const { chats } = this.init;
     this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(chats.leaseMs / 3)));
     this.renewTimer.unref?.();
-    void this.run()
+    const tracing = tracingOf(chats.store);
+    const run = () => this.run();
+    void (tracing?.chat ? tracing.chat("turn", this.init.storageId, run) : run())
       .catch((error: unknown) => chats.onError(error))
       .finally(() => {
         clearInterval(this.renewTimer);

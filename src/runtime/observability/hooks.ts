@@ -30,6 +30,12 @@ export interface StoreTracing {
   withSession<T>(id: string, run: (probe: SessionProbe) => Promise<T>): Promise<T>;
   migrateStore<T>(run: () => Promise<T>): Promise<T>;
   migrateSession<T extends string>(id: string, run: (probe: MigrationProbe) => Promise<T>): Promise<T>;
+  /**
+   * One operation of statebag/http's chat server (`send`, `turn`, `resume`, `stop`, `list`, `get`,
+   * `delete`) on the session `id` (hashed, as every span names a session): the store calls it makes
+   * nest under it.
+   */
+  chat?<T>(operation: string, id: string | undefined, run: () => Promise<T>): Promise<T>;
 }
 
 /** The tracing of a store wrapped by `tracedStore`, or undefined. */

@@ -306,6 +306,16 @@ class Tracing implements StoreTracing {
     return usesContext(codec) ? traced : markContextFree(traced);
   }
 
+  chat<T>(operation: string, id: string | undefined, run: () => Promise<T>): Promise<T> {
+    return this.span(
+      "statebag.chat",
+      `chat.${operation}`,
+      SPAN_KIND_INTERNAL,
+      { "statebag.chat.operation": operation, "statebag.session.id_hash": this.idHash(id) },
+      () => run(),
+    );
+  }
+
   withSession<T>(id: string, run: (probe: SessionProbe) => Promise<T>): Promise<T> {
     const attempt = { n: 1 };
     return this.span(
