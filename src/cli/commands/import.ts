@@ -27,6 +27,7 @@ import {
 import { DEFAULT_MAX_BYTES, formatBytes, maxBytesOption, readDocumentFile, readStdinBytes } from "../read-document.js";
 import { stateLine, summarize } from "../session-report.js";
 import { cliKeyring, keyringOption, openCliStore } from "../store.js";
+import { isLangGraphSource, LANGGRAPH_SOURCES } from "../langgraph-sources.js";
 import type { AgentSession } from "../../runtime/core/session.js";
 import type { SessionShape } from "../../runtime/interop/shapes.js";
 import { checkId } from "../../runtime/stores/common.js";
@@ -60,8 +61,8 @@ export function registerImport(program: Command, context: CommandContext): void 
     )
     .addOption(
       new Option("--from <shape>", "the documents' shape (default: recognised per document)")
-        .choices(IMPORT_FORMATS)
-        .argParser(parseImportFormat),
+        .choices([...IMPORT_FORMATS, ...LANGGRAPH_SOURCES])
+        .argParser((v: string) => (isLangGraphSource(v) ? (v as unknown as ImportFormat) : parseImportFormat(v))),
     )
     .argument("<inputs...>", 'documents or directories to import ("-": stdin)')
     .option("-o, --out <file>", "write the statebag session document to this file (one input)")
@@ -290,6 +291,8 @@ let msgpackCodec: import("../../runtime/interop/python-msgpack.js").MsgpackCodec
 let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
+  if (isLangGraphSource(options.from))
+    return (await import("../langgraph-import.js")).importLangGraph(context, inputs, options);
   if (options.from === "python-history")
     return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
   if (options.from === "dotnet-fs-store")
