@@ -15,6 +15,7 @@ import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
 import { encryptionCases } from "./cases/encryption.js";
 import { genCases } from "./cases/gen.js";
+import { langgraphCases } from "./cases/langgraph.js";
 import { listingCases } from "./cases/listing.js";
 import { migrationCases } from "./cases/migrations.js";
 import { openAIAgentsCases } from "./cases/openai-agents.js";
@@ -117,6 +118,10 @@ const groups: Group[] = [
     run: listingCases,
   },
   { cases: ["openai-agents.sqlite.turns10", "openai-agents.sqlite.turns10.raw"], run: openAIAgentsCases },
+  {
+    cases: ["langgraph.memory.steps10", "langgraph.sqlite.steps10", "langgraph.postgres.steps10"],
+    run: langgraphCases,
+  },
   {
     cases: [
       "peer.openai-agents.load.1000",
