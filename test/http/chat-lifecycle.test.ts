@@ -6,10 +6,13 @@
  * stops it, a turn whose writer died is recovered once its lease passed, erasure during a turn,
  * reused message ids, and an approval answered before the tab closed.
  */
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import { toNodeListener } from "../../src/runtime/http/node.js";
 import { openStore } from "../../src/runtime/stores/open.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import {
@@ -387,6 +390,33 @@ describe("handler hardening", () => {
       const response = await handler(new Request(`${BASE}${path}`, { headers: { "x-owner": "ada" } }));
       expect([path, response.status]).toEqual([path, 404]);
       await response.text();
+    }
+  });
+
+  it("through toNodeListener, TRACE (which a fetch Request cannot carry) is a 405 with the path's Allow, a 404 off the handler's paths", async () => {
+    const { handler } = harness();
+    const server = createServer(toNodeListener(handler));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const ask = (method: string, path: string) =>
+      new Promise<{ status: number; allow: string | undefined; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, method, path }, (res) => {
+          let body = "";
+          res.on("data", (d) => (body += d));
+          res.on("end", () => resolve({ status: res.statusCode!, allow: res.headers.allow, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    try {
+      expect(await ask("TRACE", "/api/chat")).toMatchObject({ status: 405, allow: "POST" });
+      expect(await ask("TRACE", "/api/chats/a1")).toMatchObject({ status: 405, allow: "GET, DELETE" });
+      expect(await ask("TRACE", "/api/chat/a1/stream")).toMatchObject({ status: 405, allow: "GET" });
+      const off = await ask("TRACE", "/elsewhere");
+      expect(off.status).toBe(404);
+      expect(JSON.parse(off.body)).toMatchObject({ type: "urn:statebag:problem:not-found" });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -84,7 +84,15 @@ export interface ChatHandlerOptions {
   onError?: (error: unknown, request?: Request) => void;
 }
 
-export type ChatHandler = (request: Request) => Promise<Response>;
+export interface ChatHandler {
+  (request: Request): Promise<Response>;
+  /**
+   * The methods a path has (the `Allow` of a 405), undefined for a path the handler does not
+   * serve: for server adapters answering methods a fetch `Request` cannot carry (TRACE), as
+   * `toNodeListener` does.
+   */
+  allow(path: string): string | undefined;
+}
 
 /** A path's routes, by method (a Map: a method name from a request never reaches an inherited member). */
 type Methods = ReadonlyMap<string, { operation: string; route: Route }>;
@@ -163,7 +171,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return tracing.chat(handle.operation, id, run);
   }
 
-  return async (request) => {
+  const handler = async (request: Request): Promise<Response> => {
     try {
       return await route(request);
     } catch (error) {
@@ -172,6 +180,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return problemResponse(problem);
     }
   };
+  const allow = (path: string): string | undefined => {
+    try {
+      const found = match(path);
+      return found ? [...found.methods.keys()].join(", ") : undefined;
+    } catch {
+      return undefined; // an id that does not decode: no such path
+    }
+  };
+  return Object.assign(handler, { allow });
 }
 
 const notFound = () => new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");

@@ -36,6 +36,9 @@ export interface ChatServerOptions extends NodeListenerOptions {
   keepAliveTimeoutMs?: number;
 }
 
+/** Methods the fetch `Request` refuses to carry. */
+const UNCARRIED = new Set(["TRACE", "TRACK", "CONNECT"]);
+
 /** The origin every request URL gets: the handler routes by path only. */
 const ORIGIN = "http://localhost";
 
@@ -127,6 +130,21 @@ export function toNodeListener(
     if (!url) {
       ended = true;
       problem(res, 400, "invalid-request-target", "Invalid request target", "The request target must be a path.", true);
+      return;
+    }
+    // TRACE, TRACK, CONNECT: a fetch Request cannot carry them (new Request throws), so no handler
+    // sees them. One that says which methods a path has (createChatHandler's `allow`) gets its
+    // 405 with Allow (404 off its paths); for any other, 501.
+    if (UNCARRIED.has(method.toUpperCase())) {
+      ended = true;
+      const allowOf = (handler as { allow?: (path: string) => string | undefined }).allow;
+      const allow = allowOf?.(url.pathname);
+      // The connection closes after the answer: the request's body (if any) is never read.
+      if (allow !== undefined) {
+        res.setHeader("allow", allow);
+        problem(res, 405, "method-not-allowed", "Method not allowed", `Use ${allow}.`, true);
+      } else if (allowOf) problem(res, 404, "not-found", "Not found", "There is nothing at this path.", true);
+      else problem(res, 501, "not-implemented", "Not implemented", "This server does not answer this method.", true);
       return;
     }
     void (async () => {
