@@ -21,4 +21,6 @@ export type {
   LangGraphSerializer,
   StatebagSaver,
 } from "./runtime/langgraph/types.js";
+export { registerLangGraphTypes } from "./runtime/langgraph/registry.js";
+export { LANGGRAPH_IMPORT_KEY, LANGGRAPH_IMPORT_TYPE } from "./runtime/langgraph/import.js";
 export { MissingDependencyError } from "./runtime/agent/clients/optional-dependency.js";

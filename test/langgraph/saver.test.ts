@@ -7,7 +7,12 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterEach, describe, expect, it } from "vitest";
-import { createStatebagSaver, LANGGRAPH_STATE_KEY, NotALangGraphThreadError } from "../../src/langgraph.js";
+import {
+  createStatebagSaver,
+  LANGGRAPH_STATE_KEY,
+  NotALangGraphThreadError,
+  registerLangGraphTypes,
+} from "../../src/langgraph.js";
 import { createSessionData } from "../../src/runtime/core/session.js";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { SessionOwnerError } from "../../src/runtime/stores/errors.js";
@@ -196,5 +201,43 @@ describe("what a thread's session holds", () => {
     await saver.deleteThread("a");
     expect(await store.get("langgraph:a")).toBeUndefined();
     expect(await store.get("langgraph:b")).toBeDefined();
+  });
+});
+
+describe("a strict store", () => {
+  it("refuses threads until registerLangGraphTypes registers them, then validates their chat messages", async () => {
+    const { defaultSessionCodec } = await import("../../src/stores.js");
+    const { TypeRegistry, defaultRegistry } = await import("../../src/index.js");
+    const strict = await openStore("memory:", { codec: defaultSessionCodec({ strict: true }) });
+    cleanups.push(() => strict.close());
+    const refused = await createStatebagSaver(strict);
+    await expect(refused.put({ configurable: { thread_id: "t" } }, checkpointWith({}), meta, {})).rejects.toMatchObject(
+      { code: "session-invalid" },
+    );
+
+    const registry = TypeRegistry.compose(defaultRegistry());
+    registerLangGraphTypes(registry);
+    const store = await openStore("memory:", { codec: defaultSessionCodec({ strict: true, registry }) });
+    cleanups.push(() => store.close());
+    const saver = await createStatebagSaver(store);
+    const config = await saver.put(
+      { configurable: { thread_id: "t" } },
+      checkpointWith({ messages: [new HumanMessage("hi")] }),
+      meta,
+      { messages: 1 },
+    );
+    expect(((await saver.getTuple(config))!.checkpoint.channel_values.messages as HumanMessage[])[0].content).toBe(
+      "hi",
+    );
+
+    // A message content that is not a valid AIContent is caught by the registered slots.
+    const stored = await store.get("langgraph:t");
+    const thread = stored!.session.stateBag[LANGGRAPH_STATE_KEY] as unknown as {
+      namespaces: { blobs: { value: { messages: { contents: unknown[] }[] } }[] }[];
+    };
+    thread.namespaces[0].blobs[0].value.messages[0].contents[0] = { $type: "text", text: 42 };
+    await expect(store.save(stored!.session, { expectedRevision: stored!.revision })).rejects.toMatchObject({
+      code: "session-invalid",
+    });
   });
 });
