@@ -5,7 +5,7 @@
  * that run it (the rest of the test suite keeps explicit imports).
  */
 import * as vitest from "vitest";
-import { createStatebagSaver, type StatebagSaver } from "../../src/langgraph.js";
+import { createStatebagSaver } from "../../src/langgraph.js";
 import type { OpenStoreOptions } from "../../src/runtime/stores/open.js";
 import { type Backend, freshStore } from "../stores/helpers.js";
 
@@ -14,23 +14,29 @@ Object.assign(globalThis, { afterAll, afterEach, beforeAll, beforeEach, describe
 
 const { validate } = await import("@langchain/langgraph-checkpoint-validation");
 
-/** Registers the validation suite for `backend`: each of its groups gets a saver on a fresh, empty store location. */
+/**
+ * Registers the validation suite for `backend`. One fresh store location per backend (removed after
+ * the suite); each group of cases gets its own saver on it with its own id prefix, so groups see
+ * nothing of each other (a listing without a thread id walks only its prefix) without paying for a
+ * new schema, key space or cluster connection per group.
+ */
 export function validateOn(backend: Backend, options?: { label: string; open: OpenStoreOptions }): void {
-  const done = new Map<StatebagSaver, () => Promise<void>>();
+  let fresh: Awaited<ReturnType<typeof freshStore>> | undefined;
+  let groups = 0;
   validate({
     // Not "MemorySaver": the suite skips a case for that name; the saver must pass every case.
     checkpointerName: `StatebagSaver(${backend.name}${options ? `, ${options.label}` : ""})`,
-    async createCheckpointer() {
-      const fresh = await freshStore(backend, options?.open);
-      const saver = await createStatebagSaver(fresh.store);
-      done.set(saver, fresh.done);
-      // The structural StatebagSaver type is accepted where LangGraph's class is asked for.
-      return saver;
+    async beforeAll() {
+      fresh = await freshStore(backend, options?.open);
     },
-    async destroyCheckpointer(saver) {
-      const close = done.get(saver as StatebagSaver);
-      done.delete(saver as StatebagSaver);
-      await close?.();
+    beforeAllTimeout: 60_000,
+    async afterAll() {
+      await fresh?.done();
+    },
+    async createCheckpointer() {
+      if (fresh === undefined) throw new Error("the store was not opened (beforeAll failed)");
+      // The structural StatebagSaver type is accepted where LangGraph's class is asked for.
+      return createStatebagSaver(fresh.store, { idPrefix: `group${++groups}:` });
     },
   });
 }
