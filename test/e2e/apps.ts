@@ -116,6 +116,9 @@ export async function packStatebag(work: string): Promise<{ tarball: string; dis
 export async function packBoth(work: string): Promise<{ statebag: string; kit: string }> {
   mkdirSync(CACHE, { recursive: true });
   const { tarball, dist } = await packStatebag(work);
+  // build.mjs loads the built generator, which reaches the runtime and its dependencies (ajv,
+  // ajv-formats): the staging copy gets this repository's node_modules, after it was packed.
+  symlinkSync(join(REPO, "node_modules"), join(work, "staging", "node_modules"), "dir");
   const kit = join(work, "staging-kit");
   mkdirSync(kit);
   for (const f of ["package.json", "index.js", "index.d.ts", "compat.js", "compat.d.ts", "README.md"])
