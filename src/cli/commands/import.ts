@@ -89,7 +89,8 @@ Examples:
   $ statebag import --from python-file-store ./sessions --store sqlite:./sessions.db --dry-run
   $ statebag import exported/*.json --store postgres://app@db/app
   $ statebag import --from dotnet-fs-store ./sessions --store sqlite:./sessions.db
-  $ statebag import --from cosmos-chat-history export.json --store sqlite:./sessions.db`,
+  $ statebag import --from cosmos-chat-history export.json --store sqlite:./sessions.db
+  $ statebag import --from langgraph-sqlite ./checkpoints.db --store sqlite:./sessions.db --dry-run --json`,
     )
     .action(action(context, (inputs: string[], options: ImportOptions) => runImport(context, inputs, options)));
 }
