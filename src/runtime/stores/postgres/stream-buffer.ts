@@ -234,7 +234,7 @@ export class PostgresStreamBuffer implements StreamBuffer {
       c.query<Row>(this.s.read, [streamId, from, end, ABANDONED]),
     );
     if (rows.length === 0) return undefined;
-    const bodies = rows[0].bodies as string[];
+    const bodies = rows[0].body === null ? [] : rows.map((r) => r.body as string);
     const owner =
       bodies.length > 0 && this.codec.encrypts
         ? this.codec.openOwner(streamId, rows[0].owner as string | null)
@@ -259,7 +259,8 @@ export class PostgresStreamBuffer implements StreamBuffer {
     const { from, signal } = checkFollow(options);
     this.followers++;
     try {
-      const listening = await this.listen();
+      // LISTEN starts when the follower first has to wait (a finished reply replays without it).
+      let listening = false;
       let position = from;
       let pause = FIRST_POLL_MS;
       for (;;) {
@@ -289,7 +290,15 @@ export class PostgresStreamBuffer implements StreamBuffer {
           waiter.cancel();
           return;
         }
-        const wait = listening && this.listener ? LISTEN_FALLBACK_MS : pause;
+        if (!listening && this.options.listen) {
+          listening = true;
+          if (await this.listen()) {
+            // Listening from now on: read again at once (a chunk may have come before LISTEN did).
+            waiter.cancel();
+            continue;
+          }
+        }
+        const wait = this.listener ? LISTEN_FALLBACK_MS : pause;
         await waiter.wait(Math.min(wait, Math.max(1, read.info.leaseExpiresAt - now + 1)));
         pause = Math.min(pause * 2, MAX_POLL_MS);
       }
