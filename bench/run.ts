@@ -24,7 +24,6 @@ import { serializationCases } from "./cases/serialization.js";
 import { storeCases } from "./cases/stores.js";
 import { storedLogCases } from "./cases/storedlog.js";
 import { streamCases } from "./cases/streams.js";
-import { streamCases } from "./cases/streams.js";
 import { turnCases } from "./cases/turns.js";
 import {
   isSkipped,
@@ -89,17 +88,6 @@ const groups: Group[] = [
       "turn.storedlog.100000.full",
     ],
     run: storedLogCases,
-  },
-  {
-    cases: [
-      "stream.sqlite.append",
-      "stream.sqlite.first.1000",
-      "stream.postgres.append",
-      "stream.postgres.first.1000",
-      "stream.redis.append",
-      "stream.redis.first.1000",
-    ],
-    run: streamCases,
   },
   {
     cases: [
