@@ -62,7 +62,9 @@ export interface StreamBuffer {
   /**
    * Appends `chunks` (in order) at the end of a running stream and renews the writer's lease.
    * Returns the new length and whether a stop was requested. A stream that is no longer running
-   * (finished, or ended as interrupted by another process) is a `StreamClosedError`.
+   * (finished, or ended as interrupted by another process) or gone is a `StreamClosedError`
+   * (`status`: its final status, undefined when gone). Chunks must be well-formed text without
+   * NUL (JSON text always is), else `ConfigurationError`; nothing is appended.
    */
   append(streamId: string, chunks: readonly string[], leaseMs: number): Promise<{ length: number; stopRequested: boolean }>;
   /** Renews the lease of a running stream; same answers and errors as `append` without chunks. */
@@ -90,8 +92,16 @@ export interface StreamBuffer {
    * way (LISTEN/NOTIFY, XREAD BLOCK, polling) rather than spinning. Nothing when absent.
    */
   follow(streamId: string, options?: StreamFollowOptions): AsyncIterable<string>;
-  /** Removes every stream of the session (chat deletion, erasure). Returns how many. */
+  /**
+   * Removes every stream of the session (chat deletion, erasure), running or not, and ends their
+   * followers. Returns how many it removed that were still visible (not past their `keepMs`).
+   * `store.delete(sessionId)` does this too.
+   */
   deleteForSession(sessionId: string): Promise<number>;
-  /** Removes finished streams whose `keepMs` has passed. Returns how many. */
+  /**
+   * Removes finished streams whose `keepMs` has passed, and running streams whose writer's lease
+   * ended more than a day ago without anyone ending them (a dead writer never recovered). Both are
+   * invisible already. Returns how many; 0 on Redis, which expires stream keys itself.
+   */
   purgeExpired(): Promise<number>;
 }
