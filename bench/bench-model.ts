@@ -51,7 +51,31 @@ export class BenchModel implements ChatClient {
     return response;
   }
 
-  getStreamingResponse(): AsyncIterable<ChatResponseUpdate> {
-    throw new Error("the bench model does not stream");
+  /**
+   * The same answer streamed in word-sized updates, as a real service streams tokens (the
+   * http.turn cases). Only the time inside this generator counts as the model's (`spent`), not
+   * the time the consumer holds each update.
+   */
+  async *getStreamingResponse(messages: readonly ChatMessage[]): AsyncIterable<ChatResponseUpdate> {
+    const response = await this.getResponse(messages);
+    let start = performance.now();
+    for (const message of response.messages) {
+      for (const content of message.contents) {
+        const pieces = content.$type === "text" ? (content.text.match(/\S+\s*|\s+/g) ?? [""]) : undefined;
+        const updates: ChatResponseUpdate[] = pieces
+          ? pieces.map((text) => ({
+              role: message.role,
+              messageId: message.messageId,
+              contents: [{ $type: "text", text }],
+            }))
+          : [{ role: message.role, messageId: message.messageId, contents: [content] }];
+        for (const update of updates) {
+          this.spent += performance.now() - start;
+          yield update;
+          start = performance.now();
+        }
+      }
+    }
+    this.spent += performance.now() - start;
   }
 }

@@ -15,6 +15,7 @@ import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
 import { encryptionCases } from "./cases/encryption.js";
 import { genCases } from "./cases/gen.js";
+import { httpTurnCases } from "./cases/http-turn.js";
 import { langgraphCases } from "./cases/langgraph.js";
 import { listingCases } from "./cases/listing.js";
 import { migrationCases } from "./cases/migrations.js";
@@ -79,6 +80,7 @@ const groups: Group[] = [
   { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
+  { cases: ["http.turn.sqlite.1000", "http.turn.postgres.1000", "http.turn.redis.1000"], run: httpTurnCases },
   {
     cases: [
       "turn.storedlog.1000.windowed",

@@ -1,0 +1,143 @@
+/**
+ * http.turn.<sqlite|postgres|redis>.1000: one chat turn through `createChatHandler` (POST /chat
+ * with a user message as useChat sends it, the response's UI message stream read to its end) on a
+ * stored 1,000-message chat, against the same turn through `withSession` + `agent.runStream` (its
+ * updates read to their end) on a 1,000-message session of the same store.
+ *
+ * The handler's turn is what a chat server does on every request: read the chat (owner check),
+ * open a stream in the store's stream buffer, commit the user's message with compare-and-swap,
+ * run the agent, append the UI chunks to the buffer, commit the answer, finish the stream. The
+ * baseline is load, run, save. Both sides use the same agent and the bench model (streaming, in
+ * word-sized updates), whose own time is taken out of every sample (bench/bench-model.ts).
+ *
+ * Before every timed turn both sessions are put back to their 1,000 messages (untimed). Sides
+ * alternate which goes first.
+ */
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
+import type { AgentSession } from "../../src/runtime/core/session.js";
+import { createChatHandler } from "../../src/runtime/http/handler.js";
+import type { SessionStore } from "../../src/runtime/stores/types.js";
+import { withSession } from "../../src/runtime/stores/with-session.js";
+import { BenchModel } from "../bench-model.js";
+import { median, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
+import { HISTORY_KEY, makeSession } from "../sessions.js";
+import { makeSides } from "../stores-probe.js";
+import { storeUrls, unreachable } from "./stores.js";
+import { TURN_KINDS } from "./turns.js";
+
+const OWNER = "ada";
+const CHAT_ID = "bench-chat";
+const TEXT = "What is the weather like in Lisbon today?";
+
+function historyOf(session: AgentSession): ChatMessage[] {
+  return (session.stateBag[HISTORY_KEY] as unknown as { messages: ChatMessage[] }).messages;
+}
+
+/** Puts `session` back as stored (untimed), whatever revision the last turn left. */
+async function putBack(
+  store: SessionStore,
+  session: AgentSession,
+  meta?: { owner: string; labels: Record<string, string> },
+) {
+  const stored = await store.get(session.id);
+  await store.save(session, { expectedRevision: stored?.revision ?? null, ...(meta ? { meta } : {}) });
+}
+
+/** Reads a response body to its end; returns the bytes read. */
+async function drain(response: Response): Promise<number> {
+  if (response.status !== 200) throw new Error(`POST /chat answered ${response.status}: ${await response.text()}`);
+  const reader = response.body!.getReader();
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return bytes;
+    bytes += value.byteLength;
+  }
+}
+
+export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
+  const out: CaseOutcome[] = [];
+  const samples = ctx.quick ? 15 : 41;
+  for (const kind of TURN_KINDS) {
+    const name = `http.turn.${kind}.1000`;
+    const reason = await unreachable(kind);
+    if (reason) {
+      out.push(skipped(name, `server not reachable: ${reason}`));
+      continue;
+    }
+    ctx.log(`${name} (${samples} turns per side)`);
+    const { ours, raw } = await makeSides(kind, kind === "sqlite" ? undefined : storeUrls[kind]);
+    try {
+      const store = ours.store!;
+      const client = new BenchModel({ usage: true });
+      client.expected = 1001;
+      const agent = new ChatClientAgent({ client, name: "bench" });
+      const handler = createChatHandler({ agent, store, owner: (request) => request.headers.get("x-owner") ?? "" });
+      const chatMeta = { owner: OWNER, labels: { "statebag.type": "chat" } };
+      const chat = makeSession({ messages: 1000, id: `ui-chat/${CHAT_ID}` });
+      const plain = makeSession({ messages: 1000, id: "bench-plain" });
+      let turn = 0;
+      const handlerTurn = async () => {
+        const id = `u-${++turn}`;
+        const body = JSON.stringify({
+          id: CHAT_ID,
+          messages: [{ id, role: "user", parts: [{ type: "text", text: TEXT }] }],
+          trigger: "submit-message",
+        });
+        const response = await handler(
+          new Request("http://bench.test/api/chat", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-owner": OWNER },
+            body,
+          }),
+        );
+        await drain(response);
+      };
+      const plainTurn = async () => {
+        await withSession(store, plain.id, async (session) => {
+          for await (const _ of agent.runStream(TEXT, session));
+        });
+      };
+      const reset = async () => {
+        await putBack(store, chat, chatMeta);
+        await putBack(store, plain);
+      };
+      const times: [number[], number[]] = [[], []];
+      for (let i = -5; i < samples; i++) {
+        for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
+          await reset();
+          client.spent = 0;
+          const start = performance.now();
+          await (side === 0 ? handlerTurn() : plainTurn());
+          const ms = performance.now() - start - client.spent;
+          if (i >= 0) times[side].push(ms);
+        }
+      }
+      // Both sides stored the turn: 1,002 messages each (checked once, untimed).
+      await reset();
+      await handlerTurn();
+      await plainTurn();
+      for (const id of [chat.id, plain.id]) {
+        // The handler's commit may land just after the last chunk was read: wait for it.
+        for (let tries = 0; ; tries++) {
+          const stored = await store.get(id);
+          const n = stored ? historyOf(stored.session).length : 0;
+          if (n === 1002) break;
+          if (tries > 100) throw new Error(`${id}: a turn stored ${n} messages, expected 1,002`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+      out.push(
+        result(name, "withSession + agent.runStream, same store and model (model time out)", {
+          ours_ms: median(times[0]),
+          baseline_ms: median(times[1]),
+        }),
+      );
+    } finally {
+      await ours.close();
+      await raw.close();
+    }
+  }
+  return out;
+}
