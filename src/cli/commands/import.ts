@@ -61,8 +61,10 @@ export function registerImport(program: Command, context: CommandContext): void 
     )
     .addOption(
       new Option("--from <shape>", "the documents' shape (default: recognised per document)")
-        .choices([...IMPORT_FORMATS, ...LANGGRAPH_SOURCES])
-        .argParser((v: string) => (isLangGraphSource(v) ? (v as unknown as ImportFormat) : parseImportFormat(v))),
+        .choices([...IMPORT_FORMATS, ...LANGGRAPH_SOURCES, "openai-agents"])
+        .argParser((v: string) =>
+          isLangGraphSource(v) || v === "openai-agents" ? (v as unknown as ImportFormat) : parseImportFormat(v),
+        ),
     )
     .argument("<inputs...>", 'documents or directories to import ("-": stdin)')
     .option("-o, --out <file>", "write the statebag session document to this file (one input)")
@@ -90,7 +92,8 @@ Examples:
   $ statebag import exported/*.json --store postgres://app@db/app
   $ statebag import --from dotnet-fs-store ./sessions --store sqlite:./sessions.db
   $ statebag import --from cosmos-chat-history export.json --store sqlite:./sessions.db
-  $ statebag import --from langgraph-sqlite ./checkpoints.db --store sqlite:./sessions.db --dry-run --json`,
+  $ statebag import --from langgraph-sqlite ./checkpoints.db --store sqlite:./sessions.db --dry-run --json
+  $ statebag import --from openai-agents history.json run-state.json --store sqlite:./sessions.db --dry-run --json`,
     )
     .action(action(context, (inputs: string[], options: ImportOptions) => runImport(context, inputs, options)));
 }
@@ -294,6 +297,8 @@ let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 async function runImport(context: CommandContext, inputs: string[], options: ImportOptions): Promise<ExitCode> {
   if (isLangGraphSource(options.from))
     return (await import("../langgraph-import.js")).importLangGraph(context, inputs, options);
+  if ((options.from as string) === "openai-agents")
+    return (await import("../openai-agents-import.js")).importOpenAIAgents(context, inputs, options);
   if (options.from === "python-history")
     return (await import("../python-history.js")).importPythonHistories(context, inputs, options);
   if (options.from === "dotnet-fs-store")
