@@ -40,6 +40,7 @@ describe("Redis store declarations", () => {
       "message-log.d.ts",
       "scripts.d.ts",
       "store.d.ts",
+      "stream-buffer.d.ts",
       "types.d.ts",
       "upgrade.d.ts",
       "url.d.ts",
