@@ -428,7 +428,7 @@ function flow(label: string, makeModel: () => Promise<Model>, options: { serverD
           expect(kept).not.toContain("sentence 120.");
           expect(await page.locator('[data-role="user"]').count()).toBe(1);
           // The mark says what happened: no error is left on screen.
-          expect(await page.getByTestId("chat-error").count()).toBe(0);
+          await expect.poll(() => page.getByTestId("chat-error").count(), WAIT).toBe(0);
           await shot(page, "12-interrupted");
           await page.reload();
           await expect
