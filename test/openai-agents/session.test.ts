@@ -7,7 +7,9 @@
 import { MemorySession } from "@openai/agents-core";
 import * as vitest from "vitest";
 import { describe, expect, it } from "vitest";
+import { ChatClientAgent } from "../../src/agent.js";
 import { TypeRegistry, defaultRegistry } from "../../src/index.js";
+import { ScriptedChatClient } from "../../src/testing.js";
 import {
   OPENAI_AGENTS_ITEM_TYPE,
   OpenAIAgentsItemError,
@@ -200,6 +202,54 @@ describe("StatebagSession: what is stored", () => {
     await b.saveRunState("{}");
     expect(await a.clearRunState()).toBe(true);
     expect(await b.getRunStateString()).toBeUndefined();
+    await store.close();
+  });
+
+  it("is a statebag chat session both ways: a statebag agent continues it, and the SDK session reads the agent's turn", async () => {
+    const store = await openStore("memory:");
+    const session = new StatebagSession({ store, sessionId: "both" });
+    await session.addItems([userItem("hi"), sampleItems[10]!]);
+    const agent = new ChatClientAgent({
+      name: "statebag",
+      client: new ScriptedChatClient({ rules: [{ when: "weather", reply: "Still sunny." }], usage: false }),
+    });
+    const stored = await store.get("both");
+    const sb = stored!.session;
+    const reply = await agent.run("and the weather now?", sb);
+    expect(reply.text).toBe("Still sunny.");
+    await store.save(sb, { expectedRevision: stored!.revision });
+    const items = await session.getItems();
+    expect(items.slice(0, 2)).toEqual([userItem("hi"), sampleItems[10]]);
+    expect(items.slice(2)).toMatchObject([
+      { type: "message", role: "user", content: "and the weather now?" },
+      {
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "Still sunny." }],
+      },
+    ]);
+    await store.close();
+  });
+
+  it("reads a session stored with an older history version (migrated on load) and writes it at the current one", async () => {
+    const store = await openStore("memory:");
+    const legacy = {
+      id: "old",
+      stateBag: {
+        "statebag.chatHistory": {
+          $type: "InMemoryChatHistoryState",
+          $version: 1,
+          messages: [{ role: "user", contents: [{ $type: "text", text: "from v1" }] }],
+        },
+      },
+    };
+    await store.save(legacy as never, { expectedRevision: null });
+    const session = new StatebagSession({ store, sessionId: "old" });
+    expect(await session.getItems()).toEqual([{ type: "message", role: "user", content: "from v1" }]);
+    await session.addItems([userItem("now")]);
+    const history = (await store.get("old"))!.session.stateBag["statebag.chatHistory"]!;
+    expect(history).toMatchObject({ $version: 2, droppedMessageCount: 0 });
     await store.close();
   });
 
