@@ -3,9 +3,10 @@
  * sessions of one owner (`store.list({ owner, order: "updatedAt desc", limit: 50 })`) among N
  * stored sessions held by N/10 owners, against a raw indexed query through the driver:
  *
- *   sqlite / postgres: SELECT id, updated_at FROM statebag_sessions WHERE owner = ?
- *                        [AND (updated_at, id) < (?, ?)] ORDER BY updated_at DESC, id DESC LIMIT 50
- *                      (the store's own (owner, updated_at DESC, id DESC) index; a covering scan)
+ *   sqlite / postgres: SELECT id, revision, owner, title, labels, created_at, updated_at, expires_at
+ *                        FROM statebag_sessions WHERE owner = ? [AND (updated_at, id) < (?, ?)]
+ *                        ORDER BY updated_at DESC, id DESC LIMIT 50
+ *                      (the fields a page item carries, through the store's own owner index)
  *   redis (+cluster):  ZREVRANGE key <from> <from + 49> WITHSCORES on a sorted set holding the
  *                      owner's sessions scored by updatedAt (the size of the owner's index)
  *
@@ -38,6 +39,12 @@ import { compare, result, skipped, type BenchContext, type CaseOutcome } from ".
 import { storeUrls, unreachable } from "./stores.js";
 
 const PAGE = 50;
+/**
+ * What the raw side reads per row: the fields a page item carries (id, revision, the metadata
+ * columns, the expiry), as the store's own list query reads them, so both sides read the same
+ * columns through the same index.
+ */
+const RAW_COLUMNS = "id, revision, owner, title, labels, created_at, updated_at, expires_at";
 /** The timed later page (1-based): sessions 501-550 of the owner. */
 const LATER_PAGE = 11;
 /** Sessions of the listed owner. */
@@ -139,14 +146,14 @@ async function seedSqlite(layout: Layout, dir: string): Promise<Seeded> {
   const store = await openStore(`sqlite:${file}`);
   const reader = new DatabaseSync(file, { readOnly: true });
   const first = reader.prepare(
-    `SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+    `SELECT ${RAW_COLUMNS} FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
   );
   const next = reader.prepare(
-    `SELECT id, updated_at FROM statebag_sessions WHERE owner = ? AND (updated_at, id) < (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+    `SELECT ${RAW_COLUMNS} FROM statebag_sessions WHERE owner = ? AND (updated_at, id) < (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
   );
   const plan = reader
     .prepare(
-      `EXPLAIN QUERY PLAN SELECT id, updated_at FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+      `EXPLAIN QUERY PLAN SELECT ${RAW_COLUMNS} FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
     )
     .all(TARGET);
   if (!plan.some((row) => String(row.detail).includes("statebag_sessions_owner_updated")))
@@ -213,11 +220,11 @@ async function seedPostgres(layout: Layout): Promise<Seeded> {
     store = await openStore(url);
     const first = {
       name: `bench_listing_first_${schema}`,
-      text: `SELECT id, updated_at FROM ${sessions} WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
+      text: `SELECT ${RAW_COLUMNS} FROM ${sessions} WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
     };
     const next = {
       name: `bench_listing_next_${schema}`,
-      text: `SELECT id, updated_at FROM ${sessions} WHERE owner = $1 AND (updated_at, id) < (timestamptz 'epoch' + $2::bigint * interval '1 millisecond', $3::text)
+      text: `SELECT ${RAW_COLUMNS} FROM ${sessions} WHERE owner = $1 AND (updated_at, id) < (timestamptz 'epoch' + $2::bigint * interval '1 millisecond', $3::text)
              ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
     };
     const plan = await client.query(`EXPLAIN ${first.text.replace("$1", `'${TARGET}'`)}`);
@@ -419,8 +426,10 @@ async function measure(
 }
 
 const BASELINE: Record<Backend, string> = {
-  sqlite: "raw node:sqlite: SELECT id ... WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
-  postgres: "raw pg: SELECT id ... WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
+  sqlite:
+    "raw node:sqlite: SELECT id, revision, meta columns ... WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
+  postgres:
+    "raw pg: SELECT id, revision, meta columns ... WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
   redis: "raw ioredis: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions",
   "redis-cluster": "raw ioredis Cluster: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions",
 };
