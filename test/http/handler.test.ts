@@ -8,8 +8,9 @@ import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
+import { plaintextOwnerError } from "../../src/runtime/stores/listing.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
-import type { SaveOptions } from "../../src/runtime/stores/types.js";
+import type { ListOptions, SaveOptions } from "../../src/runtime/stores/types.js";
 import { BASE, call, fixture, Gate, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 /** Checks a problem response: status, RFC 9457 body with exactly its four fields, no stack, none of `secrets` echoed. */
@@ -247,14 +248,16 @@ describe("stop during an approval's continuation", () => {
       }),
     );
     expect(stopped.status).toBe(200);
-    expect(await stopped.json()).toMatchObject({ stopped: true, committed: true });
+    const body = (await stopped.json()) as { stopped: boolean; committed: boolean; kept: UIMessage | null };
+    expect(body).toMatchObject({ stopped: true, committed: true });
     await reading;
     client.responseGate = undefined;
     expect(toolRuns.send_email).toBe(1);
-    const shown = (await getChat(handler, "chat-email-0001"))
-      .flatMap(partsOf)
-      .find((p) => p.type === "tool-send_email");
+    const reloaded = await getChat(handler, "chat-email-0001");
+    const shown = reloaded.flatMap(partsOf).find((p) => p.type === "tool-send_email");
     expect(shown).toMatchObject({ state: "output-available", output: { sent: true } });
+    // `kept` is what the turn kept, as a reload shows it: the message that asked, with the result.
+    expect(body.kept).toEqual(reloaded.find((m) => partsOf(m).some((p) => p.type === "tool-send_email")));
     const next = await post(handler, userTurn("chat-email-0001", "did it go out?", "m-after-stop"));
     expect(next.status).toBe(200);
     const { errors: streamErrors, message, chunks } = await readReply(next);
@@ -268,6 +271,32 @@ describe("stop during an approval's continuation", () => {
       expect.objectContaining({ state: "output-available", output: { sent: true, to: "ada@example.com" } }),
     ]);
     expect(toolRuns.send_email).toBe(1);
+  });
+});
+
+describe("a store that is not ready", () => {
+  it("an encrypted store refusing a listing (owner rows still in plaintext) is a 503 with a fixed detail, never the store's message", async () => {
+    // What an encrypted store with protected owners throws while the owner still has rows written
+    // before (statebag migrate --reencrypt not run yet).
+    class NotMigrated extends MemorySessionStore {
+      override list(options: ListOptions): ReturnType<MemorySessionStore["list"]> {
+        if (options.owner !== undefined) return Promise.reject(plaintextOwnerError("postgres://db.internal/chats"));
+        return super.list(options);
+      }
+    }
+    const { handler, errors } = harness({}, new NotMigrated());
+    await readReply(await post(handler, userTurn("nm-1", "Hello")));
+    const body = await expectProblem(await call(handler, "GET", "/chats"), 503, "store-not-ready", [
+      "postgres://",
+      "db.internal",
+      "reencrypt",
+      "plaintext",
+    ]);
+    expect(body.detail).toMatch(/not ready.*operator/);
+    // The app's onError gets the store's own error, hint included.
+    expect(errors).toEqual([expect.objectContaining({ code: "store-not-set-up" })]);
+    // The chat itself is still there.
+    expect((await getChat(handler, "nm-1")).map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });
 

@@ -206,6 +206,8 @@ export async function readReply(
     onError: (e) => errors.push(e),
   }))
     message = structuredClone(m);
+  // A continuation that changed nothing (stopped before it said anything) leaves the message as it was.
+  if (!message && resume) message = structuredClone(resume);
   if (!message) throw new Error("the stream had no message");
   return { message, chunks, errors };
 }

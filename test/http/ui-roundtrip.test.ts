@@ -13,12 +13,14 @@ import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-cha
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import { createChatHandler, type ChatHandler } from "../../src/runtime/http/handler.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
-import { call, post, readReply } from "./setup.js";
+import type { ChatClient, ChatOptions, ChatResponseUpdate } from "../../src/runtime/agent/chat-client.js";
+import type { ChatMessage } from "../../src/runtime/core/messages.js";
+import { BASE, call, Gate, harness, post, readReply, waitFor } from "./setup.js";
 
 type AnyPart = Record<string, unknown> & { type: string };
 
 /** A chat server over the scripted model, with tools that run, fail and need approval. */
-function server(options: { usage?: boolean } = {}) {
+function server(options: { usage?: boolean; thinking?: boolean } = {}) {
   const runs = { get_weather: 0, send_email: 0, flaky: 0 };
   const tools: AITool[] = [
     {
@@ -84,7 +86,11 @@ function server(options: { usage?: boolean } = {}) {
       },
     ],
   });
-  const agent = new ChatClientAgent({ client, name: "roundtrip", tools });
+  const agent = new ChatClientAgent({
+    client: options.thinking ? new Thinking(client) : client,
+    name: "roundtrip",
+    tools,
+  });
   const errors: unknown[] = [];
   const handler = createChatHandler({
     agent,
@@ -93,6 +99,31 @@ function server(options: { usage?: boolean } = {}) {
     onError: (error) => errors.push(error),
   });
   return { handler, runs, errors };
+}
+
+/** A model that thinks aloud before every answer (streamed or not): a reasoning block in every step. */
+class Thinking implements ChatClient {
+  constructor(private readonly inner: ChatClient) {}
+  get metadata() {
+    return this.inner.metadata;
+  }
+  async getResponse(messages: readonly ChatMessage[], options?: ChatOptions) {
+    const response = await this.inner.getResponse(messages, options);
+    const [first, ...rest] = response.messages;
+    const thought = { ...first, contents: [{ $type: "reasoning" as const, text: "Let me think." }, ...first.contents] };
+    return { ...response, messages: [thought, ...rest] };
+  }
+  async *getStreamingResponse(
+    messages: readonly ChatMessage[],
+    options?: ChatOptions,
+  ): AsyncIterable<ChatResponseUpdate> {
+    let first = true;
+    for await (const update of this.inner.getStreamingResponse(messages, options)) {
+      if (first) yield { ...update, contents: [{ $type: "reasoning", text: "Let me think." }] };
+      first = false;
+      yield update;
+    }
+  }
 }
 
 /** A chat as `useChat` holds it: its messages, changed only the way `useChat` changes them. */
@@ -147,9 +178,9 @@ class Chat {
 
   /**
    * The reload equals what the streams built, message for message (as JSON: what useChat would
-   * save). Two things only the stream has are left out: a reasoning part's `id` (the stream's
-   * block id, which ai copies into the part; statebag does not store it and ai never sends it to
-   * a model), and, with `metadata: false`, the metadata (the stream does not send usage).
+   * save), metadata included. One thing only the stream has is left out: a reasoning part's `id`
+   * (the stream's block id, which ai copies into the part; statebag does not store it and ai never
+   * sends it to a model). With `metadata: false` the metadata is left out too.
    */
   async expectReloadSame(options: { metadata?: boolean } = {}): Promise<UIMessage[]> {
     const stored = await this.reload();
@@ -271,10 +302,113 @@ describe("a reload shows what the stream built", () => {
     await chat.answer({ [tool(asked, "tool-send_email").toolCallId as string]: { approved: true } });
     await chat.say("Think, then answer");
     await chat.say("Call the flaky tool");
-    const stored = await chat.expectReloadSame({ metadata: false });
-    // The turn's usage, summed over its steps, is the reloaded message's metadata.
+    const stored = await chat.expectReloadSame();
+    // The turn's usage, summed over its steps, is the reloaded message's metadata, and the stream's.
     expect(stored[3].metadata).toMatchObject({ usage: { inputTokenCount: expect.any(Number) } });
     expect(stored.map((m) => m.role)).toEqual(Array.from({ length: 5 }, () => ["user", "assistant"]).flat());
     expect(errors).toEqual([]);
+  });
+});
+
+describe("a turn that ended early reads back as the stream built it", () => {
+  const stop = (handler: ChatHandler, id: string) =>
+    handler(
+      new Request(`${BASE}/chat/${id}/stop`, {
+        method: "POST",
+        headers: { "x-owner": "ada", "content-type": "application/json" },
+      }),
+    );
+
+  it("stopped mid-answer: [step-start, text(done)] and the stopped marker, in the stream and after a reload", async () => {
+    const { handler, client } = harness();
+    const chat = new Chat(handler, "rt-stop");
+    await chat.say("Hi, my name is Ada.");
+    const gate = (client.gate = new Gate());
+    chat.messages.push({ id: "rt-stop-u2", role: "user", parts: [{ type: "text", text: "Tell me a story" }] });
+    const reading = readReply(
+      await post(handler, { id: "rt-stop", messages: chat.messages, trigger: "submit-message" }),
+    );
+    await gate.reachedPromise;
+    const stopped = await stop(handler, "rt-stop");
+    expect(stopped.status).toBe(200);
+    const { kept } = (await stopped.json()) as { kept: UIMessage };
+    const { message } = await reading;
+    chat.messages.push(message);
+    expect(types(message)).toEqual(["step-start", "text"]);
+    expect(message.parts[1]).toMatchObject({ state: "done" });
+    const stored = await chat.expectReloadSame();
+    expect(stored.at(-1)!.metadata).toEqual({ statebag: { finish: "stopped" } });
+    expect(kept).toEqual(stored.at(-1));
+  });
+
+  it("interrupted (its server died) after a tool step: both steps, as the stream showed them", async () => {
+    const { handler, store } = harness({ leaseMs: 300 });
+    // The chunks a real tool turn streams, cut in the middle of its second step's text.
+    const source = await readReply(
+      await post(handler, {
+        id: "rt-src",
+        messages: [{ id: "s1", role: "user", parts: [{ type: "text", text: "weather in Oslo?" }] }],
+        trigger: "submit-message",
+      }),
+    );
+    const cut = source.chunks.findIndex((c) => c.type === "text-delta") + 1;
+    expect(cut).toBeGreaterThan(0);
+    const streamId = `dead-${Date.now()}`;
+    const chunks = source.chunks
+      .slice(0, cut)
+      .map((c) => (c.type === "start" ? { ...c, messageId: `msg-${streamId}` } : c));
+
+    const chat = new Chat(handler, "rt-dead");
+    await chat.say("Hello");
+    // What a server killed mid-turn leaves: the user's message, the label, chunks, a lease nobody renews.
+    const before = (await store.get("ui-chat/rt-dead"))!;
+    await store.streams!.open(streamId, { sessionId: "ui-chat/rt-dead", owner: "ada", leaseMs: 300 });
+    await store.streams!.append(
+      streamId,
+      chunks.map((c) => JSON.stringify(c)),
+      300,
+    );
+    const session = structuredClone(before.session);
+    const history = session.stateBag["statebag.chatHistory"] as unknown as { messages: unknown[] };
+    history.messages = [
+      ...history.messages,
+      { role: "user", contents: [{ $type: "text", text: "weather in Oslo?" }], messageId: "rt-dead-u2" },
+    ];
+    await store.save(session, {
+      expectedRevision: before.revision,
+      meta: { owner: "ada", labels: { "statebag.type": "chat", "statebag.activeStream": streamId } },
+    });
+    chat.messages.push({ id: "rt-dead-u2", role: "user", parts: [{ type: "text", text: "weather in Oslo?" }] });
+    const shown = await readReply(
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            // Read as a client holds it once the reply is known to be over: its open text block closed.
+            const open = chunks.at(-1) as { id: string };
+            for (const c of [...chunks, { type: "text-end", id: open.id }])
+              controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(c)}\n\n`));
+            controller.close();
+          },
+        }),
+        { headers: { "x-vercel-ai-ui-message-stream": "v1" } },
+      ),
+    );
+    expect(types(shown.message)).toEqual(["step-start", "tool-get_weather", "step-start", "text"]);
+    await waitFor(async () => ((await chat.reload()).some((m) => m.id === `msg-${streamId}`) ? true : undefined));
+    chat.messages.push(shown.message);
+    // The stream was cut: it never said how it ended; the reload says interrupted.
+    const stored = await chat.expectReloadSame({ metadata: false });
+    expect(stored.at(-1)!.metadata).toEqual({ statebag: { finish: "interrupted" } });
+  });
+
+  it("reasoning block ids are unique in a message whose approval continuation streams into it", async () => {
+    const { handler } = server({ thinking: true });
+    const chat = new Chat(handler, "rt-rsn");
+    const asked = await chat.say("Please email ada@example.com");
+    const done = await chat.answer({ [tool(asked, "tool-send_email").toolCallId as string]: { approved: true } });
+    const ids = (done.parts as AnyPart[]).filter((p) => p.type === "reasoning").map((p) => p.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+    await chat.expectReloadSame();
   });
 });

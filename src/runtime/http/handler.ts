@@ -19,7 +19,14 @@ import { ToolApprovalError } from "../agent/approvals.js";
 import { ModelServiceError } from "../agent/clients/model-service-error.js";
 import { ConfigurationError } from "../core/errors.js";
 import { tracingOf } from "../observability/hooks.js";
-import { ConflictError, InvalidIdError, StoreUnavailableError } from "../stores/errors.js";
+import {
+  ConflictError,
+  InvalidIdError,
+  StoreAuthenticationError,
+  StoreKeyConflictError,
+  StoreNotSetUpError,
+  StoreUnavailableError,
+} from "../stores/errors.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
 import { ChatSessions } from "./chat-flow.js";
@@ -230,6 +237,24 @@ export function toProblem(error: unknown, method = "POST"): HttpProblem {
       method === "GET"
         ? "The session store cannot be reached; try again later."
         : "The session store cannot be reached; this request may not have been carried out. Reload the chat and try again later.",
+    );
+  // The store refuses to work until an operator acts (setup, a migration such as `statebag migrate
+  // --reencrypt`, credentials, a key layout, the configuration): the client is told it is the
+  // server's setup, never the store's own message (it names tables, keys and commands for operators;
+  // `onError` gets the error with its hint).
+  if (
+    error instanceof StoreNotSetUpError ||
+    error instanceof StoreAuthenticationError ||
+    error instanceof StoreKeyConflictError ||
+    error instanceof ConfigurationError
+  )
+    return new HttpProblem(
+      503,
+      "store-not-ready",
+      "Store not ready",
+      method === "GET"
+        ? "The chat store is not ready for this server (its setup or a migration is unfinished); the operator has to finish it. Try again later."
+        : "The chat store is not ready for this server (its setup or a migration is unfinished); the operator has to finish it. This request may not have been carried out; reload the chat later to see what was saved.",
     );
   if (error instanceof ModelServiceError)
     return new HttpProblem(502, "model-service", "Model service failed", "The model service failed; try again later.");

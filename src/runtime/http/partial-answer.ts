@@ -3,7 +3,9 @@
  * the UI message stream chunks kept in the stream buffer: the same chunks `useChat` built its
  * message from, so what is committed is what the user saw. Text, reasoning and finished tool
  * calls are kept; a tool call without an outcome (input only, an approval nobody answered) is
- * dropped, because the model would otherwise be shown a call with no result.
+ * dropped, because the model would otherwise be shown a call with no result. Steps are kept as
+ * `step-start` parts and text and reasoning as `state: "done"`, as `readUIMessageStream` built
+ * them, so `fromUIMessages` stores one message per step and a reload shows what the stream showed.
  *
  * The message carries UI metadata `{ statebag: { finish } }` (kept by `fromUIMessages` in the
  * message's `additionalProperties`, given back by `toUIMessages`), so a reloaded chat can say
@@ -38,9 +40,12 @@ export function partialAnswer(chunks: readonly string[], messageId: string, fini
     const id = typeof chunk.id === "string" ? chunk.id : "";
     const callId = typeof chunk.toolCallId === "string" ? chunk.toolCallId : "";
     switch (chunk.type) {
+      case "start-step":
+        parts.push({ type: "step-start" });
+        break;
       case "text-start":
       case "reasoning-start": {
-        const part: Part = { type: chunk.type === "text-start" ? "text" : "reasoning", text: "" };
+        const part: Part = { type: chunk.type === "text-start" ? "text" : "reasoning", text: "", state: "done" };
         blocks.set(id, part);
         parts.push(part);
         break;
@@ -74,15 +79,21 @@ export function partialAnswer(chunks: readonly string[], messageId: string, fini
         break;
       }
       default:
-        break; // steps, approval requests, start/finish: no content of their own
+        break; // step ends, approval requests, start/finish: no content of their own
     }
   }
-  const kept = parts.filter((p) =>
-    p.type === "text" || p.type === "reasoning"
-      ? (p.text as string).length > 0
-      : p.state === "output-available" || p.state === "output-error",
+  const content = parts.filter((p) =>
+    p.type === "step-start"
+      ? true
+      : p.type === "text" || p.type === "reasoning"
+        ? (p.text as string).length > 0
+        : p.state === "output-available" || p.state === "output-error",
   );
-  if (kept.length === 0) return [];
+  // A step left with no content (cut before it said anything) is dropped with its step-start.
+  const kept = content.filter(
+    (p, i) => p.type !== "step-start" || (content[i + 1] && content[i + 1].type !== "step-start"),
+  );
+  if (!kept.some((p) => p.type !== "step-start")) return [];
   const ui: UIMessageLike = {
     id: messageId,
     role: "assistant",

@@ -1,7 +1,8 @@
 /**
  * `POST ${base}/chat/:id/stop`: stops the turn running in the chat, from any process, and answers
  * once its commit is seen (within the handler's `stopWaitMs`): `200 { stopped, committed, kept }`,
- * `kept` the answer as kept in the history (null when nothing had been written). `202` with
+ * `kept` the UI message holding what the turn kept, as a reload shows it (for an approval's
+ * continuation, the message that asked, now with the tools' outcomes; null when the turn kept nothing). `202` with
  * `committed: false` when the commit was not seen in time (it still happens, or the lease
  * recovery does it). `200 { stopped: false }` when nothing ran.
  *
@@ -9,11 +10,11 @@
  * page of another site can send a simple POST with a user's cookies, but not that one without the
  * browser asking this server first (CORS), so no other site can stop a user's reply.
  */
-import { toUIMessages } from "../ui-messages/to-ui.js";
 import { checkChatId } from "./ai-sdk-ui.js";
-import { chatNotFound } from "./chat-flow.js";
+import { chatNotFound, historyOf } from "./chat-flow.js";
 import { HttpProblem } from "./problem.js";
 import { isJsonUtf8, json, ownerOf, readJson, type Route } from "./request.js";
+import { answeredCalls, isContinuation, lastAnsweredRound, turnMessage } from "./turn-message.js";
 
 export const stopChat: Route = async (context, request, _url, id) => {
   if (!isJsonUtf8(request.headers.get("content-type")))
@@ -32,7 +33,13 @@ export const stopChat: Route = async (context, request, _url, id) => {
   if (!outcome.committed) return json(202, { stopped: true, committed: false });
   const stored = await chats.load(owner, chatId);
   if (!stored) throw chatNotFound(); // deleted meanwhile
-  const answerId = `msg-${outcome.streamId}`;
-  const kept = toUIMessages(stored.session, { historyKey: chats.historyKey }).find((m) => m.id.startsWith(answerId));
+  // The calls the turn answered (an approvals turn): their outcomes are kept even when no text was.
+  const chunks = (await chats.streams.read(outcome.streamId!, { from: 0 }))?.chunks ?? [];
+  const history = historyOf(stored.session, chats.historyKey);
+  const calls = answeredCalls(chunks);
+  // An approvals turn kept the answers and results it recorded, even when it was stopped before
+  // the continuation said anything.
+  if (isContinuation(chunks)) for (const id of lastAnsweredRound(stored.session, history)) calls.add(id);
+  const kept = turnMessage(stored.session, history, `msg-${outcome.streamId}`, calls);
   return json(200, { stopped: true, committed: true, kept: kept ?? null });
 };

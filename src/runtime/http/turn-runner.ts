@@ -33,6 +33,7 @@ import {
   type TurnInput,
 } from "./chat-flow.js";
 import { partialAnswer, type TurnFinish } from "./partial-answer.js";
+import { answeredCalls, turnMessage } from "./turn-message.js";
 import { UIMessageStreamEncoder, type UIStreamChunk } from "./ui-message-stream.js";
 
 /** Someone reading the turn's chunks in this process. */
@@ -81,6 +82,12 @@ export class TurnRunner {
   readonly done: Promise<void>;
   /** True once the turn's end was committed to the chat. */
   finished = false;
+  /**
+   * The committed answer as a reload shows it (found: whether the history holds anything of the
+   * turn; its metadata, e.g. the turn's summed usage), sent as the `finish` chunk's metadata so the
+   * streamed message and the reloaded one agree.
+   */
+  private committedAnswer: { found: boolean; metadata: unknown } | undefined;
   private resolveDone!: () => void;
   private readonly chunks: string[] = [];
   private readonly listeners = new Set<TurnListener>();
@@ -229,7 +236,11 @@ export class TurnRunner {
 
   private async run(): Promise<void> {
     const { chats, input } = this.init;
-    const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk), { newMessage: input.kind === "message" });
+    const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk), {
+      newMessage: input.kind === "message",
+      // Block ids unique in the message: an approval's continuation streams into an earlier message.
+      blockIdPrefix: this.streamId.slice(0, 8),
+    });
     // An approvals turn continues the message on screen (useChat resumes its last assistant
     // message): its start names no new id.
     encoder.begin(input.kind === "message" ? this.messageId : undefined);
@@ -261,9 +272,9 @@ export class TurnRunner {
     } else if (!committed) {
       encoder.fail("The chat was changed or deleted while this reply was written; the reply was not saved.");
     } else if (outcome === "done") {
-      encoder.finish();
+      encoder.finish(this.committedAnswer?.metadata);
     } else if (outcome === "stopped") {
-      encoder.finish({ statebag: { finish: "stopped" } });
+      encoder.finish(this.committedAnswer?.found ? this.committedAnswer.metadata : { statebag: { finish: "stopped" } });
     } else {
       encoder.fail("The reply failed; your message and what was written so far are saved.");
     }
@@ -354,6 +365,7 @@ export class TurnRunner {
           withUniqueIds(partialAnswer(this.chunks, this.messageId, finish ?? "failed"), history, this.messageId),
         );
       }
+      this.noteAnswer(next);
       await save(next, revision);
       return true;
     }
@@ -375,6 +387,7 @@ export class TurnRunner {
           withUniqueIds(partialAnswer(this.chunks, this.messageId, finish), history, this.messageId),
         );
       }
+      this.noteAnswer(next);
       try {
         await save(next, stored.revision, withoutActive(stored.meta.labels));
         return true;
@@ -384,6 +397,31 @@ export class TurnRunner {
     }
     return false;
   }
+
+  /** Reads what a reload will show of this turn's answer in `session` (about to be committed). */
+  private noteAnswer(session: AgentSession): void {
+    const history = historyOf(session, this.init.chats.historyKey);
+    const calls = answeredCalls(this.chunks);
+    for (const request of this.init.requests)
+      if (request.toolCall.$type === "functionCall") calls.add(request.toolCall.callId);
+    // Only the tail from the last message the user typed: a turn's UI message starts after it.
+    const start = lastTypedIndex(history);
+    const found = turnMessage(session, history.slice(Math.max(0, start)), this.messageId, calls);
+    this.committedAnswer = { found: found !== undefined, metadata: found?.metadata };
+  }
+}
+
+/** The index of the last user message with content of its own (not only approval answers or results); -1 when none. */
+function lastTypedIndex(history: readonly ChatMessage[]): number {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const message = history[i];
+    if (
+      message.role === "user" &&
+      message.contents.some((c) => c.$type !== "toolApprovalResponse" && c.$type !== "functionResult")
+    )
+      return i;
+  }
+  return -1;
 }
 
 /**

@@ -62,11 +62,13 @@ export class UIMessageStreamEncoder implements TurnSink {
    * `newMessage`: the stream is a new message (a user's turn), not the continuation of the message
    * on screen: results of calls it did not announce (a round answered earlier, closed by this run)
    * belong to an earlier message and are left out (`useChat` has no part for them here; the stored
-   * history shows them where they belong).
+   * history shows them where they belong). `blockIdPrefix`: put in every text and reasoning block id
+   * (`ai` copies a reasoning block's id into its part): a continuation streams into the message of an
+   * earlier stream, so each stream of a message needs ids of its own (the turn's stream id).
    */
   constructor(
     private readonly write: (chunk: UIStreamChunk) => void,
-    private readonly options: { newMessage?: boolean } = {},
+    private readonly options: { newMessage?: boolean; blockIdPrefix?: string } = {},
   ) {}
 
   /**
@@ -102,7 +104,8 @@ export class UIMessageStreamEncoder implements TurnSink {
     if (text === "") return;
     if (this.block?.kind !== kind) {
       this.closeBlock();
-      this.block = { kind, id: `${kind === "text" ? "txt" : "rsn"}-${++this.blocks}` };
+      const prefix = this.options.blockIdPrefix === undefined ? "" : `${this.options.blockIdPrefix}-`;
+      this.block = { kind, id: `${kind === "text" ? "txt" : "rsn"}-${prefix}${++this.blocks}` };
       this.write({ type: kind === "text" ? "text-start" : "reasoning-start", id: this.block.id });
     }
     this.write({ type: kind === "text" ? "text-delta" : "reasoning-delta", id: this.block.id, delta: text });
