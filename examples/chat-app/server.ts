@@ -37,7 +37,7 @@ import {
   type ChatOptions,
   type ChatResponseUpdate,
 } from "statebag/agent";
-import { createChatHandler, toNodeListener } from "statebag/http";
+import { chatServerOptions, createChatHandler, toNodeListener } from "statebag/http";
 import { OpenAIChatClient } from "statebag/openai";
 import { openStore, type SessionStore } from "statebag/stores";
 import { ScriptedChatClient } from "statebag/testing";
@@ -264,7 +264,9 @@ export async function startChatApp(
     res.writeHead(status, { "content-type": "application/problem+json", "cache-control": "no-store" });
     res.end(JSON.stringify({ type: `urn:statebag:problem:${slug}`, title, status, detail }));
   };
-  const server = createServer((req, res) => {
+  // The API's bounded request timeouts (headers, whole request; the body deadline is toNodeListener's),
+  // not Node's defaults: the example serves its pages too, so it builds the server itself.
+  const server = createServer(chatServerOptions(), (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/api/erase") {
       if (req.method !== "POST") {
