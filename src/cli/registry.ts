@@ -17,6 +17,8 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
+import { registerLangGraphTypes } from "../runtime/langgraph/registry.js";
+import { registerOpenAIAgentsTypes } from "../runtime/openai-agents/registry.js";
 import { defaultRegistry, TypeRegistry } from "../runtime/persistence/registry.js";
 import type { Migration } from "../runtime/persistence/migrations.js";
 import type { TypeDefinition } from "../runtime/persistence/registry-types.js";
@@ -107,7 +109,10 @@ export function cliBuiltinTypes(): readonly TypeDefinition[] {
       },
     },
   });
-  builtins = [chatIndex];
+  // The framework adapters' documents (LangGraph threads, OpenAI Agents items and run states).
+  registerLangGraphTypes(registry);
+  registerOpenAIAgentsTypes(registry);
+  builtins = [chatIndex, ...registry.types().filter((def) => def !== chatIndex)];
   return builtins;
 }
 

@@ -49,6 +49,9 @@ import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { createSessionData } from "../../src/runtime/core/session.js";
 import { fromUIMessages } from "../../src/runtime/ui-messages/from-ui.js";
 import { openAIError } from "../clients/fixtures/openai.js";
+import { NotALangGraphThreadError } from "../../src/runtime/langgraph/document.js";
+import { OpenAIAgentsItemError } from "../../src/runtime/openai-agents/items.js";
+import { OpenAIAgentsImportError } from "../../src/runtime/openai-agents/import.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -136,6 +139,13 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     const store = await openStore("memory:");
     return caught(() => store.get("a\u0000b"));
   },
+  StreamClosedError: async () => {
+    const store = await openStore("memory:");
+    return caught(() => store.streams!.append("no-such-stream", ["{}"], 1000));
+  },
+  NotALangGraphThreadError: () => new NotALangGraphThreadError("langgraph:t1", "a chat history"),
+  OpenAIAgentsImportError: () => new OpenAIAgentsImportError("a number"),
+  OpenAIAgentsItemError: () => new OpenAIAgentsItemError("/0/content", "NaN is not JSON"),
   InvalidCursorError: async () => {
     const store = await openStore("memory:");
     return caught(() => store.list({ owner: "o", cursor: "not a cursor" }));
@@ -270,6 +280,8 @@ const specificHints: Record<string, string> = {
   StateVersionError: "newer release",
   ToolchainMissingError: "npm i -D ts-morph",
   InteropSizeError: "raise limits.maxBytes to at least",
+  StreamClosedError: "between open and finish",
+  NotALangGraphThreadError: "idPrefix",
 };
 
 /**
