@@ -66,7 +66,11 @@ export interface StreamBuffer {
    * (`status`: its final status, undefined when gone). Chunks must be well-formed text without
    * NUL (JSON text always is), else `ConfigurationError`; nothing is appended.
    */
-  append(streamId: string, chunks: readonly string[], leaseMs: number): Promise<{ length: number; stopRequested: boolean }>;
+  append(
+    streamId: string,
+    chunks: readonly string[],
+    leaseMs: number,
+  ): Promise<{ length: number; stopRequested: boolean }>;
   /** Renews the lease of a running stream; same answers and errors as `append` without chunks. */
   renew(streamId: string, leaseMs: number): Promise<{ length: number; stopRequested: boolean }>;
   /**
