@@ -66,6 +66,40 @@ export function checkMeta(options: SaveOptions | undefined): CheckedMeta {
   };
 }
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
+/** Milliseconds of 10000-01-01T00:00:00Z: later times (and earlier than 1970) take `toISOString`'s own form. */
+const YEAR_10000_MS = 253_402_300_800_000;
+
+/**
+ * `new Date(time).toISOString()`, about three times faster for the times stores hold (integer
+ * milliseconds from 1970 to year 9999): a page of a listing formats two times per item, and
+ * `toISOString` was a third of the SQLite store's `list` in a profile. Civil date from days:
+ * H. Hinnant's algorithm. Anything else (before 1970, fractions, NaN) goes to `toISOString`.
+ */
+export function isoTime(time: number | Date): string {
+  const ms = typeof time === "number" ? time : time.getTime();
+  if (!(ms >= 0 && ms < YEAR_10000_MS && Number.isInteger(ms))) return new Date(ms).toISOString();
+  const days = Math.floor(ms / 86_400_000);
+  let rest = ms - days * 86_400_000;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  const y = year < 1000 ? `000${year}`.slice(-4) : `${year}`;
+  return `${y}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+}
+
 /** A `StoredSessionMeta` from stored fields, leaving absent ones out. */
 export function storedMeta(
   owner: string | null | undefined,
@@ -74,10 +108,7 @@ export function storedMeta(
   createdAt: number | Date,
   updatedAt: number | Date,
 ): StoredSessionMeta {
-  const meta: StoredSessionMeta = {
-    createdAt: new Date(createdAt).toISOString(),
-    updatedAt: new Date(updatedAt).toISOString(),
-  };
+  const meta: StoredSessionMeta = { createdAt: isoTime(createdAt), updatedAt: isoTime(updatedAt) };
   if (owner != null) meta.owner = owner;
   if (title != null) meta.title = title;
   if (labels != null && Object.keys(labels).length > 0) meta.labels = labels;
