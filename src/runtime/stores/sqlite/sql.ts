@@ -164,7 +164,8 @@ const META = "owner, title, labels, coalesce(created_at, updated_at) AS created_
 /** Every label of the JSON object parameter is on the row (an empty object: always true). */
 const HAS_LABELS = `NOT EXISTS (SELECT 1 FROM json_each(?) AS w WHERE NOT EXISTS (
   SELECT 1 FROM json_each(statebag_sessions.labels) AS l WHERE l.key = w.key AND l.value = w.value))`;
-const LIST_FILTER = `owner = ? AND ${LIVE} AND updated_at < ? AND updated_at > ? AND ${HAS_LABELS}`;
+const LIST_ANY = `owner = ? AND ${LIVE} AND updated_at < ? AND updated_at > ?`;
+const LIST_FILTER = `${LIST_ANY} AND ${HAS_LABELS}`;
 const LIST_COLUMNS = `id, revision, ${META}, expires_at`;
 
 /** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
@@ -194,6 +195,10 @@ export const SQLITE_SQL = {
   listByTime: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND (updated_at, id) < (?, ?)
      ORDER BY updated_at DESC, id DESC LIMIT ?`,
   listById: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND id > ? ORDER BY id LIMIT ?`,
+  // The same without a label filter (the usual listing): the label test is a subquery per row.
+  listByTimeAny: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_ANY} AND (updated_at, id) < (?, ?)
+     ORDER BY updated_at DESC, id DESC LIMIT ?`,
+  listByIdAny: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_ANY} AND id > ? ORDER BY id LIMIT ?`,
   deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
   deleteAt: `DELETE FROM statebag_sessions WHERE id = ? AND revision = ? AND ${LIVE}`,
   scan: `SELECT id, revision, ${META} FROM statebag_sessions WHERE id > ? AND ${LIVE} ORDER BY id LIMIT ?`,
@@ -263,6 +268,8 @@ export class Statements {
   readonly protectMeta: SqliteStatement<never>;
   readonly listByTime: SqliteStatement<ListRow>;
   readonly listById: SqliteStatement<ListRow>;
+  readonly listByTimeAny: SqliteStatement<ListRow>;
+  readonly listByIdAny: SqliteStatement<ListRow>;
   readonly bump: SqliteStatement<{ value: number }>;
   readonly update: SqliteStatement<never>;
   readonly create: SqliteStatement<never>;
@@ -294,6 +301,8 @@ export class Statements {
     this.protectMeta = db.prepare(SQLITE_SQL.protectMeta);
     this.listByTime = db.prepare(SQLITE_SQL.listByTime);
     this.listById = db.prepare(SQLITE_SQL.listById);
+    this.listByTimeAny = db.prepare(SQLITE_SQL.listByTimeAny);
+    this.listByIdAny = db.prepare(SQLITE_SQL.listByIdAny);
     this.bump = db.prepare(SQLITE_SQL.bump);
     this.update = db.prepare(SQLITE_SQL.update);
     this.create = db.prepare(SQLITE_SQL.create);

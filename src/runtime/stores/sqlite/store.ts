@@ -535,23 +535,26 @@ export class SqliteSessionStore implements SessionStore {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
     const now = Date.now();
     const protection = metaProtectionOf(this.codec);
+    // Without labels to match, the statements without the label test (a subquery per row).
+    const anyLabels = Object.keys(labels).length === 0;
     const filter = [
       protection === undefined ? owner : protection.owner(owner),
       now,
       updatedBefore ?? NO_BOUND_BEFORE,
       updatedAfter ?? NO_BOUND_AFTER,
-      JSON.stringify(labels),
+      ...(anyLabels ? [] : [JSON.stringify(labels)]),
     ];
     const rows = await this.run("list", "read", (s) => {
       // A protecting store refuses to list an owner that still has plaintext-owner rows (one index probe, first page).
       if (protection !== undefined && cursor === undefined) {
         for (const other of protection.otherForms(owner))
-          if (s.listById.all(other, now, NO_BOUND_BEFORE, NO_BOUND_AFTER, "{}", "", 1).length > 0)
+          if (s.listByIdAny.all(other, now, NO_BOUND_BEFORE, NO_BOUND_AFTER, "", 1).length > 0)
             throw plaintextOwnerError(this.url);
       }
+      const [byId, byTime] = anyLabels ? [s.listByIdAny, s.listByTimeAny] : [s.listById, s.listByTime];
       return order === "id"
-        ? s.listById.all(...filter, cursor?.id ?? "", limit + 1)
-        : s.listByTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1);
+        ? byId.all(...filter, cursor?.id ?? "", limit + 1)
+        : byTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1);
     });
     const items = rows.slice(0, limit).map((r): ListItem => {
       const item: ListItem = { id: r.id, revision: r.revision, meta: rowMeta(r, r.id, protection, false) };
