@@ -314,7 +314,7 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
       try {
         const page = await studio.api.sessions({ limit: 50, owner: ADA });
         expect(page.items.map((i) => i.id)).toContain("ui-chat/ada-1");
-      expect(page.items.map((i) => i.id)).not.toContain("ui-chat/bob-1");
+        expect(page.items.map((i) => i.id)).not.toContain("ui-chat/bob-1");
         const session = JSON.stringify(await studio.api.session("ui-chat/ada-1"));
         expect(session).toContain(ADA_TEXTS[0]);
         expect(session).toContain("PLAIN-reply noted.");
