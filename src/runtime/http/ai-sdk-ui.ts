@@ -11,7 +11,7 @@ import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { fromUIMessages } from "../ui-messages/from-ui.js";
 import type { UIMessageLike } from "../ui-messages/types.js";
-import type { ApprovalAnswerInput, TurnInput } from "./chat-flow.js";
+import type { ApprovalAnswerInput, TurnInput } from "./chat-data.js";
 import { HttpProblem } from "./problem.js";
 
 /** Chat and message ids: what `generateId` and `crypto.randomUUID` produce, and then some. */

@@ -29,9 +29,9 @@ import {
   messageIds,
   withoutActive,
   withUniqueIds,
-  type ChatSessions,
+  type TurnContext,
   type TurnInput,
-} from "./chat-flow.js";
+} from "./chat-data.js";
 import { partialAnswer, type TurnFinish } from "./partial-answer.js";
 import { answeredCalls, turnMessage } from "./turn-message.js";
 import { UIMessageStreamEncoder, type UIStreamChunk } from "./ui-message-stream.js";
@@ -45,7 +45,7 @@ export interface TurnListener {
 }
 
 export interface TurnRunnerInit {
-  chats: ChatSessions;
+  chats: TurnContext;
   owner: string;
   chatId: string;
   storageId: string;

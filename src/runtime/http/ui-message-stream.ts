@@ -7,7 +7,7 @@
  */
 import type { AgentResponseUpdate } from "../agent/response.js";
 import { isErrorResult } from "../ui-messages/keys.js";
-import type { ApprovalAnswerInput, TurnSink } from "./chat-flow.js";
+import type { ApprovalAnswerInput, TurnSink } from "./chat-data.js";
 
 /** The chunk shapes this encoder writes (a subset of the AI SDK's `UIMessageChunk`). */
 export type UIStreamChunk =

@@ -1,0 +1,103 @@
+/**
+ * What the chat flow (chat-flow.ts), the turn runner (turn-runner.ts) and the protocol adapters
+ * share: the turn's input and sink types, the labels a chat carries, the history helpers, and
+ * `TurnContext`, what a running turn needs of the chat server. Kept apart so the flow, which
+ * starts turns, and the runner, which writes them, depend on this file and not on each other.
+ */
+import { randomUUID } from "node:crypto";
+import type { ChatClientAgent } from "../agent/agent.js";
+import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
+import type { ChatMessage } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
+import type { StreamBuffer } from "../stores/stream-buffer.js";
+import type { SessionStore } from "../stores/types.js";
+
+/** One answer from the UI to a pending approval request. */
+export interface ApprovalAnswerInput {
+  /** The approval request id (`toolApprovalRequest.requestId`). */
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export type TurnInput =
+  | { kind: "message"; message: ChatMessage }
+  | { kind: "approvals"; answers: ApprovalAnswerInput[] };
+
+/** What a protocol adapter receives while a turn runs. */
+export interface TurnSink {
+  /** A streamed update of the run (text deltas, tool calls and results, approval requests, ...). */
+  update(update: AgentResponseUpdate): void;
+  /** An approval answer was recorded; `callId` is the tool call it answered. */
+  approvalAnswered(answer: ApprovalAnswerInput & { callId: string; toolName: string }): void;
+}
+
+export interface TurnResult {
+  response?: AgentResponse;
+  /** The chat's stored revision after the commit. */
+  revision: number;
+}
+
+/** The label every chat carries (`statebag.type: chat`): what `GET /chats` lists. */
+export const CHAT_TYPE_LABEL = "statebag.type";
+export const CHAT_TYPE = "chat";
+/** The label naming the stream of the turn running in a chat (absent when none runs). */
+export const ACTIVE_STREAM_LABEL = "statebag.activeStream";
+
+/** What a running turn needs of the chat server (`ChatSessions` is one). */
+export interface TurnContext {
+  readonly agent: ChatClientAgent;
+  readonly store: SessionStore;
+  readonly streams: StreamBuffer;
+  readonly ttlMs: number | undefined;
+  readonly leaseMs: number;
+  readonly streamKeepMs: number;
+  readonly historyKey: string;
+  readonly onError: (error: unknown) => void;
+}
+
+/** The chat's history messages (the agent's in-memory history state). */
+export function historyOf(session: AgentSession, key: string): readonly ChatMessage[] {
+  const state = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as { messages?: unknown }) : undefined;
+  return Array.isArray(state?.messages) ? (state.messages as ChatMessage[]) : [];
+}
+
+/** Appends messages to the session's history state (a new array: the state is never changed in place). */
+export function appendToHistory(session: AgentSession, key: string, messages: readonly ChatMessage[]): void {
+  if (messages.length === 0) return;
+  const current = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as Record<string, unknown>) : undefined;
+  const next = current
+    ? { ...current, messages: [...((current.messages as ChatMessage[] | undefined) ?? []), ...messages] }
+    : { $type: "InMemoryChatHistoryState", $version: 2, messages: [...messages], droppedMessageCount: 0 };
+  Object.defineProperty(session.stateBag, key, { value: next, enumerable: true, writable: true, configurable: true });
+}
+
+/** The ids the UI shows for a history's messages (a message without one shows `statebag-<index>`). */
+export function messageIds(history: readonly ChatMessage[]): Set<string> {
+  return new Set(history.map((m, i) => m.messageId ?? `statebag-${i}`));
+}
+
+/**
+ * Gives each new message an id the chat does not hold yet: the first keeps `firstId` (the id the
+ * stream announced), the others get `<firstId>-<n>`.
+ */
+export function withUniqueIds(
+  messages: ChatMessage[],
+  history: readonly ChatMessage[],
+  firstId?: string,
+): ChatMessage[] {
+  const taken = messageIds(history);
+  messages.forEach((message, i) => {
+    let id = i === 0 && firstId !== undefined ? firstId : message.messageId;
+    if (id === undefined || taken.has(id)) id = `${firstId ?? "msg"}-${i}-${randomUUID().slice(0, 8)}`;
+    message.messageId = id;
+    taken.add(id);
+  });
+  return messages;
+}
+
+export function withoutActive(labels: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const next: Record<string, string> = { [CHAT_TYPE_LABEL]: CHAT_TYPE };
+  for (const [key, value] of Object.entries(labels ?? {})) if (key !== ACTIVE_STREAM_LABEL) next[key] = value;
+  return next;
+}
