@@ -56,6 +56,9 @@ function describe(name: string): string {
   const turn = /^turn\.(\w+)\.1000$/.exec(name);
   if (turn)
     return `${turn[1]}: one turn (withSession, the bench model's own time out) on a stored 1,000-message session`;
+  const http = /^http\.turn\.(\w+)\.1000$/.exec(name);
+  if (http)
+    return `${http[1]}: one chat turn through createChatHandler (POST /chat, the UI stream read to its end, the bench model's own time out) on a stored 1,000-message chat`;
   const storedlog = /^turn\.storedlog\.(\d+)\.(windowed|warm|full)$/.exec(name);
   if (storedlog) {
     const how = {
