@@ -8,7 +8,8 @@
  *                        ORDER BY updated_at DESC, id DESC LIMIT 50
  *                      (the fields a page item carries, through the store's own owner index)
  *   redis (+cluster):  ZREVRANGE key <from> <from + 49> WITHSCORES on a sorted set holding the
- *                      owner's sessions scored by updatedAt (the size of the owner's index)
+ *                      owner's sessions scored by updatedAt (the size of the owner's index), then
+ *                      HMGET of each listed session's metadata fields, sent together
  *
  * `first` is the first page; `later` is page 11 (sessions 501-550 of the owner), reached with the
  * cursor of page 10 (walked untimed beforehand). The listed owner holds 1,000 sessions spread evenly
@@ -258,6 +259,7 @@ interface RedisLike {
   zadd(key: string, ...args: (string | number)[]): Promise<number | string>;
   set(key: string, value: string | number): Promise<unknown>;
   zrevrange(key: string, start: number, stop: number, withScores: "WITHSCORES"): Promise<string[]>;
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   disconnect(): void;
 }
@@ -358,6 +360,12 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
         const flat = await client.zrevrange(rawKey, from, from + PAGE - 1, "WITHSCORES");
         const ids: string[] = [];
         for (let i = 0; i < flat.length; i += 2) ids.push(flat[i]);
+        // The fields a page item carries (revision, owner, title, labels, times), read from each
+        // session's hash, the reads sent together (one more round trip), as the store reads them.
+        const metas = await Promise.all(
+          ids.map((id) => client.hmget(keys.of(id).session, "r", "o", "t", "l", "c", "u")),
+        );
+        if (metas.some((m) => m[0] === null)) throw new Error("listing.redis: a listed session has no hash");
         return ids;
       },
       cleanup,
@@ -434,8 +442,9 @@ const BASELINE: Record<Backend, string> = {
     "raw node:sqlite: SELECT id, revision, meta columns ... WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
   postgres:
     "raw pg: SELECT id, revision, meta columns ... WHERE owner = $1 ORDER BY updated_at DESC, id DESC LIMIT 50 (store's index)",
-  redis: "raw ioredis: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions",
-  "redis-cluster": "raw ioredis Cluster: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions",
+  redis: "raw ioredis: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions + HMGET of each one's metadata",
+  "redis-cluster":
+    "raw ioredis Cluster: ZREVRANGE of 50 on a sorted set of the owner's 1,000 sessions + HMGET of each one's metadata",
 };
 
 function listingN(ctx: BenchContext): number {
