@@ -101,3 +101,24 @@ export function withoutActive(labels: Readonly<Record<string, string>> | undefin
   for (const [key, value] of Object.entries(labels ?? {})) if (key !== ACTIVE_STREAM_LABEL) next[key] = value;
   return next;
 }
+
+/**
+ * A copy of `session` a turn may change without touching the original: every state is cloned
+ * except an in-memory chat history under `historyKey`, whose provider never changes its message
+ * array in place (it writes a new one), so the copy shares the messages. A deep clone of a long
+ * chat was the largest cost of a turn (two per turn, each more than a whole serialization).
+ */
+export function copyForTurn(session: AgentSession, historyKey: string): AgentSession {
+  const stateBag: AgentSession["stateBag"] = {};
+  for (const [key, value] of Object.entries(session.stateBag)) {
+    const shared = key === historyKey && (value as { $type?: unknown } | null)?.$type === "InMemoryChatHistoryState";
+    Object.defineProperty(stateBag, key, {
+      value: shared ? { ...value } : structuredClone(value),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  const { stateBag: _, ...rest } = session;
+  return { ...structuredClone(rest), stateBag };
+}

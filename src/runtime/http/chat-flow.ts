@@ -29,6 +29,7 @@ import {
   appendToHistory,
   CHAT_TYPE,
   CHAT_TYPE_LABEL,
+  copyForTurn,
   historyOf,
   messageIds,
   type TurnInput,
@@ -210,7 +211,7 @@ export class ChatSessions {
       }
       const finish: TurnFinish = info?.status === "stopped" || info?.stopRequested ? "stopped" : "interrupted";
       const chunks = (await this.streams.read(streamId, { from: 0 }))?.chunks ?? [];
-      const session = structuredClone(stored.session);
+      const session = copyForTurn(stored.session, this.historyKey);
       const history = historyOf(session, this.historyKey);
       appendToHistory(
         session,
@@ -346,7 +347,7 @@ export class ChatSessions {
 
     const streamId = randomUUID();
     await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
-    const accepted = structuredClone(before);
+    const accepted = copyForTurn(before, this.historyKey);
     if (message) appendToHistory(accepted, this.historyKey, [message]);
     const meta: SessionMeta = {
       owner,

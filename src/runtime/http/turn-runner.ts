@@ -25,6 +25,7 @@ import type { StreamStatus } from "../stores/stream-buffer.js";
 import {
   ACTIVE_STREAM_LABEL,
   appendToHistory,
+  copyForTurn,
   historyOf,
   messageIds,
   withoutActive,
@@ -288,7 +289,7 @@ export class TurnRunner {
   }
 
   private async runMessage(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<AgentSession> {
-    const session = structuredClone(this.init.before);
+    const session = copyForTurn(this.init.before, this.init.chats.historyKey);
     const stream = this.init.chats.agent.runStream(this.init.message!, session, { signal });
     let next: IteratorResult<AgentResponseUpdate, unknown>;
     while (!(next = await stream.next()).done) {
@@ -342,7 +343,7 @@ export class TurnRunner {
     if (outcome === "aborted") {
       // `disconnect: "abort"`: the turn leaves nothing, not even the user's message.
       if (created) return chats.store.delete(storageId, { expectedRevision: revision });
-      await save(structuredClone(before), revision);
+      await save(copyForTurn(before, chats.historyKey), revision);
       return true;
     }
     const finish: TurnFinish | undefined = outcome === "done" ? undefined : outcome;
