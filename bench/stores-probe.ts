@@ -147,7 +147,7 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
             await pool.query({
               ...sql.create,
               name: `raw_${sql.create.name}`,
-              values: [s.id, JSON.stringify(s), null, null, null, null],
+              values: [s.id, JSON.stringify(s), null, null, null, null, null], // $7: no revision drawn beforehand
             })
           ).rows[0].revision,
         ),
@@ -157,7 +157,7 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
             await pool.query({
               ...sql.update,
               name: `raw_${sql.update.name}`,
-              values: [s.id, revision, JSON.stringify(s), null, null, false, null, false, null],
+              values: [s.id, revision, JSON.stringify(s), null, null, false, null, false, null, null], // $10: likewise
             })
           ).rows[0].revision,
         ),
