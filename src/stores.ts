@@ -45,6 +45,33 @@ export type {
   StreamReadOptions,
   StreamStatus,
 } from "./runtime/stores/stream-buffer.js";
+export {
+  BlobBudgetExceededError,
+  BlobCorruptError,
+  BlobNotFoundError,
+  BlobRangeError,
+  isBlobHash,
+} from "./runtime/blobs/blob-store.js";
+export type {
+  BlobContent,
+  BlobInfo,
+  BlobLimits,
+  BlobOptions,
+  BlobOwnerOptions,
+  BlobPage,
+  BlobRange,
+  BlobRead,
+  BlobReferences,
+  BlobStore,
+  BlobUsage,
+  GetBlobOptions,
+  ListBlobsOptions,
+  PutBlobOptions,
+  PutBlobResult,
+  SweepBlobsOptions,
+} from "./runtime/blobs/blob-store.js";
+export { memoryBlobStore } from "./runtime/blobs/memory.js";
+export type { MemoryBlobStoreOptions } from "./runtime/blobs/memory.js";
 export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
 

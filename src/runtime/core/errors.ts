@@ -45,6 +45,11 @@ export type StatebagErrorCode =
   | "decryption-failed"
   | "encryption-key"
   | "stream-closed"
+  // Blobs (files kept beside the sessions)
+  | "blob-budget-exceeded"
+  | "blob-not-found"
+  | "blob-corrupt"
+  | "blob-range"
   // Agents, tools and model clients
   | "history-provider-mismatch"
   | "stream-abandoned"

@@ -38,6 +38,9 @@ import {
 import { checkRetention, purgeRetention } from "./retention.js";
 import { MemoryStreamBuffer } from "./memory-stream-buffer.js";
 import { chunkCodec } from "./stream-common.js";
+import type { BlobOptions, BlobStore } from "../blobs/blob-store.js";
+import { memoryBlobStore } from "../blobs/memory.js";
+import { blobSealerFor } from "./blob-sealer.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -70,6 +73,8 @@ export interface MemoryStoreOptions {
   messageCodec?: MessageCodec;
   /** What `purgeExpired()` removes besides expired sessions. */
   retention?: RetentionOptions;
+  /** The budgets and chunk size of `store.blobs` (kept in memory too). */
+  blobs?: BlobOptions;
 }
 
 interface Row {
@@ -97,6 +102,7 @@ export class MemorySessionStore implements SessionStore {
   readonly url = "memory:";
   readonly messages: MessageLog;
   readonly streams: MemoryStreamBuffer;
+  readonly blobs: BlobStore;
   readonly retention?: RetentionPolicy;
   private readonly rows = new Map<string, Row>();
   /** Session ids by owner, so a listing reads only that owner's rows. */
@@ -116,6 +122,7 @@ export class MemorySessionStore implements SessionStore {
       () => this.check(),
     );
     this.streams = new MemoryStreamBuffer(chunkCodec(this.codec), () => this.check());
+    this.blobs = memoryBlobStore({ ...options.blobs, sealer: blobSealerFor(this.codec) });
   }
 
   private check(): void {
@@ -326,6 +333,7 @@ export class MemorySessionStore implements SessionStore {
   async close(): Promise<void> {
     this.closed = true;
     this.streams.close();
+    await this.blobs.close();
   }
 }
 

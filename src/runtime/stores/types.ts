@@ -8,6 +8,7 @@
  */
 import type { AgentSession } from "../core/session.js";
 import type { ChatMessage } from "../core/messages.js";
+import type { BlobStore } from "../blobs/blob-store.js";
 import type { StreamBuffer } from "./stream-buffer.js";
 
 /**
@@ -362,6 +363,11 @@ export interface SessionStore {
    * has one; a store without it gives the chat server no cross-process resume or stop.
    */
   readonly streams?: StreamBuffer;
+  /**
+   * Files (images, PDFs, audio) kept once beside the sessions, by SHA-256 and owner, in the same
+   * backend (encrypted when the sessions are). Every built-in store has one; see `BlobStore`.
+   */
+  readonly blobs?: BlobStore;
   /** What `purgeExpired()` removes besides TTL-expired sessions (`openStore(url, { retention })`, `?retentionMaxAge=`). */
   readonly retention?: RetentionPolicy;
 

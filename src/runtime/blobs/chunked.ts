@@ -1,0 +1,590 @@
+/**
+ * The blob store every backend shares: chunking, hashing while streaming, budgets, sealing
+ * (encryption), verified and ranged reads, sweeps. A backend (memory, folder, SQLite, PostgreSQL,
+ * Redis, S3) only keeps records and chunks (`BlobBackend`).
+ *
+ * How a put becomes visible atomically: its chunks are written under a fresh upload id nobody
+ * knows, and only then is the record `(owner, hash) -> upload id` committed (one transaction, one
+ * script, one rename). A put that dies before its commit leaves chunks no record points to; sweeps
+ * remove them once older than the grace window. A commit that finds the owner's record already
+ * there (the same bytes put before, or concurrently) keeps that one, refreshes its put time (so a
+ * sweep spares it) and drops the new chunks.
+ *
+ * Encryption (`BlobSealer`): every chunk is sealed bound to the owner, the upload id and its
+ * index; the record's description (media type, name, size, upload id, chunk layout) is sealed
+ * bound to the owner and the hash. A chunk moved to another blob or owner, or a record moved to
+ * another owner or hash, fails to open (decryption-failed): never plaintext, never another's bytes.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { ConfigurationError } from "../core/errors.js";
+import {
+  BlobBudgetExceededError,
+  type BlobContent,
+  BlobCorruptError,
+  type BlobInfo,
+  type BlobLimits,
+  BlobNotFoundError,
+  type BlobOwnerOptions,
+  type BlobPage,
+  BlobRangeError,
+  type BlobRead,
+  type BlobStore,
+  type BlobUsage,
+  checkBlobHash,
+  type GetBlobOptions,
+  type ListBlobsOptions,
+  type PutBlobOptions,
+  type PutBlobResult,
+  type SweepBlobsOptions,
+} from "./blob-store.js";
+
+/** What a backend keeps per blob. `owner` "" is the namespace of blobs put without an owner. */
+export interface BlobRecord {
+  owner: string;
+  hash: string;
+  size: number;
+  /** The id the blob's chunks are stored under (random, 22 base64url characters). */
+  uploadId: string;
+  /** Plaintext bytes per chunk (the last one may be shorter). */
+  chunkSize: number;
+  /** How many chunks (0 for an empty blob). */
+  chunks: number;
+  /** Stored bytes per chunk but the last (`chunkSize` plus the sealing overhead): offsets in one-object backends. */
+  stride: number;
+  /** The description: JSON `{ mediaType, name? }` in plain stores, sealed (with the layout) in encrypting ones. */
+  meta: Uint8Array;
+  /** Ms since the epoch: first stored, and last put (the sweep's grace window counts from it). */
+  createdAt: number;
+  touchedAt: number;
+}
+
+/** An upload in progress: chunks written in order, then either finished (and committed) or aborted. */
+export interface BlobUpload {
+  write(index: number, bytes: Uint8Array): Promise<void>;
+  /** Every chunk is written (and durable where the backend can tell). */
+  finish(): Promise<void>;
+  /** Removes the upload's chunks (after a failure, or when the commit found the blob there already). Idempotent. */
+  abort(): Promise<void>;
+}
+
+export interface BlobBudgetCheck extends BlobLimits {
+  /** Now, in ms: the touched time of a dedupe hit. */
+  now: number;
+}
+
+/** Where blobs are kept. Every method is atomic on its own; the engine never needs more. */
+export interface BlobBackend {
+  /** Starts an upload under `uploadId` (no record yet). */
+  begin(owner: string, uploadId: string, now: number): Promise<BlobUpload>;
+  /**
+   * Atomically: when `(owner, hash)` has a record, sets its `touchedAt` to `check.now` and returns it
+   * (`created: false`); otherwise checks the budgets against what is stored (throwing
+   * `BlobBudgetExceededError`) and inserts `record`.
+   */
+  commit(record: BlobRecord, check: BlobBudgetCheck): Promise<{ record: BlobRecord; created: boolean }>;
+  record(owner: string, hash: string): Promise<BlobRecord | undefined>;
+  /** Sets the record's `touchedAt` to `now` (a put of bytes already stored); returns it, or undefined when absent. */
+  touch(owner: string, hash: string, now: number): Promise<BlobRecord | undefined>;
+  /** The stored chunks `from` to `to` (exclusive) of `record`, in order; fewer when they are gone. */
+  chunks(record: BlobRecord, from: number, to: number): AsyncIterable<Uint8Array>;
+  /**
+   * Deletes the record and its chunks; with `touchedBefore`, only if the record's `touchedAt` is
+   * still before it (checked atomically with the delete). Returns the deleted record.
+   */
+  remove(owner: string, hash: string, options?: { touchedBefore?: number }): Promise<BlobRecord | undefined>;
+  /** Records in `(owner, hash)` order after `after`: one owner's, or (`owner` null) every owner's. */
+  list(owner: string | null, after: { owner: string; hash: string } | undefined, limit: number): Promise<BlobRecord[]>;
+  /** Blobs and bytes of one owner, or (null) of the store. */
+  usage(owner: string | null): Promise<BlobUsage>;
+  /** Deletes every record and upload of `owner`; returns the blobs and bytes of the records. */
+  eraseOwner(owner: string): Promise<BlobUsage>;
+  /** Deletes uploads no record points to that began before `before` (one owner's, or null: all). Returns how many. */
+  purgeUploads(owner: string | null, before: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Seals and opens bytes bound to a context (an encrypting store's keyring, bound to the store as
+ * well). `open` throws a coded decryption-failed error when the bytes were changed, sealed under
+ * another context or with a key the keyring lacks. Sealing adds the same number of bytes to
+ * every input of one put (`stride` relies on it).
+ */
+export interface BlobSealer {
+  seal(plain: Uint8Array, context: readonly string[]): Uint8Array;
+  open(sealed: Uint8Array, context: readonly string[], what: string): Uint8Array;
+}
+
+export interface ChunkedBlobStoreOptions {
+  backend: BlobBackend;
+  /** Where the blobs are, safe to show (a store URL with any password redacted). */
+  where: string;
+  limits?: BlobLimits;
+  /** Plaintext bytes per stored chunk (default 256 KiB; 1 KiB to 16 MiB). */
+  chunkSize?: number;
+  sealer?: BlobSealer;
+  /** The clock (ms since the epoch); tests move it. */
+  now?: () => number;
+}
+
+export const DEFAULT_CHUNK_SIZE = 256 * 1024;
+const DEFAULT_GRACE_MS = 60 * 60 * 1000;
+const MAX_MEDIA_TYPE = 255;
+const MAX_NAME = 1024;
+const EMPTY = new Uint8Array(0);
+const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(?:\s*;[^\r\n]*)?$/;
+
+interface BlobDescription {
+  mediaType: string;
+  name?: string;
+}
+
+interface SealedDescription extends BlobDescription {
+  size: number;
+  uploadId: string;
+  chunkSize: number;
+  chunks: number;
+  stride: number;
+}
+
+function ownerKey(owner: unknown, where: string): string {
+  if (owner === undefined) return "";
+  if (typeof owner !== "string" || owner.length > 1024)
+    throw new ConfigurationError(`${where}: owner must be a string of at most 1,024 characters`);
+  return owner;
+}
+
+function ownerOf(key: string): string | undefined {
+  return key === "" ? undefined : key;
+}
+
+function checkLimit(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+    throw new ConfigurationError(`blob ${name} must be a whole number of bytes (0 or more), got ${String(value)}`);
+  return value;
+}
+
+/** Limits checked and copied. */
+export function blobLimits(limits: BlobLimits | undefined): BlobLimits {
+  const maxBytes = checkLimit(limits?.maxBytes, "maxBytes");
+  const maxBytesPerOwner = checkLimit(limits?.maxBytesPerOwner, "maxBytesPerOwner");
+  return {
+    ...(maxBytes === undefined ? {} : { maxBytes }),
+    ...(maxBytesPerOwner === undefined ? {} : { maxBytesPerOwner }),
+  };
+}
+
+/** A fresh upload id: 16 random bytes, base64url. */
+export function newUploadId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+async function* pieces(content: BlobContent, signal: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
+  signal?.throwIfAborted();
+  if (content instanceof Uint8Array) {
+    yield content;
+    return;
+  }
+  if (typeof (content as ReadableStream<Uint8Array>)?.getReader === "function") {
+    const reader = (content as ReadableStream<Uint8Array>).getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        signal?.throwIfAborted();
+        yield checkPiece(value);
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+      reader.releaseLock();
+    }
+  }
+  if (content === null || typeof content !== "object" || !(Symbol.asyncIterator in content))
+    throw new ConfigurationError(
+      "blobs.put: content must be a Uint8Array, a ReadableStream of Uint8Array or an async iterable of Uint8Array",
+      "wrap text with new TextEncoder().encode(text); pass a Node stream or a fetch body as it is",
+    );
+  for await (const value of content as AsyncIterable<Uint8Array>) {
+    signal?.throwIfAborted();
+    yield checkPiece(value);
+  }
+}
+
+function checkPiece(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  throw new ConfigurationError(
+    `blobs.put: the content stream gave ${typeof value === "string" ? "a string" : typeof value}, not a Uint8Array`,
+    "stream bytes (a Node stream without an encoding set, or a fetch body)",
+  );
+}
+
+export class ChunkedBlobStore implements BlobStore {
+  readonly limits: Readonly<BlobLimits>;
+  readonly #backend: BlobBackend;
+  readonly #where: string;
+  readonly #chunkSize: number;
+  readonly #sealer: BlobSealer | undefined;
+  readonly #now: () => number;
+
+  constructor(options: ChunkedBlobStoreOptions) {
+    this.#backend = options.backend;
+    this.#where = options.where;
+    this.limits = Object.freeze(blobLimits(options.limits));
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+    if (!Number.isSafeInteger(chunkSize) || chunkSize < 1024 || chunkSize > 16 * 1024 * 1024)
+      throw new ConfigurationError(`blob chunkSize must be a whole number from 1,024 to 16 MiB, got ${chunkSize}`);
+    this.#chunkSize = chunkSize;
+    this.#sealer = options.sealer;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async put(content: BlobContent, options: PutBlobOptions): Promise<PutBlobResult> {
+    if (typeof options !== "object" || options === null)
+      throw new ConfigurationError("blobs.put needs options: { mediaType, owner?, name? }");
+    const owner = ownerKey(options.owner, "blobs.put");
+    const description = describe(options);
+    const expected = options.size;
+    if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0))
+      throw new ConfigurationError(`blobs.put: size must be a whole number of bytes, got ${String(expected)}`);
+    const { maxBytes, maxBytesPerOwner } = this.limits;
+    const ownerUsed = maxBytesPerOwner === undefined ? 0 : (await this.#backend.usage(owner)).bytes;
+    const storeUsed = maxBytes === undefined ? 0 : (await this.#backend.usage(null)).bytes;
+    // Early refusals: a declared size over the budget, or the bytes read so far. The commit checks
+    // again atomically (a dedupe hit adds nothing and always passes there).
+    const overBudget = (size: number): BlobBudgetExceededError | undefined => {
+      if (maxBytesPerOwner !== undefined && ownerUsed + size > maxBytesPerOwner)
+        return new BlobBudgetExceededError("owner", maxBytesPerOwner, ownerUsed, size);
+      if (maxBytes !== undefined && storeUsed + size > maxBytes)
+        return new BlobBudgetExceededError("store", maxBytes, storeUsed, size);
+      return undefined;
+    };
+    if (expected !== undefined) {
+      const refused = overBudget(expected);
+      if (refused) throw refused;
+    }
+    const uploadId = newUploadId();
+    const started = this.#now();
+    const upload = await this.#backend.begin(owner, uploadId, started);
+    const chunkSize = this.#chunkSize;
+    const sealer = this.#sealer;
+    try {
+      const hasher = createHash("sha256");
+      let buffer = new Uint8Array(chunkSize);
+      let fill = 0;
+      let index = 0;
+      let total = 0;
+      let stride = chunkSize;
+      let refused: BlobBudgetExceededError | undefined;
+      const flush = async (bytes: Uint8Array) => {
+        hasher.update(bytes);
+        const stored = sealer ? sealer.seal(bytes, ["blob-chunk", owner, uploadId, String(index)]) : bytes;
+        if (index === 0) stride = stored.length;
+        await upload.write(index, stored);
+        index++;
+      };
+      for await (const piece of pieces(content, options.signal)) {
+        total += piece.length;
+        if (expected !== undefined && total > expected)
+          throw new ConfigurationError(
+            `blobs.put: the content is longer than the declared size of ${expected} bytes; nothing was stored`,
+          );
+        if (refused === undefined) {
+          // Over the budget: stop storing (the upload goes now), keep hashing. Stored bytes the
+          // owner puts again are found at the end and are no refusal; new bytes are.
+          refused = overBudget(total);
+          if (refused) await upload.abort();
+        }
+        if (refused) {
+          hasher.update(piece);
+          continue;
+        }
+        let offset = 0;
+        while (offset < piece.length) {
+          const take = Math.min(chunkSize - fill, piece.length - offset);
+          buffer.set(piece.subarray(offset, offset + take), fill);
+          fill += take;
+          offset += take;
+          if (fill === chunkSize) {
+            const full = buffer;
+            buffer = new Uint8Array(chunkSize);
+            fill = 0;
+            await flush(full);
+          }
+        }
+      }
+      if (fill > 0) await flush(buffer.subarray(0, fill));
+      options.signal?.throwIfAborted();
+      if (expected !== undefined && total !== expected)
+        throw new ConfigurationError(
+          `blobs.put: the content ended after ${total} bytes, not the declared ${expected}; nothing was stored`,
+        );
+      const hash = hasher.digest("hex");
+      const now = this.#now();
+      if (refused) {
+        const existing = await this.#backend.touch(owner, hash, now);
+        if (existing) return { ...this.#info(existing), created: false };
+        throw refused;
+      }
+      await upload.finish();
+      const record: BlobRecord = {
+        owner,
+        hash,
+        size: total,
+        uploadId,
+        chunkSize,
+        chunks: index,
+        stride: index === 0 ? chunkSize : stride,
+        meta: EMPTY,
+        createdAt: now,
+        touchedAt: now,
+      };
+      record.meta = this.#sealMeta(record, description);
+      const committed = await this.#backend.commit(record, { ...this.limits, now });
+      if (!committed.created) await upload.abort();
+      const info = this.#info(committed.record);
+      return { ...info, created: committed.created };
+    } catch (error) {
+      await upload.abort().catch(() => {});
+      throw error;
+    }
+  }
+
+  async stat(hash: string, options: BlobOwnerOptions = {}): Promise<BlobInfo | undefined> {
+    checkBlobHash(hash, "blobs.stat");
+    const record = await this.#backend.record(ownerKey(options.owner, "blobs.stat"), hash);
+    return record && this.#info(record);
+  }
+
+  async has(hash: string, options: BlobOwnerOptions = {}): Promise<boolean> {
+    checkBlobHash(hash, "blobs.has");
+    return (await this.#backend.record(ownerKey(options.owner, "blobs.has"), hash)) !== undefined;
+  }
+
+  async get(hash: string, options: GetBlobOptions = {}): Promise<BlobRead | undefined> {
+    checkBlobHash(hash, "blobs.get");
+    const owner = ownerKey(options.owner, "blobs.get");
+    const record = await this.#backend.record(owner, hash);
+    if (!record) return undefined;
+    const info = this.#info(record);
+    let start = 0;
+    let end = record.size;
+    const range = options.range;
+    if (range !== undefined) {
+      const { start: from, end: to } = range;
+      if (!Number.isSafeInteger(from) || from < 0 || (to !== undefined && (!Number.isSafeInteger(to) || to < from)))
+        throw new ConfigurationError(
+          `blobs.get: range must be { start, end? } whole numbers with start <= end, got ${JSON.stringify(range)}`,
+        );
+      if (from >= record.size && !(from === 0 && record.size === 0)) throw new BlobRangeError(hash, record.size, range);
+      start = from;
+      end = Math.min(to ?? record.size, record.size);
+    }
+    const full = start === 0 && end === record.size;
+    const { chunkSize } = record;
+    const first = Math.floor(start / chunkSize);
+    const last = end === start ? first : Math.ceil(end / chunkSize);
+    const source = this.#backend.chunks(record, first, last)[Symbol.asyncIterator]();
+    const hasher = full ? createHash("sha256") : undefined;
+    const sealer = this.#sealer;
+    const where = this.#where;
+    let index = first;
+    let held: Uint8Array | undefined;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          for (;;) {
+            if (index >= last) {
+              if (hasher && hasher.digest("hex") !== hash)
+                throw new BlobCorruptError(hash, where, "its bytes do not hash to its name");
+              if (held && held.length > 0) controller.enqueue(held);
+              held = undefined;
+              controller.close();
+              return;
+            }
+            const next = await source.next();
+            if (next.done) throw new BlobNotFoundError(hash);
+            const stored = next.value;
+            const plain = sealer
+              ? sealer.open(
+                  stored,
+                  ["blob-chunk", owner, record.uploadId, String(index)],
+                  `blob ${hash} chunk ${index}`,
+                )
+              : stored;
+            const expectedLength = index === record.chunks - 1 ? record.size - index * chunkSize : chunkSize;
+            if (plain.length !== expectedLength)
+              throw new BlobCorruptError(
+                hash,
+                where,
+                `chunk ${index} holds ${plain.length} bytes, not ${expectedLength}`,
+              );
+            hasher?.update(plain);
+            const chunkStart = index * chunkSize;
+            const slice = plain.subarray(Math.max(0, start - chunkStart), Math.min(plain.length, end - chunkStart));
+            index++;
+            const out = held;
+            held = slice;
+            if (out && out.length > 0) {
+              controller.enqueue(out);
+              return;
+            }
+          }
+        },
+        cancel: async () => {
+          await source.return?.();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    if (options.signal) {
+      const signal = options.signal;
+      signal.throwIfAborted();
+      signal.addEventListener("abort", () => void stream.cancel(signal.reason).catch(() => {}), { once: true });
+    }
+    return { info, start, end, stream };
+  }
+
+  async delete(hash: string, options: BlobOwnerOptions = {}): Promise<boolean> {
+    checkBlobHash(hash, "blobs.delete");
+    return (await this.#backend.remove(ownerKey(options.owner, "blobs.delete"), hash)) !== undefined;
+  }
+
+  async list(options: ListBlobsOptions = {}): Promise<BlobPage> {
+    const owner = ownerKey(options.owner, "blobs.list");
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+      throw new ConfigurationError(`blobs.list: limit must be a whole number from 1 to 1,000, got ${String(limit)}`);
+    let after: { owner: string; hash: string } | undefined;
+    if (options.cursor !== undefined) {
+      checkBlobHash(options.cursor, "blobs.list cursor");
+      after = { owner, hash: options.cursor };
+    }
+    const records = await this.#backend.list(owner, after, limit + 1);
+    const items = records.slice(0, limit).map((record) => this.#info(record));
+    const more = records.length > limit;
+    return more ? { items, cursor: items[items.length - 1]?.hash } : { items };
+  }
+
+  async usage(options: BlobOwnerOptions & { allOwners?: boolean } = {}): Promise<BlobUsage> {
+    if (options.allOwners) {
+      if (options.owner !== undefined)
+        throw new ConfigurationError("blobs.usage: give either owner or allOwners, not both");
+      return this.#backend.usage(null);
+    }
+    return this.#backend.usage(ownerKey(options.owner, "blobs.usage"));
+  }
+
+  async eraseOwner(owner: string): Promise<BlobUsage> {
+    if (typeof owner !== "string" || owner === "")
+      throw new ConfigurationError("blobs.eraseOwner needs the owner (a non-empty string)");
+    return this.#backend.eraseOwner(ownerKey(owner, "blobs.eraseOwner"));
+  }
+
+  async sweep(options: SweepBlobsOptions): Promise<BlobUsage> {
+    if (typeof options !== "object" || options === null)
+      throw new ConfigurationError("blobs.sweep needs { referenced, owner? | allOwners?, graceMs? }");
+    if (options.allOwners && options.owner !== undefined)
+      throw new ConfigurationError("blobs.sweep: give either owner or allOwners, not both");
+    const scope = options.allOwners ? null : ownerKey(options.owner, "blobs.sweep");
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    if (!Number.isSafeInteger(graceMs) || graceMs < 0)
+      throw new ConfigurationError(
+        `blobs.sweep: graceMs must be a whole number of ms (0 or more), got ${String(graceMs)}`,
+      );
+    const referenced = options.referenced;
+    const isReferenced =
+      typeof referenced === "function"
+        ? referenced
+        : referenced instanceof Set || (referenced && typeof (referenced as ReadonlySet<string>).has === "function")
+          ? (hash: string) => (referenced as ReadonlySet<string>).has(hash)
+          : undefined;
+    if (!isReferenced)
+      throw new ConfigurationError(
+        "blobs.sweep: referenced must be a Set of hashes or a function (hash, owner) => boolean",
+      );
+    const cutoff = this.#now() - graceMs;
+    const swept: BlobUsage = { blobs: 0, bytes: 0 };
+    let after: { owner: string; hash: string } | undefined;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const page = await this.#backend.list(scope, after, 200);
+      for (const record of page) {
+        if (record.touchedAt >= cutoff) continue;
+        if (await isReferenced(record.hash, ownerOf(record.owner))) continue;
+        const removed = await this.#backend.remove(record.owner, record.hash, { touchedBefore: cutoff });
+        if (removed) {
+          swept.blobs++;
+          swept.bytes += removed.size;
+        }
+      }
+      if (page.length < 200) break;
+      const tail = page[page.length - 1] as BlobRecord;
+      after = { owner: tail.owner, hash: tail.hash };
+    }
+    await this.#backend.purgeUploads(scope, cutoff);
+    return swept;
+  }
+
+  close(): Promise<void> {
+    return this.#backend.close();
+  }
+
+  #sealMeta(record: BlobRecord, description: BlobDescription): Uint8Array {
+    if (!this.#sealer) return encoder.encode(JSON.stringify(description));
+    const sealed: SealedDescription = {
+      ...description,
+      size: record.size,
+      uploadId: record.uploadId,
+      chunkSize: record.chunkSize,
+      chunks: record.chunks,
+      stride: record.stride,
+    };
+    return this.#sealer.seal(encoder.encode(JSON.stringify(sealed)), ["blob-meta", record.owner, record.hash]);
+  }
+
+  #info(record: BlobRecord): BlobInfo {
+    let parsed: unknown;
+    try {
+      const bytes = this.#sealer
+        ? this.#sealer.open(record.meta, ["blob-meta", record.owner, record.hash], `blob ${record.hash}`)
+        : record.meta;
+      parsed = JSON.parse(decoder.decode(bytes));
+    } catch (error) {
+      if (this.#sealer && (error as { code?: unknown }).code === "decryption-failed") throw error;
+      throw new BlobCorruptError(record.hash, this.#where, "its stored description is not valid JSON");
+    }
+    const meta = parsed as Partial<SealedDescription>;
+    if (typeof meta !== "object" || meta === null || typeof meta.mediaType !== "string")
+      throw new BlobCorruptError(record.hash, this.#where, "its stored description has no media type");
+    if (
+      this.#sealer &&
+      (meta.size !== record.size ||
+        meta.uploadId !== record.uploadId ||
+        meta.chunkSize !== record.chunkSize ||
+        meta.chunks !== record.chunks ||
+        meta.stride !== record.stride)
+    )
+      throw new BlobCorruptError(record.hash, this.#where, "its record does not match its sealed description");
+    return {
+      hash: record.hash,
+      size: record.size,
+      mediaType: meta.mediaType,
+      ...(typeof meta.name === "string" ? { name: meta.name } : {}),
+      createdAt: new Date(record.createdAt).toISOString(),
+    };
+  }
+}
+
+function describe(options: PutBlobOptions): BlobDescription {
+  const { mediaType, name } = options;
+  if (typeof mediaType !== "string" || mediaType.length > MAX_MEDIA_TYPE || !MEDIA_TYPE.test(mediaType))
+    throw new ConfigurationError(
+      `blobs.put: mediaType must be a media type such as "image/png" (type/subtype, at most ${MAX_MEDIA_TYPE} characters)`,
+    );
+  if (name !== undefined && (typeof name !== "string" || name.length > MAX_NAME))
+    throw new ConfigurationError(`blobs.put: name must be a string of at most ${MAX_NAME} characters`);
+  return name === undefined ? { mediaType } : { mediaType, name };
+}

@@ -1,0 +1,175 @@
+/**
+ * Blobs in memory: the memory session store's `blobs`, and the reference backend the others are
+ * checked against. Chunks are kept as written (sealed when the store encrypts); a read holds the
+ * chunks it started with, so a delete during a read lets it finish.
+ */
+import { BlobBudgetExceededError, type BlobLimits, type BlobUsage } from "./blob-store.js";
+import {
+  type BlobBackend,
+  type BlobBudgetCheck,
+  type BlobRecord,
+  type BlobSealer,
+  type BlobUpload,
+  ChunkedBlobStore,
+} from "./chunked.js";
+
+interface MemoryUpload {
+  owner: string;
+  began: number;
+  chunks: Uint8Array[];
+}
+
+/** Throws when `record` does not fit the budgets, given what the owner and the store hold. */
+export function checkBudgets(check: BlobBudgetCheck, size: number, owner: BlobUsage, store: BlobUsage): void {
+  if (check.maxBytesPerOwner !== undefined && owner.bytes + size > check.maxBytesPerOwner)
+    throw new BlobBudgetExceededError("owner", check.maxBytesPerOwner, owner.bytes, size);
+  if (check.maxBytes !== undefined && store.bytes + size > check.maxBytes)
+    throw new BlobBudgetExceededError("store", check.maxBytes, store.bytes, size);
+}
+
+/** Compares `(owner, hash)` keys as the backends order them (code units, owner first). */
+export function compareKeys(a: { owner: string; hash: string }, b: { owner: string; hash: string }): number {
+  if (a.owner !== b.owner) return a.owner < b.owner ? -1 : 1;
+  return a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0;
+}
+
+export class MemoryBlobBackend implements BlobBackend {
+  readonly #records = new Map<string, Map<string, BlobRecord>>();
+  readonly #uploads = new Map<string, MemoryUpload>();
+
+  async begin(owner: string, uploadId: string, now: number): Promise<BlobUpload> {
+    const upload: MemoryUpload = { owner, began: now, chunks: [] };
+    this.#uploads.set(uploadId, upload);
+    return {
+      write: async (index, bytes) => {
+        upload.chunks[index] = bytes;
+      },
+      finish: async () => {},
+      abort: async () => {
+        if (this.#uploads.get(uploadId) === upload && !this.#pointedTo(owner, uploadId)) this.#uploads.delete(uploadId);
+      },
+    };
+  }
+
+  #pointedTo(owner: string, uploadId: string): boolean {
+    for (const record of this.#records.get(owner)?.values() ?? []) if (record.uploadId === uploadId) return true;
+    return false;
+  }
+
+  async commit(record: BlobRecord, check: BlobBudgetCheck): Promise<{ record: BlobRecord; created: boolean }> {
+    const existing = this.#records.get(record.owner)?.get(record.hash);
+    if (existing) {
+      existing.touchedAt = Math.max(existing.touchedAt, check.now);
+      return { record: { ...existing }, created: false };
+    }
+    checkBudgets(check, record.size, this.#usage(record.owner), this.#usage(null));
+    let owned = this.#records.get(record.owner);
+    if (!owned) {
+      owned = new Map();
+      this.#records.set(record.owner, owned);
+    }
+    owned.set(record.hash, { ...record });
+    return { record: { ...record }, created: true };
+  }
+
+  async record(owner: string, hash: string): Promise<BlobRecord | undefined> {
+    const record = this.#records.get(owner)?.get(hash);
+    return record && { ...record };
+  }
+
+  async touch(owner: string, hash: string, now: number): Promise<BlobRecord | undefined> {
+    const record = this.#records.get(owner)?.get(hash);
+    if (!record) return undefined;
+    record.touchedAt = Math.max(record.touchedAt, now);
+    return { ...record };
+  }
+
+  async *chunks(record: BlobRecord, from: number, to: number): AsyncIterable<Uint8Array> {
+    const chunks = this.#uploads.get(record.uploadId)?.chunks;
+    if (!chunks) return;
+    for (let index = from; index < to; index++) {
+      const chunk = chunks[index];
+      if (chunk === undefined) return;
+      yield chunk;
+    }
+  }
+
+  async remove(owner: string, hash: string, options: { touchedBefore?: number } = {}): Promise<BlobRecord | undefined> {
+    const owned = this.#records.get(owner);
+    const record = owned?.get(hash);
+    if (!owned || !record) return undefined;
+    if (options.touchedBefore !== undefined && record.touchedAt >= options.touchedBefore) return undefined;
+    owned.delete(hash);
+    if (owned.size === 0) this.#records.delete(owner);
+    this.#uploads.delete(record.uploadId);
+    return record;
+  }
+
+  async list(
+    owner: string | null,
+    after: { owner: string; hash: string } | undefined,
+    limit: number,
+  ): Promise<BlobRecord[]> {
+    const all: BlobRecord[] = [];
+    for (const [key, owned] of this.#records) {
+      if (owner !== null && key !== owner) continue;
+      for (const record of owned.values()) if (!after || compareKeys(record, after) > 0) all.push(record);
+    }
+    return all
+      .sort(compareKeys)
+      .slice(0, limit)
+      .map((record) => ({ ...record }));
+  }
+
+  #usage(owner: string | null): BlobUsage {
+    const usage = { blobs: 0, bytes: 0 };
+    for (const [key, owned] of this.#records) {
+      if (owner !== null && key !== owner) continue;
+      for (const record of owned.values()) {
+        usage.blobs++;
+        usage.bytes += record.size;
+      }
+    }
+    return usage;
+  }
+
+  async usage(owner: string | null): Promise<BlobUsage> {
+    return this.#usage(owner);
+  }
+
+  async eraseOwner(owner: string): Promise<BlobUsage> {
+    const usage = this.#usage(owner);
+    for (const record of this.#records.get(owner)?.values() ?? []) this.#uploads.delete(record.uploadId);
+    this.#records.delete(owner);
+    for (const [id, upload] of this.#uploads) if (upload.owner === owner) this.#uploads.delete(id);
+    return usage;
+  }
+
+  async purgeUploads(owner: string | null, before: number): Promise<number> {
+    const pointed = new Set<string>();
+    for (const owned of this.#records.values()) for (const record of owned.values()) pointed.add(record.uploadId);
+    let purged = 0;
+    for (const [id, upload] of this.#uploads) {
+      if ((owner === null || upload.owner === owner) && upload.began < before && !pointed.has(id)) {
+        this.#uploads.delete(id);
+        purged++;
+      }
+    }
+    return purged;
+  }
+
+  async close(): Promise<void> {}
+}
+
+export interface MemoryBlobStoreOptions {
+  limits?: BlobLimits;
+  chunkSize?: number;
+  /** Seals chunks and descriptions (an encrypting store passes its keyring's sealer). */
+  sealer?: BlobSealer;
+  now?: () => number;
+}
+
+/** A blob store kept in this process's memory (lost when it exits). */
+export function memoryBlobStore(options: MemoryBlobStoreOptions = {}): ChunkedBlobStore {
+  return new ChunkedBlobStore({ ...options, backend: new MemoryBlobBackend(), where: "memory" });
+}
