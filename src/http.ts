@@ -7,7 +7,7 @@
  * server with bounds on slow clients); Bun, Deno, Hono and Next route handlers take the handler
  * as it is.
  */
-export { createChatHandler, toProblem } from "./runtime/http/handler.js";
+export { createChatHandler } from "./runtime/http/handler.js";
 export type { ChatHandler, ChatHandlerOptions } from "./runtime/http/handler.js";
 export { chatServerOptions, createChatServer, toNodeListener } from "./runtime/http/node.js";
 export type { ChatServerOptions, NodeListener, NodeListenerOptions } from "./runtime/http/node.js";
@@ -32,8 +32,10 @@ export { TurnRunner } from "./runtime/http/turn-runner.js";
 export type { TurnListener } from "./runtime/http/turn-runner.js";
 export type { TurnFinish } from "./runtime/http/partial-answer.js";
 export { CHAT_INDEX_KEY, CHAT_INDEX_TYPE } from "./runtime/http/chat-index.js";
-export { HttpProblem, problemResponse } from "./runtime/http/problem.js";
-export type { ProblemBody } from "./runtime/http/problem.js";
+export { HttpProblem, problemResponse, toProblem } from "./runtime/http/problem.js";
+export type { HttpProblemCode, ProblemBody } from "./runtime/http/problem.js";
+export { ChatError } from "./runtime/http/chat-error.js";
+export type { ChatErrorCode } from "./runtime/http/chat-error.js";
 export { UIMessageStreamEncoder, UI_MESSAGE_STREAM_HEADERS } from "./runtime/http/ui-message-stream.js";
 export type { UIStreamChunk } from "./runtime/http/ui-message-stream.js";
 export { parseUIChatRequest } from "./runtime/http/ai-sdk-ui.js";

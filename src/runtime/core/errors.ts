@@ -74,6 +74,26 @@ export type StatebagErrorCode =
   | "agent-chat-empty"
   | "agent-chat-not-empty"
   | "agent-chat-document"
+  // The chat handler (statebag/http): its chats, and the requests it refuses
+  | "chat-not-found"
+  | "chat-busy"
+  | "chat-message-id-taken"
+  | "chat-approval-pending"
+  | "chat-approval-not-pending"
+  | "http-not-found"
+  | "http-method-not-allowed"
+  | "http-unauthenticated"
+  | "http-unsupported-media-type"
+  | "http-body-too-large"
+  | "http-invalid-json"
+  | "http-invalid-request"
+  | "http-message-too-long"
+  | "http-unsupported-part"
+  | "http-regenerate-unsupported"
+  | "http-request-timeout"
+  | "http-invalid-target"
+  | "http-not-implemented"
+  | "http-internal"
   // The CLI's code generator
   | "toolchain-missing";
 
@@ -111,6 +131,8 @@ const DEFAULT_HINTS: Record<string, string> = {
     "the row was not decrypted: give the keyring holding its key id, and check that the row was not copied from another id, owner, log or store",
   "encryption-key": 'fix the keyring: {"current": "<kid>", "keys": {"<kid>": "<32 bytes, base64>"}}',
   store: "check the store URL and that its server is reachable; the message names the store",
+  chat: "the message says what the chat request ran into; docs/chat-ui.md lists what each problem means for the page",
+  http: "the request must change as the message says; docs/chat-ui.md lists every problem the chat handler answers",
 };
 
 function defaultHint(code: string): string {
@@ -120,7 +142,11 @@ function defaultHint(code: string): string {
       ? "interop"
       : code.startsWith("store-")
         ? "store"
-        : code;
+        : code.startsWith("chat-")
+          ? "chat"
+          : code.startsWith("http-")
+            ? "http"
+            : code;
   return (
     DEFAULT_HINTS[family] ??
     "the message says what went wrong and where; rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag"

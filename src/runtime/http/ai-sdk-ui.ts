@@ -29,7 +29,7 @@ export interface ParsedUIRequest {
   input: TurnInput;
 }
 
-const bad = (detail: string) => new HttpProblem(400, "invalid-request", "Invalid request", detail);
+const bad = (detail: string) => new HttpProblem("http-invalid-request", { detail });
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -46,12 +46,7 @@ export function parseUIChatRequest(body: unknown, limits: UIRequestLimits): Pars
   const chatId = checkChatId(body.id);
   const trigger = body.trigger ?? "submit-message";
   if (trigger === "regenerate-message") {
-    throw new HttpProblem(
-      422,
-      "regenerate-unsupported",
-      "Regenerate not supported",
-      "Regenerating a stored reply is not supported; send a new message instead.",
-    );
+    throw new HttpProblem("http-regenerate-unsupported");
   }
   if (trigger !== "submit-message") throw bad('"trigger" must be "submit-message" or "regenerate-message".');
   let last: unknown = body.message;
@@ -93,21 +88,13 @@ function userMessage(message: Record<string, unknown>, limits: UIRequestLimits):
   }
   // Counted before converting, so a huge message costs no copy.
   if (chars > limits.maxMessageChars) {
-    throw new HttpProblem(
-      413,
-      "message-too-long",
-      "Message too long",
-      `The message is longer than ${limits.maxMessageChars} characters.`,
-    );
+    throw new HttpProblem("http-message-too-long", {
+      detail: `The message is longer than ${limits.maxMessageChars} characters.`,
+    });
   }
   const [converted_, ...rest] = converted(message);
   if (!converted_ || rest.length > 0 || converted_.contents.some((c) => c.$type !== "text")) {
-    throw new HttpProblem(
-      422,
-      "unsupported-part",
-      "Unsupported message part",
-      "Only text parts are accepted in a user message.",
-    );
+    throw new HttpProblem("http-unsupported-part");
   }
   if (converted_.contents.every((c) => c.$type === "text" && c.text.trim() === ""))
     throw bad("The message has no text.");

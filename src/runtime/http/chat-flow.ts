@@ -22,7 +22,7 @@ import { checkList } from "../stores/listing.js";
 import type { StreamBuffer, StreamInfo } from "../stores/stream-buffer.js";
 import type { SessionMeta, SessionStore, StoredSession } from "../stores/types.js";
 import { partialAnswer, type TurnFinish } from "./partial-answer.js";
-import { HttpProblem } from "./problem.js";
+import { ChatError, chatBusy, chatNotFound } from "./chat-error.js";
 import { TurnRunner } from "./turn-runner.js";
 import {
   ACTIVE_STREAM_LABEL,
@@ -109,16 +109,6 @@ export interface StopOutcome {
   /** The stream that was stopped. */
   streamId?: string;
 }
-
-const busy = () =>
-  new HttpProblem(
-    409,
-    "chat-busy",
-    "Chat busy",
-    "A reply is still being written in this chat; wait for it to finish (or stop it), then send again.",
-  );
-export const chatNotFound = () =>
-  new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
 
 export class ChatSessions {
   readonly agent: ChatClientAgent;
@@ -234,7 +224,7 @@ export class ChatSessions {
     return stored;
   }
 
-  /** One page of the owner's chats, newest first. A cursor that is not the store's is `HttpProblem` 400. */
+  /** One page of the owner's chats, newest first. A cursor that is not the store's is an `InvalidCursorError`. */
   async list(owner: string, options: { cursor?: string; limit: number }): Promise<ChatPage> {
     const listOptions = {
       owner,
@@ -243,20 +233,13 @@ export class ChatSessions {
       cursor: options.cursor,
       limit: options.limit,
     };
-    const invalidCursor = () =>
-      new HttpProblem(400, "invalid-cursor", "Invalid cursor", "The cursor is not one this server gave out.");
     try {
-      checkList(listOptions); // checked before any store sees it
-    } catch {
-      throw invalidCursor();
-    }
-    let page: Awaited<ReturnType<SessionStore["list"]>>;
-    try {
-      page = await this.store.list(listOptions);
+      checkList(listOptions); // checked before any store sees it; only the cursor came from the client
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw invalidCursor();
-      throw error;
+      if (error instanceof InvalidCursorError) throw error;
+      throw new InvalidCursorError("list cursor", "is not one this server gave out");
     }
+    const page = await this.store.list(listOptions);
     const head = `${this.prefix}/`;
     const chats = page.items
       .filter((item) => item.id.startsWith(head) && !item.id.slice(head.length).includes("/"))
@@ -293,9 +276,10 @@ export class ChatSessions {
   }
 
   /**
-   * Accepts a turn: checks the input against the chat (a chat of another owner is 404; a turn
-   * running is 409 `chat-busy`; a new message while an approval waits, a reused message id or an
-   * answer to a request that is not pending is a 409 before anything runs), opens its stream,
+   * Accepts a turn: checks the input against the chat (a `ChatError` before anything runs: a chat
+   * of another owner is `chat-not-found`; a turn running is `chat-busy`; a new message while an
+   * approval waits, a reused message id or an answer to a request that is not pending is
+   * `chat-approval-pending`, `chat-message-id-taken`, `chat-approval-not-pending`), opens its stream,
    * commits the user's message with the stream's label, and starts the run in the background.
    */
   async accept(owner: string, chatId: string, input: TurnInput): Promise<TurnRunner> {
@@ -305,7 +289,7 @@ export class ChatSessions {
     if (stored) {
       stored = await this.recover(stored, owner);
       if (!stored) throw chatNotFound();
-      if (await this.activeStream(stored)) throw busy();
+      if (await this.activeStream(stored)) throw chatBusy();
     }
     const before = stored?.session ?? this.agent.createSession({ id, kind: "local" });
     const history = historyOf(before, this.historyKey);
@@ -314,33 +298,24 @@ export class ChatSessions {
     let message: ChatMessage | undefined;
     if (input.kind === "message") {
       if (pending.length > 0)
-        throw new HttpProblem(
-          409,
-          "tool-approval-pending",
-          "Approval pending",
-          "This chat is waiting for a tool approval; approve or deny it before sending a new message.",
-        );
+        throw new ChatError("chat-approval-pending", "this chat is waiting for a tool approval", {
+          hint: "approve or deny the approval the chat shows before sending a new message",
+        });
       message = structuredClone(input.message);
       const ids = messageIds(history);
       if (message.messageId !== undefined && ids.has(message.messageId))
-        throw new HttpProblem(
-          409,
-          "message-id-taken",
-          "Message id taken",
-          "A message with this id is already in the chat; give every new message a new id.",
-        );
+        throw new ChatError("chat-message-id-taken", "a message with this id is already in the chat", {
+          hint: "give every new message a new id (useChat does)",
+        });
       message.messageId ??= `msg-${randomUUID()}`;
     } else {
       if (!stored) throw chatNotFound();
       requests = input.answers.map((answer) => {
-        const request = pending.find((r) => r.requestId === answer.approvalId);
+        const request = pending.find((waiting) => waiting.requestId === answer.approvalId);
         if (!request)
-          throw new HttpProblem(
-            409,
-            "tool-approval-not-pending",
-            "Approval not pending",
-            "The approval answered is not waiting in this chat (answered already, or never asked).",
-          );
+          throw new ChatError("chat-approval-not-pending", "the approval answered is not waiting in this chat", {
+            hint: "it was answered already, or never asked: reload the chat to see its approvals",
+          });
         return request;
       });
     }
@@ -367,7 +342,7 @@ export class ChatSessions {
         // Another request got there first: a chat another owner just created is as absent as ever.
         const now = await this.store.get(id).catch(() => undefined);
         if (now && now.meta.owner !== owner) throw chatNotFound();
-        throw busy();
+        throw chatBusy();
       }
       throw error;
     }
@@ -440,7 +415,7 @@ function startIdOf(chunks: readonly string[]): string {
 
 function titleOf(message: ChatMessage | undefined): string {
   const text = (message?.contents ?? [])
-    .flatMap((c) => (c.$type === "text" ? [c.text] : []))
+    .flatMap((content) => (content.$type === "text" ? [content.text] : []))
     .join(" ")
     .replace(/\s+/g, " ")
     .trim();

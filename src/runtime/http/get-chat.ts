@@ -5,7 +5,7 @@
  */
 import { toUIMessages } from "../ui-messages/to-ui.js";
 import { checkChatId } from "./ai-sdk-ui.js";
-import { chatNotFound } from "./chat-flow.js";
+import { chatNotFound } from "./chat-error.js";
 import { json, ownerOf, type Route } from "./request.js";
 import { withApprovalProgress } from "./turn-message.js";
 

@@ -11,30 +11,22 @@
  *
  * One function per route (post-chat.ts, resume-stream.ts, stop-chat.ts, list-chats.ts,
  * get-chat.ts, delete-chat.ts); this file resolves the options, finds the route (own entries of a
- * table, never inherited names) and turns errors into problems. Every error is an
- * `application/problem+json` problem; a method a path does not have is a 405 with `Allow`.
+ * table, never inherited names) and answers every error with the problem `toProblem` (problem.ts)
+ * maps it to: an `application/problem+json` problem; a method a path does not have is a 405 with
+ * `Allow`.
  */
 import type { ChatClientAgent } from "../agent/agent.js";
-import { ToolApprovalError } from "../agent/approvals.js";
-import { ModelServiceError } from "../agent/clients/model-service-error.js";
 import { ConfigurationError } from "../core/errors.js";
 import { tracingOf } from "../observability/hooks.js";
-import {
-  ConflictError,
-  InvalidIdError,
-  StoreAuthenticationError,
-  StoreKeyConflictError,
-  StoreNotSetUpError,
-  StoreUnavailableError,
-} from "../stores/errors.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
+import { chatNotFound } from "./chat-error.js";
 import { ChatSessions } from "./chat-flow.js";
 import { deleteChat } from "./delete-chat.js";
 import { getChat } from "./get-chat.js";
 import { listChats } from "./list-chats.js";
 import { postChat } from "./post-chat.js";
-import { HttpProblem, problemResponse } from "./problem.js";
+import { HttpProblem, problemResponse, toProblem } from "./problem.js";
 import type { Route, RouteContext } from "./request.js";
 import { resumeStream } from "./resume-stream.js";
 import { stopChat } from "./stop-chat.js";
@@ -115,12 +107,26 @@ const ONE_CHAT: Methods = new Map([
 
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const base = (options.basePath ?? "/api").replace(/\/+$/, "");
-  const positive = (name: string, value: number | undefined, fallback: number) => {
-    const v = value ?? fallback;
-    if (!Number.isFinite(v) || v <= 0) throw new ConfigurationError(`${name} must be a positive number, got ${v}`);
-    return v;
+  const context = routeContext(options);
+  const handler = async (request: Request): Promise<Response> => {
+    try {
+      return await dispatch(context, base, options.store, request);
+    } catch (error) {
+      const problem = toProblem(error, request.method);
+      if (problem.status >= 500) options.onError?.(error, request);
+      return problemResponse(problem);
+    }
   };
-  const context: RouteContext = {
+  const allow = (path: string): string | undefined => {
+    const found = matchPath(base, path);
+    return found ? [...found.methods.keys()].join(", ") : undefined;
+  };
+  return Object.assign(handler, { allow });
+}
+
+/** The options, checked and resolved, as every route sees them. */
+function routeContext(options: ChatHandlerOptions): RouteContext {
+  return {
     chats: new ChatSessions({
       agent: options.agent,
       store: options.store,
@@ -140,130 +146,52 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     stopWaitMs: positive("stopWaitMs", options.stopWaitMs, 10_000),
     onError: options.onError,
   };
-
-  /** The routes of a path and the chat id in it. */
-  function match(path: string): { methods: Methods; id?: string } | undefined {
-    if (path === `${base}/chat`) return { methods: CHAT };
-    if (path === `${base}/chats`) return { methods: CHATS };
-    const prefix = path.startsWith(`${base}/chats/`) ? "chats" : path.startsWith(`${base}/chat/`) ? "chat" : undefined;
-    if (prefix === undefined) return undefined;
-    const rest = path.slice(base.length + prefix.length + 2).split("/");
-    let id: string;
-    try {
-      id = decodeURIComponent(rest[0]);
-    } catch {
-      throw notFound();
-    }
-    if (prefix === "chats") return rest.length === 1 ? { methods: ONE_CHAT, id } : undefined;
-    if (rest.length !== 2) return undefined;
-    if (rest[1] === "stream") return { methods: CHAT_STREAM, id };
-    if (rest[1] === "stop") return { methods: CHAT_STOP, id };
-    return undefined;
-  }
-
-  async function route(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    const found = match(url.pathname);
-    if (!found) throw new HttpProblem(404, "not-found", "Not found", "There is nothing at this path.");
-    const handle = found.methods.get(request.method);
-    if (!handle) {
-      const allow = [...found.methods.keys()].join(", ");
-      throw new HttpProblem(405, "method-not-allowed", "Method not allowed", `Use ${allow}.`, { allow });
-    }
-    const run = () => handle.route(context, request, url, found.id);
-    // A traced store: the route's store calls nest under a span naming the chat operation.
-    const tracing = tracingOf(options.store);
-    if (!tracing?.chat) return run();
-    const id = found.id === undefined ? undefined : context.chats.storageId(found.id);
-    return tracing.chat(handle.operation, id, run);
-  }
-
-  const handler = async (request: Request): Promise<Response> => {
-    try {
-      return await route(request);
-    } catch (error) {
-      const problem = toProblem(error, request.method);
-      if (problem.status >= 500) options.onError?.(error, request);
-      return problemResponse(problem);
-    }
-  };
-  const allow = (path: string): string | undefined => {
-    try {
-      const found = match(path);
-      return found ? [...found.methods.keys()].join(", ") : undefined;
-    } catch {
-      return undefined; // an id that does not decode: no such path
-    }
-  };
-  return Object.assign(handler, { allow });
 }
 
-const notFound = () => new HttpProblem(404, "chat-not-found", "Chat not found", "There is no chat with this id.");
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (!Number.isFinite(resolved) || resolved <= 0)
+    throw new ConfigurationError(`${name} must be a positive number, got ${resolved}`);
+  return resolved;
+}
 
-/** Maps an error to the problem the client sees: only what is safe to show, and nothing untrue of the store. */
-export function toProblem(error: unknown, method = "POST"): HttpProblem {
-  if (error instanceof HttpProblem) return error;
-  if (error instanceof ConflictError)
-    return new HttpProblem(
-      409,
-      "chat-conflict",
-      "Chat changed",
-      "This chat was changed by another request at the same time; nothing of this request was saved. Reload and try again.",
-    );
-  if (error instanceof ToolApprovalError) {
-    if (error.code === "tool-approval-invalid")
-      return new HttpProblem(400, "tool-approval-invalid", "Invalid approval", "The approval answer is incomplete.");
-    if (error.code === "tool-approval-not-found")
-      return new HttpProblem(
-        409,
-        "tool-approval-not-pending",
-        "Approval not pending",
-        "The approval answered is not waiting in this chat.",
-      );
-    return new HttpProblem(
-      409,
-      error.code,
-      "Approval conflict",
-      "This approval was answered by another request; reload the chat to see the result.",
-    );
+/**
+ * The routes of a path and the chat id in it; undefined for a path the handler does not serve,
+ * null for a chat path whose id does not decode (no such chat).
+ */
+function matchPath(base: string, path: string): { methods: Methods; id?: string } | undefined | null {
+  if (path === `${base}/chat`) return { methods: CHAT };
+  if (path === `${base}/chats`) return { methods: CHATS };
+  const prefix = path.startsWith(`${base}/chats/`) ? "chats" : path.startsWith(`${base}/chat/`) ? "chat" : undefined;
+  if (prefix === undefined) return undefined;
+  const rest = path.slice(base.length + prefix.length + 2).split("/");
+  let id: string;
+  try {
+    id = decodeURIComponent(rest[0]);
+  } catch {
+    return null;
   }
-  if (error instanceof InvalidIdError)
-    return new HttpProblem(400, "invalid-id", "Invalid id", "The id is not a valid chat id.");
-  if (error instanceof StoreUnavailableError)
-    return new HttpProblem(
-      503,
-      "store-unavailable",
-      "Store unavailable",
-      method === "GET"
-        ? "The session store cannot be reached; try again later."
-        : "The session store cannot be reached; this request may not have been carried out. Reload the chat and try again later.",
-    );
-  // The store refuses to work until an operator acts (setup, a migration such as `statebag migrate
-  // --reencrypt`, credentials, a key layout, the configuration): the client is told it is the
-  // server's setup, never the store's own message (it names tables, keys and commands for operators;
-  // `onError` gets the error with its hint).
-  if (
-    error instanceof StoreNotSetUpError ||
-    error instanceof StoreAuthenticationError ||
-    error instanceof StoreKeyConflictError ||
-    error instanceof ConfigurationError
-  )
-    return new HttpProblem(
-      503,
-      "store-not-ready",
-      "Store not ready",
-      method === "GET"
-        ? "The chat store is not ready for this server (its setup or a migration is unfinished); the operator has to finish it. Try again later."
-        : "The chat store is not ready for this server (its setup or a migration is unfinished); the operator has to finish it. This request may not have been carried out; reload the chat later to see what was saved.",
-    );
-  if (error instanceof ModelServiceError)
-    return new HttpProblem(502, "model-service", "Model service failed", "The model service failed; try again later.");
-  return new HttpProblem(
-    500,
-    "internal",
-    "Internal error",
-    method === "GET"
-      ? "The server failed to answer."
-      : "The server failed to answer; this request may not have been carried out. Reload the chat to see what was saved.",
-  );
+  if (prefix === "chats") return rest.length === 1 ? { methods: ONE_CHAT, id } : undefined;
+  if (rest.length !== 2) return undefined;
+  if (rest[1] === "stream") return { methods: CHAT_STREAM, id };
+  if (rest[1] === "stop") return { methods: CHAT_STOP, id };
+  return undefined;
+}
+
+/** Runs the request's route (under a span naming the chat operation, when the store is traced). */
+async function dispatch(context: RouteContext, base: string, store: SessionStore, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const found = matchPath(base, url.pathname);
+  if (found === null) throw chatNotFound();
+  if (found === undefined) throw new HttpProblem("http-not-found");
+  const handle = found.methods.get(request.method);
+  if (!handle) {
+    const allow = [...found.methods.keys()];
+    throw new HttpProblem("http-method-not-allowed", { allow, detail: `Use ${allow.join(", ")}.` });
+  }
+  const run = () => handle.route(context, request, url, found.id);
+  const tracing = tracingOf(store);
+  if (!tracing?.chat) return run();
+  const id = found.id === undefined ? undefined : context.chats.storageId(found.id);
+  return tracing.chat(handle.operation, id, run);
 }

@@ -7,7 +7,7 @@ export const listChats: Route = async (context, request, url) => {
   const limitText = url.searchParams.get("limit");
   const limit = limitText === null ? context.pageSize : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-    throw new HttpProblem(400, "invalid-request", "Invalid request", "limit must be an integer from 1 to 100.");
+    throw new HttpProblem("http-invalid-request", { detail: "limit must be an integer from 1 to 100." });
   const cursor = url.searchParams.get("cursor") ?? undefined;
   return json(200, await context.chats.list(owner, { cursor, limit }));
 };

@@ -12,6 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { ConfigurationError } from "../core/errors.js";
+import { HttpProblem, problemBody } from "./problem.js";
 
 export type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -78,12 +79,14 @@ export function requestUrl(target: string | undefined): URL | undefined {
   return undefined;
 }
 
-function problem(res: ServerResponse, status: number, slug: string, title: string, detail: string, close = false) {
-  res.writeHead(status, {
+/** Answers `problem` on a response no handler wrote (`close`: the connection ends after it). */
+function answerProblem(res: ServerResponse, problem: HttpProblem, close = false) {
+  res.writeHead(problem.status, {
+    ...problem.headers,
     "content-type": "application/problem+json",
     ...(close ? { connection: "close" } : {}),
   });
-  res.end(JSON.stringify({ type: `urn:statebag:problem:${slug}`, title, status, detail }));
+  res.end(JSON.stringify(problemBody(problem)));
 }
 
 export function toNodeListener(
@@ -108,7 +111,7 @@ export function toNodeListener(
           abort.abort();
           if (!res.headersSent) {
             ended = true;
-            problem(res, 408, "request-timeout", "Request timeout", "The request body did not arrive in time.", true);
+            answerProblem(res, new HttpProblem("http-request-timeout"), true);
             res.once("finish", () => socket.destroy());
           } else res.destroy();
           // However the response went, the connection ends: the rest of the body is never read.
@@ -129,7 +132,7 @@ export function toNodeListener(
     const url = requestUrl(req.url);
     if (!url) {
       ended = true;
-      problem(res, 400, "invalid-request-target", "Invalid request target", "The request target must be a path.", true);
+      answerProblem(res, new HttpProblem("http-invalid-target"), true);
       return;
     }
     // TRACE, TRACK, CONNECT: a fetch Request cannot carry them (new Request throws), so no handler
@@ -141,10 +144,14 @@ export function toNodeListener(
       const allow = allowOf?.(url.pathname);
       // The connection closes after the answer: the request's body (if any) is never read.
       if (allow !== undefined) {
-        res.setHeader("allow", allow);
-        problem(res, 405, "method-not-allowed", "Method not allowed", `Use ${allow}.`, true);
-      } else if (allowOf) problem(res, 404, "not-found", "Not found", "There is nothing at this path.", true);
-      else problem(res, 501, "not-implemented", "Not implemented", "This server does not answer this method.", true);
+        const methods = allow.split(", ");
+        answerProblem(
+          res,
+          new HttpProblem("http-method-not-allowed", { allow: methods, detail: `Use ${allow}.` }),
+          true,
+        );
+      } else if (allowOf) answerProblem(res, new HttpProblem("http-not-found"), true);
+      else answerProblem(res, new HttpProblem("http-not-implemented"), true);
       return;
     }
     void (async () => {
@@ -194,7 +201,7 @@ export function toNodeListener(
         if (timedOut) return;
         if (!res.headersSent) {
           ended = true;
-          problem(res, 500, "internal", "Internal error", "The server failed to answer.");
+          answerProblem(res, new HttpProblem("http-internal", { detail: "The server failed to answer." }));
         } else {
           res.destroy();
         }

@@ -34,8 +34,7 @@ export async function ownerOf(context: RouteContext, request: Request): Promise<
   } catch {
     owner = undefined;
   }
-  const unauthenticated = () =>
-    new HttpProblem(401, "unauthenticated", "Unauthenticated", "The request does not say who is asking.");
+  const unauthenticated = () => new HttpProblem("http-unauthenticated");
   if (typeof owner !== "string" || owner.length === 0 || owner.length > context.maxOwnerLength) throw unauthenticated();
   try {
     checkOwner(owner); // what a store accepts as an owner (well-formed text, no NUL): else no save could name it
@@ -70,15 +69,9 @@ export async function readJson(
   options: { allowEmpty?: boolean } = {},
 ): Promise<unknown> {
   const { maxBodyBytes } = context;
-  if (!isJsonUtf8(request.headers.get("content-type")))
-    throw new HttpProblem(
-      415,
-      "unsupported-media-type",
-      "Unsupported media type",
-      "Send the body as application/json in UTF-8.",
-    );
+  if (!isJsonUtf8(request.headers.get("content-type"))) throw new HttpProblem("http-unsupported-media-type");
   const tooLarge = () =>
-    new HttpProblem(413, "body-too-large", "Body too large", `The body is larger than ${maxBodyBytes} bytes.`);
+    new HttpProblem("http-body-too-large", { detail: `The body is larger than ${maxBodyBytes} bytes.` });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > maxBodyBytes) throw tooLarge();
   const chunks: Uint8Array[] = [];
@@ -114,7 +107,8 @@ export async function readJson(
                 : error.code === "json-proto-key"
                   ? 'The body contains a "__proto__" key.'
                   : "The body is not valid JSON.";
-      throw new HttpProblem(error.code === "json-too-large" ? 413 : 400, "invalid-json", "Invalid JSON", detail);
+      if (error.code === "json-too-large") throw new HttpProblem("http-body-too-large", { detail, cause: error });
+      throw new HttpProblem("http-invalid-json", { detail, cause: error });
     }
     throw error;
   }

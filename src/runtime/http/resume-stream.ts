@@ -5,7 +5,7 @@
  * chunks are in the store's stream buffer); `204` when no turn runs.
  */
 import { checkChatId } from "./ai-sdk-ui.js";
-import { chatNotFound } from "./chat-flow.js";
+import { chatNotFound } from "./chat-error.js";
 import { ownerOf, type Route } from "./request.js";
 import { isTerminal, runnerSource, sseResponse } from "./sse-response.js";
 

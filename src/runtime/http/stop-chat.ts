@@ -11,19 +11,17 @@
  * browser asking this server first (CORS), so no other site can stop a user's reply.
  */
 import { checkChatId } from "./ai-sdk-ui.js";
-import { chatNotFound, historyOf } from "./chat-flow.js";
+import { historyOf } from "./chat-data.js";
+import { chatNotFound } from "./chat-error.js";
 import { HttpProblem } from "./problem.js";
 import { isJsonUtf8, json, ownerOf, readJson, type Route } from "./request.js";
 import { answeredCalls, isContinuation, lastAnsweredRound, turnMessage } from "./turn-message.js";
 
 export const stopChat: Route = async (context, request, _url, id) => {
   if (!isJsonUtf8(request.headers.get("content-type")))
-    throw new HttpProblem(
-      415,
-      "unsupported-media-type",
-      "Unsupported media type",
-      "Send the stop request with content-type application/json (the body may be {} or empty).",
-    );
+    throw new HttpProblem("http-unsupported-media-type", {
+      detail: "Send the stop request with content-type application/json (the body may be {} or empty).",
+    });
   const owner = await ownerOf(context, request);
   const chatId = checkChatId(id);
   await readJson(context, request, { allowEmpty: true }); // read within the limits, and not used
