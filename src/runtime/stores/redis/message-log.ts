@@ -21,7 +21,7 @@ import type {
   TrimOptions,
 } from "../types.js";
 import type { RedisKeys } from "./keys.js";
-import type { ScriptedClient } from "./scripts.js";
+import { runAppend, runRead, runReplace, runTrim, type ScriptedClient } from "./scripts.js";
 
 /** What the log uses of its store (RedisSessionStore): the key layout and `call` (connection, format check, error mapping). */
 export interface RedisLogStore {
@@ -43,11 +43,8 @@ export class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const operationId = checkOperationId(options?.operationId);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
-    const k = this.store.keys.of(storageId);
-    const [ok, version] = await this.store.call("appendMessages", true, (c) =>
-      c.sbAppend(k.list, k.hdr, k.ops, k.rev, operationId, texts),
-    );
-    return { applied: ok === 1, version: Number(version) };
+    const keys = this.store.keys.of(storageId);
+    return this.store.call("appendMessages", true, (c) => runAppend(c, { keys, operationId, messages: texts }));
   }
 
   async getMessages(storageId: string, options?: { last?: number }): Promise<ChatMessage[]> {
@@ -57,14 +54,14 @@ export class RedisMessageLog implements MessageLog {
     const texts = await this.store.call("getMessages", false, (c) =>
       c.lrange(this.store.keys.of(storageId).list, last === undefined ? 0 : -last, -1),
     );
-    return texts.map((t) => this.codec.deserialize(t, { logId: storageId }));
+    return texts.map((text) => this.codec.deserialize(text, { logId: storageId }));
   }
 
   async readMessages(storageId: string): Promise<MessageLogSnapshot> {
     checkId(storageId, "storageId");
-    const k = this.store.keys.of(storageId);
-    const [version, texts] = await this.store.call("readMessages", false, (c) => c.sbRead(k.list, k.hdr));
-    return { messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })), version: Number(version) };
+    const keys = this.store.keys.of(storageId);
+    const { version, messages } = await this.store.call("readMessages", false, (c) => runRead(c, keys));
+    return { messages: messages.map((text) => this.codec.deserialize(text, { logId: storageId })), version };
   }
 
   /**
@@ -76,21 +73,21 @@ export class RedisMessageLog implements MessageLog {
   async readMessageWindow(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow> {
     checkId(storageId, "storageId");
     const window = checkWindow(options);
-    const k = this.store.keys.of(storageId);
+    const keys = this.store.keys.of(storageId);
     const last = "last" in window ? window.last : undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
       const [before, length, texts, after] = await this.store.call("readMessageWindow", false, (c) => {
         const client = c as typeof c & { llen(key: string): Promise<number> };
         return Promise.all([
-          client.hget(k.hdr, "v"),
-          client.llen(k.list),
-          last === 0 ? Promise.resolve([] as string[]) : client.lrange(k.list, last === undefined ? 0 : -last, -1),
-          client.hget(k.hdr, "v"),
+          client.hget(keys.hdr, "v"),
+          client.llen(keys.list),
+          last === 0 ? Promise.resolve([] as string[]) : client.lrange(keys.list, last === undefined ? 0 : -last, -1),
+          client.hget(keys.hdr, "v"),
         ]);
       });
       if (before !== after) continue;
       return {
-        messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })),
+        messages: texts.map((text) => this.codec.deserialize(text, { logId: storageId })),
         version: Number(before ?? 0),
         length,
       };
@@ -112,37 +109,29 @@ export class RedisMessageLog implements MessageLog {
     checkId(storageId, "storageId");
     const { expected, operationId } = checkReplace(options);
     const texts = serializeMessages(this.codec, messages, { logId: storageId });
-    const k = this.store.keys.of(storageId);
-    const [ok, version] = await this.store.call("replaceMessages", true, (c) =>
-      c.sbReplace(
-        k.list,
-        k.hdr,
-        k.ops,
-        k.rev,
-        expected === undefined ? "" : String(expected),
-        operationId ?? "",
-        texts,
-      ),
+    const keys = this.store.keys.of(storageId);
+    const reply = await this.store.call("replaceMessages", true, (c) =>
+      runReplace(c, { keys, expected, operationId, messages: texts }),
     );
-    if (ok === 1) return Number(version);
-    throw logConflict(storageId, expected!, Number(version));
+    if (reply.status === "replaced") return reply.version;
+    throw logConflict(storageId, expected!, reply.current);
   }
 
   async trimMessages(storageId: string, options: TrimOptions): Promise<number> {
     checkId(storageId, "storageId");
     const { keepLast, expectedVersion } = checkTrim(options);
-    const k = this.store.keys.of(storageId);
-    const [ok, value] = await this.store.call("trimMessages", true, (c) =>
-      c.sbTrim(k.list, k.hdr, k.rev, keepLast, expectedVersion === undefined ? "" : String(expectedVersion)),
+    const keys = this.store.keys.of(storageId);
+    const reply = await this.store.call("trimMessages", true, (c) =>
+      runTrim(c, { keys, keepLast, expected: expectedVersion }),
     );
-    if (ok === 1) return Number(value);
-    throw logConflict(storageId, expectedVersion!, Number(value));
+    if (reply.status === "trimmed") return reply.removed;
+    throw logConflict(storageId, expectedVersion!, reply.current);
   }
 
   async deleteMessages(storageId: string): Promise<boolean> {
     checkId(storageId, "storageId");
-    const k = this.store.keys.of(storageId);
-    const removed = await this.store.call("deleteMessages", true, (c) => c.del(k.list, k.hdr, k.ops));
+    const keys = this.store.keys.of(storageId);
+    const removed = await this.store.call("deleteMessages", true, (c) => c.del(keys.list, keys.hdr, keys.ops));
     return removed > 0;
   }
 }

@@ -2,7 +2,13 @@
  * The Redis store's Lua scripts: with the key layout (keys.ts), its storage format. Every mutation
  * is one script (plain EVAL/EVALSHA, no modules), so the compare-and-swap is atomic on the server;
  * each touches the keys of one id and its bucket only, so it runs unchanged on a Redis Cluster.
+ *
+ * The store never calls a script directly: each has one typed wrapper below (`run...`), which
+ * takes an options object, builds the script's positional arguments, and decodes its reply into a
+ * discriminated union in one place (a reply of another shape fails with `RedisReplyError`).
  */
+import { StatebagError } from "../../core/errors.js";
+import type { Bucket, OwnerKeys, RedisIdKeys } from "./keys.js";
 import type { RedisClientLike } from "./types.js";
 
 /**
@@ -511,27 +517,647 @@ export const REDIS_LUA = {
   text: TEXT,
 } as const;
 
-export type Reply = [number, string | number | null];
+/**
+ * A script's reply had a shape this release does not read: another program (or another statebag
+ * release) writes under the prefix, or a script of the same name from elsewhere ran. Nothing of
+ * the reply's content is in the message, only its shape.
+ */
+export class RedisReplyError extends StatebagError {
+  constructor(
+    readonly script: string,
+    detail: string,
+  ) {
+    super("store-key-conflict", `the Redis script ${script} returned a reply this statebag does not read: ${detail}`, {
+      hint: "give every store its own key prefix and let no other program (nor another statebag release) write keys or scripts under it",
+    });
+  }
+}
 
-export interface Scripts {
-  sbSave(...args: (string | number)[]): Promise<(string | number | null)[]>;
-  sbDraw(rev: string, session: string): Promise<[number, string | null, string | null, string | null]>;
-  sbProtect(...args: string[]): Promise<number>;
-  sbDelete(...args: (string | number)[]): Promise<(string | number | null)[]>;
-  sbScan(...args: (string | number)[]): Promise<(string | null)[]>;
-  sbPurge(...args: (string | number)[]): Promise<(string | number)[]>;
-  sbIndex(...args: (string | number)[]): Promise<number>;
-  sbList(...args: (string | number)[]): Promise<string[]>;
-  sbMeta(key: string): Promise<(string | number | null)[] | null>;
+/** What a reply value is, without its content (for errors). */
+function shapeOf(value: unknown): string {
+  if (value === null || value === undefined) return "nil";
+  if (Array.isArray(value)) return `an array of ${value.length} item(s)`;
+  return typeof value === "string" ? `a string of ${value.length} character(s)` : `a ${typeof value}`;
+}
+
+/** Reads one script's reply: each accessor checks the item it reads and fails with `RedisReplyError`. */
+class ReplyReader {
+  private constructor(
+    private readonly script: string,
+    private readonly items: readonly unknown[],
+  ) {}
+
+  /** The reply as an array of at least `min` items. */
+  static of(script: string, reply: unknown, min: number): ReplyReader {
+    if (!Array.isArray(reply) || reply.length < min)
+      throw new RedisReplyError(script, `expected an array of at least ${min} item(s), got ${shapeOf(reply)}`);
+    return new ReplyReader(script, reply);
+  }
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  fail(index: number, expected: string): never {
+    throw new RedisReplyError(
+      this.script,
+      `item ${index + 1} should be ${expected}, got ${shapeOf(this.items[index])}`,
+    );
+  }
+
+  /** An integer (a Lua number, or a decimal string as HGET returns it). */
+  int(index: number): number {
+    const value = this.items[index];
+    const parsed = typeof value === "number" ? value : typeof value === "string" && value !== "" ? Number(value) : NaN;
+    if (!Number.isSafeInteger(parsed)) return this.fail(index, "an integer");
+    return parsed;
+  }
+
+  intOrNull(index: number): number | null {
+    return this.items[index] == null ? null : this.int(index);
+  }
+
+  text(index: number): string {
+    const value = this.items[index];
+    if (typeof value !== "string") return this.fail(index, "a string");
+    return value;
+  }
+
+  textOrNull(index: number): string | null {
+    return this.items[index] == null ? null : this.text(index);
+  }
+
+  texts(index: number): string[] {
+    const value = this.items[index];
+    if (!Array.isArray(value) || value.some((item) => typeof item !== "string"))
+      return this.fail(index, "an array of strings");
+    return value as string[];
+  }
+
+  /** The status code in item 1, one of `codes`. */
+  status<C extends number>(codes: readonly C[]): C {
+    const code = this.int(0);
+    if (!codes.includes(code as C)) return this.fail(0, `one of ${codes.join(", ")}`);
+    return code as C;
+  }
+}
+
+/** A whole-number reply (a script that returns one status), one of `codes`. */
+function statusReply<C extends number>(script: string, reply: unknown, codes: readonly C[]): C {
+  if (typeof reply !== "number" || !codes.includes(reply as C))
+    throw new RedisReplyError(script, `expected one of ${codes.join(", ")}, got ${shapeOf(reply)}`);
+  return reply as C;
+}
+
+/** A session hash's metadata fields (absent `c`/`u`: 0, as sessions of format 2 have none). */
+export interface SessionFields {
+  revision: number;
+  /** As stored (the protected form under an encrypting codec). */
+  owner: string | null;
+  /** As stored (the protected form under an encrypting codec). */
+  title: string | null;
+  /** The labels as JSON, or null. */
+  labels: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The fields at `from`..`from + 5` of a reply: revision, owner, title, labels, createdAt, updatedAt. */
+function fieldsAt(reply: ReplyReader, from: number): SessionFields {
+  return {
+    revision: reply.int(from),
+    owner: reply.textOrNull(from + 1),
+    title: reply.textOrNull(from + 2),
+    labels: reply.textOrNull(from + 3),
+    createdAt: reply.intOrNull(from + 4) ?? 0,
+    updatedAt: reply.intOrNull(from + 5) ?? 0,
+  };
+}
+
+/** `HMGET session r o t l c u` as read by `get` (null: no session). */
+export function sessionFields(script: string, values: readonly (string | null)[]): SessionFields | null {
+  return values[0] == null ? null : fieldsAt(ReplyReader.of(script, values, 6), 0);
+}
+
+/** An owner index entry of an expired session, left to the caller on a cluster (another slot). */
+export interface ExpiredOwnerEntry {
+  owner: string;
+  id: string;
+  revision: number;
+}
+
+/** The (owner, id, revision)* triples from `from` on. */
+function expiredFrom(reply: ReplyReader, from: number): ExpiredOwnerEntry[] {
+  const out: ExpiredOwnerEntry[] = [];
+  for (let index = from; index + 2 < reply.length; index += 3)
+    out.push({ owner: reply.text(index), id: reply.text(index + 1), revision: reply.int(index + 2) });
+  return out;
+}
+
+/** One save (SAVE). */
+export interface SaveScriptInput {
+  keys: RedisIdKeys;
+  id: string;
+  /** The revision the caller read (null: the session must be absent). */
+  expected: number | null;
+  text: string;
+  ttlMs?: number;
+  nowMs: number;
+  /** The metadata; absent, none is handled (the raw-driver baseline's form). */
+  meta?: SaveScriptMeta;
+}
+
+export interface SaveScriptMeta {
+  /** The owner as stored (its protected form under an encrypting codec); undefined: none given. */
+  owner?: string;
+  /**
+   * The owner the body was serialized for (a codec that binds it): refused (`codec-owner`) when
+   * the stored one differs. `null`: serialized for none. Undefined: not checked.
+   */
+  codecOwner?: string | null;
+  /** Undefined: keep the stored title. */
+  title?: string;
+  /** The labels as JSON; undefined: keep the stored ones. */
+  labels?: string;
+  /** Standalone: the owner index is kept by this script (its keys are under `ownerPrefix`). */
+  inlineIndex: boolean;
+  ownerPrefix: string;
+  /** The revision to write, drawn beforehand (`runDraw`); undefined: the script draws it. */
+  drawnRevision?: number;
+}
+
+export type SaveScriptReply =
+  | {
+      status: "saved";
+      revision: number;
+      /** The owner as stored, or null. */
+      owner: string | null;
+      updatedAt: number;
+      createdAt: number;
+      /** The stored labels as JSON, or null. */
+      labels: string | null;
+      /** Cluster: owner index entries of sessions this call found expired. */
+      expired: ExpiredOwnerEntry[];
+    }
+  | { status: "conflict"; current: number | null }
+  | { status: "other-owner" }
+  /** The body was serialized for another owner than the stored one: serialize again for `storedOwner`. */
+  | { status: "codec-owner"; storedOwner: string | null };
+
+export async function runSave(client: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
+  const { keys, meta } = input;
+  const args: (string | number)[] = [
+    keys.session,
+    keys.rev,
+    keys.idx,
+    keys.exp,
+    input.expected === null ? "" : String(input.expected),
+    input.text,
+    input.ttlMs === undefined ? "" : String(input.ttlMs),
+    input.id,
+    input.nowMs,
+    keys.sessionPrefix,
+  ];
+  if (meta !== undefined) {
+    args.push(
+      meta.owner === undefined ? "0" : "1",
+      meta.owner ?? "",
+      meta.codecOwner === undefined ? "" : `=${meta.codecOwner ?? ""}`,
+      meta.title === undefined ? "0" : "1",
+      meta.title ?? "",
+      meta.labels === undefined ? "0" : "1",
+      meta.labels ?? "",
+      meta.inlineIndex ? "1" : "0",
+      meta.ownerPrefix,
+      keys.xo,
+      meta.drawnRevision === undefined ? "" : String(meta.drawnRevision),
+    );
+  }
+  const reply = ReplyReader.of("save", await client.sbSave(...args), 1);
+  switch (reply.status([0, 1, 2, 3])) {
+    case 1:
+      return {
+        status: "saved",
+        revision: reply.int(1),
+        owner: reply.textOrNull(2),
+        updatedAt: reply.int(3),
+        createdAt: reply.int(4),
+        labels: reply.textOrNull(5),
+        expired: expiredFrom(reply, 6),
+      };
+    case 0:
+      return { status: "conflict", current: reply.intOrNull(1) };
+    case 2:
+      return { status: "other-owner" };
+    case 3:
+      return { status: "codec-owner", storedOwner: reply.textOrNull(1) || null };
+  }
+}
+
+/** What DRAW read with the revision it drew. */
+export interface DrawScriptReply {
+  /** The revision the save will write. */
+  drawn: number;
+  current: number | null;
+  /** The stored owner and title, as stored. */
+  owner: string | null;
+  title: string | null;
+}
+
+export async function runDraw(client: ScriptedClient, keys: RedisIdKeys): Promise<DrawScriptReply> {
+  const reply = ReplyReader.of("draw", await client.sbDraw(keys.rev, keys.session), 4);
+  return {
+    drawn: reply.int(0),
+    current: reply.intOrNull(1),
+    owner: reply.textOrNull(2),
+    title: reply.textOrNull(3),
+  };
+}
+
+/** The protected owner and title of a row written before (PROTECT). */
+export interface ProtectScriptInput {
+  keys: RedisIdKeys;
+  id: string;
+  /** The revision the save wrote: nothing changes once the session has moved on. */
+  revision: number;
+  /** The owner as stored ('' unowned) and its protected form. */
+  from: string;
+  to: string;
+  /** The protected title ('' keeps the stored one). */
+  title: string;
+}
+
+/** True when changed; false when the session has moved on (another save, which does the same). */
+export async function runProtect(client: ScriptedClient, input: ProtectScriptInput): Promise<boolean> {
+  const { keys } = input;
+  const reply = await client.sbProtect(
+    keys.session,
+    keys.xo,
+    String(input.revision),
+    input.from,
+    input.to,
+    input.title,
+    input.id,
+  );
+  return statusReply("protect", reply, [0, 1]) === 1;
+}
+
+export interface DeleteScriptInput {
+  keys: RedisIdKeys;
+  id: string;
+  /** Undefined: any revision. */
+  expected?: number;
+  /** Standalone: the owner index entry is dropped by this script (its keys under `ownerPrefix`). */
+  inlineIndex: boolean;
+  ownerPrefix: string;
+}
+
+export type DeleteScriptReply =
+  | { status: "deleted"; owner: string | null; revision: number }
+  | { status: "absent" }
+  | { status: "conflict"; current: number | null };
+
+export async function runDelete(client: ScriptedClient, input: DeleteScriptInput): Promise<DeleteScriptReply> {
+  const { keys } = input;
+  const raw = await client.sbDelete(
+    keys.session,
+    keys.idx,
+    keys.exp,
+    keys.xo,
+    input.expected === undefined ? "" : String(input.expected),
+    input.id,
+    input.inlineIndex ? "1" : "0",
+    input.ownerPrefix,
+  );
+  const reply = ReplyReader.of("delete", raw, 2);
+  if (reply.status([0, 1]) === 0) return { status: "conflict", current: reply.intOrNull(1) };
+  if (reply.int(1) === 0) return { status: "absent" };
+  return { status: "deleted", owner: reply.textOrNull(2), revision: reply.int(3) };
+}
+
+/** One change to an owner's index (INDEX); labels are JSON or '' (none). */
+export type IndexScriptOp =
+  /** A pending candidate, written before a create (cluster). */
+  | { op: "add"; id: string; updatedAt: number; labels: string }
+  /** The session is stored at `revision`: drop older candidates and the pending one `pendingUpdatedAt` names. */
+  | { op: "commit"; id: string; revision: number; updatedAt: number; labels: string; pendingUpdatedAt?: number }
+  /** A create that failed: its pending candidate goes. */
+  | { op: "abort"; id: string; pendingUpdatedAt: number }
+  /** The session's `revision` (and older) is gone. */
+  | { op: "drop"; id: string; revision: number }
+  /**
+   * The entry as the session implies, if the entry still reads `seen` ('' none): one committed
+   * candidate for `session`, or none when the session is not the owner's.
+   */
+  | {
+      op: "repair";
+      id: string;
+      seen: string;
+      session: { revision: number; updatedAt: number; labels: string } | undefined;
+    };
+
+/** True when applied (a repair finds the entry changed since it was read: false). */
+export async function runIndex(client: ScriptedClient, keys: OwnerKeys, change: IndexScriptOp): Promise<boolean> {
+  const args: (string | number)[] = [keys.ou, keys.oi, keys.om, change.op, change.id];
+  switch (change.op) {
+    case "add":
+      args.push(change.updatedAt, change.labels);
+      break;
+    case "commit":
+      args.push(change.revision, change.updatedAt, change.labels, change.pendingUpdatedAt ?? "");
+      break;
+    case "abort":
+      args.push(change.pendingUpdatedAt);
+      break;
+    case "drop":
+      args.push(change.revision);
+      break;
+    case "repair": {
+      const session = change.session;
+      args.push(
+        change.seen,
+        session ? "1" : "0",
+        session?.revision ?? 0,
+        session?.updatedAt ?? 0,
+        session?.labels ?? "",
+      );
+      break;
+    }
+  }
+  return statusReply("index", await client.sbIndex(...args), [0, 1]) === 1;
+}
+
+export interface ListScriptInput {
+  keys: OwnerKeys;
+  order: "updatedAt desc" | "id";
+  /** The last position scanned (an `ou` member or an id), exclusive; '' = start. */
+  after: string;
+  wanted: number;
+  updatedAfter?: number;
+  updatedBefore?: number;
+  /** The labels to match, as JSON; undefined: any. */
+  labels?: string;
+}
+
+/** One index candidate: the id, its updatedAt in the newest-first order, and its entry (`om`) as read. */
+export interface ListCandidate {
+  id: string;
+  updatedAt: number | undefined;
+  entry: string;
+}
+
+export interface ListScriptReply {
+  candidates: ListCandidate[];
+  /** The position to ask again from. */
+  last: string;
+  /** The index has nothing after `last`. */
+  exhausted: boolean;
+}
+
+export async function runList(client: ScriptedClient, input: ListScriptInput): Promise<ListScriptReply> {
+  const { keys } = input;
+  const raw = await client.sbList(
+    keys.ou,
+    keys.oi,
+    keys.om,
+    input.order === "updatedAt desc" ? "u" : "i",
+    input.after,
+    input.wanted,
+    input.updatedAfter ?? "",
+    input.updatedBefore ?? "",
+    input.labels ?? "",
+  );
+  const reply = ReplyReader.of("list", raw, 2);
+  const end = reply.length - 2;
+  if (end % 3 !== 0) reply.fail(end, "the position after whole (id, updatedAt, entry) triples");
+  const candidates: ListCandidate[] = [];
+  for (let index = 0; index < end; index += 3) {
+    const updated = reply.text(index + 1);
+    candidates.push({
+      id: reply.text(index),
+      updatedAt: updated === "" ? undefined : reply.int(index + 1),
+      entry: reply.text(index + 2),
+    });
+  }
+  return { candidates, last: reply.text(end), exhausted: reply.int(end + 1) === 1 };
+}
+
+/** A session's metadata and time to live (PTTL: -1 none). */
+export interface MetaScriptReply extends SessionFields {
+  pttl: number;
+}
+
+/** The metadata without the body, or undefined when the session is absent. */
+export async function runMeta(client: ScriptedClient, sessionKey: string): Promise<MetaScriptReply | undefined> {
+  const raw = await client.sbMeta(sessionKey);
+  if (raw === null) return undefined;
+  const reply = ReplyReader.of("meta", raw, 7);
+  return { ...fieldsAt(reply, 0), pttl: reply.int(6) };
+}
+
+export interface ScanScriptInput {
+  bucket: Bucket;
+  /** The last id of the previous page, exclusive ('' = start). */
+  after: string;
+  wanted: number;
+  withText: boolean;
+}
+
+/** One live session of a scan page; `text` and `pttl` only when asked for. */
+export interface ScanScriptItem {
+  id: string;
+  fields: SessionFields;
+  text?: string;
+  pttl?: number;
+}
+
+export async function runScan(client: ScriptedClient, input: ScanScriptInput): Promise<ScanScriptItem[]> {
+  const { bucket, withText } = input;
+  const raw = await client.sbScan(bucket.idx, input.after, input.wanted, withText ? "1" : "0", bucket.sessionPrefix);
+  const reply = ReplyReader.of("scan", raw, 0);
+  const width = withText ? 9 : 7;
+  if (reply.length % width !== 0) reply.fail(reply.length - 1, `the end of a record of ${width} items`);
+  const items: ScanScriptItem[] = [];
+  for (let index = 0; index < reply.length; index += width) {
+    const item: ScanScriptItem = { id: reply.text(index), fields: fieldsAt(reply, index + 1) };
+    if (withText) {
+      item.text = reply.text(index + 7);
+      item.pttl = reply.int(index + 8);
+    }
+    items.push(item);
+  }
+  return items;
+}
+
+/** A session's body and metadata (one bucket's part of a cluster scan). */
+export interface TextScriptReply {
+  text: string;
+  pttl: number;
+  fields: SessionFields;
+}
+
+export async function runText(client: ScriptedClient, sessionKey: string): Promise<TextScriptReply | undefined> {
+  const raw = await client.sbText(sessionKey);
+  if (raw === null) return undefined;
+  const reply = ReplyReader.of("text", raw, 8);
+  return {
+    text: reply.text(1),
+    pttl: reply.int(2),
+    fields: {
+      revision: reply.int(0),
+      owner: reply.textOrNull(3),
+      title: reply.textOrNull(4),
+      labels: reply.textOrNull(5),
+      createdAt: reply.intOrNull(6) ?? 0,
+      updatedAt: reply.intOrNull(7) ?? 0,
+    },
+  };
+}
+
+export interface PurgeScriptReply {
+  removed: number;
+  /** Cluster: the owner index entries of the sessions removed (in their owners' slots). */
+  expired: ExpiredOwnerEntry[];
+}
+
+export async function runPurge(
+  client: ScriptedClient,
+  input: { bucket: Bucket; nowMs: number; inlineIndex: boolean },
+): Promise<PurgeScriptReply> {
+  const { bucket } = input;
+  const raw = await client.sbPurge(
+    bucket.idx,
+    bucket.exp,
+    bucket.xo,
+    input.nowMs,
+    bucket.sessionPrefix,
+    input.inlineIndex ? "1" : "0",
+    bucket.prefix,
+  );
+  const reply = ReplyReader.of("purge", raw, 1);
+  return { removed: reply.int(0), expired: expiredFrom(reply, 1) };
+}
+
+/** The version a message log change left, and whether it was applied (an operation seen before: not). */
+export interface AppendScriptReply {
+  applied: boolean;
+  version: number;
+}
+
+export async function runAppend(
+  client: ScriptedClient,
+  input: { keys: RedisIdKeys; operationId: string; messages: readonly string[] },
+): Promise<AppendScriptReply> {
+  const { keys } = input;
+  const raw = await client.sbAppend(keys.list, keys.hdr, keys.ops, keys.rev, input.operationId, input.messages);
+  const reply = ReplyReader.of("append", raw, 2);
+  return { applied: reply.status([0, 1]) === 1, version: reply.int(1) };
+}
+
+export async function runRead(
+  client: ScriptedClient,
+  keys: RedisIdKeys,
+): Promise<{ version: number; messages: string[] }> {
+  const reply = ReplyReader.of("read", await client.sbRead(keys.list, keys.hdr), 2);
+  return { version: reply.int(0), messages: reply.texts(1) };
+}
+
+/** A replace or trim: done (the new version, or the messages removed), or refused at `current`. */
+export type ReplaceScriptReply = { status: "replaced"; version: number } | { status: "conflict"; current: number };
+export type TrimScriptReply = { status: "trimmed"; removed: number } | { status: "conflict"; current: number };
+
+export async function runReplace(
+  client: ScriptedClient,
+  input: { keys: RedisIdKeys; expected?: number; operationId?: string; messages: readonly string[] },
+): Promise<ReplaceScriptReply> {
+  const { keys } = input;
+  const raw = await client.sbReplace(
+    keys.list,
+    keys.hdr,
+    keys.ops,
+    keys.rev,
+    input.expected === undefined ? "" : String(input.expected),
+    input.operationId ?? "",
+    input.messages,
+  );
+  const reply = ReplyReader.of("replace", raw, 2);
+  return reply.status([0, 1]) === 1
+    ? { status: "replaced", version: reply.int(1) }
+    : { status: "conflict", current: reply.int(1) };
+}
+
+export async function runTrim(
+  client: ScriptedClient,
+  input: { keys: RedisIdKeys; keepLast: number; expected?: number },
+): Promise<TrimScriptReply> {
+  const { keys } = input;
+  const raw = await client.sbTrim(
+    keys.list,
+    keys.hdr,
+    keys.rev,
+    input.keepLast,
+    input.expected === undefined ? "" : String(input.expected),
+  );
+  const reply = ReplyReader.of("trim", raw, 2);
+  return reply.status([0, 1]) === 1
+    ? { status: "trimmed", removed: reply.int(1) }
+    : { status: "conflict", current: reply.int(1) };
+}
+
+/** The first of `prefixes` that holds a store of the format-1 layout, or null. */
+export async function runOuter(client: ScriptedClient, prefixes: readonly string[]): Promise<string | null> {
+  const reply = await client.sbOuter(...prefixes);
+  if (reply !== null && typeof reply !== "string")
+    throw new RedisReplyError("outer", `expected a prefix or nil, got ${shapeOf(reply)}`);
+  return reply;
+}
+
+/** One format-1 key moved to the current layout; `exists`: the new key exists (left alone); `gone`: expired meanwhile. */
+export async function runMoveLegacy(
+  client: UpgradeScripts,
+  from: string,
+  to: string,
+): Promise<"moved" | "exists" | "gone"> {
+  const code = statusReply("move-legacy", await client.sbMoveLegacy(from, to), [0, 1, 2]);
+  return code === 1 ? "moved" : code === 0 ? "exists" : "gone";
+}
+
+/** Merges the format-1 index sets and revision counter into the current ones (upgrade.ts). */
+export async function runMergeLegacy(
+  client: UpgradeScripts,
+  keys: { idx: string; exp: string; rev: string; newIdx: string; newExp: string; newRev: string },
+): Promise<void> {
+  const reply = await client.sbMergeLegacy(keys.idx, keys.exp, keys.rev, keys.newIdx, keys.newExp, keys.newRev);
+  statusReply("merge-legacy", reply, [1]);
+}
+
+/**
+ * The scripts as commands of the driver's client (positional; replies undecoded). Only the
+ * wrappers above call them; a test may set up a state through them. @internal
+ */
+export interface Scripts extends UpgradeScripts {
+  sbSave(...args: (string | number)[]): Promise<unknown>;
+  sbDraw(rev: string, session: string): Promise<unknown>;
+  sbProtect(...args: string[]): Promise<unknown>;
+  sbDelete(...args: (string | number)[]): Promise<unknown>;
+  sbScan(...args: (string | number)[]): Promise<unknown>;
+  sbPurge(...args: (string | number)[]): Promise<unknown>;
+  sbIndex(...args: (string | number)[]): Promise<unknown>;
+  sbList(...args: (string | number)[]): Promise<unknown>;
+  sbMeta(key: string): Promise<unknown>;
   /** Arrays among the arguments are flattened by the driver (a long list is passed as one array, never spread). */
-  sbAppend(...args: (string | number | readonly string[])[]): Promise<Reply>;
-  sbRead(...args: (string | number)[]): Promise<[number, string[]]>;
-  sbReplace(...args: (string | number | readonly string[])[]): Promise<Reply>;
-  sbTrim(...args: (string | number)[]): Promise<Reply>;
-  sbOuter(...args: (string | number)[]): Promise<string | null>;
-  sbText(key: string): Promise<[string, string, number, ...(string | null)[]] | null>;
-  sbMoveLegacy(from: string, to: string): Promise<number>;
-  sbMergeLegacy(...keys: string[]): Promise<number>;
+  sbAppend(...args: (string | number | readonly string[])[]): Promise<unknown>;
+  sbRead(...args: (string | number)[]): Promise<unknown>;
+  sbReplace(...args: (string | number | readonly string[])[]): Promise<unknown>;
+  sbTrim(...args: (string | number)[]): Promise<unknown>;
+  sbOuter(...args: (string | number)[]): Promise<unknown>;
+  sbText(key: string): Promise<unknown>;
+}
+
+/** The format-1 upgrade's scripts (upgrade.ts needs only these). */
+export interface UpgradeScripts extends RedisClientLike {
+  sbMoveLegacy(from: string, to: string): Promise<unknown>;
+  sbMergeLegacy(...keys: string[]): Promise<unknown>;
 }
 
 /** A standalone client or a cluster client, with the scripts defined on it. */

@@ -61,7 +61,25 @@ import { RedisStreamBuffer } from "./stream-buffer.js";
 import { chunkCodec } from "../stream-common.js";
 import { enclosingPrefixes, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
-import type { ScriptedClient } from "./scripts.js";
+import {
+  type ExpiredOwnerEntry,
+  type IndexScriptOp,
+  runDelete,
+  runDraw,
+  runIndex,
+  runList,
+  runMeta,
+  runOuter,
+  runProtect,
+  runPurge,
+  runSave,
+  runScan,
+  runText,
+  type SaveScriptReply,
+  type ScriptedClient,
+  type SessionFields,
+  sessionFields,
+} from "./scripts.js";
 import type { RedisClientLike, RedisClusterDriverOptions, RedisClusterLike, RedisDriverOptions } from "./types.js";
 import { upgradeLegacyLayout } from "./upgrade.js";
 import { parseRedisStoreUrl, type RedisClusterNode } from "./url.js";
@@ -85,12 +103,9 @@ function position(updatedAt: number): string {
   return String(updatedAt).padStart(15, "0");
 }
 
-/** Session fields `sbMeta` returns: revision, owner, title, labels JSON, createdAt, updatedAt (ms), PTTL. */
-type MetaReply = [string, string | null, string | null, string | null, string | null, string | null, number];
-
-function metaOf(v: readonly (string | number | null)[]): StoredSessionMeta {
-  const labels = v[3] == null ? undefined : (JSON.parse(String(v[3])) as Record<string, string>);
-  return storedMeta(v[1] as string | null, v[2] as string | null, labels, Number(v[4] ?? 0), Number(v[5] ?? 0));
+/** The labels a session hash holds (JSON), parsed. */
+function labelsOf(json: string | null): Record<string, string> | undefined {
+  return json === null ? undefined : (JSON.parse(json) as Record<string, string>);
 }
 
 export interface RedisStoreOptions {
@@ -287,7 +302,7 @@ export class RedisSessionStore implements SessionStore {
   /** The prefix of a format-1 store whose keys would contain this one's, if one is in use. */
   private async enclosingStore(client: ScriptedClient): Promise<string | null> {
     const candidates = enclosingPrefixes(this.prefix);
-    return candidates.length === 0 ? null : client.sbOuter(...candidates);
+    return candidates.length === 0 ? null : runOuter(client, candidates);
   }
 
   private newerFormat(format: string, hint: string): StoreNotSetUpError {
@@ -342,25 +357,25 @@ export class RedisSessionStore implements SessionStore {
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const v = await this.call("get", false, (c) =>
+    const values = await this.call("get", false, (c) =>
       c.hmget(this.keys.of(id).session, "r", "o", "t", "l", "c", "u", "d"),
     );
-    const [revision, owner] = v;
-    const data = v[6];
-    if (revision === null || data === null) return undefined;
-    this.remember(id, owner);
-    const meta = this.metaOf(v, id);
+    const fields = sessionFields("get", values);
+    const data = values[6];
+    if (fields === null || data === null) return undefined;
+    this.remember(id, fields.owner);
+    const meta = this.metaOf(fields, id);
     return {
-      session: loadStoredSession(this.codec, id, data, this.url, { owner: meta.owner, revision: Number(revision) }),
-      revision: Number(revision),
+      session: loadStoredSession(this.codec, id, data, this.url, { owner: meta.owner, revision: fields.revision }),
+      revision: fields.revision,
       meta,
     };
   }
 
   /** A session's metadata from its hash fields, the owner and title decrypted when protected. */
-  private metaOf(v: readonly (string | number | null)[], id: string, strict = true): StoredSessionMeta {
-    const { owner, title } = readMeta(this.protection, id, v[1] as string | null, v[2] as string | null, strict);
-    return metaOf([v[0], owner ?? null, title ?? null, ...v.slice(3)]);
+  private metaOf(fields: SessionFields, id: string, strict = true): StoredSessionMeta {
+    const { owner, title } = readMeta(this.protection, id, fields.owner, fields.title, strict);
+    return storedMeta(owner ?? null, title ?? null, labelsOf(fields.labels), fields.createdAt, fields.updatedAt);
   }
 
   /** The stored form of an owner (protected under an encrypting codec). */
@@ -401,96 +416,94 @@ export class RedisSessionStore implements SessionStore {
     // Cluster: a create names its owner index first (a pending candidate), so a crash after the
     // session is written never leaves it out of its owner's list (keys.ts).
     const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
-    if (pending !== undefined) await this.indexOp("save", this.keys.owner(ownerArg!), "add", id, pending, labels);
+    if (pending !== undefined)
+      await this.indexOp("save", this.keys.owner(ownerArg!), { op: "add", id, updatedAt: pending, labels });
+    const abortPending = async () => {
+      if (pending !== undefined)
+        await this.indexOp("save", this.keys.owner(ownerArg!), {
+          op: "abort",
+          id,
+          pendingUpdatedAt: pending,
+        }).catch(() => undefined);
+    };
     // A codec that uses its context binds the revision the row is written under: drawn first from
     // the bucket's counter (one more round trip; it also reads the stored owner and revision).
-    let drawn = "";
+    let drawn: number | undefined;
     if (checkCodecOwner) {
-      const [next, current, stored, storedTitle] = await this.call("save", true, (c) => c.sbDraw(k.rev, k.session));
-      if ((current === null ? null : Number(current)) !== expected) {
-        if (pending !== undefined)
-          await this.indexOp("save", this.keys.owner(ownerArg!), "abort", id, pending).catch(() => undefined);
-        throw new ConflictError(id, expected, current === null ? null : Number(current));
+      const draw = await this.call("save", true, (c) => runDraw(c, k));
+      if (draw.current !== expected) {
+        await abortPending();
+        throw new ConflictError(id, expected, draw.current);
       }
-      drawn = String(next);
+      drawn = draw.drawn;
+      const stored = draw.owner;
       if (expected !== null) {
         storedOwner = stored ?? undefined;
         if (meta.owner === undefined) codecOwner = plainOwner(stored);
         // A row written before (plaintext owner or title) keeps its stored owner for this save and
         // gets the protected forms right after it.
-        if (protection !== undefined && plaintextMeta(protection, stored, storedTitle)) {
+        if (protection !== undefined && plaintextMeta(protection, stored, draw.title)) {
           if (stored !== null && meta.owner !== undefined && plainOwner(stored) === meta.owner) ownerArg = stored;
           const title =
-            storedTitle === null || meta.title !== undefined || protection.isProtectedTitle(storedTitle)
+            draw.title === null || meta.title !== undefined || protection.isProtectedTitle(draw.title)
               ? ""
-              : protection.title(id, protection.readTitle(id, storedTitle));
+              : protection.title(id, protection.readTitle(id, draw.title));
           protect = { from: stored ?? "", to: stored === null ? "" : this.ownerForm(plainOwner(stored)!), title };
         }
       }
     }
-    let reply: (string | number | null)[];
+    let reply: SaveScriptReply;
     for (let attempt = 0; ; attempt++) {
       const text =
-        drawn === ""
+        drawn === undefined
           ? this.codec.serialize(session, { owner: codecOwner })
-          : this.codec.serialize(session, { owner: codecOwner, revision: Number(drawn) });
+          : this.codec.serialize(session, { owner: codecOwner, revision: drawn });
       reply = await this.call("save", true, (c) =>
-        c.sbSave(
-          k.session,
-          k.rev,
-          k.idx,
-          k.exp,
-          expected === null ? "" : String(expected),
-          text,
-          ttlMs === undefined ? "" : String(ttlMs),
+        runSave(c, {
+          keys: k,
           id,
-          Date.now(),
-          k.sessionPrefix,
-          ownerArg === undefined ? "0" : "1",
-          ownerArg ?? "",
-          checkCodecOwner ? `=${storedOwner ?? ""}` : "",
-          titleArg === undefined ? "0" : "1",
-          titleArg ?? "",
-          meta.labels === undefined ? "0" : "1",
-          labels,
-          this.cluster ? "0" : "1",
-          this.buckets[0].prefix,
-          k.xo,
-          drawn,
-        ),
+          expected,
+          text,
+          ttlMs,
+          nowMs: Date.now(),
+          meta: {
+            owner: ownerArg,
+            codecOwner: checkCodecOwner ? (storedOwner ?? null) : undefined,
+            title: titleArg,
+            labels: meta.labels === undefined ? undefined : labels,
+            inlineIndex: !this.cluster,
+            ownerPrefix: this.buckets[0].prefix,
+            drawnRevision: drawn,
+          },
+        }),
       );
-      if (Number(reply[0]) !== 3 || attempt > 0) break;
-      storedOwner = (reply[1] as string) || undefined;
+      if (reply.status !== "codec-owner" || attempt > 0) break;
+      storedOwner = reply.storedOwner ?? undefined;
       codecOwner = plainOwner(storedOwner);
     }
-    const status = Number(reply[0]);
-    if (status !== 1) {
-      if (pending !== undefined)
-        await this.indexOp("save", this.keys.owner(ownerArg!), "abort", id, pending).catch(() => undefined);
-      if (status === 2) throw new SessionOwnerError(id, meta.owner!);
-      throw new ConflictError(id, expected, reply[1] === null ? null : Number(reply[1]));
+    if (reply.status !== "saved") {
+      await abortPending();
+      if (reply.status === "other-owner") throw new SessionOwnerError(id, meta.owner!);
+      throw new ConflictError(id, expected, reply.status === "conflict" ? reply.current : null);
     }
-    const revision = Number(reply[1]);
-    let owner = reply[2] as string | null;
+    const { revision, updatedAt } = reply;
+    const storedLabels = reply.labels ?? "";
+    let owner = reply.owner;
     if (protect !== undefined && (owner ?? "") === protect.from) {
       // The protected forms for a row written before: the hash (if still at this revision), then
       // its owner index entry moves to the protected owner's keys (list repairs a leftover).
-      const moved = await this.call("save", true, (c) =>
-        c.sbProtect(k.session, k.xo, String(revision), protect.from, protect.to, protect.title, id),
-      );
-      if (Number(moved) === 1 && protect.to !== protect.from) {
-        owner = protect.to;
-        await this.indexOp(
-          "save",
-          this.keys.owner(protect.to),
-          "commit",
+      const { from, to, title } = protect;
+      const moved = await this.call("save", true, (c) => runProtect(c, { keys: k, id, revision, from, to, title }));
+      if (moved && to !== from) {
+        owner = to;
+        await this.indexOp("save", this.keys.owner(to), {
+          op: "commit",
           id,
           revision,
-          Number(reply[3]),
-          (reply[5] as string | null) ?? "",
-          "",
-        );
-        await this.indexOp("save", this.keys.owner(protect.from), "drop", id, revision).catch(() => undefined);
+          updatedAt,
+          labels: storedLabels,
+        });
+        await this.indexOp("save", this.keys.owner(from), { op: "drop", id, revision }).catch(() => undefined);
       }
     }
     this.remember(id, owner);
@@ -499,69 +512,58 @@ export class RedisSessionStore implements SessionStore {
       const followUps: Promise<unknown>[] = [];
       if (owner !== null)
         followUps.push(
-          this.indexOp(
-            "save",
-            this.keys.owner(owner),
-            "commit",
+          this.indexOp("save", this.keys.owner(owner), {
+            op: "commit",
             id,
             revision,
-            Number(reply[3]),
-            (reply[5] as string | null) ?? "",
-            pending ?? "",
-          ),
+            updatedAt,
+            labels: storedLabels,
+            pendingUpdatedAt: pending,
+          }),
         );
-      followUps.push(this.dropExpired(reply.slice(6)));
+      followUps.push(this.dropExpired(reply.expired));
       await Promise.all(followUps.map((p) => p.catch(() => undefined)));
     }
     return revision;
   }
 
-  /** One change to an owner's index (sbIndex, scripts.ts). */
-  private indexOp(operation: string, o: OwnerKeys, ...args: (string | number)[]): Promise<number> {
-    return this.call(operation, true, (c) => c.sbIndex(o.ou, o.oi, o.om, ...args));
+  /** One change to an owner's index (the INDEX script, scripts.ts). */
+  private indexOp(operation: string, ownerKeys: OwnerKeys, change: IndexScriptOp): Promise<boolean> {
+    return this.call(operation, true, (c) => runIndex(c, ownerKeys, change));
   }
 
-  /** Cluster: drops the owner index entries of expired sessions a sweep returned as (owner, id, revision)*. */
-  private async dropExpired(flat: readonly (string | number | null)[]): Promise<void> {
-    const drops: Promise<number>[] = [];
-    for (let i = 0; i + 2 < flat.length; i += 3)
-      drops.push(
-        this.indexOp(
-          "purgeExpired",
-          this.keys.owner(String(flat[i])),
-          "drop",
-          String(flat[i + 1]),
-          Number(flat[i + 2]),
-        ),
-      );
-    await Promise.all(drops);
+  /** Cluster: drops the owner index entries of expired sessions a sweep returned. */
+  private async dropExpired(entries: readonly ExpiredOwnerEntry[]): Promise<void> {
+    await Promise.all(
+      entries.map((entry) =>
+        this.indexOp("purgeExpired", this.keys.owner(entry.owner), {
+          op: "drop",
+          id: entry.id,
+          revision: entry.revision,
+        }),
+      ),
+    );
   }
 
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {
     checkId(id);
     const expected = checkDelete(options);
-    const k = this.keys.of(id);
+    const keys = this.keys.of(id);
     const reply = await this.call("delete", true, (c) =>
-      c.sbDelete(
-        k.session,
-        k.idx,
-        k.exp,
-        k.xo,
-        expected === undefined ? "" : String(expected),
-        id,
-        this.cluster ? "0" : "1",
-        this.buckets[0].prefix,
-      ),
+      runDelete(c, { keys, id, expected, inlineIndex: !this.cluster, ownerPrefix: this.buckets[0].prefix }),
     );
-    const [ok, value] = reply;
-    if (Number(ok) !== 1) throw new ConflictError(id, expected ?? null, value === null ? null : Number(value));
+    if (reply.status === "conflict") throw new ConflictError(id, expected ?? null, reply.current);
     // The session's stream buffers go with it (whether or not a session was there).
     await this.streams.deleteForSession(id);
     this.owners.delete(id);
     // Cluster: the session is gone; its owner's index entry goes next (a leftover is dropped by `list`).
-    if (this.cluster && typeof reply[2] === "string")
-      await this.indexOp("delete", this.keys.owner(reply[2]), "drop", id, Number(reply[3])).catch(() => undefined);
-    return Number(value) === 1;
+    if (this.cluster && reply.status === "deleted" && reply.owner !== null)
+      await this.indexOp("delete", this.keys.owner(reply.owner), {
+        op: "drop",
+        id,
+        revision: reply.revision,
+      }).catch(() => undefined);
+    return reply.status === "deleted";
   }
 
   /**
@@ -574,8 +576,8 @@ export class RedisSessionStore implements SessionStore {
     const { owner, labels, updatedBefore, updatedAfter, order, cursor, limit } = checkList(options);
     const byTime = order === "updatedAt desc";
     const form = this.ownerForm(owner);
-    const o = this.keys.owner(form);
-    const wanted = JSON.stringify(labels);
+    const ownerKeys = this.keys.owner(form);
+    const wantedLabels = JSON.stringify(labels);
     const want = limit + 1;
     return this.call("list", false, async (c) => {
       // A protecting store refuses to list an owner that still has plaintext-owner sessions: the
@@ -583,8 +585,8 @@ export class RedisSessionStore implements SessionStore {
       if (this.protection !== undefined && cursor === undefined) {
         for (const other of this.protection.otherForms(owner)) {
           const ids = await c.zrange(this.keys.owner(other).oi, 0, 99);
-          const metas = await Promise.all(ids.map((id) => c.sbMeta(this.keys.of(id).session)));
-          if (metas.some((v) => v !== null && v[1] === other)) throw plaintextOwnerError(this.url);
+          const metas = await Promise.all(ids.map((id) => runMeta(c, this.keys.of(id).session)));
+          if (metas.some((found) => found?.owner === other)) throw plaintextOwnerError(this.url);
         }
       }
       const found: { item: ListItem; updated: number }[] = [];
@@ -597,67 +599,59 @@ export class RedisSessionStore implements SessionStore {
           : byTime
             ? position(Math.min(Number(cursor.updated), MAX_POSITION)) + cursor.id
             : cursor.id;
-      for (let done = false; found.length < want && !done; ) {
-        const flat = await c.sbList(
-          o.ou,
-          o.oi,
-          o.om,
-          byTime ? "u" : "i",
+      for (let exhausted = false; found.length < want && !exhausted; ) {
+        const page = await runList(c, {
+          keys: ownerKeys,
+          order,
           after,
-          want - found.length,
-          updatedAfter ?? "",
-          updatedBefore ?? "",
-          wanted === "{}" ? "" : wanted,
-        );
-        done = Number(flat[flat.length - 1]) === 1;
-        after = flat[flat.length - 2];
-        const candidates = [];
-        for (let i = 0; i + 3 < flat.length; i += 3) candidates.push({ id: flat[i], u: flat[i + 1], raw: flat[i + 2] });
-        const metas = (await Promise.all(
-          candidates.map((x) => c.sbMeta(this.keys.of(x.id).session)),
-        )) as (MetaReply | null)[];
-        for (const [i, x] of candidates.entries()) {
-          const v = metas[i];
-          const mine = v !== null && v[1] === form;
-          const u = mine ? Number(v[5] ?? 0) : NaN;
-          const l = mine && v[3] !== null ? (JSON.parse(v[3]) as Record<string, string>) : undefined;
+          wanted: want - found.length,
+          updatedAfter,
+          updatedBefore,
+          labels: wantedLabels === "{}" ? undefined : wantedLabels,
+        });
+        exhausted = page.exhausted;
+        after = page.last;
+        const metas = await Promise.all(page.candidates.map((cand) => runMeta(c, this.keys.of(cand.id).session)));
+        for (const [index, candidate] of page.candidates.entries()) {
+          const stored = metas[index];
+          // The session as stored, when it is this owner's (a leftover entry may name another's or none).
+          const mine = stored !== undefined && stored.owner === form ? stored : undefined;
+          const updated = mine?.updatedAt ?? Number.NaN;
           const shown =
-            mine &&
-            (!byTime || u === Number(x.u)) &&
-            labelsMatch(l, labels) &&
-            (updatedBefore === undefined || u < updatedBefore) &&
-            (updatedAfter === undefined || u > updatedAfter);
+            mine !== undefined &&
+            (!byTime || updated === candidate.updatedAt) &&
+            labelsMatch(labelsOf(mine.labels), labels) &&
+            (updatedBefore === undefined || updated < updatedBefore) &&
+            (updatedAfter === undefined || updated > updatedAfter);
           if (shown) {
-            const item: ListItem = { id: x.id, revision: Number(v[0]), meta: this.metaOf(v, x.id, false) };
-            if (Number(v[6]) > 0) item.ttlMs = Number(v[6]);
-            found.push({ item, updated: u });
+            const item: ListItem = {
+              id: candidate.id,
+              revision: mine.revision,
+              meta: this.metaOf(mine, candidate.id, false),
+            };
+            if (mine.pttl > 0) item.ttlMs = mine.pttl;
+            found.push({ item, updated });
           }
           // The entry as the session implies: one committed candidate at its revision and updatedAt.
           const exact =
-            mine &&
-            (JSON.parse(x.raw) as { u: number; r: number }[]).every((cand) => cand.r === Number(v[0]) && cand.u === u);
+            mine !== undefined &&
+            (JSON.parse(candidate.entry) as { u: number; r: number }[]).every(
+              (entry) => entry.r === mine.revision && entry.u === updated,
+            );
           if (!exact) {
             repairs.push(
-              c
-                .sbIndex(
-                  o.ou,
-                  o.oi,
-                  o.om,
-                  "repair",
-                  x.id,
-                  x.raw,
-                  mine ? "1" : "0",
-                  mine ? Number(v[0]) : 0,
-                  mine ? u : 0,
-                  mine ? (v[3] ?? "") : "",
-                )
-                .catch(() => undefined),
+              runIndex(c, ownerKeys, {
+                op: "repair",
+                id: candidate.id,
+                seen: candidate.entry,
+                session: mine && { revision: mine.revision, updatedAt: updated, labels: mine.labels ?? "" },
+              }).catch(() => undefined),
             );
           }
         }
       }
       await Promise.all(repairs);
-      const items = found.slice(0, limit).map((f) => f.item);
+      const items = found.slice(0, limit).map((entry) => entry.item);
       if (found.length <= limit) return { items };
       const last = found[limit - 1];
       return { items, cursor: encodeCursor({ order, updated: String(last.updated), id: last.item.id }) };
@@ -667,20 +661,20 @@ export class RedisSessionStore implements SessionStore {
   async scan(options?: ScanOptions): Promise<ScanPage> {
     const { cursor, limit, includeText } = checkScan(options);
     if (this.cluster) return this.call("scan", false, (c) => this.scanBuckets(c, cursor, limit, includeText));
-    const b = this.buckets[0];
-    const flat = await this.call("scan", false, (c) =>
-      c.sbScan(b.idx, cursor ?? "", limit + 1, includeText ? "1" : "0", b.sessionPrefix),
+    const bucket = this.buckets[0];
+    const records = await this.call("scan", false, (c) =>
+      runScan(c, { bucket, after: cursor ?? "", wanted: limit + 1, withText: includeText }),
     );
     const items = [];
-    for (let i = 0; i < flat.length; i += includeText ? 9 : 7) {
-      const id = flat[i]!;
+    for (const record of records) {
       // PTTL: -1 no expiry (a positive value is the time left).
-      const pttl = includeText ? Number(flat[i + 8]) : 0;
-      const item = includeText
-        ? scanItem(id, Number(flat[i + 1]), flat[i + 7]!, pttl > 0 ? pttl : undefined)
-        : scanItem(id, Number(flat[i + 1]));
-      item.meta = this.metaOf(flat.slice(i + 1, i + 7), id, false);
-      if (plaintextMeta(this.protection, flat[i + 2], flat[i + 3])) item.plaintextMeta = true;
+      const pttl = record.pttl ?? 0;
+      const item =
+        record.text !== undefined
+          ? scanItem(record.id, record.fields.revision, record.text, pttl > 0 ? pttl : undefined)
+          : scanItem(record.id, record.fields.revision);
+      item.meta = this.metaOf(record.fields, record.id, false);
+      if (plaintextMeta(this.protection, record.fields.owner, record.fields.title)) item.plaintextMeta = true;
       items.push(item);
     }
     return scanPage(items, limit);
@@ -713,14 +707,14 @@ export class RedisSessionStore implements SessionStore {
       await Promise.all(
         pending.map(async (part) => {
           const after = part.ids.length ? part.ids[part.ids.length - 1] : (cursor ?? "");
-          const flat = await c.sbScan(part.bucket.idx, after, part.share, "0", part.bucket.sessionPrefix);
-          for (let i = 0; i < flat.length; i += 7) {
-            part.ids.push(flat[i]!);
-            part.revisions.push(Number(flat[i + 1]));
-            part.metas.push(this.metaOf(flat.slice(i + 1, i + 7), flat[i]!, false));
-            part.plain.push(plaintextMeta(this.protection, flat[i + 2], flat[i + 3]));
+          const records = await runScan(c, { bucket: part.bucket, after, wanted: part.share, withText: false });
+          for (const { id, fields } of records) {
+            part.ids.push(id);
+            part.revisions.push(fields.revision);
+            part.metas.push(this.metaOf(fields, id, false));
+            part.plain.push(plaintextMeta(this.protection, fields.owner, fields.title));
           }
-          part.full = flat.length / 7 === part.share;
+          part.full = records.length === part.share;
           part.share *= 2;
         }),
       );
@@ -748,16 +742,15 @@ export class RedisSessionStore implements SessionStore {
         ...(next === undefined ? {} : { cursor: next }),
       };
     // A session deleted or expired since its id was listed is left out; the cursor still moves on.
-    const texts = await Promise.all(page.map((x) => c.sbText(this.keys.of(x.id).session)));
+    const texts = await Promise.all(page.map((entry) => runText(c, this.keys.of(entry.id).session)));
     const items = [];
-    for (const [i, x] of page.entries()) {
-      const found = texts[i];
+    for (const [index, entry] of page.entries()) {
+      const found = texts[index];
       if (!found) continue;
-      const pttl = Number(found[2]);
-      const item = scanItem(x.id, Number(found[0]), found[1], pttl > 0 ? pttl : undefined);
-      item.meta = this.metaOf([found[0], ...found.slice(3, 8)] as (string | null)[], x.id, false);
-      if (plaintextMeta(this.protection, found[3] as string | null, found[4] as string | null))
-        item.plaintextMeta = true;
+      const { fields, pttl } = found;
+      const item = scanItem(entry.id, fields.revision, found.text, pttl > 0 ? pttl : undefined);
+      item.meta = this.metaOf(fields, entry.id, false);
+      if (plaintextMeta(this.protection, fields.owner, fields.title)) item.plaintextMeta = true;
       items.push(item);
     }
     return { items, ...(next === undefined ? {} : { cursor: next }) };
@@ -765,14 +758,13 @@ export class RedisSessionStore implements SessionStore {
 
   async purgeExpired(): Promise<number> {
     return this.call("purgeExpired", true, async (c) => {
-      const now = Date.now();
-      const inline = this.cluster ? "0" : "1";
+      const nowMs = Date.now();
       const replies = await Promise.all(
-        this.buckets.map((b) => c.sbPurge(b.idx, b.exp, b.xo, now, b.sessionPrefix, inline, b.prefix)),
+        this.buckets.map((bucket) => runPurge(c, { bucket, nowMs, inlineIndex: !this.cluster })),
       );
       // Cluster: the expired sessions' owner index entries, in their owners' slots.
-      if (this.cluster) await Promise.all(replies.map((r) => this.dropExpired(r.slice(1))));
-      return replies.reduce((sum, r) => sum + Number(r[0]), 0);
+      if (this.cluster) await Promise.all(replies.map((reply) => this.dropExpired(reply.expired)));
+      return replies.reduce((sum, reply) => sum + reply.removed, 0);
     }).then(async (removed) =>
       this.retention ? removed + (await purgeRetention(this, this.retention)).sessions : removed,
     );
@@ -786,13 +778,13 @@ export class RedisSessionStore implements SessionStore {
   async eraseOwner(owner: string, options?: EraseOptions): Promise<EraseReceipt> {
     const receipt = await eraseOwnerSessions(this, owner, options);
     const form = this.ownerForm(owner);
-    const o = this.keys.owner(form);
+    const ownerKeys = this.keys.owner(form);
     await this.call("eraseOwner", true, async (c) => {
-      const ids = await c.zrange(o.oi, 0, -1);
-      const metas = await Promise.all(ids.map((id) => c.sbMeta(this.keys.of(id).session)));
+      const ids = await c.zrange(ownerKeys.oi, 0, -1);
+      const metas = await Promise.all(ids.map((id) => runMeta(c, this.keys.of(id).session)));
       // A session of the owner created meanwhile keeps the index (a later erase finds it).
-      if (metas.some((v) => v !== null && v[1] === form)) return;
-      await c.del(o.ou, o.oi, o.om);
+      if (metas.some((found) => found?.owner === form)) return;
+      await c.del(ownerKeys.ou, ownerKeys.oi, ownerKeys.om);
     });
     return { ...receipt, finishedAt: new Date().toISOString() };
   }

@@ -35,7 +35,7 @@ import {
   delay,
 } from "../stream-common.js";
 import type { RedisKeys, StreamKeys } from "./keys.js";
-import type { ScriptedClient } from "./scripts.js";
+import { RedisReplyError, type ScriptedClient } from "./scripts.js";
 import type { RedisClientLike } from "./types.js";
 
 /** What the buffer uses of its store (RedisSessionStore). */
@@ -124,16 +124,14 @@ redis.call('DEL', KEYS[1])
 table.insert(ids, 1, n)
 return ids`;
 
-/** Stream scripts as commands of a client (defined once per client object). */
+/** Stream scripts as commands of a client (defined once per client object); replies undecoded. */
 interface StreamScripts {
-  sbStreamOpen(...args: (string | number)[]): Promise<number>;
-  sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<(string | number)[]>;
-  sbStreamFinish(...args: (string | number)[]): Promise<number>;
-  sbStreamStop(meta: string): Promise<number>;
-  sbStreamRead(
-    ...args: (string | number)[]
-  ): Promise<[string, string, string, string, string, string, string[]] | null>;
-  sbStreamDeleteSession(...args: string[]): Promise<(string | number)[]>;
+  sbStreamOpen(...args: (string | number)[]): Promise<unknown>;
+  sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<unknown>;
+  sbStreamFinish(...args: (string | number)[]): Promise<unknown>;
+  sbStreamStop(meta: string): Promise<unknown>;
+  sbStreamRead(...args: (string | number)[]): Promise<unknown>;
+  sbStreamDeleteSession(...args: string[]): Promise<unknown>;
 }
 
 /** The Lua scripts (exported for the benchmark). @internal */
@@ -152,6 +150,162 @@ function scripted(client: ScriptedClient): ScriptedClient & StreamScripts {
     defined.add(client);
   }
   return client as ScriptedClient & StreamScripts;
+}
+
+/*
+ * One typed wrapper per script: an options object in, the reply decoded in one place (a reply of
+ * another shape fails with RedisReplyError, which names the script and the shape, never the content).
+ */
+
+function unexpected(script: string, expected: string, reply: unknown): never {
+  const shape = Array.isArray(reply)
+    ? `an array of ${reply.length} item(s)`
+    : reply === null
+      ? "nil"
+      : `a ${typeof reply}`;
+  throw new RedisReplyError(script, `expected ${expected}, got ${shape}`);
+}
+
+/** A 0/1 reply as a boolean. */
+function flag(script: string, reply: unknown): boolean {
+  if (reply !== 0 && reply !== 1) unexpected(script, "0 or 1", reply);
+  return reply === 1;
+}
+
+/** An integer reply item (a Lua number, or a decimal string as HMGET returns it). */
+function integer(script: string, value: unknown): number {
+  const parsed = typeof value === "number" ? value : typeof value === "string" && value !== "" ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed)) unexpected(script, "an integer item", value);
+  return parsed;
+}
+
+function textItem(script: string, value: unknown): string {
+  if (typeof value !== "string") unexpected(script, "a string item", value);
+  return value;
+}
+
+/** True when opened; false when a stream under this id exists. */
+async function runOpen(
+  client: ScriptedClient,
+  input: { keys: StreamKeys; streamId: string; sessionId: string; sealedOwner: string; leaseMs: number },
+): Promise<boolean> {
+  const { keys } = input;
+  const reply = await scripted(client).sbStreamOpen(
+    keys.meta,
+    keys.chunks,
+    keys.session,
+    // The locator is not touched by the script (on a cluster it is in another slot).
+    keys.meta,
+    input.streamId,
+    input.sessionId,
+    input.sealedOwner,
+    input.leaseMs,
+    ABANDONED,
+    keys.metaPrefix,
+    keys.chunksPrefix,
+  );
+  return flag("stream-open", reply);
+}
+
+type AppendReply =
+  | { status: "appended"; length: number; stopRequested: boolean }
+  | { status: "absent" }
+  | { status: "closed"; streamStatus: Exclude<StreamStatus, "running"> }
+  /** The stream is not at the expected start (another writer). */
+  | { status: "moved"; length: number };
+
+async function runAppend(
+  client: ScriptedClient,
+  input: { keys: StreamKeys; leaseMs: number; expectedStart?: number; chunks: readonly string[] },
+): Promise<AppendReply> {
+  const { keys } = input;
+  const script = "stream-append";
+  const reply = await scripted(client).sbStreamAppend(
+    keys.meta,
+    keys.chunks,
+    input.leaseMs,
+    ABANDONED,
+    input.expectedStart ?? "",
+    input.chunks,
+  );
+  if (!Array.isArray(reply) || reply.length < 1) return unexpected(script, "an array", reply);
+  switch (reply[0]) {
+    case 1:
+      return { status: "appended", length: integer(script, reply[1]), stopRequested: integer(script, reply[2]) === 1 };
+    case 0:
+      return { status: "absent" };
+    case 2:
+      return { status: "closed", streamStatus: textItem(script, reply[1]) as Exclude<StreamStatus, "running"> };
+    case 3:
+      return { status: "moved", length: integer(script, reply[1]) };
+    default:
+      return unexpected(script, "a status of 0 to 3 first", reply);
+  }
+}
+
+/** True when this call ended the stream. */
+async function runFinish(
+  client: ScriptedClient,
+  input: { keys: StreamKeys; status: string; keepMs: number; onlyIfAbandoned: boolean },
+): Promise<boolean> {
+  const { keys } = input;
+  const reply = await scripted(client).sbStreamFinish(
+    keys.meta,
+    keys.chunks,
+    input.status,
+    input.keepMs,
+    input.onlyIfAbandoned ? "1" : "0",
+  );
+  return flag("stream-finish", reply);
+}
+
+/** A stream's metadata and the chunks read (still sealed). */
+interface ReadReply {
+  sessionId: string;
+  status: StreamStatus;
+  length: number;
+  stopRequested: boolean;
+  leaseExpiresAt: number;
+  /** '' when none. */
+  sealedOwner: string;
+  bodies: string[];
+}
+
+async function runRead(
+  client: ScriptedClient,
+  input: { keys: StreamKeys; from: number; limit: number },
+): Promise<ReadReply | undefined> {
+  const { keys } = input;
+  const script = "stream-read";
+  const reply = await scripted(client).sbStreamRead(keys.meta, keys.chunks, input.from, input.limit);
+  if (reply === null) return undefined;
+  if (!Array.isArray(reply) || reply.length !== 7) return unexpected(script, "an array of 7 items", reply);
+  const bodies = reply[6];
+  if (!Array.isArray(bodies) || bodies.some((body) => typeof body !== "string"))
+    return unexpected(script, "the chunks as strings last", reply);
+  return {
+    sessionId: textItem(script, reply[0]),
+    status: textItem(script, reply[1]) as StreamStatus,
+    length: integer(script, reply[2]),
+    stopRequested: integer(script, reply[3]) === 1,
+    leaseExpiresAt: integer(script, reply[4]),
+    sealedOwner: textItem(script, reply[5]),
+    bodies: bodies as string[],
+  };
+}
+
+/** The streams of a session deleted: how many were visible, and every stream id (for their locators). */
+async function runDeleteSession(
+  client: ScriptedClient,
+  keys: StreamKeys,
+): Promise<{ removed: number; streamIds: string[] }> {
+  const script = "stream-delete-session";
+  const reply = await scripted(client).sbStreamDeleteSession(keys.session, keys.metaPrefix, keys.chunksPrefix);
+  if (!Array.isArray(reply) || reply.length < 1) return unexpected(script, "an array", reply);
+  return {
+    removed: integer(script, reply[0]),
+    streamIds: reply.slice(1).map((id) => textItem(script, id)),
+  };
 }
 
 /** A blocking connection of a follower's own. */
@@ -202,34 +356,20 @@ export class RedisStreamBuffer implements StreamBuffer {
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
     const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
     const sealedOwner = this.codec.sealOwner(streamId, owner) ?? "";
-    const k = this.store.keys.stream(sessionId, streamId);
+    const keys = this.store.keys.stream(sessionId, streamId);
     const locator = this.store.keys.streamLocator(streamId);
     await this.store.call("streams.open", true, async (c) => {
-      const l = c as unknown as Locators;
+      const locators = c as unknown as Locators;
       // The id is taken here first: on a cluster, the same id under another session would be
       // other keys (its session's slot), which the script below cannot see.
       const ttl = leaseMs + ABANDONED + LOCATOR_RENEW_MS;
-      if ((await l.set(locator, sessionId, "PX", ttl, "NX")) === null) {
-        const holder = await l.get(locator);
+      if ((await locators.set(locator, sessionId, "PX", ttl, "NX")) === null) {
+        const holder = await locators.get(locator);
         if (holder !== null && (await c.exists(this.store.keys.stream(holder, streamId).meta)) === 1)
           throw streamExistsError(streamId);
-        await l.set(locator, sessionId, "PX", ttl); // a leftover of an expired stream
+        await locators.set(locator, sessionId, "PX", ttl); // a leftover of an expired stream
       }
-      const opened = await scripted(c).sbStreamOpen(
-        k.meta,
-        k.chunks,
-        k.session,
-        // The locator is not touched by the script (on a cluster it is in another slot).
-        k.meta,
-        streamId,
-        sessionId,
-        sealedOwner,
-        leaseMs,
-        ABANDONED,
-        k.metaPrefix,
-        k.chunksPrefix,
-      );
-      if (Number(opened) !== 1) throw streamExistsError(streamId);
+      if (!(await runOpen(c, { keys, streamId, sessionId, sealedOwner, leaseMs }))) throw streamExistsError(streamId);
     });
     this.remember(streamId, sessionId);
     this.locatorRenewed.set(streamId, Date.now());
@@ -243,31 +383,32 @@ export class RedisStreamBuffer implements StreamBuffer {
     checkStreamId(streamId);
     checkChunks(chunks);
     checkLeaseMs(leaseMs);
-    const k = await this.keysOf(streamId, "streams.append");
-    if (!k) throw new StreamClosedError(streamId, undefined);
+    const keys = await this.keysOf(streamId, "streams.append");
+    if (!keys) throw new StreamClosedError(streamId, undefined);
     return this.store.call("streams.append", true, async (c) => {
-      const s = scripted(c);
-      let args: (string | number | readonly string[])[] = [leaseMs, ABANDONED, "", chunks];
+      let input: { keys: StreamKeys; leaseMs: number; expectedStart?: number; chunks: readonly string[] } = {
+        keys,
+        leaseMs,
+        chunks,
+      };
       if (this.codec.encrypts && chunks.length > 0) {
         // Sealed at their positions: the start is read first and checked by the script (one writer per stream).
-        const [length, sealedOwner] = await c.hmget(k.meta, "n", "o");
+        const [length, sealedOwner] = await c.hmget(keys.meta, "n", "o");
         if (length === null) throw new StreamClosedError(streamId, undefined);
         const start = Number(length);
         const owner = this.codec.openOwner(streamId, sealedOwner);
-        args = [
+        input = {
+          keys,
           leaseMs,
-          ABANDONED,
-          start,
-          chunks.map((chunk, i) => this.codec.seal(streamId, start + i, owner, chunk)),
-        ];
+          expectedStart: start,
+          chunks: chunks.map((chunk, index) => this.codec.seal(streamId, start + index, owner, chunk)),
+        };
       }
-      const reply = await s.sbStreamAppend(k.meta, k.chunks, ...args);
-      const code = Number(reply[0]);
-      if (code === 0) throw new StreamClosedError(streamId, undefined);
-      if (code === 2) throw new StreamClosedError(streamId, reply[1] as Exclude<StreamStatus, "running">);
-      if (code === 3) throw new StreamClosedError(streamId, undefined);
+      const reply = await runAppend(c, input);
+      if (reply.status === "closed") throw new StreamClosedError(streamId, reply.streamStatus);
+      if (reply.status !== "appended") throw new StreamClosedError(streamId, undefined);
       await this.renewLocator(c, streamId, leaseMs);
-      return { length: Number(reply[1]), stopRequested: Number(reply[2]) === 1 };
+      return { length: reply.length, stopRequested: reply.stopRequested };
     });
   }
 
@@ -295,19 +436,15 @@ export class RedisStreamBuffer implements StreamBuffer {
   ): Promise<boolean> {
     checkStreamId(streamId);
     const checked = checkFinish(status, options);
-    const k = await this.keysOf(streamId, "streams.finish");
-    if (!k) return false;
+    const keys = await this.keysOf(streamId, "streams.finish");
+    if (!keys) return false;
     return this.store.call("streams.finish", true, async (c) => {
-      const ended =
-        Number(
-          await scripted(c).sbStreamFinish(
-            k.meta,
-            k.chunks,
-            checked.status,
-            checked.keepMs,
-            checked.onlyIfAbandoned ? "1" : "0",
-          ),
-        ) === 1;
+      const ended = await runFinish(c, {
+        keys,
+        status: checked.status,
+        keepMs: checked.keepMs,
+        onlyIfAbandoned: checked.onlyIfAbandoned === true,
+      });
       // The locator expires with the stream (never before: a finish would not find it).
       if (ended) await (c as unknown as Locators).pexpire(this.store.keys.streamLocator(streamId), checked.keepMs + 1);
       return ended;
@@ -316,12 +453,10 @@ export class RedisStreamBuffer implements StreamBuffer {
 
   async requestStop(streamId: string): Promise<boolean> {
     checkStreamId(streamId);
-    const k = await this.keysOf(streamId, "streams.requestStop");
-    if (!k) return false;
-    return this.store.call(
-      "streams.requestStop",
-      true,
-      async (c) => Number(await scripted(c).sbStreamStop(k.meta)) === 1,
+    const keys = await this.keysOf(streamId, "streams.requestStop");
+    if (!keys) return false;
+    return this.store.call("streams.requestStop", true, async (c) =>
+      flag("stream-stop", await scripted(c).sbStreamStop(keys.meta)),
     );
   }
 
@@ -332,30 +467,29 @@ export class RedisStreamBuffer implements StreamBuffer {
     operation: string,
   ): Promise<{ chunks: string[]; info: StreamInfo; keys: StreamKeys } | undefined> {
     const cached = this.sessions.has(streamId);
-    const k = await this.keysOf(streamId, operation);
-    if (!k) return undefined;
-    const reply = await this.store.call(operation, false, (c) =>
-      scripted(c).sbStreamRead(k.meta, k.chunks, from, limit),
-    );
+    const keys = await this.keysOf(streamId, operation);
+    if (!keys) return undefined;
+    const reply = await this.store.call(operation, false, (c) => runRead(c, { keys, from, limit }));
     if (!reply) {
       // A cached session may be of an earlier stream under this id: look the locator up again, once.
       if (!cached) return undefined;
       this.sessions.delete(streamId);
       return this.snapshot(streamId, from, limit, operation);
     }
-    const [sessionId, status, length, stop, lease, sealedOwner, bodies] = reply;
-    const owner = bodies.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, sealedOwner) : undefined;
+    const { bodies } = reply;
+    const owner =
+      bodies.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, reply.sealedOwner) : undefined;
     return {
-      chunks: bodies.map((body, i) => this.codec.open(streamId, from + i, owner, body)),
+      chunks: bodies.map((body, index) => this.codec.open(streamId, from + index, owner, body)),
       info: {
         streamId,
-        sessionId,
-        status: status as StreamStatus,
-        length: Number(length),
-        stopRequested: Number(stop) === 1,
-        leaseExpiresAt: Number(lease),
+        sessionId: reply.sessionId,
+        status: reply.status,
+        length: reply.length,
+        stopRequested: reply.stopRequested,
+        leaseExpiresAt: reply.leaseExpiresAt,
       },
-      keys: k,
+      keys,
     };
   }
 
@@ -440,17 +574,16 @@ export class RedisStreamBuffer implements StreamBuffer {
 
   async deleteForSession(sessionId: string): Promise<number> {
     checkId(sessionId, "sessionId");
-    const k = this.store.keys.stream(sessionId, "");
+    const keys = this.store.keys.stream(sessionId, "");
     return this.store.call("streams.deleteForSession", true, async (c) => {
-      const reply = await scripted(c).sbStreamDeleteSession(k.session, k.metaPrefix, k.chunksPrefix);
-      const ids = reply.slice(1).map(String);
+      const { removed, streamIds } = await runDeleteSession(c, keys);
       // Their locators, each in its stream id's slot.
-      for (const id of ids) {
+      for (const id of streamIds) {
         await c.del(this.store.keys.streamLocator(id));
         this.sessions.delete(id);
         this.locatorRenewed.delete(id);
       }
-      return Number(reply[0]);
+      return removed;
     });
   }
 

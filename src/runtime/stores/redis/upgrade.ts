@@ -2,7 +2,7 @@
  * Moving a standalone Redis store from the key layout of format 1 (`P s:<id>`, `P idx`, ...: keys
  * right after the prefix, so the store `p:` also matched the keys of the store `p:tenant2:`) to
  * format 2 (`P{}s:<id>`, `P{}idx`, ...). Run by `store setup`, never at application start. Key
- * names come from keys.ts, the scripts `sbMoveLegacy` and `sbMergeLegacy` from scripts.ts.
+ * names come from keys.ts, the scripts MOVE_LEGACY and MERGE_LEGACY (their wrappers) from scripts.ts.
  *
  * Safe to interrupt and run again: every key moves by one atomic RENAME (TTL kept) that never
  * overwrites, and the shared keys that mark a format-1 store (`P idx`, `P rev`) go last, so a store
@@ -11,12 +11,8 @@
  */
 import { quoted } from "../../core/json.js";
 import { LEGACY_TAGS, legacyPattern, upgradedKey, type LegacyKeys } from "./keys.js";
+import { runMergeLegacy, runMoveLegacy, type UpgradeScripts } from "./scripts.js";
 import type { RedisClientLike } from "./types.js";
-
-export interface UpgradeClient extends RedisClientLike {
-  sbMoveLegacy(from: string, to: string): Promise<number>;
-  sbMergeLegacy(...keys: string[]): Promise<number>;
-}
 
 /** Every key matching `pattern` (one SCAN pass), page by page. */
 async function eachKeyPage(c: RedisClientLike, pattern: string, fn: (keys: string[]) => Promise<void>): Promise<void> {
@@ -33,7 +29,7 @@ async function eachKeyPage(c: RedisClientLike, pattern: string, fn: (keys: strin
  * when the keys cannot be moved safely. Returns how many keys were moved.
  */
 export async function upgradeLegacyLayout(
-  c: UpgradeClient,
+  c: UpgradeScripts,
   keys: LegacyKeys,
   conflict: (detail: string) => Error,
 ): Promise<number> {
@@ -55,10 +51,10 @@ export async function upgradeLegacyLayout(
   for (const [tag] of LEGACY_TAGS) {
     await eachKeyPage(c, legacyPattern(keys, tag), async (page) => {
       // Each move is one atomic script on its own key: a page's moves may run side by side.
-      const results = await Promise.all(page.map((key) => c.sbMoveLegacy(key, upgradedKey(keys, key))));
-      for (const [i, result] of results.entries()) {
-        if (result === 1) moved++;
-        else if (result === 0) kept.push(page[i]);
+      const results = await Promise.all(page.map((key) => runMoveLegacy(c, key, upgradedKey(keys, key))));
+      for (const [index, result] of results.entries()) {
+        if (result === "moved") moved++;
+        else if (result === "exists") kept.push(page[index]);
       }
     });
   }
@@ -67,6 +63,6 @@ export async function upgradeLegacyLayout(
       `${kept.length} key(s) exist in both the earlier and the current layout, first ${quoted(kept[0], 200)} and ${quoted(upgradedKey(keys, kept[0]), 200)}; both were kept (${moved} other key(s) were moved). Keep one of each pair (DEL the other), then run setup again`,
     );
   }
-  await c.sbMergeLegacy(keys.idx, keys.exp, keys.rev, keys.newIdx, keys.newExp, keys.newRev);
+  await runMergeLegacy(c, keys);
   return moved;
 }

@@ -1,0 +1,151 @@
+/**
+ * The Redis scripts' typed wrappers (scripts.ts): a reply of an unexpected shape fails with a
+ * clear error naming the script and the shape, never the reply's content.
+ */
+import { describe, expect, it } from "vitest";
+import { RedisKeys } from "../../src/runtime/stores/redis/keys.js";
+import {
+  RedisReplyError,
+  runDelete,
+  runList,
+  runMeta,
+  runSave,
+  runScan,
+  type ScriptedClient,
+} from "../../src/runtime/stores/redis/scripts.js";
+
+/** A client whose every script answers `reply`, recording the arguments it was given. */
+function answering(reply: unknown): { client: ScriptedClient; calls: unknown[][] } {
+  const calls: unknown[][] = [];
+  const answer = async (...args: unknown[]) => {
+    calls.push(args);
+    return reply;
+  };
+  const client = new Proxy({} as ScriptedClient, { get: () => answer });
+  return { client, calls };
+}
+
+const keys = new RedisKeys("t:", false);
+const sessionKeys = keys.of("s1");
+
+describe("Redis script wrappers", () => {
+  it("decode each reply into its case", async () => {
+    const saved = await runSave(answering([1, 7, "alice", 1000, 900, '{"k":"v"}', "bob", "s9", 3]).client, {
+      keys: sessionKeys,
+      id: "s1",
+      expected: 6,
+      text: "{}",
+      nowMs: 1,
+    });
+    expect(saved).toEqual({
+      status: "saved",
+      revision: 7,
+      owner: "alice",
+      updatedAt: 1000,
+      createdAt: 900,
+      labels: '{"k":"v"}',
+      expired: [{ owner: "bob", id: "s9", revision: 3 }],
+    });
+    expect(
+      await runSave(answering([0, "5"]).client, { keys: sessionKeys, id: "s1", expected: 4, text: "", nowMs: 1 }),
+    ).toEqual({
+      status: "conflict",
+      current: 5,
+    });
+    expect(
+      await runSave(answering([3, ""]).client, { keys: sessionKeys, id: "s1", expected: 4, text: "", nowMs: 1 }),
+    ).toEqual({
+      status: "codec-owner",
+      storedOwner: null,
+    });
+    expect(
+      await runDelete(answering([1, 0]).client, { keys: sessionKeys, id: "s1", inlineIndex: true, ownerPrefix: "t:" }),
+    ).toEqual({
+      status: "absent",
+    });
+    expect(await runMeta(answering(null).client, sessionKeys.session)).toBeUndefined();
+    const page = await runList(answering(["a", "", "[]", "b", "", "[]", "b", 1]).client, {
+      keys: keys.owner("o"),
+      order: "id",
+      after: "",
+      wanted: 2,
+    });
+    expect(page).toEqual({
+      candidates: [
+        { id: "a", updatedAt: undefined, entry: "[]" },
+        { id: "b", updatedAt: undefined, entry: "[]" },
+      ],
+      last: "b",
+      exhausted: true,
+    });
+  });
+
+  it("send the positional arguments the script reads (flags as '0'/'1', absent as '')", async () => {
+    const { client, calls } = answering([1, 2, null, 0, 0, null]);
+    await runSave(client, {
+      keys: sessionKeys,
+      id: "s1",
+      expected: null,
+      text: "body",
+      ttlMs: 50,
+      nowMs: 10,
+      meta: { owner: "alice", codecOwner: null, inlineIndex: true, ownerPrefix: "t:", drawnRevision: 2 },
+    });
+    expect(calls[0].slice(4)).toEqual([
+      "",
+      "body",
+      "50",
+      "s1",
+      10,
+      sessionKeys.sessionPrefix,
+      "1",
+      "alice",
+      "=",
+      "0",
+      "",
+      "0",
+      "",
+      "1",
+      "t:",
+      sessionKeys.xo,
+      "2",
+    ]);
+  });
+
+  it("fail with RedisReplyError on a reply of another shape, without its content", async () => {
+    const secret = "sk-secret-value";
+    const cases: [Promise<unknown>, RegExp][] = [
+      [
+        runSave(answering(secret).client, { keys: sessionKeys, id: "s1", expected: null, text: "", nowMs: 1 }),
+        /save.*array.*string of 15/,
+      ],
+      [
+        runSave(answering([9, secret]).client, { keys: sessionKeys, id: "s1", expected: null, text: "", nowMs: 1 }),
+        /save.*item 1/,
+      ],
+      [
+        runSave(answering([1, secret]).client, { keys: sessionKeys, id: "s1", expected: null, text: "", nowMs: 1 }),
+        /save.*item 2 should be an integer/,
+      ],
+      [runMeta(answering([secret]).client, sessionKeys.session), /meta.*at least 7/],
+      [
+        runScan(answering(["a", "1", null]).client, { bucket: keys.buckets[0], after: "", wanted: 1, withText: false }),
+        /scan/,
+      ],
+      [
+        runList(answering(["a", "", "[]", "x"]).client, { keys: keys.owner("o"), order: "id", after: "", wanted: 1 }),
+        /list/,
+      ],
+    ];
+    for (const [call, pattern] of cases) {
+      const error = await call.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(RedisReplyError);
+      expect((error as RedisReplyError).code).toBe("store-key-conflict");
+      expect((error as Error).message).toMatch(pattern);
+      expect((error as Error).message).not.toContain(secret);
+    }
+  });
+});
