@@ -40,7 +40,8 @@ import { SessionValidationError, deserializeSession, type MigratedValue } from "
 import type { JsonLimits } from "../persistence/safe-json.js";
 import type { AgentSession } from "../core/session.js";
 import { StoredSessionIdError } from "./codec.js";
-import { compareIds, MAX_SCAN_LIMIT } from "./common.js";
+import { type BulkAttempt, eachScanned, rescan, retryChanged } from "./bulk-pass.js";
+import { MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
@@ -221,15 +222,10 @@ class StoreMigration {
   /** Pages through the store, one session at a time, and returns the finished report. */
   async run(): Promise<MigrateStoreReport> {
     const { report, options } = this;
-    let cursor = options.startAfter;
-    let pageCursor = options.startAfter;
-    scan: for (;;) {
-      const page = await this.store.scan({ cursor: pageCursor, limit: this.batchSize, includeText: true });
-      for (const item of page.items) {
-        if (options.signal?.aborted) {
-          report.aborted = true;
-          break scan;
-        }
+    const end = await eachScanned(
+      this.store,
+      { batchSize: this.batchSize, startAfter: options.startAfter, signal: options.signal },
+      async (item, pageCursor) => {
         report.scanned++;
         const outcome =
           this.tracing === undefined
@@ -240,19 +236,17 @@ class StoreMigration {
               });
         if (outcome === "vanished") report.vanished++;
         else if (outcome !== "failed") report[outcome]++;
-        cursor = item.id;
         options.onProgress?.(report.scanned, undefined, {
           done: report.scanned,
           migrated: report.migrated,
           unchanged: report.unchanged,
           failed: report.failedCount,
-          cursor,
+          cursor: item.id,
         });
-      }
-      if (page.cursor === undefined) break;
-      pageCursor = page.cursor;
-    }
-    if (cursor !== undefined) report.cursor = cursor;
+      },
+    );
+    report.aborted = end.aborted;
+    if (end.cursor !== undefined) report.cursor = end.cursor;
     report.states = this.states.sorted();
     report.values = this.values.sorted();
     report.durationMs = Math.round(performance.now() - this.started);
@@ -261,74 +255,76 @@ class StoreMigration {
 
   /** Loads, migrates and saves one session, re-reading it after each refused save. */
   private async migrateOne(first: ScanItem, pageCursor: string | undefined): Promise<Outcome> {
-    let scanned = first;
-    for (let attempt = 0; ; attempt++) {
-      this.probe?.attempt(attempt + 1);
-      let item = scanned;
-      if (this.options.readText) {
-        let read: ScanItem | undefined;
-        try {
-          read = await this.options.readText(scanned);
-        } catch (error) {
-          if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;
-          this.fail(scanned, { message: error.message, code: error.code });
-          return "failed";
-        }
-        if (read === undefined) return "vanished";
-        // The scan's time to live: a readText need not carry it.
-        item = {
-          ...read,
-          ...(scanned.ttlMs !== undefined && read.ttlMs === undefined ? { ttlMs: scanned.ttlMs } : {}),
-        };
-      }
-      if (typeof item.text !== "string") {
-        this.fail(item, {
-          message: `the store returned no text for session ${JSON.stringify(item.id)}`,
-          code: "store",
-        });
-        return "failed";
-      }
-      const p = this.plan(item, item.text);
-      if (p === undefined) return "failed";
-      if (!p.changed) {
-        this.record(p);
-        return "unchanged";
-      }
-      if (this.dryRun) {
-        this.record(p);
-        return "migrated";
-      }
+    const outcome = await retryChanged(
+      first,
+      {
+        maxRetries: this.maxRetries,
+        reread: (item) => rescan(this.store, item.id, pageCursor, this.batchSize),
+        onChange: () => this.report.conflicts++,
+      },
+      (scanned, attemptIndex) => this.attempt(scanned, attemptIndex),
+    );
+    if (outcome.kind === "done") return outcome.value;
+    if (outcome.kind === "vanished") return "vanished";
+    this.fail(outcome.item, {
+      message: `the session changed ${outcome.attempts} times while being migrated; left for the next run`,
+      code: "conflict",
+    });
+    return "failed";
+  }
+
+  /** One attempt: read (through `readText` when given), load, migrate, save with compare-and-swap. */
+  private async attempt(scanned: ScanItem, attemptIndex: number): Promise<BulkAttempt<Outcome>> {
+    const done = (value: Outcome): BulkAttempt<Outcome> => ({ kind: "done", value });
+    this.probe?.attempt(attemptIndex + 1);
+    let item = scanned;
+    if (this.options.readText) {
+      let read: ScanItem | undefined;
       try {
-        // The scanned owner (a store column): a codec binding the owner gets it without another read.
-        const owner = item.meta?.owner;
-        await this.store.save(p.session, {
-          expectedRevision: item.revision,
-          ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
-          ...(owner !== undefined ? { meta: { owner } } : {}),
-        });
-        this.record(p);
-        return "migrated";
+        read = await this.options.readText(scanned);
       } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
-        if (!(error instanceof ConflictError)) {
-          this.fail(item, {
-            message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`,
-            code: error instanceof StatebagError ? error.code : "save",
-          });
-          return "failed";
-        }
-        this.report.conflicts++;
-        if (attempt >= this.maxRetries) {
-          this.fail(item, {
-            message: `the session changed ${attempt + 1} times while being migrated; left for the next run`,
-            code: "conflict",
-          });
-          return "failed";
-        }
-        const fresh = await this.reread(item.id, pageCursor);
-        if (fresh === undefined) return "vanished";
-        scanned = fresh;
+        if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;
+        this.fail(scanned, { message: error.message, code: error.code });
+        return done("failed");
       }
+      if (read === undefined) return done("vanished");
+      // The scan's time to live: a readText need not carry it.
+      item = {
+        ...read,
+        ...(scanned.ttlMs !== undefined && read.ttlMs === undefined ? { ttlMs: scanned.ttlMs } : {}),
+      };
+    }
+    if (typeof item.text !== "string") {
+      this.fail(item, {
+        message: `the store returned no text for session ${JSON.stringify(item.id)}`,
+        code: "store",
+      });
+      return done("failed");
+    }
+    const plan = this.plan(item, item.text);
+    if (plan === undefined) return done("failed");
+    if (!plan.changed || this.dryRun) {
+      this.record(plan);
+      return done(plan.changed ? "migrated" : "unchanged");
+    }
+    try {
+      // The scanned owner (a store column): a codec binding the owner gets it without another read.
+      const owner = item.meta?.owner;
+      await this.store.save(plan.session, {
+        expectedRevision: item.revision,
+        ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
+        ...(owner !== undefined ? { meta: { owner } } : {}),
+      });
+      this.record(plan);
+      return done("migrated");
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
+      if (error instanceof ConflictError) return { kind: "changed" };
+      this.fail(item, {
+        message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`,
+        code: error instanceof StatebagError ? error.code : "save",
+      });
+      return done("failed");
     }
   }
 
@@ -380,19 +376,19 @@ class StoreMigration {
   }
 
   /** Counts a loaded session's values by type and version transition. */
-  private record(p: Plan): void {
+  private record(plan: Plan): void {
     const before = new Map<string, MigratedValue>();
-    for (const m of p.migrated) {
-      this.values.add(m.fromType, m.from, m.toType, m.to);
-      before.set(m.pointer, m);
+    for (const value of plan.migrated) {
+      this.values.add(value.fromType, value.from, value.toType, value.to);
+      before.set(value.pointer, value);
     }
-    for (const key of Object.keys(p.session.stateBag)) {
-      const value = p.session.stateBag[key];
+    for (const key of Object.keys(plan.session.stateBag)) {
+      const value = plan.session.stateBag[key];
       const to = value.$version ?? 1;
-      const m = before.get(`/session/stateBag/${pointerSegment(key)}`);
-      this.states.add(m ? m.fromType : value.$type, m ? m.from : to, value.$type, to);
+      const migrated = before.get(`/session/stateBag/${pointerSegment(key)}`);
+      this.states.add(migrated ? migrated.fromType : value.$type, migrated ? migrated.from : to, value.$type, to);
     }
-    if (p.preserved) this.report.preserved++;
+    if (plan.preserved) this.report.preserved++;
   }
 
   private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
@@ -400,21 +396,6 @@ class StoreMigration {
     this.probe?.failed(failure.code);
     if (this.report.failed.length < this.maxReported)
       this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
-  }
-
-  /** The session's current stored text, read again after a refused save (undefined: it is gone). */
-  private async reread(id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> {
-    let cursor = pageCursor;
-    for (;;) {
-      const page = await this.store.scan({ cursor, limit: this.batchSize, includeText: true });
-      for (const item of page.items) {
-        const order = compareIds(item.id, id);
-        if (order === 0) return item;
-        if (order > 0) return undefined;
-      }
-      if (page.cursor === undefined) return undefined;
-      cursor = page.cursor;
-    }
   }
 }
 

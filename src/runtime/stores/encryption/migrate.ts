@@ -20,7 +20,8 @@
  * way stops the run.
  */
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
-import { compareIds, MAX_SCAN_LIMIT } from "../common.js";
+import { type BulkAttempt, eachScanned, rescan, retryChanged } from "../bulk-pass.js";
+import { MAX_SCAN_LIMIT } from "../common.js";
 import { ConflictError, StoreUnavailableError } from "../errors.js";
 import type { AgentSession } from "../../core/session.js";
 import type { MessageLogSnapshot, ScanItem, SessionStore, StoredSession } from "../types.js";
@@ -163,44 +164,42 @@ export async function migrateEncryption(
     ...(error instanceof StatebagError ? { code: error.code } : {}),
   });
 
-  const reread = async (id: string, pageCursor: string | undefined): Promise<ScanItem | undefined> => {
-    let cursor = pageCursor;
-    for (;;) {
-      const page = await store.scan({ cursor, limit: batchSize, includeText: true });
-      for (const item of page.items) {
-        const order = compareIds(item.id, id);
-        if (order === 0) return item;
-        if (order > 0) return undefined;
-      }
-      if (page.cursor === undefined) return undefined;
-      cursor = page.cursor;
-    }
-  };
+  const changed: BulkAttempt<void> = { kind: "changed" };
+  const finished: BulkAttempt<void> = { kind: "done", value: undefined };
+  const retrying = <I>(reread: (item: I) => Promise<I | undefined>) => ({
+    maxRetries,
+    reread,
+    onChange: () => report.conflicts++,
+  });
 
   const migrateSession = async (first: ScanItem, pageCursor: string | undefined): Promise<void> => {
-    let item = first;
     let counted = false;
-    for (let attempt = 0; ; attempt++) {
+    /** One attempt: classify the row, load it through the store and write it back with compare-and-swap. */
+    const attempt = async (item: ScanItem, attemptIndex: number): Promise<BulkAttempt<void>> => {
       const text = item.text;
-      if (typeof text !== "string")
-        return fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
-      const kid = encryptedKeyId(text);
+      if (typeof text !== "string") {
+        fail({ id: item.id, message: "the store returned no text for this session", code: "store" });
+        return finished;
+      }
+      const keyId = encryptedKeyId(text);
       const plaintext = !isEncryptedText(text);
       // Under the current key and bound to its revision (an envelope of version 1 binds none), with
       // its owner and title in their protected forms (the store says when they are still plaintext).
-      const done = kid === current && envelopeBindsRevision(text) === true && item.plaintextMeta !== true;
+      const done = keyId === current && envelopeBindsRevision(text) === true && item.plaintextMeta !== true;
       if (!counted) {
         counted = true;
         if (plaintext) report.plaintext++;
         else if (!done) report.stale++;
       }
       if (done) {
-        if (attempt === 0) report.current++;
+        if (attemptIndex === 0) report.current++;
         else report.rewritten++; // the application rewrote it under the current key meanwhile
-        return;
+        return finished;
       }
-      if (plaintext && mode === "reencrypt")
-        return fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
+      if (plaintext && mode === "reencrypt") {
+        fail({ id: item.id, message: "the session is stored as plaintext", code: "decryption-failed" });
+        return finished;
+      }
       let session: AgentSession | undefined;
       if (!(dryRun && plaintext)) {
         // Through store.get: the store passes the row's owner to the codec (a scan does not know it).
@@ -209,34 +208,20 @@ export async function migrateEncryption(
           loaded = await store.get(item.id);
         } catch (error) {
           if (error instanceof StoreUnavailableError) throw error;
-          return fail({ id: item.id, ...describe(error) });
+          fail({ id: item.id, ...describe(error) });
+          return finished;
         }
         if (loaded === undefined) {
           report.vanished++;
-          return;
+          return finished;
         }
-        if (loaded.revision !== item.revision) {
-          // Saved since the scan: look at what is stored now.
-          report.conflicts++;
-          if (attempt >= maxRetries)
-            return fail({
-              id: item.id,
-              message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`,
-              code: "conflict",
-            });
-          const fresh = await reread(item.id, pageCursor);
-          if (fresh === undefined) {
-            report.vanished++;
-            return;
-          }
-          item = fresh;
-          continue;
-        }
+        // Saved since the scan: look at what is stored now.
+        if (loaded.revision !== item.revision) return changed;
         session = loaded.session;
       }
       if (dryRun) {
         report.rewritten++;
-        return;
+        return finished;
       }
       try {
         await store.save(session!, {
@@ -245,26 +230,14 @@ export async function migrateEncryption(
         });
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
-        if (!(error instanceof ConflictError)) return fail({ id: item.id, ...describe(error) });
-        report.conflicts++;
-        if (attempt >= maxRetries)
-          return fail({
-            id: item.id,
-            message: `the session changed ${attempt + 1} times while being rewritten; left for the next run`,
-            code: "conflict",
-          });
-        const fresh = await reread(item.id, pageCursor);
-        if (fresh === undefined) {
-          report.vanished++;
-          return;
-        }
-        item = fresh;
-        continue;
+        if (error instanceof ConflictError) return changed;
+        fail({ id: item.id, ...describe(error) });
+        return finished;
       }
       report.rewritten++;
       if (!verified) {
         verified = true;
-        const back = await reread(item.id, pageCursor);
+        const back = await rescan(store, item.id, pageCursor, batchSize);
         if (back?.text !== undefined && encryptedKeyId(back.text) !== current) {
           throw new ConfigurationError(
             `the store did not write the session ${JSON.stringify(item.id).slice(0, 200)} under the key ${current}: it was not opened with this codec`,
@@ -272,80 +245,89 @@ export async function migrateEncryption(
           );
         }
       }
-      return;
-    }
+      return finished;
+    };
+    const outcome = await retryChanged(
+      first,
+      retrying((item: ScanItem) => rescan(store, item.id, pageCursor, batchSize)),
+      attempt,
+    );
+    if (outcome.kind === "vanished") report.vanished++;
+    else if (outcome.kind === "gave-up")
+      fail({
+        id: outcome.item.id,
+        message: `the session changed ${outcome.attempts} times while being rewritten; left for the next run`,
+        code: "conflict",
+      });
   };
 
   const migrateLog = async (sessionId: string, logId: string): Promise<void> => {
-    const mc = messageCodec!;
-    for (let attempt = 0; ; attempt++) {
-      const before = { ...mc.encryption.reads };
+    const codecOfLog = messageCodec!;
+    /** One attempt: read the log, and replace it with compare-and-swap when it held an older form. */
+    const attempt = async (_: string, attemptIndex: number): Promise<BulkAttempt<void>> => {
+      const before = { ...codecOfLog.encryption.reads };
       let snapshot: MessageLogSnapshot;
       try {
         snapshot = await store.messages.readMessages(logId);
       } catch (error) {
         if (error instanceof StoreUnavailableError) throw error;
-        return fail({ id: sessionId, logId, ...describe(error) });
+        fail({ id: sessionId, logId, ...describe(error) });
+        return finished;
       }
-      if (attempt === 0) report.logs.read++;
-      const seen = delta(mc.encryption.reads, before);
+      if (attemptIndex === 0) report.logs.read++;
+      const seen = delta(codecOfLog.encryption.reads, before);
       // Concurrent reads through the same codec can only add to the counts: at worst a log is rewritten needlessly.
-      if (snapshot.messages.length === 0 || (seen.plaintext === 0 && seen.stale === 0)) return;
-      if (seen.plaintext > 0 && mode === "reencrypt")
-        return fail({
-          id: sessionId,
-          logId,
-          message: "the message log holds plaintext messages",
-          code: "decryption-failed",
-        });
-      if (dryRun) {
-        report.logs.rewritten++;
-        report.logs.messages += snapshot.messages.length;
-        return;
+      if (snapshot.messages.length === 0 || (seen.plaintext === 0 && seen.stale === 0)) return finished;
+      if (seen.plaintext > 0 && mode === "reencrypt") {
+        fail({ id: sessionId, logId, message: "the message log holds plaintext messages", code: "decryption-failed" });
+        return finished;
       }
-      try {
-        await store.messages.replaceMessages(logId, snapshot.messages, { expectedVersion: snapshot.version });
-        report.logs.rewritten++;
-        report.logs.messages += snapshot.messages.length;
-        return;
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error;
-        if (!(error instanceof ConflictError)) return fail({ id: sessionId, logId, ...describe(error) });
-        report.conflicts++;
-        if (attempt >= maxRetries)
-          return fail({
-            id: sessionId,
-            logId,
-            message: `the log changed ${attempt + 1} times while being rewritten; left for the next run`,
-            code: "conflict",
-          });
+      if (!dryRun) {
+        try {
+          await store.messages.replaceMessages(logId, snapshot.messages, { expectedVersion: snapshot.version });
+        } catch (error) {
+          if (error instanceof StoreUnavailableError) throw error;
+          if (error instanceof ConflictError) return changed;
+          fail({ id: sessionId, logId, ...describe(error) });
+          return finished;
+        }
       }
-    }
+      report.logs.rewritten++;
+      report.logs.messages += snapshot.messages.length;
+      return finished;
+    };
+    // Each attempt reads the log itself: a re-read is the next attempt.
+    const outcome = await retryChanged(
+      logId,
+      retrying(async (id: string) => id),
+      attempt,
+    );
+    if (outcome.kind === "gave-up")
+      fail({
+        id: sessionId,
+        logId,
+        message: `the log changed ${outcome.attempts} times while being rewritten; left for the next run`,
+        code: "conflict",
+      });
   };
 
-  let cursor = options.startAfter;
-  let pageCursor = options.startAfter;
-  scan: for (;;) {
-    const page = await store.scan({ cursor: pageCursor, limit: batchSize, includeText: true });
-    for (const item of page.items) {
-      if (options.signal?.aborted) {
-        report.aborted = true;
-        break scan;
-      }
+  const end = await eachScanned(
+    store,
+    { batchSize, startAfter: options.startAfter, signal: options.signal },
+    async (item, pageCursor) => {
       report.scanned++;
       await migrateSession(item, pageCursor);
       if (messageCodec) for (const logId of options.logIds?.(item.id) ?? [item.id]) await migrateLog(item.id, logId);
-      cursor = item.id;
       options.onProgress?.(report.scanned, {
         done: report.scanned,
         rewritten: report.rewritten,
         failed: report.failedCount,
-        cursor,
+        cursor: item.id,
       });
-    }
-    if (page.cursor === undefined) break;
-    pageCursor = page.cursor;
-  }
+    },
+  );
+  report.aborted = end.aborted;
+  const cursor = end.cursor;
   if (cursor !== undefined) report.cursor = cursor;
   report.durationMs = Math.round(performance.now() - started);
   return report;
