@@ -434,9 +434,11 @@ export function formatMigrateReport(report: MigrateStoreReport): string {
       (report.conflicts ? `, ${report.conflicts} concurrent change(s) retried` : "") +
       (report.aborted ? " (stopped early; resume with startAfter: " + JSON.stringify(report.cursor) + ")" : ""),
   ];
-  for (const s of report.states) lines.push(`  ${formatStateTransition(s)}`);
-  for (const f of report.failed)
-    lines.push(`  failed ${f.id}${f.pointer !== undefined ? ` at ${f.pointer}` : ""}: ${f.message}`);
+  for (const state of report.states) lines.push(`  ${formatStateTransition(state)}`);
+  for (const failure of report.failed)
+    lines.push(
+      `  failed ${failure.id}${failure.pointer !== undefined ? ` at ${failure.pointer}` : ""}: ${failure.message}`,
+    );
   if (report.failedCount > report.failed.length)
     lines.push(`  ... and ${report.failedCount - report.failed.length} more failure(s)`);
   return lines.join("\n");

@@ -396,7 +396,7 @@ export class RedisSessionStore implements SessionStore {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
     const meta = checkMeta(options);
-    const k = this.keys.of(id);
+    const keys = this.keys.of(id);
     const checkCodecOwner = usesContext(this.codec);
     // The owner the body is serialized for: the given one, else (an update) the stored one as far as
     // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
@@ -430,7 +430,7 @@ export class RedisSessionStore implements SessionStore {
     // the bucket's counter (one more round trip; it also reads the stored owner and revision).
     let drawn: number | undefined;
     if (checkCodecOwner) {
-      const draw = await this.call("save", true, (c) => runDraw(c, k));
+      const draw = await this.call("save", true, (c) => runDraw(c, keys));
       if (draw.current !== expected) {
         await abortPending();
         throw new ConflictError(id, expected, draw.current);
@@ -460,7 +460,7 @@ export class RedisSessionStore implements SessionStore {
           : this.codec.serialize(session, { owner: codecOwner, revision: drawn });
       reply = await this.call("save", true, (c) =>
         runSave(c, {
-          keys: k,
+          keys,
           id,
           expected,
           text,
@@ -493,7 +493,7 @@ export class RedisSessionStore implements SessionStore {
       // The protected forms for a row written before: the hash (if still at this revision), then
       // its owner index entry moves to the protected owner's keys (list repairs a leftover).
       const { from, to, title } = protect;
-      const moved = await this.call("save", true, (c) => runProtect(c, { keys: k, id, revision, from, to, title }));
+      const moved = await this.call("save", true, (c) => runProtect(c, { keys, id, revision, from, to, title }));
       if (moved && to !== from) {
         owner = to;
         await this.indexOp("save", this.keys.owner(to), {
