@@ -26,7 +26,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Redis as RedisClient } from "ioredis";
 import type { AgentSession } from "../src/runtime/core/session.js";
-import { openStore } from "../src/runtime/stores/open.js";
+import { openStore } from "../src/runtime/open-store/open-store.js";
 import { postgresStatements, quoteIdent } from "../src/runtime/stores/postgres/sql.js";
 import { PostgresSessionStore } from "../src/runtime/stores/postgres/store.js";
 import { RedisSessionStore } from "../src/runtime/stores/redis/store.js";

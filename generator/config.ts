@@ -121,8 +121,8 @@ function layout(options: GenerateOptions): Config {
   if (!tsconfig && options.runtimeImport === undefined) refuseOutsideStatebag(root);
   const internal = (file: string) =>
     options.runtimeImport ?? (tsconfig ? "statebag" : relImport(outDir, path.join(root, "src/runtime", file)));
-  const typesImport = internal("persistence/registry-types.js");
-  const formatsImport = internal("persistence/formats.js");
+  const typesImport = internal("registry/registry-types.js");
+  const formatsImport = internal("registry/formats.js");
   const stateImport = internal("core/state-bag.js");
   const taggedImport = internal("core/tagged.js");
   const command =
@@ -147,8 +147,8 @@ function layout(options: GenerateOptions): Config {
 
 /** The runtime files the default (this repository's) layout imports from generated code. */
 const INTERNAL_RUNTIME = [
-  "src/runtime/persistence/registry-types.ts",
-  "src/runtime/persistence/formats.ts",
+  "src/runtime/registry/registry-types.ts",
+  "src/runtime/registry/formats.ts",
   "src/runtime/core/tagged.ts",
 ];
 

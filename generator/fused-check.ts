@@ -13,7 +13,7 @@
  *   older, newer, unknown, renamed or of another family is "no");
  * - closed objects (`additionalProperties: false`): one `for...in` whose `switch` on the key checks
  *   each property's type and counts the required ones; any other key is "no";
- * - formats with the runtime's own checks (src/runtime/persistence/formats.ts): `date-time` with
+ * - formats with the runtime's own checks (src/runtime/registry/formats.ts): `date-time` with
  *   `isDateTime`, every other one through `formatCheck` (ajv-formats' definitions, the ones the
  *   validators call), each applied to the values of its type only, as ajv does;
  * - the parse limits folded in: the depth of every container, the keys per object, `"__proto__"`

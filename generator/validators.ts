@@ -1,7 +1,7 @@
 /**
  * Precompiles the runtime schemas with ajv standalone, so nothing compiles at start-up.
  *
- * Formats are the runtime's `FORMATS` (src/runtime/persistence/formats.ts: ajv-formats' set, `date-time`
+ * Formats are the runtime's `FORMATS` (src/runtime/registry/formats.ts: ajv-formats' set, `date-time`
  * by `isDateTime`). The generated module imports the table with a plain ESM import and ajv's
  * `code.formats` points at it (a RegExp format is inlined by ajv), so it works the same under tsx,
  * vitest and tsc-compiled dist (no `require` of a .ts file).

@@ -88,17 +88,18 @@ export { ConfigurationError, StateTypeError, StatebagError } from "./runtime/cor
 export type { StatebagErrorCode } from "./runtime/core/errors.js";
 
 // The type registry, and the contract generated registry modules are written against
-export { PROVIDER_STATE_FAMILY, TypeRegistry, defaultRegistry } from "./runtime/persistence/registry.js";
-export { RegistryError } from "./runtime/persistence/registry-error.js";
-export type { RegisterTypeSpec, RegistryPart, TypeRegistryOptions } from "./runtime/persistence/registry.js";
-export type { FamilySlot, TypeDefinition, Validator, ValidatorError } from "./runtime/persistence/registry-types.js";
-export { FORMATS, formatCheck, isDateTime } from "./runtime/persistence/formats.js";
-export type { FormatCheck, FormatType } from "./runtime/persistence/formats.js";
+export { PROVIDER_STATE_FAMILY, TypeRegistry } from "./runtime/registry/registry.js";
+export { defaultRegistry } from "./runtime/validation/default-registry.js";
+export { RegistryError } from "./runtime/registry/registry-error.js";
+export type { RegisterTypeSpec, RegistryPart, TypeRegistryOptions } from "./runtime/registry/registry.js";
+export type { FamilySlot, TypeDefinition, Validator, ValidatorError } from "./runtime/registry/registry-types.js";
+export { FORMATS, formatCheck, isDateTime } from "./runtime/registry/formats.js";
+export type { FormatCheck, FormatType } from "./runtime/registry/formats.js";
 
 // Validation
-export { validateSession, validateValue } from "./runtime/persistence/validate.js";
-export type { ValidateOptions, ValidateValueOptions, ValidationResult } from "./runtime/persistence/validate.js";
-export { formatProblems } from "./runtime/persistence/problems.js";
+export { validateSession, validateValue } from "./runtime/validation/validate.js";
+export type { ValidateOptions, ValidateValueOptions, ValidationResult } from "./runtime/validation/validate.js";
+export { formatProblems } from "./runtime/core/problems.js";
 export type {
   DuplicateKeyProblemDetails,
   FamilyProblemDetails,
@@ -113,7 +114,7 @@ export type {
   SyntaxProblemDetails,
   ValidationProblem,
   VersionProblemDetails,
-} from "./runtime/persistence/problems.js";
+} from "./runtime/core/problems.js";
 
 // (De)serialization and safe JSON parsing
 export {
@@ -127,11 +128,11 @@ export {
   serializeSessions,
 } from "./runtime/persistence/serialization.js";
 export type { DeserializeOptions, MigratedValue, SerializeOptions } from "./runtime/persistence/serialization.js";
-export { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, parseJson } from "./runtime/persistence/safe-json.js";
-export type { JsonErrorCode, JsonLimits } from "./runtime/persistence/safe-json.js";
+export { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits, parseJson } from "./runtime/json/safe-json.js";
+export type { JsonErrorCode, JsonLimits } from "./runtime/json/safe-json.js";
 
 // Migrations
-export { MigrationDefinitionError, MigrationError, defineMigration } from "./runtime/persistence/migrations.js";
+export { MigrationDefinitionError, MigrationError, defineMigration } from "./runtime/registry/migrations.js";
 export type {
   Migration,
   MigrationContext,
@@ -139,4 +140,4 @@ export type {
   MigrationSpec,
   Untagged,
   UpgradeResult,
-} from "./runtime/persistence/migrations.js";
+} from "./runtime/registry/migrations.js";

@@ -23,4 +23,4 @@ export type {
 } from "./runtime/langgraph/types.js";
 export { registerLangGraphTypes } from "./runtime/langgraph/registry.js";
 export { LANGGRAPH_IMPORT_KEY, LANGGRAPH_IMPORT_TYPE } from "./runtime/langgraph/import.js";
-export { MissingDependencyError } from "./runtime/agent/clients/optional-dependency.js";
+export { MissingDependencyError } from "./runtime/core/optional-dependency.js";

@@ -23,4 +23,4 @@ export {
 export { registerOpenAIAgentsTypes } from "./runtime/openai-agents/registry.js";
 export type { RunStateAgent } from "./runtime/openai-agents/run-state.js";
 export type { AgentItem, AgentsSession, SerializableRunState } from "./runtime/openai-agents/types.js";
-export { MissingDependencyError } from "./runtime/agent/clients/optional-dependency.js";
+export { MissingDependencyError } from "./runtime/core/optional-dependency.js";

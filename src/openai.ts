@@ -5,4 +5,4 @@
 export { OpenAIChatClient, type OpenAIChatClientOptions } from "./runtime/agent/clients/openai-chat-client.js";
 export { ModelServiceError } from "./runtime/agent/clients/model-service-error.js";
 export { UnsupportedContentError } from "./runtime/agent/clients/openai-content.js";
-export { MissingDependencyError } from "./runtime/agent/clients/optional-dependency.js";
+export { MissingDependencyError } from "./runtime/core/optional-dependency.js";

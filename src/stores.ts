@@ -3,8 +3,8 @@
  * an update (compare-and-swap saves), message logs, `withSession` for hosted apps, and bulk
  * migration. Database drivers are optional peer dependencies, loaded when a store first needs one.
  */
-export { DEFAULT_STORE_URL, openStore } from "./runtime/stores/open.js";
-export type { OpenStoreOptions } from "./runtime/stores/open.js";
+export { DEFAULT_STORE_URL, openStore } from "./runtime/open-store/open-store.js";
+export type { OpenStoreOptions } from "./runtime/open-store/open-store.js";
 export type {
   AppendOptions,
   AppendResult,

@@ -13,8 +13,9 @@
  * is at version 1. The baseline is loading the same session already stored at version 6 with the
  * same registry: the ratio is the cost of the lazy migration on top of an ordinary load.
  */
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { compare, result, type BenchContext, type CaseOutcome } from "../harness.js";

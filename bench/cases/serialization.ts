@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 import { fileURLToPath } from "node:url";
 import { compare, median, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { makeSession } from "../sessions.js";

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { StoredChatHistoryProvider } from "../../src/runtime/agent/providers/stored-chat-history.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { BenchModel } from "../bench-model.js";
 import { median, result, type BenchContext, type CaseOutcome } from "../harness.js";
 import { HISTORY_KEY, makeSession } from "../sessions.js";

@@ -1,6 +1,6 @@
 /**
  * Which `format`s constrain stored values: exactly those statebag's validators assert, decided by the
- * runtime's own checks (`formatCheck`, src/runtime/persistence/formats.ts: ajv-formats' set, with
+ * runtime's own checks (`formatCheck`, src/runtime/registry/formats.ts: ajv-formats' set, with
  * `date-time` by `isDateTime`). A format the runtime does not know is not asserted (the generator
  * warns and leaves it out of the validators), and neither are the ones ajv-formats defines as
  * accepting every value (`password`, `binary`, `float`, `double`): adding, removing or changing one

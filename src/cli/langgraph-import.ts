@@ -99,7 +99,7 @@ async function* sqliteThreads(path: string): AsyncGenerator<SourceThread> {
 
 /** The threads of a PostgresSaver schema, one latest root checkpoint each (read-only queries). */
 async function* postgresThreads(url: string): AsyncGenerator<SourceThread> {
-  const { importOptional, importPackage } = await import("../runtime/agent/clients/optional-dependency.js");
+  const { importOptional, importPackage } = await import("../runtime/core/optional-dependency.js");
   const pg = await importOptional("pg", "statebag import --from langgraph-postgres", () =>
     importPackage<{ default: { Client: new (o: { connectionString: string }) => PgClient } }>("pg"),
   );

@@ -110,7 +110,7 @@ export async function importDotnetFsStore(
     });
   const interop = await import("../runtime/interop/index.js");
   const stores = await import("../runtime/interop/maf-stores.js");
-  const { parseJson } = await import("../runtime/persistence/safe-json.js");
+  const { parseJson } = await import("../runtime/json/safe-json.js");
   const { jsonEqual } = await import("../runtime/interop/json-util.js");
   const { deserializeSession, serializeSession } = await import("../runtime/persistence/serialization.js");
   const { ConflictError } = await import("../runtime/stores/errors.js");

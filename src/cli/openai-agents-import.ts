@@ -45,7 +45,7 @@ export async function importOpenAIAgents(
       fix: "import one file per --id, or leave --id out (each session is named after its file)",
     });
   const { importOpenAIAgentsHistory } = await import("../runtime/openai-agents/import.js");
-  const { parseJson } = await import("../runtime/persistence/safe-json.js");
+  const { parseJson } = await import("../runtime/json/safe-json.js");
   const { checkId } = await import("../runtime/stores/common.js");
   const out = context.output(options);
   const opened = await openCliStore(options.store, context.environment, {

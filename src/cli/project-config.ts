@@ -22,7 +22,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { JsonParseError, parseJson } from "../runtime/persistence/safe-json.js";
+import { JsonParseError, parseJson } from "../runtime/json/safe-json.js";
 import { pointerSegment } from "../runtime/core/json.js";
 import { CliError, EXIT } from "./io.js";
 

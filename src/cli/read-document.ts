@@ -7,7 +7,7 @@
 import { constants } from "node:buffer";
 import { open, type FileHandle } from "node:fs/promises";
 import { InvalidArgumentError, Option } from "commander";
-import { DEFAULT_JSON_LIMITS } from "../runtime/persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS } from "../runtime/json/safe-json.js";
 import { CliError, echo, EXIT, type CliEnvironment } from "./io.js";
 
 /** The session loader's default size limit. */

@@ -19,9 +19,10 @@ import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { registerLangGraphTypes } from "../runtime/langgraph/registry.js";
 import { registerOpenAIAgentsTypes } from "../runtime/openai-agents/registry.js";
-import { defaultRegistry, TypeRegistry } from "../runtime/persistence/registry.js";
-import type { Migration } from "../runtime/persistence/migrations.js";
-import type { TypeDefinition } from "../runtime/persistence/registry-types.js";
+import { TypeRegistry } from "../runtime/registry/registry.js";
+import { defaultRegistry } from "../runtime/validation/default-registry.js";
+import type { Migration } from "../runtime/registry/migrations.js";
+import type { TypeDefinition } from "../runtime/registry/registry-types.js";
 import { inputPath, type CommandContext } from "./context.js";
 import { CliError, EXIT, type CliEnvironment } from "./io.js";
 

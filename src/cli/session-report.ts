@@ -2,8 +2,8 @@
  * Reading stored session documents for people: load one (any of the stored forms), and describe
  * what it holds and what is wrong with it. Shared by `validate` and `inspect`.
  */
-import type { TypeRegistry } from "../runtime/persistence/registry.js";
-import { JsonParseError, parseJson } from "../runtime/persistence/safe-json.js";
+import type { TypeRegistry } from "../runtime/registry/registry.js";
+import { JsonParseError, parseJson } from "../runtime/json/safe-json.js";
 import {
   deserializeSession,
   deserializeSessions,
@@ -12,7 +12,7 @@ import {
   type MigratedValue,
 } from "../runtime/persistence/serialization.js";
 import type { AgentSession, QuarantinedValue } from "../runtime/core/session.js";
-import type { PreservedValue, ValidationProblem } from "../runtime/persistence/problems.js";
+import type { PreservedValue, ValidationProblem } from "../runtime/core/problems.js";
 import { echo, type Colors } from "./io.js";
 
 /** Longest problem message echoed (it quotes pointers and values from the document). */

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { Option } from "commander";
-import type { TypeRegistry } from "../runtime/persistence/registry.js";
+import type { TypeRegistry } from "../runtime/registry/registry.js";
 import type { AgentSession } from "../runtime/core/session.js";
 import { quoted } from "../runtime/core/json.js";
 import { StatebagError } from "../runtime/core/errors.js";

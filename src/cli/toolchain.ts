@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ToolchainMissingError } from "../internal/toolchain-error.js";
+import { ToolchainMissingError } from "../runtime/core/toolchain-error.js";
 
 /** The package that holds `statebag gen`'s toolchain. */
 export const KIT = "statebag-kit";

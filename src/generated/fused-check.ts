@@ -3,7 +3,7 @@
 // Regenerate with `npm run gen`. One fused check per document root (generator/fused-check.ts):
 // true only when today's path (limits walk + validators + walker) would accept the value as it is,
 // with nothing to migrate or preserve; on false the caller takes today's path, which decides and reports.
-import { isDateTime } from "../runtime/persistence/formats.js";
+import { isDateTime } from "../runtime/registry/formats.js";
 
 // The limits of the current call (set by the entry points) and the keys counted so far.
 let maxDepth = 256;

@@ -3,7 +3,7 @@
 // One entry per $type-tagged type: its latest version, JSON Schema (family slots opaque),
 // precompiled validator (./validators.ts) and the slots the runtime walker dispatches by $type;
 // then the migrations declared next to the types (`export const ... = defineMigration(...)`).
-import type { Migration, TypeDefinition, Validator } from "../runtime/persistence/registry-types.js";
+import type { Migration, TypeDefinition, Validator } from "../runtime/registry/registry-types.js";
 import { inMemoryChatHistoryMigrations } from "../runtime/agent/providers/in-memory-chat-history.js";
 import { rollingSummaryMigrations } from "../runtime/agent/providers/rolling-summary.js";
 import * as validators from "./validators.js";

@@ -3,7 +3,7 @@
 // The older versions each type's migrations read, with the schema they were stored under
 // (schemas/history/, family slots opaque): before a step runs on a value, the registry checks it
 // against its own version, so a failing step on invalid stored data names the data, not the step.
-import type { TypeDefinition } from "../runtime/persistence/registry-types.js";
+import type { TypeDefinition } from "../runtime/registry/registry-types.js";
 
 export const storedVersions: Readonly<Record<string, NonNullable<TypeDefinition["storedVersions"]>>> = {
   "InMemoryChatHistoryState": [

@@ -7,12 +7,12 @@
 export { jsonEqual, pointerSegment, setOwn } from "../runtime/core/json.js";
 export { StatebagError } from "../runtime/core/errors.js";
 export { TYPE_ID_PATTERN } from "../runtime/core/tagged.js";
-export { FORMATS, formatCheck, isDateTime, isKnownFormat } from "../runtime/persistence/formats.js";
-export type { FormatCheck, FormatType } from "../runtime/persistence/formats.js";
+export { FORMATS, formatCheck, isDateTime, isKnownFormat } from "../runtime/registry/formats.js";
+export type { FormatCheck, FormatType } from "../runtime/registry/formats.js";
 export {
   MigrationError,
   MigrationSet,
   type Migration,
   type MigrationContext,
-} from "../runtime/persistence/migrations.js";
-export { ToolchainMissingError } from "./toolchain-error.js";
+} from "../runtime/registry/migrations.js";
+export { ToolchainMissingError } from "../runtime/core/toolchain-error.js";

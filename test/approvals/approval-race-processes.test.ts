@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { pendingToolApprovals } from "../../src/runtime/agent/approvals.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import { available, postgresBackend, sqliteBackend, type Backend } from "../stores/helpers.js";
 

@@ -16,7 +16,7 @@ import type { AIContent, ChatMessage, FunctionCallContent } from "../../src/runt
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { AgentGroupChat } from "../../src/runtime/group-chat/group-chat.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 
 const call = (callId: string, name: string, args: FunctionCallContent["arguments"]): FunctionCallContent => ({
   $type: "functionCall",

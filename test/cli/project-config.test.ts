@@ -214,7 +214,8 @@ describe("commands take the store and registry from the config", () => {
     const dir = folder({
       "statebag.config.json": { registry: "reg.ts" },
       "package.json": { type: "module" },
-      "reg.ts": `import { TypeRegistry, defaultRegistry } from ${JSON.stringify(join(REPO, "src/runtime/persistence/registry.js"))};
+      "reg.ts": `import { TypeRegistry } from ${JSON.stringify(join(REPO, "src/runtime/registry/registry.js"))};
+import { defaultRegistry } from ${JSON.stringify(join(REPO, "src/runtime/validation/default-registry.js"))};
 export const registry = TypeRegistry.compose(defaultRegistry());
 registry.register({ $type: "acme.Cfg", version: 1, schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } });
 `,

@@ -86,8 +86,9 @@ describe("statebag validate", () => {
   it("checks your own types with --registry, including migrations of older versions", async () => {
     const registry = tmp.file(
       "registry.ts",
-      `import { TypeRegistry, defaultRegistry } from ${JSON.stringify(new URL("../../src/runtime/persistence/registry.js", import.meta.url).pathname)};
-import { defineMigration } from ${JSON.stringify(new URL("../../src/runtime/persistence/migrations.js", import.meta.url).pathname)};
+      `import { TypeRegistry } from ${JSON.stringify(new URL("../../src/runtime/registry/registry.js", import.meta.url).pathname)};
+import { defaultRegistry } from ${JSON.stringify(new URL("../../src/runtime/validation/default-registry.js", import.meta.url).pathname)};
+import { defineMigration } from ${JSON.stringify(new URL("../../src/runtime/registry/migrations.js", import.meta.url).pathname)};
 export const registry = TypeRegistry.compose(defaultRegistry());
 registry.register({ $type: "acme.NotesState", version: 2, schema: { type: "object", properties: { lines: { type: "array", items: { type: "string" } } }, required: ["lines"] } });
 registry.addMigration(defineMigration({ type: "acme.NotesState", from: 1, to: 2, up: (v: any) => ({ lines: v.notes }) }));

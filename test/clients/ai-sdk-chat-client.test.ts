@@ -12,7 +12,7 @@ import { ModelServiceError } from "../../src/runtime/agent/clients/model-service
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import { userMessage, type ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 
 const usage = (input: number, output: number, extra: { cacheRead?: number; reasoning?: number } = {}) => ({
   inputTokens: { total: input, noCache: undefined, cacheRead: extra.cacheRead, cacheWrite: undefined },

@@ -9,7 +9,7 @@ import type { AITool } from "../../src/runtime/agent/tools.js";
 import { userMessage, type ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 import {
   chatCompletion,
   openAIError,

@@ -7,7 +7,7 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { type Assessment, assessCompatibility } from "../../generator/compat/assess.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
+import { isDateTime } from "../../src/runtime/registry/formats.js";
 
 const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
 ajv.addFormat("date-time", isDateTime);

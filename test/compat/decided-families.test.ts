@@ -10,7 +10,7 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { assessCompatibility } from "../../generator/compat/assess.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
-import { FORMATS } from "../../src/runtime/persistence/formats.js";
+import { FORMATS } from "../../src/runtime/registry/formats.js";
 
 // The runtime's formats, as the validators assert them.
 const ajv = new Ajv({ strict: false, formats: { ...FORMATS } });

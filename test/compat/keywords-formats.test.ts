@@ -12,7 +12,7 @@ import { ASSERTED_FORMATS, FORMAT_EXAMPLES, NEAR_MISSES, formatAccepts } from ".
 import { FORMAT_SHAPES } from "../../generator/compat/regex.js";
 import type { Change, ChangeKind } from "../../generator/compat/rule-catalogue.js";
 import type { JsonSchema } from "../../generator/compat/schema.js";
-import { FORMATS } from "../../src/runtime/persistence/formats.js";
+import { FORMATS } from "../../src/runtime/registry/formats.js";
 
 function verdict(changes: readonly Change[]): ChangeKind {
   if (changes.some((c) => c.kind === "breaking")) return "breaking";

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, StatebagError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
 import { ProviderSessionState } from "../../src/runtime/core/state-bag.js";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import { parseJson } from "../../src/runtime/persistence/safe-json.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
+import { parseJson } from "../../src/runtime/json/safe-json.js";
 import { deserializeSession, type SessionValidationError } from "../../src/runtime/persistence/serialization.js";
 import {
   SessionNotFoundError,
@@ -36,7 +37,7 @@ import { NodeSqliteMissingError } from "../../src/runtime/stores/sqlite/node-sql
 import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
 import { ToolchainMissingError } from "../../src/cli/toolchain.js";
 import { driverResolution } from "../../src/runtime/stores/drivers.js";
-import { importOptional } from "../../src/runtime/agent/clients/optional-dependency.js";
+import { importOptional } from "../../src/runtime/core/optional-dependency.js";
 import { toChatMessages } from "../../src/runtime/agent/clients/openai-content.js";
 import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";

@@ -16,9 +16,9 @@ afterAll(removeTempProjects);
 const RUNTIME = runtimeSources([
   "core/tagged.ts",
   "core/state-bag.ts",
-  "persistence/migrations.ts",
-  "persistence/registry-types.ts",
-  "persistence/formats.ts",
+  "registry/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/formats.ts",
 ]);
 
 const NOTES_V1 = `import type { ProviderState } from "./runtime/core/tagged.js";
@@ -29,7 +29,7 @@ export interface NotesState extends ProviderState<"acme.NotesState", 1> {
 `;
 
 const NOTES_V2 = `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 
 export interface NotesState extends ProviderState<"acme.NotesState", 2> {
   notes: { text: string }[];

@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { sortKeys, stableJson } from "../../generator/emit.js";
 import { generate } from "../../generator/index.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import { readFile, removeTempProjects, tempProject } from "./helpers.js";
 
 describe("stableJson", () => {

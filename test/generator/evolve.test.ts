@@ -14,9 +14,10 @@ import type { CompatFailure } from "../../generator/compat-run.js";
 import { generate } from "../../generator/index.js";
 import { formatResult } from "../../generator/report.js";
 import { ProviderSessionState, StateVersionError, type StateDescriptor } from "../../src/runtime/core/state-bag.js";
-import type { Migration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import type { Migration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import { REPO, readTree, removeTempProjects, runtimeSources, tempProject, typeErrors, writeFile } from "./helpers.js";
 
 afterAll(removeTempProjects);
@@ -24,9 +25,9 @@ afterAll(removeTempProjects);
 const RUNTIME = runtimeSources([
   "core/tagged.ts",
   "core/state-bag.ts",
-  "persistence/migrations.ts",
-  "persistence/registry-types.ts",
-  "persistence/formats.ts",
+  "registry/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/formats.ts",
 ]);
 
 const NOTES_V1 = `import type { ProviderState } from "./runtime/core/tagged.js";
@@ -37,7 +38,7 @@ export interface NotesState extends ProviderState<"acme.NotesState", 1> {
 `;
 
 const NOTES_V2 = (migration: string) => `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 import type { NotesState_v1, NotesState_v2 } from "./generated/versions.js";
 
 export interface NotesState extends ProviderState<"acme.NotesState", 2> {

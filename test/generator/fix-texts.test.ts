@@ -1,8 +1,8 @@
 /**
  * Every fix text (and hint) the generator, the compatibility check and the runtime's persistence
- * layer print must name only things a user can run: a `statebag` command and its flags, a flag of
- * `npm run gen`, or a function exported from one of statebag's public entry points. A fix that
- * names an internal helper (`retireType(...)`) sends users nowhere.
+ * rooms (persistence/, json/, registry/, validation/) print must name only things a user can run:
+ * a `statebag` command and its flags, a flag of `npm run gen`, or a function exported from one of
+ * statebag's public entry points. A fix that names an internal helper (`retireType(...)`) sends users nowhere.
  *
  * The texts are read from the source (every string and template piece under a `fix:` / `hint:`
  * property or passed as an error's hint), so a new fix text is covered without listing it here.
@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
 import { REPO } from "./helpers.js";
 
 function sourceFiles(dir: string): string[] {
@@ -43,7 +43,10 @@ interface FixText {
 /** Texts under `fix:` / `hint:` properties, the hint of `fail(step, message, hint)`, and the second argument of `new XxxError(message, hint)`. */
 function fixTexts(): FixText[] {
   const out: FixText[] = [];
-  const files = [...sourceFiles("generator"), ...sourceFiles("src/runtime/persistence")];
+  const files = [
+    ...sourceFiles("generator"),
+    ...["persistence", "json", "registry", "validation"].flatMap((room) => sourceFiles(`src/runtime/${room}`)),
+  ];
   for (const file of files) {
     const sf = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
     const where = (n: ts.Node) =>

@@ -12,8 +12,8 @@ import { fullFormats } from "ajv-formats/dist/formats.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generate } from "../../generator/index.js";
 import { formatResult, type GenerateResult } from "../../generator/report.js";
-import { FORMATS } from "../../src/runtime/persistence/formats.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import { FORMATS } from "../../src/runtime/registry/formats.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import { readFile, removeTempProjects, tempProject } from "./helpers.js";
 
 afterAll(removeTempProjects);

@@ -3,7 +3,7 @@ import { Ajv } from "ajv";
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { describe, expect, it } from "vitest";
 import { FORMAT_EXAMPLES, NEAR_MISSES } from "../../generator/compat/formats.js";
-import { FORMATS, formatCheck, isDateTime, isKnownFormat } from "../../src/runtime/persistence/formats.js";
+import { FORMATS, formatCheck, isDateTime, isKnownFormat } from "../../src/runtime/registry/formats.js";
 
 describe("isDateTime (RFC 3339 date-time)", () => {
   it.each([

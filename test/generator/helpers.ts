@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
 /** The runtime files a project in this repo's layout needs for its markers and messages. */
-const RUNTIME_FILES = ["core/tagged.ts", "core/messages.ts", "persistence/registry-types.ts", "persistence/formats.ts"];
+const RUNTIME_FILES = ["core/tagged.ts", "core/messages.ts", "registry/registry-types.ts", "registry/formats.ts"];
 
 /**
  * `src/runtime/<file>` for each file and every runtime module it imports (relative imports,
@@ -42,7 +42,7 @@ export function tempProject(files: Record<string, string>, options: { runtime?: 
     for (const f of RUNTIME_FILES)
       writeFile(root, `src/runtime/${f}`, fs.readFileSync(path.join(REPO, "src/runtime", f), "utf8"));
   fs.mkdirSync(path.join(root, "node_modules"));
-  // ajv and ajv-formats: the runtime's formats (src/runtime/persistence/formats.ts) import its definitions.
+  // ajv and ajv-formats: the runtime's formats (src/runtime/registry/formats.ts) import its definitions.
   for (const pkg of ["ajv", "ajv-formats"])
     fs.symlinkSync(path.join(REPO, "node_modules", pkg), path.join(root, "node_modules", pkg), "dir");
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text);

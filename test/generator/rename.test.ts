@@ -16,13 +16,13 @@ afterAll(removeTempProjects);
 const RUNTIME = runtimeSources([
   "core/tagged.ts",
   "core/state-bag.ts",
-  "persistence/migrations.ts",
-  "persistence/registry-types.ts",
-  "persistence/formats.ts",
+  "registry/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/formats.ts",
 ]);
 
 const HEAD = `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 `;
 
 const V1_TO_V2 = `export const notesV1toV2 = defineMigration<NotesState_v1, NotesState_v2>({

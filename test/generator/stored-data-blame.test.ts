@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkStoredDocuments } from "../../generator/compat/stored-data.js";
 import { generate } from "../../generator/index.js";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
 import { removeTempProjects, runtimeSources, tempProject, writeFile } from "./helpers.js";
 
 afterAll(removeTempProjects);
@@ -15,9 +15,9 @@ afterAll(removeTempProjects);
 const RUNTIME = runtimeSources([
   "core/tagged.ts",
   "core/state-bag.ts",
-  "persistence/migrations.ts",
-  "persistence/registry-types.ts",
-  "persistence/formats.ts",
+  "registry/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/formats.ts",
 ]);
 
 const notes = (
@@ -25,7 +25,7 @@ const notes = (
   shape: string,
   migrations = "",
 ) => `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 
 export interface NotesState extends ProviderState<"acme.NotesState", ${version}> {
   notes: ${shape};

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { versionTypeDeclaration } from "../../generator/version-types.js";
 import { checkStoredDocuments } from "../../generator/compat/stored-data.js";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
 import { REPO } from "./helpers.js";
 import path from "node:path";
 

@@ -8,8 +8,9 @@ import {
   type ChatMessage,
   type StatebagErrorCode,
 } from "../../src/index.js";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import {
   AgentChatRestoreError,
   AgentChatSerializer,

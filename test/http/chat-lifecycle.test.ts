@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import { toNodeListener } from "../../src/runtime/http/node.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import {
   available,

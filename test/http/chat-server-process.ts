@@ -13,7 +13,7 @@ import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-cha
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { createChatHandler } from "../../src/runtime/http/handler.js";
 import { toNodeListener } from "../../src/runtime/http/node.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 
 const url = process.env.STATEBAG_CHAT_STORE_URL;
 if (!url) throw new Error("STATEBAG_CHAT_STORE_URL is not set");

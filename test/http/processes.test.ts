@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { available, postgresBackend, redisBackend, redisClusterBackend, sqliteBackend } from "../stores/helpers.js";
 import { readReply, userTurn, waitFor } from "./setup.js";
 

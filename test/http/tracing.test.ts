@@ -12,7 +12,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
 import { expect, it } from "vitest";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 const exporter = new InMemorySpanExporter();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentSession, ChatMessage } from "../../src/index.js";
 import { exportSession, importSession } from "../../src/runtime/interop/index.js";
 import { InteropError } from "../../src/runtime/interop/errors.js";
-import { DEFAULT_JSON_LIMITS } from "../../src/runtime/persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS } from "../../src/runtime/json/safe-json.js";
 import { boundedPointer } from "../../src/runtime/core/json.js";
 
 /** A Python `function_approval_request` whose `function_call` is another one, `depth` times. */

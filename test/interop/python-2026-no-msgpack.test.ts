@@ -1,8 +1,8 @@
 /** Without the optional peer @msgpack/msgpack, msgpack files fail with MissingDependencyError naming `npm i @msgpack/msgpack`; JSON still works. */
 import { describe, expect, it, vi } from "vitest";
 
-vi.mock("../../src/runtime/agent/clients/optional-dependency.js", async (original) => {
-  const actual = await original<typeof import("../../src/runtime/agent/clients/optional-dependency.js")>();
+vi.mock("../../src/runtime/core/optional-dependency.js", async (original) => {
+  const actual = await original<typeof import("../../src/runtime/core/optional-dependency.js")>();
   return {
     ...actual,
     importPackage: async (name: string) => {
@@ -16,7 +16,7 @@ vi.mock("../../src/runtime/agent/clients/optional-dependency.js", async (origina
 describe("msgpack is an optional peer", () => {
   it("names the package and the install command; JSON histories need nothing", async () => {
     const { importSessionMsgpack, readHistoryJsonl } = await import("../../src/runtime/interop/index.js");
-    const { MissingDependencyError } = await import("../../src/runtime/agent/clients/optional-dependency.js");
+    const { MissingDependencyError } = await import("../../src/runtime/core/optional-dependency.js");
     const error = await importSessionMsgpack(new Uint8Array([0x80]), { from: "python-file-store" }).catch(
       (e: unknown) => e,
     );

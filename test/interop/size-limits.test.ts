@@ -17,7 +17,7 @@ import {
   importSession,
   type SessionShape,
 } from "../../src/runtime/interop/index.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError } from "../../src/runtime/persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError } from "../../src/runtime/json/safe-json.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { DEFAULT_MAX_BYTES } from "../../src/cli/read-document.js";

@@ -9,7 +9,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { createStatebagSaver, LANGGRAPH_STATE_KEY, type StatebagSaver } from "../../src/langgraph.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { allBackends, freshStore } from "../stores/helpers.js";
 

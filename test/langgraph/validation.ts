@@ -6,7 +6,7 @@
  */
 import * as vitest from "vitest";
 import { createStatebagSaver } from "../../src/langgraph.js";
-import type { OpenStoreOptions } from "../../src/runtime/stores/open.js";
+import type { OpenStoreOptions } from "../../src/runtime/open-store/open-store.js";
 import { type Backend, freshStore } from "../stores/helpers.js";
 
 const { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, test } = vitest;

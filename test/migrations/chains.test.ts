@@ -5,16 +5,17 @@
  */
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { MigrationError, defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
-import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
+import { MigrationError, defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
+import { RegistryError } from "../../src/runtime/registry/registry-error.js";
 import {
   type SessionValidationError,
   deserializeSession,
   serializeSession,
   type MigratedValue,
 } from "../../src/runtime/persistence/serialization.js";
-import type { PreservedValue } from "../../src/runtime/persistence/problems.js";
+import type { PreservedValue } from "../../src/runtime/core/problems.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";

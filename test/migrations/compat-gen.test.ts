@@ -9,10 +9,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Migration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
-import { validateValue } from "../../src/runtime/persistence/validate.js";
+import type { Migration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
+import { validateValue } from "../../src/runtime/validation/validate.js";
 import { readTree, removeTempProjects, runtimeSources, tempProject, writeFile } from "../generator/helpers.js";
 import { REPO } from "./helpers.js";
 
@@ -21,10 +21,10 @@ afterAll(removeTempProjects);
 /** The runtime files a project needs to declare types and migrations (no built-in message types). */
 const RUNTIME = [
   "core/tagged.ts",
-  "persistence/registry-types.ts",
-  "persistence/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/migrations.ts",
   "core/errors.ts",
-  "persistence/formats.ts",
+  "registry/formats.ts",
 ];
 const runtimeFiles = runtimeSources(RUNTIME);
 
@@ -110,7 +110,7 @@ describe("npm run gen runs the compatibility check", () => {
       state(
         "  summary: string;\n  lines: string[];",
         2,
-        `import { defineMigration } from "./runtime/persistence/migrations.js";
+        `import { defineMigration } from "./runtime/registry/migrations.js";
 /** v2 keeps the summary as lines too. */
 export const summaryMigrations = [defineMigration({ type: "acme.Summary", from: 1, to: 2, up: (v: { summary: string }) => ({ ...v, lines: [v.summary] }) })];`,
       ),

@@ -10,24 +10,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatError } from "../../generator/errors.js";
 import { generate } from "../../generator/index.js";
 import type { GenerateResult } from "../../generator/report.js";
-import type { Migration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import type { Migration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import { readFile, removeTempProjects, runtimeSources, tempProject } from "../generator/helpers.js";
 
 afterAll(removeTempProjects);
 
 const RUNTIME = [
   "core/tagged.ts",
-  "persistence/registry-types.ts",
-  "persistence/migrations.ts",
+  "registry/registry-types.ts",
+  "registry/migrations.ts",
   "core/errors.ts",
-  "persistence/formats.ts",
+  "registry/formats.ts",
 ];
 const runtimeFiles = runtimeSources(RUNTIME);
 
 const NOTES = `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 
 export interface NotesState extends ProviderState<"acme.Notes", 3> {
   items: string[];
@@ -42,7 +42,7 @@ export const notesMigrations = [
 `;
 
 const PREFS = `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration as migration } from "./runtime/persistence/migrations.js";
+import { defineMigration as migration } from "./runtime/registry/migrations.js";
 
 /** Formerly "acme.Settings" (v1). */
 export interface PrefsState extends ProviderState<"acme.Prefs", 2> {
@@ -58,7 +58,7 @@ export const settingsToPrefs = migration({
 `;
 
 const COUNTER = `import type { ProviderState } from "./runtime/core/tagged.js";
-import * as sb from "./runtime/persistence/migrations.js";
+import * as sb from "./runtime/registry/migrations.js";
 
 export interface CounterState extends ProviderState<"acme.Counter", 2> {
   value: number;
@@ -233,7 +233,7 @@ describe("a former name that evolved before it was renamed", () => {
       {
         ...runtimeFiles,
         "src/journal.ts": `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 export interface JournalState extends ProviderState<"acme.Journal", 3> { entries: string[] }
 export const journalMigrations = [
   defineMigration({ type: "acme.Diary", from: 1, to: 2, up: (v: { text: string }) => ({ lines: [v.text] }) }),
@@ -265,8 +265,8 @@ describe("migrations the generator cannot use are errors with file:line", () => 
       {
         ...runtimeFiles,
         "src/bad.ts": `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration, type Migration } from "./runtime/persistence/migrations.js";
-import { TypeRegistry } from "./runtime/persistence/registry-types.js";
+import { defineMigration, type Migration } from "./runtime/registry/migrations.js";
+import { TypeRegistry } from "./runtime/registry/registry-types.js";
 export interface S extends ProviderState<"acme.S", 2> { a: string }
 const hidden = defineMigration({ type: "acme.S", from: 1, to: 2, up: (v) => v });
 const FROM = 1;
@@ -306,7 +306,7 @@ export const noUp = defineMigration({ type: "acme.S", from: 1, to: 2 } as never)
     fs.writeFileSync(
       path.join(root, "src/bad.ts"),
       `import type { ProviderState } from "./runtime/core/tagged.js";
-import { defineMigration } from "./runtime/persistence/migrations.js";
+import { defineMigration } from "./runtime/registry/migrations.js";
 export interface S extends ProviderState<"acme.S", 2> { a: string }
 export const beyond = defineMigration({ type: "acme.S", from: 2, to: 3, up: (v) => v });
 export const first = defineMigration({ type: "acme.S", from: 1, to: 2, up: (v) => v });

@@ -8,9 +8,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fixtureFiles, validateFixture } from "../../generator/compat/check.js";
 import { readFrozenSchemas } from "../../generator/compat/history.js";
-import { defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
-import { validateValue } from "../../src/runtime/persistence/validate.js";
+import { validateValue } from "../../src/runtime/validation/validate.js";
 import { FIXTURES, SCHEMAS, envelope } from "./helpers.js";
 import fs from "node:fs";
 

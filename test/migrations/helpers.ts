@@ -7,8 +7,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Type } from "@sinclair/typebox";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 

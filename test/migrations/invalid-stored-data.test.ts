@@ -7,9 +7,9 @@
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { generatedTypes } from "../../src/generated/registry.js";
-import { defineMigration, MigrationError } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import type { TypeDefinition, Validator } from "../../src/runtime/persistence/registry-types.js";
+import { defineMigration, MigrationError } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import type { TypeDefinition, Validator } from "../../src/runtime/registry/registry-types.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { envelope } from "./helpers.js";
 

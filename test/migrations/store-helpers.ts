@@ -1,6 +1,6 @@
 /** Stores for the bulk migration tests: seeding stored texts exactly as older code wrote them. */
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionCodec, SessionStore } from "../../src/runtime/stores/types.js";
 import type { Backend } from "../stores/helpers.js";
 import { envelope, testCodec } from "./helpers.js";

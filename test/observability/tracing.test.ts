@@ -17,7 +17,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tracingOf } from "../../src/runtime/observability/hooks.js";
+import { tracingOf } from "../../src/runtime/core/tracing-hooks.js";
 import {
   ConflictError,
   migrateStore,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { build, type Plugin } from "esbuild";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { tracingOf } from "../../src/runtime/observability/hooks.js";
+import { tracingOf } from "../../src/runtime/core/tracing-hooks.js";
 import { otelResolution, resetOtel } from "../../src/runtime/observability/otel.js";
 import { openStore, withSession } from "../../src/stores.js";
 

@@ -17,7 +17,7 @@ import { ScriptedChatClient } from "../../src/testing.js";
 import type { AgentSession, ChatMessage } from "../../src/index.js";
 import { jsonEqual } from "../../src/runtime/core/json.js";
 import { AgentChatRestoreError, AgentChatSerializer, AgentGroupChat } from "../../src/group-chat.js";
-import { JsonParseError, type JsonLimits } from "../../src/runtime/persistence/safe-json.js";
+import { JsonParseError, type JsonLimits } from "../../src/runtime/json/safe-json.js";
 import {
   SESSION_FORMAT,
   SESSION_FORMAT_VERSION,

@@ -8,8 +8,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/agent.js";
 import { messageText } from "../../src/index.js";
 import type { AgentSession, QuarantinedValue } from "../../src/runtime/core/session.js";
-import { defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import {
   SessionValidationError,
   deserializeSession,
@@ -17,7 +18,7 @@ import {
   serializeSession,
   serializeSessions,
 } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { ScriptedChatClient } from "../../src/testing.js";
 import { cli, tempDir } from "../cli/helpers.js";

@@ -10,7 +10,7 @@ import {
   deserializeSession,
   serializeSession,
 } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 
 function error(run: () => unknown): SessionValidationError {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
+import { isDateTime } from "../../src/runtime/registry/formats.js";
 
 /**
  * The previous `isDateTime` (two digits at a time, each field's full range tested after), kept as

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StatebagError } from "../../src/runtime/core/errors.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import { JsonParseError } from "../../src/runtime/persistence/safe-json.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { JsonParseError } from "../../src/runtime/json/safe-json.js";
 import {
   SessionValidationError,
   deserializeSession,
@@ -10,8 +10,8 @@ import {
   serializeSessions,
 } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
-import type { ValidationProblem } from "../../src/runtime/persistence/problems.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
+import type { ValidationProblem } from "../../src/runtime/core/problems.js";
 import { makeModelTypes } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

@@ -20,20 +20,21 @@ import {
   fusedSessionDocument,
   fusedSessionsDocument,
   fusedValue,
-} from "../../src/runtime/persistence/fused.js";
-import { defaultRegistry, TypeRegistry } from "../../src/runtime/persistence/registry.js";
+} from "../../src/runtime/validation/fused.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import {
   checkWritableJson,
   checkedKeyCount,
   resolveLimits,
   type JsonLimits,
-} from "../../src/runtime/persistence/safe-json.js";
+} from "../../src/runtime/json/safe-json.js";
 import {
   SessionValidationError,
   deserializeSession,
   serializeSession,
 } from "../../src/runtime/persistence/serialization.js";
-import { SessionWalker } from "../../src/runtime/persistence/validate.js";
+import { SessionWalker } from "../../src/runtime/validation/validate.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 /** One valid value of every generated type at its latest version (the golden fixtures). */

@@ -8,11 +8,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { makeSession } from "../../bench/sessions.js";
 import { generatedTypes } from "../../src/generated/registry.js";
-import { fusedLimits, fusedMessageDocument, fusedDocumentChars } from "../../src/runtime/persistence/fused.js";
-import { defaultRegistry } from "../../src/runtime/persistence/registry.js";
-import { checkedKeyCount, resolveLimits } from "../../src/runtime/persistence/safe-json.js";
+import { fusedLimits, fusedMessageDocument, fusedDocumentChars } from "../../src/runtime/validation/fused.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
+import { checkedKeyCount, resolveLimits } from "../../src/runtime/json/safe-json.js";
 import { deserializeSession } from "../../src/runtime/persistence/serialization.js";
-import { SessionWalker } from "../../src/runtime/persistence/validate.js";
+import { SessionWalker } from "../../src/runtime/validation/validate.js";
 import {
   InvalidStoredMessageError,
   defaultMessageCodec,

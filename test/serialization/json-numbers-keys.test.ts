@@ -5,8 +5,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { readDocument } from "../../src/runtime/interop/session-codec.js";
-import { locateDuplicateKey } from "../../src/runtime/persistence/json-syntax.js";
-import { JsonParseError, checkJsonLimits, parseJson } from "../../src/runtime/persistence/safe-json.js";
+import { locateDuplicateKey } from "../../src/runtime/json/json-syntax.js";
+import { JsonParseError, checkJsonLimits, parseJson } from "../../src/runtime/json/safe-json.js";
 import {
   SessionValidationError,
   deserializeSession,

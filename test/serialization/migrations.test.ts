@@ -1,15 +1,15 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { MigrationDefinitionError, MigrationError, defineMigration } from "../../src/runtime/persistence/migrations.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import { MigrationDefinitionError, MigrationError, defineMigration } from "../../src/runtime/registry/migrations.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import {
   SessionValidationError,
   deserializeSession,
   deserializeSessions,
   serializeSession,
 } from "../../src/runtime/persistence/serialization.js";
-import { validateSession } from "../../src/runtime/persistence/validate.js";
+import { validateSession } from "../../src/runtime/validation/validate.js";
 import { ajv, makeModelTypes } from "./model.js";
 
 /** acme.Notes v3: { items: string[], count: integer }. v1 was { text }, v2 { items }. */

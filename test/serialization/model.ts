@@ -5,8 +5,8 @@
  * type's own schema; the walker dispatches what sits there.
  */
 import AjvModule from "ajv";
-import { isDateTime } from "../../src/runtime/persistence/formats.js";
-import type { FamilySlot, TypeDefinition, Validator } from "../../src/runtime/persistence/registry-types.js";
+import { isDateTime } from "../../src/runtime/registry/formats.js";
+import type { FamilySlot, TypeDefinition, Validator } from "../../src/runtime/registry/registry-types.js";
 
 const Ajv = AjvModule.default;
 export const ajv = new Ajv({ allErrors: true, strict: true, formats: { "date-time": isDateTime } });

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ProblemDetails, ValidationProblem } from "../../src/index.js";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
-import { JsonParseError, checkWritableJson, parseJson } from "../../src/runtime/persistence/safe-json.js";
-import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { JsonParseError, checkWritableJson, parseJson } from "../../src/runtime/json/safe-json.js";
+import { validateSession, validateValue } from "../../src/runtime/validation/validate.js";
 
 function registry(): TypeRegistry {
   const r = new TypeRegistry();

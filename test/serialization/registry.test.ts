@@ -1,10 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
-import { RegistryError } from "../../src/runtime/persistence/registry-error.js";
-import type { TypeDefinition } from "../../src/runtime/persistence/registry-types.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
+import { RegistryError } from "../../src/runtime/registry/registry-error.js";
+import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
+import { validateSession, validateValue } from "../../src/runtime/validation/validate.js";
 import { makeModelTypes } from "./model.js";
 
 function thrown(f: () => unknown): Error {

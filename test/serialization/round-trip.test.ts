@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TypeRegistry } from "../../src/runtime/persistence/registry.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
 import {
   SESSION_FORMAT_VERSION,
   SessionValidationError,
@@ -9,8 +9,8 @@ import {
   serializeSessions,
 } from "../../src/runtime/persistence/serialization.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
-import { validateSession, validateValue } from "../../src/runtime/persistence/validate.js";
-import type { PreservedValue } from "../../src/runtime/persistence/problems.js";
+import { validateSession, validateValue } from "../../src/runtime/validation/validate.js";
+import type { PreservedValue } from "../../src/runtime/core/problems.js";
 import { makeModelTypes, makeSession } from "./model.js";
 
 const registry = new TypeRegistry({ source: "test model", types: makeModelTypes() });

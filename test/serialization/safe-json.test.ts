@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  JsonParseError,
-  checkJsonLimits,
-  checkWritableJson,
-  parseJson,
-} from "../../src/runtime/persistence/safe-json.js";
-import { locateSyntaxError } from "../../src/runtime/persistence/json-syntax.js";
+import { JsonParseError, checkJsonLimits, checkWritableJson, parseJson } from "../../src/runtime/json/safe-json.js";
+import { locateSyntaxError } from "../../src/runtime/json/json-syntax.js";
 
 function parseError(text: string | Uint8Array, limits?: Parameters<typeof parseJson>[1]): JsonParseError {
   try {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { TypeRegistry, defaultRegistry } from "../../src/runtime/persistence/registry.js";
+import { TypeRegistry } from "../../src/runtime/registry/registry.js";
+import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import { deserializeSession, serializeSession } from "../../src/runtime/persistence/serialization.js";
-import { SessionWalker, validateSession } from "../../src/runtime/persistence/validate.js";
+import { SessionWalker, validateSession } from "../../src/runtime/validation/validate.js";
 import { makeSession as makeBenchSession } from "../../bench/sessions.js";
 import { makeModelTypes, makeSession } from "./model.js";
 

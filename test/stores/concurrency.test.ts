@@ -6,7 +6,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { counterOf, counterSession, durableBackends, type Backend } from "./helpers.js";
 
 const PROCESSES = 8;

@@ -14,7 +14,7 @@ import {
   loadDriver,
   type OptionalDriver,
 } from "../../src/runtime/stores/drivers.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 
 const real = { ...driverResolution };

@@ -7,7 +7,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { ownerDigest } from "../../src/runtime/stores/erasure.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { driverInstalled } from "../../src/runtime/stores/drivers.js";
-import { openStore, type OpenStoreOptions } from "../../src/runtime/stores/open.js";
+import { openStore, type OpenStoreOptions } from "../../src/runtime/open-store/open-store.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
-import { DEFAULT_STORE_URL, openStore, sqlitePath } from "../../src/runtime/stores/open.js";
+import { DEFAULT_STORE_URL, openStore, sqlitePath } from "../../src/runtime/open-store/open-store.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";

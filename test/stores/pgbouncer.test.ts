@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { ConflictError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import {

@@ -10,7 +10,7 @@ import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { compareIds } from "../../src/runtime/stores/common.js";
 import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { REDIS_CLUSTER_BUCKETS } from "../../src/runtime/stores/redis/keys.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import {

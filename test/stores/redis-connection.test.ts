@@ -11,7 +11,7 @@ import type { Redis as RedisClient } from "ioredis";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { redisConnection } from "../../src/runtime/stores/redis/url.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import { counterSession, REDIS_URL, serverUp, uniqueName } from "./helpers.js";

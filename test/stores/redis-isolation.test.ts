@@ -12,7 +12,7 @@ import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { StoreKeyConflictError, StoreNotSetUpError } from "../../src/runtime/stores/errors.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import {
   counterOf,

@@ -19,7 +19,7 @@ async function withStore(
   fn: (store: RedisSessionStore) => Promise<void>,
 ): Promise<void> {
   const { url, cleanup } = await backend.location();
-  const { openStore } = await import("../../src/runtime/stores/open.js");
+  const { openStore } = await import("../../src/runtime/open-store/open-store.js");
   const store = (await openStore(url)) as SessionStore as RedisSessionStore;
   try {
     await fn(store);

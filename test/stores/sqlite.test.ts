@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError, StatebagError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import type { SqliteDriverName } from "../../src/runtime/stores/sqlite/driver.js";
 import { parseSqliteUrl } from "../../src/runtime/stores/sqlite/url.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import { InvalidIdError, StoreAuthenticationError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
-import { openStore, sqlitePath } from "../../src/runtime/stores/open.js";
+import { openStore, sqlitePath } from "../../src/runtime/open-store/open-store.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { redactUrl } from "../../src/runtime/stores/url.js";
 import { counterSession, PG_URL, serverUp, uniqueName } from "./helpers.js";

@@ -8,7 +8,7 @@ import type { AgentSession } from "../../src/runtime/core/session.js";
 import { defaultSessionCodec, loadStoredSession, StoredSessionIdError } from "../../src/runtime/stores/codec.js";
 import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { migrateStore } from "../../src/runtime/stores/migrate.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionCodec, SessionStore, StoredSession } from "../../src/runtime/stores/types.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import { allBackends, counterSession, type Backend } from "./helpers.js";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { ConflictError, SessionNotFoundError } from "../../src/runtime/stores/errors.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import { counterOf, memoryBackend, sqliteBackend, type Backend } from "./helpers.js";

@@ -13,7 +13,7 @@ import { join, relative } from "node:path";
 import type { CommandContext } from "../../src/cli/context.js";
 import { Capture, EXIT, Output } from "../../src/cli/io.js";
 import { findProjectConfig } from "../../src/cli/project-config.js";
-import { openStore } from "../../src/runtime/stores/open.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import type { SessionCodec } from "../../src/runtime/stores/types.js";
 

@@ -290,7 +290,7 @@ function checkStorableId(session: AgentSession, doc: Document): void {
   }
 }
 
-let interopJson: typeof import("../../runtime/persistence/safe-json.js");
+let interopJson: typeof import("../../runtime/json/safe-json.js");
 let msgpackCodec: import("../../runtime/interop/python-msgpack.js").MsgpackCodec | undefined;
 let uiChats: typeof import("../../runtime/ui-messages/import.js") | undefined;
 
@@ -306,7 +306,7 @@ async function runImport(context: CommandContext, inputs: string[], options: Imp
   if (options.from === "cosmos-chat-history")
     return (await import("../maf-stores.js")).importCosmosChatHistory(context, inputs, options);
   const interop = await import("../../runtime/interop/index.js");
-  interopJson = await import("../../runtime/persistence/safe-json.js");
+  interopJson = await import("../../runtime/json/safe-json.js");
   if (options.from === "ai-sdk-ui") uiChats = await import("../../runtime/ui-messages/import.js");
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (options.id !== undefined) {

@@ -9,8 +9,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { Migration } from "../../runtime/persistence/migrations.js";
-import type { TypeRegistry } from "../../runtime/persistence/registry.js";
+import type { Migration } from "../../runtime/registry/migrations.js";
+import type { TypeRegistry } from "../../runtime/registry/registry.js";
 import { pointerSegment } from "../../runtime/core/json.js";
 import { isEncryptedText } from "../../runtime/stores/encryption/envelope.js";
 import type { ListItem, ScanItem, StoredSessionMeta } from "../../runtime/stores/types.js";

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { TaggedValue } from "./tagged.js";
-import type { ValidationProblem } from "../persistence/problems.js";
+import type { ValidationProblem } from "./problems.js";
 
 /**
  * How a session keeps history. `local`: the history provider keeps it and the client gets all of

@@ -43,7 +43,7 @@ import {
   parseJson,
   protoKeyError,
   type JsonLimits,
-} from "../persistence/safe-json.js";
+} from "../json/safe-json.js";
 import {
   SESSION_FORMAT,
   SESSION_FORMAT_VERSION,

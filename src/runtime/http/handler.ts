@@ -17,7 +17,7 @@
  */
 import type { ChatClientAgent } from "../agent/agent.js";
 import { ConfigurationError } from "../core/errors.js";
-import { tracingOf } from "../observability/hooks.js";
+import { tracingOf } from "../core/tracing-hooks.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
 import { chatNotFound } from "./chat-error.js";

@@ -4,7 +4,7 @@
  * limits (`application/json`, UTF-8 only: another charset is a 415, not a misread body), and the
  * JSON response.
  */
-import { JsonParseError, parseJson } from "../persistence/safe-json.js";
+import { JsonParseError, parseJson } from "../json/safe-json.js";
 import { checkOwner } from "../stores/listing.js";
 import type { UIRequestLimits } from "./ai-sdk-ui.js";
 import type { ChatSessions } from "./chat-flow.js";

@@ -19,7 +19,7 @@ import type { AgentResponseUpdate } from "../agent/response.js";
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { tracingOf } from "../observability/hooks.js";
+import { tracingOf } from "../core/tracing-hooks.js";
 import { ConflictError } from "../stores/errors.js";
 import type { StreamStatus } from "../stores/stream-buffer.js";
 import {

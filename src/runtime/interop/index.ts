@@ -39,7 +39,7 @@ import { decodeMsgpackDocument, loadMsgpack } from "./python-msgpack.js";
 import { pythonSessionToThread, pythonThreadToSession } from "./python-generations.js";
 import { readDocument } from "./session-codec.js";
 import { SHAPE_NAMES, familyOf, isSessionShape, shapeInfo, type SessionShape } from "./shapes.js";
-import type { JsonLimits } from "../persistence/safe-json.js";
+import type { JsonLimits } from "../json/safe-json.js";
 import { exportAguiSnapshot, importAguiSnapshot, importWorkflowCheckpoint } from "./ag-ui.js";
 
 /** The two families (today's .NET and Python documents); every shape is in `SHAPE_NAMES`. */

@@ -13,7 +13,7 @@
  *   from (what `exportSession` would write for it, compact): a document that imports can always
  *   be saved, loaded, exported and imported again with the same limit.
  */
-import { resolveLimits, type JsonLimits } from "../persistence/safe-json.js";
+import { resolveLimits, type JsonLimits } from "../json/safe-json.js";
 import { serializeSession } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
 import { InteropError } from "./errors.js";

@@ -18,7 +18,7 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../core/messages.js";
-import { checkJsonSize } from "../persistence/safe-json.js";
+import { checkJsonSize } from "../json/safe-json.js";
 import { chatMessageFromMeai } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import type { JsonObject, TaggedValue } from "../core/tagged.js";

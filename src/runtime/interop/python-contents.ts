@@ -6,7 +6,7 @@
  * does not, is the caller's part (`python.ts`).
  */
 import type { JsonObject } from "../core/tagged.js";
-import { parseJson } from "../persistence/safe-json.js";
+import { parseJson } from "../json/safe-json.js";
 import { foreignContent, isForeignContent } from "./foreign.js";
 import { cloneJson, defineOwn, isPlainObject, type JsonRecord } from "./json-util.js";
 

@@ -15,7 +15,7 @@
  * message says the 1-based line or record number as the provider's own errors do).
  */
 import type { ChatMessage } from "../core/messages.js";
-import { JsonParseError, parseJson, type JsonLimits } from "../persistence/safe-json.js";
+import { JsonParseError, parseJson, type JsonLimits } from "../json/safe-json.js";
 import { InteropError, describe } from "./errors.js";
 import { isPlainObject } from "./json-util.js";
 import { keyFromFileStem, sessionFileStem } from "./python-file-store.js";

@@ -12,9 +12,9 @@
  * written back is byte for byte the same; the one normalisation is that an integral float
  * (`1.0`) comes back as an integer, as it does through JSON.
  */
-import { importOptional, importPackage } from "../agent/clients/optional-dependency.js";
+import { importOptional, importPackage } from "../core/optional-dependency.js";
 import { jsonPointer } from "../core/json.js";
-import { DEFAULT_JSON_LIMITS, checkJsonLimits, resolveLimits, type JsonLimits } from "../persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, checkJsonLimits, resolveLimits, type JsonLimits } from "../json/safe-json.js";
 import { InteropError } from "./errors.js";
 import type { SessionShape } from "./shapes.js";
 

@@ -47,7 +47,7 @@ import {
 } from "../core/session.js";
 import { isTaggedValue, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { pointerSegment } from "../core/json.js";
-import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits } from "../persistence/safe-json.js";
+import { DEFAULT_JSON_LIMITS, JsonParseError, checkJsonLimits } from "../json/safe-json.js";
 import { InteropError, at, describe, reframe, shown } from "./errors.js";
 import type { ReaderContext } from "./dotnet.js";
 import {

@@ -4,7 +4,7 @@
  * these modules read (an imported document, a group-chat channel, a workflow session) is validated
  * and migrated like any other, and nothing is written that could not be loaded again.
  */
-import { checkJsonLimits, parseJson } from "../persistence/safe-json.js";
+import { checkJsonLimits, parseJson } from "../json/safe-json.js";
 import {
   SessionValidationError,
   deserializeSession,

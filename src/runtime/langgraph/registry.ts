@@ -5,7 +5,7 @@
  * registry the store's codec uses. Registered, a thread is validated on every save and load, down
  * to each chat message's contents (the `AIContent` family, through slots), and migrates with them.
  */
-import type { TypeRegistry } from "../persistence/registry.js";
+import type { TypeRegistry } from "../registry/registry.js";
 import { LANGGRAPH_THREAD_TYPE } from "./document.js";
 import { LANGGRAPH_IMPORT_TYPE } from "./import.js";
 

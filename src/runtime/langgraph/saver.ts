@@ -12,7 +12,7 @@
  */
 import { ConfigurationError, type StatebagError } from "../core/errors.js";
 import { createSessionData } from "../core/session.js";
-import { importOptional, importPackage } from "../agent/clients/optional-dependency.js";
+import { importOptional, importPackage } from "../core/optional-dependency.js";
 import type { SessionStore } from "../stores/types.js";
 import {
   LANGGRAPH_STATE_KEY,

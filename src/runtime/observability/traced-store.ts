@@ -14,7 +14,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, createHmac } from "node:crypto";
-import { MissingDependencyError } from "../agent/clients/optional-dependency.js";
+import { MissingDependencyError } from "../core/optional-dependency.js";
 import { defaultSessionCodec } from "../stores/codec.js";
 import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
 import { markContextFree, metaProtectionOf, usesContext } from "../stores/listing.js";
@@ -27,7 +27,7 @@ import {
   type MigrationProbe,
   type SessionProbe,
   type StoreTracing,
-} from "./hooks.js";
+} from "../core/tracing-hooks.js";
 import {
   loadedOtel,
   loadOtel,

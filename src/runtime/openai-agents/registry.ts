@@ -4,7 +4,7 @@
  * strict store refuses them until they are registered:
  * `registerOpenAIAgentsTypes(registry)` on the registry the store's codec uses.
  */
-import type { TypeRegistry } from "../persistence/registry.js";
+import type { TypeRegistry } from "../registry/registry.js";
 import { OPENAI_AGENTS_ITEM_TYPE } from "./items.js";
 import { OPENAI_AGENTS_RUN_STATE_TYPE } from "./session.js";
 

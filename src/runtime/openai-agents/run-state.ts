@@ -3,7 +3,7 @@
  * `statebag/openai-agents` loads `@openai/agents-core`, and only when a kept run is resumed: a
  * missing package is `MissingDependencyError` naming the install command.
  */
-import { importOptional, importPackage } from "../agent/clients/optional-dependency.js";
+import { importOptional, importPackage } from "../core/optional-dependency.js";
 
 /** The agent a run was started with (an SDK `Agent`), structurally: `RunState.fromString` checks it. */
 export interface RunStateAgent {

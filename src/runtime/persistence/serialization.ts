@@ -45,9 +45,10 @@
 import { StatebagError } from "../core/errors.js";
 import { MAX_POINTER_CHARS, boundedPointer, describeValue, jsonPointer, quoted, setOwn } from "../core/json.js";
 import type { AgentSession, QuarantinedValue } from "../core/session.js";
-import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "./problems.js";
-import { valueTexts } from "./json-spans.js";
-import { PROVIDER_STATE_FAMILY, defaultRegistry, type TypeRegistry } from "./registry.js";
+import { DEFAULT_MAX_PROBLEMS, formatProblems, type PreservedValue, type ValidationProblem } from "../core/problems.js";
+import { valueTexts } from "../json/json-spans.js";
+import { PROVIDER_STATE_FAMILY, type TypeRegistry } from "../registry/registry.js";
+import { defaultRegistry } from "../validation/default-registry.js";
 import {
   DEFAULT_JSON_LIMITS,
   JsonParseError,
@@ -59,7 +60,7 @@ import {
   parseJsonText,
   resolveLimits,
   type JsonLimits,
-} from "./safe-json.js";
+} from "../json/safe-json.js";
 import {
   fusedDocumentChars,
   fusedFor,
@@ -68,8 +69,8 @@ import {
   fusedSession,
   fusedSessionDocument,
   fusedSessionsDocument,
-} from "./fused.js";
-import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "./validate.js";
+} from "../validation/fused.js";
+import { SessionWalker, type PendingUpgrade, type ValidateOptions } from "../validation/validate.js";
 import type { FusedLimits } from "../../generated/fused-check.js";
 
 export const SESSION_FORMAT = "statebag.session";

@@ -5,9 +5,9 @@
 import { StatebagError } from "../core/errors.js";
 import { describeValue, quoted, shortPointer } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
-import type { TypeRegistry } from "../persistence/registry.js";
-import type { ValidationProblem } from "../persistence/problems.js";
-import type { JsonLimits } from "../persistence/safe-json.js";
+import type { TypeRegistry } from "../registry/registry.js";
+import type { ValidationProblem } from "../core/problems.js";
+import type { JsonLimits } from "../json/safe-json.js";
 import {
   SessionValidationError,
   deserializeMessage,
@@ -18,7 +18,7 @@ import {
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
 import { markContextFree } from "./listing.js";
-import { noteMigrations } from "../observability/hooks.js";
+import { noteMigrations } from "../core/tracing-hooks.js";
 import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "./types.js";
 
 export interface SessionCodecOptions {

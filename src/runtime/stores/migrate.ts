@@ -35,9 +35,10 @@
  * Without `readText`, an encrypted row fails with `decryption-failed` and is left as stored.
  */
 import { StatebagError } from "../core/errors.js";
-import { defaultRegistry, type TypeRegistry } from "../persistence/registry.js";
+import type { TypeRegistry } from "../registry/registry.js";
+import { defaultRegistry } from "../validation/default-registry.js";
 import { SessionValidationError, deserializeSession, type MigratedValue } from "../persistence/serialization.js";
-import type { JsonLimits } from "../persistence/safe-json.js";
+import type { JsonLimits } from "../json/safe-json.js";
 import type { AgentSession } from "../core/session.js";
 import { StoredSessionIdError } from "./codec.js";
 import { type BulkAttempt, eachScanned, rescan, retryChanged } from "./bulk-pass.js";
@@ -45,7 +46,7 @@ import { MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
-import { tracingOf, type MigrationProbe, type StoreTracing } from "../observability/hooks.js";
+import { tracingOf, type MigrationProbe, type StoreTracing } from "../core/tracing-hooks.js";
 import { pointerSegment } from "../core/json.js";
 
 export interface MigrateStoreOptions {

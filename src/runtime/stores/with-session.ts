@@ -22,7 +22,7 @@ import { checkId } from "./common.js";
 import { ConflictError, SessionNotFoundError } from "./errors.js";
 import { checkMeta } from "./listing.js";
 import type { SessionMeta, SessionStore } from "./types.js";
-import { tracingOf, type SessionProbe } from "../observability/hooks.js";
+import { tracingOf, type SessionProbe } from "../core/tracing-hooks.js";
 
 export interface WithSessionOptions {
   /** `reject` (default): throw `ConflictError`. `retry`: reload and run `fn` again, up to `retries` times. */

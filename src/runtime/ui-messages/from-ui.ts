@@ -15,7 +15,7 @@ import type {
 } from "../core/messages.js";
 import type { JsonValue } from "../core/tagged.js";
 import { jsonEqual } from "../core/json.js";
-import { checkWritableJson } from "../persistence/safe-json.js";
+import { checkWritableJson } from "../json/safe-json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { UIMessageError, expected } from "./errors.js";
 import { rejectedResult, STATEBAG_CONTENT_PART, UI_MESSAGE_KEY, type ContentExtra, type MessageExtra } from "./keys.js";

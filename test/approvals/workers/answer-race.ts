@@ -12,7 +12,7 @@ import { answerToolApprovals } from "../../../src/runtime/agent/approval-store.j
 import { approveToolCall, ToolApprovalError } from "../../../src/runtime/agent/approvals.js";
 import { ScriptedChatClient } from "../../../src/runtime/agent/clients/scripted-chat-client.js";
 import type { AgentSession } from "../../../src/runtime/core/session.js";
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../../src/runtime/stores/types.js";
 
 const [url, ledger, worker] = process.argv.slice(2);

@@ -7,7 +7,7 @@
  *
  * `delayMs` pauses after each save (a slower store), so the kill lands mid-run, not after the end.
  */
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 import { migrateStore } from "../../../src/runtime/stores/migrate.js";
 import { testCodec, testRegistry } from "../helpers.js";
 

@@ -4,7 +4,7 @@
  *
  *   node --import tsx erase-owner.ts <storeUrl> <owner>
  */
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 
 const [url, owner] = process.argv.slice(2);
 const store = await openStore(url);

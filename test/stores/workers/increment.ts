@@ -7,7 +7,7 @@
  * Prints one JSON line: { saved, conflicts, gaveUp }.
  */
 import { ConflictError } from "../../../src/runtime/stores/errors.js";
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 
 const [url, id, countText, retriesText] = process.argv.slice(2);
 const count = Number(countText);

@@ -4,7 +4,7 @@
  *
  *   node --import tsx quiet-sqlite.ts <dbPath>
  */
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 
 const store = await openStore(`sqlite:${process.argv[2]}`);
 await store.save({ id: "s", stateBag: {} }, { expectedRevision: null });

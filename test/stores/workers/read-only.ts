@@ -4,7 +4,7 @@
  *
  *   node --import tsx read-only.ts <storeUrl> <sessionId>
  */
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 
 const [url, id] = process.argv.slice(2);
 const store = await openStore(url);

@@ -5,7 +5,7 @@
  *
  *   node --import tsx slow-writer.ts <storeUrl> <sessionId> <payloadBytes>
  */
-import { openStore } from "../../../src/runtime/stores/open.js";
+import { openStore } from "../../../src/runtime/open-store/open-store.js";
 
 const [url, id, bytesText] = process.argv.slice(2);
 const bytes = Number(bytesText);

@@ -44,7 +44,7 @@ import type {
 import type { JsonValue } from "../../core/tagged.js";
 import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
 import { functionCall, parseDataUri, UnsupportedContentError } from "./openai-content.js";
-import { importOptional, importPackage } from "./optional-dependency.js";
+import { importOptional, importPackage } from "../../core/optional-dependency.js";
 import { checkMaxRetries, streamWithRetries, withRetries } from "./retry.js";
 
 /**

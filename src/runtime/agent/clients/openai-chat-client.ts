@@ -27,7 +27,7 @@ import type { AIContent, ChatMessage, UsageDetails } from "../../core/messages.j
 import type { ServiceSessionId } from "../../core/session.js";
 import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
 import { shownText } from "../../core/json.js";
-import { importOptional, importPackage } from "./optional-dependency.js";
+import { importOptional, importPackage } from "../../core/optional-dependency.js";
 import { checkMaxRetries, streamWithRetries, withRetries } from "./retry.js";
 
 export { ModelServiceError };

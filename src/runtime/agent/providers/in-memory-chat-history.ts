@@ -3,7 +3,7 @@
  * carries the whole conversation and survives a restart by being stored.
  */
 import type { ChatMessage } from "../../core/messages.js";
-import { defineMigration } from "../../persistence/migrations.js";
+import { defineMigration } from "../../registry/migrations.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { InMemoryChatHistoryStateType } from "../../../generated/descriptors.js";

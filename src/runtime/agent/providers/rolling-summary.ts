@@ -5,7 +5,7 @@
  */
 import type { ChatClient } from "../chat-client.js";
 import { messageText, userMessage, type ChatMessage } from "../../core/messages.js";
-import { defineMigration } from "../../persistence/migrations.js";
+import { defineMigration } from "../../registry/migrations.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { RollingSummaryStateType } from "../../../generated/descriptors.js";
 import type { RollingSummaryState_v1, RollingSummaryState_v2 } from "../../../generated/versions.js";

@@ -1,6 +1,6 @@
 /**
  * The contract between the generator (`generator/`, which emits `src/generated/registry.ts`) and
- * the runtime registry (`src/runtime/persistence/registry.ts`). Generated code and runtime registrations both
+ * the runtime registry (`src/runtime/registry/registry.ts`). Generated code and runtime registrations both
  * produce `TypeDefinition`s; the runtime treats them the same.
  */
 

@@ -6,7 +6,8 @@
  * names), and values of unknown types are kept verbatim as data, never instantiated.
  *
  * Sources, composed with `TypeRegistry.compose(...)`:
- * - statebag's own generated types (`defaultRegistry()`, from `src/generated/registry.ts`),
+ * - statebag's own generated types (`defaultRegistry()`, validation/default-registry.ts, from
+ *   `src/generated/registry.ts`),
  * - an application's generated registry (its own `npm run gen` output),
  * - runtime registrations without codegen (`registry.register({ $type, version, schema })` with a
  *   TypeBox or plain JSON schema, compiled by ajv at registration time).
@@ -18,7 +19,6 @@
  */
 import AjvModule from "ajv";
 import type { Format, Options as AjvOptions } from "ajv";
-import { generatedMigrations, generatedTypes } from "../../generated/registry.js";
 import { FORMATS } from "./formats.js";
 import { setOwn } from "../core/json.js";
 import {
@@ -569,15 +569,3 @@ function describeAjvError(e: {
 const allErrorsDefs = new WeakSet<TypeDefinition>();
 /** Per definition: the validator used to explain failures (see `reportValidator`). */
 const reportValidators = new WeakMap<TypeDefinition, Validator>();
-
-let defaultInstance: TypeRegistry | undefined;
-
-/**
- * statebag's own registry: the generated types (message contents, annotations, built-in provider
- * states) and the migrations declared next to them. Built once, on first use. It is process-wide:
- * `register()` on it affects every caller; compose your own (`TypeRegistry.compose(defaultRegistry(), ...)`) to keep registrations local.
- */
-export function defaultRegistry(): TypeRegistry {
-  defaultInstance ??= new TypeRegistry({ source: "statebag", types: generatedTypes, migrations: generatedMigrations });
-  return defaultInstance;
-}

@@ -20,8 +20,8 @@ import {
   keyCount,
   type FusedLimits,
 } from "../../generated/fused-check.js";
-import type { TypeRegistry } from "./registry.js";
-import type { JsonLimits } from "./safe-json.js";
+import type { TypeRegistry } from "../registry/registry.js";
+import type { JsonLimits } from "../json/safe-json.js";
 
 const fusedRegistries = new WeakSet<TypeRegistry>();
 

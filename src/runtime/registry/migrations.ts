@@ -182,7 +182,7 @@ export function callerSource(): string | undefined {
   const stack = new Error().stack;
   if (!stack) return undefined;
   for (const line of stack.split("\n").slice(1)) {
-    if (/src[\\/]runtime[\\/]persistence[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal"))
+    if (/src[\\/]runtime[\\/]registry[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal"))
       continue;
     const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
     if (m) return `${m[1].replace(/^file:\/\//, "")}:${m[2]}`;

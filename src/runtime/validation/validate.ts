@@ -25,9 +25,9 @@
  */
 import { boundedPointer, describeValue, pointerSegment, quoted } from "../core/json.js";
 import { emitSchemaProblems } from "./ajv-problems.js";
-import { JsonParseError, parseJson } from "./safe-json.js";
+import { JsonParseError, parseJson } from "../json/safe-json.js";
 import { UNLIMITED, fusedFor, fusedSession, fusedValue } from "./fused.js";
-import { MigrationError } from "./migrations.js";
+import { MigrationError } from "../registry/migrations.js";
 import {
   DEFAULT_MAX_PROBLEMS,
   ProblemList,
@@ -38,10 +38,11 @@ import {
   type PreservedValue,
   type SessionProblemDetails,
   type ValidationProblem,
-} from "./problems.js";
-import { PROVIDER_STATE_FAMILY, defaultRegistry, type RegistryEntry, type TypeRegistry } from "./registry.js";
-import type { SlotNode, SlotVisitor } from "./slot-walk.js";
-import type { TypeDefinition } from "./registry-types.js";
+} from "../core/problems.js";
+import { PROVIDER_STATE_FAMILY, type RegistryEntry, type TypeRegistry } from "../registry/registry.js";
+import { defaultRegistry } from "./default-registry.js";
+import type { SlotNode, SlotVisitor } from "../registry/slot-walk.js";
+import type { TypeDefinition } from "../registry/registry-types.js";
 
 export interface ValidationResult {
   ok: boolean;

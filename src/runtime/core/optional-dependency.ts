@@ -3,7 +3,7 @@
  * its SDK only when it first talks to the model. A missing package is a clear error, not a crash at
  * import time.
  */
-import { StatebagError } from "../../core/errors.js";
+import { StatebagError } from "./errors.js";
 
 export class MissingDependencyError extends StatebagError {
   constructor(

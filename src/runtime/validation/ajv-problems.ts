@@ -11,8 +11,8 @@ import {
   type OtherSchemaKeyword,
   type SchemaProblemDetails,
   type ValidationProblem,
-} from "./problems.js";
-import type { TypeDefinition, ValidatorError } from "./registry-types.js";
+} from "../core/problems.js";
+import type { TypeDefinition, ValidatorError } from "../registry/registry-types.js";
 
 const hasOwn = Object.prototype.hasOwnProperty;
 

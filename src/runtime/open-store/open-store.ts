@@ -17,20 +17,23 @@
  * Opening does not contact PostgreSQL or Redis: a server that is down is reported by the first
  * call, and the same store works once the server is back. SQLite files are opened (and their
  * tables created) at once, so a bad path fails here.
+ *
+ * It stands above both `stores/` (the backends) and `observability/` (which wraps them in tracing):
+ * opening is where the two are put together.
  */
 import { ConfigurationError } from "../core/errors.js";
 import { quoted } from "../core/json.js";
-import { loadDriver } from "./drivers.js";
+import { loadDriver } from "../stores/drivers.js";
 import { openTracing, type TracingOptions } from "../observability/traced-store.js";
-import { MemorySessionStore } from "./memory.js";
-import { checkRetention, takeRetentionParams } from "./retention.js";
-import { PostgresSessionStore, preparedStatementsParam } from "./postgres/store.js";
-import { parseRedisStoreUrl, RedisSessionStore } from "./redis/store.js";
-import { SqliteSessionStore } from "./sqlite/store.js";
-import type { SqliteDriverName } from "./sqlite/driver.js";
-import { parseSqliteUrl, sqlitePath } from "./sqlite/url.js";
-import type { MessageCodec, RetentionOptions, SessionCodec, SessionStore } from "./types.js";
-import { DEFAULT_STORE_URL, redactUrl, takeParams } from "./url.js";
+import { MemorySessionStore } from "../stores/memory.js";
+import { checkRetention, takeRetentionParams } from "../stores/retention.js";
+import { PostgresSessionStore, preparedStatementsParam } from "../stores/postgres/store.js";
+import { parseRedisStoreUrl, RedisSessionStore } from "../stores/redis/store.js";
+import { SqliteSessionStore } from "../stores/sqlite/store.js";
+import type { SqliteDriverName } from "../stores/sqlite/driver.js";
+import { parseSqliteUrl, sqlitePath } from "../stores/sqlite/url.js";
+import type { MessageCodec, RetentionOptions, SessionCodec, SessionStore } from "../stores/types.js";
+import { DEFAULT_STORE_URL, redactUrl, takeParams } from "../stores/url.js";
 
 export { DEFAULT_STORE_URL, sqlitePath };
 

@@ -29,7 +29,7 @@
 import { StatebagError, type StatebagErrorCode } from "../core/errors.js";
 import { boundedPointer, jsonPointer, quoted, shortPointer } from "../core/json.js";
 import { describeSyntaxError, locateDuplicateKey, type DuplicateKey } from "./json-syntax.js";
-import { detailText, type ProblemDetails } from "./problems.js";
+import { detailText, type ProblemDetails } from "../core/problems.js";
 
 export interface JsonLimits {
   /** Maximum size of the text in UTF-8 bytes. Default 64 MiB. */

@@ -4,7 +4,7 @@
  * first `maxProblems`, plus the total count), so reporting stays linear in the input and an error
  * never holds the whole input again.
  */
-import { boundedPointer, quoted, shortPointer, shownText } from "../core/json.js";
+import { boundedPointer, quoted, shortPointer, shownText } from "./json.js";
 
 export type ProblemCode =
   /** The text is not acceptable JSON (syntax, size, depth, keys, `__proto__`). */
