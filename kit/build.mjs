@@ -37,6 +37,8 @@ if (compile) {
       cwd: repo,
       stdio: "inherit",
     });
+    // The second half of `npm run build`: the studio's page script, bundled into the same dist/.
+    execFileSync(process.execPath, [join(repo, "scripts/build-studio.mjs"), dist], { cwd: repo, stdio: "inherit" });
   } catch {
     fail("the TypeScript build failed (its errors are above): nothing was packed");
   }

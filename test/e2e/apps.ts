@@ -109,6 +109,11 @@ export async function packStatebag(work: string): Promise<{ tarball: string; dis
     ),
     "build",
   );
+  // The build's second step: the studio's page script.
+  ok(
+    await run(process.execPath, [join(REPO, "scripts/build-studio.mjs"), join(staging, "dist")], REPO),
+    "build (studio page script)",
+  );
   return { tarball: await pack(staging, work), dist: join(staging, "dist") };
 }
 
@@ -136,7 +141,7 @@ export function stageCheckout(work: string): string {
   const checkout = join(work, "checkout");
   mkdirSync(checkout, { recursive: true });
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { files: string[] };
-  const sources = ["package.json", "tsconfig.json", "tsconfig.build.json", "src", "generator"];
+  const sources = ["package.json", "tsconfig.json", "tsconfig.build.json", "src", "generator", "scripts"];
   for (const entry of [...sources, ...pkg.files.filter((f) => !f.startsWith("!") && f !== "dist")])
     if (existsSync(join(REPO, entry))) cpSync(join(REPO, entry), join(checkout, entry), { recursive: true });
   cpSync(join(REPO, "kit"), join(checkout, "kit"), {

@@ -28,6 +28,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CACHE, ok, packCheckout, packKitPlainly, REPO, run as runIn, stageCheckout, writeIn } from "./apps.js";
 
@@ -172,6 +173,20 @@ describe("an app with only the runtime installed", () => {
       expect(r.stdout + r.stderr, "tsc output").toBe("");
       expect(r.code).toBe(0);
     });
+  });
+
+  it("serves the studio's page script from the built bundle it ships (the app has no esbuild to bundle it)", async () => {
+    expect(existsSync(join(app, "node_modules/esbuild"))).toBe(false);
+    const module = pathToFileURL(join(app, "node_modules/statebag/dist/src/cli/studio/client-script.js")).href;
+    const r = ok(
+      await run(process.execPath, [
+        "--input-type=module",
+        "-e",
+        `const { studioScript } = await import(${JSON.stringify(module)});\nconst script = await studioScript();\nconsole.log(script.includes("data-ready") && !/^import /m.test(script) ? "bundled" : "not the page script");`,
+      ]),
+      "studioScript()",
+    );
+    expect(r.stdout.trim()).toBe("bundled");
   });
 
   it("runs the 30-second example on Node", async () => {

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStudio } from "../../src/cli/commands/studio.js";
-import { STUDIO_JS } from "../../src/cli/studio/page.js";
 import { sameToken } from "../../src/cli/studio/server.js";
 import { rawRequest as raw, seedProject, seedStore, studioContext as context, type SeededStore } from "./seed.js";
 
@@ -65,8 +64,13 @@ describe("token and address", () => {
     expect(sameToken("", "abc")).toBe(false);
   });
 
-  it("serves a page script that parses (the browser suite is skipped where Chromium is missing)", () => {
-    expect(() => new Function(STUDIO_JS)).not.toThrow();
+  it("serves the page script bundled from client/ (one classic script that parses)", async () => {
+    const res = await raw(`${ro.url}app.js`);
+    expect(res.status).toBe(200);
+    expect(String(res.headers["content-type"])).toBe("text/javascript; charset=utf-8");
+    expect(res.body).not.toMatch(/^\s*(?:import|export)\s/m);
+    expect(res.body).toContain("data-ready");
+    expect(() => new Function(res.body)).not.toThrow();
   });
 
   it("answers with a strict CSP and a page without inline script", async () => {

@@ -3,9 +3,9 @@
  * owner), one session with its validation, a migration preview step by step, the migration of one
  * session (only with --write), and the registered types with their schema history.
  *
- * Nothing here renders HTML: the page builds its DOM from these documents with textContent. Every
- * per-row fact of the session list comes from the texts of the page being read, never from
- * loading every stored body.
+ * Nothing here renders HTML: the page (client/) builds its DOM from these documents with
+ * textContent (wire.ts types them as the page reads them). Every per-row fact of the session list
+ * comes from the texts of the page being read, never from loading every stored body.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -17,6 +17,7 @@ import type { ListItem, ScanItem, StoredSessionMeta } from "../../runtime/stores
 import type { CliRegistry } from "../registry.js";
 import { checkDocument, storedQuarantine } from "../session-report.js";
 import { scanTextReader, type OpenedStore, type PlaintextCapture } from "../store.js";
+import type { MigrationStep, PreviewValue, SessionRow, Validity } from "./wire.js";
 
 /** An error the API answers with a status and a message (JSON `{ error }`). */
 export class StudioHttpError extends Error {
@@ -66,21 +67,7 @@ export interface CompatApi {
   };
 }
 
-export type Validity = "valid" | "needs-migration" | "invalid" | "unchecked";
-
-export interface SessionRow {
-  id: string;
-  revision: number;
-  owner?: string;
-  title?: string;
-  updatedAt?: string;
-  bytes: number;
-  messages: number;
-  types: { key: string; $type: string; version: number }[];
-  validity: Validity;
-  problems: number;
-  encrypted?: boolean;
-}
+export type { SessionRow, Validity };
 
 export interface SessionQuery {
   cursor?: string;
@@ -359,7 +346,7 @@ export class StudioApi {
         def !== undefined
           ? s.version < def.version
           : this.registry.needsUpgrade({ $type: s.$type, $version: s.version });
-      const status =
+      const status: Validity =
         problems.length > 0
           ? "invalid"
           : preserved.length > 0
@@ -438,22 +425,12 @@ export class StudioApi {
       onParsed: (d) => (doc = structuredClone(d)),
     });
     const found = stateBagOf(doc);
-    const values: {
-      key: string;
-      pointer: string;
-      fromType: string;
-      from: number;
-      toType: string;
-      to: number;
-      steps: unknown[];
-      valid?: boolean;
-      errors: unknown[];
-    }[] = [];
+    const values: PreviewValue[] = [];
     for (const [key, stored] of Object.entries(found?.bag ?? {})) {
       if (!isObject(stored) || typeof stored.$type !== "string") continue;
       if (!this.registry.needsUpgrade({ $type: stored.$type, $version: versionOf(stored) })) continue;
       const pointer = `${found!.base}/${pointerSegment(key)}`;
-      const steps: ({ error?: string } & Record<string, unknown>)[] = [];
+      const steps: MigrationStep[] = [];
       let current: Record<string, unknown> = stored;
       let type = stored.$type;
       let version = versionOf(stored);
@@ -529,7 +506,7 @@ export class StudioApi {
       }
       const def = this.registry.get(type);
       let valid: boolean | undefined;
-      let errors: unknown[] = [];
+      let errors: { pointer: string; message: string }[] = [];
       if (def && steps.every((s) => !("error" in s))) {
         valid = def.validate(current);
         errors = (def.validate.errors ?? [])

@@ -1,15 +1,16 @@
 /**
- * The studio's HTTP server: one page (HTML, CSS, JS served as static strings) and the JSON API,
- * all under a random token path `/<token>/`. A request without the token gets an empty 404;
- * tokens are compared in constant time. A request whose Host is not on the allowlist (the loopback
- * names, the address listened on, the --allow-host names; on a wildcard address by default the
- * machine's own names and addresses) is refused, so a DNS-rebinding page cannot reach it by a name
- * it controls. Writes need --write, a JSON body (`application/json`, UTF-8) and, when the browser
- * sends one, an Origin on the same allowlist: the Origin is never compared with the request's own
- * Host, which a client chooses. Names from a request (asset names, routes) are looked up among
- * own keys only, and ids are checked before any store sees them (a fixed 400, never echoed).
- * Every answer carries a strict Content-Security-Policy: scripts and styles from this origin only,
- * no inline script, nothing remote.
+ * The studio's HTTP server: one page (HTML and CSS from page.ts, the script bundled from client/
+ * by client-script.ts) and the JSON API, all under a random token path `/<token>/`. A request
+ * without the token gets an empty 404; tokens are compared in constant time. A request whose Host
+ * is not on the allowlist (the loopback names, the address listened on, the --allow-host names; on
+ * a wildcard address by default the machine's own names and addresses) is refused, so a
+ * DNS-rebinding page cannot reach it by a name it controls. Writes need --write, a JSON body
+ * (`application/json`, UTF-8) and, when the browser sends one, an Origin on the same allowlist:
+ * the Origin is never compared with the request's own Host, which a client chooses. Names from a
+ * request (asset names, routes) are looked up among own keys only, and ids are checked before any
+ * store sees them (a fixed 400, never echoed). Every answer carries a strict
+ * Content-Security-Policy: scripts and styles from this origin only, no inline script, nothing
+ * remote.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -19,7 +20,8 @@ import { StatebagError } from "../../runtime/core/errors.js";
 import { checkId } from "../../runtime/stores/common.js";
 import { InvalidCursorError, InvalidIdError } from "../../runtime/stores/errors.js";
 import { StudioHttpError, type SessionQuery, type StudioApi, type Validity } from "./api.js";
-import { STUDIO_CSS, STUDIO_HTML, STUDIO_JS } from "./page.js";
+import { studioScript } from "./client-script.js";
+import { STUDIO_CSS, STUDIO_HTML } from "./page.js";
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -212,12 +214,17 @@ function nothing(res: ServerResponse, status = 404, headers: Record<string, stri
   res.end();
 }
 
-/** A Map, not an object: a name from the request (`__proto__`, `constructor`) finds nothing inherited. */
-const ASSETS = new Map<string, { type: string; body: string }>([
-  ["", { type: "text/html; charset=utf-8", body: STUDIO_HTML }],
-  ["app.js", { type: "text/javascript; charset=utf-8", body: STUDIO_JS }],
-  ["app.css", { type: "text/css; charset=utf-8", body: STUDIO_CSS }],
-]);
+/**
+ * The page's files. A Map, not an object: a name from the request (`__proto__`, `constructor`)
+ * finds nothing inherited.
+ */
+function pageAssets(script: string): Map<string, { type: string; body: string }> {
+  return new Map([
+    ["", { type: "text/html; charset=utf-8", body: STUDIO_HTML }],
+    ["app.js", { type: "text/javascript; charset=utf-8", body: script }],
+    ["app.css", { type: "text/css; charset=utf-8", body: STUDIO_CSS }],
+  ]);
+}
 const GET_ROUTES = new Set(["info", "sessions", "session", "preview", "types", "type"]);
 
 function intParam(params: URLSearchParams, name: string, fallback?: number): number | undefined {
@@ -269,6 +276,7 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
   let port = 0;
   const allowedHosts = hostAllowlist(host, options.allowHosts);
   const hosts = new Set(allowedHosts);
+  const assets = pageAssets(await studioScript());
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = req.url ?? "/";
@@ -289,7 +297,7 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
     const rest = path.slice(prefix.length);
     const params = new URLSearchParams(q === -1 ? "" : raw.slice(q + 1));
     if (!rest.startsWith("api/")) {
-      const asset = ASSETS.get(rest);
+      const asset = assets.get(rest);
       if (!asset) return nothing(res);
       if (req.method !== "GET" && req.method !== "HEAD") return nothing(res, 405, { Allow: "GET, HEAD" });
       return send(res, 200, asset.type, asset.body);
