@@ -8,7 +8,7 @@ import { MemorySessionStore } from "../../src/runtime/stores/memory.js";
 import { DEFAULT_STORE_URL, openStore, sqlitePath } from "../../src/runtime/open-store/open-store.js";
 import { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
 import { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
-import { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
+import { SQLITE_SCHEMA_VERSION, SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import { counterSession } from "./helpers.js";
 
 describe("openStore", () => {
@@ -28,11 +28,11 @@ describe("openStore", () => {
       expect(store.kind).toBe("sqlite");
       expect(existsSync(join(dir, "a", "b", "sessions.db"))).toBe(true);
       // Opening a new file created its tables: setup() says so (`statebag store setup` prints "set up").
-      expect(await store.setup()).toEqual({ version: 3, changed: true });
+      expect(await store.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
       await store.save(counterSession("s"), { expectedRevision: null });
       await store.close();
       const again = await openStore(`sqlite:${join(dir, "a", "b", "sessions.db")}`);
-      expect(await again.setup()).toEqual({ version: 3, changed: false });
+      expect(await again.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
       expect(await again.get("s")).toBeDefined();
       await again.close();
     } finally {
@@ -45,15 +45,15 @@ describe("openStore", () => {
     try {
       const path = join(dir, "sessions.db");
       const fresh = new SqliteSessionStore({ path });
-      expect(await fresh.setup()).toEqual({ version: 3, changed: true });
-      expect(await fresh.setup()).toEqual({ version: 3, changed: true }); // still the store that created them
+      expect(await fresh.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
+      expect(await fresh.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true }); // still the store that created them
       await fresh.close();
       const existing = new SqliteSessionStore({ path });
       expect(await existing.get("none")).toBeUndefined(); // opened by a normal call first
-      expect(await existing.setup()).toEqual({ version: 3, changed: false });
+      expect(await existing.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
       await existing.close();
       const memory = new SqliteSessionStore({ path: ":memory:" });
-      expect(await memory.setup()).toEqual({ version: 3, changed: true });
+      expect(await memory.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
       await memory.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

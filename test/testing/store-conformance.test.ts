@@ -83,7 +83,7 @@ describe("storeConformance", () => {
   it("passes statebag's memory store: every case runs and passes", async () => {
     const outcomes = await runKit({
       name: "memory",
-      open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+      open: ({ codec, messageCodec, blobs }) => new MemorySessionStore({ codec, messageCodec, blobs }),
     });
     expect(outcomes.filter((o) => o.status !== "passed")).toEqual([]);
     expect(outcomes.length).toBeGreaterThanOrEqual(25);
@@ -164,7 +164,7 @@ describe("storeConformance", () => {
   it("skips only the capabilities declared up front, saying why, and still runs the rest", async () => {
     const outcomes = await runKit({
       name: "partial",
-      open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+      open: ({ codec, messageCodec, blobs }) => new MemorySessionStore({ codec, messageCodec, blobs }),
       skip: { scan: "no ordered index", messageLog: "sessions only" },
     });
     const skipped = outcomes.filter((o) => o.status === "skipped");
@@ -188,7 +188,7 @@ describe("storeConformance", () => {
     const plain = await runKit(
       {
         name: "partial",
-        open: ({ codec, messageCodec }) => new MemorySessionStore({ codec, messageCodec }),
+        open: ({ codec, messageCodec, blobs }) => new MemorySessionStore({ codec, messageCodec, blobs }),
         skip: { ttl: "no expiry" },
       },
       { withSkip: false },

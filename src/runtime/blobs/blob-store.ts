@@ -105,7 +105,7 @@ export interface ListBlobsOptions {
 }
 
 export interface BlobPage {
-  /** In hash order. */
+  /** In a stable order (by hash, or by its stored form in an encrypting store). */
   items: BlobInfo[];
   /** Pass it back for the next page; absent on the last page. */
   cursor?: string;

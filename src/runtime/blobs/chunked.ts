@@ -16,7 +16,7 @@
  * another owner or hash, fails to open (decryption-failed): never plaintext, never another's bytes.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { ConfigurationError } from "../core/errors.js";
+import { ConfigurationError, StatebagError } from "../core/errors.js";
 import {
   BlobBudgetExceededError,
   type BlobContent,
@@ -114,6 +114,26 @@ export interface BlobSealer {
   open(sealed: Uint8Array, context: readonly string[], what: string): Uint8Array;
 }
 
+/**
+ * How owners and hashes are written to the backend. An encrypting store keeps neither in
+ * plaintext (an owner id is personal; a hash would confirm who holds a known file): it writes
+ * deterministic, keyed forms (the same value, the same form, so lookups work by equality) and
+ * reads them back. `""` (no owner) is always written as `""`.
+ */
+export interface BlobNames {
+  owner(owner: string): string;
+  readOwner(stored: string): string;
+  hash(hash: string): string;
+  readHash(stored: string): string;
+}
+
+const PLAIN_NAMES: BlobNames = {
+  owner: (owner) => owner,
+  readOwner: (stored) => stored,
+  hash: (hash) => hash,
+  readHash: (stored) => stored,
+};
+
 export interface ChunkedBlobStoreOptions {
   backend: BlobBackend;
   /** Where the blobs are, safe to show (a store URL with any password redacted). */
@@ -122,8 +142,33 @@ export interface ChunkedBlobStoreOptions {
   /** Plaintext bytes per stored chunk (default 256 KiB; 1 KiB to 16 MiB). */
   chunkSize?: number;
   sealer?: BlobSealer;
+  /** How owners and hashes are stored (default: as they are). */
+  names?: BlobNames;
   /** The clock (ms since the epoch); tests move it. */
   now?: () => number;
+}
+
+/** Throws `BlobBudgetExceededError` when `size` more bytes do not fit, given what the owner and the store hold. */
+export function checkBudgets(check: BlobBudgetCheck, size: number, owner: BlobUsage, store: BlobUsage): void {
+  if (check.maxBytesPerOwner !== undefined && owner.bytes + size > check.maxBytesPerOwner)
+    throw new BlobBudgetExceededError("owner", check.maxBytesPerOwner, owner.bytes, size);
+  if (check.maxBytes !== undefined && store.bytes + size > check.maxBytes)
+    throw new BlobBudgetExceededError("store", check.maxBytes, store.bytes, size);
+}
+
+/** Compares `(owner, hash)` keys as the backends order them (code units, owner first). */
+export function compareKeys(a: { owner: string; hash: string }, b: { owner: string; hash: string }): number {
+  if (a.owner !== b.owner) return a.owner < b.owner ? -1 : 1;
+  return a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0;
+}
+
+/** A commit found its upload's chunks gone: a sweep removed them (the put took longer than its grace window). */
+export class BlobUploadLostError extends StatebagError {
+  constructor() {
+    super("blob-not-found", "the blob's upload was removed before it completed; nothing was stored", {
+      hint: "put it again; if it keeps happening, give blobs.sweep a graceMs longer than your slowest upload",
+    });
+  }
 }
 
 export const DEFAULT_CHUNK_SIZE = 256 * 1024;
@@ -227,6 +272,7 @@ export class ChunkedBlobStore implements BlobStore {
   readonly #where: string;
   readonly #chunkSize: number;
   readonly #sealer: BlobSealer | undefined;
+  readonly #names: BlobNames;
   readonly #now: () => number;
 
   constructor(options: ChunkedBlobStoreOptions) {
@@ -238,6 +284,7 @@ export class ChunkedBlobStore implements BlobStore {
       throw new ConfigurationError(`blob chunkSize must be a whole number from 1,024 to 16 MiB, got ${chunkSize}`);
     this.#chunkSize = chunkSize;
     this.#sealer = options.sealer;
+    this.#names = options.names ?? PLAIN_NAMES;
     this.#now = options.now ?? Date.now;
   }
 
@@ -245,12 +292,13 @@ export class ChunkedBlobStore implements BlobStore {
     if (typeof options !== "object" || options === null)
       throw new ConfigurationError("blobs.put needs options: { mediaType, owner?, name? }");
     const owner = ownerKey(options.owner, "blobs.put");
+    const stored = this.#storedOwner(owner);
     const description = describe(options);
     const expected = options.size;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0))
       throw new ConfigurationError(`blobs.put: size must be a whole number of bytes, got ${String(expected)}`);
     const { maxBytes, maxBytesPerOwner } = this.limits;
-    const ownerUsed = maxBytesPerOwner === undefined ? 0 : (await this.#backend.usage(owner)).bytes;
+    const ownerUsed = maxBytesPerOwner === undefined ? 0 : (await this.#backend.usage(stored)).bytes;
     const storeUsed = maxBytes === undefined ? 0 : (await this.#backend.usage(null)).bytes;
     // Early refusals: a declared size over the budget, or the bytes read so far. The commit checks
     // again atomically (a dedupe hit adds nothing and always passes there).
@@ -267,7 +315,8 @@ export class ChunkedBlobStore implements BlobStore {
     }
     const uploadId = newUploadId();
     const started = this.#now();
-    const upload = await this.#backend.begin(owner, uploadId, started);
+    const upload = await this.#backend.begin(stored, uploadId, started);
+    let finished = false;
     const chunkSize = this.#chunkSize;
     const sealer = this.#sealer;
     try {
@@ -280,9 +329,9 @@ export class ChunkedBlobStore implements BlobStore {
       let refused: BlobBudgetExceededError | undefined;
       const flush = async (bytes: Uint8Array) => {
         hasher.update(bytes);
-        const stored = sealer ? sealer.seal(bytes, ["blob-chunk", owner, uploadId, String(index)]) : bytes;
-        if (index === 0) stride = stored.length;
-        await upload.write(index, stored);
+        const written = sealer ? sealer.seal(bytes, ["blob-chunk", owner, uploadId, String(index)]) : bytes;
+        if (index === 0) stride = written.length;
+        await upload.write(index, written);
         index++;
       };
       for await (const piece of pieces(content, options.signal)) {
@@ -324,14 +373,14 @@ export class ChunkedBlobStore implements BlobStore {
       const hash = hasher.digest("hex");
       const now = this.#now();
       if (refused) {
-        const existing = await this.#backend.touch(owner, hash, now);
-        if (existing) return { ...this.#info(existing), created: false };
+        const existing = await this.#backend.touch(stored, this.#names.hash(hash), now);
+        if (existing) return { ...this.#info(existing, owner, hash), created: false };
         throw refused;
       }
       await upload.finish();
       const record: BlobRecord = {
-        owner,
-        hash,
+        owner: stored,
+        hash: this.#names.hash(hash),
         size: total,
         uploadId,
         chunkSize,
@@ -341,34 +390,37 @@ export class ChunkedBlobStore implements BlobStore {
         createdAt: now,
         touchedAt: now,
       };
-      record.meta = this.#sealMeta(record, description);
+      record.meta = this.#sealMeta(record, owner, hash, description);
       const committed = await this.#backend.commit(record, { ...this.limits, now });
+      // Past the commit the chunks are the blob's (or, for a blob stored before, dropped here).
+      finished = true;
       if (!committed.created) await upload.abort();
-      const info = this.#info(committed.record);
+      const info = this.#info(committed.record, owner, hash);
       return { ...info, created: committed.created };
     } catch (error) {
-      await upload.abort().catch(() => {});
+      if (!finished) await upload.abort().catch(() => {});
       throw error;
     }
   }
 
   async stat(hash: string, options: BlobOwnerOptions = {}): Promise<BlobInfo | undefined> {
     checkBlobHash(hash, "blobs.stat");
-    const record = await this.#backend.record(ownerKey(options.owner, "blobs.stat"), hash);
-    return record && this.#info(record);
+    const owner = ownerKey(options.owner, "blobs.stat");
+    const record = await this.#record(owner, hash);
+    return record && this.#info(record, owner, hash);
   }
 
   async has(hash: string, options: BlobOwnerOptions = {}): Promise<boolean> {
     checkBlobHash(hash, "blobs.has");
-    return (await this.#backend.record(ownerKey(options.owner, "blobs.has"), hash)) !== undefined;
+    return (await this.#record(ownerKey(options.owner, "blobs.has"), hash)) !== undefined;
   }
 
   async get(hash: string, options: GetBlobOptions = {}): Promise<BlobRead | undefined> {
     checkBlobHash(hash, "blobs.get");
     const owner = ownerKey(options.owner, "blobs.get");
-    const record = await this.#backend.record(owner, hash);
+    const record = await this.#record(owner, hash);
     if (!record) return undefined;
-    const info = this.#info(record);
+    const info = this.#info(record, owner, hash);
     let start = 0;
     let end = record.size;
     const range = options.range;
@@ -449,7 +501,8 @@ export class ChunkedBlobStore implements BlobStore {
 
   async delete(hash: string, options: BlobOwnerOptions = {}): Promise<boolean> {
     checkBlobHash(hash, "blobs.delete");
-    return (await this.#backend.remove(ownerKey(options.owner, "blobs.delete"), hash)) !== undefined;
+    const owner = ownerKey(options.owner, "blobs.delete");
+    return (await this.#backend.remove(this.#storedOwner(owner), this.#names.hash(hash))) !== undefined;
   }
 
   async list(options: ListBlobsOptions = {}): Promise<BlobPage> {
@@ -457,15 +510,18 @@ export class ChunkedBlobStore implements BlobStore {
     const limit = options.limit ?? 100;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
       throw new ConfigurationError(`blobs.list: limit must be a whole number from 1 to 1,000, got ${String(limit)}`);
+    const stored = this.#storedOwner(owner);
     let after: { owner: string; hash: string } | undefined;
     if (options.cursor !== undefined) {
-      checkBlobHash(options.cursor, "blobs.list cursor");
-      after = { owner, hash: options.cursor };
+      if (typeof options.cursor !== "string" || options.cursor === "" || options.cursor.length > 512)
+        throw new ConfigurationError("blobs.list: cursor must be the `cursor` of the page before");
+      after = { owner: stored, hash: options.cursor };
     }
-    const records = await this.#backend.list(owner, after, limit + 1);
-    const items = records.slice(0, limit).map((record) => this.#info(record));
-    const more = records.length > limit;
-    return more ? { items, cursor: items[items.length - 1]?.hash } : { items };
+    const records = await this.#backend.list(stored, after, limit + 1);
+    const page = records.slice(0, limit);
+    const items = page.map((record) => this.#info(record, owner, this.#names.readHash(record.hash)));
+    const last = page[page.length - 1];
+    return records.length > limit && last ? { items, cursor: last.hash } : { items };
   }
 
   async usage(options: BlobOwnerOptions & { allOwners?: boolean } = {}): Promise<BlobUsage> {
@@ -474,13 +530,13 @@ export class ChunkedBlobStore implements BlobStore {
         throw new ConfigurationError("blobs.usage: give either owner or allOwners, not both");
       return this.#backend.usage(null);
     }
-    return this.#backend.usage(ownerKey(options.owner, "blobs.usage"));
+    return this.#backend.usage(this.#storedOwner(ownerKey(options.owner, "blobs.usage")));
   }
 
   async eraseOwner(owner: string): Promise<BlobUsage> {
     if (typeof owner !== "string" || owner === "")
       throw new ConfigurationError("blobs.eraseOwner needs the owner (a non-empty string)");
-    return this.#backend.eraseOwner(ownerKey(owner, "blobs.eraseOwner"));
+    return this.#backend.eraseOwner(this.#storedOwner(ownerKey(owner, "blobs.eraseOwner")));
   }
 
   async sweep(options: SweepBlobsOptions): Promise<BlobUsage> {
@@ -488,7 +544,7 @@ export class ChunkedBlobStore implements BlobStore {
       throw new ConfigurationError("blobs.sweep needs { referenced, owner? | allOwners?, graceMs? }");
     if (options.allOwners && options.owner !== undefined)
       throw new ConfigurationError("blobs.sweep: give either owner or allOwners, not both");
-    const scope = options.allOwners ? null : ownerKey(options.owner, "blobs.sweep");
+    const scope = options.allOwners ? null : this.#storedOwner(ownerKey(options.owner, "blobs.sweep"));
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     if (!Number.isSafeInteger(graceMs) || graceMs < 0)
       throw new ConfigurationError(
@@ -513,7 +569,8 @@ export class ChunkedBlobStore implements BlobStore {
       const page = await this.#backend.list(scope, after, 200);
       for (const record of page) {
         if (record.touchedAt >= cutoff) continue;
-        if (await isReferenced(record.hash, ownerOf(record.owner))) continue;
+        const owner = this.#names.readOwner(record.owner);
+        if (await isReferenced(this.#names.readHash(record.hash), ownerOf(owner))) continue;
         const removed = await this.#backend.remove(record.owner, record.hash, { touchedBefore: cutoff });
         if (removed) {
           swept.blobs++;
@@ -532,7 +589,15 @@ export class ChunkedBlobStore implements BlobStore {
     return this.#backend.close();
   }
 
-  #sealMeta(record: BlobRecord, description: BlobDescription): Uint8Array {
+  #storedOwner(owner: string): string {
+    return owner === "" ? "" : this.#names.owner(owner);
+  }
+
+  #record(owner: string, hash: string): Promise<BlobRecord | undefined> {
+    return this.#backend.record(this.#storedOwner(owner), this.#names.hash(hash));
+  }
+
+  #sealMeta(record: BlobRecord, owner: string, hash: string, description: BlobDescription): Uint8Array {
     if (!this.#sealer) return encoder.encode(JSON.stringify(description));
     const sealed: SealedDescription = {
       ...description,
@@ -542,23 +607,24 @@ export class ChunkedBlobStore implements BlobStore {
       chunks: record.chunks,
       stride: record.stride,
     };
-    return this.#sealer.seal(encoder.encode(JSON.stringify(sealed)), ["blob-meta", record.owner, record.hash]);
+    return this.#sealer.seal(encoder.encode(JSON.stringify(sealed)), ["blob-meta", owner, hash]);
   }
 
-  #info(record: BlobRecord): BlobInfo {
+  /** The description of a record found as `owner`'s blob `hash` (plaintext both). */
+  #info(record: BlobRecord, owner: string, hash: string): BlobInfo {
     let parsed: unknown;
     try {
       const bytes = this.#sealer
-        ? this.#sealer.open(record.meta, ["blob-meta", record.owner, record.hash], `blob ${record.hash}`)
+        ? this.#sealer.open(record.meta, ["blob-meta", owner, hash], `the description of blob ${hash}`)
         : record.meta;
       parsed = JSON.parse(decoder.decode(bytes));
     } catch (error) {
       if (this.#sealer && (error as { code?: unknown }).code === "decryption-failed") throw error;
-      throw new BlobCorruptError(record.hash, this.#where, "its stored description is not valid JSON");
+      throw new BlobCorruptError(hash, this.#where, "its stored description is not valid JSON");
     }
     const meta = parsed as Partial<SealedDescription>;
     if (typeof meta !== "object" || meta === null || typeof meta.mediaType !== "string")
-      throw new BlobCorruptError(record.hash, this.#where, "its stored description has no media type");
+      throw new BlobCorruptError(hash, this.#where, "its stored description has no media type");
     if (
       this.#sealer &&
       (meta.size !== record.size ||
@@ -567,9 +633,9 @@ export class ChunkedBlobStore implements BlobStore {
         meta.chunks !== record.chunks ||
         meta.stride !== record.stride)
     )
-      throw new BlobCorruptError(record.hash, this.#where, "its record does not match its sealed description");
+      throw new BlobCorruptError(hash, this.#where, "its record does not match its sealed description");
     return {
-      hash: record.hash,
+      hash,
       size: record.size,
       mediaType: meta.mediaType,
       ...(typeof meta.name === "string" ? { name: meta.name } : {}),

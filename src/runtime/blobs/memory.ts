@@ -3,10 +3,14 @@
  * checked against. Chunks are kept as written (sealed when the store encrypts); a read holds the
  * chunks it started with, so a delete during a read lets it finish.
  */
-import { BlobBudgetExceededError, type BlobLimits, type BlobUsage } from "./blob-store.js";
+import type { BlobLimits, BlobUsage } from "./blob-store.js";
 import {
+  BlobUploadLostError,
+  checkBudgets,
+  compareKeys,
   type BlobBackend,
   type BlobBudgetCheck,
+  type BlobNames,
   type BlobRecord,
   type BlobSealer,
   type BlobUpload,
@@ -17,20 +21,6 @@ interface MemoryUpload {
   owner: string;
   began: number;
   chunks: Uint8Array[];
-}
-
-/** Throws when `record` does not fit the budgets, given what the owner and the store hold. */
-export function checkBudgets(check: BlobBudgetCheck, size: number, owner: BlobUsage, store: BlobUsage): void {
-  if (check.maxBytesPerOwner !== undefined && owner.bytes + size > check.maxBytesPerOwner)
-    throw new BlobBudgetExceededError("owner", check.maxBytesPerOwner, owner.bytes, size);
-  if (check.maxBytes !== undefined && store.bytes + size > check.maxBytes)
-    throw new BlobBudgetExceededError("store", check.maxBytes, store.bytes, size);
-}
-
-/** Compares `(owner, hash)` keys as the backends order them (code units, owner first). */
-export function compareKeys(a: { owner: string; hash: string }, b: { owner: string; hash: string }): number {
-  if (a.owner !== b.owner) return a.owner < b.owner ? -1 : 1;
-  return a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0;
 }
 
 export class MemoryBlobBackend implements BlobBackend {
@@ -46,14 +36,9 @@ export class MemoryBlobBackend implements BlobBackend {
       },
       finish: async () => {},
       abort: async () => {
-        if (this.#uploads.get(uploadId) === upload && !this.#pointedTo(owner, uploadId)) this.#uploads.delete(uploadId);
+        if (this.#uploads.get(uploadId) === upload) this.#uploads.delete(uploadId);
       },
     };
-  }
-
-  #pointedTo(owner: string, uploadId: string): boolean {
-    for (const record of this.#records.get(owner)?.values() ?? []) if (record.uploadId === uploadId) return true;
-    return false;
   }
 
   async commit(record: BlobRecord, check: BlobBudgetCheck): Promise<{ record: BlobRecord; created: boolean }> {
@@ -62,6 +47,7 @@ export class MemoryBlobBackend implements BlobBackend {
       existing.touchedAt = Math.max(existing.touchedAt, check.now);
       return { record: { ...existing }, created: false };
     }
+    if (this.#uploads.get(record.uploadId)?.chunks.length !== record.chunks) throw new BlobUploadLostError();
     checkBudgets(check, record.size, this.#usage(record.owner), this.#usage(null));
     let owned = this.#records.get(record.owner);
     if (!owned) {
@@ -166,6 +152,8 @@ export interface MemoryBlobStoreOptions {
   chunkSize?: number;
   /** Seals chunks and descriptions (an encrypting store passes its keyring's sealer). */
   sealer?: BlobSealer;
+  /** How owners and hashes are kept (an encrypting store passes keyed forms). */
+  names?: BlobNames;
   now?: () => number;
 }
 

@@ -21,6 +21,7 @@
  * It stands above both `stores/` (the backends) and `observability/` (which wraps them in tracing):
  * opening is where the two are put together.
  */
+import type { BlobOptions } from "../blobs/blob-store.js";
 import { ConfigurationError } from "../core/errors.js";
 import { quoted } from "../core/json.js";
 import { loadDriver } from "../stores/drivers.js";
@@ -74,6 +75,11 @@ export interface OpenStoreOptions {
    * the URL's `?retentionMaxAge=` / `?retentionMaxIdle=` (durations: `90d`, `12h`, ms).
    */
   retention?: RetentionOptions;
+  /**
+   * `store.blobs`: budgets (`maxBytes`, `maxBytesPerOwner`), the chunk size, and `url` to keep the
+   * blobs in a folder or an S3 bucket instead of the store's own backend.
+   */
+  blobs?: BlobOptions;
 }
 
 /** The store for `url` (default: the SQLite file `./.statebag/sessions.db`). */
@@ -92,7 +98,7 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Sess
   const taken = scheme === undefined ? { url, retention: undefined } : takeRetentionParams(url);
   url = taken.url;
   const retention = checkRetention(options.retention ?? taken.retention);
-  const common = { codec: options.codec, messageCodec: options.messageCodec, retention };
+  const common = { codec: options.codec, messageCodec: options.messageCodec, retention, blobs: options.blobs };
   switch (scheme) {
     case "memory":
       // Nothing after "memory:" means anything: refused, so a path or option is never silently dropped.

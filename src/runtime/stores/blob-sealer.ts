@@ -13,10 +13,11 @@
  * owner, or changed bytes. Plaintext is never accepted in place of a sealed chunk.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
-import type { BlobSealer } from "../blobs/chunked.js";
+import type { BlobNames, BlobSealer } from "../blobs/chunked.js";
 import type { EncryptionInfo } from "./encryption/codec.js";
 import { DecryptionError } from "./encryption/errors.js";
 import type { DerivedKey, Keyring } from "./encryption/keyring.js";
+import { metaProtectionOf } from "./listing.js";
 import type { SessionCodec } from "./types.js";
 
 const VERSION = 1;
@@ -84,9 +85,25 @@ export function keyringBlobSealer(keyring: Keyring, store: string): BlobSealer {
   };
 }
 
-/** The blob sealer of a store whose session codec encrypts (undefined for a plain store). */
-export function blobSealerFor(codec: SessionCodec | undefined): BlobSealer | undefined {
+/**
+ * How a store whose session codec encrypts protects its blobs: chunks and descriptions sealed with
+ * its keyring, and owners and hashes stored in the keyed form its metadata protection gives owners
+ * (nothing for a plain store).
+ */
+export function blobProtectionFor(codec: SessionCodec | undefined): { sealer?: BlobSealer; names?: BlobNames } {
   const encryption = (codec as { encryption?: EncryptionInfo } | undefined)?.encryption;
-  if (!encryption?.keyring || typeof encryption.store !== "string") return undefined;
-  return keyringBlobSealer(encryption.keyring, encryption.store);
+  if (!encryption?.keyring || typeof encryption.store !== "string") return {};
+  const sealer = keyringBlobSealer(encryption.keyring, encryption.store);
+  const protection = codec ? metaProtectionOf(codec) : undefined;
+  if (!protection) return { sealer };
+  return {
+    sealer,
+    names: {
+      owner: (owner) => protection.owner(owner),
+      readOwner: (stored) => protection.readOwner(stored),
+      // A hash has the owner's form under another label, so a hash never reads as an owner.
+      hash: (hash) => protection.owner(`blob-hash:${hash}`),
+      readHash: (stored) => protection.readOwner(stored).replace(/^blob-hash:/, ""),
+    },
+  };
 }

@@ -39,8 +39,8 @@ import { checkRetention, purgeRetention } from "./retention.js";
 import { MemoryStreamBuffer } from "./memory-stream-buffer.js";
 import { chunkCodec } from "./stream-common.js";
 import type { BlobOptions, BlobStore } from "../blobs/blob-store.js";
-import { memoryBlobStore } from "../blobs/memory.js";
-import { blobSealerFor } from "./blob-sealer.js";
+import { MemoryBlobBackend } from "../blobs/memory.js";
+import { storeBlobs } from "./blobs.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -122,7 +122,7 @@ export class MemorySessionStore implements SessionStore {
       () => this.check(),
     );
     this.streams = new MemoryStreamBuffer(chunkCodec(this.codec), () => this.check());
-    this.blobs = memoryBlobStore({ ...options.blobs, sealer: blobSealerFor(this.codec) });
+    this.blobs = storeBlobs(options.blobs, this.codec, { backend: new MemoryBlobBackend(), where: this.url });
   }
 
   private check(): void {

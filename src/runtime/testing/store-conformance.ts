@@ -10,8 +10,9 @@
  * statebag's public API (`statebag`, `statebag/stores`).
  */
 import { ConfigurationError } from "../../index.js";
-import type { MessageCodec, SessionCodec, SessionStore } from "../../stores.js";
+import type { BlobOptions, MessageCodec, SessionCodec, SessionStore } from "../../stores.js";
 import { STORE_CAPABILITIES, type CaseContext, type ContractCase, type StoreCapability } from "./conformance/case.js";
+import { blobCases } from "./conformance/blobs.js";
 import { Clause } from "./conformance/check.js";
 import { codecCases, scanCases, ttlCases } from "./conformance/codec-scan-ttl.js";
 import { erasureCases, retentionCases, scanMetaCases } from "./conformance/erasure.js";
@@ -49,10 +50,15 @@ export interface StoreConformanceOptions {
   /**
    * Opens a store on a fresh, empty location (its own table, schema, key prefix or database),
    * using `options.codec` as its session codec when given (the default: `defaultSessionCodec()`),
-   * and `options.messageCodec` as its message codec when given (the listing area's codec-context case).
+   * `options.messageCodec` as its message codec when given (the listing area's codec-context case),
+   * and `options.blobs` as the options of its `blobs` when given (the blob budget case).
    * Called once for the suite and again by the cases that need an empty store of their own.
    */
-  open(options: { codec?: SessionCodec; messageCodec?: MessageCodec }): SessionStore | Promise<SessionStore>;
+  open(options: {
+    codec?: SessionCodec;
+    messageCodec?: MessageCodec;
+    blobs?: BlobOptions;
+  }): SessionStore | Promise<SessionStore>;
   /** Closes a store `open` returned and removes its location. Default: `store.close()`. */
   close?(store: SessionStore): void | Promise<void>;
   /**
@@ -75,6 +81,7 @@ const AREAS: ReadonlyArray<readonly [string, readonly ContractCase[]]> = [
   ["retention", retentionCases],
   ["erasure", erasureCases],
   ["streams", streamCases],
+  ["blobs", blobCases],
 ];
 
 function hook(runner: StoreConformanceRunner, preferred: "beforeAll" | "afterAll", alias: "before" | "after"): Hook {
@@ -122,7 +129,7 @@ function checkOptions(options: StoreConformanceOptions): Required<Pick<StoreConf
 
 /**
  * Registers the `SessionStore` contract on the caller's test runner, as one `describe` block per
- * contract area (ids, sessions, codec, scan, ttl, message log, listing, scan metadata, retention, erasure, streams). Call it at the top level of a
+ * contract area (ids, sessions, codec, scan, ttl, message log, listing, scan metadata, retention, erasure, streams, blobs). Call it at the top level of a
  * test file (or inside a `describe`), once per store configuration.
  *
  * ```ts
@@ -143,8 +150,16 @@ export function storeConformance(options: StoreConformanceOptions): void {
   const { runner, name } = options;
   const beforeAll = hook(runner, "beforeAll", "before");
   const afterAll = hook(runner, "afterAll", "after");
-  const open = async (codec?: SessionCodec, messageCodec?: MessageCodec): Promise<SessionStore> => {
-    const store = await options.open({ ...(codec ? { codec } : {}), ...(messageCodec ? { messageCodec } : {}) });
+  const open = async (
+    codec?: SessionCodec,
+    messageCodec?: MessageCodec,
+    blobs?: BlobOptions,
+  ): Promise<SessionStore> => {
+    const store = await options.open({
+      ...(codec ? { codec } : {}),
+      ...(messageCodec ? { messageCodec } : {}),
+      ...(blobs ? { blobs } : {}),
+    });
     if (!store || typeof store.get !== "function")
       throw new ConfigurationError(`storeConformance(${name}): open() returned ${String(store)}, not a SessionStore`);
     return store;
@@ -184,7 +199,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
               );
             const context: CaseContext = {
               store: shared,
-              open: (o) => open(o?.codec, o?.messageCodec),
+              open: (o) => open(o?.codec, o?.messageCodec, o?.blobs),
               close,
               id: (label) => `${label}-${++n}`,
               check,

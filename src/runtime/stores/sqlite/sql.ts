@@ -89,6 +89,116 @@ CREATE TABLE IF NOT EXISTS statebag_stream_chunks (
 `;
 
 /**
+ * Storage format 4: blobs (`store.blobs`, files kept beside the sessions). One row per blob in
+ * `statebag_blobs` (its owner and hash, in the keyed forms an encrypting store writes; the upload
+ * id its chunks are stored under; its size, chunk layout, description and times) and its chunks in
+ * `statebag_blob_chunks` (256 KiB each by default, sealed when the store encrypts). A put writes its
+ * chunks first and its blob row last, in one transaction: a put that dies before leaves chunks no
+ * row points to, which sweeps remove. Created by the format-4 upgrade (only what is missing).
+ */
+export const V4_BLOB_DDL = `
+CREATE TABLE IF NOT EXISTS statebag_blobs (
+  owner TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  upload_id TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  chunk_size INTEGER NOT NULL,
+  chunks INTEGER NOT NULL,
+  stride INTEGER NOT NULL,
+  meta BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  touched_at INTEGER NOT NULL,
+  PRIMARY KEY (owner, hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS statebag_blobs_upload ON statebag_blobs (upload_id);
+CREATE TABLE IF NOT EXISTS statebag_blob_chunks (
+  upload_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (upload_id, seq)
+);
+CREATE INDEX IF NOT EXISTS statebag_blob_chunks_owner ON statebag_blob_chunks (owner, created_at);
+`;
+
+const BLOB_COLUMNS = "owner, hash, upload_id, size, chunk_size, chunks, stride, meta, created_at, touched_at";
+/** Chunks of an upload no blob row points to, begun before the first parameter. */
+const ORPHAN_CHUNK = `created_at < ? AND NOT EXISTS (SELECT 1 FROM statebag_blobs b WHERE b.upload_id = statebag_blob_chunks.upload_id)`;
+
+/** The blob statements (sqlite/blobs.ts). @internal */
+export const SQLITE_BLOB_SQL = {
+  get: `SELECT ${BLOB_COLUMNS} FROM statebag_blobs WHERE owner = ? AND hash = ?`,
+  insert: `INSERT INTO statebag_blobs (${BLOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  touch: `UPDATE statebag_blobs SET touched_at = max(touched_at, ?) WHERE owner = ? AND hash = ?`,
+  remove: `DELETE FROM statebag_blobs WHERE owner = ? AND hash = ?`,
+  chunk: `INSERT INTO statebag_blob_chunks (upload_id, seq, owner, created_at, data) VALUES (?, ?, ?, ?, ?)`,
+  chunks: `SELECT data FROM statebag_blob_chunks WHERE upload_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
+  chunkCount: `SELECT count(*) AS n FROM statebag_blob_chunks WHERE upload_id = ?`,
+  removeChunks: `DELETE FROM statebag_blob_chunks WHERE upload_id = ?`,
+  listOwner: `SELECT ${BLOB_COLUMNS} FROM statebag_blobs WHERE owner = ? AND hash > ? ORDER BY hash LIMIT ?`,
+  listAll: `SELECT ${BLOB_COLUMNS} FROM statebag_blobs WHERE (owner, hash) > (?, ?) ORDER BY owner, hash LIMIT ?`,
+  usageOwner: `SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM statebag_blobs WHERE owner = ?`,
+  usageAll: `SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM statebag_blobs`,
+  eraseChunks: `DELETE FROM statebag_blob_chunks WHERE owner = ?`,
+  erase: `DELETE FROM statebag_blobs WHERE owner = ?`,
+  purgeOwner: `DELETE FROM statebag_blob_chunks WHERE owner = ? AND ${ORPHAN_CHUNK}`,
+  purgeAll: `DELETE FROM statebag_blob_chunks WHERE ${ORPHAN_CHUNK}`,
+} as const;
+
+export interface BlobRow {
+  owner: string;
+  hash: string;
+  upload_id: string;
+  size: number;
+  chunk_size: number;
+  chunks: number;
+  stride: number;
+  meta: Uint8Array;
+  created_at: number;
+  touched_at: number;
+}
+
+/** The blob statements, prepared once per connection (on a file of format 4). */
+export class BlobStatements {
+  readonly get: SqliteStatement<BlobRow>;
+  readonly insert: SqliteStatement<never>;
+  readonly touch: SqliteStatement<never>;
+  readonly remove: SqliteStatement<never>;
+  readonly chunk: SqliteStatement<never>;
+  readonly chunks: SqliteStatement<{ data: Uint8Array }>;
+  readonly chunkCount: SqliteStatement<{ n: number }>;
+  readonly removeChunks: SqliteStatement<never>;
+  readonly listOwner: SqliteStatement<BlobRow>;
+  readonly listAll: SqliteStatement<BlobRow>;
+  readonly usageOwner: SqliteStatement<{ blobs: number; bytes: number }>;
+  readonly usageAll: SqliteStatement<{ blobs: number; bytes: number }>;
+  readonly eraseChunks: SqliteStatement<never>;
+  readonly erase: SqliteStatement<never>;
+  readonly purgeOwner: SqliteStatement<never>;
+  readonly purgeAll: SqliteStatement<never>;
+
+  constructor(db: SqliteConnection) {
+    this.get = db.prepare(SQLITE_BLOB_SQL.get);
+    this.insert = db.prepare(SQLITE_BLOB_SQL.insert);
+    this.touch = db.prepare(SQLITE_BLOB_SQL.touch);
+    this.remove = db.prepare(SQLITE_BLOB_SQL.remove);
+    this.chunk = db.prepare(SQLITE_BLOB_SQL.chunk);
+    this.chunks = db.prepare(SQLITE_BLOB_SQL.chunks);
+    this.chunkCount = db.prepare(SQLITE_BLOB_SQL.chunkCount);
+    this.removeChunks = db.prepare(SQLITE_BLOB_SQL.removeChunks);
+    this.listOwner = db.prepare(SQLITE_BLOB_SQL.listOwner);
+    this.listAll = db.prepare(SQLITE_BLOB_SQL.listAll);
+    this.usageOwner = db.prepare(SQLITE_BLOB_SQL.usageOwner);
+    this.usageAll = db.prepare(SQLITE_BLOB_SQL.usageAll);
+    this.eraseChunks = db.prepare(SQLITE_BLOB_SQL.eraseChunks);
+    this.erase = db.prepare(SQLITE_BLOB_SQL.erase);
+    this.purgeOwner = db.prepare(SQLITE_BLOB_SQL.purgeOwner);
+    this.purgeAll = db.prepare(SQLITE_BLOB_SQL.purgeAll);
+  }
+}
+
+/**
  * A stream no reader sees and `purgeExpired` removes: finished and past its `keepMs` (first
  * parameter: now), or running with a lease that ended before the second parameter (now minus
  * ABANDONED_STREAM_KEEP_MS).
@@ -293,6 +403,7 @@ export class Statements {
   readonly logDelete: SqliteStatement<never>;
   readonly opsDelete: SqliteStatement<never>;
   readonly streams: StreamStatements;
+  readonly blobs: BlobStatements;
 
   constructor(db: SqliteConnection) {
     this.get = db.prepare(SQLITE_SQL.get);
@@ -324,5 +435,6 @@ export class Statements {
     this.logDelete = db.prepare(SQLITE_SQL.logDelete);
     this.opsDelete = db.prepare(SQLITE_SQL.opsDelete);
     this.streams = new StreamStatements(db);
+    this.blobs = new BlobStatements(db);
   }
 }

@@ -62,6 +62,9 @@ import {
 } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
 import { SqliteStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
+import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
+import { storeBlobs } from "../blobs.js";
+import { SqliteBlobBackend } from "./blobs.js";
 import { chunkCodec } from "../stream-common.js";
 import { nodeSqliteDriver } from "./node-sqlite.js";
 import {
@@ -74,16 +77,17 @@ import {
   V2_COLUMNS,
   V2_INDEXES,
   V3_STREAM_DDL,
+  V4_BLOB_DDL,
   type Access,
   type MetaRow,
 } from "./sql.js";
 
 /**
  * The storage-format version this code writes (recorded in `statebag_meta`). 2: session metadata
- * columns and listing indexes; 3: the stream-buffer tables (a writable open upgrades an older file
- * in place).
+ * columns and listing indexes; 3: the stream-buffer tables; 4: the blob tables (a writable open
+ * upgrades an older file in place).
  */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 /** Sorts after every stored time and id: the keyset cursor of a first page. */
 const PAST_EVERY_TIME = Number.MAX_SAFE_INTEGER;
@@ -113,6 +117,8 @@ export interface SqliteStoreOptions {
   displayUrl?: string;
   /** What `purgeExpired()` removes besides expired sessions. */
   retention?: RetentionOptions;
+  /** The budgets and chunk size of `store.blobs` (kept in the same file). */
+  blobs?: BlobOptions;
 }
 
 const DRIVERS: Record<SqliteDriverName, SqliteDriver> = {
@@ -152,6 +158,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly url: string;
   readonly messages: MessageLog;
   readonly streams: SqliteStreamBuffer;
+  readonly blobs: BlobStore;
   readonly retention?: RetentionPolicy;
   readonly path: string;
   readonly driver: SqliteDriverName;
@@ -191,6 +198,7 @@ export class SqliteSessionStore implements SessionStore {
     }
     this.messages = new SqliteMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.streams = new SqliteStreamBuffer(this, chunkCodec(this.codec));
+    this.blobs = storeBlobs(options.blobs, this.codec, { backend: new SqliteBlobBackend(this), where: this.url });
     this.retention = checkRetention(options.retention);
   }
 
@@ -279,6 +287,7 @@ export class SqliteSessionStore implements SessionStore {
         if (version === SQLITE_SCHEMA_VERSION) return false;
         if ((version ?? 1) < 2) upgradeToV2(db);
         db.exec(V3_STREAM_DDL);
+        db.exec(V4_BLOB_DDL);
         db.prepare(FORMAT_SQL.setVersion).run(SQLITE_SCHEMA_VERSION);
         return true;
       });

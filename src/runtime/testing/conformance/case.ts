@@ -3,7 +3,7 @@
  * and its check against a store. The fixtures the cases share live here too.
  */
 import type { AgentSession, ChatMessage } from "../../../index.js";
-import type { MessageCodec, SessionCodec, SessionStore } from "../../../stores.js";
+import type { BlobOptions, MessageCodec, SessionCodec, SessionStore } from "../../../stores.js";
 import type { Clause } from "./check.js";
 
 /**
@@ -18,9 +18,19 @@ import type { Clause } from "./check.js";
  *   them: retention (`purgeRetention`) and erasure requests (`store.eraseOwner`);
  * - `verbatimText`: the store keeps the default codec's text byte for byte and `scan({ includeText })`
  *   returns it (a store whose codec transforms rows, e.g. encryption, lacks it: its text is an envelope);
- * - `streams`: `store.streams`, the stream buffers of running replies (resumable chat streams).
+ * - `streams`: `store.streams`, the stream buffers of running replies (resumable chat streams);
+ * - `blobs`: `store.blobs`, files kept beside the sessions by SHA-256 and owner, and `open({ blobs })`
+ *   passing the blob budgets through.
  */
-export type StoreCapability = "messageLog" | "scan" | "ttl" | "codec" | "listing" | "verbatimText" | "streams";
+export type StoreCapability =
+  | "messageLog"
+  | "scan"
+  | "ttl"
+  | "codec"
+  | "listing"
+  | "verbatimText"
+  | "streams"
+  | "blobs";
 export const STORE_CAPABILITIES: readonly StoreCapability[] = [
   "messageLog",
   "scan",
@@ -29,6 +39,7 @@ export const STORE_CAPABILITIES: readonly StoreCapability[] = [
   "listing",
   "verbatimText",
   "streams",
+  "blobs",
 ];
 
 /** What a case runs with. */
@@ -36,7 +47,7 @@ export interface CaseContext {
   /** The store opened for the whole run (shared by the cases; each uses its own ids). */
   readonly store: SessionStore;
   /** Opens another store on a fresh, empty location; closed by the case with `close`. */
-  open(options?: { codec?: SessionCodec; messageCodec?: MessageCodec }): Promise<SessionStore>;
+  open(options?: { codec?: SessionCodec; messageCodec?: MessageCodec; blobs?: BlobOptions }): Promise<SessionStore>;
   close(store: SessionStore): Promise<void>;
   /** A session id unique within the run, starting with `label`. */
   id(label: string): string;
