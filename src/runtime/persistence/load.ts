@@ -1,0 +1,114 @@
+/**
+ * Loading sessions: `deserializeSession` and `deserializeSessions`, and `load`, the parse and
+ * limits step every load (the message log's too) starts with.
+ */
+import { describeValue } from "../core/json.js";
+import type { AgentSession } from "../core/session.js";
+import { defaultRegistry } from "../validation/default-registry.js";
+import {
+  JsonParseError,
+  checkDuplicateKeys,
+  checkedKeyCount,
+  parseJsonText,
+  resolveLimits,
+} from "../json/safe-json.js";
+import {
+  fusedDocumentChars,
+  fusedFor,
+  fusedLimits,
+  fusedSessionDocument,
+  fusedSessionsDocument,
+} from "../validation/fused.js";
+import type { FusedLimits } from "../../generated/fused-check.js";
+import type { DeserializeOptions } from "./options.js";
+import { SESSION_FORMAT, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, readEnvelope, sessionLimits } from "./stored-form.js";
+import { SessionValidationError, jsonProblem } from "./session-error.js";
+import { walkLoaded } from "./walk-loaded.js";
+import { walkQuarantining } from "./quarantine.js";
+
+/**
+ * Reads one session from its stored form: text, UTF-8 bytes, or an already-parsed object (whose
+ * objects are then not modified: if migrations apply, the result is a copy). Throws
+ * `SessionValidationError` listing every problem.
+ */
+export function deserializeSession(
+  input: string | Uint8Array | unknown,
+  options: DeserializeOptions = {},
+): AgentSession {
+  const allowBare = options.allowBare !== false;
+  const { doc, owned, fused } = load(input, options, "session", (d, limits) =>
+    fusedSessionDocument(d, SESSION_FORMAT, SESSION_FORMAT_VERSION, allowBare, limits),
+  );
+  // Accepted by the fused check: valid, current, nothing to migrate, preserve or set aside.
+  if (fused)
+    return (
+      (doc as { format?: unknown }).format === undefined ? doc : (doc as { session: unknown }).session
+    ) as AgentSession;
+  const envelope = readEnvelope(doc, SESSION_FORMAT, "session", allowBare);
+  const root =
+    options.quarantine === true
+      ? walkQuarantining(input, doc, owned, options, envelope.value, envelope.base, false)
+      : walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
+  return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
+}
+
+/** Reads a document written by `serializeSessions`. */
+export function deserializeSessions(
+  input: string | Uint8Array | unknown,
+  options: DeserializeOptions = {},
+): AgentSession[] {
+  const { doc, owned, fused } = load(input, options, "sessions", (d, limits) =>
+    fusedSessionsDocument(d, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits),
+  );
+  if (fused) return (doc as { sessions: AgentSession[] }).sessions;
+  const envelope = readEnvelope(doc, SESSIONS_FORMAT, "sessions", false);
+  const sessions = envelope.value;
+  if (!Array.isArray(sessions)) {
+    throw new SessionValidationError("cannot load sessions", [
+      {
+        code: "envelope",
+        pointer: "/sessions",
+        expected: "an array of sessions",
+        found: describeValue(sessions),
+        message: '"sessions" must be an array',
+      },
+    ]);
+  }
+  const root =
+    options.quarantine === true
+      ? walkQuarantining(input, doc, owned, options, sessions, envelope.base, true)
+      : walkLoaded(doc, owned, options, sessions, envelope.base, true);
+  return (root as { sessions: AgentSession[] }).sessions;
+}
+
+/**
+ * Parses (text) and checks the limits, in the order and with the errors of `parseJson`. `fused`
+ * returns the document's object keys when the fused check accepts it (the limits are folded into
+ * it), else -1: then the limits walk runs as before. `fused: true` in the result: the document is
+ * valid as it is.
+ */
+export function load(
+  input: unknown,
+  options: DeserializeOptions,
+  what: string,
+  fused: (doc: unknown, limits: FusedLimits) => number,
+): { doc: unknown; owned: boolean; fused: boolean } {
+  const owned = typeof input === "string" || input instanceof Uint8Array;
+  const lim = resolveLimits(sessionLimits(options.limits));
+  const fusedLim = fusedFor(options.registry ?? defaultRegistry())
+    ? fusedLimits(lim, options.maxNesting, false)
+    : undefined;
+  try {
+    const { text, value } = owned
+      ? parseJsonText(input as string | Uint8Array, lim)
+      : { text: undefined, value: input };
+    let keys = fusedLim !== undefined ? fused(value, fusedLim) : -1;
+    const accepted = keys >= 0;
+    if (!accepted) keys = checkedKeyCount(value, lim);
+    if (text !== undefined) checkDuplicateKeys(text, keys, accepted ? fusedDocumentChars() : -1);
+    return { doc: value, owned, fused: accepted };
+  } catch (err) {
+    if (!(err instanceof JsonParseError)) throw err;
+    throw new SessionValidationError(`cannot load ${what}`, [jsonProblem(err)], { cause: err });
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Quarantine loads (opt-in, `quarantine: true`; a strict load never comes here): the state-bag
+ * entries (or single messages) that fail are set aside, as their exact original text, in
+ * `session.quarantine`, and the rest takes the strict tail.
+ */
+import { jsonPointer, setOwn } from "../core/json.js";
+import type { AgentSession, QuarantinedValue } from "../core/session.js";
+import type { ValidationProblem } from "../core/problems.js";
+import { valueTexts } from "../json/json-spans.js";
+import { PROVIDER_STATE_FAMILY } from "../registry/registry.js";
+import { defaultRegistry } from "../validation/default-registry.js";
+import { SessionWalker } from "../validation/validate.js";
+import type { DeserializeOptions } from "./options.js";
+import { walkLoaded } from "./walk-loaded.js";
+
+interface SetAside {
+  /** Path from the document root. */
+  path: (string | number)[];
+  value: unknown;
+  problems: readonly ValidationProblem[];
+  problemCount: number;
+}
+
+/**
+ * A quarantine load: every session is walked as on a strict load; one that fails has each failing
+ * state-bag entry (or failing message) taken out and recorded in `session.quarantine` with its
+ * original text, and the cleaned document then takes the strict tail (`walkLoaded`, migrations
+ * applied), so whatever is left is exactly what a strict load accepts. Nothing is modified until
+ * every text is taken: the walkers here never migrate in place.
+ */
+export function walkQuarantining(
+  input: unknown,
+  doc: unknown,
+  owned: boolean,
+  options: DeserializeOptions,
+  value: unknown,
+  base: readonly (string | number)[],
+  many: boolean,
+): unknown {
+  const walkerOptions = {
+    registry: options.registry ?? defaultRegistry(),
+    strict: options.strict,
+    maxNesting: options.maxNesting,
+    maxProblems: options.maxProblems,
+    protoKeysAsData: options.limits?.protoKeys === "keep",
+    quarantine: "keep" as const,
+  };
+  const sessions: unknown[] = many ? [...(value as unknown[])] : [value];
+  const found: SetAside[][] = sessions.map((s, i) => setAside(s, many ? [...base, i] : [...base], walkerOptions));
+  if (found.every((f) => f.length === 0)) return walkLoaded(doc, owned, options, value, base, many, true);
+  // The exact original characters when there is text; otherwise the caller's value as JSON.
+  const source =
+    typeof input === "string"
+      ? input
+      : input instanceof Uint8Array
+        ? new TextDecoder("utf-8").decode(input)
+        : undefined;
+  const all = found.flat();
+  const texts =
+    source !== undefined
+      ? valueTexts(
+          source,
+          all.map((f) => f.path),
+        )
+      : [];
+  let t = 0;
+  const entries: QuarantinedValue[][] = [];
+  for (let i = 0; i < sessions.length; i++) {
+    if (found[i].length === 0) {
+      entries.push([]);
+      continue;
+    }
+    const prefix = many ? base.length + 1 : base.length;
+    const list = found[i].map((f) => {
+      const text = texts[t++] ?? JSON.stringify(f.value);
+      const entry: QuarantinedValue = { pointer: jsonPointer(f.path.slice(prefix)), text, reason: f.problems[0] };
+      if (f.problemCount > 1) entry.problemCount = f.problemCount;
+      return entry;
+    });
+    entries.push(list);
+    sessions[i] = withoutSetAside(sessions[i] as Record<string, unknown>, found[i], prefix, list);
+  }
+  // The document with the cleaned sessions (the caller's objects are never changed).
+  let root: unknown;
+  let cleaned: unknown;
+  if (many) {
+    cleaned = sessions;
+    root = { ...(doc as object), sessions };
+  } else {
+    cleaned = sessions[0];
+    root = base.length === 0 ? cleaned : { ...(doc as object), session: cleaned };
+  }
+  const result = walkLoaded(root, owned, options, cleaned, base, many, true);
+  if (options.onQuarantined !== undefined) {
+    const loaded = many
+      ? (result as { sessions: AgentSession[] }).sessions
+      : [(base.length === 0 ? result : (result as { session: unknown }).session) as AgentSession];
+    for (let i = 0; i < entries.length; i++) if (entries[i].length > 0) options.onQuarantined(entries[i], loaded[i]);
+  }
+  return result;
+}
+
+type WalkerOptions = ConstructorParameters<typeof SessionWalker>[0];
+
+/** What to take out of one session (empty when it loads as it is, or when it fails as a whole). */
+function setAside(session: unknown, base: (string | number)[], options: WalkerOptions): SetAside[] {
+  const first = new SessionWalker(options);
+  first.walkSession(session, base);
+  if (first.result().ok) return [];
+  if (typeof session !== "object" || session === null || Array.isArray(session)) return [];
+  const s = session as Record<string, unknown>;
+  const bag = s.stateBag;
+  if (typeof bag !== "object" || bag === null || Array.isArray(bag)) return [];
+  if (hasOwnKey.call(bag, "__proto__") && options.protoKeysAsData !== true) return []; // refused whole
+  // Problems of the session object itself refuse it whole.
+  const shell = new SessionWalker(options);
+  shell.walkSession({ ...s, stateBag: {} }, base);
+  if (!shell.result().ok) return [];
+  const out: SetAside[] = [];
+  for (const key in bag) {
+    if (!hasOwnKey.call(bag, key)) continue;
+    const v = (bag as Record<string, unknown>)[key];
+    const path = [...base, "stateBag", key];
+    const r = walkOne(v, path, options);
+    if (r.ok) continue;
+    const messages = splitMessages(v, path, options);
+    if (messages !== undefined) for (const m of messages) out.push(m);
+    else out.push({ path, value: v, problems: r.problems, problemCount: r.problemCount ?? r.problems.length });
+  }
+  return out;
+}
+
+function walkOne(value: unknown, path: (string | number)[], options: WalkerOptions) {
+  const w = new SessionWalker(options);
+  w.walkValue(value, PROVIDER_STATE_FAMILY, path);
+  return w.result();
+}
+
+/**
+ * A failing value with a `messages` array whose failures are all in single messages: those
+ * messages (each checked alone in a copy of the value, then the rest checked together).
+ * Undefined when the value itself is at fault.
+ */
+function splitMessages(value: unknown, path: (string | number)[], options: WalkerOptions): SetAside[] | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const messages = v.messages;
+  if (!Array.isArray(messages) || messages.length === 0) return undefined;
+  if (!walkOne({ ...v, messages: [] }, path, options).ok) return undefined;
+  const bad: SetAside[] = [];
+  const good: unknown[] = [];
+  const at0 = jsonPointer([...path, "messages", 0]);
+  for (let i = 0; i < messages.length; i++) {
+    const r = walkOne({ ...v, messages: [messages[i]] }, path, options);
+    if (r.ok) {
+      good.push(messages[i]);
+      continue;
+    }
+    const at = jsonPointer([...path, "messages", i]);
+    bad.push({
+      path: [...path, "messages", i],
+      value: messages[i],
+      problems: r.problems.map((p) => reindexed(p, at0, at)),
+      problemCount: r.problemCount ?? r.problems.length,
+    });
+  }
+  if (bad.length === 0 || !walkOne({ ...v, messages: good }, path, options).ok) return undefined;
+  return bad;
+}
+
+/** A problem found with the message at index 0 of a copy, as at its real index. */
+function reindexed(p: ValidationProblem, from: string, to: string): ValidationProblem {
+  const swap = (s: string) => {
+    let out = "";
+    let i = 0;
+    for (let j = s.indexOf(from); j !== -1; j = s.indexOf(from, i)) {
+      const next = s.charCodeAt(j + from.length);
+      out += s.slice(i, j) + (next >= 48 && next <= 57 ? from : to);
+      i = j + from.length;
+    }
+    return out + s.slice(i);
+  };
+  return { ...p, pointer: swap(p.pointer), message: swap(p.message) };
+}
+
+/** A copy of `session` without the values set aside, and with them added to its `quarantine`. */
+function withoutSetAside(
+  session: Record<string, unknown>,
+  found: readonly SetAside[],
+  prefix: number,
+  entries: QuarantinedValue[],
+): Record<string, unknown> {
+  const bag: Record<string, unknown> = {};
+  const from = session.stateBag as Record<string, unknown>;
+  for (const k in from) if (hasOwnKey.call(from, k)) setOwn(bag, k, from[k]);
+  const dropped = new Map<string, Set<number>>();
+  for (const f of found) {
+    const key = f.path[prefix + 1] as string;
+    if (f.path.length === prefix + 2) delete bag[key];
+    else {
+      let set = dropped.get(key);
+      if (set === undefined) dropped.set(key, (set = new Set()));
+      set.add(f.path[prefix + 3] as number);
+    }
+  }
+  for (const [key, set] of dropped) {
+    const v = bag[key] as Record<string, unknown>;
+    setOwn(bag, key, { ...v, messages: (v.messages as unknown[]).filter((_, i) => !set.has(i)) });
+  }
+  const before = Array.isArray(session.quarantine) ? (session.quarantine as QuarantinedValue[]) : [];
+  return { ...session, stateBag: bag, quarantine: [...before, ...entries] };
+}
+
+const hasOwnKey = Object.prototype.hasOwnProperty;
