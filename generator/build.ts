@@ -114,7 +114,7 @@ async function build(
       schema: runtimeSchema(t),
       slots: t.slots,
     })),
-    cfg.module.formatsImport,
+    cfg.module.fusedImport,
     cfg.module.regenerate,
   );
   return {

@@ -19,7 +19,9 @@ export interface GenerateOptions {
   schemas?: string;
   /**
    * Module the generated code imports `TypeDefinition`, `Validator` and `isDateTime` from.
-   * Default: `"statebag"` with `project`; this repo's `src/runtime/*.js` otherwise.
+   * Default: `"statebag"` with `project`; this repo's `src/runtime/*.js` otherwise. The fused check
+   * imports its typed runtime from `"statebag/internal/toolchain"` when this is `"statebag"`, else
+   * from this module too (which then re-exports that entry's fused-runtime names).
    */
   runtimeImport?: string;
   /** Compare only: write nothing, report stale/missing/extra files. */
@@ -66,7 +68,13 @@ export interface Config {
   outDir: string;
   schemasDir: string;
   fixturesDir: string;
-  module: ModuleOptions & { formatsImport: string; stateImport: string; taggedImport: string };
+  module: ModuleOptions & {
+    formatsImport: string;
+    stateImport: string;
+    taggedImport: string;
+    /** Where the generated fused check imports its typed runtime (src/runtime/validation/fused-runtime.ts). */
+    fusedImport: string;
+  };
   /** How to run the generator here, for fix texts. */
   command: string;
   check: boolean;
@@ -125,6 +133,10 @@ function layout(options: GenerateOptions): Config {
   const formatsImport = internal("registry/formats.js");
   const stateImport = internal("core/state-bag.js");
   const taggedImport = internal("core/tagged.js");
+  const fusedImport =
+    options.runtimeImport === "statebag" || (options.runtimeImport === undefined && tsconfig)
+      ? "statebag/internal/toolchain"
+      : internal("validation/fused-runtime.js");
   const command =
     options.command ?? (tsconfig ? `npx statebag gen --project ${posix(path.relative(cwd, tsconfig))}` : "npm run gen");
   const regenerate = options.regenerateCommand ?? command;
@@ -136,7 +148,7 @@ function layout(options: GenerateOptions): Config {
     outDir,
     schemasDir,
     fixturesDir,
-    module: { typesImport, formatsImport, stateImport, taggedImport, regenerate },
+    module: { typesImport, formatsImport, stateImport, taggedImport, fusedImport, regenerate },
     command,
     check: options.check ?? false,
     cache: options.cache ?? true,

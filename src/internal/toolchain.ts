@@ -16,3 +16,14 @@ export {
   type MigrationContext,
 } from "../runtime/registry/migrations.js";
 export { ToolchainMissingError } from "../runtime/core/toolchain-error.js";
+// What a project's generated fused check imports (src/generated/fused-check.ts of `statebag gen`).
+export {
+  checkSessionObject,
+  formatTest,
+  opaqueJson,
+  numberChars,
+  plainObject,
+  scalarChars,
+  type FusedContext,
+  type TaggedCheck,
+} from "../runtime/validation/fused-runtime.js";

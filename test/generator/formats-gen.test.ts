@@ -14,6 +14,7 @@ import { generate } from "../../generator/index.js";
 import { formatResult, type GenerateResult } from "../../generator/report.js";
 import { FORMATS } from "../../src/runtime/registry/formats.js";
 import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
+import { fusedContext, type FusedContext } from "../../src/runtime/validation/fused-runtime.js";
 import { readFile, removeTempProjects, tempProject } from "./helpers.js";
 
 afterAll(removeTempProjects);
@@ -42,7 +43,7 @@ export interface Contact extends ProviderState<"test.Contact", 1> {
 `;
 
 interface Fused {
-  checkTagged(value: unknown, family: string, depth: number, nesting: number, limits: object): boolean;
+  checkTagged(context: FusedContext, value: unknown, family: string, depth: number, nesting: number): boolean;
 }
 
 describe("formats in generated code", () => {
@@ -117,7 +118,7 @@ describe("formats in generated code", () => {
     );
     expect(contact.validate(value)).toBe(expected);
     // The fused check may say no where the long path says yes (it only costs time), never yes where it says no.
-    const quick = fused.checkTagged(value, "ProviderState", 1, 0, limits);
+    const quick = fused.checkTagged(fusedContext(limits)!, value, "ProviderState", 1, 0);
     if (!expected) expect(quick).toBe(false);
     else expect(quick).toBe(true);
     // The reporting path (registry ajv, every error) uses the same table.

@@ -6,7 +6,15 @@ import { fileURLToPath } from "node:url";
 export const REPO = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
 /** The runtime files a project in this repo's layout needs for its markers and messages. */
-const RUNTIME_FILES = ["core/tagged.ts", "core/messages.ts", "registry/registry-types.ts", "registry/formats.ts"];
+const RUNTIME_FILES = [
+  "core/tagged.ts",
+  "core/messages.ts",
+  "registry/registry-types.ts",
+  "registry/formats.ts",
+  // What the generated fused check imports.
+  "validation/fused-runtime.ts",
+  "validation/session-rules.ts",
+];
 
 /**
  * `src/runtime/<file>` for each file and every runtime module it imports (relative imports,

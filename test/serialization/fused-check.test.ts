@@ -1,11 +1,14 @@
 /**
- * The fused check (src/generated/fused-check.ts) and today's path agree: on generated and mutated
+ * The fused check (src/generated/fused-check.ts with its typed runtime, src/runtime/validation/fused-runtime.ts)
+ * and today's path agree: on generated and mutated
  * documents, the fused check says "yes" only where the limits walk, the walker and the validators
  * accept with nothing to migrate or preserve; and it says "yes" wherever they do, except for what
  * it leaves to them on purpose ("__proto__" keys, `undefined` members, quarantine sections).
  * Mutations include the hostile corpus of the suite: hostile keys, lone surrogates, control
  * characters, depth and key limits, non-finite numbers, Dates, impossible dates, wrong versions
- * and types, duplicate keys and 1e400 in text.
+ * and types, duplicate keys and 1e400 in text. Then hostile session objects one rule at a time
+ * (src/runtime/validation/session-rules.ts): the walker reports it, the fused check declines, the
+ * agent refuses what the walker calls a local session with a conversation id.
  */
 import { readFileSync, readdirSync } from "node:fs";
 import fc from "fast-check";
@@ -34,7 +37,10 @@ import {
   deserializeSession,
   serializeSession,
 } from "../../src/runtime/persistence/serialization.js";
-import { SessionWalker } from "../../src/runtime/validation/validate.js";
+import { SessionWalker, validateSession, validateValue } from "../../src/runtime/validation/validate.js";
+import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { ConfigurationError } from "../../src/runtime/core/errors.js";
+import { ScriptedChatClient } from "../../src/testing.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 /** One valid value of every generated type at its latest version (the golden fixtures). */
@@ -635,5 +641,207 @@ describe("opaque values (json, with strings and numbers checked in the loops)", 
       expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load)).toBeGreaterThan(0);
       expect(fusedDocumentChars(), JSON.stringify(v)).toBe(text.length - escapeExtra(text));
     }
+  });
+});
+
+/**
+ * Hostile session objects, one rule each: the walker reports the rule's problem, the fused check
+ * says no on load and on save, and (for the local-session rule) the agent refuses the same sessions.
+ * Written as JSON text and parsed, so "__proto__" is an own key as a loader sees it.
+ */
+describe("hostile session objects: the walker, the fused check and the agent apply the same rules", () => {
+  const history = `{"$type":"InMemoryChatHistoryState","$version":2,"droppedMessageCount":0,"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"}]}]}`;
+  const session = (members: string, bag = `{"h":${history}}`) => `{"id":"s1",${members}"stateBag":${bag}}`;
+  const load = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
+  const save = fusedLimits(resolveLimits(DEFAULT), undefined, true)!;
+  /** [what, session text, the walker's problem (code and details.reason or code alone), or "preserved"] */
+  const cases: [string, string, string][] = [
+    ['"__proto__" as a state-bag key', session("", `{"__proto__":${history}}`), "session:proto-key"],
+    [
+      '"__proto__" as a conversation id name',
+      session('"kind":"hosted","conversationId":{"__proto__":"c"},'),
+      "session:proto-key",
+    ],
+    ['"__proto__" as a session key', session('"__proto__":{"isAdmin":true},'), "session:unknown-property"],
+    ['"constructor" as a session key', session('"constructor":"x",'), "session:unknown-property"],
+    ['"toString" as a session key', session('"toString":"x",'), "session:unknown-property"],
+    ['"hasOwnProperty" as a session key', session('"hasOwnProperty":1,'), "session:unknown-property"],
+    ["an empty id", '{"id":"","stateBag":{}}', "session:invalid"],
+    ["a numeric id", '{"id":7,"stateBag":{}}', "session:invalid"],
+    ["no id", '{"stateBag":{}}', "session:missing"],
+    ["no state bag", '{"id":"s1"}', "session:missing"],
+    ["an array state bag", '{"id":"s1","stateBag":[]}', "session:invalid"],
+    ['"kind": "remote"', session('"kind":"remote",'), "session:invalid"],
+    ['"kind": "local" with a conversationId', session('"kind":"local","conversationId":"c",'), "session:conflict"],
+    [
+      '"kind": "local" with an object conversationId',
+      session('"kind":"local","conversationId":{"a":"c"},'),
+      "session:conflict",
+    ],
+    ["a conversation id name holding a number", session('"conversationId":{"a":1},'), "session:invalid"],
+    ["a quarantine section that is not an array", session('"quarantine":{},'), "session:invalid"],
+    ['"$type": "toString"', session("", `{"h":{"$type":"toString"}}`), "preserved"],
+    ['"$type": "__proto__"', session("", `{"h":{"$type":"__proto__"}}`), "preserved"],
+    ['"$type": "constructor"', session("", `{"h":{"$type":"constructor","$version":1}}`), "preserved"],
+    ['"$type" a number', session("", `{"h":{"$type":1}}`), "missing-type"],
+    ["a value of another family in the state bag", session("", `{"h":{"$type":"text","text":"hi"}}`), "wrong-family"],
+    [
+      "a content of another family in a message",
+      session(
+        "",
+        `{"h":${history.replace('"$type":"text","text":"hi"', '"$type":"InMemoryChatHistoryState","messages":[]')}}`,
+      ),
+      "wrong-family",
+    ],
+    ["a version too new", session("", `{"h":${history.replace('"$version":2', '"$version":99')}}`), "preserved"],
+    [
+      "a version too new, nested",
+      session("", `{"h":${history.replace('"$type":"text"', '"$type":"text","$version":7')}}`),
+      "preserved",
+    ],
+    ['"$version": "2"', session("", `{"h":${history.replace('"$version":2', '"$version":"2"')}}`), "invalid-version"],
+    ['"$version": 0', session("", `{"h":${history.replace('"$version":2', '"$version":0')}}`), "invalid-version"],
+    ['"$version": 1.5', session("", `{"h":${history.replace('"$version":2', '"$version":1.5')}}`), "invalid-version"],
+  ];
+
+  const walk = (value: unknown, strict: boolean) => {
+    const walker = new SessionWalker({ registry, strict, collectUpgrades: true });
+    walker.walkSession(value, ["session"]);
+    return walker.result();
+  };
+  const problemName = (p: { code: string; details?: unknown }) => {
+    const reason = (p.details as { reason?: string } | undefined)?.reason;
+    return p.code === "session" ? `session:${reason}` : p.code;
+  };
+
+  it.each(cases)("%s", (_what, text, expected) => {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    const doc = { format: "statebag.session", formatVersion: 1, session: value };
+    const walked = walk(value, false);
+    if (expected === "preserved") {
+      expect(walked.problems).toEqual([]);
+      expect(walked.preserved).toHaveLength(1);
+      // Strict: the same value is a problem (an unknown type or a newer version).
+      expect(walk(value, true).problems.map((p) => p.code)).toEqual([
+        walked.preserved[0].reason === "newer-version" ? "newer-version" : "unknown-type",
+      ]);
+    } else {
+      expect(walked.problems.map(problemName)).toContain(expected);
+    }
+    expect(fusedSessionDocument(doc, "statebag.session", 1, true, load)).toBe(-1);
+    expect(fusedSession(value, 2, save)).toBe(false);
+    expect(validateSession(value).ok && validateSession(value).preserved.length === 0).toBe(false);
+    // Through the public API: a strict load refuses it.
+    expect(() => deserializeSession(JSON.stringify(doc), { strict: true })).toThrow(SessionValidationError);
+  });
+
+  it("the agent refuses exactly the sessions the walker reports as local with a conversation id", async () => {
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient({ hosted: true }) });
+    for (const kind of ["local", "hosted", undefined])
+      for (const conversationId of ["c", { a: "c" }, undefined]) {
+        const value = { id: "s1", kind, conversationId, stateBag: {} };
+        const conflict = walk(value, false).problems.some((p) => problemName(p) === "session:conflict");
+        let refused = false;
+        try {
+          agent.createSession({ kind, conversationId } as never);
+        } catch (error) {
+          if (!(error instanceof ConfigurationError)) throw error;
+          refused = /local but carries a service conversation id/.test(error.message);
+        }
+        expect(refused, `${kind} ${JSON.stringify(conversationId)}`).toBe(conflict);
+        expect(fusedSession(value, 2, save)).toBe(!conflict);
+      }
+  });
+
+  it("a session with valid hostile-looking names is valid on both paths", () => {
+    const value = JSON.parse(
+      session(
+        '"kind":"hosted","conversationId":{"constructor":"c","toString":"d"},',
+        `{"constructor":${history},"toString":${history}}`,
+      ),
+    );
+    expect(walk(value, true).problems).toEqual([]);
+    expect(fusedSession(value, 2, save)).toBe(true);
+    expect(
+      fusedSessionDocument(
+        { format: "statebag.session", formatVersion: 1, session: value },
+        "statebag.session",
+        1,
+        true,
+        load,
+      ),
+    ).toBeGreaterThan(0);
+  });
+
+  it("a family named after an Object.prototype member is no family: the fused check says no, the walker reports", () => {
+    for (const family of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]) {
+      expect(fusedValue({ $type: "text", text: "hi" }, family, 1, load), family).toBe(false);
+      const result = validateValue({ $type: "text", text: "hi" }, { family, strict: true });
+      expect(result.ok, family).toBe(false);
+    }
+  });
+
+  it("envelopes: a version too new, an invalid version, extra or prototype keys go the long way and fail", () => {
+    const body = session('"kind":"local",');
+    const envelopes: [string, string][] = [
+      [`{"format":"statebag.session","formatVersion":2,"session":${body}}`, "/formatVersion"],
+      [`{"format":"statebag.session","formatVersion":0,"session":${body}}`, "/formatVersion"],
+      [`{"format":"statebag.session","formatVersion":"1","session":${body}}`, "/formatVersion"],
+      [`{"format":"statebag.session","formatVersion":1.5,"session":${body}}`, "/formatVersion"],
+      [`{"format":"statebag.session","formatVersion":1,"session":${body},"__proto__":{}}`, "/__proto__"],
+      [`{"format":"statebag.session","formatVersion":1,"session":${body},"constructor":1}`, "/constructor"],
+      [`{"format":"statebag.session","formatVersion":1,"sessions":[${body}]}`, "/sessions"],
+      [`{"format":"statebag.sessions","formatVersion":1,"session":${body}}`, "/format"],
+    ];
+    for (const [text, pointer] of envelopes) {
+      expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load), text).toBe(-1);
+      let error: unknown;
+      try {
+        deserializeSession(text);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, text).toBeInstanceOf(SessionValidationError);
+      expect(
+        (error as SessionValidationError).problems.map((p) => p.pointer),
+        text,
+      ).toContain(pointer);
+    }
+  });
+
+  it("duplicate keys at the session, state and envelope level: the fused answer is not trusted, the load fails", () => {
+    const texts = [
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","id":"b","stateBag":{"h":${history}}}}`,
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{},"stateBag":{"h":${history}}}}`,
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","kind":"hosted","kind":"local","stateBag":{}}}`,
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{"h":${history},"h":${history}}}}`,
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{"h":${history.replace('"$version":2', '"$version":2,"$type":"acme.Other"')}}}}`,
+      `{"format":"statebag.session","formatVersion":1,"formatVersion":1,"session":{"id":"a","stateBag":{}}}`,
+    ];
+    for (const text of texts) {
+      let error: unknown;
+      try {
+        deserializeSession(text);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, text).toBeInstanceOf(SessionValidationError);
+      expect((error as SessionValidationError).problems[0].code, text).toBe("json");
+    }
+  });
+
+  it("deep nesting: containers past the depth limit and tagged values past maxNesting go the long way and fail", () => {
+    const deep = `${"[".repeat(300)}${"]".repeat(300)}`;
+    const text = `{"format":"statebag.session","formatVersion":1,"session":${session("", `{"h":${history.replace('"text":"hi"', `"text":"hi","additionalProperties":{"a":${deep}}`)}}`)}}`;
+    expect(() => deserializeSession(text)).toThrow(SessionValidationError);
+    // Tagged values nested deeper than maxNesting (the state, its message contents, their annotations).
+    const value = JSON.parse(session(""));
+    expect(fusedSession(value, 2, { ...save, maxNesting: 0 })).toBe(false);
+    expect(validateSession(value, { maxNesting: 0 }).problems.map((p) => p.code)).toContain("too-deep");
+    for (let maxNesting = 0; maxNesting < 4; maxNesting++)
+      expect(fusedSession(value, 2, { ...save, maxNesting }), `maxNesting ${maxNesting}`).toBe(
+        validateSession(value, { maxNesting }).ok,
+      );
+    expect(validateSession(value, { maxNesting: 3 }).ok).toBe(true);
   });
 });

@@ -12,16 +12,13 @@
  * JSON Schema) is a "no" and takes today's path.
  */
 import { generatedTypes } from "../../generated/registry.js";
-import {
-  charCount,
-  checkMessage,
-  checkSession,
-  checkTagged,
-  keyCount,
-  type FusedLimits,
-} from "../../generated/fused-check.js";
+import { checkMessage, checkSession, checkTagged } from "../../generated/fused-check.js";
+import { fusedContext, type FusedLimits } from "./fused-runtime.js";
+import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "./session-rules.js";
 import type { TypeRegistry } from "../registry/registry.js";
 import type { JsonLimits } from "../json/safe-json.js";
+
+export type { FusedLimits };
 
 const fusedRegistries = new WeakSet<TypeRegistry>();
 
@@ -87,62 +84,56 @@ export function fusedSessionDocument(
   allowBare: boolean,
   limits: FusedLimits,
 ): number {
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
-  const d = doc as Record<string, unknown>;
-  const f = d.format;
-  if (f === undefined) {
+  if (!isJsonObject(doc)) return -1;
+  const context = fusedContext(limits);
+  if (context === undefined) return -1;
+  if (doc.format === undefined) {
     // A bare session (no "format" key at all: the session check refuses any other key).
-    if (!allowBare || !checkSession(doc, 1, limits)) return -1;
-    documentChars = charCount();
-    return keyCount();
+    if (!allowBare || !checkSession(context, doc, 1)) return -1;
+    documentChars = context.chars;
+    return context.keys;
   }
-  const v = d.formatVersion;
-  if (f !== format || typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > maxVersion || limits.maxKeys < 3)
-    return -1;
-  let n = 0;
-  for (const k in d) {
-    if (k !== "format" && k !== "formatVersion" && k !== "session") return -1;
-    n++;
+  if (limits.maxKeys < 3 || !envelopeOnly(doc, format, maxVersion, "session")) return -1;
+  if (!checkSession(context, doc.session, 2)) return -1;
+  documentChars = context.chars + envelopeChars(format, "session");
+  return context.keys + 3;
+}
+
+/**
+ * True when `doc` is exactly `{format, formatVersion, <payload>}` (the envelope rules of the
+ * loader, ../validation/session-rules.ts) with this `format`, a version it reads, and room for 3 keys.
+ */
+function envelopeOnly(doc: Record<string, unknown>, format: string, maxVersion: number, payload: string): boolean {
+  if (doc.format !== format || formatVersionProblem(doc.formatVersion, maxVersion) !== undefined) return false;
+  let keys = 0;
+  for (const key in doc) {
+    if (!isEnvelopeKey(key, payload)) return false;
+    keys++;
   }
-  if (n !== 3 || !checkSession(d.session, 2, limits)) return -1;
-  // {"format":"…","formatVersion":N,"session":…}: braces and commas 4, keys with quotes and colons
-  // 9 + 16 + 10, the format string with its quotes, N at one digit at least.
-  documentChars = charCount() + 4 + 35 + format.length + 2 + 1;
-  return keyCount() + 3;
+  return keys === 3;
+}
+
+/**
+ * The characters of an envelope around its payload: `{"format":"…","formatVersion":N,"<payload>":…}`:
+ * braces and commas 4, the keys with quotes and colons, the format string with its quotes, N at one
+ * digit at least.
+ */
+function envelopeChars(format: string, payload: string): number {
+  return 4 + 9 + 16 + payload.length + 3 + format.length + 2 + 1;
 }
 
 /** The same for a `statebag.sessions` document: `{format, formatVersion, sessions: [...]}`. */
 export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: number, limits: FusedLimits): number {
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return -1;
-  const d = doc as Record<string, unknown>;
-  const v = d.formatVersion;
-  if (
-    d.format !== format ||
-    typeof v !== "number" ||
-    !Number.isInteger(v) ||
-    v < 1 ||
-    v > maxVersion ||
-    limits.maxKeys < 3 ||
-    limits.maxDepth < 2
-  )
-    return -1;
-  let n = 0;
-  for (const k in d) {
-    if (k !== "format" && k !== "formatVersion" && k !== "sessions") return -1;
-    n++;
-  }
-  const sessions = d.sessions;
-  if (n !== 3 || !Array.isArray(sessions)) return -1;
-  let keys = 3;
-  // As for one session; "sessions" is 11 with quotes and colon, then the array's brackets and commas.
-  let chars = 4 + 9 + 16 + 11 + format.length + 2 + 1 + (sessions.length === 0 ? 2 : sessions.length + 1);
-  for (let i = 0; i < sessions.length; i++) {
-    if (!checkSession(sessions[i], 3, limits)) return -1;
-    keys += keyCount();
-    chars += charCount();
-  }
-  documentChars = chars;
-  return keys;
+  if (!isJsonObject(doc) || limits.maxKeys < 3 || limits.maxDepth < 2) return -1;
+  if (!envelopeOnly(doc, format, maxVersion, "sessions")) return -1;
+  const sessions = doc.sessions;
+  if (!Array.isArray(sessions)) return -1;
+  const context = fusedContext(limits);
+  if (context === undefined) return -1;
+  for (let index = 0; index < sessions.length; index++) if (!checkSession(context, sessions[index], 3)) return -1;
+  // The array's brackets and commas.
+  documentChars = context.chars + envelopeChars(format, "sessions") + (sessions.length === 0 ? 2 : sessions.length + 1);
+  return context.keys + 3;
 }
 
 /**
@@ -150,17 +141,20 @@ export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: 
  * check accepts it, else -1: held to what a message in a history state is held to.
  */
 export function fusedMessageDocument(doc: unknown, limits: FusedLimits): number {
-  if (!checkMessage(doc, 1, limits)) return -1;
-  documentChars = charCount();
-  return keyCount();
+  const context = fusedContext(limits);
+  if (context === undefined || !checkMessage(context, doc, 1)) return -1;
+  documentChars = context.chars;
+  return context.keys;
 }
 
 /** True when the fused check accepts `session` at `depth` (a save: `limits.saving`). */
 export function fusedSession(session: unknown, depth: number, limits: FusedLimits): boolean {
-  return checkSession(session, depth, limits);
+  const context = fusedContext(limits);
+  return context !== undefined && checkSession(context, session, depth);
 }
 
 /** True when the fused check accepts one tagged value of `family`. */
 export function fusedValue(value: unknown, family: string, depth: number, limits: FusedLimits): boolean {
-  return checkTagged(value, family, depth, 0, limits);
+  const context = fusedContext(limits);
+  return context !== undefined && checkTagged(context, value, family, depth, 0);
 }
