@@ -15,7 +15,7 @@
 import type { ValidateFunction } from "ajv";
 import { bundleSchema, compileBundled, normalizeIds } from "./bundle.js";
 import { type DiffOptions, diffSchemas } from "./diff.js";
-import type { Change, Witness } from "./rule-catalogue.js";
+import { budgetOf, type Change, type Witness } from "./rule-catalogue.js";
 import { sampleDocuments } from "./sampling.js";
 import { type JsonSchema, canonicalJson, childPointer } from "./schema.js";
 import { type WitnessContext, DEFAULT_WITNESS_WORK, searchWitness } from "./witness.js";
@@ -171,7 +171,7 @@ export function assessCompatibility(
 
 /** An undecided change from the analysis names the budget it ran out of (an automaton grown past its size limit). */
 function withBudget(change: Change): AssessedChange {
-  if (change.kind !== "undecided" || !/too large to analyse/.test(change.message)) return change;
+  if (change.kind !== "undecided" || budgetOf(change) !== "automaton-size") return change;
   return { ...change, budget: "automaton-size", message: `${change.message} (budget ran out: automaton size)` };
 }
 

@@ -590,8 +590,8 @@ class Differ implements BranchDiffer {
     const newNamed = isObject(ns.properties) ? (ns.properties as Record<string, JsonSchema>) : {};
     const oldPatterns = Object.keys(oldPP);
     const newPatterns = Object.keys(newPP);
-    const undecided = (reason: string): void =>
-      emit("cannot-decide", `patternProperties: ${reason}`, "patternProperties");
+    const undecided = (outcome: { reason: string; budget?: "automaton-size" }): void =>
+      emit("cannot-decide", `patternProperties: ${outcome.reason}`, "patternProperties", undefined, outcome.budget);
     const compare = (a: JsonSchema, b: JsonSchema, key: string): void =>
       this.diff({ schema: a, doc: o.doc }, { schema: b, doc: n.doc }, childSite(site, key));
     const matches = (pattern: string, key: string): boolean => {
@@ -612,12 +612,12 @@ class Differ implements BranchDiffer {
     for (const p of oldPatterns) {
       for (const q of newPatterns) {
         const overlap = patternOverlap(p, q);
-        if ("undecided" in overlap) undecided(overlap.undecided);
+        if ("undecided" in overlap) undecided({ reason: overlap.undecided });
         else if (overlap.overlap) compare(oldPP[p], newPP[q], overlap.witness);
       }
       // A key the new schema names is judged by that property; any other key is left to additionalProperties.
       const leftOver = patternMinus(p, [...newPatterns, ...Object.keys(newNamed).map(exactKeyPattern)]);
-      if (leftOver.kind === "undecided") undecided(leftOver.reason);
+      if (leftOver.kind === "undecided") undecided(leftOver);
       else if (leftOver.kind === "excluded") {
         const key = leftOver.witness;
         if (newAdditional === false) {
@@ -642,11 +642,11 @@ class Differ implements BranchDiffer {
     }
     for (const q of newPatterns) {
       const fresh = patternMinus(q, [...oldPatterns, ...Object.keys(oldNamed).map(exactKeyPattern)]);
-      if (fresh.kind === "undecided") undecided(fresh.reason);
+      if (fresh.kind === "undecided") undecided(fresh);
       else if (fresh.kind === "excluded") compare(oldAdditional, newPP[q], fresh.witness);
     }
     const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
-    if (rest.kind === "undecided") undecided(rest.reason);
+    if (rest.kind === "undecided") undecided(rest);
     else if (rest.kind === "excluded") {
       // A key no pattern matches and neither schema names (the automaton's shortest may be a named one).
       const key = ["extra", "key", "extra1", "x-extra", "_extra", "Extra", rest.witness].find(

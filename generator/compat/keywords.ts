@@ -684,7 +684,7 @@ export class KeywordRules {
         emit("tighten-constraint", `${what}: the key ${showValue(bad)} is rejected now`, "propertyNames", {
           extraKey: bad,
         });
-      else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames");
+      else emit("cannot-decide", `${what}: ${outcome.reason}`, "propertyNames", undefined, outcome.budget);
     }
   }
 

@@ -27,7 +27,8 @@ export type LanguageOutcome =
   | { kind: "included" }
   /** `witness`: a string in the old language that the new constraint rejects. */
   | { kind: "excluded"; witness: string }
-  | { kind: "undecided"; reason: string };
+  /** `budget`: the automaton size limit stopped the analysis (a larger budget might decide it). */
+  | { kind: "undecided"; reason: string; budget?: "automaton-size" };
 
 /** The constraints on a string, as the inclusion check reads them. */
 export interface StringConstraints {
@@ -64,7 +65,15 @@ export const FORMAT_SHAPES: Readonly<Record<string, string>> = {
   "relative-json-pointer": "^(?:0|[1-9][0-9]*)(?:#|(?:\\/(?:[^~/]|~0|~1)*)*)$",
 };
 
-export class RegexUndecidable extends Error {}
+/** Why a constraint was not analysed; `budget` when it was the automaton size limit (not the pattern itself). */
+export class RegexUndecidable extends Error {
+  constructor(
+    message: string,
+    readonly budget?: "automaton-size",
+  ) {
+    super(message);
+  }
+}
 
 const cache = new Map<string, NFA>();
 
@@ -115,7 +124,10 @@ function constraintAutomaton(c: StringConstraints): NFA {
     return result ?? NFA.all({ maxCharacter: MAX_CHARACTER });
   } catch (error) {
     if (error instanceof RegexUndecidable) throw error;
-    throw new RegexUndecidable(`string constraints too large to analyse (${(error as Error).message})`);
+    throw new RegexUndecidable(
+      `string constraints too large to analyse (${(error as Error).message})`,
+      "automaton-size",
+    );
   }
 }
 
@@ -132,13 +144,11 @@ function includedIn(old: StringConstraints, accepts: () => NFA): LanguageOutcome
       return { kind: "excluded", witness: readable(wordSet) };
     return { kind: "included" };
   } catch (error) {
-    return {
-      kind: "undecided",
-      reason:
-        error instanceof RegexUndecidable
-          ? error.message
-          : `regular-expression analysis failed (${(error as Error).message})`,
-    };
+    if (!(error instanceof RegexUndecidable))
+      return { kind: "undecided", reason: `regular-expression analysis failed (${(error as Error).message})` };
+    return error.budget === undefined
+      ? { kind: "undecided", reason: error.message }
+      : { kind: "undecided", reason: error.message, budget: error.budget };
   }
 }
 

@@ -184,11 +184,25 @@ export function probeOf(change: Change): Probe | undefined {
   return (change as Change & { [PROBE]?: Probe })[PROBE];
 }
 
+/** The budget an undecided change ran out of, hidden on the change like its probe. */
+const BUDGET = Symbol("budget");
+
+/** The budget the analysis ran out of for an undecided change (the automaton size limit), if any. */
+export function budgetOf(change: Change): "automaton-size" | undefined {
+  return (change as Change & { [BUDGET]?: "automaton-size" })[BUDGET];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Recording a change
 
 /** Records one change at the current site: the rule's kind is looked up here, never chosen by the caller. */
-export type Emit = (rule: ChangeRule, message: string, keyword?: string, probe?: Probe) => void;
+export type Emit = (
+  rule: ChangeRule,
+  message: string,
+  keyword?: string,
+  probe?: Probe,
+  budget?: "automaton-size",
+) => void;
 
 /**
  * Where the differ stands, threaded through every call: the value pointer, the union branch being
@@ -208,7 +222,7 @@ export function childSite(site: Site, segment: string | number): Site {
 
 /** The one way a change is recorded: at the site's pointer, its branch named in the message. */
 export function emitAt(site: Site): Emit {
-  return (rule, message, keyword, probe) => {
+  return (rule, message, keyword, probe, budget) => {
     const change: Change = {
       pointer: site.pointer,
       rule,
@@ -217,6 +231,7 @@ export function emitAt(site: Site): Emit {
     };
     if (keyword !== undefined) change.keyword = keyword;
     if (probe !== undefined) Object.defineProperty(change, PROBE, { value: probe, enumerable: false });
+    if (budget !== undefined) Object.defineProperty(change, BUDGET, { value: budget, enumerable: false });
     site.out.push(change);
   };
 }

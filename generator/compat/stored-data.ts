@@ -216,16 +216,17 @@ function ajvProblem(error: {
   keyword: string;
   params: Record<string, unknown>;
   message?: string;
-}): { pointer: string; message: string } {
-  if (error.keyword === "required") {
+}): { pointer: string; message: string; keyword: string } {
+  const { keyword } = error;
+  if (keyword === "required") {
     const name = String(error.params.missingProperty);
-    return { pointer: childPointer(error.instancePath, name), message: `missing required property "${name}"` };
+    return { pointer: childPointer(error.instancePath, name), message: `missing required property "${name}"`, keyword };
   }
-  if (error.keyword === "additionalProperties") {
+  if (keyword === "additionalProperties") {
     const name = String(error.params.additionalProperty);
-    return { pointer: childPointer(error.instancePath, name), message: `unexpected property "${name}"` };
+    return { pointer: childPointer(error.instancePath, name), message: `unexpected property "${name}"`, keyword };
   }
-  return { pointer: error.instancePath, message: error.message ?? `fails "${error.keyword}"` };
+  return { pointer: error.instancePath, message: error.message ?? `fails "${keyword}"`, keyword };
 }
 
 /**
@@ -370,7 +371,7 @@ export function checkStoredDocuments(
         `does not match "${finalType}" v${version} at ${problem.pointer || "/"}: ${problem.message}`,
       fix:
         `make the migration ${stepText(last)}${last.source ? ` (${last.source})` : ""} return a valid "${last.toType}" v${last.to} for this value` +
-        `${problem.message.startsWith("missing") ? ` (set ${problem.pointer})` : ""}; declare it as ${versionTypes(last, typeName)}({ ... }) ` +
+        `${problem.keyword === "required" ? ` (set ${problem.pointer})` : ""}; declare it as ${versionTypes(last, typeName)}({ ... }) ` +
         `(types from src/generated/versions.ts) and the compiler checks \`up\` for you`,
       ...where,
       step: last,
