@@ -135,12 +135,8 @@ export function action<A extends unknown[]>(
   };
 }
 
-/** The message of any thrown value, without a StatebagError's hint line (its message ends with "\n  hint: ..."). */
+/** The message of any thrown value (a StatebagError's hint is its own field, printed as the fix). */
 export function messageOf(error: unknown): string {
-  if (error instanceof StatebagError && error.hint) {
-    const cut = error.message.lastIndexOf("\n  hint: ");
-    return cut >= 0 ? error.message.slice(0, cut) : error.message;
-  }
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -100,8 +100,7 @@ function readJson(file: string): unknown {
     return parseJson(text);
   } catch (error) {
     if (!(error instanceof JsonParseError)) throw error;
-    const message = error.message.split("\n  hint: ")[0];
-    throw new CliError(EXIT.usage, `${file} is not valid JSON: ${message}`, {
+    throw new CliError(EXIT.usage, `${file} is not valid JSON: ${error.message}`, {
       where: `${file}${error.pointer ? ` at ${error.pointer}` : ""}`,
       fix: "fix the JSON syntax (a config file has no comments or trailing commas)",
       cause: error,

@@ -89,7 +89,6 @@ export function checkDocument(
     doc = parseJson(text, options.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes });
   } catch (error) {
     if (!(error instanceof JsonParseError)) throw error;
-    const first = error.message.split("\n  hint: ")[0];
     // The runtime's hint names its option; the CLI's is --max-bytes.
     const hint =
       error.code === "json-too-large"
@@ -99,8 +98,9 @@ export function checkDocument(
       code: "json",
       pointer: error.pointer ?? "",
       expected: "well-formed JSON",
-      found: first.split("\n")[0],
-      message: first,
+      found:
+        error.line === undefined ? error.code : `a syntax error at line ${error.line}, column ${error.column ?? 1}`,
+      message: error.message,
       ...(hint ? { hint } : {}),
     });
     return report;

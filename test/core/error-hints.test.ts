@@ -24,6 +24,8 @@ import {
 import { HistoryProviderMismatchError } from "../../src/runtime/agent/providers/chat-history-provider.js";
 import { ToolApprovalError } from "../../src/runtime/agent/approvals.js";
 import { openStore } from "../../src/stores.js";
+import { chatNotFound } from "../../src/runtime/http/chat-error.js";
+import { toProblem } from "../../src/runtime/http/problem.js";
 import { importSession } from "../../src/runtime/interop/index.js";
 import { ChannelKeyError } from "../../src/runtime/group-chat/channel.js";
 import { AgentChatRestoreError } from "../../src/runtime/group-chat/serializer.js";
@@ -221,6 +223,9 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   },
   // A UI message that is not an object.
   UIMessageError: () => caught(() => fromUIMessages([42 as never])),
+  // The session flow of the chat handler, and the problem an error is answered with.
+  ChatError: () => chatNotFound(),
+  HttpProblem: () => toProblem(new SessionNotFoundError("ui-chat/x"), "GET"),
   BulkMigrationError: () => new BulkMigrationError("the store cannot be migrated", "set it up first"),
   ToolchainMissingError: () => new ToolchainMissingError(["ts-morph"], "gen", "npm i -D ts-morph"),
   // A postgres:// store whose driver package is not installed (the resolver points at a missing name).
@@ -327,12 +332,15 @@ describe("every StatebagError carries a hint", () => {
     });
   }
 
-  it("a thrower's own hint ends the message; without one the code's general advice is the hint, outside the message", () => {
+  it("the hint is a field, never part of the message: a thrower's own, else the code's general advice", () => {
     const own = new ConfigurationError("retries must be >= 0", "pass retries: 3");
     expect(own.hint).toBe("pass retries: 3");
-    expect(own.message).toBe("retries must be >= 0\n  hint: pass retries: 3");
+    expect(own.message).toBe("retries must be >= 0");
+    // toString shows both, the hint on its own line (what String(error) and template strings print).
+    expect(String(own)).toBe("ConfigurationError: retries must be >= 0\n  hint: pass retries: 3");
     const general = new ConfigurationError("retries must be >= 0");
     expect(general.message).toBe("retries must be >= 0");
+    expect(String(general)).toBe(`ConfigurationError: retries must be >= 0\n  hint: ${general.hint}`);
     expect(general.hint).toContain("correct the option or argument");
     expect(new ConfigurationError("x", "   ").hint).toBe(general.hint);
     expect(new StatebagError("json-too-deep", "too deep").hint).toContain("JSON input");

@@ -304,7 +304,9 @@ describe("malformed .NET input gives clear errors", () => {
   it("rejects an unknown format name", () => {
     expect(() => importSession("{}", { from: "java" as "dotnet" })).toThrow(/unknown session format "java"/);
     expect(() => exportSession({ id: "x", stateBag: {} }, { to: "go" as "python" })).toThrow(
-      /use one of "dotnet", "dotnet-thread", .*"durable-2-preview"/,
+      expect.objectContaining({
+        hint: expect.stringMatching(/use one of "dotnet", "dotnet-thread", .*"durable-2-preview"/),
+      }),
     );
   });
 

@@ -184,7 +184,7 @@ describe("what a thread's session holds", () => {
     const saver = await createStatebagSaver(store);
     await expect(saver.getTuple({ configurable: { thread_id: "t" } })).rejects.toThrow(NotALangGraphThreadError);
     await expect(saver.put({ configurable: { thread_id: "t" } }, checkpointWith({}), meta, {})).rejects.toThrow(
-      /idPrefix/,
+      expect.objectContaining({ hint: expect.stringMatching(/idPrefix/) }),
     );
     expect((await store.get("langgraph:t"))?.session.stateBag).toEqual({});
     // Another prefix keeps the threads apart from the app's own sessions.

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
+import type { StatebagError } from "../../src/runtime/core/errors.js";
 import { TypeRegistry } from "../../src/runtime/registry/registry.js";
 import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import { RegistryError } from "../../src/runtime/registry/registry-error.js";
@@ -8,11 +9,11 @@ import { deserializeSession, serializeSession } from "../../src/runtime/persiste
 import { validateSession, validateValue } from "../../src/runtime/validation/validate.js";
 import { makeModelTypes } from "./model.js";
 
-function thrown(f: () => unknown): Error {
+function thrown(f: () => unknown): StatebagError {
   try {
     f();
   } catch (e) {
-    return e as Error;
+    return e as StatebagError;
   }
   throw new Error("expected a throw");
 }
@@ -166,7 +167,7 @@ describe("runtime registration with TypeBox", () => {
       registry.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "acme-color" }) }) }),
     );
     expect(fmt.message).toMatch(/unknown format "acme-color"/);
-    expect(fmt.message).toMatch(/formats:/);
+    expect(fmt.hint).toMatch(/formats:/);
     const withFormats = new TypeRegistry({ formats: { "acme-color": /^#/ } });
     withFormats.register({ $type: "acme.F", schema: Type.Object({ e: Type.String({ format: "acme-color" }) }) });
     expect(validateValue({ $type: "acme.F", e: "nope" }, { registry: withFormats }).problems[0].expected).toBe(
@@ -242,8 +243,10 @@ describe("composition", () => {
     );
     expect(err).toBeInstanceOf(RegistryError);
     expect(err.message).toBe(
-      '$type "text" is defined twice: by statebag (TextContent at src/runtime/messages.ts:58) and by my-app (MyText at app/content.ts:3)\n' +
-        '  hint: $type ids are unique across the whole registry; rename one (namespace your own, e.g. "acme.text")',
+      '$type "text" is defined twice: by statebag (TextContent at src/runtime/messages.ts:58) and by my-app (MyText at app/content.ts:3)',
+    );
+    expect(err.hint).toBe(
+      '$type ids are unique across the whole registry; rename one (namespace your own, e.g. "acme.text")',
     );
     const runtime = new TypeRegistry({ source: "statebag", types: [def({ $type: "acme.X" })] });
     expect(() => runtime.register({ $type: "acme.X", schema: Type.Object({}) })).toThrow(

@@ -243,7 +243,7 @@ describe.skipIf(!serverUp.postgres)("PostgreSQL setup is explicit", () => {
     const error = await errorOf(store.get("a"));
     expect(error).toBeInstanceOf(StoreNotSetUpError);
     expect((error as Error).message).toContain(`schema "${schema}"`);
-    expect((error as Error).message).toContain("statebag store setup --store");
+    expect((error as StoreNotSetUpError).hint).toContain("statebag store setup --store");
     expect(await store.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: true });
     expect(await store.setup()).toEqual({ version: POSTGRES_SCHEMA_VERSION, changed: false });
     expect(await store.get("a")).toBeUndefined();

@@ -85,6 +85,6 @@ describe("openStore", () => {
     const error = await openStore("mongodb://user:pw@h/db").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigurationError);
     expect((error as Error).message).toContain("mongodb://user:***@h/db");
-    expect((error as Error).message).toMatch(/memory:.*sqlite:.*postgres:.*redis:/s);
+    expect((error as ConfigurationError).hint).toMatch(/memory:.*sqlite:.*postgres:.*redis:/s);
   });
 });

@@ -100,19 +100,21 @@ export type StatebagErrorCode =
 export class StatebagError extends Error {
   readonly code: StatebagErrorCode;
   /**
-   * How to fix it; never empty. A thrower that knows the fix gives it (and the message ends with it
-   * as "\n  hint: ..."); otherwise it is the general advice for the error's `code`.
+   * How to fix it; never empty. A thrower that knows the fix gives it; otherwise it is the general
+   * advice for the error's `code`. It is a field of its own, never part of `message`: the CLI prints
+   * it on its own line, `toString()` after the message.
    */
   readonly hint: string;
   constructor(code: StatebagErrorCode, message: string, options: { hint?: string; cause?: unknown } = {}) {
-    const specific = options.hint !== undefined && options.hint.trim() !== "" ? options.hint : undefined;
-    super(
-      specific ? `${message}\n  hint: ${specific}` : message,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.hint = specific ?? defaultHint(code);
+    this.hint = options.hint !== undefined && options.hint.trim() !== "" ? options.hint : defaultHint(code);
+  }
+
+  /** `Name: message`, then `  hint: ...` on its own line. */
+  override toString(): string {
+    return `${this.name}: ${this.message}\n  hint: ${this.hint}`;
   }
 }
 

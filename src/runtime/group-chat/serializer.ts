@@ -130,11 +130,11 @@ function readEncoded(value: unknown, pointer: string, what: string, limits: Json
   try {
     return parseJson(text, partLimits(limits));
   } catch (cause) {
-    throw new AgentChatRestoreError(
-      "document",
-      `${what} does not hold JSON: ${(cause as Error).message.split("\n")[0]}`,
-      { pointer, cause, hint: "the document was damaged or edited by hand; serialize the chat again" },
-    );
+    throw new AgentChatRestoreError("document", `${what} does not hold JSON: ${reasonOf(cause)}`, {
+      pointer,
+      cause,
+      hint: "the document was damaged or edited by hand; serialize the chat again",
+    });
   }
 }
 
@@ -150,7 +150,12 @@ function describeProblems(cause: unknown, where: (pointer: string) => string): s
       lines.push(`  (${total} problems in all; the first are listed, see error.cause.problems)`);
     return ":\n" + lines.join("\n");
   }
-  return `: ${(cause as Error).message.split("\n")[0]}`;
+  return `: ${reasonOf(cause)}`;
+}
+
+/** What went wrong, from an error that is not a validation error: a StatebagError's message (its hint is a field of its own). */
+function reasonOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /**

@@ -44,7 +44,7 @@ const MAX_HELD = 10 * DEFAULT_MAX_PROBLEMS;
 
 /** A JSON-level error (syntax, limits, data JSON cannot hold) as a validation problem: the same on save and on load. */
 export function jsonProblem(err: JsonParseError): ValidationProblem {
-  const lines = err.message.split("\n  hint: ")[0].split("\n");
+  const lines = err.message.split("\n"); // a syntax error's excerpt of the text is on its own lines
   const problem: ValidationProblem = {
     code: err.code === "json-value" ? "not-json" : "json",
     pointer: err.pointer ?? "",

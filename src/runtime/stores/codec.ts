@@ -6,7 +6,7 @@ import { StatebagError } from "../core/errors.js";
 import { describeValue, quoted, shortPointer } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { TypeRegistry } from "../registry/registry.js";
-import type { ValidationProblem } from "../core/problems.js";
+import { formatProblems, type ValidationProblem } from "../core/problems.js";
 import type { JsonLimits } from "../json/safe-json.js";
 import {
   SessionValidationError,
@@ -208,7 +208,7 @@ export class InvalidStoredMessageError extends StatebagError {
       direction === "read"
         ? `a message in ${where} cannot be read (at "${shown}" in the message)`
         : `${which} for ${where} cannot be written (at "${shown}" in the message)`;
-    const detail = validation.message.slice(validation.message.indexOf("\n") + 1);
+    const detail = formatProblems(validation.problems, 20, validation.problemCount);
     super("invalid-message", `${summary}: ${detail}`, {
       cause: validation,
       hint:

@@ -233,6 +233,6 @@ export function streamExistsError(streamId: string): ConflictError {
     what: "stream",
     hint: "open each reply under a new stream id (for example a fresh UUID per turn)",
   });
-  error.message = `stream ${quoted(streamId, 200)} exists already; nothing was changed\n  hint: ${error.hint}`;
+  error.message = `stream ${quoted(streamId, 200)} exists already; nothing was changed`;
   return error;
 }

@@ -37,6 +37,6 @@ export function within(prefix: readonly (string | number)[], error: unknown): un
           .slice(1)
           .split("/")
           .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-  const problem = error instanceof UIMessageError ? error.problem : error.message.split("\n")[0];
+  const problem = error instanceof UIMessageError ? error.problem : error.message;
   return new UIMessageError([...prefix, ...rest], problem, error.hint);
 }

@@ -433,7 +433,7 @@ export class SessionWalker implements SlotVisitor {
         pointer: this.pointer(d + 2) + "/text",
         expected: "the JSON text of the quarantined value",
         found: err.code,
-        message: err.message.split("\n")[0],
+        message: err.message,
       });
       return;
     }

@@ -6,6 +6,9 @@ import assert from "node:assert/strict";
 
 type ErrorClass<E extends Error> = abstract new (...args: never[]) => E;
 
+/** The assertion errors a clause already reported (named its clause): a nested check passes them on as they are. */
+const reported = new WeakSet<Error>();
+
 /** The assertions of one contract clause. Every failure message starts with the clause. */
 export class Clause {
   constructor(readonly title: string) {}
@@ -22,8 +25,10 @@ export class Clause {
   /** An `AssertionError` whose message says the clause, what was checked, and the underlying failure. */
   violation(what: string, error: unknown): Error {
     if (error instanceof assert.AssertionError) {
-      if (!error.message.startsWith("store contract"))
+      if (!reported.has(error)) {
         error.message = `${this.title}\n  ${what}\n${indent(error.message)}`;
+        reported.add(error);
+      }
       return error;
     }
     const violation = new assert.AssertionError({
@@ -31,6 +36,7 @@ export class Clause {
       operator: "fail",
     });
     Object.defineProperty(violation, "cause", { value: error, configurable: true, writable: true });
+    reported.add(violation);
     return violation;
   }
 
