@@ -70,6 +70,8 @@ export type {
   PutBlobResult,
   SweepBlobsOptions,
 } from "./runtime/blobs/blob-store.js";
+export { folderBlobStore } from "./runtime/blobs/folder.js";
+export type { FolderBlobStoreOptions } from "./runtime/blobs/folder.js";
 export { memoryBlobStore } from "./runtime/blobs/memory.js";
 export type { MemoryBlobStoreOptions } from "./runtime/blobs/memory.js";
 export { withSession } from "./runtime/stores/with-session.js";

@@ -112,6 +112,8 @@ export interface BlobBackend {
 export interface BlobSealer {
   seal(plain: Uint8Array, context: readonly string[]): Uint8Array;
   open(sealed: Uint8Array, context: readonly string[], what: string): Uint8Array;
+  /** The error for a record whose plaintext fields disagree with its sealed description (changed or moved). */
+  tampered(what: string): Error;
 }
 
 /**
@@ -344,7 +346,11 @@ export class ChunkedBlobStore implements BlobStore {
           // Over the budget: stop storing (the upload goes now), keep hashing. Stored bytes the
           // owner puts again are found at the end and are no refusal; new bytes are.
           refused = overBudget(total);
-          if (refused) await upload.abort();
+          if (refused) {
+            await upload.abort();
+            hasher.update(buffer.subarray(0, fill)); // read but not yet hashed
+            fill = 0;
+          }
         }
         if (refused) {
           hasher.update(piece);
@@ -364,7 +370,7 @@ export class ChunkedBlobStore implements BlobStore {
           }
         }
       }
-      if (fill > 0) await flush(buffer.subarray(0, fill));
+      if (fill > 0 && !refused) await flush(buffer.subarray(0, fill));
       options.signal?.throwIfAborted();
       if (expected !== undefined && total !== expected)
         throw new ConfigurationError(
@@ -633,7 +639,7 @@ export class ChunkedBlobStore implements BlobStore {
         meta.chunks !== record.chunks ||
         meta.stride !== record.stride)
     )
-      throw new BlobCorruptError(hash, this.#where, "its record does not match its sealed description");
+      throw this.#sealer.tampered(`the record of blob ${hash} (it does not match its sealed description)`);
     return {
       hash,
       size: record.size,

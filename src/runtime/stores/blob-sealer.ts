@@ -53,7 +53,9 @@ export function keyringBlobSealer(keyring: Keyring, store: string): BlobSealer {
       const rest = cipher.final();
       return Buffer.concat([head, body, rest, cipher.getAuthTag()]);
     },
+    tampered: (what) => new DecryptionError({ reason: "tampered", what }),
     open(sealed, context, what) {
+      if (!(sealed instanceof Uint8Array)) throw new DecryptionError({ reason: "malformed", what });
       const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
       const kidLength = bytes[1] ?? 0;
       const headLength = 2 + kidLength + 2 * FP + IV;

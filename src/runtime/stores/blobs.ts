@@ -5,7 +5,10 @@
  */
 import type { BlobOptions, BlobStore } from "../blobs/blob-store.js";
 import { type BlobBackend, ChunkedBlobStore } from "../blobs/chunked.js";
+import { fileURLToPath } from "node:url";
+import { FolderBlobBackend } from "../blobs/folder.js";
 import { ConfigurationError } from "../core/errors.js";
+import { redactUrl } from "./url.js";
 import { blobProtectionFor } from "./blob-sealer.js";
 import type { SessionCodec } from "./types.js";
 
@@ -20,13 +23,8 @@ export function storeBlobs(
       "the store's blobs option must be an object: { maxBytes?, maxBytesPerOwner?, chunkSize?, url? }",
     );
   const { url, chunkSize, maxBytes, maxBytesPerOwner } = options ?? {};
-  if (url !== undefined)
-    throw new ConfigurationError(
-      `blobs.url is not supported yet (got ${JSON.stringify(String(url).slice(0, 40))})`,
-      "leave it out: blobs are kept in the store's own backend",
-    );
   return new ChunkedBlobStore({
-    ...own,
+    ...(url === undefined ? own : elsewhere(url)),
     limits: {
       ...(maxBytes === undefined ? {} : { maxBytes }),
       ...(maxBytesPerOwner === undefined ? {} : { maxBytesPerOwner }),
@@ -34,4 +32,27 @@ export function storeBlobs(
     ...(chunkSize === undefined ? {} : { chunkSize }),
     ...blobProtectionFor(codec),
   });
+}
+
+/** The backend `blobs.url` names: a folder (`file:`). */
+function elsewhere(url: unknown): { backend: BlobBackend; where: string } {
+  const text = typeof url === "string" ? url : "";
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === "file") {
+    let path: string;
+    try {
+      path = fileURLToPath(text);
+    } catch (error) {
+      throw new ConfigurationError(
+        `blobs.url ${JSON.stringify(redactUrl(text).slice(0, 200))} is not a file URL of an absolute path (${(error as Error).message})`,
+        "write it as file:///absolute/path/to/blobs",
+      );
+    }
+    const backend = new FolderBlobBackend(path);
+    return { backend, where: `folder ${backend.root}` };
+  }
+  throw new ConfigurationError(
+    `blobs.url ${JSON.stringify(redactUrl(text).slice(0, 200))} names no blob store statebag knows`,
+    "use file:///absolute/path for a folder, or leave blobs.url out to keep blobs in the store's own backend",
+  );
 }

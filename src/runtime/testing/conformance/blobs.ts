@@ -340,7 +340,7 @@ export const blobCases: ContractCase[] = [
           { blobs: 1, bytes: 400_000 },
           "nothing of the refused puts was kept",
         );
-        const again = await blobs.put(kept, { owner: ann, mediaType: "image/png" });
+        const again = await blobs.put(webStream(kept, 100_000), { owner: ann, mediaType: "image/png" });
         check.equal(again.created, false, "the owner's stored bytes put again pass (nothing added)");
         await blobs.put(bytes(350_000, 11), { owner: bob, mediaType: "image/png" });
         const store_ = await check.rejects(
