@@ -1,7 +1,8 @@
 /**
  * A process killed (SIGKILL) in the middle of a put leaves no blob anyone can see: not by hash,
  * not listed, not counted; its partial chunks are removed by the next sweep, and the same bytes
- * can be put again. On SQLite (chunks in the file) and a folder on disk (an upload file).
+ * can be put again. On SQLite and PostgreSQL (chunks no blob row points to) and a folder on disk
+ * (an upload file).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -10,6 +11,8 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
+import type { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
+import { postgresBackend } from "../stores/helpers.js";
 
 const script = fileURLToPath(new URL("./workers/slow-put.ts", import.meta.url));
 const dirs: string[] = [];
@@ -59,6 +62,35 @@ describe("a process killed in the middle of a put", () => {
       expect(again.created).toBe(true);
     } finally {
       await store.close();
+    }
+  });
+
+  it("PostgreSQL: leaves no blob; the sweep removes its chunks", async () => {
+    const { url, cleanup } = await postgresBackend().location();
+    try {
+      await killMidPut(url, "cat");
+      const store = await openStore(url);
+      try {
+        const blobs = store.blobs!;
+        expect(await blobs.list({ owner: "cat" })).toEqual({ items: [] });
+        expect(await blobs.usage({ allOwners: true })).toEqual({ blobs: 0, bytes: 0 });
+        const schema = new URL(url).searchParams.get("schema")!;
+        const count = async () =>
+          Number(
+            (
+              await (store as unknown as PostgresSessionStore).withClient("count", false, (c) =>
+                c.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".statebag_blob_chunks`),
+              )
+            ).rows[0]?.n,
+          );
+        expect(await count()).toBeGreaterThan(0);
+        await blobs.sweep({ owner: "cat", referenced: new Set(), graceMs: 0 });
+        expect(await count()).toBe(0);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await cleanup();
     }
   });
 

@@ -26,7 +26,7 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
         throw error;
       }
     },
-    ...(["memory", "sqlite", "sqlite-better"].includes(backend.name)
+    ...(["memory", "sqlite", "sqlite-better", "postgres", "postgres-pgbouncer"].includes(backend.name)
       ? {}
       : { skip: { blobs: "blobs on this backend land next" } }),
     async close(store) {

@@ -218,6 +218,85 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     /** Format 3: the stream-buffer tables (idempotent, run inside setup's transaction). */
     ddlV3: streamDdl(schema),
     streams: postgresStreamStatements(schema, named),
+    /** Format 4: the blob tables (idempotent, run inside setup's transaction). */
+    ddlV4: blobDdl(schema),
+    blobs: postgresBlobStatements(schema, named),
+  };
+}
+
+/**
+ * The blob tables (format 4): one row per blob (its owner and hash, keyed forms in an encrypting
+ * store; the upload id its chunks are kept under; size, chunk layout, description; times in epoch
+ * ms of the writer's clock) and its chunks (bytea, stored uncompressed: files are mostly
+ * compressed already). A put's chunks go in first, its blob row last: a put that dies in between
+ * leaves chunks no row points to, removed by sweeps.
+ */
+function blobDdl(schema: string): string[] {
+  const blobs = `${schema}.statebag_blobs`;
+  const chunks = `${schema}.statebag_blob_chunks`;
+  return [
+    `CREATE TABLE IF NOT EXISTS ${blobs} (
+       owner text COLLATE "C" NOT NULL,
+       hash text COLLATE "C" NOT NULL,
+       upload_id text COLLATE "C" NOT NULL,
+       size bigint NOT NULL,
+       chunk_size integer NOT NULL,
+       chunks integer NOT NULL,
+       stride integer NOT NULL,
+       meta bytea NOT NULL,
+       created_at bigint NOT NULL,
+       touched_at bigint NOT NULL,
+       PRIMARY KEY (owner, hash)
+     )`,
+    `CREATE INDEX IF NOT EXISTS statebag_blobs_upload ON ${blobs} (upload_id)`,
+    `CREATE TABLE IF NOT EXISTS ${chunks} (
+       upload_id text COLLATE "C" NOT NULL,
+       seq integer NOT NULL,
+       owner text COLLATE "C" NOT NULL,
+       created_at bigint NOT NULL,
+       data bytea NOT NULL,
+       PRIMARY KEY (upload_id, seq)
+     )`,
+    `ALTER TABLE ${chunks} ALTER COLUMN data SET STORAGE EXTERNAL`,
+    `CREATE INDEX IF NOT EXISTS statebag_blob_chunks_owner ON ${chunks} (owner, created_at)`,
+  ];
+}
+
+/** The blob statements (postgres/blobs.ts). */
+function postgresBlobStatements(schema: string, named: (text: string) => PgQueryConfig) {
+  const blobs = `${schema}.statebag_blobs`;
+  const chunks = `${schema}.statebag_blob_chunks`;
+  const columns = "owner, hash, upload_id, size, chunk_size, chunks, stride, meta, created_at, touched_at";
+  const orphan = `c.created_at < $1::bigint AND NOT EXISTS (SELECT 1 FROM ${blobs} b WHERE b.upload_id = c.upload_id)`;
+  return {
+    /** Serializes the budget checks and commits of one owner ($1: the lock's name), or of the store. */
+    lock: "SELECT pg_advisory_xact_lock(hashtext($1))",
+    get: named(`SELECT ${columns} FROM ${blobs} WHERE owner = $1 AND hash = $2`),
+    insert: named(`INSERT INTO ${blobs} (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`),
+    touch: named(
+      `UPDATE ${blobs} SET touched_at = GREATEST(touched_at, $3::bigint) WHERE owner = $1 AND hash = $2 RETURNING ${columns}`,
+    ),
+    /** $3: only if last put before it (NULL: always). The blob's chunks go in the same statement. */
+    remove: named(
+      `WITH d AS (
+         DELETE FROM ${blobs} WHERE owner = $1 AND hash = $2 AND ($3::bigint IS NULL OR touched_at < $3::bigint) RETURNING ${columns}
+       ), c AS (DELETE FROM ${chunks} WHERE upload_id IN (SELECT upload_id FROM d))
+       SELECT * FROM d`,
+    ),
+    chunk: named(`INSERT INTO ${chunks} (upload_id, seq, owner, created_at, data) VALUES ($1, $2, $3, $4, $5)`),
+    chunks: named(`SELECT data FROM ${chunks} WHERE upload_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`),
+    chunkCount: named(`SELECT count(*) AS n FROM ${chunks} WHERE upload_id = $1`),
+    removeChunks: named(`DELETE FROM ${chunks} WHERE upload_id = $1`),
+    listOwner: named(`SELECT ${columns} FROM ${blobs} WHERE owner = $1 AND hash > $2 ORDER BY hash LIMIT $3`),
+    listAll: named(`SELECT ${columns} FROM ${blobs} WHERE (owner, hash) > ($1, $2) ORDER BY owner, hash LIMIT $3`),
+    usageOwner: named(`SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM ${blobs} WHERE owner = $1`),
+    usageAll: named(`SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM ${blobs}`),
+    erase: named(
+      `WITH c AS (DELETE FROM ${chunks} WHERE owner = $1), d AS (DELETE FROM ${blobs} WHERE owner = $1 RETURNING size)
+       SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM d`,
+    ),
+    purgeOwner: named(`DELETE FROM ${chunks} c WHERE c.owner = $2 AND ${orphan}`),
+    purgeAll: named(`DELETE FROM ${chunks} c WHERE ${orphan}`),
   };
 }
 

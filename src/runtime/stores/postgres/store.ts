@@ -74,6 +74,9 @@ import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
 import { PostgresStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
+import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
+import { storeBlobs } from "../blobs.js";
+import { PostgresBlobBackend } from "./blobs.js";
 import { chunkCodec } from "../stream-common.js";
 import {
   checkIdentifier,
@@ -86,9 +89,9 @@ import {
 
 /**
  * The storage-format version this code reads and writes. 2: session metadata columns and listing
- * indexes (#23); 3: the stream-buffer tables.
+ * indexes (#23); 3: the stream-buffer tables; 4: the blob tables.
  */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db`. Either this or `pool`. */
@@ -114,6 +117,8 @@ export interface PostgresStoreOptions {
   preparedStatements?: boolean;
   /** What `purgeExpired()` removes besides expired sessions. */
   retention?: RetentionOptions;
+  /** The budgets and chunk size of `store.blobs` (kept in the same schema), or `url` to keep them elsewhere. */
+  blobs?: BlobOptions;
 }
 
 /** `?pgbouncer=` of a store URL: `true` turns named statements off. @internal */
@@ -180,6 +185,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly schema: string;
   readonly messages: MessageLog;
   readonly streams: PostgresStreamBuffer;
+  readonly blobs: BlobStore;
   readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   private readonly ownsPool: boolean;
@@ -220,6 +226,7 @@ export class PostgresSessionStore implements SessionStore {
       connect: () => this.pool.connect(),
     });
     this.retention = checkRetention(options.retention);
+    this.blobs = storeBlobs(options.blobs, this.codec, { backend: new PostgresBlobBackend(this), where: this.url });
   }
 
   private get pool(): PgPool {
@@ -388,6 +395,9 @@ export class PostgresSessionStore implements SessionStore {
           }
           if (before < 3) {
             for (const ddl of this.sql.ddlV3) await client.query(ddl);
+          }
+          if (before < 4) {
+            for (const ddl of this.sql.ddlV4) await client.query(ddl);
           }
           // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
           await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
