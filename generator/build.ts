@@ -89,12 +89,12 @@ async function build(
     built.emitted.map((t) => ({ exportName: t.validatorName, schema: runtimeSchema(t) })),
     cfg.module.formatsImport,
   );
-  for (const f of validators.failures) {
-    const t = built.emitted.find((e) => e.validatorName === f.exportName)!;
+  for (const failure of validators.failures) {
+    const emittedValidator = built.emitted.find((e) => e.validatorName === failure.exportName)!;
     errors.push({
       code: "schema-failed",
-      ...t.at,
-      message: `ajv rejected the schema of ${t.name}: ${f.message}`,
+      ...emittedValidator.at,
+      message: `ajv rejected the schema of ${emittedValidator.name}: ${failure.message}`,
       hint: "simplify the type; if it looks valid, report it with the type's source",
     });
   }
@@ -153,27 +153,29 @@ async function buildTypes(
   for (const tag of graph.tagged.values()) if (!members.has(tag.$type)) built.openFamilies.add(tag.family);
 
   const usedNames = new Set<string>();
-  for (const t of local) {
-    const at = { file: fromRoot(cfg, t.file), line: t.line, column: t.column };
-    const schemas = buildTypeSchemas(graph, graph.roots.get(t.$type)!, { members });
-    for (const f of schemas.families) built.referenced.add(f);
-    for (const e of schemas.errors) built.errors.push({ ...e, ...at, message: `${t.name}: ${e.message}` });
-    for (const w of schemas.warnings) built.warnings.push({ ...w, ...at, message: `${t.name}: ${w.message}` });
-    let validatorName = `validate${t.name}`;
-    for (let n = 2; usedNames.has(validatorName); n++) validatorName = `validate${t.name}_${n}`;
+  for (const type of local) {
+    const at = { file: fromRoot(cfg, type.file), line: type.line, column: type.column };
+    const schemas = buildTypeSchemas(graph, graph.roots.get(type.$type)!, { members });
+    for (const family of schemas.families) built.referenced.add(family);
+    for (const error of schemas.errors)
+      built.errors.push({ ...error, ...at, message: `${type.name}: ${error.message}` });
+    for (const warning of schemas.warnings)
+      built.warnings.push({ ...warning, ...at, message: `${type.name}: ${warning.message}` });
+    let validatorName = `validate${type.name}`;
+    for (let n = 2; usedNames.has(validatorName); n++) validatorName = `validate${type.name}_${n}`;
     usedNames.add(validatorName);
     built.emitted.push({
-      name: t.name,
-      family: t.family,
-      $type: t.$type,
-      version: t.version,
-      source: `${at.file}:${t.line}`,
+      name: type.name,
+      family: type.family,
+      $type: type.$type,
+      version: type.version,
+      source: `${at.file}:${type.line}`,
       at,
       runtime: schemas.runtime,
       document: schemas.document,
       slots: schemas.slots,
       validatorName,
-      ...(formerNames.has(t.$type) ? { formerNames: formerNames.get(t.$type) } : {}),
+      ...(formerNames.has(type.$type) ? { formerNames: formerNames.get(type.$type) } : {}),
     });
   }
   return built;
@@ -218,14 +220,17 @@ function assembleOutputs(
     }));
   outputs[moduleOutput(cfg, "descriptors.ts")] = descriptorsModule(descriptors, cfg.module);
   const byFamily = new Map<string, EmittedType[]>([...built.referenced].map((f) => [f, []]));
-  for (const t of built.emitted) {
-    const document = documentSchemaFile(t);
-    outputs[schemaOutput(cfg, memberFile(t.family, t.$type))] = document;
+  for (const emittedValidator of built.emitted) {
+    const document = documentSchemaFile(emittedValidator);
+    outputs[schemaOutput(cfg, memberFile(emittedValidator.family, emittedValidator.$type))] = document;
     // Frozen copy of this version's schema: written once (see emit.ts).
-    const history = schemaOutput(cfg, historyFile(t.family, t.$type, t.version));
+    const history = schemaOutput(
+      cfg,
+      historyFile(emittedValidator.family, emittedValidator.$type, emittedValidator.version),
+    );
     outputs[history] = document;
     createOnly.push(history);
-    byFamily.set(t.family, [...(byFamily.get(t.family) ?? []), t]);
+    byFamily.set(emittedValidator.family, [...(byFamily.get(emittedValidator.family) ?? []), emittedValidator]);
   }
   for (const [family, list] of byFamily)
     outputs[schemaOutput(cfg, familyFile(family))] = familySchemaFile(family, list, built.openFamilies.has(family));

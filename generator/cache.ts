@@ -127,7 +127,7 @@ function cacheFile(root: string, name = "gen.json"): string {
 
 export function cacheKey(sources: readonly SourceFile[], root: string, options: unknown): string {
   const lines = [generatorFingerprint(), JSON.stringify(options)];
-  for (const s of sources) lines.push(`${path.relative(root, s.path)}\t${hash(s.text)}`);
+  for (const source of sources) lines.push(`${path.relative(root, source.path)}\t${hash(source.text)}`);
   return hash(lines.join("\n"));
 }
 

@@ -146,7 +146,7 @@ interface CompatCheck {
 /** The earlier `$type`s of renamed types, by their current `$type`. */
 function formerNamesOf(entry: CacheEntry): Record<string, string[]> {
   const formerNames: Record<string, string[]> = {};
-  for (const t of entry.types) if (t.formerNames?.length) formerNames[t.$type] = t.formerNames;
+  for (const type of entry.types) if (type.formerNames?.length) formerNames[type.$type] = type.formerNames;
   return formerNames;
 }
 
@@ -261,13 +261,13 @@ async function runCompat(cfg: Config, entry: CacheEntry, plan: OutputPlan): Prom
       const rel = path.relative(cfg.schemasDir, abs);
       return rel.startsWith("..") || path.isAbsolute(rel) ? undefined : path.join(overlay, rel);
     };
-    for (const f of plan.files) {
-      const target = inSchemas(path.resolve(cfg.cwd, f.path));
-      if (!target || (f.createOnly && fs.existsSync(target))) continue;
-      writeFileCreatingDir(target, f.content);
+    for (const file of plan.files) {
+      const target = inSchemas(path.resolve(cfg.cwd, file.path));
+      if (!target || (file.createOnly && fs.existsSync(target))) continue;
+      writeFileCreatingDir(target, file.content);
     }
-    for (const f of plan.extra) {
-      const target = inSchemas(path.resolve(cfg.cwd, f));
+    for (const file of plan.extra) {
+      const target = inSchemas(path.resolve(cfg.cwd, file));
       if (target) fs.rmSync(target, { force: true });
     }
     const report = runCompatibilityCheck({ ...options, schemasDir: overlay });
@@ -338,9 +338,9 @@ async function runStoredData(
       .map((f) => path.resolve(cfg.cwd, f.file!)),
   );
   const bindings = new Map<string, { file: string; exportName: string }>();
-  for (const m of entry.migrations ?? []) {
-    const file = path.join(cfg.root, m.source.replace(/:\d+$/, ""));
-    bindings.set(`${file}\u0000${m.exportName}`, { file, exportName: m.exportName });
+  for (const migration of entry.migrations ?? []) {
+    const file = path.join(cfg.root, migration.source.replace(/:\d+$/, ""));
+    bindings.set(`${file}\u0000${migration.exportName}`, { file, exportName: migration.exportName });
   }
   // Steps named as the scan found them (`src/notes.ts:12`, relative to where the generator runs).
   const sources = new Map((entry.migrations ?? []).map((m) => [`${m.type}\u0000${m.from}`, fromCwd(cfg, m.source)]));

@@ -204,8 +204,8 @@ function posix(p: string): string {
 
 /** The relative import specifier of `file` from a module in `fromDir`. */
 export function relImport(fromDir: string, file: string): string {
-  const r = posix(path.relative(fromDir, file));
-  return r.startsWith(".") ? r : `./${r}`;
+  const relativePath = posix(path.relative(fromDir, file));
+  return relativePath.startsWith(".") ? relativePath : `./${relativePath}`;
 }
 
 /** `file` relative to the project root, forward slashes: how outputs and the cache name files. */

@@ -165,16 +165,16 @@ function migrationImports(migrations: readonly EmittedMigrationExport[]): { impo
   const used = new Set(RESERVED_LOCALS);
   const byPath = new Map<string, string[]>();
   const entries: string[] = [];
-  for (const m of migrations) {
-    let local = m.exportName;
-    for (let n = 2; used.has(local); n++) local = `${m.exportName}_${n}`;
+  for (const migration of migrations) {
+    let local = migration.exportName;
+    for (let n = 2; used.has(local); n++) local = `${migration.exportName}_${n}`;
     used.add(local);
-    byPath.set(m.importPath, [
-      ...(byPath.get(m.importPath) ?? []),
-      local === m.exportName ? local : `${m.exportName} as ${local}`,
+    byPath.set(migration.importPath, [
+      ...(byPath.get(migration.importPath) ?? []),
+      local === migration.exportName ? local : `${migration.exportName} as ${local}`,
     ]);
-    for (const step of m.steps) entries.push(`  // ${step}`);
-    entries.push(`  ${m.kind === "array" ? "..." : ""}${local},`);
+    for (const step of migration.steps) entries.push(`  // ${step}`);
+    entries.push(`  ${migration.kind === "array" ? "..." : ""}${local},`);
   }
   const imports = [...byPath].map(([from, names]) => `import { ${names.join(", ")} } from ${JSON.stringify(from)};`);
   return { imports, entries };

@@ -24,11 +24,11 @@ export function walkFiles(dir: string, { enter = () => true, keep = (e) => e.isF
     } catch {
       return;
     }
-    for (const e of entries) {
-      const full = path.join(d, e.name);
-      if (e.isDirectory()) {
-        if (enter(full, e.name)) walk(full);
-      } else if (keep(e)) found.push(full);
+    for (const entry of entries) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (enter(full, entry.name)) walk(full);
+      } else if (keep(entry)) found.push(full);
     }
   };
   walk(dir);

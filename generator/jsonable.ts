@@ -39,7 +39,7 @@ function location(root: string, node: TS.Node) {
 /** Checks one tagged type (`typeName` is its declaration name, `decl` its declaration). */
 export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.Node, type: TS.Type): GenError[] {
   const { ts, checker, program } = ctx;
-  const F = ts.TypeFlags;
+  const Flags = ts.TypeFlags;
   const errors: GenError[] = [];
   const visited = new Set<TS.Type>();
 
@@ -47,8 +47,8 @@ export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.
     errors.push({ code, ...location(ctx.root, at), message: `${where} is ${what}, which JSON cannot hold`, hint });
 
   const visit = (t: TS.Type, where: string, at: TS.Node, isRoot = false): void => {
-    const f = t.flags;
-    if (f & F.Any && (t as { intrinsicName?: string }).intrinsicName === "error") {
+    const typeFlags = t.flags;
+    if (typeFlags & Flags.Any && (t as { intrinsicName?: string }).intrinsicName === "error") {
       errors.push({
         code: "unresolved-type",
         ...location(ctx.root, at),
@@ -57,22 +57,22 @@ export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.
       });
       return;
     }
-    if (f & (F.Any | F.Unknown | F.Never | F.NonPrimitive)) return;
-    if (f & (F.StringLike | F.NumberLike | F.BooleanLike | F.Null | F.EnumLike)) return;
-    if (f & F.BigIntLike)
+    if (typeFlags & (Flags.Any | Flags.Unknown | Flags.Never | Flags.NonPrimitive)) return;
+    if (typeFlags & (Flags.StringLike | Flags.NumberLike | Flags.BooleanLike | Flags.Null | Flags.EnumLike)) return;
+    if (typeFlags & Flags.BigIntLike)
       return void fail(at, where, "a bigint", "store it as a decimal string (or a number if it fits)");
-    if (f & F.ESSymbolLike) return void fail(at, where, "a symbol", "use a string");
-    if (f & (F.Undefined | F.Void))
+    if (typeFlags & Flags.ESSymbolLike) return void fail(at, where, "a symbol", "use a string");
+    if (typeFlags & (Flags.Undefined | Flags.Void))
       return void fail(
         at,
         where,
         "only undefined",
         "drop the property, or make it optional with a real type (`x?: string`)",
       );
-    if (f & F.TypeParameter)
+    if (typeFlags & Flags.TypeParameter)
       return void fail(at, where, "a type parameter", "tagged types have one concrete schema; use a concrete type");
-    if (f & F.Union) {
-      const members = (t as TS.UnionType).types.filter((m) => !(m.flags & (F.Undefined | F.Void)));
+    if (typeFlags & Flags.Union) {
+      const members = (t as TS.UnionType).types.filter((m) => !(m.flags & (Flags.Undefined | Flags.Void)));
       if (members.length === 0)
         return void fail(
           at,
@@ -80,17 +80,17 @@ export function checkJsonable(ctx: JsonCheckContext, typeName: string, decl: TS.
           "only undefined",
           "drop the property, or make it optional with a real type (`x?: string`)",
         );
-      for (const m of members) visit(m, where, at);
+      for (const member of members) visit(member, where, at);
       return;
     }
-    if (f & F.Intersection) {
+    if (typeFlags & Flags.Intersection) {
       const members = (t as TS.IntersectionType).types;
       // Branded primitives (`string & {}`, `string & { __brand: "Id" }`) are their primitive on the wire.
-      if (members.some((m) => m.flags & (F.StringLike | F.NumberLike | F.BooleanLike))) return;
-      for (const m of members) visit(m, where, at);
+      if (members.some((m) => m.flags & (Flags.StringLike | Flags.NumberLike | Flags.BooleanLike))) return;
+      for (const member of members) visit(member, where, at);
       return;
     }
-    if (!(f & F.Object)) return;
+    if (!(typeFlags & Flags.Object)) return;
     if (!isRoot && ctx.isTagged(t)) return;
 
     if (checker.isArrayType(t) || checker.isTupleType(t)) {

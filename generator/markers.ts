@@ -92,9 +92,9 @@ function findMarkers(ts: Ts, scope: MarkerScope, decl: TS.InterfaceDeclaration |
   const refs: MarkerRef[] = [];
   if (ts.isInterfaceDeclaration(decl)) {
     for (const clause of decl.heritageClauses ?? [])
-      for (const t of clause.types) {
-        const marker = markerOf(ts, scope, t.expression);
-        if (marker) refs.push({ marker, node: t, args: t.typeArguments ?? [] });
+      for (const type of clause.types) {
+        const marker = markerOf(ts, scope, type.expression);
+        if (marker) refs.push({ marker, node: type, args: type.typeArguments ?? [] });
       }
     return refs;
   }

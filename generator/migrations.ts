@@ -111,15 +111,15 @@ function propertyName(ts: Ts, name: TS.PropertyName): string | undefined {
 }
 
 function stringValue(ts: Ts, node: TS.Expression): string | undefined {
-  const n = unwrap(ts, node);
-  return ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) ? n.text : undefined;
+  const unwrapped = unwrap(ts, node);
+  return ts.isStringLiteral(unwrapped) || ts.isNoSubstitutionTemplateLiteral(unwrapped) ? unwrapped.text : undefined;
 }
 
 function versionValue(ts: Ts, node: TS.Expression): number | undefined {
-  const n = unwrap(ts, node);
-  if (!ts.isNumericLiteral(n)) return undefined;
-  const v = Number(n.text);
-  return Number.isInteger(v) && v >= 1 ? v : undefined;
+  const unwrapped = unwrap(ts, node);
+  if (!ts.isNumericLiteral(unwrapped)) return undefined;
+  const version = Number(unwrapped.text);
+  return Number.isInteger(version) && version >= 1 ? version : undefined;
 }
 
 const SHAPE =
@@ -145,17 +145,17 @@ function readCall(
     return { problems };
   }
   const props = new Map<string, TS.ObjectLiteralElementLike>();
-  for (const p of arg.properties) {
-    if (ts.isSpreadAssignment(p)) {
-      notLiteral(p, "defineMigration({ ...spread }) cannot be read without running code");
+  for (const property of arg.properties) {
+    if (ts.isSpreadAssignment(property)) {
+      notLiteral(property, "defineMigration({ ...spread }) cannot be read without running code");
       continue;
     }
-    const name = p.name ? propertyName(ts, p.name) : undefined;
-    if (name !== undefined) props.set(name, p);
+    const name = property.name ? propertyName(ts, property.name) : undefined;
+    if (name !== undefined) props.set(name, property);
   }
   const initializerOf = (key: string): TS.Expression | undefined => {
-    const p = props.get(key);
-    return p && ts.isPropertyAssignment(p) ? p.initializer : undefined;
+    const property = props.get(key);
+    return property && ts.isPropertyAssignment(property) ? property.initializer : undefined;
   };
 
   const typeNode = initializerOf("type");
@@ -179,13 +179,13 @@ function readCall(
   let toType = type;
   if (toNode === undefined) notLiteral(arg, 'the migration\'s "to" is missing');
   else {
-    const t = unwrap(ts, toNode);
-    if (ts.isObjectLiteralExpression(t)) {
+    const target = unwrap(ts, toNode);
+    if (ts.isObjectLiteralExpression(target)) {
       let renamed: string | undefined;
-      for (const p of t.properties) {
-        const name = !ts.isSpreadAssignment(p) && p.name ? propertyName(ts, p.name) : undefined;
-        if (name === "type" && ts.isPropertyAssignment(p)) renamed = stringValue(ts, p.initializer);
-        if (name === "version" && ts.isPropertyAssignment(p)) to = versionValue(ts, p.initializer);
+      for (const property of target.properties) {
+        const name = !ts.isSpreadAssignment(property) && property.name ? propertyName(ts, property.name) : undefined;
+        if (name === "type" && ts.isPropertyAssignment(property)) renamed = stringValue(ts, property.initializer);
+        if (name === "version" && ts.isPropertyAssignment(property)) to = versionValue(ts, property.initializer);
       }
       if (renamed === undefined || to === undefined)
         notLiteral(
@@ -270,8 +270,8 @@ export function scanMigrations(
         kind = "array";
         calls = [];
         for (const el of init.elements) {
-          const e = unwrap(ts, el);
-          if (isDefineMigrationCall(ts, scope, e)) calls.push(e);
+          const element = unwrap(ts, el);
+          if (isDefineMigrationCall(ts, scope, element)) calls.push(element);
           else
             problems.push({
               code: "migration-not-literal",
@@ -281,7 +281,7 @@ export function scanMigrations(
             });
         }
       } else continue;
-      for (const c of calls) accounted.add(c);
+      for (const call of calls) accounted.add(call);
       const names = exported ? [decl.name.text] : (exportedLocals.get(decl.name.text) ?? []);
       if (names.length === 0 || !isConst) {
         problems.push({
@@ -296,8 +296,8 @@ export function scanMigrations(
         continue;
       }
       const migrations: ScannedMigration[] = [];
-      for (const c of calls) {
-        const read = readCall(ts, sf, c);
+      for (const call of calls) {
+        const read = readCall(ts, sf, call);
         problems.push(...read.problems);
         if (read.migration) migrations.push(read.migration);
       }
@@ -373,17 +373,17 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
   const at = new Map<MigrationSummary, { file: string; line: number; column: number }>();
   for (const ex of input.exports) {
     const file = input.relative(ex.file);
-    for (const m of ex.migrations) {
-      const s: MigrationSummary = {
-        type: m.type,
-        from: m.from,
-        toType: m.toType,
-        to: m.to,
+    for (const migration of ex.migrations) {
+      const summary: MigrationSummary = {
+        type: migration.type,
+        from: migration.from,
+        toType: migration.toType,
+        to: migration.to,
         exportName: ex.exportName,
-        source: `${file}:${m.line}`,
+        source: `${file}:${migration.line}`,
       };
-      summaries.push(s);
-      at.set(s, { file, line: m.line, column: m.column });
+      summaries.push(summary);
+      at.set(summary, { file, line: migration.line, column: migration.column });
     }
   }
   const fail = (s: MigrationSummary, message: string, hint: string) =>
@@ -392,74 +392,75 @@ export function checkMigrations(input: MigrationCheckInput): MigrationCheck {
     s.toType === s.type ? `"${s.type}" v${s.from} -> v${s.to}` : `"${s.type}" v${s.from} -> "${s.toType}" v${s.to}`;
 
   const byStart = new Map<string, MigrationSummary>();
-  for (const s of summaries) {
-    const key = `${s.type}\u0000${s.from}`;
+  for (const summary of summaries) {
+    const key = `${summary.type}\u0000${summary.from}`;
     const other = byStart.get(key);
     if (other) {
       fail(
-        s,
-        `two migrations read "${s.type}" v${s.from}: ${describe(other)} (${other.source}) and ${describe(s)} (${s.source})`,
+        summary,
+        `two migrations read "${summary.type}" v${summary.from}: ${describe(other)} (${other.source}) and ${describe(summary)} (${summary.source})`,
         "each (type, from) has exactly one step; remove one of them",
       );
       continue;
     }
-    byStart.set(key, s);
+    byStart.set(key, summary);
   }
 
   const renames = new Map<string, MigrationSummary[]>();
-  for (const s of summaries) if (s.toType !== s.type) renames.set(s.type, [...(renames.get(s.type) ?? []), s]);
+  for (const summary of summaries)
+    if (summary.toType !== summary.type) renames.set(summary.type, [...(renames.get(summary.type) ?? []), summary]);
 
   // The latest version a (possibly no longer declared) type reached, as its steps say.
   const lastVersionOf = (type: string) =>
     Math.max(...summaries.filter((m) => m.type === type && m.toType === type).map((m) => m.to));
-  for (const s of summaries) {
-    const declared = input.types.get(s.type);
-    if (s.toType === s.type) {
-      if (s.to <= s.from) {
+  for (const summary of summaries) {
+    const declared = input.types.get(summary.type);
+    if (summary.toType === summary.type) {
+      if (summary.to <= summary.from) {
         fail(
-          s,
-          `migration ${describe(s)} does not raise the version`,
+          summary,
+          `migration ${describe(summary)} does not raise the version`,
           "versions only go up; to undo a change, write a new version",
         );
-      } else if (!declared && renameTarget(s.type, renames, input.types) === undefined) {
+      } else if (!declared && renameTarget(summary.type, renames, input.types) === undefined) {
         // (A step of a former name that is itself renamed later is fine: it evolves old values first.)
         fail(
-          s,
-          `migration ${describe(s)}: no tagged type declares "${s.type}"`,
-          `declare the type, or, if it was renamed: ${renameRecipe(s.type, lastVersionOf(s.type))}`,
+          summary,
+          `migration ${describe(summary)}: no tagged type declares "${summary.type}"`,
+          `declare the type, or, if it was renamed: ${renameRecipe(summary.type, lastVersionOf(summary.type))}`,
         );
-      } else if (declared && s.to > declared.version) {
+      } else if (declared && summary.to > declared.version) {
         fail(
-          s,
-          `migration ${describe(s)} writes v${s.to}, but "${s.type}" is at version ${declared.version} (${declared.source})`,
-          `bump the type to version ${s.to}, or fix the step's "to"`,
+          summary,
+          `migration ${describe(summary)} writes v${summary.to}, but "${summary.type}" is at version ${declared.version} (${declared.source})`,
+          `bump the type to version ${summary.to}, or fix the step's "to"`,
         );
       }
       continue;
     }
     if (declared) {
       fail(
-        s,
-        `migration ${describe(s)} renames "${s.type}", but "${s.type}" is still declared (${declared.source})`,
-        `a renamed type's old $type must no longer be declared: change the marker at ${declared.source} to ProviderState<"${s.toType}", ${s.to}> (or the Tagged<...> equivalent)`,
+        summary,
+        `migration ${describe(summary)} renames "${summary.type}", but "${summary.type}" is still declared (${declared.source})`,
+        `a renamed type's old $type must no longer be declared: change the marker at ${declared.source} to ProviderState<"${summary.toType}", ${summary.to}> (or the Tagged<...> equivalent)`,
       );
       continue;
     }
     // Follow the rename chain to the declared type it ends at.
-    const end = renameTarget(s.toType, renames, input.types);
+    const end = renameTarget(summary.toType, renames, input.types);
     if (end === undefined) {
       fail(
-        s,
-        `migration ${describe(s)}: no tagged type declares "${s.toType}" (nor does a rename chain from it end at one)`,
-        `declare "${s.toType}", or point the rename at a declared type`,
+        summary,
+        `migration ${describe(summary)}: no tagged type declares "${summary.toType}" (nor does a rename chain from it end at one)`,
+        `declare "${summary.toType}", or point the rename at a declared type`,
       );
       continue;
     }
-    const target = input.types.get(s.toType);
-    if (target && s.to > target.version) {
+    const target = input.types.get(summary.toType);
+    if (target && summary.to > target.version) {
       fail(
-        s,
-        `migration ${describe(s)} writes v${s.to}, but "${s.toType}" is at version ${target.version} (${target.source})`,
+        summary,
+        `migration ${describe(summary)} writes v${summary.to}, but "${summary.toType}" is at version ${target.version} (${target.source})`,
         `fix the step's "to" version (at most ${target.version})`,
       );
     }

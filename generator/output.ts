@@ -62,12 +62,12 @@ export function isCurrent(plan: Pick<OutputPlan, "stale" | "missing" | "extra">)
 export function writeOutputs(cfg: Config, plan: OutputPlan): { written: string[]; deleted: string[] } {
   const changed = new Set([...plan.stale, ...plan.missing]);
   const written: string[] = [];
-  for (const f of plan.files) {
-    if (!changed.has(f.path)) continue;
-    writeFileCreatingDir(path.resolve(cfg.cwd, f.path), f.content);
-    written.push(f.path);
+  for (const file of plan.files) {
+    if (!changed.has(file.path)) continue;
+    writeFileCreatingDir(path.resolve(cfg.cwd, file.path), file.content);
+    written.push(file.path);
   }
-  for (const f of plan.extra) fs.rmSync(path.resolve(cfg.cwd, f));
+  for (const file of plan.extra) fs.rmSync(path.resolve(cfg.cwd, file));
   return { written, deleted: [...plan.extra] };
 }
 

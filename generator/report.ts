@@ -112,9 +112,9 @@ function formatCompat(result: GenerateResult): string[] {
         (loaded > 0 ? `; ${loaded} fixture(s) load through the migrations and validate at the latest version.` : "."),
     ];
   }
-  const n = compat.failures.length;
+  const failureCount = compat.failures.length;
   return [
-    `compatibility check: ${n} problem${n === 1 ? "" : "s"}`,
+    `compatibility check: ${failureCount} problem${failureCount === 1 ? "" : "s"}`,
     ...compat.failures.flatMap((f) => [
       `  ${f.type}: ${displayPointer(f.pointer)}: ${f.message} (rule: ${f.rule}). Fix: ${f.fix}`,
       ...(f.details ?? []).map((d) => `    ${d}`),

@@ -61,7 +61,8 @@ export function scan(input: ScanInput): ScanResult {
         skipLoadingLibFiles: true,
         compilerOptions: { allowJs: false },
       });
-  if (!input.tsconfig) for (const f of input.files ?? []) project.createSourceFile(f.path, f.text, { overwrite: true });
+  if (!input.tsconfig)
+    for (const file of input.files ?? []) project.createSourceFile(file.path, file.text, { overwrite: true });
 
   const errors: GenError[] = [];
   const types: MarkedType[] = [];
@@ -80,8 +81,8 @@ export function scan(input: ScanInput): ScanResult {
     const declared = scanMigrations(ts, sf, file);
     if (declared) {
       migrations.push(...declared.exports);
-      for (const p of declared.problems)
-        errors.push({ code: p.code, ...where(p.node), message: p.message, hint: p.hint });
+      for (const problem of declared.problems)
+        errors.push({ code: problem.code, ...where(problem.node), message: problem.message, hint: problem.hint });
     }
     const scope = markerScope(ts, sf);
     // Cheap early exit: a file that cannot name a marker has no marked types.
@@ -91,7 +92,8 @@ export function scan(input: ScanInput): ScanResult {
       const raw = decl.compilerNode as TS.InterfaceDeclaration | TS.TypeAliasDeclaration;
       const read = readMarker(ts, scope, raw);
       if (!read || read.helper) continue;
-      for (const p of read.problems) errors.push({ code: p.code, ...where(p.node), message: p.message, hint: p.hint });
+      for (const problem of read.problems)
+        errors.push({ code: problem.code, ...where(problem.node), message: problem.message, hint: problem.hint });
       if (!decl.isExported()) {
         errors.push({
           code: "not-exported",
@@ -118,18 +120,18 @@ export function scan(input: ScanInput): ScanResult {
 /** `$type` is unique across the whole registry, whatever the family. */
 function duplicates(root: string, types: readonly MarkedType[]): GenError[] {
   const byType = new Map<string, MarkedType[]>();
-  for (const t of types) byType.set(t.$type, [...(byType.get(t.$type) ?? []), t]);
+  for (const type of types) byType.set(type.$type, [...(byType.get(type.$type) ?? []), type]);
   const errors: GenError[] = [];
   for (const [$type, list] of byType) {
     if (list.length < 2) continue;
     const sorted = [...list].sort((a, b) => compareStrings(a.file, b.file) || a.line - b.line);
     const places = sorted.map((t) => `${t.name} (${relativePath(root, t.file)}:${t.line})`).join(" and ");
-    for (const t of sorted.slice(1))
+    for (const duplicate of sorted.slice(1))
       errors.push({
         code: "duplicate-type",
-        file: relativePath(root, t.file),
-        line: t.line,
-        column: t.column,
+        file: relativePath(root, duplicate.file),
+        line: duplicate.line,
+        column: duplicate.column,
         message: `$type "${$type}" is declared twice: ${places}`,
         hint: 'every $type is unique across the registry; prefix yours with a namespace ("acme.Summary")',
       });

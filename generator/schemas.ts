@@ -113,12 +113,12 @@ export async function buildSchemaGraph(input: SchemaInput): Promise<SchemaGraph>
       ...(t.aliasSymbol?.getDeclarations() ?? []),
       ...(t.aliasSymbol ? [] : (t.getSymbol()?.getDeclarations() ?? [])),
     ];
-    for (const d of decls) {
-      if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue;
-      const sf = d.getSourceFile();
+    for (const decl of decls) {
+      if (!ts.isInterfaceDeclaration(decl) && !ts.isTypeAliasDeclaration(decl)) continue;
+      const sf = decl.getSourceFile();
       let scope = scopes.get(sf);
       if (!scope) scopes.set(sf, (scope = markerScope(ts, sf)));
-      const tag = readMarker(ts, scope, d)?.tag;
+      const tag = readMarker(ts, scope, decl)?.tag;
       if (tag) return tag;
     }
     return undefined;
@@ -185,15 +185,15 @@ export async function buildSchemaGraph(input: SchemaInput): Promise<SchemaGraph>
   }
   // Shared plain types (a base interface) would report once per tagged type: once is enough.
   const seen = new Set<string>();
-  for (const e of located) {
-    const key = `${e.file}:${e.line}:${e.column}:${e.code}`;
-    if (!seen.has(key)) errors.push(e), seen.add(key);
+  for (const entry of located) {
+    const key = `${entry.file}:${entry.line}:${entry.column}:${entry.code}`;
+    if (!seen.has(key)) errors.push(entry), seen.add(key);
   }
 
   const raw = gen.ReffedDefinitions as Record<string, Definition>;
   const tagged = new Map<string, TagInfo>();
-  for (const [name, t] of typesByName) {
-    const tag = tagOfType(t);
+  for (const [name, type] of typesByName) {
+    const tag = tagOfType(type);
     if (tag) tagged.set(name, tag);
   }
   const definitions = new Map<string, Schema>();
@@ -240,15 +240,15 @@ function patchGenerator(
   gen: PatchableGenerator,
   typesByName: Map<string, TS.Type>,
 ): void {
-  const F = ts.TypeFlags;
+  const Flags = ts.TypeFlags;
   const getTypeDefinition = gen.getTypeDefinition.bind(gen);
   const getClassDefinition = gen.getClassDefinition.bind(gen);
 
   gen.getTypeDefinition = (typ, ...rest) => {
-    if (typ.flags & F.Intersection) {
+    if (typ.flags & Flags.Intersection) {
       // `string & {}` (open string unions like ChatRole) and branded primitives: the primitive.
       const prim = (typ as TS.IntersectionType).types.find(
-        (m) => m.flags & (F.StringLike | F.NumberLike | F.BooleanLike),
+        (m) => m.flags & (Flags.StringLike | Flags.NumberLike | Flags.BooleanLike),
       );
       if (prim) typ = prim;
     }
@@ -272,8 +272,8 @@ function patchGenerator(
     if (protoDef) {
       const before = (out.properties ?? {}) as Record<string, Definition>;
       const properties: Record<string, Definition> = {};
-      for (const p of props) {
-        const name = p.getName();
+      for (const prop of props) {
+        const name = prop.getName();
         if (name === "__proto__") setOwn(properties, name, protoDef);
         else if (Object.hasOwn(before, name)) setOwn(properties, name, before[name]);
       }
@@ -303,9 +303,9 @@ function isBarePrimitive(s: unknown): s is { type: string } {
 
 function isLiteralOf(s: unknown, type: string): boolean {
   if (typeof s !== "object" || s === null) return false;
-  const o = s as Schema;
-  const keys = Object.keys(o).filter((k) => !ANNOTATIONS.has(k));
-  return o.type === type && keys.every((k) => k === "type" || k === "enum" || k === "const");
+  const object = s as Schema;
+  const keys = Object.keys(object).filter((k) => !ANNOTATIONS.has(k));
+  return object.type === type && keys.every((k) => k === "type" || k === "enum" || k === "const");
 }
 
 /** Recursive clean-up of one tjs definition. */
@@ -315,8 +315,8 @@ export function normalize(schema: Schema): Schema {
     if (key === "propertyOrder" || key === "defaultProperties" || key === "typeof") continue;
     if (key === "properties" || key === "patternProperties" || key === "definitions") {
       const map: Schema = {};
-      for (const [k, v] of Object.entries(value as Schema))
-        setOwn(map, k, typeof v === "object" && v !== null ? normalize(v as Schema) : v); // `__proto__` too
+      for (const [keyword, child] of Object.entries(value as Schema))
+        setOwn(map, keyword, typeof child === "object" && child !== null ? normalize(child as Schema) : child); // `__proto__` too
       out[key] = map;
     } else if (key === "anyOf" || key === "oneOf" || key === "allOf" || (key === "items" && Array.isArray(value))) {
       out[key] = (value as unknown[]).map((v) => (typeof v === "object" && v !== null ? normalize(v as Schema) : v));
@@ -380,14 +380,14 @@ export function isJsonAnyShape(def: Schema, isAnyRef: (ref: string) => boolean):
   const types = new Set<string>();
   let array = false;
   let object = false;
-  for (const b of branches) {
-    if (b.type === "array" && refTo(b.items)) array = true;
-    else if (b.type === "object" && refTo(b.additionalProperties) && !b.properties) object = true;
+  for (const branch of branches) {
+    if (branch.type === "array" && refTo(branch.items)) array = true;
+    else if (branch.type === "object" && refTo(branch.additionalProperties) && !branch.properties) object = true;
     else if (
-      isBarePrimitive(b) ||
-      (Array.isArray(b.type) && Object.keys(b).every((k) => k === "type" || ANNOTATIONS.has(k)))
+      isBarePrimitive(branch) ||
+      (Array.isArray(branch.type) && Object.keys(branch).every((k) => k === "type" || ANNOTATIONS.has(k)))
     )
-      for (const t of [b.type].flat() as string[]) types.add(t);
+      for (const typeName of [branch.type].flat() as string[]) types.add(typeName);
     else return false;
   }
   return (

@@ -137,7 +137,7 @@ export function documentSlot(links: DocumentLinks, family: string, found: SlotMe
 
 function annotations(s: Schema): Schema {
   const out: Schema = {};
-  for (const k of ANNOTATIONS) if (s[k] !== undefined) out[k] = s[k];
+  for (const annotation of ANNOTATIONS) if (s[annotation] !== undefined) out[annotation] = s[annotation];
   return out;
 }
 
@@ -239,10 +239,10 @@ class TypeWalker {
         { ...ann, ...local },
       ];
     }
-    const [r, d] = this.visit(def, path, [...stack, name]);
+    const [resolved, defs] = this.visit(def, path, [...stack, name]);
     return [
-      { ...r, ...ann },
-      { ...d, ...ann },
+      { ...resolved, ...ann },
+      { ...defs, ...ann },
     ];
   }
 
@@ -263,18 +263,18 @@ class TypeWalker {
     const document: Schema = {};
     for (const [key, value] of Object.entries(s)) {
       if (SUBSCHEMA_MAPS.includes(key as (typeof SUBSCHEMA_MAPS)[number])) {
-        const r: Schema = {};
-        const d: Schema = {};
+        const resolved: Schema = {};
+        const defs: Schema = {};
         for (const [prop, sub] of Object.entries(value as Schema)) {
           const [rs, ds] =
             typeof sub === "object" && sub !== null
               ? this.visit(sub as Schema, [...path, key === "properties" ? prop : "*"], stack)
               : [sub, sub];
-          setOwn(r, prop, rs); // a property named `__proto__` stays a property
-          setOwn(d, prop, ds);
+          setOwn(resolved, prop, rs); // a property named `__proto__` stays a property
+          setOwn(defs, prop, ds);
         }
-        runtime[key] = r;
-        document[key] = d;
+        runtime[key] = resolved;
+        document[key] = defs;
       } else if (
         (key === "items" || key === "additionalProperties" || key === "additionalItems") &&
         typeof value === "object" &&
@@ -319,9 +319,9 @@ function localDefinitions(walker: TypeWalker): { runtime: Schema; document: Sche
   ) {
     for (const name of pending.sort()) {
       done.add(name);
-      const [r, d] = walker.visit(walker.graph.definitions.get(name)!, [`(${name})`], [name]);
-      definitions.runtime[safeDefinitionName(name)] = r;
-      definitions.document[safeDefinitionName(name)] = d;
+      const [resolved, defs] = walker.visit(walker.graph.definitions.get(name)!, [`(${name})`], [name]);
+      definitions.runtime[safeDefinitionName(name)] = resolved;
+      definitions.document[safeDefinitionName(name)] = defs;
     }
   }
   return done.size > 0 ? definitions : undefined;

@@ -144,34 +144,34 @@ function readsPrototypeNames(schema: unknown): boolean {
   const names = (list: unknown) => Array.isArray(list) && list.some((n) => typeof n === "string" && isPrototypeName(n));
   const mapValuesReadPrototypeNames = (map: object) =>
     Object.values(map).some((sub) => (Array.isArray(sub) ? names(sub) : readsPrototypeNames(sub)));
-  for (const [k, v] of Object.entries(schema as Schema)) {
-    if (typeof v !== "object" || v === null) continue;
-    switch (k) {
+  for (const [key, value] of Object.entries(schema as Schema)) {
+    if (typeof value !== "object" || value === null) continue;
+    switch (key) {
       case "const":
       case "enum":
       case "default":
       case "examples":
         continue; // data, not schemas
       case "required":
-        if (names(v)) return true;
+        if (names(value)) return true;
         continue;
       case "discriminator":
-        if (isPrototypeName(String((v as Schema).propertyName))) return true;
+        if (isPrototypeName(String((value as Schema).propertyName))) return true;
         continue;
       case "properties":
       case "dependencies":
       case "dependentRequired":
       case "dependentSchemas":
         // The keys are property names; the values are schemas (or, for dependencies, lists of names).
-        if (Object.keys(v).some(isPrototypeName) || mapValuesReadPrototypeNames(v)) return true;
+        if (Object.keys(value).some(isPrototypeName) || mapValuesReadPrototypeNames(value)) return true;
         continue;
       case "patternProperties":
       case "definitions":
       case "$defs":
-        if (mapValuesReadPrototypeNames(v)) return true;
+        if (mapValuesReadPrototypeNames(value)) return true;
         continue;
       default:
-        if (readsPrototypeNames(v)) return true;
+        if (readsPrototypeNames(value)) return true;
     }
   }
   return false;
@@ -191,11 +191,11 @@ function leanSignatures(code: string): string {
   return code
     .split(/^(?=function validate\d+\()/m)
     .map((chunk) => {
-      const m = AJV_SIGNATURE.exec(chunk);
-      if (m === null) return chunk;
-      const body = chunk.slice(m[0].length);
+      const match = AJV_SIGNATURE.exec(chunk);
+      if (match === null) return chunk;
+      const body = chunk.slice(match[0].length);
       if (/\b(parentData|parentDataProperty|rootData)\b/.test(body)) return chunk;
-      return `function ${m[1]}(data, options){\nconst instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;${body}`;
+      return `function ${match[1]}(data, options){\nconst instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;${body}`;
     })
     .join("");
 }

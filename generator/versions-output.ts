@@ -40,29 +40,29 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
   >();
   const lockKey = (family: string, $type: string, version: number) =>
     historyFile(family, $type, version).slice("history/".length);
-  for (const f of readFrozenSchemas(cfg.schemasDir)) {
-    if (f.schema === undefined) continue;
-    schemas.set(f.key, {
-      family: f.family,
-      $type: f.$type,
-      version: f.version,
-      schema: f.schema,
-      from: schemaOutput(cfg, historyFile(f.family, f.$type, f.version)),
+  for (const frozenSchema of readFrozenSchemas(cfg.schemasDir)) {
+    if (frozenSchema.schema === undefined) continue;
+    schemas.set(frozenSchema.key, {
+      family: frozenSchema.family,
+      $type: frozenSchema.$type,
+      version: frozenSchema.version,
+      schema: frozenSchema.schema,
+      from: schemaOutput(cfg, historyFile(frozenSchema.family, frozenSchema.$type, frozenSchema.version)),
       frozen: true,
     });
   }
   const declared = new Map<string, string>();
-  for (const t of entry.types) {
-    declared.set(t.$type, t.name);
+  for (const type of entry.types) {
+    declared.set(type.$type, type.name);
     // The latest version as the current schema describes it (a compatible change at the same version widens the frozen one).
-    const file = schemaOutput(cfg, memberFile(t.family, t.$type));
+    const file = schemaOutput(cfg, memberFile(type.family, type.$type));
     const text = entry.outputs[file];
-    const key = lockKey(t.family, t.$type, t.version);
+    const key = lockKey(type.family, type.$type, type.version);
     if (text !== undefined)
       schemas.set(key, {
-        family: t.family,
-        $type: t.$type,
-        version: t.version,
+        family: type.family,
+        $type: type.$type,
+        version: type.version,
         schema: JSON.parse(text),
         from: file,
         frozen: schemas.has(key),
@@ -81,11 +81,11 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
   const names: Record<string, string> = {};
   const used = new Set(["TaggedValue", ...Object.values(recorded)]);
   const sorted = [...schemas].sort(([, a], [, b]) => compareStrings(a.$type, b.$type) || a.version - b.version);
-  for (const [key, s] of sorted) {
+  for (const [key, summary] of sorted) {
     let name = recorded[key];
     if (name === undefined) {
-      name = `${base(s)}_v${s.version}`;
-      for (let n = 2; used.has(name); n++) name = `${base(s)}_${n}_v${s.version}`;
+      name = `${base(summary)}_v${summary.version}`;
+      for (let n = 2; used.has(name); n++) name = `${base(summary)}_${n}_v${summary.version}`;
       used.add(name);
     }
     names[key] = name;
@@ -108,16 +108,17 @@ export async function versionTypesOutput(cfg: Config, entry: CacheEntry): Promis
   // The versions migrations read, with their frozen schema, for the runtime's check before a step.
   const { storedSchema } = await import("./stored-schema.js");
   const owner = new Map<string, string>();
-  for (const t of entry.types) for (const n of [t.$type, ...(t.formerNames ?? [])]) owner.set(n, t.$type);
+  for (const type of entry.types)
+    for (const formerName of [type.$type, ...(type.formerNames ?? [])]) owner.set(formerName, type.$type);
   const stored: EmittedStoredVersion[] = [];
-  for (const m of entry.migrations ?? []) {
-    const family = entry.types.find((t) => t.$type === owner.get(m.type))?.family;
-    const frozen = family !== undefined ? schemas.get(lockKey(family, m.type, m.from)) : undefined;
+  for (const migration of entry.migrations ?? []) {
+    const family = entry.types.find((t) => t.$type === owner.get(migration.type))?.family;
+    const frozen = family !== undefined ? schemas.get(lockKey(family, migration.type, migration.from)) : undefined;
     if (!frozen?.frozen) continue;
     stored.push({
-      owner: owner.get(m.type)!,
-      $type: m.type,
-      version: m.from,
+      owner: owner.get(migration.type)!,
+      $type: migration.type,
+      version: migration.from,
       file: frozen.from,
       schema: storedSchema(frozen.schema),
     });

@@ -202,17 +202,20 @@ function undecided(change: AssessedChange, why: string): AssessedChange {
 /** Where and why the new schema rejects a document (the first error, as a value pointer). */
 function firstProblem(validate: ValidateFunction, document: unknown): { pointer: string; message: string } {
   validate(document);
-  const e = validate.errors?.[0];
-  if (!e) return { pointer: "", message: "rejected" };
-  if (e.keyword === "required")
-    return { pointer: childPointer(e.instancePath, String(e.params.missingProperty)), message: "missing property" };
-  if (e.keyword === "additionalProperties") {
+  const firstError = validate.errors?.[0];
+  if (!firstError) return { pointer: "", message: "rejected" };
+  if (firstError.keyword === "required")
     return {
-      pointer: childPointer(e.instancePath, String(e.params.additionalProperty)),
+      pointer: childPointer(firstError.instancePath, String(firstError.params.missingProperty)),
+      message: "missing property",
+    };
+  if (firstError.keyword === "additionalProperties") {
+    return {
+      pointer: childPointer(firstError.instancePath, String(firstError.params.additionalProperty)),
       message: "property not allowed",
     };
   }
-  return { pointer: e.instancePath, message: e.message ?? e.keyword };
+  return { pointer: firstError.instancePath, message: firstError.message ?? firstError.keyword };
 }
 
 export function verdictOf(changes: readonly Change[]): Verdict {

@@ -81,15 +81,15 @@ function forEachSubschema(
   visit: (child: unknown, pointer: string) => void,
 ): void {
   const isRef = typeof schema.$ref === "string";
-  for (const [k, v] of Object.entries(schema)) {
-    if (DATA_KEYWORDS.has(k) || k === "$ref" || k === "$id" || k === "$schema" || k === "$anchor") continue;
-    if (isRef && !(REF_CONTAINERS as readonly string[]).includes(k)) continue;
-    const at = `${pointer}/${fragmentSegment(k)}`;
-    if (SCHEMA_MAPS.has(k) && isObject(v)) {
-      for (const [name, child] of Object.entries(v)) visit(child, `${at}/${fragmentSegment(name)}`);
-    } else if (Array.isArray(v)) {
-      v.forEach((child, i) => visit(child, `${at}/${i}`));
-    } else visit(v, at);
+  for (const [key, value] of Object.entries(schema)) {
+    if (DATA_KEYWORDS.has(key) || key === "$ref" || key === "$id" || key === "$schema" || key === "$anchor") continue;
+    if (isRef && !(REF_CONTAINERS as readonly string[]).includes(key)) continue;
+    const at = `${pointer}/${fragmentSegment(key)}`;
+    if (SCHEMA_MAPS.has(key) && isObject(value)) {
+      for (const [name, child] of Object.entries(value)) visit(child, `${at}/${fragmentSegment(name)}`);
+    } else if (Array.isArray(value)) {
+      value.forEach((child, i) => visit(child, `${at}/${i}`));
+    } else visit(value, at);
   }
 }
 
@@ -181,30 +181,31 @@ function rewriteDocument(
       }
       const out: Record<string, unknown> = {};
       if (typeof value.$ref === "string") {
-        const t = target(value.$ref, here);
-        if ("$ref" in t) out.$ref = t.$ref;
-        else if (options.keepExternal) out.$ref = t.external;
+        const resolved = target(value.$ref, here);
+        if ("$ref" in resolved) out.$ref = resolved.$ref;
+        else if (options.keepExternal) out.$ref = resolved.external;
         else {
-          const ref = t.external;
+          const ref = resolved.external;
           const hash = ref.indexOf("#");
           const doc = options.resolveExternal?.(hash < 0 ? ref : ref.slice(0, hash), docBase);
           if (doc)
             out.$ref = `#/definitions/${BUNDLE_KEY}/${options.nameOf(doc)}${hash < 0 ? "" : ref.slice(hash + 1)}`;
           // else: unresolvable, an open schema
         }
-        for (const [k, v] of Object.entries(value)) {
-          if (k === "$ref" || k === "$id" || k === "$schema" || k === "$anchor") continue;
-          if ((REF_CONTAINERS as readonly string[]).includes(k) && isObject(v)) out[k] = rewriteMap(v, here);
-          else if (options.keepExternal) out[k] = v; // draft-07: ignored next to a $ref
+        for (const [keyword, keywordValue] of Object.entries(value)) {
+          if (keyword === "$ref" || keyword === "$id" || keyword === "$schema" || keyword === "$anchor") continue;
+          if ((REF_CONTAINERS as readonly string[]).includes(keyword) && isObject(keywordValue))
+            out[keyword] = rewriteMap(keywordValue, here);
+          else if (options.keepExternal) out[keyword] = keywordValue; // draft-07: ignored next to a $ref
         }
         return out;
       }
-      for (const [k, v] of Object.entries(value)) {
-        if (k === "$id" || k === "$schema" || k === "$anchor") continue;
-        if (DATA_KEYWORDS.has(k)) out[k] = v;
-        else if (SCHEMA_MAPS.has(k) && isObject(v)) out[k] = rewriteMap(v, here);
-        else if (Array.isArray(v)) out[k] = v.map((child) => rewrite(child, here));
-        else out[k] = rewrite(v, here);
+      for (const [keyword, keywordValue] of Object.entries(value)) {
+        if (keyword === "$id" || keyword === "$schema" || keyword === "$anchor") continue;
+        if (DATA_KEYWORDS.has(keyword)) out[keyword] = keywordValue;
+        else if (SCHEMA_MAPS.has(keyword) && isObject(keywordValue)) out[keyword] = rewriteMap(keywordValue, here);
+        else if (Array.isArray(keywordValue)) out[keyword] = keywordValue.map((child) => rewrite(child, here));
+        else out[keyword] = rewrite(keywordValue, here);
       }
       return out;
     } finally {

@@ -174,17 +174,17 @@ export function runCompatibilityCheck(options: CheckOptions): CheckReport {
   const names = readNames(ctx, current);
   checkRemovedTypes(ctx, current, history, names);
   const budget = samplingBudget(options);
-  for (const c of [...current.values()].sort((a, b) => cmp(a.$type, b.$type))) {
-    const base = { type: c.$type, family: c.family, file: ctx.rel(c.file) };
-    if (checkNameReuse(ctx, c, base, history, names)) continue;
-    const own = history.get(c.$type)?.get(c.family) ?? [];
+  for (const currentSchema of [...current.values()].sort((a, b) => cmp(a.$type, b.$type))) {
+    const base = { type: currentSchema.$type, family: currentSchema.family, file: ctx.rel(currentSchema.file) };
+    if (checkNameReuse(ctx, currentSchema, base, history, names)) continue;
+    const own = history.get(currentSchema.$type)?.get(currentSchema.family) ?? [];
     const latest = own.length > 0 ? own[own.length - 1] : undefined;
-    if (checkVersionRegressed(ctx, c, base, latest)) continue;
-    checkSameVersionChange(ctx, c, base, latest, budget);
-    const chain = readableVersions(ctx, c, own, history, names);
-    checkMissingHistory(ctx, c, base, chain);
-    checkMigrationChain(ctx, c, base, chain);
-    checkGoldenFixtures(ctx, c, base, chain, history);
+    if (checkVersionRegressed(ctx, currentSchema, base, latest)) continue;
+    checkSameVersionChange(ctx, currentSchema, base, latest, budget);
+    const chain = readableVersions(ctx, currentSchema, own, history, names);
+    checkMissingHistory(ctx, currentSchema, base, chain);
+    checkMigrationChain(ctx, currentSchema, base, chain);
+    checkGoldenFixtures(ctx, currentSchema, base, chain, history);
   }
   ctx.failures.sort((a, b) => cmp(a.type, b.type) || cmp(a.rule, b.rule) || cmp(a.pointer, b.pointer));
   return ctx.report;
@@ -247,32 +247,32 @@ function newContext(options: CheckOptions): CheckContext {
 /** Current schemas by `$type`: unreadable files and a `$type` declared twice fail. */
 function readCurrent(ctx: CheckContext): Map<string, CurrentSchema> {
   const { schemas, problems } = readCurrentSchemas(ctx.schemasDir);
-  for (const p of problems) {
+  for (const problem of problems) {
     ctx.fail({
-      type: path.basename(p.file).replace(/\.schema\.json$/, ""),
+      type: path.basename(problem.file).replace(/\.schema\.json$/, ""),
       pointer: "",
       rule: "invalid-schema",
-      message: `current schema ${ctx.rel(p.file)} is ${p.message}`,
+      message: `current schema ${ctx.rel(problem.file)} is ${problem.message}`,
       fix: "regenerate it (npm run gen)",
-      file: ctx.rel(p.file),
+      file: ctx.rel(problem.file),
     });
   }
   const current = new Map<string, CurrentSchema>();
-  for (const c of schemas) {
-    const other = current.get(c.$type);
+  for (const schema of schemas) {
+    const other = current.get(schema.$type);
     if (other) {
       ctx.fail({
-        type: c.$type,
-        family: c.family,
+        type: schema.$type,
+        family: schema.family,
         pointer: "",
         rule: "duplicate-type",
-        message: `$type "${c.$type}" is declared twice (${ctx.rel(other.file)} and ${ctx.rel(c.file)})`,
+        message: `$type "${schema.$type}" is declared twice (${ctx.rel(other.file)} and ${ctx.rel(schema.file)})`,
         fix: "give one of the two types another $type: a $type must be unique across the registry",
-        file: ctx.rel(c.file),
+        file: ctx.rel(schema.file),
       });
       continue;
     }
-    current.set(c.$type, c);
+    current.set(schema.$type, schema);
   }
   return current;
 }
@@ -285,44 +285,44 @@ function checkFrozenLock(ctx: CheckContext, current: Map<string, CurrentSchema>)
   const lockPath = rel(path.join(schemasDir, HISTORY_DIR, LOCK_FILE));
   let lockChanged = false;
   const frozenKeys = new Set(frozen.map((f) => f.key));
-  for (const f of frozen) {
-    const hash = frozenHash(f.text);
-    const locked = lock.files[f.key];
-    const latest = current.get(f.$type)?.version ?? f.version;
+  for (const frozenSchema of frozen) {
+    const hash = frozenHash(frozenSchema.text);
+    const locked = lock.files[frozenSchema.key];
+    const latest = current.get(frozenSchema.$type)?.version ?? frozenSchema.version;
     if (locked === undefined) {
-      if (options.update && f.schema !== undefined) {
-        lock.files[f.key] = hash;
-        ctx.report.recorded.push(f.key);
+      if (options.update && frozenSchema.schema !== undefined) {
+        lock.files[frozenSchema.key] = hash;
+        ctx.report.recorded.push(frozenSchema.key);
         lockChanged = true;
       } else {
         ctx.fail({
-          type: f.$type,
-          family: f.family,
+          type: frozenSchema.$type,
+          family: frozenSchema.family,
           pointer: "",
           rule: "frozen-unlocked",
           message:
-            f.schema === undefined
-              ? `frozen schema ${rel(f.file)} is not valid JSON and not recorded in ${lockPath}`
-              : `frozen schema ${rel(f.file)} is not recorded in ${lockPath}`,
+            frozenSchema.schema === undefined
+              ? `frozen schema ${rel(frozenSchema.file)} is not valid JSON and not recorded in ${lockPath}`
+              : `frozen schema ${rel(frozenSchema.file)} is not recorded in ${lockPath}`,
           fix:
-            f.schema === undefined
-              ? `restore the file (git checkout -- ${rel(f.file)}) or delete it and run npm run gen`
+            frozenSchema.schema === undefined
+              ? `restore the file (git checkout -- ${rel(frozenSchema.file)}) or delete it and run npm run gen`
               : `run npm run gen (it records new frozen schemas in ${lockPath}) and commit both files`,
-          file: rel(f.file),
+          file: rel(frozenSchema.file),
         });
       }
     } else if (locked !== hash) {
       ctx.fail({
-        type: f.$type,
-        family: f.family,
+        type: frozenSchema.$type,
+        family: frozenSchema.family,
         pointer: "",
         rule: "frozen-edited",
-        message: `frozen schema ${rel(f.file)} was edited (its hash no longer matches ${lockPath})`,
+        message: `frozen schema ${rel(frozenSchema.file)} was edited (its hash no longer matches ${lockPath})`,
         fix:
-          `restore it (git checkout -- ${rel(f.file)}): a frozen version describes sessions already stored. ` +
-          `To change ${f.$type}, change its TypeScript type, bump it to version ${latest + 1} and add a migration ` +
-          `${latest} -> ${latest + 1} (${migrationSnippet(f.$type, latest, latest + 1)})`,
-        file: rel(f.file),
+          `restore it (git checkout -- ${rel(frozenSchema.file)}): a frozen version describes sessions already stored. ` +
+          `To change ${frozenSchema.$type}, change its TypeScript type, bump it to version ${latest + 1} and add a migration ` +
+          `${latest} -> ${latest + 1} (${migrationSnippet(frozenSchema.$type, latest, latest + 1)})`,
+        file: rel(frozenSchema.file),
       });
     }
   }
@@ -346,12 +346,12 @@ function checkFrozenLock(ctx: CheckContext, current: Map<string, CurrentSchema>)
 
 function groupHistory(frozen: readonly FrozenSchema[]): History {
   const history: History = new Map();
-  for (const f of frozen) {
-    let byFamily = history.get(f.$type);
-    if (!byFamily) history.set(f.$type, (byFamily = new Map()));
-    const list = byFamily.get(f.family) ?? [];
-    list.push(f);
-    byFamily.set(f.family, list);
+  for (const frozenSchema of frozen) {
+    let byFamily = history.get(frozenSchema.$type);
+    if (!byFamily) history.set(frozenSchema.$type, (byFamily = new Map()));
+    const list = byFamily.get(frozenSchema.family) ?? [];
+    list.push(frozenSchema);
+    byFamily.set(frozenSchema.family, list);
   }
   for (const byFamily of history.values())
     for (const list of byFamily.values()) list.sort((a, b) => a.version - b.version);
@@ -360,9 +360,9 @@ function groupHistory(frozen: readonly FrozenSchema[]): History {
 
 function readNames(ctx: CheckContext, current: Map<string, CurrentSchema>): Names {
   const formerOf = new Map<string, string>();
-  for (const c of current.values()) {
-    const names = new Set([...(ctx.options.formerNames?.[c.$type] ?? []), ...c.formerNames]);
-    for (const n of names) if (n !== c.$type) formerOf.set(n, c.$type);
+  for (const currentSchema of current.values()) {
+    const names = new Set([...(ctx.options.formerNames?.[currentSchema.$type] ?? []), ...currentSchema.formerNames]);
+    for (const name of names) if (name !== currentSchema.$type) formerOf.set(name, currentSchema.$type);
   }
   const retired = readRetired(ctx.schemasDir);
   return {
@@ -421,21 +421,21 @@ function checkRemovedTypes(
 
 /** A `$type` that belongs to something else: retired, a former name of another type, or history in another family. True when it failed. */
 function checkNameReuse(ctx: CheckContext, c: CurrentSchema, base: TypeBase, history: History, names: Names): boolean {
-  const T = c.$type;
+  const typeName = c.$type;
   const reuse: string[] = [];
-  const retiredEntry = names.retiredByName.get(T);
+  const retiredEntry = names.retiredByName.get(typeName);
   if (retiredEntry) {
     reuse.push(
-      `$type "${T}" was retired${retiredEntry.renamedTo ? ` (renamed to "${retiredEntry.renamedTo}")` : ""}${retiredEntry.reason ? ` (${retiredEntry.reason})` : ""} and is listed in ${names.retiredPath}`,
+      `$type "${typeName}" was retired${retiredEntry.renamedTo ? ` (renamed to "${retiredEntry.renamedTo}")` : ""}${retiredEntry.reason ? ` (${retiredEntry.reason})` : ""} and is listed in ${names.retiredPath}`,
     );
   }
-  const owner = names.formerOf.get(T);
-  if (owner !== undefined && owner !== T) reuse.push(`$type "${T}" is a former name of "${owner}"`);
-  const byFamily = history.get(T);
+  const owner = names.formerOf.get(typeName);
+  if (owner !== undefined && owner !== typeName) reuse.push(`$type "${typeName}" is a former name of "${owner}"`);
+  const byFamily = history.get(typeName);
   const otherFamilies = byFamily ? [...byFamily.keys()].filter((f) => f !== c.family) : [];
   if (otherFamilies.length > 0) {
     reuse.push(
-      `$type "${T}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`,
+      `$type "${typeName}" has frozen history in family ${otherFamilies.join(", ")} but is now declared in family ${c.family}`,
     );
   }
   for (const message of reuse) {
@@ -443,8 +443,8 @@ function checkNameReuse(ctx: CheckContext, c: CurrentSchema, base: TypeBase, his
       ...base,
       pointer: "",
       rule: "reused-type-name",
-      message: `${message}: stored values tagged "${T}" mean the old type`,
-      fix: `give this type a new $type (a $type name can never be reused), or, if it really is the same type, remove "${T}" from ${names.retiredPath} / its former names`,
+      message: `${message}: stored values tagged "${typeName}" mean the old type`,
+      fix: `give this type a new $type (a $type name can never be reused), or, if it really is the same type, remove "${typeName}" from ${names.retiredPath} / its former names`,
     });
   }
   return reuse.length > 0;
@@ -458,13 +458,13 @@ function checkVersionRegressed(
   latest: FrozenSchema | undefined,
 ): boolean {
   if (!latest || latest.version <= c.version) return false;
-  const T = c.$type;
+  const typeName = c.$type;
   ctx.fail({
     ...base,
     pointer: "",
     rule: "version-regressed",
     message: `version ${c.version} is lower than frozen version ${latest.version}`,
-    fix: `set ${T}'s version to ${latest.version + 1} and add a migration ${latest.version} -> ${latest.version + 1} (${migrationSnippet(T, latest.version, latest.version + 1)}); if this is a different type, give it a new $type`,
+    fix: `set ${typeName}'s version to ${latest.version + 1} and add a migration ${latest.version} -> ${latest.version + 1} (${migrationSnippet(typeName, latest.version, latest.version + 1)}); if this is a different type, give it a new $type`,
   });
   return true;
 }
@@ -497,7 +497,7 @@ function checkSameVersionChange(
   budget: SamplingBudget,
 ): void {
   if (!latest || latest.version !== c.version || latest.schema === undefined) return;
-  const T = c.$type;
+  const typeName = c.$type;
   const started = performance.now();
   const assessment = assessCompatibility(latest.schema, c.schema, {
     oldBase: latest.file,
@@ -511,7 +511,7 @@ function checkSameVersionChange(
   });
   if (assessment.sampling) budget.remainingMs -= performance.now() - started;
   const entry: CheckReport["compared"][number] = {
-    type: T,
+    type: typeName,
     version: c.version,
     changes: assessment.changes,
     verdict: assessment.verdict,
@@ -519,9 +519,9 @@ function checkSameVersionChange(
   if (assessment.sampling) entry.sampling = assessment.sampling;
   ctx.report.compared.push(entry);
   for (const warning of assessmentWarnings(assessment.changes, assessment.sampling))
-    ctx.report.warnings.push(`${T}: ${warning}`);
+    ctx.report.warnings.push(`${typeName}: ${warning}`);
   const next = c.version + 1;
-  const bump = `bump ${T} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(T, c.version, next)})`;
+  const bump = `bump ${typeName} to version ${next} and add a migration ${c.version} -> ${next} (${migrationSnippet(typeName, c.version, next)})`;
   for (const change of assessment.changes) {
     if (change.kind === "compatible") continue;
     const failure: Failure = {
@@ -550,23 +550,23 @@ function readableVersions(
   history: History,
   names: Names,
 ): Chain {
-  const T = c.$type;
+  const typeName = c.$type;
   // Former names: declared by the current type, or recorded as renamed to it in retired.json.
   const formers = [
     ...new Set([
-      ...[...names.formerOf.entries()].filter(([, to]) => to === T).map(([name]) => name),
-      ...[...names.retiredByName.values()].filter((r) => r.renamedTo === T).map((r) => r.$type),
+      ...[...names.formerOf.entries()].filter(([, to]) => to === typeName).map(([name]) => name),
+      ...[...names.retiredByName.values()].filter((r) => r.renamedTo === typeName).map((r) => r.$type),
     ]),
   ];
-  const graphTypes = new Set([T, ...formers]);
+  const graphTypes = new Set([typeName, ...formers]);
   const edges = ctx.options.migrations.filter(
-    (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === T),
+    (m) => graphTypes.has(m.type) || (m.fromType !== undefined && graphTypes.has(m.fromType) && m.type === typeName),
   );
   const starts = new Map<number, string>();
-  for (const f of own) starts.set(f.version, T);
+  for (const frozenSchema of own) starts.set(frozenSchema.version, typeName);
   for (const former of formers) {
     for (const list of history.get(former)?.values() ?? [])
-      for (const f of list) if (!starts.has(f.version)) starts.set(f.version, former);
+      for (const frozenSchema of list) if (!starts.has(frozenSchema.version)) starts.set(frozenSchema.version, former);
   }
   const known = [...new Set([...starts.keys(), c.version])].sort((a, b) => a - b);
   return { starts, known, edges };
@@ -580,7 +580,7 @@ function readableVersions(
  * generator later); the lock's recorded version type names show it was.
  */
 function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain): void {
-  const T = c.$type;
+  const typeName = c.$type;
   const { rel } = ctx;
   const frozenFile = (name: string, v: number) => frozenPath(ctx.schemasDir, c.family, name, v);
   const lockPath = rel(path.join(ctx.schemasDir, HISTORY_DIR, LOCK_FILE));
@@ -594,21 +594,21 @@ function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase
     if (!missing.has(key)) missing.set(key, { name, v, fixtures: [], steps: [] });
     return missing.get(key)!;
   };
-  for (const m of chain.edges) {
-    const name = m.fromType ?? m.type;
-    if (!known(m.from))
-      refer(name, m.from).steps.push(
-        `migration "${name}" v${m.from} -> ${m.fromType ? `"${m.type}" ` : ""}v${m.to}${m.source ? ` (${m.source})` : ""}`,
+  for (const edge of chain.edges) {
+    const name = edge.fromType ?? edge.type;
+    if (!known(edge.from))
+      refer(name, edge.from).steps.push(
+        `migration "${name}" v${edge.from} -> ${edge.fromType ? `"${edge.type}" ` : ""}v${edge.to}${edge.source ? ` (${edge.source})` : ""}`,
       );
   }
-  const names = new Set([T, ...chain.starts.values(), ...chain.edges.map((m) => m.fromType ?? m.type)]);
+  const names = new Set([typeName, ...chain.starts.values(), ...chain.edges.map((m) => m.fromType ?? m.type)]);
   for (const name of names) {
     const dir = path.join(ctx.options.fixturesDir, name);
     if (!fs.existsSync(dir)) continue;
     for (const file of fs.readdirSync(dir).sort()) {
-      const v = Number(/^v([1-9][0-9]*)(?![0-9]).*\.json$/.exec(file)?.[1] ?? NaN);
-      if (Number.isNaN(v) || known(v) || (name === T && v > c.version)) continue;
-      refer(name, v).fixtures.push(rel(path.join(dir, file)));
+      const fileVersion = Number(/^v([1-9][0-9]*)(?![0-9]).*\.json$/.exec(file)?.[1] ?? NaN);
+      if (Number.isNaN(fileVersion) || known(fileVersion) || (name === typeName && fileVersion > c.version)) continue;
+      refer(name, fileVersion).fixtures.push(rel(path.join(dir, file)));
     }
   }
   for (const { name, v, fixtures, steps } of missing.values()) {
@@ -630,25 +630,25 @@ function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase
 
 /** Every known version must migrate to the current one: one failure per gap in the chain. */
 function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase, chain: Chain): void {
-  const T = c.$type;
+  const typeName = c.$type;
   const reachable = (from: number): Set<number> => {
     const seen = new Set([from]);
     const queue = [from];
     while (queue.length > 0) {
-      const v = queue.shift()!;
-      for (const m of chain.edges) {
-        if (m.from === v && m.to > m.from && m.to <= c.version && !seen.has(m.to)) {
-          seen.add(m.to);
-          queue.push(m.to);
+      const reached = queue.shift()!;
+      for (const edge of chain.edges) {
+        if (edge.from === reached && edge.to > edge.from && edge.to <= c.version && !seen.has(edge.to)) {
+          seen.add(edge.to);
+          queue.push(edge.to);
         }
       }
     }
     return seen;
   };
   const reported = new Set<string>();
-  for (const v of chain.known) {
-    if (v >= c.version) continue;
-    const seen = reachable(v);
+  for (const knownVersion of chain.known) {
+    if (knownVersion >= c.version) continue;
+    const seen = reachable(knownVersion);
     if (seen.has(c.version)) continue;
     const stuck = Math.max(...seen);
     const target = chain.known.find((k) => k > stuck) ?? c.version;
@@ -656,7 +656,7 @@ function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase
     if (reported.has(key)) continue;
     reported.add(key);
     const storedAs = chain.starts.get(stuck);
-    const renamed = storedAs !== undefined && storedAs !== T;
+    const renamed = storedAs !== undefined && storedAs !== typeName;
     const isCurrent = target === c.version;
     ctx.fail({
       ...base,
@@ -665,11 +665,11 @@ function checkMigrationChain(ctx: CheckContext, c: CurrentSchema, base: TypeBase
       message: renamed
         ? `no migration from "${storedAs}" version ${stuck} (the former name) to version ${target}: sessions stored with it can not be read`
         : isCurrent
-          ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${v} can not be read`
-          : `no migration from version ${stuck} to version ${target}: sessions stored at version ${v} can not be read`,
+          ? `current version ${target} has no migration from version ${stuck}: sessions stored at version ${knownVersion} can not be read`
+          : `no migration from version ${stuck} to version ${target}: sessions stored at version ${knownVersion} can not be read`,
       fix: renamed
-        ? `add the step that renames $type "${storedAs}" v${stuck} to "${T}" v${target}: defineMigration({ type: "${storedAs}", from: ${stuck}, to: { type: "${T}", version: ${target} }, up: (v) => v })`
-        : `add a migration ${stuck} -> ${target} (${migrationSnippet(T, stuck, target)})`,
+        ? `add the step that renames $type "${storedAs}" v${stuck} to "${typeName}" v${target}: defineMigration({ type: "${storedAs}", from: ${stuck}, to: { type: "${typeName}", version: ${target} }, up: (v) => v })`
+        : `add a migration ${stuck} -> ${target} (${migrationSnippet(typeName, stuck, target)})`,
     });
   }
 }
@@ -683,43 +683,43 @@ function checkGoldenFixtures(
   history: History,
 ): void {
   const { rel, options } = ctx;
-  const T = c.$type;
-  for (const v of chain.known) {
-    const name = chain.starts.get(v) ?? T;
+  const typeName = c.$type;
+  for (const knownVersion of chain.known) {
+    const name = chain.starts.get(knownVersion) ?? typeName;
     let schema: JsonSchema | undefined;
-    if (name === T && v === c.version) schema = c.schema;
+    if (name === typeName && knownVersion === c.version) schema = c.schema;
     else {
       for (const list of history.get(name)?.values() ?? []) {
-        const hit = list.find((f) => f.version === v);
+        const hit = list.find((f) => f.version === knownVersion);
         if (hit) schema = hit.schema;
       }
     }
     const dir = path.join(options.fixturesDir, name);
-    const files = fixtureFiles(dir, v);
-    const isCurrent = name === T && v === c.version;
+    const files = fixtureFiles(dir, knownVersion);
+    const isCurrent = name === typeName && knownVersion === c.version;
     if (files.length === 0) {
       ctx.fail({
         ...base,
         type: name,
         pointer: "",
         rule: "missing-fixture",
-        message: `version ${v} has no golden fixture (${rel(dir)}/v${v}*.json)`,
-        fix: `add ${rel(path.join(dir, `v${v}.json`))}: a value of ${name} as stored at version ${v}${isCurrent ? " (statebag gen --scaffold-fixtures writes a starting point)" : ""}`,
+        message: `version ${knownVersion} has no golden fixture (${rel(dir)}/v${knownVersion}*.json)`,
+        fix: `add ${rel(path.join(dir, `v${knownVersion}.json`))}: a value of ${name} as stored at version ${knownVersion}${isCurrent ? " (statebag gen --scaffold-fixtures writes a starting point)" : ""}`,
       });
       continue;
     }
     if (options.validateFixtures === false || schema === undefined) continue;
     for (const file of files) {
-      for (const problem of validateFixture(file, name, v, schema)) {
+      for (const problem of validateFixture(file, name, knownVersion, schema)) {
         ctx.fail({
           ...base,
           type: name,
           pointer: problem.pointer,
           rule: "invalid-fixture",
-          message: `golden fixture ${rel(file)} does not match version ${v}: ${problem.message}`,
+          message: `golden fixture ${rel(file)} does not match version ${knownVersion}: ${problem.message}`,
           fix: isCurrent
-            ? `correct the fixture; if it is right, the current schema of ${T} rejects a stored value: revert that change, or bump ${T} to version ${c.version + 1} with a migration`
-            : `correct the fixture: it must be a value exactly as stored at version ${v}`,
+            ? `correct the fixture; if it is right, the current schema of ${typeName} rejects a stored value: revert that change, or bump ${typeName} to version ${c.version + 1} with a migration`
+            : `correct the fixture: it must be a value exactly as stored at version ${knownVersion}`,
           file: rel(file),
         });
       }
@@ -773,9 +773,9 @@ function localOnly(value: unknown): unknown {
     }
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (k === "$id") continue;
-    out[k] = k === "const" || k === "enum" || k === "default" || k === "examples" ? v : localOnly(v);
+  for (const [key, child] of Object.entries(value)) {
+    if (key === "$id") continue;
+    out[key] = key === "const" || key === "enum" || key === "default" || key === "examples" ? child : localOnly(child);
   }
   return out;
 }
@@ -796,9 +796,12 @@ export function validateFixture(file: string, type: string, version: number, sch
   if (isObject(value)) {
     if (value.$type !== type)
       problems.push({ pointer: "/$type", message: `$type is ${JSON.stringify(value.$type)}, expected "${type}"` });
-    const v = value.$version === undefined ? 1 : value.$version;
-    if (v !== version)
-      problems.push({ pointer: "/$version", message: `$version is ${JSON.stringify(v)}, expected ${version}` });
+    const storedVersion = value.$version === undefined ? 1 : value.$version;
+    if (storedVersion !== version)
+      problems.push({
+        pointer: "/$version",
+        message: `$version is ${JSON.stringify(storedVersion)}, expected ${version}`,
+      });
   }
   let validate: ReturnType<Ajv["compile"]>;
   try {
@@ -808,21 +811,21 @@ export function validateFixture(file: string, type: string, version: number, sch
     return problems;
   }
   if (!validate(value)) {
-    for (const e of validate.errors ?? []) {
+    for (const error of validate.errors ?? []) {
       const detail =
-        e.keyword === "additionalProperties"
-          ? `unexpected property "${String(e.params.additionalProperty)}"`
-          : e.keyword === "required"
-            ? `missing property "${String(e.params.missingProperty)}"`
-            : (e.message ?? e.keyword);
+        error.keyword === "additionalProperties"
+          ? `unexpected property "${String(error.params.additionalProperty)}"`
+          : error.keyword === "required"
+            ? `missing property "${String(error.params.missingProperty)}"`
+            : (error.message ?? error.keyword);
       const key =
-        e.keyword === "additionalProperties"
-          ? e.params.additionalProperty
-          : e.keyword === "required"
-            ? e.params.missingProperty
+        error.keyword === "additionalProperties"
+          ? error.params.additionalProperty
+          : error.keyword === "required"
+            ? error.params.missingProperty
             : undefined;
       problems.push({
-        pointer: typeof key === "string" ? childPointer(e.instancePath, key) : e.instancePath,
+        pointer: typeof key === "string" ? childPointer(error.instancePath, key) : error.instancePath,
         message: detail,
       });
     }

@@ -197,8 +197,8 @@ class Differ implements BranchDiffer {
     const ns = rn.schema === true ? EMPTY_SCHEMA : rn.schema;
     if (os === ns && (os === EMPTY_SCHEMA || ro.doc.root === rn.doc.root)) return; // the very same schema
     // Compared in normal form: equivalent spellings alike, constraints one keyword implies for another written out.
-    const o: SchemaNode = { schema: normalise(os), doc: ro.doc };
-    const n: SchemaNode = { schema: normalise(ns), doc: rn.doc };
+    const oldSchema: SchemaNode = { schema: normalise(os), doc: ro.doc };
+    const newSchema: SchemaNode = { schema: normalise(ns), doc: rn.doc };
 
     const pending = this.inProgress.get(os);
     if (pending?.has(ns)) return;
@@ -206,8 +206,9 @@ class Differ implements BranchDiffer {
     else this.inProgress.set(os, new Set([ns]));
     try {
       this.diffAnnotations(os, ns, emit);
-      if (isUnion(o.schema as SchemaObject) || isUnion(n.schema as SchemaObject)) this.unions.diffUnion(o, n, site);
-      else this.diffPlain(o, n, site, emit);
+      if (isUnion(oldSchema.schema as SchemaObject) || isUnion(newSchema.schema as SchemaObject))
+        this.unions.diffUnion(oldSchema, newSchema, site);
+      else this.diffPlain(oldSchema, newSchema, site, emit);
     } finally {
       this.inProgress.get(os)?.delete(ns);
     }
@@ -409,19 +410,19 @@ class Differ implements BranchDiffer {
   /** True when no two tuple positions can hold equal values (disjoint consts / enums, or disjoint types). */
   private distinctPositions(positions: JsonSchema[], o: SchemaNode): boolean {
     const read = positions.map((p) => {
-      const r = this.resolve({ schema: p, doc: o.doc });
-      return isOpaque(r) || !isObject(r.schema) ? undefined : (r.schema as SchemaObject);
+      const resolved = this.resolve({ schema: p, doc: o.doc });
+      return isOpaque(resolved) || !isObject(resolved.schema) ? undefined : (resolved.schema as SchemaObject);
     });
     if (read.some((r) => r === undefined)) return false;
     const schemas = read as SchemaObject[];
     for (let i = 0; i < schemas.length; i++) {
       for (let j = i + 1; j < schemas.length; j++) {
-        const a = schemas[i]!;
-        const b = schemas[j]!;
-        const va = valueSet(a);
-        const vb = valueSet(b);
+        const first = schemas[i]!;
+        const second = schemas[j]!;
+        const va = valueSet(first);
+        const vb = valueSet(second);
         if (va && vb && !va.some((v) => vb.some((w) => jsonEqual(v, w)))) continue;
-        if (!typesIntersect(effectiveTypes(a), effectiveTypes(b))) continue;
+        if (!typesIntersect(effectiveTypes(first), effectiveTypes(second))) continue;
         return false;
       }
     }
@@ -446,12 +447,12 @@ class Differ implements BranchDiffer {
     const at = (p: string): Emit => emitAt(childSite(site, p));
 
     const newPatterns = isObject(ns.patternProperties) ? (ns.patternProperties as Record<string, JsonSchema>) : {};
-    for (const p of removed) {
+    for (const property of removed) {
       // A key the new schema still accepts through patternProperties or an additionalProperties schema is not removed:
       // its values must match what now applies to it.
       const covering = Object.keys(newPatterns).filter((q) => {
         try {
-          return new RegExp(q, "u").test(p);
+          return new RegExp(q, "u").test(property);
         } catch {
           return false;
         }
@@ -459,12 +460,16 @@ class Differ implements BranchDiffer {
       if (covering.length > 0 || (covering.length === 0 && isObject(newAdditional))) {
         const targets = covering.length > 0 ? covering.map((q) => newPatterns[q]) : [newAdditional as SchemaObject];
         for (const target of targets)
-          this.diff({ schema: oldProps[p], doc: o.doc }, { schema: target, doc: n.doc }, childSite(site, p));
+          this.diff(
+            { schema: oldProps[property], doc: o.doc },
+            { schema: target, doc: n.doc },
+            childSite(site, property),
+          );
         continue;
       }
       if (newAdditional === true) {
         // An open object: the name is undeclared now, and an undeclared name accepts any value.
-        at(p)(
+        at(property)(
           "loosen-constraint",
           "property declaration removed: the open object (additionalProperties absent or true) accepts any value under this name",
           "properties",
@@ -472,34 +477,38 @@ class Differ implements BranchDiffer {
         continue;
       }
       const renamedTo = added.filter((q) =>
-        this.same({ schema: oldProps[p], doc: o.doc }, { schema: newProps[q], doc: n.doc }),
+        this.same({ schema: oldProps[property], doc: o.doc }, { schema: newProps[q], doc: n.doc }),
       );
       const hint =
         renamedTo.length > 0
           ? ` (possibly renamed to ${renamedTo.map((q) => `"${q}"`).join(" or ")}: a rename is a removal for stored values)`
           : "";
-      at(p)("remove-property", `property removed${hint}`, "properties", { present: true });
+      at(property)("remove-property", `property removed${hint}`, "properties", { present: true });
     }
     const oldPatterns = isObject(os.patternProperties) ? (os.patternProperties as Record<string, JsonSchema>) : {};
     // Old objects listed by enum / const: what they hold under a name is known exactly.
     const oldObjects = valueSet(os)?.filter(isObject);
-    for (const p of added) {
+    for (const property of added) {
       // What the old schema accepted under this undeclared name: the patterns it matches, else
       // additionalProperties (absent or true: any value). Values stored under it must still be accepted.
-      let before = undeclaredValues(oldPatterns, oldAdditional, p);
+      let before = undeclaredValues(oldPatterns, oldAdditional, property);
       if (oldObjects !== undefined) {
-        const held = oldObjects.filter((v) => Object.hasOwn(v, p)).map((v) => v[p]);
+        const held = oldObjects.filter((v) => Object.hasOwn(v, property)).map((v) => v[property]);
         before = held.length === 0 ? false : { enum: held };
       }
-      const heldByAll = oldObjects?.every((v) => Object.hasOwn(v, p)) === true;
-      if (heldByAll && newReq.has(p))
-        at(p)("implied-constraint", "required property added: every allowed object (enum / const) has it", "required");
-      else if (newReq.has(p) && !oldReq.has(p))
-        at(p)("add-required", "required property added", "required", { absent: true });
-      else if (before === false || oldReq.has(p))
-        at(p)("add-optional-property", "optional property added", "properties");
+      const heldByAll = oldObjects?.every((v) => Object.hasOwn(v, property)) === true;
+      if (heldByAll && newReq.has(property))
+        at(property)(
+          "implied-constraint",
+          "required property added: every allowed object (enum / const) has it",
+          "required",
+        );
+      else if (newReq.has(property) && !oldReq.has(property))
+        at(property)("add-required", "required property added", "required", { absent: true });
+      else if (before === false || oldReq.has(property))
+        at(property)("add-optional-property", "optional property added", "properties");
       else
-        at(p)(
+        at(property)(
           "add-optional-property",
           before === true
             ? "optional property added (the open object accepted any value under this name before: checked below)"
@@ -507,18 +516,27 @@ class Differ implements BranchDiffer {
           "properties",
         );
       if (before !== false)
-        this.diff({ schema: before, doc: o.doc }, { schema: newProps[p], doc: n.doc }, childSite(site, p));
+        this.diff(
+          { schema: before, doc: o.doc },
+          { schema: newProps[property], doc: n.doc },
+          childSite(site, property),
+        );
     }
-    for (const p of Object.keys(oldProps)) {
-      if (!(p in newProps)) continue;
-      this.diff({ schema: oldProps[p], doc: o.doc }, { schema: newProps[p], doc: n.doc }, childSite(site, p));
+    for (const property of Object.keys(oldProps)) {
+      if (!(property in newProps)) continue;
+      this.diff(
+        { schema: oldProps[property], doc: o.doc },
+        { schema: newProps[property], doc: n.doc },
+        childSite(site, property),
+      );
     }
-    for (const p of newReq) {
-      if (!oldReq.has(p) && !added.includes(p))
-        at(p)("make-required", "optional property made required", "required", { absent: true });
+    for (const property of newReq) {
+      if (!oldReq.has(property) && !added.includes(property))
+        at(property)("make-required", "optional property made required", "required", { absent: true });
     }
-    for (const p of oldReq) {
-      if (!newReq.has(p) && !removed.includes(p)) at(p)("make-optional", "required property made optional", "required");
+    for (const property of oldReq) {
+      if (!newReq.has(property) && !removed.includes(property))
+        at(property)("make-optional", "required property made optional", "required");
     }
 
     if (isObject(os.patternProperties) || isObject(ns.patternProperties)) {
@@ -603,31 +621,32 @@ class Differ implements BranchDiffer {
     };
 
     // Named properties kept: a new pattern matching the name applies to its values too.
-    for (const p of Object.keys(oldNamed)) {
-      if (!(p in newNamed)) continue;
-      for (const q of newPatterns)
-        if (matches(q, p) && !oldPatterns.some((op) => op === q && matches(op, p))) compare(oldNamed[p], newPP[q], p);
+    for (const property of Object.keys(oldNamed)) {
+      if (!(property in newNamed)) continue;
+      for (const newPattern of newPatterns)
+        if (matches(newPattern, property) && !oldPatterns.some((op) => op === newPattern && matches(op, property)))
+          compare(oldNamed[property], newPP[newPattern], property);
     }
     // Keys of each old pattern: the new patterns they match, else the new additionalProperties.
-    for (const p of oldPatterns) {
-      for (const q of newPatterns) {
-        const overlap = patternOverlap(p, q);
+    for (const oldPattern of oldPatterns) {
+      for (const newPattern of newPatterns) {
+        const overlap = patternOverlap(oldPattern, newPattern);
         if ("undecided" in overlap) undecided({ reason: overlap.undecided });
-        else if (overlap.overlap) compare(oldPP[p], newPP[q], overlap.witness);
+        else if (overlap.overlap) compare(oldPP[oldPattern], newPP[newPattern], overlap.witness);
       }
       // A key the new schema names is judged by that property; any other key is left to additionalProperties.
-      const leftOver = patternMinus(p, [...newPatterns, ...Object.keys(newNamed).map(exactKeyPattern)]);
+      const leftOver = patternMinus(oldPattern, [...newPatterns, ...Object.keys(newNamed).map(exactKeyPattern)]);
       if (leftOver.kind === "undecided") undecided(leftOver);
       else if (leftOver.kind === "excluded") {
         const key = leftOver.witness;
         if (newAdditional === false) {
           emit(
             "close-additional-properties",
-            `keys matching ${showValue(p)} (like ${showValue(key)}) are no longer accepted`,
+            `keys matching ${showValue(oldPattern)} (like ${showValue(key)}) are no longer accepted`,
             "patternProperties",
             { extraKey: key },
           );
-        } else if (newAdditional !== true) compare(oldPP[p], newAdditional, key);
+        } else if (newAdditional !== true) compare(oldPP[oldPattern], newAdditional, key);
       }
     }
     // Keys the old schema left to additionalProperties.
@@ -640,10 +659,10 @@ class Differ implements BranchDiffer {
         );
       return;
     }
-    for (const q of newPatterns) {
-      const fresh = patternMinus(q, [...oldPatterns, ...Object.keys(oldNamed).map(exactKeyPattern)]);
+    for (const newPattern of newPatterns) {
+      const fresh = patternMinus(newPattern, [...oldPatterns, ...Object.keys(oldNamed).map(exactKeyPattern)]);
       if (fresh.kind === "undecided") undecided(fresh);
-      else if (fresh.kind === "excluded") compare(oldAdditional, newPP[q], fresh.witness);
+      else if (fresh.kind === "excluded") compare(oldAdditional, newPP[newPattern], fresh.witness);
     }
     const rest = patternMinus("", [...oldPatterns, ...newPatterns]);
     if (rest.kind === "undecided") undecided(rest);
@@ -691,10 +710,12 @@ class Differ implements BranchDiffer {
     if (oldAll.length === 0 && newAll.length === 0) return;
     const unmatchedNew = [...newAll];
     const unmatchedOld: JsonSchema[] = [];
-    for (const a of oldAll) {
-      const i = unmatchedNew.findIndex((b) => this.same({ schema: a, doc: o.doc }, { schema: b, doc: n.doc }));
-      if (i >= 0) unmatchedNew.splice(i, 1);
-      else unmatchedOld.push(a);
+    for (const oldMember of oldAll) {
+      const matched = unmatchedNew.findIndex((b) =>
+        this.same({ schema: oldMember, doc: o.doc }, { schema: b, doc: n.doc }),
+      );
+      if (matched >= 0) unmatchedNew.splice(matched, 1);
+      else unmatchedOld.push(oldMember);
     }
     if (unmatchedOld.length > 0 && unmatchedOld.length === unmatchedNew.length) {
       unmatchedOld.forEach((a, i) =>
@@ -702,8 +723,10 @@ class Differ implements BranchDiffer {
       );
       return;
     }
-    for (const b of unmatchedNew) emit("tighten-constraint", `allOf member added: ${describeSchema(b)}`, "allOf");
-    for (const a of unmatchedOld) emit("loosen-constraint", `allOf member removed: ${describeSchema(a)}`, "allOf");
+    for (const member of unmatchedNew)
+      emit("tighten-constraint", `allOf member added: ${describeSchema(member)}`, "allOf");
+    for (const member of unmatchedOld)
+      emit("loosen-constraint", `allOf member removed: ${describeSchema(member)}`, "allOf");
   }
 
   private diffOtherKeywords(o: SchemaNode, n: SchemaNode, relevant: (k: string) => boolean, emit: Emit): void {

@@ -103,8 +103,8 @@ export function readCurrentSchemas(schemasDir: string): { schemas: CurrentSchema
 
 function versionFromSchema(schema: Record<string, unknown>): number {
   const props = isObject(schema.properties) ? schema.properties : {};
-  const v = isObject(props.$version) ? props.$version.const : undefined;
-  return typeof v === "number" ? v : 1;
+  const version = isObject(props.$version) ? props.$version.const : undefined;
+  return typeof version === "number" ? version : 1;
 }
 
 /** Frozen versions: `schemas/history/<Family>/<$type>/v<N>.schema.json`. */

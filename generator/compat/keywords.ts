@@ -63,11 +63,11 @@ export class KeywordRules {
 
   /** The schema as a plain object (refs followed), or undefined when it can not be read here. */
   private plain(schema: unknown, doc: SchemaNode["doc"]): SchemaObject | undefined {
-    const r = this.differ.resolve(this.node(schema, doc));
-    if (isOpaque(r)) return undefined;
-    if (r.schema === true) return EMPTY_SCHEMA;
-    if (r.schema === false) return { not: {} };
-    return r.schema;
+    const resolved = this.differ.resolve(this.node(schema, doc));
+    if (isOpaque(resolved)) return undefined;
+    if (resolved.schema === true) return EMPTY_SCHEMA;
+    if (resolved.schema === false) return { not: {} };
+    return resolved.schema;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -79,18 +79,18 @@ export class KeywordRules {
    * old schema accepts.
    */
   diffNot(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
-    const a = (o.schema as SchemaObject).not;
-    const b = (n.schema as SchemaObject).not;
-    if (b === undefined) {
-      if (a !== undefined) emit("loosen-constraint", `not ${describeSchema(a)} removed`, "not");
+    const oldNot = (o.schema as SchemaObject).not;
+    const newNot = (n.schema as SchemaObject).not;
+    if (newNot === undefined) {
+      if (oldNot !== undefined) emit("loosen-constraint", `not ${describeSchema(oldNot)} removed`, "not");
       return;
     }
-    if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
+    if (oldNot !== undefined && this.differ.same(this.node(oldNot, o.doc), this.node(newNot, n.doc))) return;
     const what =
-      a === undefined
-        ? `not ${describeSchema(b)} added`
-        : `not changed from ${describeSchema(a)} to ${describeSchema(b)}`;
-    const bs = this.plain(b, n.doc);
+      oldNot === undefined
+        ? `not ${describeSchema(newNot)} added`
+        : `not changed from ${describeSchema(oldNot)} to ${describeSchema(newNot)}`;
+    const bs = this.plain(newNot, n.doc);
     if (bs && !typesIntersect(effectiveTypes(oldRest), effectiveTypes(bs))) {
       emit("implied-constraint", `${what}: no allowed value has a type it excludes`, "not");
       return;
@@ -98,7 +98,7 @@ export class KeywordRules {
     const values = bs ? valueSet(bs) : null;
     if (values) {
       const excluded = values.filter(
-        (v) => couldAccept(oldRest, v) && !(a !== undefined && this.matchesValue(a, v, o.doc)),
+        (v) => couldAccept(oldRest, v) && !(oldNot !== undefined && this.matchesValue(oldNot, v, o.doc)),
       );
       if (excluded.length === 0)
         emit("implied-constraint", `${what}: no allowed value is among those it excludes`, "not");
@@ -108,7 +108,10 @@ export class KeywordRules {
         });
       return;
     }
-    if (a !== undefined && this.trial(this.node(b, n.doc), this.node(a, o.doc), site).included === "yes") {
+    if (
+      oldNot !== undefined &&
+      this.trial(this.node(newNot, n.doc), this.node(oldNot, o.doc), site).included === "yes"
+    ) {
       emit("loosen-constraint", `${what}: it excludes no value the old one did not`, "not");
       return;
     }
@@ -133,9 +136,9 @@ export class KeywordRules {
 
   /** Whether a value matches `schema` when it is a const / enum (undefined schema shapes: false). */
   private matchesValue(schema: unknown, value: unknown, doc: SchemaNode["doc"]): boolean {
-    const s = this.plain(schema, doc);
-    const vs = s ? valueSet(s) : null;
-    return (vs?.some((v) => jsonEqual(v, value)) ?? false) && couldAccept(s!, value);
+    const plain = this.plain(schema, doc);
+    const vs = plain ? valueSet(plain) : null;
+    return (vs?.some((v) => jsonEqual(v, value)) ?? false) && couldAccept(plain!, value);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -193,7 +196,7 @@ export class KeywordRules {
         emit("implied-constraint", `${name} ${describeSchema(newBranch)}: no allowed value takes this branch`, name);
         continue;
       }
-      const t = this.branchTrial(
+      const trial = this.branchTrial(
         oldRest,
         oldBranch,
         newBranch,
@@ -203,8 +206,8 @@ export class KeywordRules {
         `${name} of if ${describeSchema(ni)}`,
         region,
       );
-      if (t.included === "yes") {
-        if (t.changes.length === 0 && oldBranch === undefined)
+      if (trial.included === "yes") {
+        if (trial.changes.length === 0 && oldBranch === undefined)
           emit(
             "implied-constraint",
             `${name} ${describeSchema(newBranch)} added: every allowed value already satisfies it`,
@@ -222,10 +225,10 @@ export class KeywordRules {
         !typesIntersect(effectiveTypes(oldRest), effectiveTypes(this.plain(ni, n.doc) ?? EMPTY_SCHEMA))
       )
         continue; // no old value takes it
-      site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+      site.out.push(...trial.changes.filter((c) => c.kind !== "compatible"));
       // The trial's own probes build values without the condition: values built inside the branch's
       // region (the condition met, or not), each breaking the new branch one way, go with them.
-      if (t.included === "no" || t.included === "unknown")
+      if (trial.included === "no" || trial.included === "unknown")
         emit(
           "tighten-constraint",
           `${name} ${describeSchema(newBranch)} ${oldBranch === undefined ? "added" : "changed"}: an allowed value that takes it may fail it`,
@@ -272,8 +275,8 @@ export class KeywordRules {
     for (const [oldBranch, newBranch, cond, empty] of groups) {
       if (empty || newBranch === undefined) continue;
       const region = cond === undefined ? undefined : this.plain(cond, cond === c.oi ? o.doc : n.doc);
-      const t = this.branchTrial(oldRest, oldBranch, newBranch, o.doc, n.doc, site, "", region);
-      if (t.included !== "yes") holds = false;
+      const trial = this.branchTrial(oldRest, oldBranch, newBranch, o.doc, n.doc, site, "", region);
+      if (trial.included !== "yes") holds = false;
     }
     if (holds) {
       emit("loosen-constraint", `${what}: every old value satisfies the branch it takes now`, "if");
@@ -309,30 +312,30 @@ export class KeywordRules {
     inside: boolean,
     doc: SchemaNode["doc"],
   ): SchemaObject | "empty" | undefined {
-    const s = this.plain(cond, doc);
-    if (!s) return undefined;
-    if (inside) return s;
-    const keys = Object.keys(s).filter((k) => !isAnnotationKey(k));
-    const props = isObject(s.properties) ? (s.properties as Record<string, unknown>) : {};
+    const plain = this.plain(cond, doc);
+    if (!plain) return undefined;
+    if (inside) return plain;
+    const keys = Object.keys(plain).filter((k) => !isAnnotationKey(k));
+    const props = isObject(plain.properties) ? (plain.properties as Record<string, unknown>) : {};
     const names = Object.keys(props);
     if (names.length !== 1 || keys.some((k) => k !== "properties" && k !== "required" && k !== "type"))
       return undefined;
-    const [k] = names as [string];
-    const required = Array.isArray(s.required) ? s.required : [];
-    if (required.some((r) => r !== k)) return undefined;
+    const [onlyName] = names as [string];
+    const required = Array.isArray(plain.required) ? plain.required : [];
+    if (required.some((r) => r !== onlyName)) return undefined;
     // `type: object` in the condition sends every other kind of value to else: only exact when there is none.
-    if (s.type !== undefined && (s.type !== "object" || oldRest.type !== "object")) return undefined;
-    const condValue = this.plain(props[k], doc);
+    if (plain.type !== undefined && (plain.type !== "object" || oldRest.type !== "object")) return undefined;
+    const condValue = this.plain(props[onlyName], doc);
     const oldProps = isObject(oldRest.properties) ? (oldRest.properties as Record<string, unknown>) : {};
-    const oldValue = this.plain(oldProps[k], doc);
+    const oldValue = this.plain(oldProps[onlyName], doc);
     const values = oldValue ? valueSet(oldValue) : null;
     if (!condValue || !values || !isValueCondition(condValue)) return undefined;
-    const oldRequired = Array.isArray(oldRest.required) && oldRest.required.includes(k);
+    const oldRequired = Array.isArray(oldRest.required) && oldRest.required.includes(onlyName);
     // An absent key satisfies a condition that does not require it; one that does is failed by it.
-    if (!oldRequired && required.includes(k)) return undefined;
+    if (!oldRequired && required.includes(onlyName)) return undefined;
     const outside = values.filter((v) => !couldAccept(condValue, v));
     if (outside.length === 0) return "empty";
-    return { properties: { [k]: { enum: outside } }, required: [k] };
+    return { properties: { [onlyName]: { enum: outside } }, required: [onlyName] };
   }
 
   /**
@@ -368,8 +371,8 @@ export class KeywordRules {
         // Every property of the condition at once, its first few values in turn.
         for (let i = 0; i < 4; i++) {
           const edits: Edit[] = [];
-          for (const [key, s] of Object.entries(props)) {
-            const vs = inst.variants(s);
+          for (const [key, propertySchema] of Object.entries(props)) {
+            const vs = inst.variants(propertySchema);
             if (vs.length > 0) edits.push({ key, value: vs[Math.min(i, vs.length - 1)] });
           }
           for (const key of required)
@@ -377,9 +380,9 @@ export class KeywordRules {
           if (edits.length > 0) insideEdits.push(edits);
         }
       } else {
-        for (const [key, s] of Object.entries(props))
+        for (const [key, propertySchema] of Object.entries(props))
           for (const value of valuesFor(key, undefined)
-            .filter((v) => !this.matches(s, v, o.doc))
+            .filter((v) => !this.matches(propertySchema, v, o.doc))
             .slice(0, 6))
             outsideEdits.push([{ key, value }]);
         for (const key of required) outsideEdits.push([{ key, absent: true }]);
@@ -389,40 +392,40 @@ export class KeywordRules {
     // Meeting an old branch (its required properties present, its properties at a value it allows), so
     // the candidate is an old value wherever the region puts it.
     const satisfyEdits: Edit[][] = [[]];
-    for (const b of satisfy) {
-      if (!b) continue;
-      const props = isObject(b.properties) ? (b.properties as Record<string, unknown>) : {};
+    for (const branch of satisfy) {
+      if (!branch) continue;
+      const props = isObject(branch.properties) ? (branch.properties as Record<string, unknown>) : {};
       const edits: Edit[] = [];
-      for (const [key, s] of Object.entries(props)) {
-        const v = inst.variants(s)[0];
-        if (v !== undefined) edits.push({ key, value: v });
+      for (const [key, propertySchema] of Object.entries(props)) {
+        const variant = inst.variants(propertySchema)[0];
+        if (variant !== undefined) edits.push({ key, value: variant });
       }
-      for (const key of Array.isArray(b.required) ? (b.required as string[]) : [])
+      for (const key of Array.isArray(branch.required) ? (branch.required as string[]) : [])
         if (!edits.some((e) => e.key === key)) edits.push({ key, value: valuesFor(key, undefined)[0] });
       if (edits.length > 0) satisfyEdits.push(edits);
     }
     const breakEdits: Edit[][] = [[]];
-    for (const b of breaks) {
-      if (!b) continue;
-      const props = isObject(b.properties) ? (b.properties as Record<string, unknown>) : {};
-      for (const [key, s] of Object.entries(props))
+    for (const broken of breaks) {
+      if (!broken) continue;
+      const props = isObject(broken.properties) ? (broken.properties as Record<string, unknown>) : {};
+      for (const [key, propertySchema] of Object.entries(props))
         for (const value of valuesFor(key, undefined))
-          if (!this.matches(s, value, o.doc)) breakEdits.push([{ key, value }]);
-      for (const key of Array.isArray(b.required) ? (b.required as string[]) : [])
+          if (!this.matches(propertySchema, value, o.doc)) breakEdits.push([{ key, value }]);
+      for (const key of Array.isArray(broken.required) ? (broken.required as string[]) : [])
         breakEdits.push([{ key, absent: true }]);
-      if (b.additionalProperties === false) breakEdits.push([{ key: "extra", value: 0 }]);
+      if (broken.additionalProperties === false) breakEdits.push([{ key: "extra", value: 0 }]);
     }
     // Values of other kinds too: a condition with a `type` sends them to the other branch.
     const out: unknown[] = GENERIC_VALUES.filter((v) => !isObject(v));
-    for (const r of regionEdits)
-      for (const s of satisfyEdits)
-        for (const b of breakEdits)
+    for (const regionEdit of regionEdits)
+      for (const satisfyEdit of satisfyEdits)
+        for (const breakEdit of breakEdits)
           for (const base of bases.slice(0, 2)) {
             if (out.length >= MAX_CANDIDATES) return out;
             const obj: Record<string, unknown> = { ...base };
-            for (const e of [...s, ...r, ...b]) {
-              if ("absent" in e) delete obj[e.key];
-              else setOwn(obj, e.key, e.value);
+            for (const edit of [...satisfyEdit, ...regionEdit, ...breakEdit]) {
+              if ("absent" in edit) delete obj[edit.key];
+              else setOwn(obj, edit.key, edit.value);
             }
             out.push(obj);
           }
@@ -431,10 +434,10 @@ export class KeywordRules {
 
   /** Whether `value` is certainly accepted by `schema` (false when not sure: the value stays a candidate). */
   private matches(schema: unknown, value: unknown, doc: SchemaNode["doc"]): boolean {
-    const s = this.plain(schema, doc);
-    if (!s) return false;
-    if (Object.keys(s).length === 0) return true;
-    return isValueCondition(s) && couldAccept(s, value);
+    const plain = this.plain(schema, doc);
+    if (!plain) return false;
+    if (Object.keys(plain).length === 0) return true;
+    return isValueCondition(plain) && couldAccept(plain, value);
   }
 
   /**
@@ -486,10 +489,14 @@ export class KeywordRules {
       : {};
     const asSchema = (d: unknown): unknown => (Array.isArray(d) ? { required: d } : d);
     for (const key of new Set([...Object.keys(od), ...Object.keys(nd)])) {
-      const a = od[key];
-      const b = nd[key];
-      if (jsonEqual(a, b)) continue;
-      if (b === undefined || (Array.isArray(b) && b.length === 0) || b === true) {
+      const oldDependent = od[key];
+      const newDependent = nd[key];
+      if (jsonEqual(oldDependent, newDependent)) continue;
+      if (
+        newDependent === undefined ||
+        (Array.isArray(newDependent) && newDependent.length === 0) ||
+        newDependent === true
+      ) {
         emit("loosen-constraint", `dependencies ${showValue(key)} removed`, "dependencies");
         continue;
       }
@@ -505,27 +512,27 @@ export class KeywordRules {
         ...stripApplicators(oldRest),
         required: [...new Set([...(Array.isArray(oldRest.required) ? (oldRest.required as string[]) : []), key])],
       };
-      const t = this.branchTrial(
+      const trial = this.branchTrial(
         present,
-        asSchema(a),
-        asSchema(b),
+        asSchema(oldDependent),
+        asSchema(newDependent),
         o.doc,
         n.doc,
         site,
         `dependencies ${showValue(key)}`,
       );
-      if (t.included === "yes") {
+      if (trial.included === "yes") {
         emit(
-          a === undefined ? "implied-constraint" : "loosen-constraint",
-          `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: every allowed object with ${showValue(key)} already satisfies it`,
+          oldDependent === undefined ? "implied-constraint" : "loosen-constraint",
+          `dependencies ${showValue(key)} ${oldDependent === undefined ? "added" : "changed"}: every allowed object with ${showValue(key)} already satisfies it`,
           "dependencies",
         );
         continue;
       }
       // The witness: an old object holding `key` (and what the old dependency asked for with it) that
       // breaks the new dependency one way (a newly required property left out, a value of another kind).
-      const oldDependency = this.plain(asSchema(a) ?? {}, o.doc);
-      const newDependency = this.plain(asSchema(b), n.doc);
+      const oldDependency = this.plain(asSchema(oldDependent) ?? {}, o.doc);
+      const newDependency = this.plain(asSchema(newDependent), n.doc);
       const holding = oldDependency && conjoin({ required: [key] }, oldDependency);
       const candidates = this.candidates(
         o,
@@ -533,12 +540,13 @@ export class KeywordRules {
         [{ schema: holding ?? { required: [key] }, inside: true }],
         [newDependency],
       );
-      if (Array.isArray(b)) {
-        const missing = (b as string[]).filter(
+      if (Array.isArray(newDependent)) {
+        const missing = (newDependent as string[]).filter(
           (p) =>
-            !(Array.isArray(a) && a.includes(p)) && !(Array.isArray(oldRest.required) && oldRest.required.includes(p)),
+            !(Array.isArray(oldDependent) && oldDependent.includes(p)) &&
+            !(Array.isArray(oldRest.required) && oldRest.required.includes(p)),
         );
-        if (missing.length > 0 && t.included === "no") {
+        if (missing.length > 0 && trial.included === "no") {
           emit(
             "tighten-constraint",
             `dependencies: ${showValue(key)} now requires ${missing.map(showValue).join(", ")}`,
@@ -550,10 +558,10 @@ export class KeywordRules {
           continue;
         }
       }
-      site.out.push(...t.changes.filter((c) => c.kind !== "compatible"));
+      site.out.push(...trial.changes.filter((c) => c.kind !== "compatible"));
       emit(
         "tighten-constraint",
-        `dependencies ${showValue(key)} ${a === undefined ? "added" : "changed"}: an allowed object with ${showValue(key)} may fail it`,
+        `dependencies ${showValue(key)} ${oldDependent === undefined ? "added" : "changed"}: an allowed object with ${showValue(key)} may fail it`,
         "dependencies",
         {
           candidates,
@@ -567,18 +575,19 @@ export class KeywordRules {
 
   /** Every key an old object can hold must satisfy the new `propertyNames`. */
   diffPropertyNames(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
-    const a = (o.schema as SchemaObject).propertyNames;
-    const b = (n.schema as SchemaObject).propertyNames;
-    if (b === undefined || b === true) {
-      if (a !== undefined && a !== true) emit("loosen-constraint", "propertyNames removed", "propertyNames");
+    const oldNames = (o.schema as SchemaObject).propertyNames;
+    const newNames = (n.schema as SchemaObject).propertyNames;
+    if (newNames === undefined || newNames === true) {
+      if (oldNames !== undefined && oldNames !== true)
+        emit("loosen-constraint", "propertyNames removed", "propertyNames");
       return;
     }
     const what =
-      a === undefined
-        ? `propertyNames ${describeSchema(b)} added`
-        : `propertyNames changed from ${describeSchema(a)} to ${describeSchema(b)}`;
-    const as = a === undefined ? EMPTY_SCHEMA : this.plain(a, o.doc);
-    const bs = this.plain(b, n.doc);
+      oldNames === undefined
+        ? `propertyNames ${describeSchema(newNames)} added`
+        : `propertyNames changed from ${describeSchema(oldNames)} to ${describeSchema(newNames)}`;
+    const as = oldNames === undefined ? EMPTY_SCHEMA : this.plain(oldNames, o.doc);
+    const bs = this.plain(newNames, n.doc);
     if (!as || !bs) {
       emit("cannot-decide", `${what}: a reference that can not be read`, "propertyNames");
       return;
@@ -586,20 +595,24 @@ export class KeywordRules {
     const named = isObject(oldRest.properties) ? Object.keys(oldRest.properties) : [];
     const closed = oldRest.additionalProperties === false && oldRest.patternProperties === undefined;
     // Named keys (all keys of a closed object).
-    for (const p of named) {
-      if (acceptsString(as, p) === false) continue; // the old object never holds it
-      const ok = acceptsString(bs, p);
+    for (const property of named) {
+      if (acceptsString(as, property) === false) continue; // the old object never holds it
+      const ok = acceptsString(bs, property);
       if (ok === false) {
-        emitAt(childSite(site, p))(
+        emitAt(childSite(site, property))(
           "tighten-constraint",
-          `${what}: the key ${showValue(p)} is rejected now`,
+          `${what}: the key ${showValue(property)} is rejected now`,
           "propertyNames",
           { present: true },
         );
         return;
       }
       if (ok === undefined) {
-        emit("cannot-decide", `${what}: whether the key ${showValue(p)} satisfies it was not decided`, "propertyNames");
+        emit(
+          "cannot-decide",
+          `${what}: whether the key ${showValue(property)} satisfies it was not decided`,
+          "propertyNames",
+        );
         return;
       }
     }
@@ -642,7 +655,7 @@ export class KeywordRules {
     const outcome = stringIncludes(oldKeys.constraints, newKeys.constraints);
     if (outcome.kind === "included")
       emit(
-        a === undefined ? "implied-constraint" : "loosen-constraint",
+        oldNames === undefined ? "implied-constraint" : "loosen-constraint",
         `${what}: every key the old schema allows satisfies it`,
         "propertyNames",
       );
@@ -698,21 +711,22 @@ export class KeywordRules {
    */
   diffContains(o: SchemaNode, n: SchemaNode, oldRest: SchemaObject, site: Site, emit: Emit): void {
     const os = o.schema as SchemaObject;
-    const a = os.contains;
-    const b = (n.schema as SchemaObject).contains;
-    if (b === undefined) {
-      if (a !== undefined) emit("loosen-constraint", "contains removed", "contains");
+    const oldContains = os.contains;
+    const newContains = (n.schema as SchemaObject).contains;
+    if (newContains === undefined) {
+      if (oldContains !== undefined) emit("loosen-constraint", "contains removed", "contains");
       return;
     }
-    if (a !== undefined && this.differ.same(this.node(a, o.doc), this.node(b, n.doc))) return;
+    if (oldContains !== undefined && this.differ.same(this.node(oldContains, o.doc), this.node(newContains, n.doc)))
+      return;
     const what =
-      a === undefined
-        ? `contains ${describeSchema(b)} added`
-        : `contains changed from ${describeSchema(a)} to ${describeSchema(b)}`;
+      oldContains === undefined
+        ? `contains ${describeSchema(newContains)} added`
+        : `contains changed from ${describeSchema(oldContains)} to ${describeSchema(newContains)}`;
     const into = (x: unknown): Inclusion =>
-      this.trial(this.node(x, o.doc), this.node(b, n.doc), childSite(site, "*")).included;
+      this.trial(this.node(x, o.doc), this.node(newContains, n.doc), childSite(site, "*")).included;
     const minItems = typeof oldRest.minItems === "number" ? oldRest.minItems : 0;
-    if (a !== undefined && into(a) === "yes") {
+    if (oldContains !== undefined && into(oldContains) === "yes") {
       emit("loosen-constraint", `${what}: an item matching the old one matches the new one`, "contains");
       return;
     }
@@ -726,15 +740,20 @@ export class KeywordRules {
         return;
       }
     }
-    if (a === undefined && minItems === 0) {
+    if (oldContains === undefined && minItems === 0) {
       emit("tighten-constraint", `${what}: an empty array is rejected now`, "contains", { value: [] });
       return;
     }
-    if (a !== undefined) {
+    if (oldContains !== undefined) {
       // An array whose one matching item is of the old kind but not the new one.
-      const t = this.trial(this.node(a, o.doc), this.node(b, n.doc), childSite(site, 0), "contains");
-      if (t.included === "no") {
-        site.out.push(...t.changes.filter((c) => c.kind === "breaking"));
+      const containsTrial = this.trial(
+        this.node(oldContains, o.doc),
+        this.node(newContains, n.doc),
+        childSite(site, 0),
+        "contains",
+      );
+      if (containsTrial.included === "no") {
+        site.out.push(...containsTrial.changes.filter((c) => c.kind === "breaking"));
         return;
       }
     }
@@ -794,7 +813,7 @@ const IGNORED_BY_VALIDATORS = new Set([
 /** The schema without the applicators these rules decide (the rest of the old schema, as context). */
 export function stripApplicators(s: SchemaObject): SchemaObject {
   const out: SchemaObject = {};
-  for (const [k, v] of Object.entries(s)) if (!APPLICATORS.has(k)) out[k] = v;
+  for (const [key, child] of Object.entries(s)) if (!APPLICATORS.has(key)) out[key] = child;
   return out;
 }
 const APPLICATORS = new Set([
@@ -821,11 +840,11 @@ function canHold(s: SchemaObject, key: string): boolean {
 /** False when `s`'s type, values or scalar keywords certainly reject `v` (a cheap over-approximation of acceptance). */
 export function couldAccept(s: SchemaObject, v: unknown): boolean {
   const types = effectiveTypes(s);
-  const t = jsonTypeOf(v);
-  if (!covers(types, t) && !(t === "integer" && covers(types, "number"))) return false;
+  const jsonType = jsonTypeOf(v);
+  if (!covers(types, jsonType) && !(jsonType === "integer" && covers(types, "number"))) return false;
   const values = valueSet(s);
   if (values && !values.some((w) => jsonEqual(v, w))) return false;
-  for (const k of [
+  for (const keyword of [
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -836,7 +855,7 @@ export function couldAccept(s: SchemaObject, v: unknown): boolean {
     "pattern",
     "format",
   ] as const) {
-    if (!satisfiesScalar(v, k, s)) return false;
+    if (!satisfiesScalar(v, keyword, s)) return false;
   }
   return true;
 }
@@ -851,13 +870,13 @@ function stringSchema(s: SchemaObject): { constraints: StringConstraints; values
     )
   )
     return undefined;
-  const c: StringConstraints = {};
-  if (typeof s.pattern === "string") c.patterns = [s.pattern];
-  if (typeof s.minLength === "number") c.minLength = s.minLength;
-  if (typeof s.maxLength === "number") c.maxLength = s.maxLength;
-  if (typeof s.format === "string") c.format = s.format;
+  const constraints: StringConstraints = {};
+  if (typeof s.pattern === "string") constraints.patterns = [s.pattern];
+  if (typeof s.minLength === "number") constraints.minLength = s.minLength;
+  if (typeof s.maxLength === "number") constraints.maxLength = s.maxLength;
+  if (typeof s.format === "string") constraints.format = s.format;
   const values = valueSet(s);
-  return values ? { constraints: c, values } : { constraints: c };
+  return values ? { constraints: constraints, values } : { constraints: constraints };
 }
 
 /** Whether a string schema accepts `key` (undefined when the schema is not made of string keywords). */

@@ -24,9 +24,9 @@ export function normalise(s: SchemaObject): SchemaObject {
 }
 
 function rewrite(s: SchemaObject): SchemaObject {
-  let r: SchemaObject | undefined;
-  const edit = (): SchemaObject => (r ??= { ...s });
-  const cur = (): SchemaObject => r ?? s;
+  let result: SchemaObject | undefined;
+  const edit = (): SchemaObject => (result ??= { ...s });
+  const cur = (): SchemaObject => result ?? s;
 
   if (typeof cur().nullable === "boolean" && (typeof cur().type === "string" || Array.isArray(cur().type))) {
     if (cur().nullable === true) edit().type = intersectOrUnion(typesOf(cur()), ["null"], "union");
@@ -37,27 +37,31 @@ function rewrite(s: SchemaObject): SchemaObject {
   if (Array.isArray(cur().allOf)) {
     const members: JsonSchema[] = [];
     let changed = false;
-    for (const m of cur().allOf as JsonSchema[]) {
-      if (!isObject(m) || "$ref" in m || (m.type === undefined && m.required === undefined)) {
-        members.push(m);
+    for (const member of cur().allOf as JsonSchema[]) {
+      if (!isObject(member) || "$ref" in member || (member.type === undefined && member.required === undefined)) {
+        members.push(member);
         continue;
       }
-      if (m.type !== undefined) {
-        const t = intersectOrUnion(typesOf(cur()), typesOf(m as SchemaObject) ?? [...ALL_TYPES], "intersect");
-        if (t === undefined) {
-          members.push(m);
+      if (member.type !== undefined) {
+        const intersected = intersectOrUnion(
+          typesOf(cur()),
+          typesOf(member as SchemaObject) ?? [...ALL_TYPES],
+          "intersect",
+        );
+        if (intersected === undefined) {
+          members.push(member);
           continue;
         }
-        edit().type = t;
+        edit().type = intersected;
       }
-      if (Array.isArray(m.required))
+      if (Array.isArray(member.required))
         edit().required = [
           ...new Set([
             ...(Array.isArray(cur().required) ? (cur().required as string[]) : []),
-            ...(m.required as string[]),
+            ...(member.required as string[]),
           ]),
         ];
-      const rest = Object.fromEntries(Object.entries(m).filter(([k]) => k !== "type" && k !== "required"));
+      const rest = Object.fromEntries(Object.entries(member).filter(([k]) => k !== "type" && k !== "required"));
       changed = true;
       if (Object.keys(rest).some((k) => !isAnnotationKeyword(k))) members.push(rest as SchemaObject);
     }
@@ -74,15 +78,16 @@ function rewrite(s: SchemaObject): SchemaObject {
     let merged: SchemaObject = { ...cur() };
     delete merged.allOf;
     const left: JsonSchema[] = [];
-    for (const m of members) {
-      if (m === true || (isObject(m) && Object.keys(m).every(isAnnotationKeyword))) continue;
-      const c = isObject(m) && !("$ref" in m) ? conjoin(merged, normalise(m as SchemaObject)) : undefined;
-      if (c) merged = c;
-      else left.push(m);
+    for (const member of members) {
+      if (member === true || (isObject(member) && Object.keys(member).every(isAnnotationKeyword))) continue;
+      const conjoined =
+        isObject(member) && !("$ref" in member) ? conjoin(merged, normalise(member as SchemaObject)) : undefined;
+      if (conjoined) merged = conjoined;
+      else left.push(member);
     }
     if (left.length < members.length) {
       if (left.length > 0) merged.allOf = left;
-      r = merged;
+      result = merged;
     }
   }
 
@@ -111,9 +116,9 @@ function rewrite(s: SchemaObject): SchemaObject {
   const not = cur().not;
   if (isObject(not)) {
     const keys = Object.keys(not).filter((k) => !isAnnotationKeyword(k));
-    const k = keys[0];
-    const v = k === undefined ? undefined : not[k];
-    const complement = keys.length === 1 && k !== undefined ? complementOf(k, v, cur()) : undefined;
+    const onlyKey = keys[0];
+    const negated = onlyKey === undefined ? undefined : not[onlyKey];
+    const complement = keys.length === 1 && onlyKey !== undefined ? complementOf(onlyKey, negated, cur()) : undefined;
     if (complement) {
       const next = edit();
       delete next.not;
@@ -122,12 +127,12 @@ function rewrite(s: SchemaObject): SchemaObject {
   }
 
   // number + an integer multipleOf: integers.
-  const m = cur().multipleOf;
+  const multipleOf = cur().multipleOf;
   const types = typesOf(cur());
-  if (m === 1 && types !== null && types.includes("number")) {
+  if (multipleOf === 1 && types !== null && types.includes("number")) {
     edit().type = collapse(types.map((t) => (t === "number" ? "integer" : t)));
     delete edit().multipleOf;
-  } else if (m === 1 && types !== null && types.includes("integer") && !types.includes("number")) {
+  } else if (multipleOf === 1 && types !== null && types.includes("integer") && !types.includes("number")) {
     delete edit().multipleOf;
   }
 
@@ -137,7 +142,7 @@ function rewrite(s: SchemaObject): SchemaObject {
     delete edit().else;
   }
   if (cur().if !== undefined && cur().then === undefined && cur().else === undefined) delete edit().if;
-  return r ?? s;
+  return result ?? s;
 }
 
 /** A `propertyNames` schema made of a pattern or string consts only, as one pattern (undefined: anything else). */
@@ -154,10 +159,11 @@ function keyLanguage(names: SchemaObject): string | undefined {
     return `^[^]{${min},${max ?? ""}}$`;
   }
   if (rest.length !== 1) return undefined;
-  const [k] = rest;
+  const [onlyKey] = rest;
   let pattern: string | undefined;
-  if (k === "pattern" && typeof names.pattern === "string") pattern = names.pattern;
-  const values = k === "const" ? [names.const] : k === "enum" && Array.isArray(names.enum) ? names.enum : undefined;
+  if (onlyKey === "pattern" && typeof names.pattern === "string") pattern = names.pattern;
+  const values =
+    onlyKey === "const" ? [names.const] : onlyKey === "enum" && Array.isArray(names.enum) ? names.enum : undefined;
   if (values !== undefined) {
     if (values.length === 0 || !values.every((v): v is string => typeof v === "string")) return undefined;
     pattern = `^(?:${values.map((v) => v.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|")})$`;
@@ -185,13 +191,13 @@ function complementOf(k: string, v: unknown, s: SchemaObject): SchemaObject | un
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0) return undefined;
     const [type, target, , side] = counts[k]!;
     if (side === "min" && v === 0) return undefined; // not {minLength: 0} accepts no value of that type
-    const t = intersectOrUnion(typesOf(s), [type], "intersect");
-    if (t === undefined) return undefined;
+    const types = intersectOrUnion(typesOf(s), [type], "intersect");
+    if (types === undefined) return undefined;
     const bound = side === "max" ? v + 1 : v - 1;
     const existing = s[target];
     const value =
       typeof existing === "number" ? (side === "max" ? Math.max(existing, bound) : Math.min(existing, bound)) : bound;
-    return { type: t, [target]: value };
+    return { type: types, [target]: value };
   }
   if (k === "type") {
     const negated = typeof v === "string" ? [v] : Array.isArray(v) ? (v as string[]) : undefined;
@@ -221,10 +227,11 @@ function intersectOrUnion(a: string[] | null, b: string[], how: "intersect" | "u
   if (how === "union") return a === null ? undefined : collapse([...a, ...b]);
   const left = a ?? [...ALL_TYPES];
   const out: string[] = [];
-  for (const t of left) {
-    for (const u of b) {
-      if (t === u) out.push(t);
-      else if ((t === "number" && u === "integer") || (t === "integer" && u === "number")) out.push("integer");
+  for (const leftType of left) {
+    for (const rightType of b) {
+      if (leftType === rightType) out.push(leftType);
+      else if ((leftType === "number" && rightType === "integer") || (leftType === "integer" && rightType === "number"))
+        out.push("integer");
     }
   }
   return out.length === 0 ? undefined : collapse(out);
@@ -257,7 +264,7 @@ export function conjoin(a: SchemaObject, b: SchemaObject): SchemaObject | undefi
     const inB = group.some((k) => b[k] !== undefined);
     if (!inB) continue;
     if (!inA) {
-      for (const k of group) if (b[k] !== undefined) out[k] = b[k];
+      for (const keyword of group) if (b[keyword] !== undefined) out[keyword] = b[keyword];
       continue;
     }
     if (group[0] !== "properties") return undefined;
@@ -272,32 +279,36 @@ export function conjoin(a: SchemaObject, b: SchemaObject): SchemaObject | undefi
     if (!openB && Object.keys(pa).some((p) => !(p in pb))) return undefined;
     if (!openA && !openB) return undefined;
     const merged: Record<string, JsonSchema> = { ...(pa as Record<string, JsonSchema>) };
-    for (const [p, sb] of Object.entries(pb as Record<string, JsonSchema>)) {
-      const sa = merged[p];
-      if (sa === undefined || sa === true || jsonEqual(sa, sb)) merged[p] = sb;
+    for (const [property, sb] of Object.entries(pb as Record<string, JsonSchema>)) {
+      const sa = merged[property];
+      if (sa === undefined || sa === true || jsonEqual(sa, sb)) merged[property] = sb;
       else if (sb === true) continue;
       else if (isObject(sa) && isObject(sb)) {
-        const m = conjoin(sa as SchemaObject, sb as SchemaObject);
-        if (!m) return undefined;
-        merged[p] = m;
+        const conjoinedProperty = conjoin(sa as SchemaObject, sb as SchemaObject);
+        if (!conjoinedProperty) return undefined;
+        merged[property] = conjoinedProperty;
       } else return undefined;
     }
     out.properties = merged;
-    for (const k of ["patternProperties", "additionalProperties"]) if (b[k] !== undefined) out[k] = b[k];
+    for (const keyword of ["patternProperties", "additionalProperties"])
+      if (b[keyword] !== undefined) out[keyword] = b[keyword];
   }
   const grouped = new Set(GROUPS.flat());
-  for (const [k, vb] of Object.entries(b)) {
-    if (grouped.has(k) || isAnnotationKeyword(k)) continue;
-    const va = a[k];
-    if (va === undefined || jsonEqual(va, vb)) out[k] = vb;
-    else if (k === "type") {
-      const t = intersectOrUnion(typesOf(a), typesOf(b) ?? [...ALL_TYPES], "intersect");
-      if (t === undefined) return undefined;
-      out.type = t;
-    } else if (k === "required" && Array.isArray(va) && Array.isArray(vb)) out.required = [...new Set([...va, ...vb])];
-    else if (MERGE_MAX.has(k) && typeof va === "number" && typeof vb === "number") out[k] = Math.max(va, vb);
-    else if (MERGE_MIN.has(k) && typeof va === "number" && typeof vb === "number") out[k] = Math.min(va, vb);
-    else if (k === "allOf" && Array.isArray(va) && Array.isArray(vb)) out.allOf = [...va, ...vb];
+  for (const [keyword, vb] of Object.entries(b)) {
+    if (grouped.has(keyword) || isAnnotationKeyword(keyword)) continue;
+    const va = a[keyword];
+    if (va === undefined || jsonEqual(va, vb)) out[keyword] = vb;
+    else if (keyword === "type") {
+      const types = intersectOrUnion(typesOf(a), typesOf(b) ?? [...ALL_TYPES], "intersect");
+      if (types === undefined) return undefined;
+      out.type = types;
+    } else if (keyword === "required" && Array.isArray(va) && Array.isArray(vb))
+      out.required = [...new Set([...va, ...vb])];
+    else if (MERGE_MAX.has(keyword) && typeof va === "number" && typeof vb === "number")
+      out[keyword] = Math.max(va, vb);
+    else if (MERGE_MIN.has(keyword) && typeof va === "number" && typeof vb === "number")
+      out[keyword] = Math.min(va, vb);
+    else if (keyword === "allOf" && Array.isArray(va) && Array.isArray(vb)) out.allOf = [...va, ...vb];
     else return undefined;
   }
   return out;

@@ -104,8 +104,8 @@ function lengthAutomaton(min: number, max: number | undefined): NFA {
   if (min > 1000 || (max !== undefined && max > 1000))
     throw new RegexUndecidable("length bounds above 1000 are not analysed as automata");
   const { expression, maxCharacter } = JS.Parser.fromLiteral({ source: `^${any}{${min},${hi}}$`, flags: "u" }).parse();
-  const e = transform(Transformers.patternEdgeAssertions({ remove: true }), expression);
-  return NFA.fromRegex(e, { maxCharacter }, { assertions: "throw" }, new NFA.LimitedNodeFactory(MAX_NODES));
+  const unanchored = transform(Transformers.patternEdgeAssertions({ remove: true }), expression);
+  return NFA.fromRegex(unanchored, { maxCharacter }, { assertions: "throw" }, new NFA.LimitedNodeFactory(MAX_NODES));
 }
 
 /** The old side: the intersection of every constraint (as one NFA). */
@@ -115,7 +115,7 @@ function constraintAutomaton(c: StringConstraints): NFA {
     result = result ? NFA.fromIntersection(result, nfa, new NFA.LimitedNodeFactory(MAX_NODES)) : nfa.copy();
   };
   try {
-    for (const p of c.patterns ?? []) add(patternAutomaton(p));
+    for (const pattern of c.patterns ?? []) add(patternAutomaton(pattern));
     if (c.format !== undefined && ASSERTED_FORMATS.has(c.format)) {
       const shape = FORMAT_SHAPES[c.format];
       if (shape !== undefined) add(patternAutomaton(shape));
@@ -191,23 +191,23 @@ export function lazyInclusion(old: NFA, next: NFA, budget: number): LanguageOutc
       return { kind: "excluded", witness: readable(word.reverse()) };
     }
     const sets: CharSet[] = [];
-    for (const n of state.old) for (const cs of n.out.values()) sets.push(cs);
+    for (const node of state.old) for (const cs of node.out.values()) sets.push(cs);
     if (sets.length === 0) continue;
-    for (const n of state.next) for (const cs of n.out.values()) sets.push(cs);
+    for (const node of state.next) for (const cs of node.out.values()) sets.push(cs);
     for (const base of new CharBase(sets).sets) {
       const step = (nodes: readonly NFA.Node[]): NFA.Node[] => {
         const out = new Set<NFA.Node>();
-        for (const n of nodes) for (const [to, cs] of n.out) if (!cs.isDisjointWith(base)) out.add(to);
+        for (const node of nodes) for (const [to, cs] of node.out) if (!cs.isDisjointWith(base)) out.add(to);
         return [...out];
       };
-      const o = step(state.old);
-      if (o.length === 0) continue; // no old word goes on this way
-      const x = step(state.next);
-      const key = keyOf(o, x);
+      const oldNext = step(state.old);
+      if (oldNext.length === 0) continue; // no old word goes on this way
+      const newNext = step(state.next);
+      const key = keyOf(oldNext, newNext);
       if (seen.has(key)) continue;
       if (seen.size >= budget) return undefined;
       seen.add(key);
-      queue.push({ old: o, next: x, parent: state, via: base });
+      queue.push({ old: oldNext, next: newNext, parent: state, via: base });
     }
   }
   return { kind: "included" };
@@ -268,8 +268,8 @@ export function patternOverlap(
 export function patternMinus(pattern: string, others: readonly string[]): LanguageOutcome {
   return includedIn({ patterns: [pattern] }, () => {
     let union: NFA | undefined;
-    for (const o of others) {
-      const nfa = patternAutomaton(o);
+    for (const other of others) {
+      const nfa = patternAutomaton(other);
       if (union) union.union(nfa);
       else union = nfa.copy();
     }
@@ -282,7 +282,7 @@ function readable(wordSet: readonly CharSet[]): string {
   const preferred = ["a", "0", "A", " ", "-", "_", ".", ":", "T", "Z"].map((ch) => ch.codePointAt(0)!);
   return wordSet
     .map((set) => {
-      for (const c of preferred) if (set.has(c)) return String.fromCodePoint(c);
+      for (const codePoint of preferred) if (set.has(codePoint)) return String.fromCodePoint(codePoint);
       // The first printable ASCII character of any range.
       for (const range of set.ranges) {
         const printable = Math.max(range.min, 0x21);

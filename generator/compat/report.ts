@@ -38,9 +38,9 @@ export function assessmentWarnings(changes: readonly AssessedChange[], sampling:
   else if (sampling?.budget)
     out.push(`sampling stopped at its time budget after ${sampling.drawn} document${sampling.drawn === 1 ? "" : "s"}`);
   const budgets = [...new Set(changes.flatMap((c) => (c.kind === "undecided" && c.budget ? [c.budget] : [])))];
-  for (const b of budgets)
+  for (const budget of budgets)
     out.push(
-      `the ${BUDGET_NAMES[b]} budget ran out: some changes are undecided because of it, not because of what they mean`,
+      `the ${BUDGET_NAMES[budget]} budget ran out: some changes are undecided because of it, not because of what they mean`,
     );
   return out;
 }

@@ -90,16 +90,16 @@ class Scaffolder {
     const resolved = resolveNode({ schema, doc }, this.options.resolveExternalRef);
     if (isOpaque(resolved)) return {};
     if (resolved.schema === true || resolved.schema === false) return null;
-    const s = resolved.schema;
-    if (depth > (this.options.maxDepth ?? 24) || active.has(s)) {
+    const resolvedSchema = resolved.schema;
+    if (depth > (this.options.maxDepth ?? 24) || active.has(resolvedSchema)) {
       this.cut = true;
       return null;
     }
-    active.add(s);
+    active.add(resolvedSchema);
     try {
-      return this.fill(s, resolved.doc, name, depth, active);
+      return this.fill(resolvedSchema, resolved.doc, name, depth, active);
     } finally {
-      active.delete(s);
+      active.delete(resolvedSchema);
     }
   }
 
@@ -117,20 +117,22 @@ class Scaffolder {
       const { anyOf: _a, oneOf: _o, ...rest } = s;
       const pick =
         branches.find((b) => {
-          const r = resolveNode({ schema: b, doc }, this.options.resolveExternalRef);
-          return !isOpaque(r) && !(isObject(r.schema) && r.schema.type === "null");
+          const resolvedBranch = resolveNode({ schema: b, doc }, this.options.resolveExternalRef);
+          return (
+            !isOpaque(resolvedBranch) && !(isObject(resolvedBranch.schema) && resolvedBranch.schema.type === "null")
+          );
         }) ?? branches[0];
-      const r = resolveNode({ schema: pick, doc }, this.options.resolveExternalRef);
-      if (isOpaque(r)) return {};
-      const merged: JsonSchema = isObject(r.schema) ? { ...rest, ...r.schema } : r.schema;
-      return this.value(merged, r.doc, name, depth + 1, active);
+      const resolved = resolveNode({ schema: pick, doc }, this.options.resolveExternalRef);
+      if (isOpaque(resolved)) return {};
+      const merged: JsonSchema = isObject(resolved.schema) ? { ...rest, ...resolved.schema } : resolved.schema;
+      return this.value(merged, resolved.doc, name, depth + 1, active);
     }
     if (Array.isArray(s.allOf) && s.allOf.length > 0) {
       const { allOf, ...rest } = s;
       let merged: SchemaObject = { ...rest };
       for (const part of allOf as JsonSchema[]) {
-        const r = resolveNode({ schema: part, doc }, this.options.resolveExternalRef);
-        if (!isOpaque(r) && isObject(r.schema)) merged = mergeAll(merged, r.schema);
+        const resolved = resolveNode({ schema: part, doc }, this.options.resolveExternalRef);
+        if (!isOpaque(resolved) && isObject(resolved.schema)) merged = mergeAll(merged, resolved.schema);
       }
       return this.value(merged, doc, name, depth + 1, active);
     }
@@ -328,28 +330,31 @@ export const GEN_SCAFFOLD_OPTIONS = { nonEmpty: true } as const;
 
 export function writeScaffoldFixtures(options: ScaffoldFixturesOptions): string[] {
   const targets: { type: string; version: number; schema: JsonSchema; file: string }[] = [];
-  for (const c of readCurrentSchemas(options.schemasDir).schemas)
-    targets.push({ type: c.$type, version: c.version, schema: c.schema, file: c.file });
+  for (const current of readCurrentSchemas(options.schemasDir).schemas)
+    targets.push({ type: current.$type, version: current.version, schema: current.schema, file: current.file });
   if (options.history) {
-    for (const f of readFrozenSchemas(options.schemasDir)) {
-      if (f.schema !== undefined && !targets.some((t) => t.type === f.$type && t.version === f.version)) {
-        targets.push({ type: f.$type, version: f.version, schema: f.schema, file: f.file });
+    for (const frozen of readFrozenSchemas(options.schemasDir)) {
+      if (
+        frozen.schema !== undefined &&
+        !targets.some((t) => t.type === frozen.$type && t.version === frozen.version)
+      ) {
+        targets.push({ type: frozen.$type, version: frozen.version, schema: frozen.schema, file: frozen.file });
       }
     }
   }
   const written: string[] = [];
   const resolver = fileResolver();
-  for (const t of targets) {
-    const dir = path.join(options.fixturesDir, t.type);
-    if (fixtureFiles(dir, t.version).length > 0) continue;
-    const value = scaffoldStoredValue(options.schemasDir, t, {
+  for (const target of targets) {
+    const dir = path.join(options.fixturesDir, target.type);
+    if (fixtureFiles(dir, target.version).length > 0) continue;
+    const value = scaffoldStoredValue(options.schemasDir, target, {
       ...options,
       resolveExternalRef: options.resolveExternalRef ?? resolver,
     });
     // Marked, so the check fails until a person replaces the placeholder with a real stored value.
-    const marked = isObject(value) ? { [UNEDITED_KEY]: uneditedNote(t.type, t.version), ...value } : value;
+    const marked = isObject(value) ? { [UNEDITED_KEY]: uneditedNote(target.type, target.version), ...value } : value;
     fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `v${t.version}.json`);
+    const file = path.join(dir, `v${target.version}.json`);
     fs.writeFileSync(file, JSON.stringify(marked, null, 2) + "\n");
     written.push(file);
   }

@@ -46,8 +46,8 @@ export function effectiveTypes(s: SchemaObject): TypeSet {
 
 export function typesIntersect(a: TypeSet, b: TypeSet): boolean {
   if (a === null || b === null) return true;
-  for (const t of a) if (covers(b, t)) return true;
-  for (const t of b) if (covers(a, t)) return true;
+  for (const type of a) if (covers(b, type)) return true;
+  for (const type of b) if (covers(a, type)) return true;
   return false;
 }
 
@@ -148,10 +148,10 @@ function stringsOnlyIn(os: SchemaObject, values: readonly unknown[]): LanguageOu
   const types = declaredTypes(os);
   if (types === null || types.size !== 1 || !types.has("string")) return undefined;
   if (!values.every((v): v is string => typeof v === "string")) return undefined;
-  const c = stringConstraints(os);
-  if (c.patterns === undefined && c.maxLength === undefined) return undefined; // any string: certainly not all listed
+  const constraints = stringConstraints(os);
+  if (constraints.patterns === undefined && constraints.maxLength === undefined) return undefined; // any string: certainly not all listed
   const alternation = `^(?:${(values as string[]).map((v) => v.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|")})$`;
-  const outcome = patternIncludes(c, alternation);
+  const outcome = patternIncludes(constraints, alternation);
   return outcome.kind === "undecided" ? undefined : outcome;
 }
 
@@ -208,34 +208,36 @@ export function diffNumbers(os: SchemaObject, ns: SchemaObject, oldTypes: TypeSe
       emit("loosen-constraint", `${ob.keyword} ${ob.value} removed`, ob.keyword);
       continue;
     }
-    const a = ob as Bound;
-    const b = nb as Bound;
-    if (a.value === b.value && a.exclusive === b.exclusive) continue;
+    const oldBound = ob as Bound;
+    const newBound = nb as Bound;
+    if (oldBound.value === newBound.value && oldBound.exclusive === newBound.exclusive) continue;
     if (integers) {
       // Integer semantics: exclusiveMinimum 0 and minimum 1 admit the same integers.
-      const ai = integerBound(a, side);
-      const bi = integerBound(b, side);
+      const ai = integerBound(oldBound, side);
+      const bi = integerBound(newBound, side);
       if (ai === bi) continue;
       const tighter = side === "lower" ? bi > ai : bi < ai;
       const verb = side === "lower" ? (tighter ? "raised" : "lowered") : tighter ? "lowered" : "raised";
       emit(
         tighter ? "tighten-constraint" : "loosen-constraint",
-        `${name} ${verb} from ${showBound(a)} to ${showBound(b)} (integers ${side === "lower" ? "from" : "up to"} ${ai} -> ${bi})`,
-        b.keyword,
+        `${name} ${verb} from ${showBound(oldBound)} to ${showBound(newBound)} (integers ${side === "lower" ? "from" : "up to"} ${ai} -> ${bi})`,
+        newBound.keyword,
         tighter ? { value: side === "lower" ? ai : ai } : undefined,
       );
       continue;
     }
     const tighter =
       side === "lower"
-        ? b.value > a.value || (b.value === a.value && b.exclusive && !a.exclusive)
-        : b.value < a.value || (b.value === a.value && b.exclusive && !a.exclusive);
+        ? newBound.value > oldBound.value ||
+          (newBound.value === oldBound.value && newBound.exclusive && !oldBound.exclusive)
+        : newBound.value < oldBound.value ||
+          (newBound.value === oldBound.value && newBound.exclusive && !oldBound.exclusive);
     const verb = side === "lower" ? (tighter ? "raised" : "lowered") : tighter ? "lowered" : "raised";
-    const probe = a.exclusive ? (a.value + b.value) / 2 : a.value;
+    const probe = oldBound.exclusive ? (oldBound.value + newBound.value) / 2 : oldBound.value;
     emit(
       tighter ? "tighten-constraint" : "loosen-constraint",
-      `${name} ${verb} from ${showBound(a)} to ${showBound(b)}`,
-      b.keyword,
+      `${name} ${verb} from ${showBound(oldBound)} to ${showBound(newBound)}`,
+      newBound.keyword,
       tighter ? { value: probe } : undefined,
     );
   }
@@ -523,15 +525,15 @@ export function satisfiesScalar(value: unknown, keyword: (typeof SCALAR_KEYWORDS
 }
 
 function stringConstraints(s: SchemaObject): StringConstraints {
-  const c: StringConstraints = {};
-  if (typeof s.pattern === "string") c.patterns = [s.pattern];
-  if (typeof s.minLength === "number") c.minLength = s.minLength;
-  if (typeof s.maxLength === "number") c.maxLength = s.maxLength;
-  if (typeof s.format === "string") c.format = s.format;
-  return c;
+  const constraints: StringConstraints = {};
+  if (typeof s.pattern === "string") constraints.patterns = [s.pattern];
+  if (typeof s.minLength === "number") constraints.minLength = s.minLength;
+  if (typeof s.maxLength === "number") constraints.maxLength = s.maxLength;
+  if (typeof s.format === "string") constraints.format = s.format;
+  return constraints;
 }
 
 function isMultiple(value: number, divisor: number): boolean {
-  const q = value / divisor;
-  return Math.abs(q - Math.round(q)) < 1e-9;
+  const quotient = value / divisor;
+  return Math.abs(quotient - Math.round(quotient)) < 1e-9;
 }

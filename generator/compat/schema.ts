@@ -207,8 +207,13 @@ export function typeTagOf(node: SchemaNode, resolveExternal?: ExternalRefResolve
   if (tag === undefined) return undefined;
   const resolved = resolveNode({ schema: tag as JsonSchema, doc: node.doc }, resolveExternal);
   if (isOpaque(resolved) || !isObject(resolved.schema)) return undefined;
-  const s = resolved.schema;
-  if (typeof s.const === "string") return s.const;
-  if (Array.isArray(s.enum) && s.enum.length === 1 && typeof s.enum[0] === "string") return s.enum[0];
+  const resolvedSchema = resolved.schema;
+  if (typeof resolvedSchema.const === "string") return resolvedSchema.const;
+  if (
+    Array.isArray(resolvedSchema.enum) &&
+    resolvedSchema.enum.length === 1 &&
+    typeof resolvedSchema.enum[0] === "string"
+  )
+    return resolvedSchema.enum[0];
   return undefined;
 }

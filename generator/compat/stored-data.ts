@@ -111,11 +111,11 @@ class Loader {
   >();
 
   constructor(context: StoredDataContext) {
-    for (const f of readFrozenSchemas(context.schemasDir)) {
-      if (f.schema === undefined) continue;
-      const shown = path.join(context.displaySchemasDir ?? context.schemasDir, HISTORY_DIR, f.key);
-      this.frozen.set(`${f.$type}\u0000${f.version}`, {
-        schema: f.schema,
+    for (const frozenSchema of readFrozenSchemas(context.schemasDir)) {
+      if (frozenSchema.schema === undefined) continue;
+      const shown = path.join(context.displaySchemasDir ?? context.schemasDir, HISTORY_DIR, frozenSchema.key);
+      this.frozen.set(`${frozenSchema.$type}\u0000${frozenSchema.version}`, {
+        schema: frozenSchema.schema,
         file: context.relative ? context.relative(shown) : shown,
       });
     }
@@ -129,10 +129,10 @@ class Loader {
       for (const former of [...current.formerNames, ...(context.formerNames?.[current.$type] ?? [])])
         this.renamed.set(former, current.$type);
     }
-    for (const m of context.migrations) {
-      const source = context.sources?.get(`${m.type}\u0000${m.from}`) ?? m.source;
+    for (const migration of context.migrations) {
+      const source = context.sources?.get(`${migration.type}\u0000${migration.from}`) ?? migration.source;
       const traced: Migration = {
-        ...m,
+        ...migration,
         up: (value: unknown, ctx: MigrationContext) => {
           this.trace.push({
             type: ctx.type,
@@ -141,7 +141,7 @@ class Loader {
             to: ctx.to,
             ...(source ? { source } : {}),
           });
-          return m.up(value, ctx);
+          return migration.up(value, ctx);
         },
       };
       this.set.add(traced, "the project's migrations");
@@ -381,8 +381,9 @@ export function checkStoredDocuments(
 }
 
 function readTitle(schemasDir: string, type: string): string | undefined {
-  for (const c of readCurrentSchemas(schemasDir).schemas)
-    if (c.$type === type && isObject(c.schema) && typeof c.schema.title === "string") return c.schema.title;
+  for (const current of readCurrentSchemas(schemasDir).schemas)
+    if (current.$type === type && isObject(current.schema) && typeof current.schema.title === "string")
+      return current.schema.title;
   return undefined;
 }
 
@@ -432,7 +433,7 @@ export async function loadDeclaredMigrations(
   options: { cwd: string; command?: string },
 ): Promise<LoadedMigrations> {
   const byFile = new Map<string, string[]>();
-  for (const b of bindings) byFile.set(b.file, [...(byFile.get(b.file) ?? []), b.exportName]);
+  for (const binding of bindings) byFile.set(binding.file, [...(byFile.get(binding.file) ?? []), binding.exportName]);
   const migrations: Migration[] = [];
   const failures: StoredDataFailure[] = [];
   const rel = (file: string) => path.relative(options.cwd, file).split(path.sep).join("/");
@@ -507,13 +508,15 @@ export async function checkStoredData(options: StoredDataOptions): Promise<Store
   const current = readCurrentSchemas(options.schemasDir).schemas;
   const frozen = readFrozenSchemas(options.schemasDir);
   const formerOf = new Map<string, string>();
-  for (const c of current)
-    for (const n of [...c.formerNames, ...(options.formerNames?.[c.$type] ?? [])]) formerOf.set(n, c.$type);
+  for (const currentSchema of current)
+    for (const formerName of [...currentSchema.formerNames, ...(options.formerNames?.[currentSchema.$type] ?? [])])
+      formerOf.set(formerName, currentSchema.$type);
   const versions = new Map<string, Set<number>>();
   const add = (type: string, version: number) => versions.set(type, (versions.get(type) ?? new Set()).add(version));
-  for (const c of current) add(c.$type, c.version);
-  for (const f of frozen)
-    if (current.some((c) => c.$type === f.$type) || formerOf.has(f.$type)) add(f.$type, f.version);
+  for (const currentSchema of current) add(currentSchema.$type, currentSchema.version);
+  for (const frozenSchema of frozen)
+    if (current.some((c) => c.$type === frozenSchema.$type) || formerOf.has(frozenSchema.$type))
+      add(frozenSchema.$type, frozenSchema.version);
 
   const documents: StoredDocument[] = [];
   const failures: StoredDataFailure[] = [];
@@ -598,10 +601,10 @@ function newSteps(sampled: readonly StoredDataFailure[], known: readonly StoredD
   const key = (f: StoredDataFailure) => `${f.type}\u0000${f.step ? `${f.step.from}>${f.step.to}` : ""}`;
   const seen = new Set(known.map(key));
   const out: StoredDataFailure[] = [];
-  for (const f of sampled) {
-    if (seen.has(key(f))) continue;
-    seen.add(key(f));
-    out.push(f);
+  for (const fixture of sampled) {
+    if (seen.has(key(fixture))) continue;
+    seen.add(key(fixture));
+    out.push(fixture);
   }
   return out;
 }
@@ -625,37 +628,37 @@ function sampledOlderVersions(
   if (count <= 0) return out;
   const latest = new Map(current.map((c) => [c.$type, c.version]));
   const order = [...frozen].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  for (const f of order) {
-    const now = latest.get(f.$type);
-    const older = now !== undefined ? f.version < now : formerOf.has(f.$type);
-    if (!older || f.schema === undefined) continue;
+  for (const fixture of order) {
+    const now = latest.get(fixture.$type);
+    const older = now !== undefined ? fixture.version < now : formerOf.has(fixture.$type);
+    if (!older || fixture.schema === undefined) continue;
     const left = deadline - Date.now();
     if (left <= 0) break;
     const resolver = fileResolver();
-    const drawn = sampleDocuments(f.schema, {
+    const drawn = sampleDocuments(fixture.schema, {
       seed,
       count,
       timeBudgetMs: Math.min(left, 1000),
-      base: f.file,
+      base: fixture.file,
       resolveExternalRef: resolver,
     });
     // A family slot is opaque in its parent's schema, so the sampler fills it with any value, which
     // no stored session could hold: empty the slots and keep the documents the schema still accepts.
-    const slots = slotPaths(f.schema);
-    const shown = rel(path.join(options.displaySchemasDir ?? options.schemasDir, HISTORY_DIR, f.key));
+    const slots = slotPaths(fixture.schema);
+    const shown = rel(path.join(options.displaySchemasDir ?? options.schemasDir, HISTORY_DIR, fixture.key));
     // Every stored value names its type (and, from version 2, its version): a draw that left them
     // out is not something a store could hold.
-    const validate = compileBundled(bundleSchema(f.schema, f.file, resolver));
+    const validate = compileBundled(bundleSchema(fixture.schema, fixture.file, resolver));
     drawn.documents.forEach((document, i) => {
       if (!isObject(document)) return;
       for (const slot of slots) clearSlot(document, slot);
-      document.$type = f.$type;
-      if (f.version > 1) document.$version = f.version;
+      document.$type = fixture.$type;
+      if (fixture.version > 1) document.$version = fixture.version;
       if ("error" in validate || !validate.validate(document)) return;
       out.push({
         label: `document #${i + 1} drawn from ${shown} (sampling seed ${seed})`,
         document,
-        fromVersion: f.version,
+        fromVersion: fixture.version,
         file: shown,
       });
     });

@@ -51,17 +51,19 @@ export class UnionDiffer {
 
     for (const ob of oldBranches) {
       if (isOpaque(ob)) {
-        const i = newBranches.findIndex((nb) => isOpaque(nb) && nb.identity === ob.identity);
-        if (i >= 0) matched.add(i);
+        const match = newBranches.findIndex((nb) => isOpaque(nb) && nb.identity === ob.identity);
+        if (match >= 0) matched.add(match);
         else emit("remove-union-branch", `union branch ${ob.ref} removed`, unionKeyword(os));
         continue;
       }
       const tag = typeTagOf(ob, this.differ.resolveExternal);
       if (tag !== undefined) {
-        const i = newBranches.findIndex((nb) => !isOpaque(nb) && typeTagOf(nb, this.differ.resolveExternal) === tag);
-        if (i >= 0) {
-          matched.add(i);
-          this.differ.diff(ob, newBranches[i] as SchemaNode, {
+        const match = newBranches.findIndex(
+          (nb) => !isOpaque(nb) && typeTagOf(nb, this.differ.resolveExternal) === tag,
+        );
+        if (match >= 0) {
+          matched.add(match);
+          this.differ.diff(ob, newBranches[match] as SchemaNode, {
             ...site,
             branch: joinBranch(site.branch, `$type "${tag}"`),
           });
@@ -89,12 +91,12 @@ export class UnionDiffer {
         return [...pins].some(([k, v]) => theirs.has(k) && jsonEqual(theirs.get(k), v));
       });
       let best: { i: number; changes: Change[]; breaking: number } | undefined;
-      for (const c of samePin.length > 0 ? samePin : candidates) {
+      for (const candidate of samePin.length > 0 ? samePin : candidates) {
         const trial: Change[] = [];
-        this.differ.diff(ob, c.nb, { ...site, out: trial });
+        this.differ.diff(ob, candidate.nb, { ...site, out: trial });
         const breaking = trial.filter((t) => t.kind === "breaking").length;
         if (!best || breaking < best.breaking || (breaking === best.breaking && trial.length < best.changes.length)) {
-          best = { i: c.i, changes: trial, breaking };
+          best = { i: candidate.i, changes: trial, breaking };
         }
       }
       const obTypes = effectiveTypes(ob.schema as SchemaObject);
@@ -133,11 +135,11 @@ export class UnionDiffer {
         );
       const pair = this.overlappingPair(exclusiveNew, wasExclusive);
       if (pair) {
-        const [a, b] = pair.map((i) => branchName(exclusiveNew[i], this.differ.resolveExternal));
+        const [firstName, secondName] = pair.map((i) => branchName(exclusiveNew[i], this.differ.resolveExternal));
         emit(
           "tighten-constraint",
           oldExclusive
-            ? `oneOf branches ${a} and ${b} can both match a value: such a value is rejected now (oneOf allows exactly one match)`
+            ? `oneOf branches ${firstName} and ${secondName} can both match a value: such a value is rejected now (oneOf allows exactly one match)`
             : "union became oneOf and its branches can overlap: a value matching two is rejected now",
           "oneOf",
           overlapCandidates(exclusiveNew[pair[0]]!, exclusiveNew[pair[1]]!),
@@ -162,9 +164,9 @@ export class UnionDiffer {
 
   /** The alternatives a schema stands for: union branches (with the parent's other keywords merged in), or itself. */
   private branchesOf(node: SchemaNode, depth: number): Resolved[] {
-    const s = node.schema as SchemaObject;
-    const keyword = Array.isArray(s.anyOf) ? "anyOf" : Array.isArray(s.oneOf) ? "oneOf" : undefined;
-    if (!keyword || depth > 8) return this.splitTypes({ schema: this.stripped(s), doc: node.doc });
+    const schema = node.schema as SchemaObject;
+    const keyword = Array.isArray(schema.anyOf) ? "anyOf" : Array.isArray(schema.oneOf) ? "oneOf" : undefined;
+    if (!keyword || depth > 8) return this.splitTypes({ schema: this.stripped(schema), doc: node.doc });
     return this.mergedBranches(node, keyword).flatMap((b) => (isOpaque(b) ? [b] : this.branchesOf(b, depth + 1)));
   }
 
@@ -173,14 +175,14 @@ export class UnionDiffer {
    * union's siblings apply to every branch); branches that accept nothing are dropped.
    */
   private mergedBranches(node: SchemaNode, keyword: "anyOf" | "oneOf"): Resolved[] {
-    const s = node.schema as SchemaObject;
+    const schema = node.schema as SchemaObject;
     const base: SchemaObject = {};
-    for (const [k, v] of Object.entries(s)) {
-      if (k === keyword || k === "discriminator" || isAnnotationKeyword(k) || CONTAINERS.has(k)) continue;
-      base[k] = v;
+    for (const [key, child] of Object.entries(schema)) {
+      if (key === keyword || key === "discriminator" || isAnnotationKeyword(key) || CONTAINERS.has(key)) continue;
+      base[key] = child;
     }
     const result: Resolved[] = [];
-    for (const raw of s[keyword] as JsonSchema[]) {
+    for (const raw of schema[keyword] as JsonSchema[]) {
       const rb = this.differ.resolve({ schema: raw, doc: node.doc });
       if (isOpaque(rb)) {
         result.push(rb);
@@ -188,7 +190,7 @@ export class UnionDiffer {
       }
       if (rb.schema === false) continue;
       const bs = rb.schema === true ? EMPTY_SCHEMA : rb.schema;
-      result.push({ schema: Object.keys(base).length === 0 ? bs : this.merge(s, bs, base), doc: rb.doc });
+      result.push({ schema: Object.keys(base).length === 0 ? bs : this.merge(schema, bs, base), doc: rb.doc });
     }
     return result;
   }
@@ -213,12 +215,12 @@ export class UnionDiffer {
 
   /** `{type: [a, b], ...}` stands for two alternatives when compared with a union. */
   private splitTypes(node: SchemaNode): SchemaNode[] {
-    const s = node.schema as SchemaObject;
-    if (!Array.isArray(s.type) || s.type.length < 2) return [node];
-    let parts = this.splitCache.get(s);
+    const schema = node.schema as SchemaObject;
+    if (!Array.isArray(schema.type) || schema.type.length < 2) return [node];
+    let parts = this.splitCache.get(schema);
     if (!parts) {
-      parts = (s.type as unknown[]).map((t) => ({ ...s, type: t }));
-      this.splitCache.set(s, parts);
+      parts = (schema.type as unknown[]).map((t) => ({ ...schema, type: t }));
+      this.splitCache.set(schema, parts);
     }
     return parts.map((p) => ({ schema: p, doc: node.doc }));
   }
@@ -239,25 +241,25 @@ export class UnionDiffer {
 
   private disjointPlain(x: Resolved, y: Resolved): boolean {
     if (isOpaque(x) || isOpaque(y)) return false;
-    const a = x.schema as SchemaObject;
-    const b = y.schema as SchemaObject;
+    const firstSchema = x.schema as SchemaObject;
+    const secondSchema = y.schema as SchemaObject;
     const ta = typeTagOf(x, this.differ.resolveExternal);
     const tb = typeTagOf(y, this.differ.resolveExternal);
     if (ta !== undefined && tb !== undefined && ta !== tb) return true;
-    const va = valueSet(a);
-    const vb = valueSet(b);
+    const va = valueSet(firstSchema);
+    const vb = valueSet(secondSchema);
     if (va && vb && !va.some((v) => vb.some((w) => jsonEqual(v, w)))) return true;
-    if (!typesIntersect(effectiveTypes(a), effectiveTypes(b))) return true;
+    if (!typesIntersect(effectiveTypes(firstSchema), effectiveTypes(secondSchema))) return true;
     const objectOnly = (s: SchemaObject): boolean => {
-      const t = effectiveTypes(s);
-      return t !== null && t.size === 1 && t.has("object");
+      const types = effectiveTypes(s);
+      return types !== null && types.size === 1 && types.has("object");
     };
-    if (!objectOnly(a) && !objectOnly(b)) return false;
+    if (!objectOnly(firstSchema) && !objectOnly(secondSchema)) return false;
     const pinned = (node: SchemaNode, prop: string): unknown[] | null => {
       const props = (node.schema as SchemaObject).properties;
       if (!isObject(props) || props[prop] === undefined) return null;
-      const r = this.differ.resolve({ schema: props[prop] as JsonSchema, doc: node.doc });
-      return isOpaque(r) || !isObject(r.schema) ? null : valueSet(r.schema);
+      const resolved = this.differ.resolve({ schema: props[prop] as JsonSchema, doc: node.doc });
+      return isOpaque(resolved) || !isObject(resolved.schema) ? null : valueSet(resolved.schema);
     };
     const requiredOf = (s: SchemaObject): string[] =>
       Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
@@ -266,15 +268,16 @@ export class UnionDiffer {
       s.additionalProperties === false &&
       !(isObject(s.properties) && prop in s.properties) &&
       !isObject(s.patternProperties);
-    for (const prop of requiredOf(a)) {
-      if (requiredOf(b).includes(prop)) {
+    for (const prop of requiredOf(firstSchema)) {
+      if (requiredOf(secondSchema).includes(prop)) {
         const pa = pinned(x, prop);
         const pb = pinned(y, prop);
         if (pa && pb && !pa.some((v) => pb.some((w) => jsonEqual(v, w)))) return true;
       }
-      if (objectOnly(a) && forbids(b, prop)) return true;
+      if (objectOnly(firstSchema) && forbids(secondSchema, prop)) return true;
     }
-    for (const prop of requiredOf(b)) if (objectOnly(b) && forbids(a, prop)) return true;
+    for (const prop of requiredOf(secondSchema))
+      if (objectOnly(secondSchema) && forbids(firstSchema, prop)) return true;
     return false;
   }
 }
@@ -310,8 +313,9 @@ function overlapCandidates(a: Resolved, b: Resolved): { candidates: unknown[] } 
   const out: unknown[] = [];
   const isPlainObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === "object" && v !== null && !Array.isArray(v);
-  for (const x of va)
-    for (const y of vb) if (isPlainObject(x) && isPlainObject(y)) out.push({ ...x, ...y }, { ...y, ...x });
+  for (const left of va)
+    for (const right of vb)
+      if (isPlainObject(left) && isPlainObject(right)) out.push({ ...left, ...right }, { ...right, ...left });
   if (isObject(a.schema) && isObject(b.schema)) {
     const both = conjoin(a.schema as SchemaObject, b.schema as SchemaObject);
     if (both) out.push(...inst.variants(both).slice(0, 6));
@@ -326,9 +330,9 @@ function pinnedValues(schema: JsonSchema): Map<string, unknown> {
   if (!isObject(schema) || !isObject(schema.properties) || !Array.isArray(schema.required)) return out;
   for (const key of schema.required) {
     if (typeof key !== "string" || !Object.hasOwn(schema.properties, key)) continue;
-    const p = (schema.properties as Record<string, unknown>)[key];
-    if (!isObject(p)) continue;
-    const values = valueSet(p as SchemaObject);
+    const property = (schema.properties as Record<string, unknown>)[key];
+    if (!isObject(property)) continue;
+    const values = valueSet(property as SchemaObject);
     if (values?.length === 1) out.set(key, values[0]);
   }
   return out;

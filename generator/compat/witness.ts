@@ -163,14 +163,14 @@ export class Instances {
   /** The alternatives a schema stands for: union branches merged with their parent, allOf merged. */
   alternatives(schema: unknown, depth = 0): SchemaObject[] {
     this.budget.spend();
-    const s = this.resolve(schema);
-    if (s === false) return [];
-    if (s === true) return [{}];
-    let merged: SchemaObject = s;
-    if (Array.isArray(s.allOf)) {
-      merged = { ...s };
+    const resolved = this.resolve(schema);
+    if (resolved === false) return [];
+    if (resolved === true) return [{}];
+    let merged: SchemaObject = resolved;
+    if (Array.isArray(resolved.allOf)) {
+      merged = { ...resolved };
       delete merged.allOf;
-      for (const member of s.allOf) {
+      for (const member of resolved.allOf) {
         const alts = this.alternatives(member, depth + 1);
         if (alts.length === 0) return [];
         merged = mergeSchemas(merged, alts[0]!);
@@ -183,9 +183,9 @@ export class Instances {
     delete base.discriminator;
     const out: SchemaObject[] = [];
     for (const branch of merged[keyword] as unknown[]) {
-      const b = this.resolve(branch);
-      if (b === false) continue;
-      out.push(...this.alternatives(mergeSchemas(base, b === true ? {} : b), depth + 1));
+      const resolvedBranch = this.resolve(branch);
+      if (resolvedBranch === false) continue;
+      out.push(...this.alternatives(mergeSchemas(base, resolvedBranch === true ? {} : resolvedBranch), depth + 1));
     }
     return out;
   }
@@ -202,9 +202,9 @@ export class Instances {
     try {
       const out: unknown[] = [];
       for (const alt of this.alternatives(schema)) {
-        for (const v of this.variantsOfPlain(alt, depth)) {
+        for (const variant of this.variantsOfPlain(alt, depth)) {
           if (out.length >= width(depth) * 2) return out;
-          out.push(v);
+          out.push(variant);
         }
       }
       return out;
@@ -238,8 +238,8 @@ export class Instances {
     if (Array.isArray(s.enum)) return s.enum.slice(0, MAX_VARIANTS);
     const types = typeof s.type === "string" ? [s.type] : Array.isArray(s.type) ? (s.type as string[]) : inferTypes(s);
     const out: unknown[] = [];
-    for (const t of types) {
-      switch (t) {
+    for (const type of types) {
+      switch (type) {
         case "null":
           out.push(null);
           break;
@@ -270,12 +270,12 @@ export class Instances {
   /** Objects: required properties only (filled up to `minProperties`), then with each optional property (or `withKey`) added. */
   objectVariants(schema: unknown, withKey?: string, depth = 0): unknown[] {
     const out: unknown[] = [];
-    for (const s of this.alternatives(schema)) {
+    for (const alternative of this.alternatives(schema)) {
       // An enum / const lists its objects: they are the only ones it accepts.
-      const listed = listedValues(s);
+      const listed = listedValues(alternative);
       if (listed)
         out.push(...listed.filter((v) => isObject(v) && (withKey === undefined || Object.hasOwn(v, withKey))));
-      else if (couldBe(s, "object")) out.push(...this.objectsOf(s, withKey, depth));
+      else if (couldBe(alternative, "object")) out.push(...this.objectsOf(alternative, withKey, depth));
     }
     return out;
   }
@@ -293,21 +293,21 @@ export class Instances {
     const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [];
     const base: Record<string, unknown> = {};
     for (const key of required) {
-      const v = this.minimal(this.propertySchema(s, key));
-      if (v === NONE) return undefined;
-      setOwn(base, key, v);
+      const minimal = this.minimal(this.propertySchema(s, key));
+      if (minimal === NONE) return undefined;
+      setOwn(base, key, minimal);
     }
     const min = Math.max(atLeast, typeof s.minProperties === "number" ? s.minProperties : 0);
     if (Object.keys(base).length < min) {
       for (const key of Object.keys(props)) {
         if (Object.keys(base).length >= min) break;
         if (Object.hasOwn(base, key) || !keyAllowed(s, key)) continue;
-        const v = this.minimal(props[key]);
-        if (v !== NONE) setOwn(base, key, v);
+        const minimal = this.minimal(props[key]);
+        if (minimal !== NONE) setOwn(base, key, minimal);
       }
       for (const key of freshKeys(s, base, min - Object.keys(base).length)) {
-        const v = this.minimal(this.propertySchema(s, key));
-        if (v !== NONE) setOwn(base, key, v);
+        const minimal = this.minimal(this.propertySchema(s, key));
+        if (minimal !== NONE) setOwn(base, key, minimal);
       }
     }
     return base;
@@ -337,20 +337,21 @@ export class Instances {
   /** Objects and arrays of the sizes `s` allows at its bounds (its minimum, its maximum), for a changed size limit. */
   boundarySizes(schema: unknown, sizes: readonly number[] = []): unknown[] {
     const out: unknown[] = [];
-    for (const s of this.alternatives(schema)) {
-      if (couldBe(s, "object")) {
-        const max = typeof s.maxProperties === "number" ? s.maxProperties : undefined;
-        const min = typeof s.minProperties === "number" ? s.minProperties : 0;
-        for (const n of [...sizes, max, min, max !== undefined ? undefined : min + 1]) {
-          if (n === undefined || n > 1000) continue;
-          const obj = this.baseObject(s, n);
+    for (const alternative of this.alternatives(schema)) {
+      if (couldBe(alternative, "object")) {
+        const max = typeof alternative.maxProperties === "number" ? alternative.maxProperties : undefined;
+        const min = typeof alternative.minProperties === "number" ? alternative.minProperties : 0;
+        for (const size of [...sizes, max, min, max !== undefined ? undefined : min + 1]) {
+          if (size === undefined || size > 1000) continue;
+          const obj = this.baseObject(alternative, size);
           if (obj) out.push(obj);
         }
       }
-      if (couldBe(s, "array")) {
-        const max = typeof s.maxItems === "number" ? s.maxItems : undefined;
-        const min = typeof s.minItems === "number" ? s.minItems : 0;
-        for (const n of [max, min]) if (n !== undefined && n <= 1000) out.push(...this.arraysOf(s, n));
+      if (couldBe(alternative, "array")) {
+        const max = typeof alternative.maxItems === "number" ? alternative.maxItems : undefined;
+        const min = typeof alternative.minItems === "number" ? alternative.minItems : 0;
+        for (const size of [max, min])
+          if (size !== undefined && size <= 1000) out.push(...this.arraysOf(alternative, size));
       }
     }
     return out;
@@ -366,7 +367,7 @@ export class Instances {
     const out: unknown[] = [base];
     if (depth === Infinity || base.length + 1 > max) return out;
     const next = prefix[base.length] ?? rest;
-    for (const v of this.variants(next, depth + 1).slice(0, 3)) out.push([...base, v]);
+    for (const variant of this.variants(next, depth + 1).slice(0, 3)) out.push([...base, variant]);
     return out;
   }
 
@@ -392,15 +393,20 @@ export class Instances {
   /** Arrays of exactly `n` items, and arrays with two equal items. */
   arraysOf(schema: unknown, n: number | "duplicate"): unknown[] {
     const out: unknown[] = [];
-    for (const s of this.alternatives(schema)) {
-      if (!couldBe(s, "array")) continue;
-      const prefix = Array.isArray(s.items) ? (s.items as unknown[]) : [];
-      const rest = Array.isArray(s.items) ? (s.additionalItems ?? true) : (s.items ?? true);
+    for (const alternative of this.alternatives(schema)) {
+      if (!couldBe(alternative, "array")) continue;
+      const prefix = Array.isArray(alternative.items) ? (alternative.items as unknown[]) : [];
+      const rest = Array.isArray(alternative.items)
+        ? (alternative.additionalItems ?? true)
+        : (alternative.items ?? true);
       if (n === "duplicate") {
-        for (const v of this.variants(prefix[0] ?? rest).slice(0, 3)) out.push([v, v]);
+        for (const variant of this.variants(prefix[0] ?? rest).slice(0, 3)) out.push([variant, variant]);
         continue;
       }
-      const open = { ...s, additionalItems: s.additionalItems === false ? true : s.additionalItems };
+      const open = {
+        ...alternative,
+        additionalItems: alternative.additionalItems === false ? true : alternative.additionalItems,
+      };
       const filled = this.filledArray(open, n);
       if (filled) out.push(filled);
     }
@@ -408,8 +414,8 @@ export class Instances {
   }
 
   private first(schema: unknown): unknown {
-    const v = this.minimal(schema);
-    return v === NONE ? null : v;
+    const minimal = this.minimal(schema);
+    return minimal === NONE ? null : minimal;
   }
 
   /** Values at the change's pointer: the probe's value first, then variants of the old schema there. */
@@ -418,12 +424,12 @@ export class Instances {
     if (probe && "value" in probe) out.push(probe.value);
     if (probe && "candidates" in probe) out.push(...probe.candidates);
     if (probe && "extraKey" in probe) {
-      for (const s of this.alternatives(schema)) {
-        const extra = this.variants(additionalOf(s)).slice(0, 3);
-        for (const obj of this.objectVariants(s).slice(0, 3)) {
-          for (const v of extra.length > 0 ? extra : ["a"]) {
+      for (const alternative of this.alternatives(schema)) {
+        const extra = this.variants(additionalOf(alternative)).slice(0, 3);
+        for (const obj of this.objectVariants(alternative).slice(0, 3)) {
+          for (const extraValue of extra.length > 0 ? extra : ["a"]) {
             const copy = { ...(obj as object) } as Record<string, unknown>;
-            setOwn(copy, probe.extraKey, v);
+            setOwn(copy, probe.extraKey, extraValue);
             out.push(copy);
           }
         }
@@ -456,22 +462,22 @@ export class Instances {
     if (!this.budget.spend()) return;
     const [seg, ...rest] = segments as [string, ...string[]];
     const bases = depth < 2 ? 2 : 1;
-    for (const s of this.alternatives(schema)) {
+    for (const alternative of this.alternatives(schema)) {
       // An enum / const of containers: its own values are the documents (the value at the path is theirs).
-      const listed = listedValues(s);
+      const listed = listedValues(alternative);
       if (listed) {
         yield* listed.filter((v) => typeof v === "object" && v !== null);
         continue;
       }
-      if (couldBe(s, "object")) {
-        const props = isObject(s.properties) ? s.properties : {};
-        const key = seg === "*" ? (freshKeys(s, props, 1)[0] ?? freshKey(props)) : seg;
-        const child = this.propertySchema(s, key);
+      if (couldBe(alternative, "object")) {
+        const props = isObject(alternative.properties) ? alternative.properties : {};
+        const key = seg === "*" ? (freshKeys(alternative, props, 1)[0] ?? freshKey(props)) : seg;
+        const child = this.propertySchema(alternative, key);
         if (child !== false) {
-          const base = this.baseObject(s);
-          const others = (this.objectsOf(s, undefined, depth).slice(1, bases) as Record<string, unknown>[]).filter(
-            (o) => !Object.hasOwn(o, key),
-          );
+          const base = this.baseObject(alternative);
+          const others = (
+            this.objectsOf(alternative, undefined, depth).slice(1, bases) as Record<string, unknown>[]
+          ).filter((o) => !Object.hasOwn(o, key));
           const shapes = base ? [base, ...others] : others;
           for (const value of this.at(child, rest, leaf, depth + 1)) {
             for (const shape of shapes) {
@@ -482,13 +488,15 @@ export class Instances {
           }
         }
       }
-      if (couldBe(s, "array") && (seg === "*" || /^\d+$/.test(seg))) {
+      if (couldBe(alternative, "array") && (seg === "*" || /^\d+$/.test(seg))) {
         const index = seg === "*" ? 0 : Number(seg);
-        const prefix = Array.isArray(s.items) ? (s.items as unknown[]) : [];
-        const restItems = Array.isArray(s.items) ? (s.additionalItems ?? true) : (s.items ?? true);
+        const prefix = Array.isArray(alternative.items) ? (alternative.items as unknown[]) : [];
+        const restItems = Array.isArray(alternative.items)
+          ? (alternative.additionalItems ?? true)
+          : (alternative.items ?? true);
         const before: unknown[] = [];
         for (let i = 0; i < index; i++) before.push(this.first(prefix[i] ?? restItems));
-        const min = typeof s.minItems === "number" ? s.minItems : 0;
+        const min = typeof alternative.minItems === "number" ? alternative.minItems : 0;
         for (const value of this.at(prefix[index] ?? restItems, rest, leaf, depth + 1)) {
           const items = [...before, value];
           for (let i = items.length; i < min && i < 1000; i++) items.push(this.first(prefix[i] ?? restItems));
@@ -583,9 +591,9 @@ function inferTypes(s: SchemaObject): string[] {
 }
 
 function couldBe(s: SchemaObject, type: string): boolean {
-  const t = s.type;
-  if (typeof t === "string") return t === type;
-  if (Array.isArray(t)) return t.includes(type);
+  const typeKeyword = s.type;
+  if (typeof typeKeyword === "string") return typeKeyword === type;
+  if (Array.isArray(typeKeyword)) return typeKeyword.includes(type);
   return inferTypes(s).includes(type);
 }
 
@@ -622,16 +630,16 @@ function jsonTypeMatches(v: unknown, type: string): boolean {
 }
 
 function numbers(s: SchemaObject, integer: boolean): number[] {
-  const m = typeof s.multipleOf === "number" && s.multipleOf > 0 ? s.multipleOf : integer ? 1 : undefined;
+  const multipleOf = typeof s.multipleOf === "number" && s.multipleOf > 0 ? s.multipleOf : integer ? 1 : undefined;
   let lo = typeof s.minimum === "number" ? s.minimum : -Infinity;
-  if (typeof s.exclusiveMinimum === "number") lo = Math.max(lo, s.exclusiveMinimum + (m ?? 0.5));
+  if (typeof s.exclusiveMinimum === "number") lo = Math.max(lo, s.exclusiveMinimum + (multipleOf ?? 0.5));
   let hi = typeof s.maximum === "number" ? s.maximum : Infinity;
-  if (typeof s.exclusiveMaximum === "number") hi = Math.min(hi, s.exclusiveMaximum - (m ?? 0.5));
-  const snap = (x: number): number => (m ? Math.ceil(x / m) * m : x);
+  if (typeof s.exclusiveMaximum === "number") hi = Math.min(hi, s.exclusiveMaximum - (multipleOf ?? 0.5));
+  const snap = (x: number): number => (multipleOf ? Math.ceil(x / multipleOf) * multipleOf : x);
   const out = new Set<number>();
   const start = lo === -Infinity ? (hi === Infinity ? 0 : Math.min(0, hi)) : lo;
   out.add(snap(start));
-  if (hi !== Infinity) out.add(m ? Math.floor(hi / m) * m : hi);
+  if (hi !== Infinity) out.add(multipleOf ? Math.floor(hi / multipleOf) * multipleOf : hi);
   if (!integer) out.add(snap(start) + 0.5);
   out.add(snap(start + 1));
   return [...out].filter((x) => Number.isFinite(x) && x >= lo && x <= hi && (!integer || Number.isInteger(x)));
@@ -665,8 +673,8 @@ function strings(s: SchemaObject, count = 2): string[] {
         const last = set[set.length - 1];
         if (last && words.length < count) {
           const first = pick(last);
-          for (const r of last.ranges) {
-            for (let c = Math.max(r.min, first + 1); c <= r.max && words.length < count; c++) {
+          for (const range of last.ranges) {
+            for (let c = Math.max(range.min, first + 1); c <= range.max && words.length < count; c++) {
               if (c >= 0xd800 && c <= 0xdfff) continue;
               words.push(word.slice(0, word.length - String.fromCodePoint(first).length) + String.fromCodePoint(c));
             }
