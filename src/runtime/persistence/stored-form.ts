@@ -23,6 +23,7 @@
 import { describeValue, jsonPointer, quoted } from "../core/json.js";
 import type { ValidationProblem } from "../core/problems.js";
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from "../json/safe-json.js";
+import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "../validation/session-rules.js";
 import { SessionValidationError } from "./session-error.js";
 
 export const SESSION_FORMAT = "statebag.session";
@@ -46,41 +47,38 @@ interface Envelope {
   base: readonly (string | number)[];
 }
 
-const ENVELOPE_KEYS = new Set(["format", "formatVersion", "session", "sessions"]);
-
 const SESSION_BASE: readonly (string | number)[] = ["session"];
 
 const SESSIONS_BASE: readonly (string | number)[] = ["sessions"];
 
+/**
+ * The payload of an envelope `{format, formatVersion, <key>}` (or of a bare session, when allowed),
+ * or a `SessionValidationError` with every problem. The envelope's rules are the fused check's
+ * (../validation/session-rules.ts).
+ */
 export function readEnvelope(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
   // Fast path, nothing allocated but the result: a well-formed envelope. Anything else takes the
   // full check below, which reports every problem.
-  if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) {
-    const d = doc as Record<string, unknown>;
-    const v = d.formatVersion;
-    if (
-      d.format === format &&
-      typeof v === "number" &&
-      Number.isInteger(v) &&
-      v >= 1 &&
-      v <= SESSION_FORMAT_VERSION &&
-      hasOwnKey.call(d, "format") &&
-      hasOwnKey.call(d, key)
-    ) {
-      let clean = true;
-      for (const k in d) {
-        if (k !== key && k !== "format" && k !== "formatVersion") {
-          clean = false;
-          break;
-        }
+  if (
+    isJsonObject(doc) &&
+    doc.format === format &&
+    formatVersionProblem(doc.formatVersion, SESSION_FORMAT_VERSION) === undefined &&
+    hasOwn.call(doc, "format") &&
+    hasOwn.call(doc, key)
+  ) {
+    let clean = true;
+    for (const member in doc) {
+      if (!isEnvelopeKey(member, key)) {
+        clean = false;
+        break;
       }
-      if (clean) return { value: d[key], base: key === "session" ? SESSION_BASE : SESSIONS_BASE };
     }
+    if (clean) return { value: doc[key], base: key === "session" ? SESSION_BASE : SESSIONS_BASE };
   }
   return readEnvelopeSlow(doc, format, key, allowBare);
 }
 
-const hasOwnKey = Object.prototype.hasOwnProperty;
+const hasOwn = Object.prototype.hasOwnProperty;
 
 function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
   const what = `a ${format} document`;
@@ -89,7 +87,7 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
   const fail = (): never => {
     throw new SessionValidationError(`cannot load ${key === "session" ? "session" : "sessions"}`, problems);
   };
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+  if (!isJsonObject(doc)) {
     problems.push({
       code: "envelope",
       pointer: "",
@@ -100,11 +98,9 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
     });
     return fail();
   }
-  const d = doc as Record<string, unknown>;
-  const hasOwn = Object.prototype.hasOwnProperty;
-  const f = hasOwn.call(d, "format") ? d.format : undefined;
-  if (f === undefined) {
-    const looksBare = hasOwn.call(d, "stateBag");
+  const found = hasOwn.call(doc, "format") ? doc.format : undefined;
+  if (found === undefined) {
+    const looksBare = hasOwn.call(doc, "stateBag");
     if (looksBare && allowBare) return { value: doc, base: [] };
     problems.push({
       code: "envelope",
@@ -118,51 +114,57 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
     });
     return fail();
   }
-  if (f !== format) {
+  if (found !== format) {
     const other =
-      f === SESSIONS_FORMAT ? "deserializeSessions()" : f === SESSION_FORMAT ? "deserializeSession()" : undefined;
+      found === SESSIONS_FORMAT
+        ? "deserializeSessions()"
+        : found === SESSION_FORMAT
+          ? "deserializeSession()"
+          : undefined;
     problems.push({
       code: "envelope",
       pointer: "/format",
       expected: JSON.stringify(format),
-      found: describeValue(f),
-      message: `the document's format is ${typeof f === "string" ? quoted(f) : describeValue(f)}, not "${format}"`,
+      found: describeValue(found),
+      message: `the document's format is ${typeof found === "string" ? quoted(found) : describeValue(found)}, not "${format}"`,
       hint: other ? `read it with ${other}` : `expected ${shape}`,
     });
     return fail();
   }
-  const v = d.formatVersion;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+  const version = doc.formatVersion;
+  const versionProblem = formatVersionProblem(version, SESSION_FORMAT_VERSION);
+  if (versionProblem === "invalid") {
     problems.push({
       code: "envelope",
       pointer: "/formatVersion",
       expected: "an integer >= 1",
-      found: describeValue(v),
-      message: `"formatVersion" must be an integer >= 1, found ${describeValue(v)}`,
+      found: describeValue(version),
+      message: `"formatVersion" must be an integer >= 1, found ${describeValue(version)}`,
     });
-  } else if (v > SESSION_FORMAT_VERSION) {
+  } else if (versionProblem === "newer") {
     problems.push({
       code: "envelope",
       pointer: "/formatVersion",
       expected: `formatVersion ${SESSION_FORMAT_VERSION} or older`,
-      found: `formatVersion ${v}`,
-      message: `the document is ${format} format version ${v}, but this statebag reads format versions up to ${SESSION_FORMAT_VERSION}`,
+      found: `formatVersion ${version}`,
+      message: `the document is ${format} format version ${version}, but this statebag reads format versions up to ${SESSION_FORMAT_VERSION}`,
       hint: "it was written by a newer statebag: upgrade statebag here to read it (older formats always stay readable)",
     });
   }
-  for (const k in d) {
-    if (!hasOwn.call(d, k) || ENVELOPE_KEYS.has(k)) continue;
+  // The other document kind's payload key is reported on its own, below.
+  const wrongKey = key === "session" ? "sessions" : "session";
+  for (const member in doc) {
+    if (!hasOwn.call(doc, member) || isEnvelopeKey(member, key) || member === wrongKey) continue;
     problems.push({
       code: "envelope",
-      pointer: jsonPointer([k]),
+      pointer: jsonPointer([member]),
       expected: `only ${shape}`,
-      found: `property ${quoted(k)}`,
-      message: `unknown envelope property ${quoted(k)}`,
+      found: `property ${quoted(member)}`,
+      message: `unknown envelope property ${quoted(member)}`,
       hint: "the envelope holds format, formatVersion and the payload only",
     });
   }
-  const wrongKey = key === "session" ? "sessions" : "session";
-  if (hasOwn.call(d, wrongKey)) {
+  if (hasOwn.call(doc, wrongKey)) {
     problems.push({
       code: "envelope",
       pointer: "/" + wrongKey,
@@ -171,7 +173,7 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
       message: `a ${format} document holds "${key}", not "${wrongKey}"`,
     });
   }
-  if (!hasOwn.call(d, key)) {
+  if (!hasOwn.call(doc, key)) {
     problems.push({
       code: "envelope",
       pointer: "/" + key,
@@ -181,5 +183,5 @@ function readEnvelopeSlow(doc: unknown, format: string, key: "session" | "sessio
     });
   }
   if (problems.length > 0) return fail();
-  return { value: d[key], base: [key] };
+  return { value: doc[key], base: [key] };
 }

@@ -1,8 +1,9 @@
 /**
  * The validation walker: checks a session against a type registry.
  *
- * - The session envelope: `id` (non-empty string), `stateBag` (object), `kind` (`local`|`hosted`),
- *   `conversationId` (string, or an object of strings); no other keys.
+ * - The session object: `id` (non-empty string), `stateBag` (object), `kind` (`local`|`hosted`),
+ *   `conversationId` (string, or an object of strings; none on a local session); no other keys.
+ *   The rules are ./session-rules.ts, which the fused check and the agent apply too.
  * - Every state bag value is dispatched by its `$type` (a `Map` lookup, wherever the key sits in
  *   the object) to that type's own compiled validator, then the walker follows the type's `slots`
  *   to the nested polymorphic values (message contents, annotations, ...) and dispatches each of
@@ -43,6 +44,14 @@ import { PROVIDER_STATE_FAMILY, type RegistryEntry, type TypeRegistry } from "..
 import { defaultRegistry } from "./default-registry.js";
 import type { SlotNode, SlotVisitor } from "../registry/slot-walk.js";
 import type { TypeDefinition } from "../registry/registry-types.js";
+import {
+  isConversationIdPart,
+  isJsonObject,
+  isLookupKey,
+  isSessionId,
+  isSessionKind,
+  localWithConversationId,
+} from "./session-rules.js";
 
 export interface ValidationResult {
   ok: boolean;
@@ -218,7 +227,7 @@ export class SessionWalker implements SlotVisitor {
     const path = this.path;
     const d = base.length;
     for (let i = 0; i < d; i++) path[i] = base[i];
-    if (typeof session !== "object" || session === null || Array.isArray(session)) {
+    if (!isJsonObject(session)) {
       this.sessionProblem(
         d,
         "a session object ({ id, stateBag, ... })",
@@ -229,21 +238,20 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    const s = session as Record<string, unknown>;
     let bag: unknown;
     let sawId = false;
     let sawBag = false;
     let kind: unknown;
-    let hasConversationId = false;
+    let conversationId: unknown;
     let quarantine: unknown;
-    for (const key in s) {
-      if (!hasOwn.call(s, key)) continue;
-      const value = s[key];
+    for (const key in session) {
+      if (!hasOwn.call(session, key)) continue;
+      const value = session[key];
       if (value === undefined) continue;
       switch (key) {
         case "id":
           sawId = true;
-          if (typeof value !== "string" || value.length === 0) {
+          if (!isSessionId(value)) {
             path[d] = "id";
             this.sessionProblem(
               d + 1,
@@ -261,7 +269,7 @@ export class SessionWalker implements SlotVisitor {
           break;
         case "kind":
           kind = value;
-          if (value !== "local" && value !== "hosted") {
+          if (!isSessionKind(value)) {
             path[d] = "kind";
             this.sessionProblem(
               d + 1,
@@ -274,7 +282,7 @@ export class SessionWalker implements SlotVisitor {
           }
           break;
         case "conversationId":
-          hasConversationId = true;
+          conversationId = value;
           this.checkConversationId(value, d);
           break;
         case "quarantine":
@@ -292,13 +300,13 @@ export class SessionWalker implements SlotVisitor {
           );
       }
     }
-    if (kind === "local" && hasConversationId) {
+    if (localWithConversationId(kind, conversationId)) {
       // A local session keeps its history itself; a run would refuse it, so loading does first.
       path[d] = "conversationId";
       this.sessionProblem(
         d + 1,
         'no conversationId (the session is "kind": "local")',
-        describeValue(s.conversationId),
+        describeValue(conversationId),
         'a local session keeps its history itself: drop conversationId, or make the session "kind": "hosted" if the service holds the conversation',
         'a "kind": "local" session holds a conversationId',
         { kind: "session", property: "conversationId", reason: "conflict" },
@@ -327,7 +335,7 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    if (typeof bag !== "object" || bag === null || Array.isArray(bag)) {
+    if (!isJsonObject(bag)) {
       path[d] = "stateBag";
       this.sessionProblem(
         d + 1,
@@ -340,11 +348,10 @@ export class SessionWalker implements SlotVisitor {
       return;
     }
     path[d] = "stateBag";
-    const b = bag as Record<string, unknown>;
-    for (const key in b) {
-      if (!hasOwn.call(b, key)) continue;
+    for (const key in bag) {
+      if (!hasOwn.call(bag, key)) continue;
       path[d + 1] = key;
-      if (key === "__proto__" && !this.protoKeysAsData) {
+      if (!isLookupKey(key, this.protoKeysAsData)) {
         this.protoKey(
           d + 2,
           "provider key",
@@ -353,10 +360,10 @@ export class SessionWalker implements SlotVisitor {
         );
         continue;
       }
-      if (this.deep) this.visitTagged(b[key], PROVIDER_STATE_FAMILY, d + 2, 0);
-      else this.tagOnly(b[key], PROVIDER_STATE_FAMILY, d + 2);
+      if (this.deep) this.visitTagged(bag[key], PROVIDER_STATE_FAMILY, d + 2, 0);
+      else this.tagOnly(bag[key], PROVIDER_STATE_FAMILY, d + 2);
     }
-    if (quarantine !== undefined) this.walkQuarantine(quarantine, d, b);
+    if (quarantine !== undefined) this.walkQuarantine(quarantine, d, bag);
   }
 
   /**
@@ -494,24 +501,24 @@ export class SessionWalker implements SlotVisitor {
     if (typeof value === "string") return;
     const path = this.path;
     path[d] = "conversationId";
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-      for (const k in value) {
-        if (!hasOwn.call(value, k)) continue;
-        const v = (value as Record<string, unknown>)[k];
-        if (k === "__proto__" && !this.protoKeysAsData) {
-          path[d + 1] = k;
+    if (isJsonObject(value)) {
+      for (const name in value) {
+        if (!hasOwn.call(value, name)) continue;
+        const id = value[name];
+        if (!isLookupKey(name, this.protoKeysAsData)) {
+          path[d + 1] = name;
           this.protoKey(
             d + 2,
             "conversation id name",
             "rename the id: code that copies conversationId with obj[key] = value would set its prototype",
             "conversationId",
           );
-        } else if (typeof v !== "string") {
-          path[d + 1] = k;
+        } else if (!isConversationIdPart(id)) {
+          path[d + 1] = name;
           this.sessionProblem(
             d + 2,
             "a string",
-            describeValue(v),
+            describeValue(id),
             "conversationId is a string, or an object of named string ids",
             undefined,
             { kind: "session", property: "conversationId", reason: "invalid" },
