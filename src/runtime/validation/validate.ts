@@ -153,6 +153,21 @@ export function validateValue(value: unknown, options: ValidateValueOptions = {}
   return walker.result();
 }
 
+/** A tagged value off the fast path (`SessionWalker.slowPath`): what was read of it, where it stands. */
+interface SlowPathInput {
+  value: Record<string, unknown>;
+  /** Its `$type`. */
+  type: string;
+  /** Its `$version` (1 when absent). */
+  version: number;
+  /** The registry's entry for `type`, if any. */
+  entry: RegistryEntry | undefined;
+  /** The family its position holds. */
+  family: string;
+  /** Its depth in the walker's path. */
+  d: number;
+}
+
 /** @internal The walker behind `validateSession` and the (de)serializers. One instance per call. */
 export class SessionWalker implements SlotVisitor {
   private readonly problems: ProblemList;
@@ -639,23 +654,23 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    let v = value as Record<string, unknown>;
-    const t = v.$type;
-    if (typeof t !== "string") {
+    let tagged = value as Record<string, unknown>;
+    const type = tagged.$type;
+    if (typeof type !== "string") {
       this.tagProblem(
         d,
         "missing-type",
         `a "$type" string naming a type of the ${family} family`,
-        t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`,
+        type === undefined ? 'an object without "$type"' : `"$type": ${describeValue(type)}`,
         undefined,
-        t === undefined
+        type === undefined
           ? `every ${family} value carries "$type" (it may sit anywhere among the keys)`
           : '"$type" must be a string id',
         { kind: "family", family },
       );
       return;
     }
-    const rawVersion = v.$version;
+    const rawVersion = tagged.$version;
     let version = 1;
     if (rawVersion !== undefined) {
       if (typeof rawVersion === "number" && Number.isInteger(rawVersion) && rawVersion >= 1) version = rawVersion;
@@ -665,27 +680,26 @@ export class SessionWalker implements SlotVisitor {
           "invalid-version",
           "an integer >= 1 (or no $version, meaning 1)",
           describeValue(rawVersion),
-          t,
+          type,
           "$version counts versions of the type: 1, 2, 3, ...",
           { kind: "family", family },
         );
         return;
       }
     }
-    let entry = this.table.get(t);
+    let entry = this.table.get(type);
     let migratedFrom: string | undefined;
     if (entry === undefined || version !== entry.def.version || entry.def.family !== family) {
-      const next = this.slowPath(v, t, version, entry, family, d);
+      const next = this.slowPath({ value: tagged, type, version, entry, family, d });
       if (next === undefined) return;
-      entry = next;
-      if (this.lastUpgraded !== undefined) {
-        v = this.lastUpgraded;
-        migratedFrom = `"${t}" v${version}`;
-        this.lastUpgraded = undefined;
+      entry = next.entry;
+      if (next.upgraded !== undefined) {
+        tagged = next.upgraded;
+        migratedFrom = `"${type}" v${version}`;
       }
     }
     const def = entry.def;
-    const reported = def.validate(v) ? null : this.schemaProblems(def, v, d, migratedFrom);
+    const reported = def.validate(tagged) ? null : this.schemaProblems(def, tagged, d, migratedFrom);
     const tree = entry.slotTree;
     if (tree !== null) {
       if (nesting >= this.maxNesting) {
@@ -694,47 +708,40 @@ export class SessionWalker implements SlotVisitor {
           "too-deep",
           `at most ${this.maxNesting} levels of nested tagged values`,
           "deeper nesting (or a cycle)",
-          t,
+          type,
           "tagged values are nested too deeply; is there a reference cycle in the data?",
           { kind: "limit", option: "maxNesting", limit: this.maxNesting, actual: nesting + 1 },
         );
       } else {
         const walk = entry.slotWalk;
-        if (walk !== null && !this.generic) walk(this, v, d, nesting + 1, this.path);
-        else this.walkChildren(v, tree, d, nesting + 1);
+        if (walk !== null && !this.generic) walk(this, tagged, d, nesting + 1, this.path);
+        else this.walkChildren(tagged, tree, d, nesting + 1);
       }
     }
     // Nothing after this value's walk can report at its positions again.
     if (reported !== null) for (const p of reported) this.schemaAt!.delete(p);
   }
 
-  private lastUpgraded: Record<string, unknown> | undefined = undefined;
-
   /**
    * Unknown type, wrong family, or a version other than the latest. Returns the entry to validate
-   * against (setting `lastUpgraded` when the value was migrated), or undefined to stop here.
+   * against, with the migrated value when the value was upgraded; undefined to stop here (reported,
+   * or preserved).
    */
-  private slowPath(
-    v: Record<string, unknown>,
-    t: string,
-    version: number,
-    entry: RegistryEntry | undefined,
-    family: string,
-    d: number,
-  ): RegistryEntry | undefined {
+  private slowPath(at: SlowPathInput): { entry: RegistryEntry; upgraded?: Record<string, unknown> } | undefined {
+    const { value, type, version, entry, family, d } = at;
     if (entry !== undefined && entry.def.family !== family) {
-      this.wrongFamily(d, t, entry.def.family, family);
+      this.wrongFamily(d, type, entry.def.family, family);
       return undefined;
     }
     if (entry !== undefined && version > entry.def.version) {
       const pointer = this.pointer(d);
-      const message = `"${t}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
+      const message = `"${type}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
       if (this.strict) {
         this.problems.add({
           code: "newer-version",
           pointer,
-          $type: t,
-          expected: `${quoted(t)} at v${entry.def.version} or older`,
+          $type: type,
+          expected: `${quoted(type)} at v${entry.def.version} or older`,
           found: `v${version}`,
           message,
           hint: "upgrade the code (or statebag) that reads this document, or load without strict to keep the value verbatim",
@@ -743,7 +750,7 @@ export class SessionWalker implements SlotVisitor {
       } else {
         this.preserved.push({
           pointer,
-          $type: t,
+          $type: type,
           version,
           reason: "newer-version",
           message: `${message}; kept verbatim`,
@@ -752,16 +759,16 @@ export class SessionWalker implements SlotVisitor {
       return undefined;
     }
     // needsUpgrade covers former names (renames) and types only migrations still read.
-    if (entry === undefined && !this.registry.needsUpgrade(v as { $type: string })) {
+    if (entry === undefined && !this.registry.needsUpgrade(value as { $type: string })) {
       const pointer = this.pointer(d);
-      const message = `"$type": ${quoted(t)} at ${pointerLabel(pointer)} is not a registered type`;
+      const message = `"$type": ${quoted(type)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
         this.problems.add({
           code: "unknown-type",
           pointer,
-          $type: t,
+          $type: type,
           expected: `a registered ${family} type`,
-          found: `"$type": ${quoted(t)}`,
+          found: `"$type": ${quoted(type)}`,
           message,
           hint: "register the type (npx statebag gen, or registry.register(...)), or load without strict to keep it verbatim",
           details: { kind: "family", family },
@@ -769,7 +776,7 @@ export class SessionWalker implements SlotVisitor {
       } else {
         this.preserved.push({
           pointer,
-          $type: t,
+          $type: type,
           version,
           reason: "unknown-type",
           message: `${message}; kept verbatim`,
@@ -781,7 +788,7 @@ export class SessionWalker implements SlotVisitor {
     const pointer = this.pointer(d);
     let upgraded: Record<string, unknown>;
     try {
-      upgraded = this.registry.upgrade<Record<string, unknown>>(v as { $type: string }, pointer, this.owned);
+      upgraded = this.registry.upgrade<Record<string, unknown>>(value as { $type: string }, pointer, this.owned);
     } catch (err) {
       if (!(err instanceof MigrationError)) throw err;
       const noStep = err.reason === "no-step";
@@ -794,12 +801,12 @@ export class SessionWalker implements SlotVisitor {
       this.problems.add({
         code: noStep ? "old-version" : invalidData ? "schema" : "migration-failed",
         pointer: invalidData ? err.pointer : pointer,
-        $type: t,
+        $type: type,
         expected:
           latest !== undefined
-            ? `"${t}" v${latest}, or a migration from v${version}`
-            : `a migration from "${t}" v${version}`,
-        found: `"${t}" v${version}`,
+            ? `"${type}" v${latest}, or a migration from v${version}`
+            : `a migration from "${type}" v${version}`,
+        found: `"${type}" v${version}`,
         // The migration error names the full pointer: shorten it like every other message.
         message:
           pointer === ""
@@ -819,7 +826,7 @@ export class SessionWalker implements SlotVisitor {
         "migration-failed",
         "a registered type after migration",
         `"$type": "${newType}"`,
-        t,
+        type,
         "check the migration chain's targets",
         { kind: "version", $version: version },
       );
@@ -830,9 +837,8 @@ export class SessionWalker implements SlotVisitor {
       return undefined;
     }
     if (this.upgrades !== null)
-      this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: t, from: version });
-    this.lastUpgraded = upgraded;
-    return target;
+      this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: type, from: version });
+    return { entry: target, upgraded };
   }
 
   private wrongFamily(d: number, t: string, actual: string, expected: string): void {
