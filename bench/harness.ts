@@ -92,13 +92,13 @@ export async function compare(
   baseline: Task,
   options: TimingOptions,
 ): Promise<{ ours_ms: number; baseline_ms: number }> {
-  const a = await prepare(ours, options);
-  const b = await prepare(baseline, options);
+  const oursSide = await prepare(ours, options);
+  const baselineSide = await prepare(baseline, options);
   for (let i = 0; i < options.samples; i++) {
-    const order = i % 2 === 0 ? [a, b] : [b, a];
+    const order = i % 2 === 0 ? [oursSide, baselineSide] : [baselineSide, oursSide];
     for (const side of order) side.samples.push((await runBatch(side.task, side.batch, side.async)) / side.batch);
   }
-  return { ours_ms: median(a.samples), baseline_ms: median(b.samples) };
+  return { ours_ms: median(oursSide.samples), baseline_ms: median(baselineSide.samples) };
 }
 
 /** Median of a task that needs fresh setup before every timed run (cold generator runs, store loads). */
@@ -107,18 +107,18 @@ export async function compareWithSetup(
   baseline: { setup?: () => unknown; run: Task },
   samples: number,
 ): Promise<{ ours_ms: number; baseline_ms: number }> {
-  const a: number[] = [];
-  const b: number[] = [];
+  const oursTimes: number[] = [];
+  const baselineTimes: number[] = [];
   for (let i = 0; i < samples; i++) {
     const order: [typeof ours, number[]][] =
       i % 2 === 0
         ? [
-            [ours, a],
-            [baseline, b],
+            [ours, oursTimes],
+            [baseline, baselineTimes],
           ]
         : [
-            [baseline, b],
-            [ours, a],
+            [baseline, baselineTimes],
+            [ours, oursTimes],
           ];
     for (const [side, out] of order) {
       await side.setup?.();
@@ -127,7 +127,7 @@ export async function compareWithSetup(
       out.push(performance.now() - start);
     }
   }
-  return { ours_ms: median(a), baseline_ms: median(b) };
+  return { ours_ms: median(oursTimes), baseline_ms: median(baselineTimes) };
 }
 
 /** Rounds for display and JSON: 3 significant digits below 1, 4 above. */

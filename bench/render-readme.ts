@@ -88,13 +88,13 @@ function ms(n: number): string {
 /** Skipped cases grouped by reason: "`a`, `b` (reason); `c` (other reason)". */
 function skippedText(skipped: readonly SkippedCase[]): string {
   const byReason = new Map<string, string[]>();
-  for (const s of skipped) byReason.set(s.reason, [...(byReason.get(s.reason) ?? []), `\`${s.case}\``]);
+  for (const skip of skipped) byReason.set(skip.reason, [...(byReason.get(skip.reason) ?? []), `\`${skip.case}\``]);
   return [...byReason].map(([reason, cases]) => `${cases.join(", ")} (${reason})`).join("; ");
 }
 
 /** The Markdown block (without the markers). */
 export function renderTable(results: BenchResults): string {
-  const m = results.machine;
+  const machine = results.machine;
   const lines = [
     "| case | what | statebag (ms) | baseline | baseline (ms) | ratio |",
     "| --- | --- | ---: | --- | ---: | ---: |",
@@ -106,7 +106,7 @@ export function renderTable(results: BenchResults): string {
   const skipped = results.skipped ?? [];
   return [
     "",
-    `Medians, measured ${results.date ? results.date.slice(0, 10) : ""} on ${m.cpu} (${m.cores} cores, ${m.memory_gb} GB), ${m.os}, Node ${m.node}${results.mode === "quick" ? " (quick mode)" : ""}.`,
+    `Medians, measured ${results.date ? results.date.slice(0, 10) : ""} on ${machine.cpu} (${machine.cores} cores, ${machine.memory_gb} GB), ${machine.os}, Node ${machine.node}${results.mode === "quick" ? " (quick mode)" : ""}.`,
     "`ratio` = statebag / baseline (below 1: statebag is faster). Each case and its baseline ran side by side in the same process and run.",
     "",
     ...lines,

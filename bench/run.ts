@@ -185,7 +185,7 @@ async function main(): Promise<number> {
     date: new Date().toISOString(),
   };
   process.stdout.write(`\n${table(cases)}\n`);
-  for (const s of skippedCases) process.stdout.write(`skipped ${s.case}: ${s.reason}\n`);
+  for (const skippedCase of skippedCases) process.stdout.write(`skipped ${skippedCase.case}: ${skippedCase.reason}\n`);
 
   const file = quick ? "bench/results.quick.json" : "bench/results.json";
   // A partial run (--only) never replaces the published results.

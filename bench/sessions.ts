@@ -28,11 +28,11 @@ const WORDS = (
 const CITIES = ["Lisbon", "Oslo", "Nairobi", "Osaka", "Lima", "Tallinn", "Austin", "Porto"];
 
 function sentence(rand: () => number, min: number, max: number): string {
-  const n = min + Math.floor(rand() * (max - min + 1));
+  const wordCount = min + Math.floor(rand() * (max - min + 1));
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(WORDS[Math.floor(rand() * WORDS.length)]);
-  const s = out.join(" ");
-  return s[0].toUpperCase() + s.slice(1) + ".";
+  for (let i = 0; i < wordCount; i++) out.push(WORDS[Math.floor(rand() * WORDS.length)]);
+  const text = out.join(" ");
+  return text[0].toUpperCase() + text.slice(1) + ".";
 }
 
 /** History key the default provider uses. */
@@ -54,24 +54,24 @@ export function makeSession(shape: SessionShape): AgentSession {
   const rand = prng(shape.seed ?? 42);
   const start = Date.UTC(2025, 0, 6, 9, 0, 0);
   const history: ChatMessage[] = [];
-  let t = 0;
+  let elapsed = 0;
   let call = 0;
   const stamp = () => {
-    t += 1000 + Math.floor(rand() * 60_000);
-    const d = new Date(start + t);
+    elapsed += 1000 + Math.floor(rand() * 60_000);
+    const date = new Date(start + elapsed);
     // Alternate Z and an explicit offset: both occur in stored history.
-    return rand() < 0.5 ? d.toISOString() : d.toISOString().replace("Z", "+00:00");
+    return rand() < 0.5 ? date.toISOString() : date.toISOString().replace("Z", "+00:00");
   };
   const push = (m: ChatMessage) => {
     if (history.length < shape.messages) history.push(m);
   };
   while (history.length < shape.messages) {
-    const n = history.length;
+    const count = history.length;
     push({
       role: "user",
       authorName: "ada",
       createdAt: stamp(),
-      messageId: `m${n}`,
+      messageId: `m${count}`,
       contents: [{ $type: "text", text: sentence(rand, 6, 24) }],
     });
     if (rand() < 0.35) {

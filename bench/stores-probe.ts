@@ -190,7 +190,7 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
   const Redis = (require("ioredis") as { Redis: new (url: string) => RedisClient }).Redis;
   const client = new Redis(base) as RedisClient & { sbSave(...args: (string | number)[]): Promise<[number, string]> };
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: REDIS_LUA.save });
-  const k = {
+  const keys = {
     s: (id: string) => `${rawPrefix}s:${id}`,
     rev: `${rawPrefix}rev`,
     idx: `${rawPrefix}idx`,
@@ -201,10 +201,10 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
       Number(
         (
           await client.sbSave(
-            k.s(s.id),
-            k.rev,
-            k.idx,
-            k.exp,
+            keys.s(s.id),
+            keys.rev,
+            keys.idx,
+            keys.exp,
             "",
             JSON.stringify(s),
             "",
@@ -218,10 +218,10 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
       Number(
         (
           await client.sbSave(
-            k.s(s.id),
-            k.rev,
-            k.idx,
-            k.exp,
+            keys.s(s.id),
+            keys.rev,
+            keys.idx,
+            keys.exp,
             String(revision),
             JSON.stringify(s),
             "",
@@ -232,11 +232,11 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
         )[1],
       ),
     load: async (id) => {
-      const [, data] = await client.hmget(k.s(id), "r", "d");
+      const [, data] = await client.hmget(keys.s(id), "r", "d");
       return JSON.parse(data!) as AgentSession;
     },
     loadWithRevision: async (id) => {
-      const [revision, data] = await client.hmget(k.s(id), "r", "d");
+      const [revision, data] = await client.hmget(keys.s(id), "r", "d");
       return { session: JSON.parse(data!) as AgentSession, revision: Number(revision) };
     },
     close: async () => {
@@ -358,10 +358,10 @@ async function runInterleaved(a: Side, b: Side, sessions: AgentSession[]): Promi
     for (let from = 0; from < sessions.length; from += CHUNK) {
       const to = Math.min(sessions.length, from + CHUNK);
       const order = flip++ % 2 === 0 ? [0, 1] : [1, 0];
-      for (const k of order) {
-        const t = performance.now();
-        for (let i = from; i < to; i++) await op(sides[k], i, k);
-        times[k][name] += performance.now() - t;
+      for (const step of order) {
+        const started = performance.now();
+        for (let i = from; i < to; i++) await op(sides[step], i, step);
+        times[step][name] += performance.now() - started;
       }
     }
   };
@@ -400,38 +400,38 @@ function summarize(runs: Phases[], n: number): PhaseNumbers {
 
 /** Measures one backend. Creates and removes its own isolated tables/keys/files. */
 export async function probeStore(kind: ProbeKind, options: StoreProbeOptions = {}): Promise<StoreProbeResult> {
-  const n = options.sessions ?? 1000;
+  const sessionCount = options.sessions ?? 1000;
   const messages = options.messages ?? 20;
   const rounds = options.rounds ?? 5;
-  const sessions = makeSessions(n, messages, "probe");
+  const sessions = makeSessions(sessionCount, messages, "probe");
   const oursRuns: Phases[] = [];
   const rawRuns: Phases[] = [];
   // Warm-up: JIT, prepared statements, connections.
   {
     const { ours, raw } = await makeSides(kind, options.url);
-    await runInterleaved(ours, raw, sessions.slice(0, Math.min(200, n)));
+    await runInterleaved(ours, raw, sessions.slice(0, Math.min(200, sessionCount)));
     await ours.close();
     await raw.close();
   }
   for (let round = 0; round < rounds; round++) {
     const { ours, raw } = await makeSides(kind, options.url);
     try {
-      const [o, r] = await runInterleaved(ours, raw, sessions);
-      oursRuns.push(o);
-      rawRuns.push(r);
+      const [oursRun, rawRun] = await runInterleaved(ours, raw, sessions);
+      oursRuns.push(oursRun);
+      rawRuns.push(rawRun);
     } finally {
       await ours.close();
       await raw.close();
     }
   }
-  const ours = summarize(oursRuns, n);
-  const raw = summarize(rawRuns, n);
+  const ours = summarize(oursRuns, sessionCount);
+  const raw = summarize(rawRuns, sessionCount);
   const { serializeSession } = await import("../src/runtime/persistence/serialization.js");
-  const bytes = sessions.reduce((sum, s) => sum + Buffer.byteLength(serializeSession(s)), 0) / n;
+  const bytes = sessions.reduce((sum, s) => sum + Buffer.byteLength(serializeSession(s)), 0) / sessionCount;
   const ratio = Math.round((raw.totalMs / ours.totalMs) * 1000) / 1000;
   return {
     kind,
-    sessions: n,
+    sessions: sessionCount,
     messages,
     rounds,
     bytesPerSession: Math.round(bytes),
@@ -445,8 +445,8 @@ export async function probeStore(kind: ProbeKind, options: StoreProbeOptions = {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const flag = (name: string, fallback: number) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 ? Number(args[i + 1]) : fallback;
+    const index = args.indexOf(`--${name}`);
+    return index >= 0 ? Number(args[index + 1]) : fallback;
   };
   const kinds = args.filter(
     (a) => a === "sqlite" || a === "sqlite-better" || a === "postgres" || a === "redis",
@@ -458,18 +458,18 @@ async function main(): Promise<void> {
   console.log("backend   side   save/s  update/s  load/s  total ms");
   const results: StoreProbeResult[] = [];
   for (const kind of kinds.length ? kinds : (["sqlite", "sqlite-better", "postgres", "redis"] as ProbeKind[])) {
-    const r = await probeStore(kind, options);
-    results.push(r);
-    for (const [side, p] of [
-      ["ours", r.ours],
-      ["raw", r.raw],
+    const probe = await probeStore(kind, options);
+    results.push(probe);
+    for (const [side, timings] of [
+      ["ours", probe.ours],
+      ["raw", probe.raw],
     ] as const) {
       console.log(
-        `${kind.padEnd(9)} ${side.padEnd(5)} ${String(p.save).padStart(7)} ${String(p.update).padStart(9)} ${String(p.load).padStart(7)} ${String(p.totalMs).padStart(9)}`,
+        `${kind.padEnd(9)} ${side.padEnd(5)} ${String(timings.save).padStart(7)} ${String(timings.update).padStart(9)} ${String(timings.load).padStart(7)} ${String(timings.totalMs).padStart(9)}`,
       );
     }
     console.log(
-      `${"".padEnd(9)} ours/raw throughput ${(r.ratio * 100).toFixed(0)}% (target >= 80%) ${r.pass ? "PASS" : "FAIL"}; ${r.bytesPerSession} bytes/session\n`,
+      `${"".padEnd(9)} ours/raw throughput ${(probe.ratio * 100).toFixed(0)}% (target >= 80%) ${probe.pass ? "PASS" : "FAIL"}; ${probe.bytesPerSession} bytes/session\n`,
     );
   }
   if (args.includes("--json")) console.log(JSON.stringify(results, null, 2));

@@ -44,10 +44,10 @@ interface Location {
 let counter = 0;
 
 async function location(kind: "sqlite" | "postgres" | "redis", dir: string): Promise<Location> {
-  const n = `${process.pid}_${++counter}`;
-  if (kind === "sqlite") return { url: `sqlite:${join(dir, `bulk-${n}.db`)}`, cleanup: async () => {} };
+  const suffix = `${process.pid}_${++counter}`;
+  if (kind === "sqlite") return { url: `sqlite:${join(dir, `bulk-${suffix}.db`)}`, cleanup: async () => {} };
   if (kind === "postgres") {
-    const schema = `bench_bulk_${n}`;
+    const schema = `bench_bulk_${suffix}`;
     const base = storeUrls.postgres;
     return {
       url: `${base}${base.includes("?") ? "&" : "?"}schema=${schema}`,
@@ -60,7 +60,7 @@ async function location(kind: "sqlite" | "postgres" | "redis", dir: string): Pro
       },
     };
   }
-  const prefix = `bench-bulk-${n}:`;
+  const prefix = `bench-bulk-${suffix}:`;
   const base = storeUrls.redis;
   return {
     url: `${base}${base.includes("?") ? "&" : "?"}prefix=${prefix}`,
@@ -86,7 +86,7 @@ async function seeded(
   const where = await location(kind, dir);
   const store = await openStore(where.url, { codec: passThrough });
   await store.setup();
-  for (const s of sessions) await store.save(s, { expectedRevision: null });
+  for (const session of sessions) await store.save(session, { expectedRevision: null });
   await store.close();
   return where;
 }

@@ -45,9 +45,9 @@ export async function concurrencyCases(ctx: BenchContext): Promise<CaseOutcome[]
     const { ours, raw } = await makeSides(kind, kind === "sqlite" ? undefined : storeUrls[kind]);
     try {
       const sessions = makeSessions(WRITERS, 20, "conc");
-      for (const s of sessions) {
-        await ours.save(s);
-        await raw.save(s);
+      for (const session of sessions) {
+        await ours.save(session);
+        await raw.save(session);
       }
       await writers(ours, sessions, 10); // warm-up: JIT, prepared statements, connections
       await writers(raw, sessions, 10);

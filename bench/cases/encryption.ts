@@ -33,9 +33,9 @@ export async function encryptionCases(ctx: BenchContext): Promise<CaseOutcome[]>
       saves.set(store, 1);
     }
     const saveLoad = (store: SessionStore) => async () => {
-      const n = saves.get(store)!;
-      saves.set(store, n + 1);
-      revisions.set(store, await store.save(sessions[n % 2], { expectedRevision: revisions.get(store)! }));
+      const saveCount = saves.get(store)!;
+      saves.set(store, saveCount + 1);
+      revisions.set(store, await store.save(sessions[saveCount % 2], { expectedRevision: revisions.get(store)! }));
       return store.get(session.id);
     };
     ctx.log("store.sqlite.saveload.encrypted (1 session x 1,000/1,001 messages in turn, save + load)");

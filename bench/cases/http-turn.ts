@@ -122,9 +122,9 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
         // The handler's commit may land just after the last chunk was read: wait for it.
         for (let tries = 0; ; tries++) {
           const stored = await store.get(id);
-          const n = stored ? historyOf(stored.session).length : 0;
-          if (n === 1002) break;
-          if (tries > 100) throw new Error(`${id}: a turn stored ${n} messages, expected 1,002`);
+          const historyLength = stored ? historyOf(stored.session).length : 0;
+          if (historyLength === 1002) break;
+          if (tries > 100) throw new Error(`${id}: a turn stored ${historyLength} messages, expected 1,002`);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }

@@ -80,9 +80,10 @@ async function one(
   ours: Saver,
   theirs: Saver,
 ): Promise<CaseOutcome> {
-  const a = await thread(ours, `check-a-${name}`);
-  const b = await thread(theirs, `check-b-${name}`);
-  if (a !== STEPS * 2 + 1 || b !== a) throw new Error(`${name}: the savers read back different threads (${a} vs ${b})`);
+  const oursThread = await thread(ours, `check-a-${name}`);
+  const theirsThread = await thread(theirs, `check-b-${name}`);
+  if (oursThread !== STEPS * 2 + 1 || theirsThread !== oursThread)
+    throw new Error(`${name}: the savers read back different threads (${oursThread} vs ${theirsThread})`);
   ctx.log(`${name} (${STEPS} supersteps per thread, ${ctx.slowSamples} rounds)`);
   let round = 0;
   const timing = await compareWithSetup(

@@ -136,8 +136,8 @@ async function seedSqlite(layout: Layout, dir: string): Promise<Seeded> {
     db.exec("BEGIN");
     for (let i = start; i < Math.min(layout.n, start + BATCH); i++) {
       const id = layout.id(i);
-      const u = layout.updated(i);
-      insert.run(id, i + 1, text.replace(placeholder, id), u, u, layout.owner(i), `Session ${i}`);
+      const updated = layout.updated(i);
+      insert.run(id, i + 1, text.replace(placeholder, id), updated, updated, layout.owner(i), `Session ${i}`);
     }
     db.exec("COMMIT");
   }
@@ -340,9 +340,9 @@ async function seedRedis(layout: Layout, cluster: RedisClusterHandle | undefined
       for (let i = start; i < Math.min(layout.n, start + BATCH); i++) {
         const id = layout.id(i);
         const owner = layout.owner(i);
-        const u = layout.updated(i);
-        args(keys.of(id).prefix).push("S", id, i + 1, u, owner, `Session ${i}`);
-        args(keys.owner(owner).prefix).push("O", owner, id, i + 1, u, pad(u) + id);
+        const updated = layout.updated(i);
+        args(keys.of(id).prefix).push("S", id, i + 1, updated, owner, `Session ${i}`);
+        args(keys.owner(owner).prefix).push("O", owner, id, i + 1, updated, pad(updated) + id);
       }
       await Promise.all(
         [...perBucket].map(([bucketPrefix, ops]) =>
@@ -450,10 +450,10 @@ const BASELINE: Record<Backend, string> = {
 function listingN(ctx: BenchContext): number {
   const env = process.env.STATEBAG_BENCH_LISTING_N;
   if (env !== undefined) {
-    const n = Number(env.replace(/_/g, ""));
-    if (!Number.isSafeInteger(n) || n <= 0)
+    const count = Number(env.replace(/_/g, ""));
+    if (!Number.isSafeInteger(count) || count <= 0)
       throw new Error(`STATEBAG_BENCH_LISTING_N must be a positive integer, got ${env}`);
-    return n;
+    return count;
   }
   return ctx.quick ? 20_000 : 1_000_000;
 }

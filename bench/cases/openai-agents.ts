@@ -86,16 +86,16 @@ export async function openAIAgentsCases(ctx: BenchContext): Promise<CaseOutcome[
       };
     };
 
-    let n = 0;
-    const ours = () => conversation(new StatebagSession({ store, sessionId: `s${n++}`, owner: "bench" }));
+    let counter = 0;
+    const ours = () => conversation(new StatebagSession({ store, sessionId: `s${counter++}`, owner: "bench" }));
     const memory = () => conversation(new MemorySession());
-    const byHand = () => conversation(rawSession(`r${n++}`));
+    const byHand = () => conversation(rawSession(`r${counter++}`));
 
     // The three sides hold the same items.
     const check = [new StatebagSession({ store, sessionId: "check" }), new MemorySession(), rawSession("check")];
-    for (const s of check) await conversation(s);
-    const [a, b, c] = await Promise.all(check.map((s) => s.getItems()));
-    if (!isDeepStrictEqual(a, b) || !isDeepStrictEqual(b, c)) {
+    for (const session of check) await conversation(session);
+    const [oursItems, memoryItems, rawItems] = await Promise.all(check.map((s) => s.getItems()));
+    if (!isDeepStrictEqual(oursItems, memoryItems) || !isDeepStrictEqual(memoryItems, rawItems)) {
       throw new Error("StatebagSession, MemorySession and the raw driver do not hold the same items");
     }
 

@@ -59,14 +59,18 @@ function texts(contents: readonly AIContent[], type: "text" | "reasoning"): stri
 /** What both sides must hold: every text, call and result, in order. */
 function fingerprint(messages: readonly ChatMessage[]): string[] {
   const out: string[] = [];
-  for (const m of messages)
-    for (const c of m.contents) {
-      if (c.$type === "text" || c.$type === "reasoning")
-        out.push(`${m.role}:${c.$type}:${(c as { text: string }).text}`);
-      else if (c.$type === "functionCall")
-        out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
-      else if (c.$type === "functionResult")
-        out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
+  for (const message of messages)
+    for (const content of message.contents) {
+      if (content.$type === "text" || content.$type === "reasoning")
+        out.push(`${message.role}:${content.$type}:${(content as { text: string }).text}`);
+      else if (content.$type === "functionCall")
+        out.push(
+          `call:${(content as { callId: string }).callId}:${JSON.stringify((content as { arguments: unknown }).arguments)}`,
+        );
+      else if (content.$type === "functionResult")
+        out.push(
+          `result:${(content as { callId: string }).callId}:${JSON.stringify((content as { result: unknown }).result)}`,
+        );
     }
   return out;
 }
@@ -85,10 +89,10 @@ function sameMessages(name: string, ours: string[], theirs: string[]): void {
 /** The conversation as Agents SDK protocol items (what `run(agent, history)` keeps in a RunState). */
 function agentItems(messages: readonly ChatMessage[]): unknown[] {
   const items: unknown[] = [];
-  for (const m of messages) {
-    for (const c of m.contents) {
-      if (c.$type === "functionCall") {
-        const call = c as { callId: string; name: string; arguments: unknown };
+  for (const message of messages) {
+    for (const content of message.contents) {
+      if (content.$type === "functionCall") {
+        const call = content as { callId: string; name: string; arguments: unknown };
         items.push({
           type: "function_call",
           callId: call.callId,
@@ -96,23 +100,23 @@ function agentItems(messages: readonly ChatMessage[]): unknown[] {
           arguments: JSON.stringify(call.arguments),
           status: "completed",
         });
-      } else if (c.$type === "functionResult") {
-        const r = c as { callId: string; result: unknown };
+      } else if (content.$type === "functionResult") {
+        const toolResult = content as { callId: string; result: unknown };
         items.push({
           type: "function_call_result",
-          callId: r.callId,
+          callId: toolResult.callId,
           name: "get_weather",
           status: "completed",
-          output: { type: "text", text: JSON.stringify(r.result) },
+          output: { type: "text", text: JSON.stringify(toolResult.result) },
         });
       }
     }
-    for (const text of texts(m.contents, "reasoning"))
+    for (const text of texts(message.contents, "reasoning"))
       items.push({ type: "reasoning", content: [{ type: "input_text", text }] });
-    const said = texts(m.contents, "text");
+    const said = texts(message.contents, "text");
     if (said.length === 0) continue;
     items.push(
-      m.role === "user"
+      message.role === "user"
         ? { type: "message", role: "user", content: said.map((text) => ({ type: "input_text", text })) }
         : {
             type: "message",
@@ -132,8 +136,8 @@ function agentFingerprint(items: readonly any[]): string[] {
     if (item.type === "function_call") out.push(`call:${item.callId}:${JSON.stringify(JSON.parse(item.arguments))}`);
     else if (item.type === "function_call_result")
       out.push(`result:${item.callId}:${JSON.stringify(JSON.parse(item.output.text))}`);
-    else if (item.type === "reasoning") for (const c of item.content) out.push(`assistant:reasoning:${c.text}`);
-    else if (item.type === "message") for (const c of item.content) out.push(`${item.role}:text:${c.text}`);
+    else if (item.type === "reasoning") for (const part of item.content) out.push(`assistant:reasoning:${part.text}`);
+    else if (item.type === "message") for (const part of item.content) out.push(`${item.role}:text:${part.text}`);
   }
   return out;
 }
@@ -141,13 +145,16 @@ function agentFingerprint(items: readonly any[]): string[] {
 /** statebag's fingerprint in the peer's item order (reasoning before the text of the same message). */
 function orderedFingerprint(messages: readonly ChatMessage[]): string[] {
   const out: string[] = [];
-  for (const m of messages) {
+  for (const message of messages) {
     for (const entry of fingerprint([
-      { ...m, contents: m.contents.filter((c) => c.$type === "functionCall" || c.$type === "functionResult") },
+      {
+        ...message,
+        contents: message.contents.filter((c) => c.$type === "functionCall" || c.$type === "functionResult"),
+      },
     ]))
       out.push(entry);
-    for (const text of texts(m.contents, "reasoning")) out.push(`assistant:reasoning:${text}`);
-    for (const text of texts(m.contents, "text")) out.push(`${m.role}:text:${text}`);
+    for (const text of texts(message.contents, "reasoning")) out.push(`assistant:reasoning:${text}`);
+    for (const text of texts(message.contents, "text")) out.push(`${message.role}:text:${text}`);
   }
   return out;
 }
@@ -200,24 +207,29 @@ const MESSAGES = 20;
 /** The conversation as LangChain messages, as a LangGraph chat graph keeps them in `messages`. */
 function langchainMessages(lc: any, messages: readonly ChatMessage[]): unknown[] {
   const out: unknown[] = [];
-  for (const m of messages) {
-    const text = texts(m.contents, "text").join("\n");
-    const calls = m.contents.filter((c) => c.$type === "functionCall") as {
+  for (const message of messages) {
+    const text = texts(message.contents, "text").join("\n");
+    const calls = message.contents.filter((c) => c.$type === "functionCall") as {
       callId: string;
       name: string;
       arguments: Record<string, unknown>;
     }[];
-    const results = m.contents.filter((c) => c.$type === "functionResult") as { callId: string; result: unknown }[];
-    const reasoning = texts(m.contents, "reasoning");
-    if (m.role === "user") out.push(new lc.HumanMessage({ content: text, id: m.messageId }));
-    else if (m.role === "tool")
-      for (const r of results)
-        out.push(new lc.ToolMessage({ content: JSON.stringify(r.result), tool_call_id: r.callId, id: m.messageId }));
+    const results = message.contents.filter((c) => c.$type === "functionResult") as {
+      callId: string;
+      result: unknown;
+    }[];
+    const reasoning = texts(message.contents, "reasoning");
+    if (message.role === "user") out.push(new lc.HumanMessage({ content: text, id: message.messageId }));
+    else if (message.role === "tool")
+      for (const row of results)
+        out.push(
+          new lc.ToolMessage({ content: JSON.stringify(row.result), tool_call_id: row.callId, id: message.messageId }),
+        );
     else
       out.push(
         new lc.AIMessage({
           content: text,
-          id: m.messageId,
+          id: message.messageId,
           tool_calls: calls.map((c) => ({ id: c.callId, name: c.name, args: c.arguments, type: "tool_call" })),
           additional_kwargs: reasoning.length ? { reasoning_content: reasoning.join("\n") } : {},
         }),
@@ -228,16 +240,16 @@ function langchainMessages(lc: any, messages: readonly ChatMessage[]): unknown[]
 
 function langchainFingerprint(messages: readonly any[]): string[] {
   const out: string[] = [];
-  for (const m of messages) {
-    const type = m._getType();
+  for (const message of messages) {
+    const type = message._getType();
     if (type === "tool") {
-      out.push(`result:${m.tool_call_id}:${JSON.stringify(JSON.parse(m.content))}`);
+      out.push(`result:${message.tool_call_id}:${JSON.stringify(JSON.parse(message.content))}`);
       continue;
     }
-    for (const call of m.tool_calls ?? []) out.push(`call:${call.id}:${JSON.stringify(call.args)}`);
-    if (m.additional_kwargs?.reasoning_content)
-      out.push(`assistant:reasoning:${m.additional_kwargs.reasoning_content}`);
-    if (m.content !== "") out.push(`${type === "human" ? "user" : "assistant"}:text:${m.content}`);
+    for (const call of message.tool_calls ?? []) out.push(`call:${call.id}:${JSON.stringify(call.args)}`);
+    if (message.additional_kwargs?.reasoning_content)
+      out.push(`assistant:reasoning:${message.additional_kwargs.reasoning_content}`);
+    if (message.content !== "") out.push(`${type === "human" ? "user" : "assistant"}:text:${message.content}`);
   }
   return out;
 }
@@ -245,17 +257,21 @@ function langchainFingerprint(messages: readonly any[]): string[] {
 /** statebag's fingerprint in LangChain's message order (calls, reasoning, then text). */
 function langchainOrderedFingerprint(messages: readonly ChatMessage[]): string[] {
   const out: string[] = [];
-  for (const m of messages) {
-    for (const c of m.contents) {
-      if (c.$type === "functionCall")
-        out.push(`call:${(c as { callId: string }).callId}:${JSON.stringify((c as { arguments: unknown }).arguments)}`);
-      if (c.$type === "functionResult")
-        out.push(`result:${(c as { callId: string }).callId}:${JSON.stringify((c as { result: unknown }).result)}`);
+  for (const message of messages) {
+    for (const content of message.contents) {
+      if (content.$type === "functionCall")
+        out.push(
+          `call:${(content as { callId: string }).callId}:${JSON.stringify((content as { arguments: unknown }).arguments)}`,
+        );
+      if (content.$type === "functionResult")
+        out.push(
+          `result:${(content as { callId: string }).callId}:${JSON.stringify((content as { result: unknown }).result)}`,
+        );
     }
-    const reasoning = texts(m.contents, "reasoning");
+    const reasoning = texts(message.contents, "reasoning");
     if (reasoning.length) out.push(`assistant:reasoning:${reasoning.join("\n")}`);
-    const text = texts(m.contents, "text").join("\n");
-    if (text !== "") out.push(`${m.role}:text:${text}`);
+    const text = texts(message.contents, "text").join("\n");
+    if (text !== "") out.push(`${message.role}:text:${text}`);
   }
   return out;
 }
@@ -273,19 +289,19 @@ async function langgraphRun(
   prefix: string,
 ): Promise<number> {
   let checked = 0;
-  for (const t of threads) {
-    const config = { configurable: { thread_id: `${prefix}${t.id}`, checkpoint_ns: "" } };
+  for (const thread of threads) {
+    const config = { configurable: { thread_id: `${prefix}${thread.id}`, checkpoint_ns: "" } };
     const first = {
       ...checkpoint.emptyCheckpoint(),
       id: checkpoint.uuid6(-1),
-      channel_values: { messages: t.messages },
+      channel_values: { messages: thread.messages },
       channel_versions: { messages: 1 },
     };
     const saved = await saver.put(config, first, { source: "loop", step: 0, parents: {} }, { messages: 1 });
     const second = {
       ...checkpoint.emptyCheckpoint(),
       id: checkpoint.uuid6(-1),
-      channel_values: { messages: t.next },
+      channel_values: { messages: thread.next },
       channel_versions: { messages: 2 },
     };
     await saver.put(saved, second, { source: "loop", step: 1, parents: {} }, { messages: 2 });
@@ -298,8 +314,8 @@ async function langgraphRun(
 /** save + update + load per session through statebag's store. */
 async function statebagRun(store: SessionStore, sessions: AgentSession[], prefix: string): Promise<number> {
   let checked = 0;
-  for (const s of sessions) {
-    const session = { ...s, id: `${prefix}${s.id}` };
+  for (const stored of sessions) {
+    const session = { ...stored, id: `${prefix}${stored.id}` };
     const revision = await store.save(session, { expectedRevision: null });
     await store.save(session, { expectedRevision: revision });
     checked += history((await store.get(session.id))!.session).length;

@@ -46,12 +46,12 @@ function peakMemory(ctx: BenchContext, text: string) {
   writeFileSync(file, text);
   const probe = fileURLToPath(new URL("../heap-probe.ts", import.meta.url));
   const run = (mode: string): number => {
-    const r = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", probe, file, mode], {
+    const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", probe, file, mode], {
       cwd: ctx.root,
       encoding: "utf8",
     });
-    if (r.status !== 0) throw new Error(`heap probe (${mode}) failed: ${r.stderr.slice(0, 500)}`);
-    return (JSON.parse(r.stdout) as { peakGrowth: number }).peakGrowth / (1024 * 1024);
+    if (child.status !== 0) throw new Error(`heap probe (${mode}) failed: ${child.stderr.slice(0, 500)}`);
+    return (JSON.parse(child.stdout) as { peakGrowth: number }).peakGrowth / (1024 * 1024);
   };
   try {
     ctx.log("load.100000.peak (fresh process per sample)");
@@ -72,15 +72,15 @@ function peakMemory(ctx: BenchContext, text: string) {
 
 export async function serializationCases(ctx: BenchContext): Promise<CaseOutcome[]> {
   const out: CaseOutcome[] = [];
-  for (const n of [10, 1000, 10000, 100000]) {
-    const { text } = fixture(n);
-    ctx.log(`load.${n} (${(text.length / 1024).toFixed(0)} KiB)`);
+  for (const size of [10, 1000, 10000, 100000]) {
+    const { text } = fixture(size);
+    ctx.log(`load.${size} (${(text.length / 1024).toFixed(0)} KiB)`);
     // 100,000 messages take ~0.1 s a load: fewer, longer samples.
     const timing =
-      n >= 100000 ? { ...ctx.fast, samples: Math.min(ctx.fast.samples, 9), warmup: 2, minSampleMs: 0 } : ctx.fast;
+      size >= 100000 ? { ...ctx.fast, samples: Math.min(ctx.fast.samples, 9), warmup: 2, minSampleMs: 0 } : ctx.fast;
     out.push(
       result(
-        `load.${n}`,
+        `load.${size}`,
         "JSON.parse",
         await compare(
           () => deserializeSession(text),
@@ -89,7 +89,7 @@ export async function serializationCases(ctx: BenchContext): Promise<CaseOutcome
         ),
       ),
     );
-    if (n === 100000) out.push(peakMemory(ctx, text));
+    if (size === 100000) out.push(peakMemory(ctx, text));
   }
   const { session, envelope } = fixture(1000);
   ctx.log("save.1000");

@@ -57,13 +57,16 @@ export async function storedLogCases(ctx: BenchContext): Promise<CaseOutcome[]> 
         });
         const client = new BenchModel();
         const agent = new ChatClientAgent({ client, name: "bench", history: provider });
-        let n = 0;
+        let counter = 0;
         const turn = async () => {
           client.spent = 0;
           // The history shown (the window, or the whole log with this side's turns), then the input.
-          client.expected = (variant === "windowed" ? 20 : size + 2 * n) + 1;
+          client.expected = (variant === "windowed" ? 20 : size + 2 * counter) + 1;
           const start = performance.now();
-          await agent.run(`What is the weather like in Lisbon today? (${n++})`, agent.createSession({ id: storageId }));
+          await agent.run(
+            `What is the weather like in Lisbon today? (${counter++})`,
+            agent.createSession({ id: storageId }),
+          );
           return performance.now() - start - client.spent;
         };
         sides.push({ size, variant, turn, times: [] });

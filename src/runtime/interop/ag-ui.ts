@@ -46,11 +46,11 @@ function withoutStash(m: JsonRecord): [JsonRecord, unknown] {
   const props = m.additionalProperties;
   if (!isPlainObject(props) || !Object.hasOwn(props, AGUI_ORIGINAL_KEY)) return [m, undefined];
   const rest: JsonRecord = {};
-  for (const k of Object.keys(props)) if (k !== AGUI_ORIGINAL_KEY) defineOwn(rest, k, props[k]);
+  for (const key of Object.keys(props)) if (key !== AGUI_ORIGINAL_KEY) defineOwn(rest, key, props[key]);
   const out: JsonRecord = {};
-  for (const k of Object.keys(m)) {
-    if (k !== "additionalProperties") defineOwn(out, k, m[k]);
-    else if (Object.keys(rest).length > 0) defineOwn(out, k, rest);
+  for (const key of Object.keys(m)) {
+    if (key !== "additionalProperties") defineOwn(out, key, m[key]);
+    else if (Object.keys(rest).length > 0) defineOwn(out, key, rest);
   }
   return [out, props[AGUI_ORIGINAL_KEY]];
 }
@@ -73,17 +73,17 @@ function mapIn(p: JsonRecord, pointer: string): JsonRecord {
       `an AG-UI message needs a string "role", found ${describe(p.role)}`,
       'AG-UI messages are {"id", "role", "content"} (and "toolCalls" / "toolCallId")',
     );
-  const m: JsonRecord = { role: p.role, contents: [] };
-  const contents = m.contents as JsonRecord[];
-  if (typeof p.id === "string") m.messageId = p.id;
-  if (typeof p.name === "string") m.authorName = p.name;
+  const message: JsonRecord = { role: p.role, contents: [] };
+  const contents = message.contents as JsonRecord[];
+  if (typeof p.id === "string") message.messageId = p.id;
+  if (typeof p.name === "string") message.authorName = p.name;
   if (p.role === "tool") {
     contents.push({
       $type: "functionResult",
       callId: typeof p.toolCallId === "string" ? p.toolCallId : "",
       result: p.content ?? null,
     });
-    return m;
+    return message;
   }
   if (typeof p.content === "string") contents.push({ $type: "text", text: p.content });
   else if (Array.isArray(p.content))
@@ -107,7 +107,7 @@ function mapIn(p: JsonRecord, pointer: string): JsonRecord {
       });
     }
   }
-  return m;
+  return message;
 }
 
 /** One statebag message as an AG-UI message. */
@@ -117,8 +117,9 @@ function mapOut(m: JsonRecord): JsonRecord {
   if (typeof m.messageId === "string") out.id = m.messageId;
   out.role = m.role;
   if (m.role === "tool" && contents.length === 1 && contents[0].$type === "functionResult") {
-    const r = contents[0].result;
-    out.content = typeof r === "string" || r === null || r === undefined ? (r ?? null) : JSON.stringify(r);
+    const result = contents[0].result;
+    out.content =
+      typeof result === "string" || result === null || result === undefined ? (result ?? null) : JSON.stringify(result);
     out.toolCallId = contents[0].callId;
   } else {
     const texts = contents.filter((c) => c.$type === "text").map((c) => c.text as string);
@@ -142,9 +143,9 @@ function messageIn(p: unknown, pointer: string): ChatMessage {
       `expected an AG-UI message object, found ${describe(p)}`,
       'AG-UI messages are {"id", "role", "content"}',
     );
-  const m = mapIn(p, pointer);
-  if (!jsonEqual(mapOut(m), p)) m.additionalProperties = { [AGUI_ORIGINAL_KEY]: cloneJson(p) };
-  return m as unknown as ChatMessage;
+  const message = mapIn(p, pointer);
+  if (!jsonEqual(mapOut(message), p)) message.additionalProperties = { [AGUI_ORIGINAL_KEY]: cloneJson(p) };
+  return message as unknown as ChatMessage;
 }
 
 function messageOut(message: ChatMessage): JsonRecord {
@@ -207,7 +208,8 @@ export function exportAguiSnapshot(session: AgentSession, options: { historyKey?
     if (key === historyKey && value.$type === "InMemoryChatHistoryState" && Array.isArray(value.messages))
       out.messages = (value.messages as ChatMessage[]).map(messageOut);
     else if (key === AGUI_SNAPSHOT_KEY && isForeignState(value, "python") && isPlainObject(value.value)) {
-      for (const k of Object.keys(value.value)) if (k !== "messages") defineOwn(out, k, cloneJson(value.value[k]));
+      for (const field of Object.keys(value.value))
+        if (field !== "messages") defineOwn(out, field, cloneJson(value.value[field]));
     } else {
       throw new InteropError(
         "ag-ui-snapshot",

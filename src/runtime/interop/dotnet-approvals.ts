@@ -91,33 +91,33 @@ function derive(record: Record_, fail: Fail): JsonRecord | undefined {
   }
   if (record.harness !== undefined) {
     const base = ["stateBag", DOTNET_TOOL_APPROVAL_STATE_KEY];
-    const h = record.harness;
-    if (!isPlainObject(h))
+    const harness = record.harness;
+    if (!isPlainObject(harness))
       throw fail(
         base,
-        `expected the ToolApprovalState object, found ${describe(h)}`,
+        `expected the ToolApprovalState object, found ${describe(harness)}`,
         '{"rules": [], "collectedApprovalResponses": [], "queuedApprovalRequests": [], "surfacedApprovalRequests": {}}',
       );
-    const surfaced = h.surfacedApprovalRequests ?? {};
+    const surfaced = harness.surfacedApprovalRequests ?? {};
     if (!isPlainObject(surfaced))
       throw fail(
         [...base, "surfacedApprovalRequests"],
         `expected an object keyed by request id, found ${describe(surfaced)}`,
       );
     for (const id of Object.keys(surfaced)) add(request(surfaced[id], [...base, "surfacedApprovalRequests", id], fail));
-    const queued = h.queuedApprovalRequests ?? [];
+    const queued = harness.queuedApprovalRequests ?? [];
     if (!Array.isArray(queued))
       throw fail([...base, "queuedApprovalRequests"], `expected a list, found ${describe(queued)}`);
     queued.forEach((r, i) => add(request(r, [...base, "queuedApprovalRequests", i], fail)));
-    const collected = h.collectedApprovalResponses ?? [];
+    const collected = harness.collectedApprovalResponses ?? [];
     if (!Array.isArray(collected))
       throw fail([...base, "collectedApprovalResponses"], `expected a list, found ${describe(collected)}`);
     collected.forEach((r, i) => {
-      const a = response(r, [...base, "collectedApprovalResponses", i], fail);
-      answers.set(a.requestId as string, a);
+      const answer = response(r, [...base, "collectedApprovalResponses", i], fail);
+      answers.set(answer.requestId as string, answer);
     });
-    if (h.rules !== undefined && !Array.isArray(h.rules))
-      throw fail([...base, "rules"], `expected a list of rules, found ${describe(h.rules)}`);
+    if (harness.rules !== undefined && !Array.isArray(harness.rules))
+      throw fail([...base, "rules"], `expected a list of rules, found ${describe(harness.rules)}`);
   }
   if (requests.some((r) => (r.toolCall as JsonRecord).$type !== "functionCall")) return undefined;
   // An answer to a request statebag does not hold (auto-approved, never surfaced) stays .NET's.
@@ -138,8 +138,8 @@ function derive(record: Record_, fail: Fail): JsonRecord | undefined {
  */
 export function liftDotnetApprovals(bag: StateBag, shape: SessionShape, sourcePointer: (p: string) => string): void {
   const raw = (key: string) => {
-    const v = (bag as JsonRecord)[key];
-    return Object.hasOwn(bag, key) && isForeignState(v, "dotnet") ? v.value : undefined;
+    const entry = (bag as JsonRecord)[key];
+    return Object.hasOwn(bag, key) && isForeignState(entry, "dotnet") ? entry.value : undefined;
   };
   const pending = raw(DOTNET_PENDING_APPROVALS_KEY);
   const harness = raw(DOTNET_TOOL_APPROVAL_STATE_KEY);
@@ -220,14 +220,14 @@ export function lowerDotnetApprovals(bag: StateBag): StateBag {
     .map((p) => stripType(p.response as JsonRecord, record.tagged));
   if (record.pending !== undefined && requests.length > 0) put(DOTNET_PENDING_APPROVALS_KEY, requests);
   if (record.harness !== undefined) {
-    const h = isPlainObject(record.harness) ? cloneJson(record.harness) : {};
+    const harness = isPlainObject(record.harness) ? cloneJson(record.harness) : {};
     const surfaced: JsonRecord = {};
-    for (const r of requests) defineOwn(surfaced, r.requestId as string, r);
-    h.rules = Array.isArray(h.rules) ? h.rules : [];
-    h.collectedApprovalResponses = answers;
-    h.queuedApprovalRequests = [];
-    h.surfacedApprovalRequests = surfaced;
-    put(DOTNET_TOOL_APPROVAL_STATE_KEY, h);
+    for (const surfacedRequest of requests) defineOwn(surfaced, surfacedRequest.requestId as string, surfacedRequest);
+    harness.rules = Array.isArray(harness.rules) ? harness.rules : [];
+    harness.collectedApprovalResponses = answers;
+    harness.queuedApprovalRequests = [];
+    harness.surfacedApprovalRequests = surfaced;
+    put(DOTNET_TOOL_APPROVAL_STATE_KEY, harness);
   }
   if (state !== undefined && !isPlainObject(state))
     throw fail(

@@ -40,8 +40,8 @@ export interface CompactionMessageInfo {
 }
 
 const raw = (bag: StateBag, key: string): unknown => {
-  const v = (bag as JsonRecord)[key];
-  return isForeignState(v, "dotnet") ? v.value : undefined;
+  const entry = (bag as JsonRecord)[key];
+  return isForeignState(entry, "dotnet") ? entry.value : undefined;
 };
 
 /** Whether a bag value is a .NET compaction state (`{"messagegroups": [...]}`). */

@@ -101,7 +101,7 @@ export function checkDurableVersion(doc: JsonRecord, shape: Shape): string {
 }
 
 function contentIn(dto: JsonRecord): JsonRecord {
-  let m: JsonRecord | undefined;
+  let message: JsonRecord | undefined;
   const extra = (keys: string[]) => Object.keys(dto).some((k) => k !== "$type" && !keys.includes(k));
   switch (dto.$type) {
     case "unknown":
@@ -111,22 +111,22 @@ function contentIn(dto: JsonRecord): JsonRecord {
         typeof dto.content.$type === "string" &&
         dto.content.$type !== "statebag.foreign"
       )
-        m = cloneJson(dto.content);
+        message = cloneJson(dto.content);
       break;
     case "usage":
-      if (!extra(["usage"]) && isPlainObject(dto.usage)) m = { $type: "usage", details: cloneJson(dto.usage) };
+      if (!extra(["usage"]) && isPlainObject(dto.usage)) message = { $type: "usage", details: cloneJson(dto.usage) };
       break;
     case "data":
       // statebag's data content carries its media type inside the data: URI.
-      if (!extra(["uri"]) && typeof dto.uri === "string") m = { $type: "data", uri: dto.uri };
+      if (!extra(["uri"]) && typeof dto.uri === "string") message = { $type: "data", uri: dto.uri };
       break;
     case "hostedVectorStore":
       break;
     default:
-      if (typeof dto.$type === "string" && DTO_TYPES.has(dto.$type)) m = cloneJson(dto);
+      if (typeof dto.$type === "string" && DTO_TYPES.has(dto.$type)) message = cloneJson(dto);
   }
-  return m !== undefined && jsonEqual(contentOut(m), dto)
-    ? m
+  return message !== undefined && jsonEqual(contentOut(message), dto)
+    ? message
     : (foreignContent("dotnet", cloneJson(dto) as JsonObject) as unknown as JsonRecord);
 }
 
@@ -214,11 +214,11 @@ export function importDurableState(json: string | object, options: DurableImport
       const contents = message.contents ?? [];
       if (!Array.isArray(contents))
         throw fail([...at, "contents"], `expected an array of contents, found ${describe(contents)}`);
-      const m: JsonRecord = { role: message.role };
-      if (message.authorName !== undefined && message.authorName !== null) m.authorName = message.authorName;
-      if (message.createdAt !== undefined && message.createdAt !== null) m.createdAt = message.createdAt;
-      if (typeof message.messageId === "string") m.messageId = message.messageId;
-      m.contents = contents.map((c, k) => {
+      const out: JsonRecord = { role: message.role };
+      if (message.authorName !== undefined && message.authorName !== null) out.authorName = message.authorName;
+      if (message.createdAt !== undefined && message.createdAt !== null) out.createdAt = message.createdAt;
+      if (typeof message.messageId === "string") out.messageId = message.messageId;
+      out.contents = contents.map((c, k) => {
         if (!isPlainObject(c) || typeof c.$type !== "string")
           throw fail(
             [...at, "contents", k],
@@ -237,7 +237,7 @@ export function importDurableState(json: string | object, options: DurableImport
           defineOwn(extra, key, cloneJson(message[key]));
       if (!Object.hasOwn(message, "contents")) extra["statebag.noContents"] = true;
       extras.push(Object.keys(extra).length > 0 ? extra : null);
-      messages.push(m as unknown as ChatMessage);
+      messages.push(out as unknown as ChatMessage);
       sourceOf.push(`/data/conversationHistory/${i}/messages/${j}`);
     });
     if (extras.some((e) => e !== null)) record.messageExtras = extras;
@@ -279,14 +279,14 @@ export function importDurableState(json: string | object, options: DurableImport
 }
 
 function messageOut(m: ChatMessage, extra: JsonRecord | null | undefined): JsonRecord {
-  const r = m as unknown as JsonRecord;
+  const record = m as unknown as JsonRecord;
   const out: JsonRecord = {};
-  if (r.authorName !== undefined) out.authorName = r.authorName;
-  if (r.createdAt !== undefined) out.createdAt = r.createdAt;
+  if (record.authorName !== undefined) out.authorName = record.authorName;
+  if (record.createdAt !== undefined) out.createdAt = record.createdAt;
   if (!(extra && extra["statebag.noContents"] === true && (m.contents ?? []).length === 0))
     out.contents = (m.contents ?? []).map((c) => contentOut(c as unknown as JsonRecord));
-  out.role = r.role;
-  if (r.messageId !== undefined) out.messageId = r.messageId;
+  out.role = record.role;
+  if (record.messageId !== undefined) out.messageId = record.messageId;
   if (extra)
     for (const key of Object.keys(extra)) if (key !== "statebag.noContents") defineOwn(out, key, cloneJson(extra[key]));
   return out;
@@ -324,18 +324,18 @@ export function exportDurableState(session: AgentSession, options: DurableExport
     next += record.count;
   }
   // Messages a statebag agent added: user messages open a request, the rest form its response.
-  let i = next;
-  while (i < messages.length) {
-    const isUser = messages[i].role === "user";
-    let j = i;
-    while (j < messages.length && (messages[j].role === "user") === isUser) j++;
+  let start = next;
+  while (start < messages.length) {
+    const isUser = messages[start].role === "user";
+    let end = start;
+    while (end < messages.length && (messages[end].role === "user") === isUser) end++;
     history.push({
       $type: isUser ? "request" : "response",
       correlationId: randomUUID().replace(/-/g, ""),
       createdAt: new Date().toISOString(),
-      messages: messages.slice(i, j).map((m) => messageOut(m, null)),
+      messages: messages.slice(start, end).map((m) => messageOut(m, null)),
     });
-    i = j;
+    start = end;
   }
   const data: JsonRecord = {};
   if (!(kept?.noConversationHistory === true && history.length === 0)) data.conversationHistory = history;

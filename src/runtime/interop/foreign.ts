@@ -81,8 +81,8 @@ export function isHistoryState(
 
 /** The `historyDroppedMessageCount` an export recorded, when it is a usable count. */
 export function droppedCountOf(info: SessionInfo | undefined): number {
-  const n = info?.historyDroppedMessageCount;
-  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+  const dropped = info?.historyDroppedMessageCount;
+  return typeof dropped === "number" && Number.isSafeInteger(dropped) && dropped > 0 ? dropped : 0;
 }
 
 /** The bag key that keeps unknown top-level members of an imported document's envelope. */

@@ -17,8 +17,8 @@ export function cloneJson<T>(value: T): T {
   if (isPlainObject(value)) {
     const out: JsonRecord = {};
     for (const key of Object.keys(value)) {
-      const v = value[key];
-      if (v !== undefined) defineOwn(out, key, cloneJson(v));
+      const child = value[key];
+      if (child !== undefined) defineOwn(out, key, cloneJson(child));
     }
     return out as T;
   }

@@ -157,10 +157,10 @@ function normalise(value: unknown, data: boolean): unknown {
   if (!isPlainObject(value)) return value;
   const out: JsonRecord = {};
   for (const key of Object.keys(value)) {
-    const v = value[key];
-    if (v === null && !data) continue;
+    const child = value[key];
+    if (child === null && !data) continue;
     const name = data ? key : camel(key);
-    defineOwn(out, name, data ? cloneJson(v) : normalise(v, DATA_MEMBERS.has(name)));
+    defineOwn(out, name, data ? cloneJson(child) : normalise(child, DATA_MEMBERS.has(name)));
   }
   return out;
 }
@@ -233,11 +233,11 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
     } catch (error) {
       throw fail(["message"], `the message string is not JSON the loader accepts: ${(error as Error).message}`);
     }
-    const m = normalise(inner, false);
+    const normalised = normalise(inner, false);
     if (
-      !isPlainObject(m) ||
-      (m.role !== undefined && typeof m.role !== "string") ||
-      (m.contents !== undefined && !Array.isArray(m.contents))
+      !isPlainObject(normalised) ||
+      (normalised.role !== undefined && typeof normalised.role !== "string") ||
+      (normalised.contents !== undefined && !Array.isArray(normalised.contents))
     ) {
       throw fail(
         ["message"],
@@ -245,15 +245,15 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
         'a ChatMessage is {"role": "user", "contents": [{"$type": "text", "text": "..."}]}',
       );
     }
-    (m.contents as unknown[] | undefined)?.forEach((c, j) => {
+    (normalised.contents as unknown[] | undefined)?.forEach((c, j) => {
       if (!isPlainObject(c) || typeof c.$type !== "string")
         throw fail(["message"], `content ${j} of the message has no "$type"`);
     });
     const meta: JsonRecord = {};
     for (const key of Object.keys(doc)) if (key !== "message") defineOwn(meta, key, cloneJson(doc[key]));
-    const props = isPlainObject(m.additionalProperties) ? m.additionalProperties : {};
+    const props = isPlainObject(normalised.additionalProperties) ? normalised.additionalProperties : {};
     defineOwn(props, COSMOS_KEY, meta);
-    m.additionalProperties = props;
+    normalised.additionalProperties = props;
     const tenant = typeof doc.tenantId === "string" ? doc.tenantId : undefined;
     const user = typeof doc.userId === "string" ? doc.userId : undefined;
     const storageId =
@@ -270,7 +270,7 @@ export function readCosmosChatHistory(text: string, options: SessionCodecOptions
     log.items.push({
       ts: typeof doc.timestamp === "number" ? doc.timestamp : 0,
       order: i,
-      message: chatMessageFromMeai(m as unknown as Parameters<typeof chatMessageFromMeai>[0]),
+      message: chatMessageFromMeai(normalised as unknown as Parameters<typeof chatMessageFromMeai>[0]),
     });
   });
   return [...byLog.values()].map(({ conversation, items }) => {

@@ -36,8 +36,8 @@ export const PYTHON_TOOL_APPROVAL_KEY = "tool_approval";
 type Mapper = { from: (c: unknown) => AIContent; to: (c: AIContent) => JsonRecord };
 
 function historyMessages(bag: JsonRecord, historyKey: string): ChatMessage[] {
-  const h = bag[historyKey];
-  return isPlainObject(h) && Array.isArray(h.messages) ? (h.messages as ChatMessage[]) : [];
+  const history = bag[historyKey];
+  return isPlainObject(history) && Array.isArray(history.messages) ? (history.messages as ChatMessage[]) : [];
 }
 
 /** The round a Python session waits on (`undefined` when nothing waits). */
@@ -47,11 +47,11 @@ function deriveRound(bag: JsonRecord, historyKey: string, map: Mapper): ToolAppr
   const answeredIds = new Set<string>();
   const resultIds = new Set<string>();
   const requests: ToolApprovalRequestContent[] = [];
-  for (const m of historyMessages(bag, historyKey)) {
-    for (const c of m.contents ?? []) {
-      if (c.$type === "toolApprovalResponse") answeredIds.add(c.requestId);
-      else if (c.$type === "functionResult") resultIds.add(c.callId);
-      else if (c.$type === "toolApprovalRequest") requests.push(c);
+  for (const message of historyMessages(bag, historyKey)) {
+    for (const content of message.contents ?? []) {
+      if (content.$type === "toolApprovalResponse") answeredIds.add(content.requestId);
+      else if (content.$type === "functionResult") resultIds.add(content.callId);
+      else if (content.$type === "toolApprovalRequest") requests.push(content);
     }
   }
   const pending: PendingToolCall[] = [];
@@ -67,17 +67,19 @@ function deriveRound(bag: JsonRecord, historyKey: string, map: Mapper): ToolAppr
     seen.add(request.requestId);
     pending.push({ call: cloneJson(request.toolCall), request: cloneJson(request) });
   };
-  for (const r of requests) add(r);
+  for (const request of requests) add(request);
   if (isPlainObject(value)) {
-    for (const q of Array.isArray(value.queued_approval_requests) ? value.queued_approval_requests : []) {
-      const c = safeFrom(map, q);
-      if (c?.$type === "toolApprovalRequest") add(c);
+    for (const queued of Array.isArray(value.queued_approval_requests) ? value.queued_approval_requests : []) {
+      const content = safeFrom(map, queued);
+      if (content?.$type === "toolApprovalRequest") add(content);
     }
-    for (const a of Array.isArray(value.collected_approval_responses) ? value.collected_approval_responses : []) {
-      const c = safeFrom(map, a);
-      if (c?.$type !== "toolApprovalResponse") continue;
-      const entry = pending.find((p) => p.request!.requestId === c.requestId && p.response === undefined);
-      if (entry) entry.response = responseOf(c);
+    for (const collected of Array.isArray(value.collected_approval_responses)
+      ? value.collected_approval_responses
+      : []) {
+      const content = safeFrom(map, collected);
+      if (content?.$type !== "toolApprovalResponse") continue;
+      const entry = pending.find((p) => p.request!.requestId === content.requestId && p.response === undefined);
+      if (entry) entry.response = responseOf(content);
     }
   }
   return pending.length === 0 ? undefined : { $type: "statebag.ToolApprovalState", $version: 1, pending, answered: [] };
@@ -128,7 +130,7 @@ export function approvalsToPython(bag: JsonRecord, historyKey: string, map: Mapp
   const value: JsonRecord = isForeignState(raw, "python") && isPlainObject(raw.value) ? cloneJson(raw.value) : {};
   const closed = new Set(round.answered.map((a) => a.requestId));
   const answeredHere = round.pending.filter((p) => p.request && p.response);
-  for (const p of answeredHere) closed.add(p.request!.requestId);
+  for (const pair of answeredHere) closed.add(pair.request!.requestId);
   const waiting = new Set(round.pending.filter((p) => p.request && !p.response).map((p) => p.request!.requestId));
   const idOf = (raw: unknown) => (isPlainObject(raw) && typeof raw.id === "string" ? raw.id : undefined);
   const queued = Array.isArray(value.queued_approval_requests) ? value.queued_approval_requests : [];
@@ -139,15 +141,15 @@ export function approvalsToPython(bag: JsonRecord, historyKey: string, map: Mapp
   // Collected: an open round's answers are collected for Python's next run; a closed round's are in the history.
   const kept = collected.filter((a) => !closed.has(idOf(a) ?? ""));
   if (open) {
-    for (const p of answeredHere) {
-      const response: ToolApprovalResponseContent = { ...responseOf(p.response!), toolCall: cloneJson(p.call) };
+    for (const pair of answeredHere) {
+      const response: ToolApprovalResponseContent = { ...responseOf(pair.response!), toolCall: cloneJson(pair.call) };
       kept.push(map.to(response as AIContent));
     }
   }
   value.collected_approval_responses = kept;
   if (!Object.hasOwn(value, "rules")) {
     const ordered: JsonRecord = { rules: [] };
-    for (const k of Object.keys(value)) defineOwn(ordered, k, value[k]);
+    for (const key of Object.keys(value)) defineOwn(ordered, key, value[key]);
     defineOwn(rest, PYTHON_TOOL_APPROVAL_KEY, foreignState("python", ordered as never));
   } else defineOwn(rest, PYTHON_TOOL_APPROVAL_KEY, foreignState("python", value as never));
   return rest;

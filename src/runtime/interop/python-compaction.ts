@@ -68,6 +68,8 @@ export function sessionCompactionView(
   session: AgentSession,
   historyKey = "statebag.chatHistory",
 ): CompactionAnnotation[] {
-  const h = session.stateBag[historyKey] as unknown;
-  return isPlainObject(h) && Array.isArray(h.messages) ? compactionView(h.messages as ChatMessage[]) : [];
+  const history = session.stateBag[historyKey] as unknown;
+  return isPlainObject(history) && Array.isArray(history.messages)
+    ? compactionView(history.messages as ChatMessage[])
+    : [];
 }

@@ -311,32 +311,32 @@ export function contentIn(p: JsonRecord, path: Path, nested: NestedIn): JsonReco
   const known = BY_PYTHON_TYPE.get(p.type as string);
   if (known === undefined) return foreign();
   const { type, readOrder } = known;
-  const m: JsonRecord = { $type: type.statebag };
-  if (!readFields(readOrder, p, m)) return foreign();
+  const mapped: JsonRecord = { $type: type.statebag };
+  if (!readFields(readOrder, p, mapped)) return foreign();
   // Checked before the nested content is mapped: a content kept foreign never maps (or fails on) its child.
   const rawChild = p[NESTED_PYTHON];
   if (type.nested === "required" && !isPlainObject(rawChild)) return foreign();
   if (type.nested !== undefined && isPlainObject(rawChild))
-    m[NESTED_STATEBAG] = nested(rawChild, [...path, NESTED_PYTHON]);
-  readFields(CONTENT_TAIL_IN, p, m);
-  return m;
+    mapped[NESTED_STATEBAG] = nested(rawChild, [...path, NESTED_PYTHON]);
+  readFields(CONTENT_TAIL_IN, p, mapped);
+  return mapped;
 }
 
 /** Mapping of one statebag content's own fields to a Python content dict (field order as `Content.to_dict`). */
 export function contentOut(m: JsonRecord, nested: NestedOut): JsonRecord {
   if (isForeignContent(m, "python")) return cloneJson(m.value) as JsonRecord;
-  const p: JsonRecord = {};
+  const mapped: JsonRecord = {};
   const type = BY_STATEBAG_TYPE.get(m.$type as string);
   if (type === undefined) {
     // No Python counterpart: Python keeps a content of an unknown type with its
     // additional_properties, which will carry the statebag original.
-    if (m.$type !== undefined) p.type = cloneJson(m.$type);
+    if (m.$type !== undefined) mapped.type = cloneJson(m.$type);
   } else {
-    p.type = type.python;
+    mapped.type = type.python;
     if (type.nested !== undefined && isPlainObject(m[NESTED_STATEBAG]))
-      defineOwn(p, NESTED_PYTHON, nested(m[NESTED_STATEBAG]));
-    writeFields(type.fields, m, p);
+      defineOwn(mapped, NESTED_PYTHON, nested(m[NESTED_STATEBAG]));
+    writeFields(type.fields, m, mapped);
   }
-  writeFields(CONTENT_TAIL_OUT, m, p);
-  return p;
+  writeFields(CONTENT_TAIL_OUT, m, mapped);
+  return mapped;
 }

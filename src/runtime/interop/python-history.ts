@@ -112,36 +112,40 @@ export function readHistoryMsgpack(
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let offset = 0;
   while (offset < bytes.byteLength) {
-    const n = records.length + 1;
+    const nextNumber = records.length + 1;
     const pointer = `/${records.length}`;
     if (bytes.byteLength - offset < 4)
       throw fail(
         pointer,
-        `history record ${n} has a truncated length header`,
+        `history record ${nextNumber} has a truncated length header`,
         "the file ends inside a record header: it was cut short",
       );
     const length = view.getUint32(offset);
     if (length <= 0 || length > PYTHON_HISTORY_MAX_RECORD_BYTES)
       throw fail(
         pointer,
-        `history record ${n} has invalid length ${length}`,
+        `history record ${nextNumber} has invalid length ${length}`,
         `records are 1 byte to 64 MiB; is this a ${"FileHistoryProvider"} .msgpack file (a FileSessionStore snapshot is one msgpack map without length headers)?`,
       );
     offset += 4;
     if (bytes.byteLength - offset < length)
-      throw fail(pointer, `history record ${n} is truncated`, "the file ends inside a record: it was cut short");
+      throw fail(
+        pointer,
+        `history record ${nextNumber} is truncated`,
+        "the file ends inside a record: it was cut short",
+      );
     const payload = decodeMsgpackDocument(
       codec,
       bytes.subarray(offset, offset + length),
       "python-history",
       limits,
-      `history record ${n}: `,
+      `history record ${nextNumber}: `,
     );
     offset += length;
     if (!isPlainObject(payload))
       throw fail(
         pointer,
-        `history record ${n} did not deserialize to a mapping (found ${describe(payload)})`,
+        `history record ${nextNumber} did not deserialize to a mapping (found ${describe(payload)})`,
         RECORD_HINT,
       );
     records.push(payload);
@@ -167,18 +171,18 @@ export function exportPythonHistoryMsgpack(messages: readonly ChatMessage[], cod
   const out = new Uint8Array(parts.reduce((n, p) => n + 4 + p.byteLength, 0));
   const view = new DataView(out.buffer);
   let offset = 0;
-  for (const p of parts) {
-    if (p.byteLength > PYTHON_HISTORY_MAX_RECORD_BYTES)
+  for (const part of parts) {
+    if (part.byteLength > PYTHON_HISTORY_MAX_RECORD_BYTES)
       throw new InteropError(
         "python",
         "export",
-        `/${parts.indexOf(p)}`,
-        `a message encodes to ${p.byteLength} bytes, over the 64 MiB record limit`,
+        `/${parts.indexOf(part)}`,
+        `a message encodes to ${part.byteLength} bytes, over the 64 MiB record limit`,
         "FileHistoryProvider cannot read records this large: shorten the message",
       );
-    view.setUint32(offset, p.byteLength);
-    out.set(p, offset + 4);
-    offset += 4 + p.byteLength;
+    view.setUint32(offset, part.byteLength);
+    out.set(part, offset + 4);
+    offset += 4 + part.byteLength;
   }
   return out;
 }

@@ -119,31 +119,31 @@ function checkJsonOnly(root: unknown, ExtData: new (...args: never[]) => unknown
   const stack: Node[] = [{ value: root, key: undefined, parent: undefined }];
   while (stack.length > 0) {
     const node = stack.pop()!;
-    const v = node.value;
-    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
-    if (typeof v === "number") {
-      if (!Number.isFinite(v))
-        throw new MsgpackContentError(pointerOf(node), `a non-finite number (${v}) has no JSON form`);
+    const nodeValue = node.value;
+    if (nodeValue === null || typeof nodeValue === "string" || typeof nodeValue === "boolean") continue;
+    if (typeof nodeValue === "number") {
+      if (!Number.isFinite(nodeValue))
+        throw new MsgpackContentError(pointerOf(node), `a non-finite number (${nodeValue}) has no JSON form`);
       continue;
     }
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: node });
+    if (Array.isArray(nodeValue)) {
+      for (let i = nodeValue.length - 1; i >= 0; i--) stack.push({ value: nodeValue[i], key: i, parent: node });
       continue;
     }
-    if (v instanceof Uint8Array)
+    if (nodeValue instanceof Uint8Array)
       throw new MsgpackContentError(pointerOf(node), "binary data (msgpack bin) has no JSON form");
-    if (v instanceof ExtData || v instanceof Date)
+    if (nodeValue instanceof ExtData || nodeValue instanceof Date)
       throw new MsgpackContentError(
         pointerOf(node),
         "a msgpack extension value (such as a msgspec datetime) has no JSON form",
       );
-    if (typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
-      const keys = Object.keys(v);
+    if (typeof nodeValue === "object" && Object.getPrototypeOf(nodeValue) === Object.prototype) {
+      const keys = Object.keys(nodeValue);
       for (let i = keys.length - 1; i >= 0; i--)
-        stack.push({ value: (v as Record<string, unknown>)[keys[i]], key: keys[i], parent: node });
+        stack.push({ value: (nodeValue as Record<string, unknown>)[keys[i]], key: keys[i], parent: node });
       continue;
     }
-    throw new MsgpackContentError(pointerOf(node), `a value of type ${typeof v} has no JSON form`);
+    throw new MsgpackContentError(pointerOf(node), `a value of type ${typeof nodeValue} has no JSON form`);
   }
 }
 

@@ -159,7 +159,7 @@ const isNestedMark = (value: unknown): boolean =>
 /** `obj` with the field `key` replaced by the nested mark (key order kept). */
 function markNested(obj: JsonRecord, key: string): JsonRecord {
   const out: JsonRecord = {};
-  for (const k of Object.keys(obj)) defineOwn(out, k, k === key ? { [NESTED_MARK_KEY]: true } : obj[k]);
+  for (const field of Object.keys(obj)) defineOwn(out, field, field === key ? { [NESTED_MARK_KEY]: true } : obj[field]);
   return out;
 }
 
@@ -170,12 +170,12 @@ function rebuildOriginal(
   child: () => JsonRecord | undefined,
 ): JsonRecord | undefined {
   const out: JsonRecord = {};
-  for (const k of Object.keys(original)) {
-    if (k === key && isNestedMark(original[k])) {
-      const c = child();
-      if (c === undefined) return undefined;
-      defineOwn(out, k, c);
-    } else if (original[k] !== undefined) defineOwn(out, k, cloneJson(original[k]));
+  for (const field of Object.keys(original)) {
+    if (field === key && isNestedMark(original[field])) {
+      const nested = child();
+      if (nested === undefined) return undefined;
+      defineOwn(out, field, nested);
+    } else if (original[field] !== undefined) defineOwn(out, field, cloneJson(original[field]));
   }
   return out;
 }
@@ -233,12 +233,12 @@ function importContent(p: unknown, path: Path): JsonRecord {
     }
     if (rebuilt !== undefined && mapsTo((o) => contentOut(o, childOut), rebuilt, clean)) return rebuilt;
   }
-  const m = contentIn(clean, path, (raw, at) => (raw === rawChild ? child(raw, at) : importContent(raw, at)));
-  if (!jsonEqual(contentOut(m, childOut), clean)) {
-    const nested = child.done() !== undefined && m.toolCall === child.done();
-    addStash(m, "additionalProperties", PYTHON_ORIGINAL_KEY, nested ? markNested(clean, "function_call") : clean);
+  const message = contentIn(clean, path, (raw, at) => (raw === rawChild ? child(raw, at) : importContent(raw, at)));
+  if (!jsonEqual(contentOut(message, childOut), clean)) {
+    const nested = child.done() !== undefined && message.toolCall === child.done();
+    addStash(message, "additionalProperties", PYTHON_ORIGINAL_KEY, nested ? markNested(clean, "function_call") : clean);
   }
-  return m;
+  return message;
 }
 
 /** One statebag content -> a Python content dict. */
@@ -253,12 +253,12 @@ function exportContent(m: JsonRecord): JsonRecord {
     );
     if (rebuilt !== undefined && mapsTo((o) => contentIn(o, [], childIn), rebuilt, clean)) return rebuilt;
   }
-  const p = contentOut(clean, (c) => (c === sbChild ? child(c) : exportContent(c)));
-  if (!mapsTo((o) => contentIn(o, [], childIn), p, clean)) {
-    const nested = child.done() !== undefined && p.function_call === child.done();
-    addStash(p, "additional_properties", STATEBAG_ORIGINAL_KEY, nested ? markNested(clean, "toolCall") : clean);
+  const exported = contentOut(clean, (c) => (c === sbChild ? child(c) : exportContent(c)));
+  if (!mapsTo((o) => contentIn(o, [], childIn), exported, clean)) {
+    const nested = child.done() !== undefined && exported.function_call === child.done();
+    addStash(exported, "additional_properties", STATEBAG_ORIGINAL_KEY, nested ? markNested(clean, "toolCall") : clean);
   }
-  return p;
+  return exported;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,20 +273,20 @@ function headIn(p: JsonRecord, path: Path): JsonRecord {
       `a message needs a string "role", found ${describe(p.role)}`,
       'roles are "user", "assistant", "system", "tool" or any custom string',
     );
-  const m: JsonRecord = {};
-  if (str(p.author_name)) m.authorName = p.author_name;
-  m.role = role;
-  if (str(p.message_id)) m.messageId = p.message_id;
-  if (isPlainObject(p.additional_properties)) m.additionalProperties = cloneJson(p.additional_properties);
-  return m;
+  const message: JsonRecord = {};
+  if (str(p.author_name)) message.authorName = p.author_name;
+  message.role = role;
+  if (str(p.message_id)) message.messageId = p.message_id;
+  if (isPlainObject(p.additional_properties)) message.additionalProperties = cloneJson(p.additional_properties);
+  return message;
 }
 
 function headOut(m: JsonRecord): JsonRecord {
-  const p: JsonRecord = { type: "message", role: m.role };
-  if (m.authorName !== undefined) p.author_name = m.authorName;
-  if (m.messageId !== undefined) p.message_id = m.messageId;
-  if (m.additionalProperties !== undefined) p.additional_properties = cloneJson(m.additionalProperties);
-  return p;
+  const item: JsonRecord = { type: "message", role: m.role };
+  if (m.authorName !== undefined) item.author_name = m.authorName;
+  if (m.messageId !== undefined) item.message_id = m.messageId;
+  if (m.additionalProperties !== undefined) item.additional_properties = cloneJson(m.additionalProperties);
+  return item;
 }
 
 function withoutContents(obj: JsonRecord): JsonRecord {

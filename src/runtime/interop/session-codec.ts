@@ -52,20 +52,22 @@ export const MAX_LISTED_PROBLEMS = 20;
 /** @internal A validation error's problems, one line each, at their place in the source document. */
 export function problemLines(error: SessionValidationError, toSource: (pointer: string) => string): string[] {
   const lines: string[] = [];
-  const n = Math.min(error.problems.length, MAX_LISTED_PROBLEMS);
-  for (let i = 0; i < n; i++) {
-    const p = error.problems[i];
-    lines.push(`  - ${shownPointer(toSource(p.pointer))}: ${escaped(problemText(p.message, p.pointer))}`);
+  const listed = Math.min(error.problems.length, MAX_LISTED_PROBLEMS);
+  for (let i = 0; i < listed; i++) {
+    const problem = error.problems[i];
+    lines.push(
+      `  - ${shownPointer(toSource(problem.pointer))}: ${escaped(problemText(problem.message, problem.pointer))}`,
+    );
   }
-  if (error.problems.length > n) lines.push(`  ... and ${error.problems.length - n} more`);
+  if (error.problems.length > listed) lines.push(`  ... and ${error.problems.length - listed} more`);
   return lines;
 }
 
 /** @internal The distinct hints of a validation error's problems. */
 export function problemHints(error: SessionValidationError): string[] {
   const hints = new Set<string>();
-  for (const p of error.problems) {
-    if (p.hint !== undefined) hints.add(p.hint);
+  for (const problem of error.problems) {
+    if (problem.hint !== undefined) hints.add(problem.hint);
     if (hints.size >= 5) break;
   }
   return [...hints];

@@ -45,7 +45,7 @@ export async function resolveStoredHistory(
     if (pending?.mode === "replace") messages = pendingMessages;
     else {
       messages = logged.slice(0, count);
-      for (const m of pendingMessages) messages.push(m);
+      for (const message of pendingMessages) messages.push(message);
     }
     defineOwn(bag, historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 });
   }

@@ -125,16 +125,16 @@ export function readThread(session: AgentSession): Thread {
   const thread = emptyThread(value.threadId);
   for (const stored of value.namespaces) {
     const ns = namespaceOf(thread, stored.ns);
-    for (const c of stored.checkpoints) ns.checkpoints.set(c.id, c);
-    for (const b of stored.blobs) {
-      let byVersion = ns.blobs.get(b.channel);
-      if (byVersion === undefined) ns.blobs.set(b.channel, (byVersion = new Map()));
-      byVersion.set(b.version, b);
+    for (const checkpoint of stored.checkpoints) ns.checkpoints.set(checkpoint.id, checkpoint);
+    for (const blob of stored.blobs) {
+      let byVersion = ns.blobs.get(blob.channel);
+      if (byVersion === undefined) ns.blobs.set(blob.channel, (byVersion = new Map()));
+      byVersion.set(blob.version, blob);
     }
-    for (const w of stored.writes) {
-      const list = ns.writes.get(w.checkpoint);
-      if (list === undefined) ns.writes.set(w.checkpoint, [w]);
-      else list.push(w);
+    for (const write of stored.writes) {
+      const list = ns.writes.get(write.checkpoint);
+      if (list === undefined) ns.writes.set(write.checkpoint, [write]);
+      else list.push(write);
     }
   }
   return thread;

@@ -85,8 +85,8 @@ function convertMessage(value: JsonValue, losses: Losses): ChatMessage | undefin
   if (exact !== undefined) {
     const kwargs = (exact[0].additionalProperties?.langchain as JsonObject | undefined)?.kwargs;
     if (isObject(kwargs))
-      for (const [k, v] of Object.entries(kwargs))
-        if (!isEmpty(v)) losses.add(`message field ${k}`, KEPT_KWARGS.replace(".kwargs", `.kwargs.${k}`));
+      for (const [key, argument] of Object.entries(kwargs))
+        if (!isEmpty(argument)) losses.add(`message field ${key}`, KEPT_KWARGS.replace(".kwargs", `.kwargs.${key}`));
     return exact[0];
   }
   if (!isObject(value) || !Array.isArray(value.id) || !isObject(value.kwargs)) {
@@ -150,8 +150,8 @@ export function convertThread(thread: SourceThread, options: { id: string; histo
   for (const ch of thread.channels) {
     if (ch.channel === "messages" && ch.type === "json" && Array.isArray(ch.json)) {
       for (const item of ch.json) {
-        const m = convertMessage(item, losses);
-        if (m !== undefined) messages.push(m);
+        const message = convertMessage(item, losses);
+        if (message !== undefined) messages.push(message);
       }
     } else {
       others.push(ch);

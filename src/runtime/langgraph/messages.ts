@@ -49,7 +49,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
     if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+    for (const key of ka) if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
     return true;
   }
   return false;

@@ -245,7 +245,8 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
       const keyOf = (w: StoredWrite) => mod.writesSortKey(w.path, w.task, w.idx);
       writes.sort((a, b) => mod.compareWritesSortKeys(keyOf(a), keyOf(b)));
       const pendingWrites: LangGraphPendingWrite[] = [];
-      for (const w of writes) pendingWrites.push([w.task, w.channel, await decodeValue(this.serde, w.value)]);
+      for (const write of writes)
+        pendingWrites.push([write.task, write.channel, await decodeValue(this.serde, write.value)]);
       const tuple: LangGraphCheckpointTuple = {
         config: { configurable: { thread_id: thread.threadId, checkpoint_ns: ns.ns, checkpoint_id: record.id } },
         checkpoint,
@@ -266,8 +267,8 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
      */
     async #migratePendingSends(checkpoint: LangGraphCheckpoint, ns: Namespace, parentId: string): Promise<void> {
       const sends: unknown[] = [];
-      for (const w of ns.writes.get(parentId) ?? [])
-        if (w.channel === mod.TASKS) sends.push(await decodeValue(this.serde, w.value));
+      for (const write of ns.writes.get(parentId) ?? [])
+        if (write.channel === mod.TASKS) sends.push(await decodeValue(this.serde, write.value));
       checkpoint.channel_values[mod.TASKS] = sends;
       checkpoint.channel_versions ??= {};
       const versions = Object.values(checkpoint.channel_versions);
@@ -428,13 +429,13 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
       await this.#update(threadId, undefined, (thread) => {
         const space = namespaceOf(thread, ns);
         const list = space.writes.get(checkpointId) ?? [];
-        for (const w of encoded) {
-          const at = list.findIndex((x) => x.task === w.task && x.idx === w.idx);
+        for (const write of encoded) {
+          const at = list.findIndex((x) => x.task === write.task && x.idx === write.idx);
           // A regular write is kept once (a retried task repeats it); a special one (an error, an interrupt) is replaced.
           if (at >= 0) {
-            if (w.idx >= 0) continue;
-            list[at] = w;
-          } else list.push(w);
+            if (write.idx >= 0) continue;
+            list[at] = write;
+          } else list.push(write);
         }
         space.writes.set(checkpointId, list);
       });

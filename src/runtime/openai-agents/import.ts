@@ -98,9 +98,9 @@ export function importOpenAIAgentsHistory(
           ? [...original]
           : [];
     const generated = Array.isArray(parsed.generatedItems) ? parsed.generatedItems : [];
-    for (const [i, entry] of generated.entries()) {
+    for (const [index, entry] of generated.entries()) {
       if (!isObject(entry) || !isObject(entry.rawItem)) {
-        throw new OpenAIAgentsImportError(`generatedItems/${i} has no rawItem (found ${describeValue(entry)})`);
+        throw new OpenAIAgentsImportError(`generatedItems/${index} has no rawItem (found ${describeValue(entry)})`);
       }
       if (entry.type === "tool_approval_item") pendingApprovals++;
       else items.push(entry.rawItem);
@@ -148,9 +148,9 @@ export function importOpenAIAgentsHistory(
     return itemToMessage(item as AgentItem, i);
   });
   const verbatim = new Map<string, number>();
-  for (const m of messages) {
-    if (!isVerbatimItemMessage(m)) continue;
-    const item = (m.contents[0] as unknown as { item: Json }).item;
+  for (const message of messages) {
+    if (!isVerbatimItemMessage(message)) continue;
+    const item = (message.contents[0] as unknown as { item: Json }).item;
     const kind = typeof item.type === "string" ? item.type : `${String(item.role ?? "untyped")} message`;
     verbatim.set(kind, (verbatim.get(kind) ?? 0) + 1);
   }

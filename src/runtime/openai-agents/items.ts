@@ -71,10 +71,10 @@ export function jsonCopy(value: unknown, path: (string | number)[] = []): JsonVa
       );
     }
     const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined) continue;
-      Object.defineProperty(out, k, {
-        value: jsonCopy(v, [...path, k]),
+    for (const [key, field] of Object.entries(value)) {
+      if (field === undefined) continue;
+      Object.defineProperty(out, key, {
+        value: jsonCopy(field, [...path, key]),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -93,7 +93,7 @@ function isObject(value: unknown): value is JsonObject {
 
 function without(item: JsonObject, keys: readonly string[]): JsonObject {
   const rest: JsonObject = {};
-  for (const [k, v] of Object.entries(item)) if (!keys.includes(k)) rest[k] = v;
+  for (const [key, value] of Object.entries(item)) if (!keys.includes(key)) rest[key] = value;
   return rest;
 }
 
@@ -282,25 +282,25 @@ function nearestItems(message: ChatMessage): AgentItem[] {
       });
     }
   }
-  for (const c of message.contents) {
-    if (c.$type === "functionCall") {
+  for (const content of message.contents) {
+    if (content.$type === "functionCall") {
       items.push({
         type: "function_call",
-        callId: c.callId,
-        name: c.name,
-        arguments: JSON.stringify(c.arguments ?? {}),
+        callId: content.callId,
+        name: content.name,
+        arguments: JSON.stringify(content.arguments ?? {}),
       });
-    } else if (c.$type === "functionResult") {
+    } else if (content.$type === "functionResult") {
       // The SDK's result item names its function; a statebag result does not, so the call's name is looked up by the caller.
       items.push({
         type: "function_call_result",
-        callId: c.callId,
+        callId: content.callId,
         name: "",
         status: "completed",
-        output: resultText(c.result),
+        output: resultText(content.result),
       });
-    } else if ((c.$type as string) === OPENAI_AGENTS_ITEM_TYPE) {
-      items.push(structuredClone((c as unknown as OpenAIAgentsItemContent).item));
+    } else if ((content.$type as string) === OPENAI_AGENTS_ITEM_TYPE) {
+      items.push(structuredClone((content as unknown as OpenAIAgentsItemContent).item));
     }
   }
   return items;

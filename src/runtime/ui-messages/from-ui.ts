@@ -198,11 +198,11 @@ const USAGE_COUNTS = new Set([
 function isUsageDetails(value: unknown): value is JsonRecord {
   if (!isPlainObject(value)) return false;
   for (const key of Object.keys(value)) {
-    const v = value[key];
+    const child = value[key];
     if (USAGE_COUNTS.has(key)) {
-      if (!Number.isSafeInteger(v)) return false;
+      if (!Number.isSafeInteger(child)) return false;
     } else if (key === "additionalCounts") {
-      if (!isPlainObject(v) || !Object.values(v).every((n) => typeof n === "number" && Number.isFinite(n)))
+      if (!isPlainObject(child) || !Object.values(child).every((n) => typeof n === "number" && Number.isFinite(n)))
         return false;
     } else return false;
   }
@@ -225,11 +225,16 @@ function diffOf(part: JsonRecord, derived: JsonRecord): ContentExtra | undefined
 }
 
 function str(part: JsonRecord, key: string, path: (string | number)[], required = true): string | undefined {
-  const v = part[key];
-  if (v === undefined && !required) return undefined;
-  if (typeof v !== "string")
-    throw expected([...path, key], "a string", v, `a ${String(part.type).slice(0, 40)} part needs ${key} as a string`);
-  return v;
+  const field = part[key];
+  if (field === undefined && !required) return undefined;
+  if (typeof field !== "string")
+    throw expected(
+      [...path, key],
+      "a string",
+      field,
+      `a ${String(part.type).slice(0, 40)} part needs ${key} as a string`,
+    );
+  return field;
 }
 
 function withProviderMetadata<T extends AIContent | FunctionResultContent>(content: T, metadata: unknown): T {

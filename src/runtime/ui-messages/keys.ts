@@ -49,19 +49,19 @@ export interface ContentExtra {
 }
 
 export function messageExtra(message: ChatMessage): MessageExtra | undefined {
-  const v = message.additionalProperties?.[UI_MESSAGE_KEY];
-  return isPlainObject(v) ? (v as MessageExtra) : undefined;
+  const stored = message.additionalProperties?.[UI_MESSAGE_KEY];
+  return isPlainObject(stored) ? (stored as MessageExtra) : undefined;
 }
 
 export function contentExtra(content: AIContent): ContentExtra | undefined {
-  const v = content.additionalProperties?.[UI_MESSAGE_KEY];
-  return isPlainObject(v) ? (v as ContentExtra) : undefined;
+  const stored = content.additionalProperties?.[UI_MESSAGE_KEY];
+  return isPlainObject(stored) ? (stored as ContentExtra) : undefined;
 }
 
 /** `additionalProperties.providerMetadata` of a content, when it is an object. */
 export function providerMetadataOf(content: { additionalProperties?: JsonRecord } | undefined): JsonRecord | undefined {
-  const v = content?.additionalProperties?.providerMetadata;
-  return isPlainObject(v) ? v : undefined;
+  const metadata = content?.additionalProperties?.providerMetadata;
+  return isPlainObject(metadata) ? metadata : undefined;
 }
 
 /** The result statebag's agent gives a tool that failed: `{ error: string }` (plus `rejected: true` when a person said no). */

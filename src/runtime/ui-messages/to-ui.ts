@@ -81,36 +81,40 @@ export function buildUIMessages(
     if (!isPlainObject(message) || !Array.isArray(message.contents))
       throw expected([i], "a chat message ({ role, contents })", message, "pass statebag ChatMessages (or a session)");
     const own = new Set<string>();
-    for (const c of message.contents) {
-      if (!isPlainObject(c)) continue;
-      if (c.$type === "functionCall" && typeof c.callId === "string") {
-        calls.add(c.callId);
-        own.add(c.callId);
-      } else if (c.$type === "toolApprovalRequest" && typeof c.requestId === "string") {
-        requests.add(c.requestId);
-        if (isPlainObject(c.toolCall) && c.toolCall.$type === "functionCall" && typeof c.toolCall.callId === "string")
-          calls.add(c.toolCall.callId);
+    for (const content of message.contents) {
+      if (!isPlainObject(content)) continue;
+      if (content.$type === "functionCall" && typeof content.callId === "string") {
+        calls.add(content.callId);
+        own.add(content.callId);
+      } else if (content.$type === "toolApprovalRequest" && typeof content.requestId === "string") {
+        requests.add(content.requestId);
+        if (
+          isPlainObject(content.toolCall) &&
+          content.toolCall.$type === "functionCall" &&
+          typeof content.toolCall.callId === "string"
+        )
+          calls.add(content.toolCall.callId);
       }
     }
-    for (const c of message.contents) {
-      if (!isPlainObject(c)) continue;
+    for (const content of message.contents) {
+      if (!isPlainObject(content)) continue;
       if (
-        c.$type === "functionResult" &&
-        typeof c.callId === "string" &&
-        !results.has(c.callId) &&
-        calls.has(c.callId) &&
-        !own.has(c.callId)
+        content.$type === "functionResult" &&
+        typeof content.callId === "string" &&
+        !results.has(content.callId) &&
+        calls.has(content.callId) &&
+        !own.has(content.callId)
       ) {
-        results.set(c.callId, c);
-        folded.add(c);
+        results.set(content.callId, content);
+        folded.add(content);
       } else if (
-        c.$type === "toolApprovalResponse" &&
-        typeof c.requestId === "string" &&
-        !answers.has(c.requestId) &&
-        requests.has(c.requestId)
+        content.$type === "toolApprovalResponse" &&
+        typeof content.requestId === "string" &&
+        !answers.has(content.requestId) &&
+        requests.has(content.requestId)
       ) {
-        answers.set(c.requestId, c);
-        folded.add(c);
+        answers.set(content.requestId, content);
+        folded.add(content);
       }
     }
   });
@@ -222,12 +226,12 @@ function withExtraParts(parts: Part[], extras: unknown): Part[] {
     )
     .sort((a, b) => a.index - b.index);
   const out: Part[] = [];
-  let p = 0;
-  for (const e of kept) {
-    while (out.length < e.index && p < parts.length) out.push(parts[p++]);
-    out.push(cloneJson(e.part));
+  let next = 0;
+  for (const insertion of kept) {
+    while (out.length < insertion.index && next < parts.length) out.push(parts[next++]);
+    out.push(cloneJson(insertion.part));
   }
-  while (p < parts.length) out.push(parts[p++]);
+  while (next < parts.length) out.push(parts[next++]);
   return out;
 }
 

@@ -278,7 +278,7 @@ function serviceError(error: unknown, provider: string): unknown {
       error,
     );
   }
-  const e = error as {
+  const failure = error as {
     statusCode?: unknown;
     isRetryable?: unknown;
     message?: unknown;
@@ -286,22 +286,22 @@ function serviceError(error: unknown, provider: string): unknown {
     responseHeaders?: unknown;
     name?: unknown;
   } | null;
-  if (!e || typeof e !== "object")
+  if (!failure || typeof failure !== "object")
     return new ModelServiceError(`${provider} failed: ${serviceText(String(error))}`, {
       provider,
       serviceMessage: String(error),
       retryable: false,
     });
-  const status = typeof e.statusCode === "number" ? e.statusCode : undefined;
-  const serviceMessage = typeof e.message === "string" ? e.message : String(error);
+  const status = typeof failure.statusCode === "number" ? failure.statusCode : undefined;
+  const serviceMessage = typeof failure.message === "string" ? failure.message : String(error);
   const retryable =
-    typeof e.isRetryable === "boolean"
-      ? e.isRetryable
+    typeof failure.isRetryable === "boolean"
+      ? failure.isRetryable
       : status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
   const details: ModelServiceError["details"] = { provider, serviceMessage, retryable };
   if (status !== undefined) details.status = status;
-  if (typeof e.name === "string" && e.name.startsWith("AI_")) details.serviceCode = e.name;
-  const headers = e.responseHeaders as Record<string, string | undefined> | undefined;
+  if (typeof failure.name === "string" && failure.name.startsWith("AI_")) details.serviceCode = failure.name;
+  const headers = failure.responseHeaders as Record<string, string | undefined> | undefined;
   const retryAfterMs =
     Number.parseFloat(headers?.["retry-after-ms"] ?? "") || Number.parseFloat(headers?.["retry-after"] ?? "") * 1000;
   if (Number.isFinite(retryAfterMs)) details.retryAfterMs = retryAfterMs;
@@ -376,42 +376,42 @@ function toPrompt(
       prompt.push({ role: "system", content: text });
     } else if (message.role === "assistant") {
       const content: Extract<LanguageModelV4Message, { role: "assistant" }>["content"] = [];
-      for (const c of message.contents) {
-        if (c.$type === "text") content.push({ type: "text", text: c.text, ...providerOptionsOf(c) });
-        else if (c.$type === "reasoning")
-          content.push({ type: "reasoning", text: c.text ?? "", ...providerOptionsOf(c) });
-        else if (c.$type === "functionCall") {
-          toolNames.set(c.callId, c.name);
+      for (const part of message.contents) {
+        if (part.$type === "text") content.push({ type: "text", text: part.text, ...providerOptionsOf(part) });
+        else if (part.$type === "reasoning")
+          content.push({ type: "reasoning", text: part.text ?? "", ...providerOptionsOf(part) });
+        else if (part.$type === "functionCall") {
+          toolNames.set(part.callId, part.name);
           content.push({
             type: "tool-call",
-            toolCallId: c.callId,
-            toolName: c.name,
-            input: c.arguments ?? {},
-            ...(c.informationalOnly ? { providerExecuted: true } : {}),
-            ...providerOptionsOf(c),
+            toolCallId: part.callId,
+            toolName: part.name,
+            input: part.arguments ?? {},
+            ...(part.informationalOnly ? { providerExecuted: true } : {}),
+            ...providerOptionsOf(part),
           });
-        } else if (c.$type === "functionResult" && toolNames.has(c.callId)) {
+        } else if (part.$type === "functionResult" && toolNames.has(part.callId)) {
           content.push({
             type: "tool-result",
-            toolCallId: c.callId,
-            toolName: toolNames.get(c.callId)!,
-            output: { type: "json", value: (c.result ?? null) as never },
+            toolCallId: part.callId,
+            toolName: toolNames.get(part.callId)!,
+            output: { type: "json", value: (part.result ?? null) as never },
           });
         } else {
-          const file = filePart(c, provider);
+          const file = filePart(part, provider);
           if (file) content.push(file);
         }
       }
       if (content.length) prompt.push({ role: "assistant", content });
     } else if (message.role === "tool") {
       const content: Extract<LanguageModelV4Message, { role: "tool" }>["content"] = [];
-      for (const c of message.contents) {
-        if (c.$type !== "functionResult") continue;
-        const toolName = toolNames.get(c.callId) ?? "unknown";
-        const result = c.result ?? null;
+      for (const part of message.contents) {
+        if (part.$type !== "functionResult") continue;
+        const toolName = toolNames.get(part.callId) ?? "unknown";
+        const result = part.result ?? null;
         content.push({
           type: "tool-result",
-          toolCallId: c.callId,
+          toolCallId: part.callId,
           toolName,
           output:
             typeof result === "string" ? { type: "text", value: result } : { type: "json", value: result as never },
@@ -420,14 +420,14 @@ function toPrompt(
       if (content.length) prompt.push({ role: "tool", content });
     } else {
       const content: Extract<LanguageModelV4Message, { role: "user" }>["content"] = [];
-      for (const c of message.contents) {
-        if (c.$type === "text") content.push({ type: "text", text: c.text, ...providerOptionsOf(c) });
+      for (const part of message.contents) {
+        if (part.$type === "text") content.push({ type: "text", text: part.text, ...providerOptionsOf(part) });
         else {
-          const file = filePart(c, provider);
+          const file = filePart(part, provider);
           if (file) content.push(file);
-          else if (c.$type === "functionCall" || c.$type === "functionResult") {
+          else if (part.$type === "functionCall" || part.$type === "functionResult") {
             throw new UnsupportedContentError(
-              `a ${message.role} message holds a ${c.$type} content, which the AI SDK prompt has no place for`,
+              `a ${message.role} message holds a ${part.$type} content, which the AI SDK prompt has no place for`,
               "function calls belong to assistant messages, results to tool messages",
             );
           }

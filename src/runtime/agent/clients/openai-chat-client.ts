@@ -207,17 +207,17 @@ export class OpenAIChatClient implements ChatClient {
   private load(): Promise<{ module: OpenAIModule; client: OpenAIClientLike }> {
     this.sdk ??= importOptional("openai", "OpenAIChatClient", () => importPackage<OpenAIModule>("openai")).then(
       (module) => {
-        const o = this.options;
+        const options = this.options;
         const client =
-          o.client ??
+          options.client ??
           new module.OpenAI({
-            apiKey: o.apiKey ?? process.env.OPENAI_API_KEY ?? (o.baseURL ? "not-needed" : undefined),
-            baseURL: o.baseURL,
-            organization: o.organization,
-            project: o.project,
+            apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? (options.baseURL ? "not-needed" : undefined),
+            baseURL: options.baseURL,
+            organization: options.organization,
+            project: options.project,
             maxRetries: 0, // statebag retries (one policy for every client; see retry.ts)
-            timeout: o.timeoutMs,
-            defaultHeaders: o.defaultHeaders,
+            timeout: options.timeoutMs,
+            defaultHeaders: options.defaultHeaders,
           });
         return { module, client };
       },
@@ -311,12 +311,12 @@ export class OpenAIChatClient implements ChatClient {
         yield update([{ $type: "text", text: "", annotations: (delta.annotations as Wire[]).map(annotationFromWire) }]);
       if (typeof delta.refusal === "string") refusal += delta.refusal;
       for (const part of (delta.tool_calls as Wire[] | undefined) ?? []) {
-        const p = part as { index: number; id?: string; function?: { name?: string; arguments?: string } };
-        const call = calls.get(p.index) ?? { id: "", name: "", arguments: "" };
-        if (p.id) call.id = p.id;
-        if (p.function?.name) call.name += p.function.name;
-        if (p.function?.arguments) call.arguments += p.function.arguments;
-        calls.set(p.index, call);
+        const toolCallDelta = part as { index: number; id?: string; function?: { name?: string; arguments?: string } };
+        const call = calls.get(toolCallDelta.index) ?? { id: "", name: "", arguments: "" };
+        if (toolCallDelta.id) call.id = toolCallDelta.id;
+        if (toolCallDelta.function?.name) call.name += toolCallDelta.function.name;
+        if (toolCallDelta.function?.arguments) call.arguments += toolCallDelta.function.arguments;
+        calls.set(toolCallDelta.index, call);
       }
     }
     const tail: AIContent[] = [];
@@ -423,11 +423,11 @@ export class OpenAIChatClient implements ChatClient {
     let createdAt: string | undefined;
     let conversationId: string | undefined = hosted ? conversation : undefined;
     const update = (contents: AIContent[]): ChatResponseUpdate => {
-      const u: ChatResponseUpdate = { role: "assistant", contents };
-      if (id !== undefined) u.messageId = u.responseId = id;
-      if (createdAt !== undefined) u.createdAt = createdAt;
-      if (conversationId !== undefined) u.conversationId = conversationId;
-      return u;
+      const finalUpdate: ChatResponseUpdate = { role: "assistant", contents };
+      if (id !== undefined) finalUpdate.messageId = finalUpdate.responseId = id;
+      if (createdAt !== undefined) finalUpdate.createdAt = createdAt;
+      if (conversationId !== undefined) finalUpdate.conversationId = conversationId;
+      return finalUpdate;
     };
     for await (const event of stream) {
       switch (event.type) {
@@ -492,16 +492,16 @@ export class OpenAIChatClient implements ChatClient {
       );
     }
     if (error instanceof module.APIError) {
-      const e = error as SDKAPIError;
-      const status = typeof e.status === "number" ? e.status : undefined;
-      const body = e.error as { message?: unknown } | undefined;
-      const serviceMessage = typeof body?.message === "string" ? body.message : e.message;
+      const apiError = error as SDKAPIError;
+      const status = typeof apiError.status === "number" ? apiError.status : undefined;
+      const body = apiError.error as { message?: unknown } | undefined;
+      const serviceMessage = typeof body?.message === "string" ? body.message : apiError.message;
       const details: ModelServiceError["details"] = { provider, serviceMessage, retryable: false };
-      if (typeof e.code === "string") details.serviceCode = e.code;
-      if (typeof e.requestID === "string") details.requestId = e.requestID;
+      if (typeof apiError.code === "string") details.serviceCode = apiError.code;
+      if (typeof apiError.requestID === "string") details.requestId = apiError.requestID;
       if (status === undefined) {
         // No status on an APIError that is not a connection error: an error frame inside a 200 stream.
-        details.retryable = retryableCode(e.code) || retryableCode(e.type);
+        details.retryable = retryableCode(apiError.code) || retryableCode(apiError.type);
         return new ModelServiceError(
           `${provider} reported an error in the middle of its streamed answer: ${serviceText(serviceMessage)}`,
           details,
@@ -510,7 +510,7 @@ export class OpenAIChatClient implements ChatClient {
       }
       details.status = status;
       details.retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-      const retryAfterMs = retryAfter(e.headers);
+      const retryAfterMs = retryAfter(apiError.headers);
       if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
       return new ModelServiceError(`${provider} answered ${status}: ${serviceText(serviceMessage)}`, details, error);
     }

@@ -130,8 +130,8 @@ function citation(fields: {
 
 /** An OpenAI annotation (either API) as a citation; kinds without a url or file keep their fields as additional properties. */
 export function annotationFromWire(annotation: Wire): AIAnnotation {
-  const a = annotation as Record<string, unknown>;
-  const inner = (a.url_citation as Record<string, unknown> | undefined) ?? a; // Chat Completions nests the fields
+  const fields = annotation as Record<string, unknown>;
+  const inner = (fields.url_citation as Record<string, unknown> | undefined) ?? fields; // Chat Completions nests the fields
   const num = (v: unknown) => (typeof v === "number" ? v : undefined);
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const {
@@ -145,7 +145,7 @@ export function annotationFromWire(annotation: Wire): AIAnnotation {
     index,
     url_citation: _nested,
     ...rest
-  } = { ...a, ...inner } as Record<string, unknown>;
+  } = { ...fields, ...inner } as Record<string, unknown>;
   const extra: Wire = { ...rest, ...(typeof type === "string" && type !== "url_citation" ? { type } : {}) };
   if (index !== undefined) extra.index = index;
   return citation({
@@ -181,22 +181,22 @@ function usageFrom(
   names: typeof CHAT_USAGE | typeof RESPONSES_USAGE,
 ): UsageDetails | undefined {
   if (!usage) return undefined;
-  const u = usage as Record<string, unknown>;
+  const fields = usage as Record<string, unknown>;
   const out: UsageDetails = {};
-  const [input, output, total] = [u[names.input], u[names.output], u.total_tokens];
+  const [input, output, total] = [fields[names.input], fields[names.output], fields.total_tokens];
   if (typeof input === "number") out.inputTokenCount = input;
   if (typeof output === "number") out.outputTokenCount = output;
   if (typeof total === "number") out.totalTokenCount = total;
   const counts = detailCounts(
     out,
-    u[names.inputDetails],
+    fields[names.inputDetails],
     "cached_tokens",
     "cachedInputTokenCount",
     `${names.inputDetails}.`,
   );
   detailCounts(
     out,
-    u[names.outputDetails],
+    fields[names.outputDetails],
     "reasoning_tokens",
     "reasoningTokenCount",
     `${names.outputDetails}.`,
@@ -275,26 +275,26 @@ export function toChatMessages(messages: readonly ChatMessage[], instructions?: 
     if (message.role === "system" || message.role === "developer") {
       out.push(withName({ role: message.role, content: textOf(message.contents) }));
     } else if (message.role === "assistant") {
-      const m: Wire = { role: "assistant" };
+      const wire: Wire = { role: "assistant" };
       const text = textOf(message.contents);
-      m.content = text === "" ? null : text;
+      wire.content = text === "" ? null : text;
       const refusal = message.contents.find((c) => c.$type === "error" && c.errorCode === "refusal");
-      if (refusal?.$type === "error") m.refusal = refusal.message;
+      if (refusal?.$type === "error") wire.refusal = refusal.message;
       const calls = message.contents.filter(
         (c): c is FunctionCallContent => c.$type === "functionCall" && !c.informationalOnly,
       );
       if (calls.length)
-        m.tool_calls = calls.map((c) => ({
+        wire.tool_calls = calls.map((c) => ({
           id: c.callId,
           type: "function",
           function: { name: c.name, arguments: argumentsJson(c) },
         }));
-      if (m.content === null && !m.tool_calls && m.refusal === undefined) continue; // nothing the API can carry
-      out.push(withName(m));
+      if (wire.content === null && !wire.tool_calls && wire.refusal === undefined) continue; // nothing the API can carry
+      out.push(withName(wire));
     } else if (message.role === "tool") {
-      for (const c of message.contents) {
-        if (c.$type === "functionResult")
-          out.push({ role: "tool", tool_call_id: c.callId, content: resultText(c.result) });
+      for (const content of message.contents) {
+        if (content.$type === "functionResult")
+          out.push({ role: "tool", tool_call_id: content.callId, content: resultText(content.result) });
       }
     } else {
       const parts = message.contents.map(chatUserPart).filter((p): p is Wire => p !== undefined);
@@ -308,26 +308,27 @@ export function toChatMessages(messages: readonly ChatMessage[], instructions?: 
 
 /** A Chat Completions choice's message as statebag contents (reasoning, text, refusal, calls). */
 export function fromChatMessage(message: Wire): AIContent[] {
-  const m = message as Record<string, unknown>;
+  const fields = message as Record<string, unknown>;
   const contents: AIContent[] = [];
   const reasoning =
-    typeof m.reasoning_content === "string"
-      ? m.reasoning_content
-      : typeof m.reasoning === "string"
-        ? m.reasoning
+    typeof fields.reasoning_content === "string"
+      ? fields.reasoning_content
+      : typeof fields.reasoning === "string"
+        ? fields.reasoning
         : undefined;
   if (reasoning) contents.push({ $type: "reasoning", text: reasoning });
-  if (typeof m.content === "string" && m.content !== "") {
-    const text: AIContent = { $type: "text", text: m.content };
-    if (Array.isArray(m.annotations) && m.annotations.length)
-      text.annotations = (m.annotations as Wire[]).map(annotationFromWire);
+  if (typeof fields.content === "string" && fields.content !== "") {
+    const text: AIContent = { $type: "text", text: fields.content };
+    if (Array.isArray(fields.annotations) && fields.annotations.length)
+      text.annotations = (fields.annotations as Wire[]).map(annotationFromWire);
     contents.push(text);
   }
-  if (typeof m.refusal === "string" && m.refusal !== "")
-    contents.push({ $type: "error", message: m.refusal, errorCode: "refusal" });
-  for (const call of (m.tool_calls as Wire[] | undefined) ?? []) {
-    const c = call as { id: string; function?: { name: string; arguments?: string } };
-    if (c.function) contents.push(functionCall(c.id, c.function.name, c.function.arguments));
+  if (typeof fields.refusal === "string" && fields.refusal !== "")
+    contents.push({ $type: "error", message: fields.refusal, errorCode: "refusal" });
+  for (const call of (fields.tool_calls as Wire[] | undefined) ?? []) {
+    const toolCall = call as { id: string; function?: { name: string; arguments?: string } };
+    if (toolCall.function)
+      contents.push(functionCall(toolCall.id, toolCall.function.name, toolCall.function.arguments));
   }
   return contents;
 }
@@ -371,30 +372,35 @@ export function toResponsesInput(messages: readonly ChatMessage[]): Wire[] {
         if (text !== "") out.push({ role: "assistant", content: text });
         text = "";
       };
-      for (const c of message.contents) {
-        if (c.$type === "text") text += c.text;
-        else if (c.$type === "functionCall" && !c.informationalOnly) {
+      for (const content of message.contents) {
+        if (content.$type === "text") text += content.text;
+        else if (content.$type === "functionCall" && !content.informationalOnly) {
           flushText();
-          out.push({ type: "function_call", call_id: c.callId, name: c.name, arguments: argumentsJson(c) });
+          out.push({
+            type: "function_call",
+            call_id: content.callId,
+            name: content.name,
+            arguments: argumentsJson(content),
+          });
         } else if (
-          c.$type === "reasoning" &&
-          c.protectedData !== undefined &&
-          typeof c.additionalProperties?.id === "string"
+          content.$type === "reasoning" &&
+          content.protectedData !== undefined &&
+          typeof content.additionalProperties?.id === "string"
         ) {
           flushText();
           out.push({
             type: "reasoning",
-            id: c.additionalProperties.id,
-            encrypted_content: c.protectedData,
-            summary: c.text ? [{ type: "summary_text", text: c.text }] : [],
+            id: content.additionalProperties.id,
+            encrypted_content: content.protectedData,
+            summary: content.text ? [{ type: "summary_text", text: content.text }] : [],
           });
         }
       }
       flushText();
     } else if (message.role === "tool") {
-      for (const c of message.contents)
-        if (c.$type === "functionResult")
-          out.push({ type: "function_call_output", call_id: c.callId, output: resultText(c.result) });
+      for (const content of message.contents)
+        if (content.$type === "functionResult")
+          out.push({ type: "function_call_output", call_id: content.callId, output: resultText(content.result) });
     } else if (message.role === "system" || message.role === "developer") {
       out.push({ role: message.role, content: textOf(message.contents) });
     } else {
@@ -407,44 +413,50 @@ export function toResponsesInput(messages: readonly ChatMessage[]): Wire[] {
 
 /** What one Responses API output item becomes; items of hosted tools are kept as informational calls. */
 export function fromResponsesItem(item: Wire): { contents: AIContent[]; messageId?: string } {
-  const i = item as Record<string, unknown>;
-  switch (i.type) {
+  const itemFields = item as Record<string, unknown>;
+  switch (itemFields.type) {
     case "message": {
       const contents: AIContent[] = [];
-      for (const part of (i.content as Wire[] | undefined) ?? []) {
-        const p = part as Record<string, unknown>;
-        if (p.type === "output_text") {
-          const text: AIContent = { $type: "text", text: String(p.text ?? "") };
-          if (Array.isArray(p.annotations) && p.annotations.length)
-            text.annotations = (p.annotations as Wire[]).map(annotationFromWire);
+      for (const part of (itemFields.content as Wire[] | undefined) ?? []) {
+        const partFields = part as Record<string, unknown>;
+        if (partFields.type === "output_text") {
+          const text: AIContent = { $type: "text", text: String(partFields.text ?? "") };
+          if (Array.isArray(partFields.annotations) && partFields.annotations.length)
+            text.annotations = (partFields.annotations as Wire[]).map(annotationFromWire);
           contents.push(text);
-        } else if (p.type === "refusal") {
-          contents.push({ $type: "error", message: String(p.refusal ?? ""), errorCode: "refusal" });
+        } else if (partFields.type === "refusal") {
+          contents.push({ $type: "error", message: String(partFields.refusal ?? ""), errorCode: "refusal" });
         }
       }
-      return { contents, messageId: typeof i.id === "string" ? i.id : undefined };
+      return { contents, messageId: typeof itemFields.id === "string" ? itemFields.id : undefined };
     }
     case "function_call":
       return {
         contents: [
-          functionCall(String(i.call_id), String(i.name), typeof i.arguments === "string" ? i.arguments : undefined),
+          functionCall(
+            String(itemFields.call_id),
+            String(itemFields.name),
+            typeof itemFields.arguments === "string" ? itemFields.arguments : undefined,
+          ),
         ],
       };
     case "reasoning": {
-      const summary = ((i.summary as Wire[] | undefined) ?? []).map((s) =>
+      const summary = ((itemFields.summary as Wire[] | undefined) ?? []).map((s) =>
         String((s as { text?: unknown }).text ?? ""),
       );
-      const detail = ((i.content as Wire[] | undefined) ?? []).map((s) => String((s as { text?: unknown }).text ?? ""));
+      const detail = ((itemFields.content as Wire[] | undefined) ?? []).map((s) =>
+        String((s as { text?: unknown }).text ?? ""),
+      );
       const content: AIContent = { $type: "reasoning" };
       const text = [...summary, ...detail].join("\n\n");
       if (text) content.text = text;
-      if (typeof i.encrypted_content === "string") content.protectedData = i.encrypted_content;
-      if (typeof i.id === "string") content.additionalProperties = { id: i.id };
+      if (typeof itemFields.encrypted_content === "string") content.protectedData = itemFields.encrypted_content;
+      if (typeof itemFields.id === "string") content.additionalProperties = { id: itemFields.id };
       return { contents: [content] };
     }
     default: {
       // A hosted tool's call (web search, file search, code interpreter, ...): the service ran it.
-      const { type, id, ...rest } = i;
+      const { type, id, ...rest } = itemFields;
       const call: FunctionCallContent = {
         $type: "functionCall",
         callId: typeof id === "string" ? id : String(type),

@@ -67,16 +67,16 @@ function isSpace(c: number): boolean {
 
 /** Number of whitespace-separated words; counted in place, since usage counts every message a request holds. */
 function words(s: string): number {
-  let n = 0;
+  let calls = 0;
   let inWord = false;
   for (let i = 0; i < s.length; i++) {
     if (isSpace(s.charCodeAt(i))) inWord = false;
     else if (!inWord) {
       inWord = true;
-      n++;
+      calls++;
     }
   }
-  return n;
+  return calls;
 }
 
 export class ScriptedChatClient implements ChatClient {
