@@ -36,6 +36,7 @@ import {
   defaultMessageCodec,
 } from "../../src/runtime/stores/codec.js";
 import { NodeSqliteMissingError } from "../../src/runtime/stores/sqlite/node-sqlite.js";
+import { runMeta, type ScriptedClient } from "../../src/runtime/stores/redis/scripts.js";
 import { BulkMigrationError } from "../../src/runtime/stores/migrate.js";
 import { ToolchainMissingError } from "../../src/cli/toolchain.js";
 import { driverResolution } from "../../src/runtime/stores/drivers.js";
@@ -156,6 +157,10 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   StoreAuthenticationError: () =>
     new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
   StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
+  RedisReplyError: () =>
+    runMeta(new Proxy({} as ScriptedClient, { get: () => async () => ["r"] }), "app:{}s:1").catch(
+      (error: unknown) => error,
+    ),
   HistoryProviderMismatchError: () =>
     new HistoryProviderMismatchError(
       "s",
