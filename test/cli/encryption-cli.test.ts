@@ -82,9 +82,12 @@ function raw(path: string): { sessions: Record<string, string>; messages: string
   const db = new DatabaseSync(path);
   try {
     const sessions = Object.fromEntries(
-      (db.prepare("SELECT id, data FROM statebag_sessions ORDER BY id").all() as { id: string; data: string }[]).map(
-        (r) => [r.id, r.data],
-      ),
+      (
+        db.prepare("SELECT id, data FROM statebag_sessions ORDER BY id").all() as {
+          id: string;
+          data: string | Uint8Array;
+        }[]
+      ).map((r) => [r.id, typeof r.data === "string" ? r.data : Buffer.from(r.data).toString("latin1")]),
     );
     const messages = (
       db.prepare("SELECT body FROM statebag_messages ORDER BY storage_id, seq").all() as { body: string }[]
@@ -94,7 +97,11 @@ function raw(path: string): { sessions: Record<string, string>; messages: string
     db.close();
   }
 }
-const kid = (text: string) => /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([^"]+)"/.exec(text)?.[1];
+/** The key id of a stored row: a text envelope, or a binary row (a BLOB, read as its binary string). */
+const kid = (text: string) =>
+  text.startsWith("\u0000SBE")
+    ? text.slice(7, 7 + text.charCodeAt(6))
+    : /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([^"]+)"/.exec(text)?.[1];
 
 describe("the keyring", () => {
   it('comes from --keyring, $STATEBAG_KEYRING or the config\'s "keyring" (in that order)', async () => {

@@ -17,6 +17,7 @@ import type { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.j
 import {
   ConflictError,
   DecryptionError,
+  defaultSessionCodec,
   encryptionCodecs,
   migrateEncryption,
   openStore,
@@ -33,10 +34,32 @@ import {
   sqliteBackend,
 } from "../stores/helpers.js";
 
-/** Raw access to one session's stored body, as an attacker with database access has. */
+/**
+ * Raw access to one session's stored body, as an attacker with database access has. A binary row
+ * (bytes at rest) is handled as its binary string (one character per byte), as a scan returns it.
+ */
 interface Raw {
   get(id: string): Promise<string>;
   set(id: string, text: string): Promise<void>;
+}
+
+const isBinary = (text: string) => text.startsWith("\u0000SBE");
+const asText = (row: string | Uint8Array) => (typeof row === "string" ? row : Buffer.from(row).toString("latin1"));
+const asStored = (text: string) => (isBinary(text) ? Buffer.from(text, "latin1") : text);
+
+/** The fixed header of a binary row (version 3): version, key id and the bound revision. */
+function binaryHeader(text: string): { version: number; kid: string; revision?: number } {
+  const bytes = Buffer.from(text, "latin1");
+  const flags = bytes[5];
+  const kidLength = bytes[6];
+  let at = 7 + kidLength + 12 + 16 + 9 + 9 + (flags & 4 ? 9 : 0) + (flags & 1 ? 8 : 0);
+  const revision = flags & 2 ? Number(bytes.readBigUInt64BE(at)) : undefined;
+  at += flags & 2 ? 8 : 0;
+  return {
+    version: bytes[4],
+    kid: bytes.subarray(7, 7 + kidLength).toString("latin1"),
+    ...(revision === undefined ? {} : { revision }),
+  };
 }
 
 function rawAccess(store: SessionStore): Raw {
@@ -51,12 +74,12 @@ function rawAccess(store: SessionStore): Raw {
     case "sqlite": {
       const s = store as SqliteSessionStore;
       return {
-        get: (id) => s.run("raw", "read", (st) => (st.get.get(id, Date.now()) as { data: string }).data as string),
+        get: (id) => s.run("raw", "read", (st) => asText(st.get.get(id, Date.now())!.data)),
         // The store's statements hold no raw UPDATE: through its connection, inside its write transaction.
         set: (id, text) =>
           s.run("raw", "write", () => {
             const db = (s as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db;
-            db.prepare("UPDATE statebag_sessions SET data = ? WHERE id = ?").run(text, id);
+            db.prepare("UPDATE statebag_sessions SET data = ? WHERE id = ?").run(asStored(text), id);
           }),
       };
     }
@@ -66,12 +89,19 @@ function rawAccess(store: SessionStore): Raw {
       return {
         get: (id) =>
           s.withClient("raw", false, async (c) => {
-            const { rows } = await c.query<{ data: string }>({ text: `SELECT data FROM ${table} WHERE id = $1` }, [id]);
-            return rows[0].data;
+            const { rows } = await c.query<{ data: string | null; data_bytes: Buffer | null }>(
+              { text: `SELECT data, data_bytes FROM ${table} WHERE id = $1` },
+              [id],
+            );
+            return asText(rows[0].data_bytes ?? rows[0].data!);
           }),
+        // A row has its body in one of the columns (text, or bytea for a binary row).
         set: (id, text) =>
           s.withClient("raw", true, async (c) => {
-            await c.query({ text: `UPDATE ${table} SET data = $2 WHERE id = $1` }, [id, text]);
+            const sql = isBinary(text)
+              ? `UPDATE ${table} SET data = NULL, data_bytes = $2 WHERE id = $1`
+              : `UPDATE ${table} SET data = $2, data_bytes = NULL WHERE id = $1`;
+            await c.query({ text: sql }, [id, asStored(text)]);
           }),
       };
     }
@@ -80,8 +110,13 @@ function rawAccess(store: SessionStore): Raw {
       const key = (id: string) =>
         (s as unknown as { keys: { of(id: string): { session: string } } }).keys.of(id).session;
       return {
-        get: (id) => s.call("raw", false, async (c) => (await c.hget(key(id), "d"))!),
-        set: (id, text) => s.call("raw", true, async (c) => void (await c.hset(key(id), "d", text))),
+        get: (id) =>
+          s.call("raw", false, async (c) => {
+            const [row] = await c.hmgetBuffer(key(id), "d");
+            return isBinary(row!.toString("latin1")) ? row!.toString("latin1") : row!.toString("utf8");
+          }),
+        set: (id, text) =>
+          s.call("raw", true, async (c) => void (await c.hset(key(id), "d", asStored(text) as string))),
       };
     }
   }
@@ -229,7 +264,8 @@ for (const backend of backends) {
       const rewritten = await raw.get("alice-1");
       const after = (await store.get("alice-1"))!;
       expect(after.revision).toBeGreaterThan(revision);
-      expect(JSON.parse(rewritten)).toMatchObject({ v: 2, b: { r: after.revision } });
+      // Rewritten as a binary row (version 3) bound to the revision it was written under.
+      expect(binaryHeader(rewritten)).toEqual({ version: 3, kid: "k1", revision: after.revision });
       expect(await migrateEncryption(store, { ...codecs, mode: "reencrypt" })).toMatchObject({
         stale: 0,
         rewritten: 0,
@@ -246,6 +282,88 @@ for (const backend of backends) {
       await strictRaw.set("alice-1", V1_SESSION);
       const refused = await decryptionFailure(strict.get("alice-1"));
       expect(refused).toMatchObject({ reason: "binding", mismatched: ["revision"] });
+    });
+
+    it("stores a session as a binary row; rows of the text envelope (version 2) load and migrate --reencrypt moves them", async () => {
+      const codecs = encryptionCodecs({ keyring: ring7, store: "app" });
+      const store = await open(codecs);
+      const raw = rawAccess(store);
+      const r1 = await store.save(session("s1", "first"), { expectedRevision: null, meta: { owner: "alice" } });
+      const stored = await raw.get("s1");
+      expect(binaryHeader(stored)).toEqual({ version: 3, kid: "k1", revision: r1 });
+      expect(stored).not.toContain("first");
+      // No base64 and no JSON: the row is the header (72 bytes here: key id "k1", an owner and a
+      // revision bound) and the ciphertext, as long as the plaintext.
+      expect(stored.length).toBe(defaultSessionCodec().serialize(session("s1", "first")).length + 72);
+
+      // A row written by the release before (the text envelope, version 2, bound to its revision) loads.
+      const r2 = await store.save(session("s1", "second"), { expectedRevision: r1 });
+      await raw.set("s1", codecs.codec.serialize(session("s1", "second"), { owner: "alice", revision: r2 }));
+      expect(JSON.parse(await raw.get("s1"))).toMatchObject({ v: 2, kid: "k1", b: { r: r2 } });
+      expect(await store.get("s1")).toMatchObject({ revision: r2, session: { conversationId: "second" } });
+      const report = await migrateEncryption(store, { ...codecs, mode: "reencrypt" });
+      expect(report).toMatchObject({ scanned: 1, stale: 1, rewritten: 1, failedCount: 0 });
+      const after = (await store.get("s1"))!;
+      expect(after.session.conversationId).toBe("second");
+      expect(binaryHeader(await raw.get("s1"))).toEqual({ version: 3, kid: "k1", revision: after.revision });
+      expect(await migrateEncryption(store, { ...codecs, mode: "reencrypt" })).toMatchObject({
+        stale: 0,
+        rewritten: 0,
+        current: 1,
+      });
+    });
+
+    it("a binary row truncated, of another version, under a swapped key id or moved to another session or owner is refused, naming no secret", async () => {
+      const keyring = { current: "k1", keys: { k1: Buffer.alloc(32, 7), k2: Buffer.alloc(32, 9) } };
+      const store = await open(encryptionCodecs({ keyring, store: "app" }));
+      const raw = rawAccess(store);
+      await store.save(session("s1", "secret-first"), { expectedRevision: null, meta: { owner: "alice" } });
+      await store.save(session("s2", "secret-second"), { expectedRevision: null, meta: { owner: "alice" } });
+      await store.save(session("s3", "secret-third"), { expectedRevision: null, meta: { owner: "bob" } });
+      const row = await raw.get("s1");
+      const kidAt = 7;
+      const cases: [string, string, Partial<DecryptionError>][] = [
+        ["truncated in the header", row.slice(0, 20), { reason: "malformed" }],
+        ["truncated in the ciphertext", row.slice(0, -5), { reason: "tampered" }],
+        ["another version", `${row.slice(0, 4)}\u0009${row.slice(5)}`, { reason: "malformed" }],
+        [
+          "unknown flags",
+          `${row.slice(0, 5)}${String.fromCharCode(row.charCodeAt(5) | 64)}${row.slice(6)}`,
+          { reason: "malformed" },
+        ],
+        // The key id says k2 (in the keyring): the associated data names the key id, so the tag fails.
+        ["a swapped key id", `${row.slice(0, kidAt + 1)}2${row.slice(kidAt + 2)}`, { reason: "wrong-key", kid: "k2" }],
+        [
+          "a key id not in the keyring",
+          `${row.slice(0, kidAt + 1)}9${row.slice(kidAt + 2)}`,
+          { reason: "missing-key", kid: "k9" },
+        ],
+      ];
+      for (const [what, tampered, expected] of cases) {
+        await raw.set("s1", tampered);
+        const error = await decryptionFailure(store.get("s1"));
+        expect(error, what).toMatchObject({ code: "decryption-failed", ...expected });
+        expect(error.message).toMatch(/the session "s1"/);
+        for (const secret of [
+          "secret-first",
+          "alice",
+          Buffer.alloc(32, 7).toString("base64"),
+          Buffer.alloc(32, 7).toString("hex"),
+        ])
+          expect(`${error.message} ${error.hint}`).not.toContain(secret);
+      }
+      // Moved to another session of the same owner, and to another owner's session (on a cluster
+      // the sessions' buckets count revisions apart: the revision may match too).
+      await raw.set("s2", row);
+      const elsewhere = await decryptionFailure(store.get("s2"));
+      expect(elsewhere.reason).toBe("binding");
+      expect(elsewhere.mismatched.filter((binding) => binding !== "revision")).toEqual(["id"]);
+      await raw.set("s3", row);
+      const moved = await decryptionFailure(store.get("s3"));
+      expect(moved.reason).toBe("binding");
+      expect(moved.mismatched.filter((binding) => binding !== "revision")).toEqual(["id", "owner"]);
+      expect(moved.message).toMatch(/written for another session id and owner/);
+      expect(moved.message).not.toContain("alice");
     });
 
     it("keeps no owner id and no title in plaintext at rest; get, list, erasure and retention by owner work", async () => {
@@ -385,3 +503,65 @@ for (const backend of backends) {
     );
   });
 }
+
+describe.skipIf(!serverUp.postgres)("a PostgreSQL store of format 4 with encrypted rows", () => {
+  it("is refused until `store setup` upgrades it to format 5; its rows then load and migrate --reencrypt makes them binary", async () => {
+    const { url, cleanup } = await postgresBackend().location();
+    const codecs = encryptionCodecs({ keyring: ring7, store: "app" });
+    const stores: SessionStore[] = [];
+    try {
+      // A database as the release before left it: format 4, the body in `data` (text), rows in the
+      // text envelope (version 2) bound to their revision.
+      const before = (await openStore(url, codecs)) as PostgresSessionStore;
+      stores.push(before);
+      const revisions: number[] = [];
+      for (const id of ["s1", "s2"])
+        revisions.push(
+          await before.save(session(id, `${id}-body`), { expectedRevision: null, meta: { owner: "alice" } }),
+        );
+      const table = `"${before.schema}".statebag_sessions`;
+      await before.withClient("raw", true, async (c) => {
+        for (const [index, id] of ["s1", "s2"].entries()) {
+          const text = codecs.codec.serialize(session(id, `${id}-body`), {
+            owner: "alice",
+            revision: revisions[index],
+          });
+          await c.query({ text: `UPDATE ${table} SET data = $2, data_bytes = NULL WHERE id = $1` }, [id, text]);
+        }
+        await c.query({ text: `ALTER TABLE ${table} DROP COLUMN data_bytes, ALTER COLUMN data SET NOT NULL` });
+        await c.query({ text: `UPDATE "${before.schema}".statebag_meta SET value = '4' WHERE key = 'schema_version'` });
+      });
+
+      const store = (await openStore(url, codecs)) as PostgresSessionStore;
+      stores.push(store);
+      const refused = await store.get("s1").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(StoreNotSetUpError);
+      expect((refused as Error).message).toMatch(/storage format 4; this statebag needs 5/);
+
+      expect(await store.setup()).toEqual({ version: 5, changed: true });
+      expect(await store.setup()).toEqual({ version: 5, changed: false });
+      expect(await store.get("s1")).toMatchObject({ revision: revisions[0], session: { conversationId: "s1-body" } });
+      const report = await migrateEncryption(store, { ...codecs, mode: "reencrypt" });
+      expect(report).toMatchObject({ scanned: 2, stale: 2, rewritten: 2, failedCount: 0 });
+      const raw = rawAccess(store);
+      for (const id of ["s1", "s2"]) {
+        const row = await raw.get(id);
+        expect(binaryHeader(row)).toMatchObject({ version: 3, kid: "k1" });
+        expect((await store.get(id))!.session.conversationId).toBe(`${id}-body`);
+      }
+      const columns = await store.withClient("raw", false, async (c) => {
+        const { rows } = await c.query<{ text: number; bytes: number }>({
+          text: `SELECT count(data) AS text, count(data_bytes) AS bytes FROM ${table}`,
+        });
+        return rows[0];
+      });
+      expect(columns).toEqual({ text: "0", bytes: "2" });
+    } finally {
+      for (const store of stores) await store.close().catch(() => undefined);
+      await cleanup();
+    }
+  });
+});

@@ -107,13 +107,59 @@ export function checkStoredSessionId(key: string, session: { id?: unknown } | un
 export function loadStoredSession(
   codec: SessionCodec,
   key: string,
-  text: string,
+  row: string | Uint8Array,
   store?: string,
   context?: SessionCodecContext,
 ): AgentSession {
-  const session = context === undefined ? codec.deserialize(text, key) : codec.deserialize(text, key, context);
+  let session: AgentSession;
+  const binary = binaryRowsOf(codec);
+  if (binary !== undefined) session = binary.deserializeRow(row, key, context);
+  else {
+    const text = storedText(row);
+    session = context === undefined ? codec.deserialize(text, key) : codec.deserialize(text, key, context);
+  }
   checkStoredSessionId(key, session, store);
   return session;
+}
+
+/**
+ * A codec whose rows the built-in stores keep as bytes (SQLite BLOB, PostgreSQL bytea, Redis
+ * binary string): the encrypting session codec (a binary row: a fixed header and the ciphertext).
+ * `serialize`/`deserialize` stay the text forms for stores that keep text. @internal
+ */
+export interface BinaryRowCodec {
+  /** The row to store, as bytes. */
+  serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer;
+  /** A stored row: bytes as stored, or text (rows written before, or by a text store). */
+  deserializeRow(row: string | Uint8Array, key: string, context?: SessionCodecContext): AgentSession;
+}
+
+/** The codec's binary rows, when it writes them. @internal */
+export function binaryRowsOf(codec: SessionCodec): BinaryRowCodec | undefined {
+  const candidate = codec as Partial<BinaryRowCodec>;
+  return typeof candidate.serializeRow === "function" && typeof candidate.deserializeRow === "function"
+    ? (candidate as BinaryRowCodec)
+    : undefined;
+}
+
+/** What a store writes for a session: bytes for a codec of binary rows, else the codec's text. @internal */
+export function serializeRow(
+  codec: SessionCodec,
+  session: AgentSession,
+  context?: SessionCodecContext,
+): string | Buffer {
+  const binary = binaryRowsOf(codec);
+  if (binary !== undefined) return binary.serializeRow(session, context);
+  return context === undefined ? codec.serialize(session) : codec.serialize(session, context);
+}
+
+/**
+ * A stored row as text (a scan's `text`): text as it is; bytes as a binary string (one character
+ * per byte), which the codec of binary rows reads back. @internal
+ */
+export function storedText(row: string | Uint8Array): string {
+  if (typeof row === "string") return row;
+  return Buffer.from(row.buffer, row.byteOffset, row.length).toString("latin1");
 }
 
 function checkSession(value: unknown): AgentSession {

@@ -5,7 +5,14 @@
  */
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeMessages } from "./codec.js";
+import {
+  defaultMessageCodec,
+  defaultSessionCodec,
+  loadStoredSession,
+  serializeMessages,
+  serializeRow,
+  storedText,
+} from "./codec.js";
 import {
   checkDelete,
   checkId,
@@ -184,7 +191,8 @@ export class MemorySessionStore implements SessionStore {
       owner = stored === undefined || protection === undefined ? stored : protection.readOwner(stored);
     }
     // The revision the row is written under: the counter's next value (nothing in between draws one).
-    const text = this.codec.serialize(session, { owner, revision: this.counter + 1 });
+    // A codec of binary rows: kept as their binary string (what a scan of any store returns).
+    const text = storedText(serializeRow(this.codec, session, { owner, revision: this.counter + 1 }));
     const row = this.live(id);
     const current = row?.revision ?? null;
     if (current !== expected) throw new ConflictError(id, expected, current);

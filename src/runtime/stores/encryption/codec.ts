@@ -12,7 +12,19 @@ import { quoted } from "../../core/json.js";
 import { defaultMessageCodec, defaultSessionCodec } from "../codec.js";
 import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "../types.js";
 import { DecryptionError, EncryptionContextError } from "./errors.js";
-import { type Binding, encryptedKeyId, envelopeBindsRevision, isEncryptedText, open, seal } from "./envelope.js";
+import {
+  type Binding,
+  binaryBindsRevision,
+  binaryKeyId,
+  encryptedKeyId,
+  envelopeBindsRevision,
+  isBinaryRow,
+  isEncryptedText,
+  open,
+  openBinary,
+  seal,
+  sealBinary,
+} from "./envelope.js";
 import { createKeyring, type Keyring, type KeyringSpec } from "./keyring.js";
 import { createMetaProtection, type SessionMetaProtection } from "./meta.js";
 
@@ -78,8 +90,17 @@ export interface EncryptionInfo {
 }
 
 export interface EncryptedSessionCodec {
+  /** The row as a text envelope (version 2), for stores that keep text. */
   serialize(session: AgentSession, context?: SessionCodecContext): string;
+  /** A row of either form: a text envelope, or a binary row as a binary string (a scan's text). */
   deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession;
+  /**
+   * The row as a binary row (version 3: a fixed header and the ciphertext), which the built-in
+   * stores keep as bytes. @internal
+   */
+  serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer;
+  /** A stored row: bytes of a binary row, or text (either form). @internal */
+  deserializeRow(row: string | Uint8Array, key: string, context?: SessionCodecContext): AgentSession;
   readonly encryption: EncryptionInfo;
   /** How the store keeps owners and titles at rest (absent with `protectMeta: false`). */
   readonly metaProtection?: SessionMetaProtection;
@@ -111,25 +132,25 @@ function info(options: EncryptionOptions): EncryptionInfo {
 }
 
 function owner(context: SessionCodecContext | undefined): string | undefined {
-  const o = context?.owner;
-  return typeof o === "string" ? o : undefined;
+  const given = context?.owner;
+  return typeof given === "string" ? given : undefined;
 }
 
 function revision(context: SessionCodecContext | undefined): number | undefined {
-  const r = context?.revision;
-  return typeof r === "number" ? r : undefined;
+  const given = context?.revision;
+  return typeof given === "number" ? given : undefined;
 }
 
 /** The binding of a session row: store, id, owner and (when the store gives it) revision. */
 function sessionBinding(store: string, id: string, context: SessionCodecContext | undefined): Binding {
-  const b: Binding = { kind: "session", store, id, owner: owner(context) };
-  const r = revision(context);
-  if (r !== undefined) b.revision = r;
-  return b;
+  const binding: Binding = { kind: "session", store, id, owner: owner(context) };
+  const bound = revision(context);
+  if (bound !== undefined) binding.revision = bound;
+  return binding;
 }
 
-function count(enc: EncryptionInfo, text: string): void {
-  const kid = encryptedKeyId(text);
+/** Counts a row read under the key id `kid`. */
+function count(enc: EncryptionInfo, kid: string | undefined): void {
   if (kid === enc.keyring.current) enc.reads.current++;
   else enc.reads.stale++;
 }
@@ -144,6 +165,31 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
       `the encrypting codec's ownerKey ${quoted(ownerKey, 64)} is not in the keyring`,
       "set ownerKey to a key id the keyring holds (keep it there: stored owners are formed with it)",
     );
+  /** A stored row of any form: a binary row (bytes or binary string), a text envelope, or plaintext. */
+  const deserializeRow = (row: string | Uint8Array, key: string, context?: SessionCodecContext): AgentSession => {
+    const what = `the session ${quoted(key, 200)}`;
+    if (isBinaryRow(row)) {
+      const kid = binaryKeyId(row);
+      if (options.requireRevisionBinding === true && binaryBindsRevision(row) === false)
+        throw new DecryptionError({ reason: "binding", mismatched: ["revision"], what, ...(kid ? { kid } : {}) });
+      const plain = openBinary(enc.keyring, sessionBinding(enc.store, key, context), row, what);
+      count(enc, kid);
+      return inner.deserialize(plain, key, context);
+    }
+    // Bytes that are no binary row: text a store kept as bytes (UTF-8), read as any text row.
+    const text = typeof row === "string" ? row : Buffer.from(row.buffer, row.byteOffset, row.length).toString("utf8");
+    if (!isEncryptedText(text)) {
+      if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
+      enc.reads.plaintext++;
+      return inner.deserialize(text, key, context);
+    }
+    const kid = encryptedKeyId(text);
+    if (options.requireRevisionBinding === true && envelopeBindsRevision(text) === false)
+      throw new DecryptionError({ reason: "binding", mismatched: ["revision"], what, ...(kid ? { kid } : {}) });
+    const plain = open(enc.keyring, sessionBinding(enc.store, key, context), text, what);
+    count(enc, kid);
+    return inner.deserialize(plain, key, context);
+  };
   return {
     encryption: enc,
     ...(options.protectMeta === false
@@ -161,24 +207,13 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
           "encrypted rows are bound to their session id: load through store.get, which passes it",
         );
       }
-      const what = `the session ${quoted(key, 200)}`;
-      if (!isEncryptedText(text)) {
-        if (!enc.acceptPlaintext) throw new DecryptionError({ reason: "plaintext", what });
-        enc.reads.plaintext++;
-        return inner.deserialize(text, key, context);
-      }
-      const binding = sessionBinding(enc.store, key, context);
-      if (options.requireRevisionBinding === true && envelopeBindsRevision(text) === false)
-        throw new DecryptionError({
-          reason: "binding",
-          mismatched: ["revision"],
-          what,
-          ...(encryptedKeyId(text) ? { kid: encryptedKeyId(text) } : {}),
-        });
-      const plain = open(enc.keyring, binding, text, what);
-      count(enc, text);
-      return inner.deserialize(plain, key, context);
+      return deserializeRow(text, key, context);
     },
+    serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer {
+      const text = inner.serialize(session, context);
+      return sealBinary(enc.keyring, sessionBinding(enc.store, session.id, context), text);
+    },
+    deserializeRow,
   };
 }
 
@@ -218,7 +253,7 @@ export function encryptedMessageCodec(options: EncryptedMessageCodecOptions): En
         text,
         what,
       );
-      count(enc, text);
+      count(enc, encryptedKeyId(text));
       return inner.deserialize(plain, context);
     },
   };

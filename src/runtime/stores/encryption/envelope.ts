@@ -1,5 +1,28 @@
 /**
- * The encrypted envelope, version 2: one JSON object per stored row, keys in this order:
+ * The encrypted row in two forms: the binary row (version 3, what the built-in stores keep for a
+ * session: SQLite BLOB, PostgreSQL bytea, Redis binary string) and the text envelope (version 2,
+ * what `serialize` returns and what messages, stream chunks and titles keep).
+ *
+ * The binary row, version 3: a fixed header, then the ciphertext (no base64, no JSON):
+ *
+ *   offset  size  field
+ *   0       4     magic 00 53 42 45 ("\0SBE": a NUL first, which no text row starts with)
+ *   4       1     version (3)
+ *   5       1     flags: 1 a position is bound, 2 a revision is bound, 4 an owner fingerprint follows
+ *   6       1     key id length L (1..64), then the key id (ASCII A-Z a-z 0-9 . _ -)
+ *   7+L     12    nonce (random per write)
+ *   19+L    16    GCM tag
+ *   35+L    9+9   fingerprints of the store name and the id, then 9 of the owner (flag 4)
+ *   ...     8     the bound position (flag 1), then 8 the bound revision (flag 2), unsigned big-endian
+ *   ...           ciphertext
+ *
+ * Its associated data is the text envelope's with the version 3:
+ *   ["statebag.encrypted", 3, kid, kind, store, id, position, owner, revision]
+ * so a row moved to another store name, session, owner or revision fails the tag check exactly as
+ * before; the fingerprints (as below) only choose the error's wording. In a string (a scan's
+ * text, `deserialize`), a binary row is carried as a "binary string": one character per byte (latin1).
+ *
+ * The text envelope, version 2: one JSON object per stored row, keys in this order:
  *
  *   {"format":"statebag.encrypted","v":2,"kid":"k2","iv":"<12 bytes>","ct":"<ciphertext>","tag":"<16 bytes>",
  *    "b":{"s":"<fp>","i":"<fp>","o":"<fp>","p":7,"r":42}}
@@ -28,7 +51,17 @@ import { DecryptionError, type EncryptionBinding } from "./errors.js";
 import type { DerivedKey, Keyring } from "./keyring.js";
 
 export const ENCRYPTED_FORMAT = "statebag.encrypted";
+/** The text envelope's version (`serialize`, messages, stream chunks, titles). */
 export const ENCRYPTED_VERSION = 2;
+/** The binary row's version (sessions in the built-in stores). */
+export const BINARY_VERSION = 3;
+/** The first bytes of a binary row. */
+const MAGIC = Buffer.from([0x00, 0x53, 0x42, 0x45]);
+const MAGIC_TEXT = MAGIC.toString("latin1");
+const FLAG_POSITION = 1;
+const FLAG_REVISION = 2;
+const FLAG_OWNER = 4;
+const FINGERPRINT_BYTES = 9;
 /** The envelope version before revisions were bound: read, never written. */
 const LEGACY_VERSION = 1;
 const PREFIX = `{"format":"${ENCRYPTED_FORMAT}",`;
@@ -54,17 +87,48 @@ interface Envelope {
   fp: { s?: string; i?: string; o?: string; p?: number; r?: number };
 }
 
-/** Whether `text` is an encrypted envelope (of any version): a cheap prefix test. */
+/**
+ * Whether `text` is an encrypted row of any version: a text envelope, or a binary row carried as
+ * a binary string (a cheap prefix test).
+ */
 export function isEncryptedText(text: string): boolean {
-  return typeof text === "string" && text.startsWith(PREFIX);
+  return typeof text === "string" && (text.startsWith(PREFIX) || text.startsWith(MAGIC_TEXT));
+}
+
+/** Whether stored bytes (or their binary string) are a binary row (by its magic). */
+export function isBinaryRow(row: Uint8Array | string): boolean {
+  if (typeof row === "string") return row.startsWith(MAGIC_TEXT);
+  return (
+    row.length >= MAGIC.length && row[0] === 0 && row[1] === MAGIC[1] && row[2] === MAGIC[2] && row[3] === MAGIC[3]
+  );
+}
+
+/** A binary string as the bytes it carries. */
+function rowBytes(row: Uint8Array | string): Uint8Array {
+  return typeof row === "string" ? Buffer.from(row, "latin1") : row;
 }
 
 /** The key id of an encrypted row, or undefined for plaintext or a malformed envelope. */
 export function encryptedKeyId(text: string): string | undefined {
   if (!isEncryptedText(text)) return undefined;
-  const m = /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([A-Za-z0-9._-]{1,64})"/.exec(text);
-  return m?.[1];
+  if (text.startsWith(MAGIC_TEXT)) return binaryKeyId(text);
+  const found = /^\{"format":"statebag\.encrypted","v":\d+,"kid":"([A-Za-z0-9._-]{1,64})"/.exec(text);
+  return found?.[1];
 }
+
+/** The key id in a binary row's header (bytes or binary string), or undefined when malformed. */
+export function binaryKeyId(row: Uint8Array | string): string | undefined {
+  const head =
+    typeof row === "string"
+      ? row.slice(0, 7 + 64)
+      : Buffer.from(row.buffer, row.byteOffset, Math.min(row.length, 7 + 64)).toString("latin1");
+  if (!head.startsWith(MAGIC_TEXT) || head.length < 7) return undefined;
+  const length = head.charCodeAt(6);
+  const kid = head.slice(7, 7 + length);
+  return kid.length === length && KEY_ID.test(kid) ? kid : undefined;
+}
+
+const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 function aad(version: number, kid: string, b: Binding, position: number | null, revision: number | null): Buffer {
   const fields: unknown[] = [ENCRYPTED_FORMAT, version, kid, b.kind, b.store, b.id, position, b.owner ?? null];
@@ -115,7 +179,101 @@ export function decodeBase64url(text: string): Buffer | undefined {
 // padding in between) whose text (64 KiB) stays below V8's large-object size.
 const B64_CHUNK = 49152;
 
-/** Encrypts `plaintext` for `binding` under the keyring's current key. */
+/** Encrypts `plaintext` for `binding` under the keyring's current key, as a binary row (version 3). */
+export function sealBinary(keyring: Keyring, binding: Binding, plaintext: string): Buffer {
+  const key = keyring.key(keyring.current)!;
+  const iv = randomBytes(12);
+  const position = binding.position ?? null;
+  const revision = bound(binding.revision);
+  const cipher = createCipheriv("aes-256-gcm", key.cipher, iv);
+  cipher.setAAD(aad(BINARY_VERSION, key.kid, binding, position, revision));
+  const ct = cipher.update(Buffer.from(plaintext, "utf8"));
+  const rest = cipher.final(); // GCM adds no bytes here; kept in case it ever does
+  const tag = cipher.getAuthTag();
+  const kid = key.kid;
+  const owner = binding.owner !== undefined;
+  const flags =
+    (position !== null ? FLAG_POSITION : 0) | (revision !== null ? FLAG_REVISION : 0) | (owner ? FLAG_OWNER : 0);
+  const headerLength =
+    7 +
+    kid.length +
+    12 +
+    16 +
+    FINGERPRINT_BYTES * (owner ? 3 : 2) +
+    (position !== null ? 8 : 0) +
+    (revision !== null ? 8 : 0);
+  const out = Buffer.allocUnsafe(headerLength + ct.length + rest.length);
+  MAGIC.copy(out, 0);
+  out[4] = BINARY_VERSION;
+  out[5] = flags;
+  out[6] = kid.length;
+  let at = 7 + out.write(kid, 7, "latin1");
+  at += iv.copy(out, at);
+  at += tag.copy(out, at);
+  at += fingerprintBytes(key, "store", binding.store).copy(out, at);
+  at += fingerprintBytes(key, binding.kind, binding.id).copy(out, at);
+  if (owner) at += fingerprintBytes(key, "owner", binding.owner!).copy(out, at);
+  if (position !== null) at = out.writeBigUInt64BE(BigInt(position), at);
+  if (revision !== null) at = out.writeBigUInt64BE(BigInt(revision), at);
+  at += ct.copy(out, at);
+  if (rest.length > 0) rest.copy(out, at);
+  return out;
+}
+
+/** A fingerprint's 9 bytes (the text envelope keeps them as base64url). */
+function fingerprintBytes(key: DerivedKey, label: string, value: string): Buffer {
+  return Buffer.from(fingerprint(key, label, value), "base64url");
+}
+
+/** Whether a binary row (bytes or binary string) binds a revision, by its flags; undefined when malformed. */
+export function binaryBindsRevision(row: Uint8Array | string): boolean | undefined {
+  const byte = (at: number) => (typeof row === "string" ? row.charCodeAt(at) : row[at]);
+  if (!isBinaryRow(row) || row.length < 7 || byte(4) !== BINARY_VERSION || binaryKeyId(row) === undefined)
+    return undefined;
+  return (byte(5) & FLAG_REVISION) !== 0;
+}
+
+/** Reads a binary row's header; the ciphertext is a view of `bytes` (not copied). */
+function parseBinary(bytes: Uint8Array, what: string): Envelope {
+  const row = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const kid = binaryKeyId(row);
+  const malformed = () => new DecryptionError({ reason: "malformed", what, ...(kid ? { kid } : {}) });
+  if (!isBinaryRow(row) || row.length < 7 || row[4] !== BINARY_VERSION || kid === undefined) throw malformed();
+  const flags = row[5];
+  if (flags & ~(FLAG_POSITION | FLAG_REVISION | FLAG_OWNER)) throw malformed();
+  let at = 7 + kid.length;
+  const take = (size: number): Buffer => {
+    if (at + size > row.length) throw malformed();
+    const part = row.subarray(at, at + size);
+    at += size;
+    return part;
+  };
+  const iv = take(12);
+  const tag = take(16);
+  const fp: Envelope["fp"] = {
+    s: take(FINGERPRINT_BYTES).toString("base64url"),
+    i: take(FINGERPRINT_BYTES).toString("base64url"),
+  };
+  if (flags & FLAG_OWNER) fp.o = take(FINGERPRINT_BYTES).toString("base64url");
+  const integer = (): number => {
+    const value = take(8).readBigUInt64BE(0);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw malformed();
+    return Number(value);
+  };
+  if (flags & FLAG_POSITION) fp.p = integer();
+  if (flags & FLAG_REVISION) fp.r = integer();
+  return { v: BINARY_VERSION, kid, iv, ct: row.subarray(at), tag, fp };
+}
+
+/**
+ * Decrypts a binary row (bytes, or a binary string) for `binding`, or throws `DecryptionError`
+ * saying why (as `open`).
+ */
+export function openBinary(keyring: Keyring, binding: Binding, row: Uint8Array | string, what: string): string {
+  return decrypt(keyring, binding, parseBinary(rowBytes(row), what), what);
+}
+
+/** Encrypts `plaintext` for `binding` under the keyring's current key, as a text envelope (version 2). */
 export function seal(keyring: Keyring, binding: Binding, plaintext: string): string {
   const key = keyring.key(keyring.current)!;
   const iv = randomBytes(12);
@@ -193,6 +351,7 @@ function parse(text: string, what: string): Envelope {
  */
 export function envelopeBindsRevision(text: string): boolean | undefined {
   if (!isEncryptedText(text)) return undefined;
+  if (text.startsWith(MAGIC_TEXT)) return binaryBindsRevision(text);
   const at = text.lastIndexOf('","b":');
   if (at < 0 || !text.endsWith("}")) return undefined;
   try {
@@ -208,7 +367,12 @@ export function envelopeBindsRevision(text: string): boolean | undefined {
  * and `binding.revision` are the reader's; each is checked only when the row bound one.
  */
 export function open(keyring: Keyring, binding: Binding, text: string, what: string): string {
-  const env = parse(text, what);
+  if (text.startsWith(MAGIC_TEXT)) return openBinary(keyring, binding, text, what);
+  return decrypt(keyring, binding, parse(text, what), what);
+}
+
+/** Checks the tag and decrypts a parsed row of either form. */
+function decrypt(keyring: Keyring, binding: Binding, env: Envelope, what: string): string {
   const key = keyring.key(env.kid);
   if (!key) throw new DecryptionError({ reason: "missing-key", kid: env.kid, what });
   let position: number | null = null;

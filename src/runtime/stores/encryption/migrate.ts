@@ -3,7 +3,8 @@
  * encrypted under the keyring's current key. `mode: "encrypt"` also encrypts plaintext rows (the
  * codecs must be in their `acceptPlaintext` window) and closes that window; `"reencrypt"` rewrites
  * rows under older keys (after a rotation), session rows whose envelope binds no revision
- * (version 1) and session rows whose owner or title is still plaintext in the store's metadata
+ * (version 1), session rows still in the text envelope (versions 1 and 2) where the store keeps
+ * binary rows (version 3: the built-in stores), and session rows whose owner or title is still plaintext in the store's metadata
  * (the store writes them in their protected forms on that save), and reports plaintext rows as failures.
  *
  * Like `migrateStore`: page by page through `scan({ includeText: true })`, each session rewritten
@@ -26,7 +27,7 @@ import { ConflictError, StoreUnavailableError } from "../errors.js";
 import type { AgentSession } from "../../core/session.js";
 import type { MessageLogSnapshot, ScanItem, SessionStore, StoredSession } from "../types.js";
 import type { EncryptedMessageCodec, EncryptedSessionCodec, EncryptionReads } from "./codec.js";
-import { encryptedKeyId, envelopeBindsRevision, isEncryptedText } from "./envelope.js";
+import { encryptedKeyId, envelopeBindsRevision, isBinaryRow, isEncryptedText } from "./envelope.js";
 
 export interface EncryptionMigrationOptions {
   /** The encrypting session codec the store was opened with. */
@@ -71,7 +72,8 @@ export interface EncryptionMigrationReport {
   scanned: number;
   /**
    * Sessions found in plaintext / under an older key, in an envelope that binds no revision
-   * (version 1, written before revisions were bound), or with their owner or title still in
+   * (version 1, written before revisions were bound), in the text envelope where the store keeps
+   * binary rows (written before rows were kept as bytes), or with their owner or title still in
    * plaintext in the store's metadata (written before owners and titles were protected), before the run.
    */
   plaintext: number;
@@ -155,6 +157,8 @@ export async function migrateEncryption(
     durationMs: 0,
   };
   let verified = false;
+  /** Whether the store keeps binary rows: known once the first rewritten row is read back. */
+  let storesBinary: boolean | undefined;
   const fail = (f: EncryptionMigrationFailure) => {
     report.failedCount++;
     if (report.failed.length < maxReported) report.failed.push(f);
@@ -183,9 +187,14 @@ export async function migrateEncryption(
       }
       const keyId = encryptedKeyId(text);
       const plaintext = !isEncryptedText(text);
-      // Under the current key and bound to its revision (an envelope of version 1 binds none), with
-      // its owner and title in their protected forms (the store says when they are still plaintext).
-      const done = keyId === current && envelopeBindsRevision(text) === true && item.plaintextMeta !== true;
+      // Under the current key and bound to its revision (an envelope of version 1 binds none), in
+      // the form the store keeps (binary rows, unless the first row rewritten came back as text),
+      // with its owner and title in their protected forms (the store says when they are still plaintext).
+      const done =
+        keyId === current &&
+        envelopeBindsRevision(text) === true &&
+        (storesBinary === false || isBinaryRow(text)) &&
+        item.plaintextMeta !== true;
       if (!counted) {
         counted = true;
         if (plaintext) report.plaintext++;
@@ -238,6 +247,9 @@ export async function migrateEncryption(
       if (!verified) {
         verified = true;
         const back = await rescan(store, item.id, pageCursor, batchSize);
+        // A store that keeps text (a store of your own calling `serialize`) writes the text envelope:
+        // that is its current form.
+        if (back?.text !== undefined) storesBinary = isBinaryRow(back.text);
         if (back?.text !== undefined && encryptedKeyId(back.text) !== current) {
           throw new ConfigurationError(
             `the store did not write the session ${JSON.stringify(item.id).slice(0, 200)} under the key ${current}: it was not opened with this codec`,

@@ -2,7 +2,8 @@
  * Every SQL statement and DDL the PostgreSQL store runs: with the table layout they create, its
  * storage format (the version recorded in `statebag_meta`, `POSTGRES_SCHEMA_VERSION`).
  *
- * - Sessions are stored as `text`, not `jsonb`: the bytes come back exactly as the serializer
+ * - Sessions are stored as `text`, not `jsonb` (an encrypting codec's binary rows as `bytea` in
+ *   `data_bytes`, format 5, `data` then NULL): the bytes come back exactly as the serializer
  *   wrote them (jsonb re-orders keys, drops duplicate keys and whitespace, which once broke
  *   `$type`-first readers in the field), the server does no JSON parsing on write and no
  *   re-rendering on read, and the validated document is the stored document. Ad hoc queries can
@@ -64,6 +65,23 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     `COALESCE(timestamptz 'epoch' + ${param}::bigint * interval '1 millisecond', '${fallback}'::timestamptz)`;
   const listFilter = `owner = $1::text AND ${live} AND updated_at < ${bound("$2", "infinity")} AND updated_at > ${bound("$3", "-infinity")}
        AND COALESCE(labels, '{}'::jsonb) @> $4::jsonb`;
+  // $5: the owner the save names (NULL: any); title/labels replaced only when given ($6/$8 true);
+  // updated_at never goes backwards; a format-1 row gets its created_at from its last update.
+  // $10 (create: $7): a revision drawn beforehand (`draw`), else NULL: the next of the sequence.
+  // `body`: which of data (text) and data_bytes (bytea, format 5) gets the body ($3; create: $2).
+  const updateSql = (body: string) =>
+    `UPDATE ${sessions} SET revision = COALESCE($10::bigint, nextval('${seq}')), ${body}, expires_at = ${expiry("$4")},
+         updated_at = GREATEST(${nowMs}, updated_at), created_at = COALESCE(created_at, updated_at),
+         title = CASE WHEN $6::boolean THEN $7::text ELSE title END, labels = CASE WHEN $8::boolean THEN $9::jsonb ELSE labels END
+       WHERE id = $1 AND revision = $2 AND ${live} AND ($5::text IS NULL OR owner = $5::text) RETURNING revision`;
+  const createSql = (body: string) =>
+    `INSERT INTO ${sessions} AS s (id, revision, data, data_bytes, expires_at, owner, title, labels, created_at, updated_at)
+       VALUES ($1, COALESCE($7::bigint, nextval('${seq}')), ${body}, ${expiry("$3")}, $4, $5, $6::jsonb, ${nowMs}, ${nowMs})
+       ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data, data_bytes = EXCLUDED.data_bytes,
+         expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at, created_at = EXCLUDED.created_at,
+         owner = EXCLUDED.owner, title = EXCLUDED.title, labels = EXCLUDED.labels
+       WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
+       RETURNING revision`;
   const named = (text: string): PgQueryConfig => (prepared ? { name: `statebag_${++nameCounter}`, text } : { text });
   return {
     createSchema: `CREATE SCHEMA IF NOT EXISTS ${schema}`,
@@ -114,7 +132,7 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
       `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_updated ON ${sessions} (owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL`,
       `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_id ON ${sessions} (owner, id) WHERE owner IS NOT NULL`,
     ],
-    get: named(`SELECT revision, data, ${meta_} FROM ${sessions} WHERE id = $1 AND ${live}`),
+    get: named(`SELECT revision, data, data_bytes, ${meta_} FROM ${sessions} WHERE id = $1 AND ${live}`),
     current: named(`SELECT revision, owner FROM ${sessions} WHERE id = $1 AND ${live}`),
     // For a codec that binds the revision: the revision the save will write (drawn now, so it is
     // greater than any the caller has seen) and the row's current revision and owner.
@@ -127,24 +145,11 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     protectMeta: named(
       `UPDATE ${sessions} SET owner = COALESCE($2::text, owner), title = COALESCE($3::text, title) WHERE id = $1 AND revision = $4`,
     ),
-    // $5: the owner the save names (NULL: any); title/labels replaced only when given ($6/$8 true);
-    // updated_at never goes backwards; a format-1 row gets its created_at from its last update.
-    // $10 (create: $7): a revision drawn beforehand (`draw`), else NULL: the next of the sequence.
-    update: named(
-      `UPDATE ${sessions} SET revision = COALESCE($10::bigint, nextval('${seq}')), data = $3, expires_at = ${expiry("$4")},
-         updated_at = GREATEST(${nowMs}, updated_at), created_at = COALESCE(created_at, updated_at),
-         title = CASE WHEN $6::boolean THEN $7::text ELSE title END, labels = CASE WHEN $8::boolean THEN $9::jsonb ELSE labels END
-       WHERE id = $1 AND revision = $2 AND ${live} AND ($5::text IS NULL OR owner = $5::text) RETURNING revision`,
-    ),
-    create: named(
-      `INSERT INTO ${sessions} AS s (id, revision, data, expires_at, owner, title, labels, created_at, updated_at)
-       VALUES ($1, COALESCE($7::bigint, nextval('${seq}')), $2, ${expiry("$3")}, $4, $5, $6::jsonb, ${nowMs}, ${nowMs})
-       ON CONFLICT (id) DO UPDATE SET revision = EXCLUDED.revision, data = EXCLUDED.data,
-         expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at, created_at = EXCLUDED.created_at,
-         owner = EXCLUDED.owner, title = EXCLUDED.title, labels = EXCLUDED.labels
-       WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()
-       RETURNING revision`,
-    ),
+    update: named(updateSql("data = $3, data_bytes = NULL")),
+    create: named(createSql("$2, NULL")),
+    // The same for a binary row (an encrypting codec, format 5): the body as bytea in data_bytes.
+    updateBytes: named(updateSql("data = NULL, data_bytes = $3")),
+    createBytes: named(createSql("NULL, $2")),
     // Keyset pages over the (owner, updated_at DESC, id DESC) and (owner, id) indexes, reading only
     // metadata columns. $2/$3: updated before/after (epoch ms, NULL: no bound); $4: labels (jsonb
     // containment); the cursor's time is in microseconds (exact), NULL on a first page.
@@ -161,7 +166,7 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     deleteAt: named(`DELETE FROM ${sessions} WHERE id = $1 AND revision = $2 AND ${live} RETURNING revision`),
     scan: named(`SELECT id, revision, ${meta_} FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`),
     scanText: named(
-      `SELECT id, revision, data, ${meta_}, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
+      `SELECT id, revision, data, data_bytes, ${meta_}, CASE WHEN expires_at IS NULL THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint END AS ttl_ms
        FROM ${sessions} WHERE id > $1 AND ${live} ORDER BY id LIMIT $2`,
     ),
     purge: named(`DELETE FROM ${sessions} WHERE expires_at <= now()`),
@@ -217,6 +222,15 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
     logDelete: named(`DELETE FROM ${logs} WHERE storage_id = $1 RETURNING version`),
     /** Format 3: the stream-buffer tables (idempotent, run inside setup's transaction). */
     ddlV3: streamDdl(schema),
+    /**
+     * Format 5: binary session rows (an encrypting codec's ciphertext as bytes) in a bytea column
+     * beside `data`; a row has one of the two. Adding a nullable column and dropping NOT NULL change
+     * no stored row (no table rewrite); rows written before keep their text and load as before.
+     */
+    ddlV5: [
+      `ALTER TABLE ${sessions} ADD COLUMN IF NOT EXISTS data_bytes bytea`,
+      `ALTER TABLE ${sessions} ALTER COLUMN data DROP NOT NULL`,
+    ],
     streams: postgresStreamStatements(schema, named),
     /** Format 4: the blob tables (idempotent, run inside setup's transaction). */
     ddlV4: blobDdl(schema),

@@ -17,7 +17,7 @@
  */
 import { ConfigurationError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeRow, storedText } from "../codec.js";
 import { loadDriver } from "../drivers.js";
 import {
   checkDelete,
@@ -89,9 +89,16 @@ import {
 
 /**
  * The storage-format version this code reads and writes. 2: session metadata columns and listing
- * indexes (#23); 3: the stream-buffer tables; 4: the blob tables.
+ * indexes (#23); 3: the stream-buffer tables; 4: the blob tables; 5: binary session rows
+ * (`data_bytes bytea`, an encrypting codec's ciphertext as bytes). `statebag store setup`
+ * upgrades an older schema in place.
  */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
+
+/** A session row's body: its text, or (format 5) the bytes of a binary row. */
+function rowBody(row: Row): string | Uint8Array {
+  return (row.data_bytes as Uint8Array | null) ?? (row.data as string);
+}
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db`. Either this or `pool`. */
@@ -399,6 +406,9 @@ export class PostgresSessionStore implements SessionStore {
           if (before < 4) {
             for (const ddl of this.sql.ddlV4) await client.query(ddl);
           }
+          if (before < 5) {
+            for (const ddl of this.sql.ddlV5) await client.query(ddl);
+          }
           // Later formats: `if (before < 2) { ...ALTER... }`, each step recorded below.
           await client.query(this.sql.metaSetVersion, [String(POSTGRES_SCHEMA_VERSION)]);
           await client.query(TRANSACTION.commit);
@@ -420,7 +430,7 @@ export class PostgresSessionStore implements SessionStore {
     const row = rows[0];
     const meta = rowMeta(row, id, metaProtectionOf(this.codec));
     return {
-      session: loadStoredSession(this.codec, id, row.data as string, this.url, {
+      session: loadStoredSession(this.codec, id, rowBody(row), this.url, {
         owner: meta.owner,
         revision: Number(row.revision),
       }),
@@ -463,26 +473,29 @@ export class PostgresSessionStore implements SessionStore {
     }
     const titleColumn =
       meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
-    const text =
-      revision === null ? this.codec.serialize(session, { owner }) : this.codec.serialize(session, { owner, revision });
+    const body =
+      revision === null
+        ? serializeRow(this.codec, session, { owner })
+        : serializeRow(this.codec, session, { owner, revision });
+    const binary = typeof body !== "string";
     const ttl = ttlMs ?? null;
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.withClient("save", true, async (c) => {
       const { rows } =
         expected === null
-          ? await c.query<Row>(this.sql.create, [
+          ? await c.query<Row>(binary ? this.sql.createBytes : this.sql.create, [
               id,
-              text,
+              body,
               ttl,
               ownerColumn ?? null,
               titleColumn ?? null,
               labels,
               revision,
             ])
-          : await c.query<Row>(this.sql.update, [
+          : await c.query<Row>(binary ? this.sql.updateBytes : this.sql.update, [
               id,
               expected,
-              text,
+              body,
               ttl,
               ownerColumn ?? null,
               titleColumn !== undefined,
@@ -532,17 +545,17 @@ export class PostgresSessionStore implements SessionStore {
       async (c) =>
         (await c.query<Row>(includeText ? this.sql.scanText : this.sql.scan, [cursor ?? "", limit + 1])).rows,
     );
-    const items = rows.map((r) => {
+    const items = rows.map((row) => {
       const item = includeText
         ? scanItem(
-            r.id as string,
-            Number(r.revision),
-            r.data as string,
-            r.ttl_ms == null ? undefined : Number(r.ttl_ms),
+            row.id as string,
+            Number(row.revision),
+            storedText(rowBody(row)),
+            row.ttl_ms == null ? undefined : Number(row.ttl_ms),
           )
-        : scanItem(r.id as string, Number(r.revision));
-      item.meta = rowMeta(r, r.id as string, protection, false);
-      if (plaintextMeta(protection, r.owner as string | null, r.title as string | null)) item.plaintextMeta = true;
+        : scanItem(row.id as string, Number(row.revision));
+      item.meta = rowMeta(row, row.id as string, protection, false);
+      if (plaintextMeta(protection, row.owner as string | null, row.title as string | null)) item.plaintextMeta = true;
       return item;
     });
     return scanPage(items, limit);

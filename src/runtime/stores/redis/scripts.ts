@@ -8,6 +8,7 @@
  * discriminated union in one place (a reply of another shape fails with `RedisReplyError`).
  */
 import { StatebagError } from "../../core/errors.js";
+import { isBinaryRow } from "../encryption/envelope.js";
 import type { Bucket, OwnerKeys, RedisIdKeys } from "./keys.js";
 import type { RedisClientLike } from "./types.js";
 
@@ -583,6 +584,12 @@ class ReplyReader {
     return value;
   }
 
+  /** A session body: text, or the bytes of a binary row. */
+  body(index: number): string | Buffer {
+    const value = this.items[index];
+    return Buffer.isBuffer(value) ? value : this.text(index);
+  }
+
   textOrNull(index: number): string | null {
     return this.items[index] == null ? null : this.text(index);
   }
@@ -660,7 +667,8 @@ export interface SaveScriptInput {
   id: string;
   /** The revision the caller read (null: the session must be absent). */
   expected: number | null;
-  text: string;
+  /** The body: text, or the bytes of a binary row (kept as a binary string in the hash). */
+  text: string | Buffer;
   ttlMs?: number;
   nowMs: number;
   /** The metadata; absent, none is handled (the raw-driver baseline's form). */
@@ -706,7 +714,7 @@ export type SaveScriptReply =
 
 export async function runSave(client: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
   const { keys, meta } = input;
-  const args: (string | number)[] = [
+  const args: (string | number | Buffer)[] = [
     keys.session,
     keys.rev,
     keys.idx,
@@ -961,27 +969,45 @@ export interface ScanScriptInput {
   after: string;
   wanted: number;
   withText: boolean;
+  /** The bodies may be binary rows: read the reply as bytes (the body kept as bytes when it is one). */
+  binary?: boolean;
+}
+
+/**
+ * A reply read as bytes (a script's `...Buffer` form) as the text form would be, except the item
+ * at each of `bodies` (a session body), which stays bytes when it is a binary row.
+ */
+function decodeBinaryReply(reply: unknown, isBody: (index: number) => boolean): unknown {
+  if (!Array.isArray(reply)) return reply;
+  return reply.map((item, index) =>
+    Buffer.isBuffer(item) ? (isBody(index) && isBinaryRow(item) ? item : item.toString("utf8")) : item,
+  );
 }
 
 /** One live session of a scan page; `text` and `pttl` only when asked for. */
 export interface ScanScriptItem {
   id: string;
   fields: SessionFields;
-  text?: string;
+  /** The body: text, or the bytes of a binary row (when asked for with `binary`). */
+  text?: string | Buffer;
   pttl?: number;
 }
 
 export async function runScan(client: ScriptedClient, input: ScanScriptInput): Promise<ScanScriptItem[]> {
   const { bucket, withText } = input;
-  const raw = await client.sbScan(bucket.idx, input.after, input.wanted, withText ? "1" : "0", bucket.sessionPrefix);
-  const reply = ReplyReader.of("scan", raw, 0);
   const width = withText ? 9 : 7;
+  const args = [bucket.idx, input.after, input.wanted, withText ? "1" : "0", bucket.sessionPrefix];
+  const raw =
+    withText && input.binary
+      ? decodeBinaryReply(await client.sbScanBuffer(...args), (index) => index % width === 7)
+      : await client.sbScan(...args);
+  const reply = ReplyReader.of("scan", raw, 0);
   if (reply.length % width !== 0) reply.fail(reply.length - 1, `the end of a record of ${width} items`);
   const items: ScanScriptItem[] = [];
   for (let index = 0; index < reply.length; index += width) {
     const item: ScanScriptItem = { id: reply.text(index), fields: fieldsAt(reply, index + 1) };
     if (withText) {
-      item.text = reply.text(index + 7);
+      item.text = reply.body(index + 7);
       item.pttl = reply.int(index + 8);
     }
     items.push(item);
@@ -991,17 +1017,24 @@ export async function runScan(client: ScriptedClient, input: ScanScriptInput): P
 
 /** A session's body and metadata (one bucket's part of a cluster scan). */
 export interface TextScriptReply {
-  text: string;
+  /** The body: text, or the bytes of a binary row (when asked for with `binary`). */
+  text: string | Buffer;
   pttl: number;
   fields: SessionFields;
 }
 
-export async function runText(client: ScriptedClient, sessionKey: string): Promise<TextScriptReply | undefined> {
-  const raw = await client.sbText(sessionKey);
+export async function runText(
+  client: ScriptedClient,
+  sessionKey: string,
+  binary = false,
+): Promise<TextScriptReply | undefined> {
+  const raw = binary
+    ? decodeBinaryReply(await client.sbTextBuffer(sessionKey), (index) => index === 1)
+    : await client.sbText(sessionKey);
   if (raw === null) return undefined;
   const reply = ReplyReader.of("text", raw, 8);
   return {
-    text: reply.text(1),
+    text: reply.body(1),
     pttl: reply.int(2),
     fields: {
       revision: reply.int(0),
@@ -1136,11 +1169,13 @@ export async function runMergeLegacy(
  * wrappers above call them; a test may set up a state through them. @internal
  */
 export interface Scripts extends UpgradeScripts {
-  sbSave(...args: (string | number)[]): Promise<unknown>;
+  sbSave(...args: (string | number | Buffer)[]): Promise<unknown>;
   sbDraw(rev: string, session: string): Promise<unknown>;
   sbProtect(...args: string[]): Promise<unknown>;
   sbDelete(...args: (string | number)[]): Promise<unknown>;
   sbScan(...args: (string | number)[]): Promise<unknown>;
+  /** The reply's strings as bytes (bodies that are binary rows). */
+  sbScanBuffer(...args: (string | number)[]): Promise<unknown>;
   sbPurge(...args: (string | number)[]): Promise<unknown>;
   sbIndex(...args: (string | number)[]): Promise<unknown>;
   sbList(...args: (string | number)[]): Promise<unknown>;
@@ -1152,6 +1187,7 @@ export interface Scripts extends UpgradeScripts {
   sbTrim(...args: (string | number)[]): Promise<unknown>;
   sbOuter(...args: (string | number)[]): Promise<unknown>;
   sbText(key: string): Promise<unknown>;
+  sbTextBuffer(key: string): Promise<unknown>;
 }
 
 /** The format-1 upgrade's scripts (upgrade.ts needs only these). */

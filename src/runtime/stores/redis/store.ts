@@ -11,7 +11,15 @@
  */
 import { quoted, shownText } from "../../core/json.js";
 import type { AgentSession } from "../../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
+import {
+  binaryRowsOf,
+  defaultMessageCodec,
+  defaultSessionCodec,
+  loadStoredSession,
+  serializeRow,
+  storedText,
+} from "../codec.js";
+import { isBinaryRow } from "../encryption/envelope.js";
 import { checkDelete, checkId, checkSave, checkScan, compareIds, scanItem, scanPage, sessionId } from "../common.js";
 import {
   ConflictError,
@@ -149,6 +157,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly codec: SessionCodec;
   /** How owners and titles are kept at rest (an encrypting codec's protection), if at all. */
   private readonly protection: SessionMetaProtection | undefined;
+  /** The codec writes binary rows (an encrypting codec): bodies are kept as binary strings. */
+  private readonly binaryRows: boolean;
   /** The driver's client, connected on demand. */
   private readonly connector: RedisConnector;
   /** The format marker under `P meta` was read once and is one this code can use (or absent). */
@@ -171,6 +181,7 @@ export class RedisSessionStore implements SessionStore {
     this.connector = new RedisConnector(options, this.url);
     this.codec = options.codec ?? defaultSessionCodec();
     this.protection = metaProtectionOf(this.codec);
+    this.binaryRows = binaryRowsOf(this.codec) !== undefined;
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.streams = new RedisStreamBuffer(this, chunkCodec(this.codec), () => this.duplicateConnection());
@@ -357,10 +368,17 @@ export class RedisSessionStore implements SessionStore {
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const values = await this.call("get", false, (c) =>
-      c.hmget(this.keys.of(id).session, "r", "o", "t", "l", "c", "u", "d"),
+    const fieldNames = ["r", "o", "t", "l", "c", "u", "d"];
+    const sessionKey = this.keys.of(id).session;
+    // A codec of binary rows: the hash read as bytes, the body kept as bytes when it is a binary row.
+    const values: (string | Buffer | null)[] = await this.call("get", false, async (c) =>
+      this.binaryRows
+        ? (await c.hmgetBuffer(sessionKey, ...fieldNames)).map((value, index) =>
+            value === null || (index === 6 && isBinaryRow(value)) ? value : value.toString("utf8"),
+          )
+        : c.hmget(sessionKey, ...fieldNames),
     );
-    const fields = sessionFields("get", values);
+    const fields = sessionFields("get", values.slice(0, 6) as (string | null)[]);
     const data = values[6];
     if (fields === null || data === null) return undefined;
     this.remember(id, fields.owner);
@@ -456,8 +474,8 @@ export class RedisSessionStore implements SessionStore {
     for (let attempt = 0; ; attempt++) {
       const text =
         drawn === undefined
-          ? this.codec.serialize(session, { owner: codecOwner })
-          : this.codec.serialize(session, { owner: codecOwner, revision: drawn });
+          ? serializeRow(this.codec, session, { owner: codecOwner })
+          : serializeRow(this.codec, session, { owner: codecOwner, revision: drawn });
       reply = await this.call("save", true, (c) =>
         runSave(c, {
           keys,
@@ -663,7 +681,7 @@ export class RedisSessionStore implements SessionStore {
     if (this.cluster) return this.call("scan", false, (c) => this.scanBuckets(c, cursor, limit, includeText));
     const bucket = this.buckets[0];
     const records = await this.call("scan", false, (c) =>
-      runScan(c, { bucket, after: cursor ?? "", wanted: limit + 1, withText: includeText }),
+      runScan(c, { bucket, after: cursor ?? "", wanted: limit + 1, withText: includeText, binary: this.binaryRows }),
     );
     const items = [];
     for (const record of records) {
@@ -671,7 +689,7 @@ export class RedisSessionStore implements SessionStore {
       const pttl = record.pttl ?? 0;
       const item =
         record.text !== undefined
-          ? scanItem(record.id, record.fields.revision, record.text, pttl > 0 ? pttl : undefined)
+          ? scanItem(record.id, record.fields.revision, storedText(record.text), pttl > 0 ? pttl : undefined)
           : scanItem(record.id, record.fields.revision);
       item.meta = this.metaOf(record.fields, record.id, false);
       if (plaintextMeta(this.protection, record.fields.owner, record.fields.title)) item.plaintextMeta = true;
@@ -742,13 +760,13 @@ export class RedisSessionStore implements SessionStore {
         ...(next === undefined ? {} : { cursor: next }),
       };
     // A session deleted or expired since its id was listed is left out; the cursor still moves on.
-    const texts = await Promise.all(page.map((entry) => runText(c, this.keys.of(entry.id).session)));
+    const texts = await Promise.all(page.map((entry) => runText(c, this.keys.of(entry.id).session, this.binaryRows)));
     const items = [];
     for (const [index, entry] of page.entries()) {
       const found = texts[index];
       if (!found) continue;
       const { fields, pttl } = found;
-      const item = scanItem(entry.id, fields.revision, found.text, pttl > 0 ? pttl : undefined);
+      const item = scanItem(entry.id, fields.revision, storedText(found.text), pttl > 0 ? pttl : undefined);
       item.meta = this.metaOf(fields, entry.id, false);
       if (plaintextMeta(this.protection, fields.owner, fields.title)) item.plaintextMeta = true;
       items.push(item);

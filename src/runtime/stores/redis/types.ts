@@ -37,6 +37,8 @@ export interface RedisClientLike {
   hkeys(key: string): Promise<string[]>;
   hset(key: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  /** The same with the values as bytes (a binary session row). */
+  hmgetBuffer(key: string, ...fields: string[]): Promise<(Buffer | null)[]>;
   exists(...keys: string[]): Promise<number>;
   type(key: string): Promise<string>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;

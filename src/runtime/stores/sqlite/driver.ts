@@ -9,7 +9,10 @@ export type SqliteDriverName = "node:sqlite" | "better-sqlite3";
 export const SQLITE_DRIVERS: readonly SqliteDriverName[] = ["node:sqlite", "better-sqlite3"];
 export const DEFAULT_SQLITE_DRIVER: SqliteDriverName = "node:sqlite";
 
-/** A bound parameter; `Uint8Array` for BLOB columns (blob chunks), read back as `Uint8Array` (a `Buffer` on better-sqlite3). */
+/**
+ * A bound parameter; `Uint8Array` for BLOB columns (blob chunks, an encrypted session row), read
+ * back as `Uint8Array` (a `Buffer` on better-sqlite3).
+ */
 export type SqliteValue = string | number | null | Uint8Array;
 
 export interface SqliteStatement<R> {

@@ -8,7 +8,11 @@
  */
 import type { SqliteConnection, SqliteStatement } from "./driver.js";
 
-/** The tables, created when a writable store first opens the file. */
+/**
+ * The tables, created when a writable store first opens the file. `data` holds a session's text,
+ * or (format 5) a BLOB: the binary row of an encrypting codec. A column of TEXT affinity keeps a
+ * BLOB as it is (affinity converts numbers only), so format 5 changes no table.
+ */
 export const DDL = `
 CREATE TABLE IF NOT EXISTS statebag_meta (
   key TEXT PRIMARY KEY,
@@ -372,7 +376,8 @@ export interface ListRow extends MetaRow {
 
 /** The store's statements, prepared once per connection. */
 export class Statements {
-  readonly get: SqliteStatement<{ revision: number; data: string } & MetaRow>;
+  /** `data`: text, or a BLOB (the binary row of an encrypting codec, format 5). */
+  readonly get: SqliteStatement<{ revision: number; data: string | Uint8Array } & MetaRow>;
   readonly current: SqliteStatement<{ revision: number; owner: string | null }>;
   readonly currentMeta: SqliteStatement<{ revision: number; owner: string | null; title: string | null }>;
   readonly protectMeta: SqliteStatement<never>;
@@ -387,7 +392,7 @@ export class Statements {
   readonly deleteAt: SqliteStatement<never>;
   readonly scan: SqliteStatement<{ id: string; revision: number } & MetaRow>;
   readonly scanText: SqliteStatement<
-    { id: string; revision: number; data: string; expires_at: number | null } & MetaRow
+    { id: string; revision: number; data: string | Uint8Array; expires_at: number | null } & MetaRow
   >;
   readonly purge: SqliteStatement<never>;
   readonly opInsert: SqliteStatement<never>;

@@ -15,7 +15,7 @@ import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
-import { defaultMessageCodec, defaultSessionCodec, loadStoredSession } from "../codec.js";
+import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeRow, storedText } from "../codec.js";
 import { checkDelete, checkId, checkSave, checkScan, scanItem, scanPage, sessionId } from "../common.js";
 import { ConflictError, SessionOwnerError, StoreNotSetUpError, StoreUnavailableError } from "../errors.js";
 import { eraseOwnerSessions } from "../erasure.js";
@@ -84,10 +84,14 @@ import {
 
 /**
  * The storage-format version this code writes (recorded in `statebag_meta`). 2: session metadata
- * columns and listing indexes; 3: the stream-buffer tables; 4: the blob tables (a writable open
- * upgrades an older file in place).
+ * columns and listing indexes; 3: the stream-buffer tables; 4: the blob tables; 5: encrypted
+ * session rows as BLOBs in `data` (no table changes: recorded so that earlier releases refuse the
+ * file rather than misread a BLOB). A writable open upgrades an older file in place.
  */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
+
+/** The oldest format this code reads without upgrading (a read-only store): 5 only adds BLOB rows. */
+const SQLITE_READABLE_VERSION = 4;
 
 /** Sorts after every stored time and id: the keyset cursor of a first page. */
 const PAST_EVERY_TIME = Number.MAX_SAFE_INTEGER;
@@ -367,7 +371,7 @@ export class SqliteSessionStore implements SessionStore {
   /** A read-only store cannot upgrade: an older format is named, with the way to upgrade it. */
   private checkReadableFormat(db: SqliteConnection): void {
     const version = this.checkFormat(db) ?? 1;
-    if (version < SQLITE_SCHEMA_VERSION) {
+    if (version < SQLITE_READABLE_VERSION) {
       throw new StoreNotSetUpError(
         this.url,
         `the SQLite store at ${this.url} has storage format ${version}; this statebag reads ${SQLITE_SCHEMA_VERSION}, and a read-only store cannot upgrade it`,
@@ -459,13 +463,13 @@ export class SqliteSessionStore implements SessionStore {
     // Validate and serialize before taking any lock, unless the codec uses its context: it is
     // given the revision the row is written under, drawn from the file's counter inside the write
     // transaction (in this process nothing runs meanwhile anyway: both are synchronous).
-    const plain = contextual ? undefined : this.codec.serialize(session, { owner });
+    const plain = contextual ? undefined : serializeRow(this.codec, session, { owner });
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.run("save", "write", (s): number => {
       const now = Date.now();
       const expiresAt = ttlMs === undefined ? null : now + ttlMs;
       const revision = s.bump.get()!.value;
-      const text = plain ?? this.codec.serialize(session, { owner, revision });
+      const text = plain ?? serializeRow(this.codec, session, { owner, revision });
       const changes =
         expected === null
           ? s.create.run(id, revision, text, expiresAt, now, now, ownerColumn ?? null, titleColumn ?? null, labels, now)
@@ -525,16 +529,18 @@ export class SqliteSessionStore implements SessionStore {
         (includeText ? s.scanText : s.scan).all(cursor ?? "", now, limit + 1) as ({
           id: string;
           revision: number;
-          data?: string;
+          data?: string | Uint8Array;
           expires_at?: number | null;
         } & MetaRow)[],
     );
-    const items = rows.map((r) => {
-      const item = includeText
-        ? scanItem(r.id, r.revision, r.data, r.expires_at == null ? undefined : Math.max(1, r.expires_at - now))
-        : scanItem(r.id, r.revision);
-      item.meta = rowMeta(r, r.id, protection, false);
-      if (plaintextMeta(protection, r.owner, r.title)) item.plaintextMeta = true;
+    const items = rows.map((row) => {
+      const ttlMs = row.expires_at == null ? undefined : Math.max(1, row.expires_at - now);
+      const item =
+        includeText && row.data !== undefined
+          ? scanItem(row.id, row.revision, storedText(row.data), ttlMs)
+          : scanItem(row.id, row.revision);
+      item.meta = rowMeta(row, row.id, protection, false);
+      if (plaintextMeta(protection, row.owner, row.title)) item.plaintextMeta = true;
       return item;
     });
     return scanPage(items, limit);
