@@ -23,7 +23,7 @@ import type { FusedLimits } from "../validation/fused-runtime.js";
 import type { DeserializeOptions } from "./options.js";
 import { SESSION_FORMAT, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, readEnvelope, sessionLimits } from "./stored-form.js";
 import { SessionValidationError, jsonProblem } from "./session-error.js";
-import { walkLoaded } from "./walk-loaded.js";
+import { walkLoaded, type LoadedDocument } from "./walk-loaded.js";
 import { walkQuarantining } from "./quarantine.js";
 
 /**
@@ -45,10 +45,8 @@ export function deserializeSession(
       (doc as { format?: unknown }).format === undefined ? doc : (doc as { session: unknown }).session
     ) as AgentSession;
   const envelope = readEnvelope(doc, SESSION_FORMAT, "session", allowBare);
-  const root =
-    options.quarantine === true
-      ? walkQuarantining(input, doc, owned, options, envelope.value, envelope.base, false)
-      : walkLoaded(doc, owned, options, envelope.value, envelope.base, false);
+  const loaded: LoadedDocument = { doc, owned, payload: envelope.value, base: envelope.base, many: false };
+  const root = options.quarantine === true ? walkQuarantining(input, loaded, options) : walkLoaded(loaded, options);
   return (envelope.base.length === 0 ? root : (root as Record<string, unknown>).session) as AgentSession;
 }
 
@@ -74,10 +72,8 @@ export function deserializeSessions(
       },
     ]);
   }
-  const root =
-    options.quarantine === true
-      ? walkQuarantining(input, doc, owned, options, sessions, envelope.base, true)
-      : walkLoaded(doc, owned, options, sessions, envelope.base, true);
+  const loaded: LoadedDocument = { doc, owned, payload: sessions, base: envelope.base, many: true };
+  const root = options.quarantine === true ? walkQuarantining(input, loaded, options) : walkLoaded(loaded, options);
   return (root as { sessions: AgentSession[] }).sessions;
 }
 

@@ -11,7 +11,7 @@ import { PROVIDER_STATE_FAMILY } from "../registry/registry.js";
 import { defaultRegistry } from "../validation/default-registry.js";
 import { SessionWalker } from "../validation/validate.js";
 import type { DeserializeOptions } from "./options.js";
-import { walkLoaded } from "./walk-loaded.js";
+import { walkLoaded, type LoadedDocument } from "./walk-loaded.js";
 
 interface SetAside {
   /** Path from the document root. */
@@ -28,15 +28,8 @@ interface SetAside {
  * applied), so whatever is left is exactly what a strict load accepts. Nothing is modified until
  * every text is taken: the walkers here never migrate in place.
  */
-export function walkQuarantining(
-  input: unknown,
-  doc: unknown,
-  owned: boolean,
-  options: DeserializeOptions,
-  value: unknown,
-  base: readonly (string | number)[],
-  many: boolean,
-): unknown {
+export function walkQuarantining(input: unknown, loaded: LoadedDocument, options: DeserializeOptions): unknown {
+  const { doc, payload, base, many } = loaded;
   const walkerOptions = {
     registry: options.registry ?? defaultRegistry(),
     strict: options.strict,
@@ -45,9 +38,11 @@ export function walkQuarantining(
     protoKeysAsData: options.limits?.protoKeys === "keep",
     quarantine: "keep" as const,
   };
-  const sessions: unknown[] = many ? [...(value as unknown[])] : [value];
-  const found: SetAside[][] = sessions.map((s, i) => setAside(s, many ? [...base, i] : [...base], walkerOptions));
-  if (found.every((f) => f.length === 0)) return walkLoaded(doc, owned, options, value, base, many, true);
+  const sessions: unknown[] = many ? [...(payload as unknown[])] : [payload];
+  const found: SetAside[][] = sessions.map((session, index) =>
+    setAside(session, many ? [...base, index] : [...base], walkerOptions),
+  );
+  if (found.every((list) => list.length === 0)) return walkLoaded(loaded, options, "keep");
   // The exact original characters when there is text; otherwise the caller's value as JSON.
   const source =
     typeof input === "string"
@@ -63,7 +58,7 @@ export function walkQuarantining(
           all.map((f) => f.path),
         )
       : [];
-  let t = 0;
+  let textIndex = 0;
   const entries: QuarantinedValue[][] = [];
   for (let i = 0; i < sessions.length; i++) {
     if (found[i].length === 0) {
@@ -72,7 +67,7 @@ export function walkQuarantining(
     }
     const prefix = many ? base.length + 1 : base.length;
     const list = found[i].map((f) => {
-      const text = texts[t++] ?? JSON.stringify(f.value);
+      const text = texts[textIndex++] ?? JSON.stringify(f.value);
       const entry: QuarantinedValue = { pointer: jsonPointer(f.path.slice(prefix)), text, reason: f.problems[0] };
       if (f.problemCount > 1) entry.problemCount = f.problemCount;
       return entry;
@@ -90,7 +85,7 @@ export function walkQuarantining(
     cleaned = sessions[0];
     root = base.length === 0 ? cleaned : { ...(doc as object), session: cleaned };
   }
-  const result = walkLoaded(root, owned, options, cleaned, base, many, true);
+  const result = walkLoaded({ ...loaded, doc: root, payload: cleaned }, options, "keep");
   if (options.onQuarantined !== undefined) {
     const loaded = many
       ? (result as { sessions: AgentSession[] }).sessions
@@ -108,32 +103,38 @@ function setAside(session: unknown, base: (string | number)[], options: WalkerOp
   first.walkSession(session, base);
   if (first.result().ok) return [];
   if (typeof session !== "object" || session === null || Array.isArray(session)) return [];
-  const s = session as Record<string, unknown>;
-  const bag = s.stateBag;
+  const object = session as Record<string, unknown>;
+  const bag = object.stateBag;
   if (typeof bag !== "object" || bag === null || Array.isArray(bag)) return [];
   if (hasOwnKey.call(bag, "__proto__") && options.protoKeysAsData !== true) return []; // refused whole
   // Problems of the session object itself refuse it whole.
   const shell = new SessionWalker(options);
-  shell.walkSession({ ...s, stateBag: {} }, base);
+  shell.walkSession({ ...object, stateBag: {} }, base);
   if (!shell.result().ok) return [];
   const out: SetAside[] = [];
   for (const key in bag) {
     if (!hasOwnKey.call(bag, key)) continue;
-    const v = (bag as Record<string, unknown>)[key];
+    const state = (bag as Record<string, unknown>)[key];
     const path = [...base, "stateBag", key];
-    const r = walkOne(v, path, options);
-    if (r.ok) continue;
-    const messages = splitMessages(v, path, options);
-    if (messages !== undefined) for (const m of messages) out.push(m);
-    else out.push({ path, value: v, problems: r.problems, problemCount: r.problemCount ?? r.problems.length });
+    const result = walkOne(state, path, options);
+    if (result.ok) continue;
+    const messages = splitMessages(state, path, options);
+    if (messages !== undefined) for (const message of messages) out.push(message);
+    else
+      out.push({
+        path,
+        value: state,
+        problems: result.problems,
+        problemCount: result.problemCount ?? result.problems.length,
+      });
   }
   return out;
 }
 
 function walkOne(value: unknown, path: (string | number)[], options: WalkerOptions) {
-  const w = new SessionWalker(options);
-  w.walkValue(value, PROVIDER_STATE_FAMILY, path);
-  return w.result();
+  const walker = new SessionWalker(options);
+  walker.walkValue(value, PROVIDER_STATE_FAMILY, path);
+  return walker.result();
 }
 
 /**
@@ -143,16 +144,16 @@ function walkOne(value: unknown, path: (string | number)[], options: WalkerOptio
  */
 function splitMessages(value: unknown, path: (string | number)[], options: WalkerOptions): SetAside[] | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  const messages = v.messages;
+  const state = value as Record<string, unknown>;
+  const messages = state.messages;
   if (!Array.isArray(messages) || messages.length === 0) return undefined;
-  if (!walkOne({ ...v, messages: [] }, path, options).ok) return undefined;
+  if (!walkOne({ ...state, messages: [] }, path, options).ok) return undefined;
   const bad: SetAside[] = [];
   const good: unknown[] = [];
   const at0 = jsonPointer([...path, "messages", 0]);
   for (let i = 0; i < messages.length; i++) {
-    const r = walkOne({ ...v, messages: [messages[i]] }, path, options);
-    if (r.ok) {
+    const result = walkOne({ ...state, messages: [messages[i]] }, path, options);
+    if (result.ok) {
       good.push(messages[i]);
       continue;
     }
@@ -160,11 +161,11 @@ function splitMessages(value: unknown, path: (string | number)[], options: Walke
     bad.push({
       path: [...path, "messages", i],
       value: messages[i],
-      problems: r.problems.map((p) => reindexed(p, at0, at)),
-      problemCount: r.problemCount ?? r.problems.length,
+      problems: result.problems.map((p) => reindexed(p, at0, at)),
+      problemCount: result.problemCount ?? result.problems.length,
     });
   }
-  if (bad.length === 0 || !walkOne({ ...v, messages: good }, path, options).ok) return undefined;
+  if (bad.length === 0 || !walkOne({ ...state, messages: good }, path, options).ok) return undefined;
   return bad;
 }
 
@@ -204,8 +205,8 @@ function withoutSetAside(
     }
   }
   for (const [key, set] of dropped) {
-    const v = bag[key] as Record<string, unknown>;
-    setOwn(bag, key, { ...v, messages: (v.messages as unknown[]).filter((_, i) => !set.has(i)) });
+    const state = bag[key] as Record<string, unknown>;
+    setOwn(bag, key, { ...state, messages: (state.messages as unknown[]).filter((_, i) => !set.has(i)) });
   }
   const before = Array.isArray(session.quarantine) ? (session.quarantine as QuarantinedValue[]) : [];
   return { ...session, stateBag: bag, quarantine: [...before, ...entries] };

@@ -11,12 +11,12 @@ import { SessionValidationError, sessionLabel } from "./session-error.js";
 export function reportMigrated(upgrades: readonly PendingUpgrade[], options: DeserializeOptions): void {
   if (options.onMigrated === undefined || upgrades.length === 0) return;
   options.onMigrated(
-    upgrades.map((u) => {
-      const value = u.value as { $type: string; $version?: number };
+    upgrades.map((upgrade) => {
+      const value = upgrade.value as { $type: string; $version?: number };
       return {
-        pointer: jsonPointer(u.path),
-        fromType: u.fromType,
-        from: u.from,
+        pointer: jsonPointer(upgrade.path),
+        fromType: upgrade.fromType,
+        from: upgrade.from,
         toType: value.$type,
         to: value.$version ?? 1,
       };
@@ -24,21 +24,33 @@ export function reportMigrated(upgrades: readonly PendingUpgrade[], options: Des
   );
 }
 
+/** A parsed document and where its session (or sessions) sit in it: what the strict tail walks. */
+export interface LoadedDocument {
+  /** The document root. */
+  doc: unknown;
+  /** The document was parsed here (not the caller's objects): migrations may write into it in place. */
+  owned: boolean;
+  /** The session object, or the array of sessions of a `statebag.sessions` document (`many`). */
+  payload: unknown;
+  /** Path of `payload` from the document root (`["session"]`, `["sessions"]`, or `[]` for a bare session). */
+  base: readonly (string | number)[];
+  /** `payload` is an array of sessions. */
+  many: boolean;
+}
+
 /**
- * The shared tail of loading: walks the session (`many: false`) or every session of the array
- * `value` (`many: true`) at `base`, throws `SessionValidationError` on any problem, reports
- * migrations, writes the migrated values into the document (a copy of a caller-owned one) and
- * reports preserved values. Returns the document root.
+ * The shared tail of loading: walks the session (or every session of a `many` document), throws
+ * `SessionValidationError` on any problem, reports migrations, writes the migrated values into the
+ * document (a copy of a caller-owned one) and reports preserved values. Returns the document root.
+ * `quarantine`: what the walker does with a session's `quarantine` entries ("check" them again on a
+ * strict load; "keep" them on a quarantine load, which wrote them).
  */
 export function walkLoaded(
-  doc: unknown,
-  owned: boolean,
+  loaded: LoadedDocument,
   options: DeserializeOptions,
-  value: unknown,
-  base: readonly (string | number)[],
-  many: boolean,
-  keepQuarantine = false,
+  quarantine: "check" | "keep" = "check",
 ): unknown {
+  const { doc, owned, payload, base, many } = loaded;
   const walker = new SessionWalker({
     registry: options.registry ?? defaultRegistry(),
     strict: options.strict,
@@ -47,24 +59,24 @@ export function walkLoaded(
     protoKeysAsData: options.limits?.protoKeys === "keep",
     collectUpgrades: true,
     ownedInput: owned,
-    quarantine: keepQuarantine ? "keep" : "check",
+    quarantine,
   });
   if (many) {
-    const sessions = value as readonly unknown[];
+    const sessions = payload as readonly unknown[];
     const path: (string | number)[] = [...base, 0];
     const last = base.length;
-    for (let i = 0; i < sessions.length; i++) {
-      path[last] = i;
-      walker.walkSession(sessions[i], path);
+    for (let index = 0; index < sessions.length; index++) {
+      path[last] = index;
+      walker.walkSession(sessions[index], path);
     }
   } else {
-    walker.walkSession(value, base);
+    walker.walkSession(payload, base);
   }
   const result = walker.result();
   if (!result.ok) {
     const summary = many
-      ? `cannot load ${(value as readonly unknown[]).length} sessions`
-      : `cannot load session ${sessionLabel(value)}`;
+      ? `cannot load ${(payload as readonly unknown[]).length} sessions`
+      : `cannot load session ${sessionLabel(payload)}`;
     throw new SessionValidationError(summary, result.problems, {
       preserved: result.preserved,
       problemCount: result.problemCount,
