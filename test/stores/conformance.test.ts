@@ -26,7 +26,9 @@ for (const backend of [...allBackends, ...scaleOutBackends]) {
         throw error;
       }
     },
-    ...(["memory", "sqlite", "sqlite-better", "postgres", "postgres-pgbouncer"].includes(backend.name)
+    ...(["memory", "sqlite", "sqlite-better", "postgres", "postgres-pgbouncer", "redis", "redis-cluster"].includes(
+      backend.name,
+    )
       ? {}
       : { skip: { blobs: "blobs on this backend land next" } }),
     async close(store) {

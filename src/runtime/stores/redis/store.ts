@@ -66,6 +66,9 @@ import type {
 import { redactUrl } from "../url.js";
 import { isUnavailable, RedisConnector } from "./connection.js";
 import { RedisStreamBuffer } from "./stream-buffer.js";
+import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
+import { storeBlobs } from "../blobs.js";
+import { RedisBlobBackend } from "./blobs.js";
 import { chunkCodec } from "../stream-common.js";
 import { enclosingPrefixes, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
@@ -145,6 +148,8 @@ export interface RedisStoreOptions {
   displayUrl?: string;
   /** What `purgeExpired()` removes besides expired sessions. */
   retention?: RetentionOptions;
+  /** The budgets and chunk size of `store.blobs` (kept under the same prefix), or `url` to keep them elsewhere. */
+  blobs?: BlobOptions;
 }
 
 export class RedisSessionStore implements SessionStore {
@@ -153,6 +158,7 @@ export class RedisSessionStore implements SessionStore {
   readonly prefix: string;
   readonly messages: MessageLog;
   readonly streams: RedisStreamBuffer;
+  readonly blobs: BlobStore;
   readonly retention?: RetentionPolicy;
   private readonly codec: SessionCodec;
   /** How owners and titles are kept at rest (an encrypting codec's protection), if at all. */
@@ -185,6 +191,7 @@ export class RedisSessionStore implements SessionStore {
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.streams = new RedisStreamBuffer(this, chunkCodec(this.codec), () => this.duplicateConnection());
+    this.blobs = storeBlobs(options.blobs, this.codec, { backend: new RedisBlobBackend(this), where: this.url });
     this.retention = checkRetention(options.retention);
   }
 
