@@ -72,7 +72,7 @@ export interface Config {
     formatsImport: string;
     stateImport: string;
     taggedImport: string;
-    /** Where the generated fused check imports its typed runtime (src/runtime/validation/fused-runtime.ts). */
+    /** Where the generated fused check imports its typed runtime (src/runtime/checks/fused-runtime.ts). */
     fusedImport: string;
   };
   /** How to run the generator here, for fix texts. */
@@ -136,7 +136,7 @@ function layout(options: GenerateOptions): Config {
   const fusedImport =
     options.runtimeImport === "statebag" || (options.runtimeImport === undefined && tsconfig)
       ? "statebag/internal/toolchain"
-      : internal("validation/fused-runtime.js");
+      : internal("checks/fused-runtime.js");
   const command =
     options.command ?? (tsconfig ? `npx statebag gen --project ${posix(path.relative(cwd, tsconfig))}` : "npm run gen");
   const regenerate = options.regenerateCommand ?? command;

@@ -2,9 +2,9 @@
  * Emits `fused-check.ts`: one fused check per document root, from the same runtime schemas the ajv
  * validators are compiled from (generator/validators.ts). Only what depends on the types is
  * emitted; the generated module imports the rest, typed and written once, from the fused runtime
- * (src/runtime/validation/fused-runtime.ts): the context of a call (limits and counts), the limits
+ * (src/runtime/checks/fused-runtime.ts): the context of a call (limits and counts), the limits
  * walk of opaque JSON, the character count of numbers and the session object's check (whose rules
- * are the validation walker's own, src/runtime/validation/session-rules.ts). The emitted code is
+ * are the validation walker's own, src/runtime/checks/session-rules.ts). The emitted code is
  * TypeScript checked like any other file: values are `any`, every helper call and count typed.
  *
  * A fused check is one recursive descent over a document that answers one question: would the long
@@ -507,7 +507,7 @@ export interface FusedOutput {
   unsupported: { $type: string; reason: string }[];
 }
 
-/** What the generated module may import from the fused runtime (src/runtime/validation/fused-runtime.ts). */
+/** What the generated module may import from the fused runtime (src/runtime/checks/fused-runtime.ts). */
 const RUNTIME_FUNCTIONS = [
   "checkSessionObject",
   "formatTest",

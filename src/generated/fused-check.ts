@@ -5,7 +5,7 @@
 // Only what depends on the types is here: the rest (limits, counts, opaque JSON, the session object)
 // is the typed fused runtime it imports. Values are `any`: every function tests a value's type
 // before it reads it; the limits and counts of a call are in `ctx`.
-import { checkSessionObject, isDateTime, opaqueJson, numberChars, plainObject, scalarChars, type FusedContext, type TaggedCheck } from "../runtime/validation/fused-runtime.js";
+import { checkSessionObject, isDateTime, opaqueJson, numberChars, plainObject, scalarChars, type FusedContext, type TaggedCheck } from "../runtime/checks/fused-runtime.js";
 
 const pattern0 = new RegExp("^data:", "u");
 

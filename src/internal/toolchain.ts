@@ -26,4 +26,4 @@ export {
   scalarChars,
   type FusedContext,
   type TaggedCheck,
-} from "../runtime/validation/fused-runtime.js";
+} from "../runtime/checks/fused-runtime.js";

@@ -14,7 +14,7 @@ import { generate } from "../../generator/index.js";
 import { formatResult, type GenerateResult } from "../../generator/report.js";
 import { FORMATS } from "../../src/runtime/registry/formats.js";
 import type { TypeDefinition } from "../../src/runtime/registry/registry-types.js";
-import { fusedContext, type FusedContext } from "../../src/runtime/validation/fused-runtime.js";
+import { fusedContext, type FusedContext } from "../../src/runtime/checks/fused-runtime.js";
 import { readFile, removeTempProjects, tempProject } from "./helpers.js";
 
 afterAll(removeTempProjects);

@@ -12,8 +12,8 @@ const RUNTIME_FILES = [
   "registry/registry-types.ts",
   "registry/formats.ts",
   // What the generated fused check imports.
-  "validation/fused-runtime.ts",
-  "validation/session-rules.ts",
+  "checks/fused-runtime.ts",
+  "checks/session-rules.ts",
 ];
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The fused check (src/generated/fused-check.ts with its typed runtime, src/runtime/validation/fused-runtime.ts)
+ * The fused check (src/generated/fused-check.ts with its typed runtime, src/runtime/checks/fused-runtime.ts)
  * and today's path agree: on generated and mutated
  * documents, the fused check says "yes" only where the limits walk, the walker and the validators
  * accept with nothing to migrate or preserve; and it says "yes" wherever they do, except for what
@@ -7,7 +7,7 @@
  * Mutations include the hostile corpus of the suite: hostile keys, lone surrogates, control
  * characters, depth and key limits, non-finite numbers, Dates, impossible dates, wrong versions
  * and types, duplicate keys and 1e400 in text. Then hostile session objects one rule at a time
- * (src/runtime/validation/session-rules.ts): the walker reports it, the fused check declines, the
+ * (src/runtime/checks/session-rules.ts): the walker reports it, the fused check declines, the
  * agent refuses what the walker calls a local session with a conversation id.
  */
 import { readFileSync, readdirSync } from "node:fs";

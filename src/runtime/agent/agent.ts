@@ -19,7 +19,7 @@ import type { SessionStateProvider } from "./providers/provider.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type SessionKind } from "../core/session.js";
 import { StagedState } from "../core/state-bag.js";
 import type { AITool } from "./tools.js";
-import { localWithConversationId } from "../validation/session-rules.js";
+import { localWithConversationId } from "../checks/session-rules.js";
 import { UpdateChannel } from "./update-channel.js";
 import type { AgentInput, AgentResponse, AgentResponseUpdate } from "./response.js";
 import { closeAnsweredRound, takeApprovalAnswers } from "./run/approval-round.js";
@@ -256,7 +256,7 @@ export class ChatClientAgent {
 
   private checkKind(session: AgentSession): SessionKind | undefined {
     const kind = session.kind ?? (session.conversationId !== undefined ? "hosted" : undefined);
-    // The rule loading and validation hold a stored session to (validation/session-rules.ts).
+    // The rule loading and validation hold a stored session to (checks/session-rules.ts).
     if (localWithConversationId(session.kind, session.conversationId)) {
       throw new ConfigurationError(
         `session ${session.id} is local but carries a service conversation id`,

@@ -19,7 +19,7 @@ import {
   fusedSessionDocument,
   fusedSessionsDocument,
 } from "../validation/fused.js";
-import type { FusedLimits } from "../validation/fused-runtime.js";
+import type { FusedLimits } from "../checks/fused-runtime.js";
 import type { DeserializeOptions } from "./options.js";
 import { SESSION_FORMAT, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, readEnvelope, sessionLimits } from "./stored-form.js";
 import { SessionValidationError, jsonProblem } from "./session-error.js";

@@ -23,7 +23,7 @@
 import { describeValue, jsonPointer, quoted } from "../core/json.js";
 import type { ValidationProblem } from "../core/problems.js";
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from "../json/safe-json.js";
-import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "../validation/session-rules.js";
+import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "../checks/session-rules.js";
 import { SessionValidationError } from "./session-error.js";
 
 export const SESSION_FORMAT = "statebag.session";
@@ -54,7 +54,7 @@ const SESSIONS_BASE: readonly (string | number)[] = ["sessions"];
 /**
  * The payload of an envelope `{format, formatVersion, <key>}` (or of a bare session, when allowed),
  * or a `SessionValidationError` with every problem. The envelope's rules are the fused check's
- * (../validation/session-rules.ts).
+ * (../checks/session-rules.ts).
  */
 export function readEnvelope(doc: unknown, format: string, key: "session" | "sessions", allowBare: boolean): Envelope {
   // Fast path, nothing allocated but the result: a well-formed envelope. Anything else takes the

@@ -13,8 +13,8 @@
  */
 import { generatedTypes } from "../../generated/registry.js";
 import { checkMessage, checkSession, checkTagged } from "../../generated/fused-check.js";
-import { fusedContext, type FusedLimits } from "./fused-runtime.js";
-import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "./session-rules.js";
+import { fusedContext, type FusedLimits } from "../checks/fused-runtime.js";
+import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "../checks/session-rules.js";
 import type { TypeRegistry } from "../registry/registry.js";
 import type { JsonLimits } from "../json/safe-json.js";
 
@@ -101,7 +101,7 @@ export function fusedSessionDocument(
 
 /**
  * True when `doc` is exactly `{format, formatVersion, <payload>}` (the envelope rules of the
- * loader, ../validation/session-rules.ts) with this `format`, a version it reads, and room for 3 keys.
+ * loader, ../checks/session-rules.ts) with this `format`, a version it reads, and room for 3 keys.
  */
 function envelopeOnly(doc: Record<string, unknown>, format: string, maxVersion: number, payload: string): boolean {
   if (doc.format !== format || formatVersionProblem(doc.formatVersion, maxVersion) !== undefined) return false;

@@ -51,7 +51,7 @@ import {
   isSessionId,
   isSessionKind,
   localWithConversationId,
-} from "./session-rules.js";
+} from "../checks/session-rules.js";
 
 export interface ValidationResult {
   ok: boolean;
