@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, StatebagError, type StatebagErrorCode } from "../../src/runtime/core/errors.js";
 import { ProviderSessionState } from "../../src/runtime/core/state-bag.js";
-import { defineMigration } from "../../src/runtime/registry/migrations.js";
+import { defineMigration, MigrationError } from "../../src/runtime/registry/migrations.js";
 import { TypeRegistry } from "../../src/runtime/registry/registry.js";
 import { defaultRegistry } from "../../src/runtime/validation/default-registry.js";
 import { parseJson } from "../../src/runtime/json/safe-json.js";
@@ -350,6 +350,39 @@ describe("every StatebagError carries a hint", () => {
     expect(new ConfigurationError("x", "   ").hint).toBe(general.hint);
     expect(new StatebagError("json-too-deep", "too deep").hint).toContain("JSON input");
     expect(new StatebagError("unheard-of" as StatebagErrorCode, "x").hint).toContain("STATEBAG_DEBUG=1");
+  });
+
+  it("a migration error writes the value's place from data: messageAt(label), never a search of its text", () => {
+    const registry = new TypeRegistry({
+      migrations: [
+        defineMigration({
+          type: "acme.M",
+          from: 1,
+          to: 2,
+          up: () => {
+            throw new Error("boom at /stateBag/notes");
+          },
+        }),
+      ],
+    });
+    registry.register({
+      $type: "acme.M",
+      version: 2,
+      schema: { type: "object", properties: { n: { type: "number" } } },
+    });
+    let error: unknown;
+    try {
+      registry.upgrade({ $type: "acme.M", $version: 1 }, "/stateBag/notes");
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(MigrationError);
+    const migration = error as MigrationError;
+    expect(migration.message).toBe('migration of "acme.M" v1 -> v2 failed at /stateBag/notes: boom at /stateBag/notes');
+    expect(migration.messageAt("/stateBag/…")).toBe(
+      'migration of "acme.M" v1 -> v2 failed at /stateBag/…: boom at /stateBag/notes',
+    );
+    expect(migration.pointer).toBe("/stateBag/notes");
   });
 
   it("SessionValidationError says how to fix it, and each problem keeps its own hint", async () => {

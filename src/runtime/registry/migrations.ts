@@ -87,8 +87,11 @@ export class MigrationDefinitionError extends StatebagError {
 
 /** A value could not be brought to the current version. */
 export class MigrationError extends StatebagError {
+  /** The message with the value's place written another way (see `messageAt`). */
+  readonly #describe: ((place: string) => string) | undefined;
   constructor(
-    message: string,
+    /** The sentence, or the sentence for a way of writing the value's place (`details.pointer`, "/" for the root). */
+    message: string | ((place: string) => string),
     readonly details: {
       /**
        * `no-step`: nothing reads this (type, version); `failed`: a step threw (or, with `type`/`from`
@@ -108,8 +111,21 @@ export class MigrationError extends StatebagError {
       /** With `failed` naming an earlier step: where that step's result fails its version's schema. */
       invalidResult?: StoredProblem;
     },
+    /** How the message writes the value's place; default `details.pointer` ("/" for the root). */
+    place: string = details.pointer || "/",
   ) {
-    super("migration", message, { hint: details.hint, cause: details.cause });
+    super("migration", typeof message === "string" ? message : message(place), {
+      hint: details.hint,
+      cause: details.cause,
+    });
+    this.#describe = typeof message === "string" ? undefined : message;
+  }
+  /**
+   * The message with the value's place written as `at` (a shortened pointer, "the document
+   * root"), for a report that shows places its own way; the message as it is otherwise.
+   */
+  messageAt(place: string): string {
+    return this.#describe === undefined ? this.message : this.#describe(place);
   }
   get reason(): MigrationError["details"]["reason"] {
     return this.details.reason;
@@ -290,7 +306,8 @@ export class MigrationSet {
         return { value: current, steps, ...(invalidStored ? { invalidStored } : {}) };
       if (latest !== undefined && version > latest) {
         throw new MigrationError(
-          `migrating "${startType}" v${startVersion} at ${pointer || "/"} reached "${type}" v${version}, newer than the latest known v${latest}`,
+          (place) =>
+            `migrating "${startType}" v${startVersion} at ${place} reached "${type}" v${version}, newer than the latest known v${latest}`,
           {
             reason: "overshoot",
             type,
@@ -304,7 +321,7 @@ export class MigrationSet {
       const key = `${type}\u0000${version}`;
       if (seen.has(key) || steps >= MAX_STEPS) {
         throw new MigrationError(
-          `migrations of "${startType}" v${startVersion} at ${pointer || "/"} loop back to "${type}" v${version}`,
+          (place) => `migrations of "${startType}" v${startVersion} at ${place} loop back to "${type}" v${version}`,
           {
             reason: "loop",
             type,
@@ -357,7 +374,8 @@ export class MigrationSet {
             cause,
           });
         throw new MigrationError(
-          `migration of "${type}" v${version} -> ${describeTarget(step)} failed at ${pointer || "/"}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          (place) =>
+            `migration of "${type}" v${version} -> ${describeTarget(step)} failed at ${place}: ${cause instanceof Error ? cause.message : String(cause)}`,
           {
             reason: "failed",
             type,
@@ -381,7 +399,8 @@ export class MigrationSet {
             what: `it returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}`,
           });
         throw new MigrationError(
-          `migration of "${type}" v${version} -> ${describeTarget(step)} at ${pointer || "/"} returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}, not an object`,
+          (place) =>
+            `migration of "${type}" v${version} -> ${describeTarget(step)} at ${place} returned ${out === null ? "null" : Array.isArray(out) ? "an array" : typeof out}, not an object`,
           {
             reason: "bad-result",
             type,
@@ -419,7 +438,8 @@ export function invalidStoredData(
   const inside = pointer + problem.pointer;
   const schema = problem.file ? ` (${problem.file})` : "";
   return new MigrationError(
-    `invalid stored data: "${type}" v${version} at ${pointer || "/"} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${after}`,
+    (place) =>
+      `invalid stored data: "${type}" v${version} at ${place} does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; ${after}`,
     {
       reason: "invalid-data",
       type,
@@ -430,6 +450,7 @@ export function invalidStoredData(
       cause: at.cause,
       hint: `the stored value is wrong, not the migration: it does not match "${type}" v${version}, so that version's code did not write it; correct or remove it in the store (if values like it were really stored, make the migration${step.source ? ` at ${step.source}` : ""} accept them)`,
     },
+    pointer || "/",
   );
 }
 
@@ -456,7 +477,8 @@ function invalidInput(
   if (previous === undefined)
     return invalidStoredData(problem, { type, version, step, pointer, cause: at.cause }, failed);
   return new MigrationError(
-    `migration of "${previous.type}" v${previous.from} -> ${describeTarget(previous)} at ${pointer || "/"} returned a value that does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; the next ${failed}`,
+    (place) =>
+      `migration of "${previous.type}" v${previous.from} -> ${describeTarget(previous)} at ${place} returned a value that does not match version ${version}'s schema${schema} at ${inside || "/"}: ${problem.message}; the next ${failed}`,
     {
       reason: "failed",
       type: previous.type,
@@ -468,6 +490,7 @@ function invalidInput(
       invalidResult: problem,
       hint: `fix the migration "${previous.type}" v${previous.from} -> ${describeTarget(previous)}${previous.source ? ` (defined at ${previous.source})` : ""} so it returns a valid v${version}`,
     },
+    pointer || "/",
   );
 }
 
@@ -482,7 +505,8 @@ function copyForMigration(
     return structuredClone(value);
   } catch (cause) {
     throw new MigrationError(
-      `"${type}" v${version} at ${pointer || "/"} cannot be copied for migration: ${cause instanceof Error ? cause.message : String(cause)}`,
+      (place) =>
+        `"${type}" v${version} at ${place} cannot be copied for migration: ${cause instanceof Error ? cause.message : String(cause)}`,
       {
         reason: "failed",
         type,
@@ -503,11 +527,10 @@ function noStep(
   latest: number | undefined,
   pointer: string,
 ): MigrationError {
-  const where = pointer || "/";
   const via = type === startType && version === startVersion ? "" : ` (reached from "${startType}" v${startVersion})`;
   if (latest === undefined) {
     return new MigrationError(
-      `"${type}" v${version} at ${where}${via} is no registered type and no migration reads it`,
+      (place) => `"${type}" v${version} at ${place}${via} is no registered type and no migration reads it`,
       {
         reason: "no-step",
         type,
@@ -518,7 +541,8 @@ function noStep(
     );
   }
   return new MigrationError(
-    `"${type}" v${version} at ${where}${via} is older than the latest v${latest} and no migration reads v${version}`,
+    (place) =>
+      `"${type}" v${version} at ${place}${via} is older than the latest v${latest} and no migration reads v${version}`,
     {
       reason: "no-step",
       type,

@@ -807,11 +807,8 @@ export class SessionWalker implements SlotVisitor {
             ? `"${type}" v${latest}, or a migration from v${version}`
             : `a migration from "${type}" v${version}`,
         found: `"${type}" v${version}`,
-        // The migration error names the full pointer: shorten it like every other message.
-        message:
-          pointer === ""
-            ? err.message.split("\n")[0]
-            : err.message.split("\n")[0].replace(pointer, () => pointerLabel(pointer)),
+        // The value's place shortened like every other message (the error's own names the full pointer).
+        message: pointer === "" ? err.message : err.messageAt(pointerLabel(pointer)),
         hint: err.hint,
         details,
       });
