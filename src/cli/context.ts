@@ -65,13 +65,13 @@ export function inputPath(file: string, environment: CliEnvironment): string {
 }
 
 function isDebug(environment: CliEnvironment): boolean {
-  const v = environment.env.STATEBAG_DEBUG;
-  return v === "1" || v === "true";
+  const debug = environment.env.STATEBAG_DEBUG;
+  return debug === "1" || debug === "true";
 }
 
 /** Prints an error and returns the exit code it maps to. */
 export function reportError(error: unknown, environment: CliEnvironment, json: boolean): ExitCode {
-  const c = createColors(colorEnabled(environment.stderr, environment.env));
+  const colors = createColors(colorEnabled(environment.stderr, environment.env));
   const debug = isDebug(environment);
   let code: ExitCode = EXIT.runtime;
   let message: string;
@@ -97,13 +97,13 @@ export function reportError(error: unknown, environment: CliEnvironment, json: b
     if (!debug)
       fix = "rerun with STATEBAG_DEBUG=1 for the stack trace, and report it if it looks like a bug in statebag";
   }
-  const lines = [`${c.red(c.bold("error:"))} ${message}`];
-  if (where) lines.push(`  ${c.dim("where:")} ${where}`);
-  if (fix) lines.push(`  ${c.dim("fix:")}   ${fix}`);
+  const lines = [`${colors.red(colors.bold("error:"))} ${message}`];
+  if (where) lines.push(`  ${colors.dim("where:")} ${where}`);
+  if (fix) lines.push(`  ${colors.dim("fix:")}   ${fix}`);
   if (debug && error instanceof Error && error.stack) {
-    lines.push(c.dim(error.stack));
+    lines.push(colors.dim(error.stack));
     const cause = (error as { cause?: unknown }).cause;
-    if (cause instanceof Error && cause.stack) lines.push(c.dim(`caused by: ${cause.stack}`));
+    if (cause instanceof Error && cause.stack) lines.push(colors.dim(`caused by: ${cause.stack}`));
   }
   environment.stderr.write(safeOutput(lines.join("\n"), colorEnabled(environment.stderr, environment.env)) + "\n");
   if (json) {

@@ -24,11 +24,11 @@ const ALIASES: Record<string, SessionShape> = {
 };
 
 export function parseFormat(value: string): Format {
-  const v = value.toLowerCase();
-  if (Object.hasOwn(ALIASES, v)) return ALIASES[v];
-  if (!(FORMATS as readonly string[]).includes(v))
+  const lower = value.toLowerCase();
+  if (Object.hasOwn(ALIASES, lower)) return ALIASES[lower];
+  if (!(FORMATS as readonly string[]).includes(lower))
     throw new InvalidArgumentError(`expected one of: ${FORMATS.join(", ")}`);
-  return v as Format;
+  return lower as Format;
 }
 
 /**
@@ -45,9 +45,9 @@ export const IMPORT_FORMATS: readonly ImportFormat[] = [
 ];
 
 export function parseImportFormat(value: string): ImportFormat {
-  const v = value.toLowerCase();
-  if (v === "dotnet-fs-store" || v === "cosmos-chat-history") return v;
-  return v === "ai-sdk-ui" || v === "usechat" || v === "uimessage" ? "ai-sdk-ui" : parseFormat(value);
+  const lower = value.toLowerCase();
+  if (lower === "dotnet-fs-store" || lower === "cosmos-chat-history") return lower;
+  return lower === "ai-sdk-ui" || lower === "usechat" || lower === "uimessage" ? "ai-sdk-ui" : parseFormat(value);
 }
 
 /** The shape list for --help. */

@@ -103,12 +103,12 @@ async function* postgresThreads(url: string): AsyncGenerator<SourceThread> {
   const pg = await importOptional("pg", "statebag import --from langgraph-postgres", () =>
     importPackage<{ default: { Client: new (o: { connectionString: string }) => PgClient } }>("pg"),
   );
-  const u = new URL(url);
-  const schema = u.searchParams.get("schema") ?? "public";
-  u.searchParams.delete("schema");
-  const client = new pg.default.Client({ connectionString: u.toString() });
+  const connection = new URL(url);
+  const schema = connection.searchParams.get("schema") ?? "public";
+  connection.searchParams.delete("schema");
+  const client = new pg.default.Client({ connectionString: connection.toString() });
   await client.connect();
-  const q = (name: string) => `"${schema.replace(/"/g, '""')}"."${name}"`;
+  const qualified = (name: string) => `"${schema.replace(/"/g, '""')}"."${name}"`;
   try {
     const found = await client.query(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')",
@@ -121,11 +121,11 @@ async function* postgresThreads(url: string): AsyncGenerator<SourceThread> {
       });
     const { rows } = await client.query(
       `SELECT c.thread_id, c.checkpoint_id, c.checkpoint, c.metadata,
-         (SELECT COUNT(*) FROM ${q("checkpoints")} x WHERE x.thread_id = c.thread_id) AS total,
-         (SELECT COUNT(DISTINCT x.checkpoint_ns) FROM ${q("checkpoints")} x WHERE x.thread_id = c.thread_id AND x.checkpoint_ns <> '') AS namespaces,
-         (SELECT COUNT(*) FROM ${q("checkpoint_writes")} w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id) AS pending
-       FROM ${q("checkpoints")} c
-       WHERE c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT MAX(m.checkpoint_id) FROM ${q("checkpoints")} m WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')
+         (SELECT COUNT(*) FROM ${qualified("checkpoints")} x WHERE x.thread_id = c.thread_id) AS total,
+         (SELECT COUNT(DISTINCT x.checkpoint_ns) FROM ${qualified("checkpoints")} x WHERE x.thread_id = c.thread_id AND x.checkpoint_ns <> '') AS namespaces,
+         (SELECT COUNT(*) FROM ${qualified("checkpoint_writes")} w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id) AS pending
+       FROM ${qualified("checkpoints")} c
+       WHERE c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT MAX(m.checkpoint_id) FROM ${qualified("checkpoints")} m WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')
        ORDER BY c.thread_id`,
     );
     for (const row of rows) {
@@ -138,13 +138,17 @@ async function* postgresThreads(url: string): AsyncGenerator<SourceThread> {
       for (const [channel, json] of Object.entries(checkpoint.channel_values ?? {}))
         channels.push({ channel, type: "json", json });
       const blobs = await client.query(
-        `SELECT b.channel, b.type, b.blob FROM ${q("checkpoint_blobs")} b
+        `SELECT b.channel, b.type, b.blob FROM ${qualified("checkpoint_blobs")} b
          JOIN jsonb_each_text($2::jsonb) v ON v.key = b.channel AND v.value = b.version
          WHERE b.thread_id = $1 AND b.checkpoint_ns = '' AND b.type <> 'empty'`,
         [row.thread_id, JSON.stringify(checkpoint.channel_versions ?? {})],
       );
-      for (const b of blobs.rows)
-        channels.push({ channel: String(b.channel), type: String(b.type), ...readValue(String(b.type), b.blob) });
+      for (const blob of blobs.rows)
+        channels.push({
+          channel: String(blob.channel),
+          type: String(blob.type),
+          ...readValue(String(blob.type), blob.blob),
+        });
       yield {
         threadId: String(row.thread_id),
         checkpointId: String(row.checkpoint_id),
@@ -273,14 +277,16 @@ export async function importLangGraph(
         (options.dryRun ? `${report.wouldImport} would be imported` : `${report.imported} imported`) +
         `, ${report.exists} already in the store, ${failed} failed`,
     );
-    for (const r of results)
+    for (const result of results)
       out.line(
-        `  ${echo(r.thread)}: ${r.outcome}${r.outcome === "failed" ? ` (${r.error})` : `, ${r.messages} messages`}`,
+        `  ${echo(result.thread)}: ${result.outcome}${result.outcome === "failed" ? ` (${result.error})` : `, ${result.messages} messages`}`,
       );
     if (report.losses.length) {
       out.line("what had no statebag field, and how it was kept:");
-      for (const l of report.losses)
-        out.line(`  ${l.what} (${l.count}x in ${l.threads} thread${l.threads === 1 ? "" : "s"}): ${l.kept}`);
+      for (const loss of report.losses)
+        out.line(
+          `  ${loss.what} (${loss.count}x in ${loss.threads} thread${loss.threads === 1 ? "" : "s"}): ${loss.kept}`,
+        );
     } else out.line("nothing lost: every value has a statebag field");
   }
   return failed === 0 ? EXIT.ok : EXIT.failed;

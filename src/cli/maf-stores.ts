@@ -217,36 +217,37 @@ export async function importDotnetFsStore(
     });
     return bad === 0 ? EXIT.ok : EXIT.failed;
   }
-  const { c } = out;
+  const { c: colors } = out;
   const verb = options.dryRun ? "would import" : "imported";
   out.line(
-    `${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} session file${results.length === 1 ? "" : "s"} of a FileSystemAgentSessionStore into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, already there ${count("unchanged")}, different session already stored ${count("conflict")}, unreadable ${count("failed")}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
+    `${bad === 0 ? colors.green("✔") : colors.yellow("!")} ${results.length} session file${results.length === 1 ? "" : "s"} of a FileSystemAgentSessionStore into ${opened.url}${options.dryRun ? colors.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, already there ${count("unchanged")}, different session already stored ${count("conflict")}, unreadable ${count("failed")}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
   );
-  if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
-  for (const r of results.slice(0, LISTED)) {
+  if (opened.empty) out.line(colors.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
+  for (const result of results.slice(0, LISTED)) {
     const owner = [
-      r.agent !== undefined ? `agent ${echo(r.agent, 120)}` : "",
-      r.user !== undefined ? `user ${echo(r.user, 120)}` : "",
-      `conversation ${echo(r.conversation, 120)}`,
+      result.agent !== undefined ? `agent ${echo(result.agent, 120)}` : "",
+      result.user !== undefined ? `user ${echo(result.user, 120)}` : "",
+      `conversation ${echo(result.conversation, 120)}`,
     ]
       .filter(Boolean)
       .join(", ");
-    if (r.outcome === "failed")
+    if (result.outcome === "failed")
       out.line(
-        `  ${c.red("✖")} ${echo(r.file)}${r.pointer ? ` at ${echo(r.pointer)}` : ""}: ${echo(r.message ?? "", 400)}`,
+        `  ${colors.red("✖")} ${echo(result.file)}${result.pointer ? ` at ${echo(result.pointer)}` : ""}: ${echo(result.message ?? "", 400)}`,
       );
-    else if (r.outcome === "conflict")
+    else if (result.outcome === "conflict")
       out.line(
-        `  ${c.yellow("≠")} ${echo(r.file)}: session ${echo(r.id)} is stored with other content (left as it is)`,
+        `  ${colors.yellow("≠")} ${echo(result.file)}: session ${echo(result.id)} is stored with other content (left as it is)`,
       );
     else
       out.line(
-        c.dim(
-          `    ${echo(r.file)} -> session ${echo(r.id)} (${owner}): ${r.outcome === "imported" ? verb : "already there"}`,
+        colors.dim(
+          `    ${echo(result.file)} -> session ${echo(result.id)} (${owner}): ${result.outcome === "imported" ? verb : "already there"}`,
         ),
       );
   }
-  for (const s of skipped.slice(0, LISTED)) out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
+  for (const skip of skipped.slice(0, LISTED))
+    out.line(`  ${colors.yellow("-")} ${echo(skip.file)}: skipped, ${skip.reason}`);
   const unlisted = Math.max(0, results.length - LISTED) + Math.max(0, skipped.length - LISTED);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the full list)`);
   return bad === 0 ? EXIT.ok : EXIT.failed;
@@ -390,20 +391,21 @@ export async function importCosmosChatHistory(
     });
     return bad === 0 ? EXIT.ok : EXIT.failed;
   }
-  const { c } = out;
+  const { c: colors } = out;
   const verb = options.dryRun ? "would import" : "imported";
   out.line(
-    `${bad === 0 ? c.green("✔") : c.yellow("!")} ${results.length} conversation${results.length === 1 ? "" : "s"} of ${echo(name)} into the message logs of ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, failed ${count("failed")}`,
+    `${bad === 0 ? colors.green("✔") : colors.yellow("!")} ${results.length} conversation${results.length === 1 ? "" : "s"} of ${echo(name)} into the message logs of ${opened.url}${options.dryRun ? colors.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, failed ${count("failed")}`,
   );
-  if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
-  for (const r of results.slice(0, LISTED)) {
-    if (r.outcome === "failed") out.line(`  ${c.red("✖")} log ${echo(r.log)}: ${echo(r.message ?? "", 400)}`);
-    else if (r.outcome === "conflict")
-      out.line(`  ${c.yellow("≠")} log ${echo(r.log)} holds other messages (left as it is)`);
+  if (opened.empty) out.line(colors.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
+  for (const result of results.slice(0, LISTED)) {
+    if (result.outcome === "failed")
+      out.line(`  ${colors.red("✖")} log ${echo(result.log)}: ${echo(result.message ?? "", 400)}`);
+    else if (result.outcome === "conflict")
+      out.line(`  ${colors.yellow("≠")} log ${echo(result.log)} holds other messages (left as it is)`);
     else
       out.line(
-        c.dim(
-          `    conversation ${echo(r.conversation)} -> log ${echo(r.log)}: ${r.outcome === "imported" ? verb : r.outcome === "appended" ? (options.dryRun ? "would append" : "appended") : "already there"}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`,
+        colors.dim(
+          `    conversation ${echo(result.conversation)} -> log ${echo(result.log)}: ${result.outcome === "imported" ? verb : result.outcome === "appended" ? (options.dryRun ? "would append" : "appended") : "already there"}${result.messages ? ` (${result.messages} message${result.messages === 1 ? "" : "s"})` : ""}`,
         ),
       );
   }

@@ -128,18 +128,18 @@ export async function importOpenAIAgents(
         (options.dryRun ? `${report.wouldImport} would be imported` : `${report.imported} imported`) +
         `, ${report.exists} already in the store, ${failed} failed`,
     );
-    for (const r of results)
+    for (const result of results)
       out.line(
-        `  ${echo(r.file)} -> ${echo(r.session)}: ${r.outcome}` +
-          (r.outcome === "failed"
-            ? ` (${r.error})`
-            : `, ${r.items} items from ${r.source === "run-state" ? "a RunState" : "an items array"}` +
-              (r.pendingApprovals ? `, ${r.pendingApprovals} waiting for approval` : "")),
+        `  ${echo(result.file)} -> ${echo(result.session)}: ${result.outcome}` +
+          (result.outcome === "failed"
+            ? ` (${result.error})`
+            : `, ${result.items} items from ${result.source === "run-state" ? "a RunState" : "an items array"}` +
+              (result.pendingApprovals ? `, ${result.pendingApprovals} waiting for approval` : "")),
       );
     if (report.losses.length) {
       out.line("what had no statebag field, and how it was kept:");
-      for (const l of report.losses)
-        out.line(`  ${l.what} (${l.count}x in ${l.files} file${l.files === 1 ? "" : "s"}): ${l.kept}`);
+      for (const loss of report.losses)
+        out.line(`  ${loss.what} (${loss.count}x in ${loss.files} file${loss.files === 1 ? "" : "s"}): ${loss.kept}`);
     } else out.line("nothing lost: every item has a statebag field");
   }
   return failed === 0 ? EXIT.ok : EXIT.failed;

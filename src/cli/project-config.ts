@@ -170,15 +170,15 @@ export function validateConfig(value: unknown, file: string, pointer = ""): Proj
         near ? `did you mean "${near}"?` : `the keys are ${KEYS.map((k) => `"${k}"`).join(", ")}`,
       );
     }
-    const v = raw[key];
-    if (typeof v !== "string" || v.trim() === "") {
+    const setting = raw[key];
+    if (typeof setting !== "string" || setting.trim() === "") {
       fail(
         `${pointer}/${pointerSegment(key)}`,
-        `"${key}" must be a non-empty string, found ${v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? "an empty string" : typeof v}`,
+        `"${key}" must be a non-empty string, found ${setting === null ? "null" : Array.isArray(setting) ? "an array" : typeof setting === "string" ? "an empty string" : typeof setting}`,
         `write it as a string, e.g. "${key}": ${JSON.stringify(key in CONFIG_DEFAULTS ? CONFIG_DEFAULTS[key as keyof typeof CONFIG_DEFAULTS] : OPTIONAL_KEYS[key as keyof typeof OPTIONAL_KEYS].example)}`,
       );
     }
-    if (PATH_KEYS.has(key as keyof ProjectConfigFile) && isAbsolute(v as string)) {
+    if (PATH_KEYS.has(key as keyof ProjectConfigFile) && isAbsolute(setting as string)) {
       fail(
         `${pointer}/${pointerSegment(key)}`,
         `"${key}" is an absolute path`,

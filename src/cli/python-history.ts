@@ -61,20 +61,20 @@ async function collectHistories(
       const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) =>
         a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
       );
-      for (const e of entries) {
-        if (!e.name.endsWith(".jsonl") && !e.name.endsWith(".msgpack")) continue;
-        const name = join(input, e.name);
-        if (!e.isFile())
+      for (const entry of entries) {
+        if (!entry.name.endsWith(".jsonl") && !entry.name.endsWith(".msgpack")) continue;
+        const name = join(input, entry.name);
+        if (!entry.isFile())
           skipped.push({
             file: name,
-            reason: e.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file",
+            reason: entry.isSymbolicLink() ? "a symbolic link (not followed)" : "not a regular file",
           });
-        else if (e.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file" });
+        else if (entry.name.startsWith(".")) skipped.push({ file: name, reason: "a hidden file" });
         else
           files.push({
             name,
-            path: join(path, e.name),
-            ...(historyFileKey(e.name)?.key !== undefined ? { key: historyFileKey(e.name)!.key } : {}),
+            path: join(path, entry.name),
+            ...(historyFileKey(entry.name)?.key !== undefined ? { key: historyFileKey(entry.name)!.key } : {}),
           });
       }
     } else {
@@ -182,18 +182,21 @@ export async function importPythonHistories(
     out.line(
       `${failed === 0 ? out.c.green("✔") : out.c.yellow("!")} ${files.length} history file${files.length === 1 ? "" : "s"} into the message logs of ${opened.url}${options.dryRun ? out.c.dim(" (dry run: nothing written)") : ""}: ${verb} ${count("imported")}, appended to ${count("appended")}, already there ${count("unchanged")}, other messages already logged ${count("conflict")}, unreadable ${count("failed")}`,
     );
-    for (const r of results) {
-      if (r.outcome === "failed") out.line(`  ${out.c.red("✖")} ${echo(r.file)}: ${echo(r.message ?? "", 400)}`);
-      else if (r.outcome === "conflict")
-        out.line(`  ${out.c.yellow("≠")} ${echo(r.file)}: log ${echo(r.log!)} holds other messages (left as it is)`);
+    for (const result of results) {
+      if (result.outcome === "failed")
+        out.line(`  ${out.c.red("✖")} ${echo(result.file)}: ${echo(result.message ?? "", 400)}`);
+      else if (result.outcome === "conflict")
+        out.line(
+          `  ${out.c.yellow("≠")} ${echo(result.file)}: log ${echo(result.log!)} holds other messages (left as it is)`,
+        );
       else
         out.line(
           out.c.dim(
-            `    ${echo(r.file)} -> log ${echo(r.log!)}: ${r.outcome}${r.messages ? ` (${r.messages} message${r.messages === 1 ? "" : "s"})` : ""}`,
+            `    ${echo(result.file)} -> log ${echo(result.log!)}: ${result.outcome}${result.messages ? ` (${result.messages} message${result.messages === 1 ? "" : "s"})` : ""}`,
           ),
         );
     }
-    for (const s of skipped) out.line(`  ${out.c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
+    for (const skip of skipped) out.line(`  ${out.c.yellow("-")} ${echo(skip.file)}: skipped, ${skip.reason}`);
   }
   return failed === 0 ? EXIT.ok : EXIT.failed;
 }
@@ -229,8 +232,10 @@ export async function exportPythonHistory(
   const interop = await import("../runtime/interop/index.js");
   const historyKey = options.historyKey ?? "statebag.chatHistory";
   const fromSession = (session: AgentSession): ChatMessage[] | undefined => {
-    const h = session.stateBag[historyKey] as unknown as { $type?: string; messages?: ChatMessage[] } | undefined;
-    return h?.$type === "InMemoryChatHistoryState" && Array.isArray(h.messages) ? h.messages : undefined;
+    const history = session.stateBag[historyKey] as unknown as { $type?: string; messages?: ChatMessage[] } | undefined;
+    return history?.$type === "InMemoryChatHistoryState" && Array.isArray(history.messages)
+      ? history.messages
+      : undefined;
   };
   let messages: ChatMessage[] | undefined;
   let source: string;

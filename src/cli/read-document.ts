@@ -38,11 +38,11 @@ const UNITS: Record<string, number> = {
 
 /** `--max-bytes 100MiB`: a byte count, with an optional binary unit (K, M, G; KiB, MiB, GiB). */
 export function parseMaxBytes(value: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   // Own keys only: "1constructor" must not find Object.prototype.constructor.
-  const unit = m && Object.hasOwn(UNITS, m[2].toLowerCase()) ? UNITS[m[2].toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new InvalidArgumentError("expected a size such as 134217728, 128MiB or 1GiB");
-  const bytes = Math.floor(Number(m[1]) * unit);
+  const unit = match && Object.hasOwn(UNITS, match[2].toLowerCase()) ? UNITS[match[2].toLowerCase()] : undefined;
+  if (!match || unit === undefined) throw new InvalidArgumentError("expected a size such as 134217728, 128MiB or 1GiB");
+  const bytes = Math.floor(Number(match[1]) * unit);
   if (bytes < 1 || bytes > MAX_MAX_BYTES)
     throw new InvalidArgumentError(
       `expected a size from 1 byte to ${formatBytes(MAX_MAX_BYTES)} (the largest document a JavaScript string holds)`,

@@ -266,9 +266,9 @@ export function unknownTypesSummary(
   const newer = values.filter((v) => v.reason === "newer-version");
   const parts: string[] = [];
   if (unknown.length > 0) {
-    const t = names(unknown);
+    const typeNames = names(unknown);
     parts.push(
-      `${values_(unknown.length)} of ${t.count === 1 ? "a type" : `${t.count} types`} the CLI does not know (${t.shown})`,
+      `${values_(unknown.length)} of ${typeNames.count === 1 ? "a type" : `${typeNames.count} types`} the CLI does not know (${typeNames.shown})`,
     );
   }
   if (newer.length > 0) parts.push(`${values_(newer.length)} at versions newer than it knows (${names(newer).shown})`);

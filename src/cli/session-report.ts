@@ -52,13 +52,13 @@ export interface DocumentReport {
 export function summarize(session: AgentSession): SessionSummary {
   const state: StateSummary[] = [];
   for (const [key, value] of Object.entries(session.stateBag ?? {})) {
-    const v = value as { $type?: unknown; $version?: unknown; messages?: unknown };
+    const tagged = value as { $type?: unknown; $version?: unknown; messages?: unknown };
     const entry: StateSummary = {
       key,
-      $type: String(v?.$type),
-      version: typeof v?.$version === "number" ? v.$version : 1,
+      $type: String(tagged?.$type),
+      version: typeof tagged?.$version === "number" ? tagged.$version : 1,
     };
-    if (Array.isArray(v?.messages)) entry.messages = v.messages.length;
+    if (Array.isArray(tagged?.messages)) entry.messages = tagged.messages.length;
     state.push(entry);
   }
   const out: SessionSummary = { id: session.id, state };
@@ -119,10 +119,10 @@ export function checkDocument(
     strict: options.strict,
     // Loops, not push(...values): spreading a long list overflows the call stack.
     onPreserved: (values: PreservedValue[]) => {
-      for (const v of values) report.preserved.push(v);
+      for (const value of values) report.preserved.push(value);
     },
     onMigrated: (values: MigratedValue[]) => {
-      for (const v of values) report.migrations.push(v);
+      for (const value of values) report.migrations.push(value);
     },
   };
   try {
@@ -136,9 +136,9 @@ export function checkDocument(
     report.ok = true;
   } catch (error) {
     if (!(error instanceof SessionValidationError)) throw error;
-    for (const p of error.problems) report.problems.push(p);
+    for (const problem of error.problems) report.problems.push(problem);
     const seen = new Set(report.preserved);
-    for (const p of error.preserved) if (!seen.has(p)) report.preserved.push(p);
+    for (const preserved of error.preserved) if (!seen.has(preserved)) report.preserved.push(preserved);
   }
   return report;
 }
@@ -152,15 +152,17 @@ export function problemLines(problems: readonly ValidationProblem[], c: Colors, 
   const lines: string[] = [];
   const shown = Math.min(problems.length, limit);
   for (let i = 0; i < shown; i++) {
-    const p = problems[i];
-    const pointer = p.pointer === "" ? "(document root)" : echo(p.pointer);
+    const problem = problems[i];
+    const pointer = problem.pointer === "" ? "(document root)" : echo(problem.pointer);
     // Messages often start with their pointer; it is printed once, above them.
-    const message = p.message.startsWith(`${p.pointer}: `) ? p.message.slice(p.pointer.length + 2) : p.message;
+    const message = problem.message.startsWith(`${problem.pointer}: `)
+      ? problem.message.slice(problem.pointer.length + 2)
+      : problem.message;
     lines.push(`${indent}${c.bold(pointer)}`);
     lines.push(`${indent}  ${echo(message, MAX_MESSAGE)}`);
-    if ((p.expected || p.found) && !p.message.includes(p.found))
-      lines.push(`${indent}  ${c.dim(`expected ${echo(p.expected)}; found ${echo(p.found)}`)}`);
-    if (p.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${echo(p.hint, MAX_MESSAGE)}`);
+    if ((problem.expected || problem.found) && !problem.message.includes(problem.found))
+      lines.push(`${indent}  ${c.dim(`expected ${echo(problem.expected)}; found ${echo(problem.found)}`)}`);
+    if (problem.hint) lines.push(`${indent}  ${c.cyan("fix:")} ${echo(problem.hint, MAX_MESSAGE)}`);
   }
   if (problems.length > limit) lines.push(`${indent}... and ${problems.length - limit} more (use --json for all)`);
   return lines;
@@ -177,8 +179,8 @@ export function plural(n: number, word: string): string {
 /** "InMemoryChatHistoryState v1 -> v2, RollingSummaryState v1 -> v2": the distinct transitions. */
 export function migrationSummary(migrations: readonly MigratedValue[]): string {
   const seen = new Map<string, number>();
-  for (const m of migrations) {
-    const key = `${echo(m.fromType)} v${m.from} -> ${m.toType === m.fromType ? "" : `${echo(m.toType)} `}v${m.to}`;
+  for (const migration of migrations) {
+    const key = `${echo(migration.fromType)} v${migration.from} -> ${migration.toType === migration.fromType ? "" : `${echo(migration.toType)} `}v${migration.to}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
   return [...seen].map(([k, n]) => (n > 1 ? `${k} (${n}x)` : k)).join(", ");
@@ -209,10 +211,14 @@ export function listedLines<T>(
 
 /** The values a quarantine load set aside, as stored in a (parsed) session document: `session.quarantine`. */
 export function storedQuarantine(doc: unknown): QuarantinedValue[] {
-  const d = doc as { session?: { quarantine?: unknown }; quarantine?: unknown } | null;
-  const q =
-    typeof d === "object" && d !== null ? (d.session !== undefined ? d.session?.quarantine : d.quarantine) : undefined;
-  return Array.isArray(q) ? (q as QuarantinedValue[]) : [];
+  const document = doc as { session?: { quarantine?: unknown }; quarantine?: unknown } | null;
+  const quarantine =
+    typeof document === "object" && document !== null
+      ? document.session !== undefined
+        ? document.session?.quarantine
+        : document.quarantine
+      : undefined;
+  return Array.isArray(quarantine) ? (quarantine as QuarantinedValue[]) : [];
 }
 
 /** One line for a quarantined value: where it was, its size, and why it was set aside. */

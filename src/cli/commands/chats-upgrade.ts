@@ -367,8 +367,8 @@ async function indexTitles(
   if (typeof state !== "object" || state === null) return titles;
   const { $type, chats } = state as { $type?: unknown; chats?: unknown };
   if ($type !== INDEX_TYPE || !Array.isArray(chats)) return titles;
-  for (const c of chats as unknown[]) {
-    const { id: chatId, title, updatedAt } = (c ?? {}) as Record<string, unknown>;
+  for (const chat of chats as unknown[]) {
+    const { id: chatId, title, updatedAt } = (chat ?? {}) as Record<string, unknown>;
     if (typeof chatId === "string" && typeof title === "string" && typeof updatedAt === "string")
       titles.set(chatId, { title, updatedAt });
   }
@@ -494,13 +494,13 @@ export function compareChats(
   if (!isDeepStrictEqual(old.quarantine ?? [], moved.quarantine ?? [])) return "different";
   let movedLonger = false;
   let oldLonger = false;
-  const a = old.stateBag as Record<string, unknown>;
-  const b = moved.stateBag as Record<string, unknown>;
-  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-    const inA = Object.hasOwn(a, key);
-    const inB = Object.hasOwn(b, key);
-    if (inA && inB && isDeepStrictEqual(a[key], b[key])) continue;
-    const relation = !inA ? "b" : !inB ? "a" : longerHistory(a[key], b[key]);
+  const oldBag = old.stateBag as Record<string, unknown>;
+  const movedBag = moved.stateBag as Record<string, unknown>;
+  for (const key of new Set([...Object.keys(oldBag), ...Object.keys(movedBag)])) {
+    const inA = Object.hasOwn(oldBag, key);
+    const inB = Object.hasOwn(movedBag, key);
+    if (inA && inB && isDeepStrictEqual(oldBag[key], movedBag[key])) continue;
+    const relation = !inA ? "b" : !inB ? "a" : longerHistory(oldBag[key], movedBag[key]);
     if (relation === "b") movedLonger = true;
     else if (relation === "a") oldLonger = true;
     else return "different";
@@ -512,20 +512,21 @@ export function compareChats(
 /** Which of two history states continues the other ("a", "b"), or undefined when neither does. */
 function longerHistory(a: unknown, b: unknown): "a" | "b" | undefined {
   if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return undefined;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  if (x.$type !== y.$type) return undefined;
-  if (x.$type === "InMemoryChatHistoryState" && Array.isArray(x.messages) && Array.isArray(y.messages)) {
+  const first = a as Record<string, unknown>;
+  const second = b as Record<string, unknown>;
+  if (first.$type !== second.$type) return undefined;
+  if (first.$type === "InMemoryChatHistoryState" && Array.isArray(first.messages) && Array.isArray(second.messages)) {
     const [short, long, which] =
-      x.messages.length < y.messages.length
-        ? [x.messages, y.messages, "b" as const]
-        : [y.messages, x.messages, "a" as const];
+      first.messages.length < second.messages.length
+        ? [first.messages, second.messages, "b" as const]
+        : [second.messages, first.messages, "a" as const];
     if (short.length === long.length) return undefined;
     return short.every((m, i) => isDeepStrictEqual(m, long[i])) ? which : undefined;
   }
-  if (x.$type === "StoredChatHistoryState" && x.storageId === y.storageId) {
-    const [m, n] = [x.messageCount, y.messageCount];
-    if (typeof m === "number" && typeof n === "number" && m !== n) return m > n ? "a" : "b";
+  if (first.$type === "StoredChatHistoryState" && first.storageId === second.storageId) {
+    const [firstCount, secondCount] = [first.messageCount, second.messageCount];
+    if (typeof firstCount === "number" && typeof secondCount === "number" && firstCount !== secondCount)
+      return firstCount > secondCount ? "a" : "b";
   }
   return undefined;
 }
@@ -615,21 +616,21 @@ async function upgrade(context: CommandContext, options: UpgradeCliOptions): Pro
 }
 
 function printReport(out: Output, report: ChatUpgradeReport, url: string, ms: number): void {
-  const { c } = out;
+  const { c: colors } = out;
   const dry = report.dryRun;
   const parts = [
-    c.green(`${report.moved} ${dry ? "would move" : "moved"}`),
+    colors.green(`${report.moved} ${dry ? "would move" : "moved"}`),
     ...(report.finished
       ? [`${report.finished} ${dry ? "would be finished" : "finished"} (moved by an interrupted run)`]
       : []),
-    ...(report.collisions ? [c.red(`${plural(report.collisions, "collision")} kept at the old id`)] : []),
-    ...(report.failed ? [c.red(`${report.failed} failed, kept at the old id`)] : []),
+    ...(report.collisions ? [colors.red(`${plural(report.collisions, "collision")} kept at the old id`)] : []),
+    ...(report.failed ? [colors.red(`${report.failed} failed, kept at the old id`)] : []),
     ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
   ];
   const removed = report.indexDocuments.filter((d) => d.action !== "kept").length;
   const kept = report.indexDocuments.length - removed;
   out.line(
-    `${dry ? "dry run: " : ""}${plural(report.found, "0.1.0 chat")} of ${plural(report.owners, "owner")} in ${url}: ${parts.join(", ")} ${c.dim(`(${ms} ms)`)}`,
+    `${dry ? "dry run: " : ""}${plural(report.found, "0.1.0 chat")} of ${plural(report.owners, "owner")} in ${url}: ${parts.join(", ")} ${colors.dim(`(${ms} ms)`)}`,
   );
   if (report.indexDocuments.length > 0)
     out.line(
@@ -638,26 +639,26 @@ function printReport(out: Output, report: ChatUpgradeReport, url: string, ms: nu
   // Ids and titles come from the store: escaped and cut.
   const arrow = (i: ChatUpgradeItem) => `${echo(i.from)} -> ${echo(i.to)}`;
   const problems = report.chats.filter((i) => i.action === "collision" || i.action === "failed");
-  for (const line of listedLines(problems, (i) => `${c.red("✖")} ${arrow(i)}: ${echo(i.reason ?? "", 300)}`, "  "))
+  for (const line of listedLines(problems, (i) => `${colors.red("✖")} ${arrow(i)}: ${echo(i.reason ?? "", 300)}`, "  "))
     out.line(line);
   if (dry) {
     const planned = report.chats.filter((i) => i.action === "would-move" || i.action === "would-finish");
     for (const line of listedLines(
       planned,
       (i) =>
-        `${arrow(i)}${i.action === "would-finish" ? " (copy there: delete the old row)" : ""}  ${c.dim(`title ${JSON.stringify(echo(i.title ?? "", 80))}`)}`,
+        `${arrow(i)}${i.action === "would-finish" ? " (copy there: delete the old row)" : ""}  ${colors.dim(`title ${JSON.stringify(echo(i.title ?? "", 80))}`)}`,
       "  ",
     ))
       out.line(line);
   }
-  for (const d of report.indexDocuments.filter((d) => d.action === "kept").slice(0, 50))
-    out.line(`  ${c.yellow("kept")} ${echo(d.id)}: ${echo(d.reason ?? "")}`);
+  for (const indexDocument of report.indexDocuments.filter((d) => d.action === "kept").slice(0, 50))
+    out.line(`  ${colors.yellow("kept")} ${echo(indexDocument.id)}: ${echo(indexDocument.reason ?? "")}`);
   if (problems.length > 0)
     out.line(
-      c.dim(
+      colors.dim(
         "  a chat at a collision is kept at its 0.1.0 id (the chat server does not show it): rename or delete the row holding its new id, then run again",
       ),
     );
   if (dry && report.found + report.indexDocuments.length > 0)
-    out.line(c.dim("  nothing written: run again with --apply to move them"));
+    out.line(colors.dim("  nothing written: run again with --apply to move them"));
 }

@@ -50,7 +50,7 @@ async function diff(
   options: DiffOptions,
 ): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const { runDiff, formatDiffReport, canonicalJson } = await loadCompat(context.environment.cwd);
   const oldPath = inputPath(oldFile, context.environment);
   const newPath = inputPath(newFile, context.environment);
@@ -87,13 +87,13 @@ async function diff(
     formatWitness,
   });
   for (const line of report.split("\n")) {
-    if (line.startsWith("BREAKING")) out.line(c.red(line));
-    else if (line.startsWith("UNDECIDED")) out.line(c.yellow(line));
-    else if (line.startsWith("compatible")) out.line(c.green(line));
+    if (line.startsWith("BREAKING")) out.line(colors.red(line));
+    else if (line.startsWith("UNDECIDED")) out.line(colors.yellow(line));
+    else if (line.startsWith("compatible")) out.line(colors.green(line));
     else if (line.trimStart().startsWith("witness") || line.trimStart().startsWith("budget ran out"))
-      out.line(c.dim(line));
-    else if (line.startsWith("warning:")) out.line(`${c.yellow("warning:")}${line.slice("warning:".length)}`);
-    else out.line(result.verdict !== "compatible" && line !== "" ? c.bold(line) : line);
+      out.line(colors.dim(line));
+    else if (line.startsWith("warning:")) out.line(`${colors.yellow("warning:")}${line.slice("warning:".length)}`);
+    else out.line(result.verdict !== "compatible" && line !== "" ? colors.bold(line) : line);
   }
   return result.exitCode === 0 ? EXIT.ok : EXIT.failed;
 }

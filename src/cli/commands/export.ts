@@ -277,7 +277,8 @@ async function exportAll(
   out.line(
     `${failed.length === 0 ? out.c.green("✔") : out.c.yellow("!")} exported ${written} session${written === 1 ? "" : "s"} from ${opened.url} as ${options.to} into ${echo(dir)}${failed.length ? `; ${failed.length} could not be written` : ""}`,
   );
-  for (const f of failed.slice(0, 50)) out.line(`  ${out.c.red("✖")} ${echo(f.id)}: ${echo(f.message, 400)}`);
+  for (const failure of failed.slice(0, 50))
+    out.line(`  ${out.c.red("✖")} ${echo(failure.id)}: ${echo(failure.message, 400)}`);
   if (failed.length > 50) out.line(`  ... and ${failed.length - 50} more (use --json for the full list)`);
   return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }

@@ -84,7 +84,7 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     cache: options.cache,
   });
   const ms = Date.now() - started;
-  const { c, ce } = out;
+  const { c: colors, ce } = out;
 
   out.result({
     ok: result.ok,
@@ -113,13 +113,14 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
 
   if (result.errors.length > 0) {
     const usage = result.exitCode === 2;
-    for (const e of result.errors) {
+    for (const error of result.errors) {
       const lines = [
-        `${ce.red(ce.bold("error:"))} ${e.message.replace(/\.$/, "")}${usage ? "" : ce.dim(` [${e.code}]`)}`,
+        `${ce.red(ce.bold("error:"))} ${error.message.replace(/\.$/, "")}${usage ? "" : ce.dim(` [${error.code}]`)}`,
       ];
-      if (e.file) lines.push(`  ${ce.dim("where:")} ${e.file}:${e.line ?? 1}:${e.column ?? 1}`);
+      if (error.file) lines.push(`  ${ce.dim("where:")} ${error.file}:${error.line ?? 1}:${error.column ?? 1}`);
       const fix =
-        e.hint ?? (usage ? "run it from your project's directory, or pass --project path/to/tsconfig.json" : undefined);
+        error.hint ??
+        (usage ? "run it from your project's directory, or pass --project path/to/tsconfig.json" : undefined);
       if (fix) lines.push(`  ${ce.dim("fix:")}   ${fix}`);
       out.note(lines.join("\n"));
     }
@@ -139,12 +140,12 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   ].join(" ");
 
   if (check) {
-    for (const f of result.stale) out.line(`${c.yellow("stale  ")} ${f}`);
-    for (const f of result.missing) out.line(`${c.yellow("missing")} ${f}`);
-    for (const f of result.extra) out.line(`${c.yellow("extra  ")} ${f}`);
+    for (const file of result.stale) out.line(`${colors.yellow("stale  ")} ${file}`);
+    for (const file of result.missing) out.line(`${colors.yellow("missing")} ${file}`);
+    for (const file of result.extra) out.line(`${colors.yellow("extra  ")} ${file}`);
     if (upToDate)
       out.line(
-        `${c.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`,
+        `${colors.green("✔")} generated files are current (${result.types.length} types, ${result.files.length} files, ${ms} ms${result.cacheHit ? ", cached" : ""})`,
       );
     // While a finding below stands, gen writes nothing: its fix comes first.
     else if (result.compat?.wouldBlock)
@@ -158,15 +159,17 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
   } else if (result.compat?.blocked) {
     // gen is atomic on a change stored data would not survive: nothing was written, so no success line.
   } else {
-    for (const f of result.written) out.line(`${c.green("wrote  ")} ${f}`);
-    for (const f of result.deleted) out.line(`${c.yellow("deleted")} ${f}`);
-    for (const f of result.recorded)
-      out.line(`${c.green("froze  ")} ${f} ${c.dim("(recorded in the frozen history lock)")}`);
-    for (const f of result.scaffolded)
-      out.line(`${c.green("fixture")} ${f} ${c.dim("(a starting point: edit it into a realistic stored value)")}`);
+    for (const file of result.written) out.line(`${colors.green("wrote  ")} ${file}`);
+    for (const file of result.deleted) out.line(`${colors.yellow("deleted")} ${file}`);
+    for (const file of result.recorded)
+      out.line(`${colors.green("froze  ")} ${file} ${colors.dim("(recorded in the frozen history lock)")}`);
+    for (const file of result.scaffolded)
+      out.line(
+        `${colors.green("fixture")} ${file} ${colors.dim("(a starting point: edit it into a realistic stored value)")}`,
+      );
     const changed = result.written.length + result.deleted.length;
     out.line(
-      `${c.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`,
+      `${colors.green("✔")} ${result.types.length} types, ${result.files.length} files${changed === 0 ? ", all current" : ""} (${ms} ms${result.cacheHit ? ", cached" : ""})`,
     );
   }
 
@@ -174,17 +177,17 @@ async function gen(context: CommandContext, options: GenOptions): Promise<ExitCo
     for (const warning of result.compat.warnings ?? []) out.note(`${ce.yellow(ce.bold("warning:"))} ${warning}`);
     if (failures.length === 0) {
       out.line(
-        `${c.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`,
+        `${colors.green("✔")} schemas compatible: ${result.migrations.length} migration step(s), every version has a golden fixture`,
       );
     } else {
-      for (const f of failures) {
+      for (const failure of failures) {
         const lines = [
-          `${ce.red(ce.bold("error:"))} ${f.type}${f.pointer ? ` ${f.pointer}` : ""}: ${f.message}${ce.dim(` [${f.rule}]`)}`,
+          `${ce.red(ce.bold("error:"))} ${failure.type}${failure.pointer ? ` ${failure.pointer}` : ""}: ${failure.message}${ce.dim(` [${failure.rule}]`)}`,
         ];
-        if (f.file) lines.push(`  ${ce.dim("where:")} ${f.file}`);
+        if (failure.file) lines.push(`  ${ce.dim("where:")} ${failure.file}`);
         // The witness (a stored value the new schema refuses) and any budget that ran out: bounded and escaped by the check.
-        for (const detail of f.details ?? []) lines.push(`  ${detail}`);
-        lines.push(`  ${ce.dim("fix:")}   ${f.fix}`);
+        for (const detail of failure.details ?? []) lines.push(`  ${detail}`);
+        lines.push(`  ${ce.dim("fix:")}   ${failure.fix}`);
         out.note(lines.join("\n"));
       }
       out.note(

@@ -145,26 +145,28 @@ async function collect(
       const entries = (await readdir(path, { withFileTypes: true }))
         .filter((e) => e.name.endsWith(".json") || e.name.endsWith(".msgpack"))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const e of entries) {
-        const name = join(input, e.name);
-        if (e.isSymbolicLink())
+      for (const entry of entries) {
+        const name = join(input, entry.name);
+        if (entry.isSymbolicLink())
           skipped.push({
             file: name,
             reason: "a symbolic link (not followed: pass the file it points to by its path)",
           });
-        else if (!e.isFile())
+        else if (!entry.isFile())
           skipped.push({
             file: name,
-            reason: e.isDirectory() ? "a directory (directories are not searched recursively)" : "not a regular file",
+            reason: entry.isDirectory()
+              ? "a directory (directories are not searched recursively)"
+              : "not a regular file",
           });
-        else if (e.name.startsWith("."))
+        else if (entry.name.startsWith("."))
           skipped.push({ file: name, reason: "a hidden file (pass it by its path to import it)" });
         else
           docs.push({
             name,
-            fallbackId: e.name.slice(0, -extname(e.name).length),
-            read: () => readDocumentFile(join(path, e.name), name, maxBytes),
-            ...(e.name.endsWith(".msgpack") ? { msgpack: true } : {}),
+            fallbackId: entry.name.slice(0, -extname(entry.name).length),
+            read: () => readDocumentFile(join(path, entry.name), name, maxBytes),
+            ...(entry.name.endsWith(".msgpack") ? { msgpack: true } : {}),
           });
       }
     } else {
@@ -323,7 +325,7 @@ async function runImport(context: CommandContext, inputs: string[], options: Imp
     msgpackCodec = await interop.loadMsgpack("statebag import (msgpack FileSessionStore snapshots)");
   const toStore = options.save === true || options.store !== undefined;
   // Listed on stderr for one document; the store report lists them with the rest.
-  if (!toStore) for (const s of skipped) context.output(options).warn(`skipped ${echo(s.file)}: ${s.reason}`);
+  if (!toStore) for (const skip of skipped) context.output(options).warn(`skipped ${echo(skip.file)}: ${skip.reason}`);
   if (!toStore && (docs.length !== 1 || inputs.length !== 1)) {
     throw new CliError(EXIT.usage, `${docs.length} documents given without a store`, {
       fix: "import several documents or a directory with --store <url> (add --dry-run to only check them)",
@@ -410,7 +412,7 @@ async function importOne(
     return EXIT.ok;
   }
   out.line(`${out.c.green("✔")} imported ${echo(doc.name)} (${shape}) as session ${echo(session.id)}`);
-  for (const s of summarize(session).state) out.line(out.c.dim(`    ${stateLine(s)}`));
+  for (const state of summarize(session).state) out.line(out.c.dim(`    ${stateLine(state)}`));
   out.line(`  wrote ${echo(written)}`);
   return EXIT.ok;
 }
@@ -435,7 +437,7 @@ async function importIntoStore(
   options: ImportOptions,
 ): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const { ConflictError } = await import("../../runtime/stores/errors.js");
   const { jsonEqual } = await import("../../runtime/interop/json-util.js");
   const { deserializeSession, serializeSession } = await import("../../runtime/persistence/serialization.js");
@@ -537,26 +539,28 @@ async function importIntoStore(
   } else {
     const verb = options.dryRun ? "would import" : "imported";
     out.line(
-      `${failed.length === 0 ? c.green("✔") : c.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? c.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
+      `${failed.length === 0 ? colors.green("✔") : colors.yellow("!")} ${docs.length} document${docs.length === 1 ? "" : "s"} into ${opened.url}${options.dryRun ? colors.dim(" (dry run: nothing written)") : ""}: ${verb} ${total("imported")}, already there ${total("unchanged")}, different session already stored ${conflicts.length}, unreadable ${failed.length}${skipped.length ? `, skipped ${skipped.length}` : ""}`,
     );
-    if (opened.empty) out.line(c.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
+    if (opened.empty) out.line(colors.dim(`  ${echo(opened.empty)}: read as an empty store, nothing created`));
     if (one.session !== undefined)
       out.line(`  ${echo(docs[0].name)} (${one.shape}) is session ${echo(one.session.id)}`);
     if (written !== undefined) out.line(`  wrote ${echo(written)}`);
-    for (const [shape, n] of Object.entries(shapes))
+    for (const [shape, count] of Object.entries(shapes))
       out.line(
-        c.dim(
-          `    ${shape.padEnd(22)} ${verb} ${n.imported}, already there ${n.unchanged}${n.conflicts ? `, different session stored ${n.conflicts}` : ""}`,
+        colors.dim(
+          `    ${shape.padEnd(22)} ${verb} ${count.imported}, already there ${count.unchanged}${count.conflicts ? `, different session stored ${count.conflicts}` : ""}`,
         ),
       );
     for (const conflict of conflicts.slice(0, LISTED_FAILURES))
       out.line(
-        `  ${c.yellow("≠")} ${echo(conflict.file)}: session ${echo(conflict.id)} is stored with other content (left as it is)`,
+        `  ${colors.yellow("≠")} ${echo(conflict.file)}: session ${echo(conflict.id)} is stored with other content (left as it is)`,
       );
-    for (const s of skipped.slice(0, LISTED_FAILURES))
-      out.line(`  ${c.yellow("-")} ${echo(s.file)}: skipped, ${s.reason}`);
-    for (const f of failed.slice(0, LISTED_FAILURES))
-      out.line(`  ${c.red("✖")} ${echo(f.file)}${f.pointer ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 400)}`);
+    for (const skip of skipped.slice(0, LISTED_FAILURES))
+      out.line(`  ${colors.yellow("-")} ${echo(skip.file)}: skipped, ${skip.reason}`);
+    for (const failure of failed.slice(0, LISTED_FAILURES))
+      out.line(
+        `  ${colors.red("✖")} ${echo(failure.file)}${failure.pointer ? ` at ${echo(failure.pointer)}` : ""}: ${echo(failure.message, 400)}`,
+      );
     const unlisted =
       Math.max(0, failed.length - LISTED_FAILURES) +
       Math.max(0, conflicts.length - LISTED_FAILURES) +

@@ -67,7 +67,7 @@ Examples:
 
 async function init(context: CommandContext, options: InitOptions): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const { environment } = context;
   const dir = environment.cwd;
   const configFile = join(dir, CONFIG_FILE);
@@ -136,20 +136,20 @@ async function init(context: CommandContext, options: InitOptions): Promise<Exit
     settings: written,
     ...(parent ? { shadows: parent.file } : {}),
   });
-  for (const f of created) out.line(`${c.green("created")} ${f}`);
+  for (const file of created) out.line(`${colors.green("created")} ${file}`);
   if (parent) out.warn(`this config takes precedence over ${parent.file} for commands run here`);
-  out.line(`${c.green("✔")} statebag is set up. Next:`);
+  out.line(`${colors.green("✔")} statebag is set up. Next:`);
   // The starter tsconfig names Node's types: without @types/node every tsc run fails on it.
   if (created.includes(relative(dir, config.tsconfig)) && !resolvable("@types/node/package.json", dir)) {
-    out.line(`  0. npm i -D @types/node                  ${c.dim("# tsconfig.json uses Node's types")}`);
+    out.line(`  0. npm i -D @types/node                  ${colors.dim("# tsconfig.json uses Node's types")}`);
   }
   out.line(
     `  1. write a state type in ${relative(dir, config.root) || "src/"} (README: "Walkthrough: add a provider type")`,
   );
   out.line(
-    `  2. npx statebag gen --scaffold-fixtures   ${c.dim(`# schemas, ${relative(dir, config.generated)}/, starting fixtures`)}`,
+    `  2. npx statebag gen --scaffold-fixtures   ${colors.dim(`# schemas, ${relative(dir, config.generated)}/, starting fixtures`)}`,
   );
-  out.line(`  3. npx statebag gen --check               ${c.dim("# in CI")}`);
+  out.line(`  3. npx statebag gen --check               ${colors.dim("# in CI")}`);
   return EXIT.ok;
 }
 
@@ -177,6 +177,6 @@ function packageHasKey(file: string): boolean {
 
 /** Keeps package.json's indentation (two spaces when it cannot tell). */
 function detectIndent(text: string): string | number {
-  const m = /^[{[]\r?\n([ \t]+)/.exec(text);
-  return m ? m[1] : 2;
+  const match = /^[{[]\r?\n([ \t]+)/.exec(text);
+  return match ? match[1] : 2;
 }

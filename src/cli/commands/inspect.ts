@@ -76,7 +76,7 @@ Examples:
 
 async function inspect(context: CommandContext, id: string | undefined, options: InspectOptions): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new CliError(EXIT.usage, `--limit ${options.limit}: expected an integer from 1 to 1000`);
@@ -101,11 +101,12 @@ async function inspect(context: CommandContext, id: string | undefined, options:
         return EXIT.ok;
       }
       out.line(
-        c.dim(
+        colors.dim(
           `${plural(page.items.length, "session")} in ${opened.url}${page.cursor ? ` (first ${limit}; --limit for more)` : ""}`,
         ),
       );
-      for (const item of page.items) out.line(`${echo(item.id, MAX_ID_LENGTH)}  ${c.dim(`revision ${item.revision}`)}`);
+      for (const item of page.items)
+        out.line(`${echo(item.id, MAX_ID_LENGTH)}  ${colors.dim(`revision ${item.revision}`)}`);
       return EXIT.ok;
     }
 
@@ -155,11 +156,13 @@ async function inspect(context: CommandContext, id: string | undefined, options:
     });
 
     out.line(
-      `${c.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${c.cyan(String(stored.revision))}  ${c.dim(`${formatBytes(bytes)} in ${opened.url}`)}`,
+      `${colors.bold(`session ${quoted(id, MAX_ID_LENGTH)}`)}  revision ${colors.cyan(String(stored.revision))}  ${colors.dim(`${formatBytes(bytes)} in ${opened.url}`)}`,
     );
     if (opened.encryption)
       out.line(
-        c.dim(`encrypted at rest; decrypted with the keyring (store name ${quoted(opened.encryption.store, 200)})`),
+        colors.dim(
+          `encrypted at rest; decrypted with the keyring (store name ${quoted(opened.encryption.store, 200)})`,
+        ),
       );
     if (!options.brief && !options.json) {
       out.line();
@@ -170,7 +173,7 @@ async function inspect(context: CommandContext, id: string | undefined, options:
         out.line(preview.text);
         if (preview.cut)
           out.line(
-            c.dim(
+            colors.dim(
               `(cut: long strings, arrays and objects are shortened${parsed ? "" : ", the text was not parsed"}; --full prints all ${formatBytes(bytes)})`,
             ),
           );
@@ -178,27 +181,27 @@ async function inspect(context: CommandContext, id: string | undefined, options:
       out.line();
     }
     if (unchecked > 0) {
-      out.line(`${c.yellow("? loads, but not fully checked")}: ${unknownTypesSummary(report.preserved)}`);
+      out.line(`${colors.yellow("? loads, but not fully checked")}: ${unknownTypesSummary(report.preserved)}`);
       for (const line of listedLines(report.sessions[0]?.state ?? [], stateLine, "  ")) out.line(line);
-      for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
-      out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
+      for (const line of listedLines(report.preserved, (p) => preservedLine(p, colors), "  ")) out.line(line);
+      out.line(`  ${colors.cyan("fix:")} ${unknownTypesFix(source)}`);
       return options.allowUnknown ? EXIT.ok : EXIT.failed;
     }
     if (report.ok) {
       out.line(
-        `${c.green("✔ valid")}${report.migrated ? c.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`,
+        `${colors.green("✔ valid")}${report.migrated ? colors.yellow(` (stored at older versions, migrated on load: ${migrationSummary(report.migrations)}; rewritten on the next save)`) : ""}`,
       );
       for (const line of listedLines(report.sessions[0]?.state ?? [], stateLine, "  ")) out.line(line);
     } else {
-      out.line(`${c.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);
-      for (const line of problemLines(report.problems, c)) out.line(line);
+      out.line(`${colors.red("✖ does not load")}: ${plural(report.problems.length, "problem")}`);
+      for (const line of problemLines(report.problems, colors)) out.line(line);
     }
-    for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "  ")) out.line(line);
+    for (const line of listedLines(report.preserved, (p) => preservedLine(p, colors), "  ")) out.line(line);
     if (quarantined.length > 0)
       out.line(
-        `${c.yellow(`${plural(quarantined.length, "value")} set aside by a quarantine load`)} (kept verbatim in session.quarantine):`,
+        `${colors.yellow(`${plural(quarantined.length, "value")} set aside by a quarantine load`)} (kept verbatim in session.quarantine):`,
       );
-    for (const line of listedLines(quarantined, (q) => quarantineLine(q, c), "  ")) out.line(line);
+    for (const line of listedLines(quarantined, (q) => quarantineLine(q, colors), "  ")) out.line(line);
     return report.ok ? EXIT.ok : EXIT.failed;
   } finally {
     await opened.close();

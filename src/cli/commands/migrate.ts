@@ -109,33 +109,35 @@ function printReport(
   source: CliRegistry,
   unknownValues: number,
 ): void {
-  const { c } = out;
+  const { c: colors } = out;
   const verb = report.dryRun ? "would migrate" : "migrated";
   const parts = [
-    c.green(`${report.migrated} ${verb}`),
+    colors.green(`${report.migrated} ${verb}`),
     // A session holding values the CLI does not know is unchanged, not "current".
     report.preserved ? `${report.unchanged} unchanged` : `${report.unchanged} already current`,
-    ...(report.failedCount ? [c.red(`${report.failedCount} cannot be migrated`)] : []),
+    ...(report.failedCount ? [colors.red(`${report.failedCount} cannot be migrated`)] : []),
     ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
-  out.line(`${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`);
+  out.line(
+    `${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${colors.dim(`(${report.durationMs} ms)`)}`,
+  );
   for (const line of listedLines(
     report.states,
-    (s) => (knowledge(s, source) === "known" ? c.dim : c.yellow)(transitionLine(s, source, transition)),
+    (s) => (knowledge(s, source) === "known" ? colors.dim : colors.yellow)(transitionLine(s, source, transition)),
     "  ",
   ))
     out.line(line);
   if (report.preserved) {
     out.line(
-      `  ${c.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`,
+      `  ${colors.yellow(`${plural(report.preserved, "session")} ${report.preserved === 1 ? "holds" : "hold"} ${plural(unknownValues, "value")} the CLI does not know (unknown types or newer versions): not checked, not migrated, left as stored`)}`,
     );
-    out.line(`  ${c.cyan("fix:")} ${unknownTypesFix(source)}`);
+    out.line(`  ${colors.cyan("fix:")} ${unknownTypesFix(source)}`);
   }
   // Ids, pointers and messages come from the store: escaped and cut.
-  for (const f of report.failed.slice(0, 50))
+  for (const failure of report.failed.slice(0, 50))
     out.line(
-      `  ${c.red("✖")} ${echo(f.id)}${f.pointer !== undefined ? ` at ${echo(f.pointer)}` : ""}: ${echo(f.message, 1000)}`,
+      `  ${colors.red("✖")} ${echo(failure.id)}${failure.pointer !== undefined ? ` at ${echo(failure.pointer)}` : ""}: ${echo(failure.message, 1000)}`,
     );
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);
@@ -222,7 +224,7 @@ async function migrateEncryptionCommand(
   batchSize: number,
 ): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const mode = options.encrypt ? "encrypt" : "reencrypt";
   const flag = `--${mode}`;
   const { defaultSessionCodec } = await import("../../stores.js");
@@ -269,7 +271,7 @@ async function migrateEncryptionCommand(
       ...report,
     });
     printEncryptionReport(out, report, opened.url, encryption.store);
-    if (opened.empty) out.line(c.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
+    if (opened.empty) out.line(colors.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
     if (report.aborted) {
       out.note(
         `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,
@@ -278,7 +280,7 @@ async function migrateEncryptionCommand(
     }
     if (report.failedCount === 0 && !report.dryRun) {
       out.line(
-        c.dim(
+        colors.dim(
           mode === "encrypt"
             ? `  every row is under the key ${report.currentKey}: remove acceptPlaintext from the application's codecs`
             : `  every row is under the key ${report.currentKey}: older keys can leave the keyring once no backup you may restore needs them`,
@@ -294,7 +296,7 @@ async function migrateEncryptionCommand(
 }
 
 function printEncryptionReport(out: Output, report: EncryptionMigrationReport, url: string, storeName: string): void {
-  const { c } = out;
+  const { c: colors } = out;
   const verb = report.dryRun
     ? report.mode === "encrypt"
       ? "would encrypt"
@@ -303,25 +305,25 @@ function printEncryptionReport(out: Output, report: EncryptionMigrationReport, u
       ? "encrypted"
       : "re-encrypted";
   const parts = [
-    c.green(`${report.rewritten} ${verb}`),
+    colors.green(`${report.rewritten} ${verb}`),
     `${report.current} already under ${report.currentKey}`,
     ...(report.plaintext ? [`${report.plaintext} found in plaintext`] : []),
     ...(report.stale ? [`${report.stale} under older keys`] : []),
-    ...(report.failedCount ? [c.red(`${report.failedCount} failed`)] : []),
+    ...(report.failedCount ? [colors.red(`${report.failedCount} failed`)] : []),
     ...(report.vanished ? [`${report.vanished} deleted meanwhile`] : []),
     ...(report.conflicts ? [`${plural(report.conflicts, "concurrent change")} retried`] : []),
   ];
   out.line(
-    `${plural(report.scanned, "session")} in ${url} (store name ${quoted(storeName, 200)}): ${parts.join(", ")} ${c.dim(`(${report.durationMs} ms)`)}`,
+    `${plural(report.scanned, "session")} in ${url} (store name ${quoted(storeName, 200)}): ${parts.join(", ")} ${colors.dim(`(${report.durationMs} ms)`)}`,
   );
   out.line(
-    c.dim(
+    colors.dim(
       `  message logs: ${report.logs.read} read, ${report.logs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"} (${plural(report.logs.messages, "message")})`,
     ),
   );
-  for (const f of report.failed.slice(0, 50))
+  for (const failure of report.failed.slice(0, 50))
     out.line(
-      `  ${c.red("✖")} ${echo(f.id)}${f.logId !== undefined ? ` (log ${echo(f.logId)})` : ""}: ${echo(f.message, 1000)}`,
+      `  ${colors.red("✖")} ${echo(failure.id)}${failure.logId !== undefined ? ` (log ${echo(failure.logId)})` : ""}: ${echo(failure.message, 1000)}`,
     );
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);

@@ -57,7 +57,7 @@ Examples:
 
 async function purge(context: CommandContext, options: PurgeOptions): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const batchSize = Number(options.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000)
     throw new CliError(EXIT.usage, `--batch-size ${echo(options.batchSize)}: expected an integer from 1 to 1000`);
@@ -113,7 +113,7 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
           if (Date.now() - lastNote >= 2000 && !out.json) {
             lastNote = Date.now();
             out.note(
-              c.dim(
+              colors.dim(
                 `  ${p.scanned} scanned, ${p.sessions} ${options.dryRun ? "to remove" : "removed"} (resume: --start-after ${echo(p.cursor ?? "")})`,
               ),
             );
@@ -144,7 +144,9 @@ async function purge(context: CommandContext, options: PurgeOptions): Promise<Ex
       parts.push(
         "no retention policy (give --older-than, --idle-for or ?retentionMaxAge= / ?retentionMaxIdle= in the store URL)",
       );
-    out.line(`${c.green("✔")} ${opened.store.kind} store ${opened.url}: ${parts.join("; ")} ${c.dim(`(${ms} ms)`)}`);
+    out.line(
+      `${colors.green("✔")} ${opened.store.kind} store ${opened.url}: ${parts.join("; ")} ${colors.dim(`(${ms} ms)`)}`,
+    );
     if (aborted) {
       out.note(
         `${out.ce.yellow("stopped early")} after ${report!.scanned} sessions\n  ${out.ce.dim("fix:")}   run it again to continue${report!.cursor ? `, or skip what was scanned: --start-after ${echo(report!.cursor)}` : ""}`,

@@ -36,7 +36,7 @@ Examples:
 
 async function setup(context: CommandContext, options: SetupOptions): Promise<ExitCode> {
   const out = context.output(options);
-  const { c } = out;
+  const { c: colors } = out;
   const opened = await openCliStore(options.store, context.environment, { configured: context.project()?.store });
   try {
     const started = Date.now();
@@ -52,8 +52,8 @@ async function setup(context: CommandContext, options: SetupOptions): Promise<Ex
     });
     out.line(
       result.changed
-        ? `${c.green("✔")} ${opened.store.kind} store set up at format version ${result.version}: ${opened.url}`
-        : `${c.green("✔")} ${opened.store.kind} store already at format version ${result.version}, nothing to do: ${opened.url}`,
+        ? `${colors.green("✔")} ${opened.store.kind} store set up at format version ${result.version}: ${opened.url}`
+        : `${colors.green("✔")} ${opened.store.kind} store already at format version ${result.version}, nothing to do: ${opened.url}`,
     );
     return EXIT.ok;
   } finally {

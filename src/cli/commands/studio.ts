@@ -80,12 +80,12 @@ export async function openStudio(
   const host = options.host.trim();
   if (host === "") throw new CliError(EXIT.usage, "--host is empty", { fix: "pass --host 127.0.0.1 (the default)" });
   const allowHosts = options.allowHost?.map((name) => {
-    const n = normalHostName(name.trim());
-    if (n === undefined || isWildcard(n))
+    const normal = normalHostName(name.trim());
+    if (normal === undefined || isWildcard(normal))
       throw new CliError(EXIT.usage, `--allow-host ${quoted(name, 120)}: not a host name or address`, {
         fix: "pass a name or address as a browser's address bar shows it, without scheme or port (e.g. --allow-host studio.lan --allow-host 192.168.1.20)",
       });
-    return n;
+    return normal;
   });
   const source = await resolveRegistry(options.registry, context);
   const { defaultSessionCodec } = await import("../../stores.js");
@@ -134,29 +134,29 @@ export async function openStudio(
 
 async function studio(context: CommandContext, options: StudioOptions): Promise<ExitCode> {
   const out = context.output({});
-  const { c } = out;
+  const { c: colors } = out;
   const running = await openStudio(context, options);
   const info = running.api.info();
-  out.line(`${c.bold("statebag studio")}: ${running.url}`);
+  out.line(`${colors.bold("statebag studio")}: ${running.url}`);
   out.line(
-    c.dim(
-      `  store ${echo(info.store)} (${info.write ? c.yellow("read-write: sessions can be migrated from the page") : "read-only"})${info.encrypted ? ", decrypted with the keyring" : ""}`,
+    colors.dim(
+      `  store ${echo(info.store)} (${info.write ? colors.yellow("read-write: sessions can be migrated from the page") : "read-only"})${info.encrypted ? ", decrypted with the keyring" : ""}`,
     ),
   );
-  if (info.empty) out.line(c.dim(`  ${echo(info.empty)}: read as an empty store`));
-  out.line(c.dim(`  types: ${echo(info.registry)}; schema history: ${echo(info.schemas)}/history`));
+  if (info.empty) out.line(colors.dim(`  ${echo(info.empty)}: read as an empty store`));
+  out.line(colors.dim(`  types: ${echo(info.registry)}; schema history: ${echo(info.schemas)}/history`));
   if (!isLoopback(running.host)) {
     context.environment.stderr.write(
       `warning: listening on ${echo(running.host)}, not only on this machine: anyone who can reach it and has the URL (its token) can read the store\n`,
     );
     // Which names work: the Host check refuses any other (a name from the network is --allow-host's).
     out.line(
-      c.dim(
+      colors.dim(
         `  answers to Host ${running.allowedHosts.map((n) => echo(n)).join(", ")} (port ${running.port}); --allow-host names others`,
       ),
     );
   }
-  out.line(c.dim("  the URL's token is the only key: do not share it. Ctrl-C stops."));
+  out.line(colors.dim("  the URL's token is the only key: do not share it. Ctrl-C stops."));
   await new Promise<void>((resolveStop) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -167,6 +167,6 @@ async function studio(context: CommandContext, options: StudioOptions): Promise<
     process.once("SIGTERM", stop);
   });
   await running.closeAll();
-  out.line(c.dim("statebag studio stopped"));
+  out.line(colors.dim("statebag studio stopped"));
   return EXIT.ok;
 }

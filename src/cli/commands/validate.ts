@@ -80,7 +80,7 @@ interface FileReport extends Omit<DocumentReport, "loaded"> {
 async function validate(context: CommandContext, files: string[], options: ValidateOptions): Promise<ExitCode> {
   const out = context.output(options);
   const { environment } = context;
-  const { c } = out;
+  const { c: colors } = out;
   if (files.filter((f) => f === "-").length > 1) throw new CliError(EXIT.usage, 'stdin ("-") can be given only once');
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
@@ -120,8 +120,8 @@ async function validate(context: CommandContext, files: string[], options: Valid
           migrated: false,
           migrations: [],
         });
-        out.line(`${c.red("✖")} ${c.bold(echo(name))}: ${error.reason}`);
-        if (error.details.fix) out.line(`    ${c.cyan("fix:")} ${error.details.fix}`);
+        out.line(`${colors.red("✖")} ${colors.bold(echo(name))}: ${error.reason}`);
+        if (error.details.fix) out.line(`    ${colors.cyan("fix:")} ${error.details.fix}`);
         if (code === EXIT.ok) code = EXIT.failed;
         progress.increment();
         continue;
@@ -159,10 +159,12 @@ async function validate(context: CommandContext, files: string[], options: Valid
         report.sessions.length === 1
           ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}`
           : plural(report.sessions.length, "session");
-      out.line(`${c.yellow("?")} ${c.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`);
-      for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "    ")) out.line(line);
       out.line(
-        `    ${c.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : c.dim(" (or pass --allow-unknown to accept them unchecked)")}`,
+        `${colors.yellow("?")} ${colors.bold(name)}: ${what} not fully checked: ${unknownTypesSummary(report.preserved)}`,
+      );
+      for (const line of listedLines(report.preserved, (p) => preservedLine(p, colors), "    ")) out.line(line);
+      out.line(
+        `    ${colors.cyan("fix:")} ${unknownTypesFix(source)}${options.allowUnknown ? "" : colors.dim(" (or pass --allow-unknown to accept them unchecked)")}`,
       );
       continue;
     }
@@ -173,24 +175,24 @@ async function validate(context: CommandContext, files: string[], options: Valid
           ? `session ${quoted(report.sessions[0].id, MAX_ID_LENGTH)}`
           : plural(report.sessions.length, "session");
       out.line(
-        `${c.green("✔")} ${c.bold(name)}: ${what} valid${report.migrated ? c.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`,
+        `${colors.green("✔")} ${colors.bold(name)}: ${what} valid${report.migrated ? colors.yellow(` (older versions, migrated on load: ${migrationSummary(report.migrations)})`) : ""}`,
       );
       const states = report.sessions.flatMap((s) =>
         s.state.map((st) => (report.sessions.length > 1 ? `${echo(s.id)}: ` : "") + stateLine(st)),
       );
-      for (const line of listedLines(states, (l) => c.dim(l), "    ")) out.line(line);
+      for (const line of listedLines(states, (l) => colors.dim(l), "    ")) out.line(line);
     } else {
-      out.line(`${c.red("✖")} ${c.bold(name)}: ${plural(report.problems.length, "problem")}`);
-      for (const line of problemLines(report.problems, c, "    ")) out.line(line);
+      out.line(`${colors.red("✖")} ${colors.bold(name)}: ${plural(report.problems.length, "problem")}`);
+      for (const line of problemLines(report.problems, colors, "    ")) out.line(line);
     }
-    for (const line of listedLines(report.preserved, (p) => preservedLine(p, c), "    ")) out.line(line);
+    for (const line of listedLines(report.preserved, (p) => preservedLine(p, colors), "    ")) out.line(line);
   }
   progress.stop();
   const valid = reports.filter((r) => r.ok && r.unchecked === 0).length;
   const partly = reports.filter((r) => r.ok && r.unchecked > 0).length;
   if (files.length > 1) {
     const summary = `${valid} of ${files.length} valid${partly ? `, ${partly} not fully checked` : ""}`;
-    out.line(valid === files.length ? c.green(summary) : c.red(summary));
+    out.line(valid === files.length ? colors.green(summary) : colors.red(summary));
   }
   out.result({ ok: code === EXIT.ok, valid, unchecked: partly, total: files.length, files: reports });
   return code;

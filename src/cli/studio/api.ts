@@ -128,8 +128,8 @@ function rowFacts(text: string, registry: TypeRegistry, id: string): Omit<Sessio
         $type: isObject(v) ? String(v.$type) : typeof v,
         version: versionOf(v),
       }));
-      for (const v of Object.values(found.bag))
-        if (isObject(v) && Array.isArray(v.messages)) messages += v.messages.length;
+      for (const value of Object.values(found.bag))
+        if (isObject(value) && Array.isArray(value.messages)) messages += value.messages.length;
     },
   });
   let validity: Validity = !report.ok
@@ -227,9 +227,11 @@ export class StudioApi {
     let scanned = 0;
     let pages = 0;
     const { store } = this.options.opened;
-    const q = query.q?.toLowerCase();
+    const search = query.q?.toLowerCase();
     const matches = (row: SessionRow) =>
-      (q === undefined || row.id.toLowerCase().includes(q) || (row.title ?? "").toLowerCase().includes(q)) &&
+      (search === undefined ||
+        row.id.toLowerCase().includes(search) ||
+        (row.title ?? "").toLowerCase().includes(search)) &&
       (query.type === undefined ||
         row.types.some(
           (t) => t.$type === query.type && (query.version === undefined || t.version === query.version),
@@ -331,8 +333,12 @@ export class StudioApi {
         // The document as stored: a copy taken before the load migrates it.
         parsed = text.length <= MAX_SENT_TEXT ? structuredClone(doc) : undefined;
         if (found)
-          for (const [key, v] of Object.entries(found.bag))
-            before.push({ key, $type: isObject(v) ? String(v.$type) : typeof v, version: versionOf(v) });
+          for (const [key, value] of Object.entries(found.bag))
+            before.push({
+              key,
+              $type: isObject(value) ? String(value.$type) : typeof value,
+              version: versionOf(value),
+            });
       },
     });
     const base = found?.base ?? "/session/stateBag";
@@ -459,17 +465,23 @@ export class StudioApi {
           type = step.renamedTo;
           continue;
         }
-        const m = step.migration!;
+        const migration = step.migration!;
         let out: unknown;
         try {
-          out = m.up(structuredClone(current), { pointer, type, from: version, toType: m.toType, to: m.to });
+          out = migration.up(structuredClone(current), {
+            pointer,
+            type,
+            from: version,
+            toType: migration.toType,
+            to: migration.to,
+          });
         } catch (error) {
           steps.push({
             fromType: type,
             from: version,
-            toType: m.toType,
-            to: m.to,
-            source: m.source,
+            toType: migration.toType,
+            to: migration.to,
+            source: migration.source,
             before: beforeValue,
             error: `the migration threw: ${error instanceof Error ? error.message : String(error)}`,
           });
@@ -479,30 +491,30 @@ export class StudioApi {
           steps.push({
             fromType: type,
             from: version,
-            toType: m.toType,
-            to: m.to,
-            source: m.source,
+            toType: migration.toType,
+            to: migration.to,
+            source: migration.source,
             before: beforeValue,
             error: "the migration did not return an object",
           });
           break;
         }
-        const after: Record<string, unknown> = { ...out, $type: m.toType };
-        if (m.to > 1) after.$version = m.to;
+        const after: Record<string, unknown> = { ...out, $type: migration.toType };
+        if (migration.to > 1) after.$version = migration.to;
         else delete after.$version;
         steps.push({
           fromType: type,
           from: version,
-          toType: m.toType,
-          to: m.to,
-          source: m.source,
+          toType: migration.toType,
+          to: migration.to,
+          source: migration.source,
           before: beforeValue,
           after,
           changes: diffValues(beforeValue, after),
         });
         current = after;
-        type = m.toType;
-        version = m.to;
+        type = migration.toType;
+        version = migration.to;
       }
       const def = this.registry.get(type);
       let valid: boolean | undefined;
@@ -590,28 +602,28 @@ export class StudioApi {
     const { schemas, fixtures } = this.options.paths;
     const map = new Map<string, TypeFiles>();
     const entry = (type: string, family: string) => {
-      let t = map.get(type);
-      if (!t) map.set(type, (t = { type, family, frozen: new Map(), fixtures: new Map() }));
-      return t;
+      let files = map.get(type);
+      if (!files) map.set(type, (files = { type, family, frozen: new Map(), fixtures: new Map() }));
+      return files;
     };
     for (const def of this.registry.types()) entry(def.$type, def.family);
     const history = join(schemas, "history");
     for (const family of listDir(history, true)) {
       for (const type of listDir(join(history, family), true)) {
-        const t = entry(type, family);
+        const files = entry(type, family);
         for (const file of listDir(join(history, family, type), false)) {
-          const m = /^v([1-9][0-9]*)\.schema\.json$/.exec(file);
-          if (m) t.frozen.set(Number(m[1]), join(history, family, type, file));
+          const match = /^v([1-9][0-9]*)\.schema\.json$/.exec(file);
+          if (match) files.frozen.set(Number(match[1]), join(history, family, type, file));
         }
       }
     }
-    for (const t of map.values()) {
-      const current = join(schemas, t.family, `${t.type}.schema.json`);
-      if (existsSync(current)) t.current = current;
-      const dir = join(fixtures, t.type);
+    for (const files of map.values()) {
+      const current = join(schemas, files.family, `${files.type}.schema.json`);
+      if (existsSync(current)) files.current = current;
+      const dir = join(fixtures, files.type);
       for (const file of listDir(dir, false)) {
-        const m = /^v([1-9][0-9]*)\.json$/.exec(file);
-        if (m) t.fixtures.set(Number(m[1]), join(dir, file));
+        const match = /^v([1-9][0-9]*)\.json$/.exec(file);
+        if (match) files.fixtures.set(Number(match[1]), join(dir, file));
       }
     }
     this.#types = map;
@@ -650,13 +662,13 @@ export class StudioApi {
   /** One type: every version's schema, the verdict between consecutive versions (witnesses), fixtures, migrations. */
   async type(name: string) {
     // Looked up among the known types: the name is never joined into a path.
-    const t = this.#typeFiles().get(name);
-    if (!t) throw new StudioHttpError(404, "no such type in the registry or the schema history");
+    const typeFiles = this.#typeFiles().get(name);
+    if (!typeFiles) throw new StudioHttpError(404, "no such type in the registry or the schema history");
     const { root } = this.options.paths;
-    const def = this.registry.get(t.type);
+    const def = this.registry.get(typeFiles.type);
     const rel = (file: string) => relative(root, file) || file;
     const versions: { version: number; file: string; frozen: boolean; current: boolean; schema: unknown }[] = [
-      ...t.frozen.entries(),
+      ...typeFiles.frozen.entries(),
     ]
       .sort((a, b) => a[0] - b[0])
       .map(([version, file]) => ({
@@ -666,18 +678,19 @@ export class StudioApi {
         current: false,
         schema: readJsonFile(file),
       }));
-    if (t.current) {
-      const schema = readJsonFile(t.current) as { "x-statebag"?: { version?: unknown } };
-      const v =
+    if (typeFiles.current) {
+      const schema = readJsonFile(typeFiles.current) as { "x-statebag"?: { version?: unknown } };
+      const currentVersion =
         typeof schema?.["x-statebag"]?.version === "number"
           ? (schema["x-statebag"].version as number)
           : (def?.version ?? 1);
-      versions.push({ version: v, file: rel(t.current), frozen: false, current: true, schema });
+      versions.push({ version: currentVersion, file: rel(typeFiles.current), frozen: false, current: true, schema });
     }
-    const files: { version: number; file: string; label: string }[] = [...t.frozen.entries()]
+    const files: { version: number; file: string; label: string }[] = [...typeFiles.frozen.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([version, file]) => ({ version, file, label: `v${version}` }));
-    if (t.current) files.push({ version: versions[versions.length - 1].version, file: t.current, label: "current" });
+    if (typeFiles.current)
+      files.push({ version: versions[versions.length - 1].version, file: typeFiles.current, label: "current" });
     const compat = [];
     let compatError: string | undefined;
     let compatApi: CompatApi | undefined;
@@ -690,37 +703,37 @@ export class StudioApi {
           : String(error);
     }
     for (let i = 1; compatApi && i < files.length; i++) {
-      const a = files[i - 1];
-      const b = files[i];
-      const key = `${a.file}\u0000${b.file}`;
+      const older = files[i - 1];
+      const newer = files[i];
+      const key = `${older.file}\u0000${newer.file}`;
       let result = this.#compat.get(key) as ReturnType<CompatApi["runDiff"]> | undefined;
       if (!result) {
-        result = compatApi.runDiff(a.file, b.file, { seed: 1 });
+        result = compatApi.runDiff(older.file, newer.file, { seed: 1 });
         this.#compat.set(key, result);
       }
       compat.push({
-        from: a.label,
-        fromVersion: a.version,
-        to: b.label,
-        toVersion: b.version,
-        fromFile: rel(a.file),
-        toFile: rel(b.file),
+        from: older.label,
+        fromVersion: older.version,
+        to: newer.label,
+        toVersion: newer.version,
+        fromFile: rel(older.file),
+        toFile: rel(newer.file),
         verdict: result.verdict,
         changes: result.changes,
         warnings: result.warnings,
       });
     }
-    const fixtures = [...t.fixtures.entries()]
+    const fixtures = [...typeFiles.fixtures.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([version, file]) => ({ version, file: rel(file), document: readJsonFile(file, 512 * 1024) }));
     const migrations = this.registry
       .migrations()
-      .filter((m) => m.type === t.type || m.toType === t.type)
+      .filter((m) => m.type === typeFiles.type || m.toType === typeFiles.type)
       .map((m) => ({ type: m.type, from: m.from, toType: m.toType, to: m.to, source: m.source }));
-    const retired = this.#retired().find((r) => r.$type === t.type);
+    const retired = this.#retired().find((r) => r.$type === typeFiles.type);
     return {
-      type: t.type,
-      family: t.family,
+      type: typeFiles.type,
+      family: typeFiles.family,
       version: def?.version,
       registered: def !== undefined,
       source: def?.source,
@@ -744,8 +757,8 @@ export function diffValues(
   const walk = (a: unknown, b: unknown, pointer: string) => {
     if (out.length >= 500) return;
     if (Array.isArray(a) && Array.isArray(b)) {
-      const n = Math.max(a.length, b.length);
-      for (let i = 0; i < n; i++) {
+      const length = Math.max(a.length, b.length);
+      for (let i = 0; i < length; i++) {
         if (i >= a.length) out.push({ pointer: `${pointer}/${i}`, op: "added", after: b[i] });
         else if (i >= b.length) out.push({ pointer: `${pointer}/${i}`, op: "removed", before: a[i] });
         else walk(a[i], b[i], `${pointer}/${i}`);
@@ -753,13 +766,14 @@ export function diffValues(
       return;
     }
     if (isObject(a) && isObject(b)) {
-      for (const k of Object.keys(a)) {
-        const p = `${pointer}/${pointerSegment(k)}`;
-        if (!Object.hasOwn(b, k)) out.push({ pointer: p, op: "removed", before: a[k] });
-        else walk(a[k], b[k], p);
+      for (const key of Object.keys(a)) {
+        const childPointer = `${pointer}/${pointerSegment(key)}`;
+        if (!Object.hasOwn(b, key)) out.push({ pointer: childPointer, op: "removed", before: a[key] });
+        else walk(a[key], b[key], childPointer);
       }
-      for (const k of Object.keys(b))
-        if (!Object.hasOwn(a, k)) out.push({ pointer: `${pointer}/${pointerSegment(k)}`, op: "added", after: b[k] });
+      for (const key of Object.keys(b))
+        if (!Object.hasOwn(a, key))
+          out.push({ pointer: `${pointer}/${pointerSegment(key)}`, op: "added", after: b[key] });
       return;
     }
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ pointer, op: "changed", before: a, after: b });

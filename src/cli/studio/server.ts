@@ -83,9 +83,9 @@ export function isLoopback(host: string): boolean {
 
 /** True for the addresses that listen on every interface. */
 export function isWildcard(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, "$1");
-  if (isIPv4(h)) return h === "0.0.0.0";
-  return isIPv6(h) && normalHostName(h) === "[::]";
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  if (isIPv4(bare)) return bare === "0.0.0.0";
+  return isIPv6(bare) && normalHostName(bare) === "[::]";
 }
 
 /**
@@ -118,9 +118,9 @@ export function machineHostNames(): string[] {
   const own = normalHostName(hostname());
   if (own !== undefined) names.add(own);
   for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? []) {
-      const n = normalHostName(a.address);
-      if (n !== undefined) names.add(n);
+    for (const address of list ?? []) {
+      const normal = normalHostName(address.address);
+      if (normal !== undefined) names.add(normal);
     }
   return [...names];
 }
@@ -139,19 +139,19 @@ export function hostAllowlist(listenHost: string, allowHosts?: readonly string[]
   }
   const extra = allowHosts ?? (isWildcard(listenHost) ? machineHostNames() : []);
   for (const name of extra) {
-    const n = normalHostName(name);
-    if (n === undefined || isWildcard(n)) throw new TypeError("allowHosts: not a host name or address");
-    names.add(n);
+    const normal = normalHostName(name);
+    if (normal === undefined || isWildcard(normal)) throw new TypeError("allowHosts: not a host name or address");
+    names.add(normal);
   }
   return [...names];
 }
 
 /** `name[:port]` of a Host header (or of an http Origin after its scheme), split; undefined when malformed. */
 function hostAndPort(value: string): { name: string; port: number } | undefined {
-  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(value);
-  if (!m) return undefined;
-  const name = normalHostName(m[1]);
-  return name === undefined ? undefined : { name, port: m[2] === undefined ? 80 : Number(m[2]) };
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(value);
+  if (!match) return undefined;
+  const name = normalHostName(match[1]);
+  return name === undefined ? undefined : { name, port: match[2] === undefined ? 80 : Number(match[2]) };
 }
 
 /** True when a Host header names an allowed host at the port the studio listens on. */
@@ -228,10 +228,10 @@ function pageAssets(script: string): Map<string, { type: string; body: string }>
 const GET_ROUTES = new Set(["info", "sessions", "session", "preview", "types", "type"]);
 
 function intParam(params: URLSearchParams, name: string, fallback?: number): number | undefined {
-  const v = params.get(name);
-  if (v === null || v === "") return fallback;
-  if (!/^\d{1,9}$/.test(v)) throw new StudioHttpError(400, `${name}: expected a non-negative integer`);
-  return Number(v);
+  const text = params.get(name);
+  if (text === null || text === "") return fallback;
+  if (!/^\d{1,9}$/.test(text)) throw new StudioHttpError(400, `${name}: expected a non-negative integer`);
+  return Number(text);
 }
 
 /** An owner from a request: the store checks owners as ids (its own message would quote it). */
@@ -247,9 +247,9 @@ function requestOwner(value: string): string {
 }
 
 function required(params: URLSearchParams, name: string): string {
-  const v = params.get(name);
-  if (v === null || v === "") throw new StudioHttpError(400, `${name} is missing`);
-  return v;
+  const text = params.get(name);
+  if (text === null || text === "") throw new StudioHttpError(400, `${name} is missing`);
+  return text;
 }
 
 async function readBody(req: IncomingMessage, max = 64 * 1024): Promise<string> {
@@ -282,8 +282,8 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
     const raw = req.url ?? "/";
     // Only origin-form paths: an absolute URL or anything else is answered with nothing.
     if (!raw.startsWith("/")) return nothing(res);
-    const q = raw.indexOf("?");
-    const path = q === -1 ? raw : raw.slice(0, q);
+    const queryStart = raw.indexOf("?");
+    const path = queryStart === -1 ? raw : raw.slice(0, queryStart);
     const slash = path.indexOf("/", 1);
     const given = slash === -1 ? path.slice(1) : path.slice(1, slash);
     if (!sameToken(given, token)) return nothing(res);
@@ -295,7 +295,7 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
     // Every host, wildcard addresses included: a name outside the allowlist is a rebinding page's.
     if (!hostAllowed(req.headers.host, hosts, port)) return nothing(res, 403);
     const rest = path.slice(prefix.length);
-    const params = new URLSearchParams(q === -1 ? "" : raw.slice(q + 1));
+    const params = new URLSearchParams(queryStart === -1 ? "" : raw.slice(queryStart + 1));
     if (!rest.startsWith("api/")) {
       const asset = assets.get(rest);
       if (!asset) return nothing(res);
