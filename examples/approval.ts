@@ -11,6 +11,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { answerToolApprovals, approveToolCall, ChatClientAgent, rejectToolCall, type AITool } from "statebag/agent";
+import { StatebagError } from "statebag";
 import { openStore, withSession } from "statebag/stores";
 import { ScriptedChatClient } from "statebag/testing";
 
@@ -88,6 +89,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  // A statebag error's hint is a field of its own: shown on the line after the message.
+  const hint = error instanceof StatebagError ? `\n  hint: ${error.hint}` : "";
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}${hint}\n`);
   process.exitCode = 1;
 });

@@ -16,7 +16,7 @@
  * OpenAI-compatible server, `<baseURL>#<model>` (e.g. http://127.0.0.1:11434/v1#llama3.2 for Ollama).
  */
 import { createColors } from "picocolors";
-import { messageText, serializeSession, validateSession, type ChatMessage } from "statebag";
+import { messageText, serializeSession, StatebagError, validateSession, type ChatMessage } from "statebag";
 import {
   ChatClientAgent,
   InMemoryChatHistoryProvider,
@@ -232,7 +232,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${c.red("demo failed:")} ${error instanceof Error ? error.message : String(error)}\n`);
+  const hint = error instanceof StatebagError ? `\n  ${c.dim("hint:")} ${error.hint}` : "";
+  process.stderr.write(`${c.red("demo failed:")} ${error instanceof Error ? error.message : String(error)}${hint}\n`);
   if (process.env.STATEBAG_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   process.exitCode = 1;
 });

@@ -253,8 +253,8 @@ export async function startChatApp(
     agent,
     store,
     owner: (request) => ownerOf(request.headers.get("cookie") ?? undefined),
-    onError: (error) =>
-      process.stderr.write(`chat-app: ${error instanceof Error ? `${error.name}: ${error.message}` : "error"}\n`),
+    // String(error): the name and message, and a statebag error's hint on the next line.
+    onError: (error) => process.stderr.write(`chat-app: ${error instanceof Error ? String(error) : "error"}\n`),
   });
   const script = await bundleClient();
   const css = readFileSync(join(HERE, "client", "app.css"), "utf8");
