@@ -8,52 +8,29 @@
  *   depths are covered. Two probes importing each other must be refused as a circle;
  * - every folder under src/runtime/ is a room of the table (a new room cannot escape the rule);
  * - src/generated/ (which Biome does not lint) imports only what its floor may.
+ *
+ * biome.json's layer overrides are written from the table by scripts/layers.mjs.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { allowedOf, readLayers, type LayerRoom } from "../../scripts/layers.mjs";
 
 const REPO = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 const BIOME = join(REPO, "node_modules/@biomejs/biome/bin/biome");
 
-interface Room {
-  floor: number;
-  name: string;
-  /** Biome `includes` globs (a leading `!` excludes). */
-  files: string[];
-  /** What the table says it may import, as written. */
-  may: string;
-}
+type Room = LayerRoom;
 
-/** The rows of the table under "## Layers" in CONTRIBUTING.md. */
-function layers(): Room[] {
-  const text = readFileSync(join(REPO, "CONTRIBUTING.md"), "utf8");
-  const start = text.indexOf("\n## Layers\n");
-  if (start === -1) throw new Error('CONTRIBUTING.md has no "## Layers" section');
-  const end = text.indexOf("\n## ", start + 1);
-  const rooms: Room[] = [];
-  for (const line of text.slice(start, end === -1 ? undefined : end).split("\n")) {
-    const cells = /^\| (\d+) \| ([a-z-]+) \| (.+?) \| (.+?) \|$/.exec(line.trim());
-    if (cells === null) continue;
-    const files = [...cells[3].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
-    rooms.push({ floor: Number(cells[1]), name: cells[2], files, may: cells[4] });
-  }
-  return rooms;
-}
-
-const ROOMS = layers();
+const ROOMS = readLayers(readFileSync(join(REPO, "CONTRIBUTING.md"), "utf8"));
 const byName = new Map(ROOMS.map((room) => [room.name, room]));
 
 /** The rooms `room` may import, by the table. */
 function allowed(room: Room): Set<string> {
-  if (room.may === "nothing of statebag") return new Set();
-  if (room.may === "every floor below")
-    return new Set(ROOMS.filter((other) => other.floor < room.floor).map((other) => other.name));
-  const names = room.may.split(",").map((name) => name.trim());
+  const names = allowedOf(room, ROOMS);
   for (const name of names) if (!byName.has(name)) throw new Error(`${room.name} may import "${name}": no such room`);
-  return new Set(names);
+  return names;
 }
 
 /** Where a room's probe files go (none for a room of one file: it cannot hold a probe). */
