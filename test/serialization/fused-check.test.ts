@@ -17,7 +17,6 @@ import { makeSession } from "../../bench/sessions.js";
 import { generatedMigrations, generatedTypes } from "../../src/generated/registry.js";
 import { unfusedTypes } from "../../src/generated/fused-check.js";
 import {
-  fusedDocumentChars,
   fusedLimits,
   fusedSession,
   fusedSessionDocument,
@@ -282,12 +281,12 @@ describe("the fused check agrees with today's path", () => {
           }
           const fused = fusedSessionDocument(parsed, "statebag.session", 1, true, lim);
           const today = todayLoad(parsed, limits);
-          seen[fused >= 0 ? "yes" : "no"]++;
-          if (fused >= 0) {
+          seen[fused !== undefined ? "yes" : "no"]++;
+          if (fused !== undefined) {
             expect(today.asIs).toBe(true);
-            expect(fused).toBe(today.keys);
+            expect(fused.keys).toBe(today.keys);
             // The duplicate-key check trusts this bound: never more than the text holds.
-            expect(fusedDocumentChars()).toBeLessThanOrEqual(text.length - escapeExtra(text));
+            expect(fused.chars).toBeLessThanOrEqual(text.length - escapeExtra(text));
           } else if (today.asIs && limits === DEFAULT) {
             // Under small limits the fused check may decline more (its limit tests are per function, conservative).
             expect(delegated(parsed)).toBe(true);
@@ -414,8 +413,9 @@ describe("the character bound of the fused load (duplicate keys)", () => {
   const withResult = (result: string) =>
     `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0}}}}`;
   const bound = (text: string) => {
-    expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, lim), text).toBeGreaterThanOrEqual(0);
-    return fusedDocumentChars();
+    const counted = fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, lim);
+    expect(counted, text).toBeDefined();
+    return counted!.chars;
   };
 
   it("is exact on what JSON.stringify writes for the bench sessions, one and several", () => {
@@ -424,8 +424,9 @@ describe("the character bound of the fused load (duplicate keys)", () => {
       const text = serializeSession(session);
       expect(bound(text)).toBe(text.length - escapeExtra(text));
       const many = JSON.stringify({ format: "statebag.sessions", formatVersion: 1, sessions: [session, session] });
-      expect(fusedSessionsDocument(JSON.parse(many), "statebag.sessions", 1, lim)).toBeGreaterThan(0);
-      expect(fusedDocumentChars()).toBe(many.length);
+      const counted = fusedSessionsDocument(JSON.parse(many), "statebag.sessions", 1, lim);
+      expect(counted!.keys).toBeGreaterThan(0);
+      expect(counted!.chars).toBe(many.length);
     }
   });
 
@@ -561,7 +562,7 @@ describe("fixtures", () => {
       const family = type.family === "ProviderState" ? value : undefined;
       if (family === undefined) continue;
       const doc = { format: "statebag.session", formatVersion: 1, session: { id: "s", stateBag: { x: value } } };
-      expect(fusedSessionDocument(doc, "statebag.session", 1, true, lim), type.$type).toBeGreaterThanOrEqual(0);
+      expect(fusedSessionDocument(doc, "statebag.session", 1, true, lim), type.$type).toBeDefined();
     }
     expect(readdirSync(FIXTURES).length).toBeGreaterThan(0);
   });
@@ -638,8 +639,9 @@ describe("opaque values (json, with strings and numbers checked in the loops)", 
     for (const v of values) {
       const doc = { format: "statebag.session", formatVersion: 1, session: holding(v, { a: v }) };
       const text = JSON.stringify(doc);
-      expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load)).toBeGreaterThan(0);
-      expect(fusedDocumentChars(), JSON.stringify(v)).toBe(text.length - escapeExtra(text));
+      const counted = fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load);
+      expect(counted!.keys).toBeGreaterThan(0);
+      expect(counted!.chars, JSON.stringify(v)).toBe(text.length - escapeExtra(text));
     }
   });
 });
@@ -728,7 +730,7 @@ describe("hostile session objects: the walker, the fused check and the agent app
     } else {
       expect(walked.problems.map(problemName)).toContain(expected);
     }
-    expect(fusedSessionDocument(doc, "statebag.session", 1, true, load)).toBe(-1);
+    expect(fusedSessionDocument(doc, "statebag.session", 1, true, load)).toBeUndefined();
     expect(fusedSession(value, 2, save)).toBe(false);
     expect(validateSession(value).ok && validateSession(value).preserved.length === 0).toBe(false);
     // Through the public API: a strict load refuses it.
@@ -769,7 +771,7 @@ describe("hostile session objects: the walker, the fused check and the agent app
         1,
         true,
         load,
-      ),
+      )?.keys,
     ).toBeGreaterThan(0);
   });
 
@@ -794,7 +796,7 @@ describe("hostile session objects: the walker, the fused check and the agent app
       [`{"format":"statebag.sessions","formatVersion":1,"session":${body}}`, "/format"],
     ];
     for (const [text, pointer] of envelopes) {
-      expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load), text).toBe(-1);
+      expect(fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, load), text).toBeUndefined();
       let error: unknown;
       try {
         deserializeSession(text);

@@ -13,11 +13,11 @@ import {
   resolveLimits,
 } from "../json/safe-json.js";
 import {
-  fusedDocumentChars,
   fusedFor,
   fusedLimits,
   fusedSessionDocument,
   fusedSessionsDocument,
+  type FusedCount,
 } from "../validation/fused.js";
 import type { FusedLimits } from "../checks/fused-runtime.js";
 import type { DeserializeOptions } from "./options.js";
@@ -79,30 +79,29 @@ export function deserializeSessions(
 
 /**
  * Parses (text) and checks the limits, in the order and with the errors of `parseJson`. `fused`
- * returns the document's object keys when the fused check accepts it (the limits are folded into
- * it), else -1: then the limits walk runs as before. `fused: true` in the result: the document is
- * valid as it is.
+ * returns what the fused check counted when it accepts the document (the limits are folded into
+ * it), else undefined: then the limits walk runs as before. `fused: true` in the result: the
+ * document is valid as it is.
  */
 export function load(
   input: unknown,
   options: DeserializeOptions,
   what: string,
-  fused: (doc: unknown, limits: FusedLimits) => number,
+  fused: (doc: unknown, limits: FusedLimits) => FusedCount | undefined,
 ): { doc: unknown; owned: boolean; fused: boolean } {
   const owned = typeof input === "string" || input instanceof Uint8Array;
-  const lim = resolveLimits(sessionLimits(options.limits));
-  const fusedLim = fusedFor(options.registry ?? defaultRegistry())
-    ? fusedLimits(lim, options.maxNesting, false)
+  const limits = resolveLimits(sessionLimits(options.limits));
+  const fusedLimit = fusedFor(options.registry ?? defaultRegistry())
+    ? fusedLimits(limits, options.maxNesting, false)
     : undefined;
   try {
     const { text, value } = owned
-      ? parseJsonText(input as string | Uint8Array, lim)
+      ? parseJsonText(input as string | Uint8Array, limits)
       : { text: undefined, value: input };
-    let keys = fusedLim !== undefined ? fused(value, fusedLim) : -1;
-    const accepted = keys >= 0;
-    if (!accepted) keys = checkedKeyCount(value, lim);
-    if (text !== undefined) checkDuplicateKeys(text, keys, accepted ? fusedDocumentChars() : -1);
-    return { doc: value, owned, fused: accepted };
+    const counted = fusedLimit !== undefined ? fused(value, fusedLimit) : undefined;
+    const keys = counted !== undefined ? counted.keys : checkedKeyCount(value, limits);
+    if (text !== undefined) checkDuplicateKeys(text, keys, counted !== undefined ? counted.chars : -1);
+    return { doc: value, owned, fused: counted !== undefined };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;
     throw new SessionValidationError(`cannot load ${what}`, [jsonProblem(err)], { cause: err });

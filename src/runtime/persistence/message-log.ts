@@ -73,7 +73,7 @@ function fromHost<T extends { pointer: string; $type?: string; message?: string;
  */
 export function serializeMessage(message: unknown, options: SerializeOptions = {}): string {
   const what = "chat message";
-  if (fusedSave(options, (limits) => fusedMessageDocument(message, limits) >= 0))
+  if (fusedSave(options, (limits) => fusedMessageDocument(message, limits) !== undefined))
     return fusedText(message as object, options, what);
   const text = checkedText(message as object, { ...options, validate: true }, what);
   const walker = saveWalker({ ...options, validate: true });

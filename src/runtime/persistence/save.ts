@@ -83,7 +83,10 @@ export function serializeSessions(sessions: readonly AgentSession[], options: Se
   const what = `${sessions.length} sessions`;
   if (
     options.validate === true &&
-    fusedSave(options, (limits) => fusedSessionsDocument(doc, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits) >= 0)
+    fusedSave(
+      options,
+      (limits) => fusedSessionsDocument(doc, SESSIONS_FORMAT, SESSION_FORMAT_VERSION, limits) !== undefined,
+    )
   )
     return fusedText(doc, options, what);
   const text = checkedText(doc, options, what);

@@ -13,7 +13,7 @@
  */
 import { generatedTypes } from "../../generated/registry.js";
 import { checkMessage, checkSession, checkTagged } from "../../generated/fused-check.js";
-import { fusedContext, type FusedLimits } from "../checks/fused-runtime.js";
+import { fusedContext, type FusedContext, type FusedLimits } from "../checks/fused-runtime.js";
 import { formatVersionProblem, isEnvelopeKey, isJsonObject } from "../checks/session-rules.js";
 import type { TypeRegistry } from "../registry/registry.js";
 import type { JsonLimits } from "../json/safe-json.js";
@@ -61,21 +61,16 @@ export const UNLIMITED: FusedLimits = Object.freeze({
   saving: false,
 });
 
-/** The character bound (`charCount`) of the document the last `fused...Document` call accepted. */
-let documentChars = 0;
-
 /**
- * A lower bound of the compact text of the document the last `fusedSessionDocument` or
- * `fusedSessionsDocument` call accepted (see `charCount` in the generated check): for the
- * duplicate-key check of its text (`checkDuplicateKeys`).
+ * What a fused check counted of a document it accepted: its object keys, and a lower bound of its
+ * compact text (`FusedContext.chars`). Both go to the duplicate-key check of its text
+ * (`checkDuplicateKeys`).
  */
-export function fusedDocumentChars(): number {
-  return documentChars;
-}
+export type FusedCount = Pick<FusedContext, "keys" | "chars">;
 
 /**
- * The object keys of a session document (an envelope `{format, formatVersion, session}` at depth 1,
- * or a bare session) when the fused check accepts it, else -1. `format`/`version`: the envelope's.
+ * The count of a session document (an envelope `{format, formatVersion, session}` at depth 1, or a
+ * bare session) when the fused check accepts it, else undefined. `format`/`maxVersion`: the envelope's.
  */
 export function fusedSessionDocument(
   doc: unknown,
@@ -83,25 +78,24 @@ export function fusedSessionDocument(
   maxVersion: number,
   allowBare: boolean,
   limits: FusedLimits,
-): number {
-  if (!isJsonObject(doc)) return -1;
+): FusedCount | undefined {
+  if (!isJsonObject(doc)) return undefined;
   const context = fusedContext(limits);
-  if (context === undefined) return -1;
+  if (context === undefined) return undefined;
   if (doc.format === undefined) {
     // A bare session (no "format" key at all: the session check refuses any other key).
-    if (!allowBare || !checkSession(context, doc, 1)) return -1;
-    documentChars = context.chars;
-    return context.keys;
+    return allowBare && checkSession(context, doc, 1) ? context : undefined;
   }
-  if (limits.maxKeys < 3 || !envelopeOnly(doc, format, maxVersion, "session")) return -1;
-  if (!checkSession(context, doc.session, 2)) return -1;
-  documentChars = context.chars + envelopeChars(format, "session");
-  return context.keys + 3;
+  if (limits.maxKeys < 3 || !envelopeOnly(doc, format, maxVersion, "session")) return undefined;
+  if (!checkSession(context, doc.session, 2)) return undefined;
+  context.keys += 3;
+  context.chars += envelopeChars(format, "session");
+  return context;
 }
 
 /**
  * True when `doc` is exactly `{format, formatVersion, <payload>}` (the envelope rules of the
- * loader, ../checks/session-rules.ts) with this `format`, a version it reads, and room for 3 keys.
+ * loader, ../checks/session-rules.ts) with this `format` and a version it reads.
  */
 function envelopeOnly(doc: Record<string, unknown>, format: string, maxVersion: number, payload: string): boolean {
   if (doc.format !== format || formatVersionProblem(doc.formatVersion, maxVersion) !== undefined) return false;
@@ -123,28 +117,33 @@ function envelopeChars(format: string, payload: string): number {
 }
 
 /** The same for a `statebag.sessions` document: `{format, formatVersion, sessions: [...]}`. */
-export function fusedSessionsDocument(doc: unknown, format: string, maxVersion: number, limits: FusedLimits): number {
-  if (!isJsonObject(doc) || limits.maxKeys < 3 || limits.maxDepth < 2) return -1;
-  if (!envelopeOnly(doc, format, maxVersion, "sessions")) return -1;
+export function fusedSessionsDocument(
+  doc: unknown,
+  format: string,
+  maxVersion: number,
+  limits: FusedLimits,
+): FusedCount | undefined {
+  if (!isJsonObject(doc) || limits.maxKeys < 3 || limits.maxDepth < 2) return undefined;
+  if (!envelopeOnly(doc, format, maxVersion, "sessions")) return undefined;
   const sessions = doc.sessions;
-  if (!Array.isArray(sessions)) return -1;
+  if (!Array.isArray(sessions)) return undefined;
   const context = fusedContext(limits);
-  if (context === undefined) return -1;
-  for (let index = 0; index < sessions.length; index++) if (!checkSession(context, sessions[index], 3)) return -1;
+  if (context === undefined) return undefined;
+  for (let index = 0; index < sessions.length; index++)
+    if (!checkSession(context, sessions[index], 3)) return undefined;
+  context.keys += 3;
   // The array's brackets and commas.
-  documentChars = context.chars + envelopeChars(format, "sessions") + (sessions.length === 0 ? 2 : sessions.length + 1);
-  return context.keys + 3;
+  context.chars += envelopeChars(format, "sessions") + (sessions.length === 0 ? 2 : sessions.length + 1);
+  return context;
 }
 
 /**
- * The object keys of a message-log entry (one chat message, the document root) when the fused
- * check accepts it, else -1: held to what a message in a history state is held to.
+ * The count of a message-log entry (one chat message, the document root) when the fused check
+ * accepts it, else undefined: held to what a message in a history state is held to.
  */
-export function fusedMessageDocument(doc: unknown, limits: FusedLimits): number {
+export function fusedMessageDocument(doc: unknown, limits: FusedLimits): FusedCount | undefined {
   const context = fusedContext(limits);
-  if (context === undefined || !checkMessage(context, doc, 1)) return -1;
-  documentChars = context.chars;
-  return context.keys;
+  return context !== undefined && checkMessage(context, doc, 1) ? context : undefined;
 }
 
 /** True when the fused check accepts `session` at `depth` (a save: `limits.saving`). */
