@@ -13,7 +13,7 @@ import { createSessionData } from "../../src/index.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import type { RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
 import type { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
-import type { SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
+import { SQLITE_SCHEMA_VERSION, type SqliteSessionStore } from "../../src/runtime/stores/sqlite/store.js";
 import {
   ConflictError,
   DecryptionError,
@@ -559,6 +559,52 @@ describe.skipIf(!serverUp.postgres)("a PostgreSQL store of format 4 with encrypt
         return rows[0];
       });
       expect(columns).toEqual({ text: "0", bytes: "2" });
+    } finally {
+      for (const store of stores) await store.close().catch(() => undefined);
+      await cleanup();
+    }
+  });
+});
+
+describe("a SQLite file of format 4 with encrypted rows", () => {
+  it("reads read-only as it is; a writable open records format 5, and migrate --reencrypt makes its rows BLOBs", async () => {
+    const { url, cleanup } = await sqliteBackend.location();
+    const codecs = encryptionCodecs({ keyring: ring7, store: "app" });
+    const stores: SessionStore[] = [];
+    const openAt = async (at: string) => {
+      const store = (await openStore(at, codecs)) as SqliteSessionStore;
+      stores.push(store);
+      return store;
+    };
+    try {
+      // A file as the release before left it: format 4, rows in the text envelope (version 2).
+      const before = await openAt(url);
+      const revision = await before.save(session("s1", "kept"), { expectedRevision: null, meta: { owner: "alice" } });
+      await before.run("raw", "write", () => {
+        const db = (before as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db;
+        const text = codecs.codec.serialize(session("s1", "kept"), { owner: "alice", revision });
+        db.prepare("UPDATE statebag_sessions SET data = ? WHERE id = ?").run(text, "s1");
+        db.prepare("UPDATE statebag_meta SET value = 4 WHERE key = 'schema_version'").run();
+      });
+      await before.close();
+
+      const readOnly = await openAt(`${url}${url.includes("?") ? "&" : "?"}readOnly=true`);
+      expect(await readOnly.get("s1")).toMatchObject({ revision, session: { conversationId: "kept" } });
+      await readOnly.close();
+
+      const store = await openAt(url);
+      expect(await store.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
+      expect(await store.get("s1")).toMatchObject({ revision, session: { conversationId: "kept" } });
+      expect(await migrateEncryption(store, { ...codecs, mode: "reencrypt" })).toMatchObject({
+        scanned: 1,
+        stale: 1,
+        rewritten: 1,
+        failedCount: 0,
+      });
+      const row = await rawAccess(store).get("s1");
+      expect(binaryHeader(row)).toMatchObject({ version: 3, kid: "k1" });
+      const stored = await store.run("raw", "read", (statements) => statements.get.get("s1", Date.now())!.data);
+      expect(stored).toBeInstanceOf(Uint8Array);
     } finally {
       for (const store of stores) await store.close().catch(() => undefined);
       await cleanup();
