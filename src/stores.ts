@@ -73,6 +73,8 @@ export type {
 export { folderBlobStore } from "./runtime/blobs/folder.js";
 export type { FolderBlobStoreOptions } from "./runtime/blobs/folder.js";
 export { memoryBlobStore } from "./runtime/blobs/memory.js";
+export { S3BlobStoreError, s3BlobStore } from "./runtime/blobs/s3.js";
+export type { S3BlobStoreOptions, S3ClientLike } from "./runtime/blobs/s3.js";
 export type { MemoryBlobStoreOptions } from "./runtime/blobs/memory.js";
 export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";

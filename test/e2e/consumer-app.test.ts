@@ -134,6 +134,7 @@ describe("an app with only the runtime installed", () => {
     for (const peer of [
       "pg",
       "ioredis",
+      "@aws-sdk/client-s3",
       "openai",
       "ai",
       "@ai-sdk/provider",

@@ -7,6 +7,7 @@ import type { BlobOptions, BlobStore } from "../blobs/blob-store.js";
 import { type BlobBackend, ChunkedBlobStore } from "../blobs/chunked.js";
 import { fileURLToPath } from "node:url";
 import { FolderBlobBackend } from "../blobs/folder.js";
+import { parseS3Url, S3BlobBackend } from "../blobs/s3.js";
 import { ConfigurationError } from "../core/errors.js";
 import { redactUrl } from "./url.js";
 import { blobProtectionFor } from "./blob-sealer.js";
@@ -34,7 +35,7 @@ export function storeBlobs(
   });
 }
 
-/** The backend `blobs.url` names: a folder (`file:`). */
+/** The backend `blobs.url` names: a folder (`file:`) or an S3 bucket (`s3:`). */
 function elsewhere(url: unknown): { backend: BlobBackend; where: string } {
   const text = typeof url === "string" ? url : "";
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
@@ -51,8 +52,12 @@ function elsewhere(url: unknown): { backend: BlobBackend; where: string } {
     const backend = new FolderBlobBackend(path);
     return { backend, where: `folder ${backend.root}` };
   }
+  if (scheme === "s3") {
+    const { location, clientConfig, where } = parseS3Url(text);
+    return { backend: new S3BlobBackend(location, undefined, clientConfig, where), where };
+  }
   throw new ConfigurationError(
     `blobs.url ${JSON.stringify(redactUrl(text).slice(0, 200))} names no blob store statebag knows`,
-    "use file:///absolute/path for a folder, or leave blobs.url out to keep blobs in the store's own backend",
+    "use file:///absolute/path for a folder, s3://bucket/prefix?region=... for an S3 bucket, or leave blobs.url out to keep blobs in the store's own backend",
   );
 }
