@@ -434,39 +434,43 @@ export class SqliteSessionStore implements SessionStore {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
     const meta = checkMeta(options);
-    // The owner the row will have, for the codec: the given one, else (an update) the stored one.
-    // A row's owner never changes, and the update below only applies at that revision.
-    let owner = meta.owner;
     const contextual = usesContext(this.codec);
     // Protected owners and titles (an encrypting codec): the columns hold their protected forms;
-    // an update reads the row first, for the plaintext owner and to move a row written before
-    // (plaintext owner or title) to the protected forms in the same transaction as the save.
+    // an update reads the row first (in the write transaction, before the save), for the plaintext
+    // owner and to move a row written before (plaintext owner or title) to the protected forms.
     const protection = metaProtectionOf(this.codec);
-    let ownerColumn = meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
-    let protect: [string | null, string | null] | undefined;
-    if (expected !== null && (protection !== undefined || (owner === undefined && contextual))) {
-      const current = await this.run("save", "read", (s) => s.currentMeta.get(id, Date.now()));
-      if (current?.revision !== expected) throw new ConflictError(id, expected, current?.revision ?? null);
-      const stored = readMeta(protection, id, current.owner, current.title);
-      owner ??= stored.owner ?? undefined;
-      if (protection !== undefined && plaintextMeta(protection, current.owner, current.title)) {
-        // The CAS below names the owner as stored; the protected forms are written after it.
-        if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = current.owner ?? undefined;
-        protect = [
-          stored.owner == null ? null : protection.owner(stored.owner),
-          stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
-        ];
-      }
-    }
+    const givenOwnerColumn =
+      meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
+    const readFirst = expected !== null && (protection !== undefined || (meta.owner === undefined && contextual));
     const titleColumn =
       meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
     // Validate and serialize before taking any lock, unless the codec uses its context: it is
     // given the revision the row is written under, drawn from the file's counter inside the write
-    // transaction (in this process nothing runs meanwhile anyway: both are synchronous).
-    const plain = contextual ? undefined : serializeRow(this.codec, session, { owner });
+    // transaction (in this process nothing runs meanwhile anyway: both are synchronous). A codec
+    // that does not use its context is given the owner named, if any.
+    const plain = contextual ? undefined : serializeRow(this.codec, session, { owner: meta.owner });
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
     return this.run("save", "write", (s): number => {
       const now = Date.now();
+      // The owner the row will have, for the codec: the given one, else (an update) the stored one.
+      // A row's owner never changes, and the update below only applies at that revision.
+      let owner = meta.owner;
+      let ownerColumn = givenOwnerColumn;
+      let protect: [string | null, string | null] | undefined;
+      if (readFirst) {
+        const current = s.currentMeta.get(id, now);
+        if (current?.revision !== expected) throw new ConflictError(id, expected, current?.revision ?? null);
+        const stored = readMeta(protection, id, current.owner, current.title);
+        owner ??= stored.owner ?? undefined;
+        if (protection !== undefined && plaintextMeta(protection, current.owner, current.title)) {
+          // The update below names the owner as stored; the protected forms are written after it.
+          if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = current.owner ?? undefined;
+          protect = [
+            stored.owner == null ? null : protection.owner(stored.owner),
+            stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
+          ];
+        }
+      }
       const expiresAt = ttlMs === undefined ? null : now + ttlMs;
       const revision = s.bump.get()!.value;
       const text = plain ?? serializeRow(this.codec, session, { owner, revision });
