@@ -11,6 +11,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { blobCases } from "./cases/blobs.js";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
 import { encryptionCases } from "./cases/encryption.js";
@@ -101,6 +102,19 @@ const groups: Group[] = [
       "stream.redis.first.1000",
     ],
     run: streamCases,
+  },
+  {
+    cases: [
+      "blob.sqlite.put.1mb",
+      "blob.sqlite.get.1mb",
+      "blob.postgres.put.1mb",
+      "blob.postgres.get.1mb",
+      "blob.redis.put.1mb",
+      "blob.redis.get.1mb",
+      "blob.folder.put.1mb",
+      "blob.folder.get.1mb",
+    ],
+    run: blobCases,
   },
   {
     cases: ["concurrency.sqlite.8writers", "concurrency.postgres.8writers", "concurrency.redis.8writers"],

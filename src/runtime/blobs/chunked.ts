@@ -450,45 +450,47 @@ export class ChunkedBlobStore implements BlobStore {
     const where = this.#where;
     let index = first;
     let held: Uint8Array | undefined;
+    const step = async (controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> => {
+      for (;;) {
+        if (index >= last) {
+          if (hasher && hasher.digest("hex") !== hash)
+            throw new BlobCorruptError(hash, where, "its bytes do not hash to its name");
+          if (held && held.length > 0) controller.enqueue(held);
+          held = undefined;
+          await source.return?.(); // the backend's reader is done: let it close its file or statement
+          controller.close();
+          return;
+        }
+        const next = await source.next();
+        if (next.done) throw new BlobNotFoundError(hash);
+        const stored = next.value;
+        const plain = sealer
+          ? sealer.open(stored, ["blob-chunk", owner, record.uploadId, String(index)], `blob ${hash} chunk ${index}`)
+          : stored;
+        const expectedLength = index === record.chunks - 1 ? record.size - index * chunkSize : chunkSize;
+        if (plain.length !== expectedLength)
+          throw new BlobCorruptError(hash, where, `chunk ${index} holds ${plain.length} bytes, not ${expectedLength}`);
+        hasher?.update(plain);
+        const chunkStart = index * chunkSize;
+        const slice = plain.subarray(Math.max(0, start - chunkStart), Math.min(plain.length, end - chunkStart));
+        index++;
+        const out = held;
+        held = slice;
+        if (out && out.length > 0) {
+          controller.enqueue(out);
+          return;
+        }
+      }
+    };
     const stream = new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
-          for (;;) {
-            if (index >= last) {
-              if (hasher && hasher.digest("hex") !== hash)
-                throw new BlobCorruptError(hash, where, "its bytes do not hash to its name");
-              if (held && held.length > 0) controller.enqueue(held);
-              held = undefined;
-              controller.close();
-              return;
-            }
-            const next = await source.next();
-            if (next.done) throw new BlobNotFoundError(hash);
-            const stored = next.value;
-            const plain = sealer
-              ? sealer.open(
-                  stored,
-                  ["blob-chunk", owner, record.uploadId, String(index)],
-                  `blob ${hash} chunk ${index}`,
-                )
-              : stored;
-            const expectedLength = index === record.chunks - 1 ? record.size - index * chunkSize : chunkSize;
-            if (plain.length !== expectedLength)
-              throw new BlobCorruptError(
-                hash,
-                where,
-                `chunk ${index} holds ${plain.length} bytes, not ${expectedLength}`,
-              );
-            hasher?.update(plain);
-            const chunkStart = index * chunkSize;
-            const slice = plain.subarray(Math.max(0, start - chunkStart), Math.min(plain.length, end - chunkStart));
-            index++;
-            const out = held;
-            held = slice;
-            if (out && out.length > 0) {
-              controller.enqueue(out);
-              return;
-            }
+          try {
+            await step(controller);
+          } catch (error) {
+            // The backend's reader is let go (its file or statement closed) before the error surfaces.
+            await source.return?.().catch(() => {});
+            throw error;
           }
         },
         cancel: async () => {

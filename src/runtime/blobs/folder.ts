@@ -114,13 +114,28 @@ export class FolderBlobBackend implements BlobBackend {
     return join(this.#owner(owner), "uploads", uploadId);
   }
 
-  async begin(owner: string, uploadId: string): Promise<BlobUpload> {
+  /** Owner folders this process has made (and not erased): a put skips making them again. */
+  readonly #prepared = new Set<string>();
+
+  async #prepare(owner: string): Promise<void> {
     const dir = this.#owner(owner);
     await mkdir(join(dir, "uploads"), { recursive: true });
     await mkdir(join(dir, "blobs"), { recursive: true });
     await writeFile(join(dir, "owner"), owner, { flag: "w" });
+    this.#prepared.add(owner);
+  }
+
+  async begin(owner: string, uploadId: string): Promise<BlobUpload> {
+    if (!this.#prepared.has(owner)) await this.#prepare(owner);
     const path = this.#upload(owner, uploadId);
-    const file = await open(path, "wx");
+    let file: FileHandle;
+    try {
+      file = await open(path, "wx");
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      await this.#prepare(owner); // erased by another process since
+      file = await open(path, "wx");
+    }
     let closed = false;
     const close = async () => {
       if (closed) return;
@@ -398,6 +413,7 @@ export class FolderBlobBackend implements BlobBackend {
   eraseOwner(owner: string): Promise<BlobUsage> {
     return locked(this.root, async () => {
       const usage = await this.usage(owner);
+      this.#prepared.delete(owner);
       // Renamed away first, so a half-finished erase leaves no half-listed owner behind.
       const dir = this.#owner(owner);
       const aside = join(this.root, `erased-${newUploadId()}`);
