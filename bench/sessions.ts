@@ -138,9 +138,11 @@ export function makeSession(shape: SessionShape): AgentSession {
     stateBag: {
       [HISTORY_KEY]: {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: history as unknown as never,
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       },
     },
   };

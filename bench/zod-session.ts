@@ -144,11 +144,19 @@ export const chatMessage = obj({
   additionalProperties,
 });
 
+const forkOrigin = obj({
+  sessionId: z.string(),
+  messageId: z.string(),
+  forkedAt: z.iso.datetime({ offset: true }),
+});
 const inMemoryChatHistoryState = obj({
   $type: z.literal("InMemoryChatHistoryState"),
-  $version: z.literal(2),
+  $version: z.literal(3),
   messages: z.array(chatMessage),
   droppedMessageCount: int.min(0),
+  branches: z.array(obj({ parentId: z.string().nullable(), message: chatMessage })),
+  branchPoints: z.array(obj({ parentId: z.string().nullable(), childIds: z.array(z.string()) })),
+  forkedFrom: forkOrigin.optional(),
 });
 const rollingSummaryState = obj({
   $type: z.literal("RollingSummaryState"),
@@ -158,9 +166,10 @@ const rollingSummaryState = obj({
   turnCount: int.min(0),
 });
 
+const logEntryRef = obj({ run: int.min(0), offset: int.min(0) });
 const storedChatHistoryState = obj({
   $type: z.literal("StoredChatHistoryState"),
-  $version: v1,
+  $version: z.literal(2),
   storageId: z.string(),
   messageCount: int.min(0),
   pending: obj({
@@ -168,6 +177,13 @@ const storedChatHistoryState = obj({
     mode: z.enum(["append", "replace"]),
     messages: z.array(chatMessage),
   }).optional(),
+  tree: obj({
+    runs: z.array(
+      obj({ storageId: z.string().optional(), start: int.min(0), count: int.min(1), parent: logEntryRef.optional() }),
+    ),
+    active: logEntryRef.optional(),
+  }).optional(),
+  forkedFrom: forkOrigin.optional(),
 });
 const foreignState = obj({
   $type: z.literal("statebag.ForeignState"),

@@ -6,7 +6,7 @@
 
 // The agent and its run
 export { ChatClientAgent } from "./runtime/agent/agent.js";
-export type { ChatClientAgentOptions, RunOptions } from "./runtime/agent/agent.js";
+export type { ChatClientAgentOptions, ForkOptions, RunOptions } from "./runtime/agent/agent.js";
 export type { AgentInput, AgentResponse, AgentResponseUpdate } from "./runtime/agent/response.js";
 export type { RunContext, RunMiddleware } from "./runtime/agent/agent.js";
 
@@ -45,6 +45,13 @@ export type { ProviderContext, SessionStateProvider } from "./runtime/agent/prov
 export { AIContextProvider } from "./runtime/agent/providers/context-provider.js";
 export type { AIContext, InvokedContext } from "./runtime/agent/providers/context-provider.js";
 export { ChatHistoryProvider, HistoryProviderMismatchError } from "./runtime/agent/providers/chat-history-provider.js";
+
+// Branches: regenerate, edit, switch, rewind and fork (methods of ChatClientAgent), and a stored fork
+export { forkSession } from "./runtime/agent/fork-session.js";
+export type { ForkSessionOptions, ForkSessionResult } from "./runtime/agent/fork-session.js";
+export { HistoryBranchError, MessageNotFoundError } from "./runtime/agent/providers/history-branches.js";
+export type { HistoryTreeNode, MessageSiblings } from "./runtime/agent/providers/history-branches.js";
+export type { BranchMessage, BranchPoint, ForkOrigin } from "./runtime/builtins/chat-history-state.js";
 export { InMemoryChatHistoryProvider, chatHistoryState } from "./runtime/agent/providers/in-memory-chat-history.js";
 export type {
   InMemoryChatHistoryOptions,
@@ -52,7 +59,10 @@ export type {
 } from "./runtime/agent/providers/in-memory-chat-history.js";
 export { StoredChatHistoryProvider } from "./runtime/agent/providers/stored-chat-history.js";
 export type {
+  LogEntryRef,
+  LogRun,
   PendingLogWrite,
+  StoredHistoryTree,
   StoredChatHistoryOptions,
   StoredChatHistoryState,
   StoredHistoryCommit,

@@ -4,21 +4,21 @@
 // from the state type itself. Use it as `new ProviderSessionState(key, NotesStateType, { initial })`.
 import type { StateDescriptor } from "../runtime/core/state-bag.js";
 import type { ToolApprovalState } from "../runtime/agent/approvals.js";
-import type { InMemoryChatHistoryState } from "../runtime/agent/providers/in-memory-chat-history.js";
-import type { RollingSummaryState } from "../runtime/agent/providers/rolling-summary.js";
-import type { StoredChatHistoryState } from "../runtime/agent/providers/stored-chat-history.js";
+import type { InMemoryChatHistoryState } from "../runtime/builtins/chat-history-state.js";
+import type { RollingSummaryState } from "../runtime/builtins/rolling-summary-state.js";
+import type { StoredChatHistoryState } from "../runtime/builtins/stored-chat-history-state.js";
 import type { GroupChatChannelState } from "../runtime/group-chat/channel.js";
 import type { WorkflowState } from "../runtime/group-chat/workflow.js";
 import type { ForeignState } from "../runtime/interop/foreign.js";
 
-/** "InMemoryChatHistoryState" version 2 (src/runtime/agent/providers/in-memory-chat-history.ts:22). */
-export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistoryState> = { $type: "InMemoryChatHistoryState", version: 2 };
+/** "InMemoryChatHistoryState" version 3 (src/runtime/builtins/chat-history-state.ts:50). */
+export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistoryState> = { $type: "InMemoryChatHistoryState", version: 3 };
 
-/** "RollingSummaryState" version 2 (src/runtime/agent/providers/rolling-summary.ts:16). */
+/** "RollingSummaryState" version 2 (src/runtime/builtins/rolling-summary-state.ts:10). */
 export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $type: "RollingSummaryState", version: 2 };
 
-/** "StoredChatHistoryState" version 1 (src/runtime/agent/providers/stored-chat-history.ts:61). */
-export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 1 };
+/** "StoredChatHistoryState" version 2 (src/runtime/builtins/stored-chat-history-state.ts:69). */
+export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 2 };
 
 /** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:32). */
 export const ForeignStateType: StateDescriptor<ForeignState> = { $type: "statebag.ForeignState", version: 1 };

@@ -87,9 +87,9 @@ function checkProviderState(ctx: FusedContext, value: any, depth: number, nest: 
   }
 }
 
-/** "InMemoryChatHistoryState" v2 (ProviderState): the value at depth `depth`, `nest` tagged values deep. */
+/** "InMemoryChatHistoryState" v3 (ProviderState): the value at depth `depth`, `nest` tagged values deep. */
 function checkInMemoryChatHistoryState(ctx: FusedContext, value: any, depth: number, nest: number): boolean {
-  if (depth + 3 > ctx.maxDepth || ctx.maxKeys < 6) return false;
+  if (depth + 4 > ctx.maxDepth || ctx.maxKeys < 7) return false;
   if (nest >= ctx.maxNesting) return false;
   let chars = 0;
   if (!(typeof value === "object" && value !== null && !Array.isArray(value))) return false;
@@ -108,7 +108,7 @@ function checkInMemoryChatHistoryState(ctx: FusedContext, value: any, depth: num
         break;
       case "$version":
         chars += 11;
-        if (member4 !== 2) return false;
+        if (member4 !== 3) return false;
         chars += 1;
         required2++;
         break;
@@ -192,11 +192,193 @@ function checkInMemoryChatHistoryState(ctx: FusedContext, value: any, depth: num
         if (ctx.counting) chars += numberChars(member4);
         required2++;
         break;
+      case "branches":
+        chars += 11;
+        if (!(Array.isArray(member4))) return false;
+        for (let index17 = 0; index17 < member4.length; index17++) {
+          const item18 = member4[index17];
+          if (!(typeof item18 === "object" && item18 !== null && !Array.isArray(item18))) return false;
+          if (ctx.saving && !plainObject(item18)) return false;
+          let count19 = 0;
+          let required20 = 0;
+          for (const key21 in item18) {
+            count19++;
+            const member22 = item18[key21];
+            switch (key21) {
+              case "parentId":
+                chars += 11;
+                if (typeof member22 === "string") {
+                  chars += member22.length + 2;
+                } else if (member22 === null) {
+                  chars += 4;
+                } else return false;
+                required20++;
+                break;
+              case "message":
+                chars += 10;
+                if (!(typeof member22 === "object" && member22 !== null && !Array.isArray(member22))) return false;
+                if (ctx.saving && !plainObject(member22)) return false;
+                let count23 = 0;
+                let required24 = 0;
+                for (const key25 in member22) {
+                  count23++;
+                  const member26 = member22[key25];
+                  switch (key25) {
+                    case "authorName":
+                      chars += 13;
+                      if (!(typeof member26 === "string")) return false;
+                      chars += member26.length + 2;
+                      break;
+                    case "createdAt":
+                      chars += 12;
+                      if (!(typeof member26 === "string")) return false;
+                      if (!isDateTime(member26)) return false;
+                      chars += member26.length + 2;
+                      break;
+                    case "role":
+                      chars += 7;
+                      if (!(typeof member26 === "string")) return false;
+                      chars += member26.length + 2;
+                      required24++;
+                      break;
+                    case "contents":
+                      chars += 11;
+                      if (!(Array.isArray(member26))) return false;
+                      for (let index27 = 0; index27 < member26.length; index27++) {
+                        const item28 = member26[index27];
+                        if (!checkAIContent(ctx, item28, depth + 5, nest + 1)) return false; // AIContent
+                      }
+                      chars += member26.length === 0 ? 2 : member26.length + 1;
+                      required24++;
+                      break;
+                    case "messageId":
+                      chars += 12;
+                      if (!(typeof member26 === "string")) return false;
+                      chars += member26.length + 2;
+                      break;
+                    case "additionalProperties":
+                      chars += 23;
+                      if (!(typeof member26 === "object" && member26 !== null && !Array.isArray(member26))) return false;
+                      if (ctx.saving && !plainObject(member26)) return false;
+                      let count29 = 0;
+                      for (const key31 in member26) {
+                        count29++;
+                        const member32 = member26[key31];
+                        if (key31 === "__proto__") return false;
+                        chars += key31.length + 3;
+                        if (typeof member32 === "string") chars += member32.length + 2;
+                        else if (!opaqueJson(ctx, member32, depth + 5)) return false;
+                      }
+                      if (count29 > ctx.maxKeys) return false;
+                      ctx.keys += count29;
+                      chars += count29 === 0 ? 2 : count29 + 1;
+                      break;
+                    default:
+                      return false;
+                  }
+                }
+                if (required24 !== 2) return false;
+                ctx.keys += count23;
+                chars += count23 === 0 ? 2 : count23 + 1;
+                required20++;
+                break;
+              default:
+                return false;
+            }
+          }
+          if (required20 !== 2) return false;
+          ctx.keys += count19;
+          chars += count19 === 0 ? 2 : count19 + 1;
+        }
+        chars += member4.length === 0 ? 2 : member4.length + 1;
+        required2++;
+        break;
+      case "branchPoints":
+        chars += 15;
+        if (!(Array.isArray(member4))) return false;
+        for (let index33 = 0; index33 < member4.length; index33++) {
+          const item34 = member4[index33];
+          if (!(typeof item34 === "object" && item34 !== null && !Array.isArray(item34))) return false;
+          if (ctx.saving && !plainObject(item34)) return false;
+          let count35 = 0;
+          let required36 = 0;
+          for (const key37 in item34) {
+            count35++;
+            const member38 = item34[key37];
+            switch (key37) {
+              case "parentId":
+                chars += 11;
+                if (typeof member38 === "string") {
+                  chars += member38.length + 2;
+                } else if (member38 === null) {
+                  chars += 4;
+                } else return false;
+                required36++;
+                break;
+              case "childIds":
+                chars += 11;
+                if (!(Array.isArray(member38))) return false;
+                for (let index39 = 0; index39 < member38.length; index39++) {
+                  const item40 = member38[index39];
+                  if (!(typeof item40 === "string")) return false;
+                  chars += item40.length + 2;
+                }
+                chars += member38.length === 0 ? 2 : member38.length + 1;
+                required36++;
+                break;
+              default:
+                return false;
+            }
+          }
+          if (required36 !== 2) return false;
+          ctx.keys += count35;
+          chars += count35 === 0 ? 2 : count35 + 1;
+        }
+        chars += member4.length === 0 ? 2 : member4.length + 1;
+        required2++;
+        break;
+      case "forkedFrom":
+        chars += 13;
+        if (!(typeof member4 === "object" && member4 !== null && !Array.isArray(member4))) return false;
+        if (ctx.saving && !plainObject(member4)) return false;
+        let count41 = 0;
+        let required42 = 0;
+        for (const key43 in member4) {
+          count41++;
+          const member44 = member4[key43];
+          switch (key43) {
+            case "sessionId":
+              chars += 12;
+              if (!(typeof member44 === "string")) return false;
+              chars += member44.length + 2;
+              required42++;
+              break;
+            case "messageId":
+              chars += 12;
+              if (!(typeof member44 === "string")) return false;
+              chars += member44.length + 2;
+              required42++;
+              break;
+            case "forkedAt":
+              chars += 11;
+              if (!(typeof member44 === "string")) return false;
+              if (!isDateTime(member44)) return false;
+              chars += member44.length + 2;
+              required42++;
+              break;
+            default:
+              return false;
+          }
+        }
+        if (required42 !== 3) return false;
+        ctx.keys += count41;
+        chars += count41 === 0 ? 2 : count41 + 1;
+        break;
       default:
         return false;
     }
   }
-  if (required2 !== 4) return false;
+  if (required2 !== 6) return false;
   ctx.keys += count1;
   chars += count1 === 0 ? 2 : count1 + 1;
   ctx.chars += chars;
@@ -325,9 +507,9 @@ function checkRollingSummaryState(ctx: FusedContext, value: any, depth: number, 
   return true;
 }
 
-/** "StoredChatHistoryState" v1 (ProviderState): the value at depth `depth`, `nest` tagged values deep. */
+/** "StoredChatHistoryState" v2 (ProviderState): the value at depth `depth`, `nest` tagged values deep. */
 function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: number, nest: number): boolean {
-  if (depth + 4 > ctx.maxDepth || ctx.maxKeys < 6) return false;
+  if (depth + 4 > ctx.maxDepth || ctx.maxKeys < 7) return false;
   if (nest >= ctx.maxNesting) return false;
   let chars = 0;
   if (!(typeof value === "object" && value !== null && !Array.isArray(value))) return false;
@@ -346,8 +528,9 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
         break;
       case "$version":
         chars += 11;
-        if (member4 !== 1) return false;
+        if (member4 !== 2) return false;
         chars += 1;
+        required2++;
         break;
       case "storageId":
         chars += 12;
@@ -465,11 +648,173 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
         ctx.keys += count5;
         chars += count5 === 0 ? 2 : count5 + 1;
         break;
+      case "tree":
+        chars += 7;
+        if (!(typeof member4 === "object" && member4 !== null && !Array.isArray(member4))) return false;
+        if (ctx.saving && !plainObject(member4)) return false;
+        let count21 = 0;
+        let required22 = 0;
+        for (const key23 in member4) {
+          count21++;
+          const member24 = member4[key23];
+          switch (key23) {
+            case "runs":
+              chars += 7;
+              if (!(Array.isArray(member24))) return false;
+              for (let index25 = 0; index25 < member24.length; index25++) {
+                const item26 = member24[index25];
+                if (!(typeof item26 === "object" && item26 !== null && !Array.isArray(item26))) return false;
+                if (ctx.saving && !plainObject(item26)) return false;
+                let count27 = 0;
+                let required28 = 0;
+                for (const key29 in item26) {
+                  count27++;
+                  const member30 = item26[key29];
+                  switch (key29) {
+                    case "storageId":
+                      chars += 12;
+                      if (!(typeof member30 === "string")) return false;
+                      chars += member30.length + 2;
+                      break;
+                    case "start":
+                      chars += 8;
+                      if (!(Number.isInteger(member30))) return false;
+                      if (member30 < 0) return false;
+                      if (ctx.counting) chars += numberChars(member30);
+                      required28++;
+                      break;
+                    case "count":
+                      chars += 8;
+                      if (!(Number.isInteger(member30))) return false;
+                      if (member30 < 1) return false;
+                      if (ctx.counting) chars += numberChars(member30);
+                      required28++;
+                      break;
+                    case "parent":
+                      chars += 9;
+                      if (!(typeof member30 === "object" && member30 !== null && !Array.isArray(member30))) return false;
+                      if (ctx.saving && !plainObject(member30)) return false;
+                      let count31 = 0;
+                      let required32 = 0;
+                      for (const key33 in member30) {
+                        count31++;
+                        const member34 = member30[key33];
+                        switch (key33) {
+                          case "run":
+                            chars += 6;
+                            if (!(Number.isInteger(member34))) return false;
+                            if (member34 < 0) return false;
+                            if (ctx.counting) chars += numberChars(member34);
+                            required32++;
+                            break;
+                          case "offset":
+                            chars += 9;
+                            if (!(Number.isInteger(member34))) return false;
+                            if (member34 < 0) return false;
+                            if (ctx.counting) chars += numberChars(member34);
+                            required32++;
+                            break;
+                          default:
+                            return false;
+                        }
+                      }
+                      if (required32 !== 2) return false;
+                      ctx.keys += count31;
+                      chars += count31 === 0 ? 2 : count31 + 1;
+                      break;
+                    default:
+                      return false;
+                  }
+                }
+                if (required28 !== 2) return false;
+                ctx.keys += count27;
+                chars += count27 === 0 ? 2 : count27 + 1;
+              }
+              chars += member24.length === 0 ? 2 : member24.length + 1;
+              required22++;
+              break;
+            case "active":
+              chars += 9;
+              if (!(typeof member24 === "object" && member24 !== null && !Array.isArray(member24))) return false;
+              if (ctx.saving && !plainObject(member24)) return false;
+              let count35 = 0;
+              let required36 = 0;
+              for (const key37 in member24) {
+                count35++;
+                const member38 = member24[key37];
+                switch (key37) {
+                  case "run":
+                    chars += 6;
+                    if (!(Number.isInteger(member38))) return false;
+                    if (member38 < 0) return false;
+                    if (ctx.counting) chars += numberChars(member38);
+                    required36++;
+                    break;
+                  case "offset":
+                    chars += 9;
+                    if (!(Number.isInteger(member38))) return false;
+                    if (member38 < 0) return false;
+                    if (ctx.counting) chars += numberChars(member38);
+                    required36++;
+                    break;
+                  default:
+                    return false;
+                }
+              }
+              if (required36 !== 2) return false;
+              ctx.keys += count35;
+              chars += count35 === 0 ? 2 : count35 + 1;
+              break;
+            default:
+              return false;
+          }
+        }
+        if (required22 !== 1) return false;
+        ctx.keys += count21;
+        chars += count21 === 0 ? 2 : count21 + 1;
+        break;
+      case "forkedFrom":
+        chars += 13;
+        if (!(typeof member4 === "object" && member4 !== null && !Array.isArray(member4))) return false;
+        if (ctx.saving && !plainObject(member4)) return false;
+        let count39 = 0;
+        let required40 = 0;
+        for (const key41 in member4) {
+          count39++;
+          const member42 = member4[key41];
+          switch (key41) {
+            case "sessionId":
+              chars += 12;
+              if (!(typeof member42 === "string")) return false;
+              chars += member42.length + 2;
+              required40++;
+              break;
+            case "messageId":
+              chars += 12;
+              if (!(typeof member42 === "string")) return false;
+              chars += member42.length + 2;
+              required40++;
+              break;
+            case "forkedAt":
+              chars += 11;
+              if (!(typeof member42 === "string")) return false;
+              if (!isDateTime(member42)) return false;
+              chars += member42.length + 2;
+              required40++;
+              break;
+            default:
+              return false;
+          }
+        }
+        if (required40 !== 3) return false;
+        ctx.keys += count39;
+        chars += count39 === 0 ? 2 : count39 + 1;
+        break;
       default:
         return false;
     }
   }
-  if (required2 !== 3) return false;
+  if (required2 !== 4) return false;
   ctx.keys += count1;
   chars += count1 === 0 ? 2 : count1 + 1;
   ctx.chars += chars;
@@ -1871,7 +2216,7 @@ function checkUsageContent(ctx: FusedContext, value: any, depth: number, nest: n
   return true;
 }
 
-/** A chat message (the items of "InMemoryChatHistoryState" v2 messages) at depth `depth`, `nest` tagged values deep. */
+/** A chat message (the items of "InMemoryChatHistoryState" v3 messages) at depth `depth`, `nest` tagged values deep. */
 function checkChatMessage(ctx: FusedContext, value: any, depth: number, nest: number): boolean {
   if (depth + 1 > ctx.maxDepth || ctx.maxKeys < 6) return false;
   if (nest >= ctx.maxNesting) return false;

@@ -4,8 +4,9 @@
 // precompiled validator (./validators.ts) and the slots the runtime walker dispatches by $type;
 // then the migrations declared next to the types (`export const ... = defineMigration(...)`).
 import type { Migration, TypeDefinition, Validator } from "../runtime/registry/registry-types.js";
-import { inMemoryChatHistoryMigrations } from "../runtime/agent/providers/in-memory-chat-history.js";
-import { rollingSummaryMigrations } from "../runtime/agent/providers/rolling-summary.js";
+import { inMemoryChatHistoryMigrations } from "../runtime/builtins/chat-history-state.js";
+import { rollingSummaryMigrations } from "../runtime/builtins/rolling-summary-state.js";
+import { storedChatHistoryMigrations } from "../runtime/builtins/stored-chat-history-state.js";
 import * as validators from "./validators.js";
 import { storedVersions } from "./stored-versions.js";
 
@@ -13,10 +14,11 @@ export const generatedTypes: readonly TypeDefinition[] = [
   {
     $type: "InMemoryChatHistoryState",
     family: "ProviderState",
-    version: 2,
+    version: 3,
     name: "InMemoryChatHistoryState",
-    source: "src/runtime/agent/providers/in-memory-chat-history.ts:22",
+    source: "src/runtime/builtins/chat-history-state.ts:50",
     slots: [
+      { path: ["branches", "*", "message", "contents", "*"], family: "AIContent" },
       { path: ["messages", "*", "contents", "*"], family: "AIContent" },
     ],
     schema: {
@@ -29,15 +31,127 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "string"
         },
         "$version": {
-          "const": 2,
+          "const": 3,
           "type": "integer"
+        },
+        "branchPoints": {
+          "description": "The places where the history branches, each with its children in the order they were written. Added in version 3.",
+          "items": {
+            "additionalProperties": false,
+            "description": "A branch point: a message (or the root) with more than one message after it, in the order they were written.",
+            "properties": {
+              "childIds": {
+                "description": "The ids of the messages that follow it, oldest first (a UI shows them as ‹ 1/n ›).",
+                "items": {
+                  "type": "string"
+                },
+                "type": "array"
+              },
+              "parentId": {
+                "description": "The message the branches follow; `null` for the root (two versions of the first message).",
+                "type": [
+                  "null",
+                  "string"
+                ]
+              }
+            },
+            "required": [
+              "childIds",
+              "parentId"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "branches": {
+          "description": "Messages off the active path (regenerated answers, edited messages and what followed them), oldest first. Added in version 3.",
+          "items": {
+            "additionalProperties": false,
+            "description": "A message on a branch that is not the active one, and the message it follows.",
+            "properties": {
+              "message": {
+                "additionalProperties": false,
+                "description": "The message (its `messageId` is set).",
+                "properties": {
+                  "additionalProperties": {
+                    "additionalProperties": {},
+                    "description": "Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).",
+                    "type": "object"
+                  },
+                  "authorName": {
+                    "type": "string"
+                  },
+                  "contents": {
+                    "items": {},
+                    "type": "array"
+                  },
+                  "createdAt": {
+                    "description": "ISO-8601 with an offset.",
+                    "format": "date-time",
+                    "type": "string"
+                  },
+                  "messageId": {
+                    "type": "string"
+                  },
+                  "role": {
+                    "description": "Well-known roles; any other string is allowed too (custom roles exist in the field).",
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "contents",
+                  "role"
+                ],
+                "type": "object"
+              },
+              "parentId": {
+                "description": "The `messageId` of the message this one follows; `null` for a first message (a sibling of the history's root).",
+                "type": [
+                  "null",
+                  "string"
+                ]
+              }
+            },
+            "required": [
+              "message",
+              "parentId"
+            ],
+            "type": "object"
+          },
+          "type": "array"
         },
         "droppedMessageCount": {
           "description": "How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.",
           "minimum": 0,
           "type": "integer"
         },
+        "forkedFrom": {
+          "additionalProperties": false,
+          "description": "Set on a session made by forking another one. Added in version 3.",
+          "properties": {
+            "forkedAt": {
+              "description": "When the fork was made (ISO 8601).",
+              "format": "date-time",
+              "type": "string"
+            },
+            "messageId": {
+              "description": "The last message the fork took over (the fork's history is the source's path up to it).",
+              "type": "string"
+            },
+            "sessionId": {
+              "description": "The id of the session it was forked from.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "forkedAt",
+            "messageId",
+            "sessionId"
+          ],
+          "type": "object"
+        },
         "messages": {
+          "description": "The active path, oldest first: what the model and UIs see. A message without a `messageId`\ngoes by `statebag-<its index>`; every message written since version 3 has one.",
           "items": {
             "additionalProperties": false,
             "properties": {
@@ -78,6 +192,8 @@ export const generatedTypes: readonly TypeDefinition[] = [
       "required": [
         "$type",
         "$version",
+        "branchPoints",
+        "branches",
         "droppedMessageCount",
         "messages"
       ],
@@ -92,7 +208,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "RollingSummaryState",
-    source: "src/runtime/agent/providers/rolling-summary.ts:16",
+    source: "src/runtime/builtins/rolling-summary-state.ts:10",
     slots: [
       { path: ["recentMessages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -172,9 +288,9 @@ export const generatedTypes: readonly TypeDefinition[] = [
   {
     $type: "StoredChatHistoryState",
     family: "ProviderState",
-    version: 1,
+    version: 2,
     name: "StoredChatHistoryState",
-    source: "src/runtime/agent/providers/stored-chat-history.ts:61",
+    source: "src/runtime/builtins/stored-chat-history-state.ts:69",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -187,11 +303,36 @@ export const generatedTypes: readonly TypeDefinition[] = [
           "type": "string"
         },
         "$version": {
-          "const": 1,
+          "const": 2,
           "type": "integer"
         },
+        "forkedFrom": {
+          "additionalProperties": false,
+          "description": "Set on a session made by forking another one. Added in version 2.",
+          "properties": {
+            "forkedAt": {
+              "description": "When the fork was made (ISO 8601).",
+              "format": "date-time",
+              "type": "string"
+            },
+            "messageId": {
+              "description": "The last message the fork took over (the fork's history is the source's path up to it).",
+              "type": "string"
+            },
+            "sessionId": {
+              "description": "The id of the session it was forked from.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "forkedAt",
+            "messageId",
+            "sessionId"
+          ],
+          "type": "object"
+        },
         "messageCount": {
-          "description": "How many of the log's messages are committed history (before `pending`).",
+          "description": "How many of the log's messages are committed history (before `pending`). With a `tree`: how\nmany of the log's messages the tree may name (the branches' entries), `pending` going after.",
           "minimum": 0,
           "type": "integer"
         },
@@ -259,10 +400,86 @@ export const generatedTypes: readonly TypeDefinition[] = [
         "storageId": {
           "description": "The message log's id in the store.",
           "type": "string"
+        },
+        "tree": {
+          "additionalProperties": false,
+          "description": "The history's branches; absent while it has one (the log's first `messageCount` messages). Added in version 2.",
+          "properties": {
+            "active": {
+              "additionalProperties": false,
+              "description": "The last message of the active path; absent for an empty history.",
+              "properties": {
+                "offset": {
+                  "minimum": 0,
+                  "type": "integer"
+                },
+                "run": {
+                  "minimum": 0,
+                  "type": "integer"
+                }
+              },
+              "required": [
+                "offset",
+                "run"
+              ],
+              "type": "object"
+            },
+            "runs": {
+              "items": {
+                "additionalProperties": false,
+                "description": "`count` consecutive messages of a log, each following the one before it.",
+                "properties": {
+                  "count": {
+                    "minimum": 1,
+                    "type": "integer"
+                  },
+                  "parent": {
+                    "additionalProperties": false,
+                    "description": "The entry the run's first message follows (in an earlier run); absent for a first message.",
+                    "properties": {
+                      "offset": {
+                        "minimum": 0,
+                        "type": "integer"
+                      },
+                      "run": {
+                        "minimum": 0,
+                        "type": "integer"
+                      }
+                    },
+                    "required": [
+                      "offset",
+                      "run"
+                    ],
+                    "type": "object"
+                  },
+                  "start": {
+                    "description": "The index of the run's first message in its log (0: the log's first message).",
+                    "minimum": 0,
+                    "type": "integer"
+                  },
+                  "storageId": {
+                    "description": "The log holding them, when it is not the history's own (`storageId`): a fork's source.",
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "count",
+                  "start"
+                ],
+                "type": "object"
+              },
+              "type": "array"
+            }
+          },
+          "required": [
+            "runs"
+          ],
+          "type": "object"
         }
       },
       "required": [
         "$type",
+        "$version",
         "messageCount",
         "storageId"
       ],
@@ -1224,8 +1441,11 @@ export const generatedTypes: readonly TypeDefinition[] = [
 
 /** Every declared migration step, in file and line order: registered with the types above. */
 export const generatedMigrations: readonly Migration[] = [
-  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/agent/providers/in-memory-chat-history.ts:39)
+  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/builtins/chat-history-state.ts:82)
+  // "InMemoryChatHistoryState" v2 -> v3 (src/runtime/builtins/chat-history-state.ts:88)
   ...inMemoryChatHistoryMigrations,
-  // "RollingSummaryState" v1 -> v2 (src/runtime/agent/providers/rolling-summary.ts:31)
+  // "RollingSummaryState" v1 -> v2 (src/runtime/builtins/rolling-summary-state.ts:25)
   ...rollingSummaryMigrations,
+  // "StoredChatHistoryState" v1 -> v2 (src/runtime/builtins/stored-chat-history-state.ts:92)
+  ...storedChatHistoryMigrations,
 ];

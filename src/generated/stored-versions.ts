@@ -79,6 +79,85 @@ export const storedVersions: Readonly<Record<string, NonNullable<TypeDefinition[
         "type": "object"
       },
     },
+    {
+      $type: "InMemoryChatHistoryState",
+      version: 2,
+      file: "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json",
+      schema: {
+        "additionalProperties": false,
+        "description": "A local session's history, kept in the session itself.",
+        "properties": {
+          "$type": {
+            "const": "InMemoryChatHistoryState",
+            "type": "string"
+          },
+          "$version": {
+            "const": 2,
+            "type": "integer"
+          },
+          "droppedMessageCount": {
+            "description": "How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.",
+            "minimum": 0,
+            "type": "integer"
+          },
+          "messages": {
+            "items": {
+              "additionalProperties": false,
+              "properties": {
+                "additionalProperties": {
+                  "additionalProperties": {},
+                  "description": "Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).",
+                  "type": "object"
+                },
+                "authorName": {
+                  "type": "string"
+                },
+                "contents": {
+                  "items": {
+                    "properties": {
+                      "$type": {
+                        "type": "string"
+                      }
+                    },
+                    "required": [
+                      "$type"
+                    ],
+                    "type": "object"
+                  },
+                  "type": "array"
+                },
+                "createdAt": {
+                  "description": "ISO-8601 with an offset.",
+                  "format": "date-time",
+                  "type": "string"
+                },
+                "messageId": {
+                  "type": "string"
+                },
+                "role": {
+                  "description": "Well-known roles; any other string is allowed too (custom roles exist in the field).",
+                  "type": "string"
+                }
+              },
+              "required": [
+                "contents",
+                "role"
+              ],
+              "type": "object"
+            },
+            "type": "array"
+          }
+        },
+        "required": [
+          "$type",
+          "$version",
+          "droppedMessageCount",
+          "messages"
+        ],
+        "title": "InMemoryChatHistoryState",
+        "type": "object"
+      },
+    },
   ],
   "RollingSummaryState": [
     {
@@ -161,6 +240,113 @@ export const storedVersions: Readonly<Record<string, NonNullable<TypeDefinition[
           "turns"
         ],
         "title": "RollingSummaryState",
+        "type": "object"
+      },
+    },
+  ],
+  "StoredChatHistoryState": [
+    {
+      $type: "StoredChatHistoryState",
+      version: 1,
+      file: "schemas/history/ProviderState/StoredChatHistoryState/v1.schema.json",
+      schema: {
+        "additionalProperties": false,
+        "properties": {
+          "$type": {
+            "const": "StoredChatHistoryState",
+            "type": "string"
+          },
+          "$version": {
+            "const": 1,
+            "type": "integer"
+          },
+          "messageCount": {
+            "description": "How many of the log's messages are committed history (before `pending`).",
+            "minimum": 0,
+            "type": "integer"
+          },
+          "pending": {
+            "additionalProperties": false,
+            "description": "The last run's write, applied to the log by the next run or reader.",
+            "properties": {
+              "messages": {
+                "items": {
+                  "additionalProperties": false,
+                  "properties": {
+                    "additionalProperties": {
+                      "additionalProperties": {},
+                      "description": "Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).",
+                      "type": "object"
+                    },
+                    "authorName": {
+                      "type": "string"
+                    },
+                    "contents": {
+                      "items": {
+                        "properties": {
+                          "$type": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "$type"
+                        ],
+                        "type": "object"
+                      },
+                      "type": "array"
+                    },
+                    "createdAt": {
+                      "description": "ISO-8601 with an offset.",
+                      "format": "date-time",
+                      "type": "string"
+                    },
+                    "messageId": {
+                      "type": "string"
+                    },
+                    "role": {
+                      "description": "Well-known roles; any other string is allowed too (custom roles exist in the field).",
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "contents",
+                    "role"
+                  ],
+                  "type": "object"
+                },
+                "type": "array"
+              },
+              "mode": {
+                "description": "`append`: add after the log's messages; `replace`: the whole history (after a reduction).",
+                "enum": [
+                  "append",
+                  "replace"
+                ],
+                "type": "string"
+              },
+              "operationId": {
+                "description": "Idempotency key of the write (the run's operation id).",
+                "type": "string"
+              }
+            },
+            "required": [
+              "messages",
+              "mode",
+              "operationId"
+            ],
+            "type": "object"
+          },
+          "storageId": {
+            "description": "The message log's id in the store.",
+            "type": "string"
+          }
+        },
+        "required": [
+          "$type",
+          "messageCount",
+          "storageId"
+        ],
+        "title": "StoredChatHistoryState",
         "type": "object"
       },
     },

@@ -6,7 +6,7 @@ import { FORMATS } from "../runtime/registry/formats.js";
 const statebagFormats = FORMATS;
 
 export const validateInMemoryChatHistoryState = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","droppedMessageCount","messages"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"InMemoryChatHistoryState","description":"A local session's history, kept in the session itself.","type":"object","properties":{"messages":{"description":"The active path, oldest first: what the model and UIs see. A message without a `messageId`\ngoes by `statebag-<its index>`; every message written since version 3 has one.","type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}},"droppedMessageCount":{"description":"How many messages the history's reducer has removed so far (messages in minus messages out,\nsummed over runs), so a UI can say \"12 earlier messages hidden\" and a summary knows the\nhistory was trimmed. 0 for a history that was never reduced. Added in version 2.","type":"integer","minimum":0},"branches":{"description":"Messages off the active path (regenerated answers, edited messages and what followed them), oldest first. Added in version 3.","type":"array","items":{"description":"A message on a branch that is not the active one, and the message it follows.","type":"object","properties":{"parentId":{"description":"The `messageId` of the message this one follows; `null` for a first message (a sibling of the history's root).","type":["null","string"]},"message":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"],"description":"The message (its `messageId` is set)."}},"additionalProperties":false,"required":["message","parentId"]}},"branchPoints":{"description":"The places where the history branches, each with its children in the order they were written. Added in version 3.","type":"array","items":{"description":"A branch point: a message (or the root) with more than one message after it, in the order they were written.","type":"object","properties":{"parentId":{"description":"The message the branches follow; `null` for the root (two versions of the first message).","type":["null","string"]},"childIds":{"description":"The ids of the messages that follow it, oldest first (a UI shows them as ‹ 1/n ›).","type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["childIds","parentId"]}},"forkedFrom":{"description":"Set on a session made by forking another one. Added in version 3.","type":"object","properties":{"sessionId":{"description":"The id of the session it was forked from.","type":"string"},"messageId":{"description":"The last message the fork took over (the fork's history is the source's path up to it).","type":"string"},"forkedAt":{"description":"When the fork was made (ISO 8601).","format":"date-time","type":"string"}},"additionalProperties":false,"required":["forkedAt","messageId","sessionId"]},"$type":{"type":"string","const":"InMemoryChatHistoryState"},"$version":{"type":"integer","const":3}},"additionalProperties":false,"required":["$type","$version","branchPoints","branches","droppedMessageCount","messages"]};
 const formats0 = statebagFormats["date-time"];
 
 function validate10(data, options){
@@ -16,14 +16,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.$type === undefined) && (missing0 = "$type")) || ((data.$version === undefined) && (missing0 = "$version"))) || ((data.droppedMessageCount === undefined) && (missing0 = "droppedMessageCount"))) || ((data.messages === undefined) && (missing0 = "messages"))){
+if(((((((data.$type === undefined) && (missing0 = "$type")) || ((data.$version === undefined) && (missing0 = "$version"))) || ((data.branchPoints === undefined) && (missing0 = "branchPoints"))) || ((data.branches === undefined) && (missing0 = "branches"))) || ((data.droppedMessageCount === undefined) && (missing0 = "droppedMessageCount"))) || ((data.messages === undefined) && (missing0 = "messages"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "messages") || (key0 === "droppedMessageCount")) || (key0 === "$type")) || (key0 === "$version"))){
+if(!(((((((key0 === "messages") || (key0 === "droppedMessageCount")) || (key0 === "branches")) || (key0 === "branchPoints")) || (key0 === "forkedFrom")) || (key0 === "$type")) || (key0 === "$version"))){
 validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -197,16 +197,192 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data9 = data.$type;
+if(data.branches !== undefined){
+let data9 = data.branches;
 const _errs22 = errors;
-if(typeof data9 !== "string"){
-validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs22){
+if(Array.isArray(data9)){
+var valid3 = true;
+const len1 = data9.length;
+for(let i1=0; i1<len1; i1++){
+let data10 = data9[i1];
+const _errs24 = errors;
+if(errors === _errs24){
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+let missing2;
+if(((data10.message === undefined) && (missing2 = "message")) || ((data10.parentId === undefined) && (missing2 = "parentId"))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1,schemaPath:"#/properties/branches/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-if("InMemoryChatHistoryState" !== data9){
-validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "InMemoryChatHistoryState"},message:"must be equal to constant"}];
+else {
+const _errs26 = errors;
+for(const key2 in data10){
+if(!((key2 === "parentId") || (key2 === "message"))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1,schemaPath:"#/properties/branches/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
+break;
+}
+}
+if(_errs26 === errors){
+if(data10.parentId !== undefined){
+let data11 = data10.parentId;
+const _errs27 = errors;
+if((data11 !== null) && (typeof data11 !== "string")){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/parentId",schemaPath:"#/properties/branches/items/properties/parentId/type",keyword:"type",params:{type: schema11.properties.branches.items.properties.parentId.type},message:"must be null,string"}];
+return false;
+}
+var valid4 = _errs27 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data10.message !== undefined){
+let data12 = data10.message;
+const _errs29 = errors;
+if(errors === _errs29){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+let missing3;
+if(((data12.contents === undefined) && (missing3 = "contents")) || ((data12.role === undefined) && (missing3 = "role"))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message",schemaPath:"#/properties/branches/items/properties/message/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key3 in data12){
+if(!((((((key3 === "authorName") || (key3 === "createdAt")) || (key3 === "role")) || (key3 === "contents")) || (key3 === "messageId")) || (key3 === "additionalProperties"))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message",schemaPath:"#/properties/branches/items/properties/message/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data12.authorName !== undefined){
+const _errs32 = errors;
+if(typeof data12.authorName !== "string"){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/authorName",schemaPath:"#/properties/branches/items/properties/message/properties/authorName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid5 = _errs32 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.createdAt !== undefined){
+let data14 = data12.createdAt;
+const _errs34 = errors;
+if(errors === _errs34){
+if(errors === _errs34){
+if(typeof data14 === "string"){
+if(!(formats0(data14))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/createdAt",schemaPath:"#/properties/branches/items/properties/message/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/createdAt",schemaPath:"#/properties/branches/items/properties/message/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid5 = _errs34 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.role !== undefined){
+const _errs36 = errors;
+if(typeof data12.role !== "string"){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/role",schemaPath:"#/properties/branches/items/properties/message/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid5 = _errs36 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.contents !== undefined){
+const _errs38 = errors;
+if(errors === _errs38){
+if(!(Array.isArray(data12.contents))){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/contents",schemaPath:"#/properties/branches/items/properties/message/properties/contents/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid5 = _errs38 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.messageId !== undefined){
+const _errs40 = errors;
+if(typeof data12.messageId !== "string"){
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/messageId",schemaPath:"#/properties/branches/items/properties/message/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid5 = _errs40 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data12.additionalProperties !== undefined){
+let data18 = data12.additionalProperties;
+const _errs42 = errors;
+if(errors === _errs42){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message/additionalProperties",schemaPath:"#/properties/branches/items/properties/message/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid5 = _errs42 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1+"/message",schemaPath:"#/properties/branches/items/properties/message/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid4 = _errs29 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branches/" + i1,schemaPath:"#/properties/branches/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs24 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branches",schemaPath:"#/properties/branches/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
 }
 var valid0 = _errs22 === errors;
 }
@@ -214,21 +390,218 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data10 = data.$version;
-const _errs24 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(data.branchPoints !== undefined){
+let data19 = data.branchPoints;
+const _errs45 = errors;
+if(errors === _errs45){
+if(Array.isArray(data19)){
+var valid6 = true;
+const len2 = data19.length;
+for(let i2=0; i2<len2; i2++){
+let data20 = data19[i2];
+const _errs47 = errors;
+if(errors === _errs47){
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+let missing4;
+if(((data20.childIds === undefined) && (missing4 = "childIds")) || ((data20.parentId === undefined) && (missing4 = "parentId"))){
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2,schemaPath:"#/properties/branchPoints/items/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
-if(2 !== data10){
-validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
+else {
+const _errs49 = errors;
+for(const key4 in data20){
+if(!((key4 === "parentId") || (key4 === "childIds"))){
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2,schemaPath:"#/properties/branchPoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs49 === errors){
+if(data20.parentId !== undefined){
+let data21 = data20.parentId;
+const _errs50 = errors;
+if((data21 !== null) && (typeof data21 !== "string")){
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2+"/parentId",schemaPath:"#/properties/branchPoints/items/properties/parentId/type",keyword:"type",params:{type: schema11.properties.branchPoints.items.properties.parentId.type},message:"must be null,string"}];
 return false;
 }
-var valid0 = _errs24 === errors;
+var valid7 = _errs50 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data20.childIds !== undefined){
+let data22 = data20.childIds;
+const _errs52 = errors;
+if(errors === _errs52){
+if(Array.isArray(data22)){
+var valid8 = true;
+const len3 = data22.length;
+for(let i3=0; i3<len3; i3++){
+const _errs54 = errors;
+if(typeof data22[i3] !== "string"){
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2+"/childIds/" + i3,schemaPath:"#/properties/branchPoints/items/properties/childIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid8 = _errs54 === errors;
+if(!valid8){
+break;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2+"/childIds",schemaPath:"#/properties/branchPoints/items/properties/childIds/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid7 = _errs52 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branchPoints/" + i2,schemaPath:"#/properties/branchPoints/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid6 = _errs47 === errors;
+if(!valid6){
+break;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/branchPoints",schemaPath:"#/properties/branchPoints/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs45 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.forkedFrom !== undefined){
+let data24 = data.forkedFrom;
+const _errs56 = errors;
+if(errors === _errs56){
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+let missing5;
+if((((data24.forkedAt === undefined) && (missing5 = "forkedAt")) || ((data24.messageId === undefined) && (missing5 = "messageId"))) || ((data24.sessionId === undefined) && (missing5 = "sessionId"))){
+validate10.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+return false;
+}
+else {
+const _errs58 = errors;
+for(const key5 in data24){
+if(!(((key5 === "sessionId") || (key5 === "messageId")) || (key5 === "forkedAt"))){
+validate10.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs58 === errors){
+if(data24.sessionId !== undefined){
+const _errs59 = errors;
+if(typeof data24.sessionId !== "string"){
+validate10.errors = [{instancePath:instancePath+"/forkedFrom/sessionId",schemaPath:"#/properties/forkedFrom/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid9 = _errs59 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data24.messageId !== undefined){
+const _errs61 = errors;
+if(typeof data24.messageId !== "string"){
+validate10.errors = [{instancePath:instancePath+"/forkedFrom/messageId",schemaPath:"#/properties/forkedFrom/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid9 = _errs61 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data24.forkedAt !== undefined){
+let data27 = data24.forkedAt;
+const _errs63 = errors;
+if(errors === _errs63){
+if(errors === _errs63){
+if(typeof data27 === "string"){
+if(!(formats0(data27))){
+validate10.errors = [{instancePath:instancePath+"/forkedFrom/forkedAt",schemaPath:"#/properties/forkedFrom/properties/forkedAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/forkedFrom/forkedAt",schemaPath:"#/properties/forkedFrom/properties/forkedAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid9 = _errs63 === errors;
+}
+else {
+var valid9 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs56 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data28 = data.$type;
+const _errs65 = errors;
+if(typeof data28 !== "string"){
+validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("InMemoryChatHistoryState" !== data28){
+validate10.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "InMemoryChatHistoryState"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs65 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data29 = data.$version;
+const _errs67 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(3 !== data29){
+validate10.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 3},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs67 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -498,7 +871,7 @@ return errors === 0;
 }
 
 export const validateStoredChatHistoryState = validate12;
-const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`).","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type","messageCount","storageId"]};
+const schema13 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"StoredChatHistoryState","type":"object","properties":{"storageId":{"description":"The message log's id in the store.","type":"string"},"messageCount":{"description":"How many of the log's messages are committed history (before `pending`). With a `tree`: how\nmany of the log's messages the tree may name (the branches' entries), `pending` going after.","type":"integer","minimum":0},"pending":{"description":"The last run's write, applied to the log by the next run or reader.","type":"object","properties":{"operationId":{"description":"Idempotency key of the write (the run's operation id).","type":"string"},"mode":{"description":"`append`: add after the log's messages; `replace`: the whole history (after a reduction).","enum":["append","replace"],"type":"string"},"messages":{"type":"array","items":{"type":"object","properties":{"authorName":{"type":"string"},"createdAt":{"description":"ISO-8601 with an offset.","format":"date-time","type":"string"},"role":{"type":"string","description":"Well-known roles; any other string is allowed too (custom roles exist in the field)."},"contents":{"type":"array","items":{}},"messageId":{"type":"string"},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["contents","role"]}}},"additionalProperties":false,"required":["messages","mode","operationId"]},"tree":{"description":"The history's branches; absent while it has one (the log's first `messageCount` messages). Added in version 2.","type":"object","properties":{"runs":{"type":"array","items":{"description":"`count` consecutive messages of a log, each following the one before it.","type":"object","properties":{"storageId":{"description":"The log holding them, when it is not the history's own (`storageId`): a fork's source.","type":"string"},"start":{"description":"The index of the run's first message in its log (0: the log's first message).","type":"integer","minimum":0},"count":{"type":"integer","minimum":1},"parent":{"description":"The entry the run's first message follows (in an earlier run); absent for a first message.","type":"object","properties":{"run":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0}},"additionalProperties":false,"required":["offset","run"]}},"additionalProperties":false,"required":["count","start"]}},"active":{"description":"The last message of the active path; absent for an empty history.","type":"object","properties":{"run":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0}},"additionalProperties":false,"required":["offset","run"]}},"additionalProperties":false,"required":["runs"]},"forkedFrom":{"description":"Set on a session made by forking another one. Added in version 2.","type":"object","properties":{"sessionId":{"description":"The id of the session it was forked from.","type":"string"},"messageId":{"description":"The last message the fork took over (the fork's history is the source's path up to it).","type":"string"},"forkedAt":{"description":"When the fork was made (ISO 8601).","format":"date-time","type":"string"}},"additionalProperties":false,"required":["forkedAt","messageId","sessionId"]},"$type":{"type":"string","const":"StoredChatHistoryState"},"$version":{"type":"integer","const":2}},"additionalProperties":false,"required":["$type","$version","messageCount","storageId"]};
 
 function validate12(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -507,14 +880,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.messageCount === undefined) && (missing0 = "messageCount"))) || ((data.storageId === undefined) && (missing0 = "storageId"))){
+if(((((data.$type === undefined) && (missing0 = "$type")) || ((data.$version === undefined) && (missing0 = "$version"))) || ((data.messageCount === undefined) && (missing0 = "messageCount"))) || ((data.storageId === undefined) && (missing0 = "storageId"))){
 validate12.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "storageId") || (key0 === "messageCount")) || (key0 === "pending")) || (key0 === "$type")) || (key0 === "$version"))){
+if(!(((((((key0 === "storageId") || (key0 === "messageCount")) || (key0 === "pending")) || (key0 === "tree")) || (key0 === "forkedFrom")) || (key0 === "$type")) || (key0 === "$version"))){
 validate12.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -764,16 +1137,293 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data13 = data.$type;
+if(data.tree !== undefined){
+let data13 = data.tree;
 const _errs31 = errors;
-if(typeof data13 !== "string"){
-validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs31){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing3;
+if((data13.runs === undefined) && (missing3 = "runs")){
+validate12.errors = [{instancePath:instancePath+"/tree",schemaPath:"#/properties/tree/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
-if("StoredChatHistoryState" !== data13){
-validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "StoredChatHistoryState"},message:"must be equal to constant"}];
+else {
+const _errs33 = errors;
+for(const key3 in data13){
+if(!((key3 === "runs") || (key3 === "active"))){
+validate12.errors = [{instancePath:instancePath+"/tree",schemaPath:"#/properties/tree/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
+break;
+}
+}
+if(_errs33 === errors){
+if(data13.runs !== undefined){
+let data14 = data13.runs;
+const _errs34 = errors;
+if(errors === _errs34){
+if(Array.isArray(data14)){
+var valid5 = true;
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+const _errs36 = errors;
+if(errors === _errs36){
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+let missing4;
+if(((data15.count === undefined) && (missing4 = "count")) || ((data15.start === undefined) && (missing4 = "start"))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1,schemaPath:"#/properties/tree/properties/runs/items/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+return false;
+}
+else {
+const _errs38 = errors;
+for(const key4 in data15){
+if(!((((key4 === "storageId") || (key4 === "start")) || (key4 === "count")) || (key4 === "parent"))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1,schemaPath:"#/properties/tree/properties/runs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs38 === errors){
+if(data15.storageId !== undefined){
+const _errs39 = errors;
+if(typeof data15.storageId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/storageId",schemaPath:"#/properties/tree/properties/runs/items/properties/storageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid6 = _errs39 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.start !== undefined){
+let data17 = data15.start;
+const _errs41 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/start",schemaPath:"#/properties/tree/properties/runs/items/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs41){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/start",schemaPath:"#/properties/tree/properties/runs/items/properties/start/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid6 = _errs41 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.count !== undefined){
+let data18 = data15.count;
+const _errs43 = errors;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/count",schemaPath:"#/properties/tree/properties/runs/items/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs43){
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 1 || isNaN(data18)){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/count",schemaPath:"#/properties/tree/properties/runs/items/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid6 = _errs43 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.parent !== undefined){
+let data19 = data15.parent;
+const _errs45 = errors;
+if(errors === _errs45){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+let missing5;
+if(((data19.offset === undefined) && (missing5 = "offset")) || ((data19.run === undefined) && (missing5 = "run"))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+return false;
+}
+else {
+const _errs47 = errors;
+for(const key5 in data19){
+if(!((key5 === "run") || (key5 === "offset"))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs47 === errors){
+if(data19.run !== undefined){
+let data20 = data19.run;
+const _errs48 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent/run",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/properties/run/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs48){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent/run",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/properties/run/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid7 = _errs48 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data19.offset !== undefined){
+let data21 = data19.offset;
+const _errs50 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent/offset",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs50){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent/offset",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid7 = _errs50 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1+"/parent",schemaPath:"#/properties/tree/properties/runs/items/properties/parent/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid6 = _errs45 === errors;
+}
+else {
+var valid6 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/tree/runs/" + i1,schemaPath:"#/properties/tree/properties/runs/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid5 = _errs36 === errors;
+if(!valid5){
+break;
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/tree/runs",schemaPath:"#/properties/tree/properties/runs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid4 = _errs34 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.active !== undefined){
+let data22 = data13.active;
+const _errs52 = errors;
+if(errors === _errs52){
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+let missing6;
+if(((data22.offset === undefined) && (missing6 = "offset")) || ((data22.run === undefined) && (missing6 = "run"))){
+validate12.errors = [{instancePath:instancePath+"/tree/active",schemaPath:"#/properties/tree/properties/active/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
+return false;
+}
+else {
+const _errs54 = errors;
+for(const key6 in data22){
+if(!((key6 === "run") || (key6 === "offset"))){
+validate12.errors = [{instancePath:instancePath+"/tree/active",schemaPath:"#/properties/tree/properties/active/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs54 === errors){
+if(data22.run !== undefined){
+let data23 = data22.run;
+const _errs55 = errors;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+validate12.errors = [{instancePath:instancePath+"/tree/active/run",schemaPath:"#/properties/tree/properties/active/properties/run/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs55){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+validate12.errors = [{instancePath:instancePath+"/tree/active/run",schemaPath:"#/properties/tree/properties/active/properties/run/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid8 = _errs55 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data22.offset !== undefined){
+let data24 = data22.offset;
+const _errs57 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+validate12.errors = [{instancePath:instancePath+"/tree/active/offset",schemaPath:"#/properties/tree/properties/active/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs57){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+validate12.errors = [{instancePath:instancePath+"/tree/active/offset",schemaPath:"#/properties/tree/properties/active/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid8 = _errs57 === errors;
+}
+else {
+var valid8 = true;
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/tree/active",schemaPath:"#/properties/tree/properties/active/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid4 = _errs52 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/tree",schemaPath:"#/properties/tree/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
 }
 var valid0 = _errs31 === errors;
 }
@@ -781,21 +1431,122 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data14 = data.$version;
-const _errs33 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(data.forkedFrom !== undefined){
+let data25 = data.forkedFrom;
+const _errs59 = errors;
+if(errors === _errs59){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+let missing7;
+if((((data25.forkedAt === undefined) && (missing7 = "forkedAt")) || ((data25.messageId === undefined) && (missing7 = "messageId"))) || ((data25.sessionId === undefined) && (missing7 = "sessionId"))){
+validate12.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
 return false;
 }
-if(1 !== data14){
-validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+else {
+const _errs61 = errors;
+for(const key7 in data25){
+if(!(((key7 === "sessionId") || (key7 === "messageId")) || (key7 === "forkedAt"))){
+validate12.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs61 === errors){
+if(data25.sessionId !== undefined){
+const _errs62 = errors;
+if(typeof data25.sessionId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/forkedFrom/sessionId",schemaPath:"#/properties/forkedFrom/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs33 === errors;
+var valid9 = _errs62 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data25.messageId !== undefined){
+const _errs64 = errors;
+if(typeof data25.messageId !== "string"){
+validate12.errors = [{instancePath:instancePath+"/forkedFrom/messageId",schemaPath:"#/properties/forkedFrom/properties/messageId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid9 = _errs64 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data25.forkedAt !== undefined){
+let data28 = data25.forkedAt;
+const _errs66 = errors;
+if(errors === _errs66){
+if(errors === _errs66){
+if(typeof data28 === "string"){
+if(!(formats0(data28))){
+validate12.errors = [{instancePath:instancePath+"/forkedFrom/forkedAt",schemaPath:"#/properties/forkedFrom/properties/forkedAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/forkedFrom/forkedAt",schemaPath:"#/properties/forkedFrom/properties/forkedAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid9 = _errs66 === errors;
+}
+else {
+var valid9 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate12.errors = [{instancePath:instancePath+"/forkedFrom",schemaPath:"#/properties/forkedFrom/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs59 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data29 = data.$type;
+const _errs68 = errors;
+if(typeof data29 !== "string"){
+validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("StoredChatHistoryState" !== data29){
+validate12.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "StoredChatHistoryState"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs68 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data30 = data.$version;
+const _errs70 = errors;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(2 !== data30){
+validate12.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs70 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }

@@ -25,7 +25,7 @@ export interface InMemoryChatHistoryState_v1 {
   }[];
 }
 
-/** "InMemoryChatHistoryState" version 2, as stored (schemas/ProviderState/InMemoryChatHistoryState.schema.json). */
+/** "InMemoryChatHistoryState" version 2, as stored (schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json). */
 export interface InMemoryChatHistoryState_v2 {
   $type: "InMemoryChatHistoryState";
   $version: 2;
@@ -35,6 +35,70 @@ export interface InMemoryChatHistoryState_v2 {
    * history was trimmed. 0 for a history that was never reduced. Added in version 2.
    */
   droppedMessageCount: number;
+  messages: {
+    /** Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`). */
+    additionalProperties?: {
+      [key: string]: unknown;
+    };
+    authorName?: string;
+    contents: TaggedValue[];
+    /** ISO-8601 with an offset. */
+    createdAt?: string;
+    messageId?: string;
+    /** Well-known roles; any other string is allowed too (custom roles exist in the field). */
+    role: string;
+  }[];
+}
+
+/** "InMemoryChatHistoryState" version 3, as stored (schemas/ProviderState/InMemoryChatHistoryState.schema.json). */
+export interface InMemoryChatHistoryState_v3 {
+  $type: "InMemoryChatHistoryState";
+  $version: 3;
+  /** The places where the history branches, each with its children in the order they were written. Added in version 3. */
+  branchPoints: {
+    /** The ids of the messages that follow it, oldest first (a UI shows them as ‹ 1/n ›). */
+    childIds: string[];
+    /** The message the branches follow; `null` for the root (two versions of the first message). */
+    parentId: null | string;
+  }[];
+  /** Messages off the active path (regenerated answers, edited messages and what followed them), oldest first. Added in version 3. */
+  branches: {
+    /** The message (its `messageId` is set). */
+    message: {
+      /** Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`). */
+      additionalProperties?: {
+        [key: string]: unknown;
+      };
+      authorName?: string;
+      contents: TaggedValue[];
+      /** ISO-8601 with an offset. */
+      createdAt?: string;
+      messageId?: string;
+      /** Well-known roles; any other string is allowed too (custom roles exist in the field). */
+      role: string;
+    };
+    /** The `messageId` of the message this one follows; `null` for a first message (a sibling of the history's root). */
+    parentId: null | string;
+  }[];
+  /**
+   * How many messages the history's reducer has removed so far (messages in minus messages out,
+   * summed over runs), so a UI can say "12 earlier messages hidden" and a summary knows the
+   * history was trimmed. 0 for a history that was never reduced. Added in version 2.
+   */
+  droppedMessageCount: number;
+  /** Set on a session made by forking another one. Added in version 3. */
+  forkedFrom?: {
+    /** When the fork was made (ISO 8601). */
+    forkedAt: string;
+    /** The last message the fork took over (the fork's history is the source's path up to it). */
+    messageId: string;
+    /** The id of the session it was forked from. */
+    sessionId: string;
+  };
+  /**
+   * The active path, oldest first: what the model and UIs see. A message without a `messageId`
+   * goes by `statebag-<its index>`; every message written since version 3 has one.
+   */
   messages: {
     /** Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`). */
     additionalProperties?: {
@@ -98,7 +162,7 @@ export interface RollingSummaryState_v2 {
   turnCount: number;
 }
 
-/** "StoredChatHistoryState" version 1, as stored (schemas/ProviderState/StoredChatHistoryState.schema.json). */
+/** "StoredChatHistoryState" version 1, as stored (schemas/history/ProviderState/StoredChatHistoryState/v1.schema.json). */
 export interface StoredChatHistoryState_v1 {
   $type: "StoredChatHistoryState";
   $version?: 1;
@@ -126,6 +190,68 @@ export interface StoredChatHistoryState_v1 {
   };
   /** The message log's id in the store. */
   storageId: string;
+}
+
+/** "StoredChatHistoryState" version 2, as stored (schemas/ProviderState/StoredChatHistoryState.schema.json). */
+export interface StoredChatHistoryState_v2 {
+  $type: "StoredChatHistoryState";
+  $version: 2;
+  /** Set on a session made by forking another one. Added in version 2. */
+  forkedFrom?: {
+    /** When the fork was made (ISO 8601). */
+    forkedAt: string;
+    /** The last message the fork took over (the fork's history is the source's path up to it). */
+    messageId: string;
+    /** The id of the session it was forked from. */
+    sessionId: string;
+  };
+  /**
+   * How many of the log's messages are committed history (before `pending`). With a `tree`: how
+   * many of the log's messages the tree may name (the branches' entries), `pending` going after.
+   */
+  messageCount: number;
+  /** The last run's write, applied to the log by the next run or reader. */
+  pending?: {
+    messages: {
+      /** Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`). */
+      additionalProperties?: {
+        [key: string]: unknown;
+      };
+      authorName?: string;
+      contents: TaggedValue[];
+      /** ISO-8601 with an offset. */
+      createdAt?: string;
+      messageId?: string;
+      /** Well-known roles; any other string is allowed too (custom roles exist in the field). */
+      role: string;
+    }[];
+    /** `append`: add after the log's messages; `replace`: the whole history (after a reduction). */
+    mode: "append" | "replace";
+    /** Idempotency key of the write (the run's operation id). */
+    operationId: string;
+  };
+  /** The message log's id in the store. */
+  storageId: string;
+  /** The history's branches; absent while it has one (the log's first `messageCount` messages). Added in version 2. */
+  tree?: {
+    /** The last message of the active path; absent for an empty history. */
+    active?: {
+      offset: number;
+      run: number;
+    };
+    runs: {
+      count: number;
+      /** The entry the run's first message follows (in an earlier run); absent for a first message. */
+      parent?: {
+        offset: number;
+        run: number;
+      };
+      /** The index of the run's first message in its log (0: the log's first message). */
+      start: number;
+      /** The log holding them, when it is not the history's own (`storageId`): a fork's source. */
+      storageId?: string;
+    }[];
+  };
 }
 
 /** "citation" version 1, as stored (schemas/AIAnnotation/citation.schema.json). */

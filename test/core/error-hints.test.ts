@@ -44,6 +44,7 @@ import { importOptional } from "../../src/runtime/core/optional-dependency.js";
 import { toChatMessages } from "../../src/runtime/agent/clients/openai-content.js";
 import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
+import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
 import { userMessage } from "../../src/runtime/core/messages.js";
 import { startOpenAIServer } from "../clients/openai-server.js";
 import { EncryptedStoreError } from "../../src/runtime/stores/encryption/errors.js";
@@ -161,6 +162,14 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
     runMeta(new Proxy({} as ScriptedClient, { get: () => async () => ["r"] }), "app:{}s:1").catch(
       (error: unknown) => error,
     ),
+  MessageNotFoundError: async () => {
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
+    return caught(() => agent.switchBranch(agent.createSession(), "no-such-message"));
+  },
+  HistoryBranchError: async () => {
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient() });
+    return caught(() => agent.regenerate(agent.createSession()));
+  },
   HistoryProviderMismatchError: () =>
     new HistoryProviderMismatchError(
       "s",

@@ -84,6 +84,7 @@ describe.each(allBackends)("history restarts on $name", (backend: Backend) => {
       ]);
       expect(s1.stateBag["statebag.storedChatHistory"]).toEqual({
         $type: "StoredChatHistoryState",
+        $version: 2,
         storageId: conversationId,
         messageCount: 4,
       });

@@ -41,9 +41,11 @@ const history = (messages: unknown[]): AgentSession => ({
   stateBag: {
     "statebag.chatHistory": {
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       messages: messages as ChatMessage[],
       droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
     },
   },
 });

@@ -52,9 +52,11 @@ describe(".NET session import", () => {
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           messages: [{ authorName: "testAuthor", role: "user", contents: [] }],
           droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
         },
       },
     });
@@ -124,8 +126,10 @@ describe(".NET session import", () => {
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           droppedMessageCount: 7,
+          branches: [],
+          branchPoints: [],
           messages: [
             {
               authorName: "Ada",
@@ -195,9 +199,11 @@ describe(".NET session import", () => {
     );
     expect(session.stateBag["app.history"]).toEqual({
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       messages: [{ role: "user", contents: [] }],
       droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
     });
     const agent = new ChatClientAgent({
       client: new ScriptedChatClient(),
@@ -442,8 +448,10 @@ describe("Python session import", () => {
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           droppedMessageCount: 3,
+          branches: [],
+          branchPoints: [],
           messages: [
             {
               createdAt: "2026-05-06T07:08:09Z",
@@ -520,7 +528,13 @@ describe("Python session import", () => {
     const doc = JSON.parse(exportSession(session, { to: "python", metadata: true }));
     const messages = doc.state.in_memory.messages;
     expect(messages).toHaveLength(6);
-    expect(messages[4]).toEqual({ type: "message", role: "user", contents: [{ type: "text", text: "thanks" }] });
+    // Every message a run records gets an id (a branch names its parent by it).
+    expect(messages[4]).toEqual({
+      type: "message",
+      role: "user",
+      contents: [{ type: "text", text: "thanks" }],
+      message_id: expect.stringMatching(/^msg-/),
+    });
     expect(messages[5]).toMatchObject({
       type: "message",
       role: "assistant",

@@ -60,9 +60,11 @@ describe("Python interop runs in time linear in its input", () => {
         stateBag: {
           "statebag.chatHistory": {
             $type: "InMemoryChatHistoryState",
-            $version: 2,
+            $version: 3,
             messages: [message],
             droppedMessageCount: 0,
+            branches: [],
+            branchPoints: [],
           },
         },
       };
@@ -91,9 +93,11 @@ function paddedApprovalSession(depth: number, pad: number): AgentSession {
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: [message],
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       },
     },
   };

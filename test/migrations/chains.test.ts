@@ -202,7 +202,7 @@ describe("data newer than the code", () => {
     );
     expect(error.problems.map((p) => [p.code, p.pointer])).toEqual([["newer-version", "/session/stateBag/h"]]);
     expect(error.message).toContain(
-      '"InMemoryChatHistoryState" v7 at /session/stateBag/h is newer than this registry\'s v2',
+      '"InMemoryChatHistoryState" v7 at /session/stateBag/h is newer than this registry\'s v3',
     );
   });
 
@@ -212,7 +212,13 @@ describe("data newer than the code", () => {
       messages: [{ role: "user", contents: [{ $type: "text", $version: 5, text: "hi", spans: [1, 2] }] }],
     };
     const session = deserializeSession(envelope({ id: "n", stateBag: { h: old } }));
-    expect(session.stateBag.h).toEqual({ ...old, $version: 2, droppedMessageCount: 0 });
+    expect(session.stateBag.h).toEqual({
+      ...old,
+      $version: 3,
+      droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
+    });
   });
 
   it("an envelope newer than known is a clear error naming both format versions; bulk migration leaves it alone", async () => {
@@ -301,7 +307,9 @@ describe("renames", () => {
     const steps = registry.migrations().map((m) => `${m.type} v${m.from} -> ${m.toType} v${m.to}`);
     expect(steps).toEqual([
       "InMemoryChatHistoryState v1 -> InMemoryChatHistoryState v2",
+      "InMemoryChatHistoryState v2 -> InMemoryChatHistoryState v3",
       "RollingSummaryState v1 -> RollingSummaryState v2",
+      "StoredChatHistoryState v1 -> StoredChatHistoryState v2",
     ]);
     expect(() =>
       TypeRegistry.compose(registry).register({ $type: "InMemoryChatHistoryState", schema: Type.Object({}) }),

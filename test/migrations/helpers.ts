@@ -87,9 +87,11 @@ export function expectedV2(id: string, n: number): AgentSession {
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: history.messages,
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       } as never,
       "statebag.rollingSummary": {
         $type: "RollingSummaryState",

@@ -160,6 +160,7 @@ describe("invalid stored data vs a migration bug, at run time", () => {
     const history = generatedTypes.find((t) => t.$type === "InMemoryChatHistoryState")!;
     expect(history.storedVersions?.map((s) => [s.$type, s.version, s.file])).toEqual([
       ["InMemoryChatHistoryState", 1, "schemas/history/ProviderState/InMemoryChatHistoryState/v1.schema.json"],
+      ["InMemoryChatHistoryState", 2, "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json"],
     ]);
     expect(JSON.stringify(history.storedVersions)).not.toContain("$ref");
     const registry = new TypeRegistry({ types: generatedTypes });

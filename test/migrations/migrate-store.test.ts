@@ -28,7 +28,7 @@ async function seedMixed(s: SeededStore): Promise<void> {
   await s.seed({
     id: "newer",
     stateBag: {
-      "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 3, messages: [], pinned: ["m1"] },
+      "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 4, messages: [], pinned: ["m1"] },
     },
   });
 }
@@ -105,7 +105,7 @@ describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
         stored["statebag.chatHistory"].$version,
         stored["statebag.rollingSummary"].$version,
         stored.visits.$version,
-      ]).toEqual([2, 2, 2]);
+      ]).toEqual([3, 2, 2]);
     }
     expect(after.get(ids[3])!.ttlMs).toBeGreaterThan(3_500_000);
     expect(after.get(ids[4])!.ttlMs).toBeUndefined();
@@ -123,16 +123,16 @@ describe.each(allBackends)("migrateStore on $name", (backend: Backend) => {
 
   it("summarises state values by type and version, before -> after; values kept verbatim count as they are", () => {
     expect(real.states).toEqual([
-      { type: "InMemoryChatHistoryState", from: 1, toType: "InMemoryChatHistoryState", to: 2, count: 40 },
-      { type: "InMemoryChatHistoryState", from: 2, toType: "InMemoryChatHistoryState", to: 2, count: 2 },
-      { type: "InMemoryChatHistoryState", from: 3, toType: "InMemoryChatHistoryState", to: 3, count: 1 },
+      { type: "InMemoryChatHistoryState", from: 1, toType: "InMemoryChatHistoryState", to: 3, count: 40 },
+      { type: "InMemoryChatHistoryState", from: 3, toType: "InMemoryChatHistoryState", to: 3, count: 2 },
+      { type: "InMemoryChatHistoryState", from: 4, toType: "InMemoryChatHistoryState", to: 4, count: 1 },
       { type: "RollingSummaryState", from: 1, toType: "RollingSummaryState", to: 2, count: 40 },
       { type: "RollingSummaryState", from: 2, toType: "RollingSummaryState", to: 2, count: 2 },
       { type: "test.Visits", from: 1, toType: "test.Visits", to: 2, count: 40 },
       { type: "test.Visits", from: 2, toType: "test.Visits", to: 2, count: 2 },
     ]);
     expect(real.values.map((v) => `${v.type} v${v.from}->v${v.to}: ${v.count}`)).toEqual([
-      "InMemoryChatHistoryState v1->v2: 40",
+      "InMemoryChatHistoryState v1->v3: 40",
       "RollingSummaryState v1->v2: 40",
       "test.Visits v1->v2: 40",
     ]);

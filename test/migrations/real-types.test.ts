@@ -56,9 +56,11 @@ describe("a v1 stored session with history and rolling summary", () => {
     const session = loaded!.session;
     expect(history.state.read(session)).toEqual({
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       messages: stored.messages,
       droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
     });
     expect(summary.state.read(session)).toMatchObject({
       $version: 2,
@@ -84,7 +86,7 @@ describe("a v1 stored session with history and rolling summary", () => {
       bag["statebag.chatHistory"].droppedMessageCount,
       bag["statebag.rollingSummary"].$version,
       bag["statebag.rollingSummary"].turnCount,
-    ]).toEqual([2, 0, 2, 4]);
+    ]).toEqual([3, 0, 2, 4]);
   });
 
   it("code that bypasses loading sees the old version as an error, never silently misreads it", () => {
@@ -146,7 +148,7 @@ describe(".NET interop with the v2 history", () => {
     const bare = importDotnetSession(exportDotnetSession(session, { metadata: false }));
     expect(bare.stateBag["statebag.chatHistory"]).toMatchObject({
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       droppedMessageCount: 0,
     });
   });
@@ -158,7 +160,7 @@ describe("bulk migration of the real types", () => {
     for (let i = 0; i < 5; i++) await s.seed({ ...storedV1(), id: `real-${i}` });
     const report = await migrateStore(s.store);
     expect(report.states).toEqual([
-      { type: "InMemoryChatHistoryState", from: 1, toType: "InMemoryChatHistoryState", to: 2, count: 5 },
+      { type: "InMemoryChatHistoryState", from: 1, toType: "InMemoryChatHistoryState", to: 3, count: 5 },
       { type: "RollingSummaryState", from: 1, toType: "RollingSummaryState", to: 2, count: 5 },
     ]);
     const loaded = await s.store.get("real-3");

@@ -137,7 +137,7 @@ describe.each(backends)("tracing on $name", (backend) => {
       "statebag.session.id_hash": hash(ID),
       "statebag.session.format_version": 1,
       "statebag.migrations.applied": 3,
-      "statebag.types": ["InMemoryChatHistoryState@2", "RollingSummaryState@2", "test.Visits@2"],
+      "statebag.types": ["InMemoryChatHistoryState@3", "RollingSummaryState@2", "test.Visits@2"],
       "statebag.cas.attempt": 1,
       "statebag.outcome": "ok",
     });

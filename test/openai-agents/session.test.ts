@@ -249,7 +249,7 @@ describe("StatebagSession: what is stored", () => {
     expect(await session.getItems()).toEqual([{ type: "message", role: "user", content: "from v1" }]);
     await session.addItems([userItem("now")]);
     const history = (await store.get("old"))!.session.stateBag["statebag.chatHistory"]!;
-    expect(history).toMatchObject({ $version: 2, droppedMessageCount: 0 });
+    expect(history).toMatchObject({ $version: 3, droppedMessageCount: 0, branches: [] });
     await store.close();
   });
 

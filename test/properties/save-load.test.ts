@@ -127,9 +127,11 @@ function stateValue(value: fc.Arbitrary<unknown>) {
   return fc.oneof(
     messages(value).map((m) => ({
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       messages: m,
       droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
     })),
     // An unknown type: kept verbatim, so any JSON at all sits in it.
     fc.tuple(fc.array(fc.tuple(key, value), { maxLength: 4 }), fc.nat({ max: 3 })).map(([entries, n]) => {

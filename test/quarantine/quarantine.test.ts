@@ -60,7 +60,14 @@ function history(n: number, bad: Record<number, unknown> = {}) {
   const messages = Array.from({ length: n }, (_, i) =>
     i in bad ? bad[i] : msg(i % 2 ? "assistant" : "user", `m${i}`),
   );
-  return { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
+  return {
+    $type: "InMemoryChatHistoryState",
+    $version: 3,
+    messages,
+    droppedMessageCount: 0,
+    branches: [],
+    branchPoints: [],
+  };
 }
 
 const doc = (session: unknown, space?: number) =>

@@ -28,8 +28,10 @@ const history = (result: unknown): AgentSession => ({
   stateBag: {
     h: {
       $type: "InMemoryChatHistoryState",
-      $version: 2,
+      $version: 3,
       droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
       messages: [{ role: "tool", contents: [{ $type: "functionResult", callId: "c1", result } as never] }],
     } as never,
   },

@@ -349,7 +349,7 @@ describe("the fused check agrees with today's path", () => {
 
   it("hostile text: duplicate keys, 1e400, deep nesting, __proto__ go the long way with today's errors", () => {
     const session = (inner: string) =>
-      `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"droppedMessageCount":0,"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"${inner}}]}]}}}}`;
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":3,"droppedMessageCount":0,"branches":[],"branchPoints":[],"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"${inner}}]}]}}}}`;
     const cases: [string, string][] = [
       [session(',"text":"again"'), "json"],
       [session(',"additionalProperties":{"a":1,"a":2}'), "json"],
@@ -404,7 +404,7 @@ function escapeExtra(text: string): number {
 describe("the character bound of the fused load (duplicate keys)", () => {
   const lim = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
   const withResult = (result: string) =>
-    `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0}}}}`;
+    `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":3,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0,"branches":[],"branchPoints":[]}}}}`;
   const bound = (text: string) => {
     const counted = fusedSessionDocument(JSON.parse(text), "statebag.session", 1, true, lim);
     expect(counted, text).toBeDefined();
@@ -571,8 +571,10 @@ describe("opaque values (json, with strings and numbers checked in the loops)", 
     stateBag: {
       h: {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
         messages: [
           {
             role: "tool",
@@ -645,7 +647,7 @@ describe("opaque values (json, with strings and numbers checked in the loops)", 
  * Written as JSON text and parsed, so "__proto__" is an own key as a loader sees it.
  */
 describe("hostile session objects: the walker, the fused check and the agent apply the same rules", () => {
-  const history = `{"$type":"InMemoryChatHistoryState","$version":2,"droppedMessageCount":0,"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"}]}]}`;
+  const history = `{"$type":"InMemoryChatHistoryState","$version":3,"droppedMessageCount":0,"branches":[],"branchPoints":[],"messages":[{"role":"user","contents":[{"$type":"text","text":"hi"}]}]}`;
   const session = (members: string, bag = `{"h":${history}}`) => `{"id":"s1",${members}"stateBag":${bag}}`;
   const load = fusedLimits(resolveLimits(DEFAULT), undefined, false)!;
   const save = fusedLimits(resolveLimits(DEFAULT), undefined, true)!;
@@ -688,15 +690,15 @@ describe("hostile session objects: the walker, the fused check and the agent app
       ),
       "wrong-family",
     ],
-    ["a version too new", session("", `{"h":${history.replace('"$version":2', '"$version":99')}}`), "preserved"],
+    ["a version too new", session("", `{"h":${history.replace('"$version":3', '"$version":99')}}`), "preserved"],
     [
       "a version too new, nested",
       session("", `{"h":${history.replace('"$type":"text"', '"$type":"text","$version":7')}}`),
       "preserved",
     ],
-    ['"$version": "2"', session("", `{"h":${history.replace('"$version":2', '"$version":"2"')}}`), "invalid-version"],
-    ['"$version": 0', session("", `{"h":${history.replace('"$version":2', '"$version":0')}}`), "invalid-version"],
-    ['"$version": 1.5', session("", `{"h":${history.replace('"$version":2', '"$version":1.5')}}`), "invalid-version"],
+    ['"$version": "2"', session("", `{"h":${history.replace('"$version":3', '"$version":"2"')}}`), "invalid-version"],
+    ['"$version": 0', session("", `{"h":${history.replace('"$version":3', '"$version":0')}}`), "invalid-version"],
+    ['"$version": 1.5', session("", `{"h":${history.replace('"$version":3', '"$version":1.5')}}`), "invalid-version"],
   ];
 
   const walk = (value: unknown, strict: boolean) => {
@@ -804,7 +806,7 @@ describe("hostile session objects: the walker, the fused check and the agent app
       `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{},"stateBag":{"h":${history}}}}`,
       `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","kind":"hosted","kind":"local","stateBag":{}}}`,
       `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{"h":${history},"h":${history}}}}`,
-      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{"h":${history.replace('"$version":2', '"$version":2,"$type":"acme.Other"')}}}}`,
+      `{"format":"statebag.session","formatVersion":1,"session":{"id":"a","stateBag":{"h":${history.replace('"$version":3', '"$version":2,"$type":"acme.Other"')}}}}`,
       `{"format":"statebag.session","formatVersion":1,"formatVersion":1,"session":{"id":"a","stateBag":{}}}`,
     ];
     for (const text of texts) {

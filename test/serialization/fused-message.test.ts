@@ -83,7 +83,14 @@ function today(message: unknown): { asIs: boolean; keys: number } {
   }
   const walker = new SessionWalker({ registry, collectUpgrades: true });
   walker.walkValue(
-    { $type: "InMemoryChatHistoryState", $version: 2, messages: [message], droppedMessageCount: 0 },
+    {
+      $type: "InMemoryChatHistoryState",
+      $version: 3,
+      messages: [message],
+      droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
+    },
     "ProviderState",
     [],
   );
@@ -131,7 +138,7 @@ describe("the fused message check", () => {
         } catch {
           return;
         }
-        const session = `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":2,"messages":[${text}],"droppedMessageCount":0}}}}`;
+        const session = `{"format":"statebag.session","formatVersion":1,"session":{"id":"s","stateBag":{"h":{"$type":"InMemoryChatHistoryState","$version":3,"messages":[${text}],"droppedMessageCount":0,"branches":[],"branchPoints":[]}}}}`;
         let inSession: unknown;
         let sessionError: { problems: readonly { pointer: string; code: string }[] } | undefined;
         try {

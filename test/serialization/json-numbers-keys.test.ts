@@ -30,7 +30,7 @@ function thrown<T>(f: () => unknown, type: new (...args: any[]) => T): T {
 
 /** A stored session whose one tool result is `result` (raw JSON text). */
 function storedWithResult(result: string): string {
-  return `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"statebag.chatHistory":{"$type":"InMemoryChatHistoryState","$version":2,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0}}}}`;
+  return `{"format":"statebag.session","formatVersion":1,"session":{"id":"s1","kind":"local","stateBag":{"statebag.chatHistory":{"$type":"InMemoryChatHistoryState","$version":3,"messages":[{"role":"tool","contents":[{"$type":"functionResult","callId":"c1","result":${result}}]}],"droppedMessageCount":0,"branches":[],"branchPoints":[]}}}}`;
 }
 
 /** The same, as objects (an envelope and its session), with `result` put in as it is. */

@@ -14,6 +14,12 @@ import { extractAnswers, pendingToolApprovals, TOOL_APPROVALS_KEY, type ToolAppr
 import { runMiddleware, type Middleware } from "./middleware.js";
 import type { AIContextProvider } from "./providers/context-provider.js";
 import type { ChatHistoryProvider } from "./providers/chat-history-provider.js";
+import {
+  HistoryBranchError,
+  messageIdAt,
+  type HistoryTreeNode,
+  type MessageSiblings,
+} from "./providers/history-branches.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
 import type { SessionStateProvider } from "./providers/provider.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type SessionKind } from "../core/session.js";
@@ -59,6 +65,21 @@ export interface RunOptions {
    * also come as `toolApprovalResponse` contents in the input.
    */
   approvals?: readonly ToolApprovalAnswer[];
+  /**
+   * Runs as a new branch of the history after this message (`null`: as a new first message): the
+   * model sees the path up to it, and the run's messages follow it and become the active path. What
+   * followed it before stays, as a sibling branch. `regenerate` and `editMessage` use it; a streaming
+   * regeneration is `runStream([], session, { branchFrom: await agent.regenerationPoint(session) })`.
+   */
+  branchFrom?: string | null;
+}
+
+/** What `fork` makes. */
+export interface ForkOptions {
+  /** The new session's id. Default: a new random id. */
+  id?: string;
+  /** When the fork was made (recorded in its `forkedFrom`). Default: now. */
+  now?: Date;
 }
 
 /** What run middleware sees: the agent, the live session, the run's input. */
@@ -93,6 +114,14 @@ export async function lockSession(session: AgentSession): Promise<() => void> {
   );
   await previous;
   return release;
+}
+
+/** A message the user typed (not only tool results or approval answers). */
+function isTypedUserMessage(message: ChatMessage): boolean {
+  return (
+    message.role === "user" &&
+    message.contents.some((c) => c.$type !== "toolApprovalResponse" && c.$type !== "functionResult")
+  );
 }
 
 /** @internal An input as a fresh array of messages (a string is one user message). */
@@ -254,6 +283,137 @@ export class ChatClientAgent {
     }
   }
 
+  // --- Branches: regenerate, edit, switch, rewind, fork (each changes the session once; save it with CAS) ---
+
+  /**
+   * Answers again: runs the model on the active path up to the user message that asked for the
+   * answer `messageId` (default: the last answer; any message after that user message names the
+   * same answer). The new answer becomes the active path; the previous one stays as its sibling.
+   */
+  async regenerate(session: AgentSession, options: RunOptions & { messageId?: string } = {}): Promise<AgentResponse> {
+    const { messageId, ...runOptions } = options;
+    const branchFrom = await this.regenerationPoint(session, messageId);
+    return this.run([], session, { ...runOptions, branchFrom });
+  }
+
+  /**
+   * The message a regeneration of `messageId` (default: the last answer on the active path)
+   * branches from: the user message that asked for it. Pass it as `branchFrom` to `runStream` to
+   * regenerate with streaming.
+   */
+  async regenerationPoint(session: AgentSession, messageId?: string): Promise<string> {
+    this.checkBranches(session);
+    const path = await this.history.listMessages(session);
+    let end = path.length - 1;
+    if (messageId !== undefined) {
+      end = path.findIndex((m, i) => messageIdAt(m, i) === messageId);
+      if (end < 0) {
+        await this.history.parentOf(session, messageId); // not in the history at all: MessageNotFoundError
+        throw new HistoryBranchError(
+          `message "${messageId}" of session "${session.id}" is not on the active branch`,
+          "switch to its branch first (agent.switchBranch(session, messageId)), then regenerate",
+        );
+      }
+    }
+    for (let i = end; i >= 0; i--) if (isTypedUserMessage(path[i])) return messageIdAt(path[i], i);
+    throw new HistoryBranchError(
+      `session "${session.id}" has no user message before ${messageId === undefined ? "the end of its active branch" : `message "${messageId}"`}, so there is no answer to regenerate`,
+      "send a message first (agent.run)",
+    );
+  }
+
+  /**
+   * Edits a user message: `input` (the new text or message) starts a new branch from the edited
+   * message's parent, and the model answers it. The original message and what followed it stay, as
+   * a sibling branch.
+   */
+  async editMessage(
+    session: AgentSession,
+    messageId: string,
+    input: AgentInput,
+    options: RunOptions = {},
+  ): Promise<AgentResponse> {
+    this.checkBranches(session);
+    const node = (await this.history.messageTree(session)).find((n) => n.message.messageId === messageId);
+    const path = node ? undefined : await this.history.listMessages(session);
+    const index = path?.findIndex((m, i) => messageIdAt(m, i) === messageId) ?? -1;
+    const message = node?.message ?? (index >= 0 ? path![index] : undefined);
+    if (!message) await this.history.parentOf(session, messageId); // MessageNotFoundError
+    if (message && !isTypedUserMessage(message)) {
+      throw new HistoryBranchError(
+        `message "${messageId}" of session "${session.id}" is a ${message.role} message; only a user's message can be edited`,
+        "regenerate an answer instead (agent.regenerate(session, { messageId }))",
+      );
+    }
+    const branchFrom = await this.history.parentOf(session, messageId);
+    return this.run(input, session, { ...options, branchFrom });
+  }
+
+  /** Makes the branch holding `messageId` active (the path to it, then its newest continuation). */
+  async switchBranch(session: AgentSession, messageId: string): Promise<void> {
+    this.checkBranches(session);
+    const release = await lockSession(session);
+    try {
+      await this.history.switchBranch(session, messageId);
+    } finally {
+      release();
+    }
+  }
+
+  /** Makes `messageId` the end of the active path; the messages after it stay, as a branch. */
+  async rewind(session: AgentSession, messageId: string): Promise<void> {
+    this.checkBranches(session);
+    const release = await lockSession(session);
+    try {
+      await this.history.rewind(session, messageId);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A new session whose history is `session`'s path up to `messageId`, recording where it came
+   * from (`forkedFrom`). Only the history goes over (context providers' state and pending tool
+   * approvals stay with the source); a history kept in a store shares the source's messages
+   * instead of copying them. Save it like any new session (`forkSession` does, with the source's owner).
+   */
+  async fork(session: AgentSession, messageId: string, options: ForkOptions = {}): Promise<AgentSession> {
+    this.checkBranches(session);
+    const target = createSessionData({ ...(options.id !== undefined ? { id: options.id } : {}), kind: "local" });
+    if (target.id === session.id)
+      throw new HistoryBranchError(
+        `a fork of session "${session.id}" needs an id of its own`,
+        "leave ForkOptions.id out for a new random id",
+      );
+    await this.history.fork(session, messageId, target, {
+      sessionId: session.id,
+      messageId,
+      forkedAt: (options.now ?? new Date()).toISOString(),
+    });
+    return target;
+  }
+
+  /** The versions of `messageId` (it and the messages that follow the same parent), oldest first: ‹ index+1/count ›. */
+  messageSiblings(session: AgentSession, messageId: string): Promise<MessageSiblings> {
+    this.checkBranches(session);
+    return this.history.siblings(session, messageId);
+  }
+
+  /** Every message of every branch, with its parent and whether it is on the active path. */
+  messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
+    this.checkBranches(session);
+    return this.history.messageTree(session);
+  }
+
+  private checkBranches(session: AgentSession): void {
+    if (this.checkKind(session) === "hosted") {
+      throw new HistoryBranchError(
+        `session "${session.id}" is hosted: its history is kept by the model service, which statebag cannot branch`,
+        'branch local sessions only (createSession({ kind: "local" }))',
+      );
+    }
+  }
+
   private checkKind(session: AgentSession): SessionKind | undefined {
     const kind = session.kind ?? (session.conversationId !== undefined ? "hosted" : undefined);
     // The rule loading and validation hold a stored session to (checks/session-rules.ts).
@@ -283,6 +443,10 @@ export class ChatClientAgent {
     stream?: StreamHooks,
   ): Promise<AgentResponse> {
     const declaredKind = this.checkKind(session);
+    if (options.branchFrom !== undefined) {
+      this.checkBranches(session);
+      if (!this.history.supportsBranches) await this.history.parentOf(session, options.branchFrom ?? ""); // refuses, naming the provider
+    }
     const { messages: input, answers } = extractAnswers(rawInput);
     for (const answer of options.approvals ?? []) answers.push(answer); // no push(...list): a long list overflows the stack
     const scope: RunScope = {
@@ -293,6 +457,7 @@ export class ChatClientAgent {
       staged: new StagedState(session.stateBag),
       operationId: randomUUID(),
       signal: options.signal,
+      ...(options.branchFrom !== undefined ? { branchFrom: options.branchFrom } : {}),
       stream,
     };
 

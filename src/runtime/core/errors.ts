@@ -52,6 +52,9 @@ export type StatebagErrorCode =
   | "blob-range"
   // Agents, tools and model clients
   | "history-provider-mismatch"
+  | "message-not-found"
+  | "history-branch"
+  | "history-fork-source-missing"
   | "stream-abandoned"
   | "client-capability"
   | "conversation-not-found"

@@ -197,7 +197,14 @@ function readChatDocument(document: unknown, limits: JsonLimits | undefined): un
 
 /** The history as the messages of a history state in a stored session: how it is checked, on save and on load alike. */
 function historyDocument(messages: unknown): { format: string; formatVersion: number; session: AgentSession } {
-  const history = { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
+  const history = {
+    $type: "InMemoryChatHistoryState",
+    $version: 3,
+    messages,
+    droppedMessageCount: 0,
+    branches: [],
+    branchPoints: [],
+  };
   return {
     format: SESSION_FORMAT,
     formatVersion: SESSION_FORMAT_VERSION,

@@ -68,7 +68,14 @@ export function appendToHistory(session: AgentSession, key: string, messages: re
   const current = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as Record<string, unknown>) : undefined;
   const next = current
     ? { ...current, messages: [...((current.messages as ChatMessage[] | undefined) ?? []), ...messages] }
-    : { $type: "InMemoryChatHistoryState", $version: 2, messages: [...messages], droppedMessageCount: 0 };
+    : {
+        $type: "InMemoryChatHistoryState",
+        $version: 3,
+        messages: [...messages],
+        droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
+      };
   Object.defineProperty(session.stateBag, key, { value: next, enumerable: true, writable: true, configurable: true });
 }
 

@@ -187,7 +187,14 @@ export function importAguiSnapshot(
   const extras: JsonRecord = {};
   for (const key of Object.keys(doc)) if (key !== "messages") defineOwn(extras, key, cloneJson(doc[key]));
   const stateBag: JsonRecord = {};
-  defineOwn(stateBag, historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 });
+  defineOwn(stateBag, historyKey, {
+    $type: "InMemoryChatHistoryState",
+    $version: 3,
+    messages,
+    droppedMessageCount: 0,
+    branches: [],
+    branchPoints: [],
+  });
   if (Object.keys(extras).length > 0) defineOwn(stateBag, AGUI_SNAPSHOT_KEY, foreignState("python", extras as never));
   const session = createSessionData({ id: options.id ?? randomUUID(), kind: "local", stateBag: stateBag as never });
   const prefix = `/stateBag/${historyKey.replace(/~/g, "~0").replace(/\//g, "~1")}/messages/`;

@@ -199,9 +199,11 @@ export function importDotnetSession(
           historyKey,
           {
             $type: "InMemoryChatHistoryState",
-            $version: 2,
+            $version: 3,
             messages: importHistory(value, path, context),
             droppedMessageCount: 0,
+            branches: [],
+            branchPoints: [],
           },
           path,
         );

@@ -257,7 +257,9 @@ export function importDurableState(json: string | object, options: DurableImport
   const bag: StateBag = {};
   defineOwn(bag as JsonRecord, historyKey, {
     $type: "InMemoryChatHistoryState",
-    $version: 2,
+    $version: 3,
+    branches: [],
+    branchPoints: [],
     messages,
     droppedMessageCount: 0,
   });

@@ -74,7 +74,7 @@ export function isHistoryState(
 ): value is TaggedValue & { messages: ChatMessage[]; droppedMessageCount?: number } {
   return (
     value.$type === "InMemoryChatHistoryState" &&
-    (versionOf(value) === 1 || versionOf(value) === 2) &&
+    (versionOf(value) === 1 || versionOf(value) === 2 || versionOf(value) === 3) &&
     Array.isArray(value.messages)
   );
 }

@@ -451,9 +451,11 @@ function readPythonSession(json: string | object, options: ImportPythonOptions, 
     ) {
       put(historyKey, {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: messagesFromPython(value.messages, [...path, "messages"]),
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       });
       hasHistory = true;
     } else if (

@@ -47,7 +47,14 @@ export async function resolveStoredHistory(
       messages = logged.slice(0, count);
       for (const message of pendingMessages) messages.push(message);
     }
-    defineOwn(bag, historyKey, { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 });
+    defineOwn(bag, historyKey, {
+      $type: "InMemoryChatHistoryState",
+      $version: 3,
+      messages,
+      droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
+    });
   }
   return found ? { ...session, stateBag: bag as AgentSession["stateBag"] } : session;
 }

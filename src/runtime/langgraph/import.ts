@@ -163,7 +163,14 @@ export function convertThread(thread: SourceThread, options: { id: string; histo
     id: options.id,
     kind: "local",
     stateBag: {
-      [history]: { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 } as never,
+      [history]: {
+        $type: "InMemoryChatHistoryState",
+        $version: 3,
+        messages,
+        droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
+      } as never,
     },
   };
   const kept: JsonObject = {

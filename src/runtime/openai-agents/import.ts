@@ -165,7 +165,9 @@ export function importOpenAIAgentsHistory(
   const session = createSessionData({ id: options.id });
   session.stateBag[OPENAI_AGENTS_HISTORY_KEY] = {
     $type: "InMemoryChatHistoryState",
-    $version: 2,
+    $version: 3,
+    branches: [],
+    branchPoints: [],
     messages,
     droppedMessageCount: 0,
   } as TaggedValue;

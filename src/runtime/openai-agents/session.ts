@@ -235,8 +235,10 @@ export class StatebagSession<Item extends AgentItem = any> implements AgentsSess
       session.stateBag[OPENAI_AGENTS_HISTORY_KEY] = {
         ...(current ?? { $type: "InMemoryChatHistoryState", droppedMessageCount: 0 }),
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: outcome.messages,
+        branches: [],
+        branchPoints: [],
       } as TaggedValue;
       try {
         const revision = await this.store.save(session, {

@@ -33,7 +33,14 @@ function messageHost(registry: TypeRegistry, message: unknown): Record<string, u
         hint: "compose the registry with statebag's defaultRegistry()",
       },
     );
-  return { $type: MESSAGE_HOST, $version: def.version, messages: [message], droppedMessageCount: 0 };
+  return {
+    $type: MESSAGE_HOST,
+    $version: def.version,
+    messages: [message],
+    droppedMessageCount: 0,
+    branches: [],
+    branchPoints: [],
+  };
 }
 
 /** A problem found in the host's message 0, as found in the message itself: pointers from the message, no host named. */

@@ -76,7 +76,9 @@ export function importUIChats(doc: unknown, options: ImportUIChatsOptions = {}):
       stateBag: {
         [options.historyKey ?? DEFAULT_HISTORY_KEY]: {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
+          branches: [],
+          branchPoints: [],
           messages,
           droppedMessageCount: 0,
         } as never,

@@ -7,6 +7,8 @@ import { quoted } from "../../core/json.js";
 import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import type { ProviderContext, SessionStateProvider } from "./provider.js";
+import type { ForkOrigin } from "../../builtins/chat-history-state.js";
+import { HistoryBranchError, type HistoryTreeNode, type MessageSiblings } from "./history-branches.js";
 
 /**
  * A history as the agent reads it before a run: the first `length` messages of `messages`, shared
@@ -46,8 +48,70 @@ export abstract class ChatHistoryProvider implements SessionStateProvider {
    */
   committing(_context: ProviderContext): Promise<void> | void {}
 
-  /** The stored history of a session, for callers outside a run (UIs, tests, exports). */
+  /** The stored history of a session (its active path), for callers outside a run (UIs, tests, exports). */
   abstract listMessages(session: AgentSession): Promise<ChatMessage[]>;
+
+  /**
+   * Whether this provider keeps branches: a run with `branchFrom` (regenerate, edit), and the
+   * branch operations below. statebag's own history providers do; a provider that does not keeps
+   * the defaults, which refuse.
+   */
+  get supportsBranches(): boolean {
+    return false;
+  }
+
+  /** The id of the message `messageId` follows on its branch (`null` for a first message). */
+  parentOf(session: AgentSession, messageId: string): Promise<string | null> {
+    return this.unsupported(session, messageId);
+  }
+
+  /** The versions of the message (`messageId` and the messages that follow the same parent), oldest first. */
+  siblings(session: AgentSession, messageId: string): Promise<MessageSiblings> {
+    return this.unsupported(session, messageId);
+  }
+
+  /** Every message of every branch, each with its parent and whether it is on the active path. */
+  messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
+    return this.unsupported(session);
+  }
+
+  /**
+   * Makes the branch holding `messageId` active: the path to it, then on through the newest
+   * message after each one. Changes `session` (save it to keep the change).
+   */
+  switchBranch(session: AgentSession, messageId: string): Promise<void> {
+    return this.unsupported(session, messageId);
+  }
+
+  /** Makes `messageId` the last message of the active path; what followed it stays, as a branch. Changes `session`. */
+  rewind(session: AgentSession, messageId: string): Promise<void> {
+    return this.unsupported(session, messageId);
+  }
+
+  /**
+   * Writes into `target` (a new session) a history that is `session`'s path up to `messageId`,
+   * with `origin` as its provenance. Messages are shared, never copied, when the history is kept
+   * outside the session. Changes `target` only.
+   */
+  fork(session: AgentSession, messageId: string, target: AgentSession, origin: ForkOrigin): Promise<void> {
+    void target;
+    void origin;
+    return this.unsupported(session, messageId);
+  }
+
+  /** Where `session` was forked from (`undefined` when it was not). */
+  forkedFrom(session: AgentSession): ForkOrigin | undefined {
+    void session;
+    return undefined;
+  }
+
+  private unsupported(session: AgentSession, messageId?: string): never {
+    void messageId;
+    throw new HistoryBranchError(
+      `the history provider ${this.constructor.name} of session ${quoted(session.id)} keeps no branches`,
+      "use statebag's InMemoryChatHistoryProvider or StoredChatHistoryProvider, or override the branch methods of ChatHistoryProvider",
+    );
+  }
 }
 
 /** The state types statebag's own history providers keep. */

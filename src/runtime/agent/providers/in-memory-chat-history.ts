@@ -3,51 +3,34 @@
  * carries the whole conversation and survives a restart by being stored.
  */
 import type { ChatMessage } from "../../core/messages.js";
-import { defineMigration } from "../../registry/migrations.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { InMemoryChatHistoryStateType } from "../../../generated/descriptors.js";
-import type { InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2 } from "../../../generated/versions.js";
-import type { ProviderState } from "../../core/tagged.js";
+import { chatHistoryState, type ForkOrigin, type InMemoryChatHistoryState } from "../../builtins/chat-history-state.js";
 import {
   ChatHistoryProvider,
   foreignHistoryStates,
   HistoryProviderMismatchError,
   type HistoryView,
 } from "./chat-history-provider.js";
+import {
+  inMemoryAppend,
+  inMemoryParentOf,
+  inMemoryPathTo,
+  inMemoryPrune,
+  inMemoryRewind,
+  inMemorySiblings,
+  inMemorySwitch,
+  inMemoryTree,
+  messageIdAt,
+  type HistoryTreeNode,
+  type MessageSiblings,
+} from "./history-branches.js";
 import type { ProviderContext } from "./provider.js";
 import type { ChatReducer } from "./reducers.js";
 
-/** A local session's history, kept in the session itself. */
-export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHistoryState", 2> {
-  messages: ChatMessage[];
-  /**
-   * How many messages the history's reducer has removed so far (messages in minus messages out,
-   * summed over runs), so a UI can say "12 earlier messages hidden" and a summary knows the
-   * history was trimmed. 0 for a history that was never reduced. Added in version 2.
-   * @TJS-type integer
-   * @minimum 0
-   */
-  droppedMessageCount: number;
-}
-
-/**
- * Version 1 had no `droppedMessageCount`. Whether a v1 history was ever reduced is not recorded,
- * so it starts counting at 0 (what it shows is exactly what is kept).
- */
-export const inMemoryChatHistoryMigrations = [
-  defineMigration<InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2>({
-    type: "InMemoryChatHistoryState",
-    from: 1,
-    to: 2,
-    up: (v) => ({ ...v, droppedMessageCount: 0 }),
-  }),
-];
-
-/** A history state at the current version (empty unless `messages` are given), as the provider writes it. */
-export function chatHistoryState(messages: ChatMessage[] = []): InMemoryChatHistoryState {
-  return { $type: "InMemoryChatHistoryState", $version: 2, messages, droppedMessageCount: 0 };
-}
+export { chatHistoryState, inMemoryChatHistoryMigrations } from "../../builtins/chat-history-state.js";
+export type { InMemoryChatHistoryState } from "../../builtins/chat-history-state.js";
 
 export interface InMemoryChatHistoryOptions {
   /** State bag key. Default `"statebag.chatHistory"`. */
@@ -72,9 +55,8 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
   }
 
   async getMessages(context: ProviderContext): Promise<ChatMessage[]> {
-    const own = this.state.read(context.state);
-    this.checkNoHistoryElsewhere(context.session, own !== undefined);
-    return [...(own?.messages ?? [])];
+    const view = await this.historyView(context);
+    return view.messages.slice(0, view.length);
   }
 
   /** @internal The stored messages themselves (never changed in place: `addMessages` writes a new array). */
@@ -83,21 +65,75 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     if (this.getMessages !== InMemoryChatHistoryProvider.prototype.getMessages) return super.historyView(context);
     const own = this.state.read(context.state);
     this.checkNoHistoryElsewhere(context.session, own !== undefined);
-    const messages = own?.messages ?? [];
+    const messages =
+      context.branchFrom !== undefined
+        ? inMemoryPathTo(own ?? chatHistoryState(), context.session.id, context.branchFrom)
+        : (own?.messages ?? []);
     return { messages, length: messages.length };
   }
 
   async addMessages(context: ProviderContext, messages: readonly ChatMessage[]): Promise<void> {
     const current = this.state.readOrInit(context.state);
-    let next = [...current.messages, ...messages];
+    // Every message gets an id (a branch names its parent by it); a run with branchFrom starts a branch.
+    let next = inMemoryAppend(current, context.session.id, context.branchFrom, messages);
     let dropped = current.droppedMessageCount;
     if (this.reducer) {
-      const before = next.length;
-      next = await this.reducer(next);
-      dropped += Math.max(0, before - next.length);
+      const before = next.messages;
+      const reduced = await this.reducer(before);
+      dropped += Math.max(0, before.length - reduced.length);
+      next = inMemoryPrune({ ...next, messages: reduced }, before);
     }
     // A new value, never a mutation: an aborted run must leave the committed state untouched.
-    this.state.write(context.state, { ...current, messages: next, droppedMessageCount: dropped });
+    this.state.write(context.state, { ...next, droppedMessageCount: dropped });
+  }
+
+  override get supportsBranches(): boolean {
+    return true;
+  }
+
+  override async parentOf(session: AgentSession, messageId: string): Promise<string | null> {
+    return inMemoryParentOf(this.own(session), session.id, messageId);
+  }
+
+  override async siblings(session: AgentSession, messageId: string): Promise<MessageSiblings> {
+    return inMemorySiblings(this.own(session), session.id, messageId);
+  }
+
+  override async messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
+    return structuredClone(inMemoryTree(this.own(session)));
+  }
+
+  override async switchBranch(session: AgentSession, messageId: string): Promise<void> {
+    this.state.write(session, inMemorySwitch(this.own(session), session.id, messageId));
+  }
+
+  override async rewind(session: AgentSession, messageId: string): Promise<void> {
+    this.state.write(session, inMemoryRewind(this.own(session), session.id, messageId));
+  }
+
+  override async fork(
+    session: AgentSession,
+    messageId: string,
+    target: AgentSession,
+    origin: ForkOrigin,
+  ): Promise<void> {
+    const own = this.own(session);
+    const path = structuredClone(inMemoryPathTo(own, session.id, messageId));
+    // Named as in the source: a message without an id keeps the one it went by there.
+    const messages = path.map((m, i) => (m.messageId === undefined ? { ...m, messageId: messageIdAt(m, i) } : m));
+    this.state.write(target, { ...chatHistoryState(messages), forkedFrom: { ...origin } });
+  }
+
+  override forkedFrom(session: AgentSession): ForkOrigin | undefined {
+    const origin = this.state.read(session)?.forkedFrom;
+    return origin ? { ...origin } : undefined;
+  }
+
+  /** The session's history state (an empty one when it has none), checked as `getMessages` checks it. */
+  private own(session: AgentSession): InMemoryChatHistoryState {
+    const own = this.state.read(session);
+    this.checkNoHistoryElsewhere(session, own !== undefined);
+    return own ?? chatHistoryState();
   }
 
   /** How many messages the reducer has removed from this session's history (0 when none). */

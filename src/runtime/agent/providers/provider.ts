@@ -13,6 +13,11 @@ export interface ProviderContext {
   readonly state: StateAccess;
   /** The new messages the caller sent in this run. */
   readonly requestMessages: readonly ChatMessage[];
+  /**
+   * Set when the run starts a new branch (regenerate, edit): the history it reads is the path up to
+   * this message (`null`: no message), and its messages follow it. Undefined: after the active leaf.
+   */
+  readonly branchFrom?: string | null;
   /** A stable id for this run, for idempotent side effects (e.g. appends to an external log). */
   readonly operationId: string;
   readonly signal?: AbortSignal;

@@ -4,37 +4,15 @@
  * per session, in the bag; the provider itself holds only configuration and a client.
  */
 import type { ChatClient } from "../chat-client.js";
-import { messageText, userMessage, type ChatMessage } from "../../core/messages.js";
-import { defineMigration } from "../../registry/migrations.js";
+import { messageText, userMessage } from "../../core/messages.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { RollingSummaryStateType } from "../../../generated/descriptors.js";
-import type { RollingSummaryState_v1, RollingSummaryState_v2 } from "../../../generated/versions.js";
-import type { ProviderState } from "../../core/tagged.js";
+import type { RollingSummaryState } from "../../builtins/rolling-summary-state.js";
 import { AIContextProvider, type AIContext, type InvokedContext } from "./context-provider.js";
 import type { ProviderContext } from "./provider.js";
 
-export interface RollingSummaryState extends ProviderState<"RollingSummaryState", 2> {
-  /** The model's latest summary of the conversation, empty until the first summary. */
-  summary: string;
-  /** The most recent messages (at most `maxMessages`), what the next summary is written from. */
-  recentMessages: ChatMessage[];
-  /**
-   * Turns seen since the session started (version 1 called it `turns`).
-   * @TJS-type integer
-   * @minimum 0
-   */
-  turnCount: number;
-}
-
-/** Version 2 renamed `turns` to `turnCount` (a count, named like one); nothing else changed. */
-export const rollingSummaryMigrations = [
-  defineMigration<RollingSummaryState_v1, RollingSummaryState_v2>({
-    type: "RollingSummaryState",
-    from: 1,
-    to: 2,
-    up: ({ turns, ...rest }) => ({ ...rest, turnCount: turns }),
-  }),
-];
+export { rollingSummaryMigrations } from "../../builtins/rolling-summary-state.js";
+export type { RollingSummaryState } from "../../builtins/rolling-summary-state.js";
 
 export interface RollingSummaryOptions {
   /** The client that writes summaries (often a small, cheap model). */

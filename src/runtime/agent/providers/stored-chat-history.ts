@@ -38,7 +38,7 @@ import { ConfigurationError } from "../../core/errors.js";
 import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog, MessageLogSnapshot } from "../../stores/types.js";
-import type { ProviderState } from "../../core/tagged.js";
+import type { StoredChatHistoryState } from "../../builtins/stored-chat-history-state.js";
 import {
   ChatHistoryProvider,
   foreignHistoryStates,
@@ -49,27 +49,14 @@ import type { ProviderContext } from "./provider.js";
 import { DEFAULT_LOG_CACHE_BYTES, estimatedBytes, LogCache } from "./log-cache.js";
 import { keepLastMessages, type ChatReducer } from "./reducers.js";
 
-/** A committed write the log has not necessarily seen yet. */
-export interface PendingLogWrite {
-  /** Idempotency key of the write (the run's operation id). */
-  operationId: string;
-  /** `append`: add after the log's messages; `replace`: the whole history (after a reduction). */
-  mode: "append" | "replace";
-  messages: ChatMessage[];
-}
-
-export interface StoredChatHistoryState extends ProviderState<"StoredChatHistoryState", 1> {
-  /** The message log's id in the store. */
-  storageId: string;
-  /**
-   * How many of the log's messages are committed history (before `pending`).
-   * @TJS-type integer
-   * @minimum 0
-   */
-  messageCount: number;
-  /** The last run's write, applied to the log by the next run or reader. */
-  pending?: PendingLogWrite;
-}
+export { storedChatHistoryMigrations } from "../../builtins/stored-chat-history-state.js";
+export type {
+  LogEntryRef,
+  LogRun,
+  PendingLogWrite,
+  StoredChatHistoryState,
+  StoredHistoryTree,
+} from "../../builtins/stored-chat-history-state.js";
 
 /** When a run's messages are written to the log (see the module comment). */
 export type StoredHistoryCommit = "session" | "run";
@@ -180,7 +167,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     }
     if (cacheBytes > 0) this.cache = new LogCache(cacheBytes);
     this.state = new ProviderSessionState(this.key, StoredChatHistoryStateType, {
-      initial: () => ({ $type: "StoredChatHistoryState", storageId: "", messageCount: 0 }),
+      initial: () => ({ $type: "StoredChatHistoryState", $version: 2, storageId: "", messageCount: 0 }),
     });
   }
 
@@ -205,6 +192,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     let next: StoredChatHistoryState = view.carried
       ? {
           $type: "StoredChatHistoryState",
+          $version: 2,
           storageId: view.storageId,
           messageCount: 0,
           pending: {
@@ -215,6 +203,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         }
       : {
           $type: "StoredChatHistoryState",
+          $version: 2,
           storageId: view.storageId,
           messageCount: view.count,
           pending: { operationId: context.operationId, mode: "append", messages: turn },
@@ -258,7 +247,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       }
     }
     const count = pending.mode === "append" ? state.messageCount + pending.messages.length : pending.messages.length;
-    this.state.write(context.state, { $type: "StoredChatHistoryState", storageId, messageCount: count });
+    this.state.write(context.state, { $type: "StoredChatHistoryState", $version: 2, storageId, messageCount: count });
   }
 
   /** The committed history, read without writing anything. */
@@ -299,6 +288,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       if (state.pending)
         this.state.write(context.state, {
           $type: "StoredChatHistoryState",
+          $version: 2,
           storageId: state.storageId,
           messageCount: count,
         });
@@ -309,6 +299,7 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       if (adopted.count > 0 && !adopted.carried) {
         this.state.write(context.state, {
           $type: "StoredChatHistoryState",
+          $version: 2,
           storageId: adopted.storageId,
           messageCount: adopted.count,
         });

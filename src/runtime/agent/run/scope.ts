@@ -38,6 +38,8 @@ export interface RunScope {
   readonly staged: StagedState;
   readonly operationId: string;
   readonly signal?: AbortSignal;
+  /** The message this run branches from (`RunOptions.branchFrom`); undefined: after the active leaf. */
+  readonly branchFrom?: string | null;
   /** Set for streaming runs only; a non-streaming run takes the same steps without it. */
   readonly stream?: StreamHooks;
 }
@@ -50,5 +52,6 @@ export function providerContext(scope: RunScope, key: string): ProviderContext {
     requestMessages: scope.input,
     operationId: scope.operationId,
     signal: scope.signal,
+    ...(scope.branchFrom !== undefined ? { branchFrom: scope.branchFrom } : {}),
   };
 }
