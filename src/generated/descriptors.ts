@@ -11,13 +11,13 @@ import type { GroupChatChannelState } from "../runtime/group-chat/channel.js";
 import type { WorkflowState } from "../runtime/group-chat/workflow.js";
 import type { ForeignState } from "../runtime/interop/foreign.js";
 
-/** "InMemoryChatHistoryState" version 3 (src/runtime/builtins/chat-history-state.ts:50). */
+/** "InMemoryChatHistoryState" version 3 (src/runtime/builtins/chat-history-state.ts:45). */
 export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistoryState> = { $type: "InMemoryChatHistoryState", version: 3 };
 
-/** "RollingSummaryState" version 2 (src/runtime/builtins/rolling-summary-state.ts:10). */
+/** "RollingSummaryState" version 2 (src/runtime/builtins/rolling-summary-state.ts:9). */
 export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $type: "RollingSummaryState", version: 2 };
 
-/** "StoredChatHistoryState" version 2 (src/runtime/builtins/stored-chat-history-state.ts:69). */
+/** "StoredChatHistoryState" version 2 (src/runtime/builtins/stored-chat-history-state.ts:68). */
 export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 2 };
 
 /** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:32). */

@@ -16,7 +16,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 3,
     name: "InMemoryChatHistoryState",
-    source: "src/runtime/builtins/chat-history-state.ts:50",
+    source: "src/runtime/builtins/chat-history-state.ts:45",
     slots: [
       { path: ["branches", "*", "message", "contents", "*"], family: "AIContent" },
       { path: ["messages", "*", "contents", "*"], family: "AIContent" },
@@ -208,7 +208,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "RollingSummaryState",
-    source: "src/runtime/builtins/rolling-summary-state.ts:10",
+    source: "src/runtime/builtins/rolling-summary-state.ts:9",
     slots: [
       { path: ["recentMessages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -290,7 +290,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 2,
     name: "StoredChatHistoryState",
-    source: "src/runtime/builtins/stored-chat-history-state.ts:69",
+    source: "src/runtime/builtins/stored-chat-history-state.ts:68",
     slots: [
       { path: ["pending", "messages", "*", "contents", "*"], family: "AIContent" },
     ],
@@ -1441,11 +1441,11 @@ export const generatedTypes: readonly TypeDefinition[] = [
 
 /** Every declared migration step, in file and line order: registered with the types above. */
 export const generatedMigrations: readonly Migration[] = [
-  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/builtins/chat-history-state.ts:82)
-  // "InMemoryChatHistoryState" v2 -> v3 (src/runtime/builtins/chat-history-state.ts:88)
+  // "InMemoryChatHistoryState" v1 -> v2 (src/runtime/builtins/chat-history-state.ts:93)
+  // "InMemoryChatHistoryState" v2 -> v3 (src/runtime/builtins/chat-history-state.ts:99)
   ...inMemoryChatHistoryMigrations,
-  // "RollingSummaryState" v1 -> v2 (src/runtime/builtins/rolling-summary-state.ts:25)
+  // "RollingSummaryState" v1 -> v2 (src/runtime/builtins/rolling-summary-state.ts:33)
   ...rollingSummaryMigrations,
-  // "StoredChatHistoryState" v1 -> v2 (src/runtime/builtins/stored-chat-history-state.ts:92)
+  // "StoredChatHistoryState" v1 -> v2 (src/runtime/builtins/stored-chat-history-state.ts:100)
   ...storedChatHistoryMigrations,
 ];

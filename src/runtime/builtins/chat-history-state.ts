@@ -11,11 +11,6 @@
 import type { ChatMessage } from "../core/messages.js";
 import type { ProviderState } from "../core/tagged.js";
 import { defineMigration } from "../registry/migrations.js";
-import type {
-  InMemoryChatHistoryState_v1,
-  InMemoryChatHistoryState_v2,
-  InMemoryChatHistoryState_v3,
-} from "../../generated/versions.js";
 
 /** A message on a branch that is not the active one, and the message it follows. */
 export interface BranchMessage {
@@ -70,6 +65,22 @@ export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHis
 }
 
 /**
+ * The earlier versions as stored (their frozen schemas are in schemas/history/; this room stands
+ * below src/generated/, so its version types are written out here).
+ */
+interface InMemoryChatHistoryStateV1 {
+  $type: "InMemoryChatHistoryState";
+  $version?: 1;
+  messages: ChatMessage[];
+}
+interface InMemoryChatHistoryStateV2 {
+  $type: "InMemoryChatHistoryState";
+  $version: 2;
+  messages: ChatMessage[];
+  droppedMessageCount: number;
+}
+
+/**
  * Version 1 had no `droppedMessageCount`. Whether a v1 history was ever reduced is not recorded,
  * so it starts counting at 0 (what it shows is exactly what is kept).
  *
@@ -79,13 +90,13 @@ export interface InMemoryChatHistoryState extends ProviderState<"InMemoryChatHis
  * writes those ids into the messages, so a later reduction cannot renumber them.
  */
 export const inMemoryChatHistoryMigrations = [
-  defineMigration<InMemoryChatHistoryState_v1, InMemoryChatHistoryState_v2>({
+  defineMigration<InMemoryChatHistoryStateV1, InMemoryChatHistoryStateV2>({
     type: "InMemoryChatHistoryState",
     from: 1,
     to: 2,
     up: (v) => ({ ...v, droppedMessageCount: 0 }),
   }),
-  defineMigration<InMemoryChatHistoryState_v2, InMemoryChatHistoryState_v3>({
+  defineMigration<InMemoryChatHistoryStateV2, InMemoryChatHistoryState>({
     type: "InMemoryChatHistoryState",
     from: 2,
     to: 3,

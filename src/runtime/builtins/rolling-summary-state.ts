@@ -5,7 +5,6 @@
 import type { ChatMessage } from "../core/messages.js";
 import type { ProviderState } from "../core/tagged.js";
 import { defineMigration } from "../registry/migrations.js";
-import type { RollingSummaryState_v1, RollingSummaryState_v2 } from "../../generated/versions.js";
 
 export interface RollingSummaryState extends ProviderState<"RollingSummaryState", 2> {
   /** The model's latest summary of the conversation, empty until the first summary. */
@@ -20,9 +19,18 @@ export interface RollingSummaryState extends ProviderState<"RollingSummaryState"
   turnCount: number;
 }
 
+/** Version 1 as stored (schemas/history/; this room stands below src/generated/, so it is written out here). */
+interface RollingSummaryStateV1 {
+  $type: "RollingSummaryState";
+  $version?: 1;
+  summary: string;
+  recentMessages: ChatMessage[];
+  turns: number;
+}
+
 /** Version 2 renamed `turns` to `turnCount` (a count, named like one); nothing else changed. */
 export const rollingSummaryMigrations = [
-  defineMigration<RollingSummaryState_v1, RollingSummaryState_v2>({
+  defineMigration<RollingSummaryStateV1, RollingSummaryState>({
     type: "RollingSummaryState",
     from: 1,
     to: 2,

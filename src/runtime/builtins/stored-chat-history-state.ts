@@ -14,7 +14,6 @@
 import type { ChatMessage } from "../core/messages.js";
 import type { ProviderState } from "../core/tagged.js";
 import { defineMigration } from "../registry/migrations.js";
-import type { StoredChatHistoryState_v1, StoredChatHistoryState_v2 } from "../../generated/versions.js";
 import type { ForkOrigin } from "./chat-history-state.js";
 
 /** A committed write the log has not necessarily seen yet. */
@@ -84,12 +83,21 @@ export interface StoredChatHistoryState extends ProviderState<"StoredChatHistory
   forkedFrom?: ForkOrigin;
 }
 
+/** Version 1 as stored (schemas/history/; this room stands below src/generated/, so it is written out here). */
+interface StoredChatHistoryStateV1 {
+  $type: "StoredChatHistoryState";
+  $version?: 1;
+  storageId: string;
+  messageCount: number;
+  pending?: PendingLogWrite;
+}
+
 /**
  * Version 2 made the history a tree. A version 1 history is linear, which version 2 writes the
  * same way (no `tree`): it loads unchanged, and its first branch adds the tree.
  */
 export const storedChatHistoryMigrations = [
-  defineMigration<StoredChatHistoryState_v1, StoredChatHistoryState_v2>({
+  defineMigration<StoredChatHistoryStateV1, StoredChatHistoryState>({
     type: "StoredChatHistoryState",
     from: 1,
     to: 2,
