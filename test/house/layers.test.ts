@@ -202,14 +202,9 @@ describe("the layers (CONTRIBUTING.md#layers) are what Biome enforces", () => {
      */
     const known = new Set([
       "src/generated/descriptors.ts -> src/runtime/agent/approvals.ts",
-      "src/generated/descriptors.ts -> src/runtime/agent/providers/in-memory-chat-history.ts",
-      "src/generated/descriptors.ts -> src/runtime/agent/providers/rolling-summary.ts",
-      "src/generated/descriptors.ts -> src/runtime/agent/providers/stored-chat-history.ts",
       "src/generated/descriptors.ts -> src/runtime/group-chat/channel.ts",
       "src/generated/descriptors.ts -> src/runtime/group-chat/workflow.ts",
       "src/generated/descriptors.ts -> src/runtime/interop/foreign.ts",
-      "src/generated/registry.ts -> src/runtime/agent/providers/in-memory-chat-history.ts",
-      "src/generated/registry.ts -> src/runtime/agent/providers/rolling-summary.ts",
     ]);
     const seen = new Set<string>();
     const wrong: string[] = [];
