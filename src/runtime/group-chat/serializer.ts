@@ -52,6 +52,7 @@ import {
   serializeSession,
 } from "../persistence/serialization.js";
 import type { AgentSession } from "../core/session.js";
+import { formatVersionProblem } from "../checks/session-rules.js";
 import { isPlainObject } from "../interop/json-util.js";
 import { decodeSession, problemHints, problemLines, type SessionCodecOptions } from "../interop/session-codec.js";
 import type { JsonObject, TaggedValue } from "../core/tagged.js";
@@ -358,14 +359,16 @@ export class AgentChatSerializer {
         `expected "format": "${AGENT_CHAT_FORMAT}", found ${typeof doc.format === "string" ? quoted(doc.format) : describeValue(doc.format)}`,
         "this is not a statebag agent chat document",
       );
-    if (typeof doc.formatVersion !== "number" || !Number.isInteger(doc.formatVersion) || doc.formatVersion < 1) {
+    // The envelope's version rule is the session document's (checks/session-rules.ts).
+    const versionProblem = formatVersionProblem(doc.formatVersion, AGENT_CHAT_FORMAT_VERSION);
+    if (versionProblem === "invalid") {
       throw bad(
         "/formatVersion",
         `expected a positive integer "formatVersion", found ${describeValue(doc.formatVersion)}`,
         `this release writes formatVersion ${AGENT_CHAT_FORMAT_VERSION}`,
       );
     }
-    if (doc.formatVersion > AGENT_CHAT_FORMAT_VERSION) {
+    if (versionProblem === "newer") {
       throw bad(
         "/formatVersion",
         `the document has formatVersion ${doc.formatVersion}, newer than this release reads (${AGENT_CHAT_FORMAT_VERSION})`,
