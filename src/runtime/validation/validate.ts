@@ -165,7 +165,7 @@ interface SlowPathInput {
   /** The family its position holds. */
   family: string;
   /** Its depth in the walker's path. */
-  d: number;
+  depth: number;
 }
 
 /** @internal The walker behind `validateSession` and the (de)serializers. One instance per call. */
@@ -690,7 +690,7 @@ export class SessionWalker implements SlotVisitor {
     let entry = this.table.get(type);
     let migratedFrom: string | undefined;
     if (entry === undefined || version !== entry.def.version || entry.def.family !== family) {
-      const next = this.slowPath({ value: tagged, type, version, entry, family, d });
+      const next = this.slowPath({ value: tagged, type, version, entry, family, depth: d });
       if (next === undefined) return;
       entry = next.entry;
       if (next.upgraded !== undefined) {
@@ -728,13 +728,13 @@ export class SessionWalker implements SlotVisitor {
    * or preserved).
    */
   private slowPath(at: SlowPathInput): { entry: RegistryEntry; upgraded?: Record<string, unknown> } | undefined {
-    const { value, type, version, entry, family, d } = at;
+    const { value, type, version, entry, family, depth } = at;
     if (entry !== undefined && entry.def.family !== family) {
-      this.wrongFamily(d, type, entry.def.family, family);
+      this.wrongFamily(depth, type, entry.def.family, family);
       return undefined;
     }
     if (entry !== undefined && version > entry.def.version) {
-      const pointer = this.pointer(d);
+      const pointer = this.pointer(depth);
       const message = `"${type}" v${version} at ${pointerLabel(pointer)} is newer than this registry's v${entry.def.version}`;
       if (this.strict) {
         this.problems.add({
@@ -760,7 +760,7 @@ export class SessionWalker implements SlotVisitor {
     }
     // needsUpgrade covers former names (renames) and types only migrations still read.
     if (entry === undefined && !this.registry.needsUpgrade(value as { $type: string })) {
-      const pointer = this.pointer(d);
+      const pointer = this.pointer(depth);
       const message = `"$type": ${quoted(type)} at ${pointerLabel(pointer)} is not a registered type`;
       if (this.strict) {
         this.problems.add({
@@ -785,7 +785,7 @@ export class SessionWalker implements SlotVisitor {
       return undefined;
     }
     // Older version, or a former name: migrate.
-    const pointer = this.pointer(d);
+    const pointer = this.pointer(depth);
     let upgraded: Record<string, unknown>;
     try {
       upgraded = this.registry.upgrade<Record<string, unknown>>(value as { $type: string }, pointer, this.owned);
@@ -819,7 +819,7 @@ export class SessionWalker implements SlotVisitor {
     if (target === undefined) {
       // Cannot happen: the runner stops only at a registered latest version.
       this.tagProblem(
-        d,
+        depth,
         "migration-failed",
         "a registered type after migration",
         `"$type": "${newType}"`,
@@ -830,11 +830,11 @@ export class SessionWalker implements SlotVisitor {
       return undefined;
     }
     if (target.def.family !== family) {
-      this.wrongFamily(d, newType, target.def.family, family);
+      this.wrongFamily(depth, newType, target.def.family, family);
       return undefined;
     }
     if (this.upgrades !== null)
-      this.upgrades.push({ path: this.path.slice(0, d), value: upgraded, fromType: type, from: version });
+      this.upgrades.push({ path: this.path.slice(0, depth), value: upgraded, fromType: type, from: version });
     return { entry: target, upgraded };
   }
 
