@@ -284,6 +284,32 @@ describe.each(backends)("tracing on $name", (backend) => {
     expect(spans("statebag.scan").every((s) => parentOf(s) === run)).toBe(true);
   });
 
+  it("blobs: put, get, delete, sweep and erase are spans with sizes and counts, never the owner, hash or name", async () => {
+    const blobs = store.blobs!;
+    const bytes = new TextEncoder().encode(`SECRET file body ${"x".repeat(300_000)}`);
+    const put = await blobs.put(bytes, { owner: OWNER, mediaType: "text/plain", name: `${TITLE}.txt` });
+    const read = await blobs.get(put.hash, { owner: OWNER });
+    await read!.stream.cancel();
+    expect(await blobs.get(put.hash, { owner: "someone-else" })).toBeUndefined();
+    expect(await blobs.delete(put.hash, { owner: "someone-else" })).toBe(false);
+    await blobs.sweep({ owner: OWNER, referenced: new Set([put.hash]) });
+    expect(await blobs.eraseOwner(OWNER)).toEqual({ blobs: 1, bytes: bytes.length });
+    const [putSpan] = spans("statebag.blob.put");
+    expect(putSpan?.attributes).toMatchObject({
+      "db.operation.name": "blobs.put",
+      "statebag.blob.size": bytes.length,
+      "statebag.blob.created": true,
+      "statebag.outcome": "ok",
+    });
+    expect(spans("statebag.blob.get").map((span) => span.attributes["statebag.outcome"])).toEqual(["ok", "not-found"]);
+    expect(spans("statebag.blob.get")[0]?.attributes["statebag.blob.size"]).toBe(bytes.length);
+    expect(spans("statebag.blob.delete")[0]?.attributes["statebag.outcome"]).toBe("not-found");
+    expect(spans("statebag.blob.sweep")[0]?.attributes["statebag.blobs.deleted"]).toBe(0);
+    expect(spans("statebag.blob.erase")[0]?.attributes["statebag.blobs.deleted"]).toBe(1);
+    const text = exportedText(spans()).join("\n");
+    for (const secret of [OWNER, TITLE, put.hash, "SECRET"]) expect(text).not.toContain(secret);
+  });
+
   it("nothing exported names a session id, an owner, a title, a label, content or a password", () => {
     expect(all.length).toBeGreaterThan(20);
     const text = exportedText(all);

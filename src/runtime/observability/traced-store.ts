@@ -20,6 +20,7 @@ import { ConflictError, SessionNotFoundError } from "../stores/errors.js";
 import { markContextFree, metaProtectionOf, usesContext } from "../stores/listing.js";
 import type { EraseReceipt, SessionCodec, SessionStore, StoredSession } from "../stores/types.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
+import type { BlobRead, BlobStore, BlobUsage, PutBlobResult } from "../blobs/blob-store.js";
 import {
   observeLoad,
   STORE_TRACING,
@@ -82,6 +83,8 @@ class Tracing implements StoreTracing {
   private readonly frames = new AsyncLocalStorage<Frame>();
   /** The traced stream buffer of each traced store (see `methods`). */
   readonly tracedStreams = new WeakMap<object, StreamBuffer>();
+  /** The traced blob store of each traced store (see `methods`). */
+  readonly tracedBlobs = new WeakMap<object, BlobStore>();
   private base: OtelAttributes = {};
 
   constructor(
@@ -263,6 +266,70 @@ class Tracing implements StoreTracing {
         ).bind(streams);
       this.tracedStreams.set(store, tracedStreams);
     }
+    // Blobs: spans for what changes or reads a blob (never its owner, hash, name or bytes); the
+    // span of a get ends when its stream is handed out.
+    const blobs = (store as Partial<SessionStore>).blobs;
+    if (blobs !== undefined) {
+      const traced: BlobStore = {
+        get limits() {
+          return blobs.limits;
+        },
+        put: (content, options) =>
+          this.store(
+            "statebag.blob.put",
+            "blobs.put",
+            {},
+            () => blobs.put(content, options),
+            (span, put: PutBlobResult) => {
+              span.setAttribute("statebag.blob.size", put.size);
+              span.setAttribute("statebag.blob.created", put.created);
+              return "ok";
+            },
+          ) as Promise<PutBlobResult>,
+        get: (hash, options) =>
+          this.store(
+            "statebag.blob.get",
+            "blobs.get",
+            {},
+            () => blobs.get(hash, options),
+            (span, read: BlobRead | undefined) => {
+              if (read === undefined) return "not-found";
+              span.setAttribute("statebag.blob.size", read.end - read.start);
+              return "ok";
+            },
+          ) as Promise<BlobRead | undefined>,
+        delete: (hash, options) =>
+          this.store(
+            "statebag.blob.delete",
+            "blobs.delete",
+            {},
+            () => blobs.delete(hash, options),
+            (_span, existed: boolean) => (existed ? "ok" : "not-found"),
+          ) as Promise<boolean>,
+        eraseOwner: (owner) =>
+          this.store(
+            "statebag.blob.erase",
+            "blobs.eraseOwner",
+            {},
+            () => blobs.eraseOwner(owner),
+            blobsDeleted,
+          ) as Promise<BlobUsage>,
+        sweep: (options) =>
+          this.store(
+            "statebag.blob.sweep",
+            "blobs.sweep",
+            {},
+            () => blobs.sweep(options),
+            blobsDeleted,
+          ) as Promise<BlobUsage>,
+        stat: (hash, options) => blobs.stat(hash, options),
+        has: (hash, options) => blobs.has(hash, options),
+        list: (options) => blobs.list(options),
+        usage: (options) => blobs.usage(options),
+        close: () => blobs.close(),
+      };
+      this.tracedBlobs.set(store, traced);
+    }
     // (A store implemented before erasure existed may lack it: left as it is.)
     if (typeof (store as Partial<SessionStore>).eraseOwner === "function") {
       methods.eraseOwner = (...args: Parameters<SessionStore["eraseOwner"]>) =>
@@ -399,6 +466,12 @@ function streamsDeleted(span: OtelSpan, count: unknown): Outcome {
   return "ok";
 }
 
+function blobsDeleted(span: OtelSpan, usage: unknown): Outcome {
+  const blobs = (usage as BlobUsage | undefined)?.blobs;
+  if (typeof blobs === "number") span.setAttribute("statebag.blobs.deleted", blobs);
+  return "ok";
+}
+
 function deleted(span: OtelSpan, count: unknown): Outcome {
   if (typeof count === "number") span.setAttribute("statebag.sessions.deleted", count);
   return "ok";
@@ -467,6 +540,7 @@ function wrap<S extends SessionStore>(store: S, tracing: Tracing): S {
     get(target, key) {
       if (key === STORE_TRACING) return tracing;
       if (key === "streams") return tracing.tracedStreams.get(target) ?? Reflect.get(target, key, target);
+      if (key === "blobs") return tracing.tracedBlobs.get(target) ?? Reflect.get(target, key, target);
       const value: unknown = Reflect.get(target, key, target);
       if (typeof value !== "function") return value;
       if (typeof key === "string" && Object.hasOwn(traced, key)) return traced[key];
