@@ -173,6 +173,23 @@ export class BlobUploadLostError extends StatebagError {
   }
 }
 
+const locks = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `fn` after every earlier call with the same `key` in this process has settled: the folder
+ * and S3 backends serialize their commits and deletes with it (one folder, one blob's key).
+ */
+export function locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const before = locks.get(key) ?? Promise.resolve();
+  const run = before.then(fn, fn);
+  const tail = run.catch(() => {});
+  locks.set(key, tail);
+  void tail.then(() => {
+    if (locks.get(key) === tail) locks.delete(key);
+  });
+  return run;
+}
+
 export const DEFAULT_CHUNK_SIZE = 256 * 1024;
 const DEFAULT_GRACE_MS = 60 * 60 * 1000;
 const MAX_MEDIA_TYPE = 255;

@@ -45,6 +45,7 @@ import {
   type BlobUpload,
   BlobUploadLostError,
   ChunkedBlobStore,
+  locked,
   checkBudgets,
   compareKeys,
   newUploadId,
@@ -78,20 +79,6 @@ function fileOf(hash: string): string {
   return /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/.test(hash)
     ? hash
     : `h-${createHash("sha256").update(hash).digest("hex")}`;
-}
-
-/** A lock per folder, so budget checks and commits of this process do not interleave. */
-const locks = new Map<string, Promise<unknown>>();
-
-function locked<T>(root: string, fn: () => Promise<T>): Promise<T> {
-  const before = locks.get(root) ?? Promise.resolve();
-  const run = before.then(fn, fn);
-  const tail = run.catch(() => {});
-  locks.set(root, tail);
-  void tail.then(() => {
-    if (locks.get(root) === tail) locks.delete(root);
-  });
-  return run;
 }
 
 export class FolderBlobBackend implements BlobBackend {

@@ -30,6 +30,7 @@ import {
   type BlobUpload,
   BlobUploadLostError,
   ChunkedBlobStore,
+  locked,
   checkBudgets,
 } from "./chunked.js";
 
@@ -120,20 +121,6 @@ export interface S3Location {
 
 /** The size of each record's data object (the last chunk's end), beside the engine's fields. */
 const dataSizes = new WeakMap<BlobRecord, number>();
-
-/** A lock per key in this process: commits and deletes of one blob do not interleave. */
-const locks = new Map<string, Promise<unknown>>();
-
-function locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
-  const before = locks.get(key) ?? Promise.resolve();
-  const run = before.then(fn, fn);
-  const tail = run.catch(() => {});
-  locks.set(key, tail);
-  void tail.then(() => {
-    if (locks.get(key) === tail) locks.delete(key);
-  });
-  return run;
-}
 
 async function bodyBytes(body: unknown): Promise<Buffer> {
   const parts: Buffer[] = [];
