@@ -28,6 +28,7 @@ const RUNTIME = runtimeSources([
   "registry/migrations.ts",
   "registry/registry-types.ts",
   "registry/formats.ts",
+  "checks/fused-runtime.ts",
 ]);
 
 const NOTES_V1 = `import type { ProviderState } from "./runtime/core/tagged.js";

@@ -19,6 +19,7 @@ const RUNTIME = runtimeSources([
   "registry/migrations.ts",
   "registry/registry-types.ts",
   "registry/formats.ts",
+  "checks/fused-runtime.ts",
 ]);
 
 const HEAD = `import type { ProviderState } from "./runtime/core/tagged.js";
