@@ -3,7 +3,7 @@
  * backend (`openStore(url, { blobs: { url } })`): a folder on disk, plain and encrypted. The
  * backends' own blobs run in test/stores/conformance*.test.ts with the rest of the contract.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -36,3 +36,27 @@ for (const encrypted of [false, true]) {
     skip: encrypted ? { verbatimText: "rows are encrypted" } : {},
   });
 }
+
+vitest.describe("?blobs= on a store URL", () => {
+  vitest.it("keeps the store's blobs in the folder it names, and takes nothing else from the URL", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "statebag-blobs-"));
+    try {
+      const folder = pathToFileURL(join(dir, "files")).href;
+      const url = `sqlite:${join(dir, "sessions.db")}?blobs=${encodeURIComponent(folder)}&synchronous=full`;
+      const store = await openStore(url);
+      try {
+        vitest.expect(store.url).not.toContain("blobs=");
+        const put = await store.blobs!.put(new Uint8Array([1, 2, 3]), { owner: "ann", mediaType: "text/plain" });
+        vitest.expect(readdirSync(join(dir, "files")).length).toBe(1);
+        vitest.expect((await store.blobs!.stat(put.hash, { owner: "ann" }))?.size).toBe(3);
+      } finally {
+        await store.close();
+      }
+      await vitest
+        .expect(openStore(`memory:?blobs=${encodeURIComponent("ftp://x")}`))
+        .rejects.toThrow(/names no blob store/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

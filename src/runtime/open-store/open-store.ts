@@ -12,6 +12,9 @@
  *   redis://host:6379/0         Redis (rediss:// for TLS); ?prefix=app:sessions: sets the key prefix
  *   redis+cluster://h1:p1,h2:p2 Redis Cluster (rediss+cluster:// for TLS; or redis://h1:p1?cluster=true)
  *
+ * Any of them takes ?blobs=<url, percent-encoded> to keep `store.blobs` in a folder (file:///path)
+ * or an S3 bucket (s3://bucket/prefix?region=...) instead of the store's own backend.
+ *
  * Database drivers are loaded only for the URL that needs them (`pg`, `ioredis`, and `better-sqlite3`
  * for ?driver=better-sqlite3); a missing one is a `DriverMissingError` saying what to install.
  * Opening does not contact PostgreSQL or Redis: a server that is down is reported by the first
@@ -27,6 +30,7 @@ import { quoted } from "../core/json.js";
 import { loadDriver } from "../stores/drivers.js";
 import { openTracing, type TracingOptions } from "../observability/traced-store.js";
 import { MemorySessionStore } from "../stores/memory.js";
+import { takeBlobsParam } from "../stores/blobs.js";
 import { checkRetention, takeRetentionParams } from "../stores/retention.js";
 import { PostgresSessionStore, preparedStatementsParam } from "../stores/postgres/store.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "../stores/redis/store.js";
@@ -98,7 +102,14 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Sess
   const taken = scheme === undefined ? { url, retention: undefined } : takeRetentionParams(url);
   url = taken.url;
   const retention = checkRetention(options.retention ?? taken.retention);
-  const common = { codec: options.codec, messageCodec: options.messageCodec, retention, blobs: options.blobs };
+  // So is ?blobs= (blobs kept in a folder or a bucket); `options.blobs.url` wins over it.
+  const blobsTaken = scheme === undefined ? { url, blobsUrl: undefined } : takeBlobsParam(url);
+  url = blobsTaken.url;
+  const blobs =
+    blobsTaken.blobsUrl === undefined || options.blobs?.url !== undefined
+      ? options.blobs
+      : { ...options.blobs, url: blobsTaken.blobsUrl };
+  const common = { codec: options.codec, messageCodec: options.messageCodec, retention, blobs };
   switch (scheme) {
     case "memory":
       // Nothing after "memory:" means anything: refused, so a path or option is never silently dropped.

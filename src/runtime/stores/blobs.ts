@@ -61,3 +61,39 @@ function elsewhere(url: unknown): { backend: BlobBackend; where: string } {
     "use file:///absolute/path for a folder, s3://bucket/prefix?region=... for an S3 bucket, or leave blobs.url out to keep blobs in the store's own backend",
   );
 }
+
+/**
+ * Takes `?blobs=<url>` (percent-encoded: a folder `file:///...` or a bucket `s3://...`) out of a
+ * store URL, so the CLI and the studio reach blobs kept elsewhere with the store URL alone.
+ */
+export function takeBlobsParam(url: string): { url: string; blobsUrl: string | undefined } {
+  const q = url.indexOf("?");
+  if (q < 0) return { url, blobsUrl: undefined };
+  const hash = url.indexOf("#", q);
+  const kept: string[] = [];
+  let blobsUrl: string | undefined;
+  for (const part of url.slice(q + 1, hash < 0 ? undefined : hash).split("&")) {
+    const eq = part.indexOf("=");
+    if ((eq < 0 ? part : part.slice(0, eq)) !== "blobs") {
+      kept.push(part);
+      continue;
+    }
+    if (blobsUrl !== undefined) throw new ConfigurationError("?blobs= is given twice in the store URL");
+    try {
+      blobsUrl = decodeURIComponent(eq < 0 ? "" : part.slice(eq + 1));
+    } catch {
+      throw new ConfigurationError(
+        "?blobs= in the store URL has a malformed %-escape",
+        "percent-encode the blob store's URL (encodeURIComponent)",
+      );
+    }
+    if (blobsUrl === "")
+      throw new ConfigurationError(
+        "?blobs= in the store URL is empty",
+        "give file:///path or s3://bucket/prefix, encoded",
+      );
+  }
+  if (blobsUrl === undefined) return { url, blobsUrl };
+  const rest = kept.filter((p) => p !== "").join("&");
+  return { url: url.slice(0, q) + (rest ? `?${rest}` : "") + (hash < 0 ? "" : url.slice(hash)), blobsUrl };
+}
