@@ -247,7 +247,9 @@ describe("what the model is sent is the same with and without the capability", (
       await a.agent.run(input, a.session());
       await b.agent.run(input, b.session());
     }
-    expect(lending.copies).toEqual(copying.copies);
+    // Ids the history gave the messages (msg-<uuid>) are random: compare with them blanked.
+    const ids = (copies: ChatMessage[][]) => JSON.parse(JSON.stringify(copies).replace(/"msg-[0-9a-f-]{36}"/g, '"id"'));
+    expect(ids(lending.copies)).toEqual(ids(copying.copies));
     expect(lending.copies).toHaveLength(6);
     // The model sees the approved call as a plain call; the log keeps the approval contents.
     expect(lending.copies[0][1].contents).toEqual([
@@ -275,8 +277,13 @@ describe("what the model is sent is the same with and without the capability", (
     const copying = new Model(false);
     await run(lending);
     await run(copying);
-    // Request ids are random: compare with them blanked (the model never sees one anyway).
-    const blank = (copies: ChatMessage[][]) => JSON.parse(JSON.stringify(copies).replace(/"requestId":"[^"]*"/g, ""));
+    // Request ids and the ids the history gave messages are random: compare with them blanked.
+    const blank = (copies: ChatMessage[][]) =>
+      JSON.parse(
+        JSON.stringify(copies)
+          .replace(/"requestId":"[^"]*"/g, "")
+          .replace(/"msg-[0-9a-f-]{36}"/g, '"id"'),
+      );
     expect(blank(lending.copies)).toEqual(blank(copying.copies));
     expect(JSON.stringify(lending.copies)).not.toContain("toolApproval");
     expect(texts(lending.copies.at(-1)!).at(-1)).toBe("thanks");

@@ -28,7 +28,7 @@ import {
   sessionId,
 } from "./common.js";
 import { ConflictError, SessionOwnerError, logConflict } from "./errors.js";
-import { checkWindow } from "./window.js";
+import { checkRange, checkWindow } from "./window.js";
 import { eraseOwnerSessions } from "./erasure.js";
 import {
   checkList,
@@ -61,6 +61,7 @@ import type {
   MessageLog,
   MessageLogSnapshot,
   MessageLogWindow,
+  MessageRange,
   MessageWindowOptions,
   ReplaceOptions,
   RetentionOptions,
@@ -394,6 +395,20 @@ class MemoryMessageLog implements MessageLog {
     return {
       messages: (log?.messages ?? []).map((t) => this.codec.deserialize(t, { logId: storageId })),
       version: log?.version ?? 0,
+    };
+  }
+
+  async readMessageRange(storageId: string, range: MessageRange): Promise<MessageLogWindow> {
+    this.check();
+    checkId(storageId, "storageId");
+    const { start, count } = checkRange(range);
+    const log = this.logs.get(storageId);
+    const texts = log?.messages ?? [];
+    return {
+      messages: texts.slice(start, start + count).map((t) => this.codec.deserialize(t, { logId: storageId })),
+      version: log?.version ?? 0,
+      length: texts.length,
+      end: log?.end ?? texts.length,
     };
   }
 

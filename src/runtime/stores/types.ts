@@ -294,6 +294,13 @@ export interface MessageLog {
    * Optional: callers fall back to `readMessages` when a log does not have it.
    */
   readMessageWindow?(storageId: string, options: MessageWindowOptions): Promise<MessageLogWindow>;
+  /**
+   * `count` messages from index `start` (0: the oldest message the log holds; fewer at the log's
+   * end), with the log's version and length, from one consistent read. A branched history reads
+   * its active path with it, run by run: only those messages, whatever the log's length. Indexes
+   * stay put while the log is only appended to. Optional: callers fall back to `readMessages`.
+   */
+  readMessageRange?(storageId: string, range: MessageRange): Promise<MessageLogWindow>;
   /** Replaces the whole log (a reduction: summary + recent messages). Returns the new version. */
   replaceMessages(storageId: string, messages: readonly ChatMessage[], options?: ReplaceOptions): Promise<number>;
   /** Keeps only the newest `keepLast` messages; returns how many were removed. */
@@ -325,6 +332,12 @@ export interface MessageWindowOptions {
   last?: number;
   /** The messages at positions `from` and after (positions as `MessageLogWindow.end` counts them). */
   from?: number;
+}
+
+/** Messages `start` to `start + count - 1` of a log, by index from its oldest message. */
+export interface MessageRange {
+  start: number;
+  count: number;
 }
 
 export interface MessageLogWindow extends MessageLogSnapshot {

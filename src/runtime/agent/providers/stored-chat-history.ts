@@ -34,11 +34,27 @@ import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession } from "../../core/session.js";
 import { ProviderSessionState } from "../../core/state-bag.js";
 import { StoredChatHistoryStateType } from "../../../generated/descriptors.js";
-import { ConfigurationError } from "../../core/errors.js";
+import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import { quoted } from "../../core/json.js";
 import { ConflictError } from "../../stores/errors.js";
 import type { MessageLog, MessageLogSnapshot } from "../../stores/types.js";
-import type { StoredChatHistoryState } from "../../builtins/stored-chat-history-state.js";
+import type {
+  LogEntryRef,
+  StoredChatHistoryState,
+  StoredHistoryTree,
+} from "../../builtins/stored-chat-history-state.js";
+import type { ForkOrigin } from "../../builtins/chat-history-state.js";
+import { HistoryBranchError, type HistoryTreeNode, type MessageSiblings } from "./history-branches.js";
+import {
+  appendToTree,
+  childrenOf,
+  depthOf,
+  linearTree,
+  parentRef,
+  pathSegments,
+  TreeReader,
+  withIds,
+} from "./stored-branches.js";
 import {
   ChatHistoryProvider,
   foreignHistoryStates,
@@ -111,6 +127,10 @@ interface RunView {
   carriedMessages?: ChatMessage[];
   /** This run's own messages, once `addMessages` has them. */
   turn?: ChatMessage[];
+  /** A branched history: its tree (the settled state's), and the entry this run's messages follow (`null`: none). */
+  tree?: StoredHistoryTree;
+  parent?: LogEntryRef | null;
+  forkedFrom?: ForkOrigin;
 }
 
 export class StoredChatHistoryProvider extends ChatHistoryProvider {
@@ -186,8 +206,35 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
 
   async addMessages(context: ProviderContext, added: readonly ChatMessage[]): Promise<void> {
     const view = await this.view(context);
-    const turn = [...added];
+    // Every message gets an id: a branch names its parent by it.
+    const turn = withIds(added);
     view.turn = turn;
+    if (view.tree) {
+      const history = view.history.slice(0, view.length);
+      const reduced = this.reducer ? await this.reducer([...history, ...turn]) : undefined;
+      if (reduced && reduced.length !== history.length + turn.length) {
+        // A reduction rewrites the log as the reduced active path: the other branches go with it.
+        this.state.write(context.state, {
+          $type: "StoredChatHistoryState",
+          $version: 2,
+          storageId: view.storageId,
+          messageCount: 0,
+          pending: { operationId: context.operationId, mode: "replace", messages: reduced },
+          ...(view.forkedFrom ? { forkedFrom: view.forkedFrom } : {}),
+        });
+        return;
+      }
+      this.state.write(context.state, {
+        $type: "StoredChatHistoryState",
+        $version: 2,
+        storageId: view.storageId,
+        messageCount: view.count,
+        pending: { operationId: context.operationId, mode: "append", messages: turn },
+        tree: appendToTree(view.tree, view.parent ?? undefined, view.count, turn.length),
+        ...(view.forkedFrom ? { forkedFrom: view.forkedFrom } : {}),
+      });
+      return;
+    }
     // Carried-over messages are not in the log yet: they go with this turn's write.
     let next: StoredChatHistoryState = view.carried
       ? {
@@ -253,6 +300,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
   /** The committed history, read without writing anything. */
   async listMessages(session: AgentSession): Promise<ChatMessage[]> {
     const state = this.state.read(session);
+    if (state?.tree && state.pending?.mode !== "replace") {
+      const reader = new TreeReader(this.log, session.id, state, state.tree);
+      return structuredClone(await reader.readPath(pathSegments(state.tree, state.tree.active)));
+    }
     if (!state) {
       const adopted = await this.adopt(session, true);
       return structuredClone(adopted.history.slice(0, adopted.length));
@@ -272,7 +323,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     if (cached?.operationId === context.operationId) return cached;
     const state = this.state.read(context.state);
     let view: RunView;
-    if (state) {
+    if ((state?.tree && state.pending?.mode !== "replace") || context.branchFrom !== undefined) {
+      view = await this.treeView(context, state);
+    } else if (state) {
       const { history, length, appendOnly, count, version } =
         (this.window !== undefined && (await this.windowed(state))) || (await this.flushed(state));
       view = {
@@ -307,6 +360,233 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     }
     this.runs.set(context.session, view);
     return view;
+  }
+
+  /** A branched run's view: the state settled (its pending write in the log), the path it follows read run by run. */
+  private async treeView(context: ProviderContext, current: StoredChatHistoryState | undefined): Promise<RunView> {
+    const state = await this.settled(context.session, current);
+    if (state !== current) this.state.write(context.state, state);
+    const tree = state.tree!;
+    const reader = new TreeReader(this.log, context.session.id, state, tree);
+    const parent =
+      context.branchFrom === undefined
+        ? tree.active
+        : context.branchFrom === null
+          ? undefined
+          : await reader.find(context.branchFrom);
+    const read = await reader.readPath(pathSegments(tree, parent), this.window);
+    const history = this.shape ? (this.shape(read) as ChatMessage[]) : read;
+    return {
+      operationId: context.operationId,
+      storageId: state.storageId,
+      history,
+      length: history.length,
+      appendOnly: false,
+      count: state.messageCount,
+      version: 0,
+      carried: false,
+      tree,
+      parent: parent ?? null,
+      ...(state.forkedFrom ? { forkedFrom: state.forkedFrom } : {}),
+    };
+  }
+
+  /**
+   * The session's state as a tree with nothing pending: a pending write of an earlier (saved) run
+   * is applied to the log first, and a linear history becomes a tree of one run. Branches need
+   * the session saved (commit "session").
+   */
+  private async settled(
+    session: Readonly<AgentSession>,
+    current: StoredChatHistoryState | undefined,
+  ): Promise<StoredChatHistoryState & { tree: StoredHistoryTree }> {
+    if (this.commit === "run") {
+      throw new HistoryBranchError(
+        `session ${quoted(session.id)} keeps its history with commit: "run", where the log is the record and the session is never saved: it cannot hold branches`,
+        'use commit: "session" (the default) and save the session (withSession) to regenerate, edit, switch or fork',
+      );
+    }
+    let state = current;
+    if (!state) {
+      const adopted = await this.adopt(session, true);
+      if (adopted.carried)
+        throw new HistoryBranchError(
+          `session ${quoted(session.id)} still holds its history in an in-memory history state`,
+          "run one turn with this agent first: it moves the history into the message log",
+        );
+      state = { $type: "StoredChatHistoryState", $version: 2, storageId: adopted.storageId, messageCount: adopted.count };
+    }
+    if (state.tree && !state.pending) return state as StoredChatHistoryState & { tree: StoredHistoryTree };
+    if (!state.tree || state.pending?.mode === "replace") {
+      const { count } = await this.flushed({ ...state, tree: undefined });
+      return {
+        $type: "StoredChatHistoryState",
+        $version: 2,
+        storageId: state.storageId,
+        messageCount: count,
+        tree: linearTree(count),
+        ...(state.forkedFrom ? { forkedFrom: state.forkedFrom } : {}),
+      };
+    }
+    const { storageId, messageCount } = state;
+    const pending = state.pending!;
+    const p = pending.messages.length;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const seen = this.log.readMessageRange
+          ? await this.log.readMessageRange(storageId, { start: messageCount, count: p })
+          : await (async () => {
+              const all = await this.log.readMessages(storageId);
+              return { ...all, messages: all.messages.slice(messageCount), length: all.messages.length };
+            })();
+        if (seen.length === messageCount) {
+          await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
+        } else if (!(seen.length >= messageCount + p && pending.messages.every((m, i) => sameMessage(m, seen.messages[i])))) {
+          // A lost save's leftovers after the committed entries: cut them off, onto the log as read.
+          const all = await this.log.readMessages(storageId);
+          if (all.messages.length < messageCount)
+            throw new StatebagError(
+              "history-fork-source-missing",
+              `the message log ${quoted(storageId)} of session ${quoted(session.id)} holds ${all.messages.length} message(s), fewer than the ${messageCount} its branches name`,
+              { hint: "a branched history's log is only appended to: restore it, or start the session again" },
+            );
+          await this.log.replaceMessages(storageId, [...all.messages.slice(0, messageCount), ...pending.messages], {
+            expectedVersion: all.version,
+            operationId: pending.operationId,
+          });
+        }
+        const { pending: _applied, ...rest } = state;
+        return { ...rest, messageCount: messageCount + p } as StoredChatHistoryState & { tree: StoredHistoryTree };
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt >= 2) throw error;
+      }
+    }
+  }
+
+  /** The settled state and a reader of its entries, for the branch operations (no run). */
+  private async branches(session: AgentSession) {
+    const state = await this.settled(session, this.state.read(session));
+    const tree = state.tree;
+    return { state, tree, reader: new TreeReader(this.log, session.id, state, tree) };
+  }
+
+  override get supportsBranches(): boolean {
+    return this.commit === "session";
+  }
+
+  override async parentOf(session: AgentSession, messageId: string): Promise<string | null> {
+    const { tree, reader } = await this.branches(session);
+    const parent = parentRef(tree, await reader.find(messageId));
+    return parent ? reader.idAt(parent) : null;
+  }
+
+  override async siblings(session: AgentSession, messageId: string): Promise<MessageSiblings> {
+    const { tree, reader } = await this.branches(session);
+    const ref = await reader.find(messageId);
+    const parent = parentRef(tree, ref);
+    const children = childrenOf(tree, parent);
+    const siblingIds = await Promise.all(children.map((c) => reader.idAt(c)));
+    return {
+      messageId,
+      parentId: parent ? await reader.idAt(parent) : null,
+      index: children.findIndex((c) => c.run === ref.run && c.offset === ref.offset),
+      count: children.length,
+      siblingIds,
+    };
+  }
+
+  override async messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
+    const { tree, reader } = await this.branches(session);
+    const ids: string[][] = [];
+    const runs: ChatMessage[][] = [];
+    for (let run = 0; run < tree.runs.length; run++) {
+      const messages = await reader.read(run, 0, tree.runs[run].count);
+      const base = tree.runs[run].parent ? depthOf(tree, tree.runs[run].parent!) + 1 : 0;
+      runs.push(messages);
+      ids.push(messages.map((m, i) => m.messageId ?? `statebag-${base + i}`));
+    }
+    const nodes: HistoryTreeNode[] = [];
+    runs.forEach((messages, run) =>
+      messages.forEach((message, offset) => {
+        const parent = parentRef(tree, { run, offset });
+        nodes.push({
+          message: structuredClone(message),
+          parentId: parent ? ids[parent.run][parent.offset] : null,
+          active: reader.isActive({ run, offset }),
+        });
+      }),
+    );
+    return nodes;
+  }
+
+  override async switchBranch(session: AgentSession, messageId: string): Promise<void> {
+    const { state, tree, reader } = await this.branches(session);
+    const leaf = reader.newestLeaf(await reader.find(messageId));
+    this.state.write(session, { ...state, tree: { ...tree, active: leaf } });
+  }
+
+  override async rewind(session: AgentSession, messageId: string): Promise<void> {
+    const { state, tree, reader } = await this.branches(session);
+    this.state.write(session, { ...state, tree: { ...tree, active: await reader.find(messageId) } });
+  }
+
+  /**
+   * The fork's history names the source's log entries (never copied): its runs are the source's
+   * path up to `messageId`, each with the log it is in. With a reducer (which rewrites a log) the
+   * fork gets a copy instead, in its own log.
+   */
+  override async fork(
+    session: AgentSession,
+    messageId: string,
+    target: AgentSession,
+    origin: ForkOrigin,
+  ): Promise<void> {
+    const { state, tree, reader } = await this.branches(session);
+    const segments = pathSegments(tree, await reader.find(messageId));
+    const storageId = this.storageIdFor(target);
+    const sources = new Set(tree.runs.map((r) => r.storageId ?? state.storageId));
+    if (sources.has(storageId))
+      throw new HistoryBranchError(
+        `the fork of session ${quoted(session.id)} would keep its messages in the log ${quoted(storageId)}, which the source's history reads`,
+        "give the fork an id of its own (ForkOptions.id), or a storageIdFor that names a new log",
+      );
+    let next: StoredChatHistoryState;
+    if (this.reducer) {
+      const messages = await reader.readPath(segments);
+      next = {
+        $type: "StoredChatHistoryState",
+        $version: 2,
+        storageId,
+        messageCount: 0,
+        pending: { operationId: `fork-${origin.forkedAt}-${storageId}`, mode: "append", messages },
+        tree: linearTree(messages.length),
+        forkedFrom: origin,
+      };
+    } else {
+      const runs = segments.map((s, i) => {
+        const run = tree.runs[s.run];
+        return {
+          storageId: run.storageId ?? state.storageId,
+          start: run.start + s.from,
+          count: s.count,
+          ...(i > 0 ? { parent: { run: i - 1, offset: segments[i - 1].count - 1 } } : {}),
+        };
+      });
+      next = {
+        $type: "StoredChatHistoryState",
+        $version: 2,
+        storageId,
+        messageCount: 0,
+        tree: { runs, active: { run: runs.length - 1, offset: runs[runs.length - 1].count - 1 } },
+        forkedFrom: origin,
+      };
+    }
+    this.state.write(target, next);
+  }
+
+  override forkedFrom(session: AgentSession): ForkOrigin | undefined {
+    const origin = this.state.read(session)?.forkedFrom;
+    return origin ? { ...origin } : undefined;
   }
 
   /**

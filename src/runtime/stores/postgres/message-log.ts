@@ -5,7 +5,7 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
-import { checkWindow } from "../window.js";
+import { checkRange, checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
 import type {
   AppendOptions,
@@ -14,6 +14,7 @@ import type {
   MessageLog,
   MessageLogSnapshot,
   MessageLogWindow,
+  MessageRange,
   MessageWindowOptions,
   ReplaceOptions,
   TrimOptions,
@@ -109,6 +110,25 @@ export class PostgresMessageLog implements MessageLog {
       messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })),
       version: Number(row.version),
       // Positions are the rows' seq: contiguous, the newest at next_seq - 1.
+      length: row.first === null || row.first === undefined ? 0 : end - Number(row.first),
+      end,
+    };
+  }
+
+  async readMessageRange(storageId: string, range: MessageRange): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const { start, count } = checkRange(range);
+    const { rows } = await this.store.withClient("readMessageRange", false, (c) =>
+      c.query<Row>(this.sql.msgRange, [storageId, start, count]),
+    );
+    const row = rows[0];
+    if (row?.version === null || row?.version === undefined) return { messages: [], version: 0, length: 0, end: 0 };
+    const end = Number(row.next_seq);
+    const bodies = (row.bodies ?? []) as string[];
+    return {
+      messages: bodies.map((b) => this.codec.deserialize(b, { logId: storageId })),
+      version: Number(row.version),
+      // The rows' seq are contiguous, the newest at next_seq - 1: index i is seq first + i.
       length: row.first === null || row.first === undefined ? 0 : end - Number(row.first),
       end,
     };

@@ -212,6 +212,13 @@ export function postgresStatements(schema: string, { prepared = true }: { prepar
            AND m.seq >= coalesce($2::bigint, l.next_seq - $3::bigint)), '{}') AS bodies
        FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1`,
     ),
+    msgRange: named(
+      `SELECT l.version, l.next_seq, f.first,
+         coalesce((SELECT array_agg(m.body ORDER BY m.seq) FROM ${messages} m WHERE m.storage_id = $1
+           AND m.seq >= f.first + $2::bigint AND m.seq < f.first + $2::bigint + $3::bigint), '{}') AS bodies
+       FROM (SELECT 1) AS one LEFT JOIN ${logs} l ON l.storage_id = $1
+         CROSS JOIN (SELECT min(m.seq) AS first FROM ${messages} m WHERE m.storage_id = $1) AS f`,
+    ),
     msgInsert: named(
       `INSERT INTO ${messages} (storage_id, seq, body)
        SELECT $1, $2::bigint + t.ord - 1, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)`,

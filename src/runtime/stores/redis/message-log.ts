@@ -7,7 +7,7 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
-import { checkWindow } from "../window.js";
+import { checkRange, checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
 import type {
   AppendOptions,
@@ -16,6 +16,7 @@ import type {
   MessageLog,
   MessageLogSnapshot,
   MessageLogWindow,
+  MessageRange,
   MessageWindowOptions,
   ReplaceOptions,
   TrimOptions,
@@ -99,6 +100,33 @@ export class RedisMessageLog implements MessageLog {
       version,
       length: messages.length,
     };
+  }
+
+  /** `readMessageWindow`'s consistent read (the version before and after), of one index range of the list. */
+  async readMessageRange(storageId: string, range: MessageRange): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const { start, count } = checkRange(range);
+    const k = this.store.keys.of(storageId);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const [before, length, texts, after] = await this.store.call("readMessageRange", false, (c) => {
+        const client = c as typeof c & { llen(key: string): Promise<number> };
+        return Promise.all([
+          client.hget(k.hdr, "v"),
+          client.llen(k.list),
+          count === 0 ? Promise.resolve([] as string[]) : client.lrange(k.list, start, start + count - 1),
+          client.hget(k.hdr, "v"),
+        ]);
+      });
+      if (before !== after) continue;
+      return {
+        messages: texts.map((t) => this.codec.deserialize(t, { logId: storageId })),
+        version: Number(before ?? 0),
+        length,
+      };
+    }
+    // Written to all the time: one atomic read of the whole log.
+    const { messages, version } = await this.readMessages(storageId);
+    return { messages: messages.slice(start, start + count), version, length: messages.length };
   }
 
   async replaceMessages(

@@ -5,7 +5,7 @@
 import type { ChatMessage } from "../../core/messages.js";
 import { serializeMessages } from "../codec.js";
 import { checkId, checkLast, checkOperationId, checkReplace, checkTrim } from "../common.js";
-import { checkWindow } from "../window.js";
+import { checkRange, checkWindow } from "../window.js";
 import { logConflict } from "../errors.js";
 import type {
   AppendOptions,
@@ -14,6 +14,7 @@ import type {
   MessageLog,
   MessageLogSnapshot,
   MessageLogWindow,
+  MessageRange,
   MessageWindowOptions,
   ReplaceOptions,
   TrimOptions,
@@ -80,6 +81,24 @@ export class SqliteMessageLog implements MessageLog {
       const from = "last" in window ? log.next_seq - window.last : window.from;
       return {
         rows: s.msgFrom.all(storageId, Math.max(from, first)),
+        version: log.version,
+        length: log.next_seq - first,
+        end: log.next_seq,
+      };
+    });
+    return { messages: rows.map((r) => this.codec.deserialize(r.body, { logId: storageId })), version, length, end };
+  }
+
+  async readMessageRange(storageId: string, range: MessageRange): Promise<MessageLogWindow> {
+    checkId(storageId, "storageId");
+    const { start, count } = checkRange(range);
+    const { rows, version, length, end } = await this.store.run("readMessageRange", "snapshot", (s) => {
+      const log = s.logVersion.get(storageId);
+      if (!log) return { rows: [], version: 0, length: 0, end: 0 };
+      // The rows' seq are contiguous: index i is seq first + i.
+      const first = s.msgFirst.get(storageId)?.first ?? log.next_seq;
+      return {
+        rows: count === 0 ? [] : s.msgRange.all(storageId, first + start, first + start + count),
         version: log.version,
         length: log.next_seq - first,
         end: log.next_seq,

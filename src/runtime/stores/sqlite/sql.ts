@@ -328,6 +328,7 @@ export const SQLITE_SQL = {
   msgLast: `SELECT body FROM (SELECT seq, body FROM statebag_messages WHERE storage_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
   msgFrom: `SELECT body FROM statebag_messages WHERE storage_id = ? AND seq >= ? ORDER BY seq`,
   msgFirst: `SELECT min(seq) AS first FROM statebag_messages WHERE storage_id = ?`,
+  msgRange: `SELECT body FROM statebag_messages WHERE storage_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
   msgClear: `DELETE FROM statebag_messages WHERE storage_id = ?`,
   msgTrim: `DELETE FROM statebag_messages WHERE storage_id = ? AND seq < ?`,
   logDelete: `DELETE FROM statebag_message_logs WHERE storage_id = ?`,
@@ -403,6 +404,7 @@ export class Statements {
   readonly msgLast: SqliteStatement<{ body: string }>;
   readonly msgFrom: SqliteStatement<{ body: string }>;
   readonly msgFirst: SqliteStatement<{ first: number | null }>;
+  readonly msgRange: SqliteStatement<{ body: string }>;
   readonly msgClear: SqliteStatement<never>;
   readonly msgTrim: SqliteStatement<never>;
   readonly logDelete: SqliteStatement<never>;
@@ -435,6 +437,7 @@ export class Statements {
     this.msgLast = db.prepare(SQLITE_SQL.msgLast);
     this.msgFrom = db.prepare(SQLITE_SQL.msgFrom);
     this.msgFirst = db.prepare(SQLITE_SQL.msgFirst);
+    this.msgRange = db.prepare(SQLITE_SQL.msgRange);
     this.msgClear = db.prepare(SQLITE_SQL.msgClear);
     this.msgTrim = db.prepare(SQLITE_SQL.msgTrim);
     this.logDelete = db.prepare(SQLITE_SQL.logDelete);

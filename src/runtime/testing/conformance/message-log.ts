@@ -359,4 +359,66 @@ export const messageLogCases: ContractCase[] = [
       );
     },
   },
+  {
+    area: "message log",
+    clause: "reads a range of messages by index (what a branched history reads its active path with), with the log's version and length",
+    requires: ["messageLog"],
+    async run({ store, id, check }) {
+      const log = store.messages;
+      if (!log.readMessageRange) return; // optional: callers fall back to readMessages
+      const sid = id("log-range");
+      const empty = await log.readMessageRange(sid, { start: 0, count: 3 });
+      check.equal(
+        [empty.messages, empty.version, empty.length],
+        [[], 0, 0],
+        "the range of a log never written must be empty, at version 0",
+      );
+      for (let i = 0; i < 6; i++) await log.appendMessages(sid, [user(`m${i}`)], { operationId: `t${i}` });
+      const full = await log.readMessages(sid);
+      const r = await log.readMessageRange(sid, { start: 2, count: 3 });
+      check.equal(texts(r.messages), ["m2", "m3", "m4"], "readMessageRange({ start: 2, count: 3 }) must return m2..m4");
+      check.equal([r.version, r.length], [full.version, 6], "a range must carry the log's version and its whole length");
+      check.equal(
+        texts((await log.readMessageRange(sid, { start: 4, count: 10 })).messages),
+        ["m4", "m5"],
+        "a range past the log's end must stop at its end",
+      );
+      check.equal(
+        (await log.readMessageRange(sid, { start: 9, count: 2 })).messages,
+        [],
+        "a range after the log's end must be empty",
+      );
+      check.equal(
+        (await log.readMessageRange(sid, { start: 1, count: 0 })).messages,
+        [],
+        "a range of no messages must be empty",
+      );
+      await log.appendMessages(sid, [user("m6")], { operationId: "t6" });
+      check.equal(
+        texts((await log.readMessageRange(sid, { start: 0, count: 2 })).messages),
+        ["m0", "m1"],
+        "an append must not move the indexes of the messages already there",
+      );
+      await log.trimMessages(sid, { keepLast: 3 });
+      check.equal(
+        texts((await log.readMessageRange(sid, { start: 0, count: 2 })).messages),
+        ["m4", "m5"],
+        "after a trim, index 0 must be the oldest message kept",
+      );
+      await log.replaceMessages(sid, [user("s"), user("r")]);
+      check.equal(
+        texts((await log.readMessageRange(sid, { start: 1, count: 5 })).messages),
+        ["r"],
+        "after a replacement the indexes must count the new messages from 0",
+      );
+      let refused = false;
+      try {
+        await log.readMessageRange(sid, { start: -1, count: 1 });
+      } catch (error) {
+        refused = (error as { code?: unknown }).code === "configuration";
+      }
+      check.ok(refused, "a negative start must be refused with a configuration error");
+      await log.deleteMessages(sid);
+    },
+  },
 ];

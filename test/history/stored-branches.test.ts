@@ -1,0 +1,133 @@
+/**
+ * Branches of a history kept in a store's message log (#33), on every store, through `withSession`:
+ * regenerate, edit, switch, rewind and fork, each one compare-and-swap save; the model sees the
+ * active path only; a branch appends to the log and never copies or rewrites the shared prefix; a
+ * fork shares its source's log entries, survives the source session's deletion, and a concurrent
+ * edit loses with `ConflictError`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatClientAgent, StoredChatHistoryProvider, forkSession, type MessageSiblings } from "../../src/agent.js";
+import { ScriptedChatClient } from "../../src/testing.js";
+import { messageText, type ChatMessage } from "../../src/index.js";
+import { ConflictError, withSession, type SessionStore } from "../../src/stores.js";
+import { allBackends, freshStore, scaleOutBackends, type Backend } from "../stores/helpers.js";
+
+const texts = (messages: readonly ChatMessage[]) => messages.map(messageText);
+const backends = [...allBackends, ...scaleOutBackends.filter((b) => b.name === "redis-cluster")];
+
+describe.each(backends)("stored history branches on $name", (backend: Backend) => {
+  let store: SessionStore;
+  let done: () => Promise<void>;
+  let n = 0;
+  let answers = 0;
+  const id = (label: string) => `${label}-${++n}`;
+  const client = new ScriptedChatClient({
+    usage: false,
+    rules: [{ when: () => true, reply: (c) => `answer ${++answers} to ${c.text}` }],
+  });
+  let agent: ChatClientAgent;
+  const lastInput = () => texts(client.requests.at(-1)!.messages);
+
+  beforeAll(async () => {
+    ({ store, done } = await freshStore(backend));
+    agent = new ChatClientAgent({ client, history: new StoredChatHistoryProvider({ log: store.messages }) });
+  });
+  afterAll(async () => done());
+
+  const chat = <R>(chatId: string, fn: (s: Parameters<Parameters<typeof withSession<R>>[2]>[0]) => Promise<R>) =>
+    withSession(store, chatId, fn, { owner: "ada" });
+  const path = async (chatId: string) => agent.history.listMessages((await store.get(chatId))!.session);
+
+  it("regenerate, edit, switch and rewind: the model sees the active path; the log only grows", async () => {
+    const c = id("chat");
+    await chat(c, (s) => agent.run("one", s));
+    await chat(c, (s) => agent.run("two", s));
+    const linear = await path(c);
+    const logBefore = await store.messages.getMessages(c);
+
+    await chat(c, (s) => agent.regenerate(s));
+    expect(lastInput()).toEqual(texts(linear.slice(0, 3)));
+    const regenerated = await path(c);
+    expect(texts(regenerated.slice(0, 3))).toEqual(texts(linear.slice(0, 3)));
+    expect(regenerated[3].messageId).not.toBe(linear[3].messageId);
+    // The log kept every message and only grew (after the next run applies the pending write).
+    await chat(c, (s) => agent.run("three", s));
+    expect(lastInput()).toEqual([...texts(regenerated), "three"]);
+    const log = await store.messages.getMessages(c);
+    expect(texts(log.slice(0, logBefore.length))).toEqual(texts(logBefore));
+
+    const s1 = (await store.get(c))!.session;
+    const versions: MessageSiblings = await agent.messageSiblings(s1, regenerated[3].messageId!);
+    expect(versions).toMatchObject({ index: 1, count: 2 });
+    expect(versions.siblingIds[0]).toBe(linear[3].messageId ?? "statebag-3");
+
+    await chat(c, (s) => agent.switchBranch(s, versions.siblingIds[0]));
+    expect(texts(await path(c))).toEqual(texts(linear));
+    await chat(c, (s) => agent.run("four", s));
+    expect(lastInput()).toEqual([...texts(linear), "four"]);
+
+    const edited = await path(c);
+    await chat(c, (s) => agent.editMessage(s, edited[2].messageId ?? "statebag-2", "two, edited"));
+    expect(lastInput()).toEqual([...texts(linear.slice(0, 2)), "two, edited"]);
+    const s2 = (await store.get(c))!.session;
+    const afterEdit = await agent.history.listMessages(s2);
+    expect((await agent.messageSiblings(s2, afterEdit[2].messageId!)).count).toBe(2);
+
+    await chat(c, (s) => agent.rewind(s, afterEdit[1].messageId ?? "statebag-1"));
+    expect(texts(await path(c))).toEqual(texts(linear.slice(0, 2)));
+    // Nothing written was lost: 4 + answer' + three, answer + four, answer + edit, answer.
+    const tree = await agent.messageTree((await store.get(c))!.session);
+    expect(tree).toHaveLength(11);
+    expect(tree.filter((node) => node.active)).toHaveLength(2);
+  });
+
+  it("fork shares the source's log, survives the source's deletion, and goes its own way", async () => {
+    const c = id("source");
+    await chat(c, (s) => agent.run("a", s));
+    await chat(c, (s) => agent.run("b", s));
+    const source = await path(c);
+    const forkId = id("fork");
+    const { session: fork } = await forkSession(store, agent, c, source[3].messageId ?? "statebag-3", {
+      owner: "ada",
+      id: forkId,
+    });
+    expect((await store.get(forkId))!.meta.owner).toBe("ada");
+    expect(agent.history.forkedFrom(fork)).toMatchObject({ sessionId: c });
+    // Nothing was copied: the fork's own log is empty.
+    expect(await store.messages.getMessages(forkId)).toEqual([]);
+    expect(texts(await path(forkId))).toEqual(texts(source));
+
+    await chat(forkId, (s) => agent.run("c", s));
+    expect(lastInput()).toEqual([...texts(source), "c"]);
+    await chat(c, (s) => agent.run("other", s));
+    expect(texts(await path(forkId)).slice(0, 4)).toEqual(texts(source));
+
+    // Deleting the source session keeps its log (store.delete never removes logs): the fork reads on.
+    await store.delete(c);
+    await chat(forkId, (s) => agent.run("d", s));
+    expect(texts(await path(forkId))).toHaveLength(8);
+    // A fork of a fork names the first source's entries too.
+    const second = await agent.fork((await store.get(forkId))!.session, (await path(forkId))[5].messageId!, {
+      id: id("fork2"),
+    });
+    expect(texts(await agent.history.listMessages(second))).toEqual(texts((await path(forkId)).slice(0, 6)));
+  });
+
+  it("two edits of one chat at once: one wins, the other gets ConflictError and leaves nothing", async () => {
+    const c = id("race");
+    await chat(c, (s) => agent.run("q", s));
+    const before = await path(c);
+    const results = await Promise.allSettled([
+      chat(c, (s) => agent.regenerate(s)),
+      chat(c, (s) => agent.editMessage(s, before[0].messageId ?? "statebag-0", "q2")),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toBeInstanceOf(
+      ConflictError,
+    );
+    // Only the winner's messages: a regenerated answer (3 in all), or an edit and its answer (4).
+    const won = results.findIndex((r) => r.status === "fulfilled");
+    const tree = await agent.messageTree((await store.get(c))!.session);
+    expect(tree).toHaveLength(won === 0 ? 3 : 4);
+  });
+});
