@@ -35,7 +35,10 @@ export function pathSegments(tree: StoredHistoryTree, ref: LogEntryRef | undefin
   for (let at = ref, steps = 0; at; steps++) {
     const run = tree.runs[at.run];
     if (!run || at.offset >= run.count || steps > tree.runs.length)
-      throw new HistoryBranchError("a stored history's tree names an entry it does not have", "repair the session's StoredChatHistoryState");
+      throw new HistoryBranchError(
+        "a stored history's tree names an entry it does not have",
+        "repair the session's StoredChatHistoryState",
+      );
     segments.push({ run: at.run, from: 0, count: at.offset + 1 });
     at = run.parent;
   }
@@ -103,7 +106,8 @@ export class TreeReader {
       }
       for (const m of read) out.push(m);
     }
-    for (let i = out.length; i < count; i++) out.push(this.state.pending!.messages[start + i - this.state.messageCount]);
+    for (let i = out.length; i < count; i++)
+      out.push(this.state.pending!.messages[start + i - this.state.messageCount]);
     return out;
   }
 
@@ -164,7 +168,9 @@ export class TreeReader {
       const skip = onPath.has(run) ? (active.find((s) => s.run === run)?.count ?? 0) : 0;
       if (skip >= r.count) continue;
       const page = await this.read(run, skip, r.count - skip);
-      const j = page.findIndex((m, k) => m.messageId === id || (m.messageId === undefined && depth === base + skip + k));
+      const j = page.findIndex(
+        (m, k) => m.messageId === id || (m.messageId === undefined && depth === base + skip + k),
+      );
       if (j >= 0) return { run, offset: skip + j };
     }
     throw new MessageNotFoundError(this.sessionId, id);

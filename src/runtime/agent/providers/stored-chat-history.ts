@@ -414,7 +414,12 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
           `session ${quoted(session.id)} still holds its history in an in-memory history state`,
           "run one turn with this agent first: it moves the history into the message log",
         );
-      state = { $type: "StoredChatHistoryState", $version: 2, storageId: adopted.storageId, messageCount: adopted.count };
+      state = {
+        $type: "StoredChatHistoryState",
+        $version: 2,
+        storageId: adopted.storageId,
+        messageCount: adopted.count,
+      };
     }
     if (state.tree && !state.pending) return state as StoredChatHistoryState & { tree: StoredHistoryTree };
     if (!state.tree || state.pending?.mode === "replace") {
@@ -441,7 +446,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
             })();
         if (seen.length === messageCount) {
           await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
-        } else if (!(seen.length >= messageCount + p && pending.messages.every((m, i) => sameMessage(m, seen.messages[i])))) {
+        } else if (
+          !(seen.length >= messageCount + p && pending.messages.every((m, i) => sameMessage(m, seen.messages[i])))
+        ) {
           // A lost save's leftovers after the committed entries: cut them off, onto the log as read.
           const all = await this.log.readMessages(storageId);
           if (all.messages.length < messageCount)

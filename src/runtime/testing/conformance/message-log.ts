@@ -361,7 +361,8 @@ export const messageLogCases: ContractCase[] = [
   },
   {
     area: "message log",
-    clause: "reads a range of messages by index (what a branched history reads its active path with), with the log's version and length",
+    clause:
+      "reads a range of messages by index (what a branched history reads its active path with), with the log's version and length",
     requires: ["messageLog"],
     async run({ store, id, check }) {
       const log = store.messages;
@@ -377,7 +378,11 @@ export const messageLogCases: ContractCase[] = [
       const full = await log.readMessages(sid);
       const r = await log.readMessageRange(sid, { start: 2, count: 3 });
       check.equal(texts(r.messages), ["m2", "m3", "m4"], "readMessageRange({ start: 2, count: 3 }) must return m2..m4");
-      check.equal([r.version, r.length], [full.version, 6], "a range must carry the log's version and its whole length");
+      check.equal(
+        [r.version, r.length],
+        [full.version, 6],
+        "a range must carry the log's version and its whole length",
+      );
       check.equal(
         texts((await log.readMessageRange(sid, { start: 4, count: 10 })).messages),
         ["m4", "m5"],
