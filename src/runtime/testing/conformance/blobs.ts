@@ -476,4 +476,44 @@ export const blobCases: ContractCase[] = [
       await blobs.eraseOwner(other);
     },
   },
+  {
+    area: "blobs",
+    clause:
+      "a sweep of every owner asks about each blob with its owner as given (none for blobs of no owner) and keeps what is referenced",
+    requires: ["blobs"],
+    async run({ open, close, check }) {
+      const store = await open();
+      try {
+        const blobs = blobsOf(store, check);
+        const ann = await blobs.put(bytes(1000, 20), { owner: "ann@example.com", mediaType: "image/png" });
+        const bob = await blobs.put(bytes(2000, 21), { owner: "bob@example.com", mediaType: "image/png" });
+        const none = await blobs.put(bytes(3000, 22), { mediaType: "image/png" });
+        await sleep(5);
+        const asked: string[] = [];
+        const swept = await blobs.sweep({
+          allOwners: true,
+          graceMs: 0,
+          referenced: (hash, owner) => {
+            asked.push(`${owner ?? "(none)"} ${hash}`);
+            return owner === "bob@example.com";
+          },
+        });
+        check.equal(
+          asked.sort(),
+          [`(none) ${none.hash}`, `ann@example.com ${ann.hash}`, `bob@example.com ${bob.hash}`].sort(),
+          "referenced is asked about every blob, with its owner in plaintext",
+        );
+        check.equal(swept, { blobs: 2, bytes: 4000 }, "the unreferenced blobs of every owner went");
+        check.equal(await blobs.has(bob.hash, { owner: "bob@example.com" }), true, "the referenced one stays");
+        check.equal(await blobs.usage({ allOwners: true }), { blobs: 1, bytes: 2000 }, "the store's usage");
+        await check.rejects(
+          blobs.sweep({ owner: "ann@example.com", allOwners: true, referenced: new Set() }),
+          ConfigurationError,
+          "owner and allOwners together are refused",
+        );
+      } finally {
+        await close(store);
+      }
+    },
+  },
 ];
