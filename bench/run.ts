@@ -15,6 +15,7 @@ import { blobCases } from "./cases/blobs.js";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
 import { encryptionCases } from "./cases/encryption.js";
+import { forkCases } from "./cases/fork.js";
 import { genCases } from "./cases/gen.js";
 import { httpTurnCases } from "./cases/http-turn.js";
 import { langgraphCases } from "./cases/langgraph.js";
@@ -82,6 +83,7 @@ const groups: Group[] = [
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
   { cases: ["http.turn.sqlite.1000", "http.turn.postgres.1000", "http.turn.redis.1000"], run: httpTurnCases },
+  { cases: ["fork.sqlite.1000", "fork.sqlite.100000"], run: forkCases },
   {
     cases: [
       "turn.storedlog.1000.windowed",

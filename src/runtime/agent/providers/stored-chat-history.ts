@@ -422,7 +422,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       };
     }
     if (state.tree && !state.pending) return state as StoredChatHistoryState & { tree: StoredHistoryTree };
-    if (!state.tree || state.pending?.mode === "replace") {
+    // A linear history is a tree of one run (nothing read): its pending append continues that run.
+    if (!state.tree && state.pending?.mode !== "replace")
+      state = { ...state, tree: linearTree(state.messageCount + (state.pending?.messages.length ?? 0)) };
+    if (!state.pending) return state as StoredChatHistoryState & { tree: StoredHistoryTree };
+    if (!state.tree || state.pending.mode === "replace") {
       const { count } = await this.flushed({ ...state, tree: undefined });
       return {
         $type: "StoredChatHistoryState",
