@@ -618,6 +618,7 @@ export class PostgresSessionStore implements SessionStore {
     if (this.closed) return;
     this.closed = true;
     this.streams.close();
+    await this.blobs.close(); // a bucket's client (blobs.url), if any
     const pool = this.pool_;
     this.pool_ = undefined;
     if (pool && this.ownsPool) await pool.end();

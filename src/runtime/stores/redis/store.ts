@@ -815,6 +815,7 @@ export class RedisSessionStore implements SessionStore {
   }
   async close(): Promise<void> {
     this.streams.close();
+    await this.blobs.close(); // a bucket's client (blobs.url), if any
     await this.connector.close();
   }
 

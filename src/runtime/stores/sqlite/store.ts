@@ -597,6 +597,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.blobs.close(); // a bucket's client (blobs.url), if any
     const db = this.db;
     this.db = undefined;
     this.stmts = undefined;
