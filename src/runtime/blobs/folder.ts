@@ -54,6 +54,8 @@ import {
 const MAGIC = Buffer.from("SBLB");
 const FOOTER = 8;
 const MAX_TRAILER = 64 * 1024;
+/** Chunks read from the file at once. */
+const READ_BATCH = 8;
 
 interface Trailer {
   v: 1;
@@ -292,13 +294,18 @@ export class FolderBlobBackend implements BlobBackend {
       // The file opened may be a blob put again after a delete: it must be the one described.
       const { record: current, dataLength } = await this.#recordOf(file, "", record.owner, record.hash);
       if (current.uploadId !== record.uploadId) return;
-      for (let index = from; index < to; index++) {
-        const start = index * record.stride;
-        const end = index === record.chunks - 1 ? dataLength : start + record.stride;
-        const buffer = Buffer.alloc(end - start);
+      // A few chunks per read (about 2 MiB), handed out one by one.
+      for (let batch = from; batch < to; batch += READ_BATCH) {
+        const last = Math.min(to, batch + READ_BATCH);
+        const start = batch * record.stride;
+        const end = last >= record.chunks ? dataLength : last * record.stride;
+        const buffer = Buffer.allocUnsafe(end - start);
         const { bytesRead } = await file.read(buffer, 0, buffer.length, start);
         if (bytesRead !== buffer.length) return;
-        yield buffer;
+        for (let index = batch; index < last; index++) {
+          const at = (index - batch) * record.stride;
+          yield buffer.subarray(at, index === record.chunks - 1 ? buffer.length : at + record.stride);
+        }
       }
     } finally {
       await file.close();
