@@ -130,4 +130,72 @@ describe.each(backends)("stored history branches on $name", (backend: Backend) =
     const tree = await agent.messageTree((await store.get(c))!.session);
     expect(tree).toHaveLength(won === 0 ? 3 : 4);
   });
+
+  it("a fork whose source log is gone says so (coded); erasing the owner removes the source, the fork and their logs", async () => {
+    const owner = id("owner");
+    const c = id("erase-source");
+    await withSession(store, c, (s) => agent.run("x", s), { owner });
+    await withSession(store, c, (s) => agent.run("y", s), { owner });
+    const source = await path(c);
+    const forkId = id("erase-fork");
+    await forkSession(store, agent, c, source[3].messageId ?? "statebag-3", { owner, id: forkId });
+    await withSession(store, forkId, (s) => agent.run("z", s), { owner });
+    await withSession(store, forkId, (s) => agent.run("w", s), { owner }); // applies z's pending write
+    expect(await store.messages.getMessages(forkId)).toHaveLength(2);
+
+    const receipt = await store.eraseOwner(owner);
+    expect(receipt.sessions).toBe(2);
+    expect(await store.get(c)).toBeUndefined();
+    expect(await store.get(forkId)).toBeUndefined();
+    expect(await store.messages.getMessages(c)).toEqual([]);
+    expect(await store.messages.getMessages(forkId)).toEqual([]);
+
+    // A source log removed under a live fork (retention of the source, say): a coded error naming it.
+    const c2 = id("gone-source");
+    await chat(c2, (s) => agent.run("x", s));
+    await chat(c2, (s) => agent.run("y", s));
+    const p2 = await path(c2);
+    const f2 = id("gone-fork");
+    await forkSession(store, agent, c2, p2[3].messageId ?? "statebag-3", { owner: "ada", id: f2 });
+    await store.messages.deleteMessages(c2);
+    await expect(path(f2)).rejects.toMatchObject({ code: "history-fork-source-missing" });
+  });
+
+  it("on a long log a branch reads the path's own entries only, and a windowed run only its window", async () => {
+    const c = id("long");
+    const seed = Array.from({ length: 3000 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      contents: [{ $type: "text" as const, text: `old ${i}` }],
+    }));
+    await store.messages.appendMessages(c, seed, { operationId: "seed" });
+    let read = 0;
+    let whole = 0;
+    const counted = new Proxy(store.messages, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== "function") return value;
+        return async (...args: unknown[]) => {
+          const out = await value.apply(target, args);
+          if (name === "readMessages") whole++;
+          if (name === "readMessageRange" || name === "readMessageWindow") read += out.messages.length;
+          return out;
+        };
+      },
+    });
+    const windowed = new ChatClientAgent({
+      client,
+      history: new StoredChatHistoryProvider({ log: counted, window: 20 }),
+    });
+    await withSession(store, c, (s) => windowed.run("new", s), { owner: "ada" });
+    read = 0;
+    await withSession(store, c, (s) => windowed.regenerate(s), { owner: "ada" });
+    await withSession(store, c, (s) => windowed.run("next", s), { owner: "ada" });
+    const session = (await store.get(c))!.session;
+    const last = (await windowed.history.pathTail(session, 1))[0];
+    await windowed.switchBranch(session, last.messageId!);
+    await windowed.messageSiblings(session, last.messageId!);
+    expect(whole).toBe(0);
+    expect(read).toBeLessThan(400);
+    expect(lastInput()).toHaveLength(21);
+  });
 });

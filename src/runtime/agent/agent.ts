@@ -14,12 +14,7 @@ import { extractAnswers, pendingToolApprovals, TOOL_APPROVALS_KEY, type ToolAppr
 import { runMiddleware, type Middleware } from "./middleware.js";
 import type { AIContextProvider } from "./providers/context-provider.js";
 import type { ChatHistoryProvider } from "./providers/chat-history-provider.js";
-import {
-  HistoryBranchError,
-  messageIdAt,
-  type HistoryTreeNode,
-  type MessageSiblings,
-} from "./providers/history-branches.js";
+import { HistoryBranchError, type HistoryTreeNode, type MessageSiblings } from "./providers/history-branches.js";
 import { InMemoryChatHistoryProvider } from "./providers/in-memory-chat-history.js";
 import type { SessionStateProvider } from "./providers/provider.js";
 import { createSessionData, type AgentSession, type CreateSessionOptions, type SessionKind } from "../core/session.js";
@@ -303,23 +298,16 @@ export class ChatClientAgent {
    */
   async regenerationPoint(session: AgentSession, messageId?: string): Promise<string> {
     this.checkBranches(session);
-    const path = await this.history.listMessages(session);
-    let end = path.length - 1;
-    if (messageId !== undefined) {
-      end = path.findIndex((m, i) => messageIdAt(m, i) === messageId);
-      if (end < 0) {
-        await this.history.parentOf(session, messageId); // not in the history at all: MessageNotFoundError
+    // The question is usually a few messages back: read the path's tail, more only when needed.
+    for (let count = 16; ; count *= 8) {
+      const tail = await this.history.pathTail(session, count, messageId);
+      for (let i = tail.length - 1; i >= 0; i--) if (isTypedUserMessage(tail[i])) return tail[i].messageId!;
+      if (tail.length < count)
         throw new HistoryBranchError(
-          `message "${messageId}" of session "${session.id}" is not on the active branch`,
-          "switch to its branch first (agent.switchBranch(session, messageId)), then regenerate",
+          `session "${session.id}" has no user message before ${messageId === undefined ? "the end of its active branch" : `message "${messageId}"`}, so there is no answer to regenerate`,
+          "send a message first (agent.run)",
         );
-      }
     }
-    for (let i = end; i >= 0; i--) if (isTypedUserMessage(path[i])) return messageIdAt(path[i], i);
-    throw new HistoryBranchError(
-      `session "${session.id}" has no user message before ${messageId === undefined ? "the end of its active branch" : `message "${messageId}"`}, so there is no answer to regenerate`,
-      "send a message first (agent.run)",
-    );
   }
 
   /**
@@ -334,12 +322,8 @@ export class ChatClientAgent {
     options: RunOptions = {},
   ): Promise<AgentResponse> {
     this.checkBranches(session);
-    const node = (await this.history.messageTree(session)).find((n) => n.message.messageId === messageId);
-    const path = node ? undefined : await this.history.listMessages(session);
-    const index = path?.findIndex((m, i) => messageIdAt(m, i) === messageId) ?? -1;
-    const message = node?.message ?? (index >= 0 ? path![index] : undefined);
-    if (!message) await this.history.parentOf(session, messageId); // MessageNotFoundError
-    if (message && !isTypedUserMessage(message)) {
+    const [message] = await this.history.pathTail(session, 1, messageId);
+    if (!isTypedUserMessage(message)) {
       throw new HistoryBranchError(
         `message "${messageId}" of session "${session.id}" is a ${message.role} message; only a user's message can be edited`,
         "regenerate an answer instead (agent.regenerate(session, { messageId }))",

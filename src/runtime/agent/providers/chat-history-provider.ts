@@ -70,6 +70,16 @@ export abstract class ChatHistoryProvider implements SessionStateProvider {
     return this.unsupported(session, messageId);
   }
 
+  /**
+   * The newest `count` messages of the path from the root to `messageId` (default: the active
+   * leaf), oldest first, each with its id set (`statebag-<index>` for one without): what the agent
+   * reads to find the question an answer belongs to, without reading a long path whole.
+   */
+  pathTail(session: AgentSession, count: number, messageId?: string): Promise<ChatMessage[]> {
+    void count;
+    return this.unsupported(session, messageId);
+  }
+
   /** Every message of every branch, each with its parent and whether it is on the active path. */
   messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
     return this.unsupported(session);

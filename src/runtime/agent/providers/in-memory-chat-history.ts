@@ -99,6 +99,13 @@ export class InMemoryChatHistoryProvider extends ChatHistoryProvider {
     return inMemorySiblings(this.own(session), session.id, messageId);
   }
 
+  override async pathTail(session: AgentSession, count: number, messageId?: string): Promise<ChatMessage[]> {
+    const own = this.own(session);
+    const path = messageId === undefined ? own.messages : inMemoryPathTo(own, session.id, messageId);
+    const from = Math.max(0, path.length - count);
+    return structuredClone(path.slice(from).map((m, i) => ({ ...m, messageId: messageIdAt(m, from + i) })));
+  }
+
   override async messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
     return structuredClone(inMemoryTree(this.own(session)));
   }

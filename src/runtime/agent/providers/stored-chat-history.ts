@@ -506,6 +506,15 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     };
   }
 
+  override async pathTail(session: AgentSession, count: number, messageId?: string): Promise<ChatMessage[]> {
+    const { tree, reader } = await this.branches(session);
+    const ref = messageId === undefined ? tree.active : await reader.find(messageId);
+    if (!ref) return [];
+    const messages = await reader.readPath(pathSegments(tree, ref), count);
+    const first = depthOf(tree, ref) - messages.length + 1;
+    return structuredClone(messages.map((m, i) => ({ ...m, messageId: m.messageId ?? `statebag-${first + i}` })));
+  }
+
   override async messageTree(session: AgentSession): Promise<HistoryTreeNode[]> {
     const { tree, reader } = await this.branches(session);
     const ids: string[][] = [];
