@@ -182,7 +182,7 @@ describe("the demo with a model server (STATEBAG_MODEL=<baseURL>#<model>)", () =
     expect(document.session.stateBag["example.userProfile"]).toMatchObject({ name: "Ada", unit: "celsius" });
 
     expect(r.stdout).toMatch(/✔ valid \(strict/);
-    expect(r.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v2 (14 messages)");
+    expect(r.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v3 (14 messages)");
   }, 30_000);
 
   it("fails clearly when the server answers 500, and stores no half-written session", async () => {

@@ -55,11 +55,11 @@ describe("statebag diff", () => {
   });
 
   it("compares the repository's frozen history with the current schemas", async () => {
-    // v2 is the current version: its frozen schema and the current one agree.
+    // RollingSummaryState v2 is the current version: its frozen schema and the current one agree.
     const r = await cli([
       "diff",
-      "schemas/history/ProviderState/InMemoryChatHistoryState/v2.schema.json",
-      "schemas/ProviderState/InMemoryChatHistoryState.schema.json",
+      "schemas/history/ProviderState/RollingSummaryState/v2.schema.json",
+      "schemas/ProviderState/RollingSummaryState.schema.json",
     ]);
     expect(r.code).toBe(0);
     // v1 -> current adds the required droppedMessageCount: breaking (hence version 2 and its migration).

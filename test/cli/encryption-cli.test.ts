@@ -319,14 +319,14 @@ describe("statebag migrate (type migrations) on an encrypted store", () => {
     const r = await run(["migrate", "--store", url, "--keyring", KEYRING1]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/3 sessions in .*: 1 migrated, 2 already current/);
-    expect(r.stdout).toContain("InMemoryChatHistoryState v1 -> v2: 1");
+    expect(r.stdout).toContain("InMemoryChatHistoryState v1 -> v3: 1");
     const after = raw(path);
     expect(after.sessions.a).toBe(before.sessions.a);
     expect(after.sessions.b).not.toBe(before.sessions.b);
     expect(kid(after.sessions.b)).toBe("k1");
     const b = (await run(["inspect", "b", "--store", url, "--keyring", KEYRING1, "--json"])).json();
     expect(b.validation.migrated).toBe(false);
-    expect(b.document.session.stateBag["statebag.chatHistory"]).toMatchObject({ $version: 2, droppedMessageCount: 0 });
+    expect(b.document.session.stateBag["statebag.chatHistory"]).toMatchObject({ $version: 3, droppedMessageCount: 0 });
     expect((await run(["migrate", "--store", url, "--keyring", KEYRING1, "--json"])).json()).toMatchObject({
       migrated: 0,
       unchanged: 3,

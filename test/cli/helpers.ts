@@ -128,7 +128,7 @@ export function sampleSession(id = "s-1"): any {
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: [
           {
             role: "user",
@@ -144,6 +144,8 @@ export function sampleSession(id = "s-1"): any {
           },
         ],
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       },
     },
   };

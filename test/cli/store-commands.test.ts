@@ -74,7 +74,7 @@ describe("statebag inspect", () => {
     expect(one.stdout).toMatch(/session "a"\s+revision \d+/);
     expect(one.stdout).toContain('"format": "statebag.session"');
     expect(one.stdout).toContain("✔ valid");
-    expect(one.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v2 (2 messages)");
+    expect(one.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v3 (2 messages)");
 
     const json = (await cli(["inspect", "--store", url, "b", "--json"])).json();
     expect(json).toMatchObject({ ok: true, id: "b", validation: { ok: true, migrated: false } });
@@ -184,11 +184,11 @@ describe("statebag migrate", () => {
     const run = await cli(["migrate", "--store", url]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/3 sessions in .*: 2 migrated, 1 already current/);
-    expect(run.stdout).toContain("InMemoryChatHistoryState v1 -> v2: 2");
+    expect(run.stdout).toContain("InMemoryChatHistoryState v1 -> v3: 2");
     const after = (await cli(["inspect", "--store", url, "m1", "--json"])).json();
     expect(after.validation.migrated).toBe(false);
     expect(after.document.session.stateBag["statebag.chatHistory"]).toMatchObject({
-      $version: 2,
+      $version: 3,
       droppedMessageCount: 0,
     });
 

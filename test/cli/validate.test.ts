@@ -22,7 +22,7 @@ describe("statebag validate", () => {
     const r = await cli(["validate", stored, bare, many]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('session "a" valid');
-    expect(r.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v2 (2 messages)");
+    expect(r.stdout).toContain("statebag.chatHistory: InMemoryChatHistoryState v3 (2 messages)");
     expect(r.stdout).toContain("2 sessions valid");
     expect(r.stdout).toContain("3 of 3 valid");
   });

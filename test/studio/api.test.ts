@@ -122,7 +122,7 @@ describe("read-only unless --write", () => {
     expect(done.revision).toBeGreaterThan(before.revision);
     const after = JSON.parse((await raw(`${rw.url}api/session?id=${seeded.ids.old}`)).body);
     expect(after.validity).toBe("valid");
-    expect(after.state[0].version).toBe(2);
+    expect(after.state[0].version).toBe(3);
     // Nothing else was written.
     const others = JSON.parse((await raw(`${rw.url}api/session?id=${seeded.ids.invalid}`)).body);
     expect(others.revision).toBe(3);
@@ -165,7 +165,7 @@ describe("sessions, a page at a time", () => {
     expect(row(seeded.ids.current)).toMatchObject({
       validity: "valid",
       messages: 5,
-      types: [{ key: "statebag.chatHistory", $type: "InMemoryChatHistoryState", version: 2 }],
+      types: [{ key: "statebag.chatHistory", $type: "InMemoryChatHistoryState", version: 3 }],
     });
     expect(row(seeded.ids.current).bytes).toBeGreaterThan(500);
     expect(row(seeded.ids.old)).toMatchObject({ validity: "needs-migration", types: [{ version: 1 }] });

@@ -127,9 +127,11 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           messages: chatMessages(),
           droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
         },
       },
     },
@@ -147,9 +149,11 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: broken,
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       },
     },
   });
@@ -180,9 +184,11 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
         stateBag: {
           [`key-${HOSTILE.script}${i}`]: {
             $type: "InMemoryChatHistoryState",
-            $version: 2,
+            $version: 3,
             messages,
             droppedMessageCount: 0,
+            branches: [],
+            branchPoints: [],
           },
           [`${HOSTILE.img}${HOSTILE.forged}`]: { $type: `x${HOSTILE.svg}`, $version: 1, note: HOSTILE.iframe },
         },
@@ -198,11 +204,13 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           messages: [
             { role: "assistant", contents: [{ $type: "functionCall", callId: "c", name: "f", arguments: 0 }] },
           ],
           droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
         },
       },
     }).replace('"arguments":0', `"arguments":${nestedJson(5000)}`),
@@ -212,7 +220,7 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
     stateBag: {
       "statebag.chatHistory": {
         $type: "InMemoryChatHistoryState",
-        $version: 2,
+        $version: 3,
         messages: [
           { role: "user", contents: [text("Summarise this.")] },
           {
@@ -228,6 +236,8 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
           },
         ],
         droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
       },
     },
   });
@@ -239,9 +249,11 @@ export async function seedStore(options: { bulk?: number } = {}): Promise<Seeded
       stateBag: {
         "statebag.chatHistory": {
           $type: "InMemoryChatHistoryState",
-          $version: 2,
+          $version: 3,
           messages: [{ role: "user", contents: [text(`hello ${i}`)] }],
           droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
         },
       },
     });
