@@ -34,7 +34,14 @@ describe("hostile strings in CLI output", () => {
       id: `s1${ESCAPES}`,
       stateBag: {
         [`k${FORGED}${ESCAPES}`]: { $type: `x${FORGED}${ESCAPES}`, $version: 1 },
-        "statebag.chatHistory": { $type: "InMemoryChatHistoryState", $version: 3, messages: 5, droppedMessageCount: 0, branches: [], branchPoints: [] },
+        "statebag.chatHistory": {
+          $type: "InMemoryChatHistoryState",
+          $version: 3,
+          messages: 5,
+          droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
+        },
       },
     });
     for (const args of [
@@ -70,7 +77,16 @@ describe("hostile strings in CLI output", () => {
     const key = "K".repeat(5_000_000);
     const path = file("big.json", {
       id: "s3",
-      stateBag: { [key]: { $type: "InMemoryChatHistoryState", $version: 3, messages: 1, droppedMessageCount: 0, branches: [], branchPoints: [] } },
+      stateBag: {
+        [key]: {
+          $type: "InMemoryChatHistoryState",
+          $version: 3,
+          messages: 1,
+          droppedMessageCount: 0,
+          branches: [],
+          branchPoints: [],
+        },
+      },
     });
     const { code, stdout } = await cli(["validate", path]);
     expect(code).toBe(1);
@@ -80,7 +96,14 @@ describe("hostile strings in CLI output", () => {
 
   it("cuts a huge session id in validate's verdict, valid or not", async () => {
     const id = `s${"I".repeat(5_000_000)}${ESCAPES}`;
-    const history = { $type: "InMemoryChatHistoryState", $version: 3, messages: [], droppedMessageCount: 0, branches: [], branchPoints: [] };
+    const history = {
+      $type: "InMemoryChatHistoryState",
+      $version: 3,
+      messages: [],
+      droppedMessageCount: 0,
+      branches: [],
+      branchPoints: [],
+    };
     for (const [name, messages, exit] of [
       ["big-id.json", [], 0],
       ["big-id-bad.json", 1, 1],
@@ -99,7 +122,14 @@ describe("hostile strings in CLI output", () => {
   it("lists a bounded number of problems, then how many more", async () => {
     const stateBag: Record<string, unknown> = {};
     for (let i = 0; i < 500; i++)
-      stateBag[`h${i}`] = { $type: "InMemoryChatHistoryState", $version: 3, messages: i, droppedMessageCount: 0, branches: [], branchPoints: [] };
+      stateBag[`h${i}`] = {
+        $type: "InMemoryChatHistoryState",
+        $version: 3,
+        messages: i,
+        droppedMessageCount: 0,
+        branches: [],
+        branchPoints: [],
+      };
     const { code, stdout } = await cli(["validate", file("many.json", { id: "s4", stateBag })]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/\.\.\. and \d+ more \(use --json for all\)/);
