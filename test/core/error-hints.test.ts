@@ -55,6 +55,10 @@ import { createSessionData } from "../../src/runtime/core/session.js";
 import { fromUIMessages } from "../../src/runtime/ui-messages/from-ui.js";
 import { openAIError } from "../clients/fixtures/openai.js";
 import { NotALangGraphThreadError } from "../../src/runtime/langgraph/document.js";
+import { BlobCorruptError, BlobNotFoundError } from "../../src/runtime/blobs/blob-store.js";
+import { BlobUploadLostError } from "../../src/runtime/blobs/chunked.js";
+import { memoryBlobStore } from "../../src/runtime/blobs/memory.js";
+import { S3BlobStoreError } from "../../src/runtime/blobs/s3.js";
 import { OpenAIAgentsItemError } from "../../src/runtime/openai-agents/items.js";
 import { OpenAIAgentsImportError } from "../../src/runtime/openai-agents/import.js";
 
@@ -158,6 +162,25 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   StoreAuthenticationError: () =>
     new StoreAuthenticationError("postgres", "postgres://u@h/db", "u", "check the password in the store URL"),
   StoreKeyConflictError: () => new StoreKeyConflictError("redis://h", "app:", "app:s:1 is a list"),
+  BlobBudgetExceededError: () =>
+    caught(() =>
+      memoryBlobStore({ limits: { maxBytesPerOwner: 2 } }).put(new Uint8Array(3), { mediaType: "image/png" }),
+    ),
+  BlobRangeError: async () => {
+    const blobs = memoryBlobStore();
+    const { hash } = await blobs.put(new Uint8Array(3), { mediaType: "image/png" });
+    return caught(() => blobs.get(hash, { range: { start: 5 } }));
+  },
+  BlobNotFoundError: () => new BlobNotFoundError("a".repeat(64)),
+  BlobCorruptError: () =>
+    new BlobCorruptError("a".repeat(64), "folder /srv/blobs", "its bytes do not hash to its name"),
+  BlobUploadLostError: () => new BlobUploadLostError(),
+  S3BlobStoreError: () =>
+    new S3BlobStoreError(
+      "s3://bucket/prefix/",
+      "blobs.put",
+      Object.assign(new Error("denied"), { name: "AccessDenied", $metadata: { httpStatusCode: 403 } }),
+    ),
   RedisReplyError: () =>
     runMeta(new Proxy({} as ScriptedClient, { get: () => async () => ["r"] }), "app:{}s:1").catch(
       (error: unknown) => error,
@@ -302,6 +325,8 @@ const specificHints: Record<string, string> = {
   InteropSizeError: "raise limits.maxBytes to at least",
   StreamClosedError: "between open and finish",
   NotALangGraphThreadError: "idPrefix",
+  BlobBudgetExceededError: "maxBytesPerOwner",
+  BlobUploadLostError: "graceMs",
 };
 
 /**
