@@ -194,4 +194,12 @@ describe("in-memory history branches", () => {
       expect(after.every((m) => m.messageId !== undefined)).toBe(true);
     }
   });
+
+  it("a 0.1.0 stored history (StoredChatHistoryState v1) loads as a linear v2 state, unchanged", () => {
+    const value = JSON.parse(readFileSync("test/fixtures/StoredChatHistoryState/v1.json", "utf8"));
+    const session = deserializeSession(
+      JSON.stringify({ id: "old", stateBag: { "statebag.storedChatHistory": value } }),
+    );
+    expect(session.stateBag["statebag.storedChatHistory"]).toEqual({ ...value, $version: 2 });
+  });
 });

@@ -10,6 +10,7 @@ import { ChatClientAgent, StoredChatHistoryProvider, forkSession, type MessageSi
 import { ScriptedChatClient } from "../../src/testing.js";
 import { messageText, type ChatMessage } from "../../src/index.js";
 import { ConflictError, withSession, type SessionStore } from "../../src/stores.js";
+import { resolveStoredHistory } from "../../src/interop.js";
 import { allBackends, freshStore, scaleOutBackends, type Backend } from "../stores/helpers.js";
 
 const texts = (messages: readonly ChatMessage[]) => messages.map(messageText);
@@ -72,6 +73,12 @@ describe.each(backends)("stored history branches on $name", (backend: Backend) =
     const s2 = (await store.get(c))!.session;
     const afterEdit = await agent.history.listMessages(s2);
     expect((await agent.messageSiblings(s2, afterEdit[2].messageId!)).count).toBe(2);
+
+    // An export reads the active path, not the log's entries of every branch.
+    const resolved = await resolveStoredHistory(s2, store.messages);
+    expect(
+      texts((resolved.stateBag["statebag.chatHistory"] as unknown as { messages: ChatMessage[] }).messages),
+    ).toEqual(texts(afterEdit));
 
     await chat(c, (s) => agent.rewind(s, afterEdit[1].messageId ?? "statebag-1"));
     expect(texts(await path(c))).toEqual(texts(linear.slice(0, 2)));

@@ -2,12 +2,14 @@
  * A session whose history lives in a store's message log (`StoredChatHistoryProvider`) holds only
  * the log's id and a count. Another framework's document has no log to point to, so before such
  * a session is exported its history is read from the log, exactly as the provider's next run
- * would see it (the committed messages plus a pending write not yet applied), and put in the
- * session as in-memory history under the history key.
+ * would see it (the committed messages plus a pending write not yet applied; of a branched
+ * history, its active path), and put in the session as in-memory history under the history key.
  */
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import type { MessageLog } from "../stores/types.js";
+import type { StoredChatHistoryState } from "../builtins/stored-chat-history-state.js";
+import { pathSegments, TreeReader } from "../agent/providers/stored-branches.js";
 import { InteropError, shown } from "./errors.js";
 import { defineOwn, isPlainObject, type JsonRecord } from "./json-util.js";
 
@@ -43,7 +45,13 @@ export async function resolveStoredHistory(
     const pendingMessages = (Array.isArray(pending?.messages) ? pending.messages : []) as ChatMessage[];
     let messages: ChatMessage[];
     if (pending?.mode === "replace") messages = pendingMessages;
-    else {
+    else if (isPlainObject(value.tree) && storageId !== "") {
+      // A branched history: its active path, read run by run (the other branches stay in the log).
+      const state = value as unknown as StoredChatHistoryState;
+      messages = await new TreeReader(log, session.id, state, state.tree!).readPath(
+        pathSegments(state.tree!, state.tree!.active),
+      );
+    } else {
       messages = logged.slice(0, count);
       for (const message of pendingMessages) messages.push(message);
     }
