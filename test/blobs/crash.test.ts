@@ -1,8 +1,8 @@
 /**
  * A process killed (SIGKILL) in the middle of a put leaves no blob anyone can see: not by hash,
  * not listed, not counted; its partial chunks are removed by the next sweep, and the same bytes
- * can be put again. On SQLite and PostgreSQL (chunks no blob row points to) and a folder on disk
- * (an upload file).
+ * can be put again. On SQLite and PostgreSQL (chunks no blob row points to), Redis (an upload's
+ * chunk list) and a folder on disk (an upload file).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { PostgresSessionStore } from "../../src/runtime/stores/postgres/store.js";
-import { postgresBackend } from "../stores/helpers.js";
+import { postgresBackend, REDIS_URL, redisBackend } from "../stores/helpers.js";
 
 const script = fileURLToPath(new URL("./workers/slow-put.ts", import.meta.url));
 const dirs: string[] = [];
@@ -86,6 +86,34 @@ describe("a process killed in the middle of a put", () => {
         expect(await count()).toBeGreaterThan(0);
         await blobs.sweep({ owner: "cat", referenced: new Set(), graceMs: 0 });
         expect(await count()).toBe(0);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("Redis: leaves no blob; the sweep removes the upload's chunk list", async () => {
+    const { url, cleanup } = await redisBackend().location();
+    try {
+      await killMidPut(url, "dan");
+      const store = await openStore(url);
+      try {
+        const blobs = store.blobs!;
+        expect(await blobs.list({ owner: "dan" })).toEqual({ items: [] });
+        expect(await blobs.usage({ allOwners: true })).toEqual({ blobs: 0, bytes: 0 });
+        const prefix = new URL(url).searchParams.get("prefix")!;
+        const Redis = (await import("ioredis")).Redis;
+        const client = new Redis(REDIS_URL);
+        try {
+          const chunkLists = async () => (await client.keys(`${prefix}{}bc:*`)).length;
+          expect(await chunkLists()).toBe(1); // the killed put's, expiring in a day if nobody sweeps
+          await blobs.sweep({ owner: "dan", referenced: new Set(), graceMs: 0 });
+          expect(await chunkLists()).toBe(0);
+        } finally {
+          client.disconnect();
+        }
       } finally {
         await store.close();
       }
