@@ -65,6 +65,7 @@ export type {
   AIContentTypes,
   AnnotatedRegion,
   AnnotatedRegionTypes,
+  BlobReferenceContent,
   ChatMessage,
   ChatRole,
   CitationAnnotation,

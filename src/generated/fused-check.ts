@@ -8,6 +8,7 @@
 import { checkSessionObject, isDateTime, opaqueJson, numberChars, plainObject, scalarChars, type FusedContext, type TaggedCheck } from "../runtime/checks/fused-runtime.js";
 
 const pattern0 = new RegExp("^data:", "u");
+const pattern1 = new RegExp("^[0-9a-f]{64}$", "u");
 
 /** A value of the AIAnnotation family: dispatched on `$type`, each type at its latest version only. */
 function checkAIAnnotation(ctx: FusedContext, value: any, depth: number, nest: number): boolean {
@@ -40,6 +41,8 @@ function checkAIContent(ctx: FusedContext, value: any, depth: number, nest: numb
       return checkHostedFileContent(ctx, value, depth, nest);
     case "reasoning":
       return checkTextReasoningContent(ctx, value, depth, nest);
+    case "statebag.blobReference":
+      return checkBlobReferenceContent(ctx, value, depth, nest);
     case "statebag.foreign":
       return checkForeignContent(ctx, value, depth, nest);
     case "toolApprovalRequest":
@@ -1662,6 +1665,92 @@ function checkWorkflowState(ctx: FusedContext, value: any, depth: number, _nest:
     }
   }
   if (required2 !== 2) return false;
+  ctx.keys += count1;
+  chars += count1 === 0 ? 2 : count1 + 1;
+  ctx.chars += chars;
+  return true;
+}
+
+/** "statebag.blobReference" v1 (AIContent): the value at depth `depth`, `nest` tagged values deep. */
+function checkBlobReferenceContent(ctx: FusedContext, value: any, depth: number, nest: number): boolean {
+  if (depth + 1 > ctx.maxDepth || ctx.maxKeys < 8) return false;
+  if (nest >= ctx.maxNesting) return false;
+  let chars = 0;
+  if (!(typeof value === "object" && value !== null && !Array.isArray(value))) return false;
+  if (ctx.saving && !plainObject(value)) return false;
+  let count1 = 0;
+  let required2 = 0;
+  for (const key3 in value) {
+    count1++;
+    const member4 = value[key3];
+    switch (key3) {
+      case "$type":
+        chars += 8;
+        if (member4 !== "statebag.blobReference") return false;
+        chars += 24;
+        required2++;
+        break;
+      case "$version":
+        chars += 11;
+        if (member4 !== 1) return false;
+        chars += 1;
+        break;
+      case "hash":
+        chars += 7;
+        if (!(typeof member4 === "string")) return false;
+        if (!pattern1.test(member4)) return false;
+        chars += member4.length + 2;
+        required2++;
+        break;
+      case "mediaType":
+        chars += 12;
+        if (!(typeof member4 === "string")) return false;
+        chars += member4.length + 2;
+        required2++;
+        break;
+      case "size":
+        chars += 7;
+        if (!(Number.isInteger(member4))) return false;
+        if (member4 < 0) return false;
+        if (ctx.counting) chars += numberChars(member4);
+        required2++;
+        break;
+      case "name":
+        chars += 7;
+        if (!(typeof member4 === "string")) return false;
+        chars += member4.length + 2;
+        break;
+      case "annotations":
+        chars += 14;
+        if (!(Array.isArray(member4))) return false;
+        for (let index5 = 0; index5 < member4.length; index5++) {
+          const item6 = member4[index5];
+          if (!checkAIAnnotation(ctx, item6, depth + 2, nest + 1)) return false; // AIAnnotation
+        }
+        chars += member4.length === 0 ? 2 : member4.length + 1;
+        break;
+      case "additionalProperties":
+        chars += 23;
+        if (!(typeof member4 === "object" && member4 !== null && !Array.isArray(member4))) return false;
+        if (ctx.saving && !plainObject(member4)) return false;
+        let count7 = 0;
+        for (const key9 in member4) {
+          count7++;
+          const member10 = member4[key9];
+          if (key9 === "__proto__") return false;
+          chars += key9.length + 3;
+          if (typeof member10 === "string") chars += member10.length + 2;
+          else if (!opaqueJson(ctx, member10, depth + 2)) return false;
+        }
+        if (count7 > ctx.maxKeys) return false;
+        ctx.keys += count7;
+        chars += count7 === 0 ? 2 : count7 + 1;
+        break;
+      default:
+        return false;
+    }
+  }
+  if (required2 !== 4) return false;
   ctx.keys += count1;
   chars += count1 === 0 ? 2 : count1 + 1;
   ctx.chars += chars;

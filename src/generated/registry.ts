@@ -1083,6 +1083,68 @@ export const generatedTypes: readonly TypeDefinition[] = [
     storedVersions: storedVersions["statebag.WorkflowState"] ?? [],
   },
   {
+    $type: "statebag.blobReference",
+    family: "AIContent",
+    version: 1,
+    name: "BlobReferenceContent",
+    source: "src/runtime/core/messages.ts:127",
+    slots: [
+      { path: ["annotations", "*"], family: "AIAnnotation" },
+    ],
+    schema: {
+      "$schema": "http://json-schema.org/draft-07/schema#",
+      "additionalProperties": false,
+      "description": "A file kept once in the store's blob store beside the session, in place of its bytes: the\nsession holds this small reference (SHA-256 of the bytes, media type, size, name) and the bytes\nare read only when a model request or a page needs them (the model clients resolve it, the chat\nhandler serves it at `GET /api/chat/:id/files/:hash`). Loading or saving the session never\ntouches the bytes. A statebag content: Agent Framework does not know it.",
+      "properties": {
+        "$type": {
+          "const": "statebag.blobReference",
+          "type": "string"
+        },
+        "$version": {
+          "const": 1,
+          "type": "integer"
+        },
+        "additionalProperties": {
+          "additionalProperties": {},
+          "description": "Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).",
+          "type": "object"
+        },
+        "annotations": {
+          "items": {},
+          "type": "array"
+        },
+        "hash": {
+          "description": "SHA-256 of the bytes, 64 lowercase hex digits: the blob's key in the blob store.",
+          "pattern": "^[0-9a-f]{64}$",
+          "type": "string"
+        },
+        "mediaType": {
+          "description": "The bytes' media type (`image/png`, `application/pdf`, ...).",
+          "type": "string"
+        },
+        "name": {
+          "description": "The file name the user gave, if any.",
+          "type": "string"
+        },
+        "size": {
+          "description": "Length of the bytes.",
+          "minimum": 0,
+          "type": "integer"
+        }
+      },
+      "required": [
+        "$type",
+        "hash",
+        "mediaType",
+        "size"
+      ],
+      "title": "BlobReferenceContent",
+      "type": "object"
+    },
+    validate: validators.validateBlobReferenceContent as Validator,
+    storedVersions: storedVersions["statebag.blobReference"] ?? [],
+  },
+  {
     $type: "statebag.foreign",
     family: "AIContent",
     version: 1,
@@ -1223,7 +1285,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ToolApprovalRequestContent",
-    source: "src/runtime/core/messages.ts:120",
+    source: "src/runtime/core/messages.ts:145",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
       { path: ["toolCall"], family: "AIContent" },
@@ -1273,7 +1335,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ToolApprovalResponseContent",
-    source: "src/runtime/core/messages.ts:126",
+    source: "src/runtime/core/messages.ts:151",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
       { path: ["toolCall"], family: "AIContent" },

@@ -3216,8 +3216,9 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-export const validateForeignContent = validate24;
-const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
+export const validateBlobReferenceContent = validate24;
+const schema25 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"BlobReferenceContent","description":"A file kept once in the store's blob store beside the session, in place of its bytes: the\nsession holds this small reference (SHA-256 of the bytes, media type, size, name) and the bytes\nare read only when a model request or a page needs them (the model clients resolve it, the chat\nhandler serves it at `GET /api/chat/:id/files/:hash`). Loading or saving the session never\ntouches the bytes. A statebag content: Agent Framework does not know it.","type":"object","properties":{"hash":{"description":"SHA-256 of the bytes, 64 lowercase hex digits: the blob's key in the blob store.","pattern":"^[0-9a-f]{64}$","type":"string"},"mediaType":{"description":"The bytes' media type (`image/png`, `application/pdf`, ...).","type":"string"},"size":{"description":"Length of the bytes.","type":"integer","minimum":0},"name":{"description":"The file name the user gave, if any.","type":"string"},"$type":{"type":"string","const":"statebag.blobReference"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","hash","mediaType","size"]};
+const pattern1 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate24(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3226,30 +3227,34 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.format === undefined) && (missing0 = "format"))) || ((data.value === undefined) && (missing0 = "value"))){
+if(((((data.$type === undefined) && (missing0 = "$type")) || ((data.hash === undefined) && (missing0 = "hash"))) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.size === undefined) && (missing0 = "size"))){
 validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "format") || (key0 === "value")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((((key0 === "hash") || (key0 === "mediaType")) || (key0 === "size")) || (key0 === "name")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.format !== undefined){
-let data0 = data.format;
+if(data.hash !== undefined){
+let data0 = data.hash;
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate24.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern1.test(data0)){
+validate24.errors = [{instancePath:instancePath+"/hash",schemaPath:"#/properties/hash/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
-if(!((data0 === "dotnet") || (data0 === "python"))){
-validate24.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema25.properties.format.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/hash",schemaPath:"#/properties/hash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -3257,16 +3262,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
-let data1 = data.value;
+if(data.mediaType !== undefined){
 const _errs4 = errors;
-if(errors === _errs4){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.mediaType !== "string"){
+validate24.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -3274,69 +3274,104 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.size !== undefined){
+let data2 = data.size;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate24.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate24.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs8 = errors;
+if(typeof data.name !== "string"){
+validate24.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.$type !== undefined){
-let data2 = data.$type;
-const _errs7 = errors;
-if(typeof data2 !== "string"){
+let data4 = data.$type;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("statebag.foreign" !== data2){
-validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
+if("statebag.blobReference" !== data4){
+validate24.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.blobReference"},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.$version !== undefined){
-let data3 = data.$version;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let data5 = data.$version;
+const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data3){
+if(1 !== data5){
 validate24.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-const _errs11 = errors;
-if(errors === _errs11){
+const _errs14 = errors;
+if(errors === _errs14){
 if(!(Array.isArray(data.annotations))){
 validate24.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid0 = _errs11 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data5 = data.additionalProperties;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let data7 = data.additionalProperties;
+const _errs16 = errors;
+if(errors === _errs16){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
 validate24.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -3355,8 +3390,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextContent = validate25;
-const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
+export const validateForeignContent = validate25;
+const schema26 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ForeignContent","description":"A message content from another format that statebag has no content type for, kept as it was.","type":"object","properties":{"format":{"description":"The session formats statebag reads and writes besides its own.","enum":["dotnet","python"],"type":"string"},"value":{"description":"The raw content exactly as the other format stored it.","type":"object","additionalProperties":{}},"$type":{"type":"string","const":"statebag.foreign"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","format","value"]};
 
 function validate25(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3365,24 +3400,29 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.text === undefined) && (missing0 = "text"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.format === undefined) && (missing0 = "format"))) || ((data.value === undefined) && (missing0 = "value"))){
 validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "text") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((key0 === "format") || (key0 === "value")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.text !== undefined){
+if(data.format !== undefined){
+let data0 = data.format;
 const _errs2 = errors;
-if(typeof data.text !== "string"){
-validate25.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data0 !== "string"){
+validate25.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data0 === "dotnet") || (data0 === "python"))){
+validate25.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema26.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3391,16 +3431,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data1 = data.$type;
+if(data.value !== undefined){
+let data1 = data.value;
 const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs4){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if("text" !== data1){
-validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs4 === errors;
 }
@@ -3408,52 +3448,70 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.$type !== undefined){
+let data2 = data.$type;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("statebag.foreign" !== data2){
+validate25.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "statebag.foreign"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.$version !== undefined){
-let data2 = data.$version;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+let data3 = data.$version;
+const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(1 !== data2){
+if(1 !== data3){
 validate25.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.annotations !== undefined){
-const _errs8 = errors;
-if(errors === _errs8){
+const _errs11 = errors;
+if(errors === _errs11){
 if(!(Array.isArray(data.annotations))){
 validate25.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.additionalProperties !== undefined){
-let data4 = data.additionalProperties;
-const _errs10 = errors;
-if(errors === _errs10){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+let data5 = data.additionalProperties;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
 else {
 validate25.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -3471,8 +3529,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTextSpanAnnotatedRegion = validate26;
-const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
+export const validateTextContent = validate26;
+const schema27 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextContent","type":"object","properties":{"text":{"type":"string"},"$type":{"type":"string","const":"text"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","text"]};
 
 function validate26(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3481,25 +3539,24 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.$type === undefined) && (missing0 = "$type")){
+if(((data.$type === undefined) && (missing0 = "$type")) || ((data.text === undefined) && (missing0 = "text"))){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "start") || (key0 === "end")) || (key0 === "$type")) || (key0 === "$version"))){
+if(!(((((key0 === "text") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.start !== undefined){
-let data0 = data.start;
+if(data.text !== undefined){
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate26.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(typeof data.text !== "string"){
+validate26.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3508,11 +3565,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.end !== undefined){
-let data1 = data.end;
+if(data.$type !== undefined){
+let data1 = data.$type;
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate26.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(typeof data1 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("text" !== data1){
+validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3521,15 +3582,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data2 = data.$type;
+if(data.$version !== undefined){
+let data2 = data.$version;
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if("textSpan" !== data2){
-validate26.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
+if(1 !== data2){
+validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -3538,21 +3599,36 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data3 = data.$version;
+if(data.annotations !== undefined){
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs8){
+if(!(Array.isArray(data.annotations))){
+validate26.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
-if(1 !== data3){
-validate26.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.additionalProperties !== undefined){
+let data4 = data.additionalProperties;
+const _errs10 = errors;
+if(errors === _errs10){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -3569,8 +3645,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const validateToolApprovalRequestContent = validate27;
-const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
+export const validateTextSpanAnnotatedRegion = validate27;
+const schema28 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"TextSpanAnnotatedRegion","description":"A region of a content an annotation refers to.","type":"object","properties":{"start":{"type":"integer"},"end":{"type":"integer"},"$type":{"type":"string","const":"textSpan"},"$version":{"type":"integer","const":1}},"additionalProperties":false,"required":["$type"]};
 
 function validate27(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3579,24 +3655,25 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.requestId === undefined) && (missing0 = "requestId"))) || ((data.toolCall === undefined) && (missing0 = "toolCall"))){
+if((data.$type === undefined) && (missing0 = "$type")){
 validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "requestId") || (key0 === "toolCall")) || (key0 === "requiresConfirmation")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((key0 === "start") || (key0 === "end")) || (key0 === "$type")) || (key0 === "$version"))){
 validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.requestId !== undefined){
+if(data.start !== undefined){
+let data0 = data.start;
 const _errs2 = errors;
-if(typeof data.requestId !== "string"){
-validate27.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate27.errors = [{instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3605,10 +3682,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.requiresConfirmation !== undefined){
+if(data.end !== undefined){
+let data1 = data.end;
 const _errs4 = errors;
-if(typeof data.requiresConfirmation !== "boolean"){
-validate27.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate27.errors = [{instancePath:instancePath+"/end",schemaPath:"#/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3624,8 +3702,8 @@ if(typeof data2 !== "string"){
 validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("toolApprovalRequest" !== data2){
-validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
+if("textSpan" !== data2){
+validate27.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "textSpan"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -3650,39 +3728,6 @@ var valid0 = _errs8 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.annotations !== undefined){
-const _errs10 = errors;
-if(errors === _errs10){
-if(!(Array.isArray(data.annotations))){
-validate27.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.additionalProperties !== undefined){
-let data5 = data.additionalProperties;
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
 }
 }
 }
@@ -3698,8 +3743,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-export const validateToolApprovalResponseContent = validate28;
-const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
+export const validateToolApprovalRequestContent = validate28;
+const schema29 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalRequestContent","type":"object","properties":{"requestId":{"type":"string"},"toolCall":{},"requiresConfirmation":{"type":"boolean"},"$type":{"type":"string","const":"toolApprovalRequest"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","requestId","toolCall"]};
 
 function validate28(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3708,14 +3753,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.approved === undefined) && (missing0 = "approved"))) || ((data.requestId === undefined) && (missing0 = "requestId"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.requestId === undefined) && (missing0 = "requestId"))) || ((data.toolCall === undefined) && (missing0 = "toolCall"))){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "requestId") || (key0 === "approved")) || (key0 === "toolCall")) || (key0 === "reason")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!(((((((key0 === "requestId") || (key0 === "toolCall")) || (key0 === "requiresConfirmation")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3734,10 +3779,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.approved !== undefined){
+if(data.requiresConfirmation !== undefined){
 const _errs4 = errors;
-if(typeof data.approved !== "boolean"){
-validate28.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data.requiresConfirmation !== "boolean"){
+validate28.errors = [{instancePath:instancePath+"/requiresConfirmation",schemaPath:"#/properties/requiresConfirmation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3746,10 +3791,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
+if(data.$type !== undefined){
+let data2 = data.$type;
 const _errs6 = errors;
-if(typeof data.reason !== "string"){
-validate28.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data2 !== "string"){
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("toolApprovalRequest" !== data2){
+validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalRequest"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -3758,15 +3808,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data3 = data.$type;
+if(data.$version !== undefined){
+let data3 = data.$version;
 const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if("toolApprovalResponse" !== data3){
-validate28.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
+if(1 !== data3){
+validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -3775,16 +3825,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data4 = data.$version;
+if(data.annotations !== undefined){
 const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs10){
+if(!(Array.isArray(data.annotations))){
+validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
-if(1 !== data4){
-validate28.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
 }
 var valid0 = _errs10 === errors;
 }
@@ -3792,11 +3839,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.annotations !== undefined){
+if(data.additionalProperties !== undefined){
+let data5 = data.additionalProperties;
 const _errs12 = errors;
 if(errors === _errs12){
-if(!(Array.isArray(data.annotations))){
-validate28.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3804,24 +3854,6 @@ var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.additionalProperties !== undefined){
-let data6 = data.additionalProperties;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -3840,8 +3872,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUriContent = validate29;
-const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
+export const validateToolApprovalResponseContent = validate29;
+const schema30 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"ToolApprovalResponseContent","type":"object","properties":{"requestId":{"type":"string"},"approved":{"type":"boolean"},"toolCall":{},"reason":{"type":"string"},"$type":{"type":"string","const":"toolApprovalResponse"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","approved","requestId"]};
 
 function validate29(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3850,24 +3882,24 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.$type === undefined) && (missing0 = "$type")) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.uri === undefined) && (missing0 = "uri"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.approved === undefined) && (missing0 = "approved"))) || ((data.requestId === undefined) && (missing0 = "requestId"))){
 validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "uri") || (key0 === "mediaType")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((((key0 === "requestId") || (key0 === "approved")) || (key0 === "toolCall")) || (key0 === "reason")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.uri !== undefined){
+if(data.requestId !== undefined){
 const _errs2 = errors;
-if(typeof data.uri !== "string"){
-validate29.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data.requestId !== "string"){
+validate29.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3876,10 +3908,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mediaType !== undefined){
+if(data.approved !== undefined){
 const _errs4 = errors;
-if(typeof data.mediaType !== "string"){
-validate29.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data.approved !== "boolean"){
+validate29.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3888,15 +3920,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$type !== undefined){
-let data2 = data.$type;
+if(data.reason !== undefined){
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("uri" !== data2){
-validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
+if(typeof data.reason !== "string"){
+validate29.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -3905,15 +3932,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.$version !== undefined){
-let data3 = data.$version;
+if(data.$type !== undefined){
+let data3 = data.$type;
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(typeof data3 !== "string"){
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(1 !== data3){
-validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+if("toolApprovalResponse" !== data3){
+validate29.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "toolApprovalResponse"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -3922,13 +3949,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.annotations !== undefined){
+if(data.$version !== undefined){
+let data4 = data.$version;
 const _errs10 = errors;
-if(errors === _errs10){
-if(!(Array.isArray(data.annotations))){
-validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+if(1 !== data4){
+validate29.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
 }
 var valid0 = _errs10 === errors;
 }
@@ -3936,14 +3966,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.additionalProperties !== undefined){
-let data5 = data.additionalProperties;
+if(data.annotations !== undefined){
 const _errs12 = errors;
 if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(!(Array.isArray(data.annotations))){
+validate29.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3951,6 +3978,24 @@ var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.additionalProperties !== undefined){
+let data6 = data.additionalProperties;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -3969,8 +4014,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUsageContent = validate30;
-const schema31 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+export const validateUriContent = validate30;
+const schema31 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UriContent","type":"object","properties":{"uri":{"type":"string"},"mediaType":{"type":"string"},"$type":{"type":"string","const":"uri"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","mediaType","uri"]};
 
 function validate30(data, options){
 const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
@@ -3979,15 +4024,144 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.$type === undefined) && (missing0 = "$type")) || ((data.details === undefined) && (missing0 = "details"))){
+if((((data.$type === undefined) && (missing0 = "$type")) || ((data.mediaType === undefined) && (missing0 = "mediaType"))) || ((data.uri === undefined) && (missing0 = "uri"))){
 validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "details") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+if(!((((((key0 === "uri") || (key0 === "mediaType")) || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
 validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.uri !== undefined){
+const _errs2 = errors;
+if(typeof data.uri !== "string"){
+validate30.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mediaType !== undefined){
+const _errs4 = errors;
+if(typeof data.mediaType !== "string"){
+validate30.errors = [{instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$type !== undefined){
+let data2 = data.$type;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("uri" !== data2){
+validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "uri"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.$version !== undefined){
+let data3 = data.$version;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(1 !== data3){
+validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.annotations !== undefined){
+const _errs10 = errors;
+if(errors === _errs10){
+if(!(Array.isArray(data.annotations))){
+validate30.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additionalProperties !== undefined){
+let data5 = data.additionalProperties;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+export const validateUsageContent = validate31;
+const schema32 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"UsageContent","type":"object","properties":{"details":{"type":"object","properties":{"inputTokenCount":{"type":"integer"},"outputTokenCount":{"type":"integer"},"totalTokenCount":{"type":"integer"},"cachedInputTokenCount":{"type":"integer"},"reasoningTokenCount":{"type":"integer"},"additionalCounts":{"type":"object","additionalProperties":{"type":"number"}}},"additionalProperties":false},"$type":{"type":"string","const":"usage"},"$version":{"type":"integer","const":1},"annotations":{"type":"array","items":{}},"additionalProperties":{"description":"Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`).","type":"object","additionalProperties":{}}},"additionalProperties":false,"required":["$type","details"]};
+
+function validate31(data, options){
+const instancePath = options === undefined || options.instancePath === undefined ? "" : options.instancePath;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.$type === undefined) && (missing0 = "$type")) || ((data.details === undefined) && (missing0 = "details"))){
+validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "details") || (key0 === "$type")) || (key0 === "$version")) || (key0 === "annotations")) || (key0 === "additionalProperties"))){
+validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4001,7 +4175,7 @@ if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 const _errs4 = errors;
 for(const key1 in data0){
 if(!((((((key1 === "inputTokenCount") || (key1 === "outputTokenCount")) || (key1 === "totalTokenCount")) || (key1 === "cachedInputTokenCount")) || (key1 === "reasoningTokenCount")) || (key1 === "additionalCounts"))){
-validate30.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate31.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4011,7 +4185,7 @@ if(data0.inputTokenCount !== undefined){
 let data1 = data0.inputTokenCount;
 const _errs5 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate30.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/details/inputTokenCount",schemaPath:"#/properties/details/properties/inputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -4024,7 +4198,7 @@ if(data0.outputTokenCount !== undefined){
 let data2 = data0.outputTokenCount;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate30.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/details/outputTokenCount",schemaPath:"#/properties/details/properties/outputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -4037,7 +4211,7 @@ if(data0.totalTokenCount !== undefined){
 let data3 = data0.totalTokenCount;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate30.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/details/totalTokenCount",schemaPath:"#/properties/details/properties/totalTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs9 === errors;
@@ -4050,7 +4224,7 @@ if(data0.cachedInputTokenCount !== undefined){
 let data4 = data0.cachedInputTokenCount;
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate30.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/details/cachedInputTokenCount",schemaPath:"#/properties/details/properties/cachedInputTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -4063,7 +4237,7 @@ if(data0.reasoningTokenCount !== undefined){
 let data5 = data0.reasoningTokenCount;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate30.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/details/reasoningTokenCount",schemaPath:"#/properties/details/properties/reasoningTokenCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4081,7 +4255,7 @@ for(const key2 in data6){
 let data7 = data6[key2];
 const _errs18 = errors;
 if(!((typeof data7 == "number") && (isFinite(data7)))){
-validate30.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate31.errors = [{instancePath:instancePath+"/details/additionalCounts/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/details/properties/additionalCounts/additionalProperties/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 var valid2 = _errs18 === errors;
@@ -4091,7 +4265,7 @@ break;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath:instancePath+"/details/additionalCounts",schemaPath:"#/properties/details/properties/additionalCounts/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4108,7 +4282,7 @@ var valid1 = true;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4122,11 +4296,11 @@ if(data.$type !== undefined){
 let data8 = data.$type;
 const _errs20 = errors;
 if(typeof data8 !== "string"){
-validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate31.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("usage" !== data8){
-validate30.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
+validate31.errors = [{instancePath:instancePath+"/$type",schemaPath:"#/properties/%24type/const",keyword:"const",params:{allowedValue: "usage"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs20 === errors;
@@ -4139,11 +4313,11 @@ if(data.$version !== undefined){
 let data9 = data.$version;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate31.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(1 !== data9){
-validate30.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate31.errors = [{instancePath:instancePath+"/$version",schemaPath:"#/properties/%24version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -4156,7 +4330,7 @@ if(data.annotations !== undefined){
 const _errs24 = errors;
 if(errors === _errs24){
 if(!(Array.isArray(data.annotations))){
-validate30.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate31.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/properties/annotations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4173,7 +4347,7 @@ if(errors === _errs26){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath:instancePath+"/additionalProperties",schemaPath:"#/properties/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4190,10 +4364,10 @@ var valid0 = true;
 }
 }
 else {
-validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate30.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }

@@ -420,6 +420,25 @@ export interface WorkflowState_v1 {
   };
 }
 
+/** "statebag.blobReference" version 1, as stored (schemas/AIContent/statebag.blobReference.schema.json). */
+export interface BlobReferenceContent_v1 {
+  $type: "statebag.blobReference";
+  $version?: 1;
+  /** Arbitrary extra JSON a message or content carries along (MEAI `AdditionalProperties`). */
+  additionalProperties?: {
+    [key: string]: unknown;
+  };
+  annotations?: TaggedValue[];
+  /** SHA-256 of the bytes, 64 lowercase hex digits: the blob's key in the blob store. */
+  hash: string;
+  /** The bytes' media type (`image/png`, `application/pdf`, ...). */
+  mediaType: string;
+  /** The file name the user gave, if any. */
+  name?: string;
+  /** Length of the bytes. */
+  size: number;
+}
+
 /** "statebag.foreign" version 1, as stored (schemas/AIContent/statebag.foreign.schema.json). */
 export interface ForeignContent_v1 {
   $type: "statebag.foreign";

@@ -7,6 +7,7 @@
  * Runs on the same session object are serialized, so concurrent callers never interleave state.
  */
 import { randomUUID } from "node:crypto";
+import type { BlobReader } from "../blobs/references.js";
 import type { ChatClient } from "./chat-client.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
 import { userMessage, type ChatMessage, type ToolApprovalRequestContent } from "../core/messages.js";
@@ -60,6 +61,13 @@ export interface RunOptions {
    * also come as `toolApprovalResponse` contents in the input.
    */
   approvals?: readonly ToolApprovalAnswer[];
+  /**
+   * Reads the files the session keeps in the blob store (`statebag.blobReference` contents): the
+   * model clients resolve references with it when they build a request. For a stored session,
+   * `blobReader(store.blobs, owner)` (the chat handler passes it). Without it, a request holding a
+   * reference fails with a clear error.
+   */
+  blobs?: BlobReader;
   /**
    * Runs as a new branch of the history after this message (`null`: as a new first message): the
    * model sees the path up to it, and the run's messages follow it and become the active path. What
@@ -442,6 +450,7 @@ export class ChatClientAgent {
       operationId: randomUUID(),
       signal: options.signal,
       ...(options.branchFrom !== undefined ? { branchFrom: options.branchFrom } : {}),
+      ...(options.blobs ? { blobs: options.blobs } : {}),
       stream,
     };
 

@@ -3,6 +3,7 @@
  * in, a response (or a stream of updates) out, and a flag telling whether the service can keep the
  * conversation itself (hosted sessions).
  */
+import type { BlobReader } from "../blobs/references.js";
 import type { AIContent, ChatMessage, UsageDetails } from "../core/messages.js";
 import type { ServiceSessionId } from "../core/session.js";
 import type { AITool } from "./tools.js";
@@ -20,6 +21,11 @@ export interface ChatOptions {
    * e.g. to continue, not recreate, a service conversation it created for a first turn that failed.
    */
   sessionId?: string;
+  /**
+   * Reads the bytes of reference contents (`statebag.blobReference`): a client resolves them with
+   * `resolveBlobReferences` when it builds a request (the built-in clients do).
+   */
+  blobs?: BlobReader;
 }
 
 export interface ChatResponse {

@@ -117,6 +117,31 @@ export interface HostedFileContent extends Tagged<"AIContent", "hostedFile", 1>,
   name?: string;
 }
 
+/**
+ * A file kept once in the store's blob store beside the session, in place of its bytes: the
+ * session holds this small reference (SHA-256 of the bytes, media type, size, name) and the bytes
+ * are read only when a model request or a page needs them (the model clients resolve it, the chat
+ * handler serves it at `GET /api/chat/:id/files/:hash`). Loading or saving the session never
+ * touches the bytes. A statebag content: Agent Framework does not know it.
+ */
+export interface BlobReferenceContent extends Tagged<"AIContent", "statebag.blobReference", 1>, AIContentBase {
+  /**
+   * SHA-256 of the bytes, 64 lowercase hex digits: the blob's key in the blob store.
+   * @pattern ^[0-9a-f]{64}$
+   */
+  hash: string;
+  /** The bytes' media type (`image/png`, `application/pdf`, ...). */
+  mediaType: string;
+  /**
+   * Length of the bytes.
+   * @TJS-type integer
+   * @minimum 0
+   */
+  size: number;
+  /** The file name the user gave, if any. */
+  name?: string;
+}
+
 export interface ToolApprovalRequestContent extends Tagged<"AIContent", "toolApprovalRequest", 1>, AIContentBase {
   requestId: string;
   toolCall: AIContent;
@@ -145,6 +170,7 @@ export interface AIContentTypes {
   functionCall: FunctionCallContent;
   functionResult: FunctionResultContent;
   hostedFile: HostedFileContent;
+  "statebag.blobReference": BlobReferenceContent;
   toolApprovalRequest: ToolApprovalRequestContent;
   toolApprovalResponse: ToolApprovalResponseContent;
 }

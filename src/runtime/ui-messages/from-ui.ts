@@ -43,7 +43,7 @@ const STATES = new Set([
 /** Parts kept as they are (no statebag content): known types; anything else is "unknown". */
 const KEPT = new Set(["step-start", "custom", "reasoning-file", "steering-message"]);
 /** Statebag contents a `data-statebag-content` part brings back (the others stay a data part). */
-const RESTORED = new Set(["error", "hostedFile", "usage"]);
+const RESTORED = new Set(["error", "hostedFile", "usage", "statebag.blobReference"]);
 /** Date-time with an offset, as `ChatMessage.createdAt` requires. */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const HINT = "pass the messages as useChat keeps them (UIMessage[] of ai 5, 6 or 7)";
@@ -313,6 +313,11 @@ function contentOf(
       if (data.$type === "error" && typeof data.message !== "string") return undefined;
       if (data.$type === "hostedFile" && typeof data.fileId !== "string") return undefined;
       if (data.$type === "usage" && !isPlainObject(data.details)) return undefined;
+      if (
+        data.$type === "statebag.blobReference" &&
+        (typeof data.hash !== "string" || typeof data.mediaType !== "string" || typeof data.size !== "number")
+      )
+        return undefined;
       const content = cloneJson(data) as unknown as AIContent;
       // A usage part that would read back as the message's metadata.usage stays a part.
       if (content.$type === "usage") addExtra(content, { asPart: true });

@@ -9,6 +9,7 @@
  */
 import type {
   AIContent,
+  BlobReferenceContent,
   ChatMessage,
   CitationAnnotation,
   FunctionCallContent,
@@ -38,6 +39,13 @@ export interface ToUIMessagesOptions {
   version?: UIMessageVersion;
   /** The id of a message without `messageId`. Default `statebag-<index in the history>`. */
   generateId?: (message: ChatMessage, index: number) => string;
+  /**
+   * The URL a file kept in the blob store (a `statebag.blobReference` content) is shown with: its
+   * `file` part gets `{ mediaType, url, filename }`. The chat handler passes its files route
+   * (`<base>/chat/<id>/files/<hash>`). Without it a reference is a `data-statebag-content` part
+   * (which `fromUIMessages` reads back as the same reference).
+   */
+  fileUrl?: (reference: BlobReferenceContent) => string;
 }
 
 type Part = JsonRecord & { type: string };
@@ -143,7 +151,7 @@ export function buildUIMessages(
         usage = cloneJson(last.details) as JsonRecord;
         continue;
       }
-      const made = partsOf(content, results, answers, version, role === "assistant");
+      const made = partsOf(content, results, answers, version, role === "assistant", options.fileUrl);
       const diff = contentExtra(content);
       if (made.length === 1 && diff !== undefined) applyDiff(made[0], diff);
       if (made.length > 0) madeFrom?.set(content, made[0]);
@@ -259,6 +267,7 @@ function partsOf(
   answers: Map<string, ToolApprovalResponseContent>,
   version: UIMessageVersion,
   streamed: boolean,
+  fileUrl: ToUIMessagesOptions["fileUrl"],
 ): Part[] {
   // An answer's text and reasoning were streamed: `useChat` holds them as `state: "done"` once the
   // stream ended (a user's or system message's text never had a state).
@@ -284,6 +293,12 @@ function partsOf(
       return [
         withMetadata({ type: "file", mediaType: content.mediaType, url: content.uri }, "providerMetadata", content),
       ];
+    case "statebag.blobReference": {
+      if (fileUrl === undefined) return [contentPart(content)];
+      const part: Part = { type: "file", mediaType: content.mediaType, url: fileUrl(content) };
+      if (content.name !== undefined) part.filename = content.name;
+      return [withMetadata(part, "providerMetadata", content)];
+    }
     case "functionCall":
       return [toolPart(content, undefined, results, answers, version)];
     case "toolApprovalRequest":

@@ -31,6 +31,7 @@ import type {
   LanguageModelV4Usage,
   SharedV4ProviderMetadata,
 } from "@ai-sdk/provider";
+import { resolveBlobReferences } from "../../blobs/references.js";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type {
@@ -43,7 +44,7 @@ import type {
 } from "../../core/messages.js";
 import type { JsonValue } from "../../core/tagged.js";
 import { connectionMessage, isCutConnection, ModelServiceError, serviceText } from "./model-service-error.js";
-import { functionCall, parseDataUri, UnsupportedContentError } from "./openai-content.js";
+import { functionCall, parseDataUri, UnsupportedContentError, unresolvedReference } from "./openai-content.js";
 import { importOptional, importPackage } from "../../core/optional-dependency.js";
 import { checkMaxRetries, streamWithRetries, withRetries } from "./retry.js";
 
@@ -127,8 +128,9 @@ export class AISDKChatClient implements ChatClient {
     );
   }
 
-  async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
+  async getResponse(input: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const model = await this.resolve();
+    const messages = await resolveBlobReferences(input, options.blobs);
     const result = await withRetries(this.maxRetries, options.signal, () =>
       call(() => model.doGenerate(this.callOptions(messages, options)), model.provider, options.signal),
     );
@@ -145,10 +147,11 @@ export class AISDKChatClient implements ChatClient {
   }
 
   async *getStreamingResponse(
-    messages: readonly ChatMessage[],
+    input: readonly ChatMessage[],
     options: ChatOptions = {},
   ): AsyncIterable<ChatResponseUpdate> {
     const model = await this.resolve();
+    const messages = await resolveBlobReferences(input, options.blobs);
     yield* streamWithRetries(this.maxRetries, options.signal, () => this.stream(model, messages, options));
   }
 
@@ -358,6 +361,7 @@ function filePart(content: AIContent, provider: string): LanguageModelV4FilePart
     if (content.name !== undefined) part.filename = content.name;
     return part;
   }
+  if (content.$type === "statebag.blobReference") throw unresolvedReference();
   return undefined;
 }
 

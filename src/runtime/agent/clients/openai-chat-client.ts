@@ -21,6 +21,7 @@
  * succeeds, a failure leaves the session as it was.
  */
 import { randomUUID } from "node:crypto";
+import { resolveBlobReferences } from "../../blobs/references.js";
 import type { ChatClient, ChatClientMetadata, ChatOptions, ChatResponse, ChatResponseUpdate } from "../chat-client.js";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AIContent, ChatMessage, UsageDetails } from "../../core/messages.js";
@@ -144,8 +145,9 @@ export class OpenAIChatClient implements ChatClient {
     );
   }
 
-  async getResponse(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
+  async getResponse(input: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResponse> {
     const { module, client } = await this.load();
+    const messages = await resolveBlobReferences(input, options.blobs);
     const turn = this.turnKey(options);
     let answered = false;
     try {
@@ -166,10 +168,11 @@ export class OpenAIChatClient implements ChatClient {
   }
 
   async *getStreamingResponse(
-    messages: readonly ChatMessage[],
+    input: readonly ChatMessage[],
     options: ChatOptions = {},
   ): AsyncIterable<ChatResponseUpdate> {
     const { module, client } = await this.load();
+    const messages = await resolveBlobReferences(input, options.blobs);
     const turn = this.turnKey(options);
     const map = this.mapError.bind(this, module);
     let answered = false;

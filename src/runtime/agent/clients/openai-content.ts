@@ -38,6 +38,14 @@ export class UnsupportedContentError extends StatebagError {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
+/** A reference content reached the wire mapping: its bytes were not read (`resolveBlobReferences`). */
+export function unresolvedReference(): UnsupportedContentError {
+  return new UnsupportedContentError(
+    "a file kept in the blob store (statebag.blobReference) was not resolved before building the request",
+    "resolve references with resolveBlobReferences(messages, blobs) first; the built-in clients do it with ChatOptions.blobs",
+  );
+}
+
 /** `data:<media type>;base64,<payload>` split into its parts. */
 export function parseDataUri(uri: string): { mediaType: string; base64: string } {
   const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(uri);
@@ -260,6 +268,8 @@ function chatUserPart(content: AIContent): Wire | undefined {
       );
     case "hostedFile":
       return { type: "file", file: { file_id: content.fileId } };
+    case "statebag.blobReference":
+      throw unresolvedReference();
     default:
       return undefined; // usage, reasoning, errors and approval bookkeeping stay in the session
   }
@@ -357,6 +367,8 @@ function responsesUserPart(content: AIContent): Wire | undefined {
       return content.mediaType?.startsWith("image/")
         ? { type: "input_image", file_id: content.fileId, detail: "auto" }
         : { type: "input_file", file_id: content.fileId };
+    case "statebag.blobReference":
+      throw unresolvedReference();
     default:
       return undefined;
   }

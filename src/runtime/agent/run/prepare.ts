@@ -50,6 +50,7 @@ export async function prepareRequest(scope: RunScope, runInstructions: string | 
   const tools = [...agent.tools, ...contexts.flatMap((c) => c.tools ?? [])];
 
   const options: ChatOptions = { signal: scope.signal, sessionId: session.id };
+  if (scope.blobs) options.blobs = scope.blobs;
   if (instructions) options.instructions = instructions;
   if (tools.length) options.tools = tools;
   if (declaredKind === "hosted") {

@@ -2,6 +2,7 @@
  * What the steps of one run share. A run is `execute` in agent.ts: answers (approval-round.ts),
  * prepare, tool rounds, commit; each step is a module here, so a step's code reads on its own.
  */
+import type { BlobReader } from "../../blobs/references.js";
 import type { ChatClient, ChatResponseUpdate } from "../chat-client.js";
 import type { ChatMessage } from "../../core/messages.js";
 import type { AgentSession, SessionKind } from "../../core/session.js";
@@ -40,6 +41,8 @@ export interface RunScope {
   readonly signal?: AbortSignal;
   /** The message this run branches from (`RunOptions.branchFrom`); undefined: after the active leaf. */
   readonly branchFrom?: string | null;
+  /** Reads the files the session keeps in the blob store (reference contents), for the model requests. */
+  readonly blobs?: BlobReader;
   /** Set for streaming runs only; a non-streaming run takes the same steps without it. */
   readonly stream?: StreamHooks;
 }
