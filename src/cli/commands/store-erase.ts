@@ -56,7 +56,7 @@ async function erase(context: CommandContext, options: EraseCliOptions): Promise
       context.environment.stdout.write(JSON.stringify(preview, null, 2) + "\n");
       out.note(
         ce.dim(
-          `dry run: ${preview.sessions} sessions and ${preview.messageLogs} message logs of this owner in ${opened.url}; nothing removed`,
+          `dry run: ${preview.sessions} sessions and ${preview.messageLogs} message logs${preview.blobs !== undefined ? ` and ${preview.blobs} files` : ""} of this owner in ${opened.url}; nothing removed`,
         ),
       );
       return EXIT.ok;
@@ -84,7 +84,7 @@ async function erase(context: CommandContext, options: EraseCliOptions): Promise
     context.environment.stdout.write(JSON.stringify(receipt, null, 2) + "\n");
     if (!out.json)
       out.note(
-        `${ce.green("✔")} erased ${receipt.sessions} sessions and ${receipt.messageLogs} message logs of owner sha256:${receipt.owner.slice(0, 12)}… from ${opened.url}`,
+        `${ce.green("✔")} erased ${receipt.sessions} sessions and ${receipt.messageLogs} message logs${receipt.blobs !== undefined ? ` and ${receipt.blobs} files` : ""} of owner sha256:${receipt.owner.slice(0, 12)}… from ${opened.url}`,
       );
     return EXIT.ok;
   } finally {

@@ -9,6 +9,7 @@
  */
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
+import { dataUriByteLength } from "../blobs/references.js";
 import { fromUIMessages } from "../ui-messages/from-ui.js";
 import type { UIMessageLike } from "../ui-messages/types.js";
 import type { ApprovalAnswerInput, TurnInput } from "./chat-data.js";
@@ -22,6 +23,34 @@ export interface UIRequestLimits {
   maxMessageChars: number;
   /** Approval answers in one request. */
   maxAnswers: number;
+  /** Bytes of one attached file (a `file` part with a base64 `data:` URL). */
+  maxFileBytes: number;
+  /** Files in one user message. */
+  maxFiles: number;
+  /** Media types a file may have: exact (`image/png`) or a whole top-level type (`image/*`). */
+  fileTypes: readonly string[];
+}
+
+/** The media types accepted by default: common raster images, PDF and plain text (not SVG or HTML, which can carry script). */
+export const DEFAULT_FILE_TYPES: readonly string[] = [
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "application/pdf",
+  "text/plain",
+];
+
+/** True when `mediaType` is one of `allowed` (exact, or `type/*`). */
+export function fileTypeAllowed(mediaType: string, allowed: readonly string[]): boolean {
+  const type = mediaType.toLowerCase();
+  const slash = type.indexOf("/");
+  return allowed.some((a) => {
+    const pattern = a.toLowerCase();
+    return (
+      pattern === type || (pattern.endsWith("/*") && slash > 0 && pattern.slice(0, -1) === type.slice(0, slash + 1))
+    );
+  });
 }
 
 export interface ParsedUIRequest {
@@ -92,20 +121,75 @@ function userMessage(message: Record<string, unknown>, limits: UIRequestLimits):
       detail: `The message is longer than ${limits.maxMessageChars} characters.`,
     });
   }
+  checkFiles(message.parts as unknown[], limits);
   const [converted_, ...rest] = converted(message);
-  if (!converted_ || rest.length > 0 || converted_.contents.some((c) => c.$type !== "text")) {
+  if (!converted_ || rest.length > 0 || converted_.contents.some((c) => c.$type !== "text" && c.$type !== "data")) {
     throw new HttpProblem("http-unsupported-part");
   }
   if (converted_.contents.every((c) => c.$type === "text" && c.text.trim() === ""))
-    throw bad("The message has no text.");
-  // The text, and the client's id (so the stored message and the one on screen are the same
-  // message). Client metadata and extra fields are not stored: the client is not trusted.
+    throw bad("The message has no text and no file.");
+  // The text and the files, and the client's id (so the stored message and the one on screen are
+  // the same message). Client metadata and extra fields are not stored: the client is not trusted.
   const chatMessage: ChatMessage = {
     role: "user",
-    contents: converted_.contents.map((c) => (c.$type === "text" ? { $type: "text", text: c.text } : c)),
+    contents: converted_.contents.map((c) =>
+      c.$type === "text"
+        ? { $type: "text", text: c.text }
+        : c.$type === "data"
+          ? { $type: "data", uri: c.uri, ...(c.name !== undefined ? { name: c.name.slice(0, 255) } : {}) }
+          : c,
+    ),
   };
   if (typeof message.id === "string" && ID_PATTERN.test(message.id)) chatMessage.messageId = message.id;
   return chatMessage;
+}
+
+/**
+ * The file parts of a user message, checked before anything is converted: each a base64 `data:`
+ * URL of an allowed media type and at most `maxFileBytes` (counted from its length, not decoded),
+ * at most `maxFiles` of them. A refused file is a 4xx problem naming the rule, never the file's
+ * name or content.
+ */
+function checkFiles(parts: unknown[], limits: UIRequestLimits): void {
+  let files = 0;
+  for (const part of parts) {
+    if (!isObject(part) || part.type !== "file") continue;
+    files++;
+    const nth = ordinal(files);
+    if (files > limits.maxFiles)
+      throw new HttpProblem("http-too-many-files", {
+        detail: `A message may carry at most ${limits.maxFiles} file${limits.maxFiles === 1 ? "" : "s"}.`,
+      });
+    const url = part.url;
+    if (typeof url !== "string" || !url.startsWith("data:"))
+      throw new HttpProblem("http-file-not-inline", {
+        detail: `The ${nth} file is not sent inline: send its bytes as a base64 data: URL.`,
+      });
+    const comma = url.indexOf(",");
+    const head = comma < 0 ? "" : url.slice(5, Math.min(comma, 300));
+    if (comma < 0 || !/;base64$/i.test(head)) throw bad(`The ${nth} file's data: URL is not base64.`);
+    const mediaType = head.split(";")[0].trim().toLowerCase();
+    if (!fileTypeAllowed(mediaType, limits.fileTypes))
+      throw new HttpProblem("http-file-type-not-allowed", {
+        detail: `The ${nth} file's type is not accepted here; accepted: ${limits.fileTypes.join(", ")}. Nothing of the message was saved.`,
+      });
+    if (dataUriByteLength(url) > limits.maxFileBytes)
+      throw new HttpProblem("http-file-too-large", {
+        detail: `The ${nth} file is larger than ${limits.maxFileBytes} bytes; nothing of the message was saved.`,
+      });
+  }
+}
+
+function ordinal(n: number): string {
+  const suffix =
+    n % 10 === 1 && n % 100 !== 11
+      ? "st"
+      : n % 10 === 2 && n % 100 !== 12
+        ? "nd"
+        : n % 10 === 3 && n % 100 !== 13
+          ? "rd"
+          : "th";
+  return `${n}${suffix}`;
 }
 
 /**

@@ -4,6 +4,7 @@
  * `TurnContext`, what a running turn needs of the chat server. Kept apart so the flow, which
  * starts turns, and the runner, which writes them, depend on this file and not on each other.
  */
+import type { BlobReader } from "../blobs/references.js";
 import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
@@ -54,6 +55,8 @@ export interface TurnContext {
   readonly streamKeepMs: number;
   readonly historyKey: string;
   readonly onError: (error: unknown) => void;
+  /** Reads the owner's files (reference contents) for the model requests; undefined without a blob store. */
+  blobReader(owner: string): BlobReader | undefined;
 }
 
 /** The chat's history messages (the agent's in-memory history state). */

@@ -17,6 +17,8 @@ import type { ChatClientAgent } from "../agent/agent.js";
 import { pendingToolApprovals } from "../agent/approvals.js";
 import { ConfigurationError } from "../core/errors.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
+import type { BlobStore } from "../blobs/blob-store.js";
+import { type BlobReader, blobReader, blobWriter, offloadDataContents } from "../blobs/references.js";
 import { ConflictError, InvalidCursorError } from "../stores/errors.js";
 import { checkList } from "../stores/listing.js";
 import type { StreamBuffer, StreamInfo } from "../stores/stream-buffer.js";
@@ -81,6 +83,14 @@ export interface ChatSessionsOptions {
   disconnect?: "continue" | "abort";
   /** Called with unexpected errors of background work (a turn's commit, a recovery). */
   onError?: (error: unknown) => void;
+  /**
+   * Where the files of user messages go (default `store.blobs`): a file of at least
+   * `blobThresholdBytes` is put there before the message is committed, and the chat keeps a
+   * reference. Without a blob store, files stay inline in the messages.
+   */
+  blobs?: BlobStore;
+  /** Files from this many bytes up go to the blob store. Default 4096. */
+  blobThresholdBytes?: number;
 }
 
 /** A chat of the owner's list. */
@@ -120,6 +130,8 @@ export class ChatSessions {
   readonly streamKeepMs: number;
   readonly disconnect: "continue" | "abort";
   readonly onError: (error: unknown) => void;
+  readonly blobs: BlobStore | undefined;
+  readonly blobThresholdBytes: number;
   /** Turns running in this process, by stream id: followed and stopped without a round trip. */
   private readonly runners = new Map<string, TurnRunner>();
 
@@ -132,6 +144,8 @@ export class ChatSessions {
     this.streamKeepMs = options.streamKeepMs ?? 10 * 60_000;
     this.disconnect = options.disconnect ?? "continue";
     this.onError = options.onError ?? (() => undefined);
+    this.blobs = options.blobs ?? options.store.blobs;
+    this.blobThresholdBytes = options.blobThresholdBytes ?? 4096;
     const streams = options.streams ?? options.store.streams;
     if (!streams)
       throw new ConfigurationError(
@@ -149,6 +163,11 @@ export class ChatSessions {
   /** The history key of the agent's history provider. */
   get historyKey(): string {
     return this.agent.history.key;
+  }
+
+  /** Reads the owner's files for the model requests of a turn (undefined without a blob store). */
+  blobReader(owner: string): BlobReader | undefined {
+    return this.blobs ? blobReader(this.blobs, owner) : undefined;
   }
 
   /** The turn running in this process on `streamId`, if any. */
@@ -308,6 +327,13 @@ export class ChatSessions {
           hint: "give every new message a new id (useChat does)",
         });
       message.messageId ??= `msg-${randomUUID()}`;
+      // The files go to the blob store before the message is committed: the chat holds references.
+      if (this.blobs)
+        [message] = (
+          await offloadDataContents([message], blobWriter(this.blobs, owner), {
+            thresholdBytes: this.blobThresholdBytes,
+          })
+        ).messages;
     } else {
       if (!stored) throw chatNotFound();
       requests = input.answers.map((answer) => {

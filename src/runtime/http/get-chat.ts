@@ -11,10 +11,16 @@ import { withApprovalProgress } from "./turn-message.js";
 
 export const getChat: Route = async (context, request, _url, id) => {
   const owner = await ownerOf(context, request);
-  const stored = await context.chats.load(owner, checkChatId(id));
+  const chatId = checkChatId(id);
+  const stored = await context.chats.load(owner, chatId);
   if (!stored) throw chatNotFound();
+  // Files kept in the blob store are shown from the files route (GET /chat/:id/files/:hash).
+  const files = `${context.basePath}/chat/${encodeURIComponent(chatId)}/files/`;
   return json(
     200,
-    withApprovalProgress(toUIMessages(stored.session, { historyKey: context.chats.historyKey }), stored.session),
+    withApprovalProgress(
+      toUIMessages(stored.session, { historyKey: context.chats.historyKey, fileUrl: (ref) => files + ref.hash }),
+      stored.session,
+    ),
   );
 };

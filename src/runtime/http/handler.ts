@@ -4,13 +4,14 @@
  *
  *   POST   /chat              a turn: the AI SDK UI request; answers with the UI message stream (SSE)
  *   GET    /chat/:id/stream   the running turn's stream from its first chunk (useChat resume); 204 when none
+ *   GET    /chat/:id/files/:hash  a file of the chat kept in the blob store (range requests: 206)
  *   POST   /chat/:id/stop     stops the running turn, keeping its partial answer
  *   GET    /chats             the owner's chats, newest first: { chats, cursor? } (?cursor=&limit=)
  *   GET    /chats/:id         the chat's history as UIMessage[]
  *   DELETE /chats/:id         deletes the chat (204)
  *
  * One function per route (post-chat.ts, resume-stream.ts, stop-chat.ts, list-chats.ts,
- * get-chat.ts, delete-chat.ts); this file resolves the options, finds the route (own entries of a
+ * get-chat.ts, delete-chat.ts, get-file.ts); this file resolves the options, finds the route (own entries of a
  * table, never inherited names) and answers every error with the problem `toProblem` (problem.ts)
  * maps it to: an `application/problem+json` problem; a method a path does not have is a 405 with
  * `Allow`.
@@ -21,9 +22,11 @@ import { tracingOf } from "../core/tracing-hooks.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
 import { chatNotFound } from "./chat-error.js";
+import { DEFAULT_FILE_TYPES } from "./ai-sdk-ui.js";
 import { ChatSessions } from "./chat-flow.js";
 import { deleteChat } from "./delete-chat.js";
 import { getChat } from "./get-chat.js";
+import { getFile } from "./get-file.js";
 import { listChats } from "./list-chats.js";
 import { postChat } from "./post-chat.js";
 import { HttpProblem, problemResponse, toProblem } from "./problem.js";
@@ -46,10 +49,30 @@ export interface ChatHandlerOptions {
   owner: (request: Request) => string | Promise<string>;
   /** Path the routes live under. Default `"/api"`. */
   basePath?: string;
-  /** Largest request body, in bytes, checked before parsing. Default 1 MiB. */
+  /**
+   * Largest request body, in bytes, checked before parsing. Default 1 MiB plus room for
+   * `maxFiles` files of `maxFileBytes` sent as base64 data: URLs.
+   */
   maxBodyBytes?: number;
   /** Characters of text in one user message. Default 32,000. */
   maxMessageChars?: number;
+  /**
+   * Bytes of one file attached to a user message (an AI SDK UI `file` part with a `data:` URL).
+   * A larger one is a 413 `file-too-large`, and nothing of the message is saved. Default 5 MiB.
+   */
+  maxFileBytes?: number;
+  /** Files in one user message. Default 4. */
+  maxFiles?: number;
+  /**
+   * Media types a file may have: exact (`image/png`) or a top-level type (`image/*`). Another is a
+   * 415 `file-type-not-allowed`. Default: PNG, JPEG, GIF and WebP images, PDF and plain text.
+   */
+  fileTypes?: readonly string[];
+  /**
+   * Files from this size up go to the store's blob store (`store.blobs`) and the chat keeps a
+   * reference; smaller ones stay inline in the message. Default 4096 bytes.
+   */
+  blobThresholdBytes?: number;
   /** Longest owner string. Default 256. */
   maxOwnerLength?: number;
   /** Default page size of GET /chats (the client may ask for up to 100). Default 20. */
@@ -99,6 +122,7 @@ type Methods = ReadonlyMap<string, { operation: string; route: Route }>;
 const CHAT: Methods = new Map([["POST", { operation: "send", route: postChat }]]);
 const CHAT_STREAM: Methods = new Map([["GET", { operation: "resume", route: resumeStream }]]);
 const CHAT_STOP: Methods = new Map([["POST", { operation: "stop", route: stopChat }]]);
+const CHAT_FILE: Methods = new Map([["GET", { operation: "file", route: getFile }]]);
 const CHATS: Methods = new Map([["GET", { operation: "list", route: listChats }]]);
 const ONE_CHAT: Methods = new Map([
   ["GET", { operation: "get", route: getChat }],
@@ -107,7 +131,7 @@ const ONE_CHAT: Methods = new Map([
 
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const base = (options.basePath ?? "/api").replace(/\/+$/, "");
-  const context = routeContext(options);
+  const context = routeContext(options, base);
   const handler = async (request: Request): Promise<Response> => {
     try {
       return await dispatch(context, base, options.store, request);
@@ -125,7 +149,19 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 }
 
 /** The options, checked and resolved, as every route sees them. */
-function routeContext(options: ChatHandlerOptions): RouteContext {
+function routeContext(options: ChatHandlerOptions, base: string): RouteContext {
+  const maxFileBytes = positive("maxFileBytes", options.maxFileBytes, 5 * 1024 * 1024);
+  const maxFiles = options.maxFiles ?? 4;
+  if (!Number.isSafeInteger(maxFiles) || maxFiles < 0)
+    throw new ConfigurationError(`maxFiles must be a whole number from 0, got ${maxFiles}`);
+  if (
+    options.fileTypes !== undefined &&
+    !options.fileTypes.every((t) => typeof t === "string" && /^[a-z0-9.+-]+\/(\*|[a-z0-9.+-]+)$/i.test(t))
+  )
+    throw new ConfigurationError(
+      "fileTypes must be media types such as image/png or image/*",
+      'list the media types a file may have, e.g. ["image/*", "application/pdf"]',
+    );
   return {
     chats: new ChatSessions({
       agent: options.agent,
@@ -137,12 +173,24 @@ function routeContext(options: ChatHandlerOptions): RouteContext {
       streamKeepMs: positive("streamKeepMs", options.streamKeepMs, 10 * 60_000),
       disconnect: options.disconnect,
       onError: options.onError ? (error) => options.onError?.(error) : undefined,
+      ...(options.blobThresholdBytes !== undefined ? { blobThresholdBytes: options.blobThresholdBytes } : {}),
     }),
     owner: options.owner,
-    maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes, 1024 * 1024),
+    basePath: base,
+    maxBodyBytes: positive(
+      "maxBodyBytes",
+      options.maxBodyBytes,
+      1024 * 1024 + Math.ceil((maxFileBytes * 4) / 3) * maxFiles,
+    ),
     maxOwnerLength: options.maxOwnerLength ?? 256,
     pageSize: options.pageSize ?? 20,
-    limits: { maxMessageChars: options.maxMessageChars ?? 32_000, maxAnswers: 32 },
+    limits: {
+      maxMessageChars: options.maxMessageChars ?? 32_000,
+      maxAnswers: 32,
+      maxFileBytes,
+      maxFiles,
+      fileTypes: options.fileTypes ? [...options.fileTypes] : DEFAULT_FILE_TYPES,
+    },
     stopWaitMs: positive("stopWaitMs", options.stopWaitMs, 10_000),
     onError: options.onError,
   };
@@ -172,6 +220,7 @@ function matchPath(base: string, path: string): { methods: Methods; id?: string 
     return null;
   }
   if (prefix === "chats") return rest.length === 1 ? { methods: ONE_CHAT, id } : undefined;
+  if (rest.length === 3 && rest[1] === "files" && rest[2] !== "") return { methods: CHAT_FILE, id };
   if (rest.length !== 2) return undefined;
   if (rest[1] === "stream") return { methods: CHAT_STREAM, id };
   if (rest[1] === "stop") return { methods: CHAT_STOP, id };

@@ -101,6 +101,42 @@ export const PROBLEMS = {
     title: "Unsupported message part",
     detail: "Only text parts are accepted in a user message.",
   },
+  "http-file-too-large": {
+    status: 413,
+    slug: "file-too-large",
+    title: "File too large",
+    detail: "A file of the message is larger than this server accepts; nothing of the message was saved.",
+  },
+  "http-too-many-files": {
+    status: 413,
+    slug: "too-many-files",
+    title: "Too many files",
+    detail: "The message carries more files than this server accepts; nothing of the message was saved.",
+  },
+  "http-file-type-not-allowed": {
+    status: 415,
+    slug: "file-type-not-allowed",
+    title: "File type not allowed",
+    detail: "A file of the message has a type this server does not accept; nothing of the message was saved.",
+  },
+  "http-file-not-inline": {
+    status: 422,
+    slug: "file-not-inline",
+    title: "File not inline",
+    detail: "Send a file's bytes inline, as a base64 data: URL.",
+  },
+  "http-file-not-found": {
+    status: 404,
+    slug: "file-not-found",
+    title: "File not found",
+    detail: "There is no file with this hash in this chat.",
+  },
+  "http-range-not-satisfiable": {
+    status: 416,
+    slug: "range-not-satisfiable",
+    title: "Range not satisfiable",
+    detail: "The range asked for is outside the file.",
+  },
   "http-regenerate-unsupported": {
     status: 422,
     slug: "regenerate-unsupported",
@@ -210,6 +246,14 @@ export const PROBLEMS = {
   "store-authentication": STORE_NOT_READY,
   "store-key-conflict": STORE_NOT_READY,
   configuration: STORE_NOT_READY,
+  // Blobs: a file that does not fit the blob budget (store or owner)
+  "blob-budget-exceeded": {
+    status: 413,
+    slug: "file-storage-full",
+    title: "No room for the file",
+    detail:
+      "There is no room left to keep this file; nothing of the message was saved. Delete older chats or send a smaller file.",
+  },
   // The model
   "model-service": {
     status: 502,

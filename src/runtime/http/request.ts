@@ -13,6 +13,8 @@ import { HttpProblem } from "./problem.js";
 export interface RouteContext {
   chats: ChatSessions;
   owner: (request: Request) => string | Promise<string>;
+  /** The routes' base path (`/api`), without a trailing slash. */
+  basePath: string;
   maxBodyBytes: number;
   maxOwnerLength: number;
   pageSize: number;

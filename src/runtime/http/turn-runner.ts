@@ -290,7 +290,8 @@ export class TurnRunner {
 
   private async runMessage(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<AgentSession> {
     const session = copyForTurn(this.init.before, this.init.chats.historyKey);
-    const stream = this.init.chats.agent.runStream(this.init.message!, session, { signal });
+    const blobs = this.init.chats.blobReader(this.init.owner);
+    const stream = this.init.chats.agent.runStream(this.init.message!, session, { signal, blobs });
     let next: IteratorResult<AgentResponseUpdate, unknown>;
     while (!(next = await stream.next()).done) {
       signal.throwIfAborted();
@@ -311,7 +312,7 @@ export class TurnRunner {
       answers.map((a) =>
         a.approved ? approveToolCall(a.approvalId, a.reason) : rejectToolCall(a.approvalId, a.reason),
       ),
-      { signal, ttlMs: chats.ttlMs },
+      { signal, ttlMs: chats.ttlMs, blobs: chats.blobReader(this.init.owner) },
     );
     answers.forEach((answer, i) => {
       const call = requests[i].toolCall;

@@ -3,7 +3,7 @@
  * implemented once over the store contract. Pages of `list({ owner, order: "id" })` (which finds a
  * session from the store's metadata, repairing a stale index entry on Redis); for each session, first
  * its stream buffers and message logs (the one under its id and any other its stored history
- * names), then the session.
+ * names), then the session; once no session is left, every blob of the owner (`store.blobs`).
  * In that order a crash at any point leaves each remaining session with whatever logs it still has,
  * so running it again finds the rest and finishes: the call is idempotent and resumable. It returns
  * only once a listing from the start comes back empty.
@@ -90,11 +90,14 @@ export async function eraseOwnerSessions(
       );
     }
   }
+  // The owner's files last, once no session refers to them: all of them go (a re-run finds none).
+  const blobs = store.blobs ? await store.blobs.eraseOwner(owner) : undefined;
   return {
     owner: ownerDigest(owner),
     sessions,
     messageLogs,
     ...(store.streams ? { streams } : {}),
+    ...(blobs ? { blobs: blobs.blobs, blobBytes: blobs.bytes } : {}),
     startedAt,
     finishedAt: new Date().toISOString(),
     complete: true,
@@ -105,7 +108,7 @@ export async function eraseOwnerSessions(
 export async function previewErase(
   store: SessionStore,
   owner: string,
-): Promise<{ owner: string; sessions: number; messageLogs: number }> {
+): Promise<{ owner: string; sessions: number; messageLogs: number; blobs?: number; blobBytes?: number }> {
   checkOwner(owner, "eraseOwner owner");
   let sessions = 0;
   let messageLogs = 0;
@@ -119,5 +122,11 @@ export async function previewErase(
     }
     cursor = page.cursor;
   } while (cursor);
-  return { owner: ownerDigest(owner), sessions, messageLogs };
+  const usage = store.blobs ? await store.blobs.usage({ owner }) : undefined;
+  return {
+    owner: ownerDigest(owner),
+    sessions,
+    messageLogs,
+    ...(usage ? { blobs: usage.blobs, blobBytes: usage.bytes } : {}),
+  };
 }

@@ -7,6 +7,7 @@
  */
 import { ConfigurationError } from "../core/errors.js";
 import { checkId } from "./common.js";
+import { sweepOwnerBlobs } from "./blob-sweep.js";
 import { sessionLogIds } from "./erasure.js";
 import { ConflictError } from "./errors.js";
 import { checkLabels, labelsMatch } from "./listing.js";
@@ -190,6 +191,8 @@ export interface PurgeRetentionOptions {
   onProgress?: (progress: PurgeRetentionReport) => void;
   /** Stops after the session in hand (the report then has `aborted` and the `cursor` to resume from). */
   signal?: AbortSignal;
+  /** The grace window of the blob sweep (see `sweepOwnerBlobs`); default the blob store's. */
+  blobGraceMs?: number;
 }
 
 export interface PurgeRetentionReport {
@@ -201,6 +204,11 @@ export interface PurgeRetentionReport {
   messageLogs: number;
   /** Sessions saved again while being judged, left for the next run. */
   skipped: number;
+  /**
+   * Blobs removed because no session of their owner refers to them any more (a store with a blob
+   * store; with `dryRun`: 0, not counted). Swept once the scan is done, per owner of a removed session.
+   */
+  blobs?: number;
   /** The last session id done: `startAfter` to resume an interrupted run (absent: none scanned). */
   cursor?: string;
   /** Set when `signal` stopped the run early. */
@@ -221,6 +229,9 @@ export async function purgeRetention(
   const policy = checkRetention(retention)!;
   const now = options.now ?? Date.now();
   const report: PurgeRetentionReport = { scanned: 0, sessions: 0, messageLogs: 0, skipped: 0 };
+  if (store.blobs && !options.dryRun) report.blobs = 0;
+  // Owners of removed sessions (undefined: sessions without one), whose blobs are swept at the end.
+  const owners = new Set<string | undefined>();
   if (options.startAfter !== undefined) report.cursor = options.startAfter;
   let cursor = options.startAfter;
   do {
@@ -251,6 +262,7 @@ export async function purgeRetention(
         continue;
       }
       report.sessions++;
+      owners.add(item.meta.owner);
       for (const logId of logIds) if (await store.messages.deleteMessages(logId)) report.messageLogs++;
       // Its stream buffers: a built-in store's delete removed them already; a store whose delete
       // does not (its own implementation) loses them here.
@@ -260,5 +272,18 @@ export async function purgeRetention(
     if (page.items.length) report.cursor = page.items[page.items.length - 1].id;
     options.onProgress?.({ ...report });
   } while (cursor);
+  // An interrupted run sweeps nothing: its re-run (or the owner's next purge) does. A blob left is
+  // only space, never a reference lost.
+  if (store.blobs)
+    for (const owner of owners) {
+      if (options.signal?.aborted) {
+        report.aborted = true;
+        break;
+      }
+      const swept = await sweepOwnerBlobs(store, owner, {
+        ...(options.blobGraceMs !== undefined ? { graceMs: options.blobGraceMs } : {}),
+      });
+      report.blobs = (report.blobs ?? 0) + swept.blobs;
+    }
   return report;
 }

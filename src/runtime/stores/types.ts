@@ -255,6 +255,9 @@ export interface EraseReceipt {
    * removed. Every built-in store sets it; absent from a store without stream buffers.
    */
   streams?: number;
+  /** Blobs (files of the owner's chats, `store.blobs`) this call removed, and their bytes. Set by a store with a blob store. */
+  blobs?: number;
+  blobBytes?: number;
   /** ISO 8601. */
   startedAt: string;
   finishedAt: string;
