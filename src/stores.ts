@@ -79,6 +79,19 @@ export { memoryBlobStore } from "./runtime/blobs/memory.js";
 export { S3BlobStoreError, s3BlobStore } from "./runtime/blobs/s3.js";
 export type { S3BlobStoreOptions, S3ClientLike } from "./runtime/blobs/s3.js";
 export type { MemoryBlobStoreOptions } from "./runtime/blobs/memory.js";
+// Reference contents: files kept in the blob store, resolved for model requests, swept with their sessions
+export {
+  BlobReferenceError,
+  blobReader,
+  blobReference,
+  blobWriter,
+  offloadDataContents,
+  referencedBlobs,
+  resolveBlobReferences,
+} from "./runtime/blobs/references.js";
+export type { BlobReader, BlobWriter, OffloadOptions, OffloadResult } from "./runtime/blobs/references.js";
+export { sweepOwnerBlobs } from "./runtime/stores/blob-sweep.js";
+export type { SweepOwnerBlobsOptions, SweepOwnerBlobsResult } from "./runtime/stores/blob-sweep.js";
 export { withSession } from "./runtime/stores/with-session.js";
 export type { SessionRunContext, WithSessionOptions, WithSessionResult } from "./runtime/stores/with-session.js";
 

@@ -469,7 +469,7 @@ describe("limits", () => {
     await expectProblem(await call(handler, "GET", "/chats/chat-long"), 404, "chat-not-found");
   });
 
-  it("a bad chat id (in the body or the path), a malformed part and an unsupported part are 400/422 problems", async () => {
+  it("a bad chat id (in the body or the path), a malformed part and a file not in base64 are 400/422 problems", async () => {
     const { handler } = harness();
     await expectProblem(
       await post(handler, { ...fixture("text-turn.json"), id: "../ada/secret-id" }),
@@ -501,7 +501,7 @@ describe("limits", () => {
       ],
       trigger: "submit-message",
     };
-    await expectProblem(await post(handler, file), 422, "unsupported-part", ["secret-file"]);
+    await expectProblem(await post(handler, file), 400, "invalid-request", ["secret-file"]);
     await expectProblem(
       await post(handler, { ...fixture("text-turn.json"), trigger: "regenerate-message" }),
       422,

@@ -48,7 +48,7 @@ export const getFile: Route = async (context, request, url, id) => {
   const info = await blobs.stat(hash, { owner });
   if (!info) throw fileNotFound(); // erased or swept: gone for good
   const ifNoneMatch = request.headers.get("if-none-match");
-  if (ifNoneMatch !== null && ifNoneMatch.split(",").some((t) => t.trim() === etag || t.trim() === `W/${etag}`))
+  if (ifNoneMatch?.split(",").some((t) => t.trim() === etag || t.trim() === `W/${etag}`))
     return new Response(null, { status: 304, headers });
 
   const rangeHeader = request.headers.get("range");
