@@ -54,6 +54,8 @@ import {
 const MAGIC = Buffer.from("SBLB");
 const FOOTER = 8;
 const MAX_TRAILER = 64 * 1024;
+/** Bytes read from a blob file's end to find its trailer (a trailer is a few hundred bytes). */
+const TAIL_READ = 4096;
 /** Chunks read from the file at once. */
 const READ_BATCH = 8;
 
@@ -240,13 +242,20 @@ export class FolderBlobBackend implements BlobBackend {
     const info = await file.stat();
     const corrupt = (detail: string) => new BlobCorruptError(hash ?? path, path, detail);
     if (info.size < FOOTER) throw corrupt("the file is shorter than its footer");
-    const footer = Buffer.alloc(FOOTER);
-    await file.read(footer, 0, FOOTER, info.size - FOOTER);
+    // One read of the file's tail: the footer and, almost always, the whole trailer before it.
+    const tailLength = Math.min(info.size, TAIL_READ);
+    const tail = Buffer.alloc(tailLength);
+    await file.read(tail, 0, tailLength, info.size - tailLength);
+    const footer = tail.subarray(tailLength - FOOTER);
     const length = footer.readUInt32BE(0);
     if (!footer.subarray(4).equals(MAGIC) || length > MAX_TRAILER || length > info.size - FOOTER)
       throw corrupt("the file does not end with a blob trailer");
-    const body = Buffer.alloc(length);
-    await file.read(body, 0, length, info.size - FOOTER - length);
+    let body: Buffer;
+    if (length + FOOTER <= tailLength) body = tail.subarray(tailLength - FOOTER - length, tailLength - FOOTER);
+    else {
+      body = Buffer.alloc(length);
+      await file.read(body, 0, length, info.size - FOOTER - length);
+    }
     let trailer: Trailer;
     try {
       trailer = JSON.parse(body.toString("utf8")) as Trailer;
