@@ -10,6 +10,7 @@ import {
   HistoryBranchError,
   InMemoryChatHistoryProvider,
   MessageNotFoundError,
+  RollingSummaryProvider,
   forkSession,
   keepLastMessages,
 } from "../../src/agent.js";
@@ -201,5 +202,20 @@ describe("in-memory history branches", () => {
       JSON.stringify({ id: "old", stateBag: { "statebag.storedChatHistory": value } }),
     );
     expect(session.stateBag["statebag.storedChatHistory"]).toEqual({ ...value, $version: 2 });
+  });
+
+  it("a context provider's recent messages follow the branch a run continues", async () => {
+    const { agent: base, client } = setup();
+    const summary = new RollingSummaryProvider({ summarizer: new ScriptedChatClient({ usage: false }) });
+    const agent = new ChatClientAgent({ client, contextProviders: [summary], history: base.history });
+    const session = agent.createSession();
+    await agent.run("a", session);
+    await agent.run("b", session);
+    const oldAnswer = (await agent.history.listMessages(session))[3];
+    await agent.regenerate(session);
+    const path = await agent.history.listMessages(session);
+    const recent = summary.state.read(session)!.recentMessages;
+    expect(recent.map((m) => m.messageId)).toEqual(path.map((m) => m.messageId));
+    expect(recent.map((m) => m.messageId)).not.toContain(oldAnswer.messageId);
   });
 });

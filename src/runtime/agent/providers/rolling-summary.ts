@@ -51,7 +51,14 @@ export class RollingSummaryProvider extends AIContextProvider {
 
   override async invoked(context: InvokedContext): Promise<void> {
     const current = this.state.readOrInit(context.state);
-    const recentMessages = [...current.recentMessages, ...context.requestMessages, ...context.responseMessages].slice(
+    let recent = current.recentMessages;
+    // A run on a new branch (regenerate, edit) continues from its branch point: what came after it
+    // is another branch. A point older than the kept messages leaves only the summary.
+    if (context.branchFrom !== undefined) {
+      const at = context.branchFrom === null ? -1 : recent.findIndex((m) => m.messageId === context.branchFrom);
+      recent = recent.slice(0, at + 1);
+    }
+    const recentMessages = [...recent, ...context.requestMessages, ...context.responseMessages].slice(
       -this.maxMessages,
     );
     const turnCount = current.turnCount + 1;

@@ -8,6 +8,7 @@ import {
   type ToolApprovalRequestContent,
   type UsageDetails,
 } from "../../core/messages.js";
+import { randomUUID } from "node:crypto";
 import type { AgentSession, SessionKind } from "../../core/session.js";
 import type { AgentResponse } from "../response.js";
 import type { ClosedRound } from "./approval-round.js";
@@ -30,16 +31,26 @@ export async function commitRun(
   closed: ClosedRound | undefined,
   outcome: ToolRoundsOutcome,
 ): Promise<AgentResponse> {
-  const { agent, session, input } = scope;
-  const produced = closed ? [closed.results, ...outcome.produced] : outcome.produced;
+  const { agent, session } = scope;
+  // Every message the run records gets an id (a branch names its parent by it), the same for the
+  // context providers and the history: copies, so the caller's input and the response are untouched.
+  const named = new Map<ChatMessage, ChatMessage>();
+  const withId = (m: ChatMessage) => {
+    let out = named.get(m);
+    if (!out) named.set(m, (out = m.messageId === undefined ? { ...m, messageId: `msg-${randomUUID()}` } : m));
+    return out;
+  };
+  const input = scope.input.map(withId);
+  const recording: RunScope = { ...scope, input };
+  const produced = (closed ? [closed.results, ...outcome.produced] : outcome.produced).map(withId);
   const kind: SessionKind = scope.declaredKind ?? (outcome.conversationId !== undefined ? "hosted" : "local");
   for (const provider of agent.contextProviders)
-    await provider.invoked({ ...providerContext(scope, provider.key), responseMessages: produced });
+    await provider.invoked({ ...providerContext(recording, provider.key), responseMessages: produced });
   // A copy: the caller keeps its input and the response's messages; editing them later must not change stored history.
   // The closed round (answers, then results) precedes the input, as the model saw it.
-  const recorded = [...(closed?.messages ?? []), ...input, ...outcome.produced];
+  const recorded = [...(closed?.messages ?? []), ...scope.input, ...outcome.produced].map(withId);
   if (kind === "local")
-    await agent.history.addMessages(providerContext(scope, agent.history.key), structuredClone(recorded));
+    await agent.history.addMessages(providerContext(recording, agent.history.key), structuredClone(recorded));
   await readyToCommit(scope);
   // Last step that may fail: a history kept outside the session is written only for a run that commits.
   if (kind === "local") await agent.history.committing(providerContext(scope, agent.history.key));
@@ -47,7 +58,7 @@ export async function commitRun(
   scope.staged.commitTo(session.stateBag);
   session.kind = kind;
   if (kind === "hosted" && outcome.conversationId !== undefined) session.conversationId = outcome.conversationId;
-  return responseOf(session, produced, outcome);
+  return responseOf(session, closed ? [closed.results, ...outcome.produced] : outcome.produced, outcome);
 }
 
 /**
