@@ -10,9 +10,10 @@ import {
   isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type ChatAddToolApproveResponseFunction,
+  type FileUIPart,
   type UIMessage,
 } from "ai";
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FormEvent } from "react";
+import { type ClipboardEvent, type FormEvent, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 
 /** A row of GET /api/chats. */
@@ -64,6 +65,14 @@ function friendly(status: number, problem: Problem | undefined): string {
     case "message-too-long":
     case "body-too-large":
       return "Your message is too long to send. Shorten it and send it again.";
+    case "file-too-large":
+      return "An attached file is too large. Attach a smaller one and send again; your text is still below.";
+    case "file-type-not-allowed":
+      return "This kind of file cannot be attached (images, PDF and plain text can). Your text is still below.";
+    case "too-many-files":
+      return "Too many files in one message. Remove some and send again.";
+    case "file-storage-full":
+      return "There is no room left for more files. Delete older chats, then send again.";
     default:
       break;
   }
@@ -233,10 +242,15 @@ function Chat({
   onTurn: () => void;
 }) {
   const [input, setInput] = useState("");
+  /** Files attached to the next message (file input or paste), as data: URLs. */
+  const [files, setFiles] = useState<FileUIPart[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
   const [problem, setProblem] = useState<string>();
   const [stopping, setStopping] = useState(false);
   /** The text of the message in flight: put back in the input if the server refuses it. */
   const sent = useRef<string | undefined>(undefined);
+  /** The files of the message in flight: attached again if the server refuses it. */
+  const sentFiles = useRef<FileUIPart[]>([]);
   const messagesBox = useRef<HTMLDivElement>(null);
   /** Whether the list is scrolled to its end: new text keeps it there, unless the reader scrolled up. */
   const atEnd = useRef(true);
@@ -303,7 +317,9 @@ function Chat({
     const problem = readProblem(responseBody);
     setProblem(friendly(statusCode, problem));
     const text = sent.current;
+    const unsentFiles = sentFiles.current;
     sent.current = undefined;
+    sentFiles.current = [];
     if (text === undefined) {
       // Not a new message (an approval answer): what this page shows may be out of date (answered
       // in another tab). Show the chat as the server has it, and follow a reply still running.
@@ -313,10 +329,14 @@ function Chat({
     setMessages((all) => {
       const last = all[all.length - 1];
       const unsent =
-        last?.role === "user" && last.parts.some((p) => p.type === "text" && p.text === text) ? all.slice(0, -1) : all;
+        last?.role === "user" &&
+        (last.parts.some((p) => p.type === "text" && p.text === text) || (text === "" && unsentFiles.length > 0))
+          ? all.slice(0, -1)
+          : all;
       return unsent;
     });
     setInput((typed) => (typed.trim() === "" ? text : typed));
+    setFiles((attached) => (attached.length === 0 ? unsentFiles : attached));
     // Busy: a reply started elsewhere (another tab) is running in this chat. Show it here, live, with
     // its question; the text stays in the input for when it is done (or stopped).
     if (problem?.type === "urn:statebag:problem:chat-busy") await recover();
@@ -333,12 +353,39 @@ function Chat({
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const text = input;
-    if (!text.trim() || busy) return;
+    if ((!text.trim() && files.length === 0) || busy) return;
     setProblem(undefined);
     sent.current = text;
+    sentFiles.current = files;
     atEnd.current = true;
-    void sendMessage({ text });
+    void sendMessage(files.length > 0 ? { text, files } : { text });
     setInput("");
+    setFiles([]);
+  };
+
+  /** Reads picked or pasted files into data: URLs (the server keeps them in its blob store). */
+  const attach = async (picked: readonly File[]) => {
+    const read = (file: File) =>
+      new Promise<FileUIPart>((resolve, reject) => {
+        const reader = new FileReader();
+        reader.onload = () =>
+          resolve({
+            type: "file",
+            mediaType: file.type || "application/octet-stream",
+            filename: file.name || undefined,
+            url: String(reader.result),
+          });
+        reader.onerror = () => reject(reader.error);
+        reader.readAsDataURL(file);
+      });
+    const parts = await Promise.all(picked.map(read));
+    setFiles((attached) => [...attached, ...parts]);
+  };
+  const onPaste = (e: ClipboardEvent) => {
+    const pasted = [...e.clipboardData.files];
+    if (pasted.length === 0) return;
+    e.preventDefault();
+    void attach(pasted);
   };
 
   const stopReply = async () => {
@@ -401,9 +448,49 @@ function Chat({
           {problem}
         </p>
       )}
+      {files.length > 0 && (
+        <div className="attachments" data-testid="attachments">
+          {files.map((file, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: attachments are only appended or removed by index
+            <span key={i} className="attachment">
+              {file.mediaType.startsWith("image/") ? <img src={file.url} alt={file.filename ?? "image"} /> : null}
+              {file.filename ?? file.mediaType}
+              <button
+                type="button"
+                aria-label="Remove"
+                onClick={() => setFiles((all) => all.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      )}
       <form onSubmit={submit}>
         <input
+          ref={fileInput}
+          type="file"
+          accept="image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain"
+          multiple
+          hidden
+          data-testid="file-input"
+          onChange={(e) => {
+            void attach([...(e.target.files ?? [])]);
+            e.target.value = "";
+          }}
+        />
+        <button
+          type="button"
+          className="attach"
+          onClick={() => fileInput.current?.click()}
+          data-testid="attach"
+          aria-label="Attach a file"
+        >
+          +
+        </button>
+        <input
           value={input}
+          onPaste={onPaste}
           onChange={(e) => setInput(e.target.value)}
           placeholder="Message"
           aria-label="Message"
@@ -426,6 +513,14 @@ function Chat({
 function Part({ part, onAnswer }: { part: UIMessage["parts"][number]; onAnswer: ChatAddToolApproveResponseFunction }) {
   if (part.type === "text") return <p className="text">{part.text}</p>;
   if (part.type === "reasoning") return <p className="reasoning">{part.text}</p>;
+  if (part.type === "file")
+    return part.mediaType.startsWith("image/") ? (
+      <img className="file-image" src={part.url} alt={part.filename ?? "image"} data-testid="file-image" />
+    ) : (
+      <a className="file" href={part.url} target="_blank" rel="noreferrer" data-testid="file-link">
+        {part.filename ?? part.mediaType}
+      </a>
+    );
   if (!isToolUIPart(part)) return null;
   const name = getToolName(part);
   return (
