@@ -213,4 +213,20 @@ describe.each(backends)("stored history branches on $name", (backend: Backend) =
     expect(read).toBeLessThan(400);
     expect(lastInput()).toHaveLength(21);
   });
+
+  it('commit: "run" keeps no branches: every branch operation says so, and a linear log is unchanged', async () => {
+    const c = id("run-mode");
+    const runAgent = new ChatClientAgent({
+      client,
+      history: new StoredChatHistoryProvider({ log: store.messages, commit: "run" }),
+    });
+    const session = runAgent.createSession({ id: c });
+    await runAgent.run("hello", session);
+    expect(runAgent.history.supportsBranches).toBe(false);
+    const before = await store.messages.getMessages(c);
+    await expect(runAgent.regenerate(session)).rejects.toMatchObject({ code: "history-branch" });
+    await expect(runAgent.rewind(session, before[0].messageId!)).rejects.toMatchObject({ code: "history-branch" });
+    await expect(runAgent.fork(session, before[0].messageId!)).rejects.toMatchObject({ code: "history-branch" });
+    expect(await store.messages.getMessages(c)).toEqual(before);
+  });
 });
