@@ -14,8 +14,9 @@
  *   dies (`kill -9`) leaves nothing another reader can see (its partial chunks are removed by
  *   `sweep`, or expire).
  * - **Verified.** A full read hashes what it returns and errors (`BlobCorruptError`) instead of
- *   ending when the bytes are not the blob's; a range read checks every chunk's size (and, when
- *   the store encrypts, every chunk is authenticated, bound to the owner and the blob).
+ *   ending when the bytes are not the blob's; a range read checks every chunk's size. When the
+ *   store encrypts, every chunk is authenticated instead, bound to the owner and the blob (a
+ *   changed or moved chunk is `decryption-failed`).
  * - **Budgeted.** `maxBytes` for the whole store and `maxBytesPerOwner` per owner: a put that would
  *   pass either is refused with `BlobBudgetExceededError` and keeps nothing.
  * - **Swept safely.** Blobs have no reference count: `sweep` deletes the blobs its caller says are
