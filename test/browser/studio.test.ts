@@ -119,7 +119,7 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     // The migration preview: the value before and after the step, and where the step is defined.
     await page.getByTestId("preview-link").click();
     await ready(page, "preview");
-    expect(await page.getByTestId("step-source").first().innerText()).toMatch(/in-memory-chat-history\.ts:\d+/);
+    expect(await page.getByTestId("step-source").first().innerText()).toMatch(/builtins\/chat-history-state\.ts:\d+/);
     expect(await page.getByTestId("changes").first().innerText()).toContain("added /droppedMessageCount");
     expect(await page.locator('[data-testid="diff"] .added').count()).toBeGreaterThan(0);
     await shot(page, "4-migration-preview");
@@ -167,7 +167,7 @@ describe.skipIf(!available && !process.env.CI)("statebag studio in Chromium", ()
     expect(await compat.innerText()).toMatch(/v1 → v2[\s\S]*breaking/);
     const witness = JSON.parse(await page.getByTestId("witness").first().innerText());
     expect(witness.$type).toBe("InMemoryChatHistoryState");
-    expect(await page.getByTestId("fixture").count()).toBe(2);
+    expect(await page.getByTestId("fixture").count()).toBe(3); // v1, v2 and v3
     expect(await page.getByTestId("schema").count()).toBeGreaterThanOrEqual(2);
     await shot(page, "9-type-history");
   }, 60_000);
