@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
+import { createSessionData } from "../../src/index.js";
 import {
   MemorySessionStore,
   POSTGRES_SCHEMA_VERSION,
@@ -55,22 +56,120 @@ describe("SQLite format 1 -> current", () => {
     await again.close();
   });
 
-  it("the listing query uses the owner index, never the table", async () => {
+  it("the listing queries read an owner index only: by time, the covering index from the page on", async () => {
     const raw = new DatabaseSync(join(dir, "plan.db"));
     const store = new SqliteSessionStore({ path: join(dir, "plan.db") });
     await store.setup();
     const { SQLITE_SQL } = await import("../../src/runtime/stores/sqlite/sql.js");
-    for (const sql of [SQLITE_SQL.listByTime, SQLITE_SQL.listById]) {
-      const params = sql === SQLITE_SQL.listById ? ["o", 0, 1, 0, "{}", "", 10] : ["o", 0, 1, 0, "{}", 1, "", 10];
+    const cases: [string, unknown[], RegExp][] = [
+      [
+        SQLITE_SQL.listNewest,
+        ["o", 0, 5, "x", 10],
+        /COVERING INDEX statebag_sessions_owner_list \(owner=\? AND \(updated_at,id\)<\(\?,\?\)\)/,
+      ],
+      [
+        SQLITE_SQL.listByTimeAny,
+        ["o", 0, 1, 5, "x", 10],
+        /COVERING INDEX statebag_sessions_owner_list \(owner=\? AND updated_at>\? AND \(updated_at,id\)<\(\?,\?\)\)/,
+      ],
+      [
+        SQLITE_SQL.listByTime,
+        ["o", 0, 1, "{}", 5, "x", 10],
+        /COVERING INDEX statebag_sessions_owner_list \(owner=\? AND updated_at>\? AND \(updated_at,id\)<\(\?,\?\)\)/,
+      ],
+      [SQLITE_SQL.listByIdAny, ["o", 0, 1, 0, "", 10], /statebag_sessions_owner_id/],
+      [SQLITE_SQL.listById, ["o", 0, 1, 0, "{}", "", 10], /statebag_sessions_owner_id/],
+    ];
+    for (const [sql, params, index] of cases) {
       const plan = raw
         .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...params)
+        .all(...(params as string[]))
         .map((r) => String(r.detail))
         .join("\n");
-      expect(plan).toMatch(/statebag_sessions_owner_(updated|id)/);
+      expect(plan).toMatch(index);
       expect(plan).not.toMatch(/TEMP B-TREE/);
     }
     raw.close();
+    await store.close();
+  });
+
+  it("adds the listing index to a file of the current format written before it, in place of the old index", async () => {
+    const path = join(dir, "before-listing-index.db");
+    const writer = new SqliteSessionStore({ path });
+    for (let i = 0; i < 30; i++) {
+      const session = createSessionData({ id: `s${String(i).padStart(2, "0")}` });
+      await writer.save(session, {
+        expectedRevision: null,
+        meta: { owner: i % 3 === 0 ? "a" : "b", title: `t${i}`, labels: { n: String(i % 2) } },
+      });
+    }
+    await writer.close();
+    // What the previous release left: format 5 with format 2's narrower owner index.
+    const raw = new DatabaseSync(path);
+    raw.exec(`DROP INDEX statebag_sessions_owner_list;
+      CREATE INDEX statebag_sessions_owner_updated ON statebag_sessions (owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL`);
+    raw.close();
+    const indexes = () => {
+      const db = new DatabaseSync(path, { readOnly: true });
+      const names = db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'statebag_sessions_owner%' ORDER BY name",
+        )
+        .all()
+        .map((r) => r.name);
+      db.close();
+      return names;
+    };
+    // A read-only store cannot add it and lists the same through the old index.
+    const reader = new SqliteSessionStore({ path, readOnly: true });
+    const before = await reader.list({ owner: "a", limit: 4 });
+    await reader.close();
+    expect(indexes()).toEqual(["statebag_sessions_owner_id", "statebag_sessions_owner_updated"]);
+    const store = new SqliteSessionStore({ path });
+    expect(await store.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: true });
+    expect(indexes()).toEqual(["statebag_sessions_owner_id", "statebag_sessions_owner_list"]);
+    const after = await store.list({ owner: "a", limit: 4 });
+    expect(after).toEqual(before);
+    expect(after.items.map((x) => x.id)).toEqual(["s27", "s24", "s21", "s18"]);
+    expect(after.items[0].meta).toMatchObject({ owner: "a", title: "t27", labels: { n: "1" } });
+    const rest = await store.list({ owner: "a", limit: 20, cursor: after.cursor });
+    expect(rest.items.map((x) => x.id)).toEqual(["s15", "s12", "s09", "s06", "s03", "s00"]);
+    expect(rest.cursor).toBeUndefined();
+    await store.close();
+    const again = new SqliteSessionStore({ path });
+    expect(await again.setup()).toEqual({ version: SQLITE_SCHEMA_VERSION, changed: false });
+    await again.close();
+  });
+
+  it("updatedBefore and the cursor bound a page together, whichever is earlier", async () => {
+    const store = new SqliteSessionStore({ path: join(dir, "bounds.db") });
+    const base = Date.parse("2025-01-01T00:00:00.000Z");
+    const raw = new DatabaseSync(join(dir, "bounds.db"));
+    for (let i = 0; i < 10; i++)
+      await store.save(createSessionData({ id: `b${i}` }), { expectedRevision: null, meta: { owner: "o" } });
+    const setTime = raw.prepare("UPDATE statebag_sessions SET updated_at = ? WHERE id = ?");
+    for (let i = 0; i < 10; i++) setTime.run(base + i * 1000, `b${i}`);
+    raw.close();
+    const at = (i: number) => new Date(base + i * 1000).toISOString();
+    const ids = (page: { items: { id: string }[] }) => page.items.map((x) => x.id);
+    const first = await store.list({ owner: "o", limit: 3 });
+    expect(ids(first)).toEqual(["b9", "b8", "b7"]);
+    // The cursor is earlier than updatedBefore: the cursor bounds.
+    expect(ids(await store.list({ owner: "o", limit: 3, cursor: first.cursor, updatedBefore: at(9) }))).toEqual([
+      "b6",
+      "b5",
+      "b4",
+    ]);
+    // updatedBefore is earlier than the cursor: it bounds (strictly before).
+    expect(ids(await store.list({ owner: "o", limit: 3, cursor: first.cursor, updatedBefore: at(3) }))).toEqual([
+      "b2",
+      "b1",
+      "b0",
+    ]);
+    // Both bounds and a lower one, with labels to match (the general statement).
+    expect(
+      ids(await store.list({ owner: "o", limit: 5, updatedBefore: at(6), updatedAfter: at(2), labels: {} })),
+    ).toEqual(["b5", "b4", "b3"]);
     await store.close();
   });
 });

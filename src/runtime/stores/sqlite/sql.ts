@@ -58,11 +58,26 @@ export const V2_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ["labels", "labels TEXT"],
   ["created_at", "created_at INTEGER"],
 ];
+/** Format 2's indexes besides the listing index (`LISTING_INDEX`, which replaced `statebag_sessions_owner_updated`). */
 export const V2_INDEXES = [
-  `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_updated ON statebag_sessions (owner, updated_at DESC, id DESC) WHERE owner IS NOT NULL`,
   `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_id ON statebag_sessions (owner, id) WHERE owner IS NOT NULL`,
 ] as const;
 export const COLUMNS_SQL = `SELECT name FROM pragma_table_info('statebag_sessions')`;
+
+/**
+ * The listing index (#36): the owner's sessions newest first, holding every column a page item
+ * carries, so a page is read from the index alone (the session rows, with their bodies, are never
+ * touched). It replaces format 2's `statebag_sessions_owner_updated` (the same order without the
+ * metadata). Added at a writable open of any format-2+ file where it is missing (an index changes
+ * nothing an earlier release reads or writes: it keeps it up to date like any index), in the
+ * opening transaction; building it reads every row with an owner once.
+ */
+export const LISTING_INDEX = {
+  exists: `SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name = 'statebag_sessions_owner_list'`,
+  create: `CREATE INDEX IF NOT EXISTS statebag_sessions_owner_list ON statebag_sessions
+    (owner, updated_at DESC, id DESC, revision, expires_at, created_at, title, labels) WHERE owner IS NOT NULL`,
+  dropReplaced: `DROP INDEX IF EXISTS statebag_sessions_owner_updated`,
+} as const;
 
 /**
  * Storage format 3: stream buffers (`store.streams`, resumable replies). One row per stream
@@ -280,6 +295,10 @@ const HAS_LABELS = `NOT EXISTS (SELECT 1 FROM json_each(?) AS w WHERE NOT EXISTS
   SELECT 1 FROM json_each(statebag_sessions.labels) AS l WHERE l.key = w.key AND l.value = w.value))`;
 const LIST_ANY = `owner = ? AND ${LIVE} AND updated_at < ? AND updated_at > ?`;
 const LIST_FILTER = `${LIST_ANY} AND ${HAS_LABELS}`;
+// By time, `updatedBefore` and the cursor are one upper bound (store.ts), so the index range
+// starts at the page: (owner = ?, updated_at > ?, (updated_at, id) < (?, ?)).
+const LIST_TIME_ANY = `owner = ? AND ${LIVE} AND updated_at > ?`;
+const LIST_TIME_FILTER = `${LIST_TIME_ANY} AND ${HAS_LABELS}`;
 const LIST_COLUMNS = `id, revision, ${META}, expires_at`;
 
 /** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
@@ -304,13 +323,16 @@ export const SQLITE_SQL = {
        expires_at = excluded.expires_at, updated_at = excluded.updated_at, created_at = excluded.created_at,
        owner = excluded.owner, title = excluded.title, labels = excluded.labels
      WHERE statebag_sessions.expires_at IS NOT NULL AND statebag_sessions.expires_at <= ?`,
-  // Keyset pages over the (owner, updated_at DESC, id DESC) and (owner, id) indexes; the first
-  // page passes a cursor past every row. Only metadata columns are read, never data.
-  listByTime: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND (updated_at, id) < (?, ?)
+  // Keyset pages over the listing index (owner, updated_at DESC, id DESC, + the columns read) and
+  // the (owner, id) index; the first page passes a cursor past every row. Only metadata columns are read, never data.
+  listByTime: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_TIME_FILTER} AND (updated_at, id) < (?, ?)
      ORDER BY updated_at DESC, id DESC LIMIT ?`,
   listById: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_FILTER} AND id > ? ORDER BY id LIMIT ?`,
   // The same without a label filter (the usual listing): the label test is a subquery per row.
-  listByTimeAny: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_ANY} AND (updated_at, id) < (?, ?)
+  listByTimeAny: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_TIME_ANY} AND (updated_at, id) < (?, ?)
+     ORDER BY updated_at DESC, id DESC LIMIT ?`,
+  // Newest first without labels or `updatedAfter` (a chat sidebar's page): owner, now, then the bound.
+  listNewest: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE owner = ? AND ${LIVE} AND (updated_at, id) < (?, ?)
      ORDER BY updated_at DESC, id DESC LIMIT ?`,
   listByIdAny: `SELECT ${LIST_COLUMNS} FROM statebag_sessions WHERE ${LIST_ANY} AND id > ? ORDER BY id LIMIT ?`,
   deleteAny: `DELETE FROM statebag_sessions WHERE id = ? RETURNING (expires_at IS NULL OR expires_at > ?) AS live`,
@@ -386,6 +408,7 @@ export class Statements {
   readonly listById: SqliteStatement<ListRow>;
   readonly listByTimeAny: SqliteStatement<ListRow>;
   readonly listByIdAny: SqliteStatement<ListRow>;
+  readonly listNewest: SqliteStatement<ListRow>;
   readonly bump: SqliteStatement<{ value: number }>;
   readonly update: SqliteStatement<never>;
   readonly create: SqliteStatement<never>;
@@ -421,6 +444,7 @@ export class Statements {
     this.listById = db.prepare(SQLITE_SQL.listById);
     this.listByTimeAny = db.prepare(SQLITE_SQL.listByTimeAny);
     this.listByIdAny = db.prepare(SQLITE_SQL.listByIdAny);
+    this.listNewest = db.prepare(SQLITE_SQL.listNewest);
     this.bump = db.prepare(SQLITE_SQL.bump);
     this.update = db.prepare(SQLITE_SQL.update);
     this.create = db.prepare(SQLITE_SQL.create);

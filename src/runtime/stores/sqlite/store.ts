@@ -28,6 +28,7 @@ import {
   plaintextMeta,
   plaintextOwnerError,
   readMeta,
+  isoTime,
   storedMeta,
   usesContext,
 } from "../listing.js";
@@ -76,6 +77,7 @@ import {
   TRANSACTION,
   V2_COLUMNS,
   V2_INDEXES,
+  LISTING_INDEX,
   V3_STREAM_DDL,
   V4_BLOB_DDL,
   type Access,
@@ -288,8 +290,9 @@ export class SqliteSessionStore implements SessionStore {
         db.exec(DDL);
         // No version recorded: the tables were created just now, in this transaction.
         const version = this.checkFormat(db);
-        if (version === SQLITE_SCHEMA_VERSION) return false;
+        if (version === SQLITE_SCHEMA_VERSION) return addListingIndex(db);
         if ((version ?? 1) < 2) upgradeToV2(db);
+        addListingIndex(db);
         db.exec(V3_STREAM_DDL);
         db.exec(V4_BLOB_DDL);
         db.prepare(FORMAT_SQL.setVersion).run(SQLITE_SCHEMA_VERSION);
@@ -556,13 +559,14 @@ export class SqliteSessionStore implements SessionStore {
     const protection = metaProtectionOf(this.codec);
     // Without labels to match, the statements without the label test (a subquery per row).
     const anyLabels = Object.keys(labels).length === 0;
-    const filter = [
-      protection === undefined ? owner : protection.owner(owner),
-      now,
-      updatedBefore ?? NO_BOUND_BEFORE,
-      updatedAfter ?? NO_BOUND_AFTER,
-      ...(anyLabels ? [] : [JSON.stringify(labels)]),
-    ];
+    const storedOwner = protection === undefined ? owner : protection.owner(owner);
+    // By time, one upper bound (updated_at, id) < (time, id): the cursor's, or updatedBefore's when
+    // that is earlier (`updated_at < t` is `(updated_at, id) < (t, "")`: no id is empty), so the
+    // index range starts at the page instead of at the owner's newest session.
+    const cursorTime = cursor === undefined ? PAST_EVERY_TIME : Number(cursor.updated);
+    const [upperTime, upperId] =
+      updatedBefore !== undefined && updatedBefore <= cursorTime ? [updatedBefore, ""] : [cursorTime, cursor?.id ?? ""];
+    const labelsJson = anyLabels ? [] : [JSON.stringify(labels)];
     const rows = await this.run("list", "read", (s) => {
       // A protecting store refuses to list an owner that still has plaintext-owner rows (one index probe, first page).
       if (protection !== undefined && cursor === undefined) {
@@ -570,16 +574,29 @@ export class SqliteSessionStore implements SessionStore {
           if (s.listByIdAny.all(other, now, NO_BOUND_BEFORE, NO_BOUND_AFTER, "", 1).length > 0)
             throw plaintextOwnerError(this.url);
       }
-      const [byId, byTime] = anyLabels ? [s.listByIdAny, s.listByTimeAny] : [s.listById, s.listByTime];
-      return order === "id"
-        ? byId.all(...filter, cursor?.id ?? "", limit + 1)
-        : byTime.all(...filter, cursor ? Number(cursor.updated) : PAST_EVERY_TIME, cursor?.id ?? "", limit + 1);
+      if (order === "id") {
+        const byId = anyLabels ? s.listByIdAny : s.listById;
+        const bounds = [updatedBefore ?? NO_BOUND_BEFORE, updatedAfter ?? NO_BOUND_AFTER];
+        return byId.all(storedOwner, now, ...bounds, ...labelsJson, cursor?.id ?? "", limit + 1);
+      }
+      // The usual page (newest first, no labels, no lower bound): the statement with the fewest tests.
+      if (anyLabels && updatedAfter === undefined)
+        return s.listNewest.all(storedOwner, now, upperTime, upperId, limit + 1);
+      const byTime = anyLabels ? s.listByTimeAny : s.listByTime;
+      return byTime.all(storedOwner, now, updatedAfter ?? NO_BOUND_AFTER, ...labelsJson, upperTime, upperId, limit + 1);
     });
-    const items = rows.slice(0, limit).map((r): ListItem => {
-      const item: ListItem = { id: r.id, revision: r.revision, meta: rowMeta(r, r.id, protection, false) };
+    const count = Math.min(rows.length, limit);
+    const items: ListItem[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const r = rows[i];
+      const item: ListItem = {
+        id: r.id,
+        revision: r.revision,
+        meta: protection === undefined ? plainRowMeta(r) : rowMeta(r, r.id, protection, false),
+      };
       if (r.expires_at != null) item.ttlMs = Math.max(1, r.expires_at - now);
-      return item;
-    });
+      items[i] = item;
+    }
     if (rows.length <= limit) return { items };
     const last = rows[limit - 1];
     return { items, cursor: encodeCursor({ order, updated: String(last.updated_at), id: last.id }) };
@@ -622,6 +639,37 @@ function upgradeToV2(db: SqliteConnection): void {
   for (const [name, column] of V2_COLUMNS)
     if (!have.has(name)) db.exec(`ALTER TABLE statebag_sessions ADD COLUMN ${column}`);
   for (const index of V2_INDEXES) db.exec(index);
+}
+
+/**
+ * The listing index (sql.ts `LISTING_INDEX`), created where it is missing (a file written before
+ * it, of this format or an older one) in place of the narrower index it replaces. True when it
+ * was added. Runs inside the opening transaction.
+ */
+function addListingIndex(db: SqliteConnection): boolean {
+  if ((db.prepare<{ n: number }>(LISTING_INDEX.exists).get()?.n ?? 0) > 0) return false;
+  db.exec(LISTING_INDEX.create);
+  db.exec(LISTING_INDEX.dropReplaced);
+  return true;
+}
+
+/** `rowMeta` without protected columns (the usual listing): one object per row, a time formatted once when both are equal. */
+function plainRowMeta(row: MetaRow): StoredSessionMeta {
+  const updatedAt = isoTime(row.updated_at);
+  const meta: StoredSessionMeta = {
+    createdAt: row.created_at === row.updated_at ? updatedAt : isoTime(row.created_at),
+    updatedAt,
+  };
+  if (row.owner !== null) meta.owner = row.owner;
+  if (row.title !== null) meta.title = row.title;
+  if (row.labels !== null) {
+    const labels = JSON.parse(row.labels) as Record<string, string>;
+    for (const _ in labels) {
+      meta.labels = labels;
+      break;
+    }
+  }
+  return meta;
 }
 
 function rowMeta(
