@@ -35,6 +35,9 @@ interface MigrateOptions {
   keyring?: string;
   encrypt?: boolean;
   reencrypt?: boolean;
+  blobs?: boolean;
+  blobThreshold?: string;
+  apply?: boolean;
 }
 
 export function registerMigrate(program: Command, context: CommandContext): void {
@@ -65,6 +68,12 @@ export function registerMigrate(program: Command, context: CommandContext): void
       "--reencrypt",
       "rewrite rows under older keys under the keyring's current key (after a key rotation); needs a keyring",
     )
+    .option(
+      "--blobs",
+      "also move inline files (data: contents) into the store's blob store, keeping references in the sessions; a dry run unless --apply",
+    )
+    .option("--blob-threshold <bytes>", "with --blobs: move files of at least this many bytes", "4096")
+    .option("--apply", "with --blobs: write (without it, --blobs only reports what would move)")
     .addOption(jsonOption())
     .addHelpText(
       "after",
@@ -122,6 +131,10 @@ function printReport(
   out.line(
     `${plural(report.scanned, "session")} in ${url}: ${parts.join(", ")} ${colors.dim(`(${report.durationMs} ms)`)}`,
   );
+  if (report.offloaded)
+    out.line(
+      `  inline files: ${plural(report.offloaded.contents, "file")} (${report.offloaded.bytes} bytes) ${report.dryRun ? "would move to the blob store (run again with --apply)" : "moved to the blob store"}`,
+    );
   for (const line of listedLines(
     report.states,
     (s) => (knowledge(s, source) === "known" ? colors.dim : colors.yellow)(transitionLine(s, source, transition)),
@@ -155,6 +168,11 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
   const source = await resolveRegistry(options.registry, context);
   const { registry } = source;
   if (options.encrypt || options.reencrypt) return migrateEncryptionCommand(context, options, registry, batchSize);
+  const blobThreshold = Number(options.blobThreshold ?? "4096");
+  if (options.blobs && (!Number.isSafeInteger(blobThreshold) || blobThreshold < 0))
+    throw new CliError(EXIT.usage, `--blob-threshold ${options.blobThreshold}: expected a whole number of bytes`);
+  // Moving files is a dry run unless asked for: it rewrites every session holding one.
+  if (options.blobs && !options.apply) options.dryRun = true;
   const { migrateStore, formatStateTransition } = await import("../../runtime/stores/migrate.js");
   const { defaultSessionCodec } = await import("../../stores.js");
   // On an encrypted store the store's codec decrypts into `capture`; the migration loads the text itself.
@@ -180,6 +198,7 @@ async function migrate(context: CommandContext, options: MigrateOptions): Promis
       batchSize,
       signal: abort.signal,
       readText: scanTextReader(opened, capture),
+      ...(options.blobs ? { offloadBlobs: { thresholdBytes: blobThreshold } } : {}),
       ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
       onProgress: (done) => {
         // Stores do not count their sessions: the bar's end moves ahead a page at a time.

@@ -48,6 +48,8 @@ import { isEncryptedText } from "./encryption/envelope.js";
 import type { ScanItem, SessionStore } from "./types.js";
 import { tracingOf, type MigrationProbe, type StoreTracing } from "../core/tracing-hooks.js";
 import { pointerSegment } from "../core/json.js";
+import type { ChatMessage } from "../core/messages.js";
+import { type BlobWriter, blobWriter, offloadDataContents, sha256Hex } from "../blobs/references.js";
 
 export interface MigrateStoreOptions {
   /**
@@ -81,6 +83,13 @@ export interface MigrateStoreOptions {
    * stored); any other error stops the run.
    */
   readText?: (item: ScanItem) => Promise<ScanItem | undefined>;
+  /**
+   * Also move inline files (base64 `data` contents of at least `thresholdBytes`, default 4096, in
+   * any history of the session's state bag) into the store's blob store (`store.blobs`, under the
+   * session's owner) and keep references in their place. Puts are idempotent (content-addressed),
+   * so an interrupted run simply runs again; a dry run counts them and puts nothing.
+   */
+  offloadBlobs?: { thresholdBytes?: number };
 }
 
 export interface MigrateStoreProgress {
@@ -140,6 +149,8 @@ export interface MigrateStoreReport {
   values: StateVersionCount[];
   /** True when `signal` stopped the run before the end. */
   aborted: boolean;
+  /** With `offloadBlobs`: inline files moved into the blob store (dry run: that would be), and their bytes. */
+  offloaded?: { contents: number; bytes: number };
   /** The last session done: `startAfter` for a resumed run (absent when none was read). */
   cursor?: string;
   durationMs: number;
@@ -223,6 +234,14 @@ class StoreMigration {
   /** Pages through the store, one session at a time, and returns the finished report. */
   async run(): Promise<MigrateStoreReport> {
     const { report, options } = this;
+    if (options.offloadBlobs) {
+      if (!this.store.blobs)
+        throw new BulkMigrationError(
+          `the ${this.store.kind} store has no blob store to move inline files into`,
+          "open it with a blob store (a built-in store has one; ?blobs=<url> picks a folder or a bucket)",
+        );
+      report.offloaded = { contents: 0, bytes: 0 };
+    }
     const end = await eachScanned(
       this.store,
       { batchSize: this.batchSize, startAfter: options.startAfter, signal: options.signal },
@@ -304,8 +323,26 @@ class StoreMigration {
     }
     const plan = this.plan(item, item.text);
     if (plan === undefined) return done("failed");
+    let moved: { contents: number; bytes: number } | undefined;
+    if (this.options.offloadBlobs) {
+      try {
+        moved = await this.offload(plan.session, item.meta?.owner);
+      } catch (error) {
+        if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;
+        this.fail(item, { message: error.message, code: error.code });
+        return done("failed");
+      }
+      if (moved.contents > 0) plan.changed = true;
+    }
+    const count = () => {
+      if (moved && this.report.offloaded) {
+        this.report.offloaded.contents += moved.contents;
+        this.report.offloaded.bytes += moved.bytes;
+      }
+    };
     if (!plan.changed || this.dryRun) {
       this.record(plan);
+      count();
       return done(plan.changed ? "migrated" : "unchanged");
     }
     try {
@@ -317,6 +354,7 @@ class StoreMigration {
         ...(owner !== undefined ? { meta: { owner } } : {}),
       });
       this.record(plan);
+      count();
       return done("migrated");
     } catch (error) {
       if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
@@ -327,6 +365,33 @@ class StoreMigration {
       });
       return done("failed");
     }
+  }
+
+  /**
+   * Moves the session's inline files into the blob store, in place (dry run: counts them, puts
+   * nothing): every `messages` array of a state bag value (the histories) goes through
+   * `offloadDataContents`.
+   */
+  private async offload(
+    session: AgentSession,
+    owner: string | undefined,
+  ): Promise<{ contents: number; bytes: number }> {
+    const thresholdBytes = this.options.offloadBlobs?.thresholdBytes ?? 4096;
+    const writer: BlobWriter = this.dryRun
+      ? { write: async (bytes) => sha256Hex(bytes) }
+      : blobWriter(this.store.blobs!, owner);
+    let contents = 0;
+    let bytes = 0;
+    for (const key of Object.keys(session.stateBag)) {
+      const value = session.stateBag[key] as unknown as { messages?: unknown };
+      if (!Array.isArray(value?.messages)) continue;
+      const result = await offloadDataContents(value.messages as ChatMessage[], writer, { thresholdBytes });
+      if (result.offloaded === 0) continue;
+      contents += result.offloaded;
+      bytes += result.bytes;
+      (value as { messages: ChatMessage[] }).messages = result.messages;
+    }
+    return { contents, bytes };
   }
 
   /** Loads one stored text the way `store.get` would, and says whether migrations changed it. */
