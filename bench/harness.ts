@@ -25,6 +25,9 @@ export interface CaseResult {
   baseline: string;
   baseline_ms: number;
   ratio: number;
+  /** Bytes stored by each side, for cases that measure size too. */
+  ours_bytes?: number;
+  baseline_bytes?: number;
 }
 
 export interface SkippedCase {

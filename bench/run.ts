@@ -11,6 +11,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { attachmentCases } from "./cases/attachments.js";
 import { blobCases } from "./cases/blobs.js";
 import { bulkMigrateCases } from "./cases/bulk-migrate.js";
 import { concurrencyCases } from "./cases/concurrency.js";
@@ -80,6 +81,7 @@ const groups: Group[] = [
     run: storeCases,
   },
   { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
+  { cases: ["attach.sqlite.16x1MiB", "attach.sqlite.16x64KiB"], run: attachmentCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
   { cases: ["http.turn.sqlite.1000", "http.turn.postgres.1000", "http.turn.redis.1000"], run: httpTurnCases },
