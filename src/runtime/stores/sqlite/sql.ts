@@ -231,7 +231,10 @@ export const SQLITE_STREAM_SQL = {
      VALUES (?, ?, ?, 'running', 0, 0, ?, NULL)`,
   remove: `DELETE FROM statebag_streams WHERE stream_id = ?`,
   removeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id = ?`,
-  grow: `UPDATE statebag_streams SET length = ?, lease_expires_at = ? WHERE stream_id = ?`,
+  // An append's status check, growth and lease renewal in one statement: only a running stream
+  // not abandoned (lease ended before the last parameter: now minus ABANDONED_STREAM_KEEP_MS) grows.
+  grow: `UPDATE statebag_streams SET length = length + ?, lease_expires_at = ?
+     WHERE stream_id = ? AND status = 'running' AND lease_expires_at > ? RETURNING length, stop_requested, owner`,
   chunk: `INSERT INTO statebag_stream_chunks (stream_id, seq, body) VALUES (?, ?, ?)`,
   finish: `UPDATE statebag_streams SET status = ?, expires_at = ? WHERE stream_id = ?`,
   stop: `UPDATE statebag_streams SET stop_requested = 1 WHERE stream_id = ?`,
@@ -259,7 +262,7 @@ export class StreamStatements {
   readonly insert: SqliteStatement<never>;
   readonly remove: SqliteStatement<never>;
   readonly removeChunks: SqliteStatement<never>;
-  readonly grow: SqliteStatement<never>;
+  readonly grow: SqliteStatement<{ length: number; stop_requested: number; owner: string | null }>;
   readonly chunk: SqliteStatement<never>;
   readonly finish: SqliteStatement<never>;
   readonly stop: SqliteStatement<never>;

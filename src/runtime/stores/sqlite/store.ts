@@ -59,6 +59,7 @@ import {
   checkSqliteDriver,
   type SqliteConnection,
   type SqliteDriver,
+  type SqliteStatement,
   type SqliteDriverName,
 } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
@@ -245,10 +246,10 @@ export class SqliteSessionStore implements SessionStore {
 
   /** `fn` inside one transaction: committed when it returns, rolled back when it throws. */
   private transaction<T>(db: SqliteConnection, begin: string, fn: () => T): T {
-    db.exec(begin);
+    controlStatement(db, begin).run();
     try {
       const result = fn();
-      db.exec(TRANSACTION.commit);
+      controlStatement(db, TRANSACTION.commit).run();
       return result;
     } catch (error) {
       // SQLite may already have rolled back (after an I/O error, for one); the first error is what to report.
@@ -623,6 +624,19 @@ export class SqliteSessionStore implements SessionStore {
     const entry = openFiles.get(this.path);
     if (entry && --entry.count === 0) openFiles.delete(this.path);
   }
+}
+
+/**
+ * BEGIN / COMMIT prepared once per connection (`exec` parses its text at every call, and every
+ * write runs both: a stream append is one small insert inside them).
+ */
+const controlStatements = new WeakMap<SqliteConnection, Map<string, SqliteStatement<never>>>();
+function controlStatement(db: SqliteConnection, sql: string): SqliteStatement<never> {
+  let prepared = controlStatements.get(db);
+  if (!prepared) controlStatements.set(db, (prepared = new Map()));
+  let statement = prepared.get(sql);
+  if (!statement) prepared.set(sql, (statement = db.prepare<never>(sql)));
+  return statement;
 }
 
 /**

@@ -114,13 +114,14 @@ export class SqliteStreamBuffer implements StreamBuffer {
     checkLeaseMs(leaseMs);
     const result = await this.store.run("streams.append", "write", ({ streams: s }) => {
       const now = Date.now();
-      const row = live(s, streamId, now);
-      if (row?.status !== "running") throw new StreamClosedError(streamId, row?.status as never);
-      const owner = chunks.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, row.owner) : undefined;
-      let position = row.length;
+      // Grows the running stream (and renews its lease) first, then writes the chunks at the
+      // positions it grew by; the transaction makes both one step (nothing is seen half-written).
+      const grown = s.grow.get(chunks.length, now + leaseMs, streamId, now - ABANDONED_STREAM_KEEP_MS);
+      if (!grown) throw new StreamClosedError(streamId, live(s, streamId, now)?.status as never);
+      const owner = chunks.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, grown.owner) : undefined;
+      let position = grown.length - chunks.length;
       for (const chunk of chunks) s.chunk.run(streamId, position, this.codec.seal(streamId, position++, owner, chunk));
-      s.grow.run(position, now + leaseMs, streamId);
-      return { length: position, stopRequested: row.stop_requested === 1 };
+      return { length: grown.length, stopRequested: grown.stop_requested === 1 };
     });
     if (chunks.length > 0) wakeups.wake(this.key(streamId));
     return result;
