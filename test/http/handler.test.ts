@@ -504,8 +504,8 @@ describe("limits", () => {
     await expectProblem(await post(handler, file), 400, "invalid-request", ["secret-file"]);
     await expectProblem(
       await post(handler, { ...fixture("text-turn.json"), trigger: "regenerate-message" }),
-      422,
-      "regenerate-unsupported",
+      404,
+      "chat-not-found",
     );
     await expectProblem(await call(handler, "GET", "/chats?limit=0"), 400, "invalid-request");
     await expectProblem(await call(handler, "GET", "/chats?cursor=secret-cursor"), 400, "invalid-cursor", [

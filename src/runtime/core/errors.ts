@@ -92,7 +92,6 @@ export type StatebagErrorCode =
   | "http-invalid-request"
   | "http-message-too-long"
   | "http-unsupported-part"
-  | "http-regenerate-unsupported"
   | "http-file-too-large"
   | "http-too-many-files"
   | "http-file-type-not-allowed"

@@ -75,7 +75,11 @@ export function parseUIChatRequest(body: unknown, limits: UIRequestLimits): Pars
   const chatId = checkChatId(body.id);
   const trigger = body.trigger ?? "submit-message";
   if (trigger === "regenerate-message") {
-    throw new HttpProblem("http-regenerate-unsupported");
+    // useChat's regenerate(): the answer `messageId` (default: the last one) is written again.
+    const messageId = body.messageId;
+    if (messageId !== undefined && (typeof messageId !== "string" || !ID_PATTERN.test(messageId)))
+      throw bad('"messageId" must be the id of a message of the chat.');
+    return { chatId, input: messageId === undefined ? { kind: "regenerate" } : { kind: "regenerate", messageId } };
   }
   if (trigger !== "submit-message") throw bad('"trigger" must be "submit-message" or "regenerate-message".');
   let last: unknown = body.message;

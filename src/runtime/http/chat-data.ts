@@ -9,6 +9,8 @@ import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import type { ChatMessage } from "../core/messages.js";
+import type { InMemoryChatHistoryState } from "../builtins/chat-history-state.js";
+import { inMemoryAppend, inMemoryRewind } from "../agent/providers/history-branches.js";
 import type { AgentSession } from "../core/session.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { SessionStore } from "../stores/types.js";
@@ -21,8 +23,14 @@ export interface ApprovalAnswerInput {
   reason?: string;
 }
 
+/**
+ * A turn: a user message (a new one, or, with the id of an earlier user message, an edit of it: a
+ * new branch from its parent), a regeneration of an answer (default: the last one; the previous
+ * answer stays as its sibling), or answers to tool approvals.
+ */
 export type TurnInput =
   | { kind: "message"; message: ChatMessage }
+  | { kind: "regenerate"; messageId?: string }
   | { kind: "approvals"; answers: ApprovalAnswerInput[] };
 
 /** What a protocol adapter receives while a turn runs. */
@@ -65,12 +73,23 @@ export function historyOf(session: AgentSession, key: string): readonly ChatMess
   return Array.isArray(state?.messages) ? (state.messages as ChatMessage[]) : [];
 }
 
-/** Appends messages to the session's history state (a new array: the state is never changed in place). */
-export function appendToHistory(session: AgentSession, key: string, messages: readonly ChatMessage[]): void {
+/**
+ * Appends messages to the session's history state (a new state: it is never changed in place),
+ * after `parentId` when given (a new branch from it, made the active path), else after the
+ * active leaf.
+ */
+export function appendToHistory(
+  session: AgentSession,
+  key: string,
+  messages: readonly ChatMessage[],
+  parentId?: string | null,
+): void {
   if (messages.length === 0) return;
   const current = Object.hasOwn(session.stateBag, key) ? (session.stateBag[key] as Record<string, unknown>) : undefined;
   const next = current
-    ? { ...current, messages: [...((current.messages as ChatMessage[] | undefined) ?? []), ...messages] }
+    ? isTree(current)
+      ? inMemoryAppend(current, session.id, parentId, messages)
+      : { ...current, messages: [...((current.messages as ChatMessage[] | undefined) ?? []), ...messages] }
     : {
         $type: "InMemoryChatHistoryState",
         $version: 3,
@@ -80,6 +99,30 @@ export function appendToHistory(session: AgentSession, key: string, messages: re
         branchPoints: [],
       };
   Object.defineProperty(session.stateBag, key, { value: next, enumerable: true, writable: true, configurable: true });
+}
+
+/** Makes `messageId` the end of the history's active path (what followed stays, as a branch). */
+export function rewindHistory(session: AgentSession, key: string, messageId: string): void {
+  const current = Object.hasOwn(session.stateBag, key) ? session.stateBag[key] : undefined;
+  if (!isTree(current)) return;
+  const next = inMemoryRewind(current, session.id, messageId);
+  Object.defineProperty(session.stateBag, key, { value: next, enumerable: true, writable: true, configurable: true });
+}
+
+/** The in-memory history's state as a tree (version 3, with `branches`), as the chat server writes it. */
+export function historyTree(session: AgentSession, key: string): InMemoryChatHistoryState | undefined {
+  const current = Object.hasOwn(session.stateBag, key) ? session.stateBag[key] : undefined;
+  return isTree(current) ? current : undefined;
+}
+
+function isTree(state: unknown): state is InMemoryChatHistoryState {
+  const s = state as { $type?: unknown; branches?: unknown; branchPoints?: unknown; messages?: unknown } | null;
+  return (
+    s?.$type === "InMemoryChatHistoryState" &&
+    Array.isArray(s.messages) &&
+    Array.isArray(s.branches) &&
+    Array.isArray(s.branchPoints)
+  );
 }
 
 /** The ids the UI shows for a history's messages (a message without one shows `statebag-<index>`). */

@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import { pendingToolApprovals } from "../agent/approvals.js";
 import { ConfigurationError } from "../core/errors.js";
+import { HistoryBranchError, messageIdAt as idAt } from "../agent/providers/history-branches.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
 import type { BlobStore } from "../blobs/blob-store.js";
 import { type BlobReader, blobReader, blobWriter, offloadDataContents } from "../blobs/references.js";
@@ -33,7 +34,9 @@ import {
   CHAT_TYPE_LABEL,
   copyForTurn,
   historyOf,
+  historyTree,
   messageIds,
+  rewindHistory,
   type TurnInput,
   withoutActive,
   withUniqueIds,
@@ -50,6 +53,9 @@ export {
   withUniqueIds,
 } from "./chat-data.js";
 export type { ApprovalAnswerInput, TurnContext, TurnInput, TurnResult, TurnSink } from "./chat-data.js";
+
+/** The label of a forked chat naming the chat it was forked from. */
+export const FORKED_FROM_LABEL = "statebag.forkedFrom";
 
 /** Characters of the first user message kept as a chat's title. */
 const TITLE_CHARS = 80;
@@ -101,6 +107,8 @@ export interface ChatSummary {
   title: string;
   /** ISO 8601 time of the last save. */
   updatedAt: string;
+  /** For a fork (`POST /chats/:id/fork`): the chat it was forked from. */
+  forkedFrom?: string;
 }
 
 export interface ChatPage {
@@ -262,11 +270,15 @@ export class ChatSessions {
     const head = `${this.prefix}/`;
     const chats = page.items
       .filter((item) => item.id.startsWith(head) && !item.id.slice(head.length).includes("/"))
-      .map((item) => ({
-        id: unescapeSegment(item.id.slice(head.length)),
-        title: item.meta.title ?? "",
-        updatedAt: item.meta.updatedAt,
-      }));
+      .map((item) => {
+        const forkedFrom = item.meta.labels?.[FORKED_FROM_LABEL];
+        return {
+          id: unescapeSegment(item.id.slice(head.length)),
+          title: item.meta.title ?? "",
+          updatedAt: item.meta.updatedAt,
+          ...(forkedFrom !== undefined ? { forkedFrom } : {}),
+        };
+      });
     return page.cursor === undefined ? { chats } : { chats, cursor: page.cursor };
   }
 
@@ -315,17 +327,28 @@ export class ChatSessions {
     const pending = pendingToolApprovals(before);
     let requests: ToolApprovalRequestContent[] = [];
     let message: ChatMessage | undefined;
-    if (input.kind === "message") {
-      if (pending.length > 0)
-        throw new ChatError("chat-approval-pending", "this chat is waiting for a tool approval", {
-          hint: "approve or deny the approval the chat shows before sending a new message",
-        });
+    // Where the turn branches from (undefined: it follows the active leaf, as a plain turn does).
+    let branchFrom: string | null | undefined;
+    if (input.kind !== "approvals" && pending.length > 0)
+      throw new ChatError("chat-approval-pending", "this chat is waiting for a tool approval", {
+        hint: "approve or deny the approval the chat shows before sending a new message",
+      });
+    if (input.kind === "regenerate") {
+      if (!stored) throw chatNotFound();
+      branchFrom = await this.agent.regenerationPoint(before, input.messageId);
+    } else if (input.kind === "message") {
       message = structuredClone(input.message);
-      const ids = messageIds(history);
-      if (message.messageId !== undefined && ids.has(message.messageId))
-        throw new ChatError("chat-message-id-taken", "a message with this id is already in the chat", {
-          hint: "give every new message a new id (useChat does)",
-        });
+      const at = message.messageId === undefined ? -1 : history.findIndex((m, i) => idAt(m, i) === message!.messageId);
+      if (at >= 0) {
+        // useChat's sendMessage({ messageId }): an edit of that message, a new branch from its parent;
+        // the edited message and what followed it stay, as a sibling branch (‹ 1/2 ›).
+        if (history[at].role !== "user")
+          throw new ChatError("chat-message-id-taken", "a message with this id is already in the chat", {
+            hint: "give every new message a new id (useChat does); only a user message can be edited",
+          });
+        branchFrom = at === 0 ? null : idAt(history[at - 1], at - 1);
+        message.messageId = undefined;
+      }
       message.messageId ??= `msg-${randomUUID()}`;
       // The files go to the blob store before the message is committed: the chat holds references.
       if (this.blobs)
@@ -349,7 +372,15 @@ export class ChatSessions {
     const streamId = randomUUID();
     await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
     const accepted = copyForTurn(before, this.historyKey);
-    if (message) appendToHistory(accepted, this.historyKey, [message]);
+    if (branchFrom !== undefined && !historyTree(accepted, this.historyKey)) {
+      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
+      throw new HistoryBranchError(
+        `chat ${JSON.stringify(chatId)} keeps no branching history`,
+        "the chat server's agent needs an in-memory history (the default) to regenerate or edit",
+      );
+    }
+    if (message) appendToHistory(accepted, this.historyKey, [message], branchFrom);
+    else if (branchFrom) rewindHistory(accepted, this.historyKey, branchFrom);
     const meta: SessionMeta = {
       owner,
       labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
@@ -386,11 +417,54 @@ export class ChatSessions {
       revision,
       labels: meta.labels ?? {},
       created: !stored,
+      branchFrom,
     });
     this.runners.set(streamId, runner);
     void runner.done.finally(() => this.runners.delete(streamId));
     runner.start();
     return runner;
+  }
+
+  /**
+   * Makes the branch holding `messageId` the chat's active path (one compare-and-swap save; a turn
+   * running is `chat-busy`, a save meanwhile a `ConflictError`). Returns the chat as saved.
+   */
+  async switchBranch(owner: string, chatId: string, messageId: string): Promise<StoredSession> {
+    const stored = await this.load(owner, chatId);
+    if (!stored) throw chatNotFound();
+    if (await this.activeStream(stored)) throw chatBusy();
+    const session = copyForTurn(stored.session, this.historyKey);
+    await this.agent.switchBranch(session, messageId);
+    const revision = await this.store.save(session, {
+      expectedRevision: stored.revision,
+      ttlMs: this.ttlMs,
+      meta: { owner, labels: withoutActive(stored.meta.labels) },
+    });
+    return { ...stored, session, revision };
+  }
+
+  /**
+   * Forks the owner's chat up to `messageId` into a new chat of the same owner (id `newId`, or a
+   * new one): its history holds that path and `forkedFrom`, its labels name the source chat
+   * (`statebag.forkedFrom`), so it is listed, retained and erased like any chat of the owner.
+   * Returns the new chat's id; undefined when the source is not the owner's. A taken id is a
+   * `ConflictError`.
+   */
+  async fork(owner: string, chatId: string, messageId: string, newId?: string): Promise<string | undefined> {
+    const stored = await this.load(owner, chatId);
+    if (!stored) return undefined;
+    const id = newId ?? randomUUID();
+    const session = await this.agent.fork(stored.session, messageId, { id: this.storageId(id) });
+    await this.store.save(session, {
+      expectedRevision: null,
+      ttlMs: this.ttlMs,
+      meta: {
+        owner,
+        ...(stored.meta.title !== undefined ? { title: stored.meta.title } : {}),
+        labels: { ...withoutActive(stored.meta.labels), [FORKED_FROM_LABEL]: chatId },
+      },
+    });
+    return id;
   }
 
   /**

@@ -9,6 +9,8 @@
  *   GET    /chats             the owner's chats, newest first: { chats, cursor? } (?cursor=&limit=)
  *   GET    /chats/:id         the chat's history as UIMessage[]
  *   DELETE /chats/:id         deletes the chat (204)
+ *   POST   /chats/:id/switch  makes the branch holding { messageId } active; the chat's messages
+ *   POST   /chats/:id/fork    a new chat of the same owner up to { messageId }: 201 { id, forkedFrom }
  *
  * One function per route (post-chat.ts, resume-stream.ts, stop-chat.ts, list-chats.ts,
  * get-chat.ts, delete-chat.ts, get-file.ts); this file resolves the options, finds the route (own entries of a
@@ -24,6 +26,7 @@ import type { SessionStore } from "../stores/types.js";
 import { chatNotFound } from "./chat-error.js";
 import { DEFAULT_FILE_TYPES } from "./ai-sdk-ui.js";
 import { ChatSessions } from "./chat-flow.js";
+import { forkChat, switchBranch } from "./chat-branches.js";
 import { deleteChat } from "./delete-chat.js";
 import { getChat } from "./get-chat.js";
 import { getFile } from "./get-file.js";
@@ -124,6 +127,8 @@ const CHAT_STREAM: Methods = new Map([["GET", { operation: "resume", route: resu
 const CHAT_STOP: Methods = new Map([["POST", { operation: "stop", route: stopChat }]]);
 const CHAT_FILE: Methods = new Map([["GET", { operation: "file", route: getFile }]]);
 const CHATS: Methods = new Map([["GET", { operation: "list", route: listChats }]]);
+const CHAT_SWITCH: Methods = new Map([["POST", { operation: "switch", route: switchBranch }]]);
+const CHAT_FORK: Methods = new Map([["POST", { operation: "fork", route: forkChat }]]);
 const ONE_CHAT: Methods = new Map([
   ["GET", { operation: "get", route: getChat }],
   ["DELETE", { operation: "delete", route: deleteChat }],
@@ -219,7 +224,12 @@ function matchPath(base: string, path: string): { methods: Methods; id?: string 
   } catch {
     return null;
   }
-  if (prefix === "chats") return rest.length === 1 ? { methods: ONE_CHAT, id } : undefined;
+  if (prefix === "chats") {
+    if (rest.length === 1) return { methods: ONE_CHAT, id };
+    if (rest.length === 2 && rest[1] === "switch") return { methods: CHAT_SWITCH, id };
+    if (rest.length === 2 && rest[1] === "fork") return { methods: CHAT_FORK, id };
+    return undefined;
+  }
   if (rest.length === 3 && rest[1] === "files" && rest[2] !== "") return { methods: CHAT_FILE, id };
   if (rest.length !== 2) return undefined;
   if (rest[1] === "stream") return { methods: CHAT_STREAM, id };

@@ -137,12 +137,6 @@ export const PROBLEMS = {
     title: "Range not satisfiable",
     detail: "The range asked for is outside the file.",
   },
-  "http-regenerate-unsupported": {
-    status: 422,
-    slug: "regenerate-unsupported",
-    title: "Regenerate not supported",
-    detail: "Regenerating a stored reply is not supported; send a new message instead.",
-  },
   "http-request-timeout": {
     status: 408,
     slug: "request-timeout",
@@ -197,6 +191,20 @@ export const PROBLEMS = {
     detail: "This chat is waiting for a tool approval; approve or deny it before sending a new message.",
   },
   "chat-approval-not-pending": APPROVAL_NOT_PENDING,
+  // Branches: regenerate, edit, switch, fork (MessageNotFoundError, HistoryBranchError)
+  "message-not-found": {
+    status: 404,
+    slug: "message-not-found",
+    title: "Message not found",
+    detail: "The chat has no message with this id; reload the chat to see its messages.",
+  },
+  "history-branch": {
+    status: 422,
+    slug: "history-branch",
+    title: "Cannot branch here",
+    detail:
+      "This message cannot be regenerated, edited or branched from (only a user message can be edited, and only an answer to a question regenerated).",
+  },
   // Tool approvals (ToolApprovalError)
   "tool-approval-invalid": {
     status: 400,

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { answerToolApprovals } from "../agent/approval-store.js";
+import { messageIdAt } from "../agent/providers/history-branches.js";
 import { approveToolCall, rejectToolCall } from "../agent/approvals.js";
 import type { AgentResponseUpdate } from "../agent/response.js";
 import { StatebagError } from "../core/errors.js";
@@ -27,6 +28,7 @@ import {
   appendToHistory,
   copyForTurn,
   historyOf,
+  historyTree,
   messageIds,
   withoutActive,
   withUniqueIds,
@@ -65,6 +67,11 @@ export interface TurnRunnerInit {
   labels: Readonly<Record<string, string>>;
   /** Whether the accept save created the chat. */
   created: boolean;
+  /**
+   * The message the turn branches from (an edit: the edited message's parent, `null` for a first
+   * message; a regeneration: the question); undefined for a turn after the active leaf.
+   */
+  branchFrom?: string | null;
 }
 
 type Ending = "stop" | "lost" | "abort";
@@ -238,18 +245,18 @@ export class TurnRunner {
   private async run(): Promise<void> {
     const { chats, input } = this.init;
     const encoder = new UIMessageStreamEncoder((chunk) => this.emit(chunk), {
-      newMessage: input.kind === "message",
+      newMessage: input.kind !== "approvals",
       // Block ids unique in the message: an approval's continuation streams into an earlier message.
       blockIdPrefix: this.streamId.slice(0, 8),
     });
     // An approvals turn continues the message on screen (useChat resumes its last assistant
     // message): its start names no new id.
-    encoder.begin(input.kind === "message" ? this.messageId : undefined);
+    encoder.begin(input.kind !== "approvals" ? this.messageId : undefined);
     const signal = this.abort.signal;
     let outcome: "done" | "stopped" | "failed" | "lost" | "aborted";
     let session: AgentSession | undefined;
     try {
-      if (input.kind === "message") session = await this.runMessage(encoder, signal);
+      if (input.kind !== "approvals") session = await this.runMessage(encoder, signal);
       else await this.runAnswers(encoder, signal);
       outcome = "done";
     } catch (error) {
@@ -291,7 +298,12 @@ export class TurnRunner {
   private async runMessage(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<AgentSession> {
     const session = copyForTurn(this.init.before, this.init.chats.historyKey);
     const blobs = this.init.chats.blobReader(this.init.owner);
-    const stream = this.init.chats.agent.runStream(this.init.message!, session, { signal, blobs });
+    const { branchFrom, message } = this.init;
+    const stream = this.init.chats.agent.runStream(message ?? [], session, {
+      signal,
+      blobs,
+      ...(branchFrom !== undefined ? { branchFrom } : {}),
+    });
     let next: IteratorResult<AgentResponseUpdate, unknown>;
     while (!(next = await stream.next()).done) {
       signal.throwIfAborted();
@@ -348,16 +360,21 @@ export class TurnRunner {
       return true;
     }
     const finish: TurnFinish | undefined = outcome === "done" ? undefined : outcome;
-    if (this.init.input.kind === "message") {
+    if (this.init.input.kind !== "approvals") {
       let next: AgentSession;
       if (outcome === "done" && session) {
         next = session;
-        assignAnswerIds(
-          historyOf(next, chats.historyKey) as ChatMessage[],
-          historyOf(before, chats.historyKey).length,
-          this.init.message!,
-          this.messageId,
-        );
+        const { branchFrom, message } = this.init;
+        const all = historyOf(next, chats.historyKey) as ChatMessage[];
+        // Where the turn's messages start on the new active path: after the message it branched from.
+        const base =
+          branchFrom === undefined
+            ? historyOf(before, chats.historyKey).length
+            : branchFrom === null
+              ? 0
+              : all.findIndex((m, i) => messageIdAt(m, i) === branchFrom) + 1;
+        const renamed = assignAnswerIds(all, base, message, this.messageId);
+        renameBranchPoints(next, chats.historyKey, renamed);
       } else {
         next = structuredClone(accepted);
         const history = historyOf(next, chats.historyKey);
@@ -432,14 +449,21 @@ function lastTypedIndex(history: readonly ChatMessage[]): number {
  * announced); any other message without an id, or with one the chat holds already, gets a new one.
  * (A run may add messages before the user's, e.g. the results of an approval round it closed.)
  */
-function assignAnswerIds(all: ChatMessage[], base: number, user: ChatMessage, answerId: string): void {
+function assignAnswerIds(
+  all: ChatMessage[],
+  base: number,
+  user: ChatMessage | undefined,
+  answerId: string,
+): Map<string, string> {
+  const renamed = new Map<string, string>();
   const taken = messageIds(all.slice(0, base));
-  if (user.messageId !== undefined) taken.add(user.messageId);
-  let seenUser = false;
+  if (user?.messageId !== undefined) taken.add(user.messageId);
+  // A regeneration has no user message of its own: its answer follows the question at `base - 1`.
+  let seenUser = user === undefined;
   let answered = false;
   for (let i = base; i < all.length; i++) {
     const message = all[i];
-    if (!seenUser && message.role === "user" && message.messageId === user.messageId) {
+    if (!seenUser && message.role === "user" && message.messageId === user?.messageId) {
       seenUser = true;
       continue;
     }
@@ -448,9 +472,27 @@ function assignAnswerIds(all: ChatMessage[], base: number, user: ChatMessage, an
       id = answerId;
       answered = true;
     } else if (id === undefined || taken.has(id)) id = `${answerId}-${i}-${randomUUID().slice(0, 8)}`;
+    if (message.messageId !== undefined && message.messageId !== id) renamed.set(message.messageId, id);
     message.messageId = id;
     taken.add(id);
   }
+  return renamed;
+}
+
+/** The history's branch points name the turn's messages by the ids `assignAnswerIds` gave them. */
+function renameBranchPoints(session: AgentSession, key: string, renamed: ReadonlyMap<string, string>): void {
+  const state = historyTree(session, key);
+  if (!state || renamed.size === 0 || state.branchPoints.length === 0) return;
+  const branchPoints = state.branchPoints.map((point) => ({
+    parentId: point.parentId === null ? null : (renamed.get(point.parentId) ?? point.parentId),
+    childIds: point.childIds.map((id) => renamed.get(id) ?? id),
+  }));
+  Object.defineProperty(session.stateBag, key, {
+    value: { ...state, branchPoints },
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /** A stream that is no longer running (finished by another process, deleted or erased). */
