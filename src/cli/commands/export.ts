@@ -172,11 +172,20 @@ async function runExport(context: CommandContext, file: string | undefined, opti
         throw new CliError(EXIT.failed, `${source} does not exist`, {
           fix: "list stored sessions with: statebag inspect --store <url>",
         });
-      const session = await interop.resolveStoredHistory(
+      const withHistory = await interop.resolveStoredHistory(
         stored.session,
         opened.store.messages,
         options.historyKey !== undefined ? { historyKey: options.historyKey } : {},
       );
+      // Files kept in the blob store travel inline (data: contents, which Agent Framework reads):
+      // the document carries them; statebag import keeps them, statebag migrate --blobs moves them back.
+      const { blobReader, inlineSessionReferences } = await import("../../runtime/blobs/references.js");
+      const session = await inlineSessionReferences(
+        withHistory,
+        opened.store.blobs ? blobReader(opened.store.blobs, stored.meta.owner) : undefined,
+      ).catch((error: unknown) => {
+        throw asFailure(error, `cannot read the files of ${source}`, opened.url);
+      });
       return { session, source };
     };
     if (options.id !== undefined) {

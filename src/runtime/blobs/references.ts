@@ -264,3 +264,31 @@ export function collectBlobReferences(value: unknown, into: Set<string> = new Se
 export function referencedBlobs(session: AgentSession, into?: Set<string>): Set<string> {
   return collectBlobReferences(session.stateBag, into);
 }
+
+/**
+ * The session with every reference in its histories (each `messages` array of a state bag value)
+ * replaced by the inline bytes it names (a new session; the given one is not changed): a document
+ * that carries its files wherever it goes (`statebag export` writes this). The blob store verifies
+ * each blob's SHA-256 as it is read.
+ */
+export async function inlineSessionReferences(
+  session: AgentSession,
+  blobs: BlobReader | undefined,
+): Promise<AgentSession> {
+  let stateBag: AgentSession["stateBag"] | undefined;
+  for (const key of Object.keys(session.stateBag)) {
+    const value = session.stateBag[key] as unknown as { messages?: unknown };
+    if (!Array.isArray(value?.messages)) continue;
+    const messages = value.messages as ChatMessage[];
+    const resolved = await resolveBlobReferences(messages, blobs);
+    if (resolved === messages) continue;
+    stateBag ??= { ...session.stateBag };
+    Object.defineProperty(stateBag, key, {
+      value: { ...value, messages: resolved },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return stateBag ? { ...session, stateBag } : session;
+}
