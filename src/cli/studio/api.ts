@@ -7,6 +7,8 @@
  * textContent (wire.ts types them as the page reads them). Every per-row fact of the session list
  * comes from the texts of the page being read, never from loading every stored body.
  */
+import { isBlobHash } from "../../runtime/blobs/blob-store.js";
+import { blobReader } from "../../runtime/blobs/references.js";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Migration } from "../../runtime/registry/migrations.js";
@@ -17,7 +19,7 @@ import type { ListItem, ScanItem, StoredSessionMeta } from "../../runtime/stores
 import type { CliRegistry } from "../registry.js";
 import { checkDocument, storedQuarantine } from "../session-report.js";
 import { scanTextReader, type OpenedStore, type PlaintextCapture } from "../store.js";
-import type { MigrationStep, PreviewValue, SessionRow, Validity } from "./wire.js";
+import type { MigrationStep, PreviewValue, SessionRow, StudioFile, Validity } from "./wire.js";
 
 /** An error the API answers with a status and a message (JSON `{ error }`). */
 export class StudioHttpError extends Error {
@@ -93,6 +95,35 @@ class Lock {
     this.#tail = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Media types the studio shows as images (nothing that can carry script). */
+const PREVIEWED = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** The reference contents of a parsed stored document (at most 200), as the session view lists them. */
+function studioFiles(doc: unknown): StudioFile[] {
+  const files = new Map<string, StudioFile>();
+  const stack: unknown[] = [doc];
+  while (stack.length > 0 && files.size < 200) {
+    const v = stack.pop();
+    if (typeof v !== "object" || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (o.$type === "statebag.blobReference" && isBlobHash(o.hash) && typeof o.mediaType === "string") {
+      files.set(o.hash, {
+        hash: o.hash,
+        mediaType: o.mediaType.toLowerCase(),
+        size: typeof o.size === "number" ? o.size : 0,
+        ...(typeof o.name === "string" ? { name: o.name } : {}),
+      });
+      continue;
+    }
+    for (const key of Object.keys(o)) stack.push(o[key]);
+  }
+  return [...files.values()];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -406,7 +437,27 @@ export class StudioApi {
       raw: cut ? text.slice(0, MAX_SENT_TEXT) : text,
       rawCut: cut ? text.length : undefined,
       write: this.options.write,
+      files: parsed ? studioFiles(parsed) : [],
     };
+  }
+
+  /**
+   * The bytes of an image a session refers to (a raster image of at most 16 MiB), for the preview:
+   * only hashes the session names, read from the blob store under the session's owner.
+   */
+  async blob(id: string, hash: string): Promise<{ bytes: Buffer; mediaType: string }> {
+    const read = await this.#read(id);
+    if (read === undefined) throw new StudioHttpError(404, "no session with this id in the store");
+    const file = studioFiles(JSON.parse(read.text) as unknown).find((f) => f.hash === hash);
+    if (!file || !PREVIEWED.has(file.mediaType))
+      throw new StudioHttpError(404, "no image with this hash in the session");
+    const blobs = this.options.opened.store.blobs;
+    if (!blobs) throw new StudioHttpError(404, "the store has no blob store");
+    if (file.size > 16 * 1024 * 1024) throw new StudioHttpError(413, "the image is too large to preview");
+    const reader = blobReader(blobs, read.meta?.owner);
+    const bytes = await reader.read(hash);
+    if (!bytes) throw new StudioHttpError(404, "the image is no longer in the blob store");
+    return { bytes: Buffer.from(bytes), mediaType: file.mediaType };
   }
 
   /** The step of `type` at `version`: a declared migration, or a pure rename to the type's new name. */

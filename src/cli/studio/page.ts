@@ -58,6 +58,7 @@ table { width: 100%; border-collapse: collapse; table-layout: fixed; background:
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #eceef2; vertical-align: top; overflow-wrap: anywhere; word-break: break-word; }
 th { background: #f0f2f6; font-weight: 600; font-size: 12px; color: #4a5263; }
 .id { font-family: ui-monospace, Menlo, Consolas, monospace; unicode-bidi: isolate; }
+figure.file { margin: 0 12px 8px 0; } figure.file img { display: block; max-width: 200px; max-height: 160px; border-radius: 4px; }
 .chip { display: inline-block; padding: 1px 7px; border-radius: 10px; background: #eef1f6; margin: 1px 3px 1px 0; font-size: 12px; max-width: 100%; overflow-wrap: anywhere; unicode-bidi: isolate; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .b-valid, .b-compatible { background: #dcf3e3; color: #17602f; }

@@ -225,7 +225,7 @@ function pageAssets(script: string): Map<string, { type: string; body: string }>
     ["app.css", { type: "text/css; charset=utf-8", body: STUDIO_CSS }],
   ]);
 }
-const GET_ROUTES = new Set(["info", "sessions", "session", "preview", "types", "type"]);
+const GET_ROUTES = new Set(["info", "sessions", "session", "preview", "types", "type", "blob"]);
 
 function intParam(params: URLSearchParams, name: string, fallback?: number): number | undefined {
   const text = params.get(name);
@@ -340,6 +340,17 @@ export async function startStudio(options: StudioServerOptions): Promise<Running
           return sendJson(res, 200, await api.session(requestId(required(params, "id"))));
         case "preview":
           return sendJson(res, 200, await api.migrationPreview(requestId(required(params, "id"))));
+        case "blob": {
+          const hash = required(params, "hash");
+          if (!/^[0-9a-f]{64}$/.test(hash)) throw new StudioHttpError(400, "hash: expected 64 lowercase hex digits");
+          const image = await api.blob(requestId(required(params, "id")), hash);
+          res.writeHead(200, {
+            ...SECURITY_HEADERS,
+            "Content-Type": image.mediaType,
+            "Content-Length": image.bytes.length,
+          });
+          return void res.end(image.bytes);
+        }
         case "types":
           return sendJson(res, 200, api.types());
         case "type":

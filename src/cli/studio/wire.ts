@@ -84,6 +84,16 @@ export interface SessionView extends StoredFacts {
   raw: string;
   /** The stored text's length, when `raw` is cut. */
   rawCut?: number;
+  /** Files the session keeps in the blob store (its `statebag.blobReference` contents), for previews. */
+  files?: StudioFile[];
+}
+
+/** A reference content of a session: an image is previewed from `api/blob`. */
+export interface StudioFile {
+  hash: string;
+  mediaType: string;
+  size: number;
+  name?: string;
 }
 
 /** One change between a migration step's before and after. */

@@ -169,6 +169,9 @@ function stateBagOf(session: SessionView): JsonObject {
   return isObject(holder.stateBag) ? holder.stateBag : {};
 }
 
+/** Images the studio previews (served by api/blob from the store's blob store). */
+const PREVIEWED = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
 export async function viewSession(main: HTMLElement, params: URLSearchParams): Promise<void> {
   const id = params.get("id") || "";
   clear(main);
@@ -210,6 +213,32 @@ export async function viewSession(main: HTMLElement, params: URLSearchParams): P
     ]),
   );
   main.appendChild(raw);
+  const files = session.files ?? [];
+  if (files.length) {
+    main.appendChild(h("h2", null, `${files.length} file${files.length === 1 ? "" : "s"} in the blob store`));
+    main.appendChild(
+      h(
+        "div",
+        { class: "card row", "data-testid": "files" },
+        files.map((file) =>
+          h("figure", { class: "file", "data-testid": "file" }, [
+            PREVIEWED.has(file.mediaType)
+              ? h("img", {
+                  src: `api/blob?${new URLSearchParams({ id: session.id, hash: file.hash })}`,
+                  alt: cut(file.name ?? file.hash.slice(0, 12), 120),
+                  "data-testid": "file-preview",
+                })
+              : null,
+            h(
+              "figcaption",
+              { class: "dim" },
+              `${cut(file.name ?? file.hash.slice(0, 12), 120)} · ${cut(file.mediaType, 80)} · ${bytes(file.size)}`,
+            ),
+          ]),
+        ),
+      ),
+    );
+  }
   const problems = session.problems;
   if (problems.length) {
     main.appendChild(h("h2", null, `${problems.length} problem${problems.length === 1 ? "" : "s"}`));
