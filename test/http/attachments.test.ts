@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import { sha256Hex } from "../../src/runtime/blobs/references.js";
 import { sweepOwnerBlobs } from "../../src/runtime/stores/blob-sweep.js";
+import { purgeRetention } from "../../src/runtime/stores/retention.js";
 import { BASE, call, harness, post, readReply } from "./setup.js";
 
 const PNG_HEAD = Buffer.from("89504e470d0a1a0a", "hex");
@@ -208,5 +209,36 @@ describe("files in chats", () => {
     expect(receipt).toMatchObject({ sessions: 1, blobs: 1 });
     expect((await get(handler, `/chat/chat-keep/files/${sha256Hex(kept)}`)).status).toBe(404);
     expect((await store.blobs!.usage({ owner: "ada" })).blobs).toBe(0);
+  });
+
+  it("retention removes idle chats and sweeps their owner's files that no remaining chat refers to; another owner's copy stays", async () => {
+    const { handler, store } = harness();
+    const old = image(7_000);
+    const shared = image(6_000);
+    await readReply(
+      await post(handler, fileTurn("chat-old", "old", [{ url: dataUrl("image/png", old), mediaType: "image/png" }])),
+    );
+    await readReply(
+      await post(
+        handler,
+        fileTurn("chat-old2", "shared", [{ url: dataUrl("image/png", shared), mediaType: "image/png" }]),
+      ),
+    );
+    // Another owner with the same bytes keeps its own copy.
+    await readReply(
+      await post(handler, fileTurn("chat-bob", "mine", [{ url: dataUrl("image/png", old), mediaType: "image/png" }]), {
+        owner: "bob",
+      }),
+    );
+    // Ada's chats pass her rule and go, with her files; Bob's chat and his copy stay. No grace window.
+    const report = await purgeRetention(
+      store,
+      { owners: { ada: { maxIdleMs: 1 } } },
+      { now: Date.now() + 60_000, blobGraceMs: 0 },
+    );
+    expect(report.sessions).toBe(2);
+    expect(report.blobs).toBe(2);
+    expect((await store.blobs!.usage({ owner: "ada" })).blobs).toBe(0);
+    expect(await store.blobs!.has(sha256Hex(old), { owner: "bob" })).toBe(true);
   });
 });
