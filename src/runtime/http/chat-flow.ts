@@ -35,7 +35,6 @@ import {
   copyForTurn,
   historyOf,
   historyTree,
-  messageIds,
   rewindHistory,
   type TurnInput,
   withoutActive,
