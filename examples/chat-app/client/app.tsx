@@ -21,6 +21,8 @@ interface ChatSummary {
   id: string;
   title: string;
   updatedAt: string;
+  /** For a fork: the chat it was forked from. */
+  forkedFrom?: string;
 }
 
 /** An `application/problem+json` body, as statebag/http and server.ts answer errors. */
@@ -187,6 +189,7 @@ function App() {
                 onClick={(e) => (e.preventDefault(), open(chat.id))}
               >
                 {chat.title || "Untitled chat"}
+                {chat.forkedFrom && <span className="muted small"> (fork)</span>}
               </a>
             </li>
           ))}
@@ -223,6 +226,10 @@ function App() {
               if (chatIdFromPath() !== current.id) history.replaceState(null, "", `/c/${current.id}`);
               void refreshChats();
             }}
+            onForked={(forkId) => {
+              void refreshChats();
+              open(forkId);
+            }}
           />
         )}
       </main>
@@ -235,11 +242,13 @@ function Chat({
   stored,
   initialMessages,
   onTurn,
+  onForked,
 }: {
   id: string;
   stored: boolean;
   initialMessages: UIMessage[];
   onTurn: () => void;
+  onForked: (forkId: string) => void;
 }) {
   const [input, setInput] = useState("");
   /** Files attached to the next message (file input or paste), as data: URLs. */
@@ -258,7 +267,10 @@ function Chat({
   /** Automatic recoveries since the last reply that ended well: a server that keeps failing is not retried forever. */
   const recoveries = useRef(0);
 
-  const { messages, setMessages, sendMessage, resumeStream, addToolApprovalResponse, status } = useChat({
+  /** Set while a regeneration or an edit runs: when it ends, the chat is read again for its ‹ n/count › marks. */
+  const branching = useRef(false);
+
+  const { messages, setMessages, sendMessage, regenerate, resumeStream, addToolApprovalResponse, status } = useChat({
     id,
     messages: initialMessages,
     // A reply still running on the server (this chat was reloaded mid-reply) continues here. A chat
@@ -277,6 +289,10 @@ function Chat({
       if (!isError) {
         setProblem(undefined);
         recoveries.current = 0;
+      }
+      if (branching.current) {
+        branching.current = false;
+        void reloadChat();
       }
       onTurn();
     },
@@ -298,6 +314,12 @@ function Chat({
     return true;
   };
 
+  /** The chat as the server has it now (after a branch operation: with the ‹ n/count › marks). */
+  const reloadChat = async () => {
+    const response = await fetch(`/api/chats/${id}`).catch(() => undefined);
+    if (response?.ok) setMessages((await response.json()) as UIMessage[]);
+  };
+
   const onError = async (error: Error) => {
     const { statusCode, responseBody } = error as Error & { statusCode?: number; responseBody?: string };
     if (statusCode === undefined) {
@@ -316,6 +338,16 @@ function Chat({
     // the input, so nothing typed is lost.
     const problem = readProblem(responseBody);
     setProblem(friendly(statusCode, problem));
+    if (branching.current) {
+      // A refused regeneration or edit (the chat changed meanwhile): show the chat as stored; an
+      // edit's text goes back into the input, so nothing typed is lost.
+      branching.current = false;
+      const text = sent.current;
+      sent.current = undefined;
+      if (text !== undefined) setInput((typed) => (typed.trim() === "" ? text : typed));
+      await reloadChat();
+      return;
+    }
     const text = sent.current;
     const unsentFiles = sentFiles.current;
     sent.current = undefined;
@@ -438,6 +470,25 @@ function Chat({
                   {FINISH_TEXT[finish] ?? `Ended early (${finish}).`}
                 </div>
               )}
+              <BranchControls
+                chatId={id}
+                message={message}
+                busy={busy}
+                onRegenerate={() => {
+                  branching.current = true;
+                  setProblem(undefined);
+                  void regenerate({ messageId: message.id });
+                }}
+                onEdit={(text) => {
+                  branching.current = true;
+                  sent.current = text;
+                  setProblem(undefined);
+                  void sendMessage({ text, messageId: message.id });
+                }}
+                onSwitched={setMessages}
+                onForked={onForked}
+                onProblem={setProblem}
+              />
             </div>
           );
         })}
@@ -506,6 +557,130 @@ function Chat({
           </button>
         )}
       </form>
+    </div>
+  );
+}
+
+/** Where a message stands among its versions (`metadata.branch` of GET /api/chats/:id). */
+interface BranchMark {
+  index: number;
+  count: number;
+  siblingIds: string[];
+}
+
+const branchOf = (message: UIMessage) => (message.metadata as { branch?: BranchMark } | undefined)?.branch;
+
+/** POSTs a JSON body to a branch route of the chat; the parsed answer, or the sentence to show. */
+async function postBranch(chatId: string, route: "switch" | "fork", body: unknown): Promise<unknown> {
+  const response = await fetch(`/api/chats/${encodeURIComponent(chatId)}/${route}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(await problemText(response));
+  return response.json();
+}
+
+/**
+ * A message's branch controls: ‹ n/count › between its versions (POST /api/chats/:id/switch),
+ * Regenerate for an answer, Edit for a question (sent again as a new version), Fork (a new chat
+ * with the conversation up to here).
+ */
+function BranchControls({
+  chatId,
+  message,
+  busy,
+  onRegenerate,
+  onEdit,
+  onSwitched,
+  onForked,
+  onProblem,
+}: {
+  chatId: string;
+  message: UIMessage;
+  busy: boolean;
+  onRegenerate: () => void;
+  onEdit: (text: string) => void;
+  onSwitched: (messages: UIMessage[]) => void;
+  onForked: (forkId: string) => void;
+  onProblem: (text: string) => void;
+}) {
+  const [editing, setEditing] = useState<string>();
+  const branch = branchOf(message);
+  const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+  const go = (to: number) =>
+    void postBranch(chatId, "switch", { messageId: branch!.siblingIds[to] })
+      .then((messages) => onSwitched(messages as UIMessage[]))
+      .catch((error: Error) => onProblem(error.message));
+  const fork = () =>
+    void postBranch(chatId, "fork", { messageId: message.id })
+      .then((answer) => onForked((answer as { id: string }).id))
+      .catch((error: Error) => onProblem(error.message));
+  if (editing !== undefined)
+    return (
+      <form
+        className="edit"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!editing.trim()) return;
+          setEditing(undefined);
+          onEdit(editing);
+        }}
+      >
+        <input
+          value={editing}
+          onChange={(e) => setEditing(e.target.value)}
+          aria-label="Edit message"
+          data-testid="edit-input"
+        />
+        <button type="submit" data-testid="edit-send">
+          Send
+        </button>
+        <button type="button" className="link" onClick={() => setEditing(undefined)}>
+          Cancel
+        </button>
+      </form>
+    );
+  return (
+    <div className="branch-controls">
+      {branch && branch.count > 1 && (
+        <span className="versions" data-testid="versions">
+          <button
+            type="button"
+            aria-label="Previous version"
+            disabled={busy || branch.index === 0}
+            onClick={() => go(branch.index - 1)}
+            data-testid="version-prev"
+          >
+            ‹
+          </button>
+          <span data-testid="version-label">
+            {branch.index + 1}/{branch.count}
+          </span>
+          <button
+            type="button"
+            aria-label="Next version"
+            disabled={busy || branch.index === branch.count - 1}
+            onClick={() => go(branch.index + 1)}
+            data-testid="version-next"
+          >
+            ›
+          </button>
+        </span>
+      )}
+      {message.role === "assistant" && (
+        <button type="button" className="link" disabled={busy} onClick={onRegenerate} data-testid="regenerate">
+          Regenerate
+        </button>
+      )}
+      {message.role === "user" && text !== "" && (
+        <button type="button" className="link" disabled={busy} onClick={() => setEditing(text)} data-testid="edit">
+          Edit
+        </button>
+      )}
+      <button type="button" className="link" disabled={busy} onClick={fork} data-testid="fork">
+        Fork
+      </button>
     </div>
   );
 }

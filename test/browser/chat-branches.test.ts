@@ -1,0 +1,161 @@
+/**
+ * Branches in the chat example, in Debian's headless Chromium (playwright-core): a person
+ * regenerates an answer (‹ 2/2 › appears), goes back to the first version (‹ 1/2 ›), edits their
+ * question and sends it again (a new version of the question, answered), and forks the chat (a new
+ * chat, listed as a fork, holding the conversation up to there). After each step the page is
+ * reloaded: what it shows is what the store holds. Screenshots go to test-artifacts/chat-branches/.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/chat-branches");
+const available = existsSync(CHROMIUM);
+const WAIT = { timeout: 30_000, interval: 50 };
+
+const REPO = join(import.meta.dirname, "../..");
+
+/** The example app started for a test: its URL, its output so far, and a way to end it. */
+interface RunningApp {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** Signals the app's process group (tsx and the node process it runs) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `npm run chat` as a user runs it (tsx, the app's own process group); resolves once it prints its URL. */
+async function startApp(env: Record<string, string>): Promise<RunningApp> {
+  const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], {
+    cwd: REPO,
+    env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      output += d.toString();
+      const found = /statebag chat: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
+      if (found) resolve(found[1]);
+    });
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    child.on("exit", (code) => reject(new Error(`chat app exited (${code}): ${output}`)));
+  });
+  return {
+    url,
+    child,
+    output: () => output,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        return; // already gone
+      }
+      await exited;
+    },
+  };
+}
+
+async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--headless",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+const answers = (page: Page) => page.locator('[data-role="assistant"]');
+const questions = (page: Page) => page.locator('[data-role="user"]');
+
+describe.skipIf(!available && !process.env.CI)("chat branches in Chromium", () => {
+  let browser: Browser;
+  let app: RunningApp;
+  let dir: string;
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    dir = mkdtempSync(join(tmpdir(), "statebag-branches-browser-"));
+    app = await startApp({ STATEBAG_STORE: `sqlite:${join(dir, "sessions.db")}` });
+    browser = await launch();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("regenerate, ‹ 1/2 ›, edit and fork, each as stored after a reload", async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 760 } })).newPage();
+    await page.goto(app.url);
+    await page.getByTestId("input").fill("Hello branches");
+    await page.getByTestId("send").click();
+    await expect.poll(() => answers(page).count(), WAIT).toBe(1);
+    await page.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
+    await expect.poll(() => answers(page).first().getByTestId("regenerate").isEnabled(), WAIT).toBe(true);
+    const chatUrl = page.url();
+
+    // Regenerate: a second version of the answer, ‹ 2/2 ›.
+    await answers(page).first().getByTestId("regenerate").click();
+    await expect.poll(() => answers(page).first().getByTestId("version-label").textContent(), WAIT).toBe("2/2");
+    await page.reload();
+    await expect.poll(() => answers(page).first().getByTestId("version-label").textContent(), WAIT).toBe("2/2");
+    await shot(page, "1-regenerated");
+
+    // ‹ : back to the first version.
+    await answers(page).first().getByTestId("version-prev").click();
+    await expect.poll(() => answers(page).first().getByTestId("version-label").textContent(), WAIT).toBe("1/2");
+    await page.reload();
+    await expect.poll(() => answers(page).first().getByTestId("version-label").textContent(), WAIT).toBe("1/2");
+    await shot(page, "2-first-version");
+
+    // Edit the question and send it again: a second version of the question, answered.
+    await questions(page).first().getByTestId("edit").click();
+    await page.getByTestId("edit-input").fill("Hello edited branches");
+    await page.getByTestId("edit-send").click();
+    await expect.poll(() => questions(page).first().getByTestId("version-label").textContent(), WAIT).toBe("2/2");
+    await expect.poll(() => answers(page).count(), WAIT).toBe(1);
+    await page.reload();
+    await expect.poll(() => questions(page).first().innerText(), WAIT).toContain("Hello edited branches");
+    await expect.poll(() => questions(page).first().getByTestId("version-label").textContent(), WAIT).toBe("2/2");
+    await expect.poll(() => answers(page).count(), WAIT).toBe(1);
+    await shot(page, "3-edited");
+
+    // The first version of the question still holds both answers (shown: its newest, ‹ 2/2 ›).
+    await questions(page).first().getByTestId("version-prev").click();
+    await expect.poll(() => questions(page).first().innerText(), WAIT).toContain("Hello branches");
+    await expect.poll(() => answers(page).first().getByTestId("version-label").textContent(), WAIT).toBe("2/2");
+
+    // Fork at the question: a new chat with the conversation up to there, listed as a fork.
+    await questions(page).first().getByTestId("fork").click();
+    await expect.poll(() => page.url(), WAIT).not.toBe(chatUrl);
+    await expect.poll(() => answers(page).count(), WAIT).toBe(0);
+    await expect.poll(() => questions(page).count(), WAIT).toBe(1);
+    await expect.poll(() => page.getByTestId("chat-list").innerText(), WAIT).toContain("(fork)");
+    await page.reload();
+    await expect.poll(() => questions(page).first().innerText(), WAIT).toContain("Hello branches");
+    await expect.poll(() => answers(page).count(), WAIT).toBe(0);
+    await expect.poll(() => page.getByTestId("chat-list").locator("li").count(), WAIT).toBe(2);
+    await shot(page, "4-forked");
+    // The source chat is as it was.
+    await page.goto(chatUrl);
+    await expect.poll(() => answers(page).count(), WAIT).toBe(1);
+    await expect.poll(() => questions(page).first().getByTestId("version-label").textContent(), WAIT).toBe("1/2");
+    await shot(page, "5-source-after-fork");
+  }, 120_000);
+});
