@@ -107,21 +107,35 @@ describe("statebag store purge", () => {
 describe("statebag store erase", () => {
   it("--dry-run counts; erase prints the receipt as JSON (owner as SHA-256); a re-run removes nothing", async () => {
     const url = await seeded();
+    const store = await openStore(url);
+    await store.blobs!.put(new TextEncoder().encode("hello"), { owner: "u1", mediaType: "text/plain" });
+    await store.blobs!.put(new TextEncoder().encode("other"), { owner: "u2", mediaType: "text/plain" });
+    await store.close();
     const dry = await cli(["store", "erase", "--store", url, "--owner", "u1", "--dry-run"]);
     expect(dry.code).toBe(0);
     const digest = createHash("sha256").update("u1").digest("hex");
-    expect(JSON.parse(dry.stdout)).toEqual({ owner: digest, sessions: 2, messageLogs: 1, dryRun: true });
+    expect(JSON.parse(dry.stdout)).toEqual({
+      owner: digest,
+      sessions: 2,
+      messageLogs: 1,
+      blobs: 1,
+      blobBytes: 5,
+      dryRun: true,
+    });
     expect(await ids(url)).toHaveLength(4);
 
     const run = await cli(["store", "erase", "--store", url, "--owner", "u1"]);
     expect(run.code).toBe(0);
     const receipt = JSON.parse(run.stdout);
-    expect(receipt).toMatchObject({ owner: digest, sessions: 2, messageLogs: 1, complete: true });
+    expect(receipt).toMatchObject({ owner: digest, sessions: 2, messageLogs: 1, blobs: 1, complete: true });
     expect(run.stdout).not.toContain('"u1"');
     expect(await ids(url)).toEqual(["new-2", "old-2"]);
 
     const again = await cli(["store", "erase", "--store", url, "--owner", "u1", "--json"]);
-    expect(again.json()).toMatchObject({ owner: digest, sessions: 0, messageLogs: 0, complete: true });
+    expect(again.json()).toMatchObject({ owner: digest, sessions: 0, messageLogs: 0, blobs: 0, complete: true });
+    const after = await openStore(url);
+    expect((await after.blobs!.usage({ owner: "u2" })).blobs).toBe(1);
+    await after.close();
     expect((await cli(["store", "erase", "--store", url])).code).toBe(2);
   });
 });
