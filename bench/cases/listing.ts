@@ -124,7 +124,7 @@ function same(name: string, got: readonly string[], want: readonly string[]): vo
 
 async function seedSqlite(layout: Layout, dir: string): Promise<Seeded> {
   const file = join(dir, "listing.db");
-  const created = await openStore(`sqlite:${file}`); // creates the tables (format 2)
+  const created = await openStore(`sqlite:${file}`); // creates the tables and the listing index
   await created.close();
   const { text, placeholder } = bodyTemplate();
   const db = new DatabaseSync(file);
@@ -157,7 +157,7 @@ async function seedSqlite(layout: Layout, dir: string): Promise<Seeded> {
       `EXPLAIN QUERY PLAN SELECT ${RAW_COLUMNS} FROM statebag_sessions WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ${PAGE}`,
     )
     .all(TARGET);
-  if (!plan.some((row) => String(row.detail).includes("statebag_sessions_owner_updated")))
+  if (!plan.some((row) => String(row.detail).includes("statebag_sessions_owner_list")))
     throw new Error(`listing.sqlite: the raw query does not use the owner index: ${JSON.stringify(plan)}`);
   return {
     store,
