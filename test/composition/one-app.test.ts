@@ -5,10 +5,14 @@
  * LangGraph thread and an OpenAI Agents session in the same store. Each feature is tested elsewhere
  * on its own; here they run together, because each one touches the others' rows (encryption seals
  * the owner that listing, retention and erasure match on; erasure must find the adapters'
- * sessions as well as the chats; traces must stay clear of what encryption hides).
+ * sessions as well as the chats; traces must stay clear of what encryption hides). A chat carries a
+ * file (a blob beside the session, sealed at rest, served to its owner only, erased with them) and
+ * one is regenerated and forked (the branches survive a migration; the fork is listed, traced and
+ * erased like any chat).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { HumanMessage } from "@langchain/core/messages";
@@ -48,6 +52,8 @@ const BOB_TEXT = "PLAIN-bob-only about Porto";
 const THREAD_TEXT = "PLAIN-thread card 4111";
 const AGENTS_TEXT = "PLAIN-agents hello";
 const OLD_TEXT = "PLAIN-old stale chat";
+const FILE_TEXT = "PLAIN-file-bytes of Ada's notes. ".repeat(300);
+const FILE_HASH = createHash("sha256").update(FILE_TEXT).digest("hex");
 const SECRETS = [ADA, BOB, ...ADA_TEXTS, BOB_TEXT, THREAD_TEXT, AGENTS_TEXT, OLD_TEXT, "PLAIN-"];
 
 const exporter = new InMemorySpanExporter();
@@ -104,6 +110,16 @@ async function send(owner: string, chatId: string, text: string): Promise<void> 
   expect(errors).toEqual([]);
   streamed.set(chatId, message);
 }
+
+/** The chat as a reload shows it (GET /chats/:id). */
+async function chatOf(owner: string, chatId: string): Promise<UIMessage[]> {
+  const response = await request("GET", `/chats/${chatId}`, owner);
+  expect(response.status).toBe(200);
+  return (await response.json()) as UIMessage[];
+}
+
+const branchOf = (message: UIMessage) =>
+  (message.metadata as { branch?: { index: number; count: number; siblingIds: string[] } } | undefined)?.branch;
 
 async function chatIds(owner: string): Promise<string[]> {
   const response = await request("GET", "/chats?limit=100", owner);
@@ -235,6 +251,31 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
     await send(BOB, "bob-1", BOB_TEXT);
     await send(ADA, "ada-old", OLD_TEXT);
 
+    // A file with a message: stored once as a blob, the chat keeps a reference.
+    const withFile = userTurn("ada-file", ADA_TEXTS[1]);
+    const fileMessage = (withFile.messages as { parts: unknown[] }[])[0];
+    fileMessage.parts.push({
+      type: "file",
+      mediaType: "text/plain",
+      filename: "notes.txt",
+      url: `data:text/plain;base64,${Buffer.from(FILE_TEXT).toString("base64")}`,
+    });
+    const filed = await readReply(await request("POST", "/chat", ADA, withFile));
+    expect(filed.errors).toEqual([]);
+
+    // useChat's regenerate() on the first chat, then a fork of it up to its question.
+    const regenerated = await readReply(
+      await request("POST", "/chat", ADA, {
+        id: "ada-1",
+        trigger: "regenerate-message",
+        messageId: streamed.get("ada-1")!.id,
+        messages: [{ id: "m-ada-1", role: "user", parts: [{ type: "text", text: ADA_TEXTS[0] }] }],
+      }),
+    );
+    expect(regenerated.errors).toEqual([]);
+    const forked = await request("POST", "/chats/ada-1/fork", ADA, { messageId: "m-ada-1", id: "ada-1-fork" });
+    expect(forked.status).toBe(201);
+
     const saver = await createStatebagSaver(store);
     const checkpoint = emptyCheckpoint();
     checkpoint.id = uuid6(-1);
@@ -260,18 +301,47 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
   });
 
   it.skipIf(!backend.up)("GET /api/chats lists each owner's chats and only theirs", async () => {
-    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-2", "ada-old"]);
+    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-1-fork", "ada-2", "ada-file", "ada-old"]);
     expect(await chatIds(BOB)).toEqual(["bob-1"]);
   });
+
+  it.skipIf(!backend.up)(
+    "a regenerated answer keeps its sibling (‹ 1/2 ›) and the fork starts at its question",
+    async () => {
+      const chat = await chatOf(ADA, "ada-1");
+      expect(chat.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(branchOf(chat[1])).toMatchObject({ index: 1, count: 2 });
+      expect(branchOf(chat[1])!.siblingIds).toContain(streamed.get("ada-1")!.id);
+      expect((await chatOf(ADA, "ada-1-fork")).map((m) => m.id)).toEqual(["m-ada-1"]);
+      expect((await request("GET", "/chats/ada-1-fork", BOB)).status).toBe(404);
+    },
+  );
+
+  it.skipIf(!backend.up)(
+    "the file is a blob of its owner, served to them only, and the chat holds a reference",
+    async () => {
+      const stored = JSON.stringify((await store.get("ui-chat/ada-file"))!.session);
+      expect(stored).toContain(FILE_HASH);
+      expect(stored).not.toContain(Buffer.from(FILE_TEXT).toString("base64").slice(0, 64));
+      const served = await request("GET", `/chat/ada-file/files/${FILE_HASH}`, ADA);
+      expect(served.status).toBe(200);
+      expect(await served.text()).toBe(FILE_TEXT);
+      expect((await request("GET", `/chat/ada-file/files/${FILE_HASH}`, BOB)).status).toBe(404);
+      expect(await store.blobs!.has(FILE_HASH, { owner: ADA })).toBe(true);
+      expect(await store.blobs!.has(FILE_HASH, { owner: BOB })).toBe(false);
+    },
+  );
 
   it.skipIf(!backend.up)(
     "store.list({ owner }) returns the chats, the LangGraph thread and the agents session",
     async () => {
       const ids = (await store.list({ owner: ADA, limit: 100 })).items.map((i) => i.id).sort();
-      expect(ids).toHaveLength(5);
+      expect(ids).toHaveLength(7);
       expect(ids.filter((id) => id.startsWith("ui-chat/"))).toEqual([
         "ui-chat/ada-1",
+        "ui-chat/ada-1-fork",
         "ui-chat/ada-2",
+        "ui-chat/ada-file",
         "ui-chat/ada-old",
       ]);
       expect(ids.some((id) => id.includes("ada-thread"))).toBe(true);
@@ -286,15 +356,18 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
     expect(operations).toContain("send");
     expect(operations).toContain("turn");
     expect(operations).toContain("list");
+    expect(operations).toContain("fork");
     const exported = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status]));
-    for (const secret of SECRETS) expect(exported, secret).not.toContain(secret);
+    for (const secret of [...SECRETS, FILE_HASH]) expect(exported, secret).not.toContain(secret);
   });
 
   it.skipIf(!backend.up)("keeps no owner, title or message text in plaintext in any stored row", async () => {
     const rows = await loc.raw.rows();
     // The rows are there (the check is not vacuous): chats, logs, streams.
-    expect(await loc.raw.count("statebag_sessions")).toBe(6);
+    expect(await loc.raw.count("statebag_sessions")).toBe(8);
     expect(await loc.raw.count("statebag_stream_chunks")).toBeGreaterThan(0);
+    expect(await loc.raw.count("statebag_blob_chunks")).toBeGreaterThan(0);
+    expect(rows).not.toContain(FILE_HASH);
     for (const secret of SECRETS) expect(rows, secret).not.toContain(secret);
   });
 
@@ -339,7 +412,10 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
     expect(real).toMatchObject({ scanned: before.length, failedCount: 0, aborted: false });
     expect((await store.scan({ limit: 100 })).items.map((i) => i.id).sort()).toEqual(before);
     for (const id of before) expect(await store.get(id), id).toBeDefined();
-    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-2", "ada-old"]);
+    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-1-fork", "ada-2", "ada-file", "ada-old"]);
+    // The branches and the file reference come through the migration as they were.
+    expect(branchOf((await chatOf(ADA, "ada-1"))[1])).toMatchObject({ index: 1, count: 2 });
+    expect((await request("GET", `/chat/ada-file/files/${FILE_HASH}`, ADA)).status).toBe(200);
   });
 
   it.skipIf(!backend.up)("retention purges an idle chat with its stream buffer, and keeps the rest", async () => {
@@ -350,7 +426,7 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
     expect(await store.purgeExpired()).toBe(1);
     expect(await store.get("ui-chat/ada-old")).toBeUndefined();
     expect(await loc.raw.streamsOf("ui-chat/ada-old")).toBe(0);
-    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-2"]);
+    expect(await chatIds(ADA)).toEqual(["ada-1", "ada-1-fork", "ada-2", "ada-file"]);
     expect((await request("GET", "/chats/ada-old", ADA)).status).toBe(404);
   });
 
@@ -358,7 +434,7 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
     "eraseOwner removes the owner's chats, logs, streams, thread and agents session, with a true receipt",
     async () => {
       const owned = (await store.list({ owner: ADA, limit: 100 })).items.map((i) => i.id);
-      expect(owned).toHaveLength(4);
+      expect(owned).toHaveLength(6);
       const logs = await loc.raw.count("statebag_message_logs");
       const streams = await loc.raw.count("statebag_streams");
       const sessions = await loc.raw.count("statebag_sessions");
@@ -369,6 +445,10 @@ describe.each(backends)("one app on an encrypted $name store", (backend) => {
       expect(receipt.messageLogs).toBe(logs - (await loc.raw.count("statebag_message_logs")));
       expect(receipt.streams).toBe(streams - (await loc.raw.count("statebag_streams")));
       expect(receipt.streams).toBeGreaterThan(0);
+      expect(receipt.blobs).toBe(1);
+      expect(await store.blobs!.has(FILE_HASH, { owner: ADA })).toBe(false);
+      expect((await request("GET", `/chat/ada-file/files/${FILE_HASH}`, ADA)).status).toBe(404);
+      expect((await request("GET", "/chats/ada-1-fork", ADA)).status).toBe(404);
       for (const id of owned) expect(await store.get(id), id).toBeUndefined();
       expect((await store.list({ owner: ADA })).items).toEqual([]);
       expect(await chatIds(ADA)).toEqual([]);
