@@ -5,6 +5,11 @@
 export { toUIMessages, type ToUIMessagesOptions } from "./runtime/ui-messages/to-ui.js";
 export { fromUIMessages, type FromUIMessagesOptions } from "./runtime/ui-messages/from-ui.js";
 export { sessionHistory } from "./runtime/ui-messages/history.js";
+export {
+  type BranchesLeftOut,
+  type BranchLeftOut,
+  branchesLeftOut,
+} from "./runtime/builtins/branches-left-out.js";
 export { UIMessageError } from "./runtime/ui-messages/errors.js";
 export { STATEBAG_CONTENT_PART, UI_MESSAGE_KEY } from "./runtime/ui-messages/keys.js";
 export type {

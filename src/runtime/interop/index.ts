@@ -9,6 +9,7 @@
  * problem and a hint.
  */
 import { StatebagError } from "../core/errors.js";
+import { type BranchesLeftOut, branchesLeftOut } from "../builtins/branches-left-out.js";
 import type { AgentSession } from "../core/session.js";
 import { checkShapeFits, detectSessionShape, isStatebagDocument } from "./detect.js";
 import {
@@ -61,6 +62,12 @@ export interface ExportSessionOptions extends ExportDotnetOptions, ExportPythonO
    * the one its reader applies, so whatever is written can be imported again with the same limits.
    */
   limits?: Pick<JsonLimits, "maxBytes">;
+  /**
+   * Agent Framework histories are lists: only the active path of a branched history is written.
+   * Called with the branches left out (regenerated answers, edited messages and what followed),
+   * when there are any; see `branchesLeftOut` (statebag/ui-messages).
+   */
+  onBranchesLeftOut?: (report: BranchesLeftOut) => void;
 }
 
 function checkShape(shape: unknown, option: "from" | "to"): asserts shape is SessionShape {
@@ -148,6 +155,10 @@ function importWithin(input: string | object, options: ImportSessionOptions): Ag
 export function exportSessionDocument(session: AgentSession, options: ExportSessionOptions): JsonRecord {
   const shape = options.to;
   checkShape(shape, "to");
+  if (options.onBranchesLeftOut) {
+    const report = branchesLeftOut(session, options.historyKey);
+    if (report) options.onBranchesLeftOut(report);
+  }
   try {
     switch (shape) {
       case "dotnet":

@@ -21,6 +21,7 @@ import type { AgentSession } from "../core/session.js";
 import { setOwn } from "../core/json.js";
 import { cloneJson, isPlainObject, type JsonRecord } from "../interop/json-util.js";
 import { expected } from "./errors.js";
+import { type BranchesLeftOut, branchesLeftOut } from "../builtins/branches-left-out.js";
 import { sessionHistory } from "./history.js";
 import {
   contentExtra,
@@ -46,6 +47,12 @@ export interface ToUIMessagesOptions {
    * (which `fromUIMessages` reads back as the same reference).
    */
   fileUrl?: (reference: BlobReferenceContent) => string;
+  /**
+   * Only the active path of a branched history is written (regenerated answers, edited messages
+   * and what followed them are not): called with what was left out, when anything was
+   * (`branchesLeftOut`). The chat handler marks the versions with `metadata.branch` instead.
+   */
+  onBranchesLeftOut?: (report: BranchesLeftOut) => void;
 }
 
 type Part = JsonRecord & { type: string };
@@ -54,7 +61,12 @@ export function toUIMessages(
   input: AgentSession | readonly ChatMessage[],
   options: ToUIMessagesOptions = {},
 ): UIMessage[] {
-  return buildUIMessages(input, options);
+  const messages = buildUIMessages(input, options);
+  if (options.onBranchesLeftOut && !Array.isArray(input)) {
+    const report = branchesLeftOut(input as AgentSession, options.historyKey);
+    if (report) options.onBranchesLeftOut(report);
+  }
+  return messages;
 }
 
 /** A UI message being built: its first statebag message, and the usage of each of its steps. */
