@@ -159,6 +159,7 @@ function rowFacts(text: string, registry: TypeRegistry, id: string): Omit<Sessio
         $type: isObject(v) ? String(v.$type) : typeof v,
         version: versionOf(v),
       }));
+      // The active path: a branched history keeps its other messages in `branches`, not counted here.
       for (const value of Object.values(found.bag))
         if (isObject(value) && Array.isArray(value.messages)) messages += value.messages.length;
     },

@@ -80,6 +80,8 @@ figure.file { margin: 0 12px 8px 0; } figure.file img { display: block; max-widt
 .tree .removed { background: #fde7e7; text-decoration: line-through; }
 .tree .changed { background: #fff3cf; }
 .chat { display: flex; flex-direction: column; gap: 8px; }
+.branches { margin-top: 12px; }
+.branch { border-left: 3px dashed #c9a227; padding: 4px 0 4px 12px; margin: 8px 0; opacity: 0.85; }
 .msg { border-radius: 10px; padding: 8px 12px; max-width: 85%; background: #fff; border: 1px solid #dde1e8; min-width: 0; }
 .msg[data-role="user"] { align-self: flex-end; background: #e6f0ff; border-color: #c7dafc; }
 .msg[data-role="system"] { align-self: center; background: #f2f2f2; font-size: 13px; }

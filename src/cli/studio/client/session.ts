@@ -6,6 +6,7 @@
 
 import type { SessionView } from "../wire.js";
 import { api } from "./api.js";
+import { branchesView } from "./branches.js";
 import { badge, bytes, clear, cut, failure, h, link, longText, show, typeLink } from "./dom.js";
 import { type Marks, prettyJson, tree } from "./json-tree.js";
 
@@ -317,8 +318,12 @@ export async function viewSession(main: HTMLElement, params: URLSearchParams): P
         ]),
       );
     if (isObject(value) && Array.isArray(value.messages)) {
-      card.appendChild(h("h3", null, `History (${value.messages.length} messages)`));
+      const branches = branchesView(value, entry.pointer, marks, chat);
+      card.appendChild(
+        h("h3", null, `History (${value.messages.length} messages${branches ? " on the active path" : ""})`),
+      );
       card.appendChild(chat(value.messages, entry.pointer, marks));
+      if (branches) card.appendChild(branches);
       const { messages: _messages, ...rest } = value;
       card.appendChild(h("h3", null, "Other fields"));
       card.appendChild(tree(rest, entry.pointer, marks, 1));
