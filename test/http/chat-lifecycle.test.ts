@@ -304,18 +304,23 @@ for (const backend of backends) {
       expect((await store.list({ owner: "eve" })).items).toEqual([]);
     });
 
-    test("a reused message id is refused (a user message's, an assistant message's), and nothing is stored", async () => {
+    test("a reused message id: an assistant message's is refused and nothing is stored; a user message's is an edit (a new version)", async () => {
       const { handler } = harness(lease, store);
       await readReply(await post(handler, userTurn("ids-1", "first", "m-ids-1")));
       const chat = await getChat(handler, "ids-1");
       const before = (await store.get("ui-chat/ids-1"))!.revision;
-      for (const id of ["m-ids-1", chat[1].id]) {
-        const response = await post(handler, userTurn("ids-1", "again", id));
-        expect(response.status).toBe(409);
-        expect(((await response.json()) as { type: string }).type).toBe("urn:statebag:problem:message-id-taken");
-      }
+      const response = await post(handler, userTurn("ids-1", "again", chat[1].id));
+      expect(response.status).toBe(409);
+      expect(((await response.json()) as { type: string }).type).toBe("urn:statebag:problem:message-id-taken");
       expect((await store.get("ui-chat/ids-1"))!.revision).toBe(before);
       expect(new Set(chat.map((m) => m.id)).size).toBe(chat.length);
+      // useChat's sendMessage({ messageId }): the user message's id names the message edited.
+      await readReply(await post(handler, userTurn("ids-1", "again", "m-ids-1")));
+      const edited = await getChat(handler, "ids-1");
+      expect(edited).toHaveLength(2);
+      expect(edited[0].id).not.toBe("m-ids-1");
+      expect((edited[0].metadata as { branch?: { count: number } }).branch?.count).toBe(2);
+      expect(new Set(edited.map((m) => m.id)).size).toBe(edited.length);
     });
 
     test("an approval answered, then the tab closes: the history shows the tool's result as soon as it ran, then the answer", async () => {
