@@ -32,7 +32,10 @@ export function chatMessages(context: RouteContext, chatId: string, stored: Stor
   );
   const tree = historyTree(stored.session, key);
   if (!tree || tree.branchPoints.length === 0) return messages;
+  // Only a message named by a branch point has other versions: the others cost nothing to check.
+  const versioned = new Set(tree.branchPoints.flatMap((point) => point.childIds));
   return messages.map((message) => {
+    if (!versioned.has(message.id)) return message;
     let siblings: ReturnType<typeof inMemorySiblings>;
     try {
       siblings = inMemorySiblings(tree, stored.session.id, message.id);
