@@ -158,4 +158,34 @@ describe.skipIf(!available && !process.env.CI)("chat branches in Chromium", () =
     await expect.poll(() => questions(page).first().getByTestId("version-label").textContent(), WAIT).toBe("1/2");
     await shot(page, "5-source-after-fork");
   }, 120_000);
+
+  it("an edit refused because another tab's reply runs (409): the sentence shows and the edited text is back in the input", async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const first = await context.newPage();
+    await first.goto(app.url);
+    await first.getByTestId("input").fill("Hi");
+    await first.getByTestId("send").click();
+    await expect.poll(() => answers(first).count(), WAIT).toBe(1);
+    await first.waitForURL(/\/c\/[A-Za-z0-9_-]+$/);
+    await expect.poll(() => questions(first).first().getByTestId("edit").isEnabled(), WAIT).toBe(true);
+    const second = await context.newPage();
+    await second.goto(first.url());
+    await expect.poll(() => answers(second).count(), WAIT).toBe(1);
+
+    // Tab one edits into a long story (it streams for a while); tab two's edit meanwhile is refused.
+    await questions(first).first().getByTestId("edit").click();
+    await first.getByTestId("edit-input").fill("Tell me a story");
+    await first.getByTestId("edit-send").click();
+    await expect.poll(() => answers(first).first().innerText(), WAIT).toContain("upon a time");
+    await questions(second).first().getByTestId("edit").click();
+    await second.getByTestId("edit-input").fill("Tell me about the sea");
+    await second.getByTestId("edit-send").click();
+    await expect.poll(() => second.getByTestId("chat-error").innerText(), WAIT).toContain("still being written");
+    await expect.poll(() => second.getByTestId("input").inputValue(), WAIT).toBe("Tell me about the sea");
+    // The winning edit's reply shows up live in the refused tab.
+    await expect.poll(() => answers(second).first().innerText(), WAIT).toContain("upon a time");
+    await shot(second, "6-edit-refused");
+    await first.getByTestId("stop").click();
+    await context.close();
+  }, 120_000);
 });

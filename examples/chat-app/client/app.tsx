@@ -345,7 +345,9 @@ function Chat({
       const text = sent.current;
       sent.current = undefined;
       if (text !== undefined) setInput((typed) => (typed.trim() === "" ? text : typed));
-      await reloadChat();
+      // Busy: another tab's reply runs here; follow it live, as for a refused new message.
+      if (problem?.type === "urn:statebag:problem:chat-busy") await recover();
+      else await reloadChat();
       return;
     }
     const text = sent.current;
