@@ -1,5 +1,5 @@
 /**
- * Branches through the chat handler on memory, SQLite and PostgreSQL: useChat's regenerate
+ * Branches through the chat handler on every store (memory, SQLite, PostgreSQL, Redis, Redis Cluster): useChat's regenerate
  * (`regenerate-message` with `messageId`), an edit (`submit-message` with the id of an earlier user
  * message), the ‹ 1/2 › marks of GET /chats/:id (`metadata.branch`), switching a branch, forking
  * into a new chat of the same owner (listed, erased with the owner), and two edits at once: one
@@ -10,10 +10,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
-import { available, memoryBackend, postgresBackend, sqliteBackend } from "../stores/helpers.js";
+import {
+  available,
+  memoryBackend,
+  postgresBackend,
+  redisBackend,
+  redisClusterBackend,
+  sqliteBackend,
+} from "../stores/helpers.js";
 import { BASE, call, Gate, harness, post, readReply, userTurn } from "./setup.js";
 
-const backends = [memoryBackend, sqliteBackend, postgresBackend()].filter(available);
+const backends = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend(), redisClusterBackend].filter(
+  available,
+);
 
 type Branch = { index: number; count: number; siblingIds: string[] };
 const branchOf = (message: UIMessage) => (message.metadata as { branch?: Branch } | undefined)?.branch;
