@@ -45,7 +45,7 @@ import { toChatMessages } from "../../src/runtime/agent/clients/openai-content.j
 import { OpenAIChatClient } from "../../src/runtime/agent/clients/openai-chat-client.js";
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import { ScriptedChatClient } from "../../src/runtime/agent/clients/scripted-chat-client.js";
-import { userMessage } from "../../src/runtime/core/messages.js";
+import { type ChatMessage, userMessage } from "../../src/runtime/core/messages.js";
 import { startOpenAIServer } from "../clients/openai-server.js";
 import { EncryptedStoreError } from "../../src/runtime/stores/encryption/errors.js";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/runtime/stores/encryption/codec.js";
@@ -59,6 +59,7 @@ import { BlobCorruptError, BlobNotFoundError } from "../../src/runtime/blobs/blo
 import { BlobUploadLostError } from "../../src/runtime/blobs/chunked.js";
 import { memoryBlobStore } from "../../src/runtime/blobs/memory.js";
 import { S3BlobStoreError } from "../../src/runtime/blobs/s3.js";
+import { resolveBlobReferences } from "../../src/runtime/blobs/references.js";
 import { OpenAIAgentsItemError } from "../../src/runtime/openai-agents/items.js";
 import { OpenAIAgentsImportError } from "../../src/runtime/openai-agents/import.js";
 
@@ -175,6 +176,18 @@ const cases: Record<string, () => Promise<unknown> | unknown> = {
   BlobCorruptError: () =>
     new BlobCorruptError("a".repeat(64), "folder /srv/blobs", "its bytes do not hash to its name"),
   BlobUploadLostError: () => new BlobUploadLostError(),
+  BlobReferenceError: () =>
+    caught(() =>
+      resolveBlobReferences(
+        [
+          {
+            role: "user",
+            contents: [{ $type: "statebag.blobReference", hash: "a".repeat(64), mediaType: "image/png", size: 3 }],
+          } as unknown as ChatMessage,
+        ],
+        undefined,
+      ),
+    ),
   S3BlobStoreError: () =>
     new S3BlobStoreError(
       "s3://bucket/prefix/",
@@ -327,6 +340,7 @@ const specificHints: Record<string, string> = {
   NotALangGraphThreadError: "idPrefix",
   BlobBudgetExceededError: "maxBytesPerOwner",
   BlobUploadLostError: "graceMs",
+  BlobReferenceError: "store.blobs.reader(owner)",
 };
 
 /**

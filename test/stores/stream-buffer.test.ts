@@ -95,6 +95,16 @@ describe.runIf(serverUp.postgres)("PostgreSQL followers", () => {
     }
   };
 
+  /** Reads `probe` until it gives `want` (at most ~5 s), and returns the last value read. */
+  const settlesTo = async (probe: () => Promise<number>, want: number): Promise<number> => {
+    let value = await probe();
+    for (let attempt = 0; value !== want && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      value = await probe();
+    }
+    return value;
+  };
+
   it("LISTEN on a connection of their own while someone follows (released after), NOTIFY from any process", async () => {
     const { postgresBackend } = await import("./helpers.js");
     const { url, cleanup } = await postgresBackend().location();
@@ -119,11 +129,12 @@ describe.runIf(serverUp.postgres)("PostgreSQL followers", () => {
       })();
       await streamsOf(a).append("s", ["one"], 60_000);
       await gotFirst;
-      expect(await listening(channel)).toBe(1);
+      // LISTEN starts when the follower first waits, which may come just after it read "one".
+      expect(await settlesTo(() => listening(channel), 1)).toBe(1);
       controller.abort();
       await following;
       expect(seen).toEqual(["one"]);
-      expect(await listening(channel)).toBe(0);
+      expect(await settlesTo(() => listening(channel), 0)).toBe(0);
     } finally {
       await a.close();
       await b.close();
