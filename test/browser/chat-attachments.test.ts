@@ -134,10 +134,7 @@ describe.skipIf(!available && !process.env.CI)("chat app in Chromium: attachment
     const storeUrl = `sqlite:${join(dir, "sessions.db")}`;
     app = await startApp({ STATEBAG_STORE: storeUrl });
     store = await openStore(storeUrl);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--headless", "--disable-gpu"],
-    });
+    browser = await launch();
   }, 60_000);
 
   afterAll(async () => {

@@ -132,12 +132,7 @@ describe.each(backends)("branches: $name", ({ backend, history }) => {
             expect(client.requests.at(-1)!.messages.map(line)).toEqual(after.slice(0, parentAt + 2).map(line));
           } else if (o.kind === "switch" || o.kind === "rewind") {
             const target = tree[o.pick % tree.length];
-            const targetId =
-              target.message.messageId ??
-              idOf(
-                target.message,
-                path.findIndex((m) => m === target.message),
-              );
+            const targetId = target.message.messageId ?? idOf(target.message, path.indexOf(target.message));
             if (o.kind === "switch") await withSession(store, id, (s) => agent.switchBranch(s, targetId));
             else await withSession(store, id, (s) => agent.rewind(s, targetId));
             const after = await agent.history.listMessages(await load(id));

@@ -46,38 +46,39 @@ export function jsonEqual(a: unknown, b: unknown, options: JsonEqualOptions = {}
   const left: unknown[] = [a];
   const right: unknown[] = [b];
   while (left.length > 0) {
-    const x = left.pop();
-    const y = right.pop();
-    if (x === y) continue;
-    if (typeof x === "number" && typeof y === "number") {
-      if (Number.isNaN(x) && Number.isNaN(y)) continue;
+    const leftItem = left.pop();
+    const rightItem = right.pop();
+    if (leftItem === rightItem) continue;
+    if (typeof leftItem === "number" && typeof rightItem === "number") {
+      if (Number.isNaN(leftItem) && Number.isNaN(rightItem)) continue;
       return false;
     }
-    if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
-    if (Array.isArray(x)) {
-      if (!Array.isArray(y) || x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) {
-        left.push(x[i]);
-        right.push(y[i]);
+    if (typeof leftItem !== "object" || typeof rightItem !== "object" || leftItem === null || rightItem === null)
+      return false;
+    if (Array.isArray(leftItem)) {
+      if (!Array.isArray(rightItem) || leftItem.length !== rightItem.length) return false;
+      for (let i = 0; i < leftItem.length; i++) {
+        left.push(leftItem[i]);
+        right.push(rightItem[i]);
       }
       continue;
     }
-    if (Array.isArray(y)) return false;
-    const xo = x as Record<string, unknown>;
-    const yo = y as Record<string, unknown>;
+    if (Array.isArray(rightItem)) return false;
+    const xo = leftItem as Record<string, unknown>;
+    const yo = rightItem as Record<string, unknown>;
     let countX = 0;
     for (const key of Object.keys(xo)) {
-      const v = xo[key];
-      if (v === undefined || ignore?.(key, v)) continue;
+      const leftValue = xo[key];
+      if (leftValue === undefined || ignore?.(key, leftValue)) continue;
       countX++;
       if (!hasOwn.call(yo, key)) return false;
-      left.push(v);
+      left.push(leftValue);
       right.push(yo[key]);
     }
     let countY = 0;
     for (const key of Object.keys(yo)) {
-      const v = yo[key];
-      if (v === undefined || ignore?.(key, v)) continue;
+      const rightValue = yo[key];
+      if (rightValue === undefined || ignore?.(key, rightValue)) continue;
       countY++;
     }
     if (countX !== countY) return false;
@@ -176,8 +177,8 @@ export function describeValue(value: unknown): string {
         return value.length === 0
           ? "an empty array"
           : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
-      const t = hasOwn.call(value, "$type") ? (value as { $type: unknown }).$type : undefined;
-      if (typeof t === "string") return `an object with "$type": ${quoted(t)}`;
+      const tag = hasOwn.call(value, "$type") ? (value as { $type: unknown }).$type : undefined;
+      if (typeof tag === "string") return `an object with "$type": ${quoted(tag)}`;
       const keys: string[] = [];
       let more = false;
       for (const k in value) {

@@ -255,9 +255,9 @@ export class ProblemList {
     const kept = this.kept;
     let j = 0;
     for (let i = 0; i < kept.length; i++) {
-      const p = kept[i];
-      if (p.code === "schema" && p.pointer === pointer) continue;
-      kept[j++] = p;
+      const problem = kept[i];
+      if (problem.code === "schema" && problem.pointer === pointer) continue;
+      kept[j++] = problem;
     }
     kept.length = j;
   }
@@ -278,13 +278,13 @@ export function formatProblems(problems: readonly ValidationProblem[], limit = 2
   const lines: string[] = [];
   const shown = Math.min(limit, problems.length);
   for (let i = 0; i < shown; i++) {
-    const p = problems[i];
+    const problem = problems[i];
     lines.push(
-      `  ${i + 1}. ${p.message}${p.$type !== undefined && !p.message.includes(`"${p.$type}"`) ? ` (in ${quoted(p.$type)})` : ""}`,
+      `  ${i + 1}. ${problem.message}${problem.$type !== undefined && !problem.message.includes(`"${problem.$type}"`) ? ` (in ${quoted(problem.$type)})` : ""}`,
     );
-    if (!(p.message.includes(p.expected) && p.message.includes(p.found)))
-      lines.push(`     expected ${p.expected}; found ${p.found}`);
-    if (p.hint) lines.push(`     hint: ${p.hint}`);
+    if (!(problem.message.includes(problem.expected) && problem.message.includes(problem.found)))
+      lines.push(`     expected ${problem.expected}; found ${problem.found}`);
+    if (problem.hint) lines.push(`     hint: ${problem.hint}`);
   }
   const rest = Math.max(total, problems.length) - shown;
   if (rest > 0)

@@ -27,8 +27,8 @@ export function describeSyntaxError(text: string, cause: unknown): SyntaxErrorRe
   } else {
     // Our scanner accepted what V8 rejected (should not happen): fall back to V8's own words.
     const msg = cause instanceof Error ? cause.message : String(cause);
-    const m = /position (\d+)/.exec(msg);
-    position = m ? Number(m[1]) : 0;
+    const positionMatch = /position (\d+)/.exec(msg);
+    position = positionMatch ? Number(positionMatch[1]) : 0;
     reason = escapeControl(msg.length > 200 ? msg.slice(0, 200) + "…" : msg);
   }
   const { line, column } = lineColumn(text, position);

@@ -438,25 +438,27 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, 
   };
   push(root as object);
   while (frames.length > 0) {
-    const f = frames[frames.length - 1];
-    if (f.i === 0) {
+    const frame = frames[frames.length - 1];
+    if (frame.i === 0) {
       const depth = frames.length;
       // Any kind: the search stays within maxDepth + 1 levels (a cycle ends here too).
       if (depth > lim.maxDepth) return tooDeep(path, lim.maxDepth);
-      if (f.keys !== null) {
-        if (kind === "keys" && f.keys.length > lim.maxKeys) return tooManyKeys(path, f.keys.length, lim.maxKeys);
-        if (kind === "proto" && f.keys.includes("__proto__")) {
+      if (frame.keys !== null) {
+        if (kind === "keys" && frame.keys.length > lim.maxKeys)
+          return tooManyKeys(path, frame.keys.length, lim.maxKeys);
+        if (kind === "proto" && frame.keys.includes("__proto__")) {
           path.push("__proto__");
           return protoKeyError(path, 'pass limits.protoKeys: "keep" to accept it as plain data');
         }
       }
     }
-    const n = f.keys === null ? (f.node as unknown[]).length : f.keys.length;
+    const n = frame.keys === null ? (frame.node as unknown[]).length : frame.keys.length;
     let descended = false;
-    while (f.i < n) {
-      const idx = f.i++;
-      const key = f.keys === null ? idx : f.keys[idx];
-      const child = f.keys === null ? (f.node as unknown[])[idx] : (f.node as Record<string, unknown>)[key as string];
+    while (frame.i < n) {
+      const idx = frame.i++;
+      const key = frame.keys === null ? idx : frame.keys[idx];
+      const child =
+        frame.keys === null ? (frame.node as unknown[])[idx] : (frame.node as Record<string, unknown>)[key as string];
       if (kind === "number" && typeof child === "number" && child - child !== 0) {
         path.push(key);
         return numberError(path, child);
@@ -556,26 +558,26 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
   const first = enter(value);
   if (first !== null) throw first;
   while (frames.length > 0) {
-    const f = frames[frames.length - 1];
-    const keys = f.keys;
-    const n = keys === null ? (f.node as unknown[]).length : keys.length;
+    const frame = frames[frames.length - 1];
+    const keys = frame.keys;
+    const n = keys === null ? (frame.node as unknown[]).length : keys.length;
     let descended = false;
-    while (f.i < n) {
-      const idx = f.i++;
+    while (frame.i < n) {
+      const idx = frame.i++;
       let child: unknown;
       let key: string | number;
       if (keys === null) {
         key = idx;
-        child = (f.node as unknown[])[idx];
+        child = (frame.node as unknown[])[idx];
         if (child === undefined) {
           path.push(key);
           throw notJson(path, "an empty slot or undefined array item (it would be written as null)");
         }
       } else {
         key = keys[idx];
-        child = (f.node as Record<string, unknown>)[key];
+        child = (frame.node as Record<string, unknown>)[key];
         if (child === undefined) continue;
-        f.written++;
+        frame.written++;
         if (rejectProto && key === "__proto__") {
           path.push(key);
           throw protoKeyError(path, 'or pass limits.protoKeys: "keep" on both sides to keep it as plain data');
@@ -595,7 +597,7 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
       }
     }
     if (!descended) {
-      if (keys !== null && f.written > lim.maxKeys) throw tooManyKeys(path, f.written, lim.maxKeys);
+      if (keys !== null && frame.written > lim.maxKeys) throw tooManyKeys(path, frame.written, lim.maxKeys);
       frames.pop();
       path.pop();
     }
@@ -694,8 +696,8 @@ function writableBounded(
 }
 
 function writableScalar(value: unknown): boolean {
-  const t = typeof value;
-  return t === "string" || t === "boolean" || (t === "number" && Number.isFinite(value));
+  const kind = typeof value;
+  return kind === "string" || kind === "boolean" || (kind === "number" && Number.isFinite(value));
 }
 
 function writableContainer(value: object): boolean {

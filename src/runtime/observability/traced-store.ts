@@ -405,9 +405,9 @@ class Tracing implements StoreTracing {
 
   migrateStore<T>(run: () => Promise<T>): Promise<T> {
     return this.span("statebag.migrate", "migrateStore", SPAN_KIND_INTERNAL, {}, run, (span, report) => {
-      const r = report as Record<string, unknown>;
+      const fields = report as Record<string, unknown>;
       for (const key of ["scanned", "migrated", "unchanged", "failedCount", "vanished", "conflicts", "aborted"]) {
-        const value = r[key];
+        const value = fields[key];
         if (typeof value === "number" || typeof value === "boolean")
           span.setAttribute(`statebag.migrate.${key === "failedCount" ? "failed" : key}`, value);
       }

@@ -28,12 +28,16 @@ export class SessionValidationError extends StatebagError {
     const kept = (problems.length > MAX_HELD ? problems.slice(0, MAX_HELD) : problems).map((p) =>
       p.pointer.length > MAX_POINTER_CHARS ? { ...p, pointer: boundedPointer(p.pointer) } : p,
     );
-    const n = Math.max(options.problemCount ?? problems.length, problems.length);
-    super("session-invalid", `${summary}: ${n} problem${n === 1 ? "" : "s"}\n${formatProblems(kept, 20, n)}`, {
-      cause: options.cause,
-    });
+    const shown = Math.max(options.problemCount ?? problems.length, problems.length);
+    super(
+      "session-invalid",
+      `${summary}: ${shown} problem${shown === 1 ? "" : "s"}\n${formatProblems(kept, 20, shown)}`,
+      {
+        cause: options.cause,
+      },
+    );
     this.problems = kept;
-    this.problemCount = n;
+    this.problemCount = shown;
     const preserved = options.preserved ?? [];
     this.preserved = preserved.length > MAX_HELD ? preserved.slice(0, MAX_HELD) : preserved;
   }

@@ -150,12 +150,12 @@ const checks = new Map<string, FormatCheck | null>();
  * as the validators do.
  */
 export function formatCheck(name: string): FormatCheck | undefined {
-  let c = checks.get(name);
-  if (c === undefined) {
-    c = readFormat(name);
-    checks.set(name, c);
+  let check = checks.get(name);
+  if (check === undefined) {
+    check = readFormat(name);
+    checks.set(name, check);
   }
-  return c ?? undefined;
+  return check ?? undefined;
 }
 
 function readFormat(name: string): FormatCheck | null {
@@ -167,9 +167,9 @@ function readFormat(name: string): FormatCheck | null {
   if (typeof def === "function") return { type: "string", test: def as (v: never) => boolean };
   if (typeof def === "object" && def !== null && "validate" in def) {
     const type: FormatType = def.type === "number" ? "number" : "string";
-    const v = def.validate;
-    if (v instanceof RegExp) return { type, test: (x: string) => v.test(x) };
-    if (typeof v === "function") return { type, test: v as (x: never) => boolean };
+    const validateFn = def.validate;
+    if (validateFn instanceof RegExp) return { type, test: (x: string) => validateFn.test(x) };
+    if (typeof validateFn === "function") return { type, test: validateFn as (x: never) => boolean };
   }
   return null;
 }

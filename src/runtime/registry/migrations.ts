@@ -200,8 +200,8 @@ export function callerSource(): string | undefined {
   for (const line of stack.split("\n").slice(1)) {
     if (/src[\\/]runtime[\\/]registry[\\/](migrations|registry)\.[tj]s/.test(line) || line.includes("node:internal"))
       continue;
-    const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
-    if (m) return `${m[1].replace(/^file:\/\//, "")}:${m[2]}`;
+    const frameMatch = /\(?((?:file:\/\/)?[^\s()]+):(\d+):\d+\)?\s*$/.exec(line);
+    if (frameMatch) return `${frameMatch[1].replace(/^file:\/\//, "")}:${frameMatch[2]}`;
   }
   return undefined;
 }

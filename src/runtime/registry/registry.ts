@@ -208,9 +208,13 @@ export class TypeRegistry {
       } else if (Array.isArray(part)) {
         for (const def of part as readonly TypeDefinition[]) reg.add(def, `part ${i + 1} of the composition`);
       } else {
-        const p = part as { source: string; types?: readonly TypeDefinition[]; migrations?: readonly Migration[] };
-        for (const def of p.types ?? []) reg.add(def, p.source);
-        for (const m of p.migrations ?? []) reg.addMigration(m, p.source);
+        const described = part as {
+          source: string;
+          types?: readonly TypeDefinition[];
+          migrations?: readonly Migration[];
+        };
+        for (const def of described.types ?? []) reg.add(def, described.source);
+        for (const m of described.migrations ?? []) reg.addMigration(m, described.source);
       }
     });
     return reg;
@@ -236,8 +240,8 @@ export class TypeRegistry {
 
   /** Where a type came from, for messages (`statebag (TextContent at src/runtime/messages.ts:58)`). */
   describe(type: string): string | undefined {
-    const e = this.table.get(type);
-    return e && `"${type}" v${e.def.version} from ${describeEntry(e)}`;
+    const entry = this.table.get(type);
+    return entry && `"${type}" v${entry.def.version} from ${describeEntry(entry)}`;
   }
 
   /** The current `$type` a former name was renamed to, if any. */
@@ -396,16 +400,16 @@ export class TypeRegistry {
   reportValidator(def: TypeDefinition): Validator {
     const cached = reportValidators.get(def);
     if (cached !== undefined) return cached;
-    let v: Validator = def.validate;
+    let validator: Validator = def.validate;
     if (!allErrorsDefs.has(def)) {
       try {
-        v = this.reportAjv().compile(def.schema) as Validator;
+        validator = this.reportAjv().compile(def.schema) as Validator;
       } catch {
-        v = def.validate;
+        validator = def.validate;
       }
     }
-    reportValidators.set(def, v);
-    return v;
+    reportValidators.set(def, validator);
+    return validator;
   }
 
   /**
@@ -504,9 +508,9 @@ export class TypeRegistry {
    * former name: `upgrade` would change it.
    */
   needsUpgrade(value: { $type: string; $version?: number }): boolean {
-    const e = this.table.get(value.$type);
-    if (e === undefined) return this.formerIndex.has(value.$type) || this.migrationSet.hasType(value.$type);
-    return (value.$version ?? 1) < e.def.version;
+    const entry = this.table.get(value.$type);
+    if (entry === undefined) return this.formerIndex.has(value.$type) || this.migrationSet.hasType(value.$type);
+    return (value.$version ?? 1) < entry.def.version;
   }
 
   /**

@@ -73,8 +73,13 @@ export function plainSchema(node: unknown, open: boolean, closeHere: boolean, de
 
 /** An object schema that lists its properties (`{ type: "object" }` alone means "any object" and stays open). */
 function isClosableObjectSchema(s: Record<string, unknown>): boolean {
-  const t = s.type;
-  if ((t !== "object" && t !== undefined) || typeof s.properties !== "object" || s.properties === null) return false;
+  const schemaType = s.type;
+  if (
+    (schemaType !== "object" && schemaType !== undefined) ||
+    typeof s.properties !== "object" ||
+    s.properties === null
+  )
+    return false;
   for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
   for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
   return true;

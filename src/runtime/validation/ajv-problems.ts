@@ -68,8 +68,8 @@ function resolveSchemaPath(schema: unknown, schemaPath: string): unknown {
 }
 
 function parentSchemaPath(schemaPath: string): string {
-  const i = schemaPath.lastIndexOf("/");
-  return i < 0 ? schemaPath : schemaPath.slice(0, i);
+  const slash = schemaPath.lastIndexOf("/");
+  return slash < 0 ? schemaPath : schemaPath.slice(0, slash);
 }
 
 /** True when `inner` is `outer` or a position inside it (pointer segments, not string prefixes). */
@@ -104,11 +104,11 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
   const dropped = new Set<ValidatorError>();
   const added: ValidatorError[] = [];
   for (let j = 0; j < errors.length; j++) {
-    const c = errors[j];
-    if ((c.keyword !== "anyOf" && c.keyword !== "oneOf") || dropped.has(c)) continue;
-    const prefix = c.schemaPath + "/";
+    const candidate = errors[j];
+    if ((candidate.keyword !== "anyOf" && candidate.keyword !== "oneOf") || dropped.has(candidate)) continue;
+    const prefix = candidate.schemaPath + "/";
     const branch: ValidatorError[] = [];
-    for (let k = j - 1; k >= 0 && within(errors[k].instancePath, c.instancePath); k--) {
+    for (let k = j - 1; k >= 0 && within(errors[k].instancePath, candidate.instancePath); k--) {
       if (errors[k].schemaPath.startsWith(prefix)) branch.push(errors[k]);
     }
     if (branch.length === 0) continue;
@@ -117,11 +117,12 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     if (
       branch.every(
         (e) =>
-          e.instancePath === c.instancePath && (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"),
+          e.instancePath === candidate.instancePath &&
+          (e.keyword === "type" || e.keyword === "const" || e.keyword === "enum"),
       )
     ) {
       const wanted = [...new Set(branch.map(expectedOf))];
-      dropped.add(c);
+      dropped.add(candidate);
       // What the alternatives accept together, as data (for the problem's details).
       const types: JsonTypeName[] = [];
       const values: unknown[] = [];
@@ -132,9 +133,9 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
         else if (Array.isArray(e.params.allowedValues)) values.push(...(e.params.allowedValues as unknown[]));
       }
       added.push({
-        ...c,
+        ...candidate,
         keyword: "anyOf",
-        params: { ...c.params, expected: wanted.join(" or "), combinator: c.keyword, types, values },
+        params: { ...candidate.params, expected: wanted.join(" or "), combinator: candidate.keyword, types, values },
       });
       continue;
     }
@@ -158,8 +159,8 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
         best = list;
       }
     }
-    if (bestDepth > depthOf(c.instancePath) + 1) {
-      dropped.add(c);
+    if (bestDepth > depthOf(candidate.instancePath) + 1) {
+      dropped.add(candidate);
       for (const e of best) dropped.delete(e);
     }
   }
@@ -352,8 +353,8 @@ function otherDetails(e: ValidatorError): SchemaProblemDetails {
   const params: Record<string, unknown> = {};
   for (const k in e.params) {
     if (!hasOwn.call(e.params, k)) continue;
-    const v = e.params[k];
-    params[k] = typeof v === "string" ? detailText(v) : v;
+    const paramValue = e.params[k];
+    params[k] = typeof paramValue === "string" ? detailText(paramValue) : paramValue;
   }
   if (OTHER_KEYWORDS.has(e.keyword)) return { kind: "schema", keyword: e.keyword as OtherSchemaKeyword, params };
   params.keyword = detailText(e.keyword);

@@ -240,11 +240,11 @@ export class SessionWalker implements SlotVisitor {
   /** Walks one session; `base` is its path from the document root (e.g. `["session"]`). */
   walkSession(session: unknown, base: readonly (string | number)[]): void {
     const path = this.path;
-    const d = base.length;
-    for (let i = 0; i < d; i++) path[i] = base[i];
+    const baseDepth = base.length;
+    for (let i = 0; i < baseDepth; i++) path[i] = base[i];
     if (!isJsonObject(session)) {
       this.sessionProblem(
-        d,
+        baseDepth,
         "a session object ({ id, stateBag, ... })",
         describeValue(session),
         "the session must be a JSON object",
@@ -267,9 +267,9 @@ export class SessionWalker implements SlotVisitor {
         case "id":
           sawId = true;
           if (!isSessionId(value)) {
-            path[d] = "id";
+            path[baseDepth] = "id";
             this.sessionProblem(
-              d + 1,
+              baseDepth + 1,
               "a non-empty string",
               describeValue(value),
               "session.id is the stable id the session is stored under",
@@ -285,9 +285,9 @@ export class SessionWalker implements SlotVisitor {
         case "kind":
           kind = value;
           if (!isSessionKind(value)) {
-            path[d] = "kind";
+            path[baseDepth] = "kind";
             this.sessionProblem(
-              d + 1,
+              baseDepth + 1,
               '"local" or "hosted" (or no kind)',
               describeValue(value),
               "omit kind while it is not decided yet",
@@ -298,15 +298,15 @@ export class SessionWalker implements SlotVisitor {
           break;
         case "conversationId":
           conversationId = value;
-          this.checkConversationId(value, d);
+          this.checkConversationId(value, baseDepth);
           break;
         case "quarantine":
           quarantine = value;
           break;
         default:
-          path[d] = key;
+          path[baseDepth] = key;
           this.sessionProblem(
-            d + 1,
+            baseDepth + 1,
             "no such property (a session has id, kind, conversationId, stateBag)",
             describeValue(value),
             `remove ${quoted(key)}; state belongs in the state bag under a provider key`,
@@ -317,9 +317,9 @@ export class SessionWalker implements SlotVisitor {
     }
     if (localWithConversationId(kind, conversationId)) {
       // A local session keeps its history itself; a run would refuse it, so loading does first.
-      path[d] = "conversationId";
+      path[baseDepth] = "conversationId";
       this.sessionProblem(
-        d + 1,
+        baseDepth + 1,
         'no conversationId (the session is "kind": "local")',
         describeValue(conversationId),
         'a local session keeps its history itself: drop conversationId, or make the session "kind": "hosted" if the service holds the conversation',
@@ -328,9 +328,9 @@ export class SessionWalker implements SlotVisitor {
       );
     }
     if (!sawId) {
-      path[d] = "id";
+      path[baseDepth] = "id";
       this.sessionProblem(
-        d + 1,
+        baseDepth + 1,
         "a non-empty string",
         "nothing (the property is missing)",
         "every session has an id",
@@ -339,9 +339,9 @@ export class SessionWalker implements SlotVisitor {
       );
     }
     if (!sawBag) {
-      path[d] = "stateBag";
+      path[baseDepth] = "stateBag";
       this.sessionProblem(
-        d + 1,
+        baseDepth + 1,
         "an object of provider key -> state",
         "nothing (the property is missing)",
         "an empty session has stateBag: {}",
@@ -351,9 +351,9 @@ export class SessionWalker implements SlotVisitor {
       return;
     }
     if (!isJsonObject(bag)) {
-      path[d] = "stateBag";
+      path[baseDepth] = "stateBag";
       this.sessionProblem(
-        d + 1,
+        baseDepth + 1,
         "an object of provider key -> state",
         describeValue(bag),
         "stateBag maps each provider key to that provider's $type-tagged state",
@@ -362,23 +362,23 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    path[d] = "stateBag";
+    path[baseDepth] = "stateBag";
     for (const key in bag) {
       if (!hasOwn.call(bag, key)) continue;
-      path[d + 1] = key;
+      path[baseDepth + 1] = key;
       if (!isLookupKey(key, this.protoKeysAsData)) {
         this.protoKey(
-          d + 2,
+          baseDepth + 2,
           "provider key",
           "rename the provider key: code that copies the state bag with bag[key] = value would set its prototype",
           "stateBag",
         );
         continue;
       }
-      if (this.deep) this.visitTagged(bag[key], PROVIDER_STATE_FAMILY, d + 2, 0);
-      else this.tagOnly(bag[key], PROVIDER_STATE_FAMILY, d + 2);
+      if (this.deep) this.visitTagged(bag[key], PROVIDER_STATE_FAMILY, baseDepth + 2, 0);
+      else this.tagOnly(bag[key], PROVIDER_STATE_FAMILY, baseDepth + 2);
     }
-    if (quarantine !== undefined) this.walkQuarantine(quarantine, d, bag);
+    if (quarantine !== undefined) this.walkQuarantine(quarantine, baseDepth, bag);
   }
 
   /**
@@ -506,10 +506,10 @@ export class SessionWalker implements SlotVisitor {
   /** Walks one tagged value of `family`; `base` is its path from the document root. */
   walkValue(value: unknown, family: string, base: readonly (string | number)[]): void {
     const path = this.path;
-    const d = base.length;
-    for (let i = 0; i < d; i++) path[i] = base[i];
-    if (this.deep) this.visitTagged(value, family, d, 0);
-    else this.tagOnly(value, family, d);
+    const baseDepth = base.length;
+    for (let i = 0; i < baseDepth; i++) path[i] = base[i];
+    if (this.deep) this.visitTagged(value, family, baseDepth, 0);
+    else this.tagOnly(value, family, baseDepth);
   }
 
   private checkConversationId(value: unknown, d: number): void {
@@ -610,13 +610,13 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    const t = (value as Record<string, unknown>).$type;
-    if (typeof t !== "string") {
+    const tag = (value as Record<string, unknown>).$type;
+    if (typeof tag !== "string") {
       this.tagProblem(
         d,
         "missing-type",
         `a "$type" string naming a type of the ${family} family`,
-        t === undefined ? 'an object without "$type"' : `"$type": ${describeValue(t)}`,
+        tag === undefined ? 'an object without "$type"' : `"$type": ${describeValue(tag)}`,
         undefined,
         `every ${family} value carries "$type"`,
         { kind: "family", family },
@@ -630,7 +630,7 @@ export class SessionWalker implements SlotVisitor {
         "invalid-version",
         "an integer >= 1 (or no $version, meaning 1)",
         describeValue(v),
-        t,
+        tag,
         "$version counts versions of the type: 1, 2, 3, ...",
         { kind: "family", family },
       );
