@@ -14,12 +14,12 @@
  * Screenshots go to test-artifacts/chat-app/. Without /usr/bin/chromium the suite is skipped with
  * a warning; under CI=true it fails instead.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, launch, type RunningApp, startApp } from "./example-app.js";
 import { validateSession } from "../../src/runtime/validation/validate.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
@@ -27,7 +27,6 @@ import { chatSse, responsesSse, startOpenAIServer, type OpenAITestServer } from 
 import { chatCompletion, streamedResponseEvents, streamedTextChunks } from "../clients/fixtures/openai.js";
 import { realModel } from "../../examples/chat-app/server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/chat-app");
 const available = existsSync(CHROMIUM);
 if (!available && !process.env.CI)
@@ -59,67 +58,6 @@ function toolCallChunks(callId: string, name: string, args: string) {
 }
 
 const words = (text: string) => text.match(/\S+\s*/g) ?? [];
-
-const REPO = join(import.meta.dirname, "../..");
-
-/** The example app started for a test: its URL, its output so far, and a way to end it. */
-interface RunningApp {
-  url: string;
-  child: ChildProcess;
-  output(): string;
-  /** Signals the app's process group (tsx and the node process it runs) and waits for it to exit. */
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-/** `npm run chat` as a user runs it (tsx, the app's own process group); resolves once it prints its URL. */
-async function startApp(env: Record<string, string>): Promise<RunningApp> {
-  const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], {
-    cwd: REPO,
-    env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      output += d.toString();
-      const found = /statebag chat: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
-      if (found) resolve(found[1]);
-    });
-    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-    child.on("exit", (code) => reject(new Error(`chat app exited (${code}): ${output}`)));
-  });
-  return {
-    url,
-    child,
-    output: () => output,
-    async stop(signal = "SIGTERM") {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        return; // already gone
-      }
-      await exited;
-    },
-  };
-}
-
-async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
 
 async function send(page: Page, text: string) {
   await page.getByTestId("input").fill(text);

@@ -5,81 +5,19 @@
  * store (the session holds a reference, not the bytes); "Erase my data" erases the owner and the
  * image's URL answers 404. Screenshots go to test-artifacts/chat-attachments/.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { deflateSync } from "node:zlib";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, launch, type RunningApp, startApp } from "./example-app.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/chat-attachments");
 const available = existsSync(CHROMIUM);
 const WAIT = { timeout: 30_000, interval: 50 };
-
-const REPO = join(import.meta.dirname, "../..");
-
-/** The example app started for a test: its URL, its output so far, and a way to end it. */
-interface RunningApp {
-  url: string;
-  child: ChildProcess;
-  output(): string;
-  /** Signals the app's process group (tsx and the node process it runs) and waits for it to exit. */
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-/** `npm run chat` as a user runs it (tsx, the app's own process group); resolves once it prints its URL. */
-async function startApp(env: Record<string, string>): Promise<RunningApp> {
-  const child = spawn(join(REPO, "node_modules/.bin/tsx"), ["examples/chat-app/server.ts"], {
-    cwd: REPO,
-    env: { ...process.env, PORT: "0", OPENAI_API_KEY: "", STATEBAG_MODEL: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      output += d.toString();
-      const found = /statebag chat: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
-      if (found) resolve(found[1]);
-    });
-    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-    child.on("exit", (code) => reject(new Error(`chat app exited (${code}): ${output}`)));
-  });
-  return {
-    url,
-    child,
-    output: () => output,
-    async stop(signal = "SIGTERM") {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        return; // already gone
-      }
-      await exited;
-    },
-  };
-}
-
-async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
 
 /** A real PNG (a colour gradient of `w` x `h`), big enough to go to the blob store. */
 function png(w: number, h: number): Buffer {
