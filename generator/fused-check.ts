@@ -198,8 +198,8 @@ class FunctionBody {
           ? (schema.type as string[])
           : [schema.type as string],
     );
-    for (const t of types)
-      if (!(TYPES as readonly string[]).includes(t)) throw new Unsupported(`type "${t}" at ${where}`);
+    for (const typeName of types)
+      if (!(TYPES as readonly string[]).includes(typeName)) throw new Unsupported(`type "${typeName}" at ${where}`);
     const branches: { test: string; body: () => void }[] = [];
     if (types.has("string"))
       branches.push({
@@ -407,8 +407,8 @@ function checksOwnVersion(t: FusedInput): boolean {
 const DISPATCH_FIRST = ["text", "usage", "functionCall", "functionResult"];
 
 function dispatchRank(t: FusedInput): number {
-  const i = DISPATCH_FIRST.indexOf(t.$type);
-  return i === -1 ? DISPATCH_FIRST.length : i;
+  const rank = DISPATCH_FIRST.indexOf(t.$type);
+  return rank === -1 ? DISPATCH_FIRST.length : rank;
 }
 
 /** What a constant takes in the character count (a string: its length and quotes); -1: counted at run time. */

@@ -611,9 +611,12 @@ function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase
       refer(name, fileVersion).fixtures.push(rel(path.join(dir, file)));
     }
   }
-  for (const { name, v, fixtures, steps } of missing.values()) {
-    const gone = rel(frozenFile(name, v));
-    const key = path.relative(path.join(ctx.schemasDir, HISTORY_DIR), frozenFile(name, v)).split(path.sep).join("/");
+  for (const { name, v: version, fixtures, steps } of missing.values()) {
+    const gone = rel(frozenFile(name, version));
+    const key = path
+      .relative(path.join(ctx.schemasDir, HISTORY_DIR), frozenFile(name, version))
+      .split(path.sep)
+      .join("/");
     if (fixtures.length === 0 && wasFrozen[key] === undefined) continue;
     const by = [...fixtures.map((f) => `golden fixture ${f}`), ...steps];
     ctx.fail({
@@ -621,7 +624,7 @@ function checkMissingHistory(ctx: CheckContext, c: CurrentSchema, base: TypeBase
       type: name,
       pointer: "",
       rule: "frozen-deleted",
-      message: `"${name}" version ${v} is still referred to (${by.join(", ")}), but its frozen schema ${gone} is gone and ${lockPath} does not list it: stored sessions of that version would no longer be checked`,
+      message: `"${name}" version ${version} is still referred to (${by.join(", ")}), but its frozen schema ${gone} is gone and ${lockPath} does not list it: stored sessions of that version would no longer be checked`,
       fix: `restore ${gone} and its entries in ${lockPath} (git checkout -- ${gone} ${lockPath})`,
       ...(fixtures.length > 0 ? { file: fixtures[0] } : {}),
     });

@@ -190,31 +190,31 @@ export function numberChars(x: number): number {
 
 /** `numberChars` for every other finite number. */
 function otherNumberChars(value: number): number {
-  let x = value;
+  let magnitude = value;
   let sign = 0;
-  if (x < 0) {
-    x = -x;
+  if (magnitude < 0) {
+    magnitude = -magnitude;
     sign = 1;
   }
-  if (x < 10 && Math.floor(x) === x) return sign + 1;
-  if (x < 9007199254740992 && Math.floor(x) === x) {
+  if (magnitude < 10 && Math.floor(magnitude) === magnitude) return sign + 1;
+  if (magnitude < 9007199254740992 && Math.floor(magnitude) === magnitude) {
     // An integer below 2^53: each has its own double, so a token needs all its significant digits;
     // with trailing zeros "<digits>e<zeros>" may be shorter than writing them all.
     let zeros = 0;
-    while (x % 10 === 0) {
-      x /= 10;
+    while (magnitude % 10 === 0) {
+      magnitude /= 10;
       zeros++;
     }
-    const digits = decimalDigits(x);
+    const digits = decimalDigits(magnitude);
     return sign + (zeros === 0 ? digits : Math.min(digits + zeros, digits + 1 + (zeros < 10 ? 1 : 2)));
   }
-  const tenfold = x * 10;
-  if (x < 1e15 && tenfold === Math.floor(tenfold)) {
+  const tenfold = magnitude * 10;
+  if (magnitude < 1e15 && tenfold === Math.floor(tenfold)) {
     // Not an integer: a token needs "." or "e", and below 1 a leading "0." (or "e-"): at least the
     // integer digits, one more digit and the point.
-    return sign + (x < 1 ? 3 : decimalDigits(Math.floor(x)) + 2);
+    return sign + (magnitude < 1 ? 3 : decimalDigits(Math.floor(magnitude)) + 2);
   }
-  return sign + shortestChars(x);
+  return sign + shortestChars(magnitude);
 }
 
 /** The decimal digits of the integer `x`, 1 <= x < 2^53. */

@@ -181,13 +181,13 @@ export function describeValue(value: unknown): string {
       if (typeof tag === "string") return `an object with "$type": ${quoted(tag)}`;
       const keys: string[] = [];
       let more = false;
-      for (const k in value) {
-        if (!hasOwn.call(value, k)) continue;
+      for (const key in value) {
+        if (!hasOwn.call(value, key)) continue;
         if (keys.length === 5) {
           more = true;
           break;
         }
-        keys.push(k);
+        keys.push(key);
       }
       if (keys.length === 0) return "an empty object";
       return `an object with keys ${keys.map((k) => quoted(k, 40)).join(", ")}${more ? ", ..." : ""}`;

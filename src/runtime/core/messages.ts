@@ -227,7 +227,7 @@ export const toolMessage = (content: AIContent[], extra?: Partial<ChatMessage>) 
 /** The concatenated text of a message's text contents (what a person would read). */
 export function messageText(msg: ChatMessage): string {
   let out = "";
-  for (const c of msg.contents) if (c.$type === "text") out += c.text;
+  for (const content of msg.contents) if (content.$type === "text") out += content.text;
   return out;
 }
 

@@ -253,13 +253,13 @@ export class ProblemList {
   withdraw(pointer: string, count: number): void {
     this.total -= count;
     const kept = this.kept;
-    let j = 0;
+    let keptCount = 0;
     for (let i = 0; i < kept.length; i++) {
       const problem = kept[i];
       if (problem.code === "schema" && problem.pointer === pointer) continue;
-      kept[j++] = problem;
+      kept[keptCount++] = problem;
     }
-    kept.length = j;
+    kept.length = keptCount;
   }
 }
 

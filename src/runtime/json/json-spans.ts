@@ -10,12 +10,12 @@ type Trie = { end: boolean; children: Map<string, Trie> };
 /** Returns, per path (segments from the document root), its value's text; undefined if not found. */
 export function valueTexts(text: string, paths: readonly (readonly (string | number)[])[]): (string | undefined)[] {
   const root: Trie = { end: false, children: new Map() };
-  for (const p of paths) {
+  for (const path of paths) {
     let node = root;
-    for (const seg of p) {
-      const k = String(seg);
-      let next = node.children.get(k);
-      if (next === undefined) node.children.set(k, (next = { end: false, children: new Map() }));
+    for (const seg of path) {
+      const key = String(seg);
+      let next = node.children.get(key);
+      if (next === undefined) node.children.set(key, (next = { end: false, children: new Map() }));
       node = next;
     }
     node.end = true;
@@ -40,31 +40,31 @@ function scan(text: string, i: number, node: Trie, found: Map<Trie, string>): nu
   const open = text.charCodeAt(i);
   let end: number;
   if (open === 123 /* { */) {
-    let j = skipWs(text, i + 1);
-    if (text.charCodeAt(j) === 125) end = j + 1;
+    let pos = skipWs(text, i + 1);
+    if (text.charCodeAt(pos) === 125) end = pos + 1;
     else {
       for (;;) {
-        const keyEnd = skipString(text, j);
-        const key = JSON.parse(text.slice(j, keyEnd)) as string;
-        j = skipWs(text, skipWs(text, keyEnd) + 1); // past ':'
+        const keyEnd = skipString(text, pos);
+        const key = JSON.parse(text.slice(pos, keyEnd)) as string;
+        pos = skipWs(text, skipWs(text, keyEnd) + 1); // past ':'
         const child = node.children.get(key);
-        j = skipWs(text, child !== undefined ? scan(text, j, child, found) : skipValue(text, j));
-        if (text.charCodeAt(j) === 44) j = skipWs(text, j + 1);
+        pos = skipWs(text, child !== undefined ? scan(text, pos, child, found) : skipValue(text, pos));
+        if (text.charCodeAt(pos) === 44) pos = skipWs(text, pos + 1);
         else break;
       }
-      end = j + 1; // '}'
+      end = pos + 1; // '}'
     }
   } else if (open === 91 /* [ */) {
-    let j = skipWs(text, i + 1);
-    if (text.charCodeAt(j) === 93) end = j + 1;
+    let pos = skipWs(text, i + 1);
+    if (text.charCodeAt(pos) === 93) end = pos + 1;
     else {
       for (let index = 0; ; index++) {
         const child = node.children.get(String(index));
-        j = skipWs(text, child !== undefined ? scan(text, j, child, found) : skipValue(text, j));
-        if (text.charCodeAt(j) === 44) j = skipWs(text, j + 1);
+        pos = skipWs(text, child !== undefined ? scan(text, pos, child, found) : skipValue(text, pos));
+        if (text.charCodeAt(pos) === 44) pos = skipWs(text, pos + 1);
         else break;
       }
-      end = j + 1; // ']'
+      end = pos + 1; // ']'
     }
   } else end = skipValue(text, i);
   if (node.end) found.set(node, text.slice(i, end));
@@ -73,49 +73,59 @@ function scan(text: string, i: number, node: Trie, found: Map<Trie, string>): nu
 
 function skipWs(text: string, i: number): number {
   for (;;) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+    const code = text.charCodeAt(i);
+    if (code === 32 || code === 10 || code === 13 || code === 9) i++;
     else return i;
   }
 }
 
 /** `i` at an opening quote; returns the index after the closing one. */
 function skipString(text: string, i: number): number {
-  let j = i + 1;
+  let pos = i + 1;
   for (;;) {
-    const q = text.indexOf('"', j);
-    let b = q - 1;
-    while (text.charCodeAt(b) === 92) b--;
-    if (((q - 1 - b) & 1) === 0) return q + 1;
-    j = q + 1;
+    const quote = text.indexOf('"', pos);
+    let backslash = quote - 1;
+    while (text.charCodeAt(backslash) === 92) backslash--;
+    if (((quote - 1 - backslash) & 1) === 0) return quote + 1;
+    pos = quote + 1;
   }
 }
 
 /** Skips one value of any kind (iteratively: nesting is only counted). */
 function skipValue(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c === 34) return skipString(text, i);
-  if (c !== 123 && c !== 91) {
-    let j = i;
+  const first = text.charCodeAt(i);
+  if (first === 34) return skipString(text, i);
+  if (first !== 123 && first !== 91) {
+    let pos = i;
     for (;;) {
-      const d = text.charCodeAt(j);
-      if (d === 44 || d === 125 || d === 93 || d === 32 || d === 10 || d === 13 || d === 9 || Number.isNaN(d)) return j;
-      j++;
+      const code = text.charCodeAt(pos);
+      if (
+        code === 44 ||
+        code === 125 ||
+        code === 93 ||
+        code === 32 ||
+        code === 10 ||
+        code === 13 ||
+        code === 9 ||
+        Number.isNaN(code)
+      )
+        return pos;
+      pos++;
     }
   }
   let depth = 0;
-  let j = i;
+  let pos = i;
   for (;;) {
-    const d = text.charCodeAt(j);
-    if (d === 34) {
-      j = skipString(text, j);
+    const code = text.charCodeAt(pos);
+    if (code === 34) {
+      pos = skipString(text, pos);
       continue;
     }
-    if (d === 123 || d === 91) depth++;
-    else if (d === 125 || d === 93) {
+    if (code === 123 || code === 91) depth++;
+    else if (code === 125 || code === 93) {
       depth--;
-      if (depth === 0) return j + 1;
+      if (depth === 0) return pos + 1;
     }
-    j++;
+    pos++;
   }
 }

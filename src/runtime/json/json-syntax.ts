@@ -41,11 +41,11 @@ function lineColumn(text: string, position: number): { line: number; column: num
   let lineStart = 0;
   const end = Math.min(position, text.length);
   for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) {
+    const code = text.charCodeAt(i);
+    if (code === 10) {
       line++;
       lineStart = i + 1;
-    } else if (c === 13) {
+    } else if (code === 13) {
       if (text.charCodeAt(i + 1) !== 10) {
         line++;
         lineStart = i + 1;
@@ -100,152 +100,164 @@ function describeChar(text: string, i: number): string {
  * Iterative (a stack of open containers), so it is safe on any nesting.
  */
 export function locateSyntaxError(text: string): { position: number; reason: string } | null {
-  const n = text.length;
+  const length = text.length;
   const stack: number[] = []; // 0 = array, 1 = object
-  let i = 0;
+  let pos = 0;
   const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 9 || c === 10 || c === 13) i++;
+    while (pos < length) {
+      const code = text.charCodeAt(pos);
+      if (code === 32 || code === 9 || code === 10 || code === 13) pos++;
       else break;
     }
   };
-  const fail = (reason: string, at = i) => ({ position: at, reason });
+  const fail = (reason: string, at = pos) => ({ position: at, reason });
   // Returns an error or null, advancing i past the string.
   const str = (): { position: number; reason: string } | null => {
-    const start = i;
-    i++; // opening quote
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 34) {
-        i++;
+    const start = pos;
+    pos++; // opening quote
+    while (pos < length) {
+      const code = text.charCodeAt(pos);
+      if (code === 34) {
+        pos++;
         return null;
       }
-      if (c === 92) {
-        const e = text.charCodeAt(i + 1);
-        if (e === 117) {
+      if (code === 92) {
+        const escaped = text.charCodeAt(pos + 1);
+        if (escaped === 117) {
           for (let k = 2; k < 6; k++) {
-            const h = text.charCodeAt(i + k);
-            const hex = (h >= 48 && h <= 57) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102);
-            if (!hex) return fail("bad \\u escape in string: expected 4 hex digits", i + k);
+            const hexCode = text.charCodeAt(pos + k);
+            const hex =
+              (hexCode >= 48 && hexCode <= 57) || (hexCode >= 65 && hexCode <= 70) || (hexCode >= 97 && hexCode <= 102);
+            if (!hex) return fail("bad \\u escape in string: expected 4 hex digits", pos + k);
           }
-          i += 6;
-        } else if (e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116) {
-          i += 2;
+          pos += 6;
+        } else if (
+          escaped === 34 ||
+          escaped === 92 ||
+          escaped === 47 ||
+          escaped === 98 ||
+          escaped === 102 ||
+          escaped === 110 ||
+          escaped === 114 ||
+          escaped === 116
+        ) {
+          pos += 2;
         } else {
-          return fail(`bad escape in string: \\${i + 1 < n ? escapeControl(text[i + 1]) : ""}`, i);
+          return fail(`bad escape in string: \\${pos + 1 < length ? escapeControl(text[pos + 1]) : ""}`, pos);
         }
-      } else if (c < 0x20) {
-        return fail(`${describeChar(text, i)} inside a string (escape it, e.g. \\n)`);
-      } else i++;
+      } else if (code < 0x20) {
+        return fail(`${describeChar(text, pos)} inside a string (escape it, e.g. \\n)`);
+      } else pos++;
     }
     return fail("unterminated string (missing closing quote)", start);
   };
   const num = (): { position: number; reason: string } | null => {
-    if (text.charCodeAt(i) === 45) i++;
-    const d0 = text.charCodeAt(i);
-    if (d0 === 48) i++;
-    else if (d0 >= 49 && d0 <= 57) while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-    else return fail(`invalid number: expected a digit, found ${describeChar(text, i)}`);
-    if (text.charCodeAt(i) === 46) {
-      i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57))
-        return fail(`invalid number: expected a digit after '.', found ${describeChar(text, i)}`);
-      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    if (text.charCodeAt(pos) === 45) pos++;
+    const d0 = text.charCodeAt(pos);
+    if (d0 === 48) pos++;
+    else if (d0 >= 49 && d0 <= 57)
+      while (pos < length && text.charCodeAt(pos) >= 48 && text.charCodeAt(pos) <= 57) pos++;
+    else return fail(`invalid number: expected a digit, found ${describeChar(text, pos)}`);
+    if (text.charCodeAt(pos) === 46) {
+      pos++;
+      if (!(text.charCodeAt(pos) >= 48 && text.charCodeAt(pos) <= 57))
+        return fail(`invalid number: expected a digit after '.', found ${describeChar(text, pos)}`);
+      while (pos < length && text.charCodeAt(pos) >= 48 && text.charCodeAt(pos) <= 57) pos++;
     }
-    const e = text.charCodeAt(i);
-    if (e === 101 || e === 69) {
-      i++;
-      const s = text.charCodeAt(i);
-      if (s === 43 || s === 45) i++;
-      if (!(text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57))
-        return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, i)}`);
-      while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    const exponent = text.charCodeAt(pos);
+    if (exponent === 101 || exponent === 69) {
+      pos++;
+      const sign = text.charCodeAt(pos);
+      if (sign === 43 || sign === 45) pos++;
+      if (!(text.charCodeAt(pos) >= 48 && text.charCodeAt(pos) <= 57))
+        return fail(`invalid number: expected a digit in the exponent, found ${describeChar(text, pos)}`);
+      while (pos < length && text.charCodeAt(pos) >= 48 && text.charCodeAt(pos) <= 57) pos++;
     }
     return null;
   };
   const key = (): { position: number; reason: string } | null => {
     ws();
-    if (text.charCodeAt(i) !== 34)
-      return fail(`expected a property name in double quotes, found ${describeChar(text, i)}`);
-    const e = str();
-    if (e) return e;
+    if (text.charCodeAt(pos) !== 34)
+      return fail(`expected a property name in double quotes, found ${describeChar(text, pos)}`);
+    const keyError = str();
+    if (keyError) return keyError;
     ws();
-    if (text.charCodeAt(i) !== 58) return fail(`expected ':' after the property name, found ${describeChar(text, i)}`);
-    i++;
+    if (text.charCodeAt(pos) !== 58)
+      return fail(`expected ':' after the property name, found ${describeChar(text, pos)}`);
+    pos++;
     return null;
   };
 
   for (;;) {
     // Expect a value.
     ws();
-    if (i >= n) return fail("unexpected end of input: expected a value");
-    const c = text.charCodeAt(i);
+    if (pos >= length) return fail("unexpected end of input: expected a value");
+    const code = text.charCodeAt(pos);
     let err: { position: number; reason: string } | null = null;
     let opened = false;
-    if (c === 123) {
-      i++;
+    if (code === 123) {
+      pos++;
       ws();
-      if (text.charCodeAt(i) === 125) i++;
+      if (text.charCodeAt(pos) === 125) pos++;
       else {
         stack.push(1);
         err = key();
         opened = true;
       }
-    } else if (c === 91) {
-      i++;
+    } else if (code === 91) {
+      pos++;
       ws();
-      if (text.charCodeAt(i) === 93) i++;
+      if (text.charCodeAt(pos) === 93) pos++;
       else {
         stack.push(0);
         opened = true;
       }
-    } else if (c === 34) err = str();
-    else if (c === 45 || (c >= 48 && c <= 57)) err = num();
-    else if (text.startsWith("true", i)) i += 4;
-    else if (text.startsWith("false", i)) i += 5;
-    else if (text.startsWith("null", i)) i += 4;
-    else if (c === 93 || c === 125) {
-      const prev = text.slice(0, i).trimEnd();
+    } else if (code === 34) err = str();
+    else if (code === 45 || (code >= 48 && code <= 57)) err = num();
+    else if (text.startsWith("true", pos)) pos += 4;
+    else if (text.startsWith("false", pos)) pos += 5;
+    else if (text.startsWith("null", pos)) pos += 4;
+    else if (code === 93 || code === 125) {
+      const prev = text.slice(0, pos).trimEnd();
       return fail(
         prev.endsWith(",")
-          ? `unexpected '${text[i]}' (trailing commas are not allowed in JSON)`
-          : `unexpected '${text[i]}': expected a value`,
+          ? `unexpected '${text[pos]}' (trailing commas are not allowed in JSON)`
+          : `unexpected '${text[pos]}': expected a value`,
       );
-    } else if (c === 39) return fail("unexpected single quote: JSON strings use double quotes");
-    else return fail(`unexpected ${describeChar(text, i)}: expected a value`);
+    } else if (code === 39) return fail("unexpected single quote: JSON strings use double quotes");
+    else return fail(`unexpected ${describeChar(text, pos)}: expected a value`);
     if (err) return err;
     if (opened) continue;
     // After a value: close containers or take a comma.
     for (;;) {
       ws();
       if (stack.length === 0) {
-        if (i < n) return fail(`unexpected ${describeChar(text, i)} after the end of the JSON value`);
+        if (pos < length) return fail(`unexpected ${describeChar(text, pos)} after the end of the JSON value`);
         return null;
       }
       const top = stack[stack.length - 1];
-      const d = text.charCodeAt(i);
-      if (d === 44) {
-        i++;
+      const next = text.charCodeAt(pos);
+      if (next === 44) {
+        pos++;
         if (top === 1) {
-          const e = key();
-          if (e) return e;
+          const keyError = key();
+          if (keyError) return keyError;
         }
         break; // expect a value
       }
-      if (top === 0 && d === 93) {
+      if (top === 0 && next === 93) {
         stack.pop();
-        i++;
+        pos++;
         continue;
       }
-      if (top === 1 && d === 125) {
+      if (top === 1 && next === 125) {
         stack.pop();
-        i++;
+        pos++;
         continue;
       }
-      if (i >= n) return fail(`unexpected end of input: expected ',' or '${top === 0 ? "]" : "}"}'`);
+      if (pos >= length) return fail(`unexpected end of input: expected ',' or '${top === 0 ? "]" : "}"}'`);
       return fail(
-        `expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, i)}`,
+        `expected ',' or '${top === 0 ? "]" : "}"}' after ${top === 0 ? "an array item" : "a property value"}, found ${describeChar(text, pos)}`,
       );
     }
   }
@@ -273,21 +285,21 @@ export function locateDuplicateKey(text: string): DuplicateKey | null {
   // key or index of the member being read, which makes up the path.
   const keys: (Set<string> | null)[] = [];
   const segments: (string | number)[] = [];
-  const n = text.length;
+  const length = text.length;
   let expectKey = false;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      const start = i;
-      let end = text.indexOf('"', i + 1);
+  let pos = 0;
+  while (pos < length) {
+    const code = text.charCodeAt(pos);
+    if (code === 34) {
+      const start = pos;
+      let end = text.indexOf('"', pos + 1);
       for (;;) {
-        let b = end - 1;
-        while (text.charCodeAt(b) === 92) b--;
-        if (((end - 1 - b) & 1) === 0) break;
+        let backslash = end - 1;
+        while (text.charCodeAt(backslash) === 92) backslash--;
+        if (((end - 1 - backslash) & 1) === 0) break;
         end = text.indexOf('"', end + 1);
       }
-      i = end + 1;
+      pos = end + 1;
       if (!expectKey) continue;
       expectKey = false;
       const raw = text.slice(start + 1, end);
@@ -300,26 +312,26 @@ export function locateDuplicateKey(text: string): DuplicateKey | null {
       }
       seen.add(key);
       segments[top] = key;
-    } else if (c === 123) {
+    } else if (code === 123) {
       keys.push(new Set());
       segments.push("");
       expectKey = true;
-      i++;
-    } else if (c === 91) {
+      pos++;
+    } else if (code === 91) {
       keys.push(null);
       segments.push(0);
-      i++;
-    } else if (c === 125 || c === 93) {
+      pos++;
+    } else if (code === 125 || code === 93) {
       keys.pop();
       segments.pop();
       expectKey = false; // after "{}", the next string is not a key
-      i++;
-    } else if (c === 44) {
+      pos++;
+    } else if (code === 44) {
       const top = keys.length - 1;
       if (keys[top] === null) segments[top] = (segments[top] as number) + 1;
       else expectKey = true;
-      i++;
-    } else i++;
+      pos++;
+    } else pos++;
   }
   return null;
 }

@@ -134,9 +134,9 @@ function tooLarge(bytes: number, max: number): JsonParseError {
 /** Throws `json-too-large` when `text` is over `maxBytes` in UTF-8. */
 function checkTextSize(text: string, maxBytes: number): void {
   // UTF-8 length is between length and 3 * length: only count when it matters.
-  const n = text.length;
-  if (n > maxBytes) throw tooLarge(Buffer.byteLength(text, "utf8"), maxBytes);
-  if (n * 3 > maxBytes) {
+  const length = text.length;
+  if (length > maxBytes) throw tooLarge(Buffer.byteLength(text, "utf8"), maxBytes);
+  if (length * 3 > maxBytes) {
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
   }
@@ -238,13 +238,13 @@ function withinCharBound(text: string, chars: number): boolean {
   // Never negative for a true lower bound; if it were, the bound says nothing.
   if (slack < 0) return false;
   if (slack < 5) return true;
-  let p = text.indexOf("\\");
-  while (p !== -1) {
+  let backslash = text.indexOf("\\");
+  while (backslash !== -1) {
     // Every backslash of valid JSON text opens an escape: "\\uXXXX" is 5 longer than its character, the others 1.
-    const u = text.charCodeAt(p + 1) === 117;
-    slack -= u ? 5 : 1;
+    const unicodeEscape = text.charCodeAt(backslash + 1) === 117;
+    slack -= unicodeEscape ? 5 : 1;
     if (slack < 5) return true;
-    p = text.indexOf("\\", p + (u ? 6 : 2));
+    backslash = text.indexOf("\\", backslash + (unicodeEscape ? 6 : 2));
   }
   return false;
 }
@@ -260,20 +260,20 @@ export function checkedKeyCount(value: unknown, lim: Required<JsonLimits>): numb
  * looks back over the whitespace and backslashes directly before it, which no other colon does.
  */
 function keyColonBound(text: string): number {
-  let n = 0;
-  let p = text.indexOf(":");
-  while (p !== -1) {
-    let q = p - 1;
-    let c = text.charCodeAt(q);
-    while (c === 32 || c === 10 || c === 13 || c === 9) c = text.charCodeAt(--q);
-    if (c === 34) {
-      let b = q - 1;
-      while (text.charCodeAt(b) === 92) b--;
-      if (((q - 1 - b) & 1) === 0) n++;
+  let keys = 0;
+  let colon = text.indexOf(":");
+  while (colon !== -1) {
+    let before = colon - 1;
+    let code = text.charCodeAt(before);
+    while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(--before);
+    if (code === 34) {
+      let backslash = before - 1;
+      while (text.charCodeAt(backslash) === 92) backslash--;
+      if (((before - 1 - backslash) & 1) === 0) keys++;
     }
-    p = text.indexOf(":", p + 1);
+    colon = text.indexOf(":", colon + 1);
   }
-  return n;
+  return keys;
 }
 
 function duplicateKeyError(dup: DuplicateKey): JsonParseError {
@@ -452,9 +452,9 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, 
         }
       }
     }
-    const n = frame.keys === null ? (frame.node as unknown[]).length : frame.keys.length;
+    const childCount = frame.keys === null ? (frame.node as unknown[]).length : frame.keys.length;
     let descended = false;
-    while (frame.i < n) {
+    while (frame.i < childCount) {
       const idx = frame.i++;
       const key = frame.keys === null ? idx : frame.keys[idx];
       const child =
@@ -490,7 +490,7 @@ function locateLimit(root: unknown, lim: Required<JsonLimits>, kind: Violation, 
 
 function keysOf(node: object): string[] {
   const keys: string[] = [];
-  for (const k in node) keys.push(k);
+  for (const key in node) keys.push(key);
   return keys;
 }
 
@@ -560,9 +560,9 @@ export function checkWritableJson(value: unknown, limits?: JsonLimits): void {
   while (frames.length > 0) {
     const frame = frames[frames.length - 1];
     const keys = frame.keys;
-    const n = keys === null ? (frame.node as unknown[]).length : keys.length;
+    const childCount = keys === null ? (frame.node as unknown[]).length : keys.length;
     let descended = false;
-    while (frame.i < n) {
+    while (frame.i < childCount) {
       const idx = frame.i++;
       let child: unknown;
       let key: string | number;

@@ -49,14 +49,14 @@ function fromHost<T extends { pointer: string; $type?: string; message?: string;
 ): T {
   const text = (s: string) => {
     let out = "";
-    let i = 0;
-    for (let j = s.indexOf(MESSAGE_AT); j !== -1; j = s.indexOf(MESSAGE_AT, i)) {
+    let copied = 0;
+    for (let j = s.indexOf(MESSAGE_AT); j !== -1; j = s.indexOf(MESSAGE_AT, copied)) {
       const next = s.charCodeAt(j + MESSAGE_AT.length);
       // "/messages/0/x" -> "/x"; "/messages/0" alone -> "the message"; "/messages/01" stays.
-      out += s.slice(i, j) + (next >= 48 && next <= 57 ? MESSAGE_AT : next === 47 ? "" : "the message");
-      i = j + MESSAGE_AT.length;
+      out += s.slice(copied, j) + (next >= 48 && next <= 57 ? MESSAGE_AT : next === 47 ? "" : "the message");
+      copied = j + MESSAGE_AT.length;
     }
-    out += s.slice(i);
+    out += s.slice(copied);
     out = out.replace(/"InMemoryChatHistoryState" v[0-9]+/g, "a chat message");
     return out.split(`"${MESSAGE_HOST}"`).join("a chat message");
   };

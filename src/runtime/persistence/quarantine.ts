@@ -173,13 +173,13 @@ function splitMessages(value: unknown, path: (string | number)[], options: Walke
 function reindexed(p: ValidationProblem, from: string, to: string): ValidationProblem {
   const swap = (s: string) => {
     let out = "";
-    let i = 0;
-    for (let j = s.indexOf(from); j !== -1; j = s.indexOf(from, i)) {
+    let copied = 0;
+    for (let j = s.indexOf(from); j !== -1; j = s.indexOf(from, copied)) {
       const next = s.charCodeAt(j + from.length);
-      out += s.slice(i, j) + (next >= 48 && next <= 57 ? from : to);
-      i = j + from.length;
+      out += s.slice(copied, j) + (next >= 48 && next <= 57 ? from : to);
+      copied = j + from.length;
     }
-    return out + s.slice(i);
+    return out + s.slice(copied);
   };
   return { ...p, pointer: swap(p.pointer), message: swap(p.message) };
 }
@@ -193,15 +193,15 @@ function withoutSetAside(
 ): Record<string, unknown> {
   const bag: Record<string, unknown> = {};
   const from = session.stateBag as Record<string, unknown>;
-  for (const k in from) if (hasOwnKey.call(from, k)) setOwn(bag, k, from[k]);
+  for (const key in from) if (hasOwnKey.call(from, key)) setOwn(bag, key, from[key]);
   const dropped = new Map<string, Set<number>>();
-  for (const f of found) {
-    const key = f.path[prefix + 1] as string;
-    if (f.path.length === prefix + 2) delete bag[key];
+  for (const problem of found) {
+    const key = problem.path[prefix + 1] as string;
+    if (problem.path.length === prefix + 2) delete bag[key];
     else {
       let set = dropped.get(key);
       if (set === undefined) dropped.set(key, (set = new Set()));
-      set.add(f.path[prefix + 3] as number);
+      set.add(problem.path[prefix + 3] as number);
     }
   }
   for (const [key, set] of dropped) {

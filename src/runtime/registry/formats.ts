@@ -83,34 +83,34 @@ export function isDateTime(s: string): boolean {
     if (day > (month === 2 ? (leap ? 29 : 28) : DAYS_IN_MONTH[month]!)) return false;
   }
 
-  let i = 19;
-  let c = s.charCodeAt(i);
-  if (c === 46) {
+  let pos = 19;
+  let code = s.charCodeAt(pos);
+  if (code === 46) {
     // '.' then at least one digit
-    const start = ++i;
-    while (i < len) {
-      c = s.charCodeAt(i);
-      if ((c - 48) >>> 0 > 9) break;
-      i++;
+    const start = ++pos;
+    while (pos < len) {
+      code = s.charCodeAt(pos);
+      if ((code - 48) >>> 0 > 9) break;
+      pos++;
     }
-    if (i === start || i === len) return false;
+    if (pos === start || pos === len) return false;
   }
 
   let offsetMinutes = 0;
-  if ((c | 0x20) === 122) {
+  if ((code | 0x20) === 122) {
     // 'Z' | 'z'
-    if (i + 1 !== len) return false;
-  } else if (c === 43 || c === 45) {
+    if (pos + 1 !== len) return false;
+  } else if (code === 43 || code === 45) {
     // '+' | '-' HH:MM
-    if (i + 6 !== len || s.charCodeAt(i + 3) !== 58) return false;
-    const oh0 = s.charCodeAt(i + 1) - 48;
-    const oh1 = s.charCodeAt(i + 2) - 48;
-    const om0 = s.charCodeAt(i + 4) - 48;
-    const om1 = s.charCodeAt(i + 5) - 48;
+    if (pos + 6 !== len || s.charCodeAt(pos + 3) !== 58) return false;
+    const oh0 = s.charCodeAt(pos + 1) - 48;
+    const oh1 = s.charCodeAt(pos + 2) - 48;
+    const om0 = s.charCodeAt(pos + 4) - 48;
+    const om1 = s.charCodeAt(pos + 5) - 48;
     if (oh0 >>> 0 > 2 || oh1 >>> 0 > 9 || om0 >>> 0 > 5 || om1 >>> 0 > 9) return false;
     const oh = oh0 * 10 + oh1;
     if (oh > 23) return false;
-    offsetMinutes = (c === 43 ? 1 : -1) * (oh * 60 + om0 * 10 + om1);
+    offsetMinutes = (code === 43 ? 1 : -1) * (oh * 60 + om0 * 10 + om1);
   } else {
     return false;
   }

@@ -247,13 +247,13 @@ export class MigrationSet {
   private readonly steps = new Map<string, Map<number, Migration>>();
 
   get size(): number {
-    let n = 0;
-    for (const m of this.steps.values()) n += m.size;
-    return n;
+    let count = 0;
+    for (const byVersion of this.steps.values()) count += byVersion.size;
+    return count;
   }
 
   *[Symbol.iterator](): IterableIterator<Migration> {
-    for (const m of this.steps.values()) yield* m.values();
+    for (const byVersion of this.steps.values()) yield* byVersion.values();
   }
 
   /** The step that reads (type, from), if any. */

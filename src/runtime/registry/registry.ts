@@ -186,7 +186,7 @@ export class TypeRegistry {
       },
     };
     for (const def of options.types ?? []) this.add(def, this.label);
-    for (const m of options.migrations ?? []) this.addMigration(m);
+    for (const migration of options.migrations ?? []) this.addMigration(migration);
   }
 
   /**
@@ -203,8 +203,8 @@ export class TypeRegistry {
     const reg = new TypeRegistry({ source: "composed registry", formats });
     parts.forEach((part, i) => {
       if (part instanceof TypeRegistry) {
-        for (const e of part.table.values()) reg.addEntry(e.def, e.origin, e.slotTree, e.slotWalk);
-        for (const m of part.migrationSet) reg.addMigration(m, part.label);
+        for (const entry of part.table.values()) reg.addEntry(entry.def, entry.origin, entry.slotTree, entry.slotWalk);
+        for (const migration of part.migrationSet) reg.addMigration(migration, part.label);
       } else if (Array.isArray(part)) {
         for (const def of part as readonly TypeDefinition[]) reg.add(def, `part ${i + 1} of the composition`);
       } else {
@@ -214,7 +214,7 @@ export class TypeRegistry {
           migrations?: readonly Migration[];
         };
         for (const def of described.types ?? []) reg.add(def, described.source);
-        for (const m of described.migrations ?? []) reg.addMigration(m, described.source);
+        for (const migration of described.migrations ?? []) reg.addMigration(migration, described.source);
       }
     });
     return reg;
@@ -381,7 +381,7 @@ export class TypeRegistry {
       $type: { type: "string", const: $type },
       $version: { type: "integer", const: version },
     };
-    for (const k of Object.keys(props)) if (k !== "$type" && k !== "$version") setOwn(ownProps, k, props[k]);
+    for (const key of Object.keys(props)) if (key !== "$type" && key !== "$version") setOwn(ownProps, key, props[key]);
     schema.properties = ownProps;
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     required.delete("$type");
@@ -475,25 +475,25 @@ export class TypeRegistry {
   addMigration(...migrations: Migration[]): this;
   addMigration(...args: (Migration | string | undefined)[]): this {
     const source = typeof args[args.length - 1] === "string" ? (args.pop() as string) : undefined;
-    for (const m of args as Migration[]) {
-      if (typeof m !== "object" || m === null || typeof m.up !== "function")
+    for (const migration of args as Migration[]) {
+      if (typeof migration !== "object" || migration === null || typeof migration.up !== "function")
         throw new MigrationDefinitionError("addMigration() takes values built by defineMigration()");
-      const current = this.table.get(m.type);
+      const current = this.table.get(migration.type);
       if (current !== undefined) {
-        if (m.toType !== m.type) {
+        if (migration.toType !== migration.type) {
           throw new MigrationDefinitionError(
-            `a migration renames "${m.type}" to "${m.toType}", but "${m.type}" is still a registered type (${describeEntry(current)})`,
+            `a migration renames "${migration.type}" to "${migration.toType}", but "${migration.type}" is still a registered type (${describeEntry(current)})`,
             "a renamed type's old id must no longer be registered",
           );
         }
-        if (m.from >= current.def.version) {
+        if (migration.from >= current.def.version) {
           throw new MigrationDefinitionError(
-            `a migration reads "${m.type}" v${m.from}, but the latest "${m.type}" is v${current.def.version}`,
+            `a migration reads "${migration.type}" v${migration.from}, but the latest "${migration.type}" is v${current.def.version}`,
             "migrations read versions older than the latest",
           );
         }
       }
-      this.migrationSet.add(m, source ?? m.source ?? this.label);
+      this.migrationSet.add(migration, source ?? migration.source ?? this.label);
     }
     return this;
   }

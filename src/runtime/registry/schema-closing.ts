@@ -38,8 +38,8 @@ export function plainSchema(node: unknown, open: boolean, closeHere: boolean, de
       case "$defs":
       case "dependentSchemas": {
         const map: Record<string, unknown> = {};
-        for (const k of Object.keys(value as object))
-          setOwn(map, k, plainSchema((value as Record<string, unknown>)[k], open, true, depth + 1));
+        for (const name of Object.keys(value as object))
+          setOwn(map, name, plainSchema((value as Record<string, unknown>)[name], open, true, depth + 1));
         copied = map;
         break;
       }
@@ -80,8 +80,8 @@ function isClosableObjectSchema(s: Record<string, unknown>): boolean {
     s.properties === null
   )
     return false;
-  for (const k of OBJECT_KEYWORDS_THAT_OPEN) if (k in s) return false;
-  for (const k of COMBINATORS_AT_LEVEL) if (k in s) return false;
+  for (const keyword of OBJECT_KEYWORDS_THAT_OPEN) if (keyword in s) return false;
+  for (const keyword of COMBINATORS_AT_LEVEL) if (keyword in s) return false;
   return true;
 }
 

@@ -73,7 +73,7 @@ export function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null 
   const lines: string[] = [];
   const emit = (node: SlotNode, x: string, off: number, indent: string): void => {
     for (const child of node.children) {
-      const y = `v${++counter}`;
+      const childVar = `v${++counter}`;
       const depth = `d + ${off}`;
       const inner = (value: string, ind: string): void => {
         if (child.family !== null) {
@@ -86,19 +86,19 @@ export function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null 
         }
       };
       if (child.seg === null) {
-        const i = `i${counter}`;
+        const indexVar = `i${counter}`;
         lines.push(`${indent}if (Array.isArray(${x})) {`);
-        lines.push(`${indent}  for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
-        lines.push(`${indent}    p[${depth}] = ${i};`);
-        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
-        inner(y, indent + "    ");
+        lines.push(`${indent}  for (let ${indexVar} = 0; ${indexVar} < ${x}.length; ${indexVar}++) {`);
+        lines.push(`${indent}    p[${depth}] = ${indexVar};`);
+        lines.push(`${indent}    const ${childVar} = ${x}[${indexVar}];`);
+        inner(childVar, indent + "    ");
         lines.push(`${indent}  }`);
         lines.push(`${indent}} else {`);
-        lines.push(`${indent}  for (const ${i} in ${x}) {`);
-        lines.push(`${indent}    if (!H.call(${x}, ${i})) continue;`);
-        lines.push(`${indent}    p[${depth}] = ${i};`);
-        lines.push(`${indent}    const ${y} = ${x}[${i}];`);
-        inner(y, indent + "    ");
+        lines.push(`${indent}  for (const ${indexVar} in ${x}) {`);
+        lines.push(`${indent}    if (!H.call(${x}, ${indexVar})) continue;`);
+        lines.push(`${indent}    p[${depth}] = ${indexVar};`);
+        lines.push(`${indent}    const ${childVar} = ${x}[${indexVar}];`);
+        inner(childVar, indent + "    ");
         lines.push(`${indent}  }`);
         lines.push(`${indent}}`);
       } else {
@@ -108,10 +108,10 @@ export function compileSlotWalk(tree: SlotNode, $type: string): SlotWalk | null 
           : IDENTIFIER.test(child.seg)
             ? `${x}.${child.seg}`
             : `${x}[${lit}]`;
-        lines.push(`${indent}const ${y} = ${read};`);
-        lines.push(`${indent}if (${y} !== undefined) {`);
+        lines.push(`${indent}const ${childVar} = ${read};`);
+        lines.push(`${indent}if (${childVar} !== undefined) {`);
         lines.push(`${indent}  p[${depth}] = ${lit};`);
-        inner(y, indent + "  ");
+        inner(childVar, indent + "  ");
         lines.push(`${indent}}`);
       }
     }

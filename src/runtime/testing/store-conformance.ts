@@ -170,7 +170,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
 
   runner.describe(`${name}: statebag SessionStore contract`, () => {
     let shared: SessionStore | undefined;
-    let n = 0;
+    let idCounter = 0;
     beforeAll(async () => {
       shared = await open();
     });
@@ -201,7 +201,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
               store: shared,
               open: (o) => open(o?.codec, o?.messageCodec, o?.blobs),
               close,
-              id: (label) => `${label}-${++n}`,
+              id: (label) => `${label}-${++idCounter}`,
               check,
             };
             try {

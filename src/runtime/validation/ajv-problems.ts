@@ -39,7 +39,7 @@ export function emitSchemaProblems(
     });
     return;
   }
-  for (const e of reduceAjvErrors(errors)) emit(problemFromAjv(e, base, value, def));
+  for (const error of reduceAjvErrors(errors)) emit(problemFromAjv(error, base, value, def));
 }
 
 /** Reads the value at an ajv `instancePath` (own properties only). */
@@ -82,9 +82,9 @@ function within(inner: string, outer: string): boolean {
 }
 
 function depthOf(instancePath: string): number {
-  let n = 0;
-  for (let i = 0; i < instancePath.length; i++) if (instancePath.charCodeAt(i) === 47) n++;
-  return n;
+  let depth = 0;
+  for (let i = 0; i < instancePath.length; i++) if (instancePath.charCodeAt(i) === 47) depth++;
+  return depth;
 }
 
 /**
@@ -99,7 +99,7 @@ function depthOf(instancePath: string): number {
  */
 function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
   let combinators = 0;
-  for (const e of errors) if (e.keyword === "anyOf" || e.keyword === "oneOf") combinators++;
+  for (const error of errors) if (error.keyword === "anyOf" || error.keyword === "oneOf") combinators++;
   if (combinators === 0) return errors.filter((e) => e.keyword !== "if");
   const dropped = new Set<ValidatorError>();
   const added: ValidatorError[] = [];
@@ -113,7 +113,7 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     }
     if (branch.length === 0) continue;
     branch.reverse();
-    for (const e of branch) dropped.add(e);
+    for (const error of branch) dropped.add(error);
     if (
       branch.every(
         (e) =>
@@ -126,11 +126,11 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
       // What the alternatives accept together, as data (for the problem's details).
       const types: JsonTypeName[] = [];
       const values: unknown[] = [];
-      for (const e of branch) {
-        if (e.keyword === "type") {
-          for (const t of typeNames(e.params.type)) if (!types.includes(t)) types.push(t);
-        } else if (e.keyword === "const") values.push(e.params.allowedValue);
-        else if (Array.isArray(e.params.allowedValues)) values.push(...(e.params.allowedValues as unknown[]));
+      for (const error of branch) {
+        if (error.keyword === "type") {
+          for (const typeName of typeNames(error.params.type)) if (!types.includes(typeName)) types.push(typeName);
+        } else if (error.keyword === "const") values.push(error.params.allowedValue);
+        else if (Array.isArray(error.params.allowedValues)) values.push(...(error.params.allowedValues as unknown[]));
       }
       added.push({
         ...candidate,
@@ -141,19 +141,19 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     }
     // The branch whose errors reach deepest into the data is most likely the one intended.
     const byBranch = new Map<string, ValidatorError[]>();
-    for (const e of branch) {
-      const rest = e.schemaPath.slice(prefix.length);
+    for (const error of branch) {
+      const rest = error.schemaPath.slice(prefix.length);
       const slash = rest.indexOf("/");
       const idx = slash < 0 ? rest : rest.slice(0, slash);
       const list = byBranch.get(idx);
-      if (list === undefined) byBranch.set(idx, [e]);
-      else list.push(e);
+      if (list === undefined) byBranch.set(idx, [error]);
+      else list.push(error);
     }
     let best: ValidatorError[] = [];
     let bestDepth = -1;
     for (const list of byBranch.values()) {
       let depth = 0;
-      for (const e of list) depth = Math.max(depth, depthOf(e.instancePath) + 1);
+      for (const error of list) depth = Math.max(depth, depthOf(error.instancePath) + 1);
       if (depth > bestDepth) {
         bestDepth = depth;
         best = list;
@@ -161,24 +161,24 @@ function reduceAjvErrors(errors: readonly ValidatorError[]): ValidatorError[] {
     }
     if (bestDepth > depthOf(candidate.instancePath) + 1) {
       dropped.add(candidate);
-      for (const e of best) dropped.delete(e);
+      for (const error of best) dropped.delete(error);
     }
   }
   const out: ValidatorError[] = [];
-  for (const e of errors) if (!dropped.has(e) && e.keyword !== "if") out.push(e);
-  for (const e of added) out.push(e);
+  for (const error of errors) if (!dropped.has(error) && error.keyword !== "if") out.push(error);
+  for (const error of added) out.push(error);
   return out;
 }
 
 function expectedOf(e: ValidatorError): string {
-  const p = e.params;
+  const params = e.params;
   switch (e.keyword) {
     case "type":
-      return String(p.type).split(",").join(" or ");
+      return String(params.type).split(",").join(" or ");
     case "const":
-      return JSON.stringify(p.allowedValue);
+      return JSON.stringify(params.allowedValue);
     case "enum":
-      return `one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+      return `one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
     default:
       return e.message ?? e.keyword;
   }
@@ -208,7 +208,7 @@ const FORMAT_EXAMPLES: Record<string, string> = {
 };
 
 function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: TypeDefinition): ValidationProblem {
-  const p = e.params ?? {};
+  const params = e.params ?? {};
   const at = resolveInstancePath(value, e.instancePath);
   const typeLabel = `"${def.$type}" v${def.version}`;
   let pointer = base + e.instancePath;
@@ -219,7 +219,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
   let details: SchemaProblemDetails;
   switch (e.keyword) {
     case "required": {
-      const name = String(p.missingProperty);
+      const name = String(params.missingProperty);
       pointer += "/" + pointerSegment(name);
       expected = `property "${name}"`;
       found = "nothing (the property is missing)";
@@ -229,7 +229,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       break;
     }
     case "additionalProperties": {
-      const name = String(p.additionalProperty);
+      const name = String(params.additionalProperty);
       pointer += "/" + pointerSegment(name);
       const parent = resolveSchemaPath(def.schema, parentSchemaPath(e.schemaPath)) as
         | { properties?: Record<string, unknown> }
@@ -251,20 +251,23 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "anyOf":
     case "oneOf": {
       expected =
-        typeof p.expected === "string"
-          ? p.expected
+        typeof params.expected === "string"
+          ? params.expected
           : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
       details = {
         kind: "schema",
-        keyword: p.combinator === "oneOf" || (p.combinator === undefined && e.keyword === "oneOf") ? "oneOf" : "anyOf",
+        keyword:
+          params.combinator === "oneOf" || (params.combinator === undefined && e.keyword === "oneOf")
+            ? "oneOf"
+            : "anyOf",
       };
-      if (Array.isArray(p.types) && p.types.length > 0) details.types = p.types as JsonTypeName[];
-      if (Array.isArray(p.values) && p.values.length > 0) details.values = p.values as unknown[];
+      if (Array.isArray(params.types) && params.types.length > 0) details.types = params.types as JsonTypeName[];
+      if (Array.isArray(params.values) && params.values.length > 0) details.values = params.values as unknown[];
       break;
     }
     case "format": {
-      const fmt = String(p.format);
+      const fmt = String(params.format);
       expected = fmt === "int32" || fmt === "int64" ? `an ${fmt} number` : `a "${fmt}" string`;
       message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
       hint = Object.hasOwn(FORMAT_EXAMPLES, fmt) ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
@@ -272,9 +275,9 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       break;
     }
     case "pattern":
-      expected = `a string matching /${String(p.pattern)}/`;
-      message = `${pointerLabel(pointer)} must match /${String(p.pattern)}/, found ${found}`;
-      details = { kind: "schema", keyword: "pattern", pattern: String(p.pattern) };
+      expected = `a string matching /${String(params.pattern)}/`;
+      message = `${pointerLabel(pointer)} must match /${String(params.pattern)}/, found ${found}`;
+      details = { kind: "schema", keyword: "pattern", pattern: String(params.pattern) };
       break;
     case "type":
     case "const":
@@ -283,26 +286,26 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
       details =
         e.keyword === "type"
-          ? { kind: "schema", keyword: "type", types: typeNames(p.type), actualType: jsonTypeOf(at) }
+          ? { kind: "schema", keyword: "type", types: typeNames(params.type), actualType: jsonTypeOf(at) }
           : e.keyword === "const"
-            ? { kind: "schema", keyword: "const", value: p.allowedValue }
+            ? { kind: "schema", keyword: "const", value: params.allowedValue }
             : {
                 kind: "schema",
                 keyword: "enum",
-                values: Array.isArray(p.allowedValues) ? p.allowedValues.slice() : [],
+                values: Array.isArray(params.allowedValues) ? params.allowedValues.slice() : [],
               };
       break;
     case "minimum":
     case "maximum":
     case "exclusiveMinimum":
     case "exclusiveMaximum":
-      expected = `a number ${String(p.comparison)} ${String(p.limit)}`;
+      expected = `a number ${String(params.comparison)} ${String(params.limit)}`;
       message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
       details = {
         kind: "schema",
         keyword: e.keyword,
-        comparison: p.comparison as ">=" | "<=" | ">" | "<",
-        limit: Number(p.limit),
+        comparison: params.comparison as ">=" | "<=" | ">" | "<",
+        limit: Number(params.limit),
         actual: Number(at),
       };
       break;
@@ -314,7 +317,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "maxProperties":
       expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
       message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
-      details = { kind: "schema", keyword: e.keyword, limit: Number(p.limit), actual: sizeOf(at) };
+      details = { kind: "schema", keyword: e.keyword, limit: Number(params.limit), actual: sizeOf(at) };
       break;
     default:
       expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
@@ -351,10 +354,10 @@ const OTHER_KEYWORDS = new Set<string>([
 /** Details for a keyword without its own variant: ajv's params, input strings cut. */
 function otherDetails(e: ValidatorError): SchemaProblemDetails {
   const params: Record<string, unknown> = {};
-  for (const k in e.params) {
-    if (!hasOwn.call(e.params, k)) continue;
-    const paramValue = e.params[k];
-    params[k] = typeof paramValue === "string" ? detailText(paramValue) : paramValue;
+  for (const key in e.params) {
+    if (!hasOwn.call(e.params, key)) continue;
+    const paramValue = e.params[key];
+    params[key] = typeof paramValue === "string" ? detailText(paramValue) : paramValue;
   }
   if (OTHER_KEYWORDS.has(e.keyword)) return { kind: "schema", keyword: e.keyword as OtherSchemaKeyword, params };
   params.keyword = detailText(e.keyword);
@@ -386,24 +389,24 @@ function jsonTypeOf(value: unknown): JsonTypeName | "undefined" {
 /** A string's length in code points (as JSON Schema counts it), an array's items, an object's own keys. */
 function sizeOf(value: unknown): number {
   if (typeof value === "string") {
-    let n = value.length;
+    let count = value.length;
     for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i);
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < value.length) {
-        const d = value.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          n--;
+      const code = value.charCodeAt(i);
+      if (code >= 0xd800 && code <= 0xdbff && i + 1 < value.length) {
+        const low = value.charCodeAt(i + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          count--;
           i++;
         }
       }
     }
-    return n;
+    return count;
   }
   if (Array.isArray(value)) return value.length;
   if (typeof value === "object" && value !== null) {
-    let n = 0;
-    for (const k in value) if (hasOwn.call(value, k)) n++;
-    return n;
+    let count = 0;
+    for (const key in value) if (hasOwn.call(value, key)) count++;
+    return count;
   }
   return 0;
 }

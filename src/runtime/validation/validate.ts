@@ -481,9 +481,12 @@ export class SessionWalker implements SlotVisitor {
         path[d + 2] = "messages";
         path[d + 3] = at;
         const prefix = this.pointer(d + 4);
-        for (const p of sub.result().problems) {
-          if (p.pointer === prefix || (p.pointer.startsWith(prefix) && p.pointer.charCodeAt(prefix.length) === 47))
-            this.problems.add(p);
+        for (const problem of sub.result().problems) {
+          if (
+            problem.pointer === prefix ||
+            (problem.pointer.startsWith(prefix) && problem.pointer.charCodeAt(prefix.length) === 47)
+          )
+            this.problems.add(problem);
         }
       }
     }
@@ -623,13 +626,13 @@ export class SessionWalker implements SlotVisitor {
       );
       return;
     }
-    const v = (value as Record<string, unknown>).$version;
-    if (v !== undefined && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
+    const version = (value as Record<string, unknown>).$version;
+    if (version !== undefined && !(typeof version === "number" && Number.isInteger(version) && version >= 1)) {
       this.tagProblem(
         d,
         "invalid-version",
         "an integer >= 1 (or no $version, meaning 1)",
-        describeValue(v),
+        describeValue(version),
         tag,
         "$version counts versions of the type: 1, 2, 3, ...",
         { kind: "family", family },
@@ -719,7 +722,7 @@ export class SessionWalker implements SlotVisitor {
       }
     }
     // Nothing after this value's walk can report at its positions again.
-    if (reported !== null) for (const p of reported) this.schemaAt!.delete(p);
+    if (reported !== null) for (const position of reported) this.schemaAt!.delete(position);
   }
 
   /**
@@ -892,10 +895,10 @@ export class SessionWalker implements SlotVisitor {
           }
         } else {
           const map = container as Record<string, unknown>;
-          for (const k in map) {
-            if (!hasOwn.call(map, k)) continue;
-            path[d] = k;
-            this.visit(map[k], child, d + 1, nesting);
+          for (const key in map) {
+            if (!hasOwn.call(map, key)) continue;
+            path[d] = key;
+            this.visit(map[key], child, d + 1, nesting);
           }
         }
       } else {

@@ -22,12 +22,12 @@ function blobsOf(store: SessionStore, check: Clause): BlobStore {
 /** `size` bytes of a pattern that differs per `seed` (never all zeros, so a zero-filled read fails). */
 function bytes(size: number, seed: number): Uint8Array {
   const out = new Uint8Array(size);
-  let x = (seed * 2654435761) >>> 0 || 1;
+  let state = (seed * 2654435761) >>> 0 || 1;
   for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out[i] = state & 0xff;
   }
   return out;
 }
@@ -78,9 +78,9 @@ function webStream(data: Uint8Array, piece: number): ReadableStream<Uint8Array> 
 
 async function* pieces(data: Uint8Array, sizes: number[]): AsyncGenerator<Uint8Array> {
   let at = 0;
-  let i = 0;
+  let chunk = 0;
   while (at < data.length) {
-    const size = sizes[i++ % sizes.length] as number;
+    const size = sizes[chunk++ % sizes.length] as number;
     yield data.subarray(at, at + size);
     at += size;
   }

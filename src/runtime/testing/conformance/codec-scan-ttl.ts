@@ -151,14 +151,14 @@ export const scanCases: ContractCase[] = [
 
 /** Saves one session that expires after 250 ms and one whose TTL a later save removed, then waits 600 ms. */
 async function expireOne({ store, id }: Parameters<ContractCase["run"]>[0]) {
-  const s = counterSession(id("ttl"), 1);
-  const r1 = await store.save(s, { expectedRevision: null, ttlMs: 250 });
-  const loaded = await store.get(s.id);
+  const expiring = counterSession(id("ttl"), 1);
+  const r1 = await store.save(expiring, { expectedRevision: null, ttlMs: 250 });
+  const loaded = await store.get(expiring.id);
   const keep = counterSession(id("ttl-keep"), 1);
   const k1 = await store.save(keep, { expectedRevision: null, ttlMs: 250 });
   await store.save(keep, { expectedRevision: k1 }); // saved again without a TTL: kept
   await sleep(600);
-  return { s, r1, loaded, keep };
+  return { expiring, r1, loaded, keep };
 }
 
 export const ttlCases: ContractCase[] = [
@@ -168,26 +168,26 @@ export const ttlCases: ContractCase[] = [
     requires: ["ttl"],
     async run(context) {
       const { store, check } = context;
-      const { s, r1, loaded, keep } = await expireOne(context);
+      const { expiring, r1, loaded, keep } = await expireOne(context);
       check.equal(loaded?.revision, r1, "a session saved with a ttlMs must be there until it expires");
-      check.equal(await store.get(s.id), undefined, "get of an expired session must resolve to undefined");
+      check.equal(await store.get(expiring.id), undefined, "get of an expired session must resolve to undefined");
       check.ok((await store.get(keep.id)) !== undefined, "a session saved again without ttlMs must no longer expire");
       const error = await check.rejects(
-        store.save(s, { expectedRevision: r1 }),
+        store.save(expiring, { expectedRevision: r1 }),
         ConflictError,
         "a save expecting an expired session's revision must throw ConflictError",
       );
       check.equal(error.currentRevision, null, "an expired session must count as absent (currentRevision null)");
       check.ok((await store.purgeExpired()) >= 0, "purgeExpired must return how many it removed (>= 0)");
-      const r2 = await store.save(counterSession(s.id, 2), { expectedRevision: null });
+      const r2 = await store.save(counterSession(expiring.id, 2), { expectedRevision: null });
       check.greater(r2, r1, "a session re-created after expiring must get a greater revision (no ABA)");
       check.equal(
-        counterOf((await store.get(s.id))!.session),
+        counterOf((await store.get(expiring.id))!.session),
         2,
         "a session re-created after expiring must load as re-created",
       );
       await check.rejects(
-        store.save(s, { expectedRevision: r2, ttlMs: -1 }),
+        store.save(expiring, { expectedRevision: r2, ttlMs: -1 }),
         ConfigurationError,
         "save with a negative ttlMs must throw ConfigurationError",
       );
@@ -198,9 +198,9 @@ export const ttlCases: ContractCase[] = [
     clause: "scan leaves expired sessions out",
     requires: ["ttl", "scan"],
     async run(context) {
-      const { s, keep } = await expireOne(context);
+      const { expiring, keep } = await expireOne(context);
       const all = (await scanAll(context.store)).map((i) => i.id);
-      context.check.excludes(all, s.id, "scan must not return an expired session");
+      context.check.excludes(all, expiring.id, "scan must not return an expired session");
       context.check.includes(all, keep.id, "scan must return a session saved again without ttlMs");
     },
   },

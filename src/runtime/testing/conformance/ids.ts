@@ -28,11 +28,12 @@ async function saveLookAlikes(context: CaseContext, prefix: string): Promise<str
     `${prefix}-e\u0301`,
     `${prefix}-\u00e9`,
   ];
-  for (const [i, sid] of ids.entries()) await store.save(counterSession(sid, i), { expectedRevision: null });
-  for (const [i, sid] of ids.entries()) {
+  for (const [counter, sid] of ids.entries())
+    await store.save(counterSession(sid, counter), { expectedRevision: null });
+  for (const [counter, sid] of ids.entries()) {
     check.equal(
       counterOf((await store.get(sid))!.session),
-      i,
+      counter,
       `get(${JSON.stringify(sid)}) must load the session saved under exactly that id`,
     );
   }

@@ -58,9 +58,9 @@ export const listingCases: ContractCase[] = [
       await store.save(counterSession(theirs), { expectedRevision: null, meta: { owner: bob } });
       const unowned = id("none");
       await store.save(counterSession(unowned), { expectedRevision: null });
-      const a = await listAll(store, { owner: alice });
+      const alicePage = await listAll(store, { owner: alice });
       check.equal(
-        ids(a.items).sort(compareIds),
+        ids(alicePage.items).sort(compareIds),
         [...mine].sort(compareIds),
         "list({ owner }) must return exactly that owner's sessions",
       );
@@ -75,7 +75,7 @@ export const listingCases: ContractCase[] = [
         "an owner without sessions gets an empty page",
       );
       check.equal((await store.get(unowned))!.meta.owner, undefined, "a session saved without an owner has none");
-      check.equal(a.items[0].meta.owner, alice, "a listed item carries its owner");
+      check.equal(alicePage.items[0].meta.owner, alice, "a listed item carries its owner");
       await check.rejects(store.list({ owner: "" }), ConfigurationError, "list without an owner must be refused");
       await check.rejects(
         store.list({ owner: alice, cursor: "not a cursor" }),

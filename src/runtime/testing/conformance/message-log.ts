@@ -31,14 +31,14 @@ export const messageLogCases: ContractCase[] = [
         } catch (e) {
           error = e;
         }
-        const e = error as { code?: string; message?: string; pointer?: string } | undefined;
+        const refused = error as { code?: string; message?: string; pointer?: string } | undefined;
         check.equal(
-          e?.code,
+          refused?.code,
           "invalid-message",
           "reading a log with an invalid row must throw an invalid-message error",
         );
-        check.equal(e?.pointer, "/role", "the error must point into the message");
-        check.equal(e?.message?.includes(JSON.stringify(sid)) === true, true, "the error must name the log id");
+        check.equal(refused?.pointer, "/role", "the error must point into the message");
+        check.equal(refused?.message?.includes(JSON.stringify(sid)) === true, true, "the error must name the log id");
         check.equal(
           texts(await store.messages.getMessages(sid, { last: 1 })),
           ["c"],
@@ -83,16 +83,16 @@ export const messageLogCases: ContractCase[] = [
         { messages: [], version: 0 },
         "readMessages of a log never written must be { messages: [], version: 0 }",
       );
-      const a = await log.appendMessages(sid, [user("a"), user("b")], { operationId: "turn-1" });
-      check.equal(a.applied, true, "a first append must be applied");
+      const first = await log.appendMessages(sid, [user("a"), user("b")], { operationId: "turn-1" });
+      check.equal(first.applied, true, "a first append must be applied");
       const again = await log.appendMessages(sid, [user("a"), user("b")], { operationId: "turn-1" });
       check.equal(
         again,
-        { applied: false, version: a.version },
+        { applied: false, version: first.version },
         "an append retried with the same operationId must not apply, and return the current version",
       );
-      const c = await log.appendMessages(sid, [user("c")], { operationId: "turn-2" });
-      check.greater(c.version, a.version, "each applied append must increase the version");
+      const second = await log.appendMessages(sid, [user("c")], { operationId: "turn-2" });
+      check.greater(second.version, first.version, "each applied append must increase the version");
       check.equal(
         texts(await log.getMessages(sid)),
         ["a", "b", "c"],
@@ -110,7 +110,7 @@ export const messageLogCases: ContractCase[] = [
         "messages must load equal to what was appended",
       );
       const snapshot = await log.readMessages(sid);
-      check.equal(snapshot.version, c.version, "readMessages' version must be the last append's");
+      check.equal(snapshot.version, second.version, "readMessages' version must be the last append's");
       check.equal(texts(snapshot.messages), ["a", "b", "c"], "readMessages must return the messages");
       check.equal(await log.getMessages(id("other-log")), [], "another id's log must be separate");
     },
@@ -136,11 +136,11 @@ export const messageLogCases: ContractCase[] = [
       const got = texts(await log.getMessages(sid));
       check.equal(got.length, 40, "20 applied appends of 2 messages must leave 40 messages");
       check.equal(new Set(got).size, 40, "no message may be duplicated");
-      for (const i of ops)
+      for (const op of ops)
         check.equal(
-          got.indexOf(`m${i}-2`),
-          got.indexOf(`m${i}-1`) + 1,
-          `the messages of one append (op-${i}) must stay together and in order`,
+          got.indexOf(`m${op}-2`),
+          got.indexOf(`m${op}-1`) + 1,
+          `the messages of one append (op-${op}) must stay together and in order`,
         );
     },
   },
@@ -162,14 +162,14 @@ export const messageLogCases: ContractCase[] = [
       );
       check.equal(texts(await log.getMessages(sid)).length, 7, "a conflicting replaceMessages must change nothing");
       const fresh = await log.readMessages(sid);
-      const v = await log.replaceMessages(sid, [user("summary"), ...fresh.messages.slice(-2)], {
+      const replaced = await log.replaceMessages(sid, [user("summary"), ...fresh.messages.slice(-2)], {
         expectedVersion: fresh.version,
         operationId: "reduce-1",
       });
-      check.greater(v, fresh.version, "replaceMessages must return a greater version");
+      check.greater(replaced, fresh.version, "replaceMessages must return a greater version");
       check.equal(
         await log.replaceMessages(sid, [user("again")], { operationId: "reduce-1" }),
-        v,
+        replaced,
         "replaceMessages retried with the same operationId must not apply, and return the current version",
       );
       check.equal(
@@ -298,14 +298,14 @@ export const messageLogCases: ContractCase[] = [
       );
       for (let i = 0; i < 6; i++) await log.appendMessages(sid, [user(`m${i}`)], { operationId: `t${i}` });
       const full = await log.readMessages(sid);
-      const w = await log.readMessageWindow(sid, { last: 2 });
+      const window = await log.readMessageWindow(sid, { last: 2 });
       check.equal(
-        texts(w.messages),
+        texts(window.messages),
         ["m4", "m5"],
         "readMessageWindow({ last: 2 }) must return the newest two, oldest first",
       );
       check.equal(
-        [w.version, w.length],
+        [window.version, window.length],
         [full.version, 6],
         "a window must carry the log's version and its whole length",
       );
@@ -319,8 +319,8 @@ export const messageLogCases: ContractCase[] = [
         [],
         "readMessageWindow({ last: 0 }) must return no messages",
       );
-      if (w.end === undefined) return; // a backend without positions (Redis)
-      const end = w.end;
+      if (window.end === undefined) return; // a backend without positions (Redis)
+      const end = window.end;
       check.equal(
         texts((await log.readMessageWindow(sid, { from: end - 1 })).messages),
         ["m5"],
@@ -376,10 +376,14 @@ export const messageLogCases: ContractCase[] = [
       );
       for (let i = 0; i < 6; i++) await log.appendMessages(sid, [user(`m${i}`)], { operationId: `t${i}` });
       const full = await log.readMessages(sid);
-      const r = await log.readMessageRange(sid, { start: 2, count: 3 });
-      check.equal(texts(r.messages), ["m2", "m3", "m4"], "readMessageRange({ start: 2, count: 3 }) must return m2..m4");
+      const range = await log.readMessageRange(sid, { start: 2, count: 3 });
       check.equal(
-        [r.version, r.length],
+        texts(range.messages),
+        ["m2", "m3", "m4"],
+        "readMessageRange({ start: 2, count: 3 }) must return m2..m4",
+      );
+      check.equal(
+        [range.version, range.length],
         [full.version, 6],
         "a range must carry the log's version and its whole length",
       );
