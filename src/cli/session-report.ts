@@ -154,10 +154,8 @@ export function problemLines(problems: readonly ValidationProblem[], c: Colors, 
   for (let i = 0; i < shown; i++) {
     const problem = problems[i];
     const pointer = problem.pointer === "" ? "(document root)" : echo(problem.pointer);
-    // Messages often start with their pointer; it is printed once, above them.
-    const message = problem.message.startsWith(`${problem.pointer}: `)
-      ? problem.message.slice(problem.pointer.length + 2)
-      : problem.message;
+    // The pointer is printed once, above the sentence: its place-less form when it has one.
+    const message = problem.reason ?? problem.message;
     lines.push(`${indent}${c.bold(pointer)}`);
     lines.push(`${indent}  ${echo(message, MAX_MESSAGE)}`);
     if ((problem.expected || problem.found) && !problem.message.includes(problem.found))

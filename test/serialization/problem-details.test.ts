@@ -365,3 +365,26 @@ describe("JSON problems of a load carry the same details", () => {
     expect(problems?.[0]?.details).toMatchObject({ kind: "limit", option: "maxKeys", limit: 3 });
   });
 });
+
+describe("the sentence without its place", () => {
+  it("schema and session problems carry `reason`, the message is their place and it", () => {
+    const reg = registry();
+    const problems = [
+      ...validateValue({ $type: "acme.Profile", $version: 2, age: "old", zzz: 1 }, { registry: reg }).problems,
+      ...validateSession(
+        { id: "s", kind: "local", stateBag: {}, messages: "none" },
+        { registry: reg, format: false } as never,
+      ).problems,
+    ];
+    const placed = problems.filter((problem) => problem.reason !== undefined);
+    expect(placed.map((problem) => problem.reason)).toEqual(
+      expect.arrayContaining([
+        "must be integer, found string \"old\"",
+        'unknown property "zzz" in "acme.Profile" v2',
+        'required property "name" is missing',
+      ]),
+    );
+    for (const problem of placed) expect(problem.message.endsWith(problem.reason as string)).toBe(true);
+    for (const problem of placed) expect(problem.reason?.startsWith(problem.pointer)).toBe(false);
+  });
+});

@@ -50,6 +50,12 @@ export interface ValidationProblem {
   found: string;
   /** One readable sentence. */
   message: string;
+  /**
+   * The sentence without its place (`message` is where, then this): for displays that show
+   * `pointer` on its own, above or beside it. Absent when the sentence names its place inside
+   * (then show `message`).
+   */
+  reason?: string;
   /** How to fix it. */
   hint?: string;
   /**

@@ -1,5 +1,6 @@
 /** Errors for reading and writing other frameworks' session formats. */
 import { StatebagError } from "../core/errors.js";
+import type { ValidationProblem } from "../core/problems.js";
 import { jsonPointer } from "../core/json.js";
 import { quoted, shownText } from "../core/json.js";
 import type { InteropFormat } from "./foreign.js";
@@ -91,7 +92,7 @@ export function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
 }
 
-/** @internal A validation problem's sentence without the pointer the validator puts in front of it. */
-export function problemText(message: string, pointer: string): string {
-  return pointer !== "" && message.startsWith(pointer) ? message.slice(pointer.length).replace(/^:?\s*/, "") : message;
+/** @internal A validation problem's sentence for a line that names its place already. */
+export function problemText(problem: ValidationProblem): string {
+  return problem.reason ?? problem.message;
 }

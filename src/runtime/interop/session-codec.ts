@@ -55,9 +55,7 @@ export function problemLines(error: SessionValidationError, toSource: (pointer: 
   const listed = Math.min(error.problems.length, MAX_LISTED_PROBLEMS);
   for (let i = 0; i < listed; i++) {
     const problem = error.problems[i];
-    lines.push(
-      `  - ${shownPointer(toSource(problem.pointer))}: ${escaped(problemText(problem.message, problem.pointer))}`,
-    );
+    lines.push(`  - ${shownPointer(toSource(problem.pointer))}: ${escaped(problemText(problem))}`);
   }
   if (error.problems.length > listed) lines.push(`  ... and ${error.problems.length - listed} more`);
   return lines;

@@ -35,6 +35,7 @@ export function emitSchemaProblems(
       expected: `a valid "${def.$type}" v${def.version}`,
       found: describeValue(value),
       message: `${pointerLabel(base)} is not a valid "${def.$type}" v${def.version}`,
+      reason: `is not a valid "${def.$type}" v${def.version}`,
       details: { kind: "schema", keyword: "unknown", params: {} },
     });
     return;
@@ -214,6 +215,7 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
   let pointer = base + e.instancePath;
   let expected: string;
   let found = describeValue(at);
+  let reason: string;
   let message: string;
   let hint: string | undefined;
   let details: SchemaProblemDetails;
@@ -223,7 +225,8 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
       pointer += "/" + pointerSegment(name);
       expected = `property "${name}"`;
       found = "nothing (the property is missing)";
-      message = `${pointerLabel(pointer)}: required property "${name}" is missing`;
+      reason = `required property "${name}" is missing`;
+      message = `${pointerLabel(pointer)}: ${reason}`;
       hint = `${typeLabel} requires "${name}"`;
       details = { kind: "schema", keyword: "required", property: name };
       break;
@@ -243,7 +246,8 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
               .join(", ")}${allowed.length > 12 ? ", ..." : ""}`
           : "no other properties";
       found = `property ${quoted(name)} (${describeValue(resolveInstancePath(at, "/" + pointerSegment(name)))})`;
-      message = `${pointerLabel(pointer)}: unknown property ${quoted(name)} in ${typeLabel}`;
+      reason = `unknown property ${quoted(name)} in ${typeLabel}`;
+      message = `${pointerLabel(pointer)}: ${reason}`;
       hint = `${typeLabel} has a closed model: remove ${quoted(name)}, or declare it in the type (and bump the version if older readers must not see it)`;
       details = { kind: "schema", keyword: "additionalProperties", property: detailText(name), allowed };
       break;
@@ -254,7 +258,8 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
         typeof params.expected === "string"
           ? params.expected
           : `a value matching ${e.keyword === "oneOf" ? "exactly " : ""}one of the alternatives`;
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      reason = `must be ${expected}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details = {
         kind: "schema",
         keyword:
@@ -269,21 +274,24 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "format": {
       const fmt = String(params.format);
       expected = fmt === "int32" || fmt === "int64" ? `an ${fmt} number` : `a "${fmt}" string`;
-      message = `${pointerLabel(pointer)} must be a valid ${fmt}, found ${found}`;
+      reason = `must be a valid ${fmt}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       hint = Object.hasOwn(FORMAT_EXAMPLES, fmt) ? `${fmt}: ${FORMAT_EXAMPLES[fmt]}` : undefined;
       details = { kind: "schema", keyword: "format", format: fmt };
       break;
     }
     case "pattern":
       expected = `a string matching /${String(params.pattern)}/`;
-      message = `${pointerLabel(pointer)} must match /${String(params.pattern)}/, found ${found}`;
+      reason = `must match /${String(params.pattern)}/, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details = { kind: "schema", keyword: "pattern", pattern: String(params.pattern) };
       break;
     case "type":
     case "const":
     case "enum":
       expected = expectedOf(e);
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      reason = `must be ${expected}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details =
         e.keyword === "type"
           ? { kind: "schema", keyword: "type", types: typeNames(params.type), actualType: jsonTypeOf(at) }
@@ -300,7 +308,8 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "exclusiveMinimum":
     case "exclusiveMaximum":
       expected = `a number ${String(params.comparison)} ${String(params.limit)}`;
-      message = `${pointerLabel(pointer)} must be ${expected}, found ${found}`;
+      reason = `must be ${expected}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details = {
         kind: "schema",
         keyword: e.keyword,
@@ -316,15 +325,26 @@ function problemFromAjv(e: ValidatorError, base: string, value: unknown, def: Ty
     case "minProperties":
     case "maxProperties":
       expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
-      message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      reason = `${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details = { kind: "schema", keyword: e.keyword, limit: Number(params.limit), actual: sizeOf(at) };
       break;
     default:
       expected = e.message ? e.message.replace(/^must (be )?/, "") : e.keyword;
-      message = `${pointerLabel(pointer)} ${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      reason = `${e.message ?? `fails "${e.keyword}"`}, found ${found}`;
+      message = `${pointerLabel(pointer)} ${reason}`;
       details = otherDetails(e);
   }
-  const problem: ValidationProblem = { code: "schema", pointer, $type: def.$type, expected, found, message, details };
+  const problem: ValidationProblem = {
+    code: "schema",
+    pointer,
+    $type: def.$type,
+    expected,
+    found,
+    message,
+    reason,
+    details,
+  };
   if (hint !== undefined) problem.hint = hint;
   return problem;
 }

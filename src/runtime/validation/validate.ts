@@ -495,12 +495,15 @@ export class SessionWalker implements SlotVisitor {
       path[d] = "quarantine";
       path[d + 1] = index;
       const pointer = this.pointer(d + 2);
+      const from = `/${["stateBag", target.key].map(pointerSegment).join("/")}${target.message === undefined ? "" : `/messages/${target.message}`}`;
+      const why = `a value was set aside by a quarantine load from ${pointerLabel(from)}`;
       this.problems.add({
         code: "quarantined",
         pointer,
         expected: "no quarantined values",
         found: `a value set aside by a quarantine load (${describeValue(reason.message)})`,
-        message: `${pointerLabel(pointer)}: a value was set aside by a quarantine load from ${pointerLabel("/" + ["stateBag", target.key].map(pointerSegment).join("/") + (target.message === undefined ? "" : `/messages/${target.message}`))}`,
+        message: `${pointerLabel(pointer)}: ${why}`,
+        reason: why,
         hint: "load with { quarantine: true } to run without it; put it back in place by hand once it validates",
       });
     }
@@ -581,7 +584,7 @@ export class SessionWalker implements SlotVisitor {
     details: SessionProblemDetails,
   ): void {
     const pointer = this.pointer(d);
-    this.problems.add({
+    const problem: ValidationProblem = {
       code: "session",
       pointer,
       expected,
@@ -589,7 +592,9 @@ export class SessionWalker implements SlotVisitor {
       message: message ?? `${pointerLabel(pointer)} must be ${expected}, found ${found}`,
       hint,
       details,
-    });
+    };
+    if (message === undefined) problem.reason = `must be ${expected}, found ${found}`;
+    this.problems.add(problem);
   }
 
   private pointer(d: number): string {
@@ -874,6 +879,7 @@ export class SessionWalker implements SlotVisitor {
       expected,
       found,
       message: `${pointerLabel(pointer)}: expected ${expected}, found ${found}`,
+      reason: `expected ${expected}, found ${found}`,
       hint,
       details,
     };
