@@ -371,15 +371,15 @@ describe("the sentence without its place", () => {
     const reg = registry();
     const problems = [
       ...validateValue({ $type: "acme.Profile", $version: 2, age: "old", zzz: 1 }, { registry: reg }).problems,
-      ...validateSession(
-        { id: "s", kind: "local", stateBag: {}, messages: "none" },
-        { registry: reg, format: false } as never,
-      ).problems,
+      ...validateSession({ id: "s", kind: "local", stateBag: {}, messages: "none" }, {
+        registry: reg,
+        format: false,
+      } as never).problems,
     ];
     const placed = problems.filter((problem) => problem.reason !== undefined);
     expect(placed.map((problem) => problem.reason)).toEqual(
       expect.arrayContaining([
-        "must be integer, found string \"old\"",
+        'must be integer, found string "old"',
         'unknown property "zzz" in "acme.Profile" v2',
         'required property "name" is missing',
       ]),
