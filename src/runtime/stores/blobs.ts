@@ -67,12 +67,12 @@ function elsewhere(url: unknown): { backend: BlobBackend; where: string } {
  * store URL, so the CLI and the studio reach blobs kept elsewhere with the store URL alone.
  */
 export function takeBlobsParam(url: string): { url: string; blobsUrl: string | undefined } {
-  const q = url.indexOf("?");
-  if (q < 0) return { url, blobsUrl: undefined };
-  const hash = url.indexOf("#", q);
+  const query = url.indexOf("?");
+  if (query < 0) return { url, blobsUrl: undefined };
+  const hash = url.indexOf("#", query);
   const kept: string[] = [];
   let blobsUrl: string | undefined;
-  for (const part of url.slice(q + 1, hash < 0 ? undefined : hash).split("&")) {
+  for (const part of url.slice(query + 1, hash < 0 ? undefined : hash).split("&")) {
     const eq = part.indexOf("=");
     if ((eq < 0 ? part : part.slice(0, eq)) !== "blobs") {
       kept.push(part);
@@ -95,5 +95,5 @@ export function takeBlobsParam(url: string): { url: string; blobsUrl: string | u
   }
   if (blobsUrl === undefined) return { url, blobsUrl };
   const rest = kept.filter((p) => p !== "").join("&");
-  return { url: url.slice(0, q) + (rest ? `?${rest}` : "") + (hash < 0 ? "" : url.slice(hash)), blobsUrl };
+  return { url: url.slice(0, query) + (rest ? `?${rest}` : "") + (hash < 0 ? "" : url.slice(hash)), blobsUrl };
 }

@@ -167,21 +167,21 @@ function checkSession(value: unknown): AgentSession {
     throw new InvalidStoredValueError("session", problem, pointer);
   };
   if (typeof value !== "object" || value === null || Array.isArray(value)) fail("expected an object", "");
-  const s = value as Record<string, unknown>;
-  if (typeof s.id !== "string" || s.id.length === 0) fail("id must be a non-empty string", "/id");
-  if (s.kind !== undefined && s.kind !== "local" && s.kind !== "hosted")
+  const session = value as Record<string, unknown>;
+  if (typeof session.id !== "string" || session.id.length === 0) fail("id must be a non-empty string", "/id");
+  if (session.kind !== undefined && session.kind !== "local" && session.kind !== "hosted")
     fail('kind must be "local" or "hosted"', "/kind");
-  if (s.conversationId !== undefined) {
-    const c = s.conversationId;
+  if (session.conversationId !== undefined) {
+    const conversationId = session.conversationId;
     const ok =
-      typeof c === "string" ||
-      (typeof c === "object" &&
-        c !== null &&
-        !Array.isArray(c) &&
-        Object.values(c).every((v) => typeof v === "string"));
+      typeof conversationId === "string" ||
+      (typeof conversationId === "object" &&
+        conversationId !== null &&
+        !Array.isArray(conversationId) &&
+        Object.values(conversationId).every((v) => typeof v === "string"));
     if (!ok) fail("conversationId must be a string or an object of strings", "/conversationId");
   }
-  const bag = s.stateBag;
+  const bag = session.stateBag;
   if (typeof bag !== "object" || bag === null || Array.isArray(bag)) fail("stateBag must be an object", "/stateBag");
   for (const [key, state] of Object.entries(bag as object)) {
     if (!isTaggedValue(state)) fail('each state must be an object with a string "$type"', `/stateBag/${key}`);

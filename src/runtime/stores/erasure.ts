@@ -29,9 +29,9 @@ export async function sessionLogIds(store: SessionStore, id: string): Promise<st
   try {
     const loaded = await store.get(id);
     for (const value of Object.values(loaded?.session.stateBag ?? {})) {
-      const v = value as unknown as { $type?: unknown; storageId?: unknown };
-      if (v?.$type === "StoredChatHistoryState" && typeof v.storageId === "string" && v.storageId !== "")
-        ids.add(v.storageId);
+      const state = value as unknown as { $type?: unknown; storageId?: unknown };
+      if (state?.$type === "StoredChatHistoryState" && typeof state.storageId === "string" && state.storageId !== "")
+        ids.add(state.storageId);
     }
   } catch (error) {
     if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;

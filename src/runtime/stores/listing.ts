@@ -82,9 +82,9 @@ export function isoTime(time: number | Date): string {
   if (!(ms >= 0 && ms < YEAR_10000_MS && Number.isInteger(ms))) return new Date(ms).toISOString();
   const days = Math.floor(ms / 86_400_000);
   let rest = ms - days * 86_400_000;
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
+  const shiftedDays = days + 719_468;
+  const era = Math.floor(shiftedDays / 146_097);
+  const doe = shiftedDays - era * 146_097;
   const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
@@ -96,8 +96,8 @@ export function isoTime(time: number | Date): string {
   const minutes = Math.floor(rest / 60_000);
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
-  const y = year < 1000 ? `000${year}`.slice(-4) : `${year}`;
-  return `${y}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+  const yearText = year < 1000 ? `000${year}`.slice(-4) : `${year}`;
+  return `${yearText}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
 
 /** A `StoredSessionMeta` from stored fields, leaving absent ones out. */
@@ -241,8 +241,8 @@ export function labelsMatch(
  * keeps owners and titles in the forms it gives. Undefined: owners and titles are stored as given.
  */
 export function metaProtectionOf(codec: SessionCodec): SessionMetaProtection | undefined {
-  const p = (codec as { metaProtection?: SessionMetaProtection }).metaProtection;
-  return p !== undefined && typeof p.owner === "function" ? p : undefined;
+  const protection = (codec as { metaProtection?: SessionMetaProtection }).metaProtection;
+  return protection !== undefined && typeof protection.owner === "function" ? protection : undefined;
 }
 
 /**

@@ -49,19 +49,19 @@ export class MemoryStreamBuffer implements StreamBuffer {
 
   /** The stream unless it is gone or past its `keepMs` (then removed now). */
   private live(streamId: string, now = Date.now()): MemoryStream | undefined {
-    const s = this.streams.get(streamId);
-    if (s && expired(s, now)) {
+    const stream = this.streams.get(streamId);
+    if (stream && expired(stream, now)) {
       this.streams.delete(streamId);
       this.wakeups.wake(streamId);
       return undefined;
     }
-    return s;
+    return stream;
   }
 
   private running(streamId: string): MemoryStream {
-    const s = this.live(streamId);
-    if (s?.status !== "running") throw new StreamClosedError(streamId, s?.status as never);
-    return s;
+    const stream = this.live(streamId);
+    if (stream?.status !== "running") throw new StreamClosedError(streamId, stream?.status as never);
+    return stream;
   }
 
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
@@ -88,13 +88,13 @@ export class MemoryStreamBuffer implements StreamBuffer {
     checkStreamId(streamId);
     checkChunks(chunks);
     checkLeaseMs(leaseMs);
-    const s = this.running(streamId);
+    const stream = this.running(streamId);
     // Sealed before anything changes: a codec that throws leaves the stream as it was.
-    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, s.chunks.length + i, s.owner, chunk));
-    for (const text of sealed) s.chunks.push(text);
-    s.leaseExpiresAt = Date.now() + leaseMs;
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, stream.chunks.length + i, stream.owner, chunk));
+    for (const text of sealed) stream.chunks.push(text);
+    stream.leaseExpiresAt = Date.now() + leaseMs;
     if (sealed.length > 0) this.wakeups.wake(streamId);
-    return { length: s.chunks.length, stopRequested: s.stopRequested };
+    return { length: stream.chunks.length, stopRequested: stream.stopRequested };
   }
 
   async renew(streamId: string, leaseMs: number): Promise<{ length: number; stopRequested: boolean }> {
@@ -109,12 +109,12 @@ export class MemoryStreamBuffer implements StreamBuffer {
     this.check();
     checkStreamId(streamId);
     const checked = checkFinish(status, options);
-    const s = this.live(streamId);
+    const stream = this.live(streamId);
     const now = Date.now();
-    if (s?.status !== "running") return false;
-    if (checked.onlyIfAbandoned && s.leaseExpiresAt > now) return false;
-    s.status = checked.status;
-    s.expiresAt = now + checked.keepMs;
+    if (stream?.status !== "running") return false;
+    if (checked.onlyIfAbandoned && stream.leaseExpiresAt > now) return false;
+    stream.status = checked.status;
+    stream.expiresAt = now + checked.keepMs;
     this.wakeups.wake(streamId);
     return true;
   }
@@ -122,17 +122,17 @@ export class MemoryStreamBuffer implements StreamBuffer {
   async requestStop(streamId: string): Promise<boolean> {
     this.check();
     checkStreamId(streamId);
-    const s = this.live(streamId);
-    if (s?.status !== "running") return false;
-    s.stopRequested = true;
+    const stream = this.live(streamId);
+    if (stream?.status !== "running") return false;
+    stream.stopRequested = true;
     return true;
   }
 
   async info(streamId: string): Promise<StreamInfo | undefined> {
     this.check();
     checkStreamId(streamId);
-    const s = this.live(streamId);
-    return s && infoOf(streamId, s);
+    const stream = this.live(streamId);
+    return stream && infoOf(streamId, stream);
   }
 
   async read(
@@ -142,12 +142,12 @@ export class MemoryStreamBuffer implements StreamBuffer {
     this.check();
     checkStreamId(streamId);
     const { from, limit } = checkRead(options);
-    const s = this.live(streamId);
-    if (!s) return undefined;
-    const end = limit === undefined ? s.chunks.length : Math.min(s.chunks.length, from + limit);
+    const stream = this.live(streamId);
+    if (!stream) return undefined;
+    const end = limit === undefined ? stream.chunks.length : Math.min(stream.chunks.length, from + limit);
     const chunks: string[] = [];
-    for (let i = from; i < end; i++) chunks.push(this.codec.open(streamId, i, s.owner, s.chunks[i]));
-    return { chunks, info: infoOf(streamId, s) };
+    for (let i = from; i < end; i++) chunks.push(this.codec.open(streamId, i, stream.owner, stream.chunks[i]));
+    return { chunks, info: infoOf(streamId, stream) };
   }
 
   async *follow(streamId: string, options?: StreamFollowOptions): AsyncIterable<string> {
@@ -157,11 +157,12 @@ export class MemoryStreamBuffer implements StreamBuffer {
     let position = from;
     for (;;) {
       if (signal?.aborted) return;
-      const s = this.live(streamId);
-      if (!s) return;
+      const stream = this.live(streamId);
+      if (!stream) return;
       // What is there now, opened before yielding (the consumer may take its time).
       const batch: string[] = [];
-      for (let i = position; i < s.chunks.length; i++) batch.push(this.codec.open(streamId, i, s.owner, s.chunks[i]));
+      for (let i = position; i < stream.chunks.length; i++)
+        batch.push(this.codec.open(streamId, i, stream.owner, stream.chunks[i]));
       for (const chunk of batch) {
         yield chunk;
         position++;
@@ -169,9 +170,9 @@ export class MemoryStreamBuffer implements StreamBuffer {
       }
       if (batch.length > 0) continue; // more may have come while the consumer had a chunk
       const now = Date.now();
-      if (s.status !== "running" || s.leaseExpiresAt <= now) return;
+      if (stream.status !== "running" || stream.leaseExpiresAt <= now) return;
       // Woken by the next append or finish, or at the lease's end (then checked again above).
-      await this.wakeups.wait(streamId, s.leaseExpiresAt - now + 1, signal);
+      await this.wakeups.wait(streamId, stream.leaseExpiresAt - now + 1, signal);
     }
   }
 
@@ -179,11 +180,11 @@ export class MemoryStreamBuffer implements StreamBuffer {
     this.check();
     checkId(sessionId, "sessionId");
     let removed = 0;
-    for (const [streamId, s] of [...this.streams]) {
-      if (s.sessionId !== sessionId) continue;
+    for (const [streamId, stream] of [...this.streams]) {
+      if (stream.sessionId !== sessionId) continue;
       this.streams.delete(streamId);
       this.wakeups.wake(streamId);
-      if (!expired(s, Date.now())) removed++;
+      if (!expired(stream, Date.now())) removed++;
     }
     return removed;
   }
@@ -192,8 +193,8 @@ export class MemoryStreamBuffer implements StreamBuffer {
     this.check();
     const now = Date.now();
     let removed = 0;
-    for (const [streamId, s] of [...this.streams]) {
-      if (!expired(s, now)) continue;
+    for (const [streamId, stream] of [...this.streams]) {
+      if (!expired(stream, now)) continue;
       this.streams.delete(streamId);
       this.wakeups.wake(streamId);
       removed++;

@@ -289,8 +289,8 @@ export class MemorySessionStore implements SessionStore {
     const after = (id: string, row: Row): boolean => {
       if (!cursor) return true;
       if (!byTime) return compareIds(id, cursor.id) > 0;
-      const u = Number(cursor.updated);
-      return row.updatedAt < u || (row.updatedAt === u && compareIds(id, cursor.id) < 0);
+      const cursorUpdated = Number(cursor.updated);
+      return row.updatedAt < cursorUpdated || (row.updatedAt === cursorUpdated && compareIds(id, cursor.id) < 0);
     };
     const rows: [string, Row][] = [];
     const protection = metaProtectionOf(this.codec);

@@ -24,8 +24,8 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 
 /** `90d`, `12h`, `30m`, `45s`, `500ms`, `2w`, or a whole number of milliseconds. */
 export function parseDuration(text: string, what = "duration"): number {
-  const m = /^\s*(\d{1,15})\s*(ms|s|m|h|d|w)?\s*$/.exec(String(text));
-  const ms = m ? Number(m[1]) * UNITS[m[2] ?? "ms"] : NaN;
+  const match = /^\s*(\d{1,15})\s*(ms|s|m|h|d|w)?\s*$/.exec(String(text));
+  const ms = match ? Number(match[1]) * UNITS[match[2] ?? "ms"] : NaN;
   if (!Number.isSafeInteger(ms) || ms <= 0) {
     throw new ConfigurationError(
       `${what} must be a positive duration, got ${JSON.stringify(String(text)).slice(0, 60)}`,
@@ -55,10 +55,10 @@ function checkRule(value: unknown, what: string, extra: readonly string[] = []):
         `a retention rule has maxAgeMs and maxIdleMs${extra.length ? ` (and ${extra.join(", ")})` : ""}`,
       );
   }
-  const v = value as RetentionRule;
+  const given = value as RetentionRule;
   const rule: RetentionRule = {};
-  const maxAgeMs = checkMs(v.maxAgeMs, `${what}.maxAgeMs`);
-  const maxIdleMs = checkMs(v.maxIdleMs, `${what}.maxIdleMs`);
+  const maxAgeMs = checkMs(given.maxAgeMs, `${what}.maxAgeMs`);
+  const maxIdleMs = checkMs(given.maxIdleMs, `${what}.maxIdleMs`);
   if (maxAgeMs !== undefined) rule.maxAgeMs = maxAgeMs;
   if (maxIdleMs !== undefined) rule.maxIdleMs = maxIdleMs;
   return rule;
@@ -76,9 +76,9 @@ export function checkRetention(options: RetentionOptions | undefined, what = "re
       "{ maxAgeMs?, maxIdleMs? } or { default?, owners?, labels? }",
     );
   }
-  const o = options as Record<string, unknown>;
-  if (!("default" in o) && !("owners" in o) && !("labels" in o)) return { default: checkRule(o, what) };
-  for (const key of Object.keys(o)) {
+  const given = options as Record<string, unknown>;
+  if (!("default" in given) && !("owners" in given) && !("labels" in given)) return { default: checkRule(given, what) };
+  for (const key of Object.keys(given)) {
     if (key !== "default" && key !== "owners" && key !== "labels") {
       throw new ConfigurationError(
         `${what} has an unknown field ${JSON.stringify(key)}`,
@@ -87,19 +87,19 @@ export function checkRetention(options: RetentionOptions | undefined, what = "re
     }
   }
   const policy: RetentionPolicy = {};
-  if (o.default !== undefined) policy.default = checkRule(o.default, `${what}.default`);
-  if (o.owners !== undefined) {
-    if (typeof o.owners !== "object" || o.owners === null || Array.isArray(o.owners))
+  if (given.default !== undefined) policy.default = checkRule(given.default, `${what}.default`);
+  if (given.owners !== undefined) {
+    if (typeof given.owners !== "object" || given.owners === null || Array.isArray(given.owners))
       throw new ConfigurationError(`${what}.owners must be an object of rules by owner id`);
     const owners: Record<string, RetentionRule> = Object.create(null);
-    for (const [owner, rule] of Object.entries(o.owners))
+    for (const [owner, rule] of Object.entries(given.owners))
       owners[checkId(owner, `${what}.owners key`)] = checkRule(rule, `${what}.owners[${JSON.stringify(owner)}]`);
     policy.owners = owners;
   }
-  if (o.labels !== undefined) {
-    if (!Array.isArray(o.labels))
+  if (given.labels !== undefined) {
+    if (!Array.isArray(given.labels))
       throw new ConfigurationError(`${what}.labels must be an array of { match, maxAgeMs?, maxIdleMs? }`);
-    policy.labels = o.labels.map((rule, i): LabelRetentionRule => {
+    policy.labels = given.labels.map((rule, i): LabelRetentionRule => {
       const where = `${what}.labels[${i}]`;
       const checked = checkRule(rule, where, ["match"]);
       const match = checkLabels((rule as { match?: unknown }).match, `${where}.match`);
@@ -142,10 +142,10 @@ export const RETENTION_URL_PARAMS = ["retentionMaxAge", "retentionMaxIdle"] as c
  * parser, which refuses options it does not know) and the rule they give (undefined: none given).
  */
 export function takeRetentionParams(url: string): { url: string; retention: RetentionRule | undefined } {
-  const q = url.indexOf("?");
-  if (q < 0) return { url, retention: undefined };
-  const hash = url.indexOf("#", q);
-  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const queryAt = url.indexOf("?");
+  if (queryAt < 0) return { url, retention: undefined };
+  const hash = url.indexOf("#", queryAt);
+  const query = url.slice(queryAt + 1, hash < 0 ? undefined : hash);
   const kept: string[] = [];
   const rule: RetentionRule = {};
   let found = false;
@@ -175,7 +175,7 @@ export function takeRetentionParams(url: string): { url: string; retention: Rete
   }
   if (!found) return { url, retention: undefined };
   const rest = kept.filter((p) => p !== "").join("&");
-  return { url: url.slice(0, q) + (rest ? `?${rest}` : "") + (hash < 0 ? "" : url.slice(hash)), retention: rule };
+  return { url: url.slice(0, queryAt) + (rest ? `?${rest}` : "") + (hash < 0 ? "" : url.slice(hash)), retention: rule };
 }
 
 export interface PurgeRetentionOptions {

@@ -202,10 +202,10 @@ export class Wakeups {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        const s = this.waiters.get(key);
-        if (s) {
-          s.delete(done);
-          if (s.size === 0) this.waiters.delete(key);
+        const waiting = this.waiters.get(key);
+        if (waiting) {
+          waiting.delete(done);
+          if (waiting.size === 0) this.waiters.delete(key);
         }
         resolve();
       };

@@ -80,25 +80,25 @@ function unpad(bytes: Buffer): Buffer | undefined {
 export function createMetaProtection(keyring: Keyring, store: string, ownerKey: string): SessionMetaProtection {
   const cache = new Map<string, OwnerKeys>();
   const keysFor = (kid: string): OwnerKeys | undefined => {
-    let k = cache.get(kid);
-    if (k === undefined) {
+    let keys = cache.get(kid);
+    if (keys === undefined) {
       const derived = keyring.key(kid);
       if (!derived) return undefined;
       // Two keys from the keyring's fingerprint key, one per purpose (HMAC as a PRF).
       const sub = (label: string) => createHmac("sha256", derived.fingerprint).update(label).digest();
-      k = { mac: sub("statebag.owner.v1.mac"), enc: sub("statebag.owner.v1.enc") };
-      cache.set(kid, k);
+      keys = { mac: sub("statebag.owner.v1.mac"), enc: sub("statebag.owner.v1.enc") };
+      cache.set(kid, keys);
     }
-    return k;
+    return keys;
   };
   const forms = new Map<string, string>();
   const FORM_CACHE = 4096;
   const ownerWhat = "a stored owner";
   const formUnder = (kid: string, owner: string): string => {
-    const k = keysFor(kid)!;
+    const keys = keysFor(kid)!;
     const plain = Buffer.from(owner, "utf8");
-    const siv = createHmac("sha256", k.mac).update(plain).digest().subarray(0, 16);
-    const cipher = createCipheriv("aes-256-ctr", k.enc, siv);
+    const siv = createHmac("sha256", keys.mac).update(plain).digest().subarray(0, 16);
+    const cipher = createCipheriv("aes-256-ctr", keys.enc, siv);
     const ct = Buffer.concat([cipher.update(pad(plain)), cipher.final()]);
     return `${OWNER_PREFIX}${kid}.${Buffer.concat([siv, ct]).toString("base64url")}`;
   };
@@ -120,19 +120,19 @@ export function createMetaProtection(keyring: Keyring, store: string, ownerKey: 
     ],
     readOwner(stored: string): string {
       if (!stored.startsWith(OWNER_PREFIX)) return stored;
-      const m = FORM.exec(stored);
-      if (!m) return stored;
-      const k = keysFor(m[1]);
-      if (!k) throw new DecryptionError({ reason: "missing-key", kid: m[1], what: ownerWhat });
-      const bytes = Buffer.from(m[2], "base64url");
+      const match = FORM.exec(stored);
+      if (!match) return stored;
+      const keys = keysFor(match[1]);
+      if (!keys) throw new DecryptionError({ reason: "missing-key", kid: match[1], what: ownerWhat });
+      const bytes = Buffer.from(match[2], "base64url");
       if (bytes.length < 32 || bytes.length % 16 !== 0)
         throw new DecryptionError({ reason: "malformed", what: ownerWhat });
       const siv = bytes.subarray(0, 16);
-      const decipher = createCipheriv("aes-256-ctr", k.enc, siv);
+      const decipher = createCipheriv("aes-256-ctr", keys.enc, siv);
       const plain = unpad(Buffer.concat([decipher.update(bytes.subarray(16)), decipher.final()]));
-      const check = plain && createHmac("sha256", k.mac).update(plain).digest().subarray(0, 16);
+      const check = plain && createHmac("sha256", keys.mac).update(plain).digest().subarray(0, 16);
       if (!plain || !check || !timingSafeEqual(check, siv))
-        throw new DecryptionError({ reason: "tampered", kid: m[1], what: ownerWhat });
+        throw new DecryptionError({ reason: "tampered", kid: match[1], what: ownerWhat });
       return plain.toString("utf8");
     },
     isProtectedOwner: (stored: string) => FORM.exec(stored)?.[1] === ownerKey,

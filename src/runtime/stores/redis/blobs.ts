@@ -350,10 +350,10 @@ export class RedisBlobBackend implements BlobBackend {
     if (code !== 1) throw new RedisReplyError("blob commit", `unexpected reply code ${code}`);
     if (!sameSlot) {
       await this.host.call("blobs.put", true, async (c) => {
-        const s = scripted(c);
-        await s.hincrby(store.usage, "blobs", 1);
-        await s.hincrby(store.usage, "bytes", record.size);
-        await s.sadd(store.owners, record.owner);
+        const script = scripted(c);
+        await script.hincrby(store.usage, "blobs", 1);
+        await script.hincrby(store.usage, "bytes", record.size);
+        await script.sadd(store.owners, record.owner);
       });
     }
     return { record, created: true };
@@ -473,10 +473,10 @@ export class RedisBlobBackend implements BlobBackend {
     const usage = { blobs: Number(reply[0]), bytes: Number(reply[1]) };
     if (!sameSlot) {
       await this.host.call("blobs.eraseOwner", true, async (c) => {
-        const s = scripted(c);
-        if (usage.blobs !== 0) await s.hincrby(store.usage, "blobs", -usage.blobs);
-        if (usage.bytes !== 0) await s.hincrby(store.usage, "bytes", -usage.bytes);
-        await s.srem(store.owners, owner);
+        const script = scripted(c);
+        if (usage.blobs !== 0) await script.hincrby(store.usage, "blobs", -usage.blobs);
+        if (usage.bytes !== 0) await script.hincrby(store.usage, "bytes", -usage.bytes);
+        await script.srem(store.owners, owner);
       });
     }
     return usage;

@@ -234,7 +234,8 @@ export class RedisConnector {
       const { error, attempts } = failure;
       // A cluster client that could not learn the slots keeps the node's answer in lastNodeError.
       const nodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
-      for (const e of [error, nodeError]) if (this.isWrongKind(e)) throw this.wrongKind(e as Error);
+      for (const candidate of [error, nodeError])
+        if (this.isWrongKind(candidate)) throw this.wrongKind(candidate as Error);
       if ([error, nodeError].some(isAuthFailure)) {
         throw new StoreAuthenticationError(
           "Redis",

@@ -72,9 +72,9 @@ export const REDIS_CLUSTER_BUCKETS = 1024;
 const CRC16_TABLE = (() => {
   const table = new Uint16Array(256);
   for (let i = 0; i < 256; i++) {
-    let c = i << 8;
-    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
-    table[i] = c;
+    let crc = i << 8;
+    for (let j = 0; j < 8; j++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    table[i] = crc;
   }
   return table;
 })();
@@ -163,33 +163,33 @@ export class RedisKeys {
     readonly prefix: string,
     readonly cluster: boolean,
   ) {
-    const p = prefix;
-    if (cluster && /[{}]/.test(p)) {
+    const keyPrefix = prefix;
+    if (cluster && /[{}]/.test(keyPrefix)) {
       // A brace in the prefix would become (part of) the hash tag and put keys of one id in different slots.
       throw new ConfigurationError(
-        `the Redis Cluster key prefix ${quoted(p, 200)} contains "{" or "}"`,
+        `the Redis Cluster key prefix ${quoted(keyPrefix, 200)} contains "{" or "}"`,
         "use a prefix without braces (statebag adds its own hash tags on a cluster)",
       );
     }
-    if (p.includes(STANDALONE_TAG)) {
+    if (keyPrefix.includes(STANDALONE_TAG)) {
       // `{}` ends the prefix in every key: inside it, one store's keys could start another's.
       throw new ConfigurationError(
-        `the Redis key prefix ${quoted(p, 200)} contains "{}"`,
+        `the Redis key prefix ${quoted(keyPrefix, 200)} contains "{}"`,
         'use a prefix without "{}" (statebag puts "{}" after the prefix to keep stores apart)',
       );
     }
     this.buckets = cluster
-      ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${p}{${n}}`))
-      : [bucketAt(`${p}${STANDALONE_TAG}`)];
-    this.meta = `${p}meta`;
-    this.root = `${p}${cluster ? "{" : STANDALONE_TAG}`;
+      ? Array.from({ length: REDIS_CLUSTER_BUCKETS }, (_, n) => bucketAt(`${keyPrefix}{${n}}`))
+      : [bucketAt(`${keyPrefix}${STANDALONE_TAG}`)];
+    this.meta = `${keyPrefix}meta`;
+    this.root = `${keyPrefix}${cluster ? "{" : STANDALONE_TAG}`;
   }
 
   /** Every key of one id, with its bucket's shared keys. */
   of(id: string): RedisIdKeys {
-    const b = this.bucketOf(id);
-    const bp = b.prefix;
-    return { ...b, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
+    const bucket = this.bucketOf(id);
+    const bp = bucket.prefix;
+    return { ...bucket, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
   }
 
   /** A stream's keys, in its session's bucket (with the session's set of streams). */

@@ -106,15 +106,15 @@ export class RedisMessageLog implements MessageLog {
   async readMessageRange(storageId: string, range: MessageRange): Promise<MessageLogWindow> {
     checkId(storageId, "storageId");
     const { start, count } = checkRange(range);
-    const k = this.store.keys.of(storageId);
+    const keys = this.store.keys.of(storageId);
     for (let attempt = 0; attempt < 5; attempt++) {
       const [before, length, texts, after] = await this.store.call("readMessageRange", false, (c) => {
         const client = c as typeof c & { llen(key: string): Promise<number> };
         return Promise.all([
-          client.hget(k.hdr, "v"),
-          client.llen(k.list),
-          count === 0 ? Promise.resolve([] as string[]) : client.lrange(k.list, start, start + count - 1),
-          client.hget(k.hdr, "v"),
+          client.hget(keys.hdr, "v"),
+          client.llen(keys.list),
+          count === 0 ? Promise.resolve([] as string[]) : client.lrange(keys.list, start, start + count - 1),
+          client.hget(keys.hdr, "v"),
         ]);
       });
       if (before !== after) continue;

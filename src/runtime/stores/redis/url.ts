@@ -210,13 +210,13 @@ function whole(
   what: string,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max)) {
+  const parsed = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+  if (!(parsed >= min && parsed <= max)) {
     throw new ConfigurationError(
       `?${name}= in the store URL ${quoted(display, 200)} must be a whole number from ${min} to ${max} (${what}), got ${quoted(value, 40)}`,
     );
   }
-  return n;
+  return parsed;
 }
 
 function decodeSafe(text: string): string {

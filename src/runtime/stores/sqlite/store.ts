@@ -589,13 +589,13 @@ export class SqliteSessionStore implements SessionStore {
     const count = Math.min(rows.length, limit);
     const items: ListItem[] = new Array(count);
     for (let i = 0; i < count; i++) {
-      const r = rows[i];
+      const row = rows[i];
       const item: ListItem = {
-        id: r.id,
-        revision: r.revision,
-        meta: protection === undefined ? plainRowMeta(r) : rowMeta(r, r.id, protection, false),
+        id: row.id,
+        revision: row.revision,
+        meta: protection === undefined ? plainRowMeta(row) : rowMeta(row, row.id, protection, false),
       };
-      if (r.expires_at != null) item.ttlMs = Math.max(1, r.expires_at - now);
+      if (row.expires_at != null) item.ttlMs = Math.max(1, row.expires_at - now);
       items[i] = item;
     }
     if (rows.length <= limit) return { items };

@@ -72,10 +72,10 @@ function live(s: StreamStatements, streamId: string, now: number): StreamRow | u
  * returns how many were visible. @internal
  */
 export function deleteSessionStreams(s: Statements, sessionId: string, now = Date.now()): number {
-  const n = s.streams.ofSession.get(sessionId, now, now - ABANDONED_STREAM_KEEP_MS)?.n ?? 0;
+  const count = s.streams.ofSession.get(sessionId, now, now - ABANDONED_STREAM_KEEP_MS)?.n ?? 0;
   s.streams.removeSessionChunks.run(sessionId);
   s.streams.removeSession.run(sessionId);
-  return n;
+  return count;
 }
 
 export class SqliteStreamBuffer implements StreamBuffer {

@@ -161,9 +161,9 @@ function setOption(out: Omit<SqliteUrl, "path">, name: OptionName, value: string
     new ConfigurationError(`?${name}= must be ${allowed}, got ${quoted(value, 40)}`, `fix ?${name}= in the store URL`);
   switch (name) {
     case "busyTimeout": {
-      const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
-      if (!Number.isSafeInteger(n)) throw bad("a non-negative whole number of milliseconds");
-      out.busyTimeoutMs = n;
+      const parsed = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(parsed)) throw bad("a non-negative whole number of milliseconds");
+      out.busyTimeoutMs = parsed;
       return;
     }
     case "synchronous":
