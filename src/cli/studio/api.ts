@@ -105,23 +105,23 @@ function studioFiles(doc: unknown): StudioFile[] {
   const files = new Map<string, StudioFile>();
   const stack: unknown[] = [doc];
   while (stack.length > 0 && files.size < 200) {
-    const v = stack.pop();
-    if (typeof v !== "object" || v === null) continue;
-    if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
+    const value = stack.pop();
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
       continue;
     }
-    const o = v as Record<string, unknown>;
-    if (o.$type === "statebag.blobReference" && isBlobHash(o.hash) && typeof o.mediaType === "string") {
-      files.set(o.hash, {
-        hash: o.hash,
-        mediaType: o.mediaType.toLowerCase(),
-        size: typeof o.size === "number" ? o.size : 0,
-        ...(typeof o.name === "string" ? { name: o.name } : {}),
+    const object = value as Record<string, unknown>;
+    if (object.$type === "statebag.blobReference" && isBlobHash(object.hash) && typeof object.mediaType === "string") {
+      files.set(object.hash, {
+        hash: object.hash,
+        mediaType: object.mediaType.toLowerCase(),
+        size: typeof object.size === "number" ? object.size : 0,
+        ...(typeof object.name === "string" ? { name: object.name } : {}),
       });
       continue;
     }
-    for (const key of Object.keys(o)) stack.push(o[key]);
+    for (const key of Object.keys(object)) stack.push(object[key]);
   }
   return [...files.values()];
 }

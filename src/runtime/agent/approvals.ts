@@ -183,8 +183,8 @@ export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
 
 /** Whether a message holds approval contents (which `forModel` rewrites). */
 function holdsApprovals(message: ChatMessage): boolean {
-  for (const c of message.contents)
-    if (c.$type === "toolApprovalRequest" || c.$type === "toolApprovalResponse") return true;
+  for (const content of message.contents)
+    if (content.$type === "toolApprovalRequest" || content.$type === "toolApprovalResponse") return true;
   return false;
 }
 
@@ -310,9 +310,9 @@ export function extractAnswers(input: readonly ChatMessage[]): {
   for (const message of input) {
     const rest = message.contents.filter((c) => {
       if (c.$type !== "toolApprovalResponse") return true;
-      const a: ToolApprovalAnswer = { requestId: c.requestId, approved: c.approved };
-      if (c.reason !== undefined) a.reason = c.reason;
-      answers.push(a);
+      const given: ToolApprovalAnswer = { requestId: c.requestId, approved: c.approved };
+      if (c.reason !== undefined) given.reason = c.reason;
+      answers.push(given);
       return false;
     });
     if (rest.length === message.contents.length) messages.push(message);
@@ -334,12 +334,12 @@ export function recordAnswers(
 ): ToolApprovalState {
   const next: ToolApprovalState = structuredClone(state ?? initialApprovalState());
   const seen = new Set<PendingToolCall>();
-  for (const a of answers) {
-    const id = a.requestId ?? a.callId;
-    if (typeof id !== "string" || id === "" || typeof a.approved !== "boolean") {
+  for (const given of answers) {
+    const id = given.requestId ?? given.callId;
+    if (typeof id !== "string" || id === "" || typeof given.approved !== "boolean") {
       throw new ToolApprovalError(
         "tool-approval-invalid",
-        `an approval answer needs a request id (or call id) and approved: true/false, got id ${describeValue(id)} and approved ${describeValue(a.approved)}`,
+        `an approval answer needs a request id (or call id) and approved: true/false, got id ${describeValue(id)} and approved ${describeValue(given.approved)}`,
         "answer with approveToolCall(id) or rejectToolCall(id, reason)",
         id,
       );
@@ -374,7 +374,7 @@ export function recordAnswers(
       );
     seen.add(entry);
     if (entry.response) {
-      if (options.repeatIsRetry && entry.response.approved === a.approved) continue;
+      if (options.repeatIsRetry && entry.response.approved === given.approved) continue;
       throw new ToolApprovalError(
         "tool-approval-answered",
         `approval request ${quoted(entry.request!.requestId)} was already answered (${entry.response.approved ? "approved" : "rejected"})`,
@@ -385,10 +385,10 @@ export function recordAnswers(
     const response: ToolApprovalResponseContent = {
       $type: "toolApprovalResponse",
       requestId: entry.request!.requestId,
-      approved: a.approved,
+      approved: given.approved,
       toolCall: structuredClone(entry.call),
     };
-    if (a.reason !== undefined) response.reason = a.reason;
+    if (given.reason !== undefined) response.reason = given.reason;
     entry.response = response;
   }
   return next;

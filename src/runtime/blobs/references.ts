@@ -245,15 +245,15 @@ function decodeDataUriHead(uri: string): boolean {
 export function collectBlobReferences(value: unknown, into: Set<string> = new Set()): Set<string> {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v !== "object" || v === null) continue;
-    if (Array.isArray(v)) {
-      for (const item of v) if (typeof item === "object" && item !== null) stack.push(item);
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (typeof item === "object" && item !== null) stack.push(item);
       continue;
     }
-    if (isBlobReference(v)) into.add(v.hash);
-    for (const key of Object.keys(v)) {
-      const item = (v as Record<string, unknown>)[key];
+    if (isBlobReference(node)) into.add(node.hash);
+    for (const key of Object.keys(node)) {
+      const item = (node as Record<string, unknown>)[key];
       if (typeof item === "object" && item !== null) stack.push(item);
     }
   }

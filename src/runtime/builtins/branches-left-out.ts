@@ -46,13 +46,13 @@ export function branchesLeftOut(
     return undefined;
   const entries = state.branches as { parentId: string | null; message: ChatMessage }[];
   const inBranches = new Set<string>();
-  for (const b of entries) if (b.message.messageId !== undefined) inBranches.add(b.message.messageId);
+  for (const entry of entries) if (entry.message.messageId !== undefined) inBranches.add(entry.message.messageId);
   const children = new Map<string | null, string[]>();
-  for (const b of entries) {
-    if (b.message.messageId === undefined) continue;
-    const list = children.get(b.parentId) ?? [];
-    list.push(b.message.messageId);
-    children.set(b.parentId, list);
+  for (const entry of entries) {
+    if (entry.message.messageId === undefined) continue;
+    const list = children.get(entry.parentId) ?? [];
+    list.push(entry.message.messageId);
+    children.set(entry.parentId, list);
   }
   const sizeOf = (id: string): number => {
     let count = 0;
@@ -64,10 +64,10 @@ export function branchesLeftOut(
     return count;
   };
   const branches: BranchLeftOut[] = [];
-  for (const b of entries) {
-    const id = b.message.messageId;
-    if (id === undefined || (b.parentId !== null && inBranches.has(b.parentId))) continue;
-    branches.push({ parentId: b.parentId, messageId: id, messageCount: sizeOf(id) });
+  for (const entry of entries) {
+    const id = entry.message.messageId;
+    if (id === undefined || (entry.parentId !== null && inBranches.has(entry.parentId))) continue;
+    branches.push({ parentId: entry.parentId, messageId: id, messageCount: sizeOf(id) });
   }
   return {
     sessionId: session.id,

@@ -116,12 +116,12 @@ export function historyTree(session: AgentSession, key: string): InMemoryChatHis
 }
 
 function isTree(state: unknown): state is InMemoryChatHistoryState {
-  const s = state as { $type?: unknown; branches?: unknown; branchPoints?: unknown; messages?: unknown } | null;
+  const tree = state as { $type?: unknown; branches?: unknown; branchPoints?: unknown; messages?: unknown } | null;
   return (
-    s?.$type === "InMemoryChatHistoryState" &&
-    Array.isArray(s.messages) &&
-    Array.isArray(s.branches) &&
-    Array.isArray(s.branchPoints)
+    tree?.$type === "InMemoryChatHistoryState" &&
+    Array.isArray(tree.messages) &&
+    Array.isArray(tree.branches) &&
+    Array.isArray(tree.branchPoints)
   );
 }
 

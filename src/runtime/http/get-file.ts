@@ -86,9 +86,13 @@ function findReference(
 ): BlobReferenceContent | undefined {
   for (let i = history.length - 1; i >= 0; i--)
     for (const content of history[i].contents) {
-      const c = content as Partial<BlobReferenceContent> | null;
-      if (c?.$type === BLOB_REFERENCE_TYPE && c.hash === hash && typeof c.mediaType === "string")
-        return c as BlobReferenceContent;
+      const reference = content as Partial<BlobReferenceContent> | null;
+      if (
+        reference?.$type === BLOB_REFERENCE_TYPE &&
+        reference.hash === hash &&
+        typeof reference.mediaType === "string"
+      )
+        return reference as BlobReferenceContent;
     }
   return undefined;
 }
@@ -114,18 +118,18 @@ function disposition(reference: BlobReferenceContent): string {
  * header; RFC 9110 lets the server answer the whole file then).
  */
 export function parseRange(header: string, size: number): [number, number] | "unsatisfiable" | undefined {
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!m || (m[1] === "" && m[2] === "")) return undefined;
-  if (m[1] === "") {
-    const suffix = Number(m[2]);
+  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  if (match[1] === "") {
+    const suffix = Number(match[2]);
     if (!Number.isSafeInteger(suffix)) return undefined;
     if (suffix === 0 || size === 0) return "unsatisfiable";
     return [Math.max(0, size - suffix), size - 1];
   }
-  const start = Number(m[1]);
-  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  const start = Number(match[1]);
+  const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) return undefined;
-  if (m[2] !== "" && Number(m[2]) < start) return undefined; // invalid: ignored
+  if (match[2] !== "" && Number(match[2]) < start) return undefined; // invalid: ignored
   if (start >= size) return "unsatisfiable";
   return [start, end];
 }

@@ -51,13 +51,13 @@ const DEFAULTS = {
 };
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+  const chosen = value ?? fallback;
+  if (typeof chosen !== "number" || !Number.isFinite(chosen) || chosen <= 0)
     throw new ConfigurationError(
-      `${name} must be a positive number of milliseconds, got ${String(v).slice(0, 40)}`,
+      `${name} must be a positive number of milliseconds, got ${String(chosen).slice(0, 40)}`,
       `leave ${name} out for its default (${fallback})`,
     );
-  return v;
+  return chosen;
 }
 
 /**
@@ -161,7 +161,7 @@ export function toNodeListener(
         const headers = new Headers();
         for (const [name, value] of Object.entries(req.headers)) {
           if (value === undefined) continue;
-          for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+          for (const headerValue of Array.isArray(value) ? value : [value]) headers.append(name, headerValue);
         }
         const request = new Request(url, {
           method,

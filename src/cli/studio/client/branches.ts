@@ -26,9 +26,9 @@ export function branchesView(
   if (entries.length === 0) return null;
   const inBranches = new Set(entries.map((b) => idOf(b.message)).filter((id): id is string => id !== undefined));
   const children = new Map<string | null, Record<string, unknown>[]>();
-  for (const b of entries) {
-    const parent = typeof b.parentId === "string" ? b.parentId : null;
-    children.set(parent, [...(children.get(parent) ?? []), b]);
+  for (const entry of entries) {
+    const parent = typeof entry.parentId === "string" ? entry.parentId : null;
+    children.set(parent, [...(children.get(parent) ?? []), entry]);
   }
   const box = h("div", { class: "branches", "data-testid": "history-branches" }, [
     h("h3", null, `Branches beside the active path (${entries.length} messages)`),

@@ -70,7 +70,7 @@ type Place = { path: number } | { branch: number };
 function allIds(state: InMemoryChatHistoryState): Set<string> {
   const ids = new Set<string>();
   state.messages.forEach((m, i) => ids.add(messageIdAt(m, i)));
-  for (const b of state.branches) if (b.message.messageId !== undefined) ids.add(b.message.messageId);
+  for (const branch of state.branches) if (branch.message.messageId !== undefined) ids.add(branch.message.messageId);
   return ids;
 }
 
@@ -125,13 +125,14 @@ function childrenMap(state: InMemoryChatHistoryState): Map<string | null, string
     else children.set(parent, [id]);
   };
   state.messages.forEach((m, i) => add(i === 0 ? null : messageIdAt(state.messages[i - 1], i - 1), messageIdAt(m, i)));
-  for (const b of state.branches) if (b.message.messageId !== undefined) add(b.parentId, b.message.messageId);
+  for (const branch of state.branches)
+    if (branch.message.messageId !== undefined) add(branch.parentId, branch.message.messageId);
   for (const point of state.branchPoints) {
     const list = children.get(point.parentId);
     if (!list) continue;
     // The recorded order first, then any child it does not name (hand-made state).
     const ordered = point.childIds.filter((c) => list.includes(c));
-    for (const c of list) if (!ordered.includes(c)) ordered.push(c);
+    for (const childId of list) if (!ordered.includes(childId)) ordered.push(childId);
     children.set(point.parentId, ordered);
   }
   return children;
@@ -149,7 +150,8 @@ export function inMemoryTree(state: InMemoryChatHistoryState): HistoryTreeNode[]
     parentId: i === 0 ? null : messageIdAt(state.messages[i - 1], i - 1),
     active: true,
   }));
-  for (const b of state.branches) nodes.push({ message: b.message, parentId: b.parentId, active: false });
+  for (const branch of state.branches)
+    nodes.push({ message: branch.message, parentId: branch.parentId, active: false });
   return nodes;
 }
 
@@ -194,7 +196,8 @@ export function inMemorySwitch(
   const path = inMemoryPathTo(state, sessionId, id);
   const children = childrenMap(state);
   const byId = new Map<string, ChatMessage>();
-  for (const b of state.branches) if (b.message.messageId !== undefined) byId.set(b.message.messageId, b.message);
+  for (const branch of state.branches)
+    if (branch.message.messageId !== undefined) byId.set(branch.message.messageId, branch.message);
   state.messages.forEach((m, i) => byId.set(messageIdAt(m, i), m));
   for (let current = id; ; ) {
     const next = children.get(current);
@@ -281,12 +284,12 @@ export function inMemoryPrune(
   for (let changed = true; changed; ) {
     changed = false;
     const rest: BranchMessage[] = [];
-    for (const b of pending) {
-      if (kept.has(b.parentId) && b.message.messageId !== undefined) {
-        branches.push(b);
-        kept.add(b.message.messageId);
+    for (const branch of pending) {
+      if (kept.has(branch.parentId) && branch.message.messageId !== undefined) {
+        branches.push(branch);
+        kept.add(branch.message.messageId);
         changed = true;
-      } else rest.push(b);
+      } else rest.push(branch);
     }
     pending = rest;
   }

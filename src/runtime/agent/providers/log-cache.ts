@@ -67,7 +67,7 @@ export class LogCache {
     version: number,
     end: number | undefined,
   ): void {
-    for (const m of added) entry.messages.push(m); // no push(...added): a long batch overflows the stack
+    for (const message of added) entry.messages.push(message); // no push(...added): a long batch overflows the stack
     const bytes = estimatedBytes(added);
     entry.length = entry.messages.length;
     entry.version = version;

@@ -9,7 +9,7 @@ export type ChatReducer = (messages: readonly ChatMessage[]) => ChatMessage[] | 
 
 function callIdsOf(message: ChatMessage, type: "functionCall" | "functionResult"): string[] {
   const ids: string[] = [];
-  for (const c of message.contents) if (c.$type === type) ids.push(c.callId);
+  for (const content of message.contents) if (content.$type === type) ids.push(content.callId);
   return ids;
 }
 

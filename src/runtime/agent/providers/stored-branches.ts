@@ -50,8 +50,9 @@ export function childrenOf(tree: StoredHistoryTree, ref: LogEntryRef | undefined
   const children: LogEntryRef[] = [];
   if (ref && ref.offset + 1 < tree.runs[ref.run].count) children.push({ run: ref.run, offset: ref.offset + 1 });
   tree.runs.forEach((run, i) => {
-    const p = run.parent;
-    if (ref ? p?.run === ref.run && p.offset === ref.offset : p === undefined) children.push({ run: i, offset: 0 });
+    const parent = run.parent;
+    if (ref ? parent?.run === ref.run && parent.offset === ref.offset : parent === undefined)
+      children.push({ run: i, offset: 0 });
   });
   return children;
 }
@@ -79,13 +80,13 @@ export class TreeReader {
   /** Entries `from` to `from + count - 1` of run `run`. */
   async read(run: number, from: number, count: number): Promise<ChatMessage[]> {
     if (count <= 0) return [];
-    const r = this.tree.runs[run];
-    const storageId = r.storageId ?? this.state.storageId;
-    const start = r.start + from;
+    const runSpan = this.tree.runs[run];
+    const storageId = runSpan.storageId ?? this.state.storageId;
+    const start = runSpan.start + from;
     const out: ChatMessage[] = [];
     let logCount = count;
     // The own log's entries beyond messageCount are the pending append (not in the log yet).
-    if (r.storageId === undefined && this.state.pending?.mode === "append") {
+    if (runSpan.storageId === undefined && this.state.pending?.mode === "append") {
       logCount = Math.max(0, Math.min(count, this.state.messageCount - start));
     }
     if (logCount > 0) {
@@ -95,16 +96,16 @@ export class TreeReader {
       if (read.length < logCount) {
         throw new StatebagError(
           "history-fork-source-missing",
-          `session ${quoted(this.sessionId)} reads ${logCount} message(s) from index ${start} of the message log ${quoted(storageId)}, which holds fewer: ${r.storageId !== undefined ? "the log this session was forked from was deleted or rewritten" : "the log was trimmed or deleted"}`,
+          `session ${quoted(this.sessionId)} reads ${logCount} message(s) from index ${start} of the message log ${quoted(storageId)}, which holds fewer: ${runSpan.storageId !== undefined ? "the log this session was forked from was deleted or rewritten" : "the log was trimmed or deleted"}`,
           {
             hint:
-              r.storageId !== undefined
+              runSpan.storageId !== undefined
                 ? "a fork shares its source's messages: keep the source's message log (store.delete keeps it; retention and erasure of the source remove it), or fork again from a session that has them"
                 : "a branched history's log is only appended to: restore it, or start the session again",
           },
         );
       }
-      for (const m of read) out.push(m);
+      for (const message of read) out.push(message);
     }
     for (let i = out.length; i < count; i++)
       out.push(this.state.pending!.messages[start + i - this.state.messageCount]);
@@ -125,13 +126,13 @@ export class TreeReader {
     const parts: ChatMessage[][] = [];
     let want = last ?? Number.POSITIVE_INFINITY;
     for (let i = segments.length - 1; i >= 0 && want > 0; i--) {
-      const s = segments[i];
-      const take = Math.min(s.count, want);
-      parts.push(await this.read(s.run, s.from + s.count - take, take));
+      const segment = segments[i];
+      const take = Math.min(segment.count, want);
+      parts.push(await this.read(segment.run, segment.from + segment.count - take, take));
       want -= take;
     }
     const out: ChatMessage[] = [];
-    for (let i = parts.length - 1; i >= 0; i--) for (const m of parts[i]) out.push(m);
+    for (let i = parts.length - 1; i >= 0; i--) for (const message of parts[i]) out.push(message);
     return out;
   }
 
@@ -148,30 +149,30 @@ export class TreeReader {
     let at = active.reduce((n, s) => n + s.count, 0);
     const PAGE = 256;
     for (let i = active.length - 1; i >= 0; i--) {
-      const s = active[i];
-      onPath.add(s.run);
-      at -= s.count;
-      for (let end = s.count; end > 0; end -= PAGE) {
+      const segment = active[i];
+      onPath.add(segment.run);
+      at -= segment.count;
+      for (let end = segment.count; end > 0; end -= PAGE) {
         const from = Math.max(0, end - PAGE);
         if (depth !== undefined && (depth < at + from || depth >= at + end)) continue;
-        const page = await this.read(s.run, from, end - from);
+        const page = await this.read(segment.run, from, end - from);
         for (let j = page.length - 1; j >= 0; j--) {
-          const m = page[j];
-          if (m.messageId === id || (m.messageId === undefined && depth === at + from + j))
-            return { run: s.run, offset: from + j };
+          const message = page[j];
+          if (message.messageId === id || (message.messageId === undefined && depth === at + from + j))
+            return { run: segment.run, offset: from + j };
         }
       }
     }
     for (let run = 0; run < this.tree.runs.length; run++) {
-      const r = this.tree.runs[run];
-      const base = r.parent ? depthOf(this.tree, r.parent) + 1 : 0;
+      const runSpan = this.tree.runs[run];
+      const base = runSpan.parent ? depthOf(this.tree, runSpan.parent) + 1 : 0;
       const skip = onPath.has(run) ? (active.find((s) => s.run === run)?.count ?? 0) : 0;
-      if (skip >= r.count) continue;
-      const page = await this.read(run, skip, r.count - skip);
-      const j = page.findIndex(
+      if (skip >= runSpan.count) continue;
+      const page = await this.read(run, skip, runSpan.count - skip);
+      const found = page.findIndex(
         (m, k) => m.messageId === id || (m.messageId === undefined && depth === base + skip + k),
       );
-      if (j >= 0) return { run, offset: skip + j };
+      if (found >= 0) return { run, offset: skip + found };
     }
     throw new MessageNotFoundError(this.sessionId, id);
   }

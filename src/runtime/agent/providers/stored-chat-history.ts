@@ -439,11 +439,11 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     }
     const { storageId, messageCount } = state;
     const pending = state.pending!;
-    const p = pending.messages.length;
+    const pendingCount = pending.messages.length;
     for (let attempt = 0; ; attempt++) {
       try {
         const seen = this.log.readMessageRange
-          ? await this.log.readMessageRange(storageId, { start: messageCount, count: p })
+          ? await this.log.readMessageRange(storageId, { start: messageCount, count: pendingCount })
           : await (async () => {
               const all = await this.log.readMessages(storageId);
               return { ...all, messages: all.messages.slice(messageCount), length: all.messages.length };
@@ -451,7 +451,10 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
         if (seen.length === messageCount) {
           await this.log.appendMessages(storageId, pending.messages, { operationId: pending.operationId });
         } else if (
-          !(seen.length >= messageCount + p && pending.messages.every((m, i) => sameMessage(m, seen.messages[i])))
+          !(
+            seen.length >= messageCount + pendingCount &&
+            pending.messages.every((m, i) => sameMessage(m, seen.messages[i]))
+          )
         ) {
           // A lost save's leftovers after the committed entries: cut them off, onto the log as read.
           const all = await this.log.readMessages(storageId);
@@ -467,7 +470,9 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
           });
         }
         const { pending: _applied, ...rest } = state;
-        return { ...rest, messageCount: messageCount + p } as StoredChatHistoryState & { tree: StoredHistoryTree };
+        return { ...rest, messageCount: messageCount + pendingCount } as StoredChatHistoryState & {
+          tree: StoredHistoryTree;
+        };
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt >= 2) throw error;
       }
@@ -645,12 +650,12 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     );
     const shown = (history: ChatMessage[]) => all(whole ? history : this.shown(history));
     if (inMemory.length === 0 && !whole && this.window !== undefined && this.log.readMessageWindow) {
-      const w = await this.log.readMessageWindow(storageId, { last: this.window });
+      const window = await this.log.readMessageWindow(storageId, { last: this.window });
       return {
         storageId,
-        ...all(this.shape!(w.messages) as ChatMessage[]),
-        count: w.length,
-        version: w.version,
+        ...all(this.shape!(window.messages) as ChatMessage[]),
+        count: window.length,
+        version: window.version,
         carried: false,
       };
     }
@@ -759,35 +764,40 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
     state: StoredChatHistoryState,
   ): Promise<(ShownHistory & { count: number; version: number }) | undefined> {
     const read = this.log.readMessageWindow?.bind(this.log);
-    const k = this.window!;
+    const windowSize = this.window!;
     const { storageId, pending, messageCount } = state;
     if (!read || pending?.mode === "replace") return undefined;
-    const p = pending?.messages.length ?? 0;
+    const pendingCount = pending?.messages.length ?? 0;
     for (let attempt = 0; attempt < 3; attempt++) {
-      let w = await read(storageId, { last: k + p });
+      let window = await read(storageId, { last: windowSize + pendingCount });
       if (this.commit === "run" && !pending)
-        return { ...all(this.shape!(w.messages) as ChatMessage[]), count: w.length, version: w.version };
-      const length = w.length;
+        return { ...all(this.shape!(window.messages) as ChatMessage[]), count: window.length, version: window.version };
+      const length = window.length;
       if (length < messageCount) return undefined;
-      const need = length - Math.max(0, messageCount - k);
-      if (need > w.messages.length) {
+      const need = length - Math.max(0, messageCount - windowSize);
+      if (need > window.messages.length) {
         // Messages beyond the committed ones (a lost save's leftovers): read back to the window.
-        w = await read(storageId, { last: need });
-        if (w.length !== length || w.messages.length !== need) continue;
+        window = await read(storageId, { last: need });
+        if (window.length !== length || window.messages.length !== need) continue;
       }
-      const base = length - w.messages.length; // the log position of w.messages[0]
-      const committed = w.messages.slice(Math.max(0, messageCount - k) - base, messageCount - base);
-      if (!pending) return { ...all(this.shape!(committed) as ChatMessage[]), count: messageCount, version: w.version };
-      const tail = w.messages.slice(messageCount - base);
+      const base = length - window.messages.length; // the log position of w.messages[0]
+      const committed = window.messages.slice(Math.max(0, messageCount - windowSize) - base, messageCount - base);
+      if (!pending)
+        return { ...all(this.shape!(committed) as ChatMessage[]), count: messageCount, version: window.version };
+      const tail = window.messages.slice(messageCount - base);
       const history = [...committed, ...pending.messages];
-      if (tail.length >= p && pending.messages.every((m, i) => sameMessage(m, tail[i]))) {
-        return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version: w.version };
+      if (tail.length >= pendingCount && pending.messages.every((m, i) => sameMessage(m, tail[i]))) {
+        return {
+          ...all(this.shape!(history) as ChatMessage[]),
+          count: messageCount + pendingCount,
+          version: window.version,
+        };
       }
       if (length !== messageCount) return undefined;
       const { version } = await this.log.appendMessages(storageId, pending.messages, {
         operationId: pending.operationId,
       });
-      return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + p, version };
+      return { ...all(this.shape!(history) as ChatMessage[]), count: messageCount + pendingCount, version };
     }
     return undefined;
   }
@@ -822,26 +832,26 @@ export class StoredChatHistoryProvider extends ChatHistoryProvider {
       // What the entry held before the read: another run of this process may grow it meanwhile.
       const { version, end, length } = entry;
       const overlap = end !== undefined && length > 0;
-      const w = await read(storageId, end === undefined ? { last: 0 } : { from: overlap ? end - 1 : end });
+      const tail = await read(storageId, end === undefined ? { last: 0 } : { from: overlap ? end - 1 : end });
       // The array only grows at its end, so its first `length` messages are still that version.
-      if (w.version === version && w.length === length)
+      if (tail.version === version && tail.length === length)
         return { history: entry.messages, length, appendOnly: true, version };
       if (
         end !== undefined &&
-        w.end !== undefined &&
-        w.end >= end &&
-        w.length - length === w.end - end &&
-        (!overlap || (w.messages.length > 0 && sameMessage(w.messages[0], entry.messages[length - 1])))
+        tail.end !== undefined &&
+        tail.end >= end &&
+        tail.length - length === tail.end - end &&
+        (!overlap || (tail.messages.length > 0 && sameMessage(tail.messages[0], entry.messages[length - 1])))
       ) {
-        const added = overlap ? w.messages.slice(1) : w.messages;
+        const added = overlap ? tail.messages.slice(1) : tail.messages;
         if (this.cache.get(storageId) === entry && entry.version === version && entry.messages.length === length) {
           // Grown in place: the cache's array, now with the new messages at its end.
-          this.cache.grow(storageId, entry, added, w.version, w.end);
-          return { history: entry.messages, length: length + added.length, appendOnly: true, version: w.version };
+          this.cache.grow(storageId, entry, added, tail.version, tail.end);
+          return { history: entry.messages, length: length + added.length, appendOnly: true, version: tail.version };
         }
         const messages = entry.messages.slice(0, length);
-        for (const m of added) messages.push(m);
-        return { ...all(messages), version: w.version };
+        for (const message of added) messages.push(message);
+        return { ...all(messages), version: tail.version };
       }
     }
     // The whole log through readMessages (what a log without windows, or a wrapper, serves), and

@@ -83,12 +83,12 @@ export function firstRequest(
   if (!history.rewritten) {
     const out: ChatMessage[] = [];
     appendForModel(out, history.messages, 0, history.length);
-    for (const m of rest) out.push(m);
+    for (const message of rest) out.push(message);
     return new ModelRequest(out, reusable);
   }
   const loan = reusable && history.source ? lendModelView(history.source, history.length) : undefined;
   if (loan) {
-    for (const m of rest) loan.messages.push(m);
+    for (const message of rest) loan.messages.push(message);
     return new ModelRequest(loan.messages, true, loan);
   }
   // One array: the history as the model sees it, then the rest. The rest goes in with concat, not

@@ -35,7 +35,7 @@ export class ModelRequest {
       this.messages = this.messages.concat(added); // the client may hold the previous array
       return;
     }
-    for (const m of added) this.messages.push(m); // no push(...added): a long batch overflows the stack
+    for (const message of added) this.messages.push(message); // no push(...added): a long batch overflows the stack
   }
 
   /** The next call's messages: these only (a hosted conversation continued at the service). */

@@ -18,7 +18,7 @@ export function addUsage(a: UsageDetails | undefined, b: UsageDetails): UsageDet
   if (a.additionalCounts || b.additionalCounts) {
     const counts = new Map<string, number>();
     for (const source of [a.additionalCounts, b.additionalCounts])
-      for (const [name, n] of Object.entries(source ?? {})) counts.set(name, (counts.get(name) ?? 0) + n);
+      for (const [name, count] of Object.entries(source ?? {})) counts.set(name, (counts.get(name) ?? 0) + count);
     out.additionalCounts = Object.fromEntries(counts);
   }
   return out;
