@@ -43,7 +43,7 @@ export async function buildValidators(
   inputs: readonly ValidatorInput[],
   formatsImport: string,
 ): Promise<ValidatorsOutput> {
-  const { Ajv, _ } = await import("ajv");
+  const { Ajv, _: ajvCode } = await import("ajv");
   const standaloneCode = (await import("ajv/dist/standalone/index.js")).default as unknown as (
     ajv: InstanceType<typeof Ajv>,
     refs: Record<string, string>,
@@ -56,7 +56,7 @@ export async function buildValidators(
       allowUnionTypes: true,
       allErrors: false,
       ownProperties,
-      code: { source: true, esm: true, lines: true, formats: _`statebagFormats` }, // must equal FORMATS_VAR
+      code: { source: true, esm: true, lines: true, formats: ajvCode`statebagFormats` }, // must equal FORMATS_VAR
       formats: { ...FORMATS },
     });
 

@@ -172,6 +172,6 @@ export function copyForTurn(session: AgentSession, historyKey: string): AgentSes
       configurable: true,
     });
   }
-  const { stateBag: _, ...rest } = session;
+  const { stateBag: _stateBag, ...rest } = session;
   return { ...structuredClone(rest), stateBag };
 }

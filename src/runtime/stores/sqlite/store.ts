@@ -678,7 +678,7 @@ function plainRowMeta(row: MetaRow): StoredSessionMeta {
   if (row.title !== null) meta.title = row.title;
   if (row.labels !== null) {
     const labels = JSON.parse(row.labels) as Record<string, string>;
-    for (const _ in labels) {
+    for (const _label in labels) {
       meta.labels = labels;
       break;
     }
