@@ -4,12 +4,13 @@
  * above it and its neighbours on the same floor). Other overrides are kept as they are.
  *
  *   node scripts/layers.mjs          rewrite biome.json (then `npx biome format --write biome.json`)
+ *   node scripts/layers.mjs --check  exit 1, writing nothing, when biome.json's layer rule is not the table's
  *
  * A specifier names a room by its folder (`../stores/types.js`, `./runtime/agent/x.js`); the entry
  * points (src/*.ts) by their depth from the importing file, which differs per room.
  * test/house/layers.test.ts checks the result against the table, with probes Biome lints.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
@@ -85,13 +86,28 @@ function overrides(rooms) {
   return out;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+// Real paths: run through a symlink, the script still knows it is the one being run.
+if (process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) {
   const rooms = readLayers(readFileSync(`${REPO}CONTRIBUTING.md`, "utf8"));
   const biome = JSON.parse(readFileSync(`${REPO}biome.json`, "utf8"));
   const isLayerRule = (override) =>
     JSON.stringify(override.linter?.rules?.style?.noRestrictedImports ?? "").includes(MARK);
-  biome.overrides = [...(biome.overrides ?? []).filter((override) => !isLayerRule(override)), ...overrides(rooms)];
-  biome.linter.rules.suspicious = { ...biome.linter.rules.suspicious, noImportCycles: "error" };
-  writeFileSync(`${REPO}biome.json`, `${JSON.stringify(biome, null, 2)}\n`);
-  console.log(`biome.json: the layer rule of ${rooms.length} rooms; run npx biome format --write biome.json`);
+  const wanted = overrides(rooms);
+  if (process.argv.includes("--check")) {
+    // Compared as data, so Biome's formatting of the file does not matter.
+    const current = (biome.overrides ?? []).filter(isLayerRule);
+    const cycles = biome.linter?.rules?.suspicious?.noImportCycles;
+    if (JSON.stringify(current) !== JSON.stringify(wanted) || cycles !== "error") {
+      console.error(
+        "biome.json: the layer rule differs from the table in CONTRIBUTING.md#layers; run node scripts/layers.mjs && npx biome format --write biome.json",
+      );
+      process.exit(1);
+    }
+    console.log(`biome.json: the layer rule of ${rooms.length} rooms matches the table`);
+  } else {
+    biome.overrides = [...(biome.overrides ?? []).filter((override) => !isLayerRule(override)), ...wanted];
+    biome.linter.rules.suspicious = { ...biome.linter.rules.suspicious, noImportCycles: "error" };
+    writeFileSync(`${REPO}biome.json`, `${JSON.stringify(biome, null, 2)}\n`);
+    console.log(`biome.json: the layer rule of ${rooms.length} rooms; run npx biome format --write biome.json`);
+  }
 }

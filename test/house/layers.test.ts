@@ -12,7 +12,8 @@
  * biome.json's layer overrides are written from the table by scripts/layers.mjs.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, posix, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -191,6 +192,36 @@ describe("the layers (CONTRIBUTING.md#layers) are what Biome enforces", () => {
       for (const dir of createdDirs.reverse()) rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("scripts/layers.mjs --check passes on the repository and fails, writing nothing, on a stale biome.json", () => {
+    const before = readFileSync(join(REPO, "biome.json"), "utf8");
+    execFileSync(process.execPath, [join(REPO, "scripts/layers.mjs"), "--check"], { stdio: "pipe" });
+    expect(readFileSync(join(REPO, "biome.json"), "utf8")).toBe(before);
+
+    // A copy of the repository's table and rule with one room's override dropped.
+    const scratch = mkdtempSync(join(tmpdir(), "statebag-layers-check-"));
+    mkdirSync(join(scratch, "scripts"), { recursive: true });
+    writeFileSync(join(scratch, "scripts/layers.mjs"), readFileSync(join(REPO, "scripts/layers.mjs")));
+    writeFileSync(join(scratch, "CONTRIBUTING.md"), readFileSync(join(REPO, "CONTRIBUTING.md")));
+    const stale = JSON.parse(before) as { overrides: unknown[] };
+    const layerRules = stale.overrides.filter((override) =>
+      JSON.stringify(override).includes("CONTRIBUTING.md#layers"),
+    );
+    expect(layerRules.length).toBeGreaterThan(1);
+    stale.overrides = stale.overrides.filter((override) => override !== layerRules[0]);
+    const staleText = `${JSON.stringify(stale, null, 2)}\n`;
+    writeFileSync(join(scratch, "biome.json"), staleText);
+    let failure: { status?: number; stderr?: Buffer } | undefined;
+    try {
+      execFileSync(process.execPath, [join(scratch, "scripts/layers.mjs"), "--check"], { stdio: "pipe" });
+    } catch (error) {
+      failure = error as { status?: number; stderr?: Buffer };
+    }
+    expect(failure?.status).toBe(1);
+    expect(String(failure?.stderr)).toContain("differs from the table");
+    expect(readFileSync(join(scratch, "biome.json"), "utf8")).toBe(staleText);
+    rmSync(scratch, { recursive: true, force: true });
+  });
 
   it("src/generated/ imports only what its floor may (Biome does not lint it)", () => {
     const generated = byName.get("generated")!;
