@@ -3,13 +3,12 @@
 // One descriptor per provider state type: its $type and the version code reads and writes, typed
 // from the state type itself. Use it as `new ProviderSessionState(key, NotesStateType, { initial })`.
 import type { StateDescriptor } from "../runtime/core/state-bag.js";
-import type { ToolApprovalState } from "../runtime/agent/approvals.js";
 import type { InMemoryChatHistoryState } from "../runtime/builtins/chat-history-state.js";
+import type { ForeignState } from "../runtime/builtins/foreign-state.js";
+import type { GroupChatChannelState, WorkflowState } from "../runtime/builtins/group-chat-states.js";
 import type { RollingSummaryState } from "../runtime/builtins/rolling-summary-state.js";
 import type { StoredChatHistoryState } from "../runtime/builtins/stored-chat-history-state.js";
-import type { GroupChatChannelState } from "../runtime/group-chat/channel.js";
-import type { WorkflowState } from "../runtime/group-chat/workflow.js";
-import type { ForeignState } from "../runtime/interop/foreign.js";
+import type { ToolApprovalState } from "../runtime/builtins/tool-approval-state.js";
 
 /** "InMemoryChatHistoryState" version 3 (src/runtime/builtins/chat-history-state.ts:45). */
 export const InMemoryChatHistoryStateType: StateDescriptor<InMemoryChatHistoryState> = { $type: "InMemoryChatHistoryState", version: 3 };
@@ -20,14 +19,14 @@ export const RollingSummaryStateType: StateDescriptor<RollingSummaryState> = { $
 /** "StoredChatHistoryState" version 2 (src/runtime/builtins/stored-chat-history-state.ts:68). */
 export const StoredChatHistoryStateType: StateDescriptor<StoredChatHistoryState> = { $type: "StoredChatHistoryState", version: 2 };
 
-/** "statebag.ForeignState" version 1 (src/runtime/interop/foreign.ts:32). */
+/** "statebag.ForeignState" version 1 (src/runtime/builtins/foreign-state.ts:13). */
 export const ForeignStateType: StateDescriptor<ForeignState> = { $type: "statebag.ForeignState", version: 1 };
 
-/** "statebag.GroupChatChannelState" version 1 (src/runtime/group-chat/channel.ts:35). */
+/** "statebag.GroupChatChannelState" version 1 (src/runtime/builtins/group-chat-states.ts:9). */
 export const GroupChatChannelStateType: StateDescriptor<GroupChatChannelState> = { $type: "statebag.GroupChatChannelState", version: 1 };
 
-/** "statebag.ToolApprovalState" version 1 (src/runtime/agent/approvals.ts:55). */
+/** "statebag.ToolApprovalState" version 1 (src/runtime/builtins/tool-approval-state.ts:37). */
 export const ToolApprovalStateType: StateDescriptor<ToolApprovalState> = { $type: "statebag.ToolApprovalState", version: 1 };
 
-/** "statebag.WorkflowState" version 1 (src/runtime/group-chat/workflow.ts:48). */
+/** "statebag.WorkflowState" version 1 (src/runtime/builtins/group-chat-states.ts:26). */
 export const WorkflowStateType: StateDescriptor<WorkflowState> = { $type: "statebag.WorkflowState", version: 1 };

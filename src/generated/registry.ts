@@ -844,7 +844,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "ForeignState",
-    source: "src/runtime/interop/foreign.ts:32",
+    source: "src/runtime/builtins/foreign-state.ts:13",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -887,7 +887,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "GroupChatChannelState",
-    source: "src/runtime/group-chat/channel.ts:35",
+    source: "src/runtime/builtins/group-chat-states.ts:9",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -927,7 +927,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "ToolApprovalState",
-    source: "src/runtime/agent/approvals.ts:55",
+    source: "src/runtime/builtins/tool-approval-state.ts:37",
     slots: [
       { path: ["pending", "*", "call"], family: "AIContent" },
       { path: ["pending", "*", "request"], family: "AIContent" },
@@ -1024,7 +1024,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "ProviderState",
     version: 1,
     name: "WorkflowState",
-    source: "src/runtime/group-chat/workflow.ts:48",
+    source: "src/runtime/builtins/group-chat-states.ts:26",
     slots: [],
     schema: {
       "$schema": "http://json-schema.org/draft-07/schema#",
@@ -1149,7 +1149,7 @@ export const generatedTypes: readonly TypeDefinition[] = [
     family: "AIContent",
     version: 1,
     name: "ForeignContent",
-    source: "src/runtime/interop/foreign.ts:40",
+    source: "src/runtime/builtins/foreign-state.ts:21",
     slots: [
       { path: ["annotations", "*"], family: "AIAnnotation" },
     ],

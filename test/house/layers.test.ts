@@ -226,18 +226,6 @@ describe("the layers (CONTRIBUTING.md#layers) are what Biome enforces", () => {
   it("src/generated/ imports only what its floor may (Biome does not lint it)", () => {
     const generated = byName.get("generated")!;
     const ok = allowed(generated);
-    /**
-     * Arrows up that are being taken down: the built-in state types still kept in agent/,
-     * group-chat/ and interop/ move to builtins/ (issue #33). Remove each line as it goes; a line
-     * that no longer matches an import fails this test.
-     */
-    const known = new Set([
-      "src/generated/descriptors.ts -> src/runtime/agent/approvals.ts",
-      "src/generated/descriptors.ts -> src/runtime/group-chat/channel.ts",
-      "src/generated/descriptors.ts -> src/runtime/group-chat/workflow.ts",
-      "src/generated/descriptors.ts -> src/runtime/interop/foreign.ts",
-    ]);
-    const seen = new Set<string>();
     const wrong: string[] = [];
     for (const name of readdirSync(join(REPO, "src/generated")).filter((file) => file.endsWith(".ts"))) {
       const file = `src/generated/${name}`;
@@ -246,18 +234,12 @@ describe("the layers (CONTRIBUTING.md#layers) are what Biome enforces", () => {
         const target = relative(REPO, join(REPO, "src/generated", m[1])).replace(/\.js$/, ".ts");
         const room = roomOf(target);
         if (room === generated || (room !== undefined && ok.has(room.name))) continue;
-        const arrow = `${file} -> ${target}`;
-        if (known.has(arrow)) seen.add(arrow);
-        else wrong.push(`${arrow} (${room?.name ?? "no room"})`);
+        wrong.push(`${file} -> ${target} (${room?.name ?? "no room"})`);
       }
     }
     expect(
       wrong,
       `generated code may import ${[...ok].join(", ")} only: put what it calls in checks/, registry/ or lower`,
-    ).toEqual([]);
-    expect(
-      [...known].filter((arrow) => !seen.has(arrow)),
-      "gone: remove these lines from the list above",
     ).toEqual([]);
   });
 });

@@ -31,16 +31,7 @@ export class ChannelKeyError extends StatebagError {
   }
 }
 
-/** How much of the group's history a channel has seen (kept in the channel's session). */
-export interface GroupChatChannelState extends ProviderState<"statebag.GroupChatChannelState", 1> {
-  channelKey: string;
-  /**
-   * Number of group history messages this channel has seen.
-   * @TJS-type integer
-   * @minimum 0
-   */
-  synced: number;
-}
+export type { GroupChatChannelState } from "../builtins/group-chat-states.js";
 
 export const GROUP_CHAT_STATE_KEY = "statebag.groupChat";
 

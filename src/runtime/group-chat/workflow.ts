@@ -38,16 +38,8 @@ import {
   type MessageAdapter,
 } from "./channel.js";
 
-/** What a workflow session records about each participant besides its providers' state. */
-export interface WorkflowParticipantState {
-  kind?: SessionKind;
-  conversationId?: ServiceSessionId;
-}
-
-/** The workflow's own key in its session: the participants' session kind and conversation id. */
-export interface WorkflowState extends ProviderState<"statebag.WorkflowState", 1> {
-  participants: { [channelKey: string]: WorkflowParticipantState };
-}
+export type { WorkflowParticipantState, WorkflowState } from "../builtins/group-chat-states.js";
+import type { WorkflowParticipantState } from "../builtins/group-chat-states.js";
 
 export const WORKFLOW_STATE_KEY = "statebag.workflow";
 

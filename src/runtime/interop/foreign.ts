@@ -25,23 +25,8 @@ import {
 } from "../core/tagged.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 
-/** The session formats statebag reads and writes besides its own. */
-export type InteropFormat = "dotnet" | "python";
-
-/** A state bag value from another format that statebag does not model, kept byte-for-byte. */
-export interface ForeignState extends ProviderState<"statebag.ForeignState", 1> {
-  /** The format the value came from; it is unwrapped when writing that format again. */
-  format: InteropFormat;
-  /** The raw value exactly as the other format stored it. */
-  value: JsonValue;
-}
-
-/** A message content from another format that statebag has no content type for, kept as it was. */
-export interface ForeignContent extends Tagged<"AIContent", "statebag.foreign", 1>, AIContentBase {
-  format: InteropFormat;
-  /** The raw content exactly as the other format stored it. */
-  value: JsonObject;
-}
+export type { ForeignContent, ForeignState, InteropFormat } from "../builtins/foreign-state.js";
+import type { ForeignContent, ForeignState, InteropFormat } from "../builtins/foreign-state.js";
 
 export const FOREIGN_STATE_TYPE = "statebag.ForeignState";
 export const FOREIGN_CONTENT_TYPE = "statebag.foreign";
