@@ -237,6 +237,23 @@ describe("scenario 8: run middleware sees state before and after", () => {
     await expect(agent.run("hi", session)).rejects.toThrow("policy says no");
     expect(session.stateBag).toEqual({});
   });
+
+  it("middleware that calls next() twice gets a configuration error naming it, and the run happens once", async () => {
+    const twice: RunMiddleware = async (_context, next) => {
+      const first = await next();
+      await next();
+      return first;
+    };
+    const agent = new ChatClientAgent({ client: new ScriptedChatClient(), middleware: [twice] });
+    const session = agent.createSession();
+    const error = await agent.run("hi", session).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toMatchObject({ code: "configuration", message: "run middleware 1 of 1 called next() twice" });
+    expect((error as { hint: string }).hint).toMatch(/call next\(\) once/);
+    expect(await agent.history.listMessages(session)).toHaveLength(2);
+  });
 });
 
 describe("local and hosted sessions", () => {

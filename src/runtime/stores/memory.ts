@@ -3,6 +3,7 @@
  * caller can never mutate a stored session through a shared reference and every load migrates and
  * validates exactly like the durable stores do.
  */
+import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import type { AgentSession } from "../core/session.js";
 import {
@@ -134,7 +135,10 @@ export class MemorySessionStore implements SessionStore {
   }
 
   private check(): void {
-    if (this.closed) throw new Error("this memory store was closed");
+    if (this.closed)
+      throw new StatebagError("store-closed", "this memory store was closed", {
+        hint: "open a new store with openStore() (a memory store's sessions went with it)",
+      });
   }
 
   private live(id: string, now = Date.now()): Row | undefined {

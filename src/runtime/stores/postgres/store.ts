@@ -15,7 +15,7 @@
  *   transaction pooling as it is. The one exception, the stream buffer's LISTEN connection
  *   (stream-buffer.ts), is not used then: its followers poll instead.
  */
-import { ConfigurationError } from "../../core/errors.js";
+import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import type { AgentSession } from "../../core/session.js";
 import { defaultMessageCodec, defaultSessionCodec, loadStoredSession, serializeRow, storedText } from "../codec.js";
 import { loadDriver } from "../drivers.js";
@@ -237,7 +237,10 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   private get pool(): PgPool {
-    if (this.closed) throw new Error(`the PostgreSQL store at ${this.url} was closed`);
+    if (this.closed)
+      throw new StatebagError("store-closed", `the PostgreSQL store at ${this.url} was closed`, {
+        hint: "open a new store with openStore()",
+      });
     if (!this.pool_) {
       const { Pool } = loadPg();
       const pool = new Pool({
