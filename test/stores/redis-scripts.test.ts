@@ -9,6 +9,7 @@ import {
   runDelete,
   runList,
   runMeta,
+  runMetas,
   runSave,
   runScan,
   type ScriptedClient,
@@ -78,6 +79,91 @@ describe("Redis script wrappers", () => {
       last: "b",
       exhausted: true,
     });
+  });
+
+  it("decode a page with its sessions read in the same call, and ask for them by the session prefix and owner", async () => {
+    const { client, calls } = answering(
+      [
+        ["a", "5", "[]", "3", "alice", null, '{"k":"v"}', "100", "200", -1],
+        ["b", "4", "[]", null, null, null, null, null, null, -2],
+      ]
+        .flat()
+        .concat(["0000000000000004b", 0]),
+    );
+    const page = await runList(client, {
+      keys: keys.owner("alice"),
+      order: "updatedAt desc",
+      after: "",
+      wanted: 2,
+      sessions: { sessionPrefix: "t:{}s:", owner: "alice" },
+    });
+    expect(calls[0].slice(3)).toEqual(["u", "", 2, "", "", "", "t:{}s:", "alice"]);
+    expect(page).toEqual({
+      candidates: [
+        { id: "a", updatedAt: 5, entry: "[]" },
+        { id: "b", updatedAt: 4, entry: "[]" },
+      ],
+      sessions: [
+        { revision: 3, owner: "alice", title: null, labels: '{"k":"v"}', createdAt: 100, updatedAt: 200, pttl: -1 },
+        undefined,
+      ],
+      last: "0000000000000004b",
+      exhausted: false,
+    });
+    // A candidate cut short is a reply of another shape.
+    await expect(
+      runList(answering(["a", "5", "[]", "3", "x", 0]).client, {
+        keys: keys.owner("alice"),
+        order: "updatedAt desc",
+        after: "",
+        wanted: 1,
+        sessions: { sessionPrefix: "t:{}s:", owner: "alice" },
+      }),
+    ).rejects.toThrow(RedisReplyError);
+  });
+
+  it("read many sessions' metadata per node in a pipeline, and one call each when a pipeline fails", async () => {
+    const meta = (revision: number) => [String(revision), "o", null, null, "1", "2", -1];
+    const single: string[] = [];
+    const pipelines: string[][] = [];
+    let failNode = "";
+    const client = {
+      sbMeta: async (key: string) => {
+        single.push(key);
+        return key.endsWith("gone") ? null : meta(Number(key.slice(-1)));
+      },
+      pipeline: () => {
+        const queued: string[] = [];
+        const pipeline = {
+          sbMeta: (key: string) => (queued.push(key), pipeline),
+          exec: async () => {
+            pipelines.push(queued);
+            if (queued.some((key) => key.startsWith(failNode) && failNode !== ""))
+              return queued.map(() => [new Error("MOVED 1 127.0.0.1:1"), null]);
+            return queued.map((key) => [null, key.endsWith("gone") ? null : meta(Number(key.slice(-1)))]);
+          },
+        };
+        return pipeline;
+      },
+    } as unknown as ScriptedClient;
+    const nodeOf = (key: string) => (key.startsWith("u") ? undefined : key[0]);
+    const keysRead = ["a1", "b2", "a3", "agone", "u5", "b6"];
+    const expected = [1, 2, 3, undefined, 5, 6].map((r) =>
+      r === undefined
+        ? undefined
+        : { revision: r, owner: "o", title: null, labels: null, createdAt: 1, updatedAt: 2, pttl: -1 },
+    );
+    expect(await runMetas(client, keysRead, nodeOf)).toEqual(expected);
+    expect(pipelines).toEqual([
+      ["a1", "a3", "agone"],
+      ["b2", "b6"],
+    ]);
+    expect(single).toEqual(["u5"]); // a key whose node is not known: one call
+    pipelines.length = 0;
+    single.length = 0;
+    failNode = "a";
+    expect(await runMetas(client, keysRead, nodeOf)).toEqual(expected);
+    expect(single.sort()).toEqual(["a1", "a3", "agone", "u5"]);
   });
 
   it("send the positional arguments the script reads (flags as '0'/'1', absent as '')", async () => {

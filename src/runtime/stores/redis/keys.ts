@@ -85,6 +85,19 @@ function crc16(text: string): number {
   return crc;
 }
 
+/**
+ * A key's Redis Cluster hash slot (CRC16 of its hash tag, or of the whole key without one, mod
+ * 16,384), as the server computes it: to group reads by the node that serves them.
+ */
+export function keySlot(key: string): number {
+  const open = key.indexOf("{");
+  if (open >= 0) {
+    const close = key.indexOf("}", open + 1);
+    if (close > open + 1) return crc16(key.slice(open + 1, close)) & 16383;
+  }
+  return crc16(key) & 16383;
+}
+
 /** The keys one bucket shares: its revision counter and its index sets. */
 export interface Bucket {
   /** Prefix of the bucket's keys: `P` standalone, `P{n}` on a cluster. */

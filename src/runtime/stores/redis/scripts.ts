@@ -287,9 +287,16 @@ return 1
 /**
  * Owner slot, one page of index candidates. KEYS: ou, oi, om. ARGV: order ('u' | 'i'), after
  * (exclusive member of ou, or id of oi; '' = start), wanted, updatedAfter ms ('' none), updatedBefore
- * ms ('' none), labels JSON ('' none). Returns flat [id, u|'', om value]*, prefiltered by the
- * candidates (the caller checks each against the session itself), then the last position scanned
- * and 1 when the index has nothing after it (0: scanning stopped early, ask again from there).
+ * ms ('' none), labels JSON ('' none), then (absent or '': the caller reads the sessions, as on a
+ * cluster, where they are in other slots) 7 session key prefix, 8 the owner as stored. Returns flat
+ * [id, u|'', om value]*, prefiltered by the candidates, then the last position scanned and 1 when
+ * the index has nothing after it (0: scanning stopped early, ask again from there). With a session
+ * key prefix (standalone: sessions and owner index in one slot), each candidate also carries its
+ * session's fields and PTTL as META reads them ([id, u|'', om value, r, o, t, l, c, u, pttl]*, r
+ * nil when the session is absent), and `wanted` counts only candidates whose session agrees (this
+ * owner, the filters, for 'u' the same updatedAt), so a page with stale entries is still one call;
+ * the caller checks each against its session itself either way and repairs the entries that
+ * disagree (at most 64 of them per call).
  */
 const LIST = `${IDX}
 local order, wanted = ARGV[1], tonumber(ARGV[3])
@@ -304,8 +311,21 @@ local function fits(c)
   end
   return true
 end
+local sp, form = ARGV[7] or '', ARGV[8]
+-- The session as stored agrees with the entry: this owner's, within the filters, for 'u' at u.
+local function agrees(v, u)
+  if not v[1] or v[2] ~= form then return false end
+  local su = tonumber(v[6] or '0')
+  if (order == 'u' and su ~= u) or (ua and su <= ua) or (ub and su >= ub) then return false end
+  if want then
+    local l = {}
+    if v[4] then l = cjson.decode(v[4]) end
+    for k, val in pairs(want) do if l[k] ~= val then return false end end
+  end
+  return true
+end
 local out = {}
-local n, last, scanned, done = 0, ARGV[2], 0, 0
+local n, last, scanned, done, stale = 0, ARGV[2], 0, 0, 0
 local lo, hi = '-', '+'
 local key, range = KEYS[2], 'ZRANGEBYLEX'
 if order == 'u' then
@@ -339,12 +359,21 @@ while n < wanted and scanned < 5000 do
       out[#out + 1] = id
       out[#out + 1] = tostring(u)
       out[#out + 1] = raw
-      n = n + 1
+      if sp ~= '' then
+        local key = sp .. id
+        local v = redis.call('HMGET', key, 'r', 'o', 't', 'l', 'c', 'u')
+        for i = 1, 6 do out[#out + 1] = v[i] end
+        out[#out + 1] = redis.call('PTTL', key)
+        if agrees(v, u) then n = n + 1 else stale = stale + 1 end
+      else
+        n = n + 1
+      end
     end
     last = m
     if order == 'u' then hi = '(' .. m else lo = '(' .. m end
-    if n >= wanted then break end
+    if n >= wanted or stale >= 64 then break end
   end
+  if stale >= 64 then break end
 end
 out[#out + 1] = last
 out[#out + 1] = done
@@ -588,6 +617,11 @@ class ReplyReader {
   body(index: number): string | Buffer {
     const value = this.items[index];
     return Buffer.isBuffer(value) ? value : this.text(index);
+  }
+
+  /** The item is nil (an absent hash field, a script's `false`). */
+  isNull(index: number): boolean {
+    return this.items[index] == null;
   }
 
   textOrNull(index: number): string | null {
@@ -905,6 +939,12 @@ export interface ListScriptInput {
   updatedBefore?: number;
   /** The labels to match, as JSON; undefined: any. */
   labels?: string;
+  /**
+   * Standalone (sessions in the owner index's slot): each candidate's session is read in the same
+   * call, and `wanted` counts the candidates whose session agrees (`sessionPrefix`: the bucket's
+   * session key prefix; `owner`: the owner as stored). Undefined: the caller reads the sessions.
+   */
+  sessions?: { sessionPrefix: string; owner: string };
 }
 
 /** One index candidate: the id, its updatedAt in the newest-first order, and its entry (`om`) as read. */
@@ -916,6 +956,11 @@ export interface ListCandidate {
 
 export interface ListScriptReply {
   candidates: ListCandidate[];
+  /**
+   * With `sessions` asked for: each candidate's session as META reads it (undefined: absent),
+   * aligned with `candidates`. Undefined otherwise.
+   */
+  sessions?: (MetaScriptReply | undefined)[];
   /** The position to ask again from. */
   last: string;
   /** The index has nothing after `last`. */
@@ -934,20 +979,31 @@ export async function runList(client: ScriptedClient, input: ListScriptInput): P
     input.updatedAfter ?? "",
     input.updatedBefore ?? "",
     input.labels ?? "",
+    ...(input.sessions === undefined ? [] : [input.sessions.sessionPrefix, input.sessions.owner]),
   );
   const reply = ReplyReader.of("list", raw, 2);
   const end = reply.length - 2;
-  if (end % 3 !== 0) reply.fail(end, "the position after whole (id, updatedAt, entry) triples");
+  // A candidate: id, updatedAt, entry, then (sessions read) its session's six fields and PTTL.
+  const width = input.sessions === undefined ? 3 : 10;
+  if (end % width !== 0)
+    reply.fail(end, `the position after whole candidates of ${width} items (id, updatedAt, entry, ...)`);
   const candidates: ListCandidate[] = [];
-  for (let index = 0; index < end; index += 3) {
+  const sessions: (MetaScriptReply | undefined)[] = [];
+  for (let index = 0; index < end; index += width) {
     const updated = reply.text(index + 1);
     candidates.push({
       id: reply.text(index),
       updatedAt: updated === "" ? undefined : reply.int(index + 1),
       entry: reply.text(index + 2),
     });
+    if (width === 10)
+      sessions.push(
+        reply.isNull(index + 3) ? undefined : { ...fieldsAt(reply, index + 3), pttl: reply.int(index + 9) },
+      );
   }
-  return { candidates, last: reply.text(end), exhausted: reply.int(end + 1) === 1 };
+  const page: ListScriptReply = { candidates, last: reply.text(end), exhausted: reply.int(end + 1) === 1 };
+  if (input.sessions !== undefined) page.sessions = sessions;
+  return page;
 }
 
 /** A session's metadata and time to live (PTTL: -1 none). */
@@ -957,7 +1013,55 @@ export interface MetaScriptReply extends SessionFields {
 
 /** The metadata without the body, or undefined when the session is absent. */
 export async function runMeta(client: ScriptedClient, sessionKey: string): Promise<MetaScriptReply | undefined> {
-  const raw = await client.sbMeta(sessionKey);
+  return metaOf(await client.sbMeta(sessionKey));
+}
+
+/**
+ * The metadata of many sessions (META each, aligned with `sessionKeys`) in as few round trips as
+ * the layout allows: one pipeline on a standalone server; on a cluster one pipeline per node
+ * (a session's hash is in its id's slot, and a script may touch one slot only, so the reads stay
+ * one per session), the nodes read at once. `nodeOf` names the node serving a key (undefined:
+ * not known). A pipeline with any failed read (a slot moved meanwhile, a connection lost) is
+ * read again one call per session, where the driver follows redirections and each failure is the
+ * call's own.
+ */
+export async function runMetas(
+  client: ScriptedClient,
+  sessionKeys: readonly string[],
+  nodeOf: (key: string) => string | undefined = () => "",
+): Promise<(MetaScriptReply | undefined)[]> {
+  const out: (MetaScriptReply | undefined)[] = new Array(sessionKeys.length);
+  const groups = new Map<string, number[]>();
+  const single: number[] = [];
+  for (const [index, key] of sessionKeys.entries()) {
+    const node = nodeOf(key);
+    if (node === undefined) {
+      single.push(index);
+      continue;
+    }
+    const group = groups.get(node);
+    if (group === undefined) groups.set(node, [index]);
+    else group.push(index);
+  }
+  const one = async (index: number) => {
+    out[index] = await runMeta(client, sessionKeys[index]);
+  };
+  const batch = async (indexes: number[]) => {
+    if (indexes.length === 1) return one(indexes[0]);
+    const pipeline = client.pipeline();
+    for (const index of indexes) pipeline.sbMeta(sessionKeys[index]);
+    const replies = await pipeline.exec().catch(() => null);
+    if (replies === null || replies.length !== indexes.length || replies.some(([error]) => error !== null)) {
+      await Promise.all(indexes.map(one));
+      return;
+    }
+    for (const [at, index] of indexes.entries()) out[index] = metaOf(replies[at][1]);
+  };
+  await Promise.all([...[...groups.values()].map(batch), ...single.map(one)]);
+  return out;
+}
+
+function metaOf(raw: unknown): MetaScriptReply | undefined {
   if (raw === null) return undefined;
   const reply = ReplyReader.of("meta", raw, 7);
   return { ...fieldsAt(reply, 0), pttl: reply.int(6) };

@@ -70,16 +70,17 @@ import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
 import { storeBlobs } from "../blobs.js";
 import { RedisBlobBackend } from "./blobs.js";
 import { chunkCodec } from "../stream-common.js";
-import { enclosingPrefixes, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
+import { enclosingPrefixes, keySlot, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
 import {
   type ExpiredOwnerEntry,
   type IndexScriptOp,
+  type MetaScriptReply,
   runDelete,
   runDraw,
   runIndex,
   runList,
-  runMeta,
+  runMetas,
   runOuter,
   runProtect,
   runPurge,
@@ -604,13 +605,15 @@ export class RedisSessionStore implements SessionStore {
     const ownerKeys = this.keys.owner(form);
     const wantedLabels = JSON.stringify(labels);
     const want = limit + 1;
+    // Standalone, the index script reads each candidate's session too: a page is one call.
+    const inline = !this.cluster && this.listSessionsInline;
     return this.call("list", false, async (c) => {
       // A protecting store refuses to list an owner that still has plaintext-owner sessions: the
       // plaintext owner's index is read (first page only), each entry checked against its session.
       if (this.protection !== undefined && cursor === undefined) {
         for (const other of this.protection.otherForms(owner)) {
           const ids = await c.zrange(this.keys.owner(other).oi, 0, 99);
-          const metas = await Promise.all(ids.map((id) => runMeta(c, this.keys.of(id).session)));
+          const metas = await this.readMetas(c, ids);
           if (metas.some((found) => found?.owner === other)) throw plaintextOwnerError(this.url);
         }
       }
@@ -633,10 +636,16 @@ export class RedisSessionStore implements SessionStore {
           updatedAfter,
           updatedBefore,
           labels: wantedLabels === "{}" ? undefined : wantedLabels,
+          sessions: inline ? { sessionPrefix: this.buckets[0].sessionPrefix, owner: form } : undefined,
         });
         exhausted = page.exhausted;
         after = page.last;
-        const metas = await Promise.all(page.candidates.map((cand) => runMeta(c, this.keys.of(cand.id).session)));
+        const metas =
+          page.sessions ??
+          (await this.readMetas(
+            c,
+            page.candidates.map((cand) => cand.id),
+          ));
         for (const [index, candidate] of page.candidates.entries()) {
           const stored = metas[index];
           // The session as stored, when it is this owner's (a leftover entry may name another's or none).
@@ -681,6 +690,20 @@ export class RedisSessionStore implements SessionStore {
       const last = found[limit - 1];
       return { items, cursor: encodeCursor({ order, updated: String(last.updated), id: last.item.id }) };
     });
+  }
+
+  /**
+   * `list` reads each candidate's session in the index script (standalone). False: one read per
+   * candidate after the script, as on a cluster (tests compare the two). @internal
+   */
+  listSessionsInline = true;
+
+  /** The metadata of the sessions `ids` (one read each), batched per node on a cluster (runMetas). */
+  private readMetas(c: ScriptedClient, ids: readonly string[]): Promise<(MetaScriptReply | undefined)[]> {
+    const keys = ids.map((id) => this.keys.of(id).session);
+    if (!this.cluster) return runMetas(c, keys);
+    const slots = (c as unknown as RedisClusterLike).slots;
+    return runMetas(c, keys, (key) => slots[keySlot(key)]?.[0]);
   }
 
   async scan(options?: ScanOptions): Promise<ScanPage> {
@@ -806,7 +829,7 @@ export class RedisSessionStore implements SessionStore {
     const ownerKeys = this.keys.owner(form);
     await this.call("eraseOwner", true, async (c) => {
       const ids = await c.zrange(ownerKeys.oi, 0, -1);
-      const metas = await Promise.all(ids.map((id) => runMeta(c, this.keys.of(id).session)));
+      const metas = await this.readMetas(c, ids);
       // A session of the owner created meanwhile keeps the index (a later erase finds it).
       if (metas.some((found) => found?.owner === form)) return;
       await c.del(ownerKeys.ou, ownerKeys.oi, ownerKeys.om);

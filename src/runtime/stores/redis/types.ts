@@ -48,11 +48,21 @@ export interface RedisClientLike {
   scan(cursor: string, ...args: (string | number)[]): Promise<[cursor: string, keys: string[]]>;
   select(db: number): Promise<unknown>;
   config(subcommand: "GET", parameter: string): Promise<unknown>;
+  /** Commands queued and written together (on a cluster: to one node), each with its own reply. */
+  pipeline(): RedisPipelineLike;
+}
+
+/** A pipeline of the store's read scripts: `exec` gives each command's error or reply, in order. */
+export interface RedisPipelineLike {
+  sbMeta(key: string): RedisPipelineLike;
+  exec(): Promise<[error: Error | null, reply: unknown][] | null>;
 }
 
 /** A Redis Cluster client: also lists its masters (for key scans, which are per node). */
 export interface RedisClusterLike extends RedisClientLike {
   nodes(role: "master"): RedisClientLike[];
+  /** The driver's slot map: slot -> node keys ("host:port"), the master first (empty until connected). */
+  readonly slots: readonly (readonly string[] | undefined)[];
 }
 
 export type RedisClientConstructor = new (url: string, options: RedisDriverOptions) => RedisClientLike;
