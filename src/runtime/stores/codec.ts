@@ -128,8 +128,12 @@ export function loadStoredSession(
  * `serialize`/`deserialize` stay the text forms for stores that keep text. @internal
  */
 export interface BinaryRowCodec {
-  /** The row to store, as bytes. */
-  serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer;
+  /**
+   * The row to store, as bytes. With `transient`, the bytes may be a view of a buffer the codec
+   * reuses for its next transient row: only for a store that writes them before anything else runs
+   * and keeps no reference (see `serializeRow`).
+   */
+  serializeRow(session: AgentSession, context?: SessionCodecContext, transient?: boolean): Buffer;
   /** A stored row: bytes as stored, or text (rows written before, or by a text store). */
   deserializeRow(row: string | Uint8Array, key: string, context?: SessionCodecContext): AgentSession;
 }
@@ -142,14 +146,22 @@ export function binaryRowsOf(codec: SessionCodec): BinaryRowCodec | undefined {
     : undefined;
 }
 
-/** What a store writes for a session: bytes for a codec of binary rows, else the codec's text. @internal */
+/**
+ * What a store writes for a session: bytes for a codec of binary rows, else the codec's text.
+ * `transient: true` lets the codec build the bytes in a buffer it reuses (no allocation of a
+ * session's size per save): the row is then valid only until the next transient row is made, so
+ * only a store that hands it to a synchronous write at once and keeps no reference may ask for it
+ * (SQLite, inside its write transaction). A store that sends the row later (a network client that
+ * may queue it) must not. @internal
+ */
 export function serializeRow(
   codec: SessionCodec,
   session: AgentSession,
   context?: SessionCodecContext,
+  transient = false,
 ): string | Buffer {
   const binary = binaryRowsOf(codec);
-  if (binary !== undefined) return binary.serializeRow(session, context);
+  if (binary !== undefined) return binary.serializeRow(session, context, transient);
   return context === undefined ? codec.serialize(session) : codec.serialize(session, context);
 }
 

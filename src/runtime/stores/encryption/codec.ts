@@ -96,9 +96,10 @@ export interface EncryptedSessionCodec {
   deserialize(text: string, key?: string, context?: SessionCodecContext): AgentSession;
   /**
    * The row as a binary row (version 3: a fixed header and the ciphertext), which the built-in
-   * stores keep as bytes. @internal
+   * stores keep as bytes; with `transient`, built in a reused buffer (valid until the next
+   * transient row: see `serializeRow` in stores/codec.ts). @internal
    */
-  serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer;
+  serializeRow(session: AgentSession, context?: SessionCodecContext, transient?: boolean): Buffer;
   /** A stored row: bytes of a binary row, or text (either form). @internal */
   deserializeRow(row: string | Uint8Array, key: string, context?: SessionCodecContext): AgentSession;
   readonly encryption: EncryptionInfo;
@@ -209,9 +210,9 @@ export function encryptedSessionCodec(options: EncryptedSessionCodecOptions): En
       }
       return deserializeRow(text, key, context);
     },
-    serializeRow(session: AgentSession, context?: SessionCodecContext): Buffer {
+    serializeRow(session: AgentSession, context?: SessionCodecContext, transient = false): Buffer {
       const text = inner.serialize(session, context);
-      return sealBinary(enc.keyring, sessionBinding(enc.store, session.id, context), text);
+      return sealBinary(enc.keyring, sessionBinding(enc.store, session.id, context), text, transient);
     },
     deserializeRow,
   };

@@ -477,7 +477,8 @@ export class SqliteSessionStore implements SessionStore {
       }
       const expiresAt = ttlMs === undefined ? null : now + ttlMs;
       const revision = s.bump.get()!.value;
-      const text = plain ?? serializeRow(this.codec, session, { owner, revision });
+      // Transient: a binary row may be built in the codec's reused buffer, bound just below (synchronously).
+      const text = plain ?? serializeRow(this.codec, session, { owner, revision }, true);
       const changes =
         expected === null
           ? s.create.run(id, revision, text, expiresAt, now, now, ownerColumn ?? null, titleColumn ?? null, labels, now)
