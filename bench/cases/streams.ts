@@ -5,11 +5,12 @@
  *   the chat server writes per token batch): `streams.append(id, [chunk], leaseMs)`, one call per
  *   chunk, against the raw driver writing the same bytes once (SQLite and PostgreSQL: one INSERT of
  *   (stream id, position, body) into a table of the same shape, autocommit; Redis: one XADD).
- *   What ours adds: the running check, the lease renewal and (PostgreSQL) the NOTIFY, in the same
- *   statement or script.
+ *   What ours adds: the running check, the length, the lease renewal (once a tenth of the lease has
+ *   run down) and (PostgreSQL) the NOTIFY, in the same statement or script.
  * - stream.<backend>.first.1000: time to the first replayed chunk of a finished 1,000-chunk reply,
  *   through `follow` on a second store object (a fresh process's view: nothing cached), against the
  *   raw driver reading the reply's 1,000 bodies in one query (SELECT ... ORDER BY seq; XRANGE).
+ *   `follow` yields the first chunk after a first read of 32 (stream-common.ts FIRST_PAGE).
  *
  * Sides alternate in rounds of 200 appends (25 replays); medians of the rounds, per chunk / per replay.
  */

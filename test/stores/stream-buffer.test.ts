@@ -78,6 +78,72 @@ describe.each(shared.map((b) => [b.name, b] as [string, Backend]))(
   },
 );
 
+describe.each(shared.map((b) => [b.name, b] as [string, Backend]))("%s: the writer's lease", (_, backend) => {
+  it("an append leaves a lease with nine tenths or more left as it is; renew, and appends once it has run down, write it", async () => {
+    const { url, cleanup } = await backend.location();
+    const store = await openStore(url);
+    try {
+      const streams = streamsOf(store);
+      await streams.open("lease-1", { sessionId: "chat-1", leaseMs: 60_000 });
+      const opened = (await streams.info("lease-1"))!.leaseExpiresAt;
+      // Well under 6 s (a tenth of the lease) later: the append writes no lease.
+      expect((await streams.append("lease-1", ["a"], 60_000)).length).toBe(1);
+      expect((await streams.info("lease-1"))!.leaseExpiresAt).toBe(opened);
+      // A renewal always writes it (here shorter: 20 s from now).
+      await streams.renew("lease-1", 20_000);
+      const renewed = (await streams.info("lease-1"))!.leaseExpiresAt;
+      expect(renewed).toBeLessThan(opened - 30_000);
+      // Less than nine tenths of the append's lease is left: the append renews it.
+      const before = Date.now();
+      expect((await streams.append("lease-1", ["b"], 60_000)).length).toBe(2);
+      expect((await streams.info("lease-1"))!.leaseExpiresAt).toBeGreaterThanOrEqual(before + 60_000 - 50);
+      expect((await streams.read("lease-1", { from: 0 }))?.chunks).toEqual(["a", "b"]);
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  });
+
+  it("a writer appending less than nine tenths of its lease apart is never taken over; once it stops, its stream is within the lease after its last append", async () => {
+    const { url, cleanup } = await backend.location();
+    const writerStore = await openStore(url);
+    const recoveringStore = await openStore(url);
+    try {
+      const writer = streamsOf(writerStore);
+      const recovering = streamsOf(recoveringStore);
+      const lease = 2000;
+      await writer.open("lease-2", { sessionId: "chat-1", leaseMs: lease });
+      const followed = collect(recovering.follow("lease-2"));
+      // Appends up to 60% of the lease apart, some under a tenth (no lease write), some over.
+      const gaps = [20, 900, 100, 1200, 10, 10, 1000];
+      let lastWrite = Date.now();
+      for (const gap of gaps) {
+        // `gap` ms after the previous append started (the checks below take some of it).
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastWrite + gap - Date.now())));
+        lastWrite = Date.now();
+        await writer.append("lease-2", [`after ${gap}`], lease);
+        const info = (await recovering.info("lease-2"))!;
+        expect(info.leaseExpiresAt).toBeGreaterThan(Date.now());
+        expect(await recovering.finish("lease-2", "interrupted", { keepMs: 60_000, onlyIfAbandoned: true })).toBe(
+          false,
+        );
+      }
+      // The writer dies: its lease ends no later than a lease after its last append, and then the
+      // stream is taken over; the follower ended with every chunk.
+      const { leaseExpiresAt } = (await recovering.info("lease-2"))!;
+      expect(leaseExpiresAt).toBeLessThanOrEqual(Date.now() + lease);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, leaseExpiresAt - Date.now() + 60)));
+      expect(await recovering.finish("lease-2", "interrupted", { keepMs: 60_000, onlyIfAbandoned: true })).toBe(true);
+      expect(await followed).toEqual(gaps.map((gap) => `after ${gap}`));
+      await expect(writer.append("lease-2", ["late"], lease)).rejects.toBeInstanceOf(StreamClosedError);
+    } finally {
+      await writerStore.close();
+      await recoveringStore.close();
+      await cleanup();
+    }
+  });
+});
+
 describe.runIf(serverUp.postgres)("PostgreSQL followers", () => {
   const listening = async (channelLike: string): Promise<number> => {
     const admin = new PostgresSessionStore({ connectionString: PG_URL, schema: "public" });

@@ -60,8 +60,11 @@ export interface StreamBuffer {
    */
   open(streamId: string, options: OpenStreamOptions): Promise<void>;
   /**
-   * Appends `chunks` (in order) at the end of a running stream and renews the writer's lease.
-   * Returns the new length and whether a stop was requested. A stream that is no longer running
+   * Appends `chunks` (in order) at the end of a running stream and renews the writer's lease: after
+   * it the lease ends between `leaseMs - leaseMs / 10` and `leaseMs` from now (a backend may leave a
+   * lease that has run down by less than a tenth as it is, so most appends write no lease; a writer
+   * that appends or renews less than nine tenths of `leaseMs` apart is never taken for abandoned).
+   * An append without chunks renews like `renew`. Returns the new length and whether a stop was requested. A stream that is no longer running
    * (finished, or ended as interrupted by another process) or gone is a `StreamClosedError`
    * (`status`: its final status, undefined when gone). Chunks must be well-formed text without
    * NUL (JSON text always is), else `ConfigurationError`; nothing is appended.
@@ -71,7 +74,10 @@ export interface StreamBuffer {
     chunks: readonly string[],
     leaseMs: number,
   ): Promise<{ length: number; stopRequested: boolean }>;
-  /** Renews the lease of a running stream; same answers and errors as `append` without chunks. */
+  /**
+   * Renews the lease of a running stream to end `leaseMs` from now; same answers and errors as
+   * `append` without chunks.
+   */
   renew(streamId: string, leaseMs: number): Promise<{ length: number; stopRequested: boolean }>;
   /**
    * Ends a running stream with a final status; followers end after its last chunk. The chunks are
@@ -93,7 +99,8 @@ export interface StreamBuffer {
   /**
    * Yields the stream's chunks from `from`, then follows it live until it is no longer running
    * (or its writer's lease passes, or `signal` aborts): each backend waits for new chunks its own
-   * way (LISTEN/NOTIFY, XREAD BLOCK, polling) rather than spinning. Nothing when absent.
+   * way (LISTEN/NOTIFY, XREAD BLOCK, polling) rather than spinning. Nothing when absent. A long
+   * replay yields its first chunks after a first short read, not after reading every chunk.
    */
   follow(streamId: string, options?: StreamFollowOptions): AsyncIterable<string>;
   /**

@@ -19,6 +19,35 @@ import type { SessionCodec } from "./types.js";
  */
 export const ABANDONED_STREAM_KEEP_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * An append renews the writer's lease only once a tenth of `leaseMs` has run down (or when it was
+ * set further ahead than `leaseMs`, by a longer lease earlier); `renew` always does. So after an
+ * append at `now` the lease ends no earlier than `now + leaseMs - leaseMs / LEASE_RENEW_FRACTION`
+ * and no later than `now + leaseMs`: a writer that appends (or renews) less than nine tenths of its
+ * lease apart is never taken for abandoned, and a dead writer's lease still passes at most
+ * `leaseMs` after its last write. Most appends then leave the stream's lease (and its index) as it
+ * is, which is most of what an append costs beyond the chunk's own insert.
+ */
+export const LEASE_RENEW_FRACTION = 10;
+
+/**
+ * Whether a write at `now` with `leaseMs` must write the lease: always for a renewal (`renewal`),
+ * else when less than `leaseMs - leaseMs / LEASE_RENEW_FRACTION` is left, or more than `leaseMs`.
+ */
+export function leaseNeedsWrite(leaseExpiresAt: number, now: number, leaseMs: number, renewal: boolean): boolean {
+  return (
+    renewal ||
+    leaseExpiresAt < now + leaseMs - Math.floor(leaseMs / LEASE_RENEW_FRACTION) ||
+    leaseExpiresAt > now + leaseMs
+  );
+}
+
+/**
+ * How many chunks a follower's first read takes: a replay yields its first chunk after reading
+ * these (not the whole reply); the reads after it take everything there is.
+ */
+export const FIRST_PAGE = 32;
+
 export const FINAL_STATUSES: readonly Exclude<StreamStatus, "running">[] = ["done", "stopped", "failed", "interrupted"];
 
 export function checkStreamId(id: unknown): string {

@@ -17,6 +17,7 @@
  */
 import { ConfigurationError } from "../../core/errors.js";
 import type { PgQueryConfig } from "./driver.js";
+import { LEASE_RENEW_FRACTION } from "../stream-common.js";
 
 /** A result row, as `pg` returns it. */
 export type Row = Record<string, unknown>;
@@ -365,6 +366,10 @@ function postgresStreamStatements(schema: string, named: (text: string) => PgQue
   const gone = (abandoned: string) =>
     `((expires_at IS NOT NULL AND expires_at <= ${nowMs}) OR (status = 'running' AND lease_expires_at <= ${nowMs} - ${abandoned}::bigint))`;
   const info = "session_id, owner, status, length, stop_requested, lease_expires_at";
+  /** The lease after a write with `lease` ms (stream-common.ts leaseNeedsWrite, in SQL). */
+  const renewedLease = (lease: string, renewal: string) =>
+    `CASE WHEN ${renewal} OR lease_expires_at < ${nowMs} + ${lease}::bigint - ${lease}::bigint / ${LEASE_RENEW_FRACTION}
+       OR lease_expires_at > ${nowMs} + ${lease}::bigint THEN ${nowMs} + ${lease}::bigint ELSE lease_expires_at END`;
   return {
     /** $1 id, $2 abandoned ms. */
     get: named(`SELECT ${info} FROM ${streams} WHERE stream_id = $1 AND NOT ${gone("$2")}`),
@@ -382,11 +387,13 @@ function postgresStreamStatements(schema: string, named: (text: string) => PgQue
     /**
      * One statement: the running stream's length and lease (its row lock orders concurrent
      * appends), the chunks at the positions after it, and the notification. $1 id, $2 chunks,
-     * $3 their count, $4 lease ms, $5 abandoned ms, $6 channel. No row: not running.
+     * $3 their count, $4 lease ms, $5 abandoned ms, $6 channel. No row: not running. The lease is
+     * renewed as LEASE_RENEW_FRACTION says (always without chunks); kept as it is, the indexed
+     * column does not change and the update is a HOT one (no index entry written).
      */
     append: named(
       `WITH s AS (
-         UPDATE ${streams} SET length = length + $3::bigint, lease_expires_at = ${nowMs} + $4::bigint
+         UPDATE ${streams} SET length = length + $3::bigint, lease_expires_at = ${renewedLease("$4", "$3::bigint = 0")}
          WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$5")}
          RETURNING length, stop_requested
        ), ins AS (
@@ -406,7 +413,7 @@ function postgresStreamStatements(schema: string, named: (text: string) => PgQue
     ),
     /** $1 id, $2 new length, $3 lease ms, $4 channel, $5 whether to notify. */
     grow: named(
-      `WITH s AS (UPDATE ${streams} SET length = $2::bigint, lease_expires_at = ${nowMs} + $3::bigint WHERE stream_id = $1 RETURNING stop_requested),
+      `WITH s AS (UPDATE ${streams} SET length = $2::bigint, lease_expires_at = ${renewedLease("$3", "false")} WHERE stream_id = $1 RETURNING stop_requested),
        n AS (SELECT pg_notify($4, $1) FROM s WHERE $5::boolean)
        SELECT s.stop_requested, (SELECT count(*) FROM n) AS notified FROM s`,
     ),

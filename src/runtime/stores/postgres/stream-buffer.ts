@@ -32,6 +32,7 @@ import {
   checkOpen,
   checkRead,
   checkStreamId,
+  FIRST_PAGE,
   Wakeups,
 } from "../stream-common.js";
 import type { PgPoolClient } from "./driver.js";
@@ -263,17 +264,22 @@ export class PostgresStreamBuffer implements StreamBuffer {
       let listening = false;
       let position = from;
       let pause = FIRST_POLL_MS;
+      // The first read takes a first page (the first chunk is not kept waiting for a long reply's
+      // whole replay), the next ones everything there is.
+      let page = FIRST_PAGE;
       for (;;) {
         if (signal?.aborted || this.closed) return;
         // Armed before the read: a notification that arrives while it runs wakes the wait below.
         const waiter = this.wakeups.arm(streamId, signal);
         let read: Awaited<ReturnType<PostgresStreamBuffer["snapshot"]>>;
+        const readAt = Date.now();
         try {
-          read = await this.snapshot(streamId, position, NO_END);
+          read = await this.snapshot(streamId, position, Math.min(NO_END, position + page));
         } catch (error) {
           waiter.cancel();
           throw error;
         }
+        page = NO_END;
         if (!read || read.chunks.length > 0) waiter.cancel();
         if (!read) return;
         for (const chunk of read.chunks) {
@@ -281,12 +287,18 @@ export class PostgresStreamBuffer implements StreamBuffer {
           position++;
           if (signal?.aborted) return;
         }
+        // A finished stream read to its end: nothing more can come.
+        if (read.info.status !== "running" && position >= read.info.length) {
+          waiter.cancel();
+          return;
+        }
         if (read.chunks.length > 0) {
           pause = FIRST_POLL_MS;
           continue;
         }
         const now = Date.now();
-        if (read.info.status !== "running" || read.info.leaseExpiresAt <= now) {
+        // The lease judged as of the read (not after the yields): one renewed since is read again.
+        if (read.info.status !== "running" || read.info.leaseExpiresAt <= readAt) {
           waiter.cancel();
           return;
         }

@@ -33,6 +33,8 @@ import {
   checkRead,
   checkStreamId,
   delay,
+  FIRST_PAGE,
+  LEASE_RENEW_FRACTION,
 } from "../stream-common.js";
 import type { RedisKeys, StreamKeys } from "./keys.js";
 import { RedisReplyError, type ScriptedClient } from "./scripts.js";
@@ -68,21 +70,31 @@ return 1`;
 /**
  * KEYS: meta, chunks. ARGV: lease, abandoned, expected start ('' = any), chunks...
  * Reply {1, length, stop} | {0} absent | {2, status} not running | {3, length} not at the expected start.
+ * The lease (and the keys' expiry, a day after it) is renewed as LEASE_RENEW_FRACTION says (always
+ * without chunks); the chunks' key gets the hash's expiry when its first chunk creates it.
  */
 const APPEND = `${NOW}
-local m = redis.call('HMGET', KEYS[1], 'st', 'n', 'sr')
+local m = redis.call('HMGET', KEYS[1], 'st', 'n', 'sr', 'le')
 if not m[1] then return {0} end
 if m[1] ~= 'running' then return {2, m[1]} end
 local n = tonumber(m[2])
+local before = n
 if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= n then return {3, n} end
 for i = 4, #ARGV do
   n = n + 1
   redis.call('XADD', KEYS[2], '0-' .. n, 'c', ARGV[i])
 end
 local lease = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'n', n, 'le', now + lease)
-redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[2]))
-if n > 0 then redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[2])) end
+local le = tonumber(m[4])
+if #ARGV == 3 or le < now + lease - math.floor(lease / ${LEASE_RENEW_FRACTION}) or le > now + lease then
+  le = now + lease
+  redis.call('HSET', KEYS[1], 'n', n, 'le', le)
+  redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[2]))
+  if n > 0 then redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[2])) end
+else
+  redis.call('HSET', KEYS[1], 'n', n)
+  if before == 0 and n > 0 then redis.call('PEXPIRE', KEYS[2], le - now + tonumber(ARGV[2])) end
+end
 return {1, n, tonumber(m[3])}`;
 
 /** KEYS: meta, chunks. ARGV: status, keep ms, only if abandoned (1/0). Adds the end entry that wakes followers. */
@@ -513,19 +525,27 @@ export class RedisStreamBuffer implements StreamBuffer {
     const { from, signal } = checkFollow(options);
     let position = from;
     let blocking: BlockingClient | undefined;
+    // The first read takes a first page (the first chunk is not kept waiting for a long reply's
+    // whole replay), the next ones everything there is.
+    let limit = FIRST_PAGE;
     try {
       for (;;) {
         if (signal?.aborted) return;
-        const read = await this.snapshot(streamId, position, -1, "streams.follow");
+        const readAt = Date.now();
+        const read = await this.snapshot(streamId, position, limit, "streams.follow");
+        limit = -1;
         if (!read) return;
         for (const chunk of read.chunks) {
           yield chunk;
           position++;
           if (signal?.aborted) return;
         }
+        // A finished stream read to its end: nothing more can come.
+        if (read.info.status !== "running" && position >= read.info.length) return;
         if (read.chunks.length > 0) continue;
         const now = Date.now();
-        if (read.info.status !== "running" || read.info.leaseExpiresAt <= now) return;
+        // The lease judged as of the read (not after the yields): one renewed since is read again.
+        if (read.info.status !== "running" || read.info.leaseExpiresAt <= readAt) return;
         const wait = Math.max(1, Math.min(BLOCK_MS, read.info.leaseExpiresAt - now + 1));
         blocking ??= await this.blockingClient();
         if (!blocking) {

@@ -231,10 +231,13 @@ export const SQLITE_STREAM_SQL = {
      VALUES (?, ?, ?, 'running', 0, 0, ?, NULL)`,
   remove: `DELETE FROM statebag_streams WHERE stream_id = ?`,
   removeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id = ?`,
-  // An append's status check, growth and lease renewal in one statement: only a running stream
-  // not abandoned (lease ended before the last parameter: now minus ABANDONED_STREAM_KEEP_MS) grows.
-  grow: `UPDATE statebag_streams SET length = length + ?, lease_expires_at = ?
-     WHERE stream_id = ? AND status = 'running' AND lease_expires_at > ? RETURNING length, stop_requested, owner`,
+  // An append's status check and growth in one statement: only a running stream not abandoned
+  // (lease ended before the last parameter: now minus ABANDONED_STREAM_KEEP_MS) grows. The lease is
+  // written apart (renewLease), only when it needs renewing: an UPDATE that sets lease_expires_at
+  // rewrites the lease index too, even to the same value.
+  grow: `UPDATE statebag_streams SET length = length + ?
+     WHERE stream_id = ? AND status = 'running' AND lease_expires_at > ? RETURNING length, stop_requested, owner, lease_expires_at`,
+  renewLease: `UPDATE statebag_streams SET lease_expires_at = ? WHERE stream_id = ?`,
   chunk: `INSERT INTO statebag_stream_chunks (stream_id, seq, body) VALUES (?, ?, ?)`,
   finish: `UPDATE statebag_streams SET status = ?, expires_at = ? WHERE stream_id = ?`,
   stop: `UPDATE statebag_streams SET stop_requested = 1 WHERE stream_id = ?`,
@@ -262,7 +265,13 @@ export class StreamStatements {
   readonly insert: SqliteStatement<never>;
   readonly remove: SqliteStatement<never>;
   readonly removeChunks: SqliteStatement<never>;
-  readonly grow: SqliteStatement<{ length: number; stop_requested: number; owner: string | null }>;
+  readonly grow: SqliteStatement<{
+    length: number;
+    stop_requested: number;
+    owner: string | null;
+    lease_expires_at: number;
+  }>;
+  readonly renewLease: SqliteStatement<never>;
   readonly chunk: SqliteStatement<never>;
   readonly finish: SqliteStatement<never>;
   readonly stop: SqliteStatement<never>;
@@ -279,6 +288,7 @@ export class StreamStatements {
     this.remove = db.prepare(SQLITE_STREAM_SQL.remove);
     this.removeChunks = db.prepare(SQLITE_STREAM_SQL.removeChunks);
     this.grow = db.prepare(SQLITE_STREAM_SQL.grow);
+    this.renewLease = db.prepare(SQLITE_STREAM_SQL.renewLease);
     this.chunk = db.prepare(SQLITE_STREAM_SQL.chunk);
     this.finish = db.prepare(SQLITE_STREAM_SQL.finish);
     this.stop = db.prepare(SQLITE_STREAM_SQL.stop);

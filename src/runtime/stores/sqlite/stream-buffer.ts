@@ -28,6 +28,8 @@ import {
   checkOpen,
   checkRead,
   checkStreamId,
+  FIRST_PAGE,
+  leaseNeedsWrite,
   Wakeups,
 } from "../stream-common.js";
 import type { Access, Statements, StreamRow, StreamStatements } from "./sql.js";
@@ -114,10 +116,13 @@ export class SqliteStreamBuffer implements StreamBuffer {
     checkLeaseMs(leaseMs);
     const result = await this.store.run("streams.append", "write", ({ streams: s }) => {
       const now = Date.now();
-      // Grows the running stream (and renews its lease) first, then writes the chunks at the
-      // positions it grew by; the transaction makes both one step (nothing is seen half-written).
-      const grown = s.grow.get(chunks.length, now + leaseMs, streamId, now - ABANDONED_STREAM_KEEP_MS);
+      // Grows the running stream first (renewing its lease when a tenth of it has run down, or
+      // always without chunks: a renewal), then writes the chunks at the positions it grew by; the
+      // transaction makes it one step (nothing is seen half-written).
+      const grown = s.grow.get(chunks.length, streamId, now - ABANDONED_STREAM_KEEP_MS);
       if (!grown) throw new StreamClosedError(streamId, live(s, streamId, now)?.status as never);
+      if (leaseNeedsWrite(grown.lease_expires_at, now, leaseMs, chunks.length === 0))
+        s.renewLease.run(now + leaseMs, streamId);
       const owner = chunks.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, grown.owner) : undefined;
       let position = grown.length - chunks.length;
       for (const chunk of chunks) s.chunk.run(streamId, position, this.codec.seal(streamId, position++, owner, chunk));
@@ -200,17 +205,22 @@ export class SqliteStreamBuffer implements StreamBuffer {
     const { from, signal } = checkFollow(options);
     let position = from;
     let pause = FIRST_POLL_MS;
+    // The first read takes a first page (the first chunk is not kept waiting for a long reply's
+    // whole replay), the next ones everything there is.
+    let limit: number | undefined = FIRST_PAGE;
     for (;;) {
       if (signal?.aborted) return;
       // Armed before the read: an append in this process while it runs wakes the wait below.
       const waiter = wakeups.arm(this.key(streamId), signal);
       let read: Awaited<ReturnType<SqliteStreamBuffer["snapshot"]>>;
+      const readAt = Date.now();
       try {
-        read = await this.snapshot(streamId, position, undefined);
+        read = await this.snapshot(streamId, position, limit);
       } catch (error) {
         waiter.cancel();
         throw error;
       }
+      limit = undefined;
       if (!read || read.chunks.length > 0) waiter.cancel();
       if (!read) return;
       for (const chunk of read.chunks) {
@@ -218,16 +228,22 @@ export class SqliteStreamBuffer implements StreamBuffer {
         position++;
         if (signal?.aborted) return;
       }
+      // A finished stream read to its end: nothing more can come.
+      if (read.row.status !== "running" && position >= read.row.length) {
+        waiter.cancel();
+        return;
+      }
       const now = Date.now();
       if (read.chunks.length > 0) {
         pause = FIRST_POLL_MS;
         continue;
       }
-      if (read.row.status !== "running" || read.row.lease_expires_at <= now) {
+      // The lease judged as of the read (not after the yields): one renewed since is read again.
+      if (read.row.status !== "running" || read.row.lease_expires_at <= readAt) {
         waiter.cancel();
         return;
       }
-      await waiter.wait(Math.min(pause, read.row.lease_expires_at - now + 1));
+      await waiter.wait(Math.min(pause, Math.max(1, read.row.lease_expires_at - now + 1)));
       pause = Math.min(pause * 2, MAX_POLL_MS);
     }
   }

@@ -122,6 +122,40 @@ export const streamCases: ContractCase[] = [
   },
   {
     area: "streams",
+    clause: "a reply of many chunks replays whole and in order from any position, finished or still running",
+    requires: ["streams"],
+    async run({ store, id, check }) {
+      const streams = streamsOf(store, check);
+      const sid = id("stream-long");
+      const chunks = Array.from({ length: 300 }, (_, i) => `{"type":"text-delta","delta":"${i}"}`);
+      await streams.open(sid, { sessionId: id("chat"), leaseMs: LEASE });
+      for (let i = 0; i < 200; i += 50) await streams.append(sid, chunks.slice(i, i + 50), LEASE);
+      // Followers of a running stream with more chunks than one read may take, then its live end.
+      const running = [0, 1, 63, 64, 65, 199, 200].map((from) => ({
+        from,
+        seen: collect(streams.follow(sid, { from })),
+      }));
+      await sleep(5);
+      await streams.append(sid, chunks.slice(200), LEASE);
+      await streams.finish(sid, "done", { keepMs: KEEP });
+      for (const { from, seen } of running)
+        check.equal(await seen, chunks.slice(from), `a follower of the running stream from ${from}`);
+      for (const from of [0, 1, 31, 32, 33, 63, 64, 65, 299, 300, 301])
+        check.equal(
+          await collect(streams.follow(sid, { from })),
+          chunks.slice(from),
+          `a follower of the finished stream from ${from}`,
+        );
+      // A consumer that stops after the first chunk ends the follower (and leaves the stream as it is).
+      for await (const chunk of streams.follow(sid)) {
+        check.equal(chunk, chunks[0], "the first chunk of the replay");
+        break;
+      }
+      check.equal((await streams.read(sid, { from: 0 }))?.chunks, chunks, "read returns every chunk");
+    },
+  },
+  {
+    area: "streams",
     clause: "a follower ends when its signal aborts, and when the writer's lease passes without a finish",
     requires: ["streams"],
     async run({ store, id, check }) {
@@ -242,6 +276,34 @@ export const streamCases: ContractCase[] = [
       );
       check.equal(error.status, "interrupted", "the late writer learns it was interrupted");
       check.equal((await streams.read(dead, { from: 0 }))?.chunks, ["a"], "the late append wrote nothing");
+    },
+  },
+  {
+    area: "streams",
+    clause:
+      "after an append the lease ends between nine tenths of leaseMs and leaseMs later; renew sets it to leaseMs later",
+    requires: ["streams"],
+    async run({ store, id, check }) {
+      const streams = streamsOf(store, check);
+      const sid = id("stream-lease-bounds");
+      // The store's clock may be a server's: a little slack for its rounding.
+      const slack = 50;
+      /** The lease after `write`, within [before + least, after + most]. */
+      const leaseAfter = async (what: string, least: number, most: number, write: () => Promise<unknown>) => {
+        const before = Date.now();
+        await write();
+        const after = Date.now();
+        const lease = (await streams.info(sid))!.leaseExpiresAt;
+        check.atMost(before + least - slack, lease, `${what}: the lease ends no earlier than ${least} ms after it`);
+        check.atMost(lease, after + most + slack, `${what}: the lease ends no later than ${most} ms after it`);
+      };
+      await leaseAfter("open", LEASE, LEASE, () => streams.open(sid, { sessionId: id("chat"), leaseMs: LEASE }));
+      await leaseAfter("an append", LEASE - LEASE / 10, LEASE, () => streams.append(sid, ["a"], LEASE));
+      await leaseAfter("a renew with a shorter lease", 20_000, 20_000, () => streams.renew(sid, 20_000));
+      await leaseAfter("an append after it", LEASE - LEASE / 10, LEASE, () => streams.append(sid, ["b"], LEASE));
+      await leaseAfter("an append with a shorter lease", 9_000, 10_000, () => streams.append(sid, ["c"], 10_000));
+      await leaseAfter("an empty append", LEASE, LEASE, () => streams.append(sid, [], LEASE));
+      check.equal((await streams.read(sid, { from: 0 }))?.chunks, ["a", "b", "c"], "the chunks");
     },
   },
   {
