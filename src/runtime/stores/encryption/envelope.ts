@@ -483,9 +483,11 @@ function decrypt(keyring: Keyring, binding: Binding, env: Envelope, what: string
   const decipher = createDecipheriv("aes-256-gcm", key.cipher, env.iv);
   decipher.setAAD(aad(env.v, key.kid, binding, position, revision));
   decipher.setAuthTag(env.tag);
-  // Decrypted a piece at a time into the reused buffer (GCM: as many bytes as the ciphertext),
-  // decoded only once final() has checked the tag, and zeroed whatever happens.
-  const into = plaintextBuffer(env.ct.length);
+  // A large row is decrypted a piece at a time into the reused buffer (GCM: as many bytes as the
+  // ciphertext), decoded only once final() has checked the tag, and zeroed whatever happens. A
+  // row of one piece or less (messages, titles, small sessions) is decrypted in one update, as
+  // its own small buffer costs less than the copy.
+  const into = env.ct.length > CIPHER_CHUNK ? plaintextBuffer(env.ct.length) : undefined;
   try {
     let plain: Buffer;
     try {
