@@ -29,7 +29,9 @@
  * - and so is a lower bound of the compact text of everything accepted (`ctx.chars`): each
  *   string's length plus its quotes, each key's plus quotes and colon, braces, brackets, commas,
  *   literals, the fewest characters any JSON number for a value can take. Per function in a local
- *   (`chars`), added to the context's count on the way out;
+ *   (`chars`), added to the context's count on the way out; a round integer that is a member's
+ *   value (`1000`, which `1e3` also spells) adds what its digits take more to `ctx.plainExtra`, with
+ *   its key, so the duplicate-key check can count it in full once it has seen it written so;
  * - `ctx.saving`: the value comes from the application, not `JSON.parse`: every object must also be
  *   a plain object without `toJSON` (what `checkWritableJson` asks), and `undefined` anywhere is "no".
  *
@@ -132,9 +134,18 @@ class FunctionBody {
 
   /**
    * Code that returns false unless `x` (an expression naming a variable) satisfies `schema`; `offset`:
-   * the depth of `x` (when a container) relative to the function's `d`; `slot`: slot positions below.
+   * the depth of `x` (when a container) relative to the function's `d`; `slot`: slot positions below;
+   * `key`: when `x` is a member's value, an expression for its key (a number there is counted with it).
    */
-  value(schema: Schema, x: string, offset: number, slot: SlotNode | undefined, indent: number, where: string): void {
+  value(
+    schema: Schema,
+    x: string,
+    offset: number,
+    slot: SlotNode | undefined,
+    indent: number,
+    where: string,
+    key?: string,
+  ): void {
     if (typeof schema !== "object" || schema === null || Array.isArray(schema))
       throw new Unsupported(`a non-object schema at ${where}`);
     const keys = Object.keys(schema).filter((keyword) => !ANNOTATIONS.has(keyword));
@@ -166,11 +177,13 @@ class FunctionBody {
       // A branch that says no may have counted opaque subtrees already: both counts go back.
       const saved = this.fresh("keys");
       const savedChars = this.fresh("chars");
+      const savedExtra = this.fresh("extra");
       this.line(indent, `const ${saved} = ctx.keys;`);
       this.line(indent, `const ${savedChars} = ctx.chars;`);
+      this.line(indent, `const ${savedExtra} = ctx.plainExtra;`);
       this.line(
         indent,
-        `if (!(${branches.map((b) => `${b}(ctx, ${x}, depth + ${offset}) || ((ctx.keys = ${saved}), (ctx.chars = ${savedChars}), false)`).join(" || ")})) return false;`,
+        `if (!(${branches.map((b) => `${b}(ctx, ${x}, depth + ${offset}) || ((ctx.keys = ${saved}), (ctx.chars = ${savedChars}), (ctx.plainExtra = ${savedExtra}), false)`).join(" || ")})) return false;`,
       );
       return;
     }
@@ -212,7 +225,11 @@ class FunctionBody {
         body: () => {
           this.numberKeywords(schema, x, indent + 1, where);
           // Numbers only when the count is wanted (a load): the call is most of its cost.
-          this.line(indent + 1, `if (ctx.counting) chars += numberChars(${x});`);
+          // A member's key goes with it: a round integer's digits may then count in full (`plainExtra`).
+          this.line(
+            indent + 1,
+            `if (ctx.counting) chars += numberChars(${x}${key === undefined ? "" : `, ctx, ${key}`});`,
+          );
         },
       });
     }
@@ -347,7 +364,7 @@ class FunctionBody {
       else {
         this.line(indent + 3, `if (${key} === "__proto__") return false;`);
         this.line(indent + 3, `chars += ${key}.length + 3;`);
-        this.value(additional as Schema, member, offset + 1, star, indent + 3, `${where}.*`);
+        this.value(additional as Schema, member, offset + 1, star, indent + 3, `${where}.*`, key);
       }
     };
     if (names.length === 0) {
@@ -367,7 +384,15 @@ class FunctionBody {
         this.line(indent + 2, `case ${JSON.stringify(name)}:`);
         // The key, its quotes and its colon.
         this.line(indent + 3, `chars += ${name.length + 3};`);
-        this.value(props[name], member, offset + 1, slot?.children.get(name), indent + 3, `${where}.${name}`);
+        this.value(
+          props[name],
+          member,
+          offset + 1,
+          slot?.children.get(name),
+          indent + 3,
+          `${where}.${name}`,
+          JSON.stringify(name),
+        );
         if (required.includes(name)) this.line(indent + 3, `${seen}++;`);
         this.line(indent + 3, "break;");
       }

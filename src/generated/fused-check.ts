@@ -192,7 +192,7 @@ function checkInMemoryChatHistoryState(ctx: FusedContext, value: any, depth: num
         chars += 22;
         if (!(Number.isInteger(member4))) return false;
         if (member4 < 0) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "droppedMessageCount");
         required2++;
         break;
       case "branches":
@@ -496,7 +496,7 @@ function checkRollingSummaryState(ctx: FusedContext, value: any, depth: number, 
         chars += 12;
         if (!(Number.isInteger(member4))) return false;
         if (member4 < 0) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "turnCount");
         required2++;
         break;
       default:
@@ -545,7 +545,7 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
         chars += 15;
         if (!(Number.isInteger(member4))) return false;
         if (member4 < 0) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "messageCount");
         required2++;
         break;
       case "pending":
@@ -683,14 +683,14 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
                       chars += 8;
                       if (!(Number.isInteger(member30))) return false;
                       if (member30 < 0) return false;
-                      if (ctx.counting) chars += numberChars(member30);
+                      if (ctx.counting) chars += numberChars(member30, ctx, "start");
                       required28++;
                       break;
                     case "count":
                       chars += 8;
                       if (!(Number.isInteger(member30))) return false;
                       if (member30 < 1) return false;
-                      if (ctx.counting) chars += numberChars(member30);
+                      if (ctx.counting) chars += numberChars(member30, ctx, "count");
                       required28++;
                       break;
                     case "parent":
@@ -707,14 +707,14 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
                             chars += 6;
                             if (!(Number.isInteger(member34))) return false;
                             if (member34 < 0) return false;
-                            if (ctx.counting) chars += numberChars(member34);
+                            if (ctx.counting) chars += numberChars(member34, ctx, "run");
                             required32++;
                             break;
                           case "offset":
                             chars += 9;
                             if (!(Number.isInteger(member34))) return false;
                             if (member34 < 0) return false;
-                            if (ctx.counting) chars += numberChars(member34);
+                            if (ctx.counting) chars += numberChars(member34, ctx, "offset");
                             required32++;
                             break;
                           default:
@@ -750,14 +750,14 @@ function checkStoredChatHistoryState(ctx: FusedContext, value: any, depth: numbe
                     chars += 6;
                     if (!(Number.isInteger(member38))) return false;
                     if (member38 < 0) return false;
-                    if (ctx.counting) chars += numberChars(member38);
+                    if (ctx.counting) chars += numberChars(member38, ctx, "run");
                     required36++;
                     break;
                   case "offset":
                     chars += 9;
                     if (!(Number.isInteger(member38))) return false;
                     if (member38 < 0) return false;
-                    if (ctx.counting) chars += numberChars(member38);
+                    if (ctx.counting) chars += numberChars(member38, ctx, "offset");
                     required36++;
                     break;
                   default:
@@ -1454,7 +1454,7 @@ function checkGroupChatChannelState(ctx: FusedContext, value: any, depth: number
         chars += 9;
         if (!(Number.isInteger(member4))) return false;
         if (member4 < 0) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "synced");
         required2++;
         break;
       default:
@@ -1646,7 +1646,8 @@ function checkWorkflowState(ctx: FusedContext, value: any, depth: number, _nest:
                 chars += 17;
                 const keys13 = ctx.keys;
                 const chars14 = ctx.chars;
-                if (!(anyOf0(ctx, member12, depth + 3) || ((ctx.keys = keys13), (ctx.chars = chars14), false) || anyOf1(ctx, member12, depth + 3) || ((ctx.keys = keys13), (ctx.chars = chars14), false))) return false;
+                const extra15 = ctx.plainExtra;
+                if (!(anyOf0(ctx, member12, depth + 3) || ((ctx.keys = keys13), (ctx.chars = chars14), (ctx.plainExtra = extra15), false) || anyOf1(ctx, member12, depth + 3) || ((ctx.keys = keys13), (ctx.chars = chars14), (ctx.plainExtra = extra15), false))) return false;
                 break;
               default:
                 return false;
@@ -1712,7 +1713,7 @@ function checkBlobReferenceContent(ctx: FusedContext, value: any, depth: number,
         chars += 7;
         if (!(Number.isInteger(member4))) return false;
         if (member4 < 0) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "size");
         required2++;
         break;
       case "name":
@@ -1935,12 +1936,12 @@ function checkTextSpanAnnotatedRegion(ctx: FusedContext, value: any, depth: numb
       case "start":
         chars += 8;
         if (!(Number.isInteger(member4))) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "start");
         break;
       case "end":
         chars += 6;
         if (!(Number.isInteger(member4))) return false;
-        if (ctx.counting) chars += numberChars(member4);
+        if (ctx.counting) chars += numberChars(member4, ctx, "end");
         break;
       default:
         return false;
@@ -2221,27 +2222,27 @@ function checkUsageContent(ctx: FusedContext, value: any, depth: number, nest: n
             case "inputTokenCount":
               chars += 18;
               if (!(Number.isInteger(member8))) return false;
-              if (ctx.counting) chars += numberChars(member8);
+              if (ctx.counting) chars += numberChars(member8, ctx, "inputTokenCount");
               break;
             case "outputTokenCount":
               chars += 19;
               if (!(Number.isInteger(member8))) return false;
-              if (ctx.counting) chars += numberChars(member8);
+              if (ctx.counting) chars += numberChars(member8, ctx, "outputTokenCount");
               break;
             case "totalTokenCount":
               chars += 18;
               if (!(Number.isInteger(member8))) return false;
-              if (ctx.counting) chars += numberChars(member8);
+              if (ctx.counting) chars += numberChars(member8, ctx, "totalTokenCount");
               break;
             case "cachedInputTokenCount":
               chars += 24;
               if (!(Number.isInteger(member8))) return false;
-              if (ctx.counting) chars += numberChars(member8);
+              if (ctx.counting) chars += numberChars(member8, ctx, "cachedInputTokenCount");
               break;
             case "reasoningTokenCount":
               chars += 22;
               if (!(Number.isInteger(member8))) return false;
-              if (ctx.counting) chars += numberChars(member8);
+              if (ctx.counting) chars += numberChars(member8, ctx, "reasoningTokenCount");
               break;
             case "additionalCounts":
               chars += 19;
@@ -2254,7 +2255,7 @@ function checkUsageContent(ctx: FusedContext, value: any, depth: number, nest: n
                 if (key11 === "__proto__") return false;
                 chars += key11.length + 3;
                 if (!(Number.isFinite(member12))) return false;
-                if (ctx.counting) chars += numberChars(member12);
+                if (ctx.counting) chars += numberChars(member12, ctx, key11);
               }
               if (count9 > ctx.maxKeys) return false;
               ctx.keys += count9;

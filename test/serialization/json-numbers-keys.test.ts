@@ -266,6 +266,116 @@ describe("duplicate keys (#21.17)", () => {
     expect(repeats).toBeGreaterThan(300);
   });
 
+  // A round integer (`1000`) counts at its shortest token (`1e3`) in the character bound; a text
+  // without escapes whose members keyed so write every number without an exponent counts it in full
+  // (`plainExtra`). Each document below hides a repeat in exactly the characters that would win back.
+  it("round integers counted in full hide no repeat: exponents, whitespace, escaped keys, array items", () => {
+    // [with a repeat, the repeated key]
+    const cases: [string, string][] = [
+      // A repeat's five characters paid for by a number written short under its key.
+      ['{"n":1e5,"":0,"":0}', ""],
+      ['{"n":1E+5,"":0,"":0}', ""],
+      ['{"n" :\t1e5,"":0,"":0}', ""],
+      ['{"a":1000000,"n":1e5,"":0,"":0}', ""],
+      ['{"n":100000,"n":1e5}', "n"],
+      ['{"n":1e5,"n":100000}', "n"],
+      // The same key elsewhere, plain, and the exponent under it in another object.
+      ['[{"n":100000},{"n":1e5,"":0,"":0}]', ""],
+      // A string that reads like the key, next to the member.
+      ['{"s":"n","n":1e5,"":0,"":0}', ""],
+      // An array item is no member: never counted in full.
+      ['{"n":[1e5,1e5],"":0,"":0}', ""],
+      // An escaped key: the text has escapes, so the bound does not apply.
+      ['{"\\u006e":1e5,"":0,"":0}', ""],
+      ['{"\\/":1e5,"":0,"":0}', ""],
+      ['{"n":-1e5,"":0,"":0}', ""],
+    ];
+    for (const [result, key] of cases) {
+      expect(() => JSON.parse(result), result).not.toThrow();
+      const e = thrown(() => deserializeSession(storedWithResult(result)), SessionValidationError);
+      expect(e.problems[0], result).toMatchObject({ code: "json", expected: "each key once in an object" });
+      expect(e.problems[0].message, result).toContain(`has the key ${JSON.stringify(key)} twice`);
+    }
+    // Typed members (usage token counts): five round counts written short pay for a repeat.
+    const usage = (count: string) =>
+      `{"$type":"usage","details":{"inputTokenCount":${count},"outputTokenCount":7,"totalTokenCount":${count}}}`;
+    const typed = (counts: string[], result: string) =>
+      storedWithResult(result).replace(
+        '"result":' + result + "}",
+        '"result":' + result + "}," + counts.map(usage).join(","),
+      );
+    // Eight round counts (eight characters more in full), two of them written short: the repeat's five fit.
+    const hostile = typed(["1e3", "1000", "1000", "1000"], '{"":0,"":0}');
+    expect(JSON.parse(hostile)).toBeDefined();
+    expect(thrown(() => deserializeSession(hostile), SessionValidationError).problems[0].message).toContain(
+      'has the key "" twice',
+    );
+    // Written out in full, the same counts load, with and without whitespace and escapes elsewhere.
+    for (const text of [
+      typed(["1000", "2000", "3000", "1000", "2000000"], '{"":0}'),
+      typed(["1000", "2000", "3000", "1000", "2000000"], '{"":0, "k" : "\\n"}'),
+      typed(["1e3", "2000", "3000", "1000", "2000000"], '{"":0}'),
+    ]) {
+      const loaded = deserializeSession(text);
+      expect(JSON.stringify(loaded), text).toBe(JSON.stringify(JSON.parse(text).session));
+    }
+  });
+
+  it("a fused load agrees with a reference parser on seeded random documents of round integers, with and without a repeat", () => {
+    const { next, pick } = seeded(36);
+    const scalars = [
+      "1000",
+      "1e3",
+      "1E3",
+      "1e+3",
+      "100000",
+      "1e5",
+      "10e4",
+      "-2000",
+      "-2e3",
+      "0",
+      "7",
+      "1000.0",
+      '"n"',
+      '""',
+    ];
+    const gen = randomDocuments({
+      next,
+      keys: ["n", "m", "", "a"],
+      leaf: 0.35,
+      scalar: () => pick(scalars),
+      ws: () => (next() < 0.95 ? "" : pick([" ", "\n"])),
+      members: 5,
+      escapes: false,
+    });
+    let repeats = 0;
+    for (let i = 0; i < 4000; i++) {
+      const [result, dup] = gen(0);
+      if (dup) repeats++;
+      let problem: string | undefined;
+      try {
+        deserializeSession(storedWithResult(result));
+      } catch (error) {
+        problem = (error as SessionValidationError).problems[0].expected;
+      }
+      expect(problem, result).toBe(dup ? "each key once in an object" : undefined);
+    }
+    expect(repeats).toBeGreaterThan(400);
+  });
+
+  it("stays linear when the key of a round integer is everywhere: strings and members that read like it", () => {
+    const n = 50_000;
+    const strings = Array.from({ length: n }, () => '"inputTokenCount"').join(",");
+    const members = Array.from({ length: n }, (_, i) => `"inputTokenCount${i}":1`).join(",");
+    const body = `"a":[${strings}],"b":{${members}},"c":[${strings}],"x":1000`;
+    // 1e6 and 1000 count five more in full: the repeat fits, and only the exponent at the very end gives it away.
+    const hostile = `{${body},"":0,"":0,"inputTokenCount":1e6}`;
+    const e = thrown(() => deserializeSession(storedWithResult(hostile)), SessionValidationError);
+    expect(e.problems[0].message).toContain('has the key "" twice');
+    const honest = `{${body},"":0,"inputTokenCount":1000000}`;
+    expect(deserializeSession(storedWithResult(honest))).toBeDefined();
+  });
+
   // No wall-clock threshold (speed is `npm run bench`'s): a check that looked back or ahead per
   // colon or per quote would never finish on these 2-4 MB texts; finishing with the verdict is the proof.
   it("stays linear on texts built against it: runs of escaped quotes, spaces and colons, many suspect keys", () => {
@@ -301,10 +411,12 @@ function randomDocuments(o: {
   scalar: () => string;
   ws: () => string;
   members: number;
+  /** Escape the first character of a fifth of the keys (default true). */
+  escapes?: boolean;
 }): (depth: number) => [string, boolean] {
   const { next, ws } = o;
   const key = (k: string) =>
-    next() < 0.2 && k !== ""
+    o.escapes !== false && next() < 0.2 && k !== ""
       ? `"\\u${k.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(k.slice(1)).slice(1)}`
       : JSON.stringify(k);
   const gen = (depth: number): [string, boolean] => {

@@ -55,7 +55,19 @@ export interface FusedContext {
    * scan); counting more than the text must hold would be unsound.
    */
   chars: number;
+  /**
+   * What the integers counted short in `chars` (a round `1000` at 3, as `1e3` could be written)
+   * take more when written without an exponent, summed over those that are a member's value, and
+   * the keys of those members (`numberKeys`, at most `MAX_NUMBER_KEYS`; undefined while none).
+   * `checkDuplicateKeys` may add it to `chars` once it has found every such member's number in the
+   * text written without an exponent. Never more than that: an integer counted here, and its key.
+   */
+  plainExtra: number;
+  numberKeys: string[] | undefined;
 }
+
+/** The most distinct member keys of round integers `plainExtra` tracks; past them, it stops growing. */
+export const MAX_NUMBER_KEYS = 4;
 
 /** One generated check of a tagged value: `value` at depth `depth`, `nesting` tagged values deep. */
 export type TaggedCheck = (context: FusedContext, value: unknown, depth: number, nesting: number) => boolean;
@@ -74,6 +86,8 @@ export function fusedContext(limits: FusedLimits): FusedContext | undefined {
     counting: limits.count === true,
     keys: 0,
     chars: 0,
+    plainExtra: 0,
+    numberKeys: undefined,
   };
 }
 
@@ -150,7 +164,7 @@ function container(context: FusedContext, value: object, depth: number): boolean
     if (typeof member === "string") count += member.length + 2;
     else if (typeof member === "number") {
       if (!Number.isFinite(member)) return false;
-      if (context.counting) count += numberChars(member);
+      if (context.counting) count += numberChars(member, context, key);
     } else if (!opaqueJson(context, member, depth + 1)) return false;
   }
   if (keys > context.maxKeys) return false;
@@ -163,8 +177,10 @@ function container(context: FusedContext, value: object, depth: number): boolean
  * The fewest characters any JSON number token for the finite number `x` can take (a lower bound:
  * `1e6` is shorter than `1000000`). Exact for the integers below 2^53 and the numbers with one
  * decimal; otherwise from the shortest round-trip digits `String` gives: no token for `x` has fewer.
+ * `context` and `key`: `x` is the value of a member with that key; an integer whose exponent
+ * spelling is the shorter one adds what its digits take more to `context.plainExtra`.
  */
-export function numberChars(x: number): number {
+export function numberChars(x: number, context?: FusedContext, key?: string): number {
   // Small enough to inline: a non-negative int32 with fewer than three trailing zeros, whose
   // decimal digits are its shortest token ("| 0": an int32 remainder, never a float one).
   if (x > 0 && x < 1e9 && (x | 0) === x && (x | 0) % 1000 !== 0)
@@ -185,11 +201,11 @@ export function numberChars(x: number): number {
                   : x < 1e8
                     ? 8
                     : 9;
-  return otherNumberChars(x);
+  return otherNumberChars(x, context, key);
 }
 
 /** `numberChars` for every other finite number. */
-function otherNumberChars(value: number): number {
+function otherNumberChars(value: number, context: FusedContext | undefined, key: string | undefined): number {
   let magnitude = value;
   let sign = 0;
   if (magnitude < 0) {
@@ -206,7 +222,13 @@ function otherNumberChars(value: number): number {
       zeros++;
     }
     const digits = decimalDigits(magnitude);
-    return sign + (zeros === 0 ? digits : Math.min(digits + zeros, digits + 1 + (zeros < 10 ? 1 : 2)));
+    if (zeros === 0) return sign + digits;
+    // Without an exponent a token of an integer below 2^53 takes all its digits (no leading zeros;
+    // a fraction adds at least two characters to one digit less): that is `plain`.
+    const plain = digits + zeros;
+    const shortest = Math.min(plain, digits + 1 + (zeros < 10 ? 1 : 2));
+    if (shortest < plain && context !== undefined && key !== undefined) plainSpelling(context, key, plain - shortest);
+    return sign + shortest;
   }
   const tenfold = magnitude * 10;
   if (magnitude < 1e15 && tenfold === Math.floor(tenfold)) {
@@ -215,6 +237,17 @@ function otherNumberChars(value: number): number {
     return sign + (magnitude < 1 ? 3 : decimalDigits(Math.floor(magnitude)) + 2);
   }
   return sign + shortestChars(magnitude);
+}
+
+/** Records `extra` characters of a round integer that is the value of a member `key` (see `FusedContext.plainExtra`). */
+function plainSpelling(context: FusedContext, key: string, extra: number): void {
+  let keys = context.numberKeys;
+  if (keys === undefined) keys = context.numberKeys = [];
+  if (!keys.includes(key)) {
+    if (keys.length >= MAX_NUMBER_KEYS) return;
+    keys.push(key);
+  }
+  context.plainExtra += extra;
 }
 
 /** The decimal digits of the integer `x`, 1 <= x < 2^53. */

@@ -213,8 +213,21 @@ export function parseJsonText(input: string | Uint8Array, lim: Required<JsonLimi
  * bound equals the keys parsed, no key was dropped. Only when it does not (a colon right after a
  * string that opens a value, or a duplicate) does the exact scan look.
  */
-export function checkDuplicateKeys(text: string, keys: number, chars = -1): void {
+export function checkDuplicateKeys(
+  text: string,
+  keys: number,
+  chars = -1,
+  plainExtra = 0,
+  numberKeys?: readonly string[],
+): void {
   if (keys === 0 || (chars >= 0 && withinCharBound(text, chars))) return;
+  if (
+    plainExtra > 0 &&
+    chars >= 0 &&
+    numberKeys !== undefined &&
+    withinPlainBound(text, chars + plainExtra, numberKeys)
+  )
+    return;
   if (keyColonBound(text) !== keys) {
     const dup = locateDuplicateKey(text);
     if (dup !== null) throw duplicateKeyError(dup);
@@ -247,6 +260,90 @@ function withinCharBound(text: string, chars: number): boolean {
     backslash = text.indexOf("\\", backslash + (unicodeEscape ? 6 : 2));
   }
   return false;
+}
+
+/**
+ * `withinCharBound` for a text without escapes, with `chars` counting the round integers that are
+ * the values of members keyed `numberKeys` at all their digits (`1000` at four where `1e3` takes
+ * three: `FusedContext.plainExtra`). Sound once every number written as such a member's value is
+ * written without an exponent, which `plainNumbersUnder` finds out: then each of those integers
+ * takes all its digits in the text, and the rest of the bound is `withinCharBound`'s.
+ *
+ * Why no escapes: then every key is written as it is (`"inputTokenCount"`, never
+ * `"input\u0054okenCount"`), so a search for it finds every member with that key, and every
+ * quote delimits a string.
+ */
+function withinPlainBound(text: string, chars: number, numberKeys: readonly string[]): boolean {
+  const slack = text.length - chars;
+  if (slack < 0 || slack >= 5 || text.indexOf("\\") !== -1) return false;
+  for (const key of numberKeys) if (!plainNumbersUnder(text, key)) return false;
+  return true;
+}
+
+/**
+ * True when no member keyed `key` in `text` (a text without backslashes) has a number written with
+ * an exponent (`1e3`, `1E+3`) for its value. Every occurrence of `"key"` is looked at; one followed
+ * by a colon (after any whitespace) is such a member (or, for a key that itself starts with what may
+ * end a string, possibly something else, looked at all the same: a false "no" only costs the colon
+ * count). Its value is read up to the end of its number.
+ *
+ * The native search looks for the tail of `"key"` from its rarest-looking character on (`Count"` of
+ * `"inputTokenCount"`: a search stops at every occurrence of its first character, and a quote is
+ * everywhere), each hit compared in full. Linear: the tail ends with the only quote in it, so two
+ * hits never overlap; a full compare that runs long reads a quote and key characters, where no hit
+ * lies; and a member's value is read up to the next quote at most.
+ */
+function plainNumbersUnder(text: string, key: string): boolean {
+  const quoted = `"${key}"`;
+  const from = rarestFrom(quoted);
+  const tail = quoted.slice(from);
+  const length = text.length;
+  let hit = text.indexOf(tail, from);
+  while (hit !== -1) {
+    if (text.startsWith(quoted, hit - from)) {
+      let pos = hit + tail.length;
+      let code = text.charCodeAt(pos);
+      while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
+      if (code === 58) {
+        code = text.charCodeAt(++pos);
+        while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
+        // A number: "-", digits, ".", then "e"/"E" for an exponent; anything else ends it (no quote inside).
+        while (
+          pos < length &&
+          (code === 45 || code === 43 || code === 46 || (code >= 48 && code <= 57) || (code | 0x20) === 101)
+        ) {
+          if ((code | 0x20) === 101) return false;
+          code = text.charCodeAt(++pos);
+        }
+      }
+    }
+    hit = text.indexOf(tail, hit + tail.length);
+  }
+  return true;
+}
+
+/** Lower-case letters by how often English text uses them, the most first. */
+const LETTER_FREQUENCY = "etaoinsrhldcumfpgwybvkxjqz";
+
+/**
+ * Where in `quoted` (`"key"`) the search tail starts: at the character text is least likely to be
+ * full of (anything but a lower-case letter, a digit, a space or punctuation JSON writes everywhere
+ * first, then the rarer letters), the last such one; never at the closing quote. Speed only.
+ */
+function rarestFrom(quoted: string): number {
+  let best = 0;
+  let bestRank = 100;
+  for (let index = 1; index < quoted.length - 1; index++) {
+    const code = quoted.charCodeAt(index);
+    const letter = LETTER_FREQUENCY.indexOf(String.fromCharCode(code));
+    const rank =
+      letter !== -1 ? 26 - letter : code >= 48 && code <= 57 ? 30 : code === 32 || code === 58 || code === 44 ? 40 : 0;
+    if (rank <= bestRank) {
+      best = index;
+      bestRank = rank;
+    }
+  }
+  return best;
 }
 
 /** @internal `checkJsonLimits` on resolved limits, returning the number of object keys in the value. */

@@ -99,8 +99,13 @@ export function load(
       ? parseJsonText(input as string | Uint8Array, limits)
       : { text: undefined, value: input };
     const counted = fusedLimit !== undefined ? fused(value, fusedLimit) : undefined;
-    const keys = counted !== undefined ? counted.keys : checkedKeyCount(value, limits);
-    if (text !== undefined) checkDuplicateKeys(text, keys, counted !== undefined ? counted.chars : -1);
+    if (counted !== undefined) {
+      if (text !== undefined)
+        checkDuplicateKeys(text, counted.keys, counted.chars, counted.plainExtra, counted.numberKeys);
+    } else {
+      const keys = checkedKeyCount(value, limits);
+      if (text !== undefined) checkDuplicateKeys(text, keys);
+    }
     return { doc: value, owned, fused: counted !== undefined };
   } catch (err) {
     if (!(err instanceof JsonParseError)) throw err;

@@ -62,11 +62,11 @@ export const UNLIMITED: FusedLimits = Object.freeze({
 });
 
 /**
- * What a fused check counted of a document it accepted: its object keys, and a lower bound of its
- * compact text (`FusedContext.chars`). Both go to the duplicate-key check of its text
- * (`checkDuplicateKeys`).
+ * What a fused check counted of a document it accepted: its object keys, a lower bound of its
+ * compact text (`FusedContext.chars`) and what its round integers take more when written out
+ * (`plainExtra`, `numberKeys`). All go to the duplicate-key check of its text (`checkDuplicateKeys`).
  */
-export type FusedCount = Pick<FusedContext, "keys" | "chars">;
+export type FusedCount = Pick<FusedContext, "keys" | "chars" | "plainExtra" | "numberKeys">;
 
 /**
  * The count of a session document (an envelope `{format, formatVersion, session}` at depth 1, or a
