@@ -25,7 +25,7 @@ import type {
 } from "../core/messages.js";
 import { ProviderSessionState, type StateAccess } from "../core/state-bag.js";
 import type { AgentSession } from "../core/session.js";
-import type { JsonValue, ProviderState } from "../core/tagged.js";
+import type { JsonValue } from "../core/tagged.js";
 import type { AITool, ToolInvocationContext } from "./tools.js";
 
 export type { AnsweredToolApproval, PendingToolCall, ToolApprovalState } from "../builtins/tool-approval-state.js";

@@ -16,7 +16,6 @@ import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { ProviderSessionState } from "../core/state-bag.js";
 import { GroupChatChannelStateType } from "../../generated/descriptors.js";
-import type { ProviderState } from "../core/tagged.js";
 
 /** Where a channel's conversation lives: in its session (`local`) or at the model service (`hosted`). */
 export type ChannelKind = "local" | "hosted";

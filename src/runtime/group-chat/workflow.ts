@@ -18,17 +18,9 @@ import { lockSession, toMessages, type ChatClientAgent, type RunOptions } from "
 import type { AgentInput, AgentResponse } from "../agent/response.js";
 import { ConfigurationError, StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
-import {
-  createSessionData,
-  type AgentSession,
-  type CreateSessionOptions,
-  type ServiceSessionId,
-  type SessionKind,
-  type StateBag,
-} from "../core/session.js";
+import { createSessionData, type AgentSession, type CreateSessionOptions, type StateBag } from "../core/session.js";
 import { ProviderSessionState } from "../core/state-bag.js";
 import { WorkflowStateType } from "../../generated/descriptors.js";
-import type { ProviderState } from "../core/tagged.js";
 import {
   asSpokenBy,
   othersAsUser,

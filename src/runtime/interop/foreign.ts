@@ -14,15 +14,8 @@
  * `code_interpreter_tool_call`) is wrapped the same way as a `statebag.foreign` content, so a
  * history keeps every item, in order, and the model simply does not see the ones it cannot read.
  */
-import type { AIContentBase, ChatMessage } from "../core/messages.js";
-import {
-  versionOf,
-  type JsonObject,
-  type JsonValue,
-  type ProviderState,
-  type Tagged,
-  type TaggedValue,
-} from "../core/tagged.js";
+import type { ChatMessage } from "../core/messages.js";
+import { versionOf, type JsonObject, type JsonValue, type TaggedValue } from "../core/tagged.js";
 import { isPlainObject, type JsonRecord } from "./json-util.js";
 
 export type { ForeignContent, ForeignState, InteropFormat } from "../builtins/foreign-state.js";
