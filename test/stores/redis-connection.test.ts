@@ -219,6 +219,65 @@ async function countingServer(
   };
 }
 
+/**
+ * A server that completes the driver's handshake (its INFO ready check, CLIENT calls) and then
+ * never answers another command: a command sent to it waits until its timeout.
+ */
+async function stallingServer(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    let pending = "";
+    socket.on("data", (chunk) => {
+      pending += chunk.toString("latin1");
+      // Whole RESP arrays of bulk strings: *N, then $len and the argument, N times.
+      for (;;) {
+        const lines = pending.split("\r\n");
+        const count = Number(lines[0]?.slice(1));
+        if (!lines[0]?.startsWith("*") || lines.length < 1 + 2 * count + 1) return;
+        const name = lines[2].toLowerCase();
+        pending = lines.slice(1 + 2 * count).join("\r\n");
+        if (name === "info") socket.write("$11\r\nloading:0\r\n\r\n");
+        else if (name === "client") socket.write("+OK\r\n");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe("Redis that stops answering", () => {
+  it("every command in flight fails at commandTimeoutMs with StoreUnavailableError, reads and writes alike", async () => {
+    const server = await stallingServer();
+    const store = new RedisSessionStore({ url: `redis://127.0.0.1:${server.port}`, commandTimeoutMs: 150 });
+    try {
+      const errors = await Promise.all([
+        failure(store.get("a")),
+        failure(store.get("b")),
+        failure(store.save(counterSession("c"), { expectedRevision: null })),
+      ]);
+      for (const error of errors) {
+        expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(String((error.cause as Error | undefined)?.message)).toContain("Command timed out");
+      }
+      // Once the format check has passed (it timed out here), a write that timed out may have run.
+      const late = await failure(store.save(counterSession("d"), { expectedRevision: null }));
+      expect(late).toBeInstanceOf(StoreUnavailableError);
+      expect(String((late.cause as Error | undefined)?.message)).toContain("Command timed out");
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+});
+
 describe("Redis that cannot be reached", () => {
   it("a closed port fails with StoreUnavailableError naming host:port after 1 + connectRetries attempts", async () => {
     const port = await freePort();

@@ -162,7 +162,7 @@ for (const backend of backends) {
           { owner: "alice", order: "updatedAt desc", updatedBefore: middle },
         ];
         for (const variant of variants) {
-          for (const limit of [1, 7, 50]) {
+          for (const limit of [3, 50]) {
             const options = { ...variant, limit };
             store.listSessionsInline = true;
             const oneCall = await pages(options);
@@ -188,7 +188,7 @@ for (const backend of backends) {
         );
         expect(Object.keys(await entries()).sort()).toEqual(Array.from({ length: 40 }, (_, i) => owned(i)));
       });
-    });
+    }, 120_000);
   });
 
   describe(`${backend.name}: the calls of a page`, () => {

@@ -78,6 +78,76 @@ export function isUnavailable(error: unknown): boolean {
   return isNetworkError(error) || (error instanceof Error && NETWORK_MESSAGES.test(error.message));
 }
 
+/** The part of the driver's command object a deadline needs. */
+interface DriverCommand {
+  /** Set once the reply was taken (an error reply or a failure leaves it false). */
+  isResolved?: boolean;
+  reject(error: Error): void;
+}
+
+/**
+ * The per-command timeout of a standalone connection, with one timer for all its commands: the
+ * driver's own `commandTimeout` arms and clears a timer for every command, which a fast server
+ * makes a visible part of each call. Every command of the connection has the same timeout, so
+ * deadlines fall in the order commands are sent: a queue, and one timer for the oldest command
+ * still waiting. A command that has no reply at its deadline fails with the driver's error
+ * ("Command timed out"), as it did with the driver's timer; a reply arriving later is dropped by
+ * the driver, as before. The timer is unref'd (a command in flight keeps the process alive by its
+ * socket) and is not re-armed once nothing waits.
+ */
+export class CommandDeadlines {
+  private queue: { command: DriverCommand; deadline: number }[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(readonly timeoutMs: number) {}
+
+  add(command: DriverCommand): void {
+    const queue = this.queue;
+    while (this.head < queue.length && queue[this.head].command.isResolved) this.head++;
+    if (this.head === queue.length) {
+      queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > queue.length) {
+      this.queue = queue.slice(this.head);
+      this.head = 0;
+    }
+    this.queue.push({ command, deadline: performance.now() + this.timeoutMs });
+    if (this.timer === undefined) this.arm(this.timeoutMs);
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
+    this.timer.unref();
+  }
+
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    const now = performance.now();
+    const queue = this.queue;
+    for (; this.head < queue.length; this.head++) {
+      const { command, deadline } = queue[this.head];
+      if (command.isResolved) continue;
+      if (deadline > now) break;
+      // A command that already failed (its promise settled) ignores this.
+      command.reject(new Error("Command timed out"));
+    }
+    if (this.head < queue.length) this.arm(queue[this.head].deadline - now);
+    else {
+      queue.length = 0;
+      this.head = 0;
+    }
+  };
+
+  /** Forgets every command (the connection is closed; the driver fails what was in flight). */
+  clear(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue = [];
+    this.head = 0;
+  }
+}
+
 /** The store options the connection reads (documented on `RedisStoreOptions`, store.ts). */
 export interface RedisConnectionOptions {
   url: string;
@@ -103,6 +173,12 @@ export class RedisConnector {
   private lastError: unknown;
   private closed = false;
   private readonly cluster: boolean;
+  /** The per-command timeout (ms) every command of the store's client has. */
+  readonly commandTimeoutMs: number;
+  /** Standalone: the current client's command deadlines (one timer for all its commands). */
+  private deadlines: CommandDeadlines | undefined;
+  /** The driver's `commandTimeout` as the options give it (a second connection of the store keeps it: `duplicate`). */
+  driverCommandTimeout: unknown;
 
   /** Checks every part of the URL and the connection options; `url` is the URL errors show. */
   constructor(
@@ -121,6 +197,7 @@ export class RedisConnector {
       checkConnectOption("connectRetries", options.connectRetries) ??
       this.connection.connectRetries ??
       REDIS_DEFAULT_CONNECT_RETRIES;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
     const optionDb = options.redisOptions?.db;
     if (optionDb !== undefined && optionDb !== this.connection.db) {
       throw new ConfigurationError(
@@ -152,7 +229,7 @@ export class RedisConnector {
       const nodeOptions: RedisDriverOptions = {
         lazyConnect: true,
         connectTimeout: this.connectTimeoutMs,
-        commandTimeout: this.options.commandTimeoutMs ?? 10_000,
+        commandTimeout: this.commandTimeoutMs,
         // We reconnect on demand (next call), never in a background loop, and never queue or
         // re-send commands: a re-sent compare-and-swap could report a conflict with itself.
         retryStrategy: () => null,
@@ -164,9 +241,26 @@ export class RedisConnector {
         db: 0,
       };
       const { Redis } = ioredis();
+      // Standalone, the timeout is kept by one timer per connection (CommandDeadlines) instead of
+      // the driver's timer per command, unless redisOptions set the driver's own.
+      const deadlines =
+        !this.options.cluster && nodeOptions.commandTimeout === this.commandTimeoutMs && this.commandTimeoutMs > 0
+          ? new CommandDeadlines(this.commandTimeoutMs)
+          : undefined;
+      this.driverCommandTimeout = nodeOptions.commandTimeout;
+      if (deadlines !== undefined) nodeOptions.commandTimeout = undefined;
       const client = (
         this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)
       ) as ScriptedClient;
+      if (deadlines !== undefined) {
+        const driver = client as unknown as { sendCommand(command: DriverCommand, ...rest: unknown[]): unknown };
+        const send = driver.sendCommand;
+        driver.sendCommand = function (this: unknown, command: DriverCommand, ...rest: unknown[]) {
+          deadlines.add(command);
+          return send.call(this, command, ...rest);
+        };
+        this.deadlines = deadlines;
+      }
       // Every failure is reported through the calls; an "error" event without a listener would crash the process.
       // Events of a client given up on (see `connectOnce`) no longer speak for the store.
       client.on("error", (error: unknown) => {
@@ -346,6 +440,8 @@ export class RedisConnector {
     if (this.client_ === client) {
       this.client_ = undefined;
       this.selected = false;
+      this.deadlines?.clear();
+      this.deadlines = undefined;
     }
   }
 
@@ -421,5 +517,7 @@ export class RedisConnector {
     if (!client) return;
     if (client.status === "ready") await client.quit().catch(() => client.disconnect());
     else client.disconnect();
+    this.deadlines?.clear();
+    this.deadlines = undefined;
   }
 }

@@ -17,9 +17,10 @@
  *   P{}ou:<o>   owner o's sessions, newest first: members inv(updatedAt) (15 digits) + id, all scores 0
  *   P{}oi:<o>   owner o's session ids (scores 0, byte order, for `order: "id"`)
  *   P{}om:<o>   hash id -> JSON array of index candidates {u, r, l, w} (see scripts.ts); labels for filtering
- * `list` reads the owner's index (one script) for a page of candidates, then each candidate's
- * metadata fields (never `d`), and returns only those whose stored owner, updatedAt and labels
- * match: the session hash is the truth, the index a superset of it.
+ * `list` reads the owner's index for a page of candidates and each candidate's metadata fields
+ * (never `d`): standalone in the same script (one slot), on a cluster one read per session after
+ * it, batched per node; it returns only those whose stored owner, updatedAt and labels match: the
+ * session hash is the truth, the index a superset of it.
  * Stream buffers (`store.streams`; no format change: new keys only), in the SESSION's bucket so one
  * script changes a stream and its session's set, on a cluster too:
  *   P{}st:<stream>  hash {sid: session, st: status, n: length, sr: stop requested 0/1, le: lease end ms,

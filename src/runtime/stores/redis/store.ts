@@ -594,8 +594,9 @@ export class RedisSessionStore implements SessionStore {
 
   /**
    * One page of an owner's sessions: candidates from the owner's index (one script in the owner's
-   * slot), then each candidate's metadata fields from its session hash (never the body), kept only
-   * when they agree (same owner, filters, and for the newest-first order the same updatedAt).
+   * slot) with each candidate's metadata fields from its session hash (never the body; standalone
+   * read by the same script, on a cluster one read per session after it, batched per node), kept
+   * only when they agree (same owner, filters, and for the newest-first order the same updatedAt).
    * Entries that disagree are repaired from the session (keys.ts) and the index is read further.
    */
   async list(options: ListOptions): Promise<ListPage> {
@@ -844,7 +845,11 @@ export class RedisSessionStore implements SessionStore {
 
   /** A second connection like the store's, connected and on its database (a stream follower's XREAD BLOCK). */
   private async duplicateConnection(): Promise<RedisClientLike> {
-    const client = (this.connector.client as unknown as { duplicate(): RedisClientLike }).duplicate();
+    const source = this.connector.client as unknown as { duplicate(...args: unknown[]): RedisClientLike };
+    // Standalone: the driver's own command timeout, which the store's client keeps in CommandDeadlines instead (connection.ts).
+    const client = this.cluster
+      ? source.duplicate()
+      : source.duplicate({ commandTimeout: this.connector.driverCommandTimeout });
     client.on("error", () => undefined); // failures reach the follower through its command
     try {
       await client.connect();
