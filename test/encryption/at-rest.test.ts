@@ -74,7 +74,7 @@ function rawAccess(store: SessionStore): Raw {
     case "sqlite": {
       const s = store as SqliteSessionStore;
       return {
-        get: (id) => s.run("raw", "read", (st) => asText(st.get.get(id, Date.now())!.data)),
+        get: (id) => s.run("raw", "read", (st) => asText(st.get.get(id, Date.now())![1])),
         // The store's statements hold no raw UPDATE: through its connection, inside its write transaction.
         set: (id, text) =>
           s.run("raw", "write", () => {
@@ -603,7 +603,7 @@ describe("a SQLite file of format 4 with encrypted rows", () => {
       });
       const row = await rawAccess(store).get("s1");
       expect(binaryHeader(row)).toMatchObject({ version: 3, kid: "k1" });
-      const stored = await store.run("raw", "read", (statements) => statements.get.get("s1", Date.now())!.data);
+      const stored = await store.run("raw", "read", (statements) => statements.get.get("s1", Date.now())![1]);
       expect(stored).toBeInstanceOf(Uint8Array);
     } finally {
       for (const store of stores) await store.close().catch(() => undefined);

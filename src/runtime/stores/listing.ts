@@ -66,22 +66,19 @@ export function checkMeta(options: SaveOptions | undefined): CheckedMeta {
   };
 }
 
-const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
-const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
+/** "00" to "99" and "000" to "999": the fields of a time of day, looked up rather than padded. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, "0"));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, "0"));
 /** Milliseconds of 10000-01-01T00:00:00Z: later times (and earlier than 1970) take `toISOString`'s own form. */
 const YEAR_10000_MS = 253_402_300_800_000;
+const DAY_MS = 86_400_000;
 
-/**
- * `new Date(time).toISOString()`, about three times faster for the times stores hold (integer
- * milliseconds from 1970 to year 9999): a page of a listing formats two times per item, and
- * `toISOString` was a third of the SQLite store's `list` in a profile. Civil date from days:
- * H. Hinnant's algorithm. Anything else (before 1970, fractions, NaN) goes to `toISOString`.
- */
-export function isoTime(time: number | Date): string {
-  const ms = typeof time === "number" ? time : time.getTime();
-  if (!(ms >= 0 && ms < YEAR_10000_MS && Number.isInteger(ms))) return new Date(ms).toISOString();
-  const days = Math.floor(ms / 86_400_000);
-  let rest = ms - days * 86_400_000;
+/** The day `isoTime` formatted last (days since 1970) and its `YYYY-MM-DDT`: a page's times mostly share a day. */
+let lastDay = -1;
+let lastDayText = "";
+
+/** `YYYY-MM-DDT` of a day since 1970 (0 to 2,932,896): civil date from days, H. Hinnant's algorithm. */
+function dayText(days: number): string {
   const shiftedDays = days + 719_468;
   const era = Math.floor(shiftedDays / 146_097);
   const doe = shiftedDays - era * 146_097;
@@ -91,13 +88,32 @@ export function isoTime(time: number | Date): string {
   const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const month = mp < 10 ? mp + 3 : mp - 9;
   const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const yearText = year < 1000 ? `000${year}`.slice(-4) : `${year}`;
+  return `${yearText}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T`;
+}
+
+/**
+ * `new Date(time).toISOString()`, several times faster for the times stores hold (integer
+ * milliseconds from 1970 to year 9999): a page of a listing formats two times per item, and
+ * `toISOString` was a third of the SQLite store's `list` in a profile. The date part is kept for
+ * the last day formatted; the time of day is looked up field by field. Anything else (before
+ * 1970, fractions, NaN) goes to `toISOString`.
+ */
+export function isoTime(time: number | Date): string {
+  const ms = typeof time === "number" ? time : time.getTime();
+  if (!(ms >= 0 && ms < YEAR_10000_MS && Number.isInteger(ms))) return new Date(ms).toISOString();
+  const days = Math.floor(ms / DAY_MS);
+  if (days !== lastDay) {
+    lastDayText = dayText(days);
+    lastDay = days;
+  }
+  let rest = ms - days * DAY_MS;
   const hours = Math.floor(rest / 3_600_000);
   rest -= hours * 3_600_000;
   const minutes = Math.floor(rest / 60_000);
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
-  const yearText = year < 1000 ? `000${year}`.slice(-4) : `${year}`;
-  return `${yearText}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+  return `${lastDayText}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[rest - seconds * 1000]}Z`;
 }
 
 /** A `StoredSessionMeta` from stored fields, leaving absent ones out. */

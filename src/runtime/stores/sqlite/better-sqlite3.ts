@@ -10,6 +10,10 @@ class BetterSqliteConnection implements SqliteConnection {
     return this.db.prepare(sql) as unknown as SqliteStatement<R>;
   }
 
+  prepareTuples<R extends readonly unknown[]>(sql: string): SqliteStatement<R> {
+    return this.db.prepare(sql).raw(true) as unknown as SqliteStatement<R>;
+  }
+
   exec(sql: string): void {
     this.db.exec(sql);
   }

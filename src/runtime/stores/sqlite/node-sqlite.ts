@@ -1,5 +1,5 @@
 /** The SQLite store's default driver: Node's built-in `node:sqlite` (`DatabaseSync`), no install or native build. */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { pathToFileURL } from "node:url";
 import { StatebagError } from "../../core/errors.js";
 import { resultCodeName, type SqliteConnection, type SqliteDriver, type SqliteStatement } from "./driver.js";
@@ -61,6 +61,24 @@ class NodeSqliteConnection implements SqliteConnection {
 
   prepare<R>(sql: string): SqliteStatement<R> {
     return this.db.prepare(sql) as unknown as SqliteStatement<R>;
+  }
+
+  prepareTuples<R extends readonly unknown[]>(sql: string): SqliteStatement<R> {
+    const statement = this.db.prepare(sql) as StatementSync & { setReturnArrays?: (enabled: boolean) => void };
+    // setReturnArrays is in Node 22.16+ / 24: before, the row objects' values, in column order.
+    if (typeof statement.setReturnArrays === "function") {
+      statement.setReturnArrays(true);
+      return statement as unknown as SqliteStatement<R>;
+    }
+    return {
+      get: (...params) => {
+        const row = statement.get(...(params as SQLInputValue[]));
+        return row === undefined ? undefined : (Object.values(row) as unknown as R);
+      },
+      all: (...params) =>
+        statement.all(...(params as SQLInputValue[])).map((row) => Object.values(row) as unknown as R),
+      run: (...params) => statement.run(...(params as SQLInputValue[])) as { changes: number },
+    };
   }
 
   exec(sql: string): void {

@@ -312,10 +312,12 @@ const LIST_FILTER = `${LIST_ANY} AND ${HAS_LABELS}`;
 // starts at the page: (owner = ?, updated_at > ?, (updated_at, id) < (?, ?)).
 const LIST_TIME_ANY = `owner = ? AND ${LIVE} AND updated_at > ?`;
 const LIST_TIME_FILTER = `${LIST_TIME_ANY} AND ${HAS_LABELS}`;
+/** What a listing row holds, in the order of `ListRow`. */
 const LIST_COLUMNS = `id, revision, ${META}, expires_at`;
 
 /** Statement texts (exported for the benchmark's raw-driver baseline). @internal */
 export const SQLITE_SQL = {
+  // The columns in the order of `GetRow`.
   get: `SELECT revision, data, ${META} FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
   current: `SELECT revision, owner FROM statebag_sessions WHERE id = ? AND ${LIVE}`,
   // Protected owners and titles (an encrypting codec): what a save reads first, and how a row
@@ -404,16 +406,38 @@ export interface MetaRow {
   updated_at: number;
 }
 
-export interface ListRow extends MetaRow {
-  id: string;
-  revision: number;
-  expires_at: number | null;
-}
+/**
+ * A row as `get` reads it, in the order of its SELECT (prepared to return arrays, as the listing
+ * rows): `data` is text, or a BLOB (the binary row of an encrypting codec, format 5).
+ */
+export type GetRow = readonly [
+  revision: number,
+  data: string | Uint8Array,
+  owner: string | null,
+  title: string | null,
+  labels: string | null,
+  createdAt: number,
+  updatedAt: number,
+];
+
+/**
+ * A listing row: the columns of `LIST_COLUMNS` in their order (the list statements are prepared to
+ * return arrays, `prepareTuples`: no dictionary object per row).
+ */
+export type ListRow = readonly [
+  id: string,
+  revision: number,
+  owner: string | null,
+  title: string | null,
+  labels: string | null,
+  createdAt: number,
+  updatedAt: number,
+  expiresAt: number | null,
+];
 
 /** The store's statements, prepared once per connection. */
 export class Statements {
-  /** `data`: text, or a BLOB (the binary row of an encrypting codec, format 5). */
-  readonly get: SqliteStatement<{ revision: number; data: string | Uint8Array } & MetaRow>;
+  readonly get: SqliteStatement<GetRow>;
   readonly current: SqliteStatement<{ revision: number; owner: string | null }>;
   readonly currentMeta: SqliteStatement<{ revision: number; owner: string | null; title: string | null }>;
   readonly protectMeta: SqliteStatement<never>;
@@ -449,15 +473,15 @@ export class Statements {
   readonly blobs: BlobStatements;
 
   constructor(db: SqliteConnection) {
-    this.get = db.prepare(SQLITE_SQL.get);
+    this.get = db.prepareTuples(SQLITE_SQL.get);
     this.current = db.prepare(SQLITE_SQL.current);
     this.currentMeta = db.prepare(SQLITE_SQL.currentMeta);
     this.protectMeta = db.prepare(SQLITE_SQL.protectMeta);
-    this.listByTime = db.prepare(SQLITE_SQL.listByTime);
-    this.listById = db.prepare(SQLITE_SQL.listById);
-    this.listByTimeAny = db.prepare(SQLITE_SQL.listByTimeAny);
-    this.listByIdAny = db.prepare(SQLITE_SQL.listByIdAny);
-    this.listNewest = db.prepare(SQLITE_SQL.listNewest);
+    this.listByTime = db.prepareTuples(SQLITE_SQL.listByTime);
+    this.listById = db.prepareTuples(SQLITE_SQL.listById);
+    this.listByTimeAny = db.prepareTuples(SQLITE_SQL.listByTimeAny);
+    this.listByIdAny = db.prepareTuples(SQLITE_SQL.listByIdAny);
+    this.listNewest = db.prepareTuples(SQLITE_SQL.listNewest);
     this.bump = db.prepare(SQLITE_SQL.bump);
     this.update = db.prepare(SQLITE_SQL.update);
     this.create = db.prepare(SQLITE_SQL.create);

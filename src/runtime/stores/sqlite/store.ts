@@ -425,11 +425,16 @@ export class SqliteSessionStore implements SessionStore {
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
     const row = await this.run("get", "read", (s) => s.get.get(id, Date.now()));
-    if (!row) return undefined;
-    const meta = rowMeta(row, id, metaProtectionOf(this.codec));
+    if (row === undefined) return undefined;
+    const revision = row[0];
+    const protection = metaProtectionOf(this.codec);
+    const meta =
+      protection === undefined
+        ? plainMeta(row[2], row[3], row[4], row[5], row[6])
+        : protectedMeta(id, row[2], row[3], row[4], row[5], row[6], protection, true);
     return {
-      session: loadStoredSession(this.codec, id, row.data, this.url, { owner: meta.owner, revision: row.revision }),
-      revision: row.revision,
+      session: loadStoredSession(this.codec, id, row[1], this.url, { owner: meta.owner, revision }),
+      revision,
       meta,
     };
   }
@@ -591,17 +596,22 @@ export class SqliteSessionStore implements SessionStore {
     const items: ListItem[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const row = rows[i];
+      const id = row[0];
+      const expiresAt = row[7];
       const item: ListItem = {
-        id: row.id,
-        revision: row.revision,
-        meta: protection === undefined ? plainRowMeta(row) : rowMeta(row, row.id, protection, false),
+        id,
+        revision: row[1],
+        meta:
+          protection === undefined
+            ? plainMeta(row[2], row[3], row[4], row[5], row[6])
+            : protectedMeta(id, row[2], row[3], row[4], row[5], row[6], protection, false),
       };
-      if (row.expires_at != null) item.ttlMs = Math.max(1, row.expires_at - now);
+      if (expiresAt !== null) item.ttlMs = Math.max(1, expiresAt - now);
       items[i] = item;
     }
     if (rows.length <= limit) return { items };
     const last = rows[limit - 1];
-    return { items, cursor: encodeCursor({ order, updated: String(last.updated_at), id: last.id }) };
+    return { items, cursor: encodeCursor({ order, updated: String(last[6]), id: last[0] }) };
   }
 
   async purgeExpired(): Promise<number> {
@@ -668,23 +678,53 @@ function addListingIndex(db: SqliteConnection): boolean {
   return true;
 }
 
-/** `rowMeta` without protected columns (the usual listing): one object per row, a time formatted once when both are equal. */
-function plainRowMeta(row: MetaRow): StoredSessionMeta {
-  const updatedAt = isoTime(row.updated_at);
+/**
+ * A row's metadata without protected columns (the usual `get` and listing): what `rowMeta` builds
+ * (`storedMeta`), as one object, a time formatted once when both are equal.
+ */
+function plainMeta(
+  owner: string | null,
+  title: string | null,
+  labels: string | null,
+  createdAt: number,
+  updatedAt: number,
+): StoredSessionMeta {
+  const updated = isoTime(updatedAt);
   const meta: StoredSessionMeta = {
-    createdAt: row.created_at === row.updated_at ? updatedAt : isoTime(row.created_at),
-    updatedAt,
+    createdAt: createdAt === updatedAt ? updated : isoTime(createdAt),
+    updatedAt: updated,
   };
-  if (row.owner !== null) meta.owner = row.owner;
-  if (row.title !== null) meta.title = row.title;
-  if (row.labels !== null) {
-    const labels = JSON.parse(row.labels) as Record<string, string>;
-    for (const _label in labels) {
-      meta.labels = labels;
+  if (owner !== null) meta.owner = owner;
+  if (title !== null) meta.title = title;
+  if (labels !== null) {
+    const parsed = JSON.parse(labels) as Record<string, string>;
+    for (const _label in parsed) {
+      meta.labels = parsed;
       break;
     }
   }
   return meta;
+}
+
+/** A row's metadata on a protecting store: owner and title read by `readMeta` (`get` strictly, `list` not). */
+function protectedMeta(
+  id: string,
+  ownerColumn: string | null,
+  titleColumn: string | null,
+  labels: string | null,
+  createdAt: number,
+  updatedAt: number,
+  protection: SessionMetaProtection,
+  strict: boolean,
+): StoredSessionMeta {
+  const { owner, title } = readMeta(protection, id, ownerColumn, titleColumn, strict);
+  return storedMeta(
+    owner,
+    title,
+    labels === null ? null : (JSON.parse(labels) as Record<string, string>),
+    createdAt,
+    updatedAt,
+  );
 }
 
 function rowMeta(
