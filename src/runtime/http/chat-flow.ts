@@ -18,6 +18,7 @@ import { pendingToolApprovals } from "../agent/approvals.js";
 import { ConfigurationError } from "../core/errors.js";
 import { HistoryBranchError, messageIdAt as idAt } from "../agent/providers/history-branches.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
+import type { AgentSession } from "../core/session.js";
 import type { BlobStore } from "../blobs/blob-store.js";
 import { type BlobReader, blobReader, blobWriter, offloadDataContents } from "../blobs/references.js";
 import { ConflictError, InvalidCursorError } from "../stores/errors.js";
@@ -96,6 +97,19 @@ export interface ChatSessionsOptions {
   blobs?: BlobStore;
   /** Files from this many bytes up go to the blob store. Default 4096. */
   blobThresholdBytes?: number;
+}
+
+/** A turn `accept` checked and is about to commit. */
+interface AcceptedTurn {
+  /** The chat as read (undefined: a new chat). */
+  stored: StoredSession | undefined;
+  /** The chat before the turn. */
+  before: AgentSession;
+  /** A copy of it with the user's message (or the rewind a regeneration starts from). */
+  accepted: AgentSession;
+  message: ChatMessage | undefined;
+  requests: ToolApprovalRequestContent[];
+  branchFrom: string | null | undefined;
 }
 
 /** A chat of the owner's list. */
@@ -311,9 +325,72 @@ export class ChatSessions {
    * approval waits, a reused message id or an answer to a request that is not pending is
    * `chat-approval-pending`, `chat-message-id-taken`, `chat-approval-not-pending`), opens its stream,
    * commits the user's message with the stream's label, and starts the run in the background.
+   *
+   * The stream is opened while the chat is read (one round trip less before the reply), and always
+   * before the save whose label names it: a reader never finds a label naming a stream not there
+   * yet (which recovery would take for a dead turn). A turn refused on what the read finds
+   * finishes its stream at once, kept for no one.
    */
   async accept(owner: string, chatId: string, input: TurnInput): Promise<TurnRunner> {
     const id = this.storageId(chatId);
+    const streamId = randomUUID();
+    const opening = this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
+    opening.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    let turn: AcceptedTurn;
+    try {
+      turn = await this.prepareTurn(owner, chatId, id, input);
+    } catch (error) {
+      await opening.then(() => this.streams.finish(streamId, "failed", { keepMs: 0 })).catch(() => undefined);
+      throw error;
+    }
+    await opening;
+    const { stored, before, accepted, message, requests, branchFrom } = turn;
+    const meta: SessionMeta = {
+      owner,
+      labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
+    };
+    if (!stored) meta.title = titleOf(message);
+    let revision: number;
+    try {
+      revision = await this.store.save(accepted, {
+        expectedRevision: stored?.revision ?? null,
+        ttlMs: this.ttlMs,
+        meta,
+      });
+    } catch (error) {
+      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
+      if (error instanceof ConflictError) {
+        // Another request got there first: a chat another owner just created is as absent as ever.
+        const now = await this.store.get(id).catch(() => undefined);
+        if (now && now.meta.owner !== owner) throw chatNotFound();
+        throw chatBusy();
+      }
+      throw error;
+    }
+    const runner = new TurnRunner({
+      chats: this,
+      owner,
+      chatId,
+      storageId: id,
+      streamId,
+      input,
+      message,
+      requests,
+      before,
+      accepted,
+      revision,
+      labels: meta.labels ?? {},
+      created: !stored,
+      branchFrom,
+    });
+    this.runners.set(streamId, runner);
+    void runner.done.finally(() => this.runners.delete(streamId));
+    runner.start();
+    return runner;
+  }
+
+  /** What `accept` checks and builds before its save: the chat as read, the turn's input, the chat with the user's message. */
+  private async prepareTurn(owner: string, chatId: string, id: string, input: TurnInput): Promise<AcceptedTurn> {
     let stored = await this.store.get(id);
     if (stored && stored.meta.owner !== owner) throw chatNotFound();
     if (stored) {
@@ -367,61 +444,15 @@ export class ChatSessions {
         return request;
       });
     }
-
-    const streamId = randomUUID();
-    await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
     const accepted = copyForTurn(before, this.historyKey);
-    if (branchFrom !== undefined && !historyTree(accepted, this.historyKey)) {
-      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
+    if (branchFrom !== undefined && !historyTree(accepted, this.historyKey))
       throw new HistoryBranchError(
         `chat ${JSON.stringify(chatId)} keeps no branching history`,
         "the chat server's agent needs an in-memory history (the default) to regenerate or edit",
       );
-    }
     if (message) appendToHistory(accepted, this.historyKey, [message], branchFrom);
     else if (branchFrom) rewindHistory(accepted, this.historyKey, branchFrom);
-    const meta: SessionMeta = {
-      owner,
-      labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
-    };
-    if (!stored) meta.title = titleOf(message);
-    let revision: number;
-    try {
-      revision = await this.store.save(accepted, {
-        expectedRevision: stored?.revision ?? null,
-        ttlMs: this.ttlMs,
-        meta,
-      });
-    } catch (error) {
-      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
-      if (error instanceof ConflictError) {
-        // Another request got there first: a chat another owner just created is as absent as ever.
-        const now = await this.store.get(id).catch(() => undefined);
-        if (now && now.meta.owner !== owner) throw chatNotFound();
-        throw chatBusy();
-      }
-      throw error;
-    }
-    const runner = new TurnRunner({
-      chats: this,
-      owner,
-      chatId,
-      storageId: id,
-      streamId,
-      input,
-      message,
-      requests,
-      before,
-      accepted,
-      revision,
-      labels: meta.labels ?? {},
-      created: !stored,
-      branchFrom,
-    });
-    this.runners.set(streamId, runner);
-    void runner.done.finally(() => this.runners.delete(streamId));
-    runner.start();
-    return runner;
+    return { stored, before, accepted, message, requests, branchFrom };
   }
 
   /**

@@ -29,7 +29,6 @@ import {
   copyForTurn,
   historyOf,
   historyTree,
-  messageIds,
   withoutActive,
   withUniqueIds,
   type TurnContext,
@@ -104,7 +103,10 @@ export class TurnRunner {
   private readonly abort = new AbortController();
   private ending: Ending | undefined;
   private lost = false;
+  /** The last chunk is out: listeners here have ended (see `settle`). */
   private ended = false;
+  /** The run and its stream's tail are over (`done` resolves). */
+  private over = false;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   /** Set at the end: what is pending is appended without waiting for more. */
   private draining = false;
@@ -128,9 +130,8 @@ export class TurnRunner {
       .catch((error: unknown) => chats.onError(error))
       .finally(() => {
         clearInterval(this.renewTimer);
-        this.ended = true;
-        for (const listener of this.listeners) listener.end();
-        this.listeners.clear();
+        this.over = true;
+        this.settle();
         this.resolveDone();
       });
   }
@@ -149,6 +150,20 @@ export class TurnRunner {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * The turn's last chunk is out (its commit is done or failed): the listeners here end now, and
+   * a later `subscribe` gets every chunk and its end at once. Writing the last chunks to the
+   * store's buffer and finishing the stream go on after (`done` waits for them): a reader in
+   * this process need not wait for those round trips, a follower elsewhere gets them from the
+   * buffer.
+   */
+  private settle(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const listener of this.listeners) listener.end();
+    this.listeners.clear();
+  }
+
   /** Asks the turn to stop and keep its partial answer. False when it is over already. */
   stop(): boolean {
     return this.end("stop");
@@ -165,7 +180,7 @@ export class TurnRunner {
   }
 
   private end(ending: Ending): boolean {
-    if (this.ended || this.ending !== undefined) return false;
+    if (this.over || this.ending !== undefined) return false;
     this.ending = ending;
     if (ending === "lost") this.lost = true;
     this.abort.abort(new StatebagError("stream-abandoned", `the turn was ended (${ending})`));
@@ -225,7 +240,7 @@ export class TurnRunner {
   }
 
   private async renew(): Promise<void> {
-    if (this.ended || this.lost) return;
+    if (this.over || this.lost) return;
     if (this.pending.length > 0 && !this.flushing) this.flushing = this.flush();
     try {
       const { stopRequested } = await this.init.chats.streams.renew(this.streamId, this.init.chats.leaseMs);
@@ -286,6 +301,7 @@ export class TurnRunner {
     } else {
       encoder.fail("The reply failed; your message and what was written so far are saved.");
     }
+    this.settle();
     await this.drain();
     const status: Exclude<StreamStatus, "running"> =
       outcome === "done" ? "done" : outcome === "stopped" ? "stopped" : "failed";
@@ -376,7 +392,7 @@ export class TurnRunner {
         const renamed = assignAnswerIds(all, base, message, this.messageId);
         renameBranchPoints(next, chats.historyKey, renamed);
       } else {
-        next = structuredClone(accepted);
+        next = copyForTurn(accepted, chats.historyKey);
         const history = historyOf(next, chats.historyKey);
         appendToHistory(
           next,
@@ -393,7 +409,8 @@ export class TurnRunner {
       const stored = await chats.store.get(storageId);
       if (!stored || stored.meta.owner !== owner || stored.meta.labels?.[ACTIVE_STREAM_LABEL] !== this.streamId)
         return false;
-      const next = structuredClone(stored.session);
+      // Just read, and this turn's own: changed and saved as it is (no copy).
+      const next = stored.session;
       // Messages the continuation added get ids no earlier message has (a model may reuse its own).
       const all = historyOf(next, chats.historyKey) as ChatMessage[];
       const kept = historyOf(accepted, chats.historyKey).length;
@@ -448,15 +465,27 @@ function lastTypedIndex(history: readonly ChatMessage[]): number {
  * keeps its id; the first assistant message after it gets `answerId` (the id its stream
  * announced); any other message without an id, or with one the chat holds already, gets a new one.
  * (A run may add messages before the user's, e.g. the results of an approval round it closed.)
+ * @internal exported for its test
  */
-function assignAnswerIds(
+export function assignAnswerIds(
   all: ChatMessage[],
   base: number,
   user: ChatMessage | undefined,
   answerId: string,
 ): Map<string, string> {
   const renamed = new Map<string, string>();
-  const taken = messageIds(all.slice(0, base));
+  // The ids of the chat before `base` that a message after it brings: one pass over the chat
+  // comparing with those few, not a set of every id (the lookups below ask only about these).
+  const asked = new Set<string>();
+  for (let i = base; i < all.length; i++) {
+    const id = all[i].messageId;
+    if (id !== undefined) asked.add(id);
+  }
+  const taken = new Set<string>();
+  for (let i = 0; i < base && asked.size > 0; i++) {
+    const id = all[i].messageId ?? `statebag-${i}`;
+    if (asked.has(id)) taken.add(id);
+  }
   if (user?.messageId !== undefined) taken.add(user.messageId);
   // A regeneration has no user message of its own: its answer follows the question at `base - 1`.
   let seenUser = user === undefined;

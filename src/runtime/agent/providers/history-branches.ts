@@ -66,12 +66,23 @@ export class HistoryBranchError extends StatebagError {
 /** Where a message is in an in-memory history: its index on the active path, or in `branches`. */
 type Place = { path: number } | { branch: number };
 
-/** Ids of every message in the history. */
-function allIds(state: InMemoryChatHistoryState): Set<string> {
-  const ids = new Set<string>();
-  state.messages.forEach((m, i) => ids.add(messageIdAt(m, i)));
-  for (const branch of state.branches) if (branch.message.messageId !== undefined) ids.add(branch.message.messageId);
-  return ids;
+/**
+ * Which of `ids` the history holds (on its path or in a branch): one pass comparing each stored id
+ * with the few asked about, not a set of every id of a long history.
+ */
+function heldIds(state: InMemoryChatHistoryState, ids: ReadonlySet<string>): Set<string> {
+  const held = new Set<string>();
+  if (ids.size === 0) return held;
+  const { messages } = state;
+  for (let i = 0; i < messages.length; i++) {
+    const id = messageIdAt(messages[i], i);
+    if (ids.has(id)) held.add(id);
+  }
+  for (const branch of state.branches) {
+    const id = branch.message.messageId;
+    if (id !== undefined && ids.has(id)) held.add(id);
+  }
+  return held;
 }
 
 function locate(state: InMemoryChatHistoryState, id: string): Place | undefined {
@@ -222,7 +233,10 @@ export function inMemoryRewind(
  * so a branch can name it.
  */
 export function withMessageIds(state: InMemoryChatHistoryState, messages: readonly ChatMessage[]): ChatMessage[] {
-  const taken = allIds(state);
+  const asked = new Set<string>();
+  for (const message of messages) if (message.messageId !== undefined) asked.add(message.messageId);
+  // The history's ids that matter here: those a new message brings (then each id given out).
+  const taken = heldIds(state, asked);
   return messages.map((message) => {
     let id = message.messageId;
     if (id === undefined || taken.has(id)) id = `msg-${randomUUID()}`;
