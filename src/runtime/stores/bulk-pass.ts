@@ -28,21 +28,30 @@ export interface BulkPassEnd {
 /**
  * Visits every session after `startAfter`, in id order, one at a time. `visit` gets the scanned
  * item and the cursor of its page (to re-read the session from there). Memory: one page of texts.
+ *
+ * With `flush`, a visit may leave its session's write pending (a batch): `flush` finishes every
+ * pending write and is awaited at the end of each page and before the pass stops on `signal`, so
+ * the cursor returned still names a session whose write, and every earlier one's, is done.
  */
 export async function eachScanned(
   store: SessionStore,
   options: BulkPassOptions,
   visit: (item: ScanItem, pageCursor: string | undefined) => Promise<void>,
+  flush?: () => Promise<void>,
 ): Promise<BulkPassEnd> {
   let cursor = options.startAfter;
   let pageCursor = options.startAfter;
   for (;;) {
     const page = await store.scan({ cursor: pageCursor, limit: options.batchSize, includeText: true });
     for (const item of page.items) {
-      if (options.signal?.aborted) return { ...(cursor === undefined ? {} : { cursor }), aborted: true };
+      if (options.signal?.aborted) {
+        await flush?.();
+        return { ...(cursor === undefined ? {} : { cursor }), aborted: true };
+      }
       await visit(item, pageCursor);
       cursor = item.id;
     }
+    await flush?.();
     if (page.cursor === undefined) break;
     pageCursor = page.cursor;
   }

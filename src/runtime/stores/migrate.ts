@@ -12,13 +12,22 @@
  *    remaining time to live). If the application saved the session meanwhile, the save is refused
  *    and the session is re-read and migrated again from its new revision.
  *
+ * On a store that saves a batch in one unit of work (SQLite and PostgreSQL: one transaction per
+ * page, so one commit per page instead of one per session; see batch-save.ts), step 3 is done for the whole
+ * page at once, and is the same save for every session in it: validated and serialized by the
+ * store's codec, compare-and-swap on its own revision, each session refused alone (a conflict is
+ * counted, re-read and retried on its own; any other refusal fails that session only). Progress is
+ * then reported for the page's sessions, in order, once the batch is written. A traced store, a
+ * dry run and the other stores (memory, Redis) go one session at a time.
+ *
  * A session that does not load or does not migrate is left exactly as stored and reported with
  * its id and the error. `dryRun` does steps 1-2 only and reports what would change.
  *
  * Why an interrupted run (a crash, SIGKILL, a deploy) loses nothing and can simply be run again:
- * - each session is written by one `save`, a single atomic compare-and-swap write in every backend:
- *   after a kill it is either at its old revision with its old text, or at a new revision with the
- *   complete migrated text; never in between;
+ * - each session is written by one `save`, a single atomic compare-and-swap write in every backend
+ *   (or by one row of a batch: a transaction holding complete rows only, committed or not as a
+ *   whole): after a kill it is either at its old revision with its old text, or at a new revision
+ *   with the complete migrated text; never in between;
  * - a save only ever replaces the revision that was read, so a migrated copy of stale data never
  *   overwrites an application write (the CAS refuses it and the session is re-read);
  * - migrations run from the version found in the stored value: a value already at the latest
@@ -26,7 +35,8 @@
  *   earlier, killed run is reported `unchanged` by the next one and never migrated twice;
  * - `unchanged` sessions are never written (no revision bump, no wasted writes on a re-run).
  * A re-run therefore converges: every session ends at the latest versions exactly once.
- * `startAfter` (the `cursor` of the last progress report) skips what a killed run already did.
+ * `startAfter` (the `cursor` of the last progress report) skips what a killed run already did: a
+ * session is reported only once its save (its batch's) is done.
  *
  * An encrypted store (`encryptionCodecs`) stores envelopes, not documents: give `readText`, which
  * returns each session's decrypted text with the revision it was read at (e.g. through `store.get`
@@ -41,11 +51,12 @@ import { SessionValidationError, deserializeSession, type MigratedValue } from "
 import type { JsonLimits } from "../json/safe-json.js";
 import type { AgentSession } from "../core/session.js";
 import { StoredSessionIdError } from "./codec.js";
+import { type BatchSaveResult, type SaveBatch, saveBatchOf } from "./batch-save.js";
 import { type BulkAttempt, eachScanned, rescan, retryChanged } from "./bulk-pass.js";
 import { MAX_SCAN_LIMIT } from "./common.js";
 import { ConflictError, StoreUnavailableError } from "./errors.js";
 import { isEncryptedText } from "./encryption/envelope.js";
-import type { ScanItem, SessionStore } from "./types.js";
+import type { SaveOptions, ScanItem, SessionStore } from "./types.js";
 import { tracingOf, type MigrationProbe, type StoreTracing } from "../core/tracing-hooks.js";
 import { pointerSegment } from "../core/json.js";
 import type { ChatMessage } from "../core/messages.js";
@@ -60,11 +71,20 @@ export interface MigrateStoreOptions {
   registry?: TypeRegistry;
   /** Load every session and report, write nothing. */
   dryRun?: boolean;
-  /** Sessions per `scan` page, 1..1000 (default 100). Memory use is about one page of stored texts. */
+  /**
+   * Sessions per `scan` page, 1..1000 (default 100). Memory use is about one page of stored texts
+   * (and, on a store that saves in batches, the migrated sessions of up to 100 of them).
+   */
   batchSize?: number;
-  /** Called after each session. `total` is unknown (stores do not count): always undefined. */
+  /**
+   * Called after each session, in scan order, once it is done (saved, on a store that saves in
+   * batches: after its batch). `total` is unknown (stores do not count): always undefined.
+   */
   onProgress?: (done: number, total: number | undefined, progress: MigrateStoreProgress) => void;
-  /** Stops after the current session; the report has `aborted: true` and the `cursor` to resume from. */
+  /**
+   * Stops before the next session (once the sessions already read are saved: their batch is
+   * written); the report has `aborted: true` and the `cursor` to resume from.
+   */
   signal?: AbortSignal;
   /** Unknown `$type`s and newer versions fail the session instead of being kept verbatim (default false). */
   strict?: boolean;
@@ -172,6 +192,33 @@ interface Plan {
   preserved: boolean;
 }
 
+/** A session loaded and migrated, to be saved with compare-and-swap on the revision it was read at. */
+interface PendingSave {
+  item: ScanItem;
+  plan: Plan;
+  /** With `offloadBlobs`: what was moved into the blob store (counted once the save is done). */
+  moved?: { contents: number; bytes: number };
+}
+
+/** One attempt up to its save: finished (nothing to write, or failed), or a save to make. */
+type Prepared = { kind: "done"; value: Outcome } | { kind: "save"; save: PendingSave };
+
+/** A session visited on a batched pass, waiting for its page's batch save (in scan order). */
+interface BatchEntry {
+  item: ScanItem;
+  pageCursor: string | undefined;
+  prepared: Prepared;
+  /** Its failures, reported when its turn comes (so the report lists them in scan order). */
+  failures: MigrateStoreFailure[];
+}
+
+/**
+ * The most sessions a batched pass holds before saving them: one page at the default batch size.
+ * Bounds the memory of migrated sessions and how long one transaction holds its locks (SQLite's
+ * write lock, PostgreSQL's row locks).
+ */
+const MAX_BATCH = 100;
+
 /** Upgrades every stored session to the latest versions of its types. See the module comment. */
 export async function migrateStore(
   store: SessionStore,
@@ -242,29 +289,28 @@ class StoreMigration {
         );
       report.offloaded = { contents: 0, bytes: 0 };
     }
-    const end = await eachScanned(
-      this.store,
-      { batchSize: this.batchSize, startAfter: options.startAfter, signal: options.signal },
-      async (item, pageCursor) => {
-        report.scanned++;
-        const outcome =
-          this.tracing === undefined
-            ? await this.migrateOne(item, pageCursor)
-            : await this.tracing.migrateSession(item.id, (probe) => {
-                this.probe = probe;
-                return this.migrateOne(item, pageCursor);
-              });
-        if (outcome === "vanished") report.vanished++;
-        else if (outcome !== "failed") report[outcome]++;
-        options.onProgress?.(report.scanned, undefined, {
-          done: report.scanned,
-          migrated: report.migrated,
-          unchanged: report.unchanged,
-          failed: report.failedCount,
-          cursor: item.id,
-        });
-      },
-    );
+    const pass = { batchSize: this.batchSize, startAfter: options.startAfter, signal: options.signal };
+    // A store that saves a batch in one unit of work (SQLite: one transaction) gets each page's
+    // saves at once. Not on a traced store: each session's span holds its own save.
+    const saveBatch = this.dryRun || this.tracing !== undefined ? undefined : saveBatchOf(this.store);
+    const end =
+      saveBatch === undefined
+        ? await eachScanned(this.store, pass, async (item, pageCursor) => {
+            const outcome =
+              this.tracing === undefined
+                ? await this.migrateOne(item, pageCursor)
+                : await this.tracing.migrateSession(item.id, (probe) => {
+                    this.probe = probe;
+                    return this.migrateOne(item, pageCursor);
+                  });
+            this.finished(item, outcome);
+          })
+        : await eachScanned(
+            this.store,
+            pass,
+            (item, pageCursor) => this.visitBatched(item, pageCursor, saveBatch),
+            () => this.flush(saveBatch),
+          );
     report.aborted = end.aborted;
     if (end.cursor !== undefined) report.cursor = end.cursor;
     report.states = this.states.sorted();
@@ -273,8 +319,89 @@ class StoreMigration {
     return report;
   }
 
-  /** Loads, migrates and saves one session, re-reading it after each refused save. */
-  private async migrateOne(first: ScanItem, pageCursor: string | undefined): Promise<Outcome> {
+  /** Counts a session done and reports progress. */
+  private finished(item: ScanItem, outcome: Outcome): void {
+    const { report } = this;
+    report.scanned++;
+    if (outcome === "vanished") report.vanished++;
+    else if (outcome !== "failed") report[outcome]++;
+    this.options.onProgress?.(report.scanned, undefined, {
+      done: report.scanned,
+      migrated: report.migrated,
+      unchanged: report.unchanged,
+      failed: report.failedCount,
+      cursor: item.id,
+    });
+  }
+
+  /** The sessions visited on a batched pass and not yet saved, in scan order. */
+  private batch: BatchEntry[] = [];
+  /** While a batched visit runs: where its failures go until its turn comes. */
+  private collecting?: MigrateStoreFailure[];
+
+  /** A batched pass: loads and migrates the session, and leaves its save to the page's batch. */
+  private async visitBatched(item: ScanItem, pageCursor: string | undefined, saveBatch: SaveBatch): Promise<void> {
+    const failures: MigrateStoreFailure[] = [];
+    this.collecting = failures;
+    let prepared: Prepared;
+    try {
+      prepared = await this.prepare(item, 0);
+    } finally {
+      this.collecting = undefined;
+    }
+    this.batch.push({ item, pageCursor, prepared, failures });
+    if (this.batch.length >= MAX_BATCH) await this.flush(saveBatch);
+  }
+
+  /**
+   * Saves the batch's migrated sessions in one unit of work, then finishes every visited session
+   * in scan order exactly as the one-at-a-time pass would: a saved one is migrated; one the
+   * compare-and-swap refused is counted as a conflict, re-read and retried on its own; one refused
+   * otherwise fails. When the unit itself fails (nothing of it written), each session is saved on
+   * its own instead; a store that is down stops the run, as a save would.
+   */
+  private async flush(saveBatch: SaveBatch): Promise<void> {
+    const batch = this.batch;
+    if (batch.length === 0) return;
+    this.batch = [];
+    const saves: PendingSave[] = [];
+    for (const entry of batch) if (entry.prepared.kind === "save") saves.push(entry.prepared.save);
+    let results: BatchSaveResult[] | undefined;
+    if (saves.length > 0) {
+      try {
+        results = await saveBatch(
+          saves.map((save) => ({ session: save.plan.session, options: saveOptions(save.item) })),
+        );
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
+        results = undefined;
+      }
+    }
+    let next = 0;
+    for (const entry of batch) {
+      for (const failure of entry.failures) this.addFailure(failure);
+      let outcome: Outcome;
+      if (entry.prepared.kind === "done") outcome = entry.prepared.value;
+      else {
+        const save = entry.prepared.save;
+        const result = results?.[next++];
+        outcome = await this.migrateOne(entry.item, entry.pageCursor, () =>
+          result === undefined ? this.save(save) : Promise.resolve(this.saved(save, result)),
+        );
+      }
+      this.finished(entry.item, outcome);
+    }
+  }
+
+  /**
+   * Loads, migrates and saves one session, re-reading it after each refused save. `firstAttempt`:
+   * the first attempt's result when it was made already (a batch save).
+   */
+  private async migrateOne(
+    first: ScanItem,
+    pageCursor: string | undefined,
+    firstAttempt?: () => Promise<BulkAttempt<Outcome>>,
+  ): Promise<Outcome> {
     const outcome = await retryChanged(
       first,
       {
@@ -282,7 +409,8 @@ class StoreMigration {
         reread: (item) => rescan(this.store, item.id, pageCursor, this.batchSize),
         onChange: () => this.report.conflicts++,
       },
-      (scanned, attemptIndex) => this.attempt(scanned, attemptIndex),
+      (scanned, attemptIndex) =>
+        attemptIndex === 0 && firstAttempt !== undefined ? firstAttempt() : this.attempt(scanned, attemptIndex),
     );
     if (outcome.kind === "done") return outcome.value;
     if (outcome.kind === "vanished") return "vanished";
@@ -295,7 +423,13 @@ class StoreMigration {
 
   /** One attempt: read (through `readText` when given), load, migrate, save with compare-and-swap. */
   private async attempt(scanned: ScanItem, attemptIndex: number): Promise<BulkAttempt<Outcome>> {
-    const done = (value: Outcome): BulkAttempt<Outcome> => ({ kind: "done", value });
+    const prepared = await this.prepare(scanned, attemptIndex);
+    return prepared.kind === "done" ? prepared : this.save(prepared.save);
+  }
+
+  /** An attempt up to its save: read, load, migrate (and move inline files), or the failure. */
+  private async prepare(scanned: ScanItem, attemptIndex: number): Promise<Prepared> {
+    const done = (value: Outcome): Prepared => ({ kind: "done", value });
     this.probe?.attempt(attemptIndex + 1);
     let item = scanned;
     if (this.options.readText) {
@@ -334,36 +468,46 @@ class StoreMigration {
       }
       if (moved.contents > 0) plan.changed = true;
     }
-    const count = () => {
-      if (moved && this.report.offloaded) {
-        this.report.offloaded.contents += moved.contents;
-        this.report.offloaded.bytes += moved.bytes;
-      }
-    };
     if (!plan.changed || this.dryRun) {
       this.record(plan);
-      count();
+      this.countMoved(moved);
       return done(plan.changed ? "migrated" : "unchanged");
     }
+    return { kind: "save", save: { item, plan, ...(moved ? { moved } : {}) } };
+  }
+
+  /** Saves a migrated session on its own, with compare-and-swap on the revision it was read at. */
+  private async save(save: PendingSave): Promise<BulkAttempt<Outcome>> {
+    let result: BatchSaveResult;
     try {
-      // The scanned owner (a store column): a codec binding the owner gets it without another read.
-      const owner = item.meta?.owner;
-      await this.store.save(plan.session, {
-        expectedRevision: item.revision,
-        ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
-        ...(owner !== undefined ? { meta: { owner } } : {}),
-      });
-      this.record(plan);
-      count();
-      return done("migrated");
+      result = { ok: true, revision: await this.store.save(save.plan.session, saveOptions(save.item)) };
     } catch (error) {
-      if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
-      if (error instanceof ConflictError) return { kind: "changed" };
-      this.fail(item, {
-        message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`,
-        code: error instanceof StatebagError ? error.code : "save",
-      });
-      return done("failed");
+      result = { ok: false, error };
+    }
+    return this.saved(save, result);
+  }
+
+  /** What a save's result (alone or in a batch) makes of the session. */
+  private saved(save: PendingSave, result: BatchSaveResult): BulkAttempt<Outcome> {
+    if (result.ok) {
+      this.record(save.plan);
+      this.countMoved(save.moved);
+      return { kind: "done", value: "migrated" };
+    }
+    const { error } = result;
+    if (error instanceof StoreUnavailableError) throw error; // the store is down: stop; a re-run resumes
+    if (error instanceof ConflictError) return { kind: "changed" };
+    this.fail(save.item, {
+      message: `the store refused the migrated session: ${error instanceof Error ? error.message : String(error)}`,
+      code: error instanceof StatebagError ? error.code : "save",
+    });
+    return { kind: "done", value: "failed" };
+  }
+
+  private countMoved(moved: { contents: number; bytes: number } | undefined): void {
+    if (moved && this.report.offloaded) {
+      this.report.offloaded.contents += moved.contents;
+      this.report.offloaded.bytes += moved.bytes;
     }
   }
 
@@ -458,11 +602,30 @@ class StoreMigration {
   }
 
   private fail(item: { id: string; revision: number }, failure: Omit<MigrateStoreFailure, "id" | "revision">): void {
+    const failed = { id: item.id, revision: item.revision, ...failure };
+    if (this.collecting) this.collecting.push(failed);
+    else this.addFailure(failed);
+  }
+
+  private addFailure(failure: MigrateStoreFailure): void {
     this.report.failedCount++;
     this.probe?.failed(failure.code);
-    if (this.report.failed.length < this.maxReported)
-      this.report.failed.push({ id: item.id, revision: item.revision, ...failure });
+    if (this.report.failed.length < this.maxReported) this.report.failed.push(failure);
   }
+}
+
+/**
+ * The save of a session read as `item`: compare-and-swap on the revision read, its remaining time
+ * to live, and the scanned owner (a store column: a codec binding the owner gets it without
+ * another read).
+ */
+function saveOptions(item: ScanItem): SaveOptions {
+  const owner = item.meta?.owner;
+  return {
+    expectedRevision: item.revision,
+    ...(item.ttlMs !== undefined ? { ttlMs: item.ttlMs } : {}),
+    ...(owner !== undefined ? { meta: { owner } } : {}),
+  };
 }
 
 /** Counts of values per (type, from, toType, to) transition. */

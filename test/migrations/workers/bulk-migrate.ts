@@ -5,9 +5,11 @@
  *
  *   node --import tsx bulk-migrate.ts <storeUrl> <batchSize> <delayMs> [startAfter]
  *
- * `delayMs` pauses after each save (a slower store), so the kill lands mid-run, not after the end.
+ * `delayMs` pauses after each save (a slower store), so the kill lands mid-run, not after the end
+ * (after a batch save, `delayMs` per session of the batch).
  */
 import { openStore } from "../../../src/runtime/open-store/open-store.js";
+import { SAVE_BATCH, type SaveBatch, saveBatchOf } from "../../../src/runtime/stores/batch-save.js";
 import { migrateStore } from "../../../src/runtime/stores/migrate.js";
 import { testCodec, testRegistry } from "../helpers.js";
 
@@ -21,6 +23,14 @@ if (delayMs > 0) {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     return revision;
   };
+  // A store that saves a page in one batch (SQLite): the same pause per session, after the batch.
+  const batch = saveBatchOf(store);
+  if (batch)
+    (store as unknown as Record<symbol, SaveBatch>)[SAVE_BATCH] = async (entries) => {
+      const results = await batch(entries);
+      await new Promise((resolve) => setTimeout(resolve, delayMs * entries.length));
+      return results;
+    };
 }
 const report = await migrateStore(store, {
   registry: testRegistry(),

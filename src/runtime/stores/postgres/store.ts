@@ -73,6 +73,8 @@ import type {
 import { redactUrl, takeParams } from "../url.js";
 import type { PgModule, PgPool, PgPoolClient } from "./driver.js";
 import { PostgresMessageLog } from "./message-log.js";
+import { saveRowsInOneTransaction } from "./batch-save.js";
+import { SAVE_BATCH, type BatchSaveEntry, type BatchSaveResult } from "../batch-save.js";
 import { PostgresStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
 import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
 import { storeBlobs } from "../blobs.js";
@@ -443,47 +445,70 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
+    return this.withClient("save", true, this.saveWrite(session, options));
+  }
+
+  /**
+   * Every entry saved as `save` would save it, in one transaction on one connection (one commit
+   * for the batch; see batch-save.ts). @internal
+   */
+  async [SAVE_BATCH](entries: readonly BatchSaveEntry[]): Promise<BatchSaveResult[]> {
+    return saveRowsInOneTransaction(
+      entries,
+      (entry) => this.saveWrite(entry.session, entry.options),
+      (rows) => this.withClient("saveBatch", true, rows),
+    );
+  }
+
+  /**
+   * `save` before the connection (the checks, and validation and serialization unless the codec
+   * uses its context), and the statements to run on it. Throws what `save` would throw before
+   * them; the write throws what it would throw after (having written nothing: a refused update
+   * changes no row).
+   */
+  private saveWrite(session: AgentSession, options: SaveOptions): (c: PgPoolClient) => Promise<number> {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
     const meta = checkMeta(options);
-    // The owner the row will have, for the codec: the given one, else (an update) the stored one.
-    // A row's owner never changes, and the update below only applies at that revision.
-    let owner = meta.owner;
-    // A codec that uses its context is given the revision the row is written under: drawn from the
-    // sequence first (one more round trip), with the current revision and owner in the same read.
-    let revision: number | null = null;
     // Protected owners and titles (an encrypting codec): the columns hold their protected forms; a
     // row written before (plaintext owner or title) gets them right after this save.
     const protection = metaProtectionOf(this.codec);
-    let ownerColumn = meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
-    let protect: [string | null, string | null] | undefined;
-    if (usesContext(this.codec)) {
-      const { rows } = await this.withClient("save", true, (c) => c.query<Row>(this.sql.draw, [id]));
-      revision = Number(rows[0].next);
-      const current = rows[0].revision == null ? null : Number(rows[0].revision);
-      if (current !== expected) throw new ConflictError(id, expected, current);
-      const storedOwner = rows[0].owner as string | null;
-      const storedTitle = rows[0].title as string | null;
-      const stored = readMeta(protection, id, storedOwner, storedTitle);
-      if (owner === undefined && expected !== null) owner = stored.owner ?? undefined;
-      if (expected !== null && protection !== undefined && plaintextMeta(protection, storedOwner, storedTitle)) {
-        if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = storedOwner ?? undefined;
-        protect = [
-          stored.owner == null ? null : protection.owner(stored.owner),
-          stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
-        ];
-      }
-    }
+    const contextual = usesContext(this.codec);
     const titleColumn =
       meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
-    const body =
-      revision === null
-        ? serializeRow(this.codec, session, { owner })
-        : serializeRow(this.codec, session, { owner, revision });
-    const binary = typeof body !== "string";
+    // A codec that does not use its context is given the owner named, if any, before the connection.
+    const plain = contextual ? undefined : serializeRow(this.codec, session, { owner: meta.owner });
     const ttl = ttlMs ?? null;
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
-    return this.withClient("save", true, async (c) => {
+    return async (c) => {
+      // The owner the row will have, for the codec: the given one, else (an update) the stored one.
+      // A row's owner never changes, and the update below only applies at that revision.
+      let owner = meta.owner;
+      // A codec that uses its context is given the revision the row is written under: drawn from the
+      // sequence first (one more round trip), with the current revision and owner in the same read.
+      let revision: number | null = null;
+      let ownerColumn =
+        meta.owner === undefined || protection === undefined ? meta.owner : protection.owner(meta.owner);
+      let protect: [string | null, string | null] | undefined;
+      if (contextual) {
+        const { rows } = await c.query<Row>(this.sql.draw, [id]);
+        revision = Number(rows[0].next);
+        const current = rows[0].revision == null ? null : Number(rows[0].revision);
+        if (current !== expected) throw new ConflictError(id, expected, current);
+        const storedOwner = rows[0].owner as string | null;
+        const storedTitle = rows[0].title as string | null;
+        const stored = readMeta(protection, id, storedOwner, storedTitle);
+        if (owner === undefined && expected !== null) owner = stored.owner ?? undefined;
+        if (expected !== null && protection !== undefined && plaintextMeta(protection, storedOwner, storedTitle)) {
+          if (meta.owner !== undefined && stored.owner === meta.owner) ownerColumn = storedOwner ?? undefined;
+          protect = [
+            stored.owner == null ? null : protection.owner(stored.owner),
+            stored.title == null || meta.title !== undefined ? null : protection.title(id, stored.title),
+          ];
+        }
+      }
+      const body = plain ?? serializeRow(this.codec, session, { owner, revision: revision! });
+      const binary = typeof body !== "string";
       const { rows } =
         expected === null
           ? await c.query<Row>(binary ? this.sql.createBytes : this.sql.create, [
@@ -516,7 +541,7 @@ export class PostgresSessionStore implements SessionStore {
       const stored = current.rows.length ? Number(current.rows[0].revision) : null;
       if (stored !== null && stored === expected) throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, stored);
-    });
+    };
   }
 
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {

@@ -392,6 +392,10 @@ export const TRANSACTION = {
   write: "BEGIN IMMEDIATE",
   commit: "COMMIT",
   rollback: "ROLLBACK",
+  /** One row of a batch save (batch-save.ts): undone alone when that row is refused. */
+  rowSavepoint: "SAVEPOINT statebag_row",
+  rowRelease: "RELEASE statebag_row",
+  rowRollback: "ROLLBACK TO statebag_row",
 } as const;
 
 /** What a unit of work needs: `read` runs as is, `snapshot` in a read transaction, `write` in `BEGIN IMMEDIATE`. */

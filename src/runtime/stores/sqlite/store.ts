@@ -63,6 +63,8 @@ import {
   type SqliteDriverName,
 } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
+import { saveRowsInOneTransaction } from "./batch-save.js";
+import { SAVE_BATCH, type BatchSaveEntry, type BatchSaveResult } from "../batch-save.js";
 import { SqliteStreamBuffer, deleteSessionStreams } from "./stream-buffer.js";
 import type { BlobOptions, BlobStore } from "../../blobs/blob-store.js";
 import { storeBlobs } from "../blobs.js";
@@ -440,6 +442,27 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
+    return this.run("save", "write", this.saveWrite(session, options));
+  }
+
+  /**
+   * Every entry saved as `save` would save it, in one write transaction, each under its own
+   * savepoint (see batch-save.ts). @internal
+   */
+  async [SAVE_BATCH](entries: readonly BatchSaveEntry[]): Promise<BatchSaveResult[]> {
+    return saveRowsInOneTransaction(
+      entries,
+      (entry) => this.saveWrite(entry.session, entry.options),
+      (rows) => this.run("saveBatch", "write", (s) => rows(s, this.db!)),
+    );
+  }
+
+  /**
+   * `save` up to the lock (the checks, and validation and serialization unless the codec uses its
+   * context), and the write to run in the write transaction. Throws what `save` would throw before
+   * the lock; the write throws what it would throw under it (and then writes nothing).
+   */
+  private saveWrite(session: AgentSession, options: SaveOptions): (s: Statements) => number {
     const id = sessionId(session);
     const { expected, ttlMs } = checkSave(options);
     const meta = checkMeta(options);
@@ -459,7 +482,7 @@ export class SqliteSessionStore implements SessionStore {
     // that does not use its context is given the owner named, if any.
     const plain = contextual ? undefined : serializeRow(this.codec, session, { owner: meta.owner });
     const labels = meta.labels === undefined ? null : JSON.stringify(meta.labels);
-    return this.run("save", "write", (s): number => {
+    return (s): number => {
       const now = Date.now();
       // The owner the row will have, for the codec: the given one, else (an update) the stored one.
       // A row's owner never changes, and the update below only applies at that revision.
@@ -511,7 +534,7 @@ export class SqliteSessionStore implements SessionStore {
       const current = s.current.get(id, now);
       if (current !== undefined && current.revision === expected) throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, current?.revision ?? null);
-    });
+    };
   }
 
   async delete(id: string, options?: DeleteOptions): Promise<boolean> {
