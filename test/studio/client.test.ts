@@ -68,7 +68,10 @@ describe("the studio's page script (src/cli/studio/client)", () => {
 
   it("is bundled into one classic script by the build's second step", async () => {
     const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    expect(pkg.scripts.build).toBe("tsc -p tsconfig.build.json && node scripts/build-studio.mjs");
+    // dist/ is emptied first (a removed module must not ship), then tsc, then the page bundle.
+    expect(pkg.scripts.build).toMatch(
+      /^node -e "require\('node:fs'\)\.rmSync\('dist'.*&& tsc -p tsconfig\.build\.json && node scripts\/build-studio\.mjs$/,
+    );
     expect(pkg.scripts.typecheck).toContain("tsc -p src/cli/studio/client/tsconfig.json");
     const script = await studioScript();
     expect(script).toMatch(/^"use strict";\n\(\(\) => \{/);
