@@ -261,7 +261,19 @@ function suite(backend: Backend, limits: JsonLimits | undefined, numRuns: number
           const outcome = await checkContract(store, session, limits);
           outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
         }),
-        { numRuns, endOnFailure: true },
+        {
+          numRuns,
+          endOnFailure: true,
+          // One refusal always runs (a value past the depth limit), so no seed leaves that side untested.
+          examples: [
+            [
+              {
+                id: "placeholder",
+                stateBag: { notes: { $type: "acme.Unknown0", value: deep((limits?.maxDepth ?? 256) + 4) } },
+              } as unknown as AgentSession,
+            ],
+          ],
+        },
       );
       // Both sides of the contract were exercised.
       expect(outcomes.get("saved") ?? 0, JSON.stringify([...outcomes])).toBeGreaterThan(numRuns / 10);
@@ -276,6 +288,13 @@ for (const backend of allBackends) {
   const runs = backend.name === "memory" ? 100 : 25;
   suite(backend, SMALL, runs);
   if (backend.name === "memory") suite(backend, undefined, 40);
+}
+
+/** A value nested `depth` arrays deep. */
+function deep(depth: number): unknown {
+  let v: unknown = 0;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
 }
 
 describe("group chats", () => {
@@ -331,7 +350,16 @@ describe("group chats", () => {
         expect(refusal(reloaded)).toBe(refusal(refused));
         expect(target.history).toEqual([]);
       }),
-      { numRuns: 60, endOnFailure: true },
+      {
+        numRuns: 60,
+        endOnFailure: true,
+        // Refusals are rare in random histories (a value past the depth limit, NaN): these two always
+        // run, so every run reaches both sides of the contract whatever the seed draws.
+        examples: [
+          [[{ role: "tool", contents: [{ $type: "functionResult", callId: "c", result: deep(300) }] }], "json"],
+          [[{ role: "assistant", contents: [{ $type: "functionResult", callId: "c", result: Number.NaN }] }], "base64"],
+        ] as unknown as [ChatMessage[], "json" | "base64"][],
+      },
     );
     expect(restored).toBeGreaterThan(6);
     expect(refusedCount).toBeGreaterThan(0);
