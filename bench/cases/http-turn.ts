@@ -10,8 +10,8 @@
  * baseline is load, run, save. Both sides use the same agent and the bench model (streaming, in
  * word-sized updates), whose own time is taken out of every sample (bench/bench-model.ts).
  *
- * Before every timed turn both sessions are put back to their 1,000 messages (untimed). Sides
- * alternate which goes first.
+ * Before every timed turn its side's session is put back to its 1,000 messages (untimed), so
+ * on both sides the turn reads the row written last. Sides alternate which goes first.
  */
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
@@ -99,14 +99,16 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
           for await (const _ of agent.runStream(TEXT, session));
         });
       };
-      const reset = async () => {
-        await putBack(store, chat, chatMeta);
-        await putBack(store, plain);
+      // Each side's session is put back right before its own turn: the row a turn reads is then
+      // the one written last on both sides (putting both back first favoured whichever came second).
+      const reset = async (side?: 0 | 1) => {
+        if (side !== 1) await putBack(store, chat, chatMeta);
+        if (side !== 0) await putBack(store, plain);
       };
       const times: [number[], number[]] = [[], []];
       for (let i = -5; i < samples; i++) {
-        for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
-          await reset();
+        for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+          await reset(side);
           client.spent = 0;
           const start = performance.now();
           await (side === 0 ? handlerTurn() : plainTurn());

@@ -2,7 +2,8 @@
  * The chat lifecycle of statebag/http on every backend (memory, SQLite, PostgreSQL, Redis, Redis
  * Cluster): chats are the store's owned sessions (listed, erased and purged as such, and listed
  * through an encrypting store), a turn survives its request (the user's message is committed on
- * accept, the answer after the client left), a second handler on the same store resumes and
+ * accept on a new chat, kept in the turn's stream on one that exists, the answer after the client left),
+ * a second handler on the same store resumes and
  * stops it, a turn whose writer died is recovered once its lease passed, erasure during a turn,
  * reused message ids, and an approval answered before the tab closed.
  */
@@ -12,6 +13,7 @@ import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import { turnStreamId } from "../../src/runtime/http/chat-data.js";
 import { toNodeListener } from "../../src/runtime/http/node.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
@@ -368,6 +370,180 @@ for (const backend of backends) {
         expect.objectContaining({ state: "output-available", output: { sent: true, to: "ada@example.com" } }),
       ]);
       expect(toolRuns.send_email).toBe(1);
+    });
+
+    describe("a turn on a chat that exists writes the chat once, at its end", () => {
+      /** The chat as stored, and the id of the stream a turn on it opens. */
+      async function storedChat(id: string) {
+        const stored = (await store.get(`ui-chat/${id}`))!;
+        return { stored, streamId: turnStreamId(stored.session.id, stored.revision, stored.meta.updatedAt) };
+      }
+
+      test("its stream holds the user's message: the chat shows it, another handler resumes and stops the turn, the commit writes both", async () => {
+        const a = harness(lease, store);
+        const b = harness(lease, other);
+        await readReply(await post(a.handler, userTurn("rec-1", "Hello", "m-rec-1")));
+        const { stored: before, streamId } = await storedChat("rec-1");
+        const gate = (a.client.gate = new Gate());
+        const direct = readReply(await post(a.handler, userTurn("rec-1", "Tell me a story", "m-rec-2")));
+        await gate.reachedPromise;
+        // Nothing written to the chat yet; the message is shown to every reader, from the stream.
+        const during = (await store.get("ui-chat/rec-1"))!;
+        expect(during.revision).toBe(before.revision);
+        expect(during.meta.labels).toEqual({ "statebag.type": "chat" });
+        expect((await getChat(b.handler, "rec-1")).map((m) => m.id)).toEqual([
+          "m-rec-1",
+          (await getChat(a.handler, "rec-1"))[1].id,
+          "m-rec-2",
+        ]);
+        expect((await store.streams!.info(streamId))?.status).toBe("running");
+        // Another process resumes from the answer's first chunk: the record is the server's own.
+        const resumed = await streamOf(b.handler, "rec-1");
+        expect(resumed.status).toBe(200);
+        const reading = readReply(resumed);
+        // A second message meanwhile is busy, from either handler.
+        const busy = await post(b.handler, userTurn("rec-1", "hurry", "m-rec-3"));
+        expect(busy.status).toBe(409);
+        await busy.text();
+        gate.open();
+        const [original, replayed] = await Promise.all([direct, reading]);
+        expect(replayed.chunks).toEqual(original.chunks);
+        expect(replayed.chunks[0]).toMatchObject({ type: "start", messageId: `msg-${streamId}` });
+        const after = await storedChat("rec-1");
+        expect(after.stored.revision).toBeGreaterThan(before.revision);
+        const chat = await getChat(b.handler, "rec-1");
+        expect(chat.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+        expect(chat[3].id).toBe(`msg-${streamId}`);
+        expect((await streamOf(b.handler, "rec-1")).status).toBe(204);
+
+        // Stop from the other handler: the partial answer is kept, marked stopped, after the message.
+        const gate2 = (a.client.gate = new Gate());
+        const reading2 = readReply(await post(a.handler, userTurn("rec-1", "Another story", "m-rec-4")));
+        await gate2.reachedPromise;
+        const stopped = await stopOf(b.handler, "rec-1");
+        expect(stopped.status).toBe(200);
+        const body = (await stopped.json()) as { stopped: boolean; committed: boolean; kept: UIMessage | null };
+        expect(body).toMatchObject({ stopped: true, committed: true });
+        expect(textOf(body.kept!)).toMatch(/^Once upon/);
+        await reading2;
+        const last = await getChat(a.handler, "rec-1");
+        expect(last.map((m) => m.id).slice(4, 5)).toEqual(["m-rec-4"]);
+        expect(last[5].metadata).toEqual({ statebag: { finish: "stopped" } });
+        expect(await (await stopOf(b.handler, "rec-1")).json()).toEqual({ stopped: false, committed: false });
+      });
+
+      test("its writer died before the commit: once the lease passed, the next load folds the user's message and the partial answer in", async () => {
+        const { handler } = harness(lease, store);
+        const streams = store.streams!;
+        await readReply(await post(handler, userTurn("rdead-1", "Hello there", "m-rdead-1")));
+        // What a server killed mid-turn leaves: the chat as it was, and the revision's stream with
+        // the user's message (its first chunk), the answer so far, and a lease nobody renews.
+        const { stored: before, streamId } = await storedChat("rdead-1");
+        await streams.open(streamId, { sessionId: "ui-chat/rdead-1", owner: "ada", leaseMs: 300 });
+        const record = {
+          type: "statebag-turn",
+          message: { role: "user", contents: [{ $type: "text", text: "Are you there?" }], messageId: "m-rdead-2" },
+        };
+        const chunks = [
+          record,
+          { type: "start", messageId: `msg-${streamId}` },
+          { type: "start-step" },
+          { type: "text-start", id: "t1" },
+          { type: "text-delta", id: "t1", delta: "Half of " },
+          { type: "text-delta", id: "t1", delta: "an answer" },
+        ].map((c) => JSON.stringify(c));
+        await streams.append(streamId, chunks, 300);
+        // While the lease runs: the chat shows the message and is busy.
+        const busy = await post(handler, userTurn("rdead-1", "hello?", "m-rdead-3"));
+        if (busy.status === 409) {
+          expect(((await busy.json()) as { type: string }).type).toBe("urn:statebag:problem:chat-busy");
+          expect((await getChat(handler, "rdead-1")).map((m) => m.id)).toContain("m-rdead-2");
+        } else await readReply(busy); // the lease passed already on a slow machine: folded in on this POST
+        const chat = await waitFor(async () => {
+          const c = await getChat(handler, "rdead-1");
+          return c.some((m) => m.id === `msg-${streamId}`) ? c : undefined;
+        });
+        const at = chat.findIndex((m) => m.id === "m-rdead-2");
+        expect(at).toBe(2);
+        expect(chat[at + 1].id).toBe(`msg-${streamId}`);
+        expect(textOf(chat[at + 1])).toBe("Half of an answer");
+        expect(chat[at + 1].metadata).toEqual({ statebag: { finish: "interrupted" } });
+        expect((await streams.info(streamId))?.status).toBe("interrupted");
+        // Folded into the stored chat, once.
+        const stored = (await store.get("ui-chat/rdead-1"))!;
+        expect(stored.revision).toBeGreaterThan(before.revision);
+        const ids = (await getChat(handler, "rdead-1")).map((m) => m.id);
+        expect(ids.filter((id) => id === "m-rdead-2")).toHaveLength(1);
+        const next = await post(handler, userTurn("rdead-1", "new message", "m-rdead-4"));
+        expect(next.status).toBe(200);
+        await readReply(next);
+        expect((await getChat(handler, "rdead-1")).at(-2)!.id).toBe("m-rdead-4");
+      });
+
+      test("a commit that fails leaves the user's message in the stream: the next load folds it in; nothing is lost", async () => {
+        let failSaves = false;
+        const failing = new Proxy(store, {
+          get(target, key, receiver) {
+            if (key === "save")
+              return (...args: Parameters<SessionStore["save"]>) =>
+                failSaves ? Promise.reject(new Error("the database went away")) : target.save(...args);
+            const value = Reflect.get(target, key, receiver) as unknown;
+            return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+        const { handler, errors } = harness(lease, failing);
+        await readReply(await post(handler, userTurn("rfail-1", "Hello", "m-rfail-1")));
+        const { stored: before, streamId } = await storedChat("rfail-1");
+        failSaves = true;
+        const { chunks } = await readReply(await post(handler, userTurn("rfail-1", "Remember this", "m-rfail-2")));
+        expect(chunks.at(-1)).toMatchObject({ type: "error" });
+        expect(errors.map(String)).toContain("Error: the database went away");
+        expect((await store.get("ui-chat/rfail-1"))!.revision).toBe(before.revision);
+        // Its stream is finished (and kept, with the message) once the turn is over.
+        await waitFor(async () => {
+          const status = (await store.streams!.info(streamId))?.status;
+          return status !== undefined && status !== "running" ? true : undefined;
+        });
+        failSaves = false;
+        // The next reader folds the turn in: the user's message and what the answer had said.
+        const chat = await getChat(handler, "rfail-1");
+        expect(chat.map((m) => m.id).slice(0, 4)).toEqual(["m-rfail-1", chat[1].id, "m-rfail-2", `msg-${streamId}`]);
+        expect(chat[3].metadata).toEqual({ statebag: { finish: "interrupted" } });
+        const stored = (await store.get("ui-chat/rfail-1"))!;
+        expect(stored.revision).toBeGreaterThan(before.revision);
+        const next = await post(handler, userTurn("rfail-1", "and now?", "m-rfail-3"));
+        expect(next.status).toBe(200);
+        await readReply(next);
+      });
+
+      test("two turns on one revision from two handlers: one runs, the other is busy; a save meanwhile does not lose the turn", async () => {
+        const a = harness(lease, store);
+        const b = harness(lease, other);
+        await readReply(await post(a.handler, userTurn("rtwo-1", "Hello", "m-rtwo-1")));
+        a.client.gate = new Gate();
+        b.client.gate = new Gate();
+        const [ra, rb] = await Promise.all([
+          post(a.handler, userTurn("rtwo-1", "Tell me a story", "m-rtwo-a")),
+          post(b.handler, userTurn("rtwo-1", "Tell me a story", "m-rtwo-b")),
+        ]);
+        expect([ra.status, rb.status].sort()).toEqual([200, 409]);
+        const [winner, loser, side] = ra.status === 200 ? [ra, rb, a] : [rb, ra, b];
+        expect(((await loser.json()) as { type: string }).type).toBe("urn:statebag:problem:chat-busy");
+        const reading = readReply(winner);
+        await side.client.gate!.reachedPromise;
+        // Someone else saves the chat while the turn runs (an app's own write): the turn's commit
+        // finds another revision and puts its messages on what is there now.
+        const now = (await store.get("ui-chat/rtwo-1"))!;
+        await store.save(now.session, { expectedRevision: now.revision });
+        side.client.gate!.open();
+        const { chunks } = await reading;
+        expect(chunks.at(-1)).toMatchObject({ type: "finish" });
+        const chat = await getChat(a.handler, "rtwo-1");
+        const mine = ra.status === 200 ? "m-rtwo-a" : "m-rtwo-b";
+        expect(chat.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+        expect(chat[2].id).toBe(mine);
+        expect(textOf(chat[3])).toContain("Once upon a time");
+      });
     });
   });
 }

@@ -578,10 +578,11 @@ describe("concurrency and disconnects", () => {
       } else {
         await reader.cancel();
       }
-      // The turn ends on its own (no clock): the chat is back to its history before the story.
+      // The turn ends on its own (no clock): the chat is back to its history before the story (saved
+      // again as it was: its revision moves on, which frees it).
       await waitFor(async () => {
         const stored = (await store.get("ui-chat/chat-leave"))!;
-        return stored.meta.labels?.["statebag.activeStream"] === undefined ? stored : undefined;
+        return stored.revision !== before.revision ? stored : undefined;
       });
       client.gate = undefined;
       const again = await post(handler, userTurn("chat-leave", "hello again", "m-after"));

@@ -1,15 +1,18 @@
 /**
- * The turn's path through the chat server (#36), on every backend: the stream is opened while the
- * chat is read, and the response ends once the answer is committed and its last chunk sent, while
- * the buffer's last append and the stream's finish go on after. Equal to the previous path:
+ * The turn's path through the chat server (#36), on every backend: the chat is read first and a
+ * refused turn opens nothing; a turn on an existing chat opens the stream its revision names
+ * (`turnStreamId`: the busy lock) and writes the chat once, at its end; the response ends once the
+ * answer is committed and its last chunk sent, while the buffer's last append and the stream's
+ * finish go on after.
  * - every refused turn (another owner's chat, a turn running, a reused message id, a message while
  *   an approval waits) saves nothing, leaves no stream running and does not touch the running one;
- * - a stream that cannot be opened: nothing saved; the save never runs before the open resolved
- *   (a label never names a stream that is not there);
+ * - a stream that cannot be opened: nothing saved; a new chat's save never runs before its stream's
+ *   open resolved (a label never names a stream that is not there);
  * - the committed answer is in the chat when the response ends; the buffer then gets every chunk
  *   the response carried and is finished `done`, also when its finish is slow.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { turnStreamId } from "../../src/runtime/http/chat-data.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import type { StreamBuffer } from "../../src/runtime/stores/stream-buffer.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
@@ -103,7 +106,8 @@ for (const backend of backends) {
       const id = `ui-chat/${chat}`;
       const settled = (await store.get(id))!;
 
-      // Another owner's chat: absent, and nothing of it changed.
+      // Another owner's chat: absent, and nothing of it changed (nothing opened either).
+      const opens = rec.opened.length;
       const foreign = await post(handler, userTurn(chat, "mine now?", `${chat}-x`), { owner: "bob" });
       expect(foreign.status).toBe(404);
       // A reused message id (the answer's).
@@ -113,30 +117,38 @@ for (const backend of backends) {
       expect(((await taken.json()) as { type: string }).type).toBe("urn:statebag:problem:message-id-taken");
       expect((await store.get(id))!.revision).toBe(settled.revision);
       expect((await store.get(id))!.meta.labels).toEqual(settled.meta.labels);
+      expect(rec.opened.length).toBe(opens);
 
-      // A turn running: a second message is busy; the running turn goes on and commits.
+      // A turn running: the chat is not written (its stream, named by the revision, holds the
+      // user's message); a second message is busy; the running turn goes on and commits.
       const gate = (client.gate = new Gate());
       const first = readReply(await post(handler, userTurn(chat, "Tell me a story", `${chat}-m2`)));
       await gate.reachedPromise;
       const during = (await store.get(id))!;
-      const active = during.meta.labels?.["statebag.activeStream"];
-      expect(active).toBeDefined();
+      expect(during.revision).toBe(settled.revision);
+      expect(during.meta.labels?.["statebag.activeStream"]).toBeUndefined();
+      const active = turnStreamId(id, settled.revision, settled.meta.updatedAt);
+      expect(rec.opened.at(-1)).toBe(active);
+      expect(await running(store.streams!, active)).toBe(true);
+      const shown = (await (await call(handler, "GET", `/chats/${chat}`)).json()) as { id: string }[];
+      expect(shown.map((m) => m.id)).toContain(`${chat}-m2`);
       const busy = await post(handler, userTurn(chat, "hurry", `${chat}-m3`));
       expect(busy.status).toBe(409);
       expect(((await busy.json()) as { type: string }).type).toBe("urn:statebag:problem:chat-busy");
       expect((await store.get(id))!.revision).toBe(during.revision);
-      expect(await running(store.streams!, active!)).toBe(true);
+      expect(await running(store.streams!, active)).toBe(true);
       gate.open();
       const { chunks } = await first;
       expect(chunks.at(-1)).toMatchObject({ type: "finish" });
 
-      // Every stream the refused requests opened was finished at once: none runs, none is the chat's.
-      // (Opened: the first turn's, bob's, the reused id's, the running turn's, the busy one's.)
-      expect(rec.opened).toHaveLength(5);
-      for (const streamId of rec.opened.filter((streamId) => streamId !== active))
-        expect(await running(store.streams!, streamId)).toBe(false);
+      // The busy turn tried the same stream (refused by the buffer); the first turn's was a new chat's.
+      expect(rec.opened.slice(opens)).toEqual([active, active]);
+      expect(await running(store.streams!, rec.opened[0])).toBe(false);
+      // One write for the whole turn: the user's message and the answer together.
+      expect((await store.get(id))!.revision).toBeGreaterThan(settled.revision);
       const history = (await (await call(handler, "GET", `/chats/${chat}`)).json()) as { id: string }[];
       expect(history.map((m) => m.id).filter((m) => m.startsWith(chat))).toEqual([`${chat}-m1`, `${chat}-m2`]);
+      expect(history).toHaveLength(4);
     });
 
     it("a message while an approval waits is refused, nothing saved, no stream left running", async () => {
@@ -150,8 +162,9 @@ for (const backend of backends) {
       });
       expect(refused.status).toBe(409);
       expect((await store.get(id))!.revision).toBe(before.revision);
-      expect(rec.opened.length).toBe(opens + 1);
-      expect(await running(store.streams!, rec.opened.at(-1)!)).toBe(false);
+      // Refused on what the read found: no stream was opened.
+      expect(rec.opened.length).toBe(opens);
+      expect(await store.streams!.info(turnStreamId(id, before.revision, before.meta.updatedAt))).toBeUndefined();
       await store.delete(id);
     });
 
@@ -173,25 +186,33 @@ for (const backend of backends) {
       expect(errors.filter((error) => error === rec.failOpen)).toHaveLength(2);
     });
 
-    it("the save waits for the stream's open: a label never names a stream that is not there", async () => {
+    it("a new chat's save waits for its stream's open: a label never names a stream that is not there", async () => {
       const { handler, rec } = setup();
       const chat = `order-${Date.now()}`;
-      await readReply(await post(handler, userTurn(chat, "hello", `${chat}-m1`)));
       let release!: () => void;
       rec.holdOpen = new Promise<void>((resolve) => (release = resolve));
       const saves = rec.openedBeforeSave.length;
-      const pending = post(handler, userTurn(chat, "more", `${chat}-m2`));
+      const opens = rec.opened.length;
+      const pending = post(handler, userTurn(chat, "hello", `${chat}-m1`));
       // The chat is read meanwhile; nothing is saved while the open is held.
-      await waitFor(async () => (rec.opened.length >= 2 ? true : undefined));
+      await waitFor(async () => (rec.opened.length > opens ? true : undefined));
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(rec.openedBeforeSave.length).toBe(saves);
-      expect((await store.get(`ui-chat/${chat}`))!.meta.labels?.["statebag.activeStream"]).toBeUndefined();
+      expect(await store.get(`ui-chat/${chat}`)).toBeUndefined();
       rec.holdOpen = undefined;
       release();
       await readReply(await pending);
       // The accept save began once its stream was open.
       const streamId = rec.opened.at(-1)!;
       expect(rec.openedBeforeSave[saves]).toContain(streamId);
+      // A turn on the chat now: its stream (the revision's) is open before its only save, the commit.
+      const stored = (await store.get(`ui-chat/${chat}`))!;
+      const next = saves + 2; // the first turn's accept and commit
+      await readReply(await post(handler, userTurn(chat, "more", `${chat}-m2`)));
+      const turnStream = turnStreamId(stored.session.id, stored.revision, stored.meta.updatedAt);
+      expect(rec.opened.at(-1)).toBe(turnStream);
+      expect(rec.openedBeforeSave).toHaveLength(next + 1);
+      expect(rec.openedBeforeSave[next]).toContain(turnStream);
     });
 
     it("the response ends once the answer is committed; the buffer then holds every chunk and is finished", async () => {

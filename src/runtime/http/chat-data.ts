@@ -5,7 +5,7 @@
  * starts turns, and the runner, which writes them, depend on this file and not on each other.
  */
 import type { BlobReader } from "../blobs/references.js";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import type { ChatMessage } from "../core/messages.js";
@@ -52,6 +52,69 @@ export const CHAT_TYPE_LABEL = "statebag.type";
 export const CHAT_TYPE = "chat";
 /** The label naming the stream of the turn running in a chat (absent when none runs). */
 export const ACTIVE_STREAM_LABEL = "statebag.activeStream";
+
+/**
+ * A turn after the chat's active leaf or an edit or regeneration of it, on a chat that exists,
+ * writes nothing to the chat until its end: its stream, whose id is derived from the chat's
+ * revision (`turnStreamId`), is the busy lock (a second open of the same id is refused) and holds,
+ * as its chunk 0, what the turn adds before the answer (`TurnRecord`). Any chat reader finds it
+ * there: the chat's view shows it, and a turn that ended without its commit (its writer died, or
+ * the commit failed) is folded into the chat by the next load. A commit always moves the
+ * revision, so a stream at the chat's current revision is one whose turn was never committed.
+ */
+export interface TurnRecord {
+  /** Not a UI message stream chunk: never sent to a client (a replay starts after it). */
+  type: typeof TURN_RECORD;
+  /** The user's message (a message turn), as the chat will keep it. */
+  message?: ChatMessage;
+  /** The message the turn branches from (an edit, a regeneration); absent: after the active leaf. */
+  branchFrom?: string | null;
+}
+
+export const TURN_RECORD = "statebag-turn";
+
+/**
+ * The stream id of a turn on the chat as stored at `revision` (saved at `updatedAt`): the same for
+ * every process that read that revision, and never again once the chat is saved. The chat's
+ * storage id, revision and save time are hashed: a chat deleted and created again under the same
+ * id gets other ids.
+ */
+export function turnStreamId(storageId: string, revision: number, updatedAt: string): string {
+  const hash = createHash("sha256").update(`${storageId}\n${revision}\n${updatedAt}`).digest("base64url");
+  return `turn-${hash.slice(0, 32)}`;
+}
+
+/** The record in a turn stream's first chunk; undefined when `text` is not one. */
+export function readTurnRecord(text: string | undefined): TurnRecord | undefined {
+  if (text === undefined) return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof record !== "object" || record === null || (record as TurnRecord).type !== TURN_RECORD) return undefined;
+  const { message, branchFrom } = record as TurnRecord;
+  const out: TurnRecord = { type: TURN_RECORD };
+  if (typeof message === "object" && message !== null && Array.isArray(message.contents)) out.message = message;
+  if (typeof branchFrom === "string" || branchFrom === null) out.branchFrom = branchFrom;
+  return out;
+}
+
+/**
+ * Adds what a turn recorded before its answer (the user's message, or the rewind a regeneration
+ * starts from) to `session`, as the accept of a labelled turn saves it. When the message it
+ * branched from is no longer in the chat (changed meanwhile), the user's message goes after the
+ * active leaf: what the user typed is never dropped.
+ */
+export function applyTurnRecord(session: AgentSession, key: string, record: TurnRecord): void {
+  try {
+    if (record.message) appendToHistory(session, key, [record.message], record.branchFrom);
+    else if (record.branchFrom) rewindHistory(session, key, record.branchFrom);
+  } catch {
+    if (record.message) appendToHistory(session, key, [record.message]);
+  }
+}
 
 /** What a running turn needs of the chat server (`ChatSessions` is one). */
 export interface TurnContext {

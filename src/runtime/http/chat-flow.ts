@@ -4,13 +4,19 @@
  * `<idPrefix>/<chat id>`: erasure, retention, listing by owner and encryption apply to chats as to
  * every session. A chat whose stored owner is not the requester is absent, on every path.
  *
- * A turn is not bound to the request that started it. Accepting it commits the user's message at
- * once (compare-and-swap, with the label `statebag.activeStream` naming a stream opened in the
- * store's stream buffer), then the agent runs to its end in the background (turn-runner.ts) and
- * commits its answer against the revision of that save. Any process can follow the stream, stop
- * it, or, once the writer's lease has passed (its server died), recover the chat: end the stream
- * as interrupted and commit the partial answer the buffer holds (partial-answer.ts). Nothing is
+ * A turn is not bound to the request that started it. The agent runs to its end in the
+ * background (turn-runner.ts) and commits its answer with compare-and-swap. Any process can follow
+ * the stream, stop it, or, once the writer's lease has passed (its server died), recover the chat:
+ * end the stream as interrupted and commit what the turn had (partial-answer.ts). Nothing is
  * locked forever.
+ *
+ * A turn on a chat that exists writes nothing to the chat before its end: its stream's id is
+ * derived from the chat's revision (chat-data.ts, `TurnRecord`), so opening it is the busy lock,
+ * and the stream's first chunk holds the user's message, durable before the agent runs. The chat's
+ * view shows it while the turn runs; a turn that ended without its commit is folded into the chat
+ * by the next load. One write of the whole chat per turn, as an app's own load-run-save has.
+ * A turn that creates a chat, and an approvals turn (whose steps save the chat themselves),
+ * commit the user's message first with the label `statebag.activeStream` naming their stream.
  */
 import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
@@ -27,17 +33,22 @@ import type { StreamBuffer, StreamInfo } from "../stores/stream-buffer.js";
 import type { SessionMeta, SessionStore, StoredSession } from "../stores/types.js";
 import { partialAnswer, type TurnFinish } from "./partial-answer.js";
 import { ChatError, chatBusy, chatNotFound } from "./chat-error.js";
-import { TurnRunner } from "./turn-runner.js";
+import { TurnRunner, type TurnRunnerInit } from "./turn-runner.js";
 import {
   ACTIVE_STREAM_LABEL,
   appendToHistory,
+  applyTurnRecord,
   CHAT_TYPE,
   CHAT_TYPE_LABEL,
   copyForTurn,
   historyOf,
   historyTree,
+  readTurnRecord,
   rewindHistory,
+  TURN_RECORD,
   type TurnInput,
+  type TurnRecord,
+  turnStreamId,
   withoutActive,
   withUniqueIds,
 } from "./chat-data.js";
@@ -141,6 +152,19 @@ export interface StopOutcome {
   streamId?: string;
 }
 
+/** A turn running in a chat, as a load found it. */
+interface RunningTurn {
+  streamId: string;
+  /** What the turn adds before its answer (a turn that wrote nothing to the chat yet). */
+  record?: TurnRecord;
+}
+
+/** A chat as loaded: the stored chat and the turn running in it, if any. */
+interface LoadedChat {
+  stored: StoredSession;
+  running?: RunningTurn;
+}
+
 export class ChatSessions {
   readonly agent: ChatClientAgent;
   readonly store: SessionStore;
@@ -198,18 +222,44 @@ export class ChatSessions {
 
   /**
    * The owner's chat as stored, or undefined (another owner's chat with this id is just as
-   * absent). A turn whose writer died (lease passed) is recovered first.
+   * absent). A turn whose writer died (lease passed), or that ended without its commit, is
+   * recovered first.
    */
   async load(owner: string, chatId: string): Promise<StoredSession | undefined> {
+    return (await this.loadChat(owner, chatId))?.stored;
+  }
+
+  /**
+   * The owner's chat as a reader sees it: with what a running turn added before its answer (the
+   * user's message), which is in the chat's stream until the turn commits. Not for saving.
+   */
+  async view(owner: string, chatId: string): Promise<StoredSession | undefined> {
+    const loaded = await this.loadChat(owner, chatId);
+    if (!loaded?.running?.record) return loaded?.stored;
+    const session = copyForTurn(loaded.stored.session, this.historyKey);
+    applyTurnRecord(session, this.historyKey, loaded.running.record);
+    return { ...loaded.stored, session };
+  }
+
+  private async loadChat(owner: string, chatId: string): Promise<LoadedChat | undefined> {
     const stored = await this.store.get(this.storageId(chatId));
     if (!stored || stored.meta.owner !== owner) return undefined;
-    return this.recover(stored, owner);
+    return this.settle(stored, owner);
+  }
+
+  /** The stream of the turn that runs, or ran, on `stored`: the label's, else the one its revision gives. */
+  private streamOf(stored: StoredSession): { streamId: string; labelled: boolean } {
+    const labelled = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
+    if (labelled !== undefined) return { streamId: labelled, labelled: true };
+    return {
+      streamId: turnStreamId(stored.session.id, stored.revision, stored.meta.updatedAt),
+      labelled: false,
+    };
   }
 
   /** The stream id of the turn running in `stored`, when its writer is alive. */
   async activeStream(stored: StoredSession): Promise<{ streamId: string; info?: StreamInfo } | undefined> {
-    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
-    if (streamId === undefined) return undefined;
+    const { streamId } = this.streamOf(stored);
     if (this.runners.has(streamId)) return { streamId };
     const info = await this.streams.info(streamId);
     return info?.status === "running" ? { streamId, info } : undefined;
@@ -221,12 +271,27 @@ export class ChatSessions {
    * stopped, when a stop had ended it), and the chat is free. Returns the chat as stored after.
    */
   async recover(stored: StoredSession, owner: string): Promise<StoredSession | undefined> {
+    return (await this.settle(stored, owner))?.stored;
+  }
+
+  /**
+   * `recover`, also telling which turn still runs. A turn that wrote nothing to the chat yet is
+   * looked for under the stream id the chat's revision gives: any stream there belongs to a turn
+   * not committed (a commit moves the revision), so one that no longer runs is folded in, with the
+   * user's message its first chunk holds.
+   */
+  private async settle(stored: StoredSession, owner: string): Promise<LoadedChat | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
-      if (streamId === undefined || this.runners.has(streamId)) return stored;
-      const info = await this.streams.info(streamId);
+      const { streamId, labelled } = this.streamOf(stored);
+      const local = this.runners.get(streamId);
+      if (local) return { stored, running: { streamId, ...(local.record ? { record: local.record } : {}) } };
+      // The first chunk only: a light turn's record (one round trip, and a miss when no turn ran).
+      const head = await this.streams.read(streamId, { from: 0, limit: 1 });
+      if (!labelled && !head) return { stored };
+      const info = head?.info;
+      const record = labelled ? undefined : readTurnRecord(head?.chunks[0]);
       if (info?.status === "running") {
-        if (info.leaseExpiresAt > Date.now()) return stored;
+        if (info.leaseExpiresAt > Date.now()) return { stored, running: { streamId, ...(record ? { record } : {}) } };
         const ended = await this.streams.finish(streamId, "interrupted", {
           keepMs: this.streamKeepMs,
           onlyIfAbandoned: true,
@@ -242,6 +307,7 @@ export class ChatSessions {
       const finish: TurnFinish = info?.status === "stopped" || info?.stopRequested ? "stopped" : "interrupted";
       const chunks = (await this.streams.read(streamId, { from: 0 }))?.chunks ?? [];
       const session = copyForTurn(stored.session, this.historyKey);
+      if (record) applyTurnRecord(session, this.historyKey, record);
       const history = historyOf(session, this.historyKey);
       appendToHistory(
         session,
@@ -249,6 +315,7 @@ export class ChatSessions {
         withUniqueIds(partialAnswer(chunks, startIdOf(chunks), finish), history),
       );
       try {
+        // Also when nothing is added: the save moves the revision, which frees the chat.
         await this.store.save(session, {
           expectedRevision: stored.revision,
           ttlMs: this.ttlMs,
@@ -261,7 +328,7 @@ export class ChatSessions {
       if (!fresh || fresh.meta.owner !== owner) return undefined;
       stored = fresh;
     }
-    return stored;
+    return { stored };
   }
 
   /** One page of the owner's chats, newest first. A cursor that is not the store's is an `InvalidCursorError`. */
@@ -303,8 +370,7 @@ export class ChatSessions {
     const id = this.storageId(chatId);
     const stored = await this.store.get(id);
     if (!stored || stored.meta.owner !== owner) return false;
-    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
-    if (streamId !== undefined) this.runners.get(streamId)?.cancel();
+    this.runners.get(this.streamOf(stored).streamId)?.cancel();
     await this.streams.deleteForSession(id);
     await this.store.messages.deleteMessages(id);
     try {
@@ -323,27 +389,82 @@ export class ChatSessions {
    * Accepts a turn: checks the input against the chat (a `ChatError` before anything runs: a chat
    * of another owner is `chat-not-found`; a turn running is `chat-busy`; a new message while an
    * approval waits, a reused message id or an answer to a request that is not pending is
-   * `chat-approval-pending`, `chat-message-id-taken`, `chat-approval-not-pending`), opens its stream,
-   * commits the user's message with the stream's label, and starts the run in the background.
+   * `chat-approval-pending`, `chat-message-id-taken`, `chat-approval-not-pending`), makes the
+   * user's message durable, and starts the run in the background. A refused turn opens nothing.
    *
-   * The stream is opened while the chat is read (one round trip less before the reply), and always
-   * before the save whose label names it: a reader never finds a label naming a stream not there
-   * yet (which recovery would take for a dead turn). A turn refused on what the read finds
-   * finishes its stream at once, kept for no one.
+   * On a chat that exists (a message, an edit, a regeneration) the turn's stream is opened under
+   * the id the chat's revision gives, and its first chunk records the user's message: a second
+   * turn on the same revision finds the stream there (busy); the chat itself is written once, at
+   * the end. A new chat, and an approvals turn, open a stream and save the chat with its label.
    */
   async accept(owner: string, chatId: string, input: TurnInput): Promise<TurnRunner> {
     const id = this.storageId(chatId);
-    const streamId = randomUUID();
-    const opening = this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
-    opening.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
-    let turn: AcceptedTurn;
+    for (let attempt = 0; ; attempt++) {
+      const turn = await this.prepareTurn(owner, chatId, id, input);
+      const runner =
+        !turn.stored || input.kind === "approvals"
+          ? await this.acceptLabelled(owner, chatId, id, input, turn)
+          : await this.acceptRecorded(owner, chatId, id, input, turn);
+      if (runner) return runner;
+      // A turn on that revision ended without its commit and was folded in: read the chat again.
+      if (attempt >= 2) throw chatBusy();
+    }
+  }
+
+  /** A turn on an existing chat: its stream is its lock and holds the user's message (see `accept`). Undefined: read again. */
+  private async acceptRecorded(
+    owner: string,
+    chatId: string,
+    id: string,
+    input: TurnInput,
+    turn: AcceptedTurn,
+  ): Promise<TurnRunner | undefined> {
+    const stored = turn.stored!;
+    const streamId = await this.openTurnStream(owner, id, stored);
+    if (streamId === undefined) return undefined;
+    const record: TurnRecord = { type: TURN_RECORD };
+    if (turn.message) record.message = turn.message;
+    if (turn.branchFrom !== undefined) record.branchFrom = turn.branchFrom;
     try {
-      turn = await this.prepareTurn(owner, chatId, id, input);
+      await this.streams.append(streamId, [JSON.stringify(record)], this.leaseMs);
     } catch (error) {
-      await opening.then(() => this.streams.finish(streamId, "failed", { keepMs: 0 })).catch(() => undefined);
+      // Nothing recorded: the stream goes (an id kept for no one opens anew), the chat is as it was.
+      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
       throw error;
     }
-    await opening;
+    return this.startRunner({
+      chats: this,
+      owner,
+      chatId,
+      storageId: id,
+      streamId,
+      input,
+      message: turn.message,
+      requests: turn.requests,
+      before: turn.before,
+      accepted: turn.accepted,
+      revision: stored.revision,
+      labels: withoutActive(stored.meta.labels),
+      created: false,
+      branchFrom: turn.branchFrom,
+      record,
+    });
+  }
+
+  /**
+   * A turn that creates its chat, or answers approvals: its stream is opened, then the chat is
+   * saved with the user's message and the label naming the stream (a reader never finds a label
+   * naming a stream not there yet, which recovery would take for a dead turn).
+   */
+  private async acceptLabelled(
+    owner: string,
+    chatId: string,
+    id: string,
+    input: TurnInput,
+    turn: AcceptedTurn,
+  ): Promise<TurnRunner | undefined> {
+    const streamId = await this.openTurnStream(owner, id, turn.stored);
+    if (streamId === undefined) return undefined;
     const { stored, before, accepted, message, requests, branchFrom } = turn;
     const meta: SessionMeta = {
       owner,
@@ -367,7 +488,7 @@ export class ChatSessions {
       }
       throw error;
     }
-    const runner = new TurnRunner({
+    return this.startRunner({
       chats: this,
       owner,
       chatId,
@@ -383,6 +504,35 @@ export class ChatSessions {
       created: !stored,
       branchFrom,
     });
+  }
+
+  /**
+   * Opens the stream of a turn on `stored` (a new chat: a stream of a fresh id): the id its
+   * revision gives, so that of two turns on one revision only one opens. Undefined when a turn on
+   * that revision had ended without its commit (folded in now: read the chat again); a running
+   * one is `chat-busy`.
+   */
+  private async openTurnStream(
+    owner: string,
+    id: string,
+    stored: StoredSession | undefined,
+  ): Promise<string | undefined> {
+    const streamId = stored ? turnStreamId(id, stored.revision, stored.meta.updatedAt) : randomUUID();
+    try {
+      await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
+      return streamId;
+    } catch (error) {
+      if (!(error instanceof ConflictError) || !stored) throw error;
+      const now = await this.settle(stored, owner);
+      if (!now) throw chatNotFound();
+      if (now.running) throw chatBusy();
+      return undefined;
+    }
+  }
+
+  private startRunner(init: TurnRunnerInit): TurnRunner {
+    const runner = new TurnRunner(init);
+    const { streamId } = init;
     this.runners.set(streamId, runner);
     void runner.done.finally(() => this.runners.delete(streamId));
     runner.start();
@@ -393,10 +543,14 @@ export class ChatSessions {
   private async prepareTurn(owner: string, chatId: string, id: string, input: TurnInput): Promise<AcceptedTurn> {
     let stored = await this.store.get(id);
     if (stored && stored.meta.owner !== owner) throw chatNotFound();
-    if (stored) {
-      stored = await this.recover(stored, owner);
-      if (!stored) throw chatNotFound();
-      if (await this.activeStream(stored)) throw chatBusy();
+    // A labelled turn (a new chat's first, an approvals turn) is settled here; a turn that wrote
+    // nothing to the chat yet is found by the open of this revision's stream (see `accept`), or,
+    // for an approvals turn, looked for here.
+    if (stored && (stored.meta.labels?.[ACTIVE_STREAM_LABEL] !== undefined || input.kind === "approvals")) {
+      const loaded = await this.settle(stored, owner);
+      if (!loaded) throw chatNotFound();
+      if (loaded.running) throw chatBusy();
+      stored = loaded.stored;
     }
     const before = stored?.session ?? this.agent.createSession({ id, kind: "local" });
     const history = historyOf(before, this.historyKey);
@@ -504,8 +658,7 @@ export class ChatSessions {
   async stop(owner: string, chatId: string, waitMs: number): Promise<StopOutcome> {
     const stored = await this.load(owner, chatId);
     if (!stored) throw chatNotFound();
-    const streamId = stored.meta.labels?.[ACTIVE_STREAM_LABEL];
-    if (streamId === undefined) return { stopped: false, committed: false };
+    const { streamId } = this.streamOf(stored);
     const local = this.runners.get(streamId);
     if (local) {
       if (!local.stop()) return { stopped: false, committed: false };
@@ -520,8 +673,8 @@ export class ChatSessions {
     const deadline = Date.now() + waitMs;
     for (let wait = 10; Date.now() < deadline; wait = Math.min(wait * 2, 200)) {
       const now = await this.load(owner, chatId);
-      if (!now || now.meta.labels?.[ACTIVE_STREAM_LABEL] !== streamId)
-        return { stopped: true, committed: true, streamId };
+      // Committed: the label is gone, or the revision moved on (another stream id).
+      if (!now || this.streamOf(now).streamId !== streamId) return { stopped: true, committed: true, streamId };
       await delay(wait);
     }
     return { stopped: true, committed: false, streamId };

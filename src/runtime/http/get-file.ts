@@ -28,7 +28,8 @@ export const getFile: Route = async (context, request, url, id) => {
   const hash = url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
   const chatId = checkChatId(id);
   if (!HASH.test(hash)) throw fileNotFound();
-  const stored = await context.chats.load(owner, chatId);
+  // The view: a file of the message a running turn answers is the chat's too.
+  const stored = await context.chats.view(owner, chatId);
   if (!stored) throw chatNotFound();
   const reference = findReference(historyOf(stored.session, context.chats.historyKey), hash);
   if (!reference) throw fileNotFound();

@@ -5,6 +5,7 @@
  * chunks are in the store's stream buffer); `204` when no turn runs.
  */
 import { checkChatId } from "./ai-sdk-ui.js";
+import { readTurnRecord } from "./chat-data.js";
 import { chatNotFound } from "./chat-error.js";
 import { ownerOf, type Route } from "./request.js";
 import { isTerminal, runnerSource, sseResponse } from "./sse-response.js";
@@ -21,7 +22,12 @@ export const resumeStream: Route = async (context, request, _url, id) => {
   if (local) return sseResponse(runnerSource(local));
   return sseResponse(async (send, signal) => {
     let last = "";
+    let first = true;
     for await (const json of chats.streams.follow(active.streamId, { from: 0, signal })) {
+      // A turn's record of the user's message (chunk 0) is the server's, not a UI chunk.
+      const skip = first && readTurnRecord(json) !== undefined;
+      first = false;
+      if (skip) continue;
       send(json);
       last = json;
     }

@@ -33,6 +33,7 @@ import {
   withUniqueIds,
   type TurnContext,
   type TurnInput,
+  type TurnRecord,
 } from "./chat-data.js";
 import { partialAnswer, type TurnFinish } from "./partial-answer.js";
 import { answeredCalls, turnMessage } from "./turn-message.js";
@@ -71,6 +72,12 @@ export interface TurnRunnerInit {
    * message; a regeneration: the question); undefined for a turn after the active leaf.
    */
   branchFrom?: string | null;
+  /**
+   * A turn that wrote nothing to the chat at accept: what its stream's first chunk records (the
+   * user's message). `revision` is then the chat's as read, and the commit is the turn's only
+   * write of the chat.
+   */
+  record?: TurnRecord;
 }
 
 type Ending = "stop" | "lost" | "abort";
@@ -79,6 +86,7 @@ type Ending = "stop" | "lost" | "abort";
 const MAX_BATCH = 512;
 /** How long chunks are gathered before an append, in ms. */
 const BATCH_MS = 20;
+const DAY_MS = 24 * 60 * 60_000;
 
 export class TurnRunner {
   readonly streamId: string;
@@ -111,6 +119,11 @@ export class TurnRunner {
   /** Set at the end: what is pending is appended without waiting for more. */
   private draining = false;
   private wake: (() => void) | undefined;
+
+  /** What the turn's stream records before its answer (a turn that wrote nothing to the chat yet). */
+  get record(): TurnRecord | undefined {
+    return this.init.record;
+  }
 
   constructor(private readonly init: TurnRunnerInit) {
     this.streamId = init.streamId;
@@ -305,8 +318,14 @@ export class TurnRunner {
     await this.drain();
     const status: Exclude<StreamStatus, "running"> =
       outcome === "done" ? "done" : outcome === "stopped" ? "stopped" : "failed";
+    // A recorded turn that could not commit (the store failed) keeps its stream a day: the next
+    // load folds the user's message and the answer in from it.
+    const keepMs =
+      this.init.record && !committed && outcome !== "aborted"
+        ? Math.max(chats.streamKeepMs, DAY_MS)
+        : chats.streamKeepMs;
     if (!this.lost)
-      await chats.streams.finish(this.streamId, status, { keepMs: chats.streamKeepMs }).catch((error: unknown) => {
+      await chats.streams.finish(this.streamId, status, { keepMs }).catch((error: unknown) => {
         if (!isClosed(error)) chats.onError(error);
       });
   }
@@ -378,9 +397,11 @@ export class TurnRunner {
     const finish: TurnFinish | undefined = outcome === "done" ? undefined : outcome;
     if (this.init.input.kind !== "approvals") {
       let next: AgentSession;
+      /** The messages this turn adds, after its branch point (for a commit on a chat that moved on). */
+      let added: ChatMessage[];
+      const { branchFrom, message } = this.init;
       if (outcome === "done" && session) {
         next = session;
-        const { branchFrom, message } = this.init;
         const all = historyOf(next, chats.historyKey) as ChatMessage[];
         // Where the turn's messages start on the new active path: after the message it branched from.
         const base =
@@ -391,17 +412,26 @@ export class TurnRunner {
               : all.findIndex((m, i) => messageIdAt(m, i) === branchFrom) + 1;
         const renamed = assignAnswerIds(all, base, message, this.messageId);
         renameBranchPoints(next, chats.historyKey, renamed);
+        added = all.slice(base);
       } else {
         next = copyForTurn(accepted, chats.historyKey);
         const history = historyOf(next, chats.historyKey);
-        appendToHistory(
-          next,
-          chats.historyKey,
-          withUniqueIds(partialAnswer(this.chunks, this.messageId, finish ?? "failed"), history, this.messageId),
+        const answer = withUniqueIds(
+          partialAnswer(this.chunks, this.messageId, finish ?? "failed"),
+          history,
+          this.messageId,
         );
+        appendToHistory(next, chats.historyKey, answer);
+        added = message ? [message, ...answer] : answer;
       }
       this.noteAnswer(next);
-      await save(next, revision);
+      try {
+        await save(next, revision);
+      } catch (error) {
+        // A recorded turn's chat was saved meanwhile by someone else: its messages go on what is there now.
+        if (!(error instanceof ConflictError) || !this.init.record) throw error;
+        return this.commitOnto(added, branchFrom);
+      }
       return true;
     }
     // An approvals turn saved its steps itself: clear the label on what is stored now.
@@ -426,6 +456,48 @@ export class TurnRunner {
       this.noteAnswer(next);
       try {
         await save(next, stored.revision, withoutActive(stored.meta.labels));
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Commits a recorded turn's messages onto the chat as stored now (it was saved meanwhile, e.g. a
+   * branch switch): after the message the turn branched from when it is still there, else after
+   * the active leaf. Nothing when the turn is no longer this chat's (deleted, erased, or taken for
+   * dead and folded in by a recovery: its stream is no longer running).
+   */
+  private async commitOnto(added: ChatMessage[], branchFrom: string | null | undefined): Promise<boolean> {
+    const { chats, owner, storageId, labels } = this.init;
+    const key = chats.historyKey;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if ((await chats.streams.info(this.streamId))?.status !== "running") return false;
+      const stored = await chats.store.get(storageId);
+      if (!stored || stored.meta.owner !== owner) return false;
+      const next = copyForTurn(stored.session, key);
+      const history = historyOf(next, key);
+      const ids = new Set(history.map((m, i) => messageIdAt(m, i)));
+      const parent = branchFrom === undefined || (branchFrom !== null && !ids.has(branchFrom)) ? undefined : branchFrom;
+      appendToHistory(
+        next,
+        key,
+        withUniqueIds(
+          added.map((m) => ({ ...m })),
+          history,
+          added[0]?.messageId,
+        ),
+        parent,
+      );
+      this.noteAnswer(next);
+      try {
+        await chats.store.save(next, {
+          expectedRevision: stored.revision,
+          ttlMs: chats.ttlMs,
+          meta: { owner, labels: withoutActive(stored.meta.labels ?? labels) },
+        });
         return true;
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
