@@ -220,14 +220,12 @@ export function checkDuplicateKeys(
   plainExtra = 0,
   numberKeys?: readonly string[],
 ): void {
-  if (keys === 0 || (chars >= 0 && withinCharBound(text, chars))) return;
-  if (
-    plainExtra > 0 &&
-    chars >= 0 &&
-    numberKeys !== undefined &&
-    withinPlainBound(text, chars + plainExtra, numberKeys)
-  )
-    return;
+  if (keys === 0) return;
+  if (chars >= 0) {
+    if (plainExtra > 0 && numberKeys !== undefined) {
+      if (withinPlainBound(text, chars, plainExtra, numberKeys)) return;
+    } else if (withinCharBound(text, chars)) return;
+  }
   if (keyColonBound(text) !== keys) {
     const dup = locateDuplicateKey(text);
     if (dup !== null) throw duplicateKeyError(dup);
@@ -263,63 +261,129 @@ function withinCharBound(text: string, chars: number): boolean {
 }
 
 /**
- * `withinCharBound` for a text without escapes, with `chars` counting the round integers that are
- * the values of members keyed `numberKeys` at all their digits (`1000` at four where `1e3` takes
- * three: `FusedContext.plainExtra`). Sound once every number written as such a member's value is
- * written without an exponent, which `plainNumbersUnder` finds out: then each of those integers
- * takes all its digits in the text, and the rest of the bound is `withinCharBound`'s.
+ * `withinCharBound`, and else the same bound with `plainExtra` more: the round integers that are
+ * the values of members keyed `numberKeys`, counted in `chars` at their shortest (`1e3` for `1000`),
+ * at all their digits (`FusedContext.plainExtra`). Sound once every number written as such a
+ * member's value is written without an exponent, which `plainNumbersUnder` finds out: then each of
+ * those integers takes all its digits in the text, and the rest of the bound is `withinCharBound`'s.
  *
- * Why no escapes: then every key is written as it is (`"inputTokenCount"`, never
- * `"input\u0054okenCount"`), so a search for it finds every member with that key, and every
- * quote delimits a string.
+ * That search finds every member with one of those keys only when every key is written as it is
+ * (`"inputTokenCount"`, never `"input\u0054okenCount"`): the hop per backslash that takes the
+ * escapes' extra characters off the slack makes sure of that too (`endsKey`).
  */
-function withinPlainBound(text: string, chars: number, numberKeys: readonly string[]): boolean {
-  const slack = text.length - chars;
-  if (slack < 0 || slack >= 5 || text.indexOf("\\") !== -1) return false;
-  for (const key of numberKeys) if (!plainNumbersUnder(text, key)) return false;
+function withinPlainBound(text: string, chars: number, plainExtra: number, numberKeys: readonly string[]): boolean {
+  let slack = text.length - chars;
+  // Never negative for a true lower bound; if it were, the bound says nothing.
+  if (slack < 0) return false;
+  if (slack < 5) return true;
+  let keyEscaped = false;
+  let end = -1;
+  let backslash = text.indexOf("\\");
+  while (backslash !== -1) {
+    // Every backslash of valid JSON text opens an escape: "\\uXXXX" is 5 longer than its character, the others 1.
+    const unicodeEscape = text.charCodeAt(backslash + 1) === 117;
+    slack -= unicodeEscape ? 5 : 1;
+    if (slack < 5) return true;
+    const after = backslash + (unicodeEscape ? 6 : 2);
+    backslash = text.indexOf("\\", after);
+    if (!keyEscaped) {
+      if (end < after) end = text.indexOf('"', after);
+      keyEscaped = end === -1 || ((backslash === -1 || backslash > end) && endsKey(text, end));
+    }
+  }
+  slack -= plainExtra;
+  return !keyEscaped && slack >= 0 && slack < 5 && plainNumbersUnder(text, numberKeys);
+}
+
+/**
+ * Whether the string ending at the quote `end` is a key: a colon follows it, past any whitespace.
+ *
+ * Used on the strings that hold escapes: every backslash of valid JSON text opens an escape inside a
+ * string, and once a string's last escape is read, the next quote ends it (the escape of a quote
+ * inside it is read first). So `withinPlainBound` looks for the first quote past each escape, and
+ * when the next backslash comes after it, that quote ends the string. Linear: a search for a
+ * string's end starts past the previous one's, and the whitespace read after it is its own.
+ */
+function endsKey(text: string, end: number): boolean {
+  let pos = end + 1;
+  let code = text.charCodeAt(pos);
+  while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
+  return code === 58;
+}
+
+/**
+ * True when no member keyed one of `keys` in `text` (valid JSON text, every key of it written
+ * without escapes) has a number written with an exponent (`1e3`, `1E+3`) for its value.
+ *
+ * A key is found by a native search for the tail of `"key"` from its rarest-looking character on
+ * (`Count"` of `"inputTokenCount"`: a search stops at every occurrence of its first character, and a
+ * quote is everywhere), one search for all the keys that share a tail; a hit where one of them reads
+ * in full, then a colon (after any whitespace), is such a member. Its value is read up to the end of
+ * its number.
+ *
+ * Why a hit is a member: the hit's last quote follows a key character, not a backslash, so it ends a
+ * string; its first quote cannot end one (key characters would follow outside a string), so the
+ * string holds exactly the key, unless that first quote is an escaped one inside a longer string,
+ * whose end is then the hit's last quote: a colon after it would make it a key written with an escape,
+ * which the caller has ruled out. A key that needs escapes itself (a quote, a backslash, a control
+ * character) cannot be written without them: false. Linear: a tail ends with the only quote in it,
+ * so two hits never overlap; a full compare that runs long reads a quote and key characters, where
+ * no hit lies; and a member's value is read up to its end, a character no number holds.
+ */
+function plainNumbersUnder(text: string, keys: readonly string[]): boolean {
+  // The keys (quoted) grouped by their search tail.
+  const groups = new Map<string, string[]>();
+  for (const key of keys) {
+    for (let index = 0; index < key.length; index++) {
+      const code = key.charCodeAt(index);
+      if (code < 32 || code === 34 || code === 92) return false;
+    }
+    const quoted = `"${key}"`;
+    const tail = quoted.slice(rarestFrom(quoted));
+    const group = groups.get(tail);
+    if (group === undefined) groups.set(tail, [quoted]);
+    else group.push(quoted);
+  }
+  for (const [tail, group] of groups) if (!plainNumbersAt(text, tail, group)) return false;
   return true;
 }
 
 /**
- * True when no member keyed `key` in `text` (a text without backslashes) has a number written with
- * an exponent (`1e3`, `1E+3`) for its value. Every occurrence of `"key"` is looked at; one followed
- * by a colon (after any whitespace) is such a member (or, for a key that itself starts with what may
- * end a string, possibly something else, looked at all the same: a false "no" only costs the colon
- * count). Its value is read up to the end of its number.
- *
- * The native search looks for the tail of `"key"` from its rarest-looking character on (`Count"` of
- * `"inputTokenCount"`: a search stops at every occurrence of its first character, and a quote is
- * everywhere), each hit compared in full. Linear: the tail ends with the only quote in it, so two
- * hits never overlap; a full compare that runs long reads a quote and key characters, where no hit
- * lies; and a member's value is read up to the next quote at most.
+ * `plainNumbersUnder` for the keys `group` (quoted), which all end with `tail`. The value after a
+ * hit is read first: only a number with an exponent needs the key compared (most hits of a shared
+ * tail are other keys, and most values have none).
  */
-function plainNumbersUnder(text: string, key: string): boolean {
-  const quoted = `"${key}"`;
-  const from = rarestFrom(quoted);
-  const tail = quoted.slice(from);
+function plainNumbersAt(text: string, tail: string, group: readonly string[]): boolean {
   const length = text.length;
-  let hit = text.indexOf(tail, from);
+  let hit = text.indexOf(tail);
   while (hit !== -1) {
-    if (text.startsWith(quoted, hit - from)) {
-      let pos = hit + tail.length;
-      let code = text.charCodeAt(pos);
+    let pos = hit + tail.length;
+    let code = text.charCodeAt(pos);
+    while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
+    if (code === 58) {
+      code = text.charCodeAt(++pos);
       while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
-      if (code === 58) {
-        code = text.charCodeAt(++pos);
-        while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++pos);
-        // A number: "-", digits, ".", then "e"/"E" for an exponent; anything else ends it (no quote inside).
-        while (
-          pos < length &&
-          (code === 45 || code === 43 || code === 46 || (code >= 48 && code <= 57) || (code | 0x20) === 101)
-        ) {
-          if ((code | 0x20) === 101) return false;
-          code = text.charCodeAt(++pos);
+      // A number: "-", digits, ".", then "e"/"E" for an exponent; anything else ends it (no quote inside).
+      while (pos < length) {
+        if ((code - 48) >>> 0 > 9 && code !== 45 && code !== 43 && code !== 46) {
+          if ((code | 0x20) === 101 && keyAt(text, hit, tail, group)) return false;
+          break;
         }
+        code = text.charCodeAt(++pos);
       }
     }
     hit = text.indexOf(tail, hit + tail.length);
   }
   return true;
+}
+
+/** Whether one of `group` (quoted keys ending with `tail`) is written where `tail` is found at `hit`. */
+function keyAt(text: string, hit: number, tail: string, group: readonly string[]): boolean {
+  for (const quoted of group) {
+    const start = hit - (quoted.length - tail.length);
+    if (start >= 0 && text.startsWith(quoted, start)) return true;
+  }
+  return false;
 }
 
 /** Lower-case letters by how often English text uses them, the most first. */
