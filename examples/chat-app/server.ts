@@ -321,6 +321,9 @@ export async function startChatApp(
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // The turns still running commit before the store closes (up to 10 s: one left running then
+      // is recovered, once its lease passes, by the next process that opens the chat).
+      await Promise.race([handler.idle(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
       if (!options.store) await store.close();
     },
   };

@@ -11,7 +11,7 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
+import { defaultSessionCodec, encryptedMessageCodec, encryptedSessionCodec } from "../../src/stores.js";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import { turnStreamId } from "../../src/runtime/http/chat-data.js";
 import { toNodeListener } from "../../src/runtime/http/node.js";
@@ -370,6 +370,34 @@ for (const backend of backends) {
         expect.objectContaining({ state: "output-available", output: { sent: true, to: "ada@example.com" } }),
       ]);
       expect(toolRuns.send_email).toBe(1);
+    });
+
+    test("graceful shutdown: handler.idle() resolves once the running turn committed and its stream finished; the store then closes cleanly", async () => {
+      // A store of its own (closed below); on memory a separate instance.
+      const own = await open({ codec: defaultSessionCodec() });
+      const { handler, client, errors } = harness(lease, own);
+      await readReply(await post(handler, userTurn("idle-1", "Hello", "m-idle-1")));
+      await handler.idle(); // nothing runs: at once
+      const gate = (client.gate = new Gate());
+      const reading = readReply(await post(handler, userTurn("idle-1", "Tell me a story", "m-idle-2")));
+      await gate.reachedPromise;
+      let idle = false;
+      const waiting = handler.idle().then(() => (idle = true));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(idle).toBe(false);
+      gate.open();
+      await reading;
+      await waiting;
+      const stored = (await own.get("ui-chat/idle-1"))!;
+      const history = stored.session.stateBag["statebag.chatHistory"] as unknown as {
+        messages: { messageId?: string }[];
+      };
+      const answerId = history.messages.at(-1)!.messageId!;
+      expect(history.messages.map((m) => m.messageId).slice(2)).toEqual(["m-idle-2", answerId]);
+      expect((await own.streams!.info(answerId.slice("msg-".length)))?.status).toBe("done");
+      await own.close();
+      opened.splice(opened.indexOf(own), 1);
+      expect(errors).toEqual([]);
     });
 
     describe("a turn on a chat that exists writes the chat once, at its end", () => {

@@ -215,6 +215,11 @@ export class ChatSessions {
     return this.blobs ? blobReader(this.blobs, owner) : undefined;
   }
 
+  /** Resolves once no turn of this process is running (each over and its stream finished). */
+  async idle(): Promise<void> {
+    while (this.runners.size > 0) await Promise.allSettled([...this.runners.values()].map((runner) => runner.done));
+  }
+
   /** The turn running in this process on `streamId`, if any. */
   runner(streamId: string): TurnRunner | undefined {
     return this.runners.get(streamId);

@@ -117,6 +117,13 @@ export interface ChatHandler {
    * `toNodeListener` does.
    */
   allow(path: string): string | undefined;
+  /**
+   * Resolves once no turn this handler started is running: each committed (or ended) and its
+   * stream finished. For a graceful shutdown: stop accepting requests, `await handler.idle()`
+   * (bounded by how long you can wait: a turn left running is recovered by another process once
+   * its lease passes), then close the store. Closing the store first fails the turns' last writes.
+   */
+  idle(): Promise<void>;
 }
 
 /** A path's routes, by method (a Map: a method name from a request never reaches an inherited member). */
@@ -150,7 +157,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const found = matchPath(base, path);
     return found ? [...found.methods.keys()].join(", ") : undefined;
   };
-  return Object.assign(handler, { allow });
+  return Object.assign(handler, { allow, idle: () => context.chats.idle() });
 }
 
 /** The options, checked and resolved, as every route sees them. */
