@@ -267,8 +267,8 @@ describe("duplicate keys (#21.17)", () => {
   });
 
   // A round integer (`1000`) counts at its shortest token (`1e3`) in the character bound; a text
-  // without escapes whose members keyed so write every number without an exponent counts it in full
-  // (`plainExtra`). Each document below hides a repeat in exactly the characters that would win back.
+  // whose keys hold no escape and whose members keyed so write every number without an exponent
+  // counts it in full (`plainExtra`; more cases with escapes in duplicate-keys-escapes.test.ts). Each document below hides a repeat in exactly the characters that would win back.
   it("round integers counted in full hide no repeat: exponents, whitespace, escaped keys, array items", () => {
     // [with a repeat, the repeated key]
     const cases: [string, string][] = [
@@ -285,7 +285,7 @@ describe("duplicate keys (#21.17)", () => {
       ['{"s":"n","n":1e5,"":0,"":0}', ""],
       // An array item is no member: never counted in full.
       ['{"n":[1e5,1e5],"":0,"":0}', ""],
-      // An escaped key: the text has escapes, so the bound does not apply.
+      // An escaped key: the search for the key would miss it, so the bound does not apply.
       ['{"\\u006e":1e5,"":0,"":0}', ""],
       ['{"\\/":1e5,"":0,"":0}', ""],
       ['{"n":-1e5,"":0,"":0}', ""],
