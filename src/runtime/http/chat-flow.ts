@@ -425,18 +425,12 @@ export class ChatSessions {
     turn: AcceptedTurn,
   ): Promise<TurnRunner | undefined> {
     const stored = turn.stored!;
-    const streamId = await this.openTurnStream(owner, id, stored);
-    if (streamId === undefined) return undefined;
     const record: TurnRecord = { type: TURN_RECORD };
     if (turn.message) record.message = turn.message;
     if (turn.branchFrom !== undefined) record.branchFrom = turn.branchFrom;
-    try {
-      await this.streams.append(streamId, [JSON.stringify(record)], this.leaseMs);
-    } catch (error) {
-      // Nothing recorded: the stream goes (an id kept for no one opens anew), the chat is as it was.
-      await this.streams.finish(streamId, "failed", { keepMs: 0 }).catch(() => undefined);
-      throw error;
-    }
+    // The record is the stream's first chunk, written with its open.
+    const streamId = await this.openTurnStream(owner, id, stored, [JSON.stringify(record)]);
+    if (streamId === undefined) return undefined;
     return this.startRunner({
       chats: this,
       owner,
@@ -521,10 +515,11 @@ export class ChatSessions {
     owner: string,
     id: string,
     stored: StoredSession | undefined,
+    chunks?: string[],
   ): Promise<string | undefined> {
     const streamId = stored ? turnStreamId(id, stored.revision, stored.meta.updatedAt) : randomUUID();
     try {
-      await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs });
+      await this.streams.open(streamId, { sessionId: id, owner, leaseMs: this.leaseMs, ...(chunks ? { chunks } : {}) });
       return streamId;
     } catch (error) {
       if (!(error instanceof ConflictError) || !stored) throw error;

@@ -66,13 +66,15 @@ export class MemoryStreamBuffer implements StreamBuffer {
 
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
     this.check();
-    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    const { sessionId, owner, leaseMs, chunks } = checkOpen(streamId, options);
     if (this.live(streamId)) throw streamExistsError(streamId);
+    // Sealed before anything changes: a codec that throws opens nothing.
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, i, owner, chunk));
     this.streams.set(streamId, {
       sessionId,
       owner,
       status: "running",
-      chunks: [],
+      chunks: sealed,
       stopRequested: false,
       leaseExpiresAt: Date.now() + leaseMs,
       expiresAt: undefined,

@@ -37,6 +37,12 @@ export interface OpenStreamOptions {
   owner?: string;
   /** How long the writer's lease lasts without a renewal, in ms. */
   leaseMs: number;
+  /**
+   * Chunks the stream starts with, at positions 0, 1, ...: written with the open (the open
+   * resolves once they are stored), so a writer's first record costs no round trip of its own.
+   * Checked as `append` checks chunks; a refused one opens nothing.
+   */
+  chunks?: readonly string[];
 }
 
 export interface StreamReadOptions {
@@ -55,8 +61,8 @@ export interface StreamFollowOptions {
 
 export interface StreamBuffer {
   /**
-   * Starts a new `running` stream with a lease of `leaseMs`. An id that exists already is refused
-   * with `ConflictError` and nothing changes.
+   * Starts a new `running` stream with a lease of `leaseMs` (holding `chunks`, when given). An id
+   * that exists already is refused with `ConflictError` and nothing changes.
    */
   open(streamId: string, options: OpenStreamOptions): Promise<void>;
   /**

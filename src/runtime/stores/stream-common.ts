@@ -68,14 +68,19 @@ export function checkLeaseMs(leaseMs: unknown): number {
   return checkMs(leaseMs, "leaseMs", 1);
 }
 
-export function checkOpen(streamId: unknown, options: OpenStreamOptions): OpenStreamOptions {
+export function checkOpen(
+  streamId: unknown,
+  options: OpenStreamOptions,
+): OpenStreamOptions & { chunks: readonly string[] } {
   checkStreamId(streamId);
   if (typeof options !== "object" || options === null)
     throw new ConfigurationError("streams.open needs options { sessionId, leaseMs, owner? }");
   const sessionId = checkId(options.sessionId, "sessionId");
   const owner = options.owner;
   if (owner !== undefined) checkId(owner, "owner");
-  return { sessionId, leaseMs: checkLeaseMs(options.leaseMs), ...(owner !== undefined ? { owner } : {}) };
+  const leaseMs = checkLeaseMs(options.leaseMs);
+  const chunks = options.chunks === undefined ? [] : checkChunks(options.chunks);
+  return { sessionId, leaseMs, chunks, ...(owner !== undefined ? { owner } : {}) };
 }
 
 /**

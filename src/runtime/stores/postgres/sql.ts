@@ -378,11 +378,17 @@ function postgresStreamStatements(schema: string, named: (text: string) => PgQue
       `WITH d AS (DELETE FROM ${streams} WHERE stream_id = $1 AND ${gone("$2")} RETURNING stream_id)
        DELETE FROM ${chunks} WHERE stream_id IN (SELECT stream_id FROM d)`,
     ),
-    /** $1 id, $2 session, $3 sealed owner, $4 lease ms. Nothing returned: the id exists. */
+    /** $1 id, $2 session, $3 sealed owner, $4 lease ms, $5 its first chunks. Nothing returned: the id exists. */
     insert: named(
-      `INSERT INTO ${streams} (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
-       VALUES ($1, $2, $3, 'running', 0, false, ${nowMs} + $4::bigint, NULL)
-       ON CONFLICT (stream_id) DO NOTHING RETURNING lease_expires_at`,
+      `WITH s AS (
+         INSERT INTO ${streams} (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
+         VALUES ($1, $2, $3, 'running', cardinality($5::text[]), false, ${nowMs} + $4::bigint, NULL)
+         ON CONFLICT (stream_id) DO NOTHING RETURNING lease_expires_at
+       ), ins AS (
+         INSERT INTO ${chunks} (stream_id, seq, body)
+         SELECT $1, t.ord - 1, t.body FROM s, unnest($5::text[]) WITH ORDINALITY AS t(body, ord)
+       )
+       SELECT lease_expires_at FROM s`,
     ),
     /**
      * One statement: the running stream's length and lease (its row lock orders concurrent

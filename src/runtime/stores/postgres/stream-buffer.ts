@@ -113,13 +113,16 @@ export class PostgresStreamBuffer implements StreamBuffer {
   }
 
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
-    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    const { sessionId, owner, leaseMs, chunks } = checkOpen(streamId, options);
     const sealedOwner = this.codec.sealOwner(streamId, owner);
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, i, owner, chunk));
     await this.store.withClient("streams.open", true, async (c) => {
-      // An expired stream's id opens anew: it (and its chunks) go first.
+      const values = [streamId, sessionId, sealedOwner, leaseMs, sealed];
+      // One statement: the stream and its first chunks. Refused: the id is taken, or held by an
+      // expired stream, whose id opens anew once it (and its chunks) went.
+      if ((await c.query<Row>(this.s.insert, values)).rows.length > 0) return;
       await c.query(this.s.clearGone, [streamId, ABANDONED]);
-      const { rows } = await c.query<Row>(this.s.insert, [streamId, sessionId, sealedOwner, leaseMs]);
-      if (rows.length === 0) throw streamExistsError(streamId);
+      if ((await c.query<Row>(this.s.insert, values)).rows.length === 0) throw streamExistsError(streamId);
     });
   }
 

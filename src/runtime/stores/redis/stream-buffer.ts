@@ -366,8 +366,9 @@ export class RedisStreamBuffer implements StreamBuffer {
   }
 
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
-    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    const { sessionId, owner, leaseMs, chunks } = checkOpen(streamId, options);
     const sealedOwner = this.codec.sealOwner(streamId, owner) ?? "";
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, i, owner, chunk));
     const keys = this.store.keys.stream(sessionId, streamId);
     const locator = this.store.keys.streamLocator(streamId);
     await this.store.call("streams.open", true, async (c) => {
@@ -382,6 +383,16 @@ export class RedisStreamBuffer implements StreamBuffer {
         await locators.set(locator, sessionId, "PX", ttl); // a leftover of an expired stream
       }
       if (!(await runOpen(c, { keys, streamId, sessionId, sealedOwner, leaseMs }))) throw streamExistsError(streamId);
+      // Its first chunks, on the same connection before the open resolves (one writer: positions 0, 1, ...).
+      if (sealed.length > 0) {
+        const reply = await runAppend(c, {
+          keys,
+          leaseMs,
+          chunks: sealed,
+          ...(this.codec.encrypts ? { expectedStart: 0 } : {}),
+        });
+        if (reply.status !== "appended") throw new StreamClosedError(streamId, undefined);
+      }
     });
     this.remember(streamId, sessionId);
     this.locatorRenewed.set(streamId, Date.now());

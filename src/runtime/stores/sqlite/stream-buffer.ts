@@ -91,8 +91,9 @@ export class SqliteStreamBuffer implements StreamBuffer {
   }
 
   async open(streamId: string, options: OpenStreamOptions): Promise<void> {
-    const { sessionId, owner, leaseMs } = checkOpen(streamId, options);
+    const { sessionId, owner, leaseMs, chunks } = checkOpen(streamId, options);
     const sealedOwner = this.codec.sealOwner(streamId, owner);
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, i, owner, chunk));
     await this.store.run("streams.open", "write", ({ streams: s }) => {
       const now = Date.now();
       const row = s.get.get(streamId);
@@ -103,6 +104,11 @@ export class SqliteStreamBuffer implements StreamBuffer {
         s.remove.run(streamId);
       }
       s.insert.run(streamId, sessionId, sealedOwner, now + leaseMs);
+      if (sealed.length > 0) {
+        // Its first chunks, in the same transaction: nobody sees the stream without them.
+        s.grow.get(sealed.length, streamId, now - ABANDONED_STREAM_KEEP_MS);
+        sealed.forEach((text, position) => s.chunk.run(streamId, position, text));
+      }
     });
   }
 

@@ -57,6 +57,47 @@ export const streamCases: ContractCase[] = [
   },
   {
     area: "streams",
+    clause:
+      "open with chunks: the stream starts with them at positions 0, 1, ...; appends go after them; a bad chunk opens nothing",
+    requires: ["streams"],
+    async run({ store, id, check }) {
+      const streams = streamsOf(store, check);
+      const sid = id("stream-first");
+      const first = ['{"type":"record","text":"héllo\\n"}', "", "ünïcode 😀"];
+      await streams.open(sid, { sessionId: id("chat"), leaseMs: LEASE, chunks: first });
+      check.equal((await streams.info(sid))?.length, first.length, "info counts the chunks the open wrote");
+      check.equal((await streams.read(sid, { from: 0 }))?.chunks, first, "read from 0 returns them as given");
+      check.equal(
+        await streams.append(sid, ["after"], LEASE),
+        { length: first.length + 1, stopRequested: false },
+        "an append goes after them",
+      );
+      check.equal((await streams.read(sid, { from: 2 }))?.chunks, [first[2], "after"], "read from 2");
+      await streams.finish(sid, "done", { keepMs: KEEP });
+      const followed: string[] = [];
+      for await (const chunk of streams.follow(sid)) followed.push(chunk);
+      check.equal(followed, [...first, "after"], "follow yields them first");
+      await check.rejects(
+        streams.open(sid, { sessionId: id("chat"), leaseMs: LEASE, chunks: ["again"] }),
+        ConflictError,
+        "an id that exists, opened with chunks",
+      );
+      check.equal(
+        (await streams.read(sid, { from: 0 }))?.chunks,
+        [...first, "after"],
+        "the refused open changed nothing",
+      );
+      const bad = id("stream-first-bad");
+      await check.rejects(
+        streams.open(bad, { sessionId: id("chat"), leaseMs: LEASE, chunks: ["ok", "nul \0 inside"] }),
+        ConfigurationError,
+        "an open whose chunk holds a NUL",
+      );
+      check.equal(await streams.info(bad), undefined, "the refused open created nothing");
+    },
+  },
+  {
+    area: "streams",
     clause: "chunk text round-trips exactly (unicode, escapes, empty string, large chunks) through read and follow",
     requires: ["streams"],
     async run({ store, id, check }) {
