@@ -96,24 +96,55 @@ interface DriverCommand {
  * socket) and is not re-armed once nothing waits.
  */
 export class CommandDeadlines {
-  private queue: { command: DriverCommand; deadline: number }[] = [];
+  /**
+   * The commands sent and their deadlines, oldest first, from `head` on. A slot the queue has moved
+   * past is emptied at once: a command answered holds its arguments and its reply (a session's
+   * body each), which must not live on here until the queue is compacted.
+   */
+  private commands: (DriverCommand | undefined)[] = [];
+  private deadlines: number[] = [];
   private head = 0;
+  /** Compact when this many slots past `head` are held (commands answered out of turn, by an error reply). */
+  private limit = 256;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly timeoutMs: number) {}
 
   add(command: DriverCommand): void {
-    const queue = this.queue;
-    while (this.head < queue.length && queue[this.head].command.isResolved) this.head++;
-    if (this.head === queue.length) {
-      queue.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > queue.length) {
-      this.queue = queue.slice(this.head);
-      this.head = 0;
+    const commands = this.commands;
+    let head = this.head;
+    while (head < commands.length && commands[head]!.isResolved) commands[head++] = undefined;
+    if (head === commands.length) {
+      commands.length = 0;
+      this.deadlines.length = 0;
+      head = 0;
+    } else if (commands.length - head >= this.limit) {
+      head = this.compact(head);
     }
-    this.queue.push({ command, deadline: performance.now() + this.timeoutMs });
+    this.head = head;
+    commands.push(command);
+    this.deadlines.push(performance.now() + this.timeoutMs);
     if (this.timer === undefined) this.arm(this.timeoutMs);
+  }
+
+  /**
+   * Drops the answered commands from `head` on (an error reply leaves a command unresolved ahead of
+   * answered ones until its deadline), keeping the order; returns the new head (0).
+   */
+  private compact(head: number): number {
+    const commands = this.commands;
+    const deadlines = this.deadlines;
+    let kept = 0;
+    for (let at = head; at < commands.length; at++) {
+      const command = commands[at]!;
+      if (command.isResolved) continue;
+      commands[kept] = command;
+      deadlines[kept++] = deadlines[at];
+    }
+    commands.length = kept;
+    deadlines.length = kept;
+    this.limit = Math.max(256, 2 * kept);
+    return 0;
   }
 
   private arm(ms: number): void {
@@ -124,27 +155,39 @@ export class CommandDeadlines {
   private readonly expire = (): void => {
     this.timer = undefined;
     const now = performance.now();
-    const queue = this.queue;
-    for (; this.head < queue.length; this.head++) {
-      const { command, deadline } = queue[this.head];
-      if (command.isResolved) continue;
-      if (deadline > now) break;
-      // A command that already failed (its promise settled) ignores this.
-      command.reject(new Error("Command timed out"));
+    const commands = this.commands;
+    for (; this.head < commands.length; this.head++) {
+      const command = commands[this.head]!;
+      if (!command.isResolved) {
+        if (this.deadlines[this.head] > now) break;
+        // A command that already failed (its promise settled) ignores this.
+        command.reject(new Error("Command timed out"));
+      }
+      commands[this.head] = undefined;
     }
-    if (this.head < queue.length) this.arm(queue[this.head].deadline - now);
+    if (this.head < commands.length) this.arm(this.deadlines[this.head] - now);
     else {
-      queue.length = 0;
+      commands.length = 0;
+      this.deadlines.length = 0;
       this.head = 0;
     }
   };
+
+  /** How many commands the queue still holds (answered ones included until it moves past them). @internal */
+  get held(): number {
+    let held = 0;
+    for (let at = this.head; at < this.commands.length; at++) if (this.commands[at] !== undefined) held++;
+    return held;
+  }
 
   /** Forgets every command (the connection is closed; the driver fails what was in flight). */
   clear(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.queue = [];
+    this.commands = [];
+    this.deadlines = [];
     this.head = 0;
+    this.limit = 256;
   }
 }
 
