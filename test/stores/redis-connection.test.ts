@@ -133,6 +133,20 @@ describe("Redis URL parts are checked before connecting", () => {
     expect(() => new RedisSessionStore({ url: "redis://h", connectRetries: 1.5 })).toThrow(
       /connectRetries must be a whole number/,
     );
+    // A command timeout of 0 reached ioredis as one every command missed ("Command timed out" at once).
+    for (const bad of [0, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, 86_400_001]) {
+      const error = (() => {
+        try {
+          new RedisSessionStore({ url: "redis://h", commandTimeoutMs: bad });
+        } catch (e) {
+          return e as ConfigurationError;
+        }
+      })();
+      expect(error, String(bad)).toBeInstanceOf(ConfigurationError);
+      expect(error!.message).toMatch(/commandTimeoutMs must be a whole number from 1 to 86400000/);
+      expect(error!.hint).toMatch(/time limit/);
+    }
+    expect(new RedisSessionStore({ url: "redis://h", commandTimeoutMs: 1 }).kind).toBe("redis");
     expect(() => new RedisSessionStore({ url: "redis://h/2", redisOptions: { db: 3 } })).toThrow(
       /differs from the database in the store URL/,
     );

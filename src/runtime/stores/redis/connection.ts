@@ -240,7 +240,8 @@ export class RedisConnector {
       checkConnectOption("connectRetries", options.connectRetries) ??
       this.connection.connectRetries ??
       REDIS_DEFAULT_CONNECT_RETRIES;
-    this.commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
+    // Checked: 0 (or a fraction, or NaN) would reach the driver as a timeout every command misses.
+    this.commandTimeoutMs = checkConnectOption("commandTimeoutMs", options.commandTimeoutMs) ?? 10_000;
     const optionDb = options.redisOptions?.db;
     if (optionDb !== undefined && optionDb !== this.connection.db) {
       throw new ConfigurationError(

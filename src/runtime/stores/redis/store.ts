@@ -139,7 +139,7 @@ export interface RedisStoreOptions {
    * `?connectRetries=` in the URL). After the last, the call fails with `StoreUnavailableError`.
    */
   connectRetries?: number;
-  /** Per-command timeout (default 10000 ms). */
+  /** Per-command timeout in ms, a whole number from 1 to a day (default 10000). */
   commandTimeoutMs?: number;
   /** Extra Redis driver options (merged last; on a cluster, into every node's options). */
   redisOptions?: RedisDriverOptions;

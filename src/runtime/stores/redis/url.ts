@@ -23,6 +23,8 @@ export const REDIS_DEFAULT_CONNECT_RETRIES = 1;
 /** Upper bounds, so a typo cannot make a call wait for hours. */
 const MAX_CONNECT_TIMEOUT_MS = 600_000;
 const MAX_CONNECT_RETRIES = 20;
+/** A day: longer than any command should take, short enough for a timer. */
+const MAX_COMMAND_TIMEOUT_MS = 86_400_000;
 
 /**
  * A Redis store URL taken apart: `redis://`, `rediss://`, `redis+cluster://h1:p1,h2:p2[/?...]`
@@ -229,14 +231,20 @@ function decodeSafe(text: string): string {
 
 /** `connectTimeoutMs` / `connectRetries` given as store options: the same bounds as in the URL. @internal */
 export function checkConnectOption(
-  name: "connectTimeoutMs" | "connectRetries",
+  name: "connectTimeoutMs" | "connectRetries" | "commandTimeoutMs",
   value: number | undefined,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const [min, max] = name === "connectTimeoutMs" ? [1, MAX_CONNECT_TIMEOUT_MS] : [0, MAX_CONNECT_RETRIES];
+  const [min, max] =
+    name === "connectRetries"
+      ? [0, MAX_CONNECT_RETRIES]
+      : [1, name === "connectTimeoutMs" ? MAX_CONNECT_TIMEOUT_MS : MAX_COMMAND_TIMEOUT_MS];
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigurationError(
       `the Redis store option ${name} must be a whole number from ${min} to ${max}, got ${String(value).slice(0, 40)}`,
+      name === "commandTimeoutMs"
+        ? "give each command a time limit in ms (default 10000); there is no unlimited: a server that never answers would hold every call"
+        : undefined,
     );
   }
   return value;
