@@ -4,7 +4,8 @@
  * process (chat-server-process.ts): a turn started on A is followed on B from its first chunk to
  * its end; a stop sent to B stops the run on A and keeps the partial answer, marked; A killed with
  * SIGKILL mid-turn leaves a chat that B frees once A's lease passed, with the user's message and
- * the answer so far marked interrupted, and a new message works.
+ * the answer so far marked interrupted, and a new message works; the same for a turn on a chat
+ * with a history, whose user message is only in the turn's stream until it commits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -90,10 +91,12 @@ for (const backend of backends) {
     let hasStreams = false;
     let a: Server | undefined;
     let b: Server | undefined;
+    let url = "";
 
     beforeAll(async () => {
       const location = await backend.location();
       cleanup = location.cleanup;
+      url = location.url;
       const probe = await openStore(location.url);
       hasStreams = probe.streams !== undefined;
       await probe.close();
@@ -108,6 +111,8 @@ for (const backend of backends) {
     const test = (name: string, body: (a: Server, b: Server) => Promise<void>) =>
       it(name, async () => {
         expect(hasStreams).toBe(true); // every built-in store has a stream buffer
+        // A test that killed A leaves the next one a new A on the same store.
+        if (a!.child.exitCode !== null || a!.child.signalCode !== null) a = await startServer(url);
         await body(a!, b!);
       }, 60_000);
 
@@ -183,6 +188,37 @@ for (const backend of backends) {
       expect((await getJson<UIMessage[]>(b, "/chats/proc-kill")).map((m) => m.id).slice(2, 3)).toEqual([
         "m-proc-kill-2",
       ]);
+    });
+
+    test("A killed mid-turn on a chat that has a history (the message only in the turn's stream): B shows it at once, folds it in with the answer so far after the lease", async (a, b) => {
+      const first = await postTurn(a, userTurn("proc-kill2", "Hello", "m-proc-kill2-1"));
+      expect(first.status).toBe(200);
+      await readReply(first);
+      const reading = follow(await postTurn(a, userTurn("proc-kill2", "Tell me a story", "m-proc-kill2-2")));
+      await waitFor(async () => (reading.chunks.filter((c) => c.type === "text-delta").length > 3 ? true : undefined));
+      // While A writes, B's reader shows what the user typed (kept in the turn's stream, not yet in the chat).
+      expect((await getJson<UIMessage[]>(b, "/chats/proc-kill2")).map((m) => m.id)).toContain("m-proc-kill2-2");
+      const watching = follow(await fetch(`${b.base}/chat/proc-kill2/stream`, { headers }));
+      await waitFor(async () => (watching.chunks.some((c) => c.type === "text-delta") ? true : undefined));
+      a.child.kill("SIGKILL");
+      await reading.done.catch(() => undefined);
+      await watching.done;
+      // The replay starts at the answer: the stream's record of the message is the server's own.
+      expect(watching.chunks[0]).toMatchObject({ type: "start" });
+      expect(watching.chunks.at(-1)).toMatchObject({ type: "error" });
+      const chat = await waitFor(async () => {
+        const c = await getJson<UIMessage[]>(b, "/chats/proc-kill2");
+        return c.length === 4 && c[3].metadata !== undefined ? c : undefined;
+      });
+      expect(chat[2]).toMatchObject({ id: "m-proc-kill2-2", role: "user" });
+      expect(chat[3].metadata).toEqual({ statebag: { finish: "interrupted" } });
+      expect(textOf(chat[3])).toMatch(/^word0 word1 word2/);
+      const next = await postTurn(b, userTurn("proc-kill2", "still there?", "m-proc-kill2-3"));
+      expect(next.status).toBe(200);
+      await readReply(next);
+      const ids = (await getJson<UIMessage[]>(b, "/chats/proc-kill2")).map((m) => m.id);
+      expect(ids.filter((id) => id === "m-proc-kill2-2")).toHaveLength(1);
+      expect(ids.slice(4, 5)).toEqual(["m-proc-kill2-3"]);
     });
   });
 }
