@@ -33,6 +33,8 @@ interface Recorder {
   holdFinish?: Promise<void>;
   /** Stream ids whose open had resolved, in order, when each `store.save` started. */
   openedBeforeSave: string[][];
+  /** Set: the next saves fail with it. */
+  failSave?: Error;
 }
 
 function recorder(inner: StreamBuffer): Recorder {
@@ -51,7 +53,7 @@ function recorder(inner: StreamBuffer): Recorder {
         };
       if (key === "finish")
         return async (...args: Parameters<StreamBuffer["finish"]>) => {
-          if (args[1] === "done") await rec.holdFinish;
+          if (args[1] === "done" || rec.failSave) await rec.holdFinish;
           return target.finish(...args);
         };
       const value = Reflect.get(target, key, receiver) as unknown;
@@ -69,6 +71,7 @@ function noting(store: SessionStore, rec: Recorder): SessionStore {
       if (key === "save")
         return (...args: Parameters<SessionStore["save"]>) => {
           rec.openedBeforeSave.push([...resolved]);
+          if (rec.failSave) return Promise.reject(rec.failSave);
           return target.save(...args);
         };
       const value = Reflect.get(target, key, receiver) as unknown;
@@ -213,6 +216,34 @@ for (const backend of backends) {
       expect(rec.opened.at(-1)).toBe(turnStream);
       expect(rec.openedBeforeSave).toHaveLength(next + 1);
       expect(rec.openedBeforeSave[next]).toContain(turnStream);
+    });
+
+    it("a read while a failed commit's stream is still being finished waits for it, then folds the turn in", async () => {
+      const { handler, rec, errors } = setup();
+      const chat = `tailfail-${Date.now()}`;
+      await readReply(await post(handler, userTurn(chat, "hello", `${chat}-m1`)));
+      const before = (await store.get(`ui-chat/${chat}`))!;
+      const streamId = turnStreamId(before.session.id, before.revision, before.meta.updatedAt);
+      let release!: () => void;
+      rec.holdFinish = new Promise<void>((resolve) => (release = resolve));
+      rec.failSave = new Error("the database went away");
+      const { chunks } = await readReply(await post(handler, userTurn(chat, "keep this", `${chat}-m2`)));
+      expect(chunks.at(-1)).toMatchObject({ type: "error" });
+      expect(errors).toContain(rec.failSave);
+      rec.failSave = undefined;
+      // The turn is answered (its commit failed) but its stream's finish is held: a read now must
+      // not take the turn for running, nor fold it before its last chunks are in the buffer.
+      let read: { id: string }[] | undefined;
+      const reading = call(handler, "GET", `/chats/${chat}`).then(
+        async (r) => (read = (await r.json()) as { id: string }[]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(read).toBeUndefined();
+      expect((await store.get(`ui-chat/${chat}`))!.revision).toBe(before.revision);
+      release();
+      await reading;
+      expect(read!.map((m) => m.id).slice(2)).toEqual([`${chat}-m2`, `msg-${streamId}`]);
+      expect((await store.get(`ui-chat/${chat}`))!.revision).toBeGreaterThan(before.revision);
     });
 
     it("the response ends once the answer is committed; the buffer then holds every chunk and is finished", async () => {

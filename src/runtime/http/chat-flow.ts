@@ -289,7 +289,17 @@ export class ChatSessions {
     for (let attempt = 0; attempt < 5; attempt++) {
       const { streamId, labelled } = this.streamOf(stored);
       const local = this.runners.get(streamId);
-      if (local) return { stored, running: { streamId, ...(local.record ? { record: local.record } : {}) } };
+      if (local && !local.answered)
+        return { stored, running: { streamId, ...(local.record ? { record: local.record } : {}) } };
+      if (local) {
+        // Committed (or its commit failed) a moment ago; its stream's tail is being written. Read
+        // the chat again once that is over: as this read found it, it may predate the commit.
+        await local.done;
+        const fresh = await this.store.get(stored.session.id);
+        if (!fresh || fresh.meta.owner !== owner) return undefined;
+        stored = fresh;
+        continue;
+      }
       // The first chunk only: a light turn's record (one round trip, and a miss when no turn ran).
       const head = await this.streams.read(streamId, { from: 0, limit: 1 });
       if (!labelled && !head) return { stored };
@@ -431,23 +441,11 @@ export class ChatSessions {
     // The record is the stream's first chunk, written with its open.
     const streamId = await this.openTurnStream(owner, id, stored, [JSON.stringify(record)]);
     if (streamId === undefined) return undefined;
-    return this.startRunner({
-      chats: this,
-      owner,
-      chatId,
-      storageId: id,
-      streamId,
-      input,
-      message: turn.message,
-      requests: turn.requests,
-      before: turn.before,
-      accepted: turn.accepted,
-      revision: stored.revision,
-      labels: withoutActive(stored.meta.labels),
-      created: false,
-      branchFrom: turn.branchFrom,
-      record,
-    });
+    return this.startRunner(
+      turn,
+      { owner, chatId, storageId: id, input, streamId },
+      { revision: stored.revision, labels: withoutActive(stored.meta.labels), created: false, record },
+    );
   }
 
   /**
@@ -464,7 +462,7 @@ export class ChatSessions {
   ): Promise<TurnRunner | undefined> {
     const streamId = await this.openTurnStream(owner, id, turn.stored);
     if (streamId === undefined) return undefined;
-    const { stored, before, accepted, message, requests, branchFrom } = turn;
+    const { stored, accepted, message } = turn;
     const meta: SessionMeta = {
       owner,
       labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
@@ -487,22 +485,11 @@ export class ChatSessions {
       }
       throw error;
     }
-    return this.startRunner({
-      chats: this,
-      owner,
-      chatId,
-      storageId: id,
-      streamId,
-      input,
-      message,
-      requests,
-      before,
-      accepted,
-      revision,
-      labels: meta.labels ?? {},
-      created: !stored,
-      branchFrom,
-    });
+    return this.startRunner(
+      turn,
+      { owner, chatId, storageId: id, input, streamId },
+      { revision, labels: meta.labels ?? {}, created: !stored },
+    );
   }
 
   /**
@@ -530,9 +517,15 @@ export class ChatSessions {
     }
   }
 
-  private startRunner(init: TurnRunnerInit): TurnRunner {
-    const runner = new TurnRunner(init);
-    const { streamId } = init;
+  /** Starts the accepted turn's run in the background, known to this process by its stream id. */
+  private startRunner(
+    turn: AcceptedTurn,
+    at: Pick<TurnRunnerInit, "owner" | "chatId" | "storageId" | "input" | "streamId">,
+    commit: Pick<TurnRunnerInit, "revision" | "labels" | "created" | "record">,
+  ): TurnRunner {
+    const { message, requests, before, accepted, branchFrom } = turn;
+    const runner = new TurnRunner({ chats: this, ...at, message, requests, before, accepted, branchFrom, ...commit });
+    const { streamId } = at;
     this.runners.set(streamId, runner);
     void runner.done.finally(() => this.runners.delete(streamId));
     runner.start();

@@ -120,6 +120,14 @@ export class TurnRunner {
   private draining = false;
   private wake: (() => void) | undefined;
 
+  /**
+   * The turn's commit is done (or failed) and its last chunk is out: only its stream's tail (the
+   * last append, the finish) may still run. The chat as stored is then the turn's outcome.
+   */
+  get answered(): boolean {
+    return this.ended;
+  }
+
   /** What the turn's stream records before its answer (a turn that wrote nothing to the chat yet). */
   get record(): TurnRecord | undefined {
     return this.init.record;
