@@ -329,6 +329,24 @@ function flow(label: string, makeModel: () => Promise<Model>, options: { serverD
       expect(await overflows()).toBe(true);
       await expect.poll(belowView, WAIT).toBeLessThan(40);
       await shot(page, "9-continued");
+
+      // A reload mid-reply in a chat that has a history: the question is shown although the chat
+      // commits it with its answer (the turn's stream holds it), and the answer resumes.
+      queue("story");
+      await send(page, "Tell me another story");
+      await expect.poll(() => lastAnswer(page).innerText(), WAIT).toContain(model.storyStart);
+      await page.reload();
+      await expect.poll(() => page.locator('[data-role="user"]').count(), WAIT).toBe(3);
+      expect(await page.locator('[data-role="user"]').last().innerText()).toContain("Tell me another story");
+      await expect.poll(() => lastAnswer(page).innerText(), WAIT).toContain(model.storyStart);
+      await page.getByTestId("stop").waitFor(WAIT);
+      await shot(page, "9b-second-story-resumed");
+      await page.getByTestId("stop").click();
+      await page.getByTestId("send").waitFor(WAIT);
+      await page.reload();
+      await expect.poll(() => page.locator('[data-role="user"]').count(), WAIT).toBe(3);
+      await expect.poll(() => page.getByTestId("finish-marker").count(), WAIT).toBe(2);
+      await shot(page, "9c-second-story-stopped-reloaded");
       expect(notFound).toEqual([]);
       await context.close();
     }, 180_000);
