@@ -5,7 +5,7 @@
  * starts turns, and the runner, which writes them, depend on this file and not on each other.
  */
 import type { BlobReader } from "../blobs/references.js";
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import type { AgentResponse, AgentResponseUpdate } from "../agent/response.js";
 import type { ChatMessage } from "../core/messages.js";
@@ -73,16 +73,7 @@ export interface TurnRecord {
 
 export const TURN_RECORD = "statebag-turn";
 
-/**
- * The stream id of a turn on the chat as stored at `revision` (saved at `updatedAt`): the same for
- * every process that read that revision, and never again once the chat is saved. The chat's
- * storage id, revision and save time are hashed: a chat deleted and created again under the same
- * id gets other ids.
- */
-export function turnStreamId(storageId: string, revision: number, updatedAt: string): string {
-  const hash = createHash("sha256").update(`${storageId}\n${revision}\n${updatedAt}`).digest("base64url");
-  return `turn-${hash.slice(0, 32)}`;
-}
+export { turnStreamId } from "../stores/turn-stream.js";
 
 /** The record in a turn stream's first chunk; undefined when `text` is not one. */
 export function readTurnRecord(text: string | undefined): TurnRecord | undefined {

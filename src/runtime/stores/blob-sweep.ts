@@ -4,7 +4,10 @@
  * retention), with the blob store's `sweep`. Mark and sweep, safe against concurrent writers:
  *
  * 1. mark: every reference (`statebag.blobReference`) in the owner's sessions (their whole state
- *    bag) and in the message logs they use, read *before* the sweep starts;
+ *    bag), in the message logs they use and in each chat's turn not committed yet (the first chunk
+ *    of its turn stream in `store.streams`: a turn whose commit failed keeps the user's message,
+ *    files included, only there until the next load folds it in; a chat server with a stream
+ *    buffer of its own has only the grace window for those), read *before* the sweep starts;
  * 2. sweep: the blob store deletes the owner's other blobs, except those put (or put again) within
  *    `graceMs`: a file put by a request that has not committed its message yet is younger than
  *    that, so it survives a sweep running in between.
@@ -15,6 +18,7 @@
 import { StatebagError } from "../core/errors.js";
 import { collectBlobReferences, referencedBlobs } from "../blobs/references.js";
 import { sessionLogIds } from "./erasure.js";
+import { pendingTurnReferences } from "./turn-stream.js";
 import { StoreUnavailableError } from "./errors.js";
 import type { SessionStore } from "./types.js";
 
@@ -43,7 +47,10 @@ export async function ownerBlobReferences(store: SessionStore, owner: string | u
   const visit = async (id: string) => {
     try {
       const stored = await store.get(id);
-      if (stored) referencedBlobs(stored.session, live);
+      if (stored) {
+        referencedBlobs(stored.session, live);
+        if (store.streams) await pendingTurnReferences(store.streams, id, stored.revision, stored.meta.updatedAt, live);
+      }
     } catch (error) {
       // A session that does not load cannot be proven free of references: stop, keep every blob.
       if (error instanceof StoreUnavailableError || !(error instanceof StatebagError)) throw error;

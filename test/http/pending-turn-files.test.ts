@@ -1,0 +1,129 @@
+/**
+ * A file sent with a message whose turn has not been committed (its commit failed, and the next load
+ * has not folded it in yet) lives in the chat only through the turn's stream record. The blob sweep
+ * (retention runs it) must count that reference: the file survives the sweep, and the fold shows it.
+ * On every backend with a blob store and a stream buffer.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { UIMessage } from "ai";
+import { sha256Hex } from "../../src/runtime/blobs/references.js";
+import type { ChatHandler } from "../../src/runtime/http/handler.js";
+import { openStore } from "../../src/runtime/open-store/open-store.js";
+import { sweepOwnerBlobs } from "../../src/runtime/stores/blob-sweep.js";
+import { turnStreamId } from "../../src/runtime/stores/turn-stream.js";
+import type { SessionStore } from "../../src/runtime/stores/types.js";
+import { available, memoryBackend, postgresBackend, redisBackend, sqliteBackend } from "../stores/helpers.js";
+import { BASE, call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
+
+const backends = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
+
+const PNG_HEAD = Buffer.from("89504e470d0a1a0a", "hex");
+const image = (size: number) => Buffer.concat([PNG_HEAD, randomBytes(size - PNG_HEAD.length)]);
+
+function fileTurn(chatId: string, messageId: string, text: string, bytes: Buffer) {
+  return {
+    id: chatId,
+    trigger: "submit-message",
+    messages: [
+      {
+        id: messageId,
+        role: "user",
+        parts: [
+          { type: "text", text },
+          { type: "file", url: `data:image/png;base64,${bytes.toString("base64")}`, mediaType: "image/png" },
+        ],
+      },
+    ],
+  };
+}
+
+/** `store`, whose saves fail while `failing.on` is true (the database went away at the commit). */
+function withFailingSaves(store: SessionStore): { store: SessionStore; failing: { on: boolean } } {
+  const failing = { on: false };
+  const proxy = new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "save")
+        return (...args: Parameters<SessionStore["save"]>) =>
+          failing.on ? Promise.reject(new Error("the database went away")) : target.save(...args);
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: proxy, failing };
+}
+
+async function getChat(handler: ChatHandler, id: string): Promise<UIMessage[]> {
+  const response = await call(handler, "GET", `/chats/${id}`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as UIMessage[];
+}
+
+for (const backend of backends) {
+  describe(`a file in a turn not committed yet, on ${backend.name}`, () => {
+    let store: SessionStore;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      const location = await backend.location();
+      cleanup = location.cleanup;
+      store = await openStore(location.url);
+    });
+    afterAll(async () => {
+      await store.close();
+      await cleanup();
+    });
+
+    /** A chat with one committed turn, then a file turn whose commit failed; returns the file. */
+    async function failedFileTurn(handler: ChatHandler, failing: { on: boolean }, chatId: string) {
+      await readReply(await post(handler, userTurn(chatId, "Hello", `m-${chatId}-1`)));
+      const before = (await store.get(`ui-chat/${chatId}`))!;
+      const streamId = turnStreamId(before.session.id, before.revision, before.meta.updatedAt);
+      const bytes = image(8_000);
+      failing.on = true;
+      const { chunks } = await readReply(
+        await post(handler, fileTurn(chatId, `m-${chatId}-2`, "What is in this picture?", bytes)),
+      );
+      expect(chunks.at(-1)).toMatchObject({ type: "error" });
+      await waitFor(async () => {
+        const status = (await store.streams!.info(streamId))?.status;
+        return status !== undefined && status !== "running" ? true : undefined;
+      });
+      failing.on = false;
+      // Not in the stored chat: only the turn's stream refers to the file.
+      expect(JSON.stringify((await store.get(`ui-chat/${chatId}`))!.session)).not.toContain(sha256Hex(bytes));
+      return bytes;
+    }
+
+    it("the sweep keeps it, and the next load folds the message in with the file served", async () => {
+      const { store: proxy, failing } = withFailingSaves(store);
+      const { handler } = harness({ leaseMs: 600 }, proxy);
+      const bytes = await failedFileTurn(handler, failing, "pf-keep");
+      const hash = sha256Hex(bytes);
+
+      const swept = await sweepOwnerBlobs(store, "ada", { graceMs: 0 });
+      expect(swept.blobs).toBe(0);
+      expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
+
+      const chat = await getChat(handler, "pf-keep");
+      const user = chat.find((m) => m.id === "m-pf-keep-2")!;
+      const url = `/api/chat/pf-keep/files/${hash}`;
+      expect(user.parts).toContainEqual(expect.objectContaining({ type: "file", url }));
+      const file = await handler(new Request(`${BASE}${url.replace("/api", "")}`, { headers: { "x-owner": "ada" } }));
+      expect(file.status).toBe(200);
+      expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
+      // Folded: the chat itself refers to it now, and a sweep still keeps it.
+      expect(await sweepOwnerBlobs(store, "ada", { graceMs: 0 })).toMatchObject({ blobs: 0 });
+      expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
+    });
+
+    it("deleting that chat lets the sweep remove the file (its turn stream went with it)", async () => {
+      const { store: proxy, failing } = withFailingSaves(store);
+      const { handler } = harness({ leaseMs: 600 }, proxy);
+      const bytes = await failedFileTurn(handler, failing, "pf-drop");
+      expect((await call(handler, "DELETE", "/chats/pf-drop")).status).toBe(204);
+      const swept = await sweepOwnerBlobs(store, "ada", { graceMs: 0 });
+      expect(swept.blobs).toBeGreaterThanOrEqual(1);
+      expect(await store.blobs!.has(sha256Hex(bytes), { owner: "ada" })).toBe(false);
+    });
+  });
+}
