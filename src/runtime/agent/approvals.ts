@@ -155,9 +155,21 @@ export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
 
 /** Whether a message holds approval contents (which `forModel` rewrites). */
 function holdsApprovals(message: ChatMessage): boolean {
-  for (const content of message.contents)
-    if (content.$type === "toolApprovalRequest" || content.$type === "toolApprovalResponse") return true;
+  const contents = message.contents;
+  for (let i = 0; i < contents.length; i++) {
+    const type = contents[i].$type;
+    if (type === "toolApprovalRequest" || type === "toolApprovalResponse") return true;
+  }
   return false;
+}
+
+/**
+ * The index of the first of `messages[0..length)` holding approval contents (`length` when none):
+ * up to it, `forModel` keeps the messages as they are.
+ */
+export function firstHoldingApprovals(messages: readonly ChatMessage[], length: number): number {
+  for (let i = 0; i < length; i++) if (holdsApprovals(messages[i])) return i;
+  return length;
 }
 
 /** `forModel` of `messages[from..to)`, pushed onto `out`: messages without approval contents as they are. */

@@ -1,7 +1,7 @@
 /** Prepare step: what the model is asked with (history, what context providers add, chat options). */
 import type { ChatOptions } from "../chat-client.js";
 import type { ChatMessage } from "../../core/messages.js";
-import { appendForModel, lendModelView, modelView } from "../approvals.js";
+import { appendForModel, firstHoldingApprovals, lendModelView, modelView } from "../approvals.js";
 import type { AIContext } from "../providers/context-provider.js";
 import type { AITool } from "../tools.js";
 import type { ClosedRound } from "./approval-round.js";
@@ -81,8 +81,15 @@ export function firstRequest(
   appendForModel(rest, input, 0, input.length);
   const { history } = prepared;
   if (!history.rewritten) {
-    const out: ChatMessage[] = [];
-    appendForModel(out, history.messages, 0, history.length);
+    // Up to the first message holding approval contents, the history is as the model sees it: copied
+    // with one slice/concat (a memory copy), not pushed message by message. Most histories hold none.
+    const first = firstHoldingApprovals(history.messages, history.length);
+    if (first === history.length) {
+      const all = history.length === history.messages.length ? history.messages : history.messages.slice(0, first);
+      return new ModelRequest(all.concat(rest), reusable);
+    }
+    const out = history.messages.slice(0, first);
+    appendForModel(out, history.messages, first, history.length);
     for (const message of rest) out.push(message);
     return new ModelRequest(out, reusable);
   }
