@@ -1,13 +1,15 @@
 /**
  * Issue #36: a run on a session's own (in-memory) history sends the model the history with one
- * copy (`firstRequest`: the messages up to the first one holding approval contents go over as they
- * are, the rest rewritten as `forModel` rewrites them). These tests hold that path to what it
- * replaced: the same requests, a new array for every request, the same stored history.
+ * copy (`firstRequest`: approval contents rewritten from the first message holding one) and records
+ * its messages as copies made without structuredClone's fixed cost (`cloneData`). These tests hold
+ * those paths to what they replaced: the same requests, the same stored history, the same copies
+ * and errors.
  */
 import { describe, expect, it } from "vitest";
 import { ChatClientAgent } from "../../src/agent.js";
 import type { ChatClient, ChatClientMetadata, ChatResponse } from "../../src/runtime/agent/chat-client.js";
 import { approvalRequestFor, forModel } from "../../src/runtime/agent/approvals.js";
+import { cloneData } from "../../src/runtime/agent/run/copy.js";
 import type { AITool } from "../../src/runtime/agent/tools.js";
 import { messageText, type AgentSession, type ChatMessage } from "../../src/index.js";
 
@@ -124,5 +126,64 @@ describe("a run on an in-memory history", () => {
     expect(stored(session)).toEqual(saved);
     expect(saved.slice(2).map(messageText)).toEqual(["hello", "echo hello"]);
     expect(saved.slice(2).map((m) => m.messageId)).toEqual(["in-1", "reply-1"]);
+  });
+});
+
+describe("cloneData is structuredClone", () => {
+  it("copies plain data deeply, as structuredClone does", () => {
+    const proto = JSON.parse('{"__proto__": {"p": 1}, "b": [1, {"c": null}]}');
+    const extra: unknown[] & { foo?: string } = [1, 2];
+    extra.foo = "bar";
+    const values: unknown[] = [
+      { role: "user", contents: [{ $type: "text", text: "hi", gone: undefined }], n: Number.NaN, z: -0, big: 10n },
+      proto,
+      // biome-ignore lint/suspicious/noSparseArray: a hole, kept by structuredClone
+      [1, , 3],
+      extra,
+      new Date(0),
+      Object.create(null),
+      [new Map([[1, 2]])],
+      { when: new Date(5), deep: { deeper: [{ x: "y" }] } },
+      "text",
+      7,
+      null,
+      undefined,
+    ];
+    for (const value of values) {
+      const copy = cloneData(value);
+      expect(copy).toStrictEqual(structuredClone(value));
+      if (typeof value === "object" && value !== null) {
+        expect(copy).not.toBe(value);
+        expect(Object.getPrototypeOf(copy)).toBe(Object.getPrototypeOf(structuredClone(value)));
+      }
+    }
+    const copied = cloneData(proto);
+    expect(Object.getPrototypeOf(copied)).toBe(Object.prototype);
+    expect(Object.keys(copied)).toEqual(["__proto__", "b"]);
+    expect(copied.b[1]).not.toBe(proto.b[1]);
+  });
+
+  it("keeps shared objects and cycles as structuredClone does", () => {
+    const shared = { a: 1 };
+    const pair = cloneData([shared, shared]);
+    expect(pair[0]).toBe(pair[1]);
+    expect(pair[0]).not.toBe(shared);
+    const cycle: { self?: unknown } = {};
+    cycle.self = cycle;
+    const copy = cloneData(cycle);
+    expect(copy.self).toBe(copy);
+  });
+
+  it("throws what structuredClone throws", () => {
+    for (const bad of [{ f: () => 1 }, { s: Symbol("x") }, new Proxy({}, {}), [new Proxy([], {})]]) {
+      let expected: unknown;
+      try {
+        structuredClone(bad);
+      } catch (error) {
+        expected = error;
+      }
+      expect(expected).toBeInstanceOf(Error);
+      expect(() => cloneData(bad)).toThrow((expected as Error).message);
+    }
   });
 });

@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { AgentSession, SessionKind } from "../../core/session.js";
 import type { AgentResponse } from "../response.js";
 import type { ClosedRound } from "./approval-round.js";
+import { cloneData } from "./copy.js";
 import { providerContext, type RunScope } from "./scope.js";
 import type { ToolRoundsOutcome } from "./tool-round.js";
 
@@ -50,7 +51,7 @@ export async function commitRun(
   // The closed round (answers, then results) precedes the input, as the model saw it.
   const recorded = [...(closed?.messages ?? []), ...scope.input, ...outcome.produced].map(withId);
   if (kind === "local")
-    await agent.history.addMessages(providerContext(recording, agent.history.key), structuredClone(recorded));
+    await agent.history.addMessages(providerContext(recording, agent.history.key), cloneData(recorded));
   await readyToCommit(scope);
   // Last step that may fail: a history kept outside the session is written only for a run that commits.
   if (kind === "local") await agent.history.committing(providerContext(scope, agent.history.key));
