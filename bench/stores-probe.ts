@@ -186,60 +186,70 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
   const base = url ?? REDIS_URL;
   const prefix = `sbprobe:${unique()}:`;
   const oursStore = new RedisSessionStore({ url: base, prefix });
+  // The raw side: the store's key layout under its own prefix, the store's save script with the
+  // arguments the contract needs (the metadata a save without owner, title or labels passes: the
+  // script keeps createdAt/updatedAt, the expiring-owner hash and the owner index as for the store),
+  // and a get reading the same seven fields. (Before 2026-11-28 it passed no metadata, which runs
+  // a shorter script path, and read two fields: less work than the contract requires.)
   const rawPrefix = `${prefix}raw:`;
+  const bucket = `${rawPrefix}{}`;
   const Redis = (require("ioredis") as { Redis: new (url: string) => RedisClient }).Redis;
   const client = new Redis(base) as RedisClient & { sbSave(...args: (string | number)[]): Promise<[number, string]> };
   client.defineCommand("sbSave", { numberOfKeys: 4, lua: REDIS_LUA.save });
   const keys = {
-    s: (id: string) => `${rawPrefix}s:${id}`,
-    rev: `${rawPrefix}rev`,
-    idx: `${rawPrefix}idx`,
-    exp: `${rawPrefix}exp`,
+    s: (id: string) => `${bucket}s:${id}`,
+    rev: `${bucket}rev`,
+    idx: `${bucket}idx`,
+    exp: `${bucket}exp`,
+    xo: `${bucket}xo`,
+  };
+  const write = async (s: AgentSession, expected: string) =>
+    Number(
+      (
+        await client.sbSave(
+          keys.s(s.id),
+          keys.rev,
+          keys.idx,
+          keys.exp,
+          expected,
+          JSON.stringify(s),
+          "", // no TTL
+          s.id,
+          Date.now(),
+          `${bucket}s:`,
+          // owner not given ('0', ''), body not bound to an owner (''), title and labels kept ('0', ''),
+          // owner index inline (standalone) under the bucket, the expiring-owner hash, no revision drawn.
+          "0",
+          "",
+          "",
+          "0",
+          "",
+          "0",
+          "",
+          "1",
+          bucket,
+          keys.xo,
+          "",
+        )
+      )[1],
+    );
+  const read = async (id: string) => {
+    const [revision, , , , , , data] = await client.hmget(keys.s(id), "r", "o", "t", "l", "c", "u", "d");
+    return { session: JSON.parse(data!) as AgentSession, revision: Number(revision) };
   };
   const raw: Side = {
-    save: async (s) =>
-      Number(
-        (
-          await client.sbSave(
-            keys.s(s.id),
-            keys.rev,
-            keys.idx,
-            keys.exp,
-            "",
-            JSON.stringify(s),
-            "",
-            s.id,
-            Date.now(),
-            `${rawPrefix}s:`,
-          )
-        )[1],
-      ),
-    update: async (s, revision) =>
-      Number(
-        (
-          await client.sbSave(
-            keys.s(s.id),
-            keys.rev,
-            keys.idx,
-            keys.exp,
-            String(revision),
-            JSON.stringify(s),
-            "",
-            s.id,
-            Date.now(),
-            `${rawPrefix}s:`,
-          )
-        )[1],
-      ),
-    load: async (id) => {
-      const [, data] = await client.hmget(keys.s(id), "r", "d");
-      return JSON.parse(data!) as AgentSession;
-    },
-    loadWithRevision: async (id) => {
-      const [revision, data] = await client.hmget(keys.s(id), "r", "d");
-      return { session: JSON.parse(data!) as AgentSession, revision: Number(revision) };
-    },
+    save: (s) => write(s, ""),
+    update: (s, revision) => write(s, String(revision)),
+    load: async (id) => (await read(id)).session,
+    loadWithRevision: read,
     close: async () => {
+      // The raw side's keys go too (they used to be left behind).
+      let cursor = "0";
+      do {
+        const [next, found] = await client.scan(cursor, "MATCH", `${rawPrefix}*`, "COUNT", 1000);
+        cursor = next;
+        if (found.length > 0) await client.unlink(...found);
+      } while (cursor !== "0");
       await client.quit();
     },
   };
