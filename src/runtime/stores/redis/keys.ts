@@ -206,6 +206,11 @@ export class RedisKeys {
     return { ...bucket, session: `${bp}s:${id}`, list: `${bp}ml:${id}`, hdr: `${bp}mh:${id}`, ops: `${bp}mo:${id}` };
   }
 
+  /** A session's hash (what `of(id).session` names, without building the id's other keys). */
+  session(id: string): string {
+    return `${this.bucketOf(id).prefix}s:${id}`;
+  }
+
   /** A stream's keys, in its session's bucket (with the session's set of streams). */
   stream(sessionId: string, streamId: string): StreamKeys {
     const bp = this.bucketOf(sessionId).prefix;

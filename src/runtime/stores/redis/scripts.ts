@@ -675,8 +675,8 @@ function fieldsAt(reply: ReplyReader, from: number): SessionFields {
   };
 }
 
-/** `HMGET session r o t l c u` as read by `get` (null: no session). */
-export function sessionFields(script: string, values: readonly (string | null)[]): SessionFields | null {
+/** `HMGET session r o t l c u ...` as read by `get` (null: no session); items past the sixth are not read. */
+export function sessionFields(script: string, values: readonly (string | Buffer | null)[]): SessionFields | null {
   return values[0] == null ? null : fieldsAt(ReplyReader.of(script, values, 6), 0);
 }
 

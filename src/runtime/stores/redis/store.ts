@@ -87,6 +87,7 @@ import {
   runSave,
   runScan,
   runText,
+  type SaveScriptInput,
   type SaveScriptReply,
   type ScriptedClient,
   type SessionFields,
@@ -113,6 +114,25 @@ const MAX_POSITION = 999_999_999_999_999;
 /** The 15-digit updatedAt that starts an owner's `ou` member (keys.ts). */
 function position(updatedAt: number): string {
   return String(updatedAt).padStart(15, "0");
+}
+
+/** `get`'s read: the metadata fields as `sessionFields` takes them, then the body (one HMGET). */
+function readSession(c: ScriptedClient, key: string): Promise<(string | null)[]> {
+  return c.hmget(key, "r", "o", "t", "l", "c", "u", "d");
+}
+
+/** `get`'s read for a codec of binary rows: the hash as bytes, the body kept as bytes when it is a binary row. */
+async function readSessionBytes(c: ScriptedClient, key: string): Promise<(string | Buffer | null)[]> {
+  const values = await c.hmgetBuffer(key, "r", "o", "t", "l", "c", "u", "d");
+  return values.map((value, index) =>
+    value === null || (index === 6 && isBinaryRow(value)) ? value : value.toString("utf8"),
+  );
+}
+
+/** The save script, `nowMs` taken as it is sent (after a connect, if any): the expiry index is scored from it. */
+function runSaveNow(c: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
+  input.nowMs = Date.now();
+  return runSave(c, input);
 }
 
 /** The labels a session hash holds (JSON), parsed. */
@@ -166,6 +186,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly protection: SessionMetaProtection | undefined;
   /** The codec writes binary rows (an encrypting codec): bodies are kept as binary strings. */
   private readonly binaryRows: boolean;
+  /** The codec reads its context (owner, revision): `usesContext(codec)`, taken once. */
+  private readonly contextual: boolean;
   /** The driver's client, connected on demand. */
   private readonly connector: RedisConnector;
   /** The format marker under `P meta` was read once and is one this code can use (or absent). */
@@ -189,6 +211,7 @@ export class RedisSessionStore implements SessionStore {
     this.codec = options.codec ?? defaultSessionCodec();
     this.protection = metaProtectionOf(this.codec);
     this.binaryRows = binaryRowsOf(this.codec) !== undefined;
+    this.contextual = usesContext(this.codec);
     this.buckets = this.keys.buckets;
     this.messages = new RedisMessageLog(this, options.messageCodec ?? defaultMessageCodec);
     this.streams = new RedisStreamBuffer(this, chunkCodec(this.codec), () => this.duplicateConnection());
@@ -201,11 +224,12 @@ export class RedisSessionStore implements SessionStore {
    * object (and every call until it passes) first reads the format marker, refusing a newer format
    * with `StoreNotSetUpError`; `checkFormat: false` skips that (setup, teardown). @internal
    */
-  async call<T>(
+  async call<T, A = undefined>(
     operation: string,
     write: boolean,
-    fn: (client: ScriptedClient) => Promise<T>,
+    fn: (client: ScriptedClient, arg: A) => Promise<T>,
     checkFormat = true,
+    arg?: A,
   ): Promise<T> {
     const connector = this.connector;
     let client = connector.client;
@@ -214,7 +238,7 @@ export class RedisSessionStore implements SessionStore {
     try {
       if (checkFormat && !this.formatOk) await this.checkFormat(client);
       sent = true;
-      return await fn(client);
+      return await fn(client, arg as A);
     } catch (error) {
       if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
       if (connector.isWrongKind(error)) throw connector.wrongKind(error as Error);
@@ -376,26 +400,21 @@ export class RedisSessionStore implements SessionStore {
 
   async get(id: string): Promise<StoredSession | undefined> {
     checkId(id);
-    const fieldNames = ["r", "o", "t", "l", "c", "u", "d"];
-    const sessionKey = this.keys.of(id).session;
     // A codec of binary rows: the hash read as bytes, the body kept as bytes when it is a binary row.
-    const values: (string | Buffer | null)[] = await this.call("get", false, async (c) =>
-      this.binaryRows
-        ? (await c.hmgetBuffer(sessionKey, ...fieldNames)).map((value, index) =>
-            value === null || (index === 6 && isBinaryRow(value)) ? value : value.toString("utf8"),
-          )
-        : c.hmget(sessionKey, ...fieldNames),
-    );
-    const fields = sessionFields("get", values.slice(0, 6) as (string | null)[]);
+    const read: (c: ScriptedClient, key: string) => Promise<(string | Buffer | null)[]> = this.binaryRows
+      ? readSessionBytes
+      : readSession;
+    const values = await this.call("get", false, read, true, this.keys.session(id));
+    const fields = sessionFields("get", values);
     const data = values[6];
     if (fields === null || data === null) return undefined;
     this.remember(id, fields.owner);
     const meta = this.metaOf(fields, id);
-    return {
-      session: loadStoredSession(this.codec, id, data, this.url, { owner: meta.owner, revision: fields.revision }),
-      revision: fields.revision,
-      meta,
-    };
+    // The context (owner, revision) only for a codec that reads it (the built-in codecs ignore it).
+    const session = this.contextual
+      ? loadStoredSession(this.codec, id, data, this.url, { owner: meta.owner, revision: fields.revision })
+      : loadStoredSession(this.codec, id, data, this.url);
+    return { session, revision: fields.revision, meta };
   }
 
   /** A session's metadata from its hash fields, the owner and title decrypted when protected. */
@@ -413,7 +432,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly owners = new Map<string, string | null>();
 
   private remember(id: string, owner: string | null): void {
-    if (!usesContext(this.codec)) return;
+    if (!this.contextual) return;
     if (this.owners.size >= 10_000) this.owners.clear();
     this.owners.set(id, owner);
   }
@@ -423,15 +442,13 @@ export class RedisSessionStore implements SessionStore {
     const { expected, ttlMs } = checkSave(options);
     const meta = checkMeta(options);
     const keys = this.keys.of(id);
-    const checkCodecOwner = usesContext(this.codec);
+    const checkCodecOwner = this.contextual;
     // The owner the body is serialized for: the given one, else (an update) the stored one as far as
     // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
     // Protected owners and titles (an encrypting codec): the hash and the owner index hold their
     // protected forms (the owner's index keys are named by it); the codec sees the plaintext owner.
     const protection = this.protection;
-    const plainOwner = (stored: string | null | undefined) =>
-      stored == null ? undefined : protection === undefined ? stored : protection.readOwner(stored);
-    let codecOwner = meta.owner ?? (expected === null ? undefined : plainOwner(this.owners.get(id) ?? undefined));
+    let codecOwner = meta.owner ?? (expected === null ? undefined : this.plainOwner(this.owners.get(id)));
     // The owner as stored, which the script compares: the given one's form, or (an update) what is stored.
     let ownerArg = meta.owner === undefined ? undefined : this.ownerForm(meta.owner);
     let storedOwner = ownerArg ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
@@ -444,37 +461,29 @@ export class RedisSessionStore implements SessionStore {
     const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
     if (pending !== undefined)
       await this.indexOp("save", this.keys.owner(ownerArg!), { op: "add", id, updatedAt: pending, labels });
-    const abortPending = async () => {
-      if (pending !== undefined)
-        await this.indexOp("save", this.keys.owner(ownerArg!), {
-          op: "abort",
-          id,
-          pendingUpdatedAt: pending,
-        }).catch(() => undefined);
-    };
     // A codec that uses its context binds the revision the row is written under: drawn first from
     // the bucket's counter (one more round trip; it also reads the stored owner and revision).
     let drawn: number | undefined;
     if (checkCodecOwner) {
       const draw = await this.call("save", true, (c) => runDraw(c, keys));
       if (draw.current !== expected) {
-        await abortPending();
+        await this.abortPending(id, pending, ownerArg);
         throw new ConflictError(id, expected, draw.current);
       }
       drawn = draw.drawn;
       const stored = draw.owner;
       if (expected !== null) {
         storedOwner = stored ?? undefined;
-        if (meta.owner === undefined) codecOwner = plainOwner(stored);
+        if (meta.owner === undefined) codecOwner = this.plainOwner(stored);
         // A row written before (plaintext owner or title) keeps its stored owner for this save and
         // gets the protected forms right after it.
         if (protection !== undefined && plaintextMeta(protection, stored, draw.title)) {
-          if (stored !== null && meta.owner !== undefined && plainOwner(stored) === meta.owner) ownerArg = stored;
+          if (stored !== null && meta.owner !== undefined && this.plainOwner(stored) === meta.owner) ownerArg = stored;
           const title =
             draw.title === null || meta.title !== undefined || protection.isProtectedTitle(draw.title)
               ? ""
               : protection.title(id, protection.readTitle(id, draw.title));
-          protect = { from: stored ?? "", to: stored === null ? "" : this.ownerForm(plainOwner(stored)!), title };
+          protect = { from: stored ?? "", to: stored === null ? "" : this.ownerForm(this.plainOwner(stored)!), title };
         }
       }
     }
@@ -484,31 +493,30 @@ export class RedisSessionStore implements SessionStore {
         drawn === undefined
           ? serializeRow(this.codec, session, { owner: codecOwner })
           : serializeRow(this.codec, session, { owner: codecOwner, revision: drawn });
-      reply = await this.call("save", true, (c) =>
-        runSave(c, {
-          keys,
-          id,
-          expected,
-          text,
-          ttlMs,
-          nowMs: Date.now(),
-          meta: {
-            owner: ownerArg,
-            codecOwner: checkCodecOwner ? (storedOwner ?? null) : undefined,
-            title: titleArg,
-            labels: meta.labels === undefined ? undefined : labels,
-            inlineIndex: !this.cluster,
-            ownerPrefix: this.buckets[0].prefix,
-            drawnRevision: drawn,
-          },
-        }),
-      );
+      const input: SaveScriptInput = {
+        keys,
+        id,
+        expected,
+        text,
+        ttlMs,
+        nowMs: 0, // taken as the script is sent (runSaveNow)
+        meta: {
+          owner: ownerArg,
+          codecOwner: checkCodecOwner ? (storedOwner ?? null) : undefined,
+          title: titleArg,
+          labels: meta.labels === undefined ? undefined : labels,
+          inlineIndex: !this.cluster,
+          ownerPrefix: this.buckets[0].prefix,
+          drawnRevision: drawn,
+        },
+      };
+      reply = await this.call("save", true, runSaveNow, true, input);
       if (reply.status !== "codec-owner" || attempt > 0) break;
       storedOwner = reply.storedOwner ?? undefined;
-      codecOwner = plainOwner(storedOwner);
+      codecOwner = this.plainOwner(storedOwner);
     }
     if (reply.status !== "saved") {
-      await abortPending();
+      await this.abortPending(id, pending, ownerArg);
       if (reply.status === "other-owner") throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, reply.status === "conflict" ? reply.current : null);
     }
@@ -551,6 +559,21 @@ export class RedisSessionStore implements SessionStore {
       await Promise.all(followUps.map((p) => p.catch(() => undefined)));
     }
     return revision;
+  }
+
+  /** A stored owner as the codec sees it (decrypted when protected); undefined for none. */
+  private plainOwner(stored: string | null | undefined): string | undefined {
+    return stored == null ? undefined : this.protection === undefined ? stored : this.protection.readOwner(stored);
+  }
+
+  /** Cluster: drops the pending candidate a create added to its owner's index (the save did not happen). */
+  private async abortPending(id: string, pending: number | undefined, ownerArg: string | undefined): Promise<void> {
+    if (pending !== undefined)
+      await this.indexOp("save", this.keys.owner(ownerArg!), {
+        op: "abort",
+        id,
+        pendingUpdatedAt: pending,
+      }).catch(() => undefined);
   }
 
   /** One change to an owner's index (the INDEX script, scripts.ts). */
