@@ -297,11 +297,12 @@ export class RedisConnector {
         this.options.cluster ? this.newCluster(nodeOptions) : new Redis(this.connection.url, nodeOptions)
       ) as ScriptedClient;
       if (deadlines !== undefined) {
-        const driver = client as unknown as { sendCommand(command: DriverCommand, ...rest: unknown[]): unknown };
+        const driver = client as unknown as { sendCommand(command: DriverCommand, stream?: unknown): unknown };
         const send = driver.sendCommand;
-        driver.sendCommand = function (this: unknown, command: DriverCommand, ...rest: unknown[]) {
+        // The driver's sendCommand(command, stream?): passed on as is (no rest array and spread per command).
+        driver.sendCommand = function (this: unknown, command: DriverCommand, stream?: unknown) {
           deadlines.add(command);
-          return send.call(this, command, ...rest);
+          return send.call(this, command, stream);
         };
         this.deadlines = deadlines;
       }
