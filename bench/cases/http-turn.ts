@@ -10,8 +10,10 @@
  * baseline is load, run, save. Both sides use the same agent and the bench model (streaming, in
  * word-sized updates), whose own time is taken out of every sample (bench/bench-model.ts).
  *
- * Before every timed turn its side's session is put back to its 1,000 messages (untimed), so
- * on both sides the turn reads the row written last. Sides alternate which goes first.
+ * Before every timed turn the handler's previous turn is waited for to its very end (its stream's
+ * last append and finish come after the response's end) and its side's session is put back to its
+ * 1,000 messages (untimed), so on both sides the turn reads the row written last and no sample
+ * carries the work of the one before. Sides alternate which goes first.
  */
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
@@ -101,7 +103,10 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
       };
       // Each side's session is put back right before its own turn: the row a turn reads is then
       // the one written last on both sides (putting both back first favoured whichever came second).
+      // The handler's last turn is over first, its stream's tail included (its last append and its
+      // finish follow the response's end): no sample carries work of the one before (untimed).
       const reset = async (side?: 0 | 1) => {
+        await handler.idle();
         if (side !== 1) await putBack(store, chat, chatMeta);
         if (side !== 0) await putBack(store, plain);
       };

@@ -146,7 +146,10 @@ for (const backend of backends) {
 
       // The busy turn tried the same stream (refused by the buffer); the first turn's was a new chat's.
       expect(rec.opened.slice(opens)).toEqual([active, active]);
+      // Each turn's stream is finished once the turn is over (its tail follows the response's end).
+      await handler.idle();
       expect(await running(store.streams!, rec.opened[0])).toBe(false);
+      expect(await running(store.streams!, active)).toBe(false);
       // One write for the whole turn: the user's message and the answer together.
       expect((await store.get(id))!.revision).toBeGreaterThan(settled.revision);
       const history = (await (await call(handler, "GET", `/chats/${chat}`)).json()) as { id: string }[];

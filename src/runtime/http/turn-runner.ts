@@ -226,8 +226,13 @@ export class TurnRunner {
         // (followers elsewhere see chunks that much later; this process's listeners at once).
         if (!this.draining && this.pending.length < MAX_BATCH)
           await new Promise<void>((resolve) => {
-            this.wake = resolve;
-            setTimeout(resolve, BATCH_MS).unref?.();
+            const timer = setTimeout(resolve, BATCH_MS);
+            timer.unref?.();
+            // Woken early (the turn's end): the timer goes too, not left to fire for nothing.
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
         this.wake = undefined;
         const batch = this.pending.splice(0, MAX_BATCH);
@@ -323,6 +328,11 @@ export class TurnRunner {
       encoder.fail("The reply failed; your message and what was written so far are saved.");
     }
     this.settle();
+    // The stream's tail (its last append, its finish) waits for the event loop's next turn, so the
+    // responses ending above are written out first: with a buffer whose writes are synchronous
+    // (SQLite) the last append would otherwise run before the reader's last read, and end the
+    // reply as late as the write takes.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await this.drain();
     const status: Exclude<StreamStatus, "running"> =
       outcome === "done" ? "done" : outcome === "stopped" ? "stopped" : "failed";
