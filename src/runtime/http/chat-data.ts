@@ -227,5 +227,10 @@ export function copyForTurn(session: AgentSession, historyKey: string): AgentSes
     });
   }
   const { stateBag: _stateBag, ...rest } = session;
-  return { ...structuredClone(rest), stateBag };
+  // Usually the id and the kind only: a spread copies those (a structured clone costs a few µs each).
+  return { ...(Object.values(rest).every(isPrimitive) ? rest : structuredClone(rest)), stateBag };
+}
+
+function isPrimitive(value: unknown): boolean {
+  return value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol");
 }

@@ -116,8 +116,12 @@ interface AcceptedTurn {
   stored: StoredSession | undefined;
   /** The chat before the turn. */
   before: AgentSession;
-  /** A copy of it with the user's message (or the rewind a regeneration starts from). */
-  accepted: AgentSession;
+  /**
+   * A copy of it with the user's message (or the rewind a regeneration starts from). Undefined for
+   * a message after the active leaf of a chat that exists: that turn saves nothing at accept, and
+   * its runner builds this copy only if it needs it (a partial answer).
+   */
+  accepted: AgentSession | undefined;
   message: ChatMessage | undefined;
   requests: ToolApprovalRequestContent[];
   branchFrom: string | null | undefined;
@@ -462,7 +466,8 @@ export class ChatSessions {
   ): Promise<TurnRunner | undefined> {
     const streamId = await this.openTurnStream(owner, id, turn.stored);
     if (streamId === undefined) return undefined;
-    const { stored, accepted, message } = turn;
+    const { stored, message } = turn;
+    const accepted = turn.accepted!;
     const meta: SessionMeta = {
       owner,
       labels: { ...stored?.meta.labels, [CHAT_TYPE_LABEL]: CHAT_TYPE, [ACTIVE_STREAM_LABEL]: streamId },
@@ -574,7 +579,7 @@ export class ChatSessions {
       }
       message.messageId ??= `msg-${randomUUID()}`;
       // The files go to the blob store before the message is committed: the chat holds references.
-      if (this.blobs)
+      if (this.blobs && message.contents.some((c) => c.$type === "data"))
         [message] = (
           await offloadDataContents([message], blobWriter(this.blobs, owner), {
             thresholdBytes: this.blobThresholdBytes,
@@ -591,6 +596,11 @@ export class ChatSessions {
         return request;
       });
     }
+    // A message after the active leaf of a chat that exists: its accept writes only the turn's
+    // stream, so the chat with the message (a copy of the history with one more message) is left
+    // to the runner, which needs it only for a partial answer (that append cannot fail).
+    if (stored && message && branchFrom === undefined)
+      return { stored, before, accepted: undefined, message, requests, branchFrom };
     const accepted = copyForTurn(before, this.historyKey);
     if (branchFrom !== undefined && !historyTree(accepted, this.historyKey))
       throw new HistoryBranchError(

@@ -60,8 +60,11 @@ export interface TurnRunnerInit {
   requests: ToolApprovalRequestContent[];
   /** The chat before the turn (a new session for a new chat). */
   before: AgentSession;
-  /** The chat as saved at accept (with the user's message). */
-  accepted: AgentSession;
+  /**
+   * The chat as saved at accept (with the user's message). Absent: `before` with `message` after
+   * its active leaf (a turn that saved nothing at accept), built when a partial answer needs it.
+   */
+  accepted?: AgentSession;
   /** The revision of that save. */
   revision: number;
   labels: Readonly<Record<string, string>>;
@@ -402,7 +405,7 @@ export class TurnRunner {
     outcome: "done" | "stopped" | "failed" | "aborted",
     session: AgentSession | undefined,
   ): Promise<boolean> {
-    const { chats, owner, storageId, accepted, revision, labels, created, before } = this.init;
+    const { chats, owner, storageId, revision, labels, created, before } = this.init;
     const meta = { owner, labels: withoutActive(labels) };
     const save = (value: AgentSession, expectedRevision: number, metaLabels = meta.labels) =>
       chats.store.save(value, { expectedRevision, ttlMs: chats.ttlMs, meta: { owner, labels: metaLabels } });
@@ -432,7 +435,7 @@ export class TurnRunner {
         renameBranchPoints(next, chats.historyKey, renamed);
         added = all.slice(base);
       } else {
-        next = copyForTurn(accepted, chats.historyKey);
+        next = this.acceptedCopy();
         const history = historyOf(next, chats.historyKey);
         const answer = withUniqueIds(
           partialAnswer(this.chunks, this.messageId, finish ?? "failed"),
@@ -461,7 +464,7 @@ export class TurnRunner {
       const next = stored.session;
       // Messages the continuation added get ids no earlier message has (a model may reuse its own).
       const all = historyOf(next, chats.historyKey) as ChatMessage[];
-      const kept = historyOf(accepted, chats.historyKey).length;
+      const kept = historyOf(this.init.accepted ?? this.acceptedCopy(), chats.historyKey).length;
       if (all.length > kept) withUniqueIds(all.slice(kept), all.slice(0, kept));
       if (finish !== undefined) {
         const history = historyOf(next, chats.historyKey);
@@ -522,6 +525,15 @@ export class TurnRunner {
       }
     }
     return false;
+  }
+
+  /** A copy of the chat as accepted (with the user's message), to change. */
+  private acceptedCopy(): AgentSession {
+    const { accepted, before, message, chats } = this.init;
+    if (accepted) return copyForTurn(accepted, chats.historyKey);
+    const next = copyForTurn(before, chats.historyKey);
+    if (message) appendToHistory(next, chats.historyKey, [message]);
+    return next;
   }
 
   /** Reads what a reload will show of this turn's answer in `session` (about to be committed). */
