@@ -10,6 +10,7 @@
 import { StatebagError } from "../core/errors.js";
 import type { ChatMessage } from "../core/messages.js";
 import { dataUriByteLength } from "../blobs/references.js";
+import { checkWritableJson } from "../json/safe-json.js";
 import { fromUIMessages } from "../ui-messages/from-ui.js";
 import type { UIMessageLike } from "../ui-messages/types.js";
 import type { ApprovalAnswerInput, TurnInput } from "./chat-data.js";
@@ -99,7 +100,9 @@ export function parseUIChatRequest(body: unknown, limits: UIRequestLimits): Pars
 /** The UI message as statebag messages, through `fromUIMessages`; a malformed one is a 400 that names no input. */
 function converted(message: Record<string, unknown>): ChatMessage[] {
   try {
-    return fromUIMessages([message as unknown as UIMessageLike], { unknownParts: "reject" });
+    return (
+      plainUserMessage(message) ?? fromUIMessages([message as unknown as UIMessageLike], { unknownParts: "reject" })
+    );
   } catch (error) {
     if (error instanceof StatebagError) {
       const pointer = (error as { pointer?: unknown }).pointer;
@@ -112,6 +115,35 @@ function converted(message: Record<string, unknown>): ChatMessage[] {
     }
     throw error;
   }
+}
+
+/**
+ * A user message of text parts and inline files only (what useChat sends), read directly: the
+ * contents `fromUIMessages` would give it, as far as `userMessage` keeps them (the text, a file's
+ * URL and name). Undefined for anything else, which `fromUIMessages` reads (and refuses, when
+ * malformed). The same JSON check comes first, so a value JSON cannot hold is refused alike.
+ * @internal exported for its test
+ */
+export function plainUserMessage(message: Record<string, unknown>): ChatMessage[] | undefined {
+  if (message.role !== "user" || (message.id !== undefined && typeof message.id !== "string")) return undefined;
+  // fromUIMessages reads statebag's own usage metadata as a content (which a user message may not have).
+  if (isObject(message.metadata) && message.metadata.usage !== undefined) return undefined;
+  checkWritableJson([message], { protoKeys: "keep" });
+  const contents: ChatMessage["contents"] = [];
+  for (const part of message.parts as unknown[]) {
+    if (!isObject(part)) return undefined;
+    if (part.type === "text" && typeof part.text === "string") contents.push({ $type: "text", text: part.text });
+    else if (
+      part.type === "file" &&
+      typeof part.url === "string" &&
+      part.url.startsWith("data:") &&
+      typeof part.mediaType === "string" &&
+      (part.filename === undefined || typeof part.filename === "string")
+    )
+      contents.push({ $type: "data", uri: part.url, ...(part.filename !== undefined ? { name: part.filename } : {}) });
+    else return undefined;
+  }
+  return [{ role: "user", contents }];
 }
 
 function userMessage(message: Record<string, unknown>, limits: UIRequestLimits): ChatMessage {
