@@ -59,6 +59,9 @@ function describe(name: string): string {
   const http = /^http\.turn\.(\w+)\.1000$/.exec(name);
   if (http)
     return `${http[1]}: one chat turn through createChatHandler (POST /chat, the UI stream read to its end, the bench model's own time out) on a stored 1,000-message chat`;
+  const httpIdle = /^http\.turn\.(\w+)\.1000\.idle$/.exec(name);
+  if (httpIdle)
+    return `${httpIdle[1]}: the same turns timed on to handler.idle() (the stream's last append and finish, after the response's end, included)`;
   const storedlog = /^turn\.storedlog\.(\d+)\.(windowed|warm|full)$/.exec(name);
   if (storedlog) {
     const how = {

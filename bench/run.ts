@@ -84,7 +84,17 @@ const groups: Group[] = [
   { cases: ["attach.sqlite.16x1MiB", "attach.sqlite.16x64KiB"], run: attachmentCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
   { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
-  { cases: ["http.turn.sqlite.1000", "http.turn.postgres.1000", "http.turn.redis.1000"], run: httpTurnCases },
+  {
+    cases: [
+      "http.turn.sqlite.1000",
+      "http.turn.sqlite.1000.idle",
+      "http.turn.postgres.1000",
+      "http.turn.postgres.1000.idle",
+      "http.turn.redis.1000",
+      "http.turn.redis.1000.idle",
+    ],
+    run: httpTurnCases,
+  },
   { cases: ["fork.sqlite.1000", "fork.sqlite.100000"], run: forkCases },
   {
     cases: [

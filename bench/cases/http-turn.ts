@@ -14,6 +14,10 @@
  * last append and finish come after the response's end) and its side's session is put back to its
  * 1,000 messages (untimed), so on both sides the turn reads the row written last and no sample
  * carries the work of the one before. Sides alternate which goes first.
+ *
+ * http.turn.<kind>.1000.idle: the same samples of the handler's turn, timed on to `handler.idle()`
+ * (the stream's last append and finish included, which the client does not wait for), against the
+ * same baseline: what the turn costs the server, not only what the user waits for.
  */
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
@@ -65,7 +69,10 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
     const name = `http.turn.${kind}.1000`;
     const reason = await unreachable(kind);
     if (reason) {
-      out.push(skipped(name, `server not reachable: ${reason}`));
+      out.push(
+        skipped(name, `server not reachable: ${reason}`),
+        skipped(`${name}.idle`, `server not reachable: ${reason}`),
+      );
       continue;
     }
     ctx.log(`${name} (${samples} turns per side)`);
@@ -111,6 +118,7 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
         if (side !== 0) await putBack(store, plain);
       };
       const times: [number[], number[]] = [[], []];
+      const untilIdle: number[] = [];
       for (let i = -5; i < samples; i++) {
         for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
           await reset(side);
@@ -119,6 +127,10 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
           await (side === 0 ? handlerTurn() : plainTurn());
           const ms = performance.now() - start - client.spent;
           if (i >= 0) times[side].push(ms);
+          if (side === 0) {
+            await handler.idle();
+            if (i >= 0) untilIdle.push(performance.now() - start - client.spent);
+          }
         }
       }
       // Both sides stored the turn: 1,002 messages each (checked once, untimed).
@@ -135,12 +147,9 @@ export async function httpTurnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       }
-      out.push(
-        result(name, "withSession + agent.runStream, same store and model (model time out)", {
-          ours_ms: median(times[0]),
-          baseline_ms: median(times[1]),
-        }),
-      );
+      const baseline = "withSession + agent.runStream, same store and model (model time out)";
+      out.push(result(name, baseline, { ours_ms: median(times[0]), baseline_ms: median(times[1]) }));
+      out.push(result(`${name}.idle`, baseline, { ours_ms: median(untilIdle), baseline_ms: median(times[1]) }));
     } finally {
       await ours.close();
       await raw.close();
