@@ -227,8 +227,9 @@ const STREAM_GONE = `((expires_at IS NOT NULL AND expires_at <= ?) OR (status = 
 /** The stream-buffer statements (sqlite/stream-buffer.ts). @internal */
 export const SQLITE_STREAM_SQL = {
   get: `SELECT session_id, owner, status, length, stop_requested, lease_expires_at, expires_at FROM statebag_streams WHERE stream_id = ?`,
+  // A new stream holding its first `length` chunks (written in the same transaction).
   insert: `INSERT INTO statebag_streams (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
-     VALUES (?, ?, ?, 'running', 0, 0, ?, NULL)`,
+     VALUES (?, ?, ?, 'running', ?, 0, ?, NULL)`,
   remove: `DELETE FROM statebag_streams WHERE stream_id = ?`,
   removeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id = ?`,
   // An append's status check and growth in one statement: only a running stream not abandoned

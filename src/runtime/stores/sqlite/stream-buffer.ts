@@ -103,12 +103,9 @@ export class SqliteStreamBuffer implements StreamBuffer {
         s.removeChunks.run(streamId);
         s.remove.run(streamId);
       }
-      s.insert.run(streamId, sessionId, sealedOwner, now + leaseMs);
-      if (sealed.length > 0) {
-        // Its first chunks, in the same transaction: nobody sees the stream without them.
-        s.grow.get(sealed.length, streamId, now - ABANDONED_STREAM_KEEP_MS);
-        sealed.forEach((text, position) => s.chunk.run(streamId, position, text));
-      }
+      // With its first chunks, in the same transaction: nobody sees the stream without them.
+      s.insert.run(streamId, sessionId, sealedOwner, sealed.length, now + leaseMs);
+      sealed.forEach((text, position) => s.chunk.run(streamId, position, text));
     });
   }
 
