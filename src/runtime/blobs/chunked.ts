@@ -100,6 +100,24 @@ export interface BlobBackend {
   eraseOwner(owner: string): Promise<BlobUsage>;
   /** Deletes uploads no record points to that began before `before` (one owner's, or null: all). Returns how many. */
   purgeUploads(owner: string | null, before: number): Promise<number>;
+  /**
+   * Re-encryption's one step (`reencrypt`), atomic on its own: when the record of
+   * `(expected.owner, expected.hash)` still points at `expected.uploadId` (nothing deleted, swept,
+   * erased or replaced it since it was read), replaces it by `next`, whose chunks are already
+   * written under `next.uploadId` (begun for `next.owner`), and deletes the old upload's chunks.
+   * The stored `createdAt` and `touchedAt` are kept (a put meanwhile keeps its refreshed time), not
+   * `next`'s. `next` may be under another owner or hash form (the keyed forms of a rotated key):
+   * when that key already has a record (the same bytes put under the new form meanwhile), that one
+   * is kept, its `touchedAt` raised to the old one's when later, and the old record removed
+   * (`"merged"`: the caller drops `next`'s chunks). `"changed"`: the record is not the one read (or
+   * gone); nothing was done and the caller drops `next`'s chunks. Throws `BlobUploadLostError` when
+   * `next`'s chunks are not all there (swept or erased meanwhile). No budget is checked: the bytes
+   * stored stay the same.
+   */
+  swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed">;
   close(): Promise<void>;
 }
 
@@ -114,6 +132,11 @@ export interface BlobSealer {
   open(sealed: Uint8Array, context: readonly string[], what: string): Uint8Array;
   /** The error for a record whose plaintext fields disagree with its sealed description (changed or moved). */
   tampered(what: string): Error;
+  /**
+   * Whether `sealed` was sealed under the key `seal` uses now (a re-encryption rewrites the others).
+   * A sealer without it has one key: everything is current.
+   */
+  isCurrent?(sealed: Uint8Array): boolean;
 }
 
 /**
@@ -188,6 +211,74 @@ export function locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
     if (locks.get(key) === tail) locks.delete(key);
   });
   return run;
+}
+
+export interface BlobReencryptOptions {
+  /** Count what would be rewritten; write nothing. */
+  dryRun?: boolean;
+  /** Stops between blobs (the report says `aborted`; its `cursor` resumes). */
+  signal?: AbortSignal;
+  /** Go on after this `cursor` (of a report or a progress). */
+  startAfter?: string;
+  onProgress?: (progress: BlobReencryptProgress) => void;
+  /** Attempts on a blob the application keeps changing before it is a failure (default 10). */
+  maxRetries?: number;
+  /** Failures listed (all are counted). Default 1000. */
+  maxReportedFailures?: number;
+}
+
+export interface BlobReencryptProgress {
+  scanned: number;
+  rewritten: number;
+  failed: number;
+  /** Every blob up to here is done: pass it as `startAfter` to resume. */
+  cursor: string;
+}
+
+/** A blob left as it was: named by its owner (absent: no owner, or an owner that does not read) and hash; never its bytes. */
+export interface BlobReencryptFailure {
+  owner?: string;
+  hash?: string;
+  message: string;
+  code?: string;
+}
+
+export interface BlobReencryptReport {
+  /** Blobs looked at. */
+  scanned: number;
+  /** Blobs rewritten under the current key and forms (dry run: that would be). */
+  rewritten: number;
+  /** Blobs already under the current key and forms. */
+  current: number;
+  /** Blobs deleted (swept, erased) while being rewritten: nothing to do. */
+  vanished: number;
+  /** Blobs changed by the application while being rewritten (then read again). */
+  conflicts: number;
+  /** Blobs that could not be opened (a changed chunk, a key the keyring lacks), left as they are. */
+  failed: number;
+  failures: BlobReencryptFailure[];
+  aborted: boolean;
+  /** Where the run stopped (or ended): `startAfter` for the next. */
+  cursor?: string;
+}
+
+function writeCursor(key: { owner: string; hash: string }): string {
+  return Buffer.from(JSON.stringify([key.owner, key.hash]), "utf8").toString("base64url");
+}
+
+function readCursor(cursor: unknown): { owner: string; hash: string } {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(String(cursor), "base64url").toString("utf8"));
+    if (Array.isArray(parsed) && typeof parsed[0] === "string" && typeof parsed[1] === "string")
+      return { owner: parsed[0], hash: parsed[1] };
+  } catch {}
+  throw new ConfigurationError("blobs.reencrypt: startAfter must be the `cursor` of an earlier run");
+}
+
+/** A blob that does not open (to report and leave), as opposed to a failing backend (to stop on). */
+function isBlobFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === "decryption-failed" || code === "blob-corrupt";
 }
 
 export const DEFAULT_CHUNK_SIZE = 256 * 1024;
@@ -461,7 +552,10 @@ export class ChunkedBlobStore implements BlobStore {
     const { chunkSize } = record;
     const first = Math.floor(start / chunkSize);
     const last = end === start ? first : Math.ceil(end / chunkSize);
-    const source = this.#backend.chunks(record, first, last)[Symbol.asyncIterator]();
+    let source = this.#backend.chunks(record, first, last)[Symbol.asyncIterator]();
+    /** The record whose chunks are read: another upload of the same blob once a re-encryption replaced it. */
+    let reading = record;
+    let switches = 0;
     // A plain store's whole read is checked against the hash. A sealed one needs no second check:
     // each chunk is authenticated for its owner, upload and index, and the sealed description binds
     // the upload, size and chunk count to the hash, so the bytes can only be those the writer hashed.
@@ -482,10 +576,20 @@ export class ChunkedBlobStore implements BlobStore {
           return;
         }
         const next = await source.next();
-        if (next.done) throw new BlobNotFoundError(hash);
+        if (next.done) {
+          // The chunks went: deleted, or replaced by a re-encryption (`reencrypt`) under another
+          // upload of the same bytes. The read goes on from that upload's chunk when there is one.
+          const replaced = switches < 3 ? await this.#replacement(reading, owner, hash) : undefined;
+          if (!replaced) throw new BlobNotFoundError(hash);
+          switches++;
+          await source.return?.().catch(() => {});
+          reading = replaced;
+          source = this.#backend.chunks(replaced, index, last)[Symbol.asyncIterator]();
+          continue;
+        }
         const stored = next.value;
         const plain = sealer
-          ? sealer.open(stored, ["blob-chunk", owner, record.uploadId, String(index)], `blob ${hash} chunk ${index}`)
+          ? sealer.open(stored, ["blob-chunk", owner, reading.uploadId, String(index)], `blob ${hash} chunk ${index}`)
           : stored;
         const expectedLength = index === record.chunks - 1 ? record.size - index * chunkSize : chunkSize;
         if (plain.length !== expectedLength)
@@ -613,6 +717,220 @@ export class ChunkedBlobStore implements BlobStore {
     return swept;
   }
 
+  /**
+   * Rewrites every blob (of every owner) whose chunks and description are sealed under a key other
+   * than the keyring's current one, or whose owner or hash is stored in a keyed form of another key,
+   * under the current key and forms: `statebag migrate --reencrypt` runs it after the session rows.
+   *
+   * Per blob: its chunks are opened and sealed again, in order, into a new upload (nothing else sees
+   * it), then `BlobBackend.swap` replaces the record atomically, only if it still points at the
+   * upload read, and removes the old chunks. A put of the same bytes meanwhile keeps its refreshed
+   * time (the swap keeps the stored times); a delete, sweep or erasure meanwhile makes the swap find
+   * the record changed or gone, and the new chunks are dropped (nothing comes back); a read under
+   * way goes on from the new upload (`get`). A blob that does not open (a changed chunk, a key the
+   * keyring lacks) is a failure, named by owner and hash, and left as it is. A store that does not
+   * encrypt its blobs has nothing to rewrite. Resumable (`startAfter` a report's `cursor`; a rerun
+   * skips what is current) and abortable between blobs (`signal`).
+   */
+  async reencrypt(options: BlobReencryptOptions = {}): Promise<BlobReencryptReport> {
+    const report: BlobReencryptReport = {
+      scanned: 0,
+      rewritten: 0,
+      current: 0,
+      vanished: 0,
+      conflicts: 0,
+      failed: 0,
+      failures: [],
+      aborted: false,
+    };
+    const sealer = this.#sealer;
+    if (!sealer) return report;
+    const maxReported = options.maxReportedFailures ?? 1000;
+    const fail = (failure: BlobReencryptFailure) => {
+      report.failed++;
+      if (report.failures.length < maxReported) report.failures.push(failure);
+    };
+    let after = options.startAfter === undefined ? undefined : readCursor(options.startAfter);
+    /** Uploads written by this run: a blob moved to a later key (another owner form) is met again there. */
+    const written = new Set<string>();
+    const PAGE = 100;
+    for (;;) {
+      if (options.signal?.aborted) {
+        report.aborted = true;
+        break;
+      }
+      const page = await this.#backend.list(null, after, PAGE);
+      for (const record of page) {
+        if (options.signal?.aborted) {
+          report.aborted = true;
+          return report;
+        }
+        if (!written.has(record.uploadId)) {
+          report.scanned++;
+          await this.#reencryptOne(record, sealer, report, fail, written, options);
+        }
+        after = { owner: record.owner, hash: record.hash };
+        report.cursor = writeCursor(after);
+        options.onProgress?.({
+          scanned: report.scanned,
+          rewritten: report.rewritten,
+          failed: report.failed,
+          cursor: report.cursor,
+        });
+      }
+      if (page.length < PAGE) break;
+    }
+    return report;
+  }
+
+  async #reencryptOne(
+    first: BlobRecord,
+    sealer: BlobSealer,
+    report: BlobReencryptReport,
+    fail: (failure: BlobReencryptFailure) => void,
+    written: Set<string>,
+    options: BlobReencryptOptions,
+  ): Promise<void> {
+    const maxRetries = options.maxRetries ?? 10;
+    let record = first;
+    let owner: string | undefined;
+    let hash: string | undefined;
+    const failed = (error: unknown) =>
+      fail({
+        ...(owner !== undefined && owner !== "" ? { owner } : {}),
+        ...(hash !== undefined ? { hash } : {}),
+        message: error instanceof Error ? error.message : String(error),
+        ...(error instanceof StatebagError ? { code: error.code } : {}),
+      });
+    /** The record again after it changed: undefined (counted) when it is gone. */
+    const reread = async (): Promise<BlobRecord | undefined> => {
+      const again = await this.#backend.record(record.owner, record.hash);
+      if (!again) report.vanished++;
+      return again;
+    };
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > maxRetries) {
+        failed(
+          new StatebagError(
+            "conflict",
+            `the blob changed ${attempt} times while being rewritten; left for the next run`,
+          ),
+        );
+        return;
+      }
+      let description: BlobDescription;
+      try {
+        owner = this.#names.readOwner(record.owner);
+        hash = this.#names.readHash(record.hash);
+        description = this.#description(record, owner, hash);
+      } catch (error) {
+        if (!isBlobFailure(error)) throw error;
+        failed(error);
+        return;
+      }
+      const storedOwner = this.#storedOwner(owner);
+      const storedHash = this.#names.hash(hash);
+      if (
+        storedOwner === record.owner &&
+        storedHash === record.hash &&
+        (sealer.isCurrent === undefined || sealer.isCurrent(record.meta))
+      ) {
+        report.current++;
+        return;
+      }
+      if (options.dryRun) {
+        report.rewritten++;
+        return;
+      }
+      const uploadId = newUploadId();
+      const upload = await this.#backend.begin(storedOwner, uploadId, this.#now());
+      let settled = false;
+      try {
+        let index = 0;
+        let stride = record.chunkSize;
+        for await (const stored of this.#backend.chunks(record, 0, record.chunks)) {
+          const plain = sealer.open(
+            stored,
+            ["blob-chunk", owner, record.uploadId, String(index)],
+            `blob ${hash} chunk ${index}`,
+          );
+          const expectedLength =
+            index === record.chunks - 1 ? record.size - index * record.chunkSize : record.chunkSize;
+          if (plain.length !== expectedLength)
+            throw new BlobCorruptError(
+              hash,
+              this.#where,
+              `chunk ${index} holds ${plain.length} bytes, not ${expectedLength}`,
+            );
+          const sealed = sealer.seal(plain, ["blob-chunk", owner, uploadId, String(index)]);
+          if (index === 0) stride = sealed.length;
+          await upload.write(index, sealed);
+          index++;
+        }
+        if (index < record.chunks) {
+          // Its chunks went while they were read: deleted, swept, erased or rewritten meanwhile.
+          settled = true;
+          await upload.abort();
+          const again = await reread();
+          if (!again) return;
+          report.conflicts++;
+          record = again;
+          continue;
+        }
+        await upload.finish();
+        const next: BlobRecord = { ...record, owner: storedOwner, hash: storedHash, uploadId, stride, meta: EMPTY };
+        next.meta = this.#sealMeta(next, owner, hash, description);
+        const outcome = await this.#backend.swap(
+          { owner: record.owner, hash: record.hash, uploadId: record.uploadId },
+          next,
+        );
+        settled = true;
+        if (outcome === "swapped") {
+          written.add(uploadId);
+          report.rewritten++;
+          return;
+        }
+        await upload.abort();
+        if (outcome === "merged") {
+          report.rewritten++;
+          return;
+        }
+        const again = await reread();
+        if (!again) return;
+        report.conflicts++;
+        record = again;
+      } catch (error) {
+        if (!settled) await upload.abort().catch(() => {});
+        if (error instanceof BlobUploadLostError) {
+          // The new chunks were swept or erased before the swap: look at the blob again.
+          const again = await reread();
+          if (!again) return;
+          report.conflicts++;
+          record = again;
+          continue;
+        }
+        if (!isBlobFailure(error)) throw error;
+        failed(error);
+        return;
+      }
+    }
+  }
+
+  /** Another upload of the same blob that replaced `record` (a re-encryption), or undefined. */
+  async #replacement(record: BlobRecord, owner: string, hash: string): Promise<BlobRecord | undefined> {
+    const again = await this.#record(owner, hash);
+    if (
+      !again ||
+      again.uploadId === record.uploadId ||
+      again.size !== record.size ||
+      again.chunkSize !== record.chunkSize ||
+      again.chunks !== record.chunks
+    )
+      return undefined;
+    this.#description(again, owner, hash); // its sealed description vouches for its layout
+    return again;
+  }
+
   close(): Promise<void> {
     return this.#backend.close();
   }
@@ -640,6 +958,18 @@ export class ChunkedBlobStore implements BlobStore {
 
   /** The description of a record found as `owner`'s blob `hash` (plaintext both). */
   #info(record: BlobRecord, owner: string, hash: string): BlobInfo {
+    const meta = this.#description(record, owner, hash);
+    return {
+      hash,
+      size: record.size,
+      mediaType: meta.mediaType,
+      ...(typeof meta.name === "string" ? { name: meta.name } : {}),
+      createdAt: new Date(record.createdAt).toISOString(),
+    };
+  }
+
+  /** The stored description of a record (opened and checked against the record when sealed). */
+  #description(record: BlobRecord, owner: string, hash: string): BlobDescription {
     let parsed: unknown;
     try {
       const bytes = this.#sealer
@@ -662,13 +992,9 @@ export class ChunkedBlobStore implements BlobStore {
         meta.stride !== record.stride)
     )
       throw this.#sealer.tampered(`the record of blob ${hash} (it does not match its sealed description)`);
-    return {
-      hash,
-      size: record.size,
-      mediaType: meta.mediaType,
-      ...(typeof meta.name === "string" ? { name: meta.name } : {}),
-      createdAt: new Date(record.createdAt).toISOString(),
-    };
+    return typeof meta.name === "string"
+      ? { mediaType: meta.mediaType, name: meta.name }
+      : { mediaType: meta.mediaType };
   }
 }
 

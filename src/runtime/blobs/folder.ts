@@ -151,33 +151,7 @@ export class FolderBlobBackend implements BlobBackend {
       const existing = await this.#touch(final, check.now, record.owner, record.hash);
       if (existing) return { record: existing, created: false };
       const upload = this.#upload(record.owner, record.uploadId);
-      const trailer: Trailer = {
-        v: 1,
-        size: record.size,
-        uploadId: record.uploadId,
-        chunkSize: record.chunkSize,
-        chunks: record.chunks,
-        stride: record.stride,
-        createdAt: record.createdAt,
-        meta: Buffer.from(record.meta).toString("base64"),
-      };
-      const body = Buffer.from(JSON.stringify(trailer));
-      const footer = Buffer.alloc(FOOTER);
-      footer.writeUInt32BE(body.length, 0);
-      MAGIC.copy(footer, 4);
-      let file: FileHandle;
-      try {
-        file = await open(upload, "a");
-      } catch (error) {
-        if (isMissing(error)) throw new BlobUploadLostError();
-        throw error;
-      }
-      try {
-        await file.write(Buffer.concat([body, footer]));
-        await file.sync();
-      } finally {
-        await file.close();
-      }
+      await this.#finishFile(upload, record);
       checkBudgets(
         check,
         record.size,
@@ -196,6 +170,75 @@ export class FolderBlobBackend implements BlobBackend {
       }
       await unlink(upload);
       return { record, created: true };
+    });
+  }
+
+  /** Appends the trailer of `record` to its upload file and flushes it to disk. */
+  async #finishFile(upload: string, record: BlobRecord): Promise<void> {
+    const trailer: Trailer = {
+      v: 1,
+      size: record.size,
+      uploadId: record.uploadId,
+      chunkSize: record.chunkSize,
+      chunks: record.chunks,
+      stride: record.stride,
+      createdAt: record.createdAt,
+      meta: Buffer.from(record.meta).toString("base64"),
+    };
+    const body = Buffer.from(JSON.stringify(trailer));
+    const footer = Buffer.alloc(FOOTER);
+    footer.writeUInt32BE(body.length, 0);
+    MAGIC.copy(footer, 4);
+    let file: FileHandle;
+    try {
+      file = await open(upload, "a");
+    } catch (error) {
+      if (isMissing(error)) throw new BlobUploadLostError();
+      throw error;
+    }
+    try {
+      await file.write(Buffer.concat([body, footer]));
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Under the folder's lock (as commits, deletes and erasures in this process): the blob file is
+   * checked to be the one read, the new upload finished with the old times, then renamed over it in
+   * one step (or, under another owner or hash form, linked to its name: a file already there is
+   * kept and touched, "merged"), and the old file unlinked. A read under way keeps the old file open
+   * and finishes it. Across processes the folder is as loose as its budgets (see the module comment).
+   */
+  swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    return locked(this.root, async () => {
+      const path = this.#blob(expected.owner, expected.hash);
+      const old = await this.#read(path, expected.owner, expected.hash);
+      if (!old || old.uploadId !== expected.uploadId) return "changed";
+      const upload = this.#upload(next.owner, next.uploadId);
+      await this.#finishFile(upload, { ...next, createdAt: old.createdAt });
+      const at = new Date(old.touchedAt);
+      await utimes(upload, at, at);
+      const final = this.#blob(next.owner, next.hash);
+      if (final === path) {
+        await rename(upload, path);
+        return "swapped";
+      }
+      try {
+        await link(upload, final);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+        await this.#touch(final, old.touchedAt, next.owner, next.hash);
+        await rm(path, { force: true });
+        return "merged";
+      }
+      await unlink(upload);
+      await rm(path, { force: true });
+      return "swapped";
     });
   }
 

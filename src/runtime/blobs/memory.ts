@@ -91,6 +91,33 @@ export class MemoryBlobBackend implements BlobBackend {
     return record;
   }
 
+  async swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    const owned = this.#records.get(expected.owner);
+    const old = owned?.get(expected.hash);
+    if (!owned || !old || old.uploadId !== expected.uploadId) return "changed";
+    if (this.#uploads.get(next.uploadId)?.chunks.length !== next.chunks) throw new BlobUploadLostError();
+    const record = { ...next, createdAt: old.createdAt, touchedAt: old.touchedAt };
+    owned.delete(expected.hash);
+    if (owned.size === 0) this.#records.delete(expected.owner);
+    // A read under way holds the old chunks it started with.
+    this.#uploads.delete(old.uploadId);
+    let target = this.#records.get(next.owner);
+    const there = target?.get(next.hash);
+    if (there) {
+      there.touchedAt = Math.max(there.touchedAt, old.touchedAt);
+      return "merged";
+    }
+    if (!target) {
+      target = new Map();
+      this.#records.set(next.owner, target);
+    }
+    target.set(next.hash, record);
+    return "swapped";
+  }
+
   async list(
     owner: string | null,
     after: { owner: string; hash: string } | undefined,

@@ -456,6 +456,46 @@ export class S3BlobBackend implements BlobBackend {
   }
 
   /**
+   * Under the lock of the record's key (and of `next`'s when it is another): the record checked to
+   * point at the upload read, `next` written with the old times (under another key only if absent:
+   * a record there is kept and touched, "merged"), then the old record (when moved) and the old
+   * data deleted. A read under way whose data object went goes on from `next`'s (the engine's
+   * `get`). Across processes, like `touch`, the write is not conditional on what another process
+   * did in between.
+   */
+  swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    const key = this.#recordKey(expected.owner, expected.hash);
+    const nextKey = this.#recordKey(next.owner, next.hash);
+    const run = async (): Promise<"swapped" | "merged" | "changed"> => {
+      const old = await this.#readRecord(key, expected.owner, expected.hash);
+      if (!old || old.uploadId !== expected.uploadId) return "changed";
+      const upload = this.#uploads.get(next.uploadId);
+      if (!upload) throw new BlobUploadLostError();
+      const record = { ...next, createdAt: old.createdAt, touchedAt: old.touchedAt };
+      let outcome: "swapped" | "merged" = "swapped";
+      if (nextKey === key) await this.#writeRecord(record, upload.dataBytes(), false);
+      else if (
+        (await this.#touchRecord(next.owner, next.hash, old.touchedAt)) ||
+        !(await this.#writeRecord(record, upload.dataBytes(), true))
+      )
+        outcome = "merged";
+      if (nextKey !== key) await this.#deleteKeys([key]);
+      await this.#deleteKeys([`${this.#dir(expected.owner)}d/${old.uploadId}`]);
+      if (outcome === "swapped") {
+        this.#uploads.delete(next.uploadId);
+        await this.#deleteKeys([`${this.#dir(next.owner)}u/${next.uploadId}`]);
+      }
+      return outcome;
+    };
+    const lock = (k: string, fn: () => Promise<"swapped" | "merged" | "changed">) =>
+      locked(`${this.#bucket}\u0000${k}`, fn);
+    return nextKey === key ? lock(key, run) : lock(key, () => lock(nextKey, run));
+  }
+
+  /**
    * Keys under `prefix` after `startAfter`, at most `limit`. Pages by StartAfter (the last key seen)
    * rather than continuation tokens, and asks for full pages (1,000 keys) whatever the limit.
    */

@@ -54,6 +54,13 @@ export function keyringBlobSealer(keyring: Keyring, store: string): BlobSealer {
       return Buffer.concat([head, body, rest, cipher.getAuthTag()]);
     },
     tampered: (what) => new DecryptionError({ reason: "tampered", what }),
+    isCurrent(sealed) {
+      // The key id in the header (its authenticity is checked by `open`; a changed id fails there).
+      if (!(sealed instanceof Uint8Array) || sealed[0] !== VERSION) return false;
+      const kidLength = sealed[1] ?? 0;
+      if (sealed.length < 2 + kidLength) return false;
+      return Buffer.from(sealed.buffer, sealed.byteOffset + 2, kidLength).toString("latin1") === keyring.current;
+    },
     open(sealed, context, what) {
       if (!(sealed instanceof Uint8Array)) throw new DecryptionError({ reason: "malformed", what });
       const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);

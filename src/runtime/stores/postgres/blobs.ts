@@ -153,6 +153,56 @@ export class PostgresBlobBackend implements BlobBackend {
     return row && recordOf(row);
   }
 
+  /**
+   * One transaction under the owners' advisory locks (the commit's, so a put of the same bytes waits
+   * for it): the old row deleted with its chunks (`remove`, which returns the row as it was, times
+   * included), rolled back unless it pointed at the upload read; then `next` inserted with those
+   * times, or merged into the row under its key.
+   */
+  swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    return this.host.withClient("blobs.reencrypt", true, async (c) => {
+      await c.query(TRANSACTION.begin);
+      try {
+        for (const owner of [...new Set([expected.owner, next.owner])].sort())
+          await c.query(this.sql.lock, [`statebag.blobs.${this.host.schema}.${owner}`]);
+        const old = (await c.query<Row>(this.sql.remove, [expected.owner, expected.hash, null])).rows[0];
+        if (!old || old.upload_id !== expected.uploadId) {
+          await c.query(TRANSACTION.rollback);
+          return "changed";
+        }
+        const count = Number((await c.query<Row>(this.sql.chunkCount, [next.uploadId])).rows[0]?.n ?? 0);
+        if (count !== next.chunks) throw new BlobUploadLostError();
+        if (next.owner !== expected.owner || next.hash !== expected.hash) {
+          const merged = (await c.query<Row>(this.sql.touch, [next.owner, next.hash, Number(old.touched_at)])).rows[0];
+          if (merged) {
+            await c.query(TRANSACTION.commit);
+            return "merged";
+          }
+        }
+        await c.query(this.sql.insert, [
+          next.owner,
+          next.hash,
+          next.uploadId,
+          next.size,
+          next.chunkSize,
+          next.chunks,
+          next.stride,
+          bytes(next.meta),
+          Number(old.created_at),
+          Number(old.touched_at),
+        ]);
+        await c.query(TRANSACTION.commit);
+        return "swapped";
+      } catch (error) {
+        await c.query(TRANSACTION.rollback).catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
   async list(
     owner: string | null,
     after: { owner: string; hash: string } | undefined,

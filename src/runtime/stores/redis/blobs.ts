@@ -152,6 +152,88 @@ for _, upload in ipairs(gone) do redis.call('UNLINK', ARGV[2] .. upload) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 return #gone`;
 
+/**
+ * A re-encryption's swap, when both owners' keys share a slot. KEYS: the old owner's rec, meta,
+ * touched, idx, usage; the new owner's rec, meta, touched, idx, usage, pending; the new chunks.
+ * ARGV: old hash, expected upload, new hash, new upload, new record without its creation time,
+ * new meta, new chunk count, old chunk key prefix. Reply: 0 changed | 1 swapped | 2 merged | 3 upload lost.
+ */
+const SWAP = `local r = redis.call('HGET', KEYS[1], ARGV[1])
+if not r then return 0 end
+local upload, size = string.match(r, '^(%S+) (%d+)')
+if upload ~= ARGV[2] then return 0 end
+if redis.call('LLEN', KEYS[12]) ~= tonumber(ARGV[7]) then return 3 end
+local created = string.match(r, '(%d+)$')
+local t = redis.call('HGET', KEYS[3], ARGV[1]) or '0'
+local code = 1
+if KEYS[1] ~= KEYS[6] or ARGV[1] ~= ARGV[3] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('HINCRBY', KEYS[5], 'blobs', -1)
+  redis.call('HINCRBY', KEYS[5], 'bytes', 0 - tonumber(size))
+  if redis.call('HEXISTS', KEYS[6], ARGV[3]) == 1 then
+    local nt = tonumber(redis.call('HGET', KEYS[8], ARGV[3]) or '0')
+    if tonumber(t) > nt then redis.call('HSET', KEYS[8], ARGV[3], t) end
+    code = 2
+  else
+    redis.call('ZADD', KEYS[9], 0, ARGV[3])
+    redis.call('HINCRBY', KEYS[10], 'blobs', 1)
+    redis.call('HINCRBY', KEYS[10], 'bytes', size)
+    redis.call('HSET', KEYS[8], ARGV[3], t)
+  end
+end
+if code == 1 then
+  redis.call('HSET', KEYS[6], ARGV[3], ARGV[5] .. ' ' .. created)
+  redis.call('HSET', KEYS[7], ARGV[3], ARGV[6])
+  redis.call('ZREM', KEYS[11], ARGV[4])
+  redis.call('PERSIST', KEYS[12])
+end
+redis.call('UNLINK', ARGV[8] .. upload)
+return code`;
+
+/**
+ * A cluster's swap to an owner in another slot, first half (the new owner's slot): adopts the new
+ * upload as the blob unless the new key has one (then touched: merged). KEYS: rec, meta, touched,
+ * idx, usage, pending, chunks. ARGV: hash, record (with its creation time), meta, touched, chunk
+ * count, upload, size. Reply: 1 adopted | 2 merged | 3 upload lost.
+ */
+const ADOPT = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  local t = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+  if tonumber(ARGV[4]) > t then redis.call('HSET', KEYS[3], ARGV[1], ARGV[4]) end
+  return 2
+end
+if redis.call('LLEN', KEYS[7]) ~= tonumber(ARGV[5]) then return 3 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+redis.call('HINCRBY', KEYS[5], 'blobs', 1)
+redis.call('HINCRBY', KEYS[5], 'bytes', tonumber(ARGV[7]))
+redis.call('ZREM', KEYS[6], ARGV[6])
+redis.call('PERSIST', KEYS[7])
+return 1`;
+
+/**
+ * The second half (the old owner's slot), and the undo of the first: removes the record only if it
+ * still points at the upload. KEYS: rec, meta, touched, idx, usage. ARGV: hash, upload, chunk key
+ * prefix. Reply: nil (not it) | its touched time.
+ */
+const DROP = `local r = redis.call('HGET', KEYS[1], ARGV[1])
+if not r then return false end
+local upload, size = string.match(r, '^(%S+) (%d+)')
+if upload ~= ARGV[2] then return false end
+local t = redis.call('HGET', KEYS[3], ARGV[1]) or '0'
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('HINCRBY', KEYS[5], 'blobs', -1)
+redis.call('HINCRBY', KEYS[5], 'bytes', 0 - tonumber(size))
+redis.call('UNLINK', ARGV[3] .. upload)
+return t`;
+
 type Arg = string | number | Buffer;
 
 interface BlobScripts {
@@ -162,6 +244,9 @@ interface BlobScripts {
   sbBlobErase(...args: Arg[]): Promise<unknown>;
   sbBlobListBuffer(...args: Arg[]): Promise<unknown>;
   sbBlobPurge(...args: Arg[]): Promise<unknown>;
+  sbBlobSwap(...args: Arg[]): Promise<unknown>;
+  sbBlobAdopt(...args: Arg[]): Promise<unknown>;
+  sbBlobDrop(...args: Arg[]): Promise<unknown>;
   lrangeBuffer(key: string, start: number, stop: number): Promise<Buffer[]>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   hincrby(key: string, field: string, by: number): Promise<number>;
@@ -182,6 +267,9 @@ function scripted(client: ScriptedClient): ScriptedClient & BlobScripts {
     client.defineCommand("sbBlobErase", { numberOfKeys: 8, lua: ERASE });
     client.defineCommand("sbBlobList", { numberOfKeys: 4, lua: LIST });
     client.defineCommand("sbBlobPurge", { numberOfKeys: 1, lua: PURGE });
+    client.defineCommand("sbBlobSwap", { numberOfKeys: 12, lua: SWAP });
+    client.defineCommand("sbBlobAdopt", { numberOfKeys: 7, lua: ADOPT });
+    client.defineCommand("sbBlobDrop", { numberOfKeys: 5, lua: DROP });
     defined.add(client);
   }
   return client as ScriptedClient & BlobScripts;
@@ -415,6 +503,103 @@ export class RedisBlobBackend implements BlobBackend {
       });
     }
     return record;
+  }
+
+  /**
+   * One script when both owners' keys share a slot (always standalone; on a cluster, the same owner
+   * or owners in one bucket). Across slots (a cluster, the owner's form changed) two: the new record
+   * adopted in the new owner's slot, then the old one dropped only if still the one read; when it
+   * is not, the adoption is dropped again ("changed"), so for that moment both names hold the blob,
+   * never neither. The store's usage is unchanged (the same bytes) and the new owner was listed in
+   * the store's owner set by `begin`.
+   */
+  async swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    const from = this.#keys(expected.owner);
+    const to = this.#keys(next.owner);
+    const meta = Buffer.from(next.meta.buffer, next.meta.byteOffset, next.meta.byteLength);
+    const head = [next.uploadId, next.size, next.chunkSize, next.chunks, next.stride].join(" ");
+    const outcome = (code: number): "swapped" | "merged" | "changed" => {
+      if (code === 3) throw new BlobUploadLostError();
+      if (code === 0 || code === 1 || code === 2) return code === 0 ? "changed" : code === 1 ? "swapped" : "merged";
+      throw new RedisReplyError("blob swap", `unexpected reply code ${code}`);
+    };
+    if (!this.host.cluster || from.chunks === to.chunks) {
+      const reply = await this.host.call("blobs.reencrypt", true, (c) =>
+        scripted(c).sbBlobSwap(
+          from.rec,
+          from.meta,
+          from.touched,
+          from.idx,
+          from.usage,
+          to.rec,
+          to.meta,
+          to.touched,
+          to.idx,
+          to.usage,
+          to.pending,
+          to.chunks + next.uploadId,
+          expected.hash,
+          expected.uploadId,
+          next.hash,
+          next.uploadId,
+          head,
+          meta,
+          next.chunks,
+          from.chunks,
+        ),
+      );
+      return outcome(Number(reply));
+    }
+    const old = await this.#read(expected.owner, expected.hash, undefined);
+    if (!old || old.uploadId !== expected.uploadId) return "changed";
+    const adopted = outcome(
+      Number(
+        await this.host.call("blobs.reencrypt", true, (c) =>
+          scripted(c).sbBlobAdopt(
+            to.rec,
+            to.meta,
+            to.touched,
+            to.idx,
+            to.usage,
+            to.pending,
+            to.chunks + next.uploadId,
+            next.hash,
+            `${head} ${old.createdAt}`,
+            meta,
+            old.touchedAt,
+            next.chunks,
+            next.uploadId,
+            next.size,
+          ),
+        ),
+      ),
+    );
+    const dropped = await this.host.call("blobs.reencrypt", true, (c) =>
+      scripted(c).sbBlobDrop(
+        from.rec,
+        from.meta,
+        from.touched,
+        from.idx,
+        from.usage,
+        expected.hash,
+        expected.uploadId,
+        from.chunks,
+      ),
+    );
+    if (dropped === null) {
+      if (adopted === "swapped")
+        await this.host.call("blobs.reencrypt", true, (c) =>
+          scripted(c).sbBlobDrop(to.rec, to.meta, to.touched, to.idx, to.usage, next.hash, next.uploadId, to.chunks),
+        );
+      return "changed";
+    }
+    // A put under the old form between the read and the drop refreshed its time: the new record gets it too.
+    const touched = Number(text("blob swap", dropped));
+    if (touched > old.touchedAt) await this.touch(next.owner, next.hash, touched);
+    return adopted === "swapped" ? "swapped" : "merged";
   }
 
   async #owners(): Promise<string[]> {

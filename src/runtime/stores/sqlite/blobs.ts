@@ -130,6 +130,37 @@ export class SqliteBlobBackend implements BlobBackend {
     });
   }
 
+  /** One write transaction: the record checked, replaced (or merged into the one under `next`'s key), the old chunks deleted. */
+  swap(
+    expected: { owner: string; hash: string; uploadId: string },
+    next: BlobRecord,
+  ): Promise<"swapped" | "merged" | "changed"> {
+    return this.host.run("blobs.reencrypt", "write", (s) => {
+      const old = s.blobs.get.get(expected.owner, expected.hash);
+      if (!old || old.upload_id !== expected.uploadId) return "changed";
+      if (Number(s.blobs.chunkCount.get(next.uploadId)?.n ?? 0) !== next.chunks) throw new BlobUploadLostError();
+      s.blobs.remove.run(expected.owner, expected.hash);
+      s.blobs.removeChunks.run(old.upload_id);
+      if (next.owner !== expected.owner || next.hash !== expected.hash) {
+        s.blobs.touch.run(old.touched_at, next.owner, next.hash);
+        if (s.blobs.get.get(next.owner, next.hash)) return "merged";
+      }
+      s.blobs.insert.run(
+        next.owner,
+        next.hash,
+        next.uploadId,
+        next.size,
+        next.chunkSize,
+        next.chunks,
+        next.stride,
+        next.meta,
+        old.created_at,
+        old.touched_at,
+      );
+      return "swapped";
+    });
+  }
+
   async list(
     owner: string | null,
     after: { owner: string; hash: string } | undefined,
