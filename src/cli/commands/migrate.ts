@@ -38,6 +38,7 @@ interface MigrateOptions {
   blobs?: boolean;
   blobThreshold?: string;
   apply?: boolean;
+  blobsStartAfter?: string;
 }
 
 export function registerMigrate(program: Command, context: CommandContext): void {
@@ -66,7 +67,11 @@ export function registerMigrate(program: Command, context: CommandContext): void
     )
     .option(
       "--reencrypt",
-      "rewrite rows under older keys under the keyring's current key (after a key rotation); needs a keyring",
+      "rewrite rows under older keys under the keyring's current key (after a key rotation), then the store's files (blobs: every chunk and description); needs a keyring",
+    )
+    .option(
+      "--blobs-start-after <cursor>",
+      "with --encrypt/--reencrypt: resume the files (blobs) after this cursor (printed by an interrupted run)",
     )
     .option(
       "--blobs",
@@ -82,7 +87,12 @@ Examples:
   $ statebag migrate --store postgres://app@db/app --dry-run
   $ statebag migrate                                  # store and registry from statebag.config.json
   $ statebag migrate --encrypt --keyring keyring.json --dry-run
-  $ statebag migrate --reencrypt                      # keyring from $STATEBAG_KEYRING or the config`,
+  $ statebag migrate --reencrypt                      # keyring from $STATEBAG_KEYRING or the config
+
+After a key rotation, --reencrypt rewrites the sessions, their message logs and the store's files
+(blobs, in the store or in its ?blobs= folder or bucket) under the current key; once it reports no
+failure, the older keys can leave the keyring. A file that does not open (changed bytes, a key the
+keyring lacks) is reported by owner and hash and left as it is.`,
     )
     .action(action(context, (options: MigrateOptions) => migrate(context, options)));
 }
@@ -276,6 +286,8 @@ async function migrateEncryptionCommand(
       batchSize,
       signal: abort.signal,
       ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
+      ...(options.blobsStartAfter !== undefined ? { blobsStartAfter: options.blobsStartAfter } : {}),
+      onBlobProgress: () => progress.increment(),
       onProgress: (done) => {
         progress.setTotal(Math.ceil((done + 1) / batchSize) * batchSize);
         progress.increment();
@@ -293,7 +305,7 @@ async function migrateEncryptionCommand(
     if (opened.empty) out.line(colors.dim(`  dry run: ${echo(opened.empty)}, read as an empty store, nothing created`));
     if (report.aborted) {
       out.note(
-        `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.cursor ? ` --start-after ${report.cursor}` : ""}`,
+        `${out.ce.yellow("stopped early")} after ${plural(report.scanned, "session")}${report.blobs ? ` and ${plural(report.blobs.scanned, "file")}` : ""}\n  ${out.ce.dim("fix:")}   resume with: statebag migrate ${flag}${options.store ? ` --store ${opened.url}` : ""}${report.blobs?.cursor ? ` --start-after ${report.cursor ?? ""} --blobs-start-after ${report.blobs.cursor}` : report.cursor ? ` --start-after ${report.cursor}` : ""}`,
       );
       return EXIT.runtime;
     }
@@ -340,9 +352,17 @@ function printEncryptionReport(out: Output, report: EncryptionMigrationReport, u
       `  message logs: ${report.logs.read} read, ${report.logs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"} (${plural(report.logs.messages, "message")})`,
     ),
   );
+  if (report.blobs)
+    out.line(
+      colors.dim(
+        `  files (blobs): ${report.blobs.scanned} scanned, ${report.blobs.rewritten} ${report.dryRun ? "would be rewritten" : "rewritten"}, ${report.blobs.current} already current, ${report.blobs.failed} failed${report.blobs.vanished ? `, ${report.blobs.vanished} deleted meanwhile` : ""}`,
+      ),
+    );
   for (const failure of report.failed.slice(0, 50))
     out.line(
-      `  ${colors.red("✖")} ${echo(failure.id)}${failure.logId !== undefined ? ` (log ${echo(failure.logId)})` : ""}: ${echo(failure.message, 1000)}`,
+      failure.blob
+        ? `  ${colors.red("✖")} file ${echo(failure.blob.hash ?? "(unreadable name)")}${failure.blob.owner !== undefined ? ` of owner ${echo(failure.blob.owner)}` : ""}: ${echo(failure.message, 1000)}`
+        : `  ${colors.red("✖")} ${echo(failure.id)}${failure.logId !== undefined ? ` (log ${echo(failure.logId)})` : ""}: ${echo(failure.message, 1000)}`,
     );
   const unlisted = report.failedCount - Math.min(50, report.failed.length);
   if (unlisted > 0) out.line(`  ... and ${unlisted} more (use --json for the list)`);

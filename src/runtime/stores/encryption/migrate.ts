@@ -20,6 +20,7 @@
  * messageCodec })`): the first rewritten row is read back, and a store that wrote it some other
  * way stops the run.
  */
+import type { BlobReencryptFailure, BlobReencryptOptions, BlobReencryptReport } from "../../blobs/chunked.js";
 import { ConfigurationError, StatebagError } from "../../core/errors.js";
 import { type BulkAttempt, eachScanned, rescan, retryChanged } from "../bulk-pass.js";
 import { MAX_SCAN_LIMIT } from "../common.js";
@@ -48,6 +49,31 @@ export interface EncryptionMigrationOptions {
   maxConflictRetries?: number;
   /** Failures listed in the report (all are counted). Default 1000. */
   maxReportedFailures?: number;
+  /**
+   * Also rewrite the store's blobs (`store.blobs`: chat files) sealed under an older key or stored
+   * under an older key's owner and hash forms, after the sessions (default true; a store whose
+   * blobs are not encrypted has none to rewrite). False: sessions and logs only.
+   */
+  blobs?: boolean;
+  /** Resume the blobs after this cursor (the report's `blobs.cursor`). */
+  blobsStartAfter?: string;
+  onBlobProgress?: (progress: { scanned: number; rewritten: number; failed: number; cursor: string }) => void;
+}
+
+/** What the blob pass did (`report.blobs`). */
+export interface EncryptionMigrationBlobs {
+  /** Blobs looked at. */
+  scanned: number;
+  /** Blobs rewritten under the current key (dry run: that would be). */
+  rewritten: number;
+  /** Blobs already current. */
+  current: number;
+  /** Blobs that did not open (a changed chunk, a key the keyring lacks), left as they are: see `failed`. */
+  failed: number;
+  /** Blobs deleted meanwhile. */
+  vanished: number;
+  /** Where the blob pass stopped: `blobsStartAfter` for the next run. */
+  cursor?: string;
 }
 
 export interface EncryptionMigrationProgress {
@@ -59,7 +85,10 @@ export interface EncryptionMigrationProgress {
 }
 
 export interface EncryptionMigrationFailure {
+  /** The session's id; for a blob, `"blob"`. */
   id: string;
+  /** Set when the failure is a blob (a chat file): its hash, and its owner when it has one. */
+  blob?: { hash?: string; owner?: string };
   /** Set when the failure is the session's message log. */
   logId?: string;
   message: string;
@@ -84,6 +113,8 @@ export interface EncryptionMigrationReport {
   current: number;
   /** Message logs read, and those rewritten (dry run: that would be); messages in rewritten logs. */
   logs: { read: number; rewritten: number; messages: number };
+  /** The store's blobs (`store.blobs`), when it has any and `blobs` was not false. */
+  blobs?: EncryptionMigrationBlobs;
   failed: EncryptionMigrationFailure[];
   failedCount: number;
   vanished: number;
@@ -341,6 +372,66 @@ export async function migrateEncryption(
   report.aborted = end.aborted;
   const cursor = end.cursor;
   if (cursor !== undefined) report.cursor = cursor;
+  if (!end.aborted && options.blobs !== false && store.blobs !== undefined) {
+    const blobs = await reencryptBlobs(store, {
+      dryRun,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.blobsStartAfter !== undefined ? { startAfter: options.blobsStartAfter } : {}),
+      ...(options.onBlobProgress ? { onProgress: options.onBlobProgress } : {}),
+      maxRetries,
+      maxReportedFailures: Math.max(0, maxReported - report.failed.length),
+    });
+    report.blobs = {
+      scanned: blobs.scanned,
+      rewritten: blobs.rewritten,
+      current: blobs.current,
+      failed: blobs.failed,
+      vanished: blobs.vanished,
+      ...(blobs.cursor !== undefined ? { cursor: blobs.cursor } : {}),
+    };
+    for (const failure of blobs.failures) fail(blobFailure(failure));
+    report.failedCount += blobs.failed - blobs.failures.length;
+    report.conflicts += blobs.conflicts;
+    if (blobs.aborted) report.aborted = true;
+  }
   report.durationMs = Math.round(performance.now() - started);
   return report;
+}
+
+interface ReencryptingBlobs {
+  reencrypt(options: BlobReencryptOptions): Promise<BlobReencryptReport>;
+}
+
+/** The blob pass: `store.blobs.reencrypt` (the built-in blob stores); a blob store without it is one failure. */
+async function reencryptBlobs(store: SessionStore, options: BlobReencryptOptions): Promise<BlobReencryptReport> {
+  const blobs = store.blobs as Partial<ReencryptingBlobs> | undefined;
+  if (typeof blobs?.reencrypt === "function") return blobs.reencrypt(options);
+  return {
+    scanned: 0,
+    rewritten: 0,
+    current: 0,
+    vanished: 0,
+    conflicts: 0,
+    failed: 1,
+    failures: [
+      {
+        message:
+          "the store's blob store cannot re-encrypt its blobs (it is not a built-in one, or it is wrapped by one that hides reencrypt)",
+        code: "configuration",
+      },
+    ],
+    aborted: false,
+  };
+}
+
+function blobFailure(failure: BlobReencryptFailure): EncryptionMigrationFailure {
+  return {
+    id: "blob",
+    blob: {
+      ...(failure.hash !== undefined ? { hash: failure.hash } : {}),
+      ...(failure.owner !== undefined ? { owner: failure.owner } : {}),
+    },
+    message: failure.message,
+    ...(failure.code !== undefined ? { code: failure.code } : {}),
+  };
 }
