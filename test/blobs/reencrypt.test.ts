@@ -1,7 +1,7 @@
 /**
  * Re-encrypting blobs after a key rotation (`ChunkedBlobStore.reencrypt`, the blob pass of
- * `migrateEncryption` / `statebag migrate --reencrypt`), on every backend: memory, a folder,
- * SQLite, PostgreSQL, Redis and Redis Cluster.
+ * `migrateEncryption` / `statebag migrate --reencrypt`), on every backend: memory, a folder, S3
+ * (a loopback s3rver), SQLite, PostgreSQL, Redis and Redis Cluster.
  *
  * - Files put under key A, the keyring rotated to B, re-encrypted: a store holding only B reads
  *   every file byte for byte (chunks, descriptions and the keyed owner and hash forms moved to B);
@@ -13,6 +13,8 @@
  *   reported failure naming its owner and hash, left as it is; the rest migrates.
  */
 import { createHash, randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import S3rver from "s3rver";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ import {
 } from "../../src/runtime/blobs/chunked.js";
 import { FolderBlobBackend } from "../../src/runtime/blobs/folder.js";
 import { MemoryBlobBackend } from "../../src/runtime/blobs/memory.js";
+import { parseS3Url, S3BlobBackend } from "../../src/runtime/blobs/s3.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { blobProtectionFor } from "../../src/runtime/stores/blob-sealer.js";
 import { encryptionCodecs, type KeyringSpec } from "../../src/runtime/stores/encryption/index.js";
@@ -101,6 +104,32 @@ function storeKind(backend: Backend, make: (store: SessionStore) => BlobBackend)
   };
 }
 
+/** A loopback S3 server (s3rver), started by the first S3 test, as in test/blobs/s3.test.ts. */
+const BUCKET = "statebag-reencrypt";
+let s3Server: S3rver | undefined;
+let s3Directory = "";
+let s3Url: Promise<string> | undefined;
+let s3Runs = 0;
+function s3Endpoint(): Promise<string> {
+  s3Url ??= (async () => {
+    s3Directory = mkdtempSync(join(tmpdir(), "statebag-reencrypt-s3-"));
+    s3Server = new S3rver({
+      address: "127.0.0.1",
+      port: 0,
+      silent: true,
+      directory: s3Directory,
+      configureBuckets: [{ name: BUCKET }],
+    });
+    const address: AddressInfo = await s3Server.run();
+    return `http://127.0.0.1:${address.port}`;
+  })();
+  return s3Url;
+}
+afterAll(async () => {
+  await s3Server?.close();
+  if (s3Directory) rmSync(s3Directory, { recursive: true, force: true });
+});
+
 const kinds: PlaceKind[] = [
   {
     name: "memory",
@@ -116,6 +145,20 @@ const kinds: PlaceKind[] = [
         backend: new FolderBlobBackend(dir),
         url: `memory:?blobs=${encodeURIComponent(pathToFileURL(dir).href)}`,
         close: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: "s3",
+    async open() {
+      const endpoint = await s3Endpoint();
+      const url = `s3://S3RVER:S3RVER@${BUCKET}/run-${process.pid}-${++s3Runs}?region=us-east-1&forcePathStyle=true&endpoint=${encodeURIComponent(endpoint)}`;
+      const { location, clientConfig, where } = parseS3Url(url);
+      const backend = new S3BlobBackend(location, undefined, clientConfig, where);
+      return {
+        backend,
+        url: `memory:?blobs=${encodeURIComponent(url)}`,
+        close: () => backend.close(),
       };
     },
   },

@@ -3,7 +3,7 @@
  * owner, log or position, wrong or missing key, plaintext) is a typed DecryptionError, never a
  * silent plaintext or a wrong session; rotation with concurrent writers drops nothing.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -458,14 +458,22 @@ for (const make of [memoryHarness, sqliteHarness]) {
           await new Promise((resolve) => setImmediate(resolve));
         }
       };
+      // Files (the store's blobs; a memory store's are its own): one put under k1, put again and
+      // one more put under k2 while the rotation runs.
+      const files = h.name === "memory" ? [] : [randomBytes(300_000), randomBytes(1000)];
+      const putFile = (store: SessionStore, bytes: Uint8Array) =>
+        store.blobs!.put(bytes, { owner: "alice", mediaType: "application/octet-stream", name: "f.bin" });
+      if (files[0]) await putFile(oldWriter, files[0]);
       // The old-key writer works only before the rotation is deployed: run it first, briefly.
       await writer(oldWriter, 100).catch(() => undefined);
       const writers = [writer(rotated, 1), writer(rotated, 2)];
+      const filePuts = files.map((bytes) => putFile(rotated, bytes));
       const report = await migrateEncryption(rotated, { ...newCodecs, mode: "reencrypt", batchSize: 5 });
       stop = true;
-      await Promise.all(writers);
+      await Promise.all([...writers, ...filePuts]);
       expect(report.failedCount).toBe(0);
       expect(report.stale).toBeGreaterThan(0);
+      if (files.length > 0) expect(report.blobs?.failed).toBe(0);
       const final = await migrateEncryption(rotated, { ...newCodecs, mode: "reencrypt" });
       expect(final).toMatchObject({ failedCount: 0, stale: 0 });
       const onlyK2 = await open(encryptionCodecs({ keyring: { current: "k2", keys: { k2: K2 } }, store: "app" }));
@@ -478,6 +486,13 @@ for (const make of [memoryHarness, sqliteHarness]) {
         expect(messages).toHaveLength(1 + (appended.get(id) ?? 0));
         expect(messages[0]).toEqual(user(`${id}-m0`));
       }
+      for (const bytes of files) {
+        const read = await onlyK2.blobs!.get(createHash("sha256").update(bytes).digest("hex"), { owner: "alice" });
+        const parts: Uint8Array[] = [];
+        for await (const part of read!.stream as unknown as AsyncIterable<Uint8Array>) parts.push(part);
+        expect(Buffer.concat(parts).equals(bytes)).toBe(true);
+      }
+      if (files.length > 0) expect(await onlyK2.blobs!.usage({ owner: "alice" })).toMatchObject({ blobs: 2 });
     });
   });
 }
