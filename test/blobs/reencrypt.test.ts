@@ -261,6 +261,23 @@ for (const kind of kinds) {
       }
     });
 
+    it("with acceptPlaintext (migrate --encrypt), seals blobs stored before the store encrypted; without, reports them", async () => {
+      const place = await kind.open();
+      try {
+        await putAll(new ChunkedBlobStore({ backend: place.backend, where: "test", chunkSize: CHUNK }));
+        const sealed = blobsAt(place.backend, A);
+        const refused = await sealed.reencrypt();
+        expect(refused).toMatchObject({ scanned: 4, rewritten: 0, failed: 4 });
+        expect(refused.failures[0]).toMatchObject({ code: "decryption-failed" });
+        expect(await sealed.reencrypt({ acceptPlaintext: true, dryRun: true })).toMatchObject({ rewritten: 4 });
+        expect(await sealed.reencrypt({ acceptPlaintext: true })).toMatchObject({ rewritten: 4, failed: 0 });
+        await expectAllRead(sealed);
+        expect(await sealed.reencrypt({ acceptPlaintext: true })).toMatchObject({ rewritten: 0, current: 4 });
+      } finally {
+        await place.close();
+      }
+    });
+
     it("is resumable and abortable: a stopped run says where, the next goes on from there", async () => {
       const place = await kind.open();
       try {

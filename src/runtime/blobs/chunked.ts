@@ -225,6 +225,11 @@ export interface BlobReencryptOptions {
   maxRetries?: number;
   /** Failures listed (all are counted). Default 1000. */
   maxReportedFailures?: number;
+  /**
+   * Also seal blobs stored before the store encrypted (a plain description and chunks, checked
+   * against their hash): `migrate --encrypt`. Without it such a blob is a failure.
+   */
+  acceptPlaintext?: boolean;
 }
 
 export interface BlobReencryptProgress {
@@ -273,6 +278,19 @@ function readCursor(cursor: unknown): { owner: string; hash: string } {
       return { owner: parsed[0], hash: parsed[1] };
   } catch {}
   throw new ConfigurationError("blobs.reencrypt: startAfter must be the `cursor` of an earlier run");
+}
+
+/** The description of a blob stored by a plain store (JSON `{ mediaType, name? }`). */
+function plainDescription(meta: Uint8Array, hash: string, where: string): BlobDescription {
+  let parsed: Partial<BlobDescription> | undefined;
+  try {
+    parsed = JSON.parse(decoder.decode(meta)) as Partial<BlobDescription>;
+  } catch {}
+  if (typeof parsed !== "object" || parsed === null || typeof parsed.mediaType !== "string")
+    throw new BlobCorruptError(hash, where, "its stored description is not valid JSON with a media type");
+  return typeof parsed.name === "string"
+    ? { mediaType: parsed.mediaType, name: parsed.name }
+    : { mediaType: parsed.mediaType };
 }
 
 /** A blob that does not open (to report and leave), as opposed to a failing backend (to stop on). */
@@ -819,10 +837,14 @@ export class ChunkedBlobStore implements BlobStore {
         return;
       }
       let description: BlobDescription;
+      // A blob stored before the store encrypted (its description plain JSON): sealed when accepted.
+      const plaintext = options.acceptPlaintext === true && record.meta[0] === 0x7b;
       try {
         owner = this.#names.readOwner(record.owner);
         hash = this.#names.readHash(record.hash);
-        description = this.#description(record, owner, hash);
+        description = plaintext
+          ? plainDescription(record.meta, hash, this.#where)
+          : this.#description(record, owner, hash);
       } catch (error) {
         if (!isBlobFailure(error)) throw error;
         failed(error);
@@ -831,6 +853,7 @@ export class ChunkedBlobStore implements BlobStore {
       const storedOwner = this.#storedOwner(owner);
       const storedHash = this.#names.hash(hash);
       if (
+        !plaintext &&
         storedOwner === record.owner &&
         storedHash === record.hash &&
         (sealer.isCurrent === undefined || sealer.isCurrent(record.meta))
@@ -848,12 +871,13 @@ export class ChunkedBlobStore implements BlobStore {
       try {
         let index = 0;
         let stride = record.chunkSize;
+        // Plain chunks are checked against the hash (as a plain store's read does) before they are sealed.
+        const hasher = plaintext ? createHash("sha256") : undefined;
         for await (const stored of this.#backend.chunks(record, 0, record.chunks)) {
-          const plain = sealer.open(
-            stored,
-            ["blob-chunk", owner, record.uploadId, String(index)],
-            `blob ${hash} chunk ${index}`,
-          );
+          const plain = plaintext
+            ? stored
+            : sealer.open(stored, ["blob-chunk", owner, record.uploadId, String(index)], `blob ${hash} chunk ${index}`);
+          hasher?.update(plain);
           const expectedLength =
             index === record.chunks - 1 ? record.size - index * record.chunkSize : record.chunkSize;
           if (plain.length !== expectedLength)
@@ -877,6 +901,8 @@ export class ChunkedBlobStore implements BlobStore {
           record = again;
           continue;
         }
+        if (hasher && hasher.digest("hex") !== hash)
+          throw new BlobCorruptError(hash, this.#where, "its bytes do not hash to its name");
         await upload.finish();
         const next: BlobRecord = { ...record, owner: storedOwner, hash: storedHash, uploadId, stride, meta: EMPTY };
         next.meta = this.#sealMeta(next, owner, hash, description);

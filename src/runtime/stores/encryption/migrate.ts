@@ -51,8 +51,9 @@ export interface EncryptionMigrationOptions {
   maxReportedFailures?: number;
   /**
    * Also rewrite the store's blobs (`store.blobs`: chat files) sealed under an older key or stored
-   * under an older key's owner and hash forms, after the sessions (default true; a store whose
-   * blobs are not encrypted has none to rewrite). False: sessions and logs only.
+   * under an older key's owner and hash forms (`encrypt`: and blobs stored before the store
+   * encrypted), after the sessions (default true; a store whose blobs are not encrypted has none
+   * to rewrite). False: sessions and logs only.
    */
   blobs?: boolean;
   /** Resume the blobs after this cursor (the report's `blobs.cursor`). */
@@ -375,6 +376,7 @@ export async function migrateEncryption(
   if (!end.aborted && options.blobs !== false && store.blobs !== undefined) {
     const blobs = await reencryptBlobs(store, {
       dryRun,
+      ...(mode === "encrypt" ? { acceptPlaintext: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.blobsStartAfter !== undefined ? { startAfter: options.blobsStartAfter } : {}),
       ...(options.onBlobProgress ? { onProgress: options.onBlobProgress } : {}),
