@@ -21,6 +21,7 @@ import { markContextFree, metaProtectionOf, usesContext } from "../stores/listin
 import type { EraseReceipt, SessionCodec, SessionStore, StoredSession } from "../stores/types.js";
 import type { StreamBuffer } from "../stores/stream-buffer.js";
 import type { BlobRead, BlobStore, BlobUsage, PutBlobResult } from "../blobs/blob-store.js";
+import type { BlobReencryptOptions, BlobReencryptReport } from "../blobs/chunked.js";
 import {
   observeLoad,
   STORE_TRACING,
@@ -328,6 +329,22 @@ class Tracing implements StoreTracing {
         usage: (options) => blobs.usage(options),
         close: () => blobs.close(),
       };
+      // Re-encryption after a key rotation (the built-in blob stores): passed on, with its counts.
+      const reencrypt = (blobs as Partial<ReencryptingBlobStore>).reencrypt;
+      if (typeof reencrypt === "function")
+        (traced as ReencryptingBlobStore).reencrypt = (options) =>
+          this.store(
+            "statebag.blob.reencrypt",
+            "blobs.reencrypt",
+            {},
+            () => reencrypt.call(blobs, options),
+            (span, report: BlobReencryptReport) => {
+              span.setAttribute("statebag.blobs.scanned", report.scanned);
+              span.setAttribute("statebag.blobs.rewritten", report.rewritten);
+              span.setAttribute("statebag.blobs.failed", report.failed);
+              return "ok";
+            },
+          ) as Promise<BlobReencryptReport>;
       this.tracedBlobs.set(store, traced);
     }
     // (A store implemented before erasure existed may lack it: left as it is.)
@@ -465,6 +482,9 @@ function streamsDeleted(span: OtelSpan, count: unknown): Outcome {
   if (typeof count === "number") span.setAttribute("statebag.streams.deleted", count);
   return "ok";
 }
+
+/** A blob store that re-encrypts its blobs (`ChunkedBlobStore`: every built-in one). */
+type ReencryptingBlobStore = BlobStore & { reencrypt(options?: BlobReencryptOptions): Promise<BlobReencryptReport> };
 
 function blobsDeleted(span: OtelSpan, usage: unknown): Outcome {
   const blobs = (usage as BlobUsage | undefined)?.blobs;
