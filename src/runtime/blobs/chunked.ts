@@ -150,6 +150,11 @@ export interface BlobNames {
   readOwner(stored: string): string;
   hash(hash: string): string;
   readHash(stored: string): string;
+  /**
+   * The other stored forms the same owner may have in records written before (its plaintext, its
+   * form under the keyring's other keys, until a re-encryption moves them): an erasure erases them too.
+   */
+  otherOwners?(owner: string): string[];
 }
 
 const PLAIN_NAMES: BlobNames = {
@@ -686,7 +691,17 @@ export class ChunkedBlobStore implements BlobStore {
   async eraseOwner(owner: string): Promise<BlobUsage> {
     if (typeof owner !== "string" || owner === "")
       throw new ConfigurationError("blobs.eraseOwner needs the owner (a non-empty string)");
-    return this.#backend.eraseOwner(this.#storedOwner(ownerKey(owner, "blobs.eraseOwner")));
+    const key = ownerKey(owner, "blobs.eraseOwner");
+    const erased = { ...(await this.#backend.eraseOwner(this.#storedOwner(key))) };
+    // Files stored under the owner's earlier forms (before a key rotation's re-encryption moved
+    // them, or before the store encrypted) are the same person's: erased too.
+    for (const other of new Set(this.#names.otherOwners?.(key) ?? [])) {
+      if (other === "" || other === this.#storedOwner(key)) continue;
+      const more = await this.#backend.eraseOwner(other);
+      erased.blobs += more.blobs;
+      erased.bytes += more.bytes;
+    }
+    return erased;
   }
 
   async sweep(options: SweepBlobsOptions): Promise<BlobUsage> {

@@ -113,6 +113,7 @@ export function blobProtectionFor(codec: SessionCodec | undefined): { sealer?: B
       // A hash has the owner's form under another label, so a hash never reads as an owner.
       hash: (hash) => protection.owner(`blob-hash:${hash}`),
       readHash: (stored) => protection.readOwner(stored).replace(/^blob-hash:/, ""),
+      otherOwners: (owner) => protection.otherForms(owner),
     },
   };
 }
