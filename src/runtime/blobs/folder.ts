@@ -319,7 +319,9 @@ export class FolderBlobBackend implements BlobBackend {
       stride: trailer.stride,
       meta: Buffer.from(trailer.meta, "base64"),
       createdAt: trailer.createdAt,
-      touchedAt: Math.trunc(info.mtimeMs),
+      // Rounded, not cut: a time set with utimes (whole milliseconds, passed on as float seconds)
+      // can read back a hair below itself, and cut it would lose a millisecond each round trip.
+      touchedAt: Math.round(info.mtimeMs),
     };
     return { record, dataLength };
   }
