@@ -83,7 +83,7 @@ const groups: Group[] = [
   { cases: ["store.sqlite.saveload.encrypted"], run: encryptionCases },
   { cases: ["attach.sqlite.16x1MiB", "attach.sqlite.16x64KiB"], run: attachmentCases },
   { cases: ["migrate.bulk.sqlite", "migrate.bulk.postgres", "migrate.bulk.redis"], run: bulkMigrateCases },
-  { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000"], run: turnCases },
+  { cases: ["turn.sqlite.1000", "turn.postgres.1000", "turn.redis.1000", "turn.sqlite.1000.cold"], run: turnCases },
   {
     cases: [
       "http.turn.sqlite.1000",

@@ -32,7 +32,7 @@ import { PostgresSessionStore } from "../src/runtime/stores/postgres/store.js";
 import { RedisSessionStore } from "../src/runtime/stores/redis/store.js";
 import { REDIS_LUA } from "../src/runtime/stores/redis/scripts.js";
 import { SQLITE_SQL } from "../src/runtime/stores/sqlite/sql.js";
-import type { SessionStore } from "../src/runtime/stores/types.js";
+import type { SessionCodec, SessionStore } from "../src/runtime/stores/types.js";
 import { makeSessions } from "./sessions.js";
 
 const require = createRequire(import.meta.url);
@@ -105,11 +105,16 @@ function oursSide(store: SessionStore, close: () => Promise<void>): Side {
 }
 
 /** A fresh location and both sides on it (separate tables/prefixes for ours and raw). */
-export async function makeSides(kind: ProbeKind, url: string | undefined): Promise<{ ours: Side; raw: Side }> {
+export async function makeSides(
+  kind: ProbeKind,
+  url: string | undefined,
+  /** Our store's session codec (default: the store's own, `defaultSessionCodec()`). */
+  codec?: SessionCodec,
+): Promise<{ ours: Side; raw: Side }> {
   if (kind === "sqlite" || kind === "sqlite-better") {
     const driver = kind === "sqlite" ? "node:sqlite" : "better-sqlite3";
     const dir = mkdtempSync(join(tmpdir(), "statebag-probe-"));
-    const oursStore = await openStore(`sqlite:${join(dir, "ours.db")}`, { sqliteDriver: driver });
+    const oursStore = await openStore(`sqlite:${join(dir, "ours.db")}`, { sqliteDriver: driver, codec });
     // The raw side's file gets the same tables and pragmas (WAL, synchronous=NORMAL).
     const rawPath = join(dir, "raw.db");
     await (await openStore(`sqlite:${rawPath}`, { sqliteDriver: driver })).close();
@@ -126,7 +131,7 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
     const base = url ?? PG_URL;
     const oursSchema = `sbprobe_${unique()}`;
     const rawSchema = `${oursSchema}_raw`;
-    const oursStore = new PostgresSessionStore({ connectionString: base, schema: oursSchema });
+    const oursStore = new PostgresSessionStore({ connectionString: base, schema: oursSchema, codec });
     await oursStore.setup();
     const rawAdmin = new PostgresSessionStore({ connectionString: base, schema: rawSchema, max: 1 });
     await rawAdmin.setup();
@@ -185,7 +190,7 @@ export async function makeSides(kind: ProbeKind, url: string | undefined): Promi
   }
   const base = url ?? REDIS_URL;
   const prefix = `sbprobe:${unique()}:`;
-  const oursStore = new RedisSessionStore({ url: base, prefix });
+  const oursStore = new RedisSessionStore({ url: base, prefix, codec });
   // The raw side: the store's key layout under its own prefix, the store's save script with the
   // arguments the contract needs (the metadata a save without owner, title or labels passes: the
   // script keeps createdAt/updatedAt, the expiring-owner hash and the owner index as for the store),

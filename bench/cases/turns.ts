@@ -12,10 +12,16 @@
  *
  * Before every timed turn both sides put the session back to its 1,000 messages (untimed), so
  * each sample is the same turn on the same document. Sides alternate which goes first.
+ *
+ * Our store's codec recognizes the row it wrote itself when the turn reads it back (what the turn
+ * before wrote, in one process) and does not check it again (stores/written-texts.ts).
+ * turn.sqlite.1000.cold is the same turn on a row this process did not write (another process, an
+ * older release, a restart): our store with `writtenCache: false`, every value checked on load.
  */
 import { ChatClientAgent } from "../../src/runtime/agent/agent.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import type { AgentSession } from "../../src/runtime/core/session.js";
+import { defaultSessionCodec } from "../../src/runtime/stores/codec.js";
 import { withSession } from "../../src/runtime/stores/with-session.js";
 import { BenchModel } from "../bench-model.js";
 import { median, result, skipped, type BenchContext, type CaseOutcome } from "../harness.js";
@@ -33,15 +39,20 @@ function historyOf(session: AgentSession): ChatMessage[] {
 export async function turnCases(ctx: BenchContext): Promise<CaseOutcome[]> {
   const out: CaseOutcome[] = [];
   const samples = ctx.quick ? 15 : 41;
-  for (const kind of TURN_KINDS) {
-    const name = `turn.${kind}.1000`;
+  const runs = [...TURN_KINDS.map((kind) => ({ kind, cold: false })), { kind: "sqlite" as const, cold: true }];
+  for (const { kind, cold } of runs) {
+    const name = `turn.${kind}.1000${cold ? ".cold" : ""}`;
     const reason = await unreachable(kind);
     if (reason) {
       out.push(skipped(name, `server not reachable: ${reason}`));
       continue;
     }
     ctx.log(`${name} (${samples} turns per side)`);
-    const { ours, raw } = await makeSides(kind, kind === "sqlite" ? undefined : storeUrls[kind]);
+    const { ours, raw } = await makeSides(
+      kind,
+      kind === "sqlite" ? undefined : storeUrls[kind],
+      cold ? defaultSessionCodec({ writtenCache: false }) : undefined,
+    );
     try {
       const store = ours.store!;
       const base = makeSession({ messages: 1000, id: "turn-1000" });

@@ -47,11 +47,24 @@ export function saveWalker(options: SerializeOptions): SessionWalker {
 
 /** Writes one session in the stored form. Throws `SessionValidationError` for an invalid session. */
 export function serializeSession(session: AgentSession, options: SerializeOptions = {}): string {
+  return writeSession(session, options).text;
+}
+
+/**
+ * `serializeSession`, and whether the fused check accepted the session (`current`): then its text
+ * loads back as it is (every value valid at its latest version, nothing to migrate, preserve or
+ * set aside, within the same limits), so a codec that recognizes the text on a read may skip the
+ * check (stores/written-texts.ts). @internal
+ */
+export function writeSession(
+  session: AgentSession,
+  options: SerializeOptions = {},
+): { text: string; current: boolean } {
   const doc = { format: SESSION_FORMAT, formatVersion: SESSION_FORMAT_VERSION, session };
   const what = `session ${sessionLabel(session)}`;
   // The fused check: validation and the save-side limits in one walk. On "no", today's path decides.
   if (options.validate === true && fusedSave(options, (limits) => fusedSession(session, 2, limits)))
-    return fusedText(doc, options, what);
+    return { text: fusedText(doc, options, what), current: true };
   const text = checkedText(doc, options, what);
   {
     const walker = saveWalker(options);
@@ -63,7 +76,7 @@ export function serializeSession(session: AgentSession, options: SerializeOption
         problemCount: result.problemCount,
       });
   }
-  return text ?? written(doc, options.space, what);
+  return { text: text ?? written(doc, options.space, what), current: false };
 }
 
 /** Writes several sessions as one document. */

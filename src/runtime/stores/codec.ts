@@ -13,13 +13,14 @@ import {
   deserializeMessage,
   deserializeSession,
   serializeMessage,
-  serializeSession,
 } from "../persistence/serialization.js";
+import { writeSession } from "../persistence/save.js";
 import type { AgentSession } from "../core/session.js";
 import { isTaggedValue } from "../core/tagged.js";
 import { markContextFree } from "./listing.js";
 import { noteMigrations } from "../core/tracing-hooks.js";
 import type { MessageCodec, MessageCodecContext, SessionCodec, SessionCodecContext } from "./types.js";
+import { WrittenTexts, type WrittenCacheOptions } from "./written-texts.js";
 
 export interface SessionCodecOptions {
   /** The types sessions may hold (default: statebag's `defaultRegistry()`). */
@@ -36,6 +37,15 @@ export interface SessionCodecOptions {
    * saves write it back unchanged (default false).
    */
   quarantine?: boolean;
+  /**
+   * The texts this codec wrote recently, kept to recognize a row read back unchanged: such a read
+   * is parsed but not checked again (its every value was checked when it was written, under the
+   * same registry and limits), which is most of what a chat turn's load costs besides the parse.
+   * Any other text is checked in full. Bounded by characters (default 16 Mi) and by age (default
+   * 5 minutes: the text of a deleted session stays in this process's memory no longer); `false`
+   * keeps nothing and checks every read (default: on).
+   */
+  writtenCache?: WrittenCacheOptions;
 }
 
 /** Thrown by the fallback codecs for a value that is not a storable session or message. */
@@ -222,12 +232,24 @@ export const structuralSessionCodec: SessionCodec = markContextFree({
  */
 export function defaultSessionCodec(options: SessionCodecOptions = {}): SessionCodec {
   const { registry, strict, allowBare, limits, quarantine } = options;
+  const written = options.writtenCache === false ? undefined : new WrittenTexts(options.writtenCache);
   // One set of options for both directions: whatever serialize accepts, deserialize reads back.
   // The codec context (owner) is accepted and ignored.
   return markContextFree<SessionCodec>({
-    serialize: (session) => serializeSession(session, { validate: true, registry, strict, limits }),
-    deserialize: (text) =>
-      deserializeSession(text, { registry, strict, allowBare, limits, quarantine, onMigrated: noteMigrations }),
+    serialize: (session) => {
+      const { text, current } = writeSession(session, { validate: true, registry, strict, limits });
+      // Only a text the fused check accepted loads back as it is; a session's key is its id.
+      if (written !== undefined) {
+        if (current) written.remember(session.id, text);
+        else written.forget(session.id);
+      }
+      return text;
+    },
+    deserialize: (text, key) => {
+      if (key !== undefined && written?.holds(key, text))
+        return (JSON.parse(text) as { session: AgentSession }).session;
+      return deserializeSession(text, { registry, strict, allowBare, limits, quarantine, onMigrated: noteMigrations });
+    },
   });
 }
 
