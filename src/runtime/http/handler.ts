@@ -100,7 +100,13 @@ export interface ChatHandlerOptions {
   streamKeepMs?: number;
   /** How long `POST /chat/:id/stop` waits for the stopped turn's commit before answering 202. Default 10,000. */
   stopWaitMs?: number;
-  /** The stream buffer, when not the store's own `store.streams`. */
+  /**
+   * The stream buffer, when not the store's own `store.streams`. The store cannot see the turns
+   * recorded here: pass it to the blob sweep and to retention too (`sweepOwnerBlobs(store, owner,
+   * { streams: [buffer] })`, `purgeRetention(store, policy, { streams: [buffer] })`), or a file of a
+   * turn whose commit failed is deleted once older than the sweep's grace window. `purgeExpired()` and
+   * `statebag store purge` read only `store.streams`.
+   */
   streams?: StreamBuffer;
   /**
    * Called with every unexpected error (a 500, or a failure inside a stream or a background turn)

@@ -11,6 +11,7 @@ import { sweepOwnerBlobs } from "./blob-sweep.js";
 import { sessionLogIds } from "./erasure.js";
 import { ConflictError } from "./errors.js";
 import { checkLabels, labelsMatch } from "./listing.js";
+import type { StreamBuffer } from "./stream-buffer.js";
 import type {
   LabelRetentionRule,
   RetentionOptions,
@@ -193,6 +194,12 @@ export interface PurgeRetentionOptions {
   signal?: AbortSignal;
   /** The grace window of the blob sweep (see `sweepOwnerBlobs`); default the blob store's. */
   blobGraceMs?: number;
+  /**
+   * Stream buffers whose pending chat turns the blob sweep counts besides `store.streams` (see
+   * `sweepOwnerBlobs`): the `streams` a chat server was given. A removed session's streams go
+   * from them too. `purgeExpired` and `statebag store purge` know only the store's own.
+   */
+  streams?: readonly StreamBuffer[];
 }
 
 export interface PurgeRetentionReport {
@@ -267,6 +274,7 @@ export async function purgeRetention(
       // Its stream buffers: a built-in store's delete removed them already; a store whose delete
       // does not (its own implementation) loses them here.
       if (store.streams) await store.streams.deleteForSession(item.id);
+      for (const buffer of options.streams ?? []) if (buffer !== store.streams) await buffer.deleteForSession(item.id);
     }
     cursor = page.cursor;
     if (page.items.length) report.cursor = page.items[page.items.length - 1].id;
@@ -282,6 +290,7 @@ export async function purgeRetention(
       }
       const swept = await sweepOwnerBlobs(store, owner, {
         ...(options.blobGraceMs !== undefined ? { graceMs: options.blobGraceMs } : {}),
+        ...(options.streams ? { streams: options.streams } : {}),
       });
       report.blobs = (report.blobs ?? 0) + swept.blobs;
     }
