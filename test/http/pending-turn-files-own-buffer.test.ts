@@ -6,9 +6,7 @@
  * lets the sweep remove it. A buffer that cannot be read stops the sweep, deleting nothing. Sessions
  * on every backend; the handler's buffer in a SQLite file of its own.
  */
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UIMessage } from "ai";
 import { sha256Hex } from "../../src/runtime/blobs/references.js";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
@@ -18,50 +16,10 @@ import type { StreamBuffer } from "../../src/runtime/stores/stream-buffer.js";
 import { turnStreamId } from "../../src/runtime/stores/turn-stream.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { available, memoryBackend, postgresBackend, redisBackend, sqliteBackend } from "../stores/helpers.js";
+import { fileTurn, getChat, image, withFailingSaves } from "./file-turns.js";
 import { BASE, call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 const backends = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
-
-const PNG_HEAD = Buffer.from("89504e470d0a1a0a", "hex");
-const image = (size: number) => Buffer.concat([PNG_HEAD, randomBytes(size - PNG_HEAD.length)]);
-
-function fileTurn(chatId: string, messageId: string, text: string, bytes: Buffer) {
-  return {
-    id: chatId,
-    trigger: "submit-message",
-    messages: [
-      {
-        id: messageId,
-        role: "user",
-        parts: [
-          { type: "text", text },
-          { type: "file", url: `data:image/png;base64,${bytes.toString("base64")}`, mediaType: "image/png" },
-        ],
-      },
-    ],
-  };
-}
-
-/** `store`, whose saves fail while `failing.on` is true (the database went away at the commit). */
-function withFailingSaves(store: SessionStore): { store: SessionStore; failing: { on: boolean } } {
-  const failing = { on: false };
-  const proxy = new Proxy(store, {
-    get(target, key, receiver) {
-      if (key === "save")
-        return (...args: Parameters<SessionStore["save"]>) =>
-          failing.on ? Promise.reject(new Error("the database went away")) : target.save(...args);
-      const value = Reflect.get(target, key, receiver) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { store: proxy, failing };
-}
-
-async function getChat(handler: ChatHandler, id: string): Promise<UIMessage[]> {
-  const response = await call(handler, "GET", `/chats/${id}`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as UIMessage[];
-}
 
 for (const backend of backends) {
   describe(`a file in a turn not committed yet, recorded in the chat server's own buffer, sessions on ${backend.name}`, () => {
