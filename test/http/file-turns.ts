@@ -8,7 +8,8 @@ import { expect } from "vitest";
 import type { UIMessage } from "ai";
 import type { ChatHandler } from "../../src/runtime/http/handler.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
-import { call } from "./setup.js";
+import { sweepOwnerBlobs } from "../../src/runtime/stores/blob-sweep.js";
+import { BASE, call } from "./setup.js";
 
 const PNG_HEAD = Buffer.from("89504e470d0a1a0a", "hex");
 export const image = (size: number) => Buffer.concat([PNG_HEAD, randomBytes(size - PNG_HEAD.length)]);
@@ -49,4 +50,27 @@ export async function getChat(handler: ChatHandler, id: string): Promise<UIMessa
   const response = await call(handler, "GET", `/chats/${id}`);
   expect(response.status).toBe(200);
   return (await response.json()) as UIMessage[];
+}
+
+/**
+ * The chat shows the user's message of an uncommitted file turn, folded in, with the file served
+ * byte for byte; a zero-grace sweep keeps it since the chat refers to it.
+ */
+export async function expectFoldedFile(
+  handler: ChatHandler,
+  store: SessionStore,
+  chatId: string,
+  messageId: string,
+  hash: string,
+  bytes: Buffer,
+): Promise<void> {
+  const chat = await getChat(handler, chatId);
+  const user = chat.find((m) => m.id === messageId)!;
+  const url = `/api/chat/${chatId}/files/${hash}`;
+  expect(user.parts).toContainEqual(expect.objectContaining({ type: "file", url }));
+  const file = await handler(new Request(`${BASE}${url.replace("/api", "")}`, { headers: { "x-owner": "ada" } }));
+  expect(file.status).toBe(200);
+  expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
+  expect(await sweepOwnerBlobs(store, "ada", { graceMs: 0 })).toMatchObject({ blobs: 0 });
+  expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
 }

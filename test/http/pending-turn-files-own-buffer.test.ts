@@ -16,8 +16,8 @@ import type { StreamBuffer } from "../../src/runtime/stores/stream-buffer.js";
 import { turnStreamId } from "../../src/runtime/stores/turn-stream.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { available, memoryBackend, postgresBackend, redisBackend, sqliteBackend } from "../stores/helpers.js";
-import { fileTurn, getChat, image, withFailingSaves } from "./file-turns.js";
-import { BASE, call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
+import { expectFoldedFile, fileTurn, getChat, image, withFailingSaves } from "./file-turns.js";
+import { call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 const backends = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
 
@@ -74,16 +74,8 @@ for (const backend of backends) {
       expect(swept.blobs).toBe(0);
       expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
 
-      const chat = await getChat(handler, "ob-keep");
-      const user = chat.find((m) => m.id === "m-ob-keep-2")!;
-      const url = `/api/chat/ob-keep/files/${hash}`;
-      expect(user.parts).toContainEqual(expect.objectContaining({ type: "file", url }));
-      const file = await handler(new Request(`${BASE}${url.replace("/api", "")}`, { headers: { "x-owner": "ada" } }));
-      expect(file.status).toBe(200);
-      expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
       // Folded: the chat itself refers to it now, and any sweep keeps it.
-      expect(await sweepOwnerBlobs(store, "ada", { graceMs: 0 })).toMatchObject({ blobs: 0 });
-      expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
+      await expectFoldedFile(handler, store, "ob-keep", "m-ob-keep-2", hash, bytes);
     });
 
     it("retention given the buffer removes another session of the owner and keeps the file", async () => {

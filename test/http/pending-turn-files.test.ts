@@ -12,8 +12,8 @@ import { sweepOwnerBlobs } from "../../src/runtime/stores/blob-sweep.js";
 import { turnStreamId } from "../../src/runtime/stores/turn-stream.js";
 import type { SessionStore } from "../../src/runtime/stores/types.js";
 import { available, memoryBackend, postgresBackend, redisBackend, sqliteBackend } from "../stores/helpers.js";
-import { fileTurn, getChat, image, withFailingSaves } from "./file-turns.js";
-import { BASE, call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
+import { expectFoldedFile, fileTurn, image, withFailingSaves } from "./file-turns.js";
+import { call, harness, post, readReply, userTurn, waitFor } from "./setup.js";
 
 const backends = [memoryBackend, sqliteBackend, postgresBackend(), redisBackend()].filter(available);
 
@@ -62,16 +62,8 @@ for (const backend of backends) {
       expect(swept.blobs).toBe(0);
       expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
 
-      const chat = await getChat(handler, "pf-keep");
-      const user = chat.find((m) => m.id === "m-pf-keep-2")!;
-      const url = `/api/chat/pf-keep/files/${hash}`;
-      expect(user.parts).toContainEqual(expect.objectContaining({ type: "file", url }));
-      const file = await handler(new Request(`${BASE}${url.replace("/api", "")}`, { headers: { "x-owner": "ada" } }));
-      expect(file.status).toBe(200);
-      expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
       // Folded: the chat itself refers to it now, and a sweep still keeps it.
-      expect(await sweepOwnerBlobs(store, "ada", { graceMs: 0 })).toMatchObject({ blobs: 0 });
-      expect(await store.blobs!.has(hash, { owner: "ada" })).toBe(true);
+      await expectFoldedFile(handler, store, "pf-keep", "m-pf-keep-2", hash, bytes);
     });
 
     it("deleting that chat lets the sweep remove the file (its turn stream went with it)", async () => {
