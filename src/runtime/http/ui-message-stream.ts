@@ -44,7 +44,17 @@ export const SSE_DONE = encoder.encode("data: [DONE]\n\n");
 
 /** One SSE event for a chunk already written as JSON text (from a stream buffer). */
 export function sseData(json: string): Uint8Array {
-  return encoder.encode(`data: ${json}\n\n`);
+  return encoder.encode(sseText(json));
+}
+
+/** The SSE event of a chunk written as JSON text, as text (events are joined, then encoded once). */
+export function sseText(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
+/** SSE events' text as the bytes a response sends. */
+export function sseBytes(text: string): Uint8Array {
+  return encoder.encode(text);
 }
 
 export class UIMessageStreamEncoder implements TurnSink {
