@@ -29,7 +29,7 @@ interface Recorder {
   holdOpen?: Promise<void>;
   /** Set: the next opens fail with it. */
   failOpen?: Error;
-  /** Set: the next finishes with status done wait for it. */
+  /** Set: the next finishes (`finish`, `finishWith`) with status done wait for it. */
   holdFinish?: Promise<void>;
   /** Stream ids whose open had resolved, in order, when each `store.save` started. */
   openedBeforeSave: string[][];
@@ -55,6 +55,12 @@ function recorder(inner: StreamBuffer): Recorder {
         return async (...args: Parameters<StreamBuffer["finish"]>) => {
           if (args[1] === "done" || rec.failSave) await rec.holdFinish;
           return target.finish(...args);
+        };
+      // The turn's tail in one write, where the buffer has it: held the same way.
+      if (key === "finishWith" && target.finishWith)
+        return async (...args: Parameters<NonNullable<StreamBuffer["finishWith"]>>) => {
+          if (args[2] === "done" || rec.failSave) await rec.holdFinish;
+          return target.finishWith!(...args);
         };
       const value = Reflect.get(target, key, receiver) as unknown;
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
@@ -247,6 +253,44 @@ for (const backend of backends) {
       await reading;
       expect(read!.map((m) => m.id).slice(2)).toEqual([`${chat}-m2`, `msg-${streamId}`]);
       expect((await store.get(`ui-chat/${chat}`))!.revision).toBeGreaterThan(before.revision);
+    });
+
+    it("the turn's tail (its last chunks and the end) is one write where the buffer has finishWith; without it, appends then finish leave the same stream", async () => {
+      for (const withTail of [true, false]) {
+        const calls: string[] = [];
+        const inner = store.streams!;
+        const streams = new Proxy(inner, {
+          get(target, key, receiver) {
+            // A buffer of the app's own, written before finishWith existed: the two calls.
+            if (key === "finishWith" && !withTail) return undefined;
+            const value = Reflect.get(target, key, receiver) as unknown;
+            if (typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              if (["open", "append", "renew", "finish", "finishWith"].includes(String(key))) calls.push(String(key));
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+        const { handler } = harness({ streams, leaseMs: 5_000 }, store);
+        const chat = `tailwrite-${withTail}-${Date.now()}`;
+        await readReply(await post(handler, userTurn(chat, "hello", `${chat}-m1`)));
+        await handler.idle();
+        calls.length = 0;
+        const before = (await store.get(`ui-chat/${chat}`))!;
+        const streamId = turnStreamId(before.session.id, before.revision, before.meta.updatedAt);
+        const { chunks } = await readReply(await post(handler, userTurn(chat, "Tell me a story", `${chat}-m2`)));
+        await handler.idle();
+        if (inner.finishWith && withTail) expect(calls).toEqual(["open", "finishWith"]);
+        else {
+          expect(calls[0]).toBe("open");
+          expect(calls.at(-1)).toBe("finish");
+          expect(calls).not.toContain("finishWith");
+        }
+        const buffered = (await inner.read(streamId, { from: 0 }))!;
+        expect(buffered.info.status).toBe("done");
+        // The turn's record (the user's message) first, then every chunk the response carried.
+        expect(buffered.chunks.slice(1).map((text) => JSON.parse(text))).toEqual(chunks);
+      }
     });
 
     it("the response ends once the answer is committed; the buffer then holds every chunk and is finished", async () => {

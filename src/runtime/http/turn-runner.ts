@@ -121,6 +121,8 @@ export class TurnRunner {
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   /** Set at the end: what is pending is appended without waiting for more. */
   private draining = false;
+  /** Set at the end when the buffer has `finishWith`: what is pending is left for it. */
+  private finishing = false;
   private wake: (() => void) | undefined;
 
   /**
@@ -224,7 +226,7 @@ export class TurnRunner {
   private async flush(): Promise<void> {
     const { chats } = this.init;
     try {
-      while (this.pending.length > 0 && !this.lost) {
+      while (this.pending.length > 0 && !this.lost && !this.finishing) {
         // Gather what the model writes for a moment: one append for a run of tokens, not one each
         // (followers elsewhere see chunks that much later; this process's listeners at once).
         if (!this.draining && this.pending.length < MAX_BATCH)
@@ -238,6 +240,8 @@ export class TurnRunner {
             };
           });
         this.wake = undefined;
+        // The turn is ending: what is pending goes with the stream's end (`finishStream`).
+        if (this.finishing) return;
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
           const { stopRequested } = await chats.streams.append(this.streamId, batch, chats.leaseMs);
@@ -336,7 +340,6 @@ export class TurnRunner {
     // (SQLite) the last append would otherwise run before the reader's last read, and end the
     // reply as late as the write takes.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    await this.drain();
     const status: Exclude<StreamStatus, "running"> =
       outcome === "done" ? "done" : outcome === "stopped" ? "stopped" : "failed";
     // A recorded turn that could not commit (the store failed) keeps its stream a day: the next
@@ -345,9 +348,46 @@ export class TurnRunner {
       this.init.record && !committed && outcome !== "aborted"
         ? Math.max(chats.streamKeepMs, DAY_MS)
         : chats.streamKeepMs;
+    await this.finishStream(status, keepMs);
+  }
+
+  /**
+   * The stream's tail: the chunks not appended yet and the end. One write where the buffer has
+   * `finishWith` (the batch the flush was gathering is not appended apart); else the last appends,
+   * then `finish`.
+   */
+  private async finishStream(status: Exclude<StreamStatus, "running">, keepMs: number): Promise<void> {
+    const { streams, onError } = this.init.chats;
+    const finishWith = streams.finishWith?.bind(streams);
+    if (finishWith !== undefined) {
+      this.finishing = true;
+      this.wake?.();
+      while (this.flushing) await this.flushing;
+      // More than one batch (appends failed meanwhile): the earlier ones first, as appends.
+      if (this.pending.length > MAX_BATCH) {
+        this.finishing = false;
+        await this.drain();
+      } else {
+        for (let tries = 0; tries < 3 && !this.lost; tries++) {
+          const batch = this.pending.splice(0);
+          try {
+            // False: no longer running (ended by someone else); nothing more to write.
+            await finishWith(this.streamId, batch, status, { keepMs });
+            return;
+          } catch (error) {
+            if (isClosed(error)) return;
+            this.pending.unshift(...batch);
+            onError(error);
+          }
+        }
+        return;
+      }
+    } else {
+      await this.drain();
+    }
     if (!this.lost)
-      await chats.streams.finish(this.streamId, status, { keepMs }).catch((error: unknown) => {
-        if (!isClosed(error)) chats.onError(error);
+      await streams.finish(this.streamId, status, { keepMs }).catch((error: unknown) => {
+        if (!isClosed(error)) onError(error);
       });
   }
 

@@ -236,6 +236,18 @@ class Tracing implements StoreTracing {
           () => streams.finish(...args),
           (_span, ended: boolean) => (ended ? "ok" : "not-found"),
         ) as Promise<boolean>;
+      // Only where the buffer has it: a traced buffer offers what the buffer does, no more.
+      const finishWith = streams.finishWith?.bind(streams);
+      tracedStreams.finishWith = finishWith
+        ? (...args) =>
+            this.store(
+              "statebag.stream.finish",
+              "streams.finish",
+              { "statebag.stream.status": String(args[2]) },
+              () => finishWith(...args),
+              (_span, ended: boolean) => (ended ? "ok" : "not-found"),
+            ) as Promise<boolean>
+        : undefined;
       tracedStreams.requestStop = (...args) =>
         this.store(
           "statebag.stream.stop",

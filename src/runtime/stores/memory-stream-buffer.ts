@@ -121,6 +121,27 @@ export class MemoryStreamBuffer implements StreamBuffer {
     return true;
   }
 
+  async finishWith(
+    streamId: string,
+    chunks: readonly string[],
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number },
+  ): Promise<boolean> {
+    this.check();
+    checkStreamId(streamId);
+    checkChunks(chunks);
+    const checked = checkFinish(status, options);
+    const stream = this.live(streamId);
+    if (stream?.status !== "running") return false;
+    // Sealed before anything changes: a codec that throws leaves the stream as it was.
+    const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, stream.chunks.length + i, stream.owner, chunk));
+    for (const text of sealed) stream.chunks.push(text);
+    stream.status = checked.status;
+    stream.expiresAt = Date.now() + checked.keepMs;
+    this.wakeups.wake(streamId);
+    return true;
+  }
+
   async requestStop(streamId: string): Promise<boolean> {
     this.check();
     checkStreamId(streamId);

@@ -96,6 +96,18 @@ export interface StreamBuffer {
     status: Exclude<StreamStatus, "running">,
     options: { keepMs: number; onlyIfAbandoned?: boolean },
   ): Promise<boolean>;
+  /**
+   * Optional: the writer's last chunks and its end in one write, as `append(streamId, chunks)`
+   * followed by `finish(streamId, status, options)` would leave them, in one round trip instead
+   * of two (a turn's tail). A stream that is not running (or gone) gets nothing and the answer is
+   * false; chunks are checked as `append` checks them. A buffer without it gets the two calls.
+   */
+  finishWith?(
+    streamId: string,
+    chunks: readonly string[],
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number },
+  ): Promise<boolean>;
   /** Asks the writer to stop, from any process. False when the stream is not running. */
   requestStop(streamId: string): Promise<boolean>;
   /** The stream's state, or undefined when absent (never opened, expired or deleted). */

@@ -433,6 +433,22 @@ function postgresStreamStatements(schema: string, named: (text: string) => PgQue
        ), n AS (SELECT pg_notify($6, $1) FROM s)
        SELECT (SELECT count(*) FROM s) AS ended, (SELECT count(*) FROM n) AS notified`,
     ),
+    /**
+     * `append` of the writer's last chunks and `finish` in one statement: the running stream grows
+     * by them and ends, the chunks go at the positions it grew by, followers are notified. $1 id,
+     * $2 chunks, $3 their count, $4 status, $5 keep ms, $6 abandoned ms, $7 channel.
+     */
+    finishWith: named(
+      `WITH s AS (
+         UPDATE ${streams} SET length = length + $3::bigint, status = $4, expires_at = ${nowMs} + $5::bigint
+         WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$6")}
+         RETURNING length
+       ), ins AS (
+         INSERT INTO ${chunks} (stream_id, seq, body)
+         SELECT $1, s.length - $3::bigint + t.ord - 1, t.body FROM s, unnest($2::text[]) WITH ORDINALITY AS t(body, ord)
+       ), n AS (SELECT pg_notify($7, $1) FROM s)
+       SELECT (SELECT count(*) FROM s) AS ended, (SELECT count(*) FROM n) AS notified`,
+    ),
     /** $1 id, $2 abandoned ms. */
     stop: named(
       `UPDATE ${streams} SET stop_requested = true WHERE stream_id = $1 AND status = 'running' AND NOT ${gone("$2")} RETURNING 1`,

@@ -211,6 +211,67 @@ export class PostgresStreamBuffer implements StreamBuffer {
     return ended;
   }
 
+  async finishWith(
+    streamId: string,
+    chunks: readonly string[],
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number },
+  ): Promise<boolean> {
+    checkStreamId(streamId);
+    checkChunks(chunks);
+    const checked = checkFinish(status, options);
+    const ended = await this.store.withClient("streams.finish", true, async (c) => {
+      if (this.codec.encrypts && chunks.length > 0) return this.finishSealed(c, streamId, chunks, checked);
+      const { rows } = await c.query<Row>(this.s.finishWith, [
+        streamId,
+        chunks,
+        chunks.length,
+        checked.status,
+        checked.keepMs,
+        ABANDONED,
+        this.channel,
+      ]);
+      return Number(rows[0].ended) === 1;
+    });
+    if (ended) this.wakeups.wake(streamId);
+    return ended;
+  }
+
+  /** An encrypted `finishWith`: the row locked for the positions, each chunk sealed at its own, then the end. */
+  private async finishSealed(
+    c: PgPoolClient,
+    streamId: string,
+    chunks: readonly string[],
+    checked: { status: Exclude<StreamStatus, "running">; keepMs: number },
+  ): Promise<boolean> {
+    await c.query(TRANSACTION.begin);
+    try {
+      const { rows } = await c.query<Row>(this.s.lock, [streamId, ABANDONED]);
+      if (rows.length === 0) {
+        await c.query(TRANSACTION.rollback);
+        return false;
+      }
+      const start = Number(rows[0].length);
+      const owner = this.codec.openOwner(streamId, rows[0].owner as string | null);
+      const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, start + i, owner, chunk));
+      // The row is locked: the statement puts them at the positions they were sealed for.
+      const { rows: ended } = await c.query<Row>(this.s.finishWith, [
+        streamId,
+        sealed,
+        sealed.length,
+        checked.status,
+        checked.keepMs,
+        ABANDONED,
+        this.channel,
+      ]);
+      await c.query(TRANSACTION.commit);
+      return Number(ended[0].ended) === 1;
+    } catch (error) {
+      await c.query(TRANSACTION.rollback).catch(() => undefined);
+      throw error;
+    }
+  }
+
   async requestStop(streamId: string): Promise<boolean> {
     checkStreamId(streamId);
     return this.store.withClient(

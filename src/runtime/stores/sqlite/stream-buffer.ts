@@ -158,6 +158,31 @@ export class SqliteStreamBuffer implements StreamBuffer {
     return ended;
   }
 
+  async finishWith(
+    streamId: string,
+    chunks: readonly string[],
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number },
+  ): Promise<boolean> {
+    checkStreamId(streamId);
+    checkChunks(chunks);
+    const checked = checkFinish(status, options);
+    // One transaction: the growth (only a running stream not abandoned grows), the chunks at the
+    // positions it grew by, and the final status.
+    const ended = await this.store.run("streams.finish", "write", ({ streams: s }) => {
+      const now = Date.now();
+      const grown = s.grow.get(chunks.length, streamId, now - ABANDONED_STREAM_KEEP_MS);
+      if (!grown) return false;
+      const owner = chunks.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, grown.owner) : undefined;
+      let position = grown.length - chunks.length;
+      for (const chunk of chunks) s.chunk.run(streamId, position, this.codec.seal(streamId, position++, owner, chunk));
+      s.finish.run(checked.status, now + checked.keepMs, streamId);
+      return true;
+    });
+    if (ended) wakeups.wake(this.key(streamId));
+    return ended;
+  }
+
   async requestStop(streamId: string): Promise<boolean> {
     checkStreamId(streamId);
     return this.store.run("streams.requestStop", "write", ({ streams: s }) => {

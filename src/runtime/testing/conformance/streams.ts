@@ -568,4 +568,62 @@ export const streamCases: ContractCase[] = [
       check.equal([again.sessions, again.streams], [0, 0], "a second erasure removes (and counts) nothing");
     },
   },
+  {
+    area: "streams",
+    clause:
+      "finishWith (where the buffer has it) leaves what append then finish would: the chunks after the others, the final status, followers ending after the last; a stream not running gets nothing",
+    requires: ["streams"],
+    async run({ store, id, check }) {
+      const streams = streamsOf(store, check);
+      // A buffer without finishWith gets the two calls (what the chat server falls back to).
+      const finishWith = async (sid: string, chunks: string[], status: "done" | "stopped"): Promise<boolean> => {
+        if (streams.finishWith) return streams.finishWith(sid, chunks, status, { keepMs: KEEP });
+        try {
+          await streams.append(sid, chunks, LEASE);
+        } catch (error) {
+          if (error instanceof StreamClosedError) return false;
+          throw error;
+        }
+        return streams.finish(sid, status, { keepMs: KEEP });
+      };
+      const sid = id("stream-tail");
+      const session = id("chat-tail");
+      await streams.open(sid, { sessionId: session, leaseMs: LEASE });
+      await streams.append(sid, ["a"], LEASE);
+      const following = collect(streams.follow(sid));
+      if (streams.finishWith)
+        await check.rejects(
+          streams.finishWith(sid, ["nul \0 inside"], "done", { keepMs: KEEP }),
+          ConfigurationError,
+          "a chunk with a NUL",
+        );
+      check.equal(
+        [(await streams.read(sid, { from: 0 }))?.chunks, (await streams.info(sid))?.status],
+        [["a"], "running"],
+        "a refused finishWith wrote nothing and ended nothing",
+      );
+      check.equal(await finishWith(sid, ["b", "c"], "done"), true, "finishWith of a running stream ends it");
+      check.equal(await following, ["a", "b", "c"], "a follower gets every chunk, then ends");
+      const read = await streams.read(sid, { from: 0 });
+      check.equal(
+        [read?.chunks, read?.info.status, read?.info.length],
+        [["a", "b", "c"], "done", 3],
+        "the chunks and the final status",
+      );
+      check.equal(await finishWith(sid, ["late"], "stopped"), false, "finishWith of a finished stream");
+      check.equal(
+        [(await streams.read(sid, { from: 0 }))?.chunks, (await streams.info(sid))?.status],
+        [["a", "b", "c"], "done"],
+        "the finished stream as it was",
+      );
+      const absent = id("stream-tail-absent");
+      check.equal(await finishWith(absent, ["x"], "done"), false, "finishWith of an absent stream");
+      check.equal(await streams.info(absent), undefined, "nothing was created");
+      const empty = id("stream-tail-empty");
+      await streams.open(empty, { sessionId: session, leaseMs: LEASE, chunks: ["first"] });
+      check.equal(await finishWith(empty, [], "stopped"), true, "finishWith without chunks ends the stream");
+      const ended = await streams.read(empty, { from: 0 });
+      check.equal([ended?.chunks, ended?.info.status], [["first"], "stopped"], "the stream kept its chunks");
+    },
+  },
 ];
