@@ -19,6 +19,7 @@ import {
   type ChunkCodec,
   checkChunks,
   checkFinish,
+  checkFinishWith,
   checkFollow,
   checkLeaseMs,
   checkOpen,
@@ -128,9 +129,7 @@ export class MemoryStreamBuffer implements StreamBuffer {
     options: { keepMs: number },
   ): Promise<boolean> {
     this.check();
-    checkStreamId(streamId);
-    checkChunks(chunks);
-    const checked = checkFinish(status, options);
+    const checked = checkFinishWith(streamId, chunks, status, options);
     const stream = this.live(streamId);
     if (stream?.status !== "running") return false;
     // Sealed before anything changes: a codec that throws leaves the stream as it was.

@@ -127,6 +127,19 @@ export function checkFinish(
   };
 }
 
+/** `finishWith`'s arguments, checked as `finish` and `append` check theirs. */
+export function checkFinishWith(
+  streamId: string,
+  chunks: readonly string[],
+  status: unknown,
+  options: { keepMs: number },
+): { status: Exclude<StreamStatus, "running">; keepMs: number } {
+  checkStreamId(streamId);
+  checkChunks(chunks);
+  const { status: checked, keepMs } = checkFinish(status, options);
+  return { status: checked, keepMs };
+}
+
 export function checkRead(options: StreamReadOptions): { from: number; limit: number | undefined } {
   const from = options?.from;
   if (typeof from !== "number" || !Number.isSafeInteger(from) || from < 0)

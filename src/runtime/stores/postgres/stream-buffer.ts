@@ -27,6 +27,7 @@ import {
   type ChunkCodec,
   checkChunks,
   checkFinish,
+  checkFinishWith,
   checkFollow,
   checkLeaseMs,
   checkOpen,
@@ -217,9 +218,7 @@ export class PostgresStreamBuffer implements StreamBuffer {
     status: Exclude<StreamStatus, "running">,
     options: { keepMs: number },
   ): Promise<boolean> {
-    checkStreamId(streamId);
-    checkChunks(chunks);
-    const checked = checkFinish(status, options);
+    const checked = checkFinishWith(streamId, chunks, status, options);
     const ended = await this.store.withClient("streams.finish", true, async (c) => {
       if (this.codec.encrypts && chunks.length > 0) return this.finishSealed(c, streamId, chunks, checked);
       const { rows } = await c.query<Row>(this.s.finishWith, [

@@ -23,6 +23,7 @@ import {
   type ChunkCodec,
   checkChunks,
   checkFinish,
+  checkFinishWith,
   checkFollow,
   checkLeaseMs,
   checkOpen,
@@ -164,9 +165,7 @@ export class SqliteStreamBuffer implements StreamBuffer {
     status: Exclude<StreamStatus, "running">,
     options: { keepMs: number },
   ): Promise<boolean> {
-    checkStreamId(streamId);
-    checkChunks(chunks);
-    const checked = checkFinish(status, options);
+    const checked = checkFinishWith(streamId, chunks, status, options);
     // One transaction: the growth (only a running stream not abandoned grows), the chunks at the
     // positions it grew by, and the final status.
     const ended = await this.store.run("streams.finish", "write", ({ streams: s }) => {
