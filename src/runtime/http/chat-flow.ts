@@ -21,6 +21,7 @@
 import { randomUUID } from "node:crypto";
 import type { ChatClientAgent } from "../agent/agent.js";
 import { pendingToolApprovals } from "../agent/approvals.js";
+import { cloneData } from "../agent/run/copy.js";
 import { ConfigurationError } from "../core/errors.js";
 import { HistoryBranchError, messageIdAt as idAt } from "../agent/providers/history-branches.js";
 import type { ChatMessage, ToolApprovalRequestContent } from "../core/messages.js";
@@ -565,7 +566,7 @@ export class ChatSessions {
       if (!stored) throw chatNotFound();
       branchFrom = await this.agent.regenerationPoint(before, input.messageId);
     } else if (input.kind === "message") {
-      message = structuredClone(input.message);
+      message = cloneData(input.message);
       const at = message.messageId === undefined ? -1 : history.findIndex((m, i) => idAt(m, i) === message!.messageId);
       if (at >= 0) {
         // useChat's sendMessage({ messageId }): an edit of that message, a new branch from its parent;
