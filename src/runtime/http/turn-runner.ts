@@ -138,7 +138,19 @@ export class TurnRunner {
     return this.init.record;
   }
 
-  constructor(private readonly init: TurnRunnerInit) {
+  private readonly init: Omit<TurnRunnerInit, "before" | "accepted">;
+  /**
+   * The chat as read and as accepted: whole session graphs, needed up to the commit and let go
+   * there (`release`), before the turn's tail yields to the event loop. A garbage collection
+   * meanwhile would otherwise copy a whole chat from the young generation into the old one, on
+   * every turn (it was most of what a 1,000-message turn cost the handler over withSession).
+   */
+  private chat: Pick<TurnRunnerInit, "before" | "accepted"> | undefined;
+
+  constructor(init: TurnRunnerInit) {
+    const { before, accepted, ...rest } = init;
+    this.init = rest;
+    this.chat = accepted === undefined ? { before } : { before, accepted };
     this.streamId = init.streamId;
     this.chatId = init.chatId;
     this.messageId = `msg-${init.streamId}`;
@@ -322,6 +334,8 @@ export class TurnRunner {
         if (!(error instanceof ConflictError)) chats.onError(error);
       }
     }
+    session = undefined;
+    this.release();
     this.finished = committed;
     if (outcome === "aborted") {
       // Nobody listens (the client left): no last chunks.
@@ -392,7 +406,7 @@ export class TurnRunner {
   }
 
   private async runMessage(encoder: UIMessageStreamEncoder, signal: AbortSignal): Promise<AgentSession> {
-    const session = copyForTurn(this.init.before, this.init.chats.historyKey);
+    const session = copyForTurn(this.held().before, this.init.chats.historyKey);
     const blobs = this.init.chats.blobReader(this.init.owner);
     const { branchFrom, message } = this.init;
     const stream = this.init.chats.agent.runStream(message ?? [], session, {
@@ -445,7 +459,8 @@ export class TurnRunner {
     outcome: "done" | "stopped" | "failed" | "aborted",
     session: AgentSession | undefined,
   ): Promise<boolean> {
-    const { chats, owner, storageId, revision, labels, created, before } = this.init;
+    const { chats, owner, storageId, revision, labels, created } = this.init;
+    const { before } = this.held();
     const meta = { owner, labels: withoutActive(labels) };
     const save = (value: AgentSession, expectedRevision: number, metaLabels = meta.labels) =>
       chats.store.save(value, { expectedRevision, ttlMs: chats.ttlMs, meta: { owner, labels: metaLabels } });
@@ -504,7 +519,7 @@ export class TurnRunner {
       const next = stored.session;
       // Messages the continuation added get ids no earlier message has (a model may reuse its own).
       const all = historyOf(next, chats.historyKey) as ChatMessage[];
-      const kept = historyOf(this.init.accepted ?? this.acceptedCopy(), chats.historyKey).length;
+      const kept = historyOf(this.held().accepted ?? this.acceptedCopy(), chats.historyKey).length;
       if (all.length > kept) withUniqueIds(all.slice(kept), all.slice(0, kept));
       if (finish !== undefined) {
         const history = historyOf(next, chats.historyKey);
@@ -567,9 +582,21 @@ export class TurnRunner {
     return false;
   }
 
+  /** The chat as read and as accepted (until `release`). */
+  private held(): Pick<TurnRunnerInit, "before" | "accepted"> {
+    if (!this.chat) throw new Error("statebag: a turn's chat was read after its commit (a bug in the turn runner)");
+    return this.chat;
+  }
+
+  /** The commit is over: the chat's graphs go (nothing after it reads them). */
+  private release(): void {
+    this.chat = undefined;
+  }
+
   /** A copy of the chat as accepted (with the user's message), to change. */
   private acceptedCopy(): AgentSession {
-    const { accepted, before, message, chats } = this.init;
+    const { message, chats } = this.init;
+    const { accepted, before } = this.held();
     if (accepted) return copyForTurn(accepted, chats.historyKey);
     const next = copyForTurn(before, chats.historyKey);
     if (message) appendToHistory(next, chats.historyKey, [message]);
