@@ -27,6 +27,7 @@ import {
   type ChunkCodec,
   checkChunks,
   checkFinish,
+  checkFinishWith,
   checkFollow,
   checkLeaseMs,
   checkOpen,
@@ -108,6 +109,26 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
 return 1`;
 
+/**
+ * `append` of the writer's last chunks and `finish`, as one script. KEYS: meta, chunks. ARGV:
+ * status, keep ms, expected start ('' = any), chunks... Reply 1 ended, 0 not running (or gone),
+ * 2 not at the expected start (encrypted chunks sealed for other positions: nothing written).
+ */
+const FINISH_WITH = `${NOW}
+local m = redis.call('HMGET', KEYS[1], 'st', 'n')
+if m[1] ~= 'running' then return 0 end
+local n = tonumber(m[2])
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= n then return 2 end
+for i = 4, #ARGV do
+  n = n + 1
+  redis.call('XADD', KEYS[2], '0-' .. n, 'c', ARGV[i])
+end
+redis.call('HSET', KEYS[1], 'st', ARGV[1], 'n', n)
+redis.call('XADD', KEYS[2], '0-' .. (n + 1), 'end', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
+return 1`;
+
 const STOP = `if redis.call('HGET', KEYS[1], 'st') ~= 'running' then return 0 end
 redis.call('HSET', KEYS[1], 'sr', 1)
 return 1`;
@@ -141,13 +162,21 @@ interface StreamScripts {
   sbStreamOpen(...args: (string | number)[]): Promise<unknown>;
   sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<unknown>;
   sbStreamFinish(...args: (string | number)[]): Promise<unknown>;
+  sbStreamFinishWith(...args: (string | number | readonly string[])[]): Promise<unknown>;
   sbStreamStop(meta: string): Promise<unknown>;
   sbStreamRead(...args: (string | number)[]): Promise<unknown>;
   sbStreamDeleteSession(...args: string[]): Promise<unknown>;
 }
 
 /** The Lua scripts (exported for the benchmark). @internal */
-export const REDIS_STREAM_LUA = { open: OPEN, append: APPEND, finish: FINISH, stop: STOP, read: READ } as const;
+export const REDIS_STREAM_LUA = {
+  open: OPEN,
+  append: APPEND,
+  finish: FINISH,
+  finishWith: FINISH_WITH,
+  stop: STOP,
+  read: READ,
+} as const;
 
 const defined = new WeakSet<object>();
 
@@ -156,6 +185,7 @@ function scripted(client: ScriptedClient): ScriptedClient & StreamScripts {
     client.defineCommand("sbStreamOpen", { numberOfKeys: 4, lua: OPEN });
     client.defineCommand("sbStreamAppend", { numberOfKeys: 2, lua: APPEND });
     client.defineCommand("sbStreamFinish", { numberOfKeys: 2, lua: FINISH });
+    client.defineCommand("sbStreamFinishWith", { numberOfKeys: 2, lua: FINISH_WITH });
     client.defineCommand("sbStreamStop", { numberOfKeys: 1, lua: STOP });
     client.defineCommand("sbStreamRead", { numberOfKeys: 2, lua: READ });
     client.defineCommand("sbStreamDeleteSession", { numberOfKeys: 1, lua: DELETE_SESSION });
@@ -471,6 +501,45 @@ export class RedisStreamBuffer implements StreamBuffer {
       // The locator expires with the stream (never before: a finish would not find it).
       if (ended) await (c as unknown as Locators).pexpire(this.store.keys.streamLocator(streamId), checked.keepMs + 1);
       return ended;
+    });
+  }
+
+  async finishWith(
+    streamId: string,
+    chunks: readonly string[],
+    status: Exclude<StreamStatus, "running">,
+    options: { keepMs: number },
+  ): Promise<boolean> {
+    const checked = checkFinishWith(streamId, chunks, status, options);
+    const keys = await this.keysOf(streamId, "streams.finish");
+    if (!keys) return false;
+    const locator = this.store.keys.streamLocator(streamId);
+    return this.store.call("streams.finish", true, async (c) => {
+      const run = (start: number | "", sealed: readonly string[]) =>
+        scripted(c).sbStreamFinishWith(keys.meta, keys.chunks, checked.status, checked.keepMs, start, sealed);
+      const expireLocator = () => (c as unknown as Locators).pexpire(locator, checked.keepMs + 1);
+      if (!this.codec.encrypts || chunks.length === 0) {
+        // The locator expires with the stream; its expiry goes with the script (on a Cluster, to
+        // its node at the same time): a stream this call does not end is no longer running (its
+        // finisher set such an expiry) or gone, so this takes nothing from a running stream.
+        const [reply] = await Promise.all([run("", chunks), expireLocator()]);
+        return flag("stream-finish-with", reply);
+      }
+      for (let tries = 0; tries < 3; tries++) {
+        // Sealed at their positions: the start is read first and checked by the script (one writer per stream).
+        const [length, sealedOwner] = await c.hmget(keys.meta, "n", "o");
+        if (length === null) return false;
+        const start = Number(length);
+        const owner = this.codec.openOwner(streamId, sealedOwner);
+        const reply = await run(
+          start,
+          chunks.map((chunk, index) => this.codec.seal(streamId, start + index, owner, chunk)),
+        );
+        if (reply === 2) continue; // moved meanwhile: sealed again at the new positions
+        if (flag("stream-finish-with", reply)) await expireLocator();
+        return reply === 1;
+      }
+      throw new StreamClosedError(streamId, undefined);
     });
   }
 
