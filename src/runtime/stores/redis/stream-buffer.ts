@@ -51,14 +51,25 @@ export interface RedisStreamStore {
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: meta, chunks, session set, locator. ARGV: stream, session, sealed owner, lease, abandoned, meta prefix, chunks prefix. */
+/**
+ * KEYS: meta, chunks, session set. ARGV: stream, session, sealed owner, lease, abandoned, meta
+ * prefix, chunks prefix, first chunks... (positions 0, 1, ...). Reply 1 opened, 0 a stream under
+ * this id exists in this session.
+ */
 const OPEN = `${NOW}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
 local lease = tonumber(ARGV[4])
-redis.call('HSET', KEYS[1], 'sid', ARGV[2], 'st', 'running', 'n', 0, 'sr', 0, 'le', now + lease)
+local keep = lease + tonumber(ARGV[5])
+local n = 0
+for i = 8, #ARGV do
+  n = n + 1
+  redis.call('XADD', KEYS[2], '0-' .. n, 'c', ARGV[i])
+end
+redis.call('HSET', KEYS[1], 'sid', ARGV[2], 'st', 'running', 'n', n, 'sr', 0, 'le', now + lease)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'o', ARGV[3]) end
-redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[5]))
+redis.call('PEXPIRE', KEYS[1], keep)
+if n > 0 then redis.call('PEXPIRE', KEYS[2], keep) end
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   if redis.call('EXISTS', ARGV[6] .. m) == 0 then
     redis.call('SREM', KEYS[3], m)
@@ -66,6 +77,16 @@ for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   end
 end
 redis.call('SADD', KEYS[3], ARGV[1])
+return 1`;
+
+/**
+ * An open taken back (the id turned out to be held by a stream of another session): KEYS: meta,
+ * chunks, session set. ARGV: stream, session. Only the stream this call opened (still running,
+ * this session's) is removed.
+ */
+const UNDO_OPEN = `if redis.call('HGET', KEYS[1], 'sid') ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
 return 1`;
 
 /**
@@ -159,7 +180,8 @@ return ids`;
 
 /** Stream scripts as commands of a client (defined once per client object); replies undecoded. */
 interface StreamScripts {
-  sbStreamOpen(...args: (string | number)[]): Promise<unknown>;
+  sbStreamOpen(...args: (string | number | readonly string[])[]): Promise<unknown>;
+  sbStreamUndoOpen(...args: string[]): Promise<unknown>;
   sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<unknown>;
   sbStreamFinish(...args: (string | number)[]): Promise<unknown>;
   sbStreamFinishWith(...args: (string | number | readonly string[])[]): Promise<unknown>;
@@ -182,7 +204,8 @@ const defined = new WeakSet<object>();
 
 function scripted(client: ScriptedClient): ScriptedClient & StreamScripts {
   if (!defined.has(client)) {
-    client.defineCommand("sbStreamOpen", { numberOfKeys: 4, lua: OPEN });
+    client.defineCommand("sbStreamOpen", { numberOfKeys: 3, lua: OPEN });
+    client.defineCommand("sbStreamUndoOpen", { numberOfKeys: 3, lua: UNDO_OPEN });
     client.defineCommand("sbStreamAppend", { numberOfKeys: 2, lua: APPEND });
     client.defineCommand("sbStreamFinish", { numberOfKeys: 2, lua: FINISH });
     client.defineCommand("sbStreamFinishWith", { numberOfKeys: 2, lua: FINISH_WITH });
@@ -226,18 +249,23 @@ function textItem(script: string, value: unknown): string {
   return value;
 }
 
-/** True when opened; false when a stream under this id exists. */
+/** True when opened; false when a stream under this id exists in this session. */
 async function runOpen(
   client: ScriptedClient,
-  input: { keys: StreamKeys; streamId: string; sessionId: string; sealedOwner: string; leaseMs: number },
+  input: {
+    keys: StreamKeys;
+    streamId: string;
+    sessionId: string;
+    sealedOwner: string;
+    leaseMs: number;
+    chunks: readonly string[];
+  },
 ): Promise<boolean> {
   const { keys } = input;
   const reply = await scripted(client).sbStreamOpen(
     keys.meta,
     keys.chunks,
     keys.session,
-    // The locator is not touched by the script (on a cluster it is in another slot).
-    keys.meta,
     input.streamId,
     input.sessionId,
     input.sealedOwner,
@@ -245,6 +273,7 @@ async function runOpen(
     ABANDONED,
     keys.metaPrefix,
     keys.chunksPrefix,
+    input.chunks,
   );
   return flag("stream-open", reply);
 }
@@ -403,26 +432,28 @@ export class RedisStreamBuffer implements StreamBuffer {
     const locator = this.store.keys.streamLocator(streamId);
     await this.store.call("streams.open", true, async (c) => {
       const locators = c as unknown as Locators;
-      // The id is taken here first: on a cluster, the same id under another session would be
-      // other keys (its session's slot), which the script below cannot see.
       const ttl = leaseMs + ABANDONED + LOCATOR_RENEW_MS;
-      if ((await locators.set(locator, sessionId, "PX", ttl, "NX")) === null) {
+      // One round trip: the id is taken (its locator, SET NX) and the stream opened with its first
+      // chunks, sent together. On a cluster the same id under another session would be other keys
+      // (that session's slot), which the script cannot see: a refused SET is settled after.
+      const [taken, opened] = await Promise.all([
+        locators.set(locator, sessionId, "PX", ttl, "NX"),
+        runOpen(c, { keys, streamId, sessionId, sealedOwner, leaseMs, chunks: sealed }),
+      ]);
+      if (taken === null) {
         const holder = await locators.get(locator);
-        if (holder !== null && (await c.exists(this.store.keys.stream(holder, streamId).meta)) === 1)
+        // The holder's stream, unless its keys are this open's (standalone: one bucket, so the
+        // script has seen it already).
+        const held = holder === null ? undefined : this.store.keys.stream(holder, streamId).meta;
+        if (held !== undefined && held !== keys.meta && (await c.exists(held)) === 1) {
+          // The id is another session's running or kept stream: the one just opened is taken back.
+          if (opened) await scripted(c).sbStreamUndoOpen(keys.meta, keys.chunks, keys.session, streamId, sessionId);
           throw streamExistsError(streamId);
-        await locators.set(locator, sessionId, "PX", ttl); // a leftover of an expired stream
+        }
+        // A leftover of an expired stream (or this session's own): the locator is this stream's now.
+        if (opened) await locators.set(locator, sessionId, "PX", ttl);
       }
-      if (!(await runOpen(c, { keys, streamId, sessionId, sealedOwner, leaseMs }))) throw streamExistsError(streamId);
-      // Its first chunks, on the same connection before the open resolves (one writer: positions 0, 1, ...).
-      if (sealed.length > 0) {
-        const reply = await runAppend(c, {
-          keys,
-          leaseMs,
-          chunks: sealed,
-          ...(this.codec.encrypts ? { expectedStart: 0 } : {}),
-        });
-        if (reply.status !== "appended") throw new StreamClosedError(streamId, undefined);
-      }
+      if (!opened) throw streamExistsError(streamId);
     });
     this.remember(streamId, sessionId);
     this.locatorRenewed.set(streamId, Date.now());

@@ -357,11 +357,15 @@ export const streamCases: ContractCase[] = [
       const session = id("chat");
       await streams.open(sid, { sessionId: session, leaseMs: LEASE });
       await streams.append(sid, ["kept"], LEASE);
+      const other = id("other");
       await check.rejects(
-        streams.open(sid, { sessionId: id("other"), leaseMs: LEASE }),
+        streams.open(sid, { sessionId: other, leaseMs: LEASE, chunks: ["intruder"] }),
         ConflictError,
         "a second open",
       );
+      // Nothing of the refused open is left under its session (a backend that opens first and
+      // checks the id after must take its open back).
+      check.equal(await streams.deleteForSession(other), 0, "streams left under the refused open's session");
       await streams.finish(sid, "done", { keepMs: KEEP });
       await check.rejects(
         streams.open(sid, { sessionId: session, leaseMs: LEASE }),
