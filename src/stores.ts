@@ -105,6 +105,7 @@ export {
   messageCodec,
 } from "./runtime/stores/codec.js";
 export type { MessageCodecOptions, SessionCodecOptions } from "./runtime/stores/codec.js";
+export type { WrittenCacheOptions } from "./runtime/stores/written-texts.js";
 
 // The stores
 export { MemorySessionStore } from "./runtime/stores/memory.js";
