@@ -746,37 +746,56 @@ export type SaveScriptReply =
   /** The body was serialized for another owner than the stored one: serialize again for `storedOwner`. */
   | { status: "codec-owner"; storedOwner: string | null };
 
-export async function runSave(client: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
+export function runSave(client: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
   const { keys, meta } = input;
-  const args: (string | number | Buffer)[] = [
-    keys.session,
-    keys.rev,
-    keys.idx,
-    keys.exp,
-    input.expected === null ? "" : String(input.expected),
-    input.text,
-    input.ttlMs === undefined ? "" : String(input.ttlMs),
-    input.id,
-    input.nowMs,
-    keys.sessionPrefix,
-  ];
-  if (meta !== undefined) {
-    args.push(
-      meta.owner === undefined ? "0" : "1",
-      meta.owner ?? "",
-      meta.codecOwner === undefined ? "" : `=${meta.codecOwner ?? ""}`,
-      meta.title === undefined ? "0" : "1",
-      meta.title ?? "",
-      meta.labels === undefined ? "0" : "1",
-      meta.labels ?? "",
-      meta.inlineIndex ? "1" : "0",
-      meta.ownerPrefix,
-      keys.xo,
-      meta.drawnRevision === undefined ? "" : String(meta.drawnRevision),
-    );
-  }
-  const reply = ReplyReader.of("save", await client.sbSave(...args), 1);
-  switch (reply.status([0, 1, 2, 3])) {
+  const expected = input.expected === null ? "" : String(input.expected);
+  const ttl = input.ttlMs === undefined ? "" : String(input.ttlMs);
+  // The arguments passed as they are (no array built, then spread): a save is one script call.
+  const sent =
+    meta === undefined
+      ? client.sbSave(
+          keys.session,
+          keys.rev,
+          keys.idx,
+          keys.exp,
+          expected,
+          input.text,
+          ttl,
+          input.id,
+          input.nowMs,
+          keys.sessionPrefix,
+        )
+      : client.sbSave(
+          keys.session,
+          keys.rev,
+          keys.idx,
+          keys.exp,
+          expected,
+          input.text,
+          ttl,
+          input.id,
+          input.nowMs,
+          keys.sessionPrefix,
+          meta.owner === undefined ? "0" : "1",
+          meta.owner ?? "",
+          meta.codecOwner === undefined ? "" : `=${meta.codecOwner ?? ""}`,
+          meta.title === undefined ? "0" : "1",
+          meta.title ?? "",
+          meta.labels === undefined ? "0" : "1",
+          meta.labels ?? "",
+          meta.inlineIndex ? "1" : "0",
+          meta.ownerPrefix,
+          keys.xo,
+          meta.drawnRevision === undefined ? "" : String(meta.drawnRevision),
+        );
+  return sent.then(saveReply);
+}
+
+const SAVE_STATUSES = [0, 1, 2, 3] as const;
+
+function saveReply(raw: unknown): SaveScriptReply {
+  const reply = ReplyReader.of("save", raw, 1);
+  switch (reply.status(SAVE_STATUSES)) {
     case 1:
       return {
         status: "saved",

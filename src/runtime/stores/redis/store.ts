@@ -224,12 +224,42 @@ export class RedisSessionStore implements SessionStore {
    * object (and every call until it passes) first reads the format marker, refusing a newer format
    * with `StoreNotSetUpError`; `checkFormat: false` skips that (setup, teardown). @internal
    */
-  async call<T, A = undefined>(
+  call<T, A = undefined>(
     operation: string,
     write: boolean,
     fn: (client: ScriptedClient, arg: A) => Promise<T>,
     checkFormat = true,
     arg?: A,
+  ): Promise<T> {
+    // The common case (connected, database selected, format read): the command's promise with the
+    // error mapping attached, no async frame of its own around it (one promise and an await per
+    // call less; a call is one command, so that was a visible part of its time).
+    let client: ScriptedClient;
+    try {
+      client = this.connector.client;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (client.status !== "ready" || !this.connector.selected || (checkFormat && !this.formatOk))
+      return this.callSlow(operation, write, fn, checkFormat, arg);
+    let sent: Promise<T>;
+    try {
+      sent = fn(client, arg as A);
+    } catch (error) {
+      return Promise.reject(this.failure(error, operation, write, true, client));
+    }
+    return sent.catch((error: unknown) => {
+      throw this.failure(error, operation, write, true, client);
+    });
+  }
+
+  /** `call` when the client must connect first or the format marker is still to be read. */
+  private async callSlow<T, A>(
+    operation: string,
+    write: boolean,
+    fn: (client: ScriptedClient, arg: A) => Promise<T>,
+    checkFormat: boolean,
+    arg: A | undefined,
   ): Promise<T> {
     const connector = this.connector;
     let client = connector.client;
@@ -240,31 +270,40 @@ export class RedisSessionStore implements SessionStore {
       sent = true;
       return await fn(client, arg as A);
     } catch (error) {
-      if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) throw error;
-      if (connector.isWrongKind(error)) throw connector.wrongKind(error as Error);
-      if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
-        throw new StoreKeyConflictError(
-          this.url,
-          this.prefix,
-          `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`,
-        );
-      }
-      if (isUnavailable(error)) {
-        // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
-        // client's status is no guide: it can still read "ready" just after the socket closed.
-        const refused = (error as Error).name === "ReplyError";
-        // The server closed the socket (the client has not seen it yet): the next call starts a new
-        // connection rather than fail on this one until ioredis notices.
-        if (!this.cluster && /Stream isn't writeable/.test((error as Error).message)) connector.discard(client);
-        throw new StoreUnavailableError("Redis", this.url, operation, {
-          cause: error,
-          // "Stream isn't writeable" means it was never sent (nor was anything when the format check failed).
-          outcomeUnknown: write && sent && !/Stream isn't writeable/.test((error as Error).message),
-          hint: refused ? "the server answered with an error meaning it cannot serve requests right now" : undefined,
-        });
-      }
-      throw error;
+      throw this.failure(error, operation, write, sent, client);
     }
+  }
+
+  /**
+   * A call's failure as the store reports it: `sent` says whether the command itself was sent (a
+   * write whose outcome is unknown), as against the format check before it.
+   */
+  private failure(error: unknown, operation: string, write: boolean, sent: boolean, client: ScriptedClient): unknown {
+    const connector = this.connector;
+    if (error instanceof StoreNotSetUpError || error instanceof StoreKeyConflictError) return error;
+    if (connector.isWrongKind(error)) return connector.wrongKind(error as Error);
+    if (error instanceof Error && /^WRONGTYPE\b/.test(error.message)) {
+      return new StoreKeyConflictError(
+        this.url,
+        this.prefix,
+        `a key ${operation} uses holds another type of value (${error.message.split("\n")[0]})`,
+      );
+    }
+    if (isUnavailable(error)) {
+      // A reply (LOADING, BUSY, READONLY, OOM, ...) means the server is up but refusing work; the
+      // client's status is no guide: it can still read "ready" just after the socket closed.
+      const refused = (error as Error).name === "ReplyError";
+      // The server closed the socket (the client has not seen it yet): the next call starts a new
+      // connection rather than fail on this one until ioredis notices.
+      if (!this.cluster && /Stream isn't writeable/.test((error as Error).message)) connector.discard(client);
+      return new StoreUnavailableError("Redis", this.url, operation, {
+        cause: error,
+        // "Stream isn't writeable" means it was never sent (nor was anything when the format check failed).
+        outcomeUnknown: write && sent && !/Stream isn't writeable/.test((error as Error).message),
+        hint: refused ? "the server answered with an error meaning it cannot serve requests right now" : undefined,
+      });
+    }
+    return error;
   }
 
   /**
@@ -419,6 +458,8 @@ export class RedisSessionStore implements SessionStore {
 
   /** A session's metadata from its hash fields, the owner and title decrypted when protected. */
   private metaOf(fields: SessionFields, id: string, strict = true): StoredSessionMeta {
+    if (this.protection === undefined)
+      return storedMeta(fields.owner, fields.title, labelsOf(fields.labels), fields.createdAt, fields.updatedAt);
     const { owner, title } = readMeta(this.protection, id, fields.owner, fields.title, strict);
     return storedMeta(owner ?? null, title ?? null, labelsOf(fields.labels), fields.createdAt, fields.updatedAt);
   }
