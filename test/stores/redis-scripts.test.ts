@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { RedisKeys } from "../../src/runtime/stores/redis/keys.js";
 import {
+  plainScript,
   RedisReplyError,
   runDelete,
   runList,
@@ -233,5 +234,60 @@ describe("Redis script wrappers", () => {
       expect((error as Error).message).toMatch(pattern);
       expect((error as Error).message).not.toContain(secret);
     }
+  });
+});
+
+describe("a standalone client's scripts (plainScript)", () => {
+  /** A driver whose EVALSHA answers NOSCRIPT until an EVAL ran (per connection), recording what was sent. */
+  function driver() {
+    const sent: string[] = [];
+    const client = {
+      stream: {} as object,
+      loaded: false,
+      failNext: undefined as Error | undefined,
+      async eval(_lua: unknown, _keys: unknown, ...args: unknown[]) {
+        sent.push(`eval ${args.join(" ")}`);
+        client.loaded = true;
+        return "ran";
+      },
+      async evalsha(_sha: unknown, _keys: unknown, ...args: unknown[]) {
+        sent.push(`evalsha ${args.join(" ")}`);
+        if (client.failNext !== undefined) {
+          const error = client.failNext;
+          client.failNext = undefined;
+          throw error;
+        }
+        if (!client.loaded) throw new Error("NOSCRIPT No matching script. Please use EVAL.");
+        return "ran";
+      },
+    };
+    return { client, sent };
+  }
+
+  it("sends the source once per connection, then the hash; after NOSCRIPT the source again, once", async () => {
+    const { client, sent } = driver();
+    const run = plainScript(client, "return 1", 1);
+    expect(await run("k", "a")).toBe("ran");
+    expect(await run("k", "b")).toBe("ran");
+    expect(sent).toEqual(["eval k a", "evalsha k b"]);
+    // The server lost its scripts (SCRIPT FLUSH, a restart behind a proxy): NOSCRIPT means it did not run.
+    client.loaded = false;
+    sent.length = 0;
+    expect(await run("k", "c")).toBe("ran");
+    expect(sent).toEqual(["evalsha k c", "eval k c"]);
+    // A new connection (reconnect): the source first.
+    client.stream = {};
+    sent.length = 0;
+    await run("k", "d");
+    expect(sent).toEqual(["eval k d"]);
+  });
+
+  it("never sends a script again after any other failure (it may have run)", async () => {
+    const { client, sent } = driver();
+    const run = plainScript(client, "return 1", 1);
+    await run("k", "a");
+    client.failNext = new Error("Command timed out");
+    await expect(run("k", "b")).rejects.toThrow("Command timed out");
+    expect(sent).toEqual(["eval k a", "evalsha k b"]);
   });
 });
