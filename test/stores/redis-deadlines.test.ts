@@ -49,6 +49,24 @@ describe("CommandDeadlines", () => {
     expect(queue.held).toBe(1);
   });
 
+  it("one call at a time: the slot of the answered command is reused, and a silent one still fails at its deadline", async () => {
+    const queue = deadlines(40);
+    const answered: FakeCommand[] = [];
+    for (let n = 0; n < 100; n++) {
+      const sent = command();
+      queue.add(sent);
+      sent.isResolved = true;
+      answered.push(sent);
+    }
+    const silent = command();
+    queue.add(silent);
+    expect(queue.held).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(answered.flatMap((sent) => sent.rejected)).toEqual([]);
+    expect(silent.rejected.map((error) => error.message)).toEqual(["Command timed out"]);
+    expect(queue.held).toBe(0);
+  });
+
   it("holds only the commands in flight while concurrent callers keep it from ever emptying", () => {
     const queue = deadlines(10_000);
     const inFlight: FakeCommand[] = [];

@@ -112,6 +112,14 @@ export class CommandDeadlines {
 
   add(command: DriverCommand): void {
     const commands = this.commands;
+    if (this.head === 0 && commands.length === 1 && commands[0]!.isResolved) {
+      // One call at a time (the common case): the one command held was answered, its slot is
+      // reused, rather than both arrays emptied and grown again for every command.
+      commands[0] = command;
+      this.deadlines[0] = performance.now() + this.timeoutMs;
+      if (this.timer === undefined) this.arm(this.timeoutMs);
+      return;
+    }
     let head = this.head;
     while (head < commands.length && commands[head]!.isResolved) commands[head++] = undefined;
     if (head === commands.length) {
