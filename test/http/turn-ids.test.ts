@@ -3,14 +3,16 @@
  * in-memory history's `withMessageIds` and the chat server's `assignAnswerIds` look up only the
  * ids the new messages bring. Against the previous implementations (a set of every id), on random
  * histories whose ids collide on purpose (reused ids, ids missing, `statebag-<index>` ids, ids only
- * a branch holds), they give the same ids, the same renames and the same messages.
+ * a branch holds), they give the same ids, the same renames and the same messages. The chat
+ * server's lookup of an edited message (`indexOfMessageId`, a loop without a closure or an id built
+ * per message) finds what `findIndex` over `messageIdAt` found.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { messageIdAt, withMessageIds } from "../../src/runtime/agent/providers/history-branches.js";
 import type { InMemoryChatHistoryState } from "../../src/runtime/builtins/chat-history-state.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
-import { messageIds } from "../../src/runtime/http/chat-data.js";
+import { indexOfMessageId, messageIds } from "../../src/runtime/http/chat-data.js";
 import { assignAnswerIds } from "../../src/runtime/http/turn-runner.js";
 
 /** A small id space, so ids collide often; undefined: a message without an id. */
@@ -18,6 +20,8 @@ const idArb = fc.option(
   fc.oneof(
     fc.constantFrom("a", "b", "c", "d"),
     fc.integer({ min: 0, max: 6 }).map((i) => `statebag-${i}`),
+    // Not the form a message without an id shows: never positional.
+    fc.constantFrom("statebag-", "statebag-01", "statebag-1.0", "statebag--1", "statebag-1e0"),
   ),
   { nil: undefined },
 );
@@ -156,5 +160,25 @@ describe("turn message ids without a set of every id", () => {
       ),
       { numRuns: 400 },
     );
+  });
+
+  it("indexOfMessageId finds the message findIndex over messageIdAt found", () => {
+    fc.assert(
+      fc.property(fc.array(messageArb, { maxLength: 12 }), idArb, (history, asked) => {
+        const id = asked ?? "a";
+        expect(indexOfMessageId(history, id)).toBe(history.findIndex((m, i) => messageIdAt(m, i) === id));
+      }),
+      { numRuns: 1000 },
+    );
+    // Every id a history shows finds its message (the first one showing it).
+    const history: ChatMessage[] = [
+      { role: "user", contents: [] },
+      { role: "assistant", contents: [], messageId: "statebag-0" },
+      { role: "user", contents: [], messageId: "u" },
+      { role: "assistant", contents: [] },
+    ];
+    expect(
+      ["statebag-0", "u", "statebag-3", "statebag-1", "statebag-4"].map((id) => indexOfMessageId(history, id)),
+    ).toEqual([0, 2, 3, -1, -1]);
   });
 });

@@ -185,6 +185,24 @@ export function messageIds(history: readonly ChatMessage[]): Set<string> {
 }
 
 /**
+ * The index of the first message of `history` whose UI id is `id` (`messageIdAt`: its `messageId`,
+ * else `statebag-<index>`); -1 when none. One pass comparing stored ids, without a closure or an id
+ * built per message: an id of the form `statebag-<n>` can only name the message at `n`.
+ */
+export function indexOfMessageId(history: readonly ChatMessage[], id: string): number {
+  let positional = -1;
+  if (id.startsWith("statebag-")) {
+    const n = Number(id.slice("statebag-".length));
+    if (Number.isSafeInteger(n) && n >= 0 && n < history.length && `statebag-${n}` === id) {
+      if (history[n].messageId === undefined) positional = n;
+    }
+  }
+  const end = positional === -1 ? history.length : positional;
+  for (let i = 0; i < end; i++) if (history[i].messageId === id) return i;
+  return positional;
+}
+
+/**
  * Gives each new message an id the chat does not hold yet: the first keeps `firstId` (the id the
  * stream announced), the others get `<firstId>-<n>`.
  */

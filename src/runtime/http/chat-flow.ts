@@ -44,6 +44,7 @@ import {
   copyForTurn,
   historyOf,
   historyTree,
+  indexOfMessageId,
   readTurnRecord,
   rewindHistory,
   TURN_RECORD,
@@ -567,7 +568,7 @@ export class ChatSessions {
       branchFrom = await this.agent.regenerationPoint(before, input.messageId);
     } else if (input.kind === "message") {
       message = cloneData(input.message);
-      const at = message.messageId === undefined ? -1 : history.findIndex((m, i) => idAt(m, i) === message!.messageId);
+      const at = message.messageId === undefined ? -1 : indexOfMessageId(history, message.messageId);
       if (at >= 0) {
         // useChat's sendMessage({ messageId }): an edit of that message, a new branch from its parent;
         // the edited message and what followed it stay, as a sibling branch (‹ 1/2 ›).

@@ -651,9 +651,26 @@ export function assignAnswerIds(
     if (id !== undefined) asked.add(id);
   }
   const taken = new Set<string>();
-  for (let i = 0; i < base && asked.size > 0; i++) {
-    const id = all[i].messageId ?? `statebag-${i}`;
-    if (asked.has(id)) taken.add(id);
+  if (asked.size > 0) {
+    // The stored ids compared with the few asked about (no id built, no hash of each stored id):
+    // a message without an id shows `statebag-<index>`, which only the message at that index can be.
+    const few = asked.size <= 8 ? [...asked] : undefined;
+    for (let i = 0; i < base; i++) {
+      const id = all[i].messageId;
+      if (id !== undefined && (few ? few.includes(id) : asked.has(id))) taken.add(id);
+    }
+    for (const id of asked) {
+      if (!id.startsWith("statebag-")) continue;
+      const at = Number(id.slice("statebag-".length));
+      if (
+        Number.isSafeInteger(at) &&
+        at >= 0 &&
+        at < base &&
+        `statebag-${at}` === id &&
+        all[at].messageId === undefined
+      )
+        taken.add(id);
+    }
   }
   if (user?.messageId !== undefined) taken.add(user.messageId);
   // A regeneration has no user message of its own: its answer follows the question at `base - 1`.
