@@ -227,9 +227,10 @@ const STREAM_GONE = `((expires_at IS NOT NULL AND expires_at <= ?) OR (status = 
 /** The stream-buffer statements (sqlite/stream-buffer.ts). @internal */
 export const SQLITE_STREAM_SQL = {
   get: `SELECT session_id, owner, status, length, stop_requested, lease_expires_at, expires_at FROM statebag_streams WHERE stream_id = ?`,
-  // A new stream holding its first `length` chunks (written in the same transaction).
+  // A new stream holding its first `length` chunks (written in the same transaction). A row there
+  // already is left as it is (no change): only then is it read, to tell a live stream from one gone.
   insert: `INSERT INTO statebag_streams (stream_id, session_id, owner, status, length, stop_requested, lease_expires_at, expires_at)
-     VALUES (?, ?, ?, 'running', ?, 0, ?, NULL)`,
+     VALUES (?, ?, ?, 'running', ?, 0, ?, NULL) ON CONFLICT (stream_id) DO NOTHING`,
   remove: `DELETE FROM statebag_streams WHERE stream_id = ?`,
   removeChunks: `DELETE FROM statebag_stream_chunks WHERE stream_id = ?`,
   // An append's status check and growth in one statement: only a running stream not abandoned
@@ -239,6 +240,9 @@ export const SQLITE_STREAM_SQL = {
   grow: `UPDATE statebag_streams SET length = length + ?
      WHERE stream_id = ? AND status = 'running' AND lease_expires_at > ? RETURNING length, stop_requested, owner, lease_expires_at`,
   renewLease: `UPDATE statebag_streams SET lease_expires_at = ? WHERE stream_id = ?`,
+  // `grow` and `finish` in one statement (finishWith): the row is written once.
+  growFinish: `UPDATE statebag_streams SET length = length + ?, status = ?, expires_at = ?
+     WHERE stream_id = ? AND status = 'running' AND lease_expires_at > ? RETURNING length, owner`,
   chunk: `INSERT INTO statebag_stream_chunks (stream_id, seq, body) VALUES (?, ?, ?)`,
   finish: `UPDATE statebag_streams SET status = ?, expires_at = ? WHERE stream_id = ?`,
   stop: `UPDATE statebag_streams SET stop_requested = 1 WHERE stream_id = ?`,
@@ -273,6 +277,7 @@ export class StreamStatements {
     lease_expires_at: number;
   }>;
   readonly renewLease: SqliteStatement<never>;
+  readonly growFinish: SqliteStatement<{ length: number; owner: string | null }>;
   readonly chunk: SqliteStatement<never>;
   readonly finish: SqliteStatement<never>;
   readonly stop: SqliteStatement<never>;
@@ -290,6 +295,7 @@ export class StreamStatements {
     this.removeChunks = db.prepare(SQLITE_STREAM_SQL.removeChunks);
     this.grow = db.prepare(SQLITE_STREAM_SQL.grow);
     this.renewLease = db.prepare(SQLITE_STREAM_SQL.renewLease);
+    this.growFinish = db.prepare(SQLITE_STREAM_SQL.growFinish);
     this.chunk = db.prepare(SQLITE_STREAM_SQL.chunk);
     this.finish = db.prepare(SQLITE_STREAM_SQL.finish);
     this.stop = db.prepare(SQLITE_STREAM_SQL.stop);

@@ -97,15 +97,16 @@ export class SqliteStreamBuffer implements StreamBuffer {
     const sealed = chunks.map((chunk, i) => this.codec.seal(streamId, i, owner, chunk));
     await this.store.run("streams.open", "write", ({ streams: s }) => {
       const now = Date.now();
-      const row = s.get.get(streamId);
-      if (row && !gone(row, now)) throw streamExistsError(streamId);
-      if (row) {
+      // The insert first: a new id (every turn's) needs no read. A row there is left as it was.
+      if (s.insert.run(streamId, sessionId, sealedOwner, sealed.length, now + leaseMs).changes === 0) {
+        const row = s.get.get(streamId);
+        if (row && !gone(row, now)) throw streamExistsError(streamId);
         // An expired stream's id opens anew: its old chunks go first.
         s.removeChunks.run(streamId);
         s.remove.run(streamId);
+        s.insert.run(streamId, sessionId, sealedOwner, sealed.length, now + leaseMs);
       }
       // With its first chunks, in the same transaction: nobody sees the stream without them.
-      s.insert.run(streamId, sessionId, sealedOwner, sealed.length, now + leaseMs);
       sealed.forEach((text, position) => s.chunk.run(streamId, position, text));
     });
   }
@@ -166,16 +167,21 @@ export class SqliteStreamBuffer implements StreamBuffer {
     options: { keepMs: number },
   ): Promise<boolean> {
     const checked = checkFinishWith(streamId, chunks, status, options);
-    // One transaction: the growth (only a running stream not abandoned grows), the chunks at the
-    // positions it grew by, and the final status.
+    // One transaction: the growth and the final status in one statement (only a running stream
+    // not abandoned grows and ends), then the chunks at the positions it grew by.
     const ended = await this.store.run("streams.finish", "write", ({ streams: s }) => {
       const now = Date.now();
-      const grown = s.grow.get(chunks.length, streamId, now - ABANDONED_STREAM_KEEP_MS);
+      const grown = s.growFinish.get(
+        chunks.length,
+        checked.status,
+        now + checked.keepMs,
+        streamId,
+        now - ABANDONED_STREAM_KEEP_MS,
+      );
       if (!grown) return false;
       const owner = chunks.length > 0 && this.codec.encrypts ? this.codec.openOwner(streamId, grown.owner) : undefined;
       let position = grown.length - chunks.length;
       for (const chunk of chunks) s.chunk.run(streamId, position, this.codec.seal(streamId, position++, owner, chunk));
-      s.finish.run(checked.status, now + checked.keepMs, streamId);
       return true;
     });
     if (ended) wakeups.wake(this.key(streamId));
