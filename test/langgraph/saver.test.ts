@@ -57,6 +57,67 @@ describe.each(allBackends.filter((b) => b.name !== "sqlite-better"))("the saver 
       Array.from({ length: 16 }, (_, i) => [`task-${String(i).padStart(2, "0")}`, i]),
     );
   });
+
+  it("gives a new thread its run's owner when a step's writes are sent beside its first checkpoint", async () => {
+    // LangGraph sends the input checkpoint's put and its writes without awaiting one another; a
+    // write that reached the store first used to create the thread with no owner, and the put was
+    // then refused (a session never changes owner).
+    const { store } = await fresh(backend);
+    const saver = await createStatebagSaver(store);
+    const checkpoint = checkpointWith({ messages: [] });
+    const config = { configurable: { thread_id: "race" }, metadata: { owner: "ada" } };
+    const written = {
+      ...config,
+      configurable: { ...config.configurable, checkpoint_ns: "", checkpoint_id: checkpoint.id },
+    };
+    await Promise.all([
+      saver.put(config, checkpoint, meta, { messages: 1 }),
+      saver.putWrites(written, [["messages", ["hi"]]], "task-1"),
+    ]);
+    expect((await store.list({ owner: "ada" })).items.map((i) => i.id)).toEqual(["langgraph:race"]);
+    const tuple = await saver.getTuple(written);
+    expect(tuple?.checkpoint.id).toBe(checkpoint.id);
+    expect(tuple?.pendingWrites).toEqual([["task-1", "messages", ["hi"]]]);
+
+    // The writes alone (the put still to come) create the thread under the config's owner too.
+    const alone = { configurable: { thread_id: "writes-first", checkpoint_ns: "", checkpoint_id: checkpoint.id } };
+    await saver.putWrites({ ...alone, metadata: { owner: "ada" } }, [["messages", ["x"]]], "task-1");
+    await saver.put({ ...alone, metadata: { owner: "ada" } }, checkpointWith({}), meta, {});
+    expect((await store.list({ owner: "ada", order: "id" })).items.map((i) => i.id)).toEqual([
+      "langgraph:race",
+      "langgraph:writes-first",
+    ]);
+    // A write naming another owner than the thread's is refused, and writes nothing.
+    const before = await store.get("langgraph:writes-first");
+    await expect(
+      saver.putWrites({ ...alone, metadata: { owner: "bob" } }, [["messages", ["y"]]], "task-2"),
+    ).rejects.toBeInstanceOf(SessionOwnerError);
+    expect((await store.get("langgraph:writes-first"))?.revision).toBe(before?.revision);
+  });
+
+  it("applies one saver's calls on a thread in the order they were made", async () => {
+    const { store } = await fresh(backend);
+    const saver = await createStatebagSaver(store);
+    const first = checkpointWith({ n: 1 });
+    const config = { configurable: { thread_id: "ordered" } };
+    const at = { configurable: { thread_id: "ordered", checkpoint_ns: "", checkpoint_id: first.id } };
+    // Not awaited in between: the put (its owner named only in the checkpoint's metadata, which the
+    // writes do not carry) comes first, then sixteen writes; none creates the thread before the put.
+    const calls: Promise<unknown>[] = [saver.put(config, first, { ...meta, owner: "ada" } as typeof meta, { n: 1 })];
+    for (let i = 0; i < 16; i++) calls.push(saver.putWrites(at, [[`ch${i}`, i]], `task-${String(i).padStart(2, "0")}`));
+    await Promise.all(calls);
+    const tuple = await saver.getTuple(at);
+    expect(tuple?.pendingWrites?.map(([task]) => task)).toEqual(
+      Array.from({ length: 16 }, (_, i) => `task-${String(i).padStart(2, "0")}`),
+    );
+    expect((await store.list({ owner: "ada" })).items.map((i) => i.id)).toEqual(["langgraph:ordered"]);
+    // A refused call does not stop the ones after it.
+    const bad = saver.putWrites(at, [["x", 1]], 42 as unknown as string);
+    const after = saver.putWrites(at, [["late", 1]], "task-late");
+    await expect(bad).rejects.toBeInstanceOf(ConfigurationError);
+    await after;
+    expect((await saver.getTuple(at))?.pendingWrites?.at(-1)?.[0]).toBe("task-late");
+  });
 });
 
 describe("what a thread's session holds", () => {

@@ -5,7 +5,8 @@
  * threads: saves are compare-and-swap (a put that loses a race re-reads and re-applies, never
  * overwrites), the store's codec encrypts and validates the body, a checkpoint metadata `owner`
  * becomes the session's `meta.owner` (`store.list({ owner })`, retention and `eraseOwner` see the
- * thread), and `statebag migrate` rewrites it like any session.
+ * thread), and `statebag migrate` rewrites it like any session. One saver applies its calls on a
+ * thread in the order they were made (LangGraph does not await a put before the step's writes).
  *
  * `@langchain/langgraph-checkpoint` is an optional peer: the subclass is built when the factory
  * first runs, from the package imported then, so loading statebag never needs it.
@@ -160,13 +161,17 @@ function sameValue(a: unknown, b: unknown): boolean {
  * The thread's owner: the checkpoint metadata's `owner`, else the run config's `metadata.owner`
  * (`graph.invoke(input, { configurable: { thread_id }, metadata: { owner } })`).
  */
-function ownerOf(config: LangGraphConfig, metadata: LangGraphCheckpointMetadata): string | undefined {
+function ownerOf(
+  method: string,
+  config: LangGraphConfig,
+  metadata: LangGraphCheckpointMetadata | undefined,
+): string | undefined {
   const given = (metadata as { owner?: unknown } | undefined)?.owner;
   const owner = given !== undefined ? given : config.metadata?.owner;
   if (owner === undefined) return undefined;
   if (typeof owner !== "string" || owner === "")
     throw new ConfigurationError(
-      `put: the thread's owner (metadata.owner) must be a non-empty string, got ${typeof owner === "string" ? '""' : typeof owner}`,
+      `${method}: the thread's owner (metadata.owner) must be a non-empty string, got ${typeof owner === "string" ? '""' : typeof owner}`,
       'pass { metadata: { owner: "<user id>" } } in the config of invoke/stream',
     );
   return owner;
@@ -186,6 +191,8 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
     readonly #prefix: string;
     readonly #ttlMs: number | undefined;
     readonly #retries: number;
+    /** Per thread: the settling of the last put/putWrites called on it (see #inOrder). */
+    readonly #tails = new Map<string, Promise<void>>();
 
     constructor(store: SessionStore, options: StatebagSaverOptions) {
       super(options.serde);
@@ -202,6 +209,26 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
     async #load(threadId: string): Promise<Thread | undefined> {
       const stored = await this.#store.get(this.sessionIdOf(threadId));
       return stored === undefined ? undefined : readThread(stored.session);
+    }
+
+    /**
+     * Runs `work` once every put/putWrites this saver was called with earlier on the same thread has
+     * settled. LangGraph sends a step's checkpoint and its tasks' writes without awaiting one another;
+     * applied in call order, a new thread is created by its first checkpoint (with the run's owner),
+     * never by a write that overtook it, and one process's writers stop colliding on the revision.
+     */
+    #inOrder<T>(threadId: string, work: () => Promise<T>): Promise<T> {
+      const previous = this.#tails.get(threadId);
+      const run = previous === undefined ? work() : previous.then(work);
+      const tail = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.#tails.set(threadId, tail);
+      void tail.then(() => {
+        if (this.#tails.get(threadId) === tail) this.#tails.delete(threadId);
+      });
+      return run;
     }
 
     /**
@@ -353,6 +380,16 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
       newVersions: Record<string, LangGraphChannelVersion>,
     ): Promise<LangGraphConfig> {
       const threadId = requireThreadId(config, "put");
+      return this.#inOrder(threadId, () => this.#put(threadId, config, checkpoint, metadata, newVersions));
+    }
+
+    async #put(
+      threadId: string,
+      config: LangGraphConfig,
+      checkpoint: LangGraphCheckpoint,
+      metadata: LangGraphCheckpointMetadata,
+      newVersions: Record<string, LangGraphChannelVersion>,
+    ): Promise<LangGraphConfig> {
       const ns = namespaceArg(config);
       const parent = checkpointIdArg(config);
       if (typeof checkpoint?.id !== "string" || checkpoint.id === "")
@@ -372,7 +409,7 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
             : { channel, version: versionKey(version), value },
         );
       }
-      const owner = ownerOf(config, metadata);
+      const owner = ownerOf("put", config, metadata);
       // The owner a run names in its config (LangGraph JS does not copy config.metadata into the
       // checkpoint's metadata) is recorded in the metadata too, as Python's savers merge it, so
       // list({}, { filter: { owner } }) finds the run's checkpoints.
@@ -405,6 +442,16 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
       taskPath?: string,
     ): Promise<void> {
       const threadId = requireThreadId(config, "putWrites");
+      return this.#inOrder(threadId, () => this.#putWrites(threadId, config, writes, taskId, taskPath));
+    }
+
+    async #putWrites(
+      threadId: string,
+      config: LangGraphConfig,
+      writes: [string, unknown][],
+      taskId: string,
+      taskPath?: string,
+    ): Promise<void> {
       const ns = namespaceArg(config);
       const checkpointId = checkpointIdArg(config);
       if (checkpointId === undefined)
@@ -426,7 +473,8 @@ function defineSaver(mod: CheckpointModule): (store: SessionStore, options: Stat
           path: taskPath ?? "",
         });
       }
-      await this.#update(threadId, undefined, (thread) => {
+      // The run's owner too (its config's metadata.owner): a write that finds no thread creates it.
+      await this.#update(threadId, ownerOf("putWrites", config, undefined), (thread) => {
         const space = namespaceOf(thread, ns);
         const list = space.writes.get(checkpointId) ?? [];
         for (const write of encoded) {
