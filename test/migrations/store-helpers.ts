@@ -1,6 +1,7 @@
 /** Stores for the bulk migration tests: seeding stored texts exactly as older code wrote them. */
 import type { AgentSession } from "../../src/runtime/core/session.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
+import { markContextFree } from "../../src/runtime/stores/listing.js";
 import type { SessionCodec, SessionStore } from "../../src/runtime/stores/types.js";
 import type { Backend } from "../stores/helpers.js";
 import { envelope, testCodec } from "./helpers.js";
@@ -33,9 +34,14 @@ export interface SeededStore {
   done(): Promise<void>;
 }
 
-export async function seededStore(backend: Backend): Promise<SeededStore> {
+/**
+ * `contextFree`: the codec is marked as ignoring its context, as statebag's own codecs are (a
+ * store then serializes before any round trip, and the Redis store saves in batches).
+ */
+export async function seededStore(backend: Backend, options?: { contextFree?: boolean }): Promise<SeededStore> {
   const { url, cleanup } = await backend.location();
   const codec = new SeedingCodec();
+  if (options?.contextFree) markContextFree(codec);
   const store = await openStore(url, { codec });
   const seedRaw = async (id: string, text: string, ttlMs?: number) => {
     codec.raw.set(id, text);

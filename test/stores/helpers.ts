@@ -286,6 +286,8 @@ export class TcpProxy {
   port = 0;
   /** While true, requests still reach the server but its replies are thrown away. */
   dropReplies = false;
+  /** While true, requests are thrown away: the server never sees them. */
+  dropRequests = false;
 
   constructor(
     private readonly targetHost: string,
@@ -305,7 +307,9 @@ export class TcpProxy {
       };
       client.on("error", drop).on("close", drop);
       upstream.on("error", drop).on("close", drop);
-      client.pipe(upstream);
+      client.on("data", (chunk: Buffer) => {
+        if (!this.dropRequests) upstream.write(chunk);
+      });
       upstream.on("data", (chunk: Buffer) => {
         if (!this.dropReplies) client.write(chunk);
       });

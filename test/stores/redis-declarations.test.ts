@@ -35,6 +35,7 @@ describe("Redis store declarations", () => {
     program.emit(undefined, (name, text) => emitted.set(name, text));
     const redis = [...emitted].filter(([name]) => /stores\/redis\/[^/]*\.d\.ts$/.test(name));
     expect(redis.map(([name]) => name.replace(/.*\//, "")).sort()).toEqual([
+      "batch-save.d.ts",
       "blobs.d.ts",
       "connection.d.ts",
       "keys.d.ts",

@@ -747,7 +747,11 @@ export type SaveScriptReply =
   /** The body was serialized for another owner than the stored one: serialize again for `storedOwner`. */
   | { status: "codec-owner"; storedOwner: string | null };
 
-export function runSave(client: ScriptedClient, input: SaveScriptInput): Promise<SaveScriptReply> {
+/**
+ * Runs SAVE. Only `sbSave` is used: the batch save (batch-save.ts) passes a client that queues
+ * the call in its transaction, so a batched save sends the very arguments and reads the very reply.
+ */
+export function runSave(client: Pick<Scripts, "sbSave">, input: SaveScriptInput): Promise<SaveScriptReply> {
   const { keys, meta } = input;
   const expected = input.expected === null ? "" : String(input.expected);
   const ttl = input.ttlMs === undefined ? "" : String(input.ttlMs);
@@ -1314,6 +1318,16 @@ export interface Scripts extends UpgradeScripts {
   sbTextBuffer(key: string): Promise<unknown>;
 }
 
+/**
+ * The SAVE script as a transaction sends it itself (batch-save.ts: SCRIPT LOAD, then EVALSHA per
+ * session): its source, hash and number of keys, as `sbSave` sends them. @internal
+ */
+export const SAVE_SCRIPT = {
+  lua: SAVE,
+  sha: createHash("sha1").update(SAVE).digest("hex"),
+  numberOfKeys: 4,
+} as const;
+
 /** The format-1 upgrade's scripts (upgrade.ts needs only these). */
 export interface UpgradeScripts extends RedisClientLike {
   sbMoveLegacy(from: string, to: string): Promise<unknown>;
@@ -1325,7 +1339,7 @@ export type ScriptedClient = RedisClientLike & Scripts;
 
 /** The store's scripts: the command each is called as, its number of keys, its source. */
 const SCRIPTS: readonly (readonly [name: string, numberOfKeys: number, lua: string])[] = [
-  ["sbSave", 4, SAVE],
+  ["sbSave", SAVE_SCRIPT.numberOfKeys, SAVE],
   ["sbDraw", 2, DRAW],
   ["sbProtect", 2, PROTECT],
   ["sbDelete", 4, DELETE],

@@ -72,6 +72,8 @@ import { RedisBlobBackend } from "./blobs.js";
 import { chunkCodec } from "../stream-common.js";
 import { enclosingPrefixes, keySlot, RedisKeys, type Bucket, type OwnerKeys } from "./keys.js";
 import { RedisMessageLog } from "./message-log.js";
+import { SAVE_BATCH, type BatchSaveEntry, type BatchSaveResult, type SaveBatch } from "../batch-save.js";
+import { saveInOneTransaction, sendSaves } from "./batch-save.js";
 import {
   type ExpiredOwnerEntry,
   type IndexScriptOp,
@@ -138,6 +140,31 @@ function runSaveNow(c: ScriptedClient, input: SaveScriptInput): Promise<SaveScri
 /** The labels a session hash holds (JSON), parsed. */
 function labelsOf(json: string | null): Record<string, string> | undefined {
   return json === null ? undefined : (JSON.parse(json) as Record<string, string>);
+}
+
+/** `save`'s plan before its script (`planSave`); the owners are updated as a draw or a reply tells. */
+interface SavePlan {
+  id: string;
+  expected: number | null;
+  ttlMs: number | undefined;
+  meta: ReturnType<typeof checkMeta>;
+  keys: ReturnType<RedisKeys["of"]>;
+  /** The owner the body is serialized for (plaintext). */
+  codecOwner: string | undefined;
+  /** The owner argument of the script (its stored form), if one is given. */
+  ownerArg: string | undefined;
+  /** The owner as stored, as far as known: what a context-using codec's body is checked against. */
+  storedOwner: string | undefined;
+  titleArg: string | undefined;
+  /** The labels as JSON ("" when none are given). */
+  labels: string;
+}
+
+/** A row written before with plaintext owner or title: the forms `runProtect` moves it to after the save. */
+interface SaveProtect {
+  from: string;
+  to: string;
+  title: string;
 }
 
 export interface RedisStoreOptions {
@@ -217,7 +244,13 @@ export class RedisSessionStore implements SessionStore {
     this.streams = new RedisStreamBuffer(this, chunkCodec(this.codec), () => this.duplicateConnection());
     this.blobs = storeBlobs(options.blobs, this.codec, { backend: new RedisBlobBackend(this), where: this.url });
     this.retention = checkRetention(options.retention);
+    // A page of a bulk migration in one round trip, where a save is one script: standalone, and a
+    // codec that ignores its context (no revision drawn first). Elsewhere, one save at a time.
+    if (!this.cluster && !this.contextual) this[SAVE_BATCH] = (entries) => this.saveBatch(entries);
   }
+
+  /** The batch save (batch-save.ts), on a store where a save is one script; undefined elsewhere. @internal */
+  readonly [SAVE_BATCH]?: SaveBatch;
 
   /**
    * Connects if needed and runs `fn`, mapping connection failures. The first call on this store
@@ -479,47 +512,39 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async save(session: AgentSession, options: SaveOptions): Promise<number> {
-    const id = sessionId(session);
-    const { expected, ttlMs } = checkSave(options);
-    const meta = checkMeta(options);
-    const keys = this.keys.of(id);
-    const checkCodecOwner = this.contextual;
-    // The owner the body is serialized for: the given one, else (an update) the stored one as far as
-    // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
-    // Protected owners and titles (an encrypting codec): the hash and the owner index hold their
-    // protected forms (the owner's index keys are named by it); the codec sees the plaintext owner.
+    const plan = this.planSave(session, options);
+    const { id, expected, meta, keys } = plan;
     const protection = this.protection;
-    let codecOwner = meta.owner ?? (expected === null ? undefined : this.plainOwner(this.owners.get(id)));
-    // The owner as stored, which the script compares: the given one's form, or (an update) what is stored.
-    let ownerArg = meta.owner === undefined ? undefined : this.ownerForm(meta.owner);
-    let storedOwner = ownerArg ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
-    let protect: { from: string; to: string; title: string } | undefined;
-    const titleArg =
-      meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
-    const labels = meta.labels === undefined ? "" : JSON.stringify(meta.labels);
     // Cluster: a create names its owner index first (a pending candidate), so a crash after the
     // session is written never leaves it out of its owner's list (keys.ts).
     const pending = this.cluster && meta.owner !== undefined && expected === null ? Date.now() : undefined;
     if (pending !== undefined)
-      await this.indexOp("save", this.keys.owner(ownerArg!), { op: "add", id, updatedAt: pending, labels });
+      await this.indexOp("save", this.keys.owner(plan.ownerArg!), {
+        op: "add",
+        id,
+        updatedAt: pending,
+        labels: plan.labels,
+      });
     // A codec that uses its context binds the revision the row is written under: drawn first from
     // the bucket's counter (one more round trip; it also reads the stored owner and revision).
     let drawn: number | undefined;
-    if (checkCodecOwner) {
+    let protect: SaveProtect | undefined;
+    if (this.contextual) {
       const draw = await this.call("save", true, (c) => runDraw(c, keys));
       if (draw.current !== expected) {
-        await this.abortPending(id, pending, ownerArg);
+        await this.abortPending(id, pending, plan.ownerArg);
         throw new ConflictError(id, expected, draw.current);
       }
       drawn = draw.drawn;
       const stored = draw.owner;
       if (expected !== null) {
-        storedOwner = stored ?? undefined;
-        if (meta.owner === undefined) codecOwner = this.plainOwner(stored);
+        plan.storedOwner = stored ?? undefined;
+        if (meta.owner === undefined) plan.codecOwner = this.plainOwner(stored);
         // A row written before (plaintext owner or title) keeps its stored owner for this save and
         // gets the protected forms right after it.
         if (protection !== undefined && plaintextMeta(protection, stored, draw.title)) {
-          if (stored !== null && meta.owner !== undefined && this.plainOwner(stored) === meta.owner) ownerArg = stored;
+          if (stored !== null && meta.owner !== undefined && this.plainOwner(stored) === meta.owner)
+            plan.ownerArg = stored;
           const title =
             draw.title === null || meta.title !== undefined || protection.isProtectedTitle(draw.title)
               ? ""
@@ -530,34 +555,77 @@ export class RedisSessionStore implements SessionStore {
     }
     let reply: SaveScriptReply;
     for (let attempt = 0; ; attempt++) {
-      const text =
-        drawn === undefined
-          ? serializeRow(this.codec, session, { owner: codecOwner })
-          : serializeRow(this.codec, session, { owner: codecOwner, revision: drawn });
-      const input: SaveScriptInput = {
-        keys,
-        id,
-        expected,
-        text,
-        ttlMs,
-        nowMs: 0, // taken as the script is sent (runSaveNow)
-        meta: {
-          owner: ownerArg,
-          codecOwner: checkCodecOwner ? (storedOwner ?? null) : undefined,
-          title: titleArg,
-          labels: meta.labels === undefined ? undefined : labels,
-          inlineIndex: !this.cluster,
-          ownerPrefix: this.buckets[0].prefix,
-          drawnRevision: drawn,
-        },
-      };
-      reply = await this.call("save", true, runSaveNow, true, input);
+      reply = await this.call("save", true, runSaveNow, true, this.saveInput(plan, session, drawn));
       if (reply.status !== "codec-owner" || attempt > 0) break;
-      storedOwner = reply.storedOwner ?? undefined;
-      codecOwner = this.plainOwner(storedOwner);
+      plan.storedOwner = reply.storedOwner ?? undefined;
+      plan.codecOwner = this.plainOwner(plan.storedOwner);
     }
+    return this.finishSave(plan, reply, pending, protect);
+  }
+
+  /**
+   * `save` before any round trip: the checks, the metadata as the script takes it, and the owner
+   * the body is serialized for. Throws what `save` throws before its script.
+   */
+  private planSave(session: AgentSession, options: SaveOptions): SavePlan {
+    const id = sessionId(session);
+    const { expected, ttlMs } = checkSave(options);
+    const meta = checkMeta(options);
+    const keys = this.keys.of(id);
+    // The owner the body is serialized for: the given one, else (an update) the stored one as far as
+    // this store object knows; the script refuses a wrong guess (reply 3) and it is serialized again.
+    // Protected owners and titles (an encrypting codec): the hash and the owner index hold their
+    // protected forms (the owner's index keys are named by it); the codec sees the plaintext owner.
+    const protection = this.protection;
+    const codecOwner = meta.owner ?? (expected === null ? undefined : this.plainOwner(this.owners.get(id)));
+    // The owner as stored, which the script compares: the given one's form, or (an update) what is stored.
+    const ownerArg = meta.owner === undefined ? undefined : this.ownerForm(meta.owner);
+    const storedOwner = ownerArg ?? (expected === null ? undefined : (this.owners.get(id) ?? undefined));
+    const titleArg =
+      meta.title === undefined || protection === undefined ? meta.title : protection.title(id, meta.title);
+    const labels = meta.labels === undefined ? "" : JSON.stringify(meta.labels);
+    return { id, expected, ttlMs, meta, keys, codecOwner, ownerArg, storedOwner, titleArg, labels };
+  }
+
+  /** The save script's input: the body serialized for the plan's owner (and the drawn revision, if any). */
+  private saveInput(plan: SavePlan, session: AgentSession, drawn: number | undefined): SaveScriptInput {
+    const { meta, codecOwner, storedOwner } = plan;
+    const text =
+      drawn === undefined
+        ? serializeRow(this.codec, session, { owner: codecOwner })
+        : serializeRow(this.codec, session, { owner: codecOwner, revision: drawn });
+    return {
+      keys: plan.keys,
+      id: plan.id,
+      expected: plan.expected,
+      text,
+      ttlMs: plan.ttlMs,
+      nowMs: 0, // taken as the script is sent (runSaveNow)
+      meta: {
+        owner: plan.ownerArg,
+        codecOwner: this.contextual ? (storedOwner ?? null) : undefined,
+        title: plan.titleArg,
+        labels: meta.labels === undefined ? undefined : plan.labels,
+        inlineIndex: !this.cluster,
+        ownerPrefix: this.buckets[0].prefix,
+        drawnRevision: drawn,
+      },
+    };
+  }
+
+  /**
+   * `save` after its script: the refusal the reply says (thrown), else the protected forms of a
+   * row written before (`protect`), the owner remembered and, on a cluster, the owner index.
+   */
+  private async finishSave(
+    plan: SavePlan,
+    reply: SaveScriptReply,
+    pending: number | undefined,
+    protect: SaveProtect | undefined,
+  ): Promise<number> {
+    const { id, expected, meta, keys } = plan;
     if (reply.status !== "saved") {
-      await this.abortPending(id, pending, ownerArg);
+      await this.abortPending(id, pending, plan.ownerArg);
       if (reply.status === "other-owner") throw new SessionOwnerError(id, meta.owner!);
       throw new ConflictError(id, expected, reply.status === "conflict" ? reply.current : null);
     }
@@ -600,6 +668,29 @@ export class RedisSessionStore implements SessionStore {
       await Promise.all(followUps.map((p) => p.catch(() => undefined)));
     }
     return revision;
+  }
+
+  /**
+   * A page of a bulk migration in one round trip (one MULTI ... EXEC; see batch-save.ts), each
+   * session saved by `save`'s own steps. Only a store that offers `SAVE_BATCH` (standalone, a codec
+   * that ignores its context) calls it.
+   */
+  private saveBatch(entries: readonly BatchSaveEntry[]): Promise<BatchSaveResult[]> {
+    return saveInOneTransaction(entries, {
+      prepare: (entry) => {
+        const plan = this.planSave(entry.session, entry.options);
+        return { plan, input: this.saveInput(plan, entry.session, undefined) };
+      },
+      send: (inputs) =>
+        this.call("saveBatch", true, async (c) =>
+          // An error a session's script replied with, as `save` would report it.
+          (await sendSaves(c, inputs)).map((sent) =>
+            sent.ok ? sent : { ok: false as const, error: this.failure(sent.error, "save", true, true, c) },
+          ),
+        ),
+      finish: (plan, reply) => this.finishSave(plan, reply, undefined, undefined),
+      saveAlone: (entry) => this.save(entry.session, entry.options),
+    });
   }
 
   /** A stored owner as the codec sees it (decrypted when protected); undefined for none. */

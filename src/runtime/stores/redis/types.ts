@@ -50,6 +50,19 @@ export interface RedisClientLike {
   config(subcommand: "GET", parameter: string): Promise<unknown>;
   /** Commands queued and written together (on a cluster: to one node), each with its own reply. */
   pipeline(): RedisPipelineLike;
+  /** A MULTI ... EXEC transaction, its commands written together (standalone only in this store). */
+  multi(): RedisTransactionLike;
+}
+
+/**
+ * A transaction: the commands queued between MULTI and EXEC. `exec` gives each queued command's
+ * error or reply, in order, once EXEC answered; it rejects when EXEC did not answer with them (a
+ * connection lost, a deadline, a command refused while queued: EXECABORT, nothing ran).
+ */
+export interface RedisTransactionLike {
+  script(subcommand: "LOAD", lua: string): RedisTransactionLike;
+  evalsha(sha: string, numberOfKeys: number, ...args: (string | number | Buffer)[]): RedisTransactionLike;
+  exec(): Promise<[error: Error | null, reply: unknown][] | null>;
 }
 
 /** A pipeline of the store's read scripts: `exec` gives each command's error or reply, in order. */
