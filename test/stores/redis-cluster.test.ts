@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/runtime/core/errors.js";
 import type { ChatMessage } from "../../src/runtime/core/messages.js";
 import { compareIds } from "../../src/runtime/stores/common.js";
-import { StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
+import { ConflictError, StoreNotSetUpError, StoreUnavailableError } from "../../src/runtime/stores/errors.js";
 import { openStore } from "../../src/runtime/open-store/open-store.js";
 import { REDIS_CLUSTER_BUCKETS } from "../../src/runtime/stores/redis/keys.js";
 import { parseRedisStoreUrl, RedisSessionStore } from "../../src/runtime/stores/redis/store.js";
@@ -21,6 +21,7 @@ import {
   redisClusterBackend,
   scaleOutBackends,
   serverUp,
+  sleep,
   uniqueName,
 } from "./helpers.js";
 import { startRedisCluster, type RedisClusterHandle } from "./servers.js";
@@ -124,6 +125,45 @@ describe.skipIf(!scaleOutBackends.includes(redisClusterBackend))("Redis Cluster 
       // Revisions come from the bucket's counter, shared with the log; they keep increasing.
       const r2 = await store.save(counterSession(id, 2), { expectedRevision: r1 });
       expect(r2).toBeGreaterThan((await store.messages.readMessages(id)).version);
+    });
+  });
+
+  it("a stream id taken by another session's open still on its way is refused; a leftover locator is taken over", async () => {
+    await withStore(async (store, prefix) => {
+      await store.setup();
+      // Two sessions whose streams live in different slots (the race only exists across slots).
+      const mine = "session-mine";
+      let theirs = "session-theirs-0";
+      for (let i = 1; store.keys.stream(theirs, "s").meta === store.keys.stream(mine, "s").meta; i++)
+        theirs = `session-theirs-${i}`;
+      const client = (store as unknown as { connector: { client: { set(...args: unknown[]): Promise<unknown> } } })
+        .connector.client;
+      const other = (await openStore(`${cluster.url}?prefix=${encodeURIComponent(prefix)}`)) as RedisSessionStore;
+      try {
+        // Their open has taken the id (its locator, SET NX, landed first) and its stream is still
+        // on its way to its own node when ours looks at the holder.
+        await client.set(store.keys.streamLocator("race"), theirs, "PX", 60_000);
+        const ours = store.streams.open("race", { sessionId: mine, leaseMs: 30_000, chunks: ["intruder"] }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        await sleep(10);
+        await other.streams.open("race", { sessionId: theirs, leaseMs: 30_000, chunks: ["first"] });
+        expect(await ours).toBeInstanceOf(ConflictError);
+        expect(await store.streams.deleteForSession(mine)).toBe(0);
+        const read = await store.streams.read("race", { from: 0 });
+        expect(read?.info.sessionId).toBe(theirs);
+        expect(read?.chunks).toEqual(["first"]);
+
+        // A locator whose stream never comes (left by an expired stream): the id is taken over.
+        await client.set(store.keys.streamLocator("left"), theirs, "PX", 60_000);
+        await store.streams.open("left", { sessionId: mine, leaseMs: 30_000, chunks: ["x"] });
+        const found = await other.streams.read("left", { from: 0 });
+        expect(found?.info.sessionId).toBe(mine);
+        expect(found?.chunks).toEqual(["x"]);
+      } finally {
+        await other.close();
+      }
     });
   });
 

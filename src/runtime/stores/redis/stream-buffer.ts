@@ -90,6 +90,24 @@ redis.call('SREM', KEYS[3], ARGV[1])
 return 1`;
 
 /**
+ * The id's locator moved to this open's session, only if it still names the holder read before
+ * (KEYS: locator. ARGV: that holder, '' for none; session; its expiry in ms): else 0, and the open
+ * decides again.
+ */
+const TAKE_LOCATOR = `local holder = redis.call('GET', KEYS[1])
+if (holder or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/**
+ * A locator naming another session's stream whose keys are not there may be that stream's open on
+ * its way (on a Cluster its locator and its keys go to different nodes, sent together): looked for
+ * this many times more, this far apart, before the id is taken over as a leftover of an expired stream.
+ */
+const HOLDER_CHECKS = 3;
+const HOLDER_CHECK_MS = 25;
+
+/**
  * KEYS: meta, chunks. ARGV: lease, abandoned, expected start ('' = any), chunks...
  * Reply {1, length, stop} | {0} absent | {2, status} not running | {3, length} not at the expected start.
  * The lease (and the keys' expiry, a day after it) is renewed as LEASE_RENEW_FRACTION says (always
@@ -182,6 +200,7 @@ return ids`;
 interface StreamScripts {
   sbStreamOpen(...args: (string | number | readonly string[])[]): Promise<unknown>;
   sbStreamUndoOpen(...args: string[]): Promise<unknown>;
+  sbStreamTakeLocator(locator: string, holder: string, sessionId: string, ttlMs: number): Promise<unknown>;
   sbStreamAppend(...args: (string | number | readonly string[])[]): Promise<unknown>;
   sbStreamFinish(...args: (string | number)[]): Promise<unknown>;
   sbStreamFinishWith(...args: (string | number | readonly string[])[]): Promise<unknown>;
@@ -206,6 +225,7 @@ function scripted(client: ScriptedClient): ScriptedClient & StreamScripts {
   if (!defined.has(client)) {
     client.defineCommand("sbStreamOpen", { numberOfKeys: 3, lua: OPEN });
     client.defineCommand("sbStreamUndoOpen", { numberOfKeys: 3, lua: UNDO_OPEN });
+    client.defineCommand("sbStreamTakeLocator", { numberOfKeys: 1, lua: TAKE_LOCATOR });
     client.defineCommand("sbStreamAppend", { numberOfKeys: 2, lua: APPEND });
     client.defineCommand("sbStreamFinish", { numberOfKeys: 2, lua: FINISH });
     client.defineCommand("sbStreamFinishWith", { numberOfKeys: 2, lua: FINISH_WITH });
@@ -441,17 +461,35 @@ export class RedisStreamBuffer implements StreamBuffer {
         runOpen(c, { keys, streamId, sessionId, sealedOwner, leaseMs, chunks: sealed }),
       ]);
       if (taken === null) {
-        const holder = await locators.get(locator);
-        // The holder's stream, unless its keys are this open's (standalone: one bucket, so the
-        // script has seen it already).
-        const held = holder === null ? undefined : this.store.keys.stream(holder, streamId).meta;
-        if (held !== undefined && held !== keys.meta && (await c.exists(held)) === 1) {
-          // The id is another session's running or kept stream: the one just opened is taken back.
+        const undo = async () => {
           if (opened) await scripted(c).sbStreamUndoOpen(keys.meta, keys.chunks, keys.session, streamId, sessionId);
-          throw streamExistsError(streamId);
+        };
+        for (let attempt = 0; ; attempt++) {
+          const holder = await locators.get(locator);
+          // The holder's stream, unless its keys are this open's (standalone: one bucket, so the
+          // script has seen it already).
+          const held = holder === null ? undefined : this.store.keys.stream(holder, streamId).meta;
+          if (held !== undefined && held !== keys.meta) {
+            let exists = (await c.exists(held)) === 1;
+            for (let check = 0; !exists && check < HOLDER_CHECKS; check++) {
+              await new Promise((resolve) => setTimeout(resolve, HOLDER_CHECK_MS));
+              exists = (await c.exists(held)) === 1;
+            }
+            if (exists) {
+              // The id is another session's running or kept stream: the one just opened is taken back.
+              await undo();
+              throw streamExistsError(streamId);
+            }
+          }
+          if (!opened) break;
+          // A leftover of an expired stream (or this session's own): the locator is this stream's
+          // now, unless it changed since it was read (another open took it: decide again).
+          if ((await scripted(c).sbStreamTakeLocator(locator, holder ?? "", sessionId, ttl)) === 1) break;
+          if (attempt >= 2) {
+            await undo();
+            throw streamExistsError(streamId);
+          }
         }
-        // A leftover of an expired stream (or this session's own): the locator is this stream's now.
-        if (opened) await locators.set(locator, sessionId, "PX", ttl);
       }
       if (!opened) throw streamExistsError(streamId);
     });
